@@ -1,0 +1,49 @@
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { AppContext, AppState } from './context';
+import type { AppDeps } from './deps';
+import { errorMiddleware } from './middleware/errors';
+import { requestContext } from './middleware/requestContext';
+import { mountRoutes, type AnyRoute } from './http/route';
+import { buildOpenApiDocument } from './openapi';
+import { apiKeyRoutes } from './routes/apiKeys';
+import { authRoutes } from './routes/auth';
+import { healthRoutes } from './routes/health';
+import { workspaceRoutes } from './routes/workspaces';
+
+/** Every route of the service; the router and the OpenAPI document are both built from it. */
+export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes];
+
+const OPENAPI_PATH = '/api/v1/openapi.json';
+
+/** Builds the Koa app from injected dependencies; it holds no global state of its own. */
+export function createApp(deps: AppDeps): Koa<AppState, { deps: AppDeps }> {
+  const app = new Koa<AppState, { deps: AppDeps }>({ proxy: deps.config.trustProxy });
+  app.context.deps = deps;
+  // Errors are answered by errorMiddleware; Koa's own handler would only log them twice.
+  app.silent = true;
+
+  app.use(errorMiddleware);
+  app.use(requestContext);
+  app.use(
+    bodyParser({
+      enableTypes: ['json', 'form'],
+      jsonLimit: deps.config.bodyLimit,
+      formLimit: deps.config.bodyLimit,
+      // Keep the exact bytes: signature checks (webhooks, signed mail) hash the raw body.
+      encoding: 'utf-8',
+    }),
+  );
+
+  const router = new Router<AppState, AppContext>();
+  mountRoutes(router, allRoutes);
+  let openApiDocument: unknown;
+  router.get(OPENAPI_PATH, (ctx) => {
+    openApiDocument ??= buildOpenApiDocument(allRoutes, { version: process.env.npm_package_version ?? '0.1.0' });
+    ctx.body = openApiDocument;
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}

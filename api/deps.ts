@@ -1,0 +1,18 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../services/config';
+import type { SignInLimiter } from '../services/sessions';
+import type { ApiKeyPolicy } from '../services/apiKeys';
+
+/** Everything the HTTP app needs, built once by the entry point and injected. */
+export interface AppDeps {
+  config: AppConfig;
+  orm: MikroORM;
+  temporal: { connection: Connection; client: Client; namespace: string };
+  logger: Logger;
+  signInLimiter: SignInLimiter;
+  apiKeyPolicy: ApiKeyPolicy;
+  /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
+  lifecycle: { shuttingDown: boolean };
+}

@@ -1,0 +1,115 @@
+import type { Router } from '@koa/router';
+import type { Next } from 'koa';
+import { z, type ZodType } from 'zod';
+import type { AppContext } from '../context';
+import { type Family, envelopeOk } from './families';
+import { describeZodError } from './validation';
+import { authenticate, type Access } from '../middleware/auth';
+import { withIdempotency } from '../middleware/idempotency';
+import { ApiError } from '../../services/errors';
+import type { Principal } from '../../services/principal';
+import type { AppDeps } from '../deps';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** What a handler answers; the route writes it in its family's shape. */
+export interface RouteResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type Infer<S> = S extends ZodType ? z.output<S> : undefined;
+
+export interface RouteInput<P, Q, B, A extends Access> {
+  params: Infer<P>;
+  query: Infer<Q>;
+  body: Infer<B>;
+  principal: A extends { kind: 'public' } ? undefined : Principal;
+  deps: AppDeps;
+}
+
+/**
+ * One route: its path, auth, request schemas, responses and handler. The same definition
+ * mounts the Koa route (validation runs before the handler, so bad input is a 400 and the
+ * handler only sees parsed values) and feeds the OpenAPI document.
+ */
+export interface RouteDef<P = undefined, Q = undefined, B = undefined, A extends Access = Access> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. `/api/v1/workflows/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  family: Family;
+  access: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Code used in the envelope family when the query or params fail validation. */
+  queryErrorCode?: string;
+  idempotency?: 'optional' | 'required';
+  responses: Record<number, { description: string; schema?: ZodType }>;
+  handler: (ctx: AppContext, input: RouteInput<P, Q, B, A>) => Promise<RouteResult>;
+}
+
+// Erased form used by collections of routes of different shapes.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDef<any, any, any, any>;
+
+/** Identity function that gives a route definition its types. */
+export function defineRoute<
+  P extends ZodType | undefined = undefined,
+  Q extends ZodType | undefined = undefined,
+  B extends ZodType | undefined = undefined,
+  A extends Access = Access,
+>(def: RouteDef<P, Q, B, A>): RouteDef<P, Q, B, A> {
+  return def;
+}
+
+/** Converts `/a/{id}` into Koa's `/a/:id`. */
+export function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** Mounts every route on the router with family, auth, validation and idempotency in that order. */
+export function mountRoutes(router: Router<AppContext['state'], AppContext>, routes: AnyRoute[]): void {
+  for (const route of routes) {
+    router[route.method](koaPath(route.path), async (ctx: AppContext, next: Next) => {
+      ctx.state.family = route.family;
+      await next();
+    }, authenticate(route.access), async (ctx: AppContext) => {
+      const input = parseInput(ctx, route);
+      const run = async (): Promise<RouteResult> => {
+        const result = await route.handler(ctx, input);
+        return { ...result, body: route.family === 'envelope' ? envelopeOk(result.body) : result.body };
+      };
+      const result = route.idempotency ? await withIdempotency(ctx, route.idempotency, run) : await run();
+      ctx.status = result.status;
+      if (result.headers) ctx.set(result.headers);
+      ctx.body = result.body;
+    });
+  }
+}
+
+function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<unknown, unknown, unknown, Access> {
+  const queryCode = route.family === 'envelope' ? (route.queryErrorCode ?? 'request_malformed') : undefined;
+  const bodyCode = route.family === 'envelope' ? 'validation_failed' : undefined;
+  return {
+    params: validate(route.params, ctx.params, 'Invalid path parameters', queryCode) as never,
+    query: validate(route.query, ctx.query, 'Invalid query', queryCode) as never,
+    body: validate(route.body, ctx.request.body ?? {}, 'Invalid request body', bodyCode) as never,
+    principal: ctx.state.principal,
+    deps: ctx.deps,
+  };
+}
+
+function validate(schema: ZodType | undefined, value: unknown, prefix: string, code: string | undefined): unknown {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ApiError(400, describeZodError(parsed.error, prefix), {
+    code,
+    details: code ? undefined : { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
+  });
+}

@@ -1,0 +1,28 @@
+import { randomUUID } from 'node:crypto';
+import type { Next } from 'koa';
+import type { AppContext } from '../context';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Gives each request an id (the caller's `X-Request-Id` when it is sane, else a UUID),
+ * echoes it, binds a child logger and a fresh entity manager, and writes one access log line.
+ */
+export async function requestContext(ctx: AppContext, next: Next): Promise<void> {
+  const incoming = ctx.get('x-request-id');
+  const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const started = performance.now();
+  ctx.set('X-Request-Id', requestId);
+  ctx.state.requestId = requestId;
+  ctx.state.family = 'legacy';
+  ctx.state.log = ctx.deps.logger.child({ requestId });
+  ctx.state.em = ctx.deps.orm.em.fork();
+  try {
+    await next();
+  } finally {
+    ctx.state.log.info(
+      { method: ctx.method, path: ctx.path, route: ctx._matchedRoute, status: ctx.status, durationMs: Math.round(performance.now() - started) },
+      'request',
+    );
+  }
+}

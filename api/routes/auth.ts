@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { defineRoute } from '../http/route';
+import { legacyErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
+import { SESSION_COOKIE } from '../middleware/auth';
+import { listUserWorkspaces, signIn, signOut } from '../../services/sessions';
+import { UserSchema } from '../../db/entities';
+import { publicUser } from '../../services/users';
+import type { SessionPrincipal } from '../../services/principal';
+import type { AppContext } from '../context';
+
+const membershipView = workspaceSchema.pick({ id: true, name: true }).extend({ role: roleSchema });
+
+const signInBody = z.object({
+  email: z.string().trim().min(1, 'email is required').max(320),
+  password: z.string().min(1, 'password is required').max(1024),
+  workspaceId: z.string().min(1).optional(),
+});
+
+export const signInRoute = defineRoute({
+  method: 'post',
+  path: '/api/auth/sign-in',
+  operationId: 'signIn',
+  summary: 'Sign in with email and password; sets the session cookie',
+  tags: ['Session'],
+  family: 'legacy',
+  access: { kind: 'public', sameOrigin: true },
+  body: signInBody,
+  responses: {
+    200: {
+      description: 'Signed in; `svc_session` cookie set (httpOnly, SameSite=Lax, Secure behind TLS)',
+      schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
+    },
+    400: { description: 'Invalid body', schema: legacyErrorSchema },
+    401: { description: 'Invalid email or password', schema: legacyErrorSchema },
+    403: { description: 'Not a member of the requested workspace, or cross-origin', schema: legacyErrorSchema },
+    429: { description: 'Too many failed attempts for this email', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { body, deps }) => {
+    const result = await signIn(ctx.state.em, deps.signInLimiter, body, deps.config.sessionTtlMs);
+    setSessionCookie(ctx, result.token, result.expiresAt);
+    return { status: 200, body: { user: result.user, workspace: result.workspace, workspaces: result.workspaces } };
+  },
+});
+
+export const signOutRoute = defineRoute({
+  method: 'post',
+  path: '/api/auth/sign-out',
+  operationId: 'signOut',
+  summary: 'End the current session',
+  tags: ['Session'],
+  family: 'legacy',
+  access: { kind: 'session' },
+  responses: {
+    200: { description: 'Signed out; cookie cleared', schema: z.object({ signedOut: z.literal(true) }) },
+    401: { description: 'No session', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal }) => {
+    await signOut(ctx.state.em, (principal as SessionPrincipal).sessionId);
+    setSessionCookie(ctx, null, new Date(0));
+    return { status: 200, body: { signedOut: true } };
+  },
+});
+
+export const currentSessionRoute = defineRoute({
+  method: 'get',
+  path: '/api/auth/session',
+  operationId: 'getSession',
+  summary: 'The signed-in user, current workspace and memberships',
+  tags: ['Session'],
+  family: 'legacy',
+  access: { kind: 'session' },
+  responses: {
+    200: { description: 'Current session', schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
+    401: { description: 'No session', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal }) => {
+    const p = principal as SessionPrincipal;
+    const user = await ctx.state.em.findOneOrFail(UserSchema, { id: p.userId });
+    const workspaces = await listUserWorkspaces(ctx.state.em, p.userId);
+    const workspace = workspaces.find((w) => w.id === p.workspaceId)!;
+    return { status: 200, body: { user: publicUser(user), workspace, workspaces } };
+  },
+});
+
+function setSessionCookie(ctx: AppContext, token: string | null, expires: Date): void {
+  ctx.cookies.set(SESSION_COOKIE, token ?? '', {
+    httpOnly: true,
+    sameSite: 'lax',
+    // ctx.secure honours X-Forwarded-Proto only when TRUST_PROXY is set.
+    secure: ctx.secure,
+    path: '/',
+    expires,
+    overwrite: true,
+  });
+}
+
+export const authRoutes = [signInRoute, signOutRoute, currentSessionRoute];

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { defineRoute } from '../http/route';
+import { legacyAuthErrors, legacyErrorSchema, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
+import { addMember, getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
+import { projectFor } from '../../services/projection';
+import type { WorkspacePrincipal } from '../../services/principal';
+
+export const getWorkspaceRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workspaces',
+  operationId: 'getWorkspace',
+  summary: "The API key's workspace",
+  tags: ['Workspaces'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'safe-read' },
+  responses: {
+    200: { description: 'The workspace', schema: z.object({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }) },
+    ...legacyAuthErrors,
+    404: { description: 'Workspace not found', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal }) => {
+    const p = principal as WorkspacePrincipal;
+    const workspace = await getWorkspace(ctx.state.em, p);
+    // Workspace metadata has nothing restricted, but safe principals still get the marker.
+    return { status: 200, body: { workspace: projectFor(p, { ...workspace }, []) } };
+  },
+});
+
+const addMemberBody = z.object({
+  email: z.string({ error: 'email is required' }).trim().min(1, 'email is required').pipe(z.email('email must be a valid email address')),
+  role: z.enum(INVITABLE_ROLES, { error: 'role must be one of admin, member, viewer' }),
+});
+
+export const addMemberRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workspace-members',
+  operationId: 'addWorkspaceMember',
+  summary: 'Add or invite a member (Admin or Owner, workspace key)',
+  tags: ['Workspaces'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
+  body: addMemberBody,
+  idempotency: 'optional',
+  responses: {
+    201: {
+      description: 'Member added; an unknown email becomes an invited user',
+      schema: z.object({
+        member: z.object({ workspaceId: z.string(), userId: z.string(), role: roleSchema, createdAt: z.string(), user: userSchema }),
+        invited: z.boolean(),
+      }),
+    },
+    ...legacyAuthErrors,
+    409: { description: 'Already a member, or Idempotency-Key reused with another body', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal, body }) => {
+    const result = await addMember(ctx.state.em, principal as WorkspacePrincipal, body);
+    return { status: 201, body: result };
+  },
+});
+
+export const workspaceRoutes = [getWorkspaceRoute, addMemberRoute];

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/** Response and shared schemas reused across areas; request schemas live beside their routes. */
+export const legacyErrorSchema = z.object({ error: z.string(), code: z.string().optional() }).passthrough();
+export const envelopeErrorSchema = z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) });
+
+export const isoDate = z.string().describe('ISO-8601 timestamp');
+
+export const workspaceSchema = z.object({ id: z.string(), name: z.string(), createdAt: isoDate, updatedAt: isoDate });
+
+export const redactionSchema = z.object({
+  applied: z.literal(true),
+  projection: z.literal('safe-content'),
+  contractVersion: z.literal('workspace-safe.v1'),
+  restrictedFields: z.array(z.string()),
+});
+
+export const userSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+  status: z.enum(['active', 'invited', 'banned']),
+  createdAt: isoDate,
+});
+
+export const roleSchema = z.enum(['owner', 'admin', 'member', 'viewer']);
+
+export const apiKeySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  scope: z.string(),
+  workspaceId: z.string().nullable(),
+  tokenPrefix: z.string(),
+  createdById: z.string(),
+  createdAt: isoDate,
+  lastUsedAt: isoDate.nullable(),
+  organization: z
+    .object({ workspaceSelection: z.enum(['organization', 'selected']), workspaceIds: z.array(z.string()), permission: z.enum(['read', 'write']) })
+    .optional(),
+  allowedWorkflowIds: z.array(z.string()).optional(),
+});
+
+/** Standard error responses of an API-key route in the legacy family. */
+export const legacyAuthErrors = {
+  400: { description: 'Invalid request', schema: legacyErrorSchema },
+  401: { description: 'Valid bearer API key is required', schema: legacyErrorSchema },
+  403: { description: 'Wrong key scope or role', schema: legacyErrorSchema },
+};

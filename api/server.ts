@@ -1,0 +1,44 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+
+export interface RunningServer {
+  server: http.Server;
+  url: string;
+  /**
+   * Stops accepting connections and waits for in-flight requests to finish; connections
+   * still open after `timeoutMs` are cut. Responses sent meanwhile carry `Connection: close`
+   * so keep-alive clients reconnect elsewhere.
+   */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Starts the HTTP server; resolves once it is listening. */
+export async function listen(
+  app: Koa<any, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  opts: { port: number; host: string; lifecycle: { shuttingDown: boolean } },
+): Promise<RunningServer> {
+  const handler = app.callback();
+  const server = http.createServer((req, res) => {
+    if (opts.lifecycle.shuttingDown) res.setHeader('Connection', 'close');
+    void handler(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? 'localhost' : opts.host;
+  return {
+    server,
+    url: `http://${shownHost}:${port}`,
+    close: async (timeoutMs: number) => {
+      opts.lifecycle.shuttingDown = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+}

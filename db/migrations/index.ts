@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121000000_platform } from './Migration20261121000000_platform';
+
+/**
+ * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
+ * under tsx, ts-jest and the compiled dist/ build.
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261121000000_platform', class: Migration20261121000000_platform },
+];

@@ -1,0 +1,164 @@
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+
+const HOST = '127.0.0.1';
+
+export interface TemporalDevServerOptions {
+  /** Path to the `temporal` CLI, e.g. from `ensureTemporalCli()`. */
+  binary: string;
+  /** Frontend gRPC port; 0 or undefined picks a free one. */
+  port?: number;
+  /** Web UI port; 0 or undefined picks a free one, null runs headless. */
+  uiPort?: number | null;
+  /** SQLite file to persist state in; omitted means in-memory. */
+  dbFile?: string;
+  /** Extra namespace to create at start ("default" always exists). */
+  namespace?: string;
+  log?: (m: string) => void;
+  /** How long to wait for the frontend to answer; default 90 000 ms. */
+  startTimeoutMs?: number;
+}
+
+export interface TemporalDevServer {
+  /** host:port of the frontend gRPC service. */
+  address: string;
+  uiUrl: string | null;
+  pid: number;
+  /** SIGTERM, then SIGKILL after 10 s. Safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Returns a TCP port that was free on `host` a moment ago.
+ *
+ * Caveat: the port is released before the caller binds it, so another process
+ * can take it in between; callers should surface bind errors clearly.
+ */
+export function findFreePort(host = HOST): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `temporal server start-dev` bound to 127.0.0.1 and resolves once the
+ * frontend answers DescribeNamespace for the requested namespace.
+ *
+ * The server's outbound version check is turned off (dynamic config
+ * `frontend.enableServerVersionCheck=false`, plus the env var
+ * `TEMPORAL_VERSION_CHECK_DISABLED=1` that the server reads for that
+ * setting's default), so it makes no calls to the internet.
+ *
+ * Caveats:
+ * - The child is killed on the parent's 'exit' event, which Node does not emit
+ *   when it dies from an unhandled signal (SIGTERM/SIGINT default action) or
+ *   SIGKILL. Long-running callers should handle SIGINT/SIGTERM by calling
+ *   `stop()` or `process.exit()`; Ctrl-C in a terminal also reaches the child
+ *   directly because it stays in the same process group.
+ * - Auto-picked ports can be taken by someone else before the server binds
+ *   them; the server then exits and this rejects with its stderr.
+ * - Start-up takes 5–30 s on a 2-core machine; the default timeout is 90 s.
+ * - Rejects with the tail of the server's output if it exits before it is ready.
+ */
+export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const log = opts.log ?? (() => {});
+  const timeoutMs = opts.startTimeoutMs ?? 90_000;
+  const port = opts.port || (await findFreePort());
+  const uiPort = opts.uiPort === null ? null : opts.uiPort || (await findFreePort());
+  const namespace = opts.namespace ?? 'default';
+
+  const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--log-level', 'warn'];
+  args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
+  args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
+  if (opts.dbFile) {
+    const dbFile = path.resolve(opts.dbFile);
+    await mkdir(path.dirname(dbFile), { recursive: true });
+    args.push('--db-filename', dbFile);
+  }
+  if (namespace !== 'default') args.push('--namespace', namespace);
+
+  const address = `${HOST}:${port}`;
+  log(`Starting Temporal dev server on ${address}${opts.dbFile ? ` (db ${opts.dbFile})` : ' (in-memory)'}`);
+  const child = spawn(opts.binary, args, {
+    env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+  let outputTail = '';
+  const onOutput = (chunk: Buffer) => {
+    const text = chunk.toString();
+    outputTail = (outputTail + text).slice(-4000);
+    for (const line of text.split('\n')) if (line.trim()) log(`[temporal] ${line.trim()}`);
+  };
+  child.stdout.on('data', onOutput);
+  child.stderr.on('data', onOutput);
+
+  const exited = new Promise<string>((resolve) => {
+    child.on('error', (err) => resolve(`failed to spawn ${opts.binary}: ${err.message}`));
+    child.on('exit', (code, signal) => resolve(`exited with ${signal ?? `code ${code}`}`));
+  });
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+  });
+
+  const killOnExit = () => {
+    if (!hasExited) child.kill('SIGKILL');
+  };
+  process.on('exit', killOnExit);
+
+  const stop = async (): Promise<void> => {
+    process.removeListener('exit', killOnExit);
+    if (hasExited) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  try {
+    await Promise.race([
+      waitUntilReady(address, namespace, timeoutMs, () => hasExited),
+      exited.then((how) => {
+        throw new Error(`Temporal dev server ${how} before it was ready:\n${outputTail}`);
+      }),
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  const uiUrl = uiPort === null ? null : `http://${HOST}:${uiPort}`;
+  log(`Temporal dev server ready on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
+  return { address, uiUrl, pid: child.pid!, stop };
+}
+
+async function waitUntilReady(address: string, namespace: string, timeoutMs: number, gaveUp: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline && !gaveUp()) {
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: Math.min(5_000, Math.max(1, deadline - Date.now())) });
+      // The namespace check, not just the socket, is what workers and clients need.
+      await connection.workflowService.describeNamespace({ namespace });
+      return;
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 250));
+    } finally {
+      await connection?.close().catch(() => {});
+    }
+  }
+  if (gaveUp()) return; // the exit branch of the race reports the reason
+  throw new Error(`Temporal dev server on ${address} not ready after ${timeoutMs} ms: ${String(lastError)}`);
+}

@@ -1,0 +1,83 @@
+/**
+ * `npm start`: the whole service on one machine. Starts (or connects to) Temporal and
+ * PostgreSQL, applies migrations, bootstraps a first workspace on the very first run, then
+ * runs the API and a worker in this process. Production runs each part on its own
+ * (docker-compose.yml).
+ */
+import { startApi, onShutdownSignal } from '../api/main';
+import { migrateUp, openOrm } from '../db/orm';
+import { bootstrapFirstRun } from '../services/bootstrap';
+import { loadConfig } from '../services/config';
+import { createLogger } from '../services/logger';
+import { startWorker } from '../temporal/worker-main';
+import { ensurePostgres } from './lib/postgres';
+import { ensureTemporalCli } from './lib/temporal-cli';
+import { startTemporalDevServer } from './lib/temporal-dev-server';
+import path from 'node:path';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, { name: 'svc' });
+  const say = (msg: string) => logger.info(msg);
+  const cleanups: Array<() => Promise<void>> = [];
+
+  let temporalAddress = config.temporal.address;
+  let uiUrl = config.temporal.uiUrl ?? null;
+  if (!temporalAddress) {
+    const binary = await ensureTemporalCli({ log: say });
+    const server = await startTemporalDevServer({
+      binary,
+      port: config.temporal.devPort,
+      uiPort: config.temporal.devUiPort,
+      dbFile: path.join(config.dataDir, 'temporal.db'),
+      log: say,
+    });
+    cleanups.unshift(() => server.stop());
+    temporalAddress = server.address;
+    uiUrl = config.temporal.uiUrl ?? server.uiUrl;
+  }
+
+  const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: say });
+  cleanups.unshift(() => pg.stop());
+
+  const orm = await openOrm(pg.url);
+  const applied = await migrateUp(orm);
+  if (applied.length > 0) say(`applied migrations: ${applied.join(', ')}`);
+  const bootstrap = await bootstrapFirstRun(orm.em.fork(), config.bootstrapOwnerEmail);
+  await orm.close();
+
+  const runtimeConfig = { ...config, temporal: { ...config.temporal, uiUrl: uiUrl ?? undefined } };
+  const worker = await startWorker({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger });
+  cleanups.unshift(() => worker.stop());
+  const api = await startApi({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger });
+  cleanups.unshift(() => api.stop());
+
+  const lines = [
+    '',
+    `  API:              ${api.url}/api/v1  (OpenAPI: ${api.url}/api/v1/openapi.json)`,
+    `  Temporal:         ${temporalAddress} (namespace ${config.temporal.namespace})`,
+    `  Temporal Web UI:  ${uiUrl ?? 'not configured (set TEMPORAL_UI_URL)'}`,
+    `  PostgreSQL:       ${pg.embedded ? 'embedded, data in ' + path.join(config.dataDir, 'postgres') : 'external server'}`,
+  ];
+  if (bootstrap) {
+    lines.push(
+      '',
+      '  First run: created a workspace, its owner and a workspace API key (shown once):',
+      `    workspace:  ${bootstrap.workspace.name} (${bootstrap.workspace.id})`,
+      `    owner:      ${bootstrap.user.email}  password: ${bootstrap.ownerPassword}`,
+      `    API key:    ${bootstrap.apiKey.token}`,
+      '',
+      `  Try: curl -H "Authorization: Bearer ${bootstrap.apiKey.token}" ${api.url}/api/v1/workspaces`,
+    );
+  }
+  process.stdout.write(lines.join('\n') + '\n\n');
+
+  onShutdownSignal(logger, async () => {
+    for (const cleanup of cleanups) await cleanup().catch((err) => logger.error({ err }, 'cleanup failed'));
+  });
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,11 @@
+// Prints the path of a usable `temporal` binary, building it first if needed.
+// Progress goes to stderr so that `$(tsx scripts/temporal-cli.ts)` captures only the path.
+import { ensureTemporalCli } from './lib/temporal-cli';
+
+ensureTemporalCli({ log: (msg) => process.stderr.write(`${msg}\n`) }).then(
+  (binary) => process.stdout.write(`${binary}\n`),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,242 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { ApiKeySchema, MembershipSchema, type ApiKey, type ApiKeyScope, type OrganizationGrant } from '../db/entities';
+import { API_KEY_PREFIX } from './auth';
+import { recordAudit } from './audit';
+import { AUTH_MESSAGES, badRequest, forbidden, notFound } from './errors';
+import { newId, randomToken, sha256Hex } from './ids';
+import { isAdminRole, type Principal, type SessionPrincipal } from './principal';
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  scope: string;
+  workspaceId: string | null;
+  tokenPrefix: string;
+  createdById: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  organization?: OrganizationGrant;
+  allowedWorkflowIds?: string[];
+}
+
+export function apiKeyView(key: ApiKey): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    scope: key.scope,
+    workspaceId: key.workspaceId,
+    tokenPrefix: key.tokenPrefix,
+    createdById: key.createdById,
+    createdAt: key.createdAt,
+    lastUsedAt: key.lastUsedAt,
+    ...(key.organization ? { organization: key.organization } : {}),
+    ...(key.allowedWorkflowIds ? { allowedWorkflowIds: key.allowedWorkflowIds } : {}),
+  };
+}
+
+export interface CreateApiKeyInput {
+  name: string;
+  scope: ApiKeyScope;
+  workspaceId?: string;
+  organization?: { workspaceSelection: 'organization' | 'selected'; workspaceIds?: string[]; permission: 'read' | 'write' };
+  allowedWorkflowIds?: string[];
+}
+
+export interface ApiKeyPolicy {
+  /** end_user_gateway keys exist only when the deployment enables end users. */
+  endUsersEnabled: boolean;
+  /**
+   * Checks that every id is a workflow of the workspace. Until the workflow engine exists no
+   * workflow can be named, so the default refuses every id (see the README's decisions).
+   */
+  workflowIdsExist?: (em: EntityManager, workspaceId: string, ids: string[]) => Promise<boolean>;
+}
+
+/** Generates a token: `hise_` + 24 random bytes base64url. Shown once; only its hash is stored. */
+export function generateApiKeyToken(): string {
+  return `${API_KEY_PREFIX}${randomToken(24)}`;
+}
+
+const duplicateName = (name: string) => badRequest(`An API key named "${name}" already exists for this scope.`);
+
+/**
+ * Creates a key as an Admin or Owner session. Name uniqueness is per scope inside the
+ * workspace (organization keys: per creator), trimmed and case-insensitive, among keys not
+ * revoked. The token is returned once.
+ */
+export async function createApiKey(
+  em: EntityManager,
+  actor: SessionPrincipal,
+  input: CreateApiKeyInput,
+  policy: ApiKeyPolicy,
+): Promise<{ apiKey: ApiKeyView; token: string }> {
+  const name = input.name.trim();
+  const nameKey = name.toLowerCase();
+  const workspaceId = input.workspaceId ?? actor.workspaceId;
+  const membership = await em.findOne(MembershipSchema, { workspaceId, userId: actor.userId });
+  if (!membership) throw forbidden('You are not a member of this workspace.');
+  if (!isAdminRole(membership.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
+
+  if (input.scope !== 'organization' && input.organization) throw badRequest('organization is only accepted for organization keys.');
+  if (input.scope !== 'end_user_gateway' && input.allowedWorkflowIds) {
+    throw badRequest('allowedWorkflowIds is only accepted for end_user_gateway keys.');
+  }
+  const organization = input.scope === 'organization' ? await organizationGrant(em, actor.userId, input.organization) : null;
+  const allowedWorkflowIds = input.scope === 'end_user_gateway' ? await gatewayWorkflows(em, workspaceId, input.allowedWorkflowIds, policy) : null;
+  const keyWorkspaceId = input.scope === 'organization' ? null : workspaceId;
+
+  const existing = await em.findOne(ApiKeySchema, {
+    scope: input.scope,
+    nameKey,
+    revokedAt: null,
+    ...(keyWorkspaceId ? { workspaceId: keyWorkspaceId } : { workspaceId: null, createdById: actor.userId }),
+  });
+  if (existing) throw duplicateName(name);
+
+  return issueApiKey(em, actor, {
+    name,
+    scope: input.scope,
+    workspaceId: keyWorkspaceId,
+    auditWorkspaceId: workspaceId,
+    createdById: actor.userId,
+    organization,
+    allowedWorkflowIds,
+  });
+}
+
+/**
+ * Writes a new key and its `api_key.create` audit record in one flush. Callers have already
+ * checked permissions and the request; `actor` is null for operator tooling (admin command,
+ * first-run bootstrap).
+ */
+export async function issueApiKey(
+  em: EntityManager,
+  actor: Principal | null,
+  args: {
+    name: string;
+    scope: ApiKeyScope;
+    workspaceId: string | null;
+    auditWorkspaceId: string;
+    createdById: string;
+    organization?: OrganizationGrant | null;
+    allowedWorkflowIds?: string[] | null;
+  },
+): Promise<{ apiKey: ApiKeyView; token: string }> {
+  const token = generateApiKeyToken();
+  const key = em.create(ApiKeySchema, {
+    id: newId('key'),
+    name: args.name,
+    nameKey: args.name.trim().toLowerCase(),
+    scope: args.scope,
+    tokenHash: sha256Hex(token),
+    tokenPrefix: token.slice(0, 12),
+    workspaceId: args.workspaceId,
+    createdById: args.createdById,
+    organization: args.organization ?? null,
+    allowedWorkflowIds: args.allowedWorkflowIds ?? null,
+    createdAt: new Date(),
+    lastUsedAt: null,
+    revokedAt: null,
+  });
+  recordAudit(em, actor, {
+    action: 'api_key.create',
+    severity: 'info',
+    workspaceId: args.auditWorkspaceId,
+    targetType: 'api_key',
+    targetId: key.id,
+    metadata: { name: args.name, scope: args.scope },
+  });
+  try {
+    await em.flush();
+  } catch (err) {
+    // A concurrent create with the same name lost the race against the partial unique index.
+    if (err instanceof UniqueConstraintViolationException) throw duplicateName(args.name);
+    throw err;
+  }
+  return { apiKey: apiKeyView(key), token };
+}
+
+async function organizationGrant(
+  em: EntityManager,
+  userId: string,
+  requested: CreateApiKeyInput['organization'],
+): Promise<OrganizationGrant> {
+  if (!requested) throw badRequest('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
+  const accessible = (await em.find(MembershipSchema, { userId })).map((m) => m.workspaceId);
+  if (requested.workspaceSelection === 'organization') {
+    return { workspaceSelection: 'organization', workspaceIds: accessible, permission: requested.permission };
+  }
+  const ids = [...new Set(requested.workspaceIds ?? [])];
+  if (ids.length === 0) throw badRequest('organization.workspaceIds must name at least one workspace when workspaceSelection is selected.');
+  const outside = ids.filter((id) => !accessible.includes(id));
+  if (outside.length > 0) throw badRequest(`organization.workspaceIds includes workspaces you cannot access: ${outside.join(', ')}`);
+  return { workspaceSelection: 'selected', workspaceIds: ids, permission: requested.permission };
+}
+
+async function gatewayWorkflows(
+  em: EntityManager,
+  workspaceId: string,
+  requested: string[] | undefined,
+  policy: ApiKeyPolicy,
+): Promise<string[]> {
+  if (!policy.endUsersEnabled) throw badRequest('End-user gateway keys are not enabled on this deployment.');
+  const ids = [...new Set(requested ?? [])];
+  if (ids.length === 0) throw badRequest('allowedWorkflowIds must name at least one workflow of the workspace.');
+  const exist = policy.workflowIdsExist ? await policy.workflowIdsExist(em, workspaceId, ids) : false;
+  if (!exist) throw badRequest('allowedWorkflowIds must name workflows of this workspace.');
+  return ids;
+}
+
+/**
+ * Keys an Admin or Owner of the session's workspace manages: the workspace's own active keys
+ * and the organization keys whose selection includes it. Newest first.
+ */
+export async function listApiKeys(em: EntityManager, actor: SessionPrincipal): Promise<ApiKeyView[]> {
+  requireAdmin(actor);
+  const keys = await em.find(
+    ApiKeySchema,
+    {
+      revokedAt: null,
+      $or: [{ workspaceId: actor.workspaceId }, { workspaceId: null, id: { $in: await organizationKeyIdsFor(em, actor.workspaceId) } }],
+    },
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+  );
+  return keys.map(apiKeyView);
+}
+
+/**
+ * Revokes a key at once: the very next request with it gets 401. Audited as `api_key.revoke`
+ * with severity `critical`. Keys of other workspaces, and already revoked keys, are 404.
+ */
+export async function revokeApiKey(em: EntityManager, actor: SessionPrincipal, id: string): Promise<ApiKeyView> {
+  requireAdmin(actor);
+  const key = await em.findOne(ApiKeySchema, { id, revokedAt: null });
+  const manageable =
+    key !== null &&
+    (key.workspaceId === actor.workspaceId ||
+      (key.workspaceId === null && (await organizationKeyIdsFor(em, actor.workspaceId)).includes(key.id)));
+  if (!key || !manageable) throw notFound('API key not found');
+  key.revokedAt = new Date();
+  recordAudit(em, actor, {
+    action: 'api_key.revoke',
+    severity: 'critical',
+    workspaceId: actor.workspaceId,
+    targetType: 'api_key',
+    targetId: key.id,
+    metadata: { name: key.name, scope: key.scope },
+  });
+  await em.flush();
+  return apiKeyView(key);
+}
+
+function requireAdmin(actor: SessionPrincipal): void {
+  if (!isAdminRole(actor.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
+}
+
+async function organizationKeyIdsFor(em: EntityManager, workspaceId: string): Promise<string[]> {
+  const rows: Array<{ id: string }> = await em
+    .getConnection()
+    .execute(`select id from api_keys where workspace_id is null and revoked_at is null and organization->'workspaceIds' @> jsonb_build_array(?::text)`, [workspaceId]);
+  return rows.map((r) => r.id);
+}

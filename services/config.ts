@@ -1,0 +1,82 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every setting the service reads from the environment, with its default.
+ * The README's configuration table mirrors this list; keep them in step.
+ */
+const envBool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().optional(),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_UI_URL: z.string().optional(),
+  TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  DATA_DIR: z.string().default('.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: z.string().default('1mb'),
+  TRUST_PROXY: envBool(false),
+  SESSION_TTL_HOURS: z.coerce.number().positive().default(24 * 7),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  BOOTSTRAP_OWNER_EMAIL: z.string().email().default('owner@example.com'),
+  END_USERS_ENABLED: envBool(false),
+});
+
+export type AppConfig = {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    uiUrl: string | undefined;
+    devPort: number;
+    devUiPort: number;
+  };
+  dataDir: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  bodyLimit: string;
+  trustProxy: boolean;
+  sessionTtlMs: number;
+  shutdownTimeoutMs: number;
+  bootstrapOwnerEmail: string;
+  endUsersEnabled: boolean;
+};
+
+/** Reads the configuration once; throws a readable error naming the bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${issues}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL || undefined,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS || undefined,
+      namespace: e.TEMPORAL_NAMESPACE,
+      uiUrl: e.TEMPORAL_UI_URL || undefined,
+      devPort: e.TEMPORAL_PORT,
+      devUiPort: e.TEMPORAL_UI_PORT,
+    },
+    dataDir: path.resolve(e.DATA_DIR),
+    logLevel: e.LOG_LEVEL,
+    bodyLimit: e.BODY_LIMIT,
+    trustProxy: e.TRUST_PROXY,
+    sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,
+    endUsersEnabled: e.END_USERS_ENABLED,
+  };
+}

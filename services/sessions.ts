@@ -1,0 +1,149 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MembershipSchema, SessionSchema, UserSchema, WorkspaceSchema, type MembershipRole, type User } from '../db/entities';
+import { forbidden, tooManyRequests, unauthorized } from './errors';
+import { newId, randomToken, sha256Hex } from './ids';
+import { verifyPassword } from './passwords';
+import type { SessionPrincipal } from './principal';
+import { normalizeEmail, publicUser, type PublicUser } from './users';
+
+export interface WorkspaceMembershipView {
+  id: string;
+  name: string;
+  role: MembershipRole;
+}
+
+export interface SignInResult {
+  token: string;
+  expiresAt: Date;
+  user: PublicUser;
+  workspace: WorkspaceMembershipView;
+  workspaces: WorkspaceMembershipView[];
+}
+
+const INVALID_CREDENTIALS = 'Invalid email or password.';
+
+/**
+ * Sign-in attempts per email, in process memory: after `maxFailures` failures within the
+ * window further attempts get 429 until the window passes. Per process is enough to stop
+ * online guessing against one instance; a shared limiter is a later concern for scale-out.
+ */
+export class SignInLimiter {
+  private failures = new Map<string, number[]>();
+  constructor(
+    private readonly maxFailures = 10,
+    private readonly windowMs = 15 * 60_000,
+  ) {}
+
+  check(email: string, now = Date.now()): void {
+    const recent = this.recent(email, now);
+    if (recent.length >= this.maxFailures) {
+      const retryAfter = Math.ceil((recent[0] + this.windowMs - now) / 1000);
+      throw tooManyRequests('Too many sign-in attempts. Try again later.', { headers: { 'Retry-After': String(retryAfter) } });
+    }
+  }
+
+  fail(email: string, now = Date.now()): void {
+    this.failures.set(email, [...this.recent(email, now), now]);
+  }
+
+  succeed(email: string): void {
+    this.failures.delete(email);
+  }
+
+  private recent(email: string, now: number): number[] {
+    return (this.failures.get(email) ?? []).filter((t) => now - t < this.windowMs);
+  }
+}
+
+/** Lists the workspaces a user belongs to, oldest membership first. */
+export async function listUserWorkspaces(em: EntityManager, userId: string): Promise<WorkspaceMembershipView[]> {
+  const memberships = await em.find(MembershipSchema, { userId }, { orderBy: { createdAt: 'asc' } });
+  if (memberships.length === 0) return [];
+  const workspaces = await em.find(WorkspaceSchema, { id: { $in: memberships.map((m) => m.workspaceId) } });
+  const byId = new Map(workspaces.map((w) => [w.id, w]));
+  return memberships
+    .filter((m) => byId.has(m.workspaceId))
+    .map((m) => ({ id: m.workspaceId, name: byId.get(m.workspaceId)!.name, role: m.role }));
+}
+
+/**
+ * Checks email and password and opens a session in the requested workspace (default: the
+ * user's default workspace, else the oldest membership). Unknown email, wrong password,
+ * an invited user without a password and a banned user all answer the same 401.
+ */
+export async function signIn(
+  em: EntityManager,
+  limiter: SignInLimiter,
+  input: { email: string; password: string; workspaceId?: string },
+  ttlMs: number,
+): Promise<SignInResult> {
+  const email = normalizeEmail(input.email);
+  limiter.check(email);
+  const user = await em.findOne(UserSchema, { email });
+  const ok = user !== null && user.status !== 'banned' && (await verifyPassword(input.password, user.passwordHash));
+  if (!ok || !user) {
+    limiter.fail(email);
+    throw unauthorized(INVALID_CREDENTIALS);
+  }
+  limiter.succeed(email);
+
+  const workspaces = await listUserWorkspaces(em, user.id);
+  const workspace = pickWorkspace(user, workspaces, input.workspaceId);
+
+  const token = randomToken(32);
+  const now = new Date();
+  const expiresAt = new Date(now.getTime() + ttlMs);
+  em.create(SessionSchema, {
+    id: newId('ses'),
+    tokenHash: sha256Hex(token),
+    userId: user.id,
+    workspaceId: workspace.id,
+    createdAt: now,
+    expiresAt,
+    revokedAt: null,
+  });
+  if (user.status === 'invited') user.status = 'active';
+  await em.flush();
+  return { token, expiresAt, user: publicUser(user), workspace, workspaces };
+}
+
+function pickWorkspace(user: User, workspaces: WorkspaceMembershipView[], requested?: string): WorkspaceMembershipView {
+  if (requested) {
+    const chosen = workspaces.find((w) => w.id === requested);
+    if (!chosen) throw forbidden('You are not a member of this workspace.');
+    return chosen;
+  }
+  const chosen = workspaces.find((w) => w.id === user.defaultWorkspaceId) ?? workspaces[0];
+  if (!chosen) throw forbidden('This account is not a member of any workspace.');
+  return chosen;
+}
+
+/** Resolves a session cookie to its principal; null when unknown, expired, revoked, banned or no longer a member. */
+export async function verifySession(em: EntityManager, token: string): Promise<SessionPrincipal | null> {
+  if (!token || token.length > 200) return null;
+  const rows: Array<{ id: string; user_id: string; workspace_id: string; role: MembershipRole }> = await em
+    .getConnection()
+    .execute(
+      `select s.id, s.user_id, s.workspace_id, m.role
+         from sessions s
+         join users u on u.id = s.user_id and u.status <> 'banned'
+         join memberships m on m.workspace_id = s.workspace_id and m.user_id = s.user_id
+        where s.token_hash = ? and s.revoked_at is null and s.expires_at > now()`,
+      [sha256Hex(token)],
+    );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    kind: 'session',
+    sessionId: row.id,
+    principalId: `user:${row.user_id}`,
+    userId: row.user_id,
+    workspaceId: row.workspace_id,
+    role: row.role,
+  };
+}
+
+/** Ends a session; signing out twice is harmless. */
+export async function signOut(em: EntityManager, sessionId: string): Promise<void> {
+  await em.nativeUpdate(SessionSchema, { id: sessionId, revokedAt: null }, { revokedAt: new Date() });
+}

@@ -1,0 +1,40 @@
+import path from 'node:path';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities, type ActivityDeps } from '../activities';
+import { TASK_QUEUE } from './shared';
+
+export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
+
+/**
+ * Bundles the workflow code once (webpack; takes several seconds). Workers can share a
+ * bundle, which keeps test suites from paying for it on every worker start.
+ */
+export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: require.resolve(WORKFLOWS_PATH), logger: quietBundlerLogger });
+}
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  deps: ActivityDeps;
+  logger?: Logger;
+  /** A prebuilt bundle; when omitted the worker bundles `temporal/workflows` itself. */
+  workflowBundle?: WorkflowBundleWithSourceMap;
+  identity?: string;
+}
+
+/** A worker on the `workflow-runs` task queue serving every workflow and activity of the service. */
+export async function createWorker(opts: WorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: TASK_QUEUE,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
+    activities: createActivities(opts.deps),
+    identity: opts.identity,
+  });
+}
+
+const noop = () => undefined;
+const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };

@@ -1,0 +1,76 @@
+import { http, startTestApp, createWorkspace, type TestApp, type WorkspaceFixture } from '../support/harness';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  app = await startTestApp({ bodyLimit: '64kb' });
+  ws = await createWorkspace(app);
+});
+afterAll(() => app.close());
+
+describe('HTTP conventions', () => {
+  test('unknown route is a 404 in the legacy family, with or without a key', async () => {
+    for (const token of [undefined, ws.token]) {
+      const res = await http(app, 'GET', '/api/v1/nope', { token });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Not found' });
+    }
+  });
+
+  test('a known path with the wrong method is a 405 with Allow, not a 404 or 500', async () => {
+    const res = await http(app, 'PUT', '/api/v1/workspaces', { token: ws.token });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toContain('GET');
+    expect(res.body.error).toEqual(expect.any(String));
+  });
+
+  test('malformed JSON is a 400 with a readable message and no stack trace', async () => {
+    const res = await http(app, 'POST', '/api/v1/workspace-members', { token: ws.token, rawBody: '{"email": ' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Request body is not valid JSON.' });
+    expect(res.text).not.toMatch(/at .*\.(ts|js):\d+/);
+  });
+
+  test('a body over the limit is a 413', async () => {
+    const res = await http(app, 'POST', '/api/v1/workspace-members', {
+      token: ws.token,
+      body: { email: 'a@example.test', role: 'member', pad: 'x'.repeat(100 * 1024) },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: 'Request body is too large.' });
+  });
+
+  test('every response carries a request id; a sane caller id is echoed, a hostile one replaced', async () => {
+    const generated = await http(app, 'GET', '/healthz');
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await http(app, 'GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('trace-123');
+    const hostile = await http(app, 'GET', '/healthz', { headers: { 'x-request-id': 'bad id\u0007'.replace('\u0007', '') + ' <script>' } });
+    expect(hostile.headers.get('x-request-id')).not.toContain('<script>');
+    const onError = await http(app, 'GET', '/api/v1/workspaces');
+    expect(onError.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  test('/healthz answers and /readyz checks PostgreSQL and Temporal for real', async () => {
+    expect((await http(app, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await http(app, 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.status).toBe('ready');
+    expect(ready.body.checks.database.ok).toBe(true);
+    expect(ready.body.checks.temporal.ok).toBe(true);
+    expect(ready.text).not.toMatch(/postgres:\/\/|DATABASE_URL|TEMPORAL_ADDRESS/);
+  });
+
+  test('the OpenAPI 3.1 document is generated from the route schemas', async () => {
+    const res = await http(app, 'GET', '/api/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    const member = res.body.paths['/api/v1/workspace-members'].post;
+    expect(member.security).toEqual([{ bearerAuth: [] }]);
+    const bodySchema = member.requestBody.content['application/json'].schema;
+    expect(bodySchema.properties.role.enum).toEqual(['admin', 'member', 'viewer']);
+    expect(res.body.paths['/api/api-keys/{id}'].delete.parameters[0]).toMatchObject({ name: 'id', in: 'path' });
+    expect(res.body.paths['/api/v1/workspaces'].get.responses['401']).toBeDefined();
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * Starts the real HTTP app for a test file: real PostgreSQL (the throwaway database of
+ * global setup), real Temporal (the dev server of global setup), listening on a free
+ * loopback port. Fixtures go through the same services the API uses; nothing is mocked.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { createApp } from '../../api/app';
+import type { AppDeps } from '../../api/deps';
+import { listen } from '../../api/server';
+import { openOrm } from '../../db/orm';
+import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
+import { issueApiKey } from '../../services/apiKeys';
+import { provisionWorkspace } from '../../services/bootstrap';
+import { loadConfig, type AppConfig } from '../../services/config';
+import { newId, randomToken } from '../../services/ids';
+import { createLogger } from '../../services/logger';
+import { SignInLimiter } from '../../services/sessions';
+import { addMember } from '../../services/workspaces';
+import { connectTemporalClient } from '../../temporal/client';
+import { testEnv } from './env';
+
+export interface TestApp {
+  url: string;
+  deps: AppDeps;
+  orm: MikroORM;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+  const config: AppConfig = { ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0' }), ...overrides };
+  const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
+  const temporal = await connectTemporalClient({ address: testEnv('temporalAddress'), namespace: 'default' });
+  const deps: AppDeps = {
+    config,
+    orm,
+    temporal: { ...temporal, namespace: 'default' },
+    logger: createLogger(config.logLevel),
+    signInLimiter: new SignInLimiter(),
+    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled },
+    lifecycle: { shuttingDown: false },
+  };
+  const server = await listen(createApp(deps), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
+  return {
+    url: server.url,
+    deps,
+    orm,
+    close: async () => {
+      await server.close(1_000);
+      await temporal.connection.close();
+      await orm.close();
+    },
+  };
+}
+
+export interface WorkspaceFixture {
+  workspaceId: string;
+  ownerId: string;
+  ownerEmail: string;
+  ownerPassword: string;
+  /** Workspace-scoped key of the owner. */
+  token: string;
+  keyId: string;
+}
+
+/** A fresh workspace with an owner (unique email, known password) and a workspace key. */
+export async function createWorkspace(app: TestApp, name = 'Test workspace'): Promise<WorkspaceFixture> {
+  const ownerEmail = `owner-${randomToken(6).toLowerCase()}@example.test`;
+  const ownerPassword = 'correct horse battery staple';
+  const p = await provisionWorkspace(app.orm.em.fork(), { name, ownerEmail, ownerPassword });
+  return { workspaceId: p.workspace.id, ownerId: p.user.id, ownerEmail, ownerPassword, token: p.apiKey.token, keyId: p.apiKey.id };
+}
+
+/**
+ * Adds a user with `role` to the workspace and issues them a key of `scope`, straight
+ * through the services (HTTP key creation is tested on its own).
+ */
+export async function addUserWithKey(
+  app: TestApp,
+  ws: WorkspaceFixture,
+  role: MembershipRole,
+  scope: ApiKeyScope = 'workspace',
+): Promise<{ userId: string; email: string; token: string; keyId: string }> {
+  const em = app.orm.em.fork();
+  const email = `${role}-${randomToken(6).toLowerCase()}@example.test`;
+  const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
+  const { member } = role === 'owner' ? await addOwner(app, ws, email) : await addMember(em, owner, { email, role });
+  const { apiKey, token } = await issueApiKey(em, null, {
+    name: `${scope} key ${newId('n')}`,
+    scope,
+    workspaceId: scope === 'organization' ? null : ws.workspaceId,
+    auditWorkspaceId: ws.workspaceId,
+    createdById: member.userId,
+    organization: scope === 'organization' ? { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'read' } : null,
+    allowedWorkflowIds: scope === 'end_user_gateway' ? ['wf_fixture'] : null,
+  });
+  return { userId: member.userId, email, token, keyId: apiKey.id };
+}
+
+async function addOwner(app: TestApp, ws: WorkspaceFixture, email: string) {
+  const em = app.orm.em.fork();
+  const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
+  const result = await addMember(em, owner, { email, role: 'admin' });
+  await em.nativeUpdate(MembershipSchema, { workspaceId: ws.workspaceId, userId: result.member.userId }, { role: 'owner' });
+  return result;
+}
+
+export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+/** Real HTTP to the app with fetch. `token` sets the bearer header; `body` objects are sent as JSON. */
+export async function http<T = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
+  app: { url: string },
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; cookie?: string } = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.cookie) headers.cookie = opts.cookie;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (opts.rawBody !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(`${app.url}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers, text };
+}
+
+/** Signs in over HTTP and returns the session cookie to send back. */
+export async function signInCookie(app: TestApp, email: string, password: string, workspaceId?: string): Promise<string> {
+  const res = await http(app, 'POST', '/api/auth/sign-in', { body: { email, password, ...(workspaceId ? { workspaceId } : {}) } });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  return setCookie.split(';')[0];
+}
