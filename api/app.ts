@@ -44,6 +44,6 @@ export function createApp(deps: AppDeps): Koa<AppState, { deps: AppDeps }> {
     ctx.body = openApiDocument;
   });
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods());
   return app;
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, SessionSchema, UserSchema, WorkspaceSchema, type MembershipRole, type User } from '../db/entities';
 import { forbidden, tooManyRequests, unauthorized } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
-import { verifyPassword } from './passwords';
+import { hashPassword, verifyPassword } from './passwords';
 import type { SessionPrincipal } from './principal';
 import { normalizeEmail, publicUser, type PublicUser } from './users';
 
@@ -21,6 +21,9 @@ export interface SignInResult {
 }
 
 const INVALID_CREDENTIALS = 'Invalid email or password.';
+
+let dummyHash: Promise<string> | undefined;
+const timingDummyHash = () => (dummyHash ??= hashPassword(randomToken(16)));
 
 /**
  * Sign-in attempts per email, in process memory: after `maxFailures` failures within the
@@ -80,7 +83,9 @@ export async function signIn(
   const email = normalizeEmail(input.email);
   limiter.check(email);
   const user = await em.findOne(UserSchema, { email });
-  const ok = user !== null && user.status !== 'banned' && (await verifyPassword(input.password, user.passwordHash));
+  // Unknown emails still pay for one scrypt, so response time does not reveal which emails exist.
+  const passwordOk = await verifyPassword(input.password, user?.passwordHash ?? (await timingDummyHash()));
+  const ok = user !== null && user.status !== 'banned' && passwordOk;
   if (!ok || !user) {
     limiter.fail(email);
     throw unauthorized(INVALID_CREDENTIALS);

@@ -14,8 +14,11 @@ import { describeZodError } from '../http/validation';
 export async function errorMiddleware(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next();
-    if (ctx.status === 404 && ctx.body === undefined) {
-      throw new ApiError(404, 'Not found');
+    // Unmatched routes (404) and the router's 405/501 arrive without a body: give them one.
+    if (ctx.body === undefined || ctx.body === null) {
+      if (ctx.status === 404) throw new ApiError(404, 'Not found');
+      if (ctx.status === 405) throw new ApiError(405, 'Method not allowed');
+      if (ctx.status === 501) throw new ApiError(501, 'Not implemented');
     }
   } catch (err) {
     const { status, message, code, details, headers } = classify(err);

@@ -1,0 +1,162 @@
+import { AuditLogSchema } from '../../db/entities';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+let cookie: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ws = await createWorkspace(app, 'Keys workspace');
+  cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
+});
+afterAll(() => app.close());
+
+const create = (body: unknown, c = cookie, headers?: Record<string, string>) => http(app, 'POST', '/api/api-keys', { cookie: c, body, headers });
+
+describe('session API key routes', () => {
+  test('create answers 201 with the key and a token shown once; the token works at once', async () => {
+    const res = await create({ name: 'CI key' });
+    expect(res.status).toBe(201);
+    expect(res.body.token).toMatch(/^hise_[A-Za-z0-9_-]{32}$/);
+    expect(res.body.apiKey).toMatchObject({ name: 'CI key', scope: 'workspace', workspaceId: ws.workspaceId, lastUsedAt: null });
+    expect(res.body.apiKey.createdAt).toEqual(expect.any(String));
+    expect(JSON.stringify(res.body.apiKey)).not.toContain(res.body.token);
+
+    const used = await http(app, 'GET', '/api/v1/workspaces', { token: res.body.token });
+    expect(used.status).toBe(200);
+    const list = await http(app, 'GET', '/api/api-keys', { cookie });
+    const listed = list.body.apiKeys.find((k: { id: string }) => k.id === res.body.apiKey.id);
+    expect(listed.lastUsedAt).toEqual(expect.any(String));
+    expect(list.text).not.toContain(res.body.token);
+  });
+
+  test('a duplicate name in the same scope (trimmed, case-insensitive) is a 400; another scope may reuse it', async () => {
+    expect((await create({ name: 'Deploy bot' })).status).toBe(201);
+    const dup = await create({ name: '  DEPLOY BOT ' });
+    expect(dup.status).toBe(400);
+    expect(dup.body.error).toMatch(/already exists/);
+    expect((await create({ name: 'Deploy bot', scope: 'personal' })).status).toBe(201);
+  });
+
+  test('concurrent creates with one name produce exactly one key', async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, () => create({ name: 'Race key' })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400, 400, 400]);
+  });
+
+  test('a revoked name can be used again', async () => {
+    const first = await create({ name: 'Rotating' });
+    await http(app, 'DELETE', `/api/api-keys/${first.body.apiKey.id}`, { cookie });
+    expect((await create({ name: 'Rotating' })).status).toBe(201);
+  });
+
+  test.each([
+    [{ name: 'x', scope: 'superuser' }, /scope/],
+    [{ name: '' }, /name/],
+    [{}, /name/],
+    [{ name: 'x', surprise: true }, /surprise|Unrecognized/i],
+    [{ name: 'x', scope: 'workspace', organization: { workspaceSelection: 'organization', permission: 'read' } }, /organization/],
+    [{ name: 'x', allowedWorkflowIds: ['wf_1'] }, /allowedWorkflowIds/],
+  ])('invalid create body %j is a 400', async (body, message) => {
+    const res = await create(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(message);
+  });
+
+  test('organization keys validate their selection against the creator\'s workspaces', async () => {
+    const foreign = await createWorkspace(app, 'Not mine');
+    const bad = await create({ name: 'Org bad', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [foreign.workspaceId], permission: 'read' } });
+    expect(bad.status).toBe(400);
+    const empty = await create({ name: 'Org empty', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [], permission: 'read' } });
+    expect(empty.status).toBe(400);
+    const missing = await create({ name: 'Org missing', scope: 'organization' });
+    expect(missing.status).toBe(400);
+    const badPermission = await create({ name: 'Org perm', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'admin' } });
+    expect(badPermission.status).toBe(400);
+
+    const ok = await create({ name: 'Org ok', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'write' } });
+    expect(ok.status).toBe(201);
+    expect(ok.body.apiKey).toMatchObject({ scope: 'organization', workspaceId: null, organization: { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'write' } });
+    const all = await create({ name: 'Org all', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } });
+    expect(all.body.apiKey.organization.workspaceIds).toEqual([ws.workspaceId]);
+    // Admins of a workspace in the selection see and can revoke it.
+    const list = await http(app, 'GET', '/api/api-keys', { cookie });
+    expect(list.body.apiKeys.map((k: { id: string }) => k.id)).toContain(ok.body.apiKey.id);
+  });
+
+  test('end_user_gateway keys are refused while end users are disabled, and need allowedWorkflowIds', async () => {
+    const res = await create({ name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: ['wf_1'] });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/not enabled/);
+    const enabled = await startTestApp({ endUsersEnabled: true });
+    try {
+      const c = await signInCookie(enabled, ws.ownerEmail, ws.ownerPassword);
+      const none = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway' } });
+      expect(none.status).toBe(400);
+      expect(none.body.error).toMatch(/allowedWorkflowIds/);
+      const unknown = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: ['wf_nope'] } });
+      expect(unknown.status).toBe(400);
+    } finally {
+      await enabled.close();
+    }
+  });
+
+  test('members, viewers and signed-out callers cannot manage keys', async () => {
+    for (const role of ['member', 'viewer'] as const) {
+      const user = await addUserWithKey(app, ws, role);
+      await app.orm.em.fork().getConnection().execute(
+        `update users set password_hash = (select password_hash from users where id = ?), status = 'active' where id = ?`,
+        [ws.ownerId, user.userId],
+      );
+      const c = await signInCookie(app, user.email, ws.ownerPassword);
+      for (const res of [await http(app, 'GET', '/api/api-keys', { cookie: c }), await create({ name: `${role} key` }, c)]) {
+        expect(res.status).toBe(403);
+        expect(res.body).toEqual({ error: 'Admin or Owner role required.' });
+      }
+    }
+    expect((await http(app, 'GET', '/api/api-keys')).status).toBe(401);
+    // A bearer key is not a session: key management needs sign-in.
+    expect((await http(app, 'GET', '/api/api-keys', { token: ws.token })).status).toBe(401);
+  });
+
+  test('a cross-origin create is refused before anything is written', async () => {
+    const res = await create({ name: 'CSRF key' }, cookie, { origin: 'https://evil.example' });
+    expect(res.status).toBe(403);
+    const list = await http(app, 'GET', '/api/api-keys', { cookie });
+    expect(list.body.apiKeys.map((k: { name: string }) => k.name)).not.toContain('CSRF key');
+  });
+
+  test('revocation is immediate and audited as api_key.revoke with severity critical', async () => {
+    const created = await create({ name: 'Short lived' });
+    const token = created.body.token;
+    expect((await http(app, 'GET', '/api/v1/workspaces', { token })).status).toBe(200);
+
+    const res = await http(app, 'DELETE', `/api/api-keys/${created.body.apiKey.id}`, { cookie });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ deleted: true, apiKey: { id: created.body.apiKey.id } });
+
+    const next = await http(app, 'GET', '/api/v1/workspaces', { token });
+    expect(next.status).toBe(401);
+    expect(next.body).toEqual({ error: 'Valid bearer API key is required' });
+
+    const audit = await app.orm.em.fork().find(AuditLogSchema, { action: 'api_key.revoke', targetId: created.body.apiKey.id });
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ severity: 'critical', workspaceId: ws.workspaceId, actorUserId: ws.ownerId });
+
+    const again = await http(app, 'DELETE', `/api/api-keys/${created.body.apiKey.id}`, { cookie });
+    expect(again.status).toBe(404);
+  });
+
+  test("an admin of another workspace cannot see or revoke this workspace's keys", async () => {
+    const other = await createWorkspace(app, 'Other keys');
+    const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword);
+    const list = await http(app, 'GET', '/api/api-keys', { cookie: otherCookie });
+    expect(list.body.apiKeys.map((k: { id: string }) => k.id)).not.toContain(ws.keyId);
+    const res = await http(app, 'DELETE', `/api/api-keys/${ws.keyId}`, { cookie: otherCookie });
+    expect(res.status).toBe(404);
+    expect((await http(app, 'GET', '/api/v1/workspaces', { token: ws.token })).status).toBe(200);
+    // Nor create a key in it by naming its id.
+    const foreign = await http(app, 'POST', '/api/api-keys', { cookie: otherCookie, body: { name: 'sneaky', workspaceId: ws.workspaceId } });
+    expect(foreign.status).toBe(403);
+  });
+});
