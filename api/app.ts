@@ -17,8 +17,11 @@ export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyR
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 
-/** Builds the Koa app from injected dependencies; it holds no global state of its own. */
-export function createApp(deps: AppDeps): Koa<AppState, { deps: AppDeps }> {
+/**
+ * Builds the Koa app from injected dependencies; it holds no global state of its own.
+ * `routes` defaults to every route of the service.
+ */
+export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<AppState, { deps: AppDeps }> {
   const app = new Koa<AppState, { deps: AppDeps }>({ proxy: deps.config.trustProxy });
   app.context.deps = deps;
   // Errors are answered by errorMiddleware; Koa's own handler would only log them twice.
@@ -26,21 +29,20 @@ export function createApp(deps: AppDeps): Koa<AppState, { deps: AppDeps }> {
 
   app.use(errorMiddleware);
   app.use(requestContext);
-  app.use(
-    bodyParser({
-      enableTypes: ['json', 'form'],
-      jsonLimit: deps.config.bodyLimit,
-      formLimit: deps.config.bodyLimit,
-      // Keep the exact bytes: signature checks (webhooks, signed mail) hash the raw body.
-      encoding: 'utf-8',
-    }),
-  );
+  // Parsed per route, after the route has set its error family, so a malformed body is
+  // answered in that family; unmatched paths never read their body.
+  const parseBody = bodyParser({
+    enableTypes: ['json', 'form'],
+    jsonLimit: deps.config.bodyLimit,
+    formLimit: deps.config.bodyLimit,
+    encoding: 'utf-8',
+  });
 
   const router = new Router<AppState, AppContext>();
-  mountRoutes(router, allRoutes);
+  mountRoutes(router, routes, parseBody);
   let openApiDocument: unknown;
   router.get(OPENAPI_PATH, (ctx) => {
-    openApiDocument ??= buildOpenApiDocument(allRoutes, { version: process.env.npm_package_version ?? '0.1.0' });
+    openApiDocument ??= buildOpenApiDocument(routes, { version: process.env.npm_package_version ?? '0.1.0' });
     ctx.body = openApiDocument;
   });
   app.use(router.routes());

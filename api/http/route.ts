@@ -72,13 +72,21 @@ export function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{(\w+)\}/g, ':$1');
 }
 
-/** Mounts every route on the router with family, auth, validation and idempotency in that order. */
-export function mountRoutes(router: Router<AppContext['state'], AppContext>, routes: AnyRoute[]): void {
+/**
+ * Mounts every route on the router: family, auth, body parsing, validation and idempotency,
+ * in that order (a request without valid credentials is refused before its body is read).
+ */
+export function mountRoutes(
+  router: Router<AppContext['state'], AppContext>,
+  routes: AnyRoute[],
+  parseBody: (ctx: AppContext, next: Next) => Promise<unknown>,
+): void {
   for (const route of routes) {
-    router[route.method](koaPath(route.path), async (ctx: AppContext, next: Next) => {
+    const setFamily = async (ctx: AppContext, next: Next) => {
       ctx.state.family = route.family;
       await next();
-    }, authenticate(route.access), async (ctx: AppContext) => {
+    };
+    router[route.method](koaPath(route.path), setFamily, authenticate(route.access), parseBody, async (ctx: AppContext) => {
       const input = parseInput(ctx, route);
       const run = async (): Promise<RouteResult> => {
         const result = await route.handler(ctx, input);

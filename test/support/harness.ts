@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { listen } from '../../api/server';
+import type { AnyRoute } from '../../api/http/route';
 import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
 import { issueApiKey } from '../../services/apiKeys';
@@ -26,7 +27,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+/** `routes` replaces the service's routes, for tests of the route machinery itself. */
+export async function startTestApp(overrides: Partial<AppConfig> = {}, routes?: AnyRoute[]): Promise<TestApp> {
   const config: AppConfig = { ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0' }), ...overrides };
   const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
   const temporal = await connectTemporalClient({ address: testEnv('temporalAddress'), namespace: 'default' });
@@ -39,7 +41,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled },
     lifecycle: { shuttingDown: false },
   };
-  const server = await listen(createApp(deps), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
+  const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
   return {
     url: server.url,
     deps,
