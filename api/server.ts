@@ -18,11 +18,7 @@ export async function listen(
   app: Koa<any, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
   opts: { port: number; host: string; lifecycle: { shuttingDown: boolean } },
 ): Promise<RunningServer> {
-  const handler = app.callback();
-  const server = http.createServer((req, res) => {
-    if (opts.lifecycle.shuttingDown) res.setHeader('Connection', 'close');
-    void handler(req, res);
-  });
+  const server = http.createServer(app.callback());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());

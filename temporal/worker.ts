@@ -32,7 +32,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     taskQueue: TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
     activities: createActivities(opts.deps),
-    identity: opts.identity,
+    ...(opts.identity ? { identity: opts.identity } : {}),
   });
 }
 

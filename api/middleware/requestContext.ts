@@ -20,6 +20,8 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   try {
     await next();
   } finally {
+    // While draining, tell keep-alive clients to reconnect (to another instance).
+    if (ctx.deps.lifecycle.shuttingDown) ctx.set('Connection', 'close');
     ctx.state.log.info(
       { method: ctx.method, path: ctx.path, route: ctx._matchedRoute, status: ctx.status, durationMs: Math.round(performance.now() - started) },
       'request',

@@ -146,18 +146,20 @@ async function waitUntilReady(address: string, namespace: string, timeoutMs: num
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline && !gaveUp()) {
-    let connection: Connection | undefined;
+    // Connection.connect() leaves its gRPC channel open when it fails, which keeps
+    // the process alive; lazy() hands us the channel so we can always close it.
+    const connection = Connection.lazy({ address, connectTimeout: Math.min(5_000, Math.max(1, deadline - Date.now())) });
     try {
-      connection = await Connection.connect({ address, connectTimeout: Math.min(5_000, Math.max(1, deadline - Date.now())) });
+      await connection.ensureConnected();
       // The namespace check, not just the socket, is what workers and clients need.
       await connection.workflowService.describeNamespace({ namespace });
       return;
     } catch (err) {
       lastError = err;
-      await new Promise((r) => setTimeout(r, 250));
     } finally {
-      await connection?.close().catch(() => {});
+      await connection.close().catch(() => {});
     }
+    await new Promise((r) => setTimeout(r, 250));
   }
   if (gaveUp()) return; // the exit branch of the race reports the reason
   throw new Error(`Temporal dev server on ${address} not ready after ${timeoutMs} ms: ${String(lastError)}`);

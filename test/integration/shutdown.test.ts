@@ -1,0 +1,63 @@
+/**
+ * Graceful shutdown of the real HTTP server: in-flight requests finish, new connections are
+ * refused, /readyz turns 503 while draining.
+ */
+import { z } from 'zod';
+import { defineRoute } from '../../api/http/route';
+import { readyzRoute } from '../../api/routes/health';
+import { listen } from '../../api/server';
+import { createApp } from '../../api/app';
+import { startTestApp, http, type TestApp } from '../support/harness';
+
+let release: () => void = () => undefined;
+const slowRoute = defineRoute({
+  method: 'get',
+  path: '/slow',
+  operationId: 'slow',
+  summary: 'waits until the test releases it',
+  tags: ['Test'],
+  family: 'legacy',
+  access: { kind: 'public' },
+  responses: { 200: { description: 'done', schema: z.object({ done: z.boolean() }) } },
+  handler: async () => {
+    await new Promise<void>((resolve) => (release = resolve));
+    return { status: 200, body: { done: true } };
+  },
+});
+
+let base: TestApp;
+beforeAll(async () => {
+  base = await startTestApp();
+});
+afterAll(() => base.close());
+
+test('close() lets in-flight requests finish and refuses new ones', async () => {
+  const lifecycle = { shuttingDown: false };
+  const deps = { ...base.deps, lifecycle };
+  const server = await listen(createApp(deps, [slowRoute, readyzRoute]), { port: 0, host: '127.0.0.1', lifecycle });
+
+  const inFlight = http(server, 'GET', '/slow');
+  await new Promise((r) => setTimeout(r, 100)); // let the request reach the handler
+  const closing = server.close(10_000);
+  expect(lifecycle.shuttingDown).toBe(true);
+
+  await expect(fetch(`${server.url}/readyz`)).rejects.toThrow();
+  release();
+  const res = await inFlight;
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({ done: true });
+  expect(res.headers.get('connection')).toBe('close');
+  await closing;
+});
+
+test('/readyz reports shutting_down with 503 once draining starts', async () => {
+  const lifecycle = { shuttingDown: true };
+  const server = await listen(createApp({ ...base.deps, lifecycle }, [readyzRoute]), { port: 0, host: '127.0.0.1', lifecycle: { shuttingDown: false } });
+  try {
+    const res = await http(server, 'GET', '/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body.status).toBe('shutting_down');
+  } finally {
+    await server.close(1_000);
+  }
+});

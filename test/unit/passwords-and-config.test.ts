@@ -1,0 +1,43 @@
+import { hashPassword, verifyPassword } from '../../services/passwords';
+import { loadConfig } from '../../services/config';
+import { canonicalJson, requestFingerprint } from '../../services/idempotency';
+import { generateApiKeyToken } from '../../services/apiKeys';
+
+test('scrypt hashes verify, are salted, and reject wrong or malformed input', async () => {
+  const a = await hashPassword('s3cret-pass');
+  const b = await hashPassword('s3cret-pass');
+  expect(a).not.toBe(b);
+  expect(a).toMatch(/^scrypt\$/);
+  expect(await verifyPassword('s3cret-pass', a)).toBe(true);
+  expect(await verifyPassword('s3cret-pasS', a)).toBe(false);
+  expect(await verifyPassword('s3cret-pass', null)).toBe(false);
+  expect(await verifyPassword('s3cret-pass', 'bcrypt$whatever')).toBe(false);
+});
+
+test('API key tokens are hise_ plus 24 random bytes in base64url', () => {
+  const tokens = new Set(Array.from({ length: 50 }, generateApiKeyToken));
+  expect(tokens.size).toBe(50);
+  for (const t of tokens) {
+    expect(t).toMatch(/^hise_[A-Za-z0-9_-]{32}$/);
+    expect(Buffer.from(t.slice(5), 'base64url')).toHaveLength(24);
+  }
+});
+
+test('configuration defaults and readable errors', () => {
+  const config = loadConfig({});
+  expect(config.port).toBe(3000);
+  expect(config.temporal.namespace).toBe('default');
+  expect(config.temporal.devUiPort).toBe(8233);
+  expect(config.trustProxy).toBe(false);
+  expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
+});
+
+test('request fingerprints ignore key order but not values, method or path', () => {
+  expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
+  const f = requestFingerprint('POST', '/x', { a: 1, b: 2 });
+  expect(requestFingerprint('post', '/x', { b: 2, a: 1 })).toBe(f);
+  expect(requestFingerprint('POST', '/x', { a: 1, b: 3 })).not.toBe(f);
+  expect(requestFingerprint('POST', '/y', { a: 1, b: 2 })).not.toBe(f);
+  expect(requestFingerprint('PUT', '/x', { a: 1, b: 2 })).not.toBe(f);
+});
