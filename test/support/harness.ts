@@ -106,7 +106,7 @@ async function addOwner(app: TestApp, ws: WorkspaceFixture, email: string) {
   return result;
 }
 
-export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface HttpResult<T = any> {  
   status: number;
   body: T;
   headers: Headers;
@@ -114,7 +114,7 @@ export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint
 }
 
 /** Real HTTP to the app with fetch. `token` sets the bearer header; `body` objects are sent as JSON. */
-export async function http<T = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function http<T = any>(  
   app: { url: string },
   method: string,
   path: string,
