@@ -19,6 +19,8 @@ export function ormOptions(databaseUrl: string, opts: { debug?: boolean; poolMax
       transactional: true,
       allOrNothing: true,
       snapshot: false,
+      // Callers log what was applied; the migrator's own console output would break JSON logs.
+      silent: true,
     },
     // Request-scoped forks are created explicitly (em.fork()); the global context is a bug magnet.
     allowGlobalContext: false,

@@ -1,5 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { installTemporalLogger } from './logging';
 
 export interface TemporalSettings {
   address: string;
@@ -15,7 +17,11 @@ export async function connectTemporalClient(settings: TemporalSettings): Promise
   return { connection, client: new Client({ connection, namespace: settings.namespace }) };
 }
 
-/** Native (Rust core) connection for workers. */
-export async function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
+/**
+ * Native (Rust core) connection for workers. The first call in a process also routes the
+ * SDK's logs through `logger` (the SDK runtime is created with the first native connection).
+ */
+export async function connectWorkerConnection(settings: TemporalSettings, logger?: Logger): Promise<NativeConnection> {
+  if (logger) installTemporalLogger(logger);
   return NativeConnection.connect({ address: settings.address });
 }

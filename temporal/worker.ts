@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './shared';
 
@@ -18,9 +17,8 @@ export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   deps: ActivityDeps;
-  logger?: Logger;
   /** A prebuilt bundle; when omitted the worker bundles `temporal/workflows` itself. */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  workflowBundle?: { code: string };
   identity?: string;
 }
 

@@ -13,6 +13,7 @@ import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../temporal/shared';
 import { createWorker } from '../../temporal/worker';
 import { smokeWorkflow } from '../../temporal/workflows';
 import { testEnv } from '../support/env';
+import { createLogger } from '../../services/logger';
 
 let connection: Connection;
 let client: Client;
@@ -31,7 +32,10 @@ afterAll(async () => {
 });
 
 async function runWorker<T>(fn: (worker: Worker) => Promise<T>): Promise<T> {
-  const nativeConnection = await connectWorkerConnection({ address: testEnv('temporalAddress'), namespace: 'default' });
+  const nativeConnection = await connectWorkerConnection(
+    { address: testEnv('temporalAddress'), namespace: 'default' },
+    createLogger(process.env.TEST_LOG_LEVEL ?? 'warn'),
+  );
   const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm }, workflowBundle: bundle });
   try {
     return await worker.runUntil(fn(worker));
