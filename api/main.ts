@@ -3,8 +3,8 @@ import { createApp } from './app';
 import { listen } from './server';
 import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
-import { loadConfig, type AppConfig } from '../services/config';
-import { createLogger } from '../services/logger';
+import type { AppConfig } from '../services/config';
+import { runStandalone } from '../services/lifecycle';
 import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
 import { registerSearchAttributes } from '../temporal/search-attributes';
@@ -43,39 +43,4 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
   };
 }
 
-/** Entry point of the `api` process in production (docker-compose). */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, { name: 'api' });
-  if (!config.databaseUrl || !config.temporal.address) {
-    throw new Error('DATABASE_URL and TEMPORAL_ADDRESS are required for the standalone API process (npm start provides both).');
-  }
-  const api = await startApi({ config, databaseUrl: config.databaseUrl, temporalAddress: config.temporal.address, logger });
-  logger.info({ url: api.url }, 'API listening');
-  onShutdownSignal(logger, () => api.stop());
-}
-
-/** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
-export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    stop()
-      .then(() => process.exit(0))
-      .catch((err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-}
-
-if (require.main === module) {
-  main().catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+if (require.main === module) runStandalone('api', startApi);

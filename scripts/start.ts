@@ -4,7 +4,8 @@
  * runs the API and a worker in this process. Production runs each part on its own
  * (docker-compose.yml).
  */
-import { startApi, onShutdownSignal } from '../api/main';
+import { startApi } from '../api/main';
+import { onShutdownSignal } from '../services/lifecycle';
 import { migrateUp, openOrm } from '../db/orm';
 import { bootstrapFirstRun } from '../services/bootstrap';
 import { loadConfig } from '../services/config';

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import { openOrm } from '../db/orm';
-import { loadConfig, type AppConfig } from '../services/config';
-import { createLogger } from '../services/logger';
-import { onShutdownSignal } from '../api/main';
+import type { AppConfig } from '../services/config';
+import { runStandalone } from '../services/lifecycle';
 import { connectWorkerConnection } from './client';
 import { createWorker } from './worker';
 
@@ -28,21 +27,5 @@ export async function startWorker(opts: { config: AppConfig; databaseUrl: string
   };
 }
 
-/** Entry point of the `worker` process in production (docker-compose). Scale it horizontally. */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, { name: 'worker' });
-  if (!config.databaseUrl || !config.temporal.address) {
-    throw new Error('DATABASE_URL and TEMPORAL_ADDRESS are required for the standalone worker process (npm start provides both).');
-  }
-  const worker = await startWorker({ config, databaseUrl: config.databaseUrl, temporalAddress: config.temporal.address, logger });
-  logger.info('worker polling task queue workflow-runs');
-  onShutdownSignal(logger, () => worker.stop());
-}
-
-if (require.main === module) {
-  main().catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+// Entry point of the `worker` process in production; scale it horizontally.
+if (require.main === module) runStandalone('worker', startWorker);

@@ -133,7 +133,10 @@ async function startEmbedded(dir: string, name: string, log: (m: string) => void
   let outputTail = '';
   const remember = (text: string) => {
     outputTail = (outputTail + text).slice(-4000);
-    for (const line of text.split('\n')) if (/\b(ERROR|FATAL|PANIC|WARNING)\b/.test(line)) log(`[postgres] ${line.trim()}`);
+    for (const line of text.split('\n')) {
+      // createDatabase() probes the database before creating it; that miss is expected.
+      if (/\b(ERROR|FATAL|PANIC|WARNING)\b/.test(line) && !/database ".*" does not exist/.test(line)) log(`[postgres] ${line.trim()}`);
+    }
   };
 
   const server = new EmbeddedPostgres({

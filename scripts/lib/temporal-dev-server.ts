@@ -38,14 +38,26 @@ export interface TemporalDevServer {
  * can take it in between; callers should surface bind errors clearly.
  */
 export function findFreePort(host = HOST): Promise<number> {
+  return bindOnce(0, host);
+}
+
+function bindOnce(port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.listen(port, host, () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
+  });
+}
+
+// An explicit port that is already taken (say, by another dev server) would
+// otherwise pass the readiness check against the wrong server.
+async function assertPortFree(port: number, what: string): Promise<void> {
+  await bindOnce(port, HOST).catch((err: Error) => {
+    throw new Error(`Cannot start Temporal dev server: ${what} port ${HOST}:${port} is not free (${err.message})`);
   });
 }
 
@@ -64,14 +76,17 @@ export function findFreePort(host = HOST): Promise<number> {
  *   SIGKILL. Long-running callers should handle SIGINT/SIGTERM by calling
  *   `stop()` or `process.exit()`; Ctrl-C in a terminal also reaches the child
  *   directly because it stays in the same process group.
- * - Auto-picked ports can be taken by someone else before the server binds
- *   them; the server then exits and this rejects with its stderr.
+ * - Explicit ports are checked up front; auto-picked ports can still be taken
+ *   by someone else before the server binds them, in which case the server
+ *   exits and this rejects with its output.
  * - Start-up takes 5–30 s on a 2-core machine; the default timeout is 90 s.
  * - Rejects with the tail of the server's output if it exits before it is ready.
  */
 export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const log = opts.log ?? (() => {});
   const timeoutMs = opts.startTimeoutMs ?? 90_000;
+  if (opts.port) await assertPortFree(opts.port, 'frontend');
+  if (opts.uiPort) await assertPortFree(opts.uiPort, 'UI');
   const port = opts.port || (await findFreePort());
   const uiPort = opts.uiPort === null ? null : opts.uiPort || (await findFreePort());
   const namespace = opts.namespace ?? 'default';
@@ -129,7 +144,7 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
     await Promise.race([
       waitUntilReady(address, namespace, timeoutMs, () => hasExited),
       exited.then((how) => {
-        throw new Error(`Temporal dev server ${how} before it was ready:\n${outputTail}`);
+        throw new Error(`Temporal dev server ${how} before it was ready${outputTail ? `:\n${outputTail}` : ''}`);
       }),
     ]);
   } catch (err) {
