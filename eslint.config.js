@@ -30,8 +30,8 @@ module.exports = tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins (use an activity).' })),
-          patterns: [{ group: ioModules, message: 'Workflow code must not do I/O: import activity types only and call them through proxyActivities.' }],
+          paths: nodeBuiltins.map((name) => ({ name, allowTypeImports: true, message: 'Workflow code must be deterministic: no Node built-ins (use an activity).' })),
+          patterns: [{ group: ioModules, allowTypeImports: true, message: 'Workflow code must not do I/O: import activity types only and call them through proxyActivities.' }],
         },
       ],
       'no-restricted-globals': ['error', { name: 'fetch', message: 'No I/O in workflows: use an activity.' }, { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' }],

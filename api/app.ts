@@ -11,9 +11,11 @@ import { apiKeyRoutes } from './routes/apiKeys';
 import { authRoutes } from './routes/auth';
 import { healthRoutes } from './routes/health';
 import { workspaceRoutes } from './routes/workspaces';
+import { workflowRoutes } from './routes/workflows';
+import { runRoutes } from './routes/runs';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
-export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes];
+export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes];
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/config';
 import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
+import type { RunLauncher } from '../services/runs';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -13,6 +14,8 @@ export interface AppDeps {
   logger: Logger;
   signInLimiter: SignInLimiter;
   apiKeyPolicy: ApiKeyPolicy;
+  /** Starts, cancels, approves and resumes runs on the durable engine. */
+  runLauncher: RunLauncher;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

@@ -7,6 +7,8 @@ import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
 import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
+import { temporalRunLauncher } from '../temporal/runs-client';
+import { workflowIdsExist } from '../services/workflows';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 
 export interface StartedApi {
@@ -28,7 +30,8 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
     temporal: { ...temporal, namespace: config.temporal.namespace },
     logger,
     signInLimiter: new SignInLimiter(),
-    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled },
+    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
+    runLauncher: temporalRunLauncher(temporal.client),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });

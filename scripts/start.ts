@@ -17,7 +17,8 @@ import { startTemporalDevServer } from './lib/temporal-dev-server';
 import path from 'node:path';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // Local development may call services on this machine from http nodes; production must opt in.
+  const config = loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ...process.env });
   const logger = createLogger(config.logLevel, { name: 'svc' });
   const say = (msg: string) => logger.info(msg);
   const cleanups: Array<() => Promise<void>> = [];

@@ -46,10 +46,7 @@ export interface CreateApiKeyInput {
 export interface ApiKeyPolicy {
   /** end_user_gateway keys exist only when the deployment enables end users. */
   endUsersEnabled: boolean;
-  /**
-   * Checks that every id is a workflow of the workspace. Until the workflow engine exists no
-   * workflow can be named, so the default refuses every id (see the README's decisions).
-   */
+  /** Checks that every id is a workflow of the workspace; without it every id is refused. */
   workflowIdsExist?: (em: EntityManager, workspaceId: string, ids: string[]) => Promise<boolean>;
 }
 

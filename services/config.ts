@@ -28,6 +28,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   BOOTSTRAP_OWNER_EMAIL: z.string().email().default('owner@example.com'),
   END_USERS_ENABLED: envBool(false),
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: envBool(false),
 });
 
 export type AppConfig = {
@@ -49,6 +50,8 @@ export type AppConfig = {
   shutdownTimeoutMs: number;
   bootstrapOwnerEmail: string;
   endUsersEnabled: boolean;
+  /** Lets http nodes call private, loopback and link-local addresses. */
+  outboundAllowPrivateNetworks: boolean;
 };
 
 /** Reads the configuration once; throws a readable error naming the bad variable. */
@@ -78,5 +81,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,
     endUsersEnabled: e.END_USERS_ENABLED,
+    outboundAllowPrivateNetworks: e.OUTBOUND_ALLOW_PRIVATE_NETWORKS,
   };
 }

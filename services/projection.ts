@@ -58,7 +58,7 @@ export const RUN_RESTRICTED_FIELDS = [
 ] as const;
 
 /** Run fields the safe projection also drops: the spec's safe run carries none of them. */
-export const RUN_UNLISTED_RESTRICTED_FIELDS = ['waits', 'executionSnapshots', 'executionEvidence'] as const;
+export const RUN_UNLISTED_RESTRICTED_FIELDS = ['waits', 'executionSnapshots', 'executionEvidence', 'errorNodeId', 'cancelReason'] as const;
 
 function removePath(target: unknown, path: string[]): void {
   if (Array.isArray(target)) {

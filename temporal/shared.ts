@@ -2,6 +2,7 @@
  * Names shared by workflows, workers and clients. Workflow code imports this module, so it
  * must stay free of Node built-ins and I/O.
  */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 export const TASK_QUEUE = 'workflow-runs';
 
 /** Custom search attributes registered at start, so operators can filter runs in the Web UI. */
@@ -16,4 +17,31 @@ export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTES;
 /** Workflow type names, used when starting by name from the API. */
 export const WORKFLOW_TYPES = {
   smoke: 'smokeWorkflow',
+  run: 'runWorkflow',
 } as const;
+
+export interface ApprovalRequest {
+  decision: 'approved' | 'rejected';
+  comment?: string | null;
+  decidedBy?: string | null;
+  /** Which approval node; may be omitted when the run waits on exactly one. */
+  nodeId?: string | null;
+}
+
+export interface ApprovalAccepted {
+  nodeId: string;
+  decision: 'approved' | 'rejected';
+}
+
+export interface EventResume {
+  nodeId: string;
+  token: string;
+  payload: unknown;
+}
+
+/** Decide a pending approval; the caller needs an answer (409 when already decided), hence an Update. */
+export const approvalUpdate = defineUpdate<ApprovalAccepted, [ApprovalRequest]>('approval');
+/** Resume an event wait; fire-and-forget once the single-use token is claimed in PostgreSQL. */
+export const resumeEventSignal = defineSignal<[EventResume]>('resumeEvent');
+/** Live detail of a running run (steps so far, active waits). */
+export const progressQuery = defineQuery<{ status: string; steps: unknown[]; waits: unknown[] }>('progress');

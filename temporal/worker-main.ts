@@ -14,7 +14,7 @@ export interface StartedWorker {
 export async function startWorker(opts: { config: AppConfig; databaseUrl: string; temporalAddress: string; logger: Logger }): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
   const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, opts.logger);
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps: { orm } });
+  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps: { orm, allowPrivateNetworks: opts.config.outboundAllowPrivateNetworks } });
   const running = worker.run();
   running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));
   return {

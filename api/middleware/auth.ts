@@ -3,6 +3,7 @@ import type { AppContext } from '../context';
 import { bearerToken, verifyApiKey } from '../../services/auth';
 import { AUTH_MESSAGES, forbidden, unauthorized } from '../../services/errors';
 import { isAdminRole } from '../../services/principal';
+import type { MembershipRole } from '../../db/entities';
 import { verifySession } from '../../services/sessions';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -15,30 +16,38 @@ export const SESSION_COOKIE = 'svc_session';
  *   `safe-read` also admits personal and copilot keys (they get the workspace-safe.v1 projection).
  *   Organization and end-user gateway keys are refused by every REST v1 route.
  * - `session`: the session cookie; mutations refuse a cross-origin `Origin`.
- * `roles: 'admin'` additionally needs the caller's live role to be Admin or Owner.
+ * - `apiKeyOrSession`: a workspace-scoped bearer key when an Authorization header is sent,
+ *   otherwise the session cookie (routes that browsers and API clients both call).
+ * `roles` additionally checks the caller's live role in the workspace.
  */
 export type Access =
   | { kind: 'public'; sameOrigin?: boolean }
-  | { kind: 'apiKey'; scopes: 'workspace' | 'safe-read'; roles?: 'admin' }
-  | { kind: 'session'; roles?: 'admin' };
+  | { kind: 'apiKey'; scopes: 'workspace' | 'safe-read'; roles?: RoleRequirement }
+  | { kind: 'session'; roles?: RoleRequirement }
+  | { kind: 'apiKeyOrSession'; roles?: RoleRequirement };
+
+/** `admin`: Admin or Owner. `write`: any role above viewer. */
+export type RoleRequirement = 'admin' | 'write';
 
 const SAFE_READ_SCOPES = new Set(['workspace', 'personal', 'copilot']);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function authenticate(access: Access) {
   return async function authMiddleware(ctx: AppContext, next: Next): Promise<void> {
-    switch (access.kind) {
+    const kind = access.kind === 'apiKeyOrSession' ? (ctx.get('authorization') ? 'apiKey' : 'session') : access.kind;
+    switch (kind) {
       case 'public':
-        if (access.sameOrigin) requireSameOrigin(ctx);
+        if (access.kind === 'public' && access.sameOrigin) requireSameOrigin(ctx);
         break;
       case 'apiKey': {
         const token = bearerToken(ctx.get('authorization') || undefined);
         const principal = token ? await verifyApiKey(ctx.state.em, token) : null;
         if (!principal) throw unauthorized(AUTH_MESSAGES.bearerRequired);
         ctx.state.principal = principal;
-        const allowed = access.scopes === 'workspace' ? principal.scope === 'workspace' : SAFE_READ_SCOPES.has(principal.scope);
+        const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
+        const allowed = scopes === 'workspace' ? principal.scope === 'workspace' : SAFE_READ_SCOPES.has(principal.scope);
         if (!allowed) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
-        if (access.roles === 'admin' && !isAdminRole(principal.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
+        requireRole(access, principal.role);
         ctx.state.log = ctx.state.log.child({ apiKeyId: principal.apiKeyId, workspaceId: principal.workspaceId });
         break;
       }
@@ -48,13 +57,19 @@ export function authenticate(access: Access) {
         const principal = token ? await verifySession(ctx.state.em, token) : null;
         if (!principal) throw unauthorized(AUTH_MESSAGES.sessionRequired);
         ctx.state.principal = principal;
-        if (access.roles === 'admin' && !isAdminRole(principal.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
+        requireRole(access, principal.role);
         ctx.state.log = ctx.state.log.child({ userId: principal.userId, workspaceId: principal.workspaceId });
         break;
       }
     }
     await next();
   };
+}
+
+function requireRole(access: Access, role: MembershipRole | null): void {
+  const required = 'roles' in access ? access.roles : undefined;
+  if (required === 'admin' && !isAdminRole(role)) throw forbidden(AUTH_MESSAGES.adminRequired);
+  if (required === 'write' && (role === null || role === 'viewer')) throw forbidden(AUTH_MESSAGES.writeRequired);
 }
 
 /**

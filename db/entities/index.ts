@@ -2,6 +2,8 @@ import { ApiKeySchema, SessionSchema } from './auth';
 import { AuditLogSchema } from './audit';
 import { IdempotencyRecordSchema } from './idempotency';
 import { MembershipSchema, UserSchema, WorkspaceSchema } from './workspaces';
+import { WorkflowSchema, WorkflowVersionSchema } from './workflows';
+import { ResumeTokenSchema, RunLogSchema, RunSchema, RunStepSchema } from './runs';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
 export const entities = [
@@ -12,9 +14,17 @@ export const entities = [
   SessionSchema,
   AuditLogSchema,
   IdempotencyRecordSchema,
+  WorkflowSchema,
+  WorkflowVersionSchema,
+  RunSchema,
+  RunStepSchema,
+  RunLogSchema,
+  ResumeTokenSchema,
 ];
 
 export * from './auth';
 export * from './audit';
 export * from './idempotency';
 export * from './workspaces';
+export * from './workflows';
+export * from './runs';

@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000_platform } from './Migration20261121000000_platform';
+import { Migration20261121010000_workflows } from './Migration20261121010000_workflows';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -7,4 +8,5 @@ import { Migration20261121000000_platform } from './Migration20261121000000_plat
  */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_platform', class: Migration20261121000000_platform },
+  { name: 'Migration20261121010000_workflows', class: Migration20261121010000_workflows },
 ];

@@ -1,2 +1,3 @@
 // The workflow bundle's entry point: every workflow type the worker serves.
 export { smokeWorkflow } from './smoke';
+export { runWorkflow } from './run';

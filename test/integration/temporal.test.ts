@@ -36,7 +36,7 @@ async function runWorker<T>(fn: (worker: Worker) => Promise<T>): Promise<T> {
     { address: testEnv('temporalAddress'), namespace: 'default' },
     createLogger(process.env.TEST_LOG_LEVEL ?? 'warn'),
   );
-  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm }, workflowBundle: bundle });
+  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle: bundle });
   try {
     return await worker.runUntil(fn(worker));
   } finally {

@@ -17,7 +17,11 @@ import { newId, randomToken } from '../../services/ids';
 import { createLogger } from '../../services/logger';
 import { SignInLimiter } from '../../services/sessions';
 import { addMember } from '../../services/workspaces';
-import { connectTemporalClient } from '../../temporal/client';
+import { readFile } from 'node:fs/promises';
+import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
+import { createWorker } from '../../temporal/worker';
+import { temporalRunLauncher } from '../../temporal/runs-client';
+import { workflowIdsExist } from '../../services/workflows';
 import { testEnv } from './env';
 
 export interface TestApp {
@@ -38,7 +42,8 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, routes?: 
     temporal: { ...temporal, namespace: 'default' },
     logger: createLogger(config.logLevel),
     signInLimiter: new SignInLimiter(),
-    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled },
+    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
+    runLauncher: temporalRunLauncher(temporal.client),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
@@ -146,4 +151,46 @@ export async function signInCookie(app: TestApp, email: string, password: string
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${res.text}`);
   const setCookie = res.headers.get('set-cookie') ?? '';
   return setCookie.split(';')[0];
+}
+
+export interface TestWorker {
+  stop(): Promise<void>;
+}
+
+/**
+ * A real worker on `workflow-runs` in this test process, using the workflow bundle built by
+ * global setup. Stopping it mid-run and starting another is how crash tests simulate a
+ * worker dying.
+ */
+export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?: string } = {}): Promise<TestWorker> {
+  const connection = await connectWorkerConnection({ address: testEnv('temporalAddress'), namespace: 'default' }, createLogger(process.env.TEST_LOG_LEVEL ?? 'warn'));
+  const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
+  const worker = await createWorker({ connection, namespace: 'default', deps: { orm: app.orm, allowPrivateNetworks: true }, workflowBundle: bundle, identity: opts.identity });
+  const running = worker.run();
+  return {
+    stop: async () => {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    },
+  };
+}
+
+/** Polls a run over HTTP until `done(run)` holds; fails with the last state after `timeoutMs`. */
+export async function waitForRun(
+  app: { url: string },
+  token: string,
+  runId: string,
+  done: (run: any) => boolean = (run) => ['succeeded', 'failed', 'canceled'].includes(run.status), // eslint-disable-line @typescript-eslint/no-explicit-any
+  timeoutMs = 30_000,
+): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    const res = await http(app, 'GET', `/api/v1/runs/${runId}`, { token });
+    last = res.body;
+    if (res.status === 200 && done(res.body.run)) return res.body.run;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`run ${runId} did not reach the expected state: ${JSON.stringify(last)}`);
 }

@@ -1,0 +1,73 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from './index';
+import { httpRequest, OutboundError } from '../services/outbound';
+import { runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/sandbox';
+
+const CODE_FAILURE_TYPES: Record<SandboxErrorKind, string> = {
+  syntax: 'CodeSyntax',
+  runtime: 'CodeRuntime',
+  timeout: 'CodeTimeout',
+  memory: 'CodeMemory',
+  output: 'CodeOutput',
+};
+
+export interface HttpNodeConfig {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  timeoutMs?: number;
+  credentialId?: string;
+}
+
+/**
+ * The side-effecting node types. Failures are ApplicationFailures so the node's retry policy
+ * (set by the workflow per node) decides: mistakes that cannot heal on retry — a syntax
+ * error, a refused address, a 4xx — are non-retryable.
+ */
+export function createNodeActivities(deps: ActivityDeps) {
+  const attempt = () => Context.current().info.attempt;
+  return {
+    /** Runs a code node's source in the WebAssembly sandbox. */
+    async codeNode(args: { source: string; input: unknown }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
+      const result = await runUserCode(args.source, args.input);
+      if (!result.ok) {
+        const type = CODE_FAILURE_TYPES[result.error.kind];
+        throw result.error.kind === 'syntax' || result.error.kind === 'output'
+          ? ApplicationFailure.nonRetryable(result.error.message, type)
+          : ApplicationFailure.retryable(result.error.message, type);
+      }
+      return { output: result.output, logs: result.logs, attempt: attempt() };
+    },
+
+    /** Sends an http node's request through the outbound guard; 5xx and 429 are retryable failures, other 4xx are final. */
+    async httpNode(config: HttpNodeConfig): Promise<{ output: { status: number; headers: Record<string, string>; body: unknown }; logs: SandboxLog[]; attempt: number }> {
+      if (config.credentialId) {
+        throw ApplicationFailure.nonRetryable(`Credential "${config.credentialId}" is not available: credentials are not supported yet.`, 'CredentialUnavailable');
+      }
+      let response;
+      try {
+        response = await httpRequest(
+          { method: config.method, url: config.url, headers: config.headers, query: config.query, body: config.body, timeoutMs: config.timeoutMs },
+          { allowPrivateNetworks: deps.allowPrivateNetworks },
+        );
+      } catch (err) {
+        const code = err instanceof OutboundError ? err.code : 'network';
+        if (code === 'timeout') throw ApplicationFailure.retryable((err as Error).message, 'HttpTimeout');
+        if (code === 'network') throw ApplicationFailure.retryable((err as Error).message, 'HttpNetworkError');
+        // Refused targets, oversized answers, redirect loops and malformed requests will not heal on retry.
+        throw ApplicationFailure.nonRetryable((err as Error).message, code === 'refused' ? 'OutboundRefused' : 'HttpRequestInvalid');
+      }
+      const output = { status: response.status, headers: response.headers, body: response.body };
+      if (response.status >= 500 || response.status === 429) {
+        throw ApplicationFailure.retryable(`HTTP ${response.status} from ${config.method} ${config.url}`, 'HttpStatus', output);
+      }
+      if (response.status >= 400) {
+        throw ApplicationFailure.nonRetryable(`HTTP ${response.status} from ${config.method} ${config.url}`, 'HttpStatus', output);
+      }
+      return { output, logs: [], attempt: attempt() };
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from './index';
+import { ChildRunRefused, issueResumeToken, prepareChildRun, recordRunProgress, type RunProgress } from '../services/runProjection';
+
+/** Activities that keep the PostgreSQL projection of runs in step with their executions. */
+export function createRunActivities(deps: ActivityDeps) {
+  return {
+    /** Local activity: a short keyed write, idempotent on replay. */
+    async recordRunProgress(progress: RunProgress): Promise<void> {
+      await recordRunProgress(deps.orm.em.fork(), progress);
+    },
+    async issueResumeToken(args: { runId: string; workspaceId: string; nodeId: string; expiresAt: string | null }) {
+      return issueResumeToken(deps.orm.em.fork(), args);
+    },
+    async prepareChildRun(args: { parentRunId: string; parentNodeId: string; workspaceId: string; workflowId: string; input: unknown }) {
+      try {
+        return await prepareChildRun(deps.orm.em.fork(), args);
+      } catch (err) {
+        if (err instanceof ChildRunRefused) throw ApplicationFailure.nonRetryable(err.message, 'SubworkflowUnavailable');
+        throw err;
+      }
+    },
+  };
+}

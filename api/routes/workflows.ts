@@ -1,0 +1,327 @@
+import { z } from 'zod';
+import { defineRoute } from '../http/route';
+import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import { ApiError } from '../../services/errors';
+import { projectFor } from '../../services/projection';
+import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
+import {
+  createWorkflow,
+  deleteWorkflow,
+  deployWorkflow,
+  DeployRefused,
+  listVersions,
+  listWorkflows,
+  loadWorkflow,
+  parseImportJson,
+  patchWorkflow,
+  portableShape,
+  restoreVersion,
+  validateWorkflowGraph,
+  viewOf,
+  type WorkflowView,
+} from '../../services/workflows';
+import { WORKFLOW_STATUSES } from '../../db/entities';
+import type { AppContext } from '../context';
+
+const idParams = z.object({ id: z.string().min(1).max(100) });
+const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
+const edges = z.array(z.looseObject({})).max(2000);
+const workflowErrors = {
+  ...legacyAuthErrors,
+  403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: legacyErrorSchema },
+  404: { description: 'Workflow not found', schema: legacyErrorSchema },
+};
+const anyObject = z.looseObject({});
+
+/** Links of a workflow, absolute from the request origin. */
+export function workflowLinks(ctx: AppContext, id: string) {
+  const base = `${ctx.origin}/api/v1/workflows/${id}`;
+  return {
+    self: base,
+    version: `${base}/versions`,
+    validate: `${base}/validate`,
+    execute: `${base}/execute`,
+    status: `${base}/status`,
+    portable: `${base}?format=portable`,
+    deploy: `${base}/deploy`,
+  };
+}
+
+/**
+ * Safe readers (personal, copilot, viewer) see a workflow's shape but not node configs,
+ * which can carry URLs, headers and code.
+ */
+function present(principal: WorkspacePrincipal, view: WorkflowView) {
+  return projectFor(principal, view as unknown as Record<string, unknown>, ['nodes.config']);
+}
+
+const p = (principal: unknown) => principal as WorkspacePrincipal;
+
+export const listWorkflowsRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workflows',
+  operationId: 'listWorkflows',
+  summary: 'Non-trashed workflows of the workspace, newest first',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'safe-read' },
+  responses: { 200: { description: 'Workflows', schema: z.object({ workflows: z.array(anyObject), links: z.array(anyObject) }) }, ...legacyAuthErrors },
+  handler: async (ctx, { principal }) => {
+    const workflows = await listWorkflows(ctx.state.em, p(principal));
+    return { status: 200, body: { workflows: workflows.map((w) => present(p(principal), w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
+  },
+});
+
+const createBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(5000).optional(),
+    templateKey: z.string().min(1).optional(),
+    sourceWorkflowId: z.string().min(1).optional(),
+    importJson: z.string().min(1).max(5_000_000).optional(),
+    importBundleJson: z.string().optional(),
+    subWorkflowPlaceholder: z
+      .object({ name: z.string().trim().min(1).max(200), workflowId: z.string().optional(), sourceNodeId: z.string().optional(), sourceNodeLabel: z.string().optional() })
+      .optional(),
+    nodes: nodes.optional(),
+    edges: edges.optional(),
+  })
+  .strict();
+
+export const createWorkflowRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workflows',
+  operationId: 'createWorkflow',
+  summary: 'Create a blank workflow, from a template, a duplicate, an import or a subworkflow placeholder',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  body: createBody,
+  idempotency: 'optional',
+  responses: { 201: { description: 'Created draft', schema: z.object({ workflow: anyObject, links: anyObject }) }, ...workflowErrors },
+  handler: async (ctx, { principal, body }) => {
+    if (body.importBundleJson !== undefined) {
+      throw new ApiError(400, 'importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
+    }
+    const { importBundleJson: _ignored, ...input } = body;
+    const result = await createWorkflow(ctx.state.em, p(principal), { ...input, nodes: input.nodes as never, edges: input.edges as never });
+    return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
+  },
+});
+
+export const importPreviewRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workflows/import-preview',
+  operationId: 'previewWorkflowImport',
+  summary: 'Parse and validate an import without writing anything',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
+  responses: { 200: { description: 'What the import would create', schema: anyObject }, ...legacyAuthErrors },
+  handler: async (_ctx, { body }) => {
+    if (body.importBundleJson !== undefined) throw new ApiError(400, 'importBundleJson (multi-workflow bundles) is not supported yet.');
+    if (body.importJson === undefined) throw new ApiError(400, 'importJson or importBundleJson is required.');
+    const { graph, importReadiness } = parseImportJson(body.importJson);
+    return {
+      status: 200,
+      body: { preview: { name: graph.name ?? 'Imported workflow', description: graph.description ?? '', nodes: graph.nodes, edges: graph.edges }, importReadiness, persisted: false },
+    };
+  },
+});
+
+export const getWorkflowRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workflows/{id}',
+  operationId: 'getWorkflow',
+  summary: 'A workflow with links, or `?format=portable` for the portable export',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'safe-read' },
+  params: idParams,
+  query: z.object({ format: z.enum(['portable']).optional() }),
+  responses: { 200: { description: 'Workflow, or portable `{ name, description, nodes, edges }`', schema: anyObject }, ...workflowErrors },
+  handler: async (ctx, { principal, params, query }) => {
+    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    if (query.format === 'portable') {
+      if (projectionFor(p(principal)) === 'safe') {
+        throw new ApiError(403, 'The portable export includes node configs and needs a workspace key with write permission.');
+      }
+      return { status: 200, body: portableShape(wf), headers: { 'Content-Disposition': `attachment; filename="${wf.id}.json"` } };
+    }
+    return { status: 200, body: { workflow: present(p(principal), await viewOf(ctx.state.em, wf)), links: workflowLinks(ctx, wf.id) } };
+  },
+});
+
+const patchBody = z
+  .object({
+    name: z.string().max(200).optional(),
+    description: z.string().max(5000).optional(),
+    status: z.enum(WORKFLOW_STATUSES, { error: `status must be one of ${WORKFLOW_STATUSES.join(', ')}` }).optional(),
+    nodes: nodes.optional(),
+    edges: edges.optional(),
+    importJson: z.string().min(1).max(5_000_000).optional(),
+    trashed: z.boolean().optional(),
+  })
+  .strict();
+
+export const patchWorkflowRoute = defineRoute({
+  method: 'patch',
+  path: '/api/v1/workflows/{id}',
+  operationId: 'updateWorkflow',
+  summary: 'Update, import-replace, trash, or deploy via `status: deployed`',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  params: idParams,
+  body: patchBody,
+  responses: { 200: { description: 'Updated workflow', schema: anyObject }, ...workflowErrors },
+  handler: async (ctx, { principal, params, body }) => {
+    const em = ctx.state.em;
+    const wf = await loadWorkflow(em, p(principal), params.id);
+    const { workflow, importReadiness } = await patchWorkflow(em, p(principal), wf, { ...body, nodes: body.nodes as never, edges: body.edges as never });
+    if (body.status === 'deployed' && body.importJson === undefined) {
+      return deployResponse(ctx, p(principal), workflow);
+    }
+    return {
+      status: 200,
+      body: { workflow: await viewOf(em, workflow), links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) },
+    };
+  },
+});
+
+export const deleteWorkflowRoute = defineRoute({
+  method: 'delete',
+  path: '/api/v1/workflows/{id}',
+  operationId: 'deleteWorkflow',
+  summary: 'Delete a workflow and its versions (its runs stay in the history)',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  params: idParams,
+  responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
+  handler: async (ctx, { principal, params }) => {
+    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    await deleteWorkflow(ctx.state.em, p(principal), wf);
+    return { status: 200, body: { deleted: true } };
+  },
+});
+
+async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf: Parameters<typeof deployWorkflow>[2]) {
+  try {
+    const { workflow, version } = await deployWorkflow(ctx.state.em, principal, wf);
+    return {
+      status: 200,
+      body: {
+        workflow: await viewOf(ctx.state.em, workflow),
+        synchronizedVersionId: version.id,
+        version: version.version,
+        // Webhook provisioning arrives with the inbound-triggers issue.
+        webhookUrl: null,
+        links: { ...workflowLinks(ctx, workflow.id), webhook: null, invoke: null },
+      },
+    };
+  } catch (err) {
+    if (err instanceof DeployRefused) {
+      throw new ApiError(400, 'Workflow is not ready to deploy.', { details: { ...err.validation } });
+    }
+    throw err;
+  }
+}
+
+export const deployWorkflowRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workflows/{id}/deploy',
+  operationId: 'deployWorkflow',
+  summary: 'Validate the draft, pin it as a new version and make it active',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  params: idParams,
+  responses: {
+    200: { description: '`{ workflow, synchronizedVersionId, webhookUrl, links: { webhook, invoke } }`', schema: anyObject },
+    ...workflowErrors,
+    400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal, params }) => deployResponse(ctx, p(principal), await loadWorkflow(ctx.state.em, p(principal), params.id)),
+});
+
+export const validateSavedRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workflows/{id}/validate',
+  operationId: 'validateWorkflow',
+  summary: 'Validation report and deployment readiness of the saved draft',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'safe-read' },
+  params: idParams,
+  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
+  handler: async (ctx, { principal, params }) => {
+    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    return { status: 200, body: validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges }) };
+  },
+});
+
+export const validateDraftRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workflows/{id}/validate',
+  operationId: 'validateWorkflowDraft',
+  summary: 'Validate a draft body `{ nodes, edges }` without saving it',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'safe-read' },
+  params: idParams,
+  body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
+  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
+  handler: async (ctx, { principal, params, body }) => {
+    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    return { status: 200, body: validateWorkflowGraph({ nodes: body.nodes ?? wf.nodes, edges: body.edges ?? wf.edges }) };
+  },
+});
+
+export const listVersionsRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workflows/{id}/versions',
+  operationId: 'listWorkflowVersions',
+  summary: 'Deployed versions, newest first',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'safe-read' },
+  params: idParams,
+  responses: { 200: { description: '`{ versions }`', schema: z.object({ versions: z.array(anyObject) }) }, ...workflowErrors },
+  handler: async (ctx, { principal, params }) => {
+    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    return { status: 200, body: { versions: await listVersions(ctx.state.em, wf) } };
+  },
+});
+
+export const restoreVersionRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workflows/{id}/versions/{version}/restore',
+  operationId: 'restoreWorkflowVersion',
+  summary: 'Copy a version into the draft (the active version is unchanged)',
+  tags: ['Workflows'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
+  responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: anyObject }, ...workflowErrors },
+  handler: async (ctx, { principal, params }) => {
+    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, p(principal), wf, params.version);
+    return { status: 200, body: { workflow: await viewOf(ctx.state.em, workflow), restoredVersion, links: workflowLinks(ctx, workflow.id) } };
+  },
+});
+
+export const workflowRoutes = [
+  listWorkflowsRoute,
+  createWorkflowRoute,
+  importPreviewRoute,
+  getWorkflowRoute,
+  patchWorkflowRoute,
+  deleteWorkflowRoute,
+  deployWorkflowRoute,
+  validateSavedRoute,
+  validateDraftRoute,
+  listVersionsRoute,
+  restoreVersionRoute,
+];

@@ -1,0 +1,83 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { RunSchema, type Run } from '../db/entities';
+import { badRequest } from './errors';
+
+/** Sort orders shared by the runs list and the logs routes. */
+export const RUN_SORTS = ['newest', 'oldest', 'duration', 'cost', 'workflow', 'status'] as const;
+export type RunSort = (typeof RUN_SORTS)[number];
+
+export interface RunFilters {
+  status?: string;
+  trigger?: string;
+  workflowId?: string;
+  level?: string;
+  dateFrom?: string;
+  dateTo?: string;
+  query?: string;
+  sort?: RunSort;
+  limit: number;
+}
+
+const ORDER: Record<RunSort, string> = {
+  newest: 'r.created_at desc, r.id desc',
+  oldest: 'r.created_at asc, r.id asc',
+  duration: 'r.duration_ms desc nulls last, r.created_at desc',
+  cost: 'r.cost_credits desc, r.created_at desc',
+  workflow: 'lower(r.workflow_name) asc, r.created_at desc',
+  status: 'r.status asc, r.created_at desc',
+};
+
+/** `all` and empty mean "no filter" (the spec's rule for shared filters). */
+export const activeFilter = (value: string | undefined): string | undefined => (value === undefined || value === '' || value === 'all' ? undefined : value);
+
+function parseDate(value: string | undefined, name: string): Date | undefined {
+  const v = activeFilter(value);
+  if (!v) return undefined;
+  const date = new Date(v);
+  if (Number.isNaN(date.getTime())) throw badRequest(`${name} must be an ISO-8601 date.`);
+  return date;
+}
+
+/**
+ * Runs of one workspace matching the filters, filtered, sorted and limited in SQL. The free
+ * text query matches case-insensitively over the run id, workflow name, status, trigger,
+ * error, input, output, steps and logs.
+ */
+export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFilters): Promise<Run[]> {
+  const where: string[] = ['r.workspace_id = ?'];
+  const params: unknown[] = [workspaceId];
+  const add = (clause: string, ...values: unknown[]) => {
+    where.push(clause);
+    params.push(...values);
+  };
+  const status = activeFilter(f.status);
+  const trigger = activeFilter(f.trigger);
+  const workflowId = activeFilter(f.workflowId);
+  const level = activeFilter(f.level);
+  const from = parseDate(f.dateFrom, 'dateFrom');
+  const to = parseDate(f.dateTo, 'dateTo');
+  if (status) add('r.status = ?', status);
+  if (trigger) add('r.trigger = ?', trigger);
+  if (workflowId) add('r.workflow_id = ?', workflowId);
+  if (level) add('exists (select 1 from run_logs l where l.run_id = r.id and l.level = ?)', level);
+  if (from) add('r.created_at >= ?', from);
+  if (to) add('r.created_at <= ?', to);
+  const text = activeFilter(f.query?.trim());
+  if (text) {
+    const like = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    add(
+      `(r.id ilike ? or r.workflow_name ilike ? or r.status ilike ? or r.trigger ilike ? or coalesce(r.error, '') ilike ?
+        or coalesce(r.input::text, '') ilike ? or coalesce(r.output::text, '') ilike ?
+        or exists (select 1 from run_steps s where s.run_id = r.id and (s.node_id ilike ? or coalesce(s.node_name, '') ilike ? or coalesce(s.error, '') ilike ? or coalesce(s.output::text, '') ilike ?))
+        or exists (select 1 from run_logs l where l.run_id = r.id and l.message ilike ?))`,
+      ...Array(12).fill(like),
+    );
+  }
+  const rows: Array<{ id: string }> = await em
+    .getConnection()
+    .execute(`select r.id from runs r where ${where.join(' and ')} order by ${ORDER[f.sort ?? 'newest']} limit ?`, [...params, f.limit]);
+  if (rows.length === 0) return [];
+  const runs = await em.find(RunSchema, { id: { $in: rows.map((r) => r.id) } });
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  return rows.map((r) => byId.get(r.id)!).filter(Boolean);
+}

@@ -1,0 +1,399 @@
+/**
+ * The graph interpreter shared by the Temporal run workflow and dry runs. It owns the
+ * semantics of the graph (which node runs when, with which input, which edges are live) and
+ * evaluates pure nodes itself; everything with an effect outside the run — actions, waits,
+ * child runs, projections — goes through the `EngineHost`, which the Temporal workflow
+ * implements with activities, timers, signals and child workflows, and a dry run with
+ * simulations. Deterministic: no I/O, no clock or randomness except through the host.
+ */
+import { evaluateExpression, resolveTemplated } from './expressions';
+import { parseNodeConfig } from './nodes';
+import type { GraphEdge, GraphNode, WorkflowGraph } from './types';
+
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface StepRecord {
+  nodeId: string;
+  nodeType: string;
+  nodeName: string | null;
+  seq: number;
+  status: StepStatus;
+  attempts: number;
+  input: unknown;
+  output: unknown;
+  error: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+}
+
+export interface LogRecord {
+  seq: number;
+  nodeId: string | null;
+  level: LogLevel;
+  message: string;
+  data: unknown;
+  createdAt: string;
+}
+
+export interface ResponseCapture {
+  nodeId: string;
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface ApprovalDecision {
+  decision: 'approved' | 'rejected';
+  comment?: string | null;
+  decidedBy?: string | null;
+}
+
+/** What the interpreter needs from its environment. */
+export interface EngineHost {
+  now(): number;
+  /** http and code nodes, with their config already resolved. Throws on failure. */
+  runAction(node: GraphNode, config: Record<string, unknown>, input: unknown): Promise<{ output: unknown; attempts?: number; logs?: Array<{ level: LogLevel; message: string }> }>;
+  waitTimer(node: GraphNode, untilMs: number): Promise<void>;
+  /** Resolves with the decision; throws when the approval times out. */
+  waitApproval(node: GraphNode, config: { prompt?: string; timeoutSeconds?: number }): Promise<ApprovalDecision>;
+  /** Resolves with the resume body; throws when the event times out. */
+  waitEvent(node: GraphNode, config: { timeoutSeconds?: number }): Promise<unknown>;
+  runSubworkflow(node: GraphNode, config: { workflowId: string }, input: unknown): Promise<unknown>;
+  /** Called when a step starts, waits and ends (same nodeId: an upsert). */
+  onStep(step: StepRecord): void | Promise<void>;
+  onLog(log: LogRecord): void | Promise<void>;
+  onResponse(response: ResponseCapture): void | Promise<void>;
+  /** True for the host's cancellation errors, which end the run instead of failing a node. */
+  isCancellation(err: unknown): boolean;
+}
+
+export interface RunRequest {
+  graph: WorkflowGraph;
+  input: unknown;
+  /** The run's trigger; picks the matching trigger node when several exist. */
+  trigger: string;
+  startNodeId?: string | null;
+}
+
+export interface RunOutcome {
+  status: 'succeeded' | 'failed';
+  output: unknown;
+  error: { message: string; nodeId: string | null } | null;
+  /** 1 credit per executed action node (http, code) and per child run. */
+  costCredits: number;
+}
+
+/** A node failure that carries the failing node, so the run's error can name it. */
+export class NodeFailure extends Error {
+  constructor(
+    readonly nodeId: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NodeFailure';
+  }
+}
+
+const ACTION_TYPES = new Set(['http', 'code']);
+const TRIGGERS_BY_RUN_TRIGGER: Record<string, string[]> = {
+  webhook: ['webhook', 'start'],
+  schedule: ['schedule', 'start'],
+};
+
+interface NodeResult {
+  output: unknown;
+  /** Which output handles are live; null means every edge without an explicit handle. */
+  handles: string[] | null;
+}
+
+/**
+ * Runs the graph to completion. Nodes run as soon as all their incoming edges are decided
+ * (dead-path elimination), so branches of one node run in parallel and a merge waits for
+ * every live branch. The run's output is the output of the terminal node that finished last.
+ */
+export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOutcome> {
+  const { graph } = req;
+  const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
+  const incoming = new Map<string, GraphEdge[]>();
+  const outgoing = new Map<string, GraphEdge[]>();
+  for (const n of graph.nodes) {
+    incoming.set(n.id, []);
+    outgoing.set(n.id, []);
+  }
+  for (const e of graph.edges) {
+    if (!nodes.has(e.source) || !nodes.has(e.target)) continue;
+    outgoing.get(e.source)!.push(e);
+    incoming.get(e.target)!.push(e);
+  }
+
+  const start = pickStartNode(req, graph.nodes);
+  const reachable = reachableFrom(start.id, outgoing);
+  const pending = new Map<string, number>();
+  const liveInputs = new Map<string, Map<string, unknown>>();
+  for (const n of graph.nodes) {
+    pending.set(n.id, incoming.get(n.id)!.filter((e) => reachable.has(e.source)).length);
+    liveInputs.set(n.id, new Map());
+  }
+
+  const outputs: Record<string, unknown> = {};
+  const bindings = { trigger: req.input, nodes: outputs };
+  let seq = 0;
+  let logSeq = 0;
+  let costCredits = 0;
+  let lastTerminal: { nodeId: string; output: unknown } | null = null;
+  let failure: { message: string; nodeId: string | null } | null = null;
+  let cancellation: unknown = null;
+  const inFlight: Promise<void>[] = [];
+
+  const log = (nodeId: string | null, level: LogLevel, message: string, data: unknown = null) =>
+    host.onLog({ seq: logSeq++, nodeId, level, message, data, createdAt: new Date(host.now()).toISOString() });
+
+  const step = (node: GraphNode, fields: Partial<StepRecord> & { status: StepStatus; seq: number }): StepRecord => ({
+    nodeId: node.id,
+    nodeType: node.type,
+    nodeName: node.name ?? null,
+    attempts: 0,
+    input: null,
+    output: null,
+    error: null,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+    ...fields,
+  });
+
+  const decideEdges = async (node: GraphNode, result: NodeResult | null) => {
+    for (const edge of outgoing.get(node.id)!) {
+      const live = result !== null && isLive(edge, result);
+      await resolveEdge(edge, live, live ? result!.output : undefined);
+    }
+  };
+
+  const resolveEdge = async (edge: GraphEdge, live: boolean, output: unknown) => {
+    const target = edge.target;
+    if (live) liveInputs.get(target)!.set(edge.source, output);
+    const left = pending.get(target)! - 1;
+    pending.set(target, left);
+    if (left > 0) return;
+    if (liveInputs.get(target)!.size === 0) {
+      const node = nodes.get(target)!;
+      await host.onStep(step(node, { status: 'skipped', seq: seq++ }));
+      await decideEdges(node, null);
+      return;
+    }
+    schedule(target);
+  };
+
+  const schedule = (nodeId: string) => {
+    if (failure || cancellation) return;
+    inFlight.push(execute(nodes.get(nodeId)!));
+  };
+
+  const execute = async (node: GraphNode): Promise<void> => {
+    const mySeq = seq++;
+    const startedMs = host.now();
+    const inputs = liveInputs.get(node.id)!;
+    const input = node.id === start.id ? req.input : node.type === 'merge' ? Object.fromEntries(inputs) : [...inputs.values()][0];
+    const base = { seq: mySeq, input, startedAt: new Date(startedMs).toISOString() };
+    await host.onStep(step(node, { ...base, status: 'running' }));
+
+    let result: NodeResult;
+    let attempts = 1;
+    try {
+      if (node.disabled) {
+        result = { output: input, handles: null };
+      } else {
+        const ran = await runNode(node, input, mySeq);
+        result = ran.result;
+        attempts = ran.attempts;
+      }
+    } catch (err) {
+      if (host.isCancellation(err)) {
+        cancellation = err;
+        await host.onStep(step(node, { ...base, status: 'canceled', finishedAt: new Date(host.now()).toISOString() }));
+        return;
+      }
+      const message = errorMessage(err);
+      const finishedMs = host.now();
+      await host.onStep(
+        step(node, { ...base, status: 'failed', attempts, error: message, finishedAt: new Date(finishedMs).toISOString(), durationMs: finishedMs - startedMs }),
+      );
+      await log(node.id, 'error', `Node ${node.id} failed: ${message}`);
+      const onError = node.onError ?? 'stop';
+      if (onError === 'stop') {
+        failure ??= { message, nodeId: node.id };
+        return;
+      }
+      const errorOutput = { error: { message, nodeId: node.id } };
+      outputs[node.id] = errorOutput;
+      await finish(node, { output: errorOutput, handles: onError === 'branch' ? ['error'] : null });
+      return;
+    }
+
+    const finishedMs = host.now();
+    outputs[node.id] = result.output;
+    await host.onStep(
+      step(node, {
+        ...base,
+        status: 'succeeded',
+        attempts,
+        output: result.output,
+        finishedAt: new Date(finishedMs).toISOString(),
+        durationMs: finishedMs - startedMs,
+      }),
+    );
+    await finish(node, result);
+  };
+
+  const finish = async (node: GraphNode, result: NodeResult) => {
+    // Terminal for this run: no outgoing edge, or none of them live (e.g. an unwired branch).
+    if (!outgoing.get(node.id)!.some((e) => isLive(e, result))) lastTerminal = { nodeId: node.id, output: result.output };
+    await decideEdges(node, result);
+  };
+
+  const runNode = async (node: GraphNode, input: unknown, nodeSeq: number): Promise<{ result: NodeResult; attempts: number }> => {
+    const config = parseNodeConfig(node.type, node.config ?? {}) as Record<string, unknown>;
+    const pure = (output: unknown, handles: string[] | null = null) => ({ result: { output, handles }, attempts: 1 });
+    switch (node.type) {
+      case 'start':
+      case 'webhook':
+      case 'schedule':
+        return pure(input);
+      case 'condition': {
+        const value = await evaluateExpression(config.expression as string, input, bindings);
+        return pure(input, [value ? 'true' : 'false']);
+      }
+      case 'switch': {
+        const value = await evaluateExpression(config.expression as string, input, bindings);
+        const cases = config.cases as Array<{ value: unknown; handle: string }>;
+        const match = cases.find((c) => stableJson(c.value) === stableJson(value));
+        return pure(input, [match ? match.handle : 'default']);
+      }
+      case 'transform':
+        return pure(await evaluateExpression(config.expression as string, input, bindings));
+      case 'merge':
+        return pure(input);
+      case 'log': {
+        const message = String(await resolveTemplated(config.message, input, bindings));
+        await log(node.id, config.level as LogLevel, message);
+        return pure(input);
+      }
+      case 'fail':
+        throw new NodeFailure(node.id, String(await resolveTemplated(config.message, input, bindings)));
+      case 'response': {
+        const resolved = (await resolveTemplated({ headers: config.headers ?? {}, body: config.body }, input, bindings)) as {
+          headers: Record<string, string>;
+          body: unknown;
+        };
+        const response = { nodeId: node.id, status: (config.status as number) ?? 200, headers: stringRecord(resolved.headers), body: resolved.body };
+        await host.onResponse(response);
+        return pure({ status: response.status, headers: response.headers, body: response.body });
+      }
+      case 'wait': {
+        const untilMs = typeof config.until === 'string' ? Date.parse(config.until) : host.now() + Number(config.seconds) * 1000;
+        await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
+        await host.waitTimer(node, untilMs);
+        return pure(input);
+      }
+      case 'approval': {
+        await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
+        const decision = await host.waitApproval(node, config as { prompt?: string; timeoutSeconds?: number });
+        return pure({ decision: decision.decision, comment: decision.comment ?? null, decidedBy: decision.decidedBy ?? null }, [decision.decision]);
+      }
+      case 'event': {
+        await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
+        return pure(await host.waitEvent(node, config as { timeoutSeconds?: number }));
+      }
+      case 'subworkflow': {
+        const childInput = config.input === undefined ? input : await resolveTemplated(config.input, input, bindings);
+        const output = await host.runSubworkflow(node, { workflowId: config.workflowId as string }, childInput);
+        costCredits += 1;
+        return pure(output);
+      }
+      default: {
+        if (!ACTION_TYPES.has(node.type)) throw new NodeFailure(node.id, `Unknown node type "${node.type}"`);
+        const resolved = (await resolveTemplated(config, input, bindings)) as Record<string, unknown>;
+        const ran = await host.runAction(node, resolved, input);
+        costCredits += 1;
+        for (const entry of ran.logs ?? []) await log(node.id, entry.level, entry.message);
+        return { result: { output: ran.output, handles: null }, attempts: ran.attempts ?? 1 };
+      }
+    }
+  };
+
+  await log(null, 'info', `Run started at node ${start.id}`);
+  schedule(start.id);
+  // Nodes schedule their successors; keep awaiting until no new work appears.
+  for (let settled = 0; settled < inFlight.length; settled++) await inFlight[settled];
+
+  if (cancellation) throw cancellation;
+  if (failure) {
+    const f = failure as { message: string; nodeId: string | null };
+    await log(f.nodeId, 'error', `Run failed: ${f.message}`);
+    return { status: 'failed', output: null, error: f, costCredits };
+  }
+  await log(null, 'info', 'Run succeeded');
+  const terminal = lastTerminal as { nodeId: string; output: unknown } | null;
+  return { status: 'succeeded', output: terminal?.output ?? null, error: null, costCredits };
+}
+
+/** Edges without a handle follow a node's normal output; handled edges follow only their handle. */
+function isLive(edge: GraphEdge, result: NodeResult): boolean {
+  const handle = edge.sourceHandle ?? null;
+  return result.handles === null ? handle === null || handle === 'default' : handle !== null && result.handles.includes(handle);
+}
+
+/** The node a run starts at: `startNodeId` when given, else the trigger matching the run's trigger. */
+export function pickStartNode(req: Pick<RunRequest, 'trigger' | 'startNodeId'>, nodes: GraphNode[]): GraphNode {
+  if (req.startNodeId) {
+    const node = nodes.find((n) => n.id === req.startNodeId);
+    if (!node) throw new NodeFailure(req.startNodeId, `Start node "${req.startNodeId}" does not exist`);
+    return node;
+  }
+  const preferred = TRIGGERS_BY_RUN_TRIGGER[req.trigger] ?? ['start', 'webhook', 'schedule'];
+  for (const type of preferred) {
+    const node = nodes.find((n) => n.type === type);
+    if (node) return node;
+  }
+  const anyTrigger = nodes.find((n) => ['start', 'webhook', 'schedule'].includes(n.type));
+  if (!anyTrigger) throw new NodeFailure('', 'The workflow has no trigger node');
+  return anyTrigger;
+}
+
+function reachableFrom(startId: string, outgoing: Map<string, GraphEdge[]>): Set<string> {
+  const seen = new Set<string>([startId]);
+  const stack = [startId];
+  while (stack.length > 0) {
+    for (const e of outgoing.get(stack.pop()!) ?? []) {
+      if (!seen.has(e.target)) {
+        seen.add(e.target);
+        stack.push(e.target);
+      }
+    }
+  }
+  return seen;
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) {
+    // Temporal wraps activity failures; the root cause carries the useful message.
+    let cause: unknown = err;
+    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+    return (cause as Error).message || err.message;
+  }
+  return String(err);
+}
+
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+  );
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object') return {};
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+

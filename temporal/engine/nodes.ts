@@ -1,0 +1,456 @@
+/**
+ * Node catalogue: one zod schema per node type's `config`, the node/edge/graph shapes, and
+ * the output handles of each node. Bundled into workflow code: zod only, no I/O.
+ *
+ * Expression convention
+ * ---------------------
+ * - `condition.expression`, `switch.expression` and `transform.expression` are always JSONata.
+ * - Templated fields — `http` (url, header values, query values, string leaves of body),
+ *   `response` (string leaves of headers and body), `log.message`, `fail.message` and the
+ *   string leaves of `subworkflow.input` — hold JSON in which a string starting with `=` is a
+ *   JSONata expression (everything after the `=`); every other string is a literal. The
+ *   expression's result replaces the string as JSON (it is not stringified), so
+ *   `"body": { "n": "=$count(items)" }` yields a number.
+ * - A literal string that must start with `=` is written as an expression returning it:
+ *   `="=not an expression"` is the JSONata string literal `"=not an expression"`.
+ * - Keys are never expressions, nor are strings in any other config field.
+ * Expressions see the node's input as `$` and `$input`, the run's trigger payload as
+ * `$trigger`, and the outputs of finished nodes as `$nodes.<id>` (see expressions.ts).
+ */
+import { z } from 'zod';
+import { NODE_TYPES, TRIGGER_TYPES, type GraphNode, type NodeType, type TriggerType } from './types';
+
+/** Prefix marking a templated string as a JSONata expression. */
+export const EXPRESSION_PREFIX = '=';
+
+/** True for strings that are templated expressions (`=` + JSONata). */
+export function isTemplateExpression(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(EXPRESSION_PREFIX);
+}
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+const MAX_JSON_DEPTH = 64;
+
+/** Plain JSON check with a depth cap, so cyclic or absurdly deep input fails instead of overflowing. */
+export function isJsonValue(value: unknown, depth = 0): value is JsonValue {
+  if (depth > MAX_JSON_DEPTH) return false;
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every((v) => isJsonValue(v, depth + 1));
+  if (typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return false;
+    return Object.values(value as Record<string, unknown>).every((v) => isJsonValue(v, depth + 1));
+  }
+  return false;
+}
+
+// z.json() reports a wall of union errors; one readable message is more useful to users.
+const jsonValue = z.custom<JsonValue>((v) => isJsonValue(v), {
+  message: `expected a JSON value (string, number, boolean, null, array or object; at most ${MAX_JSON_DEPTH} levels deep)`,
+});
+
+const MAX_DURATION_SECONDS = 31_536_000; // one year
+const durationSeconds = z.number().int().min(1).max(MAX_DURATION_SECONDS);
+const stringRecord = z.record(z.string(), z.string());
+// A refinement, not .trim(): parsing must not rewrite values such as code or messages.
+const nonEmpty = z.string().refine((s) => s.trim().length > 0, 'must not be empty');
+const expression = nonEmpty.max(20_000, 'expression is too long (max 20000 characters)');
+
+// ---------------------------------------------------------------------------------------------
+// Cron (5 fields). Deliberately rough: enough to catch typos before a schedule is created;
+// Temporal's own parser remains the authority.
+
+interface CronField {
+  name: string;
+  min: number;
+  max: number;
+  names?: readonly string[];
+  /** Value of names[0]. */
+  namesBase?: number;
+}
+
+const CRON_FIELDS: readonly CronField[] = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'], namesBase: 1 },
+  // 7 is Sunday too, as in most cron dialects.
+  { name: 'day of week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'], namesBase: 0 },
+];
+
+function cronValue(token: string, field: CronField): number | string {
+  if (/^\d+$/.test(token)) {
+    const n = Number(token);
+    return n >= field.min && n <= field.max ? n : `${field.name}: ${token} is outside ${field.min}-${field.max}`;
+  }
+  const index = field.names?.indexOf(token.toUpperCase()) ?? -1;
+  if (index >= 0) return index + field.namesBase!;
+  return `${field.name}: "${token}" is not a number${field.names ? ' or a name like ' + field.names[0] : ''}`;
+}
+
+function cronItemError(item: string, field: CronField): string | null {
+  const [range, step, ...extra] = item.split('/');
+  if (extra.length > 0) return `${field.name}: "${item}" has more than one "/"`;
+  if (step !== undefined) {
+    if (!/^\d+$/.test(step) || Number(step) < 1 || Number(step) > field.max) {
+      return `${field.name}: step "${step}" must be a number from 1 to ${field.max}`;
+    }
+  }
+  if (range === '*') return null;
+  const bounds = range.split('-');
+  if (bounds.length > 2 || bounds.some((b) => b === '')) return `${field.name}: "${item}" is not a value, range, list or step`;
+  const values = bounds.map((b) => cronValue(b, field));
+  const bad = values.find((v) => typeof v === 'string');
+  if (bad !== undefined) return bad as string;
+  if (values.length === 2 && (values[0] as number) > (values[1] as number)) return `${field.name}: range "${range}" runs backwards`;
+  return null;
+}
+
+/** Problems with a 5-field cron expression (empty when it looks valid). */
+export function cronErrors(cron: string): string[] {
+  const fields = cron.trim().split(/\s+/).filter(Boolean);
+  if (fields.length !== 5) {
+    return [`expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`];
+  }
+  const errors: string[] = [];
+  fields.forEach((text, i) => {
+    for (const item of text.split(',')) {
+      const error = item === '' ? `${CRON_FIELDS[i].name}: empty list item in "${text}"` : cronItemError(item, CRON_FIELDS[i]);
+      if (error) errors.push(error);
+    }
+  });
+  return errors;
+}
+
+function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat(undefined, { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config schemas. Strict objects: an unknown key in a config is almost always a typo
+// (`timeoutSecond`) that would otherwise be silently ignored.
+
+// inputSchema is a JSON Schema for the run input; only its JSON-ness is checked here.
+const startConfig = z.strictObject({ inputSchema: z.record(z.string(), jsonValue).optional() });
+
+const webhookConfig = z.strictObject({
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'ANY']).default('ANY'),
+  dedupeHeader: z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name')
+    .optional(),
+});
+
+const scheduleConfig = z.strictObject({
+  cron: z.string().superRefine((cron, ctx) => {
+    for (const message of cronErrors(cron)) ctx.addIssue({ code: 'custom', message });
+  }),
+  timezone: z
+    .string()
+    .refine(isValidTimeZone, { message: 'must be an IANA time zone such as "UTC" or "Europe/Berlin"' })
+    .default('UTC'),
+});
+
+const conditionConfig = z.strictObject({ expression });
+
+const switchConfig = z.strictObject({
+  expression,
+  cases: z
+    .array(
+      z.strictObject({
+        value: jsonValue,
+        handle: nonEmpty
+          .max(100)
+          // 'error' is reserved too: it is the failure handle of nodes with onError 'branch'.
+          .refine((h) => h !== 'default' && h !== 'error', { message: 'must not be "default" or "error" (reserved handles)' }),
+      }),
+    )
+    .min(1, 'needs at least one case')
+    .max(50, 'at most 50 cases')
+    .superRefine((cases, ctx) => {
+      const seen = new Set<string>();
+      cases.forEach((c, i) => {
+        if (seen.has(c.handle)) ctx.addIssue({ code: 'custom', path: [i, 'handle'], message: `duplicate case handle "${c.handle}"` });
+        seen.add(c.handle);
+      });
+    }),
+});
+
+const transformConfig = z.strictObject({ expression });
+
+const mergeConfig = z.strictObject({});
+
+const waitConfig = z
+  .strictObject({
+    seconds: z.number().positive().max(MAX_DURATION_SECONDS).optional(),
+    until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2030-01-01T09:00:00Z' }).optional(),
+  })
+  .refine((c) => (c.seconds === undefined) !== (c.until === undefined), { message: 'set exactly one of "seconds" or "until"' });
+
+const approvalConfig = z.strictObject({
+  prompt: z.string().max(2000).optional(),
+  timeoutSeconds: durationSeconds.optional(),
+});
+
+const eventConfig = z.strictObject({ timeoutSeconds: durationSeconds.optional() });
+
+const responseConfig = z.strictObject({
+  status: z.number().int().min(100).max(599).default(200),
+  headers: stringRecord.optional(),
+  body: jsonValue,
+});
+
+const subworkflowConfig = z.strictObject({ workflowId: nonEmpty, input: jsonValue.optional() });
+
+const failConfig = z.strictObject({ message: nonEmpty });
+
+const logConfig = z.strictObject({
+  level: z.enum(['debug', 'info', 'warn', 'error']),
+  message: z.string(),
+});
+
+const httpConfig = z.strictObject({
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']),
+  url: nonEmpty.refine((url) => isTemplateExpression(url) || /^https?:\/\/[^\s/?#]+\S*$/i.test(url), {
+    message: 'must be an http(s) URL or an "=" expression',
+  }),
+  headers: stringRecord.optional(),
+  query: stringRecord.optional(),
+  body: jsonValue.optional(),
+  credentialId: nonEmpty.optional(),
+  timeoutMs: z.number().int().min(1).max(120_000).default(30_000),
+});
+
+const codeConfig = z.strictObject({ source: nonEmpty.max(100_000) });
+
+/** The config schema of every node type. Parsing applies defaults. */
+export const NODE_CONFIG_SCHEMAS = {
+  start: startConfig,
+  webhook: webhookConfig,
+  schedule: scheduleConfig,
+  condition: conditionConfig,
+  switch: switchConfig,
+  transform: transformConfig,
+  merge: mergeConfig,
+  wait: waitConfig,
+  approval: approvalConfig,
+  event: eventConfig,
+  response: responseConfig,
+  subworkflow: subworkflowConfig,
+  fail: failConfig,
+  log: logConfig,
+  http: httpConfig,
+  code: codeConfig,
+} satisfies Record<NodeType, z.ZodType>;
+
+/** Parsed (defaults applied) config of a node type. */
+export type NodeConfig<T extends NodeType> = z.output<(typeof NODE_CONFIG_SCHEMAS)[T]>;
+
+export function isNodeType(type: unknown): type is NodeType {
+  return typeof type === 'string' && (NODE_TYPES as readonly string[]).includes(type);
+}
+
+export function isTriggerType(type: unknown): type is TriggerType {
+  return typeof type === 'string' && (TRIGGER_TYPES as readonly string[]).includes(type);
+}
+
+/** True when `path` names a key that is absent from its (object) parent in `input`. */
+function isMissing(input: unknown, path: readonly PropertyKey[]): boolean {
+  if (path.length === 0) return input === undefined;
+  let parent = input;
+  for (const key of path.slice(0, -1)) {
+    if (parent === null || typeof parent !== 'object') return false;
+    parent = (parent as Record<PropertyKey, unknown>)[key];
+  }
+  return parent !== null && typeof parent === 'object' && (parent as Record<PropertyKey, unknown>)[path[path.length - 1]] === undefined;
+}
+
+/**
+ * `config.cron: expected 5 fields ...` — one line per zod issue, paths prefixed with `prefix`.
+ * Pass the parsed `input` to turn zod's type/enum complaints about absent keys into "is required".
+ */
+export function formatZodIssues(issues: readonly z.core.$ZodIssue[], prefix = 'config', input?: unknown): string[] {
+  return issues.map((issue) => {
+    const path = formatPath(prefix, issue.path);
+    const typeOrValue = issue.code === 'invalid_type' || issue.code === 'invalid_value' || issue.code === 'custom';
+    const missing = typeOrValue && issue.path.length > 0 && isMissing(input, issue.path);
+    return `${path}: ${missing ? 'is required' : issue.message}`;
+  });
+}
+
+/** Thrown by parseNodeConfig; `issues` are the readable per-field problems. */
+export class NodeConfigError extends Error {
+  constructor(
+    readonly nodeType: string,
+    readonly issues: string[],
+  ) {
+    super(`Invalid ${nodeType} config: ${issues.join('; ')}`);
+    this.name = 'NodeConfigError';
+  }
+}
+
+/**
+ * Parses a node's config with its type's schema and returns it with defaults applied.
+ * Throws NodeConfigError for an unknown type or an invalid config. Expression strings are
+ * returned as-is (not evaluated, not compiled).
+ */
+export function parseNodeConfig<T extends NodeType>(type: T, config: unknown): NodeConfig<T>;
+export function parseNodeConfig(type: string, config: unknown): Record<string, unknown>;
+export function parseNodeConfig(type: string, config: unknown): unknown {
+  if (!isNodeType(type)) throw new NodeConfigError(type, [`unknown node type "${type}"`]);
+  const result = (NODE_CONFIG_SCHEMAS[type] as z.ZodType).safeParse(config ?? {});
+  if (!result.success) throw new NodeConfigError(type, formatZodIssues(result.error.issues, 'config', config ?? {}));
+  return result.data;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node, edge and graph shapes. Loose objects (unknown keys stripped): editors keep their own
+// state (selection, sizes) on nodes and edges, and that must not make a graph invalid.
+
+export const nodeSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 characters of A-Z, a-z, 0-9, "_" or "-"'),
+  type: z.string(),
+  name: z.string().max(200).optional(),
+  config: z.record(z.string(), z.unknown()).default({}),
+  position: z.object({ x: z.number(), y: z.number() }).optional(),
+  disabled: z.boolean().optional(),
+  retry: z
+    .object({
+      maxAttempts: z.number().int().min(1).max(10),
+      backoffSeconds: z.number().min(0).max(3600),
+    })
+    .optional(),
+  onError: z.enum(['stop', 'continue', 'branch']).optional(),
+});
+
+export const edgeSchema = z.object({
+  id: z.string().optional(),
+  source: z.string(),
+  target: z.string(),
+  // Editors commonly send `null` for "no handle"; treat it like an absent handle.
+  sourceHandle: z
+    .string()
+    .nullish()
+    .transform((h) => h ?? undefined),
+});
+
+export const MAX_NODES = 500;
+export const MAX_EDGES = 2000;
+
+export const graphSchema = z.object({
+  nodes: z.array(nodeSchema).max(MAX_NODES, `at most ${MAX_NODES} nodes`),
+  edges: z.array(edgeSchema).max(MAX_EDGES, `at most ${MAX_EDGES} edges`),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Output handles
+
+type HandleNode = Pick<GraphNode, 'type' | 'config' | 'onError'>;
+
+/** Node types whose regular output is split into named handles (no unnamed output). */
+const BRANCHING_TYPES = new Set(['condition', 'switch', 'approval']);
+
+/**
+ * The named output handles of a node, or null when its only output is the single default
+ * one (edges without `sourceHandle`). condition → true/false, switch → case handles + default,
+ * approval → approved/rejected; `onError: 'branch'` adds `error` to any node — for a node with
+ * a single default output that gives `['error']`, and its edges without a handle still carry
+ * the regular output (see isValidSourceHandle). Tolerates invalid switch configs (uses the
+ * string handles it finds) so the editor can still draw a half-configured node.
+ */
+export function outputHandles(node: HandleNode): string[] | null {
+  let handles: string[] | null = null;
+  if (node.type === 'condition') handles = ['true', 'false'];
+  else if (node.type === 'approval') handles = ['approved', 'rejected'];
+  else if (node.type === 'switch') {
+    const cases = (node.config as { cases?: unknown } | undefined)?.cases;
+    const caseHandles = Array.isArray(cases)
+      ? cases.map((c) => (c && typeof c === 'object' ? (c as { handle?: unknown }).handle : undefined)).filter((h): h is string => typeof h === 'string')
+      : [];
+    handles = [...new Set(caseHandles), 'default'];
+  }
+  if (node.onError === 'branch') handles = [...(handles ?? []), 'error'];
+  return handles;
+}
+
+/**
+ * Whether an edge leaving `node` through `sourceHandle` can ever carry data. Nodes with a
+ * single default output accept edges without a handle (and, like the interpreter, the
+ * handle name `default`); branching nodes need one of their named handles.
+ */
+export function isValidSourceHandle(node: HandleNode, sourceHandle: string | undefined): boolean {
+  const handles = outputHandles(node) ?? [];
+  if (sourceHandle === undefined) return !BRANCHING_TYPES.has(node.type);
+  if (handles.includes(sourceHandle)) return true;
+  return sourceHandle === 'default' && !BRANCHING_TYPES.has(node.type);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions of a node
+
+/** Which config fields hold expressions, per node type (see the convention at the top). */
+export const EXPRESSION_FIELDS: Readonly<Partial<Record<NodeType, { jsonata?: readonly string[]; templated?: readonly string[] }>>> = {
+  condition: { jsonata: ['expression'] },
+  switch: { jsonata: ['expression'] },
+  transform: { jsonata: ['expression'] },
+  http: { templated: ['url', 'headers', 'query', 'body'] },
+  response: { templated: ['headers', 'body'] },
+  log: { templated: ['message'] },
+  fail: { templated: ['message'] },
+  subworkflow: { templated: ['input'] },
+};
+
+export interface NodeExpression {
+  /** Where the expression sits, e.g. `config.body.items[0].name`. */
+  path: string;
+  /** The JSONata source (without the `=` of templated strings). */
+  expression: string;
+}
+
+function formatPath(prefix: string, path: readonly PropertyKey[]): string {
+  let out = prefix;
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) out += `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+function walkTemplated(value: unknown, path: PropertyKey[], out: NodeExpression[], depth: number): void {
+  if (depth > MAX_JSON_DEPTH) return;
+  if (isTemplateExpression(value)) {
+    out.push({ path: formatPath('config', path), expression: value.slice(EXPRESSION_PREFIX.length) });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => walkTemplated(v, [...path, i], out, depth + 1));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) walkTemplated(v, [...path, k], out, depth + 1);
+  }
+}
+
+/**
+ * Every expression in a node's config, for validation. Walks the parsed config when it is
+ * valid and the raw config otherwise, so expression errors are reported alongside config
+ * errors. Never throws; unknown types have no expressions.
+ */
+export function collectExpressions(node: Pick<GraphNode, 'type' | 'config'>): NodeExpression[] {
+  const rules = isNodeType(node?.type) ? EXPRESSION_FIELDS[node.type] : undefined;
+  if (!rules) return [];
+  const parsed = (NODE_CONFIG_SCHEMAS[node.type as NodeType] as z.ZodType).safeParse(node.config ?? {});
+  const config = parsed.success ? parsed.data : node.config;
+  if (!config || typeof config !== 'object') return [];
+  const record = config as Record<string, unknown>;
+  const out: NodeExpression[] = [];
+  for (const field of rules.jsonata ?? []) {
+    if (typeof record[field] === 'string') out.push({ path: formatPath('config', [field]), expression: record[field] as string });
+  }
+  for (const field of rules.templated ?? []) walkTemplated(record[field], [field], out, 0);
+  return out;
+}

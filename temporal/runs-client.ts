@@ -1,0 +1,81 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Run } from '../db/entities';
+import { conflict } from '../services/errors';
+import type { RunLauncher } from '../services/runs';
+import type { WorkflowGraph } from './engine/types';
+import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import type { RunWorkflowInput } from './workflows/run';
+
+/** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
+export function temporalRunLauncher(client: Client): RunLauncher {
+  return {
+    async start(run: Run, graph: WorkflowGraph) {
+      const input: RunWorkflowInput = {
+        runId: run.id,
+        workspaceId: run.workspaceId,
+        workflowId: run.workflowId,
+        trigger: run.trigger,
+        graph,
+        input: run.input,
+        startNodeId: run.startNodeId,
+      };
+      try {
+        await client.workflow.start(WORKFLOW_TYPES.run, {
+          taskQueue: TASK_QUEUE,
+          workflowId: run.id,
+          args: [input],
+          memo: { workflowName: run.workflowName },
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [run.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcWorkflowId]: [run.workflowId],
+            [SEARCH_ATTRIBUTES.SvcTrigger]: [run.trigger],
+          },
+        });
+      } catch (err) {
+        // The workflow id is the run id: a second start of the same run is already done.
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    },
+
+    async cancel(runId) {
+      try {
+        await client.workflow.getHandle(runId).cancel();
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    },
+
+    async approve(runId, request) {
+      try {
+        return await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] });
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError) throw conflict(rootMessage(err));
+        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) throw conflict('The run is no longer waiting for an approval.');
+        throw err;
+      }
+    },
+
+    async resumeEvent(runId, resume) {
+      try {
+        await client.workflow.getHandle(runId).signal(resumeEventSignal, resume);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
+        throw err;
+      }
+    },
+  };
+}
+
+function rootMessage(err: Error): string {
+  let cause: unknown = err;
+  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+  return (cause as Error).message || err.message;
+}
+
+function isClosedWorkflowError(err: unknown): boolean {
+  return err instanceof Error && /workflow execution already completed|already completed/i.test(err.message);
+}

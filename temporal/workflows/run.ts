@@ -1,0 +1,228 @@
+/**
+ * One workflow run = one Temporal workflow (workflow id = run id). It interprets the pinned
+ * graph with the shared engine: pure nodes run here, actions are activities, waits are
+ * timers, an Update (approval) and a signal (event), subworkflows are child workflows. The
+ * PostgreSQL projection (run row, steps, logs) is written by a local activity at the points
+ * that matter: start, after each side effect, on entering and leaving a wait, at the end.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import type { StoredWait } from '../../db/entities/runs';
+import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../engine/interpreter';
+import type { GraphNode, WorkflowGraph } from '../engine/types';
+import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, type ApprovalRequest } from '../shared';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/** Wall-clock budget of a code node; the sandbox enforces its own, shorter CPU deadline. */
+const CODE_TIMEOUT_MS = 10_000;
+
+export interface RunWorkflowInput {
+  runId: string;
+  workspaceId: string;
+  workflowId: string;
+  trigger: string;
+  graph: WorkflowGraph;
+  input: unknown;
+  startNodeId?: string | null;
+}
+
+export interface RunWorkflowResult {
+  runId: string;
+  status: 'succeeded';
+  output: unknown;
+}
+
+const { recordRunProgress } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
+const { issueResumeToken, prepareChildRun } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
+function actionActivities(node: GraphNode, timeoutMs: number): Activities {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: timeoutMs + 5_000,
+    retry: {
+      maximumAttempts: node.retry?.maxAttempts ?? 1,
+      initialInterval: `${Math.max(node.retry?.backoffSeconds ?? 1, 0.001)} seconds`,
+      backoffCoefficient: 2,
+    },
+  });
+}
+
+export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowResult> {
+  const steps = new Map<string, StepRecord>();
+  const waits = new Map<string, StoredWait>();
+  const approvals = new Map<string, ApprovalDecision>();
+  const events = new Map<string, unknown>();
+  let pendingSteps: StepRecord[] = [];
+  let pendingLogs: LogRecord[] = [];
+  let status: 'running' | 'waiting' = 'running';
+
+  setHandler(progressQuery, () => ({ status, steps: [...steps.values()], waits: [...waits.values()] }));
+  setHandler(
+    approvalUpdate,
+    (request: ApprovalRequest) => {
+      const nodeId = pendingApprovalFor(request.nodeId)!;
+      approvals.set(nodeId, { decision: request.decision, comment: request.comment ?? null, decidedBy: request.decidedBy ?? null });
+      return { nodeId, decision: request.decision };
+    },
+    { validator: (request: ApprovalRequest) => void pendingApprovalFor(request.nodeId) },
+  );
+  setHandler(resumeEventSignal, ({ nodeId, token, payload }) => {
+    const wait = waits.get(nodeId);
+    if (wait?.kind === 'event' && wait.token === token && !events.has(nodeId)) events.set(nodeId, payload);
+  });
+
+  /** The approval an Update decides; throws (rejecting the Update) when there is none. */
+  function pendingApprovalFor(nodeId: string | null | undefined): string {
+    const pending = [...waits.values()].filter((w) => w.kind === 'approval' && !approvals.has(w.nodeId)).map((w) => w.nodeId);
+    if (nodeId) {
+      if (approvals.has(nodeId)) throw new Error('This approval has already been decided.');
+      if (!pending.includes(nodeId)) throw new Error(`The run is not waiting for an approval at node "${nodeId}".`);
+      return nodeId;
+    }
+    if (pending.length === 0) throw new Error('The run is not waiting for an approval.');
+    if (pending.length > 1) throw new Error(`The run waits on several approvals (${pending.join(', ')}); name one with nodeId.`);
+    return pending[0];
+  }
+
+  const nowIso = () => new Date(Date.now()).toISOString();
+  const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}) => {
+    const batch = { steps: pendingSteps, logs: pendingLogs };
+    pendingSteps = [];
+    pendingLogs = [];
+    await recordRunProgress({ runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch });
+  };
+  const enterWait = async (wait: StoredWait) => {
+    waits.set(wait.nodeId, wait);
+    status = 'waiting';
+    await flush({ status, waits: [...waits.values()] });
+  };
+  const leaveWait = async (nodeId: string) => {
+    waits.delete(nodeId);
+    status = waits.size > 0 ? 'waiting' : 'running';
+    await flush({ status, waits: [...waits.values()] });
+  };
+  const timeoutMs = (seconds?: number) => (seconds ? seconds * 1000 : undefined);
+
+  const host: EngineHost = {
+    now: () => Date.now(),
+    async runAction(node, config, input) {
+      const result =
+        node.type === 'code'
+          ? await actionActivities(node, CODE_TIMEOUT_MS).codeNode({ source: String(config.source), input })
+          : await actionActivities(node, Number(config.timeoutMs ?? 30_000)).httpNode(config as never);
+      await flush();
+      return { output: result.output, logs: result.logs, attempts: result.attempt };
+    },
+    async waitTimer(node, untilMs) {
+      await enterWait({ kind: 'timer', nodeId: node.id, since: nowIso(), until: new Date(untilMs).toISOString() });
+      await sleep(Math.max(0, untilMs - Date.now()));
+      await leaveWait(node.id);
+    },
+    async waitApproval(node, config) {
+      const expires = timeoutMs(config.timeoutSeconds);
+      await enterWait({
+        kind: 'approval',
+        nodeId: node.id,
+        since: nowIso(),
+        ...(config.prompt ? { prompt: config.prompt } : {}),
+        ...(expires ? { expiresAt: new Date(Date.now() + expires).toISOString() } : {}),
+      });
+      const decided = await waitUntil(() => approvals.has(node.id), expires);
+      await leaveWait(node.id);
+      if (!decided) throw new Error(`Approval timed out after ${config.timeoutSeconds} s`);
+      return approvals.get(node.id)!;
+    },
+    async waitEvent(node, config) {
+      const expires = timeoutMs(config.timeoutSeconds);
+      const expiresAt = expires ? new Date(Date.now() + expires).toISOString() : null;
+      const { token } = await issueResumeToken({ runId: req.runId, workspaceId: req.workspaceId, nodeId: node.id, expiresAt });
+      await enterWait({ kind: 'event', nodeId: node.id, since: nowIso(), token, ...(expiresAt ? { expiresAt } : {}) });
+      const resumed = await waitUntil(() => events.has(node.id), expires);
+      await leaveWait(node.id);
+      if (!resumed) throw new Error(`Event wait timed out after ${config.timeoutSeconds} s`);
+      return events.get(node.id);
+    },
+    async runSubworkflow(node, config, input) {
+      await flush();
+      const child = await prepareChildRun({
+        parentRunId: req.runId,
+        parentNodeId: node.id,
+        workspaceId: req.workspaceId,
+        workflowId: config.workflowId,
+        input,
+      });
+      const result = await executeChild(runWorkflow, {
+        workflowId: child.runId,
+        taskQueue: TASK_QUEUE,
+        args: [{ runId: child.runId, workspaceId: req.workspaceId, workflowId: config.workflowId, trigger: req.trigger, graph: child.graph, input }],
+        searchAttributes: {
+          [SEARCH_ATTRIBUTES.WorkspaceId]: [req.workspaceId],
+          [SEARCH_ATTRIBUTES.SvcWorkflowId]: [config.workflowId],
+          [SEARCH_ATTRIBUTES.SvcTrigger]: [req.trigger],
+        },
+      });
+      return result.output;
+    },
+    onStep(step) {
+      steps.set(step.nodeId, step);
+      pendingSteps = [...pendingSteps.filter((s) => s.nodeId !== step.nodeId), step];
+    },
+    onLog(log) {
+      pendingLogs.push(log);
+    },
+    onResponse() {
+      // Synchronous webhook replies arrive with the webhook issue; the response is the node's output meanwhile.
+    },
+    isCancellation,
+  };
+
+  await flush({ status: 'running', startedAt: nowIso() });
+  try {
+    const outcome = await runGraph({ graph: req.graph, input: req.input, trigger: req.trigger, startNodeId: req.startNodeId }, host);
+    await flush({
+      status: outcome.status,
+      output: outcome.output,
+      error: outcome.error?.message ?? null,
+      errorNodeId: outcome.error?.nodeId ?? null,
+      costCredits: outcome.costCredits,
+      waits: [],
+      finishedAt: nowIso(),
+    });
+    if (outcome.status === 'failed') {
+      // Failing the Temporal execution too makes failed runs visible as such in the Web UI.
+      throw ApplicationFailure.nonRetryable(outcome.error?.message ?? 'Run failed', 'RunFailed', { nodeId: outcome.error?.nodeId ?? null });
+    }
+    return { runId: req.runId, status: 'succeeded', output: outcome.output };
+  } catch (err) {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }));
+    }
+    throw err;
+  }
+}
+
+/** Durable wait for `fn` to become true; false when `timeoutMs` passes first (no timeout: waits forever). */
+async function waitUntil(fn: () => boolean, timeoutMs: number | undefined): Promise<boolean> {
+  if (timeoutMs === undefined) {
+    await condition(fn);
+    return true;
+  }
+  return condition(fn, timeoutMs);
+}

@@ -1,0 +1,272 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { createActionActivities } from '../../activities/actions';
+import { runUserCode, type SandboxResult } from '../../services/sandbox';
+
+/** ECMAScript built-ins a fresh QuickJS context may expose; anything else on the global is a leak. */
+const ES_GLOBALS = new Set([
+  'AggregateError', 'Array', 'ArrayBuffer', 'BigInt', 'BigInt64Array', 'BigUint64Array', 'Boolean', 'DataView', 'Date',
+  'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'Error', 'escape', 'eval', 'EvalError',
+  'FinalizationRegistry', 'Float16Array', 'Float32Array', 'Float64Array', 'Function', 'globalThis', 'Infinity',
+  'Int16Array', 'Int32Array', 'Int8Array', 'InternalError', 'isFinite', 'isNaN', 'Iterator', 'JSON', 'Map', 'Math',
+  'NaN', 'Number', 'Object', 'parseFloat', 'parseInt', 'Promise', 'Proxy', 'RangeError', 'ReferenceError', 'Reflect',
+  'RegExp', 'Set', 'SharedArrayBuffer', 'String', 'Symbol', 'SyntaxError', 'TypeError', 'Uint16Array', 'Uint32Array',
+  'Uint8Array', 'Uint8ClampedArray', 'undefined', 'unescape', 'URIError', 'WeakMap', 'WeakRef', 'WeakSet',
+]);
+
+function expectOk(r: SandboxResult): unknown {
+  if (!r.ok) throw new Error(`expected success, got ${r.error.kind}: ${r.error.message}`);
+  return r.output;
+}
+
+function expectFailure(r: SandboxResult, kind: string, message?: RegExp): void {
+  if (r.ok) throw new Error(`expected ${kind} failure, got output ${JSON.stringify(r.output)}`);
+  expect(r.error.kind).toBe(kind);
+  if (message) expect(r.error.message).toMatch(message);
+  // Never a host stack trace: no Node/V8 frames or host file paths.
+  expect(r.error.message).not.toMatch(/\bat .*\((?:node:|\/|file:)|node_modules|services\/sandbox/);
+}
+
+describe('sandbox: normal use', () => {
+  test('returns a computed value (fibonacci(10) = 55)', async () => {
+    const r = await runUserCode('function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\nreturn fib(10);', null);
+    expect(expectOk(r)).toBe(55);
+  });
+
+  test('uses a deep copy of the input', async () => {
+    const input = { items: [{ price: 2, qty: 3 }, { price: 5, qty: 1 }], nested: { flag: true } };
+    const r = await runUserCode(
+      'input.nested.flag = false;\nreturn { total: input.items.reduce((s, i) => s + i.price * i.qty, 0), count: input.items.length };',
+      input,
+    );
+    expect(expectOk(r)).toEqual({ total: 11, count: 2 });
+    expect(input.nested.flag).toBe(true);
+  });
+
+  test('captures console output with levels, formatting, per-message and entry caps', async () => {
+    const r = await runUserCode(
+      [
+        'console.log("hello", { a: 1 }, [1, 2]);',
+        'console.info("info"); console.warn("careful"); console.error(new TypeError("bad")); console.debug(42, null, undefined);',
+        'console.log("x".repeat(10000));',
+        'for (let i = 0; i < 200; i++) console.log("line " + i);',
+        'return "done";',
+      ].join('\n'),
+      null,
+    );
+    expect(expectOk(r)).toBe('done');
+    expect(r.logs.slice(0, 5)).toEqual([
+      { level: 'info', message: 'hello {"a":1} [1,2]' },
+      { level: 'info', message: 'info' },
+      { level: 'warn', message: 'careful' },
+      { level: 'error', message: 'TypeError: bad' },
+      { level: 'debug', message: '42 null undefined' },
+    ]);
+    expect(Buffer.byteLength(r.logs[5].message)).toBeLessThanOrEqual(2048);
+    expect(r.logs[5].message.startsWith('xxxx')).toBe(true);
+    expect(r.logs).toHaveLength(100);
+  });
+
+  test('supports async style: return await', async () => {
+    const r = await runUserCode('const v = await Promise.resolve(20);\nconst w = await (async () => v + 1)();\nreturn w * 2;', null);
+    expect(expectOk(r)).toBe(42);
+  });
+
+  test('undefined output becomes null; nested undefined follows JSON rules', async () => {
+    expect(expectOk(await runUserCode('return undefined;', null))).toBeNull();
+    expect(expectOk(await runUserCode('input.x = 1;', {}))).toBeNull();
+    expect(expectOk(await runUserCode('return { a: undefined, b: [undefined], c: () => 1 };', null))).toEqual({ b: [null] });
+  });
+
+  test('a syntax error is kind syntax with the message and line', async () => {
+    const r = await runUserCode('const a = 1;\nconst b = ;\nreturn a;', null);
+    expectFailure(r, 'syntax', /SyntaxError: .*\(line 2\)/);
+    expectFailure(await runUserCode('const a = 1;\nreturn a +', null), 'syntax', /\(line 2\)$/);
+  });
+
+  test('a thrown error is kind runtime with its message and line', async () => {
+    expectFailure(await runUserCode('const x = 1;\nthrow new Error("boom " + x);', null), 'runtime', /^Error: boom 1 \(line 2\)$/);
+    expectFailure(await runUserCode('return input.missing.deep;', {}), 'runtime', /TypeError: .*deep/);
+    expectFailure(await runUserCode('throw "plain string";', null), 'runtime', /^plain string$/);
+    expectFailure(await runUserCode('await Promise.reject(new RangeError("nope"));', null), 'runtime', /RangeError: nope/);
+  });
+
+  test('a runtime SyntaxError (e.g. JSON.parse) is runtime, not syntax', async () => {
+    expectFailure(await runUserCode('return JSON.parse("{");', null), 'runtime', /SyntaxError/);
+  });
+
+  test('output must be JSON-serialisable and within the size cap', async () => {
+    expectFailure(await runUserCode('return 10n;', null), 'output', /BigInt/);
+    expectFailure(await runUserCode('const a = {}; a.self = a; return a;', null), 'output', /not JSON-serialisable/);
+    expectFailure(await runUserCode('return "x".repeat(2 * 1024 * 1024);', null), 'output', /larger than the limit/);
+    expectFailure(await runUserCode('return "x".repeat(2000);', null, { maxOutputBytes: 1000 }), 'output', /1000 bytes/);
+  });
+
+  test('tampering with JSON.stringify does not change how output is serialised', async () => {
+    const r = await runUserCode('JSON.stringify = () => "{\\"forged\\":true}";\nreturn { real: 1 };', null);
+    expect(expectOk(r)).toEqual({ real: 1 });
+  });
+
+  test('each call gets a fresh global: nothing leaks between runs', async () => {
+    expectOk(await runUserCode('globalThis.leak = 1; Object.prototype.polluted = 1; return 1;', null));
+    expect(expectOk(await runUserCode('return [typeof leak, typeof ({}).polluted];', null))).toEqual(['undefined', 'undefined']);
+  });
+
+  test('rejects invalid options and non-JSON input as caller errors', async () => {
+    await expect(runUserCode('return 1', null, { timeoutMs: 0 })).rejects.toThrow(RangeError);
+    await expect(runUserCode('return 1', 10n)).rejects.toThrow(/not JSON-serialisable/);
+  });
+});
+
+describe('sandbox: escape attempts fail', () => {
+  test('no host capabilities are visible', async () => {
+    const r = await runUserCode(
+      'return [typeof process, typeof require, typeof fetch, typeof XMLHttpRequest, typeof WebSocket, typeof setTimeout, typeof setInterval, typeof setImmediate, typeof queueMicrotask, typeof module, typeof exports, typeof Buffer, typeof __dirname, typeof globalThis.process, typeof std, typeof os];',
+      null,
+    );
+    expect(expectOk(r)).toEqual(Array(16).fill('undefined'));
+  });
+
+  test('require, dynamic import and process are unavailable', async () => {
+    expectFailure(await runUserCode('return require("fs").readFileSync("/etc/passwd", "utf8");', null), 'runtime', /require.*not defined/);
+    expectFailure(await runUserCode('const fs = await import("fs"); return fs.readFileSync("/etc/passwd", "utf8");', null), 'runtime', /could not load module/);
+    expectFailure(await runUserCode('return await import("node:child_process");', null), 'runtime');
+    expectFailure(await runUserCode('return process.mainModule.require("fs");', null), 'runtime', /process.*not defined/);
+    expectFailure(await runUserCode('return process.env;', null), 'runtime', /process.*not defined/);
+  });
+
+  test('network primitives are unavailable', async () => {
+    expectFailure(await runUserCode('return await fetch("http://127.0.0.1:1/");', null), 'runtime', /fetch.*not defined/);
+    expectFailure(await runUserCode('return new XMLHttpRequest();', null), 'runtime', /XMLHttpRequest.*not defined/);
+    expectFailure(await runUserCode('return new WebSocket("ws://127.0.0.1:1/");', null), 'runtime', /WebSocket.*not defined/);
+  });
+
+  test('constructor tricks reach only the sandbox global', async () => {
+    expectFailure(await runUserCode('return this.constructor.constructor("return process")();', null), 'runtime', /process.*not defined/);
+    expectFailure(await runUserCode('return console.log.constructor("return process")();', null), 'runtime', /process.*not defined/);
+    expectFailure(
+      await runUserCode('return (async function(){}).constructor("return process")().then((p) => p.env);', null),
+      'runtime',
+      /process.*not defined/,
+    );
+    const names = expectOk(
+      await runUserCode('const g = (function(){}).constructor("return globalThis")(); return Object.getOwnPropertyNames(g);', null),
+    ) as string[];
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.filter((n) => !ES_GLOBALS.has(n))).toEqual([]);
+    // Same answer through `this` of a sloppy function and through indirect eval.
+    const viaThis = expectOk(await runUserCode('return Object.getOwnPropertyNames((function(){ return this; })());', null)) as string[];
+    expect(viaThis.filter((n) => !ES_GLOBALS.has(n))).toEqual([]);
+    const viaEval = expectOk(await runUserCode('return (0, eval)("typeof process + typeof require + typeof fetch");', null));
+    expect(viaEval).toBe('undefinedundefinedundefined');
+  });
+
+  test('Error.prepareStackTrace / captureStackTrace games expose nothing from the host', async () => {
+    const r = await runUserCode(
+      [
+        'const found = [];',
+        'Error.prepareStackTrace = (err, frames) => {',
+        '  for (const f of frames) { try { found.push(typeof f.getThis === "function" ? typeof f.getThis() : "no-getThis"); } catch (e) { found.push("threw"); } }',
+        '  return "prepared";',
+        '};',
+        'const e = new Error("probe");',
+        'const stack = e.stack;',
+        'return { stackType: typeof stack, hasProcess: typeof process !== "undefined", capture: typeof Error.captureStackTrace, found, mentionsHost: /node_modules|node:|\\/work\\//.test(String(stack)) };',
+      ].join('\n'),
+      null,
+    );
+    const out = expectOk(r) as { stackType: string; hasProcess: boolean; capture: string; found: string[]; mentionsHost: boolean };
+    expect(out.hasProcess).toBe(false);
+    expect(out.capture).toBe('undefined');
+    expect(out.mentionsHost).toBe(false);
+    expect(Array.isArray(out.found)).toBe(true);
+  });
+
+  test('an endless loop is a timeout, and catching it does not help', async () => {
+    const started = Date.now();
+    expectFailure(await runUserCode('while (true) {}', null, { timeoutMs: 300 }), 'timeout', /300 ms/);
+    expectFailure(await runUserCode('for (;;) { try { while (true) {} } catch (e) {} }', null, { timeoutMs: 300 }), 'timeout');
+    expect(Date.now() - started).toBeLessThan(20_000); // loose: it ended at all
+  });
+
+  test('an endless async loop and a never-settling await are timeouts, not hangs', async () => {
+    expectFailure(await runUserCode('for (;;) await null;', null, { timeoutMs: 300 }), 'timeout');
+    expectFailure(await runUserCode('await new Promise(() => {});\nreturn 1;', null), 'timeout', /never settle/);
+  });
+
+  test('a huge allocation is a memory failure', async () => {
+    expectFailure(await runUserCode('return new Array(1e9).fill(1).length;', null, { timeoutMs: 10_000 }), 'memory', /memory limit/);
+    expectFailure(
+      await runUserCode('let s = "x"; for (;;) { s = s + s; s.charCodeAt(s.length - 1); }', null, { timeoutMs: 10_000 }),
+      'memory',
+    );
+    expectFailure(
+      await runUserCode('const a = []; for (;;) a.push("y".repeat(1024) + a.length);', null, { timeoutMs: 10_000, memoryLimitBytes: 8 * 1024 * 1024 }),
+      'memory',
+    );
+  });
+
+  test('deep recursion is an error, not a crash, and the sandbox keeps working', async () => {
+    expectFailure(await runUserCode('function f(n) { return f(n + 1) + 1; }\nreturn f(0);', null), 'runtime', /stack overflow/);
+    expectFailure(await runUserCode('return JSON.stringify((function d(n) { return n ? [d(n - 1)] : 0; })(1e6));', null), 'runtime', /stack overflow/);
+    // Pathological parser nesting can exhaust the host's native stack inside the engine; that is contained too.
+    const nested = await runUserCode('return eval("(".repeat(30000) + "1" + ")".repeat(30000));', null);
+    expect(nested.ok).toBe(false);
+    expect(expectOk(await runUserCode('return 1 + 1;', null))).toBe(2);
+  });
+
+  test('200 executions do not leak memory', async () => {
+    const sources = [
+      'return input.n * 2;',
+      'console.log("x".repeat(3000)); return [1, 2, 3];',
+      'throw new Error("e");',
+      'return 1 +',
+      'const a = []; for (let i = 0; i < 20000; i++) a.push({ i }); return a.length;',
+      'await null; return { echo: input };',
+      'while (true) {}',
+    ];
+    // Warm up, including one run that grows the WASM heap to its limit.
+    await runUserCode('return new Array(1e9).fill(1);', null, { timeoutMs: 10_000 });
+    for (let i = 0; i < 10; i++) await runUserCode(sources[i % sources.length], { n: i }, { timeoutMs: 20 });
+    const before = process.memoryUsage().rss;
+    for (let i = 0; i < 200; i++) {
+      const r = await runUserCode(sources[i % sources.length], { n: i, pad: 'p'.repeat(1000) }, { timeoutMs: 20 });
+      if (i % sources.length === 0) expect(expectOk(r)).toBe(i * 2);
+    }
+    const growthMb = (process.memoryUsage().rss - before) / (1024 * 1024);
+    expect(growthMb).toBeLessThan(150);
+  });
+});
+
+describe('runCodeNode activity', () => {
+  const { runCodeNode } = createActionActivities({ allowPrivateNetworks: false });
+
+  async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    return err as ApplicationFailure;
+  }
+
+  test('returns output and logs', async () => {
+    await expect(runCodeNode({ source: 'console.log("hi"); return input.a + 1;', input: { a: 1 } })).resolves.toEqual({
+      output: 2,
+      logs: [{ level: 'info', message: 'hi' }],
+    });
+  });
+
+  test('syntax errors are non-retryable; runtime, timeout and memory are retryable with their type', async () => {
+    const syntax = await failure(runCodeNode({ source: 'return (', input: null }));
+    expect([syntax.type, syntax.nonRetryable]).toEqual(['CodeSyntax', true]);
+    const runtime = await failure(runCodeNode({ source: 'console.log("before"); throw new Error("boom");', input: null }));
+    expect([runtime.type, runtime.nonRetryable, runtime.message]).toEqual(['CodeRuntime', false, 'Error: boom (line 1)']);
+    expect(runtime.details).toEqual([{ kind: 'runtime', logs: [{ level: 'info', message: 'before' }] }]);
+    const timeout = await failure(runCodeNode({ source: 'while (true) {}', input: null, timeoutMs: 100 }));
+    expect([timeout.type, timeout.nonRetryable]).toEqual(['CodeTimeout', false]);
+    const memory = await failure(runCodeNode({ source: 'return new Array(1e9).fill(0);', input: null, timeoutMs: 10_000 }));
+    expect([memory.type, memory.nonRetryable]).toEqual(['CodeMemory', false]);
+    const output = await failure(runCodeNode({ source: 'return 1n;', input: null }));
+    expect(output.type).toBe('CodeOutput');
+  });
+});
