@@ -35,9 +35,11 @@ export function createNodeActivities(deps: ActivityDeps) {
       const result = await runUserCode(args.source, args.input);
       if (!result.ok) {
         const type = CODE_FAILURE_TYPES[result.error.kind];
+        // The logs written before the failure help the author find it.
+        const details = { kind: result.error.kind, logs: result.logs };
         throw result.error.kind === 'syntax' || result.error.kind === 'output'
-          ? ApplicationFailure.nonRetryable(result.error.message, type)
-          : ApplicationFailure.retryable(result.error.message, type);
+          ? ApplicationFailure.nonRetryable(result.error.message, type, details)
+          : ApplicationFailure.retryable(result.error.message, type, details);
       }
       return { output: result.output, logs: result.logs, attempt: attempt() };
     },

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
-import { createActionActivities } from '../../activities/actions';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createNodeActivities } from '../../activities/nodes';
 import type { AddressInfo } from 'node:net';
 import { assertOutboundUrlAllowed, blockedAddressReason, httpRequest, OutboundError } from '../../services/outbound';
 
@@ -257,6 +258,9 @@ describe('httpRequest', () => {
 });
 
 describe('httpNode activity', () => {
+  const env = new MockActivityEnvironment();
+  const activities = (allowPrivateNetworks: boolean) => createNodeActivities({ orm: undefined as never, allowPrivateNetworks });
+
   async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {
     const err = await p.then(
       () => undefined,
@@ -267,18 +271,23 @@ describe('httpNode activity', () => {
   }
 
   test('refusals are non-retryable OutboundRefused and never reach the server', async () => {
-    const { httpNode } = createActionActivities({ allowPrivateNetworks: false });
-    const err = await failure(httpNode({ method: 'GET', url: `${base}/echo` }));
+    const { httpNode } = activities(false);
+    const err = await failure(env.run(httpNode, { method: 'GET', url: `${base}/echo` }));
     expect([err.type, err.nonRetryable]).toEqual(['OutboundRefused', true]);
     expect(seen).toHaveLength(0);
   });
 
-  test('returns non-2xx responses; timeouts and network errors are retryable', async () => {
-    const { httpNode } = createActionActivities({ allowPrivateNetworks: true });
-    await expect(httpNode({ method: 'GET', url: `${base}/status`, query: { code: '500' } })).resolves.toMatchObject({ status: 500, body: { error: 'nope' } });
-    const timeout = await failure(httpNode({ method: 'GET', url: `${base}/slow`, timeoutMs: 100 }));
+  test('2xx is the output; 5xx and 429 are retryable failures, other 4xx final; timeouts and network errors retryable', async () => {
+    const { httpNode } = activities(true);
+    await expect(env.run(httpNode, { method: 'GET', url: `${base}/status`, query: { code: '200' } })).resolves.toMatchObject({ output: { status: 200 }, attempt: 1 });
+    const server = await failure(env.run(httpNode, { method: 'GET', url: `${base}/status`, query: { code: '500' } }));
+    expect([server.type, server.nonRetryable]).toEqual(['HttpStatus', false]);
+    expect(server.details?.[0]).toMatchObject({ status: 500, body: { error: 'nope' } });
+    const client = await failure(env.run(httpNode, { method: 'GET', url: `${base}/status`, query: { code: '404' } }));
+    expect([client.type, client.nonRetryable]).toEqual(['HttpStatus', true]);
+    const timeout = await failure(env.run(httpNode, { method: 'GET', url: `${base}/slow`, timeoutMs: 100 }));
     expect([timeout.type, timeout.nonRetryable]).toEqual(['HttpTimeout', false]);
-    const network = await failure(httpNode({ method: 'GET', url: 'http://127.0.0.1:1/' }));
+    const network = await failure(env.run(httpNode, { method: 'GET', url: 'http://127.0.0.1:1/' }));
     expect([network.type, network.nonRetryable]).toEqual(['HttpNetworkError', false]);
   });
 });

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { createActionActivities } from '../../activities/actions';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createNodeActivities } from '../../activities/nodes';
 import { runUserCode, type SandboxResult } from '../../services/sandbox';
 
 /** ECMAScript built-ins a fresh QuickJS context may expose; anything else on the global is a leak. */
@@ -237,8 +238,10 @@ describe('sandbox: escape attempts fail', () => {
   });
 });
 
-describe('runCodeNode activity', () => {
-  const { runCodeNode } = createActionActivities({ allowPrivateNetworks: false });
+describe('codeNode activity', () => {
+  const env = new MockActivityEnvironment();
+  const { codeNode } = createNodeActivities({ orm: undefined as never, allowPrivateNetworks: false });
+  const run = (source: string) => env.run(codeNode, { source, input: { a: 1 } });
 
   async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {
     const err = await p.then(
@@ -249,24 +252,21 @@ describe('runCodeNode activity', () => {
     return err as ApplicationFailure;
   }
 
-  test('returns output and logs', async () => {
-    await expect(runCodeNode({ source: 'console.log("hi"); return input.a + 1;', input: { a: 1 } })).resolves.toEqual({
-      output: 2,
-      logs: [{ level: 'info', message: 'hi' }],
-    });
+  test('returns output, logs and the attempt number', async () => {
+    await expect(run('console.log("hi"); return input.a + 1;')).resolves.toEqual({ output: 2, logs: [{ level: 'info', message: 'hi' }], attempt: 1 });
   });
 
-  test('syntax errors are non-retryable; runtime, timeout and memory are retryable with their type', async () => {
-    const syntax = await failure(runCodeNode({ source: 'return (', input: null }));
+  test('syntax and output errors are non-retryable; runtime, timeout and memory are retryable with their type', async () => {
+    const syntax = await failure(run('return ('));
     expect([syntax.type, syntax.nonRetryable]).toEqual(['CodeSyntax', true]);
-    const runtime = await failure(runCodeNode({ source: 'console.log("before"); throw new Error("boom");', input: null }));
+    const runtime = await failure(run('console.log("before"); throw new Error("boom");'));
     expect([runtime.type, runtime.nonRetryable, runtime.message]).toEqual(['CodeRuntime', false, 'Error: boom (line 1)']);
     expect(runtime.details).toEqual([{ kind: 'runtime', logs: [{ level: 'info', message: 'before' }] }]);
-    const timeout = await failure(runCodeNode({ source: 'while (true) {}', input: null, timeoutMs: 100 }));
+    const timeout = await failure(run('while (true) {}'));
     expect([timeout.type, timeout.nonRetryable]).toEqual(['CodeTimeout', false]);
-    const memory = await failure(runCodeNode({ source: 'return new Array(1e9).fill(0);', input: null, timeoutMs: 10_000 }));
+    const memory = await failure(run('return new Array(1e9).fill(0);'));
     expect([memory.type, memory.nonRetryable]).toEqual(['CodeMemory', false]);
-    const output = await failure(runCodeNode({ source: 'return 1n;', input: null }));
-    expect(output.type).toBe('CodeOutput');
+    const output = await failure(run('return 1n;'));
+    expect([output.type, output.nonRetryable]).toEqual(['CodeOutput', true]);
   });
 });
