@@ -1,3 +1,4 @@
+import { requestOrigin } from '../http/urls';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
 import { bearerToken, verifyApiKey } from '../../services/auth';
@@ -81,5 +82,5 @@ export function requireSameOrigin(ctx: AppContext): void {
   const fetchSite = ctx.get('sec-fetch-site');
   if (fetchSite === 'cross-site') throw forbidden(AUTH_MESSAGES.crossOrigin);
   if (!origin) return;
-  if (origin !== `${ctx.protocol}://${ctx.host}`) throw forbidden(AUTH_MESSAGES.crossOrigin);
+  if (origin !== requestOrigin(ctx)) throw forbidden(AUTH_MESSAGES.crossOrigin);
 }

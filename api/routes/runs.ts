@@ -1,3 +1,4 @@
+import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
@@ -19,7 +20,7 @@ const runErrors = {
   409: { description: 'The run is in a state that refuses this action', schema: legacyErrorSchema },
 };
 const p = (principal: unknown) => principal as WorkspacePrincipal;
-const base = (ctx: AppContext) => ({ origin: ctx.origin });
+const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
 
 async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[], opts: { logLimit?: number } = {}) {
   const views = await loadRunViews(ctx.state.em, runs, base(ctx), opts);

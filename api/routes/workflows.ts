@@ -1,3 +1,4 @@
+import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
@@ -35,7 +36,7 @@ const anyObject = z.looseObject({});
 
 /** Links of a workflow, absolute from the request origin. */
 export function workflowLinks(ctx: AppContext, id: string) {
-  const base = `${ctx.origin}/api/v1/workflows/${id}`;
+  const base = `${requestOrigin(ctx)}/api/v1/workflows/${id}`;
   return {
     self: base,
     version: `${base}/versions`,

@@ -32,14 +32,15 @@ export interface TestApp {
 }
 
 /** `routes` replaces the service's routes, for tests of the route machinery itself. */
-export async function startTestApp(overrides: Partial<AppConfig> = {}, routes?: AnyRoute[]): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<AppConfig> = {}, routes?: AnyRoute[], temporalOpts: { namespace?: string } = {}): Promise<TestApp> {
   const config: AppConfig = { ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0' }), ...overrides };
   const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
-  const temporal = await connectTemporalClient({ address: testEnv('temporalAddress'), namespace: 'default' });
+  const namespace = temporalOpts.namespace ?? 'default';
+  const temporal = await connectTemporalClient({ address: testEnv('temporalAddress'), namespace });
   const deps: AppDeps = {
     config,
     orm,
-    temporal: { ...temporal, namespace: 'default' },
+    temporal: { ...temporal, namespace },
     logger: createLogger(config.logLevel),
     signInLimiter: new SignInLimiter(),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
