@@ -164,7 +164,7 @@ export interface TestWorker {
  * worker dying.
  */
 export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?: string } = {}): Promise<TestWorker> {
-  const connection = await connectWorkerConnection({ address: testEnv('temporalAddress'), namespace: 'default' }, createLogger(process.env.TEST_LOG_LEVEL ?? 'warn'));
+  const connection = await connectWorkerConnection({ address: testEnv('temporalAddress'), namespace: 'default' }, createLogger(process.env.TEST_LOG_LEVEL ?? 'error'));
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   const worker = await createWorker({ connection, namespace: 'default', deps: { orm: app.orm, allowPrivateNetworks: true }, workflowBundle: bundle, identity: opts.identity });
   const running = worker.run();
@@ -182,9 +182,9 @@ export async function waitForRun(
   app: { url: string },
   token: string,
   runId: string,
-  done: (run: any) => boolean = (run) => ['succeeded', 'failed', 'canceled'].includes(run.status), // eslint-disable-line @typescript-eslint/no-explicit-any
+  done: (run: any) => boolean = (run) => ['succeeded', 'failed', 'canceled'].includes(run.status),  
   timeoutMs = 30_000,
-): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+): Promise<any> {  
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

@@ -1,0 +1,169 @@
+/** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
+import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import { startFakeServer } from '../../support/fakeServer';
+
+let app: TestApp;
+let worker: TestWorker;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  worker = await startTestWorker(app);
+  ws = await createWorkspace(app);
+});
+afterAll(async () => {
+  await worker.stop();
+  await app.close();
+});
+
+async function deployAndRun(graph: { nodes: object[]; edges: object[] }, input: unknown = {}) {
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph });
+  expect(created.status).toBe(201);
+  const id = created.body.workflow.id;
+  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  expect(deployed.status).toBe(200);
+  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input } });
+  expect(exec.status).toBe(202);
+  return { workflowId: id, run: await waitForRun(app, ws.token, exec.body.run.id) };
+}
+const stepOf = (run: { steps: Array<{ nodeId: string }> }, nodeId: string) => run.steps.find((s) => s.nodeId === nodeId) as any;
+
+test('parallel branches run and a merge receives an object keyed by predecessor id', async () => {
+  const { run } = await deployAndRun(
+    {
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'a', type: 'transform', config: { expression: 'x + 1' } },
+        { id: 'b', type: 'transform', config: { expression: 'x * 10' } },
+        { id: 'join', type: 'merge', config: {} },
+        { id: 'sum', type: 'transform', config: { expression: 'a + b' } },
+      ],
+      edges: [
+        { source: 'start', target: 'a' },
+        { source: 'start', target: 'b' },
+        { source: 'a', target: 'join' },
+        { source: 'b', target: 'join' },
+        { source: 'join', target: 'sum' },
+      ],
+    },
+    { x: 2 },
+  );
+  expect(run.status).toBe('succeeded');
+  expect(stepOf(run, 'join').output).toEqual({ a: 3, b: 20 });
+  expect(run.output).toBe(23);
+});
+
+test('switch routes by case handle with a default; expressions see $trigger and $nodes', async () => {
+  const { run } = await deployAndRun(
+    {
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'route', type: 'switch', config: { expression: 'kind', cases: [{ value: 'a', handle: 'isA' }, { value: 'b', handle: 'isB' }] } },
+        { id: 'onA', type: 'transform', config: { expression: '"A"' } },
+        { id: 'onB', type: 'transform', config: { expression: '{ "kind": $trigger.kind, "seen": $nodes.start.kind }' } },
+        { id: 'other', type: 'transform', config: { expression: '"other"' } },
+      ],
+      edges: [
+        { source: 'start', target: 'route' },
+        { source: 'route', target: 'onA', sourceHandle: 'isA' },
+        { source: 'route', target: 'onB', sourceHandle: 'isB' },
+        { source: 'route', target: 'other', sourceHandle: 'default' },
+      ],
+    },
+    { kind: 'b' },
+  );
+  expect(run.output).toEqual({ kind: 'b', seen: 'b' });
+  expect(stepOf(run, 'onA').status).toBe('skipped');
+  expect(stepOf(run, 'other').status).toBe('skipped');
+});
+
+test('an http node calls the service for real; per-node retry recovers from 5xx; costCredits counts actions', async () => {
+  const service = await startFakeServer((_req, count) => (count < 3 ? { status: 503, body: { error: 'busy' } } : { body: { hello: 'world' } }));
+  try {
+    const { run } = await deployAndRun({
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'call', type: 'http', config: { method: 'POST', url: `${service.url}/things`, body: { id: '=id' } }, retry: { maxAttempts: 3, backoffSeconds: 0.05 } },
+      ],
+      edges: [{ source: 'start', target: 'call' }],
+    }, { id: 7 });
+    expect(run.status).toBe('succeeded');
+    expect(service.requests).toHaveLength(3);
+    expect(JSON.parse(service.requests[0].body)).toEqual({ id: 7 });
+    expect(stepOf(run, 'call')).toMatchObject({ status: 'succeeded', attempts: 3 });
+    expect(run.output).toMatchObject({ status: 200, body: { hello: 'world' } });
+    expect(run.costCredits).toBe(1);
+  } finally {
+    await service.close();
+  }
+});
+
+test('onError: stop fails the run, continue passes the error on, branch follows the error handle', async () => {
+  const failing = (onError?: string) => ({ id: 'boom', type: 'fail', config: { message: '="bad " & v' }, ...(onError ? { onError } : {}) });
+  const stopped = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing(), { id: 'after', type: 'transform', config: { expression: '1' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'x' });
+  expect(stopped.run).toMatchObject({ status: 'failed', error: 'bad x', errorNodeId: 'boom' });
+  expect(stepOf(stopped.run, 'boom')).toMatchObject({ status: 'failed', error: 'bad x' });
+  const description = await app.deps.temporal.client.workflow.getHandle(stopped.run.id).describe();
+  expect(description.status.name).toBe('FAILED');
+
+  const continued = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing('continue'), { id: 'after', type: 'transform', config: { expression: 'error.message' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'y' });
+  expect(continued.run).toMatchObject({ status: 'succeeded', output: 'bad y' });
+
+  const branched = await deployAndRun({
+    nodes: [{ id: 'start', type: 'start', config: {} }, failing('branch'), { id: 'ok', type: 'transform', config: { expression: '"ok"' } }, { id: 'handler', type: 'transform', config: { expression: '"handled: " & error.message' } }],
+    edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'ok' }, { source: 'boom', target: 'handler', sourceHandle: 'error' }],
+  }, { v: 'z' });
+  expect(branched.run).toMatchObject({ status: 'succeeded', output: 'handled: bad z' });
+  expect(stepOf(branched.run, 'ok').status).toBe('skipped');
+});
+
+test('a code node runs in the sandbox inside a real run', async () => {
+  const { run } = await deployAndRun(
+    {
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'fib', type: 'code', config: { source: 'const f = (n) => n < 2 ? n : f(n - 1) + f(n - 2); console.log("computing"); return { fib: f(input.n), env: typeof process };' } },
+      ],
+      edges: [{ source: 'start', target: 'fib' }],
+    },
+    { n: 10 },
+  );
+  expect(run.status).toBe('succeeded');
+  expect(run.output).toEqual({ fib: 55, env: 'undefined' });
+  expect(run.logs.map((l: { message: string }) => l.message)).toContain('computing');
+});
+
+test('a subworkflow runs as a child workflow whose run is linked to its parent', async () => {
+  const child = await http(app, 'POST', '/api/v1/workflows', {
+    token: ws.token,
+    body: { name: 'Child', nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } }], edges: [{ source: 'start', target: 'inc' }] },
+  });
+  await http(app, 'POST', `/api/v1/workflows/${child.body.workflow.id}/deploy`, { token: ws.token });
+  const { run } = await deployAndRun(
+    {
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'sub', type: 'subworkflow', config: { workflowId: child.body.workflow.id, input: '={ "v": v * 2 }' } },
+      ],
+      edges: [{ source: 'start', target: 'sub' }],
+    },
+    { v: 5 },
+  );
+  expect(run.status).toBe('succeeded');
+  expect(run.output).toEqual({ v: 11 });
+  const children = await http(app, 'GET', `/api/v1/runs?workflowId=${child.body.workflow.id}`, { token: ws.token });
+  const childRun = children.body.runs.find((r: { parentRunId: string }) => r.parentRunId === run.id);
+  expect(childRun).toMatchObject({ status: 'succeeded', parentNodeId: 'sub', input: { v: 10 }, output: { v: 11 } });
+});
+
+test('a subworkflow naming a workflow of another workspace fails the node without running it', async () => {
+  const other = await createWorkspace(app, 'Other');
+  const foreign = await http(app, 'POST', '/api/v1/workflows', { token: other.token, body: {} });
+  await http(app, 'POST', `/api/v1/workflows/${foreign.body.workflow.id}/deploy`, { token: other.token });
+  const { run } = await deployAndRun({
+    nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'sub', type: 'subworkflow', config: { workflowId: foreign.body.workflow.id } }],
+    edges: [{ source: 'start', target: 'sub' }],
+  });
+  expect(run.status).toBe('failed');
+  expect(run.error).toMatch(/does not exist in this workspace/);
+});
