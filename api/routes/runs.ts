@@ -7,7 +7,7 @@ import { workflowLinks } from './workflows';
 import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
 import { badRequest, conflict, notFound } from '../../services/errors';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { claimResumeToken } from '../../services/resume';
+import { assertResumeTokenExists, claimResumeToken } from '../../services/resume';
 import { queryRuns, RUN_SORTS } from '../../services/runQueries';
 import { cancelRun, executeWorkflow, isTerminal, loadRun, loadRunViews, projectRun, rerun, runLinks } from '../../services/runs';
 import { loadWorkflow } from '../../services/workflows';
@@ -255,7 +255,9 @@ export const resumeRoute = defineRoute({
     409: { description: 'Token already used or expired, or the run no longer waits', schema: legacyErrorSchema },
   },
   handler: async (ctx, { params, body, deps }) => {
-    if (ctx.request.body === undefined || !ctx.is('application/json')) throw badRequest('The resume body must be JSON (Content-Type: application/json).');
+    // Unknown tokens are 404 whatever the body; a bad body must not burn a valid token.
+    await assertResumeTokenExists(ctx.state.em, params.token);
+    if (!ctx.is('application/json')) throw badRequest('The resume body must be JSON (Content-Type: application/json).');
     const claimed = await claimResumeToken(ctx.state.em, params.token);
     const delivered = await deps.runLauncher.resumeEvent(claimed.runId, { nodeId: claimed.nodeId, token: params.token, payload: body ?? null });
     if (!delivered) throw conflict('The run is no longer waiting for this event.');

@@ -1,0 +1,86 @@
+/**
+ * Crash safety: a worker process is SIGKILLed in the middle of a run and another one takes
+ * over. The run finishes, and a step that had finished (an outside HTTP call) is not
+ * executed again: Temporal replays its recorded result.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createWorkspace, http, startTestApp, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { startFakeServer } from '../../support/fakeServer';
+import { testEnv } from '../../support/env';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ws = await createWorkspace(app);
+});
+afterAll(() => app.close());
+
+/** A worker in its own process, exactly as production runs it; resolves once it polls. */
+function spawnWorker(): Promise<ChildProcess> {
+  const root = path.resolve(__dirname, '../../..');
+  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'temporal/worker-main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: testEnv('databaseUrl'),
+      TEMPORAL_ADDRESS: testEnv('temporalAddress'),
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker started')) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${output.slice(-2000)}`)));
+  });
+}
+
+test('a worker killed mid-run is replaced; the run finishes and finished steps are not executed again', async () => {
+  const service = await startFakeServer();
+  let worker = await spawnWorker();
+  try {
+    const created = await http(app, 'POST', '/api/v1/workflows', {
+      token: ws.token,
+      body: {
+        nodes: [
+          { id: 'start', type: 'start', config: {} },
+          { id: 'charge', type: 'http', config: { method: 'POST', url: `${service.url}/charge`, body: { order: '=order' } } },
+          { id: 'pause', type: 'wait', config: { seconds: 3 } },
+          { id: 'notify', type: 'http', config: { method: 'POST', url: `${service.url}/notify` } },
+        ],
+        edges: [
+          { source: 'start', target: 'charge' },
+          { source: 'charge', target: 'pause' },
+          { source: 'pause', target: 'notify' },
+        ],
+      },
+    });
+    const id = created.body.workflow.id;
+    await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+    const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { order: 'o-1' } } });
+    const runId = exec.body.run.id;
+
+    await waitForRun(app, ws.token, runId, (run) => run.status === 'waiting');
+    expect(service.requests.map((r) => r.path)).toEqual(['/charge']);
+    worker.kill('SIGKILL');
+    await new Promise((resolve) => worker.once('exit', resolve));
+
+    worker = await spawnWorker();
+    const done = await waitForRun(app, ws.token, runId, undefined, 60_000);
+    expect(done.status).toBe('succeeded');
+    expect(service.requests.map((r) => r.path)).toEqual(['/charge', '/notify']);
+    expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'charge')).toMatchObject({ status: 'succeeded', attempts: 1 });
+  } finally {
+    worker.kill('SIGKILL');
+    await service.close();
+  }
+}, 120_000);
