@@ -7,21 +7,27 @@ import jsonata from 'jsonata';
 import { EXPRESSION_PREFIX, isTemplateExpression } from './nodes';
 
 /**
- * Evaluation guards. JSONata has no loops, so a runaway expression is either deep recursion
- * (caught by STACK_DEPTH), a huge sequence (MAX_SEQUENCE; ranges over 1e7 are refused by
- * JSONata itself) or endless tail recursion, which JSONata runs in constant depth. The
- * `timeout` option cannot catch the latter inside a workflow because Temporal's `Date.now()`
- * stands still during an activation, so every evaluation also has a step budget counted
- * through JSONata's evaluate-entry hook. Not guarded: a few steps building huge strings
- * (e.g. `$pad("", 100000000)`) — the workflow's payload size limit stops those later.
+ * Evaluation guards. JSONata has no loops, so a runaway expression is deep recursion (caught
+ * by stackDepth), a huge sequence (maxSequence; ranges over 1e7 are refused by JSONata
+ * itself) or endless tail recursion, which JSONata runs in constant depth. Its `timeout`
+ * option cannot catch the latter inside a workflow, where `Date.now()` stands still during an
+ * activation, so evaluations also have a step budget.
+ *
+ * Why the budget is small: inside Temporal's workflow sandbox every Promise records a
+ * source-mapped stack trace, and JSONata creates several per step, so a step costs ~0.12 ms
+ * there (vs ~1-5 µs in plain Node; measured with a real worker, more under CPU load), and an
+ * activation that runs over 5 s (isolateExecutionTimeout) fails its workflow task, which is
+ * retried forever. 10 000 steps (~1.2 s in the sandbox) is e.g. a filter over ~5 000 array
+ * items; heavier data work belongs in a `code` node. Dry runs use the same limit so they
+ * predict real runs. Not guarded: a few steps building huge strings (`$pad("", 1e8)`).
  */
 export const EXPRESSION_LIMITS = {
   /** Max nesting of JSONata evaluation frames (a recursive function uses several per call). */
   stackDepth: 1000,
   /** Max length of any sequence built during evaluation. */
   maxSequence: 100_000,
-  /** Max evaluation steps (~1 µs each), well inside Temporal's 2 s deadlock detector. */
-  maxSteps: 500_000,
+  /** Max evaluation steps (AST node visits) per expression; see above. */
+  maxSteps: 10_000,
   /** Wall-clock limit; effective outside workflows only (see above). */
   timeoutMs: 1000,
   /** Compiled expressions kept per module instance (per workflow run inside Temporal). */
@@ -33,7 +39,7 @@ export class ExpressionError extends Error {
   constructor(
     message: string,
     readonly expression: string,
-    /** JSONata's error code (S0xxx syntax, T/D xxxx evaluation), when it gave one. */
+    /** JSONata's error code (S0xxx syntax, T/D xxxx evaluation, STEPS for the step budget), when known. */
     readonly code?: string,
     /** Character offset in the expression, when known. */
     readonly position?: number,
@@ -50,25 +56,37 @@ export interface ExpressionBindings {
   nodes: Record<string, unknown>;
 }
 
-const ENTRY_HOOK = Symbol.for('jsonata.__evaluate_entry');
 const STEP_LIMIT_CODE = 'STEPS';
 
-// Step counts per evaluation, keyed by JSONata's per-evaluation root environment: a compiled
-// expression is shared, and evaluations of it may interleave across await points.
-const stepsByEvaluation = new WeakMap<object, number>();
-
-function countStep(_expr: unknown, _input: unknown, environment: { base?: object }): void {
-  const base = environment?.base;
-  if (!base) return;
-  const steps = (stepsByEvaluation.get(base) ?? 0) + 1;
-  stepsByEvaluation.set(base, steps);
-  if (steps > EXPRESSION_LIMITS.maxSteps) {
-    const error = new Error(`Evaluation exceeded ${EXPRESSION_LIMITS.maxSteps} steps. Check for an infinite loop or very large input`);
-    throw Object.assign(error, { code: STEP_LIMIT_CODE });
-  }
+interface CacheEntry {
+  expression: jsonata.Expression;
+  /** Guard reads since the expression's evaluations last all finished. */
+  budget: { reads: number; active: number };
 }
 
-const cache = new Map<string, jsonata.Expression>();
+/**
+ * JSONata options whose `stack` getter doubles as the step counter: JSONata 2.2.x reads
+ * `options.stack` twice in the synchronous guard it runs before every step. A getter costs no
+ * Promise, unlike JSONata's awaited evaluate-entry hook, which matters in the sandbox. The
+ * budget belongs to the cached expression, so concurrent evaluations of the same source share
+ * it (they fail sooner, never later). jsonata is pinned; a unit test catches a change of this
+ * internal behaviour.
+ */
+function guardedOptions(budget: CacheEntry['budget']): jsonata.JsonataOptions {
+  return {
+    timeout: EXPRESSION_LIMITS.timeoutMs,
+    sequence: EXPRESSION_LIMITS.maxSequence,
+    get stack() {
+      if (++budget.reads > 2 * EXPRESSION_LIMITS.maxSteps) {
+        const error = new Error(`Evaluation exceeded ${EXPRESSION_LIMITS.maxSteps} steps. Check for an infinite loop or use less data`);
+        throw Object.assign(error, { code: STEP_LIMIT_CODE });
+      }
+      return EXPRESSION_LIMITS.stackDepth;
+    },
+  };
+}
+
+const cache = new Map<string, CacheEntry>();
 
 interface JsonataErrorLike {
   code?: string;
@@ -96,9 +114,14 @@ function toExpressionError(err: unknown, expr: string, phase: 'syntax' | 'evalua
  * Compiles (and caches by source text) a JSONata expression with the evaluation guards.
  * Throws ExpressionError with a readable message, e.g.
  * `Invalid expression: Expected ")" before end of expression (at position 5)`.
- * The returned object is shared: do not `assign`/`registerFunction` on it.
+ * The returned object is shared: do not `assign`/`registerFunction` on it, and evaluate through
+ * evaluateExpression, which resets the step budget.
  */
 export function compileExpression(expr: string): jsonata.Expression {
+  return compileEntry(expr).expression;
+}
+
+function compileEntry(expr: string): CacheEntry {
   if (typeof expr !== 'string') throw new ExpressionError('Invalid expression: expected a string', String(expr));
   const cached = cache.get(expr);
   if (cached) {
@@ -107,20 +130,17 @@ export function compileExpression(expr: string): jsonata.Expression {
     cache.set(expr, cached);
     return cached;
   }
-  let compiled: jsonata.Expression;
+  const budget = { reads: 0, active: 0 };
+  let expression: jsonata.Expression;
   try {
-    compiled = jsonata(expr, {
-      stack: EXPRESSION_LIMITS.stackDepth,
-      sequence: EXPRESSION_LIMITS.maxSequence,
-      timeout: EXPRESSION_LIMITS.timeoutMs,
-    });
+    expression = jsonata(expr, guardedOptions(budget));
   } catch (err) {
     throw toExpressionError(err, expr, 'syntax');
   }
-  (compiled.assign as (name: string | symbol, value: unknown) => void)(ENTRY_HOOK, countStep);
   if (cache.size >= EXPRESSION_LIMITS.cacheSize) cache.delete(cache.keys().next().value!);
-  cache.set(expr, compiled);
-  return compiled;
+  const entry = { expression, budget };
+  cache.set(expr, entry);
+  return entry;
 }
 
 /**
@@ -153,12 +173,16 @@ export function toPlainJson(value: unknown, depth = 0): unknown {
  * Caveat: a top-level JSON array input is one value to JSONata, so `$` is the whole array.
  */
 export async function evaluateExpression(expr: string, input: unknown, bindings: ExpressionBindings): Promise<unknown> {
-  const compiled = compileExpression(expr);
+  const { expression, budget } = compileEntry(expr);
+  if (budget.active === 0) budget.reads = 0;
+  budget.active++;
   let result: unknown;
   try {
-    result = await compiled.evaluate(input, { input, trigger: bindings.trigger, nodes: bindings.nodes });
+    result = await expression.evaluate(input, { input, trigger: bindings.trigger, nodes: bindings.nodes });
   } catch (err) {
     throw toExpressionError(err, expr, 'evaluation');
+  } finally {
+    budget.active--;
   }
   try {
     return toPlainJson(result);

@@ -7,8 +7,8 @@
  * simulations. Deterministic: no I/O, no clock or randomness except through the host.
  */
 import { evaluateExpression, resolveTemplated } from './expressions';
-import { parseNodeConfig } from './nodes';
-import type { GraphEdge, GraphNode, WorkflowGraph } from './types';
+import { EXPRESSION_FIELDS, parseNodeConfig } from './nodes';
+import type { GraphEdge, GraphNode, NodeType, WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -314,8 +314,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       }
       default: {
         if (!ACTION_TYPES.has(node.type)) throw new NodeFailure(node.id, `Unknown node type "${node.type}"`);
-        const resolved = (await resolveTemplated(config, input, bindings)) as Record<string, unknown>;
-        const ran = await host.runAction(node, resolved, input);
+        const ran = await host.runAction(node, await resolveTemplatedFields(node.type, config, input, bindings), input);
         costCredits += 1;
         for (const entry of ran.logs ?? []) await log(node.id, entry.level, entry.message);
         return { result: { output: ran.output, handles: null }, attempts: ran.attempts ?? 1 };
@@ -337,6 +336,24 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   await log(null, 'info', 'Run succeeded');
   const terminal = lastTerminal as { nodeId: string; output: unknown } | null;
   return { status: 'succeeded', output: terminal?.output ?? null, error: null, costCredits };
+}
+
+/**
+ * Resolves `=expression` strings only in the fields the node contract declares templated
+ * (for http: url, headers, query, body), never in e.g. a code node's source or a credential id.
+ */
+async function resolveTemplatedFields(
+  type: string,
+  config: Record<string, unknown>,
+  input: unknown,
+  bindings: { trigger: unknown; nodes: Record<string, unknown> },
+): Promise<Record<string, unknown>> {
+  const fields = EXPRESSION_FIELDS[type as NodeType]?.templated ?? [];
+  const resolved = { ...config };
+  for (const field of fields) {
+    if (resolved[field] !== undefined) resolved[field] = await resolveTemplated(resolved[field], input, bindings);
+  }
+  return resolved;
 }
 
 /** Edges without a handle follow a node's normal output; handled edges follow only their handle. */

@@ -69,6 +69,13 @@ describe('evaluateExpression', () => {
       }
     });
 
+    test('the budget counts JSONata steps (pins the jsonata guard internals the counter relies on)', async () => {
+      // `[1..n].($ * 2)` takes 4 steps per item plus a few: just under and just over 10 000.
+      expect(EXPRESSION_LIMITS.maxSteps).toBe(10_000);
+      expect(await evaluateExpression('$count([1..2490].($ * 2))', {}, bindings)).toBe(2490);
+      await expect(evaluateExpression('$count([1..2510].($ * 2))', {}, bindings)).rejects.toMatchObject({ code: 'STEPS' });
+    });
+
     test('deep recursion hits the stack limit; moderate recursion works', async () => {
       const countdown = '($f := function($n) { $n = 0 ? 0 : 1 + $f($n - 1) }; $f(N))';
       expect(await evaluateExpression(countdown.replace('N', '100'), {}, bindings)).toBe(100);
@@ -80,10 +87,18 @@ describe('evaluateExpression', () => {
       expect(await evaluateExpression('$count([1..10000])', {}, bindings)).toBe(10_000);
     });
 
-    test('concurrent evaluations of one expression keep separate step budgets', async () => {
-      const expr = '$sum([1..2000].($ * 2))';
-      const results = await Promise.all(Array.from({ length: 20 }, () => evaluateExpression(expr, {}, bindings)));
-      expect(new Set(results)).toEqual(new Set([4_002_000]));
+    test('the step budget resets for each evaluation and allows moderate data', async () => {
+      const items = Array.from({ length: 3000 }, (_, i) => ({ id: i, even: i % 2 === 0 }));
+      for (let i = 0; i < 3; i++) expect(await evaluateExpression('$count(items[even])', { items }, bindings)).toBe(1500);
+      await expect(evaluateExpression('$count(items[even])', { items: [...items, ...items, ...items, ...items] }, bindings)).rejects.toMatchObject({ code: 'STEPS' });
+    });
+
+    test('concurrent evaluations of one expression share its budget, others are independent', async () => {
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => evaluateExpression(`$sum([1..100].($ * ${i}))`, {}, bindings)));
+      expect(results[3]).toBe(15_150);
+      const same = await Promise.allSettled(Array.from({ length: 20 }, () => evaluateExpression('$sum([1..2000].($ * 2))', {}, bindings)));
+      expect(same.some((r) => r.status === 'rejected')).toBe(true);
+      expect(await evaluateExpression('$sum([1..2000].($ * 2))', {}, bindings)).toBe(4_002_000);
     });
   });
 });
