@@ -101,16 +101,16 @@ beforeAll(async () => {
   ws = await createWorkspace(app, 'Runs workspace');
   other = await createWorkspace(app, 'Other runs workspace');
   for (const key of Object.keys(GRAPHS) as Array<keyof typeof GRAPHS>) wf[key] = await deployed(NAMES[key], GRAPHS[key]);
-  // Created one after the other, so creation order is known: slow is the oldest.
-  run.slow = await execute(wf.slow, { kind: 'slow' });
-  run.plain = await execute(wf.plain, { customer: 'zebra-5521' });
-  run.warn = await execute(wf.warn, { kind: 'warn' });
-  run.failing = await execute(wf.failing, { kind: 'failing' });
-  run.costly = await execute(wf.costly, { n: 1 });
-  run.chatty = await execute(wf.chatty, { kind: 'chatty' });
-  run.waiting = await execute(wf.approval, { kind: 'approval' });
-  for (const id of [run.slow, run.plain, run.warn, run.failing, run.costly, run.chatty]) await waitForRun(app, ws.token, id);
-  await waitForRun(app, ws.token, run.waiting, untilWaiting);
+  // Created one after the other (each settled before the next starts), so creation order is
+  // known: slow is the oldest. Serial on purpose: see the concurrency test at the end.
+  const settled = async (id: string, done?: (r: any) => boolean) => (await waitForRun(app, ws.token, id, done), id);
+  run.slow = await settled(await execute(wf.slow, { kind: 'slow' }));
+  run.plain = await settled(await execute(wf.plain, { customer: 'zebra-5521' }));
+  run.warn = await settled(await execute(wf.warn, { kind: 'warn' }));
+  run.failing = await settled(await execute(wf.failing, { kind: 'failing' }));
+  run.costly = await settled(await execute(wf.costly, { n: 1 }));
+  run.chatty = await settled(await execute(wf.chatty, { kind: 'chatty' }));
+  run.waiting = await settled(await execute(wf.approval, { kind: 'approval' }), untilWaiting);
   const rerun = await http(app, 'POST', `${RUNS}/${run.plain}/rerun`, { token: ws.token });
   expect(rerun.status).toBe(201);
   run.rerun = rerun.body.run.id;
@@ -245,7 +245,8 @@ describe('GET /api/v1/runs', () => {
   });
 
   test('query treats LIKE wildcards literally', async () => {
-    for (const text of ['%', '_']) {
+    // Unescaped, `%` would match every run and `zebra_5521` / `zebra%5521` the `zebra-5521` input.
+    for (const text of ['%', 'zebra_5521', 'zebra%5521']) {
       const res = await list(`?query=${encodeURIComponent(text)}`);
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([]);
@@ -613,5 +614,16 @@ describe('runs of another workspace', () => {
     expect(done.status).toBe('succeeded');
     expect(done.logs.map((l: any) => l.message)).toContain('approved');
     expect(TERMINAL).toContain(done.status);
+  });
+});
+
+describe('runs executing at the same time', () => {
+  // Kept last: while it fails, the shared connection pool is exhausted for up to a minute.
+  test('all finish and are listed as succeeded', async () => {
+    const started = await Promise.all(Array.from({ length: 8 }, (_, i) => execute(wf.plain, { batch: i })));
+    const finished = await Promise.all(started.map((id) => waitForRun(app, ws.token, id)));
+    expect(finished.map((r) => r.status)).toEqual(Array(8).fill('succeeded'));
+    const listed = await list(`?workflowId=${wf.plain}&status=succeeded`);
+    expect(ids(listed)).toEqual(expect.arrayContaining(started));
   });
 });
