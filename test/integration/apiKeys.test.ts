@@ -84,7 +84,7 @@ describe('session API key routes', () => {
     expect(list.body.apiKeys.map((k: { id: string }) => k.id)).toContain(ok.body.apiKey.id);
   });
 
-  test('end_user_gateway keys are refused while end users are disabled, and need allowedWorkflowIds', async () => {
+  test('end_user_gateway keys are refused while end users are disabled, and need allowedWorkflowIds of this workspace', async () => {
     const res = await create({ name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: ['wf_1'] });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/not enabled/);
@@ -96,6 +96,16 @@ describe('session API key routes', () => {
       expect(none.body.error).toMatch(/allowedWorkflowIds/);
       const unknown = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: ['wf_nope'] } });
       expect(unknown.status).toBe(400);
+      const foreign = await createWorkspace(enabled, 'Foreign flows');
+      const foreignFlow = await http(enabled, 'POST', '/api/v1/workflows', { token: foreign.token, body: {} });
+      const notOurs = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: [foreignFlow.body.workflow.id] } });
+      expect(notOurs.status).toBe(400);
+      const ours = await http(enabled, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+      const ok = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: [ours.body.workflow.id] } });
+      expect(ok.status).toBe(201);
+      expect(ok.body.apiKey).toMatchObject({ scope: 'end_user_gateway', allowedWorkflowIds: [ours.body.workflow.id] });
+      // Gateway keys are refused by the other v1 routes.
+      expect((await http(enabled, 'GET', '/api/v1/workflows', { token: ok.body.token })).status).toBe(403);
     } finally {
       await enabled.close();
     }
