@@ -13,9 +13,10 @@ import { healthRoutes } from './routes/health';
 import { workspaceRoutes } from './routes/workspaces';
 import { workflowRoutes } from './routes/workflows';
 import { runRoutes } from './routes/runs';
+import { webhookRoutes } from './routes/webhooks';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
-export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes];
+export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...webhookRoutes];
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 
@@ -34,9 +35,10 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   // Parsed per route, after the route has set its error family, so a malformed body is
   // answered in that family; unmatched paths never read their body.
   const parseBody = bodyParser({
-    enableTypes: ['json', 'form'],
+    enableTypes: ['json', 'form', 'text'],
     jsonLimit: deps.config.bodyLimit,
     formLimit: deps.config.bodyLimit,
+    textLimit: deps.config.bodyLimit,
     encoding: 'utf-8',
   });
 

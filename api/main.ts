@@ -5,6 +5,7 @@ import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
+import { startOutboxDispatcher } from '../services/outboxDispatcher';
 import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
 import { temporalRunLauncher } from '../temporal/runs-client';
@@ -35,11 +36,13 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });
+  const dispatcher = startOutboxDispatcher({ orm, launcher: deps.runLauncher, pollMs: config.outboxPollMs, logger });
   return {
     url: server.url,
     deps,
     stop: async () => {
       await server.close(config.shutdownTimeoutMs);
+      await dispatcher.stop();
       await temporal.connection.close();
       await orm.close();
     },

@@ -12,13 +12,15 @@ import { loadConfig } from '../services/config';
 import { createLogger } from '../services/logger';
 import { startWorker } from '../temporal/worker-main';
 import { ensurePostgres } from './lib/postgres';
+import { ensureLocalSecretKey } from './lib/secret-key';
 import { ensureTemporalCli } from './lib/temporal-cli';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
 import path from 'node:path';
 
 async function main(): Promise<void> {
   // Local development may call services on this machine from http nodes; production must opt in.
-  const config = loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ...process.env });
+  const baseConfig = loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ...process.env });
+  const config = { ...baseConfig, secretKey: baseConfig.secretKey ?? (await ensureLocalSecretKey(baseConfig.dataDir)) };
   const logger = createLogger(config.logLevel, { name: 'svc' });
   const say = (msg: string) => logger.info(msg);
   const cleanups: Array<() => Promise<void>> = [];

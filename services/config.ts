@@ -29,6 +29,10 @@ const envSchema = z.object({
   BOOTSTRAP_OWNER_EMAIL: z.string().email().default('owner@example.com'),
   END_USERS_ENABLED: envBool(false),
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: envBool(false),
+  SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
+  WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  ERRTRACKER_INGRESS_ENABLED: envBool(false),
 });
 
 export type AppConfig = {
@@ -52,6 +56,11 @@ export type AppConfig = {
   endUsersEnabled: boolean;
   /** Lets http nodes call private, loopback and link-local addresses. */
   outboundAllowPrivateNetworks: boolean;
+  /** Derives webhook tokens and encrypts stored secrets; required by the api process. */
+  secretKey: string | undefined;
+  webhookSyncBudgetMs: number;
+  outboxPollMs: number;
+  errtrackerIngressEnabled: boolean;
 };
 
 /** Reads the configuration once; throws a readable error naming the bad variable. */
@@ -82,5 +91,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,
     endUsersEnabled: e.END_USERS_ENABLED,
     outboundAllowPrivateNetworks: e.OUTBOUND_ALLOW_PRIVATE_NETWORKS,
+    secretKey: e.SECRET_KEY,
+    webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
+    outboxPollMs: e.OUTBOX_POLL_MS,
+    errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
   };
 }

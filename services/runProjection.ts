@@ -36,6 +36,8 @@ const TERMINAL_SQL = `('${TERMINAL_RUN_STATUSES.join("','")}')`;
 export async function recordRunProgress(em: EntityManager, p: RunProgress): Promise<void> {
   await em.transactional(async (tx) => {
     const conn = tx.getConnection();
+    // Every statement must run on the transaction's connection: one pool connection per write, and atomic.
+    const ctx = tx.getTransactionContext();
     for (const s of p.steps) {
       await conn.execute(
         `insert into run_steps (id, run_id, workspace_id, node_id, node_type, node_name, seq, status, attempts, input, output, error, started_at, finished_at, duration_ms)
@@ -48,6 +50,8 @@ export async function recordRunProgress(em: EntityManager, p: RunProgress): Prom
           `${p.runId}:${s.nodeId}`, p.runId, p.workspaceId, s.nodeId, s.nodeType, s.nodeName, s.seq, s.status, s.attempts,
           json(s.input), json(s.output), s.error, s.startedAt, s.finishedAt, s.durationMs,
         ],
+        'run',
+        ctx,
       );
     }
     for (const l of p.logs) {
@@ -55,6 +59,8 @@ export async function recordRunProgress(em: EntityManager, p: RunProgress): Prom
         `insert into run_logs (id, run_id, workspace_id, seq, node_id, level, message, data, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?) on conflict (id) do nothing`,
         [`${p.runId}:${l.seq}`, p.runId, p.workspaceId, l.seq, l.nodeId, l.level, l.message, json(l.data), l.createdAt],
+        'run',
+        ctx,
       );
     }
     const sets: string[] = ['updated_at = ?'];
@@ -96,7 +102,7 @@ export async function recordRunProgress(em: EntityManager, p: RunProgress): Prom
       sets.push('cancel_reason = coalesce(cancel_reason, ?)');
       params.push(r.cancelReason);
     }
-    await conn.execute(`update runs set ${sets.join(', ')} where id = ?`, [...params, p.runId]);
+    await conn.execute(`update runs set ${sets.join(', ')} where id = ?`, [...params, p.runId], 'run', ctx);
   });
 }
 

@@ -16,6 +16,11 @@ export interface RunFilters {
   query?: string;
   sort?: RunSort;
   limit: number;
+  /**
+   * Safe readers may search only what they may see (ids, names, status, trigger, node ids),
+   * or a free-text query would let them probe restricted content.
+   */
+  projection: 'full' | 'safe';
 }
 
 const ORDER: Record<RunSort, string> = {
@@ -65,13 +70,21 @@ export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFi
   const text = activeFilter(f.query?.trim());
   if (text) {
     const like = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    add(
-      `(r.id ilike ? or r.workflow_name ilike ? or r.status ilike ? or r.trigger ilike ? or coalesce(r.error, '') ilike ?
-        or coalesce(r.input::text, '') ilike ? or coalesce(r.output::text, '') ilike ?
-        or exists (select 1 from run_steps s where s.run_id = r.id and (s.node_id ilike ? or coalesce(s.node_name, '') ilike ? or coalesce(s.error, '') ilike ? or coalesce(s.output::text, '') ilike ?))
-        or exists (select 1 from run_logs l where l.run_id = r.id and l.message ilike ?))`,
-      ...Array(12).fill(like),
-    );
+    if (f.projection === 'full') {
+      add(
+        `(r.id ilike ? or r.workflow_name ilike ? or r.status ilike ? or r.trigger ilike ? or coalesce(r.error, '') ilike ?
+          or coalesce(r.input::text, '') ilike ? or coalesce(r.output::text, '') ilike ?
+          or exists (select 1 from run_steps s where s.run_id = r.id and (s.node_id ilike ? or coalesce(s.node_name, '') ilike ? or coalesce(s.error, '') ilike ? or coalesce(s.output::text, '') ilike ?))
+          or exists (select 1 from run_logs l where l.run_id = r.id and l.message ilike ?))`,
+        ...Array(12).fill(like),
+      );
+    } else {
+      add(
+        `(r.id ilike ? or r.workflow_name ilike ? or r.status ilike ? or r.trigger ilike ?
+          or exists (select 1 from run_steps s where s.run_id = r.id and (s.node_id ilike ? or coalesce(s.node_name, '') ilike ?)))`,
+        ...Array(6).fill(like),
+      );
+    }
   }
   const rows: Array<{ id: string }> = await em
     .getConnection()

@@ -34,9 +34,21 @@ export interface RunLauncher {
   cancel(runId: string): Promise<boolean>;
   /** Decides a pending approval; throws ApiError 409 when the run refuses the decision. */
   approve(runId: string, request: { decision: 'approved' | 'rejected'; comment?: string | null; decidedBy: string; nodeId?: string | null }): Promise<{ nodeId: string; decision: string }>;
+  /**
+   * Starts a webhook run and waits up to `budgetMs` for its reply (Response node output, a
+   * durable wait, or the end); `timeout` when the budget passes first. The run goes on either way.
+   */
+  startWithReply(run: Run, graph: WorkflowGraph, budgetMs: number): Promise<WebhookReplyResult>;
   /** Delivers an event resume; false when the execution is no longer open. */
   resumeEvent(runId: string, resume: { nodeId: string; token: string; payload: unknown }): Promise<boolean>;
 }
+
+export type WebhookReplyResult =
+  | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown }
+  | { kind: 'waiting' }
+  | { kind: 'completed' }
+  | { kind: 'failed'; error: string }
+  | { kind: 'timeout' };
 
 export const RUN_NOT_FOUND = 'Run not found';
 export const isTerminal = (status: RunStatus) => TERMINAL_RUN_STATUSES.includes(status);

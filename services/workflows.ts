@@ -236,8 +236,10 @@ export async function deployWorkflow(em: EntityManager, principal: WorkspacePrin
   return em.transactional(async (tx) => {
     // Lock the workflow row so two concurrent deploys cannot claim the same version number.
     await tx.getConnection().execute('select id from workflows where id = ? for update', [wf.id], 'all', tx.getTransactionContext());
-    const current = wf.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: wf.activeVersionId }) : null;
-    const sameAsActive = current && candidateVersionId(current) === candidateVersionId(wf);
+    // Re-read under the lock: a concurrent deploy may have pinned a version since `wf` was loaded.
+    const managed = await tx.findOneOrFail(WorkflowSchema, { id: wf.id }, { refresh: true });
+    const current = managed.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: managed.activeVersionId }) : null;
+    const sameAsActive = current && candidateVersionId(current) === candidateVersionId(managed);
     let version = sameAsActive ? current : null;
     if (!version) {
       const latest = await tx.findOne(WorkflowVersionSchema, { workflowId: wf.id }, { orderBy: { version: 'desc' } });
@@ -246,15 +248,14 @@ export async function deployWorkflow(em: EntityManager, principal: WorkspacePrin
         workflowId: wf.id,
         workspaceId: wf.workspaceId,
         version: (latest?.version ?? 0) + 1,
-        name: wf.name,
-        description: wf.description,
-        nodes: structuredClone(wf.nodes),
-        edges: structuredClone(wf.edges),
+        name: managed.name,
+        description: managed.description,
+        nodes: structuredClone(managed.nodes),
+        edges: structuredClone(managed.edges),
         createdById: principal.userId,
         createdAt: new Date(),
       });
     }
-    const managed = await tx.findOneOrFail(WorkflowSchema, { id: wf.id });
     managed.activeVersionId = version.id;
     managed.status = 'deployed';
     managed.updatedAt = new Date();

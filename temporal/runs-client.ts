@@ -1,40 +1,64 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
 import { conflict } from '../services/errors';
 import type { RunLauncher } from '../services/runs';
 import type { WorkflowGraph } from './engine/types';
-import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
 import type { RunWorkflowInput } from './workflows/run';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
+function startOptions(run: Run, graph: WorkflowGraph) {
+  const input: RunWorkflowInput = {
+    runId: run.id,
+    workspaceId: run.workspaceId,
+    workflowId: run.workflowId,
+    trigger: run.trigger,
+    graph,
+    input: run.input,
+    startNodeId: run.startNodeId,
+  };
+  return {
+    taskQueue: TASK_QUEUE,
+    workflowId: run.id,
+    args: [input] as [RunWorkflowInput],
+    memo: { workflowName: run.workflowName },
+    searchAttributes: {
+      [SEARCH_ATTRIBUTES.WorkspaceId]: [run.workspaceId],
+      [SEARCH_ATTRIBUTES.SvcWorkflowId]: [run.workflowId],
+      [SEARCH_ATTRIBUTES.SvcTrigger]: [run.trigger],
+    },
+  };
+}
+
 export function temporalRunLauncher(client: Client): RunLauncher {
   return {
     async start(run: Run, graph: WorkflowGraph) {
-      const input: RunWorkflowInput = {
-        runId: run.id,
-        workspaceId: run.workspaceId,
-        workflowId: run.workflowId,
-        trigger: run.trigger,
-        graph,
-        input: run.input,
-        startNodeId: run.startNodeId,
-      };
       try {
-        await client.workflow.start(WORKFLOW_TYPES.run, {
-          taskQueue: TASK_QUEUE,
-          workflowId: run.id,
-          args: [input],
-          memo: { workflowName: run.workflowName },
-          searchAttributes: {
-            [SEARCH_ATTRIBUTES.WorkspaceId]: [run.workspaceId],
-            [SEARCH_ATTRIBUTES.SvcWorkflowId]: [run.workflowId],
-            [SEARCH_ATTRIBUTES.SvcTrigger]: [run.trigger],
-          },
-        });
+        await client.workflow.start(WORKFLOW_TYPES.run, startOptions(run, graph));
       } catch (err) {
         // The workflow id is the run id: a second start of the same run is already done.
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    },
+
+    async startWithReply(run, graph, budgetMs) {
+      const operation = new WithStartWorkflowOperation(WORKFLOW_TYPES.run, { ...startOptions(run, graph), workflowIdConflictPolicy: 'USE_EXISTING' });
+      const abort = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<{ kind: 'timeout' }>((resolve) => {
+        timer = setTimeout(() => {
+          abort.abort();
+          resolve({ kind: 'timeout' });
+        }, budgetMs);
+      });
+      try {
+        const reply = client.workflow.executeUpdateWithStart(webhookReplyUpdate, { startWorkflowOperation: operation });
+        // The start itself must not be lost to the budget: wait for it, then race the reply.
+        await Promise.race([operation.workflowHandle(), timeout]);
+        return await Promise.race([reply, timeout]);
+      } finally {
+        clearTimeout(timer);
       }
     },
 

@@ -45,3 +45,16 @@ export const approvalUpdate = defineUpdate<ApprovalAccepted, [ApprovalRequest]>(
 export const resumeEventSignal = defineSignal<[EventResume]>('resumeEvent');
 /** Live detail of a running run (steps so far, active waits). */
 export const progressQuery = defineQuery<{ status: string; steps: unknown[]; waits: unknown[] }>('progress');
+
+/** What a webhook caller waiting on a run gets back. */
+export type WebhookReply =
+  | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown }
+  | { kind: 'waiting' }
+  | { kind: 'completed' }
+  | { kind: 'failed'; error: string };
+
+/**
+ * Sent with the start of a webhook run (update-with-start): completes as soon as a Response
+ * node has run, the run parks on a durable wait, or it ends — no polling of the database.
+ */
+export const webhookReplyUpdate = defineUpdate<WebhookReply, []>('webhookReply');

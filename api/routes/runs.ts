@@ -107,6 +107,7 @@ export const listRunsRoute = defineRoute({
     const runs = await queryRuns(ctx.state.em, p(principal).workspaceId, {
       ...query,
       limit: clampLimit(query.limit, { default: 100, min: 1, max: 200 }),
+      projection: projectionFor(p(principal)),
     });
     return { status: 200, body: { runs: await present(ctx, p(principal), runs), links: runs.map((r) => runLinks(r, base(ctx))) } };
   },

@@ -23,6 +23,8 @@ import {
 } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
+import { secretKeyOf } from './webhooks';
+import { syncWebhooks, webhookView } from '../../services/webhooks';
 
 const idParams = z.object({ id: z.string().min(1).max(100) });
 const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
@@ -211,15 +213,17 @@ export const deleteWorkflowRoute = defineRoute({
 async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf: Parameters<typeof deployWorkflow>[2]) {
   try {
     const { workflow, version } = await deployWorkflow(ctx.state.em, principal, wf);
+    const webhooks = await syncWebhooks(ctx.state.em, secretKeyOf(ctx), workflow, { nodes: version.nodes, edges: version.edges });
+    const first = webhooks[0] ? webhookView(webhooks[0], requestOrigin(ctx), secretKeyOf(ctx)) : null;
     return {
       status: 200,
       body: {
         workflow: await viewOf(ctx.state.em, workflow),
         synchronizedVersionId: version.id,
         version: version.version,
-        // Webhook provisioning arrives with the inbound-triggers issue.
-        webhookUrl: null,
-        links: { ...workflowLinks(ctx, workflow.id), webhook: null, invoke: null },
+        webhookUrl: first?.invokeUrl ?? null,
+        links: { ...workflowLinks(ctx, workflow.id), webhook: first ? `${requestOrigin(ctx)}/api/v1/webhooks/${first.id}` : null, invoke: first?.invokeUrl ?? null },
+        webhooks: webhooks.map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx))),
       },
     };
   } catch (err) {

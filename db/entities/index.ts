@@ -4,6 +4,7 @@ import { IdempotencyRecordSchema } from './idempotency';
 import { MembershipSchema, UserSchema, WorkspaceSchema } from './workspaces';
 import { WorkflowSchema, WorkflowVersionSchema } from './workflows';
 import { ResumeTokenSchema, RunLogSchema, RunSchema, RunStepSchema } from './runs';
+import { WebhookOutboxSchema, WebhookSchema } from './webhooks';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
 export const entities = [
@@ -20,6 +21,8 @@ export const entities = [
   RunStepSchema,
   RunLogSchema,
   ResumeTokenSchema,
+  WebhookSchema,
+  WebhookOutboxSchema,
 ];
 
 export * from './auth';
@@ -28,3 +31,4 @@ export * from './idempotency';
 export * from './workspaces';
 export * from './workflows';
 export * from './runs';
+export * from './webhooks';

@@ -1,6 +1,7 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000_platform } from './Migration20261121000000_platform';
 import { Migration20261121010000_workflows } from './Migration20261121010000_workflows';
+import { Migration20261121020000_webhooks } from './Migration20261121020000_webhooks';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -9,4 +10,5 @@ import { Migration20261121010000_workflows } from './Migration20261121010000_wor
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_platform', class: Migration20261121000000_platform },
   { name: 'Migration20261121010000_workflows', class: Migration20261121010000_workflows },
+  { name: 'Migration20261121020000_webhooks', class: Migration20261121020000_webhooks },
 ];

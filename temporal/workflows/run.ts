@@ -6,6 +6,7 @@
  * that matter: start, after each side effect, on entering and leaving a wait, at the end.
  */
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -20,7 +21,7 @@ import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../engine/interpreter';
 import type { GraphNode, WorkflowGraph } from '../engine/types';
-import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, type ApprovalRequest } from '../shared';
+import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -72,6 +73,8 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   let pendingSteps: StepRecord[] = [];
   let pendingLogs: LogRecord[] = [];
   let status: 'running' | 'waiting' = 'running';
+  let reply: WebhookReply | null = null;
+  let ended: WebhookReply | null = null;
 
   setHandler(progressQuery, () => ({ status, steps: [...steps.values()], waits: [...waits.values()] }));
   setHandler(
@@ -83,6 +86,11 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     },
     { validator: (request: ApprovalRequest) => void pendingApprovalFor(request.nodeId) },
   );
+  setHandler(webhookReplyUpdate, async (): Promise<WebhookReply> => {
+    await condition(() => reply !== null || status === 'waiting' || ended !== null);
+    if (reply) return reply;
+    return status === 'waiting' && !ended ? { kind: 'waiting' } : ended!;
+  });
   setHandler(resumeEventSignal, ({ nodeId, token, payload }) => {
     const wait = waits.get(nodeId);
     if (wait?.kind === 'event' && wait.token === token && !events.has(nodeId)) events.set(nodeId, payload);
@@ -187,8 +195,9 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     onLog(log) {
       pendingLogs.push(log);
     },
-    onResponse() {
-      // Synchronous webhook replies arrive with the webhook issue; the response is the node's output meanwhile.
+    onResponse(response) {
+      // The first Response node answers a waiting webhook caller; the run goes on.
+      reply ??= { kind: 'response', status: response.status, headers: response.headers, body: response.body };
     },
     isCancellation,
   };
@@ -205,6 +214,9 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       waits: [],
       finishedAt: nowIso(),
     });
+    ended = outcome.status === 'failed' ? { kind: 'failed', error: outcome.error?.message ?? 'Run failed' } : { kind: 'completed' };
+    // Let a webhook caller's pending update answer before the execution closes.
+    await condition(allHandlersFinished);
     if (outcome.status === 'failed') {
       // Failing the Temporal execution too makes failed runs visible as such in the Web UI.
       throw ApplicationFailure.nonRetryable(outcome.error?.message ?? 'Run failed', 'RunFailed', { nodeId: outcome.error?.nodeId ?? null });
@@ -212,6 +224,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     return { runId: req.runId, status: 'succeeded', output: outcome.output };
   } catch (err) {
     if (isCancellation(err)) {
+      ended = { kind: 'failed', error: 'The run was canceled.' };
       await CancellationScope.nonCancellable(() => flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }));
     }
     throw err;

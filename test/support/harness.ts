@@ -16,6 +16,7 @@ import { loadConfig, type AppConfig } from '../../services/config';
 import { newId, randomToken } from '../../services/ids';
 import { createLogger } from '../../services/logger';
 import { SignInLimiter } from '../../services/sessions';
+import { startOutboxDispatcher } from '../../services/outboxDispatcher';
 import { addMember } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
@@ -23,6 +24,9 @@ import { createWorker } from '../../temporal/worker';
 import { temporalRunLauncher } from '../../temporal/runs-client';
 import { workflowIdsExist } from '../../services/workflows';
 import { testEnv } from './env';
+
+/** One key for every test app, so webhook URLs made by one app resolve in another. */
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef-0123456789';
 
 export interface TestApp {
   url: string;
@@ -32,8 +36,15 @@ export interface TestApp {
 }
 
 /** `routes` replaces the service's routes, for tests of the route machinery itself. */
-export async function startTestApp(overrides: Partial<AppConfig> = {}, routes?: AnyRoute[], temporalOpts: { namespace?: string } = {}): Promise<TestApp> {
-  const config: AppConfig = { ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0' }), ...overrides };
+export async function startTestApp(
+  overrides: Partial<AppConfig> = {},
+  routes?: AnyRoute[],
+  temporalOpts: { namespace?: string; /** run the webhook outbox dispatcher, as the api process does */ dispatcher?: boolean } = {},
+): Promise<TestApp> {
+  const config: AppConfig = {
+    ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY }),
+    ...overrides,
+  };
   const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
   const namespace = temporalOpts.namespace ?? 'default';
   const temporal = await connectTemporalClient({ address: testEnv('temporalAddress'), namespace });
@@ -48,12 +59,14 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}, routes?: 
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
+  const dispatcher = temporalOpts.dispatcher ? startOutboxDispatcher({ orm, launcher: deps.runLauncher, pollMs: 100, logger: deps.logger }) : null;
   return {
     url: server.url,
     deps,
     orm,
     close: async () => {
       await server.close(1_000);
+      await dispatcher?.stop();
       await temporal.connection.close();
       await orm.close();
     },

@@ -502,6 +502,15 @@ describe('versions', () => {
     ]);
   });
 
+  test('deploys of one unchanged draft sent at the same time pin a single version', async () => {
+    const { id } = await createWorkflow({ name: 'Double click', ...validGraph('concurrent') });
+    const results = await Promise.all(Array.from({ length: 4 }, () => post(`${WF}/${id}/deploy`)));
+    for (const r of results) expect(r.status).toBe(200);
+    const versions = (await get(`${WF}/${id}/versions`)).body.versions;
+    expect(versions.map((v: any) => v.version)).toEqual([1]);
+    expect(new Set(results.map((r) => r.body.synchronizedVersionId))).toEqual(new Set([versions[0].id]));
+  });
+
   test.each([['0'], ['abc'], ['-1'], ['1.5']])('restoring version %s is a 400', async (version) => {
     const { id } = await createWorkflow({ name: 'Restore bad', ...validGraph('rb') });
     expect((await post(`${WF}/${id}/deploy`)).status).toBe(200);

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { defineRoute, type HttpMethod } from '../http/route';
+import { requestOrigin } from '../http/urls';
+import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import type { AppContext } from '../context';
+import { WebhookOutboxSchema } from '../../db/entities';
+import { serviceUnavailable } from '../../services/errors';
+import type { WorkspacePrincipal } from '../../services/principal';
+import { loadRunViews } from '../../services/runs';
+import {
+  acceptIntoOutbox,
+  createWebhookRun,
+  deliveryId,
+  listWebhooks,
+  loadWebhook,
+  outboxRunId,
+  resolveWebhookToken,
+  webhookPayload,
+  webhookView,
+} from '../../services/webhooks';
+
+const anyObject = z.looseObject({});
+const p = (principal: unknown) => principal as WorkspacePrincipal;
+
+export function secretKeyOf(ctx: AppContext): string {
+  const key = ctx.deps.config.secretKey;
+  if (!key) throw serviceUnavailable('Webhooks are unavailable: SECRET_KEY is not configured.');
+  return key;
+}
+
+export const listWebhooksRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/webhooks',
+  operationId: 'listWebhooks',
+  summary: 'Webhooks of the workspace with their invoke links; `?workflowId=` narrows to one workflow',
+  tags: ['Webhooks'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  query: z.object({ workflowId: z.string().min(1).optional() }),
+  responses: { 200: { description: '`{ webhooks, links }`', schema: z.object({ webhooks: z.array(anyObject), links: z.array(anyObject) }) }, ...legacyAuthErrors },
+  handler: async (ctx, { principal, query }) => {
+    const webhooks = (await listWebhooks(ctx.state.em, p(principal), query.workflowId)).map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx)));
+    return { status: 200, body: { webhooks, links: webhooks.map((w) => w.links) } };
+  },
+});
+
+export const getWebhookRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/webhooks/{id}',
+  operationId: 'getWebhook',
+  summary: 'One webhook with its invoke link',
+  tags: ['Webhooks'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  params: z.object({ id: z.string().min(1).max(100) }),
+  responses: {
+    200: { description: '`{ webhook, links }`', schema: anyObject },
+    ...legacyAuthErrors,
+    403: { description: '`API key cannot access this webhook`', schema: legacyErrorSchema },
+    404: { description: 'Webhook not found', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal, params }) => {
+    const webhook = webhookView(await loadWebhook(ctx.state.em, p(principal), params.id), requestOrigin(ctx), secretKeyOf(ctx));
+    return { status: 200, body: { webhook, links: webhook.links } };
+  },
+});
+
+/**
+ * The public invocation: no bearer, every verb. Without a Response node the request goes to
+ * the durable outbox (202 accepted); with one the caller waits, within the synchronous budget,
+ * for that node's reply, started with an update-with-start so no polling is involved.
+ */
+async function invoke(ctx: AppContext, token: string) {
+  const em = ctx.state.em;
+  const resolved = await resolveWebhookToken(em, token);
+  const payload = webhookPayload({ method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body });
+  const { outboxId, deduplicated } = await acceptIntoOutbox(em, resolved, payload, deliveryId(resolved.webhook, ctx.headers));
+  const accepted = { status: 202, body: { token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
+  const replies = resolved.version.nodes.some((n) => n.type === 'response' && !n.disabled);
+  if (deduplicated || !replies) return accepted;
+
+  const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload });
+  let reply;
+  try {
+    reply = await ctx.deps.runLauncher.startWithReply(run, { nodes: resolved.version.nodes, edges: resolved.version.edges }, ctx.deps.config.webhookSyncBudgetMs);
+  } catch (err) {
+    // Temporal unavailable: the entry stays pending and the dispatcher starts it later.
+    ctx.state.log.warn({ err, outboxId }, 'synchronous webhook start failed; left in the outbox');
+    return accepted;
+  }
+  await em.nativeUpdate(WebhookOutboxSchema, { id: outboxId, status: 'pending' }, { status: 'dispatched', dispatchedAt: new Date() });
+  switch (reply.kind) {
+    case 'response':
+      return { status: reply.status, body: reply.body, headers: reply.headers };
+    case 'waiting':
+      return { status: 202, body: { runId: run.id, status: 'waiting' } };
+    case 'timeout':
+      return { status: 202, body: { status: 'processing' } };
+    default: {
+      // The run ended without reaching a Response node: answer with the run itself.
+      const [view] = await loadRunViews(em.fork(), [run], { origin: requestOrigin(ctx) });
+      return { status: 200, body: { token, run: view } };
+    }
+  }
+}
+
+const INVOKE_METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
+
+export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
+  defineRoute({
+    method,
+    path: '/api/webhooks/{token}',
+    operationId: `invokeWebhook_${method}`,
+    summary: 'Invoke a webhook (no bearer; the token is the capability)',
+    tags: ['Webhooks'],
+    family: 'legacy',
+    access: { kind: 'public' },
+    params: z.object({ token: z.string().min(1).max(200) }),
+    responses: {
+      202: { description: '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }` or `{ status: processing }`', schema: anyObject },
+      200: { description: "The Response node's reply, or `{ token, run }` when the run ended without one", schema: anyObject },
+      404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: legacyErrorSchema },
+      413: { description: 'Body too large', schema: legacyErrorSchema },
+    },
+    handler: async (ctx, { params }) => invoke(ctx, params.token),
+  }),
+);
+
+export const webhookRoutes = [listWebhooksRoute, getWebhookRoute, ...invokeWebhookRoutes];
+

@@ -1,0 +1,254 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  RunSchema,
+  WebhookOutboxSchema,
+  WebhookSchema,
+  WorkflowSchema,
+  WorkflowVersionSchema,
+  type Run,
+  type Webhook,
+  type Workflow,
+  type WorkflowVersion,
+} from '../db/entities';
+import type { WorkflowGraph } from '../temporal/engine/types';
+import { forbidden, notFound } from './errors';
+import { newId, sha256Hex } from './ids';
+import type { WorkspacePrincipal } from './principal';
+import type { RunLauncher } from './runs';
+import { deriveToken } from './secrets';
+
+export const WEBHOOK_FORBIDDEN = 'API key cannot access this webhook';
+const WEBHOOK_TOKEN_PREFIX = 'whk_';
+
+/** Headers never passed into a run: credentials and session material. */
+const STRIPPED_HEADERS = new Set(['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization', 'x-auth-token', 'x-csrf-token']);
+/** Provider delivery ids recognised for deduplication, besides a node's own `dedupeHeader`. */
+const DELIVERY_ID_HEADERS = ['x-github-delivery', 'idempotency-key', 'x-delivery-id', 'x-gitlab-event-uuid', 'x-request-id'];
+
+export function webhookToken(secretKey: string, webhookId: string): string {
+  return deriveToken(secretKey, 'webhook', webhookId, WEBHOOK_TOKEN_PREFIX);
+}
+
+export function webhookInvokeUrl(origin: string, token: string): string {
+  return `${origin}/api/webhooks/${token}`;
+}
+
+export function webhookView(wh: Webhook, origin: string, secretKey: string) {
+  // Generic webhook URLs are derived from SECRET_KEY, so they can be shown again; error-tracker
+  // tokens are random and were shown once at creation.
+  const invokeUrl = wh.kind === 'generic' ? webhookInvokeUrl(origin, webhookToken(secretKey, wh.id)) : null;
+  return {
+    id: wh.id,
+    workspaceId: wh.workspaceId,
+    workflowId: wh.workflowId,
+    nodeId: wh.nodeId,
+    kind: wh.kind,
+    provider: wh.kind === 'errtracker' ? 'errtracker' : null,
+    enabled: wh.enabled,
+    createdAt: wh.createdAt,
+    updatedAt: wh.updatedAt,
+    invokeUrl,
+    links: { invoke: invokeUrl },
+  };
+}
+
+/**
+ * Makes the deployed version's webhook triggers reachable: one generic webhook per `webhook`
+ * node (kept across deploys, so its URL is stable), and disables those whose node is gone.
+ * Returns the webhooks of the version in node order.
+ */
+export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Workflow, graph: WorkflowGraph): Promise<Webhook[]> {
+  const nodes = graph.nodes.filter((n) => n.type === 'webhook');
+  const existing = await em.find(WebhookSchema, { workflowId: wf.id, kind: 'generic' });
+  const now = new Date();
+  const result: Webhook[] = [];
+  for (const node of nodes) {
+    let wh = existing.find((w) => w.nodeId === node.id);
+    const dedupeHeader = typeof node.config?.dedupeHeader === 'string' ? node.config.dedupeHeader.toLowerCase() : undefined;
+    if (!wh) {
+      const id = newId('wh');
+      wh = em.create(WebhookSchema, {
+        id,
+        workspaceId: wf.workspaceId,
+        workflowId: wf.id,
+        nodeId: node.id,
+        kind: 'generic',
+        tokenDigest: sha256Hex(webhookToken(secretKey, id)),
+        enabled: true,
+        config: dedupeHeader ? { dedupeHeader } : {},
+        signingSecretEncrypted: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+    } else {
+      wh.enabled = true;
+      wh.config = dedupeHeader ? { dedupeHeader } : {};
+      wh.updatedAt = now;
+    }
+    result.push(wh);
+  }
+  for (const wh of existing) {
+    if (!nodes.some((n) => n.id === wh.nodeId) && wh.enabled) {
+      wh.enabled = false;
+      wh.updatedAt = now;
+    }
+  }
+  await em.flush();
+  return result;
+}
+
+export async function listWebhooks(em: EntityManager, principal: WorkspacePrincipal, workflowId?: string): Promise<Webhook[]> {
+  return em.find(WebhookSchema, { workspaceId: principal.workspaceId, ...(workflowId ? { workflowId } : {}) }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+}
+
+export async function loadWebhook(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<Webhook> {
+  const wh = await em.findOne(WebhookSchema, { id });
+  if (!wh) throw notFound('Webhook not found');
+  if (wh.workspaceId !== principal.workspaceId) throw forbidden(WEBHOOK_FORBIDDEN);
+  return wh;
+}
+
+export interface InboundRequest {
+  method: string;
+  query: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed body: JSON, form fields, or text; undefined when there was none. */
+  body: unknown;
+}
+
+/** The run input of a webhook call: the body (or the query for GET) plus `_webhook` without credentials. */
+export function webhookPayload(req: InboundRequest): Record<string, unknown> {
+  const headers = Object.fromEntries(
+    Object.entries(req.headers)
+      .filter(([k, v]) => v !== undefined && !STRIPPED_HEADERS.has(k.toLowerCase()))
+      .map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]),
+  );
+  const meta = { method: req.method, query: req.query, headers };
+  const source = req.method === 'GET' || req.method === 'HEAD' ? req.query : req.body;
+  const base = source && typeof source === 'object' && !Array.isArray(source) ? (source as Record<string, unknown>) : source === undefined ? {} : { body: source };
+  return { ...base, _webhook: meta };
+}
+
+export interface ResolvedWebhook {
+  webhook: Webhook;
+  workflow: Workflow;
+  version: WorkflowVersion;
+}
+
+/**
+ * Finds the enabled webhook of a token and the deployed version it runs. Unknown tokens,
+ * disabled webhooks and workflows that cannot run (trashed, disabled, undeployed) are all
+ * 404, so a URL reveals nothing once it stops working.
+ */
+export async function resolveWebhookToken(em: EntityManager, token: string, kind: Webhook['kind'] = 'generic'): Promise<ResolvedWebhook> {
+  const missing = () => notFound('Webhook not found');
+  if (!/^[A-Za-z0-9_-]{8,100}$/.test(token)) throw missing();
+  const webhook = await em.findOne(WebhookSchema, { tokenDigest: sha256Hex(token), kind });
+  if (!webhook || !webhook.enabled) throw missing();
+  const workflow = await em.findOne(WorkflowSchema, { id: webhook.workflowId });
+  if (!workflow || workflow.trashed || workflow.status !== 'deployed' || !workflow.activeVersionId) throw missing();
+  const version = await em.findOne(WorkflowVersionSchema, { id: workflow.activeVersionId });
+  if (!version) throw missing();
+  return { webhook, workflow, version };
+}
+
+/** The delivery id of a provider event, from the node's configured header or a well-known one. */
+export function deliveryId(webhook: Webhook, headers: InboundRequest['headers']): string | null {
+  const names = webhook.config.dedupeHeader ? [webhook.config.dedupeHeader, ...DELIVERY_ID_HEADERS] : DELIVERY_ID_HEADERS;
+  for (const name of names) {
+    const value = headers[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first && first.length <= 500) return first;
+  }
+  return null;
+}
+
+/** Run id of an outbox entry: derived, so every dispatch attempt names the same Temporal workflow. */
+export function outboxRunId(outboxId: string): string {
+  return `run_${sha256Hex(`outbox\0${outboxId}`).slice(0, 32)}`;
+}
+
+/**
+ * Writes an accepted request to the durable outbox. A repeated provider event (same delivery
+ * id for the same webhook) writes nothing and returns the first entry, `deduplicated`.
+ */
+export async function acceptIntoOutbox(
+  em: EntityManager,
+  resolved: ResolvedWebhook,
+  payload: unknown,
+  dedupeKey: string | null,
+): Promise<{ outboxId: string; deduplicated: boolean }> {
+  const id = newId('whe');
+  const inserted: Array<{ id: string }> = await em.getConnection().execute(
+    `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
+     values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())
+     on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing
+     returning id`,
+    [id, resolved.webhook.workspaceId, resolved.webhook.id, resolved.workflow.id, JSON.stringify(payload), dedupeKey, outboxRunId(id)],
+  );
+  if (inserted.length > 0) return { outboxId: id, deduplicated: false };
+  const first = await em.findOneOrFail(WebhookOutboxSchema, { webhookId: resolved.webhook.id, dedupeKey });
+  return { outboxId: first.id, deduplicated: true };
+}
+
+/** Creates the queued run row of a webhook-triggered run (idempotent on its id). */
+export async function createWebhookRun(em: EntityManager, args: { runId: string; workflow: Workflow; version: WorkflowVersion; input: unknown }): Promise<Run> {
+  const now = new Date();
+  await em.getConnection().execute(
+    `insert into runs (id, workspace_id, workflow_id, version_id, workflow_name, trigger, status, input, dry_run, execution_evidence, waits, cost_credits, created_at, updated_at)
+     values (?, ?, ?, ?, ?, 'webhook', 'queued', ?::jsonb, false, ?::jsonb, '[]'::jsonb, 0, ?, ?)
+     on conflict (id) do nothing`,
+    [
+      args.runId,
+      args.workflow.workspaceId,
+      args.workflow.id,
+      args.version.id,
+      args.workflow.name,
+      JSON.stringify(args.input ?? null),
+      JSON.stringify({ requestedTarget: 'active', versionId: args.version.id, resourceMode: 'workspace-live', reviewIdentity: null }),
+      now,
+      now,
+    ],
+  );
+  return em.fork().findOneOrFail(RunSchema, { id: args.runId });
+}
+
+/**
+ * Hands pending outbox entries to the durable engine, oldest first. Rows are locked with
+ * SKIP LOCKED, so several API instances never dispatch the same entry; an entry whose start
+ * fails (Temporal down) stays pending for the next pass, and because its run id is derived
+ * from the outbox id a repeated start cannot create a second run. Returns how many were
+ * dispatched.
+ */
+export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100): Promise<number> {
+  let dispatched = 0;
+  await em.transactional(async (tx) => {
+    const conn = tx.getConnection();
+    const ctx = tx.getTransactionContext();
+    const rows: Array<{ id: string; workflow_id: string; payload: unknown; run_id: string }> = await conn.execute(
+      `select id, workflow_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
+      [limit],
+      'all',
+      ctx,
+    );
+    for (const row of rows) {
+      try {
+        const workflow = await tx.findOne(WorkflowSchema, { id: row.workflow_id });
+        const version = workflow?.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: workflow.activeVersionId }) : null;
+        if (!workflow || !version || workflow.trashed || workflow.status !== 'deployed') {
+          await conn.execute(`update webhook_outbox set status = 'failed', last_error = ? where id = ?`, ['The workflow is no longer deployed.', row.id], 'run', ctx);
+          continue;
+        }
+        const run = await createWebhookRun(tx, { runId: row.run_id, workflow, version, input: row.payload });
+        await launcher.start(run, { nodes: version.nodes, edges: version.edges });
+        await conn.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id = ?`, [row.id], 'run', ctx);
+        dispatched++;
+      } catch (err) {
+        await conn.execute(`update webhook_outbox set attempts = attempts + 1, last_error = ? where id = ?`, [(err as Error).message.slice(0, 1000), row.id], 'run', ctx);
+        // Temporal is probably unavailable: stop this pass, the rows stay pending.
+        break;
+      }
+    }
+  });
+  return dispatched;
+}

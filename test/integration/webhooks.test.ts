@@ -1,0 +1,194 @@
+/** Public webhooks: every row of the spec's response table, dedupe, the durable outbox, limits and load. */
+import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
+import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+
+let app: TestApp;
+let worker: TestWorker;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  app = await startTestApp({ webhookSyncBudgetMs: 5_000, bodyLimit: '64kb' }, undefined, { dispatcher: true });
+  worker = await startTestWorker(app);
+  ws = await createWorkspace(app);
+});
+afterAll(async () => {
+  await worker.stop();
+  await app.close();
+});
+
+async function deploy(nodes: object[], edges: object[]): Promise<{ workflowId: string; invoke: string; body: any }> {
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges } });
+  const workflowId = created.body.workflow.id;
+  const deployed = await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
+  expect(deployed.status).toBe(200);
+  return { workflowId, invoke: new URL(deployed.body.webhookUrl).pathname, body: deployed.body };
+}
+const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId });
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await fn();
+  while (!ok(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await fn();
+  }
+  return value;
+}
+
+test('deploy provisions a webhook with an unguessable URL; the list and get routes show its invoke link', async () => {
+  const { workflowId, body } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'x' } }], [{ source: 'hook', target: 'echo' }]);
+  expect(body.webhookUrl).toMatch(new RegExp(`^${app.url}/api/webhooks/whk_[A-Za-z0-9_-]{32}$`));
+  expect(body.links.invoke).toBe(body.webhookUrl);
+  const list = await http(app, 'GET', `/api/v1/webhooks?workflowId=${workflowId}`, { token: ws.token });
+  expect(list.body.webhooks).toHaveLength(1);
+  expect(list.body.links).toEqual([{ invoke: body.webhookUrl }]);
+  const one = await http(app, 'GET', `/api/v1/webhooks/${list.body.webhooks[0].id}`, { token: ws.token });
+  expect(one.body.webhook).toMatchObject({ workflowId, nodeId: 'hook', enabled: true, invokeUrl: body.webhookUrl });
+  // Only a digest is stored.
+  const rows: Array<Record<string, unknown>> = await app.orm.em.fork().getConnection().execute('select * from webhooks where workflow_id = ?', [workflowId]);
+  expect(JSON.stringify(rows)).not.toContain(new URL(body.webhookUrl).pathname.split('/').pop());
+  // Redeploying keeps the URL.
+  const again = await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
+  expect(again.body.webhookUrl).toBe(body.webhookUrl);
+  // Other workspaces get 403.
+  const other = await createWorkspace(app, 'Other');
+  const foreign = await http(app, 'GET', `/api/v1/webhooks/${list.body.webhooks[0].id}`, { token: other.token });
+  expect(foreign.status).toBe(403);
+  expect(foreign.body).toEqual({ error: 'API key cannot access this webhook' });
+  expect((await http(app, 'GET', '/api/v1/webhooks', { token: other.token })).body.webhooks).toEqual([]);
+});
+
+test('without a Response node: 202 accepted from the outbox, and the run starts with the payload and _webhook', async () => {
+  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: '$' } }], [{ source: 'hook', target: 'echo' }]);
+  const res = await http(app, 'POST', `${invoke}?source=test`, { body: { order: 7 }, headers: { authorization: 'Bearer secret', cookie: 'a=b', 'x-custom': 'yes' } });
+  expect(res.status).toBe(202);
+  expect(res.body).toEqual({ token: invoke.split('/').pop(), outboxId: expect.stringMatching(/^whe_/), status: 'accepted' });
+  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 1);
+  const run = await waitForRun(app, ws.token, runs[0].id);
+  expect(run).toMatchObject({ status: 'succeeded', trigger: 'webhook' });
+  expect(run.output).toMatchObject({ order: 7, _webhook: { method: 'POST', query: { source: 'test' }, headers: { 'x-custom': 'yes' } } });
+  expect(run.output._webhook.headers.authorization).toBeUndefined();
+  expect(run.output._webhook.headers.cookie).toBeUndefined();
+});
+
+test('GET uses the query string as payload; form and text bodies are accepted too', async () => {
+  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: '$' } }], [{ source: 'hook', target: 'echo' }]);
+  expect((await http(app, 'GET', `${invoke}?a=1&b=two`)).status).toBe(202);
+  const form = await fetch(`${app.url}${invoke}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x=1&y=2' });
+  expect(form.status).toBe(202);
+  const text = await fetch(`${app.url}${invoke}`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+  expect(text.status).toBe(202);
+  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 3 && r.every((x) => x.status === 'succeeded'));
+  const outputs = runs.map((r) => r.output as Record<string, unknown>);
+  expect(outputs).toEqual(expect.arrayContaining([expect.objectContaining({ a: '1', b: 'two' }), expect.objectContaining({ x: '1', y: '2' }), expect.objectContaining({ body: 'hello' })]));
+});
+
+test('a repeated provider event is deduplicated and starts nothing new', async () => {
+  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: '1' } }], [{ source: 'hook', target: 'echo' }]);
+  const first = await http(app, 'POST', invoke, { body: { a: 1 }, headers: { 'x-github-delivery': 'd-1' } });
+  const second = await http(app, 'POST', invoke, { body: { a: 1 }, headers: { 'x-github-delivery': 'd-1' } });
+  expect(first.body.status).toBe('accepted');
+  expect(second.status).toBe(202);
+  expect(second.body).toEqual({ ...first.body, status: 'deduplicated' });
+  const stripe = await http(app, 'POST', invoke, { body: {}, headers: { 'idempotency-key': 'evt_1' } });
+  const stripeAgain = await http(app, 'POST', invoke, { body: {}, headers: { 'idempotency-key': 'evt_1' } });
+  expect([stripe.body.status, stripeAgain.body.status]).toEqual(['accepted', 'deduplicated']);
+  await eventually(() => runsOf(workflowId), (r) => r.length === 2);
+  await new Promise((r) => setTimeout(r, 500));
+  expect(await runsOf(workflowId)).toHaveLength(2);
+});
+
+test('a Response node replies with its status, headers and body while the run goes on', async () => {
+  const { workflowId, invoke } = await deploy(
+    [
+      { id: 'reply', type: 'response', config: { status: 201, headers: { 'x-reply': 'yes' }, body: '={ "got": order }' } },
+      { id: 'later', type: 'wait', config: { seconds: 1 } },
+    ],
+    [{ source: 'hook', target: 'reply' }, { source: 'reply', target: 'later' }],
+  );
+  const res = await http(app, 'POST', invoke, { body: { order: 9 } });
+  expect(res.status).toBe(201);
+  expect(res.headers.get('x-reply')).toBe('yes');
+  expect(res.body).toEqual({ got: 9 });
+  const [run] = await runsOf(workflowId);
+  expect(['running', 'waiting']).toContain(run.status);
+  expect((await waitForRun(app, ws.token, run.id)).status).toBe('succeeded');
+});
+
+test('a run that parks on a durable wait before replying answers 202 { runId, status: waiting }', async () => {
+  const { invoke } = await deploy(
+    [{ id: 'gate', type: 'approval', config: {} }, { id: 'reply', type: 'response', config: { body: 'late' } }],
+    [{ source: 'hook', target: 'gate' }, { source: 'gate', target: 'reply', sourceHandle: 'approved' }],
+  );
+  const res = await http(app, 'POST', invoke, { body: {} });
+  expect(res.status).toBe(202);
+  expect(res.body).toEqual({ runId: expect.stringMatching(/^run_/), status: 'waiting' });
+  await http(app, 'POST', `/api/v1/runs/${res.body.runId}/cancel`, { token: ws.token });
+});
+
+test('over the synchronous budget the caller gets 202 { status: processing }', async () => {
+  const fast = await startTestApp({ webhookSyncBudgetMs: 300 });
+  try {
+    const { workflowId, invoke } = await deploy(
+      [{ id: 'slow', type: 'code', config: { source: 'let x = 0; for (let i = 0; i < 1e7; i++) { x += i } return x' } }, { id: 'reply', type: 'response', config: { body: 'done' } }],
+      [{ source: 'hook', target: 'slow' }, { source: 'slow', target: 'reply' }],
+    );
+    // A wait makes the budget miss certain regardless of machine speed.
+    await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, {
+      token: ws.token,
+      body: {
+        nodes: [{ id: 'hook', type: 'webhook', config: {} }, { id: 'pause', type: 'wait', config: { seconds: 2 } }, { id: 'reply', type: 'response', config: { body: 'done' } }],
+        edges: [{ source: 'hook', target: 'pause' }, { source: 'pause', target: 'reply' }],
+      },
+    });
+    await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
+    const res = await http(fast, 'POST', invoke, { body: {} });
+    expect(res.status).toBe(202);
+    // The timer parks the run first: waiting, or processing if the budget ran out before.
+    expect(['processing', 'waiting']).toContain(res.body.status);
+  } finally {
+    await fast.close();
+  }
+});
+
+test('unknown tokens, disabled and trashed workflows are 404 and start nothing', async () => {
+  expect((await http(app, 'POST', '/api/webhooks/whk_doesnotexist0000000000000000000', { body: {} })).status).toBe(404);
+  const { workflowId, invoke } = await deploy([], []);
+  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { status: 'disabled' } });
+  expect((await http(app, 'POST', invoke, { body: {} })).status).toBe(404);
+  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { status: 'deployed' } });
+  expect((await http(app, 'POST', invoke, { body: {} })).status).toBe(202);
+  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { trashed: true } });
+  expect((await http(app, 'POST', invoke, { body: {} })).status).toBe(404);
+  expect(await app.orm.em.fork().count(WebhookOutboxSchema, { workflowId })).toBe(1);
+});
+
+test('oversized bodies are 413 and malformed JSON is 400', async () => {
+  const { invoke } = await deploy([], []);
+  expect((await http(app, 'POST', invoke, { body: { pad: 'x'.repeat(100 * 1024) } })).status).toBe(413);
+  const bad = await http(app, 'POST', invoke, { rawBody: '{"a":' });
+  expect(bad.status).toBe(400);
+  expect(bad.body).toEqual({ error: 'Request body is not valid JSON.' });
+});
+
+test('accepted requests survive an API restart before dispatch: nothing is lost', async () => {
+  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'n' } }], [{ source: 'hook', target: 'echo' }]);
+  // An API instance without a dispatcher accepts, then goes away before handing anything over.
+  const acceptOnly = await startTestApp();
+  for (let n = 0; n < 5; n++) expect((await http(acceptOnly, 'POST', invoke, { body: { n } })).status).toBe(202);
+  await acceptOnly.close();
+  expect(await app.orm.em.fork().count(WebhookOutboxSchema, { workflowId, status: 'pending' })).toBe(5);
+  // The surviving instance's dispatcher picks them up.
+  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 5 && r.every((x) => x.status === 'succeeded'));
+  expect(runs.map((r) => r.output).sort()).toEqual([0, 1, 2, 3, 4]);
+  expect(await app.orm.em.fork().count(WebhookOutboxSchema, { workflowId, status: 'dispatched' })).toBe(5);
+});
+
+test('1,000 concurrent webhook requests are all answered and start exactly one run each', async () => {
+  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'i' } }], [{ source: 'hook', target: 'echo' }]);
+  const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => http(app, 'POST', invoke, { body: { i } })));
+  expect(results.filter((r) => r.status === 202)).toHaveLength(1000);
+  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 1000 && r.every((x) => x.status === 'succeeded'), 120_000);
+  expect(runs).toHaveLength(1000);
+  expect(new Set(runs.map((r) => r.output)).size).toBe(1000);
+}, 180_000);
