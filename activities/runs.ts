@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
-import { ChildRunRefused, issueResumeToken, prepareChildRun, recordRunProgress, type RunProgress } from '../services/runProjection';
+import { ChildRunRefused, issueResumeToken, prepareChildRun, prepareScheduledRun, recordRunProgress, type RunProgress } from '../services/runProjection';
 
 /** Activities that keep the PostgreSQL projection of runs in step with their executions. */
 export function createRunActivities(deps: ActivityDeps) {
@@ -11,6 +11,10 @@ export function createRunActivities(deps: ActivityDeps) {
     },
     async issueResumeToken(args: { runId: string; workspaceId: string; nodeId: string; expiresAt: string | null }) {
       return issueResumeToken(deps.orm.em.fork(), args);
+    },
+    /** Records a schedule-fired run against the active version; no graph when the workflow cannot run now. */
+    async prepareScheduledRun(args: { runId: string; workspaceId: string; workflowId: string; input: unknown }) {
+      return prepareScheduledRun(deps.orm.em.fork(), args);
     },
     async prepareChildRun(args: { parentRunId: string; parentNodeId: string; workspaceId: string; workflowId: string; input: unknown }) {
       try {

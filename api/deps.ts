@@ -5,6 +5,7 @@ import type { AppConfig } from '../services/config';
 import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
 import type { RunLauncher } from '../services/runs';
+import type { ScheduleSync } from '../temporal/schedules-client';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -16,6 +17,8 @@ export interface AppDeps {
   apiKeyPolicy: ApiKeyPolicy;
   /** Starts, cancels, approves and resumes runs on the durable engine. */
   runLauncher: RunLauncher;
+  /** Keeps Temporal Schedules in step with deployed schedule triggers. */
+  scheduler: ScheduleSync;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

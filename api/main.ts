@@ -9,6 +9,7 @@ import { startOutboxDispatcher } from '../services/outboxDispatcher';
 import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
 import { temporalRunLauncher } from '../temporal/runs-client';
+import { temporalScheduleSync } from '../temporal/schedules-client';
 import { workflowIdsExist } from '../services/workflows';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 
@@ -33,6 +34,7 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
     signInLimiter: new SignInLimiter(),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
+    scheduler: temporalScheduleSync(temporal.client),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });

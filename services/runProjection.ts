@@ -155,3 +155,28 @@ export async function prepareChildRun(
   );
   return { runId, graph: { nodes: version.nodes, edges: version.edges } };
 }
+
+/**
+ * Creates the run row of a schedule-fired run (idempotent on its id) from the workflow's
+ * active version. A workflow that was trashed, disabled or undeployed since the schedule was
+ * made yields no graph: the firing is recorded nowhere and skipped.
+ */
+export async function prepareScheduledRun(
+  em: EntityManager,
+  args: { runId: string; workspaceId: string; workflowId: string; input: unknown },
+): Promise<{ graph: WorkflowGraph | null; reason?: string }> {
+  const workflow = await em.findOne(WorkflowSchema, { id: args.workflowId, workspaceId: args.workspaceId });
+  if (!workflow || workflow.trashed || workflow.status !== 'deployed' || !workflow.activeVersionId) {
+    return { graph: null, reason: 'The workflow is not deployed.' };
+  }
+  const version = await em.findOneOrFail(WorkflowVersionSchema, { id: workflow.activeVersionId });
+  const now = new Date();
+  await em.getConnection().execute(
+    `insert into runs (id, workspace_id, workflow_id, version_id, workflow_name, trigger, status, input, dry_run, execution_evidence, waits, cost_credits, created_at, updated_at)
+     values (?, ?, ?, ?, ?, 'schedule', 'queued', ?::jsonb, false, ?::jsonb, '[]'::jsonb, 0, ?, ?)
+     on conflict (id) do nothing`,
+    [args.runId, args.workspaceId, workflow.id, version.id, workflow.name, json(args.input),
+     json({ requestedTarget: 'active', versionId: version.id, resourceMode: 'workspace-live', reviewIdentity: null }), now, now],
+  );
+  return { graph: { nodes: version.nodes, edges: version.edges } };
+}

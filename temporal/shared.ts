@@ -18,6 +18,7 @@ export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTES;
 export const WORKFLOW_TYPES = {
   smoke: 'smokeWorkflow',
   run: 'runWorkflow',
+  scheduled: 'scheduledRunWorkflow',
 } as const;
 
 export interface ApprovalRequest {

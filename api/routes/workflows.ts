@@ -186,6 +186,8 @@ export const patchWorkflowRoute = defineRoute({
     if (body.status === 'deployed' && body.importJson === undefined) {
       return deployResponse(ctx, p(principal), workflow);
     }
+    // Undeployed, disabled or trashed workflows must stop firing on their schedules.
+    if (workflow.status !== 'deployed' || workflow.trashed) await ctx.deps.scheduler.sync(workflow, null);
     return {
       status: 200,
       body: { workflow: await viewOf(em, workflow), links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) },
@@ -205,6 +207,7 @@ export const deleteWorkflowRoute = defineRoute({
   responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    await ctx.deps.scheduler.sync(wf, null);
     await deleteWorkflow(ctx.state.em, p(principal), wf);
     return { status: 200, body: { deleted: true } };
   },
@@ -213,7 +216,9 @@ export const deleteWorkflowRoute = defineRoute({
 async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf: Parameters<typeof deployWorkflow>[2]) {
   try {
     const { workflow, version } = await deployWorkflow(ctx.state.em, principal, wf);
-    const webhooks = await syncWebhooks(ctx.state.em, secretKeyOf(ctx), workflow, { nodes: version.nodes, edges: version.edges });
+    const graph = { nodes: version.nodes, edges: version.edges };
+    const webhooks = await syncWebhooks(ctx.state.em, secretKeyOf(ctx), workflow, graph);
+    const schedules = await ctx.deps.scheduler.sync(workflow, graph);
     const first = webhooks[0] ? webhookView(webhooks[0], requestOrigin(ctx), secretKeyOf(ctx)) : null;
     return {
       status: 200,
@@ -224,6 +229,7 @@ async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf
         webhookUrl: first?.invokeUrl ?? null,
         links: { ...workflowLinks(ctx, workflow.id), webhook: first ? `${requestOrigin(ctx)}/api/v1/webhooks/${first.id}` : null, invoke: first?.invokeUrl ?? null },
         webhooks: webhooks.map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx))),
+        schedules: schedules.map((scheduleId) => ({ scheduleId })),
       },
     };
   } catch (err) {

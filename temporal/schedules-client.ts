@@ -1,0 +1,64 @@
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import type { Workflow } from '../db/entities';
+import type { WorkflowGraph } from './engine/types';
+import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import type { ScheduledRunInput } from './workflows/scheduled';
+
+/** The Temporal Schedule id of a schedule trigger node. */
+export function scheduleId(workflowId: string, nodeId: string): string {
+  return `sched_${workflowId}_${nodeId}`;
+}
+
+export interface ScheduleSync {
+  /**
+   * Makes the workflow's Temporal Schedules match `graph` (its active version): one schedule
+   * per `schedule` trigger node, created or replaced, and removed when the node, the
+   * deployment or the workflow is gone (`graph` null).
+   */
+  sync(workflow: Workflow, graph: WorkflowGraph | null): Promise<string[]>;
+}
+
+export function temporalScheduleSync(client: Client): ScheduleSync {
+  return {
+    async sync(workflow, graph) {
+      const wanted = (graph?.nodes ?? []).filter((n) => n.type === 'schedule' && !n.disabled);
+      const wantedIds = new Set(wanted.map((n) => scheduleId(workflow.id, n.id)));
+      // Remove schedules of nodes that are gone (the list is filtered by our id prefix).
+      for await (const listed of client.schedule.list()) {
+        if (listed.scheduleId.startsWith(`sched_${workflow.id}_`) && !wantedIds.has(listed.scheduleId)) {
+          await client.schedule.getHandle(listed.scheduleId).delete().catch(ignoreNotFound);
+        }
+      }
+      for (const node of wanted) {
+        const id = scheduleId(workflow.id, node.id);
+        const input: ScheduledRunInput = { workspaceId: workflow.workspaceId, workflowId: workflow.id, nodeId: node.id };
+        const options = {
+          scheduleId: id,
+          spec: { cronExpressions: [String(node.config.cron)], timezone: String(node.config.timezone ?? 'UTC') },
+          action: {
+            type: 'startWorkflow' as const,
+            workflowType: WORKFLOW_TYPES.scheduled,
+            taskQueue: TASK_QUEUE,
+            // Temporal appends the scheduled time, so each run id is unique and stable on retries.
+            workflowId: `run_${id}`,
+            args: [input],
+            searchAttributes: {
+              [SEARCH_ATTRIBUTES.WorkspaceId]: [workflow.workspaceId],
+              [SEARCH_ATTRIBUTES.SvcWorkflowId]: [workflow.id],
+              [SEARCH_ATTRIBUTES.SvcTrigger]: ['schedule'],
+            },
+          },
+          memo: { workflowName: workflow.name },
+        };
+        // Replace rather than patch: a changed cron or timezone must not keep stale spec fields.
+        await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
+        await client.schedule.create(options);
+      }
+      return [...wantedIds];
+    },
+  };
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!(err instanceof ScheduleNotFoundError)) throw err;
+}
