@@ -11,11 +11,13 @@ import {
   type WorkflowVersion,
 } from '../db/entities';
 import type { WorkflowGraph } from '../temporal/engine/types';
-import { forbidden, notFound } from './errors';
-import { newId, sha256Hex } from './ids';
+import { badRequest, forbidden, notFound, unauthorized } from './errors';
+import { newId, randomToken, sha256Hex } from './ids';
 import type { WorkspacePrincipal } from './principal';
 import type { RunLauncher } from './runs';
-import { deriveToken } from './secrets';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { decryptSecret, deriveToken, encryptSecret } from './secrets';
+import { loadWorkflow } from './workflows';
 
 export const WEBHOOK_FORBIDDEN = 'API key cannot access this webhook';
 const WEBHOOK_TOKEN_PREFIX = 'whk_';
@@ -251,4 +253,89 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
     }
   });
   return dispatched;
+}
+
+export interface ErrtrackerWebhookInput {
+  provider: 'errtracker';
+  workflowId: string;
+  organizationSlug: string;
+  projectSlug: string;
+  credentialId?: string;
+  signingSecret?: string;
+}
+
+/**
+ * Prepares a signed error-tracker endpoint for a workflow of the workspace (creating it again
+ * rotates its URL and secret). The invoke URL carries a random token that is shown once: only
+ * its digest is kept. The signing secret is stored encrypted with SECRET_KEY.
+ */
+export async function createErrtrackerWebhook(
+  em: EntityManager,
+  secretKey: string,
+  principal: WorkspacePrincipal,
+  input: ErrtrackerWebhookInput,
+): Promise<{ webhook: Webhook; token: string }> {
+  if (input.credentialId !== undefined) {
+    throw badRequest('Credentials are not available yet; send signingSecret (the secret of the error tracker integration).');
+  }
+  if (!input.signingSecret) throw badRequest('signingSecret is required.');
+  const workflow = await loadWorkflow(em, principal, input.workflowId, { includeTrashed: false });
+  const trigger = workflow.nodes.find((n) => n.type === 'webhook') ?? workflow.nodes.find((n) => n.type === 'start');
+  if (!trigger) throw badRequest('The workflow needs a start or webhook trigger to receive error-tracker events.', { code: 'event_source_trigger_not_found' });
+  const token = `etk_${randomToken(24)}`;
+  const now = new Date();
+  const config = { organizationSlug: input.organizationSlug, projectSlug: input.projectSlug };
+  let webhook = await em.findOne(WebhookSchema, { workflowId: workflow.id, nodeId: trigger.id, kind: 'errtracker' });
+  if (webhook) {
+    Object.assign(webhook, { tokenDigest: sha256Hex(token), config, enabled: true, signingSecretEncrypted: encryptSecret(secretKey, input.signingSecret), updatedAt: now });
+  } else {
+    webhook = em.create(WebhookSchema, {
+      id: newId('wh'),
+      workspaceId: workflow.workspaceId,
+      workflowId: workflow.id,
+      nodeId: trigger.id,
+      kind: 'errtracker',
+      tokenDigest: sha256Hex(token),
+      enabled: true,
+      config,
+      signingSecretEncrypted: encryptSecret(secretKey, input.signingSecret),
+      createdAt: now,
+      updatedAt: now,
+    });
+  }
+  await em.flush();
+  return { webhook, token };
+}
+
+/** Requests older than this (by the tracker's own timestamp header) are refused as replays. */
+const ERRTRACKER_MAX_AGE_MS = 5 * 60_000;
+
+/**
+ * Checks an error-tracker delivery: `sentry-hook-signature` must be the hex HMAC-SHA256 of the
+ * exact raw body with the endpoint's signing secret (compared in constant time), and a
+ * `sentry-hook-timestamp`, when sent, must be recent. 401 otherwise.
+ */
+export function verifyErrtrackerSignature(
+  webhook: Webhook,
+  secretKey: string,
+  rawBody: string,
+  headers: InboundRequest['headers'],
+  now = Date.now(),
+): void {
+  const invalid = () => unauthorized('Invalid error-tracker signature.');
+  const signature = headers['sentry-hook-signature'];
+  if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/i.test(signature) || !webhook.signingSecretEncrypted) throw invalid();
+  const expected = createHmac('sha256', decryptSecret(secretKey, webhook.signingSecretEncrypted)).update(rawBody, 'utf8').digest();
+  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw invalid();
+  const timestamp = headers['sentry-hook-timestamp'];
+  if (typeof timestamp === 'string' && timestamp !== '') {
+    const sentAt = Number(timestamp) * 1000;
+    if (!Number.isFinite(sentAt) || Math.abs(now - sentAt) > ERRTRACKER_MAX_AGE_MS) throw unauthorized('Stale error-tracker delivery.');
+  }
+}
+
+/** Error-tracker deliveries are deduplicated by their request id, else by the exact body. */
+export function errtrackerDeliveryId(rawBody: string, headers: InboundRequest['headers']): string {
+  const requestId = headers['request-id'];
+  return typeof requestId === 'string' && requestId ? `request:${requestId}` : `body:${sha256Hex(rawBody)}`;
 }

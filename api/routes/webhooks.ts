@@ -4,11 +4,14 @@ import { requestOrigin } from '../http/urls';
 import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
 import { WebhookOutboxSchema } from '../../db/entities';
-import { serviceUnavailable } from '../../services/errors';
+import { badRequest, notFound, serviceUnavailable } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { loadRunViews } from '../../services/runs';
 import {
   acceptIntoOutbox,
+  createErrtrackerWebhook,
+  errtrackerDeliveryId,
+  verifyErrtrackerSignature,
   createWebhookRun,
   deliveryId,
   listWebhooks,
@@ -126,5 +129,67 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
   }),
 );
 
-export const webhookRoutes = [listWebhooksRoute, getWebhookRoute, ...invokeWebhookRoutes];
 
+
+const errtrackerBody = z
+  .object({
+    provider: z.literal('errtracker', { error: 'provider must be errtracker' }),
+    workflowId: z.string().min(1),
+    organizationSlug: z.string().trim().min(1).max(200),
+    projectSlug: z.string().trim().min(1).max(200),
+    credentialId: z.string().min(1).optional(),
+    signingSecret: z.string().min(16, 'signingSecret must be at least 16 characters').max(500).optional(),
+    executionTargetId: z.string().optional(),
+    nodeId: z.string().optional(),
+  })
+  .strict()
+  .refine((b) => (b.credentialId === undefined) !== (b.signingSecret === undefined), { message: 'Send exactly one of credentialId or signingSecret.' });
+
+export const createErrtrackerWebhookRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/webhooks',
+  operationId: 'createErrtrackerWebhook',
+  summary: 'Prepare a signed error-tracker endpoint (Admin or Owner); the invokeUrl is shown once',
+  tags: ['Webhooks'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
+  body: errtrackerBody,
+  responses: {
+    201: { description: '`{ webhook, invokeUrl }`', schema: anyObject },
+    ...legacyAuthErrors,
+    404: { description: 'Workflow not found', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { principal, body }) => {
+    if (body.executionTargetId !== undefined) throw badRequest('Named destinations are not available yet; omit executionTargetId.');
+    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, secretKeyOf(ctx), p(principal), body);
+    const invokeUrl = `${requestOrigin(ctx)}/api/integrations/errtracker/${token}`;
+    return { status: 201, body: { webhook: { ...webhookView(webhook, requestOrigin(ctx), secretKeyOf(ctx)), invokeUrl }, invokeUrl } };
+  },
+});
+
+export const errtrackerIngressRoute = defineRoute({
+  method: 'post',
+  path: '/api/integrations/errtracker/{token}',
+  operationId: 'errtrackerIngress',
+  summary: 'Error-tracker deliveries (HMAC-signed, no bearer); off unless ERRTRACKER_INGRESS_ENABLED',
+  tags: ['Webhooks'],
+  family: 'legacy',
+  access: { kind: 'public' },
+  params: z.object({ token: z.string().min(1).max(200) }),
+  responses: {
+    202: { description: '`{ token, outboxId, status: accepted | deduplicated }`', schema: anyObject },
+    401: { description: 'Missing, forged or stale signature', schema: legacyErrorSchema },
+    404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: legacyErrorSchema },
+  },
+  handler: async (ctx, { params }) => {
+    if (!ctx.deps.config.errtrackerIngressEnabled) throw notFound('Not found');
+    const resolved = await resolveWebhookToken(ctx.state.em, params.token, 'errtracker');
+    const rawBody = ctx.request.rawBody ?? '';
+    verifyErrtrackerSignature(resolved.webhook, secretKeyOf(ctx), rawBody, ctx.headers);
+    const payload = webhookPayload({ method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body });
+    const { outboxId, deduplicated } = await acceptIntoOutbox(ctx.state.em, resolved, payload, errtrackerDeliveryId(rawBody, ctx.headers));
+    return { status: 202, body: { token: params.token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
+  },
+});
+
+export const webhookRoutes = [listWebhooksRoute, getWebhookRoute, createErrtrackerWebhookRoute, errtrackerIngressRoute, ...invokeWebhookRoutes];
