@@ -22,6 +22,7 @@ import { readFile } from 'node:fs/promises';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
 import { createWorker } from '../../temporal/worker';
 import { temporalRunLauncher } from '../../temporal/runs-client';
+import { temporalScheduleSync } from '../../temporal/schedules-client';
 import { workflowIdsExist } from '../../services/workflows';
 import { testEnv } from './env';
 
@@ -56,6 +57,7 @@ export async function startTestApp(
     signInLimiter: new SignInLimiter(),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
+    scheduler: temporalScheduleSync(temporal.client),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
