@@ -3,7 +3,7 @@ import { defineRoute, type HttpMethod } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
-import { WebhookOutboxSchema } from '../../db/entities';
+import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
 import { badRequest, notFound, serviceUnavailable } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { loadRunViews } from '../../services/runs';
@@ -101,7 +101,8 @@ async function invoke(ctx: AppContext, token: string) {
       return { status: 202, body: { status: 'processing' } };
     default: {
       // The run ended without reaching a Response node: answer with the run itself.
-      const [view] = await loadRunViews(em.fork(), [run], { origin: requestOrigin(ctx) });
+      const fork = em.fork();
+      const [view] = await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })], { origin: requestOrigin(ctx) });
       return { status: 200, body: { token, run: view } };
     }
   }

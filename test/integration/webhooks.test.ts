@@ -146,6 +146,22 @@ test('over the synchronous budget the caller gets 202 { status: processing }, an
   }
 });
 
+test('a run that ends without reaching its Response node answers 200 { token, run }', async () => {
+  const { invoke } = await deploy(
+    [
+      { id: 'check', type: 'condition', config: { expression: 'reply = true' } },
+      { id: 'reply', type: 'response', config: { body: 'replied' } },
+      { id: 'quiet', type: 'transform', config: { expression: '"no reply"' } },
+    ],
+    [{ source: 'hook', target: 'check' }, { source: 'check', target: 'reply', sourceHandle: 'true' }, { source: 'check', target: 'quiet', sourceHandle: 'false' }],
+  );
+  const replied = await http(app, 'POST', invoke, { body: { reply: true } });
+  expect([replied.status, replied.body]).toEqual([200, 'replied']);
+  const quiet = await http(app, 'POST', invoke, { body: { reply: false } });
+  expect(quiet.status).toBe(200);
+  expect(quiet.body).toMatchObject({ token: invoke.split('/').pop(), run: { status: 'succeeded', output: 'no reply', trigger: 'webhook' } });
+});
+
 test('unknown tokens, disabled and trashed workflows are 404 and start nothing', async () => {
   expect((await http(app, 'POST', '/api/webhooks/whk_doesnotexist0000000000000000000', { body: {} })).status).toBe(404);
   const { workflowId, invoke } = await deploy([], []);

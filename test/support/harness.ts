@@ -40,7 +40,13 @@ export interface TestApp {
 export async function startTestApp(
   overrides: Partial<AppConfig> = {},
   routes?: AnyRoute[],
-  temporalOpts: { namespace?: string; /** run the webhook outbox dispatcher, as the api process does */ dispatcher?: boolean } = {},
+  temporalOpts: {
+    namespace?: string;
+    /** run the webhook outbox dispatcher, as the api process does */
+    dispatcher?: boolean;
+    /** another Temporal server than global setup's */
+    temporalAddress?: string;
+  } = {},
 ): Promise<TestApp> {
   const config: AppConfig = {
     ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY }),
@@ -48,7 +54,7 @@ export async function startTestApp(
   };
   const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
   const namespace = temporalOpts.namespace ?? 'default';
-  const temporal = await connectTemporalClient({ address: testEnv('temporalAddress'), namespace });
+  const temporal = await connectTemporalClient({ address: temporalOpts.temporalAddress ?? testEnv('temporalAddress'), namespace });
   const deps: AppDeps = {
     config,
     orm,
@@ -178,8 +184,8 @@ export interface TestWorker {
  * global setup. Stopping it mid-run and starting another is how crash tests simulate a
  * worker dying.
  */
-export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?: string } = {}): Promise<TestWorker> {
-  const connection = await connectWorkerConnection({ address: testEnv('temporalAddress'), namespace: 'default' }, createLogger(process.env.TEST_LOG_LEVEL ?? 'error'));
+export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?: string; temporalAddress?: string } = {}): Promise<TestWorker> {
+  const connection = await connectWorkerConnection({ address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' }, createLogger(process.env.TEST_LOG_LEVEL ?? 'error'));
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   const worker = await createWorker({ connection, namespace: 'default', deps: { orm: app.orm, allowPrivateNetworks: true }, workflowBundle: bundle, identity: opts.identity });
   const running = worker.run();
