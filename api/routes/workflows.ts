@@ -217,9 +217,12 @@ async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf
   try {
     const { workflow, version } = await deployWorkflow(ctx.state.em, principal, wf);
     const graph = { nodes: version.nodes, edges: version.edges };
-    const webhooks = await syncWebhooks(ctx.state.em, secretKeyOf(ctx), workflow, graph);
+    // SECRET_KEY is needed only to mint webhook URLs; deploys without webhook triggers work without it.
+    const secret = graph.nodes.some((n) => n.type === 'webhook') ? secretKeyOf(ctx) : (ctx.deps.config.secretKey ?? '');
+    const webhooks = await syncWebhooks(ctx.state.em, secret, workflow, graph);
     const schedules = await ctx.deps.scheduler.sync(workflow, graph);
-    const first = webhooks[0] ? webhookView(webhooks[0], requestOrigin(ctx), secretKeyOf(ctx)) : null;
+    const views = webhooks.map((w) => webhookView(w, requestOrigin(ctx), secret));
+    const first = views[0] ?? null;
     return {
       status: 200,
       body: {
@@ -228,7 +231,7 @@ async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf
         version: version.version,
         webhookUrl: first?.invokeUrl ?? null,
         links: { ...workflowLinks(ctx, workflow.id), webhook: first ? `${requestOrigin(ctx)}/api/v1/webhooks/${first.id}` : null, invoke: first?.invokeUrl ?? null },
-        webhooks: webhooks.map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx))),
+        webhooks: views,
         schedules: schedules.map((scheduleId) => ({ scheduleId })),
       },
     };
