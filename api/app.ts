@@ -30,8 +30,10 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   // Errors are answered by errorMiddleware; Koa's own handler would only log them twice.
   app.silent = true;
 
-  app.use(errorMiddleware);
+  // The request context is outermost so its access log and metrics see the status the error
+  // middleware chose; the error middleware is the first to run inside it.
   app.use(requestContext);
+  app.use(errorMiddleware);
   // Parsed per route, after the route has set its error family, so a malformed body is
   // answered in that family; unmatched paths never read their body.
   const parseBody = bodyParser({
@@ -48,6 +50,11 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   router.get(OPENAPI_PATH, (ctx) => {
     openApiDocument ??= buildOpenApiDocument(routes, { version: process.env.npm_package_version ?? '0.1.0' });
     ctx.body = openApiDocument;
+  });
+  // Operators' scrape endpoint, unauthenticated like /healthz: expose it only on the internal network.
+  router.get('/metrics', async (ctx) => {
+    ctx.set('Content-Type', deps.metrics.registry.contentType);
+    ctx.body = await deps.metrics.registry.metrics();
   });
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -6,6 +6,7 @@ import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
 import type { RunLauncher } from '../services/runs';
 import type { ScheduleSync } from '../temporal/schedules-client';
+import type { Metrics } from '../services/metrics';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -19,6 +20,7 @@ export interface AppDeps {
   runLauncher: RunLauncher;
   /** Keeps Temporal Schedules in step with deployed schedule triggers. */
   scheduler: ScheduleSync;
+  metrics: Metrics;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

@@ -6,6 +6,7 @@ import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
 import { startOutboxDispatcher } from '../services/outboxDispatcher';
+import { createMetrics } from '../services/metrics';
 import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
 import { temporalRunLauncher } from '../temporal/runs-client';
@@ -35,6 +36,7 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     scheduler: temporalScheduleSync(temporal.client),
+    metrics: createMetrics(orm),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });

@@ -22,9 +22,9 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   } finally {
     // While draining, tell keep-alive clients to reconnect (to another instance).
     if (ctx.deps.lifecycle.shuttingDown) ctx.set('Connection', 'close');
-    ctx.state.log.info(
-      { method: ctx.method, path: ctx.path, route: ctx._matchedRoute, status: ctx.status, durationMs: Math.round(performance.now() - started) },
-      'request',
-    );
+    const durationMs = performance.now() - started;
+    const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
+    ctx.deps.metrics.observeRequest(route, ctx.method, ctx.status, durationMs / 1000);
+    ctx.state.log.info({ method: ctx.method, path: ctx.path, route, status: ctx.status, durationMs: Math.round(durationMs) }, 'request');
   }
 }

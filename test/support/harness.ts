@@ -17,6 +17,7 @@ import { newId, randomToken } from '../../services/ids';
 import { createLogger } from '../../services/logger';
 import { SignInLimiter } from '../../services/sessions';
 import { startOutboxDispatcher } from '../../services/outboxDispatcher';
+import { createMetrics } from '../../services/metrics';
 import { addMember } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
@@ -64,6 +65,7 @@ export async function startTestApp(
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     scheduler: temporalScheduleSync(temporal.client),
+    metrics: createMetrics(orm),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });

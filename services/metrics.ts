@@ -1,0 +1,60 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics of one API process. Run and outbox gauges are read from PostgreSQL at
+ * scrape time, so every instance reports the same totals: sum them per instance in queries
+ * with `max by` rather than `sum by`.
+ */
+export function createMetrics(orm: MikroORM) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+
+  const httpRequests = new Counter({
+    name: 'svc_http_requests_total',
+    help: 'HTTP requests by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request latency by route template and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'svc_runs',
+    help: 'Workflow runs by status and trigger (all workspaces)',
+    labelNames: ['status', 'trigger'] as const,
+    registers: [registry],
+    async collect() {
+      const rows: Array<{ status: string; trigger: string; count: string }> = await orm.em
+        .fork()
+        .getConnection()
+        .execute('select status, trigger, count(*) as count from runs group by status, trigger');
+      this.reset();
+      for (const r of rows) this.set({ status: r.status, trigger: r.trigger }, Number(r.count));
+    },
+  });
+  new Gauge({
+    name: 'svc_webhook_outbox_depth',
+    help: 'Webhook outbox entries waiting to be handed to Temporal',
+    registers: [registry],
+    async collect() {
+      const rows: Array<{ count: string }> = await orm.em.fork().getConnection().execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
+      this.set(Number(rows[0].count));
+    },
+  });
+
+  return {
+    registry,
+    /** Records one finished request; `route` is the matched template (never the raw path, which would explode cardinality). */
+    observeRequest(route: string, method: string, status: number, seconds: number): void {
+      httpRequests.inc({ route, method, status: String(status) });
+      httpDuration.observe({ route, method }, seconds);
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,30 @@
+import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ws = await createWorkspace(app);
+});
+afterAll(() => app.close());
+
+test('/metrics exposes HTTP requests by route template and status, latency, runs and outbox depth', async () => {
+  await http(app, 'GET', '/api/v1/workspaces', { token: ws.token });
+  await http(app, 'GET', '/api/v1/workspaces');
+  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate' } });
+
+  const res = await fetch(`${app.url}/metrics`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+  const text = await res.text();
+  expect(text).toMatch(/svc_http_requests_total\{route="\/api\/v1\/workspaces",method="GET",status="200"\} [1-9]/);
+  expect(text).toMatch(/svc_http_requests_total\{route="\/api\/v1\/workspaces",method="GET",status="401"\} [1-9]/);
+  // Route templates, not raw paths: ids never become label values.
+  expect(text).toContain('route="/api/v1/workflows/:id/execute"');
+  expect(text).not.toContain(wf.body.workflow.id);
+  expect(text).toMatch(/svc_http_request_duration_seconds_bucket\{le="0.05",route="\/api\/v1\/workspaces",method="GET"\}/);
+  expect(text).toMatch(/svc_runs\{status="succeeded",trigger="api"\} [1-9]/);
+  expect(text).toMatch(/svc_webhook_outbox_depth \d+/);
+});
