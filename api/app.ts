@@ -13,10 +13,11 @@ import { healthRoutes } from './routes/health';
 import { workspaceRoutes } from './routes/workspaces';
 import { workflowRoutes } from './routes/workflows';
 import { runRoutes } from './routes/runs';
+import { logRoutes } from './routes/logs';
 import { webhookRoutes } from './routes/webhooks';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
-export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...webhookRoutes];
+export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...logRoutes, ...webhookRoutes];
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 

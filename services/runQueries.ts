@@ -44,11 +44,14 @@ function parseDate(value: string | undefined, name: string): Date | undefined {
 }
 
 /**
- * Runs of one workspace matching the filters, filtered, sorted and limited in SQL. The free
- * text query matches case-insensitively over the run id, workflow name, status, trigger,
- * error, input, output, steps and logs.
+ * The SQL that selects the runs of one workspace matching the filters, sorted and limited:
+ * `select <columns> from runs r where … order by … limit ?` with its parameters. `queryRuns`
+ * and the logs aggregates (`services/logs.ts`) share it, so both see the same rows. Invalid
+ * dates throw a 400. The free text query matches case-insensitively over the run id,
+ * workflow name, status, trigger, error, input, output, steps and logs (safe readers: only
+ * what they may see).
  */
-export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFilters): Promise<Run[]> {
+export function matchingRunsSql(workspaceId: string, f: RunFilters, columns = 'r.id'): { sql: string; params: unknown[] } {
   const where: string[] = ['r.workspace_id = ?'];
   const params: unknown[] = [workspaceId];
   const add = (clause: string, ...values: unknown[]) => {
@@ -86,9 +89,16 @@ export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFi
       );
     }
   }
-  const rows: Array<{ id: string }> = await em
-    .getConnection()
-    .execute(`select r.id from runs r where ${where.join(' and ')} order by ${ORDER[f.sort ?? 'newest']} limit ?`, [...params, f.limit]);
+  return {
+    sql: `select ${columns} from runs r where ${where.join(' and ')} order by ${ORDER[f.sort ?? 'newest']} limit ?`,
+    params: [...params, f.limit],
+  };
+}
+
+/** Runs of one workspace matching the filters, filtered, sorted and limited in SQL. */
+export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFilters): Promise<Run[]> {
+  const { sql, params } = matchingRunsSql(workspaceId, f);
+  const rows: Array<{ id: string }> = await em.getConnection().execute(sql, params);
   if (rows.length === 0) return [];
   const runs = await em.find(RunSchema, { id: { $in: rows.map((r) => r.id) } });
   const byId = new Map(runs.map((r) => [r.id, r]));
