@@ -1,19 +1,84 @@
 /**
- * `npm run bench -- <scenario>`: loopback-only benchmarks. The scenarios (steps, webhooks,
- * throughput) arrive with the workflow engine and webhook issues; until then this says so
- * instead of pretending to measure.
+ * `npm run bench -- <scenario>`: loopback-only benchmarks. Each scenario starts its own stack
+ * (in-memory Temporal dev server, throwaway PostgreSQL database, API and worker on free
+ * 127.0.0.1 ports), measures, writes bench-results/<scenario>-<timestamp>.json, prints a
+ * summary and tears everything down. See docs/benchmarks.md.
  */
-const SCENARIOS: Record<string, () => Promise<void>> = {};
+import type { BenchContext } from './bench/report';
+import { webhooksScenario } from './bench/webhooks';
 
-async function main(): Promise<void> {
-  const scenario = process.argv[2];
-  const run = scenario ? SCENARIOS[scenario] : undefined;
-  if (!run) {
-    const known = Object.keys(SCENARIOS);
-    console.error(`usage: npm run bench -- <scenario>\nscenarios: ${known.length > 0 ? known.join(', ') : 'none yet'}`);
-    process.exit(2);
-  }
-  await run();
+interface Scenario {
+  summary: string;
+  run?: (ctx: BenchContext) => Promise<void>;
 }
 
-void main();
+const SCENARIOS: Record<string, Scenario> = {
+  webhooks: {
+    summary: 'webhook trigger → transform → log: accepted req/s and latency at concurrency 10/50/100/200, then run completion',
+    run: webhooksScenario,
+  },
+  steps: { summary: 'per-step engine overhead (not yet implemented)' },
+  throughput: { summary: 'sustained runs/s through the execute API (not yet implemented)' },
+};
+
+const HELP = `usage: npm run bench -- <scenario>
+
+scenarios:
+${Object.entries(SCENARIOS)
+  .map(([name, s]) => `  ${name.padEnd(12)}${s.summary}`)
+  .join('\n')}
+
+settings (environment):
+  BENCH_DURATION_S   seconds per measured run (default 5)
+  BENCH_RUNS         measured runs per concurrency step (default 5)
+  BENCH_CONCURRENCY  comma-separated steps (default 10,50,100,200)
+  BENCH_WARMUP_S     warm-up seconds at concurrency 10 (default 5)
+  BENCH_DRAIN_S      deadline for the accepted requests to become succeeded runs (default 120)
+  BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
+
+Only 127.0.0.1 is ever targeted. Results: bench-results/<scenario>-<timestamp>.json.
+`;
+
+async function main(): Promise<number> {
+  const arg = process.argv[2];
+  if (!arg || arg === '--help' || arg === '-h' || arg === 'help') {
+    (arg ? process.stdout : process.stderr).write(HELP);
+    return arg ? 0 : 2;
+  }
+  const scenario = SCENARIOS[arg];
+  if (!scenario) {
+    process.stderr.write(`unknown scenario ${JSON.stringify(arg)}\n\n${HELP}`);
+    return 2;
+  }
+  if (!scenario.run) {
+    process.stderr.write(`scenario ${arg} is not yet implemented\n`);
+    return 2;
+  }
+
+  let interrupted: string | null = null;
+  const onSignal = (signal: string) => {
+    if (interrupted) process.exit(130); // a second Ctrl-C: give up on a clean shutdown
+    interrupted = signal;
+    process.stderr.write(`\n${signal}: stopping after the current measurement and shutting down (again to force)\n`);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const t0 = Date.now();
+  const ctx: BenchContext = {
+    log: (m) => process.stderr.write(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${m}\n`),
+    throwIfInterrupted: () => {
+      if (interrupted) throw new Error(`interrupted by ${interrupted}`);
+    },
+  };
+  await scenario.run(ctx);
+  return interrupted ? 130 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

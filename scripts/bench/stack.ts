@@ -1,0 +1,151 @@
+/**
+ * The whole service for a benchmark, the way test/support/globalSetup.ts builds it: an
+ * in-memory, headless Temporal CLI dev server on free ports, a throwaway PostgreSQL database
+ * (migrated), the API (with its outbox dispatcher) and one worker in this process, and a
+ * provisioned workspace. `stop()` tears down whatever was started, in reverse order, and
+ * drops the database.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Logger } from 'pino';
+import { startApi, type StartedApi } from '../../api/main';
+import { migrateUp, openOrm } from '../../db/orm';
+import { provisionWorkspace } from '../../services/bootstrap';
+import { loadConfig, type AppConfig } from '../../services/config';
+import { createLogger } from '../../services/logger';
+import { startWorker } from '../../temporal/worker-main';
+import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
+import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
+import { startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
+
+export interface BenchStack {
+  api: StartedApi;
+  apiUrl: string;
+  config: AppConfig;
+  databaseUrl: string;
+  databaseName: string;
+  temporal: { address: string; pid: number; cliPath: string; cliVersion: string; settings: Record<string, unknown> };
+  workspace: { id: string; apiKey: string };
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+const execFileP = promisify(execFile);
+
+export async function startBenchStack(log: (m: string) => void): Promise<BenchStack> {
+  const cleanups: Array<{ what: string; run: () => Promise<unknown> }> = [];
+  const stop = async () => {
+    for (const c of cleanups.splice(0).reverse()) {
+      try {
+        await c.run();
+      } catch (err) {
+        log(`cleanup of ${c.what} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  };
+
+  try {
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'svc-bench-'));
+    cleanups.push({ what: 'temp folder', run: () => rm(tmp, { recursive: true, force: true }) });
+    const databaseName = `svc_bench_${randomBytes(6).toString('hex')}`;
+
+    const [temporalParts, pg] = await Promise.all([
+      (async () => {
+        const cliPath = await ensureTemporalCli({ log });
+        // The server's own shutdown chatter (dial errors of its internal workers) is noise here.
+        let muted = false;
+        const temporalLog = (m: string) => {
+          if (!muted) log(m);
+        };
+        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000 });
+        cleanups.push({
+          what: 'Temporal dev server',
+          run: () => {
+            muted = true;
+            return server.stop();
+          },
+        });
+        return { server, cliPath };
+      })(),
+      (async () => {
+        const handle: PostgresHandle = await ensurePostgres({ dataDir: tmp, databaseName, log });
+        cleanups.push({ what: 'PostgreSQL', run: () => handle.stop() });
+        // An embedded cluster lives in tmp and goes with it; a shared server keeps nothing.
+        if (!handle.embedded) cleanups.push({ what: `database ${databaseName}`, run: () => dropDatabase(handle.url) });
+        return handle;
+      })(),
+    ]);
+    const { server, cliPath } = temporalParts;
+    const versionText = (await execFileP(cliPath, ['--version']).catch((err: Error) => ({ stdout: `unknown (${err.message})` }))).stdout.trim();
+    // `go install …@v1.5.1` builds report 0.0.0-DEV; the cache folder names the pinned tag.
+    const pinned = cliPath === path.join(temporalCliCacheDir(), TEMPORAL_CLI_VERSION, 'temporal');
+    const cliVersion = pinned ? `${TEMPORAL_CLI_VERSION} (pinned build; ${versionText})` : versionText;
+
+    const orm = await openOrm(pg.url);
+    try {
+      await migrateUp(orm);
+    } finally {
+      await orm.close();
+    }
+
+    const config = loadConfig({
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SECRET_KEY: randomBytes(36).toString('base64url'), // 48 characters
+      LOG_LEVEL: 'warn',
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
+    // Logs go to stderr so that stdout keeps only the summary.
+    const logger = createLogger(config.logLevel, { name: 'bench', destination: 2 });
+    const deps = { config, databaseUrl: pg.url, temporalAddress: server.address, logger };
+
+    const api = await startApi(deps);
+    cleanups.push({ what: 'API', run: () => api.stop() });
+    const worker = await startWorker(deps);
+    cleanups.push({ what: 'worker', run: () => worker.stop() });
+
+    const provisioned = await provisionWorkspace(api.deps.orm.em.fork(), {
+      name: 'Benchmark workspace',
+      ownerEmail: `bench-${randomBytes(4).toString('hex')}@example.test`,
+      ownerPassword: randomBytes(18).toString('base64url'),
+      keyName: 'Benchmark key',
+    });
+
+    return {
+      api,
+      apiUrl: api.url,
+      config,
+      databaseUrl: pg.url,
+      databaseName,
+      temporal: {
+        address: server.address,
+        pid: server.pid,
+        cliPath,
+        cliVersion,
+        // What scripts/lib/temporal-dev-server.ts passes to `temporal server start-dev`.
+        settings: {
+          command: 'temporal server start-dev',
+          storage: 'in-memory (no --db-filename)',
+          ui: 'headless',
+          ip: '127.0.0.1',
+          port: Number(server.address.split(':').pop()),
+          logLevel: 'warn',
+          namespace: config.temporal.namespace,
+          dynamicConfig: { 'frontend.enableServerVersionCheck': false },
+          env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+        },
+      },
+      workspace: { id: provisioned.workspace.id, apiKey: provisioned.apiKey.token },
+      logger,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
