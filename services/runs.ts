@@ -56,11 +56,16 @@ export const isTerminal = (status: RunStatus) => TERMINAL_RUN_STATUSES.includes(
 export interface UrlBase {
   /** Request origin, e.g. `https://api.example.com`; absolute URLs are built from it. */
   origin: string;
+  /** When the Temporal Web UI address is configured, runs link straight to their execution there. */
+  temporalUi?: { url: string; namespace: string };
 }
 
-export function runLinks(run: Pick<Run, 'id' | 'workflowId'>, base: UrlBase) {
+export function runLinks(run: Pick<Run, 'id' | 'workflowId'> & { dryRun?: boolean }, base: UrlBase) {
   const v1 = `${base.origin}/api/v1`;
+  // Dry runs never reach Temporal, so they have nothing to show there.
+  const temporal = base.temporalUi && !run.dryRun ? `${base.temporalUi.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(base.temporalUi.namespace)}/workflows/${encodeURIComponent(run.id)}` : undefined;
   return {
+    ...(temporal ? { temporal } : {}),
     run: `${v1}/runs/${run.id}`,
     execution: `${v1}/logs/executions/${run.id}`,
     status: `${v1}/workflows/${run.workflowId}/status?runId=${run.id}`,

@@ -20,7 +20,10 @@ const runErrors = {
   409: { description: 'The run is in a state that refuses this action', schema: legacyErrorSchema },
 };
 const p = (principal: unknown) => principal as WorkspacePrincipal;
-const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
+const base = (ctx: AppContext) => {
+  const ui = ctx.deps.config.temporal.uiUrl;
+  return { origin: requestOrigin(ctx), ...(ui ? { temporalUi: { url: ui, namespace: ctx.deps.temporal.namespace } } : {}) };
+};
 
 async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[], opts: { logLimit?: number } = {}) {
   const views = await loadRunViews(ctx.state.em, runs, base(ctx), opts);

@@ -28,3 +28,22 @@ test('/metrics exposes HTTP requests by route template and status, latency, runs
   expect(text).toMatch(/svc_runs\{status="succeeded",trigger="api"\} [1-9]/);
   expect(text).toMatch(/svc_webhook_outbox_depth \d+/);
 });
+
+test('runs link into the Temporal Web UI when its address is configured; dry runs do not', async () => {
+  const withUi = await startTestApp({ temporal: { ...app.deps.config.temporal, uiUrl: 'http://ui.example.test:8233/' } });
+  try {
+    const wf = await http(withUi, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+    await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
+    const live = await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: {} });
+    expect(live.body.links.temporal).toBe(`http://ui.example.test:8233/namespaces/default/workflows/${live.body.run.id}`);
+    const fetched = await http(withUi, 'GET', `/api/v1/runs/${live.body.run.id}`, { token: ws.token });
+    expect(fetched.body.links.temporal).toBe(live.body.links.temporal);
+    const dry = await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate' } });
+    expect(dry.body.links.temporal).toBeUndefined();
+    // Without a configured UI there is no link.
+    const plain = await http(app, 'GET', `/api/v1/runs/${live.body.run.id}`, { token: ws.token });
+    expect(plain.body.links.temporal).toBeUndefined();
+  } finally {
+    await withUi.close();
+  }
+});
