@@ -15,9 +15,10 @@ import { workflowRoutes } from './routes/workflows';
 import { runRoutes } from './routes/runs';
 import { logRoutes } from './routes/logs';
 import { webhookRoutes } from './routes/webhooks';
+import { workerRoutes } from './routes/workers';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
-export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...logRoutes, ...webhookRoutes];
+export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...logRoutes, ...webhookRoutes, ...workerRoutes];
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 

@@ -5,6 +5,7 @@ import { MembershipSchema, UserSchema, WorkspaceSchema } from './workspaces';
 import { WorkflowSchema, WorkflowVersionSchema } from './workflows';
 import { ResumeTokenSchema, RunLogSchema, RunSchema, RunStepSchema } from './runs';
 import { WebhookOutboxSchema, WebhookSchema } from './webhooks';
+import { SmokeTestSchema } from './smokeTests';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
 export const entities = [
@@ -23,6 +24,7 @@ export const entities = [
   ResumeTokenSchema,
   WebhookSchema,
   WebhookOutboxSchema,
+  SmokeTestSchema,
 ];
 
 export * from './auth';
@@ -32,3 +34,4 @@ export * from './workspaces';
 export * from './workflows';
 export * from './runs';
 export * from './webhooks';
+export * from './smokeTests';

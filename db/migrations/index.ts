@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000_platform } from './Migration20261121000000_platform';
 import { Migration20261121010000_workflows } from './Migration20261121010000_workflows';
 import { Migration20261121020000_webhooks } from './Migration20261121020000_webhooks';
+import { Migration20261121030000_smoke_tests } from './Migration20261121030000_smoke_tests';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -11,4 +12,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_platform', class: Migration20261121000000_platform },
   { name: 'Migration20261121010000_workflows', class: Migration20261121010000_workflows },
   { name: 'Migration20261121020000_webhooks', class: Migration20261121020000_webhooks },
+  { name: 'Migration20261121030000_smoke_tests', class: Migration20261121030000_smoke_tests },
 ];

@@ -21,7 +21,9 @@ afterAll(() => app.close());
 /** A worker in its own process, exactly as production runs it; resolves once it polls. */
 function spawnWorker(): Promise<ChildProcess> {
   const root = path.resolve(__dirname, '../../..');
-  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'temporal/worker-main.ts'], {
+  // `node --import tsx` keeps the worker in this one process (the tsx CLI would fork a child),
+  // so SIGKILL really kills the worker and leaves nothing running.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], {
     cwd: root,
     env: {
       ...process.env,

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route';
+import { requestOrigin } from '../http/urls';
+import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import type { AppContext } from '../context';
+import type { AppDeps } from '../deps';
+import { badRequest } from '../../services/errors';
+import type { WorkspacePrincipal } from '../../services/principal';
+import { loadWorkflow } from '../../services/workflows';
+import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../services/workers';
+
+const anyObject = z.looseObject({});
+const p = (principal: unknown) => principal as WorkspacePrincipal;
+
+const nowQuery = z.object({ now: z.string().optional() });
+const doctorQuery = nowQuery.extend({ bundlePath: z.string().optional() });
+
+const smokeBody = z.strictObject({
+  targetWorkflowId: z.string().min(1).max(100).nullish(),
+  useQueue: z.boolean().optional(),
+  waitForWorkerMs: z.number().finite().optional(),
+});
+
+function parseNow(now: string | undefined): Date {
+  if (now === undefined || now === '') return new Date();
+  const ms = Date.parse(now);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(now) || Number.isNaN(ms)) throw badRequest('Invalid now: expected an ISO-8601 timestamp');
+  return new Date(ms);
+}
+
+const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: legacyErrorSchema } };
+
+const statusHandler = async (ctx: AppContext, input: { principal: unknown; query: { now?: string }; deps: AppDeps }) => {
+  const now = parseNow(input.query.now);
+  const status = await workerStatus(input.deps, ctx.state.em, p(input.principal).workspaceId, now);
+  return { status: 200, body: { status } };
+};
+
+const doctorHandler = async (ctx: AppContext, input: { principal: unknown; query: { now?: string }; deps: AppDeps }) => {
+  const now = parseNow(input.query.now);
+  const doctor = await workerDoctor(input.deps, ctx.state.em, p(input.principal).workspaceId, now, requestOrigin(ctx));
+  return { status: 200, body: { doctor } };
+};
+
+const smokeHandler = async (ctx: AppContext, input: { principal: unknown; body: z.output<typeof smokeBody>; deps: AppDeps }) => {
+  const principal = p(input.principal);
+  const targetWorkflowId = input.body.targetWorkflowId ?? null;
+  if (targetWorkflowId) await loadWorkflow(ctx.state.em, principal, targetWorkflowId);
+  const { httpStatus, smokeTest } = await runSmokeTest(input.deps, ctx.state.em, principal.workspaceId, {
+    targetWorkflowId,
+    useQueue: input.body.useQueue ?? true,
+    waitForWorkerMs: clampWait(input.body.waitForWorkerMs),
+  });
+  return { status: httpStatus, body: { smokeTest } };
+};
+
+const smokeResponses = {
+  200: { description: '`{ smokeTest }` with status `passed`', schema: z.object({ smokeTest: anyObject }) },
+  202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: z.object({ smokeTest: anyObject }) },
+  500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: z.object({ smokeTest: anyObject }) },
+  400: { description: 'Invalid body', schema: legacyErrorSchema },
+  404: { description: '`Workflow not found`', schema: legacyErrorSchema },
+};
+
+export const workerStatusRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workers/status',
+  operationId: 'workerStatus',
+  summary: 'Queue, database, scheduler and run health of the workspace, measured live',
+  tags: ['Workers'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  query: nowQuery,
+  responses: { 200: { description: '`{ status }`', schema: z.object({ status: anyObject }) }, ...legacyAuthErrors, ...badNow },
+  handler: statusHandler,
+});
+
+export const workerDoctorRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/workers/doctor',
+  operationId: 'workerDoctor',
+  summary: 'Diagnosis of the worker setup: blockers, warnings and next actions',
+  tags: ['Workers'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  query: doctorQuery,
+  responses: { 200: { description: '`{ doctor }`', schema: z.object({ doctor: anyObject }) }, ...legacyAuthErrors, ...badNow },
+  handler: doctorHandler,
+});
+
+export const workerSmokeTestRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workers/smoke-test',
+  operationId: 'workerSmokeTest',
+  summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
+  tags: ['Workers'],
+  family: 'legacy',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: smokeBody,
+  responses: { ...smokeResponses, ...legacyAuthErrors },
+  handler: smokeHandler,
+});
+
+/** Session twin of a key route: same handler, the session cookie instead of a bearer key. */
+const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId, access: { kind: 'session' } });
+
+export const sessionWorkerStatusRoute = sessionTwin(workerStatusRoute, '/api/workers/status', 'sessionWorkerStatus');
+export const sessionWorkerDoctorRoute = sessionTwin(workerDoctorRoute, '/api/workers/doctor', 'sessionWorkerDoctor');
+export const sessionWorkerSmokeTestRoute = sessionTwin(workerSmokeTestRoute, '/api/workers/smoke-test', 'sessionWorkerSmokeTest');
+
+export const workerRoutes: AnyRoute[] = [
+  workerStatusRoute,
+  workerDoctorRoute,
+  workerSmokeTestRoute,
+  sessionWorkerStatusRoute,
+  sessionWorkerDoctorRoute,
+  sessionWorkerSmokeTestRoute,
+];

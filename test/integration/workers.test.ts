@@ -1,0 +1,174 @@
+/**
+ * The worker routes over real HTTP, PostgreSQL and Temporal: a smoke test that no worker
+ * picks up (attention, 202) and one a real worker completes (passed, remembered as the
+ * latest), the measured status (task queue pollers, database, migrations, schedules, runs)
+ * without secrets, the doctor's warnings and next actions, session twins and key scopes.
+ */
+import { Connection } from '@temporalio/client';
+import { SmokeTestSchema } from '../../db/entities';
+import { ensureTemporalCli } from '../../scripts/lib/temporal-cli';
+import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/lib/temporal-dev-server';
+import { registerSearchAttributes } from '../../temporal/search-attributes';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+let other: WorkspaceFixture;
+let workflowId: string;
+let otherWorkflowId: string;
+
+const STATUS = '/api/v1/workers/status';
+const DOCTOR = '/api/v1/workers/doctor';
+const SMOKE = '/api/v1/workers/smoke-test';
+
+function expectNoSecrets(text: string) {
+  for (const secret of ['postgres://', 'postgresql://', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'SVC_TEST_']) expect(text).not.toContain(secret);
+}
+
+// A Temporal server of its own: the no-worker assertions must not see pollers that other test
+// files' workers left on the shared server's task queue (Temporal lists pollers for a while).
+let temporal: TemporalDevServer;
+
+beforeAll(async () => {
+  temporal = await startTemporalDevServer({ binary: await ensureTemporalCli(), uiPort: null, startTimeoutMs: 120_000 });
+  const connection = await Connection.connect({ address: temporal.address });
+  await registerSearchAttributes(connection, 'default');
+  await connection.close();
+  app = await startTestApp({}, undefined, { temporalAddress: temporal.address });
+  ws = await createWorkspace(app, 'Workers workspace');
+  other = await createWorkspace(app, 'Other workers workspace');
+  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Smoke target' } });
+  expect(wf.status).toBe(201);
+  workflowId = wf.body.workflow.id;
+  const otherWf = await http(app, 'POST', '/api/v1/workflows', { token: other.token, body: { name: 'Foreign' } });
+  otherWorkflowId = otherWf.body.workflow.id;
+});
+
+afterAll(async () => {
+  await app?.close();
+  await temporal?.stop();
+});
+
+describe('without a worker', () => {
+  test('the doctor reports no latest smoke test and how to start a worker', async () => {
+    const res = await http(app, 'GET', DOCTOR, { token: ws.token });
+    expect(res.status).toBe(200);
+    const { doctor } = res.body;
+    expect(doctor).toMatchObject({ workspaceId: ws.workspaceId, source: 'api', appUrl: app.url, persistence: { durable: true, mode: 'postgresql' } });
+    expect(doctor.database).toMatchObject({ reachable: true, migrationsCurrent: true, pendingMigrations: [] });
+    expect(doctor.queue).toMatchObject({ mode: 'temporal', queueName: 'workflow-runs', workerConcurrency: 0 });
+    expect(doctor.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 0 });
+    expect(doctor.status).toBe('attention');
+    expect(doctor.blockers).toEqual([]);
+    expect(doctor.warnings.some((w: string) => w.includes('No worker is polling the workflow-runs'))).toBe(true);
+    expect(doctor.warnings.some((w: string) => w.includes('No smoke test'))).toBe(true);
+    expect(doctor.nextActions).toContain('Start a worker: npm run start:worker');
+    expectNoSecrets(res.text);
+  });
+
+  test('a smoke test no worker picks up is `attention` (202), terminated and remembered', async () => {
+    const res = await http(app, 'POST', SMOKE, { token: ws.token, body: { waitForWorkerMs: 500, targetWorkflowId: workflowId } });
+    expect(res.status).toBe(202);
+    const { smokeTest } = res.body;
+    expect(smokeTest).toMatchObject({ status: 'attention', targetWorkflowId: workflowId, temporal: { taskQueue: 'workflow-runs', mode: 'temporal' } });
+    expect(smokeTest.message).toContain('no worker is polling the workflow-runs task queue');
+    expect(smokeTest.temporal.workflowId).toMatch(/^smoke_[0-9a-f-]{36}$/);
+    expect(smokeTest.durationMs).toBeGreaterThanOrEqual(500);
+    const description = await app.deps.temporal.client.workflow.getHandle(smokeTest.temporal.workflowId).describe();
+    expect(description.status.name).toBe('TERMINATED');
+    expect(description.searchAttributes.WorkspaceId).toEqual([ws.workspaceId]);
+    const stored = await app.orm.em.fork().findOneOrFail(SmokeTestSchema, { id: smokeTest.id });
+    expect(stored).toMatchObject({ workspaceId: ws.workspaceId, status: 'attention' });
+
+    const doctor = await http(app, 'GET', DOCTOR, { token: ws.token });
+    expect(doctor.body.doctor.workerHealth.latestSmokeTest.id).toBe(smokeTest.id);
+    expect(doctor.body.doctor.warnings.some((w: string) => w.includes('latest smoke test did not pass'))).toBe(true);
+  });
+
+  test('status answers measured fields, honours ?now= and leaks no connection details', async () => {
+    const res = await http(app, 'GET', `${STATUS}?now=2026-01-02T03:04:05.000Z`, { token: ws.token });
+    expect(res.status).toBe(200);
+    const { status } = res.body;
+    expect(status.checkedAt).toBe('2026-01-02T03:04:05.000Z');
+    expect(status.queue).toMatchObject({ mode: 'temporal', queueName: 'workflow-runs', workerConcurrency: 0, pollers: [], error: null });
+    expect(status.persistence).toEqual({ durable: true, mode: 'postgresql' });
+    expect(status.database.reachable).toBe(true);
+    expect(typeof status.database.latencyMs).toBe('number');
+    expect(status.health.ok).toBe(false);
+    expect(status.health.checks).toMatchObject({ database: true, migrations: true, temporal: true, workers: false });
+    expect(status.runs).toMatchObject({ total: 0, queued: 0, succeeded: 0, failed: 0 });
+    expect(status.recentRuns).toEqual([]);
+    expect(status.latestSmokeTest.status).toBe('attention');
+    expectNoSecrets(res.text);
+  });
+
+  test('?now= that is not ISO is a 400', async () => {
+    expect((await http(app, 'GET', `${STATUS}?now=bad`, { token: ws.token })).status).toBe(400);
+    expect((await http(app, 'GET', `${DOCTOR}?now=bad`, { token: ws.token })).status).toBe(400);
+  });
+
+  test('the smoke body is strict and the target must be a workflow of the workspace', async () => {
+    expect((await http(app, 'POST', SMOKE, { token: ws.token, body: { waitForWorkerMs: 500, extra: 1 } })).status).toBe(400);
+    expect((await http(app, 'POST', SMOKE, { token: ws.token, body: { targetWorkflowId: 'wf_missing' } })).status).toBe(404);
+    expect((await http(app, 'POST', SMOKE, { token: ws.token, body: { targetWorkflowId: otherWorkflowId } })).status).toBe(403);
+  });
+
+  test('a personal key gets 403 and no key gets 401', async () => {
+    const personal = await addUserWithKey(app, ws, 'member', 'personal');
+    for (const [method, path] of [['GET', STATUS], ['GET', DOCTOR], ['POST', SMOKE]] as const) {
+      expect((await http(app, method, path, { token: personal.token, body: method === 'POST' ? {} : undefined })).status).toBe(403);
+      expect((await http(app, method, path)).status).toBe(401);
+    }
+  });
+});
+
+describe('with a worker', () => {
+  let worker: TestWorker;
+
+  beforeAll(async () => {
+    worker = await startTestWorker(app, { identity: 'workers-test-worker', temporalAddress: temporal.address });
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+  });
+
+  test('a smoke test passes (200) and is the latest in status', async () => {
+    const res = await http(app, 'POST', SMOKE, { token: ws.token, body: { targetWorkflowId: workflowId, useQueue: true, waitForWorkerMs: 30_000 } });
+    expect(res.status).toBe(200);
+    const { smokeTest } = res.body;
+    expect(smokeTest).toMatchObject({ status: 'passed', targetWorkflowId: workflowId, temporal: { taskQueue: 'workflow-runs', mode: 'temporal' } });
+    const result = await app.deps.temporal.client.workflow.getHandle(smokeTest.temporal.workflowId).result();
+    expect(new Date(result.databaseTime).getTime()).not.toBeNaN();
+
+    const status = await http(app, 'GET', STATUS, { token: ws.token });
+    expect(status.status).toBe(200);
+    expect(status.body.status.latestSmokeTest).toEqual(smokeTest);
+    expect(status.body.status.queue.workerConcurrency).toBeGreaterThanOrEqual(1);
+    expect(status.body.status.queue.pollers.map((p: { identity: string }) => p.identity)).toContain('workers-test-worker');
+    expectNoSecrets(status.text);
+
+    const doctor = await http(app, 'GET', DOCTOR, { token: ws.token });
+    expect(doctor.body.doctor.status).toBe('ok');
+    expect(doctor.body.doctor.warnings).toEqual([]);
+    expect(doctor.body.doctor.workerHealth.ok).toBe(true);
+
+    // Another workspace's latest smoke test is its own.
+    const otherStatus = await http(app, 'GET', STATUS, { token: other.token });
+    expect(otherStatus.body.status.latestSmokeTest).toBeNull();
+  });
+
+  test('session twins share the handlers', async () => {
+    const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
+    const smoke = await http(app, 'POST', '/api/workers/smoke-test', { cookie, body: { waitForWorkerMs: 30_000 } });
+    expect(smoke.status).toBe(200);
+    expect(smoke.body.smokeTest).toMatchObject({ status: 'passed', targetWorkflowId: null });
+    const status = await http(app, 'GET', '/api/workers/status', { cookie });
+    expect(status.status).toBe(200);
+    expect(status.body.status.latestSmokeTest.id).toBe(smoke.body.smokeTest.id);
+    const doctor = await http(app, 'GET', '/api/workers/doctor?now=2026-01-01T00:00:00Z', { cookie });
+    expect(doctor.status).toBe(200);
+    expect(doctor.body.doctor.checkedAt).toBe('2026-01-01T00:00:00.000Z');
+    expect((await http(app, 'GET', '/api/workers/status', { token: ws.token })).status).toBe(401);
+  });
+});
