@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../db/entities';
+import { RUN_SORTS } from '../services/runQueries';
 
 /** Response and shared schemas reused across areas; request schemas live beside their routes. */
 export const legacyErrorSchema = z.object({ error: z.string(), code: z.string().optional() }).passthrough();
@@ -46,3 +48,19 @@ export const legacyAuthErrors = {
   401: { description: 'Valid bearer API key is required', schema: legacyErrorSchema },
   403: { description: 'Wrong key scope or role', schema: legacyErrorSchema },
 };
+
+/**
+ * Query filters shared by the runs list and the logs routes. Empty or `all` means no filter;
+ * `limit` stays a string because each route clamps it with its own bounds.
+ */
+export const runFiltersQuery = z.object({
+  status: z.enum(['all', '', ...RUN_STATUSES]).optional(),
+  trigger: z.enum(['all', '', ...RUN_TRIGGERS]).optional(),
+  workflowId: z.string().optional(),
+  level: z.enum(['all', '', ...LOG_LEVELS]).optional(),
+  dateFrom: z.string().optional(),
+  dateTo: z.string().optional(),
+  query: z.string().max(500).optional(),
+  sort: z.enum(RUN_SORTS).optional(),
+  limit: z.string().optional(),
+});

@@ -1,31 +1,19 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import { legacyAuthErrors, legacyErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
-import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../../db/entities';
 import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, runsCsv } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { queryRuns, RUN_SORTS, type RunFilters } from '../../services/runQueries';
+import { queryRuns, type RunFilters } from '../../services/runQueries';
 import { loadRunViews, projectRun } from '../../services/runs';
 
 const anyObject = z.looseObject({});
 const p = (principal: unknown) => principal as WorkspacePrincipal;
 const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
 
-/** Shared filters of stats, export and the session list (empty or `all` means no filter). */
-const filterQuery = z.object({
-  status: z.enum(['all', '', ...RUN_STATUSES]).optional(),
-  trigger: z.enum(['all', '', ...RUN_TRIGGERS]).optional(),
-  workflowId: z.string().optional(),
-  level: z.enum(['all', '', ...LOG_LEVELS]).optional(),
-  dateFrom: z.string().optional(),
-  dateTo: z.string().optional(),
-  query: z.string().max(500).optional(),
-  sort: z.enum(RUN_SORTS).optional(),
-  limit: z.string().optional(),
-});
+const filterQuery = runFiltersQuery;
 type FilterQuery = z.output<typeof filterQuery>;
 
 function filters(principal: WorkspacePrincipal, query: FilterQuery): RunFilters {

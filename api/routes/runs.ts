@@ -1,14 +1,14 @@
 import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import { legacyAuthErrors, legacyErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import { workflowLinks } from './workflows';
-import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
+import { RUN_STATUSES, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
 import { badRequest, conflict, notFound } from '../../services/errors';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import { assertResumeTokenExists, claimResumeToken } from '../../services/resume';
-import { queryRuns, RUN_SORTS } from '../../services/runQueries';
+import { queryRuns } from '../../services/runQueries';
 import { cancelRun, executeWorkflow, isTerminal, loadRun, loadRunViews, projectRun, rerun, runLinks } from '../../services/runs';
 import { loadWorkflow } from '../../services/workflows';
 import { clampLimit } from '../../services/pagination';
@@ -84,17 +84,7 @@ export const executeRoute = defineRoute({
   },
 });
 
-const listQuery = z.object({
-  status: z.enum(['all', '', ...RUN_STATUSES]).optional(),
-  trigger: z.enum(['all', '', ...RUN_TRIGGERS]).optional(),
-  workflowId: z.string().optional(),
-  level: z.enum(['all', '', ...LOG_LEVELS]).optional(),
-  dateFrom: z.string().optional(),
-  dateTo: z.string().optional(),
-  query: z.string().max(500).optional(),
-  sort: z.enum(RUN_SORTS).optional(),
-  limit: z.string().optional(),
-});
+const listQuery = runFiltersQuery;
 
 export const listRunsRoute = defineRoute({
   method: 'get',
