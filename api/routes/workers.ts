@@ -7,7 +7,7 @@ import type { AppDeps } from '../deps';
 import { badRequest } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { loadWorkflow } from '../../services/workflows';
-import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../services/workers';
+import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../temporal/worker-health';
 
 const anyObject = z.looseObject({});
 const p = (principal: unknown) => principal as WorkspacePrincipal;

@@ -1,5 +1,6 @@
 /**
- * Worker status, doctor and smoke tests: every field is measured against the real
+ * Worker status, doctor and smoke tests (the client side of worker health, hence under
+ * temporal/ beside runs-client.ts): every field is measured against the real
  * PostgreSQL and Temporal (task queue pollers, schedules, a real smoke workflow). Nothing
  * here reports connection strings, addresses or environment variable names.
  */
@@ -10,16 +11,21 @@ import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal as proto } from '@temporalio/proto';
 import { RUN_STATUSES, RunSchema, SmokeTestSchema, WorkflowSchema, type SmokeTest, type SmokeTestStatus } from '../db/entities';
 import { pendingMigrations } from '../db/orm';
-import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from '../temporal/shared';
-import type { SmokeInput, SmokeResult } from '../temporal/workflows/smoke';
-import type { AppDeps } from '../api/deps';
-import { newId } from './ids';
+import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import type { SmokeInput, SmokeResult } from './workflows/smoke';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client, Connection } from '@temporalio/client';
+import { newId } from '../services/ids';
 
 const CHECK_TIMEOUT_MS = 3_000;
 export const START_WORKER_ACTION = 'Start a worker: npm run start:worker';
 export const DEFAULT_WAIT_FOR_WORKER_MS = 10_000;
 
-type WorkerDeps = Pick<AppDeps, 'orm' | 'temporal'>;
+/** What the health checks need: the database and a Temporal client of the namespace. */
+export interface WorkerDeps {
+  orm: MikroORM;
+  temporal: { connection: Connection; client: Client; namespace: string };
+}
 
 export function clampWait(ms: number | undefined): number {
   if (ms === undefined || !Number.isFinite(ms)) return DEFAULT_WAIT_FOR_WORKER_MS;
