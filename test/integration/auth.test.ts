@@ -29,7 +29,7 @@ describe('bearer authentication', () => {
     ['Basic scheme', { authorization: 'Basic TOKEN' }],
     ['bare token without scheme', { authorization: 'TOKEN' }],
     ['token without the hise_ prefix', { authorization: 'Bearer abc_TOKENREST' }],
-    ['unknown hise_ token', { authorization: 'Bearer hise_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+    ['unknown hise_ token', { authorization: `Bearer hise_${'A'.repeat(32)}` }],
     ['truncated token', { authorization: 'Bearer TOKEN_SHORT' }],
   ])('%s gives 401 with the exact message', async (_name, headers) => {
     const real = a.token;
