@@ -55,8 +55,8 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   });
   // Operators' scrape endpoint, unauthenticated like /healthz: expose it only on the internal network.
   router.get('/metrics', async (ctx) => {
-    ctx.set('Content-Type', deps.metrics.registry.contentType);
-    ctx.body = await deps.metrics.registry.metrics();
+    ctx.set('Content-Type', deps.metrics.contentType);
+    ctx.body = await deps.metrics.render();
   });
   app.use(router.routes());
   app.use(router.allowedMethods());

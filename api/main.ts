@@ -7,6 +7,7 @@ import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
 import { startOutboxDispatcher } from '../services/outboxDispatcher';
 import { createMetrics } from '../services/metrics';
+import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
 import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
 import { temporalRunLauncher } from '../temporal/runs-client';
@@ -36,7 +37,7 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     scheduler: temporalScheduleSync(temporal.client),
-    metrics: createMetrics(orm),
+    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });

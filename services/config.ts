@@ -18,6 +18,7 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_UI_URL: z.string().optional(),
+  TEMPORAL_SDK_METRICS_ADDRESS: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]*):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464').optional(),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   DATA_DIR: z.string().default('.data'),
@@ -45,6 +46,8 @@ export type AppConfig = {
     uiUrl: string | undefined;
     devPort: number;
     devUiPort: number;
+    /** `host:port` of a worker's Prometheus exporter for SDK metrics; unset: a private loopback port. */
+    sdkMetricsAddress: string | undefined;
   };
   dataDir: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -81,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       uiUrl: e.TEMPORAL_UI_URL || undefined,
       devPort: e.TEMPORAL_PORT,
       devUiPort: e.TEMPORAL_UI_PORT,
+      sdkMetricsAddress: e.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
     },
     dataDir: path.resolve(e.DATA_DIR),
     logLevel: e.LOG_LEVEL,

@@ -1,12 +1,16 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
+export type ExternalMetricsSource = () => Promise<string | null>;
+
 /**
  * Prometheus metrics of one API process. Run and outbox gauges are read from PostgreSQL at
  * scrape time, so every instance reports the same totals: sum them per instance in queries
- * with `max by` rather than `sum by`.
+ * with `max by` rather than `sum by`. `external` sources are appended as they are (their
+ * metric names must not collide with ours: the Temporal SDK's all start with `temporal_`).
  */
-export function createMetrics(orm: MikroORM) {
+export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] = []) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
 
@@ -49,6 +53,12 @@ export function createMetrics(orm: MikroORM) {
 
   return {
     registry,
+    contentType: registry.contentType,
+    /** Our registry, then every external source that answered. */
+    async render(): Promise<string> {
+      const parts = [await registry.metrics(), ...(await Promise.all(external.map((source) => source().catch(() => null))))];
+      return parts.filter((p): p is string => !!p).map((p) => (p.endsWith('\n') ? p : `${p}\n`)).join('');
+    },
     /** Records one finished request; `route` is the matched template (never the raw path, which would explode cardinality). */
     observeRequest(route: string, method: string, status: number, seconds: number): void {
       httpRequests.inc({ route, method, status: String(status) });

@@ -1,7 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { Logger } from 'pino';
-import { installTemporalLogger } from './logging';
+import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
 
 export interface TemporalSettings {
   address: string;
@@ -18,10 +17,11 @@ export async function connectTemporalClient(settings: TemporalSettings): Promise
 }
 
 /**
- * Native (Rust core) connection for workers. The first call in a process also routes the
- * SDK's logs through `logger` (the SDK runtime is created with the first native connection).
+ * Native (Rust core) connection for workers. The first call in a process installs the SDK
+ * runtime (logs through our logger, worker metrics exported for `/metrics`): the runtime is
+ * created with the first native connection and cannot be changed afterwards.
  */
-export async function connectWorkerConnection(settings: TemporalSettings, logger?: Logger): Promise<NativeConnection> {
-  if (logger) installTemporalLogger(logger);
+export async function connectWorkerConnection(settings: TemporalSettings, runtime?: TemporalRuntimeOptions): Promise<NativeConnection> {
+  if (runtime) await installTemporalRuntime(runtime);
   return NativeConnection.connect({ address: settings.address });
 }

@@ -13,7 +13,7 @@ export interface StartedWorker {
 /** Starts a worker on `workflow-runs`; resolves once it is polling. */
 export async function startWorker(opts: { config: AppConfig; databaseUrl: string; temporalAddress: string; logger: Logger }): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
-  const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, opts.logger);
+  const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress });
   const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps: { orm, allowPrivateNetworks: opts.config.outboundAllowPrivateNetworks } });
   const running = worker.run();
   running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));

@@ -1,4 +1,4 @@
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -45,5 +45,24 @@ test('runs link into the Temporal Web UI when its address is configured; dry run
     expect(plain.body.links.temporal).toBeUndefined();
   } finally {
     await withUi.close();
+  }
+});
+
+test('/metrics includes the Temporal SDK worker metrics of a worker running in the same process', async () => {
+  const worker = await startTestWorker(app);
+  try {
+    const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+    await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
+    const live = await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: {} });
+    await waitForRun(app, ws.token, live.body.run.id);
+
+    const text = await (await fetch(`${app.url}/metrics`)).text();
+    // Our own metrics stay in the same document.
+    expect(text).toMatch(/svc_runs\{status="succeeded",trigger="api"\} [1-9]/);
+    expect(text).toMatch(/temporal_worker_task_slots_available\{[^}]*task_queue="workflow-runs"[^}]*\} \d+/);
+    expect(text).toMatch(/temporal_workflow_completed_total\{[^}]*task_queue="workflow-runs"[^}]*\} [1-9]/);
+    expect(text).toMatch(/temporal_workflow_task_execution_latency_bucket\{/);
+  } finally {
+    await worker.stop();
   }
 });

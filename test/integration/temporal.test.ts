@@ -34,7 +34,7 @@ afterAll(async () => {
 async function runWorker<T>(fn: (worker: Worker) => Promise<T>): Promise<T> {
   const nativeConnection = await connectWorkerConnection(
     { address: testEnv('temporalAddress'), namespace: 'default' },
-    createLogger(process.env.TEST_LOG_LEVEL ?? 'error'),
+    { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') },
   );
   const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle: bundle });
   try {

@@ -18,6 +18,7 @@ import { createLogger } from '../../services/logger';
 import { SignInLimiter } from '../../services/sessions';
 import { startOutboxDispatcher } from '../../services/outboxDispatcher';
 import { createMetrics } from '../../services/metrics';
+import { scrapeTemporalSdkMetrics } from '../../temporal/runtime';
 import { addMember } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
@@ -65,7 +66,7 @@ export async function startTestApp(
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     scheduler: temporalScheduleSync(temporal.client),
-    metrics: createMetrics(orm),
+    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
     lifecycle: { shuttingDown: false },
   };
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
@@ -187,7 +188,7 @@ export interface TestWorker {
  * worker dying.
  */
 export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?: string; temporalAddress?: string } = {}): Promise<TestWorker> {
-  const connection = await connectWorkerConnection({ address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' }, createLogger(process.env.TEST_LOG_LEVEL ?? 'error'));
+  const connection = await connectWorkerConnection({ address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' }, { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') });
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   const worker = await createWorker({ connection, namespace: 'default', deps: { orm: app.orm, allowPrivateNetworks: true }, workflowBundle: bundle, identity: opts.identity });
   const running = worker.run();
