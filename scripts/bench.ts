@@ -5,6 +5,7 @@
  * summary and tears everything down. See docs/benchmarks.md.
  */
 import type { BenchContext } from './bench/report';
+import { stepsScenario } from './bench/steps';
 import { webhooksScenario } from './bench/webhooks';
 
 interface Scenario {
@@ -17,7 +18,10 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: 'webhook trigger → transform → log: accepted req/s and latency at concurrency 10/50/100/200, then run completion',
     run: webhooksScenario,
   },
-  steps: { summary: 'per-step engine overhead (not yet implemented)' },
+  steps: {
+    summary: '40 sequential steps (transform, code fib(10), http GET, http POST), one run at a time: overhead per step',
+    run: stepsScenario,
+  },
   throughput: { summary: 'sustained runs/s through the execute API (not yet implemented)' },
 };
 
@@ -35,6 +39,10 @@ settings (environment):
   BENCH_WARMUP_S     warm-up seconds at concurrency 10 (default 5)
   BENCH_DRAIN_S      deadline for the accepted requests to become succeeded runs (default 120)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
+  BENCH_STEPS        steps per workflow (steps; default 40)
+  BENCH_WARMUP_RUNS  warm-up runs per variant (steps; default 2)
+  BENCH_VARIANTS     comma-separated subset of transform,code,http-get,http-post (steps)
+  BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
 
 Only 127.0.0.1 is ever targeted. Results: bench-results/<scenario>-<timestamp>.json.
 `;

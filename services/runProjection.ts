@@ -25,6 +25,15 @@ export interface RunProgress {
 }
 
 const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
+
+/** Rows per multi-row insert: one round trip per chunk, far below PostgreSQL's 65 535 parameters. */
+const ROWS_PER_STATEMENT = 500;
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
 const TERMINAL_SQL = `('${TERMINAL_RUN_STATUSES.join("','")}')`;
 
 /**
@@ -38,27 +47,29 @@ export async function recordRunProgress(em: EntityManager, p: RunProgress): Prom
     const conn = tx.getConnection();
     // Every statement must run on the transaction's connection: one pool connection per write, and atomic.
     const ctx = tx.getTransactionContext();
-    for (const s of p.steps) {
+    // Later records of a node win: one statement cannot upsert the same row twice.
+    const steps = [...new Map(p.steps.map((s) => [s.nodeId, s])).values()];
+    for (const chunk of chunks(steps, ROWS_PER_STATEMENT)) {
       await conn.execute(
         `insert into run_steps (id, run_id, workspace_id, node_id, node_type, node_name, seq, status, attempts, input, output, error, started_at, finished_at, duration_ms)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)
+         values ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)').join(', ')}
          on conflict (id) do update set
            status = excluded.status, attempts = excluded.attempts, input = excluded.input, output = excluded.output,
            error = excluded.error, started_at = coalesce(run_steps.started_at, excluded.started_at),
            finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,
-        [
+        chunk.flatMap((s) => [
           `${p.runId}:${s.nodeId}`, p.runId, p.workspaceId, s.nodeId, s.nodeType, s.nodeName, s.seq, s.status, s.attempts,
           json(s.input), json(s.output), s.error, s.startedAt, s.finishedAt, s.durationMs,
-        ],
+        ]),
         'run',
         ctx,
       );
     }
-    for (const l of p.logs) {
+    for (const chunk of chunks(p.logs, ROWS_PER_STATEMENT)) {
       await conn.execute(
         `insert into run_logs (id, run_id, workspace_id, seq, node_id, level, message, data, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?) on conflict (id) do nothing`,
-        [`${p.runId}:${l.seq}`, p.runId, p.workspaceId, l.seq, l.nodeId, l.level, l.message, json(l.data), l.createdAt],
+         values ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)').join(', ')} on conflict (id) do nothing`,
+        chunk.flatMap((l) => [`${p.runId}:${l.seq}`, p.runId, p.workspaceId, l.seq, l.nodeId, l.level, l.message, json(l.data), l.createdAt]),
         'run',
         ctx,
       );

@@ -36,7 +36,23 @@ export interface BenchStack {
 
 const execFileP = promisify(execFile);
 
+/**
+ * Extra Temporal dynamic config from `BENCH_TEMPORAL_CONFIG="key=value,key=value"` (values are
+ * numbers, booleans or strings), so one scenario can be measured under two server settings.
+ */
+export function temporalDynamicConfigFromEnv(raw = process.env.BENCH_TEMPORAL_CONFIG): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const pair of (raw ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`BENCH_TEMPORAL_CONFIG: expected key=value, got ${JSON.stringify(pair)}`);
+    const value = pair.slice(eq + 1).trim();
+    out[pair.slice(0, eq).trim()] = value === 'true' ? true : value === 'false' ? false : value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+  }
+  return out;
+}
+
 export async function startBenchStack(log: (m: string) => void): Promise<BenchStack> {
+  const dynamicConfig = temporalDynamicConfigFromEnv();
   const cleanups: Array<{ what: string; run: () => Promise<unknown> }> = [];
   const stop = async () => {
     for (const c of cleanups.splice(0).reverse()) {
@@ -61,7 +77,7 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
         const temporalLog = (m: string) => {
           if (!muted) log(m);
         };
-        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000 });
+        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000, dynamicConfig });
         cleanups.push({
           what: 'Temporal dev server',
           run: () => {
@@ -136,7 +152,7 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
           port: Number(server.address.split(':').pop()),
           logLevel: 'warn',
           namespace: config.temporal.namespace,
-          dynamicConfig: { 'frontend.enableServerVersionCheck': false },
+          dynamicConfig: { 'frontend.enableServerVersionCheck': false, ...dynamicConfig },
           env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' },
         },
       },

@@ -14,6 +14,7 @@ import { TERMINAL_RUN_STATUSES } from '../../db/entities';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuGroups, type CpuSample, type CpuUsage } from './cpu';
 import type { LoadRunRequest, LoadRunResult, LoadgenMessage } from './loadgen';
+import { deployWorkflow } from './api';
 import { benchEnvironment, envList, envNumber, writeResults, type BenchContext } from './report';
 import { startBenchStack, type BenchStack } from './stack';
 import { fmtSpread, round, spread, type Spread } from './stats';
@@ -98,7 +99,10 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
     await db.connect();
     loadgen = startLoadgen();
 
-    const { workflowId, invokeUrl } = await deployWorkflow(stack);
+    const deployed = await deployWorkflow(stack, WORKFLOW);
+    const workflowId = deployed.workflowId;
+    const invokeUrl = deployed.invokeUrl;
+    if (!invokeUrl) throw new Error('deploy returned no webhookUrl');
     log(`deployed ${workflowId}; webhook ${invokeUrl.replace(/whk_.*/, 'whk_…')}`);
 
     const cpuGroups = cpuGroupsFor(stack, loadgen.pid, db);
@@ -254,26 +258,6 @@ function summarizeStep(concurrency: number, runs: MeasuredRun[], resources: Phas
     timeouts: runs.reduce((s, r) => s + r.timeouts, 0),
     resources,
   };
-}
-
-async function deployWorkflow(stack: BenchStack): Promise<{ workflowId: string; invokeUrl: string }> {
-  const call = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(`${stack.apiUrl}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${stack.workspace.apiKey}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json().catch(() => null)) as Record<string, unknown> | null;
-    if (!res.ok) throw new Error(`${method} ${p} answered ${res.status}: ${JSON.stringify(json)}`);
-    return json ?? {};
-  };
-  const created = (await call('POST', '/api/v1/workflows', WORKFLOW)) as { workflow?: { id?: string } };
-  const workflowId = created.workflow?.id;
-  if (!workflowId) throw new Error(`workflow creation returned no id: ${JSON.stringify(created)}`);
-  const deployed = (await call('POST', `/api/v1/workflows/${workflowId}/deploy`)) as { webhookUrl?: string | null };
-  if (!deployed.webhookUrl) throw new Error(`deploy returned no webhookUrl: ${JSON.stringify(deployed)}`);
-  // The URL's origin follows the request's Host; always aim at the loopback address we listen on.
-  return { workflowId, invokeUrl: `${stack.apiUrl}${new URL(deployed.webhookUrl).pathname}` };
 }
 
 async function counts(db: pg.Client, workflowId: string, t: number): Promise<CountsPoint> {

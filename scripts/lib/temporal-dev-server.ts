@@ -20,6 +20,8 @@ export interface TemporalDevServerOptions {
   log?: (m: string) => void;
   /** How long to wait for the frontend to answer; default 90 000 ms. */
   startTimeoutMs?: number;
+  /** Extra dynamic config values (`--dynamic-config-value key=value`), e.g. for benchmarks. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface TemporalDevServer {
@@ -94,6 +96,7 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--log-level', 'warn'];
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
   args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
+  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   if (opts.dbFile) {
     const dbFile = path.resolve(opts.dbFile);
     await mkdir(path.dirname(dbFile), { recursive: true });

@@ -98,6 +98,41 @@ test('an http node calls the service for real; per-node retry recovers from 5xx;
   }
 });
 
+test('code nodes and safe-method http nodes run as local activities; other http calls as regular activities', async () => {
+  const service = await startFakeServer((req, count) => (req.method === 'GET' && count === 1 ? { status: 503 } : {}));
+  try {
+    const { run } = await deployAndRun({
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'compute', type: 'code', config: { source: 'return { n: 41 + 1 };' } },
+        { id: 'read', type: 'http', config: { method: 'GET', url: `${service.url}/items` }, retry: { maxAttempts: 2, backoffSeconds: 0.05 } },
+        { id: 'peek', type: 'http', config: { method: 'HEAD', url: `${service.url}/items` } },
+        { id: 'write', type: 'http', config: { method: 'PUT', url: `${service.url}/items/1`, body: { n: '=$nodes.compute.n' } } },
+      ],
+      edges: [
+        { source: 'start', target: 'compute' },
+        { source: 'compute', target: 'read' },
+        { source: 'read', target: 'peek' },
+        { source: 'peek', target: 'write' },
+      ],
+    });
+    expect(run.status).toBe('succeeded');
+    // A local activity keeps its node's retry policy.
+    expect(stepOf(run, 'read')).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(JSON.parse(service.requests.find((r) => r.method === 'PUT')!.body)).toEqual({ n: 42 });
+
+    const { events = [] } = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    // Only the PUT went through the server's task queue; code, GET and HEAD ran in the workflow task.
+    expect(scheduled).toEqual(['httpNode']);
+    // codeNode, httpNode (GET), httpNode (HEAD) and the projection writes.
+    expect(markers).toBeGreaterThanOrEqual(3);
+  } finally {
+    await service.close();
+  }
+});
+
 test('onError: stop fails the run, continue passes the error on, branch follows the error handle', async () => {
   const failing = (onError?: string) => ({ id: 'boom', type: 'fail', config: { message: '="bad " & v' }, ...(onError ? { onError } : {}) });
   const stopped = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing(), { id: 'after', type: 'transform', config: { expression: '1' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'x' });

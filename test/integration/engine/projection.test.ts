@@ -1,0 +1,41 @@
+/** The run projection writer: large batches, repeated nodes and replays. */
+import { recordRunProgress } from '../../../services/runProjection';
+import type { StepRecord } from '../../../temporal/engine/interpreter';
+import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  ws = await createWorkspace(app);
+});
+afterAll(() => app.close());
+
+const step = (nodeId: string, seq: number, status: StepRecord['status']): StepRecord => ({
+  nodeId, nodeType: 'transform', nodeName: null, seq, status, attempts: 1, input: { seq }, output: status === 'succeeded' ? { seq } : null, error: null,
+  startedAt: '2026-01-01T00:00:00.000Z', finishedAt: status === 'succeeded' ? '2026-01-01T00:00:01.000Z' : null, durationMs: status === 'succeeded' ? 1000 : null,
+});
+
+test('one write of 1,200 steps and 1,100 logs lands whole (several statements), repeated nodes keep their last record, and a replay changes nothing', async () => {
+  // A run row to write against: executing without a worker leaves it queued.
+  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
+  const exec = await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: {} });
+  const runId = exec.body.run.id;
+
+  const steps = Array.from({ length: 1200 }, (_, i) => step(`n${i}`, i, 'running'));
+  steps.push(step('n7', 7, 'succeeded')); // the same node again, later in the batch
+  const logs = Array.from({ length: 1100 }, (_, i) => ({ seq: 1000 + i, nodeId: `n${i}`, level: 'info' as const, message: `log ${i}`, data: null, createdAt: '2026-01-01T00:00:00.000Z' }));
+  const progress = { runId, workspaceId: ws.workspaceId, at: '2026-01-01T00:00:02.000Z', run: {}, steps, logs };
+  await recordRunProgress(app.orm.em.fork(), progress);
+  await recordRunProgress(app.orm.em.fork(), progress); // an activity retried after a crash
+
+  const conn = app.orm.em.fork().getConnection();
+  const [{ n: stepRows }] = await conn.execute('select count(*)::int as n from run_steps where run_id = ?', [runId]);
+  const [{ n: logRows }] = await conn.execute('select count(*)::int as n from run_logs where run_id = ?', [runId]);
+  expect(stepRows).toBe(1200);
+  expect(logRows).toBe(1100);
+  const [n7] = await conn.execute(`select status, duration_ms from run_steps where id = ?`, [`${runId}:n7`]);
+  expect(n7).toEqual({ status: 'succeeded', duration_ms: 1000 });
+});
