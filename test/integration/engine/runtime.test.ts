@@ -121,7 +121,7 @@ test('code nodes and safe-method http nodes run as local activities; other http 
     expect(stepOf(run, 'read')).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(JSON.parse(service.requests.find((r) => r.method === 'PUT')!.body)).toEqual({ n: 42 });
 
-    const { events = [] } = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const events = (await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory()).events ?? [];
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
     const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // Only the PUT went through the server's task queue; code, GET and HEAD ran in the workflow task.
