@@ -6,6 +6,7 @@
  */
 import type { BenchContext } from './bench/report';
 import { stepsScenario } from './bench/steps';
+import { throughputScenario } from './bench/throughput';
 import { webhooksScenario } from './bench/webhooks';
 
 interface Scenario {
@@ -22,7 +23,10 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: '40 sequential steps (transform, code fib(10), http GET, http POST), one run at a time: overhead per step',
     run: stepsScenario,
   },
-  throughput: { summary: 'sustained runs/s through the execute API (not yet implemented)' },
+  throughput: {
+    summary: 'POST /execute at concurrency 5/10/20/40/80: completed runs/s, state transitions/run, PG commits/s, CPU per process',
+    run: throughputScenario,
+  },
 };
 
 const HELP = `usage: npm run bench -- <scenario>
@@ -35,9 +39,9 @@ ${Object.entries(SCENARIOS)
 settings (environment):
   BENCH_DURATION_S   seconds per measured run (default 5)
   BENCH_RUNS         measured runs per concurrency step (default 5)
-  BENCH_CONCURRENCY  comma-separated steps (default 10,50,100,200)
+  BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80)
   BENCH_WARMUP_S     warm-up seconds at concurrency 10 (default 5)
-  BENCH_DRAIN_S      deadline for the accepted requests to become succeeded runs (default 120)
+  BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
   BENCH_STEPS        steps per workflow (steps; default 40)
   BENCH_WARMUP_RUNS  warm-up runs per variant (steps; default 2)

@@ -12,6 +12,10 @@ export interface LoadRunRequest {
   url: string;
   connections: number;
   durationS: number;
+  /** Extra request headers (e.g. Authorization for the execute API). */
+  headers?: Record<string, string>;
+  /** Send `{ "input": { "i": n } }` (the execute API's body) instead of `{ "i": n }`. */
+  wrapInInput?: boolean;
 }
 
 export interface LoadRunResult {
@@ -56,8 +60,8 @@ function runOnce(req: LoadRunRequest): Promise<LoadRunResult> {
         requests: [
           {
             method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (r) => ({ ...r, body: JSON.stringify({ i: counter++ }) }),
+            headers: { ...req.headers, 'content-type': 'application/json' },
+            setupRequest: (r) => ({ ...r, body: JSON.stringify(req.wrapInInput ? { input: { i: counter++ } } : { i: counter++ }) }),
           },
         ],
       },

@@ -5,7 +5,7 @@
  * provisioned workspace. `stop()` tears down whatever was started, in reverse order, and
  * drops the database.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -28,7 +28,9 @@ export interface BenchStack {
   config: AppConfig;
   databaseUrl: string;
   databaseName: string;
-  temporal: { address: string; pid: number; cliPath: string; cliVersion: string; settings: Record<string, unknown> };
+  temporal: { address: string; pid: number; metricsUrl: string | null; cliPath: string; cliVersion: string; settings: Record<string, unknown> };
+  /** The worker's own process when started with `workerProcess`; null when it runs in this one. */
+  workerPid: number | null;
   workspace: { id: string; apiKey: string };
   logger: Logger;
   stop(): Promise<void>;
@@ -51,7 +53,15 @@ export function temporalDynamicConfigFromEnv(raw = process.env.BENCH_TEMPORAL_CO
   return out;
 }
 
-export async function startBenchStack(log: (m: string) => void): Promise<BenchStack> {
+export interface BenchStackOptions {
+  /**
+   * Run the worker as its own process (`node --import tsx temporal/worker-main.ts`, the
+   * docker-compose shape) instead of inside this one, so its CPU is measured apart from the API.
+   */
+  workerProcess?: boolean;
+}
+
+export async function startBenchStack(log: (m: string) => void, opts: BenchStackOptions = {}): Promise<BenchStack> {
   const dynamicConfig = temporalDynamicConfigFromEnv();
   const cleanups: Array<{ what: string; run: () => Promise<unknown> }> = [];
   const stop = async () => {
@@ -77,7 +87,7 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
         const temporalLog = (m: string) => {
           if (!muted) log(m);
         };
-        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000, dynamicConfig });
+        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000, dynamicConfig, metricsPort: 0 });
         cleanups.push({
           what: 'Temporal dev server',
           run: () => {
@@ -122,8 +132,15 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
 
     const api = await startApi(deps);
     cleanups.push({ what: 'API', run: () => api.stop() });
-    const worker = await startWorker(deps);
-    cleanups.push({ what: 'worker', run: () => worker.stop() });
+    let workerPid: number | null = null;
+    if (opts.workerProcess) {
+      const child = await spawnWorkerProcess({ DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
+      cleanups.push({ what: 'worker process', run: () => child.stop() });
+      workerPid = child.pid;
+    } else {
+      const worker = await startWorker(deps);
+      cleanups.push({ what: 'worker', run: () => worker.stop() });
+    }
 
     const provisioned = await provisionWorkspace(api.deps.orm.em.fork(), {
       name: 'Benchmark workspace',
@@ -141,6 +158,7 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
       temporal: {
         address: server.address,
         pid: server.pid,
+        metricsUrl: server.metricsUrl,
         cliPath,
         cliVersion,
         // What scripts/lib/temporal-dev-server.ts passes to `temporal server start-dev`.
@@ -156,6 +174,7 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
           env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' },
         },
       },
+      workerPid,
       workspace: { id: provisioned.workspace.id, apiKey: provisioned.apiKey.token },
       logger,
       stop,
@@ -164,4 +183,41 @@ export async function startBenchStack(log: (m: string) => void): Promise<BenchSt
     await stop();
     throw err;
   }
+}
+
+/**
+ * The production worker entry point in its own process. `node --import tsx` keeps it one
+ * process (the tsx CLI would fork a child that survives its parent). Resolves once it polls.
+ */
+async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], {
+    cwd: path.resolve(__dirname, '..', '..'),
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    // Keep reading after start: a full pipe would block the worker.
+    const onData = (chunk: Buffer) => {
+      if (output.length < 20_000) output += chunk.toString();
+      if (output.includes('worker started')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker process exited early (${code}): ${output.slice(-2000)}`)));
+  });
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }

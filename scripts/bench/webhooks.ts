@@ -7,13 +7,12 @@
  * After the load it waits for the backlog to drain (outbox → Temporal → succeeded runs) up to
  * a deadline. Results go to bench-results/webhooks-<timestamp>.json and a summary to stdout.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import pg from 'pg';
 import { TERMINAL_RUN_STATUSES } from '../../db/entities';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuGroups, type CpuSample, type CpuUsage } from './cpu';
-import type { LoadRunRequest, LoadRunResult, LoadgenMessage } from './loadgen';
+import type { LoadRunResult } from './loadgen';
+import { backgroundCpu, roundAll, serverVersion, startLoadgen, type Loadgen } from './shared';
 import { deployWorkflow } from './api';
 import { benchEnvironment, envList, envNumber, writeResults, type BenchContext } from './report';
 import { startBenchStack, type BenchStack } from './stack';
@@ -238,10 +237,6 @@ function cpuGroupsFor(stack: BenchStack, loadgenPid: number, db: pg.Client): () 
   };
 }
 
-function roundAll(o: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v, 1)]));
-}
-
 function summarizeStep(concurrency: number, runs: MeasuredRun[], resources: PhaseResources): StepSummary {
   return {
     concurrency,
@@ -312,57 +307,7 @@ async function completionFigures(db: pg.Client, workflowId: string, loadStart: n
   };
 }
 
-/** The machine's busy share before anything of the benchmark runs. */
-async function backgroundCpu(ms: number): Promise<{ busyPercent: number; capacityPercent: number } | null> {
-  const a = sampleCpu({});
-  await new Promise((r) => setTimeout(r, ms));
-  const u = cpuBetween(a, sampleCpu({}), []);
-  return u.system === undefined ? null : { busyPercent: round(u.system, 1), capacityPercent: round(u.systemCapacity, 0) };
-}
-
-async function serverVersion(db: pg.Client): Promise<string> {
-  return (await db.query<{ v: string }>("select current_setting('server_version') as v").catch(() => ({ rows: [{ v: 'unknown' }] }))).rows[0]?.v ?? 'unknown';
-}
-
 const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
-
-interface Loadgen {
-  pid: number;
-  run(args: Omit<LoadRunRequest, 'type' | 'id'>): Promise<LoadRunResult>;
-  stop(): void;
-}
-
-/** Forks scripts/bench/loadgen.ts (inheriting tsx's loader through execArgv). */
-function startLoadgen(): Loadgen {
-  const child: ChildProcess = fork(path.join(__dirname, 'loadgen.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let nextId = 1;
-  const pending = new Map<number, { resolve: (r: LoadRunResult) => void; reject: (e: Error) => void }>();
-  const failAll = (why: string) => {
-    for (const p of pending.values()) p.reject(new Error(why));
-    pending.clear();
-  };
-  child.on('message', (msg: LoadgenMessage) => {
-    const p = pending.get(msg.id);
-    if (!p) return;
-    pending.delete(msg.id);
-    if (msg.type === 'result') p.resolve(msg.result);
-    else p.reject(new Error(`load generator: ${msg.message}`));
-  });
-  child.on('exit', (code, signal) => failAll(`load generator exited (${signal ?? `code ${code}`})`));
-  child.on('error', (err) => failAll(`load generator failed: ${err.message}`));
-  return {
-    pid: child.pid!,
-    run: (args) =>
-      new Promise((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        child.send({ type: 'run', id, ...args } satisfies LoadRunRequest);
-      }),
-    stop: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    },
-  };
-}
 
 function printSummary(steps: StepSummary[], drain: Record<string, unknown> & { accepted202: number; outboxRows: number; succeeded: number; completedFraction: number; resources: PhaseResources }, settings: { durationS: number; runsPerStep: number; drainDeadlineS: number }, file: string): void {
   const header = ['concurrency', 'accepted req/s median [min–max]', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx', 'errors', 'event loop', 'CPU % node/loadgen/temporal/pg/other of system'];

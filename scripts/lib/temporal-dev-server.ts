@@ -20,6 +20,8 @@ export interface TemporalDevServerOptions {
   log?: (m: string) => void;
   /** How long to wait for the frontend to answer; default 90 000 ms. */
   startTimeoutMs?: number;
+  /** Port of the server's own Prometheus `/metrics`; 0 picks a free one, undefined leaves the CLI's default. */
+  metricsPort?: number;
   /** Extra dynamic config values (`--dynamic-config-value key=value`), e.g. for benchmarks. */
   dynamicConfig?: Record<string, string | number | boolean>;
 }
@@ -28,6 +30,8 @@ export interface TemporalDevServer {
   /** host:port of the frontend gRPC service. */
   address: string;
   uiUrl: string | null;
+  /** The server's Prometheus endpoint when `metricsPort` was given. */
+  metricsUrl: string | null;
   pid: number;
   /** SIGTERM, then SIGKILL after 10 s. Safe to call more than once. */
   stop(): Promise<void>;
@@ -97,6 +101,8 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
   args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
   for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  const metricsPort = opts.metricsPort === undefined ? null : opts.metricsPort || (await findFreePort());
+  if (metricsPort !== null) args.push('--metrics-port', String(metricsPort));
   if (opts.dbFile) {
     const dbFile = path.resolve(opts.dbFile);
     await mkdir(path.dirname(dbFile), { recursive: true });
@@ -157,7 +163,7 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
 
   const uiUrl = uiPort === null ? null : `http://${HOST}:${uiPort}`;
   log(`Temporal dev server ready on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
-  return { address, uiUrl, pid: child.pid!, stop };
+  return { address, uiUrl, metricsUrl: metricsPort === null ? null : `http://${HOST}:${metricsPort}/metrics`, pid: child.pid!, stop };
 }
 
 async function waitUntilReady(address: string, namespace: string, timeoutMs: number, gaveUp: () => boolean): Promise<void> {

@@ -1,0 +1,62 @@
+/** Pieces every load scenario uses: the load generator child, background CPU, server facts. */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type pg from 'pg';
+import { cpuBetween, sampleCpu } from './cpu';
+import type { LoadRunRequest, LoadRunResult, LoadgenMessage } from './loadgen';
+import { round } from './stats';
+
+/** The machine's busy share before anything of the benchmark runs. */
+export async function backgroundCpu(ms: number): Promise<{ busyPercent: number; capacityPercent: number } | null> {
+  const a = sampleCpu({});
+  await new Promise((r) => setTimeout(r, ms));
+  const u = cpuBetween(a, sampleCpu({}), []);
+  return u.system === undefined ? null : { busyPercent: round(u.system, 1), capacityPercent: round(u.systemCapacity, 0) };
+}
+
+export async function serverVersion(db: pg.Client): Promise<string> {
+  return (await db.query<{ v: string }>("select current_setting('server_version') as v").catch(() => ({ rows: [{ v: 'unknown' }] }))).rows[0]?.v ?? 'unknown';
+}
+
+export function roundAll(o: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round(v, 1)]));
+}
+
+export interface Loadgen {
+  pid: number;
+  run(args: Omit<LoadRunRequest, 'type' | 'id'>): Promise<LoadRunResult>;
+  stop(): void;
+}
+
+/** Forks scripts/bench/loadgen.ts (inheriting tsx's loader through execArgv). */
+export function startLoadgen(): Loadgen {
+  const child: ChildProcess = fork(path.join(__dirname, 'loadgen.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (r: LoadRunResult) => void; reject: (e: Error) => void }>();
+  const failAll = (why: string) => {
+    for (const p of pending.values()) p.reject(new Error(why));
+    pending.clear();
+  };
+  child.on('message', (msg: LoadgenMessage) => {
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    if (msg.type === 'result') p.resolve(msg.result);
+    else p.reject(new Error(`load generator: ${msg.message}`));
+  });
+  child.on('exit', (code, signal) => failAll(`load generator exited (${signal ?? `code ${code}`})`));
+  child.on('error', (err) => failAll(`load generator failed: ${err.message}`));
+  return {
+    pid: child.pid!,
+    run: (args) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        child.send({ type: 'run', id, ...args } satisfies LoadRunRequest);
+      }),
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    },
+  };
+}
+

@@ -1,0 +1,344 @@
+/**
+ * `npm run bench -- throughput`: how many runs per second the service completes when clients
+ * start them through `POST /api/v1/workflows/{id}/execute`, at rising concurrency until it
+ * saturates, and what runs out first.
+ *
+ * The API (this process) and the worker (its own process, as in docker-compose) are measured
+ * apart. Each measured run sends load for BENCH_DURATION_S, then waits until every accepted
+ * run has ended, so runs do not inherit each other's backlog. Per run: accepted and completed
+ * runs per second, Temporal state transitions per run (the server's own
+ * `state_transition_count` metric), PostgreSQL commits per second (`pg_stat_database`) and
+ * CPU per process.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import pg from 'pg';
+import { TERMINAL_RUN_STATUSES } from '../../db/entities';
+import { deployWorkflow } from './api';
+import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuSample } from './cpu';
+import type { LoadRunResult } from './loadgen';
+import { benchEnvironment, envList, envNumber, writeResults, type BenchContext } from './report';
+import { backgroundCpu, roundAll, serverVersion, startLoadgen, type Loadgen } from './shared';
+import { startBenchStack, type BenchStack } from './stack';
+import { fmtSpread, round, spread, type Spread } from './stats';
+
+const GROUPS = ['api (bench process)', 'worker process', 'temporal dev server', 'postgres (all processes)', 'loadgen (autocannon)'];
+
+interface MeasuredRun {
+  load: Pick<LoadRunResult, 'acceptedPerSec' | 'accepted202' | 'non2xx' | 'errors' | 'latencyMs' | 'statusCodes'>;
+  /** Runs that reached a terminal status during the load window, per second of it. */
+  completedPerSecDuringLoad: number;
+  /** All runs accepted in this run ÷ time from load start to the last one's end. */
+  completedPerSecOverall: number;
+  runsAccepted: number;
+  runsSucceeded: number;
+  runsNotSucceeded: Record<string, number>;
+  /** Seconds from load start until the last accepted run ended. */
+  spanS: number;
+  drainedWithinDeadline: boolean;
+  /** created_at → finished_at of the run rows, ms. */
+  runLatencyMs: { p50: number; p95: number };
+  stateTransitionsPerRun: number | null;
+  pgCommitsPerSec: number;
+  pgCommitsPerRun: number;
+  cpuPercentOfOneCore: Record<string, number> | null;
+  /** The worker process's threads by name ("main" = its event loop: activities, core bridge). */
+  workerThreadsPercentOfOneCore: Record<string, number> | null;
+  apiEventLoopUtilization: number;
+}
+
+interface StepSummary {
+  concurrency: number;
+  runs: MeasuredRun[];
+  acceptedPerSec: Spread;
+  completedPerSecDuringLoad: Spread;
+  completedPerSecOverall: Spread;
+  stateTransitionsPerRun: Spread;
+  pgCommitsPerSec: Spread;
+  pgCommitsPerRun: Spread;
+  runLatencyP50Ms: Spread;
+  cpuPercentOfOneCore: Record<string, Spread>;
+  apiEventLoopUtilization: Spread;
+  failedRuns: number;
+}
+
+export async function throughputScenario(ctx: BenchContext): Promise<void> {
+  const settings = {
+    warmupS: envNumber('BENCH_WARMUP_S', 5),
+    warmupConcurrency: 5,
+    durationS: envNumber('BENCH_DURATION_S', 5),
+    runsPerStep: envNumber('BENCH_RUNS', 5),
+    concurrency: envList('BENCH_CONCURRENCY', [5, 10, 20, 40, 80]),
+    drainDeadlineS: envNumber('BENCH_DRAIN_S', 120),
+    cpuSampling: process.env.BENCH_CPU !== '0' && cpuSamplingSupported(),
+  };
+  const { log } = ctx;
+  const started = new Date();
+  const env = await benchEnvironment();
+  log(`throughput: warm-up ${settings.warmupS} s @${settings.warmupConcurrency}, steps ${settings.concurrency.join('/')} × ${settings.runsPerStep} runs × ${settings.durationS} s, each drained (≤ ${settings.drainDeadlineS} s)`);
+  const background = settings.cpuSampling ? await backgroundCpu(3_000) : null;
+
+  const target = await startTargetServer();
+  let stack: BenchStack | null = null;
+  let loadgen: Loadgen | null = null;
+  let db: pg.Client | null = null;
+  try {
+    stack = await startBenchStack(log, { workerProcess: true });
+    db = new pg.Client({ connectionString: stack.databaseUrl });
+    db.on('error', () => undefined);
+    await db.connect();
+    loadgen = startLoadgen();
+    const workflow = {
+      name: 'Benchmark throughput',
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'shape', type: 'transform', config: { expression: '{ "n": i }' } },
+        { id: 'call', type: 'http', config: { method: 'POST', url: `${target.url}/record`, body: { n: '=n' } } },
+        { id: 'say', type: 'log', config: { level: 'info', message: '="done " & $string(body.ok)' } },
+      ],
+      edges: [
+        { source: 'start', target: 'shape' },
+        { source: 'shape', target: 'call' },
+        { source: 'call', target: 'say' },
+      ],
+    };
+    const { workflowId } = await deployWorkflow(stack, workflow);
+    const executeUrl = `${stack.apiUrl}/api/v1/workflows/${workflowId}/execute`;
+    const headers = { authorization: `Bearer ${stack.workspace.apiKey}` };
+    const s = stack;
+    const d = db;
+    const lg = loadgen;
+    log(`deployed ${workflowId}; worker pid ${stack.workerPid}; Temporal metrics ${stack.temporal.metricsUrl}`);
+
+    const groups = {
+      [GROUPS[0]]: () => [process.pid],
+      [GROUPS[1]]: () => (s.workerPid ? [s.workerPid] : []),
+      [GROUPS[2]]: () => pidTree(s.temporal.pid),
+      [GROUPS[3]]: () => pidsByComm('postgres'),
+      [GROUPS[4]]: () => [lg.pid],
+    };
+    type Mark = { at: number; cpu: CpuSample | null; elu: EventLoopUtilization; commits: number; transitions: number | null };
+    const mark = async (): Promise<Mark> => ({
+      at: Date.now(),
+      cpu: settings.cpuSampling ? sampleCpu(groups, s.workerPid ? [s.workerPid] : []) : null,
+      elu: performance.eventLoopUtilization(),
+      commits: await pgCommits(d),
+      transitions: await stateTransitions(s.temporal.metricsUrl),
+    });
+
+    const measure = async (connections: number, durationS: number): Promise<MeasuredRun> => {
+      const before = await mark();
+      const runsBefore = await runCount(d, workflowId);
+      const load = await lg.run({ url: executeUrl, connections, durationS, headers, wrapInInput: true });
+      const loadEnd = Date.now();
+      // Wait until every run of this batch has ended.
+      const deadline = loadEnd + settings.drainDeadlineS * 1000;
+      let counts = await statusCounts(d, workflowId);
+      while (!allTerminal(counts) && Date.now() < deadline) {
+        ctx.throwIfInterrupted();
+        await new Promise((r) => setTimeout(r, 200));
+        counts = await statusCounts(d, workflowId);
+      }
+      const after = await mark();
+      const batch = await batchFigures(d, workflowId, new Date(before.at), new Date(loadEnd));
+      const runsAccepted = total(counts) - runsBefore;
+      const spanS = batch.lastFinish ? (batch.lastFinish.getTime() - before.at) / 1000 : (after.at - before.at) / 1000;
+      const windowS = (after.at - before.at) / 1000;
+      const commits = after.commits - before.commits;
+      return {
+        load: { acceptedPerSec: round(load.acceptedPerSec, 1), accepted202: load.accepted202, non2xx: load.non2xx, errors: load.errors, latencyMs: load.latencyMs, statusCodes: load.statusCodes },
+        completedPerSecDuringLoad: round(batch.finishedDuringLoad / ((loadEnd - before.at) / 1000), 1),
+        completedPerSecOverall: round(batch.finished / spanS, 1),
+        runsAccepted,
+        runsSucceeded: batch.succeeded,
+        runsNotSucceeded: batch.notSucceeded,
+        spanS: round(spanS, 2),
+        drainedWithinDeadline: allTerminal(counts),
+        runLatencyMs: { p50: round(batch.latencyP50, 0), p95: round(batch.latencyP95, 0) },
+        stateTransitionsPerRun: before.transitions !== null && after.transitions !== null && batch.finished > 0 ? round((after.transitions - before.transitions) / batch.finished, 1) : null,
+        pgCommitsPerSec: round(commits / windowS, 0),
+        pgCommitsPerRun: batch.finished > 0 ? round(commits / batch.finished, 1) : NaN,
+        cpuPercentOfOneCore: before.cpu && after.cpu ? roundAll(cpuBetween(before.cpu, after.cpu, GROUPS)) : null,
+        workerThreadsPercentOfOneCore: before.cpu && after.cpu ? roundAll(threadsBetween(before.cpu, after.cpu)) : null,
+        apiEventLoopUtilization: round(performance.eventLoopUtilization(after.elu, before.elu).utilization, 3),
+      };
+    };
+
+    log(`warm-up: ${settings.warmupS} s at concurrency ${settings.warmupConcurrency}`);
+    const warmup = await measure(settings.warmupConcurrency, settings.warmupS);
+    if (warmup.runsSucceeded === 0) throw new Error(`warm-up completed no run: ${JSON.stringify(warmup)}`);
+
+    const steps: StepSummary[] = [];
+    for (const concurrency of settings.concurrency) {
+      const runs: MeasuredRun[] = [];
+      for (let r = 0; r < settings.runsPerStep; r++) {
+        ctx.throwIfInterrupted();
+        const m = await measure(concurrency, settings.durationS);
+        runs.push(m);
+        const c = m.cpuPercentOfOneCore;
+        log(
+          `  c=${concurrency} run ${r + 1}/${settings.runsPerStep}: accepted ${m.load.acceptedPerSec}/s, completed ${m.completedPerSecDuringLoad}/s during load (${m.completedPerSecOverall}/s overall), ` +
+            `${m.stateTransitionsPerRun ?? '?'} transitions/run, ${m.pgCommitsPerSec} PG commits/s, run p50 ${m.runLatencyMs.p50} ms` +
+            (c ? `; CPU % api/worker/temporal/pg/loadgen ${GROUPS.map((g) => round(c[g] ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}` : '') +
+            (m.workerThreadsPercentOfOneCore ? `; worker threads ${JSON.stringify(m.workerThreadsPercentOfOneCore)}` : ''),
+        );
+      }
+      steps.push(summarize(concurrency, runs));
+    }
+
+    const result = {
+      scenario: 'throughput',
+      date: started.toISOString(),
+      ...env,
+      temporal: { cliVersion: stack.temporal.cliVersion, cliPath: stack.temporal.cliPath, devServer: stack.temporal.settings },
+      postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
+      service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel },
+      workflow,
+      settings,
+      backgroundCpuBeforeStart: background,
+      warmup,
+      steps,
+    };
+    const file = await writeResults('throughput', started, result);
+    printSummary(steps, settings, file);
+  } finally {
+    loadgen?.stop();
+    await db?.end().catch(() => undefined);
+    if (stack) {
+      log('shutting down the stack');
+      await stack.stop();
+    }
+    await target.close();
+  }
+}
+
+function summarize(concurrency: number, runs: MeasuredRun[]): StepSummary {
+  const cpu: Record<string, Spread> = {};
+  for (const key of [...GROUPS, 'system', 'other']) cpu[key] = spread(runs.map((r) => r.cpuPercentOfOneCore?.[key] ?? NaN));
+  return {
+    concurrency,
+    runs,
+    acceptedPerSec: spread(runs.map((r) => r.load.acceptedPerSec)),
+    completedPerSecDuringLoad: spread(runs.map((r) => r.completedPerSecDuringLoad)),
+    completedPerSecOverall: spread(runs.map((r) => r.completedPerSecOverall)),
+    stateTransitionsPerRun: spread(runs.map((r) => r.stateTransitionsPerRun ?? NaN)),
+    pgCommitsPerSec: spread(runs.map((r) => r.pgCommitsPerSec)),
+    pgCommitsPerRun: spread(runs.map((r) => r.pgCommitsPerRun)),
+    runLatencyP50Ms: spread(runs.map((r) => r.runLatencyMs.p50)),
+    cpuPercentOfOneCore: cpu,
+    apiEventLoopUtilization: spread(runs.map((r) => r.apiEventLoopUtilization)),
+    failedRuns: runs.reduce((n, r) => n + Object.values(r.runsNotSucceeded).reduce((a, b) => a + b, 0), 0),
+  };
+}
+
+async function pgCommits(db: pg.Client): Promise<number> {
+  const { rows } = await db.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = current_database()');
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * The Temporal server's `state_transition_count` histogram (one observation per mutable-state
+ * write, valued by the transitions it made), summed over its label sets; null when the server
+ * exposes no such metric.
+ */
+async function stateTransitions(metricsUrl: string | null): Promise<number | null> {
+  if (!metricsUrl) return null;
+  const text = await fetch(metricsUrl, { signal: AbortSignal.timeout(5_000) })
+    .then((r) => r.text())
+    .catch(() => '');
+  let sum: number | null = null;
+  for (const line of text.split('\n')) {
+    const m = /^state_transition_count_sum(?:\{[^}]*\})? (\S+)/.exec(line);
+    if (m) sum = (sum ?? 0) + Number(m[1]);
+  }
+  return sum;
+}
+
+async function runCount(db: pg.Client, workflowId: string): Promise<number> {
+  return total(await statusCounts(db, workflowId));
+}
+
+async function statusCounts(db: pg.Client, workflowId: string): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ status: string; n: number }>('select status, count(*)::int as n from runs where workflow_id = $1 group by status', [workflowId]);
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+const allTerminal = (counts: Record<string, number>) => Object.entries(counts).every(([status, n]) => n === 0 || (TERMINAL_RUN_STATUSES as readonly string[]).includes(status));
+
+/** The batch of runs created since `since`: how many ended, when, and how long they took. */
+async function batchFigures(db: pg.Client, workflowId: string, since: Date, loadEnd: Date) {
+  const { rows } = await db.query<{ finished: number; during: number; succeeded: number; last_finish: Date | null; p50: number | null; p95: number | null }>(
+    `select count(*) filter (where finished_at is not null)::int as finished,
+            count(*) filter (where finished_at <= $3)::int as during,
+            count(*) filter (where status = 'succeeded')::int as succeeded,
+            max(finished_at) as last_finish,
+            percentile_cont(0.5) within group (order by extract(epoch from finished_at - created_at) * 1000) as p50,
+            percentile_cont(0.95) within group (order by extract(epoch from finished_at - created_at) * 1000) as p95
+       from runs where workflow_id = $1 and created_at >= $2`,
+    [workflowId, since, loadEnd],
+  );
+  const other = await db.query<{ status: string; n: number }>(`select status, count(*)::int as n from runs where workflow_id = $1 and created_at >= $2 and status <> 'succeeded' group by status`, [workflowId, since]);
+  const r = rows[0];
+  return {
+    finished: r.finished,
+    finishedDuringLoad: r.during,
+    succeeded: r.succeeded,
+    notSucceeded: Object.fromEntries(other.rows.map((x) => [x.status, x.n])),
+    lastFinish: r.last_finish,
+    latencyP50: r.p50 ?? NaN,
+    latencyP95: r.p95 ?? NaN,
+  };
+}
+
+/** The outside service the http node calls: answers at once. */
+async function startTargetServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function printSummary(steps: StepSummary[], settings: { durationS: number; runsPerStep: number }, file: string): void {
+  const header = ['concurrency', 'accepted/s', 'completed/s during load', 'completed/s overall', 'transitions/run', 'PG commits/s', 'PG commits/run', 'run p50 ms', 'CPU % api/worker/temporal/pg/loadgen of system', 'API loop busy'];
+  const rows = steps.map((s) => [
+    String(s.concurrency),
+    fmtSpread(s.acceptedPerSec),
+    fmtSpread(s.completedPerSecDuringLoad),
+    fmtSpread(s.completedPerSecOverall),
+    String(round(s.stateTransitionsPerRun.median, 1)),
+    fmtSpread(s.pgCommitsPerSec, 0),
+    String(round(s.pgCommitsPerRun.median, 1)),
+    String(round(s.runLatencyP50Ms.median, 0)),
+    `${GROUPS.map((g) => round(s.cpuPercentOfOneCore[g].median, 0)).join('/')} of ${round(s.cpuPercentOfOneCore.system.median, 0)}`,
+    `${round(s.apiEventLoopUtilization.median * 100, 0)} %`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+  process.stdout.write(
+    [
+      '',
+      `throughput: ${settings.runsPerStep} runs × ${settings.durationS} s of load per step, each drained (medians [min–max])`,
+      line(header),
+      line(widths.map((w) => '-'.repeat(w))),
+      ...rows.map(line),
+      ...(steps.some((s) => s.failedRuns > 0) ? [`warning: ${steps.reduce((n, s) => n + s.failedRuns, 0)} runs did not succeed (see runsNotSucceeded)`] : []),
+      `results: ${file}`,
+      '',
+    ].join('\n'),
+  );
+}
