@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ResumeTokenSchema, RunSchema, TERMINAL_RUN_STATUSES, WorkflowSchema, WorkflowVersionSchema, type RunStatus, type StoredWait } from '../db/entities';
 import type { LogRecord, StepRecord } from '../temporal/engine/interpreter';
+import { withConfigDefaults } from '../temporal/engine/nodes';
 import type { WorkflowGraph } from '../temporal/engine/types';
 import { newId, randomToken, sha256Hex } from './ids';
 
@@ -164,7 +165,7 @@ export async function prepareChildRun(
       args.parentRunId, args.parentNodeId, parent.createdByKeyId, parent.createdByUserId, now, now,
     ],
   );
-  return { runId, graph: { nodes: version.nodes, edges: version.edges } };
+  return { runId, graph: withConfigDefaults({ nodes: version.nodes, edges: version.edges }) };
 }
 
 /**
@@ -189,5 +190,5 @@ export async function prepareScheduledRun(
     [args.runId, args.workspaceId, workflow.id, version.id, workflow.name, json(args.input),
      json({ requestedTarget: 'active', versionId: version.id, resourceMode: 'workspace-live', reviewIdentity: null }), now, now],
   );
-  return { graph: { nodes: version.nodes, edges: version.edges } };
+  return { graph: withConfigDefaults({ nodes: version.nodes, edges: version.edges }) };
 }

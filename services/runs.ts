@@ -14,6 +14,7 @@ import {
   type Workflow,
 } from '../db/entities';
 import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../temporal/engine/interpreter';
+import { withConfigDefaults } from '../temporal/engine/nodes';
 import type { WorkflowGraph } from '../temporal/engine/types';
 import { recordAudit } from './audit';
 import { ApiError, badRequest, conflict, notFound } from './errors';
@@ -357,7 +358,7 @@ async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph): Promis
   run.startedAt = startedAt;
   let outcome;
   try {
-    outcome = await runGraph({ graph, input: run.input, trigger: run.trigger, startNodeId: run.startNodeId }, host);
+    outcome = await runGraph({ graph: withConfigDefaults(graph), input: run.input, trigger: run.trigger, startNodeId: run.startNodeId }, host);
   } catch (err) {
     outcome = { status: 'failed' as const, output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 };
   }

@@ -5,6 +5,7 @@ import { conflict } from '../services/errors';
 import type { RunLauncher } from '../services/runs';
 import type { WorkflowGraph } from './engine/types';
 import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
+import { withConfigDefaults } from './engine/nodes';
 import type { RunWorkflowInput } from './workflows/run';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
@@ -14,7 +15,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
     workspaceId: run.workspaceId,
     workflowId: run.workflowId,
     trigger: run.trigger,
-    graph,
+    graph: withConfigDefaults(graph),
     input: run.input,
     startNodeId: run.startNodeId,
   };

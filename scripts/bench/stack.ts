@@ -190,7 +190,9 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
  * process (the tsx CLI would fork a child that survives its parent). Resolves once it polls.
  */
 async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], {
+  // BENCH_WORKER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the worker.
+  const extraArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...extraArgs, '--import', 'tsx', 'temporal/worker-main.ts'], {
     cwd: path.resolve(__dirname, '..', '..'),
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

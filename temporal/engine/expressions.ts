@@ -4,7 +4,7 @@
  * `$now()`/`$millis()` read Temporal's deterministic clock, so they are replay-safe.
  */
 import jsonata from 'jsonata';
-import { EXPRESSION_PREFIX, isTemplateExpression } from './nodes';
+import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
 
 /**
  * Evaluation guards. JSONata has no loops, so a runaway expression is deep recursion (caught

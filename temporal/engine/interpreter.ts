@@ -7,7 +7,7 @@
  * simulations. Deterministic: no I/O, no clock or randomness except through the host.
  */
 import { evaluateExpression, resolveTemplated } from './expressions';
-import { EXPRESSION_FIELDS, parseNodeConfig } from './nodes';
+import { EXPRESSION_FIELDS } from './expression-fields';
 import type { GraphEdge, GraphNode, NodeType, WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
@@ -70,6 +70,7 @@ export interface EngineHost {
 }
 
 export interface RunRequest {
+  /** Configs already parsed with their defaults (withConfigDefaults in nodes.ts); the engine does not re-check them. */
   graph: WorkflowGraph;
   input: unknown;
   /** The run's trigger; picks the matching trigger node when several exist. */
@@ -254,7 +255,8 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   };
 
   const runNode = async (node: GraphNode, input: unknown, nodeSeq: number): Promise<{ result: NodeResult; attempts: number }> => {
-    const config = parseNodeConfig(node.type, node.config ?? {}) as Record<string, unknown>;
+    // Parsed with defaults before the run started (withConfigDefaults in nodes.ts).
+    const config = (node.config ?? {}) as Record<string, unknown>;
     const pure = (output: unknown, handles: string[] | null = null) => ({ result: { output, handles }, attempts: 1 });
     switch (node.type) {
       case 'start':

@@ -1,6 +1,8 @@
 /**
  * Node catalogue: one zod schema per node type's `config`, the node/edge/graph shapes, and
- * the output handles of each node. Bundled into workflow code: zod only, no I/O.
+ * the output handles of each node. Kept out of workflow code: building these schemas in every
+ * new workflow context cost more CPU than the rest of a short run (see docs/benchmarks.md), so
+ * runs receive graphs whose configs were parsed here beforehand (withConfigDefaults).
  *
  * Expression convention
  * ---------------------
@@ -20,13 +22,9 @@
 import { z } from 'zod';
 import { NODE_TYPES, TRIGGER_TYPES, type GraphNode, type NodeType, type TriggerType } from './types';
 
-/** Prefix marking a templated string as a JSONata expression. */
-export const EXPRESSION_PREFIX = '=';
+import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
 
-/** True for strings that are templated expressions (`=` + JSONata). */
-export function isTemplateExpression(value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith(EXPRESSION_PREFIX);
-}
+export { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression };
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -310,6 +308,16 @@ export function parseNodeConfig(type: string, config: unknown): unknown {
   return result.data;
 }
 
+/**
+ * The graph a run executes: every node's config parsed, defaults applied. Workflow code does
+ * not parse configs itself (it must not load zod), so whoever hands a graph to the engine —
+ * the run launcher, child and scheduled runs, dry runs — passes it through here first.
+ * Throws NodeConfigError for an invalid config; graphs are validated before they can run.
+ */
+export function withConfigDefaults<G extends { nodes: GraphNode[] }>(graph: G): G {
+  return { ...graph, nodes: graph.nodes.map((node) => ({ ...node, config: parseNodeConfig(node.type, node.config ?? {}) as Record<string, unknown> })) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Node, edge and graph shapes. Loose objects (unknown keys stripped): editors keep their own
 // state (selection, sizes) on nodes and edges, and that must not make a graph invalid.
@@ -394,18 +402,6 @@ export function isValidSourceHandle(node: HandleNode, sourceHandle: string | und
 
 // ---------------------------------------------------------------------------------------------
 // Expressions of a node
-
-/** Which config fields hold expressions, per node type (see the convention at the top). */
-export const EXPRESSION_FIELDS: Readonly<Partial<Record<NodeType, { jsonata?: readonly string[]; templated?: readonly string[] }>>> = {
-  condition: { jsonata: ['expression'] },
-  switch: { jsonata: ['expression'] },
-  transform: { jsonata: ['expression'] },
-  http: { templated: ['url', 'headers', 'query', 'body'] },
-  response: { templated: ['headers', 'body'] },
-  log: { templated: ['message'] },
-  fail: { templated: ['message'] },
-  subworkflow: { templated: ['input'] },
-};
 
 export interface NodeExpression {
   /** Where the expression sits, e.g. `config.body.items[0].name`. */
