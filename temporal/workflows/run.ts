@@ -72,8 +72,8 @@ export function runsAsLocalActivity(node: GraphNode, config: Record<string, unkn
 
 /**
  * After a local action the projection is written at most this often (workflow time): one
- * PostgreSQL transaction per step would cost more than the step itself. Live detail between
- * writes comes from the progress query.
+ * PostgreSQL transaction per step would cost more than the step itself. Between writes the
+ * `progress` query shows the live steps.
  */
 const LOCAL_PROGRESS_INTERVAL_MS = 250;
 
