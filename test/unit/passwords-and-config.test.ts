@@ -33,6 +33,14 @@ test('configuration defaults and readable errors', () => {
   expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
 });
 
+test('the SDK metrics address is host:port; unset means a private loopback port chosen at start', () => {
+  expect(loadConfig({}).temporal.sdkMetricsAddress).toBeUndefined();
+  expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '0.0.0.0:9464' }).temporal.sdkMetricsAddress).toBe('0.0.0.0:9464');
+  expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '[::1]:9464' }).temporal.sdkMetricsAddress).toBe('[::1]:9464');
+  expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS: expected host:port/);
+  expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: 'http://0.0.0.0:9464/metrics' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
+});
+
 test('request fingerprints ignore key order but not values, method or path', () => {
   expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
   const f = requestFingerprint('POST', '/x', { a: 1, b: 2 });

@@ -1,5 +1,8 @@
 /** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
 import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import { readFile } from 'node:fs/promises';
+import { Worker } from '@temporalio/worker';
+import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
 
 let app: TestApp;
@@ -128,6 +131,31 @@ test('code nodes and safe-method http nodes run as local activities; other http 
     expect(scheduled).toEqual(['httpNode']);
     // codeNode, httpNode (GET), httpNode (HEAD) and the projection writes.
     expect(markers).toBeGreaterThanOrEqual(3);
+  } finally {
+    await service.close();
+  }
+});
+
+test('a run whose local actions span several projection writes replays deterministically from its history', async () => {
+  // 60 ms per call: the 250 ms write interval falls between steps, so whether a step is followed
+  // by a write depends on workflow time, which replay must reproduce exactly.
+  const service = await startFakeServer(() => ({ delayMs: 60 }));
+  try {
+    const nodes: object[] = [{ id: 'start', type: 'start', config: {} }];
+    const edges: object[] = [];
+    for (let i = 1; i <= 12; i++) {
+      nodes.push({ id: `get${i}`, type: 'http', config: { method: 'GET', url: `${service.url}/items/${i}` } });
+      edges.push({ source: i === 1 ? 'start' : `get${i - 1}`, target: `get${i}` });
+    }
+    const { run } = await deployAndRun({ nodes, edges });
+    expect(run.status).toBe('succeeded');
+    expect(run.steps.filter((s: { status: string }) => s.status === 'succeeded')).toHaveLength(13);
+
+    const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    // 12 calls, the first and last writes, and at least one write in between.
+    expect(markers).toBeGreaterThan(14);
+    await Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') } }, history, run.id);
   } finally {
     await service.close();
   }
