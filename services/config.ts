@@ -18,7 +18,7 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_UI_URL: z.string().optional(),
-  TEMPORAL_SDK_METRICS_ADDRESS: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]*):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464').optional(),
+  TEMPORAL_SDK_METRICS_ADDRESS: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464').optional(),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   DATA_DIR: z.string().default('.data'),

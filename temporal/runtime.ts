@@ -56,7 +56,9 @@ async function install({ logger, metricsBindAddress }: TemporalRuntimeOptions): 
     return;
   }
   const [host, port] = splitHostPort(bindAddress);
-  metricsUrl = `http://${host === '0.0.0.0' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}/metrics`;
+  // A wildcard bind is scraped over loopback.
+  const scrapeHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  metricsUrl = `http://${scrapeHost}:${port}/metrics`;
 }
 
 /**

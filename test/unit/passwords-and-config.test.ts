@@ -38,6 +38,7 @@ test('the SDK metrics address is host:port; unset means a private loopback port 
   expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '0.0.0.0:9464' }).temporal.sdkMetricsAddress).toBe('0.0.0.0:9464');
   expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '[::1]:9464' }).temporal.sdkMetricsAddress).toBe('[::1]:9464');
   expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS: expected host:port/);
+  expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: ':9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
   expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: 'http://0.0.0.0:9464/metrics' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
 });
 
