@@ -47,6 +47,7 @@ settings (environment):
   BENCH_WARMUP_RUNS  warm-up runs per variant (steps; default 2)
   BENCH_VARIANTS     comma-separated subset of transform,code,http-get,http-post (steps)
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
+  BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 
 Only 127.0.0.1 is ever targeted. Results: bench-results/<scenario>-<timestamp>.json.
 `;
