@@ -40,7 +40,7 @@ settings (environment):
   BENCH_DURATION_S   seconds per measured run (default 5)
   BENCH_RUNS         measured runs per concurrency step (default 5)
   BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80)
-  BENCH_WARMUP_S     warm-up seconds at concurrency 10 (default 5)
+  BENCH_WARMUP_S     warm-up seconds (webhooks at concurrency 10, throughput at 5; default 5)
   BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
   BENCH_STEPS        steps per workflow (steps; default 40)
