@@ -1,5 +1,7 @@
-/** Pieces every load scenario uses: the load generator child, background CPU, server facts. */
+/** Pieces the scenarios share: the load generator child, the outside service, background CPU, server facts. */
 import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type pg from 'pg';
 import { cpuBetween, sampleCpu } from './cpu';
@@ -57,6 +59,29 @@ export function startLoadgen(): Loadgen {
     stop: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     },
+  };
+}
+
+
+/** The "outside service" http nodes call in benchmarks: a loopback server answering `{"ok":true}` at once. */
+export async function startTargetServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -223,3 +223,8 @@ async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: n
     },
   };
 }
+
+/** The Temporal facts every results file records: CLI version and path, dev-server settings. */
+export function temporalFacts(stack: BenchStack) {
+  return { cliVersion: stack.temporal.cliVersion, cliPath: stack.temporal.cliPath, devServer: stack.temporal.settings };
+}

@@ -32,3 +32,10 @@ export function round(x: number, digits = 1): number {
 export function fmtSpread(s: Spread, digits = 1): string {
   return `${round(s.median, digits)} [${round(s.min, digits)}–${round(s.max, digits)}]`;
 }
+
+/** A plain-text table: the header, a dash rule, then the rows, columns padded to their widest cell. */
+export function textTable(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}

@@ -10,16 +10,15 @@
  * from the run's own step timings (first step start → last step finish, as the API shows
  * them), and end to end from the client (POST /execute → result).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { temporal } from '@temporalio/proto';
 import { runUserCode } from '../../services/sandbox';
 import { httpRequest } from '../../services/outbound';
 import { apiCall, deployWorkflow } from './api';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
-import { startBenchStack, type BenchStack } from './stack';
-import { fmtSpread, round, spread, type Spread } from './stats';
+import { startTargetServer } from './shared';
+import { startBenchStack, temporalFacts, type BenchStack } from './stack';
+import { fmtSpread, round, spread, textTable, type Spread } from './stats';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -133,7 +132,7 @@ export async function stepsScenario(ctx: BenchContext): Promise<void> {
       scenario: 'steps',
       date: started.toISOString(),
       ...env,
-      temporal: { cliVersion: stack.temporal.cliVersion, cliPath: stack.temporal.cliPath, devServer: stack.temporal.settings },
+      temporal: temporalFacts(stack),
       service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel },
       settings,
       baseline: { describe: EMPTY.describe, historyMs: spread(baseline.runs.map((r) => r.history.durationMs)), clientMs: spread(baseline.runs.map((r) => r.clientMs)), runs: baseline.runs },
@@ -265,28 +264,6 @@ async function medianMs(times: number, fn: () => Promise<void>): Promise<number>
   return spread(samples).median;
 }
 
-/** The "outside service" of the http variants: a loopback server answering every request at once. */
-async function startTargetServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 function printSummary(summaries: VariantSummary[], settings: { steps: number; runs: number }, fixedMs: number | null, file: string): void {
   const header = ['variant', 'ms/step history', 'ms/step step timings', 'ms/step client', 'work ms/step', 'overhead ms/step', 'marginal overhead ms/step', 'workflow tasks', 'activities', 'local activities', 'events'];
   const rows = summaries.map((s) => [
@@ -302,15 +279,11 @@ function printSummary(summaries: VariantSummary[], settings: { steps: number; ru
     String(s.perRun.localActivities.median),
     String(s.perRun.events.median),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
   process.stdout.write(
     [
       '',
       `steps: ${settings.steps} sequential steps, ${settings.runs} measured runs per variant (medians [min–max])`,
-      line(header),
-      line(widths.map((w) => '-'.repeat(w))),
-      ...rows.map(line),
+      ...textTable(header, rows),
       '',
       `fixed cost of a run (start node only, history): ${fixedMs} ms; marginal overhead = (run − fixed) / steps − work`,
       'anchors (same protocol, published): Temporal 74.9 ms/step default, 19.0 tuned; Hatchet 30.9; Windmill 86.1 (9.8 with dedicated workers)',

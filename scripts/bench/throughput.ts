@@ -10,8 +10,6 @@
  * `state_transition_count` metric), PostgreSQL commits per second (`pg_stat_database`) and
  * CPU per process.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import pg from 'pg';
 import { TERMINAL_RUN_STATUSES } from '../../db/entities';
@@ -19,9 +17,9 @@ import { deployWorkflow } from './api';
 import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuSample } from './cpu';
 import type { LoadRunResult } from './loadgen';
 import { benchEnvironment, envList, envNumber, writeResults, type BenchContext } from './report';
-import { backgroundCpu, roundAll, serverVersion, startLoadgen, type Loadgen } from './shared';
-import { startBenchStack, type BenchStack } from './stack';
-import { fmtSpread, round, spread, type Spread } from './stats';
+import { backgroundCpu, roundAll, serverVersion, startLoadgen, startTargetServer, type Loadgen } from './shared';
+import { startBenchStack, temporalFacts, type BenchStack } from './stack';
+import { fmtSpread, round, spread, textTable, type Spread } from './stats';
 
 const GROUPS = ['api (bench process)', 'worker process', 'temporal dev server', 'postgres (all processes)', 'loadgen (autocannon)'];
 
@@ -191,7 +189,7 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       scenario: 'throughput',
       date: started.toISOString(),
       ...env,
-      temporal: { cliVersion: stack.temporal.cliVersion, cliPath: stack.temporal.cliPath, devServer: stack.temporal.settings },
+      temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
       service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel },
       workflow,
@@ -292,27 +290,6 @@ async function batchFigures(db: pg.Client, workflowId: string, since: Date, load
   };
 }
 
-/** The outside service the http node calls: answers at once. */
-async function startTargetServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 function printSummary(steps: StepSummary[], settings: { durationS: number; runsPerStep: number }, file: string): void {
   const header = ['concurrency', 'accepted/s', 'completed/s during load', 'completed/s overall', 'transitions/run', 'PG commits/s', 'PG commits/run', 'run p50 ms', 'CPU % api/worker/temporal/pg/loadgen of system', 'API loop busy'];
   const rows = steps.map((s) => [
@@ -327,15 +304,11 @@ function printSummary(steps: StepSummary[], settings: { durationS: number; runsP
     `${GROUPS.map((g) => round(s.cpuPercentOfOneCore[g].median, 0)).join('/')} of ${round(s.cpuPercentOfOneCore.system.median, 0)}`,
     `${round(s.apiEventLoopUtilization.median * 100, 0)} %`,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
   process.stdout.write(
     [
       '',
       `throughput: ${settings.runsPerStep} runs × ${settings.durationS} s of load per step, each drained (medians [min–max])`,
-      line(header),
-      line(widths.map((w) => '-'.repeat(w))),
-      ...rows.map(line),
+      ...textTable(header, rows),
       ...(steps.some((s) => s.failedRuns > 0) ? [`warning: ${steps.reduce((n, s) => n + s.failedRuns, 0)} runs did not succeed (see runsNotSucceeded)`] : []),
       `results: ${file}`,
       '',

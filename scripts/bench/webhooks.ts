@@ -15,8 +15,8 @@ import type { LoadRunResult } from './loadgen';
 import { backgroundCpu, roundAll, serverVersion, startLoadgen, type Loadgen } from './shared';
 import { deployWorkflow } from './api';
 import { benchEnvironment, envList, envNumber, writeResults, type BenchContext } from './report';
-import { startBenchStack, type BenchStack } from './stack';
-import { fmtSpread, round, spread, type Spread } from './stats';
+import { startBenchStack, temporalFacts, type BenchStack } from './stack';
+import { fmtSpread, round, spread, textTable, type Spread } from './stats';
 
 /** CPU of other processes (% of one core) above which a run is flagged as disturbed. */
 const FOREIGN_CPU_WARN = 20;
@@ -197,7 +197,7 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
       scenario: 'webhooks',
       date: started.toISOString(),
       ...env,
-      temporal: { cliVersion: stack.temporal.cliVersion, cliPath: stack.temporal.cliPath, devServer: stack.temporal.settings },
+      temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
       service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel, outboxPollMs: stack.config.outboxPollMs },
       workflow: WORKFLOW,
@@ -319,14 +319,10 @@ function printSummary(steps: StepSummary[], drain: Record<string, unknown> & { a
     const elu = `${round(s.resources.eventLoopUtilization * 100, 0)} %`;
     return [String(s.concurrency), fmtSpread(s.acceptedPerSec), fmtSpread(s.latencyMs.p50), fmtSpread(s.latencyMs.p95), fmtSpread(s.latencyMs.p99), String(s.non2xx), String(s.errors), elu, cpu];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
   const out = [
     '',
     `webhooks: ${settings.runsPerStep} runs × ${settings.durationS} s per step (latency of 2xx answers; medians over runs [min–max])`,
-    line(header),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
+    ...textTable(header, rows),
     '',
     `202 answers counted: ${drain.accepted202}; outbox rows: ${drain.outboxRows}; succeeded runs: ${drain.succeeded} (${round(drain.completedFraction * 100, 1)} % of outbox rows) after ${drain.waitedS} s of drain (deadline ${settings.drainDeadlineS} s)`,
     `completed runs/s: ${drain.completedPerSecDuringLoad} during load, ${drain.completedPerSecDuringDrain ?? 'n/a'} during drain; accept→finish p50/p95/p99 ms: ${JSON.stringify(drain.acceptToFinishMs)}`,

@@ -65,7 +65,7 @@ const REPEATABLE_HTTP_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * harmless for code nodes (pure computation in a sandbox) and for safe HTTP methods; any other
  * HTTP call stays a regular activity, recorded as done the moment it finishes.
  */
-export function runsAsLocalActivity(node: GraphNode, config: Record<string, unknown>): boolean {
+function runsAsLocalActivity(node: GraphNode, config: Record<string, unknown>): boolean {
   if (node.type === 'code') return true;
   return node.type === 'http' && REPEATABLE_HTTP_METHODS.has(String(config.method ?? 'GET').toUpperCase());
 }
