@@ -8,6 +8,40 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 const ioModules = ['pg', '@mikro-orm/*', 'koa', '@koa/*', 'pino', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/db/**', '**/services/**', '**/api/**'];
 
+const ours = (...folders) => folders.flatMap((f) => [`**/${f}`, `**/${f}/**`]);
+
+/**
+ * One `no-restricted-imports` block per layer, listing the folders of ours it must not import.
+ * `typeOnly` folders may still be imported with `import type`.
+ */
+const LAYERS = [
+  { files: ['engine/**/*.ts'], banned: ours('db', 'services', 'api', 'temporal', 'activities', 'scripts', 'test'), message: 'engine/ is pure: it imports nothing of ours.' },
+  { files: ['db/**/*.ts'], banned: ours('services', 'api', 'temporal', 'activities', 'scripts', 'test'), typeOnly: ours('engine'), message: 'db/ is entities and migrations: it may import engine types only.' },
+  { files: ['services/**/*.ts'], banned: ours('api', 'temporal', 'activities', 'scripts', 'test'), message: 'services/ are HTTP- and Temporal-free: reach the durable engine through services/ports.ts.' },
+  { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
+  { files: ['temporal/**/*.ts'], banned: ours('api', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge.' },
+  // The API's composition roots (main and wiring) are the only api files that build Temporal adapters.
+  { files: ['api/**/*.ts'], ignores: ['api/main.ts', 'api/wiring.ts'], banned: ours('temporal', 'activities', 'scripts', 'test'), message: 'api/ reaches Temporal through services and the ports wired in api/wiring.ts.' },
+];
+
+function layerRules() {
+  return LAYERS.map(({ files, ignores, banned, typeOnly, message }) => ({
+    files,
+    ...(ignores ? { ignores } : {}),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: banned, message },
+            ...(typeOnly ? [{ group: typeOnly, allowTypeImports: true, message }] : []),
+          ],
+        },
+      ],
+    },
+  }));
+}
+
 module.exports = tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**', 'bench-results/**'] },
   js.configs.recommended,
@@ -24,6 +58,9 @@ module.exports = tseslint.config(
     languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  // Layers: arrows point inward. engine <- db <- services <- (api | temporal | activities).
+  // scripts/ and test/ are composition roots and may import anything.
+  ...layerRules(),
   {
     files: ['temporal/workflows/**/*.ts'],
     rules: {

@@ -12,7 +12,7 @@ export interface AppState {
   log: Logger;
   /** A request-scoped fork of the ORM's entity manager. */
   em: EntityManager;
-  /** Which error family the matched route answers in; legacy until a route says otherwise. */
+  /** Which error family the matched route answers in; bare until a route says otherwise. */
   family: Family;
   principal?: Principal;
 }

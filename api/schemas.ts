@@ -3,7 +3,7 @@ import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../db/entities';
 import { RUN_SORTS } from '../services/runQueries';
 
 /** Response and shared schemas reused across areas; request schemas live beside their routes. */
-export const legacyErrorSchema = z.object({ error: z.string(), code: z.string().optional() }).passthrough();
+export const bareErrorSchema = z.object({ error: z.string(), code: z.string().optional() }).passthrough();
 export const envelopeErrorSchema = z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) });
 
 export const isoDate = z.string().describe('ISO-8601 timestamp');
@@ -42,11 +42,11 @@ export const apiKeySchema = z.object({
   allowedWorkflowIds: z.array(z.string()).optional(),
 });
 
-/** Standard error responses of an API-key route in the legacy family. */
-export const legacyAuthErrors = {
-  400: { description: 'Invalid request', schema: legacyErrorSchema },
-  401: { description: 'Valid bearer API key is required', schema: legacyErrorSchema },
-  403: { description: 'Wrong key scope or role', schema: legacyErrorSchema },
+/** Standard error responses of an API-key route in the bare family. */
+export const bareAuthErrors = {
+  400: { description: 'Invalid request', schema: bareErrorSchema },
+  401: { description: 'Valid bearer API key is required', schema: bareErrorSchema },
+  403: { description: 'Wrong key scope or role', schema: bareErrorSchema },
 };
 
 /**

@@ -8,7 +8,6 @@ import { parseArgs } from 'node:util';
 import { migrateUp, openOrm } from '../db/orm';
 import { provisionWorkspace } from '../services/bootstrap';
 import { loadConfig } from '../services/config';
-import { ApiError } from '../services/errors';
 import { ensurePostgres } from './lib/postgres';
 
 const USAGE = 'usage: admin create-workspace --name NAME --owner-email EMAIL --owner-password PW [--json]';
@@ -56,6 +55,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof ApiError || err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -3,7 +3,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ApiKeySchema, MembershipSchema, type ApiKey, type ApiKeyScope, type OrganizationGrant } from '../db/entities';
 import { API_KEY_PREFIX } from './auth';
 import { recordAudit } from './audit';
-import { AUTH_MESSAGES, badRequest, forbidden, notFound } from './errors';
+import { AUTH_MESSAGES, invalidInput, forbidden, notFound } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
 import { isAdminRole, type Principal, type SessionPrincipal } from './principal';
 
@@ -55,7 +55,7 @@ export function generateApiKeyToken(): string {
   return `${API_KEY_PREFIX}${randomToken(24)}`;
 }
 
-const duplicateName = (name: string) => badRequest(`An API key named "${name}" already exists for this scope.`);
+const duplicateName = (name: string) => invalidInput(`An API key named "${name}" already exists for this scope.`);
 
 /**
  * Creates a key as an Admin or Owner session. Name uniqueness is per scope inside the
@@ -75,9 +75,9 @@ export async function createApiKey(
   if (!membership) throw forbidden('You are not a member of this workspace.');
   if (!isAdminRole(membership.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
 
-  if (input.scope !== 'organization' && input.organization) throw badRequest('organization is only accepted for organization keys.');
+  if (input.scope !== 'organization' && input.organization) throw invalidInput('organization is only accepted for organization keys.');
   if (input.scope !== 'end_user_gateway' && input.allowedWorkflowIds) {
-    throw badRequest('allowedWorkflowIds is only accepted for end_user_gateway keys.');
+    throw invalidInput('allowedWorkflowIds is only accepted for end_user_gateway keys.');
   }
   const organization = input.scope === 'organization' ? await organizationGrant(em, actor.userId, input.organization) : null;
   const allowedWorkflowIds = input.scope === 'end_user_gateway' ? await gatewayWorkflows(em, workspaceId, input.allowedWorkflowIds, policy) : null;
@@ -159,15 +159,15 @@ async function organizationGrant(
   userId: string,
   requested: CreateApiKeyInput['organization'],
 ): Promise<OrganizationGrant> {
-  if (!requested) throw badRequest('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
+  if (!requested) throw invalidInput('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
   const accessible = (await em.find(MembershipSchema, { userId })).map((m) => m.workspaceId);
   if (requested.workspaceSelection === 'organization') {
     return { workspaceSelection: 'organization', workspaceIds: accessible, permission: requested.permission };
   }
   const ids = [...new Set(requested.workspaceIds ?? [])];
-  if (ids.length === 0) throw badRequest('organization.workspaceIds must name at least one workspace when workspaceSelection is selected.');
+  if (ids.length === 0) throw invalidInput('organization.workspaceIds must name at least one workspace when workspaceSelection is selected.');
   const outside = ids.filter((id) => !accessible.includes(id));
-  if (outside.length > 0) throw badRequest(`organization.workspaceIds includes workspaces you cannot access: ${outside.join(', ')}`);
+  if (outside.length > 0) throw invalidInput(`organization.workspaceIds includes workspaces you cannot access: ${outside.join(', ')}`);
   return { workspaceSelection: 'selected', workspaceIds: ids, permission: requested.permission };
 }
 
@@ -177,11 +177,11 @@ async function gatewayWorkflows(
   requested: string[] | undefined,
   policy: ApiKeyPolicy,
 ): Promise<string[]> {
-  if (!policy.endUsersEnabled) throw badRequest('End-user gateway keys are not enabled on this deployment.');
+  if (!policy.endUsersEnabled) throw invalidInput('End-user gateway keys are not enabled on this deployment.');
   const ids = [...new Set(requested ?? [])];
-  if (ids.length === 0) throw badRequest('allowedWorkflowIds must name at least one workflow of the workspace.');
+  if (ids.length === 0) throw invalidInput('allowedWorkflowIds must name at least one workflow of the workspace.');
   const exist = policy.workflowIdsExist ? await policy.workflowIdsExist(em, workspaceId, ids) : false;
-  if (!exist) throw badRequest('allowedWorkflowIds must name workflows of this workspace.');
+  if (!exist) throw invalidInput('allowedWorkflowIds must name workflows of this workspace.');
   return ids;
 }
 

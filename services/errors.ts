@@ -1,37 +1,57 @@
 /**
- * Typed errors thrown by services and middleware. One middleware (api/middleware/errors.ts)
- * turns them into the legacy `{ error, code? }` or the envelope `{ ok: false, error }` body,
- * depending on the family of the route that failed.
+ * Typed domain errors thrown by services. They say what went wrong in domain terms (`kind`),
+ * never how to answer it: the one HTTP error mapper (api/http/errorMapping.ts) turns a kind
+ * into a status and writes the bare `{ error, code? }` or the envelope `{ ok: false, error }`
+ * body, depending on the family of the route that failed.
  */
-export class ApiError extends Error {
-  /** Code shown in both families when set; the envelope falls back to a code derived from the status. */
+export type ErrorKind =
+  /** The request is malformed or breaks a rule of the resource. */
+  | 'invalid'
+  /** No valid credentials. */
+  | 'unauthenticated'
+  /** Credentials are valid but do not allow this. */
+  | 'forbidden'
+  | 'not_found'
+  /** The resource's current state refuses the change (stale version, already decided, duplicate). */
+  | 'conflict'
+  | 'rate_limited'
+  /** A dependency (the durable engine, a secret, an outside service) cannot serve the request now. */
+  | 'unavailable';
+
+export interface DomainErrorOptions {
+  /** Machine-readable code shown in both families; the envelope falls back to one derived from the kind. */
+  code?: string;
+  /** Contextual fields added next to `error` in the bare family (the spec's "contextual fields"). */
+  details?: Record<string, unknown>;
+  /** For `rate_limited`: when the caller may try again. */
+  retryAfterSeconds?: number;
+}
+
+export class DomainError extends Error {
   readonly code: string | undefined;
-  /** Extra fields added next to `error` in the legacy family (the spec's "contextual fields"). */
   readonly details: Record<string, unknown> | undefined;
-  readonly headers: Record<string, string> | undefined;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
-    readonly status: number,
+    readonly kind: ErrorKind,
     message: string,
-    opts: { code?: string; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    opts: DomainErrorOptions = {},
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.name = 'DomainError';
     this.code = opts.code;
     this.details = opts.details;
-    this.headers = opts.headers;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
   }
 }
 
-type Opts = ConstructorParameters<typeof ApiError>[2];
-
-export const badRequest = (message: string, opts?: Opts) => new ApiError(400, message, opts);
-export const unauthorized = (message: string, opts?: Opts) => new ApiError(401, message, opts);
-export const forbidden = (message: string, opts?: Opts) => new ApiError(403, message, opts);
-export const notFound = (message: string, opts?: Opts) => new ApiError(404, message, opts);
-export const conflict = (message: string, opts?: Opts) => new ApiError(409, message, opts);
-export const tooManyRequests = (message: string, opts?: Opts) => new ApiError(429, message, opts);
-export const serviceUnavailable = (message: string, opts?: Opts) => new ApiError(503, message, opts);
+export const invalidInput = (message: string, opts?: DomainErrorOptions) => new DomainError('invalid', message, opts);
+export const unauthenticated = (message: string, opts?: DomainErrorOptions) => new DomainError('unauthenticated', message, opts);
+export const forbidden = (message: string, opts?: DomainErrorOptions) => new DomainError('forbidden', message, opts);
+export const notFound = (message: string, opts?: DomainErrorOptions) => new DomainError('not_found', message, opts);
+export const conflict = (message: string, opts?: DomainErrorOptions) => new DomainError('conflict', message, opts);
+export const rateLimited = (message: string, opts?: DomainErrorOptions) => new DomainError('rate_limited', message, opts);
+export const unavailable = (message: string, opts?: DomainErrorOptions) => new DomainError('unavailable', message, opts);
 
 /** The spec's exact authentication and scope messages, shared by every area. */
 export const AUTH_MESSAGES = {

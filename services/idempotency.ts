@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IdempotencyRecordSchema, type IdempotencyRecord } from '../db/entities';
-import { badRequest, conflict } from './errors';
+import { invalidInput, conflict } from './errors';
 import { newId, sha256Hex } from './ids';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -8,16 +8,16 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 const ABANDONED_CLAIM_MS = 5 * 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-export type IdempotencyFamily = 'legacy' | 'envelope';
+export type IdempotencyFamily = 'bare' | 'envelope';
 
 /** 400 for a missing (when required) or malformed key; `idempotency_key_invalid` in the envelope family. */
 export function parseIdempotencyKey(raw: string | undefined, required: boolean): string | null {
   if (raw === undefined || raw === '') {
-    if (required) throw badRequest('Idempotency-Key header is required.', { code: 'idempotency_key_invalid' });
+    if (required) throw invalidInput('Idempotency-Key header is required.', { code: 'idempotency_key_invalid' });
     return null;
   }
   if (!KEY_PATTERN.test(raw)) {
-    throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters.', { code: 'idempotency_key_invalid' });
+    throw invalidInput('Idempotency-Key must be 1 to 255 visible ASCII characters.', { code: 'idempotency_key_invalid' });
   }
   return raw;
 }

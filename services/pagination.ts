@@ -1,4 +1,4 @@
-import { badRequest } from './errors';
+import { invalidInput } from './errors';
 
 /** Position in a list ordered by (createdAt desc, id desc). */
 export interface CursorPosition {
@@ -16,7 +16,7 @@ export function encodeCursor(position: CursorPosition): string {
  * invalid date) throws a 400 with `code` (the envelope family's `validation_failed` by default).
  */
 export function decodeCursor(cursor: string, code = 'validation_failed'): CursorPosition {
-  const invalid = () => badRequest('Invalid cursor.', { code });
+  const invalid = () => invalidInput('Invalid cursor.', { code });
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
   let decoded: unknown;
   try {

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ResumeTokenSchema, RunSchema, TERMINAL_RUN_STATUSES, WorkflowSchema, WorkflowVersionSchema, type RunStatus, type StoredWait } from '../db/entities';
-import type { LogRecord, StepRecord } from '../temporal/engine/interpreter';
-import { withConfigDefaults } from '../temporal/engine/nodes';
-import type { WorkflowGraph } from '../temporal/engine/types';
+import type { LogRecord, StepRecord } from '../engine/interpreter';
+import { withConfigDefaults } from '../engine/nodes';
+import type { WorkflowGraph } from '../engine/types';
 import { newId, randomToken, sha256Hex } from './ids';
 
 export interface RunProgress {

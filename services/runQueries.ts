@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run } from '../db/entities';
-import { badRequest } from './errors';
+import { invalidInput } from './errors';
 
 /** Sort orders shared by the runs list and the logs routes. */
 export const RUN_SORTS = ['newest', 'oldest', 'duration', 'cost', 'workflow', 'status'] as const;
@@ -39,7 +39,7 @@ function parseDate(value: string | undefined, name: string): Date | undefined {
   const v = activeFilter(value);
   if (!v) return undefined;
   const date = new Date(v);
-  if (Number.isNaN(date.getTime())) throw badRequest(`${name} must be an ISO-8601 date.`);
+  if (Number.isNaN(date.getTime())) throw invalidInput(`${name} must be an ISO-8601 date.`);
   return date;
 }
 

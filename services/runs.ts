@@ -13,11 +13,11 @@ import {
   type RunTrigger,
   type Workflow,
 } from '../db/entities';
-import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../temporal/engine/interpreter';
-import { withConfigDefaults } from '../temporal/engine/nodes';
-import type { WorkflowGraph } from '../temporal/engine/types';
+import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../engine/interpreter';
+import { withConfigDefaults } from '../engine/nodes';
+import type { WorkflowGraph } from '../engine/types';
 import { recordAudit } from './audit';
-import { ApiError, badRequest, conflict, notFound } from './errors';
+import { invalidInput, conflict, notFound, unavailable } from './errors';
 import { newId } from './ids';
 import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from './projection';
 import type { Principal, WorkspacePrincipal } from './principal';
@@ -33,7 +33,7 @@ export interface RunLauncher {
   start(run: Run, graph: WorkflowGraph): Promise<void>;
   /** Requests cancellation; false when no execution is open any more. */
   cancel(runId: string): Promise<boolean>;
-  /** Decides a pending approval; throws ApiError 409 when the run refuses the decision. */
+  /** Decides a pending approval; throws a conflict DomainError when the run refuses the decision. */
   approve(runId: string, request: { decision: 'approved' | 'rejected'; comment?: string | null; decidedBy: string; nodeId?: string | null }): Promise<{ nodeId: string; decision: string }>;
   /**
    * Starts a webhook run and waits up to `budgetMs` for its reply (Response node output, a
@@ -178,18 +178,18 @@ interface ChosenGraph {
 async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow, body: ExecuteInput): Promise<ChosenGraph> {
   const isGateway = principal.kind === 'api_key' && principal.scope === 'end_user_gateway';
   if (!isGateway && (body.endUser !== undefined || body.message !== undefined)) {
-    throw badRequest('endUser and message are accepted only from a product gateway key.');
+    throw invalidInput('endUser and message are accepted only from a product gateway key.');
   }
   if (body.executionTargetId !== undefined) {
     // Named destinations arrive with the destinations issue; never fall back to production.
-    throw badRequest(`Execution target "${body.executionTargetId}" is not available for this workflow.`);
+    throw invalidInput(`Execution target "${body.executionTargetId}" is not available for this workflow.`);
   }
-  if (wf.trashed) throw badRequest('A trashed workflow cannot be executed.');
-  if (wf.status === 'disabled') throw badRequest('The workflow is disabled; enable it before executing.');
+  if (wf.trashed) throw invalidInput('A trashed workflow cannot be executed.');
+  if (wf.status === 'disabled') throw invalidInput('The workflow is disabled; enable it before executing.');
 
   if (body.target === 'active') {
     if (!wf.activeVersionId) {
-      throw badRequest('The workflow has no deployed version. Deploy it first (POST /deploy), or execute target "candidate" to test the draft.');
+      throw invalidInput('The workflow has no deployed version. Deploy it first (POST /deploy), or execute target "candidate" to test the draft.');
     }
     const version = await em.findOneOrFail(WorkflowVersionSchema, { id: wf.activeVersionId });
     return { graph: { nodes: version.nodes, edges: version.edges }, versionId: version.id, snapshot: null, dryRun: body.dryRun === true };
@@ -198,8 +198,8 @@ async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf:
   const graph = { nodes: wf.nodes, edges: wf.edges };
   const candidateId = candidateVersionId(graph);
   if (body.dryRun !== false) return { graph, versionId: candidateId, snapshot: graph, dryRun: true };
-  if (body.confirm !== true) throw badRequest('Live candidate execution requires confirm: true.');
-  if (!body.expectedVersionId) throw badRequest('Live candidate execution requires expectedVersionId (the workflow\'s candidateVersionId).');
+  if (body.confirm !== true) throw invalidInput('Live candidate execution requires confirm: true.');
+  if (!body.expectedVersionId) throw invalidInput('Live candidate execution requires expectedVersionId (the workflow\'s candidateVersionId).');
   if (body.expectedVersionId !== candidateId) {
     throw conflict('The candidate changed since expectedVersionId was read; fetch the workflow and retry with its candidateVersionId.', {
       code: 'workflow_candidate_changed',
@@ -228,10 +228,10 @@ export async function executeWorkflow(
   const chosen = await chooseGraph(em, principal, wf, body);
   const validation = validateWorkflowGraph(chosen.graph);
   if (!validation.report.valid) {
-    throw new ApiError(400, 'The workflow graph is not valid; fix it before executing.', { details: { ...validation } });
+    throw invalidInput('The workflow graph is not valid; fix it before executing.', { details: { ...validation } });
   }
   if (body.startNodeId !== undefined && !chosen.graph.nodes.some((n) => n.id === body.startNodeId)) {
-    throw badRequest(`startNodeId "${body.startNodeId}" is not a node of this workflow.`);
+    throw invalidInput(`startNodeId "${body.startNodeId}" is not a node of this workflow.`);
   }
   const run = createRunRow(em, principal, wf, {
     trigger,
@@ -259,7 +259,7 @@ async function launch(em: EntityManager, launcher: RunLauncher, run: Run, graph:
     run.finishedAt = new Date();
     run.updatedAt = new Date();
     await em.flush();
-    throw new ApiError(503, 'The run could not be handed to the durable engine; it was canceled.', { details: { runId: run.id, reason: run.cancelReason } });
+    throw unavailable('The run could not be handed to the durable engine; it was canceled.', { details: { runId: run.id, reason: run.cancelReason } });
   }
   return run;
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, SessionSchema, UserSchema, WorkspaceSchema, type MembershipRole, type User } from '../db/entities';
-import { forbidden, tooManyRequests, unauthorized } from './errors';
+import { forbidden, rateLimited, unauthenticated } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
 import { hashPassword, verifyPassword } from './passwords';
 import type { SessionPrincipal } from './principal';
@@ -41,7 +41,7 @@ export class SignInLimiter {
     const recent = this.recent(email, now);
     if (recent.length >= this.maxFailures) {
       const retryAfter = Math.ceil((recent[0] + this.windowMs - now) / 1000);
-      throw tooManyRequests('Too many sign-in attempts. Try again later.', { headers: { 'Retry-After': String(retryAfter) } });
+      throw rateLimited('Too many sign-in attempts. Try again later.', { retryAfterSeconds: retryAfter });
     }
   }
 
@@ -88,7 +88,7 @@ export async function signIn(
   const ok = user !== null && user.status !== 'banned' && passwordOk;
   if (!ok || !user) {
     limiter.fail(email);
-    throw unauthorized(INVALID_CREDENTIALS);
+    throw unauthenticated(INVALID_CREDENTIALS);
   }
   limiter.succeed(email);
 

@@ -10,8 +10,8 @@ import {
   type Workflow,
   type WorkflowVersion,
 } from '../db/entities';
-import type { WorkflowGraph } from '../temporal/engine/types';
-import { badRequest, forbidden, notFound, unauthorized } from './errors';
+import type { WorkflowGraph } from '../engine/types';
+import { invalidInput, forbidden, notFound, unauthenticated } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
 import type { WorkspacePrincipal } from './principal';
 import type { RunLauncher } from './runs';
@@ -276,12 +276,12 @@ export async function createErrtrackerWebhook(
   input: ErrtrackerWebhookInput,
 ): Promise<{ webhook: Webhook; token: string }> {
   if (input.credentialId !== undefined) {
-    throw badRequest('Credentials are not available yet; send signingSecret (the secret of the error tracker integration).');
+    throw invalidInput('Credentials are not available yet; send signingSecret (the secret of the error tracker integration).');
   }
-  if (!input.signingSecret) throw badRequest('signingSecret is required.');
+  if (!input.signingSecret) throw invalidInput('signingSecret is required.');
   const workflow = await loadWorkflow(em, principal, input.workflowId, { includeTrashed: false });
   const trigger = workflow.nodes.find((n) => n.type === 'webhook') ?? workflow.nodes.find((n) => n.type === 'start');
-  if (!trigger) throw badRequest('The workflow needs a start or webhook trigger to receive error-tracker events.', { code: 'event_source_trigger_not_found' });
+  if (!trigger) throw invalidInput('The workflow needs a start or webhook trigger to receive error-tracker events.', { code: 'event_source_trigger_not_found' });
   const token = `etk_${randomToken(24)}`;
   const now = new Date();
   const config = { organizationSlug: input.organizationSlug, projectSlug: input.projectSlug };
@@ -322,7 +322,7 @@ export function verifyErrtrackerSignature(
   headers: InboundRequest['headers'],
   now = Date.now(),
 ): void {
-  const invalid = () => unauthorized('Invalid error-tracker signature.');
+  const invalid = () => unauthenticated('Invalid error-tracker signature.');
   const signature = headers['sentry-hook-signature'];
   if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/i.test(signature) || !webhook.signingSecretEncrypted) throw invalid();
   const expected = createHmac('sha256', decryptSecret(secretKey, webhook.signingSecretEncrypted)).update(rawBody, 'utf8').digest();
@@ -330,7 +330,7 @@ export function verifyErrtrackerSignature(
   const timestamp = headers['sentry-hook-timestamp'];
   if (typeof timestamp === 'string' && timestamp !== '') {
     const sentAt = Number(timestamp) * 1000;
-    if (!Number.isFinite(sentAt) || Math.abs(now - sentAt) > ERRTRACKER_MAX_AGE_MS) throw unauthorized('Stale error-tracker delivery.');
+    if (!Number.isFinite(sentAt) || Math.abs(now - sentAt) > ERRTRACKER_MAX_AGE_MS) throw unauthenticated('Stale error-tracker delivery.');
   }
 }
 

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowStatus, type WorkflowVersion } from '../db/entities';
-import { deploymentReadiness, validateGraph } from '../temporal/engine/validate';
-import { findTemplate } from '../temporal/engine/templates';
-import type { GraphEdge, GraphNode, ValidationReport, WorkflowGraph } from '../temporal/engine/types';
+import { deploymentReadiness, validateGraph } from '../engine/validate';
+import { findTemplate } from '../engine/templates';
+import type { GraphEdge, GraphNode, ValidationReport, WorkflowGraph } from '../engine/types';
 import { recordAudit } from './audit';
-import { badRequest, forbidden, notFound } from './errors';
+import { invalidInput, forbidden, notFound } from './errors';
 import { canonicalJson } from './idempotency';
 import { newId, sha256Hex } from './ids';
 import type { WorkspacePrincipal } from './principal';
@@ -110,21 +110,21 @@ export function parseImportJson(importJson: string): ImportResult {
   try {
     parsed = JSON.parse(importJson);
   } catch {
-    throw badRequest('importJson is not valid JSON.');
+    throw invalidInput('importJson is not valid JSON.');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('importJson must be a JSON object { name, description, nodes, edges }.');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidInput('importJson must be a JSON object { name, description, nodes, edges }.');
   const obj = parsed as Record<string, unknown>;
   if ('connections' in obj || (Array.isArray(obj.nodes) && obj.nodes.some((n) => n && typeof n === 'object' && 'typeVersion' in n))) {
-    throw badRequest('This looks like an external workflow tool export; importing that format is not supported yet. Import the portable shape { name, description, nodes, edges }.');
+    throw invalidInput('This looks like an external workflow tool export; importing that format is not supported yet. Import the portable shape { name, description, nodes, edges }.');
   }
-  if (!Array.isArray(obj.nodes) || !Array.isArray(obj.edges ?? [])) throw badRequest('importJson must contain nodes[] and edges[].');
-  if (obj.name !== undefined && typeof obj.name !== 'string') throw badRequest('importJson.name must be a string.');
-  if (obj.description !== undefined && typeof obj.description !== 'string') throw badRequest('importJson.description must be a string.');
+  if (!Array.isArray(obj.nodes) || !Array.isArray(obj.edges ?? [])) throw invalidInput('importJson must contain nodes[] and edges[].');
+  if (obj.name !== undefined && typeof obj.name !== 'string') throw invalidInput('importJson.name must be a string.');
+  if (obj.description !== undefined && typeof obj.description !== 'string') throw invalidInput('importJson.description must be a string.');
   const graph = { nodes: obj.nodes as GraphNode[], edges: (obj.edges ?? []) as GraphEdge[] };
   const report = validateGraph(graph);
   // Shape errors (e.g. a node without id) make the graph unusable, so they are a 400 rather than a draft.
   if (report.errors.some((e) => !e.nodeId && !e.edgeId && e.code === 'invalid_config')) {
-    throw badRequest(`importJson graph is malformed: ${report.errors.map((e) => e.message).join('; ')}`);
+    throw invalidInput(`importJson graph is malformed: ${report.errors.map((e) => e.message).join('; ')}`);
   }
   return {
     graph: { ...graph, name: obj.name as string | undefined, description: obj.description as string | undefined },
@@ -154,8 +154,8 @@ export async function createWorkflow(
   input: CreateWorkflowInput,
 ): Promise<{ workflow: WorkflowView; importReadiness?: ImportResult['importReadiness'] }> {
   const sources = (['templateKey', 'sourceWorkflowId', 'importJson', 'subWorkflowPlaceholder'] as const).filter((k) => input[k] !== undefined);
-  if (sources.length > 1) throw badRequest(`Give at most one of templateKey, sourceWorkflowId, importJson, subWorkflowPlaceholder (got ${sources.join(', ')}).`);
-  if (sources.length === 1 && (input.nodes || input.edges)) throw badRequest(`nodes and edges cannot be combined with ${sources[0]}.`);
+  if (sources.length > 1) throw invalidInput(`Give at most one of templateKey, sourceWorkflowId, importJson, subWorkflowPlaceholder (got ${sources.join(', ')}).`);
+  if (sources.length === 1 && (input.nodes || input.edges)) throw invalidInput(`nodes and edges cannot be combined with ${sources[0]}.`);
 
   let base: { name: string; description: string; nodes: GraphNode[]; edges: GraphEdge[] };
   let importReadiness: ImportResult['importReadiness'] | undefined;
@@ -163,7 +163,7 @@ export async function createWorkflow(
   let sourceWorkflowId: string | null = null;
   if (input.templateKey !== undefined) {
     const template = findTemplate(input.templateKey);
-    if (!template) throw badRequest(`Unknown templateKey "${input.templateKey}".`);
+    if (!template) throw invalidInput(`Unknown templateKey "${input.templateKey}".`);
     base = { name: template.name, description: template.description, nodes: template.nodes, edges: template.edges };
     templateKey = template.key;
   } else if (input.sourceWorkflowId !== undefined) {
@@ -230,7 +230,7 @@ export class DeployRefused extends Error {
  * Throws DeployRefused with the readiness payload when validation fails.
  */
 export async function deployWorkflow(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<{ workflow: Workflow; version: WorkflowVersion }> {
-  if (wf.trashed) throw badRequest('A trashed workflow cannot be deployed; restore it first (PATCH trashed: false).');
+  if (wf.trashed) throw invalidInput('A trashed workflow cannot be deployed; restore it first (PATCH trashed: false).');
   const validation = validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges });
   if (!validation.report.valid) throw new DeployRefused(validation);
   return em.transactional(async (tx) => {
@@ -293,10 +293,10 @@ export async function patchWorkflow(
   wf: Workflow,
   patch: WorkflowPatch,
 ): Promise<{ workflow: Workflow; importReadiness?: ImportResult['importReadiness'] }> {
-  if (patch.importJson !== undefined && (patch.nodes || patch.edges)) throw badRequest('importJson cannot be combined with nodes or edges.');
+  if (patch.importJson !== undefined && (patch.nodes || patch.edges)) throw invalidInput('importJson cannot be combined with nodes or edges.');
   let importReadiness: ImportResult['importReadiness'] | undefined;
   if (patch.name !== undefined) {
-    if (!patch.name.trim()) throw badRequest('name cannot be blank.');
+    if (!patch.name.trim()) throw invalidInput('name cannot be blank.');
     wf.name = patch.name.trim();
   }
   if (patch.description !== undefined) wf.description = patch.description;

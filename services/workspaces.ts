@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, UserSchema, WorkspaceSchema, type Membership, type MembershipRole, type User, type Workspace } from '../db/entities';
 import { recordAudit } from './audit';
-import { badRequest, conflict, notFound, unauthorized } from './errors';
+import { invalidInput, conflict, notFound, unauthenticated } from './errors';
 import { newId } from './ids';
 import { hashPassword, verifyPassword } from './passwords';
 import type { WorkspacePrincipal } from './principal';
@@ -35,8 +35,8 @@ export async function createWorkspaceWithOwner(
   input: { name: string; ownerEmail: string; ownerPassword: string },
 ): Promise<{ workspace: Workspace; user: User; created: boolean }> {
   const name = input.name.trim();
-  if (!name) throw badRequest('Workspace name is required.');
-  if (input.ownerPassword.length < 8) throw badRequest('Owner password must be at least 8 characters.');
+  if (!name) throw invalidInput('Workspace name is required.');
+  if (input.ownerPassword.length < 8) throw invalidInput('Owner password must be at least 8 characters.');
   const email = normalizeEmail(input.ownerEmail);
   return em.transactional(async (tx) => {
     const now = new Date();
@@ -44,7 +44,7 @@ export async function createWorkspaceWithOwner(
     const created = user === null;
     if (user) {
       if (user.status === 'banned' || !(await verifyPassword(input.ownerPassword, user.passwordHash))) {
-        throw unauthorized('The password does not match the existing user with this email.');
+        throw unauthenticated('The password does not match the existing user with this email.');
       }
     } else {
       user = tx.create(UserSchema, {

@@ -3,9 +3,9 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
 import { conflict } from '../services/errors';
 import type { RunLauncher } from '../services/runs';
-import type { WorkflowGraph } from './engine/types';
+import type { WorkflowGraph } from '../engine/types';
 import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
-import { withConfigDefaults } from './engine/nodes';
+import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/run';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */

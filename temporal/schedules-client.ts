@@ -1,6 +1,6 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { Workflow } from '../db/entities';
-import type { WorkflowGraph } from './engine/types';
+import type { WorkflowGraph } from '../engine/types';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/scheduled';
 

@@ -2,7 +2,7 @@
  * The two response families of the spec. Every body an area writes goes through these
  * helpers, so the shapes exist in exactly one place.
  */
-export type Family = 'legacy' | 'envelope';
+export type Family = 'bare' | 'envelope';
 
 export const CONTRACT_VERSION = 'api-contracts.v1';
 
@@ -14,8 +14,8 @@ export function envelopeError(code: string, message: string): { ok: false; error
   return { ok: false, error: { code, message } };
 }
 
-/** Legacy failure body: `{ error, code? }` plus the route's contextual fields. */
-export function legacyError(message: string, code?: string, details?: Record<string, unknown>): Record<string, unknown> {
+/** Bare failure body: `{ error, code? }` plus the route's contextual fields. */
+export function bareError(message: string, code?: string, details?: Record<string, unknown>): Record<string, unknown> {
   return { ...(details ?? {}), error: message, ...(code ? { code } : {}) };
 }
 

@@ -6,7 +6,7 @@ import { type Family, envelopeOk } from './families';
 import { describeZodError } from './validation';
 import { authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
-import { ApiError } from '../../services/errors';
+import { invalidInput } from '../../services/errors';
 import type { Principal } from '../../services/principal';
 import type { AppDeps } from '../deps';
 
@@ -116,7 +116,7 @@ function validate(schema: ZodType | undefined, value: unknown, prefix: string, c
   if (!schema) return undefined;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  throw new ApiError(400, describeZodError(parsed.error, prefix), {
+  throw invalidInput(describeZodError(parsed.error, prefix), {
     code,
     details: code ? undefined : { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
   });

@@ -2,7 +2,7 @@ import { requestOrigin } from '../http/urls';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
 import { bearerToken, verifyApiKey } from '../../services/auth';
-import { AUTH_MESSAGES, forbidden, unauthorized } from '../../services/errors';
+import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/errors';
 import { isAdminRole } from '../../services/principal';
 import type { MembershipRole } from '../../db/entities';
 import { verifySession } from '../../services/sessions';
@@ -43,7 +43,7 @@ export function authenticate(access: Access) {
       case 'apiKey': {
         const token = bearerToken(ctx.get('authorization') || undefined);
         const principal = token ? await verifyApiKey(ctx.state.em, token) : null;
-        if (!principal) throw unauthorized(AUTH_MESSAGES.bearerRequired);
+        if (!principal) throw unauthenticated(AUTH_MESSAGES.bearerRequired);
         ctx.state.principal = principal;
         const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
         const allowed = scopes === 'workspace' ? principal.scope === 'workspace' : SAFE_READ_SCOPES.has(principal.scope);
@@ -56,7 +56,7 @@ export function authenticate(access: Access) {
         if (!SAFE_METHODS.has(ctx.method)) requireSameOrigin(ctx);
         const token = ctx.cookies.get(SESSION_COOKIE);
         const principal = token ? await verifySession(ctx.state.em, token) : null;
-        if (!principal) throw unauthorized(AUTH_MESSAGES.sessionRequired);
+        if (!principal) throw unauthenticated(AUTH_MESSAGES.sessionRequired);
         ctx.state.principal = principal;
         requireRole(access, principal.role);
         ctx.state.log = ctx.state.log.child({ userId: principal.userId, workspaceId: principal.workspaceId });

@@ -2,12 +2,13 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ZodError } from 'zod';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
-import { ApiError } from '../../services/errors';
-import { defaultEnvelopeCode, envelopeError, legacyError } from '../http/families';
+import { DomainError } from '../../services/errors';
+import { HttpError, STATUS_OF_KIND } from '../http/errorMapping';
+import { defaultEnvelopeCode, envelopeError, bareError } from '../http/families';
 import { describeZodError } from '../http/validation';
 
 /**
- * The one error middleware, mounted first. Typed errors keep their status; body-parser
+ * The one error middleware, mounted first. Domain errors get the status of their kind; body-parser
  * errors (malformed JSON 400, too large 413, unsupported type 415) keep theirs; zod errors
  * are 400; anything else is a logged 500 with an opaque message. Never a stack trace.
  */
@@ -16,9 +17,9 @@ export async function errorMiddleware(ctx: AppContext, next: Next): Promise<void
     await next();
     // Unmatched routes (404) and the router's 405/501 arrive without a body: give them one.
     if (ctx.body === undefined || ctx.body === null) {
-      if (ctx.status === 404) throw new ApiError(404, 'Not found');
-      if (ctx.status === 405) throw new ApiError(405, 'Method not allowed');
-      if (ctx.status === 501) throw new ApiError(501, 'Not implemented');
+      if (ctx.status === 404) throw new HttpError(404, 'Not found');
+      if (ctx.status === 405) throw new HttpError(405, 'Method not allowed');
+      if (ctx.status === 501) throw new HttpError(501, 'Not implemented');
     }
   } catch (err) {
     const { status, message, code, details, headers } = classify(err);
@@ -28,7 +29,7 @@ export async function errorMiddleware(ctx: AppContext, next: Next): Promise<void
     ctx.body =
       ctx.state.family === 'envelope'
         ? envelopeError(code ?? defaultEnvelopeCode(status), message)
-        : legacyError(message, code, details);
+        : bareError(message, code, details);
   }
 }
 
@@ -41,9 +42,11 @@ interface Classified {
 }
 
 function classify(err: unknown): Classified {
-  if (err instanceof ApiError) {
-    return { status: err.status, message: err.message, code: err.code, details: err.details, headers: err.headers };
+  if (err instanceof DomainError) {
+    const headers = err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : undefined;
+    return { status: STATUS_OF_KIND[err.kind], message: err.message, code: err.code, details: err.details, headers };
   }
+  if (err instanceof HttpError) return { status: err.status, message: err.message };
   if (err instanceof ZodError) return { status: 400, message: describeZodError(err) };
   if (err instanceof UniqueConstraintViolationException) {
     return { status: 409, message: 'A concurrent request changed the same resource; retry the request.' };

@@ -14,7 +14,7 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   const started = performance.now();
   ctx.set('X-Request-Id', requestId);
   ctx.state.requestId = requestId;
-  ctx.state.family = 'legacy';
+  ctx.state.family = 'bare';
   ctx.state.log = ctx.deps.logger.child({ requestId });
   ctx.state.em = ctx.deps.orm.em.fork();
   try {

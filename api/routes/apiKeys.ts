@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { apiKeySchema, legacyErrorSchema } from '../schemas';
+import { apiKeySchema, bareErrorSchema } from '../schemas';
 import { API_KEY_SCOPES } from '../../db/entities';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../services/apiKeys';
 import type { SessionPrincipal } from '../../services/principal';
 
 const sessionErrors = {
-  401: { description: 'Sign-in is required', schema: legacyErrorSchema },
-  403: { description: 'Admin or Owner role required, or cross-origin', schema: legacyErrorSchema },
+  401: { description: 'Sign-in is required', schema: bareErrorSchema },
+  403: { description: 'Admin or Owner role required, or cross-origin', schema: bareErrorSchema },
 };
 
 export const listApiKeysRoute = defineRoute({
@@ -16,7 +16,7 @@ export const listApiKeysRoute = defineRoute({
   operationId: 'listApiKeys',
   summary: "Active keys of the session's workspace (Admin or Owner)",
   tags: ['API keys'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'session', roles: 'admin' },
   responses: { 200: { description: 'Keys, newest first', schema: z.object({ apiKeys: z.array(apiKeySchema) }) }, ...sessionErrors },
   handler: async (ctx, { principal }) => ({
@@ -48,12 +48,12 @@ export const createApiKeyRoute = defineRoute({
   operationId: 'createApiKey',
   summary: 'Create a key (Admin or Owner); the token is shown once',
   tags: ['API keys'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'session', roles: 'admin' },
   body: createBody,
   responses: {
     201: { description: 'Created; store the token now, it is never shown again', schema: z.object({ apiKey: apiKeySchema, token: z.string() }) },
-    400: { description: 'Invalid body, unknown scope or duplicate name in the scope', schema: legacyErrorSchema },
+    400: { description: 'Invalid body, unknown scope or duplicate name in the scope', schema: bareErrorSchema },
     ...sessionErrors,
   },
   handler: async (ctx, { principal, body, deps }) => ({
@@ -68,13 +68,13 @@ export const revokeApiKeyRoute = defineRoute({
   operationId: 'revokeApiKey',
   summary: 'Revoke a key at once (Admin or Owner); audited as api_key.revoke',
   tags: ['API keys'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'session', roles: 'admin' },
   params: z.object({ id: z.string().min(1).max(100) }),
   responses: {
     200: { description: 'Revoked', schema: z.object({ deleted: z.literal(true), apiKey: apiKeySchema }) },
     ...sessionErrors,
-    404: { description: 'No such active key in this workspace', schema: legacyErrorSchema },
+    404: { description: 'No such active key in this workspace', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params }) => ({
     status: 200,

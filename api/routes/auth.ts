@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { legacyErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
+import { bareErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { SESSION_COOKIE } from '../middleware/auth';
 import { listUserWorkspaces, signIn, signOut } from '../../services/sessions';
 import { UserSchema } from '../../db/entities';
@@ -22,7 +22,7 @@ export const signInRoute = defineRoute({
   operationId: 'signIn',
   summary: 'Sign in with email and password; sets the session cookie',
   tags: ['Session'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'public', sameOrigin: true },
   body: signInBody,
   responses: {
@@ -30,10 +30,10 @@ export const signInRoute = defineRoute({
       description: 'Signed in; `svc_session` cookie set (httpOnly, SameSite=Lax, Secure behind TLS)',
       schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
     },
-    400: { description: 'Invalid body', schema: legacyErrorSchema },
-    401: { description: 'Invalid email or password', schema: legacyErrorSchema },
-    403: { description: 'Not a member of the requested workspace, or cross-origin', schema: legacyErrorSchema },
-    429: { description: 'Too many failed attempts for this email', schema: legacyErrorSchema },
+    400: { description: 'Invalid body', schema: bareErrorSchema },
+    401: { description: 'Invalid email or password', schema: bareErrorSchema },
+    403: { description: 'Not a member of the requested workspace, or cross-origin', schema: bareErrorSchema },
+    429: { description: 'Too many failed attempts for this email', schema: bareErrorSchema },
   },
   handler: async (ctx, { body, deps }) => {
     const result = await signIn(ctx.state.em, deps.signInLimiter, body, deps.config.sessionTtlMs);
@@ -48,11 +48,11 @@ export const signOutRoute = defineRoute({
   operationId: 'signOut',
   summary: 'End the current session',
   tags: ['Session'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'session' },
   responses: {
     200: { description: 'Signed out; cookie cleared', schema: z.object({ signedOut: z.literal(true) }) },
-    401: { description: 'No session', schema: legacyErrorSchema },
+    401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => {
     await signOut(ctx.state.em, (principal as SessionPrincipal).sessionId);
@@ -67,11 +67,11 @@ export const currentSessionRoute = defineRoute({
   operationId: 'getSession',
   summary: 'The signed-in user, current workspace and memberships',
   tags: ['Session'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'session' },
   responses: {
     200: { description: 'Current session', schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
-    401: { description: 'No session', schema: legacyErrorSchema },
+    401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => {
     const p = principal as SessionPrincipal;

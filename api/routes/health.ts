@@ -10,7 +10,7 @@ export const healthzRoute = defineRoute({
   operationId: 'healthz',
   summary: 'Liveness: the process answers',
   tags: ['Health'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'public' },
   responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
   handler: async () => ({ status: 200, body: { status: 'ok' } }),
@@ -24,7 +24,7 @@ export const readyzRoute = defineRoute({
   operationId: 'readyz',
   summary: 'Readiness: PostgreSQL and Temporal answer and the process is not shutting down',
   tags: ['Health'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'public' },
   responses: {
     200: { description: 'Ready', schema: z.object({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema) }) },

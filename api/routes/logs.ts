@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { legacyAuthErrors, legacyErrorSchema, runFiltersQuery } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, runsCsv } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
@@ -21,7 +21,7 @@ function filters(principal: WorkspacePrincipal, query: FilterQuery): RunFilters 
   return { ...rest, limit: clampLimit(limit, LOGS_LIMIT), projection: projectionFor(principal) };
 }
 
-const listErrors = { ...legacyAuthErrors, 400: { description: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)', schema: legacyErrorSchema } };
+const listErrors = { ...bareAuthErrors, 400: { description: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)', schema: bareErrorSchema } };
 
 export const logStatsRoute = defineRoute({
   method: 'get',
@@ -29,7 +29,7 @@ export const logStatsRoute = defineRoute({
   operationId: 'logStats',
   summary: 'Aggregates over the runs matching the filters (computed in SQL)',
   tags: ['Logs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: filterQuery,
   responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: anyObject }, ...listErrors },
@@ -46,7 +46,7 @@ export const logExportRoute = defineRoute({
   operationId: 'logExport',
   summary: 'Runs matching the filters as a JSON or CSV attachment (`?format=csv`; anything else is JSON)',
   tags: ['Logs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: filterQuery.extend({ format: z.string().optional() }),
   responses: { 200: { description: 'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` or CSV' }, ...listErrors },
@@ -76,13 +76,13 @@ export const executionDetailRoute = defineRoute({
   operationId: 'getExecution',
   summary: 'Execution detail of one run (the execution id is the run id), unwrapped',
   tags: ['Logs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: z.object({ executionId: z.string().min(1).max(100) }),
   responses: {
     200: { description: 'Execution detail', schema: anyObject },
-    ...legacyAuthErrors,
-    404: { description: '`Execution not found` (also for runs of other workspaces)', schema: legacyErrorSchema },
+    ...bareAuthErrors,
+    404: { description: '`Execution not found` (also for runs of other workspaces)', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, deps }) => {
     const detail = await executionDetail(ctx.state.em, p(principal), params.executionId, base(ctx), { namespace: deps.temporal.namespace });
@@ -96,7 +96,7 @@ export const sessionLogsRoute = defineRoute({
   operationId: 'sessionLogs',
   summary: "Runs of the session's workspace matching the shared logs filters",
   tags: ['Logs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'session' },
   query: filterQuery,
   responses: { 200: { description: '`{ runs }`', schema: z.object({ runs: z.array(anyObject) }) }, ...listErrors },

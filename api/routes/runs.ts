@@ -1,11 +1,11 @@
 import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { legacyAuthErrors, legacyErrorSchema, runFiltersQuery } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import { workflowLinks } from './workflows';
 import { RUN_STATUSES, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
-import { badRequest, conflict, notFound } from '../../services/errors';
+import { invalidInput, conflict, notFound } from '../../services/errors';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import { assertResumeTokenExists, claimResumeToken } from '../../services/resume';
 import { queryRuns } from '../../services/runQueries';
@@ -15,9 +15,9 @@ import { clampLimit } from '../../services/pagination';
 
 const anyObject = z.looseObject({});
 const runErrors = {
-  ...legacyAuthErrors,
-  404: { description: 'Run not found (also for runs of other workspaces)', schema: legacyErrorSchema },
-  409: { description: 'The run is in a state that refuses this action', schema: legacyErrorSchema },
+  ...bareAuthErrors,
+  404: { description: 'Run not found (also for runs of other workspaces)', schema: bareErrorSchema },
+  409: { description: 'The run is in a state that refuses this action', schema: bareErrorSchema },
 };
 const p = (principal: unknown) => principal as WorkspacePrincipal;
 const base = (ctx: AppContext) => {
@@ -50,7 +50,7 @@ export const executeRoute = defineRoute({
   operationId: 'executeWorkflow',
   summary: 'Execute the active version (queued on Temporal, 202) or test the candidate (dry run, 201)',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: z.object({ id: z.string().min(1) }),
   body: executeBody,
@@ -58,11 +58,11 @@ export const executeRoute = defineRoute({
   responses: {
     202: { description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`', schema: anyObject },
     201: { description: 'Dry run, finished: `{ run, execution, queued: false }`', schema: anyObject },
-    ...legacyAuthErrors,
-    403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: legacyErrorSchema },
-    404: { description: 'Workflow not found', schema: legacyErrorSchema },
-    409: { description: 'Idempotency-Key reuse with another request, or a stale expectedVersionId', schema: legacyErrorSchema },
-    503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: legacyErrorSchema },
+    ...bareAuthErrors,
+    403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
+    404: { description: 'Workflow not found', schema: bareErrorSchema },
+    409: { description: 'Idempotency-Key reuse with another request, or a stale expectedVersionId', schema: bareErrorSchema },
+    503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
@@ -92,10 +92,10 @@ export const listRunsRoute = defineRoute({
   operationId: 'listRuns',
   summary: 'Runs of the workspace, filtered and sorted in SQL',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: listQuery,
-  responses: { 200: { description: '`{ runs, links }`', schema: z.object({ runs: z.array(anyObject), links: z.array(anyObject) }) }, ...legacyAuthErrors },
+  responses: { 200: { description: '`{ runs, links }`', schema: z.object({ runs: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
     const runs = await queryRuns(ctx.state.em, p(principal).workspaceId, {
       ...query,
@@ -114,7 +114,7 @@ export const getRunRoute = defineRoute({
   operationId: 'getRun',
   summary: 'One run: full projection for write permission, workspace-safe.v1 otherwise',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: runIdParams,
   responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
@@ -131,7 +131,7 @@ export const cancelRunRoute = defineRoute({
   operationId: 'cancelRun',
   summary: 'Cancel a queued, running or waiting run through Temporal cancellation; 409 when terminal',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
@@ -150,7 +150,7 @@ export const rerunRoute = defineRoute({
   operationId: 'rerunRun',
   summary: 'A fresh run of the same version from the original input',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
@@ -171,11 +171,11 @@ export const workflowStatusRoute = defineRoute({
   operationId: 'workflowStatus',
   summary: 'Status of one run (`?runId=`) or of the 20 latest runs',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: z.object({ id: z.string().min(1) }),
   query: z.object({ runId: z.string().min(1).optional() }),
-  responses: { 200: { description: 'Status', schema: anyObject }, ...legacyAuthErrors, 404: { description: 'Workflow or run not found', schema: legacyErrorSchema } },
+  responses: { 200: { description: 'Status', schema: anyObject }, ...bareAuthErrors, 404: { description: 'Workflow or run not found', schema: bareErrorSchema } },
   handler: async (ctx, { principal, params, query }) => {
     const em = ctx.state.em;
     const wf = await loadWorkflow(em, p(principal), params.id);
@@ -218,7 +218,7 @@ export const approvalRoute = defineRoute({
   operationId: 'decideApproval',
   summary: 'Approve or reject a waiting approval (member with write permission; session or workspace key)',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKeyOrSession', roles: 'write' },
   params: runIdParams,
   body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
@@ -239,19 +239,19 @@ export const resumeRoute = defineRoute({
   operationId: 'resumeEvent',
   summary: 'Resume an event wait with the JSON body as the node output (single-use token, no bearer)',
   tags: ['Runs'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'public' },
   params: z.object({ token: z.string().min(1).max(200) }),
   body: z.unknown(),
   responses: {
     202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: anyObject },
-    404: { description: 'Unknown token', schema: legacyErrorSchema },
-    409: { description: 'Token already used or expired, or the run no longer waits', schema: legacyErrorSchema },
+    404: { description: 'Unknown token', schema: bareErrorSchema },
+    409: { description: 'Token already used or expired, or the run no longer waits', schema: bareErrorSchema },
   },
   handler: async (ctx, { params, body, deps }) => {
     // Unknown tokens are 404 whatever the body; a bad body must not burn a valid token.
     await assertResumeTokenExists(ctx.state.em, params.token);
-    if (!ctx.is('application/json')) throw badRequest('The resume body must be JSON (Content-Type: application/json).');
+    if (!ctx.is('application/json')) throw invalidInput('The resume body must be JSON (Content-Type: application/json).');
     const claimed = await claimResumeToken(ctx.state.em, params.token);
     const delivered = await deps.runLauncher.resumeEvent(claimed.runId, { nodeId: claimed.nodeId, token: params.token, payload: body ?? null });
     if (!delivered) throw conflict('The run is no longer waiting for this event.');

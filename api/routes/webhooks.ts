@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineRoute, type HttpMethod } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
-import { badRequest, notFound, serviceUnavailable } from '../../services/errors';
+import { invalidInput, notFound, unavailable } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { loadRunViews } from '../../services/runs';
 import {
@@ -27,7 +27,7 @@ const p = (principal: unknown) => principal as WorkspacePrincipal;
 
 export function secretKeyOf(ctx: AppContext): string {
   const key = ctx.deps.config.secretKey;
-  if (!key) throw serviceUnavailable('Webhooks are unavailable: SECRET_KEY is not configured.');
+  if (!key) throw unavailable('Webhooks are unavailable: SECRET_KEY is not configured.');
   return key;
 }
 
@@ -37,10 +37,10 @@ export const listWebhooksRoute = defineRoute({
   operationId: 'listWebhooks',
   summary: 'Webhooks of the workspace with their invoke links; `?workflowId=` narrows to one workflow',
   tags: ['Webhooks'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: z.object({ workflowId: z.string().min(1).optional() }),
-  responses: { 200: { description: '`{ webhooks, links }`', schema: z.object({ webhooks: z.array(anyObject), links: z.array(anyObject) }) }, ...legacyAuthErrors },
+  responses: { 200: { description: '`{ webhooks, links }`', schema: z.object({ webhooks: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
     const webhooks = (await listWebhooks(ctx.state.em, p(principal), query.workflowId)).map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx)));
     return { status: 200, body: { webhooks, links: webhooks.map((w) => w.links) } };
@@ -53,14 +53,14 @@ export const getWebhookRoute = defineRoute({
   operationId: 'getWebhook',
   summary: 'One webhook with its invoke link',
   tags: ['Webhooks'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   params: z.object({ id: z.string().min(1).max(100) }),
   responses: {
     200: { description: '`{ webhook, links }`', schema: anyObject },
-    ...legacyAuthErrors,
-    403: { description: '`API key cannot access this webhook`', schema: legacyErrorSchema },
-    404: { description: 'Webhook not found', schema: legacyErrorSchema },
+    ...bareAuthErrors,
+    403: { description: '`API key cannot access this webhook`', schema: bareErrorSchema },
+    404: { description: 'Webhook not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params }) => {
     const webhook = webhookView(await loadWebhook(ctx.state.em, p(principal), params.id), requestOrigin(ctx), secretKeyOf(ctx));
@@ -117,14 +117,14 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
     operationId: `invokeWebhook_${method}`,
     summary: 'Invoke a webhook (no bearer; the token is the capability)',
     tags: ['Webhooks'],
-    family: 'legacy',
+    family: 'bare',
     access: { kind: 'public' },
     params: z.object({ token: z.string().min(1).max(200) }),
     responses: {
       202: { description: '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }` or `{ status: processing }`', schema: anyObject },
       200: { description: "The Response node's reply, or `{ token, run }` when the run ended without one", schema: anyObject },
-      404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: legacyErrorSchema },
-      413: { description: 'Body too large', schema: legacyErrorSchema },
+      404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: bareErrorSchema },
+      413: { description: 'Body too large', schema: bareErrorSchema },
     },
     handler: async (ctx, { params }) => invoke(ctx, params.token),
   }),
@@ -152,16 +152,16 @@ export const createErrtrackerWebhookRoute = defineRoute({
   operationId: 'createErrtrackerWebhook',
   summary: 'Prepare a signed error-tracker endpoint (Admin or Owner); the invokeUrl is shown once',
   tags: ['Webhooks'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   body: errtrackerBody,
   responses: {
     201: { description: '`{ webhook, invokeUrl }`', schema: anyObject },
-    ...legacyAuthErrors,
-    404: { description: 'Workflow not found', schema: legacyErrorSchema },
+    ...bareAuthErrors,
+    404: { description: 'Workflow not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
-    if (body.executionTargetId !== undefined) throw badRequest('Named destinations are not available yet; omit executionTargetId.');
+    if (body.executionTargetId !== undefined) throw invalidInput('Named destinations are not available yet; omit executionTargetId.');
     const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, secretKeyOf(ctx), p(principal), body);
     const invokeUrl = `${requestOrigin(ctx)}/api/integrations/errtracker/${token}`;
     return { status: 201, body: { webhook: { ...webhookView(webhook, requestOrigin(ctx), secretKeyOf(ctx)), invokeUrl }, invokeUrl } };
@@ -174,13 +174,13 @@ export const errtrackerIngressRoute = defineRoute({
   operationId: 'errtrackerIngress',
   summary: 'Error-tracker deliveries (HMAC-signed, no bearer); off unless ERRTRACKER_INGRESS_ENABLED',
   tags: ['Webhooks'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'public' },
   params: z.object({ token: z.string().min(1).max(200) }),
   responses: {
     202: { description: '`{ token, outboxId, status: accepted | deduplicated }`', schema: anyObject },
-    401: { description: 'Missing, forged or stale signature', schema: legacyErrorSchema },
-    404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: legacyErrorSchema },
+    401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },
+    404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
   },
   handler: async (ctx, { params }) => {
     if (!ctx.deps.config.errtrackerIngressEnabled) throw notFound('Not found');

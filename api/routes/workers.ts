@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
-import { badRequest } from '../../services/errors';
+import { invalidInput } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { loadWorkflow } from '../../services/workflows';
 import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../temporal/worker-health';
@@ -24,11 +24,11 @@ const smokeBody = z.strictObject({
 function parseNow(now: string | undefined): Date {
   if (now === undefined || now === '') return new Date();
   const ms = Date.parse(now);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(now) || Number.isNaN(ms)) throw badRequest('Invalid now: expected an ISO-8601 timestamp');
+  if (!/^\d{4}-\d{2}-\d{2}/.test(now) || Number.isNaN(ms)) throw invalidInput('Invalid now: expected an ISO-8601 timestamp');
   return new Date(ms);
 }
 
-const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: legacyErrorSchema } };
+const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: bareErrorSchema } };
 
 const statusHandler = async (ctx: AppContext, input: { principal: unknown; query: { now?: string }; deps: AppDeps }) => {
   const now = parseNow(input.query.now);
@@ -58,8 +58,8 @@ const smokeResponses = {
   200: { description: '`{ smokeTest }` with status `passed`', schema: z.object({ smokeTest: anyObject }) },
   202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: z.object({ smokeTest: anyObject }) },
   500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: z.object({ smokeTest: anyObject }) },
-  400: { description: 'Invalid body', schema: legacyErrorSchema },
-  404: { description: '`Workflow not found`', schema: legacyErrorSchema },
+  400: { description: 'Invalid body', schema: bareErrorSchema },
+  404: { description: '`Workflow not found`', schema: bareErrorSchema },
 };
 
 export const workerStatusRoute = defineRoute({
@@ -68,10 +68,10 @@ export const workerStatusRoute = defineRoute({
   operationId: 'workerStatus',
   summary: 'Queue, database, scheduler and run health of the workspace, measured live',
   tags: ['Workers'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: nowQuery,
-  responses: { 200: { description: '`{ status }`', schema: z.object({ status: anyObject }) }, ...legacyAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ status }`', schema: z.object({ status: anyObject }) }, ...bareAuthErrors, ...badNow },
   handler: statusHandler,
 });
 
@@ -81,10 +81,10 @@ export const workerDoctorRoute = defineRoute({
   operationId: 'workerDoctor',
   summary: 'Diagnosis of the worker setup: blockers, warnings and next actions',
   tags: ['Workers'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: doctorQuery,
-  responses: { 200: { description: '`{ doctor }`', schema: z.object({ doctor: anyObject }) }, ...legacyAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ doctor }`', schema: z.object({ doctor: anyObject }) }, ...bareAuthErrors, ...badNow },
   handler: doctorHandler,
 });
 
@@ -94,10 +94,10 @@ export const workerSmokeTestRoute = defineRoute({
   operationId: 'workerSmokeTest',
   summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
   tags: ['Workers'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   body: smokeBody,
-  responses: { ...smokeResponses, ...legacyAuthErrors },
+  responses: { ...smokeResponses, ...bareAuthErrors },
   handler: smokeHandler,
 });
 

@@ -1,8 +1,8 @@
 import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { legacyAuthErrors, legacyErrorSchema } from '../schemas';
-import { ApiError } from '../../services/errors';
+import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { forbidden, invalidInput } from '../../services/errors';
 import { projectFor } from '../../services/projection';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import {
@@ -30,9 +30,9 @@ const idParams = z.object({ id: z.string().min(1).max(100) });
 const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
 const edges = z.array(z.looseObject({})).max(2000);
 const workflowErrors = {
-  ...legacyAuthErrors,
-  403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: legacyErrorSchema },
-  404: { description: 'Workflow not found', schema: legacyErrorSchema },
+  ...bareAuthErrors,
+  403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
+  404: { description: 'Workflow not found', schema: bareErrorSchema },
 };
 const anyObject = z.looseObject({});
 
@@ -66,9 +66,9 @@ export const listWorkflowsRoute = defineRoute({
   operationId: 'listWorkflows',
   summary: 'Non-trashed workflows of the workspace, newest first',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
-  responses: { 200: { description: 'Workflows', schema: z.object({ workflows: z.array(anyObject), links: z.array(anyObject) }) }, ...legacyAuthErrors },
+  responses: { 200: { description: 'Workflows', schema: z.object({ workflows: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal }) => {
     const workflows = await listWorkflows(ctx.state.em, p(principal));
     return { status: 200, body: { workflows: workflows.map((w) => present(p(principal), w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
@@ -97,14 +97,14 @@ export const createWorkflowRoute = defineRoute({
   operationId: 'createWorkflow',
   summary: 'Create a blank workflow, from a template, a duplicate, an import or a subworkflow placeholder',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: createBody,
   idempotency: 'optional',
   responses: { 201: { description: 'Created draft', schema: z.object({ workflow: anyObject, links: anyObject }) }, ...workflowErrors },
   handler: async (ctx, { principal, body }) => {
     if (body.importBundleJson !== undefined) {
-      throw new ApiError(400, 'importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
+      throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
     }
     const { importBundleJson: _ignored, ...input } = body;
     const result = await createWorkflow(ctx.state.em, p(principal), { ...input, nodes: input.nodes as never, edges: input.edges as never });
@@ -118,13 +118,13 @@ export const importPreviewRoute = defineRoute({
   operationId: 'previewWorkflowImport',
   summary: 'Parse and validate an import without writing anything',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
-  responses: { 200: { description: 'What the import would create', schema: anyObject }, ...legacyAuthErrors },
+  responses: { 200: { description: 'What the import would create', schema: anyObject }, ...bareAuthErrors },
   handler: async (_ctx, { body }) => {
-    if (body.importBundleJson !== undefined) throw new ApiError(400, 'importBundleJson (multi-workflow bundles) is not supported yet.');
-    if (body.importJson === undefined) throw new ApiError(400, 'importJson or importBundleJson is required.');
+    if (body.importBundleJson !== undefined) throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet.');
+    if (body.importJson === undefined) throw invalidInput('importJson or importBundleJson is required.');
     const { graph, importReadiness } = parseImportJson(body.importJson);
     return {
       status: 200,
@@ -139,7 +139,7 @@ export const getWorkflowRoute = defineRoute({
   operationId: 'getWorkflow',
   summary: 'A workflow with links, or `?format=portable` for the portable export',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   query: z.object({ format: z.enum(['portable']).optional() }),
@@ -148,7 +148,7 @@ export const getWorkflowRoute = defineRoute({
     const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
     if (query.format === 'portable') {
       if (projectionFor(p(principal)) === 'safe') {
-        throw new ApiError(403, 'The portable export includes node configs and needs a workspace key with write permission.');
+        throw forbidden('The portable export includes node configs and needs a workspace key with write permission.');
       }
       return { status: 200, body: portableShape(wf), headers: { 'Content-Disposition': `attachment; filename="${wf.id}.json"` } };
     }
@@ -174,7 +174,7 @@ export const patchWorkflowRoute = defineRoute({
   operationId: 'updateWorkflow',
   summary: 'Update, import-replace, trash, or deploy via `status: deployed`',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: patchBody,
@@ -201,7 +201,7 @@ export const deleteWorkflowRoute = defineRoute({
   operationId: 'deleteWorkflow',
   summary: 'Delete a workflow and its versions (its runs stay in the history)',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
@@ -237,7 +237,7 @@ async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf
     };
   } catch (err) {
     if (err instanceof DeployRefused) {
-      throw new ApiError(400, 'Workflow is not ready to deploy.', { details: { ...err.validation } });
+      throw invalidInput('Workflow is not ready to deploy.', { details: { ...err.validation } });
     }
     throw err;
   }
@@ -249,13 +249,13 @@ export const deployWorkflowRoute = defineRoute({
   operationId: 'deployWorkflow',
   summary: 'Validate the draft, pin it as a new version and make it active',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: {
     200: { description: '`{ workflow, synchronizedVersionId, webhookUrl, links: { webhook, invoke } }`', schema: anyObject },
     ...workflowErrors,
-    400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: legacyErrorSchema },
+    400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params }) => deployResponse(ctx, p(principal), await loadWorkflow(ctx.state.em, p(principal), params.id)),
 });
@@ -266,7 +266,7 @@ export const validateSavedRoute = defineRoute({
   operationId: 'validateWorkflow',
   summary: 'Validation report and deployment readiness of the saved draft',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
@@ -282,7 +282,7 @@ export const validateDraftRoute = defineRoute({
   operationId: 'validateWorkflowDraft',
   summary: 'Validate a draft body `{ nodes, edges }` without saving it',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
@@ -299,7 +299,7 @@ export const listVersionsRoute = defineRoute({
   operationId: 'listWorkflowVersions',
   summary: 'Deployed versions, newest first',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   responses: { 200: { description: '`{ versions }`', schema: z.object({ versions: z.array(anyObject) }) }, ...workflowErrors },
@@ -315,7 +315,7 @@ export const restoreVersionRoute = defineRoute({
   operationId: 'restoreWorkflowVersion',
   summary: 'Copy a version into the draft (the active version is unchanged)',
   tags: ['Workflows'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
   responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: anyObject }, ...workflowErrors },

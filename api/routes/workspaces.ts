@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { legacyAuthErrors, legacyErrorSchema, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { addMember, getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
 import { projectFor } from '../../services/projection';
 import type { WorkspacePrincipal } from '../../services/principal';
@@ -11,12 +11,12 @@ export const getWorkspaceRoute = defineRoute({
   operationId: 'getWorkspace',
   summary: "The API key's workspace",
   tags: ['Workspaces'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   responses: {
     200: { description: 'The workspace', schema: z.object({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }) },
-    ...legacyAuthErrors,
-    404: { description: 'Workspace not found', schema: legacyErrorSchema },
+    ...bareAuthErrors,
+    404: { description: 'Workspace not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => {
     const p = principal as WorkspacePrincipal;
@@ -37,7 +37,7 @@ export const addMemberRoute = defineRoute({
   operationId: 'addWorkspaceMember',
   summary: 'Add or invite a member (Admin or Owner, workspace key)',
   tags: ['Workspaces'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   body: addMemberBody,
   idempotency: 'optional',
@@ -49,8 +49,8 @@ export const addMemberRoute = defineRoute({
         invited: z.boolean(),
       }),
     },
-    ...legacyAuthErrors,
-    409: { description: 'Already a member, or Idempotency-Key reused with another body', schema: legacyErrorSchema },
+    ...bareAuthErrors,
+    409: { description: 'Already a member, or Idempotency-Key reused with another body', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
     const result = await addMember(ctx.state.em, principal as WorkspacePrincipal, body);

@@ -1,5 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-import type { WorkflowGraph } from '../../temporal/engine/types';
+import type { WorkflowGraph } from '../../engine/types';
 
 export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

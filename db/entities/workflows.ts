@@ -1,5 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-import type { GraphEdge, GraphNode } from '../../temporal/engine/types';
+import type { GraphEdge, GraphNode } from '../../engine/types';
 
 export const WORKFLOW_STATUSES = ['draft', 'deployed', 'disabled'] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];

@@ -20,8 +20,8 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
-import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../engine/interpreter';
-import type { GraphNode, WorkflowGraph } from '../engine/types';
+import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
+import type { GraphNode, WorkflowGraph } from '../../engine/types';
 import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;

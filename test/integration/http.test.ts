@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe('HTTP conventions', () => {
-  test('unknown route is a 404 in the legacy family, with or without a key', async () => {
+  test('unknown route is a 404 in the bare family, with or without a key', async () => {
     for (const token of [undefined, ws.token]) {
       const res = await http(app, 'GET', '/api/v1/nope', { token });
       expect(res.status).toBe(404);

@@ -16,7 +16,7 @@ const slowRoute = defineRoute({
   operationId: 'slow',
   summary: 'waits until the test releases it',
   tags: ['Test'],
-  family: 'legacy',
+  family: 'bare',
   access: { kind: 'public' },
   responses: { 200: { description: 'done', schema: z.object({ done: z.boolean() }) } },
   handler: async () => {

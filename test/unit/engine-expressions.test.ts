@@ -1,4 +1,4 @@
-import { EXPRESSION_LIMITS, ExpressionError, compileExpression, evaluateExpression, resolveTemplated } from '../../temporal/engine/expressions';
+import { EXPRESSION_LIMITS, ExpressionError, compileExpression, evaluateExpression, resolveTemplated } from '../../engine/expressions';
 
 const bindings = { trigger: { user: 'ada', url: 'https://example.com' }, nodes: { fetch: { status: 200, body: { items: [1, 2, 3] } } } };
 

@@ -6,10 +6,10 @@ import {
   isValidSourceHandle,
   outputHandles,
   parseNodeConfig,
-} from '../../temporal/engine/nodes';
-import { TEMPLATES, findTemplate } from '../../temporal/engine/templates';
-import { NODE_TYPES, type ValidationReport, type WorkflowGraph } from '../../temporal/engine/types';
-import { deploymentReadiness, topologicalOrder, validateGraph } from '../../temporal/engine/validate';
+} from '../../engine/nodes';
+import { TEMPLATES, findTemplate } from '../../engine/templates';
+import { NODE_TYPES, type ValidationReport, type WorkflowGraph } from '../../engine/types';
+import { deploymentReadiness, topologicalOrder, validateGraph } from '../../engine/validate';
 
 const start = { id: 'start', type: 'start', config: {} };
 const log = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: 'log', config: { level: 'info', message: 'hi' }, ...extra });

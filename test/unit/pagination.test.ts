@@ -1,5 +1,5 @@
 import { clampLimit, decodeCursor, encodeCursor, nextCursorOf } from '../../services/pagination';
-import { ApiError } from '../../services/errors';
+import { DomainError } from '../../services/errors';
 
 describe('cursor helpers', () => {
   const position = { createdAt: new Date('2026-03-04T05:06:07.089Z'), id: 'run_abc' };
@@ -22,9 +22,9 @@ describe('cursor helpers', () => {
       decodeCursor(cursor, 'request_malformed');
       throw new Error('expected a failure');
     } catch (err) {
-      expect(err).toBeInstanceOf(ApiError);
-      expect((err as ApiError).status).toBe(400);
-      expect((err as ApiError).code).toBe('request_malformed');
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).kind).toBe('invalid');
+      expect((err as DomainError).code).toBe('request_malformed');
     }
   });
 

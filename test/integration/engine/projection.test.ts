@@ -1,6 +1,6 @@
 /** The run projection writer: large batches, repeated nodes and replays. */
 import { recordRunProgress } from '../../../services/runProjection';
-import type { StepRecord } from '../../../temporal/engine/interpreter';
+import type { StepRecord } from '../../../engine/interpreter';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

@@ -4,7 +4,7 @@
  * delete, import preview, versions, validation, workspace isolation and key scopes.
  */
 import { RunSchema, WorkflowSchema, WorkflowVersionSchema } from '../../../db/entities';
-import { TEMPLATES } from '../../../temporal/engine/templates';
+import { TEMPLATES } from '../../../engine/templates';
 import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

@@ -1,0 +1,26 @@
+import type { ErrorKind } from '../../services/errors';
+
+/** The one place a domain error kind becomes an HTTP status. */
+export const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+/**
+ * An error raised by the HTTP edge itself (unmatched routes, wrong methods), which has no
+ * domain meaning. Services never throw it.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
