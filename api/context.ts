@@ -3,7 +3,7 @@ import '@koa/bodyparser';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Family } from './http/families';
-import type { Principal } from '../services/principal';
+import type { WorkspacePrincipal } from '../services/principal';
 import type { AppDeps } from './deps';
 
 /** What every request carries through the middleware chain. */
@@ -14,7 +14,8 @@ export interface AppState {
   em: EntityManager;
   /** Which error family the matched route answers in; bare until a route says otherwise. */
   family: Family;
-  principal?: Principal;
+  /** Set by the auth middleware for every non-public route: always anchored in one workspace. */
+  principal?: WorkspacePrincipal;
 }
 
 /** Koa context of this app: router params, parsed body (`ctx.request.body`) and injected deps. */

@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/config';
 import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
-import type { RunLauncher } from '../services/runs';
-import type { ScheduleSync } from '../temporal/schedules-client';
+import type { RunLauncher, ScheduleSync } from '../services/ports';
 import type { Metrics } from '../services/metrics';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */

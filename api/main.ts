@@ -5,15 +5,9 @@ import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
-import { startOutboxDispatcher } from '../services/outboxDispatcher';
-import { createMetrics } from '../services/metrics';
-import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
-import { SignInLimiter } from '../services/sessions';
 import { connectTemporalClient } from '../temporal/client';
-import { temporalRunLauncher } from '../temporal/runs-client';
-import { temporalScheduleSync } from '../temporal/schedules-client';
-import { workflowIdsExist } from '../services/workflows';
 import { registerSearchAttributes } from '../temporal/search-attributes';
+import { buildAppDeps, startApiBackground } from './wiring';
 
 export interface StartedApi {
   url: string;
@@ -28,20 +22,9 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
   const orm = await openOrm(opts.databaseUrl);
   const temporal = await connectTemporalClient({ address: opts.temporalAddress, namespace: config.temporal.namespace });
   await registerSearchAttributes(temporal.connection, config.temporal.namespace);
-  const deps: AppDeps = {
-    config,
-    orm,
-    temporal: { ...temporal, namespace: config.temporal.namespace },
-    logger,
-    signInLimiter: new SignInLimiter(),
-    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
-    runLauncher: temporalRunLauncher(temporal.client),
-    scheduler: temporalScheduleSync(temporal.client),
-    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
-    lifecycle: { shuttingDown: false },
-  };
+  const deps = buildAppDeps({ config, orm, temporal, namespace: config.temporal.namespace, logger });
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });
-  const dispatcher = startOutboxDispatcher({ orm, launcher: deps.runLauncher, pollMs: config.outboxPollMs, logger });
+  const dispatcher = startApiBackground(deps, { pollMs: config.outboxPollMs });
   return {
     url: server.url,
     deps,

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { RunLauncher } from './runs';
+import type { RunLauncher } from './ports';
 import { dispatchOutbox } from './webhooks';
 
 const BATCH = 100;

@@ -34,6 +34,15 @@ export interface SessionPrincipal extends PrincipalBase {
 /** A principal already known to be anchored in one workspace. */
 export type WorkspacePrincipal = (ApiKeyPrincipal & { workspaceId: string; role: MembershipRole }) | SessionPrincipal;
 
+/**
+ * Narrows a principal to one anchored in a workspace; null for organization keys, which are
+ * not. Every route except the MCP endpoints needs an anchored principal.
+ */
+export function anchoredPrincipal(p: Principal): WorkspacePrincipal | null {
+  if (p.kind === 'session') return p;
+  return p.workspaceId !== null && p.role !== null ? (p as WorkspacePrincipal) : null;
+}
+
 export const isAdminRole = (role: MembershipRole | null): boolean => role === 'owner' || role === 'admin';
 
 /**

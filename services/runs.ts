@@ -21,35 +21,9 @@ import { invalidInput, conflict, notFound, unavailable } from './errors';
 import { newId } from './ids';
 import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from './projection';
 import type { Principal, WorkspacePrincipal } from './principal';
+import type { RunLauncher } from './ports';
 import { runUserCode } from './sandbox';
 import { candidateVersionId, validateWorkflowGraph } from './workflows';
-
-/**
- * What services need from the durable engine, implemented over Temporal in
- * `temporal/runs-client.ts`; services stay free of the Temporal SDK.
- */
-export interface RunLauncher {
-  /** Starts the run's execution (idempotent: the workflow id is the run id). */
-  start(run: Run, graph: WorkflowGraph): Promise<void>;
-  /** Requests cancellation; false when no execution is open any more. */
-  cancel(runId: string): Promise<boolean>;
-  /** Decides a pending approval; throws a conflict DomainError when the run refuses the decision. */
-  approve(runId: string, request: { decision: 'approved' | 'rejected'; comment?: string | null; decidedBy: string; nodeId?: string | null }): Promise<{ nodeId: string; decision: string }>;
-  /**
-   * Starts a webhook run and waits up to `budgetMs` for its reply (Response node output, a
-   * durable wait, or the end); `timeout` when the budget passes first. The run goes on either way.
-   */
-  startWithReply(run: Run, graph: WorkflowGraph, budgetMs: number): Promise<WebhookReplyResult>;
-  /** Delivers an event resume; false when the execution is no longer open. */
-  resumeEvent(runId: string, resume: { nodeId: string; token: string; payload: unknown }): Promise<boolean>;
-}
-
-export type WebhookReplyResult =
-  | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown }
-  | { kind: 'waiting' }
-  | { kind: 'completed' }
-  | { kind: 'failed'; error: string }
-  | { kind: 'timeout' };
 
 export const RUN_NOT_FOUND = 'Run not found';
 export const isTerminal = (status: RunStatus) => TERMINAL_RUN_STATUSES.includes(status);

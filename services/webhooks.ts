@@ -14,7 +14,7 @@ import type { WorkflowGraph } from '../engine/types';
 import { invalidInput, forbidden, notFound, unauthenticated } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
 import type { WorkspacePrincipal } from './principal';
-import type { RunLauncher } from './runs';
+import type { RunLauncher } from './ports';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decryptSecret, deriveToken, encryptSecret } from './secrets';
 import { loadWorkflow } from './workflows';

@@ -11,7 +11,12 @@ export interface TemporalSettings {
  * The one place clients connect to Temporal. `connectTimeout` is generous because the dev
  * server on a 2-core machine can take well over the SDK's default to answer at start.
  */
-export async function connectTemporalClient(settings: TemporalSettings): Promise<{ connection: Connection; client: Client }> {
+export interface ConnectedTemporalClient {
+  connection: Connection;
+  client: Client;
+}
+
+export async function connectTemporalClient(settings: TemporalSettings): Promise<ConnectedTemporalClient> {
   const connection = await Connection.connect({ address: settings.address, connectTimeout: '30 seconds' });
   return { connection, client: new Client({ connection, namespace: settings.namespace }) };
 }

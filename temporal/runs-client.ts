@@ -1,8 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
-import { conflict } from '../services/errors';
-import type { RunLauncher } from '../services/runs';
+import type { RunLauncher } from '../services/ports';
 import type { WorkflowGraph } from '../engine/types';
 import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
@@ -75,10 +74,11 @@ export function temporalRunLauncher(client: Client): RunLauncher {
 
     async approve(runId, request) {
       try {
-        return await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] });
+        const decided = await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] });
+        return { kind: 'decided', ...decided };
       } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError) throw conflict(rootMessage(err));
-        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) throw conflict('The run is no longer waiting for an approval.');
+        if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused', reason: rootMessage(err) };
+        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return { kind: 'refused', reason: 'The run is no longer waiting for an approval.' };
         throw err;
       }
     },

@@ -1,21 +1,11 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
-import type { Workflow } from '../db/entities';
-import type { WorkflowGraph } from '../engine/types';
+import type { ScheduleSync } from '../services/ports';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/scheduled';
 
 /** The Temporal Schedule id of a schedule trigger node. */
 export function scheduleId(workflowId: string, nodeId: string): string {
   return `sched_${workflowId}_${nodeId}`;
-}
-
-export interface ScheduleSync {
-  /**
-   * Makes the workflow's Temporal Schedules match `graph` (its active version): one schedule
-   * per `schedule` trigger node, created or replaced, and removed when the node, the
-   * deployment or the workflow is gone (`graph` null).
-   */
-  sync(workflow: Workflow, graph: WorkflowGraph | null): Promise<string[]>;
 }
 
 export function temporalScheduleSync(client: Client): ScheduleSync {

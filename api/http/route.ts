@@ -7,7 +7,7 @@ import { describeZodError } from './validation';
 import { authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
 import { invalidInput } from '../../services/errors';
-import type { Principal } from '../../services/principal';
+import type { WorkspacePrincipal } from '../../services/principal';
 import type { AppDeps } from '../deps';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -25,7 +25,7 @@ export interface RouteInput<P, Q, B, A extends Access> {
   params: Infer<P>;
   query: Infer<Q>;
   body: Infer<B>;
-  principal: A extends { kind: 'public' } ? undefined : Principal;
+  principal: A extends { kind: 'public' } ? undefined : WorkspacePrincipal;
   deps: AppDeps;
 }
 

@@ -3,7 +3,7 @@ import type { Next } from 'koa';
 import type { AppContext } from '../context';
 import { bearerToken, verifyApiKey } from '../../services/auth';
 import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/errors';
-import { isAdminRole } from '../../services/principal';
+import { anchoredPrincipal, isAdminRole } from '../../services/principal';
 import type { MembershipRole } from '../../db/entities';
 import { verifySession } from '../../services/sessions';
 
@@ -42,14 +42,15 @@ export function authenticate(access: Access) {
         break;
       case 'apiKey': {
         const token = bearerToken(ctx.get('authorization') || undefined);
-        const principal = token ? await verifyApiKey(ctx.state.em, token) : null;
-        if (!principal) throw unauthenticated(AUTH_MESSAGES.bearerRequired);
-        ctx.state.principal = principal;
+        const verified = token ? await verifyApiKey(ctx.state.em, token) : null;
+        if (!verified) throw unauthenticated(AUTH_MESSAGES.bearerRequired);
         const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
-        const allowed = scopes === 'workspace' ? principal.scope === 'workspace' : SAFE_READ_SCOPES.has(principal.scope);
-        if (!allowed) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
+        const allowed = scopes === 'workspace' ? verified.scope === 'workspace' : SAFE_READ_SCOPES.has(verified.scope);
+        const principal = allowed ? anchoredPrincipal(verified) : null;
+        if (!principal) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
+        ctx.state.principal = principal;
         requireRole(access, principal.role);
-        ctx.state.log = ctx.state.log.child({ apiKeyId: principal.apiKeyId, workspaceId: principal.workspaceId });
+        ctx.state.log = ctx.state.log.child({ apiKeyId: verified.apiKeyId, workspaceId: principal.workspaceId });
         break;
       }
       case 'session': {

@@ -10,7 +10,6 @@ import { queryRuns, type RunFilters } from '../../services/runQueries';
 import { loadRunViews, projectRun } from '../../services/runs';
 
 const anyObject = z.looseObject({});
-const p = (principal: unknown) => principal as WorkspacePrincipal;
 const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
 
 const filterQuery = runFiltersQuery;
@@ -34,9 +33,9 @@ export const logStatsRoute = defineRoute({
   query: filterQuery,
   responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: anyObject }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
-    const f = filters(p(principal), query);
-    const stats = await logStats(ctx.state.em, p(principal), f, base(ctx));
-    return { status: 200, body: { workspaceId: p(principal).workspaceId, filters: echoFilters(f), generatedAt: new Date(), stats } };
+    const f = filters(principal, query);
+    const stats = await logStats(ctx.state.em, principal, f, base(ctx));
+    return { status: 200, body: { workspaceId: principal.workspaceId, filters: echoFilters(f), generatedAt: new Date(), stats } };
   },
 });
 
@@ -52,8 +51,8 @@ export const logExportRoute = defineRoute({
   responses: { 200: { description: 'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` or CSV' }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
     const { format, ...rest } = query;
-    const f = filters(p(principal), rest);
-    const workspaceId = p(principal).workspaceId;
+    const f = filters(principal, rest);
+    const workspaceId = principal.workspaceId;
     const runs = await queryRuns(ctx.state.em, workspaceId, f);
     const views = await loadRunViews(ctx.state.em, runs, base(ctx));
     const exportedAt = new Date();
@@ -63,9 +62,9 @@ export const logExportRoute = defineRoute({
       'Cache-Control': 'no-store',
     };
     if (csv) {
-      return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: runsCsv(views, projectionFor(p(principal)) === 'full') };
+      return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: runsCsv(views, projectionFor(principal) === 'full') };
     }
-    const body = { workspaceId, exportedAt, filters: echoFilters(f), runCount: views.length, runs: views.map((v) => projectRun(p(principal), v)) };
+    const body = { workspaceId, exportedAt, filters: echoFilters(f), runCount: views.length, runs: views.map((v) => projectRun(principal, v)) };
     return { status: 200, headers, body };
   },
 });
@@ -85,7 +84,7 @@ export const executionDetailRoute = defineRoute({
     404: { description: '`Execution not found` (also for runs of other workspaces)', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, deps }) => {
-    const detail = await executionDetail(ctx.state.em, p(principal), params.executionId, base(ctx), { namespace: deps.temporal.namespace });
+    const detail = await executionDetail(ctx.state.em, principal, params.executionId, base(ctx), { namespace: deps.temporal.namespace });
     return { status: 200, body: detail };
   },
 });
@@ -101,10 +100,10 @@ export const sessionLogsRoute = defineRoute({
   query: filterQuery,
   responses: { 200: { description: '`{ runs }`', schema: z.object({ runs: z.array(anyObject) }) }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
-    const f = filters(p(principal), query);
-    const runs = await queryRuns(ctx.state.em, p(principal).workspaceId, f);
+    const f = filters(principal, query);
+    const runs = await queryRuns(ctx.state.em, principal.workspaceId, f);
     const views = await loadRunViews(ctx.state.em, runs, base(ctx));
-    return { status: 200, body: { runs: views.map((v) => projectRun(p(principal), v)) } };
+    return { status: 200, body: { runs: views.map((v) => projectRun(principal, v)) } };
   },
 });
 

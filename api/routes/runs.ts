@@ -19,7 +19,6 @@ const runErrors = {
   404: { description: 'Run not found (also for runs of other workspaces)', schema: bareErrorSchema },
   409: { description: 'The run is in a state that refuses this action', schema: bareErrorSchema },
 };
-const p = (principal: unknown) => principal as WorkspacePrincipal;
 const base = (ctx: AppContext) => {
   const ui = ctx.deps.config.temporal.uiUrl;
   return { origin: requestOrigin(ctx), ...(ui ? { temporalUi: { url: ui, namespace: ctx.deps.temporal.namespace } } : {}) };
@@ -65,9 +64,9 @@ export const executeRoute = defineRoute({
     503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
-    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, p(principal), wf, body);
-    const [run] = await present(ctx, p(principal), [result.run]);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
+    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, wf, body);
+    const [run] = await present(ctx, principal, [result.run]);
     const links = runLinks(result.run, base(ctx));
     const execution = {
       workflowId: result.run.id,
@@ -97,12 +96,12 @@ export const listRunsRoute = defineRoute({
   query: listQuery,
   responses: { 200: { description: '`{ runs, links }`', schema: z.object({ runs: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
-    const runs = await queryRuns(ctx.state.em, p(principal).workspaceId, {
+    const runs = await queryRuns(ctx.state.em, principal.workspaceId, {
       ...query,
       limit: clampLimit(query.limit, { default: 100, min: 1, max: 200 }),
-      projection: projectionFor(p(principal)),
+      projection: projectionFor(principal),
     });
-    return { status: 200, body: { runs: await present(ctx, p(principal), runs), links: runs.map((r) => runLinks(r, base(ctx))) } };
+    return { status: 200, body: { runs: await present(ctx, principal, runs), links: runs.map((r) => runLinks(r, base(ctx))) } };
   },
 });
 
@@ -119,8 +118,8 @@ export const getRunRoute = defineRoute({
   params: runIdParams,
   responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
   handler: async (ctx, { principal, params }) => {
-    const run = await loadRun(ctx.state.em, p(principal), params.id);
-    const [view] = await present(ctx, p(principal), [run]);
+    const run = await loadRun(ctx.state.em, principal, params.id);
+    const [view] = await present(ctx, principal, [run]);
     return { status: 200, body: { run: view, links: runLinks(run, base(ctx)) } };
   },
 });
@@ -137,9 +136,9 @@ export const cancelRunRoute = defineRoute({
   idempotency: 'optional',
   responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
-    const run = await loadRun(ctx.state.em, p(principal), params.id);
-    const canceled = await cancelRun(ctx.state.em, deps.runLauncher, p(principal), run);
-    const [view] = await present(ctx, p(principal), [canceled]);
+    const run = await loadRun(ctx.state.em, principal, params.id);
+    const canceled = await cancelRun(ctx.state.em, deps.runLauncher, principal, run);
+    const [view] = await present(ctx, principal, [canceled]);
     return { status: 200, body: { run: view, links: runLinks(canceled, base(ctx)) } };
   },
 });
@@ -156,10 +155,10 @@ export const rerunRoute = defineRoute({
   idempotency: 'optional',
   responses: { 201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
-    const original = await loadRun(ctx.state.em, p(principal), params.id);
+    const original = await loadRun(ctx.state.em, principal, params.id);
     const wf = await ctx.state.em.findOne(WorkflowSchema, { id: original.workflowId, workspaceId: original.workspaceId });
-    const run = await rerun(ctx.state.em, deps.runLauncher, p(principal), original, wf);
-    const [view] = await present(ctx, p(principal), [run]);
+    const run = await rerun(ctx.state.em, deps.runLauncher, principal, original, wf);
+    const [view] = await present(ctx, principal, [run]);
     const links = runLinks(run, base(ctx));
     return { status: 201, body: { run: view, statusUrl: links.status, cancelUrl: links.cancel, links } };
   },
@@ -178,17 +177,17 @@ export const workflowStatusRoute = defineRoute({
   responses: { 200: { description: 'Status', schema: anyObject }, ...bareAuthErrors, 404: { description: 'Workflow or run not found', schema: bareErrorSchema } },
   handler: async (ctx, { principal, params, query }) => {
     const em = ctx.state.em;
-    const wf = await loadWorkflow(em, p(principal), params.id);
-    const redacted = projectionFor(p(principal)) === 'safe';
+    const wf = await loadWorkflow(em, principal, params.id);
+    const redacted = projectionFor(principal) === 'safe';
     const workflow = { id: wf.id, name: wf.name, status: wf.status, activeVersionId: wf.activeVersionId };
     if (!query.runId) {
       const runs = await em.find(RunSchema, { workspaceId: wf.workspaceId, workflowId: wf.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 20 });
       const statuses = Object.fromEntries(RUN_STATUSES.map((s) => [s, runs.filter((r) => r.status === s).length]));
-      return { status: 200, body: { workflow, runs: await present(ctx, p(principal), runs, { logLimit: 20 }), statuses } };
+      return { status: 200, body: { workflow, runs: await present(ctx, principal, runs, { logLimit: 20 }), statuses } };
     }
     const run = await em.findOne(RunSchema, { id: query.runId, workspaceId: wf.workspaceId, workflowId: wf.id });
     if (!run) throw notFound('Run not found');
-    const [view] = await present(ctx, p(principal), [run], { logLimit: 20 });
+    const [view] = await present(ctx, principal, [run], { logLimit: 20 });
     const full = view as Record<string, unknown>;
     const active = !isTerminal(run.status);
     return {
@@ -224,11 +223,13 @@ export const approvalRoute = defineRoute({
   body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
   responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: anyObject }, ...runErrors },
   handler: async (ctx, { principal, params, body, deps }) => {
-    const run = await loadRun(ctx.state.em, p(principal), params.id);
+    const run = await loadRun(ctx.state.em, principal, params.id);
     if (isTerminal(run.status)) throw conflict(`The run is already ${run.status}.`);
-    const approval = await deps.runLauncher.approve(run.id, { ...body, decidedBy: p(principal).userId });
+    const outcome = await deps.runLauncher.approve(run.id, { ...body, decidedBy: principal.userId });
+    if (outcome.kind === 'refused') throw conflict(outcome.reason);
+    const approval = { nodeId: outcome.nodeId, decision: outcome.decision };
     const fresh = await ctx.state.em.fork().findOneOrFail(RunSchema, { id: run.id });
-    const [view] = await present(ctx, p(principal), [fresh]);
+    const [view] = await present(ctx, principal, [fresh]);
     return { status: 200, body: { approval, run: view } };
   },
 });

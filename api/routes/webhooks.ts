@@ -5,7 +5,6 @@ import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
 import { invalidInput, notFound, unavailable } from '../../services/errors';
-import type { WorkspacePrincipal } from '../../services/principal';
 import { loadRunViews } from '../../services/runs';
 import {
   acceptIntoOutbox,
@@ -23,7 +22,6 @@ import {
 } from '../../services/webhooks';
 
 const anyObject = z.looseObject({});
-const p = (principal: unknown) => principal as WorkspacePrincipal;
 
 export function secretKeyOf(ctx: AppContext): string {
   const key = ctx.deps.config.secretKey;
@@ -42,7 +40,7 @@ export const listWebhooksRoute = defineRoute({
   query: z.object({ workflowId: z.string().min(1).optional() }),
   responses: { 200: { description: '`{ webhooks, links }`', schema: z.object({ webhooks: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
-    const webhooks = (await listWebhooks(ctx.state.em, p(principal), query.workflowId)).map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx)));
+    const webhooks = (await listWebhooks(ctx.state.em, principal, query.workflowId)).map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx)));
     return { status: 200, body: { webhooks, links: webhooks.map((w) => w.links) } };
   },
 });
@@ -63,7 +61,7 @@ export const getWebhookRoute = defineRoute({
     404: { description: 'Webhook not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params }) => {
-    const webhook = webhookView(await loadWebhook(ctx.state.em, p(principal), params.id), requestOrigin(ctx), secretKeyOf(ctx));
+    const webhook = webhookView(await loadWebhook(ctx.state.em, principal, params.id), requestOrigin(ctx), secretKeyOf(ctx));
     return { status: 200, body: { webhook, links: webhook.links } };
   },
 });
@@ -162,7 +160,7 @@ export const createErrtrackerWebhookRoute = defineRoute({
   },
   handler: async (ctx, { principal, body }) => {
     if (body.executionTargetId !== undefined) throw invalidInput('Named destinations are not available yet; omit executionTargetId.');
-    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, secretKeyOf(ctx), p(principal), body);
+    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, secretKeyOf(ctx), principal, body);
     const invokeUrl = `${requestOrigin(ctx)}/api/integrations/errtracker/${token}`;
     return { status: 201, body: { webhook: { ...webhookView(webhook, requestOrigin(ctx), secretKeyOf(ctx)), invokeUrl }, invokeUrl } };
   },

@@ -7,10 +7,10 @@ import type { AppDeps } from '../deps';
 import { invalidInput } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { loadWorkflow } from '../../services/workflows';
+// eslint-disable-next-line no-restricted-imports -- moves behind the WorkerProbe port (issue 9)
 import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../temporal/worker-health';
 
 const anyObject = z.looseObject({});
-const p = (principal: unknown) => principal as WorkspacePrincipal;
 
 const nowQuery = z.object({ now: z.string().optional() });
 const doctorQuery = nowQuery.extend({ bundlePath: z.string().optional() });
@@ -30,20 +30,20 @@ function parseNow(now: string | undefined): Date {
 
 const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: bareErrorSchema } };
 
-const statusHandler = async (ctx: AppContext, input: { principal: unknown; query: { now?: string }; deps: AppDeps }) => {
+const statusHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
   const now = parseNow(input.query.now);
-  const status = await workerStatus(input.deps, ctx.state.em, p(input.principal).workspaceId, now);
+  const status = await workerStatus(input.deps, ctx.state.em, input.principal.workspaceId, now);
   return { status: 200, body: { status } };
 };
 
-const doctorHandler = async (ctx: AppContext, input: { principal: unknown; query: { now?: string }; deps: AppDeps }) => {
+const doctorHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
   const now = parseNow(input.query.now);
-  const doctor = await workerDoctor(input.deps, ctx.state.em, p(input.principal).workspaceId, now, requestOrigin(ctx));
+  const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, now, requestOrigin(ctx));
   return { status: 200, body: { doctor } };
 };
 
-const smokeHandler = async (ctx: AppContext, input: { principal: unknown; body: z.output<typeof smokeBody>; deps: AppDeps }) => {
-  const principal = p(input.principal);
+const smokeHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; body: z.output<typeof smokeBody>; deps: AppDeps }) => {
+  const principal = input.principal;
   const targetWorkflowId = input.body.targetWorkflowId ?? null;
   if (targetWorkflowId) await loadWorkflow(ctx.state.em, principal, targetWorkflowId);
   const { httpStatus, smokeTest } = await runSmokeTest(input.deps, ctx.state.em, principal.workspaceId, {

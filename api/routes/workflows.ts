@@ -58,7 +58,6 @@ function present(principal: WorkspacePrincipal, view: WorkflowView) {
   return projectFor(principal, view as unknown as Record<string, unknown>, ['nodes.config']);
 }
 
-const p = (principal: unknown) => principal as WorkspacePrincipal;
 
 export const listWorkflowsRoute = defineRoute({
   method: 'get',
@@ -70,8 +69,8 @@ export const listWorkflowsRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   responses: { 200: { description: 'Workflows', schema: z.object({ workflows: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal }) => {
-    const workflows = await listWorkflows(ctx.state.em, p(principal));
-    return { status: 200, body: { workflows: workflows.map((w) => present(p(principal), w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
+    const workflows = await listWorkflows(ctx.state.em, principal);
+    return { status: 200, body: { workflows: workflows.map((w) => present(principal, w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
   },
 });
 
@@ -107,7 +106,7 @@ export const createWorkflowRoute = defineRoute({
       throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
     }
     const { importBundleJson: _ignored, ...input } = body;
-    const result = await createWorkflow(ctx.state.em, p(principal), { ...input, nodes: input.nodes as never, edges: input.edges as never });
+    const result = await createWorkflow(ctx.state.em, principal, { ...input, nodes: input.nodes as never, edges: input.edges as never });
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
   },
 });
@@ -145,14 +144,14 @@ export const getWorkflowRoute = defineRoute({
   query: z.object({ format: z.enum(['portable']).optional() }),
   responses: { 200: { description: 'Workflow, or portable `{ name, description, nodes, edges }`', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params, query }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     if (query.format === 'portable') {
-      if (projectionFor(p(principal)) === 'safe') {
+      if (projectionFor(principal) === 'safe') {
         throw forbidden('The portable export includes node configs and needs a workspace key with write permission.');
       }
       return { status: 200, body: portableShape(wf), headers: { 'Content-Disposition': `attachment; filename="${wf.id}.json"` } };
     }
-    return { status: 200, body: { workflow: present(p(principal), await viewOf(ctx.state.em, wf)), links: workflowLinks(ctx, wf.id) } };
+    return { status: 200, body: { workflow: present(principal, await viewOf(ctx.state.em, wf)), links: workflowLinks(ctx, wf.id) } };
   },
 });
 
@@ -181,10 +180,10 @@ export const patchWorkflowRoute = defineRoute({
   responses: { 200: { description: 'Updated workflow', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
     const em = ctx.state.em;
-    const wf = await loadWorkflow(em, p(principal), params.id);
-    const { workflow, importReadiness } = await patchWorkflow(em, p(principal), wf, { ...body, nodes: body.nodes as never, edges: body.edges as never });
+    const wf = await loadWorkflow(em, principal, params.id);
+    const { workflow, importReadiness } = await patchWorkflow(em, principal, wf, { ...body, nodes: body.nodes as never, edges: body.edges as never });
     if (body.status === 'deployed' && body.importJson === undefined) {
-      return deployResponse(ctx, p(principal), workflow);
+      return deployResponse(ctx, principal, workflow);
     }
     // Undeployed, disabled or trashed workflows must stop firing on their schedules.
     if (workflow.status !== 'deployed' || workflow.trashed) await ctx.deps.scheduler.sync(workflow, null);
@@ -206,9 +205,9 @@ export const deleteWorkflowRoute = defineRoute({
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     await ctx.deps.scheduler.sync(wf, null);
-    await deleteWorkflow(ctx.state.em, p(principal), wf);
+    await deleteWorkflow(ctx.state.em, principal, wf);
     return { status: 200, body: { deleted: true } };
   },
 });
@@ -257,7 +256,7 @@ export const deployWorkflowRoute = defineRoute({
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => deployResponse(ctx, p(principal), await loadWorkflow(ctx.state.em, p(principal), params.id)),
+  handler: async (ctx, { principal, params }) => deployResponse(ctx, principal, await loadWorkflow(ctx.state.em, principal, params.id)),
 });
 
 export const validateSavedRoute = defineRoute({
@@ -271,7 +270,7 @@ export const validateSavedRoute = defineRoute({
   params: idParams,
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     return { status: 200, body: validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges }) };
   },
 });
@@ -288,7 +287,7 @@ export const validateDraftRoute = defineRoute({
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     return { status: 200, body: validateWorkflowGraph({ nodes: body.nodes ?? wf.nodes, edges: body.edges ?? wf.edges }) };
   },
 });
@@ -304,7 +303,7 @@ export const listVersionsRoute = defineRoute({
   params: idParams,
   responses: { 200: { description: '`{ versions }`', schema: z.object({ versions: z.array(anyObject) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     return { status: 200, body: { versions: await listVersions(ctx.state.em, wf) } };
   },
 });
@@ -320,8 +319,8 @@ export const restoreVersionRoute = defineRoute({
   params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
   responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, p(principal), params.id);
-    const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, p(principal), wf, params.version);
+    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
+    const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, wf, params.version);
     return { status: 200, body: { workflow: await viewOf(ctx.state.em, workflow), restoredVersion, links: workflowLinks(ctx, workflow.id) } };
   },
 });

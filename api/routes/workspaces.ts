@@ -3,7 +3,6 @@ import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { addMember, getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
 import { projectFor } from '../../services/projection';
-import type { WorkspacePrincipal } from '../../services/principal';
 
 export const getWorkspaceRoute = defineRoute({
   method: 'get',
@@ -19,10 +18,9 @@ export const getWorkspaceRoute = defineRoute({
     404: { description: 'Workspace not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => {
-    const p = principal as WorkspacePrincipal;
-    const workspace = await getWorkspace(ctx.state.em, p);
+    const workspace = await getWorkspace(ctx.state.em, principal);
     // Workspace metadata has nothing restricted, but safe principals still get the marker.
-    return { status: 200, body: { workspace: projectFor(p, { ...workspace }, []) } };
+    return { status: 200, body: { workspace: projectFor(principal, { ...workspace }, []) } };
   },
 });
 
@@ -53,7 +51,7 @@ export const addMemberRoute = defineRoute({
     409: { description: 'Already a member, or Idempotency-Key reused with another body', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
-    const result = await addMember(ctx.state.em, principal as WorkspacePrincipal, body);
+    const result = await addMember(ctx.state.em, principal, body);
     return { status: 201, body: result };
   },
 });

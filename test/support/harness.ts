@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { listen } from '../../api/server';
+import { buildAppDeps, startApiBackground } from '../../api/wiring';
 import type { AnyRoute } from '../../api/http/route';
 import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
@@ -15,17 +16,10 @@ import { provisionWorkspace } from '../../services/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/config';
 import { newId, randomToken } from '../../services/ids';
 import { createLogger } from '../../services/logger';
-import { SignInLimiter } from '../../services/sessions';
-import { startOutboxDispatcher } from '../../services/outboxDispatcher';
-import { createMetrics } from '../../services/metrics';
-import { scrapeTemporalSdkMetrics } from '../../temporal/runtime';
 import { addMember } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
 import { createWorker } from '../../temporal/worker';
-import { temporalRunLauncher } from '../../temporal/runs-client';
-import { temporalScheduleSync } from '../../temporal/schedules-client';
-import { workflowIdsExist } from '../../services/workflows';
 import { testEnv } from './env';
 
 /** One key for every test app, so webhook URLs made by one app resolve in another. */
@@ -57,20 +51,9 @@ export async function startTestApp(
   const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
   const namespace = temporalOpts.namespace ?? 'default';
   const temporal = await connectTemporalClient({ address: temporalOpts.temporalAddress ?? testEnv('temporalAddress'), namespace });
-  const deps: AppDeps = {
-    config,
-    orm,
-    temporal: { ...temporal, namespace },
-    logger: createLogger(config.logLevel),
-    signInLimiter: new SignInLimiter(),
-    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
-    runLauncher: temporalRunLauncher(temporal.client),
-    scheduler: temporalScheduleSync(temporal.client),
-    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
-    lifecycle: { shuttingDown: false },
-  };
+  const deps = buildAppDeps({ config, orm, temporal, namespace, logger: createLogger(config.logLevel) });
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
-  const dispatcher = temporalOpts.dispatcher ? startOutboxDispatcher({ orm, launcher: deps.runLauncher, pollMs: 100, logger: deps.logger }) : null;
+  const dispatcher = temporalOpts.dispatcher ? startApiBackground(deps, { pollMs: 100 }) : null;
   return {
     url: server.url,
     deps,

@@ -1,0 +1,38 @@
+/**
+ * The API's composition root: the one function that turns configuration, a database and a
+ * Temporal connection into the dependencies routes receive. `api/main.ts` and the test
+ * harness both call it, so tests run the wiring production runs.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { AppDeps } from './deps';
+import type { AppConfig } from '../services/config';
+import { createMetrics } from '../services/metrics';
+import { startOutboxDispatcher } from '../services/outboxDispatcher';
+import { SignInLimiter } from '../services/sessions';
+import { workflowIdsExist } from '../services/workflows';
+import type { ConnectedTemporalClient } from '../temporal/client';
+import { temporalRunLauncher } from '../temporal/runs-client';
+import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
+import { temporalScheduleSync } from '../temporal/schedules-client';
+
+export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
+  const { config, orm, temporal, logger } = opts;
+  return {
+    config,
+    orm,
+    temporal: { ...temporal, namespace: opts.namespace },
+    logger,
+    signInLimiter: new SignInLimiter(),
+    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
+    runLauncher: temporalRunLauncher(temporal.client),
+    scheduler: temporalScheduleSync(temporal.client),
+    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
+    lifecycle: { shuttingDown: false },
+  };
+}
+
+/** The API process's background work: the webhook outbox dispatcher. */
+export function startApiBackground(deps: AppDeps, opts: { pollMs: number }): { stop(): Promise<void> } {
+  return startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger });
+}
