@@ -15,6 +15,7 @@ import type { ConnectedTemporalClient } from '../temporal/client';
 import { temporalRunLauncher } from '../temporal/runs-client';
 import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
 import { temporalScheduleSync } from '../temporal/schedules-client';
+import { temporalWorkerProbe } from '../temporal/worker-probe';
 
 export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
   const { config, orm, temporal, logger } = opts;
@@ -27,6 +28,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     scheduler: temporalScheduleSync(temporal.client),
+    workerProbe: temporalWorkerProbe(temporal.client, opts.namespace),
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
     lifecycle: { shuttingDown: false },
   };

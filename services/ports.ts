@@ -49,3 +49,46 @@ export interface ScheduleSync {
    */
   sync(workflow: Workflow, graph: WorkflowGraph | null): Promise<string[]>;
 }
+
+/** A worker polling a task queue, as Temporal last saw it. */
+export interface TaskQueuePoller {
+  identity: string;
+  /** ISO-8601; null when Temporal did not say. */
+  lastAccessTime: string | null;
+}
+
+/** The workflow task queue as Temporal describes it. */
+export interface TaskQueueState {
+  pollers: TaskQueuePoller[];
+  /** Approximate count of tasks waiting for a worker; null when Temporal did not report it. */
+  backlog: number | null;
+}
+
+/**
+ * How a smoke workflow ended within its budget. Every outcome carries the Temporal workflow id
+ * (generated before the start, so a refused start has one too).
+ */
+export type SmokeRunOutcome =
+  | { kind: 'finished'; workflowId: string; databaseTime: string }
+  | { kind: 'failed'; workflowId: string; reason: 'startRefused' | 'workflowFailed' }
+  /** No worker completed it within the budget; the execution was terminated. */
+  | { kind: 'noWorkerInTime'; workflowId: string };
+
+/**
+ * The Temporal-only questions of worker health (temporal/worker-probe.ts). Methods reject
+ * when Temporal is unreachable and do not bound their own wait: callers apply a time budget
+ * and decide what to report (driver errors may carry addresses, so never show them).
+ */
+export interface WorkerProbe {
+  /** The task queue runs and smoke workflows are started on. */
+  readonly taskQueue: string;
+  /** Pollers and backlog of the workflow task queue. */
+  describeTaskQueue(): Promise<TaskQueueState>;
+  /** How many Temporal Schedules belong to these workflows (0 for an empty list, without asking). */
+  countSchedules(workflowIds: string[]): Promise<number>;
+  /**
+   * Starts the smoke workflow (one activity round trip through a worker) tagged with the
+   * workspace, and waits up to `budgetMs` for it; terminates it when the budget passes first.
+   */
+  runSmoke(input: { workspaceId: string; message: string }, budgetMs: number): Promise<SmokeRunOutcome>;
+}

@@ -3,9 +3,14 @@ import type { ScheduleSync } from '../services/ports';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/scheduled';
 
+/** The prefix every Temporal Schedule id of a workflow starts with. */
+export function scheduleIdPrefix(workflowId: string): string {
+  return `sched_${workflowId}_`;
+}
+
 /** The Temporal Schedule id of a schedule trigger node. */
 export function scheduleId(workflowId: string, nodeId: string): string {
-  return `sched_${workflowId}_${nodeId}`;
+  return `${scheduleIdPrefix(workflowId)}${nodeId}`;
 }
 
 export function temporalScheduleSync(client: Client): ScheduleSync {
@@ -15,7 +20,7 @@ export function temporalScheduleSync(client: Client): ScheduleSync {
       const wantedIds = new Set(wanted.map((n) => scheduleId(workflow.id, n.id)));
       // Remove schedules of nodes that are gone (the list is filtered by our id prefix).
       for await (const listed of client.schedule.list()) {
-        if (listed.scheduleId.startsWith(`sched_${workflow.id}_`) && !wantedIds.has(listed.scheduleId)) {
+        if (listed.scheduleId.startsWith(scheduleIdPrefix(workflow.id)) && !wantedIds.has(listed.scheduleId)) {
           await client.schedule.getHandle(listed.scheduleId).delete().catch(ignoreNotFound);
         }
       }

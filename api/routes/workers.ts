@@ -4,11 +4,12 @@ import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
+import type { SmokeTestStatus } from '../../db/entities';
 import { invalidInput } from '../../services/errors';
 import type { WorkspacePrincipal } from '../../services/principal';
-import { loadWorkflow } from '../../services/workflows';
-// eslint-disable-next-line no-restricted-imports -- moves behind the WorkerProbe port (issue 9)
-import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../temporal/worker-health';
+import { workerDoctor } from '../../services/workers/doctor';
+import { runSmokeTest } from '../../services/workers/smokeTests';
+import { workerStatus } from '../../services/workers/status';
 
 const anyObject = z.looseObject({});
 
@@ -30,28 +31,24 @@ function parseNow(now: string | undefined): Date {
 
 const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: bareErrorSchema } };
 
+const SMOKE_TEST_PATH = '/api/v1/workers/smoke-test';
+
 const statusHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
-  const now = parseNow(input.query.now);
-  const status = await workerStatus(input.deps, ctx.state.em, input.principal.workspaceId, now);
+  const status = await workerStatus(input.deps, ctx.state.em, input.principal.workspaceId, parseNow(input.query.now));
   return { status: 200, body: { status } };
 };
 
 const doctorHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
-  const now = parseNow(input.query.now);
-  const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, now, requestOrigin(ctx));
+  const links = { appUrl: requestOrigin(ctx), smokeTest: `POST ${SMOKE_TEST_PATH}` };
+  const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, parseNow(input.query.now), links);
   return { status: 200, body: { doctor } };
 };
 
+const smokeHttpStatus: Record<SmokeTestStatus, 200 | 202 | 500> = { passed: 200, attention: 202, failed: 500 };
+
 const smokeHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; body: z.output<typeof smokeBody>; deps: AppDeps }) => {
-  const principal = input.principal;
-  const targetWorkflowId = input.body.targetWorkflowId ?? null;
-  if (targetWorkflowId) await loadWorkflow(ctx.state.em, principal, targetWorkflowId);
-  const { httpStatus, smokeTest } = await runSmokeTest(input.deps, ctx.state.em, principal.workspaceId, {
-    targetWorkflowId,
-    useQueue: input.body.useQueue ?? true,
-    waitForWorkerMs: clampWait(input.body.waitForWorkerMs),
-  });
-  return { status: httpStatus, body: { smokeTest } };
+  const { outcome, smokeTest } = await runSmokeTest(input.deps, ctx.state.em, input.principal, input.body);
+  return { status: smokeHttpStatus[outcome], body: { smokeTest } };
 };
 
 const smokeResponses = {
@@ -90,7 +87,7 @@ export const workerDoctorRoute = defineRoute({
 
 export const workerSmokeTestRoute = defineRoute({
   method: 'post',
-  path: '/api/v1/workers/smoke-test',
+  path: SMOKE_TEST_PATH,
   operationId: 'workerSmokeTest',
   summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
   tags: ['Workers'],

@@ -2,7 +2,8 @@
  * The worker routes over real HTTP, PostgreSQL and Temporal: a smoke test that no worker
  * picks up (attention, 202) and one a real worker completes (passed, remembered as the
  * latest), the measured status (task queue pollers, database, migrations, schedules, runs)
- * without secrets, the doctor's warnings and next actions, session twins and key scopes.
+ * without secrets, the doctor's warnings and next actions, the workspace's own Temporal
+ * Schedules counted, session twins and key scopes.
  */
 import { Connection } from '@temporalio/client';
 import { SmokeTestSchema } from '../../db/entities';
@@ -63,6 +64,7 @@ describe('without a worker', () => {
     expect(doctor.warnings.some((w: string) => w.includes('No worker is polling the workflow-runs'))).toBe(true);
     expect(doctor.warnings.some((w: string) => w.includes('No smoke test'))).toBe(true);
     expect(doctor.nextActions).toContain('Start a worker: npm run start:worker');
+    expect(doctor.nextActions).toContain('Run a smoke test: POST /api/v1/workers/smoke-test');
     expectNoSecrets(res.text);
   });
 
@@ -170,5 +172,27 @@ describe('with a worker', () => {
     expect(doctor.status).toBe(200);
     expect(doctor.body.doctor.checkedAt).toBe('2026-01-01T00:00:00.000Z');
     expect((await http(app, 'GET', '/api/workers/status', { token: ws.token })).status).toBe(401);
+  });
+
+  test("the scheduler counts the Temporal Schedules of the workspace's own workflows", async () => {
+    // New Year's midnight: the schedule exists but does not fire while the test runs.
+    const graph = {
+      nodes: [
+        { id: 'tick', type: 'schedule', config: { cron: '0 0 1 1 *', timezone: 'UTC' } },
+        { id: 'stamp', type: 'transform', config: { expression: '{ "at": scheduledAt }' } },
+      ],
+      edges: [{ source: 'tick', target: 'stamp' }],
+    };
+    const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Yearly', ...graph } });
+    expect(created.status).toBe(201);
+    expect((await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(200);
+
+    const status = await http(app, 'GET', STATUS, { token: ws.token });
+    expect(status.body.status.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 1, error: null });
+    expect(status.body.status.health.checks.scheduler).toBe(true);
+    const doctor = await http(app, 'GET', DOCTOR, { token: ws.token });
+    expect(doctor.body.doctor.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 1 });
+    const otherStatus = await http(app, 'GET', STATUS, { token: other.token });
+    expect(otherStatus.body.status.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 0, error: null });
   });
 });
