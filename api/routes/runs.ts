@@ -137,13 +137,17 @@ export const rerunRoute = defineRoute({
   method: 'post',
   path: '/api/v1/runs/{id}/rerun',
   operationId: 'rerunRun',
-  summary: 'A fresh run of the same version from the original input',
+  summary: 'A fresh queued run of the same version (or candidate snapshot) from the original input',
   tags: ['Runs'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
-  responses: { 201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject }, ...runErrors },
+  responses: {
+    201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject },
+    ...runErrors,
+    409: { description: 'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists', schema: bareErrorSchema },
+  },
   handler: async (ctx, { principal, params, deps }) => {
     const run = await rerunRun(ctx.state.em, deps.runLauncher, principal, params.id);
     const [view] = await present(ctx, principal, [run]);
