@@ -5,7 +5,7 @@ import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import type { Run } from '../../db/entities';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { cancelRun, decideApproval, executeWorkflow, presentRuns, queryRuns, rerunRun, resumeEventWait, workflowRunStatus, loadRun } from '../../services/runs';
+import { cancelRun, decideApproval, executeWorkflow, loadRun, presentRuns, queryRuns, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
 import { clampLimit } from '../../services/pagination';
 
 const anyObject = z.looseObject({});
@@ -16,9 +16,9 @@ const runErrors = {
 };
 
 /** The runs as the principal may see them, with resume URLs for full projections. */
-async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[], opts: { logLimit?: number } = {}) {
+async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[]) {
   const origin = linkBase(ctx).origin;
-  return (await presentRuns(ctx.state.em, principal, runs, opts)).map((v) => withResumeUrls(v, origin));
+  return (await presentRuns(ctx.state.em, principal, runs)).map((v) => withResumeUrls(v, origin));
 }
 
 const executeBody = z
