@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
-import { ChildRunRefused, issueResumeToken, prepareChildRun, prepareScheduledRun, recordRunProgress, type RunProgress } from '../services/runProjection';
+import { ChildRunRefused, issueResumeToken, prepareChildRun, prepareScheduledRun, recordRunProgress, type RunProgress } from '../services/runs';
 
-/** Activities that keep the PostgreSQL projection of runs in step with their executions. */
+/** Activities that record the runs the engine starts and keep the run read model in step with their executions. */
 export function createRunActivities(deps: ActivityDeps) {
   return {
     /** Local activity: a short keyed write, idempotent on replay. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../db/entities';
-import { RUN_SORTS } from '../services/runQueries';
+import { RUN_SORTS } from '../services/runs/queries';
 
 /** Response and shared schemas reused across areas; request schemas live beside their routes. */
 export const bareErrorSchema = z.object({ error: z.string(), code: z.string().optional() }).passthrough();

@@ -1,6 +1,6 @@
 /**
  * The logs area: aggregates (stats), exports (JSON and CSV) and the execution detail of one
- * run. Every list is selected in SQL with the shared run filters of `runQueries.ts`.
+ * run. Every list is selected in SQL with the shared run filters of `runs/queries.ts`.
  *
  * Reading of the spec's "at most 200 rows fetched from the durable store before level, query,
  * sort, limit are applied": every filter (level and query included), the sort and the limit
@@ -13,8 +13,13 @@ import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run
 import { notFound } from './errors';
 import type { WorkspacePrincipal } from './principal';
 import { projectionFor } from './principal';
-import { activeFilter, matchingRunsSql, type RunFilters, type RunSort } from './runQueries';
-import { isTerminal, projectRun, runView, type RunView, type UrlBase } from './runs';
+import { activeFilter, matchingRunsSql, type RunFilters, type RunSort } from './runs/queries';
+import { isTerminal, projectRun, runView, type RunView } from './runs/views';
+
+/** The request origin the execution URLs of summaries are built from. */
+export interface UrlBase {
+  origin: string;
+}
 
 export const LOGS_LIMIT = { default: 200, min: 1, max: 200 } as const;
 export const EXECUTION_NOT_FOUND = 'Execution not found';
@@ -298,6 +303,6 @@ export async function executionDetail(
     },
     nodeRunStates,
     timeline,
-    run: projectRun(principal, runView(run, steps, logs, base)),
+    run: projectRun(principal, runView(run, steps, logs)),
   };
 }

@@ -1,10 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  RunSchema,
   WebhookOutboxSchema,
   WebhookSchema,
   WorkflowSchema,
-  WorkflowVersionSchema,
   type Run,
   type Webhook,
   type Workflow,
@@ -18,6 +16,8 @@ import type { RunLauncher } from './ports';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decryptSecret, deriveToken, encryptSecret } from './secrets';
 import { loadWorkflow } from './workflows';
+import { runnableActiveVersion } from './runs/runnable';
+import { writeRunRow } from './runs/runRows';
 
 export const WEBHOOK_FORBIDDEN = 'API key cannot access this webhook';
 const WEBHOOK_TOKEN_PREFIX = 'whk_';
@@ -138,9 +138,9 @@ export interface ResolvedWebhook {
 }
 
 /**
- * Finds the enabled webhook of a token and the deployed version it runs. Unknown tokens,
- * disabled webhooks and workflows that cannot run (trashed, disabled, undeployed) are all
- * 404, so a URL reveals nothing once it stops working.
+ * Finds the enabled webhook of a token and the active version it runs. Unknown tokens,
+ * disabled webhooks and workflows that may not run (services/runs/runnable.ts) are all not
+ * found, so a URL reveals nothing once it stops working.
  */
 export async function resolveWebhookToken(em: EntityManager, token: string, kind: Webhook['kind'] = 'generic'): Promise<ResolvedWebhook> {
   const missing = () => notFound('Webhook not found');
@@ -148,10 +148,9 @@ export async function resolveWebhookToken(em: EntityManager, token: string, kind
   const webhook = await em.findOne(WebhookSchema, { tokenDigest: sha256Hex(token), kind });
   if (!webhook || !webhook.enabled) throw missing();
   const workflow = await em.findOne(WorkflowSchema, { id: webhook.workflowId });
-  if (!workflow || workflow.trashed || workflow.status !== 'deployed' || !workflow.activeVersionId) throw missing();
-  const version = await em.findOne(WorkflowVersionSchema, { id: workflow.activeVersionId });
-  if (!version) throw missing();
-  return { webhook, workflow, version };
+  const runnable = await runnableActiveVersion(em, workflow);
+  if (runnable.kind === 'refused') throw missing();
+  return { webhook, workflow: workflow!, version: runnable.version };
 }
 
 /** The delivery id of a provider event, from the node's configured header or a well-known one. */
@@ -195,24 +194,7 @@ export async function acceptIntoOutbox(
 
 /** Creates the queued run row of a webhook-triggered run (idempotent on its id). */
 export async function createWebhookRun(em: EntityManager, args: { runId: string; workflow: Workflow; version: WorkflowVersion; input: unknown }): Promise<Run> {
-  const now = new Date();
-  await em.getConnection().execute(
-    `insert into runs (id, workspace_id, workflow_id, version_id, workflow_name, trigger, status, input, dry_run, execution_evidence, waits, cost_credits, created_at, updated_at)
-     values (?, ?, ?, ?, ?, 'webhook', 'queued', ?::jsonb, false, ?::jsonb, '[]'::jsonb, 0, ?, ?)
-     on conflict (id) do nothing`,
-    [
-      args.runId,
-      args.workflow.workspaceId,
-      args.workflow.id,
-      args.version.id,
-      args.workflow.name,
-      JSON.stringify(args.input ?? null),
-      JSON.stringify({ requestedTarget: 'active', versionId: args.version.id, resourceMode: 'workspace-live', reviewIdentity: null }),
-      now,
-      now,
-    ],
-  );
-  return em.fork().findOneOrFail(RunSchema, { id: args.runId });
+  return writeRunRow(em, { id: args.runId, workflow: args.workflow, trigger: 'webhook', input: args.input, versionId: args.version.id, requestedTarget: 'active' });
 }
 
 /**
@@ -236,12 +218,13 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
     for (const row of rows) {
       try {
         const workflow = await tx.findOne(WorkflowSchema, { id: row.workflow_id });
-        const version = workflow?.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: workflow.activeVersionId }) : null;
-        if (!workflow || !version || workflow.trashed || workflow.status !== 'deployed') {
-          await conn.execute(`update webhook_outbox set status = 'failed', last_error = ? where id = ?`, ['The workflow is no longer deployed.', row.id], 'run', ctx);
+        const runnable = await runnableActiveVersion(tx, workflow);
+        if (runnable.kind === 'refused') {
+          await conn.execute(`update webhook_outbox set status = 'failed', last_error = ? where id = ?`, [runnable.reason, row.id], 'run', ctx);
           continue;
         }
-        const run = await createWebhookRun(tx, { runId: row.run_id, workflow, version, input: row.payload });
+        const { version } = runnable;
+        const run = await createWebhookRun(tx, { runId: row.run_id, workflow: workflow!, version, input: row.payload });
         await launcher.start(run, { nodes: version.nodes, edges: version.edges });
         await conn.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id = ?`, [row.id], 'run', ctx);
         dispatched++;

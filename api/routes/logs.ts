@@ -6,8 +6,8 @@ import type { AppContext } from '../context';
 import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, runsCsv } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { queryRuns, type RunFilters } from '../../services/runQueries';
-import { loadRunViews, projectRun } from '../../services/runs';
+import { loadRunViews, projectRun, queryRuns, type RunFilters } from '../../services/runs';
+import { withResumeUrls } from '../http/links';
 
 const anyObject = z.looseObject({});
 const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
@@ -54,7 +54,7 @@ export const logExportRoute = defineRoute({
     const f = filters(principal, rest);
     const workspaceId = principal.workspaceId;
     const runs = await queryRuns(ctx.state.em, workspaceId, f);
-    const views = await loadRunViews(ctx.state.em, runs, base(ctx));
+    const views = await loadRunViews(ctx.state.em, runs);
     const exportedAt = new Date();
     const csv = format === 'csv';
     const headers = {
@@ -64,7 +64,7 @@ export const logExportRoute = defineRoute({
     if (csv) {
       return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: runsCsv(views, projectionFor(principal) === 'full') };
     }
-    const body = { workspaceId, exportedAt, filters: echoFilters(f), runCount: views.length, runs: views.map((v) => projectRun(principal, v)) };
+    const body = { workspaceId, exportedAt, filters: echoFilters(f), runCount: views.length, runs: views.map((v) => withResumeUrls(projectRun(principal, v), base(ctx).origin)) };
     return { status: 200, headers, body };
   },
 });
@@ -85,7 +85,7 @@ export const executionDetailRoute = defineRoute({
   },
   handler: async (ctx, { principal, params, deps }) => {
     const detail = await executionDetail(ctx.state.em, principal, params.executionId, base(ctx), { namespace: deps.temporal.namespace });
-    return { status: 200, body: detail };
+    return { status: 200, body: { ...detail, run: withResumeUrls(detail.run, base(ctx).origin) } };
   },
 });
 
@@ -102,8 +102,8 @@ export const sessionLogsRoute = defineRoute({
   handler: async (ctx, { principal, query }) => {
     const f = filters(principal, query);
     const runs = await queryRuns(ctx.state.em, principal.workspaceId, f);
-    const views = await loadRunViews(ctx.state.em, runs, base(ctx));
-    return { status: 200, body: { runs: views.map((v) => projectRun(principal, v)) } };
+    const views = await loadRunViews(ctx.state.em, runs);
+    return { status: 200, body: { runs: views.map((v) => withResumeUrls(projectRun(principal, v), base(ctx).origin)) } };
   },
 });
 

@@ -1,16 +1,11 @@
-import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
+import { linkBase, runLinks, withResumeUrls, workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
-import { workflowLinks } from './workflows';
-import { RUN_STATUSES, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
-import { invalidInput, conflict, notFound } from '../../services/errors';
+import type { Run } from '../../db/entities';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { assertResumeTokenExists, claimResumeToken } from '../../services/resume';
-import { queryRuns } from '../../services/runQueries';
-import { cancelRun, executeWorkflow, isTerminal, loadRun, loadRunViews, projectRun, rerun, runLinks } from '../../services/runs';
-import { loadWorkflow } from '../../services/workflows';
+import { cancelRun, decideApproval, executeWorkflow, loadRun, presentRuns, queryRuns, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
 import { clampLimit } from '../../services/pagination';
 
 const anyObject = z.looseObject({});
@@ -19,14 +14,11 @@ const runErrors = {
   404: { description: 'Run not found (also for runs of other workspaces)', schema: bareErrorSchema },
   409: { description: 'The run is in a state that refuses this action', schema: bareErrorSchema },
 };
-const base = (ctx: AppContext) => {
-  const ui = ctx.deps.config.temporal.uiUrl;
-  return { origin: requestOrigin(ctx), ...(ui ? { temporalUi: { url: ui, namespace: ctx.deps.temporal.namespace } } : {}) };
-};
 
-async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[], opts: { logLimit?: number } = {}) {
-  const views = await loadRunViews(ctx.state.em, runs, base(ctx), opts);
-  return views.map((v) => projectRun(principal, v));
+/** The runs as the principal may see them, with resume URLs for full projections. */
+async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[]) {
+  const origin = linkBase(ctx).origin;
+  return (await presentRuns(ctx.state.em, principal, runs)).map((v) => withResumeUrls(v, origin));
 }
 
 const executeBody = z
@@ -64,10 +56,9 @@ export const executeRoute = defineRoute({
     503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
-    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, wf, body);
+    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, params.id, body);
     const [run] = await present(ctx, principal, [result.run]);
-    const links = runLinks(result.run, base(ctx));
+    const links = runLinks(result.run, linkBase(ctx));
     const execution = {
       workflowId: result.run.id,
       taskQueue: result.kind === 'queued' ? 'workflow-runs' : null,
@@ -101,7 +92,7 @@ export const listRunsRoute = defineRoute({
       limit: clampLimit(query.limit, { default: 100, min: 1, max: 200 }),
       projection: projectionFor(principal),
     });
-    return { status: 200, body: { runs: await present(ctx, principal, runs), links: runs.map((r) => runLinks(r, base(ctx))) } };
+    return { status: 200, body: { runs: await present(ctx, principal, runs), links: runs.map((r) => runLinks(r, linkBase(ctx))) } };
   },
 });
 
@@ -120,7 +111,7 @@ export const getRunRoute = defineRoute({
   handler: async (ctx, { principal, params }) => {
     const run = await loadRun(ctx.state.em, principal, params.id);
     const [view] = await present(ctx, principal, [run]);
-    return { status: 200, body: { run: view, links: runLinks(run, base(ctx)) } };
+    return { status: 200, body: { run: view, links: runLinks(run, linkBase(ctx)) } };
   },
 });
 
@@ -136,10 +127,9 @@ export const cancelRunRoute = defineRoute({
   idempotency: 'optional',
   responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
-    const run = await loadRun(ctx.state.em, principal, params.id);
-    const canceled = await cancelRun(ctx.state.em, deps.runLauncher, principal, run);
+    const canceled = await cancelRun(ctx.state.em, deps.runLauncher, principal, params.id);
     const [view] = await present(ctx, principal, [canceled]);
-    return { status: 200, body: { run: view, links: runLinks(canceled, base(ctx)) } };
+    return { status: 200, body: { run: view, links: runLinks(canceled, linkBase(ctx)) } };
   },
 });
 
@@ -147,19 +137,21 @@ export const rerunRoute = defineRoute({
   method: 'post',
   path: '/api/v1/runs/{id}/rerun',
   operationId: 'rerunRun',
-  summary: 'A fresh run of the same version from the original input',
+  summary: 'A fresh queued run of the same version (or candidate snapshot) from the original input',
   tags: ['Runs'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
-  responses: { 201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject }, ...runErrors },
+  responses: {
+    201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject },
+    ...runErrors,
+    409: { description: 'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists', schema: bareErrorSchema },
+  },
   handler: async (ctx, { principal, params, deps }) => {
-    const original = await loadRun(ctx.state.em, principal, params.id);
-    const wf = await ctx.state.em.findOne(WorkflowSchema, { id: original.workflowId, workspaceId: original.workspaceId });
-    const run = await rerun(ctx.state.em, deps.runLauncher, principal, original, wf);
+    const run = await rerunRun(ctx.state.em, deps.runLauncher, principal, params.id);
     const [view] = await present(ctx, principal, [run]);
-    const links = runLinks(run, base(ctx));
+    const links = runLinks(run, linkBase(ctx));
     return { status: 201, body: { run: view, statusUrl: links.status, cancelUrl: links.cancel, links } };
   },
 });
@@ -176,20 +168,16 @@ export const workflowStatusRoute = defineRoute({
   query: z.object({ runId: z.string().min(1).optional() }),
   responses: { 200: { description: 'Status', schema: anyObject }, ...bareAuthErrors, 404: { description: 'Workflow or run not found', schema: bareErrorSchema } },
   handler: async (ctx, { principal, params, query }) => {
-    const em = ctx.state.em;
-    const wf = await loadWorkflow(em, principal, params.id);
-    const redacted = projectionFor(principal) === 'safe';
+    const result = await workflowRunStatus(ctx.state.em, principal, params.id, query.runId);
+    const origin = linkBase(ctx).origin;
+    const { workflow: wf } = result;
     const workflow = { id: wf.id, name: wf.name, status: wf.status, activeVersionId: wf.activeVersionId };
-    if (!query.runId) {
-      const runs = await em.find(RunSchema, { workspaceId: wf.workspaceId, workflowId: wf.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 20 });
-      const statuses = Object.fromEntries(RUN_STATUSES.map((s) => [s, runs.filter((r) => r.status === s).length]));
-      return { status: 200, body: { workflow, runs: await present(ctx, principal, runs, { logLimit: 20 }), statuses } };
+    if (result.kind === 'latest') {
+      return { status: 200, body: { workflow, runs: result.runs.map((v) => withResumeUrls(v, origin)), statuses: result.statuses } };
     }
-    const run = await em.findOne(RunSchema, { id: query.runId, workspaceId: wf.workspaceId, workflowId: wf.id });
-    if (!run) throw notFound('Run not found');
-    const [view] = await present(ctx, principal, [run], { logLimit: 20 });
+    const { run, redacted } = result;
+    const view = withResumeUrls(result.view, origin);
     const full = view as Record<string, unknown>;
-    const active = !isTerminal(run.status);
     return {
       status: 200,
       body: {
@@ -198,14 +186,13 @@ export const workflowStatusRoute = defineRoute({
         run: view,
         status: run.status,
         queued: run.status === 'queued',
-        active,
+        active: result.active,
         output: redacted ? undefined : full.output,
         error: redacted ? undefined : full.error,
         steps: full.steps,
         logs: redacted ? undefined : full.logs,
-        links: { ...runLinks(run, base(ctx)), workflow: workflowLinks(ctx, wf.id).self },
-        // Waiting runs change on human time scales; running ones within seconds.
-        pollAfterMs: !active ? 0 : run.status === 'waiting' ? 5000 : 1000,
+        links: { ...runLinks(run, linkBase(ctx)), workflow: workflowLinks(ctx, wf.id).self },
+        pollAfterMs: result.pollAfterMs,
       },
     };
   },
@@ -223,13 +210,8 @@ export const approvalRoute = defineRoute({
   body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
   responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: anyObject }, ...runErrors },
   handler: async (ctx, { principal, params, body, deps }) => {
-    const run = await loadRun(ctx.state.em, principal, params.id);
-    if (isTerminal(run.status)) throw conflict(`The run is already ${run.status}.`);
-    const outcome = await deps.runLauncher.approve(run.id, { ...body, decidedBy: principal.userId });
-    if (outcome.kind === 'refused') throw conflict(outcome.reason);
-    const approval = { nodeId: outcome.nodeId, decision: outcome.decision };
-    const fresh = await ctx.state.em.fork().findOneOrFail(RunSchema, { id: run.id });
-    const [view] = await present(ctx, principal, [fresh]);
+    const { approval, run } = await decideApproval(ctx.state.em, deps.runLauncher, principal, params.id, body);
+    const [view] = await present(ctx, principal, [run]);
     return { status: 200, body: { approval, run: view } };
   },
 });
@@ -250,13 +232,8 @@ export const resumeRoute = defineRoute({
     409: { description: 'Token already used or expired, or the run no longer waits', schema: bareErrorSchema },
   },
   handler: async (ctx, { params, body, deps }) => {
-    // Unknown tokens are 404 whatever the body; a bad body must not burn a valid token.
-    await assertResumeTokenExists(ctx.state.em, params.token);
-    if (!ctx.is('application/json')) throw invalidInput('The resume body must be JSON (Content-Type: application/json).');
-    const claimed = await claimResumeToken(ctx.state.em, params.token);
-    const delivered = await deps.runLauncher.resumeEvent(claimed.runId, { nodeId: claimed.nodeId, token: params.token, payload: body ?? null });
-    if (!delivered) throw conflict('The run is no longer waiting for this event.');
-    return { status: 202, body: { runId: claimed.runId, nodeId: claimed.nodeId, status: 'resumed' } };
+    const resumed = await resumeEventWait(ctx.state.em, deps.runLauncher, { token: params.token, bodyIsJson: Boolean(ctx.is('application/json')), payload: body });
+    return { status: 202, body: resumed };
   },
 });
 

@@ -6,6 +6,7 @@ import type { AppContext } from '../context';
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
 import { invalidInput, notFound, unavailable } from '../../services/errors';
 import { loadRunViews } from '../../services/runs';
+import { withResumeUrls } from '../http/links';
 import {
   acceptIntoOutbox,
   createErrtrackerWebhook,
@@ -100,8 +101,8 @@ async function invoke(ctx: AppContext, token: string) {
     default: {
       // The run ended without reaching a Response node: answer with the run itself.
       const fork = em.fork();
-      const [view] = await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })], { origin: requestOrigin(ctx) });
-      return { status: 200, body: { token, run: view } };
+      const [view] = await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })]);
+      return { status: 200, body: { token, run: withResumeUrls(view, requestOrigin(ctx)) } };
     }
   }
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import { forbidden, invalidInput } from '../../services/errors';
-import { projectFor } from '../../services/projection';
+import { projectFor } from '../../services/redaction';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import {
   createWorkflow,
@@ -23,6 +23,7 @@ import {
 } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
+import { workflowLinks } from '../http/links';
 import { secretKeyOf } from './webhooks';
 import { syncWebhooks, webhookView } from '../../services/webhooks';
 
@@ -35,20 +36,6 @@ const workflowErrors = {
   404: { description: 'Workflow not found', schema: bareErrorSchema },
 };
 const anyObject = z.looseObject({});
-
-/** Links of a workflow, absolute from the request origin. */
-export function workflowLinks(ctx: AppContext, id: string) {
-  const base = `${requestOrigin(ctx)}/api/v1/workflows/${id}`;
-  return {
-    self: base,
-    version: `${base}/versions`,
-    validate: `${base}/validate`,
-    execute: `${base}/execute`,
-    status: `${base}/status`,
-    portable: `${base}?format=portable`,
-    deploy: `${base}/deploy`,
-  };
-}
 
 /**
  * Safe readers (personal, copilot, viewer) see a workflow's shape but not node configs,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { addMember, getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
-import { projectFor } from '../../services/projection';
+import { projectFor } from '../../services/redaction';
 
 export const getWorkspaceRoute = defineRoute({
   method: 'get',

@@ -1,5 +1,5 @@
 /** The run projection writer: large batches, repeated nodes and replays. */
-import { recordRunProgress } from '../../../services/runProjection';
+import { recordRunProgress } from '../../../services/runs/readModel';
 import type { StepRecord } from '../../../engine/interpreter';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 

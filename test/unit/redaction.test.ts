@@ -1,4 +1,4 @@
-import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS, toSafeProjection } from '../../services/projection';
+import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS, toSafeProjection } from '../../services/redaction';
 import type { Principal } from '../../services/principal';
 
 const run = {

@@ -1,3 +1,8 @@
+/**
+ * Field redaction for safe principals (personal, copilot, viewer, organization reads): the
+ * `workspace-safe.v1` contract removes restricted fields and adds a `redaction` marker. Not to
+ * be confused with the run read model (services/runs/readModel.ts).
+ */
 import type { Principal } from './principal';
 import { projectionFor } from './principal';
 

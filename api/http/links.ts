@@ -1,0 +1,63 @@
+/**
+ * The one link builder of the API: every absolute URL a response carries is made here from
+ * the request origin. Services return data (ids, tokens); only this module turns it into URLs.
+ */
+import type { Run, StoredWait } from '../../db/entities';
+import type { AppContext } from '../context';
+import { requestOrigin } from './urls';
+
+export interface LinkBase {
+  /** Request origin, e.g. `https://api.example.com`. */
+  origin: string;
+  /** When the Temporal Web UI address is configured, runs link straight to their execution there. */
+  temporalUi?: { url: string; namespace: string };
+}
+
+/** The link base of a request: its origin, and the Temporal Web UI when configured. */
+export function linkBase(ctx: AppContext): LinkBase {
+  const ui = ctx.deps.config.temporal.uiUrl;
+  return { origin: requestOrigin(ctx), ...(ui ? { temporalUi: { url: ui, namespace: ctx.deps.temporal.namespace } } : {}) };
+}
+
+/** Links of a workflow, absolute from the request origin. */
+export function workflowLinks(ctx: AppContext, id: string) {
+  const base = `${requestOrigin(ctx)}/api/v1/workflows/${id}`;
+  return {
+    self: base,
+    version: `${base}/versions`,
+    validate: `${base}/validate`,
+    execute: `${base}/execute`,
+    status: `${base}/status`,
+    portable: `${base}?format=portable`,
+    deploy: `${base}/deploy`,
+  };
+}
+
+/** Links of a run: the API's run, execution, status, rerun and cancel URLs, and its Temporal UI page. */
+export function runLinks(run: Pick<Run, 'id' | 'workflowId'> & { dryRun?: boolean }, base: LinkBase) {
+  const v1 = `${base.origin}/api/v1`;
+  // Dry runs never reach Temporal, so they have nothing to show there.
+  const temporal = base.temporalUi && !run.dryRun ? `${base.temporalUi.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(base.temporalUi.namespace)}/workflows/${encodeURIComponent(run.id)}` : undefined;
+  return {
+    ...(temporal ? { temporal } : {}),
+    run: `${v1}/runs/${run.id}`,
+    execution: `${v1}/logs/executions/${run.id}`,
+    status: `${v1}/workflows/${run.workflowId}/status?runId=${run.id}`,
+    rerun: `${v1}/runs/${run.id}/rerun`,
+    cancel: `${v1}/runs/${run.id}/cancel`,
+  };
+}
+
+/** The public URL that resumes an event wait; the token is the capability. */
+export const resumeUrl = (origin: string, token: string) => `${origin}/api/hooks/resume/${token}`;
+
+type WaitShown = Omit<StoredWait, 'token'> & { resumeUrl?: string };
+
+/**
+ * A run view as the API shows it: each event wait's resume token becomes its `resumeUrl`.
+ * Safe projections carry no waits and pass through unchanged.
+ */
+export function withResumeUrls<T extends { waits?: StoredWait[] }>(view: T, origin: string): Omit<T, 'waits'> & { waits?: WaitShown[] } {
+  if (!view.waits) return view;
+  return { ...view, waits: view.waits.map(({ token, ...wait }) => (token ? { ...wait, resumeUrl: resumeUrl(origin, token) } : wait)) };
+}

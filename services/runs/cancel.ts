@@ -1,0 +1,27 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { RunSchema, type Run } from '../../db/entities';
+import { recordAudit } from '../audit';
+import { conflict } from '../errors';
+import type { RunLauncher } from '../ports';
+import type { WorkspacePrincipal } from '../principal';
+import { isTerminal, loadRun } from './views';
+
+/** Cancels a non-terminal run of the principal's workspace through the engine; 409 when it already ended, 404 when it is not theirs. */
+export async function cancelRun(em: EntityManager, launcher: RunLauncher, principal: WorkspacePrincipal, runId: string): Promise<Run> {
+  const run = await loadRun(em, principal, runId);
+  if (isTerminal(run.status)) throw conflict(`The run is already ${run.status}.`);
+  await launcher.cancel(run.id);
+  // Recorded now so the answer is final; the execution's own record agrees (terminal states are never overwritten).
+  await em.getConnection().execute(
+    `update runs set status = 'canceled', waits = '[]'::jsonb, cancel_reason = coalesce(cancel_reason, 'Canceled on request'),
+            finished_at = coalesce(finished_at, now()),
+            duration_ms = coalesce(duration_ms, (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::int),
+            updated_at = now()
+      where id = ? and status not in ('succeeded', 'failed', 'canceled')`,
+    [run.id],
+  );
+  recordAudit(em, principal, { action: 'run.cancel', severity: 'info', workspaceId: run.workspaceId, targetType: 'run', targetId: run.id });
+  await em.flush();
+  return em.fork().findOneOrFail(RunSchema, { id: run.id });
+}
+

@@ -1,0 +1,93 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { RunLogSchema, RunStepSchema, type Run } from '../../db/entities';
+import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
+import { withConfigDefaults } from '../../engine/nodes';
+import type { WorkflowGraph } from '../../engine/types';
+import { runUserCode } from '../sandbox';
+
+/**
+ * Interprets the graph in-process: pure nodes and code nodes (sandboxed, no effects) run for
+ * real; HTTP calls, waits, approvals, events and subworkflows are simulated and marked so.
+ */
+export async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph): Promise<void> {
+  const steps = new Map<string, StepRecord>();
+  const logs: LogRecord[] = [];
+  const host: EngineHost = {
+    now: () => Date.now(),
+    async runAction(node, config, input) {
+      if (node.type === 'code') {
+        const result = await runUserCode(String(config.source), input);
+        if (!result.ok) throw new Error(result.error.message);
+        return { output: result.output, logs: result.logs };
+      }
+      const { method, url, headers, query, body } = config;
+      return { output: { simulated: true, request: { method, url, headers: headers ?? {}, query: query ?? {}, body: body ?? null } } };
+    },
+    async waitTimer(node, untilMs) {
+      logs.push(simulatedLog(logs.length, node.id, `Simulated wait until ${new Date(untilMs).toISOString()}`));
+    },
+    async waitApproval(node) {
+      logs.push(simulatedLog(logs.length, node.id, 'Simulated approval: approved'));
+      return { decision: 'approved', comment: 'simulated', decidedBy: null };
+    },
+    async waitEvent(node) {
+      logs.push(simulatedLog(logs.length, node.id, 'Simulated event: resumed with null'));
+      return null;
+    },
+    async runSubworkflow(_node, config) {
+      return { simulated: true, workflowId: config.workflowId };
+    },
+    onStep: (step) => void steps.set(step.nodeId, step),
+    onLog: (log) => void logs.push({ ...log, seq: logs.length }),
+    onResponse: () => undefined,
+    isCancellation: () => false,
+  };
+  const startedAt = new Date();
+  run.status = 'running';
+  run.startedAt = startedAt;
+  let outcome;
+  try {
+    outcome = await runGraph({ graph: withConfigDefaults(graph), input: run.input, trigger: run.trigger, startNodeId: run.startNodeId }, host);
+  } catch (err) {
+    outcome = { status: 'failed' as const, output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 };
+  }
+  const finishedAt = new Date();
+  Object.assign(run, {
+    status: outcome.status,
+    output: outcome.output,
+    error: outcome.error?.message ?? null,
+    errorNodeId: outcome.error?.nodeId ?? null,
+    costCredits: 0, // simulations consume nothing
+    finishedAt,
+    durationMs: finishedAt.getTime() - startedAt.getTime(),
+    updatedAt: finishedAt,
+  });
+  for (const s of steps.values()) {
+    em.create(RunStepSchema, {
+      id: `${run.id}:${s.nodeId}`,
+      runId: run.id,
+      workspaceId: run.workspaceId,
+      nodeId: s.nodeId,
+      nodeType: s.nodeType,
+      nodeName: s.nodeName,
+      seq: s.seq,
+      status: s.status,
+      attempts: s.attempts,
+      input: s.input,
+      output: s.output,
+      error: s.error,
+      startedAt: s.startedAt ? new Date(s.startedAt) : null,
+      finishedAt: s.finishedAt ? new Date(s.finishedAt) : null,
+      durationMs: s.durationMs,
+    });
+  }
+  for (const l of logs) {
+    em.create(RunLogSchema, { id: `${run.id}:${l.seq}`, runId: run.id, workspaceId: run.workspaceId, seq: l.seq, nodeId: l.nodeId, level: l.level, message: l.message, data: l.data, createdAt: new Date(l.createdAt) });
+  }
+  await em.flush();
+}
+
+function simulatedLog(seq: number, nodeId: string, message: string): LogRecord {
+  return { seq, nodeId, level: 'info', message, data: { simulated: true }, createdAt: new Date().toISOString() };
+}
+

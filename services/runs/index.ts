@@ -1,0 +1,16 @@
+/**
+ * The runs area: starting runs (execute, rerun, and the runs the engine starts itself), the
+ * one runnable rule and the one run-row writer, dry runs, views and queries for the API,
+ * approvals, event resumes, and the read model written from Temporal by activities.
+ */
+export { decideApproval, type ApprovalDecisionInput } from './approvals';
+export { cancelRun } from './cancel';
+export { executeWorkflow, rerunRun, type ExecuteInput, type ExecuteResult } from './execute';
+export { activeFilter, matchingRunsSql, queryRuns, RUN_SORTS, type RunFilters, type RunSort } from './queries';
+export { recordRunProgress, type RunProgress } from './readModel';
+export { issueResumeToken, resumeEventWait } from './resumeTokens';
+export { isRunnable, runnableActiveVersion, whyNotRunnable, type RunTarget } from './runnable';
+export { writeRunRow, type NewRunRow } from './runRows';
+export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';
+export { workflowRunStatus, type WorkflowRunStatus } from './status';
+export { isTerminal, loadRun, loadRunViews, presentRuns, projectRun, RUN_NOT_FOUND, runView, type ProjectedRun, type RunView } from './views';

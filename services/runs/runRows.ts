@@ -1,0 +1,72 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { RunSchema, type Run, type RunTrigger, type Workflow } from '../../db/entities';
+import type { WorkflowGraph } from '../../engine/types';
+import { newId } from '../ids';
+import type { RunTarget } from './runnable';
+
+export interface NewRunRow {
+  /**
+   * A derived id makes the write idempotent (outbox dispatch, schedule firings, child runs are
+   * retried with the same id); omitted, a fresh one is made.
+   */
+  id?: string;
+  workflow: Pick<Workflow, 'id' | 'workspaceId' | 'name'>;
+  trigger: RunTrigger;
+  input: unknown;
+  /** The pinned version, or the candidate id of a draft run. */
+  versionId: string | null;
+  requestedTarget: RunTarget;
+  dryRun?: boolean;
+  startNodeId?: string | null;
+  /** Set for candidate runs, whose graph is not a stored version. */
+  graphSnapshot?: WorkflowGraph | null;
+  parent?: { runId: string; nodeId: string } | null;
+  createdBy?: { keyId: string | null; userId: string | null };
+}
+
+/**
+ * The one writer of new run rows: every path that starts a run (execute, rerun, webhooks,
+ * schedules, subworkflows) records it here, `queued`. The insert does nothing when a row with
+ * the id exists, so retried writers never duplicate a run nor overwrite its progress. Returns
+ * the stored row, managed by `em`.
+ */
+export async function writeRunRow(em: EntityManager, row: NewRunRow): Promise<Run> {
+  const now = new Date();
+  const dryRun = row.dryRun ?? false;
+  const id = row.id ?? newId('run');
+  await em.upsert(
+    RunSchema,
+    {
+      id,
+      workspaceId: row.workflow.workspaceId,
+      workflowId: row.workflow.id,
+      versionId: row.versionId,
+      workflowName: row.workflow.name,
+      trigger: row.trigger,
+      status: 'queued',
+      input: row.input ?? null,
+      output: null,
+      error: null,
+      errorNodeId: null,
+      startNodeId: row.startNodeId ?? null,
+      dryRun,
+      executionEvidence: { requestedTarget: row.requestedTarget, versionId: row.versionId, resourceMode: dryRun ? 'simulated' : 'workspace-live', reviewIdentity: null },
+      waits: [],
+      graphSnapshot: row.graphSnapshot ?? null,
+      parentRunId: row.parent?.runId ?? null,
+      parentNodeId: row.parent?.nodeId ?? null,
+      costCredits: 0,
+      cancelReason: null,
+      createdByKeyId: row.createdBy?.keyId ?? null,
+      createdByUserId: row.createdBy?.userId ?? null,
+      startedAt: null,
+      finishedAt: null,
+      durationMs: null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    { onConflictFields: ['id'], onConflictAction: 'ignore' },
+  );
+  // On a conflict the row holds the first write (and maybe progress since): read it back.
+  return em.findOneOrFail(RunSchema, { id }, { refresh: true });
+}

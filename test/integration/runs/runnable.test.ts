@@ -1,0 +1,194 @@
+/**
+ * The one runnable rule (services/runs/runnable.ts) on every path that starts a run: execute,
+ * webhook (invoke and outbox dispatch), schedule, subworkflow and rerun. A disabled or trashed
+ * workflow runs nothing; a workflow moved to draft by import-replace keeps its active version
+ * pinned but runs nothing live until deployed again. A deployed workflow is the control: every
+ * path runs it, so each refusal below is the rule's doing and not a broken path.
+ */
+import { randomUUID } from 'node:crypto';
+import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
+import { dispatchOutbox } from '../../../services/webhooks';
+import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
+import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+
+let app: TestApp;
+let worker: TestWorker;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  // No outbox dispatcher: the test dispatches itself, after changing the workflow's state.
+  app = await startTestApp();
+  worker = await startTestWorker(app);
+  ws = await createWorkspace(app);
+});
+afterAll(async () => {
+  await worker.stop();
+  await app.close();
+});
+
+const WF = '/api/v1/workflows';
+const graph = {
+  nodes: [
+    { id: 'hook', type: 'webhook', config: {} },
+    { id: 'echo', type: 'transform', config: { expression: '"ran"' } },
+  ],
+  edges: [{ source: 'hook', target: 'echo' }],
+};
+const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
+
+type State = 'deployed' | 'disabled' | 'trashed' | 'draft after import-replace';
+
+const changeTo: Record<State, object | null> = {
+  deployed: null,
+  disabled: { status: 'disabled' },
+  trashed: { trashed: true },
+  'draft after import-replace': { importJson: JSON.stringify({ name: 'Replaced', ...graph }) },
+};
+
+interface Fixture {
+  workflowId: string;
+  invoke: string;
+  /** A live run made while the workflow was deployed, to re-run. */
+  earlierRunId: string;
+  /** Runs of the workflow once the fixture is ready; a refused path adds none. */
+  runCount: number;
+}
+
+/** A deployed workflow with a webhook trigger, one finished run and one accepted webhook request, then moved to `state`. */
+async function workflowIn(state: State): Promise<Fixture> {
+  const created = await http(app, 'POST', WF, { token: ws.token, body: { name: `Target ${state}`, ...graph } });
+  const workflowId = created.body.workflow.id;
+  const deployed = await http(app, 'POST', `${WF}/${workflowId}/deploy`, { token: ws.token });
+  expect(deployed.status).toBe(200);
+  const executed = await http(app, 'POST', `${WF}/${workflowId}/execute`, { token: ws.token, body: { input: {} } });
+  expect(executed.status).toBe(202);
+  await waitForRun(app, ws.token, executed.body.run.id);
+  const invoke = new URL(deployed.body.webhookUrl).pathname;
+  // Accepted while deployed; dispatched later, after the change.
+  expect((await http(app, 'POST', invoke, { body: { early: true } })).status).toBe(202);
+
+  const change = changeTo[state];
+  if (change) expect((await http(app, 'PATCH', `${WF}/${workflowId}`, { token: ws.token, body: change })).status).toBe(200);
+  if (state === 'draft after import-replace') {
+    // The premise: import-replace moves the workflow to draft but keeps its active version.
+    const wf = (await http(app, 'GET', `${WF}/${workflowId}`, { token: ws.token })).body.workflow;
+    expect(wf).toMatchObject({ status: 'draft', activeVersionId: deployed.body.synchronizedVersionId });
+  }
+  return { workflowId, invoke, earlierRunId: executed.body.run.id, runCount: (await runsOf(workflowId)).length };
+}
+
+/**
+ * Runs dispatcher passes until no entry of the workflow is pending. The outbox is shared by
+ * every test file of the run, and a pass takes the 100 oldest entries, so one may not reach ours.
+ */
+async function dispatchUntilHandled(workflowId: string) {
+  for (let pass = 0; pass < 50; pass++) {
+    await dispatchOutbox(app.orm.em.fork(), app.deps.runLauncher);
+    const entries = await app.orm.em.fork().find(WebhookOutboxSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
+    if (entries.every((e) => e.status !== 'pending')) return entries;
+  }
+  throw new Error(`outbox entries of ${workflowId} still pending after 50 dispatcher passes`);
+}
+
+describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-replace'])('a %s workflow', (state) => {
+  const runs = state === 'deployed';
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await workflowIn(state);
+  });
+
+  test(runs ? 'executes' : 'is refused by execute (400) and records no run', async () => {
+    const res = await http(app, 'POST', `${WF}/${fx.workflowId}/execute`, { token: ws.token, body: { input: {} } });
+    if (runs) {
+      expect(res.status).toBe(202);
+      await waitForRun(app, ws.token, res.body.run.id);
+      return;
+    }
+    expect(res.status).toBe(400);
+    expect(await runsOf(fx.workflowId)).toHaveLength(fx.runCount);
+  });
+
+  test(runs ? 'is invoked through its webhook, and its accepted request is dispatched' : 'answers 404 on its webhook, and a request accepted earlier is never dispatched', async () => {
+    const invoked = await http(app, 'POST', fx.invoke, { body: { late: true } });
+    expect(invoked.status).toBe(runs ? 202 : 404);
+    const before = (await runsOf(fx.workflowId)).length;
+    const entries = await dispatchUntilHandled(fx.workflowId);
+    if (runs) {
+      expect(entries.map((e) => e.status)).toEqual(['dispatched', 'dispatched']);
+      const after = await runsOf(fx.workflowId);
+      expect(after.filter((r) => r.trigger === 'webhook')).toHaveLength(2);
+      return;
+    }
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ status: 'failed', runId: expect.any(String) });
+    expect(await runsOf(fx.workflowId)).toHaveLength(before);
+    expect(await app.orm.em.fork().count(RunSchema, { id: entries[0].runId })).toBe(0);
+  });
+
+  test(runs ? 'runs when its schedule fires' : 'records nothing when a schedule fires for it', async () => {
+    // What a Temporal Schedule starts; fired by hand, since changing the state removes the schedule itself.
+    const runId = `run_sched_test_${randomUUID()}`;
+    const result = await app.deps.temporal.client.workflow.execute(WORKFLOW_TYPES.scheduled, {
+      taskQueue: TASK_QUEUE,
+      workflowId: runId,
+      args: [{ workspaceId: ws.workspaceId, workflowId: fx.workflowId, nodeId: 'hook' }],
+      workflowExecutionTimeout: '30 seconds',
+    });
+    if (runs) {
+      expect(result).toMatchObject({ status: 'succeeded' });
+      expect(await app.orm.em.fork().findOne(RunSchema, { id: runId })).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
+      return;
+    }
+    expect(result).toEqual({ skipped: expect.any(String) });
+    expect(await app.orm.em.fork().count(RunSchema, { id: runId })).toBe(0);
+  });
+
+  test(runs ? 'runs as a subworkflow' : 'cannot run as a subworkflow: the node fails and no child run is recorded', async () => {
+    const parent = await http(app, 'POST', WF, {
+      token: ws.token,
+      body: { name: `Parent of ${state}`, nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'sub', type: 'subworkflow', config: { workflowId: fx.workflowId } }], edges: [{ source: 'start', target: 'sub' }] },
+    });
+    const parentId = parent.body.workflow.id;
+    expect((await http(app, 'POST', `${WF}/${parentId}/deploy`, { token: ws.token })).status).toBe(200);
+    const started = await http(app, 'POST', `${WF}/${parentId}/execute`, { token: ws.token, body: { input: {} } });
+    expect(started.status).toBe(202);
+    const done = await waitForRun(app, ws.token, started.body.run.id);
+    const children = await app.orm.em.fork().find(RunSchema, { parentRunId: done.id });
+    if (runs) {
+      expect(done).toMatchObject({ status: 'succeeded', output: 'ran' });
+      expect(children).toHaveLength(1);
+      return;
+    }
+    expect(done).toMatchObject({ status: 'failed', errorNodeId: 'sub' });
+    expect(done.error).toMatch(/cannot run/);
+    expect(children).toHaveLength(0);
+  });
+
+  test(runs ? 'is re-run' : 'is refused by rerun (409) and records no run', async () => {
+    const before = (await runsOf(fx.workflowId)).length;
+    const res = await http(app, 'POST', `/api/v1/runs/${fx.earlierRunId}/rerun`, { token: ws.token });
+    if (runs) {
+      expect(res.status).toBe(201);
+      expect((await waitForRun(app, ws.token, res.body.run.id)).status).toBe('succeeded');
+      return;
+    }
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatch(/cannot be re-run/);
+    expect(await runsOf(fx.workflowId)).toHaveLength(before);
+  });
+});
+
+describe('rerunning a dry run', () => {
+  test('is a 409 telling the caller to execute instead, and starts nothing', async () => {
+    const created = await http(app, 'POST', WF, { token: ws.token, body: { name: 'Dry', ...graph } });
+    const workflowId = created.body.workflow.id;
+    const dry = await http(app, 'POST', `${WF}/${workflowId}/execute`, { token: ws.token, body: { target: 'candidate', input: {} } });
+    expect(dry.status).toBe(201);
+    expect(dry.body.run).toMatchObject({ dryRun: true, status: 'succeeded' });
+
+    const res = await http(app, 'POST', `/api/v1/runs/${dry.body.run.id}/rerun`, { token: ws.token });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatch(/dry run cannot be re-run.*Execute the workflow/);
+    expect(await runsOf(workflowId)).toHaveLength(1);
+  });
+});
