@@ -216,6 +216,8 @@ export async function executeWorkflow(
     dryRun: chosen.dryRun,
     requestedTarget: body.target,
   });
+  // End-user gateway runs (rules in services/endUsers.ts) remember whom they ran for.
+  run.endUserExternalId = body.endUser?.externalId ?? null;
   if (chosen.dryRun) {
     await dryRun(em, run, chosen.graph);
     return { kind: 'dry', run };

@@ -4,6 +4,8 @@ import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import { workflowLinks } from './workflows';
+import { endUserExecuteAnswer, executeAsEndUser } from './endUsers';
+import { isEndUserGateway } from '../../services/endUsers';
 import { RUN_STATUSES, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
 import { invalidInput, conflict, notFound } from '../../services/errors';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
@@ -50,12 +52,15 @@ export const executeRoute = defineRoute({
   summary: 'Execute the active version (queued on Temporal, 202) or test the candidate (dry run, 201)',
   tags: ['Runs'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: { kind: 'apiKey', scopes: 'workspace-or-gateway', roles: 'write' },
   params: z.object({ id: z.string().min(1) }),
   body: executeBody,
   idempotency: 'optional',
   responses: {
-    202: { description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`', schema: anyObject },
+    202: {
+      description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`; for an end-user gateway key only `{ run (end-user run summary), queued: true, statusUrl, cancelUrl }` under /api/v1/end-users/runs',
+      schema: z.union([anyObject, endUserExecuteAnswer]),
+    },
     201: { description: 'Dry run, finished: `{ run, execution, queued: false }`', schema: anyObject },
     ...bareAuthErrors,
     403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
@@ -64,6 +69,7 @@ export const executeRoute = defineRoute({
     503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
+    if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, wf, body);
     const [run] = await present(ctx, principal, [result.run]);
