@@ -79,7 +79,7 @@ export async function executeForEndUser(
   }
   if (body.target !== 'active' || body.dryRun === true) throw invalidInput('End-user runs execute the active version only (no candidate, no dry run).');
   const refused = GATEWAY_REFUSED_FIELDS.filter((field) => body[field] !== undefined);
-  if (refused.length > 0) throw invalidInput(`${refused.join(', ')} not accepted from a product gateway key.`);
+  if (refused.length > 0) throw invalidInput(`Not accepted from a product gateway key: ${refused.join(', ')}.`);
   if (body.input !== undefined && (body.input === null || typeof body.input !== 'object' || Array.isArray(body.input))) {
     throw invalidInput('input must be a JSON object for end-user runs (message and endUser are added to it).');
   }

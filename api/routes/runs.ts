@@ -40,7 +40,7 @@ const executeBody = z
     executionTargetId: z.string().min(1).optional(),
     expectedVersionId: z.string().min(1).optional(),
     confirm: z.boolean().optional(),
-    endUser: z.object({ externalId: z.string().min(1) }).optional(),
+    endUser: z.object({ externalId: z.string().min(1).max(256) }).strict().optional(),
     message: z.string().optional(),
   })
   .strict();
