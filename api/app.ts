@@ -13,12 +13,13 @@ import { healthRoutes } from './routes/health';
 import { workspaceRoutes } from './routes/workspaces';
 import { workflowRoutes } from './routes/workflows';
 import { runRoutes } from './routes/runs';
+import { endUserRoutes } from './routes/endUsers';
 import { logRoutes } from './routes/logs';
 import { webhookRoutes } from './routes/webhooks';
 import { workerRoutes } from './routes/workers';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
-export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...logRoutes, ...webhookRoutes, ...workerRoutes];
+export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...endUserRoutes, ...logRoutes, ...webhookRoutes, ...workerRoutes];
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 

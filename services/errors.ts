@@ -57,6 +57,8 @@ export const unavailable = (message: string, opts?: DomainErrorOptions) => new D
 export const AUTH_MESSAGES = {
   bearerRequired: 'Valid bearer API key is required',
   workspaceKeyRequired: 'A workspace API key is required.',
+  gatewayKeyRequired: 'An end-user gateway API key is required.',
+  endUsersDisabled: 'End-user gateway keys are not enabled on this deployment.',
   adminRequired: 'Admin or Owner role required.',
   writeRequired: 'Write permission is required.',
   sessionRequired: 'Sign-in is required.',

@@ -4,7 +4,7 @@ import type { AppContext } from '../context';
 import { bearerToken, verifyApiKey } from '../../services/auth';
 import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/errors';
 import { anchoredPrincipal, isAdminRole } from '../../services/principal';
-import type { MembershipRole } from '../../db/entities';
+import type { ApiKeyScope, MembershipRole } from '../../db/entities';
 import { verifySession } from '../../services/sessions';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -14,8 +14,11 @@ export const SESSION_COOKIE = 'svc_session';
  * - `public`: no credentials (webhooks, health, sign-in). `sameOrigin` refuses cross-origin
  *   browser posts for routes that set cookies.
  * - `apiKey`: `Authorization: Bearer hise_…` only. `workspace` needs a workspace-scoped key;
- *   `safe-read` also admits personal and copilot keys (they get the workspace-safe.v1 projection).
- *   Organization and end-user gateway keys are refused by every REST v1 route.
+ *   `safe-read` also admits personal and copilot keys (they get the workspace-safe.v1 projection);
+ *   `workspace-or-gateway` also admits end-user gateway keys (execute only: the service then
+ *   applies the gateway rules); `end-user-gateway` admits gateway keys only (the end-user run
+ *   routes). Organization keys are refused by every REST v1 route, gateway keys by all others.
+ *   Gateway keys are refused everywhere while the deployment has end users disabled.
  * - `session`: the session cookie; mutations refuse a cross-origin `Origin`.
  * - `apiKeyOrSession`: a workspace-scoped bearer key when an Authorization header is sent,
  *   otherwise the session cookie (routes that browsers and API clients both call).
@@ -23,14 +26,21 @@ export const SESSION_COOKIE = 'svc_session';
  */
 export type Access =
   | { kind: 'public'; sameOrigin?: boolean }
-  | { kind: 'apiKey'; scopes: 'workspace' | 'safe-read'; roles?: RoleRequirement }
+  | { kind: 'apiKey'; scopes: ApiKeyScopes; roles?: RoleRequirement }
   | { kind: 'session'; roles?: RoleRequirement }
   | { kind: 'apiKeyOrSession'; roles?: RoleRequirement };
 
 /** `admin`: Admin or Owner. `write`: any role above viewer. */
 export type RoleRequirement = 'admin' | 'write';
 
-const SAFE_READ_SCOPES = new Set(['workspace', 'personal', 'copilot']);
+export type ApiKeyScopes = 'workspace' | 'safe-read' | 'workspace-or-gateway' | 'end-user-gateway';
+
+const ADMITTED_KEY_SCOPES: Record<ApiKeyScopes, ReadonlySet<ApiKeyScope>> = {
+  workspace: new Set(['workspace']),
+  'safe-read': new Set(['workspace', 'personal', 'copilot']),
+  'workspace-or-gateway': new Set(['workspace', 'end_user_gateway']),
+  'end-user-gateway': new Set(['end_user_gateway']),
+};
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function authenticate(access: Access) {
@@ -45,9 +55,10 @@ export function authenticate(access: Access) {
         const verified = token ? await verifyApiKey(ctx.state.em, token) : null;
         if (!verified) throw unauthenticated(AUTH_MESSAGES.bearerRequired);
         const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
-        const allowed = scopes === 'workspace' ? verified.scope === 'workspace' : SAFE_READ_SCOPES.has(verified.scope);
+        const allowed = ADMITTED_KEY_SCOPES[scopes].has(verified.scope);
         const principal = allowed ? anchoredPrincipal(verified) : null;
-        if (!principal) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
+        if (!principal) throw forbidden(scopes === 'end-user-gateway' ? AUTH_MESSAGES.gatewayKeyRequired : AUTH_MESSAGES.workspaceKeyRequired);
+        if (verified.scope === 'end_user_gateway' && !ctx.deps.config.endUsersEnabled) throw forbidden(AUTH_MESSAGES.endUsersDisabled);
         ctx.state.principal = principal;
         requireRole(access, principal.role);
         ctx.state.log = ctx.state.log.child({ apiKeyId: verified.apiKeyId, workspaceId: principal.workspaceId });

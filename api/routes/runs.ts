@@ -4,6 +4,8 @@ import { linkBase, runLinks, withResumeUrls, workflowLinks } from '../http/links
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import type { Run } from '../../db/entities';
+import { endUserExecuteAnswer, executeAsEndUser } from './endUsers';
+import { isEndUserGateway } from '../../services/endUsers';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import { cancelRun, decideApproval, executeWorkflow, loadRun, presentRuns, queryRuns, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
 import { clampLimit } from '../../services/pagination';
@@ -30,7 +32,7 @@ const executeBody = z
     executionTargetId: z.string().min(1).optional(),
     expectedVersionId: z.string().min(1).optional(),
     confirm: z.boolean().optional(),
-    endUser: z.object({ externalId: z.string().min(1) }).optional(),
+    endUser: z.object({ externalId: z.string().min(1).max(256) }).strict().optional(),
     message: z.string().optional(),
   })
   .strict();
@@ -42,12 +44,15 @@ export const executeRoute = defineRoute({
   summary: 'Execute the active version (queued on Temporal, 202) or test the candidate (dry run, 201)',
   tags: ['Runs'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: { kind: 'apiKey', scopes: 'workspace-or-gateway', roles: 'write' },
   params: z.object({ id: z.string().min(1) }),
   body: executeBody,
   idempotency: 'optional',
   responses: {
-    202: { description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`', schema: anyObject },
+    202: {
+      description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`; for an end-user gateway key only `{ run (end-user run summary), queued: true, statusUrl, cancelUrl }` under /api/v1/end-users/runs',
+      schema: z.union([anyObject, endUserExecuteAnswer]),
+    },
     201: { description: 'Dry run, finished: `{ run, execution, queued: false }`', schema: anyObject },
     ...bareAuthErrors,
     403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
@@ -56,6 +61,7 @@ export const executeRoute = defineRoute({
     503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
+    if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
     const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, params.id, body);
     const [run] = await present(ctx, principal, [result.run]);
     const links = runLinks(result.run, linkBase(ctx));

@@ -57,6 +57,8 @@ export interface Run {
   cancelReason: string | null;
   createdByKeyId: string | null;
   createdByUserId: string | null;
+  /** The end user an end-user gateway key ran this for (`endUser.externalId`); null for every other run. */
+  endUserExternalId: string | null;
   startedAt: Date | null;
   finishedAt: Date | null;
   durationMs: number | null;
@@ -135,6 +137,7 @@ export const RunSchema = new EntitySchema<Run>({
     cancelReason: { type: 'text', fieldName: 'cancel_reason', nullable: true },
     createdByKeyId: { type: 'string', fieldName: 'created_by_key_id', nullable: true },
     createdByUserId: { type: 'string', fieldName: 'created_by_user_id', nullable: true },
+    endUserExternalId: { type: 'string', fieldName: 'end_user_external_id', nullable: true },
     startedAt: ts('started_at', true),
     finishedAt: ts('finished_at', true),
     durationMs: { type: 'integer', fieldName: 'duration_ms', nullable: true },

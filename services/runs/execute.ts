@@ -97,6 +97,7 @@ export async function executeWorkflow(
     dryRun: chosen.dryRun,
     requestedTarget: body.target,
     createdBy: createdBy(principal),
+    endUserExternalId: body.endUser?.externalId ?? null,
   });
   if (chosen.dryRun) {
     await dryRun(em, run, chosen.graph);

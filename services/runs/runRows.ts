@@ -22,6 +22,8 @@ export interface NewRunRow {
   graphSnapshot?: WorkflowGraph | null;
   parent?: { runId: string; nodeId: string } | null;
   createdBy?: { keyId: string | null; userId: string | null };
+  /** The end user a gateway key ran it for (services/endUsers.ts). */
+  endUserExternalId?: string | null;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function writeRunRow(em: EntityManager, row: NewRunRow): Promise<Ru
       cancelReason: null,
       createdByKeyId: row.createdBy?.keyId ?? null,
       createdByUserId: row.createdBy?.userId ?? null,
+      endUserExternalId: row.endUserExternalId ?? null,
       startedAt: null,
       finishedAt: null,
       durationMs: null,

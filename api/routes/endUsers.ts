@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { AppContext } from '../context';
+import { defineRoute, type RouteResult } from '../http/route';
+import { endUserRunUrls } from '../http/urls';
+import { bareAuthErrors, bareErrorSchema, isoDate } from '../schemas';
+import { RUN_STATUSES } from '../../db/entities';
+import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/endUsers';
+import type { WorkspacePrincipal } from '../../services/principal';
+import type { ExecuteInput } from '../../services/runs';
+import type { AppDeps } from '../deps';
+
+/** The end-user run summary: the only run shape a gateway key ever receives. */
+export const endUserRunSchema = z.object({
+  id: z.string(),
+  workflowId: z.string(),
+  status: z.enum(RUN_STATUSES),
+  active: z.boolean(),
+  endUser: z.object({ externalId: z.string().nullable() }),
+  createdAt: isoDate,
+  startedAt: isoDate.nullable(),
+  finishedAt: isoDate.nullable(),
+  durationMs: z.number().nullable(),
+  output: z.unknown().describe('The workflow output once the run succeeded; null otherwise'),
+});
+
+const endUserRunAnswer = z.object({ run: endUserRunSchema, statusUrl: z.string(), cancelUrl: z.string() });
+
+/** The execute answer for end-user runs: always queued, links under /api/v1/end-users/runs. */
+export const endUserExecuteAnswer = endUserRunAnswer.extend({ queued: z.literal(true) });
+
+const answer = (ctx: AppContext, run: EndUserRunSummary) => ({ run, ...endUserRunUrls(ctx, run.id) });
+
+/**
+ * `POST /api/v1/workflows/{id}/execute` for an end-user gateway key (execute rule 4); the
+ * execute route hands gateway principals here so its own answer never reaches them.
+ */
+export async function executeAsEndUser(
+  ctx: AppContext,
+  { principal, params, body, deps }: { principal: WorkspacePrincipal; params: { id: string }; body: ExecuteInput; deps: AppDeps },
+): Promise<RouteResult> {
+  const run = await executeForEndUser(ctx.state.em, deps.runLauncher, principal, params.id, body);
+  return { status: 202, body: { ...answer(ctx, run), queued: true } };
+}
+
+const endUserRunErrors = {
+  ...bareAuthErrors,
+  403: { description: '`An end-user gateway API key is required.` (every other scope), or end users are disabled', schema: bareErrorSchema },
+  404: { description: 'Run not found: missing, or not created by this gateway key', schema: bareErrorSchema },
+};
+const runIdParams = z.object({ id: z.string().min(1).max(100) });
+
+export const getEndUserRunRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/end-users/runs/{id}',
+  operationId: 'getEndUserRun',
+  summary: 'A run this end-user gateway key started, as the end-user run summary',
+  tags: ['End users'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'end-user-gateway' },
+  params: runIdParams,
+  responses: { 200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer }, ...endUserRunErrors },
+  handler: async (ctx, { principal, params }) => {
+    return { status: 200, body: answer(ctx, await getEndUserRun(ctx.state.em, principal, params.id)) };
+  },
+});
+
+export const cancelEndUserRunRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/end-users/runs/{id}/cancel',
+  operationId: 'cancelEndUserRun',
+  summary: 'Cancel a run this end-user gateway key started; 409 when it already ended',
+  tags: ['End users'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'end-user-gateway', roles: 'write' },
+  params: runIdParams,
+  idempotency: 'optional',
+  responses: {
+    200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer },
+    ...endUserRunErrors,
+    409: { description: 'The run already ended', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, deps }) => {
+    return { status: 200, body: answer(ctx, await cancelEndUserRun(ctx.state.em, deps.runLauncher, principal, params.id)) };
+  },
+});
+
+export const endUserRoutes = [getEndUserRunRoute, cancelEndUserRunRoute];

@@ -1,0 +1,242 @@
+/**
+ * End-user gateway keys (execute rule 4): they execute their allowed workflows for an end
+ * user, read and cancel only their own runs under /api/v1/end-users/runs, and see only the
+ * end-user run summary; every other v1 route refuses them.
+ */
+import { createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+import { RunSchema } from '../../db/entities';
+
+let app: TestApp;
+let worker: TestWorker;
+let ws: WorkspaceFixture;
+let flow: { echo: string; approval: string; notAllowed: string };
+let gateway: string;
+
+const WORKSPACE_KEY_REQUIRED = { error: 'A workspace API key is required.' };
+const GATEWAY_KEY_REQUIRED = { error: 'An end-user gateway API key is required.' };
+const TERMINAL = ['succeeded', 'failed', 'canceled'];
+const END_USER_RUNS = '/api/v1/end-users/runs';
+
+const echoGraph = {
+  nodes: [
+    { id: 'start', type: 'start', config: {} },
+    { id: 'reply', type: 'transform', config: { expression: '{ "reply": "echo " & message, "user": endUser.externalId, "plan": plan }' } },
+  ],
+  edges: [{ source: 'start', target: 'reply' }],
+};
+const approvalGraph = {
+  nodes: [
+    { id: 'start', type: 'start', config: {} },
+    { id: 'gate', type: 'approval', config: { prompt: 'Answer this end user?' } },
+    { id: 'after', type: 'transform', config: { expression: '"answered"' } },
+  ],
+  edges: [
+    { source: 'start', target: 'gate' },
+    { source: 'gate', target: 'after', sourceHandle: 'approved' },
+  ],
+};
+
+async function deployedWorkflow(fixture: WorkspaceFixture, graph: object, target: TestApp = app): Promise<string> {
+  const created = await http(target, 'POST', '/api/v1/workflows', { token: fixture.token, body: graph });
+  expect(created.status).toBe(201);
+  const id = created.body.workflow.id;
+  expect((await http(target, 'POST', `/api/v1/workflows/${id}/deploy`, { token: fixture.token })).status).toBe(200);
+  return id;
+}
+
+/** A gateway key created the way admins create them: through the session key routes. */
+async function createGatewayKey(fixture: WorkspaceFixture, allowedWorkflowIds: string[]): Promise<string> {
+  const cookie = await signInCookie(app, fixture.ownerEmail, fixture.ownerPassword);
+  const res = await http(app, 'POST', '/api/api-keys', { cookie, body: { name: `Gateway ${Math.random()}`, scope: 'end_user_gateway', allowedWorkflowIds } });
+  expect(res.status).toBe(201);
+  return res.body.token;
+}
+
+const execute = (id: string, body: object, opts: { token?: string; key?: string; target?: TestApp } = {}) =>
+  http(opts.target ?? app, 'POST', `/api/v1/workflows/${id}/execute`, { token: opts.token ?? gateway, body, headers: opts.key ? { 'idempotency-key': opts.key } : undefined });
+
+/** Polls the end-user run route (the gateway key cannot read /api/v1/runs) until `done` holds. */
+async function waitForEndUserRun(id: string, done: (run: any) => boolean = (run) => TERMINAL.includes(run.status), token = gateway): Promise<any> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const res = await http(app, 'GET', `${END_USER_RUNS}/${id}`, { token });
+    expect(res.status).toBe(200);
+    if (done(res.body.run)) return res.body.run;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`end-user run ${id} did not reach the expected state`);
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ endUsersEnabled: true });
+  worker = await startTestWorker(app);
+  ws = await createWorkspace(app);
+  flow = {
+    echo: await deployedWorkflow(ws, echoGraph),
+    approval: await deployedWorkflow(ws, approvalGraph),
+    notAllowed: await deployedWorkflow(ws, echoGraph),
+  };
+  gateway = await createGatewayKey(ws, [flow.echo, flow.approval]);
+});
+afterAll(async () => {
+  await worker.stop();
+  await app.close();
+});
+
+describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () => {
+  test('an allowed workflow is queued (202) with end-user links, runs with the message, and answers only the summary', async () => {
+    const res = await execute(flow.echo, { endUser: { externalId: 'cust-1' }, message: 'hello', input: { plan: 'pro' } });
+    expect(res.status).toBe(202);
+    const id = res.body.run.id;
+    expect(Object.keys(res.body).sort()).toEqual(['cancelUrl', 'queued', 'run', 'statusUrl']);
+    expect(res.body).toMatchObject({ queued: true, statusUrl: `${app.url}${END_USER_RUNS}/${id}`, cancelUrl: `${app.url}${END_USER_RUNS}/${id}/cancel` });
+    expect(Object.keys(res.body.run).sort()).toEqual(['active', 'createdAt', 'durationMs', 'endUser', 'finishedAt', 'id', 'output', 'startedAt', 'status', 'workflowId']);
+    expect(res.body.run).toMatchObject({ workflowId: flow.echo, endUser: { externalId: 'cust-1' }, output: null });
+
+    const done = await waitForEndUserRun(id);
+    expect(done).toMatchObject({ status: 'succeeded', active: false, output: { reply: 'echo hello', user: 'cust-1', plan: 'pro' } });
+
+    // The workspace sees the run in full: the message and end user are part of its input.
+    const full = await waitForRun(app, ws.token, id);
+    expect(full).toMatchObject({ trigger: 'api', input: { plan: 'pro', message: 'hello', endUser: { externalId: 'cust-1' } }, executionEvidence: { requestedTarget: 'active' } });
+    const row = await app.orm.em.fork().findOneOrFail(RunSchema, { id });
+    expect(row.endUserExternalId).toBe('cust-1');
+  });
+
+  test('the caller input cannot override the message or the end user', async () => {
+    const res = await execute(flow.echo, { endUser: { externalId: 'cust-2' }, message: 'real', input: { message: 'spoofed', endUser: { externalId: 'someone-else' } } });
+    expect(res.status).toBe(202);
+    expect((await waitForEndUserRun(res.body.run.id)).output).toMatchObject({ reply: 'echo real', user: 'cust-2' });
+  });
+
+  test('a workflow outside the allowlist is refused like any unreachable workflow (403)', async () => {
+    const res = await execute(flow.notAllowed, { endUser: { externalId: 'cust-1' }, message: 'hello' });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: 'API key cannot access this workflow' });
+    const other = await createWorkspace(app, 'Other product');
+    const foreign = await deployedWorkflow(other, echoGraph);
+    expect((await execute(foreign, { endUser: { externalId: 'cust-1' }, message: 'hello' })).status).toBe(403);
+  });
+
+  test.each([
+    ['no message', { endUser: { externalId: 'cust-1' } }],
+    ['a blank message', { endUser: { externalId: 'cust-1' }, message: '   ' }],
+    ['no endUser', { message: 'hello' }],
+    ['the candidate', { endUser: { externalId: 'cust-1' }, message: 'hello', target: 'candidate' }],
+    ['a dry run', { endUser: { externalId: 'cust-1' }, message: 'hello', dryRun: true }],
+    ['a destination', { endUser: { externalId: 'cust-1' }, message: 'hello', executionTargetId: 'preview-1' }],
+    ['a start node', { endUser: { externalId: 'cust-1' }, message: 'hello', startNodeId: 'reply' }],
+    ['a non-object input', { endUser: { externalId: 'cust-1' }, message: 'hello', input: [1, 2] }],
+  ])('%s is a 400, and no run is created', async (_case, body) => {
+    const before = await app.orm.em.fork().count(RunSchema, { workflowId: flow.echo });
+    const res = await execute(flow.echo, body);
+    expect(res.status).toBe(400);
+    expect(typeof res.body.error).toBe('string');
+    expect(await app.orm.em.fork().count(RunSchema, { workflowId: flow.echo })).toBe(before);
+  });
+
+  test('a workspace key sending endUser or message still gets 400', async () => {
+    for (const body of [{ message: 'hello' }, { endUser: { externalId: 'cust-1' } }]) {
+      const res = await execute(flow.echo, body, { token: ws.token });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/gateway/);
+    }
+  });
+
+  test('the Idempotency-Key fingerprint covers the message: a repeat replays, another message is a 409', async () => {
+    const body = { endUser: { externalId: 'cust-3' }, message: 'first' };
+    const first = await execute(flow.echo, body, { key: 'end-user-idem-1' });
+    expect(first.status).toBe(202);
+    const replay = await execute(flow.echo, body, { key: 'end-user-idem-1' });
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body.run.id).toBe(first.body.run.id);
+    const other = await execute(flow.echo, { ...body, message: 'second' }, { key: 'end-user-idem-1' });
+    expect(other.status).toBe(409);
+    expect(await app.orm.em.fork().count(RunSchema, { endUserExternalId: 'cust-3' })).toBe(1);
+  });
+
+  test('a start the engine refuses answers 503 (end-user runs are never run inline)', async () => {
+    const refusing = await startTestApp({ endUsersEnabled: true, temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } }, undefined, { namespace: 'no-such-namespace' });
+    try {
+      const res = await execute(flow.echo, { endUser: { externalId: 'cust-503' }, message: 'hello' }, { target: refusing });
+      expect(res.status).toBe(503);
+      const row = await app.orm.em.fork().findOneOrFail(RunSchema, { endUserExternalId: 'cust-503' });
+      expect(row.status).toBe('canceled');
+    } finally {
+      await refusing.close();
+    }
+  });
+});
+
+describe('/api/v1/end-users/runs/{id}', () => {
+  let waitingRun: string;
+  beforeAll(async () => {
+    const res = await execute(flow.approval, { endUser: { externalId: 'cust-9' }, message: 'please' });
+    expect(res.status).toBe(202);
+    waitingRun = res.body.run.id;
+    await waitForEndUserRun(waitingRun, (run) => run.status === 'waiting');
+  });
+
+  test('the key reads its own run as the summary, without input, steps, logs or waits', async () => {
+    const res = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
+    expect(res.status).toBe(200);
+    expect(res.body.run).toMatchObject({ id: waitingRun, status: 'waiting', active: true, output: null, endUser: { externalId: 'cust-9' } });
+    for (const field of ['input', 'steps', 'logs', 'waits', 'error', 'versionId', 'executionEvidence']) expect(res.body.run).not.toHaveProperty(field);
+    expect(res.body.cancelUrl).toBe(`${app.url}${END_USER_RUNS}/${waitingRun}/cancel`);
+  });
+
+  test('another gateway key, of this workspace or another, gets 404 for that run and cannot cancel it', async () => {
+    const sameWorkspace = await createGatewayKey(ws, [flow.approval]);
+    const other = await createWorkspace(app, 'Other product');
+    const otherWorkspace = await createGatewayKey(other, [await deployedWorkflow(other, echoGraph)]);
+    for (const token of [sameWorkspace, otherWorkspace]) {
+      const read = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token });
+      expect(read.status).toBe(404);
+      expect(read.body).toEqual({ error: 'Run not found' });
+      expect((await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token })).status).toBe(404);
+    }
+    expect((await http(app, 'GET', `${END_USER_RUNS}/run_does_not_exist`, { token: gateway })).status).toBe(404);
+  });
+
+  test('runs not started by the key are 404 even in its workspace', async () => {
+    const workspaceRun = await execute(flow.echo, { input: { plan: 'x' } }, { token: ws.token });
+    expect(workspaceRun.status).toBe(202);
+    expect((await http(app, 'GET', `${END_USER_RUNS}/${workspaceRun.body.run.id}`, { token: gateway })).status).toBe(404);
+  });
+
+  test('a workspace key gets 403 on the end-user routes', async () => {
+    const read = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: ws.token });
+    expect(read.status).toBe(403);
+    expect(read.body).toEqual(GATEWAY_KEY_REQUIRED);
+    expect((await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: ws.token })).status).toBe(403);
+  });
+
+  test('the gateway key gets 403 on the workspace run routes', async () => {
+    for (const [method, path] of [['GET', `/api/v1/runs/${waitingRun}`], ['POST', `/api/v1/runs/${waitingRun}/cancel`], ['GET', '/api/v1/runs'], ['GET', `/api/v1/workflows/${flow.approval}/status?runId=${waitingRun}`]]) {
+      const res = await http(app, method, path, { token: gateway });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(WORKSPACE_KEY_REQUIRED);
+    }
+  });
+
+  test('the key cancels its own run; a second cancel is a 409', async () => {
+    const res = await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
+    expect(res.status).toBe(200);
+    expect(res.body.run).toMatchObject({ id: waitingRun, status: 'canceled', active: false, output: null });
+    expect((await http(app, 'GET', `/api/v1/runs/${waitingRun}`, { token: ws.token })).body.run.status).toBe('canceled');
+    const again = await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
+    expect(again.status).toBe(409);
+  });
+
+  test('gateway keys are refused everywhere while the deployment has end users disabled', async () => {
+    const disabled = await startTestApp();
+    try {
+      const read = await http(disabled, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
+      expect(read.status).toBe(403);
+      expect(read.body.error).toMatch(/not enabled/);
+      expect((await execute(flow.echo, { endUser: { externalId: 'cust-1' }, message: 'hello' }, { target: disabled })).status).toBe(403);
+    } finally {
+      await disabled.close();
+    }
+  });
+});
