@@ -1,136 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowStatus, type WorkflowVersion } from '../db/entities';
-import { deploymentReadiness, validateGraph } from '../engine/validate';
-import { findTemplate } from '../engine/templates';
-import type { GraphEdge, GraphNode, ValidationReport, WorkflowGraph } from '../engine/types';
-import { recordAudit } from './audit';
-import { invalidInput, forbidden, notFound } from './errors';
-import { canonicalJson } from './idempotency';
-import { newId, sha256Hex } from './ids';
-import type { WorkspacePrincipal } from './principal';
-
-export const WORKFLOW_FORBIDDEN = 'API key cannot access this workflow';
-
-export interface Readiness {
-  ready: boolean;
-  blockers: string[];
-}
-
-export interface WorkflowView {
-  id: string;
-  workspaceId: string;
-  name: string;
-  description: string;
-  status: WorkflowStatus;
-  trashed: boolean;
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-  activeVersionId: string | null;
-  activeVersion: number | null;
-  /** Identity of the current draft: changes whenever nodes or edges change. */
-  candidateVersionId: string;
-  templateKey: string | null;
-  sourceWorkflowId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** The id live candidate execution must name in `expectedVersionId`: a digest of the draft graph. */
-export function candidateVersionId(graph: WorkflowGraph): string {
-  return `cand_${sha256Hex(canonicalJson({ nodes: graph.nodes, edges: graph.edges })).slice(0, 32)}`;
-}
-
-export function workflowView(wf: Workflow, activeVersion: number | null): WorkflowView {
-  return {
-    id: wf.id,
-    workspaceId: wf.workspaceId,
-    name: wf.name,
-    description: wf.description,
-    status: wf.status,
-    trashed: wf.trashed,
-    nodes: wf.nodes,
-    edges: wf.edges,
-    activeVersionId: wf.activeVersionId,
-    activeVersion,
-    candidateVersionId: candidateVersionId(wf),
-    templateKey: wf.templateKey,
-    sourceWorkflowId: wf.sourceWorkflowId,
-    createdAt: wf.createdAt,
-    updatedAt: wf.updatedAt,
-  };
-}
-
-/** The portable export shape `{ name, description, nodes, edges }`, accepted back by importJson. */
-export function portableShape(wf: Pick<Workflow, 'name' | 'description' | 'nodes' | 'edges'>) {
-  return { name: wf.name, description: wf.description, nodes: wf.nodes, edges: wf.edges };
-}
-
-/**
- * Loads a workflow for a principal: 404 when it does not exist, 403 (`API key cannot access
- * this workflow`) when it belongs to another workspace. Trashed workflows are found (they can
- * be restored) unless `includeTrashed` is false.
- */
-export async function loadWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, opts: { includeTrashed?: boolean } = {}): Promise<Workflow> {
-  const wf = await em.findOne(WorkflowSchema, { id });
-  if (!wf || (opts.includeTrashed === false && wf.trashed)) throw notFound('Workflow not found');
-  if (wf.workspaceId !== principal.workspaceId) throw forbidden(WORKFLOW_FORBIDDEN);
-  return wf;
-}
-
-export async function activeVersionNumber(em: EntityManager, wf: Workflow): Promise<number | null> {
-  if (!wf.activeVersionId) return null;
-  return (await em.findOne(WorkflowVersionSchema, { id: wf.activeVersionId }))?.version ?? null;
-}
-
-export async function viewOf(em: EntityManager, wf: Workflow): Promise<WorkflowView> {
-  return workflowView(wf, await activeVersionNumber(em, wf));
-}
-
-/** Non-trashed workflows of the principal's workspace, newest first. */
-export async function listWorkflows(em: EntityManager, principal: WorkspacePrincipal): Promise<WorkflowView[]> {
-  const workflows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-  const versionIds = workflows.map((w) => w.activeVersionId).filter((v): v is string => v !== null);
-  const versions = versionIds.length > 0 ? await em.find(WorkflowVersionSchema, { id: { $in: versionIds } }) : [];
-  const numbers = new Map(versions.map((v) => [v.id, v.version]));
-  return workflows.map((w) => workflowView(w, w.activeVersionId ? (numbers.get(w.activeVersionId) ?? null) : null));
-}
-
-export interface ImportResult {
-  graph: WorkflowGraph & { name?: string; description?: string };
-  importReadiness: { report: ValidationReport; deploymentReadiness: Readiness };
-}
-
-/**
- * Parses `importJson` in our portable shape. The external tool's format (nodes with
- * `parameters`/`typeVersion` and a `connections` map) is recognised and refused clearly until
- * its importer exists. Nothing is written.
- */
-export function parseImportJson(importJson: string): ImportResult {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(importJson);
-  } catch {
-    throw invalidInput('importJson is not valid JSON.');
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidInput('importJson must be a JSON object { name, description, nodes, edges }.');
-  const obj = parsed as Record<string, unknown>;
-  if ('connections' in obj || (Array.isArray(obj.nodes) && obj.nodes.some((n) => n && typeof n === 'object' && 'typeVersion' in n))) {
-    throw invalidInput('This looks like an external workflow tool export; importing that format is not supported yet. Import the portable shape { name, description, nodes, edges }.');
-  }
-  if (!Array.isArray(obj.nodes) || !Array.isArray(obj.edges ?? [])) throw invalidInput('importJson must contain nodes[] and edges[].');
-  if (obj.name !== undefined && typeof obj.name !== 'string') throw invalidInput('importJson.name must be a string.');
-  if (obj.description !== undefined && typeof obj.description !== 'string') throw invalidInput('importJson.description must be a string.');
-  const graph = { nodes: obj.nodes as GraphNode[], edges: (obj.edges ?? []) as GraphEdge[] };
-  const report = validateGraph(graph);
-  // Shape errors (e.g. a node without id) make the graph unusable, so they are a 400 rather than a draft.
-  if (report.errors.some((e) => !e.nodeId && !e.edgeId && e.code === 'invalid_config')) {
-    throw invalidInput(`importJson graph is malformed: ${report.errors.map((e) => e.message).join('; ')}`);
-  }
-  return {
-    graph: { ...graph, name: obj.name as string | undefined, description: obj.description as string | undefined },
-    importReadiness: { report, deploymentReadiness: deploymentReadiness(report) },
-  };
-}
+import { WorkflowSchema, WorkflowVersionSchema, type WorkflowStatus } from '../../db/entities';
+import { findTemplate } from '../../engine/templates';
+import type { GraphEdge, GraphNode } from '../../engine/types';
+import { recordAudit } from '../audit';
+import { invalidInput, notFound } from '../errors';
+import { newId } from '../ids';
+import type { ScheduleSync } from '../ports';
+import type { WorkspacePrincipal } from '../principal';
+import { deployLoaded, type DeployDeps, type Deployment } from './deploy';
+import type { ValidationResult } from './graph';
+import { parseImportJson } from './import';
+import { loadWorkflow, viewOf, workflowView, type WorkflowView } from './views';
 
 export interface CreateWorkflowInput {
   name?: string;
@@ -138,6 +18,8 @@ export interface CreateWorkflowInput {
   templateKey?: string;
   sourceWorkflowId?: string;
   importJson?: string;
+  /** Multi-workflow bundles: refused until they are supported. */
+  importBundleJson?: string;
   subWorkflowPlaceholder?: { name: string; workflowId?: string; sourceNodeId?: string; sourceNodeLabel?: string };
   nodes?: GraphNode[];
   edges?: GraphEdge[];
@@ -152,13 +34,16 @@ export async function createWorkflow(
   em: EntityManager,
   principal: WorkspacePrincipal,
   input: CreateWorkflowInput,
-): Promise<{ workflow: WorkflowView; importReadiness?: ImportResult['importReadiness'] }> {
+): Promise<{ workflow: WorkflowView; importReadiness?: ValidationResult }> {
+  if (input.importBundleJson !== undefined) {
+    throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
+  }
   const sources = (['templateKey', 'sourceWorkflowId', 'importJson', 'subWorkflowPlaceholder'] as const).filter((k) => input[k] !== undefined);
   if (sources.length > 1) throw invalidInput(`Give at most one of templateKey, sourceWorkflowId, importJson, subWorkflowPlaceholder (got ${sources.join(', ')}).`);
   if (sources.length === 1 && (input.nodes || input.edges)) throw invalidInput(`nodes and edges cannot be combined with ${sources[0]}.`);
 
   let base: { name: string; description: string; nodes: GraphNode[]; edges: GraphEdge[] };
-  let importReadiness: ImportResult['importReadiness'] | undefined;
+  let importReadiness: ValidationResult | undefined;
   let templateKey: string | null = null;
   let sourceWorkflowId: string | null = null;
   if (input.templateKey !== undefined) {
@@ -208,70 +93,6 @@ function startNode(): GraphNode {
   return { id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } };
 }
 
-export interface ValidationResult {
-  report: ValidationReport;
-  deploymentReadiness: Readiness;
-}
-
-export function validateWorkflowGraph(graph: unknown): ValidationResult {
-  const report = validateGraph(graph);
-  return { report, deploymentReadiness: deploymentReadiness(report) };
-}
-
-export class DeployRefused extends Error {
-  constructor(readonly validation: ValidationResult) {
-    super('Workflow is not ready to deploy.');
-  }
-}
-
-/**
- * Deploys the draft: validates it, pins it as the next numbered version and makes that
- * version active. A draft identical to the active version is not pinned again.
- * Throws DeployRefused with the readiness payload when validation fails.
- */
-export async function deployWorkflow(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<{ workflow: Workflow; version: WorkflowVersion }> {
-  if (wf.trashed) throw invalidInput('A trashed workflow cannot be deployed; restore it first (PATCH trashed: false).');
-  const validation = validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges });
-  if (!validation.report.valid) throw new DeployRefused(validation);
-  return em.transactional(async (tx) => {
-    // Lock the workflow row so two concurrent deploys cannot claim the same version number.
-    await tx.getConnection().execute('select id from workflows where id = ? for update', [wf.id], 'all', tx.getTransactionContext());
-    // Re-read under the lock: a concurrent deploy may have pinned a version since `wf` was loaded.
-    const managed = await tx.findOneOrFail(WorkflowSchema, { id: wf.id }, { refresh: true });
-    const current = managed.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: managed.activeVersionId }) : null;
-    const sameAsActive = current && candidateVersionId(current) === candidateVersionId(managed);
-    let version = sameAsActive ? current : null;
-    if (!version) {
-      const latest = await tx.findOne(WorkflowVersionSchema, { workflowId: wf.id }, { orderBy: { version: 'desc' } });
-      version = tx.create(WorkflowVersionSchema, {
-        id: newId('wfv'),
-        workflowId: wf.id,
-        workspaceId: wf.workspaceId,
-        version: (latest?.version ?? 0) + 1,
-        name: managed.name,
-        description: managed.description,
-        nodes: structuredClone(managed.nodes),
-        edges: structuredClone(managed.edges),
-        createdById: principal.userId,
-        createdAt: new Date(),
-      });
-    }
-    managed.activeVersionId = version.id;
-    managed.status = 'deployed';
-    managed.updatedAt = new Date();
-    recordAudit(tx, principal, {
-      action: 'workflow.deploy',
-      severity: 'info',
-      workspaceId: wf.workspaceId,
-      targetType: 'workflow',
-      targetId: wf.id,
-      metadata: { versionId: version.id, version: version.version },
-    });
-    await tx.flush();
-    return { workflow: managed, version };
-  });
-}
-
 export interface WorkflowPatch {
   name?: string;
   description?: string;
@@ -282,19 +103,20 @@ export interface WorkflowPatch {
   trashed?: boolean;
 }
 
+/** PATCH either saved the workflow or, for `status: deployed`, saved and deployed it. */
+export type WorkflowUpdate = { kind: 'updated'; workflow: WorkflowView; importReadiness?: ValidationResult } | { kind: 'deployed'; deployment: Deployment };
+
 /**
- * Applies a PATCH except `status: deployed` (the caller deploys after saving). `draft`
- * undeploys (no active version); `disabled` keeps the active version but refuses runs.
- * importJson replaces the draft graph and returns the workflow to `draft`.
+ * Applies a PATCH to a workflow of the principal's workspace. `draft` undeploys (no active
+ * version); `disabled` keeps the active version but refuses runs; importJson replaces the
+ * draft graph and returns the workflow to `draft`; `deployed` (without importJson) saves the
+ * other fields, then deploys as deployWorkflow does (and refuses as it does, after saving).
+ * A workflow left undeployed, disabled or trashed has its Temporal Schedules removed.
  */
-export async function patchWorkflow(
-  em: EntityManager,
-  principal: WorkspacePrincipal,
-  wf: Workflow,
-  patch: WorkflowPatch,
-): Promise<{ workflow: Workflow; importReadiness?: ImportResult['importReadiness'] }> {
+export async function updateWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, patch: WorkflowPatch, deps: DeployDeps): Promise<WorkflowUpdate> {
+  const wf = await loadWorkflow(em, principal, id);
   if (patch.importJson !== undefined && (patch.nodes || patch.edges)) throw invalidInput('importJson cannot be combined with nodes or edges.');
-  let importReadiness: ImportResult['importReadiness'] | undefined;
+  let importReadiness: ValidationResult | undefined;
   if (patch.name !== undefined) {
     if (!patch.name.trim()) throw invalidInput('name cannot be blank.');
     wf.name = patch.name.trim();
@@ -328,33 +150,30 @@ export async function patchWorkflow(
     metadata: { fields: Object.keys(patch) },
   });
   await em.flush();
-  return { workflow: wf, ...(importReadiness ? { importReadiness } : {}) };
+
+  if (patch.status === 'deployed' && patch.importJson === undefined) {
+    return { kind: 'deployed', deployment: await deployLoaded(em, principal, wf, deps) };
+  }
+  // Undeployed, disabled or trashed workflows must stop firing on their schedules.
+  if (wf.status !== 'deployed' || wf.trashed) await deps.scheduler.sync(wf, null);
+  return { kind: 'updated', workflow: await viewOf(em, wf), ...(importReadiness ? { importReadiness } : {}) };
 }
 
-/** Deletes a workflow and its versions; its runs stay readable in the run history. */
-export async function deleteWorkflow(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<void> {
+/**
+ * Deletes a workflow of the principal's workspace and its versions, after removing its
+ * Temporal Schedules; its runs stay readable in the run history.
+ */
+export async function deleteWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, deps: { scheduler: ScheduleSync }): Promise<void> {
+  const wf = await loadWorkflow(em, principal, id);
+  await deps.scheduler.sync(wf, null);
   recordAudit(em, principal, { action: 'workflow.delete', severity: 'warning', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id });
   em.remove(wf);
   await em.flush();
 }
 
-export async function listVersions(em: EntityManager, wf: Workflow) {
-  const versions = await em.find(WorkflowVersionSchema, { workflowId: wf.id }, { orderBy: { version: 'desc' } });
-  return versions.map((v) => ({
-    id: v.id,
-    version: v.version,
-    name: v.name,
-    description: v.description,
-    active: v.id === wf.activeVersionId,
-    nodeCount: v.nodes.length,
-    edgeCount: v.edges.length,
-    createdById: v.createdById,
-    createdAt: v.createdAt,
-  }));
-}
-
 /** Copies a version's graph (and name, description) into the draft; the active version is unchanged. */
-export async function restoreVersion(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow, versionNumber: number): Promise<{ workflow: Workflow; restoredVersion: number }> {
+export async function restoreVersion(em: EntityManager, principal: WorkspacePrincipal, id: string, versionNumber: number): Promise<{ workflow: WorkflowView; restoredVersion: number }> {
+  const wf = await loadWorkflow(em, principal, id);
   const version = await em.findOne(WorkflowVersionSchema, { workflowId: wf.id, version: versionNumber });
   if (!version) throw notFound(`Version ${versionNumber} not found`);
   wf.nodes = structuredClone(version.nodes);
@@ -364,11 +183,5 @@ export async function restoreVersion(em: EntityManager, principal: WorkspacePrin
   wf.updatedAt = new Date();
   recordAudit(em, principal, { action: 'workflow.restore_version', severity: 'info', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id, metadata: { version: versionNumber } });
   await em.flush();
-  return { workflow: wf, restoredVersion: versionNumber };
-}
-
-/** True when every id names a non-trashed workflow of the workspace (end-user gateway key allowlists). */
-export async function workflowIdsExist(em: EntityManager, workspaceId: string, ids: string[]): Promise<boolean> {
-  const found = await em.count(WorkflowSchema, { id: { $in: ids }, workspaceId, trashed: false });
-  return found === new Set(ids).size;
+  return { workflow: await viewOf(em, wf), restoredVersion: versionNumber };
 }
