@@ -4,6 +4,7 @@ import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
 import { workflowLinks } from './workflows';
+// eslint-disable-next-line no-restricted-imports -- runs route moves to services (other branch)
 import { RUN_STATUSES, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
 import { invalidInput, conflict, notFound } from '../../services/errors';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
