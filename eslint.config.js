@@ -12,7 +12,7 @@ const ours = (...folders) => folders.flatMap((f) => [`**/${f}`, `**/${f}/**`]);
 
 /**
  * One `no-restricted-imports` block per layer, listing the folders of ours it must not import.
- * `typeOnly` folders may still be imported with `import type`.
+ * `typeOnly` folders may still be imported with `import type`; `extra` adds patterns of one layer.
  */
 const LAYERS = [
   { files: ['engine/**/*.ts'], banned: ours('db', 'services', 'api', 'temporal', 'activities', 'scripts', 'test'), message: 'engine/ is pure: it imports nothing of ours.' },
@@ -21,11 +21,18 @@ const LAYERS = [
   { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
   { files: ['temporal/**/*.ts'], banned: ours('api', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge.' },
   // The API's composition roots (main and wiring) are the only api files that build Temporal adapters.
-  { files: ['api/**/*.ts'], ignores: ['api/main.ts', 'api/wiring.ts'], banned: ours('temporal', 'activities', 'scripts', 'test'), message: 'api/ reaches Temporal through services and the ports wired in api/wiring.ts.' },
+  {
+    files: ['api/**/*.ts'],
+    ignores: ['api/main.ts', 'api/wiring.ts'],
+    banned: ours('temporal', 'activities', 'scripts', 'test'),
+    message: 'api/ reaches Temporal through services and the ports wired in api/wiring.ts.',
+    // Entity schemas are how code reaches tables; constants such as WORKFLOW_STATUSES stay importable.
+    extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
+  },
 ];
 
 function layerRules() {
-  return LAYERS.map(({ files, ignores, banned, typeOnly, message }) => ({
+  return LAYERS.map(({ files, ignores, banned, typeOnly, message, extra }) => ({
     files,
     ...(ignores ? { ignores } : {}),
     rules: {
@@ -35,6 +42,7 @@ function layerRules() {
           patterns: [
             { group: banned, message },
             ...(typeOnly ? [{ group: typeOnly, allowTypeImports: true, message }] : []),
+            ...(extra ?? []),
           ],
         },
       ],

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { unavailable } from './errors';
 
 /**
  * Every setting the service reads from the environment, with its default.
@@ -100,4 +101,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     outboxPollMs: e.OUTBOX_POLL_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
   };
+}
+
+/**
+ * SECRET_KEY, which webhook tokens and stored secrets derive from. The api process may start
+ * without it (deploys without webhook triggers work), so the features that need it refuse
+ * with `unavailable` when it is missing.
+ */
+export function requireSecretKey(secretKey: string | undefined): string {
+  if (!secretKey) throw unavailable('Webhooks are unavailable: SECRET_KEY is not configured.');
+  return secretKey;
 }

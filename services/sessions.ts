@@ -148,6 +148,17 @@ export async function verifySession(em: EntityManager, token: string): Promise<S
   };
 }
 
+/**
+ * What GET /api/auth/session shows: the signed-in user, the session's workspace and every
+ * membership. The session was verified (user not banned, still a member) by the caller.
+ */
+export async function currentSession(em: EntityManager, principal: SessionPrincipal): Promise<Omit<SignInResult, 'token' | 'expiresAt'>> {
+  const user = await em.findOneOrFail(UserSchema, { id: principal.userId });
+  const workspaces = await listUserWorkspaces(em, principal.userId);
+  const workspace = workspaces.find((w) => w.id === principal.workspaceId)!;
+  return { user: publicUser(user), workspace, workspaces };
+}
+
 /** Ends a session; signing out twice is harmless. */
 export async function signOut(em: EntityManager, sessionId: string): Promise<void> {
   await em.nativeUpdate(SessionSchema, { id: sessionId, revokedAt: null }, { revokedAt: new Date() });

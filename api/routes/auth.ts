@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { SESSION_COOKIE } from '../middleware/auth';
-import { listUserWorkspaces, signIn, signOut } from '../../services/sessions';
-import { UserSchema } from '../../db/entities';
-import { publicUser } from '../../services/users';
+import { currentSession, signIn, signOut } from '../../services/sessions';
 import type { SessionPrincipal } from '../../services/principal';
 import type { AppContext } from '../context';
 
@@ -73,13 +71,7 @@ export const currentSessionRoute = defineRoute({
     200: { description: 'Current session', schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
     401: { description: 'No session', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal }) => {
-    const p = principal as SessionPrincipal;
-    const user = await ctx.state.em.findOneOrFail(UserSchema, { id: p.userId });
-    const workspaces = await listUserWorkspaces(ctx.state.em, p.userId);
-    const workspace = workspaces.find((w) => w.id === p.workspaceId)!;
-    return { status: 200, body: { user: publicUser(user), workspace, workspaces } };
-  },
+  handler: async (ctx, { principal }) => ({ status: 200, body: await currentSession(ctx.state.em, principal as SessionPrincipal) }),
 });
 
 function setSessionCookie(ctx: AppContext, token: string | null, expires: Date): void {

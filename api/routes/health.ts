@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import type { AppDeps } from '../deps';
-
-const CHECK_TIMEOUT_MS = 2_000;
+import { checkReadiness } from '../../services/health';
 
 export const healthzRoute = defineRoute({
   method: 'get',
@@ -31,39 +29,12 @@ export const readyzRoute = defineRoute({
     503: { description: 'Not ready', schema: z.object({ status: z.enum(['not_ready', 'shutting_down']), checks: z.record(z.string(), checkSchema) }) },
   },
   handler: async (ctx, { deps }) => {
-    const [database, temporal] = await Promise.all([
-      timed(() => ctx.state.em.getConnection().execute('select 1')),
-      timed(() => temporalCheck(deps)),
-    ]);
-    const checks = { database, temporal };
-    if (deps.lifecycle.shuttingDown) return { status: 503, body: { status: 'shutting_down', checks } };
-    const ready = database.ok && temporal.ok;
-    return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks } };
+    const readiness = await checkReadiness(ctx.state.em, {
+      pingTemporal: () => deps.temporal.connection.workflowService.getSystemInfo({}),
+      shuttingDown: deps.lifecycle.shuttingDown,
+    });
+    return { status: readiness.status === 'ready' ? 200 : 503, body: readiness };
   },
 });
-
-async function temporalCheck(deps: AppDeps): Promise<void> {
-  await deps.temporal.connection.workflowService.getSystemInfo({});
-}
-
-/** Runs a dependency check with a deadline; reports failures without their connection details. */
-async function timed(check: () => Promise<unknown>): Promise<z.infer<typeof checkSchema>> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
-      }),
-    ]);
-    return { ok: true, latencyMs: Math.round(performance.now() - started) };
-  } catch (err) {
-    const message = (err as Error).message === 'timed out' ? 'timed out' : 'unreachable';
-    return { ok: false, latencyMs: Math.round(performance.now() - started), error: message };
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export const healthRoutes = [healthzRoute, readyzRoute];

@@ -1,33 +1,25 @@
 import { z } from 'zod';
-import { defineRoute, type HttpMethod } from '../http/route';
+import { defineRoute, type HttpMethod, type RouteResult } from '../http/route';
 import { requestOrigin } from '../http/urls';
+import { errtrackerInvokeUrl, webhookWithLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import type { AppContext } from '../context';
-import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
-import { invalidInput, notFound, unavailable } from '../../services/errors';
-import { loadRunViews } from '../../services/runs';
 import { withResumeUrls } from '../http/links';
 import {
-  acceptIntoOutbox,
+  callWebhook,
   createErrtrackerWebhook,
-  errtrackerDeliveryId,
-  verifyErrtrackerSignature,
-  createWebhookRun,
-  deliveryId,
+  getWebhook,
   listWebhooks,
-  loadWebhook,
-  outboxRunId,
-  resolveWebhookToken,
-  webhookPayload,
-  webhookView,
+  receiveErrtrackerDelivery,
+  type InboundRequest,
+  type WebhookCallOutcome,
 } from '../../services/webhooks';
 
 const anyObject = z.looseObject({});
 
-export function secretKeyOf(ctx: AppContext): string {
-  const key = ctx.deps.config.secretKey;
-  if (!key) throw unavailable('Webhooks are unavailable: SECRET_KEY is not configured.');
-  return key;
+/** The parts of the HTTP request a webhook run sees. */
+function inboundRequest(ctx: AppContext): InboundRequest {
+  return { method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body };
 }
 
 export const listWebhooksRoute = defineRoute({
@@ -41,7 +33,7 @@ export const listWebhooksRoute = defineRoute({
   query: z.object({ workflowId: z.string().min(1).optional() }),
   responses: { 200: { description: '`{ webhooks, links }`', schema: z.object({ webhooks: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
-    const webhooks = (await listWebhooks(ctx.state.em, principal, query.workflowId)).map((w) => webhookView(w, requestOrigin(ctx), secretKeyOf(ctx)));
+    const webhooks = (await listWebhooks(ctx.state.em, principal, ctx.deps.config.secretKey, query.workflowId)).map((w) => webhookWithLinks(requestOrigin(ctx), w));
     return { status: 200, body: { webhooks, links: webhooks.map((w) => w.links) } };
   },
 });
@@ -62,48 +54,24 @@ export const getWebhookRoute = defineRoute({
     404: { description: 'Webhook not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params }) => {
-    const webhook = webhookView(await loadWebhook(ctx.state.em, principal, params.id), requestOrigin(ctx), secretKeyOf(ctx));
+    const webhook = webhookWithLinks(requestOrigin(ctx), await getWebhook(ctx.state.em, principal, ctx.deps.config.secretKey, params.id));
     return { status: 200, body: { webhook, links: webhook.links } };
   },
 });
 
-/**
- * The public invocation: no bearer, every verb. Without a Response node the request goes to
- * the durable outbox (202 accepted); with one the caller waits, within the synchronous budget,
- * for that node's reply, started with an update-with-start so no polling is involved.
- */
-async function invoke(ctx: AppContext, token: string) {
-  const em = ctx.state.em;
-  const resolved = await resolveWebhookToken(em, token);
-  const payload = webhookPayload({ method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body });
-  const { outboxId, deduplicated } = await acceptIntoOutbox(em, resolved, payload, deliveryId(resolved.webhook, ctx.headers));
-  const accepted = { status: 202, body: { token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
-  const replies = resolved.version.nodes.some((n) => n.type === 'response' && !n.disabled);
-  if (deduplicated || !replies) return accepted;
-
-  const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload });
-  let reply;
-  try {
-    reply = await ctx.deps.runLauncher.startWithReply(run, { nodes: resolved.version.nodes, edges: resolved.version.edges }, ctx.deps.config.webhookSyncBudgetMs);
-  } catch (err) {
-    // Temporal unavailable: the entry stays pending and the dispatcher starts it later.
-    ctx.state.log.warn({ err, outboxId }, 'synchronous webhook start failed; left in the outbox');
-    return accepted;
-  }
-  await em.nativeUpdate(WebhookOutboxSchema, { id: outboxId, status: 'pending' }, { status: 'dispatched', dispatchedAt: new Date() });
-  switch (reply.kind) {
-    case 'response':
-      return { status: reply.status, body: reply.body, headers: reply.headers };
+/** How a webhook call's outcome is answered: 202 while the run is pending or running, else the reply or the run. */
+function callResponse(token: string, outcome: WebhookCallOutcome, origin: string): RouteResult {
+  switch (outcome.kind) {
+    case 'accepted':
+      return { status: 202, body: { token, outboxId: outcome.outboxId, status: outcome.deduplicated ? 'deduplicated' : 'accepted' } };
+    case 'reply':
+      return { status: outcome.status, body: outcome.body, headers: outcome.headers };
     case 'waiting':
-      return { status: 202, body: { runId: run.id, status: 'waiting' } };
-    case 'timeout':
+      return { status: 202, body: { runId: outcome.runId, status: 'waiting' } };
+    case 'processing':
       return { status: 202, body: { status: 'processing' } };
-    default: {
-      // The run ended without reaching a Response node: answer with the run itself.
-      const fork = em.fork();
-      const [view] = await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })]);
-      return { status: 200, body: { token, run: withResumeUrls(view, requestOrigin(ctx)) } };
-    }
+    case 'finished':
+      return { status: 200, body: { token, run: withResumeUrls(outcome.run, origin) } };
   }
 }
 
@@ -125,11 +93,17 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
       404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: bareErrorSchema },
       413: { description: 'Body too large', schema: bareErrorSchema },
     },
-    handler: async (ctx, { params }) => invoke(ctx, params.token),
+    handler: async (ctx, { params, deps }) => {
+      const outcome = await callWebhook(
+        ctx.state.em,
+        { launcher: deps.runLauncher, syncBudgetMs: deps.config.webhookSyncBudgetMs, log: ctx.state.log },
+        params.token,
+        inboundRequest(ctx),
+      );
+      return callResponse(params.token, outcome, requestOrigin(ctx));
+    },
   }),
 );
-
-
 
 const errtrackerBody = z
   .object({
@@ -160,10 +134,9 @@ export const createErrtrackerWebhookRoute = defineRoute({
     404: { description: 'Workflow not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
-    if (body.executionTargetId !== undefined) throw invalidInput('Named destinations are not available yet; omit executionTargetId.');
-    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, secretKeyOf(ctx), principal, body);
-    const invokeUrl = `${requestOrigin(ctx)}/api/integrations/errtracker/${token}`;
-    return { status: 201, body: { webhook: { ...webhookView(webhook, requestOrigin(ctx), secretKeyOf(ctx)), invokeUrl }, invokeUrl } };
+    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, ctx.deps.config.secretKey, principal, body);
+    const invokeUrl = errtrackerInvokeUrl(requestOrigin(ctx), token);
+    return { status: 201, body: { webhook: { ...webhookWithLinks(requestOrigin(ctx), webhook), invokeUrl }, invokeUrl } };
   },
 });
 
@@ -181,13 +154,9 @@ export const errtrackerIngressRoute = defineRoute({
     401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },
     404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
   },
-  handler: async (ctx, { params }) => {
-    if (!ctx.deps.config.errtrackerIngressEnabled) throw notFound('Not found');
-    const resolved = await resolveWebhookToken(ctx.state.em, params.token, 'errtracker');
-    const rawBody = ctx.request.rawBody ?? '';
-    verifyErrtrackerSignature(resolved.webhook, secretKeyOf(ctx), rawBody, ctx.headers);
-    const payload = webhookPayload({ method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body });
-    const { outboxId, deduplicated } = await acceptIntoOutbox(ctx.state.em, resolved, payload, errtrackerDeliveryId(rawBody, ctx.headers));
+  handler: async (ctx, { params, deps }) => {
+    const settings = { enabled: deps.config.errtrackerIngressEnabled, secretKey: deps.config.secretKey };
+    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, settings, params.token, { ...inboundRequest(ctx), rawBody: ctx.request.rawBody ?? '' });
     return { status: 202, body: { token: params.token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
   },
 });

@@ -1,31 +1,28 @@
-import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
+import { defineRoute, type RouteResult } from '../http/route';
+import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/links';
+import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
-import { forbidden, invalidInput } from '../../services/errors';
 import { projectFor } from '../../services/redaction';
-import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
+import type { WorkspacePrincipal } from '../../services/principal';
 import {
   createWorkflow,
   deleteWorkflow,
   deployWorkflow,
-  DeployRefused,
+  exportWorkflow,
+  getWorkflow,
   listVersions,
   listWorkflows,
-  loadWorkflow,
-  parseImportJson,
-  patchWorkflow,
-  portableShape,
+  previewImport,
   restoreVersion,
-  validateWorkflowGraph,
-  viewOf,
+  updateWorkflow,
+  validateWorkflow,
+  type DeployDeps,
+  type Deployment,
   type WorkflowView,
 } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
-import { workflowLinks } from '../http/links';
-import { secretKeyOf } from './webhooks';
-import { syncWebhooks, webhookView } from '../../services/webhooks';
 
 const idParams = z.object({ id: z.string().min(1).max(100) });
 const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
@@ -89,11 +86,7 @@ export const createWorkflowRoute = defineRoute({
   idempotency: 'optional',
   responses: { 201: { description: 'Created draft', schema: z.object({ workflow: anyObject, links: anyObject }) }, ...workflowErrors },
   handler: async (ctx, { principal, body }) => {
-    if (body.importBundleJson !== undefined) {
-      throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
-    }
-    const { importBundleJson: _ignored, ...input } = body;
-    const result = await createWorkflow(ctx.state.em, principal, { ...input, nodes: input.nodes as never, edges: input.edges as never });
+    const result = await createWorkflow(ctx.state.em, principal, { ...body, nodes: body.nodes as never, edges: body.edges as never });
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
   },
 });
@@ -108,15 +101,7 @@ export const importPreviewRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace' },
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
   responses: { 200: { description: 'What the import would create', schema: anyObject }, ...bareAuthErrors },
-  handler: async (_ctx, { body }) => {
-    if (body.importBundleJson !== undefined) throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet.');
-    if (body.importJson === undefined) throw invalidInput('importJson or importBundleJson is required.');
-    const { graph, importReadiness } = parseImportJson(body.importJson);
-    return {
-      status: 200,
-      body: { preview: { name: graph.name ?? 'Imported workflow', description: graph.description ?? '', nodes: graph.nodes, edges: graph.edges }, importReadiness, persisted: false },
-    };
-  },
+  handler: async (_ctx, { body }) => ({ status: 200, body: previewImport(body) }),
 });
 
 export const getWorkflowRoute = defineRoute({
@@ -131,14 +116,12 @@ export const getWorkflowRoute = defineRoute({
   query: z.object({ format: z.enum(['portable']).optional() }),
   responses: { 200: { description: 'Workflow, or portable `{ name, description, nodes, edges }`', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params, query }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     if (query.format === 'portable') {
-      if (projectionFor(principal) === 'safe') {
-        throw forbidden('The portable export includes node configs and needs a workspace key with write permission.');
-      }
-      return { status: 200, body: portableShape(wf), headers: { 'Content-Disposition': `attachment; filename="${wf.id}.json"` } };
+      const portable = await exportWorkflow(ctx.state.em, principal, params.id);
+      return { status: 200, body: portable, headers: { 'Content-Disposition': `attachment; filename="${params.id}.json"` } };
     }
-    return { status: 200, body: { workflow: present(principal, await viewOf(ctx.state.em, wf)), links: workflowLinks(ctx, wf.id) } };
+    const workflow = await getWorkflow(ctx.state.em, principal, params.id);
+    return { status: 200, body: { workflow: present(principal, workflow), links: workflowLinks(ctx, workflow.id) } };
   },
 });
 
@@ -166,18 +149,10 @@ export const patchWorkflowRoute = defineRoute({
   body: patchBody,
   responses: { 200: { description: 'Updated workflow', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
-    const em = ctx.state.em;
-    const wf = await loadWorkflow(em, principal, params.id);
-    const { workflow, importReadiness } = await patchWorkflow(em, principal, wf, { ...body, nodes: body.nodes as never, edges: body.edges as never });
-    if (body.status === 'deployed' && body.importJson === undefined) {
-      return deployResponse(ctx, principal, workflow);
-    }
-    // Undeployed, disabled or trashed workflows must stop firing on their schedules.
-    if (workflow.status !== 'deployed' || workflow.trashed) await ctx.deps.scheduler.sync(workflow, null);
-    return {
-      status: 200,
-      body: { workflow: await viewOf(em, workflow), links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) },
-    };
+    const update = await updateWorkflow(ctx.state.em, principal, params.id, { ...body, nodes: body.nodes as never, edges: body.edges as never }, deployDeps(ctx));
+    if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
+    const { workflow, importReadiness } = update;
+    return { status: 200, body: { workflow, links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) } };
   },
 });
 
@@ -191,42 +166,33 @@ export const deleteWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
-  handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
-    await ctx.deps.scheduler.sync(wf, null);
-    await deleteWorkflow(ctx.state.em, principal, wf);
+  handler: async (ctx, { principal, params, deps }) => {
+    await deleteWorkflow(ctx.state.em, principal, params.id, { scheduler: deps.scheduler });
     return { status: 200, body: { deleted: true } };
   },
 });
 
-async function deployResponse(ctx: AppContext, principal: WorkspacePrincipal, wf: Parameters<typeof deployWorkflow>[2]) {
-  try {
-    const { workflow, version } = await deployWorkflow(ctx.state.em, principal, wf);
-    const graph = { nodes: version.nodes, edges: version.edges };
-    // SECRET_KEY is needed only to mint webhook URLs; deploys without webhook triggers work without it.
-    const secret = graph.nodes.some((n) => n.type === 'webhook') ? secretKeyOf(ctx) : (ctx.deps.config.secretKey ?? '');
-    const webhooks = await syncWebhooks(ctx.state.em, secret, workflow, graph);
-    const schedules = await ctx.deps.scheduler.sync(workflow, graph);
-    const views = webhooks.map((w) => webhookView(w, requestOrigin(ctx), secret));
-    const first = views[0] ?? null;
-    return {
-      status: 200,
-      body: {
-        workflow: await viewOf(ctx.state.em, workflow),
-        synchronizedVersionId: version.id,
-        version: version.version,
-        webhookUrl: first?.invokeUrl ?? null,
-        links: { ...workflowLinks(ctx, workflow.id), webhook: first ? `${requestOrigin(ctx)}/api/v1/webhooks/${first.id}` : null, invoke: first?.invokeUrl ?? null },
-        webhooks: views,
-        schedules: schedules.map((scheduleId) => ({ scheduleId })),
-      },
-    };
-  } catch (err) {
-    if (err instanceof DeployRefused) {
-      throw invalidInput('Workflow is not ready to deploy.', { details: { ...err.validation } });
-    }
-    throw err;
-  }
+function deployDeps(ctx: AppContext): DeployDeps {
+  return { scheduler: ctx.deps.scheduler, secretKey: ctx.deps.config.secretKey };
+}
+
+/** The answer of POST /deploy and of PATCH `status: deployed`, which share one shape. */
+function deployResponse(ctx: AppContext, deployment: Deployment): RouteResult {
+  const origin = requestOrigin(ctx);
+  const webhooks = deployment.webhooks.map((w) => webhookWithLinks(origin, w));
+  const firstWebhook = deployedWebhookLinks(origin, deployment.webhooks[0]);
+  return {
+    status: 200,
+    body: {
+      workflow: deployment.workflow,
+      synchronizedVersionId: deployment.versionId,
+      version: deployment.version,
+      webhookUrl: firstWebhook.invoke,
+      links: { ...workflowLinks(ctx, deployment.workflow.id), ...firstWebhook },
+      webhooks,
+      schedules: deployment.scheduleIds.map((scheduleId) => ({ scheduleId })),
+    },
+  };
 }
 
 export const deployWorkflowRoute = defineRoute({
@@ -243,7 +209,7 @@ export const deployWorkflowRoute = defineRoute({
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => deployResponse(ctx, principal, await loadWorkflow(ctx.state.em, principal, params.id)),
+  handler: async (ctx, { principal, params }) => deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, deployDeps(ctx))),
 });
 
 export const validateSavedRoute = defineRoute({
@@ -256,10 +222,7 @@ export const validateSavedRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
-  handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
-    return { status: 200, body: validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges }) };
-  },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id) }),
 });
 
 export const validateDraftRoute = defineRoute({
@@ -273,10 +236,7 @@ export const validateDraftRoute = defineRoute({
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
-  handler: async (ctx, { principal, params, body }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
-    return { status: 200, body: validateWorkflowGraph({ nodes: body.nodes ?? wf.nodes, edges: body.edges ?? wf.edges }) };
-  },
+  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id, body) }),
 });
 
 export const listVersionsRoute = defineRoute({
@@ -289,10 +249,7 @@ export const listVersionsRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   responses: { 200: { description: '`{ versions }`', schema: z.object({ versions: z.array(anyObject) }) }, ...workflowErrors },
-  handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
-    return { status: 200, body: { versions: await listVersions(ctx.state.em, wf) } };
-  },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: { versions: await listVersions(ctx.state.em, principal, params.id) } }),
 });
 
 export const restoreVersionRoute = defineRoute({
@@ -306,9 +263,8 @@ export const restoreVersionRoute = defineRoute({
   params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
   responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: anyObject }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
-    const wf = await loadWorkflow(ctx.state.em, principal, params.id);
-    const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, wf, params.version);
-    return { status: 200, body: { workflow: await viewOf(ctx.state.em, workflow), restoredVersion, links: workflowLinks(ctx, workflow.id) } };
+    const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, params.id, params.version);
+    return { status: 200, body: { workflow, restoredVersion, links: workflowLinks(ctx, workflow.id) } };
   },
 });
 

@@ -69,6 +69,16 @@ test('deploy creates a Temporal Schedule that starts runs with trigger schedule;
   await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
 });
 
+test('deleting a deployed workflow removes its schedule', async () => {
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph('0 3 * * *') });
+  const id = created.body.workflow.id;
+  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+  const handle = app.deps.temporal.client.schedule.getHandle(scheduleId(id, 'tick'));
+  await expect(handle.describe()).resolves.toBeDefined();
+  expect((await http(app, 'DELETE', `/api/v1/workflows/${id}`, { token: ws.token })).body).toEqual({ deleted: true });
+  await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+});
+
 test('an invalid cron or timezone blocks the deploy and creates no schedule', async () => {
   const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph('61 * * * *') });
   const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token });

@@ -162,6 +162,23 @@ test('a run that ends without reaching its Response node answers 200 { token, ru
   expect(quiet.body).toMatchObject({ token: invoke.split('/').pop(), run: { status: 'succeeded', output: 'no reply', trigger: 'webhook' } });
 });
 
+test('without SECRET_KEY a deploy with a webhook trigger is 503 and pins nothing; one without webhooks deploys', async () => {
+  const keyless = await startTestApp({ secretKey: undefined });
+  try {
+    const hooked = await http(keyless, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }], edges: [] } });
+    const refused = await http(keyless, 'POST', `/api/v1/workflows/${hooked.body.workflow.id}/deploy`, { token: ws.token });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ error: 'Webhooks are unavailable: SECRET_KEY is not configured.' });
+    expect((await http(keyless, 'GET', `/api/v1/workflows/${hooked.body.workflow.id}/versions`, { token: ws.token })).body.versions).toEqual([]);
+    const plain = await http(keyless, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+    const deployed = await http(keyless, 'POST', `/api/v1/workflows/${plain.body.workflow.id}/deploy`, { token: ws.token });
+    expect(deployed.status).toBe(200);
+    expect(deployed.body).toMatchObject({ webhookUrl: null, webhooks: [], links: { webhook: null, invoke: null } });
+  } finally {
+    await keyless.close();
+  }
+});
+
 test('unknown tokens, disabled and trashed workflows are 404 and start nothing', async () => {
   expect((await http(app, 'POST', '/api/webhooks/whk_doesnotexist0000000000000000000', { body: {} })).status).toBe(404);
   const { workflowId, invoke } = await deploy([], []);

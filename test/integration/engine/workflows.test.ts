@@ -384,6 +384,16 @@ describe('PATCH /api/v1/workflows/{id}', () => {
     expect((await readWorkflow(id)).status).toBe('draft');
   });
 
+  test('POST /deploy of an invalid draft is a 400 { error, report, deploymentReadiness } and pins nothing', async () => {
+    const { id } = await createWorkflow({ name: 'Broken deploy', nodes: [{ id: 'x', type: 'transform', config: { expression: '1' } }], edges: [] });
+    const res = await post(`${WF}/${id}/deploy`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'Workflow is not ready to deploy.', report: { valid: false }, deploymentReadiness: { ready: false } });
+    expect(res.body.deploymentReadiness.blockers.length).toBeGreaterThan(0);
+    expect((await get(`${WF}/${id}/versions`)).body.versions).toEqual([]);
+    expect(await readWorkflow(id)).toMatchObject({ status: 'draft', activeVersionId: null, activeVersion: null });
+  });
+
   test('status: draft undeploys: executing the active target is then a 400', async () => {
     const { id } = await createWorkflow({ name: 'Undeploy me', ...validGraph('undeploy') });
     expect((await post(`${WF}/${id}/deploy`)).status).toBe(200);

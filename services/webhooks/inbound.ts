@@ -7,108 +7,23 @@ import {
   type Webhook,
   type Workflow,
   type WorkflowVersion,
-} from '../db/entities';
-import type { WorkflowGraph } from '../engine/types';
-import { invalidInput, forbidden, notFound, unauthenticated } from './errors';
-import { newId, randomToken, sha256Hex } from './ids';
-import type { WorkspacePrincipal } from './principal';
-import type { RunLauncher } from './ports';
+} from '../../db/entities';
+import { requireSecretKey } from '../config';
+import { invalidInput, notFound, unauthenticated } from '../errors';
+import { newId, randomToken, sha256Hex } from '../ids';
+import type { WorkspacePrincipal } from '../principal';
+import type { RunLauncher } from '../ports';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { decryptSecret, deriveToken, encryptSecret } from './secrets';
-import { loadWorkflow } from './workflows';
-import { runnableActiveVersion } from './runs/runnable';
-import { writeRunRow } from './runs/runRows';
-
-export const WEBHOOK_FORBIDDEN = 'API key cannot access this webhook';
-const WEBHOOK_TOKEN_PREFIX = 'whk_';
+import { decryptSecret, encryptSecret } from '../secrets';
+import { loadWorkflow } from '../workflows/views';
+import { webhookData, type WebhookData } from './registry';
+import { runnableActiveVersion } from '../runs/runnable';
+import { writeRunRow } from '../runs/runRows';
 
 /** Headers never passed into a run: credentials and session material. */
 const STRIPPED_HEADERS = new Set(['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization', 'x-auth-token', 'x-csrf-token']);
 /** Provider delivery ids recognised for deduplication, besides a node's own `dedupeHeader`. */
 const DELIVERY_ID_HEADERS = ['x-github-delivery', 'idempotency-key', 'x-delivery-id', 'x-gitlab-event-uuid', 'x-request-id'];
-
-export function webhookToken(secretKey: string, webhookId: string): string {
-  return deriveToken(secretKey, 'webhook', webhookId, WEBHOOK_TOKEN_PREFIX);
-}
-
-export function webhookInvokeUrl(origin: string, token: string): string {
-  return `${origin}/api/webhooks/${token}`;
-}
-
-export function webhookView(wh: Webhook, origin: string, secretKey: string) {
-  // Generic webhook URLs are derived from SECRET_KEY, so they can be shown again; error-tracker
-  // tokens are random and were shown once at creation.
-  const invokeUrl = wh.kind === 'generic' ? webhookInvokeUrl(origin, webhookToken(secretKey, wh.id)) : null;
-  return {
-    id: wh.id,
-    workspaceId: wh.workspaceId,
-    workflowId: wh.workflowId,
-    nodeId: wh.nodeId,
-    kind: wh.kind,
-    provider: wh.kind === 'errtracker' ? 'errtracker' : null,
-    enabled: wh.enabled,
-    createdAt: wh.createdAt,
-    updatedAt: wh.updatedAt,
-    invokeUrl,
-    links: { invoke: invokeUrl },
-  };
-}
-
-/**
- * Makes the deployed version's webhook triggers reachable: one generic webhook per `webhook`
- * node (kept across deploys, so its URL is stable), and disables those whose node is gone.
- * Returns the webhooks of the version in node order.
- */
-export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Workflow, graph: WorkflowGraph): Promise<Webhook[]> {
-  const nodes = graph.nodes.filter((n) => n.type === 'webhook');
-  const existing = await em.find(WebhookSchema, { workflowId: wf.id, kind: 'generic' });
-  const now = new Date();
-  const result: Webhook[] = [];
-  for (const node of nodes) {
-    let wh = existing.find((w) => w.nodeId === node.id);
-    const dedupeHeader = typeof node.config?.dedupeHeader === 'string' ? node.config.dedupeHeader.toLowerCase() : undefined;
-    if (!wh) {
-      const id = newId('wh');
-      wh = em.create(WebhookSchema, {
-        id,
-        workspaceId: wf.workspaceId,
-        workflowId: wf.id,
-        nodeId: node.id,
-        kind: 'generic',
-        tokenDigest: sha256Hex(webhookToken(secretKey, id)),
-        enabled: true,
-        config: dedupeHeader ? { dedupeHeader } : {},
-        signingSecretEncrypted: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-    } else {
-      wh.enabled = true;
-      wh.config = dedupeHeader ? { dedupeHeader } : {};
-      wh.updatedAt = now;
-    }
-    result.push(wh);
-  }
-  for (const wh of existing) {
-    if (!nodes.some((n) => n.id === wh.nodeId) && wh.enabled) {
-      wh.enabled = false;
-      wh.updatedAt = now;
-    }
-  }
-  await em.flush();
-  return result;
-}
-
-export async function listWebhooks(em: EntityManager, principal: WorkspacePrincipal, workflowId?: string): Promise<Webhook[]> {
-  return em.find(WebhookSchema, { workspaceId: principal.workspaceId, ...(workflowId ? { workflowId } : {}) }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-}
-
-export async function loadWebhook(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<Webhook> {
-  const wh = await em.findOne(WebhookSchema, { id });
-  if (!wh) throw notFound('Webhook not found');
-  if (wh.workspaceId !== principal.workspaceId) throw forbidden(WEBHOOK_FORBIDDEN);
-  return wh;
-}
 
 export interface InboundRequest {
   method: string;
@@ -245,19 +160,24 @@ export interface ErrtrackerWebhookInput {
   projectSlug: string;
   credentialId?: string;
   signingSecret?: string;
+  /** Named destinations: refused until they exist. */
+  executionTargetId?: string;
 }
 
 /**
  * Prepares a signed error-tracker endpoint for a workflow of the workspace (creating it again
  * rotates its URL and secret). The invoke URL carries a random token that is shown once: only
- * its digest is kept. The signing secret is stored encrypted with SECRET_KEY.
+ * its digest is kept. The signing secret is stored encrypted with SECRET_KEY (`unavailable`
+ * when it is not configured).
  */
 export async function createErrtrackerWebhook(
   em: EntityManager,
-  secretKey: string,
+  secretKeySetting: string | undefined,
   principal: WorkspacePrincipal,
   input: ErrtrackerWebhookInput,
-): Promise<{ webhook: Webhook; token: string }> {
+): Promise<{ webhook: WebhookData; token: string }> {
+  if (input.executionTargetId !== undefined) throw invalidInput('Named destinations are not available yet; omit executionTargetId.');
+  const secretKey = requireSecretKey(secretKeySetting);
   if (input.credentialId !== undefined) {
     throw invalidInput('Credentials are not available yet; send signingSecret (the secret of the error tracker integration).');
   }
@@ -287,7 +207,7 @@ export async function createErrtrackerWebhook(
     });
   }
   await em.flush();
-  return { webhook, token };
+  return { webhook: webhookData(webhook, secretKey), token };
 }
 
 /** Requests older than this (by the tracker's own timestamp header) are refused as replays. */

@@ -1,0 +1,25 @@
+import { deploymentReadiness, validateGraph } from '../../engine/validate';
+import type { ValidationReport, WorkflowGraph } from '../../engine/types';
+import { canonicalJson } from '../idempotency';
+import { sha256Hex } from '../ids';
+
+export interface Readiness {
+  ready: boolean;
+  blockers: string[];
+}
+
+export interface ValidationResult {
+  report: ValidationReport;
+  deploymentReadiness: Readiness;
+}
+
+/** The id live candidate execution must name in `expectedVersionId`: a digest of the draft graph. */
+export function candidateVersionId(graph: WorkflowGraph): string {
+  return `cand_${sha256Hex(canonicalJson({ nodes: graph.nodes, edges: graph.edges })).slice(0, 32)}`;
+}
+
+/** The validation report of a graph and whether it may be deployed; accepts any input shape. */
+export function validateWorkflowGraph(graph: unknown): ValidationResult {
+  const report = validateGraph(graph);
+  return { report, deploymentReadiness: deploymentReadiness(report) };
+}
