@@ -2,6 +2,17 @@ import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
+import {
+  approvalResultSchema,
+  dryRunReceiptSchema,
+  queuedReceiptSchema,
+  rerunReceiptSchema,
+  resumeResultSchema,
+  runListSchema,
+  runStatusReportSchema,
+  runWithLinksSchema,
+  workflowRunsStatusSchema,
+} from '../schemas/runs';
 import type { AppContext } from '../context';
 import { workflowLinks } from './workflows';
 import { RUN_STATUSES, RunSchema, WorkflowSchema, type Run } from '../../db/entities';
@@ -13,7 +24,6 @@ import { cancelRun, executeWorkflow, isTerminal, loadRun, loadRunViews, projectR
 import { loadWorkflow } from '../../services/workflows';
 import { clampLimit } from '../../services/pagination';
 
-const anyObject = z.looseObject({});
 const runErrors = {
   ...bareAuthErrors,
   404: { description: 'Run not found (also for runs of other workspaces)', schema: bareErrorSchema },
@@ -55,8 +65,8 @@ export const executeRoute = defineRoute({
   body: executeBody,
   idempotency: 'optional',
   responses: {
-    202: { description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`', schema: anyObject },
-    201: { description: 'Dry run, finished: `{ run, execution, queued: false }`', schema: anyObject },
+    202: { description: 'Queued on Temporal: `{ run, execution, queued: true, statusUrl, cancelUrl, links }`', schema: queuedReceiptSchema },
+    201: { description: 'Dry run, finished: `{ run, execution, queued: false, statusUrl, links }`', schema: dryRunReceiptSchema },
     ...bareAuthErrors,
     403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
     404: { description: 'Workflow not found', schema: bareErrorSchema },
@@ -94,7 +104,7 @@ export const listRunsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: listQuery,
-  responses: { 200: { description: '`{ runs, links }`', schema: z.object({ runs: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ runs, links }`', schema: runListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
     const runs = await queryRuns(ctx.state.em, principal.workspaceId, {
       ...query,
@@ -116,7 +126,7 @@ export const getRunRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: runIdParams,
-  responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
+  responses: { 200: { description: '`{ run, links }`', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params }) => {
     const run = await loadRun(ctx.state.em, principal, params.id);
     const [view] = await present(ctx, principal, [run]);
@@ -134,7 +144,7 @@ export const cancelRunRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
-  responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
+  responses: { 200: { description: '`{ run, links }` with the canceled run', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
     const run = await loadRun(ctx.state.em, principal, params.id);
     const canceled = await cancelRun(ctx.state.em, deps.runLauncher, principal, run);
@@ -153,7 +163,7 @@ export const rerunRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
-  responses: { 201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject }, ...runErrors },
+  responses: { 201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: rerunReceiptSchema }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
     const original = await loadRun(ctx.state.em, principal, params.id);
     const wf = await ctx.state.em.findOne(WorkflowSchema, { id: original.workflowId, workspaceId: original.workspaceId });
@@ -174,7 +184,14 @@ export const workflowStatusRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: z.object({ id: z.string().min(1) }),
   query: z.object({ runId: z.string().min(1).optional() }),
-  responses: { 200: { description: 'Status', schema: anyObject }, ...bareAuthErrors, 404: { description: 'Workflow or run not found', schema: bareErrorSchema } },
+  responses: {
+    200: {
+      description: 'With `runId`: `{ workflow, projection, run, status, queued, active, output, error, steps, logs, links, pollAfterMs }`; without: `{ workflow, runs, statuses }`',
+      schema: z.union([runStatusReportSchema, workflowRunsStatusSchema]),
+    },
+    ...bareAuthErrors,
+    404: { description: 'Workflow or run not found', schema: bareErrorSchema },
+  },
   handler: async (ctx, { principal, params, query }) => {
     const em = ctx.state.em;
     const wf = await loadWorkflow(em, principal, params.id);
@@ -221,7 +238,7 @@ export const approvalRoute = defineRoute({
   access: { kind: 'apiKeyOrSession', roles: 'write' },
   params: runIdParams,
   body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
-  responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: anyObject }, ...runErrors },
+  responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: approvalResultSchema }, ...runErrors },
   handler: async (ctx, { principal, params, body, deps }) => {
     const run = await loadRun(ctx.state.em, principal, params.id);
     if (isTerminal(run.status)) throw conflict(`The run is already ${run.status}.`);
@@ -245,7 +262,7 @@ export const resumeRoute = defineRoute({
   params: z.object({ token: z.string().min(1).max(200) }),
   body: z.unknown(),
   responses: {
-    202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: anyObject },
+    202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: resumeResultSchema },
     404: { description: 'Unknown token', schema: bareErrorSchema },
     409: { description: 'Token already used or expired, or the run no longer waits', schema: bareErrorSchema },
   },

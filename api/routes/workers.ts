@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { smokeTestResultSchema, workerDoctorSchema, workerStatusSchema } from '../schemas/workers';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { invalidInput } from '../../services/errors';
@@ -10,7 +11,6 @@ import { loadWorkflow } from '../../services/workflows';
 // eslint-disable-next-line no-restricted-imports -- moves behind the WorkerProbe port (issue 9)
 import { clampWait, runSmokeTest, workerDoctor, workerStatus } from '../../temporal/worker-health';
 
-const anyObject = z.looseObject({});
 
 const nowQuery = z.object({ now: z.string().optional() });
 const doctorQuery = nowQuery.extend({ bundlePath: z.string().optional() });
@@ -55,9 +55,9 @@ const smokeHandler = async (ctx: AppContext, input: { principal: WorkspacePrinci
 };
 
 const smokeResponses = {
-  200: { description: '`{ smokeTest }` with status `passed`', schema: z.object({ smokeTest: anyObject }) },
-  202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: z.object({ smokeTest: anyObject }) },
-  500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: z.object({ smokeTest: anyObject }) },
+  200: { description: '`{ smokeTest }` with status `passed`', schema: smokeTestResultSchema },
+  202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: smokeTestResultSchema },
+  500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: smokeTestResultSchema },
   400: { description: 'Invalid body', schema: bareErrorSchema },
   404: { description: '`Workflow not found`', schema: bareErrorSchema },
 };
@@ -71,7 +71,7 @@ export const workerStatusRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: nowQuery,
-  responses: { 200: { description: '`{ status }`', schema: z.object({ status: anyObject }) }, ...bareAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ status }`', schema: workerStatusSchema }, ...bareAuthErrors, ...badNow },
   handler: statusHandler,
 });
 
@@ -84,7 +84,7 @@ export const workerDoctorRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: doctorQuery,
-  responses: { 200: { description: '`{ doctor }`', schema: z.object({ doctor: anyObject }) }, ...bareAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ doctor }`', schema: workerDoctorSchema }, ...bareAuthErrors, ...badNow },
   handler: doctorHandler,
 });
 

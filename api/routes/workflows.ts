@@ -2,6 +2,18 @@ import { requestOrigin } from '../http/urls';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import {
+  createdWorkflowSchema,
+  deployResultSchema,
+  importPreviewSchema,
+  portableWorkflowSchema,
+  restoredWorkflowSchema,
+  updatedWorkflowSchema,
+  validationResultSchema,
+  workflowListSchema,
+  workflowVersionSchema,
+  workflowWithLinksSchema,
+} from '../schemas/workflows';
 import { forbidden, invalidInput } from '../../services/errors';
 import { projectFor } from '../../services/projection';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
@@ -34,7 +46,6 @@ const workflowErrors = {
   403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
   404: { description: 'Workflow not found', schema: bareErrorSchema },
 };
-const anyObject = z.looseObject({});
 
 /** Links of a workflow, absolute from the request origin. */
 export function workflowLinks(ctx: AppContext, id: string) {
@@ -67,7 +78,7 @@ export const listWorkflowsRoute = defineRoute({
   tags: ['Workflows'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
-  responses: { 200: { description: 'Workflows', schema: z.object({ workflows: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ workflows, links }`', schema: workflowListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal }) => {
     const workflows = await listWorkflows(ctx.state.em, principal);
     return { status: 200, body: { workflows: workflows.map((w) => present(principal, w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
@@ -100,7 +111,7 @@ export const createWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: createBody,
   idempotency: 'optional',
-  responses: { 201: { description: 'Created draft', schema: z.object({ workflow: anyObject, links: anyObject }) }, ...workflowErrors },
+  responses: { 201: { description: 'Created draft: `{ workflow, links, importReadiness? }`', schema: createdWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, body }) => {
     if (body.importBundleJson !== undefined) {
       throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
@@ -120,7 +131,7 @@ export const importPreviewRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
-  responses: { 200: { description: 'What the import would create', schema: anyObject }, ...bareAuthErrors },
+  responses: { 200: { description: 'What the import would create: `{ preview, importReadiness, persisted: false }`', schema: importPreviewSchema }, ...bareAuthErrors },
   handler: async (_ctx, { body }) => {
     if (body.importBundleJson !== undefined) throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet.');
     if (body.importJson === undefined) throw invalidInput('importJson or importBundleJson is required.');
@@ -142,7 +153,10 @@ export const getWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   query: z.object({ format: z.enum(['portable']).optional() }),
-  responses: { 200: { description: 'Workflow, or portable `{ name, description, nodes, edges }`', schema: anyObject }, ...workflowErrors },
+  responses: {
+    200: { description: '`{ workflow, links }`, or with `?format=portable` the portable `{ name, description, nodes, edges }`', schema: z.union([workflowWithLinksSchema, portableWorkflowSchema]) },
+    ...workflowErrors,
+  },
   handler: async (ctx, { principal, params, query }) => {
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     if (query.format === 'portable') {
@@ -177,7 +191,7 @@ export const patchWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: patchBody,
-  responses: { 200: { description: 'Updated workflow', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
     const em = ctx.state.em;
     const wf = await loadWorkflow(em, principal, params.id);
@@ -203,7 +217,7 @@ export const deleteWorkflowRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
-  responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
+  responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     await ctx.deps.scheduler.sync(wf, null);
@@ -252,7 +266,7 @@ export const deployWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: {
-    200: { description: '`{ workflow, synchronizedVersionId, webhookUrl, links: { webhook, invoke } }`', schema: anyObject },
+    200: { description: '`{ workflow, synchronizedVersionId, version, webhookUrl, links: { …, webhook, invoke }, webhooks, schedules }`', schema: deployResultSchema },
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
@@ -268,7 +282,7 @@ export const validateSavedRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
-  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     return { status: 200, body: validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges }) };
@@ -285,7 +299,7 @@ export const validateDraftRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
-  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     return { status: 200, body: validateWorkflowGraph({ nodes: body.nodes ?? wf.nodes, edges: body.edges ?? wf.edges }) };
@@ -301,7 +315,7 @@ export const listVersionsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
-  responses: { 200: { description: '`{ versions }`', schema: z.object({ versions: z.array(anyObject) }) }, ...workflowErrors },
+  responses: { 200: { description: '`{ versions }`, newest first', schema: z.strictObject({ versions: z.array(workflowVersionSchema) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     return { status: 200, body: { versions: await listVersions(ctx.state.em, wf) } };
@@ -317,7 +331,7 @@ export const restoreVersionRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
-  responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: restoredWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const wf = await loadWorkflow(ctx.state.em, principal, params.id);
     const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, wf, params.version);
