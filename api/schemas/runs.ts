@@ -153,7 +153,7 @@ export const runStatusReportSchema = z.strictObject({
   status: runStatusSchema,
   queued: z.boolean(),
   active: z.boolean(),
-  output: userData('Absent when redacted'),
+  output: userData('The run output; absent when redacted').optional(),
   error: z.string().nullable().optional().describe('Absent when redacted'),
   steps: z.array(z.union([runStepSchema, safeRunStepSchema])),
   logs: z.array(runLogSchema).optional().describe('The last 20 logs; absent when redacted'),
