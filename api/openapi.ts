@@ -38,7 +38,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
           status,
           {
             description: r.description,
-            ...(r.schema ? { content: { 'application/json': { schema: wrapForFamily(route, Number(status), r.schema) } } } : {}),
+            ...(r.schema ? { content: { 'application/json': { schema: wrapForFamily(route, status, r.schema) } } } : {}),
           },
         ]),
       ),
@@ -56,7 +56,8 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
   });
 }
 
-function wrapForFamily(route: AnyRoute, status: number, schema: z.ZodType): z.ZodType {
-  if (route.family !== 'envelope' || status >= 400) return schema;
+function wrapForFamily(route: AnyRoute, status: string, schema: z.ZodType): z.ZodType {
+  // `default` documents replies the route does not shape (e.g. a Response node's), so they are not wrapped.
+  if (route.family !== 'envelope' || status === 'default' || Number(status) >= 400) return schema;
   return z.object({ ok: z.literal(true), data: schema, meta: z.object({ contractVersion: z.literal('api-contracts.v1') }) });
 }

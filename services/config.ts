@@ -35,6 +35,7 @@ const envSchema = z.object({
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
+  VALIDATE_RESPONSES: envBool(false),
 });
 
 export type AppConfig = {
@@ -65,6 +66,11 @@ export type AppConfig = {
   webhookSyncBudgetMs: number;
   outboxPollMs: number;
   errtrackerIngressEnabled: boolean;
+  /**
+   * Checks every route answer against its declared response schema and turns a mismatch into
+   * a 500. On in the test harness; it costs a parse per response, so off by default.
+   */
+  validateResponses: boolean;
 };
 
 /** Reads the configuration once; throws a readable error naming the bad variable. */
@@ -100,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
+    validateResponses: e.VALIDATE_RESPONSES,
   };
 }
 

@@ -4,6 +4,7 @@ import { z, type ZodType } from 'zod';
 import type { AppContext } from '../context';
 import { type Family, envelopeOk } from './families';
 import { describeZodError } from './validation';
+import { checkResponseContract, contractViolationBody, type RouteResponses } from './responseContract';
 import { authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
 import { invalidInput } from '../../services/errors';
@@ -49,7 +50,8 @@ export interface RouteDef<P = undefined, Q = undefined, B = undefined, A extends
   /** Code used in the envelope family when the query or params fail validation. */
   queryErrorCode?: string;
   idempotency?: 'optional' | 'required';
-  responses: Record<number, { description: string; schema?: ZodType }>;
+  /** Every status the handler answers with, and the error statuses clients should expect. */
+  responses: RouteResponses;
   handler: (ctx: AppContext, input: RouteInput<P, Q, B, A>) => Promise<RouteResult>;
 }
 
@@ -75,6 +77,9 @@ export function koaPath(openApiPath: string): string {
 /**
  * Mounts every route on the router: family, auth, body parsing, validation and idempotency,
  * in that order (a request without valid credentials is refused before its body is read).
+ * With `config.validateResponses` on (tests, and VALIDATE_RESPONSES=true), every answer of a
+ * handler is checked against the schema its route declares for that status; a mismatch is
+ * logged with its zod issues and answered 500, so the request that caused it fails.
  */
 export function mountRoutes(
   router: Router<AppContext['state'], AppContext>,
@@ -90,6 +95,13 @@ export function mountRoutes(
       const input = parseInput(ctx, route);
       const run = async (): Promise<RouteResult> => {
         const result = await route.handler(ctx, input);
+        if (ctx.deps.config.validateResponses) {
+          const violation = checkResponseContract(route, result.status, result.body);
+          if (violation) {
+            ctx.state.log.error({ operationId: route.operationId, status: result.status, issues: violation.issues }, violation.message);
+            return { status: 500, body: contractViolationBody(route.family, violation) };
+          }
+        }
         return { ...result, body: route.family === 'envelope' ? envelopeOk(result.body) : result.body };
       };
       const result = route.idempotency ? await withIdempotency(ctx, route.idempotency, run) : await run();

@@ -18,7 +18,7 @@ export const listApiKeysRoute = defineRoute({
   tags: ['API keys'],
   family: 'bare',
   access: { kind: 'session', roles: 'admin' },
-  responses: { 200: { description: 'Keys, newest first', schema: z.object({ apiKeys: z.array(apiKeySchema) }) }, ...sessionErrors },
+  responses: { 200: { description: 'Keys, newest first', schema: z.strictObject({ apiKeys: z.array(apiKeySchema) }) }, ...sessionErrors },
   handler: async (ctx, { principal }) => ({
     status: 200,
     body: { apiKeys: await listApiKeys(ctx.state.em, principal as SessionPrincipal) },
@@ -52,7 +52,7 @@ export const createApiKeyRoute = defineRoute({
   access: { kind: 'session', roles: 'admin' },
   body: createBody,
   responses: {
-    201: { description: 'Created; store the token now, it is never shown again', schema: z.object({ apiKey: apiKeySchema, token: z.string() }) },
+    201: { description: 'Created; store the token now, it is never shown again', schema: z.strictObject({ apiKey: apiKeySchema, token: z.string() }) },
     400: { description: 'Invalid body, unknown scope or duplicate name in the scope', schema: bareErrorSchema },
     ...sessionErrors,
   },
@@ -72,7 +72,7 @@ export const revokeApiKeyRoute = defineRoute({
   access: { kind: 'session', roles: 'admin' },
   params: z.object({ id: z.string().min(1).max(100) }),
   responses: {
-    200: { description: 'Revoked', schema: z.object({ deleted: z.literal(true), apiKey: apiKeySchema }) },
+    200: { description: 'Revoked', schema: z.strictObject({ deleted: z.literal(true), apiKey: apiKeySchema }) },
     ...sessionErrors,
     404: { description: 'No such active key in this workspace', schema: bareErrorSchema },
   },

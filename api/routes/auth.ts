@@ -26,7 +26,7 @@ export const signInRoute = defineRoute({
   responses: {
     200: {
       description: 'Signed in; `svc_session` cookie set (httpOnly, SameSite=Lax, Secure behind TLS)',
-      schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
+      schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
     },
     400: { description: 'Invalid body', schema: bareErrorSchema },
     401: { description: 'Invalid email or password', schema: bareErrorSchema },
@@ -49,7 +49,7 @@ export const signOutRoute = defineRoute({
   family: 'bare',
   access: { kind: 'session' },
   responses: {
-    200: { description: 'Signed out; cookie cleared', schema: z.object({ signedOut: z.literal(true) }) },
+    200: { description: 'Signed out; cookie cleared', schema: z.strictObject({ signedOut: z.literal(true) }) },
     401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => {
@@ -68,7 +68,7 @@ export const currentSessionRoute = defineRoute({
   family: 'bare',
   access: { kind: 'session' },
   responses: {
-    200: { description: 'Current session', schema: z.object({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
+    200: { description: 'Current session', schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
     401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => ({ status: 200, body: await currentSession(ctx.state.em, principal as SessionPrincipal) }),

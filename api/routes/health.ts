@@ -10,7 +10,7 @@ export const healthzRoute = defineRoute({
   tags: ['Health'],
   family: 'bare',
   access: { kind: 'public' },
-  responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+  responses: { 200: { description: 'Alive', schema: z.strictObject({ status: z.literal('ok') }) } },
   handler: async () => ({ status: 200, body: { status: 'ok' } }),
 });
 
@@ -25,8 +25,8 @@ export const readyzRoute = defineRoute({
   family: 'bare',
   access: { kind: 'public' },
   responses: {
-    200: { description: 'Ready', schema: z.object({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema) }) },
-    503: { description: 'Not ready', schema: z.object({ status: z.enum(['not_ready', 'shutting_down']), checks: z.record(z.string(), checkSchema) }) },
+    200: { description: 'Ready', schema: z.strictObject({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema) }) },
+    503: { description: 'Not ready', schema: z.strictObject({ status: z.enum(['not_ready', 'shutting_down']), checks: z.record(z.string(), checkSchema) }) },
   },
   handler: async (ctx, { deps }) => {
     const readiness = await checkReadiness(ctx.state.em, {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
+import { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../schemas/logs';
 import type { AppContext } from '../context';
 import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, runsCsv } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
@@ -9,7 +10,6 @@ import { projectionFor, type WorkspacePrincipal } from '../../services/principal
 import { loadRunViews, projectRun, queryRuns, type RunFilters } from '../../services/runs';
 import { withResumeUrls } from '../http/links';
 
-const anyObject = z.looseObject({});
 const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
 
 const filterQuery = runFiltersQuery;
@@ -31,7 +31,7 @@ export const logStatsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: filterQuery,
-  responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: anyObject }, ...listErrors },
+  responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: logStatsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
     const f = filters(principal, query);
     const stats = await logStats(ctx.state.em, principal, f, base(ctx));
@@ -48,7 +48,10 @@ export const logExportRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: filterQuery.extend({ format: z.string().optional() }),
-  responses: { 200: { description: 'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` or CSV' }, ...listErrors },
+  responses: {
+    200: { description: 'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` (schema below), or with `?format=csv` a CSV attachment (text/csv)', schema: logExportSchema },
+    ...listErrors,
+  },
   handler: async (ctx, { principal, query }) => {
     const { format, ...rest } = query;
     const f = filters(principal, rest);
@@ -79,7 +82,7 @@ export const executionDetailRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: z.object({ executionId: z.string().min(1).max(100) }),
   responses: {
-    200: { description: 'Execution detail', schema: anyObject },
+    200: { description: 'Execution detail', schema: executionDetailSchema },
     ...bareAuthErrors,
     404: { description: '`Execution not found` (also for runs of other workspaces)', schema: bareErrorSchema },
   },
@@ -98,7 +101,7 @@ export const sessionLogsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'session' },
   query: filterQuery,
-  responses: { 200: { description: '`{ runs }`', schema: z.object({ runs: z.array(anyObject) }) }, ...listErrors },
+  responses: { 200: { description: '`{ runs }`', schema: sessionLogsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
     const f = filters(principal, query);
     const runs = await queryRuns(ctx.state.em, principal.workspaceId, f);

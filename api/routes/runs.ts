@@ -2,6 +2,17 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { linkBase, runLinks, withResumeUrls, workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
+import {
+  approvalResultSchema,
+  dryRunReceiptSchema,
+  queuedReceiptSchema,
+  rerunReceiptSchema,
+  resumeResultSchema,
+  runListSchema,
+  runStatusReportSchema,
+  runWithLinksSchema,
+  workflowRunsStatusSchema,
+} from '../schemas/runs';
 import type { AppContext } from '../context';
 import type { Run } from '../../db/entities';
 import { endUserExecuteAnswer, executeAsEndUser } from './endUsers';
@@ -10,7 +21,6 @@ import { projectionFor, type WorkspacePrincipal } from '../../services/principal
 import { cancelRun, decideApproval, executeWorkflow, loadRun, presentRuns, queryRuns, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
 import { clampLimit } from '../../services/pagination';
 
-const anyObject = z.looseObject({});
 const runErrors = {
   ...bareAuthErrors,
   404: { description: 'Run not found (also for runs of other workspaces)', schema: bareErrorSchema },
@@ -50,10 +60,10 @@ export const executeRoute = defineRoute({
   idempotency: 'optional',
   responses: {
     202: {
-      description: '`{ run, execution, queued: true, statusUrl, cancelUrl }`; for an end-user gateway key only `{ run (end-user run summary), queued: true, statusUrl, cancelUrl }` under /api/v1/end-users/runs',
-      schema: z.union([anyObject, endUserExecuteAnswer]),
+      description: 'Queued on Temporal: `{ run, execution, queued: true, statusUrl, cancelUrl, links }`; for an end-user gateway key only `{ run (end-user run summary), queued: true, statusUrl, cancelUrl }` under /api/v1/end-users/runs',
+      schema: z.union([queuedReceiptSchema, endUserExecuteAnswer]),
     },
-    201: { description: 'Dry run, finished: `{ run, execution, queued: false }`', schema: anyObject },
+    201: { description: 'Dry run, finished: `{ run, execution, queued: false, statusUrl, links }`', schema: dryRunReceiptSchema },
     ...bareAuthErrors,
     403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
     404: { description: 'Workflow not found', schema: bareErrorSchema },
@@ -91,7 +101,7 @@ export const listRunsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: listQuery,
-  responses: { 200: { description: '`{ runs, links }`', schema: z.object({ runs: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ runs, links }`', schema: runListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
     const runs = await queryRuns(ctx.state.em, principal.workspaceId, {
       ...query,
@@ -113,7 +123,7 @@ export const getRunRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: runIdParams,
-  responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
+  responses: { 200: { description: '`{ run, links }`', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params }) => {
     const run = await loadRun(ctx.state.em, principal, params.id);
     const [view] = await present(ctx, principal, [run]);
@@ -131,7 +141,7 @@ export const cancelRunRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
-  responses: { 200: { description: '`{ run, links }`', schema: anyObject }, ...runErrors },
+  responses: { 200: { description: '`{ run, links }` with the canceled run', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
     const canceled = await cancelRun(ctx.state.em, deps.runLauncher, principal, params.id);
     const [view] = await present(ctx, principal, [canceled]);
@@ -150,7 +160,7 @@ export const rerunRoute = defineRoute({
   params: runIdParams,
   idempotency: 'optional',
   responses: {
-    201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: anyObject },
+    201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: rerunReceiptSchema },
     ...runErrors,
     409: { description: 'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists', schema: bareErrorSchema },
   },
@@ -172,7 +182,14 @@ export const workflowStatusRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: z.object({ id: z.string().min(1) }),
   query: z.object({ runId: z.string().min(1).optional() }),
-  responses: { 200: { description: 'Status', schema: anyObject }, ...bareAuthErrors, 404: { description: 'Workflow or run not found', schema: bareErrorSchema } },
+  responses: {
+    200: {
+      description: 'With `runId`: `{ workflow, projection, run, status, queued, active, output, error, steps, logs, links, pollAfterMs }`; without: `{ workflow, runs, statuses }`',
+      schema: z.union([runStatusReportSchema, workflowRunsStatusSchema]),
+    },
+    ...bareAuthErrors,
+    404: { description: 'Workflow or run not found', schema: bareErrorSchema },
+  },
   handler: async (ctx, { principal, params, query }) => {
     const result = await workflowRunStatus(ctx.state.em, principal, params.id, query.runId);
     const origin = linkBase(ctx).origin;
@@ -214,7 +231,7 @@ export const approvalRoute = defineRoute({
   access: { kind: 'apiKeyOrSession', roles: 'write' },
   params: runIdParams,
   body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
-  responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: anyObject }, ...runErrors },
+  responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: approvalResultSchema }, ...runErrors },
   handler: async (ctx, { principal, params, body, deps }) => {
     const { approval, run } = await decideApproval(ctx.state.em, deps.runLauncher, principal, params.id, body);
     const [view] = await present(ctx, principal, [run]);
@@ -233,7 +250,7 @@ export const resumeRoute = defineRoute({
   params: z.object({ token: z.string().min(1).max(200) }),
   body: z.unknown(),
   responses: {
-    202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: anyObject },
+    202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: resumeResultSchema },
     404: { description: 'Unknown token', schema: bareErrorSchema },
     409: { description: 'Token already used or expired, or the run no longer waits', schema: bareErrorSchema },
   },

@@ -3,6 +3,15 @@ import { defineRoute, type HttpMethod, type RouteResult } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { errtrackerInvokeUrl, webhookWithLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import {
+  acceptedDeliverySchema,
+  createdErrtrackerWebhookSchema,
+  invokeAcceptedSchema,
+  invokeRunEndedSchema,
+  responseNodeReplySchema,
+  webhookListSchema,
+  webhookWithLinksSchema,
+} from '../schemas/webhooks';
 import type { AppContext } from '../context';
 import { withResumeUrls } from '../http/links';
 import {
@@ -15,7 +24,6 @@ import {
   type WebhookCallOutcome,
 } from '../../services/webhooks';
 
-const anyObject = z.looseObject({});
 
 /** The parts of the HTTP request a webhook run sees. */
 function inboundRequest(ctx: AppContext): InboundRequest {
@@ -31,7 +39,7 @@ export const listWebhooksRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: z.object({ workflowId: z.string().min(1).optional() }),
-  responses: { 200: { description: '`{ webhooks, links }`', schema: z.object({ webhooks: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ webhooks, links }`', schema: webhookListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
     const webhooks = (await listWebhooks(ctx.state.em, principal, ctx.deps.config.secretKey, query.workflowId)).map((w) => webhookWithLinks(requestOrigin(ctx), w));
     return { status: 200, body: { webhooks, links: webhooks.map((w) => w.links) } };
@@ -48,7 +56,7 @@ export const getWebhookRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace' },
   params: z.object({ id: z.string().min(1).max(100) }),
   responses: {
-    200: { description: '`{ webhook, links }`', schema: anyObject },
+    200: { description: '`{ webhook, links }`', schema: webhookWithLinksSchema },
     ...bareAuthErrors,
     403: { description: '`API key cannot access this webhook`', schema: bareErrorSchema },
     404: { description: 'Webhook not found', schema: bareErrorSchema },
@@ -88,8 +96,9 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
     access: { kind: 'public' },
     params: z.object({ token: z.string().min(1).max(200) }),
     responses: {
-      202: { description: '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }` or `{ status: processing }`', schema: anyObject },
-      200: { description: "The Response node's reply, or `{ token, run }` when the run ended without one", schema: anyObject },
+      202: { description: '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }`, `{ status: processing }`, or a Response node reply with status 202', schema: invokeAcceptedSchema },
+      200: { description: "`{ token, run }` when the run ended without reaching its Response node, or the Response node's reply", schema: invokeRunEndedSchema },
+      default: { description: "The Response node's reply: the status, headers and body the workflow set", schema: responseNodeReplySchema },
       404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: bareErrorSchema },
       413: { description: 'Body too large', schema: bareErrorSchema },
     },
@@ -129,7 +138,7 @@ export const createErrtrackerWebhookRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   body: errtrackerBody,
   responses: {
-    201: { description: '`{ webhook, invokeUrl }`', schema: anyObject },
+    201: { description: '`{ webhook, invokeUrl }`; the invokeUrl is shown once', schema: createdErrtrackerWebhookSchema },
     ...bareAuthErrors,
     404: { description: 'Workflow not found', schema: bareErrorSchema },
   },
@@ -150,7 +159,7 @@ export const errtrackerIngressRoute = defineRoute({
   access: { kind: 'public' },
   params: z.object({ token: z.string().min(1).max(200) }),
   responses: {
-    202: { description: '`{ token, outboxId, status: accepted | deduplicated }`', schema: anyObject },
+    202: { description: '`{ token, outboxId, status: accepted | deduplicated }`', schema: acceptedDeliverySchema },
     401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },
     404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
   },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { smokeTestResultSchema, workerDoctorSchema, workerStatusSchema } from '../schemas/workers';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import type { SmokeTestStatus } from '../../db/entities';
@@ -11,7 +12,6 @@ import { workerDoctor } from '../../services/workers/doctor';
 import { runSmokeTest } from '../../services/workers/smokeTests';
 import { workerStatus } from '../../services/workers/status';
 
-const anyObject = z.looseObject({});
 
 const nowQuery = z.object({ now: z.string().optional() });
 const doctorQuery = nowQuery.extend({ bundlePath: z.string().optional() });
@@ -52,9 +52,9 @@ const smokeHandler = async (ctx: AppContext, input: { principal: WorkspacePrinci
 };
 
 const smokeResponses = {
-  200: { description: '`{ smokeTest }` with status `passed`', schema: z.object({ smokeTest: anyObject }) },
-  202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: z.object({ smokeTest: anyObject }) },
-  500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: z.object({ smokeTest: anyObject }) },
+  200: { description: '`{ smokeTest }` with status `passed`', schema: smokeTestResultSchema },
+  202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: smokeTestResultSchema },
+  500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: smokeTestResultSchema },
   400: { description: 'Invalid body', schema: bareErrorSchema },
   404: { description: '`Workflow not found`', schema: bareErrorSchema },
 };
@@ -68,7 +68,7 @@ export const workerStatusRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: nowQuery,
-  responses: { 200: { description: '`{ status }`', schema: z.object({ status: anyObject }) }, ...bareAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ status }`', schema: workerStatusSchema }, ...bareAuthErrors, ...badNow },
   handler: statusHandler,
 });
 
@@ -81,7 +81,7 @@ export const workerDoctorRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   query: doctorQuery,
-  responses: { 200: { description: '`{ doctor }`', schema: z.object({ doctor: anyObject }) }, ...bareAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ doctor }`', schema: workerDoctorSchema }, ...bareAuthErrors, ...badNow },
   handler: doctorHandler,
 });
 

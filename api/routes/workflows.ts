@@ -3,6 +3,18 @@ import { defineRoute, type RouteResult } from '../http/route';
 import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import {
+  createdWorkflowSchema,
+  deployResultSchema,
+  importPreviewSchema,
+  portableWorkflowSchema,
+  restoredWorkflowSchema,
+  updatedWorkflowSchema,
+  validationResultSchema,
+  workflowListSchema,
+  workflowVersionSchema,
+  workflowWithLinksSchema,
+} from '../schemas/workflows';
 import { projectFor } from '../../services/redaction';
 import type { WorkspacePrincipal } from '../../services/principal';
 import {
@@ -32,7 +44,6 @@ const workflowErrors = {
   403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
   404: { description: 'Workflow not found', schema: bareErrorSchema },
 };
-const anyObject = z.looseObject({});
 
 /**
  * Safe readers (personal, copilot, viewer) see a workflow's shape but not node configs,
@@ -51,7 +62,7 @@ export const listWorkflowsRoute = defineRoute({
   tags: ['Workflows'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
-  responses: { 200: { description: 'Workflows', schema: z.object({ workflows: z.array(anyObject), links: z.array(anyObject) }) }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ workflows, links }`', schema: workflowListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal }) => {
     const workflows = await listWorkflows(ctx.state.em, principal);
     return { status: 200, body: { workflows: workflows.map((w) => present(principal, w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
@@ -84,7 +95,7 @@ export const createWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: createBody,
   idempotency: 'optional',
-  responses: { 201: { description: 'Created draft', schema: z.object({ workflow: anyObject, links: anyObject }) }, ...workflowErrors },
+  responses: { 201: { description: 'Created draft: `{ workflow, links, importReadiness? }`', schema: createdWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, body }) => {
     const result = await createWorkflow(ctx.state.em, principal, { ...body, nodes: body.nodes as never, edges: body.edges as never });
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
@@ -100,7 +111,7 @@ export const importPreviewRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
-  responses: { 200: { description: 'What the import would create', schema: anyObject }, ...bareAuthErrors },
+  responses: { 200: { description: 'What the import would create: `{ preview, importReadiness, persisted: false }`', schema: importPreviewSchema }, ...bareAuthErrors },
   handler: async (_ctx, { body }) => ({ status: 200, body: previewImport(body) }),
 });
 
@@ -114,7 +125,10 @@ export const getWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   query: z.object({ format: z.enum(['portable']).optional() }),
-  responses: { 200: { description: 'Workflow, or portable `{ name, description, nodes, edges }`', schema: anyObject }, ...workflowErrors },
+  responses: {
+    200: { description: '`{ workflow, links }`, or with `?format=portable` the portable `{ name, description, nodes, edges }`', schema: z.union([workflowWithLinksSchema, portableWorkflowSchema]) },
+    ...workflowErrors,
+  },
   handler: async (ctx, { principal, params, query }) => {
     if (query.format === 'portable') {
       const portable = await exportWorkflow(ctx.state.em, principal, params.id);
@@ -147,7 +161,7 @@ export const patchWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: patchBody,
-  responses: { 200: { description: 'Updated workflow', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
     const update = await updateWorkflow(ctx.state.em, principal, params.id, { ...body, nodes: body.nodes as never, edges: body.edges as never }, deployDeps(ctx));
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
@@ -165,7 +179,7 @@ export const deleteWorkflowRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
-  responses: { 200: { description: 'Deleted', schema: z.object({ deleted: z.literal(true) }) }, ...workflowErrors },
+  responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params, deps }) => {
     await deleteWorkflow(ctx.state.em, principal, params.id, { scheduler: deps.scheduler });
     return { status: 200, body: { deleted: true } };
@@ -205,7 +219,7 @@ export const deployWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: {
-    200: { description: '`{ workflow, synchronizedVersionId, webhookUrl, links: { webhook, invoke } }`', schema: anyObject },
+    200: { description: '`{ workflow, synchronizedVersionId, version, webhookUrl, links: { …, webhook, invoke }, webhooks, schedules }`', schema: deployResultSchema },
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
@@ -221,7 +235,7 @@ export const validateSavedRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
-  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id) }),
 });
 
@@ -235,7 +249,7 @@ export const validateDraftRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
-  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id, body) }),
 });
 
@@ -248,7 +262,7 @@ export const listVersionsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   params: idParams,
-  responses: { 200: { description: '`{ versions }`', schema: z.object({ versions: z.array(anyObject) }) }, ...workflowErrors },
+  responses: { 200: { description: '`{ versions }`, newest first', schema: z.strictObject({ versions: z.array(workflowVersionSchema) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: { versions: await listVersions(ctx.state.em, principal, params.id) } }),
 });
 
@@ -261,7 +275,7 @@ export const restoreVersionRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
-  responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: anyObject }, ...workflowErrors },
+  responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: restoredWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, params.id, params.version);
     return { status: 200, body: { workflow, restoredVersion, links: workflowLinks(ctx, workflow.id) } };

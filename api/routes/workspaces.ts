@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, isoDate, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { addMember, getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
 import { projectFor } from '../../services/redaction';
 
@@ -13,7 +13,7 @@ export const getWorkspaceRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   responses: {
-    200: { description: 'The workspace', schema: z.object({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }) },
+    200: { description: 'The workspace', schema: z.strictObject({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }) },
     ...bareAuthErrors,
     404: { description: 'Workspace not found', schema: bareErrorSchema },
   },
@@ -42,8 +42,8 @@ export const addMemberRoute = defineRoute({
   responses: {
     201: {
       description: 'Member added; an unknown email becomes an invited user',
-      schema: z.object({
-        member: z.object({ workspaceId: z.string(), userId: z.string(), role: roleSchema, createdAt: z.string(), user: userSchema }),
+      schema: z.strictObject({
+        member: z.strictObject({ workspaceId: z.string(), userId: z.string(), role: roleSchema, createdAt: isoDate, user: userSchema }),
         invited: z.boolean(),
       }),
     },

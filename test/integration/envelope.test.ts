@@ -20,7 +20,7 @@ const routes = [
     family: 'envelope',
     access: { kind: 'apiKey', scopes: 'workspace' },
     query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), cursor: z.string().optional() }),
-    responses: { 200: { description: 'ok' } },
+    responses: { 200: { description: 'ok', schema: z.strictObject({ limit: z.number().int(), position: z.unknown(), workspaceId: z.string() }) } },
     handler: async (_ctx, { query, principal }) => {
       const position = query.cursor ? decodeCursor(query.cursor) : null;
       return { status: 200, body: { limit: query.limit, position, workspaceId: principal.workspaceId } };
@@ -36,7 +36,7 @@ const routes = [
     access: { kind: 'apiKey', scopes: 'workspace' },
     body: z.object({ name: z.string().min(1) }).strict(),
     idempotency: 'required',
-    responses: { 201: { description: 'ok' } },
+    responses: { 201: { description: 'ok', schema: z.strictObject({ item: z.strictObject({ name: z.string(), serial: z.number().int() }) }) } },
     handler: async (_ctx, { body }) => ({ status: 201, body: { item: { name: body.name, serial: ++counter } } }),
   }),
   defineRoute({

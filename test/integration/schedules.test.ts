@@ -2,21 +2,17 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { RunSchema } from '../../db/entities';
 import { scheduleId } from '../../temporal/schedules-client';
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../support/harness';
 
+let stack: TestStack;
 let app: TestApp;
-let worker: TestWorker;
 let ws: WorkspaceFixture;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
+  stack = await startTestStack();
+  ({ app, ws } = stack);
 });
-afterAll(async () => {
-  await worker.stop();
-  await app.close();
-});
+afterAll(() => stack?.close());
 
 const graph = (cron: string, timezone = 'UTC') => ({
   nodes: [

@@ -1,21 +1,17 @@
 /** Public webhooks: every row of the spec's response table, dedupe, the durable outbox, limits and load. */
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
 import { startFakeServer } from '../support/fakeServer';
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+import { createWorkspace, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../support/harness';
 
+let stack: TestStack;
 let app: TestApp;
-let worker: TestWorker;
 let ws: WorkspaceFixture;
 
 beforeAll(async () => {
-  app = await startTestApp({ webhookSyncBudgetMs: 5_000, bodyLimit: '64kb' }, undefined, { dispatcher: true });
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
+  stack = await startTestStack({ config: { webhookSyncBudgetMs: 5_000, bodyLimit: '64kb' }, temporal: { dispatcher: true } });
+  ({ app, ws } = stack);
 });
-afterAll(async () => {
-  await worker.stop();
-  await app.close();
-});
+afterAll(() => stack?.close());
 
 async function deploy(nodes: object[], edges: object[]): Promise<{ workflowId: string; invoke: string; body: any }> {
   const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges } });

@@ -32,7 +32,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** `routes` replaces the service's routes, for tests of the route machinery itself. */
+/**
+ * `routes` replaces the service's routes, for tests of the route machinery itself. Response
+ * checking (VALIDATE_RESPONSES) is on: an answer that breaks its route's declared schema comes
+ * back as a 500 `response_contract_violation` listing the zod issues.
+ */
 export async function startTestApp(
   overrides: Partial<AppConfig> = {},
   routes?: AnyRoute[],
@@ -44,8 +48,9 @@ export async function startTestApp(
     temporalAddress?: string;
   } = {},
 ): Promise<TestApp> {
+  // Every answer a test receives is checked against its route's declared response schema.
   const config: AppConfig = {
-    ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY }),
+    ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY, VALIDATE_RESPONSES: 'true' }),
     ...overrides,
   };
   const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
@@ -182,6 +187,45 @@ export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?:
       await connection.close();
     },
   };
+}
+
+export interface TestStack {
+  app: TestApp;
+  worker: TestWorker;
+  /** A fresh workspace with its owner and a workspace key. */
+  ws: WorkspaceFixture;
+  /** Stops the worker, then the app. */
+  close(): Promise<void>;
+}
+
+/**
+ * The shared setup of a test file that runs workflows: the app (options as `startTestApp`), a
+ * worker on `workflow-runs` in this process, and a fresh workspace. If a later part fails to
+ * start, the parts already started are closed before the error is rethrown.
+ */
+export async function startTestStack(
+  opts: { config?: Partial<AppConfig>; temporal?: Parameters<typeof startTestApp>[2]; workspaceName?: string } = {},
+): Promise<TestStack> {
+  const app = await startTestApp(opts.config, undefined, opts.temporal);
+  let worker: TestWorker | undefined;
+  try {
+    worker = await startTestWorker(app, { temporalAddress: opts.temporal?.temporalAddress });
+    const ws = await createWorkspace(app, opts.workspaceName);
+    const started = worker;
+    return {
+      app,
+      worker,
+      ws,
+      close: async () => {
+        await started.stop();
+        await app.close();
+      },
+    };
+  } catch (err) {
+    await worker?.stop();
+    await app.close();
+    throw err;
+  }
 }
 
 /** Polls a run over HTTP until `done(run)` holds; fails with the last state after `timeoutMs`. */

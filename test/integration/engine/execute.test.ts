@@ -1,23 +1,21 @@
 /** POST /workflows/{id}/execute: the spec's rules 1 to 4, dry runs, idempotency and refused starts. */
-import { createWorkspace, addUserWithKey, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { startFakeServer } from '../../support/fakeServer';
 import { RunSchema } from '../../../db/entities';
 
+let stack: TestStack;
 let app: TestApp;
-let worker: TestWorker;
 let ws: WorkspaceFixture;
 let outside: Awaited<ReturnType<typeof startFakeServer>>;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
+  stack = await startTestStack();
+  ({ app, ws } = stack);
   outside = await startFakeServer();
 });
 afterAll(async () => {
-  await outside.close();
-  await worker.stop();
-  await app.close();
+  await outside?.close();
+  await stack?.close();
 });
 
 const doubler = {

@@ -1,23 +1,19 @@
 /** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
 
+let stack: TestStack;
 let app: TestApp;
-let worker: TestWorker;
 let ws: WorkspaceFixture;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
+  stack = await startTestStack();
+  ({ app, ws } = stack);
 });
-afterAll(async () => {
-  await worker.stop();
-  await app.close();
-});
+afterAll(() => stack?.close());
 
 async function deployAndRun(graph: { nodes: object[]; edges: object[] }, input: unknown = {}) {
   const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph });

@@ -1,23 +1,34 @@
 import { z } from 'zod';
-import { LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../db/entities';
-import { RUN_SORTS } from '../services/runs/queries';
+import { API_KEY_SCOPES, LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../../db/entities';
+import { RUN_SORTS } from '../../services/runs/queries';
 
-/** Response and shared schemas reused across areas; request schemas live beside their routes. */
+/**
+ * Response and shared schemas reused across areas; request schemas live beside their routes,
+ * and each area's response schemas live in a module of its own beside this one
+ * (`schemas/runs.ts`, `schemas/workflows.ts`, …).
+ *
+ * Response objects are strict (`additionalProperties: false`) unless their content is
+ * genuinely open (run input and output, node configs): with VALIDATE_RESPONSES on, a field a
+ * handler adds without declaring it fails the response, so the document cannot fall behind.
+ */
 export const bareErrorSchema = z.object({ error: z.string(), code: z.string().optional() }).passthrough();
 export const envelopeErrorSchema = z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) });
 
 export const isoDate = z.string().describe('ISO-8601 timestamp');
+export const url = z.string().describe('Absolute URL');
 
-export const workspaceSchema = z.object({ id: z.string(), name: z.string(), createdAt: isoDate, updatedAt: isoDate });
+export const workspaceSchema = z.strictObject({ id: z.string(), name: z.string(), createdAt: isoDate, updatedAt: isoDate });
 
-export const redactionSchema = z.object({
-  applied: z.literal(true),
-  projection: z.literal('safe-content'),
-  contractVersion: z.literal('workspace-safe.v1'),
-  restrictedFields: z.array(z.string()),
-});
+export const redactionSchema = z
+  .strictObject({
+    applied: z.literal(true),
+    projection: z.literal('safe-content'),
+    contractVersion: z.literal('workspace-safe.v1'),
+    restrictedFields: z.array(z.string()),
+  })
+  .describe('Present on `workspace-safe.v1` projections: the restricted fields are omitted, not empty');
 
-export const userSchema = z.object({
+export const userSchema = z.strictObject({
   id: z.string(),
   email: z.string(),
   name: z.string().nullable(),
@@ -27,20 +38,24 @@ export const userSchema = z.object({
 
 export const roleSchema = z.enum(['owner', 'admin', 'member', 'viewer']);
 
-export const apiKeySchema = z.object({
+export const apiKeySchema = z.strictObject({
   id: z.string(),
   name: z.string(),
-  scope: z.string(),
+  scope: z.enum(API_KEY_SCOPES),
   workspaceId: z.string().nullable(),
   tokenPrefix: z.string(),
   createdById: z.string(),
   createdAt: isoDate,
   lastUsedAt: isoDate.nullable(),
   organization: z
-    .object({ workspaceSelection: z.enum(['organization', 'selected']), workspaceIds: z.array(z.string()), permission: z.enum(['read', 'write']) })
+    .strictObject({ workspaceSelection: z.enum(['organization', 'selected']), workspaceIds: z.array(z.string()), permission: z.enum(['read', 'write']) })
     .optional(),
   allowedWorkflowIds: z.array(z.string()).optional(),
 });
+
+export const runStatusSchema = z.enum(RUN_STATUSES);
+export const runTriggerSchema = z.enum(RUN_TRIGGERS);
+export const logLevelSchema = z.enum(LOG_LEVELS);
 
 /** Standard error responses of an API-key route in the bare family. */
 export const bareAuthErrors = {

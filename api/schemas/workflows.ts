@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { WORKFLOW_STATUSES } from '../../db/entities';
+import { isoDate, redactionSchema, url } from './index';
+import { webhookSchema } from './webhooks';
+
+/** Response schemas of the workflows area (workflow objects, validation, versions, deploy results). */
+
+/**
+ * Nodes and edges are echoed as saved: drafts are stored before validation, so any object is
+ * possible here; the node contract (id, type, name, config, position, disabled, retry,
+ * onError) is what validation checks, and what deployed versions satisfy.
+ */
+export const savedNodeSchema = z.looseObject({}).describe('A graph node as saved; see the node contract in the README');
+export const savedEdgeSchema = z.looseObject({}).describe('A graph edge as saved: `{ id?, source, target, sourceHandle? }`');
+
+export const workflowSchema = z
+  .strictObject({
+    id: z.string(),
+    workspaceId: z.string(),
+    name: z.string(),
+    description: z.string(),
+    status: z.enum(WORKFLOW_STATUSES),
+    trashed: z.boolean(),
+    nodes: z.array(savedNodeSchema).describe('Safe readers get the nodes without `config`'),
+    edges: z.array(savedEdgeSchema),
+    activeVersionId: z.string().nullable(),
+    activeVersion: z.number().int().nullable(),
+    candidateVersionId: z.string().describe('Identity of the current draft; live candidate execution names it in expectedVersionId'),
+    templateKey: z.string().nullable(),
+    sourceWorkflowId: z.string().nullable(),
+    createdAt: isoDate,
+    updatedAt: isoDate,
+    redaction: redactionSchema.optional(),
+  })
+  .meta({ id: 'Workflow' });
+
+export const workflowLinksSchema = z.strictObject({
+  self: url,
+  version: url,
+  validate: url,
+  execute: url,
+  status: url,
+  portable: url,
+  deploy: url,
+});
+
+export const validationIssueSchema = z.strictObject({
+  nodeId: z.string().optional(),
+  edgeId: z.string().optional(),
+  code: z.enum([
+    'unknown_type',
+    'invalid_config',
+    'duplicate_node_id',
+    'dangling_edge',
+    'invalid_handle',
+    'unreachable_node',
+    'no_trigger',
+    'invalid_expression',
+    'cycle',
+    'multiple_inputs',
+  ]),
+  message: z.string(),
+  severity: z.enum(['error', 'warning']),
+});
+
+export const validationResultSchema = z.strictObject({
+  report: z.strictObject({
+    valid: z.boolean(),
+    errors: z.array(validationIssueSchema),
+    warnings: z.array(validationIssueSchema),
+    nodeCount: z.number().int(),
+    edgeCount: z.number().int(),
+  }),
+  deploymentReadiness: z.strictObject({ ready: z.boolean(), blockers: z.array(z.string()) }),
+});
+
+export const workflowWithLinksSchema = z.strictObject({ workflow: workflowSchema, links: workflowLinksSchema });
+
+export const workflowListSchema = z.strictObject({ workflows: z.array(workflowSchema), links: z.array(workflowLinksSchema) });
+
+export const createdWorkflowSchema = z.strictObject({
+  workflow: workflowSchema,
+  links: workflowLinksSchema,
+  importReadiness: validationResultSchema.optional().describe('Imports only'),
+});
+
+export const portableWorkflowSchema = z
+  .strictObject({ name: z.string(), description: z.string(), nodes: z.array(savedNodeSchema), edges: z.array(savedEdgeSchema) })
+  .meta({ id: 'PortableWorkflow' });
+
+export const importPreviewSchema = z.strictObject({
+  preview: portableWorkflowSchema,
+  importReadiness: validationResultSchema,
+  persisted: z.literal(false),
+});
+
+export const deployResultSchema = z.strictObject({
+  workflow: workflowSchema,
+  synchronizedVersionId: z.string(),
+  version: z.number().int().describe('The deployed version number'),
+  webhookUrl: url.nullable().describe("The first webhook trigger's invoke URL"),
+  links: workflowLinksSchema.extend({ webhook: url.nullable(), invoke: url.nullable() }),
+  webhooks: z.array(webhookSchema).describe('One per webhook trigger of the version'),
+  schedules: z.array(z.strictObject({ scheduleId: z.string() })).describe('One Temporal Schedule per schedule trigger'),
+});
+
+export const updatedWorkflowSchema = z.union([
+  createdWorkflowSchema.describe('Updated workflow; `importReadiness` after an import-replace'),
+  deployResultSchema.describe('`status: deployed` deploys: the deploy result'),
+]);
+
+export const workflowVersionSchema = z.strictObject({
+  id: z.string(),
+  version: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  active: z.boolean(),
+  nodeCount: z.number().int(),
+  edgeCount: z.number().int(),
+  createdById: z.string().nullable(),
+  createdAt: isoDate,
+});
+
+export const restoredWorkflowSchema = z.strictObject({ workflow: workflowSchema, restoredVersion: z.number().int(), links: workflowLinksSchema });
