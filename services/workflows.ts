@@ -5,7 +5,7 @@ import { findTemplate } from '../engine/templates';
 import type { GraphEdge, GraphNode, ValidationReport, WorkflowGraph } from '../engine/types';
 import { recordAudit } from './audit';
 import { invalidInput, forbidden, notFound } from './errors';
-import { canonicalJson } from './idempotency';
+import { canonicalJson } from '../engine/canonicalJson';
 import { newId, sha256Hex } from './ids';
 import type { WorkspacePrincipal } from './principal';
 
