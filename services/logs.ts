@@ -2,21 +2,30 @@
  * The logs area: aggregates (stats), exports (JSON and CSV) and the execution detail of one
  * run. Every list is selected in SQL with the shared run filters of `runQueries.ts`.
  *
- * Reading of the spec's "at most 200 rows fetched from the durable store before level, query,
- * sort, limit are applied": every filter (level and query included), the sort and the limit
- * (default 200, clamped 1 to 200) run in one SQL statement, so no request ever reads more than
- * 200 runs. Stats aggregate over exactly the runs an export with the same filters returns
- * (the limited set), computed by PostgreSQL over that set.
+ * The spec's Limits table: "at most 200 rows fetched from the durable store before level,
+ * query, sort, limit are applied". Stats and export first take the 200 newest runs matching
+ * the durable filters (status, trigger, workflowId, dateFrom, dateTo), then apply level, query,
+ * sort and limit (default 200, clamped 1 to 200) to that window, both steps in one SQL
+ * statement. A run older than the window is not found even when it matches `query`. Stats
+ * aggregate over exactly the runs an export with the same filters returns.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run } from '../db/entities';
 import { notFound } from './errors';
 import type { WorkspacePrincipal } from './principal';
 import { projectionFor } from './principal';
-import { activeFilter, matchingRunsSql, type RunFilters, type RunSort } from './runQueries';
+import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './runQueries';
 import { isTerminal, projectRun, runView, type RunView, type UrlBase } from './runs';
 
 export const LOGS_LIMIT = { default: 200, min: 1, max: 200 } as const;
+/** How many of the newest runs matching the durable filters stats and export look at. */
+export const LOGS_DURABLE_WINDOW = 200;
+
+/** The runs an export returns: see the Limits note at the top of this file. */
+export function queryLogRuns(em: EntityManager, workspaceId: string, f: RunFilters): Promise<Run[]> {
+  return queryRuns(em, workspaceId, f, { durableWindow: LOGS_DURABLE_WINDOW });
+}
 export const EXECUTION_NOT_FOUND = 'Execution not found';
 
 /** The filters as echoed back: inactive ones (missing, empty, `all`) are null. */
@@ -117,10 +126,10 @@ function summary(row: Row, base: UrlBase, full: boolean): RunSummary {
 
 export const executionUrl = (runId: string, base: UrlBase) => `${base.origin}/api/v1/logs/executions/${runId}`;
 
-/** Aggregates over the runs matching the filters, all computed by PostgreSQL. */
+/** Aggregates over the runs an export with the same filters returns, all computed by PostgreSQL. */
 export async function logStats(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, base: UrlBase): Promise<LogStats> {
   const conn = em.getConnection();
-  const matched = matchingRunsSql(principal.workspaceId, f, 'r.*');
+  const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
   const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
   const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
   const [totals] = await withMatched(`
@@ -171,22 +180,11 @@ export const CSV_COLUMNS = [
   'error',
 ] as const;
 
-/** One RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
-export function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** RFC 4180 document: header row first, CRLF after every record. */
-export function toCsv(header: readonly string[], rows: unknown[][]): string {
-  return [header, ...rows].map((row) => `${row.map(csvField).join(',')}\r\n`).join('');
-}
-
 /** The export CSV; `error` stays empty for safe-projection callers. */
 export function runsCsv(views: RunView[], full: boolean): string {
-  return toCsv(
-    CSV_COLUMNS,
+  // RFC 4180: fields quoted only when they hold a comma, quote, CR or LF; CRLF after every record.
+  // csv-stringify quotes a lone CR or LF only through quoted_match (its record delimiter is CRLF).
+  return stringifyCsv(
     views.map((v) => [
       v.id,
       v.workspaceId,
@@ -202,6 +200,7 @@ export function runsCsv(views: RunView[], full: boolean): string {
       v.logs.length,
       full ? v.error : null,
     ]),
+    { header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/, cast: { date: (d) => d.toISOString() } },
   );
 }
 

@@ -3,7 +3,7 @@ import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import type { AppContext } from '../context';
-import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, runsCsv } from '../../services/logs';
+import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, queryLogRuns, runsCsv } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import { queryRuns, type RunFilters } from '../../services/runQueries';
@@ -53,7 +53,7 @@ export const logExportRoute = defineRoute({
     const { format, ...rest } = query;
     const f = filters(principal, rest);
     const workspaceId = principal.workspaceId;
-    const runs = await queryRuns(ctx.state.em, workspaceId, f);
+    const runs = await queryLogRuns(ctx.state.em, workspaceId, f);
     const views = await loadRunViews(ctx.state.em, runs, base(ctx));
     const exportedAt = new Date();
     const csv = format === 'csv';
