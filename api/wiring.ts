@@ -24,7 +24,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     orm,
     temporal: { ...temporal, namespace: opts.namespace },
     logger,
-    signInLimiter: new SignInLimiter(),
+    signInLimiter: new SignInLimiter(orm.em.getKnex()),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     scheduler: temporalScheduleSync(temporal.client),

@@ -6,6 +6,7 @@
  * implements with activities, timers, signals and child workflows, and a dry run with
  * simulations. Deterministic: no I/O, no clock or randomness except through the host.
  */
+import { canonicalJson } from './canonicalJson';
 import { evaluateExpression, resolveTemplated } from './expressions';
 import { EXPRESSION_FIELDS } from './expression-fields';
 import type { GraphEdge, GraphNode, NodeType, WorkflowGraph } from './types';
@@ -270,7 +271,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       case 'switch': {
         const value = await evaluateExpression(config.expression as string, input, bindings);
         const cases = config.cases as Array<{ value: unknown; handle: string }>;
-        const match = cases.find((c) => stableJson(c.value) === stableJson(value));
+        const match = value === undefined ? undefined : cases.find((c) => canonicalJson(c.value) === canonicalJson(value));
         return pure(input, [match ? match.handle : 'default']);
       }
       case 'transform':
@@ -403,12 +404,6 @@ function errorMessage(err: unknown): string {
     return (cause as Error).message || err.message;
   }
   return String(err);
-}
-
-function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
-  );
 }
 
 function stringRecord(value: unknown): Record<string, string> {

@@ -19,6 +19,7 @@
  * Expressions see the node's input as `$` and `$input`, the run's trigger payload as
  * `$trigger`, and the outputs of finished nodes as `$nodes.<id>` (see expressions.ts).
  */
+import { Cron } from 'croner';
 import { z } from 'zod';
 import { NODE_TYPES, TRIGGER_TYPES, type GraphNode, type NodeType, type TriggerType } from './types';
 
@@ -57,69 +58,53 @@ const nonEmpty = z.string().refine((s) => s.trim().length > 0, 'must not be empt
 const expression = nonEmpty.max(20_000, 'expression is too long (max 20000 characters)');
 
 // ---------------------------------------------------------------------------------------------
-// Cron (5 fields). Deliberately rough: enough to catch typos before a schedule is created;
-// Temporal's own parser remains the authority.
+// Cron (5 fields). croner is the parser; Temporal's own parser remains the authority when the
+// schedule is created. This runs when configs are parsed (save, deploy, run start), never
+// inside workflow code.
 
-interface CronField {
-  name: string;
-  min: number;
-  max: number;
-  names?: readonly string[];
-  /** Value of names[0]. */
-  namesBase?: number;
-}
-
-const CRON_FIELDS: readonly CronField[] = [
-  { name: 'minute', min: 0, max: 59 },
-  { name: 'hour', min: 0, max: 23 },
-  { name: 'day of month', min: 1, max: 31 },
-  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'], namesBase: 1 },
-  // 7 is Sunday too, as in most cron dialects.
-  { name: 'day of week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'], namesBase: 0 },
+const CRON_FIELDS: ReadonlyArray<{ name: string; allowed: string; max: number }> = [
+  { name: 'minute', allowed: '0-59', max: 59 },
+  { name: 'hour', allowed: '0-23', max: 23 },
+  { name: 'day of month', allowed: '1-31', max: 31 },
+  { name: 'month', allowed: '1-12 or JAN-DEC', max: 12 },
+  { name: 'day of week', allowed: '0-7 (0 and 7 are Sunday) or SUN-SAT', max: 7 },
 ];
 
-function cronValue(token: string, field: CronField): number | string {
-  if (/^\d+$/.test(token)) {
-    const n = Number(token);
-    return n >= field.min && n <= field.max ? n : `${field.name}: ${token} is outside ${field.min}-${field.max}`;
-  }
-  const index = field.names?.indexOf(token.toUpperCase()) ?? -1;
-  if (index >= 0) return index + field.namesBase!;
-  return `${field.name}: "${token}" is not a number${field.names ? ' or a name like ' + field.names[0] : ''}`;
+/** A fixed start for the "does it ever fire" probe, so the answer never depends on the clock. */
+const CRON_PROBE_START = new Date(Date.UTC(2000, 0, 1));
+
+function parseCron(pattern: string): Cron {
+  // Without a callback croner only parses: nothing is scheduled.
+  return new Cron(pattern, { paused: true, timezone: 'UTC' });
 }
 
-function cronItemError(item: string, field: CronField): string | null {
-  const [range, step, ...extra] = item.split('/');
-  if (extra.length > 0) return `${field.name}: "${item}" has more than one "/"`;
-  if (step !== undefined) {
-    if (!/^\d+$/.test(step) || Number(step) < 1 || Number(step) > field.max) {
-      return `${field.name}: step "${step}" must be a number from 1 to ${field.max}`;
-    }
-  }
-  if (range === '*') return null;
-  const bounds = range.split('-');
-  if (bounds.length > 2 || bounds.some((b) => b === '')) return `${field.name}: "${item}" is not a value, range, list or step`;
-  const values = bounds.map((b) => cronValue(b, field));
-  const bad = values.find((v) => typeof v === 'string');
-  if (bad !== undefined) return bad as string;
-  if (values.length === 2 && (values[0] as number) > (values[1] as number)) return `${field.name}: range "${range}" runs backwards`;
-  return null;
-}
-
-/** Problems with a 5-field cron expression (empty when it looks valid). */
+/**
+ * Problems with a 5-field cron expression (empty when it is valid). Each field is checked on its
+ * own (the others set to `*`) so every bad field is named; then the whole expression must fire
+ * at least once (`0 0 30 2 *` never does).
+ *
+ * Caveat: croner refuses `5/10`; Temporal (like most cron dialects) reads it as `5-59/10`, so a
+ * numeric start with a step is widened to a range before croner sees it.
+ */
 export function cronErrors(cron: string): string[] {
   const fields = cron.trim().split(/\s+/).filter(Boolean);
   if (fields.length !== 5) {
     return [`expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`];
   }
+  const normalised = fields.map((text, i) => text.replace(/(^|,)(\d+)\/(?=\d)/g, `$1$2-${CRON_FIELDS[i].max}/`));
   const errors: string[] = [];
-  fields.forEach((text, i) => {
-    for (const item of text.split(',')) {
-      const error = item === '' ? `${CRON_FIELDS[i].name}: empty list item in "${text}"` : cronItemError(item, CRON_FIELDS[i]);
-      if (error) errors.push(error);
+  normalised.forEach((text, i) => {
+    try {
+      parseCron(normalised.map((other, j) => (j === i ? text : '*')).join(' '));
+    } catch {
+      errors.push(`${CRON_FIELDS[i].name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i].allowed}`);
     }
   });
-  return errors;
+  if (errors.length > 0) return errors;
+  if (parseCron(normalised.join(' ')).nextRun(CRON_PROBE_START) === null) {
+    return [`"${cron.trim()}" never fires: the day of month does not exist in the chosen months`];
+  }
+  return [];
 }
 
 function isValidTimeZone(timeZone: string): boolean {

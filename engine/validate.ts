@@ -228,71 +228,52 @@ function checkStructure(nodes: SalvagedNode[], edges: SalvagedEdge[], add: Add):
 }
 
 /**
- * One concrete cycle per strongly connected component that has one, each starting at the
- * component's earliest node (array order). Iterative Tarjan: no recursion to overflow.
+ * Kahn's topological sort over `ids` (array order breaks ties, so the order is stable).
+ * `stuck` holds the nodes that never became ready: those on a cycle or downstream of one.
  */
-function findCycles(order: string[], successors: Map<string, string[]>): string[][] {
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const components: string[][] = [];
-  let counter = 0;
-
-  for (const root of order) {
-    if (index.has(root)) continue;
-    const work: Array<{ id: string; next: number }> = [{ id: root, next: 0 }];
-    index.set(root, counter);
-    low.set(root, counter++);
-    stack.push(root);
-    onStack.add(root);
-    while (work.length > 0) {
-      const frame = work[work.length - 1];
-      const succ = successors.get(frame.id)!;
-      if (frame.next < succ.length) {
-        const w = succ[frame.next++];
-        if (!index.has(w)) {
-          index.set(w, counter);
-          low.set(w, counter++);
-          stack.push(w);
-          onStack.add(w);
-          work.push({ id: w, next: 0 });
-        } else if (onStack.has(w)) {
-          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(w)!));
-        }
-        continue;
-      }
-      work.pop();
-      if (work.length > 0) {
-        const parent = work[work.length - 1].id;
-        low.set(parent, Math.min(low.get(parent)!, low.get(frame.id)!));
-      }
-      if (low.get(frame.id) === index.get(frame.id)) {
-        const component: string[] = [];
-        let w: string;
-        do {
-          w = stack.pop()!;
-          onStack.delete(w);
-          component.push(w);
-        } while (w !== frame.id);
-        components.push(component);
-      }
+function kahn(ids: string[], successors: Map<string, string[]>): { order: string[]; stuck: Set<string> } {
+  const position = new Map(ids.map((id, i) => [id, i]));
+  const indegree = new Map(ids.map((id) => [id, 0]));
+  for (const id of ids) for (const next of successors.get(id)!) indegree.set(next, indegree.get(next)! + 1);
+  // Kept sorted by array position; graphs are small (validated size limits), so a sorted insert is enough.
+  const ready = ids.filter((id) => indegree.get(id) === 0);
+  const order: string[] = [];
+  while (ready.length > 0) {
+    const id = ready.shift()!;
+    order.push(id);
+    for (const next of successors.get(id)!) {
+      const left = indegree.get(next)! - 1;
+      indegree.set(next, left);
+      if (left > 0) continue;
+      const at = ready.findIndex((other) => position.get(other)! > position.get(next)!);
+      ready.splice(at === -1 ? ready.length : at, 0, next);
     }
   }
-
-  const position = new Map(order.map((id, i) => [id, i]));
-  const cycles: string[][] = [];
-  for (const component of components) {
-    const members = new Set(component);
-    const start = component.reduce((a, b) => (position.get(a)! <= position.get(b)! ? a : b));
-    if (component.length === 1 && !successors.get(start)!.includes(start)) continue;
-    cycles.push(cycleThrough(start, members, successors));
-  }
-  return cycles.sort((a, b) => position.get(a[0])! - position.get(b[0])!);
+  const done = new Set(order);
+  return { order, stuck: new Set(ids.filter((id) => !done.has(id))) };
 }
 
-/** Shortest path start → … → start inside one strongly connected component (BFS). */
-function cycleThrough(start: string, members: Set<string>, successors: Map<string, string[]>): string[] {
+/**
+ * Concrete cycles, earliest node (array order) first: for each node left over by Kahn's sort
+ * and not yet part of a reported cycle, the shortest cycle through it, if any (a node merely
+ * downstream of a cycle has none).
+ */
+function findCycles(order: string[], successors: Map<string, string[]>): string[][] {
+  const { stuck } = kahn(order, successors);
+  const reported = new Set<string>();
+  const cycles: string[][] = [];
+  for (const id of order) {
+    if (!stuck.has(id) || reported.has(id)) continue;
+    const cycle = shortestCycleThrough(id, stuck, successors);
+    if (!cycle) continue;
+    cycles.push(cycle);
+    for (const member of cycle) reported.add(member);
+  }
+  return cycles;
+}
+
+/** Shortest path start → … → start through `members` (BFS), or null when there is none. */
+function shortestCycleThrough(start: string, members: Set<string>, successors: Map<string, string[]>): string[] | null {
   const parent = new Map<string, string>();
   const queue = [start];
   for (let i = 0; i < queue.length; i++) {
@@ -309,7 +290,7 @@ function cycleThrough(start: string, members: Set<string>, successors: Map<strin
       }
     }
   }
-  return [start, start]; // unreachable for a real component; keeps the function total
+  return null;
 }
 
 /**
@@ -330,63 +311,12 @@ export function deploymentReadiness(report: ValidationReport): { ready: boolean;
  * cycle — validate first.
  */
 export function topologicalOrder(graph: WorkflowGraph): string[] {
-  const position = new Map<string, number>();
-  graph.nodes.forEach((n, i) => {
-    if (!position.has(n.id)) position.set(n.id, i);
-  });
-  const ids = [...position.keys()];
-  const indegree = new Map(ids.map((id) => [id, 0]));
+  const ids = [...new Set(graph.nodes.map((n) => n.id))];
   const successors = new Map<string, string[]>(ids.map((id) => [id, []]));
   for (const e of graph.edges) {
-    if (!position.has(e.source) || !position.has(e.target)) continue;
-    successors.get(e.source)!.push(e.target);
-    indegree.set(e.target, indegree.get(e.target)! + 1);
+    if (successors.has(e.source) && successors.has(e.target)) successors.get(e.source)!.push(e.target);
   }
-  // A binary heap on array position keeps ties stable without O(n²) scans.
-  const heap: string[] = [];
-  const less = (a: string, b: string) => position.get(a)! < position.get(b)!;
-  const push = (id: string) => {
-    heap.push(id);
-    for (let i = heap.length - 1; i > 0; ) {
-      const p = (i - 1) >> 1;
-      if (!less(heap[i], heap[p])) break;
-      [heap[i], heap[p]] = [heap[p], heap[i]];
-      i = p;
-    }
-  };
-  const pop = (): string => {
-    const top = heap[0];
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && less(heap[l], heap[m])) m = l;
-        if (r < heap.length && less(heap[r], heap[m])) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m], heap[i]];
-        i = m;
-      }
-    }
-    return top;
-  };
-
-  for (const id of ids) if (indegree.get(id) === 0) push(id);
-  const order: string[] = [];
-  while (heap.length > 0) {
-    const id = pop();
-    order.push(id);
-    for (const next of successors.get(id)!) {
-      const left = indegree.get(next)! - 1;
-      indegree.set(next, left);
-      if (left === 0) push(next);
-    }
-  }
-  if (order.length < ids.length) {
-    const stuck = ids.filter((id) => indegree.get(id)! > 0);
-    throw new Error(`graph has a cycle; nodes not orderable: ${stuck.join(', ')}`);
-  }
+  const { order, stuck } = kahn(ids, successors);
+  if (stuck.size > 0) throw new Error(`graph has a cycle; nodes not orderable: ${[...stuck].join(', ')}`);
   return order;
 }

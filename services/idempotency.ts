@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { IdempotencyRecordSchema, type IdempotencyRecord } from '../db/entities';
 import { invalidInput, conflict } from './errors';
 import { newId, sha256Hex } from './ids';
+import { canonicalJson } from '../engine/canonicalJson';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A claim still in progress after this long belongs to a request that died. */
@@ -25,15 +26,6 @@ export function parseIdempotencyKey(raw: string | undefined, required: boolean):
 /** Fingerprint of a request: method, path and a canonical (key-sorted) JSON of the body. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return sha256Hex(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`);
-}
-
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  return JSON.stringify(value, (_key, v) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
-      : v,
-  );
 }
 
 export type Claim =

@@ -2,26 +2,36 @@
  * The logs area: aggregates (stats), exports (JSON and CSV) and the execution detail of one
  * run. Every list is selected in SQL with the shared run filters of `runs/queries.ts`.
  *
- * Reading of the spec's "at most 200 rows fetched from the durable store before level, query,
- * sort, limit are applied": every filter (level and query included), the sort and the limit
- * (default 200, clamped 1 to 200) run in one SQL statement, so no request ever reads more than
- * 200 runs. Stats aggregate over exactly the runs an export with the same filters returns
- * (the limited set), computed by PostgreSQL over that set.
+ * The spec's Limits table: "at most 200 rows fetched from the durable store before level,
+ * query, sort, limit are applied". Stats and export first take the 200 newest runs matching
+ * the durable filters (status, trigger, workflowId, dateFrom, dateTo), then apply level, query,
+ * sort and limit (default 200, clamped 1 to 200) to that window, both steps in one SQL
+ * statement. A run older than the window is not found even when it matches `query`. Stats
+ * aggregate over exactly the runs an export with the same filters returns.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run } from '../db/entities';
 import { notFound } from './errors';
 import type { WorkspacePrincipal } from './principal';
 import { projectionFor } from './principal';
-import { activeFilter, matchingRunsSql, type RunFilters, type RunSort } from './runs/queries';
-import { isTerminal, projectRun, runView, type RunView } from './runs/views';
+import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './runs/queries';
+import { isTerminal, loadRunViews, projectRun, runView, type RunView } from './runs/views';
 
-/** The request origin the execution URLs of summaries are built from. */
-export interface UrlBase {
-  origin: string;
-}
+/**
+ * Turns a run id into the URL of its execution detail. The API passes it in (api/http/links.ts),
+ * so this module never knows a URL's shape.
+ */
+export type ExecutionLink = (runId: string) => string;
 
 export const LOGS_LIMIT = { default: 200, min: 1, max: 200 } as const;
+/** How many of the newest runs matching the durable filters stats and export look at. */
+export const LOGS_DURABLE_WINDOW = 200;
+
+/** The runs an export returns: see the Limits note at the top of this file. */
+export function queryLogRuns(em: EntityManager, workspaceId: string, f: RunFilters): Promise<Run[]> {
+  return queryRuns(em, workspaceId, f, { durableWindow: LOGS_DURABLE_WINDOW });
+}
 export const EXECUTION_NOT_FOUND = 'Execution not found';
 
 /** The filters as echoed back: inactive ones (missing, empty, `all`) are null. */
@@ -102,7 +112,7 @@ const SUMMARY_COLUMNS = `id, workflow_id, workflow_name, status, trigger, create
 const toDate = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
 const toNum = (v: unknown): number => (v == null ? 0 : Number(v));
 
-function summary(row: Row, base: UrlBase, full: boolean): RunSummary {
+function summary(row: Row, executionLink: ExecutionLink, full: boolean): RunSummary {
   const id = String(row.id);
   return {
     id,
@@ -116,16 +126,14 @@ function summary(row: Row, base: UrlBase, full: boolean): RunSummary {
     durationMs: row.duration_ms == null ? null : Number(row.duration_ms),
     costCredits: toNum(row.cost_credits),
     ...(full ? { error: (row.error as string | null) ?? null } : {}),
-    executionUrl: executionUrl(id, base),
+    executionUrl: executionLink(id),
   };
 }
 
-export const executionUrl = (runId: string, base: UrlBase) => `${base.origin}/api/v1/logs/executions/${runId}`;
-
-/** Aggregates over the runs matching the filters, all computed by PostgreSQL. */
-export async function logStats(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, base: UrlBase): Promise<LogStats> {
+/** Aggregates over the runs an export with the same filters returns, all computed by PostgreSQL. */
+export async function logStats(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, executionLink: ExecutionLink): Promise<LogStats> {
   const conn = em.getConnection();
-  const matched = matchingRunsSql(principal.workspaceId, f, 'r.*');
+  const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
   const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
   const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
   const [totals] = await withMatched(`
@@ -155,8 +163,8 @@ export async function logStats(em: EntityManager, principal: WorkspacePrincipal,
     p95DurationMs: toNum(totals.p95),
     statusBreakdown: statusRows.map((r) => ({ status: String(r.status), count: toNum(r.count) })),
     triggerBreakdown: triggerRows.map((r) => ({ trigger: String(r.trigger), count: toNum(r.count) })),
-    slowestRuns: slowest.map((r) => summary(r, base, full)),
-    recentFailures: failures.map((r) => summary(r, base, full)),
+    slowestRuns: slowest.map((r) => summary(r, executionLink, full)),
+    recentFailures: failures.map((r) => summary(r, executionLink, full)),
   };
 }
 
@@ -176,22 +184,11 @@ export const CSV_COLUMNS = [
   'error',
 ] as const;
 
-/** One RFC 4180 field: quoted when it holds a comma, quote, CR or LF; quotes doubled. */
-export function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** RFC 4180 document: header row first, CRLF after every record. */
-export function toCsv(header: readonly string[], rows: unknown[][]): string {
-  return [header, ...rows].map((row) => `${row.map(csvField).join(',')}\r\n`).join('');
-}
-
 /** The export CSV; `error` stays empty for safe-projection callers. */
 export function runsCsv(views: RunView[], full: boolean): string {
-  return toCsv(
-    CSV_COLUMNS,
+  // RFC 4180: fields quoted only when they hold a comma, quote, CR or LF; CRLF after every record.
+  // csv-stringify quotes a lone CR or LF only through quoted_match (its record delimiter is CRLF).
+  return stringifyCsv(
     views.map((v) => [
       v.id,
       v.workspaceId,
@@ -207,7 +204,30 @@ export function runsCsv(views: RunView[], full: boolean): string {
       v.logs.length,
       full ? v.error : null,
     ]),
+    { header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/, cast: { date: (d) => d.toISOString() } },
   );
+}
+
+export type LogExport =
+  | { format: 'csv'; filename: string; csv: string }
+  | { format: 'json'; filename: string; exportedAt: Date; filters: EchoedFilters; runs: ReturnType<typeof projectRun>[] };
+
+/**
+ * The export: the runs stats describe (same filters, window and limit), as CSV or as projected
+ * run views. Safe-projection callers get no `error` column values and safe run views.
+ */
+export async function exportLogs(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, format: 'json' | 'csv'): Promise<LogExport> {
+  const views = await loadRunViews(em, await queryLogRuns(em, principal.workspaceId, f));
+  const exportedAt = new Date();
+  const filename = exportFilename(principal.workspaceId, exportedAt, format);
+  if (format === 'csv') return { format, filename, csv: runsCsv(views, projectionFor(principal) === 'full') };
+  return { format, filename, exportedAt, filters: echoFilters(f), runs: views.map((v) => projectRun(principal, v)) };
+}
+
+/** The session route's run list: the shared filters, projected for the caller. */
+export async function sessionLogs(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters) {
+  const views = await loadRunViews(em, await queryRuns(em, principal.workspaceId, f));
+  return views.map((v) => projectRun(principal, v));
 }
 
 /** `svc-logs-{workspaceId}-{YYYY-MM-DD}.{ext}` (UTC date of the export). */
@@ -220,7 +240,7 @@ type TimelineEntry =
   | { type: 'step'; at: Date; nodeId: string; nodeType: string; nodeName: string | null; status: string; attempts: number; durationMs: number | null }
   | { type: 'log'; at: Date; seq: number; nodeId: string | null; level: string; message?: string };
 
-const relatedRun = (r: Run, base: UrlBase) => ({
+const relatedRun = (r: Run, executionLink: ExecutionLink) => ({
   id: r.id,
   workflowId: r.workflowId,
   workflowName: r.workflowName,
@@ -229,7 +249,7 @@ const relatedRun = (r: Run, base: UrlBase) => ({
   parentNodeId: r.parentNodeId,
   createdAt: r.createdAt,
   finishedAt: r.finishedAt,
-  executionUrl: executionUrl(r.id, base),
+  executionUrl: executionLink(r.id),
 });
 
 /**
@@ -241,7 +261,7 @@ export async function executionDetail(
   em: EntityManager,
   principal: WorkspacePrincipal,
   executionId: string,
-  base: UrlBase,
+  executionLink: ExecutionLink,
   temporal: { namespace: string },
 ) {
   const run = await em.findOne(RunSchema, { id: executionId, workspaceId: principal.workspaceId });
@@ -298,8 +318,8 @@ export async function executionDetail(
       temporal: run.dryRun ? null : { workflowId: run.id, namespace: temporal.namespace, taskQueue: 'workflow-runs' },
     },
     relatedRuns: {
-      ...(parent ? { parentRun: relatedRun(parent, base) } : {}),
-      childRuns: children.map((c) => relatedRun(c, base)),
+      ...(parent ? { parentRun: relatedRun(parent, executionLink) } : {}),
+      childRuns: children.map((c) => relatedRun(c, executionLink)),
     },
     nodeRunStates,
     timeline,

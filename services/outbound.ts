@@ -1,19 +1,18 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, fetch, Headers, type Response } from 'undici';
 import { performance } from 'node:perf_hooks';
 
 /**
  * The one guard for outbound HTTP made on behalf of workflow nodes (SSRF protection), and the
  * request helper that applies it to every hop.
  *
- * DNS-rebinding caveat: the guard resolves the hostname and checks every address, then `fetch`
- * resolves it again to connect. A hostile DNS server could answer "public" to the first lookup
- * and "private" to the second. We accept that for now (short TTL games need an attacker-run
- * authoritative server, and IP literals and redirects are fully checked); closing it needs a
- * connect-time check (a custom undici dispatcher with a `lookup` that validates, or pinning the
- * checked address), which is the planned follow-up.
+ * DNS rebinding: `httpRequest` resolves a hostname once, at connect time, inside the undici
+ * dispatcher's `lookup`; it checks every resolved address there and connects to the checked
+ * addresses, so a second, different DNS answer is never used. IP literals are checked before
+ * the request, and every redirect target goes through the same guard and lookup.
  */
-
 export type OutboundErrorCode = 'refused' | 'timeout' | 'network' | 'too_large' | 'too_many_redirects' | 'invalid_request';
 
 /** Typed failure of the guard or of `httpRequest`; `code` says which. Messages are user-readable. */
@@ -35,102 +34,75 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 // ---------------------------------------------------------------------------------------------
 // Address classification
 
-type V4Range = [base: number, prefix: number, label: string];
+// ipaddr.js range names → the words our refusals use. Only `unicast` is public.
+const RANGE_LABELS: Record<string, string> = {
+  unspecified: 'unspecified/"this network"',
+  private: 'private',
+  carrierGradeNat: 'carrier-grade NAT',
+  loopback: 'loopback',
+  linkLocal: 'link-local',
+  benchmarking: 'benchmarking',
+  multicast: 'multicast',
+  broadcast: 'reserved/broadcast',
+  reserved: 'reserved',
+  uniqueLocal: 'unique-local',
+  deprecatedSiteLocal: 'site-local',
+  discard: 'discard-only',
+};
 
-const v4 = (dotted: string): number => dotted.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+/** IPv6 forms that carry an IPv4 address, and where: [ipaddr.js range, first 16-bit group of the IPv4]. */
+const EMBEDDED_V4: Record<string, { at: number; label: string }> = {
+  ipv4Mapped: { at: 6, label: 'IPv4 embedded in IPv6' },
+  rfc6145: { at: 6, label: 'IPv4 embedded in IPv6' },
+  rfc6052: { at: 6, label: 'IPv4 embedded in IPv6' },
+  '6to4': { at: 1, label: '6to4' },
+};
 
-const BLOCKED_V4: V4Range[] = [
-  [v4('0.0.0.0'), 8, 'unspecified/"this network"'],
-  [v4('10.0.0.0'), 8, 'private'],
-  [v4('100.64.0.0'), 10, 'carrier-grade NAT'],
-  [v4('127.0.0.0'), 8, 'loopback'],
-  [v4('169.254.0.0'), 16, 'link-local'],
-  [v4('172.16.0.0'), 12, 'private'],
-  [v4('192.0.0.0'), 24, 'IETF protocol assignments'],
-  [v4('192.168.0.0'), 16, 'private'],
-  [v4('198.18.0.0'), 15, 'benchmarking'],
-  [v4('224.0.0.0'), 4, 'multicast'],
-  [v4('240.0.0.0'), 4, 'reserved/broadcast'],
-];
-
-function classifyV4(addr: number): string | undefined {
-  for (const [base, prefix, label] of BLOCKED_V4) {
-    const size = 2 ** (32 - prefix);
-    if (addr >= base && addr < base + size) return label;
+function classify(addr: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
+  if (addr.kind() === 'ipv6') {
+    const v6 = addr as ipaddr.IPv6;
+    const parts = v6.parts;
+    // IPv4-compatible ::a.b.c.d is deprecated and ipaddr.js calls it unicast; treat it like the others.
+    const compatible = parts.slice(0, 6).every((g) => g === 0) && v6.range() === 'unicast';
+    const embedded = compatible ? { at: 6, label: 'IPv4 embedded in IPv6' } : EMBEDDED_V4[v6.range()];
+    if (embedded) {
+      const [hi, lo] = [parts[embedded.at], parts[embedded.at + 1]];
+      const inner = classify(new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]));
+      return inner ? `${inner} (${embedded.label})` : undefined;
+    }
   }
-  return undefined;
-}
-
-/** Parses an IPv6 literal (zone id allowed, embedded dotted quad allowed) into eight 16-bit groups. */
-function parseV6(text: string): number[] | undefined {
-  let s = text.split('%')[0].toLowerCase();
-  const dotted = s.match(/(\d+\.\d+\.\d+\.\d+)$/);
-  if (dotted) {
-    if (net.isIPv4(dotted[1]) === false) return undefined;
-    const n = v4(dotted[1]);
-    s = s.slice(0, -dotted[1].length) + `${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return undefined;
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const head = parse(halves[0]);
-  const tail = halves.length === 2 ? parse(halves[1]) : [];
-  const fill = 8 - head.length - tail.length;
-  if (halves.length === 1 ? fill !== 0 : fill < 0) return undefined;
-  const groups = [...head, ...Array<number>(Math.max(fill, 0)).fill(0), ...tail];
-  if (groups.length !== 8 || groups.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)) return undefined;
-  return groups;
-}
-
-function classifyV6(groups: number[]): string | undefined {
-  const embeddedV4 = (hi: number, lo: number) => hi * 65536 + lo;
-  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
-  if (zeros(0, 8)) return 'unspecified';
-  if (zeros(0, 7) && groups[7] === 1) return 'loopback';
-  // IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d
-  const mapped = zeros(0, 5) && groups[5] === 0xffff;
-  const compatible = zeros(0, 6);
-  const translated = zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0;
-  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6);
-  if (mapped || compatible || translated || nat64) {
-    const inner = classifyV4(embeddedV4(groups[6], groups[7]));
-    return inner ? `${inner} (IPv4 embedded in IPv6)` : undefined;
-  }
-  if (groups[0] === 0x2002) {
-    const inner = classifyV4(embeddedV4(groups[1], groups[2]));
-    return inner ? `${inner} (6to4)` : undefined;
-  }
-  if ((groups[0] & 0xffc0) === 0xfe80) return 'link-local';
-  if ((groups[0] & 0xffc0) === 0xfec0) return 'site-local';
-  if ((groups[0] & 0xfe00) === 0xfc00) return 'unique-local';
-  if ((groups[0] & 0xff00) === 0xff00) return 'multicast';
-  if (groups[0] === 0x100 && zeros(1, 4)) return 'discard-only';
-  return undefined;
+  const range = addr.range();
+  return range === 'unicast' ? undefined : (RANGE_LABELS[range] ?? range);
 }
 
 /**
  * Why an IP address must not be contacted from a node (`'loopback'`, `'private'`, …), or
- * undefined when it is a public unicast address. Unparseable input counts as blocked.
+ * undefined when it is a public unicast address (ipaddr.js decides the ranges). Unparseable
+ * input counts as blocked.
  */
 export function blockedAddressReason(ip: string): string | undefined {
-  if (net.isIPv4(ip)) return classifyV4(v4(ip));
-  const groups = net.isIPv6(ip.split('%')[0]) ? parseV6(ip) : undefined;
-  return groups ? classifyV6(groups) : 'not an IP address';
+  if (!ipaddr.isValid(ip)) return 'not an IP address';
+  return classify(ipaddr.parse(ip));
 }
 
 // ---------------------------------------------------------------------------------------------
 // The guard
 
+/** Resolves a hostname to all its addresses (default: `dns.promises.lookup`, all, verbatim). */
+export type HostResolver = (hostname: string) => Promise<dns.LookupAddress[]>;
+
+const systemResolver: HostResolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+const refusal = (what: string, reason: string) =>
+  new OutboundError('refused', `Outbound request refused: ${what} is a ${reason} address; requests to internal networks are not allowed.`);
+
 /**
- * Parses `url` and refuses it unless it is http(s) and — when `allowPrivateNetworks` is false —
- * every address its host resolves to (`dns.promises.lookup(host, { all: true })`) is public:
- * not private, loopback, link-local, unique-local, unspecified, CGNAT, multicast, reserved,
- * nor an IPv4-in-IPv6 form of those. `localhost` and `*.localhost` are refused without a lookup.
- * Returns the parsed URL. Throws `OutboundError` `refused` (or `network` when DNS fails).
- *
- * Caveat: see the DNS-rebinding note at the top of this file; `fetch` resolves again.
+ * `httpRequest`'s check of each hop before connecting: everything about `url` that needs no
+ * DNS (http(s) only, no credentials and, when private networks are not allowed, no
+ * `localhost`/`*.localhost` and no blocked IP literal). Returns the parsed URL and the bare
+ * host still to be resolved and checked at connect time (null when there is none).
  */
-export async function assertOutboundUrlAllowed(url: string, opts: { allowPrivateNetworks: boolean }): Promise<URL> {
+export function checkUrlWithoutDns(url: string, allowPrivateNetworks: boolean): { parsed: URL; hostToResolve: string | null } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -143,23 +115,24 @@ export async function assertOutboundUrlAllowed(url: string, opts: { allowPrivate
   if (parsed.username || parsed.password) {
     throw new OutboundError('refused', 'Outbound request refused: credentials in the URL are not allowed; send an Authorization header instead.');
   }
-  if (opts.allowPrivateNetworks) return parsed;
+  if (allowPrivateNetworks) return { parsed, hostToResolve: null };
 
   // WHATWG URL already canonicalises odd IPv4 spellings (0x7f.1, 2130706433) to dotted form.
   const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  const refuse = (what: string, reason: string) =>
-    new OutboundError('refused', `Outbound request refused: ${what} is a ${reason} address; requests to internal networks are not allowed.`);
-
-  if (host === 'localhost' || host.endsWith('.localhost')) throw refuse(`host "${host}"`, 'loopback');
+  if (host === 'localhost' || host.endsWith('.localhost')) throw refusal(`host "${host}"`, 'loopback');
   if (net.isIP(host)) {
     const reason = blockedAddressReason(host);
-    if (reason) throw refuse(host, reason);
-    return parsed;
+    if (reason) throw refusal(host, reason);
+    return { parsed, hostToResolve: null };
   }
+  return { parsed, hostToResolve: host };
+}
 
+/** Resolves `host` and refuses it unless every address is public. Throws `refused` or `network`. */
+async function resolvePublicAddresses(host: string, resolve: HostResolver): Promise<dns.LookupAddress[]> {
   let addresses: dns.LookupAddress[];
   try {
-    addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
+    addresses = await resolve(host);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'lookup failed';
     throw new OutboundError('network', `Could not resolve host "${host}" (${code}).`);
@@ -167,9 +140,55 @@ export async function assertOutboundUrlAllowed(url: string, opts: { allowPrivate
   if (addresses.length === 0) throw new OutboundError('network', `Could not resolve host "${host}" (no addresses).`);
   for (const { address } of addresses) {
     const reason = blockedAddressReason(address);
-    if (reason) throw refuse(`host "${host}" resolves to ${address}, which`, reason);
+    if (reason) throw refusal(`host "${host}" resolves to ${address}, which`, reason);
   }
+  return addresses;
+}
+
+/**
+ * Parses `url` and refuses it unless it is http(s) and — when `allowPrivateNetworks` is false —
+ * every address its host resolves to is public: not private, loopback, link-local,
+ * unique-local, unspecified, CGNAT, multicast, reserved, nor an IPv4-in-IPv6 form of those.
+ * `localhost` and `*.localhost` are refused without a lookup. Returns the parsed URL. Throws
+ * `OutboundError` `refused` (or `network` when DNS fails).
+ *
+ * Caveat: a check only; `httpRequest` does not call it but resolves once at connect time and
+ * connects to the addresses it checked.
+ */
+export async function assertOutboundUrlAllowed(url: string, opts: { allowPrivateNetworks: boolean; resolve?: HostResolver }): Promise<URL> {
+  const { parsed, hostToResolve } = checkUrlWithoutDns(url, opts.allowPrivateNetworks);
+  if (hostToResolve) await resolvePublicAddresses(hostToResolve, opts.resolve ?? systemResolver);
   return parsed;
+}
+
+type LookupCallback = (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+const agents = new WeakMap<HostResolver, Map<boolean, Agent>>();
+
+/**
+ * The dispatcher `httpRequest` connects through: its `lookup` (called by net/tls for every
+ * new connection to a hostname) resolves once with `resolve`, refuses blocked addresses unless
+ * private networks are allowed, and hands the same addresses to the socket. Cached per
+ * resolver and setting, so connections are pooled as with the global dispatcher.
+ */
+function connectGuardedAgent(resolve: HostResolver, allowPrivateNetworks: boolean): Agent {
+  let bySetting = agents.get(resolve);
+  if (!bySetting) agents.set(resolve, (bySetting = new Map()));
+  let agent = bySetting.get(allowPrivateNetworks);
+  if (!agent) {
+    const lookup = (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => {
+      const resolved = allowPrivateNetworks ? resolve(hostname) : resolvePublicAddresses(hostname, resolve);
+      resolved.then((all) => {
+        const addresses = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        if (addresses.length === 0) return callback(new OutboundError('network', `Could not resolve host "${hostname}" (no IPv${options.family} address).`), []);
+        if (options.all) return callback(null, addresses);
+        callback(null, addresses[0].address, addresses[0].family);
+      }, (err: Error) => callback(err, []));
+    };
+    agent = new Agent({ connect: { lookup: lookup as unknown as net.LookupFunction } });
+    bySetting.set(allowPrivateNetworks, agent);
+  }
+  return agent;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,10 +215,16 @@ export interface HttpRequestOptions {
   /** Aborts the request (e.g. the activity's cancellation signal); the abort reason is rethrown. */
   signal?: AbortSignal;
   /**
-   * Test seam: replaces the per-hop guard (default: `assertOutboundUrlAllowed` with
-   * `allowPrivateNetworks`). Production code must not set it.
+   * Test seam: replaces the per-hop URL check made before connecting (default: scheme,
+   * credentials, localhost and IP literals; hostnames are checked at connect time). Production
+   * code must not set it.
    */
   guard?: (url: string, hop: number) => Promise<URL>;
+  /**
+   * Test seam: replaces DNS resolution at connect time (default: the system resolver). The
+   * checks on the resolved addresses stay the same. Production code must not set it.
+   */
+  resolveHost?: HostResolver;
 }
 
 export interface HttpResponseOutput {
@@ -270,14 +295,14 @@ function describeFetchError(err: unknown): string {
 /**
  * Performs one HTTP exchange for a node, following up to 5 redirects itself and running the
  * guard on the first URL and on every redirect target (a public URL cannot bounce to
- * 127.0.0.1). Non-2xx statuses are returned, not thrown. On 303 (and 301/302 after a POST) the
+ * 127.0.0.1); hostnames are resolved once per connection and checked at connect time. Non-2xx statuses are returned, not thrown. On 303 (and 301/302 after a POST) the
  * follow-up is a body-less GET; Authorization and Cookie headers are dropped when a redirect
  * changes origin.
  *
  * Throws `OutboundError`: `refused` (guard), `timeout` (the whole exchange exceeded
  * `timeoutMs`), `network` (connection/DNS failures), `too_large` (body over the cap),
  * `too_many_redirects`, `invalid_request` (bad method, header or a body on GET/HEAD).
- * Caveats: DNS rebinding (see top of file); response bodies are decoded as UTF-8.
+ * Caveat: response bodies are decoded as UTF-8.
  */
 export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOptions): Promise<HttpResponseOutput> {
   const started = performance.now();
@@ -299,7 +324,8 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
     throw new OutboundError('invalid_request', `A ${method} request cannot have a body.`);
   }
 
-  const guard = opts.guard ?? ((url: string) => assertOutboundUrlAllowed(url, { allowPrivateNetworks: opts.allowPrivateNetworks }));
+  const guard = opts.guard ?? (async (url: string) => checkUrlWithoutDns(url, opts.allowPrivateNetworks).parsed);
+  const dispatcher = connectGuardedAgent(opts.resolveHost ?? systemResolver, opts.allowPrivateNetworks);
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   const onAbort = (err: unknown): never => {
@@ -312,9 +338,11 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
   for (let hop = 0; ; hop++) {
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body, redirect: 'manual', signal });
+      res = await fetch(url, { method, headers, body, redirect: 'manual', signal, dispatcher });
     } catch (err) {
       if (signal.aborted) onAbort(err);
+      const cause = (err as { cause?: unknown }).cause;
+      if (cause instanceof OutboundError) throw cause; // refused (or unresolvable) at connect time
       if (err instanceof TypeError && !(err as { cause?: unknown }).cause) {
         throw new OutboundError('invalid_request', `Invalid request: ${err.message}`);
       }

@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import { RateLimiterPostgres } from 'rate-limiter-flexible';
 import { MembershipSchema, SessionSchema, UserSchema, WorkspaceSchema, type MembershipRole, type User } from '../db/entities';
 import { forbidden, rateLimited, unauthenticated } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
@@ -26,35 +27,52 @@ let dummyHash: Promise<string> | undefined;
 const timingDummyHash = () => (dummyHash ??= hashPassword(randomToken(16)));
 
 /**
- * Sign-in attempts per email, in process memory: after `maxFailures` failures within the
- * window further attempts get 429 until the window passes. Per process is enough to stop
- * online guessing against one instance; a shared limiter is a later concern for scale-out.
+ * Failed sign-ins per email, counted in PostgreSQL (rate-limiter-flexible's Postgres store,
+ * table `sign_in_limits`), so the limit holds across API processes: after `maxFailures`
+ * failures within a window, further attempts get 429 with the seconds until it ends. A
+ * success clears the count. Keys are sha256 of the normalised email, so the table holds no
+ * addresses.
+ *
+ * Caveat: a fixed window that starts at the first failure (the library's model), not a
+ * sliding one: 10 failures within 15 minutes of the first lock the email until those 15
+ * minutes are over.
  */
 export class SignInLimiter {
-  private failures = new Map<string, number[]>();
+  private readonly limiter: RateLimiterPostgres;
   constructor(
+    knex: Knex,
     private readonly maxFailures = 10,
-    private readonly windowMs = 15 * 60_000,
-  ) {}
+    windowMs = 15 * 60_000,
+  ) {
+    // tableCreated: the table is ours (db/migrations), not created by the library at run time.
+    this.limiter = new RateLimiterPostgres({
+      storeClient: knex,
+      storeType: 'knex',
+      tableName: 'sign_in_limits',
+      tableCreated: true,
+      keyPrefix: 'sign_in',
+      points: maxFailures,
+      duration: Math.ceil(windowMs / 1000),
+    });
+  }
 
-  check(email: string, now = Date.now()): void {
-    const recent = this.recent(email, now);
-    if (recent.length >= this.maxFailures) {
-      const retryAfter = Math.ceil((recent[0] + this.windowMs - now) / 1000);
-      throw rateLimited('Too many sign-in attempts. Try again later.', { retryAfterSeconds: retryAfter });
+  async check(email: string): Promise<void> {
+    const state = await this.limiter.get(this.key(email));
+    if (state && state.consumedPoints >= this.maxFailures) {
+      throw rateLimited('Too many sign-in attempts. Try again later.', { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) });
     }
   }
 
-  fail(email: string, now = Date.now()): void {
-    this.failures.set(email, [...this.recent(email, now), now]);
+  async fail(email: string): Promise<void> {
+    await this.limiter.penalty(this.key(email), 1);
   }
 
-  succeed(email: string): void {
-    this.failures.delete(email);
+  async succeed(email: string): Promise<void> {
+    await this.limiter.delete(this.key(email));
   }
 
-  private recent(email: string, now: number): number[] {
-    return (this.failures.get(email) ?? []).filter((t) => now - t < this.windowMs);
+  private key(email: string): string {
+    return sha256Hex(email);
   }
 }
 
@@ -81,16 +99,16 @@ export async function signIn(
   ttlMs: number,
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
-  limiter.check(email);
+  await limiter.check(email);
   const user = await em.findOne(UserSchema, { email });
   // Unknown emails still pay for one scrypt, so response time does not reveal which emails exist.
   const passwordOk = await verifyPassword(input.password, user?.passwordHash ?? (await timingDummyHash()));
   const ok = user !== null && user.status !== 'banned' && passwordOk;
   if (!ok || !user) {
-    limiter.fail(email);
+    await limiter.fail(email);
     throw unauthenticated(INVALID_CREDENTIALS);
   }
-  limiter.succeed(email);
+  await limiter.succeed(email);
 
   const workspaces = await listUserWorkspaces(em, user.id);
   const workspace = pickWorkspace(user, workspaces, input.workspaceId);

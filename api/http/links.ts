@@ -42,12 +42,18 @@ export function runLinks(run: Pick<Run, 'id' | 'workflowId'> & { dryRun?: boolea
   return {
     ...(temporal ? { temporal } : {}),
     run: `${v1}/runs/${run.id}`,
-    execution: `${v1}/logs/executions/${run.id}`,
+    execution: executionUrl(base.origin, run.id),
     status: `${v1}/workflows/${run.workflowId}/status?runId=${run.id}`,
     rerun: `${v1}/runs/${run.id}/rerun`,
     cancel: `${v1}/runs/${run.id}/cancel`,
   };
 }
+
+/** The URL of a run's execution detail (logs area). */
+export const executionUrl = (origin: string, runId: string) => `${origin}/api/v1/logs/executions/${runId}`;
+
+/** `executionUrl` bound to one origin, for services that list related runs. */
+export const executionLinker = (origin: string) => (runId: string) => executionUrl(origin, runId);
 
 /** The public URL that resumes an event wait; the token is the capability. */
 export const resumeUrl = (origin: string, token: string) => `${origin}/api/hooks/resume/${token}`;

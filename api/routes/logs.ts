@@ -3,14 +3,11 @@ import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../schemas/logs';
-import type { AppContext } from '../context';
-import { echoFilters, executionDetail, exportFilename, logStats, LOGS_LIMIT, runsCsv } from '../../services/logs';
+import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, sessionLogs } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { loadRunViews, projectRun, queryRuns, type RunFilters } from '../../services/runs';
-import { withResumeUrls } from '../http/links';
-
-const base = (ctx: AppContext) => ({ origin: requestOrigin(ctx) });
+import type { RunFilters } from '../../services/runs';
+import { executionLinker, withResumeUrls } from '../http/links';
 
 const filterQuery = runFiltersQuery;
 type FilterQuery = z.output<typeof filterQuery>;
@@ -34,7 +31,7 @@ export const logStatsRoute = defineRoute({
   responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: logStatsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
     const f = filters(principal, query);
-    const stats = await logStats(ctx.state.em, principal, f, base(ctx));
+    const stats = await logStats(ctx.state.em, principal, f, executionLinker(requestOrigin(ctx)));
     return { status: 200, body: { workspaceId: principal.workspaceId, filters: echoFilters(f), generatedAt: new Date(), stats } };
   },
 });
@@ -54,21 +51,12 @@ export const logExportRoute = defineRoute({
   },
   handler: async (ctx, { principal, query }) => {
     const { format, ...rest } = query;
-    const f = filters(principal, rest);
-    const workspaceId = principal.workspaceId;
-    const runs = await queryRuns(ctx.state.em, workspaceId, f);
-    const views = await loadRunViews(ctx.state.em, runs);
-    const exportedAt = new Date();
-    const csv = format === 'csv';
-    const headers = {
-      'Content-Disposition': `attachment; filename=${exportFilename(workspaceId, exportedAt, csv ? 'csv' : 'json')}`,
-      'Cache-Control': 'no-store',
-    };
-    if (csv) {
-      return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: runsCsv(views, projectionFor(principal) === 'full') };
-    }
-    const body = { workspaceId, exportedAt, filters: echoFilters(f), runCount: views.length, runs: views.map((v) => withResumeUrls(projectRun(principal, v), base(ctx).origin)) };
-    return { status: 200, headers, body };
+    const exported = await exportLogs(ctx.state.em, principal, filters(principal, rest), format === 'csv' ? 'csv' : 'json');
+    const headers = { 'Content-Disposition': `attachment; filename=${exported.filename}`, 'Cache-Control': 'no-store' };
+    if (exported.format === 'csv') return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: exported.csv };
+    const { exportedAt, filters: echoed, runs } = exported;
+    const origin = requestOrigin(ctx);
+    return { status: 200, headers, body: { workspaceId: principal.workspaceId, exportedAt, filters: echoed, runCount: runs.length, runs: runs.map((v) => withResumeUrls(v, origin)) } };
   },
 });
 
@@ -87,8 +75,9 @@ export const executionDetailRoute = defineRoute({
     404: { description: '`Execution not found` (also for runs of other workspaces)', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, deps }) => {
-    const detail = await executionDetail(ctx.state.em, principal, params.executionId, base(ctx), { namespace: deps.temporal.namespace });
-    return { status: 200, body: { ...detail, run: withResumeUrls(detail.run, base(ctx).origin) } };
+    const origin = requestOrigin(ctx);
+    const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), { namespace: deps.temporal.namespace });
+    return { status: 200, body: { ...detail, run: withResumeUrls(detail.run, origin) } };
   },
 });
 
@@ -103,10 +92,8 @@ export const sessionLogsRoute = defineRoute({
   query: filterQuery,
   responses: { 200: { description: '`{ runs }`', schema: sessionLogsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
-    const f = filters(principal, query);
-    const runs = await queryRuns(ctx.state.em, principal.workspaceId, f);
-    const views = await loadRunViews(ctx.state.em, runs);
-    return { status: 200, body: { runs: views.map((v) => withResumeUrls(projectRun(principal, v), base(ctx).origin)) } };
+    const runs = await sessionLogs(ctx.state.em, principal, filters(principal, query));
+    return { status: 200, body: { runs: runs.map((v) => withResumeUrls(v, requestOrigin(ctx))) } };
   },
 });
 

@@ -1,6 +1,6 @@
 import { deploymentReadiness, validateGraph } from '../../engine/validate';
 import type { ValidationReport, WorkflowGraph } from '../../engine/types';
-import { canonicalJson } from '../idempotency';
+import { canonicalJson } from '../../engine/canonicalJson';
 import { sha256Hex } from '../ids';
 
 export interface Readiness {

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../activities/nodes';
 import type { AddressInfo } from 'node:net';
-import { assertOutboundUrlAllowed, blockedAddressReason, httpRequest, OutboundError } from '../../services/outbound';
+import { assertOutboundUrlAllowed, blockedAddressReason, checkUrlWithoutDns, httpRequest, OutboundError } from '../../services/outbound';
 
 /**
  * Only loopback traffic: every server here listens on 127.0.0.1 and every request targets it.
@@ -242,6 +242,42 @@ describe('httpRequest', () => {
     const guard = (url: string, hop: number) => assertOutboundUrlAllowed(url, { allowPrivateNetworks: hop === 0 });
     await expectOutboundError(httpRequest({ method: 'GET', url: `${base}/to-secret` }, { ...deny, guard }), 'refused', /loopback/);
     expect(seen.map((r) => r.url)).toEqual(['/to-secret']);
+  });
+
+  test('a hostname is resolved once, at connect time, and a private answer is refused there', async () => {
+    const port = new URL(base).port;
+    const lookups: string[] = [];
+    // A made-up name whose (injected) DNS answer is loopback: the production lookup and checks run.
+    const resolveHost = async (hostname: string) => {
+      lookups.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    await expectOutboundError(
+      httpRequest({ method: 'GET', url: `http://internal.example.test:${port}/secret` }, { ...deny, resolveHost }),
+      'refused',
+      /internal\.example\.test" resolves to 127\.0\.0\.1, which is a loopback address/,
+    );
+    expect(seen).toHaveLength(0);
+    expect(lookups).toEqual(['internal.example.test']);
+    // With private networks allowed, the socket connects to exactly the address the lookup returned.
+    lookups.length = 0;
+    const res = await httpRequest({ method: 'GET', url: `http://internal.example.test:${port}/echo` }, { ...allow, resolveHost });
+    expect(res.status).toBe(200);
+    expect(lookups).toEqual(['internal.example.test']);
+  });
+
+  test('a redirect to a hostname that resolves to a private address is refused at connect time', async () => {
+    const port = new URL(base).port;
+    const resolveHost = async () => [{ address: '127.0.0.1', family: 4 }];
+    // Stand-in for "public first hop" as above; later hops get production's pre-connect check,
+    // which leaves the name to the connect-time lookup.
+    const guard = async (url: string, hop: number) => checkUrlWithoutDns(url, hop === 0).parsed;
+    await expectOutboundError(
+      httpRequest({ method: 'GET', url: `${base}/cross?to=${encodeURIComponent(`http://rebound.example.test:${port}`)}` }, { ...deny, guard, resolveHost }),
+      'refused',
+      /rebound\.example\.test" resolves to 127\.0\.0\.1/,
+    );
+    expect(seen.map((r) => r.url)).toEqual([`/cross?to=${encodeURIComponent(`http://rebound.example.test:${port}`)}`]);
   });
 
   test('network failures and bad requests are typed', async () => {

@@ -123,4 +123,22 @@ describe('session sign-in', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
   });
+
+  test('the limit holds across API processes: failures on one instance count on the other', async () => {
+    const second = await startTestApp(); // same database, its own limiter and pool
+    try {
+      const email = `shared-limit-${Date.now()}@example.test`;
+      for (let i = 0; i < 10; i++) {
+        const instance = i % 2 === 0 ? app : second;
+        expect((await http(instance, 'POST', '/api/auth/sign-in', { body: { email, password: 'wrong' } })).status).toBe(401);
+      }
+      for (const instance of [app, second]) {
+        const limited = await http(instance, 'POST', '/api/auth/sign-in', { body: { email, password: 'wrong' } });
+        expect(limited.status).toBe(429);
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+    } finally {
+      await second.close();
+    }
+  });
 });

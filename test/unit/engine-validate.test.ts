@@ -371,8 +371,12 @@ describe('node catalogue', () => {
     ['@daily', [/expected 5 fields/]],
     ['* * * *', [/got 4/]],
     ['60 24 0 13 8', [/minute: 60/, /hour: 24/, /day of month: 0/, /month: 13/, /day of week: 8/]],
-    ['*/0 5-1 * FOO *', [/step "0"/, /runs backwards/, /"FOO"/]],
-    ['1,,2 * * * *', [/empty list item/]],
+    ['*/0 5-1 * FOO *', [/minute: \*\/0 is not a valid/, /hour: 5-1 is not a valid/, /month: FOO is not a valid.*JAN-DEC/]],
+    ['1,,2 * * * *', [/minute: 1,,2 is not a valid/]],
+    ['1-2-3 * * * *', [/minute: 1-2-3 is not a valid/]],
+    // The hand-written parser accepted a date that never exists.
+    ['0 0 30 2 *', [/never fires/]],
+    ['0 0 29 2 *', []],
   ])('cron %s', (cron, problems) => {
     const errors = cronErrors(cron);
     expect(errors).toHaveLength(problems.length);

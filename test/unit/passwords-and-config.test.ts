@@ -1,6 +1,7 @@
 import { hashPassword, verifyPassword } from '../../services/passwords';
 import { loadConfig } from '../../services/config';
-import { canonicalJson, requestFingerprint } from '../../services/idempotency';
+import { canonicalJson } from '../../engine/canonicalJson';
+import { requestFingerprint } from '../../services/idempotency';
 import { generateApiKeyToken } from '../../services/apiKeys';
 
 test('scrypt hashes verify, are salted, and reject wrong or malformed input', async () => {
