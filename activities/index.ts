@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createNodeActivities } from './nodes';
 import { createRunActivities } from './runs';
-import { createSmokeActivities } from './smoke';
+import { createWorkerActivities } from './workers';
 
 /** What activities may use; built once per worker process. */
 export interface ActivityDeps {
@@ -13,7 +13,7 @@ export interface ActivityDeps {
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createSmokeActivities(deps),
+    ...createWorkerActivities(deps),
     ...createRunActivities(deps),
     ...createNodeActivities(deps),
   };

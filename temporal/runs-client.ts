@@ -5,7 +5,7 @@ import type { RunLauncher } from '../services/ports';
 import type { WorkflowGraph } from '../engine/types';
 import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
-import type { RunWorkflowInput } from './workflows/run';
+import type { RunWorkflowInput } from './workflows/runs';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
 function startOptions(run: Run, graph: WorkflowGraph) {

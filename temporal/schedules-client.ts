@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { ScheduleSync } from '../services/ports';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
-import type { ScheduledRunInput } from './workflows/scheduled';
+import type { ScheduledRunInput } from './workflows/runs';
 
 /** The prefix every Temporal Schedule id of a workflow starts with. */
 export function scheduleIdPrefix(workflowId: string): string {

@@ -10,7 +10,7 @@ import { temporal as proto } from '@temporalio/proto';
 import type { SmokeRunOutcome, WorkerProbe } from '../services/ports';
 import { scheduleIdPrefix } from './schedules-client';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
-import type { SmokeInput, SmokeResult } from './workflows/smoke';
+import type { SmokeInput, SmokeResult } from './workflows/workers';
 
 export function temporalWorkerProbe(client: Client, namespace: string): WorkerProbe {
   return {

@@ -111,3 +111,12 @@ async function noWorkerMessage(deps: WorkerHealthDeps, waitedMs: number): Promis
   }
   return `The smoke workflow did not complete within ${waitedMs} ms although ${queue.workerConcurrency} poller(s) are on the ${queue.queueName} task queue.`;
 }
+
+/**
+ * The smoke workflow's one activity: echoes the message with the database clock, proving that
+ * the worker which ran it reaches PostgreSQL.
+ */
+export async function answerSmokePing(em: EntityManager, message: string): Promise<{ message: string; databaseTime: string }> {
+  const rows: Array<{ now: Date }> = await em.getConnection().execute('select now() as now');
+  return { message, databaseTime: new Date(rows[0].now).toISOString() };
+}

@@ -1,4 +1,3 @@
 // The workflow bundle's entry point: every workflow type the worker serves.
-export { smokeWorkflow } from './smoke';
-export { runWorkflow } from './run';
-export { scheduledRunWorkflow } from './scheduled';
+export { runWorkflow, scheduledRunWorkflow } from './runs';
+export { smokeWorkflow } from './workers';

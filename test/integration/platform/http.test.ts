@@ -1,4 +1,4 @@
-import { http, startTestApp, createWorkspace, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { http, startTestApp, createWorkspace, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

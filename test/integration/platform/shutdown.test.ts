@@ -3,11 +3,11 @@
  * refused, /readyz turns 503 while draining.
  */
 import { z } from 'zod';
-import { defineRoute } from '../../api/http/route';
-import { readyzRoute } from '../../api/routes/health';
-import { listen } from '../../api/server';
-import { createApp } from '../../api/app';
-import { startTestApp, http, type TestApp } from '../support/harness';
+import { defineRoute } from '../../../api/http/route';
+import { readyzRoute } from '../../../api/routes/health';
+import { listen } from '../../../api/server';
+import { createApp } from '../../../api/app';
+import { startTestApp, http, type TestApp } from '../../support/harness';
 
 let release: () => void = () => undefined;
 const slowRoute = defineRoute({

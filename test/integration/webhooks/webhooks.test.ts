@@ -1,7 +1,7 @@
 /** Public webhooks: every row of the spec's response table, dedupe, the durable outbox, limits and load. */
-import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
-import { startFakeServer } from '../support/fakeServer';
-import { createWorkspace, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../support/harness';
+import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
+import { startFakeServer } from '../../support/fakeServer';
+import { createWorkspace, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
 let stack: TestStack;
 let app: TestApp;

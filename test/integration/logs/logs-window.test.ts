@@ -4,9 +4,9 @@
  * limit apply to that window only. 205 runs: the 5 oldest are the only ones named "needle"
  * and the oldest has the only error log, so filtering everything in one query would find them.
  */
-import { RunLogSchema, RunSchema } from '../../db/entities';
-import { newId } from '../../services/ids';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { RunLogSchema, RunSchema } from '../../../db/entities';
+import { newId } from '../../../services/ids';
+import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

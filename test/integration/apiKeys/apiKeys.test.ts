@@ -1,5 +1,5 @@
-import { AuditLogSchema } from '../../db/entities';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { AuditLogSchema } from '../../../db/entities';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

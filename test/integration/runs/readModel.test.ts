@@ -1,4 +1,4 @@
-/** The run projection writer: large batches, repeated nodes and replays. */
+/** The run read model writer (services/runs/readModel.ts): large batches, repeated nodes and replays. */
 import { recordRunProgress } from '../../../services/runs/readModel';
 import type { StepRecord } from '../../../engine/interpreter';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';

@@ -3,8 +3,8 @@
  * user, read and cancel only their own runs under /api/v1/end-users/runs, and see only the
  * end-user run summary; every other v1 route refuses them.
  */
-import { createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
-import { RunSchema } from '../../db/entities';
+import { createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import { RunSchema } from '../../../db/entities';
 
 let app: TestApp;
 let worker: TestWorker;

@@ -6,11 +6,11 @@
  * Schedules counted, session twins and key scopes.
  */
 import { Connection } from '@temporalio/client';
-import { SmokeTestSchema } from '../../db/entities';
-import { ensureTemporalCli } from '../../scripts/lib/temporal-cli';
-import { startTemporalDevServer, type TemporalDevServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../temporal/search-attributes';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+import { SmokeTestSchema } from '../../../db/entities';
+import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
+import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
+import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

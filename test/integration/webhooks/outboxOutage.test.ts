@@ -3,11 +3,11 @@
  * down wait in PostgreSQL and are dispatched, each exactly once, when it is back.
  */
 import { Connection } from '@temporalio/client';
-import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
-import { ensureTemporalCli } from '../../scripts/lib/temporal-cli';
-import { findFreePort, startTemporalDevServer, type TemporalDevServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../temporal/search-attributes';
-import { createWorkspace, http, startTestApp, startTestWorker, type TestApp } from '../support/harness';
+import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
+import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
+import { findFreePort, startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
+import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { createWorkspace, http, startTestApp, startTestWorker, type TestApp } from '../../support/harness';
 
 let server: TemporalDevServer;
 let port: number;

@@ -4,10 +4,10 @@
  * no envelope area exists yet.
  */
 import { z } from 'zod';
-import { defineRoute } from '../../api/http/route';
-import { decodeCursor, encodeCursor } from '../../services/pagination';
-import { notFound } from '../../services/errors';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { defineRoute } from '../../../api/http/route';
+import { decodeCursor, encodeCursor } from '../../../services/pagination';
+import { notFound } from '../../../services/errors';
+import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let counter = 0;
 const routes = [

@@ -1,4 +1,4 @@
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

@@ -4,8 +4,8 @@
  * that breaks its declared schema is a 500 instead of reaching the client.
  */
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../../api/http/route';
-import { http, startTestApp, type TestApp } from '../support/harness';
+import { defineRoute, type AnyRoute } from '../../../api/http/route';
+import { http, startTestApp, type TestApp } from '../../support/harness';
 
 const probeRoutes: AnyRoute[] = [
   defineRoute({

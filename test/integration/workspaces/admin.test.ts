@@ -2,8 +2,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
-import { http, startTestApp, type TestApp } from '../support/harness';
-import { testEnv } from '../support/env';
+import { http, startTestApp, type TestApp } from '../../support/harness';
+import { testEnv } from '../../support/env';
 
 const run = promisify(execFile);
 let app: TestApp;
@@ -16,7 +16,7 @@ afterAll(() => app.close());
 async function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run('npm', ['run', '--silent', 'admin', '--', ...args], {
-      cwd: path.resolve(__dirname, '../..'),
+      cwd: path.resolve(__dirname, '../../..'),
       env: { ...process.env, DATABASE_URL: testEnv('databaseUrl'), LOG_LEVEL: 'info' },
       timeout: 60_000,
     });

@@ -1,6 +1,6 @@
-import { SessionSchema } from '../../db/entities';
-import { addMember } from '../../services/workspaces';
-import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { SessionSchema } from '../../../db/entities';
+import { addMember } from '../../../services/workspaces';
+import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

@@ -1,5 +1,5 @@
-import { MembershipSchema, UserSchema } from '../../db/entities';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { MembershipSchema, UserSchema } from '../../../db/entities';
+import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

@@ -1,7 +1,7 @@
 /** The signed error-tracker endpoint: forged, replayed and stale deliveries are refused. */
 import { createHmac } from 'node:crypto';
-import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
+import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

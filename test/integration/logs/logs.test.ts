@@ -4,9 +4,9 @@
  * execution detail (timeline, node states, parent and child runs of a real subworkflow run,
  * 404 for foreign ids), safe projections for a viewer key, and the session route.
  */
-import { LogLevel, RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../db/entities';
-import { newId } from '../../services/ids';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../support/harness';
+import { LogLevel, RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../../db/entities';
+import { newId } from '../../../services/ids';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;

@@ -1,8 +1,8 @@
 /** Schedule triggers become Temporal Schedules on deploy, are replaced on change and removed on undeploy. */
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { RunSchema } from '../../db/entities';
-import { scheduleId } from '../../temporal/schedules-client';
-import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../support/harness';
+import { RunSchema } from '../../../db/entities';
+import { scheduleId } from '../../../temporal/schedules-client';
+import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
 let stack: TestStack;
 let app: TestApp;
