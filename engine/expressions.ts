@@ -4,6 +4,7 @@
  * `$now()`/`$millis()` read Temporal's deterministic clock, so they are replay-safe.
  */
 import jsonata from 'jsonata';
+import { RE2JS } from 're2js';
 import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
 
 /**
@@ -19,7 +20,15 @@ import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
  * activation that runs over 5 s (isolateExecutionTimeout) fails its workflow task, which is
  * retried forever. 10 000 steps (~1.2 s in the sandbox) is e.g. a filter over ~5 000 array
  * items; heavier data work belongs in a `code` node. Dry runs use the same limit so they
- * predict real runs. Not guarded: a few steps building huge strings (`$pad("", 1e8)`).
+ * predict real runs.
+ *
+ * Steps do not bound what one step allocates (`$pad('', 1e8)` is one step), so every value an
+ * evaluation step produces is also checked (JSONata's evaluate-exit hook): strings up to
+ * maxStringLength, arrays up to maxItems, any value up to maxValueBytes of JSON (counted as a
+ * tree, so shared parts count each time they occur, as they would when serialized), and the
+ * result up to maxOutputBytes. `$pad` is replaced by a version that refuses a width over
+ * maxStringLength before allocating. Regular expressions run on RE2 (re2js, pure JS, linear
+ * time; see Re2RegexEngine), so no pattern can backtrack for ever.
  */
 export const EXPRESSION_LIMITS = {
   /** Max nesting of JSONata evaluation frames (a recursive function uses several per call). */
@@ -30,6 +39,14 @@ export const EXPRESSION_LIMITS = {
   maxSteps: 10_000,
   /** Wall-clock limit; effective outside workflows only (see above). */
   timeoutMs: 1000,
+  /** Max length (UTF-16 code units) of any string built during evaluation: 1 MiB. */
+  maxStringLength: 1024 * 1024,
+  /** Max items of any array built during evaluation. */
+  maxItems: 100_000,
+  /** Max approximate JSON size of any value built during evaluation: 8 MiB. */
+  maxValueBytes: 8 * 1024 * 1024,
+  /** Max JSON size of an expression's result: 4 MiB. */
+  maxOutputBytes: 4 * 1024 * 1024,
   /** Compiled expressions kept per module instance (per workflow run inside Temporal). */
   cacheSize: 500,
 } as const;
@@ -57,6 +74,145 @@ export interface ExpressionBindings {
 }
 
 const STEP_LIMIT_CODE = 'STEPS';
+/** Error code of an exceeded allocation limit (string, array, value or output size). */
+const SIZE_LIMIT_CODE = 'SIZE';
+/** Error code of a regular expression RE2 cannot run (lookaround, backreferences). */
+const REGEX_CODE = 'REGEX';
+
+function limitError(message: string, code = SIZE_LIMIT_CODE): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+const MiB = 1024 * 1024;
+const mib = (bytes: number) => `${bytes / MiB} MiB`;
+
+/**
+ * Approximate JSON size of values, memoized per object: JSONata does not mutate a value once a
+ * step has produced it, so a value built from shared parts (`[$a, $a]`) is sized in O(1) per
+ * new node although its tree size doubles. Sizes over the limit are stored as limit + 1.
+ */
+const sizes = new WeakMap<object, number>();
+
+function jsonSize(value: unknown, depth = 0): number {
+  if (value === null || value === undefined) return 4;
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2;
+    case 'number':
+    case 'boolean':
+      return 8;
+    case 'function':
+      return 8;
+    case 'object':
+      break;
+    default:
+      return 8;
+  }
+  const obj = value as object;
+  // JSONata functions (lambdas, partial applications) carry their environment: not data.
+  if ('_jsonata_lambda' in obj || '_jsonata_function' in obj) return 8;
+  const known = sizes.get(obj);
+  if (known !== undefined) return known;
+  const limit = EXPRESSION_LIMITS.maxValueBytes;
+  let total = 2;
+  if (depth > 500) total = limit + 1;
+  else if (Array.isArray(obj)) {
+    for (let i = 0; i < obj.length && total <= limit; i++) total += 1 + jsonSize(obj[i], depth + 1);
+  } else {
+    for (const key in obj) {
+      if (!Object.prototype.hasOwnProperty.call(obj, key)) continue;
+      total += key.length + 4 + jsonSize((obj as Record<string, unknown>)[key], depth + 1);
+      if (total > limit) break;
+    }
+  }
+  if (total > limit) total = limit + 1;
+  sizes.set(obj, total);
+  return total;
+}
+
+/** Fails the evaluation when a step produced a value over the allocation limits. */
+function checkValue(value: unknown): void {
+  if (typeof value === 'string') {
+    if (value.length > EXPRESSION_LIMITS.maxStringLength) {
+      throw limitError(`The expression built a string longer than ${mib(EXPRESSION_LIMITS.maxStringLength)} (${EXPRESSION_LIMITS.maxStringLength} characters)`);
+    }
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value) && value.length > EXPRESSION_LIMITS.maxItems) {
+    throw limitError(`The expression built an array longer than ${EXPRESSION_LIMITS.maxItems} items`);
+  }
+  if (jsonSize(value) > EXPRESSION_LIMITS.maxValueBytes) {
+    throw limitError(`The expression built a value larger than ${mib(EXPRESSION_LIMITS.maxValueBytes)}`);
+  }
+}
+
+/** JSONata's `$pad(str, width[, char])`, refusing widths over the string limit before allocating. */
+function boundedPad(str: unknown, width: unknown, char?: unknown): string | undefined {
+  if (str === undefined) return undefined;
+  const w = Math.trunc(Number(width));
+  if (!(Math.abs(w) <= EXPRESSION_LIMITS.maxStringLength)) {
+    throw limitError(`$pad width ${String(width)} exceeds the string limit of ${EXPRESSION_LIMITS.maxStringLength} characters`);
+  }
+  const s = String(str);
+  const fill = typeof char === 'string' && char.length > 0 ? char : ' ';
+  // Length in code points, as JSONata's $length counts.
+  const padLength = Math.abs(w) - Array.from(s).length;
+  if (padLength <= 0) return s;
+  let padding = fill.repeat(Math.ceil(padLength / fill.length));
+  if (fill.length > 1) padding = Array.from(padding).slice(0, padLength).join('');
+  return w > 0 ? s + padding : padding + s;
+}
+
+const RE2_CACHE_SIZE = 100;
+const re2Cache = new Map<string, RE2JS>();
+
+/**
+ * JSONata's RegexEngine option: runs regex literals on RE2 (re2js, a pure-JS port: linear-time
+ * matching, deterministic, no Node built-ins, so it works inside workflow code). JSONata hands
+ * over its native RegExp (compiling one does not match anything) and uses only `lastIndex` and
+ * `exec`. Patterns RE2 cannot run (lookaround, backreferences) fail with a clear message.
+ */
+class Re2RegexEngine {
+  lastIndex = 0;
+  private readonly re: RE2JS;
+
+  constructor(source: RegExp) {
+    const flags = (source.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (source.multiline ? RE2JS.MULTILINE : 0);
+    const key = `${flags}/${source.source}`;
+    let re = re2Cache.get(key);
+    if (!re) {
+      try {
+        re = RE2JS.compile(RE2JS.translateRegExp(source.source), flags);
+      } catch (err) {
+        throw limitError(
+          `Unsupported regular expression /${source.source}/: ${(err as Error).message}. Regular expressions use RE2 syntax (no lookaround or backreferences)`,
+          REGEX_CODE,
+        );
+      }
+      if (re2Cache.size >= RE2_CACHE_SIZE) re2Cache.delete(re2Cache.keys().next().value!);
+      re2Cache.set(key, re);
+    }
+    this.re = re;
+  }
+
+  exec(str: string): (RegExpExecArray & { index: number }) | null {
+    const input = String(str);
+    if (this.lastIndex > input.length) {
+      this.lastIndex = 0;
+      return null;
+    }
+    const m = this.re.matcher(input);
+    if (!m.find(this.lastIndex)) {
+      this.lastIndex = 0;
+      return null;
+    }
+    const groups: (string | undefined)[] = [m.group(0) ?? ''];
+    for (let i = 1; i <= m.groupCount(); i++) groups.push(m.group(i) ?? undefined);
+    this.lastIndex = m.end();
+    return Object.assign(groups, { index: m.start(), input }) as unknown as RegExpExecArray;
+  }
+}
 
 interface CacheEntry {
   expression: jsonata.Expression;
@@ -74,6 +230,7 @@ interface CacheEntry {
  */
 function guardedOptions(budget: CacheEntry['budget']): jsonata.JsonataOptions {
   return {
+    RegexEngine: Re2RegexEngine as unknown as RegExpConstructor,
     timeout: EXPRESSION_LIMITS.timeoutMs,
     sequence: EXPRESSION_LIMITS.maxSequence,
     get stack() {
@@ -87,6 +244,7 @@ function guardedOptions(budget: CacheEntry['budget']): jsonata.JsonataOptions {
 }
 
 const cache = new Map<string, CacheEntry>();
+const EXIT_HOOK = Symbol.for('jsonata.__evaluate_exit');
 
 interface JsonataErrorLike {
   code?: string;
@@ -114,7 +272,8 @@ function toExpressionError(err: unknown, expr: string, phase: 'syntax' | 'evalua
  * Compiles (and caches by source text) a JSONata expression with the evaluation guards.
  * Throws ExpressionError with a readable message, e.g.
  * `Invalid expression: Expected ")" before end of expression (at position 5)`.
- * The returned object is shared: do not `assign`/`registerFunction` on it, and evaluate through
+ * The returned object is shared (its bounded `$pad` and size hook are set here): do not
+ * `assign`/`registerFunction` on it, and evaluate through
  * evaluateExpression, which resets the step budget.
  */
 export function compileExpression(expr: string): jsonata.Expression {
@@ -134,6 +293,9 @@ function compileEntry(expr: string): CacheEntry {
   let expression: jsonata.Expression;
   try {
     expression = jsonata(expr, guardedOptions(budget));
+    expression.registerFunction('pad', boundedPad, '<s-ns?:s>');
+    // Called after every evaluation step with its result (an awaited hook: ~1 Promise per step).
+    expression.assign(EXIT_HOOK as unknown as string, (_expr: unknown, _input: unknown, _env: unknown, result: unknown) => checkValue(result));
   } catch (err) {
     throw toExpressionError(err, expr, 'syntax');
   }
@@ -183,6 +345,9 @@ export async function evaluateExpression(expr: string, input: unknown, bindings:
     throw toExpressionError(err, expr, 'evaluation');
   } finally {
     budget.active--;
+  }
+  if (jsonSize(result) > EXPRESSION_LIMITS.maxOutputBytes) {
+    throw new ExpressionError(`Expression failed: its result is larger than ${mib(EXPRESSION_LIMITS.maxOutputBytes)}`, expr, SIZE_LIMIT_CODE);
   }
   try {
     return toPlainJson(result);

@@ -93,6 +93,57 @@ describe('evaluateExpression', () => {
       await expect(evaluateExpression('$count(items[even])', { items: [...items, ...items, ...items, ...items] }, bindings)).rejects.toMatchObject({ code: 'STEPS' });
     });
 
+    // Issue 10 item 2: one expression allocating ~100 MB in one step, or backtracking for ever.
+    test('$pad with a huge width fails fast without allocating (reproduction)', async () => {
+      const before = process.memoryUsage().rss;
+      const started = Date.now();
+      await expect(evaluateExpression("$length($pad('', 100000000))", {}, bindings)).rejects.toMatchObject({
+        code: 'SIZE',
+        message: expect.stringContaining(`exceeds the string limit of ${EXPRESSION_LIMITS.maxStringLength} characters`),
+      });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(process.memoryUsage().rss - before).toBeLessThan(50 * 1024 * 1024);
+      expect(await evaluateExpression("$pad('ab', -5, '#') & '|' & $pad('ab', 5) & '|' & $pad('x', 4, 'ab')", {}, bindings)).toBe('###ab|ab   |xaba');
+    });
+
+    test('catastrophic-backtracking regexes run in linear time on RE2 (reproduction)', async () => {
+      const started = Date.now();
+      expect(await evaluateExpression("$contains($pad('', 30, 'a') & '!', /(a+)+$/)", {}, bindings)).toBe(false);
+      const long = 'a'.repeat(EXPRESSION_LIMITS.maxStringLength - 1) + '!';
+      expect(await evaluateExpression('$contains(s, /(a+)+$/)', { s: long }, bindings)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    });
+
+    test('regex functions keep JSONata semantics on RE2; lookaround and backreferences are refused clearly', async () => {
+      expect(await evaluateExpression("$match('xxBdBc', /(b)(c)?/i)", {}, bindings)).toEqual([
+        { match: 'B', index: 2, groups: ['B', null] },
+        { match: 'Bc', index: 4, groups: ['B', 'c'] },
+      ]);
+      expect(await evaluateExpression("$replace('hello world', /o/, '0')", {}, bindings)).toBe('hell0 w0rld');
+      expect(await evaluateExpression("$split('a1b22c', /[0-9]+/)", {}, bindings)).toEqual(['a', 'b', 'c']);
+      expect(await evaluateExpression("$contains('l1\nl2', /^l2$/m)", {}, bindings)).toBe(true);
+      expect(await evaluateExpression("'ab' ~> /^a/ ~> $exists()", {}, bindings)).toBe(true);
+      await expect(evaluateExpression("$contains('abc', /a(?=b)/)", {}, bindings)).rejects.toMatchObject({
+        code: 'REGEX',
+        message: expect.stringContaining('Unsupported regular expression /a(?=b)/'),
+      });
+      await expect(evaluateExpression("$contains('aa', /(a)\\1/)", {}, bindings)).rejects.toMatchObject({ code: 'REGEX' });
+    });
+
+    test('strings, arrays and values are bounded by size, not only by steps', async () => {
+      const doubling = (body: string) => `($f := function($a, $n) { $n = 0 ? $a : $f(${body}, $n - 1) }; $f(SEED, 40))`;
+      await expect(evaluateExpression(doubling('$a & $a').replace('SEED', "'a'"), {}, bindings)).rejects.toThrow('string longer than 1 MiB');
+      await expect(evaluateExpression("$join([1..1000].$pad('', 2000), '')", {}, bindings)).rejects.toThrow('string longer than 1 MiB');
+      await expect(evaluateExpression('$append(a, a)', { a: Array.from({ length: 60_000 }, () => 1) }, bindings)).rejects.toThrow(
+        /longer than 100000 items/,
+      );
+      // Shared parts: 2^40 leaves in a few hundred bytes of memory, which $string would expand.
+      const tree = doubling("{ 'l': $a, 'r': $a }").replace('SEED', "'xxxx'");
+      await expect(evaluateExpression(`$string(${tree})`, {}, bindings)).rejects.toThrow('value larger than 8 MiB');
+      await expect(evaluateExpression(tree.replace('40))', '18))'), {}, bindings)).rejects.toThrow('result is larger than 4 MiB');
+      expect(await evaluateExpression(`$length($string(${tree.replace('40))', '10))')}))`, {}, bindings)).toBeGreaterThan(10_000);
+    });
+
     test('concurrent evaluations of one expression share its budget, others are independent', async () => {
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => evaluateExpression(`$sum([1..100].($ * ${i}))`, {}, bindings)));
       expect(results[3]).toBe(15_150);
