@@ -1,0 +1,78 @@
+/**
+ * Issue 10 item 2: one transform expression must not kill the process or wedge a run. Each
+ * reproduction fails its node with a message naming the limit (onError applies), in real runs
+ * on the worker and in dry runs in the API process.
+ */
+import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+
+let stack: TestStack;
+let app: TestApp;
+let ws: WorkspaceFixture;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  ({ app, ws } = stack);
+});
+afterAll(() => stack?.close());
+
+const REPRODUCTIONS = [
+  { name: '$pad with a 100,000,000 width', expression: "$length($pad('', 100000000))", message: /\$pad width 100000000 exceeds the string limit of 1048576 characters/ },
+  // On RE2 this pattern matches in linear time: the run gets a result, not a stall.
+  { name: 'a catastrophic-backtracking regex', expression: "$contains($pad('', 30, 'a') & '!', /(a+)+$/)", output: false },
+  { name: 'a regex RE2 cannot run', expression: "$contains($pad('', 30, 'a') & '!', /(?=a)(a+)+$/)", message: /Unsupported regular expression .*RE2 syntax/ },
+  { name: 'a doubling string', expression: "($f := function($s) { $f($s & $s) }; $f('a'))", message: /string longer than 1 MiB/ },
+] as const;
+
+function graph(expression: string, onError?: string) {
+  return {
+    nodes: [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'expr', type: 'transform', config: { expression }, ...(onError ? { onError } : {}) },
+      { id: 'after', type: 'transform', config: { expression: '{ "after": true, "error": error.message }' } },
+    ],
+    edges: [
+      { source: 'start', target: 'expr' },
+      { source: 'expr', target: 'after' },
+    ],
+  };
+}
+
+async function deployAndRun(body: object): Promise<any> {
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
+  expect(created.status).toBe(201);
+  const id = created.body.workflow.id;
+  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: {} } });
+  expect(exec.status).toBe(202);
+  return waitForRun(app, ws.token, exec.body.run.id, undefined, 60_000);
+}
+
+async function dryRun(body: object): Promise<any> {
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
+  expect(created.status).toBe(201);
+  const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate', input: {} } });
+  expect(res.status).toBe(201);
+  return res.body.run;
+}
+
+describe.each(REPRODUCTIONS)('transform with $name', (repro) => {
+  test('fails its node with the limit in the message (or succeeds in bounded time); onError: continue proceeds', async () => {
+    const stopped = await deployAndRun(graph(repro.expression));
+    const continued = await deployAndRun(graph(repro.expression, 'continue'));
+    if ('message' in repro) {
+      expect(stopped).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(repro.message) });
+      expect(continued).toMatchObject({ status: 'succeeded', output: { after: true, error: expect.stringMatching(repro.message) } });
+    } else {
+      expect(stopped).toMatchObject({ status: 'succeeded', output: { after: true } });
+      expect(stopped.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({ status: 'succeeded', output: repro.output });
+    }
+  }, 120_000);
+
+  test('a dry run in the API process ends promptly with the same outcome', async () => {
+    const started = Date.now();
+    const run = await dryRun(graph(repro.expression));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    if ('message' in repro) expect(run).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(repro.message) });
+    else expect(run.status).toBe('succeeded');
+  }, 60_000);
+});
