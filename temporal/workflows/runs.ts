@@ -17,6 +17,7 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
+  TemporalFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
@@ -258,8 +259,19 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     if (isCancellation(err)) {
       ended = { kind: 'failed', error: 'The run was canceled.' };
       await CancellationScope.nonCancellable(() => flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }));
+      throw err;
     }
-    throw err;
+    if (err instanceof TemporalFailure) throw err;
+    // Workflow-task failure guard, part 1: any other error is one of the workflow code itself
+    // (node errors never get here: the engine turns them into failed nodes). Thrown as is, it
+    // would fail the workflow task, which Temporal retries for ever with the same history and so
+    // the same error; the run would stay `running`. Fail the run with the reason instead, in
+    // PostgreSQL and in Temporal. (Workflow tasks that never complete, e.g. an activation over
+    // the worker's isolateExecutionTimeout, never reach this catch: see the README.)
+    const reason = `Internal error in the run workflow: ${err instanceof Error ? err.message : String(err)}`;
+    ended = { kind: 'failed', error: reason };
+    await flush({ status: 'failed', error: reason, errorNodeId: null, waits: [], finishedAt: nowIso() });
+    throw ApplicationFailure.nonRetryable(reason, 'RunInternalError');
   }
 }
 

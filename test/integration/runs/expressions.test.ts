@@ -3,6 +3,7 @@
  * reproduction fails its node with a message naming the limit (onError applies), in real runs
  * on the worker and in dry runs in the API process.
  */
+import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
 import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
 let stack: TestStack;
@@ -76,3 +77,19 @@ describe.each(REPRODUCTIONS)('transform with $name', (repro) => {
     else expect(run.status).toBe('succeeded');
   }, 60_000);
 });
+
+test('workflow-task failure guard: an error of the workflow code fails the execution with the reason instead of retrying for ever', async () => {
+  // The API refuses unknown start nodes, so start the run workflow directly: the engine throws
+  // outside any node, which used to fail the workflow task again on every retry.
+  const client = app.deps.temporal.client;
+  const runId = `guard-${Date.now()}`;
+  const handle = await client.workflow.start(WORKFLOW_TYPES.run, {
+    taskQueue: TASK_QUEUE,
+    workflowId: runId,
+    workflowExecutionTimeout: '30 seconds',
+    args: [{ runId, workspaceId: ws.workspaceId, workflowId: 'none', trigger: 'manual', graph: graph('1'), input: {}, startNodeId: 'missing' }],
+  });
+  await expect(handle.result()).rejects.toMatchObject({
+    cause: { message: expect.stringMatching(/^Internal error in the run workflow: Start node "missing" does not exist/), type: 'RunInternalError' },
+  });
+}, 90_000);
