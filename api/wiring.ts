@@ -9,6 +9,7 @@ import type { AppDeps } from './deps';
 import type { AppConfig } from '../services/config';
 import { createMetrics } from '../services/metrics';
 import { startOutboxDispatcher } from '../services/outboxDispatcher';
+import { startStuckRunGuard } from '../services/runs';
 import { SignInLimiter } from '../services/sessions';
 import { workflowIdsExist } from '../services/workflows';
 import type { ConnectedTemporalClient } from '../temporal/client';
@@ -34,7 +35,12 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
   };
 }
 
-/** The API process's background work: the webhook outbox dispatcher. */
-export function startApiBackground(deps: AppDeps, opts: { pollMs: number }): { stop(): Promise<void> } {
-  return startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger });
+/** How often the API looks for runs whose workflow task keeps failing (services/runs/stuckRuns.ts). */
+const STUCK_RUN_GUARD_INTERVAL_MS = 30_000;
+
+/** The API process's background work: the webhook outbox dispatcher and the stuck-run guard. */
+export function startApiBackground(deps: AppDeps, opts: { pollMs: number; stuckRunIntervalMs?: number }): { stop(): Promise<void> } {
+  const dispatcher = startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger });
+  const guard = startStuckRunGuard({ orm: deps.orm, launcher: deps.runLauncher, intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS, logger: deps.logger });
+  return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop()])) };
 }

@@ -38,6 +38,13 @@ export interface RunLauncher {
   startWithReply(run: Run, graph: WorkflowGraph, budgetMs: number): Promise<WebhookReplyResult>;
   /** Delivers an event resume; false when the execution is no longer open. */
   resumeEvent(runId: string, resume: { nodeId: string; token: string; payload: unknown }): Promise<boolean>;
+  /**
+   * The run's pending workflow task when it has failed before (`attempts` > 1) with the last
+   * failure's message when known; null when the execution is closed, missing or healthy.
+   */
+  failingWorkflowTask(runId: string): Promise<{ attempts: number; reason: string | null } | null>;
+  /** Ends the execution at once with `reason` (no workflow code runs); false when it was not open. */
+  terminate(runId: string, reason: string): Promise<boolean>;
 }
 
 /** Keeps Temporal Schedules in step with deployed schedule triggers (temporal/schedules-client.ts). */

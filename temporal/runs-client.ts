@@ -83,6 +83,42 @@ export function temporalRunLauncher(client: Client): RunLauncher {
       }
     },
 
+    async failingWorkflowTask(runId) {
+      let attempts: number;
+      const handle = client.workflow.getHandle(runId);
+      try {
+        const description = await handle.describe();
+        if (description.status.name !== 'RUNNING') return null;
+        attempts = description.raw.pendingWorkflowTask?.attempt ?? 0;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return null;
+        throw err;
+      }
+      if (attempts <= 1) return null;
+      // Only the first failure of a series is written to the history; later attempts are transient.
+      let reason: string | null = null;
+      try {
+        const history = await handle.fetchHistory();
+        for (const event of history.events ?? []) {
+          const message = event.workflowTaskFailedEventAttributes?.failure?.message;
+          if (message) reason = message;
+        }
+      } catch {
+        reason = null;
+      }
+      return { attempts, reason };
+    },
+
+    async terminate(runId, reason) {
+      try {
+        await client.workflow.getHandle(runId).terminate(reason);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
+        throw err;
+      }
+    },
+
     async resumeEvent(runId, resume) {
       try {
         await client.workflow.getHandle(runId).signal(resumeEventSignal, resume);

@@ -3,6 +3,7 @@
  * reproduction fails its node with a message naming the limit (onError applies), in real runs
  * on the worker and in dry runs in the API process.
  */
+import { failStuckRuns } from '../../../services/runs';
 import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
 import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
@@ -93,3 +94,23 @@ test('workflow-task failure guard: an error of the workflow code fails the execu
     cause: { message: expect.stringMatching(/^Internal error in the run workflow: Start node "missing" does not exist/), type: 'RunInternalError' },
   });
 }, 90_000);
+
+test('workflow-task failure guard: a run whose workflow task keeps failing is terminated and recorded failed with the reason', async () => {
+  // A run row, then an execution under its id whose every workflow task fails (a workflow type
+  // the worker does not have stands in for non-determinism or an isolate timeout).
+  const done = await deployAndRun(graph('1'));
+  const runId: string = done.id;
+  const client = app.deps.temporal.client;
+  await app.deps.orm.em.getConnection().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
+  await client.workflow.start('noSuchWorkflow', { taskQueue: TASK_QUEUE, workflowId: runId, workflowExecutionTimeout: '2 minutes', args: [] });
+
+  const deadline = Date.now() + 60_000;
+  while (((await app.deps.runLauncher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+  expect(await failStuckRuns(app.deps.orm.em.fork(), app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).toContain(runId);
+
+  const run = (await http(app, 'GET', `/api/v1/runs/${runId}`, { token: ws.token })).body.run;
+  expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The run's workflow task failed \d+ times, so the run was stopped: .*noSuchWorkflow/) });
+  expect((await client.workflow.getHandle(runId).describe()).status.name).toBe('TERMINATED');
+  // Healthy and closed runs are left alone.
+  expect(await failStuckRuns(app.deps.orm.em.fork(), app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).not.toContain(runId);
+}, 120_000);

@@ -1,0 +1,84 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { RunLauncher } from '../ports';
+
+/**
+ * Workflow-task failure guard, part 2. A workflow task that fails (non-determinism after a bad
+ * deploy, an error thrown outside the run workflow's own catch) or never completes (an
+ * activation over the worker's isolateExecutionTimeout, 5 s) is retried by Temporal for ever,
+ * and the run stays `running`. Temporal counts the attempts of the pending workflow task; a run
+ * whose task has failed `maxAttempts` times is terminated with the reason and recorded `failed`.
+ */
+export const STUCK_RUN_GUARD = {
+  /** Failed attempts of one workflow task before the run is failed. */
+  maxAttempts: 5,
+  /** Only runs whose projection has not moved for this long are asked about (cheap pre-filter). */
+  staleMs: 30_000,
+  /** Runs examined per pass, oldest update first. */
+  batch: 100,
+} as const;
+
+export interface StuckRunOptions {
+  maxAttempts?: number;
+  staleMs?: number;
+  batch?: number;
+}
+
+/** One pass of the guard; returns the ids of the runs it failed. */
+export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, opts: StuckRunOptions = {}): Promise<string[]> {
+  const maxAttempts = opts.maxAttempts ?? STUCK_RUN_GUARD.maxAttempts;
+  const staleMs = opts.staleMs ?? STUCK_RUN_GUARD.staleMs;
+  const conn = em.getConnection();
+  // Queued and running only: a waiting run's projection is legitimately still for days.
+  const rows: Array<{ id: string }> = await conn.execute(
+    `select id from runs where status in ('queued', 'running') and dry_run = false and updated_at < now() - (? * interval '1 millisecond')
+      order by updated_at limit ?`,
+    [staleMs, opts.batch ?? STUCK_RUN_GUARD.batch],
+  );
+  const failed: string[] = [];
+  for (const { id } of rows) {
+    const task = await launcher.failingWorkflowTask(id);
+    if (!task || task.attempts < maxAttempts) continue;
+    const reason = `The run's workflow task failed ${task.attempts} times, so the run was stopped${task.reason ? `: ${task.reason}` : ''}`;
+    await launcher.terminate(id, reason);
+    await conn.execute(
+      `update runs set status = 'failed', error = ?, waits = '[]'::jsonb, finished_at = coalesce(finished_at, now()),
+              duration_ms = coalesce(duration_ms, (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::int),
+              updated_at = now()
+        where id = ? and status not in ('succeeded', 'failed', 'canceled')`,
+      [reason, id],
+    );
+    failed.push(id);
+  }
+  return failed;
+}
+
+/** Runs failStuckRuns every `intervalMs` until stopped; a failed pass is logged and retried on the next. */
+export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher; intervalMs: number; logger: Logger }): { stop(): Promise<void> } {
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  const loop = (async () => {
+    while (!stopped) {
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, opts.intervalMs);
+      });
+      if (stopped) break;
+      try {
+        const failed = await failStuckRuns(opts.orm.em.fork(), opts.launcher);
+        if (failed.length > 0) opts.logger.warn({ runIds: failed }, 'runs failed by the workflow-task failure guard');
+      } catch (err) {
+        opts.logger.warn({ err }, 'stuck-run guard pass failed; retrying');
+      }
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      (wake as (() => void) | null)?.();
+      await loop;
+    },
+  };
+}
