@@ -20,7 +20,7 @@ import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
  * activation that runs over 5 s (isolateExecutionTimeout) fails its workflow task, which is
  * retried forever. 10 000 steps (~1.2 s in the sandbox) is e.g. a filter over ~5 000 array
  * items; heavier data work belongs in a `code` node. Dry runs use the same limit so they
- * predict real runs.
+ * predict real runs (the size hook below adds about one awaited Promise per step).
  *
  * Steps do not bound what one step allocates (`$pad('', 1e8)` is one step), so every value an
  * evaluation step produces is also checked (JSONata's evaluate-exit hook): strings up to
