@@ -31,8 +31,12 @@ export {
  * shutdown (API stop, worker stop). Idle threads do not keep the process alive.
  */
 
-/** Threads in the pool: between 2 and 4, by CPU count. */
-export const SANDBOX_THREADS = Math.max(2, Math.min(4, availableParallelism()));
+/**
+ * Threads in the pool: the CPU count, at least 4 and at most 8. Spinning guests cannot starve the
+ * main thread (the OS schedules it fairly), and at least 4 keeps a burst of ten 1 s code nodes
+ * (three waves) well inside the code activity's start-to-close timeout of 6 s.
+ */
+export const SANDBOX_THREADS = Math.max(4, Math.min(8, availableParallelism()));
 /** Head start of the inner interrupt over the outer kill, so ordinary timeouts keep the guest's logs. */
 export const KILL_GRACE_MS = 200;
 /** V8 heap of one sandbox thread (the QuickJS heap is WASM memory, bounded by `memoryLimitBytes`). */
