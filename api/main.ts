@@ -5,6 +5,7 @@ import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
+import { closeSandboxPool } from '../services/sandbox';
 import { connectTemporalClient } from '../temporal/client';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { buildAppDeps, startApiBackground } from './wiring';
@@ -31,6 +32,8 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
     stop: async () => {
       await server.close(config.shutdownTimeoutMs);
       await dispatcher.stop();
+      // Dry runs execute code nodes on the sandbox threads.
+      await closeSandboxPool();
       await temporal.connection.close();
       await orm.close();
     },

@@ -1,208 +1,70 @@
-import { createRequire } from 'node:module';
-import {
-  newQuickJSWASMModuleFromVariant,
-  RELEASE_SYNC,
-  Scope,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { SANDBOX_DEFAULTS, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandboxEngine';
+import type { SandboxTask, SandboxThreadMessage } from './sandboxThread';
+
+export {
+  LOG_MAX_ENTRIES,
+  LOG_MESSAGE_MAX_BYTES,
+  SANDBOX_DEFAULTS,
+  type SandboxErrorKind,
+  type SandboxLog,
+  type SandboxLogLevel,
+  type SandboxOptions,
+  type SandboxResult,
+} from './sandboxEngine';
 
 /**
- * Runs user-supplied JavaScript (the code node) inside QuickJS compiled to WebAssembly.
+ * Runs user-supplied JavaScript (the code node) off the main thread.
  *
- * Isolation model: the guest has only the ECMAScript built-ins of a fresh QuickJS context plus
- * the `input` and `console` parameters. There is no `process`, `require`, module loader,
- * `fetch`, timers, filesystem or environment, and no host object is ever handed in: values
- * cross the boundary as JSON text only. Each call gets its own runtime (memory limit, stack
- * limit, interrupt deadline) that is disposed afterwards; the WASM module is loaded once.
+ * The QuickJS executor (services/sandboxEngine.ts) runs in a small pool of worker threads, one
+ * call per thread at a time, so the API's and the worker's event loop never run guest code. The
+ * QuickJS interrupt and memory limit inside are the first line; the hard line is outside: when a
+ * call is handed to a thread, a wall-clock timer of `timeoutMs + KILL_GRACE_MS` starts, and if
+ * the thread has not answered by then (an `async` function swallowing the interrupt, microtask
+ * loops, GC-bound allocation loops) it is terminated and replaced, and the call fails as kind
+ * `timeout` with the same message the interrupt gives. Time spent queued for a free thread is
+ * not charged to the call.
  *
- * Caveats:
- * - Execution is synchronous on the calling thread: a call blocks the Node event loop for up to
- *   `timeoutMs` (plus the time to serialise the output). Keep timeouts short, or move this
- *   into a worker thread if code nodes get long budgets.
- * - The memory limit counts everything the runtime allocates, including the parsed `input`.
- * - If the WASM engine itself faults (e.g. the host's native stack overflows on pathological
- *   nesting), the module is discarded and reloaded on the next call.
+ * The pool is created on first use, once per process, and closed by `closeSandboxPool()` on
+ * shutdown (API stop, worker stop). Idle threads do not keep the process alive.
  */
-
-export type SandboxLogLevel = 'debug' | 'info' | 'warn' | 'error';
-export interface SandboxLog {
-  level: SandboxLogLevel;
-  message: string;
-}
-export type SandboxErrorKind = 'timeout' | 'memory' | 'syntax' | 'runtime' | 'output';
-export type SandboxResult =
-  | { ok: true; output: unknown; logs: SandboxLog[] }
-  | { ok: false; error: { kind: SandboxErrorKind; message: string }; logs: SandboxLog[] };
-
-export interface SandboxOptions {
-  /** Wall-clock budget for compiling, running (including awaited jobs) and serialising. Default 1000 ms. */
-  timeoutMs?: number;
-  /** QuickJS heap limit for the call. Default 32 MiB. */
-  memoryLimitBytes?: number;
-  /** QuickJS stack limit. Default 256 KiB (see SANDBOX_DEFAULTS). */
-  maxStackBytes?: number;
-  /** Largest accepted JSON output (UTF-8 bytes). Default 1 MiB. */
-  maxOutputBytes?: number;
-}
 
 /**
- * Defaults. `maxStackBytes` is 256 KiB rather than 512 KiB: with the release WASM build, plain
- * recursion at a 512 KiB QuickJS stack exhausts V8's native stack before QuickJS notices, which
- * faults the engine instead of raising a catchable "stack overflow" inside the guest.
+ * Threads in the pool: the CPU count, at least 4 and at most 8. Spinning guests cannot starve the
+ * main thread (the OS schedules it fairly), and at least 4 keeps a burst of ten 1 s code nodes
+ * (three waves) well inside the code activity's start-to-close timeout of 6 s.
  */
-export const SANDBOX_DEFAULTS = {
-  timeoutMs: 1000,
-  memoryLimitBytes: 32 * 1024 * 1024,
-  maxStackBytes: 256 * 1024,
-  maxOutputBytes: 1024 * 1024,
-} as const;
-
-/** Per-entry cap on captured console messages (UTF-8 bytes) and on the number of entries kept. */
-export const LOG_MESSAGE_MAX_BYTES = 2048;
-export const LOG_MAX_ENTRIES = 100;
-
-const LEVELS: readonly SandboxLogLevel[] = ['debug', 'info', 'warn', 'error'];
-/** `new AsyncFunction(...)` puts the body after two generated lines: `(async function anonymous(input,console\n) {\n`. */
-const BODY_LINE_OFFSET = 2;
-
-/**
- * Evaluated once per context before any user code, so it captures pristine built-ins.
- * Everything it returns stays on the host side; the guest only ever sees `console`.
- */
-const HARNESS = `(function (hostLog) {
-  'use strict';
-  var AsyncFunction = (async function () {}).constructor;
-  var apply = Reflect.apply;
-  var parse = JSON.parse;
-  var stringify = JSON.stringify;
-  var toStr = String;
-  var slice = String.prototype.slice;
-  var freeze = Object.freeze;
-  var ErrorCtor = Error;
-  var LOG_CHARS = ${LOG_MESSAGE_MAX_BYTES};
-  function cut(s, n) { return apply(slice, s, [0, n]); }
-  function fmt(v) {
-    if (typeof v === 'string') return v;
-    try {
-      if (v instanceof ErrorCtor) return toStr(v.name) + ': ' + toStr(v.message);
-      var s = apply(stringify, undefined, [v]);
-      return s === undefined ? toStr(v) : s;
-    } catch (e) {
-      try { return toStr(v); } catch (e2) { return '[unprintable]'; }
-    }
-  }
-  function logger(level) {
-    return function () {
-      var out = '';
-      for (var i = 0; i < arguments.length && out.length <= LOG_CHARS; i++) out += (i > 0 ? ' ' : '') + fmt(arguments[i]);
-      hostLog(level, cut(out, LOG_CHARS));
-    };
-  }
-  var guestConsole = freeze({ log: logger(1), info: logger(1), warn: logger(2), error: logger(3), debug: logger(0) });
-  function field(e, k) {
-    try { var v = e[k]; return v === undefined || v === null ? undefined : cut(toStr(v), 4096); } catch (x) { return undefined; }
-  }
-  return freeze({
-    compile: function (src) { return new AsyncFunction('input', 'console', src); },
-    run: function (fn, json) {
-      var input = json === undefined ? undefined : apply(parse, undefined, [json]);
-      return apply(fn, undefined, [input, guestConsole]);
-    },
-    serialise: function (v) { var s = apply(stringify, undefined, [v]); return s === undefined ? 'null' : s; },
-    describe: function (e) {
-      var d;
-      if ((typeof e === 'object' && e !== null) || typeof e === 'function') {
-        d = { name: field(e, 'name'), message: field(e, 'message'), stack: field(e, 'stack'), lineNumber: field(e, 'lineNumber') };
-      } else {
-        var m;
-        try { m = cut(toStr(e), 4096); } catch (x) { m = 'unknown error'; }
-        d = { message: m };
-      }
-      return apply(stringify, undefined, [d]);
-    },
-  });
-})`;
-
-/**
- * The release (non-asyncify) build, with its Emscripten glue loaded through require() instead
- * of the package's dynamic import(), which jest's CommonJS environment refuses.
- */
-const SYNC_VARIANT: typeof RELEASE_SYNC = {
-  ...RELEASE_SYNC,
-  importModuleLoader: async () => createRequire(require.resolve('quickjs-emscripten'))('@jitl/quickjs-wasmfile-release-sync/emscripten-module'),
-};
-
-let modulePromise: Promise<QuickJSWASMModule> | undefined;
-const faultedModules = new WeakSet<QuickJSWASMModule>();
-
-async function getModule(): Promise<QuickJSWASMModule> {
-  for (let attempt = 0; ; attempt++) {
-    if (!modulePromise) {
-      const p = newQuickJSWASMModuleFromVariant(SYNC_VARIANT);
-      modulePromise = p;
-      p.catch(() => {
-        if (modulePromise === p) modulePromise = undefined;
-      });
-    }
-    const current = modulePromise;
-    const mod = await current;
-    if (!faultedModules.has(mod) || attempt > 0) return mod;
-    if (modulePromise === current) modulePromise = undefined;
-  }
-}
-
-function discardModule(mod: QuickJSWASMModule): void {
-  faultedModules.add(mod);
-}
-
-/** A host-side exception coming out of the WASM engine (not a guest error): the module is unsafe afterwards. */
-function isEngineFault(err: unknown): err is Error {
-  if (!(err instanceof Error)) return false;
-  if (err instanceof RangeError && /call stack/i.test(err.message)) return true;
-  return err.constructor?.name === 'RuntimeError';
-}
+export const SANDBOX_THREADS = Math.max(4, Math.min(8, availableParallelism()));
+/** Head start of the inner interrupt over the outer kill, so ordinary timeouts keep the guest's logs. */
+export const KILL_GRACE_MS = 200;
+/** V8 heap of one sandbox thread (the QuickJS heap is WASM memory, bounded by `memoryLimitBytes`). */
+const THREAD_HEAP_MB = 256;
 
 function checkPositive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`runUserCode: ${name} must be a positive number`);
   return value;
 }
 
-function truncateUtf8(text: string, maxBytes: number): string {
-  if (Buffer.byteLength(text) <= maxBytes) return text;
-  const ellipsis = '…';
-  const cut = Buffer.from(text).subarray(0, maxBytes - Buffer.byteLength(ellipsis)).toString('utf8');
-  return cut.replace(/\uFFFD+$/, '') + ellipsis;
-}
-
-interface Described {
-  name?: string;
-  message?: string;
-  stack?: string;
-  lineNumber?: string;
-}
-
-type Failure = { kind: SandboxErrorKind; message: string };
-
 /**
  * Runs `source` as the body of `async function (input, console) { ... }` in a fresh QuickJS
- * runtime and returns its JSON-serialisable result.
+ * runtime on a sandbox thread and returns its JSON-serialisable result.
  *
  * - `input` is a deep copy (JSON round trip) of the given value; it must be JSON-serialisable
  *   (otherwise this throws a TypeError: that is a caller bug, not a guest error).
  * - The return value goes through the guest's original `JSON.stringify`; `undefined` becomes
  *   `null`; more than `maxOutputBytes` (or a value that cannot be serialised) is kind `output`.
  * - `console.log/info/warn/error/debug` are captured (log → info); each message is cut to
- *   2 KB, and only the first 100 entries are kept.
+ *   2 KB, and only the first 100 entries are kept. A call stopped by the outer deadline loses its logs.
  * - Awaiting a promise that can never settle ends as kind `timeout` at once: the guest has no
  *   timers or I/O, so once its job queue is empty nothing can resolve it.
+ * - A call never takes longer than `timeoutMs + KILL_GRACE_MS` once it holds a thread.
  * - Error messages are the guest's `Name: message (line N)`, with lines counted in `source`;
  *   host stack traces are never included.
  */
 export async function runUserCode(source: string, input: unknown, opts: SandboxOptions = {}): Promise<SandboxResult> {
-  const limits = {
+  const limits: SandboxLimits = {
     timeoutMs: checkPositive('timeoutMs', opts.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs),
     memoryLimitBytes: checkPositive('memoryLimitBytes', opts.memoryLimitBytes ?? SANDBOX_DEFAULTS.memoryLimitBytes),
     maxStackBytes: checkPositive('maxStackBytes', opts.maxStackBytes ?? SANDBOX_DEFAULTS.maxStackBytes),
@@ -215,164 +77,157 @@ export async function runUserCode(source: string, input: unknown, opts: SandboxO
   } catch (err) {
     throw new TypeError(`runUserCode: input is not JSON-serialisable (${(err as Error).message})`);
   }
-  const mod = await getModule();
-  return execute(mod, source, inputJson, limits);
+  pool ??= new SandboxPool(SANDBOX_THREADS);
+  return pool.run(source, inputJson, limits);
 }
 
-function execute(mod: QuickJSWASMModule, source: string, inputJson: string | undefined, limits: Required<SandboxOptions>): SandboxResult {
-  const logs: SandboxLog[] = [];
-  const startedAt = Date.now();
-  const deadline = startedAt + limits.timeoutMs;
-  let interrupted = false;
-  let runtime: QuickJSRuntime | undefined;
-  let context: QuickJSContext | undefined;
-  const scope = new Scope();
-  let faulted = false;
+/** Closes the pool: calls already made finish (within their deadlines), then the threads end. A later call starts a new pool. */
+export async function closeSandboxPool(): Promise<void> {
+  const current = pool;
+  pool = undefined;
+  await current?.close();
+}
 
-  const sourceLines = source.split('\n').length;
-  const timeoutFailure = (): Failure => ({ kind: 'timeout', message: `Code exceeded its time limit of ${limits.timeoutMs} ms` });
-  const memoryFailure = (): Failure => ({ kind: 'memory', message: `Code exceeded its memory limit of ${limits.memoryLimitBytes} bytes` });
-  const fail = (error: Failure): SandboxResult => ({ ok: false, error, logs });
+let pool: SandboxPool | undefined;
 
-  try {
-    runtime = mod.newRuntime();
-    runtime.setMemoryLimit(limits.memoryLimitBytes);
-    runtime.setMaxStackSize(limits.maxStackBytes);
-    runtime.setInterruptHandler(() => {
-      if (Date.now() > deadline) interrupted = true;
-      return interrupted;
+interface Pending {
+  source: string;
+  inputJson: string | undefined;
+  limits: SandboxLimits;
+  resolve(result: SandboxResult): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  task?: Pending & { id: number; timer: NodeJS.Timeout };
+}
+
+/** The entry of a sandbox thread: compiled JavaScript next to this file, or the TypeScript source through a tsx bootstrap. */
+function threadEntry(): { filename: string; workerData?: { entry: string } } {
+  if (__filename.endsWith('.ts')) {
+    return { filename: path.join(__dirname, 'sandboxThread.bootstrap.js'), workerData: { entry: path.join(__dirname, 'sandboxThread.ts') } };
+  }
+  return { filename: path.join(__dirname, 'sandboxThread.js') };
+}
+
+class SandboxPool {
+  private readonly slots = new Set<Slot>();
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+  private readonly drained: Array<() => void> = [];
+
+  constructor(private readonly size: number) {}
+
+  run(source: string, inputJson: string | undefined, limits: SandboxLimits): Promise<SandboxResult> {
+    if (this.closed) return Promise.reject(new Error('The sandbox pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ source, inputJson, limits, resolve, reject });
+      this.dispatch();
     });
-    context = runtime.newContext();
-    const ctx = context;
-    const rt = runtime;
+  }
 
-    const hostLog = scope.manage(
-      ctx.newFunction('hostLog', (levelHandle, messageHandle) => {
-        if (logs.length >= LOG_MAX_ENTRIES) return;
-        if (ctx.typeof(messageHandle) !== 'string') return;
-        // The harness already cut the message to LOG_MESSAGE_MAX_BYTES characters; never copy more.
-        const length = ctx.getProp(messageHandle, 'length').consume((h) => ctx.getNumber(h));
-        if (!(length <= LOG_MESSAGE_MAX_BYTES * 2)) return;
-        const level = LEVELS[ctx.getNumber(levelHandle)] ?? 'info';
-        logs.push({ level, message: truncateUtf8(ctx.getString(messageHandle), LOG_MESSAGE_MAX_BYTES) });
-      }),
-    );
+  /** Takes no new calls, lets queued and running ones finish (each is bounded by its deadline), then terminates the threads. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (!this.idle()) await new Promise<void>((resolve) => this.drained.push(resolve));
+    const slots = [...this.slots];
+    this.slots.clear();
+    await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => undefined)));
+  }
 
-    const factoryResult = ctx.evalCode(HARNESS, 'sandbox-harness.js', { type: 'global', strict: true });
-    if (factoryResult.error) {
-      scope.manage(factoryResult.error);
-      return fail(interrupted ? timeoutFailure() : memoryFailure());
+  private idle(): boolean {
+    return this.queue.length === 0 && ![...this.slots].some((s) => s.task);
+  }
+
+  /** Hands queued calls to ready idle threads; starts threads (up to `size`) while calls wait. */
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) break;
+      if (slot.ready && !slot.task) this.start(slot, this.queue.shift()!);
     }
-    const factory = scope.manage(factoryResult.value);
-    const harnessResult = ctx.callFunction(factory, ctx.undefined, hostLog);
-    if (harnessResult.error) {
-      scope.manage(harnessResult.error);
-      return fail(interrupted ? timeoutFailure() : memoryFailure());
-    }
-    const harness = scope.manage(harnessResult.value);
-    const fn = (name: string) => scope.manage(ctx.getProp(harness, name));
-    const compile = fn('compile');
-    const run = fn('run');
-    const serialise = fn('serialise');
-    const describeFn = fn('describe');
+    const starting = [...this.slots].filter((s) => !s.ready).length;
+    for (let i = starting; i < this.queue.length && this.slots.size < this.size; i++) this.spawn();
+    if (this.closed && this.idle()) for (const resolve of this.drained.splice(0)) resolve();
+  }
 
-    /** Turns a guest error into a failure of the given phase (after ruling out timeout and memory). */
-    const classify = (errorHandle: QuickJSHandle, phase: 'syntax' | 'runtime' | 'output'): Failure => {
-      if (interrupted || Date.now() > deadline) return timeoutFailure();
-      const described = ctx.callFunction(describeFn, ctx.undefined, errorHandle);
-      if (described.error) {
-        scope.manage(described.error);
-        return interrupted ? timeoutFailure() : memoryFailure();
-      }
-      const text = scope.manage(described.value);
-      let info: Described = {};
-      try {
-        info = JSON.parse(ctx.getString(text)) as Described;
-      } catch {
-        info = { message: 'unknown error' };
-      }
-      if (info.name === 'InternalError' && (info.message === 'out of memory' || info.message === 'string too long')) {
-        return { kind: 'memory', message: `${memoryFailure().message} (${info.message})` };
-      }
-      let line: number | undefined;
-      const fromStack = info.stack?.match(/<input>:(\d+)/);
-      const raw = phase === 'syntax' && info.lineNumber ? Number(info.lineNumber) : fromStack ? Number(fromStack[1]) : NaN;
-      // Errors at the end of input point at the generated closing line: report the last source line.
-      if (Number.isInteger(raw) && raw - BODY_LINE_OFFSET >= 1) line = Math.min(raw - BODY_LINE_OFFSET, sourceLines);
-      const head = info.name ? `${info.name}: ${info.message ?? ''}` : (info.message ?? 'unknown error');
-      const message = truncateUtf8(line ? `${head} (line ${line})` : head, 4096);
-      if (phase === 'output') return { kind: 'output', message: `Output is not JSON-serialisable: ${message}` };
-      return { kind: phase, message };
-    };
+  private start(slot: Slot, pending: Pending): void {
+    const id = this.nextId++;
+    const timer = setTimeout(() => this.kill(slot, id), pending.limits.timeoutMs + KILL_GRACE_MS);
+    slot.task = { ...pending, id, timer };
+    slot.worker.ref();
+    const task: SandboxTask = { id, source: pending.source, inputJson: pending.inputJson, limits: pending.limits };
+    slot.worker.postMessage(task);
+  }
 
-    // 1. Compile.
-    const sourceHandle = scope.manage(ctx.newString(source));
-    const compiled = ctx.callFunction(compile, ctx.undefined, sourceHandle);
-    if (compiled.error) return fail(classify(scope.manage(compiled.error), 'syntax'));
-    const userFn = scope.manage(compiled.value);
+  private finish(slot: Slot, id: number): (Pending & { id: number }) | undefined {
+    const task = slot.task;
+    if (!task || task.id !== id) return undefined;
+    clearTimeout(task.timer);
+    slot.task = undefined;
+    slot.worker.unref();
+    return task;
+  }
 
-    // 2. Run, then drain the job queue until the returned promise settles.
-    const inputHandle = inputJson === undefined ? ctx.undefined : scope.manage(ctx.newString(inputJson));
-    const started = ctx.callFunction(run, ctx.undefined, userFn, inputHandle);
-    if (started.error) return fail(classify(scope.manage(started.error), 'runtime'));
-    const promise = scope.manage(started.value);
+  /** The outer deadline: the thread is terminated (V8 stops it even inside WASM) and a new one takes its place. */
+  private kill(slot: Slot, id: number): void {
+    const task = this.finish(slot, id);
+    if (!task) return;
+    this.retire(slot);
+    task.resolve({ ok: false, error: { kind: 'timeout', message: `Code exceeded its time limit of ${task.limits.timeoutMs} ms` }, logs: [] });
+    this.dispatch();
+  }
 
-    let resultHandle: QuickJSHandle;
-    for (;;) {
-      const state = ctx.getPromiseState(promise);
-      if (state.type === 'fulfilled') {
-        resultHandle = state.value === promise ? promise : scope.manage(state.value);
-        break;
+  private retire(slot: Slot): void {
+    this.slots.delete(slot);
+    slot.worker.removeAllListeners();
+    slot.worker.on('error', () => undefined);
+    void slot.worker.terminate().catch(() => undefined);
+  }
+
+  private spawn(): void {
+    const { filename, workerData } = threadEntry();
+    const worker = new Worker(filename, { workerData, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB }, stdout: false, stderr: false });
+    worker.unref();
+    const slot: Slot = { worker, ready: false };
+    this.slots.add(slot);
+    worker.on('message', (msg: SandboxThreadMessage) => {
+      if (msg.type === 'ready') {
+        slot.ready = true;
+        this.dispatch();
+        return;
       }
-      if (state.type === 'rejected') return fail(classify(scope.manage(state.error), 'runtime'));
-      if (interrupted || Date.now() > deadline) return fail(timeoutFailure());
-      if (!rt.hasPendingJob()) {
-        return fail({
-          kind: 'timeout',
-          message: 'Code awaited a promise that can never settle (the sandbox has no timers or I/O)',
+      const task = this.finish(slot, msg.id);
+      if (!task) return;
+      if (msg.type === 'result') task.resolve(msg.result);
+      else task.reject(new Error(`Sandbox error: ${msg.message}`));
+      this.dispatch();
+    });
+    // A thread that dies (out of heap, engine abort, failed start) fails its call and is replaced.
+    const died = (err: Error | undefined) => {
+      if (!this.slots.has(slot)) return;
+      const wasReady = slot.ready;
+      const task = slot.task ? this.finish(slot, slot.task.id) : undefined;
+      this.retire(slot);
+      if (task) {
+        const outOfMemory = (err as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        task.resolve({
+          ok: false,
+          error: outOfMemory
+            ? { kind: 'memory', message: `Code exceeded its memory limit of ${task.limits.memoryLimitBytes} bytes (the sandbox thread ran out of memory)` }
+            : { kind: 'runtime', message: 'InternalError: the sandbox stopped unexpectedly' },
+          logs: [],
         });
+      } else if (!wasReady && ![...this.slots].some((s) => s.ready)) {
+        // No thread can start (e.g. the entry cannot load): fail the waiting calls instead of spawning forever.
+        const failure = new Error(`The sandbox thread could not start: ${err?.message ?? 'it exited'}`);
+        for (const pending of this.queue.splice(0)) pending.reject(failure);
       }
-      const jobs = rt.executePendingJobs();
-      if (jobs.error) {
-        const failure = classify(scope.manage(jobs.error), 'runtime');
-        return fail(failure);
-      }
-    }
-
-    // 3. Serialise inside the guest, size-check, parse on the host.
-    const serialised = ctx.callFunction(serialise, ctx.undefined, resultHandle);
-    if (serialised.error) return fail(classify(scope.manage(serialised.error), 'output'));
-    const json = scope.manage(serialised.value);
-    const tooLarge = (): SandboxResult =>
-      fail({ kind: 'output', message: `Output is larger than the limit of ${limits.maxOutputBytes} bytes` });
-    // UTF-16 length is a lower bound of the UTF-8 size: refuse early without copying.
-    if (ctx.getProp(json, 'length').consume((h) => ctx.getNumber(h)) > limits.maxOutputBytes) return tooLarge();
-    const text = ctx.getString(json);
-    if (Buffer.byteLength(text) > limits.maxOutputBytes) return tooLarge();
-    let output: unknown;
-    try {
-      output = JSON.parse(text);
-    } catch {
-      return fail({ kind: 'output', message: 'Output is not valid JSON' });
-    }
-    return { ok: true, output, logs };
-  } catch (err) {
-    if (!isEngineFault(err)) throw err;
-    faulted = true;
-    discardModule(mod);
-    if (interrupted) return fail(timeoutFailure());
-    if (err instanceof RangeError) return fail({ kind: 'runtime', message: 'InternalError: stack overflow (code is nested or recursing too deeply)' });
-    return fail({ kind: 'memory', message: `${memoryFailure().message} (engine fault)` });
-  } finally {
-    if (!faulted) {
-      try {
-        scope.dispose();
-        context?.dispose();
-        runtime?.dispose();
-      } catch {
-        // A failed dispose means the module's heap can no longer be trusted: start afresh next time.
-        discardModule(mod);
-      }
-    }
+      this.dispatch();
+    };
+    worker.on('error', died);
+    worker.on('exit', () => died(undefined));
   }
 }

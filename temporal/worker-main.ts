@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
+import { closeSandboxPool } from '../services/sandbox';
 import { connectWorkerConnection } from './client';
 import { createWorker } from './worker';
 
@@ -21,6 +22,8 @@ export async function startWorker(opts: { config: AppConfig; databaseUrl: string
     stop: async () => {
       worker.shutdown();
       await running.catch(() => undefined);
+      // Code-node activities execute on the sandbox threads.
+      await closeSandboxPool();
       await connection.close();
       await orm.close();
     },

@@ -15,6 +15,7 @@ import { issueApiKey } from '../../services/apiKeys';
 import { provisionWorkspace } from '../../services/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/config';
 import { newId, randomToken } from '../../services/ids';
+import { closeSandboxPool } from '../../services/sandbox';
 import { createLogger } from '../../services/logger';
 import { addMember } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
@@ -66,6 +67,7 @@ export async function startTestApp(
     close: async () => {
       await server.close(1_000);
       await dispatcher?.stop();
+      await closeSandboxPool();
       await temporal.connection.close();
       await orm.close();
     },
@@ -184,6 +186,7 @@ export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?:
     stop: async () => {
       worker.shutdown();
       await running.catch(() => undefined);
+      await closeSandboxPool();
       await connection.close();
     },
   };

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../activities/nodes';
-import { runUserCode, type SandboxResult } from '../../services/sandbox';
+import { closeSandboxPool, KILL_GRACE_MS, runUserCode, SANDBOX_THREADS, type SandboxResult } from '../../services/sandbox';
 
 /** ECMAScript built-ins a fresh QuickJS context may expose; anything else on the global is a leak. */
 const ES_GLOBALS = new Set([
@@ -26,6 +26,8 @@ function expectFailure(r: SandboxResult, kind: string, message?: RegExp): void {
   // Never a host stack trace: no Node/V8 frames or host file paths.
   expect(r.error.message).not.toMatch(/\bat .*\((?:node:|\/|file:)|node_modules|services\/sandbox/);
 }
+
+afterAll(closeSandboxPool);
 
 describe('sandbox: normal use', () => {
   test('returns a computed value (fibonacci(10) = 55)', async () => {
@@ -235,6 +237,82 @@ describe('sandbox: escape attempts fail', () => {
     }
     const growthMb = (process.memoryUsage().rss - before) / (1024 * 1024);
     expect(growthMb).toBeLessThan(150);
+  });
+});
+
+/** Issue 10 item 1: guest code never runs on the caller's thread, and a hard deadline outside the sandbox ends every call. */
+describe('sandbox: off the main thread, with an outer deadline', () => {
+  async function timed(source: string, opts?: Parameters<typeof runUserCode>[2]): Promise<{ r: SandboxResult; ms: number }> {
+    const started = Date.now();
+    const r = await runUserCode(source, null, opts);
+    return { r, ms: Date.now() - started };
+  }
+
+  // The issue: the interrupt became a rejected promise, the outer loop went on and the run succeeded after 10 s.
+  // Decision: the program asks for 10 s against a 1 s budget, so it fails as a timeout; no bounded `n` is returned.
+  test('an async function that swallows the interrupt is stopped at the deadline and fails as a timeout', async () => {
+    const { r, ms } = await timed('async function spin(){ for(;;){} } let n=0; const t=Date.now(); while(Date.now()-t < 10000){ spin(); n++ } return {n, ms: Date.now()-t}');
+    expectFailure(r, 'timeout', /^Code exceeded its time limit of 1000 ms$/);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  test('for(;;) spin() ends too', async () => {
+    const { r, ms } = await timed('async function spin(){ for(;;){} }\nfor(;;) spin();');
+    expectFailure(r, 'timeout', /1000 ms/);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  test('an endless microtask chain that never yields to the interrupt ends at the deadline', async () => {
+    const { r, ms } = await timed('async function spin(){ for(;;){} }\nconst loop = () => { spin(); return Promise.resolve().then(loop); };\nawait loop();', { timeoutMs: 500 });
+    expectFailure(r, 'timeout', /500 ms/);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  test('an allocation loop stops near the 1 s deadline (the issue saw 6-8 s)', async () => {
+    const { r, ms } = await timed('const a = []; for (;;) a.push(new Uint8Array(1e6));');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(['timeout', 'memory']).toContain(r.error.kind);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  test('recursion inside catch stops near the 1 s deadline (the issue saw 3.4 s)', async () => {
+    const { r, ms } = await timed('function f(){ try { f() } catch (e) { f() } }\nf();');
+    expect(r.ok).toBe(false);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  test('the caller\'s event loop keeps turning while guest code spins', async () => {
+    let worstGap = 0;
+    let last = Date.now();
+    const ticker = setInterval(() => {
+      const now = Date.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+    }, 20);
+    try {
+      const runs = Array.from({ length: SANDBOX_THREADS }, () => runUserCode('while (true) {}', null, { timeoutMs: 1_500 }));
+      for (const r of await Promise.all(runs)) expectFailure(r, 'timeout');
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(worstGap).toBeLessThan(500);
+  });
+
+  test('a killed thread is replaced and later calls work, including the guest\'s own timeouts with their logs', async () => {
+    const killed = await Promise.all(Array.from({ length: SANDBOX_THREADS + 1 }, () => timed('async function s(){ for(;;){} }\nfor(;;) s();', { timeoutMs: 200 })));
+    for (const { r } of killed) expectFailure(r, 'timeout', /200 ms/);
+    expect(expectOk(await runUserCode('return input.n + 1;', { n: 41 }))).toBe(42);
+    const inner = await runUserCode('console.log("started");\nwhile (true) {}', null, { timeoutMs: 300 });
+    expectFailure(inner, 'timeout', /300 ms/);
+    expect(inner.logs).toEqual([{ level: 'info', message: 'started' }]);
+    expect(KILL_GRACE_MS).toBeGreaterThan(0);
+  });
+
+  test('time spent waiting for a free thread is not charged to the call', async () => {
+    const spinning = Array.from({ length: SANDBOX_THREADS }, () => runUserCode('while (true) {}', null, { timeoutMs: 800 }));
+    const quick = runUserCode('let x = 0; for (let i = 0; i < 1e5; i++) x += i; return x;', null, { timeoutMs: 300 });
+    for (const r of await Promise.all(spinning)) expectFailure(r, 'timeout');
+    expect(expectOk(await quick)).toBe(4999950000);
   });
 });
 
