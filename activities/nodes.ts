@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
+import { oversizedOutput } from '../engine/limits';
 import { httpRequest, OutboundError } from '../services/outbound';
 import { runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/sandbox';
 
@@ -69,6 +70,9 @@ export function createNodeActivities(deps: ActivityDeps) {
       if (response.status >= 400) {
         throw ApplicationFailure.nonRetryable(`HTTP ${response.status} from ${config.method} ${config.url}`, 'HttpStatus', output);
       }
+      // An activity result over Temporal's payload limit would fail the workflow task instead of the node.
+      const oversized = oversizedOutput(output);
+      if (oversized) throw ApplicationFailure.nonRetryable(oversized, 'NodeOutputTooLarge');
       return { output, logs: [], attempt: attempt() };
     },
   };

@@ -9,6 +9,7 @@
 import { canonicalJson } from './canonicalJson';
 import { evaluateExpression, resolveTemplated } from './expressions';
 import { EXPRESSION_FIELDS } from './expression-fields';
+import { oversizedOutput } from './limits';
 import type { GraphEdge, GraphNode, NodeType, WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
@@ -211,6 +212,10 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         result = ran.result;
         attempts = ran.attempts;
       }
+      // Outputs travel in Temporal payloads (activity inputs, child and run results): fail the
+      // node before one can outgrow Temporal's 2 MB limit.
+      const oversized = oversizedOutput(result.output);
+      if (oversized) throw new NodeFailure(node.id, oversized);
     } catch (err) {
       if (host.isCancellation(err)) {
         cancellation = err;

@@ -16,6 +16,7 @@ import { notFound } from './errors';
 import type { WorkspacePrincipal } from './principal';
 import { projectionFor } from './principal';
 import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './runs/queries';
+import { queryRunSummaries } from './runs/summaries';
 import { isTerminal, loadRunViews, projectRun, runView, type RunView } from './runs/views';
 
 /**
@@ -224,10 +225,9 @@ export async function exportLogs(em: EntityManager, principal: WorkspacePrincipa
   return { format, filename, exportedAt, filters: echoFilters(f), runs: views.map((v) => projectRun(principal, v)) };
 }
 
-/** The session route's run list: the shared filters, projected for the caller. */
-export async function sessionLogs(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters) {
-  const views = await loadRunViews(em, await queryRuns(em, principal.workspaceId, f));
-  return views.map((v) => projectRun(principal, v));
+/** The session route's run list: summaries of the runs matching the shared filters, projected for the caller. */
+export function sessionLogs(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters) {
+  return queryRunSummaries(em, principal, f);
 }
 
 /** `svc-logs-{workspaceId}-{YYYY-MM-DD}.{ext}` (UTC date of the export). */

@@ -5,6 +5,7 @@
 import type { Run, StoredWait } from '../../db/entities';
 import type { AppContext } from '../context';
 import type { WebhookData } from '../../services/webhooks';
+import { isTruncatedValue } from '../../services/runs';
 import { requestOrigin } from './urls';
 
 export interface LinkBase {
@@ -60,13 +61,40 @@ export const resumeUrl = (origin: string, token: string) => `${origin}/api/hooks
 
 type WaitShown = Omit<StoredWait, 'token'> & { resumeUrl?: string };
 
+/** Where the whole of a truncated run value is: the run's input or output, or one step's. */
+export function runValueUrl(origin: string, runId: string, field: 'input' | 'output', nodeId?: string): string {
+  const run = `${origin}/api/v1/runs/${encodeURIComponent(runId)}`;
+  return nodeId === undefined ? `${run}/${field}` : `${run}/steps/${encodeURIComponent(nodeId)}/${field}`;
+}
+
+const withHref = (value: unknown, href: () => string) => (isTruncatedValue(value) ? { ...value, href: href() } : value);
+
+type RunViewShape = {
+  id: string;
+  waits?: StoredWait[];
+  input?: unknown;
+  output?: unknown;
+  steps?: Array<{ nodeId: string; input?: unknown; output?: unknown }>;
+};
+
 /**
- * A run view as the API shows it: each event wait's resume token becomes its `resumeUrl`.
- * Safe projections carry no waits and pass through unchanged.
+ * A run view as the API shows it: each event wait's resume token becomes its `resumeUrl`, and
+ * each value truncated by the view's cap (services/runs/views.ts) gets `href`, the route that
+ * returns it whole. Safe projections carry none of these and pass through unchanged.
  */
-export function withResumeUrls<T extends { waits?: StoredWait[] }>(view: T, origin: string): Omit<T, 'waits'> & { waits?: WaitShown[] } {
-  if (!view.waits) return view;
-  return { ...view, waits: view.waits.map(({ token, ...wait }) => (token ? { ...wait, resumeUrl: resumeUrl(origin, token) } : wait)) };
+export function withRunUrls<T extends RunViewShape>(view: T, origin: string): Omit<T, 'waits'> & { waits?: WaitShown[] } {
+  const shown: T = { ...view };
+  if ('input' in view) shown.input = withHref(view.input, () => runValueUrl(origin, view.id, 'input'));
+  if ('output' in view) shown.output = withHref(view.output, () => runValueUrl(origin, view.id, 'output'));
+  if (view.steps) {
+    shown.steps = view.steps.map((s) =>
+      'input' in s || 'output' in s
+        ? { ...s, input: withHref(s.input, () => runValueUrl(origin, view.id, 'input', s.nodeId)), output: withHref(s.output, () => runValueUrl(origin, view.id, 'output', s.nodeId)) }
+        : s,
+    );
+  }
+  if (!view.waits) return shown;
+  return { ...shown, waits: view.waits.map(({ token, ...wait }) => (token ? { ...wait, resumeUrl: resumeUrl(origin, token) } : wait)) };
 }
 
 // --- Webhooks -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, session
 import { clampLimit } from '../../services/pagination';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
 import type { RunFilters } from '../../services/runs';
-import { executionLinker, withResumeUrls } from '../http/links';
+import { executionLinker, withRunUrls } from '../http/links';
 
 const filterQuery = runFiltersQuery;
 type FilterQuery = z.output<typeof filterQuery>;
@@ -56,7 +56,7 @@ export const logExportRoute = defineRoute({
     if (exported.format === 'csv') return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: exported.csv };
     const { exportedAt, filters: echoed, runs } = exported;
     const origin = requestOrigin(ctx);
-    return { status: 200, headers, body: { workspaceId: principal.workspaceId, exportedAt, filters: echoed, runCount: runs.length, runs: runs.map((v) => withResumeUrls(v, origin)) } };
+    return { status: 200, headers, body: { workspaceId: principal.workspaceId, exportedAt, filters: echoed, runCount: runs.length, runs: runs.map((v) => withRunUrls(v, origin)) } };
   },
 });
 
@@ -77,7 +77,7 @@ export const executionDetailRoute = defineRoute({
   handler: async (ctx, { principal, params, deps }) => {
     const origin = requestOrigin(ctx);
     const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), { namespace: deps.temporal.namespace });
-    return { status: 200, body: { ...detail, run: withResumeUrls(detail.run, origin) } };
+    return { status: 200, body: { ...detail, run: withRunUrls(detail.run, origin) } };
   },
 });
 
@@ -90,10 +90,10 @@ export const sessionLogsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'session' },
   query: filterQuery,
-  responses: { 200: { description: '`{ runs }`', schema: sessionLogsSchema }, ...listErrors },
+  responses: { 200: { description: '`{ runs }`: run summaries (GET /api/v1/runs/{id} has the full run)', schema: sessionLogsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
     const runs = await sessionLogs(ctx.state.em, principal, filters(principal, query));
-    return { status: 200, body: { runs: runs.map((v) => withResumeUrls(v, requestOrigin(ctx))) } };
+    return { status: 200, body: { runs } };
   },
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { linkBase, runLinks, withResumeUrls, workflowLinks } from '../http/links';
+import { linkBase, runLinks, withRunUrls, workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
 import {
   approvalResultSchema,
@@ -10,6 +10,7 @@ import {
   resumeResultSchema,
   runListSchema,
   runStatusReportSchema,
+  runValueSchema,
   runWithLinksSchema,
   workflowRunsStatusSchema,
 } from '../schemas/runs';
@@ -18,8 +19,9 @@ import type { Run } from '../../db/entities';
 import { endUserExecuteAnswer, executeAsEndUser } from './endUsers';
 import { isEndUserGateway } from '../../services/endUsers';
 import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
-import { cancelRun, decideApproval, executeWorkflow, loadRun, presentRuns, queryRuns, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
+import { cancelRun, decideApproval, executeWorkflow, fullRunValue, loadRun, presentRuns, queryRunSummaries, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
 import { clampLimit } from '../../services/pagination';
+import type { RunValueField } from '../../services/runs';
 
 const runErrors = {
   ...bareAuthErrors,
@@ -30,7 +32,7 @@ const runErrors = {
 /** The runs as the principal may see them, with resume URLs for full projections. */
 async function present(ctx: AppContext, principal: WorkspacePrincipal, runs: Run[]) {
   const origin = linkBase(ctx).origin;
-  return (await presentRuns(ctx.state.em, principal, runs)).map((v) => withResumeUrls(v, origin));
+  return (await presentRuns(ctx.state.em, principal, runs)).map((v) => withRunUrls(v, origin));
 }
 
 const executeBody = z
@@ -96,19 +98,19 @@ export const listRunsRoute = defineRoute({
   method: 'get',
   path: '/api/v1/runs',
   operationId: 'listRuns',
-  summary: 'Runs of the workspace, filtered and sorted in SQL',
+  summary: 'Run summaries of the workspace (no input, output, steps or logs: GET /api/v1/runs/{id} has them), filtered and sorted in SQL',
   tags: ['Runs'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
   query: listQuery,
-  responses: { 200: { description: '`{ runs, links }`', schema: runListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ runs (summaries), links }`', schema: runListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
-    const runs = await queryRuns(ctx.state.em, principal.workspaceId, {
+    const runs = await queryRunSummaries(ctx.state.em, principal, {
       ...query,
       limit: clampLimit(query.limit, { default: 100, min: 1, max: 200 }),
       projection: projectionFor(principal),
     });
-    return { status: 200, body: { runs: await present(ctx, principal, runs), links: runs.map((r) => runLinks(r, linkBase(ctx))) } };
+    return { status: 200, body: { runs, links: runs.map((r) => runLinks(r, linkBase(ctx))) } };
   },
 });
 
@@ -130,6 +132,47 @@ export const getRunRoute = defineRoute({
     return { status: 200, body: { run: view, links: runLinks(run, linkBase(ctx)) } };
   },
 });
+
+const valueErrors = {
+  ...runErrors,
+  403: { description: 'Input and output are restricted for this key (workspace-safe.v1 readers), or a wrong key scope', schema: bareErrorSchema },
+  404: { description: 'Run not found (also for runs of other workspaces), or `Step not found`', schema: bareErrorSchema },
+};
+
+/** GET /api/v1/runs/{id}/{input|output}: the whole value a run view truncated, for the same readers as the full run. */
+const runValueRoute = (field: RunValueField) =>
+  defineRoute({
+    method: 'get',
+    path: `/api/v1/runs/{id}/${field}`,
+    operationId: field === 'input' ? 'getRunInput' : 'getRunOutput',
+    summary: `The run's whole ${field} (the href of a truncated value; full projection only)`,
+    tags: ['Runs'],
+    family: 'bare',
+    access: { kind: 'apiKey', scopes: 'safe-read' },
+    params: runIdParams,
+    responses: { 200: { description: `\`{ runId, nodeId: null, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: await fullRunValue(ctx.state.em, principal, params.id, field) }),
+  });
+
+/** GET /api/v1/runs/{id}/steps/{nodeId}/{input|output}: one step's whole value. */
+const stepValueRoute = (field: RunValueField) =>
+  defineRoute({
+    method: 'get',
+    path: `/api/v1/runs/{id}/steps/{nodeId}/${field}`,
+    operationId: field === 'input' ? 'getRunStepInput' : 'getRunStepOutput',
+    summary: `One step's whole ${field} (the href of a truncated value; full projection only)`,
+    tags: ['Runs'],
+    family: 'bare',
+    access: { kind: 'apiKey', scopes: 'safe-read' },
+    params: runIdParams.extend({ nodeId: z.string().min(1).max(200) }),
+    responses: { 200: { description: `\`{ runId, nodeId, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: await fullRunValue(ctx.state.em, principal, params.id, field, params.nodeId) }),
+  });
+
+export const runInputRoute = runValueRoute('input');
+export const runOutputRoute = runValueRoute('output');
+export const stepInputRoute = stepValueRoute('input');
+export const stepOutputRoute = stepValueRoute('output');
 
 export const cancelRunRoute = defineRoute({
   method: 'post',
@@ -196,10 +239,10 @@ export const workflowStatusRoute = defineRoute({
     const { workflow: wf } = result;
     const workflow = { id: wf.id, name: wf.name, status: wf.status, activeVersionId: wf.activeVersionId };
     if (result.kind === 'latest') {
-      return { status: 200, body: { workflow, runs: result.runs.map((v) => withResumeUrls(v, origin)), statuses: result.statuses } };
+      return { status: 200, body: { workflow, runs: result.runs.map((v) => withRunUrls(v, origin)), statuses: result.statuses } };
     }
     const { run, redacted } = result;
-    const view = withResumeUrls(result.view, origin);
+    const view = withRunUrls(result.view, origin);
     const full = view as Record<string, unknown>;
     return {
       status: 200,
@@ -260,5 +303,5 @@ export const resumeRoute = defineRoute({
   },
 });
 
-export const runRoutes = [executeRoute, listRunsRoute, getRunRoute, cancelRunRoute, rerunRoute, workflowStatusRoute, approvalRoute, resumeRoute];
+export const runRoutes = [executeRoute, listRunsRoute, getRunRoute, runInputRoute, runOutputRoute, stepInputRoute, stepOutputRoute, cancelRunRoute, rerunRoute, workflowStatusRoute, approvalRoute, resumeRoute];
 

@@ -13,7 +13,7 @@ import {
   webhookWithLinksSchema,
 } from '../schemas/webhooks';
 import type { AppContext } from '../context';
-import { withResumeUrls } from '../http/links';
+import { withRunUrls } from '../http/links';
 import {
   callWebhook,
   createErrtrackerWebhook,
@@ -79,7 +79,7 @@ function callResponse(token: string, outcome: WebhookCallOutcome, origin: string
     case 'processing':
       return { status: 202, body: { status: 'processing' } };
     case 'finished':
-      return { status: 200, body: { token, run: withResumeUrls(outcome.run, origin) } };
+      return { status: 200, body: { token, run: withRunUrls(outcome.run, origin) } };
   }
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { STEP_STATUSES } from '../../db/entities';
 import { RUN_SORTS } from '../../services/runs/queries';
 import { isoDate, logLevelSchema, runStatusSchema, runTriggerSchema, url } from './index';
-import { runSchema } from './runs';
+import { runSchema, runSummarySchema as listedRunSchema } from './runs';
 
 /** Response schemas of the logs area (stats, JSON export, execution detail). */
 
@@ -140,4 +140,4 @@ export const executionDetailSchema = z.strictObject({
   run: runSchema,
 });
 
-export const sessionLogsSchema = z.strictObject({ runs: z.array(runSchema) });
+export const sessionLogsSchema = z.strictObject({ runs: z.array(listedRunSchema) });

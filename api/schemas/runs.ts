@@ -5,6 +5,29 @@ import { isoDate, logLevelSchema, redactionSchema, runStatusSchema, runTriggerSc
 /** Response schemas of the runs area (run objects, execute receipts, status, approvals, resume). */
 
 const userData = (description: string) => z.unknown().describe(description);
+/** A capped user value: the value, or over 256 KiB of JSON a TruncatedValue marker. */
+
+/** A user value over the full projection's cap (256 KiB of JSON), in place of the value. */
+export const truncatedValueSchema = z
+  .strictObject({
+    truncated: z.literal(true),
+    bytes: z.number().int().describe('Size of the whole value as UTF-8 JSON'),
+    preview: z.string().describe('The first 1,024 characters of its JSON text'),
+    href: url.describe('GET it for the whole value (`{ runId, nodeId, field, bytes, value }`)'),
+  })
+  .meta({ id: 'TruncatedValue' });
+
+/** The whole value behind a truncated marker. */
+const cappedData = (description: string) =>
+  z.union([truncatedValueSchema, z.unknown()]).describe(`${description}; over 256 KiB of JSON a TruncatedValue marker \`{ truncated: true, bytes, preview, href }\``);
+
+export const runValueSchema = z.strictObject({
+  runId: z.string(),
+  nodeId: z.string().nullable().describe('The step, or null for the run itself'),
+  field: z.enum(['input', 'output']),
+  bytes: z.number().int(),
+  value: z.unknown().describe('The whole value, uncapped'),
+});
 
 export const runStepSchema = z.strictObject({
   nodeId: z.string(),
@@ -15,8 +38,8 @@ export const runStepSchema = z.strictObject({
   startedAt: isoDate.nullable(),
   finishedAt: isoDate.nullable(),
   durationMs: z.number().int().nullable(),
-  input: userData('What the node received (full projection only)'),
-  output: userData('What the node produced (full projection only)'),
+  input: cappedData('What the node received (full projection only)'),
+  output: cappedData('What the node produced (full projection only)'),
   error: z.string().nullable(),
 });
 
@@ -73,8 +96,8 @@ export const fullRunSchema = z
   .strictObject({
     ...runIdentity,
     steps: z.array(runStepSchema),
-    input: userData('The run input as given'),
-    output: userData('The run output (null until it succeeds)'),
+    input: cappedData('The run input as given'),
+    output: cappedData('The run output (null until it succeeds)'),
     error: z.string().nullable(),
     errorNodeId: z.string().nullable(),
     cancelReason: z.string().nullable(),
@@ -100,8 +123,23 @@ export const runLinksSchema = z.strictObject({
   cancel: url,
 });
 
+/**
+ * What lists show (GET /api/v1/runs, GET /api/logs): identity, status, timing, cost and
+ * counts; never input, output, steps or logs (GET /api/v1/runs/{id} has them).
+ */
+const runSummaryFields = {
+  ...runIdentity,
+  stepCount: z.number().int().describe('How many steps the run has recorded'),
+  logCount: z.number().int().describe('How many log entries the run has'),
+};
+export const fullRunSummarySchema = z
+  .strictObject({ ...runSummaryFields, error: z.string().nullable().describe('Full projection only') })
+  .meta({ id: 'RunSummary' });
+export const safeRunSummarySchema = z.strictObject({ ...runSummaryFields, redaction: redactionSchema }).meta({ id: 'SafeRunSummary' });
+export const runSummarySchema = z.union([fullRunSummarySchema, safeRunSummarySchema]).describe('Run summary, or its `workspace-safe.v1` projection (no error) for read-only principals');
+
 export const runWithLinksSchema = z.strictObject({ run: runSchema, links: runLinksSchema });
-export const runListSchema = z.strictObject({ runs: z.array(runSchema), links: z.array(runLinksSchema) });
+export const runListSchema = z.strictObject({ runs: z.array(runSummarySchema), links: z.array(runLinksSchema) });
 
 const executionSchema = z.strictObject({
   workflowId: z.string().describe('The Temporal workflow id (the run id)'),

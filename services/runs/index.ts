@@ -13,5 +13,6 @@ export { isRunnable, runnableActiveVersion, whyNotRunnable, type RunTarget } fro
 export { failStuckRuns, startStuckRunGuard, STUCK_RUN_GUARD, type StuckRunOptions } from './stuckRuns';
 export { writeRunRow, type NewRunRow } from './runRows';
 export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';
+export { queryRunSummaries, type ProjectedRunSummary, type RunSummary } from './summaries';
 export { workflowRunStatus, type WorkflowRunStatus } from './status';
-export { isTerminal, loadRun, loadRunViews, presentRuns, projectRun, RUN_NOT_FOUND, runView, type ProjectedRun, type RunView } from './views';
+export { capValue, fullRunValue, isTerminal, isTruncatedValue, loadRun, RUN_VALUE_CAP_BYTES, STEP_NOT_FOUND, type RunValueField, type TruncatedValue, loadRunViews, presentRuns, projectRun, RUN_NOT_FOUND, runView, type ProjectedRun, type RunView } from './views';

@@ -1,14 +1,47 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run, type RunLog, type RunStatus, type RunStep } from '../../db/entities';
-import { notFound } from '../errors';
-import type { Principal, WorkspacePrincipal } from '../principal';
+import { forbidden, notFound } from '../errors';
+import { projectionFor, type Principal, type WorkspacePrincipal } from '../principal';
 import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from '../redaction';
 
 export const RUN_NOT_FOUND = 'Run not found';
+
+/**
+ * The cap of one user value in a full run view (the run's input and output, each step's input
+ * and output): 256 KiB of JSON. A larger value is shown as a
+ * `TruncatedValue` marker; the API adds `href`, the route that returns the whole value
+ * (`fullRunValue`).
+ */
+export const RUN_VALUE_CAP_BYTES = 256 * 1024;
+/** How much of a truncated value's JSON text the marker previews. */
+export const RUN_VALUE_PREVIEW_CHARS = 1024;
+
+export interface TruncatedValue {
+  truncated: true;
+  /** Size of the whole value as UTF-8 JSON. */
+  bytes: number;
+  /** The first characters of its JSON text. */
+  preview: string;
+}
+
+export const isTruncatedValue = (value: unknown): value is TruncatedValue =>
+  typeof value === 'object' && value !== null && (value as { truncated?: unknown }).truncated === true && typeof (value as { bytes?: unknown }).bytes === 'number' && typeof (value as { preview?: unknown }).preview === 'string';
+
+/** The value itself when its JSON fits the cap, else a `TruncatedValue` marker. */
+export function capValue(value: unknown): unknown {
+  if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean') return value;
+  // A string needs more than cap/6 characters before its JSON can exceed the cap (at most 6 bytes per UTF-16 unit).
+  if (typeof value === 'string' && value.length * 6 <= RUN_VALUE_CAP_BYTES) return value;
+  const text = JSON.stringify(value);
+  if (text.length <= RUN_VALUE_CAP_BYTES / 3) return value;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= RUN_VALUE_CAP_BYTES) return value;
+  return { truncated: true, bytes, preview: text.slice(0, RUN_VALUE_PREVIEW_CHARS) } satisfies TruncatedValue;
+}
 export const isTerminal = (status: RunStatus) => TERMINAL_RUN_STATUSES.includes(status);
 
 /**
- * The full run object, as data: event waits keep their resume `token`, which the API turns
+ * The full run object, as data, with user values over `RUN_VALUE_CAP_BYTES` truncated: event waits keep their resume `token`, which the API turns
  * into a `resumeUrl` (api/http/links.ts). The safe projection (`projectRun`) drops waits.
  */
 export function runView(run: Run, steps: RunStep[], logs: RunLog[]) {
@@ -39,12 +72,12 @@ export function runView(run: Run, steps: RunStep[], logs: RunLog[]) {
       startedAt: s.startedAt,
       finishedAt: s.finishedAt,
       durationMs: s.durationMs,
-      input: s.input,
-      output: s.output,
+      input: capValue(s.input),
+      output: capValue(s.output),
       error: s.error,
     })),
-    input: run.input,
-    output: run.output,
+    input: capValue(run.input),
+    output: capValue(run.output),
     error: run.error,
     errorNodeId: run.errorNodeId,
     cancelReason: run.cancelReason,
@@ -95,3 +128,26 @@ export async function loadRun(em: EntityManager, principal: WorkspacePrincipal, 
   if (!run) throw notFound(RUN_NOT_FOUND);
   return run;
 }
+
+export type RunValueField = 'input' | 'output';
+
+/**
+ * The whole value behind a truncated marker: the run's input or output, or one step's. Same
+ * scoping as the run (404 `Run not found` for other workspaces) and the same projection rule:
+ * these fields are restricted for safe principals (403).
+ */
+export async function fullRunValue(em: EntityManager, principal: WorkspacePrincipal, runId: string, field: RunValueField, nodeId?: string) {
+  const run = await loadRun(em, principal, runId);
+  if (projectionFor(principal) !== 'full') throw forbidden(`The run's ${field} is restricted for this key (workspace-safe.v1).`);
+  if (nodeId === undefined) {
+    const value = run[field] ?? null;
+    return { runId: run.id, nodeId: null, field, bytes: jsonByteLength(value), value };
+  }
+  const step = await em.findOne(RunStepSchema, { runId: run.id, nodeId });
+  if (!step) throw notFound(STEP_NOT_FOUND);
+  const value = step[field] ?? null;
+  return { runId: run.id, nodeId, field, bytes: jsonByteLength(value), value };
+}
+
+export const STEP_NOT_FOUND = 'Step not found';
+const jsonByteLength = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');

@@ -24,6 +24,7 @@ import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
 import type { GraphNode, WorkflowGraph } from '../../engine/types';
+import { oversizedOutput } from '../../engine/limits';
 import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -237,7 +238,11 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
 
   await flush({ status: 'running', startedAt: nowIso() });
   try {
-    const outcome = await runGraph({ graph: req.graph, input: req.input, trigger: req.trigger, startNodeId: req.startNodeId }, host);
+    let outcome = await runGraph({ graph: req.graph, input: req.input, trigger: req.trigger, startNodeId: req.startNodeId }, host);
+    // The projection says `succeeded` only when Temporal can accept the result: a result over
+    // its payload limit would end the execution with a server error instead.
+    const oversized = outcome.status === 'succeeded' ? oversizedOutput(outcome.output, 'Run output') : null;
+    if (oversized) outcome = { ...outcome, status: 'failed', output: null, error: { message: oversized, nodeId: null } };
     await flush({
       status: outcome.status,
       output: outcome.output,

@@ -211,7 +211,10 @@ test('a subworkflow runs as a child workflow whose run is linked to its parent',
   expect(run.status).toBe('succeeded');
   expect(run.output).toEqual({ v: 11 });
   const children = await http(app, 'GET', `/api/v1/runs?workflowId=${child.body.workflow.id}`, { token: ws.token });
-  const childRun = children.body.runs.find((r: { parentRunId: string }) => r.parentRunId === run.id);
+  // The list finds the child by its parent (summaries); the run itself carries input and output.
+  const listed = children.body.runs.find((r: { parentRunId: string }) => r.parentRunId === run.id);
+  expect(listed).toMatchObject({ status: 'succeeded', parentNodeId: 'sub' });
+  const childRun = (await http(app, 'GET', `/api/v1/runs/${listed.id}`, { token: ws.token })).body.run;
   expect(childRun).toMatchObject({ status: 'succeeded', parentNodeId: 'sub', input: { v: 10 }, output: { v: 11 } });
 });
 

@@ -1,0 +1,38 @@
+/**
+ * Size limits of values that travel through Temporal. Temporal refuses any payload over 2 MB
+ * (the server's blob size limit): a node output that grows past it would end the execution
+ * with a server error while the run's projection said otherwise. Every node output is checked
+ * against a lower limit first, so the node fails with a clear message (and `onError` applies).
+ * Pure and deterministic: it runs inside workflow code.
+ */
+
+/** The largest node output (and run result), as UTF-8 JSON: 1.5 MiB, well below Temporal's 2 MB. */
+export const NODE_OUTPUT_LIMIT_BYTES = 1.5 * 1024 * 1024;
+
+/** UTF-8 length of a string, without Buffer or TextEncoder (unavailable to pure engine code in every host). */
+export function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A surrogate pair is 4 bytes in UTF-8 (2 per half); JSON.stringify escapes lone halves as ASCII.
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdfff ? 2 : 3;
+  }
+  return bytes;
+}
+
+/** Size of a value's JSON text in UTF-8 bytes (`undefined` and functions count as 0). */
+export function jsonBytes(value: unknown): number {
+  const text = JSON.stringify(value);
+  return text === undefined ? 0 : utf8Bytes(text);
+}
+
+const limitLabel = (limit: number) => `${Math.round((limit / (1024 * 1024)) * 100) / 100} MB`;
+
+/**
+ * The message a node fails with when its output is over the limit, or null when it fits:
+ * `Node output is N bytes, over the 1.5 MB limit`.
+ */
+export function oversizedOutput(value: unknown, what = 'Node output', limit = NODE_OUTPUT_LIMIT_BYTES): string | null {
+  const bytes = jsonBytes(value);
+  return bytes > limit ? `${what} is ${bytes} bytes, over the ${limitLabel(limit)} limit` : null;
+}
