@@ -63,7 +63,7 @@ test('ten concurrent while(true) code nodes fail at their deadline while /health
   }
   expect(latencies.length).toBeGreaterThan(10);
   // Generous bound (the issue saw /healthz silent for 19 of 20.7 s): never a tight timing assert.
-  expect(Math.max(...latencies)).toBeLessThan(500);
+  expect(Math.max(...latencies)).toBeLessThan(1500);
 });
 
 test('an async function that swallows the interrupt fails the node at the deadline instead of running 10 s', async () => {
@@ -74,7 +74,7 @@ test('an async function that swallows the interrupt fails the node at the deadli
   expect(run.status).toBe('failed');
   expect(run.error).toMatch(/Code exceeded its time limit of 1000 ms/);
   expect(run.steps.find((s: { nodeId: string }) => s.nodeId === 'code')).toMatchObject({ status: 'failed' });
-  expect(Math.max(...latencies)).toBeLessThan(500);
+  expect(Math.max(...latencies)).toBeLessThan(1500);
 });
 
 test('a dry run of for(;;) spin() answers with a failed run, and the API keeps answering meanwhile', async () => {
@@ -96,5 +96,5 @@ test('a dry run of for(;;) spin() answers with a failed run, and the API keeps a
   expect(res.body.run).toMatchObject({ status: 'failed', dryRun: true });
   expect(res.body.run.error).toMatch(/Code exceeded its time limit of 1000 ms/);
   expect(Date.now() - started).toBeLessThan(10_000);
-  expect(Math.max(...latencies)).toBeLessThan(500);
+  expect(Math.max(...latencies)).toBeLessThan(1500);
 });
