@@ -13,7 +13,6 @@ const SEED = 0x10f422;
 const REQUESTS = 1_500;
 const CONCURRENCY = 8;
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Schema = any;
 
 interface Operation {
