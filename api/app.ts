@@ -5,7 +5,8 @@ import type { AppContext, AppState } from './context';
 import type { AppDeps } from './deps';
 import { errorMiddleware } from './middleware/errors';
 import { requestContext } from './middleware/requestContext';
-import { mountRoutes, type AnyRoute } from './http/route';
+import { koaPath, mountRoutes, type AnyRoute } from './http/route';
+import type { Family } from './http/families';
 import { buildOpenApiDocument } from './openapi';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { authRoutes } from './routes/auth';
@@ -59,7 +60,31 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
     ctx.set('Content-Type', deps.metrics.contentType);
     ctx.body = await deps.metrics.render();
   });
+  app.use(methodNotAllowed(routes));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+/**
+ * A method the router does not implement at all (TRACE, PROPFIND, …) is answered like any other
+ * method the path does not allow: 405 with Allow (404 when no route has the path), in the family
+ * of the route whose path matched, as is a 405 for a known method.
+ */
+function methodNotAllowed(routes: AnyRoute[]) {
+  const familyOfPath = new Map<string, Family>(routes.map((r) => [koaPath(r.path), r.family]));
+  return async (ctx: AppContext, next: () => Promise<unknown>) => {
+    await next();
+    if ((ctx.status !== 405 && ctx.status !== 501) || (ctx.body !== undefined && ctx.body !== null)) return;
+    const matched = (ctx as { matched?: Array<{ path?: string }> }).matched ?? [];
+    const family = matched.map((layer) => familyOfPath.get(String(layer.path))).find((f) => f !== undefined);
+    if (family) ctx.state.family = family;
+    if (ctx.status === 501) {
+      if (ctx.response.get('Allow')) ctx.status = 405;
+      else {
+        ctx.remove('Allow');
+        ctx.status = 404;
+      }
+    }
+  };
 }

@@ -8,6 +8,7 @@ import { checkResponseContract, contractViolationBody, type RouteResponses } fro
 import { authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
 import { invalidInput } from '../../services/errors';
+import { findUnstorableText } from '../../services/storableText';
 import type { WorkspacePrincipal } from '../../services/principal';
 import type { AppDeps } from '../deps';
 
@@ -115,13 +116,36 @@ export function mountRoutes(
 function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<unknown, unknown, unknown, Access> {
   const queryCode = route.family === 'envelope' ? (route.queryErrorCode ?? 'request_malformed') : undefined;
   const bodyCode = route.family === 'envelope' ? 'validation_failed' : undefined;
+  refuseUnstorable(ctx.params, 'path', 'Invalid path parameters', queryCode);
+  const params = validate(route.params, ctx.params, 'Invalid path parameters', queryCode);
+  refuseUnstorable(ctx.query, 'query', 'Invalid query', queryCode);
+  const query = validate(route.query, ctx.query, 'Invalid query', queryCode);
+  refuseUnstorable(ctx.request.body, 'body', 'Invalid request body', bodyCode);
   return {
-    params: validate(route.params, ctx.params, 'Invalid path parameters', queryCode) as never,
-    query: validate(route.query, ctx.query, 'Invalid query', queryCode) as never,
+    params: params as never,
+    query: query as never,
     body: validate(route.body, ctx.request.body ?? {}, 'Invalid request body', bodyCode) as never,
     principal: ctx.state.principal,
     deps: ctx.deps,
   };
+}
+
+/** How deep a JSON body may nest; deeper bodies are refused before anything walks them recursively. */
+export const MAX_BODY_DEPTH = 100;
+
+/**
+ * Refuses input text the database cannot store (U+0000, lone surrogates), anywhere in the path,
+ * the query or the body, and bodies nested deeper than MAX_BODY_DEPTH: a 400 before any handler,
+ * so a refused request changes nothing (a resume token stays unused).
+ */
+function refuseUnstorable(value: unknown, root: string, prefix: string, code: string | undefined): void {
+  const finding = findUnstorableText(value, { root, maxDepth: MAX_BODY_DEPTH });
+  if (!finding) return;
+  const message =
+    finding.problem === 'too deeply nested'
+      ? `${prefix}: ${root} is nested more than ${MAX_BODY_DEPTH} levels deep`
+      : `${prefix}: ${finding.path || root} ${finding.problem}; such text cannot be stored, remove or escape it`;
+  throw invalidInput(message, { code, details: code ? undefined : { issues: [{ path: finding.path, message: finding.problem }] } });
 }
 
 function validate(schema: ZodType | undefined, value: unknown, prefix: string, code: string | undefined): unknown {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { apiKeySchema, bareErrorSchema } from '../schemas';
+import { apiKeySchema, bareErrorSchema, pathId } from '../schemas';
 import { API_KEY_SCOPES } from '../../db/entities';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../services/apiKeys';
 import type { SessionPrincipal } from '../../services/principal';
@@ -70,7 +70,7 @@ export const revokeApiKeyRoute = defineRoute({
   tags: ['API keys'],
   family: 'bare',
   access: { kind: 'session', roles: 'admin' },
-  params: z.object({ id: z.string().min(1).max(100) }),
+  params: z.object({ id: pathId }),
   responses: {
     200: { description: 'Revoked', schema: z.strictObject({ deleted: z.literal(true), apiKey: apiKeySchema }) },
     ...sessionErrors,

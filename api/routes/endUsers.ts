@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteResult } from '../http/route';
 import { endUserRunUrls } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema, isoDate } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, isoDate, pathId } from '../schemas';
 import { RUN_STATUSES } from '../../db/entities';
 import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/endUsers';
 import type { WorkspacePrincipal } from '../../services/principal';
@@ -47,7 +47,7 @@ const endUserRunErrors = {
   403: { description: '`An end-user gateway API key is required.` (every other scope), or end users are disabled', schema: bareErrorSchema },
   404: { description: 'Run not found: missing, or not created by this gateway key', schema: bareErrorSchema },
 };
-const runIdParams = z.object({ id: z.string().min(1).max(100) });
+const runIdParams = z.object({ id: pathId });
 
 export const getEndUserRunRoute = defineRoute({
   method: 'get',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, runFiltersQuery, pathId } from '../schemas';
 import { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../schemas/logs';
 import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, sessionLogs } from '../../services/logs';
 import { clampLimit } from '../../services/pagination';
@@ -68,7 +68,7 @@ export const executionDetailRoute = defineRoute({
   tags: ['Logs'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
-  params: z.object({ executionId: z.string().min(1).max(100) }),
+  params: z.object({ executionId: pathId }),
   responses: {
     200: { description: 'Execution detail', schema: executionDetailSchema },
     ...bareAuthErrors,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { linkBase, runLinks, withRunUrls, workflowLinks } from '../http/links';
-import { bareAuthErrors, bareErrorSchema, runFiltersQuery } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, runFiltersQuery, pathId } from '../schemas';
 import {
   approvalResultSchema,
   dryRunReceiptSchema,
@@ -57,7 +57,7 @@ export const executeRoute = defineRoute({
   tags: ['Runs'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace-or-gateway', roles: 'write' },
-  params: z.object({ id: z.string().min(1) }),
+  params: z.object({ id: pathId }),
   body: executeBody,
   idempotency: 'optional',
   responses: {
@@ -114,7 +114,7 @@ export const listRunsRoute = defineRoute({
   },
 });
 
-const runIdParams = z.object({ id: z.string().min(1).max(100) });
+const runIdParams = z.object({ id: pathId });
 
 export const getRunRoute = defineRoute({
   method: 'get',
@@ -164,7 +164,7 @@ const stepValueRoute = (field: RunValueField) =>
     tags: ['Runs'],
     family: 'bare',
     access: { kind: 'apiKey', scopes: 'safe-read' },
-    params: runIdParams.extend({ nodeId: z.string().min(1).max(200) }),
+    params: runIdParams.extend({ nodeId: pathId }),
     responses: { 200: { description: `\`{ runId, nodeId, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
     handler: async (ctx, { principal, params }) => ({ status: 200, body: await fullRunValue(ctx.state.em, principal, params.id, field, params.nodeId) }),
   });
@@ -223,7 +223,7 @@ export const workflowStatusRoute = defineRoute({
   tags: ['Runs'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read' },
-  params: z.object({ id: z.string().min(1) }),
+  params: z.object({ id: pathId }),
   query: z.object({ runId: z.string().min(1).optional() }),
   responses: {
     200: {
@@ -290,7 +290,7 @@ export const resumeRoute = defineRoute({
   tags: ['Runs'],
   family: 'bare',
   access: { kind: 'public' },
-  params: z.object({ token: z.string().min(1).max(200) }),
+  params: z.object({ token: pathId }),
   body: z.unknown(),
   responses: {
     202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: resumeResultSchema },

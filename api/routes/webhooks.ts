@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type HttpMethod, type RouteResult } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { errtrackerInvokeUrl, webhookWithLinks } from '../http/links';
-import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
 import {
   acceptedDeliverySchema,
   createdErrtrackerWebhookSchema,
@@ -54,7 +54,7 @@ export const getWebhookRoute = defineRoute({
   tags: ['Webhooks'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
-  params: z.object({ id: z.string().min(1).max(100) }),
+  params: z.object({ id: pathId }),
   responses: {
     200: { description: '`{ webhook, links }`', schema: webhookWithLinksSchema },
     ...bareAuthErrors,
@@ -94,7 +94,7 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
     tags: ['Webhooks'],
     family: 'bare',
     access: { kind: 'public' },
-    params: z.object({ token: z.string().min(1).max(200) }),
+    params: z.object({ token: pathId }),
     responses: {
       202: { description: '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }`, `{ status: processing }`, or a Response node reply with status 202', schema: invokeAcceptedSchema },
       200: { description: "`{ token, run }` when the run ended without reaching its Response node, or the Response node's reply", schema: invokeRunEndedSchema },
@@ -157,7 +157,7 @@ export const errtrackerIngressRoute = defineRoute({
   tags: ['Webhooks'],
   family: 'bare',
   access: { kind: 'public' },
-  params: z.object({ token: z.string().min(1).max(200) }),
+  params: z.object({ token: pathId }),
   responses: {
     202: { description: '`{ token, outboxId, status: accepted | deduplicated }`', schema: acceptedDeliverySchema },
     401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },

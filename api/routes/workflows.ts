@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type RouteResult } from '../http/route';
 import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
 import {
   createdWorkflowSchema,
   deployResultSchema,
@@ -36,7 +36,7 @@ import {
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
 
-const idParams = z.object({ id: z.string().min(1).max(100) });
+const idParams = z.object({ id: pathId });
 const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
 const edges = z.array(z.looseObject({})).max(2000);
 const workflowErrors = {
@@ -274,7 +274,7 @@ export const restoreVersionRoute = defineRoute({
   tags: ['Workflows'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
-  params: z.object({ id: z.string().min(1), version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1') }),
+  params: z.object({ id: pathId, version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1').max(2_147_483_647, 'version is too large') }),
   responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: restoredWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, params.id, params.version);

@@ -15,6 +15,30 @@ export const bareErrorSchema = z.object({ error: z.string(), code: z.string().op
 export const envelopeErrorSchema = z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) });
 
 export const isoDate = z.string().describe('ISO-8601 timestamp');
+
+/**
+ * Every id or token in a path: printable ASCII without spaces, bounded, so malformed ids (NUL
+ * bytes, control characters, megabyte strings) are a 400 before any query runs.
+ */
+export const pathId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or control characters');
+
+/** Dates of the list filters: ISO-8601 dates PostgreSQL can compare, years 1970 to 9999. */
+export const filterDate = z
+  .string()
+  .refine((s) => s === '' || s === 'all' || isFilterDate(s), 'must be an ISO-8601 date or timestamp between 1970 and 9999');
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const MIN_FILTER_MS = Date.UTC(1970, 0, 1);
+const MAX_FILTER_MS = Date.UTC(10000, 0, 1);
+function isFilterDate(s: string): boolean {
+  if (!ISO_DATE.test(s)) return false;
+  const ms = Date.parse(s);
+  return Number.isFinite(ms) && ms >= MIN_FILTER_MS && ms < MAX_FILTER_MS;
+}
 export const url = z.string().describe('Absolute URL');
 
 export const workspaceSchema = z.strictObject({ id: z.string(), name: z.string(), createdAt: isoDate, updatedAt: isoDate });
@@ -73,8 +97,8 @@ export const runFiltersQuery = z.object({
   trigger: z.enum(['all', '', ...RUN_TRIGGERS]).optional(),
   workflowId: z.string().optional(),
   level: z.enum(['all', '', ...LOG_LEVELS]).optional(),
-  dateFrom: z.string().optional(),
-  dateTo: z.string().optional(),
+  dateFrom: filterDate.optional(),
+  dateTo: filterDate.optional(),
   query: z.string().max(500).optional(),
   sort: z.enum(RUN_SORTS).optional(),
   limit: z.string().optional(),

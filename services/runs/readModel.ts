@@ -6,6 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_RUN_STATUSES, type RunStatus, type StoredWait } from '../../db/entities';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
+import { toStorable } from '../storableText';
 
 export interface RunProgress {
   runId: string;
@@ -45,7 +46,14 @@ const TERMINAL_SQL = `('${TERMINAL_RUN_STATUSES.join("','")}')`;
  * (run, node), logs by (run, seq), and a terminal status is never overwritten by a
  * non-terminal one (the API may already have recorded a cancel).
  */
-export async function recordRunProgress(em: EntityManager, p: RunProgress): Promise<void> {
+export async function recordRunProgress(em: EntityManager, progress: RunProgress): Promise<void> {
+  // Node outputs, logs and errors may hold text PostgreSQL refuses (U+0000, lone surrogates):
+  // made storable here, the one door into the read model, so the write cannot fail on them.
+  const p = toStorable(progress);
+  await writeProgress(em, p);
+}
+
+async function writeProgress(em: EntityManager, p: RunProgress): Promise<void> {
   await em.transactional(async (tx) => {
     const conn = tx.getConnection();
     // Every statement must run on the transaction's connection: one pool connection per write, and atomic.

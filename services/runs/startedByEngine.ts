@@ -8,6 +8,7 @@ import { RunSchema, WorkflowSchema } from '../../db/entities';
 import { withConfigDefaults } from '../../engine/nodes';
 import type { WorkflowGraph } from '../../engine/types';
 import { sha256Hex } from '../ids';
+import { toStorable } from '../storableText';
 import { runnableActiveVersion } from './runnable';
 import { writeRunRow } from './runRows';
 
@@ -33,7 +34,7 @@ export async function prepareChildRun(
     id: runId,
     workflow,
     trigger: parent.trigger,
-    input: args.input,
+    input: toStorable(args.input),
     versionId: version.id,
     requestedTarget: 'active',
     parent: { runId: args.parentRunId, nodeId: args.parentNodeId },

@@ -1,0 +1,36 @@
+import { findUnstorableText, storableString, textProblem, toStorable } from '../../services/storableText';
+
+describe('storable text (issue 10, item 3)', () => {
+  test('NUL and lone surrogates are problems; paired surrogates and ordinary text are not', () => {
+    expect(textProblem('a\u0000b')).toMatch(/NUL/);
+    expect(textProblem('\ud800')).toMatch(/surrogate/);
+    expect(textProblem('x\udc00')).toMatch(/surrogate/);
+    expect(textProblem('\ud83d\ude00 ü \t\n')).toBeNull();
+  });
+
+  test('storableString replaces each bad code unit with U+FFFD and keeps pairs', () => {
+    expect(storableString('a\u0000b\ud800c\udc00\ud83d\ude00')).toBe('a\ufffdb\ufffdc\ufffd\u{1F600}');
+  });
+
+  test('findUnstorableText names the path, object keys included, and bounds depth without recursion', () => {
+    expect(findUnstorableText({ a: [1, { b: 'x\u0000' }] }, { root: 'body' })).toEqual({ path: 'body.a.1.b', problem: expect.stringMatching(/NUL/) });
+    expect(findUnstorableText({ ['k\ud800']: 1 })).toEqual({ path: 'k\ud800', problem: expect.stringMatching(/key that contains a lone/) });
+    let deep: unknown = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(findUnstorableText(deep, { maxDepth: 100 })?.problem).toBe('too deeply nested');
+    expect(findUnstorableText({ fine: ['text', 1, null] })).toBeNull();
+  });
+
+  test('toStorable copies only when needed, keeps __proto__ as a plain key, and handles deep values', () => {
+    const clean = { a: 'ok' };
+    expect(toStorable(clean)).toBe(clean);
+    const parsed = JSON.parse('{"__proto__":{"x":"\\u0000"},"list":["\\ud800"]}');
+    const out = toStorable(parsed);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(['__proto__', 'list']);
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"x":"\ufffd"},"list":["\ufffd"]}');
+    let deep: unknown = 'a\u0000';
+    for (let i = 0; i < 50_000; i++) deep = { d: deep };
+    expect(() => toStorable(deep)).not.toThrow();
+  });
+});
