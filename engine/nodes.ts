@@ -307,8 +307,18 @@ export function withConfigDefaults<G extends { nodes: GraphNode[] }>(graph: G): 
 // Node, edge and graph shapes. Loose objects (unknown keys stripped): editors keep their own
 // state (selection, sizes) on nodes and edges, and that must not make a graph invalid.
 
+/**
+ * Node ids that cannot be keys of `$nodes` (a plain object in expressions): `__proto__` would set
+ * the prototype instead of adding a key, and `constructor`/`prototype` read as inherited members
+ * in expressions and user code. Reserved, so validation refuses them.
+ */
+export const RESERVED_NODE_IDS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
 export const nodeSchema = z.object({
-  id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 characters of A-Z, a-z, 0-9, "_" or "-"'),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 characters of A-Z, a-z, 0-9, "_" or "-"')
+    .refine((id) => !RESERVED_NODE_IDS.includes(id), { message: `is reserved (${RESERVED_NODE_IDS.join(', ')} cannot be node ids)` }),
   type: z.string(),
   name: z.string().max(200).optional(),
   config: z.record(z.string(), z.unknown()).default({}),

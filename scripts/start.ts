@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       port: config.temporal.devPort,
       uiPort: config.temporal.devUiPort,
       dbFile: path.join(config.dataDir, 'temporal.db'),
+      pidFile: path.join(config.dataDir, 'temporal-dev-server.pid'),
       log: say,
     });
     cleanups.unshift(() => server.stop());

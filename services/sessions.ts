@@ -27,53 +27,69 @@ let dummyHash: Promise<string> | undefined;
 const timingDummyHash = () => (dummyHash ??= hashPassword(randomToken(16)));
 
 /**
- * Failed sign-ins per email, counted in PostgreSQL (rate-limiter-flexible's Postgres store,
- * table `sign_in_limits`), so the limit holds across API processes: after `maxFailures`
- * failures within a window, further attempts get 429 with the seconds until it ends. A
- * success clears the count. Keys are sha256 of the normalised email, so the table holds no
- * addresses.
+ * Failed sign-ins per (account, client address), counted in PostgreSQL (rate-limiter-flexible's
+ * Postgres store, table `sign_in_limits`), so the limit holds across API processes. After
+ * `maxFailures` failures from one address within a window, that address gets 429 with the
+ * seconds until it may try again, for that account only: the owner signing in from anywhere
+ * else is not affected, so an attacker elsewhere cannot lock them out. A success from an
+ * address clears that address's counts.
  *
- * Caveat: a fixed window that starts at the first failure (the library's model), not a
- * sliding one: 10 failures within 15 minutes of the first lock the email until those 15
- * minutes are over.
+ * Backoff: each lock of the same (account, address) within `lockMemoryMs` lasts twice as
+ * long as the one before (15 min, 30 min, 1 h, ... up to `maxLockMs`).
+ *
+ * Keys are sha256 of the normalised email and the address, so the table holds neither.
+ *
+ * Caveats: the failure window is fixed (the library's model), starting at the first failure;
+ * the client address is Koa's `ctx.ip`, which honours X-Forwarded-For only with TRUST_PROXY,
+ * so behind an untrusted proxy every client shares the proxy's address.
  */
 export class SignInLimiter {
-  private readonly limiter: RateLimiterPostgres;
+  private readonly failures: RateLimiterPostgres;
+  private readonly lockouts: RateLimiterPostgres;
   constructor(
     knex: Knex,
     private readonly maxFailures = 10,
-    windowMs = 15 * 60_000,
+    private readonly windowMs = 15 * 60_000,
+    private readonly maxLockMs = 24 * 60 * 60_000,
+    lockMemoryMs = 24 * 60 * 60_000,
   ) {
     // tableCreated: the table is ours (db/migrations), not created by the library at run time.
-    this.limiter = new RateLimiterPostgres({
-      storeClient: knex,
-      storeType: 'knex',
-      tableName: 'sign_in_limits',
-      tableCreated: true,
-      keyPrefix: 'sign_in',
-      points: maxFailures,
-      duration: Math.ceil(windowMs / 1000),
-    });
+    const store = { storeClient: knex, storeType: 'knex', tableName: 'sign_in_limits', tableCreated: true } as const;
+    this.failures = new RateLimiterPostgres({ ...store, keyPrefix: 'sign_in', points: maxFailures, duration: Math.ceil(windowMs / 1000) });
+    this.lockouts = new RateLimiterPostgres({ ...store, keyPrefix: 'sign_in_locks', points: 1_000_000, duration: Math.ceil(lockMemoryMs / 1000) });
   }
 
-  async check(email: string): Promise<void> {
-    const state = await this.limiter.get(this.key(email));
+  async check(email: string, clientAddress: string): Promise<void> {
+    const state = await this.failures.get(this.key(email, clientAddress));
     if (state && state.consumedPoints >= this.maxFailures) {
       throw rateLimited('Too many sign-in attempts. Try again later.', { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) });
     }
   }
 
-  async fail(email: string): Promise<void> {
-    await this.limiter.penalty(this.key(email), 1);
+  async fail(email: string, clientAddress: string): Promise<void> {
+    const key = this.key(email, clientAddress);
+    const state = await this.failures.penalty(key, 1);
+    if (state.consumedPoints < this.maxFailures) return;
+    const locks = await this.lockouts.penalty(key, 1);
+    const lockMs = Math.min(this.maxLockMs, this.windowMs * 2 ** Math.min(20, locks.consumedPoints - 1));
+    await this.failures.block(key, Math.ceil(lockMs / 1000));
   }
 
-  async succeed(email: string): Promise<void> {
-    await this.limiter.delete(this.key(email));
+  async succeed(email: string, clientAddress: string): Promise<void> {
+    const key = this.key(email, clientAddress);
+    await this.failures.delete(key);
+    await this.lockouts.delete(key);
   }
 
-  private key(email: string): string {
-    return sha256Hex(email);
+  private key(email: string, clientAddress: string): string {
+    return sha256Hex(`${email}\n${normalizeAddress(clientAddress)}`);
   }
+}
+
+/** `::ffff:192.0.2.1` and `192.0.2.1` are the same client. */
+function normalizeAddress(address: string): string {
+  const lower = address.trim().toLowerCase();
+  return lower.startsWith('::ffff:') && lower.includes('.') ? lower.slice(7) : lower;
 }
 
 /** Lists the workspaces a user belongs to, oldest membership first. */
@@ -97,18 +113,19 @@ export async function signIn(
   limiter: SignInLimiter,
   input: { email: string; password: string; workspaceId?: string },
   ttlMs: number,
+  clientAddress: string,
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
-  await limiter.check(email);
+  await limiter.check(email, clientAddress);
   const user = await em.findOne(UserSchema, { email });
   // Unknown emails still pay for one scrypt, so response time does not reveal which emails exist.
   const passwordOk = await verifyPassword(input.password, user?.passwordHash ?? (await timingDummyHash()));
   const ok = user !== null && user.status !== 'banned' && passwordOk;
   if (!ok || !user) {
-    await limiter.fail(email);
+    await limiter.fail(email, clientAddress);
     throw unauthenticated(INVALID_CREDENTIALS);
   }
-  await limiter.succeed(email);
+  await limiter.succeed(email, clientAddress);
 
   const workspaces = await listUserWorkspaces(em, user.id);
   const workspace = pickWorkspace(user, workspaces, input.workspaceId);

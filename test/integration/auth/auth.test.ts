@@ -41,6 +41,12 @@ describe('bearer authentication', () => {
     expect(res.body).toEqual(BEARER_REQUIRED);
   });
 
+  test.each(['bearer', 'BEARER'])('the scheme is case-insensitive (RFC 9110): %s is accepted', async (scheme) => {
+    const res = await http(app, 'GET', '/api/v1/workspaces', { headers: { authorization: `${scheme} ${a.token}` } });
+    expect(res.status).toBe(200);
+    expect(res.body.workspace).toMatchObject({ id: a.workspaceId });
+  });
+
   test('successful verification updates lastUsedAt', async () => {
     const key = await addUserWithKey(app, a, 'member');
     const before = await app.orm.em.fork().findOneOrFail(ApiKeySchema, { id: key.keyId });

@@ -1,0 +1,198 @@
+/**
+ * `npm start` after a crash (issue 10, item 5): the service (scripts/start.ts, run as one
+ * process with `node --import tsx`) is killed with SIGKILL and started again on the same
+ * DATA_DIR and ports; it must come back, within 30 s. Each start uses free ports, a temp
+ * DATA_DIR and its own database on the tests' PostgreSQL server; every child is killed and
+ * the database dropped at the end.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { dropDatabase } from '../../../scripts/lib/postgres';
+import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
+import { testEnv } from '../../support/env';
+
+jest.setTimeout(400_000);
+
+const ROOT = path.resolve(__dirname, '../../..');
+const started: ChildProcess[] = [];
+let dataDir: string;
+let databaseUrl: string;
+let env: NodeJS.ProcessEnv;
+let apiPort: number;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-restart-'));
+  const url = new URL(testEnv('databaseUrl'));
+  url.pathname = `/svc_restart_${randomBytes(5).toString('hex')}`;
+  databaseUrl = url.toString();
+  apiPort = await findFreePort();
+  env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: String(apiPort), LOG_LEVEL: 'warn' };
+  env.TEMPORAL_PORT = String(await findFreePort());
+  env.TEMPORAL_UI_PORT = String(await findFreePort());
+  for (const name of ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'NODE_ENV', 'SECRET_KEY']) delete env[name];
+});
+
+afterAll(async () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  // A dev server still recorded after the kills would be a leak of this test: stop it.
+  try {
+    const record = JSON.parse(readFileSync(path.join(dataDir, 'temporal-dev-server.pid'), 'utf8')) as { pid: number };
+    process.kill(-record.pid, 'SIGKILL');
+  } catch {
+    /* none left */
+  }
+  await dropDatabase(databaseUrl).catch(() => {});
+  await rm(dataDir, { recursive: true, force: true }).catch(() => {});
+});
+
+interface Started {
+  child: ChildProcess;
+  ms: number;
+}
+
+/** Starts the service; resolves when it printed its API line, rejects with its output if it exits first. */
+function startService(timeoutMs: number): Promise<Started> {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no API line after ${timeoutMs} ms:\n${output.slice(-3000)}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/API:\s+http/.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, ms: Date.now() - t0 });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited (${signal ?? code}) before it was ready:\n${output.slice(-3000)}`));
+    });
+  });
+}
+
+/** Runs a start that must fail; resolves with its output and how long it took. */
+function startFailing(timeoutMs: number): Promise<{ output: string; ms: number; code: number | null }> {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`start did not fail within ${timeoutMs} ms:\n${output.slice(-3000)}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ output, ms: Date.now() - t0, code });
+    });
+  });
+}
+
+async function healthz(): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}/healthz`);
+  return res.status;
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+const recordedDevServer = () => (JSON.parse(readFileSync(path.join(dataDir, 'temporal-dev-server.pid'), 'utf8')) as { pid: number }).pid;
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (generously) until `pid` is gone; false if it is still there. */
+async function gone(pid: number, timeoutMs = 20_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isRunning(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  return !isRunning(pid);
+}
+
+/** The watchdogs the service started (its children running the `node -e` watch). */
+function watchdogsOf(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return children.filter((c) => {
+    try {
+      return readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('process.ppid');
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('kill -9 of the service, then a start on the same DATA_DIR and ports comes back within 30 s', async () => {
+  const first = await startService(240_000);
+  expect(await healthz()).toBe(200);
+  const devServerPid = recordedDevServer();
+
+  await killed(first.child);
+  // The dev server dies with its parent (the watchdog), before anyone starts again.
+  expect(await gone(devServerPid)).toBe(true);
+  const second = await startService(120_000);
+  expect(await healthz()).toBe(200);
+  expect(second.ms).toBeLessThan(30_000);
+  // The first dev server went with its parent; the new one is a different process.
+  const now = recordedDevServer();
+  expect(now).not.toBe(devServerPid);
+  await killed(second.child);
+  expect(await gone(now)).toBe(true);
+});
+
+test('a dev server that outlived its start (watchdog killed too) is stopped by the next start, which goes on', async () => {
+  const first = await startService(240_000);
+  const watchdogs = watchdogsOf(first.child.pid!);
+  expect(watchdogs.length).toBeGreaterThan(0);
+  for (const pid of watchdogs) process.kill(pid, 'SIGKILL');
+  await killed(first.child);
+  const stale = recordedDevServer();
+  await new Promise((r) => setTimeout(r, 2_000));
+  expect(isRunning(stale)).toBe(true); // no watchdog left: only the next start can clean it up
+
+  const second = await startService(120_000);
+  expect(await healthz()).toBe(200);
+  expect(second.ms).toBeLessThan(30_000);
+  expect(isRunning(stale)).toBe(false);
+  const now = recordedDevServer();
+  await killed(second.child);
+  expect(await gone(now)).toBe(true);
+});
+
+test("a start that finds someone else's process on the Temporal port says so at once", async () => {
+  env.TEMPORAL_PORT = String(await findFreePort());
+  const squatter = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    squatter.once('error', reject);
+    squatter.listen(Number(env.TEMPORAL_PORT), '127.0.0.1', resolve);
+  });
+  try {
+    const result = await startFailing(120_000);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain(`port 127.0.0.1:${env.TEMPORAL_PORT} is not free`);
+    expect(result.output).toContain('not the dev server recorded in');
+    expect(result.ms).toBeLessThan(20_000);
+  } finally {
+    await new Promise((resolve) => squatter.close(resolve));
+  }
+});
