@@ -262,7 +262,7 @@ export async function executionDetail(
   principal: WorkspacePrincipal,
   executionId: string,
   executionLink: ExecutionLink,
-  temporal: { namespace: string },
+  temporal: { namespace: string; taskQueue: string },
 ) {
   const run = await em.findOne(RunSchema, { id: executionId, workspaceId: principal.workspaceId });
   if (!run) throw notFound(EXECUTION_NOT_FOUND);
@@ -315,7 +315,7 @@ export async function executionDetail(
       durationMs: run.durationMs,
       costCredits: run.costCredits,
       // Dry runs are interpreted in the API process and never reach Temporal.
-      temporal: run.dryRun ? null : { workflowId: run.id, namespace: temporal.namespace, taskQueue: 'workflow-runs' },
+      temporal: run.dryRun ? null : { workflowId: run.id, namespace: temporal.namespace, taskQueue: temporal.taskQueue },
     },
     relatedRuns: {
       ...(parent ? { parentRun: relatedRun(parent, executionLink) } : {}),

@@ -25,6 +25,8 @@ export type WebhookReplyResult =
 
 /** Starts, cancels, approves and resumes runs on the durable engine (temporal/runs-client.ts). */
 export interface RunLauncher {
+  /** The task queue runs execute on (reported in execution receipts and details). */
+  readonly taskQueue: string;
   /** Starts the run's execution (idempotent: the workflow id is the run id). */
   start(run: Run, graph: WorkflowGraph): Promise<void>;
   /** Requests cancellation; false when no execution is open any more. */

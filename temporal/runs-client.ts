@@ -33,6 +33,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
 
 export function temporalRunLauncher(client: Client): RunLauncher {
   return {
+    taskQueue: TASK_QUEUE,
     async start(run: Run, graph: WorkflowGraph) {
       try {
         await client.workflow.start(WORKFLOW_TYPES.run, startOptions(run, graph));

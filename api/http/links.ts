@@ -129,3 +129,9 @@ export function deployedWebhookLinks(origin: string, first: WebhookData | undefi
   const invoke = first?.token ? webhookInvokeUrl(origin, first.token) : null;
   return { webhook: first ? webhookUrl(origin, first.id) : null, invoke };
 }
+
+/** Where an end-user gateway key reads and cancels a run it started (never the workspace run routes). */
+export function endUserRunUrls(ctx: AppContext, runId: string) {
+  const self = `${requestOrigin(ctx)}/api/v1/end-users/runs/${encodeURIComponent(runId)}`;
+  return { statusUrl: self, cancelUrl: `${self}/cancel` };
+}

@@ -9,8 +9,3 @@ export function requestOrigin(ctx: AppContext): string {
   return `${ctx.protocol}://${ctx.host}`;
 }
 
-/** Where an end-user gateway key reads and cancels a run it started (never the workspace run routes). */
-export function endUserRunUrls(ctx: AppContext, runId: string) {
-  const self = `${requestOrigin(ctx)}/api/v1/end-users/runs/${encodeURIComponent(runId)}`;
-  return { statusUrl: self, cancelUrl: `${self}/cancel` };
-}

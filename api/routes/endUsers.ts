@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteResult } from '../http/route';
-import { endUserRunUrls } from '../http/urls';
+import { endUserRunUrls } from '../http/links';
 import { bareAuthErrors, bareErrorSchema, isoDate, pathId } from '../schemas';
 import { RUN_STATUSES } from '../../db/entities';
 import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/endUsers';

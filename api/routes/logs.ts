@@ -76,7 +76,7 @@ export const executionDetailRoute = defineRoute({
   },
   handler: async (ctx, { principal, params, deps }) => {
     const origin = requestOrigin(ctx);
-    const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), { namespace: deps.temporal.namespace });
+    const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), { namespace: deps.temporal.namespace, taskQueue: deps.runLauncher.taskQueue });
     return { status: 200, body: { ...detail, run: withRunUrls(detail.run, origin) } };
   },
 });

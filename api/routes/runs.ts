@@ -79,7 +79,7 @@ export const executeRoute = defineRoute({
     const links = runLinks(result.run, linkBase(ctx));
     const execution = {
       workflowId: result.run.id,
-      taskQueue: result.kind === 'queued' ? 'workflow-runs' : null,
+      taskQueue: result.kind === 'queued' ? deps.runLauncher.taskQueue : null,
       namespace: result.kind === 'queued' ? deps.temporal.namespace : null,
       mode: result.kind === 'queued' ? 'temporal' : 'inline',
       dryRun: result.run.dryRun,
