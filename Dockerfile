@@ -19,6 +19,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# Where the local blob backend keeps file contents (a volume in docker-compose), owned by the runtime user.
+RUN mkdir -p /data/blobs && chown node:node /data/blobs
 USER node
 EXPOSE 3000
 CMD ["node", "dist/api/main.js"]

@@ -1,13 +1,26 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { CredentialKeySettings } from '../services/credentials';
 import { createNodeActivities } from './nodes';
 import { createRunActivities } from './runs';
 import { createWorkerActivities } from './workers';
+import { createFileActivities } from './files';
+import type { BlobStore } from '../services/blobs';
+import { createDatabaseActivities } from './databases';
+import { createSourceActivities } from './sources';
+import type { KnowledgeConfig } from '../services/config';
+import { createKnowledgeActivities } from './knowledge';
 
 /** What activities may use; built once per worker process. */
 export interface ActivityDeps {
   orm: MikroORM;
   /** Lets http nodes reach private, loopback and link-local addresses (tests, local development). */
   allowPrivateNetworks: boolean;
+  /** Blob storage, for the file purge activity (the worker builds it from the same configuration as the API). */
+  blobs?: BlobStore;
+  /** Keys that decrypt workspace credentials (http nodes with `credentialId`); without them such nodes fail. */
+  credentials?: CredentialKeySettings;
+  /** Embeddings endpoint, provider base URLs and sync settings of the knowledge area (same configuration as the API). */
+  knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */
@@ -16,5 +29,9 @@ export function createActivities(deps: ActivityDeps) {
     ...createWorkerActivities(deps),
     ...createRunActivities(deps),
     ...createNodeActivities(deps),
+    ...createFileActivities(deps),
+    ...createDatabaseActivities(deps),
+    ...createSourceActivities(deps),
+    ...createKnowledgeActivities(deps),
   };
 }

@@ -2,7 +2,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
 import { oversizedOutput } from '../engine/limits';
-import { httpRequest, OutboundError } from '../services/outbound';
+import { CredentialRefreshError, CredentialUseError, sendHttpWithStoredCredential, type CredentialUseFailure } from '../services/credentials';
+import { httpRequest, OutboundError, type HttpRequestInput } from '../services/outbound';
 import { runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/sandbox';
 
 const CODE_FAILURE_TYPES: Record<SandboxErrorKind, string> = {
@@ -13,6 +14,13 @@ const CODE_FAILURE_TYPES: Record<SandboxErrorKind, string> = {
   output: 'CodeOutput',
 };
 
+const CREDENTIAL_FAILURE_TYPES: Record<CredentialUseFailure, string> = {
+  missing: 'CredentialNotFound',
+  unreadable: 'CredentialUnreadable',
+  unsupported: 'CredentialTypeUnsupported',
+  unconfigured: 'CredentialUnavailable',
+};
+
 export interface HttpNodeConfig {
   method: string;
   url: string;
@@ -20,7 +28,10 @@ export interface HttpNodeConfig {
   query?: Record<string, string>;
   body?: unknown;
   timeoutMs?: number;
+  /** A credential id or name of the run's workspace, resolved by the activity at call time. */
   credentialId?: string;
+  /** The run's workspace (set by the run workflow): where `credentialId` is looked up. */
+  workspaceId?: string;
 }
 
 /**
@@ -30,6 +41,15 @@ export interface HttpNodeConfig {
  */
 export function createNodeActivities(deps: ActivityDeps) {
   const attempt = () => Context.current().info.attempt;
+  /**
+   * Resolves the credential in the run's workspace at call time and sends the request with it:
+   * the workflow passes only the reference, so no secret enters the run's history.
+   */
+  const sendWithCredential = async (reference: string, workspaceId: string | undefined, request: HttpRequestInput) => {
+    if (!workspaceId) throw new CredentialUseError('missing', `Credential "${reference.slice(0, 200)}" cannot be resolved: the run did not name its workspace.`);
+    if (!deps.credentials) throw new CredentialUseError('unconfigured', 'Credentials are unavailable on this worker.');
+    return sendHttpWithStoredCredential(deps.orm.em.fork(), { keys: deps.credentials, allowPrivateNetworks: deps.allowPrivateNetworks }, workspaceId, reference, request);
+  };
   return {
     /** Runs a code node's source in the WebAssembly sandbox. */
     async codeNode(args: { source: string; input: unknown }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
@@ -47,16 +67,15 @@ export function createNodeActivities(deps: ActivityDeps) {
 
     /** Sends an http node's request through the outbound guard; 5xx and 429 are retryable failures, other 4xx are final. */
     async httpNode(config: HttpNodeConfig): Promise<{ output: { status: number; headers: Record<string, string>; body: unknown }; logs: SandboxLog[]; attempt: number }> {
-      if (config.credentialId) {
-        throw ApplicationFailure.nonRetryable(`Credential "${config.credentialId}" is not available: credentials are not supported yet.`, 'CredentialUnavailable');
-      }
+      const request = { method: config.method, url: config.url, headers: config.headers, query: config.query, body: config.body, timeoutMs: config.timeoutMs };
       let response;
       try {
-        response = await httpRequest(
-          { method: config.method, url: config.url, headers: config.headers, query: config.query, body: config.body, timeoutMs: config.timeoutMs },
-          { allowPrivateNetworks: deps.allowPrivateNetworks },
-        );
+        response = config.credentialId
+          ? await sendWithCredential(config.credentialId, config.workspaceId, request)
+          : await httpRequest(request, { allowPrivateNetworks: deps.allowPrivateNetworks });
       } catch (err) {
+        if (err instanceof CredentialUseError) throw ApplicationFailure.nonRetryable(err.message, CREDENTIAL_FAILURE_TYPES[err.reason]);
+        if (err instanceof CredentialRefreshError) throw ApplicationFailure.nonRetryable(err.message, 'CredentialRefreshFailed');
         const code = err instanceof OutboundError ? err.code : 'network';
         if (code === 'timeout') throw ApplicationFailure.retryable((err as Error).message, 'HttpTimeout');
         if (code === 'network') throw ApplicationFailure.retryable((err as Error).message, 'HttpNetworkError');

@@ -13,7 +13,7 @@ export function createRunActivities(deps: ActivityDeps) {
       return issueResumeToken(deps.orm.em.fork(), args);
     },
     /** Records a schedule-fired run against the active version; no graph when the workflow cannot run now. */
-    async prepareScheduledRun(args: { runId: string; workspaceId: string; workflowId: string; input: unknown }) {
+    async prepareScheduledRun(args: { runId: string; workspaceId: string; workflowId: string; input: unknown; targetId?: string }) {
       return prepareScheduledRun(deps.orm.em.fork(), args);
     },
     async prepareChildRun(args: { parentRunId: string; parentNodeId: string; workspaceId: string; workflowId: string; input: unknown }) {

@@ -12,15 +12,50 @@ import { apiKeyRoutes } from './routes/apiKeys';
 import { authRoutes } from './routes/auth';
 import { healthRoutes } from './routes/health';
 import { workspaceRoutes } from './routes/workspaces';
+import { invitationRoutes } from './routes/invitations';
 import { workflowRoutes } from './routes/workflows';
 import { runRoutes } from './routes/runs';
 import { endUserRoutes } from './routes/endUsers';
 import { logRoutes } from './routes/logs';
 import { webhookRoutes } from './routes/webhooks';
 import { workerRoutes } from './routes/workers';
+import { destinationRoutes } from './routes/destinations';
+import { CODEC_PATH, codecCorsHeaders, temporalCodecRoutes } from './routes/temporalCodec';
+import { fileRoutes } from './routes/files';
+import { credentialRoutes } from './routes/credentials';
+import { databaseRoutes } from './routes/databases';
+import { configurationRoutes } from './routes/configuration';
+import { workflowMcpRoutes } from './routes/workflowMcp';
+import { repositoryRoutes } from './routes/repository';
+import { mailerRoutes } from './routes/mailer';
+import { knowledgeRoutes } from './routes/knowledge';
+import { knowledgeConnectorRoutes } from './routes/knowledgeConnectors';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
-export const allRoutes: AnyRoute[] = [...healthRoutes, ...authRoutes, ...apiKeyRoutes, ...workspaceRoutes, ...workflowRoutes, ...runRoutes, ...endUserRoutes, ...logRoutes, ...webhookRoutes, ...workerRoutes];
+export const allRoutes: AnyRoute[] = [
+  ...healthRoutes,
+  ...authRoutes,
+  ...apiKeyRoutes,
+  ...workspaceRoutes,
+  ...invitationRoutes,
+  ...workflowRoutes,
+  ...destinationRoutes,
+  ...runRoutes,
+  ...endUserRoutes,
+  ...logRoutes,
+  ...webhookRoutes,
+  ...mailerRoutes,
+  ...workerRoutes,
+  ...credentialRoutes,
+  ...fileRoutes,
+  ...databaseRoutes,
+  ...configurationRoutes,
+  ...workflowMcpRoutes,
+  ...repositoryRoutes,
+  ...knowledgeRoutes,
+  ...knowledgeConnectorRoutes,
+  ...temporalCodecRoutes,
+];
 
 const OPENAPI_PATH = '/api/v1/openapi.json';
 
@@ -41,6 +76,8 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   // Parsed per route, after the route has set its error family, so a malformed body is
   // answered in that family; unmatched paths never read their body.
   const parseBody = bodyParser({
+    // DELETE too: some deletes name their target in the body (`DELETE /databases/{id}/rows { rowIndex }`).
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
     enableTypes: ['json', 'form', 'text'],
     jsonLimit: deps.config.bodyLimit,
     formLimit: deps.config.bodyLimit,
@@ -59,6 +96,11 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   router.get('/metrics', async (ctx) => {
     ctx.set('Content-Type', deps.metrics.contentType);
     ctx.body = await deps.metrics.render();
+  });
+  // The Web UI's preflight before it posts payloads to the codec endpoint from its own origin.
+  router.options([`${CODEC_PATH}/decode`, `${CODEC_PATH}/encode`], (ctx) => {
+    ctx.set(codecCorsHeaders(deps));
+    ctx.status = 204;
   });
   app.use(methodNotAllowed(routes));
   app.use(router.routes());

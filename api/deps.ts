@@ -6,6 +6,9 @@ import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
 import type { RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
 import type { Metrics } from '../services/metrics';
+import type { PayloadEncryptionCodec } from '../services/payloadCodec';
+import type { FilesRuntime } from '../services/files';
+import type { KnowledgeRuntime } from '../services/knowledge';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -22,6 +25,12 @@ export interface AppDeps {
   /** Asks Temporal about the task queue, the Schedules and a smoke workflow, for worker health. */
   workerProbe: WorkerProbe;
   metrics: Metrics;
+  /** The deployment's Temporal payload codec (also served to operators at /api/temporal-codec); undefined when payloads are plaintext. */
+  payloadCodec: PayloadEncryptionCodec | undefined;
+  /** Blob storage, scanners and the purge workflow of the files area. */
+  files: FilesRuntime;
+  /** Knowledge bases: document blobs, indexing and sync workflows, query embeddings. */
+  knowledge: KnowledgeRuntime;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

@@ -7,6 +7,7 @@ import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
 import { closeSandboxPool } from '../services/sandbox';
 import { connectTemporalClient } from '../temporal/client';
+import { payloadCodecFromConfig } from '../services/payloadCodec';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { buildAppDeps, startApiBackground } from './wiring';
 
@@ -21,7 +22,9 @@ export interface StartedApi {
 export async function startApi(opts: { config: AppConfig; databaseUrl: string; temporalAddress: string; logger: Logger }): Promise<StartedApi> {
   const { config, logger } = opts;
   const orm = await openOrm(opts.databaseUrl);
-  const temporal = await connectTemporalClient({ address: opts.temporalAddress, namespace: config.temporal.namespace });
+  const payloadCodec = payloadCodecFromConfig(config);
+  if (!payloadCodec) logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the worker processes)');
+  const temporal = await connectTemporalClient({ address: opts.temporalAddress, namespace: config.temporal.namespace, payloadCodec });
   await registerSearchAttributes(temporal.connection, config.temporal.namespace);
   const deps = buildAppDeps({ config, orm, temporal, namespace: config.temporal.namespace, logger });
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });

@@ -16,8 +16,14 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
   registry.registerComponent('securitySchemes', 'sessionCookie', { type: 'apiKey', in: 'cookie', name: 'svc_session' });
 
   for (const route of routes) {
-    const security =
-      route.access.kind === 'apiKey' ? [{ bearerAuth: [] }] : route.access.kind === 'session' ? [{ sessionCookie: [] }] : [];
+    const security: Array<Record<string, string[]>> =
+      route.access.kind === 'apiKey'
+        ? [{ bearerAuth: [] }]
+        : route.access.kind === 'session'
+          ? [{ sessionCookie: [] }]
+          : route.access.kind === 'operator'
+            ? [{ bearerAuth: [] }, { sessionCookie: [] }]
+            : [];
     registry.registerPath({
       method: route.method,
       path: route.path,
@@ -29,6 +35,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
         ...(route.params ? { params: route.params } : {}),
         ...(route.query ? { query: route.query } : {}),
         ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+        ...(route.rawBody ? { body: { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: z.string().meta({ format: 'binary' }) } } } } : {}),
         ...(route.idempotency
           ? { headers: z.object({ 'idempotency-key': route.idempotency === 'required' ? z.string().min(1).max(255) : z.string().min(1).max(255).optional() }) }
           : {}),
@@ -38,7 +45,8 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
           status,
           {
             description: r.description,
-            ...(r.schema ? { content: { 'application/json': { schema: wrapForFamily(route, status, r.schema) } } } : {}),
+            ...(r.schema && r.mediaType ? { content: { [r.mediaType]: { schema: r.schema } } } : {}),
+            ...(r.schema && !r.mediaType ? { content: { 'application/json': { schema: wrapForFamily(route, status, r.schema) } } } : {}),
           },
         ]),
       ),

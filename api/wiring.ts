@@ -3,6 +3,7 @@
  * Temporal connection into the dependencies routes receive. `api/main.ts` and the test
  * harness both call it, so tests run the wiring production runs.
  */
+import { payloadCodecFromConfig } from '../services/payloadCodec';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppDeps } from './deps';
@@ -17,9 +18,16 @@ import { temporalRunLauncher } from '../temporal/runs-client';
 import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
 import { temporalScheduleSync } from '../temporal/schedules-client';
 import { temporalWorkerProbe } from '../temporal/worker-probe';
+import { temporalFilePurger } from '../temporal/files-client';
+import { syncSourceSchedules } from '../temporal/sources-client';
+import { createBlobStore } from '../services/blobs';
+import { builtinScanner, clamdScanner, type FilesRuntime } from '../services/files';
+import type { KnowledgeRuntime } from '../services/knowledge';
+import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledge-client';
 
 export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
   const { config, orm, temporal, logger } = opts;
+  const files = buildFilesRuntime(config, temporal);
   return {
     config,
     orm,
@@ -31,7 +39,31 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     scheduler: temporalScheduleSync(temporal.client),
     workerProbe: temporalWorkerProbe(temporal.client, opts.namespace),
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
+    payloadCodec: payloadCodecFromConfig(config),
     lifecycle: { shuttingDown: false },
+    files,
+    knowledge: buildKnowledgeRuntime(config, temporal, files),
+  };
+}
+
+function buildKnowledgeRuntime(config: AppConfig, temporal: ConnectedTemporalClient, files: FilesRuntime): KnowledgeRuntime {
+  return {
+    config: config.knowledge,
+    blobs: files.blobs,
+    indexer: temporalKnowledgeIndexer(temporal.client),
+    queryEmbedder: temporalQueryEmbedder(temporal.client, config.knowledge),
+    syncLauncher: temporalKnowledgeSyncLauncher(temporal.client),
+  };
+}
+
+function buildFilesRuntime(config: AppConfig, temporal: ConnectedTemporalClient): FilesRuntime {
+  const { clamdAddress, clamdTimeoutMs, writesDisabled, purgeDelayMs } = config.files;
+  return {
+    blobs: createBlobStore(config.blobs, config.secretKey),
+    scanners: [builtinScanner(), ...(clamdAddress ? [clamdScanner(clamdAddress, clamdTimeoutMs)] : [])],
+    purger: temporalFilePurger(temporal.client),
+    writesDisabled,
+    purgeDelayMs,
   };
 }
 
@@ -39,8 +71,32 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
 const STUCK_RUN_GUARD_INTERVAL_MS = 30_000;
 
 /** The API process's background work: the webhook outbox dispatcher and the stuck-run guard. */
-export function startApiBackground(deps: AppDeps, opts: { pollMs: number; stuckRunIntervalMs?: number }): { stop(): Promise<void> } {
+export function startApiBackground(
+  deps: AppDeps,
+  /** `rssScheduleSync: false` (tests sharing one Temporal server across databases) leaves the `rss_`/`ci_` Schedules alone. */
+  opts: { pollMs: number; stuckRunIntervalMs?: number; rssScheduleSync?: boolean },
+): { stop(): Promise<void> } {
   const dispatcher = startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger });
   const guard = startStuckRunGuard({ orm: deps.orm, launcher: deps.runLauncher, intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS, logger: deps.logger });
-  return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop()])) };
+  const sources = opts.rssScheduleSync === false ? { stop: async () => undefined } : startRssScheduleSync(deps, RSS_SCHEDULE_SYNC_INTERVAL_MS);
+  return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), sources.stop()])) };
+}
+
+/** How often the API reconciles RSS and CI sources with their Temporal Schedules (temporal/sources-client.ts). */
+const RSS_SCHEDULE_SYNC_INTERVAL_MS = 30_000;
+
+/** Runs `syncSourceSchedules` now and every `intervalMs`; failures are logged and retried next time. */
+function startRssScheduleSync(deps: AppDeps, intervalMs: number): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const tick = () => {
+    running = syncSourceSchedules(deps.temporal.client, deps.orm.em.fork()).catch((err: unknown) => deps.logger.warn({ err }, 'event-source schedule sync failed; retrying'));
+  };
+  tick();
+  const timer = setInterval(tick, intervalMs);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -22,4 +22,8 @@ export const EXPRESSION_FIELDS: Readonly<Partial<Record<NodeType, { jsonata?: re
   log: { templated: ['message'] },
   fail: { templated: ['message'] },
   subworkflow: { templated: ['input'] },
+  table_read: { templated: ['filter'] },
+  table_insert: { templated: ['values'] },
+  table_update: { templated: ['rowIndex', 'values'] },
+  table_delete: { templated: ['rowIndex'] },
 };

@@ -9,8 +9,8 @@
 import { canonicalJson } from './canonicalJson';
 import { evaluateExpression, resolveTemplated } from './expressions';
 import { EXPRESSION_FIELDS } from './expression-fields';
-import { oversizedOutput } from './limits';
-import type { GraphEdge, GraphNode, NodeType, WorkflowGraph } from './types';
+import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
+import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -69,6 +69,11 @@ export interface EngineHost {
   onResponse(response: ResponseCapture): void | Promise<void>;
   /** True for the host's cancellation errors, which end the run instead of failing a node. */
   isCancellation(err: unknown): boolean;
+  /**
+   * Largest node output in UTF-8 JSON bytes (default NODE_OUTPUT_LIMIT_BYTES). Infinity turns
+   * the check off: runs started before the limit existed replay without it.
+   */
+  outputLimitBytes?: number;
 }
 
 export interface RunRequest {
@@ -99,7 +104,7 @@ export class NodeFailure extends Error {
   }
 }
 
-const ACTION_TYPES = new Set(['http', 'code']);
+const ACTION_NODE_TYPES = new Set<string>(ACTION_TYPES);
 const TRIGGERS_BY_RUN_TRIGGER: Record<string, string[]> = {
   webhook: ['webhook', 'start'],
   schedule: ['schedule', 'start'],
@@ -118,6 +123,7 @@ interface NodeResult {
  */
 export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOutcome> {
   const { graph } = req;
+  const outputLimit = host.outputLimitBytes ?? NODE_OUTPUT_LIMIT_BYTES;
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
   const incoming = new Map<string, GraphEdge[]>();
   const outgoing = new Map<string, GraphEdge[]>();
@@ -214,7 +220,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       }
       // Outputs travel in Temporal payloads (activity inputs, child and run results): fail the
       // node before one can outgrow Temporal's 2 MB limit.
-      const oversized = oversizedOutput(result.output);
+      const oversized = outputLimit === Infinity ? null : oversizedOutput(result.output, 'Node output', outputLimit);
       if (oversized) throw new NodeFailure(node.id, oversized);
     } catch (err) {
       if (host.isCancellation(err)) {
@@ -268,6 +274,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       case 'start':
       case 'webhook':
       case 'schedule':
+      case 'ci':
         return pure(input);
       case 'condition': {
         const value = await evaluateExpression(config.expression as string, input, bindings);
@@ -321,7 +328,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         return pure(output);
       }
       default: {
-        if (!ACTION_TYPES.has(node.type)) throw new NodeFailure(node.id, `Unknown node type "${node.type}"`);
+        if (!ACTION_NODE_TYPES.has(node.type)) throw new NodeFailure(node.id, `Unknown node type "${node.type}"`);
         const ran = await host.runAction(node, await resolveTemplatedFields(node.type, config, input, bindings), input);
         costCredits += 1;
         for (const entry of ran.logs ?? []) await log(node.id, entry.level, entry.message);
@@ -382,7 +389,7 @@ export function pickStartNode(req: Pick<RunRequest, 'trigger' | 'startNodeId'>, 
     const node = nodes.find((n) => n.type === type);
     if (node) return node;
   }
-  const anyTrigger = nodes.find((n) => ['start', 'webhook', 'schedule'].includes(n.type));
+  const anyTrigger = nodes.find((n) => ['start', 'webhook', 'schedule', 'ci'].includes(n.type));
   if (!anyTrigger) throw new NodeFailure('', 'The workflow has no trigger node');
   return anyTrigger;
 }

@@ -141,6 +141,9 @@ const scheduleConfig = z.strictObject({
     .default('UTC'),
 });
 
+// The jobs, credential and interval of a CI trigger belong to its destination's CI source.
+const ciConfig = z.strictObject({});
+
 const conditionConfig = z.strictObject({ expression });
 
 const switchConfig = z.strictObject({
@@ -213,11 +216,22 @@ const httpConfig = z.strictObject({
 
 const codeConfig = z.strictObject({ source: nonEmpty.max(100_000) });
 
+// Table nodes: the table is named by id (GET /api/v1/databases lists them); cells are checked
+// against the table's columns when the node runs, by the same rules as the rows API.
+const tableId = nonEmpty.max(200);
+const cellValues = z.record(z.string(), jsonValue);
+const rowIndexField = z.union([z.number().int().min(1).max(2_147_483_647), z.string().refine(isTemplateExpression, 'must be a positive integer or an "=" expression')]);
+const tableReadConfig = z.strictObject({ tableId, filter: cellValues.optional(), limit: z.number().int().min(1).max(1000).default(100) });
+const tableInsertConfig = z.strictObject({ tableId, values: cellValues });
+const tableUpdateConfig = z.strictObject({ tableId, rowIndex: rowIndexField, values: cellValues });
+const tableDeleteConfig = z.strictObject({ tableId, rowIndex: rowIndexField });
+
 /** The config schema of every node type. Parsing applies defaults. */
 export const NODE_CONFIG_SCHEMAS = {
   start: startConfig,
   webhook: webhookConfig,
   schedule: scheduleConfig,
+  ci: ciConfig,
   condition: conditionConfig,
   switch: switchConfig,
   transform: transformConfig,
@@ -231,6 +245,10 @@ export const NODE_CONFIG_SCHEMAS = {
   log: logConfig,
   http: httpConfig,
   code: codeConfig,
+  table_read: tableReadConfig,
+  table_insert: tableInsertConfig,
+  table_update: tableUpdateConfig,
+  table_delete: tableDeleteConfig,
 } satisfies Record<NodeType, z.ZodType>;
 
 /** Parsed (defaults applied) config of a node type. */

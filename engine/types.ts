@@ -3,9 +3,13 @@
  * the API. Pure types: workflow code imports this module.
  */
 
-export const TRIGGER_TYPES = ['start', 'webhook', 'schedule'] as const;
+/** `ci`: started by a destination's CI source (configure-source) for each new matching build. */
+export const TRIGGER_TYPES = ['start', 'webhook', 'schedule', 'ci'] as const;
 export const FLOW_TYPES = ['condition', 'switch', 'transform', 'merge', 'wait', 'approval', 'event', 'response', 'subworkflow', 'fail', 'log'] as const;
-export const ACTION_TYPES = ['http', 'code'] as const;
+export const ACTION_TYPES = ['http', 'code', 'table_read', 'table_insert', 'table_update', 'table_delete'] as const;
+/** Action nodes on the workspace's user tables (services/databases). */
+export const TABLE_NODE_TYPES = ['table_read', 'table_insert', 'table_update', 'table_delete'] as const;
+export type TableNodeType = (typeof TABLE_NODE_TYPES)[number];
 export const NODE_TYPES = [...TRIGGER_TYPES, ...FLOW_TYPES, ...ACTION_TYPES] as const;
 
 export type TriggerType = (typeof TRIGGER_TYPES)[number];

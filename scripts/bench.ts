@@ -8,6 +8,10 @@ import type { BenchContext } from './bench/report';
 import { stepsScenario } from './bench/steps';
 import { throughputScenario } from './bench/throughput';
 import { webhooksScenario } from './bench/webhooks';
+import { filesScenario } from './bench/files';
+import { tablesScenario } from './bench/tables';
+import { mailerScenario } from './bench/mailer';
+import { retrievalScenario, syncScenario } from './bench/knowledge';
 
 interface Scenario {
   summary: string;
@@ -23,9 +27,29 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: '40 sequential steps (transform, code fib(10), http GET, http POST), one run at a time: overhead per step',
     run: stepsScenario,
   },
+  tables: {
+    summary: 'user tables: insert rows/s through the API (concurrency 1/10/50), CSV import MB/s of a 5 MB file, read-only SQL p50/p99 on a 100k-row table',
+    run: tablesScenario,
+  },
   throughput: {
     summary: 'POST /execute at concurrency 5/10/20/40/80: completed runs/s, state transitions/run, PG commits/s, CPU per process',
     run: throughputScenario,
+  },
+  mailer: {
+    summary: 'signed inbound mail (fresh id and HMAC per request) at concurrency 10/50: accepted messages/s, p50/p99',
+    run: mailerScenario,
+  },
+  files: {
+    summary: '100 MiB upload streamed into encrypted storage, then downloaded whole by ranges: peak RSS of the API process in each',
+    run: filesScenario,
+  },
+  retrieval: {
+    summary: 'knowledge search quality: recall@5 and MRR of keyword, vector and hybrid over 40 labelled queries (loopback embeddings)',
+    run: retrievalScenario,
+  },
+  sync: {
+    summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
+    run: syncScenario,
   },
 };
 
@@ -39,13 +63,16 @@ ${Object.entries(SCENARIOS)
 settings (environment):
   BENCH_DURATION_S   seconds per measured run (default 5)
   BENCH_RUNS         measured runs per concurrency step (default 5)
-  BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80)
+  BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80; tables: 1,10,50)
+  BENCH_QUERY_REPEATS  queries per query shape (tables; default 200)
   BENCH_WARMUP_S     warm-up seconds (webhooks at concurrency 10, throughput at 5; default 5)
   BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
   BENCH_STEPS        steps per workflow (steps; default 40)
   BENCH_WARMUP_RUNS  warm-up runs per variant (steps; default 2)
   BENCH_VARIANTS     comma-separated subset of transform,code,http-get,http-post (steps)
+  BENCH_FILES_MIB    file size (files; default 100, at most 100)
+  BENCH_FILES_RANGE_MIB  range size of the download (files; default 8)
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
   BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 

@@ -35,6 +35,8 @@ async function main(): Promise<void> {
       uiPort: config.temporal.devUiPort,
       dbFile: path.join(config.dataDir, 'temporal.db'),
       pidFile: path.join(config.dataDir, 'temporal-dev-server.pid'),
+      // The UI asks the API to decrypt payloads (operators only: OPERATOR_TOKEN / OPERATOR_EMAILS).
+      uiCodecEndpoint: `http://127.0.0.1:${config.port}/api/temporal-codec`,
       log: say,
     });
     cleanups.unshift(() => server.stop());

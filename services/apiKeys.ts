@@ -207,13 +207,7 @@ export async function listApiKeys(em: EntityManager, actor: SessionPrincipal): P
  * with severity `critical`. Keys of other workspaces, and already revoked keys, are 404.
  */
 export async function revokeApiKey(em: EntityManager, actor: SessionPrincipal, id: string): Promise<ApiKeyView> {
-  requireAdmin(actor);
-  const key = await em.findOne(ApiKeySchema, { id, revokedAt: null });
-  const manageable =
-    key !== null &&
-    (key.workspaceId === actor.workspaceId ||
-      (key.workspaceId === null && (await organizationKeyIdsFor(em, actor.workspaceId)).includes(key.id)));
-  if (!key || !manageable) throw notFound('API key not found');
+  const key = await manageableKey(em, actor, id);
   key.revokedAt = new Date();
   recordAudit(em, actor, {
     action: 'api_key.revoke',
@@ -224,6 +218,51 @@ export async function revokeApiKey(em: EntityManager, actor: SessionPrincipal, i
     metadata: { name: key.name, scope: key.scope },
   });
   await em.flush();
+  return apiKeyView(key);
+}
+
+/**
+ * A key an Admin or Owner of the session's workspace manages: one of the workspace's active
+ * keys, or an active organization key whose selection includes the workspace. Else 404.
+ */
+async function manageableKey(em: EntityManager, actor: SessionPrincipal, id: string): Promise<ApiKey> {
+  requireAdmin(actor);
+  const key = await em.findOne(ApiKeySchema, { id, revokedAt: null });
+  const manageable =
+    key !== null &&
+    (key.workspaceId === actor.workspaceId ||
+      (key.workspaceId === null && (await organizationKeyIdsFor(em, actor.workspaceId)).includes(key.id)));
+  if (!key || !manageable) throw notFound('API key not found');
+  return key;
+}
+
+/**
+ * Renames a key (the only change a key takes: scope, selection, permission and allowlists are
+ * fixed at creation). Names stay unique per scope as on create; audited as `api_key.rename`.
+ */
+export async function renameApiKey(em: EntityManager, actor: SessionPrincipal, id: string, rawName: string): Promise<ApiKeyView> {
+  const key = await manageableKey(em, actor, id);
+  const name = rawName.trim();
+  if (!name) throw invalidInput('name cannot be blank.');
+  const nameKey = name.toLowerCase();
+  const clash = await em.findOne(ApiKeySchema, {
+    id: { $ne: key.id },
+    scope: key.scope,
+    nameKey,
+    revokedAt: null,
+    ...(key.workspaceId ? { workspaceId: key.workspaceId } : { workspaceId: null, createdById: key.createdById }),
+  });
+  if (clash) throw duplicateName(name);
+  const previous = key.name;
+  key.name = name;
+  key.nameKey = nameKey;
+  recordAudit(em, actor, { action: 'api_key.rename', severity: 'info', workspaceId: actor.workspaceId, targetType: 'api_key', targetId: key.id, metadata: { from: previous, to: name, scope: key.scope } });
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw duplicateName(name);
+    throw err;
+  }
   return apiKeyView(key);
 }
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { unavailable } from './errors';
+import { parseKeyMaterial } from './secrets';
 
 /**
  * Every setting the service reads from the environment, with its default.
@@ -32,10 +33,52 @@ const envSchema = z.object({
   END_USERS_ENABLED: envBool(false),
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: envBool(false),
   SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional(),
+  TEMPORAL_PAYLOAD_KEY: z.string().min(32, 'TEMPORAL_PAYLOAD_KEY must be at least 32 characters').optional(),
+  TEMPORAL_PAYLOAD_PREVIOUS_KEYS: z.string().optional(),
+  OPERATOR_TOKEN: z.string().min(32, 'OPERATOR_TOKEN must be at least 32 characters').optional(),
+  OPERATOR_EMAILS: z.string().optional(),
+  /** Local bare Git repositories a workspace repository setting may name must be inside this directory; unset refuses local paths. */
+  WORKFLOW_REPOSITORY_ROOT: z.string().min(1).optional(),
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
   VALIDATE_RESPONSES: envBool(false),
+  BLOB_STORAGE: z.enum(['local', 's3']).default('local'),
+  BLOB_DIR: z.string().optional(),
+  BLOB_S3_ENDPOINT: z.string().url().optional(),
+  BLOB_S3_REGION: z.string().default('us-east-1'),
+  BLOB_S3_BUCKET: z.string().optional(),
+  BLOB_S3_ACCESS_KEY_ID: z.string().optional(),
+  BLOB_S3_SECRET_ACCESS_KEY: z.string().optional(),
+  BLOB_S3_FORCE_PATH_STYLE: envBool(true),
+  BLOB_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'expected 32 bytes as 64 hex characters or base64')
+    .optional(),
+  FILES_WRITES_DISABLED: envBool(false),
+  FILES_PURGE_DELAY_SECONDS: z.coerce.number().int().min(0).max(30 * 86400).default(86400),
+  CLAMD_ADDRESS: z.string().regex(/^((\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}|unix:.+)$/, 'expected host:port or unix:/path/to/clamd.sock').optional(),
+  CLAMD_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  CREDENTIALS_KEY: z.string().optional(),
+  CREDENTIALS_PREVIOUS_KEYS: z.string().optional(),
+  CREDENTIAL_ENV_ALLOWLIST: z.string().optional(),
+  CREDENTIAL_TEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  CREDENTIAL_PROVIDER_BASE_URLS: z.string().optional(),
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(5_000),
+  DATABASE_QUERY_MAX_ROWS: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  DATABASE_QUERY_MAX_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  CONFIGURATION_WRITES_ENABLED: envBool(true),
+  EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  EMBEDDINGS_API_KEY: z.string().optional(),
+  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  EMBEDDINGS_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  KNOWLEDGE_DRIVE_BASE_URL: z.string().url().default('https://www.googleapis.com'),
+  KNOWLEDGE_WIKI_BASE_URL: z.string().url().optional(),
+  KNOWLEDGE_CHAT_BASE_URL: z.string().url().default('https://slack.com/api'),
+  KNOWLEDGE_REPO_BASE_URL: z.string().url().default('https://api.github.com'),
+  KNOWLEDGE_CERTIFIED_PROVIDERS: z.string().default('drive,wiki,chat,repo'),
+  KNOWLEDGE_SYNC_LEASE_MS: z.coerce.number().int().min(3_000).max(3_600_000).default(300_000),
 });
 
 export type AppConfig = {
@@ -50,7 +93,14 @@ export type AppConfig = {
     devUiPort: number;
     /** `host:port` of a worker's Prometheus exporter for SDK metrics; unset: a private loopback port. */
     sdkMetricsAddress: string | undefined;
+    /** Encrypts Temporal payloads; unset: SECRET_KEY is used; neither: payloads are plaintext. */
+    payloadKey: string | undefined;
+    /** Older payload keys, still accepted for decryption after a rotation. */
+    previousPayloadKeys: string[];
   };
+  /** Operators' access to the Temporal codec endpoint: this bearer token, or a session of one of `operatorEmails`. */
+  operatorToken: string | undefined;
+  operatorEmails: string[];
   dataDir: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: string;
@@ -61,6 +111,8 @@ export type AppConfig = {
   endUsersEnabled: boolean;
   /** Lets http nodes call private, loopback and link-local addresses. */
   outboundAllowPrivateNetworks: boolean;
+  /** WORKFLOW_REPOSITORY_ROOT: where local bare repositories of workspace repository settings may live (services/repository). */
+  workflowRepositoryRoot: string | undefined;
   /** Derives webhook tokens and encrypts stored secrets; required by the api process. */
   secretKey: string | undefined;
   webhookSyncBudgetMs: number;
@@ -71,7 +123,68 @@ export type AppConfig = {
    * a 500. On in the test harness; it costs a parse per response, so off by default.
    */
   validateResponses: boolean;
+  /** Where blobs (file contents and other areas' binary data) are kept; see services/blobs/. */
+  blobs: BlobConfig;
+  files: {
+    /** New creates answer 503 (`FILES_WRITES_DISABLED`); replays of earlier creates still answer. */
+    writesDisabled: boolean;
+    /** How long after a deletion request the purge workflow removes the blob. */
+    purgeDelayMs: number;
+    /** clamd `host:port` or `unix:/path`; unset: only the built-in scanner runs. */
+    clamdAddress: string | undefined;
+    clamdTimeoutMs: number;
+  };
+  /** Credentials: encryption keys, the environment allowlist, connection tests (services/credentials). */
+  credentials: CredentialSettings;
+  /** Read-only SQL over user databases (POST /api/v1/databases/query). */
+  databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number };
+  /** Feature switch of configuration package writes (apply); the catalog reports it. */
+  configurationWritesEnabled: boolean;
+  knowledge: KnowledgeConfig;
 };
+
+export interface KnowledgeConfig {
+  /** The OpenAI-compatible embeddings endpoint; without `baseUrl` search is keyword only. */
+  embeddings: { baseUrl: string | undefined; model: string; apiKey: string | undefined; timeoutMs: number; maxRetries: number };
+  /** API base URLs of the connector providers (a credential's own `baseUrl` wins). */
+  providerBaseUrls: { drive: string; wiki: string | undefined; chat: string; repo: string };
+  /** Providers that passed certification; others are listed uncertified and cannot be queued. */
+  certifiedProviders: string[];
+  /** How long a sync run's lease (its running execution) lasts without a heartbeat; heartbeats renew it at one third. */
+  syncLeaseMs: number;
+}
+
+const list = (value: string | undefined) => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+
+export interface BlobConfig {
+  backend: 'local' | 's3';
+  /** Local backend: the folder blobs are written under (default `<DATA_DIR>/blobs`). */
+  localDir: string;
+  s3: {
+    endpoint: string | undefined;
+    region: string;
+    bucket: string | undefined;
+    accessKeyId: string | undefined;
+    secretAccessKey: string | undefined;
+    forcePathStyle: boolean;
+  };
+  /** Dedicated 32-byte key (`BLOB_ENCRYPTION_KEY`); unset: derived from SECRET_KEY for purpose `file-blobs`. */
+  encryptionKey: Buffer | undefined;
+}
+
+/** Configuration of the credentials area; keys are checked here, parsed by services/credentials/keys.ts. */
+export interface CredentialSettings {
+  /** CREDENTIALS_KEY: the key that encrypts; unset means one derived from SECRET_KEY (HKDF, purpose `credentials`). */
+  key: string | undefined;
+  /** CREDENTIALS_PREVIOUS_KEYS: older keys that still decrypt (comma-separated), for rotation. */
+  previousKeys: string[];
+  /** CREDENTIAL_ENV_ALLOWLIST: deployment variables credentials may be created from, each with an optional type (`NAME` or `NAME:type`). */
+  envAllowlist: Array<{ name: string; type: string | null }>;
+  /** CREDENTIAL_TEST_TIMEOUT_MS: budget of one connection test. */
+  testTimeoutMs: number;
+  /** CREDENTIAL_PROVIDER_BASE_URLS: `provider=url` pairs, where provider credentials are tested. */
+  providerBaseUrls: Record<string, string>;
+}
 
 /** Reads the configuration once; throws a readable error naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -92,7 +205,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       devPort: e.TEMPORAL_PORT,
       devUiPort: e.TEMPORAL_UI_PORT,
       sdkMetricsAddress: e.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
+      payloadKey: e.TEMPORAL_PAYLOAD_KEY || undefined,
+      previousPayloadKeys: list(e.TEMPORAL_PAYLOAD_PREVIOUS_KEYS),
     },
+    operatorToken: e.OPERATOR_TOKEN || undefined,
+    operatorEmails: list(e.OPERATOR_EMAILS).map((email) => email.toLowerCase()),
     dataDir: path.resolve(e.DATA_DIR),
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT,
@@ -102,12 +219,77 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,
     endUsersEnabled: e.END_USERS_ENABLED,
     outboundAllowPrivateNetworks: e.OUTBOUND_ALLOW_PRIVATE_NETWORKS,
+    workflowRepositoryRoot: e.WORKFLOW_REPOSITORY_ROOT,
     secretKey: e.SECRET_KEY,
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
     validateResponses: e.VALIDATE_RESPONSES,
+    blobs: {
+      backend: e.BLOB_STORAGE,
+      localDir: path.resolve(e.BLOB_DIR || path.join(e.DATA_DIR, 'blobs')),
+      s3: {
+        endpoint: e.BLOB_S3_ENDPOINT || undefined,
+        region: e.BLOB_S3_REGION,
+        bucket: e.BLOB_S3_BUCKET || undefined,
+        accessKeyId: e.BLOB_S3_ACCESS_KEY_ID || undefined,
+        secretAccessKey: e.BLOB_S3_SECRET_ACCESS_KEY || undefined,
+        forcePathStyle: e.BLOB_S3_FORCE_PATH_STYLE,
+      },
+      encryptionKey: e.BLOB_ENCRYPTION_KEY ? Buffer.from(e.BLOB_ENCRYPTION_KEY, /^[0-9a-fA-F]{64}$/.test(e.BLOB_ENCRYPTION_KEY) ? 'hex' : 'base64') : undefined,
+    },
+    files: {
+      writesDisabled: e.FILES_WRITES_DISABLED,
+      purgeDelayMs: e.FILES_PURGE_DELAY_SECONDS * 1000,
+      clamdAddress: e.CLAMD_ADDRESS || undefined,
+      clamdTimeoutMs: e.CLAMD_TIMEOUT_MS,
+    },
+    credentials: credentialSettings(e),
+    databaseQuery: { timeoutMs: e.DATABASE_QUERY_TIMEOUT_MS, maxRows: e.DATABASE_QUERY_MAX_ROWS, maxBytes: e.DATABASE_QUERY_MAX_BYTES },
+    configurationWritesEnabled: e.CONFIGURATION_WRITES_ENABLED,
+    knowledge: {
+      embeddings: {
+        baseUrl: e.EMBEDDINGS_BASE_URL || undefined,
+        model: e.EMBEDDINGS_MODEL,
+        apiKey: e.EMBEDDINGS_API_KEY || undefined,
+        timeoutMs: e.EMBEDDINGS_TIMEOUT_MS,
+        maxRetries: e.EMBEDDINGS_MAX_RETRIES,
+      },
+      providerBaseUrls: {
+        drive: e.KNOWLEDGE_DRIVE_BASE_URL,
+        wiki: e.KNOWLEDGE_WIKI_BASE_URL || undefined,
+        chat: e.KNOWLEDGE_CHAT_BASE_URL,
+        repo: e.KNOWLEDGE_REPO_BASE_URL,
+      },
+      certifiedProviders: list(e.KNOWLEDGE_CERTIFIED_PROVIDERS),
+      syncLeaseMs: e.KNOWLEDGE_SYNC_LEASE_MS,
+    },
   };
+}
+
+function credentialSettings(e: z.infer<typeof envSchema>): CredentialSettings {
+  const key = e.CREDENTIALS_KEY?.trim() || undefined;
+  const previousKeys = list(e.CREDENTIALS_PREVIOUS_KEYS);
+  for (const [i, k] of [key, ...previousKeys].entries()) {
+    try {
+      if (k !== undefined) parseKeyMaterial(k, i === 0 ? 'CREDENTIALS_KEY' : 'Each key of CREDENTIALS_PREVIOUS_KEYS');
+    } catch (err) {
+      throw new Error(`Invalid configuration: ${(err as Error).message}`);
+    }
+  }
+  const envAllowlist = list(e.CREDENTIAL_ENV_ALLOWLIST).map((entry) => {
+    const [name, type] = entry.split(':').map((p) => p.trim());
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Invalid configuration: CREDENTIAL_ENV_ALLOWLIST: "${name}" is not a variable name`);
+    return { name, type: type || null };
+  });
+  const providerBaseUrls: Record<string, string> = {};
+  for (const entry of list(e.CREDENTIAL_PROVIDER_BASE_URLS)) {
+    const at = entry.indexOf('=');
+    const url = entry.slice(at + 1).trim();
+    if (at <= 0 || !/^https?:\/\/\S+$/.test(url)) throw new Error('Invalid configuration: CREDENTIAL_PROVIDER_BASE_URLS: expected provider=https://… pairs separated by commas');
+    providerBaseUrls[entry.slice(0, at).trim()] = url;
+  }
+  return { key, previousKeys, envAllowlist, testTimeoutMs: e.CREDENTIAL_TEST_TIMEOUT_MS, providerBaseUrls };
 }
 
 /**

@@ -15,8 +15,22 @@ export type ErrorKind =
   /** The resource's current state refuses the change (stale version, already decided, duplicate). */
   | 'conflict'
   | 'rate_limited'
+  /** The resource exists but its state does not allow this yet (a file not ready for download). */
+  | 'locked'
   /** A dependency (the durable engine, a secret, an outside service) cannot serve the request now. */
-  | 'unavailable';
+  | 'unavailable'
+  /** The work ran out of its time budget (a slow SQL query). */
+  | 'timeout'
+  /** The input is over a size limit (a CSV import over 5 MB). */
+  | 'too_large'
+  /** The input is of a type the operation does not take (a non-CSV upload). */
+  | 'unsupported_media_type'
+  /** The input is well-formed as a request but its content cannot be processed (malformed CSV). */
+  | 'unprocessable'
+  /** A precondition of the request no longer holds (an expired proposal). */
+  | 'precondition_failed'
+  /** An unclassified failure whose message is still worth showing (a sync run that failed at its provider). */
+  | 'internal';
 
 export interface DomainErrorOptions {
   /** Machine-readable code shown in both families; the envelope falls back to one derived from the kind. */
@@ -25,12 +39,15 @@ export interface DomainErrorOptions {
   details?: Record<string, unknown>;
   /** For `rate_limited`: when the caller may try again. */
   retryAfterSeconds?: number;
+  /** Fields added to the envelope family's `error` object next to code and message (e.g. `retryable`, `details`). */
+  envelope?: Record<string, unknown>;
 }
 
 export class DomainError extends Error {
   readonly code: string | undefined;
   readonly details: Record<string, unknown> | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly envelope: Record<string, unknown> | undefined;
 
   constructor(
     readonly kind: ErrorKind,
@@ -42,6 +59,7 @@ export class DomainError extends Error {
     this.code = opts.code;
     this.details = opts.details;
     this.retryAfterSeconds = opts.retryAfterSeconds;
+    this.envelope = opts.envelope;
   }
 }
 
@@ -51,7 +69,14 @@ export const forbidden = (message: string, opts?: DomainErrorOptions) => new Dom
 export const notFound = (message: string, opts?: DomainErrorOptions) => new DomainError('not_found', message, opts);
 export const conflict = (message: string, opts?: DomainErrorOptions) => new DomainError('conflict', message, opts);
 export const rateLimited = (message: string, opts?: DomainErrorOptions) => new DomainError('rate_limited', message, opts);
+export const locked = (message: string, opts?: DomainErrorOptions) => new DomainError('locked', message, opts);
 export const unavailable = (message: string, opts?: DomainErrorOptions) => new DomainError('unavailable', message, opts);
+export const timedOut = (message: string, opts?: DomainErrorOptions) => new DomainError('timeout', message, opts);
+export const tooLarge = (message: string, opts?: DomainErrorOptions) => new DomainError('too_large', message, opts);
+export const unsupportedMediaType = (message: string, opts?: DomainErrorOptions) => new DomainError('unsupported_media_type', message, opts);
+export const unprocessable = (message: string, opts?: DomainErrorOptions) => new DomainError('unprocessable', message, opts);
+export const preconditionFailed = (message: string, opts?: DomainErrorOptions) => new DomainError('precondition_failed', message, opts);
+export const internalFailure = (message: string, opts?: DomainErrorOptions) => new DomainError('internal', message, opts);
 
 /** The spec's exact authentication and scope messages, shared by every area. */
 export const AUTH_MESSAGES = {

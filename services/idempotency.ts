@@ -66,6 +66,16 @@ export async function claimIdempotencyKey(
   return replayOrConflict(existing, args);
 }
 
+/**
+ * Whether `key` is bound in the workspace right now (a live record, finished or in progress).
+ * Routes with streamed bodies ask before reading the body: a bound key means the body is only
+ * fingerprinted (to replay or refuse), never stored again.
+ */
+export async function idempotencyKeyInUse(em: EntityManager, args: { workspaceId: string; key: string }): Promise<boolean> {
+  const record = await em.fork().findOne(IdempotencyRecordSchema, { workspaceId: args.workspaceId, key: args.key, expiresAt: { $gt: new Date() } });
+  return record !== null;
+}
+
 function replayOrConflict(existing: IdempotencyRecord, args: { principalId: string; fingerprint: string }): Claim {
   const mismatch = { code: 'idempotency_replay_mismatch' };
   if (existing.principalId !== args.principalId) throw conflict('Idempotency-Key was already used by another principal.', mismatch);

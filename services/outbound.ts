@@ -161,6 +161,34 @@ export async function assertOutboundUrlAllowed(url: string, opts: { allowPrivate
   return parsed;
 }
 
+/**
+ * The guard for connections that are not HTTP (SMTP, IMAP): resolves `host` once and returns
+ * the address to connect to, refusing (unless private networks are allowed) `localhost`,
+ * blocked IP literals and hostnames with any non-public address. Connect to the returned
+ * address (with the host name as TLS servername) so a second DNS answer is never used.
+ */
+export async function resolveGuardedHost(host: string, opts: { allowPrivateNetworks: boolean; resolve?: HostResolver }): Promise<dns.LookupAddress> {
+  const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (net.isIP(bare)) {
+    const reason = opts.allowPrivateNetworks ? undefined : blockedAddressReason(bare);
+    if (reason) throw refusal(bare, reason);
+    return { address: bare, family: net.isIP(bare) };
+  }
+  if (!opts.allowPrivateNetworks && (bare === 'localhost' || bare.endsWith('.localhost'))) throw refusal(`host "${bare}"`, 'loopback');
+  const resolve = opts.resolve ?? systemResolver;
+  if (opts.allowPrivateNetworks) {
+    try {
+      const [first] = await resolve(bare);
+      if (first) return first;
+    } catch (err) {
+      throw new OutboundError('network', `Could not resolve host "${bare}" (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}).`);
+    }
+    throw new OutboundError('network', `Could not resolve host "${bare}" (no addresses).`);
+  }
+  const [first] = await resolvePublicAddresses(bare, resolve);
+  return first;
+}
+
 type LookupCallback = (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void;
 
 const agents = new WeakMap<HostResolver, Map<boolean, Agent>>();
@@ -212,6 +240,8 @@ export interface HttpRequestOptions {
   allowPrivateNetworks: boolean;
   /** Largest accepted response body. Default 5 MiB. */
   maxResponseBytes?: number;
+  /** `bytes`: the body is returned as a Buffer, undecoded (downloads of binary content). Default: JSON or UTF-8 text. */
+  responseType?: 'text' | 'bytes';
   /** Aborts the request (e.g. the activity's cancellation signal); the abort reason is rethrown. */
   signal?: AbortSignal;
   /**
@@ -225,6 +255,11 @@ export interface HttpRequestOptions {
    * checks on the resolved addresses stay the same. Production code must not set it.
    */
   resolveHost?: HostResolver;
+  /**
+   * Headers that carry secrets besides Authorization and Cookie (an API key header): dropped
+   * like those when a redirect changes origin.
+   */
+  sensitiveHeaders?: string[];
 }
 
 export interface HttpResponseOutput {
@@ -263,13 +298,13 @@ function isJsonContentType(contentType: string | null): boolean {
   return mime === 'application/json' || mime.endsWith('+json') || mime === 'text/json';
 }
 
-async function readBody(res: Response, maxBytes: number): Promise<string> {
+async function readBody(res: Response, maxBytes: number): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel().catch(() => undefined);
     throw new OutboundError('too_large', `Response body is larger than the limit of ${maxBytes} bytes.`);
   }
-  if (!res.body) return '';
+  if (!res.body) return Buffer.alloc(0);
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -283,7 +318,7 @@ async function readBody(res: Response, maxBytes: number): Promise<string> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function describeFetchError(err: unknown): string {
@@ -370,14 +405,15 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
         headers.delete('authorization');
         headers.delete('cookie');
         headers.delete('proxy-authorization');
+        for (const name of opts.sensitiveHeaders ?? []) headers.delete(name);
       }
       url = next;
       continue;
     }
 
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = method === 'HEAD' ? '' : await readBody(res, maxBytes);
+      bytes = method === 'HEAD' ? Buffer.alloc(0) : await readBody(res, maxBytes);
     } catch (err) {
       if (err instanceof OutboundError) throw err;
       if (signal.aborted) onAbort(err);
@@ -388,6 +424,8 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
     res.headers.forEach((value, key) => {
       outHeaders[key] = key === 'set-cookie' && outHeaders[key] ? `${outHeaders[key]}, ${value}` : value;
     });
+    if (opts.responseType === 'bytes') return { status: res.status, headers: outHeaders, body: bytes, durationMs: Math.round(performance.now() - started) };
+    const text = bytes.toString('utf8');
     let parsedBody: unknown = text;
     if (isJsonContentType(res.headers.get('content-type'))) {
       if (text.trim() === '') parsedBody = null;

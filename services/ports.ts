@@ -49,14 +49,22 @@ export interface RunLauncher {
   terminate(runId: string, reason: string): Promise<boolean>;
 }
 
+/** A named destination whose schedules are synced (services/destinations); omitted means Production. */
+export interface ScheduleTarget {
+  targetId: string;
+  kind: 'production' | 'preview';
+}
+
 /** Keeps Temporal Schedules in step with deployed schedule triggers (temporal/schedules-client.ts). */
 export interface ScheduleSync {
   /**
    * Makes the workflow's Temporal Schedules match `graph` (its active version): one schedule
    * per `schedule` trigger node, created or replaced, and removed when the node, the
    * deployment or the workflow is gone (`graph` null). Returns the schedule ids kept.
+   * With a preview `target`, the same for that destination's own schedules, which start runs
+   * of its active version.
    */
-  sync(workflow: Workflow, graph: WorkflowGraph | null): Promise<string[]>;
+  sync(workflow: Workflow, graph: WorkflowGraph | null, target?: ScheduleTarget): Promise<string[]>;
 }
 
 /** A worker polling a task queue, as Temporal last saw it. */
@@ -100,4 +108,59 @@ export interface WorkerProbe {
    * workspace, and waits up to `budgetMs` for it; terminates it when the budget passes first.
    */
   runSmoke(input: { workspaceId: string; message: string }, budgetMs: number): Promise<SmokeRunOutcome>;
+}
+
+/**
+ * Purges deleted files' blobs later (temporal/files-client.ts): one durable workflow per file,
+ * id `file-purge-<fileId>`, sleeping `delayMs` on a durable timer before it removes the blob and
+ * marks the file `deleted`. Starting it again for the same file while it runs is a no-op.
+ */
+export interface FilePurger {
+  schedulePurge(file: { workspaceId: string; fileId: string }, delayMs: number): Promise<void>;
+}
+
+/** Which documents an indexing pass covers: one uploaded document's content version, or the documents a sync run upserted. */
+export type KnowledgeIndexTarget =
+  | { kind: 'document'; workspaceId: string; documentId: string; contentVersion: number }
+  | { kind: 'syncRun'; workspaceId: string; runId: string };
+
+/** Starts knowledge indexing on the durable engine (temporal/knowledge-client.ts); a pass already started for the same target is left running. */
+export interface KnowledgeIndexer {
+  start(target: KnowledgeIndexTarget): Promise<void>;
+}
+
+/**
+ * Embeds a search query with the deployment's embeddings endpoint, as a Temporal activity
+ * (model calls happen in activities only). Null when no endpoint is configured; rejects when the
+ * call failed or did not finish within `budgetMs`.
+ */
+export interface QueryEmbedder {
+  readonly configured: boolean;
+  readonly model: string;
+  embed(workspaceId: string, text: string, budgetMs: number): Promise<number[]>;
+}
+
+/** How a knowledge sync run's execution ended, as the API answers it. */
+export type SyncExecutionOutcome =
+  | { kind: 'succeeded' }
+  | { kind: 'cancelled' }
+  /** `errorKind`/`code` say how to answer (a conflict, a validation failure, setup, internal). */
+  | { kind: 'failed'; errorKind: 'invalid' | 'conflict' | 'internal'; code: string | undefined; message: string; envelope?: Record<string, unknown> }
+  /** The execution did not finish within the wait; the run goes on. */
+  | { kind: 'still_running' };
+
+export interface KnowledgeSyncStart {
+  workspaceId: string;
+  connectorId: string;
+  runId: string;
+  options: { maxPages: number; maxItems: number; maxBytes: number; timeoutMs: number };
+  leaseMs: number;
+}
+
+/** Executes and cancels knowledge sync runs (temporal/knowledge-client.ts): workflow id = run id. */
+export interface KnowledgeSyncLauncher {
+  /** Starts the run's execution (a closed earlier execution of the same id is started anew) and waits up to `waitMs` for it. */
+  execute(start: KnowledgeSyncStart, waitMs: number): Promise<SyncExecutionOutcome>;
+  /** Requests cancellation; false when no execution is open. */
+  cancel(runId: string): Promise<boolean>;
 }

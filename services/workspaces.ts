@@ -77,11 +77,11 @@ export interface MemberView {
 }
 
 /**
- * Adds a member to the caller's workspace. An email with no user yet creates the user as
- * `invited` (no password; they sign in once a password is set). Adding an existing member
- * is a 409: roles are not changed through this route.
+ * Makes someone a member at once, without their consent: for operator tooling and test
+ * fixtures only. The HTTP route invites instead (services/invitations.ts). An email with no
+ * user yet creates the user as `invited`; an existing member is a 409.
  */
-export async function addMember(
+export async function grantMembership(
   em: EntityManager,
   actor: WorkspacePrincipal,
   input: { email: string; role: (typeof INVITABLE_ROLES)[number] },

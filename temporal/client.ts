@@ -1,10 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
 
 export interface TemporalSettings {
   address: string;
   namespace: string;
+  /** Encrypts payloads (services/payloadCodec.ts); clients and workers of a namespace must agree. */
+  payloadCodec?: PayloadCodec;
 }
 
 /**
@@ -18,7 +21,8 @@ export interface ConnectedTemporalClient {
 
 export async function connectTemporalClient(settings: TemporalSettings): Promise<ConnectedTemporalClient> {
   const connection = await Connection.connect({ address: settings.address, connectTimeout: '30 seconds' });
-  return { connection, client: new Client({ connection, namespace: settings.namespace }) };
+  const dataConverter = settings.payloadCodec ? { payloadCodecs: [settings.payloadCodec] } : undefined;
+  return { connection, client: new Client({ connection, namespace: settings.namespace, dataConverter }) };
 }
 
 /**

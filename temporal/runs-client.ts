@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
 import type { RunLauncher } from '../services/ports';
 import type { WorkflowGraph } from '../engine/types';
-import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
+import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/runs';
 
@@ -27,6 +27,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
       [SEARCH_ATTRIBUTES.WorkspaceId]: [run.workspaceId],
       [SEARCH_ATTRIBUTES.SvcWorkflowId]: [run.workflowId],
       [SEARCH_ATTRIBUTES.SvcTrigger]: [run.trigger],
+      [SEARCH_ATTRIBUTES.SvcTarget]: [svcTargetValue(run.executionTarget, run.executionEvidence.requestedTarget)],
     },
   };
 }

@@ -1,6 +1,6 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { ScheduleSync } from '../services/ports';
-import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/runs';
 
 /** The prefix every Temporal Schedule id of a workflow starts with. */
@@ -13,20 +13,28 @@ export function scheduleId(workflowId: string, nodeId: string): string {
   return `${scheduleIdPrefix(workflowId)}${nodeId}`;
 }
 
+/** The prefix of a preview destination's schedule ids (never a prefix of production's `sched_…`). */
+export function targetScheduleIdPrefix(targetId: string): string {
+  return `schedt_${targetId}_`;
+}
+
 export function temporalScheduleSync(client: Client): ScheduleSync {
   return {
-    async sync(workflow, graph) {
+    async sync(workflow, graph, target) {
+      const preview = target?.kind === 'preview' ? target : null;
+      const prefix = preview ? targetScheduleIdPrefix(preview.targetId) : scheduleIdPrefix(workflow.id);
+      const idOf = (nodeId: string) => `${prefix}${nodeId}`;
       const wanted = (graph?.nodes ?? []).filter((n) => n.type === 'schedule' && !n.disabled);
-      const wantedIds = new Set(wanted.map((n) => scheduleId(workflow.id, n.id)));
+      const wantedIds = new Set(wanted.map((n) => idOf(n.id)));
       // Remove schedules of nodes that are gone (the list is filtered by our id prefix).
       for await (const listed of client.schedule.list()) {
-        if (listed.scheduleId.startsWith(scheduleIdPrefix(workflow.id)) && !wantedIds.has(listed.scheduleId)) {
+        if (listed.scheduleId.startsWith(prefix) && !wantedIds.has(listed.scheduleId)) {
           await client.schedule.getHandle(listed.scheduleId).delete().catch(ignoreNotFound);
         }
       }
       for (const node of wanted) {
-        const id = scheduleId(workflow.id, node.id);
-        const input: ScheduledRunInput = { workspaceId: workflow.workspaceId, workflowId: workflow.id, nodeId: node.id };
+        const id = idOf(node.id);
+        const input: ScheduledRunInput = { workspaceId: workflow.workspaceId, workflowId: workflow.id, nodeId: node.id, ...(preview ? { targetId: preview.targetId } : {}) };
         const options = {
           scheduleId: id,
           spec: { cronExpressions: [String(node.config.cron)], timezone: String(node.config.timezone ?? 'UTC') },
@@ -41,6 +49,7 @@ export function temporalScheduleSync(client: Client): ScheduleSync {
               [SEARCH_ATTRIBUTES.WorkspaceId]: [workflow.workspaceId],
               [SEARCH_ATTRIBUTES.SvcWorkflowId]: [workflow.id],
               [SEARCH_ATTRIBUTES.SvcTrigger]: ['schedule'],
+              [SEARCH_ATTRIBUTES.SvcTarget]: [svcTargetValue(preview)],
             },
           },
           memo: { workflowName: workflow.name },

@@ -10,7 +10,15 @@ export const SEARCH_ATTRIBUTES = {
   WorkspaceId: 'WorkspaceId',
   SvcWorkflowId: 'SvcWorkflowId',
   SvcTrigger: 'SvcTrigger',
+  /** The destination a run executes: `production`, `preview:<targetId>`, or `candidate` for live draft runs. */
+  SvcTarget: 'SvcTarget',
 } as const;
+
+/** The SvcTarget value of a run of a destination (see SEARCH_ATTRIBUTES.SvcTarget). */
+export function svcTargetValue(target: { kind: 'production' | 'preview'; targetId: string } | null | undefined, requested: 'active' | 'candidate' = 'active'): string {
+  if (target) return target.kind === 'production' ? 'production' : `preview:${target.targetId}`;
+  return requested === 'candidate' ? 'candidate' : 'production';
+}
 
 export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTES;
 
@@ -19,7 +27,21 @@ export const WORKFLOW_TYPES = {
   smoke: 'smokeWorkflow',
   run: 'runWorkflow',
   scheduled: 'scheduledRunWorkflow',
+  filePurge: 'filePurgeWorkflow',
+  rssPoll: 'rssPollWorkflow',
+  ciPoll: 'ciPollWorkflow',
+  knowledgeIndexDocument: 'knowledgeIndexDocumentWorkflow',
+  knowledgeIndexRun: 'knowledgeIndexRunWorkflow',
+  knowledgeQueryEmbedding: 'knowledgeQueryEmbeddingWorkflow',
+  knowledgeSync: 'knowledgeSyncWorkflow',
 } as const;
+
+/** Workflow ids of knowledge indexing: one per uploaded document version, one per sync run. */
+export const knowledgeIndexDocumentWorkflowId = (documentId: string, contentVersion: number) => `knowledge-index-${documentId}-v${contentVersion}`;
+export const knowledgeIndexRunWorkflowId = (runId: string) => `knowledge-index-${runId}`;
+
+/** Workflow id of a file's purge: one per file, so a repeated DELETE never starts a second. */
+export const filePurgeWorkflowId = (fileId: string) => `file-purge-${fileId}`;
 
 export interface ApprovalRequest {
   decision: 'approved' | 'rejected';

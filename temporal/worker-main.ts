@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
+import { keySettingsOf } from '../services/credentials';
 import { runStandalone } from '../services/lifecycle';
 import { closeSandboxPool } from '../services/sandbox';
 import { connectWorkerConnection } from './client';
 import { createWorker } from './worker';
+import { payloadCodecFromConfig } from '../services/payloadCodec';
+import { createBlobStore } from '../services/blobs';
 
 export interface StartedWorker {
   /** Stops polling, lets running activities finish, then closes connections. */
@@ -15,7 +18,17 @@ export interface StartedWorker {
 export async function startWorker(opts: { config: AppConfig; databaseUrl: string; temporalAddress: string; logger: Logger }): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
   const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress });
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps: { orm, allowPrivateNetworks: opts.config.outboundAllowPrivateNetworks } });
+  const payloadCodec = payloadCodecFromConfig(opts.config);
+  if (!payloadCodec) opts.logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the API process)');
+  const blobs = createBlobStore(opts.config.blobs, opts.config.secretKey);
+  const deps = {
+    orm,
+    allowPrivateNetworks: opts.config.outboundAllowPrivateNetworks,
+    blobs,
+    credentials: keySettingsOf(opts.config),
+    knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
+  };
+  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec });
   const running = worker.run();
   running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));
   return {

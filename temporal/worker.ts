@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './shared';
@@ -20,6 +21,8 @@ export interface WorkerOptions {
   /** A prebuilt bundle; when omitted the worker bundles `temporal/workflows` itself. */
   workflowBundle?: { code: string };
   identity?: string;
+  /** The deployment's payload codec (services/payloadCodec.ts); must match the clients'. */
+  payloadCodec?: PayloadCodec;
 }
 
 /** A worker on the `workflow-runs` task queue serving every workflow and activity of the service. */
@@ -31,6 +34,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
     activities: createActivities(opts.deps),
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.payloadCodec ? { dataConverter: { payloadCodecs: [opts.payloadCodec] } } : {}),
   });
 }
 

@@ -8,7 +8,14 @@ export const STATUS_OF_KIND: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   rate_limited: 429,
+  locked: 423,
   unavailable: 503,
+  timeout: 408,
+  too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  precondition_failed: 412,
+  internal: 500,
 };
 
 /**
@@ -19,6 +26,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Headers the answer carries (e.g. `Content-Range` on a 416). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = 'HttpError';

@@ -10,8 +10,8 @@ export function envelopeOk<T>(data: T): { ok: true; data: T; meta: { contractVer
   return { ok: true, data, meta: { contractVersion: CONTRACT_VERSION } };
 }
 
-export function envelopeError(code: string, message: string): { ok: false; error: { code: string; message: string } } {
-  return { ok: false, error: { code, message } };
+export function envelopeError(code: string, message: string, extra?: Record<string, unknown>): { ok: false; error: { code: string; message: string } } {
+  return { ok: false, error: { ...(extra ?? {}), code, message } };
 }
 
 /** Bare failure body: `{ error, code? }` plus the route's contextual fields. */

@@ -135,3 +135,18 @@ export function endUserRunUrls(ctx: AppContext, runId: string) {
   const self = `${requestOrigin(ctx)}/api/v1/end-users/runs/${encodeURIComponent(runId)}`;
   return { statusUrl: self, cancelUrl: `${self}/cancel` };
 }
+
+/** Upload and complete URLs of a file under the mount the request came through (`/api/v1/files` or `/api/files`). */
+export function fileLinks(origin: string, mount: string, fileId: string) {
+  return { uploadUrl: `${origin}${mount}/${fileId}/content`, completeUrl: `${origin}${mount}/${fileId}/complete` };
+}
+
+/** The rows URL of a user table. */
+export function tableRowsUrl(origin: string, tableId: string): string {
+  return `${origin}/api/v1/databases/${tableId}/rows`;
+}
+
+/** Where a person reviews and confirms a prepared configuration proposal (a session page). */
+export function configurationProposalUrl(origin: string, proposalId: string): string {
+  return `${origin}/configuration/proposals/${proposalId}`;
+}

@@ -6,6 +6,8 @@ import { bareError, envelopeError } from './families';
 export interface ResponseDoc {
   description: string;
   schema?: ZodType;
+  /** The body's media type when it is not JSON (a download); such bodies are documented as they are, never wrapped. */
+  mediaType?: string;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface RouteResult {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Send `body` as it is (a download stream), without the envelope. */
+  raw?: boolean;
 }
 
 type Infer<S> = S extends ZodType ? z.output<S> : undefined;
@@ -27,7 +29,7 @@ export interface RouteInput<P, Q, B, A extends Access> {
   params: Infer<P>;
   query: Infer<Q>;
   body: Infer<B>;
-  principal: A extends { kind: 'public' } ? undefined : WorkspacePrincipal;
+  principal: A extends { kind: 'public' } | { kind: 'operator' } ? undefined : WorkspacePrincipal;
   deps: AppDeps;
 }
 
@@ -51,6 +53,12 @@ export interface RouteDef<P = undefined, Q = undefined, B = undefined, A extends
   /** Code used in the envelope family when the query or params fail validation. */
   queryErrorCode?: string;
   idempotency?: 'optional' | 'required';
+  /**
+   * The request body is raw bytes the handler streams itself (`ctx.req`): it is never parsed or
+   * buffered. Such a route handles its Idempotency-Key itself with `withStreamedIdempotency`
+   * (api/middleware/idempotency.ts); `idempotency` then only documents the header.
+   */
+  rawBody?: { contentType: string; description: string };
   /** Every status the handler answers with, and the error statuses clients should expect. */
   responses: RouteResponses;
   handler: (ctx: AppContext, input: RouteInput<P, Q, B, A>) => Promise<RouteResult>;
@@ -92,7 +100,8 @@ export function mountRoutes(
       ctx.state.family = route.family;
       await next();
     };
-    router[route.method](koaPath(route.path), setFamily, authenticate(route.access), parseBody, async (ctx: AppContext) => {
+    const body = route.rawBody ? skipBody : parseBody;
+    router[route.method](koaPath(route.path), setFamily, authenticate(route.access), body, async (ctx: AppContext) => {
       const input = parseInput(ctx, route);
       const run = async (): Promise<RouteResult> => {
         const result = await route.handler(ctx, input);
@@ -103,15 +112,17 @@ export function mountRoutes(
             return { status: 500, body: contractViolationBody(route.family, violation) };
           }
         }
-        return { ...result, body: route.family === 'envelope' ? envelopeOk(result.body) : result.body };
+        return { ...result, body: route.family === 'envelope' && !result.raw ? envelopeOk(result.body) : result.body };
       };
-      const result = route.idempotency ? await withIdempotency(ctx, route.idempotency, run) : await run();
+      const result = route.idempotency && !route.rawBody ? await withIdempotency(ctx, route.idempotency, run) : await run();
       ctx.status = result.status;
       if (result.headers) ctx.set(result.headers);
       ctx.body = result.body;
     });
   }
 }
+
+const skipBody = (_ctx: AppContext, next: Next) => next();
 
 function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<unknown, unknown, unknown, Access> {
   const queryCode = route.family === 'envelope' ? (route.queryErrorCode ?? 'request_malformed') : undefined;
@@ -120,7 +131,7 @@ function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<unknown, unkno
   const params = validate(route.params, ctx.params, 'Invalid path parameters', queryCode);
   refuseUnstorable(ctx.query, 'query', 'Invalid query', queryCode);
   const query = validate(route.query, ctx.query, 'Invalid query', queryCode);
-  refuseUnstorable(ctx.request.body, 'body', 'Invalid request body', bodyCode);
+  if (!route.rawBody) refuseUnstorable(ctx.request.body, 'body', 'Invalid request body', bodyCode);
   return {
     params: params as never,
     query: query as never,

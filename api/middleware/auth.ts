@@ -6,6 +6,7 @@ import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/errors
 import { anchoredPrincipal, isAdminRole } from '../../services/principal';
 import type { ApiKeyScope, MembershipRole } from '../../db/entities';
 import { verifySession } from '../../services/sessions';
+import { requireOperator } from '../../services/operators';
 
 export const SESSION_COOKIE = 'svc_session';
 
@@ -22,13 +23,15 @@ export const SESSION_COOKIE = 'svc_session';
  * - `session`: the session cookie; mutations refuse a cross-origin `Origin`.
  * - `apiKeyOrSession`: a workspace-scoped bearer key when an Authorization header is sent,
  *   otherwise the session cookie (routes that browsers and API clients both call).
+ * - `operator`: the deployment's operators (services/operators.ts), not a workspace principal.
  * `roles` additionally checks the caller's live role in the workspace.
  */
 export type Access =
   | { kind: 'public'; sameOrigin?: boolean }
   | { kind: 'apiKey'; scopes: ApiKeyScopes; roles?: RoleRequirement }
   | { kind: 'session'; roles?: RoleRequirement }
-  | { kind: 'apiKeyOrSession'; roles?: RoleRequirement };
+  | { kind: 'apiKeyOrSession'; roles?: RoleRequirement }
+  | { kind: 'operator' };
 
 /** `admin`: Admin or Owner. `write`: any role above viewer. */
 export type RoleRequirement = 'admin' | 'write';
@@ -50,6 +53,13 @@ export function authenticate(access: Access) {
       case 'public':
         if (access.kind === 'public' && access.sameOrigin) requireSameOrigin(ctx);
         break;
+      case 'operator': {
+        const { operatorToken, operatorEmails } = ctx.deps.config;
+        const bearer = bearerToken(ctx.get('authorization') || undefined) ?? undefined;
+        await requireOperator(ctx.state.em, { operatorToken, operatorEmails }, { bearer, sessionToken: ctx.cookies.get(SESSION_COOKIE) });
+        ctx.state.log = ctx.state.log.child({ operator: true });
+        break;
+      }
       case 'apiKey': {
         const token = bearerToken(ctx.get('authorization') || undefined);
         const verified = token ? await verifyApiKey(ctx.state.em, token) : null;

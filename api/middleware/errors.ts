@@ -22,13 +22,13 @@ export async function errorMiddleware(ctx: AppContext, next: Next): Promise<void
       if (ctx.status === 501) throw new HttpError(501, 'Not implemented');
     }
   } catch (err) {
-    const { status, message, code, details, headers } = classify(err);
+    const { status, message, code, details, headers, envelope } = classify(err);
     if (status >= 500) ctx.state.log?.error({ err }, 'request failed');
     ctx.status = status;
     if (headers) ctx.set(headers);
     ctx.body =
       ctx.state.family === 'envelope'
-        ? envelopeError(code ?? defaultEnvelopeCode(status), message)
+        ? envelopeError(code ?? defaultEnvelopeCode(status), message, envelope)
         : bareError(message, code, details);
   }
 }
@@ -39,14 +39,15 @@ interface Classified {
   code?: string;
   details?: Record<string, unknown>;
   headers?: Record<string, string>;
+  envelope?: Record<string, unknown>;
 }
 
 function classify(err: unknown): Classified {
   if (err instanceof DomainError) {
     const headers = err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : undefined;
-    return { status: STATUS_OF_KIND[err.kind], message: err.message, code: err.code, details: err.details, headers };
+    return { status: STATUS_OF_KIND[err.kind], message: err.message, code: err.code, details: err.details, headers, envelope: err.envelope };
   }
-  if (err instanceof HttpError) return { status: err.status, message: err.message };
+  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof ZodError) return { status: 400, message: describeZodError(err) };
   if (err instanceof UniqueConstraintViolationException) {
     return { status: 409, message: 'A concurrent request changed the same resource; retry the request.' };

@@ -3,11 +3,12 @@ import type { RouteResult } from '../http/route';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  idempotencyKeyInUse,
   parseIdempotencyKey,
   releaseIdempotencyKey,
   requestFingerprint,
 } from '../../services/idempotency';
-import { forbidden, AUTH_MESSAGES } from '../../services/errors';
+import { conflict, forbidden, AUTH_MESSAGES } from '../../services/errors';
 
 export const REPLAYED_HEADER = 'Idempotency-Replayed';
 
@@ -21,8 +22,13 @@ export async function withIdempotency(
   ctx: AppContext,
   mode: 'optional' | 'required',
   handler: () => Promise<RouteResult>,
+  /**
+   * For routes that bind the key to something else than the raw request: `key` replaces the
+   * header (e.g. a key sent in the body) and `fingerprint` the method, path and body.
+   */
+  binding: { key?: string; fingerprint?: string } = {},
 ): Promise<RouteResult> {
-  const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, mode === 'required');
+  const key = parseIdempotencyKey(binding.key ?? (ctx.get('idempotency-key') || undefined), mode === 'required');
   if (!key) return handler();
   const principal = ctx.state.principal;
   if (!principal?.workspaceId) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
@@ -32,19 +38,75 @@ export async function withIdempotency(
     workspaceId: principal.workspaceId,
     key,
     principalId: principal.principalId,
-    fingerprint: requestFingerprint(ctx.method, ctx.path, ctx.request.body ?? null),
+    fingerprint: binding.fingerprint ?? requestFingerprint(ctx.method, ctx.path, ctx.request.body ?? null),
   });
-  if (claim.kind === 'replay') {
-    return { status: claim.status, body: claim.body, headers: { ...claim.headers, [REPLAYED_HEADER]: 'true' } };
-  }
+  if (claim.kind === 'replay') return replayed(claim);
+  return runClaimed(em, claim.recordId, handler);
+}
+
+function replayed(claim: { status: number; body: unknown; headers: Record<string, string> }): RouteResult {
+  return { status: claim.status, body: claim.body, headers: { ...claim.headers, [REPLAYED_HEADER]: 'true' } };
+}
+
+/** Runs the work of a freshly claimed key: its answer is stored, unless it threw or is a 5xx (then the key is freed). */
+async function runClaimed(em: AppContext['state']['em'], recordId: string, work: () => Promise<RouteResult>): Promise<RouteResult> {
   let result: RouteResult;
   try {
-    result = await handler();
+    result = await work();
   } catch (err) {
-    await releaseIdempotencyKey(em, claim.recordId);
+    await releaseIdempotencyKey(em, recordId);
     throw err;
   }
-  if (result.status >= 500) await releaseIdempotencyKey(em, claim.recordId);
-  else await completeIdempotencyKey(em, claim.recordId, { status: result.status, body: result.body, headers: result.headers ?? {} });
+  if (result.status >= 500) await releaseIdempotencyKey(em, recordId);
+  else await completeIdempotencyKey(em, recordId, { status: result.status, body: result.body, headers: result.headers ?? {} });
   return result;
+}
+
+/** A request whose body is streamed (never parsed or held), as `withStreamedIdempotency` drives it. */
+export interface StreamedRequest {
+  /** Reads the body only to fingerprint it: the key is already bound, so nothing is stored. */
+  measure(): Promise<unknown>;
+  /**
+   * Refuses what can be refused before reading, then reads the body into storage. Returns the
+   * body's fingerprint (e.g. its length and SHA-256) and how to keep (`commit`) or drop it.
+   */
+  stage(): Promise<{ fingerprint: unknown; commit(): Promise<RouteResult>; discard(): Promise<void> }>;
+}
+
+/**
+ * `withIdempotency` for routes with a streamed raw body (PUT file content), whose fingerprint
+ * (method, path and what `stage`/`measure` return) is known only once the body has been read:
+ * the key is checked first (400 `idempotency_key_invalid` before the body is touched); a key
+ * already bound has its body measured and the stored answer replayed (or 409
+ * `idempotency_replay_mismatch`); a fresh key has the body staged, then claimed, then
+ * committed, and a request that lost a race for the same key drops what it staged.
+ */
+export async function withStreamedIdempotency(ctx: AppContext, request: StreamedRequest): Promise<RouteResult> {
+  const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
+  const principal = ctx.state.principal;
+  if (!principal?.workspaceId) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
+  const em = ctx.state.em;
+  const claimWith = async (body: unknown) =>
+    claimIdempotencyKey(em, { workspaceId: principal.workspaceId, key, principalId: principal.principalId, fingerprint: requestFingerprint(ctx.method, ctx.path, body) });
+  if (await idempotencyKeyInUse(em, { workspaceId: principal.workspaceId, key })) {
+    const claim = await claimWith(await request.measure());
+    if (claim.kind === 'replay') return replayed(claim);
+    // The earlier record expired while the body was read: the body is gone and nothing was stored.
+    await releaseIdempotencyKey(em, claim.recordId);
+    throw conflict('The Idempotency-Key expired while the body was being read; send the request again.');
+  }
+
+  const staged = await request.stage();
+  let claim: Awaited<ReturnType<typeof claimWith>>;
+  try {
+    claim = await claimWith(staged.fingerprint);
+  } catch (err) {
+    await staged.discard().catch(() => undefined);
+    throw err;
+  }
+  if (claim.kind === 'replay') {
+    await staged.discard().catch(() => undefined);
+    return replayed(claim);
+  }
+  return runClaimed(em, claim.recordId, staged.commit);
 }

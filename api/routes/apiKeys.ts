@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { apiKeySchema, bareErrorSchema, pathId } from '../schemas';
 import { API_KEY_SCOPES } from '../../db/entities';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../services/apiKeys';
+import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/apiKeys';
 import type { SessionPrincipal } from '../../services/principal';
 
 const sessionErrors = {
@@ -82,4 +82,25 @@ export const revokeApiKeyRoute = defineRoute({
   }),
 });
 
-export const apiKeyRoutes = [listApiKeysRoute, createApiKeyRoute, revokeApiKeyRoute];
+export const renameApiKeyRoute = defineRoute({
+  method: 'patch',
+  path: '/api/api-keys/{id}',
+  operationId: 'renameApiKey',
+  summary: 'Rename a key (Admin or Owner; organization keys whose selection includes this workspace too); nothing else changes',
+  tags: ['API keys'],
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+  params: z.object({ id: pathId }),
+  body: z.object({ name: z.string().max(200) }).strict(),
+  responses: {
+    200: { description: 'Renamed', schema: z.strictObject({ apiKey: apiKeySchema }) },
+    ...sessionErrors,
+    404: { description: 'No such active key in this workspace', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: { apiKey: await renameApiKey(ctx.state.em, principal as SessionPrincipal, params.id, body.name) },
+  }),
+});
+
+export const apiKeyRoutes = [listApiKeysRoute, createApiKeyRoute, revokeApiKeyRoute, renameApiKeyRoute];

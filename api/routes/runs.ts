@@ -86,6 +86,7 @@ export const executeRoute = defineRoute({
       resourceMode: result.run.executionEvidence.resourceMode,
       target: result.run.executionEvidence.requestedTarget,
       versionId: result.run.versionId,
+      ...(result.destination ? { destination: result.destination } : {}),
     };
     if (result.kind === 'dry') return { status: 201, body: { run, execution, queued: false, statusUrl: links.status, links } };
     return { status: 202, body: { run, execution, queued: true, statusUrl: links.status, cancelUrl: links.cancel, links } };

@@ -1,3 +1,4 @@
+import { keySettingsOf } from '../../services/credentials';
 import { z } from 'zod';
 import { defineRoute, type HttpMethod, type RouteResult } from '../http/route';
 import { requestOrigin } from '../http/urls';
@@ -143,7 +144,7 @@ export const createErrtrackerWebhookRoute = defineRoute({
     404: { description: 'Workflow not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
-    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, ctx.deps.config.secretKey, principal, body);
+    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, ctx.deps.config.secretKey, principal, body, keySettingsOf(ctx.deps.config));
     const invokeUrl = errtrackerInvokeUrl(requestOrigin(ctx), token);
     return { status: 201, body: { webhook: { ...webhookWithLinks(requestOrigin(ctx), webhook), invokeUrl }, invokeUrl } };
   },
@@ -164,7 +165,7 @@ export const errtrackerIngressRoute = defineRoute({
     404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
   },
   handler: async (ctx, { params, deps }) => {
-    const settings = { enabled: deps.config.errtrackerIngressEnabled, secretKey: deps.config.secretKey };
+    const settings = { enabled: deps.config.errtrackerIngressEnabled, secretKey: deps.config.secretKey, credentialKeys: keySettingsOf(deps.config) };
     const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, settings, params.token, { ...inboundRequest(ctx), rawBody: ctx.request.rawBody ?? '' });
     return { status: 202, body: { token: params.token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
   },

@@ -4,6 +4,9 @@ import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/l
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
 import {
+  artifactReportSchema,
+  bundlePreviewSchema,
+  importedBundleSchema,
   createdWorkflowSchema,
   deployResultSchema,
   importPreviewSchema,
@@ -23,7 +26,10 @@ import {
   deployWorkflow,
   exportWorkflow,
   getWorkflow,
+  importBundle,
   listVersions,
+  previewBundle,
+  validateArtifactFiles,
   listWorkflows,
   previewImport,
   restoreVersion,
@@ -35,6 +41,8 @@ import {
 } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
+import { invalidInput } from '../../services/errors';
+import { repositoryDeps } from './repository';
 
 const idParams = z.object({ id: pathId });
 const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
@@ -95,8 +103,20 @@ export const createWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: createBody,
   idempotency: 'optional',
-  responses: { 201: { description: 'Created draft: `{ workflow, links, importReadiness? }`', schema: createdWorkflowSchema }, ...workflowErrors },
+  responses: {
+    201: {
+      description: 'Created draft: `{ workflow, links, importReadiness? }`; with importBundleJson `{ bundle, workflows[] }` (each with importAction, importReadiness, bundleSubWorkflowStatus, links)',
+      schema: z.union([createdWorkflowSchema, importedBundleSchema]),
+    },
+    ...workflowErrors,
+  },
   handler: async (ctx, { principal, body }) => {
+    if (body.importBundleJson !== undefined) {
+      const { importBundleJson, ...rest } = body;
+      if (Object.keys(rest).length > 0) throw invalidInput('importBundleJson cannot be combined with other fields.');
+      const { bundle, workflows } = await importBundle(ctx.state.em, principal, importBundleJson);
+      return { status: 201, body: { bundle, workflows: workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })) } };
+    }
     const result = await createWorkflow(ctx.state.em, principal, { ...body, nodes: body.nodes as never, edges: body.edges as never });
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
   },
@@ -111,8 +131,39 @@ export const importPreviewRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace' },
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
-  responses: { 200: { description: 'What the import would create: `{ preview, importReadiness, persisted: false }`', schema: importPreviewSchema }, ...bareAuthErrors },
-  handler: async (_ctx, { body }) => ({ status: 200, body: previewImport(body) }),
+  responses: {
+    200: {
+      description: 'What the import would create: `{ preview, importReadiness, persisted: false }`; for a bundle `{ bundle, workflows[], persisted: false }`',
+      schema: z.union([importPreviewSchema, bundlePreviewSchema]),
+    },
+    ...bareAuthErrors,
+  },
+  handler: async (ctx, { principal, body }) => {
+    if (body.importBundleJson !== undefined && body.importJson === undefined) {
+      return { status: 200, body: await previewBundle(ctx.state.em, principal, body.importBundleJson) };
+    }
+    return { status: 200, body: previewImport(body) };
+  },
+});
+
+const artifactFiles = z.union([z.record(z.string().min(1), z.unknown()), z.array(z.object({ path: z.string().min(1), content: z.unknown() }).strict()).max(500)], {
+  error: 'files must be an object (path → content) or an array of { path, content }.',
+});
+
+export const validateArtifactRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/workflows/validate-artifact',
+  operationId: 'validateWorkflowArtifacts',
+  summary: 'Validate repository artifact files (one JSON workflow artifact per file) without writing anything',
+  tags: ['Workflows'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: z.object({ files: artifactFiles.optional() }).strict(),
+  responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema }, ...bareAuthErrors },
+  handler: async (_ctx, { body }) => {
+    if (body.files === undefined) throw invalidInput('files is required: an object (path → content) or an array of { path, content }.');
+    return { status: 200, body: validateArtifactFiles(body.files as never) };
+  },
 });
 
 export const getWorkflowRoute = defineRoute({
@@ -187,7 +238,7 @@ export const deleteWorkflowRoute = defineRoute({
 });
 
 function deployDeps(ctx: AppContext): DeployDeps {
-  return { scheduler: ctx.deps.scheduler, secretKey: ctx.deps.config.secretKey };
+  return { scheduler: ctx.deps.scheduler, secretKey: ctx.deps.config.secretKey, repository: repositoryDeps(ctx) };
 }
 
 /** The answer of POST /deploy and of PATCH `status: deployed`, which share one shape. */
@@ -286,6 +337,7 @@ export const workflowRoutes = [
   listWorkflowsRoute,
   createWorkflowRoute,
   importPreviewRoute,
+  validateArtifactRoute,
   getWorkflowRoute,
   patchWorkflowRoute,
   deleteWorkflowRoute,

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, isoDate, redactionSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
-import { addMember, getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
+import { bareAuthErrors, bareErrorSchema, redactionSchema, workspaceSchema } from '../schemas';
+import { getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
+import { inviteMember } from '../../services/invitations';
+import { invitationSchema } from '../schemas/invitations';
 import { projectFor } from '../../services/redaction';
 
 export const getWorkspaceRoute = defineRoute({
@@ -33,7 +35,7 @@ export const addMemberRoute = defineRoute({
   method: 'post',
   path: '/api/v1/workspace-members',
   operationId: 'addWorkspaceMember',
-  summary: 'Add or invite a member (Admin or Owner, workspace key)',
+  summary: 'Invite a member (Admin or Owner, workspace key); the invitee accepts with their own session',
   tags: ['Workspaces'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
@@ -41,19 +43,13 @@ export const addMemberRoute = defineRoute({
   idempotency: 'optional',
   responses: {
     201: {
-      description: 'Member added; an unknown email becomes an invited user',
-      schema: z.strictObject({
-        member: z.strictObject({ workspaceId: z.string(), userId: z.string(), role: roleSchema, createdAt: isoDate, user: userSchema }),
-        invited: z.boolean(),
-      }),
+      description: 'Invitation created (or renewed); the same answer whether or not the email is registered',
+      schema: z.strictObject({ invitation: invitationSchema, invited: z.literal(true) }),
     },
     ...bareAuthErrors,
     409: { description: 'Already a member, or Idempotency-Key reused with another body', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, body }) => {
-    const result = await addMember(ctx.state.em, principal, body);
-    return { status: 201, body: result };
-  },
+  handler: async (ctx, { principal, body }) => ({ status: 201, body: await inviteMember(ctx.state.em, principal, body) }),
 });
 
 export const workspaceRoutes = [getWorkspaceRoute, addMemberRoute];

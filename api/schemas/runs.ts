@@ -89,6 +89,11 @@ const runIdentity = {
   dryRun: z.boolean(),
   parentRunId: z.string().nullable(),
   parentNodeId: z.string().nullable(),
+  executionTarget: z
+    .strictObject({ targetId: z.string(), kind: z.enum(['production', 'preview']), name: z.string(), activationId: z.string(), generation: z.number().int() })
+    .optional()
+    .describe('Live runs of a named destination (executionTargetId, preview webhooks and schedules)'),
+  simulationTargetId: z.string().optional().describe('Simulations that selected a destination (they ran its candidate)'),
 };
 
 /** The full run, for principals with write (secret-read) permission. */
@@ -150,6 +155,10 @@ const executionSchema = z.strictObject({
   resourceMode: z.enum(['simulated', 'workspace-live']),
   target: z.enum(['active', 'candidate']),
   versionId: z.string().nullable(),
+  destination: z
+    .strictObject({ targetId: z.string(), kind: z.enum(['production', 'preview']), name: z.string(), versionId: z.string(), simulated: z.boolean() })
+    .optional()
+    .describe('With executionTargetId: the destination run (its active version) or simulated (its candidate)'),
 });
 
 export const queuedReceiptSchema = z.strictObject({

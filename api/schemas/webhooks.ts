@@ -16,6 +16,11 @@ export const webhookSchema = z
     createdAt: isoDate,
     updatedAt: isoDate,
     invokeUrl: url.nullable().describe('Null for error-tracker webhooks: their token was shown once at creation'),
+    destination: z
+      .strictObject({ targetId: z.string(), kind: z.enum(['production', 'preview']), name: z.string() })
+      .nullable()
+      .optional()
+      .describe('The destination whose published version the webhook runs (list and get); production and previews never share a URL'),
     links: z.strictObject({ invoke: url.nullable() }),
   })
   .meta({ id: 'Webhook' });

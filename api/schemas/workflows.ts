@@ -112,6 +112,7 @@ export const updatedWorkflowSchema = z.union([
 export const workflowVersionSchema = z.strictObject({
   id: z.string(),
   version: z.number().int(),
+  displayLabel: z.string().nullable().describe('Optional label (destinations rename-version)'),
   name: z.string(),
   description: z.string(),
   active: z.boolean(),
@@ -122,3 +123,69 @@ export const workflowVersionSchema = z.strictObject({
 });
 
 export const restoredWorkflowSchema = z.strictObject({ workflow: workflowSchema, restoredVersion: z.number().int(), links: workflowLinksSchema });
+
+/** Bundles (importBundleJson) and repository artifacts. */
+export const bundleSubWorkflowStatusSchema = z.strictObject({
+  resolved: z.boolean().describe('Every subworkflow reference resolves inside the bundle or the workspace'),
+  references: z.array(
+    z.strictObject({
+      nodeId: z.string(),
+      reference: z.string().describe('As written in the artifact: an externalId or a workflow id'),
+      resolvedIn: z.enum(['bundle', 'workspace']).nullable(),
+      workflowId: z.string().nullable(),
+    }),
+  ),
+});
+
+export const bundleSummarySchema = z.strictObject({
+  name: z.string().nullable(),
+  workflowCount: z.number().int(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  unchanged: z.number().int(),
+});
+
+const importActionSchema = z.enum(['created', 'updated', 'unchanged']);
+
+export const importedBundleSchema = z.strictObject({
+  bundle: bundleSummarySchema,
+  workflows: z.array(
+    z.strictObject({
+      externalId: z.string(),
+      workflow: workflowSchema,
+      importAction: importActionSchema,
+      importReadiness: validationResultSchema,
+      bundleSubWorkflowStatus: bundleSubWorkflowStatusSchema,
+      links: workflowLinksSchema,
+    }),
+  ),
+});
+
+export const bundlePreviewSchema = z.strictObject({
+  bundle: bundleSummarySchema,
+  workflows: z.array(
+    z.strictObject({
+      externalId: z.string(),
+      name: z.string(),
+      workflowId: z.string().nullable().describe('The workflow an update would change; null for creates'),
+      importAction: importActionSchema,
+      importReadiness: validationResultSchema,
+      bundleSubWorkflowStatus: bundleSubWorkflowStatusSchema,
+    }),
+  ),
+  persisted: z.literal(false),
+});
+
+export const artifactReportSchema = z.strictObject({
+  valid: z.boolean(),
+  files: z.array(
+    z.strictObject({
+      path: z.string(),
+      valid: z.boolean(),
+      externalId: z.string().nullable(),
+      name: z.string().nullable(),
+      errors: z.array(z.strictObject({ path: z.string(), message: z.string() })),
+      validation: validationResultSchema.nullable(),
+    }),
+  ),
+});

@@ -1,17 +1,25 @@
 import { ApiKeySchema, SessionSchema } from './auth';
 import { AuditLogSchema } from './audit';
 import { IdempotencyRecordSchema } from './idempotency';
-import { MembershipSchema, UserSchema, WorkspaceSchema } from './workspaces';
+import { InvitationSchema, MembershipSchema, UserSchema, WorkspaceSchema } from './workspaces';
 import { WorkflowSchema, WorkflowVersionSchema } from './workflows';
 import { ResumeTokenSchema, RunLogSchema, RunSchema, RunStepSchema } from './runs';
 import { WebhookOutboxSchema, WebhookSchema } from './webhooks';
 import { SmokeTestSchema } from './smokeTests';
+import { FileScanSchema, StoredFileSchema } from './files';
+import { CredentialSchema } from './credentials';
+import { TargetActivationSchema, TargetApprovalSchema, TargetSourceSchema, WorkflowTargetSchema } from './destinations';
+import { WorkflowMcpServerSchema } from './workflowMcp';
+import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
+import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
+import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
 export const entities = [
   WorkspaceSchema,
   UserSchema,
   MembershipSchema,
+  InvitationSchema,
   ApiKeySchema,
   SessionSchema,
   AuditLogSchema,
@@ -25,6 +33,26 @@ export const entities = [
   WebhookSchema,
   WebhookOutboxSchema,
   SmokeTestSchema,
+  StoredFileSchema,
+  FileScanSchema,
+  CredentialSchema,
+  WorkflowTargetSchema,
+  TargetActivationSchema,
+  TargetApprovalSchema,
+  TargetSourceSchema,
+  UserDatabaseSchema,
+  UserTableSchema,
+  ManagedTableSchema,
+  ConfigurationReceiptSchema,
+  ConfigurationBaselineSchema,
+  ConfigurationProposalSchema,
+  WorkflowMcpServerSchema,
+  WorkspaceRepositorySchema,
+  WorkflowReviewSchema,
+  KnowledgeBaseSchema,
+  KnowledgeDocumentSchema,
+  KnowledgeConnectorSchema,
+  KnowledgeSyncRunSchema,
 ];
 
 export * from './auth';
@@ -35,3 +63,10 @@ export * from './workflows';
 export * from './runs';
 export * from './webhooks';
 export * from './smokeTests';
+export * from './files';
+export * from './credentials';
+export * from './destinations';
+export * from './databases';
+export * from './workflowMcp';
+export * from './repository';
+export * from './knowledge';

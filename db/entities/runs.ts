@@ -33,6 +33,15 @@ export interface ExecutionEvidence {
   reviewIdentity: string | null;
 }
 
+/** The destination a live run executes (`run.executionTarget`). */
+export interface RunExecutionTarget {
+  targetId: string;
+  kind: 'production' | 'preview';
+  name: string;
+  activationId: string;
+  generation: number;
+}
+
 export interface Run {
   id: string;
   workspaceId: string;
@@ -59,6 +68,10 @@ export interface Run {
   createdByUserId: string | null;
   /** The end user an end-user gateway key ran this for (`endUser.externalId`); null for every other run. */
   endUserExternalId: string | null;
+  /** Live runs of a named destination. */
+  executionTarget: RunExecutionTarget | null;
+  /** Simulations that selected a destination (they run its candidate). */
+  simulationTargetId: string | null;
   startedAt: Date | null;
   finishedAt: Date | null;
   durationMs: number | null;
@@ -138,6 +151,8 @@ export const RunSchema = new EntitySchema<Run>({
     createdByKeyId: { type: 'string', fieldName: 'created_by_key_id', nullable: true },
     createdByUserId: { type: 'string', fieldName: 'created_by_user_id', nullable: true },
     endUserExternalId: { type: 'string', fieldName: 'end_user_external_id', nullable: true },
+    executionTarget: { type: 'json', fieldName: 'execution_target', nullable: true },
+    simulationTargetId: { type: 'string', fieldName: 'simulation_target_id', nullable: true },
     startedAt: ts('started_at', true),
     finishedAt: ts('finished_at', true),
     durationMs: { type: 'integer', fieldName: 'duration_ms', nullable: true },

@@ -1,11 +1,14 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-export type WebhookKind = 'generic' | 'errtracker';
+/** `mailer` rows back mailer routes (services/mailer), `rss` and `ci` rows RSS and CI sources (services/sources): never listed or invoked by token; their runs have trigger `email`, `rss`, `api` (CI, starting at the source's CI node). */
+export type WebhookKind = 'generic' | 'errtracker' | 'mailer' | 'rss' | 'ci';
 
 export interface Webhook {
   id: string;
   workspaceId: string;
   workflowId: string;
+  /** The destination whose published version the webhook runs (null only for rows made before destinations). */
+  targetId: string | null;
   /** The trigger node the webhook invokes (a `webhook` node; for errtracker the start/webhook node). */
   nodeId: string;
   kind: WebhookKind;
@@ -45,6 +48,7 @@ export const WebhookSchema = new EntitySchema<Webhook>({
     id: { type: 'string', primary: true },
     workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true },
     workflowId: { type: 'string', fieldName: 'workflow_id' },
+    targetId: { type: 'string', fieldName: 'target_id', nullable: true },
     nodeId: { type: 'string', fieldName: 'node_id' },
     kind: { type: 'string' },
     tokenDigest: { type: 'string', fieldName: 'token_digest', unique: true, hidden: true },

@@ -17,6 +17,8 @@ export interface Workflow {
   activeVersionId: string | null;
   templateKey: string | null;
   sourceWorkflowId: string | null;
+  /** Stable identity across workspaces and repositories (bundles upsert by it); unique in a workspace. */
+  externalId?: string | null;
   createdById: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -31,6 +33,8 @@ export interface WorkflowVersion {
   description: string;
   nodes: GraphNode[];
   edges: GraphEdge[];
+  /** Optional display label (destinations' rename-version); null shows only the number. */
+  displayLabel: string | null;
   createdById: string | null;
   createdAt: Date;
 }
@@ -51,6 +55,7 @@ export const WorkflowSchema = new EntitySchema<Workflow>({
     activeVersionId: { type: 'string', fieldName: 'active_version_id', nullable: true },
     templateKey: { type: 'string', fieldName: 'template_key', nullable: true },
     sourceWorkflowId: { type: 'string', fieldName: 'source_workflow_id', nullable: true },
+    externalId: { type: 'string', fieldName: 'external_id', nullable: true },
     createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
     createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
     updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
@@ -69,6 +74,7 @@ export const WorkflowVersionSchema = new EntitySchema<WorkflowVersion>({
     description: { type: 'string' },
     nodes: { type: 'json' },
     edges: { type: 'json' },
+    displayLabel: { type: 'string', fieldName: 'display_label', nullable: true },
     createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
     createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
   },

@@ -71,3 +71,36 @@ export const MembershipSchema = new EntitySchema<Membership>({
     createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
   },
 });
+
+export const INVITATION_STATUSES = ['pending', 'accepted', 'declined'] as const;
+export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
+
+/** An offer of membership; it becomes a membership only when the invitee accepts it. */
+export interface Invitation {
+  id: string;
+  workspaceId: string;
+  /** The invitee (created as an `invited` user when the email was unknown). */
+  userId: string;
+  role: MembershipRole;
+  status: InvitationStatus;
+  invitedById: string;
+  createdAt: Date;
+  expiresAt: Date;
+  decidedAt: Date | null;
+}
+
+export const InvitationSchema = new EntitySchema<Invitation>({
+  name: 'Invitation',
+  tableName: 'workspace_invitations',
+  properties: {
+    id: { type: 'string', primary: true },
+    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true },
+    userId: { kind: 'm:1', entity: 'User', fieldName: 'user_id', mapToPk: true },
+    role: { type: 'string' },
+    status: { type: 'string' },
+    invitedById: { type: 'string', fieldName: 'invited_by_id' },
+    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
+    expiresAt: { type: 'Date', fieldName: 'expires_at', columnType: 'timestamptz' },
+    decidedAt: { type: 'Date', fieldName: 'decided_at', columnType: 'timestamptz', nullable: true },
+  },
+});

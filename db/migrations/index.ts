@@ -5,6 +5,14 @@ import { Migration20261121020000_webhooks } from './Migration20261121020000_webh
 import { Migration20261121030000_smoke_tests } from './Migration20261121030000_smoke_tests';
 import { Migration20261123000000_end_user_runs } from './Migration20261123000000_end_user_runs';
 import { Migration20261123010000_sign_in_limits } from './Migration20261123010000_sign_in_limits';
+import { Migration20261123110000_invitations } from './Migration20261123110000_invitations';
+import { Migration20261123121000_files } from './Migration20261123121000_files';
+import { Migration20261123120000_credentials } from './Migration20261123120000_credentials';
+import { Migration20261123123000_destinations } from './Migration20261123123000_destinations';
+import { Migration20261123122000_databases } from './Migration20261123122000_databases';
+import { Migration20261123125000_repository_mcp } from './Migration20261123125000_repository_mcp';
+import { Migration20261123126000_mailer } from './Migration20261123126000_mailer';
+import { Migration20261123124000_knowledge } from './Migration20261123124000_knowledge';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -17,4 +25,12 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121030000_smoke_tests', class: Migration20261121030000_smoke_tests },
   { name: 'Migration20261123000000_end_user_runs', class: Migration20261123000000_end_user_runs },
   { name: 'Migration20261123010000_sign_in_limits', class: Migration20261123010000_sign_in_limits },
+  { name: 'Migration20261123110000_invitations', class: Migration20261123110000_invitations },
+  { name: 'Migration20261123120000_credentials', class: Migration20261123120000_credentials },
+  { name: 'Migration20261123121000_files', class: Migration20261123121000_files },
+  { name: 'Migration20261123122000_databases', class: Migration20261123122000_databases },
+  { name: 'Migration20261123123000_destinations', class: Migration20261123123000_destinations },
+  { name: 'Migration20261123124000_knowledge', class: Migration20261123124000_knowledge },
+  { name: 'Migration20261123125000_repository_mcp', class: Migration20261123125000_repository_mcp },
+  { name: 'Migration20261123126000_mailer', class: Migration20261123126000_mailer },
 ];

@@ -16,6 +16,8 @@ export interface LoadRunRequest {
   headers?: Record<string, string>;
   /** Send `{ "input": { "i": n } }` (the execute API's body) instead of `{ "i": n }`. */
   wrapInInput?: boolean;
+  /** Send `{ "values": { "n": n, "label": "row-n", "meta": { "i": n } } }` (the rows API's body). */
+  wrapInValues?: boolean;
 }
 
 export interface LoadRunResult {
@@ -44,6 +46,11 @@ export type LoadgenMessage = { type: 'result'; id: number; result: LoadRunResult
 /** Monotonic body counter across all runs of this process: bodies are `{ "i": <counter> }`. */
 let counter = 0;
 
+function bodyFor(req: LoadRunRequest, i: number): unknown {
+  if (req.wrapInValues) return { values: { n: i, label: `row-${i}`, meta: { i } } };
+  return req.wrapInInput ? { input: { i } } : { i };
+}
+
 function runOnce(req: LoadRunRequest): Promise<LoadRunResult> {
   const target = new URL(req.url);
   if (target.hostname !== '127.0.0.1') throw new Error(`Refusing to send load to ${target.hostname}: loopback 127.0.0.1 only`);
@@ -61,7 +68,7 @@ function runOnce(req: LoadRunRequest): Promise<LoadRunResult> {
           {
             method: 'POST',
             headers: { ...req.headers, 'content-type': 'application/json' },
-            setupRequest: (r) => ({ ...r, body: JSON.stringify(req.wrapInInput ? { input: { i: counter++ } } : { i: counter++ }) }),
+            setupRequest: (r) => ({ ...r, body: JSON.stringify(bodyFor(req, counter++)) }),
           },
         ],
       },

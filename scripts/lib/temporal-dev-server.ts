@@ -23,6 +23,8 @@ export interface TemporalDevServerOptions {
   startTimeoutMs?: number;
   /** Port of the server's own Prometheus `/metrics`; 0 picks a free one, undefined leaves the CLI's default. */
   metricsPort?: number;
+  /** The Web UI's codec endpoint (`--ui-codec-endpoint`), where it decrypts payloads for operators. */
+  uiCodecEndpoint?: string;
   /** Extra dynamic config values (`--dynamic-config-value key=value`), e.g. for benchmarks. */
   dynamicConfig?: Record<string, string | number | boolean>;
   /**
@@ -68,7 +70,16 @@ function bindOnce(port: number, host: string): Promise<number> {
 // An explicit port that is already taken (say, by another dev server) would
 // otherwise pass the readiness check against the wrong server. Fails at once: a port held
 // by a process that is not our recorded dev server will not free itself.
-async function assertPortFree(port: number, what: string, pidFile?: string): Promise<void> {
+async function assertPortFree(port: number, what: string, pidFile?: string, settleMs = 0): Promise<void> {
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const free = await bindOnce(port, HOST).then(
+      () => true,
+      () => false,
+    );
+    if (free || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
   await bindOnce(port, HOST).catch((err: Error) => {
     const whose = pidFile ? ` by a process that is not the dev server recorded in ${pidFile}` : '';
     throw new Error(
@@ -103,12 +114,17 @@ async function assertPortFree(port: number, what: string, pidFile?: string): Pro
 export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const log = opts.log ?? (() => {});
   const timeoutMs = opts.startTimeoutMs ?? 90_000;
+  let stoppedStale = false;
   if (opts.pidFile) {
     const stopped = await stopStaleServer(opts.pidFile, { what: 'Temporal dev server', group: true, signal: 'SIGTERM' });
     if (stopped) log(stopped);
+    stoppedStale = stopped !== null;
   }
-  if (opts.port) await assertPortFree(opts.port, 'frontend', opts.pidFile);
-  if (opts.uiPort) await assertPortFree(opts.uiPort, 'UI', opts.pidFile);
+  // A server we just stopped can still hold its sockets for a moment: its main thread is gone
+  // (no command line in /proc) while other threads are still closing the files they share.
+  const settleMs = stoppedStale ? 15_000 : 0;
+  if (opts.port) await assertPortFree(opts.port, 'frontend', opts.pidFile, settleMs);
+  if (opts.uiPort) await assertPortFree(opts.uiPort, 'UI', opts.pidFile, settleMs);
   const port = opts.port || (await findFreePort());
   const uiPort = opts.uiPort === null ? null : opts.uiPort || (await findFreePort());
   const namespace = opts.namespace ?? 'default';
@@ -116,6 +132,7 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--log-level', 'warn'];
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
   args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
+  if (opts.uiCodecEndpoint && uiPort !== null) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   const metricsPort = opts.metricsPort === undefined ? null : opts.metricsPort || (await findFreePort());
   if (metricsPort !== null) args.push('--metrics-port', String(metricsPort));

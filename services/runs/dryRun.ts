@@ -4,6 +4,7 @@ import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../.
 import { withConfigDefaults } from '../../engine/nodes';
 import type { WorkflowGraph } from '../../engine/types';
 import { runUserCode } from '../sandbox';
+import { runTableNode } from '../databases';
 
 /**
  * Interprets the graph in-process: pure nodes and code nodes (sandboxed, no effects) run for
@@ -20,6 +21,9 @@ export async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph):
         if (!result.ok) throw new Error(result.error.message);
         return { output: result.output, logs: result.logs };
       }
+      // Reading a table has no effect, so a dry run reads for real; writes are simulated.
+      if (node.type === 'table_read') return { output: await runTableNode(em.fork(), run.workspaceId, 'table_read', config) };
+      if (node.type.startsWith('table_')) return { output: { simulated: true, nodeType: node.type, tableId: config.tableId, rowIndex: config.rowIndex ?? null, values: config.values ?? null } };
       const { method, url, headers, query, body } = config;
       return { output: { simulated: true, request: { method, url, headers: headers ?? {}, query: query ?? {}, body: body ?? null } } };
     },

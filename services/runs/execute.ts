@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowSchema, WorkflowVersionSchema, type Run, type RunTrigger, type Workflow } from '../../db/entities';
+import { WorkflowSchema, WorkflowTargetSchema, WorkflowVersionSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { conflict, invalidInput, unavailable } from '../errors';
 import type { RunLauncher } from '../ports';
@@ -9,6 +9,7 @@ import { dryRun } from './dryRun';
 import { whyNotRunnable } from './runnable';
 import { writeRunRow } from './runRows';
 import { loadRun } from './views';
+import { findTargetOf, liveTargetVersion } from '../destinations/runtime';
 
 export interface ExecuteInput {
   input?: unknown;
@@ -22,12 +23,72 @@ export interface ExecuteInput {
   message?: string;
 }
 
+/** The destination an `executionTargetId` execution ran (`execution.destination`). */
+export interface ExecutedDestination {
+  targetId: string;
+  kind: 'production' | 'preview';
+  name: string;
+  versionId: string;
+  /** A simulation of the destination's candidate, rather than a live run of its active version. */
+  simulated: boolean;
+}
+
 interface ChosenGraph {
   graph: WorkflowGraph;
   versionId: string | null;
   /** Set for candidate runs, whose graph is not a stored version. */
   snapshot: WorkflowGraph | null;
   dryRun: boolean;
+  requestedTarget?: 'active' | 'candidate';
+  executionTarget?: RunExecutionTarget;
+  simulationTargetId?: string;
+  destination?: ExecutedDestination;
+}
+
+/**
+ * Execute rule 2: a named destination. A simulation (dry run) runs the destination's
+ * candidate and keeps its identity; a live run needs its active version published under a
+ * current approval with the deployment enabled. A foreign destination is not found and an
+ * unavailable one refused: neither ever falls back to production.
+ */
+async function chooseDestinationGraph(em: EntityManager, wf: Workflow, body: ExecuteInput & { executionTargetId: string }): Promise<ChosenGraph> {
+  const target = await findTargetOf(em, wf, body.executionTargetId);
+  const simulate = body.dryRun === true || (body.target === 'candidate' && body.dryRun !== false);
+  if (simulate) {
+    const refusal = whyNotRunnable(wf, 'candidate');
+    if (refusal) throw invalidInput(refusal);
+    const version = target.candidateVersionId ? await em.findOne(WorkflowVersionSchema, { id: target.candidateVersionId }) : null;
+    if (!version) throw conflict(`Destination "${target.name}" has no candidate version to simulate.`, { code: 'workflow_target_unavailable', details: { targetId: target.id } });
+    if (body.expectedVersionId !== undefined && body.expectedVersionId !== version.id) {
+      throw conflict(`The candidate of destination "${target.name}" changed since expectedVersionId was read.`, { code: 'workflow_candidate_changed', details: { targetId: target.id, candidateVersionId: version.id } });
+    }
+    return {
+      graph: { nodes: version.nodes, edges: version.edges },
+      versionId: version.id,
+      snapshot: null,
+      dryRun: true,
+      requestedTarget: 'candidate',
+      simulationTargetId: target.id,
+      destination: { targetId: target.id, kind: target.kind, name: target.name, versionId: version.id, simulated: true },
+    };
+  }
+  if (body.target === 'candidate') {
+    throw invalidInput('A destination runs live only at its active version: omit target "candidate", or simulate its candidate with dryRun: true.');
+  }
+  const live = await liveTargetVersion(em, wf, target);
+  if (live.kind === 'refused') throw conflict(live.reason, { code: 'workflow_target_unavailable', details: { targetId: target.id } });
+  if (body.expectedVersionId !== undefined && body.expectedVersionId !== live.version.id) {
+    throw conflict(`The active version of destination "${target.name}" is not expectedVersionId.`, { details: { targetId: target.id, activeVersionId: live.version.id } });
+  }
+  return {
+    graph: { nodes: live.version.nodes, edges: live.version.edges },
+    versionId: live.version.id,
+    snapshot: null,
+    dryRun: false,
+    requestedTarget: 'active',
+    executionTarget: live.executionTarget,
+    destination: { targetId: target.id, kind: target.kind, name: target.name, versionId: live.version.id, simulated: false },
+  };
 }
 
 /** Applies the spec's execute rules 1 to 4 and the runnable rule, and picks the graph to run. */
@@ -36,10 +97,7 @@ async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf:
   if (!isGateway && (body.endUser !== undefined || body.message !== undefined)) {
     throw invalidInput('endUser and message are accepted only from a product gateway key.');
   }
-  if (body.executionTargetId !== undefined) {
-    // Named destinations arrive with the destinations issue; never fall back to production.
-    throw invalidInput(`Execution target "${body.executionTargetId}" is not available for this workflow.`);
-  }
+  if (body.executionTargetId !== undefined) return chooseDestinationGraph(em, wf, { ...body, executionTargetId: body.executionTargetId });
   const refusal = whyNotRunnable(wf, body.target);
   if (refusal) throw invalidInput(refusal);
 
@@ -62,7 +120,7 @@ async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf:
   return { graph, versionId: candidateId, snapshot: graph, dryRun: false };
 }
 
-export type ExecuteResult = { kind: 'queued'; run: Run } | { kind: 'dry'; run: Run };
+export type ExecuteResult = { kind: 'queued'; run: Run; destination?: ExecutedDestination } | { kind: 'dry'; run: Run; destination?: ExecutedDestination };
 
 /**
  * Executes a workflow of the principal's workspace: a dry run is interpreted here with
@@ -95,15 +153,18 @@ export async function executeWorkflow(
     versionId: chosen.versionId,
     graphSnapshot: chosen.snapshot,
     dryRun: chosen.dryRun,
-    requestedTarget: body.target,
+    requestedTarget: chosen.requestedTarget ?? body.target,
     createdBy: createdBy(principal),
     endUserExternalId: body.endUser?.externalId ?? null,
+    executionTarget: chosen.executionTarget ?? null,
+    simulationTargetId: chosen.simulationTargetId ?? null,
   });
+  const destination = chosen.destination ? { destination: chosen.destination } : {};
   if (chosen.dryRun) {
     await dryRun(em, run, chosen.graph);
-    return { kind: 'dry', run };
+    return { kind: 'dry', run, ...destination };
   }
-  return { kind: 'queued', run: await launch(em, launcher, run, chosen.graph) };
+  return { kind: 'queued', run: await launch(em, launcher, run, chosen.graph), ...destination };
 }
 
 const createdBy = (principal: WorkspacePrincipal) => ({ keyId: principal.kind === 'api_key' ? principal.apiKeyId : null, userId: principal.userId });
@@ -143,8 +204,17 @@ export async function rerunRun(em: EntityManager, launcher: RunLauncher, princip
     if (version) graph = { nodes: version.nodes, edges: version.edges };
   }
   if (!graph || !wf) throw conflict('The workflow version this run executed no longer exists; it cannot be re-run.');
-  const refusal = whyNotRunnable(wf, original.executionEvidence.requestedTarget);
-  if (refusal) throw conflict(`The run cannot be re-run: ${refusal}`, { code: 'workflow_not_runnable' });
+  let executionTarget: RunExecutionTarget | null = null;
+  if (original.executionTarget) {
+    // A destination's run re-runs only while that destination is live; never on production instead.
+    const target = await em.findOne(WorkflowTargetSchema, { id: original.executionTarget.targetId });
+    const live = target ? await liveTargetVersion(em, wf, target) : { kind: 'refused' as const, reason: 'The destination no longer exists.' };
+    if (live.kind === 'refused') throw conflict(`The run cannot be re-run: ${live.reason}`, { code: 'workflow_not_runnable' });
+    executionTarget = live.executionTarget;
+  } else {
+    const refusal = whyNotRunnable(wf, original.executionEvidence.requestedTarget);
+    if (refusal) throw conflict(`The run cannot be re-run: ${refusal}`, { code: 'workflow_not_runnable' });
+  }
   const run = await writeRunRow(em, {
     workflow: wf,
     trigger: 'manual',
@@ -154,6 +224,7 @@ export async function rerunRun(em: EntityManager, launcher: RunLauncher, princip
     graphSnapshot: original.graphSnapshot,
     requestedTarget: original.executionEvidence.requestedTarget,
     createdBy: createdBy(principal),
+    executionTarget,
   });
   return launch(em, launcher, run, graph);
 }

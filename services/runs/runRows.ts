@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { RunSchema, type Run, type RunTrigger, type Workflow } from '../../db/entities';
+import { RunSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { newId } from '../ids';
 import type { RunTarget } from './runnable';
@@ -24,6 +24,10 @@ export interface NewRunRow {
   createdBy?: { keyId: string | null; userId: string | null };
   /** The end user a gateway key ran it for (services/endUsers.ts). */
   endUserExternalId?: string | null;
+  /** Live runs of a named destination (services/destinations/runtime.ts). */
+  executionTarget?: RunExecutionTarget | null;
+  /** Simulations that selected a destination. */
+  simulationTargetId?: string | null;
 }
 
 /**
@@ -62,6 +66,8 @@ export async function writeRunRow(em: EntityManager, row: NewRunRow): Promise<Ru
       createdByKeyId: row.createdBy?.keyId ?? null,
       createdByUserId: row.createdBy?.userId ?? null,
       endUserExternalId: row.endUserExternalId ?? null,
+      executionTarget: row.executionTarget ?? null,
+      simulationTargetId: row.simulationTargetId ?? null,
       startedAt: null,
       finishedAt: null,
       durationMs: null,

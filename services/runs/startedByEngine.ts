@@ -10,6 +10,7 @@ import type { WorkflowGraph } from '../../engine/types';
 import { sha256Hex } from '../ids';
 import { toStorable } from '../storableText';
 import { runnableActiveVersion } from './runnable';
+import { runnableVersionForTrigger } from '../destinations/runtime';
 import { writeRunRow } from './runRows';
 
 export class ChildRunRefused extends Error {}
@@ -44,18 +45,27 @@ export async function prepareChildRun(
 }
 
 /**
- * Creates the run row of a schedule-fired run (idempotent on its id) from the workflow's
- * active version. A workflow that may not run now (runnable.ts) yields no graph: the firing is
- * recorded nowhere and skipped.
+ * Creates the run row of a schedule-fired run (idempotent on its id) from the active version
+ * of the schedule's destination (Production unless `targetId` names a preview). A workflow or
+ * destination that may not run now (runnable.ts, destinations/runtime.ts) yields no graph: the
+ * firing is recorded nowhere and skipped.
  */
 export async function prepareScheduledRun(
   em: EntityManager,
-  args: { runId: string; workspaceId: string; workflowId: string; input: unknown },
+  args: { runId: string; workspaceId: string; workflowId: string; input: unknown; targetId?: string },
 ): Promise<{ graph: WorkflowGraph | null; reason?: string }> {
   const workflow = await em.findOne(WorkflowSchema, { id: args.workflowId, workspaceId: args.workspaceId });
-  const runnable = await runnableActiveVersion(em, workflow);
+  const runnable = await runnableVersionForTrigger(em, workflow, args.targetId ?? null);
   if (runnable.kind === 'refused') return { graph: null, reason: runnable.reason };
   const { version } = runnable;
-  await writeRunRow(em, { id: args.runId, workflow: workflow!, trigger: 'schedule', input: args.input, versionId: version.id, requestedTarget: 'active' });
+  await writeRunRow(em, {
+    id: args.runId,
+    workflow: workflow!,
+    trigger: 'schedule',
+    input: args.input,
+    versionId: version.id,
+    requestedTarget: 'active',
+    executionTarget: runnable.executionTarget ?? null,
+  });
   return { graph: withConfigDefaults({ nodes: version.nodes, edges: version.edges }) };
 }

@@ -63,6 +63,9 @@ export function runView(run: Run, steps: RunStep[], logs: RunLog[]) {
     dryRun: run.dryRun,
     parentRunId: run.parentRunId,
     parentNodeId: run.parentNodeId,
+    // Destination runs only, so runs without one keep their shape.
+    ...(run.executionTarget ? { executionTarget: run.executionTarget } : {}),
+    ...(run.simulationTargetId ? { simulationTargetId: run.simulationTargetId } : {}),
     steps: steps.map((s) => ({
       nodeId: s.nodeId,
       nodeType: s.nodeType,

@@ -3,6 +3,7 @@ import {
   WebhookOutboxSchema,
   WebhookSchema,
   WorkflowSchema,
+  WorkflowVersionSchema,
   type Run,
   type Webhook,
   type Workflow,
@@ -15,10 +16,14 @@ import type { WorkspacePrincipal } from '../principal';
 import type { RunLauncher } from '../ports';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../secrets';
+import { CredentialUseError, errtrackerSigningSecret, type CredentialKeySettings } from '../credentials';
 import { loadWorkflow } from '../workflows/views';
 import { webhookData, type WebhookData } from './registry';
-import { runnableActiveVersion } from '../runs/runnable';
 import { writeRunRow } from '../runs/runRows';
+import { findTargetOf, runnableVersionForTrigger } from '../destinations/runtime';
+import { ensureProductionTarget } from '../destinations/model';
+import type { GraphNode } from '../../engine/types';
+import type { RunExecutionTarget } from '../../db/entities';
 
 /** Headers never passed into a run: credentials and session material. */
 const STRIPPED_HEADERS = new Set(['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization', 'x-auth-token', 'x-csrf-token']);
@@ -50,22 +55,47 @@ export interface ResolvedWebhook {
   webhook: Webhook;
   workflow: Workflow;
   version: WorkflowVersion;
+  /** Set for webhooks of a preview destination (`run.executionTarget`). */
+  executionTarget: RunExecutionTarget | null;
+  /** Error-tracker endpoints start at the trigger their `nodeId` selected. */
+  startNodeId: string | null;
 }
 
 /**
- * Finds the enabled webhook of a token and the active version it runs. Unknown tokens,
- * disabled webhooks and workflows that may not run (services/runs/runnable.ts) are all not
- * found, so a URL reveals nothing once it stops working.
+ * Finds the enabled webhook of a token and the active version of its destination.
+ * Unknown tokens, disabled webhooks, workflows that may not run (services/runs/runnable.ts) and
+ * preview destinations that are not published under an approval (services/destinations) are
+ * all not found, so a URL reveals nothing once it stops working.
  */
 export async function resolveWebhookToken(em: EntityManager, token: string, kind: Webhook['kind'] = 'generic'): Promise<ResolvedWebhook> {
   const missing = () => notFound('Webhook not found');
   if (!/^[A-Za-z0-9_-]{8,100}$/.test(token)) throw missing();
   const webhook = await em.findOne(WebhookSchema, { tokenDigest: sha256Hex(token), kind });
   if (!webhook || !webhook.enabled) throw missing();
+  const resolved = await resolveWebhook(em, webhook);
+  if (!resolved) throw missing();
+  return resolved;
+}
+
+/** The version a webhook runs now, or null when its workflow or destination cannot run. */
+async function resolveWebhook(em: EntityManager, webhook: Webhook): Promise<ResolvedWebhook | null> {
   const workflow = await em.findOne(WorkflowSchema, { id: webhook.workflowId });
-  const runnable = await runnableActiveVersion(em, workflow);
-  if (runnable.kind === 'refused') throw missing();
-  return { webhook, workflow: workflow!, version: runnable.version };
+  const runnable = await runnableVersionForTrigger(em, workflow, webhook.targetId);
+  if (runnable.kind === 'refused') return null;
+  if (webhook.kind === 'errtracker' && !(await endpointConnectionPublished(em, webhook))) return null;
+  const startNodeId = (webhook.kind === 'errtracker' || webhook.kind === 'ci') && runnable.version.nodes.some((n) => n.id === webhook.nodeId) ? webhook.nodeId : null;
+  return { webhook, workflow: workflow!, version: runnable.version, executionTarget: runnable.executionTarget ?? null, startNodeId };
+}
+
+/** An error-tracker endpoint that names a connection works only once its destination was published with that credential bound. */
+async function endpointConnectionPublished(em: EntityManager, webhook: Webhook): Promise<boolean> {
+  const credentialId = webhook.config.credentialId;
+  if (!credentialId) return true;
+  const rows: Array<{ bindings: Record<string, string> }> = await em.getConnection().execute(
+    `select a.connection_bindings as bindings from workflow_targets t join workflow_target_activations a on a.id = t.active_activation_id where t.id = ?`,
+    [webhook.targetId],
+  );
+  return rows.length > 0 && Object.values(rows[0].bindings ?? {}).includes(credentialId);
 }
 
 /** The delivery id of a provider event, from the node's configured header or a well-known one. */
@@ -108,8 +138,20 @@ export async function acceptIntoOutbox(
 }
 
 /** Creates the queued run row of a webhook-triggered run (idempotent on its id). */
-export async function createWebhookRun(em: EntityManager, args: { runId: string; workflow: Workflow; version: WorkflowVersion; input: unknown }): Promise<Run> {
-  return writeRunRow(em, { id: args.runId, workflow: args.workflow, trigger: 'webhook', input: args.input, versionId: args.version.id, requestedTarget: 'active' });
+export async function createWebhookRun(
+  em: EntityManager,
+  args: { runId: string; workflow: Workflow; version: WorkflowVersion; input: unknown; executionTarget?: RunExecutionTarget | null; startNodeId?: string | null; trigger?: 'webhook' | 'email' | 'rss' | 'api' },
+): Promise<Run> {
+  return writeRunRow(em, {
+    startNodeId: args.startNodeId ?? null,
+    id: args.runId,
+    workflow: args.workflow,
+    trigger: args.trigger ?? 'webhook',
+    input: args.input,
+    versionId: args.version.id,
+    requestedTarget: 'active',
+    executionTarget: args.executionTarget ?? null,
+  });
 }
 
 /**
@@ -124,22 +166,23 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
   await em.transactional(async (tx) => {
     const conn = tx.getConnection();
     const ctx = tx.getTransactionContext();
-    const rows: Array<{ id: string; workflow_id: string; payload: unknown; run_id: string }> = await conn.execute(
-      `select id, workflow_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
+    const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await conn.execute(
+      `select id, webhook_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
       [limit],
       'all',
       ctx,
     );
     for (const row of rows) {
       try {
-        const workflow = await tx.findOne(WorkflowSchema, { id: row.workflow_id });
-        const runnable = await runnableActiveVersion(tx, workflow);
-        if (runnable.kind === 'refused') {
-          await conn.execute(`update webhook_outbox set status = 'failed', last_error = ? where id = ?`, [runnable.reason, row.id], 'run', ctx);
+        const webhook = await tx.findOneOrFail(WebhookSchema, { id: row.webhook_id });
+        const resolved = await resolveWebhook(tx, webhook);
+        if (!resolved) {
+          await conn.execute(`update webhook_outbox set status = 'failed', last_error = ? where id = ?`, ['The webhook\'s workflow or destination cannot run now.', row.id], 'run', ctx);
           continue;
         }
-        const { version } = runnable;
-        const run = await createWebhookRun(tx, { runId: row.run_id, workflow: workflow!, version, input: row.payload });
+        const { version, workflow, executionTarget, startNodeId } = resolved;
+        const trigger = webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
+        const run = await createWebhookRun(tx, { runId: row.run_id, workflow, version, input: row.payload, executionTarget, startNodeId, trigger });
         await launcher.start(run, { nodes: version.nodes, edges: version.edges });
         await conn.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id = ?`, [row.id], 'run', ctx);
         dispatched++;
@@ -160,8 +203,10 @@ export interface ErrtrackerWebhookInput {
   projectSlug: string;
   credentialId?: string;
   signingSecret?: string;
-  /** Named destinations: refused until they exist. */
+  /** A named destination: the endpoint runs that destination's published version. */
   executionTargetId?: string;
+  /** The trigger (Start or Webhook node) the endpoint starts; required with executionTargetId. */
+  nodeId?: string;
 }
 
 /**
@@ -175,39 +220,76 @@ export async function createErrtrackerWebhook(
   secretKeySetting: string | undefined,
   principal: WorkspacePrincipal,
   input: ErrtrackerWebhookInput,
+  credentialKeys: CredentialKeySettings,
 ): Promise<{ webhook: WebhookData; token: string }> {
-  if (input.executionTargetId !== undefined) throw invalidInput('Named destinations are not available yet; omit executionTargetId.');
   const secretKey = requireSecretKey(secretKeySetting);
   if (input.credentialId !== undefined) {
-    throw invalidInput('Credentials are not available yet; send signingSecret (the secret of the error tracker integration).');
-  }
-  if (!input.signingSecret) throw invalidInput('signingSecret is required.');
+    // The endpoint verifies with the credential's signing secret, read at delivery time (a rotated secret applies at once).
+    try {
+      await errtrackerSigningSecret(em, credentialKeys, principal.workspaceId, input.credentialId);
+    } catch (err) {
+      if (err instanceof CredentialUseError) throw invalidInput(`credentialId: ${err.message}`);
+      throw err;
+    }
+  } else if (!input.signingSecret) throw invalidInput('signingSecret is required.');
   const workflow = await loadWorkflow(em, principal, input.workflowId, { includeTrashed: false });
-  const trigger = workflow.nodes.find((n) => n.type === 'webhook') ?? workflow.nodes.find((n) => n.type === 'start');
+  // Production's endpoint follows the deployed workflow; a named destination's stays off until that
+  // destination is published under an approval (resolveWebhook), and starts at the saved trigger `nodeId`.
+  let targetId: string;
+  let nodes: GraphNode[];
+  if (input.executionTargetId !== undefined) {
+    const target = await findTargetOf(em, workflow, input.executionTargetId);
+    if (!input.nodeId) throw invalidInput("nodeId (the destination's saved Start or Webhook trigger) is required with executionTargetId.");
+    const saved = target.candidateVersionId ? await em.findOne(WorkflowVersionSchema, { id: target.candidateVersionId }) : null;
+    targetId = target.id;
+    nodes = saved?.nodes ?? [];
+  } else {
+    targetId = (await ensureProductionTarget(em, workflow)).id;
+    nodes = workflow.nodes;
+  }
+  const isTrigger = (n: GraphNode) => n.type === 'webhook' || n.type === 'start';
+  const trigger = input.nodeId !== undefined ? nodes.find((n) => n.id === input.nodeId && isTrigger(n)) : (nodes.find((n) => n.type === 'webhook') ?? nodes.find((n) => n.type === 'start'));
   if (!trigger) throw invalidInput('The workflow needs a start or webhook trigger to receive error-tracker events.', { code: 'event_source_trigger_not_found' });
   const token = `etk_${randomToken(24)}`;
   const now = new Date();
-  const config = { organizationSlug: input.organizationSlug, projectSlug: input.projectSlug };
-  let webhook = await em.findOne(WebhookSchema, { workflowId: workflow.id, nodeId: trigger.id, kind: 'errtracker' });
+  const config = { organizationSlug: input.organizationSlug, projectSlug: input.projectSlug, ...(input.credentialId ? { credentialId: input.credentialId } : {}) };
+  const signingSecretEncrypted = input.signingSecret ? encryptSecret(secretKey, input.signingSecret) : null;
+  let webhook = await em.findOne(WebhookSchema, { workflowId: workflow.id, targetId, nodeId: trigger.id, kind: 'errtracker' });
   if (webhook) {
-    Object.assign(webhook, { tokenDigest: sha256Hex(token), config, enabled: true, signingSecretEncrypted: encryptSecret(secretKey, input.signingSecret), updatedAt: now });
+    Object.assign(webhook, { tokenDigest: sha256Hex(token), config, enabled: true, signingSecretEncrypted, updatedAt: now });
   } else {
     webhook = em.create(WebhookSchema, {
       id: newId('wh'),
       workspaceId: workflow.workspaceId,
       workflowId: workflow.id,
+      targetId,
       nodeId: trigger.id,
       kind: 'errtracker',
       tokenDigest: sha256Hex(token),
       enabled: true,
       config,
-      signingSecretEncrypted: encryptSecret(secretKey, input.signingSecret),
+      signingSecretEncrypted,
       createdAt: now,
       updatedAt: now,
     });
   }
   await em.flush();
   return { webhook: webhookData(webhook, secretKey), token };
+}
+
+/**
+ * The secret a delivery to `webhook` must be signed with: its bound errtracker credential's
+ * signing secret, else the signing secret stored with it; null when neither can be read (every
+ * delivery is then refused as unsigned).
+ */
+export async function errtrackerSecretOf(em: EntityManager, webhook: Webhook, secretKey: string, credentialKeys: CredentialKeySettings): Promise<string | null> {
+  if (webhook.config.credentialId) {
+    return errtrackerSigningSecret(em, credentialKeys, webhook.workspaceId, webhook.config.credentialId).catch((err: unknown) => {
+      if (err instanceof CredentialUseError) return null;
+      throw err;
+    });
+  }
+  return webhook.signingSecretEncrypted ? decryptSecret(secretKey, webhook.signingSecretEncrypted) : null;
 }
 
 /** Requests older than this (by the tracker's own timestamp header) are refused as replays. */
@@ -219,16 +301,15 @@ const ERRTRACKER_MAX_AGE_MS = 5 * 60_000;
  * `sentry-hook-timestamp`, when sent, must be recent. 401 otherwise.
  */
 export function verifyErrtrackerSignature(
-  webhook: Webhook,
-  secretKey: string,
+  signingSecret: string | null,
   rawBody: string,
   headers: InboundRequest['headers'],
   now = Date.now(),
 ): void {
   const invalid = () => unauthenticated('Invalid error-tracker signature.');
   const signature = headers['sentry-hook-signature'];
-  if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/i.test(signature) || !webhook.signingSecretEncrypted) throw invalid();
-  const expected = createHmac('sha256', decryptSecret(secretKey, webhook.signingSecretEncrypted)).update(rawBody, 'utf8').digest();
+  if (typeof signature !== 'string' || !/^[0-9a-f]{64}$/i.test(signature) || !signingSecret) throw invalid();
+  const expected = createHmac('sha256', signingSecret).update(rawBody, 'utf8').digest();
   if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw invalid();
   const timestamp = headers['sentry-hook-timestamp'];
   if (typeof timestamp === 'string' && timestamp !== '') {

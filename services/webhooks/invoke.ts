@@ -1,3 +1,4 @@
+import type { CredentialKeySettings } from '../credentials';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
@@ -12,6 +13,7 @@ import {
   errtrackerDeliveryId,
   outboxRunId,
   resolveWebhookToken,
+  errtrackerSecretOf,
   verifyErrtrackerSignature,
   webhookPayload,
   type InboundRequest,
@@ -56,7 +58,7 @@ export async function callWebhook(em: EntityManager, deps: WebhookCallDeps, toke
   const replies = resolved.version.nodes.some((n) => n.type === 'response' && !n.disabled);
   if (deduplicated || !replies) return accepted;
 
-  const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload });
+  const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload, executionTarget: resolved.executionTarget, startNodeId: resolved.startNodeId });
   let reply;
   try {
     reply = await deps.launcher.startWithReply(run, { nodes: resolved.version.nodes, edges: resolved.version.edges }, deps.syncBudgetMs);
@@ -91,6 +93,8 @@ export interface ErrtrackerIngressSettings {
   enabled: boolean;
   /** SECRET_KEY as configured; the endpoints' signing secrets are encrypted with it. */
   secretKey: string | undefined;
+  /** Keys of workspace credentials, for endpoints bound to an errtracker credential. */
+  credentialKeys: CredentialKeySettings;
 }
 
 /**
@@ -106,6 +110,7 @@ export async function receiveErrtrackerDelivery(
 ): Promise<{ outboxId: string; deduplicated: boolean }> {
   if (!settings.enabled) throw notFound('Not found');
   const resolved = await resolveWebhookToken(em, token, 'errtracker');
-  verifyErrtrackerSignature(resolved.webhook, requireSecretKey(settings.secretKey), request.rawBody, request.headers);
+  const signingSecret = await errtrackerSecretOf(em, resolved.webhook, requireSecretKey(settings.secretKey), settings.credentialKeys);
+  verifyErrtrackerSignature(signingSecret, request.rawBody, request.headers);
   return acceptIntoOutbox(em, resolved, webhookPayload(request), errtrackerDeliveryId(request.rawBody, request.headers));
 }

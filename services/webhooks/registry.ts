@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WebhookSchema, type Webhook, type Workflow } from '../../db/entities';
+import { WebhookSchema, WorkflowTargetSchema, type Webhook, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { requireSecretKey } from '../config';
 import { forbidden, notFound } from '../errors';
@@ -31,6 +31,8 @@ export interface WebhookData {
   createdAt: Date;
   updatedAt: Date;
   token: string | null;
+  /** The destination whose published version the webhook runs (list and get only). */
+  destination?: { targetId: string; kind: 'production' | 'preview'; name: string } | null;
 }
 
 /** A webhook's data; needs SECRET_KEY (`unavailable` without it) only to derive a generic webhook's token. */
@@ -50,13 +52,14 @@ export function webhookData(wh: Webhook, secretKey: string | undefined): Webhook
 }
 
 /**
- * Makes the deployed version's webhook triggers reachable: one generic webhook per `webhook`
- * node (kept across deploys, so its URL is stable), and disables those whose node is gone.
+ * Makes the published version's webhook triggers of one destination reachable: one generic
+ * webhook per `webhook` node and destination (kept across publications, so its URL is stable;
+ * previews and production never share one), and disables those whose node is gone.
  * Returns the webhooks of the version in node order.
  */
-export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Workflow, graph: WorkflowGraph): Promise<Webhook[]> {
+export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Workflow, graph: WorkflowGraph, targetId: string): Promise<Webhook[]> {
   const nodes = graph.nodes.filter((n) => n.type === 'webhook');
-  const existing = await em.find(WebhookSchema, { workflowId: wf.id, kind: 'generic' });
+  const existing = await em.find(WebhookSchema, { workflowId: wf.id, kind: 'generic', targetId });
   const now = new Date();
   const result: Webhook[] = [];
   for (const node of nodes) {
@@ -68,6 +71,7 @@ export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Wor
         id,
         workspaceId: wf.workspaceId,
         workflowId: wf.id,
+        targetId,
         nodeId: node.id,
         kind: 'generic',
         tokenDigest: sha256Hex(webhookToken(secretKey, id)),
@@ -94,16 +98,24 @@ export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Wor
   return result;
 }
 
-/** Webhooks of the principal's workspace, newest first; `workflowId` narrows to one workflow. */
+/** Webhooks of the principal's workspace with their destinations, newest first; `workflowId` narrows to one workflow. */
 export async function listWebhooks(em: EntityManager, principal: WorkspacePrincipal, secretKey: string | undefined, workflowId?: string): Promise<WebhookData[]> {
-  const webhooks = await em.find(WebhookSchema, { workspaceId: principal.workspaceId, ...(workflowId ? { workflowId } : {}) }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-  return webhooks.map((w) => webhookData(w, secretKey));
+  const webhooks = await em.find(WebhookSchema, { workspaceId: principal.workspaceId, kind: { $nin: ['mailer', 'rss', 'ci'] }, ...(workflowId ? { workflowId } : {}) }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  return withDestinations(em, webhooks, secretKey);
+}
+
+async function withDestinations(em: EntityManager, webhooks: Webhook[], secretKey: string | undefined): Promise<WebhookData[]> {
+  const targetIds = [...new Set(webhooks.map((w) => w.targetId).filter((id): id is string => id !== null))];
+  const targets = targetIds.length > 0 ? await em.find(WorkflowTargetSchema, { id: { $in: targetIds } }) : [];
+  const byId = new Map(targets.map((t) => [t.id, { targetId: t.id, kind: t.kind, name: t.name }]));
+  return webhooks.map((w) => ({ ...webhookData(w, secretKey), destination: w.targetId ? (byId.get(w.targetId) ?? null) : null }));
 }
 
 /** One webhook of the principal's workspace: 404 when missing, 403 when it belongs to another workspace. */
 export async function getWebhook(em: EntityManager, principal: WorkspacePrincipal, secretKey: string | undefined, id: string): Promise<WebhookData> {
   const wh = await em.findOne(WebhookSchema, { id });
-  if (!wh) throw notFound('Webhook not found');
+  if (!wh || wh.kind === 'mailer' || wh.kind === 'rss' || wh.kind === 'ci') throw notFound('Webhook not found');
   if (wh.workspaceId !== principal.workspaceId) throw forbidden(WEBHOOK_FORBIDDEN);
-  return webhookData(wh, secretKey);
+  const [data] = await withDestinations(em, [wh], secretKey);
+  return data;
 }

@@ -8,6 +8,8 @@ import { newId } from '../ids';
 import type { ScheduleSync } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import { deployLoaded, type DeployDeps, type Deployment } from './deploy';
+import { syncProductionWithWorkflow } from '../destinations/production';
+import { removeAllTargetSchedules } from '../destinations/schedules';
 import type { ValidationResult } from './graph';
 import { parseImportJson } from './import';
 import { loadWorkflow, viewOf, workflowView, type WorkflowView } from './views';
@@ -18,7 +20,7 @@ export interface CreateWorkflowInput {
   templateKey?: string;
   sourceWorkflowId?: string;
   importJson?: string;
-  /** Multi-workflow bundles: refused until they are supported. */
+  /** Multi-workflow bundles go through bundle.ts `importBundle`; here only the conflict check. */
   importBundleJson?: string;
   subWorkflowPlaceholder?: { name: string; workflowId?: string; sourceNodeId?: string; sourceNodeLabel?: string };
   nodes?: GraphNode[];
@@ -36,7 +38,7 @@ export async function createWorkflow(
   input: CreateWorkflowInput,
 ): Promise<{ workflow: WorkflowView; importReadiness?: ValidationResult }> {
   if (input.importBundleJson !== undefined) {
-    throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet; import one workflow with importJson.');
+    throw invalidInput('importBundleJson cannot be combined with other fields.');
   }
   const sources = (['templateKey', 'sourceWorkflowId', 'importJson', 'subWorkflowPlaceholder'] as const).filter((k) => input[k] !== undefined);
   if (sources.length > 1) throw invalidInput(`Give at most one of templateKey, sourceWorkflowId, importJson, subWorkflowPlaceholder (got ${sources.join(', ')}).`);
@@ -141,6 +143,8 @@ export async function updateWorkflow(em: EntityManager, principal: WorkspacePrin
     wf.status = 'disabled';
   }
   wf.updatedAt = new Date();
+  // Production's pointers follow the workflow row's status moves (undeploy, disable, import-replace, trash).
+  await syncProductionWithWorkflow(em, wf);
   recordAudit(em, principal, {
     action: patch.trashed === true ? 'workflow.trash' : 'workflow.update',
     severity: 'info',
@@ -165,7 +169,7 @@ export async function updateWorkflow(em: EntityManager, principal: WorkspacePrin
  */
 export async function deleteWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, deps: { scheduler: ScheduleSync }): Promise<void> {
   const wf = await loadWorkflow(em, principal, id);
-  await deps.scheduler.sync(wf, null);
+  await removeAllTargetSchedules(em, deps.scheduler, wf);
   recordAudit(em, principal, { action: 'workflow.delete', severity: 'warning', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id });
   em.remove(wf);
   await em.flush();

@@ -1,3 +1,4 @@
+import { assertReviewSynced, type RepositoryDeps } from '../repository';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowVersion } from '../../db/entities';
 import { recordAudit } from '../audit';
@@ -7,6 +8,8 @@ import { newId } from '../ids';
 import type { ScheduleSync } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import { syncWebhooks, webhookData, type WebhookData } from '../webhooks/registry';
+import { productionCandidateVersionId, recordProductionDeploy } from '../destinations/production';
+import { syncTargetSchedules } from '../destinations/schedules';
 import { candidateVersionId, validateWorkflowGraph } from './graph';
 import { loadWorkflow, viewOf, type WorkflowView } from './views';
 
@@ -15,6 +18,8 @@ export interface DeployDeps {
   scheduler: ScheduleSync;
   /** SECRET_KEY as configured; required only when the graph has webhook triggers (their tokens derive from it). */
   secretKey: string | undefined;
+  /** Reaches the workspace repository (services/repository) for the review rule of deploys. */
+  repository?: RepositoryDeps;
 }
 
 /** A deployed workflow and what its triggers became: the pinned version, its webhooks (node order) and schedule ids. */
@@ -43,13 +48,14 @@ export async function deployLoaded(em: EntityManager, principal: WorkspacePrinci
   if (wf.trashed) throw invalidInput('A trashed workflow cannot be deployed; restore it first (PATCH trashed: false).');
   const validation = validateWorkflowGraph({ nodes: wf.nodes, edges: wf.edges });
   if (!validation.report.valid) throw invalidInput('Workflow is not ready to deploy.', { details: { ...validation } });
+  await assertReviewSynced(em, deps.repository, wf);
   // Checked before pinning so a missing key cannot leave a version active without its webhooks.
   const secretKey = wf.nodes.some((n) => n.type === 'webhook') ? requireSecretKey(deps.secretKey) : (deps.secretKey ?? '');
 
-  const { workflow, version } = await pinDraftAsActiveVersion(em, principal, wf);
+  const { workflow, version, productionTargetId } = await pinDraftAsActiveVersion(em, principal, wf);
   const graph = { nodes: version.nodes, edges: version.edges };
-  const webhooks = await syncWebhooks(em, secretKey, workflow, graph);
-  const scheduleIds = await deps.scheduler.sync(workflow, graph);
+  const webhooks = await syncWebhooks(em, secretKey, workflow, graph, productionTargetId);
+  const scheduleIds = await syncTargetSchedules(deps.scheduler, workflow, graph, { targetId: productionTargetId, kind: 'production' });
   return {
     workflow: await viewOf(em, workflow),
     versionId: version.id,
@@ -59,15 +65,22 @@ export async function deployLoaded(em: EntityManager, principal: WorkspacePrinci
   };
 }
 
-async function pinDraftAsActiveVersion(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<{ workflow: Workflow; version: WorkflowVersion }> {
+/**
+ * Pins the draft and makes it the active version, in one transaction holding the workflow
+ * row's lock; the Production destination records the deploy as its publication in the same
+ * transaction (services/destinations/production.ts).
+ */
+async function pinDraftAsActiveVersion(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<{ workflow: Workflow; version: WorkflowVersion; productionTargetId: string }> {
   return em.transactional(async (tx) => {
     // Lock the workflow row so two concurrent deploys cannot claim the same version number.
     await tx.getConnection().execute('select id from workflows where id = ? for update', [wf.id], 'all', tx.getTransactionContext());
     // Re-read under the lock: a concurrent deploy may have pinned a version since `wf` was loaded.
     const managed = await tx.findOneOrFail(WorkflowSchema, { id: wf.id }, { refresh: true });
     const current = managed.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: managed.activeVersionId }) : null;
-    const sameAsActive = current && candidateVersionId(current) === candidateVersionId(managed);
-    let version = sameAsActive ? current : null;
+    // The draft may already be pinned: as the active version, or as Production's candidate (save-candidate, prepare-production).
+    const productionCandidateId = await productionCandidateVersionId(tx, wf.id);
+    const candidate = productionCandidateId && productionCandidateId !== current?.id ? await tx.findOne(WorkflowVersionSchema, { id: productionCandidateId }) : null;
+    let version = [current, candidate].find((v) => v && candidateVersionId(v) === candidateVersionId(managed)) ?? null;
     if (!version) {
       const latest = await tx.findOne(WorkflowVersionSchema, { workflowId: wf.id }, { orderBy: { version: 'desc' } });
       version = tx.create(WorkflowVersionSchema, {
@@ -94,7 +107,8 @@ async function pinDraftAsActiveVersion(em: EntityManager, principal: WorkspacePr
       targetId: wf.id,
       metadata: { versionId: version.id, version: version.version },
     });
+    const production = await recordProductionDeploy(tx, principal, managed, version);
     await tx.flush();
-    return { workflow: managed, version };
+    return { workflow: managed, version, productionTargetId: production.id };
   });
 }

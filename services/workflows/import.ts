@@ -42,10 +42,10 @@ export function parseImportJson(importJson: string): ImportResult {
 
 /**
  * What the import-preview endpoint shows: the workflow an import would create and its
- * readiness. Bundles (several workflows) are refused until they are supported.
+ * readiness. Bundles (several workflows) are previewed by bundle.ts `previewBundle`.
  */
 export function previewImport(input: { importJson?: string; importBundleJson?: string }) {
-  if (input.importBundleJson !== undefined) throw invalidInput('importBundleJson (multi-workflow bundles) is not supported yet.');
+  if (input.importBundleJson !== undefined) throw invalidInput('Give either importJson or importBundleJson, not both.');
   if (input.importJson === undefined) throw invalidInput('importJson or importBundleJson is required.');
   const { graph, importReadiness } = parseImportJson(input.importJson);
   return {

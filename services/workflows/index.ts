@@ -5,6 +5,8 @@
  */
 export * from './graph';
 export * from './import';
+export * from './artifact';
+export * from './bundle';
 export * from './views';
 export * from './crud';
 export * from './deploy';

@@ -114,6 +114,7 @@ export async function listVersions(em: EntityManager, principal: WorkspacePrinci
   return versions.map((v) => ({
     id: v.id,
     version: v.version,
+    displayLabel: v.displayLabel,
     name: v.name,
     description: v.description,
     active: v.id === wf.activeVersionId,

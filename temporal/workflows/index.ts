@@ -1,3 +1,6 @@
 // The workflow bundle's entry point: every workflow type the worker serves.
 export { runWorkflow, scheduledRunWorkflow } from './runs';
 export { smokeWorkflow } from './workers';
+export { filePurgeWorkflow } from './files';
+export { rssPollWorkflow, ciPollWorkflow } from './sources';
+export { knowledgeIndexDocumentWorkflow, knowledgeIndexRunWorkflow, knowledgeQueryEmbeddingWorkflow, knowledgeSyncWorkflow } from './knowledge';

@@ -23,14 +23,18 @@ import {
 import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
-import type { GraphNode, WorkflowGraph } from '../../engine/types';
-import { oversizedOutput } from '../../engine/limits';
+import { TABLE_NODE_TYPES, type GraphNode, type TableNodeType, type WorkflowGraph } from '../../engine/types';
+import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
 import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
 
 /** Wall-clock budget of a code node; the sandbox enforces its own, shorter CPU deadline. */
 const CODE_TIMEOUT_MS = 10_000;
+/** Budget of one table node's transaction. */
+const TABLE_TIMEOUT_MS = 30_000;
+
+const isTableNode = (type: string): type is TableNodeType => (TABLE_NODE_TYPES as readonly string[]).includes(type);
 
 export interface RunWorkflowInput {
   runId: string;
@@ -69,7 +73,8 @@ const REPEATABLE_HTTP_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * HTTP call stays a regular activity, recorded as done the moment it finishes.
  */
 function runsAsLocalActivity(node: GraphNode, config: Record<string, unknown>): boolean {
-  if (node.type === 'code') return true;
+  // Reading a table is repeatable like a GET; table writes stay regular activities.
+  if (node.type === 'code' || node.type === 'table_read') return true;
   return node.type === 'http' && REPEATABLE_HTTP_METHODS.has(String(config.method ?? 'GET').toUpperCase());
 }
 
@@ -82,6 +87,9 @@ const LOCAL_PROGRESS_INTERVAL_MS = 250;
 
 /** Runs started before local actions existed keep replaying with regular activities. */
 const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
+
+/** Runs started before node outputs were capped (engine/limits.ts) keep replaying without the cap. */
+const OUTPUT_LIMIT_PATCH = 'node-output-limit-v1';
 
 /** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
 function actionActivities(node: GraphNode, timeoutMs: number, local: boolean): Activities {
@@ -161,14 +169,24 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   };
   const timeoutMs = (seconds?: number) => (seconds ? seconds * 1000 : undefined);
 
+  // Decided once, at the start: a replay of an older history sees no marker and keeps its outcome.
+  const outputLimited = patched(OUTPUT_LIMIT_PATCH);
   const host: EngineHost = {
+    outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
     now: () => Date.now(),
     async runAction(node, config, input) {
       const local = runsAsLocalActivity(node, config) && patched(LOCAL_ACTIONS_PATCH);
+      if (isTableNode(node.type)) {
+        // table_read was added after local actions: no patch needed, no history ran it before.
+        const tableLocal = node.type === 'table_read';
+        const result = await actionActivities(node, TABLE_TIMEOUT_MS, tableLocal).tableNode({ workspaceId: req.workspaceId, nodeType: node.type, config });
+        if (!tableLocal || Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS) await flush();
+        return { output: result.output };
+      }
       const result =
         node.type === 'code'
           ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({ source: String(config.source), input })
-          : await actionActivities(node, Number(config.timeoutMs ?? 30_000), local).httpNode(config as never);
+          : await actionActivities(node, Number(config.timeoutMs ?? 30_000), local).httpNode({ ...config, workspaceId: req.workspaceId } as never);
       if (!local || Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS) await flush();
       return { output: result.output, logs: result.logs, attempts: result.attempt };
     },
@@ -241,7 +259,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     let outcome = await runGraph({ graph: req.graph, input: req.input, trigger: req.trigger, startNodeId: req.startNodeId }, host);
     // The projection says `succeeded` only when Temporal can accept the result: a result over
     // its payload limit would end the execution with a server error instead.
-    const oversized = outcome.status === 'succeeded' ? oversizedOutput(outcome.output, 'Run output') : null;
+    const oversized = outcome.status === 'succeeded' && outputLimited ? oversizedOutput(outcome.output, 'Run output') : null;
     if (oversized) outcome = { ...outcome, status: 'failed', output: null, error: { message: oversized, nodeId: null } };
     await flush({
       status: outcome.status,
@@ -293,6 +311,8 @@ export interface ScheduledRunInput {
   workspaceId: string;
   workflowId: string;
   nodeId: string;
+  /** A preview destination's schedule: the run executes that destination's active version. */
+  targetId?: string;
 }
 
 const { prepareScheduledRun } = proxyActivities<Activities>({
@@ -307,7 +327,7 @@ const { prepareScheduledRun } = proxyActivities<Activities>({
 export async function scheduledRunWorkflow(input: ScheduledRunInput): Promise<RunWorkflowResult | { skipped: string }> {
   const runId = workflowInfo().workflowId;
   const runInput = { scheduledAt: workflowInfo().startTime.toISOString(), nodeId: input.nodeId };
-  const prepared = await prepareScheduledRun({ runId, workspaceId: input.workspaceId, workflowId: input.workflowId, input: runInput });
+  const prepared = await prepareScheduledRun({ runId, workspaceId: input.workspaceId, workflowId: input.workflowId, input: runInput, ...(input.targetId ? { targetId: input.targetId } : {}) });
   if (!prepared.graph) return { skipped: prepared.reason ?? 'not runnable' };
   return runWorkflow({
     runId,

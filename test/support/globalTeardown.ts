@@ -1,12 +1,15 @@
 import { rm } from 'node:fs/promises';
-import { dropDatabase } from '../../scripts/lib/postgres';
+import { dropDatabase, dropOrphanUserDatabaseRoles } from '../../scripts/lib/postgres';
 import type { GlobalHandles } from './env';
 
 export default async function globalTeardown(): Promise<void> {
   const handles = (globalThis as unknown as { __svcTest?: GlobalHandles }).__svcTest;
   if (!handles) return;
   await handles.temporal.stop();
-  if (!handles.pg.embedded) await dropDatabase(handles.pg.url).catch(() => undefined);
+  if (!handles.pg.embedded) {
+    await dropDatabase(handles.pg.url).catch(() => undefined);
+    await dropOrphanUserDatabaseRoles(handles.pg.url).catch(() => undefined);
+  }
   await handles.pg.stop();
   await rm(handles.tmp, { recursive: true, force: true });
 }

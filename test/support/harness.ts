@@ -17,14 +17,20 @@ import { loadConfig, type AppConfig } from '../../services/config';
 import { newId, randomToken } from '../../services/ids';
 import { closeSandboxPool } from '../../services/sandbox';
 import { createLogger } from '../../services/logger';
-import { addMember } from '../../services/workspaces';
+import { grantMembership } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { keySettingsOf } from '../../services/credentials';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
 import { createWorker } from '../../temporal/worker';
 import { testEnv } from './env';
+import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/payloadCodec';
 
 /** One key for every test app, so webhook URLs made by one app resolve in another. */
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef-0123456789';
+
+/** The payload codec of every test app and worker (derived from TEST_SECRET_KEY, as in production from SECRET_KEY). */
+export const testPayloadCodec: PayloadEncryptionCodec = payloadCodecFor({ secretKey: TEST_SECRET_KEY })!;
 
 export interface TestApp {
   url: string;
@@ -47,6 +53,8 @@ export async function startTestApp(
     dispatcher?: boolean;
     /** another Temporal server than global setup's */
     temporalAddress?: string;
+    /** where the app's log lines go (tests that search them); the level is `config.logLevel` */
+    logStream?: Writable;
   } = {},
 ): Promise<TestApp> {
   // Every answer a test receives is checked against its route's declared response schema.
@@ -54,12 +62,13 @@ export async function startTestApp(
     ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY, VALIDATE_RESPONSES: 'true' }),
     ...overrides,
   };
-  const orm = await openOrm(testEnv('databaseUrl'), { poolMax: 5 });
+  // `databaseUrl` in the overrides points one app at another database of the test server.
+  const orm = await openOrm(overrides.databaseUrl ?? testEnv('databaseUrl'), { poolMax: 5 });
   const namespace = temporalOpts.namespace ?? 'default';
-  const temporal = await connectTemporalClient({ address: temporalOpts.temporalAddress ?? testEnv('temporalAddress'), namespace });
-  const deps = buildAppDeps({ config, orm, temporal, namespace, logger: createLogger(config.logLevel) });
+  const temporal = await connectTemporalClient({ address: temporalOpts.temporalAddress ?? testEnv('temporalAddress'), namespace, payloadCodec: payloadCodecFromConfig(config) });
+  const deps = buildAppDeps({ config, orm, temporal, namespace, logger: createLogger(config.logLevel, { stream: temporalOpts.logStream }) });
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
-  const dispatcher = temporalOpts.dispatcher ? startApiBackground(deps, { pollMs: 100 }) : null;
+  const dispatcher = temporalOpts.dispatcher ? startApiBackground(deps, { pollMs: 100, rssScheduleSync: false }) : null;
   return {
     url: server.url,
     deps,
@@ -105,7 +114,7 @@ export async function addUserWithKey(
   const em = app.orm.em.fork();
   const email = `${role}-${randomToken(6).toLowerCase()}@example.test`;
   const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
-  const { member } = role === 'owner' ? await addOwner(app, ws, email) : await addMember(em, owner, { email, role });
+  const { member } = role === 'owner' ? await addOwner(app, ws, email) : await grantMembership(em, owner, { email, role });
   const { apiKey, token } = await issueApiKey(em, null, {
     name: `${scope} key ${newId('n')}`,
     scope,
@@ -121,7 +130,7 @@ export async function addUserWithKey(
 async function addOwner(app: TestApp, ws: WorkspaceFixture, email: string) {
   const em = app.orm.em.fork();
   const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
-  const result = await addMember(em, owner, { email, role: 'admin' });
+  const result = await grantMembership(em, owner, { email, role: 'admin' });
   await em.nativeUpdate(MembershipSchema, { workspaceId: ws.workspaceId, userId: result.member.userId }, { role: 'owner' });
   return result;
 }
@@ -177,13 +186,37 @@ export interface TestWorker {
  * global setup. Stopping it mid-run and starting another is how crash tests simulate a
  * worker dying.
  */
-export async function startTestWorker(app: { orm: MikroORM }, opts: { identity?: string; temporalAddress?: string } = {}): Promise<TestWorker> {
-  const connection = await connectWorkerConnection({ address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' }, { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') });
+export async function startTestWorker(
+  app: { orm: MikroORM; deps?: AppDeps },
+  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec } = {},
+): Promise<TestWorker> {
+  // The SDK runtime (and its logger) is installed by the first worker of the process.
+  const logger = createLogger(opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'error', { stream: opts.logStream });
+  const connection = await connectWorkerConnection({ address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' }, { logger });
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
-  const worker = await createWorker({ connection, namespace: 'default', deps: { orm: app.orm, allowPrivateNetworks: true }, workflowBundle: bundle, identity: opts.identity });
+  // The worker decrypts credentials with the same keys as the app it runs beside.
+  const credentials = keySettingsOf(app.deps?.config ?? { credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} }, secretKey: TEST_SECRET_KEY });
+  const worker = await createWorker({
+    connection,
+    namespace: 'default',
+    deps: {
+      orm: app.orm,
+      allowPrivateNetworks: true,
+      blobs: app.deps?.files.blobs,
+      credentials,
+      knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
+    },
+    workflowBundle: bundle,
+    identity: opts.identity,
+    payloadCodec: opts.payloadCodec ?? testPayloadCodec,
+  });
   const running = worker.run();
+  let stopped = false;
   return {
     stop: async () => {
+      // Idempotent: a test that stops a stack's worker mid-way leaves the stack's close to stop it again.
+      if (stopped) return;
+      stopped = true;
       worker.shutdown();
       await running.catch(() => undefined);
       await closeSandboxPool();
@@ -212,7 +245,8 @@ export async function startTestStack(
   const app = await startTestApp(opts.config, undefined, opts.temporal);
   let worker: TestWorker | undefined;
   try {
-    worker = await startTestWorker(app, { temporalAddress: opts.temporal?.temporalAddress });
+    const logStream = opts.temporal?.logStream;
+    worker = await startTestWorker(app, { temporalAddress: opts.temporal?.temporalAddress, logStream, logLevel: logStream ? app.deps.config.logLevel : undefined });
     const ws = await createWorkspace(app, opts.workspaceName);
     const started = worker;
     return {

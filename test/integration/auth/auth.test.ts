@@ -145,8 +145,9 @@ describe('workspace isolation', () => {
     const email = `isolation-${Date.now()}@example.test`;
     const added = await http(app, 'POST', '/api/v1/workspace-members', { token: b.token, body: { email, role: 'member' } });
     expect(added.status).toBe(201);
-    expect(added.body.member.workspaceId).toBe(b.workspaceId);
-    const inA = await app.orm.em.fork().count(MembershipSchema, { workspaceId: a.workspaceId, userId: added.body.member.userId });
+    expect(added.body.invitation.workspaceId).toBe(b.workspaceId);
+    const invitee = await app.orm.em.fork().findOneOrFail(UserSchema, { email });
+    const inA = await app.orm.em.fork().count(MembershipSchema, { workspaceId: a.workspaceId, userId: invitee.id });
     expect(inA).toBe(0);
   });
 
@@ -154,6 +155,6 @@ describe('workspace isolation', () => {
     const email = `switch-${Date.now()}@example.test`;
     const res = await http(app, 'POST', '/api/v1/workspace-members', { token: b.token, body: { email, role: 'member', workspaceId: a.workspaceId } });
     expect(res.status).toBe(201);
-    expect(res.body.member.workspaceId).toBe(b.workspaceId);
+    expect(res.body.invitation.workspaceId).toBe(b.workspaceId);
   });
 });

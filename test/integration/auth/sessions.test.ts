@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SessionSchema } from '../../../db/entities';
-import { addMember } from '../../../services/workspaces';
+import { grantMembership } from '../../../services/workspaces';
 import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
@@ -78,7 +78,7 @@ describe('session sign-in', () => {
     const other = await createWorkspace(app, 'Other workspace');
     // Make the first owner a member of the other workspace too.
     const otherOwner = { kind: 'session' as const, sessionId: 's', principalId: `user:${other.ownerId}`, userId: other.ownerId, workspaceId: other.workspaceId, role: 'owner' as const };
-    await addMember(app.orm.em.fork(), otherOwner, { email: ws.ownerEmail, role: 'viewer' });
+    await grantMembership(app.orm.em.fork(), otherOwner, { email: ws.ownerEmail, role: 'viewer' });
 
     const byDefault = await http(app, 'POST', '/api/auth/sign-in', { body: { email: ws.ownerEmail, password: ws.ownerPassword } });
     expect(byDefault.body.workspace).toMatchObject({ id: ws.workspaceId, role: 'owner' });

@@ -49,7 +49,8 @@ let operations: Operation[];
 let components: Record<string, Schema>;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // Operator access configured, so the codec endpoint answers its auth errors rather than 503 "not configured".
+  app = await startTestApp({ operatorToken: 'fuzz-operator-token-0123456789abcdef' });
   ws = await createWorkspace(app);
   const doc = (await http(app, 'GET', '/api/v1/openapi.json')).body;
   components = doc.components?.schemas ?? {};

@@ -29,7 +29,9 @@ test.each(routesWithParams.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r]
     expect(res.status).toBeLessThan(500);
     if (res.status !== 401 && res.status !== 403) {
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatch(/path parameters/i);
+      // Bare family `{ error: "…" }`, envelope family `{ error: { code, message } }`.
+      const message = typeof res.body.error === 'string' ? res.body.error : res.body.error?.message;
+      expect(message).toMatch(/path parameters/i);
     }
   }
 });

@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { dropDatabase } from '../../../scripts/lib/postgres';
 import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
 import { testEnv } from '../../support/env';
@@ -142,10 +143,79 @@ function watchdogsOf(pid: number): number[] {
   });
 }
 
-test('kill -9 of the service, then a start on the same DATA_DIR and ports comes back within 30 s', async () => {
+/** Creates a workspace with the admin command on the service's database; returns its workspace key. */
+function adminWorkspace(): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/admin.ts', 'create-workspace', '--name', 'Crash test', '--owner-email', 'crash@example.test', '--owner-password', 'correct horse battery staple', '--json'],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (code === 0 && line) resolve(JSON.parse(line).apiKey.token);
+      else reject(new Error(`admin create-workspace failed (${code}): ${out.slice(-2000)}`));
+    }),
+  );
+}
+
+async function api(method: string, pathname: string, token: string | null, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}${pathname}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A deployed workflow: (start|webhook) → wait 2 s → transform echoing the input. */
+async function deployedWaiter(token: string, trigger: 'start' | 'webhook'): Promise<{ id: string; webhookPath?: string }> {
+  const graph = {
+    name: `${trigger} waiter`,
+    nodes: [
+      { id: 'in', type: trigger, config: {} },
+      { id: 'pause', type: 'wait', config: { seconds: 2 } },
+      { id: 'echo', type: 'transform', config: { expression: '$' } },
+    ],
+    edges: [
+      { source: 'in', target: 'pause' },
+      { source: 'pause', target: 'echo' },
+    ],
+  };
+  const created = await api('POST', '/api/v1/workflows', token, graph);
+  expect(created.status).toBe(201);
+  const deployed = await api('POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, token);
+  expect(deployed.status).toBe(200);
+  return { id: created.body.workflow.id, webhookPath: deployed.body.webhookUrl ? new URL(deployed.body.webhookUrl).pathname : undefined };
+}
+
+async function runRows(workflowId: string): Promise<Array<{ status: string; n: number | null }>> {
+  const client = new PgClient({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`select status, (input->>'n')::int as n from runs where workflow_id = $1`, [workflowId]);
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+test('kill -9 of the service, then a start on the same DATA_DIR and ports comes back within 30 s, and every accepted run and webhook completes once', async () => {
   const first = await startService(240_000);
   expect(await healthz()).toBe(200);
   const devServerPid = recordedDevServer();
+
+  // Work accepted just before the crash: executions (202) and webhook deliveries (202, outbox).
+  const token = await adminWorkspace();
+  const executed = await deployedWaiter(token, 'start');
+  const hooked = await deployedWaiter(token, 'webhook');
+  const ACCEPTED = 10;
+  for (let n = 0; n < ACCEPTED; n++) expect((await api('POST', `/api/v1/workflows/${executed.id}/execute`, token, { input: { n } })).status).toBe(202);
+  for (let n = 0; n < ACCEPTED; n++) expect((await api('POST', hooked.webhookPath!, null, { n })).status).toBe(202);
 
   await killed(first.child);
   // The dev server dies with its parent (the watchdog), before anyone starts again.
@@ -156,6 +226,19 @@ test('kill -9 of the service, then a start on the same DATA_DIR and ports comes 
   // The first dev server went with its parent; the new one is a different process.
   const now = recordedDevServer();
   expect(now).not.toBe(devServerPid);
+
+  // Every accepted execution and webhook becomes exactly one run, and each one finishes.
+  const expected = Array.from({ length: ACCEPTED }, (_, n) => n);
+  const deadline = Date.now() + 120_000;
+  let rows: Array<{ status: string; n: number | null }> = [];
+  for (;;) {
+    rows = [...(await runRows(executed.id)), ...(await runRows(hooked.id))];
+    if ((rows.length === 2 * ACCEPTED && rows.every((r) => r.status === 'succeeded')) || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  expect(rows.filter((r) => r.status === 'succeeded')).toHaveLength(2 * ACCEPTED);
+  expect((await runRows(executed.id)).map((r) => r.n).sort((a, b) => a! - b!)).toEqual(expected);
+  expect((await runRows(hooked.id)).map((r) => r.n).sort((a, b) => a! - b!)).toEqual(expected);
   await killed(second.child);
   expect(await gone(now)).toBe(true);
 });

@@ -13,6 +13,7 @@ import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../../temporal/shared';
 import { createWorker } from '../../../temporal/worker';
 import { smokeWorkflow } from '../../../temporal/workflows';
 import { testEnv } from '../../support/env';
+import { testPayloadCodec } from '../../support/harness';
 import { createLogger } from '../../../services/logger';
 
 let connection: Connection;
@@ -22,7 +23,7 @@ let bundle: { code: string };
 
 beforeAll(async () => {
   connection = await Connection.connect({ address: testEnv('temporalAddress') });
-  client = new Client({ connection });
+  client = new Client({ connection, dataConverter: { payloadCodecs: [testPayloadCodec] } });
   orm = await openOrm(testEnv('databaseUrl'), { poolMax: 2 });
   bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
 });
@@ -36,7 +37,7 @@ async function runWorker<T>(fn: (worker: Worker) => Promise<T>): Promise<T> {
     { address: testEnv('temporalAddress'), namespace: 'default' },
     { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') },
   );
-  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle: bundle });
+  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle: bundle, payloadCodec: testPayloadCodec });
   try {
     return await worker.runUntil(fn(worker));
   } finally {

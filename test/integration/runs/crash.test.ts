@@ -3,11 +3,9 @@
  * over. The run finishes, and a step that had finished (an outside HTTP call) is not
  * executed again: Temporal replays its recorded result.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { createWorkspace, http, startTestApp, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { spawnWorker } from '../../support/workerProcess';
 import { startFakeServer } from '../../support/fakeServer';
-import { testEnv } from '../../support/env';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -17,34 +15,6 @@ beforeAll(async () => {
   ws = await createWorkspace(app);
 });
 afterAll(() => app.close());
-
-/** A worker in its own process, exactly as production runs it; resolves once it polls. */
-function spawnWorker(): Promise<ChildProcess> {
-  const root = path.resolve(__dirname, '../../..');
-  // `node --import tsx` keeps the worker in this one process (the tsx CLI would fork a child),
-  // so SIGKILL really kills the worker and leaves nothing running.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: testEnv('databaseUrl'),
-      TEMPORAL_ADDRESS: testEnv('temporalAddress'),
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker started')) resolve(child);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${output.slice(-2000)}`)));
-  });
-}
 
 test('a worker killed mid-run is replaced; the run finishes and finished steps are not executed again', async () => {
   const service = await startFakeServer();

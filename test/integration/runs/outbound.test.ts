@@ -1,4 +1,7 @@
+import dns from 'node:dns';
 import http from 'node:http';
+import net from 'node:net';
+import { startFakeDnsServer } from '../../fakes/dnsServer';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../../activities/nodes';
@@ -264,6 +267,49 @@ describe('httpRequest', () => {
     const res = await httpRequest({ method: 'GET', url: `http://internal.example.test:${port}/echo` }, { ...allow, resolveHost });
     expect(res.status).toBe(200);
     expect(lookups).toEqual(['internal.example.test']);
+  });
+
+  test('DNS rebinding: a local resolver answering public first and loopback second never gets the loopback address used', async () => {
+    const port = new URL(base).port;
+    // Real DNS over UDP on loopback, TTL 0: the first answer is public, every later one loopback.
+    const dnsServer = await startFakeDnsServer((name, n) => (name === 'rebind.example.test' ? (n === 0 ? '93.184.216.34' : '127.0.0.1') : undefined));
+    // The socket layer records where it would connect and stops any non-loopback connection
+    // before a packet leaves the machine (tests talk to loopback only).
+    const attempted: string[] = [];
+    const realConnect = net.Socket.prototype.connect;
+    const spy = jest.spyOn(net.Socket.prototype, 'connect').mockImplementation(function (this: net.Socket, ...args: unknown[]) {
+      const holder = Array.isArray(args[0]) ? (args[0] as unknown[]) : args;
+      const options = holder[0] as net.TcpSocketConnectOpts | undefined;
+      if (options && typeof options === 'object' && typeof options.lookup === 'function') {
+        const inner = options.lookup;
+        holder[0] = {
+          ...options,
+          lookup: (host: string, opts: dns.LookupOptions, cb: (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void) =>
+            inner(host, opts, (err: Error | null, address: string | dns.LookupAddress[], family?: number) => {
+              const list = err ? [] : Array.isArray(address) ? address.map((a) => a.address) : [address];
+              attempted.push(...list);
+              if (list.some((a) => a !== '127.0.0.1')) return cb(Object.assign(new Error(`test stopped a connection to ${list.join(', ')}`), { code: 'ENETUNREACH' }), []);
+              cb(err, address, family);
+            }),
+        };
+      }
+      return realConnect.apply(this, args as Parameters<typeof realConnect>);
+    });
+    try {
+      const url = `http://rebind.example.test:${port}/secret`;
+      // First request: checked public, connected to exactly that (stopped here); one DNS query.
+      await expectOutboundError(httpRequest({ method: 'GET', url, timeoutMs: 5000 }, { ...deny, resolveHost: dnsServer.resolve }), 'network');
+      expect(dnsServer.queries).toEqual(['A rebind.example.test']);
+      expect(attempted).toEqual(['93.184.216.34']);
+      // Second request: the rebound answer is checked at connect time and refused.
+      await expectOutboundError(httpRequest({ method: 'GET', url, timeoutMs: 5000 }, { ...deny, resolveHost: dnsServer.resolve }), 'refused', /resolves to 127\.0\.0\.1, which is a loopback address/);
+      expect(dnsServer.queries).toEqual(['A rebind.example.test', 'A rebind.example.test']);
+      expect(attempted).toEqual(['93.184.216.34']);
+      expect(seen).toHaveLength(0);
+    } finally {
+      spy.mockRestore();
+      await dnsServer.close();
+    }
   });
 
   test('a redirect to a hostname that resolves to a private address is refused at connect time', async () => {

@@ -1,5 +1,5 @@
 /** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
-import { createWorkspace, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
@@ -151,7 +151,7 @@ test('a run whose local actions span several projection writes replays determini
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // 12 calls, the first and last writes, and at least one write in between.
     expect(markers).toBeGreaterThan(14);
-    await Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') } }, history, run.id);
+    await Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, run.id);
   } finally {
     await service.close();
   }

@@ -84,3 +84,53 @@ test('the endpoint is off unless the ingress feature switch is on', async () => 
     await off.close();
   }
 });
+
+describe('an endpoint bound to an errtracker credential', () => {
+  const CRED_SECRET = 'credential-signing-secret-abcdef012345';
+  const credential = async (target: WorkspaceFixture, value: Record<string, unknown>, type = 'errtracker') => {
+    const res = await http(app, 'POST', '/api/v1/credentials', { token: target.token, body: { name: `tracker-${Math.random().toString(36).slice(2)}`, type, value } });
+    expect(res.status).toBe(201);
+    return res.body.credential.id as string;
+  };
+  const create = async (credentialId: string) => {
+    const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+    await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
+    return http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { provider: 'errtracker', workflowId: wf.body.workflow.id, organizationSlug: 'acme', projectSlug: 'api', credentialId } });
+  };
+
+  test("stays off while Production is not published with the connection; the credential's secret is read at delivery time", async () => {
+    const id = await credential(ws, { token: 'tracker-api-token-0000', signingSecret: CRED_SECRET });
+    const created = await create(id);
+    expect(created.status).toBe(201);
+    const path = new URL(created.body.invokeUrl).pathname;
+    const raw = JSON.stringify({ action: 'created', data: { issue: { id: '7' } } });
+    // A plain deploy binds no connection: the endpoint is off (spec: live once published with the selected connection).
+    expect((await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw, CRED_SECRET) })).status).toBe(404);
+    // Bind it on Production's active activation, as a governed publish with the connection does.
+    await app.orm.em.fork().getConnection().execute(
+      `update workflow_target_activations a set connection_bindings = ?::jsonb from workflow_targets t, webhooks w
+        where w.id = ? and t.id = w.target_id and a.id = t.active_activation_id`,
+      [JSON.stringify({ tracker: id }), created.body.webhook.id],
+    );
+    expect((await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw, CRED_SECRET) })).status).toBe(202);
+    expect((await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw, SECRET) })).status).toBe(401);
+    // Rotating the credential's secret applies at once.
+    const rotated = 'rotated-signing-secret-9876543210abc';
+    expect((await http(app, 'PATCH', `/api/v1/credentials/${id}`, { token: ws.token, body: { value: { token: 'tracker-api-token-0000', signingSecret: rotated } } })).status).toBe(200);
+    const raw2 = JSON.stringify({ action: 'created', data: { issue: { id: '8' } } });
+    expect((await deliver(app, path, raw2, { 'sentry-hook-signature': sign(raw2, CRED_SECRET) })).status).toBe(401);
+    expect((await deliver(app, path, raw2, { 'sentry-hook-signature': sign(raw2, rotated) })).status).toBe(202);
+  });
+
+  test('refuses a credential without a signing secret, of another type, or of another workspace', async () => {
+    const noSecret = await credential(ws, { token: 'tracker-api-token-0000' });
+    expect((await create(noSecret)).status).toBe(400);
+    const bearer = await credential(ws, { token: 'bearer-token-0123456789' }, 'bearer');
+    expect((await create(bearer)).status).toBe(400);
+    const other = await createWorkspace(app, 'Other tracker workspace');
+    const foreign = await credential(other, { token: 'tracker-api-token-0000', signingSecret: CRED_SECRET });
+    const res = await create(foreign);
+    expect(res.status).toBe(400);
+    expect(res.text).not.toContain(CRED_SECRET);
+  });
+});

@@ -1,5 +1,6 @@
 import { MembershipSchema, UserSchema } from '../../../db/entities';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { grantMembership } from '../../../services/workspaces';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -15,23 +16,40 @@ const add = (body: unknown, token = ws.token, headers?: Record<string, string>) 
   http(app, 'POST', '/api/v1/workspace-members', { token, body, headers });
 
 describe('POST /api/v1/workspace-members', () => {
-  test('an unknown email creates an invited user and its membership', async () => {
+  test('an unknown email gets an invitation (and an invited user), not a membership', async () => {
     const email = uniqueEmail('invitee');
     const res = await add({ email: `  ${email.toUpperCase()} `, role: 'viewer' });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ invited: true, member: { workspaceId: ws.workspaceId, role: 'viewer', user: { email, status: 'invited' } } });
+    expect(res.body).toEqual({
+      invited: true,
+      invitation: { id: expect.stringMatching(/^inv_/), workspaceId: ws.workspaceId, email, role: 'viewer', status: 'pending', createdAt: expect.any(String), expiresAt: expect.any(String) },
+    });
     const user = await app.orm.em.fork().findOneOrFail(UserSchema, { email });
     expect(user.passwordHash).toBeNull();
+    expect(await app.orm.em.fork().count(MembershipSchema, { workspaceId: ws.workspaceId, userId: user.id })).toBe(0);
   });
 
-  test('an existing user is added without being re-invited; adding them twice is a 409', async () => {
+  test('a registered user is invited, not added: same answer shape as for an unknown email, nothing about their account', async () => {
     const other = await createWorkspace(app, 'Elsewhere');
     const res = await add({ email: other.ownerEmail, role: 'admin' });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ invited: false, member: { userId: other.ownerId, role: 'admin', user: { status: 'active' } } });
+    const unknown = await add({ email: uniqueEmail('nobody'), role: 'admin' });
+    const shape = (body: Record<string, unknown>) => JSON.stringify(Object.keys(body).sort()) + JSON.stringify(Object.keys(body.invitation as object).sort());
+    expect(shape(res.body)).toBe(shape(unknown.body));
+    expect(res.body).toMatchObject({ invited: true, invitation: { status: 'pending', role: 'admin', email: other.ownerEmail } });
+    expect(res.text).not.toContain(other.ownerId);
+    expect(await app.orm.em.fork().count(MembershipSchema, { workspaceId: ws.workspaceId, userId: other.ownerId })).toBe(0);
+    // Inviting again renews the pending invitation instead of adding a second one.
     const again = await add({ email: other.ownerEmail, role: 'member' });
-    expect(again.status).toBe(409);
-    expect(again.body.error).toMatch(/already a member/);
+    expect(again.status).toBe(201);
+    expect(again.body.invitation).toMatchObject({ id: res.body.invitation.id, role: 'member' });
+  });
+
+  test('a current member is a 409', async () => {
+    const member = await addUserWithKey(app, ws, 'member');
+    const res = await add({ email: member.email, role: 'viewer' });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatch(/already a member/);
   });
 
   test.each([
@@ -106,7 +124,8 @@ describe('Idempotency-Key', () => {
   test('a failed request is not stored: the key can be retried after fixing the cause', async () => {
     const other = await createWorkspace(app, 'Conflict source');
     const headers = { 'idempotency-key': `retry-${uniqueEmail('r')}` };
-    expect((await add({ email: other.ownerEmail, role: 'member' }, ws.token)).status).toBe(201);
+    const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
+    await grantMembership(app.orm.em.fork(), owner, { email: other.ownerEmail, role: 'member' });
     const conflictRes = await add({ email: other.ownerEmail, role: 'member' }, ws.token, headers);
     expect(conflictRes.status).toBe(409);
     // Remove the cause, retry with the same key and body: it runs for real this time.
@@ -144,5 +163,81 @@ describe('Idempotency-Key', () => {
     const res = await add({ email: uniqueEmail('bad'), role: 'member' }, ws.token, { 'idempotency-key': 'x'.repeat(300) });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/Idempotency-Key/);
+  });
+});
+
+describe('invitations: membership needs the invitee\'s consent', () => {
+  const invitations = (cookie: string) => http(app, 'GET', '/api/invitations', { cookie });
+  const decide = (cookie: string, id: string, decision: 'accept' | 'decline') => http(app, 'POST', `/api/invitations/${id}/${decision}`, { cookie });
+
+  test('the invitee sees the invitation in their own session and becomes a member only by accepting', async () => {
+    const invitee = await createWorkspace(app, 'Invitee home');
+    const sent = await add({ email: invitee.ownerEmail, role: 'member' });
+    const cookie = await signInCookie(app, invitee.ownerEmail, invitee.ownerPassword);
+
+    const listed = await invitations(cookie);
+    expect(listed.status).toBe(200);
+    expect(listed.body.invitations).toEqual([expect.objectContaining({ id: sent.body.invitation.id, workspace: { id: ws.workspaceId, name: 'Members workspace' }, role: 'member', status: 'pending' })]);
+    // Not a member yet: signing in to the inviting workspace is refused.
+    const early = await http(app, 'POST', '/api/auth/sign-in', { body: { email: invitee.ownerEmail, password: invitee.ownerPassword, workspaceId: ws.workspaceId } });
+    expect(early.status).toBe(403);
+
+    const accepted = await decide(cookie, sent.body.invitation.id, 'accept');
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.invitation).toMatchObject({ status: 'accepted' });
+    const membership = await app.orm.em.fork().findOneOrFail(MembershipSchema, { workspaceId: ws.workspaceId, userId: invitee.ownerId });
+    expect(membership.role).toBe('member');
+    const later = await http(app, 'POST', '/api/auth/sign-in', { body: { email: invitee.ownerEmail, password: invitee.ownerPassword, workspaceId: ws.workspaceId } });
+    expect(later.status).toBe(200);
+    // Decided once: a second decision is a 409 and changes nothing.
+    expect((await decide(cookie, sent.body.invitation.id, 'decline')).status).toBe(409);
+    expect((await invitations(cookie)).body.invitations).toEqual([]);
+  });
+
+  test('declining leaves no membership; expired invitations cannot be accepted', async () => {
+    const invitee = await createWorkspace(app, 'Decliner');
+    const cookie = await signInCookie(app, invitee.ownerEmail, invitee.ownerPassword);
+    const first = await add({ email: invitee.ownerEmail, role: 'viewer' });
+    expect((await decide(cookie, first.body.invitation.id, 'decline')).body.invitation.status).toBe('declined');
+    expect(await app.orm.em.fork().count(MembershipSchema, { workspaceId: ws.workspaceId, userId: invitee.ownerId })).toBe(0);
+
+    const second = await add({ email: invitee.ownerEmail, role: 'viewer' });
+    expect(second.body.invitation.id).not.toBe(first.body.invitation.id);
+    await app.orm.em.fork().getConnection().execute(`update workspace_invitations set expires_at = now() - interval '1 second' where id = ?`, [second.body.invitation.id]);
+    const late = await decide(cookie, second.body.invitation.id, 'accept');
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatch(/expired/);
+    expect(await app.orm.em.fork().count(MembershipSchema, { workspaceId: ws.workspaceId, userId: invitee.ownerId })).toBe(0);
+  });
+
+  test("someone else's invitation is a 404 to every other session, and API keys cannot accept", async () => {
+    const invitee = await createWorkspace(app, 'Target');
+    const intruder = await createWorkspace(app, 'Intruder');
+    const sent = await add({ email: invitee.ownerEmail, role: 'admin' });
+    const intruderCookie = await signInCookie(app, intruder.ownerEmail, intruder.ownerPassword);
+    const inviterCookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
+    for (const cookie of [intruderCookie, inviterCookie]) expect((await decide(cookie, sent.body.invitation.id, 'accept')).status).toBe(404);
+    expect((await http(app, 'POST', `/api/invitations/${sent.body.invitation.id}/accept`, { token: invitee.token })).status).toBe(401);
+    expect((await invitations(intruderCookie)).body.invitations).toEqual([]);
+    expect(await app.orm.em.fork().count(MembershipSchema, { workspaceId: ws.workspaceId, userId: { $in: [invitee.ownerId, intruder.ownerId] } })).toBe(0);
+  });
+
+  test("an invitation gives the inviting workspace no hold on the invitee's organization keys until accepted", async () => {
+    const invitee = await createWorkspace(app, 'Org key owner');
+    const sent = await add({ email: invitee.ownerEmail, role: 'admin' });
+    const inviteeCookie = await signInCookie(app, invitee.ownerEmail, invitee.ownerPassword);
+    const orgKey = await http(app, 'POST', '/api/api-keys', {
+      cookie: inviteeCookie,
+      body: { name: 'everything', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } },
+      headers: { origin: app.url },
+    });
+    expect(orgKey.status).toBe(201);
+    expect(orgKey.body.apiKey.organization.workspaceIds).toEqual([invitee.workspaceId]);
+    // The inviting workspace's admins neither see nor revoke it.
+    const inviterCookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
+    const listed = await http(app, 'GET', '/api/api-keys', { cookie: inviterCookie });
+    expect(listed.body.apiKeys.map((k: { id: string }) => k.id)).not.toContain(orgKey.body.apiKey.id);
+    expect((await http(app, 'DELETE', `/api/api-keys/${orgKey.body.apiKey.id}`, { cookie: inviterCookie, headers: { origin: app.url } })).status).toBe(404);
+    expect(sent.status).toBe(201);
   });
 });

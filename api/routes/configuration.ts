@@ -1,0 +1,197 @@
+/**
+ * Managed configuration: `GET|PUT /api/v1/databases/{tableId}/managed-rows`, and the
+ * configuration operations under `/api/v1/configuration/{operation}` (GET: catalog, history;
+ * POST: export, validate, preview, prepare, apply, declare). A known operation with the wrong
+ * method is 405 with `Allow`; an unknown name (including internal handler names) is 404.
+ */
+import { z } from 'zod';
+import { defineRoute, type RouteResult } from '../http/route';
+import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { catalogSchema, configurationOperationResultSchema, historySchema, managedRowResultSchema, proposalSchema, storageUnavailableSchema, valueErrorSchema } from '../schemas/databases';
+import { applyProposal, configurationCatalog, configurationHistory, confirmProposal, declareTable, exportPackage, getManagedRow, preparePackage, previewPackage, putManagedRow, validatePackage } from '../../services/databases';
+import { configurationProposalUrl } from '../http/links';
+import { requestOrigin } from '../http/urls';
+import { forbidden, invalidInput, notFound, AUTH_MESSAGES } from '../../services/errors';
+import { isAdminRole } from '../../services/principal';
+import type { AppContext } from '../context';
+import type { WorkspacePrincipal } from '../../services/principal';
+
+const TAGS = ['Configuration'];
+const GET_OPERATIONS = ['catalog', 'history'] as const;
+const POST_OPERATIONS = ['export', 'validate', 'preview', 'prepare', 'apply', 'declare'] as const;
+const tableParams = z.object({ tableId: pathId });
+
+export const getManagedRowRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/databases/{tableId}/managed-rows',
+  operationId: 'getManagedRow',
+  summary: 'One row of a managed configuration table, by `?key=`, with its revision',
+  tags: TAGS,
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  params: tableParams,
+  query: z.object({ key: z.string({ error: 'key is required' }).min(1, 'key is required').max(256) }),
+  responses: {
+    200: { description: '`{ tableId, row: { key, revision, values } }`', schema: managedRowResultSchema },
+    ...bareAuthErrors,
+    404: { description: 'Managed table or row not found (or in another workspace)', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await getManagedRow(ctx.state.em, principal.workspaceId, params.tableId, query.key) }),
+});
+
+export const putManagedRowRoute = defineRoute({
+  method: 'put',
+  path: '/api/v1/databases/{tableId}/managed-rows',
+  operationId: 'putManagedRow',
+  summary: 'Write one managed row `{ key, expectedRevision, values }`: revision 0 creates it; a stale revision is 409; the key is immutable; secrets in active or retired are refused',
+  tags: TAGS,
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  params: tableParams,
+  body: z.strictObject({
+    key: z.string({ error: 'key is required' }),
+    expectedRevision: z.number({ error: 'expectedRevision is required' }).int().min(0),
+    values: z.record(z.string(), z.unknown(), { error: 'values must be an object of column name to value' }),
+  }),
+  responses: {
+    200: { description: '`{ tableId, row }` at its new revision', schema: managedRowResultSchema },
+    ...bareAuthErrors,
+    400: { description: 'Invalid values (column named), an immutable key, or a recognized secret (`secret_detected`)', schema: valueErrorSchema },
+    404: { description: 'Managed table not found (or in another workspace)', schema: bareErrorSchema },
+    409: { description: 'Stale revision: `{ error, code: revision_conflict, currentRevision }`', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await putManagedRow(ctx.state.em, principal.workspaceId, params.tableId, body) }),
+});
+
+const operationParams = z.object({ operation: pathId });
+
+function wrongMethod(allow: 'GET' | 'POST'): RouteResult {
+  return { status: 405, body: { error: `Use ${allow} for this configuration operation.` }, headers: { Allow: allow } };
+}
+
+function requireAdmin(principal: WorkspacePrincipal): void {
+  if (!isAdminRole(principal.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
+}
+
+export const configurationGetRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/configuration/{operation}',
+  operationId: 'configurationRead',
+  summary: '`catalog`: declared tables and whether apply is enabled; `history`: the latest 50 receipts (no row values)',
+  tags: TAGS,
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  params: operationParams,
+  responses: {
+    200: { description: 'catalog `{ applyEnabled, applyDisabledReason, databases, tables }` or history `{ receipts }`', schema: z.union([catalogSchema, historySchema]) },
+    ...bareAuthErrors,
+    404: { description: 'Unknown operation', schema: bareErrorSchema },
+    405: { description: 'A POST operation (`Allow: POST`)', schema: bareErrorSchema },
+    503: { description: 'Catalog without durable storage: `applyEnabled: false`, `applyDisabledReason: storage_unavailable`, no metadata', schema: storageUnavailableSchema },
+  },
+  handler: async (ctx, { principal, params, deps }) => {
+    const op = params.operation;
+    if (op === 'catalog') return { status: 200, body: await configurationCatalog(ctx.state.em, principal.workspaceId, { writesEnabled: deps.config.configurationWritesEnabled }) };
+    if (op === 'history') return { status: 200, body: await configurationHistory(ctx.state.em, principal.workspaceId) };
+    if ((POST_OPERATIONS as readonly string[]).includes(op)) return wrongMethod('POST');
+    throw notFound(`Unknown configuration operation "${op}".`);
+  },
+});
+
+export const configurationPostRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/configuration/{operation}',
+  operationId: 'configurationOperation',
+  summary:
+    'Admin or Owner. `declare { tableId, tableKey? }`; `export { packageKey, tableIds? }` (limits 20 tables, 500 rows per table, 1000 rows, 1 MiB; 32 MiB read budget); `validate { package }` (reads no destination rows); `preview { package }` (actions and blockers); `prepare { package }` (a proposal to confirm in a session, and its review URL); `apply { requestId, proposalId }` (a confirmed proposal, in one transaction; the same requestId returns the same receipt)',
+  tags: TAGS,
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  params: operationParams,
+  responses: {
+    200: { description: 'declare `{ table }`, export `{ package, stats }`, validate `{ valid, issues, bytes }`, preview (the plan), apply `{ receipt, replayed }`', schema: configurationOperationResultSchema },
+    201: { description: 'prepare `{ proposal, preview, reviewUrl }`', schema: configurationOperationResultSchema },
+    ...bareAuthErrors,
+    400: { description: 'Validation, or a recognized secret (`secret_detected`)', schema: valueErrorSchema },
+    403: { description: 'Admin or Owner required', schema: bareErrorSchema },
+    404: { description: 'Unknown operation, or a table of another workspace', schema: bareErrorSchema },
+    405: { description: 'A GET operation (`Allow: GET`)', schema: bareErrorSchema },
+    409: { description: 'Already declared; export reference conflicts and drift (`details.blockers`); unconfirmed proposal; requestId reused with other input', schema: bareErrorSchema },
+    412: { description: 'Expired proposal', schema: bareErrorSchema },
+    503: { description: 'Writes switched off and no committed receipt for this requestId', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, deps }) => {
+    const op = params.operation;
+    if ((GET_OPERATIONS as readonly string[]).includes(op)) return wrongMethod('GET');
+    if (!(POST_OPERATIONS as readonly string[]).includes(op)) throw notFound(`Unknown configuration operation "${op}".`);
+    requireAdmin(principal);
+    const body = postBody(ctx);
+    switch (op) {
+      case 'declare': {
+        const input = parseOperationBody(declareBody, body);
+        return { status: 200, body: { table: await declareTable(ctx.state.em, principal.workspaceId, principal.userId, input) } };
+      }
+      case 'export': {
+        const input = parseOperationBody(exportBody, body);
+        return { status: 200, body: await exportPackage(ctx.state.em, principal.workspaceId, input) };
+      }
+      case 'validate': {
+        const input = parseOperationBody(packageBody, body);
+        const { issues, bytes } = validatePackage(input.package);
+        return { status: 200, body: { valid: issues.length === 0, issues, bytes } };
+      }
+      case 'preview': {
+        const input = parseOperationBody(packageBody, body);
+        return { status: 200, body: await previewPackage(ctx.state.em, principal.workspaceId, input.package) };
+      }
+      case 'prepare': {
+        const input = parseOperationBody(packageBody, body);
+        const { proposal, preview } = await preparePackage(ctx.state.em, principal.workspaceId, principal.userId, input.package);
+        return { status: 201, body: { proposal, preview, reviewUrl: configurationProposalUrl(requestOrigin(ctx), proposal.id) } };
+      }
+      case 'apply': {
+        const input = parseOperationBody(applyBody, body);
+        return { status: 200, body: await applyProposal(ctx.state.em, principal.workspaceId, principal.userId, input, { writesEnabled: deps.config.configurationWritesEnabled }) };
+      }
+    }
+    throw notFound(`Unknown configuration operation "${op}".`);
+  },
+});
+
+const declareBody = z.strictObject({ tableId: pathId, tableKey: z.string().optional() });
+const exportBody = z.strictObject({ packageKey: z.string({ error: 'packageKey is required' }), tableIds: z.array(pathId).min(1).max(100).optional() });
+const packageBody = z.strictObject({ package: z.unknown().refine((p) => p !== undefined, 'package is required') });
+const applyBody = z.strictObject({ requestId: z.string().min(1).max(200, 'requestId is at most 200 characters'), proposalId: pathId });
+
+/** Each operation has its own body; they share one route, so each is parsed here (a 400 naming the field). */
+function parseOperationBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw invalidInput(`Invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+function postBody(ctx: AppContext): unknown {
+  return ctx.request.body ?? {};
+}
+
+export const confirmProposalRoute = defineRoute({
+  method: 'post',
+  path: '/api/configuration/proposals/{id}/confirm',
+  operationId: 'confirmConfigurationProposal',
+  summary: 'A person confirms a prepared configuration proposal (session of an Admin or Owner; same-origin)',
+  tags: TAGS,
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+  params: z.object({ id: pathId }),
+  responses: {
+    200: { description: '`{ proposal }`, now confirmed', schema: z.strictObject({ proposal: proposalSchema }) },
+    401: { description: 'Sign-in is required', schema: bareErrorSchema },
+    403: { description: 'Cross-origin request, or not Admin or Owner', schema: bareErrorSchema },
+    404: { description: 'Proposal not found (or of another workspace)', schema: bareErrorSchema },
+    409: { description: 'Already confirmed or applied', schema: bareErrorSchema },
+    412: { description: 'Expired proposal', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: { proposal: await confirmProposal(ctx.state.em, principal.workspaceId, principal.userId, params.id) } }),
+});
+
+export const configurationRoutes = [getManagedRowRoute, putManagedRowRoute, configurationGetRoute, configurationPostRoute, confirmProposalRoute];

@@ -1,0 +1,260 @@
+import contentDisposition from 'content-disposition';
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route';
+import type { Access } from '../middleware/auth';
+import { withStreamedIdempotency } from '../middleware/idempotency';
+import { HttpError } from '../http/errorMapping';
+import { etagMatches, parseByteRange } from '../http/ranges';
+import { fileLinks } from '../http/links';
+import { requestOrigin } from '../http/urls';
+import type { AppContext } from '../context';
+import { envelopeErrorSchema, pathId } from '../schemas';
+import { createdFileSchema, fileEnvelopeSchema, fileListSchema, filesAuthErrors, storedBlobSchema } from '../schemas/files';
+import { invalidInput } from '../../services/errors';
+import {
+  MAX_FILE_BYTES,
+  completeFile,
+  createFile,
+  getFile,
+  listFiles,
+  measureUpload,
+  openDownload,
+  prepareUpload,
+  requestFileDeletion,
+  stageUpload,
+} from '../../services/files';
+
+/**
+ * Files, in the envelope family, mounted twice with the same handlers: `/api/v1/files` for
+ * workspace API keys and `/api/files` for signed-in sessions. Mutations need a role above viewer.
+ */
+
+const sha256Hex = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters');
+const fileSize = z.number().int().min(0).max(MAX_FILE_BYTES);
+const boundedText = (what: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, `${what} must not be empty`)
+    .max(255, `${what} must be at most 255 characters`)
+    .refine((s) => !hasControlCharacter(s), `${what} must not contain control characters`);
+const hasControlCharacter = (s: string) => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+/** `type/subtype` with optional parameters (RFC 6838), so it can be sent back as a Content-Type. */
+const mediaType = boundedText('mimeType').pipe(
+  z.string().regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[^"\\]*"|[\w!#$&^.+-]+))*$/, 'mimeType must be a media type such as text/plain'),
+);
+
+const createBody = z.strictObject({ name: boundedText('name'), mimeType: mediaType, sizeBytes: fileSize, sha256: sha256Hex.optional() });
+const completeBody = z.strictObject({ sizeBytes: fileSize.optional(), sha256: sha256Hex.optional() });
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(500).optional(),
+});
+const idParams = z.object({ id: pathId });
+/** Download bodies: the file's bytes, served with the file's own content-type. */
+const rawBytes = z.string().meta({ format: 'binary', description: "The file's bytes, with the file's mimeType as content-type" });
+
+const notFound = { 404: { description: '`resource_not_found`: no such file in this workspace', schema: envelopeErrorSchema } };
+const conflict = (what: string) => ({ 409: { description: `\`conflict\`: ${what}; \`idempotency_replay_mismatch\`: the key was used with another request`, schema: envelopeErrorSchema } });
+const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
+
+/** The Content-Length of an upload: required, at most 100 MiB (413 before the body is read). */
+function uploadLength(ctx: AppContext): number {
+  const raw = ctx.get('content-length');
+  if (!/^\d{1,20}$/.test(raw)) throw invalidInput('PUT content needs the raw body with a Content-Length header.', { code: 'request_malformed' });
+  const length = Number(raw);
+  // Connection: close, so the server does not read the refused body to keep the connection.
+  if (length > MAX_FILE_BYTES) throw new HttpError(413, `File content is larger than ${MAX_FILE_BYTES} bytes (100 MiB).`, { Connection: 'close' });
+  return length;
+}
+
+type SignedIn = Exclude<Access, { kind: 'public' } | { kind: 'operator' }>;
+
+function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: string): AnyRoute[] {
+  const read = access;
+  const write: SignedIn = { ...access, roles: 'write' };
+  const op = (name: string) => `${name}${opSuffix}`;
+  return [
+    defineRoute({
+      method: 'get',
+      path: mount,
+      operationId: op('listFiles'),
+      summary: 'Files of the workspace, newest first (createdAt desc, id desc)',
+      tags: [tag],
+      family: 'envelope',
+      access: read,
+      query: listQuery,
+      responses: {
+        200: { description: '`{ files, nextCursor }`', schema: fileListSchema },
+        ...badRequest('`request_malformed`: limit outside 1 to 100; `validation_failed`: invalid cursor'),
+        ...filesAuthErrors,
+      },
+      handler: async (ctx, { principal, query }) => ({ status: 200, body: await listFiles(ctx.state.em, principal, query) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: mount,
+      operationId: op('createFile'),
+      summary: 'Create upload metadata; then PUT the content and POST complete',
+      tags: [tag],
+      family: 'envelope',
+      access: write,
+      body: createBody,
+      idempotency: 'required',
+      responses: {
+        201: { description: '`{ file, uploadUrl, completeUrl }`', schema: createdFileSchema },
+        ...badRequest('`validation_failed`: bad body; `idempotency_key_invalid`: missing or invalid Idempotency-Key'),
+        ...filesAuthErrors,
+        ...conflict('the key is still in use by a request in progress'),
+        503: { description: '`service_unavailable`: file writes are blocked on this deployment (a replay still answers 201)', schema: envelopeErrorSchema },
+      },
+      handler: async (ctx, { principal, body, deps }) => {
+        const file = await createFile(ctx.state.em, deps.files, principal, body);
+        return { status: 201, body: { file, ...fileLinks(requestOrigin(ctx), mount, file.id) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${mount}/{id}`,
+      operationId: op('getFile'),
+      summary: 'One file',
+      tags: [tag],
+      family: 'envelope',
+      access: read,
+      params: idParams,
+      responses: { 200: { description: '`{ file }`', schema: fileEnvelopeSchema }, ...filesAuthErrors, ...notFound },
+      handler: async (ctx, { principal, params }) => ({ status: 200, body: { file: await getFile(ctx.state.em, principal, params.id) } }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: `${mount}/{id}`,
+      operationId: op('deleteFile'),
+      summary: 'Request deletion: the file becomes deletion_requested and its blob is purged later',
+      tags: [tag],
+      family: 'envelope',
+      access: write,
+      params: idParams,
+      idempotency: 'required',
+      responses: {
+        202: { description: '`{ file }` (unchanged when deletion was already requested or done)', schema: fileEnvelopeSchema },
+        ...badRequest('`idempotency_key_invalid`'),
+        ...filesAuthErrors,
+        ...notFound,
+        ...conflict('the key is still in use by a request in progress'),
+      },
+      handler: async (ctx, { principal, params, deps }) => ({ status: 202, body: { file: await requestFileDeletion(ctx.state.em, deps.files, principal, params.id) } }),
+    }),
+    defineRoute({
+      method: 'put',
+      path: `${mount}/{id}/content`,
+      operationId: op('putFileContent'),
+      summary: 'Store the raw content of a pending file (streamed to storage, encrypted at rest)',
+      tags: [tag],
+      family: 'envelope',
+      access: write,
+      params: idParams,
+      idempotency: 'required',
+      rawBody: { contentType: 'application/octet-stream', description: 'The raw bytes, with Content-Length (at most 104857600)' },
+      responses: {
+        201: { description: '`{ blob: { key, size, sha256 } }`', schema: storedBlobSchema },
+        ...badRequest('`idempotency_key_invalid`; `request_malformed`: no Content-Length, or a body shorter or longer than it'),
+        ...filesAuthErrors,
+        ...notFound,
+        ...conflict('the file is not pending'),
+        413: { description: '`validation_failed`: Content-Length over 100 MiB', schema: envelopeErrorSchema },
+      },
+      handler: async (ctx, { principal, params, deps }) =>
+        withStreamedIdempotency(ctx, {
+          // The fingerprint of a raw body: its declared length and the SHA-256 computed while streaming.
+          measure: async () => {
+            const length = uploadLength(ctx);
+            const { sha256 } = await measureUpload(ctx.req, length);
+            return { contentLength: length, sha256 };
+          },
+          stage: async () => {
+            const length = uploadLength(ctx);
+            const file = await prepareUpload(ctx.state.em, principal, params.id);
+            const staged = await stageUpload(ctx.state.em, deps.files.blobs, file, ctx.req, length);
+            return {
+              fingerprint: { contentLength: length, sha256: staged.stat.sha256 },
+              commit: async () => ({ status: 201, body: { blob: await staged.commit() } }),
+              discard: staged.discard,
+            };
+          },
+        }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${mount}/{id}/content`,
+      operationId: op('downloadFile'),
+      summary: 'Download a ready file (raw bytes, not the envelope); Range bytes=a-b or bytes=a- for part of it',
+      tags: [tag],
+      family: 'envelope',
+      access: read,
+      params: idParams,
+      responses: {
+        200: { description: 'The whole content, with accept-ranges, content-type, content-disposition, etag and content-length', schema: rawBytes, mediaType: 'application/octet-stream' },
+        206: { description: 'The requested range, with content-range', schema: rawBytes, mediaType: 'application/octet-stream' },
+        304: { description: 'If-None-Match matched the etag' },
+        ...badRequest('`request_malformed`: a Range other than bytes=<start>-<end>'),
+        ...filesAuthErrors,
+        ...notFound,
+        416: { description: '`validation_failed`: the range cannot be satisfied', schema: envelopeErrorSchema },
+        423: { description: '`conflict`: the file is not ready', schema: envelopeErrorSchema },
+      },
+      handler: async (ctx, { principal, params, deps }) => {
+        const download = await openDownload(ctx.state.em, deps.files.blobs, principal, params.id);
+        const { file, etag } = download;
+        const headers: Record<string, string> = {
+          'Accept-Ranges': 'bytes',
+          ETag: etag,
+          'Content-Type': file.mimeType,
+          // RFC 6266: an ASCII `filename` for old clients, `filename*` (UTF-8) for the real name.
+          'Content-Disposition': contentDisposition(file.name, { type: 'attachment', fallback: file.name.replace(/[^\x20-\x7e]/g, '?') }),
+          'X-Content-Type-Options': 'nosniff',
+          'Cache-Control': 'private, no-cache',
+        };
+        if (etagMatches(ctx.get('if-none-match') || undefined, etag)) return { status: 304, body: null, headers, raw: true };
+        // If-Range with another validator: the content changed, send all of it.
+        const ifRange = ctx.get('if-range');
+        const range = ifRange && ifRange !== etag ? null : parseByteRange(ctx.get('range') || undefined, file.sizeBytes);
+        const body = await download.open(range);
+        if (!range) return { status: 200, body, headers: { ...headers, 'Content-Length': String(file.sizeBytes) }, raw: true };
+        return {
+          status: 206,
+          body,
+          headers: { ...headers, 'Content-Length': String(range.end - range.start + 1), 'Content-Range': `bytes ${range.start}-${range.end}/${file.sizeBytes}` },
+          raw: true,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: `${mount}/{id}/complete`,
+      operationId: op('completeFile'),
+      summary: 'Verify the uploaded content against the declared size and sha256, then scan it (same call)',
+      tags: [tag],
+      family: 'envelope',
+      access: write,
+      params: idParams,
+      body: completeBody,
+      idempotency: 'required',
+      responses: {
+        202: { description: '`{ file }`: ready or quarantined; pending_scan when a scanner could not answer (complete again later)', schema: fileEnvelopeSchema },
+        ...badRequest('`validation_failed`: bad body; `idempotency_key_invalid`'),
+        ...filesAuthErrors,
+        ...notFound,
+        ...conflict('no content uploaded, size or checksum mismatch, wrong file status, or a scan in progress'),
+      },
+      handler: async (ctx, { principal, params, body, deps }) => ({
+        status: 202,
+        body: { file: await completeFile(ctx.state.em, deps.files, principal, params.id, body, ctx.state.log) },
+      }),
+    }),
+  ];
+}
+
+export const fileRoutes: AnyRoute[] = [
+  ...fileRoutesAt('/api/v1/files', { kind: 'apiKey', scopes: 'workspace' }, '', 'Files'),
+  ...fileRoutesAt('/api/files', { kind: 'session' }, 'Session', 'Files (session)'),
+];

@@ -1,0 +1,215 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route';
+import { readMultipart, type MultipartFile } from '../http/multipartStream';
+import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import {
+  knowledgeBaseEnvelope,
+  knowledgeBaseList,
+  knowledgeDocumentDeleted,
+  knowledgeDocumentEnvelope,
+  knowledgeDocumentList,
+  knowledgeNotFound,
+  searchResponseSchema,
+} from '../schemas/knowledge';
+import { invalidInput } from '../../services/errors';
+import {
+  createKnowledgeBase,
+  createUploadedDocument,
+  deleteDocument,
+  getDocument,
+  getKnowledgeBase,
+  listDocuments,
+  listKnowledgeBases,
+  MAX_DOCUMENT_BYTES,
+  searchKnowledge,
+  setKnowledgeBaseTrashed,
+  stageDocumentUpload,
+  type StagedDocument,
+} from '../../services/knowledge';
+
+/**
+ * Knowledge bases, their documents and search (bare family). Connectors and sync runs, in the
+ * envelope family, are in knowledgeConnectors.ts.
+ */
+
+const read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const tags = ['Knowledge bases'];
+
+const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const chunking = z
+  .strictObject({
+    minChunkSizeChars: z.number().int().min(0).max(10_000).default(100),
+    maxChunkSizeTokens: z.number().int().min(32).max(8192).default(1024),
+    overlapTokens: z.number().int().min(0).max(4096).default(200),
+  })
+  .refine((c) => c.overlapTokens <= c.maxChunkSizeTokens / 2, { message: 'overlapTokens must be at most half of maxChunkSizeTokens', path: ['overlapTokens'] });
+
+const createBody = z.strictObject({
+  name,
+  description: z.string().max(2000, 'must be at most 2000 characters').nullable().optional(),
+  chunking: chunking.optional(),
+});
+const patchBody = z.strictObject({ trashed: z.boolean() });
+const searchBody = z.strictObject({
+  knowledgeBaseId: pathId.optional(),
+  query: z.string().max(2000, 'must be at most 2000 characters'),
+  limit: z.number().int().min(1).max(50).default(10),
+});
+const idParams = z.object({ id: pathId });
+const documentParams = z.object({ id: pathId, documentId: pathId });
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+export const knowledgeRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-bases',
+    operationId: 'listKnowledgeBases',
+    summary: 'Knowledge bases of the workspace, newest first (trashed ones included, with `trashed: true`)',
+    tags,
+    family: 'bare',
+    access: read,
+    responses: { 200: { description: '`{ knowledgeBases }`', schema: knowledgeBaseList }, ...bareAuthErrors },
+    handler: async (ctx, { principal }) => ({ status: 200, body: { knowledgeBases: await listKnowledgeBases(ctx.state.em, principal) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/knowledge-bases',
+    operationId: 'createKnowledgeBase',
+    summary: 'Create a knowledge base; chunking defaults 100 characters, 1024 tokens, 200 tokens of overlap',
+    tags,
+    family: 'bare',
+    access: write,
+    body: createBody,
+    idempotency: 'optional',
+    responses: { 201: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, 409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema } },
+    handler: async (ctx, { principal, body }) => ({ status: 201, body: { knowledgeBase: await createKnowledgeBase(ctx.state.em, principal, body) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/knowledge-bases/search',
+    operationId: 'searchKnowledgeBases',
+    summary: 'Hybrid retrieval (keyword + vector, reciprocal rank fusion) over one base or every base of the workspace',
+    tags,
+    family: 'bare',
+    access: read,
+    body: searchBody,
+    responses: { 200: { description: '`{ results, retrieval }`; an empty query answers `{ results: [] }`', schema: searchResponseSchema }, ...bareAuthErrors, ...knowledgeNotFound },
+    handler: async (ctx, { principal, body, deps }) => ({ status: 200, body: await searchKnowledge(ctx.state.em, deps.knowledge.queryEmbedder, principal, body) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-bases/{id}',
+    operationId: 'getKnowledgeBase',
+    summary: 'One knowledge base',
+    tags,
+    family: 'bare',
+    access: read,
+    params: idParams,
+    responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, ...knowledgeNotFound },
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: { knowledgeBase: await getKnowledgeBase(ctx.state.em, principal, params.id) } }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/v1/knowledge-bases/{id}',
+    operationId: 'patchKnowledgeBase',
+    summary: '`{ trashed: true }` trashes the base (excluded from search), `{ trashed: false }` restores it',
+    tags,
+    family: 'bare',
+    access: write,
+    params: idParams,
+    body: patchBody,
+    idempotency: 'optional',
+    responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, ...knowledgeNotFound, 409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema } },
+    handler: async (ctx, { principal, params, body }) => ({ status: 200, body: { knowledgeBase: await setKnowledgeBaseTrashed(ctx.state.em, principal, params.id, body.trashed) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/documents',
+    operationId: 'uploadKnowledgeDocument',
+    summary: 'Upload a document into a knowledge base (multipart: `knowledgeBaseId`, `file`, optional `name`); it is indexed in the background',
+    tags,
+    family: 'bare',
+    access: write,
+    rawBody: {
+      contentType: 'multipart/form-data',
+      description: `Fields \`knowledgeBaseId\` (required) and \`name\` (optional), and one \`file\` part of at most ${MAX_DOCUMENT_BYTES} bytes: text, Markdown, HTML, PDF or JSON`,
+    },
+    responses: {
+      201: { description: '`{ document }` with `indexingStatus: pending`', schema: knowledgeDocumentEnvelope },
+      ...bareAuthErrors,
+      ...knowledgeNotFound,
+      409: { description: 'The knowledge base is trashed', schema: bareErrorSchema },
+      413: { description: 'The file is larger than 50 MiB', schema: bareErrorSchema },
+    },
+    handler: async (ctx, { principal, deps }) => {
+      const blobs = deps.knowledge.blobs;
+      const { fields, file } = await readMultipart<StagedDocument>(ctx.req, ctx.headers, {
+        fileField: 'file',
+        limits: { maxFileBytes: MAX_DOCUMENT_BYTES, maxFields: 4, maxFieldBytes: 1024 },
+        onFile: (stream) => stageDocumentUpload(blobs, principal.workspaceId, stream),
+        discard: (staged) => blobs.delete(staged.blobKey),
+      });
+      const refuse = async (message: string, staged: MultipartFile<StagedDocument> | null): Promise<never> => {
+        if (staged) await blobs.delete(staged.result.blobKey).catch(() => undefined);
+        throw invalidInput(message);
+      };
+      if (!file) return refuse('A `file` part is required.', null);
+      const unknown = Object.keys(fields).filter((k) => k !== 'knowledgeBaseId' && k !== 'name');
+      if (unknown.length) return refuse(`Unknown field(s): ${unknown.join(', ')}; send knowledgeBaseId, name and file.`, file);
+      const kbId = pathId.safeParse(fields.knowledgeBaseId ?? '');
+      if (!kbId.success) return refuse('knowledgeBaseId is required (1 to 200 printable characters).', file);
+      const docName = fields.name === undefined ? undefined : name.safeParse(fields.name);
+      if (docName && !docName.success) return refuse('name must be 1 to 200 characters after trimming.', file);
+      const fileName = file.filename.slice(0, 200) || 'upload';
+      const document = await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, {
+        knowledgeBaseId: kbId.data,
+        name: docName?.data,
+        fileName,
+        mimeType: file.mimeType || 'application/octet-stream',
+      });
+      return { status: 201, body: { document } };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-bases/{id}/documents',
+    operationId: 'listKnowledgeDocuments',
+    summary: 'Documents of a knowledge base, newest first, with cursor pagination',
+    tags,
+    family: 'bare',
+    access: read,
+    params: idParams,
+    query: listQuery,
+    responses: { 200: { description: '`{ documents, nextCursor }`', schema: knowledgeDocumentList }, ...bareAuthErrors, ...knowledgeNotFound },
+    handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await listDocuments(ctx.state.em, principal, params.id, query) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-bases/{id}/documents/{documentId}',
+    operationId: 'getKnowledgeDocument',
+    summary: 'One document with its indexing status',
+    tags,
+    family: 'bare',
+    access: read,
+    params: documentParams,
+    responses: { 200: { description: '`{ document }`', schema: knowledgeDocumentEnvelope }, ...bareAuthErrors, ...knowledgeNotFound },
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: { document: await getDocument(ctx.state.em, principal, params.id, params.documentId) } }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/v1/knowledge-bases/{id}/documents/{documentId}',
+    operationId: 'deleteKnowledgeDocument',
+    summary: 'Delete a document, its chunks and its stored bytes',
+    tags,
+    family: 'bare',
+    access: write,
+    params: documentParams,
+    idempotency: 'optional',
+    responses: { 200: { description: '`{ deleted: true, documentId }`', schema: knowledgeDocumentDeleted }, ...bareAuthErrors, ...knowledgeNotFound },
+    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await deleteDocument(ctx.state.em, deps.knowledge, principal, params.id, params.documentId) }),
+  }),
+];

@@ -1,0 +1,232 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route';
+import { envelopeErrorSchema, pathId } from '../schemas';
+import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
+import { REPLAYED_HEADER } from '../middleware/idempotency';
+import { invalidInput } from '../../services/errors';
+import { parseIdempotencyKey } from '../../services/idempotency';
+import { CONNECTOR_PROVIDER_IDS } from '../../db/entities';
+import {
+  cancelSyncRun,
+  createConnector,
+  deleteConnector,
+  getConnector,
+  getSyncRun,
+  listConnectors,
+  listSyncRuns,
+  startSyncRun,
+  SYNC_MESSAGES,
+  SYNC_OPTION_BOUNDS,
+  updateConnector,
+} from '../../services/knowledge';
+
+/**
+ * Knowledge connectors and their sync runs, in the envelope family. Mutations need an
+ * Idempotency-Key (400 `idempotency_key_invalid`). The run route handles its key itself: the key
+ * names the run (`ksr_…`), and a replay re-queues a failed or cancelled run instead of replaying
+ * a stored answer.
+ */
+
+const read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const tags = ['Knowledge connectors'];
+
+const name = z.string().trim().min(1, 'must not be empty after trimming').max(200, 'must be at most 200 characters');
+const config = z.record(z.string(), z.unknown());
+const createBody = z.strictObject({
+  knowledgeBaseId: pathId,
+  providerId: z.enum(CONNECTOR_PROVIDER_IDS, { error: `providerId must be one of ${CONNECTOR_PROVIDER_IDS.join(', ')}` }),
+  name,
+  config: config.optional(),
+});
+const patchBody = z.strictObject({
+  name: name.optional(),
+  config: config.optional(),
+  nextSyncAt: z.iso.datetime({ offset: true, error: 'nextSyncAt must be an ISO-8601 date-time or null' }).nullable().optional(),
+});
+const bounded = (b: { min: number; max: number; default: number }, what: string) =>
+  z.number({ error: `${what} must be a number` }).int(`${what} must be an integer`).min(b.min, `${what} must be at least ${b.min}`).max(b.max, `${what} must be at most ${b.max}`).default(b.default);
+const syncOptions = z.strictObject({
+  maxPages: bounded(SYNC_OPTION_BOUNDS.maxPages, 'maxPages'),
+  maxItems: bounded(SYNC_OPTION_BOUNDS.maxItems, 'maxItems'),
+  maxBytes: bounded(SYNC_OPTION_BOUNDS.maxBytes, 'maxBytes'),
+  timeoutMs: bounded(SYNC_OPTION_BOUNDS.timeoutMs, 'timeoutMs'),
+});
+/** Only `options` is accepted; other keys are refused in the handler with the spec's message. */
+const runBody = z.looseObject({ options: syncOptions.optional() });
+const listQuery = z.object({
+  knowledgeBaseId: pathId.optional(),
+  cursor: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+const runsQuery = z.object({ cursor: z.string().min(1).max(200).optional(), limit: z.coerce.number().int().min(1).max(100).default(50) });
+const idParams = z.object({ id: pathId });
+const runParams = z.object({ id: pathId, runId: pathId });
+
+const errors = {
+  401: { description: '`authentication_required`', schema: envelopeErrorSchema },
+  403: { description: '`authorization_failed`: not a workspace key (or a viewer, for mutations)', schema: envelopeErrorSchema },
+};
+const notFound = { 404: { description: '`resource_not_found`', schema: envelopeErrorSchema } };
+const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
+const conflict = (what: string) => ({ 409: { description: what, schema: envelopeErrorSchema } });
+
+export const knowledgeConnectorRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-connectors',
+    operationId: 'listKnowledgeConnectors',
+    summary: 'Connectors of the workspace (newest first; `cursor` is the last connector id of the previous page) and the providers registry',
+    tags,
+    family: 'envelope',
+    access: read,
+    query: listQuery,
+    responses: { 200: { description: '`{ connectors, nextCursor, providers }`', schema: connectorListSchema }, ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'), ...errors },
+    handler: async (ctx, { principal, query, deps }) => ({ status: 200, body: await listConnectors(ctx.state.em, principal, deps.knowledge.config.certifiedProviders, query) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/knowledge-connectors',
+    operationId: 'createKnowledgeConnector',
+    summary: 'Create a connector: a provider, a name unique in its knowledge base, and config with `credentialId` and provider filters',
+    tags,
+    family: 'envelope',
+    access: write,
+    body: createBody,
+    idempotency: 'required',
+    responses: {
+      201: { description: '`{ connector }`', schema: connectorEnvelope },
+      ...badRequest('`validation_failed`: bad body, unknown providerId, config without credentialId; `idempotency_key_invalid`'),
+      ...errors,
+      ...notFound,
+      ...conflict('`conflict`: a connector of that name exists in the knowledge base; `idempotency_replay_mismatch`'),
+    },
+    handler: async (ctx, { principal, body }) => ({ status: 201, body: { connector: await createConnector(ctx.state.em, principal, body) } }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-connectors/{id}',
+    operationId: 'getKnowledgeConnector',
+    summary: 'One connector',
+    tags,
+    family: 'envelope',
+    access: read,
+    params: idParams,
+    responses: { 200: { description: '`{ connector }`', schema: connectorEnvelope }, ...errors, ...notFound },
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: { connector: await getConnector(ctx.state.em, principal, params.id) } }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/v1/knowledge-connectors/{id}',
+    operationId: 'updateKnowledgeConnector',
+    summary: 'Rename, replace config (with credentialId) or set nextSyncAt (stored only)',
+    tags,
+    family: 'envelope',
+    access: write,
+    params: idParams,
+    body: patchBody,
+    idempotency: 'required',
+    responses: {
+      200: { description: '`{ connector }`', schema: connectorEnvelope },
+      ...badRequest('`validation_failed`; `idempotency_key_invalid`'),
+      ...errors,
+      ...notFound,
+      ...conflict('`conflict`: duplicate name; `idempotency_replay_mismatch`'),
+    },
+    handler: async (ctx, { principal, params, body }) => ({
+      status: 200,
+      body: {
+        connector: await updateConnector(ctx.state.em, principal, params.id, {
+          name: body.name,
+          config: body.config,
+          nextSyncAt: body.nextSyncAt === undefined ? undefined : body.nextSyncAt === null ? null : new Date(body.nextSyncAt),
+        }),
+      },
+    }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/v1/knowledge-connectors/{id}',
+    operationId: 'deleteKnowledgeConnector',
+    summary: 'Delete a connector and its runs; its documents stay, with connectorId cleared',
+    tags,
+    family: 'envelope',
+    access: write,
+    params: idParams,
+    idempotency: 'required',
+    responses: { 200: { description: '`{ deleted: true, connectorId }`', schema: connectorDeletedSchema }, ...badRequest('`idempotency_key_invalid`'), ...errors, ...notFound },
+    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await deleteConnector(ctx.state.em, deps.knowledge.syncLauncher, principal, params.id) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-connectors/{id}/runs',
+    operationId: 'listKnowledgeSyncRuns',
+    summary: 'Sync runs of a connector, newest first (`cursor` is the last run id of the previous page)',
+    tags,
+    family: 'envelope',
+    access: read,
+    params: idParams,
+    query: runsQuery,
+    responses: { 200: { description: '`{ runs, nextCursor }`', schema: syncRunListSchema }, ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'), ...errors, ...notFound },
+    handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await listSyncRuns(ctx.state.em, principal, params.id, query) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/knowledge-connectors/{id}/runs',
+    operationId: 'startKnowledgeSyncRun',
+    summary:
+      'Queue and execute one bounded sync run (Idempotency-Key required; it names the run). Answers when the batch is applied; a replay re-queues a failed or cancelled run and returns a succeeded one',
+    tags,
+    family: 'envelope',
+    access: write,
+    params: idParams,
+    body: runBody,
+    responses: {
+      201: { description: '`{ run }` (succeeded); a replay of a succeeded run carries Idempotency-Replayed: true', schema: syncRunEnvelope },
+      ...badRequest('`validation_failed`: keys other than options, option bounds, invalid provider filters or cursor, fetch budget exceeded; `idempotency_key_invalid`'),
+      ...errors,
+      ...notFound,
+      ...conflict('`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable'),
+      500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
+      503: { description: '`service_unavailable`: the run did not finish within the wait; read it with GET run', schema: envelopeErrorSchema },
+    },
+    handler: async (ctx, { principal, params, body, deps }) => {
+      const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
+      if (Object.keys(body).some((k) => k !== 'options')) throw invalidInput(SYNC_MESSAGES.onlyOptions, { code: 'validation_failed' });
+      const options = body.options ?? syncOptions.parse({});
+      const { run, replayed } = await startSyncRun(ctx.state.em, deps.knowledge, deps.config.secretKey, principal, params.id, key, options);
+      return { status: 201, body: { run }, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/knowledge-connectors/{id}/runs/{runId}',
+    operationId: 'getKnowledgeSyncRun',
+    summary: 'One sync run',
+    tags,
+    family: 'envelope',
+    access: read,
+    params: runParams,
+    responses: { 200: { description: '`{ run }`', schema: syncRunEnvelope }, ...errors, ...notFound },
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: { run: await getSyncRun(ctx.state.em, principal, params.id, params.runId) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/knowledge-connectors/{id}/runs/{runId}/cancel',
+    operationId: 'cancelKnowledgeSyncRun',
+    summary: 'Cancel a queued or running sync run (its execution is cancelled); 409 from a terminal status',
+    tags,
+    family: 'envelope',
+    access: write,
+    params: runParams,
+    idempotency: 'required',
+    responses: {
+      200: { description: '`{ run }` with status cancelled', schema: syncRunEnvelope },
+      ...badRequest('`idempotency_key_invalid`'),
+      ...errors,
+      ...notFound,
+      ...conflict('`conflict`: Cannot cancel a {status} knowledge sync run.'),
+    },
+    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { run: await cancelSyncRun(ctx.state.em, deps.knowledge, principal, params.id, params.runId) } }),
+  }),
+];

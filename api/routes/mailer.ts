@@ -1,0 +1,406 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route';
+import { requestOrigin } from '../http/urls';
+import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import {
+  createdMailerRouteSchema,
+  mailerInboundAcceptedSchema,
+  mailerMessageListSchema,
+  mailerRouteListSchema,
+  mailerRouteWithLinksSchema,
+  mailerThreadListSchema,
+  mailerThreadWithMessagesSchema,
+  pollingGroupListSchema,
+  pollingGroupResponseSchema,
+  replyReservationSchema,
+  replySentSchema,
+} from '../schemas/mailer';
+import { keySettingsOf } from '../../services/credentials';
+import { parseIdempotencyKey } from '../../services/idempotency';
+import { clampLimit } from '../../services/pagination';
+import {
+  authorizeRetry,
+  createRoute,
+  getReservation,
+  getThread,
+  listMessages,
+  listRoutes,
+  listThreads,
+  loadRoute,
+  patchRoute,
+  readLimitedBody,
+  receiveGenericMail,
+  receiveSignedMail,
+  routeLinks,
+  routeView,
+  sendReply,
+  upsertPollingGroup,
+  listPollingGroups,
+  getPollingGroup,
+  patchPollingGroup,
+  POLLING_INTERVAL,
+} from '../../services/mailer';
+
+const TAG = ['Mailer'];
+const workspaceKey = { kind: 'apiKey' as const, scopes: 'workspace' as const };
+const notFoundResponse = (what: string) => ({ 404: { description: `${what} not found (also for another workspace's id)`, schema: bareErrorSchema } });
+const LIST_BOUNDS = { default: 50, min: 1, max: 100 };
+const listQuery = z.object({ cursor: z.string().max(500).optional(), limit: z.string().max(10).optional() });
+
+export const listMailerRoutesRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/routes',
+  operationId: 'listMailerRoutes',
+  summary: 'Inbound routes of the workspace and their links',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  responses: { 200: { description: '`{ routes, links }`', schema: mailerRouteListSchema }, ...bareAuthErrors },
+  handler: async (ctx, { principal }) => {
+    const rows = await listRoutes(ctx.state.em, principal);
+    const routes = await Promise.all(rows.map((r) => routeView(ctx.state.em, r)));
+    return { status: 200, body: { routes, links: rows.map((r) => routeLinks(requestOrigin(ctx), r.id)) } };
+  },
+});
+
+export const createMailerRouteRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/mailer/routes',
+  operationId: 'createMailerRoute',
+  summary: 'Create an inbound route (Idempotency-Key required); the signingSecret is shown once',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  idempotency: 'required',
+  body: z
+    .object({
+      address: z.string().max(400),
+      workflowId: z.string().min(1).max(200),
+      executionTargetId: z.string().min(1).max(200).optional(),
+      description: z.string().max(2000).optional(),
+      enabled: z.boolean().optional(),
+    })
+    .strict(),
+  responses: {
+    201: { description: '`{ route, signingSecret, links }`', schema: createdMailerRouteSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Workflow or destination'),
+    409: { description: 'Duplicate address within the destination, or Idempotency-Key reused with another body', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, body }) => {
+    const { route, signingSecret } = await createRoute(ctx.state.em, ctx.deps.config.secretKey, principal, body);
+    return { status: 201, body: { route: await routeView(ctx.state.em, route), signingSecret, links: routeLinks(requestOrigin(ctx), route.id) } };
+  },
+});
+
+export const getMailerRouteRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/routes/{id}',
+  operationId: 'getMailerRoute',
+  summary: 'One route and its links',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  params: z.object({ id: pathId }),
+  responses: { 200: { description: '`{ route, links }`', schema: mailerRouteWithLinksSchema }, ...bareAuthErrors, ...notFoundResponse('Mailer route') },
+  handler: async (ctx, { principal, params }) => {
+    const row = await loadRoute(ctx.state.em, principal, params.id);
+    return { status: 200, body: { route: await routeView(ctx.state.em, row), links: routeLinks(requestOrigin(ctx), row.id) } };
+  },
+});
+
+export const patchMailerRouteRoute = defineRoute({
+  method: 'patch',
+  path: '/api/v1/mailer/routes/{id}',
+  operationId: 'patchMailerRoute',
+  summary: 'Update enabled, workflowId, description; rotateSigningSecret (Idempotency-Key required) returns a new signingSecret once',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  idempotency: 'optional',
+  params: z.object({ id: pathId }),
+  body: z
+    .object({
+      enabled: z.boolean().optional(),
+      workflowId: z.string().min(1).max(200).optional(),
+      description: z.string().max(2000).nullable().optional(),
+      rotateSigningSecret: z.boolean().optional(),
+    })
+    .strict(),
+  responses: {
+    200: { description: '`{ route, links }`, plus `signingSecret` after a rotation', schema: mailerRouteWithLinksSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Mailer route'),
+    409: { description: 'Target-bound routes cannot change workflow; duplicate address', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, body }) => {
+    if (body.rotateSigningSecret) parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
+    const { route, signingSecret } = await patchRoute(ctx.state.em, ctx.deps.config.secretKey, principal, params.id, body);
+    return { status: 200, body: { route: await routeView(ctx.state.em, route), links: routeLinks(requestOrigin(ctx), route.id), ...(signingSecret ? { signingSecret } : {}) } };
+  },
+});
+
+const genericInboundBody = z
+  .object({
+    to: z.string().min(1).max(400),
+    from: z.string().min(1).max(500),
+    subject: z.string().max(2000),
+    text: z.string().max(1024 * 1024).optional(),
+  })
+  .strict();
+
+const genericInbound = (path: string, operationId: string, access: AnyRoute['access']) =>
+  defineRoute({
+    method: 'post',
+    path,
+    operationId,
+    summary: 'Generic inbound mail to a Production route by address; an Idempotency-Key header deduplicates a repeated delivery',
+    tags: TAG,
+    family: 'bare',
+    access,
+    body: genericInboundBody,
+    responses: {
+      202: { description: '`{ route, message, run: null, outbox, deduplicated }`', schema: mailerInboundAcceptedSchema },
+      ...bareAuthErrors,
+      404: { description: 'No enabled route has this address', schema: bareErrorSchema },
+    },
+    handler: async (ctx, { principal, body }) => {
+      const deliveryId = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, false) ?? undefined;
+      const { route, accepted } = await receiveGenericMail(ctx.state.em, principal!, { ...body, deliveryId });
+      return { status: 202, body: { route: await routeView(ctx.state.em, route), message: accepted.message, run: null, outbox: accepted.outbox, deduplicated: accepted.deduplicated } };
+    },
+  });
+
+export const signedInboundRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/mailer/inbound/{routeId}',
+  operationId: 'signedMailerInbound',
+  summary: "Signed inbound mail (no bearer): `x-svc-timestamp` and `x-svc-signature: v1=<hex HMAC-SHA256 of timestamp + '.' + raw body>`",
+  tags: TAG,
+  family: 'bare',
+  access: { kind: 'public' },
+  params: z.object({ routeId: pathId }),
+  rawBody: { contentType: 'application/json', description: 'externalMessageId, from, subject; optional text, html, externalThreadId, to, raw (MIME); at most 1 MiB' },
+  responses: {
+    202: { description: '`{ route, message, run: null, outbox, deduplicated: false }`', schema: mailerInboundAcceptedSchema },
+    400: { description: 'Missing body fields, or `to` differs from the route address', schema: bareErrorSchema },
+    401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },
+    404: { description: 'Unknown or disabled route', schema: bareErrorSchema },
+    409: { description: 'Replayed or in-progress message id, or signing not configured', schema: bareErrorSchema },
+    413: { description: 'Body over 1 MiB', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { params }) => {
+    const contentLength = ctx.get('content-length') || undefined;
+    const raw = await readLimitedBody(ctx.req, contentLength);
+    const { route, accepted } = await receiveSignedMail(ctx.state.em, ctx.deps.config.secretKey, params.routeId, raw, ctx.headers);
+    return { status: 202, body: { route: await routeView(ctx.state.em, route), message: accepted.message, run: null, outbox: accepted.outbox, deduplicated: accepted.deduplicated } };
+  },
+});
+
+export const listThreadsRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/threads',
+  operationId: 'listMailerThreads',
+  summary: 'Threads, newest first (cursor, limit 1 to 100, default 50)',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  query: listQuery,
+  responses: { 200: { description: '`{ threads, nextCursor }`', schema: mailerThreadListSchema }, ...bareAuthErrors },
+  handler: async (ctx, { principal, query }) => ({
+    status: 200,
+    body: await listThreads(ctx.state.em, principal, { cursor: query.cursor, limit: clampLimit(query.limit, LIST_BOUNDS) }),
+  }),
+});
+
+export const getThreadRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/threads/{id}',
+  operationId: 'getMailerThread',
+  summary: 'A thread and up to 100 of its messages, oldest first',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  params: z.object({ id: pathId }),
+  responses: { 200: { description: '`{ thread, messages }`', schema: mailerThreadWithMessagesSchema }, ...bareAuthErrors, ...notFoundResponse('Mailer thread') },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: await getThread(ctx.state.em, principal, params.id) }),
+});
+
+export const listMessagesRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/messages',
+  operationId: 'listMailerMessages',
+  summary: 'Messages, newest first (threadId, cursor, limit 1 to 100, default 50)',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  query: listQuery.extend({ threadId: z.string().max(200).optional() }),
+  responses: { 200: { description: '`{ messages, nextCursor }`', schema: mailerMessageListSchema }, ...bareAuthErrors },
+  handler: async (ctx, { principal, query }) => ({
+    status: 200,
+    body: await listMessages(ctx.state.em, principal, { threadId: query.threadId, cursor: query.cursor, limit: clampLimit(query.limit, LIST_BOUNDS) }),
+  }),
+});
+
+export const replyRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/mailer/messages/{id}/reply',
+  operationId: 'replyToMailerMessage',
+  summary: 'Reply (Idempotency-Key required): 201 on first send, 200 `deduplicated: true` on replay',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  params: z.object({ id: pathId }),
+  body: z
+    .object({
+      text: z.string().max(1024 * 1024).optional(),
+      html: z.string().max(1024 * 1024).optional(),
+      attachmentFileIds: z.array(z.string().max(200)).max(20).optional(),
+    })
+    .strict()
+    .refine((b) => b.text !== undefined || b.html !== undefined, { message: 'text or html is required' }),
+  responses: {
+    201: { description: '`{ reply, reservation, deduplicated: false }`', schema: replySentSchema },
+    200: { description: '`{ reply, reservation, deduplicated: true }`', schema: replySentSchema },
+    ...bareAuthErrors,
+    400: { description: 'Missing Idempotency-Key or bad body', schema: bareErrorSchema },
+    ...notFoundResponse('Mailer message or attachment file'),
+    423: { description: 'An attachment file is not ready', schema: bareErrorSchema },
+    409: { description: '`SETUP_REQUIRED` without a mail credential; reservation conflicts with code, reservationId, reconciliable', schema: bareErrorSchema },
+    503: { description: '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params, body, deps }) => {
+    const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
+    const outcome = await sendReply(
+      ctx.state.em,
+      { keys: keySettingsOf(deps.config), blobs: deps.files.blobs, allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks },
+      principal,
+      params.id,
+      key,
+      body,
+    );
+    return { status: outcome.status, body: { reply: outcome.reply, reservation: outcome.reservation, deduplicated: outcome.deduplicated } };
+  },
+});
+
+export const getReservationRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/reply-reservations/{id}',
+  operationId: 'getReplyReservation',
+  summary: 'A reply reservation (Admin or Owner)',
+  tags: TAG,
+  family: 'bare',
+  access: { ...workspaceKey, roles: 'admin' },
+  params: z.object({ id: pathId }),
+  responses: { 200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) }, ...bareAuthErrors, ...notFoundResponse('Reply reservation') },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: { reservation: await getReservation(ctx.state.em, principal, params.id) } }),
+});
+
+export const patchReservationRoute = defineRoute({
+  method: 'patch',
+  path: '/api/v1/mailer/reply-reservations/{id}',
+  operationId: 'authorizeReplyRetry',
+  summary: '`{ action: authorize_retry }` (Admin or Owner): a reconciliable reservation may be sent once more',
+  tags: TAG,
+  family: 'bare',
+  access: { ...workspaceKey, roles: 'admin' },
+  params: z.object({ id: pathId }),
+  body: z.object({ action: z.literal('authorize_retry', { error: 'action must be authorize_retry' }) }).strict(),
+  responses: {
+    200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) },
+    ...bareAuthErrors,
+    ...notFoundResponse('Reply reservation'),
+    409: { description: 'The reservation is not reconciliable', schema: bareErrorSchema },
+  },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: { reservation: await authorizeRetry(ctx.state.em, principal, params.id) } }),
+});
+
+const interval = z.number().int().min(POLLING_INTERVAL.min).max(POLLING_INTERVAL.max);
+
+export const listPollingGroupsRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/polling-groups',
+  operationId: 'listMailerPollingGroups',
+  summary: 'Polling groups of the workspace',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  responses: { 200: { description: '`{ pollingGroups }`', schema: pollingGroupListSchema }, ...bareAuthErrors },
+  handler: async (ctx, { principal }) => ({ status: 200, body: { pollingGroups: await listPollingGroups(ctx.state.em, principal) } }),
+});
+
+export const upsertPollingGroupRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/mailer/polling-groups',
+  operationId: 'upsertMailerPollingGroup',
+  summary: 'Create a polling group, or update the one with the same identity (workspace, provider, credential, principal, delegation config)',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  body: z
+    .object({
+      provider: z.enum(['mailA', 'mailB'], { error: 'provider must be mailA or mailB' }),
+      credentialId: z.string().min(1).max(200).optional(),
+      googleDwdConfigId: z.string().min(1).max(200).optional(),
+      intervalSeconds: interval.optional(),
+      enabled: z.boolean().optional(),
+    })
+    .strict(),
+  responses: {
+    201: { description: '`{ pollingGroup }` created', schema: pollingGroupResponseSchema },
+    200: { description: '`{ pollingGroup }` of the same identity, updated', schema: pollingGroupResponseSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Credential or delegation configuration'),
+  },
+  handler: async (ctx, { principal, body }) => {
+    const { group, created } = await upsertPollingGroup(ctx.state.em, principal, body);
+    return { status: created ? 201 : 200, body: { pollingGroup: group } };
+  },
+});
+
+export const getPollingGroupRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/mailer/polling-groups/{id}',
+  operationId: 'getMailerPollingGroup',
+  summary: 'One polling group',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  params: z.object({ id: pathId }),
+  responses: { 200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema }, ...bareAuthErrors, ...notFoundResponse('Polling group') },
+  handler: async (ctx, { principal, params }) => ({ status: 200, body: { pollingGroup: await getPollingGroup(ctx.state.em, principal, params.id) } }),
+});
+
+export const patchPollingGroupRoute = defineRoute({
+  method: 'patch',
+  path: '/api/v1/mailer/polling-groups/{id}',
+  operationId: 'patchMailerPollingGroup',
+  summary: 'Update intervalSeconds (60 to 86400) or enabled',
+  tags: TAG,
+  family: 'bare',
+  access: workspaceKey,
+  params: z.object({ id: pathId }),
+  body: z.object({ intervalSeconds: interval.optional(), enabled: z.boolean().optional() }).strict(),
+  responses: { 200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema }, ...bareAuthErrors, ...notFoundResponse('Polling group') },
+  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: { pollingGroup: await patchPollingGroup(ctx.state.em, principal, params.id, body) } }),
+});
+
+export const mailerRoutes: AnyRoute[] = [
+  listPollingGroupsRoute,
+  upsertPollingGroupRoute,
+  getPollingGroupRoute,
+  patchPollingGroupRoute,
+  listMailerRoutesRoute,
+  createMailerRouteRoute,
+  getMailerRouteRoute,
+  patchMailerRouteRoute,
+  genericInbound('/api/v1/mailer/inbound', 'genericMailerInbound', workspaceKey),
+  genericInbound('/api/mailer/inbound', 'genericMailerInboundSession', { kind: 'session' }),
+  signedInboundRoute,
+  listThreadsRoute,
+  getThreadRoute,
+  listMessagesRoute,
+  replyRoute,
+  getReservationRoute,
+  patchReservationRoute,
+];

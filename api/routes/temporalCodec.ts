@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute, type RouteResult } from '../http/route';
+import { bareErrorSchema } from '../schemas';
+import type { AppDeps } from '../deps';
+import { unavailable } from '../../services/errors';
+import { PayloadDecryptionError, payloadFromJson, payloadToJson, type JsonPayload } from '../../services/payloadCodec';
+
+/**
+ * Temporal's codec server protocol, for the Web UI ("Data Encoder" setting) and the CLI
+ * (`--codec-endpoint`): operators see decrypted payloads; nobody else can. The browser calls
+ * it cross-origin from the UI's origin, so answers carry CORS headers for TEMPORAL_UI_URL.
+ */
+export const CODEC_PATH = '/api/temporal-codec';
+
+const payloadsSchema = z.strictObject({
+  payloads: z
+    .array(z.object({ metadata: z.record(z.string(), z.string().max(1024)).optional(), data: z.string().optional() }))
+    .max(1000),
+});
+
+/** CORS headers for the configured Web UI origin (none when the UI address is unknown). */
+export function codecCorsHeaders(deps: AppDeps): Record<string, string> {
+  const ui = deps.config.temporal.uiUrl;
+  if (!ui) return {};
+  return {
+    'access-control-allow-origin': new URL(ui).origin,
+    'access-control-allow-credentials': 'true',
+    'access-control-allow-methods': 'POST, OPTIONS',
+    'access-control-allow-headers': 'content-type, x-namespace, authorization',
+    vary: 'Origin',
+  };
+}
+
+function codecOf(deps: AppDeps) {
+  if (!deps.payloadCodec) throw unavailable('Temporal payloads are not encrypted on this deployment: there is nothing to decode.');
+  return deps.payloadCodec;
+}
+
+const responses = {
+  200: { description: 'The payloads, transformed', schema: payloadsSchema },
+  400: { description: 'Malformed body', schema: bareErrorSchema },
+  401: { description: 'Operator credentials are required.', schema: bareErrorSchema },
+  503: { description: 'Operator access or payload encryption is not configured', schema: bareErrorSchema },
+};
+
+const answer = (deps: AppDeps, payloads: JsonPayload[]): RouteResult => ({ status: 200, body: { payloads }, headers: codecCorsHeaders(deps) });
+
+async function decodeEach(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonPayload[]> {
+  const codec = codecOf(deps);
+  // A payload this deployment cannot decrypt (a retired key) is shown as stored rather than failing the whole page.
+  return Promise.all(
+    payloads.map(async (json) => {
+      try {
+        return payloadToJson((await codec.decode([payloadFromJson(json)]))[0]);
+      } catch (err) {
+        if (err instanceof PayloadDecryptionError) return json;
+        throw err;
+      }
+    }),
+  );
+}
+
+async function encodeAll(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonPayload[]> {
+  return (await codecOf(deps).encode(payloads.map(payloadFromJson))).map(payloadToJson);
+}
+
+const codecRoute = (direction: 'decode' | 'encode') =>
+  defineRoute({
+    method: 'post',
+    path: `${CODEC_PATH}/${direction}`,
+    operationId: direction === 'decode' ? 'temporalCodecDecode' : 'temporalCodecEncode',
+    summary:
+      direction === 'decode'
+        ? 'Decrypt Temporal payloads for an operator (codec server protocol)'
+        : 'Encrypt payloads for an operator (codec server protocol; used when the UI sends signals)',
+    tags: ['Operators'],
+    family: 'bare',
+    access: { kind: 'operator' },
+    body: payloadsSchema,
+    responses,
+    handler: async (_ctx, { body, deps }) => answer(deps, await (direction === 'decode' ? decodeEach : encodeAll)(deps, body.payloads)),
+  });
+
+export const temporalCodecRoutes: AnyRoute[] = [codecRoute('decode'), codecRoute('encode')];

@@ -1,0 +1,10 @@
+export * from './columns';
+export * from './tables';
+export * from './nodes';
+export * from './csv';
+export * from './query';
+export * from './sqlCheck';
+export { withClient } from './storage';
+export * from './managed';
+export * from './secretScan';
+export * from './packages';

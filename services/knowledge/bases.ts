@@ -1,0 +1,98 @@
+/**
+ * Knowledge bases: a named collection of documents with its chunking settings. PATCH
+ * `{ trashed }` trashes or restores one; a trashed base keeps its documents but is left out of
+ * search and takes no new documents or connectors.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { KnowledgeBaseSchema, type KnowledgeBase } from '../../db/entities';
+import { conflict, notFound } from '../errors';
+import { newId } from '../ids';
+import type { WorkspacePrincipal } from '../principal';
+import { DEFAULT_CHUNKING, type ChunkingSettings } from './chunking';
+
+export interface KnowledgeBaseView {
+  id: string;
+  name: string;
+  description: string | null;
+  chunking: ChunkingSettings;
+  trashed: boolean;
+  trashedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function knowledgeBaseView(kb: KnowledgeBase): KnowledgeBaseView {
+  return {
+    id: kb.id,
+    name: kb.name,
+    description: kb.description,
+    chunking: chunkingOf(kb),
+    trashed: kb.trashedAt !== null,
+    trashedAt: kb.trashedAt,
+    createdAt: kb.createdAt,
+    updatedAt: kb.updatedAt,
+  };
+}
+
+export const chunkingOf = (kb: KnowledgeBase): ChunkingSettings => ({
+  minChunkSizeChars: kb.minChunkSizeChars,
+  maxChunkSizeTokens: kb.maxChunkSizeTokens,
+  overlapTokens: kb.overlapTokens,
+});
+
+/** The base `id` of the caller's workspace (trashed or not); another workspace's id is not found. */
+export async function findKnowledgeBase(em: EntityManager, workspaceId: string, id: string): Promise<KnowledgeBase> {
+  const kb = await em.findOne(KnowledgeBaseSchema, { id, workspaceId });
+  if (!kb) throw notFound(`Knowledge base ${id} not found.`);
+  return kb;
+}
+
+/** The base `id`, which must not be trashed (adding documents). */
+export async function findActiveKnowledgeBase(em: EntityManager, workspaceId: string, id: string): Promise<KnowledgeBase> {
+  const kb = await findKnowledgeBase(em, workspaceId, id);
+  if (kb.trashedAt) throw conflict(`Knowledge base ${id} is trashed; restore it before adding documents.`);
+  return kb;
+}
+
+export async function listKnowledgeBases(em: EntityManager, principal: WorkspacePrincipal): Promise<KnowledgeBaseView[]> {
+  const rows = await em.find(KnowledgeBaseSchema, { workspaceId: principal.workspaceId }, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  return rows.map(knowledgeBaseView);
+}
+
+export async function getKnowledgeBase(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<KnowledgeBaseView> {
+  return knowledgeBaseView(await findKnowledgeBase(em, principal.workspaceId, id));
+}
+
+export interface CreateKnowledgeBaseInput {
+  name: string;
+  description?: string | null;
+  chunking?: Partial<ChunkingSettings>;
+}
+
+export async function createKnowledgeBase(em: EntityManager, principal: WorkspacePrincipal, input: CreateKnowledgeBaseInput): Promise<KnowledgeBaseView> {
+  const chunking = { ...DEFAULT_CHUNKING, ...(input.chunking ?? {}) };
+  const now = new Date();
+  const kb = em.create(KnowledgeBaseSchema, {
+    id: newId('kb'),
+    workspaceId: principal.workspaceId,
+    name: input.name,
+    description: input.description ?? null,
+    ...chunking,
+    trashedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await em.persistAndFlush(kb);
+  return knowledgeBaseView(kb);
+}
+
+/** PATCH `{ trashed }`: trashes (keeping the first trash time) or restores. */
+export async function setKnowledgeBaseTrashed(em: EntityManager, principal: WorkspacePrincipal, id: string, trashed: boolean): Promise<KnowledgeBaseView> {
+  const kb = await findKnowledgeBase(em, principal.workspaceId, id);
+  if (trashed !== (kb.trashedAt !== null)) {
+    kb.trashedAt = trashed ? new Date() : null;
+    kb.updatedAt = new Date();
+    await em.flush();
+  }
+  return knowledgeBaseView(kb);
+}

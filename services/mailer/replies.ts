@@ -1,0 +1,243 @@
+import type { Readable } from 'node:stream';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { CredentialSchema } from '../../db/entities';
+import { conflict, notFound, unavailable } from '../errors';
+import { newId, sha256Hex } from '../ids';
+import type { WorkspacePrincipal } from '../principal';
+import { resolveGuardedHost } from '../outbound';
+import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
+import { openCredential } from '../credentials/crud';
+import { smtpTransport } from '../credentials/checks';
+import { openDownload, type Download } from '../files/files';
+import type { BlobStore } from '../blobs';
+import type { CredentialValue } from '../credentials/types';
+import { insertMessage, loadMessage, messageView, type MessageRow, type MessageView } from './messages';
+import { sql, type MailerRouteRow } from './routes';
+
+export const RESERVATION_NOT_FOUND = 'Reply reservation not found';
+/** Credential types a reply can be sent with (only `smtp` is wired; see the README decisions). */
+const MAIL_CREDENTIAL_TYPES = ['smtp'];
+
+export type ReservationStatus = 'sending' | 'sent' | 'unknown' | 'retry_authorized';
+
+interface ReservationRow {
+  id: string;
+  workspace_id: string;
+  message_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  status: ReservationStatus;
+  credential_id: string | null;
+  provider: string | null;
+  attempts: number;
+  reply_message_id: string | null;
+  provider_message_id: string | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ReservationView {
+  id: string;
+  messageId: string;
+  status: ReservationStatus;
+  reconciliable: boolean;
+  provider: string | null;
+  attempts: number;
+  replyMessageId: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const isReconciliable = (s: ReservationStatus) => s === 'sending' || s === 'unknown';
+
+function reservationView(row: ReservationRow): ReservationView {
+  return {
+    id: row.id,
+    messageId: row.message_id,
+    status: row.status,
+    reconciliable: isReconciliable(row.status),
+    provider: row.provider,
+    attempts: row.attempts,
+    replyMessageId: row.reply_message_id,
+    lastError: row.last_error,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+export interface ReplyInput {
+  text?: string;
+  html?: string;
+  attachmentFileIds?: string[];
+}
+
+export interface ReplyDeps {
+  keys: CredentialKeySettings;
+  /** Where attachment files are read (the files area's blob store). */
+  blobs: BlobStore;
+  allowPrivateNetworks: boolean;
+  timeoutMs?: number;
+}
+
+export interface ReplyOutcome {
+  status: 201 | 200;
+  reply: MessageView;
+  reservation: ReservationView;
+  deduplicated: boolean;
+}
+
+const reservationConflict = (row: ReservationRow) =>
+  conflict('A reply with this Idempotency-Key was reserved but its outcome is unknown; an Admin must authorize a retry.', {
+    code: 'reply_reservation_conflict',
+    details: { reservationId: row.id, reconciliable: isReconciliable(row.status) },
+  });
+
+async function mailCredential(em: EntityManager, workspaceId: string) {
+  return em.findOne(CredentialSchema, { workspaceId, type: { $in: MAIL_CREDENTIAL_TYPES } }, { orderBy: { createdAt: 'desc' } });
+}
+
+/**
+ * Sends a reply exactly once per (message, Idempotency-Key), or reports it unknown. The
+ * reservation row is committed before the provider is called; a crash or failure mid-send
+ * leaves it `sending`/`unknown` (reconciliable), and every new attempt with that key is a 409
+ * until an Admin authorizes a retry. A sent reservation answers 200 `deduplicated`.
+ */
+export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: WorkspacePrincipal, messageId: string, key: string, input: ReplyInput): Promise<ReplyOutcome> {
+  const original = await loadMessage(em, principal, messageId);
+  const fingerprint = sha256Hex(JSON.stringify([input.text ?? null, input.html ?? null, input.attachmentFileIds ?? []]));
+  const [existing] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where message_id = ? and idempotency_key = ?`, [original.id, key]);
+  if (existing) {
+    if (existing.fingerprint !== fingerprint) throw conflict('Idempotency-Key was already used with a different body.', { code: 'idempotency_replay_mismatch' });
+    if (existing.status === 'sent') return sentOutcome(em, existing, 200, true);
+    if (existing.status !== 'retry_authorized') throw reservationConflict(existing);
+  }
+  const credential = await mailCredential(em, principal.workspaceId);
+  if (!credential) throw conflict('No mail credential is configured: add an smtp credential to send replies.', { code: 'SETUP_REQUIRED' });
+  const ring = credentialKeyring(deps.keys);
+  if (!ring) throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
+  let value: CredentialValue;
+  try {
+    value = openCredential(ring, credential);
+  } catch {
+    throw conflict('The mail credential cannot be decrypted.', { code: 'SETUP_REQUIRED' });
+  }
+
+  // Attachments are ready files of the workspace (404 unknown, 423 not ready), checked before anything is reserved.
+  const attachments: Download[] = [];
+  for (const fileId of [...new Set(input.attachmentFileIds ?? [])]) attachments.push(await openDownload(em, deps.blobs, principal, fileId));
+
+  // Reserve (committed on its own, before the provider call) or take over an authorized retry.
+  let reservation: ReservationRow | undefined;
+  if (existing) {
+    [reservation] = await sql<ReservationRow>(
+      em,
+      `update mailer_reply_reservations set status = 'sending', attempts = attempts + 1, credential_id = ?, provider = ?, updated_at = now() where id = ? and status = 'retry_authorized' returning *`,
+      [credential.id, credential.type, existing.id],
+    );
+  } else {
+    [reservation] = await sql<ReservationRow>(
+      em,
+      `insert into mailer_reply_reservations (id, workspace_id, message_id, idempotency_key, fingerprint, status, credential_id, provider, attempts, created_at, updated_at)
+       values (?, ?, ?, ?, ?, 'sending', ?, ?, 1, now(), now()) on conflict (message_id, idempotency_key) do nothing returning *`,
+      [newId('mrr'), principal.workspaceId, original.id, key, fingerprint, credential.id, credential.type],
+    );
+  }
+  if (!reservation) {
+    // A concurrent request with the same key reserved first.
+    const [other] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where message_id = ? and idempotency_key = ?`, [original.id, key]);
+    if (other?.status === 'sent') return sentOutcome(em, other, 200, true);
+    throw reservationConflict(other);
+  }
+
+  const [route] = await sql<MailerRouteRow>(em, `select * from mailer_routes where id = ?`, [original.route_id]);
+  const from = typeof value.from === 'string' && value.from ? value.from : route?.address ?? String(value.username);
+  const subject = /^re:/i.test(original.subject) ? original.subject : `Re: ${original.subject}`;
+  let providerMessageId: string | null;
+  try {
+    providerMessageId = await sendSmtp(value, deps, {
+      from,
+      to: original.from_address,
+      subject,
+      text: input.text,
+      html: input.html,
+      inReplyTo: original.message_id_header ?? undefined,
+      references: original.message_id_header ? [original.message_id_header] : undefined,
+      attachments: await Promise.all(attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await a.open(null) }))),
+    });
+  } catch (err) {
+    const message = (err as Error).message.slice(0, 1000);
+    const [unknown] = await sql<ReservationRow>(em, `update mailer_reply_reservations set status = 'unknown', last_error = ?, updated_at = now() where id = ? returning *`, [message, reservation.id]);
+    throw unavailable('The mail provider did not confirm the reply; its outcome is unknown.', {
+      code: 'reply_outcome_unknown',
+      details: { reservationId: unknown.id, reconciliable: true },
+    });
+  }
+  const reply = await em.transactional(async (tx) => {
+    const row = await insertMessage(
+      tx,
+      route,
+      {
+        from,
+        to: [original.from_address],
+        subject,
+        text: input.text ?? null,
+        html: input.html ?? null,
+        externalMessageId: null,
+        externalThreadId: null,
+        messageIdHeader: providerMessageId,
+        inReplyTo: original.message_id_header,
+        references: [],
+        providerMetadata: { provider: credential.type, reservationId: reservation.id },
+      },
+      { direction: 'outbound', threadId: original.thread_id, attachmentFileIds: input.attachmentFileIds ?? [] },
+    );
+    await sql(tx, `update mailer_reply_reservations set status = 'sent', reply_message_id = ?, provider_message_id = ?, last_error = null, updated_at = now() where id = ?`, [
+      row.id,
+      providerMessageId,
+      reservation.id,
+    ]);
+    return row;
+  });
+  const [sent] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where id = ?`, [reservation.id]);
+  return { status: 201, reply: messageView(reply), reservation: reservationView(sent), deduplicated: false };
+}
+
+async function sentOutcome(em: EntityManager, row: ReservationRow, status: 200 | 201, deduplicated: boolean): Promise<ReplyOutcome> {
+  const [reply] = await sql<MessageRow>(em, `select * from mailer_messages where id = ?`, [row.reply_message_id]);
+  return { status, reply: messageView(reply), reservation: reservationView(row), deduplicated };
+}
+
+async function sendSmtp(
+  value: CredentialValue,
+  deps: ReplyDeps,
+  mail: { from: string; to: string; subject: string; text?: string; html?: string; inReplyTo?: string; references?: string[]; attachments?: Array<{ filename: string; contentType: string; content: Readable }> },
+): Promise<string | null> {
+  const { address } = await resolveGuardedHost(String(value.host), { allowPrivateNetworks: deps.allowPrivateNetworks });
+  const transport = smtpTransport(value, address, deps.timeoutMs ?? 15_000);
+  try {
+    const info = await transport.sendMail(mail);
+    return info.messageId ?? null;
+  } finally {
+    transport.close();
+  }
+}
+
+export async function getReservation(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<ReservationView> {
+  const [row] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where id = ? and workspace_id = ?`, [id, principal.workspaceId]);
+  if (!row) throw notFound(RESERVATION_NOT_FOUND);
+  return reservationView(row);
+}
+
+/** `authorize_retry`: a reconciliable reservation may be attempted once more with the same key. */
+export async function authorizeRetry(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<ReservationView> {
+  const current = await getReservation(em, principal, id);
+  const [row] = await sql<ReservationRow>(
+    em,
+    `update mailer_reply_reservations set status = 'retry_authorized', updated_at = now() where id = ? and workspace_id = ? and status in ('sending', 'unknown') returning *`,
+    [id, principal.workspaceId],
+  );
+  if (!row) throw conflict(`Only a reconciliable reservation can be retried; this one is ${current.status}.`, { code: 'reply_reservation_not_reconciliable' });
+  return reservationView(row);
+}

@@ -1,0 +1,90 @@
+/**
+ * The model-call module, embeddings first: one client over the OpenAI-compatible protocol (the
+ * `openai` npm client) configured by EMBEDDINGS_BASE_URL, EMBEDDINGS_MODEL and
+ * EMBEDDINGS_API_KEY. Every request goes through the outbound guard (services/outbound.ts) via
+ * the client's `fetch` option; the client applies the timeout and retries 408, 409, 429 and 5xx
+ * answers and connection errors with exponential backoff (honouring Retry-After).
+ *
+ * Called from Temporal activities only (indexing, query embedding), never from a request handler.
+ */
+import OpenAI from 'openai';
+import { httpRequest } from '../outbound';
+
+export interface EmbeddingsConfig {
+  /** Unset: no embeddings endpoint; knowledge search is keyword only. */
+  baseUrl: string | undefined;
+  model: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  maxRetries: number;
+}
+
+export interface EmbeddingsClient {
+  readonly model: string;
+  /** One unit-length vector per text, in order. */
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+}
+
+/** Largest embeddings response accepted (a batch of 64 vectors of 3072 floats is about 4 MB of JSON). */
+const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A `fetch` for the openai client that sends every request through `httpRequest` (SSRF guard,
+ * resolve-once lookup, response size cap).
+ */
+export function guardedFetch(opts: { allowPrivateNetworks: boolean; timeoutMs: number; maxResponseBytes?: number }): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, key) => (headers[key] = value));
+    let body: string | Uint8Array | undefined;
+    if (typeof init?.body === 'string') body = init.body;
+    else if (init?.body instanceof Uint8Array) body = init.body;
+    else if (init?.body instanceof ArrayBuffer) body = new Uint8Array(init.body);
+    else if (init?.body != null) body = String(init.body);
+    const res = await httpRequest(
+      { method: init?.method ?? 'GET', url, headers, body, timeoutMs: opts.timeoutMs },
+      { allowPrivateNetworks: opts.allowPrivateNetworks, signal: init?.signal ?? undefined, maxResponseBytes: opts.maxResponseBytes ?? MAX_RESPONSE_BYTES },
+    );
+    const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+    const outHeaders = new Headers();
+    for (const [key, value] of Object.entries(res.headers)) {
+      if (key !== 'content-length' && key !== 'content-encoding' && key !== 'transfer-encoding') outHeaders.set(key, value);
+    }
+    return new Response(res.status === 204 || res.status === 304 ? null : text, { status: res.status, headers: outHeaders });
+  };
+}
+
+/** Scales a vector to unit length, so cosine similarity is a dot product. */
+export function normalise(vector: number[]): number[] {
+  let sum = 0;
+  for (const v of vector) sum += v * v;
+  const norm = Math.sqrt(sum);
+  return norm > 0 ? vector.map((v) => v / norm) : vector;
+}
+
+/** The embeddings client, or null when no endpoint is configured. */
+export function createEmbeddingsClient(config: EmbeddingsConfig, opts: { allowPrivateNetworks: boolean }): EmbeddingsClient | null {
+  if (!config.baseUrl) return null;
+  const client = new OpenAI({
+    baseURL: config.baseUrl,
+    // Local OpenAI-compatible servers often need no key; the client insists on one.
+    apiKey: config.apiKey || 'unused',
+    timeout: config.timeoutMs,
+    maxRetries: config.maxRetries,
+    fetch: guardedFetch({ allowPrivateNetworks: opts.allowPrivateNetworks, timeoutMs: config.timeoutMs }),
+  });
+  return {
+    model: config.model,
+    async embed(texts, signal) {
+      if (texts.length === 0) return [];
+      const res = await client.embeddings.create({ model: config.model, input: texts, encoding_format: 'float' }, { signal });
+      const vectors = new Array<number[]>(texts.length);
+      for (const item of res.data) vectors[item.index] = normalise(item.embedding);
+      if (vectors.some((v) => !Array.isArray(v))) throw new Error(`The embeddings endpoint returned ${res.data.length} vectors for ${texts.length} inputs.`);
+      const dims = vectors[0].length;
+      if (dims === 0 || vectors.some((v) => v.length !== dims)) throw new Error('The embeddings endpoint returned vectors of different or zero dimensions.');
+      return vectors;
+    },
+  };
+}

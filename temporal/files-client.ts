@@ -1,0 +1,24 @@
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { FilePurger } from '../services/ports';
+import { filePurgeWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import type { FilePurgeInput } from './workflows/files';
+
+/** Starts a file's purge workflow; an open one for the same file is left running. */
+export function temporalFilePurger(client: Client): FilePurger {
+  return {
+    async schedulePurge(file, delayMs) {
+      const input: FilePurgeInput = { workspaceId: file.workspaceId, fileId: file.fileId, delayMs };
+      try {
+        await client.workflow.start(WORKFLOW_TYPES.filePurge, {
+          taskQueue: TASK_QUEUE,
+          workflowId: filePurgeWorkflowId(file.fileId),
+          args: [input],
+          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [file.workspaceId] },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    },
+  };
+}

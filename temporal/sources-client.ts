@@ -1,0 +1,55 @@
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import type { SourcePollInput } from './workflows/sources';
+
+/** Schedule id of an RSS source's poll. */
+export const rssScheduleId = (sourceId: string) => `rss_${sourceId}`;
+/** Schedule id of a CI source's poll. */
+export const ciScheduleId = (sourceId: string) => `ci_${sourceId}`;
+const isSourceSchedule = (id: string) => id.startsWith('rss_') || id.startsWith('ci_');
+
+/**
+ * Makes the `rss_…` and `ci_…` Temporal Schedules match the RSS and CI sources of live destinations: one per
+ * source at its interval (recreated when the interval changed), removed when the source is
+ * gone or its destination stopped. Idempotent; the API runs it periodically.
+ */
+export async function syncSourceSchedules(client: Client, em: EntityManager): Promise<{ kept: string[]; removed: string[] }> {
+  const rows: Array<{ id: string; kind: 'rss' | 'ci'; interval: number }> = await em.getConnection().execute(
+    `select s.id, s.kind, (s.config->>'intervalSeconds')::int as interval from workflow_target_sources s
+       join workflow_targets t on t.id = s.target_id
+       join workflows w on w.id = s.workflow_id
+      where s.kind in ('rss', 'ci') and t.enabled and t.active_version_id is not null and not coalesce(w.trashed, false)`,
+  );
+  const wanted = new Map(rows.map((r) => [r.kind === 'rss' ? rssScheduleId(r.id) : ciScheduleId(r.id), r]));
+  const existing = new Map<string, number | null>();
+  for await (const listed of client.schedule.list()) {
+    if (!isSourceSchedule(listed.scheduleId)) continue;
+    const every = listed.spec?.intervals?.[0]?.every;
+    existing.set(listed.scheduleId, typeof every === 'number' ? Math.round(every / 1000) : null);
+  }
+  const removed: string[] = [];
+  for (const id of existing.keys()) {
+    if (!wanted.has(id)) {
+      await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
+      removed.push(id);
+    }
+  }
+  for (const [id, row] of wanted) {
+    if (existing.get(id) === row.interval) continue;
+    if (existing.has(id)) await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
+    const input: SourcePollInput = { sourceId: row.id };
+    await client.schedule.create({
+      scheduleId: id,
+      spec: { intervals: [{ every: `${row.interval}s` }] },
+      // A slow poll is never overlapped by the next one.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+      action: { type: 'startWorkflow', workflowType: row.kind === 'rss' ? WORKFLOW_TYPES.rssPoll : WORKFLOW_TYPES.ciPoll, taskQueue: TASK_QUEUE, workflowId: `poll_${id}`, args: [input] },
+    });
+  }
+  return { kept: [...wanted.keys()], removed };
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!(err instanceof ScheduleNotFoundError)) throw err;
+}

@@ -1,0 +1,259 @@
+/**
+ * Knowledge bases and documents over real HTTP, PostgreSQL and Temporal: base CRUD with chunking
+ * settings and trash, multipart uploads of each supported format indexed by a Temporal workflow
+ * (pending → processing → ready, or failed), list/get/delete, limits, and another workspace's ids.
+ */
+import { createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { knowledgeIndexDocumentWorkflowId } from '../../../temporal/shared';
+import { createBase, filesUnder, getDocument, knowledgeConfig, makePdf, upload, uploadDocument, waitForDocument } from './support';
+
+let stack: TestStack;
+let other: WorkspaceFixture;
+let blobDir: string;
+let token: string;
+
+beforeAll(async () => {
+  const config = await knowledgeConfig();
+  blobDir = config.blobs!.localDir;
+  stack = await startTestStack({ config });
+  token = stack.ws.token;
+  other = await createWorkspace(stack.app, 'Other');
+});
+afterAll(() => stack?.close());
+
+async function chunksOf(documentId: string): Promise<Array<{ ordinal: number; content: string; heading: string | null; token_count: number; char_start: number; char_end: number }>> {
+  return stack.app.orm.em
+    .fork()
+    .getConnection()
+    .execute(`select ordinal, content, heading, token_count, char_start, char_end from knowledge_chunks where document_id = ? order by ordinal`, [documentId]);
+}
+
+const blobFiles = () => filesUnder(blobDir);
+
+describe('knowledge bases', () => {
+  test('create with defaults, list, get; chunking validated', async () => {
+    const res = await http(stack.app, 'POST', '/api/v1/knowledge-bases', { token, body: { name: '  Handbook ', description: 'HR' } });
+    expect(res.status).toBe(201);
+    expect(res.body.knowledgeBase).toEqual({
+      id: expect.stringMatching(/^kb_[0-9a-f]{32}$/),
+      name: 'Handbook',
+      description: 'HR',
+      chunking: { minChunkSizeChars: 100, maxChunkSizeTokens: 1024, overlapTokens: 200 },
+      trashed: false,
+      trashedAt: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const custom = await http(stack.app, 'POST', '/api/v1/knowledge-bases', { token, body: { name: 'Small', chunking: { maxChunkSizeTokens: 256, overlapTokens: 32 } } });
+    expect(custom.body.knowledgeBase.chunking).toEqual({ minChunkSizeChars: 100, maxChunkSizeTokens: 256, overlapTokens: 32 });
+
+    const list = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
+    expect(list.status).toBe(200);
+    expect(list.body.knowledgeBases.map((k: any) => k.id)).toEqual(expect.arrayContaining([res.body.knowledgeBase.id, custom.body.knowledgeBase.id]));
+    const one = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${res.body.knowledgeBase.id}`, { token });
+    expect(one.body.knowledgeBase).toEqual(res.body.knowledgeBase);
+  });
+
+  test.each([
+    ['missing name', {}],
+    ['blank name', { name: '   ' }],
+    ['overlap over half of the maximum', { name: 'x', chunking: { maxChunkSizeTokens: 100, overlapTokens: 51 } }],
+    ['maximum below 32 tokens', { name: 'x', chunking: { maxChunkSizeTokens: 16, overlapTokens: 0 } }],
+    ['negative minimum', { name: 'x', chunking: { minChunkSizeChars: -1 } }],
+    ['non-integer tokens', { name: 'x', chunking: { maxChunkSizeTokens: 100.5 } }],
+    ['unknown chunking key', { name: 'x', chunking: { separator: '\n' } }],
+    ['unknown field', { name: 'x', embeddingModel: 'y' }],
+  ])('400 on %s, nothing created', async (_what, body) => {
+    const before = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
+    const res = await http(stack.app, 'POST', '/api/v1/knowledge-bases', { token, body });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual(expect.any(String));
+    const after = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
+    expect(after.body.knowledgeBases.length).toBe(before.body.knowledgeBases.length);
+  });
+
+  test('PATCH { trashed } trashes and restores; other bodies are refused', async () => {
+    const kb = await createBase(stack.app, token);
+    const trashed = await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { trashed: true } });
+    expect(trashed.status).toBe(200);
+    expect(trashed.body.knowledgeBase).toMatchObject({ id: kb.id, trashed: true, trashedAt: expect.any(String) });
+    const restored = await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { trashed: false } });
+    expect(restored.body.knowledgeBase).toMatchObject({ trashed: false, trashedAt: null });
+    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { trashed: 'yes' } })).status).toBe(400);
+    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { name: 'renamed' } })).status).toBe(400);
+  });
+
+  test("another workspace's base is 404 and stays unchanged", async () => {
+    const kb = await createBase(stack.app, token);
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}`, { token: other.token })).status).toBe(404);
+    const patch = await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token: other.token, body: { trashed: true } });
+    expect(patch.status).toBe(404);
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}`, { token })).body.knowledgeBase.trashed).toBe(false);
+    const list = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token: other.token });
+    expect(list.body.knowledgeBases.map((k: any) => k.id)).not.toContain(kb.id);
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token: other.token })).status).toBe(404);
+  });
+
+  test('401 without a key', async () => {
+    const res = await http(stack.app, 'GET', '/api/v1/knowledge-bases');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'Valid bearer API key is required' });
+  });
+});
+
+describe('documents', () => {
+  const markdown = [
+    '# Travel policy',
+    '',
+    'Employees book travel through the portal at least two weeks ahead.',
+    '',
+    '## Hotels',
+    '',
+    'Hotel stays are reimbursed up to the city rate. Keep every receipt for the expense report.',
+    '',
+    '## Meals',
+    '',
+    'Meals are covered by the daily allowance.',
+  ].join('\n');
+
+  test('each format is extracted, chunked and indexed: pending → ready', async () => {
+    const kb = await createBase(stack.app, token, { chunking: { minChunkSizeChars: 20, maxChunkSizeTokens: 64, overlapTokens: 8 } });
+    const files = [
+      { name: 'notes.txt', type: 'text/plain', content: 'Plain text about the quarterly budget review.', expect: 'quarterly budget review' },
+      { name: 'policy.md', type: 'text/markdown', content: markdown, expect: 'reimbursed up to the city rate' },
+      { name: 'page.html', type: 'text/html', content: '<html><head><style>p{}</style><script>var x=1</script></head><body><h1>Onboarding</h1><p>Laptops are issued on <b>day one</b>.</p></body></html>', expect: 'Laptops are issued on day one' },
+      { name: 'report.pdf', type: 'application/pdf', content: makePdf(['Annual safety report', 'Zero incidents were recorded in the warehouse.']), expect: 'Zero incidents were recorded' },
+      { name: 'data.json', type: 'application/json', content: JSON.stringify({ product: 'Widget', warranty: { years: 3 } }), expect: '"warranty"' },
+    ];
+    for (const f of files) {
+      const doc = await uploadDocument(stack.app, token, kb.id, f);
+      expect(doc).toMatchObject({ knowledgeBaseId: kb.id, name: f.name, mimeType: f.type, source: 'upload', indexingStatus: 'pending', chunkCount: 0, connectorId: null });
+      expect(doc.sizeBytes).toBe(Buffer.byteLength(f.content));
+      const ready = await waitForDocument(stack.app, token, kb.id, doc.id);
+      expect(ready).toMatchObject({ indexingStatus: 'ready', indexingError: null, indexedAt: expect.any(String) });
+      const chunks = await chunksOf(doc.id);
+      expect(chunks.length).toBe(ready.chunkCount);
+      expect(chunks.map((c) => c.content).join('\n')).toContain(f.expect);
+    }
+  });
+
+  test('HTML loses scripts and styles and keeps headings; Markdown chunks carry their heading path', async () => {
+    const kb = await createBase(stack.app, token, { chunking: { minChunkSizeChars: 10, maxChunkSizeTokens: 40, overlapTokens: 0 } });
+    const html = await uploadDocument(stack.app, token, kb.id, { name: 'p.html', type: 'text/html', content: '<script>alert(1)</script><h2>Security</h2><p>Rotate keys yearly.</p>' });
+    await waitForDocument(stack.app, token, kb.id, html.id);
+    const htmlChunks = await chunksOf(html.id);
+    expect(htmlChunks.map((c) => c.content).join(' ')).not.toContain('alert');
+    expect(htmlChunks[0]).toMatchObject({ heading: 'Security' });
+
+    const md = await uploadDocument(stack.app, token, kb.id, { name: 'policy.md', type: 'text/markdown', content: markdown });
+    await waitForDocument(stack.app, token, kb.id, md.id);
+    const headings = (await chunksOf(md.id)).map((c) => c.heading);
+    expect(headings).toContain('Travel policy > Hotels');
+    expect(headings.every((h) => h?.startsWith('Travel policy'))).toBe(true);
+  });
+
+  test('chunks respect the maximum, overlap inside a section, and point back into the text', async () => {
+    const kb = await createBase(stack.app, token, { chunking: { minChunkSizeChars: 50, maxChunkSizeTokens: 60, overlapTokens: 15 } });
+    const sentences = Array.from({ length: 40 }, (_, i) => `Sentence ${i} explains step ${i} of the migration plan.`);
+    const doc = await uploadDocument(stack.app, token, kb.id, { name: 'plan.txt', type: 'text/plain', content: sentences.join(' ') });
+    await waitForDocument(stack.app, token, kb.id, doc.id);
+    const chunks = await chunksOf(doc.id);
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const c of chunks) expect(c.token_count).toBeLessThanOrEqual(60);
+    // Split at sentences, never inside one: every chunk starts with "Sentence".
+    for (const c of chunks) expect(c.content.startsWith('Sentence')).toBe(true);
+    // Consecutive chunks overlap: each later chunk starts before the previous one ends.
+    for (let i = 1; i < chunks.length; i++) expect(chunks[i].char_start).toBeLessThan(chunks[i - 1].char_end);
+  });
+
+  test('list with cursor, get, delete (chunks and stored bytes go too)', async () => {
+    const kb = await createBase(stack.app, token);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await uploadDocument(stack.app, token, kb.id, { name: `d${i}.txt`, type: 'text/plain', content: `Document number ${i}` })).id);
+    const page1 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2`, { token });
+    expect(page1.status).toBe(200);
+    expect(page1.body.documents.map((d: any) => d.id)).toEqual([ids[2], ids[1]]);
+    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2&cursor=${page1.body.nextCursor}`, { token });
+    expect(page2.body).toEqual({ documents: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?cursor=nope!`, { token })).status).toBe(400);
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=101`, { token })).status).toBe(400);
+
+    await waitForDocument(stack.app, token, kb.id, ids[0]);
+    const blobsBefore = (await blobFiles()).filter((f) => f.includes(ids[0]));
+    expect(blobsBefore.length).toBe(1);
+    const removed = await http(stack.app, 'DELETE', `/api/v1/knowledge-bases/${kb.id}/documents/${ids[0]}`, { token });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toEqual({ deleted: true, documentId: ids[0] });
+    expect((await getDocument(stack.app, token, kb.id, ids[0])).status).toBe(404);
+    expect(await chunksOf(ids[0])).toEqual([]);
+    expect((await blobFiles()).filter((f) => f.includes(ids[0]))).toEqual([]);
+  });
+
+  test("another workspace cannot read, delete or upload into a base: 404, nothing changed", async () => {
+    const kb = await createBase(stack.app, token);
+    const doc = await uploadDocument(stack.app, token, kb.id, { name: 'secret.txt', type: 'text/plain', content: 'The launch code is 1234.' });
+    expect((await getDocument(stack.app, other.token, kb.id, doc.id)).status).toBe(404);
+    expect((await http(stack.app, 'DELETE', `/api/v1/knowledge-bases/${kb.id}/documents/${doc.id}`, { token: other.token })).status).toBe(404);
+    const foreign = await upload(stack.app, other.token, { knowledgeBaseId: kb.id }, { name: 'x.txt', type: 'text/plain', content: 'intruder' });
+    expect(foreign.status).toBe(404);
+    expect((await getDocument(stack.app, token, kb.id, doc.id)).status).toBe(200);
+    const list = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token });
+    expect(list.body.documents.map((d: any) => d.name)).toEqual(['secret.txt']);
+  });
+
+  test('refused uploads leave nothing stored', async () => {
+    const kb = await createBase(stack.app, token);
+    const trashedKb = await createBase(stack.app, token);
+    await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${trashedKb.id}`, { token, body: { trashed: true } });
+    const before = (await blobFiles()).length;
+    const cases: Array<[number, Record<string, string>, Parameters<typeof upload>[3]]> = [
+      [400, { knowledgeBaseId: kb.id }, undefined],
+      [400, {}, { name: 'a.txt', type: 'text/plain', content: 'x' }],
+      [400, { knowledgeBaseId: kb.id }, { name: 'image.png', type: 'image/png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]) }],
+      [400, { knowledgeBaseId: kb.id, extra: '1' }, { name: 'a.txt', type: 'text/plain', content: 'x' }],
+      [400, { knowledgeBaseId: kb.id, name: '   ' }, { name: 'a.txt', type: 'text/plain', content: 'x' }],
+      [404, { knowledgeBaseId: 'kb_missing' }, { name: 'a.txt', type: 'text/plain', content: 'x' }],
+      [409, { knowledgeBaseId: trashedKb.id }, { name: 'a.txt', type: 'text/plain', content: 'x' }],
+    ];
+    for (const [status, fields, file] of cases) {
+      const res = await upload(stack.app, token, fields, file);
+      expect([status, res.body]).toEqual([status, { error: expect.any(String) }]);
+    }
+    const json = await http(stack.app, 'POST', '/api/v1/documents', { token, body: { knowledgeBaseId: kb.id } });
+    expect(json.status).toBe(400);
+    expect((await blobFiles()).length).toBe(before);
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token })).body.documents).toEqual([]);
+  });
+
+  test('a file over 50 MiB is 413 and nothing is kept', async () => {
+    const kb = await createBase(stack.app, token);
+    const before = (await blobFiles()).length;
+    const res = await upload(stack.app, token, { knowledgeBaseId: kb.id }, { name: 'big.txt', type: 'text/plain', content: Buffer.alloc(52_428_801, 0x61) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: expect.stringContaining('52428800') });
+    expect((await blobFiles()).length).toBe(before);
+  });
+
+  test('octet-stream with a known extension is accepted; unreadable content fails indexing with a reason', async () => {
+    const kb = await createBase(stack.app, token);
+    const md = await uploadDocument(stack.app, token, kb.id, { name: 'readme.md', type: 'application/octet-stream', content: '# Readme\n\nHello.' });
+    expect(md.mimeType).toBe('text/markdown');
+    expect((await waitForDocument(stack.app, token, kb.id, md.id)).indexingStatus).toBe('ready');
+
+    const badJson = await uploadDocument(stack.app, token, kb.id, { name: 'broken.json', type: 'application/json', content: '{"a": ' });
+    const failed = await waitForDocument(stack.app, token, kb.id, badJson.id);
+    expect(failed).toMatchObject({ indexingStatus: 'failed', indexingError: expect.stringContaining('not valid JSON'), chunkCount: 0 });
+    const badPdf = await uploadDocument(stack.app, token, kb.id, { name: 'broken.pdf', type: 'application/pdf', content: '%PDF-1.4 garbage' });
+    expect(await waitForDocument(stack.app, token, kb.id, badPdf.id)).toMatchObject({ indexingStatus: 'failed', indexingError: expect.stringContaining('PDF') });
+  });
+
+  test('indexing is a Temporal execution per document version, searchable by workspace', async () => {
+    const kb = await createBase(stack.app, token);
+    const doc = await uploadDocument(stack.app, token, kb.id, { name: 'a.txt', type: 'text/plain', content: 'Temporal indexing' });
+    await waitForDocument(stack.app, token, kb.id, doc.id);
+    const handle = stack.app.deps.temporal.client.workflow.getHandle(knowledgeIndexDocumentWorkflowId(doc.id, 1));
+    const description = await handle.describe();
+    expect(description.status.name).toBe('COMPLETED');
+    expect(description.searchAttributes.WorkspaceId).toEqual([stack.ws.workspaceId]);
+  });
+});

@@ -1,0 +1,158 @@
+/** Replies: Idempotency-Key, SETUP_REQUIRED, reservations written before the SMTP call, crashes mid-send and Admin authorize_retry. */
+import { startFakeSmtp } from '../../fakes/smtp';
+import { loadConfig } from '../../../services/config';
+import { createFile, filesConfig, uploadFile } from '../files/support';
+import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+
+let app: TestApp;
+let ws: WorkspaceFixture;
+let other: WorkspaceFixture;
+let smtp: Awaited<ReturnType<typeof startFakeSmtp>>;
+let drop = false;
+let n = 0;
+const uniq = () => `${Date.now().toString(36)}${n++}`;
+const password = 'smtp-password-0123456789';
+
+beforeAll(async () => {
+  smtp = await startFakeSmtp({ username: 'mailer', password, dropData: () => drop });
+  app = await startTestApp({ outboundAllowPrivateNetworks: true, ...(await filesConfig(loadConfig({}))) });
+  ws = await createWorkspace(app);
+  other = await createWorkspace(app, 'Other');
+});
+afterAll(async () => {
+  await app?.close();
+  await smtp?.close();
+});
+
+async function inboundMessage(token = ws.token): Promise<{ id: string; threadId: string }> {
+  const wf = await http(app, 'POST', '/api/v1/workflows', { token, body: {} });
+  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token });
+  const address = `desk-${uniq()}@example.test`;
+  const route = await http(app, 'POST', '/api/v1/mailer/routes', { token, body: { address, workflowId: wf.body.workflow.id }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  expect(route.status).toBe(201);
+  const res = await http(app, 'POST', '/api/v1/mailer/inbound', { token, body: { to: address, from: 'customer@example.test', subject: 'Where is my order?', text: 'Order 7' } });
+  expect(res.status).toBe(202);
+  return res.body.message;
+}
+const reply = (messageId: string, key: string | undefined, body: Record<string, unknown> = { text: 'On its way.' }, token = ws.token) =>
+  http(app, 'POST', `/api/v1/mailer/messages/${messageId}/reply`, { token, body, headers: key ? { 'idempotency-key': key } : {} });
+
+test('without a mail credential: 409 SETUP_REQUIRED; without Idempotency-Key: 400; nothing is sent', async () => {
+  const message = await inboundMessage(other.token);
+  const before = smtp.messages.length;
+  expect((await reply(message.id, undefined, undefined, other.token)).status).toBe(400);
+  const res = await reply(message.id, `r-${uniq()}`, undefined, other.token);
+  expect(res.status).toBe(409);
+  expect(res.body.code).toBe('SETUP_REQUIRED');
+  expect(smtp.messages.length).toBe(before);
+  // Another workspace's message is not found.
+  expect((await reply(message.id, `r-${uniq()}`)).status).toBe(404);
+});
+
+describe('with an smtp credential', () => {
+  beforeAll(async () => {
+    const cred = await http(app, 'POST', '/api/v1/credentials', {
+      token: ws.token,
+      body: { name: 'Outbound mail', type: 'smtp', value: { host: '127.0.0.1', port: smtp.port, username: 'mailer', password, secure: false, from: 'support@example.test' } },
+    });
+    expect(cred.status).toBe(201);
+  });
+
+  test('201 on the first send, 200 deduplicated on replay (sent once); another body with the key is 409; the reply joins the thread', async () => {
+    const message = await inboundMessage();
+    const key = `r-${uniq()}`;
+    const before = smtp.messages.length;
+    const first = await reply(message.id, key);
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ deduplicated: false, reservation: { status: 'sent', reconciliable: false }, reply: { direction: 'outbound', threadId: message.threadId, to: ['customer@example.test'] } });
+    expect(smtp.messages.length).toBe(before + 1);
+    const sent = smtp.messages[smtp.messages.length - 1];
+    expect(sent).toContain('Subject: Re: Where is my order?');
+    expect(sent).toContain('On its way.');
+
+    const again = await reply(message.id, key);
+    expect(again.status).toBe(200);
+    expect(again.body.deduplicated).toBe(true);
+    expect(again.body.reply.id).toBe(first.body.reply.id);
+    expect(smtp.messages.length).toBe(before + 1);
+
+    expect((await reply(message.id, key, { text: 'Something else' })).status).toBe(409);
+    const thread = await http(app, 'GET', `/api/v1/mailer/threads/${message.threadId}`, { token: ws.token });
+    expect(thread.body.messages.map((m: { direction: string }) => m.direction)).toEqual(['inbound', 'outbound']);
+  });
+
+  test('attachments are ready files of the workspace, sent with the reply; unknown 404 and not-ready 423 reserve nothing', async () => {
+    const message = await inboundMessage();
+    const file = await uploadFile(app, { token: ws.token }, Buffer.from('invoice body 12345'), { name: 'invoice.txt', mimeType: 'text/plain' });
+    const before = smtp.messages.length;
+    const missing = await reply(message.id, `r-${uniq()}`, { text: 'See attached.', attachmentFileIds: ['file_missing'] });
+    expect(missing.status).toBe(404);
+    const pending = await createFile(app, { token: ws.token }, { name: 'later.txt', mimeType: 'text/plain', sizeBytes: 3 });
+    const notReady = await reply(message.id, `r-${uniq()}`, { text: 'See attached.', attachmentFileIds: [pending.body.data.file.id] });
+    expect(notReady.status).toBe(423);
+    const foreign = await uploadFile(app, { token: other.token }, Buffer.from('theirs'), { name: 'theirs.txt', mimeType: 'text/plain' });
+    expect((await reply(message.id, `r-${uniq()}`, { text: 'x', attachmentFileIds: [foreign.id] })).status).toBe(404);
+    expect(smtp.messages.length).toBe(before);
+    const rows = await app.orm.em.fork().getConnection().execute('select count(*)::int as n from mailer_reply_reservations where message_id = ?', [message.id]);
+    expect(rows[0].n).toBe(0);
+
+    const sent = await reply(message.id, `r-${uniq()}`, { text: 'See attached.', attachmentFileIds: [file.id] });
+    expect(sent.status).toBe(201);
+    expect(sent.body.reply.attachmentFileIds).toEqual([file.id]);
+    const raw = smtp.messages[smtp.messages.length - 1];
+    expect(raw).toContain('filename=invoice.txt');
+    expect(raw).toContain(Buffer.from('invoice body 12345').toString('base64'));
+  });
+
+  test('a connection lost mid-send leaves the reservation reconciliable until an Admin authorizes a retry', async () => {
+    const message = await inboundMessage();
+    const key = `r-${uniq()}`;
+    drop = true;
+    const lost = await reply(message.id, key);
+    drop = false;
+    expect(lost.status).toBe(503);
+    expect(lost.body).toMatchObject({ code: 'reply_outcome_unknown', reconciliable: true, reservationId: expect.any(String) });
+    const reservationId = lost.body.reservationId;
+
+    const blocked = await reply(message.id, key);
+    expect(blocked.status).toBe(409);
+    expect(blocked.body).toMatchObject({ code: 'reply_reservation_conflict', reservationId, reconciliable: true });
+
+    const member = await addUserWithKey(app, ws, 'member');
+    expect((await http(app, 'GET', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: member.token })).status).toBe(403);
+    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: member.token, body: { action: 'authorize_retry' } })).status).toBe(403);
+    expect((await http(app, 'GET', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: other.token })).status).toBe(404);
+    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: other.token, body: { action: 'authorize_retry' } })).status).toBe(404);
+    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'cancel' } })).status).toBe(400);
+
+    const read = await http(app, 'GET', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token });
+    expect(read.status).toBe(200);
+    expect(read.body.reservation).toMatchObject({ status: 'unknown', reconciliable: true, attempts: 1 });
+
+    const authorized = await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'authorize_retry' } });
+    expect(authorized.status).toBe(200);
+    expect(authorized.body.reservation.status).toBe('retry_authorized');
+    const before = smtp.messages.length;
+    const retried = await reply(message.id, key);
+    expect(retried.status).toBe(201);
+    expect(retried.body.reservation).toMatchObject({ id: reservationId, status: 'sent', attempts: 2 });
+    expect(smtp.messages.length).toBe(before + 1);
+    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'authorize_retry' } })).status).toBe(409);
+  });
+
+  test('a process that died between the reservation and the send leaves a reconciliable reservation: 409, nothing sent', async () => {
+    const message = await inboundMessage();
+    const key = `r-${uniq()}`;
+    // The row a crashed process leaves: reserved (status sending), provider never called.
+    const fingerprint = (await import('../../../services/ids')).sha256Hex(JSON.stringify(['On its way.', null, []]));
+    await app.orm.em.fork().getConnection().execute(
+      `insert into mailer_reply_reservations (id, workspace_id, message_id, idempotency_key, fingerprint, status, attempts, created_at, updated_at) values (?, ?, ?, ?, ?, 'sending', 1, now(), now())`,
+      [`mrr_crash_${uniq()}`, ws.workspaceId, message.id, key, fingerprint],
+    );
+    const before = smtp.messages.length;
+    const res = await reply(message.id, key);
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'reply_reservation_conflict', reconciliable: true });
+    expect(smtp.messages.length).toBe(before);
+  });
+});
