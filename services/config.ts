@@ -68,6 +68,12 @@ const envSchema = z.object({
   DATABASE_QUERY_MAX_ROWS: z.coerce.number().int().min(1).max(100_000).default(1_000),
   DATABASE_QUERY_MAX_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   CONFIGURATION_WRITES_ENABLED: envBool(true),
+  LLM_BASE_URL: z.string().url().optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  LLM_PRICES: z.string().optional(),
   EMBEDDINGS_BASE_URL: z.string().url().optional(),
   EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDINGS_API_KEY: z.string().optional(),
@@ -141,7 +147,22 @@ export type AppConfig = {
   /** Feature switch of configuration package writes (apply); the catalog reports it. */
   configurationWritesEnabled: boolean;
   knowledge: KnowledgeConfig;
+  /** The deployment's chat model (OpenAI-compatible); a workspace `llm` credential can replace it. */
+  llm: LlmConfig;
 };
+
+export interface LlmConfig {
+  /** Unset: no deployment model; agent features need a workspace `llm` credential. */
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+  /** Credits per 1,000 tokens by model name; `*` applies to models not listed. */
+  prices: PriceTable;
+}
+
+export type PriceTable = Record<string, { input: number; output: number }>;
 
 export interface KnowledgeConfig {
   /** The OpenAI-compatible embeddings endpoint; without `baseUrl` search is keyword only. */
@@ -247,6 +268,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     credentials: credentialSettings(e),
     databaseQuery: { timeoutMs: e.DATABASE_QUERY_TIMEOUT_MS, maxRows: e.DATABASE_QUERY_MAX_ROWS, maxBytes: e.DATABASE_QUERY_MAX_BYTES },
     configurationWritesEnabled: e.CONFIGURATION_WRITES_ENABLED,
+    llm: {
+      baseUrl: e.LLM_BASE_URL || undefined,
+      apiKey: e.LLM_API_KEY || undefined,
+      model: e.LLM_MODEL,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      maxRetries: e.LLM_MAX_RETRIES,
+      prices: parsePriceTable(e.LLM_PRICES),
+    },
     knowledge: {
       embeddings: {
         baseUrl: e.EMBEDDINGS_BASE_URL || undefined,
@@ -300,4 +329,23 @@ function credentialSettings(e: z.infer<typeof envSchema>): CredentialSettings {
 export function requireSecretKey(secretKey: string | undefined): string {
   if (!secretKey) throw unavailable('Webhooks are unavailable: SECRET_KEY is not configured.');
   return secretKey;
+}
+
+const priceTableSchema = z.record(z.string().min(1), z.strictObject({ input: z.number().min(0), output: z.number().min(0) }));
+
+/** Default prices, in credits per 1,000 tokens, for models the table does not name. */
+const DEFAULT_PRICES: PriceTable = { '*': { input: 1, output: 2 } };
+
+/** LLM_PRICES: JSON `{ "<model>": { "input": n, "output": n } }` in credits per 1,000 tokens; `*` for the rest. */
+function parsePriceTable(raw: string | undefined): PriceTable {
+  if (!raw) return DEFAULT_PRICES;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('Invalid configuration: LLM_PRICES: expected JSON such as {"gpt-4o-mini":{"input":0.15,"output":0.6},"*":{"input":1,"output":2}}');
+  }
+  const result = priceTableSchema.safeParse(parsed);
+  if (!result.success) throw new Error(`Invalid configuration: LLM_PRICES: ${result.error.issues[0]?.message ?? 'invalid'} (each model maps to { input, output } credits per 1,000 tokens)`);
+  return { ...DEFAULT_PRICES, ...result.data };
 }
