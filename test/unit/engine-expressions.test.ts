@@ -57,6 +57,14 @@ describe('evaluateExpression', () => {
   });
 
   describe('guards', () => {
+    // Workflow code sees a frozen clock, so the step and size budgets, not the wall-clock
+    // timeout, are what stop an expression there; freezing it here keeps these tests about
+    // the budgets on a loaded machine too.
+    let frozen: jest.SpyInstance | undefined;
+    beforeEach(() => {
+      frozen = jest.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000);
+    });
+    afterEach(() => frozen?.mockRestore());
     test('endless tail recursion stops on the step budget even with a frozen clock (as in a workflow)', async () => {
       const now = jest.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000);
       try {
@@ -96,22 +104,19 @@ describe('evaluateExpression', () => {
     // Issue 10 item 2: one expression allocating ~100 MB in one step, or backtracking for ever.
     test('$pad with a huge width fails fast without allocating (reproduction)', async () => {
       const before = process.memoryUsage().rss;
-      const started = Date.now();
       await expect(evaluateExpression("$length($pad('', 100000000))", {}, bindings)).rejects.toMatchObject({
         code: 'SIZE',
         message: expect.stringContaining(`exceeds the string limit of ${EXPRESSION_LIMITS.maxStringLength} characters`),
       });
-      expect(Date.now() - started).toBeLessThan(2000);
       expect(process.memoryUsage().rss - before).toBeLessThan(50 * 1024 * 1024);
       expect(await evaluateExpression("$pad('ab', -5, '#') & '|' & $pad('ab', 5) & '|' & $pad('x', 4, 'ab')", {}, bindings)).toBe('###ab|ab   |xaba');
     });
 
     test('catastrophic-backtracking regexes run in linear time on RE2 (reproduction)', async () => {
-      const started = Date.now();
+      // With backtracking these would not finish within the test's timeout.
       expect(await evaluateExpression("$contains($pad('', 30, 'a') & '!', /(a+)+$/)", {}, bindings)).toBe(false);
       const long = 'a'.repeat(EXPRESSION_LIMITS.maxStringLength - 1) + '!';
       expect(await evaluateExpression('$contains(s, /(a+)+$/)', { s: long }, bindings)).toBe(false);
-      expect(Date.now() - started).toBeLessThan(10_000);
     });
 
     test('regex functions keep JSONata semantics on RE2; lookaround and backreferences are refused clearly', async () => {
