@@ -9,13 +9,30 @@ export const TEST_ENV = {
 } as const;
 
 export interface GlobalHandles {
-  temporal: TemporalDevServer;
+  /** One dev server per lane. */
+  temporal: TemporalDevServer[];
   pg: PostgresHandle;
+  /** Databases of lanes 2…n on the same server (lane 1 is `pg.url`). */
+  laneDatabases: string[];
   tmp: string;
 }
 
+/**
+ * The lane of this test process: jest's worker id (1 when run in band). Each lane has its own
+ * Temporal dev server and database, so test files in parallel workers never share a task queue
+ * or a table, exactly as when the files run one after another.
+ */
+export function testLane(): number {
+  return Number(process.env.JEST_WORKER_ID) || 1;
+}
+
+/** The name of a per-lane variable: lane 1 uses the plain name. */
+export function laneVariable(name: keyof typeof TEST_ENV, lane: number): string {
+  return lane === 1 || name === 'workflowBundle' ? TEST_ENV[name] : `${TEST_ENV[name]}_${lane}`;
+}
+
 export function testEnv(name: keyof typeof TEST_ENV): string {
-  const value = process.env[TEST_ENV[name]];
+  const value = process.env[laneVariable(name, testLane())];
   if (!value) throw new Error(`${TEST_ENV[name]} is not set: run the tests through jest (global setup starts Temporal and PostgreSQL).`);
   return value;
 }

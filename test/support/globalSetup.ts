@@ -1,6 +1,6 @@
 /**
- * Starts the real parts every integration test uses: an in-memory Temporal dev server on
- * free ports (search attributes registered, up to 90 s to come up) and a throwaway
+ * Starts the real parts every integration test uses, once per lane (jest worker): an in-memory
+ * Temporal dev server on free ports (search attributes registered, up to 90 s to come up) and a throwaway
  * PostgreSQL database with migrations applied. Also bundles the workflow code once.
  * Addresses reach the test workers through environment variables.
  */
@@ -10,26 +10,31 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { migrateUp, openOrm } from '../../db/orm';
-import { ensurePostgres } from '../../scripts/lib/postgres';
+import { createDatabase, ensurePostgres } from '../../scripts/lib/postgres';
 import { ensureTemporalCli } from '../../scripts/lib/temporal-cli';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
 import { registerSearchAttributes } from '../../temporal/search-attributes';
 import { bundleWorkflows } from '../../temporal/worker';
-import { TEST_ENV, type GlobalHandles } from './env';
+import { laneVariable, TEST_ENV, type GlobalHandles } from './env';
 
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig?: { maxWorkers?: number }): Promise<void> {
   const log = (m: string) => process.env.TEST_VERBOSE && console.log(`[setup] ${m}`);
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  // One lane per jest worker (1 with --runInBand): each has its own dev server and database.
+  const lanes = Math.max(1, globalConfig?.maxWorkers ?? 1);
 
+  const startTemporal = async () => {
+    const binary = await ensureTemporalCli({ log });
+    const server = await startTemporalDevServer({ binary, uiPort: null, log, startTimeoutMs: 120_000 });
+    const connection = await Connection.connect({ address: server.address, connectTimeout: '30 seconds' });
+    await registerSearchAttributes(connection, 'default');
+    await connection.close();
+    return server;
+  };
+  // The CLI is built (or found) once before the servers start side by side.
+  await ensureTemporalCli({ log });
   const [temporal, pg, bundle] = await Promise.all([
-    (async () => {
-      const binary = await ensureTemporalCli({ log });
-      const server = await startTemporalDevServer({ binary, uiPort: null, log, startTimeoutMs: 120_000 });
-      const connection = await Connection.connect({ address: server.address, connectTimeout: '30 seconds' });
-      await registerSearchAttributes(connection, 'default');
-      await connection.close();
-      return server;
-    })(),
+    Promise.all(Array.from({ length: lanes }, () => startTemporal())),
     ensurePostgres({
       databaseUrl: process.env.TEST_DATABASE_URL,
       dataDir: tmp,
@@ -39,15 +44,26 @@ export default async function globalSetup(): Promise<void> {
     bundleWorkflows(),
   ]);
 
-  const orm = await openOrm(pg.url);
-  await migrateUp(orm);
-  await orm.close();
+  const laneDatabases: string[] = [];
+  for (let lane = 2; lane <= lanes; lane++) {
+    const url = new URL(pg.url);
+    url.pathname = `${url.pathname}_l${lane}`;
+    await createDatabase(url.toString());
+    laneDatabases.push(url.toString());
+  }
+  for (const url of [pg.url, ...laneDatabases]) {
+    const orm = await openOrm(url);
+    await migrateUp(orm);
+    await orm.close();
+  }
 
   const bundlePath = path.join(tmp, 'workflow-bundle.js');
   await writeFile(bundlePath, bundle.code);
 
-  process.env[TEST_ENV.databaseUrl] = pg.url;
-  process.env[TEST_ENV.temporalAddress] = temporal.address;
+  for (let lane = 1; lane <= lanes; lane++) {
+    process.env[laneVariable('databaseUrl', lane)] = lane === 1 ? pg.url : laneDatabases[lane - 2];
+    process.env[laneVariable('temporalAddress', lane)] = temporal[lane - 1].address;
+  }
   process.env[TEST_ENV.workflowBundle] = bundlePath;
-  (globalThis as unknown as { __svcTest: GlobalHandles }).__svcTest = { temporal, pg, tmp };
+  (globalThis as unknown as { __svcTest: GlobalHandles }).__svcTest = { temporal, pg, laneDatabases, tmp };
 }
