@@ -12,6 +12,7 @@ import { filesScenario } from './bench/files';
 import { tablesScenario } from './bench/tables';
 import { mailerScenario } from './bench/mailer';
 import { retrievalScenario, syncScenario } from './bench/knowledge';
+import { restartScenario } from './bench/restart';
 
 interface Scenario {
   summary: string;
@@ -46,6 +47,10 @@ const SCENARIOS: Record<string, Scenario> = {
   retrieval: {
     summary: 'knowledge search quality: recall@5 and MRR of keyword, vector and hybrid over 40 labelled queries (loopback embeddings)',
     run: retrievalScenario,
+  },
+  restart: {
+    summary: 'npm start after a kill -9 on the same DATA_DIR and ports: ms to the API line and to /healthz 200 (BENCH_RUNS restarts, default 3)',
+    run: restartScenario,
   },
   sync: {
     summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',

@@ -11,6 +11,7 @@ import { bootstrapFirstRun } from '../services/bootstrap';
 import { loadConfig } from '../services/config';
 import { createLogger } from '../services/logger';
 import { startWorker } from '../temporal/worker-main';
+import { cachedWorkflowBundle } from '../temporal/worker';
 import { ensurePostgres } from './lib/postgres';
 import { ensureLocalSecretKey } from './lib/secret-key';
 import { ensureTemporalCli } from './lib/temporal-cli';
@@ -25,36 +26,58 @@ async function main(): Promise<void> {
   const say = (msg: string) => logger.info(msg);
   const cleanups: Array<() => Promise<void>> = [];
 
-  let temporalAddress = config.temporal.address;
-  let uiUrl = config.temporal.uiUrl ?? null;
-  if (!temporalAddress) {
-    const binary = await ensureTemporalCli({ log: say });
-    const server = await startTemporalDevServer({
-      binary,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.devUiPort,
-      dbFile: path.join(config.dataDir, 'temporal.db'),
-      pidFile: path.join(config.dataDir, 'temporal-dev-server.pid'),
-      // The UI asks the API to decrypt payloads (operators only: OPERATOR_TOKEN / OPERATOR_EMAILS).
-      uiCodecEndpoint: `http://127.0.0.1:${config.port}/api/temporal-codec`,
-      log: say,
-    });
+  // The dev server, the database (with migrations) and the workflow bundle are independent:
+  // prepare them side by side, which is most of the time a restart after a crash takes.
+  const temporalStarting = config.temporal.address
+    ? null
+    : (async () => {
+        const binary = await ensureTemporalCli({ log: say });
+        return startTemporalDevServer({
+          binary,
+          port: config.temporal.devPort,
+          uiPort: config.temporal.devUiPort,
+          dbFile: path.join(config.dataDir, 'temporal.db'),
+          pidFile: path.join(config.dataDir, 'temporal-dev-server.pid'),
+          // The UI asks the API to decrypt payloads (operators only: OPERATOR_TOKEN / OPERATOR_EMAILS).
+          uiCodecEndpoint: `http://127.0.0.1:${config.port}/api/temporal-codec`,
+          log: say,
+        });
+      })();
+  const databaseReady = (async () => {
+    const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: say });
+    try {
+      const orm = await openOrm(pg.url);
+      try {
+        const applied = await migrateUp(orm);
+        if (applied.length > 0) say(`applied migrations: ${applied.join(', ')}`);
+        return { pg, bootstrap: await bootstrapFirstRun(orm.em.fork(), config.bootstrapOwnerEmail) };
+      } finally {
+        await orm.close();
+      }
+    } catch (err) {
+      await pg.stop();
+      throw err;
+    }
+  })();
+  const bundleReady = cachedWorkflowBundle(path.join(config.dataDir, 'cache'));
+  const [temporalResult, databaseResult, bundleResult] = await Promise.allSettled([temporalStarting, databaseReady, bundleReady]);
+  if (temporalResult.status === 'fulfilled' && temporalResult.value) {
+    const server = temporalResult.value;
     cleanups.unshift(() => server.stop());
-    temporalAddress = server.address;
-    uiUrl = config.temporal.uiUrl ?? server.uiUrl;
   }
-
-  const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: say });
-  cleanups.unshift(() => pg.stop());
-
-  const orm = await openOrm(pg.url);
-  const applied = await migrateUp(orm);
-  if (applied.length > 0) say(`applied migrations: ${applied.join(', ')}`);
-  const bootstrap = await bootstrapFirstRun(orm.em.fork(), config.bootstrapOwnerEmail);
-  await orm.close();
+  if (databaseResult.status === 'fulfilled') {
+    const { pg } = databaseResult.value;
+    cleanups.unshift(() => pg.stop());
+  }
+  for (const result of [temporalResult, databaseResult, bundleResult]) if (result.status === 'rejected') throw result.reason;
+  const server = temporalResult.status === 'fulfilled' ? temporalResult.value : null;
+  const { pg, bootstrap } = (databaseResult as PromiseFulfilledResult<Awaited<typeof databaseReady>>).value;
+  const temporalAddress = server?.address ?? config.temporal.address!;
+  const uiUrl = config.temporal.uiUrl ?? server?.uiUrl ?? null;
 
   const runtimeConfig = { ...config, temporal: { ...config.temporal, uiUrl: uiUrl ?? undefined } };
-  const worker = await startWorker({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger });
+  const workflowBundle = (bundleResult as PromiseFulfilledResult<{ code: string }>).value;
+  const worker = await startWorker({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger, workflowBundle });
   cleanups.unshift(() => worker.stop());
   const api = await startApi({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger });
   cleanups.unshift(() => api.stop());

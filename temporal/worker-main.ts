@@ -15,7 +15,14 @@ export interface StartedWorker {
 }
 
 /** Starts a worker on `workflow-runs`; resolves once it is polling. */
-export async function startWorker(opts: { config: AppConfig; databaseUrl: string; temporalAddress: string; logger: Logger }): Promise<StartedWorker> {
+export async function startWorker(opts: {
+  config: AppConfig;
+  databaseUrl: string;
+  temporalAddress: string;
+  logger: Logger;
+  /** A prebuilt workflow bundle (npm start keeps one between starts); unset bundles at start. */
+  workflowBundle?: { code: string };
+}): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
   const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress });
   const payloadCodec = payloadCodecFromConfig(opts.config);
@@ -28,7 +35,7 @@ export async function startWorker(opts: { config: AppConfig; databaseUrl: string
     credentials: keySettingsOf(opts.config),
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
   };
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec });
+  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle });
   const running = worker.run();
   running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));
   return {
