@@ -116,7 +116,7 @@ interface LoadPlan {
 }
 
 function planLoad(req: SkillLoadRequest): LoadPlan {
-  const unstorable = findUnstorableText(req, { root: 'body', maxDepth: 4 });
+  const unstorable = findUnstorableText(req, { maxDepth: 4 });
   if (unstorable) throw invalidRequest(`Skill load request field ${unstorable.path || 'body'} ${unstorable.problem}.`);
   const usedLegacyFields = (['skillId', 'version'] as const).filter((f) => req[f] !== undefined);
   const requested = [...(req.skillIds ?? [])];
