@@ -121,6 +121,14 @@ describe('create', () => {
     expect((await getSkill(app, ws.token, first.id)).body.skill.instructions).toBe('v1 text, revised');
   });
 
+  test('concurrent creates of one name by one owner make one draft', async () => {
+    const name = uniqueName('race');
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => createSkill(app, ws.token, { name, instructions: `text ${i}` })));
+    expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
+    expect(new Set(results.map((r) => r.body.skill.id)).size).toBe(1);
+    expect((await listSkills(app, ws.token, name)).length).toBe(1);
+  });
+
   test('bad bodies: 400 with a readable message; a viewer’s key may not create', async () => {
     expect((await createSkill(app, ws.token, { name: 'x', instructions: 'y', bogus: 1 })).status).toBe(400);
     expect((await createSkill(app, ws.token, { name: 5, instructions: 'y' })).body.error).toMatch(/^Invalid request body: name/);
@@ -311,6 +319,27 @@ describe('versions and publication', () => {
     // The owner of the skill requests review, not another member.
     const ownersDraft = await newSkill(app, ws.token, { name: uniqueName('owner-draft'), instructions: 'x' });
     expect(await move(app, bob.cookie, ownersDraft.id, 'request-publication')).toMatchObject({ status: 404, body: NOT_FOUND });
+  });
+});
+
+describe('session routes and the document', () => {
+  test('publication moves need a session (a bearer key is not one) and refuse cross-origin posts', async () => {
+    const draft = await newSkill(app, ws.token, { name: uniqueName('session-only'), instructions: 'x' });
+    for (const action of ['request-publication', 'publish', 'rollback', 'archive']) {
+      expect(await http(app, 'POST', `/api/skills/${draft.id}/${action}`, { token: ws.token })).toMatchObject({ status: 401, body: { error: 'Sign-in is required.' } });
+    }
+    const crossOrigin = await http(app, 'POST', `/api/skills/${draft.id}/request-publication`, { cookie: ownerCookie, headers: { origin: 'https://evil.example' } });
+    expect(crossOrigin).toMatchObject({ status: 403, body: { error: 'Cross-origin request refused.' } });
+    expect((await getSkill(app, ws.token, draft.id)).body.skill.publicationStatus).toBe('draft');
+  });
+
+  test('the OpenAPI document lists every skills route', async () => {
+    const doc = (await http(app, 'GET', '/api/v1/openapi.json')).body;
+    expect(Object.keys(doc.paths['/api/v1/skills'])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(doc.paths['/api/v1/skills/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    for (const p of ['/api/v1/skills/load', '/api/skills/{id}/request-publication', '/api/skills/{id}/publish', '/api/skills/{id}/rollback', '/api/skills/{id}/archive']) {
+      expect(doc.paths[p]?.post).toBeDefined();
+    }
   });
 });
 
