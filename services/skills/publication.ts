@@ -7,6 +7,7 @@
  */
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { SkillSchema, type Skill } from '../../db/entities';
+import { recordAudit } from '../audit';
 import { conflict, forbidden, notFound } from '../errors';
 import type { WorkspacePrincipal } from '../principal';
 import { discoverableBy, literalLike, SKILL_MESSAGES, skillView, type SkillView } from './skills';
@@ -30,6 +31,7 @@ export async function requestSkillPublication(em: EntityManager, principal: Work
     if (skill.publicationStatus !== 'draft') throw conflict(PUBLICATION_MESSAGES.notDraft);
     const now = new Date();
     Object.assign(skill, { publicationStatus: 'pending', reviewRequestedAt: now, updatedAt: now });
+    audit(tx, principal, 'skill.request_publication', skill);
     return skillView(skill);
   });
 }
@@ -47,6 +49,7 @@ export async function publishSkill(em: EntityManager, principal: WorkspacePrinci
       { id: skill.id },
       { publicationStatus: 'published', visibility: 'workspace', reviewerId: principal.userId, reviewedAt: now, publishedAt: now, updatedAt: now },
     );
+    audit(tx, principal, 'skill.publish', skill);
     return reread(tx, skill.id);
   });
 }
@@ -66,6 +69,7 @@ export async function rollbackSkill(em: EntityManager, principal: WorkspacePrinc
     const now = new Date();
     await archivePublished(tx, skill.lineageId, now);
     await tx.nativeUpdate(SkillSchema, { id: previous.id }, { publicationStatus: 'published', visibility: 'workspace', archivedAt: null, reviewerId: principal.userId, reviewedAt: now, updatedAt: now });
+    audit(tx, principal, 'skill.rollback', previous, { fromVersionId: skill.id, fromVersion: skill.version });
     return reread(tx, previous.id);
   });
 }
@@ -76,6 +80,7 @@ export async function archiveSkillPublication(em: EntityManager, principal: Work
     const skill = await lockedInWorkspace(tx, principal, id);
     if (skill.publicationStatus !== 'published') throw conflict(PUBLICATION_MESSAGES.notPublished);
     await archivePublished(tx, skill.lineageId, new Date());
+    audit(tx, principal, 'skill.archive', skill);
     return reread(tx, skill.id);
   });
 }
@@ -88,6 +93,11 @@ async function lockedInWorkspace(tx: EntityManager, principal: WorkspacePrincipa
   const skill = await tx.findOne(SkillSchema, { id, workspaceId: principal.workspaceId, publicationStatus: { $ne: 'archived' } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!skill) throw notFound(SKILL_MESSAGES.notFound);
   return skill;
+}
+
+/** One audit record per move, committed with it. */
+function audit(tx: EntityManager, principal: WorkspacePrincipal, action: string, skill: Skill, extra: Record<string, unknown> = {}): void {
+  recordAudit(tx, principal, { action, severity: 'info', workspaceId: skill.workspaceId, targetType: 'skill', targetId: skill.id, metadata: { name: skill.name, version: skill.version, ...extra } });
 }
 
 async function archivePublished(tx: EntityManager, lineageId: string, now: Date): Promise<void> {

@@ -6,7 +6,7 @@
  * every error code and usage counting.
  */
 import { loadConfig } from '../../../services/config';
-import { SkillSchema } from '../../../db/entities';
+import { AuditLogSchema, SkillSchema } from '../../../db/entities';
 import { loadSkills as loadSkillsService } from '../../../services/skills';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 import { filesConfig, remove as removeFile, uploadFile } from '../files/support';
@@ -280,6 +280,15 @@ describe('versions and publication', () => {
     expect(await getSkill(app, bob.token, v3.id)).toMatchObject({ status: 404 });
     expect((await listSkills(app, bob.token)).filter((s) => s.name === name).map((s) => s.id)).toEqual([v2.id]);
     expect(await move(app, ownerCookie, v2.id, 'rollback')).toMatchObject({ status: 409, body: { error: 'This skill has no earlier published version to roll back to.' } });
+    const audits = await app.orm.em.fork().find(AuditLogSchema, { targetId: { $in: [v2.id, v3.id] } });
+    expect(audits.map((a) => [a.action, a.targetId, a.actorUserId])).toEqual(expect.arrayContaining([
+      ['skill.request_publication', v2.id, ws.ownerId],
+      ['skill.publish', v2.id, ws.ownerId],
+      ['skill.request_publication', v3.id, ws.ownerId],
+      ['skill.publish', v3.id, ws.ownerId],
+      ['skill.rollback', v2.id, ws.ownerId],
+    ]));
+    expect(audits).toHaveLength(5);
 
     // A new version after the rollback continues the numbering.
     const v4 = (await patchSkill(app, ws.token, v2.id, { instructions: 'Deploy v4' })).body.skill;
