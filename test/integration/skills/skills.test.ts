@@ -364,6 +364,13 @@ describe('files', () => {
       expect(await patchSkill(app, ws.token, skill.id, { fileIds: [id] })).toMatchObject({ status: 400, body: { error: `File ${id} is not a ready file of this workspace.` } });
     }
     expect((await getSkill(app, ws.token, skill.id)).body.skill.fileIds).toEqual([ready.id]);
+    const second = await uploadFile(app, { token: ws.token }, Buffer.from('second'), { name: 'second.txt', mimeType: 'text/plain' });
+    expect((await patchSkill(app, ws.token, skill.id, { fileIds: [second.id, ready.id] })).body.skill).toMatchObject({ id: skill.id, version: 1, fileIds: [second.id, ready.id] });
+    expect((await loadSkills(app, ws.token, { skillIds: [skill.id] })).body.skills[0].files.map((f: any) => f.name)).toEqual(['second.txt', 'checklist.md']);
+    expect((await patchSkill(app, ws.token, skill.id, { fileIds: [] })).body.skill.fileIds).toEqual([]);
+    const tooMany = await patchSkill(app, ws.token, skill.id, { fileIds: Array.from({ length: 21 }, (_, i) => `f${i}`) });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error).toMatch(/at most 20 files/);
   });
 });
 
