@@ -9,6 +9,7 @@ import {
   deleteSkill,
   getSkill,
   INVALID_LOAD_SHAPE,
+  listPendingSkills,
   listSkills,
   loadSkills,
   publishSkill,
@@ -229,6 +230,18 @@ export const rollbackSkillRoute = publicationRoute(
 );
 export const archiveSkillPublicationRoute = publicationRoute('archive', 'archiveSkillPublication', 'Admin or Owner: archive a published skill (it leaves the workspace)', archiveSkillPublication, 'admin');
 
+export const listPendingSkillsRoute = defineRoute({
+  method: 'get',
+  path: '/api/skills/reviews',
+  operationId: 'listPendingSkills',
+  summary: 'Admin or Owner: the versions of the workspace awaiting publication review, oldest request first',
+  tags: ['Skills'],
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+  responses: { 200: { description: '`{ skills }`', schema: skillListSchema }, ...sessionErrors },
+  handler: async (ctx, { principal }) => ({ status: 200, body: { skills: await listPendingSkills(ctx.state.em, principal) } }),
+});
+
 export const skillRoutes = [
   listSkillsRoute,
   createSkillRoute,
@@ -236,6 +249,7 @@ export const skillRoutes = [
   getSkillRoute,
   updateSkillRoute,
   deleteSkillRoute,
+  listPendingSkillsRoute,
   requestSkillPublicationRoute,
   publishSkillRoute,
   rollbackSkillRoute,

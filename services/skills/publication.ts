@@ -21,6 +21,12 @@ export const PUBLICATION_MESSAGES = {
   nameTaken: (name: string) => `Another published skill of this workspace is named ${name}.`,
 } as const;
 
+/** The versions of the workspace awaiting publication review, oldest request first (for reviewers). */
+export async function listPendingSkills(em: EntityManager, principal: WorkspacePrincipal): Promise<SkillView[]> {
+  const rows = await em.find(SkillSchema, { workspaceId: principal.workspaceId, publicationStatus: 'pending' }, { orderBy: [{ reviewRequestedAt: 'asc' }, { id: 'asc' }] });
+  return rows.map(skillView);
+}
+
 /** draft → pending (owner only). */
 export async function requestSkillPublication(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<SkillView> {
   return em.fork().transactional(async (tx) => {

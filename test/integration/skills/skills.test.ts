@@ -239,6 +239,12 @@ describe('versions and publication', () => {
     expect(await move(app, ownerCookie, v2.id, 'publish')).toMatchObject({ status: 409, body: { error: 'Only a skill awaiting publication review can be published.' } });
     expect((await move(app, ownerCookie, v2.id, 'request-publication')).status).toBe(200);
     expect(await move(app, bob.cookie, v2.id, 'publish')).toMatchObject({ status: 403, body: { error: 'Admin or Owner role required.' } });
+    const reviews = await http(app, 'GET', '/api/skills/reviews', { cookie: ownerCookie });
+    expect(reviews.body.skills.map((s: any) => s.id)).toContain(v2.id);
+    expect(reviews.body.skills.every((s: any) => s.publicationStatus === 'pending' && s.workspaceId === ws.workspaceId)).toBe(true);
+    expect(await http(app, 'GET', '/api/skills/reviews', { cookie: bob.cookie })).toMatchObject({ status: 403, body: { error: 'Admin or Owner role required.' } });
+    const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId);
+    expect((await http(app, 'GET', '/api/skills/reviews', { cookie: otherCookie })).body.skills.map((s: any) => s.id)).not.toContain(v2.id);
     const published = await move(app, ownerCookie, v2.id, 'publish');
     expect(published.status).toBe(200);
     expect(published.body.skill).toMatchObject({ id: v2.id, publicationStatus: 'published', visibility: 'workspace', reviewerId: ws.ownerId, reviewedAt: expect.any(String), publishedAt: expect.any(String) });
@@ -346,6 +352,7 @@ describe('session routes and the document', () => {
     const doc = (await http(app, 'GET', '/api/v1/openapi.json')).body;
     expect(Object.keys(doc.paths['/api/v1/skills'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(doc.paths['/api/v1/skills/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    expect(doc.paths['/api/skills/reviews'].get).toBeDefined();
     for (const p of ['/api/v1/skills/load', '/api/skills/{id}/request-publication', '/api/skills/{id}/publish', '/api/skills/{id}/rollback', '/api/skills/{id}/archive']) {
       expect(doc.paths[p]?.post).toBeDefined();
     }
