@@ -330,3 +330,14 @@ async function primed(stream: Readable): Promise<Readable> {
   stream.on('error', () => undefined);
   return stream;
 }
+
+/**
+ * The ready files of a workspace among `ids`, by id: how other areas (skills) refer to files
+ * without reading their content. Unknown ids, other workspaces' files and files that are not
+ * ready (pending, quarantined, being deleted) are absent from the map.
+ */
+export async function readyFilesByIds(em: EntityManager, workspaceId: string, ids: readonly string[]): Promise<Map<string, FileView>> {
+  if (ids.length === 0) return new Map();
+  const rows = await em.find(StoredFileSchema, { workspaceId, id: { $in: [...new Set(ids)] }, status: 'ready' });
+  return new Map(rows.map((f) => [f.id, fileView(f)]));
+}
