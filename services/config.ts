@@ -79,6 +79,10 @@ const envSchema = z.object({
   KNOWLEDGE_REPO_BASE_URL: z.string().url().default('https://api.github.com'),
   KNOWLEDGE_CERTIFIED_PROVIDERS: z.string().default('drive,wiki,chat,repo'),
   KNOWLEDGE_SYNC_LEASE_MS: z.coerce.number().int().min(3_000).max(3_600_000).default(300_000),
+  LOCAL_AI_CLI_A_PATH: z.string().optional(),
+  LOCAL_AI_CLI_B_PATH: z.string().optional(),
+  LOCAL_AI_CLI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  LLM_BASE_URL: z.string().url().optional(),
 });
 
 export type AppConfig = {
@@ -141,7 +145,20 @@ export type AppConfig = {
   /** Feature switch of configuration package writes (apply); the catalog reports it. */
   configurationWritesEnabled: boolean;
   knowledge: KnowledgeConfig;
+  /** Local AI command-line tools run per workspace (services/workers/localAiCli). */
+  localAiCli: LocalAiCliConfig;
+  /** What agent runs (command jobs, research) call: the chat model endpoint, probed by the worker status. */
+  agentRuntime: { modelBaseUrl: string | undefined };
 };
+
+export interface LocalAiCliConfig {
+  /** Absolute paths of the executables (LOCAL_AI_CLI_A_PATH, LOCAL_AI_CLI_B_PATH); unset: that CLI is not configured. */
+  paths: { cliA: string | undefined; cliB: string | undefined };
+  /** Budget of one CLI invocation (and of a login's wait for its authorization URL). */
+  timeoutMs: number;
+  /** Parent of the per-workspace CLI configuration directories (`<DATA_DIR>/local-ai-cli`). */
+  rootDir: string;
+}
 
 export interface KnowledgeConfig {
   /** The OpenAI-compatible embeddings endpoint; without `baseUrl` search is keyword only. */
@@ -264,6 +281,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       certifiedProviders: list(e.KNOWLEDGE_CERTIFIED_PROVIDERS),
       syncLeaseMs: e.KNOWLEDGE_SYNC_LEASE_MS,
     },
+    localAiCli: {
+      paths: { cliA: e.LOCAL_AI_CLI_A_PATH?.trim() || undefined, cliB: e.LOCAL_AI_CLI_B_PATH?.trim() || undefined },
+      timeoutMs: e.LOCAL_AI_CLI_TIMEOUT_MS,
+      rootDir: path.resolve(e.DATA_DIR, 'local-ai-cli'),
+    },
+    agentRuntime: { modelBaseUrl: e.LLM_BASE_URL || undefined },
   };
 }
 
