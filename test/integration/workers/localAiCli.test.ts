@@ -114,6 +114,8 @@ describe('sessions', () => {
     const list = await http(app, 'GET', '/api/v1/credentials', { token: a.token });
     expect(list.status).toBe(200);
     expect(list.text).not.toContain(VALID_TOKEN);
+    // The app's log lines are captured (the token request is among them) and none carries the token.
+    expect(logText).toContain('/api/v1/workers/local-ai-cli/token');
     expect(logText).not.toContain(VALID_TOKEN);
   });
 
