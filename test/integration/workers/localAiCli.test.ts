@@ -246,6 +246,28 @@ describe('sessions', () => {
   });
 });
 
+describe('persistence', () => {
+  test('a database failure after a successful verify is a 500 that shows nothing of it', async () => {
+    const c = await createWorkspace(app, 'CLI workspace C');
+    const conn = app.orm.em.getConnection();
+    // Only this workspace's session writes fail, so nothing else sharing the database notices.
+    await conn.execute(
+      `create function lac_fail_c() returns trigger language plpgsql as $$ begin if new.workspace_id = '${c.workspaceId}' then raise exception 'lac persistence down'; end if; return new; end $$`,
+    );
+    await conn.execute('create trigger lac_fail_c before insert or update on local_ai_cli_sessions for each row execute function lac_fail_c()');
+    try {
+      const res = await session(c, { kind: 'cliA' });
+      expect(res.status).toBe(500);
+      expect(res.text).not.toContain('lac persistence down');
+      expectNoSecrets(res.text);
+    } finally {
+      await conn.execute('drop trigger lac_fail_c on local_ai_cli_sessions');
+      await conn.execute('drop function lac_fail_c()');
+    }
+    expect((await session(c, { kind: 'cliA' })).status).toBe(200);
+  });
+});
+
 describe('the CLI process', () => {
   test('runs with a scrubbed environment whose HOME is the workspace directory', async () => {
     await cliA.setMode('printEnv');
