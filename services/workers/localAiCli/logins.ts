@@ -36,8 +36,19 @@ export function pendingLoginsOf(workspaceId: string): PendingLogin[] {
   return (['cliA', 'cliB'] as const).map((kind) => pendingLogin(workspaceId, kind)).filter((l): l is PendingLogin => l !== null);
 }
 
+let exitHookInstalled = false;
+
+/** Kills every pending login (the API process is exiting; a login must not outlive it). */
+export function endAllLogins(): void {
+  for (const login of [...pending.values()]) endLogin(login.workspaceId, login.kind);
+}
+
 export function registerLogin(login: Omit<PendingLogin, 'timer'>): PendingLogin {
   endLogin(login.workspaceId, login.kind);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', endAllLogins);
+  }
   const timer = setTimeout(() => endLogin(login.workspaceId, login.kind), login.expiresAt.getTime() - Date.now());
   timer.unref();
   const entry = { ...login, timer };

@@ -108,20 +108,17 @@ async function upsertRow(em: EntityManager, workspaceId: string, kind: LocalAiCl
   const now = new Date();
   let row = await findRow(em, workspaceId, kind);
   if (!row) {
-    row = em.create(LocalAiCliSessionSchema, {
-      id: newId('lac'),
-      workspaceId,
-      kind,
-      status: 'prepared',
-      authMethod: null,
-      credentialId: null,
-      version: null,
-      loginStateHash: null,
-      loginExpiresAt: null,
-      lastVerifiedAt: null,
-      createdAt: now,
-      updatedAt: now,
-    });
+    // Two first requests of a workspace may race: the row is created once, both then update it.
+    await em
+      .getConnection()
+      .execute("insert into local_ai_cli_sessions (id, workspace_id, kind, status, created_at, updated_at) values (?, ?, ?, 'not_prepared', ?, ?) on conflict (workspace_id, kind) do nothing", [
+        newId('lac'),
+        workspaceId,
+        kind,
+        now,
+        now,
+      ]);
+    row = await em.findOneOrFail(LocalAiCliSessionSchema, { workspaceId, kind });
   }
   Object.assign(row, patch, { updatedAt: now });
   await em.flush();
@@ -380,6 +377,14 @@ export async function storeLocalAiCliToken(em: EntityManager, deps: LocalAiCliDe
   const row = await findRow(em, workspaceId, kind);
   const now = new Date();
   let credential = row?.credentialId ? await em.findOne(CredentialSchema, { id: row.credentialId, workspaceId }) : null;
+  if (!credential) {
+    const name = tokenCredentialName(kind);
+    const [clash]: Array<{ id: string; type: string }> = await em
+      .getConnection()
+      .execute('select id, type from credentials where workspace_id = ? and lower(name) = lower(?) limit 1', [workspaceId, name]);
+    if (clash && clash.type !== kind) throw conflict(`A credential named "${name}" already exists in this workspace; rename it to sign ${kind} in with a token.`);
+    if (clash) credential = await em.findOne(CredentialSchema, { id: clash.id, workspaceId });
+  }
   if (!credential) {
     const id = newId('cred');
     credential = em.create(CredentialSchema, {

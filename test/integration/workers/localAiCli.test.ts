@@ -359,6 +359,16 @@ describe('input and access', () => {
     expect(logText).not.toContain(VALID_TOKEN);
   });
 
+  test("a token is not stored over another credential of the workspace's that has its name (409)", async () => {
+    const c = await createWorkspace(app, 'CLI workspace D');
+    const created = await http(app, 'POST', '/api/v1/credentials', { token: c.token, body: { name: 'LOCAL-AI-CLI/cliA', type: 'bearer', value: { token: 'other-secret' } } });
+    expect(created.status).toBe(201);
+    const res = await http(app, 'POST', `${BASE}/token`, { token: c.token, body: { kind: 'cliA', token: VALID_TOKEN } });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('A credential named "local-ai-cli/cliA" already exists in this workspace; rename it to sign cliA in with a token.');
+    expectNoSecrets(res.text);
+  });
+
   test('a personal key gets 403, no key 401; the session twins use the sign-in session', async () => {
     const personal = await addUserWithKey(app, a, 'member', 'personal');
     for (const [method, route] of [
