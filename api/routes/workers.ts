@@ -132,8 +132,8 @@ const cliDeps = (deps: AppDeps): LocalAiCliDeps => ({ config: deps.config.localA
 const cliErrors = {
   400: { description: 'Invalid body or query (bad kind or action), or the CLI refused the token or login', schema: bareErrorSchema },
   408: { description: 'The CLI did not answer within its time budget', schema: bareErrorSchema },
-  409: { description: 'The CLI could not serve the request in its current sign-in state', schema: bareErrorSchema },
-  503: { description: 'The CLI is not configured on this server or does not start', schema: bareErrorSchema },
+  409: { description: 'The CLI is not configured on this server, or cannot serve the request in its current sign-in state', schema: bareErrorSchema },
+  503: { description: 'The configured CLI does not start, or its login ended before giving an authorization URL', schema: bareErrorSchema },
 };
 
 const DEFAULT_KIND = 'cliA';

@@ -96,7 +96,8 @@ export function configDirOf(config: LocalAiCliConfig, workspaceId: string, kind:
 
 function requireExecutable(config: LocalAiCliConfig, kind: LocalAiCliKind): string {
   const executable = config.paths[kind];
-  if (!executable) throw unavailable(`${kind} is not configured on this server.`);
+  // A 409, not a 503: nothing is down, this deployment has no such CLI (and will not until an operator adds it).
+  if (!executable) throw conflict(`${kind} is not configured on this server.`);
   return executable;
 }
 

@@ -306,7 +306,7 @@ describe('the CLI process', () => {
     }
   });
 
-  test('a CLI without a configured path is not_configured (503 where it must run); a missing executable is not_installed', async () => {
+  test('a CLI without a configured path is not_configured (409 where it must run); a missing executable is not_installed', async () => {
     const paths = app.deps.config.localAiCli.paths;
     const original = paths.cliB;
     paths.cliB = undefined;
@@ -319,7 +319,7 @@ describe('the CLI process', () => {
         ['GET', 'models?kind=cliB', undefined],
       ] as const) {
         const res = await http(app, method, `${BASE}/${route}`, { token: a.token, body });
-        expect(res.status).toBe(503);
+        expect(res.status).toBe(409);
         expect(res.body.error).toBe('cliB is not configured on this server.');
       }
       const status = await http(app, 'GET', '/api/v1/workers/status', { token: a.token });
