@@ -282,12 +282,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       syncLeaseMs: e.KNOWLEDGE_SYNC_LEASE_MS,
     },
     localAiCli: {
-      paths: { cliA: e.LOCAL_AI_CLI_A_PATH?.trim() || undefined, cliB: e.LOCAL_AI_CLI_B_PATH?.trim() || undefined },
+      paths: { cliA: executablePath(e.LOCAL_AI_CLI_A_PATH), cliB: executablePath(e.LOCAL_AI_CLI_B_PATH) },
       timeoutMs: e.LOCAL_AI_CLI_TIMEOUT_MS,
       rootDir: path.resolve(e.DATA_DIR, 'local-ai-cli'),
     },
     agentRuntime: { modelBaseUrl: e.LLM_BASE_URL || undefined },
   };
+}
+
+/** A configured executable: a path with a slash resolves against the working directory (CLIs run elsewhere); a bare name is looked up on PATH. */
+function executablePath(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  return trimmed.includes('/') ? path.resolve(trimmed) : trimmed;
 }
 
 function credentialSettings(e: z.infer<typeof envSchema>): CredentialSettings {

@@ -139,7 +139,7 @@ export const workerDoctorSchema = z.strictObject({
     localAiCli: localAiCliSectionSchema,
     managedWorkspaces: managedWorkspacesSchema,
     agentRuntime: agentRuntimeSchema,
-    extflow: extflowSectionSchema,
+    extflowBundle: extflowSectionSchema.describe('The extflow bundle section (filled by the extflow import)'),
     blockers: z.array(z.string()),
     warnings: z.array(z.string()),
     nextActions: z.array(z.string()),

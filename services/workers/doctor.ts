@@ -29,7 +29,7 @@ export interface DoctorRequest {
 
 /** Diagnoses the workspace's worker setup as of `now` (which only stamps `checkedAt`). */
 export async function workerDoctor(deps: WorkerHealthDeps, em: EntityManager, workspaceId: string, request: DoctorRequest, links: DoctorLinks) {
-  const [status, extflow] = await Promise.all([workerStatus(deps, em, workspaceId, request.now), extflowBundleSection(em, workspaceId, request.bundlePath)]);
+  const [status, extflowBundle] = await Promise.all([workerStatus(deps, em, workspaceId, request.now), extflowBundleSection(em, workspaceId, request.bundlePath)]);
   const deployment = deploymentState(deps.config, deps.temporal.namespace);
   const blockers: string[] = [];
   const warnings: string[] = [];
@@ -90,7 +90,7 @@ export async function workerDoctor(deps: WorkerHealthDeps, em: EntityManager, wo
     localAiCli: status.localAiCli,
     managedWorkspaces: status.managedWorkspaces,
     agentRuntime: status.agentRuntime,
-    extflow,
+    extflowBundle,
     blockers,
     warnings,
     nextActions: [...new Set(nextActions)],

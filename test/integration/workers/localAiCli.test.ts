@@ -228,7 +228,7 @@ describe('sessions', () => {
     expect(d.localAiCli.cliA.connected).toBe(true);
     expect(d.agentRuntime.ready).toBe(true);
     expect(d.deployment).toEqual({ missingRequired: [], missingOptional: ['embeddings endpoint', 'malware scanner daemon'] });
-    expect(d.extflow).toEqual({ imported: false, bundlePath: 'bundles/x.json', workflows: 0, message: 'No extflow bundle has been imported.' });
+    expect(d.extflowBundle).toEqual({ imported: false, bundlePath: 'bundles/x.json', workflows: 0, message: 'No extflow bundle has been imported.' });
     expect(d.managedWorkspaces.mode).toBe('shared-task-queue');
     expect(d.warnings.some((w: string) => w.includes('chat model'))).toBe(false);
     expectNoSecrets(doctor.text);

@@ -221,7 +221,7 @@ describe('with a worker', () => {
     expect(doctor.body.doctor.warnings).toEqual([]);
     expect(doctor.body.doctor.workerHealth.ok).toBe(true);
     expect(doctor.body.doctor.managedWorkspaces.thisWorkspaceServed).toBe(true);
-    expect(doctor.body.doctor.extflow).toEqual({ imported: false, bundlePath: null, workflows: 0, message: 'No extflow bundle has been imported.' });
+    expect(doctor.body.doctor.extflowBundle).toEqual({ imported: false, bundlePath: null, workflows: 0, message: 'No extflow bundle has been imported.' });
     expectNoSecrets(doctor.text);
 
     // Another workspace's latest smoke test is its own.
