@@ -187,6 +187,27 @@ describe('sessions', () => {
     }
   });
 
+  test('a login the CLI refuses at its callback is a 400; disconnect ends a pending login', async () => {
+    const start = async () => {
+      const res = await http(app, 'POST', `${BASE}/login`, { token: b.token, body: { kind: 'cliB' } });
+      expect(res.status).toBe(200);
+      const url = new URL(res.body.login.authorizationUrl);
+      const redirect = new URL(url.searchParams.get('redirect_uri')!);
+      return `${redirect.origin}${redirect.pathname}?state=${url.searchParams.get('state')}`;
+    };
+    // The right state but no code: the CLI exits 4.
+    const refused = await http(app, 'POST', `${BASE}/callback`, { token: b.token, body: { callbackUrl: await start() } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('cliB refused the login (exit code 4).');
+    expect((await session(b, { kind: 'cliB' })).body.session).toMatchObject({ status: 'needs_login', loginPending: false });
+
+    const pending = await start();
+    expect((await session(b, { action: 'disconnect', kind: 'cliB' })).body.session).toMatchObject({ status: 'disconnected', loginPending: false });
+    const late = await http(app, 'POST', `${BASE}/callback`, { token: b.token, body: { callbackUrl: `${pending}&code=late` } });
+    expect(late.status).toBe(400);
+    expect(late.body.error).toBe('No pending login of this workspace matches the callback URL.');
+  });
+
   test('the model-provider seam: connected CLIs run for their workspace with its token', async () => {
     const deps = { config: app.deps.config.localAiCli, keys: keySettingsOf(app.deps.config) };
     const provider = await localAiCliProvider(app.orm.em.fork(), deps, a.workspaceId, 'cliA');
