@@ -85,6 +85,9 @@ const envSchema = z.object({
   KNOWLEDGE_REPO_BASE_URL: z.string().url().default('https://api.github.com'),
   KNOWLEDGE_CERTIFIED_PROVIDERS: z.string().default('drive,wiki,chat,repo'),
   KNOWLEDGE_SYNC_LEASE_MS: z.coerce.number().int().min(3_000).max(3_600_000).default(300_000),
+  LOCAL_AI_CLI_A_PATH: z.string().optional(),
+  LOCAL_AI_CLI_B_PATH: z.string().optional(),
+  LOCAL_AI_CLI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
 });
 
 export type AppConfig = {
@@ -149,6 +152,8 @@ export type AppConfig = {
   knowledge: KnowledgeConfig;
   /** The deployment's chat model (OpenAI-compatible); a workspace `llm` credential can replace it. */
   llm: LlmConfig;
+  /** Local AI command-line tools run per workspace (services/workers/localAiCli). */
+  localAiCli: LocalAiCliConfig;
 };
 
 export interface LlmConfig {
@@ -163,6 +168,15 @@ export interface LlmConfig {
 }
 
 export type PriceTable = Record<string, { input: number; output: number }>;
+
+export interface LocalAiCliConfig {
+  /** Absolute paths of the executables (LOCAL_AI_CLI_A_PATH, LOCAL_AI_CLI_B_PATH); unset: that CLI is not configured. */
+  paths: { cliA: string | undefined; cliB: string | undefined };
+  /** Budget of one CLI invocation (and of a login's wait for its authorization URL). */
+  timeoutMs: number;
+  /** Parent of the per-workspace CLI configuration directories (`<DATA_DIR>/local-ai-cli`). */
+  rootDir: string;
+}
 
 export interface KnowledgeConfig {
   /** The OpenAI-compatible embeddings endpoint; without `baseUrl` search is keyword only. */
@@ -293,7 +307,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       certifiedProviders: list(e.KNOWLEDGE_CERTIFIED_PROVIDERS),
       syncLeaseMs: e.KNOWLEDGE_SYNC_LEASE_MS,
     },
+    localAiCli: {
+      paths: { cliA: executablePath(e.LOCAL_AI_CLI_A_PATH), cliB: executablePath(e.LOCAL_AI_CLI_B_PATH) },
+      timeoutMs: e.LOCAL_AI_CLI_TIMEOUT_MS,
+      rootDir: path.resolve(e.DATA_DIR, 'local-ai-cli'),
+    },
   };
+}
+
+/** A configured executable: a path with a slash resolves against the working directory (CLIs run elsewhere); a bare name is looked up on PATH. */
+function executablePath(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  return trimmed.includes('/') ? path.resolve(trimmed) : trimmed;
 }
 
 function credentialSettings(e: z.infer<typeof envSchema>): CredentialSettings {

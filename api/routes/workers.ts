@@ -2,11 +2,20 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
-import { smokeTestResultSchema, workerDoctorSchema, workerStatusSchema } from '../schemas/workers';
+import {
+  localAiCliLoginResultSchema,
+  localAiCliModelsResultSchema,
+  localAiCliSessionResultSchema,
+  smokeTestResultSchema,
+  workerDoctorSchema,
+  workerStatusSchema,
+} from '../schemas/workers';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import type { SmokeTestStatus } from '../../db/entities';
+import { keySettingsOf } from '../../services/credentials';
 import { invalidInput } from '../../services/errors';
+import { completeLocalAiCliLogin, listLocalAiCliModels, localAiCliSession, startLocalAiCliLogin, storeLocalAiCliToken, type LocalAiCliDeps } from '../../services/workers/localAiCli';
 import type { WorkspacePrincipal } from '../../services/principal';
 import { workerDoctor } from '../../services/workers/doctor';
 import { runSmokeTest } from '../../services/workers/smokeTests';
@@ -32,15 +41,17 @@ function parseNow(now: string | undefined): Date {
 const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: bareErrorSchema } };
 
 const SMOKE_TEST_PATH = '/api/v1/workers/smoke-test';
+const LOCAL_AI_CLI_PATH = '/api/v1/workers/local-ai-cli';
 
 const statusHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
   const status = await workerStatus(input.deps, ctx.state.em, input.principal.workspaceId, parseNow(input.query.now));
   return { status: 200, body: { status } };
 };
 
-const doctorHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
-  const links = { appUrl: requestOrigin(ctx), smokeTest: `POST ${SMOKE_TEST_PATH}` };
-  const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, parseNow(input.query.now), links);
+const doctorHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string; bundlePath?: string }; deps: AppDeps }) => {
+  const links = { appUrl: requestOrigin(ctx), smokeTest: `POST ${SMOKE_TEST_PATH}`, localAiCliSession: `POST ${LOCAL_AI_CLI_PATH}/session` };
+  const request = { now: parseNow(input.query.now), bundlePath: input.query.bundlePath || undefined };
+  const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, request, links);
   return { status: 200, body: { doctor } };
 };
 
@@ -98,6 +109,115 @@ export const workerSmokeTestRoute = defineRoute({
   handler: smokeHandler,
 });
 
+// ---------------------------------------------------------------------------------------------
+// Local AI CLI sessions
+
+const KIND_MESSAGE = 'kind must be cliA or cliB';
+const kindSchema = z.enum(['cliA', 'cliB'], { error: KIND_MESSAGE });
+
+const sessionBody = z.strictObject({
+  action: z.enum(['prepare', 'verify', 'disconnect'], { error: 'action must be prepare, verify or disconnect' }).optional(),
+  kind: kindSchema.optional(),
+});
+const loginBody = z.strictObject({ kind: kindSchema });
+const callbackBody = z.strictObject({ callbackUrl: z.string({ error: 'callbackUrl is required' }).min(1, 'callbackUrl is required').max(4096) });
+const tokenBody = z.strictObject({
+  kind: z.literal('cliA', { error: 'kind must be cliA: only cliA signs in with a token' }),
+  token: z.string({ error: 'token is required' }).min(1, 'token is required').max(8192),
+});
+const modelsQuery = z.object({ kind: kindSchema.optional() });
+
+const cliDeps = (deps: AppDeps): LocalAiCliDeps => ({ config: deps.config.localAiCli, keys: keySettingsOf(deps.config) });
+
+const cliErrors = {
+  400: { description: 'Invalid body or query (bad kind or action), or the CLI refused the token or login', schema: bareErrorSchema },
+  408: { description: 'The CLI did not answer within its time budget', schema: bareErrorSchema },
+  409: { description: 'The CLI is not configured on this server, or cannot serve the request in its current sign-in state', schema: bareErrorSchema },
+  503: { description: 'The configured CLI does not start, or its login ended before giving an authorization URL', schema: bareErrorSchema },
+};
+
+const DEFAULT_KIND = 'cliA';
+
+export const localAiCliSessionRoute = defineRoute({
+  method: 'post',
+  path: `${LOCAL_AI_CLI_PATH}/session`,
+  operationId: 'localAiCliSession',
+  summary: "Prepares, verifies (default) or disconnects the workspace's session with a local AI CLI",
+  tags: ['Workers'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: sessionBody,
+  responses: { 200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
+  handler: async (ctx, input) => {
+    const session = await localAiCliSession(ctx.state.em, cliDeps(input.deps), input.principal, input.body.action ?? 'verify', input.body.kind ?? DEFAULT_KIND);
+    return { status: 200, body: { session } };
+  },
+});
+
+export const localAiCliLoginRoute = defineRoute({
+  method: 'post',
+  path: `${LOCAL_AI_CLI_PATH}/login`,
+  operationId: 'localAiCliLogin',
+  summary: "Starts the CLI's browser login and answers its authorization URL",
+  tags: ['Workers'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: loginBody,
+  responses: { 200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema }, ...bareAuthErrors, ...cliErrors },
+  handler: async (ctx, input) => {
+    const { session, ...login } = await startLocalAiCliLogin(ctx.state.em, cliDeps(input.deps), input.principal, input.body.kind);
+    return { status: 200, body: { login, session } };
+  },
+});
+
+export const localAiCliCallbackRoute = defineRoute({
+  method: 'post',
+  path: `${LOCAL_AI_CLI_PATH}/callback`,
+  operationId: 'localAiCliCallback',
+  summary: "Hands the login's redirect URL back to the pending login and verifies the session",
+  tags: ['Workers'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: callbackBody,
+  responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
+  handler: async (ctx, input) => {
+    const session = await completeLocalAiCliLogin(ctx.state.em, cliDeps(input.deps), input.principal, input.body.callbackUrl);
+    return { status: 200, body: { session } };
+  },
+});
+
+export const localAiCliTokenRoute = defineRoute({
+  method: 'post',
+  path: `${LOCAL_AI_CLI_PATH}/token`,
+  operationId: 'localAiCliToken',
+  summary: 'Signs cliA in with a token, stored as an encrypted credential and never answered',
+  tags: ['Workers'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  body: tokenBody,
+  responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
+  handler: async (ctx, input) => {
+    const session = await storeLocalAiCliToken(ctx.state.em, cliDeps(input.deps), input.principal, input.body.kind, input.body.token);
+    return { status: 200, body: { session } };
+  },
+});
+
+export const localAiCliModelsRoute = defineRoute({
+  method: 'get',
+  path: `${LOCAL_AI_CLI_PATH}/models`,
+  operationId: 'localAiCliModels',
+  summary: "The models the workspace's CLI offers",
+  tags: ['Workers'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace' },
+  query: modelsQuery,
+  responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema }, ...bareAuthErrors, ...cliErrors },
+  handler: async (ctx, input) => {
+    const result = await listLocalAiCliModels(ctx.state.em, cliDeps(input.deps), input.principal, input.query.kind ?? DEFAULT_KIND);
+    return { status: 200, body: result };
+  },
+});
+
 /** Session twin of a key route: same handler, the session cookie instead of a bearer key. */
 const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId, access: { kind: 'session' } });
 
@@ -105,11 +225,15 @@ export const sessionWorkerStatusRoute = sessionTwin(workerStatusRoute, '/api/wor
 export const sessionWorkerDoctorRoute = sessionTwin(workerDoctorRoute, '/api/workers/doctor', 'sessionWorkerDoctor');
 export const sessionWorkerSmokeTestRoute = sessionTwin(workerSmokeTestRoute, '/api/workers/smoke-test', 'sessionWorkerSmokeTest');
 
+const localAiCliRoutes = [localAiCliSessionRoute, localAiCliLoginRoute, localAiCliCallbackRoute, localAiCliTokenRoute, localAiCliModelsRoute] as AnyRoute[];
+
 export const workerRoutes: AnyRoute[] = [
   workerStatusRoute,
   workerDoctorRoute,
   workerSmokeTestRoute,
+  ...localAiCliRoutes,
   sessionWorkerStatusRoute,
   sessionWorkerDoctorRoute,
   sessionWorkerSmokeTestRoute,
+  ...localAiCliRoutes.map((route) => sessionTwin(route, route.path.replace('/api/v1/', '/api/'), `session${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}`)),
 ];

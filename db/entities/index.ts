@@ -12,6 +12,7 @@ import { TargetActivationSchema, TargetApprovalSchema, TargetSourceSchema, Workf
 import { WorkflowMcpServerSchema } from './workflowMcp';
 import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
 import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
+import { LocalAiCliSessionSchema } from './localAiCli';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 import { SkillSchema } from './skills';
 
@@ -55,6 +56,7 @@ export const entities = [
   KnowledgeConnectorSchema,
   KnowledgeSyncRunSchema,
   SkillSchema,
+  LocalAiCliSessionSchema,
 ];
 
 export * from './auth';
@@ -73,3 +75,4 @@ export * from './workflowMcp';
 export * from './repository';
 export * from './knowledge';
 export * from './skills';
+export * from './localAiCli';

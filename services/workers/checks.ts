@@ -6,6 +6,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { WorkflowSchema } from '../../db/entities';
 import { pendingMigrations } from '../../db/orm';
+import type { AppConfig } from '../config';
 import type { WorkerProbe } from '../ports';
 
 /** What the worker health use cases need besides the request's EntityManager. */
@@ -13,6 +14,9 @@ export interface WorkerHealthDeps {
   /** For the migration check (the migrator lives on the ORM, not on an EntityManager). */
   orm: MikroORM;
   workerProbe: WorkerProbe;
+  /** For the agent runtime, transports, deployment labels and local AI CLI sections. */
+  config: AppConfig;
+  temporal: { namespace: string };
 }
 
 const CHECK_TIMEOUT_MS = 3_000;

@@ -5,8 +5,10 @@
  * here reports connection strings, addresses or environment variable names.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { RUN_STATUSES, RunSchema } from '../../db/entities';
+import { RUN_STATUSES, RunSchema, type RunStatus } from '../../db/entities';
 import { databaseState, queueState, schedulerState, type WorkerHealthDeps } from './checks';
+import { storedLocalAiCliState } from './localAiCli';
+import { agentRuntimeState, deploymentState, managedWorkspacesState, probeModelEndpoint, sideEffectTransports } from './runtime';
 import { latestSmokeTest } from './smokeTests';
 
 async function runCounters(em: EntityManager, workspaceId: string) {
@@ -19,7 +21,7 @@ async function runCounters(em: EntityManager, workspaceId: string) {
     byStatus[r.status] = Number(r.count);
     total += Number(r.count);
   }
-  return { total, ...byStatus };
+  return { total, ...byStatus } as { total: number } & Record<RunStatus, number>;
 }
 
 async function recentRuns(em: EntityManager, workspaceId: string) {
@@ -43,10 +45,23 @@ async function recentRuns(em: EntityManager, workspaceId: string) {
  * unreachable.
  */
 export async function workerStatus(deps: WorkerHealthDeps, em: EntityManager, workspaceId: string, now: Date) {
-  const [queue, database, scheduler] = await Promise.all([queueState(deps.workerProbe), databaseState(deps, em), schedulerState(deps.workerProbe, em, workspaceId)]);
-  const [runs, recent, latest] = database.reachable
-    ? await Promise.all([runCounters(em, workspaceId), recentRuns(em, workspaceId), latestSmokeTest(em, workspaceId, deps.workerProbe.taskQueue)])
-    : [null, [], null];
+  const [queue, database, scheduler, modelEndpoint] = await Promise.all([
+    queueState(deps.workerProbe),
+    databaseState(deps, em),
+    schedulerState(deps.workerProbe, em, workspaceId),
+    probeModelEndpoint(deps.config),
+  ]);
+  const [runs, recent, latest, localAiCli, transports] = database.reachable
+    ? await Promise.all([
+        runCounters(em, workspaceId),
+        recentRuns(em, workspaceId),
+        latestSmokeTest(em, workspaceId, deps.workerProbe.taskQueue),
+        storedLocalAiCliState(em, deps.config.localAiCli, workspaceId),
+        sideEffectTransports(em, deps.config, workspaceId),
+      ])
+    : [null, [], null, null, null];
+  const agentRuntime = agentRuntimeState(modelEndpoint, localAiCli);
+  const deployment = deploymentState(deps.config, deps.temporal.namespace);
   const checks = {
     database: database.reachable,
     migrations: database.migrationsCurrent === true,
@@ -56,11 +71,16 @@ export async function workerStatus(deps: WorkerHealthDeps, em: EntityManager, wo
   };
   return {
     workspaceId,
-    queue,
+    queue: { ...queue, counts: runs ? { queued: runs.queued, running: runs.running, waiting: runs.waiting } : null },
     persistence: { durable: true, mode: 'postgresql' as const },
     database,
     scheduler,
     health: { ok: Object.values(checks).every(Boolean), checks },
+    localAiCli,
+    managedWorkspaces: managedWorkspacesState(queue.workerConcurrency),
+    agentRuntime,
+    sideEffectTransports: transports,
+    deployment: { labels: deployment.labels },
     runs,
     recentRuns: recent,
     latestSmokeTest: latest,

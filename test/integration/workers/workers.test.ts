@@ -5,11 +5,13 @@
  * without secrets, the doctor's warnings and next actions, the workspace's own Temporal
  * Schedules counted, session twins and key scopes.
  */
+import { loadConfig } from '../../../services/config';
 import { Connection } from '@temporalio/client';
 import { SmokeTestSchema } from '../../../db/entities';
 import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
 import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
@@ -23,19 +25,24 @@ const DOCTOR = '/api/v1/workers/doctor';
 const SMOKE = '/api/v1/workers/smoke-test';
 
 function expectNoSecrets(text: string) {
-  for (const secret of ['postgres://', 'postgresql://', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'SVC_TEST_']) expect(text).not.toContain(secret);
+  for (const secret of ['postgres://', 'postgresql://', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'SVC_TEST_', 'LLM_', 'LOCAL_AI_CLI_', 'SECRET_KEY', modelApi.url, temporal.address]) {
+    expect(text).not.toContain(secret);
+  }
 }
 
 // A Temporal server of its own: the no-worker assertions must not see pollers that other test
 // files' workers left on the shared server's task queue (Temporal lists pollers for a while).
 let temporal: TemporalDevServer;
+// The chat model endpoint the agent runtime section probes (a loopback fake of its /models).
+let modelApi: ProviderFake;
 
 beforeAll(async () => {
   temporal = await startTemporalDevServer({ binary: await ensureTemporalCli(), uiPort: null, startTimeoutMs: 120_000 });
   const connection = await Connection.connect({ address: temporal.address });
   await registerSearchAttributes(connection, 'default');
   await connection.close();
-  app = await startTestApp({}, undefined, { temporalAddress: temporal.address });
+  modelApi = await startProviderFake({ authorized: () => true, unauthorized: {}, handle: () => ({ json: { data: [] } }) });
+  app = await startTestApp({ outboundAllowPrivateNetworks: true, llm: { ...loadConfig({}).llm, baseUrl: `${modelApi.url}/v1/` } }, undefined, { temporalAddress: temporal.address });
   ws = await createWorkspace(app, 'Workers workspace');
   other = await createWorkspace(app, 'Other workers workspace');
   const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Smoke target' } });
@@ -48,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await temporal?.stop();
+  await modelApi?.close();
 });
 
 describe('without a worker', () => {
@@ -101,7 +109,66 @@ describe('without a worker', () => {
     expect(status.runs).toMatchObject({ total: 0, queued: 0, succeeded: 0, failed: 0 });
     expect(status.recentRuns).toEqual([]);
     expect(status.latestSmokeTest.status).toBe('attention');
+    expect(status.queue.counts).toEqual({ queued: 0, running: 0, waiting: 0 });
+    expect(status.localAiCli).toEqual({
+      cliA: { kind: 'cliA', configured: false, status: 'not_configured', connected: false, authMethod: null, loginPending: false, lastVerifiedAt: null },
+      cliB: { kind: 'cliB', configured: false, status: 'not_configured', connected: false, authMethod: null, loginPending: false, lastVerifiedAt: null },
+    });
+    expect(status.managedWorkspaces).toEqual({ mode: 'shared-task-queue', allWorkspaces: true, thisWorkspaceServed: false });
+    expect(status.agentRuntime).toMatchObject({ modelEndpoint: { configured: true, reachable: true, status: 'reachable', httpStatus: 200 }, connectedLocalAiClis: [], ready: true });
+    expect(status.sideEffectTransports.httpGuard).toEqual({ enabled: true, privateNetworksAllowed: true });
+    expect(status.deployment.labels).toMatchObject({ role: 'api', temporalNamespace: 'default', blobStorage: 'local', chatModel: 'configured', localAiCli: 'none' });
     expectNoSecrets(res.text);
+  });
+
+  test('the agent runtime: an unreachable, refused or missing chat model endpoint is a doctor warning', async () => {
+    const config = app.deps.config;
+    const original = config.llm.baseUrl;
+    try {
+      config.llm.baseUrl = 'http://127.0.0.1:1/v1';
+      let res = await http(app, 'GET', DOCTOR, { token: ws.token });
+      expect(res.body.doctor.agentRuntime.modelEndpoint).toMatchObject({ configured: true, reachable: false, status: 'unreachable', httpStatus: null });
+      expect(res.body.doctor.warnings).toContain('The chat model endpoint is not reachable (unreachable); command jobs and research that use it will fail.');
+      expect(res.body.doctor.nextActions).toContain('Ask the operator to check the chat model endpoint.');
+      expectNoSecrets(res.text);
+      expect(res.text).not.toContain('127.0.0.1:1');
+
+      config.llm.baseUrl = original;
+      config.outboundAllowPrivateNetworks = false;
+      res = await http(app, 'GET', STATUS, { token: ws.token });
+      expect(res.body.status.agentRuntime.modelEndpoint).toMatchObject({ reachable: false, status: 'refused' });
+      expect(res.body.status.sideEffectTransports.httpGuard.privateNetworksAllowed).toBe(false);
+      config.outboundAllowPrivateNetworks = true;
+
+      config.llm.baseUrl = undefined;
+      res = await http(app, 'GET', DOCTOR, { token: ws.token });
+      expect(res.body.doctor.agentRuntime).toEqual({
+        modelEndpoint: { configured: false, reachable: null, status: 'not_configured', httpStatus: null, latencyMs: null },
+        connectedLocalAiClis: [],
+        ready: false,
+      });
+      expect(res.body.doctor.warnings).toContain('No chat model endpoint is configured and no local AI CLI is connected; command jobs and research cannot call a model.');
+      expect(res.body.doctor.nextActions).toContain('Ask the operator to configure a chat model endpoint or a local AI CLI.');
+      expect(res.body.doctor.deployment.missingOptional).toContain('chat model endpoint');
+    } finally {
+      config.llm.baseUrl = original;
+      config.outboundAllowPrivateNetworks = true;
+    }
+  });
+
+  test('a deployment without a secret key is blocked, and says so in labels only', async () => {
+    const config = app.deps.config;
+    const secretKey = config.secretKey;
+    try {
+      config.secretKey = undefined;
+      const res = await http(app, 'GET', DOCTOR, { token: ws.token });
+      expect(res.body.doctor.status).toBe('blocked');
+      expect(res.body.doctor.deployment.missingRequired).toEqual(['secret key (webhook URLs and encrypted credentials)']);
+      expect(res.body.doctor.blockers).toContain('The deployment lacks a required setting: secret key (webhook URLs and encrypted credentials).');
+      expectNoSecrets(res.text);
+    } finally {
+      config.secretKey = secretKey;
+    }
   });
 
   test('?now= that is not ISO is a 400', async () => {
@@ -154,6 +221,9 @@ describe('with a worker', () => {
     expect(doctor.body.doctor.status).toBe('ok');
     expect(doctor.body.doctor.warnings).toEqual([]);
     expect(doctor.body.doctor.workerHealth.ok).toBe(true);
+    expect(doctor.body.doctor.managedWorkspaces.thisWorkspaceServed).toBe(true);
+    expect(doctor.body.doctor.extflowBundle).toEqual({ imported: false, bundlePath: null, workflows: 0, message: 'No extflow bundle has been imported.' });
+    expectNoSecrets(doctor.text);
 
     // Another workspace's latest smoke test is its own.
     const otherStatus = await http(app, 'GET', STATUS, { token: other.token });

@@ -1,0 +1,58 @@
+/**
+ * A connected local AI CLI as the model provider of agent runs (command jobs and research with
+ * `aiProvider: "cliA"` or `"cliB"`): whether the workspace's session is connected, and how to
+ * run the CLI for it. The token stays inside: `invoke` adds it to the process environment, so
+ * callers never hold it.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { CredentialSchema, LocalAiCliSessionSchema, type LocalAiCliKind } from '../../../db/entities';
+import { openCredential, requireKeyring } from '../../credentials';
+import { CLI_PROTOCOLS } from './protocol';
+import { runCli, type CliRunResult } from './runner';
+import { configDirOf, type LocalAiCliDeps } from './sessions';
+
+export interface LocalAiCliProvider {
+  kind: LocalAiCliKind;
+  /** The session's last verification found it signed in (and the CLI is still configured). */
+  connected: boolean;
+  /** Why it cannot be used, when not connected. */
+  reason: string | null;
+  /** Arguments of a one-shot prompt for this CLI (pass them to `invoke`). */
+  promptArgs(prompt: string, model?: string): string[];
+  /**
+   * Runs the CLI for the workspace: its own configuration directory, the scrubbed environment,
+   * the session token, the configured time budget (or `timeoutMs`). Refuses when not connected.
+   */
+  invoke(args: string[], opts?: { timeoutMs?: number }): Promise<CliRunResult>;
+}
+
+/** The workspace's CLI of `kind` as a model provider. Reads the stored session; runs nothing until `invoke`. */
+export async function localAiCliProvider(em: EntityManager, deps: LocalAiCliDeps, workspaceId: string, kind: LocalAiCliKind): Promise<LocalAiCliProvider> {
+  const executable = deps.config.paths[kind];
+  const row = await em.findOne(LocalAiCliSessionSchema, { workspaceId, kind });
+  const connected = Boolean(executable) && row?.status === 'connected';
+  const reason = !executable ? `${kind} is not configured on this server.` : connected ? null : `${kind} is not connected for this workspace; verify or sign in first.`;
+  let token: string | null = null;
+  if (connected && row?.credentialId) {
+    const credential = await em.findOne(CredentialSchema, { id: row.credentialId, workspaceId });
+    const value = credential ? openCredential(requireKeyring(deps.keys), credential) : null;
+    token = typeof value?.token === 'string' ? value.token : null;
+  }
+  const tokenEnv = CLI_PROTOCOLS[kind].tokenEnv;
+  return {
+    kind,
+    connected,
+    reason,
+    promptArgs: CLI_PROTOCOLS[kind].prompt,
+    async invoke(args, opts = {}) {
+      if (!connected || !executable) throw new Error(reason ?? `${kind} is not connected.`);
+      return runCli({
+        executable,
+        args,
+        configDir: configDirOf(deps.config, workspaceId, kind),
+        extraEnv: tokenEnv && token ? { [tokenEnv]: token } : {},
+        timeoutMs: opts.timeoutMs ?? deps.config.timeoutMs,
+      });
+    },
+  };
+}
