@@ -13,6 +13,7 @@ import { WorkflowMcpServerSchema } from './workflowMcp';
 import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
 import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
+import { ResearchRunSchema, ResearchSourceSchema } from './research';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
 export const entities = [
@@ -53,6 +54,8 @@ export const entities = [
   KnowledgeDocumentSchema,
   KnowledgeConnectorSchema,
   KnowledgeSyncRunSchema,
+  ResearchRunSchema,
+  ResearchSourceSchema,
 ];
 
 export * from './auth';
@@ -70,3 +73,4 @@ export * from './databases';
 export * from './workflowMcp';
 export * from './repository';
 export * from './knowledge';
+export * from './research';

@@ -13,6 +13,7 @@ import { Migration20261123122000_databases } from './Migration20261123122000_dat
 import { Migration20261123125000_repository_mcp } from './Migration20261123125000_repository_mcp';
 import { Migration20261123126000_mailer } from './Migration20261123126000_mailer';
 import { Migration20261123124000_knowledge } from './Migration20261123124000_knowledge';
+import { Migration20261123128000_research } from './Migration20261123128000_research';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -33,4 +34,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123124000_knowledge', class: Migration20261123124000_knowledge },
   { name: 'Migration20261123125000_repository_mcp', class: Migration20261123125000_repository_mcp },
   { name: 'Migration20261123126000_mailer', class: Migration20261123126000_mailer },
+  { name: 'Migration20261123128000_research', class: Migration20261123128000_research },
 ];
