@@ -8,6 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
 import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
 import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
@@ -29,7 +30,7 @@ const sql = (q: string, params: unknown[] = []) => app.orm.em.fork().getConnecti
 async function ensureNamespace(): Promise<void> {
   const connection = await Connection.connect({ address: testEnv('temporalAddress') });
   try {
-    await connection.workflowService.registerNamespace({ namespace: NAMESPACE, workflowExecutionRetentionPeriod: { seconds: 86_400 } }).catch((err: Error) => {
+    await connection.workflowService.registerNamespace({ namespace: NAMESPACE, workflowExecutionRetentionPeriod: msToTs('1 day') }).catch((err: Error) => {
       if (!/already (exists|registered)/i.test(err.message)) throw err;
     });
     for (let attempt = 0; ; attempt++) {
