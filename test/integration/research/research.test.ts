@@ -12,6 +12,7 @@ import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
 import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
 import { addUserWithKey, createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { createResearch, expectedRunId, getResearch, key, llmConfig, waitForResearch } from './support';
+import { fetchResearchSource } from '../../../services/research';
 
 let stack: TestStack;
 let llm: FakeLlmServer;
@@ -221,6 +222,31 @@ describe('limits and outcomes', () => {
       { outcome: 'failed', reason: 'The page answered HTTP 404.' },
       { outcome: 'skipped', reason: 'Unsupported content type "image/png" (HTML and plain text are read).' },
     ]);
+  });
+  test('a model that refuses the request fails the run with the reason; the snapshots stay', async () => {
+    llm.reply(() => ({ status: 400 }));
+    try {
+      const res = await createResearch(stack.app, token, { query: 'refused by the model', sourceUrls: [`${site.origin}/plain.txt`] });
+      const run = await waitForResearch(stack.app, token, res.body.data.run.id);
+      expect(run).toMatchObject({ status: 'failed', resultDocumentId: null, error: expect.stringMatching(/^The answer could not be synthesized: 400 /) });
+      expect(run.sources).toHaveLength(1);
+    } finally {
+      llm.reply((req) => ({ content: `answer to ${lastMessage(req).slice(0, 20)}` }));
+    }
+  });
+
+  test('a fetch retried for a URL its run already stored returns the stored row and makes no request', async () => {
+    const res = await createResearch(stack.app, token, { query: 'retry', sourceUrls: [`${site.origin}/second`], limits: { maxPages: 1 } });
+    const run = await waitForResearch(stack.app, token, res.body.data.run.id);
+    const before = site.requests.length;
+    const again = await fetchResearchSource(
+      stack.app.orm.em.fork(),
+      { allowPrivateNetworks: true },
+      { workspaceId: stack.ws.workspaceId, runId: run.id, url: `${site.origin}/second`, timeoutMs: 5_000, maxBytes: 1_000_000, domains: ['127.0.0.1'] },
+    );
+    expect(again).toEqual({ outcome: 'stored', bytes: expect.any(Number), links: [`${site.origin}/linked`] });
+    expect(site.requests.length).toBe(before);
+    expect((await getResearch(stack.app, token, run.id)).sources).toHaveLength(1);
   });
 });
 
