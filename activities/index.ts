@@ -9,6 +9,8 @@ import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
 import type { KnowledgeConfig } from '../services/config';
 import { createKnowledgeActivities } from './knowledge';
+import { createResearchActivities } from './research';
+import type { LlmConfig } from '../services/config';
 
 /** What activities may use; built once per worker process. */
 export interface ActivityDeps {
@@ -21,6 +23,8 @@ export interface ActivityDeps {
   credentials?: CredentialKeySettings;
   /** Embeddings endpoint, provider base URLs and sync settings of the knowledge area (same configuration as the API). */
   knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
+  /** The deployment's chat model (research synthesis); without it a workspace `llm` credential is needed. */
+  llm?: LlmConfig;
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */
@@ -33,5 +37,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createDatabaseActivities(deps),
     ...createSourceActivities(deps),
     ...createKnowledgeActivities(deps),
+    ...createResearchActivities(deps),
   };
 }

@@ -31,6 +31,7 @@ import { mailerRoutes } from './routes/mailer';
 import { knowledgeRoutes } from './routes/knowledge';
 import { knowledgeConnectorRoutes } from './routes/knowledgeConnectors';
 import { skillRoutes } from './routes/skills';
+import { researchRoutes } from './routes/research';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
 export const allRoutes: AnyRoute[] = [
@@ -56,6 +57,7 @@ export const allRoutes: AnyRoute[] = [
   ...knowledgeRoutes,
   ...knowledgeConnectorRoutes,
   ...skillRoutes,
+  ...researchRoutes,
   ...temporalCodecRoutes,
 ];
 

@@ -24,6 +24,7 @@ import { createBlobStore } from '../services/blobs';
 import { builtinScanner, clamdScanner, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledge-client';
+import { temporalResearchLauncher } from '../temporal/research-client';
 
 export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
   const { config, orm, temporal, logger } = opts;
@@ -43,6 +44,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     lifecycle: { shuttingDown: false },
     files,
     knowledge: buildKnowledgeRuntime(config, temporal, files),
+    research: { launcher: temporalResearchLauncher(temporal.client) },
   };
 }
 

@@ -164,3 +164,26 @@ export interface KnowledgeSyncLauncher {
   /** Requests cancellation; false when no execution is open. */
   cancel(runId: string): Promise<boolean>;
 }
+
+/** Limits of one research run, defaults applied (services/research/runs.ts RESEARCH_LIMIT_BOUNDS). */
+export interface ResearchLimits {
+  maxPages: number;
+  maxDomains: number;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export interface ResearchStart {
+  workspaceId: string;
+  runId: string;
+  sourceUrls: string[];
+  limits: ResearchLimits;
+}
+
+/** Starts and cancels research runs on the durable engine (temporal/research-client.ts): workflow id = run id. */
+export interface ResearchLauncher {
+  /** Starts the run's execution; an execution already started for the run is left as it is. */
+  start(start: ResearchStart): Promise<void>;
+  /** Requests cancellation; false when no execution is open. */
+  cancel(runId: string): Promise<boolean>;
+}

@@ -34,6 +34,7 @@ export const WORKFLOW_TYPES = {
   knowledgeIndexRun: 'knowledgeIndexRunWorkflow',
   knowledgeQueryEmbedding: 'knowledgeQueryEmbeddingWorkflow',
   knowledgeSync: 'knowledgeSyncWorkflow',
+  research: 'researchWorkflow',
 } as const;
 
 /** Workflow ids of knowledge indexing: one per uploaded document version, one per sync run. */

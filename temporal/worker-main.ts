@@ -34,6 +34,7 @@ export async function startWorker(opts: {
     blobs,
     credentials: keySettingsOf(opts.config),
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
+    llm: opts.config.llm,
   };
   const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle });
   const running = worker.run();

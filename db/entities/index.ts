@@ -15,6 +15,7 @@ import { ConfigurationBaselineSchema, ConfigurationProposalSchema, Configuration
 import { LocalAiCliSessionSchema } from './localAiCli';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 import { SkillSchema } from './skills';
+import { ResearchRunSchema, ResearchSourceSchema } from './research';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
 export const entities = [
@@ -57,6 +58,8 @@ export const entities = [
   KnowledgeSyncRunSchema,
   SkillSchema,
   LocalAiCliSessionSchema,
+  ResearchRunSchema,
+  ResearchSourceSchema,
 ];
 
 export * from './auth';
@@ -76,3 +79,4 @@ export * from './repository';
 export * from './knowledge';
 export * from './skills';
 export * from './localAiCli';
+export * from './research';

@@ -15,6 +15,7 @@ import { Migration20261123126000_mailer } from './Migration20261123126000_mailer
 import { Migration20261123124000_knowledge } from './Migration20261123124000_knowledge';
 import { Migration20261123127000_skills } from './Migration20261123127000_skills';
 import { Migration20261123131000_local_ai_cli } from './Migration20261123131000_local_ai_cli';
+import { Migration20261123128000_research } from './Migration20261123128000_research';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -36,5 +37,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123125000_repository_mcp', class: Migration20261123125000_repository_mcp },
   { name: 'Migration20261123126000_mailer', class: Migration20261123126000_mailer },
   { name: 'Migration20261123127000_skills', class: Migration20261123127000_skills },
+  { name: 'Migration20261123128000_research', class: Migration20261123128000_research },
   { name: 'Migration20261123131000_local_ai_cli', class: Migration20261123131000_local_ai_cli },
 ];

@@ -96,3 +96,18 @@ export async function setKnowledgeBaseTrashed(em: EntityManager, principal: Work
   }
   return knowledgeBaseView(kb);
 }
+
+/**
+ * The workspace's untrashed base named `name`, created (default chunking) when there is none.
+ * Runs inside the caller's transaction; an advisory lock keeps two callers from creating two.
+ */
+export async function findOrCreateKnowledgeBase(tx: EntityManager, workspaceId: string, name: string, description: string | null): Promise<KnowledgeBase> {
+  const ctx = tx.getTransactionContext();
+  await tx.getConnection().execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all', ctx);
+  const existing = await tx.findOne(KnowledgeBaseSchema, { workspaceId, name, trashedAt: null }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  if (existing) return existing;
+  const now = new Date();
+  const kb = tx.create(KnowledgeBaseSchema, { id: newId('kb'), workspaceId, name, description, ...DEFAULT_CHUNKING, trashedAt: null, createdAt: now, updatedAt: now });
+  await tx.persistAndFlush(kb);
+  return kb;
+}

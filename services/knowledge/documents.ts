@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeDocumentSchema, type KnowledgeDocument } from '../../db/entities';
 import { BlobSizeError, type BlobStat, type BlobStore } from '../blobs';
 import { invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
+import { newId, sha256Hex } from '../ids';
 import { decodeCursor, nextCursorOf } from '../pagination';
 import type { WorkspacePrincipal } from '../principal';
 import { findActiveKnowledgeBase, findKnowledgeBase } from './bases';
@@ -204,4 +204,37 @@ export async function deleteDocument(
   await em.nativeDelete(KnowledgeDocumentSchema, { id: doc.id, workspaceId: doc.workspaceId });
   if (doc.blobKey) await runtime.blobs.delete(doc.blobKey).catch(() => undefined);
   return { deleted: true, documentId: doc.id };
+}
+
+export interface TextDocumentInput {
+  /** A stable id, so a retried caller adds the document once. */
+  id: string;
+  workspaceId: string;
+  knowledgeBaseId: string;
+  name: string;
+  mimeType: string;
+  text: string;
+  metadata: Record<string, unknown>;
+  createdById: string | null;
+}
+
+/**
+ * Adds a document whose text is kept on the row (no blob), pending indexing; the caller starts
+ * its indexing (content version 1). A document of that id already there is left as it is.
+ * Runs inside the caller's transaction.
+ */
+export async function addTextDocument(tx: EntityManager, input: TextDocumentInput): Promise<{ id: string; contentVersion: number }> {
+  const now = new Date();
+  const bytes = Buffer.from(input.text, 'utf8');
+  await tx.getConnection().execute(
+    `insert into knowledge_documents (id, workspace_id, knowledge_base_id, connector_id, external_id, external_version, external_url, source, name, mime_type, size_bytes, sha256,
+                                      blob_key, content_text, metadata, enabled, trashed_at, indexing_status, indexing_error, content_version, chunk_count, last_sync_run_id,
+                                      created_by_id, created_at, updated_at, indexed_at)
+     values (?, ?, ?, null, null, null, null, 'upload', ?, ?, ?, ?, null, ?, ?::jsonb, true, null, 'pending', null, 1, 0, null, ?, ?, ?, null)
+     on conflict (id) do nothing`,
+    [input.id, input.workspaceId, input.knowledgeBaseId, input.name, input.mimeType, bytes.length, sha256Hex(bytes), input.text, JSON.stringify(input.metadata), input.createdById, now, now],
+    'all',
+    tx.getTransactionContext(),
+  );
+  return { id: input.id, contentVersion: 1 };
 }

@@ -205,6 +205,7 @@ export async function startTestWorker(
       blobs: app.deps?.files.blobs,
       credentials,
       knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
+      llm: app.deps?.config.llm,
     },
     workflowBundle: bundle,
     identity: opts.identity,

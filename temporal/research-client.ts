@@ -1,0 +1,40 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { ResearchLauncher } from '../services/ports';
+import type { ResearchWorkflowInput } from './workflows/research';
+import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+
+const RESEARCH_TRIGGER = 'research';
+
+/** Starts research runs (workflow id = run id) and cancels them. */
+export function temporalResearchLauncher(client: Client): ResearchLauncher {
+  return {
+    async start(start) {
+      const input: ResearchWorkflowInput = {
+        workspaceId: start.workspaceId,
+        runId: start.runId,
+        sources: start.sourceUrls.map((url) => ({ url, host: new URL(url).hostname.toLowerCase() })),
+        limits: start.limits,
+      };
+      try {
+        await client.workflow.start(WORKFLOW_TYPES.research, {
+          taskQueue: TASK_QUEUE,
+          workflowId: start.runId,
+          args: [input],
+          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: [RESEARCH_TRIGGER] },
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    },
+    async cancel(runId) {
+      try {
+        await client.workflow.getHandle(runId).cancel();
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    },
+  };
+}

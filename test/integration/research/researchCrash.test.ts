@@ -1,0 +1,111 @@
+/**
+ * Research runs executed by a worker in its own process, in a Temporal namespace of this file
+ * alone (so no other test file's worker, which may reach private networks, picks up its tasks):
+ * - crash-resume: the worker is SIGKILLed while a page is in flight after three sources were
+ *   stored; the next worker fetches only what was not stored (requests counted on the site);
+ * - the outbound guard: with private networks disallowed, a loopback source and the cloud
+ *   metadata address are refused before any request and recorded as refused.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
+import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
+import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { testEnv } from '../../support/env';
+import { killWorker, spawnWorker } from '../../support/workerProcess';
+import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { createResearch, getResearch, llmConfig, waitForResearch } from './support';
+
+const NAMESPACE = 'research-isolated';
+let app: TestApp;
+let ws: WorkspaceFixture;
+let llm: FakeLlmServer;
+let site: FakeSite;
+let worker: ChildProcess | undefined;
+let workerEnv: Record<string, string>;
+const sql = (q: string, params: unknown[] = []) => app.orm.em.fork().getConnection().execute(q, params);
+
+/** Registers the namespace (and its search attributes) on the shared dev server; it takes a moment to be usable. */
+async function ensureNamespace(): Promise<void> {
+  const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+  try {
+    await connection.workflowService.registerNamespace({ namespace: NAMESPACE, workflowExecutionRetentionPeriod: msToTs('1 day') }).catch((err: Error) => {
+      if (!/already (exists|registered)/i.test(err.message)) throw err;
+    });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await registerSearchAttributes(connection, NAMESPACE);
+        return;
+      } catch (err) {
+        if (attempt >= 60) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+beforeAll(async () => {
+  llm = await startFakeLlm();
+  site = await startFakeSite();
+  await ensureNamespace();
+  app = await startTestApp({ llm: llmConfig(llm) }, undefined, { namespace: NAMESPACE });
+  ws = await createWorkspace(app);
+  workerEnv = { TEMPORAL_NAMESPACE: NAMESPACE, LLM_BASE_URL: llm.url, LLM_API_KEY: llm.apiKey, LLM_MODEL: llm.model, LLM_MAX_RETRIES: '0' };
+  site.page('/start', htmlPage('Start', 'The start page about crash recovery.', ['/one', '/two', '/three']));
+  site.page('/one', htmlPage('One', 'First linked page text.'));
+  site.page('/two', htmlPage('Two', 'Second linked page text.'));
+  site.page('/three', htmlPage('Three', 'Third linked page text.'));
+  llm.reply(() => ({ content: 'Recovered answer [1][4].', usage: { prompt_tokens: 10, completion_tokens: 5 } }));
+}, 120_000);
+afterAll(async () => {
+  if (worker) await killWorker(worker);
+  await app?.close();
+  await llm?.close();
+  await site?.close();
+});
+
+test('a worker killed mid-run is replaced; stored sources are not fetched again', async () => {
+  worker = await spawnWorker(workerEnv);
+  const gate = site.hold('/three');
+  const res = await createResearch(app, ws.token, { query: 'How do runs recover?', sourceUrls: [`${site.origin}/start`], limits: { maxPages: 10 } });
+  expect(res.status).toBe(202);
+  const id = res.body.data.run.id;
+  await gate.held;
+  const before = await getResearch(app, ws.token, id);
+  expect(before.status).toBe('running');
+  expect(before.sources.map((s: any) => s.title)).toEqual(['Start', 'One', 'Two']);
+
+  await killWorker(worker);
+  gate.release();
+  worker = await spawnWorker(workerEnv);
+
+  const run = await waitForResearch(app, ws.token, id, undefined, 120_000);
+  expect(run.status).toBe('succeeded');
+  expect(run.sources.map((s: any) => s.title)).toEqual(['Start', 'One', 'Two', 'Three']);
+  expect(run.resultDocumentId).toEqual(expect.any(String));
+  // Stored before the crash: fetched once. In flight at the crash: fetched again by the retry.
+  expect([site.count('/start'), site.count('/one'), site.count('/two'), site.count('/three')]).toEqual([1, 1, 1, 2]);
+  expect(llm.chats.filter((c) => lastMessage(c).includes('How do runs recover?'))).toHaveLength(1);
+  const rows = await sql(`select count(*)::int as n from research_sources where run_id = ?`, [id]);
+  expect(rows[0].n).toBe(4);
+}, 180_000);
+
+test('with private networks disallowed, a loopback source and the metadata address are refused and recorded; nothing is requested', async () => {
+  if (worker) await killWorker(worker);
+  worker = await spawnWorker({ ...workerEnv, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' });
+  const requests = site.requests.length;
+  const chats = llm.chats.length;
+  const res = await createResearch(app, ws.token, { query: 'Guarded?', sourceUrls: [`${site.origin}/one`, 'http://169.254.169.254/latest/meta-data/'] });
+  const run = await waitForResearch(app, ws.token, res.body.data.run.id, undefined, 120_000);
+  expect(run).toMatchObject({ status: 'failed', error: 'No source could be fetched, so there was nothing to research.', sources: [] });
+  const rows = await sql(`select url, outcome, reason from research_sources where run_id = ? order by created_at, id`, [run.id]);
+  expect(rows).toEqual([
+    { url: `${site.origin}/one`, outcome: 'refused', reason: expect.stringMatching(/^Outbound request refused: .*loopback/) },
+    { url: 'http://169.254.169.254/latest/meta-data/', outcome: 'refused', reason: expect.stringMatching(/^Outbound request refused: .*link-local/) },
+  ]);
+  expect(site.requests.length).toBe(requests);
+  expect(llm.chats.length).toBe(chats);
+}, 180_000);
