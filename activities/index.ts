@@ -9,6 +9,9 @@ import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
 import type { KnowledgeConfig } from '../services/config';
 import { createKnowledgeActivities } from './knowledge';
+import type { Client } from '@temporalio/client';
+import type { CommandJobEngine } from '../services/ports';
+import { createCommandActivities, type CommandActivityConfig } from './commands';
 
 /** What activities may use; built once per worker process. */
 export interface ActivityDeps {
@@ -21,6 +24,10 @@ export interface ActivityDeps {
   credentials?: CredentialKeySettings;
   /** Embeddings endpoint, provider base URLs and sync settings of the knowledge area (same configuration as the API). */
   knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
+  /** Chat model, confirmation window and SQL limits of command jobs (same configuration as the API). */
+  commands?: CommandActivityConfig;
+  /** Builds the command thread engine on the activity's Temporal client (temporal/worker.ts injects it). */
+  commandEngineFor?: (client: Client) => CommandJobEngine;
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */
@@ -33,5 +40,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createDatabaseActivities(deps),
     ...createSourceActivities(deps),
     ...createKnowledgeActivities(deps),
+    ...createCommandActivities(deps),
   };
 }

@@ -30,6 +30,7 @@ import { repositoryRoutes } from './routes/repository';
 import { mailerRoutes } from './routes/mailer';
 import { knowledgeRoutes } from './routes/knowledge';
 import { knowledgeConnectorRoutes } from './routes/knowledgeConnectors';
+import { commandRoutes } from './routes/commands';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
 export const allRoutes: AnyRoute[] = [
@@ -54,6 +55,7 @@ export const allRoutes: AnyRoute[] = [
   ...repositoryRoutes,
   ...knowledgeRoutes,
   ...knowledgeConnectorRoutes,
+  ...commandRoutes,
   ...temporalCodecRoutes,
 ];
 

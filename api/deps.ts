@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/config';
 import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
-import type { RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
+import type { CommandJobEngine, CommandScheduleSync, RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
 import type { Metrics } from '../services/metrics';
 import type { PayloadEncryptionCodec } from '../services/payloadCodec';
 import type { FilesRuntime } from '../services/files';
@@ -31,6 +31,8 @@ export interface AppDeps {
   files: FilesRuntime;
   /** Knowledge bases: document blobs, indexing and sync workflows, query embeddings. */
   knowledge: KnowledgeRuntime;
+  /** Command jobs: thread FIFO owners and job executions, and command schedules' Temporal Schedules. */
+  commands: { engine: CommandJobEngine; schedules: CommandScheduleSync };
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

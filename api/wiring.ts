@@ -23,6 +23,7 @@ import { syncSourceSchedules } from '../temporal/sources-client';
 import { createBlobStore } from '../services/blobs';
 import { builtinScanner, clamdScanner, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
+import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commands-client';
 import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledge-client';
 
 export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
@@ -43,6 +44,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     lifecycle: { shuttingDown: false },
     files,
     knowledge: buildKnowledgeRuntime(config, temporal, files),
+    commands: { engine: temporalCommandEngine(temporal.client), schedules: temporalCommandScheduleSync(temporal.client) },
   };
 }
 

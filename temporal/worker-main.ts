@@ -27,6 +27,7 @@ export async function startWorker(opts: { config: AppConfig; databaseUrl: string
     blobs,
     credentials: keySettingsOf(opts.config),
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
+    commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery },
   };
   const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec });
   const running = worker.run();

@@ -70,3 +70,4 @@ export * from './databases';
 export * from './workflowMcp';
 export * from './repository';
 export * from './knowledge';
+export * from './commands';

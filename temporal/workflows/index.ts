@@ -4,3 +4,4 @@ export { smokeWorkflow } from './workers';
 export { filePurgeWorkflow } from './files';
 export { rssPollWorkflow, ciPollWorkflow } from './sources';
 export { knowledgeIndexDocumentWorkflow, knowledgeIndexRunWorkflow, knowledgeQueryEmbeddingWorkflow, knowledgeSyncWorkflow } from './knowledge';
+export { commandThreadWorkflow, commandJobWorkflow, commandScheduleFireWorkflow } from './commands';

@@ -205,6 +205,7 @@ export async function startTestWorker(
       blobs: app.deps?.files.blobs,
       credentials,
       knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
+      commands: app.deps ? { llm: app.deps.config.llm, confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds, databaseQuery: app.deps.config.databaseQuery } : undefined,
     },
     workflowBundle: bundle,
     identity: opts.identity,
