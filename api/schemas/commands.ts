@@ -60,7 +60,8 @@ export const commandResultSchema = z.strictObject({
   ragMode: z.enum(['none', 'keyword', 'hybrid']),
 });
 
-const envelope = <T extends z.ZodType>(data: T) => z.strictObject({ ok: z.literal(true), data, meta: z.strictObject({ contractVersion: z.literal('api-contracts.v1') }) });
+/** Envelope routes declare their `data` (the route wraps it in `{ ok, data, meta }`). */
+const envelope = <T extends z.ZodType>(data: T) => data;
 
 export const jobEnvelope = envelope(z.strictObject({ job: anyCommandJobSchema }));
 export const jobListEnvelope = envelope(z.strictObject({ jobs: z.array(anyCommandJobSchema), nextCursor: z.string().nullable() }));
