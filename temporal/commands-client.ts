@@ -4,6 +4,9 @@ import type { CommandJobEngine, CommandScheduleSync } from '../services/ports';
 import type { CommandScheduleFireInput, CommandThreadInput } from './workflows/commands';
 import { commandConfirmUpdate, commandProgressQuery, commandQueuedSignal, commandScheduleId, commandThreadWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 
+/** How long a job read waits for the live buffer (a workflow query) before answering without events. */
+const PROGRESS_QUERY_BUDGET_MS = 1_500;
+
 export function temporalCommandEngine(client: Client): CommandJobEngine {
   return {
     async enqueue(thread) {
@@ -46,12 +49,17 @@ export function temporalCommandEngine(client: Client): CommandJobEngine {
       }
     },
     async progress(jobId) {
+      // A query needs a worker: without one answering quickly the read goes on without events.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), PROGRESS_QUERY_BUDGET_MS)));
       try {
-        const live = await client.workflow.getHandle(jobId).query(commandProgressQuery);
-        return live.events;
+        const live = await Promise.race([client.workflow.getHandle(jobId).query(commandProgressQuery), late]);
+        return live ? live.events : null;
       } catch {
         // Closed, not started yet, or no worker: no live buffer.
         return null;
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
