@@ -242,6 +242,33 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, body }) => ({ status: 201, body: { thread: await createThread(ctx.state.em, principal, body) } }),
   }),
 
+  defineRoute({
+    method: 'get',
+    path: '/api/svc-command/threads',
+    operationId: 'listCommandThreadsSession',
+    summary: 'Chat threads of the session workspace, newest first (at most 200)',
+    tags,
+    family: 'bare',
+    access: sessionRead,
+    responses: { 200: { description: '`{ threads }`', schema: threadListEnvelope }, ...sessionErrors },
+    handler: async (ctx, { principal }) => ({ status: 200, body: { threads: await listThreads(ctx.state.em, principal) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/svc-command/threads',
+    operationId: 'createCommandThreadSession',
+    summary: 'Start a chat thread (optional title)',
+    tags,
+    family: 'bare',
+    access: sessionWrite,
+    body: z.strictObject({ title: z.string().max(200).optional(), workspaceId: z.string().optional() }),
+    responses: { 201: { description: '`{ thread }`', schema: threadEnvelope }, 400: { description: 'Invalid request body', schema: bareErrorSchema }, ...sessionErrors },
+    handler: async (ctx, { principal, body }) => {
+      requireSessionWorkspace(principal, body.workspaceId);
+      return { status: 201, body: { thread: await createThread(ctx.state.em, principal, { title: body.title }) } };
+    },
+  }),
+
   // ---- v1 jobs ----
   defineRoute({
     method: 'get',

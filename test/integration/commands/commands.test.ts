@@ -67,6 +67,7 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
   expect(confirmed.body.data.job.status).toBe('succeeded');
   const [trace] = confirmed.body.data.job.traces;
   expect(trace).toMatchObject({ tool: 'run_workflow', status: 'succeeded', output: { n: 42 }, runId: expect.stringMatching(/^run_/), citations: [{ runId: trace.runId }] });
+  expect(confirmed.body.data.job.progress.runId).toBe(trace.runId);
   const run = await http(app, 'GET', `/api/v1/runs/${trace.runId}`, { token: ws.token });
   expect(run.body.run).toMatchObject({ status: 'succeeded', trigger: 'copilot', workflowId: doubler });
 
@@ -266,6 +267,17 @@ test('session send: 201, empty message 400; cancel and schedules need a session'
   const noSession = await http(app, 'POST', '/api/svc-command', { body: { message: 'x' } });
   expect(noSession.status).toBe(401);
   const job = await waitForJob(app, ws.token, sent.body.job.id, isStatus('succeeded'));
+  // Threads: the session twins of the v1 thread routes.
+  const thread = await http(app, 'POST', '/api/svc-command/threads', { cookie, body: { title: 'Planning' } });
+  expect(thread.status).toBe(201);
+  expect(thread.body.thread).toMatchObject({ title: 'Planning', workspaceId: ws.workspaceId });
+  const inThread = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'say in thread', threadId: thread.body.thread.id } });
+  expect(inThread.body.threadId).toBe(thread.body.thread.id);
+  const threads = await http(app, 'GET', '/api/svc-command/threads', { cookie });
+  expect(threads.body.threads.map((t: any) => t.id)).toEqual(expect.arrayContaining([thread.body.thread.id, sent.body.threadId]));
+  const v1Threads = await http(app, 'GET', '/api/v1/svc-command/threads', { token: ws.token });
+  expect(v1Threads.body.data.threads.length).toBe(threads.body.threads.length);
+  expect((await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'x', workspaceId: 'ws_other' } })).status).toBe(403);
   const cancel = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/cancel`, { cookie });
   expect(cancel.status).toBe(409);
 });
