@@ -8,6 +8,7 @@ import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { loadConfig } from '../../../services/config';
 import { createFile, filesConfig, uploadFile } from '../files/support';
+import { createBase, uploadDocument, waitForDocument } from '../knowledge/support';
 import { agentScript, cancelV1, commandsConfig, confirmSession, confirmV1, createJob, createThread, deployedDoubler, getJob, isStatus, key, waitForJob } from './support';
 
 let llm: FakeLlmServer;
@@ -89,6 +90,19 @@ test('read-only tools run without confirmation', async () => {
   expect(job.status).toBe('succeeded');
   expect(job.traces[0]).toMatchObject({ tool: 'list_workflows', status: 'succeeded' });
   expect(job.traces[0].output).toEqual(expect.arrayContaining([expect.objectContaining({ id: doubler })]));
+});
+
+test('knowledge search is read-only and cites the documents it used', async () => {
+  const kb = await createBase(app, ws.token, { name: 'Finance' });
+  const doc = await uploadDocument(app, ws.token, kb.id, { name: 'q3.txt', type: 'text/plain', content: 'Quarterly revenue grew by twelve percent in the third quarter.' });
+  expect((await waitForDocument(app, ws.token, kb.id, doc.id)).indexingStatus).toBe('ready');
+  const threadId = await createThread(app, ws.token);
+  const res = await createJob(app, ws.token, { threadId, message: 'search quarterly revenue' });
+  const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'waiting_confirmation', 'failed'));
+  expect(job.status).toBe('succeeded');
+  expect(job.traces[0]).toMatchObject({ tool: 'search_knowledge', status: 'succeeded', citations: [{ documentId: doc.id, title: 'q3.txt', knowledgeBaseName: 'Finance' }] });
+  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  expect(session.body.result).toMatchObject({ ragMode: 'keyword', citations: [{ documentId: doc.id }] });
 });
 
 test('attachments: ready files are attached and readable by the agent; a file not ready is 423', async () => {
