@@ -105,6 +105,25 @@ test('knowledge search is read-only and cites the documents it used', async () =
   expect(session.body.result).toMatchObject({ ragMode: 'keyword', citations: [{ documentId: doc.id }] });
 });
 
+test('user databases are queried read-only, only in the job workspace', async () => {
+  const db = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'shop', tableName: 'customers', columns: [{ name: 'name', type: 'text' }], rows: [{ name: 'Ada' }, { name: 'Alan' }] } });
+  expect(db.status).toBe(201);
+  const databaseId = db.body.database.id;
+  const threadId = await createThread(app, ws.token);
+  const run = async (message: string) => waitForJob(app, ws.token, (await createJob(app, ws.token, { threadId, message })).body.data.job.id, isStatus('succeeded', 'failed', 'waiting_confirmation'));
+  const read = await run(`sql ${databaseId} select name from customers order by name`);
+  expect(read.status).toBe('succeeded');
+  expect(read.traces[0]).toMatchObject({ tool: 'query_database', status: 'succeeded', output: { rows: [{ name: 'Ada' }, { name: 'Alan' }] } });
+  const write = await run(`sql ${databaseId} delete from customers`);
+  expect(write.traces[0]).toMatchObject({ tool: 'query_database', status: 'failed', error: expect.any(String) });
+  const other = await createWorkspace(app, 'Other db');
+  const theirs = await http(app, 'POST', '/api/v1/databases', { token: other.token, body: { databaseName: 'vault', tableName: 'secrets', columns: [{ name: 's', type: 'text' }], rows: [{ s: 'theirs' }] } });
+  const foreign = await run(`sql ${theirs.body.database.id} select s from secrets`);
+  expect(foreign.traces[0]).toMatchObject({ status: 'failed', output: null });
+  const rows = await http(app, 'GET', `/api/v1/databases/${db.body.table.id}/rows`, { token: ws.token });
+  expect(rows.body.rows).toHaveLength(2);
+});
+
 test('attachments: ready files are attached and readable by the agent; a file not ready is 423', async () => {
   const threadId = await createThread(app, ws.token);
   const file = await uploadFile(app, { token: ws.token }, Buffer.from('the secret word is pineapple'), { name: 'note.txt', mimeType: 'text/plain' });

@@ -18,7 +18,7 @@ export function commandsConfig(llm: FakeLlmServer, over: { ttlSeconds?: number }
 
 /**
  * The model's script: `say <text>` answers without tools; `run <workflowId>` plans a workflow
- * run (side effects: confirmation); `list` and `search <q>` plan read-only tools; `read <fileId>`
+ * run (side effects: confirmation); `list`, `search <q>` and `sql <databaseId> <query>` plan read-only tools; `read <fileId>`
  * reads an attachment. Once tool results are in the conversation it answers with them.
  */
 export function agentScript(llm: FakeLlmServer): void {
@@ -35,6 +35,10 @@ export function agentScript(llm: FakeLlmServer): void {
         return { toolCalls: [{ name: 'list_workflows', arguments: {} }] };
       case 'search':
         return { toolCalls: [{ name: 'search_knowledge', arguments: { query: arg } }] };
+      case 'sql': {
+        const [databaseId, ...sql] = rest;
+        return { toolCalls: [{ name: 'query_database', arguments: { databaseId, sql: sql.join(' ') } }] };
+      }
       case 'read':
         return { toolCalls: [{ name: 'read_attachment', arguments: { fileId: arg } }] };
       default:
