@@ -14,6 +14,7 @@ import {
   runAction,
   startJob,
   type AgentDeps,
+  type CommandPluggableTools,
 } from '../services/commands';
 import type { WorkflowGraph } from '../engine/types';
 import type { LlmConfig } from '../services/config';
@@ -25,6 +26,8 @@ export interface CommandActivityConfig {
   llm: LlmConfig;
   confirmationTtlSeconds: number;
   databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number };
+  /** Research and skills tools, once their areas plug them in (not offered to the model until then). */
+  pluggable?: CommandPluggableTools;
 }
 
 /** Activities of command jobs: thin adapters over services/commands. */
@@ -40,6 +43,7 @@ export function createCommandActivities(deps: ActivityDeps) {
       confirmationTtlSeconds: deps.commands.confirmationTtlSeconds,
       databaseQuery: deps.commands.databaseQuery,
       blobs: deps.blobs,
+      pluggable: deps.commands.pluggable,
     };
   };
   const engine = (): CommandJobEngine => {

@@ -35,6 +35,10 @@ export function temporalCommandEngine(client: Client): CommandJobEngine {
       try {
         const result = await Promise.race([update.result(), timeout]);
         return result ? { kind: 'settled', status: result.status } : { kind: 'running' };
+      } catch (err) {
+        // The handler refused after accepting (it waited for the plan to be known).
+        if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused', reason: err.cause?.message === 'expired' ? 'expired' : 'not_waiting' };
+        throw err;
       } finally {
         clearTimeout(timer);
       }

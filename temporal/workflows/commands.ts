@@ -15,6 +15,7 @@
  * Model calls happen only in activities.
  */
 import {
+  ApplicationFailure,
   allHandlersFinished,
   CancellationScope,
   condition,
@@ -102,14 +103,21 @@ export async function commandJobWorkflow(input: CommandJobInput): Promise<{ stat
   setHandler(commandProgressQuery, () => ({ ...(runId ? { runId } : {}), state, message, events }));
   setHandler(
     commandConfirmUpdate,
-    async () => {
+    async (req) => {
+      // The API confirms as soon as PostgreSQL says the job waits, which can be before this
+      // execution has taken the plan activity's result: wait for the confirmation to be known.
+      await condition(() => confirmation !== null || finalStatus !== null);
+      if (!confirmation || confirmed || req.confirmationId !== confirmation.id || finalStatus !== null) throw ApplicationFailure.nonRetryable('not_waiting');
+      if (Date.now() >= confirmation.expiresAtMs) throw ApplicationFailure.nonRetryable('expired');
       confirmed = true;
       await condition(() => finalStatus !== null);
       return { status: finalStatus! };
     },
     {
       validator: (req) => {
-        if (!confirmation || confirmed || req.confirmationId !== confirmation.id) throw new Error('not_waiting');
+        if (finalStatus !== null || confirmed) throw new Error('not_waiting');
+        if (!confirmation) return;
+        if (req.confirmationId !== confirmation.id) throw new Error('not_waiting');
         if (Date.now() >= confirmation.expiresAtMs) throw new Error('expired');
       },
     },
