@@ -7,6 +7,8 @@
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { loadConfig } from '../../../services/config';
+import { WorkflowUpdateStage } from '@temporalio/client';
+import { commandConfirmUpdate } from '../../../temporal/shared';
 import { createFile, filesConfig, uploadFile } from '../files/support';
 import { createBase, uploadDocument, waitForDocument } from '../knowledge/support';
 import { agentScript, cancelV1, commandsConfig, confirmSession, confirmV1, createJob, createThread, deployedDoubler, getJob, isStatus, key, waitForJob } from './support';
@@ -81,6 +83,21 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
   expect(replay.body.data.job).toMatchObject({ id: job.id, status: 'succeeded' });
   const sessionReplay = await confirmSession(app, { cookie }, job.id, { confirmationId: job.confirmation.id });
   expect(sessionReplay.status).toBe(200);
+});
+
+test('a confirmation that reaches the execution before its plan is known waits for the plan (and is refused when its id is not the plan\'s)', async () => {
+  const threadId = await createThread(app, ws.token);
+  const gate = llm.hold();
+  const created = (await createJob(app, ws.token, { threadId, message: `run ${doubler}` })).body.data.job;
+  await gate.held;
+  const handle = app.deps.temporal.client.workflow.getHandle(created.id);
+  const early = await handle.startUpdate(commandConfirmUpdate, { args: [{ confirmationId: 'cnf_early' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  gate.release();
+  await expect(early.result()).rejects.toThrow();
+  const job = await waitForJob(app, ws.token, created.id, isStatus('waiting_confirmation'));
+  const confirmed = await confirmV1(app, ws.token, job.id, job.confirmation.id);
+  expect(confirmed.status).toBe(200);
+  expect(confirmed.body.data.job.status).toBe('succeeded');
 });
 
 test('read-only tools run without confirmation', async () => {
