@@ -11,6 +11,9 @@ import type { KnowledgeConfig } from '../services/config';
 import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
 import type { LlmConfig } from '../services/config';
+import type { Client } from '@temporalio/client';
+import type { CommandJobEngine } from '../services/ports';
+import { createCommandActivities, type CommandActivityConfig } from './commands';
 
 /** What activities may use; built once per worker process. */
 export interface ActivityDeps {
@@ -25,6 +28,10 @@ export interface ActivityDeps {
   knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
   /** The deployment's chat model (research synthesis); without it a workspace `llm` credential is needed. */
   llm?: LlmConfig;
+  /** Chat model, confirmation window and SQL limits of command jobs (same configuration as the API). */
+  commands?: CommandActivityConfig;
+  /** Builds the command thread engine on the activity's Temporal client (temporal/worker.ts injects it). */
+  commandEngineFor?: (client: Client) => CommandJobEngine;
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */
@@ -38,5 +45,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createSourceActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createResearchActivities(deps),
+    ...createCommandActivities(deps),
   };
 }

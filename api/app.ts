@@ -32,6 +32,7 @@ import { knowledgeRoutes } from './routes/knowledge';
 import { knowledgeConnectorRoutes } from './routes/knowledgeConnectors';
 import { skillRoutes } from './routes/skills';
 import { researchRoutes } from './routes/research';
+import { commandRoutes } from './routes/commands';
 
 /** Every route of the service; the router and the OpenAPI document are both built from it. */
 export const allRoutes: AnyRoute[] = [
@@ -58,6 +59,7 @@ export const allRoutes: AnyRoute[] = [
   ...knowledgeConnectorRoutes,
   ...skillRoutes,
   ...researchRoutes,
+  ...commandRoutes,
   ...temporalCodecRoutes,
 ];
 

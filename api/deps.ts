@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/config';
 import type { SignInLimiter } from '../services/sessions';
 import type { ApiKeyPolicy } from '../services/apiKeys';
-import type { ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
+import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
 import type { Metrics } from '../services/metrics';
 import type { PayloadEncryptionCodec } from '../services/payloadCodec';
 import type { FilesRuntime } from '../services/files';
@@ -33,6 +33,8 @@ export interface AppDeps {
   knowledge: KnowledgeRuntime;
   /** Starts and cancels research runs on Temporal. */
   research: { launcher: ResearchLauncher };
+  /** Command jobs: thread FIFO owners and job executions, and command schedules' Temporal Schedules. */
+  commands: { engine: CommandJobEngine; schedules: CommandScheduleSync };
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

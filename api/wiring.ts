@@ -23,6 +23,7 @@ import { syncSourceSchedules } from '../temporal/sources-client';
 import { createBlobStore } from '../services/blobs';
 import { builtinScanner, clamdScanner, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
+import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commands-client';
 import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledge-client';
 import { temporalResearchLauncher } from '../temporal/research-client';
 
@@ -45,6 +46,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     files,
     knowledge: buildKnowledgeRuntime(config, temporal, files),
     research: { launcher: temporalResearchLauncher(temporal.client) },
+    commands: { engine: temporalCommandEngine(temporal.client), schedules: temporalCommandScheduleSync(temporal.client) },
   };
 }
 

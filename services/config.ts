@@ -73,6 +73,8 @@ const envSchema = z.object({
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  COMMAND_CONFIRMATION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  COMMAND_CONFIRM_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   LLM_PRICES: z.string().optional(),
   EMBEDDINGS_BASE_URL: z.string().url().optional(),
   EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
@@ -154,6 +156,8 @@ export type AppConfig = {
   llm: LlmConfig;
   /** Local AI command-line tools run per workspace (services/workers/localAiCli). */
   localAiCli: LocalAiCliConfig;
+  /** Command jobs: confirmation window, and how long a confirm request waits for the confirmed plan to finish. */
+  commands: { confirmationTtlSeconds: number; confirmWaitMs: number };
 };
 
 export interface LlmConfig {
@@ -290,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxRetries: e.LLM_MAX_RETRIES,
       prices: parsePriceTable(e.LLM_PRICES),
     },
+    commands: { confirmationTtlSeconds: e.COMMAND_CONFIRMATION_TTL_SECONDS, confirmWaitMs: e.COMMAND_CONFIRM_WAIT_MS },
     knowledge: {
       embeddings: {
         baseUrl: e.EMBEDDINGS_BASE_URL || undefined,

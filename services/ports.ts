@@ -187,3 +187,35 @@ export interface ResearchLauncher {
   /** Requests cancellation; false when no execution is open. */
   cancel(runId: string): Promise<boolean>;
 }
+
+/** How a confirmation sent to a waiting command job ended (temporal/commands-client.ts). */
+export type CommandConfirmOutcome =
+  /** The job resumed and reached this status within the wait. */
+  | { kind: 'settled'; status: string }
+  /** The job resumed and is still acting when the wait ended. */
+  | { kind: 'running' }
+  /** The job's execution refused the confirmation: its window closed, or it is not waiting for this id. */
+  | { kind: 'refused'; reason: 'expired' | 'not_waiting' }
+  /** No open execution of the job. */
+  | { kind: 'not_found' };
+
+/**
+ * Runs command jobs on the durable engine (temporal/commands-client.ts): one FIFO owner
+ * workflow per thread runs the thread's queued jobs in order, each as its own workflow
+ * (id = job id).
+ */
+export interface CommandJobEngine {
+  /** Wakes the thread's FIFO owner (started when none runs) so it picks up queued jobs. */
+  enqueue(thread: { workspaceId: string; threadId: string }): Promise<void>;
+  /** Delivers a confirmation to the waiting job and waits up to `budgetMs` for it to finish acting. */
+  confirm(jobId: string, confirmationId: string, budgetMs: number): Promise<CommandConfirmOutcome>;
+  /** Requests cancellation of the job's execution; false when none is open. */
+  cancel(jobId: string): Promise<boolean>;
+  /** Live progress events of the job's execution; null when it has no live buffer. */
+  progress(jobId: string): Promise<Array<{ at: string; state: string; message: string }> | null>;
+}
+
+/** Keeps a command schedule's Temporal Schedule (temporal/commands-client.ts). */
+export interface CommandScheduleSync {
+  upsert(schedule: { id: string; workspaceId: string; cron: string; timezone: string; enabled: boolean }): Promise<void>;
+}

@@ -35,6 +35,9 @@ export const WORKFLOW_TYPES = {
   knowledgeQueryEmbedding: 'knowledgeQueryEmbeddingWorkflow',
   knowledgeSync: 'knowledgeSyncWorkflow',
   research: 'researchWorkflow',
+  commandThread: 'commandThreadWorkflow',
+  commandJob: 'commandJobWorkflow',
+  commandScheduleFire: 'commandScheduleFireWorkflow',
 } as const;
 
 /** Workflow ids of knowledge indexing: one per uploaded document version, one per sync run. */
@@ -82,3 +85,29 @@ export type WebhookReply =
  * node has run, the run parks on a durable wait, or it ends — no polling of the database.
  */
 export const webhookReplyUpdate = defineUpdate<WebhookReply, []>('webhookReply');
+
+/** Command jobs: the FIFO owner workflow of a thread, and the Temporal Schedule of a command schedule. */
+export const commandThreadWorkflowId = (threadId: string) => `cmdthread_${threadId}`;
+export const commandScheduleId = (scheduleId: string) => `cmdsched_${scheduleId}`;
+
+export interface CommandConfirmRequest {
+  confirmationId: string;
+}
+
+/** How a confirmed job ended, or `running` when the update handler stopped waiting. */
+export interface CommandConfirmResult {
+  status: string;
+}
+
+export interface CommandProgressEventShape {
+  at: string;
+  state: string;
+  message: string;
+}
+
+/** A new job was queued on the thread: its FIFO owner looks for it. */
+export const commandQueuedSignal = defineSignal<[]>('commandQueued');
+/** Confirm a waiting command job's plan; the caller needs an answer (expired, consumed), hence an Update. */
+export const commandConfirmUpdate = defineUpdate<CommandConfirmResult, [CommandConfirmRequest]>('commandConfirm');
+/** Live progress of a command job (its events buffer). */
+export const commandProgressQuery = defineQuery<{ runId?: string; state: string; message: string; events: CommandProgressEventShape[] }>('commandProgress');

@@ -80,3 +80,4 @@ export * from './knowledge';
 export * from './skills';
 export * from './localAiCli';
 export * from './research';
+export * from './commands';

@@ -12,6 +12,7 @@ import { Migration20261123123000_destinations } from './Migration20261123123000_
 import { Migration20261123122000_databases } from './Migration20261123122000_databases';
 import { Migration20261123125000_repository_mcp } from './Migration20261123125000_repository_mcp';
 import { Migration20261123126000_mailer } from './Migration20261123126000_mailer';
+import { Migration20261123129000_commands } from './Migration20261123129000_commands';
 import { Migration20261123124000_knowledge } from './Migration20261123124000_knowledge';
 import { Migration20261123127000_skills } from './Migration20261123127000_skills';
 import { Migration20261123131000_local_ai_cli } from './Migration20261123131000_local_ai_cli';
@@ -38,5 +39,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123126000_mailer', class: Migration20261123126000_mailer },
   { name: 'Migration20261123127000_skills', class: Migration20261123127000_skills },
   { name: 'Migration20261123128000_research', class: Migration20261123128000_research },
+  { name: 'Migration20261123129000_commands', class: Migration20261123129000_commands },
   { name: 'Migration20261123131000_local_ai_cli', class: Migration20261123131000_local_ai_cli },
 ];

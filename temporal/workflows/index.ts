@@ -5,3 +5,4 @@ export { filePurgeWorkflow } from './files';
 export { rssPollWorkflow, ciPollWorkflow } from './sources';
 export { knowledgeIndexDocumentWorkflow, knowledgeIndexRunWorkflow, knowledgeQueryEmbeddingWorkflow, knowledgeSyncWorkflow } from './knowledge';
 export { researchWorkflow } from './research';
+export { commandThreadWorkflow, commandJobWorkflow, commandScheduleFireWorkflow } from './commands';

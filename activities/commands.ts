@@ -1,0 +1,71 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import {
+  blockJob,
+  cancelJobRow,
+  failJob,
+  finishJob,
+  fireSchedule,
+  nextQueuedJob,
+  planJob,
+  prepareRunAction,
+  recordRunAction,
+  resumeJob,
+  runAction,
+  startJob,
+  type AgentDeps,
+  type CommandPluggableTools,
+} from '../services/commands';
+import type { WorkflowGraph } from '../engine/types';
+import type { LlmConfig } from '../services/config';
+import type { CommandJobEngine } from '../services/ports';
+import type { ActivityDeps } from './index';
+
+/** What command job activities need besides the database (same configuration as the API). */
+export interface CommandActivityConfig {
+  llm: LlmConfig;
+  confirmationTtlSeconds: number;
+  databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number };
+  /** Research and skills tools, once their areas plug them in (not offered to the model until then). */
+  pluggable?: CommandPluggableTools;
+}
+
+/** Activities of command jobs: thin adapters over services/commands. */
+export function createCommandActivities(deps: ActivityDeps) {
+  const em = () => deps.orm.em.fork();
+  const agentDeps = (): AgentDeps => {
+    if (!deps.commands) throw new Error('The worker has no command job configuration.');
+    if (!deps.credentials) throw new Error('The worker has no credential keys.');
+    return {
+      llm: deps.commands.llm,
+      keys: deps.credentials,
+      allowPrivateNetworks: deps.allowPrivateNetworks,
+      confirmationTtlSeconds: deps.commands.confirmationTtlSeconds,
+      databaseQuery: deps.commands.databaseQuery,
+      blobs: deps.blobs,
+      pluggable: deps.commands.pluggable,
+    };
+  };
+  const engine = (): CommandJobEngine => {
+    if (!deps.commandEngineFor) throw new Error('The worker cannot reach command threads.');
+    return deps.commandEngineFor(Context.current().client as Client);
+  };
+  return {
+    nextQueuedCommandJob: (threadId: string) => nextQueuedJob(em(), threadId),
+    startCommandJob: async (jobId: string) => ({ started: await startJob(em(), jobId) }),
+    planCommandJob: (jobId: string) => planJob(em(), agentDeps(), jobId),
+    resumeCommandJob: (jobId: string) => resumeJob(em(), jobId),
+    blockCommandJob: (jobId: string) => blockJob(em(), jobId),
+    runCommandAction: (jobId: string, actionId: string) => runAction(em(), agentDeps(), jobId, actionId),
+    prepareCommandRun: async (jobId: string, actionId: string) => {
+      const prepared = await prepareRunAction(em(), jobId, actionId);
+      return prepared ? { ...prepared, graph: prepared.graph as WorkflowGraph } : null;
+    },
+    recordCommandRun: (jobId: string, actionId: string, runId: string, outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string }) => recordRunAction(em(), jobId, actionId, runId, outcome),
+    finishCommandJob: (jobId: string) => finishJob(em(), agentDeps(), jobId),
+    failCommandJob: (jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>) => failJob(em(), jobId, message, from),
+    cancelCommandJobRow: (jobId: string) => cancelJobRow(em(), jobId),
+    fireCommandSchedule: (scheduleId: string, firingId: string) => fireSchedule(em(), scheduleId, firingId),
+    enqueueCommandThread: (thread: { workspaceId: string; threadId: string }) => engine().enqueue(thread),
+  };
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route';
+import { bareErrorSchema } from '../schemas';
+import { scheduleCreatedSchema, scheduleListSchema } from '../schemas/commands';
+import { forbidden } from '../../services/errors';
+import { createSchedule, listSchedules } from '../../services/commands';
+
+/**
+ * Command schedules (bare family). v1 accepts workspace, personal and copilot keys; the session
+ * twins take the cookie and an optional `workspaceId` that must be the session's. No update or
+ * delete over HTTP (spec).
+ */
+const tags = ['Command schedules'];
+const v1 = { kind: 'apiKey', scopes: 'safe-read' } as const;
+const body = z.object({ title: z.unknown(), prompt: z.unknown(), cron: z.unknown(), timezone: z.unknown(), threadId: z.unknown(), workspaceId: z.unknown() }).partial();
+const errors = {
+  400: { description: 'Schedule title is required. / Schedule prompt is required. / invalid cron or timezone', schema: bareErrorSchema },
+  401: { description: 'Valid bearer API key (or session) is required', schema: bareErrorSchema },
+  403: { description: 'Wrong key scope, or another workspace', schema: bareErrorSchema },
+  404: { description: 'threadId not in this workspace', schema: bareErrorSchema },
+};
+
+export const commandScheduleRoutes: AnyRoute[] = [
+  ...(['v1', 'session'] as const).flatMap((kind) => {
+    const path = kind === 'v1' ? '/api/v1/svc-command/schedules' : '/api/svc-command/schedules';
+    const suffix = kind === 'v1' ? '' : 'Session';
+    return [
+      defineRoute({
+        method: 'get',
+        path,
+        operationId: `listCommandSchedules${suffix}`,
+        summary: 'Command schedules of the workspace',
+        tags,
+        family: 'bare',
+        access: kind === 'v1' ? v1 : ({ kind: 'session' } as const),
+        responses: { 200: { description: '`{ schedules }`', schema: scheduleListSchema }, ...errors },
+        handler: async (ctx, { principal }) => ({ status: 200, body: { schedules: await listSchedules(ctx.state.em, principal) } }),
+      }),
+      defineRoute({
+        method: 'post',
+        path,
+        operationId: `createCommandSchedule${suffix}`,
+        summary: 'Create a command schedule (title, prompt, cron, timezone default UTC, optional threadId); created enabled, as a Temporal Schedule',
+        tags,
+        family: 'bare',
+        access: kind === 'v1' ? v1 : ({ kind: 'session', roles: 'write' } as const),
+        body,
+        responses: { 201: { description: '`{ schedule }`', schema: scheduleCreatedSchema }, ...errors },
+        handler: async (ctx, { principal, body: input, deps }) => {
+          if (kind === 'session' && input.workspaceId !== undefined && input.workspaceId !== principal.workspaceId) throw forbidden('The session is not signed in to that workspace.');
+          return { status: 201, body: { schedule: await createSchedule(ctx.state.em, deps.commands.schedules, principal, input) } };
+        },
+      }),
+    ];
+  }),
+];

@@ -1,0 +1,152 @@
+/**
+ * SQL of the command jobs area and the public shapes built from its rows. Every state move is
+ * a conditional update (`where status in …`), so the API, the job workflow's activities and
+ * the expiry settlement on read never move a job twice.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  COMMAND_ACTIVE_STATUSES,
+  type CommandJobRow,
+  type CommandJobStatus,
+  type CommandScheduleRow,
+  type CommandThreadRow,
+} from '../../db/entities';
+import { notFound } from '../errors';
+
+export const COMMAND_MESSAGES = {
+  jobNotFound: 'Command job not found',
+  threadNotFound: 'Command thread not found',
+  messageRequired: 'Message is required.',
+  titleRequired: 'Schedule title is required.',
+  promptRequired: 'Schedule prompt is required.',
+} as const;
+
+export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
+  return em.getConnection().execute(query, params, 'all', em.getTransactionContext());
+}
+
+const JSON_COLUMNS = new Set(['assistant_context', 'attachments', 'artifacts', 'plan', 'traces', 'result']);
+
+/** `set a = ?, b = ?::jsonb` with its parameters, from a partial row. */
+function assignments(patch: Partial<CommandJobRow>): { text: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (JSON_COLUMNS.has(column)) {
+      parts.push(`${column} = ?::jsonb`);
+      params.push(value === null ? null : JSON.stringify(value));
+    } else {
+      parts.push(`${column} = ?`);
+      params.push(value);
+    }
+  }
+  parts.push('updated_at = now()');
+  return { text: parts.join(', '), params };
+}
+
+/**
+ * Moves a job when its status is one of `from` (and `extra` holds); returns the updated row,
+ * or null when the job was elsewhere.
+ */
+export async function moveJob(em: EntityManager, jobId: string, from: readonly CommandJobStatus[], patch: Partial<CommandJobRow>, extra?: { where: string; params: unknown[] }): Promise<CommandJobRow | null> {
+  const set = assignments(patch);
+  const rows = await sql<CommandJobRow>(
+    em,
+    `update command_jobs set ${set.text} where id = ? and status in (${from.map(() => '?').join(', ')})${extra ? ` and ${extra.where}` : ''} returning *`,
+    [...set.params, jobId, ...from, ...(extra?.params ?? [])],
+  );
+  return rows[0] ?? null;
+}
+
+export async function updateJob(em: EntityManager, jobId: string, patch: Partial<CommandJobRow>): Promise<CommandJobRow | null> {
+  const set = assignments(patch);
+  const rows = await sql<CommandJobRow>(em, `update command_jobs set ${set.text} where id = ? returning *`, [...set.params, jobId]);
+  return rows[0] ?? null;
+}
+
+export async function findJob(em: EntityManager, jobId: string): Promise<CommandJobRow | null> {
+  const rows = await sql<CommandJobRow>(em, 'select * from command_jobs where id = ?', [jobId]);
+  return rows[0] ?? null;
+}
+
+/** The job of this workspace, or 404 (another workspace's id is not found). */
+export async function loadJob(em: EntityManager, workspaceId: string, jobId: string): Promise<CommandJobRow> {
+  const rows = await sql<CommandJobRow>(em, 'select * from command_jobs where id = ? and workspace_id = ?', [jobId, workspaceId]);
+  if (!rows[0]) throw notFound(COMMAND_MESSAGES.jobNotFound);
+  return rows[0];
+}
+
+export async function findThread(em: EntityManager, workspaceId: string, threadId: string): Promise<CommandThreadRow | null> {
+  const rows = await sql<CommandThreadRow>(em, 'select * from command_threads where id = ? and workspace_id = ?', [threadId, workspaceId]);
+  return rows[0] ?? null;
+}
+
+export async function insertThread(em: EntityManager, row: { id: string; workspaceId: string; createdById: string; title: string }): Promise<CommandThreadRow> {
+  const rows = await sql<CommandThreadRow>(
+    em,
+    `insert into command_threads (id, workspace_id, created_by_id, title, created_at, updated_at) values (?, ?, ?, ?, now(), now()) returning *`,
+    [row.id, row.workspaceId, row.createdById, row.title],
+  );
+  return rows[0];
+}
+
+export interface NewJob {
+  id: string;
+  workspaceId: string;
+  threadId: string;
+  createdById: string;
+  message: string;
+  assistantContext?: unknown;
+  aiProvider?: string | null;
+  aiModel?: string | null;
+  attachments: CommandJobRow['attachments'];
+  attempt?: number;
+  retryOfJobId?: string | null;
+}
+
+/**
+ * Inserts a `queued` job at the end of its thread (the thread row is locked, so sequences are
+ * gapless and in arrival order). Returns the existing row when the id is already taken
+ * (a retried schedule firing).
+ */
+export async function insertJob(em: EntityManager, job: NewJob): Promise<CommandJobRow> {
+  return em.transactional(async (tx) => {
+    const existing = await findJob(tx, job.id);
+    if (existing) return existing;
+    const [thread] = await sql<{ next_sequence: number }>(tx, 'update command_threads set next_sequence = next_sequence + 1, updated_at = now() where id = ? returning next_sequence - 1 as next_sequence', [job.threadId]);
+    const rows = await sql<CommandJobRow>(
+      tx,
+      `insert into command_jobs (id, workspace_id, thread_id, sequence, created_by_id, status, message, assistant_context, ai_provider, ai_model, attachments, attempt, retry_of_job_id, created_at, updated_at)
+       values (?, ?, ?, ?, ?, 'queued', ?, ?::jsonb, ?, ?, ?::jsonb, ?, ?, now(), now()) returning *`,
+      [
+        job.id,
+        job.workspaceId,
+        job.threadId,
+        thread.next_sequence,
+        job.createdById,
+        job.message,
+        job.assistantContext === undefined ? null : JSON.stringify(job.assistantContext),
+        job.aiProvider ?? null,
+        job.aiModel ?? null,
+        JSON.stringify(job.attachments),
+        job.attempt ?? 1,
+        job.retryOfJobId ?? null,
+      ],
+    );
+    return rows[0];
+  });
+}
+
+/** The oldest queued job of a thread (its FIFO owner runs one job at a time, so none is active). */
+export async function nextQueuedJob(em: EntityManager, threadId: string): Promise<string | null> {
+  const rows = await sql<{ id: string }>(em, `select id from command_jobs where thread_id = ? and status = 'queued' order by sequence limit 1`, [threadId]);
+  return rows[0]?.id ?? null;
+}
+
+export const isActive = (status: CommandJobStatus) => COMMAND_ACTIVE_STATUSES.includes(status);
+
+export async function findSchedule(em: EntityManager, scheduleId: string): Promise<CommandScheduleRow | null> {
+  const rows = await sql<CommandScheduleRow>(em, 'select * from command_schedules where id = ?', [scheduleId]);
+  return rows[0] ?? null;
+}

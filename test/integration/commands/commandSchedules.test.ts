@@ -1,0 +1,94 @@
+/**
+ * Command schedules: validation, keys (personal and copilot accepted, bearer required), the
+ * session twins, and a firing (the Temporal Schedule triggered now) that sends the prompt as a
+ * job and counts the run.
+ */
+import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestStack } from '../../support/harness';
+import { agentScript, commandsConfig, isStatus, waitForJob } from './support';
+
+let llm: FakeLlmServer;
+let stack: TestStack;
+const created: string[] = [];
+
+beforeAll(async () => {
+  llm = await startFakeLlm();
+  agentScript(llm);
+  stack = await startTestStack({ config: commandsConfig(llm) });
+}, 120_000);
+afterAll(async () => {
+  // The Temporal server is shared by every test file: leave no schedule behind.
+  for (const id of created) await stack.app.deps.temporal.client.schedule.getHandle(`cmdsched_${id}`).delete().catch(() => undefined);
+  await stack?.close();
+  await llm?.close();
+});
+
+const post = (token: string | undefined, body: unknown) => http(stack.app, 'POST', '/api/v1/svc-command/schedules', { ...(token ? { token } : {}), body });
+
+test('validation: title, prompt, cron and timezone', async () => {
+  const { ws } = stack;
+  const cases: Array<[unknown, string | RegExp]> = [
+    [{ prompt: 'p', cron: '* * * * *' }, 'Schedule title is required.'],
+    [{ title: '  ', prompt: 'p', cron: '* * * * *' }, 'Schedule title is required.'],
+    [{ title: 't', prompt: '', cron: '* * * * *' }, 'Schedule prompt is required.'],
+    [{ title: 't', prompt: 'p', cron: 'not a cron' }, /cron/i],
+    [{ title: 't', prompt: 'p', cron: '* * * * *', timezone: 'Mars/Olympus' }, /timezone/i],
+  ];
+  for (const [body, message] of cases) {
+    const res = await post(ws.token, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual(typeof message === 'string' ? message : expect.stringMatching(message));
+  }
+  expect((await http(stack.app, 'GET', '/api/v1/svc-command/schedules', { token: ws.token })).body).toEqual({ schedules: [] });
+  expect((await post(undefined, { title: 't', prompt: 'p', cron: '* * * * *' })).status).toBe(401);
+});
+
+test('personal and copilot keys create schedules (default UTC, enabled); session twins list them; other workspaces do not see them', async () => {
+  const { app, ws } = stack;
+  const personal = await addUserWithKey(app, ws, 'member', 'personal');
+  const copilot = await addUserWithKey(app, ws, 'member', 'copilot');
+  const a = await post(personal.token, { title: 'Daily', prompt: 'say daily', cron: '0 9 * * *' });
+  expect(a.status).toBe(201);
+  expect(a.body.schedule).toMatchObject({ workspaceId: ws.workspaceId, createdById: personal.userId, title: 'Daily', prompt: 'say daily', cron: '0 9 * * *', timezone: 'UTC', enabled: true, threadId: null, lastRunAt: null, runCount: 0, nextRunAt: expect.any(String) });
+  created.push(a.body.schedule.id);
+  const b = await post(copilot.token, { title: 'Weekly', prompt: 'say weekly', cron: '0 9 * * 1', timezone: 'Europe/Berlin' });
+  expect(b.status).toBe(201);
+  created.push(b.body.schedule.id);
+  const description = await app.deps.temporal.client.schedule.getHandle(`cmdsched_${b.body.schedule.id}`).describe();
+  expect(description.spec.timezone).toBe('Europe/Berlin');
+
+  const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
+  const sessionList = await http(app, 'GET', '/api/svc-command/schedules', { cookie });
+  expect(sessionList.body.schedules.map((s: any) => s.id).sort()).toEqual([a.body.schedule.id, b.body.schedule.id].sort());
+  const sessionCreate = await http(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: 'S', prompt: 'say s', cron: '0 0 1 1 *', workspaceId: ws.workspaceId } });
+  expect(sessionCreate.status).toBe(201);
+  created.push(sessionCreate.body.schedule.id);
+  expect((await http(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: '', prompt: 'p', cron: '* * * * *' } })).body.error).toBe('Schedule title is required.');
+
+  const other = await createWorkspace(app, 'Other');
+  expect((await http(app, 'GET', '/api/v1/svc-command/schedules', { token: other.token })).body).toEqual({ schedules: [] });
+});
+
+test('a firing sends the stored prompt as a job on the schedule thread and updates lastRunAt and runCount', async () => {
+  const { app, ws } = stack;
+  const res = await post(ws.token, { title: 'Now', prompt: 'say scheduled hello', cron: '0 0 1 1 *' });
+  const schedule = res.body.schedule;
+  created.push(schedule.id);
+  await app.deps.temporal.client.schedule.getHandle(`cmdsched_${schedule.id}`).trigger();
+
+  const deadline = Date.now() + 60_000;
+  let fired: any;
+  while (Date.now() < deadline) {
+    const list = await http(app, 'GET', '/api/v1/svc-command/schedules', { token: ws.token });
+    fired = list.body.schedules.find((s: any) => s.id === schedule.id);
+    if (fired.runCount === 1) break;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  expect(fired).toMatchObject({ runCount: 1, lastRunAt: expect.any(String), threadId: expect.any(String), nextRunAt: expect.any(String) });
+  const jobs = await http(app, 'GET', `/api/v1/svc-command/jobs?threadId=${fired.threadId}`, { token: ws.token });
+  expect(jobs.body.data.jobs).toHaveLength(1);
+  const job = await waitForJob(app, ws.token, jobs.body.data.jobs[0].id, isStatus('succeeded'));
+  const session = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
+  const detail = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie: session });
+  expect(detail.body.result.content).toBe('reply: scheduled hello');
+});
