@@ -17,6 +17,11 @@ import {
   type CommandPluggableTools,
 } from '../services/commands';
 import type { WorkflowGraph } from '../engine/types';
+import { invalidInput } from '../services/errors';
+import { sha256Hex } from '../services/ids';
+import type { ResearchLauncher } from '../services/ports';
+import { createResearchRun } from '../services/research';
+import { loadSkills } from '../services/skills';
 import type { LlmConfig } from '../services/config';
 import type { CommandJobEngine } from '../services/ports';
 import type { ActivityDeps } from './index';
@@ -43,9 +48,27 @@ export function createCommandActivities(deps: ActivityDeps) {
       confirmationTtlSeconds: deps.commands.confirmationTtlSeconds,
       databaseQuery: deps.commands.databaseQuery,
       blobs: deps.blobs,
-      pluggable: deps.commands.pluggable,
+      pluggable: deps.commands.pluggable ?? builtInTools(),
     };
   };
+  // The research and skills areas, as agent tools with the job creator's permissions.
+  const builtInTools = (): CommandPluggableTools => ({
+    skills: {
+      load: async (ctx, args) => (await loadSkills(ctx.em, ctx.principal, { skillIds: args.skillIds })).skills.map((s) => ({ id: s.id, name: s.name, instructions: s.instructions })),
+    },
+    research: deps.researchLauncherFor
+      ? {
+          start: async (ctx, args) => {
+            const sourceUrls = researchSources(args.sourceUrls);
+            // One run per job and question: a retried activity finds the run it started.
+            const key = `command-${ctx.job.id}-${sha256Hex(JSON.stringify([args.query, sourceUrls])).slice(0, 32)}`;
+            const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client as Client);
+            const { run } = await createResearchRun(ctx.em, launcher, ctx.principal, key, { query: args.query, sourceUrls, limits: {} });
+            return { runId: run.id, status: run.status };
+          },
+        }
+      : undefined,
+  });
   const engine = (): CommandJobEngine => {
     if (!deps.commandEngineFor) throw new Error('The worker cannot reach command threads.');
     return deps.commandEngineFor(Context.current().client as Client);
@@ -68,4 +91,22 @@ export function createCommandActivities(deps: ActivityDeps) {
     fireCommandSchedule: (scheduleId: string, firingId: string) => fireSchedule(em(), scheduleId, firingId),
     enqueueCommandThread: (thread: { workspaceId: string; threadId: string }) => engine().enqueue(thread),
   };
+}
+
+/** The agent's source URLs: 1 to 20 http(s) URLs without credentials, deduplicated (there is no web search). */
+function researchSources(urls: string[]): string[] {
+  const out = new Set<string>();
+  for (const raw of urls) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw invalidInput(`sourceUrls: "${String(raw).slice(0, 200)}" is not a URL.`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) throw invalidInput('sourceUrls must be http(s) URLs without credentials.');
+    url.hash = '';
+    out.add(url.toString());
+  }
+  if (out.size === 0 || out.size > 20) throw invalidInput('sourceUrls must name 1 to 20 URLs (there is no web search).');
+  return [...out];
 }

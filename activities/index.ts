@@ -12,7 +12,7 @@ import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
 import type { LlmConfig } from '../services/config';
 import type { Client } from '@temporalio/client';
-import type { CommandJobEngine } from '../services/ports';
+import type { CommandJobEngine, ResearchLauncher } from '../services/ports';
 import { createCommandActivities, type CommandActivityConfig } from './commands';
 
 /** What activities may use; built once per worker process. */
@@ -32,6 +32,8 @@ export interface ActivityDeps {
   commands?: CommandActivityConfig;
   /** Builds the command thread engine on the activity's Temporal client (temporal/worker.ts injects it). */
   commandEngineFor?: (client: Client) => CommandJobEngine;
+  /** Builds the research launcher on the activity's Temporal client (the agent's start_research tool). */
+  researchLauncherFor?: (client: Client) => ResearchLauncher;
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */

@@ -5,6 +5,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './shared';
+import { temporalResearchLauncher } from './research-client';
 import { temporalCommandEngine } from './commands-client';
 
 export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
@@ -81,7 +82,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     namespace: opts.namespace,
     taskQueue: TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
-    activities: createActivities({ commandEngineFor: temporalCommandEngine, ...opts.deps }),
+    activities: createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...opts.deps }),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.payloadCodec ? { dataConverter: { payloadCodecs: [opts.payloadCodec] } } : {}),
   });
