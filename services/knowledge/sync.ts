@@ -23,6 +23,7 @@ import { httpRequest, OutboundError } from '../outbound';
 import type { SyncExecutionOutcome } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import type { KnowledgeConfig } from '../config';
+import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
 import { FetchBudget, PROVIDERS, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
@@ -114,11 +115,11 @@ function setupRequired(connector: KnowledgeConnector, provider: ConnectorProvide
 }
 
 /** The connector's credential, or 409 `setup_required` saying why it cannot be used. */
-export async function connectorCredential(em: EntityManager, secretKey: string | undefined, connector: KnowledgeConnector): Promise<ConnectorCredential> {
+export async function connectorCredential(em: EntityManager, keys: CredentialKeySettings, connector: KnowledgeConnector): Promise<ConnectorCredential> {
   const provider = PROVIDERS[connector.providerId];
   const credentialId = connector.config.credentialId;
   if (typeof credentialId !== 'string' || credentialId === '') throw setupRequired(connector, provider, 'credential_missing');
-  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, { secretKey });
+  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, keys);
   if (!resolved.ok) throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
   const { credential } = resolved;
   if (!provider.credentialTypes.includes(credential.type)) throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
@@ -135,7 +136,7 @@ export async function connectorCredential(em: EntityManager, secretKey: string |
 export async function startSyncRun(
   em: EntityManager,
   runtime: Pick<KnowledgeRuntime, 'config' | 'syncLauncher'>,
-  secretKey: string | undefined,
+  keys: CredentialKeySettings,
   principal: WorkspacePrincipal,
   connectorId: string,
   key: string,
@@ -149,7 +150,7 @@ export async function startSyncRun(
   if (earlier && earlier.requestFingerprint !== fingerprint) throw conflict(SYNC_MESSAGES.otherOptions);
   if (earlier?.status === 'succeeded') return { run: syncRunView(earlier), replayed: true };
   if (!runtime.config.certifiedProviders.includes(connector.providerId)) throw conflict(SYNC_MESSAGES.uncertified(connector.providerId));
-  await connectorCredential(em, secretKey, connector);
+  await connectorCredential(em, keys, connector);
 
   const now = new Date();
   const conn = em.getConnection();
@@ -322,7 +323,8 @@ export async function renewSyncLease(em: EntityManager, ref: SyncRunRef, token: 
 }
 
 export interface SyncWorkerDeps {
-  secretKey: string | undefined;
+  /** The credentials area's keys (CREDENTIALS_KEY, previous keys, SECRET_KEY). */
+  keys: CredentialKeySettings;
   config: KnowledgeConfig;
   allowPrivateNetworks: boolean;
 }
@@ -364,7 +366,7 @@ export async function executeSyncRun(
     const provider = PROVIDERS[connector.providerId];
     let credential: ConnectorCredential;
     try {
-      credential = await connectorCredential(em, deps.secretKey, connector);
+      credential = await connectorCredential(em, deps.keys, connector);
     } catch (err) {
       if (err instanceof DomainError) throw new SyncError('conflict', err.message, err.code, err.envelope);
       throw err;
