@@ -111,11 +111,12 @@ export async function withRemoteCopy<T>(
   const headers = headersOf(remote);
   try {
     await git.init({ fs, gitdir, bare: true, defaultBranch: branches[0] ?? 'main' });
+    await git.addRemote({ fs, gitdir, remote: 'origin', url: remote.url });
     const advertised = await listRemoteBranches(remote);
     for (const branch of new Set(branches)) {
       if (!advertised.has(branch)) continue;
       try {
-        const fetched = await git.fetch({ fs, http, gitdir, url: remote.url, ref: branch, singleBranch: true, tags: false, headers });
+        const fetched = await git.fetch({ fs, http, gitdir, remote: 'origin', ref: branch, singleBranch: true, tags: false, headers });
         if (fetched.fetchHead) await git.writeRef({ fs, gitdir, ref: `refs/heads/${branch}`, value: fetched.fetchHead, force: true });
       } catch (err) {
         translate(err);
@@ -124,7 +125,7 @@ export async function withRemoteCopy<T>(
     const push = async (branch: string) => {
       let result;
       try {
-        result = await git.push({ fs, http, gitdir, url: remote.url, ref: branch, remoteRef: branch, force: true, headers });
+        result = await git.push({ fs, http, gitdir, remote: 'origin', ref: branch, remoteRef: branch, force: true, headers });
       } catch (err) {
         translate(err);
       }

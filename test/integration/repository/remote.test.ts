@@ -7,7 +7,8 @@
  * another workspace changes nothing, and a private address is refused by the SSRF guard when
  * private networks are not allowed.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,8 +32,12 @@ let credB: string;
 const REPO = '/api/v1/workflow-repository';
 const bareGit = (...args: string[]) => execFileSync('git', ['--git-dir', bare, ...args], { encoding: 'utf8' }).trim();
 const refsOf = () => bareGit('for-each-ref', '--format=%(refname) %(objectname)');
-const gitIn = (cwd: string, ...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=Person', '-c', 'user.email=person@example.test', '-c', 'credential.helper=', ...args], { cwd, encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }).trim();
+const gitArgs = (args: string[]) => ['-c', 'user.name=Person', '-c', 'user.email=person@example.test', '-c', 'credential.helper=', ...args];
+const gitEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0' };
+/** The git CLI on a local path (synchronous is fine: no server of this process is involved). */
+const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv }).trim();
+/** The git CLI over HTTP: asynchronous, since the loopback Git server runs in this process. */
+const gitHttp = async (cwd: string, ...args: string[]) => (await promisify(execFile)('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv })).stdout.trim();
 const graph = (tag: string) => ({
   nodes: [
     { id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } },
@@ -135,7 +140,7 @@ test('review pushes the artifact branch to the remote (Basic auth); merge on the
 test('the other way: a person clones over HTTP, edits the artifact and pushes a branch; sync-from-repo fetches, previews and imports it', async () => {
   const clone = path.join(root, 'person');
   const authed = `${git.url.replace('http://', 'http://alice:' + ALICE_PASSWORD + '@')}/team.git`;
-  gitIn(root, 'clone', '-q', authed, clone);
+  await gitHttp(root, 'clone', '-q', authed, clone);
   const file = path.join(clone, 'flows', `${wfId}.workflow.json`);
   const artifact = JSON.parse(readFileSync(file, 'utf8'));
   artifact.name = 'Edited over HTTP';
@@ -143,7 +148,7 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
   writeFileSync(file, JSON.stringify(artifact, null, 2));
   gitIn(clone, 'checkout', '-q', '-b', 'edit');
   gitIn(clone, 'commit', '-q', '-am', 'edit flow');
-  gitIn(clone, 'push', '-q', 'origin', 'edit');
+  await gitHttp(clone, 'push', '-q', 'origin', 'edit');
   const editSha = bareGit('rev-parse', 'refs/heads/edit');
 
   const preview = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo?ref=edit`, { token: a.token });
@@ -160,7 +165,7 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
   // The service's review of the imported draft lands on the remote, where the person fetches it.
   const review = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: {} });
   expect(review.status).toBe(200);
-  gitIn(clone, 'fetch', '-q', 'origin');
+  await gitHttp(clone, 'fetch', '-q', 'origin');
   expect(gitIn(clone, 'rev-parse', `origin/review/${wfId}`)).toBe(review.body.review.headSha);
   expect(JSON.parse(gitIn(clone, 'show', `origin/review/${wfId}:flows/${wfId}.workflow.json`)).nodes[1].config.expression).toBe('{ "tag": "from-http" }');
 });
