@@ -26,7 +26,7 @@ import type { KnowledgeConfig } from '../config';
 import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
-import { FetchBudget, PROVIDERS, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
+import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
 import type { KnowledgeRuntime } from './runtime';
 
 export const SYNC_OPTION_BOUNDS = {
@@ -180,6 +180,40 @@ export async function startSyncRun(
   );
   throwUnlessSucceeded(outcome, id);
   return { run: syncRunView(await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id })), replayed: false };
+}
+
+/** The agent capability `knowledge.sync`: what it takes and what it answers. */
+export interface SyncCapabilityRequest {
+  input: { connectorId: string } & SyncOptions;
+  /** The agent's confirmation of a change to the knowledge base: required, `true`. */
+  confirm: boolean | undefined;
+  /** Required: it names the run exactly as on POST …/runs, so a replay is the same run. */
+  idempotencyKey: string | null;
+}
+
+export const SYNC_CAPABILITY_MESSAGES = {
+  confirmationRequired: 'knowledge.sync changes the knowledge base: send confirm: true to run it.',
+} as const;
+
+/**
+ * The agent capability `knowledge.sync` on the same path as POST /knowledge-connectors/{id}/runs:
+ * connectorId and the bounded options as input; idempotency (400 `idempotency_key_invalid`) and
+ * confirmation (400 `validation_failed`) required; the connector's provider must offer the
+ * capability (uncertified: 409 as on the runs route). The same key names the same run either
+ * way, so a capability call replays a REST run and the other way round.
+ */
+export async function invokeSyncCapability(
+  em: EntityManager,
+  runtime: Pick<KnowledgeRuntime, 'config' | 'syncLauncher'>,
+  keys: CredentialKeySettings,
+  principal: WorkspacePrincipal,
+  request: SyncCapabilityRequest,
+): Promise<{ capability: typeof SYNC_CAPABILITY; effect: 'write'; run: SyncRunView; replayed: boolean }> {
+  if (!request.idempotencyKey) throw invalidInput('Idempotency-Key header is required.', { code: 'idempotency_key_invalid' });
+  if (request.confirm !== true) throw invalidInput(SYNC_CAPABILITY_MESSAGES.confirmationRequired, { code: 'validation_failed' });
+  const { connectorId, ...options } = request.input;
+  const { run, replayed } = await startSyncRun(em, runtime, keys, principal, connectorId, request.idempotencyKey, options);
+  return { capability: SYNC_CAPABILITY, effect: 'write', run, replayed };
 }
 
 function throwUnlessSucceeded(outcome: SyncExecutionOutcome, runId: string): void {

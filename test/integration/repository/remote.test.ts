@@ -184,8 +184,8 @@ test('a bearer-token credential works too; with a revoked token the next use is 
   const patched = await http(app, 'PATCH', `/api/v1/credentials/${credB}`, { token: b.token, body: { name: 'Git host (bearer)', type: 'repo', value: { token: 'revoked-token', baseUrl: pullsB.url } } });
   expect(patched.status).toBe(200);
   const before = refsOf();
-  await http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: b.token, body: graph('b2') });
-  const refused = await http(app, 'POST', `/api/v1/workflows/${id}/review`, { token: b.token, body: {} });
+  const fresh = await http(app, 'POST', '/api/v1/workflows', { token: b.token, body: { name: 'Bearer flow 2', ...graph('b2') } });
+  const refused = await http(app, 'POST', `/api/v1/workflows/${fresh.body.workflow.id}/review`, { token: b.token, body: {} });
   expect(refused.status).toBe(409);
   expect(refused.body.error).toBe('The Git remote refused the credentials (HTTP 401).');
   expect(refsOf()).toBe(before);
