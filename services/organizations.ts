@@ -53,7 +53,7 @@ export async function organizationWorkspaceIds(em: EntityManager, organizationId
  */
 async function grantOrganization(em: EntityManager, grant: OrganizationGrant): Promise<string | null> {
   if (grant.organizationId) return grant.organizationId;
-  return grant.workspaceIds[0] ? organizationIdOf(em, grant.workspaceIds[0]) : null;
+  return grant.workspaceIds[0] ? organizationIdOf(em, grant.workspaceIds[0]).catch(() => null) : null;
 }
 
 /**
@@ -64,7 +64,8 @@ async function grantOrganization(em: EntityManager, grant: OrganizationGrant): P
 export async function keyReachesWorkspace(em: EntityManager, grant: OrganizationGrant | null, workspaceId: string): Promise<boolean> {
   if (!grant) return false;
   const org = await grantOrganization(em, grant);
-  if (!org || (await organizationIdOf(em, workspaceId)) !== org) return false;
+  const [exists] = await em.getConnection().execute<Array<{ id: string }>>(`select id from workspaces where id = ?`, [workspaceId]);
+  if (!org || !exists || (await organizationIdOf(em, workspaceId)) !== org) return false;
   return grant.workspaceSelection === 'organization' || grant.workspaceIds.includes(workspaceId);
 }
 
