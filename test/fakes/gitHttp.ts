@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { listenOnLoopback } from '../support/fakeServer';
 
 /**
  * A loopback smart-HTTP Git server: the real `git http-backend` (CGI) behind a small node HTTP
@@ -96,15 +96,5 @@ export async function startGitHttpServer(opts: { root: string; basic?: Record<st
       else res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), requests };
 }
