@@ -216,7 +216,7 @@ describe('documents', () => {
 
     const otherContent = await upload(stack.app, token, { knowledgeBaseId: kb.id }, { ...file, content: 'Something else.' }, idem);
     expect(otherContent.status).toBe(409);
-    expect(otherContent.body).toEqual({ error: expect.stringContaining('different request body') });
+    expect(otherContent.body).toEqual({ error: 'Idempotency-Key was already used with a different request body.', code: 'idempotency_replay_mismatch' });
     const otherName = await upload(stack.app, token, { knowledgeBaseId: kb.id, name: 'Renamed' }, file, idem);
     expect(otherName.status).toBe(409);
     expect((await upload(stack.app, token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': 'bad key with spaces' })).status).toBe(400);
