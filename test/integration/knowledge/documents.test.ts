@@ -285,6 +285,8 @@ describe('documents', () => {
     const doc = await uploadDocument(stack.app, token, kb.id, { name: 'a.txt', type: 'text/plain', content: 'Temporal indexing' });
     await waitForDocument(stack.app, token, kb.id, doc.id);
     const handle = stack.app.deps.temporal.client.workflow.getHandle(knowledgeIndexDocumentWorkflowId(doc.id, 1));
+    // The document turns ready in the workflow's last activity; the execution closes just after.
+    await handle.result();
     const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     expect(description.searchAttributes.WorkspaceId).toEqual([stack.ws.workspaceId]);
