@@ -76,6 +76,11 @@ const errors = {
 const notFound = { 404: { description: '`resource_not_found`', schema: envelopeErrorSchema } };
 const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
 const conflict = (what: string) => ({ 409: { description: what, schema: envelopeErrorSchema } });
+/** Outcomes of executing a run within the request (the runs route and the knowledge.sync capability). */
+const runOutcomeErrors = {
+  500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
+  503: { description: '`service_unavailable`: the run did not finish within the wait; read it with GET run', schema: envelopeErrorSchema },
+};
 
 export const knowledgeConnectorRoutes: AnyRoute[] = [
   defineRoute({
@@ -193,8 +198,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       ...errors,
       ...notFound,
       ...conflict('`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable'),
-      500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
-      503: { description: '`service_unavailable`: the run did not finish within the wait; read it with GET run', schema: envelopeErrorSchema },
+      ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, params, body, deps }) => {
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
@@ -220,8 +224,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       ...errors,
       ...notFound,
       ...conflict('as POST …/runs: uncertified provider (no knowledge.sync capability), lease, same key with other options; `setup_required`'),
-      500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
-      503: { description: '`service_unavailable`: the run did not finish within the wait', schema: envelopeErrorSchema },
+      ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, body, deps }) => {
       const idempotencyKey = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
