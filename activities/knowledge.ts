@@ -96,7 +96,7 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
       const config = deps.knowledge;
       // Temporal hears from the activity every few seconds (cancellation arrives with heartbeats); the lease is renewed every third of it.
       return heartbeating(
-        () => syncFailures(() => executeSyncRun(deps.orm.em.fork(), { secretKey: config.secretKey, config: config.config, allowPrivateNetworks: deps.allowPrivateNetworks }, input, { heartbeat, signal: cancellation() })),
+        () => syncFailures(() => executeSyncRun(deps.orm.em.fork(), { keys: deps.credentials ?? { key: undefined, previousKeys: [], secretKey: config.secretKey }, config: config.config, allowPrivateNetworks: deps.allowPrivateNetworks }, input, { heartbeat, signal: cancellation() })),
         Math.min(3_000, Math.max(250, Math.floor(input.leaseMs / 3))),
       );
     },

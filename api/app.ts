@@ -9,6 +9,7 @@ import { koaPath, mountRoutes, type AnyRoute } from './http/route';
 import type { Family } from './http/families';
 import { buildOpenApiDocument } from './openapi';
 import { apiKeyRoutes } from './routes/apiKeys';
+import { organizationRoutes } from './routes/organizations';
 import { authRoutes } from './routes/auth';
 import { healthRoutes } from './routes/health';
 import { workspaceRoutes } from './routes/workspaces';
@@ -39,6 +40,7 @@ export const allRoutes: AnyRoute[] = [
   ...healthRoutes,
   ...authRoutes,
   ...apiKeyRoutes,
+  ...organizationRoutes,
   ...workspaceRoutes,
   ...invitationRoutes,
   ...workflowRoutes,

@@ -6,6 +6,7 @@ import { recordAudit } from './audit';
 import { AUTH_MESSAGES, invalidInput, forbidden, notFound } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
 import { isAdminRole, type Principal, type SessionPrincipal } from './principal';
+import { organizationGrantFor, organizationKeyIdsFor } from './organizations';
 
 export interface ApiKeyView {
   id: string;
@@ -79,7 +80,8 @@ export async function createApiKey(
   if (input.scope !== 'end_user_gateway' && input.allowedWorkflowIds) {
     throw invalidInput('allowedWorkflowIds is only accepted for end_user_gateway keys.');
   }
-  const organization = input.scope === 'organization' ? await organizationGrant(em, actor.userId, input.organization) : null;
+  if (input.scope === 'organization' && !input.organization) throw invalidInput('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
+  const organization = input.scope === 'organization' ? await organizationGrantFor(em, actor.userId, workspaceId, input.organization!) : null;
   const allowedWorkflowIds = input.scope === 'end_user_gateway' ? await gatewayWorkflows(em, workspaceId, input.allowedWorkflowIds, policy) : null;
   const keyWorkspaceId = input.scope === 'organization' ? null : workspaceId;
 
@@ -154,23 +156,6 @@ export async function issueApiKey(
   return { apiKey: apiKeyView(key), token };
 }
 
-async function organizationGrant(
-  em: EntityManager,
-  userId: string,
-  requested: CreateApiKeyInput['organization'],
-): Promise<OrganizationGrant> {
-  if (!requested) throw invalidInput('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
-  const accessible = (await em.find(MembershipSchema, { userId })).map((m) => m.workspaceId);
-  if (requested.workspaceSelection === 'organization') {
-    return { workspaceSelection: 'organization', workspaceIds: accessible, permission: requested.permission };
-  }
-  const ids = [...new Set(requested.workspaceIds ?? [])];
-  if (ids.length === 0) throw invalidInput('organization.workspaceIds must name at least one workspace when workspaceSelection is selected.');
-  const outside = ids.filter((id) => !accessible.includes(id));
-  if (outside.length > 0) throw invalidInput(`organization.workspaceIds includes workspaces you cannot access: ${outside.join(', ')}`);
-  return { workspaceSelection: 'selected', workspaceIds: ids, permission: requested.permission };
-}
-
 async function gatewayWorkflows(
   em: EntityManager,
   workspaceId: string,
@@ -187,7 +172,7 @@ async function gatewayWorkflows(
 
 /**
  * Keys an Admin or Owner of the session's workspace manages: the workspace's own active keys
- * and the organization keys whose selection includes it. Newest first.
+ * and the active organization keys of its organization. Newest first.
  */
 export async function listApiKeys(em: EntityManager, actor: SessionPrincipal): Promise<ApiKeyView[]> {
   requireAdmin(actor);
@@ -223,7 +208,7 @@ export async function revokeApiKey(em: EntityManager, actor: SessionPrincipal, i
 
 /**
  * A key an Admin or Owner of the session's workspace manages: one of the workspace's active
- * keys, or an active organization key whose selection includes the workspace. Else 404.
+ * keys, or an active organization key of its organization. Else 404.
  */
 async function manageableKey(em: EntityManager, actor: SessionPrincipal, id: string): Promise<ApiKey> {
   requireAdmin(actor);
@@ -268,11 +253,4 @@ export async function renameApiKey(em: EntityManager, actor: SessionPrincipal, i
 
 function requireAdmin(actor: SessionPrincipal): void {
   if (!isAdminRole(actor.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
-}
-
-async function organizationKeyIdsFor(em: EntityManager, workspaceId: string): Promise<string[]> {
-  const rows: Array<{ id: string }> = await em
-    .getConnection()
-    .execute(`select id from api_keys where workspace_id is null and revoked_at is null and organization->'workspaceIds' @> jsonb_build_array(?::text)`, [workspaceId]);
-  return rows.map((r) => r.id);
 }

@@ -79,10 +79,15 @@ export interface StreamedRequest {
  * the key is checked first (400 `idempotency_key_invalid` before the body is touched); a key
  * already bound has its body measured and the stored answer replayed (or 409
  * `idempotency_replay_mismatch`); a fresh key has the body staged, then claimed, then
- * committed, and a request that lost a race for the same key drops what it staged.
+ * committed, and a request that lost a race for the same key drops what it staged. With
+ * `mode: 'optional'` a request without a key is staged and committed as it is.
  */
-export async function withStreamedIdempotency(ctx: AppContext, request: StreamedRequest): Promise<RouteResult> {
-  const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
+export async function withStreamedIdempotency(ctx: AppContext, request: StreamedRequest, mode: 'optional' | 'required' = 'required'): Promise<RouteResult> {
+  const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, mode === 'required');
+  if (!key) {
+    const staged = await request.stage();
+    return staged.commit();
+  }
   const principal = ctx.state.principal;
   if (!principal?.workspaceId) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
   const em = ctx.state.em;

@@ -86,7 +86,7 @@ export const renameApiKeyRoute = defineRoute({
   method: 'patch',
   path: '/api/api-keys/{id}',
   operationId: 'renameApiKey',
-  summary: 'Rename a key (Admin or Owner; organization keys whose selection includes this workspace too); nothing else changes',
+  summary: "Rename a key (Admin or Owner; the organization keys of this workspace's organization too); nothing else changes",
   tags: ['API keys'],
   family: 'bare',
   access: { kind: 'session', roles: 'admin' },

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { readMultipart, type MultipartFile } from '../http/multipartStream';
@@ -24,8 +25,10 @@ import {
   searchKnowledge,
   setKnowledgeBaseTrashed,
   stageDocumentUpload,
-  type StagedDocument,
+  type UploadFields,
 } from '../../services/knowledge';
+import { measureStream } from '../../services/blobs';
+import { withStreamedIdempotency } from '../middleware/idempotency';
 
 /**
  * Knowledge bases, their documents and search (bare family). Connectors and sync runs, in the
@@ -134,6 +137,7 @@ export const knowledgeRoutes: AnyRoute[] = [
     tags,
     family: 'bare',
     access: write,
+    idempotency: 'optional',
     rawBody: {
       contentType: 'multipart/form-data',
       description: `Fields \`knowledgeBaseId\` (required) and \`name\` (optional), and one \`file\` part of at most ${MAX_DOCUMENT_BYTES} bytes: text, Markdown, HTML, PDF or JSON`,
@@ -142,36 +146,51 @@ export const knowledgeRoutes: AnyRoute[] = [
       201: { description: '`{ document }` with `indexingStatus: pending`', schema: knowledgeDocumentEnvelope },
       ...bareAuthErrors,
       ...knowledgeNotFound,
-      409: { description: 'The knowledge base is trashed', schema: bareErrorSchema },
+      409: { description: 'The knowledge base is trashed; Idempotency-Key reused with another body', schema: bareErrorSchema },
       413: { description: 'The file is larger than 50 MiB', schema: bareErrorSchema },
     },
     handler: async (ctx, { principal, deps }) => {
       const blobs = deps.knowledge.blobs;
-      const { fields, file } = await readMultipart<StagedDocument>(ctx.req, ctx.headers, {
-        fileField: 'file',
-        limits: { maxFileBytes: MAX_DOCUMENT_BYTES, maxFields: 4, maxFieldBytes: 1024 },
-        onFile: (stream) => stageDocumentUpload(blobs, principal.workspaceId, stream),
-        discard: (staged) => blobs.delete(staged.blobKey),
+      const parts = <T>(onFile: (stream: Readable) => Promise<T>, discard: (result: T) => Promise<void>) =>
+        readMultipart<T>(ctx.req, ctx.headers, { fileField: 'file', limits: { maxFileBytes: MAX_DOCUMENT_BYTES, maxFields: 4, maxFieldBytes: 1024 }, onFile, discard });
+      // The idempotency fingerprint of an upload: its fields and its file's name, type, size and SHA-256.
+      const fingerprint = (fields: Record<string, string>, file: MultipartFile<{ size: number; sha256: string }> | null) => ({
+        fields,
+        file: file ? { filename: file.filename, mimeType: file.mimeType, size: file.result.size, sha256: file.result.sha256 } : null,
       });
-      const refuse = async (message: string, staged: MultipartFile<StagedDocument> | null): Promise<never> => {
-        if (staged) await blobs.delete(staged.result.blobKey).catch(() => undefined);
-        throw invalidInput(message);
-      };
-      if (!file) return refuse('A `file` part is required.', null);
-      const unknown = Object.keys(fields).filter((k) => k !== 'knowledgeBaseId' && k !== 'name');
-      if (unknown.length) return refuse(`Unknown field(s): ${unknown.join(', ')}; send knowledgeBaseId, name and file.`, file);
-      const kbId = pathId.safeParse(fields.knowledgeBaseId ?? '');
-      if (!kbId.success) return refuse('knowledgeBaseId is required (1 to 200 printable characters).', file);
-      const docName = fields.name === undefined ? undefined : name.safeParse(fields.name);
-      if (docName && !docName.success) return refuse('name must be 1 to 200 characters after trimming.', file);
-      const fileName = file.filename.slice(0, 200) || 'upload';
-      const document = await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, {
-        knowledgeBaseId: kbId.data,
-        name: docName?.data,
-        fileName,
-        mimeType: file.mimeType || 'application/octet-stream',
-      });
-      return { status: 201, body: { document } };
+      return withStreamedIdempotency(
+        ctx,
+        {
+          measure: async () => {
+            const { fields, file } = await parts((stream) => measureStream(stream, { maxBytes: MAX_DOCUMENT_BYTES }), async () => undefined);
+            return fingerprint(fields, file);
+          },
+          stage: async () => {
+            const { fields, file } = await parts((stream) => stageDocumentUpload(blobs, principal.workspaceId, stream), (staged) => blobs.delete(staged.blobKey));
+            const discard = async () => {
+              if (file) await blobs.delete(file.result.blobKey).catch(() => undefined);
+            };
+            const refuse = async (message: string): Promise<never> => {
+              await discard();
+              throw invalidInput(message);
+            };
+            if (!file) return refuse('A `file` part is required.');
+            const unknown = Object.keys(fields).filter((k) => k !== 'knowledgeBaseId' && k !== 'name');
+            if (unknown.length) return refuse(`Unknown field(s): ${unknown.join(', ')}; send knowledgeBaseId, name and file.`);
+            const kbId = pathId.safeParse(fields.knowledgeBaseId ?? '');
+            if (!kbId.success) return refuse('knowledgeBaseId is required (1 to 200 printable characters).');
+            const docName = fields.name === undefined ? undefined : name.safeParse(fields.name);
+            if (docName && !docName.success) return refuse('name must be 1 to 200 characters after trimming.');
+            const upload: UploadFields = { knowledgeBaseId: kbId.data, name: docName?.data, fileName: file.filename.slice(0, 200) || 'upload', mimeType: file.mimeType || 'application/octet-stream' };
+            return {
+              fingerprint: fingerprint(fields, { ...file, result: file.result.stat }),
+              commit: async () => ({ status: 201, body: { document: await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, upload) } }),
+              discard,
+            };
+          },
+        },
+        'optional',
+      );
     },
   }),
   defineRoute({

@@ -5,6 +5,7 @@ import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRun
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/errors';
 import { parseIdempotencyKey } from '../../services/idempotency';
+import { keySettingsOf } from '../../services/credentials';
 import { CONNECTOR_PROVIDER_IDS } from '../../db/entities';
 import {
   cancelSyncRun,
@@ -12,9 +13,11 @@ import {
   deleteConnector,
   getConnector,
   getSyncRun,
+  invokeSyncCapability,
   listConnectors,
   listSyncRuns,
   startSyncRun,
+  SYNC_CAPABILITY,
   SYNC_MESSAGES,
   SYNC_OPTION_BOUNDS,
   updateConnector,
@@ -54,6 +57,9 @@ const syncOptions = z.strictObject({
 });
 /** Only `options` is accepted; other keys are refused in the handler with the spec's message. */
 const runBody = z.looseObject({ options: syncOptions.optional() });
+/** The agent capability's body: connectorId and the bounded options as input, and the confirmation. */
+const capabilityBody = z.strictObject({ input: syncOptions.extend({ connectorId: pathId }), confirm: z.boolean().optional() });
+const capabilityResponse = z.strictObject({ capability: z.literal(SYNC_CAPABILITY), effect: z.literal('write'), run: syncRunEnvelope.shape.run });
 const listQuery = z.object({
   knowledgeBaseId: pathId.optional(),
   cursor: z.string().min(1).max(200).optional(),
@@ -70,6 +76,11 @@ const errors = {
 const notFound = { 404: { description: '`resource_not_found`', schema: envelopeErrorSchema } };
 const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
 const conflict = (what: string) => ({ 409: { description: what, schema: envelopeErrorSchema } });
+/** Outcomes of executing a run within the request (the runs route and the knowledge.sync capability). */
+const runOutcomeErrors = {
+  500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
+  503: { description: '`service_unavailable`: the run did not finish within the wait; read it with GET run', schema: envelopeErrorSchema },
+};
 
 export const knowledgeConnectorRoutes: AnyRoute[] = [
   defineRoute({
@@ -187,15 +198,38 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       ...errors,
       ...notFound,
       ...conflict('`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable'),
-      500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
-      503: { description: '`service_unavailable`: the run did not finish within the wait; read it with GET run', schema: envelopeErrorSchema },
+      ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, params, body, deps }) => {
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
       if (Object.keys(body).some((k) => k !== 'options')) throw invalidInput(SYNC_MESSAGES.onlyOptions, { code: 'validation_failed' });
       const options = body.options ?? syncOptions.parse({});
-      const { run, replayed } = await startSyncRun(ctx.state.em, deps.knowledge, deps.config.secretKey, principal, params.id, key, options);
+      const { run, replayed } = await startSyncRun(ctx.state.em, deps.knowledge, keySettingsOf(deps.config), principal, params.id, key, options);
       return { status: 201, body: { run }, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/knowledge-connectors/capabilities/knowledge.sync',
+    operationId: 'invokeKnowledgeSyncCapability',
+    summary:
+      'Agent capability `knowledge.sync`: the runs route with `{ input: { connectorId, maxPages?, maxItems?, maxBytes?, timeoutMs? }, confirm: true }`; Idempotency-Key required (it names the run, as on POST …/runs)',
+    tags,
+    family: 'envelope',
+    access: write,
+    body: capabilityBody,
+    responses: {
+      201: { description: '`{ capability: knowledge.sync, effect: write, run }` (succeeded); a replay carries Idempotency-Replayed: true', schema: capabilityResponse },
+      ...badRequest('`validation_failed`: no confirm: true, option bounds, unknown keys; `idempotency_key_invalid`'),
+      ...errors,
+      ...notFound,
+      ...conflict('as POST …/runs: uncertified provider (no knowledge.sync capability), lease, same key with other options; `setup_required`'),
+      ...runOutcomeErrors,
+    },
+    handler: async (ctx, { principal, body, deps }) => {
+      const idempotencyKey = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
+      const { replayed, ...answer } = await invokeSyncCapability(ctx.state.em, deps.knowledge, keySettingsOf(deps.config), principal, { input: body.input, confirm: body.confirm, idempotencyKey });
+      return { status: 201, body: answer, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
   defineRoute({

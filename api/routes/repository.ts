@@ -11,10 +11,11 @@ export function repositoryDeps(ctx: AppContext): RepositoryDeps {
   return { root: ctx.deps.config.workflowRepositoryRoot, credentialKeys: keySettingsOf(ctx.deps.config), allowPrivateNetworks: ctx.deps.config.outboundAllowPrivateNetworks };
 }
 
-const repositorySchema = z.strictObject({ localPath: z.string(), branch: z.string(), pathPrefix: z.string(), credentialId: z.string(), pullsRepo: z.string(), updatedAt: z.string() });
+const repositorySchema = z.strictObject({ localPath: z.string().nullable(), remoteUrl: z.string().nullable(), branch: z.string(), pathPrefix: z.string(), credentialId: z.string(), pullsRepo: z.string(), updatedAt: z.string() });
 const repositoryBody = z
   .object({
-    localPath: z.string().min(1).max(1000),
+    localPath: z.string().min(1).max(1000).optional(),
+    remoteUrl: z.string().min(1).max(2000).optional(),
     branch: z.string().regex(/^[A-Za-z0-9._/-]{1,200}$/, 'branch must be a Git branch name'),
     pathPrefix: z.string().max(500).optional(),
     credentialId: z.string().min(1),
@@ -39,7 +40,7 @@ function repositoryRoutesAt(base: string, access: { read: Access; write: Access 
       method: 'put',
       path: base,
       operationId: `setWorkflowRepository${suffix}`,
-      summary: 'Configure the workflow repository (Admin or Owner): a bare repository, branch, path prefix, repo credential, pulls API repository',
+      summary: 'Configure the workflow repository (Admin or Owner): a smart-HTTP Git remote (`remoteUrl`) or a bare repository (`localPath`), branch, path prefix, repo credential, pulls API repository',
       tags: [tag],
       family: 'bare',
       access: access.write,

@@ -8,6 +8,8 @@ export interface OrganizationGrant {
   workspaceSelection: 'organization' | 'selected';
   workspaceIds: string[];
   permission: 'read' | 'write';
+  /** The organization the key belongs to (absent only on keys stored before organizations existed). */
+  organizationId?: string;
 }
 
 export interface ApiKey {

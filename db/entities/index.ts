@@ -13,6 +13,7 @@ import { WorkflowMcpServerSchema } from './workflowMcp';
 import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
 import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
 import { LocalAiCliSessionSchema } from './localAiCli';
+import { OrganizationSchema, OrganizationWorkspaceSchema } from './organizations';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 import { SkillSchema } from './skills';
 import { ResearchRunSchema, ResearchSourceSchema } from './research';
@@ -60,6 +61,8 @@ export const entities = [
   LocalAiCliSessionSchema,
   ResearchRunSchema,
   ResearchSourceSchema,
+  OrganizationSchema,
+  OrganizationWorkspaceSchema,
 ];
 
 export * from './auth';
@@ -81,3 +84,4 @@ export * from './skills';
 export * from './localAiCli';
 export * from './research';
 export * from './commands';
+export * from './organizations';

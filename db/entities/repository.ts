@@ -3,8 +3,10 @@ import { EntitySchema } from '@mikro-orm/core';
 /** A workspace's workflow repository: where review writes artifacts and sync reads them. */
 export interface WorkspaceRepository {
   workspaceId: string;
-  /** A bare Git repository inside WORKFLOW_REPOSITORY_ROOT. */
-  localPath: string;
+  /** A bare Git repository inside WORKFLOW_REPOSITORY_ROOT; null when the repository is a remote. */
+  localPath: string | null;
+  /** A smart-HTTP Git remote (http or https); null for a local repository. */
+  remoteUrl: string | null;
   branch: string;
   /** Folder of the artifacts inside the repository ('' for the root). */
   pathPrefix: string;
@@ -34,7 +36,8 @@ export const WorkspaceRepositorySchema = new EntitySchema<WorkspaceRepository>({
   tableName: 'workspace_repositories',
   properties: {
     workspaceId: { type: 'string', primary: true, fieldName: 'workspace_id' },
-    localPath: { type: 'string', fieldName: 'local_path' },
+    localPath: { type: 'string', fieldName: 'local_path', nullable: true },
+    remoteUrl: { type: 'string', fieldName: 'remote_url', nullable: true },
     branch: { type: 'string' },
     pathPrefix: { type: 'string', fieldName: 'path_prefix' },
     credentialId: { type: 'string', fieldName: 'credential_id' },

@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema } from '../../db/entities';
-import { credentialKeyring, openCredential } from '../credentials';
+import { credentialKeyring, openCredential, type CredentialKeySettings } from '../credentials';
 
 export interface ConnectorCredential {
   id: string;
@@ -24,12 +24,12 @@ export async function resolveConnectorCredential(
   em: EntityManager,
   workspaceId: string,
   credentialId: string,
-  opts: { secretKey: string | undefined } = { secretKey: undefined },
+  keys: CredentialKeySettings,
 ): Promise<ConnectorCredentialResolution> {
   const row = await em.findOne(CredentialSchema, { id: credentialId, workspaceId });
   if (!row) return { ok: false, reason: 'not_found' };
-  // Known gap: only the SECRET_KEY-derived credentials key is tried here (not CREDENTIALS_KEY).
-  const ring = credentialKeyring({ key: undefined, previousKeys: [], secretKey: opts.secretKey });
+  // The credentials area's keyring: CREDENTIALS_KEY (or the SECRET_KEY-derived key) and every previous key.
+  const ring = credentialKeyring(keys);
   let value: unknown;
   try {
     if (!ring) throw new Error('no key');

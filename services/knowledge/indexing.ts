@@ -17,7 +17,7 @@ import type { EmbeddingsClient } from '../models/embeddings';
 import { chunkingOf } from './bases';
 import { chunkText, type TextChunk } from './chunking';
 import { documentKindOf, extractText, ExtractionError } from './extraction';
-import { ensureVectorIndex, hasPgvector } from './vectors';
+import { embeddingUpdateSql, ensureVectorIndex, hasPgvector } from './vectors';
 
 export interface DocumentRef {
   id: string;
@@ -155,14 +155,7 @@ export async function embedPendingChunks(
     const dims = vectors[0].length;
     if (pgvector) await ensureVectorIndex(em, dims);
     const payload = JSON.stringify(batch.map((r, j) => ({ id: r.id, e: vectors[j] })));
-    await conn.execute(
-      `update knowledge_chunks c
-          set embedding = array(select x::real from jsonb_array_elements_text(v.e) with ordinality t(x, i) order by i), embedding_model = ?, embedding_dims = ?
-              ${pgvector ? ', embedding_vec = (v.e::text)::vector' : ''}
-         from jsonb_to_recordset(?::jsonb) as v(id text, e jsonb)
-        where c.id = v.id`,
-      [embedder.model, dims, payload],
-    );
+    await conn.execute(embeddingUpdateSql(pgvector), [embedder.model, dims, payload]);
     embedded += batch.length;
   }
   const left = await conn.execute<Array<{ n: string }>>(`select count(*) as n from knowledge_chunks c where ${pendingWhere}`, [workspaceId, ids, embedder.model]);

@@ -18,7 +18,7 @@ import { notFound } from '../errors';
 import type { QueryEmbedder } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import { findKnowledgeBase } from './bases';
-import { hasPgvector, vectorLiteral } from './vectors';
+import { hasPgvector, vectorSearchQuery } from './vectors';
 
 export type Provenance = 'vector' | 'hybrid' | 'keyword';
 
@@ -92,27 +92,8 @@ export async function keywordCandidates(em: EntityManager, workspaceId: string, 
 }
 
 export async function vectorCandidates(em: EntityManager, workspaceId: string, input: SearchInput, model: string, embedding: number[], n: number): Promise<Ranked[]> {
-  const scope = scopeSql(input);
-  const dims = embedding.length;
-  if (await hasPgvector(em)) {
-    const rows = await em.getConnection().execute<Array<{ id: string; score: number }>>(
-      `select c.id, (1 - (c.embedding_vec::vector(${dims}) <=> ?::vector(${dims})))::float8 as score
-         from knowledge_chunks c
-        where c.embedding_model = ? and c.embedding_dims = ${dims} and ${scope.sql}
-        order by c.embedding_vec::vector(${dims}) <=> ?::vector(${dims})
-        limit ?`,
-      [vectorLiteral(embedding), model, workspaceId, ...scope.params, vectorLiteral(embedding), n],
-    );
-    return rows.map((r) => ({ id: r.id, score: Number(r.score) })).filter((r) => r.score > 0);
-  }
-  const rows = await em.getConnection().execute<Array<{ id: string; score: number }>>(
-    `select c.id, knowledge_dot(c.embedding, ?::real[]) as score
-       from knowledge_chunks c
-      where c.embedding_model = ? and c.embedding_dims = ? and ${scope.sql}
-      order by score desc, c.id
-      limit ?`,
-    [`{${embedding.join(',')}}`, model, dims, workspaceId, ...scope.params, n],
-  );
+  const query = vectorSearchQuery(await hasPgvector(em), { model, embedding, scope: scopeSql(input), workspaceId, limit: n });
+  const rows = await em.getConnection().execute<Array<{ id: string; score: number }>>(query.sql, query.params);
   // Orthogonal (or opposed) vectors share nothing with the query: not a match.
   return rows.map((r) => ({ id: r.id, score: Number(r.score) })).filter((r) => r.score > 0);
 }

@@ -23,9 +23,10 @@ import { httpRequest, OutboundError } from '../outbound';
 import type { SyncExecutionOutcome } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import type { KnowledgeConfig } from '../config';
+import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
-import { FetchBudget, PROVIDERS, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
+import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
 import type { KnowledgeRuntime } from './runtime';
 
 export const SYNC_OPTION_BOUNDS = {
@@ -114,11 +115,11 @@ function setupRequired(connector: KnowledgeConnector, provider: ConnectorProvide
 }
 
 /** The connector's credential, or 409 `setup_required` saying why it cannot be used. */
-export async function connectorCredential(em: EntityManager, secretKey: string | undefined, connector: KnowledgeConnector): Promise<ConnectorCredential> {
+export async function connectorCredential(em: EntityManager, keys: CredentialKeySettings, connector: KnowledgeConnector): Promise<ConnectorCredential> {
   const provider = PROVIDERS[connector.providerId];
   const credentialId = connector.config.credentialId;
   if (typeof credentialId !== 'string' || credentialId === '') throw setupRequired(connector, provider, 'credential_missing');
-  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, { secretKey });
+  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, keys);
   if (!resolved.ok) throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
   const { credential } = resolved;
   if (!provider.credentialTypes.includes(credential.type)) throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
@@ -135,7 +136,7 @@ export async function connectorCredential(em: EntityManager, secretKey: string |
 export async function startSyncRun(
   em: EntityManager,
   runtime: Pick<KnowledgeRuntime, 'config' | 'syncLauncher'>,
-  secretKey: string | undefined,
+  keys: CredentialKeySettings,
   principal: WorkspacePrincipal,
   connectorId: string,
   key: string,
@@ -149,7 +150,7 @@ export async function startSyncRun(
   if (earlier && earlier.requestFingerprint !== fingerprint) throw conflict(SYNC_MESSAGES.otherOptions);
   if (earlier?.status === 'succeeded') return { run: syncRunView(earlier), replayed: true };
   if (!runtime.config.certifiedProviders.includes(connector.providerId)) throw conflict(SYNC_MESSAGES.uncertified(connector.providerId));
-  await connectorCredential(em, secretKey, connector);
+  await connectorCredential(em, keys, connector);
 
   const now = new Date();
   const conn = em.getConnection();
@@ -179,6 +180,40 @@ export async function startSyncRun(
   );
   throwUnlessSucceeded(outcome, id);
   return { run: syncRunView(await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id })), replayed: false };
+}
+
+/** The agent capability `knowledge.sync`: what it takes and what it answers. */
+export interface SyncCapabilityRequest {
+  input: { connectorId: string } & SyncOptions;
+  /** The agent's confirmation of a change to the knowledge base: required, `true`. */
+  confirm: boolean | undefined;
+  /** Required: it names the run exactly as on POST …/runs, so a replay is the same run. */
+  idempotencyKey: string | null;
+}
+
+export const SYNC_CAPABILITY_MESSAGES = {
+  confirmationRequired: 'knowledge.sync changes the knowledge base: send confirm: true to run it.',
+} as const;
+
+/**
+ * The agent capability `knowledge.sync` on the same path as POST /knowledge-connectors/{id}/runs:
+ * connectorId and the bounded options as input; idempotency (400 `idempotency_key_invalid`) and
+ * confirmation (400 `validation_failed`) required; the connector's provider must offer the
+ * capability (uncertified: 409 as on the runs route). The same key names the same run either
+ * way, so a capability call replays a REST run and the other way round.
+ */
+export async function invokeSyncCapability(
+  em: EntityManager,
+  runtime: Pick<KnowledgeRuntime, 'config' | 'syncLauncher'>,
+  keys: CredentialKeySettings,
+  principal: WorkspacePrincipal,
+  request: SyncCapabilityRequest,
+): Promise<{ capability: typeof SYNC_CAPABILITY; effect: 'write'; run: SyncRunView; replayed: boolean }> {
+  if (!request.idempotencyKey) throw invalidInput('Idempotency-Key header is required.', { code: 'idempotency_key_invalid' });
+  if (request.confirm !== true) throw invalidInput(SYNC_CAPABILITY_MESSAGES.confirmationRequired, { code: 'validation_failed' });
+  const { connectorId, ...options } = request.input;
+  const { run, replayed } = await startSyncRun(em, runtime, keys, principal, connectorId, request.idempotencyKey, options);
+  return { capability: SYNC_CAPABILITY, effect: 'write', run, replayed };
 }
 
 function throwUnlessSucceeded(outcome: SyncExecutionOutcome, runId: string): void {
@@ -322,7 +357,8 @@ export async function renewSyncLease(em: EntityManager, ref: SyncRunRef, token: 
 }
 
 export interface SyncWorkerDeps {
-  secretKey: string | undefined;
+  /** The credentials area's keys (CREDENTIALS_KEY, previous keys, SECRET_KEY). */
+  keys: CredentialKeySettings;
   config: KnowledgeConfig;
   allowPrivateNetworks: boolean;
 }
@@ -364,7 +400,7 @@ export async function executeSyncRun(
     const provider = PROVIDERS[connector.providerId];
     let credential: ConnectorCredential;
     try {
-      credential = await connectorCredential(em, deps.secretKey, connector);
+      credential = await connectorCredential(em, deps.keys, connector);
     } catch (err) {
       if (err instanceof DomainError) throw new SyncError('conflict', err.message, err.code, err.envelope);
       throw err;

@@ -11,13 +11,16 @@ import { artifactFileName, checkArtifactText, stableStringify, toArtifact } from
 import { candidateVersionId } from '../workflows/graph';
 import { loadWorkflow, viewOf } from '../workflows/views';
 import { commitFileOnBranch, readFileAt, resolveRef } from './git';
+import { gitAuthorization, GitRemoteError, listRemoteBranches, withRemoteCopy, type GitRemote } from './remote';
 
 /**
  * The workspace repository: review writes a workflow's draft as an artifact on a review branch
  * and opens a pull request (GitHub REST pulls API at the `repo` credential's baseUrl); deploy,
  * while a repository is configured, needs the reviewed candidate merged; sync-from-repo reads
- * the merged artifact back. Repositories are bare Git repositories inside
- * WORKFLOW_REPOSITORY_ROOT, written with isomorphic-git.
+ * the merged artifact back. A repository is a smart-HTTP Git remote (fetched into a temporary
+ * copy and pushed to through the guarded outbound client, authenticated with the `repo`
+ * credential: HTTP Basic with its username, else a bearer token) or a bare Git repository
+ * inside WORKFLOW_REPOSITORY_ROOT, both written with isomorphic-git.
  */
 export interface RepositoryDeps {
   root: string | undefined;
@@ -26,14 +29,16 @@ export interface RepositoryDeps {
 }
 
 export interface RepositoryInput {
-  localPath: string;
+  /** Exactly one of localPath and remoteUrl. */
+  localPath?: string;
+  remoteUrl?: string;
   branch: string;
   pathPrefix?: string;
   credentialId: string;
   pullsRepo: string;
 }
 
-const view = (r: WorkspaceRepository) => ({ localPath: r.localPath, branch: r.branch, pathPrefix: r.pathPrefix, credentialId: r.credentialId, pullsRepo: r.pullsRepo, updatedAt: r.updatedAt });
+const view = (r: WorkspaceRepository) => ({ localPath: r.localPath ?? null, remoteUrl: r.remoteUrl ?? null, branch: r.branch, pathPrefix: r.pathPrefix, credentialId: r.credentialId, pullsRepo: r.pullsRepo, updatedAt: r.updatedAt });
 
 function gitdirOf(deps: RepositoryDeps, localPath: string): string {
   if (!deps.root) throw invalidInput('Local repositories are not enabled on this deployment (WORKFLOW_REPOSITORY_ROOT is unset).');
@@ -48,20 +53,85 @@ export async function getRepository(em: EntityManager, principal: WorkspacePrinc
 }
 
 export async function setRepository(em: EntityManager, deps: RepositoryDeps, principal: WorkspacePrincipal, input: RepositoryInput) {
-  const gitdir = gitdirOf(deps, input.localPath);
+  if ((input.localPath === undefined) === (input.remoteUrl === undefined)) throw invalidInput('Send exactly one of localPath (a bare repository) and remoteUrl (a smart-HTTP Git remote).');
   const cred = await loadCredential(em, principal.workspaceId, input.credentialId).catch(() => null);
   if (!cred || cred.type !== 'repo') throw invalidInput('credentialId must name a repo credential of this workspace.');
-  await fs.access(path.join(gitdir, 'HEAD')).catch(() => {
-    throw invalidInput('localPath is not a bare Git repository.');
-  });
-  if (!(await resolveRef(gitdir, input.branch))) throw invalidInput(`Branch "${input.branch}" does not exist in the repository.`);
+  if (input.localPath !== undefined) {
+    const gitdir = gitdirOf(deps, input.localPath);
+    await fs.access(path.join(gitdir, 'HEAD')).catch(() => {
+      throw invalidInput('localPath is not a bare Git repository.');
+    });
+    if (!(await resolveRef(gitdir, input.branch))) throw invalidInput(`Branch "${input.branch}" does not exist in the repository.`);
+  } else {
+    const url = remoteUrlOf(input.remoteUrl!);
+    const branches = await listRemoteBranches(remoteOf(deps, url, openRepoCredential(deps, cred))).catch((err) => {
+      throw remoteFailure(err, 'setup');
+    });
+    if (!branches.has(input.branch)) throw invalidInput(`Branch "${input.branch}" does not exist in the repository.`);
+  }
   const pathPrefix = (input.pathPrefix ?? '').replace(/^\/+|\/+$/g, '');
   if (pathPrefix.split('/').some((p) => p === '..' || p === '.')) throw invalidInput('pathPrefix must not contain "." or ".." segments.');
-  const data = { workspaceId: principal.workspaceId, localPath: input.localPath, branch: input.branch, pathPrefix, credentialId: cred.id, pullsRepo: input.pullsRepo, updatedAt: new Date() };
+  const data = {
+    workspaceId: principal.workspaceId,
+    localPath: input.localPath ?? null,
+    remoteUrl: input.remoteUrl === undefined ? null : remoteUrlOf(input.remoteUrl),
+    branch: input.branch,
+    pathPrefix,
+    credentialId: cred.id,
+    pullsRepo: input.pullsRepo,
+    updatedAt: new Date(),
+  };
   await em.upsert(WorkspaceRepositorySchema, data);
   recordAudit(em, principal, { action: 'workspace.repository.set', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId });
   await em.flush();
   return view(data as WorkspaceRepository);
+}
+
+/** A remote URL: http or https, without user info (credentials come from the `repo` credential). */
+function remoteUrlOf(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidInput('remoteUrl must be an http or https URL.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidInput('remoteUrl must be an http or https URL.');
+  if (url.username || url.password) throw invalidInput('remoteUrl must not carry credentials; the repo credential authenticates.');
+  url.hash = '';
+  return url.toString().replace(/\/+$/, '');
+}
+
+function openRepoCredential(deps: RepositoryDeps, cred: Parameters<typeof openCredential>[1]): { token?: unknown; username?: unknown; baseUrl?: unknown } {
+  const ring = credentialKeyring(deps.credentialKeys);
+  if (!ring) throw unavailable('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
+  return openCredential(ring, cred) as { token?: unknown; username?: unknown; baseUrl?: unknown };
+}
+
+function remoteOf(deps: RepositoryDeps, url: string, value: { token?: unknown; username?: unknown }): GitRemote {
+  return { url, authorization: gitAuthorization(value), allowPrivateNetworks: deps.allowPrivateNetworks };
+}
+
+/** A Git remote failure as the API's error: at setup a bad configuration (400); later 409 (refused) or 503 (unreachable). */
+function remoteFailure(err: unknown, phase: 'setup' | 'use'): unknown {
+  if (!(err instanceof GitRemoteError)) return err;
+  if (phase === 'setup') return invalidInput(err.message, { details: { reason: err.kind } });
+  if (err.kind === 'unreachable') return unavailable(err.message, { details: { reason: err.kind } });
+  return conflict(err.message, { details: { reason: err.kind } });
+}
+
+/**
+ * Runs `work` on the repository's Git directory with `branches` present: the local bare
+ * repository itself, or a temporary copy fetched from the remote (whose `push` sends a branch
+ * back; a no-op locally, where commits land in place).
+ */
+async function withGit<T>(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, branches: string[], work: (gitdir: string, push: (branch: string) => Promise<void>) => Promise<T>): Promise<T> {
+  if (!repo.remoteUrl) return work(gitdirOf(deps, repo.localPath ?? ''), async () => undefined);
+  const cred = await loadCredential(em, repo.workspaceId, repo.credentialId);
+  try {
+    return await withRemoteCopy(remoteOf(deps, repo.remoteUrl, openRepoCredential(deps, cred)), branches, work);
+  } catch (err) {
+    throw remoteFailure(err, 'use');
+  }
 }
 
 export async function deleteRepository(em: EntityManager, principal: WorkspacePrincipal): Promise<void> {
@@ -78,10 +148,8 @@ async function requireRepository(em: EntityManager, workspaceId: string): Promis
 }
 
 async function pulls(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, method: string, suffix: string, body?: unknown): Promise<Record<string, unknown>> {
-  const ring = credentialKeyring(deps.credentialKeys);
-  if (!ring) throw unavailable('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
   const cred = await loadCredential(em, repo.workspaceId, repo.credentialId);
-  const value = openCredential(ring, cred) as { token: string; baseUrl?: string };
+  const value = openRepoCredential(deps, cred) as { token: string; baseUrl?: string };
   if (!value.baseUrl) throw unavailable('The repo credential has no baseUrl for the pulls API.');
   const res = await httpRequest(
     { method, url: `${value.baseUrl.replace(/\/+$/, '')}/repos/${repo.pullsRepo}/pulls${suffix}`, headers: { Authorization: `Bearer ${value.token}`, Accept: 'application/vnd.github+json' }, body },
@@ -102,8 +170,8 @@ async function prStatus(em: EntityManager, deps: RepositoryDeps, repo: Workspace
 }
 
 /** The reviewed candidate as merged on the base branch: null when the file is missing or differs. */
-async function mergedCandidate(deps: RepositoryDeps, repo: WorkspaceRepository, externalId: string): Promise<string | null> {
-  const file = await readFileAt(gitdirOf(deps, repo.localPath), repo.branch, filePath(repo, externalId));
+async function mergedCandidate(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, externalId: string): Promise<string | null> {
+  const file = await withGit(em, deps, repo, [repo.branch], (gitdir) => readFileAt(gitdir, repo.branch, filePath(repo, externalId)));
   if (!file) return null;
   const check = checkArtifactText(file.text);
   return check.ok ? candidateVersionId({ nodes: check.artifact.nodes as never, edges: check.artifact.edges as never }) : null;
@@ -111,7 +179,7 @@ async function mergedCandidate(deps: RepositoryDeps, repo: WorkspaceRepository, 
 
 async function reviewView(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, wf: Workflow, review: WorkflowReview) {
   const { status, mergeCommitSha } = await prStatus(em, deps, repo, review);
-  const merged = status === 'merged' ? await mergedCandidate(deps, repo, review.externalId) : null;
+  const merged = status === 'merged' ? await mergedCandidate(em, deps, repo, review.externalId) : null;
   const current = candidateVersionId(wf);
   return {
     workflowId: wf.id,
@@ -166,20 +234,23 @@ export async function reviewGraph(
   input: { expectedHeadSha?: string },
 ) {
   const repo = await requireRepository(em, principal.workspaceId);
-  const gitdir = gitdirOf(deps, repo.localPath);
   const existing = await em.findOne(WorkflowReviewSchema, { workflowId: wf.id });
   const status = existing ? (await prStatus(em, deps, repo, existing)).status : null;
-  if (input.expectedHeadSha !== undefined) {
-    if (!existing || status !== 'open') throw conflict(`The review is not open (status ${status ?? 'none'}).`, { details: { status } });
-    const head = await resolveRef(gitdir, existing.branch);
-    if (head !== input.expectedHeadSha) throw conflict('The review branch moved since expectedHeadSha was read.', { details: { headSha: head } });
-  }
+  if (input.expectedHeadSha !== undefined && (!existing || status !== 'open')) throw conflict(`The review is not open (status ${status ?? 'none'}).`, { details: { status } });
   if (!wf.externalId) wf.externalId = wf.id;
   const externalId = wf.externalId;
   const branch = `review/${externalId}`;
   const reviewed = candidateVersionId(source);
   const text = stableStringify(toArtifact(source, externalId));
-  const headSha = await commitFileOnBranch(gitdir, repo.branch, branch, filePath(repo, externalId), text, `Review ${source.name} (${reviewed})`);
+  const headSha = await withGit(em, deps, repo, [repo.branch, branch], async (gitdir, push) => {
+    if (input.expectedHeadSha !== undefined) {
+      const head = await resolveRef(gitdir, existing!.branch);
+      if (head !== input.expectedHeadSha) throw conflict('The review branch moved since expectedHeadSha was read.', { details: { headSha: head } });
+    }
+    const sha = await commitFileOnBranch(gitdir, repo.branch, branch, filePath(repo, externalId), text, `Review ${source.name} (${reviewed})`);
+    await push(branch);
+    return sha;
+  });
   let prNumber = existing?.prNumber;
   let prUrl = existing?.prUrl ?? null;
   if (!existing || status !== 'open') {
@@ -222,7 +293,7 @@ export async function assertReviewSynced(em: EntityManager, deps: RepositoryDeps
   if (!deps) throw unavailable('Repository checks are unavailable here.');
   const { status } = await prStatus(em, deps, repo, review);
   if (status !== 'merged') throw conflict(`The review is ${status}, not merged; merge it before deploying.`, { code: 'workflow_review_not_synced', details: { status, pullRequest: review.prNumber } });
-  if ((await mergedCandidate(deps, repo, review.externalId)) !== review.candidateVersionId) {
+  if ((await mergedCandidate(em, deps, repo, review.externalId)) !== review.candidateVersionId) {
     throw conflict('The reviewed version is no longer on the base branch; request a new review.', { code: 'workflow_reviewed_version_unavailable' });
   }
 }
@@ -231,7 +302,8 @@ async function readMerged(em: EntityManager, deps: RepositoryDeps, principal: Wo
   const wf = await loadWorkflow(em, principal, workflowId, { includeTrashed: false });
   const repo = await requireRepository(em, principal.workspaceId);
   const externalId = wf.externalId ?? wf.id;
-  const file = await readFileAt(gitdirOf(deps, repo.localPath), ref ?? repo.branch, filePath(repo, externalId));
+  const at = ref ?? repo.branch;
+  const file = await withGit(em, deps, repo, [at, repo.branch], (gitdir) => readFileAt(gitdir, at, filePath(repo, externalId)));
   if (!file) throw notFound(`No artifact for "${externalId}" at ${ref ?? repo.branch}.`);
   const check = checkArtifactText(file.text);
   if (!check.ok) throw invalidInput('The artifact in the repository is invalid.', { details: { errors: check.errors } });

@@ -5,6 +5,7 @@ import { AUTH_MESSAGES, forbidden, notFound, unauthenticated } from '../errors';
 import type { RunLauncher } from '../ports';
 import { runnableActiveVersion, writeRunRow } from '../runs';
 import { MCP_SERVER_NOT_FOUND } from './servers';
+import { keyReachesWorkspace } from '../organizations';
 
 export const MCP_EXECUTE_REQUIRED = 'Execute permission is required to call workflow tools.';
 
@@ -18,7 +19,8 @@ export interface McpAuthority {
 
 /**
  * The spec's MCP authority rule. A workspace key must be bound to the server's workspace; an
- * organization key's selection must include it. Read authority (initialize, discovery,
+ * organization key must reach it (the workspace is in the key's organization now, and in its
+ * selection). Read authority (initialize, discovery,
  * listing) is any live membership of the key's user in that workspace; execute authority
  * (tool calls) needs a role above viewer and, for organization keys, the `write` permission
  * (the key's permission is a ceiling over the live role). Personal, copilot and end-user
@@ -33,8 +35,8 @@ export async function authorizeMcp(em: EntityManager, bearer: string | null, wor
   if (key.scope === 'workspace') {
     role = key.workspaceId === workspaceId ? key.role : null;
   } else {
-    const selection = key.organization?.workspaceIds ?? [];
-    const membership = selection.includes(workspaceId) ? await em.findOne(MembershipSchema, { workspaceId, userId: key.userId }) : null;
+    const reaches = await keyReachesWorkspace(em, key.organization, workspaceId);
+    const membership = reaches ? await em.findOne(MembershipSchema, { workspaceId, userId: key.userId }) : null;
     role = membership?.role ?? null;
     ceiling = key.organization?.permission ?? 'read';
   }

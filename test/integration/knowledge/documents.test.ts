@@ -201,6 +201,39 @@ describe('documents', () => {
     expect(list.body.documents.map((d: any) => d.name)).toEqual(['secret.txt']);
   });
 
+  test('Idempotency-Key: a replay answers the same document without a second upload; another body with the key is 409', async () => {
+    const kb = await createBase(stack.app, token);
+    const idem = { 'idempotency-key': `doc-${Date.now()}` };
+    const file = { name: 'once.txt', type: 'text/plain', content: 'Uploaded exactly once.' };
+    const first = await upload(stack.app, token, { knowledgeBaseId: kb.id }, file, idem);
+    expect(first.status).toBe(201);
+    const blobsAfterFirst = (await blobFiles()).length;
+    const replay = await upload(stack.app, token, { knowledgeBaseId: kb.id }, file, idem);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body.document.id).toBe(first.body.document.id);
+    expect((await blobFiles()).length).toBe(blobsAfterFirst);
+
+    const otherContent = await upload(stack.app, token, { knowledgeBaseId: kb.id }, { ...file, content: 'Something else.' }, idem);
+    expect(otherContent.status).toBe(409);
+    expect(otherContent.body).toEqual({ error: 'Idempotency-Key was already used with a different request body.', code: 'idempotency_replay_mismatch' });
+    const otherName = await upload(stack.app, token, { knowledgeBaseId: kb.id, name: 'Renamed' }, file, idem);
+    expect(otherName.status).toBe(409);
+    expect((await upload(stack.app, token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': 'bad key with spaces' })).status).toBe(400);
+    expect((await blobFiles()).length).toBe(blobsAfterFirst);
+    const list = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token });
+    expect(list.body.documents.map((d: any) => d.id)).toEqual([first.body.document.id]);
+
+    // The key is the workspace's: another workspace may use the same key for its own upload, and sees nothing of this one.
+    const otherKb = await createBase(stack.app, other.token);
+    const foreign = await upload(stack.app, other.token, { knowledgeBaseId: otherKb.id }, file, idem);
+    expect(foreign.status).toBe(201);
+    expect(foreign.headers.get('idempotency-replayed')).toBeNull();
+    expect(foreign.body.document.id).not.toBe(first.body.document.id);
+    // Replaying another workspace's key into this base is still a 404 for the foreign key holder.
+    expect((await upload(stack.app, other.token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': `x-${Date.now()}` })).status).toBe(404);
+  });
+
   test('refused uploads leave nothing stored', async () => {
     const kb = await createBase(stack.app, token);
     const trashedKb = await createBase(stack.app, token);
@@ -252,6 +285,8 @@ describe('documents', () => {
     const doc = await uploadDocument(stack.app, token, kb.id, { name: 'a.txt', type: 'text/plain', content: 'Temporal indexing' });
     await waitForDocument(stack.app, token, kb.id, doc.id);
     const handle = stack.app.deps.temporal.client.workflow.getHandle(knowledgeIndexDocumentWorkflowId(doc.id, 1));
+    // The document turns ready in the workflow's last activity; the execution closes just after.
+    await handle.result();
     const description = await handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     expect(description.searchAttributes.WorkspaceId).toEqual([stack.ws.workspaceId]);

@@ -35,11 +35,12 @@ export async function upload(
   token: string,
   fields: Record<string, string>,
   file?: { name: string; type: string; content: Buffer | string },
+  headers: Record<string, string> = {},
 ): Promise<HttpResult> {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   if (file) form.append('file', new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)], { type: file.type }), file.name);
-  const res = await fetch(`${app.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const res = await fetch(`${app.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: form });
   const text = await res.text();
   let body: unknown = text;
   try {

@@ -1,9 +1,12 @@
 /**
- * Organization keys managed across the organization over real HTTP and PostgreSQL: a key
- * created by one Admin is listed, renamed and revoked by another Admin or Owner of a workspace
- * in its selection (not by one outside it); only the name changes; a revoked key loses the
- * workflow MCP endpoint at once.
+ * Organizations and their keys over real HTTP and PostgreSQL: an Owner of two workspaces brings
+ * one into the other's organization; organization keys select workspaces of their organization
+ * only; a key is listed, renamed and revoked by any Admin or Owner of a workspace in the
+ * organization (not by one outside it); only the name changes; the `organization` selection
+ * reaches workspaces that join later, `selected` only its own; a revoked key loses the workflow
+ * MCP endpoint at once.
  */
+import { MembershipSchema } from '../../../db/entities';
 import { grantMembership } from '../../../services/workspaces';
 import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
@@ -28,6 +31,36 @@ beforeAll(async () => {
   ownerCCookie = await signInCookie(app, c.ownerEmail, c.ownerPassword, c.workspaceId);
 });
 afterAll(() => app.close());
+
+test('an Owner of both brings a workspace into the organization; keys may only select workspaces of their organization', async () => {
+  // Before A joins B's organization, a key of B's organization cannot select A.
+  const early = await http(app, 'POST', '/api/api-keys', {
+    cookie: creatorCookie,
+    body: { name: 'Too early', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [a.workspaceId, b.workspaceId], permission: 'read' } },
+  });
+  expect(early.status).toBe(400);
+  expect(early.body.error).toBe(`organization.workspaceIds includes workspaces you cannot access in this organization: ${a.workspaceId}`);
+
+  const own = await http(app, 'GET', '/api/organization', { cookie: creatorCookie });
+  expect(own.status).toBe(200);
+  expect(own.body.organization.workspaces).toEqual([{ id: b.workspaceId, name: 'Org B' }]);
+  // Admin of A only: not enough to move A.
+  const notOwner = await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: a.workspaceId } });
+  expect(notOwner.status).toBe(403);
+  expect((await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: c.workspaceId } })).status).toBe(404);
+  await app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: a.workspaceId, userId: b.ownerId }, { role: 'owner' });
+  const joined = await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: a.workspaceId } });
+  expect(joined.status).toBe(200);
+  expect(joined.body.organization.id).toBe(own.body.organization.id);
+  expect(joined.body.organization.workspaces.map((w: any) => w.id).sort()).toEqual([a.workspaceId, b.workspaceId].sort());
+  expect((await http(app, 'GET', '/api/organization', { cookie: ownerACookie })).body.organization.id).toBe(own.body.organization.id);
+  const cOrg = await http(app, 'GET', '/api/organization', { cookie: ownerCCookie });
+  expect(cOrg.body.organization.workspaces).toEqual([{ id: c.workspaceId, name: 'Org C' }]);
+  const renamed = await http(app, 'PATCH', '/api/organization', { cookie: ownerACookie, body: { name: ' Acme ' } });
+  expect(renamed.body.organization.name).toBe('Acme');
+  expect((await http(app, 'PATCH', '/api/organization', { cookie: ownerACookie, body: { name: ' ' } })).status).toBe(400);
+  expect((await http(app, 'GET', '/api/organization', { cookie: ownerCCookie })).body.organization.name).toBe('Org C');
+});
 
 test('another Admin or Owner in the selection lists, renames and revokes an organization key; outsiders cannot', async () => {
   const created = await http(app, 'POST', '/api/api-keys', {
@@ -66,4 +99,46 @@ test('another Admin or Owner in the selection lists, renames and revokes an orga
   expect(revoked.status).toBe(200);
   const after = await http(app, 'GET', `/api/v1/workflows/mcp/${a.workspaceId}/none`, { token });
   expect(after.status).toBe(401);
+});
+
+test('any Admin or Owner of a workspace in the organization manages its keys; the organization selection reaches workspaces that join later, selected does not', async () => {
+  const whole = await http(app, 'POST', '/api/api-keys', { cookie: creatorCookie, body: { name: 'Whole org', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } } });
+  expect(whole.status).toBe(201);
+  expect(whole.body.apiKey.organization).toMatchObject({ workspaceSelection: 'organization', permission: 'read', organizationId: expect.stringMatching(/^org_/) });
+  const some = await http(app, 'POST', '/api/api-keys', {
+    cookie: creatorCookie,
+    body: { name: 'Only B', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [b.workspaceId], permission: 'read' } },
+  });
+  expect(some.status).toBe(201);
+
+  // D: a workspace with a workflow MCP server, outside the organization for now.
+  const d = await createWorkspace(app, 'Org D');
+  const wf = await http(app, 'POST', '/api/v1/workflows', { token: d.token, body: { name: 'D flow', nodes: [{ id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } }], edges: [] } });
+  expect((await http(app, 'POST', '/api/v1/workflow-mcp-servers', { token: d.token, body: { name: 'D tools', slug: 'dtools', tools: [{ workflowId: wf.body.workflow.id }] } })).status).toBe(201);
+  const ownerOfD = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${d.ownerId}`, userId: d.ownerId, workspaceId: d.workspaceId, role: 'owner' as const };
+  await grantMembership(app.orm.em.fork(), ownerOfD, { email: b.ownerEmail, role: 'admin' });
+  await app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: d.workspaceId, userId: b.ownerId }, { role: 'owner' });
+  const ownerDCookie = await signInCookie(app, d.ownerEmail, d.ownerPassword, d.workspaceId);
+  const mcpD = (token: string) => http(app, 'GET', `/api/v1/workflows/mcp/${d.workspaceId}/dtools`, { token });
+
+  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(whole.body.apiKey.id);
+  expect((await http(app, 'PATCH', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie, body: { name: 'Mine' } })).status).toBe(404);
+  expect((await mcpD(whole.body.token)).status).toBe(404);
+
+  expect((await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: d.workspaceId } })).status).toBe(200);
+  // D's own Owner (not the creator, not in any key's selection) now manages the organization's keys.
+  const listed = (await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id);
+  expect(listed).toEqual(expect.arrayContaining([whole.body.apiKey.id, some.body.apiKey.id]));
+  const renamed = await http(app, 'PATCH', `/api/api-keys/${some.body.apiKey.id}`, { cookie: ownerDCookie, body: { name: 'Only B (renamed by D)' } });
+  expect(renamed.status).toBe(200);
+  expect(renamed.body.apiKey.organization.workspaceIds).toEqual([b.workspaceId]);
+  // The organization selection reaches D now (GET after authorization is 405); the B-only key does not (404).
+  expect((await mcpD(whole.body.token)).status).toBe(405);
+  expect((await mcpD(some.body.token)).status).toBe(404);
+  // C is still outside: its Owner sees none of these keys.
+  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(whole.body.apiKey.id);
+  expect((await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerCCookie })).status).toBe(404);
+  const revoked = await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie });
+  expect(revoked.status).toBe(200);
+  expect((await mcpD(whole.body.token)).status).toBe(401);
 });

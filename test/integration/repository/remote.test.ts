@@ -1,0 +1,225 @@
+/**
+ * The workspace repository on a smart-HTTP Git remote: the real `git http-backend` behind a
+ * loopback server with HTTP Basic and bearer authentication (test/fakes/gitHttp.ts), the
+ * service speaking to it through isomorphic-git on the guarded outbound client. Review pushes
+ * the artifact branch to the remote; deploy and sync-from-repo fetch from it; a person clones,
+ * edits and pushes with the git CLI over the same HTTP server. Wrong credentials are refused,
+ * another workspace changes nothing, and a private address is refused by the SSRF guard when
+ * private networks are not allowed.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startGitHttpServer, type GitHttpServer } from '../../fakes/gitHttp';
+import { startPullsApi } from '../../fakes/pullsApi';
+import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+
+const ALICE_PASSWORD = 'alice-app-password-0123';
+const BOB_TOKEN = 'bob-bearer-token-4567';
+let app: TestApp;
+let a: WorkspaceFixture;
+let b: WorkspaceFixture;
+let root: string;
+let bare: string;
+let git: GitHttpServer;
+let pullsA: Awaited<ReturnType<typeof startPullsApi>>;
+let pullsB: Awaited<ReturnType<typeof startPullsApi>>;
+let credA: string;
+let credB: string;
+
+const REPO = '/api/v1/workflow-repository';
+const bareGit = (...args: string[]) => execFileSync('git', ['--git-dir', bare, ...args], { encoding: 'utf8' }).trim();
+const refsOf = () => bareGit('for-each-ref', '--format=%(refname) %(objectname)');
+const gitArgs = (args: string[]) => ['-c', 'user.name=Person', '-c', 'user.email=person@example.test', '-c', 'credential.helper=', ...args];
+const gitEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0' };
+/** The git CLI on a local path (synchronous is fine: no server of this process is involved). */
+const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv }).trim();
+/** The git CLI over HTTP: asynchronous, since the loopback Git server runs in this process. */
+const gitHttp = async (cwd: string, ...args: string[]) => (await promisify(execFile)('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv })).stdout.trim();
+const graph = (tag: string) => ({
+  nodes: [
+    { id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } },
+    { id: 'shape', type: 'transform', name: 'Shape', config: { expression: `{ "tag": "${tag}" }` }, position: { x: 200, y: 0 } },
+  ],
+  edges: [{ id: 'e1', source: 'start', target: 'shape' }],
+});
+async function credential(ws: WorkspaceFixture, name: string, value: Record<string, unknown>): Promise<string> {
+  const res = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name, type: 'repo', value } });
+  expect(res.status).toBe(201);
+  return res.body.credential.id;
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(tmpdir(), 'svc-remote-'));
+  bare = path.join(root, 'team.git');
+  execFileSync('git', ['init', '--bare', '-q', '-b', 'main', bare]);
+  const seed = path.join(root, 'seed');
+  execFileSync('git', ['clone', '-q', bare, seed]);
+  writeFileSync(path.join(seed, 'README.md'), '# flows\n');
+  gitIn(seed, 'add', 'README.md');
+  gitIn(seed, 'commit', '-q', '-m', 'init');
+  gitIn(seed, 'push', '-q', 'origin', 'HEAD:main');
+  git = await startGitHttpServer({ root, basic: { alice: ALICE_PASSWORD }, bearer: { [BOB_TOKEN]: 'bob' } });
+  pullsA = await startPullsApi(ALICE_PASSWORD);
+  pullsB = await startPullsApi(BOB_TOKEN);
+  // No WORKFLOW_REPOSITORY_ROOT: remotes only.
+  app = await startTestApp({ workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: true });
+  a = await createWorkspace(app, 'Remote A');
+  b = await createWorkspace(app, 'Remote B');
+  credA = await credential(a, 'Git host (basic)', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url });
+  credB = await credential(b, 'Git host (bearer)', { token: BOB_TOKEN, baseUrl: pullsB.url });
+});
+afterAll(async () => {
+  await app?.close();
+  await git?.close();
+  await pullsA?.close();
+  await pullsB?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const remoteBody = (over: Record<string, unknown> = {}) => ({ remoteUrl: `${git.url}/team.git`, branch: 'main', pathPrefix: 'flows', credentialId: credA, pullsRepo: 'acme/flows', ...over });
+let wfId: string;
+
+test('configuring a remote: its branches are read over smart HTTP with the credential; wrong credentials, unknown branches and bad URLs are refused', async () => {
+  const wrongPassword = await credential(a, 'Wrong password', { username: 'alice', token: 'not-the-password', baseUrl: pullsA.url });
+  const wrongToken = await credential(a, 'Wrong token', { token: 'nope-token', baseUrl: pullsA.url });
+  for (const credentialId of [wrongPassword, wrongToken]) {
+    const refused = await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ credentialId }) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('The Git remote refused the credentials (HTTP 401).');
+  }
+  expect(git.requests.some((r) => r.user === null)).toBe(true);
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ branch: 'nope' }) })).body.error).toBe('Branch "nope" does not exist in the repository.');
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: 'ftp://example.test/x.git' }) })).body.error).toBe('remoteUrl must be an http or https URL.');
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: `http://alice:pw@127.0.0.1:1/x.git` }) })).status).toBe(400);
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: { ...remoteBody(), localPath: 'team.git' } })).body.error).toBe(
+    'Send exactly one of localPath (a bare repository) and remoteUrl (a smart-HTTP Git remote).',
+  );
+  expect((await http(app, 'GET', REPO, { token: a.token })).body.repository).toBeNull();
+
+  const ok = await http(app, 'PUT', REPO, { token: a.token, body: remoteBody() });
+  expect(ok.status).toBe(200);
+  expect(ok.body.repository).toMatchObject({ remoteUrl: `${git.url}/team.git`, localPath: null, branch: 'main', pathPrefix: 'flows' });
+  expect(git.requests.filter((r) => r.user === 'alice').length).toBeGreaterThan(0);
+});
+
+test('review pushes the artifact branch to the remote (Basic auth); merge on the remote unblocks deploy (fetched back)', async () => {
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: a.token, body: { name: 'Remote flow', ...graph('one') } });
+  wfId = created.body.workflow.id;
+  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).body.code).toBe('workflow_review_not_synced');
+
+  const pushesBefore = git.requests.filter((r) => r.path.endsWith('/git-receive-pack')).length;
+  const res = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: {} });
+  expect(res.status).toBe(200);
+  const review = res.body.review;
+  expect(review).toMatchObject({ status: 'open', branch: `review/${wfId}`, baseBranch: 'main', pullRequest: { number: 1 } });
+  expect(git.requests.filter((r) => r.path.endsWith('/git-receive-pack') && r.user === 'alice').length).toBe(pushesBefore + 1);
+  // The pushed branch is on the remote, on top of main, with the artifact.
+  expect(bareGit('rev-parse', `refs/heads/review/${wfId}`)).toBe(review.headSha);
+  expect(bareGit('rev-parse', `${review.headSha}^`)).toBe(bareGit('rev-parse', 'refs/heads/main'));
+  expect(JSON.parse(bareGit('show', `review/${wfId}:flows/${wfId}.workflow.json`))).toMatchObject({ schema: 'workflow-artifact.v1', externalId: wfId, name: 'Remote flow' });
+
+  // expectedHeadSha is checked against the remote's branch.
+  const wrong = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: { expectedHeadSha: '0'.repeat(40) } });
+  expect(wrong.status).toBe(409);
+  expect(wrong.body.error).toBe('The review branch moved since expectedHeadSha was read.');
+  const again = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: { expectedHeadSha: review.headSha } });
+  expect(again.status).toBe(200);
+  expect(bareGit('rev-parse', `refs/heads/review/${wfId}`)).toBe(again.body.review.headSha);
+
+  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).body.code).toBe('workflow_review_not_synced');
+  // The host merges: main moves to the review head on the remote.
+  bareGit('update-ref', 'refs/heads/main', again.body.review.headSha);
+  Object.assign(pullsA.pulls[0], { state: 'closed', merged: true, merge_commit_sha: again.body.review.headSha });
+  expect((await http(app, 'GET', `/api/v1/workflows/${wfId}/review`, { token: a.token })).body.review).toMatchObject({ status: 'merged', synced: true });
+  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).status).toBe(200);
+});
+
+test('the other way: a person clones over HTTP, edits the artifact and pushes a branch; sync-from-repo fetches, previews and imports it', async () => {
+  const clone = path.join(root, 'person');
+  const authed = `${git.url.replace('http://', 'http://alice:' + ALICE_PASSWORD + '@')}/team.git`;
+  await gitHttp(root, 'clone', '-q', authed, clone);
+  const file = path.join(clone, 'flows', `${wfId}.workflow.json`);
+  const artifact = JSON.parse(readFileSync(file, 'utf8'));
+  artifact.name = 'Edited over HTTP';
+  artifact.nodes[1].config.expression = '{ "tag": "from-http" }';
+  writeFileSync(file, JSON.stringify(artifact, null, 2));
+  gitIn(clone, 'checkout', '-q', '-b', 'edit');
+  gitIn(clone, 'commit', '-q', '-am', 'edit flow');
+  await gitHttp(clone, 'push', '-q', 'origin', 'edit');
+  const editSha = bareGit('rev-parse', 'refs/heads/edit');
+
+  const preview = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo?ref=edit`, { token: a.token });
+  expect(preview.status).toBe(200);
+  expect(preview.body).toMatchObject({ ref: 'edit', commit: editSha, changed: true, persisted: false, artifact: { name: 'Edited over HTTP' } });
+  const atMain = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: a.token });
+  expect(atMain.body).toMatchObject({ ref: 'main', changed: false });
+
+  const imported = await http(app, 'POST', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: a.token, body: { ref: 'edit' } });
+  expect(imported.status).toBe(200);
+  expect(imported.body.workflow).toMatchObject({ name: 'Edited over HTTP' });
+  expect(imported.body.workflow.nodes[1].config.expression).toBe('{ "tag": "from-http" }');
+
+  // The service's review of the imported draft lands on the remote, where the person fetches it.
+  const review = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: {} });
+  expect(review.status).toBe(200);
+  await gitHttp(clone, 'fetch', '-q', 'origin');
+  expect(gitIn(clone, 'rev-parse', `origin/review/${wfId}`)).toBe(review.body.review.headSha);
+  expect(JSON.parse(gitIn(clone, 'show', `origin/review/${wfId}:flows/${wfId}.workflow.json`)).nodes[1].config.expression).toBe('{ "tag": "from-http" }');
+});
+
+test('a bearer-token credential works too; with a revoked token the next use is refused (409) and nothing is pushed', async () => {
+  const ok = await http(app, 'PUT', REPO, { token: b.token, body: remoteBody({ credentialId: credB }) });
+  expect(ok.status).toBe(200);
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: b.token, body: { name: 'Bearer flow', ...graph('b') } });
+  const id = created.body.workflow.id;
+  const review = await http(app, 'POST', `/api/v1/workflows/${id}/review`, { token: b.token, body: {} });
+  expect(review.status).toBe(200);
+  expect(bareGit('rev-parse', `refs/heads/review/${id}`)).toBe(review.body.review.headSha);
+  expect(git.requests.some((r) => r.user === 'bob' && r.path.endsWith('/git-receive-pack'))).toBe(true);
+
+  // The host revokes the token: the stored credential no longer opens the remote.
+  const patched = await http(app, 'PATCH', `/api/v1/credentials/${credB}`, { token: b.token, body: { name: 'Git host (bearer)', type: 'repo', value: { token: 'revoked-token', baseUrl: pullsB.url } } });
+  expect(patched.status).toBe(200);
+  const before = refsOf();
+  const fresh = await http(app, 'POST', '/api/v1/workflows', { token: b.token, body: { name: 'Bearer flow 2', ...graph('b2') } });
+  const refused = await http(app, 'POST', `/api/v1/workflows/${fresh.body.workflow.id}/review`, { token: b.token, body: {} });
+  expect(refused.status).toBe(409);
+  expect(refused.body.error).toBe('The Git remote refused the credentials (HTTP 401).');
+  expect(refsOf()).toBe(before);
+});
+
+test("another workspace's key cannot review or sync the workflow: 403 and the remote is unchanged", async () => {
+  const before = refsOf();
+  const pushes = git.requests.filter((r) => r.path.endsWith('/git-receive-pack')).length;
+  for (const [method, p] of [
+    ['GET', 'review'],
+    ['POST', 'review'],
+    ['GET', 'sync-from-repo'],
+    ['POST', 'sync-from-repo'],
+  ] as const) {
+    const res = await http(app, method, `/api/v1/workflows/${wfId}/${p}`, { token: b.token, body: method === 'POST' ? {} : undefined });
+    expect(res.status).toBe(403);
+  }
+  expect(refsOf()).toBe(before);
+  expect(git.requests.filter((r) => r.path.endsWith('/git-receive-pack')).length).toBe(pushes);
+  expect((await http(app, 'GET', REPO, { token: b.token })).body.repository.credentialId).toBe(credB);
+});
+
+test('with private networks not allowed, a loopback remote is refused by the SSRF guard before any request', async () => {
+  const guarded = await startTestApp({ workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: false });
+  try {
+    const ws = await createWorkspace(guarded, 'Guarded');
+    const cred = await http(guarded, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Git', type: 'repo', value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url } } });
+    const seen = git.requests.length;
+    const refused = await http(guarded, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: cred.body.credential.id }) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/^The Git remote is not allowed: /);
+    expect(git.requests.length).toBe(seen);
+    expect((await http(guarded, 'GET', REPO, { token: ws.token })).body.repository).toBeNull();
+  } finally {
+    await guarded.close();
+  }
+});
