@@ -7,7 +7,8 @@ import { createFileActivities } from './files';
 import type { BlobStore } from '../services/blobs';
 import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
-import type { KnowledgeConfig } from '../services/config';
+import type { KnowledgeConfig, MailerConfig } from '../services/config';
+import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
 
 /** What activities may use; built once per worker process. */
@@ -21,6 +22,8 @@ export interface ActivityDeps {
   credentials?: CredentialKeySettings;
   /** Embeddings endpoint, provider base URLs and sync settings of the knowledge area (same configuration as the API). */
   knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
+  /** Mail polling: provider base URLs and the scanners inbound attachments go through (default: the built-in one). */
+  mailer?: { config: MailerConfig; scanners?: FileScanner[] };
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */

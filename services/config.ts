@@ -79,6 +79,9 @@ const envSchema = z.object({
   KNOWLEDGE_REPO_BASE_URL: z.string().url().default('https://api.github.com'),
   KNOWLEDGE_CERTIFIED_PROVIDERS: z.string().default('drive,wiki,chat,repo'),
   KNOWLEDGE_SYNC_LEASE_MS: z.coerce.number().int().min(3_000).max(3_600_000).default(300_000),
+  GMAIL_API_BASE_URL: z.string().url().default('https://gmail.googleapis.com/gmail/v1'),
+  GRAPH_API_BASE_URL: z.string().url().default('https://graph.microsoft.com/v1.0'),
+  MAILER_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
 });
 
 export type AppConfig = {
@@ -141,7 +144,18 @@ export type AppConfig = {
   /** Feature switch of configuration package writes (apply); the catalog reports it. */
   configurationWritesEnabled: boolean;
   knowledge: KnowledgeConfig;
+  mailer: MailerConfig;
 };
+
+/** Mail provider APIs of polling and replies (services/mailer); a credential's own `baseUrl` wins. */
+export interface MailerConfig {
+  /** GMAIL_API_BASE_URL, version prefix included (`…/gmail/v1`). */
+  gmailBaseUrl: string;
+  /** GRAPH_API_BASE_URL, version prefix included (`…/v1.0`). */
+  graphBaseUrl: string;
+  /** MAILER_PROVIDER_TIMEOUT_MS: one provider request (and one IMAP session step). */
+  timeoutMs: number;
+}
 
 export interface KnowledgeConfig {
   /** The OpenAI-compatible embeddings endpoint; without `baseUrl` search is keyword only. */
@@ -264,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       certifiedProviders: list(e.KNOWLEDGE_CERTIFIED_PROVIDERS),
       syncLeaseMs: e.KNOWLEDGE_SYNC_LEASE_MS,
     },
+    mailer: { gmailBaseUrl: e.GMAIL_API_BASE_URL, graphBaseUrl: e.GRAPH_API_BASE_URL, timeoutMs: e.MAILER_PROVIDER_TIMEOUT_MS },
   };
 }
 

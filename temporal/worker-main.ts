@@ -8,6 +8,7 @@ import { connectWorkerConnection } from './client';
 import { createWorker } from './worker';
 import { payloadCodecFromConfig } from '../services/payloadCodec';
 import { createBlobStore } from '../services/blobs';
+import { fileScannersOf } from '../services/files';
 
 export interface StartedWorker {
   /** Stops polling, lets running activities finish, then closes connections. */
@@ -27,6 +28,7 @@ export async function startWorker(opts: { config: AppConfig; databaseUrl: string
     blobs,
     credentials: keySettingsOf(opts.config),
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
+    mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };
   const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec });
   const running = worker.run();

@@ -12,6 +12,7 @@ import { TargetActivationSchema, TargetApprovalSchema, TargetSourceSchema, Workf
 import { WorkflowMcpServerSchema } from './workflowMcp';
 import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
 import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
+import { MailerGoogleDwdConfigSchema, MailerMessageSchema, MailerPollingGroupSchema, MailerReplyReservationSchema, MailerRouteSchema, MailerThreadSchema } from './mailer';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 
 /** Every entity the ORM knows; add new areas' schemas here. */
@@ -53,6 +54,12 @@ export const entities = [
   KnowledgeDocumentSchema,
   KnowledgeConnectorSchema,
   KnowledgeSyncRunSchema,
+  MailerRouteSchema,
+  MailerThreadSchema,
+  MailerMessageSchema,
+  MailerReplyReservationSchema,
+  MailerPollingGroupSchema,
+  MailerGoogleDwdConfigSchema,
 ];
 
 export * from './auth';
@@ -70,3 +77,4 @@ export * from './databases';
 export * from './workflowMcp';
 export * from './repository';
 export * from './knowledge';
+export * from './mailer';

@@ -12,6 +12,7 @@ import { Migration20261123123000_destinations } from './Migration20261123123000_
 import { Migration20261123122000_databases } from './Migration20261123122000_databases';
 import { Migration20261123125000_repository_mcp } from './Migration20261123125000_repository_mcp';
 import { Migration20261123126000_mailer } from './Migration20261123126000_mailer';
+import { Migration20261123132000_mailer_polling } from './Migration20261123132000_mailer_polling';
 import { Migration20261123124000_knowledge } from './Migration20261123124000_knowledge';
 
 /**
@@ -33,4 +34,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123124000_knowledge', class: Migration20261123124000_knowledge },
   { name: 'Migration20261123125000_repository_mcp', class: Migration20261123125000_repository_mcp },
   { name: 'Migration20261123126000_mailer', class: Migration20261123126000_mailer },
+  { name: 'Migration20261123132000_mailer_polling', class: Migration20261123132000_mailer_polling },
 ];

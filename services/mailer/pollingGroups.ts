@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema } from '../../db/entities';
+import { CredentialSchema, MailerGoogleDwdConfigSchema } from '../../db/entities';
 import { invalidInput, notFound } from '../errors';
 import { newId, sha256Hex } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
@@ -61,12 +61,16 @@ export async function upsertPollingGroup(em: EntityManager, principal: Workspace
   if ((input.credentialId === undefined) === (input.googleDwdConfigId === undefined)) throw invalidInput('Send exactly one of credentialId or googleDwdConfigId.');
   if (input.googleDwdConfigId !== undefined) {
     if (input.provider !== 'mailA') throw invalidInput('googleDwdConfigId applies to provider mailA only.');
-    // No domain-wide delegation configurations exist yet (PATCH /routes/{id}/google-dwd is not built).
-    throw notFound('Delegation configuration not found');
+    const config = await em.findOne(MailerGoogleDwdConfigSchema, { id: input.googleDwdConfigId, workspaceId: principal.workspaceId });
+    if (!config) throw notFound('Delegation configuration not found');
+  } else {
+    const credential = await em.findOne(CredentialSchema, { id: input.credentialId!, workspaceId: principal.workspaceId });
+    if (!credential) throw notFound('Credential not found');
+    // The provider's own API, or its mailbox over IMAP (both providers serve IMAP).
+    if (credential.type !== input.provider && credential.type !== 'imap') {
+      throw invalidInput(`credentialId must name a ${input.provider} or imap credential; this one is ${credential.type}.`);
+    }
   }
-  const credential = await em.findOne(CredentialSchema, { id: input.credentialId!, workspaceId: principal.workspaceId });
-  if (!credential) throw notFound('Credential not found');
-  if (credential.type !== input.provider) throw invalidInput(`credentialId must name a ${input.provider} credential; this one is ${credential.type}.`);
   const identity = sha256Hex(JSON.stringify([principal.workspaceId, input.provider, input.credentialId ?? null, principal.principalId, input.googleDwdConfigId ?? null]));
   const interval = input.intervalSeconds ?? POLLING_INTERVAL.default;
   const enabled = input.enabled ?? true;

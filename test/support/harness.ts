@@ -205,6 +205,7 @@ export async function startTestWorker(
       blobs: app.deps?.files.blobs,
       credentials,
       knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
+      mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
     },
     workflowBundle: bundle,
     identity: opts.identity,
