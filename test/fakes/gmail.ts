@@ -76,7 +76,7 @@ export async function startGmailFake(token: string): Promise<GmailFake> {
       return id;
     },
     expireHistory() {
-      minHistoryId = historyId;
+      minHistoryId = historyId + 1;
     },
   };
 }
