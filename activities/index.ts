@@ -7,7 +7,8 @@ import { createFileActivities } from './files';
 import type { BlobStore } from '../services/blobs';
 import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
-import type { KnowledgeConfig } from '../services/config';
+import type { KnowledgeConfig, MailerConfig } from '../services/config';
+import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
 import type { LlmConfig } from '../services/config';
@@ -34,6 +35,8 @@ export interface ActivityDeps {
   commandEngineFor?: (client: Client) => CommandJobEngine;
   /** Builds the research launcher on the activity's Temporal client (the agent's start_research tool). */
   researchLauncherFor?: (client: Client) => ResearchLauncher;
+  /** Mail polling: provider base URLs and the scanners inbound attachments go through (default: the built-in one). */
+  mailer?: { config: MailerConfig; scanners?: FileScanner[] };
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */

@@ -1,5 +1,8 @@
 import type { ActivityDeps } from '.';
+import { Context } from '@temporalio/activity';
 import { pollCiSource, pollRssSource, type PollResult } from '../services/sources';
+import { pollMailGroup, type MailPollResult } from '../services/mailer';
+import { builtinScanner } from '../services/files';
 
 /** Event-source polls, started by their Temporal Schedules (temporal/sources-client.ts). */
 export function createSourceActivities(deps: ActivityDeps) {
@@ -11,6 +14,22 @@ export function createSourceActivities(deps: ActivityDeps) {
       // Without credential keys the poll records that the credential cannot be read.
       const keys = deps.credentials ?? { key: undefined, previousKeys: [], secretKey: undefined };
       return pollCiSource(deps.orm.em.fork(), { keys, allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId);
+    },
+    async pollMailGroup(input: { groupId: string }): Promise<MailPollResult> {
+      if (!deps.blobs || !deps.mailer) throw new Error('Mail polling needs the blob store and the mailer configuration.');
+      const keys = deps.credentials ?? { key: undefined, previousKeys: [], secretKey: undefined };
+      const ctx = Context.current();
+      return pollMailGroup(
+        deps.orm.em.fork(),
+        {
+          keys,
+          mailer: deps.mailer.config,
+          allowPrivateNetworks: deps.allowPrivateNetworks,
+          files: { blobs: deps.blobs, scanners: deps.mailer.scanners ?? [builtinScanner()] },
+          heartbeat: () => ctx.heartbeat(),
+        },
+        input.groupId,
+      );
     },
   };
 }

@@ -19,9 +19,9 @@ import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
 import { temporalScheduleSync } from '../temporal/schedules-client';
 import { temporalWorkerProbe } from '../temporal/worker-probe';
 import { temporalFilePurger } from '../temporal/files-client';
-import { syncSourceSchedules } from '../temporal/sources-client';
+import { syncMailPollSchedules, syncSourceSchedules } from '../temporal/sources-client';
 import { createBlobStore } from '../services/blobs';
-import { builtinScanner, clamdScanner, type FilesRuntime } from '../services/files';
+import { fileScannersOf, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commands-client';
 import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledge-client';
@@ -61,10 +61,10 @@ function buildKnowledgeRuntime(config: AppConfig, temporal: ConnectedTemporalCli
 }
 
 function buildFilesRuntime(config: AppConfig, temporal: ConnectedTemporalClient): FilesRuntime {
-  const { clamdAddress, clamdTimeoutMs, writesDisabled, purgeDelayMs } = config.files;
+  const { writesDisabled, purgeDelayMs } = config.files;
   return {
     blobs: createBlobStore(config.blobs, config.secretKey),
-    scanners: [builtinScanner(), ...(clamdAddress ? [clamdScanner(clamdAddress, clamdTimeoutMs)] : [])],
+    scanners: fileScannersOf(config),
     purger: temporalFilePurger(temporal.client),
     writesDisabled,
     purgeDelayMs,
@@ -86,14 +86,17 @@ export function startApiBackground(
   return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), sources.stop()])) };
 }
 
-/** How often the API reconciles RSS and CI sources with their Temporal Schedules (temporal/sources-client.ts). */
+/** How often the API reconciles RSS and CI sources and mail polling groups with their Temporal Schedules (temporal/sources-client.ts). */
 const RSS_SCHEDULE_SYNC_INTERVAL_MS = 30_000;
 
 /** Runs `syncSourceSchedules` now and every `intervalMs`; failures are logged and retried next time. */
 function startRssScheduleSync(deps: AppDeps, intervalMs: number): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
-    running = syncSourceSchedules(deps.temporal.client, deps.orm.em.fork()).catch((err: unknown) => deps.logger.warn({ err }, 'event-source schedule sync failed; retrying'));
+    running = Promise.all([
+      syncSourceSchedules(deps.temporal.client, deps.orm.em.fork()),
+      syncMailPollSchedules(deps.temporal.client, deps.orm.em.fork()),
+    ]).catch((err: unknown) => deps.logger.warn({ err }, 'event-source schedule sync failed; retrying'));
   };
   tick();
   const timer = setInterval(tick, intervalMs);

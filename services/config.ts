@@ -90,6 +90,9 @@ const envSchema = z.object({
   LOCAL_AI_CLI_A_PATH: z.string().optional(),
   LOCAL_AI_CLI_B_PATH: z.string().optional(),
   LOCAL_AI_CLI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  GMAIL_API_BASE_URL: z.string().url().default('https://gmail.googleapis.com/gmail/v1'),
+  GRAPH_API_BASE_URL: z.string().url().default('https://graph.microsoft.com/v1.0'),
+  MAILER_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
 });
 
 export type AppConfig = {
@@ -158,6 +161,7 @@ export type AppConfig = {
   localAiCli: LocalAiCliConfig;
   /** Command jobs: confirmation window, and how long a confirm request waits for the confirmed plan to finish. */
   commands: { confirmationTtlSeconds: number; confirmWaitMs: number };
+  mailer: MailerConfig;
 };
 
 export interface LlmConfig {
@@ -180,6 +184,16 @@ export interface LocalAiCliConfig {
   timeoutMs: number;
   /** Parent of the per-workspace CLI configuration directories (`<DATA_DIR>/local-ai-cli`). */
   rootDir: string;
+}
+
+/** Mail provider APIs of polling and replies (services/mailer); a credential's own `baseUrl` wins. */
+export interface MailerConfig {
+  /** GMAIL_API_BASE_URL, version prefix included (`…/gmail/v1`). */
+  gmailBaseUrl: string;
+  /** GRAPH_API_BASE_URL, version prefix included (`…/v1.0`). */
+  graphBaseUrl: string;
+  /** MAILER_PROVIDER_TIMEOUT_MS: one provider request (and one IMAP session step). */
+  timeoutMs: number;
 }
 
 export interface KnowledgeConfig {
@@ -317,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: e.LOCAL_AI_CLI_TIMEOUT_MS,
       rootDir: path.resolve(e.DATA_DIR, 'local-ai-cli'),
     },
+    mailer: { gmailBaseUrl: e.GMAIL_API_BASE_URL, graphBaseUrl: e.GRAPH_API_BASE_URL, timeoutMs: e.MAILER_PROVIDER_TIMEOUT_MS },
   };
 }
 

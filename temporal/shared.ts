@@ -30,6 +30,7 @@ export const WORKFLOW_TYPES = {
   filePurge: 'filePurgeWorkflow',
   rssPoll: 'rssPollWorkflow',
   ciPoll: 'ciPollWorkflow',
+  mailPoll: 'mailPollWorkflow',
   knowledgeIndexDocument: 'knowledgeIndexDocumentWorkflow',
   knowledgeIndexRun: 'knowledgeIndexRunWorkflow',
   knowledgeQueryEmbedding: 'knowledgeQueryEmbeddingWorkflow',

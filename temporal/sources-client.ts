@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TASK_QUEUE, WORKFLOW_TYPES } from './shared';
-import type { SourcePollInput } from './workflows/sources';
+import type { MailPollInput, SourcePollInput } from './workflows/sources';
 
 /** Schedule id of an RSS source's poll. */
 export const rssScheduleId = (sourceId: string) => `rss_${sourceId}`;
@@ -52,4 +52,45 @@ export async function syncSourceSchedules(client: Client, em: EntityManager): Pr
 
 function ignoreNotFound(err: unknown): void {
   if (!(err instanceof ScheduleNotFoundError)) throw err;
+}
+
+/** Schedule id of a mail polling group's poll. */
+export const mailPollScheduleId = (groupId: string) => `mailpoll_${groupId}`;
+
+/**
+ * Makes the `mailpoll_…` Temporal Schedules match the enabled polling groups: one per group at
+ * its interval (recreated when the interval changed), removed when the group is disabled or
+ * gone. `groupIds` limits the sync to those groups (others' schedules are left alone).
+ */
+export async function syncMailPollSchedules(client: Client, em: EntityManager, groupIds?: string[]): Promise<{ kept: string[]; removed: string[] }> {
+  const rows: Array<{ id: string; interval: number }> = await em
+    .getConnection()
+    .execute(`select id, interval_seconds as interval from mailer_polling_groups where enabled${groupIds ? ` and id in (${groupIds.map(() => '?').join(', ') || 'null'})` : ''}`, groupIds ?? []);
+  const wanted = new Map(rows.map((r) => [mailPollScheduleId(r.id), r]));
+  const inScope = (id: string) => id.startsWith('mailpoll_') && (!groupIds || groupIds.some((g) => mailPollScheduleId(g) === id));
+  const existing = new Map<string, number | null>();
+  for await (const listed of client.schedule.list()) {
+    if (!inScope(listed.scheduleId)) continue;
+    const every = listed.spec?.intervals?.[0]?.every;
+    existing.set(listed.scheduleId, typeof every === 'number' ? Math.round(every / 1000) : null);
+  }
+  const removed: string[] = [];
+  for (const id of existing.keys()) {
+    if (!wanted.has(id)) {
+      await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
+      removed.push(id);
+    }
+  }
+  for (const [id, row] of wanted) {
+    if (existing.get(id) === row.interval) continue;
+    if (existing.has(id)) await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
+    const input: MailPollInput = { groupId: row.id };
+    await client.schedule.create({
+      scheduleId: id,
+      spec: { intervals: [{ every: `${row.interval}s` }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+      action: { type: 'startWorkflow', workflowType: WORKFLOW_TYPES.mailPoll, taskQueue: TASK_QUEUE, workflowId: `poll_${id}`, args: [input] },
+    });
+  }
+  return { kept: [...wanted.keys()], removed };
 }

@@ -8,6 +8,7 @@ import { connectWorkerConnection } from './client';
 import { createWorker } from './worker';
 import { payloadCodecFromConfig } from '../services/payloadCodec';
 import { createBlobStore } from '../services/blobs';
+import { fileScannersOf } from '../services/files';
 
 export interface StartedWorker {
   /** Stops polling, lets running activities finish, then closes connections. */
@@ -36,6 +37,7 @@ export async function startWorker(opts: {
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
     llm: opts.config.llm,
     commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery },
+    mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };
   const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle });
   const running = worker.run();

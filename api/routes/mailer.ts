@@ -6,6 +6,7 @@ import {
   createdMailerRouteSchema,
   mailerInboundAcceptedSchema,
   mailerMessageListSchema,
+  mailerRouteGoogleDwdSchema,
   mailerRouteListSchema,
   mailerRouteWithLinksSchema,
   mailerThreadListSchema,
@@ -39,6 +40,7 @@ import {
   getPollingGroup,
   patchPollingGroup,
   POLLING_INTERVAL,
+  setGoogleDwd,
 } from '../../services/mailer';
 
 const TAG = ['Mailer'];
@@ -140,6 +142,34 @@ export const patchMailerRouteRoute = defineRoute({
   },
 });
 
+export const patchGoogleDwdRoute = defineRoute({
+  method: 'patch',
+  path: '/api/v1/mailer/routes/{id}/google-dwd',
+  operationId: 'setMailerRouteGoogleDwd',
+  summary:
+    'Bind the route to a Google Workspace mailbox through domain-wide delegation (`{ serviceAccountCredentialId, subject }`), or clear it (`{ serviceAccountCredentialId: null }`) (Admin or Owner)',
+  tags: TAG,
+  family: 'bare',
+  access: { ...workspaceKey, roles: 'admin' },
+  idempotency: 'optional',
+  params: z.object({ id: pathId }),
+  body: z
+    .object({
+      serviceAccountCredentialId: z.string().min(1).max(200).nullable(),
+      subject: z.string().max(400).nullable().optional(),
+    })
+    .strict(),
+  responses: {
+    200: { description: '`{ route, googleDwd, links }`; googleDwd is null once cleared. Its id is the googleDwdConfigId of polling groups.', schema: mailerRouteGoogleDwdSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Mailer route or credential'),
+  },
+  handler: async (ctx, { principal, params, body }) => {
+    const { route, googleDwd } = await setGoogleDwd(ctx.state.em, principal, params.id, body);
+    return { status: 200, body: { route: await routeView(ctx.state.em, route), googleDwd, links: routeLinks(requestOrigin(ctx), route.id) } };
+  },
+});
+
 const genericInboundBody = z
   .object({
     to: z.string().min(1).max(400),
@@ -192,7 +222,7 @@ export const signedInboundRoute = defineRoute({
   handler: async (ctx, { params }) => {
     const contentLength = ctx.get('content-length') || undefined;
     const raw = await readLimitedBody(ctx.req, contentLength);
-    const { route, accepted } = await receiveSignedMail(ctx.state.em, ctx.deps.config.secretKey, params.routeId, raw, ctx.headers);
+    const { route, accepted } = await receiveSignedMail(ctx.state.em, ctx.deps.config.secretKey, params.routeId, raw, ctx.headers, ctx.deps.files);
     return { status: 202, body: { route: await routeView(ctx.state.em, route), message: accepted.message, run: null, outbox: accepted.outbox, deduplicated: accepted.deduplicated } };
   },
 });
@@ -273,7 +303,7 @@ export const replyRoute = defineRoute({
     const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
     const outcome = await sendReply(
       ctx.state.em,
-      { keys: keySettingsOf(deps.config), blobs: deps.files.blobs, allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks },
+      { keys: keySettingsOf(deps.config), blobs: deps.files.blobs, allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks, mailer: deps.config.mailer },
       principal,
       params.id,
       key,
@@ -394,6 +424,7 @@ export const mailerRoutes: AnyRoute[] = [
   createMailerRouteRoute,
   getMailerRouteRoute,
   patchMailerRouteRoute,
+  patchGoogleDwdRoute,
   genericInbound('/api/v1/mailer/inbound', 'genericMailerInbound', workspaceKey),
   genericInbound('/api/mailer/inbound', 'genericMailerInboundSession', { kind: 'session' }),
   signedInboundRoute,

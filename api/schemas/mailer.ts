@@ -87,3 +87,12 @@ export const pollingGroupSchema = z.strictObject({
 });
 export const pollingGroupResponseSchema = z.strictObject({ pollingGroup: pollingGroupSchema });
 export const pollingGroupListSchema = z.strictObject({ pollingGroups: z.array(pollingGroupSchema) });
+
+export const googleDwdSchema = z.strictObject({
+  id: z.string(),
+  serviceAccountCredentialId: z.string(),
+  subject: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export const mailerRouteGoogleDwdSchema = z.strictObject({ route: mailerRouteSchema, googleDwd: googleDwdSchema.nullable(), links: mailerRouteLinksSchema });

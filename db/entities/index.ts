@@ -14,6 +14,7 @@ import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
 import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
 import { LocalAiCliSessionSchema } from './localAiCli';
 import { OrganizationSchema, OrganizationWorkspaceSchema } from './organizations';
+import { MailerGoogleDwdConfigSchema, MailerMessageSchema, MailerPollingGroupSchema, MailerReplyReservationSchema, MailerRouteSchema, MailerThreadSchema } from './mailer';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 import { SkillSchema } from './skills';
 import { ResearchRunSchema, ResearchSourceSchema } from './research';
@@ -63,6 +64,12 @@ export const entities = [
   ResearchSourceSchema,
   OrganizationSchema,
   OrganizationWorkspaceSchema,
+  MailerRouteSchema,
+  MailerThreadSchema,
+  MailerMessageSchema,
+  MailerReplyReservationSchema,
+  MailerPollingGroupSchema,
+  MailerGoogleDwdConfigSchema,
 ];
 
 export * from './auth';
@@ -85,3 +92,4 @@ export * from './localAiCli';
 export * from './research';
 export * from './commands';
 export * from './organizations';
+export * from './mailer';

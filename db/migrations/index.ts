@@ -14,6 +14,7 @@ import { Migration20261123125000_repository_mcp } from './Migration2026112312500
 import { Migration20261123126000_mailer } from './Migration20261123126000_mailer';
 import { Migration20261123129000_commands } from './Migration20261123129000_commands';
 import { Migration20261123133000_organizations_git_remotes } from './Migration20261123133000_organizations_git_remotes';
+import { Migration20261123132000_mailer_polling } from './Migration20261123132000_mailer_polling';
 import { Migration20261123124000_knowledge } from './Migration20261123124000_knowledge';
 import { Migration20261123127000_skills } from './Migration20261123127000_skills';
 import { Migration20261123131000_local_ai_cli } from './Migration20261123131000_local_ai_cli';
@@ -42,5 +43,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123128000_research', class: Migration20261123128000_research },
   { name: 'Migration20261123129000_commands', class: Migration20261123129000_commands },
   { name: 'Migration20261123131000_local_ai_cli', class: Migration20261123131000_local_ai_cli },
+  { name: 'Migration20261123132000_mailer_polling', class: Migration20261123132000_mailer_polling },
   { name: 'Migration20261123133000_organizations_git_remotes', class: Migration20261123133000_organizations_git_remotes },
 ];

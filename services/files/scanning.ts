@@ -200,3 +200,9 @@ async function readAll(stream: Readable): Promise<Buffer> {
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
+
+/** The scanners a deployment runs: the built-in one, and clamd when CLAMD_ADDRESS is set (API and worker alike). */
+export function fileScannersOf(config: { files: { clamdAddress: string | undefined; clamdTimeoutMs: number } }): FileScanner[] {
+  const { clamdAddress, clamdTimeoutMs } = config.files;
+  return [builtinScanner(), ...(clamdAddress ? [clamdScanner(clamdAddress, clamdTimeoutMs)] : [])];
+}

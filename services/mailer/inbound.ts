@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { conflict, invalidInput, notFound, tooLarge, unauthenticated } from '../errors';
 import type { WorkspacePrincipal } from '../principal';
 import { acceptInboundMail, withRawMime, type AcceptedMail, type InboundMail } from './messages';
+import { mailerPrincipal, storeAttachments, type AttachmentStore, type InboundAttachment } from './attachments';
 import { normalizeAddress, signingSecretOf, sql, type MailerRouteRow, ROUTE_NOT_FOUND } from './routes';
 
 /** The largest signed inbound body (spec limits: mail inbound body 1 MiB). */
@@ -78,6 +79,8 @@ export async function receiveSignedMail(
   routeId: string,
   raw: Buffer,
   headers: Record<string, string | string[] | undefined>,
+  /** Where attachments of a `raw` MIME body are stored as Files. */
+  files: AttachmentStore,
 ): Promise<{ route: MailerRouteRow; accepted: AcceptedMail }> {
   const [route] = await sql<MailerRouteRow>(em, `select * from mailer_routes where id = ?`, [routeId]);
   if (!route || !route.enabled) throw notFound(ROUTE_NOT_FOUND);
@@ -108,8 +111,10 @@ export async function receiveSignedMail(
     references: [],
     providerMetadata: body.providerMetadata ?? {},
   };
-  if (body.raw) mail = await withRawMime(mail, body.raw);
-  const accepted = await acceptInboundMail(em, route, mail, 'conflict');
+  let attachments: InboundAttachment[] = [];
+  if (body.raw) ({ mail, attachments } = await withRawMime(mail, body.raw));
+  const storeFiles = attachments.length > 0 ? () => storeAttachments(em, files, mailerPrincipal(route.workspace_id, `route:${route.id}`), attachments) : undefined;
+  const accepted = await acceptInboundMail(em, route, mail, 'conflict', storeFiles);
   return { route, accepted };
 }
 

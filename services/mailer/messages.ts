@@ -7,6 +7,7 @@ import type { WorkspacePrincipal } from '../principal';
 import { decodeCursor, nextCursorOf } from '../pagination';
 import { outboxRunId } from '../webhooks/inbound';
 import { sql, type MailerRouteRow } from './routes';
+import type { InboundAttachment } from './attachments';
 
 export const MESSAGE_NOT_FOUND = 'Mailer message not found';
 export const THREAD_NOT_FOUND = 'Mailer thread not found';
@@ -90,21 +91,25 @@ function addressesOf(value: AddressObject | AddressObject[] | undefined): string
   return list.flatMap((a) => a.value.map((v) => v.address ?? '')).filter(Boolean);
 }
 
-/** Fills a message from raw MIME (mailparser); fields given explicitly win. */
-export async function withRawMime(mail: InboundMail, raw: string): Promise<InboundMail> {
+/** Fills a message from raw MIME (mailparser); fields given explicitly win. Attachments come back with their content. */
+export async function withRawMime(mail: InboundMail, raw: string | Buffer): Promise<{ mail: InboundMail; attachments: InboundAttachment[] }> {
   const parsed = await simpleParser(raw, { skipImageLinks: true });
   const refs = Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : [];
+  const attachments = parsed.attachments.map((a) => ({ filename: a.filename ?? null, contentType: a.contentType, content: a.content }));
   return {
-    ...mail,
-    from: mail.from || addressesOf(parsed.from)[0] || '',
-    to: mail.to.length > 0 ? mail.to : addressesOf(parsed.to),
-    subject: mail.subject || parsed.subject || '',
-    text: mail.text ?? parsed.text ?? null,
-    html: mail.html ?? (typeof parsed.html === 'string' ? parsed.html : null),
-    messageIdHeader: mail.messageIdHeader ?? parsed.messageId ?? null,
-    inReplyTo: mail.inReplyTo ?? parsed.inReplyTo ?? null,
-    references: mail.references.length > 0 ? mail.references : refs,
-    providerMetadata: { ...mail.providerMetadata, mime: { attachments: parsed.attachments.map((a) => ({ filename: a.filename ?? null, contentType: a.contentType, size: a.size })) } },
+    mail: {
+      ...mail,
+      from: mail.from || addressesOf(parsed.from)[0] || '',
+      to: mail.to.length > 0 ? mail.to : [...addressesOf(parsed.to), ...addressesOf(parsed.cc)],
+      subject: mail.subject || parsed.subject || '',
+      text: mail.text ?? parsed.text ?? null,
+      html: mail.html ?? (typeof parsed.html === 'string' ? parsed.html : null),
+      messageIdHeader: mail.messageIdHeader ?? parsed.messageId ?? null,
+      inReplyTo: mail.inReplyTo ?? parsed.inReplyTo ?? null,
+      references: mail.references.length > 0 ? mail.references : refs,
+      providerMetadata: { ...mail.providerMetadata, mime: { attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.content.length })) } },
+    },
+    attachments,
   };
 }
 
@@ -193,7 +198,14 @@ export interface AcceptedMail {
  * `externalMessageId` this route already holds is a replay: `onReplay` decides (409 for the
  * signed endpoint, the first message `deduplicated` for the generic one).
  */
-export async function acceptInboundMail(em: EntityManager, route: MailerRouteRow, mail: InboundMail, onReplay: 'conflict' | 'deduplicate'): Promise<AcceptedMail> {
+export async function acceptInboundMail(
+  em: EntityManager,
+  route: MailerRouteRow,
+  mail: InboundMail,
+  onReplay: 'conflict' | 'deduplicate',
+  /** Stores the message's attachments as Files (after the replay check, before the message); returns their ids. */
+  storeFiles?: () => Promise<string[]>,
+): Promise<AcceptedMail> {
   const replay = async (): Promise<AcceptedMail> => {
     if (onReplay === 'conflict') throw conflict('This message was already received.', { code: 'mailer_message_replayed' });
     const [first] = await sql<MessageRow>(em, `select * from mailer_messages where route_id = ? and external_message_id = ?`, [route.id, mail.externalMessageId]);
@@ -203,10 +215,11 @@ export async function acceptInboundMail(em: EntityManager, route: MailerRouteRow
     const [seen] = await sql(em, `select id from mailer_messages where route_id = ? and external_message_id = ?`, [route.id, mail.externalMessageId]);
     if (seen) return replay();
   }
+  const attachmentFileIds = storeFiles ? await storeFiles() : [];
   try {
     return await em.transactional(async (tx) => {
       const outboxId = newId('whe');
-      const message = await insertMessage(tx, route, mail, { direction: 'inbound', outboxId });
+      const message = await insertMessage(tx, route, mail, { direction: 'inbound', outboxId, attachmentFileIds });
       const payload = {
         email: {
           messageId: message.id,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema } from '../../db/entities';
+import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema, type MailerPollingGroup } from '../../db/entities';
 import { invalidInput, notFound } from '../errors';
 import { newId, sha256Hex } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
@@ -9,37 +9,22 @@ export const POLLING_GROUP_NOT_FOUND = 'Polling group not found';
 /** Spec limits: polling interval 60 to 86400 s, default 300. */
 export const POLLING_INTERVAL = { min: 60, max: 86_400, default: 300 } as const;
 
-interface PollingGroupRow {
-  id: string;
-  provider: 'mailA' | 'mailB';
-  credential_id: string | null;
-  google_dwd_config_id: string | null;
-  interval_seconds: number;
-  enabled: boolean;
-  cursor: string | null;
-  next_poll_at: Date | null;
-  last_polled_at: Date | null;
-  last_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-export function pollingGroupView(row: PollingGroupRow) {
+export function pollingGroupView(row: MailerPollingGroup) {
   return {
     id: row.id,
     provider: row.provider,
-    credentialId: row.credential_id,
-    googleDwdConfigId: row.google_dwd_config_id,
-    intervalSeconds: row.interval_seconds,
+    credentialId: row.credentialId,
+    googleDwdConfigId: row.googleDwdConfigId,
+    intervalSeconds: row.intervalSeconds,
     enabled: row.enabled,
     cursor: row.cursor,
-    nextPollAt: iso(row.next_poll_at),
-    lastPolledAt: iso(row.last_polled_at),
-    lastError: row.last_error,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    nextPollAt: iso(row.nextPollAt),
+    lastPolledAt: iso(row.lastPolledAt),
+    lastError: row.lastError,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
   };
 }
 export type PollingGroupView = ReturnType<typeof pollingGroupView>;
@@ -61,16 +46,20 @@ export async function upsertPollingGroup(em: EntityManager, principal: Workspace
   if ((input.credentialId === undefined) === (input.googleDwdConfigId === undefined)) throw invalidInput('Send exactly one of credentialId or googleDwdConfigId.');
   if (input.googleDwdConfigId !== undefined) {
     if (input.provider !== 'mailA') throw invalidInput('googleDwdConfigId applies to provider mailA only.');
-    // No domain-wide delegation configurations exist yet (PATCH /routes/{id}/google-dwd is not built).
-    throw notFound('Delegation configuration not found');
+    const config = await em.findOne(MailerGoogleDwdConfigSchema, { id: input.googleDwdConfigId, workspaceId: principal.workspaceId });
+    if (!config) throw notFound('Delegation configuration not found');
+  } else {
+    const credential = await em.findOne(CredentialSchema, { id: input.credentialId!, workspaceId: principal.workspaceId });
+    if (!credential) throw notFound('Credential not found');
+    // The provider's own API, or its mailbox over IMAP (both providers serve IMAP).
+    if (credential.type !== input.provider && credential.type !== 'imap') {
+      throw invalidInput(`credentialId must name a ${input.provider} or imap credential; this one is ${credential.type}.`);
+    }
   }
-  const credential = await em.findOne(CredentialSchema, { id: input.credentialId!, workspaceId: principal.workspaceId });
-  if (!credential) throw notFound('Credential not found');
-  if (credential.type !== input.provider) throw invalidInput(`credentialId must name a ${input.provider} credential; this one is ${credential.type}.`);
   const identity = sha256Hex(JSON.stringify([principal.workspaceId, input.provider, input.credentialId ?? null, principal.principalId, input.googleDwdConfigId ?? null]));
   const interval = input.intervalSeconds ?? POLLING_INTERVAL.default;
   const enabled = input.enabled ?? true;
-  const [row] = await sql<PollingGroupRow & { inserted: boolean }>(
+  const [row] = await sql<{ id: string; inserted: boolean }>(
     em,
     `insert into mailer_polling_groups (id, workspace_id, provider, credential_id, google_dwd_config_id, principal_id, identity_key, interval_seconds, enabled, next_poll_at, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, case when ? then now() else null end, now(), now())
@@ -80,7 +69,7 @@ export async function upsertPollingGroup(em: EntityManager, principal: Workspace
        next_poll_at = case when (case when ? then excluded.enabled else mailer_polling_groups.enabled end)
                            then coalesce(mailer_polling_groups.next_poll_at, now()) else null end,
        updated_at = now()
-     returning *, (xmax = 0) as inserted`,
+     returning id, (xmax = 0) as inserted`,
     [
       newId('mpg'),
       principal.workspaceId,
@@ -97,29 +86,33 @@ export async function upsertPollingGroup(em: EntityManager, principal: Workspace
       input.enabled !== undefined,
     ],
   );
-  return { group: pollingGroupView(row), created: row.inserted };
+  const group = await em.fork().findOneOrFail(MailerPollingGroupSchema, { id: row.id });
+  return { group: pollingGroupView(group), created: row.inserted };
 }
 
 export async function listPollingGroups(em: EntityManager, principal: WorkspacePrincipal): Promise<PollingGroupView[]> {
-  const rows = await sql<PollingGroupRow>(em, `select * from mailer_polling_groups where workspace_id = ? order by created_at desc, id desc limit 500`, [principal.workspaceId]);
+  const rows = await em.find(MailerPollingGroupSchema, { workspaceId: principal.workspaceId }, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: 500 });
   return rows.map(pollingGroupView);
 }
 
-export async function getPollingGroup(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<PollingGroupView> {
-  const [row] = await sql<PollingGroupRow>(em, `select * from mailer_polling_groups where id = ? and workspace_id = ?`, [id, principal.workspaceId]);
+async function loadPollingGroup(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<MailerPollingGroup> {
+  const row = await em.fork().findOne(MailerPollingGroupSchema, { id, workspaceId: principal.workspaceId });
   if (!row) throw notFound(POLLING_GROUP_NOT_FOUND);
-  return pollingGroupView(row);
+  return row;
 }
 
-/** PATCH: interval or enabled; disabling clears nextPollAt, enabling schedules a poll now. */
+export async function getPollingGroup(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<PollingGroupView> {
+  return pollingGroupView(await loadPollingGroup(em, principal, id));
+}
+
+/** PATCH: interval or enabled; disabling clears nextPollAt, enabling schedules a poll now (or keeps the pending one). */
 export async function patchPollingGroup(em: EntityManager, principal: WorkspacePrincipal, id: string, input: { intervalSeconds?: number; enabled?: boolean }): Promise<PollingGroupView> {
-  await getPollingGroup(em, principal, id);
-  const [row] = await sql<PollingGroupRow>(
-    em,
-    `update mailer_polling_groups set interval_seconds = coalesce(?, interval_seconds), enabled = coalesce(?, enabled),
-       next_poll_at = case when coalesce(?, enabled) then coalesce(next_poll_at, now()) else null end, updated_at = now()
-     where id = ? and workspace_id = ? returning *`,
-    [input.intervalSeconds ?? null, input.enabled ?? null, input.enabled ?? null, id, principal.workspaceId],
+  const current = await loadPollingGroup(em, principal, id);
+  const enabled = input.enabled ?? current.enabled;
+  await em.nativeUpdate(
+    MailerPollingGroupSchema,
+    { id, workspaceId: principal.workspaceId },
+    { intervalSeconds: input.intervalSeconds ?? current.intervalSeconds, enabled, nextPollAt: enabled ? (current.nextPollAt ?? new Date()) : null, updatedAt: new Date() },
   );
-  return pollingGroupView(row);
+  return pollingGroupView(await loadPollingGroup(em, principal, id));
 }

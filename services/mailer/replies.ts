@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema } from '../../db/entities';
+import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema } from '../../db/entities';
+import type { MailerConfig } from '../config';
+import { accountOf, delegatedAccount, MailAccountError, sendViaApi, type MailAccount, type OutgoingMail } from './providers';
 import { conflict, notFound, unavailable } from '../errors';
 import { newId, sha256Hex } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
@@ -15,8 +17,6 @@ import { insertMessage, loadMessage, messageView, type MessageRow, type MessageV
 import { sql, type MailerRouteRow } from './routes';
 
 export const RESERVATION_NOT_FOUND = 'Reply reservation not found';
-/** Credential types a reply can be sent with (only `smtp` is wired; see the README decisions). */
-const MAIL_CREDENTIAL_TYPES = ['smtp'];
 
 export type ReservationStatus = 'sending' | 'sent' | 'unknown' | 'retry_authorized';
 
@@ -78,6 +78,8 @@ export interface ReplyDeps {
   /** Where attachment files are read (the files area's blob store). */
   blobs: BlobStore;
   allowPrivateNetworks: boolean;
+  /** Gmail and Graph base URLs and request timeout. */
+  mailer: MailerConfig;
   timeoutMs?: number;
 }
 
@@ -94,8 +96,67 @@ const reservationConflict = (row: ReservationRow) =>
     details: { reservationId: row.id, reconciliable: isReconciliable(row.status) },
   });
 
-async function mailCredential(em: EntityManager, workspaceId: string) {
-  return em.findOne(CredentialSchema, { workspaceId, type: { $in: MAIL_CREDENTIAL_TYPES } }, { orderBy: { createdAt: 'desc' } });
+interface ReplySender {
+  credential: { id: string; type: string };
+  /** The mailbox address the provider sends as, when known. */
+  from: string | null;
+  send(mail: OutgoingMail): Promise<string | null>;
+}
+
+/**
+ * Who sends a reply, by the route's provider: a message a polling group fetched is answered
+ * through that group's mailbox (Gmail API for mailA, Graph for mailB, the delegated subject for
+ * a delegation group; an IMAP group's through SMTP); otherwise a route bound to domain-wide
+ * delegation sends through Gmail as its subject; otherwise the workspace's newest smtp
+ * credential, else its newest mailA or mailB credential. None: 409 SETUP_REQUIRED.
+ */
+async function replySender(em: EntityManager, deps: ReplyDeps, original: MessageRow, route: MailerRouteRow | undefined): Promise<ReplySender> {
+  const providerDeps = { keys: deps.keys, mailer: deps.mailer, allowPrivateNetworks: deps.allowPrivateNetworks };
+  const api = (account: MailAccount, type: string): ReplySender => {
+    if (account.kind === 'imap') throw new MailAccountError('IMAP cannot send.');
+    return { credential: { id: account.credentialId, type }, from: account.user === 'me' ? null : account.user, send: (mail) => sendViaApi(providerDeps, account, mail) };
+  };
+  const asSetup = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof MailAccountError) throw conflict(err.message, { code: 'SETUP_REQUIRED' });
+      throw err;
+    }
+  };
+  return asSetup(async () => {
+    const groupId = original.provider_metadata.pollingGroupId;
+    const group = typeof groupId === 'string' ? await em.findOne(MailerPollingGroupSchema, { id: groupId, workspaceId: original.workspace_id }) : null;
+    if (group?.googleDwdConfigId) return api((await delegatedAccount(em, providerDeps, group.workspaceId, group.googleDwdConfigId)).account, 'mailA');
+    const groupCredential = group?.credentialId ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: original.workspace_id }) : null;
+    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB')) return api(accountOf(providerDeps, groupCredential), groupCredential.type);
+    const dwd = route ? await em.findOne(MailerGoogleDwdConfigSchema, { routeId: route.id, workspaceId: original.workspace_id }) : null;
+    if (dwd) return api((await delegatedAccount(em, providerDeps, dwd.workspaceId, dwd.id)).account, 'mailA');
+    const order = ['smtp', 'mailA', 'mailB'];
+    const candidates = await em.find(CredentialSchema, { workspaceId: original.workspace_id, type: { $in: order } }, { orderBy: { createdAt: 'desc' } });
+    const credential = candidates.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))[0];
+    if (!credential) throw conflict('No mail credential is configured: add an smtp, mailA or mailB credential to send replies.', { code: 'SETUP_REQUIRED' });
+    if (credential.type !== 'smtp') return api(accountOf(providerDeps, credential), credential.type);
+    const ring = credentialKeyring(deps.keys);
+    if (!ring) throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
+    let value: CredentialValue;
+    try {
+      value = openCredential(ring, credential);
+    } catch {
+      throw conflict('The mail credential cannot be decrypted.', { code: 'SETUP_REQUIRED' });
+    }
+    return {
+      credential,
+      from: typeof value.from === 'string' && value.from ? value.from : null,
+      send: (mail) => sendSmtp(value, deps, mail),
+    };
+  });
+}
+
+async function buffer(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -113,17 +174,9 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
     if (existing.status === 'sent') return sentOutcome(em, existing, 200, true);
     if (existing.status !== 'retry_authorized') throw reservationConflict(existing);
   }
-  const credential = await mailCredential(em, principal.workspaceId);
-  if (!credential) throw conflict('No mail credential is configured: add an smtp credential to send replies.', { code: 'SETUP_REQUIRED' });
-  const ring = credentialKeyring(deps.keys);
-  if (!ring) throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
-  let value: CredentialValue;
-  try {
-    value = openCredential(ring, credential);
-  } catch {
-    throw conflict('The mail credential cannot be decrypted.', { code: 'SETUP_REQUIRED' });
-  }
-
+  const [route] = await sql<MailerRouteRow>(em, `select * from mailer_routes where id = ?`, [original.route_id]);
+  const sender = await replySender(em, deps, original, route);
+  const { credential } = sender;
   // Attachments are ready files of the workspace (404 unknown, 423 not ready), checked before anything is reserved.
   const attachments: Download[] = [];
   for (const fileId of [...new Set(input.attachmentFileIds ?? [])]) attachments.push(await openDownload(em, deps.blobs, principal, fileId));
@@ -151,12 +204,12 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
     throw reservationConflict(other);
   }
 
-  const [route] = await sql<MailerRouteRow>(em, `select * from mailer_routes where id = ?`, [original.route_id]);
-  const from = typeof value.from === 'string' && value.from ? value.from : route?.address ?? String(value.username);
+  const from = sender.from ?? route?.address ?? '';
   const subject = /^re:/i.test(original.subject) ? original.subject : `Re: ${original.subject}`;
   let providerMessageId: string | null;
   try {
-    providerMessageId = await sendSmtp(value, deps, {
+    const files = await Promise.all(attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await buffer(await a.open(null)) })));
+    providerMessageId = await sender.send({
       from,
       to: original.from_address,
       subject,
@@ -164,7 +217,8 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
       html: input.html,
       inReplyTo: original.message_id_header ?? undefined,
       references: original.message_id_header ? [original.message_id_header] : undefined,
-      attachments: await Promise.all(attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await a.open(null) }))),
+      attachments: files,
+      gmailThreadId: typeof original.provider_metadata.gmailThreadId === 'string' ? original.provider_metadata.gmailThreadId : undefined,
     });
   } catch (err) {
     const message = (err as Error).message.slice(0, 1000);
@@ -209,11 +263,8 @@ async function sentOutcome(em: EntityManager, row: ReservationRow, status: 200 |
   return { status, reply: messageView(reply), reservation: reservationView(row), deduplicated };
 }
 
-async function sendSmtp(
-  value: CredentialValue,
-  deps: ReplyDeps,
-  mail: { from: string; to: string; subject: string; text?: string; html?: string; inReplyTo?: string; references?: string[]; attachments?: Array<{ filename: string; contentType: string; content: Readable }> },
-): Promise<string | null> {
+async function sendSmtp(value: CredentialValue, deps: ReplyDeps, outgoing: OutgoingMail): Promise<string | null> {
+  const { gmailThreadId: _thread, ...mail } = outgoing;
   const { address } = await resolveGuardedHost(String(value.host), { allowPrivateNetworks: deps.allowPrivateNetworks });
   const transport = smtpTransport(value, address, deps.timeoutMs ?? 15_000);
   try {

@@ -2,7 +2,7 @@
 export { runWorkflow, scheduledRunWorkflow } from './runs';
 export { smokeWorkflow } from './workers';
 export { filePurgeWorkflow } from './files';
-export { rssPollWorkflow, ciPollWorkflow } from './sources';
+export { rssPollWorkflow, ciPollWorkflow, mailPollWorkflow } from './sources';
 export { knowledgeIndexDocumentWorkflow, knowledgeIndexRunWorkflow, knowledgeQueryEmbeddingWorkflow, knowledgeSyncWorkflow } from './knowledge';
 export { researchWorkflow } from './research';
 export { commandThreadWorkflow, commandJobWorkflow, commandScheduleFireWorkflow } from './commands';

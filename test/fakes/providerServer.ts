@@ -11,6 +11,8 @@ export interface FakeRequest {
   path: string;
   query: URLSearchParams;
   headers: http.IncomingHttpHeaders;
+  /** The request body as received. */
+  body: Buffer;
 }
 
 export interface FakeAnswer {
@@ -66,10 +68,11 @@ export async function startProviderFake(opts: {
   let failures: { left: number; answer: FakeAnswer } = { left: 0, answer: {} };
   const gate = requestGate();
   const server = http.createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://fake');
-      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers };
+      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks) };
       requests.push(request);
       await gate.pass();
       let answer: FakeAnswer;
@@ -85,7 +88,10 @@ export async function startProviderFake(opts: {
         }
       }
       if (res.destroyed) return;
-      if (answer.bytes) {
+      if (answer.status === 202 || answer.status === 204) {
+        res.writeHead(answer.status, answer.headers ?? {});
+        res.end();
+      } else if (answer.bytes) {
         res.writeHead(answer.status ?? 200, { 'content-type': 'application/octet-stream', ...(answer.headers ?? {}) });
         res.end(answer.bytes);
       } else {

@@ -254,3 +254,26 @@ test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and p
   expect((await http(app(), 'GET', '/api/v1/mailer/messages?cursor=garbage!', { token: ws.token })).status).toBe(400);
   expect((await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}`, { token: other.token })).body.messages).toEqual([]);
 });
+
+test('signed inbound raw MIME: attachments become scanned Files of the workspace, referenced by attachmentFileIds; a replay stores none again', async () => {
+  const workflowId = await deployedWorkflow();
+  const { route, signingSecret } = (await createRoute({ address: `files-${uniq()}@example.test`, workflowId })).body;
+  const boundary = 'b-0123';
+  const raw =
+    `From: frank@example.test\r\nTo: ${route.address}\r\nSubject: with a file\r\nMessage-ID: <f-${uniq()}@example.test>\r\nMIME-Version: 1.0\r\n` +
+    `Content-Type: multipart/mixed; boundary="${boundary}"\r\n\r\n--${boundary}\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n` +
+    `--${boundary}\r\nContent-Type: text/csv; name="data.csv"\r\nContent-Disposition: attachment; filename="data.csv"\r\nContent-Transfer-Encoding: base64\r\n\r\n` +
+    `${Buffer.from('a,b\n1,2\n').toString('base64')}\r\n--${boundary}--\r\n`;
+  const body = { externalMessageId: `files-${uniq()}`, from: 'frank@example.test', subject: '', raw };
+  const res = await signed(route.id, signingSecret, body);
+  expect(res.status).toBe(202);
+  expect(res.body.message.attachmentFileIds).toHaveLength(1);
+  expect(res.body.message.providerMetadata.mime.attachments).toEqual([{ filename: 'data.csv', contentType: 'text/csv', size: 8 }]);
+  const fileId = res.body.message.attachmentFileIds[0];
+  const file = await http(app(), 'GET', `/api/v1/files/${fileId}`, { token: ws.token });
+  expect(file.body.data.file).toMatchObject({ id: fileId, name: 'data.csv', mimeType: 'text/csv', sizeBytes: 8, status: 'ready' });
+  expect((await http(app(), 'GET', `/api/v1/files/${fileId}`, { token: other.token })).status).toBe(404);
+  const before = (await http(app(), 'GET', '/api/v1/files?limit=100', { token: ws.token })).body.data.files.length;
+  expect((await signed(route.id, signingSecret, body)).status).toBe(409);
+  expect((await http(app(), 'GET', '/api/v1/files?limit=100', { token: ws.token })).body.data.files.length).toBe(before);
+});
