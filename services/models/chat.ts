@@ -18,6 +18,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LlmConfig, PriceTable } from '../config';
 import { unavailable, invalidInput } from '../errors';
 import { guardedFetch } from './embeddings';
+import { CredentialSchema } from '../../db/entities';
 import { loadCredential, openCredential } from '../credentials/crud';
 import { requireKeyring, type CredentialKeySettings } from '../credentials/keys';
 
@@ -107,9 +108,10 @@ export function addUsage(a: ChatUsage, b: ChatUsage): ChatUsage {
 export const NO_USAGE: ChatUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
 /**
- * The endpoint a workspace's model calls go to: its `llm` credential when `credentialId` is
- * given (404 if it is not the workspace's, 400 if it is not an `llm` credential), else the
- * deployment's. Throws `unavailable` when neither is configured.
+ * The endpoint a workspace's model calls go to: the `llm` credential `credentialId` names (404
+ * if it is not the workspace's, 400 if it is not an `llm` credential); without one, the
+ * workspace's own `llm` credential (the most recently updated, when it has several); else the
+ * deployment's. Throws `unavailable` when none is configured.
  */
 export async function resolveChatEndpoint(
   em: EntityManager,
@@ -117,8 +119,10 @@ export async function resolveChatEndpoint(
   workspaceId: string,
   credentialId?: string | null,
 ): Promise<ChatEndpoint> {
-  if (credentialId) {
-    const row = await loadCredential(em, workspaceId, credentialId);
+  const row = credentialId
+    ? await loadCredential(em, workspaceId, credentialId)
+    : await em.findOne(CredentialSchema, { workspaceId, type: 'llm' }, { orderBy: { updatedAt: 'desc', id: 'desc' } });
+  if (row) {
     if (row.type !== 'llm') throw invalidInput(`Credential ${credentialId} is of type "${row.type}"; a language model needs an "llm" credential.`);
     const value = openCredential(requireKeyring(deps.keys), row) as { baseUrl: string; apiKey?: string; model: string };
     return { baseUrl: value.baseUrl, apiKey: value.apiKey || undefined, model: value.model, source: 'credential' };

@@ -1,6 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { costCredits, createChatClient, resolveChatEndpoint, type ChatClient } from '../../services/models/chat';
-import type { LlmConfig } from '../../services/config';
+import { costCredits, createChatClient, type ChatClient } from '../../services/models/chat';
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../fakes/llm';
 
 let llm: FakeLlmServer;
@@ -79,12 +77,4 @@ test('prices: listed models by name, others by *, none when the table has neithe
   expect(costCredits(prices, 'fake-model-1', usage)).toBe(14);
   expect(costCredits(prices, 'other', usage)).toBe(3);
   expect(costCredits({}, 'other', usage)).toBe(0);
-});
-
-test('without a credential the deployment endpoint is used, and without one either the call is unavailable', async () => {
-  const em = {} as EntityManager;
-  const llmConfig: LlmConfig = { baseUrl: llm.url, apiKey: 'k', model: 'm', timeoutMs: 1000, maxRetries: 0, prices };
-  const keys = { key: undefined, previousKeys: [], secretKey: undefined } as never;
-  await expect(resolveChatEndpoint(em, { llm: llmConfig, keys }, 'ws')).resolves.toEqual({ baseUrl: llm.url, apiKey: 'k', model: 'm', source: 'deployment' });
-  await expect(resolveChatEndpoint(em, { llm: { ...llmConfig, baseUrl: undefined }, keys }, 'ws')).rejects.toMatchObject({ kind: 'unavailable' });
 });
