@@ -1,23 +1,63 @@
 import { z } from 'zod';
 import { isoDate } from './index';
+import { workerDoctorSchema } from './workers';
+import { importedBundleSchema } from './workflows';
 
-/** The conversion report of an external-tool import (`importReadiness.conversion`). */
-export const conversionReportSchema = z
-  .strictObject({
-    source: z.literal('extflow'),
-    sourceWorkflowId: z.string().nullable().describe("The workflow's id in the external tool"),
-    externalId: z.string().describe('`extflow-<id>`: what bundles upsert by and subworkflow nodes reference'),
-    ready: z.boolean().describe('Every node converted exactly, the graph validates and every sub-workflow is linked'),
-    nodeCount: z.number().int(),
-    mappedNodes: z.number().int(),
-    translatedExpressions: z.number().int(),
-    unsupported: z
-      .array(z.strictObject({ node: z.string(), nodeType: z.string(), reason: z.string(), action: z.string().describe('What to do') }))
-      .describe('Never dropped: each stays in the graph as an `extflow:<type>` placeholder until replaced'),
-    warnings: z.array(z.strictObject({ node: z.string(), message: z.string() })),
-    credentials: z.array(z.strictObject({ alias: z.string(), extflowType: z.string(), type: z.string().nullable(), nodes: z.array(z.string()) })),
-    subworkflows: z.array(z.strictObject({ node: z.string(), reference: z.string() })),
-  })
-  .meta({ id: 'ExtflowConversionReport' });
+export { conversionReportSchema } from './extflowReport';
 
-export { isoDate };
+const doctor = workerDoctorSchema.shape.doctor;
+
+export const extflowImportResultSchema = z.strictObject({ importResult: importedBundleSchema, doctor });
+
+export const extflowOriginalsResultSchema = z.strictObject({
+  importResult: importedBundleSchema.extend({
+    relinked: z
+      .array(z.strictObject({ workflowId: z.string(), nodeId: z.string(), reference: z.string(), subworkflowId: z.string() }))
+      .describe('Subworkflow nodes of the workspace now pointing at an imported original'),
+  }),
+  doctor,
+});
+
+export const extflowBootstrapSchema = z.strictObject({
+  bootstrap: z.strictObject({
+    aliases: z.number().int().describe('Distinct credential aliases considered'),
+    created: z.number().int(),
+    skipped: z.number().int(),
+    credentials: z.array(
+      z.strictObject({
+        reference: z.string(),
+        outcome: z.enum(['created', 'exists', 'not_allowed', 'unset', 'invalid']),
+        credentialId: z.string().nullable(),
+      }),
+    ),
+  }),
+  doctor,
+});
+
+const outcome = z.enum(['passed', 'attention', 'failed']);
+
+export const extflowSmokeTestSchema = z.strictObject({
+  importedWorkflowSmokeTest: z.strictObject({
+    status: outcome,
+    message: z.string(),
+    mode: z.enum(['dryRun', 'queue']),
+    useQueue: z.boolean(),
+    waitForWorkerMs: z.number().int(),
+    queue: z.strictObject({ mode: z.literal('temporal'), queueName: z.string() }),
+    persistence: z.strictObject({ durable: z.literal(true), mode: z.literal('postgresql') }),
+    counts: z.strictObject({ passed: z.number().int(), attention: z.number().int(), failed: z.number().int() }),
+    workflows: z.array(
+      z.strictObject({
+        externalId: z.string(),
+        workflowId: z.string().nullable(),
+        name: z.string().nullable(),
+        status: outcome,
+        runId: z.string().nullable(),
+        runStatus: z.string().nullable(),
+        message: z.string(),
+      }),
+    ),
+    checkedAt: isoDate,
+    durationMs: z.number().int(),
+  }),
+});

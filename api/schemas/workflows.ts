@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import { isoDate, redactionSchema, url } from './index';
 import { webhookSchema } from './webhooks';
-import { conversionReportSchema } from './extflow';
+import { conversionReportSchema } from './extflowReport';
 
 /** Response schemas of the workflows area (workflow objects, validation, versions, deploy results). */
 

@@ -123,11 +123,11 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
 }
 
 /** Version 2 condition block (If v2, Filter v2, Switch v3 rules). */
-function v2(block: Record<string, unknown>, scope: ExpressionScope): string {
+function v2(block: Record<string, unknown>, scope: ExpressionScope, ignoreCase = false): string {
   const list = Array.isArray(block.conditions) ? (block.conditions as V2Condition[]) : [];
   if (list.length === 0) throw new Unsupported('the node has no conditions', 'Add a condition.');
   const options = isRecord(block.options) ? block.options : {};
-  const caseSensitive = options.caseSensitive !== false;
+  const caseSensitive = options.caseSensitive !== false && !ignoreCase;
   const parts = list.map((c) => {
     const type = c.operator?.type ?? 'string';
     const op = c.operator?.operation ?? 'equals';
@@ -167,7 +167,8 @@ function v1(params: Record<string, unknown>, scope: ExpressionScope): string {
 /** The condition of an If or Filter node's parameters (either version). */
 export function conditionOf(params: Record<string, unknown>, typeVersion: number, scope: ExpressionScope): string {
   const block = params.conditions;
-  if (isRecord(block) && Array.isArray(block.conditions)) return v2(block, scope);
+  const ignoreCase = isRecord(params.options) && params.options.ignoreCase === true;
+  if (isRecord(block) && Array.isArray(block.conditions)) return v2(block, scope, ignoreCase);
   if (typeVersion < 2) return v1(params, scope);
   throw new Unsupported('the node has no conditions', 'Add a condition.');
 }

@@ -170,9 +170,9 @@ class Parser {
   private or(bool: boolean): Val {
     let left = this.and(bool);
     while (this.peek('||')) {
-      if (!bool) throw this.fail('|| outside a condition (JavaScript returns an operand there, not a boolean)');
       this.pos++;
       const right = this.and(bool);
+      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean')) throw this.fail('|| between values that are not both booleans (JavaScript returns an operand there)');
       left = { code: `(${this.finish(left).code} or ${this.finish(right).code})`, kind: 'boolean' };
     }
     return left;
@@ -181,9 +181,9 @@ class Parser {
   private and(bool: boolean): Val {
     let left = this.equality(bool);
     while (this.peek('&&')) {
-      if (!bool) throw this.fail('&& outside a condition (JavaScript returns an operand there, not a boolean)');
       this.pos++;
       const right = this.equality(bool);
+      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean')) throw this.fail('&& between values that are not both booleans (JavaScript returns an operand there)');
       left = { code: `(${this.finish(left).code} and ${this.finish(right).code})`, kind: 'boolean' };
     }
     return left;
@@ -229,8 +229,12 @@ class Parser {
           left = { code: `(${l.code} & ${right.code})`, kind: 'string' };
         } else if (l.kind === 'number' && right.kind === 'number') {
           left = { code: `(${l.code} + ${right.code})`, kind: 'number' };
+        } else if ((l.kind === 'unknown' || l.kind === 'number') && (right.kind === 'unknown' || right.kind === 'number')) {
+          // Decided when it runs, as JavaScript does: a string operand concatenates, numbers add (other types fail the node).
+          this.scope.note?.('+ adds numbers and concatenates when an operand is a string, decided when the node runs');
+          left = { code: `(($type(${l.code}) = "string" or $type(${right.code}) = "string") ? $string(${l.code}) & $string(${right.code}) : ${l.code} + ${right.code})`, kind: 'unknown' };
         } else {
-          throw this.fail('+ between values of unknown type (addition or concatenation cannot be told apart)');
+          throw this.fail('+ between a boolean or null and another value');
         }
       } else {
         left = { code: `(${l.code} - ${right.code})`, kind: 'number' };

@@ -68,7 +68,8 @@ export function jsonBodyTemplate(text: string, scope: ExpressionScope): unknown 
       }
       json += seg.lit;
     } else {
-      const marker = `\u0000${holes.length}\u0000`;
+      // Outside a JSON string a hole is a whole value; inside one it is part of the text.
+      const marker = inString ? `\uE002${holes.length}\uE003` : `\uE000${holes.length}\uE001`;
       holes.push(seg.js);
       json += inString ? marker : JSON.stringify(marker);
     }
@@ -80,17 +81,17 @@ export function jsonBodyTemplate(text: string, scope: ExpressionScope): unknown 
     throw new Unsupported('the JSON body with {{ }} placeholders is not valid JSON once the placeholders are values', 'Fix the JSON body, or build it with a Set node.');
   }
   const fill = (v: unknown): unknown => {
-    if (typeof v === 'string' && v.includes('\u0000')) {
-      const exact = /^\u0000(\d+)\u0000$/.exec(v);
+    if (typeof v === 'string' && /[\uE000\uE002]/.test(v)) {
+      const exact = /^\uE000(\d+)\uE001$/.exec(v);
       if (exact) return `=${toJsonata(`={{${holes[Number(exact[1])]}}}`, scope)}`;
-      const parts = v.split(/\u0000(\d+)\u0000/);
+      const parts = v.split(/[\uE000\uE002](\d+)[\uE001\uE003]/);
       const code = parts.map((p, i) => (i % 2 === 0 ? (p ? jsonLiteral(p) : '') : `$string(${toJsonata(`={{${holes[Number(p)]}}}`, scope)})`)).filter(Boolean);
       return `=(${code.join(' & ')})`;
     }
     if (typeof v === 'string' && v.startsWith('=')) return `=${jsonLiteral(v)}`;
     if (Array.isArray(v)) return v.map(fill);
     if (isRecord(v)) {
-      if (Object.keys(v).some((k) => k.includes('\u0000'))) throw new Unsupported('a placeholder used as a JSON key', 'Use fixed keys.');
+      if (Object.keys(v).some((k) => /[\uE000\uE002]/.test(k))) throw new Unsupported('a placeholder used as a JSON key', 'Use fixed keys.');
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
     }
     return v;
