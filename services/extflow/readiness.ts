@@ -36,9 +36,28 @@ export function linkSubworkflows(nodes: GraphNode[], conversion: ConversionRepor
     const id = lookup(ref);
     if (!id) {
       unresolved.push({ node: entry.node, reference: ref });
-      return n;
+      return awaitingSubworkflow(n);
     }
     return { ...n, config: { ...n.config, workflowId: id } };
   });
   return { nodes: out, unresolved };
+}
+
+/** The type of a subworkflow node whose sub-workflow is not imported yet: unknown to validation, so deploy refuses it. */
+export const AWAITING_SUBWORKFLOW_TYPE = 'extflow:subworkflow';
+
+/** A subworkflow node turned into a placeholder until its sub-workflow is imported (import-originals links it back). */
+export function awaitingSubworkflow(n: GraphNode): GraphNode {
+  return {
+    ...n,
+    type: AWAITING_SUBWORKFLOW_TYPE,
+    config: { ...n.config, reason: `sub-workflow "${String(n.config.workflowId)}" is not imported yet`, action: 'Import it with POST /api/v1/workers/extflow/subflows/import-originals (or in the same bundle).' },
+  };
+}
+
+/** A placeholder (or subworkflow) node pointed at the imported sub-workflow. */
+export function linkedSubworkflow(n: GraphNode, workflowId: string): GraphNode {
+  const config: Record<string, unknown> = { workflowId };
+  if (n.config.input !== undefined) config.input = n.config.input;
+  return { ...n, type: 'subworkflow', config };
 }

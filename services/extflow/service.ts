@@ -21,6 +21,7 @@ import { recordAudit } from '../audit';
 import { convertExtflowBundle, extflowWorkflowsOf, type ExtflowBundle } from './bundle';
 import { readBundlePath } from './importDir';
 import { EXTERNAL_ID_PREFIX } from './nodes/subworkflow';
+import { AWAITING_SUBWORKFLOW_TYPE, linkedSubworkflow } from './readiness';
 
 export interface ExtflowDeps extends WorkerHealthDeps {
   importDir: string | undefined;
@@ -205,7 +206,7 @@ export async function importExtflowOriginals(em: EntityManager, principal: Works
   const bundle = await loadExtflowBundle(deps.importDir, source, ['importJson', 'importBundleJson']);
   const workspace = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false });
   const waiting = new Set<string>();
-  for (const wf of workspace) for (const n of wf.nodes) if (n.type === 'subworkflow' && typeof n.config.workflowId === 'string' && n.config.workflowId.startsWith(EXTERNAL_ID_PREFIX)) waiting.add(n.config.workflowId);
+  for (const wf of workspace) for (const n of wf.nodes) if (isSubworkflowRef(n) && (n.config.workflowId as string).startsWith(EXTERNAL_ID_PREFIX)) waiting.add(n.config.workflowId as string);
   for (const e of bundle.entries) for (const s of e.conversion.subworkflows) waiting.add(s.reference);
   const originals = bundle.entries.filter((e) => waiting.has(e.artifact.externalId));
   if (originals.length === 0) throw invalidInput('None of these workflows is called by a sub-workflow node of an imported workflow; import them with import-bundle instead.');
@@ -217,11 +218,11 @@ export async function importExtflowOriginals(em: EntityManager, principal: Works
   for (const wf of fresh) {
     let changed = false;
     const nodes = wf.nodes.map((n) => {
-      const ref = n.type === 'subworkflow' ? n.config.workflowId : undefined;
-      if (typeof ref !== 'string' || !idByExternal.has(ref)) return n;
+      const ref = isSubworkflowRef(n) ? (n.config.workflowId as string) : undefined;
+      if (ref === undefined || !idByExternal.has(ref)) return n;
       changed = true;
       relinked.push({ workflowId: wf.id, nodeId: n.id, reference: ref, subworkflowId: idByExternal.get(ref)! });
-      return { ...n, config: { ...n.config, workflowId: idByExternal.get(ref)! } };
+      return linkedSubworkflow(n, idByExternal.get(ref)!);
     });
     if (changed) {
       const row = await tx.findOneOrFail(WorkflowSchema, { id: wf.id });
@@ -232,4 +233,9 @@ export async function importExtflowOriginals(em: EntityManager, principal: Works
   recordAudit(tx, principal, { action: 'workers.extflow_import_originals', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId, metadata: { imported: originals.length, relinked: relinked.length } });
   await tx.flush();
   return { importResult: { ...result, relinked }, doctor: await doctorOf(deps, em, principal, links) };
+}
+
+/** A subworkflow node, or one waiting for its sub-workflow, with a reference. */
+function isSubworkflowRef(n: GraphNode): boolean {
+  return (n.type === 'subworkflow' || n.type === AWAITING_SUBWORKFLOW_TYPE) && typeof n.config?.workflowId === 'string';
 }

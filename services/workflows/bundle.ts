@@ -8,7 +8,7 @@ import { newId } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
 import { checkArtifact, type ArtifactIssue, type WorkflowArtifact } from './artifact';
 import { convertExtflowBundle, extflowWorkflowsOf } from '../extflow/bundle';
-import { withConversion } from '../extflow/readiness';
+import { awaitingSubworkflow, withConversion } from '../extflow/readiness';
 import type { ConversionReport } from '../extflow/types';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from './graph';
 import { viewOf, type WorkflowView } from './views';
@@ -117,7 +117,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
   const entries = artifacts.map((artifact): PlannedEntry => {
     const existing = byExternalId.get(artifact.externalId) ?? null;
     const references: SubWorkflowReference[] = [];
-    const nodes = (artifact.nodes as unknown as GraphNode[]).map((node) => {
+    let nodes = (artifact.nodes as unknown as GraphNode[]).map((node) => {
       if (node.type !== 'subworkflow') return node;
       const config = (node.config ?? {}) as Record<string, unknown>;
       const ref = typeof config.workflowId === 'string' ? config.workflowId : '';
@@ -129,9 +129,11 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
       return resolved.workflowId && resolved.workflowId !== ref ? { ...node, config: { ...config, workflowId: resolved.workflowId } } : node;
     });
     const edges = artifact.edges as unknown as GraphEdge[];
-    let importReadiness = validateWorkflowGraph({ nodes, edges });
     const unresolved = references.filter((r) => !r.resolvedIn);
     const conversion = conversions?.get(artifact.externalId);
+    // External-tool imports: a subworkflow node whose sub-workflow is missing waits as a placeholder (deploy refuses it).
+    if (conversion) nodes = nodes.map((n) => (unresolved.some((r) => r.nodeId === n.id) ? awaitingSubworkflow(n) : n));
+    let importReadiness = validateWorkflowGraph({ nodes, edges });
     if (conversion) {
       const nameOf = (nodeId: string) => (nodes.find((n) => n.id === nodeId)?.name ?? nodeId);
       importReadiness = withConversion(importReadiness, conversion, unresolved.map((r) => ({ node: nameOf(r.nodeId), reference: r.reference })));

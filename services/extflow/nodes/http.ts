@@ -12,7 +12,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'];
 
 /** Generic credential types and ours. */
 const GENERIC_AUTH: Record<string, string | null> = {
-  httpHeaderAuth: 'httpHeader',
+  httpHeaderAuth: 'http_header',
   httpBasicAuth: 'basic',
   httpBearerAuth: 'bearer',
   oAuth2Api: 'oauth2',

@@ -54,7 +54,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-function checkGraph(name: string, workflow: { nodes: Array<{ id: string; type: string; config: Record<string, unknown> }>; edges: Array<{ source: string; target: string; sourceHandle?: string }> }, readiness: any, expected: Expected) {
+function checkGraph(name: string, workflow: { nodes: Array<{ id: string; type: string; name?: string; config: Record<string, unknown> }>; edges: Array<{ source: string; target: string; sourceHandle?: string }> }, readiness: any, expected: Expected) {
   const conversion = readiness.conversion;
   expect(conversion).toBeDefined();
   if (expected.ready !== undefined) {
@@ -91,7 +91,8 @@ async function runAndCheck(name: string, workflowId: string, candidateVersionId:
   });
   expect({ name, status: res.status, body: res.status === 202 ? null : res.body }).toEqual({ name, status: 202, body: null });
   const runId = res.body.run.id;
-  let done = await waitForRun(app, ws.token, runId, (r) => ['succeeded', 'failed', 'canceled', 'waiting'].includes(r.status), 60_000);
+  const settled = run.status === 'waiting' || run.resume !== undefined ? ['succeeded', 'failed', 'canceled', 'waiting'] : ['succeeded', 'failed', 'canceled'];
+  let done = await waitForRun(app, ws.token, runId, (r) => settled.includes(r.status), 60_000);
   if (run.resume !== undefined) {
     expect(done.status).toBe('waiting');
     const full = await http(app, 'GET', `/api/v1/runs/${runId}`, { token: ws.token });
