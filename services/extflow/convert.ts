@@ -20,9 +20,11 @@ const MAX_NODES = 500;
 
 /** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */
 export function looksLikeExtflow(value: unknown): boolean {
-  if (!isRecord(value)) return false;
-  if (isRecord(value.connections)) return true;
-  return Array.isArray(value.nodes) && value.nodes.some((n) => isRecord(n) && ('typeVersion' in n || 'parameters' in n));
+  // Our artifacts carry a `schema` and a `connections` map of credential aliases; our portable shape has `edges`.
+  if (!isRecord(value) || value.schema !== undefined) return false;
+  if (Array.isArray(value.nodes) && value.nodes.some((n) => isRecord(n) && ('typeVersion' in n || 'parameters' in n))) return true;
+  if (!isRecord(value.connections) || 'edges' in value) return false;
+  return Object.values(value.connections).every((v) => isRecord(v));
 }
 
 export interface ConvertedWorkflow {
