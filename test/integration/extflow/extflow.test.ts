@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addUserWithKey, createWorkspace, http, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { loadConfig } from '../../../services/config';
 
 const FIXTURES = join(__dirname, '../../fixtures/extflow');
@@ -279,5 +279,17 @@ describe('the workflows routes use the same converter', () => {
     expect(replaced.status).toBe(200);
     expect(replaced.body.workflow.status).toBe('draft');
     expect(replaced.body.importReadiness.conversion.ready).toBe(false);
+  });
+});
+
+describe('session twins', () => {
+  test('/api/workers/extflow/smoke-test and the legacyalias twin answer a signed-in member; without a session 401', async () => {
+    const cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);
+    const res = await http(stack.app, 'POST', '/api/workers/extflow/smoke-test', { cookie, body: { bundlePath: 'bundle.json' } });
+    expect(res.status).toBe(200);
+    expect(res.body.importedWorkflowSmokeTest.counts.passed).toBe(2);
+    const alias = await http(stack.app, 'POST', '/api/workers/legacyalias/smoke-test', { cookie, body: { bundlePath: 'bundle.json' } });
+    expect(alias.status).toBe(200);
+    expect((await http(stack.app, 'POST', '/api/workers/extflow/smoke-test', { body: {} })).status).toBe(401);
   });
 });
