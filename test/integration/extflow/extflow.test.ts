@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { loadConfig } from '../../../services/config';
 
 const FIXTURES = join(__dirname, '../../fixtures/extflow');
@@ -285,11 +285,29 @@ describe('the workflows routes use the same converter', () => {
 describe('session twins', () => {
   test('/api/workers/extflow/smoke-test and the legacyalias twin answer a signed-in member; without a session 401', async () => {
     const cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);
+    const imported = await http(stack.app, 'POST', '/api/workers/extflow/import-bundle', { cookie, body: { bundlePath: 'bundle.json' } });
+    expect(imported.status).toBe(201);
     const res = await http(stack.app, 'POST', '/api/workers/extflow/smoke-test', { cookie, body: { bundlePath: 'bundle.json' } });
     expect(res.status).toBe(200);
     expect(res.body.importedWorkflowSmokeTest.counts.passed).toBe(2);
     const alias = await http(stack.app, 'POST', '/api/workers/legacyalias/smoke-test', { cookie, body: { bundlePath: 'bundle.json' } });
     expect(alias.status).toBe(200);
     expect((await http(stack.app, 'POST', '/api/workers/extflow/smoke-test', { body: {} })).status).toBe(401);
+  });
+});
+
+describe('without an import directory', () => {
+  test('bundlePath is refused; importBundleJson still works', async () => {
+    const app = await startTestApp();
+    try {
+      const ws = await createWorkspace(app, 'No import dir');
+      const res = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: ws.token, body: { bundlePath: 'bundle.json' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('Reading bundles from a path is not configured on this server; send importBundleJson instead.');
+      const ok = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: ws.token, body: { importBundleJson: JSON.stringify(fixture('01-manual-set')) } });
+      expect(ok.status).toBe(201);
+    } finally {
+      await app.close();
+    }
   });
 });
