@@ -20,6 +20,7 @@ import { endUserRoutes } from './routes/endUsers';
 import { logRoutes } from './routes/logs';
 import { webhookRoutes } from './routes/webhooks';
 import { workerRoutes } from './routes/workers';
+import { extflowRoutes } from './routes/extflow';
 import { destinationRoutes } from './routes/destinations';
 import { CODEC_PATH, codecCorsHeaders, temporalCodecRoutes } from './routes/temporalCodec';
 import { fileRoutes } from './routes/files';
@@ -51,6 +52,7 @@ export const allRoutes: AnyRoute[] = [
   ...webhookRoutes,
   ...mailerRoutes,
   ...workerRoutes,
+  ...extflowRoutes,
   ...credentialRoutes,
   ...fileRoutes,
   ...databaseRoutes,

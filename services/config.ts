@@ -39,6 +39,7 @@ const envSchema = z.object({
   OPERATOR_EMAILS: z.string().optional(),
   /** Local bare Git repositories a workspace repository setting may name must be inside this directory; unset refuses local paths. */
   WORKFLOW_REPOSITORY_ROOT: z.string().min(1).optional(),
+  EXTFLOW_IMPORT_DIR: z.string().min(1).optional(),
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
@@ -127,6 +128,8 @@ export type AppConfig = {
   outboundAllowPrivateNetworks: boolean;
   /** WORKFLOW_REPOSITORY_ROOT: where local bare repositories of workspace repository settings may live (services/repository). */
   workflowRepositoryRoot: string | undefined;
+  /** EXTFLOW_IMPORT_DIR: the only directory `bundlePath` of the extflow worker routes may read (services/extflow). */
+  extflowImportDir: string | undefined;
   /** Derives webhook tokens and encrypts stored secrets; required by the api process. */
   secretKey: string | undefined;
   webhookSyncBudgetMs: number;
@@ -273,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     endUsersEnabled: e.END_USERS_ENABLED,
     outboundAllowPrivateNetworks: e.OUTBOUND_ALLOW_PRIVATE_NETWORKS,
     workflowRepositoryRoot: e.WORKFLOW_REPOSITORY_ROOT,
+    extflowImportDir: e.EXTFLOW_IMPORT_DIR,
     secretKey: e.SECRET_KEY,
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,

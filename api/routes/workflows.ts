@@ -31,7 +31,7 @@ import {
   previewBundle,
   validateArtifactFiles,
   listWorkflows,
-  previewImport,
+  previewImportIn,
   restoreVersion,
   updateWorkflow,
   validateWorkflow,
@@ -142,7 +142,7 @@ export const importPreviewRoute = defineRoute({
     if (body.importBundleJson !== undefined && body.importJson === undefined) {
       return { status: 200, body: await previewBundle(ctx.state.em, principal, body.importBundleJson) };
     }
-    return { status: 200, body: previewImport(body) };
+    return { status: 200, body: await previewImportIn(ctx.state.em, principal, body) };
   },
 });
 

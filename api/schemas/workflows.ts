@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import { isoDate, redactionSchema, url } from './index';
 import { webhookSchema } from './webhooks';
+import { conversionReportSchema } from './extflowReport';
 
 /** Response schemas of the workflows area (workflow objects, validation, versions, deploy results). */
 
@@ -72,6 +73,7 @@ export const validationResultSchema = z.strictObject({
     edgeCount: z.number().int(),
   }),
   deploymentReadiness: z.strictObject({ ready: z.boolean(), blockers: z.array(z.string()) }),
+  conversion: conversionReportSchema.optional().describe('Imports of the external tool\'s JSON only'),
 });
 
 export const workflowWithLinksSchema = z.strictObject({ workflow: workflowSchema, links: workflowLinksSchema });

@@ -86,9 +86,19 @@ export interface BootstrapReport {
  */
 export async function bootstrapWorkflowCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, workflowId: string): Promise<BootstrapReport> {
   const wf = await loadWorkflow(em, principal, workflowId);
-  const report: BootstrapReport = { workflowId: wf.id, created: 0, skipped: 0, credentials: [] };
-  for (const { reference } of await referencesOf(em, wf)) {
-    const existing = await resolveCredentialReference(em, wf.workspaceId, reference);
+  const references = (await referencesOf(em, wf)).map((r) => r.reference);
+  return { workflowId: wf.id, ...(await bootstrapCredentialReferences(em, principal, deps, references)) };
+}
+
+/**
+ * The bootstrap of a list of credential references (names) in the principal's workspace, by
+ * the rules above: bootstrapWorkflowCredentials for one workflow, the external-tool import
+ * (services/extflow) for a bundle's credential aliases.
+ */
+export async function bootstrapCredentialReferences(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, references: string[]): Promise<Omit<BootstrapReport, 'workflowId'>> {
+  const report: Omit<BootstrapReport, 'workflowId'> = { created: 0, skipped: 0, credentials: [] };
+  for (const reference of [...new Set(references)]) {
+    const existing = await resolveCredentialReference(em, principal.workspaceId, reference);
     const entry = (outcome: BootstrapOutcome, credentialId: string | null = null) => {
       report.credentials.push({ reference, outcome, credentialId });
       if (outcome === 'created') report.created++;

@@ -7,6 +7,9 @@ import { conflict, invalidInput } from '../errors';
 import { newId } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
 import { checkArtifact, type ArtifactIssue, type WorkflowArtifact } from './artifact';
+import { convertExtflowBundle, extflowWorkflowsOf } from '../extflow/bundle';
+import { awaitingSubworkflow, withConversion } from '../extflow/readiness';
+import type { ConversionReport } from '../extflow/types';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from './graph';
 import { viewOf, type WorkflowView } from './views';
 
@@ -51,13 +54,23 @@ interface BundlePlan {
   entries: PlannedEntry[];
 }
 
-function parseBundle(importBundleJson: string): { name: string | null; artifacts: WorkflowArtifact[] } {
+/** A bundle ready to plan: artifacts, and for the external tool's workflows their conversion reports (by externalId). */
+export interface ParsedBundle {
+  name: string | null;
+  artifacts: WorkflowArtifact[];
+  conversions?: Map<string, ConversionReport>;
+}
+
+function parseBundle(importBundleJson: string): ParsedBundle {
   let parsed: unknown;
   try {
     parsed = JSON.parse(importBundleJson);
   } catch {
     throw invalidInput('importBundleJson is not valid JSON.');
   }
+  // The external tool's bundles (an array of its workflows, or { workflows }) are converted first.
+  const extflow = extflowWorkflowsOf(parsed);
+  if (extflow) return parsedExtflowBundle(convertExtflowBundle(extflow));
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidInput('importBundleJson must be a JSON object { schema, name, workflows }.');
   const obj = parsed as Record<string, unknown>;
   if (obj.schema !== undefined && obj.schema !== BUNDLE_SCHEMA) throw invalidInput(`importBundleJson.schema must be "${BUNDLE_SCHEMA}".`);
@@ -83,8 +96,18 @@ function parseBundle(importBundleJson: string): { name: string | null; artifacts
   return { name: (obj.name as string | undefined) ?? null, artifacts };
 }
 
-async function plan(em: EntityManager, principal: WorkspacePrincipal, importBundleJson: string): Promise<BundlePlan> {
-  const { name, artifacts } = parseBundle(importBundleJson);
+/** The external tool's converted bundle as a parsed bundle (duplicate externalIds refused). */
+export function parsedExtflowBundle(bundle: ReturnType<typeof convertExtflowBundle>): ParsedBundle {
+  const seen = new Set<string>();
+  for (const e of bundle.entries) {
+    if (seen.has(e.artifact.externalId)) throw invalidInput(`The bundle holds workflow "${e.artifact.externalId}" more than once; nothing was imported.`);
+    seen.add(e.artifact.externalId);
+  }
+  return { name: bundle.name, artifacts: bundle.entries.map((e) => e.artifact), conversions: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.conversion])) };
+}
+
+async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInput: string | ParsedBundle): Promise<BundlePlan> {
+  const { name, artifacts, conversions } = typeof bundleInput === 'string' ? parseBundle(bundleInput) : bundleInput;
   const workspaceWorkflows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false });
   const byExternalId = new Map(workspaceWorkflows.filter((w) => w.externalId).map((w) => [w.externalId as string, w]));
   const byId = new Map(workspaceWorkflows.map((w) => [w.id, w]));
@@ -94,7 +117,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, importBund
   const entries = artifacts.map((artifact): PlannedEntry => {
     const existing = byExternalId.get(artifact.externalId) ?? null;
     const references: SubWorkflowReference[] = [];
-    const nodes = (artifact.nodes as unknown as GraphNode[]).map((node) => {
+    let nodes = (artifact.nodes as unknown as GraphNode[]).map((node) => {
       if (node.type !== 'subworkflow') return node;
       const config = (node.config ?? {}) as Record<string, unknown>;
       const ref = typeof config.workflowId === 'string' ? config.workflowId : '';
@@ -106,9 +129,15 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, importBund
       return resolved.workflowId && resolved.workflowId !== ref ? { ...node, config: { ...config, workflowId: resolved.workflowId } } : node;
     });
     const edges = artifact.edges as unknown as GraphEdge[];
-    const importReadiness = validateWorkflowGraph({ nodes, edges });
     const unresolved = references.filter((r) => !r.resolvedIn);
-    if (unresolved.length > 0) {
+    const conversion = conversions?.get(artifact.externalId);
+    // External-tool imports: a subworkflow node whose sub-workflow is missing waits as a placeholder (deploy refuses it).
+    if (conversion) nodes = nodes.map((n) => (unresolved.some((r) => r.nodeId === n.id) ? awaitingSubworkflow(n) : n));
+    let importReadiness = validateWorkflowGraph({ nodes, edges });
+    if (conversion) {
+      const nameOf = (nodeId: string) => (nodes.find((n) => n.id === nodeId)?.name ?? nodeId);
+      importReadiness = withConversion(importReadiness, conversion, unresolved.map((r) => ({ node: nameOf(r.nodeId), reference: r.reference })));
+    } else if (unresolved.length > 0) {
       importReadiness.deploymentReadiness = {
         ready: false,
         blockers: [...importReadiness.deploymentReadiness.blockers, ...unresolved.map((r) => `${r.nodeId}: subworkflow "${r.reference}" is neither in the bundle nor in the workspace`)],
@@ -137,7 +166,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, importBund
 }
 
 /** import-preview for bundles: the plan, nothing written. New workflows have `workflowId: null`. */
-export async function previewBundle(em: EntityManager, principal: WorkspacePrincipal, importBundleJson: string) {
+export async function previewBundle(em: EntityManager, principal: WorkspacePrincipal, importBundleJson: string | ParsedBundle) {
   const { bundle, entries } = await plan(em, principal, importBundleJson);
   return {
     bundle,
@@ -169,7 +198,7 @@ export interface ImportedBundleWorkflow {
 export async function importBundle(
   em: EntityManager,
   principal: WorkspacePrincipal,
-  importBundleJson: string,
+  importBundleJson: string | ParsedBundle,
 ): Promise<{ bundle: BundlePlan['bundle']; workflows: ImportedBundleWorkflow[] }> {
   const { bundle, entries } = await plan(em, principal, importBundleJson);
   const rows = await em.transactional(async (tx) => {

@@ -11,7 +11,7 @@ import { deployLoaded, type DeployDeps, type Deployment } from './deploy';
 import { syncProductionWithWorkflow } from '../destinations/production';
 import { removeAllTargetSchedules } from '../destinations/schedules';
 import type { ValidationResult } from './graph';
-import { parseImportJson } from './import';
+import { externalIdsOf, parseImportJson } from './import';
 import { loadWorkflow, viewOf, workflowView, type WorkflowView } from './views';
 
 export interface CreateWorkflowInput {
@@ -48,6 +48,7 @@ export async function createWorkflow(
   let importReadiness: ValidationResult | undefined;
   let templateKey: string | null = null;
   let sourceWorkflowId: string | null = null;
+  let externalId: string | null = null;
   if (input.templateKey !== undefined) {
     const template = findTemplate(input.templateKey);
     if (!template) throw invalidInput(`Unknown templateKey "${input.templateKey}".`);
@@ -58,9 +59,12 @@ export async function createWorkflow(
     base = { name: `${source.name} (copy)`, description: source.description, nodes: source.nodes, edges: source.edges };
     sourceWorkflowId = source.id;
   } else if (input.importJson !== undefined) {
-    const imported = parseImportJson(input.importJson);
+    const externalIds = await externalIdsOf(em, principal.workspaceId);
+    const imported = parseImportJson(input.importJson, externalIds);
     base = { name: imported.graph.name ?? 'Imported workflow', description: imported.graph.description ?? '', nodes: imported.graph.nodes, edges: imported.graph.edges };
     importReadiness = imported.importReadiness;
+    // An external-tool import keeps its externalId (bundles and subworkflow links find it) unless another workflow has it.
+    if (imported.externalId && !externalIds.has(imported.externalId)) externalId = imported.externalId;
   } else if (input.subWorkflowPlaceholder !== undefined) {
     const p = input.subWorkflowPlaceholder;
     const label = p.sourceNodeLabel ? ` for "${p.sourceNodeLabel}"` : '';
@@ -82,6 +86,7 @@ export async function createWorkflow(
     activeVersionId: null,
     templateKey,
     sourceWorkflowId,
+    ...(externalId ? { externalId } : {}),
     createdById: principal.userId,
     createdAt: now,
     updatedAt: now,
@@ -127,7 +132,7 @@ export async function updateWorkflow(em: EntityManager, principal: WorkspacePrin
   if (patch.nodes !== undefined) wf.nodes = patch.nodes;
   if (patch.edges !== undefined) wf.edges = patch.edges;
   if (patch.importJson !== undefined) {
-    const imported = parseImportJson(patch.importJson);
+    const imported = parseImportJson(patch.importJson, await externalIdsOf(em, principal.workspaceId));
     wf.nodes = imported.graph.nodes;
     wf.edges = imported.graph.edges;
     if (imported.graph.name) wf.name = imported.graph.name;

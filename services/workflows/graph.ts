@@ -2,6 +2,7 @@ import { deploymentReadiness, validateGraph } from '../../engine/validate';
 import type { ValidationReport, WorkflowGraph } from '../../engine/types';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { sha256Hex } from '../ids';
+import type { ConversionReport } from '../extflow/types';
 
 export interface Readiness {
   ready: boolean;
@@ -11,6 +12,8 @@ export interface Readiness {
 export interface ValidationResult {
   report: ValidationReport;
   deploymentReadiness: Readiness;
+  /** Imports of the external tool's JSON: what was converted, listed as unsupported, or warned about. */
+  conversion?: ConversionReport;
 }
 
 /** The id live candidate execution must name in `expectedVersionId`: a digest of the draft graph. */

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { isoDate } from './index';
+import { workerDoctorSchema } from './workers';
+import { importedBundleSchema } from './workflows';
+
+export { conversionReportSchema } from './extflowReport';
+
+const doctor = workerDoctorSchema.shape.doctor;
+
+export const extflowImportResultSchema = z.strictObject({ importResult: importedBundleSchema, doctor });
+
+export const extflowOriginalsResultSchema = z.strictObject({
+  importResult: importedBundleSchema.extend({
+    relinked: z
+      .array(z.strictObject({ workflowId: z.string(), nodeId: z.string(), reference: z.string(), subworkflowId: z.string() }))
+      .describe('Subworkflow nodes of the workspace now pointing at an imported original'),
+  }),
+  doctor,
+});
+
+export const extflowBootstrapSchema = z.strictObject({
+  bootstrap: z.strictObject({
+    aliases: z.number().int().describe('Distinct credential aliases considered'),
+    created: z.number().int(),
+    skipped: z.number().int(),
+    credentials: z.array(
+      z.strictObject({
+        reference: z.string(),
+        outcome: z.enum(['created', 'exists', 'not_allowed', 'unset', 'invalid']),
+        credentialId: z.string().nullable(),
+      }),
+    ),
+  }),
+  doctor,
+});
+
+const outcome = z.enum(['passed', 'attention', 'failed']);
+
+export const extflowSmokeTestSchema = z.strictObject({
+  importedWorkflowSmokeTest: z.strictObject({
+    status: outcome,
+    message: z.string(),
+    mode: z.enum(['dryRun', 'queue']),
+    useQueue: z.boolean(),
+    waitForWorkerMs: z.number().int(),
+    queue: z.strictObject({ mode: z.literal('temporal'), queueName: z.string() }),
+    persistence: z.strictObject({ durable: z.literal(true), mode: z.literal('postgresql') }),
+    counts: z.strictObject({ passed: z.number().int(), attention: z.number().int(), failed: z.number().int() }),
+    workflows: z.array(
+      z.strictObject({
+        externalId: z.string(),
+        workflowId: z.string().nullable(),
+        name: z.string().nullable(),
+        status: outcome,
+        runId: z.string().nullable(),
+        runStatus: z.string().nullable(),
+        message: z.string(),
+      }),
+    ),
+    checkedAt: isoDate,
+    durationMs: z.number().int(),
+  }),
+});

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+
+/** The conversion report of an external-tool import (`importReadiness.conversion`). */
+export const conversionReportSchema = z
+  .strictObject({
+    source: z.literal('extflow'),
+    sourceWorkflowId: z.string().nullable().describe("The workflow's id in the external tool"),
+    externalId: z.string().describe('`extflow-<id>`: what bundles upsert by and subworkflow nodes reference'),
+    ready: z.boolean().describe('Every node converted exactly, the graph validates and every sub-workflow is linked'),
+    nodeCount: z.number().int(),
+    mappedNodes: z.number().int(),
+    translatedExpressions: z.number().int(),
+    unsupported: z
+      .array(z.strictObject({ node: z.string(), nodeType: z.string(), reason: z.string(), action: z.string().describe('What to do') }))
+      .describe('Never dropped: each stays in the graph as an `extflow:<type>` placeholder until replaced'),
+    warnings: z.array(z.strictObject({ node: z.string(), message: z.string() })),
+    credentials: z.array(z.strictObject({ alias: z.string(), extflowType: z.string(), type: z.string().nullable(), nodes: z.array(z.string()) })),
+    subworkflows: z.array(z.strictObject({ node: z.string(), reference: z.string() })),
+  })
+  .meta({ id: 'ExtflowConversionReport' });

@@ -1,0 +1,292 @@
+/**
+ * The converter: one exported workflow of the external tool (nodes with `type`,
+ * `typeVersion`, `parameters`, `credentials`, `position`; `connections` keyed by node name)
+ * to our graph. Each node family has its mapper (nodes/); a node no mapper can express
+ * exactly stays in the graph as a placeholder of type `extflow:<its type>` (which keeps the
+ * workflow from deploying) and is listed with the reason and what to do. Pure: nothing is read
+ * or written here.
+ */
+import { validateGraph } from '../../engine/validate';
+import type { GraphEdge, GraphNode } from '../../engine/types';
+import { invalidInput } from '../errors';
+import type { ExpressionScope } from './expressions';
+import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
+import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
+import { externalIdFor } from './nodes/subworkflow';
+import { Unsupported, type ConversionReport, type ConversionWarning, type CredentialAlias, type ExtNode, type ExtWorkflow, type SubworkflowRef, type UnsupportedItem } from './types';
+
+export const PLACEHOLDER_PREFIX = 'extflow:';
+const MAX_NODES = 500;
+
+/** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */
+export function looksLikeExtflow(value: unknown): boolean {
+  // Our artifacts carry a `schema` and a `connections` map of credential aliases; our portable shape has `edges`.
+  if (!isRecord(value) || value.schema !== undefined) return false;
+  if (Array.isArray(value.nodes) && value.nodes.some((n) => isRecord(n) && ('typeVersion' in n || 'parameters' in n))) return true;
+  if (!isRecord(value.connections) || 'edges' in value) return false;
+  return Object.values(value.connections).every((v) => isRecord(v));
+}
+
+export interface ConvertedWorkflow {
+  externalId: string;
+  name: string;
+  description: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  /** Credential alias → our credential type (or the external type when there is no equivalent). */
+  connections: Record<string, string>;
+  conversion: ConversionReport;
+}
+
+const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+
+function slug(name: string): string {
+  const s = name
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .toLowerCase()
+    .slice(0, 60);
+  return s && !RESERVED.has(s) ? s : 'node';
+}
+
+function checkShape(value: unknown, label: string): ExtWorkflow {
+  if (!isRecord(value)) throw invalidInput(`${label} must be a JSON object.`);
+  if (!Array.isArray(value.nodes)) throw invalidInput(`${label} has no nodes[] array.`);
+  if (value.nodes.length > MAX_NODES) throw invalidInput(`${label} has ${value.nodes.length} nodes; at most ${MAX_NODES} are allowed.`);
+  if (value.connections !== undefined && !isRecord(value.connections)) throw invalidInput(`${label}.connections must be an object keyed by node name.`);
+  const names = new Set<string>();
+  value.nodes.forEach((n, i) => {
+    if (!isRecord(n) || typeof n.name !== 'string' || n.name === '' || typeof n.type !== 'string' || n.type === '') {
+      throw invalidInput(`${label}.nodes[${i}] must be an object with a name and a type.`);
+    }
+    if (names.has(n.name)) throw invalidInput(`${label} has two nodes named "${n.name}".`);
+    names.add(n.name);
+    if (n.parameters !== undefined && !isRecord(n.parameters)) throw invalidInput(`${label}.nodes[${i}].parameters must be an object.`);
+  });
+  if (value.name !== undefined && typeof value.name !== 'string') throw invalidInput(`${label}.name must be a string.`);
+  return { ...(value as unknown as ExtWorkflow), connections: (value.connections ?? {}) as ExtWorkflow['connections'] };
+}
+
+/** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
+export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
+  const wf = checkShape(value, label);
+  const sourceWorkflowId = wf.id !== undefined && wf.id !== null && String(wf.id) !== '' ? String(wf.id) : null;
+  const name = (wf.name ?? '').trim() || 'Imported workflow';
+  const externalId = externalIdFor(sourceWorkflowId ?? slug(name));
+  const timezone = typeof wf.settings?.timezone === 'string' && wf.settings.timezone !== 'DEFAULT' ? wf.settings.timezone : undefined;
+
+  const unsupported: UnsupportedItem[] = [];
+  const warnings: ConversionWarning[] = [];
+  const credentials = new Map<string, CredentialAlias>();
+  const subworkflows: SubworkflowRef[] = [];
+  let translated = 0;
+
+  const annotations = wf.nodes.filter((n) => ANNOTATION_TYPES.has(n.type));
+  for (const n of annotations) warnings.push({ node: n.name, message: 'Sticky notes are not imported.' });
+  const nodes = wf.nodes.filter((n) => !ANNOTATION_TYPES.has(n.type));
+
+  // Our ids: the node names as slugs, unique.
+  const idByName = new Map<string, string>();
+  const used = new Set<string>();
+  for (const n of nodes) {
+    let id = slug(n.name);
+    for (let k = 2; used.has(id); k++) id = `${slug(n.name).slice(0, 56)}_${k}`;
+    used.add(id);
+    idByName.set(n.name, id);
+  }
+
+  // Connections: per source, per output index, the targets; and the incoming side.
+  interface Conn {
+    source: string;
+    output: number;
+    target: string;
+    input: number;
+  }
+  const conns: Conn[] = [];
+  for (const [source, byType] of Object.entries(wf.connections)) {
+    if (!idByName.has(source)) {
+      if (!annotations.some((a) => a.name === source)) warnings.push({ node: source, message: 'A connection leaves from a node that is not in the workflow; it was ignored.' });
+      continue;
+    }
+    for (const [type, outputs] of Object.entries(byType ?? {})) {
+      if (type !== 'main') {
+        unsupported.push({ node: source, nodeType: nodes.find((n) => n.name === source)!.type, reason: `"${type}" connections (sub-nodes such as AI models or tools)`, action: 'Rebuild this part with http or code nodes.' });
+        continue;
+      }
+      (Array.isArray(outputs) ? outputs : []).forEach((targets, output) => {
+        for (const t of Array.isArray(targets) ? targets : []) {
+          if (!isRecord(t) || typeof t.node !== 'string') continue;
+          if (!idByName.has(t.node)) {
+            warnings.push({ node: source, message: `A connection to "${t.node}", which is not in the workflow, was ignored.` });
+            continue;
+          }
+          conns.push({ source, output, target: t.node, input: typeof t.index === 'number' ? t.index : 0 });
+        }
+      });
+    }
+  }
+
+  const scopeFor = (node: ExtNode): ExpressionScope => ({
+    idOf: (n) => idByName.get(n),
+    counted: () => translated++,
+    note: (message) => {
+      if (!warnings.some((w) => w.node === node.name && w.message === `Expression: ${message}.`)) warnings.push({ node: node.name, message: `Expression: ${message}.` });
+    },
+  });
+
+  const mapped = new Map<string, Mapped>();
+  const out: GraphNode[] = [];
+  for (const node of nodes) {
+    const id = idByName.get(node.name)!;
+    const params = isRecord(node.parameters) ? node.parameters : {};
+    const version = typeof node.typeVersion === 'number' ? node.typeVersion : 1;
+    const position = Array.isArray(node.position) && node.position.length === 2 && node.position.every((x) => typeof x === 'number') ? { x: node.position[0], y: node.position[1] } : undefined;
+    const ctx: MapContext = {
+      node,
+      params,
+      version,
+      id,
+      position,
+      scope: scopeFor(node),
+      inputs: conns.filter((c) => c.target === node.name).map((c) => ({ sourceId: idByName.get(c.source)!, inputIndex: c.input })),
+      connectedOutputs: new Set(conns.filter((c) => c.source === node.name).map((c) => c.output)),
+      timezone,
+      warn: (message) => warnings.push({ node: node.name, message }),
+      credential: (extflowType, type) => {
+        const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
+        const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
+        const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
+        entry.nodes.push(node.name);
+        credentials.set(alias, entry);
+        return alias;
+      },
+      subworkflow: (reference) => subworkflows.push({ node: node.name, reference }),
+    };
+    const mapper = MAPPERS[node.type];
+    let result: Mapped;
+    try {
+      if (!mapper) {
+        throw new Unsupported(
+          `node type "${node.type}" has no equivalent here`,
+          node.type.includes('langchain') ? 'Call the model or tool with an http node (or a code node) instead.' : 'Replace it with an http node calling the service\'s API (with a credential), or a code node.',
+        );
+      }
+      result = mapper(ctx);
+      if (!result.nodes.some((n) => n.id === id)) throw new Error(`mapper of ${node.type} produced no node "${id}"`);
+    } catch (err) {
+      if (!(err instanceof Unsupported)) throw err;
+      unsupported.push({ node: node.name, nodeType: node.type, reason: err.reason, action: err.action });
+      const placeholder: GraphNode = {
+        id,
+        type: `${PLACEHOLDER_PREFIX}${node.type}`,
+        name: node.name,
+        config: { extflowType: node.type, typeVersion: version, parameters: params, reason: err.reason, action: err.action },
+      };
+      if (position) placeholder.position = position;
+      result = { nodes: [placeholder], output: (i) => ({ source: id, ...(i > 0 ? { handle: `output${i}` } : {}) }), regularOutputs: 99 };
+    }
+    // Node settings shared by every family.
+    const errorSource = result.errorSource ?? id;
+    for (const n of result.nodes) {
+      if (node.disabled === true) n.disabled = true;
+      if (n.id === errorSource && (n.type === 'http' || n.type === 'code') && node.retryOnFail === true) {
+        n.retry = { maxAttempts: Math.min(10, Math.max(1, Number(node.maxTries ?? 3))), backoffSeconds: Math.min(3600, Math.max(0, Number(node.waitBetweenTries ?? 1000) / 1000)) };
+      }
+    }
+    const onError = node.onError ?? (node.continueOnFail ? 'continueRegularOutput' : undefined);
+    const carrier = result.nodes.find((n) => n.id === errorSource);
+    if (carrier && onError === 'continueErrorOutput') carrier.onError = 'branch';
+    else if (carrier && onError === 'continueRegularOutput') carrier.onError = 'continue';
+    if (node.disabled === true && result.nodes.some((n) => n.type === 'condition' || n.type === 'switch')) {
+      warnings.push({ node: node.name, message: 'A disabled branching node passes nothing on here (the external tool passes the input to its first output).' });
+    }
+    mapped.set(node.name, result);
+    out.push(...result.nodes);
+  }
+
+  // Edges: inside each mapping a chain, then the connections.
+  const edges: GraphEdge[] = [];
+  const addEdge = (source: string, target: string, handle?: string) => {
+    const e: GraphEdge = { id: `e${edges.length + 1}`, source, target };
+    if (handle !== undefined) e.sourceHandle = handle;
+    edges.push(e);
+  };
+  for (const m of mapped.values()) for (let i = 1; i < m.nodes.length; i++) addEdge(m.nodes[i - 1].id, m.nodes[i].id);
+
+  const incoming = new Map<string, Array<{ ref: OutputRef }>>();
+  for (const c of conns) {
+    const src = mapped.get(c.source)!;
+    const srcNode = nodes.find((n) => n.name === c.source)!;
+    const onError = srcNode.onError ?? (srcNode.continueOnFail ? 'continueRegularOutput' : undefined);
+    const regular = src.regularOutputs ?? 1;
+    let ref: OutputRef | null;
+    if (onError === 'continueErrorOutput' && c.output === regular) ref = { source: src.errorSource ?? idByName.get(c.source)!, handle: 'error' };
+    else ref = src.output ? src.output(c.output) : c.output === 0 ? { source: idByName.get(c.source)! } : null;
+    if (!ref) {
+      if (!unsupported.some((u) => u.node === c.source)) {
+        unsupported.push({ node: c.source, nodeType: srcNode.type, reason: `output ${c.output + 1} (to "${c.target}") has no equivalent`, action: 'Connect the node\'s first output only, or rebuild the branch.' });
+      }
+      continue;
+    }
+    const list = incoming.get(c.target) ?? [];
+    list.push({ ref });
+    incoming.set(c.target, list);
+  }
+  for (const [targetName, list] of incoming) {
+    const target = mapped.get(targetName)!;
+    const entry = target.entry ?? target.nodes[0].id;
+    const entryNode = target.nodes.find((n) => n.id === entry)!;
+    if (list.length > 1 && entryNode.type !== 'merge') {
+      // Only merge nodes take several inputs: a merge of the live branches, then the first of them.
+      const id = idByName.get(targetName)!;
+      const joinId = `${id}__in`;
+      const pickId = `${id}__pick`;
+      const pos = entryNode.position ? { x: entryNode.position.x - 80, y: entryNode.position.y } : undefined;
+      out.push({ id: joinId, type: 'merge', name: `${targetName} (inputs)`, config: {}, ...(pos ? { position: pos } : {}) });
+      out.push({ id: pickId, type: 'transform', name: `${targetName} (first live input)`, config: { expression: '$lookup($, $keys($)[0])' }, ...(pos ? { position: { x: pos.x + 40, y: pos.y } } : {}) });
+      for (const { ref } of list) addEdge(ref.source, joinId, ref.handle);
+      addEdge(joinId, pickId);
+      addEdge(pickId, entry);
+      warnings.push({ node: targetName, message: `${list.length} connections arrive here: the node runs once, after every live branch, with the first live branch's data (exact when the branches exclude each other, as the outputs of an If or Switch do).` });
+    } else {
+      for (const { ref } of list) addEdge(ref.source, entry, ref.handle);
+    }
+  }
+
+  if (wf.pinData && isRecord(wf.pinData) && Object.keys(wf.pinData).length > 0) {
+    warnings.push({ node: '(workflow)', message: `Pinned data of ${Object.keys(wf.pinData).length} node(s) is not imported (it only affects editor test runs).` });
+  }
+  if (wf.settings && typeof wf.settings.errorWorkflow === 'string' && wf.settings.errorWorkflow) {
+    warnings.push({ node: '(workflow)', message: 'The error workflow setting is not imported: use onError on the nodes, or watch failed runs.' });
+  }
+
+  const report = validateGraph({ nodes: out, edges });
+  for (const e of report.errors) {
+    if (e.code === 'cycle') unsupported.push({ node: '(workflow)', nodeType: '(connections)', reason: 'the connections form a loop; graphs here have no cycles', action: 'Process lists in a code node, or move the loop body into a subworkflow.' });
+  }
+  const connections: Record<string, string> = {};
+  for (const c of credentials.values()) connections[c.alias] = c.type ?? c.extflowType;
+
+  return {
+    externalId,
+    name: name.slice(0, 200),
+    description: `Imported from the external workflow tool${sourceWorkflowId ? ` (workflow ${sourceWorkflowId})` : ''}.`,
+    nodes: out,
+    edges,
+    connections,
+    conversion: {
+      source: 'extflow',
+      sourceWorkflowId,
+      externalId,
+      ready: unsupported.length === 0 && report.valid,
+      nodeCount: nodes.length,
+      mappedNodes: nodes.length - new Set(unsupported.filter((u) => u.nodeType !== '(connections)').map((u) => u.node)).size,
+      translatedExpressions: translated,
+      unsupported,
+      warnings,
+      credentials: [...credentials.values()],
+      subworkflows,
+    },
+  };
+}

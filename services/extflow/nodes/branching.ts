@@ -1,0 +1,72 @@
+/** If → condition (outputs true/false); Filter → condition whose false output is dropped; Switch (rules and expression modes) → switch. */
+import { conditionOf, ruleCondition } from '../conditions';
+import { toJsonata } from '../expressions';
+import { Unsupported } from '../types';
+import { isRecord, ourNode, type Mapper } from './context';
+
+export const ifNode: Mapper = (ctx) => {
+  const expression = conditionOf(ctx.params, ctx.version, ctx.scope);
+  return {
+    nodes: [ourNode(ctx, ctx.id, 'condition', { expression })],
+    output: (i) => (i === 0 ? { source: ctx.id, handle: 'true' } : i === 1 ? { source: ctx.id, handle: 'false' } : null),
+    regularOutputs: 2,
+  };
+};
+
+/** Filter keeps the item when the conditions hold (output 0); the optional "discarded" output is `false`. */
+export const filterNode: Mapper = (ctx) => {
+  const expression = conditionOf(ctx.params, ctx.version, ctx.scope);
+  const options = isRecord(ctx.params.options) ? ctx.params.options : {};
+  return {
+    nodes: [ourNode(ctx, ctx.id, 'condition', { expression })],
+    output: (i) => (i === 0 ? { source: ctx.id, handle: 'true' } : i === 1 && options.allowDiscardedOutput ? { source: ctx.id, handle: 'false' } : null),
+    regularOutputs: options.allowDiscardedOutput ? 2 : 1,
+  };
+};
+
+const HANDLE = /^[A-Za-z0-9 _.-]{1,100}$/;
+
+/**
+ * Switch: the rules become one JSONata expression returning the index of the first matching
+ * rule (as a string), and each index is a case. The fallback output is the index it names
+ * ("extra" adds one after the rules); "none" returns no index, so nothing runs.
+ */
+export const switchNode: Mapper = (ctx) => {
+  const p = ctx.params;
+  const options = isRecord(p.options) ? p.options : {};
+  if (options.allMatchingOutputs === true) throw new Unsupported('"send data to all matching outputs"', 'Use one If node per output instead.');
+  let expression: string;
+  let count: number;
+  const handles: string[] = [];
+  if (p.mode === 'expression') {
+    count = typeof p.numberOutputs === 'number' ? p.numberOutputs : 4;
+    expression = `$string(${toJsonata(p.output ?? '', ctx.scope)})`;
+    for (let i = 0; i < count; i++) handles.push(`output${i}`);
+  } else {
+    if (ctx.version < 3) throw new Unsupported(`Switch version ${ctx.version} rules`, 'Upgrade the node to Switch v3 in the external tool and export again, or build the switch by hand.');
+    const rules = isRecord(p.rules) && Array.isArray(p.rules.values) ? (p.rules.values as Array<Record<string, unknown>>) : [];
+    if (rules.length === 0) throw new Unsupported('a switch without rules', 'Add rules.');
+    const fallback = options.fallbackOutput;
+    const conds = rules.map((r) => ruleCondition(r, ctx.scope));
+    let otherwise = '"-1"';
+    count = rules.length;
+    if (fallback === 'extra') {
+      otherwise = jsonString(rules.length);
+      count++;
+    } else if (typeof fallback === 'number' && fallback >= 0 && fallback < rules.length) otherwise = jsonString(fallback);
+    expression = conds.reduceRight((acc, c, i) => `(${c} ? ${jsonString(i)} : ${acc})`, otherwise);
+    rules.forEach((r, i) => {
+      const key = r.renameOutput === true && typeof r.outputKey === 'string' && HANDLE.test(r.outputKey) ? r.outputKey : `output${i}`;
+      handles.push(handles.includes(key) || key === 'default' || key === 'error' ? `output${i}` : key);
+    });
+    if (fallback === 'extra') handles.push(typeof options.renameFallbackOutput === 'string' && HANDLE.test(options.renameFallbackOutput) && !handles.includes(options.renameFallbackOutput) ? options.renameFallbackOutput : 'fallback');
+  }
+  const cases = handles.map((handle, i) => ({ value: String(i), handle }));
+  return {
+    nodes: [ourNode(ctx, ctx.id, 'switch', { expression, cases })],
+    output: (i) => (i < count ? { source: ctx.id, handle: handles[i] } : null),
+    regularOutputs: count,
+  };
+};
+
+const jsonString = (n: number) => JSON.stringify(String(n));

@@ -1,0 +1,64 @@
+/**
+ * What a node mapper sees and returns. Every mapper turns one exported node into one or more
+ * of our nodes; the node whose id is `ctx.id` is the exported node's output (what `$nodes.<id>`
+ * and translated `$('Name').item.json` read), and incoming connections go to `entry`.
+ */
+import type { GraphNode } from '../../../engine/types';
+import type { ExpressionScope } from '../expressions';
+import type { ExtNode } from '../types';
+
+export interface MapContext {
+  node: ExtNode;
+  params: Record<string, unknown>;
+  version: number;
+  /** Our id of the node's output. */
+  id: string;
+  position: { x: number; y: number } | undefined;
+  scope: ExpressionScope;
+  /** The exported node's incoming main connections: our id of each source's output and the input index. */
+  inputs: Array<{ sourceId: string; inputIndex: number }>;
+  /** Output indexes that have connections. */
+  connectedOutputs: Set<number>;
+  /** The workflow's time zone (settings.timezone), when it has one. */
+  timezone: string | undefined;
+  warn(message: string): void;
+  /** Registers the credential the node uses under its alias (its name in the export) and returns the alias. */
+  credential(extflowType: string, type: string | null): string;
+  /** Registers a subworkflow reference (an externalId). */
+  subworkflow(reference: string): void;
+}
+
+export interface OutputRef {
+  source: string;
+  handle?: string;
+}
+
+export interface Mapped {
+  nodes: GraphNode[];
+  /** Where incoming edges go; default the first node. */
+  entry?: string;
+  /** The node and handle an output index leaves from; default: output 0 from `ctx.id`, others unsupported. */
+  output?(index: number): OutputRef | null;
+  /** How many regular outputs the node has (its error output, if any, comes next). Default 1. */
+  regularOutputs?: number;
+  /** The node that carries onError (default `ctx.id`). */
+  errorSource?: string;
+}
+
+export type Mapper = (ctx: MapContext) => Mapped;
+
+export const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** A node of ours at the exported node's position (aux nodes are nudged so they do not overlap). */
+export function ourNode(ctx: MapContext, id: string, type: string, config: Record<string, unknown>, offset = 0): GraphNode {
+  const node: GraphNode = { id, type, name: offset === 0 ? ctx.node.name : `${ctx.node.name} (${type})`, config };
+  if (ctx.position) node.position = { x: ctx.position.x + offset * 40, y: ctx.position.y + offset * 40 };
+  return node;
+}
+
+/** The resource-locator shape (`{ __rl, value, mode }`) or a plain value, as a string. */
+export function locatorValue(v: unknown): string | undefined {
+  if (isRecord(v) && '__rl' in v) v = v.value;
+  if (typeof v === 'number') return String(v);
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}

@@ -1,0 +1,43 @@
+/** The node families the converter maps, by the external tool's node type. */
+import { filterNode, ifNode, switchNode } from './branching';
+import { codeNode } from './code';
+import type { Mapper } from './context';
+import { noOp, splitInBatches, stopAndError } from './control';
+import { httpRequest } from './http';
+import { mergeNode } from './merge';
+import { respondToWebhook } from './respond';
+import { setNode } from './set';
+import { executeWorkflow } from './subworkflow';
+import { manualTrigger, scheduleTrigger, webhook } from './triggers';
+import { waitNode } from './wait';
+
+const BASE = 'n8n-nodes-base.';
+
+export const MAPPERS: Readonly<Record<string, Mapper>> = {
+  [`${BASE}manualTrigger`]: manualTrigger,
+  [`${BASE}start`]: manualTrigger,
+  [`${BASE}executeWorkflowTrigger`]: manualTrigger,
+  [`${BASE}webhook`]: webhook,
+  [`${BASE}scheduleTrigger`]: scheduleTrigger,
+  [`${BASE}if`]: ifNode,
+  [`${BASE}filter`]: filterNode,
+  [`${BASE}switch`]: switchNode,
+  [`${BASE}set`]: setNode,
+  [`${BASE}code`]: codeNode,
+  [`${BASE}function`]: codeNode,
+  [`${BASE}functionItem`]: codeNode,
+  [`${BASE}httpRequest`]: httpRequest,
+  [`${BASE}wait`]: waitNode,
+  [`${BASE}respondToWebhook`]: respondToWebhook,
+  [`${BASE}merge`]: mergeNode,
+  [`${BASE}executeWorkflow`]: executeWorkflow,
+  [`${BASE}noOp`]: noOp,
+  [`${BASE}stopAndError`]: stopAndError,
+  [`${BASE}splitInBatches`]: splitInBatches,
+};
+
+/** Node types that only annotate the canvas: skipped, and said so in the warnings. */
+export const ANNOTATION_TYPES = new Set([`${BASE}stickyNote`]);
+
+/** Trigger node types (no incoming connections). */
+export const TRIGGER_EXT_TYPES = new Set([`${BASE}manualTrigger`, `${BASE}start`, `${BASE}executeWorkflowTrigger`, `${BASE}webhook`, `${BASE}scheduleTrigger`]);

@@ -1,0 +1,86 @@
+/** Triggers: Manual / Start / sub-workflow trigger → start; Webhook → webhook; Schedule Trigger → schedule. */
+import { Unsupported } from '../types';
+import { isRecord, ourNode, type Mapper } from './context';
+
+export const manualTrigger: Mapper = (ctx) => {
+  if (ctx.node.type.endsWith('executeWorkflowTrigger') && isRecord(ctx.params) && Array.isArray((ctx.params.workflowInputs as Record<string, unknown> | undefined)?.values)) {
+    ctx.warn('The declared sub-workflow inputs are not enforced: the start node passes the caller\'s input through.');
+  }
+  return { nodes: [ourNode(ctx, ctx.id, 'start', {})] };
+};
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/**
+ * The external tool's webhook item is `{ headers, params, query, body }`; our webhook run input
+ * is the body's fields with the request under `_webhook`. A transform rebuilds the item, so
+ * expressions such as `$json.body.name` keep their meaning.
+ */
+export const webhook: Mapper = (ctx) => {
+  const method = typeof ctx.params.httpMethod === 'string' ? ctx.params.httpMethod.toUpperCase() : 'GET';
+  if (!METHODS.includes(method)) throw new Unsupported(`webhook method ${method} is not supported`, 'Use GET, POST, PUT, PATCH or DELETE.');
+  if (ctx.params.multipleMethods === true) throw new Unsupported('a webhook answering several methods', 'Split it into one webhook per method.');
+  const mode = ctx.params.responseMode ?? 'onReceived';
+  if (mode === 'lastNode') ctx.warn('"Respond when last node finishes" is not mapped: add a response node at the end to reply with data; without one the caller gets 202 accepted.');
+  else if (mode === 'onReceived') ctx.warn('The caller gets 202 accepted (with the run id) instead of "Workflow was started".');
+  if (typeof ctx.params.path === 'string') ctx.warn(`The webhook path "${ctx.params.path}" is replaced by the invoke URL that deploy returns.`);
+  const options = isRecord(ctx.params.options) ? ctx.params.options : {};
+  if (options.rawBody || options.binaryData || options.binaryPropertyName) throw new Unsupported('binary or raw webhook bodies', 'Receive JSON bodies instead.');
+  const triggerId = `${ctx.id}__trigger`;
+  const item = '{"headers": _webhook.headers, "params": {}, "query": _webhook.query, "body": _webhook.method in ["GET", "HEAD"] ? {} : $sift($, function($v, $k) { $k != "_webhook" })}';
+  return {
+    nodes: [ourNode(ctx, triggerId, 'webhook', { method }, 1), ourNode(ctx, ctx.id, 'transform', { expression: item })],
+  };
+};
+
+const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
+
+/** One interval rule of the Schedule Trigger as a 5-field cron. */
+function ruleToCron(rule: Record<string, unknown>): string {
+  const field = typeof rule.field === 'string' ? rule.field : 'days';
+  const minute = num(rule.triggerAtMinute, 0);
+  const hour = num(rule.triggerAtHour, 0);
+  switch (field) {
+    case 'cronExpression': {
+      const expr = typeof rule.expression === 'string' ? rule.expression.trim() : '';
+      const parts = expr.split(/\s+/);
+      if (parts.length === 5) return expr;
+      if (parts.length === 6 && /^0+$/.test(parts[0])) return parts.slice(1).join(' ');
+      throw new Unsupported(`cron expression "${expr}" with a seconds field`, 'Use a 5-field cron expression (minute precision).');
+    }
+    case 'seconds':
+      throw new Unsupported('a schedule every few seconds', 'Schedules run at most once a minute: use a minutes interval.');
+    case 'minutes': {
+      const n = num(rule.minutesInterval, 5);
+      return n === 1 ? '* * * * *' : `*/${n} * * * *`;
+    }
+    case 'hours': {
+      const n = num(rule.hoursInterval, 1);
+      return `${minute} ${n === 1 ? '*' : `*/${n}`} * * *`;
+    }
+    case 'days': {
+      const n = num(rule.daysInterval, 1);
+      return `${minute} ${hour} ${n === 1 ? '*' : `*/${n}`} * *`;
+    }
+    case 'weeks': {
+      if (num(rule.weeksInterval, 1) !== 1) throw new Unsupported('a schedule every several weeks', 'Use a weekly schedule or a cron expression.');
+      const days = Array.isArray(rule.triggerAtDay) && rule.triggerAtDay.length ? (rule.triggerAtDay as unknown[]).map((d) => num(d, 0)) : [0];
+      return `${minute} ${hour} * * ${days.join(',')}`;
+    }
+    case 'months': {
+      const n = num(rule.monthsInterval, 1);
+      return `${minute} ${hour} ${num(rule.triggerAtDayOfMonth, 1)} ${n === 1 ? '*' : `*/${n}`} *`;
+    }
+    default:
+      throw new Unsupported(`schedule interval "${field}"`, 'Use a cron expression.');
+  }
+}
+
+export const scheduleTrigger: Mapper = (ctx) => {
+  const rule = isRecord(ctx.params.rule) ? ctx.params.rule : {};
+  const intervals = Array.isArray(rule.interval) && rule.interval.length ? (rule.interval as Array<Record<string, unknown>>) : [{ field: 'days' }];
+  if (intervals.length > 1) throw new Unsupported(`${intervals.length} schedule rules on one trigger`, 'Keep one rule per trigger, or combine them into one cron expression.');
+  const cron = ruleToCron(intervals[0]);
+  if (!ctx.timezone) ctx.warn('The workflow has no time zone setting: the schedule runs in UTC.');
+  return { nodes: [ourNode(ctx, ctx.id, 'schedule', { cron, timezone: ctx.timezone ?? 'UTC' })] };
+};
