@@ -19,6 +19,11 @@ export async function listen(
   opts: { port: number; host: string; lifecycle: { shuttingDown: boolean } },
 ): Promise<RunningServer> {
   const server = http.createServer(app.callback());
+  // Idle keep-alive connections outlive the clients' own idle timeouts (undici: 4 s; load
+  // balancers: 60 s), so the server never closes a socket a client is just reusing: that race
+  // surfaced as ECONNRESET on large uploads on a busy machine with Node's 5 s default.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());

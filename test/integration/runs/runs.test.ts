@@ -49,7 +49,8 @@ const GRAPHS = {
     { id: 'code1', type: 'code', config: { source: 'return { n: (input && input.n || 0) + 1 };' } },
     { id: 'code2', type: 'code', config: { source: 'return { n: input.n + 1 };' } },
   ),
-  slow: chain({ id: 'pause', type: 'wait', config: { seconds: 2 } }),
+  // Longer than any other fixture run takes even on a loaded machine (2 s was overtaken at a load of 8).
+  slow: chain({ id: 'pause', type: 'wait', config: { seconds: 6 } }),
   chatty: chain(...Array.from({ length: 22 }, (_, i) => ({ id: `log${i}`, type: 'log', config: { level: 'info', message: `line ${i}` } }))),
 };
 
@@ -130,7 +131,7 @@ describe('the runs fixtures', () => {
     expect((await get(run.failing)).status).toBe('failed');
     expect((await get(run.waiting)).status).toBe('waiting');
     expect((await get(run.costly)).costCredits).toBe(2);
-    expect((await get(run.slow)).durationMs).toBeGreaterThanOrEqual(2000);
+    expect((await get(run.slow)).durationMs).toBeGreaterThanOrEqual(6000);
     expect((await get(run.rerun)).trigger).toBe('manual');
     expect((await get(run.plain)).trigger).toBe('api');
   });
