@@ -26,7 +26,8 @@ export async function listen(
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
+    // A burst of webhook callers queues in the kernel rather than being refused (Node's default is 511).
+    server.listen({ port: opts.port, host: opts.host, backlog: 4096 }, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? 'localhost' : opts.host;
