@@ -19,7 +19,7 @@ import { migrateUp, openOrm } from '../../../db/orm';
 import { fakeEmbedding, startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
 import { startTestStack, type TestStack } from '../../support/harness';
 import { TEST_ENV, testEnv } from '../../support/env';
-import { hnswSearchSettings, vectorIndexName, vectorSearchQuery } from '../../../services/knowledge/vectors';
+import { ensureVectorIndex, hnswSearchSettings, vectorIndexName, vectorIndexSql, vectorSearchQuery } from '../../../services/knowledge/vectors';
 import { createBase, knowledgeConfig, search, uploadDocument, waitForDocument } from './support';
 
 const PGVECTOR = process.env[TEST_ENV.pgvector] || 'global setup did not report it';
@@ -151,6 +151,34 @@ let pgvectorAnswers: Map<string, Row[]> | null = null;
 
   test('vector ranks are exact cosine ranks', () => {
     expectExactVectorRanks(pgvectorAnswers!);
+  });
+
+  test('two workers creating the first HNSW index of a dimension at once: the later one finds it and goes on', async () => {
+    const dims = 7;
+    const first = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await first.connect();
+    try {
+      await first.query('begin');
+      await first.query(vectorIndexSql(dims));
+      // The second `create index if not exists` does not see the uncommitted index and waits on its name.
+      const second = ensureVectorIndex(stack.app.orm.em.fork(), dims).then(
+        () => 'created',
+        (err: Error) => `failed: ${err.message}`,
+      );
+      for (;;) {
+        const { rows } = await first.query(
+          `select count(*)::int as n from pg_stat_activity where pid <> pg_backend_pid() and wait_event_type = 'Lock' and query like $1`,
+          [`create index if not exists ${vectorIndexName(dims)}%`],
+        );
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await first.query('commit');
+      expect(await second).toBe('created');
+    } finally {
+      await first.query(`drop index if exists ${vectorIndexName(dims)}`).catch(() => undefined);
+      await first.end();
+    }
   });
 
   test('search answers from the <=> operator: emptying the real[] column changes nothing', async () => {
