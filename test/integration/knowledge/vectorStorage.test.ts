@@ -185,6 +185,39 @@ let pgvectorAnswers: Map<string, Row[]> | null = null;
     await sql(`update knowledge_chunks set embedding = null where knowledge_base_id = ?`, [kbId]);
     expect(await answer(stack, kbId)).toEqual(pgvectorAnswers);
   });
+
+  test('HNSW search settings: 50 candidates through the index, where pgvector defaults stop at 40', async () => {
+    const [doc] = await sql(`select id, content_version from knowledge_documents where knowledge_base_id = ? order by id limit 1`, [kbId]);
+    await sql(
+      `insert into knowledge_chunks (id, workspace_id, knowledge_base_id, document_id, content_version, ordinal, heading, content, token_count, char_start, char_end,
+                                     embedding, embedding_model, embedding_dims, embedding_vec, created_at)
+       select 'chk_synthetic_' || g, ?, ?, ?, ?, 100 + g, null, 'synthetic ' || g, 1, 0, 1, v, 'fake-embed-1', ${DIMS}, v::vector, now()
+         from generate_series(1, 60) g,
+              lateral (select array_agg(sin(g * 0.37 + j * 1.3)::real order by j) as v from generate_series(1, ${DIMS}) j) x`,
+      [stack.ws.workspaceId, kbId, doc.id, doc.content_version],
+    );
+    const q = vectorSearchQuery(true, {
+      model: 'fake-embed-1',
+      embedding: fakeEmbedding('car brake repair', DIMS),
+      scope: { sql: 'c.workspace_id = ? and c.knowledge_base_id = ?', params: [kbId] },
+      workspaceId: stack.ws.workspaceId,
+      limit: 50,
+    });
+    const run = (setup: string[], settings: Array<[string, string]>) =>
+      stack.app.orm.em.fork().transactional(async (tx) => {
+        for (const statement of setup) await tx.execute(statement);
+        for (const [name, value] of settings) await tx.execute(`select set_config(?, ?, true)`, [name, value]);
+        return tx.execute<Array<{ id: string; score: number }>>(q.sql, q.params);
+      });
+    const exact = await run(['set local enable_indexscan = off', 'set local enable_bitmapscan = off'], []);
+    const defaults = await run(['set local enable_seqscan = off'], []);
+    const tuned = await run(['set local enable_seqscan = off'], hnswSearchSettings('0.8.6', 50));
+    expect(exact).toHaveLength(50);
+    expect(defaults.length).toBeLessThanOrEqual(40);
+    expect(tuned).toHaveLength(50);
+    expect(new Set(tuned.map((r) => r.id))).toEqual(new Set(exact.map((r) => r.id)));
+    expect(tuned.map((r) => r.score)).toEqual([...tuned.map((r) => r.score)].sort((a, b) => b - a));
+  });
 });
 
 describe('real[] storage (a database where the migration could not create the extension)', () => {
