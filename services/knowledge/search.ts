@@ -18,7 +18,7 @@ import { notFound } from '../errors';
 import type { QueryEmbedder } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import { findKnowledgeBase } from './bases';
-import { hasPgvector, vectorSearchQuery } from './vectors';
+import { nearestChunks } from './vectors';
 
 export type Provenance = 'vector' | 'hybrid' | 'keyword';
 
@@ -92,8 +92,7 @@ export async function keywordCandidates(em: EntityManager, workspaceId: string, 
 }
 
 export async function vectorCandidates(em: EntityManager, workspaceId: string, input: SearchInput, model: string, embedding: number[], n: number): Promise<Ranked[]> {
-  const query = vectorSearchQuery(await hasPgvector(em), { model, embedding, scope: scopeSql(input), workspaceId, limit: n });
-  const rows = await em.getConnection().execute<Array<{ id: string; score: number }>>(query.sql, query.params);
+  const rows = await nearestChunks(em, { model, embedding, scope: scopeSql(input), workspaceId, limit: n });
   // Orthogonal (or opposed) vectors share nothing with the query: not a match.
   return rows.map((r) => ({ id: r.id, score: Number(r.score) })).filter((r) => r.score > 0);
 }

@@ -6,37 +6,65 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-const detected = new WeakMap<object, Promise<boolean>>();
+const detected = new WeakMap<object, Promise<PgvectorInfo | null>>();
 
-/** Whether the chunks table has the pgvector column (the migration adds it where the extension exists). */
-export function hasPgvector(em: EntityManager): Promise<boolean> {
+/** The pgvector column's presence and the extension's version (which search settings it knows). */
+export interface PgvectorInfo {
+  version: string;
+}
+
+/**
+ * Whether the chunks table has the pgvector column (the migration adds it where the extension
+ * can be created), with the extension's version; null on the `real[]` path.
+ */
+export function pgvectorInfo(em: EntityManager): Promise<PgvectorInfo | null> {
   const conn = em.getConnection();
   let found = detected.get(conn);
   if (!found) {
     found = conn
-      .execute<Array<{ present: boolean }>>(
-        `select exists (select 1 from information_schema.columns where table_name = 'knowledge_chunks' and column_name = 'embedding_vec') as present`,
+      .execute<Array<{ present: boolean; version: string | null }>>(
+        `select exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = 'knowledge_chunks' and column_name = 'embedding_vec') as present,
+                (select extversion from pg_extension where extname = 'vector') as version`,
       )
-      .then((rows) => rows[0]?.present === true)
-      .catch(() => false);
+      .then((rows) => (rows[0]?.present === true ? { version: rows[0].version ?? '0' } : null))
+      .catch(() => null);
     detected.set(conn, found);
   }
   return found;
 }
 
-const indexed = new Set<number>();
+/** Whether the chunks table has the pgvector column. */
+export const hasPgvector = async (em: EntityManager): Promise<boolean> => (await pgvectorInfo(em)) !== null;
 
-/** Creates the HNSW index for vectors of `dims` dimensions once (pgvector only; indexes need a fixed dimension). */
+const indexed = new WeakMap<object, Set<number>>();
+
+/**
+ * Creates the HNSW index for vectors of `dims` dimensions once per database (pgvector only;
+ * indexes need a fixed dimension). Two workers embedding their first chunks at once both run
+ * `create index if not exists`; the later one fails on the catalog's unique name once the first
+ * commits, and then finds the index there.
+ */
 export async function ensureVectorIndex(em: EntityManager, dims: number): Promise<void> {
-  if (!Number.isInteger(dims) || dims <= 0 || dims > 16000 || indexed.has(dims)) return;
-  await em.getConnection().execute(vectorIndexSql(dims));
-  indexed.add(dims);
+  if (!Number.isInteger(dims) || dims <= 0 || dims > 16000) return;
+  const conn = em.getConnection();
+  let done = indexed.get(conn);
+  if (!done) indexed.set(conn, (done = new Set()));
+  if (done.has(dims)) return;
+  try {
+    await conn.execute(vectorIndexSql(dims));
+  } catch (err) {
+    const rows = await conn.execute<Array<{ present: boolean }>>(`select to_regclass(?) is not null as present`, [vectorIndexName(dims)]);
+    if (!rows[0]?.present) throw err;
+  }
+  done.add(dims);
 }
+
+export const vectorIndexName = (dims: number) => `knowledge_chunks_embedding_hnsw_${dims}`;
 
 /** The HNSW index (cosine distance) over the pgvector column for vectors of `dims` dimensions. */
 export function vectorIndexSql(dims: number): string {
   if (!Number.isInteger(dims) || dims <= 0 || dims > 16000) throw new Error(`Invalid vector dimension ${dims}.`);
-  return `create index if not exists knowledge_chunks_embedding_hnsw_${dims} on knowledge_chunks
+  return `create index if not exists ${vectorIndexName(dims)} on knowledge_chunks
          using hnsw ((embedding_vec::vector(${dims})) vector_cosine_ops) where embedding_dims = ${dims}`;
 }
 
@@ -65,12 +93,16 @@ export function vectorSearchQuery(
   const dims = embedding.length;
   if (!Number.isInteger(dims) || dims <= 0 || dims > 16000) throw new Error(`Invalid vector dimension ${dims}.`);
   if (pgvector) {
+    // The inner query is what the HNSW index serves (order by the indexed expression, limit);
+    // the outer one breaks distance ties by id, as the real[] path does.
     return {
-      sql: `select c.id, (1 - (c.embedding_vec::vector(${dims}) <=> ?::vector(${dims})))::float8 as score
-         from knowledge_chunks c
-        where c.embedding_model = ? and c.embedding_dims = ${dims} and ${scope.sql}
-        order by c.embedding_vec::vector(${dims}) <=> ?::vector(${dims})
-        limit ?`,
+      sql: `select id, score from (
+         select c.id, (1 - (c.embedding_vec::vector(${dims}) <=> ?::vector(${dims})))::float8 as score
+           from knowledge_chunks c
+          where c.embedding_model = ? and c.embedding_dims = ${dims} and ${scope.sql}
+          order by c.embedding_vec::vector(${dims}) <=> ?::vector(${dims})
+          limit ?) nearest
+        order by score desc, id`,
       params: [vectorLiteral(embedding), model, workspaceId, ...scope.params, vectorLiteral(embedding), limit],
     };
   }
@@ -86,3 +118,31 @@ export function vectorSearchQuery(
 
 /** A vector as a pgvector literal (also valid JSON). */
 export const vectorLiteral = (v: number[]): string => `[${v.join(',')}]`;
+
+/**
+ * Session settings of an HNSW search for `limit` candidates (`set_config(name, value, true)`, for
+ * the search's transaction): `hnsw.ef_search` at least `limit` (pgvector's default 40 would cap
+ * the candidates below the 50 hybrid search asks for) and, from pgvector 0.8, iterative scans in
+ * strict distance order, so that the workspace and base filters applied after the index scan
+ * still yield `limit` rows in the exact order.
+ */
+export function hnswSearchSettings(version: string, limit: number): Array<[string, string]> {
+  const settings: Array<[string, string]> = [['hnsw.ef_search', String(Math.min(1000, Math.max(40, limit)))]];
+  const [major, minor] = version.split('.').map((x) => Number.parseInt(x, 10) || 0);
+  if (major > 0 || minor >= 8) settings.push(['hnsw.iterative_scan', 'strict_order']);
+  return settings;
+}
+
+/** Runs the nearest-chunks query of `vectorSearchQuery` on the path this database has. */
+export async function nearestChunks(
+  em: EntityManager,
+  args: Parameters<typeof vectorSearchQuery>[1],
+): Promise<Array<{ id: string; score: number }>> {
+  const info = await pgvectorInfo(em);
+  const query = vectorSearchQuery(info !== null, args);
+  if (!info) return em.getConnection().execute<Array<{ id: string; score: number }>>(query.sql, query.params);
+  return em.transactional(async (tx) => {
+    for (const [name, value] of hnswSearchSettings(info.version, args.limit)) await tx.execute(`select set_config(?, ?, true)`, [name, value]);
+    return tx.execute<Array<{ id: string; score: number }>>(query.sql, query.params);
+  });
+}

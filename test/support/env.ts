@@ -6,6 +6,8 @@ export const TEST_ENV = {
   databaseUrl: 'SVC_TEST_DATABASE_URL',
   temporalAddress: 'SVC_TEST_TEMPORAL_ADDRESS',
   workflowBundle: 'SVC_TEST_WORKFLOW_BUNDLE',
+  /** `available`, or why the test databases have no pgvector column (the same for every lane). */
+  pgvector: 'SVC_TEST_PGVECTOR',
 } as const;
 
 export interface GlobalHandles {
@@ -28,7 +30,7 @@ export function testLane(): number {
 
 /** The name of a per-lane variable: lane 1 uses the plain name. */
 export function laneVariable(name: keyof typeof TEST_ENV, lane: number): string {
-  return lane === 1 || name === 'workflowBundle' ? TEST_ENV[name] : `${TEST_ENV[name]}_${lane}`;
+  return lane === 1 || name === 'workflowBundle' || name === 'pgvector' ? TEST_ENV[name] : `${TEST_ENV[name]}_${lane}`;
 }
 
 export function testEnv(name: keyof typeof TEST_ENV): string {

@@ -51,9 +51,11 @@ export default async function globalSetup(globalConfig?: { maxWorkers?: number }
     await createDatabase(url.toString());
     laneDatabases.push(url.toString());
   }
+  let pgvector = '';
   for (const url of [pg.url, ...laneDatabases]) {
     const orm = await openOrm(url);
     await migrateUp(orm);
+    pgvector ||= await pgvectorState(orm);
     await orm.close();
   }
 
@@ -65,5 +67,18 @@ export default async function globalSetup(globalConfig?: { maxWorkers?: number }
     process.env[laneVariable('temporalAddress', lane)] = temporal[lane - 1].address;
   }
   process.env[TEST_ENV.workflowBundle] = bundlePath;
+  process.env[TEST_ENV.pgvector] = pgvector;
   (globalThis as unknown as { __svcTest: GlobalHandles }).__svcTest = { temporal, pg, laneDatabases, tmp };
+}
+
+/** Whether the migrated test database stores embeddings with pgvector, or why not. */
+async function pgvectorState(orm: Awaited<ReturnType<typeof openOrm>>): Promise<string> {
+  const [row] = await orm.em.getConnection().execute<Array<{ column: boolean; available: boolean }>>(
+    `select exists (select 1 from information_schema.columns where table_name = 'knowledge_chunks' and column_name = 'embedding_vec') as column,
+            exists (select 1 from pg_available_extensions where name = 'vector') as available`,
+  );
+  if (row.column) return 'available';
+  return row.available
+    ? 'the pgvector extension is installed on the server but the migration could not create it (needs superuser or CREATE on the database)'
+    : 'the PostgreSQL server has no pgvector extension (see README, Configuration, "pgvector")';
 }
