@@ -34,7 +34,7 @@ interface KeyRow {
  */
 export async function verifyApiKey(em: EntityManager, token: string): Promise<ApiKeyPrincipal | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
-  const rows: KeyRow[] = await em.getConnection().execute(
+  const rows: KeyRow[] = await em.execute(
     `select k.id, k.scope, k.workspace_id, k.created_by_id, k.organization, k.allowed_workflow_ids,
             u.status as user_status, m.role
        from api_keys k

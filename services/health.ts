@@ -20,7 +20,7 @@ export interface ServiceReadiness {
  * ping so this module stays free of the Temporal client.
  */
 export async function checkReadiness(em: EntityManager, probes: { pingTemporal: () => Promise<unknown>; shuttingDown: boolean }): Promise<ServiceReadiness> {
-  const [database, temporal] = await Promise.all([timed(() => em.getConnection().execute('select 1')), timed(probes.pingTemporal)]);
+  const [database, temporal] = await Promise.all([timed(() => em.execute('select 1')), timed(probes.pingTemporal)]);
   const checks = { database, temporal };
   if (probes.shuttingDown) return { status: 'shutting_down', checks };
   return { status: database.ok && temporal.ok ? 'ready' : 'not_ready', checks };

@@ -92,7 +92,7 @@ export async function completeIdempotencyKey(
   recordId: string,
   response: { status: number; body: unknown; headers: Record<string, string> },
 ): Promise<void> {
-  await em.getConnection().execute(
+  await em.execute(
     `update idempotency_records set state = 'completed', response_status = ?, response_body = ?::jsonb, response_headers = ?::jsonb where id = ?`,
     [response.status, JSON.stringify(response.body ?? null), JSON.stringify(response.headers), recordId],
   );
@@ -100,7 +100,7 @@ export async function completeIdempotencyKey(
 
 /** Frees a claimed key after a failure, so the client can retry with the same key. */
 export async function releaseIdempotencyKey(em: EntityManager, recordId: string): Promise<void> {
-  await em.getConnection().execute(`delete from idempotency_records where id = ? and state = 'in_progress'`, [recordId]);
+  await em.execute(`delete from idempotency_records where id = ? and state = 'in_progress'`, [recordId]);
 }
 
 /** Deletes records past their 24 h validity; returns how many. */

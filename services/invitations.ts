@@ -53,7 +53,7 @@ export async function inviteMember(
       throw conflict('This user is already a member of the workspace.');
     }
     // Serialises concurrent invitations of the same person to the same workspace.
-    await tx.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`invite:${actor.workspaceId}:${user.id}`]);
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`invite:${actor.workspaceId}:${user.id}`]);
     const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
     let invitation = await tx.findOne(InvitationSchema, { workspaceId: actor.workspaceId, userId: user.id, status: 'pending' });
     if (invitation) Object.assign(invitation, { role: input.role, invitedById: actor.userId, expiresAt });

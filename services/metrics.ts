@@ -46,7 +46,7 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     help: 'Webhook outbox entries waiting to be handed to Temporal',
     registers: [registry],
     async collect() {
-      const rows: Array<{ count: string }> = await orm.em.fork().getConnection().execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
+      const rows: Array<{ count: string }> = await orm.em.fork().execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
       this.set(Number(rows[0].count));
     },
   });

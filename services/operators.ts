@@ -30,7 +30,7 @@ export async function requireOperator(em: EntityManager, settings: OperatorSetti
   if (creds.sessionToken && settings.operatorEmails.length > 0) {
     const session = await verifySession(em, creds.sessionToken);
     if (session) {
-      const rows: Array<{ email: string }> = await em.getConnection().execute('select email from users where id = ?', [session.userId]);
+      const rows: Array<{ email: string }> = await em.execute('select email from users where id = ?', [session.userId]);
       const email = rows[0]?.email.toLowerCase();
       if (email && settings.operatorEmails.includes(email)) return;
     }

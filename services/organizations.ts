@@ -64,7 +64,7 @@ async function grantOrganization(em: EntityManager, grant: OrganizationGrant): P
 export async function keyReachesWorkspace(em: EntityManager, grant: OrganizationGrant | null, workspaceId: string): Promise<boolean> {
   if (!grant) return false;
   const org = await grantOrganization(em, grant);
-  const [exists] = await em.getConnection().execute<Array<{ id: string }>>(`select id from workspaces where id = ?`, [workspaceId]);
+  const [exists] = await em.execute<Array<{ id: string }>>(`select id from workspaces where id = ?`, [workspaceId]);
   if (!org || !exists || (await organizationIdOf(em, workspaceId)) !== org) return false;
   return grant.workspaceSelection === 'organization' || grant.workspaceIds.includes(workspaceId);
 }
@@ -97,7 +97,7 @@ export async function organizationGrantFor(
 /** Ids of the active organization keys of the organization of `workspaceId` (Admins and Owners there manage them). */
 export async function organizationKeyIdsFor(em: EntityManager, workspaceId: string): Promise<string[]> {
   const org = await organizationIdOf(em, workspaceId);
-  const rows: Array<{ id: string }> = await em.getConnection().execute(
+  const rows: Array<{ id: string }> = await em.execute(
     `select k.id from api_keys k
       where k.workspace_id is null and k.scope = 'organization' and k.revoked_at is null
         and (k.organization->>'organizationId' = ?
@@ -131,7 +131,7 @@ export async function renameOrganization(em: EntityManager, actor: SessionPrinci
   const name = rawName.trim();
   if (!name) throw invalidInput('name cannot be blank.');
   const id = await organizationIdOf(em, actor.workspaceId);
-  await em.getConnection().execute(`update organizations set name = ?, updated_at = ? where id = ?`, [name, new Date(), id]);
+  await em.execute(`update organizations set name = ?, updated_at = ? where id = ?`, [name, new Date(), id]);
   recordAudit(em, actor, { action: 'organization.rename', severity: 'info', workspaceId: actor.workspaceId, targetType: 'organization', targetId: id, metadata: { name } });
   await em.flush();
   return organizationView(em, id);

@@ -39,7 +39,7 @@ async function chat(em: EntityManager, deps: AgentDeps, job: CommandJobRow, mess
   });
   const tools = withTools ? offeredTools(deps).map((t) => t.definition) : undefined;
   const result = await client.chat({ messages, ...(tools ? { tools } : {}) });
-  await em.getConnection().execute('update command_jobs set cost_credits = cost_credits + ? where id = ?', [result.costCredits, job.id]);
+  await em.execute('update command_jobs set cost_credits = cost_credits + ? where id = ?', [result.costCredits, job.id]);
   return result;
 }
 
@@ -95,7 +95,7 @@ export async function planJob(em: EntityManager, deps: AgentDeps, jobId: string)
 /** The confirmation resumed the job: waiting_confirmation → running. */
 export async function resumeJob(em: EntityManager, jobId: string): Promise<void> {
   await moveJob(em, jobId, ['waiting_confirmation'], { status: 'running', confirmation_state: 'resumed', progress_message: 'Confirmed; acting.' });
-  await em.getConnection().execute(`update command_jobs set confirmation_state = 'resumed' where id = ? and confirmation_state in ('pending', 'consumed')`, [jobId]);
+  await em.execute(`update command_jobs set confirmation_state = 'resumed' where id = ? and confirmation_state in ('pending', 'consumed')`, [jobId]);
 }
 
 /** The confirmation window closed: waiting_confirmation → blocked. */
@@ -104,7 +104,7 @@ export async function blockJob(em: EntityManager, jobId: string): Promise<void> 
 }
 
 async function appendTrace(em: EntityManager, jobId: string, trace: CommandTrace): Promise<void> {
-  await em.getConnection().execute(
+  await em.execute(
     `update command_jobs set traces = traces || ?::jsonb, progress_run_id = coalesce(?, progress_run_id), updated_at = now()
       where id = ? and not exists (select 1 from jsonb_array_elements(traces) t where t->>'actionId' = ?)`,
     [JSON.stringify([trace]), trace.runId, jobId, trace.actionId],

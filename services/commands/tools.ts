@@ -174,7 +174,7 @@ export function offeredTools(deps: CommandToolDeps): CommandTool[] {
 }
 
 async function knowledgeBaseNames(em: EntityManager, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await em.getConnection().execute<Array<{ id: string; name: string }>>('select id, name from knowledge_bases where workspace_id = ?', [workspaceId]);
+  const rows = await em.execute<Array<{ id: string; name: string }>>('select id, name from knowledge_bases where workspace_id = ?', [workspaceId]);
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 

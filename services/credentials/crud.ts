@@ -100,7 +100,7 @@ export async function resolveCredentialReference(em: EntityManager, workspaceId:
 }
 
 async function idByName(em: EntityManager, workspaceId: string, name: string): Promise<string | null> {
-  const rows: Array<{ id: string }> = await em.getConnection().execute('select id from credentials where workspace_id = ? and lower(name) = lower(?) limit 1', [workspaceId, name]);
+  const rows: Array<{ id: string }> = await em.execute('select id from credentials where workspace_id = ? and lower(name) = lower(?) limit 1', [workspaceId, name]);
   return rows[0]?.id ?? null;
 }
 

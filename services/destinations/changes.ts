@@ -295,7 +295,7 @@ async function prepareProduction(tx: EntityManager, principal: WorkspacePrincipa
 async function ensureNameFree(tx: EntityManager, wf: Workflow, name: string, exceptId: string | null): Promise<void> {
   if (!name) throw invalidInput('name cannot be blank.');
   if (name.toLowerCase() === PRODUCTION_NAME.toLowerCase()) throw conflict(`"${PRODUCTION_NAME}" is the production destination's name.`);
-  const rows = await tx.getConnection().execute<Array<{ id: string }>>(
+  const rows = await tx.execute<Array<{ id: string }>>(
     'select id from workflow_targets where workflow_id = ? and lower(name) = lower(?) and id <> ?',
     [wf.id, name, exceptId ?? ''],
     'all',

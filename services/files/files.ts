@@ -147,7 +147,7 @@ export async function stageUpload(em: EntityManager, blobs: BlobStore, file: Sto
     blobId,
     discard,
     commit: async () => {
-      const previous = await em.getConnection().execute<Array<{ blob_key: string | null }>>(
+      const previous = await em.execute<Array<{ blob_key: string | null }>>(
         `with old as (select id, blob_key from files where id = ? and workspace_id = ? and status = 'pending' for update)
          update files f set blob_key = ?, blob_id = ?, blob_size = ?, blob_sha256 = ?, updated_at = ?
            from old where f.id = old.id
@@ -216,7 +216,7 @@ async function verifyBlob(em: EntityManager, file: StoredFile, declared: { sizeB
 
 async function scanFile(em: EntityManager, runtime: Pick<FilesRuntime, 'blobs' | 'scanners'>, file: StoredFile, log: { warn(obj: object, msg: string): void }): Promise<StoredFile> {
   const now = new Date();
-  const leased = await em.getConnection().execute<Array<{ id: string }>>(
+  const leased = await em.execute<Array<{ id: string }>>(
     `update files set scan_lease_until = ? where id = ? and workspace_id = ? and status = 'pending_scan'
         and (scan_lease_until is null or scan_lease_until < ?) returning id`,
     [new Date(now.getTime() + SCAN_LEASE_MS), file.id, file.workspaceId, now],

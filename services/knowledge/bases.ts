@@ -103,7 +103,7 @@ export async function setKnowledgeBaseTrashed(em: EntityManager, principal: Work
  */
 export async function findOrCreateKnowledgeBase(tx: EntityManager, workspaceId: string, name: string, description: string | null): Promise<KnowledgeBase> {
   const ctx = tx.getTransactionContext();
-  await tx.getConnection().execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all', ctx);
+  await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all', ctx);
   const existing = await tx.findOne(KnowledgeBaseSchema, { workspaceId, name, trashedAt: null }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   if (existing) return existing;
   const now = new Date();

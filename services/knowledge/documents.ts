@@ -226,7 +226,7 @@ export interface TextDocumentInput {
 export async function addTextDocument(tx: EntityManager, input: TextDocumentInput): Promise<{ id: string; contentVersion: number }> {
   const now = new Date();
   const bytes = Buffer.from(input.text, 'utf8');
-  await tx.getConnection().execute(
+  await tx.execute(
     `insert into knowledge_documents (id, workspace_id, knowledge_base_id, connector_id, external_id, external_version, external_url, source, name, mime_type, size_bytes, sha256,
                                       blob_key, content_text, metadata, enabled, trashed_at, indexing_status, indexing_error, content_version, chunk_count, last_sync_run_id,
                                       created_by_id, created_at, updated_at, indexed_at)

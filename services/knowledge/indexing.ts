@@ -168,7 +168,7 @@ export const embeddingInput = (heading: string | null, content: string) => (head
 export async function finishDocuments(em: EntityManager, workspaceId: string, refs: DocumentRef[]): Promise<number> {
   if (refs.length === 0) return 0;
   const now = new Date();
-  const rows = await em.getConnection().execute<Array<{ id: string }>>(
+  const rows = await em.execute<Array<{ id: string }>>(
     `update knowledge_documents d set indexing_status = 'ready', indexing_error = null, indexed_at = ?, updated_at = ?
        from jsonb_to_recordset(?::jsonb) as x(id text, v integer)
       where d.id = x.id and d.workspace_id = ? and d.content_version = x.v and d.indexing_status = 'processing'
@@ -181,7 +181,7 @@ export async function finishDocuments(em: EntityManager, workspaceId: string, re
 export async function failDocuments(em: EntityManager, workspaceId: string, refs: DocumentRef[], error: string): Promise<void> {
   if (refs.length === 0) return;
   const now = new Date();
-  await em.getConnection().execute(
+  await em.execute(
     `update knowledge_documents d set indexing_status = 'failed', indexing_error = ?, updated_at = ?
        from jsonb_to_recordset(?::jsonb) as x(id text, v integer)
       where d.id = x.id and d.workspace_id = ? and d.content_version = x.v and d.indexing_status in ('pending', 'processing')`,

@@ -72,7 +72,7 @@ export async function keywordCandidates(em: EntityManager, workspaceId: string, 
   const scope = scopeSql(input);
   const strict = OPERATORS.test(input.query);
   // Plain queries: any term matches (OR of the query's lexemes); all-terms matches rank first.
-  const rows = await em.getConnection().execute<Array<{ id: string; score: number }>>(
+  const rows = await em.execute<Array<{ id: string; score: number }>>(
     `with q as (
        select websearch_to_tsquery('english', ?) as all_terms,
               ${
@@ -117,7 +117,7 @@ export function fuse(keyword: Ranked[], vector: Ranked[], limit: number, k = RRF
 
 async function hydrate(em: EntityManager, ids: string[]): Promise<Map<string, Omit<SearchResult, 'score' | 'provenance' | 'ranks'>>> {
   if (ids.length === 0) return new Map();
-  const rows = await em.getConnection().execute<
+  const rows = await em.execute<
     Array<{ id: string; ordinal: number; heading: string | null; content: string; token_count: number; document_id: string; knowledge_base_id: string; name: string; mime_type: string; source: 'upload' | 'connector'; connector_id: string | null; external_url: string | null }>
   >(
     `select c.id, c.ordinal, c.heading, c.content, c.token_count, c.document_id, c.knowledge_base_id, d.name, d.mime_type, d.source, d.connector_id, d.external_url

@@ -268,13 +268,13 @@ export async function cancelSyncRun(em: EntityManager, runtime: Pick<KnowledgeRu
   const run = await findRun(em, principal, connectorId, runId);
   const now = new Date();
   const cancelled = await em.transactional(async (tx) => {
-    const rows = await tx.getConnection().execute<Array<{ id: string }>>(
+    const rows = await tx.execute<Array<{ id: string }>>(
       `update knowledge_sync_runs set status = 'cancelled', finished_at = ?, updated_at = ?, lease_token = null, lease_expires_at = null
         where id = ? and status in ('queued', 'running') returning id`,
       [now, now, run.id],
     );
     if (rows.length === 0) return false;
-    await tx.getConnection().execute(
+    await tx.execute(
       `update knowledge_connectors set status = 'idle', sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null, updated_at = ?
         where id = ? and sync_lease_run_id = ?`,
       [now, connectorId, run.id],
@@ -347,12 +347,12 @@ export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<
 /** Extends the run's lease by `leaseMs`; false when the run no longer holds it. */
 export async function renewSyncLease(em: EntityManager, ref: SyncRunRef, token: string): Promise<boolean> {
   const expiresAt = new Date(Date.now() + ref.leaseMs);
-  const rows = await em.getConnection().execute<Array<{ id: string }>>(
+  const rows = await em.execute<Array<{ id: string }>>(
     `update knowledge_sync_runs set lease_expires_at = ? where id = ? and status = 'running' and lease_token = ? returning id`,
     [expiresAt, ref.runId, token],
   );
   if (rows.length === 0) return false;
-  await em.getConnection().execute(`update knowledge_connectors set sync_lease_expires_at = ? where id = ? and sync_lease_run_id = ? and sync_lease_token = ?`, [expiresAt, ref.connectorId, ref.runId, token]);
+  await em.execute(`update knowledge_connectors set sync_lease_expires_at = ? where id = ? and sync_lease_run_id = ? and sync_lease_token = ?`, [expiresAt, ref.connectorId, ref.runId, token]);
   return true;
 }
 
@@ -464,7 +464,7 @@ function persistFailure(err: unknown): unknown {
 
 async function knownVersions(em: EntityManager, connectorId: string, externalIds: string[]): Promise<Map<string, string | null>> {
   if (externalIds.length === 0) return new Map();
-  const rows = await em.getConnection().execute<Array<{ external_id: string; external_version: string | null }>>(
+  const rows = await em.execute<Array<{ external_id: string; external_version: string | null }>>(
     `select external_id, external_version from knowledge_documents
       where connector_id = ? and enabled and external_id in (select jsonb_array_elements_text(?::jsonb))`,
     [connectorId, JSON.stringify(externalIds)],
@@ -473,7 +473,7 @@ async function knownVersions(em: EntityManager, connectorId: string, externalIds
 }
 
 async function knownIds(em: EntityManager, connectorId: string, prefix: string): Promise<string[]> {
-  const rows = await em.getConnection().execute<Array<{ external_id: string }>>(
+  const rows = await em.execute<Array<{ external_id: string }>>(
     `select external_id from knowledge_documents where connector_id = ? and enabled and starts_with(external_id, ?)`,
     [connectorId, prefix],
   );

@@ -140,7 +140,7 @@ export async function nearestChunks(
 ): Promise<Array<{ id: string; score: number }>> {
   const info = await pgvectorInfo(em);
   const query = vectorSearchQuery(info !== null, args);
-  if (!info) return em.getConnection().execute<Array<{ id: string; score: number }>>(query.sql, query.params);
+  if (!info) return em.execute<Array<{ id: string; score: number }>>(query.sql, query.params);
   return em.transactional(async (tx) => {
     for (const [name, value] of hnswSearchSettings(info.version, args.limit)) await tx.execute(`select set_config(?, ?, true)`, [name, value]);
     return tx.execute<Array<{ id: string; score: number }>>(query.sql, query.params);

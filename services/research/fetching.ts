@@ -122,7 +122,7 @@ type SourceRow = ResearchRunRef & Partial<Omit<ResearchSource, 'id' | 'createdAt
 
 /** Inserts the row of (run, url) unless one exists, and returns the row that is there. */
 async function insertSource(em: EntityManager, row: SourceRow): Promise<ResearchSource> {
-  await em.getConnection().execute(
+  await em.execute(
     `insert into research_sources (id, run_id, workspace_id, url, outcome, reason, canonical_url, title, fetched_at, sha256, snapshot_text, snapshot_file_id, links, bytes, created_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?::jsonb, ?, ?) on conflict (run_id, url) do nothing`,
     [

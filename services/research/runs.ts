@@ -167,7 +167,7 @@ export async function createResearchRun(
   const id = researchRunId(principal.workspaceId, key);
   const fingerprint = sha256Hex(canonicalJson({ userId: principal.userId, query: input.query, sourceUrls: input.sourceUrls, limits: input.limits }));
   const now = new Date();
-  const inserted = await em.getConnection().execute<Array<{ id: string }>>(
+  const inserted = await em.execute<Array<{ id: string }>>(
     `insert into research_runs (id, workspace_id, created_by_id, query, source_urls, limits, status, request_fingerprint, created_at, updated_at)
      values (?, ?, ?, ?, ?::jsonb, ?::jsonb, 'queued', ?, ?, ?) on conflict (id) do nothing returning id`,
     [id, principal.workspaceId, principal.userId, input.query, JSON.stringify(input.sourceUrls), JSON.stringify(input.limits), fingerprint, now, now],
@@ -218,7 +218,7 @@ export async function cancelResearchRun(em: EntityManager, launcher: ResearchLau
   const run = await findRun(em, principal.workspaceId, id);
   if (!RESEARCH_TERMINAL_STATUSES.includes(run.status)) {
     const now = new Date();
-    const updated = await em.getConnection().execute<Array<{ id: string }>>(
+    const updated = await em.execute<Array<{ id: string }>>(
       `update research_runs set status = 'canceled', cancel_requested_at = coalesce(cancel_requested_at, ?), finished_at = ?, updated_at = ?
         where id = ? and workspace_id = ? and status in ('queued', 'running') returning id`,
       [now, now, now, run.id, run.workspaceId],
@@ -240,7 +240,7 @@ export interface ResearchRunRef {
 /** queued → running; false when the run is terminal already (canceled before it started). */
 export async function markResearchRunning(em: EntityManager, ref: ResearchRunRef): Promise<boolean> {
   const now = new Date();
-  await em.getConnection().execute(
+  await em.execute(
     `update research_runs set status = 'running', started_at = coalesce(started_at, ?), updated_at = ? where id = ? and workspace_id = ? and status = 'queued'`,
     [now, now, ref.runId, ref.workspaceId],
   );
@@ -250,7 +250,7 @@ export async function markResearchRunning(em: EntityManager, ref: ResearchRunRef
 
 export async function markResearchFailed(em: EntityManager, ref: ResearchRunRef, error: string): Promise<void> {
   const now = new Date();
-  await em.getConnection().execute(
+  await em.execute(
     `update research_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ? where id = ? and workspace_id = ? and status in ('queued', 'running')`,
     [error.slice(0, 2000), now, now, ref.runId, ref.workspaceId],
   );
@@ -259,7 +259,7 @@ export async function markResearchFailed(em: EntityManager, ref: ResearchRunRef,
 /** The execution was cancelled (by the API, or by an operator in Temporal): the run is canceled. */
 export async function markResearchCanceled(em: EntityManager, ref: ResearchRunRef): Promise<void> {
   const now = new Date();
-  await em.getConnection().execute(
+  await em.execute(
     `update research_runs set status = 'canceled', cancel_requested_at = coalesce(cancel_requested_at, ?), finished_at = coalesce(finished_at, ?), updated_at = ?
       where id = ? and workspace_id = ? and status in ('queued', 'running')`,
     [now, now, now, ref.runId, ref.workspaceId],

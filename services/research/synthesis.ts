@@ -60,7 +60,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
 
   return em.transactional(async (tx) => {
     const ctx = tx.getTransactionContext();
-    const locked = await tx.getConnection().execute<Array<{ status: string }>>(`select status from research_runs where id = ? for update`, [run.id], 'all', ctx);
+    const locked = await tx.execute<Array<{ status: string }>>(`select status from research_runs where id = ? for update`, [run.id], 'all', ctx);
     if (locked[0]?.status !== 'running') return { kind: 'not_running' } as const;
     const kb = await findOrCreateKnowledgeBase(tx, run.workspaceId, RESEARCH_KNOWLEDGE_BASE, 'Answers of research runs, with their sources.');
     const doc = await addTextDocument(tx, {
@@ -74,7 +74,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
       createdById: run.createdById,
     });
     const now = new Date();
-    await tx.getConnection().execute(
+    await tx.execute(
       `update research_runs set status = 'succeeded', result_document_id = ?, error = null, prompt_tokens = ?, completion_tokens = ?, cost_credits = ?, finished_at = ?, updated_at = ?
         where id = ?`,
       [doc.id, result.usage.promptTokens, result.usage.completionTokens, result.costCredits, now, now, run.id],

@@ -12,7 +12,7 @@ export async function cancelRun(em: EntityManager, launcher: RunLauncher, princi
   if (isTerminal(run.status)) throw conflict(`The run is already ${run.status}.`);
   await launcher.cancel(run.id);
   // Recorded now so the answer is final; the execution's own record agrees (terminal states are never overwritten).
-  await em.getConnection().execute(
+  await em.execute(
     `update runs set status = 'canceled', waits = '[]'::jsonb, cancel_reason = coalesce(cancel_reason, 'Canceled on request'),
             finished_at = coalesce(finished_at, now()),
             duration_ms = coalesce(duration_ms, (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::int),

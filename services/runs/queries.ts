@@ -128,7 +128,7 @@ export function matchingRunsSql(workspaceId: string, f: RunFilters, columns = 'r
 /** Runs of one workspace matching the filters, filtered, sorted and limited in SQL (see `matchingRunsSql` for `durableWindow`). */
 export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFilters, opts: { durableWindow?: number } = {}): Promise<Run[]> {
   const { sql, params } = matchingRunsSql(workspaceId, f, 'r.id', opts);
-  const rows: Array<{ id: string }> = await em.getConnection().execute(sql, params);
+  const rows: Array<{ id: string }> = await em.execute(sql, params);
   if (rows.length === 0) return [];
   const runs = await em.find(RunSchema, { id: { $in: rows.map((r) => r.id) } });
   const byId = new Map(runs.map((r) => [r.id, r]));

@@ -16,7 +16,7 @@ export async function issueResumeToken(
   args: { runId: string; workspaceId: string; nodeId: string; expiresAt: string | null },
 ): Promise<{ token: string }> {
   const token = `rt_${randomToken(24)}`;
-  await em.getConnection().execute(
+  await em.execute(
     `insert into resume_tokens (id, token, workspace_id, run_id, node_id, created_at, expires_at)
      values (?, ?, ?, ?, ?, now(), ?) on conflict (run_id, node_id) do nothing`,
     [newId('rtk'), token, args.workspaceId, args.runId, args.nodeId, args.expiresAt],
@@ -49,7 +49,7 @@ export async function resumeEventWait(
  * then fails, because a token is a one-time capability.
  */
 async function claimResumeToken(em: EntityManager, token: string): Promise<{ runId: string; nodeId: string }> {
-  const claimed: Array<{ run_id: string; node_id: string }> = await em.getConnection().execute(
+  const claimed: Array<{ run_id: string; node_id: string }> = await em.execute(
     `update resume_tokens set used_at = now()
       where token = ? and used_at is null and (expires_at is null or expires_at > now())
       returning run_id, node_id`,

@@ -79,7 +79,7 @@ function toSummary(row: Row): RunSummary & { error: string | null } {
  */
 export async function queryRunSummaries(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters) {
   const { sql, params } = matchingRunsSql(principal.workspaceId, f, SUMMARY_COLUMNS);
-  const rows: Row[] = await em.getConnection().execute(sql, params);
+  const rows: Row[] = await em.execute(sql, params);
   const full = projectionFor(principal) === 'full';
   return rows.map((row) => {
     const { error, ...summary } = toSummary(row);

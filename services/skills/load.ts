@@ -177,5 +177,5 @@ async function skillByName(em: EntityManager, principal: WorkspacePrincipal, nam
 /** One atomic increment per load: concurrent loads never lose a count. */
 async function countUses(em: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await em.getConnection().execute(`update skills set usage_count = usage_count + 1, last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids);
+  await em.execute(`update skills set usage_count = usage_count + 1, last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids);
 }

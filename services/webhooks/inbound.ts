@@ -91,7 +91,7 @@ async function resolveWebhook(em: EntityManager, webhook: Webhook): Promise<Reso
 async function endpointConnectionPublished(em: EntityManager, webhook: Webhook): Promise<boolean> {
   const credentialId = webhook.config.credentialId;
   if (!credentialId) return true;
-  const rows: Array<{ bindings: Record<string, string> }> = await em.getConnection().execute(
+  const rows: Array<{ bindings: Record<string, string> }> = await em.execute(
     `select a.connection_bindings as bindings from workflow_targets t join workflow_target_activations a on a.id = t.active_activation_id where t.id = ?`,
     [webhook.targetId],
   );
@@ -125,7 +125,7 @@ export async function acceptIntoOutbox(
   dedupeKey: string | null,
 ): Promise<{ outboxId: string; deduplicated: boolean }> {
   const id = newId('whe');
-  const inserted: Array<{ id: string }> = await em.getConnection().execute(
+  const inserted: Array<{ id: string }> = await em.execute(
     `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
      values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())
      on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing

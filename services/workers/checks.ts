@@ -67,7 +67,7 @@ export interface DatabaseState {
 export async function databaseState(deps: WorkerHealthDeps, em: EntityManager): Promise<DatabaseState> {
   const started = performance.now();
   try {
-    await withinCheckBudget(em.getConnection().execute('select 1'));
+    await withinCheckBudget(em.execute('select 1'));
   } catch (err) {
     return { reachable: false, latencyMs: Math.round(performance.now() - started), migrationsCurrent: null, pendingMigrations: [], error: `PostgreSQL ${safeFailure(err)}` };
   }

@@ -117,6 +117,6 @@ async function noWorkerMessage(deps: WorkerHealthDeps, waitedMs: number): Promis
  * the worker which ran it reaches PostgreSQL.
  */
 export async function answerSmokePing(em: EntityManager, message: string): Promise<{ message: string; databaseTime: string }> {
-  const rows: Array<{ now: Date }> = await em.getConnection().execute('select now() as now');
+  const rows: Array<{ now: Date }> = await em.execute('select now() as now');
   return { message, databaseTime: new Date(rows[0].now).toISOString() };
 }
