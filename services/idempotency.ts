@@ -42,7 +42,7 @@ export async function claimIdempotencyKey(
   em: EntityManager,
   args: { workspaceId: string; key: string; principalId: string; fingerprint: string },
 ): Promise<Claim> {
-  const conn = em.getConnection();
+  const conn = em;
   const now = new Date();
   // An expired record no longer binds its key, and a claim left in progress by a crashed
   // process must not block the key for 24 h: drop both so the key can be used afresh.

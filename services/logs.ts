@@ -133,7 +133,7 @@ function summary(row: Row, executionLink: ExecutionLink, full: boolean): RunSumm
 
 /** Aggregates over the runs an export with the same filters returns, all computed by PostgreSQL. */
 export async function logStats(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, executionLink: ExecutionLink): Promise<LogStats> {
-  const conn = em.getConnection();
+  const conn = em;
   const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
   const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
   const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');

@@ -22,7 +22,7 @@ export interface OrganizationView {
 
 /** The organization of a workspace (made for it on first use). */
 export async function organizationIdOf(em: EntityManager, workspaceId: string): Promise<string> {
-  const conn = em.getConnection();
+  const conn = em;
   const found = await conn.execute<Array<{ organization_id: string }>>(`select organization_id from organization_workspaces where workspace_id = ?`, [workspaceId]);
   if (found[0]) return found[0].organization_id;
   const [ws] = await conn.execute<Array<{ name: string }>>(`select name from workspaces where id = ?`, [workspaceId]);
@@ -152,7 +152,8 @@ export async function addWorkspaceToOrganization(em: EntityManager, actor: Sessi
   const previous = await organizationIdOf(em, workspaceId);
   if (previous !== target) {
     await em.transactional(async (tx) => {
-      const conn = tx.getConnection();
+      // The transaction's own connection: em.execute runs there, getConnection().execute would not.
+    const conn = tx;
       await conn.execute(`update organization_workspaces set organization_id = ?, joined_at = ? where workspace_id = ?`, [target, new Date(), workspaceId]);
       const emptied = await conn.execute<Array<{ id: string }>>(
         `delete from organizations o where o.id = ? and not exists (select 1 from organization_workspaces w where w.organization_id = o.id) returning id`,

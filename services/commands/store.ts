@@ -22,7 +22,7 @@ export const COMMAND_MESSAGES = {
 } as const;
 
 export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
-  return em.execute(query, params, 'all', em.getTransactionContext());
+  return em.execute(query, params, 'all');
 }
 
 const JSON_COLUMNS = new Set(['assistant_context', 'attachments', 'artifacts', 'plan', 'traces', 'result']);

@@ -36,7 +36,7 @@ export const HISTORY_LIMIT = 30;
 
 /** Raw SQL in the unit of work of `em` (inside a transaction when `em` is one). */
 export async function exec<T = Array<Record<string, unknown>>>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T> {
-  return em.execute(sql, params, 'all', em.getTransactionContext()) as Promise<T>;
+  return em.execute(sql, params, 'all') as Promise<T>;
 }
 
 /**

@@ -102,8 +102,7 @@ export async function setKnowledgeBaseTrashed(em: EntityManager, principal: Work
  * Runs inside the caller's transaction; an advisory lock keeps two callers from creating two.
  */
 export async function findOrCreateKnowledgeBase(tx: EntityManager, workspaceId: string, name: string, description: string | null): Promise<KnowledgeBase> {
-  const ctx = tx.getTransactionContext();
-  await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all', ctx);
+  await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all');
   const existing = await tx.findOne(KnowledgeBaseSchema, { workspaceId, name, trashedAt: null }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   if (existing) return existing;
   const now = new Date();

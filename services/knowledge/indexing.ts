@@ -53,7 +53,7 @@ export async function prepareDocuments(em: EntityManager, blobs: BlobStore | und
   const result: PrepareResult = { prepared: [], failed: [] };
   if (refs.length === 0) return result;
   const fork = em.fork();
-  const conn = fork.getConnection();
+  const conn = fork;
   const wanted = new Map(refs.map((r) => [r.id, r.contentVersion]));
   const docs = (await fork.find(KnowledgeDocumentSchema, { workspaceId, id: { $in: [...wanted.keys()] } }, { populate: ['contentText'] }))
     // Deleted, or a newer version replaced it (its own pass indexes that one); done ones stay done.
@@ -102,7 +102,8 @@ export async function prepareDocuments(em: EntityManager, blobs: BlobStore | und
 /** Replaces the chunks of these documents (all in one transaction) and records their counts. */
 async function writeChunks(em: EntityManager, items: Array<{ doc: KnowledgeDocument; chunks: TextChunk[] }>): Promise<void> {
   await em.transactional(async (tx) => {
-    const conn = tx.getConnection();
+    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
+    const conn = tx;
     const now = new Date();
     await conn.execute(`delete from knowledge_chunks where document_id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(items.map((i) => i.doc.id))]);
     const rows = items.flatMap(({ doc, chunks }) =>
@@ -138,7 +139,7 @@ export async function embedPendingChunks(
   opts: { signal?: AbortSignal; heartbeat?: () => void } = {},
 ): Promise<{ embedded: number; remaining: number }> {
   if (refs.length === 0) return { embedded: 0, remaining: 0 };
-  const conn = em.getConnection();
+  const conn = em;
   const pendingWhere = `c.workspace_id = ? and c.document_id in (select jsonb_array_elements_text(?::jsonb)) and (c.embedding is null or c.embedding_model is distinct from ?)
        and exists (select 1 from knowledge_documents d where d.id = c.document_id and d.content_version = c.content_version and d.indexing_status = 'processing')`;
   const ids = JSON.stringify(refs.map((r) => r.id));

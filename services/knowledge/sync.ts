@@ -153,7 +153,7 @@ export async function startSyncRun(
   await connectorCredential(em, keys, connector);
 
   const now = new Date();
-  const conn = em.getConnection();
+  const conn = em;
   await conn.execute(
     `insert into knowledge_sync_runs (id, workspace_id, connector_id, status, options, request_fingerprint, full_snapshot, upserted_count, tombstoned_count, created_at, updated_at)
      values (?, ?, ?, 'queued', ?::jsonb, ?, false, 0, 0, ?, ?) on conflict (id) do nothing`,
@@ -307,7 +307,8 @@ export interface SyncRunRef {
  */
 export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<{ leaseToken: string }> {
   return em.transactional(async (tx) => {
-    const conn = tx.getConnection();
+    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
+    const conn = tx;
     const now = new Date();
     const [run] = await conn.execute<Array<{ status: string; lease_token: string | null }>>(`select status, lease_token from knowledge_sync_runs where id = ? for update`, [ref.runId]);
     if (!run) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
@@ -485,7 +486,8 @@ async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: str
   const byId = new Map(batch.upserts.map((u) => [u.externalId, u]));
   const upserts = [...byId.values()];
   return em.transactional(async (tx) => {
-    const conn = tx.getConnection();
+    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
+    const conn = tx;
     const now = new Date();
     const [run] = await conn.execute<Array<{ status: string; lease_token: string | null; lease_expires_at: Date | null; cursor_before: unknown }>>(
       `select status, lease_token, lease_expires_at, cursor_before from knowledge_sync_runs where id = ? for update`,
@@ -551,7 +553,8 @@ async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: str
 export async function failSyncRun(em: EntityManager, ref: SyncRunRef & { leaseToken: string }, error: string): Promise<void> {
   const message = error.slice(0, 4000);
   await em.transactional(async (tx) => {
-    const conn = tx.getConnection();
+    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
+    const conn = tx;
     const now = new Date();
     const rows = await conn.execute<Array<{ id: string }>>(
       `update knowledge_sync_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ?, lease_expires_at = null

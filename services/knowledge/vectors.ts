@@ -18,7 +18,7 @@ export interface PgvectorInfo {
  * can be created), with the extension's version; null on the `real[]` path.
  */
 export function pgvectorInfo(em: EntityManager): Promise<PgvectorInfo | null> {
-  const conn = em.getConnection();
+  const conn = em;
   let found = detected.get(conn);
   if (!found) {
     found = conn
@@ -46,7 +46,7 @@ const indexed = new WeakMap<object, Set<number>>();
  */
 export async function ensureVectorIndex(em: EntityManager, dims: number): Promise<void> {
   if (!Number.isInteger(dims) || dims <= 0 || dims > 16000) return;
-  const conn = em.getConnection();
+  const conn = em;
   let done = indexed.get(conn);
   if (!done) indexed.set(conn, (done = new Set()));
   if (done.has(dims)) return;

@@ -39,7 +39,7 @@ export interface MailerRouteView {
 }
 
 export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
-  return em.execute(query, params, 'all', em.getTransactionContext());
+  return em.execute(query, params, 'all');
 }
 
 /** Addresses are stored trimmed and lowercased; anything without a single `@` is refused. */

@@ -60,7 +60,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
 
   return em.transactional(async (tx) => {
     const ctx = tx.getTransactionContext();
-    const locked = await tx.execute<Array<{ status: string }>>(`select status from research_runs where id = ? for update`, [run.id], 'all', ctx);
+    const locked = await tx.execute<Array<{ status: string }>>(`select status from research_runs where id = ? for update`, [run.id], 'all');
     if (locked[0]?.status !== 'running') return { kind: 'not_running' } as const;
     const kb = await findOrCreateKnowledgeBase(tx, run.workspaceId, RESEARCH_KNOWLEDGE_BASE, 'Answers of research runs, with their sources.');
     const doc = await addTextDocument(tx, {

@@ -28,7 +28,7 @@ export interface StuckRunOptions {
 export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, opts: StuckRunOptions = {}): Promise<string[]> {
   const maxAttempts = opts.maxAttempts ?? STUCK_RUN_GUARD.maxAttempts;
   const staleMs = opts.staleMs ?? STUCK_RUN_GUARD.staleMs;
-  const conn = em.getConnection();
+  const conn = em;
   // Queued and running only: a waiting run's projection is legitimately still for days.
   const rows: Array<{ id: string }> = await conn.execute(
     `select id from runs where status in ('queued', 'running') and dry_run = false and updated_at < now() - (? * interval '1 millisecond')

@@ -3,7 +3,7 @@ import { newId, randomToken, sha256Hex } from '../ids';
 import { outboxRunId } from '../webhooks/inbound';
 
 export type Exec = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
-export const execOf = (em: EntityManager): Exec => (q, p = []) => em.execute(q, p, 'all', em.getTransactionContext());
+export const execOf = (em: EntityManager): Exec => (q, p = []) => em.execute(q, p, 'all');
 
 interface SourceRef {
   id: string;

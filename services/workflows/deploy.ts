@@ -73,7 +73,7 @@ export async function deployLoaded(em: EntityManager, principal: WorkspacePrinci
 async function pinDraftAsActiveVersion(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<{ workflow: Workflow; version: WorkflowVersion; productionTargetId: string }> {
   return em.transactional(async (tx) => {
     // Lock the workflow row so two concurrent deploys cannot claim the same version number.
-    await tx.execute('select id from workflows where id = ? for update', [wf.id], 'all', tx.getTransactionContext());
+    await tx.execute('select id from workflows where id = ? for update', [wf.id], 'all');
     // Re-read under the lock: a concurrent deploy may have pinned a version since `wf` was loaded.
     const managed = await tx.findOneOrFail(WorkflowSchema, { id: wf.id }, { refresh: true });
     const current = managed.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: managed.activeVersionId }) : null;
