@@ -22,7 +22,7 @@ import { sha256Hex } from '../services/ids';
 import type { ResearchLauncher } from '../services/ports';
 import { createResearchRun } from '../services/research';
 import { loadSkills } from '../services/skills';
-import type { LlmConfig } from '../services/config';
+import type { LlmConfig, LocalAiCliConfig } from '../services/config';
 import type { CommandJobEngine } from '../services/ports';
 import type { ActivityDeps } from './index';
 
@@ -31,8 +31,10 @@ export interface CommandActivityConfig {
   llm: LlmConfig;
   confirmationTtlSeconds: number;
   databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number };
-  /** Research and skills tools, once their areas plug them in (not offered to the model until then). */
+  /** Research and skills tools; by default the research and skills areas (builtInTools below). */
   pluggable?: CommandPluggableTools;
+  /** Local AI CLIs, for jobs whose `aiProvider` is `cliA` or `cliB`. */
+  localAiCli?: LocalAiCliConfig;
 }
 
 /** Activities of command jobs: thin adapters over services/commands. */
@@ -49,6 +51,7 @@ export function createCommandActivities(deps: ActivityDeps) {
       databaseQuery: deps.commands.databaseQuery,
       blobs: deps.blobs,
       pluggable: deps.commands.pluggable ?? builtInTools(),
+      localAiCli: deps.commands.localAiCli,
     };
   };
   // The research and skills areas, as agent tools with the job creator's permissions.

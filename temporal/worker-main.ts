@@ -36,7 +36,7 @@ export async function startWorker(opts: {
     credentials: keySettingsOf(opts.config),
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
     llm: opts.config.llm,
-    commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery },
+    commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery, localAiCli: opts.config.localAiCli },
     mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };
   const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle });

@@ -7,7 +7,8 @@
  * own loopback server and exits 0 once called back with the right state and a code, and the model
  * list. A control file next to the script switches behaviour: `hang` (never answers),
  * `printEnv` (the model list is the process's environment: names, and HOME's value),
- * `loginFails` (the login exits 2 without a URL).
+ * `loginFails` (the login exits 2 without a URL). Signed in, a one-shot prompt answers
+ * `<kind> answers: <last USER part of the prompt>` in the CLI's own output format.
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,6 +34,17 @@ if (control.mode === 'hang') { setInterval(() => {}, 1000); return; }
 const token = process.env.CLI_A_OAUTH_TOKEN;
 const signedIn = () => fs.existsSync(authFile) || (KIND === 'cliA' && typeof token === 'string' && token.startsWith(${JSON.stringify(VALID_TOKEN_PREFIX)}));
 if (cmd === '--version') { console.log(KIND + ' 1.2.3 (fake)'); process.exit(0); }
+const argv = process.argv.slice(2);
+// One-shot prompts (agent runs): cliA \`-p <prompt> --output-format json\`, cliB \`exec --json <prompt>\`.
+if ((KIND === 'cliA' && argv[0] === '-p') || (KIND === 'cliB' && argv[0] === 'exec')) {
+  if (!signedIn()) { console.error('not signed in'); process.exit(3); }
+  const prompt = KIND === 'cliA' ? argv[1] : argv[argv.length - 1];
+  const user = prompt.split('\\n\\n').filter((p) => p.startsWith('USER: ')).pop() || '';
+  const answer = KIND + ' answers: ' + user.slice('USER: '.length);
+  if (KIND === 'cliA') console.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer }));
+  else { console.log(JSON.stringify({ type: 'thread.started' })); console.log(JSON.stringify({ type: 'item.completed', item: { type: 'agent_message', text: answer } })); }
+  process.exit(0);
+}
 if (cmd === ${JSON.stringify(authStatus)}) {
   const ok = signedIn();
   console.log(JSON.stringify({ loggedIn: ok }));

@@ -22,6 +22,27 @@ export interface CliProtocol {
   tokenEnv: string | null;
   /** Arguments of a one-shot prompt, for agent runs that use the CLI as their model provider. */
   prompt(prompt: string, model?: string): string[];
+  /** The answer text in the output of a one-shot prompt; throws when the output has none. */
+  answerOf(stdout: string): string;
+}
+
+/** cliA prints one JSON object, `{ type: "result", result, is_error }`. */
+function cliAAnswer(stdout: string): string {
+  const parsed = JSON.parse(stdout.trim()) as { result?: unknown; is_error?: boolean };
+  if (parsed.is_error || typeof parsed.result !== 'string') throw new Error('cliA answered without a result.');
+  return parsed.result;
+}
+
+/** cliB prints JSON lines; the answer is the text of the last completed agent message. */
+function cliBAnswer(stdout: string): string {
+  let answer: string | null = null;
+  for (const line of stdout.split('\n')) {
+    if (!line.trim()) continue;
+    const event = JSON.parse(line) as { type?: string; item?: { type?: string; text?: unknown } };
+    if (event.type === 'item.completed' && event.item?.type === 'agent_message' && typeof event.item.text === 'string') answer = event.item.text;
+  }
+  if (answer === null) throw new Error('cliB answered without an agent message.');
+  return answer;
 }
 
 export const CLI_PROTOCOLS: Record<LocalAiCliKind, CliProtocol> = {
@@ -32,6 +53,7 @@ export const CLI_PROTOCOLS: Record<LocalAiCliKind, CliProtocol> = {
     models: ['models', '--json'],
     tokenEnv: 'CLI_A_OAUTH_TOKEN',
     prompt: (prompt, model) => ['-p', prompt, '--output-format', 'json', ...(model ? ['--model', model] : [])],
+    answerOf: cliAAnswer,
   },
   cliB: {
     version: ['--version'],
@@ -40,5 +62,6 @@ export const CLI_PROTOCOLS: Record<LocalAiCliKind, CliProtocol> = {
     models: ['models', '--json'],
     tokenEnv: null,
     prompt: (prompt, model) => ['exec', '--json', ...(model ? ['--model', model] : []), prompt],
+    answerOf: cliBAnswer,
   },
 };

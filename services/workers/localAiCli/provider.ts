@@ -24,6 +24,8 @@ export interface LocalAiCliProvider {
    * the session token, the configured time budget (or `timeoutMs`). Refuses when not connected.
    */
   invoke(args: string[], opts?: { timeoutMs?: number }): Promise<CliRunResult>;
+  /** Sends one prompt and returns the CLI's answer text; throws with the reason when it gives none. */
+  ask(prompt: string, model?: string): Promise<string>;
 }
 
 /** The workspace's CLI of `kind` as a model provider. Reads the stored session; runs nothing until `invoke`. */
@@ -39,20 +41,32 @@ export async function localAiCliProvider(em: EntityManager, deps: LocalAiCliDeps
     token = typeof value?.token === 'string' ? value.token : null;
   }
   const tokenEnv = CLI_PROTOCOLS[kind].tokenEnv;
+  const invoke = async (args: string[], opts: { timeoutMs?: number } = {}): Promise<CliRunResult> => {
+    if (!connected || !executable) throw new Error(reason ?? `${kind} is not connected.`);
+    return runCli({
+      executable,
+      args,
+      configDir: configDirOf(deps.config, workspaceId, kind),
+      extraEnv: tokenEnv && token ? { [tokenEnv]: token } : {},
+      timeoutMs: opts.timeoutMs ?? deps.config.timeoutMs,
+    });
+  };
   return {
     kind,
     connected,
     reason,
     promptArgs: CLI_PROTOCOLS[kind].prompt,
-    async invoke(args, opts = {}) {
-      if (!connected || !executable) throw new Error(reason ?? `${kind} is not connected.`);
-      return runCli({
-        executable,
-        args,
-        configDir: configDirOf(deps.config, workspaceId, kind),
-        extraEnv: tokenEnv && token ? { [tokenEnv]: token } : {},
-        timeoutMs: opts.timeoutMs ?? deps.config.timeoutMs,
-      });
+    invoke,
+    async ask(prompt, model) {
+      const result = await invoke(CLI_PROTOCOLS[kind].prompt(prompt, model));
+      if (result.kind === 'timeout') throw new Error(`${kind} did not answer within ${deps.config.timeoutMs} ms.`);
+      if (result.kind === 'notStarted') throw new Error(`${kind} could not be started.`);
+      if (result.code !== 0) throw new Error(`${kind} exited with code ${result.code}: ${result.stderr.trim().slice(0, 300)}`);
+      try {
+        return CLI_PROTOCOLS[kind].answerOf(result.stdout);
+      } catch (err) {
+        throw new Error(`${kind} gave no answer: ${(err as Error).message}`);
+      }
     },
   };
 }

@@ -213,7 +213,9 @@ test('1,000 concurrent webhook requests are all answered and start exactly one r
   const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'i' } }], [{ source: 'hook', target: 'echo' }]);
   const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => http(app, 'POST', invoke, { body: { i } })));
   expect(results.filter((r) => r.status === 202)).toHaveLength(1000);
-  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 1000 && r.every((x) => x.status === 'succeeded'), 120_000);
+  // A completeness check, not a speed one (the webhooks benchmark measures speed): two test lanes
+  // on 2 cores finished the 1,000 runs in 90–200 s.
+  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 1000 && r.every((x) => x.status === 'succeeded'), 360_000);
   expect(runs).toHaveLength(1000);
   expect(new Set(runs.map((r) => r.output)).size).toBe(1000);
-}, 180_000);
+}, 420_000);
