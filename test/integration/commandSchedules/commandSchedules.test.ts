@@ -5,7 +5,7 @@
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestStack } from '../../support/harness';
-import { agentScript, commandsConfig, isStatus, waitForJob } from './support';
+import { agentScript, commandsConfig, isStatus, waitForJob } from '../commands/support';
 
 let llm: FakeLlmServer;
 let stack: TestStack;

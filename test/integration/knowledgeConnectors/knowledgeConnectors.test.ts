@@ -6,7 +6,7 @@
  */
 import { startChatFake, type ChatFake } from '../../fakes/chat';
 import { addUserWithKey, createWorkspace, http, startTestApp, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
-import { createBase, createConnector, createCredential, getConnector, key, knowledgeConfig, startRun } from './support';
+import { createBase, createConnector, createCredential, getConnector, key, knowledgeConfig, startRun } from '../knowledge/support';
 
 let stack: TestStack;
 let uncertifiedApp: TestApp;
