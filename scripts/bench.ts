@@ -79,6 +79,7 @@ settings (environment):
   BENCH_FILES_MIB    file size (files; default 100, at most 100)
   BENCH_FILES_RANGE_MIB  range size of the download (files; default 8)
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
+  BENCH_TEMPORAL_SETTINGS  service (default: temporal/server-config.ts) or server-defaults
   BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 
 Only 127.0.0.1 is ever targeted. Results: bench-results/<scenario>-<timestamp>.json.

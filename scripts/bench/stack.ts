@@ -20,7 +20,7 @@ import { createLogger } from '../../services/logger';
 import { startWorker } from '../../temporal/worker-main';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
 import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
-import { startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
+import { devServerDynamicConfig, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
 
 export interface BenchStack {
   api: StartedApi;
@@ -53,6 +53,16 @@ export function temporalDynamicConfigFromEnv(raw = process.env.BENCH_TEMPORAL_CO
   return out;
 }
 
+/**
+ * `BENCH_TEMPORAL_SETTINGS=server-defaults` starts the dev server without the service's own
+ * dynamic config (temporal/server-config.ts), to measure what it is worth; default `service`.
+ */
+export function temporalSettingsFromEnv(raw = process.env.BENCH_TEMPORAL_SETTINGS): 'service' | 'server-defaults' {
+  if (raw === undefined || raw === '' || raw === 'service') return 'service';
+  if (raw === 'server-defaults') return raw;
+  throw new Error(`BENCH_TEMPORAL_SETTINGS: expected service or server-defaults, got ${JSON.stringify(raw)}`);
+}
+
 export interface BenchStackOptions {
   /**
    * Run the worker as its own process (`node --import tsx temporal/worker-main.ts`, the
@@ -63,6 +73,7 @@ export interface BenchStackOptions {
 
 export async function startBenchStack(log: (m: string) => void, opts: BenchStackOptions = {}): Promise<BenchStack> {
   const dynamicConfig = temporalDynamicConfigFromEnv();
+  const serverSettings = temporalSettingsFromEnv();
   const cleanups: Array<{ what: string; run: () => Promise<unknown> }> = [];
   const stop = async () => {
     for (const c of cleanups.splice(0).reverse()) {
@@ -87,7 +98,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
         const temporalLog = (m: string) => {
           if (!muted) log(m);
         };
-        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000, dynamicConfig, metricsPort: 0 });
+        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000, dynamicConfig, settings: serverSettings, metricsPort: 0 });
         cleanups.push({
           what: 'Temporal dev server',
           run: () => {
@@ -170,7 +181,8 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
           port: Number(server.address.split(':').pop()),
           logLevel: 'warn',
           namespace: config.temporal.namespace,
-          dynamicConfig: { 'frontend.enableServerVersionCheck': false, ...dynamicConfig },
+          profile: serverSettings,
+          dynamicConfig: devServerDynamicConfig({ dynamicConfig, settings: serverSettings }),
           env: { TEMPORAL_VERSION_CHECK_DISABLED: '1' },
         },
       },
@@ -192,22 +204,30 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
 async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }> {
   // BENCH_WORKER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the worker.
   const extraArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extraArgs, '--import', 'tsx', 'temporal/worker-main.ts'], {
+  return spawnTsProcess([...extraArgs, '--import', 'tsx', 'temporal/worker-main.ts'], { ...env, LOG_LEVEL: 'info' }, 'worker started');
+}
+
+/**
+ * `node <args>` from the repository root with `env` added, supervised (superviseChild);
+ * resolves once its output contains `readyText`.
+ */
+export async function spawnTsProcess(args: string[], env: Record<string, string>, readyText: string): Promise<{ pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, args, {
     cwd: path.resolve(__dirname, '..', '..'),
-    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = superviseChild(child);
   await new Promise<void>((resolve, reject) => {
     let output = '';
-    // Keep reading after start: a full pipe would block the worker.
+    // Keep reading after start: a full pipe would block the child.
     const onData = (chunk: Buffer) => {
       if (output.length < 20_000) output += chunk.toString();
-      if (output.includes('worker started')) resolve();
+      if (output.includes(readyText)) resolve();
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`worker process exited early (${code}): ${output.slice(-2000)}`)));
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited early (${code}): ${output.slice(-2000)}`)));
   });
   return { pid: child.pid!, stop };
 }

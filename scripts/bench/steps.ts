@@ -10,6 +10,7 @@
  * from the run's own step timings (first step start → last step finish, as the API shows
  * them), and end to end from the client (POST /execute → result).
  */
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { temporal } from '@temporalio/proto';
 import { runUserCode } from '../../services/sandbox';
@@ -19,6 +20,8 @@ import { benchEnvironment, envNumber, writeResults, type BenchContext } from './
 import { startTargetServer } from './shared';
 import { startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { fmtSpread, round, spread, textTable, type Spread } from './stats';
+import { BASELINE_TASK_QUEUE, baselineClient, startBaselineWorker } from './baseline/worker';
+import type { BaselineStepVariant } from './baseline/workflows';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -128,6 +131,8 @@ export async function stepsScenario(ctx: BenchContext): Promise<void> {
       ctx.throwIfInterrupted();
       summaries.push(await measureVariant(ctx, stack, variant, target.url, settings, fixedMs));
     }
+    // The same shapes as plain Temporal workflows on the same server (scripts/bench/baseline).
+    const bare = await measureBaseline(ctx, stack, target.url, settings);
     const result = {
       scenario: 'steps',
       date: started.toISOString(),
@@ -137,9 +142,11 @@ export async function stepsScenario(ctx: BenchContext): Promise<void> {
       settings,
       baseline: { describe: EMPTY.describe, historyMs: spread(baseline.runs.map((r) => r.history.durationMs)), clientMs: spread(baseline.runs.map((r) => r.clientMs)), runs: baseline.runs },
       variants: summaries,
+      bareTemporal: bare,
     };
     const file = await writeResults('steps', started, result);
     printSummary(summaries, settings, fixedMs, file);
+    printBaseline(summaries, bare);
   } finally {
     if (stack) {
       log('shutting down the stack');
@@ -219,6 +226,72 @@ async function measureVariant(
       activityQueueMsPerStep: perStep((r) => r.history.activityQueueMs),
     },
   };
+}
+
+interface BaselineSummary {
+  describe: string;
+  fixedMs: number | null;
+  variants: Array<{ variant: string; perStepMs: Spread; marginalOverheadPerStepMs: Spread | null; workflowTasks: number; activities: number; localActivities: number; events: number }>;
+}
+
+/** The steps protocol on plain Temporal workflows (`baselineSteps`), on the stack's server. */
+async function measureBaseline(ctx: BenchContext, stack: BenchStack, url: string, settings: { steps: number; warmupRuns: number; runs: number; variants: string[] }): Promise<BaselineSummary> {
+  const worker = await startBaselineWorker(stack.temporal.address, stack.config.temporal.namespace);
+  try {
+    const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
+    const once = async (variant: BaselineStepVariant, steps: number): Promise<HistoryFigures> => {
+      const handle = await client.workflow.start('baselineSteps', { taskQueue: BASELINE_TASK_QUEUE, workflowId: `bench-baseline-${variant}-${randomUUID()}`, args: [variant, steps, url] });
+      await handle.result();
+      return historyFigures(await handle.fetchHistory());
+    };
+    const measure = async (variant: BaselineStepVariant, steps: number) => {
+      for (let i = 0; i < settings.warmupRuns; i++) await once(variant, steps);
+      const runs: HistoryFigures[] = [];
+      for (let i = 0; i < settings.runs; i++) {
+        ctx.throwIfInterrupted();
+        runs.push(await once(variant, steps));
+      }
+      return runs;
+    };
+    const empty = await measure('empty', 0);
+    const fixedMs = empty.length ? spread(empty.map((r) => r.durationMs)).median : null;
+    const variants: BaselineSummary['variants'] = [];
+    for (const v of VARIANTS.filter((x) => settings.variants.includes(x.name))) {
+      const runs = await measure(v.name as BaselineStepVariant, settings.steps);
+      const n = Math.max(1, settings.steps);
+      const work = v.work ? await v.work(url) : 0;
+      variants.push({
+        variant: v.name,
+        perStepMs: spread(runs.map((r) => r.durationMs / n)),
+        marginalOverheadPerStepMs: fixedMs === null ? null : spread(runs.map((r) => (r.durationMs - fixedMs) / n - work)),
+        workflowTasks: spread(runs.map((r) => r.workflowTasks)).median,
+        activities: spread(runs.map((r) => r.activities)).median,
+        localActivities: spread(runs.map((r) => r.localActivities)).median,
+        events: spread(runs.map((r) => r.events)).median,
+      });
+      ctx.log(`  bare Temporal ${v.name}: ${fmtSpread(variants[variants.length - 1].perStepMs, 2)} ms/step (history)`);
+    }
+    return { describe: 'the same steps as plain Temporal workflows and activities (scripts/bench/baseline), same server, same run', fixedMs, variants };
+  } finally {
+    await worker.stop();
+  }
+}
+
+function printBaseline(summaries: VariantSummary[], bare: BaselineSummary): void {
+  const header = ['variant', 'service ms/step', 'bare Temporal ms/step', 'ratio', 'service marginal', 'bare marginal', 'bare: workflow tasks / activities / local activities / events'];
+  const rows = bare.variants.map((b) => {
+    const s = summaries.find((x) => x.variant === b.variant);
+    return [
+      b.variant,
+      s ? fmtSpread(s.perStepMs.history, 2) : '-',
+      fmtSpread(b.perStepMs, 2),
+      s ? String(round(s.perStepMs.history.median / b.perStepMs.median, 2)) : '-',
+      s?.marginalOverheadPerStepMs ? String(round(s.marginalOverheadPerStepMs.median, 2)) : '-',
+      b.marginalOverheadPerStepMs ? String(round(b.marginalOverheadPerStepMs.median, 2)) : '-',
+      `${b.workflowTasks} / ${b.activities} / ${b.localActivities} / ${b.events}`,
+    ];
+  });
+  process.stdout.write([`bare Temporal (fixed cost of a run ${bare.fixedMs} ms):`, ...textTable(header, rows), ''].join('\n'));
 }
 
 function historyFigures(history: temporal.api.history.v1.IHistory): HistoryFigures {

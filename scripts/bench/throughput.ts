@@ -20,6 +20,7 @@ import { benchEnvironment, envList, envNumber, writeResults, type BenchContext }
 import { backgroundCpu, roundAll, serverVersion, startLoadgen, startTargetServer, type Loadgen } from './shared';
 import { startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { fmtSpread, round, spread, textTable, type Spread } from './stats';
+import { BASELINE_TASK_QUEUE, baselineClient, spawnBaselineWorker } from './baseline/worker';
 
 const GROUPS = ['api (bench process)', 'worker process', 'temporal dev server', 'postgres (all processes)', 'loadgen (autocannon)'];
 
@@ -185,6 +186,9 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       steps.push(summarize(concurrency, runs));
     }
 
+    // The same shape as a plain Temporal workflow, started by a client at the same concurrency,
+    // on the same server, its worker in its own process (scripts/bench/baseline).
+    const bare = await measureBaseline(ctx, s, target.url, settings);
     const result = {
       scenario: 'throughput',
       date: started.toISOString(),
@@ -197,9 +201,11 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       backgroundCpuBeforeStart: background,
       warmup,
       steps,
+      bareTemporal: bare,
     };
     const file = await writeResults('throughput', started, result);
     printSummary(steps, settings, file);
+    printBaseline(steps, bare);
   } finally {
     loadgen?.stop();
     await db?.end().catch(() => undefined);
@@ -228,6 +234,107 @@ function summarize(concurrency: number, runs: MeasuredRun[]): StepSummary {
     apiEventLoopUtilization: spread(runs.map((r) => r.apiEventLoopUtilization)),
     failedRuns: runs.reduce((n, r) => n + Object.values(r.runsNotSucceeded).reduce((a, b) => a + b, 0), 0),
   };
+}
+
+interface BaselineStep {
+  concurrency: number;
+  startedPerSec: Spread;
+  completedPerSecDuringLoad: Spread;
+  completedPerSecOverall: Spread;
+  runLatencyP50Ms: Spread;
+  failed: number;
+}
+
+/**
+ * `baselineThroughput` (transform → durable POST → log) started with `client.workflow.start`
+ * by `concurrency` loops for `durationS`, then drained: the bare-Temporal figure each service
+ * figure is divided by.
+ */
+async function measureBaseline(
+  ctx: BenchContext,
+  stack: BenchStack,
+  url: string,
+  settings: { durationS: number; runsPerStep: number; concurrency: number[]; warmupS: number; warmupConcurrency: number },
+): Promise<{ describe: string; steps: BaselineStep[] }> {
+  const worker = await spawnBaselineWorker(stack.temporal.address, stack.config.temporal.namespace);
+  const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
+  let counter = 0;
+  const measure = async (concurrency: number, durationS: number) => {
+    const t0 = Date.now();
+    const loadEnd = t0 + durationS * 1000;
+    const finished: Array<{ at: number; latency: number; ok: boolean }> = [];
+    const pending: Array<Promise<void>> = [];
+    let started = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (Date.now() < loadEnd) {
+          const i = ++counter;
+          const begin = Date.now();
+          const handle = await client.workflow.start('baselineThroughput', { taskQueue: BASELINE_TASK_QUEUE, workflowId: `bench-baseline-run-${i}-${begin}`, args: [url, i] });
+          started++;
+          pending.push(
+            handle.result().then(
+              () => void finished.push({ at: Date.now(), latency: Date.now() - begin, ok: true }),
+              () => void finished.push({ at: Date.now(), latency: Date.now() - begin, ok: false }),
+            ),
+          );
+        }
+      }),
+    );
+    const loadEndActual = Date.now();
+    await Promise.all(pending);
+    const last = Math.max(...finished.map((f) => f.at));
+    const latencies = finished.map((f) => f.latency).sort((a, b) => a - b);
+    return {
+      startedPerSec: round(started / ((loadEndActual - t0) / 1000), 1),
+      completedPerSecDuringLoad: round(finished.filter((f) => f.at <= loadEndActual).length / ((loadEndActual - t0) / 1000), 1),
+      completedPerSecOverall: round(finished.length / ((last - t0) / 1000), 1),
+      runLatencyP50Ms: latencies[Math.floor(latencies.length / 2)] ?? NaN,
+      failed: finished.filter((f) => !f.ok).length,
+    };
+  };
+  try {
+    await measure(settings.warmupConcurrency, settings.warmupS);
+    const steps: BaselineStep[] = [];
+    for (const concurrency of settings.concurrency) {
+      const runs = [];
+      for (let r = 0; r < settings.runsPerStep; r++) {
+        ctx.throwIfInterrupted();
+        const m = await measure(concurrency, settings.durationS);
+        ctx.log(`  bare Temporal c=${concurrency} run ${r + 1}/${settings.runsPerStep}: started ${m.startedPerSec}/s, completed ${m.completedPerSecDuringLoad}/s during load (${m.completedPerSecOverall}/s overall), run p50 ${m.runLatencyP50Ms} ms`);
+        runs.push(m);
+      }
+      steps.push({
+        concurrency,
+        startedPerSec: spread(runs.map((m) => m.startedPerSec)),
+        completedPerSecDuringLoad: spread(runs.map((m) => m.completedPerSecDuringLoad)),
+        completedPerSecOverall: spread(runs.map((m) => m.completedPerSecOverall)),
+        runLatencyP50Ms: spread(runs.map((m) => m.runLatencyP50Ms)),
+        failed: runs.reduce((n, m) => n + m.failed, 0),
+      });
+    }
+    return { describe: 'the same shape as a plain Temporal workflow (scripts/bench/baseline), started by client.workflow.start, worker in its own process, same server, same run', steps };
+  } finally {
+    await worker.stop();
+  }
+}
+
+function printBaseline(steps: StepSummary[], bare: { steps: BaselineStep[] }): void {
+  const header = ['concurrency', 'service completed/s overall', 'bare completed/s overall', 'ratio', 'service during load', 'bare during load', 'service run p50 ms', 'bare run p50 ms'];
+  const rows = bare.steps.map((b) => {
+    const s = steps.find((x) => x.concurrency === b.concurrency);
+    return [
+      String(b.concurrency),
+      s ? fmtSpread(s.completedPerSecOverall) : '-',
+      fmtSpread(b.completedPerSecOverall),
+      s ? String(round(s.completedPerSecOverall.median / b.completedPerSecOverall.median, 2)) : '-',
+      s ? fmtSpread(s.completedPerSecDuringLoad) : '-',
+      fmtSpread(b.completedPerSecDuringLoad),
+      s ? String(round(s.runLatencyP50Ms.median, 0)) : '-',
+      String(round(b.runLatencyP50Ms.median, 0)),
+    ];
+  });
+  process.stdout.write(['bare Temporal, same server and run:', ...textTable(header, rows), ''].join('\n'));
 }
 
 async function pgCommits(db: pg.Client): Promise<number> {

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { SERVER_DYNAMIC_CONFIG, type DynamicConfig } from '../../temporal/server-config';
 import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord } from './process-guard';
 
 const HOST = '127.0.0.1';
@@ -25,8 +26,16 @@ export interface TemporalDevServerOptions {
   metricsPort?: number;
   /** The Web UI's codec endpoint (`--ui-codec-endpoint`), where it decrypts payloads for operators. */
   uiCodecEndpoint?: string;
-  /** Extra dynamic config values (`--dynamic-config-value key=value`), e.g. for benchmarks. */
-  dynamicConfig?: Record<string, string | number | boolean>;
+  /**
+   * Dynamic config values (`--dynamic-config-value key=value`) on top of the service's own
+   * settings (temporal/server-config.ts), e.g. for benchmarks.
+   */
+  dynamicConfig?: DynamicConfig;
+  /**
+   * `server-defaults` leaves out the service's settings (only the version check stays off), so
+   * a benchmark can measure what they are worth. Default `service`.
+   */
+  settings?: 'service' | 'server-defaults';
   /**
    * Where to record the server's pid (e.g. `.data/temporal-dev-server.pid`). A start that finds
    * a recorded server which outlived its starter (a crash) stops it before going on.
@@ -89,14 +98,21 @@ async function assertPortFree(port: number, what: string, pidFile?: string, sett
   });
 }
 
+/** The dynamic config a dev server started with `opts` runs with. */
+export function devServerDynamicConfig(opts: Pick<TemporalDevServerOptions, 'dynamicConfig' | 'settings'> = {}): DynamicConfig {
+  const base: DynamicConfig = opts.settings === 'server-defaults' ? {} : { ...SERVER_DYNAMIC_CONFIG };
+  return { ...base, ...opts.dynamicConfig, 'frontend.enableServerVersionCheck': false };
+}
+
 /**
  * Starts `temporal server start-dev` bound to 127.0.0.1 and resolves once the
  * frontend answers DescribeNamespace for the requested namespace.
  *
- * The server's outbound version check is turned off (dynamic config
- * `frontend.enableServerVersionCheck=false`, plus the env var
- * `TEMPORAL_VERSION_CHECK_DISABLED=1` that the server reads for that
- * setting's default), so it makes no calls to the internet.
+ * It runs with the service's dynamic config (temporal/server-config.ts: no 50 ms
+ * task-queue poll waits, eager activities). The server's outbound version check is
+ * always off (`frontend.enableServerVersionCheck=false`, plus the env var
+ * `TEMPORAL_VERSION_CHECK_DISABLED=1` that the server reads for that setting's
+ * default), so it makes no calls to the internet.
  *
  * Caveats:
  * - The child runs in its own process group and dies with this process however
@@ -131,9 +147,8 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
 
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--log-level', 'warn'];
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
-  args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
   if (opts.uiCodecEndpoint && uiPort !== null) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
-  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(devServerDynamicConfig(opts))) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   const metricsPort = opts.metricsPort === undefined ? null : opts.metricsPort || (await findFreePort());
   if (metricsPort !== null) args.push('--metrics-port', String(metricsPort));
   if (opts.dbFile) {

@@ -85,6 +85,12 @@ function runsAsLocalActivity(node: GraphNode, config: Record<string, unknown>): 
  */
 const LOCAL_PROGRESS_INTERVAL_MS = 250;
 
+/**
+ * Runs started before durable actions shared the 250 ms projection interval keep replaying
+ * with a projection write after every durable action (one local activity each).
+ */
+const COALESCED_PROGRESS_PATCH = 'coalesced-progress-v1';
+
 /** Runs started before local actions existed keep replaying with regular activities. */
 const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
 
@@ -171,6 +177,11 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
 
   // Decided once, at the start: a replay of an older history sees no marker and keeps its outcome.
   const outputLimited = patched(OUTPUT_LIMIT_PATCH);
+  // Durable actions are already recorded by Temporal; their projection write can wait for the
+  // interval like a local action's (it was one PostgreSQL transaction per step, a third of a
+  // durable step's time). Waits, subworkflows, failures and the end still write at once.
+  const coalescedProgress = patched(COALESCED_PROGRESS_PATCH);
+  const progressDue = (local: boolean) => ((local || coalescedProgress) ? Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS : true);
   const host: EngineHost = {
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
     now: () => Date.now(),
@@ -180,14 +191,14 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
         // table_read was added after local actions: no patch needed, no history ran it before.
         const tableLocal = node.type === 'table_read';
         const result = await actionActivities(node, TABLE_TIMEOUT_MS, tableLocal).tableNode({ workspaceId: req.workspaceId, nodeType: node.type, config });
-        if (!tableLocal || Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS) await flush();
+        if (progressDue(tableLocal)) await flush();
         return { output: result.output };
       }
       const result =
         node.type === 'code'
           ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({ source: String(config.source), input })
           : await actionActivities(node, Number(config.timeoutMs ?? 30_000), local).httpNode({ ...config, workspaceId: req.workspaceId } as never);
-      if (!local || Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS) await flush();
+      if (progressDue(local)) await flush();
       return { output: result.output, logs: result.logs, attempts: result.attempt };
     },
     async waitTimer(node, untilMs) {

@@ -1,6 +1,8 @@
 /** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
 import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
@@ -228,4 +230,56 @@ test('a subworkflow naming a workflow of another workspace fails the node withou
   });
   expect(run.status).toBe('failed');
   expect(run.error).toMatch(/does not exist in this workspace/);
+});
+
+// Durable actions share the 250 ms projection interval of local ones (patch `coalesced-progress-v1`):
+// a run no longer pays one PostgreSQL write per durable step, still ends with every step in its
+// projection, and runs started before the change replay as they ran.
+const replay = async (history: temporal.api.history.v1.IHistory, workflowId: string) =>
+  Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, workflowId);
+
+const projectionWrites = (history: temporal.api.history.v1.IHistory) => (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+const patches = (history: temporal.api.history.v1.IHistory) =>
+  (history.events ?? [])
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .flatMap((e) => Object.values(e.markerRecordedEventAttributes!.details ?? {}).flatMap((p) => (p.payloads ?? []).map((x) => Buffer.from(x.data ?? []).toString())));
+
+test('twelve durable steps end fully projected with fewer writes than steps, and replay', async () => {
+  const service = await startFakeServer(() => ({}));
+  try {
+    const nodes: object[] = [{ id: 'start', type: 'start', config: {} }];
+    const edges: object[] = [];
+    for (let i = 1; i <= 12; i++) {
+      nodes.push({ id: `post${i}`, type: 'http', config: { method: 'POST', url: `${service.url}/items`, body: { i } } });
+      edges.push({ source: i === 1 ? 'start' : `post${i - 1}`, target: `post${i}` });
+    }
+    const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes, edges } });
+    expect(created.status).toBe(201);
+    const id = created.body.workflow.id;
+    expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+    const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: {} } });
+    const run = await waitForRun(app, ws.token, exec.body.run.id);
+    expect(run.status).toBe('succeeded');
+    expect(run.steps.filter((s: { status: string }) => s.status === 'succeeded')).toHaveLength(13);
+    expect(service.requests.filter((r) => r.method === 'POST')).toHaveLength(12);
+
+    const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    expect(patches(history).join(' ')).toContain('coalesced-progress-v1');
+    // Before: the first write, one after each of the 12 steps, the last write (14). Now a write
+    // follows a step only once 250 ms of workflow time have passed since the previous one.
+    expect(projectionWrites(history)).toBeLessThan(14);
+    await replay(history, run.id);
+  } finally {
+    await service.close();
+  }
+});
+
+test('a run recorded before the change (a write after every durable step) replays deterministically', async () => {
+  const dir = path.join(__dirname, '../../fixtures/histories');
+  const meta = JSON.parse(await readFile(path.join(dir, 'durable-steps-before-coalescing.json'), 'utf8')) as { workflowId: string };
+  const history = temporal.api.history.v1.History.decode(await readFile(path.join(dir, 'durable-steps-before-coalescing.pb')));
+  expect(patches(history).join(' ')).not.toContain('coalesced-progress-v1');
+  // 6 durable steps: the first write, one after each step and the last.
+  expect(projectionWrites(history)).toBe(8);
+  await replay(history, meta.workflowId);
 });

@@ -1,0 +1,37 @@
+/**
+ * The `baseline` of the benchmarks: the shapes the `steps` and `throughput` scenarios run
+ * through the service, written as plain Temporal workflows, so every figure can be reported as
+ * a ratio to bare Temporal on the same server in the same benchmark run.
+ */
+import { log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { BaselineActivities } from './activities';
+
+const durable = proxyActivities<BaselineActivities>({ startToCloseTimeout: '30 seconds' });
+const local = proxyLocalActivities<BaselineActivities>({ startToCloseTimeout: '30 seconds' });
+
+export type BaselineStepVariant = 'empty' | 'transform' | 'code' | 'http-get' | 'http-post';
+
+/** N sequential steps of one kind: pure in the workflow, or the service's choice of local or regular activity. */
+export async function baselineSteps(variant: BaselineStepVariant, steps: number, url: string): Promise<{ i: number }> {
+  let state: { i: number } = { i: 0 };
+  for (let s = 1; s <= steps; s++) {
+    if (variant === 'transform') state = { i: state.i + 1 };
+    else if (variant === 'code') state = { i: (await local.fib(state)).i };
+    else if (variant === 'http-get') {
+      await local.httpGet(`${url}/step?i=${s}`);
+      state = { i: s };
+    } else if (variant === 'http-post') {
+      await durable.httpPost(`${url}/step`, { i: s });
+      state = { i: s };
+    }
+  }
+  return state;
+}
+
+/** The throughput shape: transform → durable POST → log. */
+export async function baselineThroughput(url: string, i: number): Promise<unknown> {
+  const shaped = { n: i };
+  const body = await durable.httpPost(`${url}/record`, shaped);
+  log.info(`done ${JSON.stringify(body)}`);
+  return body;
+}
