@@ -9,6 +9,7 @@ import type { WorkspacePrincipal } from '../principal';
 import { resolveGuardedHost } from '../outbound';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { openCredential } from '../credentials/crud';
+import { TokenGrantError } from '../credentials/googleServiceAccount';
 import { smtpTransport } from '../credentials/checks';
 import { openDownload, type Download } from '../files/files';
 import type { BlobStore } from '../blobs';
@@ -112,8 +113,16 @@ interface ReplySender {
  */
 async function replySender(em: EntityManager, deps: ReplyDeps, original: MessageRow, route: MailerRouteRow | undefined): Promise<ReplySender> {
   const providerDeps = { keys: deps.keys, mailer: deps.mailer, allowPrivateNetworks: deps.allowPrivateNetworks };
-  const api = (account: MailAccount, type: string): ReplySender => {
+  // The token is fetched before anything is reserved: a refused delegation (a bad key, a subject
+  // the service account may not act as) is a setup problem, and no mail was sent.
+  const api = async (account: MailAccount, type: string): Promise<ReplySender> => {
     if (account.kind === 'imap') throw new MailAccountError('IMAP cannot send.');
+    try {
+      await account.auth.token();
+    } catch (err) {
+      if (err instanceof TokenGrantError) throw new MailAccountError(err.message);
+      throw err;
+    }
     return { credential: { id: account.credentialId, type }, from: account.user === 'me' ? null : account.user, send: (mail) => sendViaApi(providerDeps, account, mail) };
   };
   const asSetup = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -129,14 +138,14 @@ async function replySender(em: EntityManager, deps: ReplyDeps, original: Message
     const group = typeof groupId === 'string' ? await em.findOne(MailerPollingGroupSchema, { id: groupId, workspaceId: original.workspace_id }) : null;
     if (group?.googleDwdConfigId) return api((await delegatedAccount(em, providerDeps, group.workspaceId, group.googleDwdConfigId)).account, 'mailA');
     const groupCredential = group?.credentialId ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: original.workspace_id }) : null;
-    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB')) return api(accountOf(providerDeps, groupCredential), groupCredential.type);
+    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB')) return api(accountOf(em, providerDeps, groupCredential), groupCredential.type);
     const dwd = route ? await em.findOne(MailerGoogleDwdConfigSchema, { routeId: route.id, workspaceId: original.workspace_id }) : null;
     if (dwd) return api((await delegatedAccount(em, providerDeps, dwd.workspaceId, dwd.id)).account, 'mailA');
     const order = ['smtp', 'mailA', 'mailB'];
     const candidates = await em.find(CredentialSchema, { workspaceId: original.workspace_id, type: { $in: order } }, { orderBy: { createdAt: 'desc' } });
     const credential = candidates.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))[0];
     if (!credential) throw conflict('No mail credential is configured: add an smtp, mailA or mailB credential to send replies.', { code: 'SETUP_REQUIRED' });
-    if (credential.type !== 'smtp') return api(accountOf(providerDeps, credential), credential.type);
+    if (credential.type !== 'smtp') return api(accountOf(em, providerDeps, credential), credential.type);
     const ring = credentialKeyring(deps.keys);
     if (!ring) throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
     let value: CredentialValue;

@@ -206,7 +206,15 @@ test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new 
   expect(reply.status).toBe(201);
   expect(reply.body.reservation).toMatchObject({ status: 'sent', provider: 'mailB' });
   expect(graph.sent).toHaveLength(1);
-  expect(graph.sent[0]).toMatchObject({ user: 'me', body: { message: { subject: 'Re: graph one', body: { contentType: 'Text', content: 'Thanks, Bob' }, toRecipients: [{ emailAddress: { address: 'bob@sender.test' } }] }, saveToSentItems: true } });
+  // Graph's MIME form of sendMail, so the reply carries the threading headers.
+  const sentMime = graph.sent[0].mime!;
+  expect(graph.sent[0]).toMatchObject({ user: 'me', mime: expect.any(String) });
+  expect(sentMime).toMatch(/^Subject: Re: graph one\r?$/m);
+  expect(sentMime).toMatch(/^To: bob@sender\.test\r?$/m);
+  expect(sentMime).toContain('Thanks, Bob');
+  expect(stored[0].messageIdHeader).toMatch(/^<.+@sender\.test>$/);
+  expect(sentMime).toContain(`In-Reply-To: ${stored[0].messageIdHeader}`);
+  expect(sentMime).toContain(`References: ${stored[0].messageIdHeader}`);
 });
 
 test('Gmail replies go through users.messages.send with raw MIME in the original thread', async () => {
