@@ -214,6 +214,8 @@ test('a mailA credential holds a service-account key: validated on create and up
   const entry = listed.body.credentials.find((c: { id: string }) => c.id === created.body.credential.id);
   expect(entry).toMatchObject({ type: 'mailA', readable: true, maskedValue: `${file.private_key_id.slice(0, 4)}••••••••${file.private_key_id.slice(-2)}` });
   expect(JSON.stringify([created.body, listed.body])).not.toContain('PRIVATE KEY');
+  const tested = await http(app(), 'POST', `/api/v1/credentials/${created.body.credential.id}/test`, { token: ws.token });
+  expect(tested.body.result).toMatchObject({ ok: false, status: 'not_configured', message: expect.stringMatching(/google-dwd/) });
   const patched = await http(app(), 'PATCH', `/api/v1/credentials/${created.body.credential.id}`, { token: ws.token, body: { value: { serviceAccountKey: { ...file, private_key: 'x' } } } });
   expect([patched.status, patched.body.error]).toEqual([400, expect.stringMatching(/private_key: must be a PEM-encoded RSA private key/)]);
 });
