@@ -3,7 +3,9 @@
  * through domain-wide delegation (service account credential + subject), or clear it; Admin or
  * Owner; validated; workspace-scoped. A bound configuration is what polling groups name as
  * googleDwdConfigId: the group polls the subject's mailbox into that route, and replies on the
- * route are sent through Gmail as the subject.
+ * route are sent through Gmail as the subject. A credential holding a Google service-account key
+ * mints the subject's tokens with the JWT bearer grant at the loopback token endpoint, which
+ * checks the signature and the subject.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
