@@ -4,16 +4,27 @@ import { pollCiSource, pollRssSource, type PollResult } from '../services/source
 import { pollMailGroup, type MailPollResult } from '../services/mailer';
 import { builtinScanner } from '../services/files';
 
+/** Runs `poll` with a heartbeat every 2 s (the workflow's heartbeat timeout is 10 s), so a killed worker's attempt is retried soon. */
+async function heartbeating<T>(poll: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 2_000);
+  try {
+    return await poll();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Event-source polls, started by their Temporal Schedules (temporal/sources-client.ts). */
 export function createSourceActivities(deps: ActivityDeps) {
   return {
     async pollRssSource(input: { sourceId: string }): Promise<PollResult> {
-      return pollRssSource(deps.orm.em.fork(), { allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId);
+      return heartbeating(() => pollRssSource(deps.orm.em.fork(), { allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId));
     },
     async pollCiSource(input: { sourceId: string }): Promise<PollResult> {
       // Without credential keys the poll records that the credential cannot be read.
       const keys = deps.credentials ?? { key: undefined, previousKeys: [], secretKey: undefined };
-      return pollCiSource(deps.orm.em.fork(), { keys, allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId);
+      return heartbeating(() => pollCiSource(deps.orm.em.fork(), { keys, allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId));
     },
     async pollMailGroup(input: { groupId: string }): Promise<MailPollResult> {
       if (!deps.blobs || !deps.mailer) throw new Error('Mail polling needs the blob store and the mailer configuration.');

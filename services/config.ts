@@ -93,6 +93,7 @@ const envSchema = z.object({
   LOCAL_AI_CLI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   GMAIL_API_BASE_URL: z.string().url().default('https://gmail.googleapis.com/gmail/v1'),
   GRAPH_API_BASE_URL: z.string().url().default('https://graph.microsoft.com/v1.0'),
+  GOOGLE_OAUTH_TOKEN_URL: z.string().url().optional(),
   MAILER_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
 });
 
@@ -197,6 +198,8 @@ export interface MailerConfig {
   graphBaseUrl: string;
   /** MAILER_PROVIDER_TIMEOUT_MS: one provider request (and one IMAP session step). */
   timeoutMs: number;
+  /** GOOGLE_OAUTH_TOKEN_URL: where delegated tokens are minted instead of a service-account key's token_uri. */
+  googleTokenUrl?: string;
 }
 
 export interface KnowledgeConfig {
@@ -335,7 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: e.LOCAL_AI_CLI_TIMEOUT_MS,
       rootDir: path.resolve(e.DATA_DIR, 'local-ai-cli'),
     },
-    mailer: { gmailBaseUrl: e.GMAIL_API_BASE_URL, graphBaseUrl: e.GRAPH_API_BASE_URL, timeoutMs: e.MAILER_PROVIDER_TIMEOUT_MS },
+    mailer: { gmailBaseUrl: e.GMAIL_API_BASE_URL, graphBaseUrl: e.GRAPH_API_BASE_URL, timeoutMs: e.MAILER_PROVIDER_TIMEOUT_MS, googleTokenUrl: e.GOOGLE_OAUTH_TOKEN_URL },
   };
 }
 

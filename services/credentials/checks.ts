@@ -208,6 +208,9 @@ function joinUrl(base: string, path: string): string {
 
 async function checkProvider(cred: CredentialInUse, opts: CheckOptions): Promise<Outcome> {
   const provider = cred.type as ProviderType;
+  if (cred.value.serviceAccountKey !== undefined) {
+    return { ok: false, status: 'not_configured', message: 'A service-account key acts only for a delegated user: bind it to a mailer route with PATCH /api/v1/mailer/routes/{id}/google-dwd; its polls and replies use it.' };
+  }
   const base = typeof cred.value.baseUrl === 'string' ? cred.value.baseUrl : opts.providerBaseUrls[provider];
   if (!base) return { ok: false, status: 'not_configured', message: `No base URL is configured for ${provider}: set baseUrl in the credential or ${provider}=… in CREDENTIAL_PROVIDER_BASE_URLS.` };
   const identity = IDENTITY[provider];

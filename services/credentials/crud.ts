@@ -9,7 +9,7 @@ import type { WorkspacePrincipal } from '../principal';
 import { SealedValueError, type Keyring } from '../secrets';
 import { openCredentialValue, requireKeyring, sealCredentialValue, type CredentialKeySettings } from './keys';
 import { maskSecret } from './mask';
-import { CREDENTIAL_TYPE_NAMES, CREDENTIAL_TYPES, isLocalAiCliType, oauthScopesOf, parseCredentialValue, type CredentialValue } from './types';
+import { CREDENTIAL_TYPE_NAMES, CREDENTIAL_TYPES, isLocalAiCliType, maskSource, oauthScopesOf, parseCredentialValue, type CredentialValue } from './types';
 
 export const CREDENTIAL_NOT_FOUND = 'Credential not found';
 
@@ -75,8 +75,7 @@ export async function listCredentials(em: EntityManager, principal: WorkspacePri
   const rows = await em.find(CredentialSchema, { workspaceId: principal.workspaceId }, { orderBy: { name: 'asc', id: 'asc' } });
   return rows.map((row) => {
     const value = tryOpen(ring, row);
-    const secret = value?.[CREDENTIAL_TYPES[row.type]?.maskField ?? ''];
-    return { ...credentialView(row, value), maskedValue: value ? maskSecret(typeof secret === 'string' ? secret : '') : null, readable: value !== null };
+    return { ...credentialView(row, value), maskedValue: value ? maskSecret(maskSource(row.type, value)) : null, readable: value !== null };
   });
 }
 

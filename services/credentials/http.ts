@@ -83,9 +83,11 @@ function canRefresh(cred: CredentialInUse): boolean {
 /**
  * The OAuth2 refresh-token grant (RFC 6749 §6): a form POST to the token URL with the refresh
  * token and the client id and secret (client_secret_post). Returns the value with the new
- * access token (and refresh token, expiry and scopes when the server sends them).
+ * access token (and refresh token, expiry and scopes when the server sends them). `type` is
+ * the credential's type: `oauth2` keeps the token in `accessToken`, the mail providers
+ * (`mailA`, `mailB`) in `token`.
  */
-export async function refreshOAuth2(value: CredentialValue, opts: { allowPrivateNetworks: boolean; signal?: AbortSignal; timeoutMs?: number }): Promise<CredentialValue> {
+export async function refreshOAuth2(value: CredentialValue, opts: { allowPrivateNetworks: boolean; signal?: AbortSignal; timeoutMs?: number }, type = 'oauth2'): Promise<CredentialValue> {
   const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: String(value.refreshToken) });
   if (typeof value.clientId === 'string') form.set('client_id', value.clientId);
   if (typeof value.clientSecret === 'string') form.set('client_secret', value.clientSecret);
@@ -98,11 +100,11 @@ export async function refreshOAuth2(value: CredentialValue, opts: { allowPrivate
     const code = typeof body.error === 'string' ? ` (${redactSecrets(body.error.slice(0, 100), secretStrings(value))})` : '';
     throw new CredentialRefreshError(`The OAuth2 token endpoint refused the refresh: HTTP ${res.status}${code}.`);
   }
-  const next: Record<string, unknown> = { ...value, accessToken: body.access_token };
+  const next: Record<string, unknown> = { ...value, [type === 'oauth2' ? 'accessToken' : 'token']: body.access_token };
   if (typeof body.refresh_token === 'string') next.refreshToken = body.refresh_token;
   if (typeof body.expires_in === 'number' && Number.isFinite(body.expires_in)) next.expiresAt = new Date(Date.now() + body.expires_in * 1000).toISOString();
-  if (typeof body.scope === 'string') next.scopes = body.scope;
-  const parsed = parseCredentialValue('oauth2', next);
+  if (typeof body.scope === 'string' && type === 'oauth2') next.scopes = body.scope;
+  const parsed = parseCredentialValue(type, next);
   if (!parsed.ok) throw new CredentialRefreshError('The OAuth2 token endpoint answered a token that cannot be stored (empty or with line breaks).');
   return parsed.value;
 }

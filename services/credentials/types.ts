@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { serviceAccountKeySchema } from './googleServiceAccount';
 
 /**
  * Credential types: one zod schema per type for the stored value (a JSON object), which field
@@ -73,6 +74,33 @@ const provider = z.strictObject({
   baseUrl: httpUrl.optional().describe("The provider's API base URL; default: CREDENTIAL_PROVIDER_BASE_URLS"),
   signingSecret: headerSecret.optional().describe('errtracker: the integration client secret its webhook deliveries are signed with'),
 });
+/**
+ * Mail providers (`mailA`, `mailB`): an access token, with what refreshes it on a 401 (the
+ * oauth2 fields), or, for `mailA`, a Google service-account key for domain-wide delegation.
+ * The key file itself (`type: "service_account"` at the top) is accepted as the value.
+ */
+const mailProvider = (type: 'mailA' | 'mailB') =>
+  z.preprocess(
+    (raw) => (type === 'mailA' && raw && typeof raw === 'object' && (raw as { type?: unknown }).type === 'service_account' ? { serviceAccountKey: raw } : raw),
+    z
+      .strictObject({
+        token: headerSecret.optional(),
+        username: provider.shape.username,
+        baseUrl: provider.shape.baseUrl,
+        refreshToken: lineSecret.optional(),
+        tokenUrl: httpUrl.optional(),
+        clientId: z.string().min(1).max(1024).optional(),
+        clientSecret: lineSecret.optional(),
+        expiresAt: z.iso.datetime({ offset: true }).optional(),
+        ...(type === 'mailA' ? { serviceAccountKey: serviceAccountKeySchema.optional(), scopes: scopes.optional() } : {}),
+      })
+      .superRefine((v, ctx) => {
+        const key = (v as { serviceAccountKey?: unknown }).serviceAccountKey;
+        if (key !== undefined && (v.token !== undefined || v.refreshToken !== undefined)) ctx.addIssue({ code: 'custom', path: ['serviceAccountKey'], message: 'send either a token or a serviceAccountKey, not both' });
+        if (key === undefined && v.token === undefined) ctx.addIssue({ code: 'custom', path: ['token'], message: type === 'mailA' ? 'a token or a serviceAccountKey is required' : 'a token is required' });
+        if (v.refreshToken && !v.tokenUrl) ctx.addIssue({ code: 'custom', path: ['tokenUrl'], message: 'tokenUrl is required with a refreshToken' });
+      }),
+  );
 const llm = z.strictObject({ baseUrl: httpUrl, apiKey: headerSecret, model: z.string().trim().min(1).max(200) });
 
 export const PROVIDER_TYPES = ['mailA', 'mailB', 'drive', 'wiki', 'chat', 'repo', 'ci', 'errtracker'] as const;
@@ -92,7 +120,11 @@ interface TypeDef {
 
 const providerDef = (type: ProviderType): TypeDef => ({
   // The ci server takes its API token as the password of HTTP Basic, so it needs the user name.
-  schema: type === 'ci' ? provider.refine((v) => v.username !== undefined, { message: 'username is required for ci', path: ['username'] }) : provider,
+  schema: (type === 'ci'
+    ? provider.refine((v) => v.username !== undefined, { message: 'username is required for ci', path: ['username'] })
+    : type === 'mailA' || type === 'mailB'
+      ? mailProvider(type)
+      : provider) as unknown as z.ZodType<Record<string, unknown>>,
   family: 'provider',
   maskField: 'token',
   shorthand: type === 'ci' ? undefined : 'token',
@@ -125,6 +157,14 @@ export const SECRET_FIELDS = ['apiKey', 'token', 'password', 'accessToken', 'ref
 const LOCAL_AI_CLI_TYPES = /^(cliA|cliB|local[_-]?ai[_-]?cli)([_-].*)?$/i;
 
 export type CredentialValue = Record<string, unknown>;
+
+/** The string `maskedValue` is made from: the type's secret field, else a service-account key's id. */
+export function maskSource(type: string, value: CredentialValue): string {
+  const secret = value[CREDENTIAL_TYPES[type]?.maskField ?? ''];
+  if (typeof secret === 'string') return secret;
+  const keyId = (value.serviceAccountKey as { private_key_id?: unknown } | undefined)?.private_key_id;
+  return typeof keyId === 'string' ? keyId : '';
+}
 
 /** Whether `type` is a local AI CLI session type (refused by the credentials routes). */
 export function isLocalAiCliType(type: string): boolean {
@@ -171,6 +211,8 @@ export function secretStrings(value: CredentialValue): string[] {
     const v = value[field];
     if (typeof v === 'string' && v.length > 0) out.push(v);
   }
+  const privateKey = (value.serviceAccountKey as { private_key?: unknown } | undefined)?.private_key;
+  if (typeof privateKey === 'string' && privateKey.length > 0) out.push(privateKey);
   // As sent together with the user name: HTTP Basic (`user:secret`) and SASL PLAIN (`\0user\0secret`), base64-encoded on the wire.
   const user = value.username;
   const pass = typeof value.password === 'string' ? value.password : value.token;

@@ -57,13 +57,11 @@ export async function setGoogleDwd(em: EntityManager, principal: WorkspacePrinci
   if (!credential) throw notFound('Credential not found');
   if (credential.type !== 'mailA') throw invalidInput(`serviceAccountCredentialId must name a mailA credential; this one is ${credential.type}.`);
   const now = new Date();
-  await em
-    .getConnection()
-    .execute(
-      `insert into mailer_google_dwd_configs (id, workspace_id, route_id, credential_id, subject, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)
-       on conflict (route_id) do update set credential_id = excluded.credential_id, subject = excluded.subject, updated_at = excluded.updated_at`,
-      [newId('gdwd'), principal.workspaceId, route.id, credential.id, subject, now, now],
-    );
+  await em.execute(
+    `insert into mailer_google_dwd_configs (id, workspace_id, route_id, credential_id, subject, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)
+     on conflict (route_id) do update set credential_id = excluded.credential_id, subject = excluded.subject, updated_at = excluded.updated_at`,
+    [newId('gdwd'), principal.workspaceId, route.id, credential.id, subject, now, now],
+  );
   const config = await em.fork().findOneOrFail(MailerGoogleDwdConfigSchema, { routeId: route.id });
   return { route, googleDwd: googleDwdView(config) };
 }

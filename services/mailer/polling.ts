@@ -53,7 +53,7 @@ export async function pollMailGroup(em: EntityManager, deps: MailPollDeps, group
     else {
       const row = group.credentialId ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: group.workspaceId }) : null;
       if (!row) throw new MailAccountError('The polling group names a credential that no longer exists.');
-      account = accountOf(deps, row);
+      account = accountOf(em, deps, row);
     }
   } catch (err) {
     return finish('failed', { lastError: messageOf(err) });

@@ -10,8 +10,12 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { CredentialSchema, MailerGoogleDwdConfigSchema, type Credential } from '../../db/entities';
 import type { MailerConfig } from '../config';
 import { openCredential } from '../credentials/crud';
+import { delegatedAccessToken, serviceAccountKeySchema, type DelegatedTokenRequest } from '../credentials/googleServiceAccount';
+import { refreshOAuth2 } from '../credentials/http';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
-import type { CredentialValue } from '../credentials/types';
+import { storeRefreshedValue } from '../credentials/testing';
+import { oauthScopesOf, type CredentialValue } from '../credentials/types';
+import type { Keyring } from '../secrets';
 import { httpRequest, resolveGuardedHost, type HttpResponseOutput } from '../outbound';
 
 export interface MailProviderDeps {
@@ -20,18 +24,32 @@ export interface MailProviderDeps {
   allowPrivateNetworks: boolean;
 }
 
+/**
+ * How a Gmail or Graph account authenticates: a bearer token, and one renewal after a 401 (a
+ * refresh-token grant for a credential that holds a refresh token, a freshly minted token for a
+ * service-account key); `renew` answers false when there is nothing to renew or it was done.
+ */
+export interface ApiAuth {
+  token(): Promise<string>;
+  renew(): Promise<boolean>;
+}
+
 /** A mailbox the mailer can read or send as. */
 export type MailAccount =
-  | { kind: 'gmail'; credentialId: string; baseUrl: string; token: string; /** `me`, or the delegated subject */ user: string }
-  | { kind: 'graph'; credentialId: string; baseUrl: string; token: string; user: string }
+  | { kind: 'gmail'; credentialId: string; baseUrl: string; auth: ApiAuth; /** `me`, or the delegated subject */ user: string }
+  | { kind: 'graph'; credentialId: string; baseUrl: string; auth: ApiAuth; user: string }
   | { kind: 'imap'; credentialId: string; value: CredentialValue };
 
 export class MailAccountError extends Error {}
 
 const trimSlash = (s: string) => s.replace(/\/+$/, '');
 
-/** The account of a workspace credential (`mailA`, `mailB` or `imap`), as the mailbox owner (`me`) or a delegated subject. */
-export function accountOf(deps: MailProviderDeps, row: Credential, subject?: string): MailAccount {
+/**
+ * The account of a workspace credential (`mailA`, `mailB` or `imap`), as the mailbox owner
+ * (`me`) or a delegated subject. A `mailA` credential holding a service-account key acts only
+ * as a delegated subject, with tokens minted by the JWT bearer grant.
+ */
+export function accountOf(em: EntityManager, deps: MailProviderDeps, row: Credential, subject?: string): MailAccount {
   const ring = credentialKeyring(deps.keys);
   if (!ring) throw new MailAccountError('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
   let value: CredentialValue;
@@ -40,11 +58,48 @@ export function accountOf(deps: MailProviderDeps, row: Credential, subject?: str
   } catch {
     throw new MailAccountError('The mail credential cannot be decrypted.');
   }
-  const own = typeof value.baseUrl === 'string' ? value.baseUrl : undefined;
-  if (row.type === 'mailA') return { kind: 'gmail', credentialId: row.id, baseUrl: trimSlash(own ?? deps.mailer.gmailBaseUrl), token: String(value.token), user: subject ?? 'me' };
-  if (row.type === 'mailB') return { kind: 'graph', credentialId: row.id, baseUrl: trimSlash(own ?? deps.mailer.graphBaseUrl), token: String(value.token), user: subject ?? 'me' };
   if (row.type === 'imap') return { kind: 'imap', credentialId: row.id, value };
-  throw new MailAccountError(`A ${row.type} credential cannot read or send mail.`);
+  if (row.type !== 'mailA' && row.type !== 'mailB') throw new MailAccountError(`A ${row.type} credential cannot read or send mail.`);
+  const own = typeof value.baseUrl === 'string' ? value.baseUrl : undefined;
+  const common = { credentialId: row.id, user: subject ?? 'me', auth: apiAuth(em, deps, ring, row, value, subject) };
+  return row.type === 'mailA' ? { kind: 'gmail', baseUrl: trimSlash(own ?? deps.mailer.gmailBaseUrl), ...common } : { kind: 'graph', baseUrl: trimSlash(own ?? deps.mailer.graphBaseUrl), ...common };
+}
+
+function apiAuth(em: EntityManager, deps: MailProviderDeps, ring: Keyring, row: Credential, stored: CredentialValue, subject: string | undefined): ApiAuth {
+  let value = stored;
+  let renewed = false;
+  const parsedKey = value.serviceAccountKey ? serviceAccountKeySchema.safeParse(value.serviceAccountKey) : null;
+  if (parsedKey) {
+    if (!parsedKey.success) throw new MailAccountError('The stored service-account key of the mail credential is not valid; save the key again.');
+    if (!subject) throw new MailAccountError('A mailA credential with a service-account key acts only for a delegated user: bind it to a route with PATCH /api/v1/mailer/routes/{id}/google-dwd.');
+    const request: DelegatedTokenRequest = {
+      key: parsedKey.data,
+      subject,
+      scopes: oauthScopesOf(value),
+      tokenUrlOverride: deps.mailer.googleTokenUrl,
+      allowPrivateNetworks: deps.allowPrivateNetworks,
+      timeoutMs: deps.mailer.timeoutMs,
+    };
+    return {
+      token: () => delegatedAccessToken(request),
+      renew: async () => {
+        if (renewed) return false;
+        renewed = true;
+        await delegatedAccessToken(request, true);
+        return true;
+      },
+    };
+  }
+  return {
+    token: async () => String(value.token),
+    renew: async () => {
+      if (renewed || typeof value.refreshToken !== 'string' || typeof value.tokenUrl !== 'string') return false;
+      renewed = true;
+      value = await refreshOAuth2(value, { allowPrivateNetworks: deps.allowPrivateNetworks, timeoutMs: deps.mailer.timeoutMs }, row.type);
+      await storeRefreshedValue(em, ring, row, value);
+      return true;
+    },
+  };
 }
 
 /** The account of a route's domain-wide delegation configuration (Gmail as its subject). */
@@ -53,22 +108,34 @@ export async function delegatedAccount(em: EntityManager, deps: MailProviderDeps
   if (!config) throw new MailAccountError('The delegation configuration no longer exists.');
   const row = await em.findOne(CredentialSchema, { id: config.credentialId, workspaceId });
   if (!row) throw new MailAccountError('The delegation configuration names a credential that no longer exists.');
-  return { account: accountOf(deps, row, config.subject), routeId: config.routeId };
+  return { account: accountOf(em, deps, row, config.subject), routeId: config.routeId };
 }
 
 const userPath = (account: { kind: 'gmail' | 'graph'; user: string }) =>
   account.kind === 'gmail' ? `users/${encodeURIComponent(account.user)}` : account.user === 'me' ? 'me' : `users/${encodeURIComponent(account.user)}`;
 
+/** One provider request with the account's bearer token; a 401 renews the token once and repeats the request once. */
 async function call(
   deps: MailProviderDeps,
-  account: { token: string },
-  req: { method: string; url: string; query?: Record<string, string | undefined>; body?: unknown },
+  account: { auth: ApiAuth },
+  req: { method: string; url: string; query?: Record<string, string | undefined>; body?: unknown; headers?: Record<string, string> },
   bytes = false,
 ): Promise<HttpResponseOutput> {
-  return httpRequest(
-    { method: req.method, url: req.url, query: req.query, body: req.body, headers: { authorization: `Bearer ${account.token}`, accept: bytes ? '*/*' : 'application/json' }, timeoutMs: deps.mailer.timeoutMs },
-    { allowPrivateNetworks: deps.allowPrivateNetworks, responseType: bytes ? 'bytes' : 'text', maxResponseBytes: 40 * 1024 * 1024 },
-  );
+  const send = async () =>
+    httpRequest(
+      {
+        method: req.method,
+        url: req.url,
+        query: req.query,
+        body: req.body,
+        headers: { accept: bytes ? '*/*' : 'application/json', ...req.headers, authorization: `Bearer ${await account.auth.token()}` },
+        timeoutMs: deps.mailer.timeoutMs,
+      },
+      { allowPrivateNetworks: deps.allowPrivateNetworks, responseType: bytes ? 'bytes' : 'text', maxResponseBytes: 40 * 1024 * 1024, sensitiveHeaders: ['authorization'] },
+    );
+  const first = await send();
+  if (first.status !== 401 || !(await account.auth.renew())) return first;
+  return send();
 }
 
 class ProviderHttpError extends Error {
@@ -307,21 +374,26 @@ export interface OutgoingMail {
   gmailThreadId?: string;
 }
 
-/** Sends through the Gmail API (raw base64url MIME built by nodemailer's MailComposer) or Graph sendMail. Returns the provider's message id when it gives one. */
+/**
+ * Sends through the Gmail API (`users.messages.send` with the raw base64url MIME) or Graph
+ * (`sendMail` in its MIME form: `Content-Type: text/plain` and the base64 MIME as the body), the
+ * MIME built by nodemailer's MailComposer, so both carry In-Reply-To and References. Returns
+ * the provider's message id when it gives one (Gmail); Graph answers 202 without one.
+ */
 export async function sendViaApi(deps: MailProviderDeps, account: Extract<MailAccount, { kind: 'gmail' | 'graph' }>, mail: OutgoingMail): Promise<string | null> {
+  const mime = await new MailComposer({
+    from: mail.from,
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    inReplyTo: mail.inReplyTo,
+    references: mail.references,
+    attachments: mail.attachments,
+  })
+    .compile()
+    .build();
   if (account.kind === 'gmail') {
-    const mime = await new MailComposer({
-      from: mail.from,
-      to: mail.to,
-      subject: mail.subject,
-      text: mail.text,
-      html: mail.html,
-      inReplyTo: mail.inReplyTo,
-      references: mail.references,
-      attachments: mail.attachments,
-    })
-      .compile()
-      .build();
     const res = await call(deps, account, {
       method: 'POST',
       url: `${account.baseUrl}/${userPath(account)}/messages/send`,
@@ -330,12 +402,7 @@ export async function sendViaApi(deps: MailProviderDeps, account: Extract<MailAc
     const body = ok(res, 'Gmail', 'users.messages.send').body as { id?: string };
     return typeof body?.id === 'string' ? body.id : null;
   }
-  const message = {
-    subject: mail.subject,
-    body: mail.html !== undefined ? { contentType: 'HTML', content: mail.html } : { contentType: 'Text', content: mail.text ?? '' },
-    toRecipients: [{ emailAddress: { address: mail.to } }],
-    attachments: mail.attachments.map((a) => ({ '@odata.type': '#microsoft.graph.fileAttachment', name: a.filename, contentType: a.contentType, contentBytes: a.content.toString('base64') })),
-  };
-  ok(await call(deps, account, { method: 'POST', url: `${account.baseUrl}/${userPath(account)}/sendMail`, body: { message, saveToSentItems: true } }), 'Microsoft Graph', 'sendMail');
+  const res = await call(deps, account, { method: 'POST', url: `${account.baseUrl}/${userPath(account)}/sendMail`, headers: { 'content-type': 'text/plain' }, body: mime.toString('base64') });
+  ok(res, 'Microsoft Graph', 'sendMail');
   return null;
 }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
+import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema } from '../../db/entities';
+import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema, MailerReplyReservationSchema, type MailerReplyReservation } from '../../db/entities';
 import type { MailerConfig } from '../config';
 import { accountOf, delegatedAccount, MailAccountError, sendViaApi, type MailAccount, type OutgoingMail } from './providers';
 import { conflict, notFound, unavailable } from '../errors';
@@ -9,6 +10,7 @@ import type { WorkspacePrincipal } from '../principal';
 import { resolveGuardedHost } from '../outbound';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { openCredential } from '../credentials/crud';
+import { TokenGrantError } from '../credentials/googleServiceAccount';
 import { smtpTransport } from '../credentials/checks';
 import { openDownload, type Download } from '../files/files';
 import type { BlobStore } from '../blobs';
@@ -20,22 +22,7 @@ export const RESERVATION_NOT_FOUND = 'Reply reservation not found';
 
 export type ReservationStatus = 'sending' | 'sent' | 'unknown' | 'retry_authorized';
 
-interface ReservationRow {
-  id: string;
-  workspace_id: string;
-  message_id: string;
-  idempotency_key: string;
-  fingerprint: string;
-  status: ReservationStatus;
-  credential_id: string | null;
-  provider: string | null;
-  attempts: number;
-  reply_message_id: string | null;
-  provider_message_id: string | null;
-  last_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+type ReservationRow = MailerReplyReservation;
 
 export interface ReservationView {
   id: string;
@@ -55,17 +42,20 @@ const isReconciliable = (s: ReservationStatus) => s === 'sending' || s === 'unkn
 function reservationView(row: ReservationRow): ReservationView {
   return {
     id: row.id,
-    messageId: row.message_id,
+    messageId: row.messageId,
     status: row.status,
     reconciliable: isReconciliable(row.status),
     provider: row.provider,
     attempts: row.attempts,
-    replyMessageId: row.reply_message_id,
-    lastError: row.last_error,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    replyMessageId: row.replyMessageId,
+    lastError: row.lastError,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
   };
 }
+
+/** A reservation as stored now (a fresh context, so no identity map hides a concurrent change). */
+const findReservation = (em: EntityManager, where: FilterQuery<ReservationRow>) => em.fork().findOne(MailerReplyReservationSchema, where);
 
 export interface ReplyInput {
   text?: string;
@@ -112,8 +102,16 @@ interface ReplySender {
  */
 async function replySender(em: EntityManager, deps: ReplyDeps, original: MessageRow, route: MailerRouteRow | undefined): Promise<ReplySender> {
   const providerDeps = { keys: deps.keys, mailer: deps.mailer, allowPrivateNetworks: deps.allowPrivateNetworks };
-  const api = (account: MailAccount, type: string): ReplySender => {
+  // The token is fetched before anything is reserved: a refused delegation (a bad key, a subject
+  // the service account may not act as) is a setup problem, and no mail was sent.
+  const api = async (account: MailAccount, type: string): Promise<ReplySender> => {
     if (account.kind === 'imap') throw new MailAccountError('IMAP cannot send.');
+    try {
+      await account.auth.token();
+    } catch (err) {
+      if (err instanceof TokenGrantError) throw new MailAccountError(err.message);
+      throw err;
+    }
     return { credential: { id: account.credentialId, type }, from: account.user === 'me' ? null : account.user, send: (mail) => sendViaApi(providerDeps, account, mail) };
   };
   const asSetup = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -129,14 +127,14 @@ async function replySender(em: EntityManager, deps: ReplyDeps, original: Message
     const group = typeof groupId === 'string' ? await em.findOne(MailerPollingGroupSchema, { id: groupId, workspaceId: original.workspace_id }) : null;
     if (group?.googleDwdConfigId) return api((await delegatedAccount(em, providerDeps, group.workspaceId, group.googleDwdConfigId)).account, 'mailA');
     const groupCredential = group?.credentialId ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: original.workspace_id }) : null;
-    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB')) return api(accountOf(providerDeps, groupCredential), groupCredential.type);
+    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB')) return api(accountOf(em, providerDeps, groupCredential), groupCredential.type);
     const dwd = route ? await em.findOne(MailerGoogleDwdConfigSchema, { routeId: route.id, workspaceId: original.workspace_id }) : null;
     if (dwd) return api((await delegatedAccount(em, providerDeps, dwd.workspaceId, dwd.id)).account, 'mailA');
     const order = ['smtp', 'mailA', 'mailB'];
     const candidates = await em.find(CredentialSchema, { workspaceId: original.workspace_id, type: { $in: order } }, { orderBy: { createdAt: 'desc' } });
     const credential = candidates.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))[0];
     if (!credential) throw conflict('No mail credential is configured: add an smtp, mailA or mailB credential to send replies.', { code: 'SETUP_REQUIRED' });
-    if (credential.type !== 'smtp') return api(accountOf(providerDeps, credential), credential.type);
+    if (credential.type !== 'smtp') return api(accountOf(em, providerDeps, credential), credential.type);
     const ring = credentialKeyring(deps.keys);
     if (!ring) throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
     let value: CredentialValue;
@@ -168,7 +166,7 @@ async function buffer(stream: Readable): Promise<Buffer> {
 export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: WorkspacePrincipal, messageId: string, key: string, input: ReplyInput): Promise<ReplyOutcome> {
   const original = await loadMessage(em, principal, messageId);
   const fingerprint = sha256Hex(JSON.stringify([input.text ?? null, input.html ?? null, input.attachmentFileIds ?? []]));
-  const [existing] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where message_id = ? and idempotency_key = ?`, [original.id, key]);
+  const existing = await findReservation(em, { messageId: original.id, idempotencyKey: key });
   if (existing) {
     if (existing.fingerprint !== fingerprint) throw conflict('Idempotency-Key was already used with a different body.', { code: 'idempotency_replay_mismatch' });
     if (existing.status === 'sent') return sentOutcome(em, existing, 200, true);
@@ -182,27 +180,31 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
   for (const fileId of [...new Set(input.attachmentFileIds ?? [])]) attachments.push(await openDownload(em, deps.blobs, principal, fileId));
 
   // Reserve (committed on its own, before the provider call) or take over an authorized retry.
-  let reservation: ReservationRow | undefined;
+  let reservationId: string | undefined;
   if (existing) {
-    [reservation] = await sql<ReservationRow>(
-      em,
-      `update mailer_reply_reservations set status = 'sending', attempts = attempts + 1, credential_id = ?, provider = ?, updated_at = now() where id = ? and status = 'retry_authorized' returning *`,
-      [credential.id, credential.type, existing.id],
+    // Only one attempt takes over an authorized retry: the update matches while the status is still retry_authorized.
+    const taken = await em.nativeUpdate(
+      MailerReplyReservationSchema,
+      { id: existing.id, status: 'retry_authorized' },
+      { status: 'sending', attempts: existing.attempts + 1, credentialId: credential.id, provider: credential.type, updatedAt: new Date() },
     );
+    if (taken === 1) reservationId = existing.id;
   } else {
-    [reservation] = await sql<ReservationRow>(
+    const [inserted] = await sql<{ id: string }>(
       em,
       `insert into mailer_reply_reservations (id, workspace_id, message_id, idempotency_key, fingerprint, status, credential_id, provider, attempts, created_at, updated_at)
-       values (?, ?, ?, ?, ?, 'sending', ?, ?, 1, now(), now()) on conflict (message_id, idempotency_key) do nothing returning *`,
+       values (?, ?, ?, ?, ?, 'sending', ?, ?, 1, now(), now()) on conflict (message_id, idempotency_key) do nothing returning id`,
       [newId('mrr'), principal.workspaceId, original.id, key, fingerprint, credential.id, credential.type],
     );
+    reservationId = inserted?.id;
   }
-  if (!reservation) {
+  if (!reservationId) {
     // A concurrent request with the same key reserved first.
-    const [other] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where message_id = ? and idempotency_key = ?`, [original.id, key]);
-    if (other?.status === 'sent') return sentOutcome(em, other, 200, true);
+    const other = (await findReservation(em, { messageId: original.id, idempotencyKey: key }))!;
+    if (other.status === 'sent') return sentOutcome(em, other, 200, true);
     throw reservationConflict(other);
   }
+  const reservation = { id: reservationId };
 
   const from = sender.from ?? route?.address ?? '';
   const subject = /^re:/i.test(original.subject) ? original.subject : `Re: ${original.subject}`;
@@ -222,10 +224,10 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
     });
   } catch (err) {
     const message = (err as Error).message.slice(0, 1000);
-    const [unknown] = await sql<ReservationRow>(em, `update mailer_reply_reservations set status = 'unknown', last_error = ?, updated_at = now() where id = ? returning *`, [message, reservation.id]);
+    await em.nativeUpdate(MailerReplyReservationSchema, { id: reservation.id }, { status: 'unknown', lastError: message, updatedAt: new Date() });
     throw unavailable('The mail provider did not confirm the reply; its outcome is unknown.', {
       code: 'reply_outcome_unknown',
-      details: { reservationId: unknown.id, reconciliable: true },
+      details: { reservationId: reservation.id, reconciliable: true },
     });
   }
   const reply = await em.transactional(async (tx) => {
@@ -247,19 +249,15 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
       },
       { direction: 'outbound', threadId: original.thread_id, attachmentFileIds: input.attachmentFileIds ?? [] },
     );
-    await sql(tx, `update mailer_reply_reservations set status = 'sent', reply_message_id = ?, provider_message_id = ?, last_error = null, updated_at = now() where id = ?`, [
-      row.id,
-      providerMessageId,
-      reservation.id,
-    ]);
+    await tx.nativeUpdate(MailerReplyReservationSchema, { id: reservation.id }, { status: 'sent', replyMessageId: row.id, providerMessageId, lastError: null, updatedAt: new Date() });
     return row;
   });
-  const [sent] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where id = ?`, [reservation.id]);
+  const sent = (await findReservation(em, { id: reservation.id }))!;
   return { status: 201, reply: messageView(reply), reservation: reservationView(sent), deduplicated: false };
 }
 
 async function sentOutcome(em: EntityManager, row: ReservationRow, status: 200 | 201, deduplicated: boolean): Promise<ReplyOutcome> {
-  const [reply] = await sql<MessageRow>(em, `select * from mailer_messages where id = ?`, [row.reply_message_id]);
+  const [reply] = await sql<MessageRow>(em, `select * from mailer_messages where id = ?`, [row.replyMessageId]);
   return { status, reply: messageView(reply), reservation: reservationView(row), deduplicated };
 }
 
@@ -276,7 +274,7 @@ async function sendSmtp(value: CredentialValue, deps: ReplyDeps, outgoing: Outgo
 }
 
 export async function getReservation(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<ReservationView> {
-  const [row] = await sql<ReservationRow>(em, `select * from mailer_reply_reservations where id = ? and workspace_id = ?`, [id, principal.workspaceId]);
+  const row = await findReservation(em, { id, workspaceId: principal.workspaceId });
   if (!row) throw notFound(RESERVATION_NOT_FOUND);
   return reservationView(row);
 }
@@ -284,11 +282,11 @@ export async function getReservation(em: EntityManager, principal: WorkspacePrin
 /** `authorize_retry`: a reconciliable reservation may be attempted once more with the same key. */
 export async function authorizeRetry(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<ReservationView> {
   const current = await getReservation(em, principal, id);
-  const [row] = await sql<ReservationRow>(
-    em,
-    `update mailer_reply_reservations set status = 'retry_authorized', updated_at = now() where id = ? and workspace_id = ? and status in ('sending', 'unknown') returning *`,
-    [id, principal.workspaceId],
+  const changed = await em.nativeUpdate(
+    MailerReplyReservationSchema,
+    { id, workspaceId: principal.workspaceId, status: { $in: ['sending', 'unknown'] } },
+    { status: 'retry_authorized', updatedAt: new Date() },
   );
-  if (!row) throw conflict(`Only a reconciliable reservation can be retried; this one is ${current.status}.`, { code: 'reply_reservation_not_reconciliable' });
-  return reservationView(row);
+  if (changed !== 1) throw conflict(`Only a reconciliable reservation can be retried; this one is ${current.status}.`, { code: 'reply_reservation_not_reconciliable' });
+  return getReservation(em, principal, id);
 }

@@ -3,6 +3,8 @@ import type { createActivities } from '../../activities';
 
 const { pollRssSource, pollCiSource } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '2 minutes',
+  // The activity heartbeats while it polls: a killed worker's attempt is retried within seconds, not minutes.
+  heartbeatTimeout: '10 seconds',
   // A failed poll is recorded in the source's state; the next scheduled poll tries again.
   retry: { maximumAttempts: 3, initialInterval: '2 seconds' },
 });

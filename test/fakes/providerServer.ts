@@ -1,7 +1,9 @@
 /**
  * The common part of the loopback provider fakes: a real HTTP server on 127.0.0.1 that checks
  * the bearer (or Basic) credential, records requests, can hold or fail them, and routes to the
- * provider's handler.
+ * provider's handler. With `oauth` or `jwtGrant` it also serves an OAuth 2.0 token endpoint at
+ * `POST /token` (form-encoded): the refresh-token grant (RFC 6749 §6) and the JWT bearer grant
+ * (RFC 7523, checked by `jwtGrant`); the access tokens it issues are accepted from then on.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,7 +33,23 @@ export interface ProviderFake {
   /** Holds every request until `release()`; `held` resolves when one arrives. */
   hold(): { held: Promise<void>; release(): void };
   close(): Promise<void>;
+  /** The token endpoint (`POST /token`). */
+  tokenUrl: string;
+  /** Token requests answered, in order: the grant type, the subject of an issued token, or the error. */
+  grants: Array<{ grantType: string; subject?: string; error?: string }>;
+  /** Forgets every issued access token (they expired): the next call with one is a 401. */
+  revokeIssued(): void;
 }
+
+/** What the token endpoint checks: a refresh grant's refresh token (and client), a JWT assertion. */
+export interface TokenEndpointOptions {
+  oauth?: { refreshToken: string; clientId?: string; clientSecret?: string };
+  /** Checks an RFC 7523 assertion: the subject the token acts for, or the refusal to answer. */
+  jwtGrant?: (assertion: string) => { subject: string } | { refusal: FakeAnswer };
+}
+
+/** The subject of the access token a request carries, when the token endpoint issued it. */
+export type SubjectOf = (headers: http.IncomingHttpHeaders) => string | undefined;
 
 /** Holds requests while a test wants them in flight: `pass()` waits while held; `hold()` starts holding. */
 export function requestGate() {
@@ -59,12 +77,41 @@ export function requestGate() {
   };
 }
 
-export async function startProviderFake(opts: {
-  authorized: (headers: http.IncomingHttpHeaders) => boolean;
-  unauthorized: FakeAnswer;
-  handle: (req: FakeRequest) => FakeAnswer;
-}): Promise<ProviderFake> {
+export async function startProviderFake(
+  opts: {
+    authorized: (headers: http.IncomingHttpHeaders) => boolean;
+    unauthorized: FakeAnswer;
+    handle: (req: FakeRequest, subjectOf: SubjectOf) => FakeAnswer;
+  } & TokenEndpointOptions,
+): Promise<ProviderFake> {
   const requests: FakeRequest[] = [];
+  const issued = new Map<string, string>();
+  const grants: ProviderFake['grants'] = [];
+  let issuedCount = 0;
+  const subjectOf: SubjectOf = (headers) => issued.get(/^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1] ?? '');
+  const tokenAnswer = (request: FakeRequest): FakeAnswer => {
+    const form = new URLSearchParams(request.body.toString('utf8'));
+    const grantType = form.get('grant_type') ?? '';
+    const refuse = (answer: FakeAnswer) => {
+      grants.push({ grantType, error: String((answer.json as { error?: unknown })?.error) });
+      return answer;
+    };
+    let subject: string;
+    if (grantType === 'refresh_token' && opts.oauth) {
+      const o = opts.oauth;
+      const valid = form.get('refresh_token') === o.refreshToken && (o.clientId === undefined || form.get('client_id') === o.clientId) && (o.clientSecret === undefined || form.get('client_secret') === o.clientSecret);
+      if (!valid) return refuse({ status: 400, json: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' } });
+      subject = 'me';
+    } else if (grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && opts.jwtGrant) {
+      const checked = opts.jwtGrant(form.get('assertion') ?? '');
+      if ('refusal' in checked) return refuse(checked.refusal);
+      subject = checked.subject;
+    } else return refuse({ status: 400, json: { error: 'unsupported_grant_type', error_description: `Invalid grant_type: ${grantType}` } });
+    const accessToken = `issued-${++issuedCount}-${Math.random().toString(36).slice(2, 12)}`;
+    issued.set(accessToken, subject);
+    grants.push({ grantType, subject });
+    return { json: { access_token: accessToken, token_type: 'Bearer', expires_in: 3599 } };
+  };
   let failures: { left: number; answer: FakeAnswer } = { left: 0, answer: {} };
   const gate = requestGate();
   const server = http.createServer((req, res) => {
@@ -76,13 +123,14 @@ export async function startProviderFake(opts: {
       requests.push(request);
       await gate.pass();
       let answer: FakeAnswer;
-      if (!opts.authorized(req.headers)) answer = opts.unauthorized;
+      if (request.path === '/token' && request.method === 'POST' && (opts.oauth || opts.jwtGrant)) answer = tokenAnswer(request);
+      else if (!opts.authorized(req.headers) && subjectOf(req.headers) === undefined) answer = opts.unauthorized;
       else if (failures.left > 0) {
         failures.left--;
         answer = failures.answer;
       } else {
         try {
-          answer = opts.handle(request);
+          answer = opts.handle(request, subjectOf);
         } catch (err) {
           answer = { status: 500, json: { error: (err as Error).message } };
         }
@@ -107,6 +155,9 @@ export async function startProviderFake(opts: {
     requests,
     failNext: (n, answer) => (failures = { left: n, answer }),
     hold: () => gate.hold(),
+    tokenUrl: `http://127.0.0.1:${port}/token`,
+    grants,
+    revokeIssued: () => issued.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

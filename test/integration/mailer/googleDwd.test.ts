@@ -3,11 +3,14 @@
  * through domain-wide delegation (service account credential + subject), or clear it; Admin or
  * Owner; validated; workspace-scoped. A bound configuration is what polling groups name as
  * googleDwdConfigId: the group polls the subject's mailbox into that route, and replies on the
- * route are sent through Gmail as the subject.
+ * route are sent through Gmail as the subject. A credential holding a Google service-account key
+ * mints the subject's tokens with the JWT bearer grant at the loopback token endpoint, which
+ * checks the signature and the subject.
  */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { WORKFLOW_TYPES, TASK_QUEUE } from '../../../temporal/shared';
-import { MailerGoogleDwdConfigSchema, MailerMessageSchema } from '../../../db/entities';
+import { MailerGoogleDwdConfigSchema, MailerMessageSchema, MailerReplyReservationSchema } from '../../../db/entities';
 import { startGmailFake, type GmailFake } from '../../fakes/gmail';
 import { addUserWithKey, createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
@@ -21,7 +24,8 @@ const uniq = () => `${Date.now().toString(36)}${n++}`;
 
 beforeAll(async () => {
   gmail = await startGmailFake(TOKEN);
-  stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true } });
+  // Delegated tokens are minted at the loopback token endpoint (GOOGLE_OAUTH_TOKEN_URL), whatever token_uri the key names.
+  stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true, mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000, googleTokenUrl: gmail.tokenUrl } } });
   ws = stack.ws;
   other = await createWorkspace(stack.app, 'Other');
 });
@@ -143,4 +147,139 @@ test("a polling group on the delegation polls the subject's mailbox into the rou
   expect((await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: null } })).status).toBe(200);
   const group = await http(app(), 'GET', `/api/v1/mailer/polling-groups/${groupId}`, { token: ws.token });
   expect(group.body.pollingGroup).toMatchObject({ enabled: false, nextPollAt: null, lastError: 'The route delegation was cleared.' });
+});
+
+// ------------------------------------------------------------------ service-account keys
+
+const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
+
+/** A Google service-account JSON key file (as the console downloads it) and its public key. */
+function serviceAccountKey(clientEmail = `sa-${uniq()}@project.iam.gserviceaccount.com`): { file: Record<string, string>; publicKey: KeyObject } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const file = {
+    type: 'service_account',
+    project_id: 'project',
+    private_key_id: `kid${uniq()}0123456789abcdef`,
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    client_email: clientEmail,
+    client_id: '1234567890',
+    auth_uri: 'https://accounts.google.com/o/oauth2/auth',
+    token_uri: GOOGLE_TOKEN_URI,
+    auth_provider_x509_cert_url: 'https://www.googleapis.com/oauth2/v1/certs',
+    client_x509_cert_url: 'https://www.googleapis.com/robot/v1/metadata/x509/sa',
+    universe_domain: 'googleapis.com',
+  };
+  return { file, publicKey };
+}
+
+async function keyCredential(file: Record<string, string>): Promise<string> {
+  const res = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: file, baseUrl: gmail.baseUrl } } });
+  expect(res.status).toBe(201);
+  return res.body.credential.id;
+}
+
+async function delegatedGroup(credentialId: string, subject: string): Promise<{ route: { id: string; address: string }; configId: string; groupId: string }> {
+  const route = await newRoute();
+  const bound = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: credentialId, subject } });
+  expect(bound.status).toBe(200);
+  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', { token: ws.token, body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id } });
+  expect(created.status).toBe(201);
+  return { route, configId: bound.body.googleDwd.id, groupId: created.body.pollingGroup.id };
+}
+
+const pollGroup = (groupId: string) => app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, { taskQueue: TASK_QUEUE, workflowId: `dwd-key-poll-${uniq()}`, args: [{ groupId }] });
+const jwtGrants = () => gmail.grants.filter((g) => g.grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer');
+
+test('a mailA credential holds a service-account key: validated on create and update (400 without echoing the key), listed with a mask of the key id', async () => {
+  const { file } = serviceAccountKey();
+  const pemBody = file.private_key.split('\n')[5];
+  const bad: Array<[unknown, RegExp]> = [
+    [{ serviceAccountKey: { ...file, private_key: `not a key ${pemBody}` } }, /value\.serviceAccountKey\.private_key: must be a PEM-encoded RSA private key/],
+    [{ serviceAccountKey: { ...file, private_key: file.private_key.replace(pemBody, pemBody.split('').reverse().join('')) } }, /value\.serviceAccountKey\.private_key: must be a PEM-encoded RSA private key/],
+    [{ serviceAccountKey: { ...file, type: 'authorized_user' } }, /value\.serviceAccountKey\.type: must be "service_account"/],
+    [{ serviceAccountKey: { ...file, client_email: 'nobody' } }, /value\.serviceAccountKey\.client_email/],
+    [{ serviceAccountKey: `{"type":"service_account","private_key":"${pemBody}"` }, /must be the service account JSON key file/],
+    [{ serviceAccountKey: file, token: 'also-a-token-123' }, /either a token or a serviceAccountKey/],
+    [{ ...file, private_key_id: undefined }, /value\.serviceAccountKey\.private_key_id/],
+  ];
+  for (const [value, message] of bad) {
+    const res = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `bad-${uniq()}`, type: 'mailA', value } });
+    expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(message)]);
+    expect(JSON.stringify(res.body)).not.toContain(pemBody);
+  }
+  // The key file itself is a valid value (its extra fields are accepted and dropped), as is its JSON text.
+  const created = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `sa-${uniq()}`, type: 'mailA', value: file } });
+  expect(created.status).toBe(201);
+  const asText = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: JSON.stringify(file) } } });
+  expect(asText.status).toBe(201);
+  const listed = await http(app(), 'GET', '/api/v1/credentials', { token: ws.token });
+  const entry = listed.body.credentials.find((c: { id: string }) => c.id === created.body.credential.id);
+  expect(entry).toMatchObject({ type: 'mailA', readable: true, maskedValue: `${file.private_key_id.slice(0, 4)}••••••••${file.private_key_id.slice(-2)}` });
+  expect(JSON.stringify([created.body, listed.body])).not.toContain('PRIVATE KEY');
+  const tested = await http(app(), 'POST', `/api/v1/credentials/${created.body.credential.id}/test`, { token: ws.token });
+  expect(tested.body.result).toMatchObject({ ok: false, status: 'not_configured', message: expect.stringMatching(/google-dwd/) });
+  const patched = await http(app(), 'PATCH', `/api/v1/credentials/${created.body.credential.id}`, { token: ws.token, body: { value: { serviceAccountKey: { ...file, private_key: 'x' } } } });
+  expect([patched.status, patched.body.error]).toEqual([400, expect.stringMatching(/private_key: must be a PEM-encoded RSA private key/)]);
+});
+
+test('a delegated polling group and reply mint tokens with the key (JWT bearer grant, signature and subject checked), cached until the API refuses one', async () => {
+  const { file, publicKey } = serviceAccountKey();
+  const subject = `agent-${uniq()}@example.test`;
+  gmail.trustServiceAccount(file.client_email, publicKey, [subject]);
+  const { route, groupId } = await delegatedGroup(await keyCredential(file), subject);
+  const grantsBefore = jwtGrants().length;
+
+  expect(await pollGroup(groupId)).toMatchObject({ outcome: 'baseline' });
+  const raw = await new MailComposer({ from: 'erin@sender.test', to: subject, subject: 'with a key', text: 'hi', messageId: `<k${uniq()}@sender.test>` }).compile().build();
+  gmail.deliver(raw, { user: subject, threadId: 'thread-key' });
+  expect(await pollGroup(groupId)).toMatchObject({ outcome: 'polled', stored: 1 });
+  // One grant served both polls; the assertion was signed by the key, for the subject, with Gmail scopes, for at most an hour.
+  expect(jwtGrants().slice(grantsBefore)).toEqual([{ grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', subject }]);
+  const claims = gmail.assertions.filter((a) => a.iss === file.client_email);
+  expect(claims).toHaveLength(1);
+  expect(claims[0]).toMatchObject({ sub: subject, aud: GOOGLE_TOKEN_URI, scope: expect.stringContaining('https://www.googleapis.com/auth/gmail.readonly') });
+  expect(Number(claims[0].exp) - Number(claims[0].iat)).toBeLessThanOrEqual(3600);
+  const history = gmail.requests.filter((r) => r.path === `/gmail/v1/users/${encodeURIComponent(subject)}/history`).at(-1)!;
+  expect(history.headers.authorization).toMatch(/^Bearer issued-/);
+
+  const [message] = await app().orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'on it' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  expect(reply.status).toBe(201);
+  expect(gmail.sent.at(-1)).toMatchObject({ user: subject, threadId: 'thread-key' });
+  expect(jwtGrants().length - grantsBefore).toBe(1);
+
+  // The cached token expires early at the provider: the 401 mints a new one once and the call is repeated.
+  gmail.revokeIssued();
+  gmail.deliver(raw, { user: subject, threadId: 'thread-key' });
+  expect(await pollGroup(groupId)).toMatchObject({ outcome: 'polled', stored: 1 });
+  expect(jwtGrants().length - grantsBefore).toBe(2);
+});
+
+test('a wrong key or a subject the service account may not act as: the poll keeps a clear lastError, the reply is 409 SETUP_REQUIRED and nothing is reserved', async () => {
+  const trusted = serviceAccountKey();
+  const subject = `agent-${uniq()}@example.test`;
+  gmail.trustServiceAccount(trusted.file.client_email, trusted.publicKey, [subject]);
+
+  // Same service account, another private key: the signature does not verify.
+  const forged = { ...serviceAccountKey(trusted.file.client_email).file, private_key_id: trusted.file.private_key_id };
+  const wrongKey = await delegatedGroup(await keyCredential(forged), subject);
+  expect(await pollGroup(wrongKey.groupId)).toMatchObject({ outcome: 'failed' });
+  const failed = (await http(app(), 'GET', `/api/v1/mailer/polling-groups/${wrongKey.groupId}`, { token: ws.token })).body.pollingGroup;
+  expect(failed.lastError).toBe(`The Google token endpoint refused a delegated token for ${subject} to service account ${trusted.file.client_email}: HTTP 400 (invalid_grant: Invalid JWT Signature.).`);
+  expect(failed.cursor).toBeNull();
+
+  // The right key, but a user the administrator did not delegate.
+  const stranger = `stranger-${uniq()}@example.test`;
+  const unauthorized = await delegatedGroup(await keyCredential(trusted.file), stranger);
+  expect(await pollGroup(unauthorized.groupId)).toMatchObject({ outcome: 'failed', error: expect.stringMatching(new RegExp(`for ${stranger.replace(/[.]/g, '\\.')} .*HTTP 401 \\(unauthorized_client: Client is unauthorized`)) });
+  expect(gmail.requests.some((r) => r.path.includes(encodeURIComponent(stranger)))).toBe(false);
+
+  // A message on that route (generic inbound) cannot be answered: the delegation is refused before anything is reserved.
+  const inbound = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: ws.token, body: { to: unauthorized.route.address, from: 'erin@sender.test', subject: 'help', text: 'hi' } });
+  expect(inbound.status).toBe(202);
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${inbound.body.message.id}/reply`, { token: ws.token, body: { text: 'on it' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  expect(reply.status).toBe(409);
+  expect(reply.body).toMatchObject({ code: 'SETUP_REQUIRED', error: expect.stringMatching(/unauthorized_client/) });
+  expect(JSON.stringify(reply.body)).not.toContain('PRIVATE KEY');
+  expect(await app().orm.em.fork().count(MailerReplyReservationSchema, { messageId: inbound.body.message.id })).toBe(0);
 });

@@ -17,6 +17,7 @@ import { runsOfWorkflow } from '../../support/runs';
 
 const GMAIL_TOKEN = 'gmail-access-token-0123456789';
 const GRAPH_TOKEN = 'graph-access-token-0123456789';
+const OAUTH = { refreshToken: 'refresh-token-0123456789', clientId: 'mail-client', clientSecret: 'mail-client-secret' };
 let stack: TestStack;
 let ws: WorkspaceFixture;
 let other: WorkspaceFixture;
@@ -28,8 +29,8 @@ const uniq = () => `${Date.now().toString(36)}${n++}`;
 const EICAR = Buffer.from('X5O!P%@AP[4\\PZX54(P^)7CC)7}$' + 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*', 'ascii');
 
 beforeAll(async () => {
-  gmail = await startGmailFake(GMAIL_TOKEN);
-  graph = await startGraphFake(GRAPH_TOKEN);
+  gmail = await startGmailFake(GMAIL_TOKEN, { oauth: OAUTH });
+  graph = await startGraphFake(GRAPH_TOKEN, { oauth: OAUTH });
   imap = await startFakeImap({ username: 'inbox-user', password: 'imap-password' });
   // Gmail's base URL comes from the configuration (GMAIL_API_BASE_URL); Graph's from the credential's own baseUrl.
   stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true, mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000 } }, temporal: { dispatcher: true } });
@@ -206,7 +207,15 @@ test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new 
   expect(reply.status).toBe(201);
   expect(reply.body.reservation).toMatchObject({ status: 'sent', provider: 'mailB' });
   expect(graph.sent).toHaveLength(1);
-  expect(graph.sent[0]).toMatchObject({ user: 'me', body: { message: { subject: 'Re: graph one', body: { contentType: 'Text', content: 'Thanks, Bob' }, toRecipients: [{ emailAddress: { address: 'bob@sender.test' } }] }, saveToSentItems: true } });
+  // Graph's MIME form of sendMail, so the reply carries the threading headers.
+  const sentMime = graph.sent[0].mime!;
+  expect(graph.sent[0]).toMatchObject({ user: 'me', mime: expect.any(String) });
+  expect(sentMime).toMatch(/^Subject: Re: graph one\r?$/m);
+  expect(sentMime).toMatch(/^To: bob@sender\.test\r?$/m);
+  expect(sentMime).toContain('Thanks, Bob');
+  expect(stored[0].messageIdHeader).toMatch(/^<.+@sender\.test>$/);
+  expect(sentMime).toContain(`In-Reply-To: ${stored[0].messageIdHeader}`);
+  expect(sentMime).toContain(`References: ${stored[0].messageIdHeader}`);
 });
 
 test('Gmail replies go through users.messages.send with raw MIME in the original thread', async () => {
@@ -234,6 +243,46 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   expect(replay.status).toBe(200);
   expect(replay.body.deduplicated).toBe(true);
   expect(gmail.sent).toHaveLength(before + 1);
+});
+
+test('an expired mailA/mailB access token with a refresh token is refreshed once on a 401 (stored for later calls) and the call repeated; a refused refresh is lastError', async () => {
+  const refreshable = (baseUrl: string, tokenUrl: string, refreshToken = OAUTH.refreshToken) => ({ token: `expired-${uniq()}-0123456789`, refreshToken, tokenUrl, clientId: OAUTH.clientId, clientSecret: OAUTH.clientSecret, baseUrl });
+  const refreshes = (fake: GraphFake | GmailFake) => fake.grants.filter((g) => g.grantType === 'refresh_token' && g.subject).length;
+
+  // Graph: the baseline's delta query gets a 401, the token is refreshed, the query repeated.
+  const graphAddress = `graph-refresh-${uniq()}@example.test`;
+  const graphRoute = await route(graphAddress, await deployedWorkflow());
+  const graphGroup = await group('mailB', await credential('mailB', refreshable(graph.baseUrl, graph.tokenUrl)));
+  const graphBefore = refreshes(graph);
+  expect(await poll(graphGroup)).toMatchObject({ outcome: 'baseline' });
+  expect(refreshes(graph)).toBe(graphBefore + 1);
+  graph.deliver(await mime({ from: 'bob@sender.test', to: graphAddress, subject: 'after refresh', text: 'x' }));
+  // The refreshed token was stored: the next poll uses it without refreshing again.
+  expect(await poll(graphGroup)).toMatchObject({ outcome: 'polled', stored: 1 });
+  expect(refreshes(graph)).toBe(graphBefore + 1);
+  expect((await messagesOfRoute(graphRoute)).map((m) => m.subject)).toEqual(['after refresh']);
+
+  // Gmail: a reply whose send gets a 401 (the stored token expired meanwhile) is refreshed and sent once.
+  const gmailAddress = `gmail-refresh-${uniq()}@example.test`;
+  const gmailRoute = await route(gmailAddress, await deployedWorkflow());
+  const gmailGroup = await group('mailA', await credential('mailA', refreshable(gmail.baseUrl, gmail.tokenUrl)));
+  const gmailBefore = refreshes(gmail);
+  expect(await poll(gmailGroup)).toMatchObject({ outcome: 'baseline' });
+  expect(refreshes(gmail)).toBe(gmailBefore + 1);
+  gmail.deliver(await mime({ from: 'carol@sender.test', to: gmailAddress, subject: 'refresh me', text: 'q' }), { threadId: 'thread-r' });
+  expect(await poll(gmailGroup)).toMatchObject({ outcome: 'polled', stored: 1 });
+  const [message] = await messagesOfRoute(gmailRoute);
+  gmail.revokeIssued();
+  const sentBefore = gmail.sent.length;
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'Refreshed.' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  expect(reply.status).toBe(201);
+  expect(gmail.sent.length).toBe(sentBefore + 1);
+  expect(refreshes(gmail)).toBe(gmailBefore + 2);
+
+  // A refused refresh: the poll fails with the token endpoint's answer and the cursor stays.
+  const refused = await group('mailB', await credential('mailB', refreshable(graph.baseUrl, graph.tokenUrl, 'revoked-refresh-token-0123')));
+  expect(await poll(refused)).toMatchObject({ outcome: 'failed' });
+  expect(await groupView(refused)).toMatchObject({ cursor: null, lastError: 'The OAuth2 token endpoint refused the refresh: HTTP 400 (invalid_grant).' });
 });
 
 test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a new UIDVALIDITY restarts from the mailbox state', async () => {
