@@ -792,7 +792,12 @@ class Evaluation {
     const result = Object.create(null);
     const groups = Object.create(null);
     if (!Array.isArray(input)) input = this.createSequence(input);
-    if (input.length === 0) this.push(input, undefined);
+    if (input.length === 0) {
+      // JSONata pushes into the array itself, even one from the input data; leave that mutation
+      // to JSONata so a fallback never evaluates over data this evaluator already changed.
+      if (!isSequence(input)) bail();
+      this.push(input, undefined);
+    }
     for (let itemIndex = 0; itemIndex < input.length; itemIndex++) {
       const item = input[itemIndex];
       for (let pairIndex = 0; pairIndex < expr.lhs.length; pairIndex++) {

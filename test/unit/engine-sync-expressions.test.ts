@@ -202,12 +202,11 @@ describe('synchronous evaluator = JSONata (differential)', () => {
         supported = false;
       }
       if (!supported) unsupported++;
+      // Inside the subset, JSONata is asked only when the evaluation fails.
+      if (supported && 'value' in reference) expect({ context, sync: direct !== null }).toEqual({ context, sync: true });
     }
-    const okOnSupported = total - unsupported;
     console.log(`differential: ${total} pairs, ${sync} on the sync path, ${total - sync} by JSONata (${unsupported} outside the subset or invalid, ${errors} errors)`);
-    // Most pairs take the sync path; JSONata is asked only outside the subset and for errors.
     expect(sync).toBeGreaterThan(total / 2);
-    expect(sync).toBeGreaterThanOrEqual(okOnSupported - errors);
   }, 600_000);
 
   const bindings: ExpressionBindings = { trigger: { user: 'ada' }, nodes: { fetch: { body: { items: [1, 2, 3] } } } };
