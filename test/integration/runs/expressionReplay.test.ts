@@ -1,9 +1,13 @@
 /**
  * Replay safety of the synchronous expression evaluator (engine/syncExpressions.ts).
  *
- * The fixture test/fixtures/histories/transform-run-jsonata.json is the history of a run of
- * GRAPH below recorded before the evaluator existed (commit 9aa892a: every expression through
- * JSONata). Its `.meta.json` holds the run's id, output and steps as the API returned them.
+ * The fixtures in test/fixtures/histories/ are histories of runs recorded before the evaluator
+ * existed (commit 9aa892a: every expression through JSONata); each `.meta.json` holds the run's
+ * id, output and steps as the API returned them. transform-run-jsonata is a run of `graph()`
+ * below. branches-run-jsonata is a run of two parallel branches: `quick` (a transform in the
+ * sync subset, heavy for JSONata) then a code node, and `slow` (a transform outside the subset,
+ * light for JSONata: `[1..2]`) then an http GET. Recorded, the GET was scheduled first; with
+ * the sync path the code node would be, and the replay would fail on the activity type.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -85,6 +89,15 @@ describe('expression evaluation and replay', () => {
     const history = History.fromObject(JSON.parse(await readFile(path.join(FIXTURES, 'transform-run-jsonata.json'), 'utf8')));
     expect(patchIds(history as never)).toEqual(['node-output-limit-v1', 'local-actions-v1']);
     // Throws DeterminismViolationError (or any replay failure) when the commands differ.
+    await replay(history, meta.workflowId);
+  });
+
+  test('branch order: a recorded run whose slower JSONata branch scheduled second replays in its recorded order', async () => {
+    const meta = JSON.parse(await readFile(path.join(FIXTURES, 'branches-run-jsonata.meta.json'), 'utf8')) as { workflowId: string; steps: Array<{ nodeId: string }> };
+    const history = History.fromObject(JSON.parse(await readFile(path.join(FIXTURES, 'branches-run-jsonata.json'), 'utf8')));
+    const actions = meta.steps.map((s) => s.nodeId).filter((id) => id === 'compute' || id === 'fetch');
+    expect(actions).toEqual(['fetch', 'compute']);
+    // Without the patch (sync path on replay too) this fails with a nondeterminism error.
     await replay(history, meta.workflowId);
   });
 
