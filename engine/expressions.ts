@@ -6,6 +6,7 @@
 import jsonata from 'jsonata';
 import { RE2JS } from 're2js';
 import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
+import { evaluateSync, FALLBACK, isSyncSupported, type SyncLimits } from './syncExpressions';
 
 /**
  * Evaluation guards. JSONata has no loops, so a runaway expression is deep recursion (caught
@@ -216,6 +217,8 @@ class Re2RegexEngine {
 
 interface CacheEntry {
   expression: jsonata.Expression;
+  /** JSONata's AST, when every node of it is in the synchronous subset (syncExpressions.ts). */
+  syncAst: unknown;
   /** Guard reads since the expression's evaluations last all finished. */
   budget: { reads: number; active: number };
 }
@@ -300,7 +303,8 @@ function compileEntry(expr: string): CacheEntry {
     throw toExpressionError(err, expr, 'syntax');
   }
   if (cache.size >= EXPRESSION_LIMITS.cacheSize) cache.delete(cache.keys().next().value!);
-  const entry = { expression, budget };
+  const ast = expression.ast();
+  const entry = { expression, budget, syncAst: isSyncSupported(ast) ? ast : null };
   cache.set(expr, entry);
   return entry;
 }
@@ -328,13 +332,52 @@ export function toPlainJson(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** How an evaluation may run: `sync: false` forces JSONata's own (async) evaluator. */
+export interface EvaluationOptions {
+  /**
+   * Try the synchronous evaluator first (default true). Runs recorded before it existed replay
+   * with false, so their evaluation interleaves with parallel branches as it did then.
+   */
+  sync?: boolean;
+}
+
+/** The same guards as JSONata's options and hooks above, for the synchronous evaluator. */
+const SYNC_LIMITS: SyncLimits = {
+  maxSteps: EXPRESSION_LIMITS.maxSteps,
+  stackDepth: EXPRESSION_LIMITS.stackDepth,
+  maxSequence: EXPRESSION_LIMITS.maxSequence,
+  checkValue,
+};
+
 /**
  * Evaluates `expr` with `input` as the context (`$`, also `$input`) and `$trigger`/`$nodes`
  * bound. Returns plain JSON (see toPlainJson; "no match" is null). Throws ExpressionError
  * for syntax errors, evaluation errors and exceeded limits (EXPRESSION_LIMITS).
  * Caveat: a top-level JSON array input is one value to JSONata, so `$` is the whole array.
+ * Expressions in the synchronous subset (syncExpressions.ts) are evaluated without a Promise;
+ * the rest, and every evaluation that fails, by JSONata itself.
  */
-export async function evaluateExpression(expr: string, input: unknown, bindings: ExpressionBindings): Promise<unknown> {
+export async function evaluateExpression(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
+  const now = options.sync === false ? null : evaluateExpressionSync(expr, input, bindings);
+  return now ? now.value : evaluateWithJsonata(expr, input, bindings);
+}
+
+/**
+ * The synchronous path of evaluateExpression: `{ value }` with exactly the value JSONata would
+ * give, or null when JSONata must evaluate (the expression is outside the subset, or this
+ * evaluation fails or reaches a limit: JSONata then reports the error). Throws ExpressionError
+ * for a syntax error or a result over maxOutputBytes, as evaluateExpression does.
+ */
+export function evaluateExpressionSync(expr: string, input: unknown, bindings: ExpressionBindings): { value: unknown } | null {
+  const { syncAst } = compileEntry(expr);
+  if (!syncAst) return null;
+  const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, SYNC_LIMITS);
+  if (result === FALLBACK) return null;
+  return { value: plainResult(expr, result) };
+}
+
+/** evaluateExpression through JSONata's own evaluator only. */
+export async function evaluateWithJsonata(expr: string, input: unknown, bindings: ExpressionBindings): Promise<unknown> {
   const { expression, budget } = compileEntry(expr);
   if (budget.active === 0) budget.reads = 0;
   budget.active++;
@@ -346,6 +389,10 @@ export async function evaluateExpression(expr: string, input: unknown, bindings:
   } finally {
     budget.active--;
   }
+  return plainResult(expr, result);
+}
+
+function plainResult(expr: string, result: unknown): unknown {
   if (jsonSize(result) > EXPRESSION_LIMITS.maxOutputBytes) {
     throw new ExpressionError(`Expression failed: its result is larger than ${mib(EXPRESSION_LIMITS.maxOutputBytes)}`, expr, SIZE_LIMIT_CODE);
   }
@@ -363,29 +410,71 @@ export async function evaluateExpression(expr: string, input: unknown, bindings:
  * time in key order, so the result is deterministic. Throws ExpressionError, whose message
  * names the failing path.
  */
-export async function resolveTemplated(value: unknown, input: unknown, bindings: ExpressionBindings): Promise<unknown> {
-  return resolveAt(value, input, bindings, '', 0);
+export async function resolveTemplated(value: unknown, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
+  const now = options.sync === false ? null : resolveTemplatedSync(value, input, bindings);
+  return now ? now.value : resolveAt(value, input, bindings, '', 0, options);
 }
 
-async function resolveAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number): Promise<unknown> {
+/**
+ * The synchronous path of resolveTemplated: `{ value }`, or null when one of the strings needs
+ * JSONata (then resolveTemplated evaluates the whole value again, each string the fastest way).
+ */
+export function resolveTemplatedSync(value: unknown, input: unknown, bindings: ExpressionBindings): { value: unknown } | null {
+  try {
+    return { value: resolveSyncAt(value, input, bindings, '', 0) };
+  } catch (err) {
+    if (err === NEEDS_JSONATA) return null;
+    throw err;
+  }
+}
+
+const NEEDS_JSONATA = Symbol('needs-jsonata');
+
+function withPath(err: unknown, path: string, expr: string): unknown {
+  const e = err as ExpressionError;
+  return path ? new ExpressionError(`${path}: ${e.message}`, expr, e.code, e.position) : err;
+}
+
+function resolveSyncAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number): unknown {
+  if (depth > 64) throw new ExpressionError(`Templated value is nested too deeply at ${path || '(root)'}`, '');
+  if (isTemplateExpression(value)) {
+    const expr = value.slice(EXPRESSION_PREFIX.length);
+    let now: { value: unknown } | null;
+    try {
+      now = evaluateExpressionSync(expr, input, bindings);
+    } catch (err) {
+      throw withPath(err, path, expr);
+    }
+    if (!now) throw NEEDS_JSONATA;
+    return now.value;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => resolveSyncAt(v, input, bindings, `${path}[${i}]`, depth + 1));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = resolveSyncAt(v, input, bindings, path ? `${path}.${k}` : k, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+async function resolveAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number, options: EvaluationOptions): Promise<unknown> {
   if (depth > 64) throw new ExpressionError(`Templated value is nested too deeply at ${path || '(root)'}`, '');
   if (isTemplateExpression(value)) {
     const expr = value.slice(EXPRESSION_PREFIX.length);
     try {
-      return await evaluateExpression(expr, input, bindings);
+      return await evaluateExpression(expr, input, bindings, options);
     } catch (err) {
-      const e = err as ExpressionError;
-      throw path ? new ExpressionError(`${path}: ${e.message}`, expr, e.code, e.position) : err;
+      throw withPath(err, path, expr);
     }
   }
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (let i = 0; i < value.length; i++) out.push(await resolveAt(value[i], input, bindings, `${path}[${i}]`, depth + 1));
+    for (let i = 0; i < value.length; i++) out.push(await resolveAt(value[i], input, bindings, `${path}[${i}]`, depth + 1, options));
     return out;
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = await resolveAt(v, input, bindings, path ? `${path}.${k}` : k, depth + 1);
+    for (const [k, v] of Object.entries(value)) out[k] = await resolveAt(v, input, bindings, path ? `${path}.${k}` : k, depth + 1, options);
     return out;
   }
   return value;

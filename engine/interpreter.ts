@@ -7,7 +7,7 @@
  * simulations. Deterministic: no I/O, no clock or randomness except through the host.
  */
 import { canonicalJson } from './canonicalJson';
-import { evaluateExpression, resolveTemplated } from './expressions';
+import { evaluateExpressionSync, evaluateWithJsonata, resolveTemplated, resolveTemplatedSync, type EvaluationOptions } from './expressions';
 import { EXPRESSION_FIELDS } from './expression-fields';
 import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
 import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
@@ -74,6 +74,11 @@ export interface EngineHost {
    * the check off: runs started before the limit existed replay without it.
    */
   outputLimitBytes?: number;
+  /**
+   * Evaluate expressions in the synchronous subset without a Promise (default true; see
+   * engine/syncExpressions.ts). False: JSONata only, as runs recorded before it replay.
+   */
+  syncExpressions?: boolean;
 }
 
 export interface RunRequest {
@@ -148,6 +153,15 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const outputs: Record<string, unknown> = {};
   const bindings = { trigger: req.input, nodes: outputs };
+  const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true };
+  // Expressions in the synchronous subset are evaluated without awaiting anything (`now` is
+  // `{ value }`); the rest go through JSONata, whose promises are costly in the workflow sandbox.
+  const evaluateNow = (expr: string, input: unknown) => (expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings) : null);
+  const resolveNow = (value: unknown, input: unknown) => (expressionOptions.sync ? resolveTemplatedSync(value, input, bindings) : null);
+  const resolve = async (value: unknown, input: unknown): Promise<unknown> => {
+    const now = resolveNow(value, input);
+    return now ? now.value : resolveTemplated(value, input, bindings, expressionOptions);
+  };
   let seq = 0;
   let logSeq = 0;
   let costCredits = 0;
@@ -277,28 +291,35 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       case 'ci':
         return pure(input);
       case 'condition': {
-        const value = await evaluateExpression(config.expression as string, input, bindings);
+        const now = evaluateNow(config.expression as string, input);
+        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings);
         return pure(input, [value ? 'true' : 'false']);
       }
       case 'switch': {
-        const value = await evaluateExpression(config.expression as string, input, bindings);
+        const now = evaluateNow(config.expression as string, input);
+        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings);
         const cases = config.cases as Array<{ value: unknown; handle: string }>;
         const match = value === undefined ? undefined : cases.find((c) => canonicalJson(c.value) === canonicalJson(value));
         return pure(input, [match ? match.handle : 'default']);
       }
-      case 'transform':
-        return pure(await evaluateExpression(config.expression as string, input, bindings));
+      case 'transform': {
+        const now = evaluateNow(config.expression as string, input);
+        return pure(now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings));
+      }
       case 'merge':
         return pure(input);
       case 'log': {
-        const message = String(await resolveTemplated(config.message, input, bindings));
+        const now = resolveNow(config.message, input);
+        const message = String(now ? now.value : await resolve(config.message, input));
         await log(node.id, config.level as LogLevel, message);
         return pure(input);
       }
       case 'fail':
-        throw new NodeFailure(node.id, String(await resolveTemplated(config.message, input, bindings)));
+        throw new NodeFailure(node.id, String(await resolve(config.message, input)));
       case 'response': {
-        const resolved = (await resolveTemplated({ headers: config.headers ?? {}, body: config.body }, input, bindings)) as {
+        const template = { headers: config.headers ?? {}, body: config.body };
+        const now = resolveNow(template, input);
+        const resolved = (now ? now.value : await resolve(template, input)) as {
           headers: Record<string, string>;
           body: unknown;
         };
@@ -322,14 +343,14 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         return pure(await host.waitEvent(node, config as { timeoutSeconds?: number }));
       }
       case 'subworkflow': {
-        const childInput = config.input === undefined ? input : await resolveTemplated(config.input, input, bindings);
+        const childInput = config.input === undefined ? input : await resolve(config.input, input);
         const output = await host.runSubworkflow(node, { workflowId: config.workflowId as string }, childInput);
         costCredits += 1;
         return pure(output);
       }
       default: {
         if (!ACTION_NODE_TYPES.has(node.type)) throw new NodeFailure(node.id, `Unknown node type "${node.type}"`);
-        const ran = await host.runAction(node, await resolveTemplatedFields(node.type, config, input, bindings), input);
+        const ran = await host.runAction(node, await resolveTemplatedFields(node.type, config, input, resolve), input);
         costCredits += 1;
         for (const entry of ran.logs ?? []) await log(node.id, entry.level, entry.message);
         return { result: { output: ran.output, handles: null }, attempts: ran.attempts ?? 1 };
@@ -361,12 +382,12 @@ async function resolveTemplatedFields(
   type: string,
   config: Record<string, unknown>,
   input: unknown,
-  bindings: { trigger: unknown; nodes: Record<string, unknown> },
+  resolve: (value: unknown, input: unknown) => Promise<unknown>,
 ): Promise<Record<string, unknown>> {
   const fields = EXPRESSION_FIELDS[type as NodeType]?.templated ?? [];
   const resolved = { ...config };
   for (const field of fields) {
-    if (resolved[field] !== undefined) resolved[field] = await resolveTemplated(resolved[field], input, bindings);
+    if (resolved[field] !== undefined) resolved[field] = await resolve(resolved[field], input);
   }
   return resolved;
 }

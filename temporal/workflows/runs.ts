@@ -97,6 +97,14 @@ const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
 /** Runs started before node outputs were capped (engine/limits.ts) keep replaying without the cap. */
 const OUTPUT_LIMIT_PATCH = 'node-output-limit-v1';
 
+/**
+ * Runs started before the synchronous expression evaluator keep evaluating with JSONata only:
+ * the evaluator gives the same values, but without JSONata's promises an expression finishes in
+ * fewer microtasks, which can change which of two parallel branches schedules its next command
+ * first.
+ */
+const SYNC_EXPRESSIONS_PATCH = 'sync-expressions-v1';
+
 /** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
 function actionActivities(node: GraphNode, timeoutMs: number, local: boolean): Activities {
   const options = {
@@ -184,6 +192,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const progressDue = (local: boolean) => ((local || coalescedProgress) ? Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS : true);
   const host: EngineHost = {
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
+    syncExpressions: patched(SYNC_EXPRESSIONS_PATCH),
     now: () => Date.now(),
     async runAction(node, config, input) {
       const local = runsAsLocalActivity(node, config) && patched(LOCAL_ACTIONS_PATCH);
