@@ -168,8 +168,8 @@ export interface DispatchPass {
 /**
  * Hands pending outbox entries to the durable engine, oldest first. Rows are locked with
  * SKIP LOCKED, so several API instances never dispatch the same entry. Each webhook of the
- * batch is resolved once; the run rows are written, then up to DISPATCH_PARALLELISM runs are
- * started at once, and the batch is marked in one statement. An entry whose start fails
+ * batch is resolved once; up to DISPATCH_PARALLELISM entries at once get their run row
+ * (committed first) and their run started, and the batch is marked in one statement. An entry whose start fails
  * (Temporal down) stays pending for the next pass, and because its run id is derived from the
  * outbox id a repeated start cannot create a second run.
  */
@@ -192,17 +192,20 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
         JSON.stringify(refused.map((r) => r.id)),
       ]);
     }
-    const starts: Array<{ id: string; run: Run; resolved: ResolvedWebhook }> = [];
-    for (const row of rows) {
+    const starts = rows.flatMap((row) => {
       const resolved = resolutions.get(row.webhook_id);
-      if (!resolved) continue;
+      return resolved ? [{ row, resolved }] : [];
+    });
+    // Each run row is written and committed (outside this transaction, on its own fork) before its
+    // run starts: the worker's first progress write references it. The outbox rows stay locked.
+    const errors = await inParallel(starts, DISPATCH_PARALLELISM, async ({ row, resolved }) => {
       const { webhook, version, workflow, executionTarget, startNodeId } = resolved;
       const trigger = webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
-      starts.push({ id: row.id, resolved, run: await createWebhookRun(tx, { runId: row.run_id, workflow, version, input: row.payload, executionTarget, startNodeId, trigger }) });
-    }
-    const errors = await inParallel(starts, DISPATCH_PARALLELISM, ({ run, resolved }) => launcher.start(run, { nodes: resolved.version.nodes, edges: resolved.version.edges }));
-    const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.id);
-    const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.id, error: errors[i].message.slice(0, 1000) }]));
+      const run = await createWebhookRun(em.fork(), { runId: row.run_id, workflow, version, input: row.payload, executionTarget, startNodeId, trigger });
+      await launcher.start(run, { nodes: version.nodes, edges: version.edges });
+    });
+    const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
+    const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
     if (started.length > 0) {
       await tx.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(started)]);
     }

@@ -53,9 +53,10 @@ export type WebhookCallOutcome =
  * update-with-start and the caller waits, within the synchronous budget, for its reply (no
  * polling). If Temporal cannot be reached the entry stays pending for the outbox dispatcher
  * and the caller gets `accepted`. 404 for unknown tokens and workflows that cannot run.
+ * `emOf` gives the request's entity manager; it is only asked for when needed.
  */
-export async function callWebhook(em: EntityManager, deps: WebhookCallDeps, token: string, request: InboundRequest): Promise<WebhookCallOutcome> {
-  const resolved = await deps.intake.tokens.resolve(token, () => resolveWebhookToken(em.fork(), token));
+export async function callWebhook(emOf: () => EntityManager, deps: WebhookCallDeps, token: string, request: InboundRequest): Promise<WebhookCallOutcome> {
+  const resolved = await deps.intake.tokens.resolve(token, () => resolveWebhookToken(emOf().fork(), token));
   const payload = webhookPayload(request);
   const { webhook, workflow } = resolved;
   const { outboxId, deduplicated } = await deps.intake.outbox.accept({
@@ -68,6 +69,7 @@ export async function callWebhook(em: EntityManager, deps: WebhookCallDeps, toke
   const accepted = { kind: 'accepted', outboxId, deduplicated } as const;
   const replies = resolved.version.nodes.some((n) => n.type === 'response' && !n.disabled);
   if (deduplicated || !replies) return accepted;
+  const em = emOf();
 
   const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload, executionTarget: resolved.executionTarget, startNodeId: resolved.startNodeId });
   let reply;

@@ -70,15 +70,24 @@ test('concurrent requests are written in batches: each gets a 202, one outbox ro
 
 test('a row the database refuses fails only its own request; the requests batched with it are accepted and run', async () => {
   const { workflowId, invoke } = await deployEcho();
-  // PostgreSQL's jsonb cannot hold a NUL character: this row's INSERT fails.
-  const bad = http(app, 'POST', invoke, { rawBody: '{"n":-1,"text":"nul \\u0000 here"}', headers: { 'content-type': 'application/json' } });
-  const good = Array.from({ length: 20 }, (_, n) => http(app, 'POST', invoke, { body: { n } }));
-  const [badRes, ...goodRes] = await Promise.all([bad, ...good]);
+  const db = app.orm.em.fork();
+  // A real PostgreSQL error for one row: a trigger refuses payloads marked `refuse`.
+  await db.execute(`create or replace function test_refuse_marked() returns trigger language plpgsql as $$
+    begin if new.payload->>'refuse' = 'yes' then raise exception 'refused by the test trigger'; end if; return new; end $$`);
+  await db.execute('create trigger test_refuse_marked before insert on webhook_outbox for each row execute function test_refuse_marked()');
+  try {
+    const bad = http(app, 'POST', invoke, { body: { n: -1, refuse: 'yes' } });
+    const good = Array.from({ length: 20 }, (_, n) => http(app, 'POST', invoke, { body: { n } }));
+    const [badRes, ...goodRes] = await Promise.all([bad, ...good]);
 
-  expect(badRes.status).toBe(500);
-  for (const res of goodRes) expect(res.status).toBe(202);
-  const rows = await outboxOf(workflowId);
-  expect(rows.map((r) => r.id).sort()).toEqual(goodRes.map((r) => r.body.outboxId).sort());
+    expect(badRes.status).toBe(500);
+    for (const res of goodRes) expect(res.status).toBe(202);
+    // Every acknowledged request has its row; the refused one has none.
+    const rows = await outboxOf(workflowId);
+    expect(rows.map((r) => r.id).sort()).toEqual(goodRes.map((r) => r.body.outboxId).sort());
+  } finally {
+    await db.execute('drop trigger test_refuse_marked on webhook_outbox');
+  }
   const outputs = await eventually(() => succeededOutputs(workflowId), (o) => o.length >= 20, 60_000);
   expect(outputs.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, n) => n));
 }, 120_000);
