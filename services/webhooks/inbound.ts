@@ -19,7 +19,7 @@ import { decryptSecret, encryptSecret } from '../secrets';
 import { CredentialUseError, errtrackerSigningSecret, type CredentialKeySettings } from '../credentials';
 import { loadWorkflow } from '../workflows/views';
 import { webhookData, type WebhookData } from './registry';
-import { writeRunRow } from '../runs/runRows';
+import { writeRunRow, writeRunRows } from '../runs/runRows';
 import { findTargetOf, runnableVersionForTrigger } from '../destinations/runtime';
 import { ensureProductionTarget } from '../destinations/model';
 import type { GraphNode } from '../../engine/types';
@@ -157,12 +157,19 @@ export async function createWebhookRun(
 /** Runs started at once by one dispatch pass. */
 const DISPATCH_PARALLELISM = 32;
 
+/** The trigger a run started from a webhook of this kind records. */
+function triggerOf(webhook: Webhook): 'webhook' | 'email' | 'rss' | 'api' {
+  return webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
+}
+
 /** What one dispatch pass did. */
 export interface DispatchPass {
   /** Entries handed to the engine. */
   dispatched: number;
   /** Entries whose start failed (Temporal unreachable); they stay pending. */
   startFailures: number;
+  /** Run ids of the entries handed over. */
+  startedRunIds: string[];
 }
 
 /**
@@ -174,7 +181,7 @@ export interface DispatchPass {
  * outbox id a repeated start cannot create a second run.
  */
 export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100): Promise<DispatchPass> {
-  const pass: DispatchPass = { dispatched: 0, startFailures: 0 };
+  const pass: DispatchPass = { dispatched: 0, startFailures: 0, startedRunIds: [] };
   await em.transactional(async (tx) => {
     const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await tx.execute(
       `select id, webhook_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
@@ -196,14 +203,23 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
       const resolved = resolutions.get(row.webhook_id);
       return resolved ? [{ row, resolved }] : [];
     });
-    // Each run row is written and committed (outside this transaction, on its own fork) before its
-    // run starts: the worker's first progress write references it. The outbox rows stay locked.
-    const errors = await inParallel(starts, DISPATCH_PARALLELISM, async ({ row, resolved }) => {
-      const { webhook, version, workflow, executionTarget, startNodeId } = resolved;
-      const trigger = webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
-      const run = await createWebhookRun(em.fork(), { runId: row.run_id, workflow, version, input: row.payload, executionTarget, startNodeId, trigger });
-      await launcher.start(run, { nodes: version.nodes, edges: version.edges });
-    });
+    // The run rows are written in one statement and committed (on their own fork, outside this
+    // transaction) before the runs start: the worker's first progress write references them.
+    // The outbox rows stay locked meanwhile.
+    const runs = await writeRunRows(
+      em.fork(),
+      starts.map(({ row, resolved }) => ({
+        id: row.run_id,
+        workflow: resolved.workflow,
+        trigger: triggerOf(resolved.webhook),
+        input: row.payload,
+        versionId: resolved.version.id,
+        requestedTarget: 'active' as const,
+        executionTarget: resolved.executionTarget ?? null,
+        startNodeId: resolved.startNodeId ?? null,
+      })),
+    );
+    const errors = await inParallel(starts, DISPATCH_PARALLELISM, ({ resolved }, i) => launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }));
     const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
     const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
     if (started.length > 0) {
@@ -216,20 +232,21 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
       );
     }
     pass.dispatched = started.length;
+    pass.startedRunIds = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.run_id);
     pass.startFailures = failures.length;
   });
   return pass;
 }
 
 /** Calls `fn` on every item with at most `limit` calls pending; returns each item's error (undefined when it succeeded). */
-async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<Array<Error | undefined>> {
+async function inParallel<T>(items: T[], limit: number, fn: (item: T, index: number) => Promise<unknown>): Promise<Array<Error | undefined>> {
   const errors: Array<Error | undefined> = new Array(items.length).fill(undefined);
   let next = 0;
   const lane = async () => {
     while (next < items.length) {
       const i = next++;
       try {
-        await fn(items[i]);
+        await fn(items[i], i);
       } catch (err) {
         errors[i] = err instanceof Error ? err : new Error(String(err));
       }
