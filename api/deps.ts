@@ -9,6 +9,7 @@ import type { Metrics } from '../services/metrics';
 import type { PayloadEncryptionCodec } from '../services/payloadCodec';
 import type { FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
+import type { WebhookIntake } from '../services/webhooks';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -35,6 +36,8 @@ export interface AppDeps {
   research: { launcher: ResearchLauncher };
   /** Command jobs: thread FIFO owners and job executions, and command schedules' Temporal Schedules. */
   commands: { engine: CommandJobEngine; schedules: CommandScheduleSync };
+  /** The webhook invoke route's token cache and group-commit outbox writer. */
+  webhookIntake: WebhookIntake;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

@@ -13,6 +13,7 @@ import { startOutboxDispatcher } from '../services/outboxDispatcher';
 import { startStuckRunGuard } from '../services/runs';
 import { SignInLimiter } from '../services/sessions';
 import { workflowIdsExist } from '../services/workflows';
+import { createWebhookIntake } from '../services/webhooks';
 import type { ConnectedTemporalClient } from '../temporal/client';
 import { temporalRunLauncher } from '../temporal/runs-client';
 import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
@@ -43,6 +44,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
     payloadCodec: payloadCodecFromConfig(config),
     lifecycle: { shuttingDown: false },
+    webhookIntake: createWebhookIntake(orm, config.webhookTokenCacheMs),
     files,
     knowledge: buildKnowledgeRuntime(config, temporal, files),
     research: { launcher: temporalResearchLauncher(temporal.client) },
@@ -80,7 +82,7 @@ export function startApiBackground(
   /** `rssScheduleSync: false` (tests sharing one Temporal server across databases) leaves the `rss_`/`ci_` Schedules alone. */
   opts: { pollMs: number; stuckRunIntervalMs?: number; rssScheduleSync?: boolean },
 ): { stop(): Promise<void> } {
-  const dispatcher = startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger });
+  const dispatcher = startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger, wakeOn: deps.webhookIntake.outbox });
   const guard = startStuckRunGuard({ orm: deps.orm, launcher: deps.runLauncher, intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS, logger: deps.logger });
   const sources = opts.rssScheduleSync === false ? { stop: async () => undefined } : startRssScheduleSync(deps, RSS_SCHEDULE_SYNC_INTERVAL_MS);
   return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), sources.stop()])) };

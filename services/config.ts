@@ -42,6 +42,7 @@ const envSchema = z.object({
   EXTFLOW_IMPORT_DIR: z.string().min(1).optional(),
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  WEBHOOK_TOKEN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
   VALIDATE_RESPONSES: envBool(false),
   BLOB_STORAGE: z.enum(['local', 's3']).default('local'),
@@ -135,6 +136,8 @@ export type AppConfig = {
   secretKey: string | undefined;
   webhookSyncBudgetMs: number;
   outboxPollMs: number;
+  /** How long a resolved webhook token is reused by the invoke route (0: never); changes made through this process clear it at once. */
+  webhookTokenCacheMs: number;
   errtrackerIngressEnabled: boolean;
   /**
    * Checks every route answer against its declared response schema and turns a mismatch into
@@ -283,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretKey: e.SECRET_KEY,
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
+    webhookTokenCacheMs: e.WEBHOOK_TOKEN_CACHE_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
     validateResponses: e.VALIDATE_RESPONSES,
     blobs: {

@@ -6,7 +6,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Gives each request an id (the caller's `X-Request-Id` when it is sane, else a UUID),
- * echoes it, binds a child logger and a fresh entity manager, and writes one access log line.
+ * echoes it, binds a child logger and a fresh entity manager (forked when first used), and
+ * writes one access log line.
  */
 export async function requestContext(ctx: AppContext, next: Next): Promise<void> {
   const incoming = ctx.get('x-request-id');
@@ -16,7 +17,9 @@ export async function requestContext(ctx: AppContext, next: Next): Promise<void>
   ctx.state.requestId = requestId;
   ctx.state.family = 'bare';
   ctx.state.log = ctx.deps.logger.child({ requestId });
-  ctx.state.em = ctx.deps.orm.em.fork();
+  // Forked on first use: routes that never touch the ORM (the webhook intake) skip its cost.
+  let em: AppContext['state']['em'] | undefined;
+  Object.defineProperty(ctx.state, 'em', { get: () => (em ??= ctx.deps.orm.em.fork()), configurable: true, enumerable: true });
   try {
     await next();
   } finally {

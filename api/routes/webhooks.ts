@@ -105,8 +105,8 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
     },
     handler: async (ctx, { params, deps }) => {
       const outcome = await callWebhook(
-        ctx.state.em,
-        { launcher: deps.runLauncher, syncBudgetMs: deps.config.webhookSyncBudgetMs, log: ctx.state.log },
+        () => ctx.state.em,
+        { launcher: deps.runLauncher, syncBudgetMs: deps.config.webhookSyncBudgetMs, log: ctx.state.log, intake: deps.webhookIntake },
         params.token,
         inboundRequest(ctx),
       );

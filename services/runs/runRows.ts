@@ -37,45 +37,56 @@ export interface NewRunRow {
  * the stored row, managed by `em`.
  */
 export async function writeRunRow(em: EntityManager, row: NewRunRow): Promise<Run> {
-  const now = new Date();
-  const dryRun = row.dryRun ?? false;
-  const id = row.id ?? newId('run');
-  await em.upsert(
-    RunSchema,
-    {
-      id,
-      workspaceId: row.workflow.workspaceId,
-      workflowId: row.workflow.id,
-      versionId: row.versionId,
-      workflowName: row.workflow.name,
-      trigger: row.trigger,
-      status: 'queued',
-      input: row.input ?? null,
-      output: null,
-      error: null,
-      errorNodeId: null,
-      startNodeId: row.startNodeId ?? null,
-      dryRun,
-      executionEvidence: { requestedTarget: row.requestedTarget, versionId: row.versionId, resourceMode: dryRun ? 'simulated' : 'workspace-live', reviewIdentity: null },
-      waits: [],
-      graphSnapshot: row.graphSnapshot ?? null,
-      parentRunId: row.parent?.runId ?? null,
-      parentNodeId: row.parent?.nodeId ?? null,
-      costCredits: 0,
-      cancelReason: null,
-      createdByKeyId: row.createdBy?.keyId ?? null,
-      createdByUserId: row.createdBy?.userId ?? null,
-      endUserExternalId: row.endUserExternalId ?? null,
-      executionTarget: row.executionTarget ?? null,
-      simulationTargetId: row.simulationTargetId ?? null,
-      startedAt: null,
-      finishedAt: null,
-      durationMs: null,
-      createdAt: now,
-      updatedAt: now,
-    },
-    { onConflictFields: ['id'], onConflictAction: 'ignore' },
-  );
+  const values = runRowValues(row, new Date());
+  await em.upsert(RunSchema, values, { onConflictFields: ['id'], onConflictAction: 'ignore' });
   // On a conflict the row holds the first write (and maybe progress since): read it back.
-  return em.findOneOrFail(RunSchema, { id }, { refresh: true });
+  return em.findOneOrFail(RunSchema, { id: values.id }, { refresh: true });
+}
+
+/** writeRunRow for many rows in one statement (the outbox dispatcher's batches); returns the stored rows in order. */
+export async function writeRunRows(em: EntityManager, rows: NewRunRow[]): Promise<Run[]> {
+  if (rows.length === 0) return [];
+  const now = new Date();
+  const values = rows.map((row) => runRowValues(row, now));
+  await em.upsertMany(RunSchema, values, { onConflictFields: ['id'], onConflictAction: 'ignore' });
+  const stored = await em.find(RunSchema, { id: { $in: values.map((v) => v.id) } }, { refresh: true });
+  const byId = new Map(stored.map((r) => [r.id, r]));
+  return values.map((v) => byId.get(v.id)!);
+}
+
+/** The columns of a new `queued` run row. */
+function runRowValues(row: NewRunRow, now: Date) {
+  const dryRun = row.dryRun ?? false;
+  return {
+    id: row.id ?? newId('run'),
+    workspaceId: row.workflow.workspaceId,
+    workflowId: row.workflow.id,
+    versionId: row.versionId,
+    workflowName: row.workflow.name,
+    trigger: row.trigger,
+    status: 'queued' as const,
+    input: row.input ?? null,
+    output: null,
+    error: null,
+    errorNodeId: null,
+    startNodeId: row.startNodeId ?? null,
+    dryRun,
+    executionEvidence: { requestedTarget: row.requestedTarget, versionId: row.versionId, resourceMode: dryRun ? ('simulated' as const) : ('workspace-live' as const), reviewIdentity: null },
+    waits: [],
+    graphSnapshot: row.graphSnapshot ?? null,
+    parentRunId: row.parent?.runId ?? null,
+    parentNodeId: row.parent?.nodeId ?? null,
+    costCredits: 0,
+    cancelReason: null,
+    createdByKeyId: row.createdBy?.keyId ?? null,
+    createdByUserId: row.createdBy?.userId ?? null,
+    endUserExternalId: row.endUserExternalId ?? null,
+    executionTarget: row.executionTarget ?? null,
+    simulationTargetId: row.simulationTargetId ?? null,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }

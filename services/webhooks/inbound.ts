@@ -19,7 +19,7 @@ import { decryptSecret, encryptSecret } from '../secrets';
 import { CredentialUseError, errtrackerSigningSecret, type CredentialKeySettings } from '../credentials';
 import { loadWorkflow } from '../workflows/views';
 import { webhookData, type WebhookData } from './registry';
-import { writeRunRow } from '../runs/runRows';
+import { writeRunRow, writeRunRows } from '../runs/runRows';
 import { findTargetOf, runnableVersionForTrigger } from '../destinations/runtime';
 import { ensureProductionTarget } from '../destinations/model';
 import type { GraphNode } from '../../engine/types';
@@ -154,46 +154,106 @@ export async function createWebhookRun(
   });
 }
 
+/** Runs started at once by one dispatch pass. */
+const DISPATCH_PARALLELISM = 32;
+
+/** The trigger a run started from a webhook of this kind records. */
+function triggerOf(webhook: Webhook): 'webhook' | 'email' | 'rss' | 'api' {
+  return webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
+}
+
+/** What one dispatch pass did. */
+export interface DispatchPass {
+  /** Entries handed to the engine. */
+  dispatched: number;
+  /** Entries whose start failed (Temporal unreachable); they stay pending. */
+  startFailures: number;
+  /** Run ids of the entries handed over. */
+  startedRunIds: string[];
+}
+
 /**
  * Hands pending outbox entries to the durable engine, oldest first. Rows are locked with
- * SKIP LOCKED, so several API instances never dispatch the same entry; an entry whose start
- * fails (Temporal down) stays pending for the next pass, and because its run id is derived
- * from the outbox id a repeated start cannot create a second run. Returns how many were
- * dispatched.
+ * SKIP LOCKED, so several API instances never dispatch the same entry. Each webhook of the
+ * batch is resolved once; up to DISPATCH_PARALLELISM entries at once get their run row
+ * (committed first) and their run started, and the batch is marked in one statement. An entry whose start fails
+ * (Temporal down) stays pending for the next pass, and because its run id is derived from the
+ * outbox id a repeated start cannot create a second run.
  */
-export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100): Promise<number> {
-  let dispatched = 0;
+export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100): Promise<DispatchPass> {
+  const pass: DispatchPass = { dispatched: 0, startFailures: 0, startedRunIds: [] };
   await em.transactional(async (tx) => {
-    const conn = tx.getConnection();
-    const ctx = tx.getTransactionContext();
-    const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await conn.execute(
+    const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await tx.execute(
       `select id, webhook_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
       [limit],
-      'all',
-      ctx,
     );
-    for (const row of rows) {
+    if (rows.length === 0) return;
+    const webhooks = await tx.find(WebhookSchema, { id: { $in: [...new Set(rows.map((r) => r.webhook_id))] } });
+    const resolutions = new Map<string, ResolvedWebhook | null>();
+    for (const webhook of webhooks) resolutions.set(webhook.id, await resolveWebhook(tx, webhook));
+
+    const refused = rows.filter((r) => !resolutions.get(r.webhook_id));
+    if (refused.length > 0) {
+      await tx.execute(`update webhook_outbox set status = 'failed', last_error = ? where id in (select jsonb_array_elements_text(?::jsonb))`, [
+        "The webhook's workflow or destination cannot run now.",
+        JSON.stringify(refused.map((r) => r.id)),
+      ]);
+    }
+    const starts = rows.flatMap((row) => {
+      const resolved = resolutions.get(row.webhook_id);
+      return resolved ? [{ row, resolved }] : [];
+    });
+    // The run rows are written in one statement and committed (on their own fork, outside this
+    // transaction) before the runs start: the worker's first progress write references them.
+    // The outbox rows stay locked meanwhile.
+    const runs = await writeRunRows(
+      em.fork(),
+      starts.map(({ row, resolved }) => ({
+        id: row.run_id,
+        workflow: resolved.workflow,
+        trigger: triggerOf(resolved.webhook),
+        input: row.payload,
+        versionId: resolved.version.id,
+        requestedTarget: 'active' as const,
+        executionTarget: resolved.executionTarget ?? null,
+        startNodeId: resolved.startNodeId ?? null,
+      })),
+    );
+    const errors = await inParallel(starts, DISPATCH_PARALLELISM, ({ resolved }, i) => launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }));
+    const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
+    const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
+    if (started.length > 0) {
+      await tx.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(started)]);
+    }
+    if (failures.length > 0) {
+      await tx.execute(
+        `update webhook_outbox o set attempts = o.attempts + 1, last_error = f.error from jsonb_to_recordset(?::jsonb) as f(id text, error text) where o.id = f.id`,
+        [JSON.stringify(failures)],
+      );
+    }
+    pass.dispatched = started.length;
+    pass.startedRunIds = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.run_id);
+    pass.startFailures = failures.length;
+  });
+  return pass;
+}
+
+/** Calls `fn` on every item with at most `limit` calls pending; returns each item's error (undefined when it succeeded). */
+async function inParallel<T>(items: T[], limit: number, fn: (item: T, index: number) => Promise<unknown>): Promise<Array<Error | undefined>> {
+  const errors: Array<Error | undefined> = new Array(items.length).fill(undefined);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
       try {
-        const webhook = await tx.findOneOrFail(WebhookSchema, { id: row.webhook_id });
-        const resolved = await resolveWebhook(tx, webhook);
-        if (!resolved) {
-          await conn.execute(`update webhook_outbox set status = 'failed', last_error = ? where id = ?`, ['The webhook\'s workflow or destination cannot run now.', row.id], 'run', ctx);
-          continue;
-        }
-        const { version, workflow, executionTarget, startNodeId } = resolved;
-        const trigger = webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
-        const run = await createWebhookRun(tx, { runId: row.run_id, workflow, version, input: row.payload, executionTarget, startNodeId, trigger });
-        await launcher.start(run, { nodes: version.nodes, edges: version.edges });
-        await conn.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id = ?`, [row.id], 'run', ctx);
-        dispatched++;
+        await fn(items[i], i);
       } catch (err) {
-        await conn.execute(`update webhook_outbox set attempts = attempts + 1, last_error = ? where id = ?`, [(err as Error).message.slice(0, 1000), row.id], 'run', ctx);
-        // Temporal is probably unavailable: stop this pass, the rows stay pending.
-        break;
+        errors[i] = err instanceof Error ? err : new Error(String(err));
       }
     }
-  });
-  return dispatched;
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return errors;
 }
 
 export interface ErrtrackerWebhookInput {

@@ -5,6 +5,7 @@ import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
 import { requireSecretKey } from '../config';
 import { notFound } from '../errors';
 import type { RunLauncher } from '../ports';
+import type { WebhookIntake } from './intake';
 import { loadRunViews, type RunView } from '../runs';
 import {
   acceptIntoOutbox,
@@ -25,7 +26,8 @@ export interface WebhookCallDeps {
   /** How long the caller may wait for a Response node's reply. */
   syncBudgetMs: number;
   log: Pick<Logger, 'warn'>;
-  /** Passed to the run view when the run ended without a reply. */
+  /** The token cache and the group-commit outbox writer (services/webhooks/intake.ts). */
+  intake: WebhookIntake;
 }
 
 /**
@@ -44,19 +46,30 @@ export type WebhookCallOutcome =
   | { kind: 'finished'; run: RunView };
 
 /**
- * The public webhook call. Every request is first accepted into the durable outbox. Without
+ * The public webhook call. Every request is first accepted into the durable outbox (a group
+ * commit with the requests arriving at the same time; the token's resolution comes from a
+ * short-lived cache). Without
  * an enabled Response node that is the answer; with one, the run is started here with an
  * update-with-start and the caller waits, within the synchronous budget, for its reply (no
  * polling). If Temporal cannot be reached the entry stays pending for the outbox dispatcher
  * and the caller gets `accepted`. 404 for unknown tokens and workflows that cannot run.
+ * `emOf` gives the request's entity manager; it is only asked for when needed.
  */
-export async function callWebhook(em: EntityManager, deps: WebhookCallDeps, token: string, request: InboundRequest): Promise<WebhookCallOutcome> {
-  const resolved = await resolveWebhookToken(em, token);
+export async function callWebhook(emOf: () => EntityManager, deps: WebhookCallDeps, token: string, request: InboundRequest): Promise<WebhookCallOutcome> {
+  const resolved = await deps.intake.tokens.resolve(token, () => resolveWebhookToken(emOf().fork(), token));
   const payload = webhookPayload(request);
-  const { outboxId, deduplicated } = await acceptIntoOutbox(em, resolved, payload, deliveryId(resolved.webhook, request.headers));
+  const { webhook, workflow } = resolved;
+  const { outboxId, deduplicated } = await deps.intake.outbox.accept({
+    workspaceId: webhook.workspaceId,
+    webhookId: webhook.id,
+    workflowId: workflow.id,
+    payload,
+    dedupeKey: deliveryId(webhook, request.headers),
+  });
   const accepted = { kind: 'accepted', outboxId, deduplicated } as const;
   const replies = resolved.version.nodes.some((n) => n.type === 'response' && !n.disabled);
   if (deduplicated || !replies) return accepted;
+  const em = emOf();
 
   const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload, executionTarget: resolved.executionTarget, startNodeId: resolved.startNodeId });
   let reply;

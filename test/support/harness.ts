@@ -286,3 +286,14 @@ export async function waitForRun(
   }
   throw new Error(`run ${runId} did not reach the expected state: ${JSON.stringify(last)}`);
 }
+
+/** Calls `fn` until `ok` accepts its value or `timeoutMs` passed; returns the last value (assert on it). */
+export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await fn();
+  while (!ok(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await fn();
+  }
+  return value;
+}

@@ -7,7 +7,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { RunSchema } from '../../../db/entities';
-import { createWorkspace, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, eventually, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { approved, change, changed, createWorkflow, ownerCookie, production, publishCandidate, targetById } from './helpers';
 
 let stack: TestStack;
@@ -27,15 +27,6 @@ const hookGraph = (value: string) => ({
   edges: [{ source: 'hook', target: 'out' }],
 });
 
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await fn();
-  while (!ok(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await fn();
-  }
-  return value;
-}
 const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
 const pathOf = (url: string) => new URL(url).pathname;
 

@@ -1,7 +1,7 @@
 /** Public webhooks: every row of the spec's response table, dedupe, the durable outbox, limits and load. */
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
 import { startFakeServer } from '../../support/fakeServer';
-import { createWorkspace, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, eventually, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
 let stack: TestStack;
 let app: TestApp;
@@ -22,15 +22,6 @@ async function deploy(nodes: object[], edges: object[]): Promise<{ workflowId: s
 }
 const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId });
 
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await fn();
-  while (!ok(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await fn();
-  }
-  return value;
-}
 
 test('deploy provisions a webhook with an unguessable URL; the list and get routes show its invoke link', async () => {
   const { workflowId, body } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'x' } }], [{ source: 'hook', target: 'echo' }]);
