@@ -15,20 +15,9 @@ import {
   type FetchSourceResult,
   type ResearchRunRef,
 } from '../services/research';
+import { heartbeating } from './heartbeat';
 import type { ActivityDeps } from './index';
 
-const heartbeat = () => Context.current().heartbeat();
-
-/** Heartbeats every few seconds while `work` runs: a dead worker is noticed, and cancellation arrives. */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
-  heartbeat();
-  const timer = setInterval(heartbeat, 2_000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 const NO_LLM: LlmConfig = { baseUrl: undefined, apiKey: undefined, model: 'unset', timeoutMs: 60_000, maxRetries: 3, prices: {} };
 
