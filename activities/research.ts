@@ -10,6 +10,7 @@ import {
   markResearchRunning,
   recordSkippedSource,
   RESEARCH_MESSAGES,
+  ResearchProviderUnavailable,
   synthesizeResearch,
   type FetchSourceInput,
   type FetchSourceResult,
@@ -50,11 +51,12 @@ export function createResearchActivities(deps: ActivityDeps) {
       const signal = Context.current().cancellationSignal;
       try {
         const outcome = await heartbeating(() =>
-          synthesizeResearch(deps.orm.em.fork(), { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal }, ref(input)),
+          synthesizeResearch(deps.orm.em.fork(), { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal, localAiCli: deps.localAiCli }, ref(input)),
         );
         if (outcome.kind === 'no_sources') throw ApplicationFailure.nonRetryable(RESEARCH_MESSAGES.noSources, 'ResearchFailed');
         return outcome;
       } catch (err) {
+        if (err instanceof ResearchProviderUnavailable) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${err.message}`, 'ResearchFailed');
         if (permanent(err)) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${(err as Error).message}`, 'ResearchFailed');
         throw err;
       }

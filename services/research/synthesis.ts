@@ -6,11 +6,12 @@
  * transaction, only while the run is still running (a cancel wins).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ResearchRunSchema, ResearchSourceSchema, type ResearchSource } from '../../db/entities';
-import type { LlmConfig } from '../config';
+import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type ResearchSource } from '../../db/entities';
+import type { LlmConfig, LocalAiCliConfig } from '../config';
 import type { CredentialKeySettings } from '../credentials/keys';
 import { addTextDocument, findOrCreateKnowledgeBase } from '../knowledge';
-import { createChatClient, resolveChatEndpoint, type ChatMessage } from '../models/chat';
+import { createChatClient, resolveChatEndpoint, type ChatMessage, type ChatResult } from '../models/chat';
+import { localAiCliProvider } from '../workers/localAiCli';
 import type { ResearchRunRef } from './runs';
 
 export const RESEARCH_KNOWLEDGE_BASE = 'Research';
@@ -23,7 +24,12 @@ export interface SynthesisDeps {
   keys: CredentialKeySettings;
   allowPrivateNetworks: boolean;
   signal?: AbortSignal;
+  /** Local AI CLIs, for runs whose `aiProvider` is `cliA` or `cliB`. */
+  localAiCli?: LocalAiCliConfig;
 }
+
+/** The run's provider is a local AI CLI that is not configured or not connected: the run fails with this reason (no retry). */
+export class ResearchProviderUnavailable extends Error {}
 
 export type SynthesisOutcome =
   | { kind: 'succeeded'; documentId: string; contentVersion: number }
@@ -43,9 +49,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
   const stored = considered.filter((s) => s.outcome === 'stored');
   if (stored.length === 0) return { kind: 'no_sources' };
 
-  const endpoint = await resolveChatEndpoint(em, { llm: deps.llm, keys: deps.keys }, run.workspaceId);
-  const client = createChatClient(endpoint, { allowPrivateNetworks: deps.allowPrivateNetworks, timeoutMs: deps.llm.timeoutMs, maxRetries: deps.llm.maxRetries, prices: deps.llm.prices });
-  const result = await client.chat({ messages: promptOf(run.query, stored), temperature: 0.2, signal: deps.signal });
+  const result = await answerOf(em, deps, run, promptOf(run.query, stored));
   const answer = (result.content ?? '').trim();
   const text = documentText(run.query, answer, stored);
   const metadata = {
@@ -83,6 +87,29 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
     );
     return { kind: 'succeeded', documentId: doc.id, contentVersion: doc.contentVersion } as const;
   });
+}
+
+/**
+ * The model's answer: the deployment's (or the workspace's) chat endpoint, or with `aiProvider`
+ * the workspace's connected local AI CLI (one text prompt; its usage is the CLI account's, so
+ * 0 tokens and 0 credits are recorded).
+ */
+async function answerOf(em: EntityManager, deps: SynthesisDeps, run: ResearchRun, messages: ChatMessage[]): Promise<ChatResult> {
+  if (run.aiProvider) {
+    if (!deps.localAiCli) throw new ResearchProviderUnavailable('This worker has no local AI CLI configuration.');
+    const provider = await localAiCliProvider(em, { config: deps.localAiCli, keys: deps.keys }, run.workspaceId, run.aiProvider);
+    if (!provider.connected) throw new ResearchProviderUnavailable(provider.reason ?? `${run.aiProvider} is not connected for this workspace.`);
+    const content = await provider.ask(messages.map((m) => `${m.role.toUpperCase()}: ${String(m.content)}`).join('\n\n'), run.aiModel ?? undefined);
+    return { content, toolCalls: [], finishReason: 'stop', model: run.aiModel ?? run.aiProvider, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, costCredits: 0 };
+  }
+  const endpoint = await resolveChatEndpoint(em, { llm: deps.llm, keys: deps.keys }, run.workspaceId);
+  const client = createChatClient(run.aiModel ? { ...endpoint, model: run.aiModel } : endpoint, {
+    allowPrivateNetworks: deps.allowPrivateNetworks,
+    timeoutMs: deps.llm.timeoutMs,
+    maxRetries: deps.llm.maxRetries,
+    prices: deps.llm.prices,
+  });
+  return client.chat({ messages, temperature: 0.2, signal: deps.signal });
 }
 
 function promptOf(query: string, sources: ResearchSource[]): ChatMessage[] {
