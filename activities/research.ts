@@ -10,13 +10,13 @@ import {
   markResearchRunning,
   recordSkippedSource,
   RESEARCH_MESSAGES,
-  ResearchProviderUnavailable,
   synthesizeResearch,
   type FetchSourceInput,
   type FetchSourceResult,
   type ResearchRunRef,
 } from '../services/research';
 import { heartbeating } from './heartbeat';
+import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
 import type { ActivityDeps } from './index';
 
 
@@ -56,7 +56,7 @@ export function createResearchActivities(deps: ActivityDeps) {
         if (outcome.kind === 'no_sources') throw ApplicationFailure.nonRetryable(RESEARCH_MESSAGES.noSources, 'ResearchFailed');
         return outcome;
       } catch (err) {
-        if (err instanceof ResearchProviderUnavailable) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${err.message}`, 'ResearchFailed');
+        if (err instanceof LocalAiCliUnavailable) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${err.message}`, 'ResearchFailed');
         if (permanent(err)) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${(err as Error).message}`, 'ResearchFailed');
         throw err;
       }

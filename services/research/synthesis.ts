@@ -10,8 +10,8 @@ import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type Researc
 import type { LlmConfig, LocalAiCliConfig } from '../config';
 import type { CredentialKeySettings } from '../credentials/keys';
 import { addTextDocument, findOrCreateKnowledgeBase } from '../knowledge';
-import { createChatClient, resolveChatEndpoint, type ChatMessage, type ChatResult } from '../models/chat';
-import { localAiCliProvider } from '../workers/localAiCli';
+import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
+import { askLocalAiCli } from '../workers/localAiCli';
 import type { ResearchRunRef } from './runs';
 
 export const RESEARCH_KNOWLEDGE_BASE = 'Research';
@@ -27,9 +27,6 @@ export interface SynthesisDeps {
   /** Local AI CLIs, for runs whose `aiProvider` is `cliA` or `cliB`. */
   localAiCli?: LocalAiCliConfig;
 }
-
-/** The run's provider is a local AI CLI that is not configured or not connected: the run fails with this reason (no retry). */
-export class ResearchProviderUnavailable extends Error {}
 
 export type SynthesisOutcome =
   | { kind: 'succeeded'; documentId: string; contentVersion: number }
@@ -95,20 +92,8 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
  * 0 tokens and 0 credits are recorded).
  */
 async function answerOf(em: EntityManager, deps: SynthesisDeps, run: ResearchRun, messages: ChatMessage[]): Promise<ChatResult> {
-  if (run.aiProvider) {
-    if (!deps.localAiCli) throw new ResearchProviderUnavailable('This worker has no local AI CLI configuration.');
-    const provider = await localAiCliProvider(em, { config: deps.localAiCli, keys: deps.keys }, run.workspaceId, run.aiProvider);
-    if (!provider.connected) throw new ResearchProviderUnavailable(provider.reason ?? `${run.aiProvider} is not connected for this workspace.`);
-    const content = await provider.ask(messages.map((m) => `${m.role.toUpperCase()}: ${String(m.content)}`).join('\n\n'), run.aiModel ?? undefined);
-    return { content, toolCalls: [], finishReason: 'stop', model: run.aiModel ?? run.aiProvider, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, costCredits: 0 };
-  }
-  const endpoint = await resolveChatEndpoint(em, { llm: deps.llm, keys: deps.keys }, run.workspaceId);
-  const client = createChatClient(run.aiModel ? { ...endpoint, model: run.aiModel } : endpoint, {
-    allowPrivateNetworks: deps.allowPrivateNetworks,
-    timeoutMs: deps.llm.timeoutMs,
-    maxRetries: deps.llm.maxRetries,
-    prices: deps.llm.prices,
-  });
+  if (run.aiProvider) return askLocalAiCli(em, { config: deps.localAiCli, keys: deps.keys }, run.workspaceId, run.aiProvider, messages, run.aiModel);
+  const client = await workspaceChatClient(em, deps, run.workspaceId, run.aiModel);
   return client.chat({ messages, temperature: 0.2, signal: deps.signal });
 }
 
