@@ -187,7 +187,7 @@ describe('POST /api/v1/workers/extflow/smoke-test (and its legacyalias)', () => 
 
   test('dry runs use the pinned data of imported workflows (bundle or single import); live runs execute every node', async () => {
     const ws = await createWorkspace(stack.app, 'Pinned data');
-    const imported = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('26-pinned-data')]) }, ws.token);
+    const imported = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('36-pinned-data')]) }, ws.token);
     expect(imported.status).toBe(201);
     expect(imported.body.importResult.workflows[0].importReadiness.conversion.pinnedData).toEqual([
       { node: 'Manual Trigger', nodeId: 'manual_trigger', items: 1 },
@@ -208,7 +208,7 @@ describe('POST /api/v1/workers/extflow/smoke-test (and its legacyalias)', () => 
 
     // A single workflow imported through POST /workflows keeps its pinned data too.
     const single = await createWorkspace(stack.app, 'Pinned single');
-    expect((await post('/api/v1/workflows', { importJson: JSON.stringify(fixture('26-pinned-data')) }, single.token)).status).toBe(201);
+    expect((await post('/api/v1/workflows', { importJson: JSON.stringify(fixture('36-pinned-data')) }, single.token)).status).toBe(201);
     const singleDry = await post('/api/v1/workers/extflow/smoke-test', {}, single.token);
     const singleRun = await http(stack.app, 'GET', `/api/v1/runs/${singleDry.body.importedWorkflowSmokeTest.workflows[0].runId}`, { token: single.token });
     expect(singleRun.body.run.output).toEqual({ total: 42 });
