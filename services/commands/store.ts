@@ -53,17 +53,27 @@ function assignments(patch: Partial<CommandJobRow>): { text: string; params: unk
  */
 export async function moveJob(em: EntityManager, jobId: string, from: readonly CommandJobStatus[], patch: Partial<CommandJobRow>, extra?: { where: string; params: unknown[] }): Promise<CommandJobRow | null> {
   const set = assignments(patch);
+  // A chat job that ends appends the assistant's message in the same statement (so the move and
+  // the message commit together): the answer, why it failed, or the progress message.
   const rows = await sql<CommandJobRow>(
     em,
-    `update command_jobs set ${set.text} where id = ? and status in (${from.map(() => '?').join(', ')})${extra ? ` and ${extra.where}` : ''} returning *`,
-    [...set.params, jobId, ...from, ...(extra?.params ?? [])],
+    `with moved as (
+       update command_jobs set ${set.text} where id = ? and status in (${from.map(() => '?').join(', ')})${extra ? ` and ${extra.where}` : ''} returning *
+     ), answer as (
+       insert into command_messages (id, workspace_id, thread_id, role, content, job_id, job_status, created_by_id, created_at)
+       select ?, workspace_id, thread_id, 'assistant',
+              case status when 'succeeded' then coalesce(result->>'content', '')
+                          when 'failed' then 'The job failed: ' || coalesce(error, 'unknown error')
+                          else coalesce(progress_message, 'The job ended ' || status || '.') end,
+              id, status, null, clock_timestamp()
+         from moved where chat and status in ('succeeded', 'failed', 'canceled', 'blocked')
+       on conflict (job_id, role) where job_id is not null do nothing
+     )
+     select * from moved`,
+    [...set.params, jobId, ...from, ...(extra?.params ?? []), newId('cmsg')],
   );
-  const moved = rows[0] ?? null;
-  if (moved && moved.chat && TERMINAL_STATUSES.has(moved.status)) await appendAnswer(em, moved);
-  return moved;
+  return rows[0] ?? null;
 }
-
-const TERMINAL_STATUSES = new Set<CommandJobStatus>(['succeeded', 'failed', 'canceled', 'blocked']);
 
 /** A chat message (once per job and role: a retried step or a repeated firing appends nothing). */
 export async function insertMessage(
@@ -77,13 +87,6 @@ export async function insertMessage(
     [newId('cmsg'), message.workspaceId, message.threadId, message.role, message.content, message.jobId, message.jobStatus ?? null, message.createdById],
   );
   return rows[0] ?? null;
-}
-
-/** The assistant's message when a chat job ends: its answer, or why there is none. */
-async function appendAnswer(em: EntityManager, job: CommandJobRow): Promise<void> {
-  const content =
-    job.status === 'succeeded' ? (job.result?.content ?? '') : job.status === 'failed' ? `The job failed: ${job.error ?? 'unknown error'}` : (job.progress_message ?? `The job ended ${job.status}.`);
-  await insertMessage(em, { workspaceId: job.workspace_id, threadId: job.thread_id, role: 'assistant', content, jobId: job.id, jobStatus: job.status, createdById: null });
 }
 
 export async function updateJob(em: EntityManager, jobId: string, patch: Partial<CommandJobRow>): Promise<CommandJobRow | null> {
