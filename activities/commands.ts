@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
 import type { Client } from '@temporalio/client';
 import {
   blockJob,
@@ -24,6 +26,7 @@ import { createResearchRun } from '../services/research';
 import { loadSkills } from '../services/skills';
 import type { LlmConfig, LocalAiCliConfig } from '../services/config';
 import type { CommandJobEngine } from '../services/ports';
+import { heartbeating } from './heartbeat';
 import type { ActivityDeps } from './index';
 
 /** What command job activities need besides the database (same configuration as the API). */
@@ -79,21 +82,28 @@ export function createCommandActivities(deps: ActivityDeps) {
   return {
     nextQueuedCommandJob: (threadId: string) => nextQueuedJob(em(), threadId),
     startCommandJob: async (jobId: string) => ({ started: await startJob(em(), jobId) }),
-    planCommandJob: (jobId: string) => planJob(em(), agentDeps(), jobId),
+    // Model calls and tools heartbeat while they wait (the workflow gives them a heartbeatTimeout).
+    planCommandJob: (jobId: string) => heartbeating(() => planJob(em(), agentDeps(), jobId)).catch(finalWhenCliUnavailable),
     resumeCommandJob: (jobId: string) => resumeJob(em(), jobId),
     blockCommandJob: (jobId: string) => blockJob(em(), jobId),
-    runCommandAction: (jobId: string, actionId: string) => runAction(em(), agentDeps(), jobId, actionId),
+    runCommandAction: (jobId: string, actionId: string) => heartbeating(() => runAction(em(), agentDeps(), jobId, actionId)),
     prepareCommandRun: async (jobId: string, actionId: string) => {
       const prepared = await prepareRunAction(em(), jobId, actionId);
       return prepared ? { ...prepared, graph: prepared.graph as WorkflowGraph } : null;
     },
     recordCommandRun: (jobId: string, actionId: string, runId: string, outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string }) => recordRunAction(em(), jobId, actionId, runId, outcome),
-    finishCommandJob: (jobId: string) => finishJob(em(), agentDeps(), jobId),
+    finishCommandJob: (jobId: string) => heartbeating(() => finishJob(em(), agentDeps(), jobId)).catch(finalWhenCliUnavailable),
     failCommandJob: (jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>) => failJob(em(), jobId, message, from),
     cancelCommandJobRow: (jobId: string) => cancelJobRow(em(), jobId),
     fireCommandSchedule: (scheduleId: string, firingId: string) => fireSchedule(em(), scheduleId, firingId),
     enqueueCommandThread: (thread: { workspaceId: string; threadId: string }) => engine().enqueue(thread),
   };
+}
+
+/** A job's CLI that is not configured or not connected will not be by the next attempt: the job fails at once with the reason. */
+function finalWhenCliUnavailable(err: unknown): never {
+  if (err instanceof LocalAiCliUnavailable) throw ApplicationFailure.nonRetryable(err.message, 'LocalAiCliUnavailable');
+  throw err;
 }
 
 /** The agent's source URLs: 1 to 20 http(s) URLs without credentials, deduplicated (there is no web search). */

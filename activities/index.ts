@@ -11,7 +11,7 @@ import type { KnowledgeConfig, MailerConfig } from '../services/config';
 import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
-import type { LlmConfig } from '../services/config';
+import type { LlmConfig, LocalAiCliConfig } from '../services/config';
 import type { Client } from '@temporalio/client';
 import type { CommandJobEngine, ResearchLauncher } from '../services/ports';
 import { createCommandActivities, type CommandActivityConfig } from './commands';
@@ -29,6 +29,8 @@ export interface ActivityDeps {
   knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
   /** The deployment's chat model (research synthesis); without it a workspace `llm` credential is needed. */
   llm?: LlmConfig;
+  /** Local AI CLIs, for research runs whose `aiProvider` is `cliA` or `cliB` (same configuration as the API). */
+  localAiCli?: LocalAiCliConfig;
   /** Chat model, confirmation window and SQL limits of command jobs (same configuration as the API). */
   commands?: CommandActivityConfig;
   /** Builds the command thread engine on the activity's Temporal client (temporal/worker.ts injects it). */

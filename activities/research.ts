@@ -15,20 +15,10 @@ import {
   type FetchSourceResult,
   type ResearchRunRef,
 } from '../services/research';
+import { heartbeating } from './heartbeat';
+import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
 import type { ActivityDeps } from './index';
 
-const heartbeat = () => Context.current().heartbeat();
-
-/** Heartbeats every few seconds while `work` runs: a dead worker is noticed, and cancellation arrives. */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
-  heartbeat();
-  const timer = setInterval(heartbeat, 2_000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 const NO_LLM: LlmConfig = { baseUrl: undefined, apiKey: undefined, model: 'unset', timeoutMs: 60_000, maxRetries: 3, prices: {} };
 
@@ -61,11 +51,12 @@ export function createResearchActivities(deps: ActivityDeps) {
       const signal = Context.current().cancellationSignal;
       try {
         const outcome = await heartbeating(() =>
-          synthesizeResearch(deps.orm.em.fork(), { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal }, ref(input)),
+          synthesizeResearch(deps.orm.em.fork(), { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal, localAiCli: deps.localAiCli }, ref(input)),
         );
         if (outcome.kind === 'no_sources') throw ApplicationFailure.nonRetryable(RESEARCH_MESSAGES.noSources, 'ResearchFailed');
         return outcome;
       } catch (err) {
+        if (err instanceof LocalAiCliUnavailable) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${err.message}`, 'ResearchFailed');
         if (permanent(err)) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${(err as Error).message}`, 'ResearchFailed');
         throw err;
       }

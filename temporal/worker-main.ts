@@ -36,6 +36,7 @@ export async function startWorker(opts: {
     credentials: keySettingsOf(opts.config),
     knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
     llm: opts.config.llm,
+    localAiCli: opts.config.localAiCli,
     commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery, localAiCli: opts.config.localAiCli },
     mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };

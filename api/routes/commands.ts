@@ -4,8 +4,9 @@ import { bareErrorSchema, envelopeErrorSchema, pathId } from '../schemas';
 import {
   jobEnvelope,
   jobListEnvelope,
+  messageListSchema,
+  sessionJobOrMessageSchema,
   sessionJobOnlySchema,
-  sessionJobSchema,
   sessionRetrySchema,
   sessionSendSchema,
   threadEnvelope,
@@ -21,9 +22,13 @@ import {
   confirmJob,
   createJob,
   createThread,
+  findMessageFallback,
   getJob,
   jobView,
   listJobs,
+  listMessages,
+  messageView,
+  projectMessage,
   listThreads,
   projectJob,
   registerArtifact,
@@ -61,6 +66,12 @@ const sessionErrors = {
 
 const listQuery = z.object({
   threadId: z.string().min(1).max(200).optional(),
+  cursor: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  workspaceId: z.string().optional(),
+});
+
+const messageListQuery = z.object({
   cursor: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
   workspaceId: z.string().optional(),
@@ -136,7 +147,7 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, body, deps }) => {
       requireSessionWorkspace(principal, body.workspaceId);
       if (typeof body.message !== 'string' || body.message.trim() === '') throw invalidInput(COMMAND_MESSAGES.messageRequired);
-      const row = await createJob(ctx.state.em, deps.commands.engine, principal, { message: body.message, threadId: body.threadId }, { idStyle: 'session' });
+      const row = await createJob(ctx.state.em, deps.commands.engine, principal, { message: body.message, threadId: body.threadId }, { idStyle: 'session', chat: true });
       return { status: 201, body: { threadId: row.thread_id, job: jobView(row) } };
     },
   }),
@@ -149,9 +160,24 @@ export const commandRoutes: AnyRoute[] = [
     family: 'bare',
     access: sessionRead,
     params: idParams,
-    responses: { 200: { description: '`{ threadId, plan, job, result?, error?, attempt?, retryOfJobId? }`', schema: sessionJobSchema }, ...sessionErrors },
+    responses: {
+      200: {
+        description: '`{ threadId, plan, job, result?, error?, attempt?, retryOfJobId? }`, or the chat-message fallback `{ threadId, plan: null, job: null, message }` when the id names a chat message (or a job that is gone but left messages)',
+        schema: sessionJobOrMessageSchema,
+      },
+      ...sessionErrors,
+    },
     handler: async (ctx, { principal, params, deps }) => {
-      const { row, events } = await getJob(ctx.state.em, deps.commands.engine, principal, params.id);
+      let found;
+      try {
+        found = await getJob(ctx.state.em, deps.commands.engine, principal, params.id);
+      } catch (err) {
+        if (!(err instanceof DomainError && err.kind === 'not_found')) throw err;
+        const message = await findMessageFallback(ctx.state.em, principal.workspaceId, params.id);
+        if (!message) throw err;
+        return { status: 200, body: { threadId: message.thread_id, plan: null, job: null, message: messageView(message) } };
+      }
+      const { row, events } = found;
       return {
         status: 200,
         body: {
@@ -266,6 +292,40 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, body }) => {
       requireSessionWorkspace(principal, body.workspaceId);
       return { status: 201, body: { thread: await createThread(ctx.state.em, principal, { title: body.title }) } };
+    },
+  }),
+
+  // ---- chat messages of a thread (our design) ----
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/svc-command/threads/{id}/messages',
+    operationId: 'listCommandMessages',
+    summary: 'Chat messages of a thread, oldest first; `cursor` is the last message id of the previous page',
+    tags,
+    family: 'envelope',
+    access: v1Read,
+    params: idParams,
+    query: messageListQuery,
+    responses: { 200: { description: '`{ messages, nextCursor }`', schema: messageListSchema }, 400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema }, ...envelopeErrors },
+    handler: async (ctx, { principal, params, query }) => {
+      const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
+      return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/svc-command/threads/{id}/messages',
+    operationId: 'listCommandMessagesSession',
+    summary: 'Chat messages of a thread, oldest first; `cursor` is the last message id of the previous page',
+    tags,
+    family: 'bare',
+    access: sessionRead,
+    params: idParams,
+    query: messageListQuery,
+    responses: { 200: { description: '`{ messages, nextCursor }`', schema: messageListSchema }, 400: { description: 'bad limit or cursor', schema: bareErrorSchema }, ...sessionErrors },
+    handler: async (ctx, { principal, params, query }) => {
+      const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
+      return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
     },
   }),
 

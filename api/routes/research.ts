@@ -37,6 +37,9 @@ const createBody = z.strictObject({
     .max(MAX_SOURCE_URLS, `sourceUrls must name at most ${MAX_SOURCE_URLS} URLs`)
     .transform((urls) => [...new Set(urls)]),
   limits: limits.optional(),
+  // Our extension: a connected local AI CLI synthesizes the answer (jobs take the same fields).
+  aiProvider: z.enum(['cliA', 'cliB'], { error: 'aiProvider must be cliA or cliB' }).optional(),
+  aiModel: z.string({ error: 'aiModel must be a string' }).trim().min(1, 'aiModel must not be empty').max(200, 'aiModel must be at most 200 characters').optional(),
 });
 const listQuery = z.object({
   // Checked by the service, so an unknown status is `validation_failed` (bad research input) and a bad limit `request_malformed`.
@@ -84,7 +87,13 @@ export const researchRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, body, deps }) => {
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
-      const { run, deduplicated } = await createResearchRun(ctx.state.em, deps.research.launcher, principal, key, { query: body.query, sourceUrls: body.sourceUrls, limits: body.limits ?? {} });
+      const { run, deduplicated } = await createResearchRun(ctx.state.em, deps.research.launcher, principal, key, {
+        query: body.query,
+        sourceUrls: body.sourceUrls,
+        limits: body.limits ?? {},
+        ...(body.aiProvider ? { aiProvider: body.aiProvider } : {}),
+        ...(body.aiModel ? { aiModel: body.aiModel } : {}),
+      });
       if (deduplicated) return { status: 200, body: { run, deduplicated: true, dispatch: { dispatched: false } }, headers: { [REPLAYED_HEADER]: 'true' } };
       return { status: 202, body: { run, deduplicated: false, dispatch: { dispatched: true, queued: true, mode: 'temporal' } } };
     },

@@ -99,6 +99,21 @@ export const sessionJobSchema = z.strictObject({
   attempt: z.number().int().optional(),
   retryOfJobId: z.string().optional(),
 });
+export const commandMessageSchema = z.strictObject({
+  id: z.string(),
+  threadId: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  jobId: z.string().nullable(),
+  jobStatus: statusSchema.nullable(),
+  createdById: z.string().nullable(),
+  createdAt: isoDate,
+});
+const safeCommandMessageSchema = commandMessageSchema.omit({ content: true }).extend({ redaction: redactionSchema });
+/** The session job read's chat-message fallback: the id names a message (or a job that is gone but left one). */
+export const sessionMessageFallbackSchema = z.strictObject({ threadId: z.string(), plan: z.null(), job: z.null(), message: commandMessageSchema });
+export const sessionJobOrMessageSchema = z.union([sessionJobSchema, sessionMessageFallbackSchema]);
+export const messageListSchema = z.strictObject({ messages: z.array(z.union([commandMessageSchema, safeCommandMessageSchema])), nextCursor: z.string().nullable() });
 export const sessionSendSchema = z.strictObject({ threadId: z.string(), job: commandJobSchema });
 export const sessionJobOnlySchema = z.strictObject({ job: commandJobSchema });
 export const sessionRetrySchema = z.strictObject({ job: commandJobSchema, queued: z.boolean() });

@@ -55,6 +55,12 @@ export const extflowSmokeTestSchema = z.strictObject({
         runId: z.string().nullable(),
         runStatus: z.string().nullable(),
         message: z.string(),
+        pinnedData: z
+          .strictObject({
+            applied: z.array(z.strictObject({ node: z.string(), as: z.enum(['input', 'output']) })),
+            skipped: z.array(z.strictObject({ node: z.string(), reason: z.string() })),
+          })
+          .describe('The stored pinned data of the workflow: used by dry runs, skipped by live runs'),
       }),
     ),
     checkedAt: isoDate,

@@ -16,5 +16,8 @@ export const conversionReportSchema = z
     warnings: z.array(z.strictObject({ node: z.string(), message: z.string() })),
     credentials: z.array(z.strictObject({ alias: z.string(), extflowType: z.string(), type: z.string().nullable(), nodes: z.array(z.string()) })),
     subworkflows: z.array(z.strictObject({ node: z.string(), reference: z.string() })),
+    pinnedData: z
+      .array(z.strictObject({ node: z.string(), nodeId: z.string(), items: z.number().int() }))
+      .describe("Nodes with pinned data: the extflow smoke test's dry runs use it (a trigger's as the input); live runs execute every node"),
   })
   .meta({ id: 'ExtflowConversionReport' });

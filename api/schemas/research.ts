@@ -26,6 +26,8 @@ export const researchRunSchema = z
     query: z.string(),
     sourceUrls: z.array(z.string()),
     limits: z.record(z.string(), z.number()).describe('The limits as sent (may be empty); defaults apply at execution'),
+    aiProvider: z.enum(['cliA', 'cliB']).optional().describe('Our extension: the connected local AI CLI that synthesizes the answer (absent: the model endpoint)'),
+    aiModel: z.string().optional().describe('Our extension: the model asked for'),
     status: z.enum(RESEARCH_STATUSES),
     resultDocumentId: z.string().nullable().describe('Set on success: the answer document in the "Research" knowledge base'),
     error: z.string().nullable(),

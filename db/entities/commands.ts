@@ -107,8 +107,24 @@ export interface CommandJobRow {
   attempt: number;
   retry_of_job_id: string | null;
   cost_credits: number;
+  /** Started from a chat message (session send, schedule firing, or a retry of one): its end appends the assistant's message. */
+  chat: boolean;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A chat message of a thread (table `command_messages`). */
+export interface CommandMessageRow {
+  id: string;
+  workspace_id: string;
+  thread_id: string;
+  position: string;
+  role: 'user' | 'assistant';
+  content: string;
+  job_id: string | null;
+  job_status: CommandJobStatus | null;
+  created_by_id: string | null;
+  created_at: Date;
 }
 
 export interface CommandScheduleRow {

@@ -26,6 +26,10 @@ export interface ResearchRun {
   error: string | null;
   /** SHA-256 of the creating user and the canonical request body: a replay must match it. */
   requestFingerprint: string;
+  /** A connected local AI CLI that synthesizes the answer instead of the model endpoint (our extension). */
+  aiProvider: 'cliA' | 'cliB' | null;
+  /** The model the provider is asked for (the CLI's, or the endpoint's). */
+  aiModel: string | null;
   promptTokens: number;
   completionTokens: number;
   costCredits: number;
@@ -76,6 +80,8 @@ export const ResearchRunSchema = new EntitySchema<ResearchRun>({
     resultDocumentId: { type: 'string', fieldName: 'result_document_id', nullable: true },
     error: { type: 'text', nullable: true },
     requestFingerprint: { type: 'string', fieldName: 'request_fingerprint', hidden: true },
+    aiProvider: { type: 'string', fieldName: 'ai_provider', nullable: true },
+    aiModel: { type: 'string', fieldName: 'ai_model', nullable: true },
     promptTokens: { type: 'integer', fieldName: 'prompt_tokens' },
     completionTokens: { type: 'integer', fieldName: 'completion_tokens' },
     costCredits: { type: 'double', fieldName: 'cost_credits' },

@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CommandCitation, CommandJobRow, CommandPlan, CommandTrace } from '../../db/entities';
 import type { LlmConfig, LocalAiCliConfig } from '../config';
-import { localAiCliProvider } from '../workers/localAiCli';
+import { askLocalAiCli } from '../workers/localAiCli';
 import type { CredentialKeySettings } from '../credentials';
-import { createChatClient, resolveChatEndpoint, type ChatMessage, type ChatResult } from '../models/chat';
+import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
 import { COMMAND_TOOLS, jobPrincipal, offeredTools, prepareWorkflowRun, type CommandToolDeps } from './tools';
 import { findJob, moveJob, updateJob } from './store';
 
@@ -25,12 +25,6 @@ export interface AgentDeps extends CommandToolDeps {
 
 const CLI_PROVIDERS = new Set(['cliA', 'cliB']);
 
-/** The conversation as one prompt for a CLI, which takes text rather than messages and tools. */
-function promptOf(messages: ChatMessage[]): string {
-  return messages
-    .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? (m as { tool_calls?: unknown }).tool_calls ?? '')}`)
-    .join('\n\n');
-}
 
 const SYSTEM_PROMPT =
   'You are the workspace assistant. Use the tools to answer or to act. Tools that change things (running workflows, starting research) are confirmed by a person before they run.';
@@ -45,19 +39,9 @@ async function chat(em: EntityManager, deps: AgentDeps, job: CommandJobRow, mess
   if (job.ai_provider && CLI_PROVIDERS.has(job.ai_provider)) {
     // A connected local AI CLI answers in text: no tool calls, so the plan has no actions; its
     // usage is the CLI account's, not ours (0 credits).
-    if (!deps.localAiCli) throw new Error('This worker has no local AI CLI configuration.');
-    const provider = await localAiCliProvider(em, { config: deps.localAiCli, keys: deps.keys }, job.workspace_id, job.ai_provider as 'cliA' | 'cliB');
-    if (!provider.connected) throw new Error(provider.reason ?? `${job.ai_provider} is not connected for this workspace.`);
-    const content = await provider.ask(promptOf(messages), job.ai_model ?? undefined);
-    return { content, toolCalls: [], finishReason: 'stop', model: job.ai_model ?? job.ai_provider, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, costCredits: 0 };
+    return askLocalAiCli(em, { config: deps.localAiCli, keys: deps.keys }, job.workspace_id, job.ai_provider as 'cliA' | 'cliB', messages, job.ai_model);
   }
-  const endpoint = await resolveChatEndpoint(em, { llm: deps.llm, keys: deps.keys }, job.workspace_id);
-  const client = createChatClient(job.ai_model ? { ...endpoint, model: job.ai_model } : endpoint, {
-    allowPrivateNetworks: deps.allowPrivateNetworks,
-    timeoutMs: deps.llm.timeoutMs,
-    maxRetries: deps.llm.maxRetries,
-    prices: deps.llm.prices,
-  });
+  const client = await workspaceChatClient(em, deps, job.workspace_id, job.ai_model);
   const tools = withTools ? offeredTools(deps).map((t) => t.definition) : undefined;
   const result = await client.chat({ messages, ...(tools ? { tools } : {}) });
   await em.execute('update command_jobs set cost_credits = cost_credits + ? where id = ?', [result.costCredits, job.id]);

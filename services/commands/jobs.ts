@@ -48,14 +48,15 @@ async function readyAttachments(em: EntityManager, workspaceId: string, ids: str
  * Queues a job on its thread and wakes the thread's FIFO owner. A thread with an active job
  * keeps the new one `queued` until the earlier ones end. `idStyle` says how the id looks:
  * session sends use `command_` + UUID, v1 creates a UUID. Without `threadId` (session sends) a
- * new thread is started, titled after the message.
+ * new thread is started, titled after the message. With `chat` (session sends) the message is
+ * appended to the thread's chat; v1 creates append none.
  */
 export async function createJob(
   em: EntityManager,
   engine: CommandJobEngine,
   principal: WorkspacePrincipal,
   input: CreateJobInput,
-  opts: { idStyle: 'session' | 'v1'; retryOf?: CommandJobRow },
+  opts: { idStyle: 'session' | 'v1'; retryOf?: CommandJobRow; chat?: boolean },
 ): Promise<CommandJobRow> {
   const message = input.message.trim();
   if (!message) throw invalidInput(COMMAND_MESSAGES.messageRequired);
@@ -78,6 +79,8 @@ export async function createJob(
     attachments,
     attempt: opts.retryOf ? opts.retryOf.attempt + 1 : 1,
     retryOfJobId: opts.retryOf?.id ?? null,
+    // Session sends are chat messages (v1 creates append none); a retry stays in the chat its job was in.
+    chat: opts.retryOf ? opts.retryOf.chat : opts.chat === true,
   });
   await engine.enqueue({ workspaceId: principal.workspaceId, threadId });
   return job;

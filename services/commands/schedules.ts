@@ -92,7 +92,7 @@ export async function fireSchedule(em: EntityManager, scheduleId: string, firing
       threadId = (await insertThread(tx, { id: newId('cthr'), workspaceId: schedule.workspace_id, createdById: schedule.created_by_id, title: schedule.title })).id;
     }
     const jobId = `command_sched_${sha256Hex(`${scheduleId}\0${firingId}`).slice(0, 32)}`;
-    await insertJob(tx, { id: jobId, workspaceId: schedule.workspace_id, threadId, createdById: schedule.created_by_id, message: schedule.prompt, attachments: [] });
+    await insertJob(tx, { id: jobId, workspaceId: schedule.workspace_id, threadId, createdById: schedule.created_by_id, message: schedule.prompt, attachments: [], chat: true });
     await sql(tx, 'insert into command_schedule_firings (schedule_id, firing_id, job_id, created_at) values (?, ?, ?, now())', [scheduleId, firingId, jobId]);
     const now = new Date();
     await sql(tx, 'update command_schedules set thread_id = ?, last_run_at = ?, run_count = run_count + 1, next_run_at = ?, updated_at = now() where id = ?', [threadId, now, nextRunOf(schedule.cron, schedule.timezone, now), scheduleId]);

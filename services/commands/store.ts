@@ -8,10 +8,12 @@ import {
   COMMAND_ACTIVE_STATUSES,
   type CommandJobRow,
   type CommandJobStatus,
+  type CommandMessageRow,
   type CommandScheduleRow,
   type CommandThreadRow,
 } from '../../db/entities';
 import { notFound } from '../errors';
+import { newId } from '../ids';
 
 export const COMMAND_MESSAGES = {
   jobNotFound: 'Command job not found',
@@ -51,10 +53,38 @@ function assignments(patch: Partial<CommandJobRow>): { text: string; params: unk
  */
 export async function moveJob(em: EntityManager, jobId: string, from: readonly CommandJobStatus[], patch: Partial<CommandJobRow>, extra?: { where: string; params: unknown[] }): Promise<CommandJobRow | null> {
   const set = assignments(patch);
+  // A chat job that ends appends the assistant's message in the same statement (so the move and
+  // the message commit together): the answer, why it failed, or the progress message.
   const rows = await sql<CommandJobRow>(
     em,
-    `update command_jobs set ${set.text} where id = ? and status in (${from.map(() => '?').join(', ')})${extra ? ` and ${extra.where}` : ''} returning *`,
-    [...set.params, jobId, ...from, ...(extra?.params ?? [])],
+    `with moved as (
+       update command_jobs set ${set.text} where id = ? and status in (${from.map(() => '?').join(', ')})${extra ? ` and ${extra.where}` : ''} returning *
+     ), answer as (
+       insert into command_messages (id, workspace_id, thread_id, role, content, job_id, job_status, created_by_id, created_at)
+       select ?, workspace_id, thread_id, 'assistant',
+              case status when 'succeeded' then coalesce(result->>'content', '')
+                          when 'failed' then 'The job failed: ' || coalesce(error, 'unknown error')
+                          else coalesce(progress_message, 'The job ended ' || status || '.') end,
+              id, status, null, clock_timestamp()
+         from moved where chat and status in ('succeeded', 'failed', 'canceled', 'blocked')
+       on conflict (job_id, role) where job_id is not null do nothing
+     )
+     select * from moved`,
+    [...set.params, jobId, ...from, ...(extra?.params ?? []), newId('cmsg')],
+  );
+  return rows[0] ?? null;
+}
+
+/** A chat message (once per job and role: a retried step or a repeated firing appends nothing). */
+export async function insertMessage(
+  em: EntityManager,
+  message: { workspaceId: string; threadId: string; role: 'user' | 'assistant'; content: string; jobId: string | null; jobStatus?: CommandJobStatus | null; createdById: string | null },
+): Promise<CommandMessageRow | null> {
+  const rows = await sql<CommandMessageRow>(
+    em,
+    `insert into command_messages (id, workspace_id, thread_id, role, content, job_id, job_status, created_by_id, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp()) on conflict (job_id, role) where job_id is not null do nothing returning *`,
+    [newId('cmsg'), message.workspaceId, message.threadId, message.role, message.content, message.jobId, message.jobStatus ?? null, message.createdById],
   );
   return rows[0] ?? null;
 }
@@ -103,6 +133,8 @@ export interface NewJob {
   attachments: CommandJobRow['attachments'];
   attempt?: number;
   retryOfJobId?: string | null;
+  /** Started from a chat message: the user's message is appended with it, and its end appends the assistant's. */
+  chat?: boolean;
 }
 
 /**
@@ -117,8 +149,8 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
     const [thread] = await sql<{ next_sequence: number }>(tx, 'update command_threads set next_sequence = next_sequence + 1, updated_at = now() where id = ? returning next_sequence - 1 as next_sequence', [job.threadId]);
     const rows = await sql<CommandJobRow>(
       tx,
-      `insert into command_jobs (id, workspace_id, thread_id, sequence, created_by_id, status, message, assistant_context, ai_provider, ai_model, attachments, attempt, retry_of_job_id, created_at, updated_at)
-       values (?, ?, ?, ?, ?, 'queued', ?, ?::jsonb, ?, ?, ?::jsonb, ?, ?, now(), now()) returning *`,
+      `insert into command_jobs (id, workspace_id, thread_id, sequence, created_by_id, status, message, assistant_context, ai_provider, ai_model, attachments, attempt, retry_of_job_id, chat, created_at, updated_at)
+       values (?, ?, ?, ?, ?, 'queued', ?, ?::jsonb, ?, ?, ?::jsonb, ?, ?, ?, now(), now()) returning *`,
       [
         job.id,
         job.workspaceId,
@@ -132,8 +164,13 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
         JSON.stringify(job.attachments),
         job.attempt ?? 1,
         job.retryOfJobId ?? null,
+        job.chat === true,
       ],
     );
+    // A retry re-runs a message already in the chat: only a new send appends the user's message.
+    if (job.chat && !job.retryOfJobId) {
+      await insertMessage(tx, { workspaceId: job.workspaceId, threadId: job.threadId, role: 'user', content: job.message, jobId: job.id, createdById: job.createdById });
+    }
     return rows[0];
   });
 }

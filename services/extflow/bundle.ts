@@ -14,6 +14,8 @@ export const MAX_EXTFLOW_BUNDLE_WORKFLOWS = 100;
 export interface ExtflowBundleEntry {
   artifact: WorkflowArtifact;
   conversion: ConversionReport;
+  /** Pinned data by our node id (kept on import for smoke-test dry runs). */
+  pinned: Record<string, unknown>;
 }
 
 export interface ExtflowBundle {
@@ -47,7 +49,7 @@ export function convertExtflowBundle(bundle: { name: string | null; workflows: u
       edges: converted.edges as unknown as Record<string, unknown>[],
       connections: converted.connections,
     };
-    return { artifact, conversion: converted.conversion };
+    return { artifact, conversion: converted.conversion, pinned: converted.pinned };
   });
   return { name: bundle.name, entries };
 }

@@ -6,6 +6,7 @@
  * workflow from deploying) and is listed with the reason and what to do. Pure: nothing is read
  * or written here.
  */
+import { pinnedDataOf } from './pinned';
 import { validateGraph } from '../../engine/validate';
 import type { GraphEdge, GraphNode } from '../../engine/types';
 import { invalidInput } from '../errors';
@@ -36,6 +37,8 @@ export interface ConvertedWorkflow {
   /** Credential alias → our credential type (or the external type when there is no equivalent). */
   connections: Record<string, string>;
   conversion: ConversionReport;
+  /** The export's pinned data by our node id (services/extflow/pinned.ts). */
+  pinned: Record<string, unknown>;
 }
 
 const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
@@ -254,9 +257,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     }
   }
 
-  if (wf.pinData && isRecord(wf.pinData) && Object.keys(wf.pinData).length > 0) {
-    warnings.push({ node: '(workflow)', message: `Pinned data of ${Object.keys(wf.pinData).length} node(s) is not imported (it only affects editor test runs).` });
-  }
+  const pins = pinnedDataOf(wf, (n) => idByName.get(n), warnings);
   if (wf.settings && typeof wf.settings.errorWorkflow === 'string' && wf.settings.errorWorkflow) {
     warnings.push({ node: '(workflow)', message: 'The error workflow setting is not imported: use onError on the nodes, or watch failed runs.' });
   }
@@ -287,6 +288,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       warnings,
       credentials: [...credentials.values()],
       subworkflows,
+      pinnedData: pins.report,
     },
+    pinned: pins.pinned,
   };
 }

@@ -22,6 +22,7 @@ import { convertExtflowBundle, extflowWorkflowsOf, type ExtflowBundle } from './
 import { readBundlePath } from './importDir';
 import { EXTERNAL_ID_PREFIX } from './nodes/subworkflow';
 import { AWAITING_SUBWORKFLOW_TYPE, linkedSubworkflow } from './readiness';
+import { applyPinnedData, loadPinnedData, pinnedNodeIds } from './pinned';
 
 export interface ExtflowDeps extends WorkerHealthDeps {
   importDir: string | undefined;
@@ -111,24 +112,32 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
   const useQueue = request.useQueue === true;
   const waitForWorkerMs = clampWait(request.waitForWorkerMs);
   const targets = await importedWorkflows(em, principal, deps.importDir, request.bundlePath);
+  const pins = await loadPinnedData(em, principal.workspaceId, targets.map((t) => t.externalId));
   const workflows = [];
   for (const { externalId, workflow } of targets) {
     const base = { externalId, workflowId: workflow?.id ?? null, name: workflow?.name ?? null };
+    const pinned = pins.get(externalId) ?? {};
+    const notUsed = (reason: string) => ({ applied: [], skipped: pinnedNodeIds(workflow?.nodes ?? [], pinned).map((node) => ({ node, reason })) });
     if (!workflow) {
-      workflows.push({ ...base, status: 'attention' as SmokeOutcome, runId: null, runStatus: null, message: 'Not imported into this workspace yet.' });
+      workflows.push({ ...base, status: 'attention' as SmokeOutcome, runId: null, runStatus: null, message: 'Not imported into this workspace yet.', pinnedData: notUsed('The workflow is not imported.') });
       continue;
     }
     const validation = validateWorkflowGraph({ nodes: workflow.nodes, edges: workflow.edges });
     if (!validation.report.valid) {
-      workflows.push({ ...base, status: 'attention' as SmokeOutcome, runId: null, runStatus: null, message: `Not ready: ${validation.deploymentReadiness.blockers.slice(0, 3).join('; ')}` });
+      workflows.push({ ...base, status: 'attention' as SmokeOutcome, runId: null, runStatus: null, message: `Not ready: ${validation.deploymentReadiness.blockers.slice(0, 3).join('; ')}`, pinnedData: notUsed('The workflow is not ready.') });
       continue;
     }
+    // Dry runs use the pinned data (a trigger's as the input); a live run executes every node, as in the external tool.
+    const application = useQueue ? null : applyPinnedData({ nodes: workflow.nodes, edges: workflow.edges }, pinned);
+    const pinnedData = application ? { applied: application.applied, skipped: application.skipped } : notUsed('A live run executes every node.');
     const result = await executeWorkflow(
       em,
       deps.runLauncher,
       principal,
       workflow.id,
-      useQueue ? { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: candidateVersionId(workflow), input: {} } : { target: 'candidate', dryRun: true, input: {} },
+      useQueue ? { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: candidateVersionId(workflow), input: {} } : { target: 'candidate', dryRun: true, input: application!.input },
+      'api',
+      application ? { dryRunGraph: () => application.graph } : {},
     );
     const run = useQueue ? await awaitRun(em, result.run.id, waitForWorkerMs) : { status: result.run.status, error: result.run.error ?? null };
     let status: SmokeOutcome;
@@ -146,7 +155,7 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
       status = 'attention';
       message = `No worker finished the run within ${waitForWorkerMs} ms (it is ${run.status}).`;
     }
-    workflows.push({ ...base, status, runId: result.run.id, runStatus: run.status, message });
+    workflows.push({ ...base, status, runId: result.run.id, runStatus: run.status, message, pinnedData });
   }
   const counts = { passed: 0, attention: 0, failed: 0 };
   for (const w of workflows) counts[w.status]++;

@@ -81,6 +81,16 @@ export interface ConversionReport {
   warnings: ConversionWarning[];
   credentials: CredentialAlias[];
   subworkflows: SubworkflowRef[];
+  /** Nodes with pinned data: kept for the extflow smoke test's dry runs (live runs execute them). */
+  pinnedData: PinnedDataItem[];
+}
+
+export interface PinnedDataItem {
+  /** The node's name in the export. */
+  node: string;
+  /** Our node that outputs the pinned data in dry runs (or, for a trigger, whose input it is). */
+  nodeId: string;
+  items: number;
 }
 
 /** Thrown by node mappers and the expression translator: the node becomes an unsupported placeholder. */

@@ -131,6 +131,25 @@ export async function resolveChatEndpoint(
   return { baseUrl: deps.llm.baseUrl, apiKey: deps.llm.apiKey, model: deps.llm.model, source: 'deployment' };
 }
 
+/**
+ * The chat client of a workspace's model calls: its endpoint (resolveChatEndpoint), `model`
+ * replacing the endpoint's model when given, the deployment's timeout, retries and prices.
+ */
+export async function workspaceChatClient(
+  em: EntityManager,
+  deps: { llm: LlmConfig; keys: CredentialKeySettings; allowPrivateNetworks: boolean },
+  workspaceId: string,
+  model?: string | null,
+): Promise<ChatClient> {
+  const endpoint = await resolveChatEndpoint(em, deps, workspaceId);
+  return createChatClient(model ? { ...endpoint, model } : endpoint, {
+    allowPrivateNetworks: deps.allowPrivateNetworks,
+    timeoutMs: deps.llm.timeoutMs,
+    maxRetries: deps.llm.maxRetries,
+    prices: deps.llm.prices,
+  });
+}
+
 /** A chat client bound to one endpoint. */
 export function createChatClient(endpoint: ChatEndpoint, opts: ChatClientOptions): ChatClient {
   const client = new OpenAI({

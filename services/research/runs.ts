@@ -83,6 +83,9 @@ export interface ResearchRunView {
   query: string;
   sourceUrls: string[];
   limits: Record<string, number>;
+  /** Present only when the run names a provider (our extension of the spec's run). */
+  aiProvider?: 'cliA' | 'cliB';
+  aiModel?: string;
   status: ResearchStatus;
   resultDocumentId: string | null;
   error: string | null;
@@ -116,6 +119,8 @@ function runView(r: ResearchRun, sources: ResearchSource[]): ResearchRunView {
     query: r.query,
     sourceUrls: r.sourceUrls,
     limits: r.limits ?? {},
+    ...(r.aiProvider ? { aiProvider: r.aiProvider } : {}),
+    ...(r.aiModel ? { aiModel: r.aiModel } : {}),
     status: r.status,
     resultDocumentId: r.resultDocumentId,
     error: r.error,
@@ -145,6 +150,9 @@ export interface CreateResearchInput {
   query: string;
   sourceUrls: string[];
   limits: Partial<ResearchLimits>;
+  /** A connected local AI CLI synthesizes the answer (0 model cost); absent: the model endpoint. */
+  aiProvider?: 'cliA' | 'cliB';
+  aiModel?: string;
 }
 
 export interface CreatedResearch {
@@ -165,12 +173,14 @@ export async function createResearchRun(
   input: CreateResearchInput,
 ): Promise<CreatedResearch> {
   const id = researchRunId(principal.workspaceId, key);
-  const fingerprint = sha256Hex(canonicalJson({ userId: principal.userId, query: input.query, sourceUrls: input.sourceUrls, limits: input.limits }));
+  // The provider joins the fingerprint only when given, so a request without it fingerprints as before.
+  const provider = { ...(input.aiProvider ? { aiProvider: input.aiProvider } : {}), ...(input.aiModel ? { aiModel: input.aiModel } : {}) };
+  const fingerprint = sha256Hex(canonicalJson({ userId: principal.userId, query: input.query, sourceUrls: input.sourceUrls, limits: input.limits, ...provider }));
   const now = new Date();
   const inserted = await em.execute<Array<{ id: string }>>(
-    `insert into research_runs (id, workspace_id, created_by_id, query, source_urls, limits, status, request_fingerprint, created_at, updated_at)
-     values (?, ?, ?, ?, ?::jsonb, ?::jsonb, 'queued', ?, ?, ?) on conflict (id) do nothing returning id`,
-    [id, principal.workspaceId, principal.userId, input.query, JSON.stringify(input.sourceUrls), JSON.stringify(input.limits), fingerprint, now, now],
+    `insert into research_runs (id, workspace_id, created_by_id, query, source_urls, limits, ai_provider, ai_model, status, request_fingerprint, created_at, updated_at)
+     values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, 'queued', ?, ?, ?) on conflict (id) do nothing returning id`,
+    [id, principal.workspaceId, principal.userId, input.query, JSON.stringify(input.sourceUrls), JSON.stringify(input.limits), input.aiProvider ?? null, input.aiModel ?? null, fingerprint, now, now],
   );
   const fresh = inserted.length > 0;
   const run = await findRun(em.fork(), principal.workspaceId, id);

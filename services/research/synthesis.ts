@@ -6,11 +6,12 @@
  * transaction, only while the run is still running (a cancel wins).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ResearchRunSchema, ResearchSourceSchema, type ResearchSource } from '../../db/entities';
-import type { LlmConfig } from '../config';
+import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type ResearchSource } from '../../db/entities';
+import type { LlmConfig, LocalAiCliConfig } from '../config';
 import type { CredentialKeySettings } from '../credentials/keys';
 import { addTextDocument, findOrCreateKnowledgeBase } from '../knowledge';
-import { createChatClient, resolveChatEndpoint, type ChatMessage } from '../models/chat';
+import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
+import { askLocalAiCli } from '../workers/localAiCli';
 import type { ResearchRunRef } from './runs';
 
 export const RESEARCH_KNOWLEDGE_BASE = 'Research';
@@ -23,6 +24,8 @@ export interface SynthesisDeps {
   keys: CredentialKeySettings;
   allowPrivateNetworks: boolean;
   signal?: AbortSignal;
+  /** Local AI CLIs, for runs whose `aiProvider` is `cliA` or `cliB`. */
+  localAiCli?: LocalAiCliConfig;
 }
 
 export type SynthesisOutcome =
@@ -43,9 +46,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
   const stored = considered.filter((s) => s.outcome === 'stored');
   if (stored.length === 0) return { kind: 'no_sources' };
 
-  const endpoint = await resolveChatEndpoint(em, { llm: deps.llm, keys: deps.keys }, run.workspaceId);
-  const client = createChatClient(endpoint, { allowPrivateNetworks: deps.allowPrivateNetworks, timeoutMs: deps.llm.timeoutMs, maxRetries: deps.llm.maxRetries, prices: deps.llm.prices });
-  const result = await client.chat({ messages: promptOf(run.query, stored), temperature: 0.2, signal: deps.signal });
+  const result = await answerOf(em, deps, run, promptOf(run.query, stored));
   const answer = (result.content ?? '').trim();
   const text = documentText(run.query, answer, stored);
   const metadata = {
@@ -83,6 +84,17 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
     );
     return { kind: 'succeeded', documentId: doc.id, contentVersion: doc.contentVersion } as const;
   });
+}
+
+/**
+ * The model's answer: the deployment's (or the workspace's) chat endpoint, or with `aiProvider`
+ * the workspace's connected local AI CLI (one text prompt; its usage is the CLI account's, so
+ * 0 tokens and 0 credits are recorded).
+ */
+async function answerOf(em: EntityManager, deps: SynthesisDeps, run: ResearchRun, messages: ChatMessage[]): Promise<ChatResult> {
+  if (run.aiProvider) return askLocalAiCli(em, { config: deps.localAiCli, keys: deps.keys }, run.workspaceId, run.aiProvider, messages, run.aiModel);
+  const client = await workspaceChatClient(em, deps, run.workspaceId, run.aiModel);
+  return client.chat({ messages, temperature: 0.2, signal: deps.signal });
 }
 
 function promptOf(query: string, sources: ResearchSource[]): ChatMessage[] {

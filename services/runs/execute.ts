@@ -126,7 +126,8 @@ export type ExecuteResult = { kind: 'queued'; run: Run; destination?: ExecutedDe
  * Executes a workflow of the principal's workspace: a dry run is interpreted here with
  * simulated side effects and stored finished; a live run is stored `queued` and handed to the
  * durable engine. When the engine refuses the start, the run is left `canceled` with the
- * reason and the call fails `unavailable`.
+ * reason and the call fails `unavailable`. `opts.dryRunGraph` changes the graph a dry run
+ * interprets (not the graph stored on the run).
  */
 export async function executeWorkflow(
   em: EntityManager,
@@ -135,6 +136,7 @@ export async function executeWorkflow(
   workflowId: string,
   body: ExecuteInput,
   trigger: RunTrigger = 'api',
+  opts: { dryRunGraph?: (graph: WorkflowGraph) => WorkflowGraph } = {},
 ): Promise<ExecuteResult> {
   const wf = await loadWorkflow(em, principal, workflowId);
   const chosen = await chooseGraph(em, principal, wf, body);
@@ -161,7 +163,8 @@ export async function executeWorkflow(
   });
   const destination = chosen.destination ? { destination: chosen.destination } : {};
   if (chosen.dryRun) {
-    await dryRun(em, run, chosen.graph);
+    // A caller may change what a simulation interprets (the extflow smoke test's pinned data); the run keeps the real graph.
+    await dryRun(em, run, opts.dryRunGraph ? opts.dryRunGraph(chosen.graph) : chosen.graph);
     return { kind: 'dry', run, ...destination };
   }
   return { kind: 'queued', run: await launch(em, launcher, run, chosen.graph), ...destination };

@@ -9,6 +9,7 @@ import type { WorkspacePrincipal } from '../principal';
 import { checkArtifact, type ArtifactIssue, type WorkflowArtifact } from './artifact';
 import { convertExtflowBundle, extflowWorkflowsOf } from '../extflow/bundle';
 import { awaitingSubworkflow, withConversion } from '../extflow/readiness';
+import { savePinnedData } from '../extflow/pinned';
 import type { ConversionReport } from '../extflow/types';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from './graph';
 import { viewOf, type WorkflowView } from './views';
@@ -59,6 +60,8 @@ export interface ParsedBundle {
   name: string | null;
   artifacts: WorkflowArtifact[];
   conversions?: Map<string, ConversionReport>;
+  /** The external tool's pinned data, by externalId (stored on import for the extflow smoke test). */
+  pinned?: Map<string, Record<string, unknown>>;
 }
 
 function parseBundle(importBundleJson: string): ParsedBundle {
@@ -103,7 +106,7 @@ export function parsedExtflowBundle(bundle: ReturnType<typeof convertExtflowBund
     if (seen.has(e.artifact.externalId)) throw invalidInput(`The bundle holds workflow "${e.artifact.externalId}" more than once; nothing was imported.`);
     seen.add(e.artifact.externalId);
   }
-  return { name: bundle.name, artifacts: bundle.entries.map((e) => e.artifact), conversions: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.conversion])) };
+  return { name: bundle.name, artifacts: bundle.entries.map((e) => e.artifact), conversions: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.conversion])), pinned: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.pinned])) };
 }
 
 async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInput: string | ParsedBundle): Promise<BundlePlan> {
@@ -200,7 +203,9 @@ export async function importBundle(
   principal: WorkspacePrincipal,
   importBundleJson: string | ParsedBundle,
 ): Promise<{ bundle: BundlePlan['bundle']; workflows: ImportedBundleWorkflow[] }> {
-  const { bundle, entries } = await plan(em, principal, importBundleJson);
+  const parsed = typeof importBundleJson === 'string' ? parseBundle(importBundleJson) : importBundleJson;
+  const { bundle, entries } = await plan(em, principal, parsed);
+  const pinned = parsed.pinned;
   const rows = await em.transactional(async (tx) => {
     const now = new Date();
     const out: Workflow[] = [];
@@ -237,6 +242,7 @@ export async function importBundle(
         out.push(wf);
       }
     }
+    for (const e of entries) if (pinned?.has(e.externalId)) await savePinnedData(tx, principal.workspaceId, e.externalId, pinned.get(e.externalId)!);
     recordAudit(tx, principal, {
       action: 'workflow.import_bundle',
       severity: 'info',

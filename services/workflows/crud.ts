@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { savePinnedData } from '../extflow/pinned';
 import { WorkflowSchema, WorkflowVersionSchema, type WorkflowStatus } from '../../db/entities';
 import { findTemplate } from '../../engine/templates';
 import type { GraphEdge, GraphNode } from '../../engine/types';
@@ -49,6 +50,7 @@ export async function createWorkflow(
   let templateKey: string | null = null;
   let sourceWorkflowId: string | null = null;
   let externalId: string | null = null;
+  let pinned: Record<string, unknown> | undefined;
   if (input.templateKey !== undefined) {
     const template = findTemplate(input.templateKey);
     if (!template) throw invalidInput(`Unknown templateKey "${input.templateKey}".`);
@@ -65,6 +67,7 @@ export async function createWorkflow(
     importReadiness = imported.importReadiness;
     // An external-tool import keeps its externalId (bundles and subworkflow links find it) unless another workflow has it.
     if (imported.externalId && !externalIds.has(imported.externalId)) externalId = imported.externalId;
+    pinned = imported.pinned;
   } else if (input.subWorkflowPlaceholder !== undefined) {
     const p = input.subWorkflowPlaceholder;
     const label = p.sourceNodeLabel ? ` for "${p.sourceNodeLabel}"` : '';
@@ -93,6 +96,7 @@ export async function createWorkflow(
   });
   recordAudit(em, principal, { action: 'workflow.create', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workflow', targetId: wf.id });
   await em.flush();
+  if (externalId && pinned) await savePinnedData(em, principal.workspaceId, externalId, pinned);
   return { workflow: workflowView(wf, null), ...(importReadiness ? { importReadiness } : {}) };
 }
 

@@ -13,6 +13,8 @@ export interface ImportResult {
   importReadiness: ValidationResult;
   /** External-tool imports: the externalId (`extflow-<id>`) the workflow is stored under. */
   externalId?: string;
+  /** External-tool imports: the export's pinned data by our node id (kept for the extflow smoke test). */
+  pinned?: Record<string, unknown>;
 }
 
 /**
@@ -38,6 +40,7 @@ export function parseImportJson(importJson: string, externalIds: ReadonlyMap<str
       graph: { ...graph, name: converted.name, description: converted.description },
       importReadiness: withConversion(validateWorkflowGraph(graph), converted.conversion, unresolved),
       externalId: converted.externalId,
+      pinned: converted.pinned,
     };
   }
   if (!Array.isArray(obj.nodes) || !Array.isArray(obj.edges ?? [])) throw invalidInput('importJson must contain nodes[] and edges[].');

@@ -36,9 +36,15 @@ const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
-/** Model calls and tools: longer, and fewer attempts (the chat client retries inside). */
+/**
+ * Model calls and tools: longer, and fewer attempts (the chat client retries inside). They
+ * heartbeat every 2 s while waiting, so a worker that dies mid-call is noticed within the
+ * heartbeatTimeout and the call is retried elsewhere, not after startToCloseTimeout.
+ */
+const MODEL_HEARTBEAT_TIMEOUT = '20 seconds';
 const modelActs = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: MODEL_HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
 

@@ -206,6 +206,7 @@ export async function startTestWorker(
       credentials,
       knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
       llm: app.deps?.config.llm,
+      localAiCli: app.deps?.config.localAiCli,
       commands: app.deps ? { llm: app.deps.config.llm, confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds, databaseQuery: app.deps.config.databaseQuery, localAiCli: app.deps.config.localAiCli } : undefined,
       mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
     },

@@ -10,6 +10,9 @@ import { openCredential, requireKeyring } from '../../credentials';
 import { CLI_PROTOCOLS } from './protocol';
 import { runCli, type CliRunResult } from './runner';
 import { configDirOf, type LocalAiCliDeps } from './sessions';
+import type { LocalAiCliConfig } from '../../config';
+import type { CredentialKeySettings } from '../../credentials';
+import { NO_USAGE, type ChatMessage, type ChatResult } from '../../models/chat';
 
 export interface LocalAiCliProvider {
   kind: LocalAiCliKind;
@@ -69,4 +72,34 @@ export async function localAiCliProvider(em: EntityManager, deps: LocalAiCliDeps
       }
     },
   };
+}
+
+/** A conversation as one prompt for a CLI, which takes text rather than messages and tools. */
+export function cliPromptOf(messages: ChatMessage[]): string {
+  return messages
+    .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? (m as { tool_calls?: unknown }).tool_calls ?? '')}`)
+    .join('\n\n');
+}
+
+/** The CLI cannot answer for the workspace (not configured on this worker, or not connected): retrying does not help. */
+export class LocalAiCliUnavailable extends Error {}
+
+/**
+ * A conversation sent to the workspace's connected CLI as one prompt, answered as a chat result: no tool calls, and 0 tokens
+ * and 0 credits (the CLI account pays). Throws `LocalAiCliUnavailable` with the reason when the
+ * CLI cannot be used.
+ */
+export async function askLocalAiCli(
+  em: EntityManager,
+  deps: { config: LocalAiCliConfig | undefined; keys: CredentialKeySettings },
+  workspaceId: string,
+  kind: LocalAiCliKind,
+  messages: ChatMessage[],
+  model?: string | null,
+): Promise<ChatResult> {
+  if (!deps.config) throw new LocalAiCliUnavailable('This worker has no local AI CLI configuration.');
+  const provider = await localAiCliProvider(em, { config: deps.config, keys: deps.keys }, workspaceId, kind);
+  if (!provider.connected) throw new LocalAiCliUnavailable(provider.reason ?? `${kind} is not connected for this workspace.`);
+  const content = await provider.ask(cliPromptOf(messages), model ?? undefined);
+  return { content, toolCalls: [], finishReason: 'stop', model: model ?? kind, usage: NO_USAGE, costCredits: 0 };
 }

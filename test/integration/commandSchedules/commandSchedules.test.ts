@@ -91,4 +91,10 @@ test('a firing sends the stored prompt as a job on the schedule thread and updat
   const session = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
   const detail = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie: session });
   expect(detail.body.result.content).toBe('reply: scheduled hello');
+  // The prompt was sent as a chat message, and the answer follows it.
+  const messages = await http(app, 'GET', `/api/v1/svc-command/threads/${fired.threadId}/messages`, { token: ws.token });
+  expect(messages.body.data.messages).toEqual([
+    expect.objectContaining({ role: 'user', content: 'say scheduled hello', jobId: job.id }),
+    expect.objectContaining({ role: 'assistant', content: 'reply: scheduled hello', jobId: job.id, jobStatus: 'succeeded' }),
+  ]);
 });

@@ -1,6 +1,6 @@
 /** Shared steps of the command jobs tests: a scripted model, real HTTP calls, polling a job. */
 import { randomBytes } from 'node:crypto';
-import { lastMessage, toolResults, type FakeLlmServer } from '../../fakes/llm';
+import { lastMessage, toolResults, type ChatRequestSeen, type FakeChatAnswer, type FakeLlmServer } from '../../fakes/llm';
 import type { AppConfig } from '../../../services/config';
 import { loadConfig } from '../../../services/config';
 import { http, type HttpResult } from '../../support/harness';
@@ -22,29 +22,32 @@ export function commandsConfig(llm: FakeLlmServer, over: { ttlSeconds?: number }
  * reads an attachment. Once tool results are in the conversation it answers with them.
  */
 export function agentScript(llm: FakeLlmServer): void {
-  llm.reply((req) => {
-    const results = toolResults(req);
-    if (results.length) return { content: `done: ${results.map((r) => r.content).join(' | ')}` };
-    const text = lastMessage(req).split('\n')[0];
-    const [verb, ...rest] = text.split(' ');
-    const arg = rest.join(' ');
-    switch (verb) {
-      case 'run':
-        return { content: 'I will run the workflow.', toolCalls: [{ name: 'run_workflow', arguments: { workflowId: arg, input: { n: 21 } } }] };
-      case 'list':
-        return { toolCalls: [{ name: 'list_workflows', arguments: {} }] };
-      case 'search':
-        return { toolCalls: [{ name: 'search_knowledge', arguments: { query: arg } }] };
-      case 'sql': {
-        const [databaseId, ...sql] = rest;
-        return { toolCalls: [{ name: 'query_database', arguments: { databaseId, sql: sql.join(' ') } }] };
-      }
-      case 'read':
-        return { toolCalls: [{ name: 'read_attachment', arguments: { fileId: arg } }] };
-      default:
-        return { content: `reply: ${arg || text}` };
+  llm.reply(agentAnswer);
+}
+
+/** One answer of the agent script (agentScript), for scripts that add cases of their own. */
+export function agentAnswer(req: ChatRequestSeen): FakeChatAnswer {
+  const results = toolResults(req);
+  if (results.length) return { content: `done: ${results.map((r) => r.content).join(' | ')}` };
+  const text = lastMessage(req).split('\n')[0];
+  const [verb, ...rest] = text.split(' ');
+  const arg = rest.join(' ');
+  switch (verb) {
+    case 'run':
+      return { content: 'I will run the workflow.', toolCalls: [{ name: 'run_workflow', arguments: { workflowId: arg, input: { n: 21 } } }] };
+    case 'list':
+      return { toolCalls: [{ name: 'list_workflows', arguments: {} }] };
+    case 'search':
+      return { toolCalls: [{ name: 'search_knowledge', arguments: { query: arg } }] };
+    case 'sql': {
+      const [databaseId, ...sql] = rest;
+      return { toolCalls: [{ name: 'query_database', arguments: { databaseId, sql: sql.join(' ') } }] };
     }
-  });
+    case 'read':
+      return { toolCalls: [{ name: 'read_attachment', arguments: { fileId: arg } }] };
+    default:
+      return { content: `reply: ${arg || text}` };
+  }
 }
 
 export interface Caller {

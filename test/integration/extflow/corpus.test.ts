@@ -23,6 +23,7 @@ interface Expected {
   credentials?: Array<Record<string, unknown>>;
   subworkflows?: Array<{ node: string; reference: string }>;
   blockerIncludes?: string;
+  pinnedData?: Array<{ node: string; nodeId: string; items: number }>;
   run?: {
     workflow?: string;
     deployFirst?: string[];
@@ -76,6 +77,7 @@ function checkGraph(name: string, workflow: { nodes: Array<{ id: string; type: s
   if (expected.unsupported && expected.ready === false) expect(conversion.unsupported.length).toBe(expected.unsupported.length);
   for (const c of expected.credentials ?? []) expect(conversion.credentials).toEqual(expect.arrayContaining([expect.objectContaining(c)]));
   if (expected.subworkflows) expect(conversion.subworkflows).toEqual(expected.subworkflows);
+  if (expected.pinnedData) expect(conversion.pinnedData).toEqual(expected.pinnedData);
   if (expected.blockerIncludes) expect(readiness.deploymentReadiness.blockers.join('\n')).toContain(expected.blockerIncludes);
 }
 

@@ -185,6 +185,35 @@ describe('POST /api/v1/workers/extflow/smoke-test (and its legacyalias)', () => 
     expect(failed.body.importedWorkflowSmokeTest.workflows[0].message).toContain('Bad value 7');
   });
 
+  test('dry runs use the pinned data of imported workflows (bundle or single import); live runs execute every node', async () => {
+    const ws = await createWorkspace(stack.app, 'Pinned data');
+    const imported = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('36-pinned-data')]) }, ws.token);
+    expect(imported.status).toBe(201);
+    expect(imported.body.importResult.workflows[0].importReadiness.conversion.pinnedData).toEqual([
+      { node: 'Manual Trigger', nodeId: 'manual_trigger', items: 1 },
+      { node: 'Load order', nodeId: 'load_order', items: 1 },
+    ]);
+    const dry = await post('/api/v1/workers/extflow/smoke-test', {}, ws.token);
+    expect(dry.status).toBe(200);
+    const [pinnedRun] = dry.body.importedWorkflowSmokeTest.workflows;
+    expect(pinnedRun).toMatchObject({ status: 'passed', pinnedData: { applied: [{ node: 'manual_trigger', as: 'input' }, { node: 'load_order', as: 'output' }], skipped: [] } });
+    // The pinned trigger data is the input; the pinned code node's data (total 21), not its code (total 1), reaches Double.
+    const run = await http(stack.app, 'GET', `/api/v1/runs/${pinnedRun.runId}`, { token: ws.token });
+    expect(run.body.run).toMatchObject({ status: 'succeeded', dryRun: true, input: { orderId: 7 }, output: { total: 42 } });
+
+    const live = await post('/api/v1/workers/extflow/smoke-test', { useQueue: true, waitForWorkerMs: 30_000 }, ws.token);
+    const [liveRun] = live.body.importedWorkflowSmokeTest.workflows;
+    expect(liveRun.pinnedData).toEqual({ applied: [], skipped: ['manual_trigger', 'load_order'].map((node) => ({ node, reason: 'A live run executes every node.' })) });
+    // (Corpus fixture 36 checks the live output: the code's own total, doubled.)
+
+    // A single workflow imported through POST /workflows keeps its pinned data too.
+    const single = await createWorkspace(stack.app, 'Pinned single');
+    expect((await post('/api/v1/workflows', { importJson: JSON.stringify(fixture('36-pinned-data')) }, single.token)).status).toBe(201);
+    const singleDry = await post('/api/v1/workers/extflow/smoke-test', {}, single.token);
+    const singleRun = await http(stack.app, 'GET', `/api/v1/runs/${singleDry.body.importedWorkflowSmokeTest.workflows[0].runId}`, { token: single.token });
+    expect(singleRun.body.run.output).toEqual({ total: 42 });
+  });
+
   test('another workspace sees none of these workflows; bad bodies are 400', async () => {
     const res = await post('/api/v1/workers/extflow/smoke-test', { bundlePath: 'bundle.json' }, (await createWorkspace(stack.app, 'Empty')).token);
     expect(res.status).toBe(202);
