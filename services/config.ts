@@ -18,7 +18,7 @@ const envBool = (fallback: boolean) =>
  * grows with the heap limit (about 2,300 on a 4 GiB heap), so thousands of parked runs would
  * stay resident. See README "Configuration" for why this number.
  */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
