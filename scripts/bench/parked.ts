@@ -30,6 +30,8 @@ const MiB = 1024 * 1024;
 interface RssSample {
   at: number;
   phase: string;
+  /** Runs in status `waiting` at that moment. */
+  waiting: number;
   apiMiB: number;
   workerMiB: number;
   temporalMiB: number;
@@ -101,6 +103,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
       samples.push({
         at: Date.now(),
         phase,
+        waiting: await waitingCount(d),
         apiMiB: rssMiB([process.pid]),
         workerMiB: s.workerPid ? rssMiB([s.workerPid]) : NaN,
         temporalMiB: rssMiB(pidTree(s.temporal.pid)),
@@ -132,8 +135,8 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
         const p50s = runs.map((x) => x.latencyMs.p50).sort((a, b) => a - b);
         const p99s = runs.map((x) => x.latencyMs.p99).sort((a, b) => a - b);
         out[e.name] = {
-          p50: percentile(p50s, 50),
-          p99: percentile(p99s, 50),
+          p50: round(percentile(p50s, 50), 1),
+          p99: round(percentile(p99s, 50), 1),
           reqPerSec: round(runs.reduce((n, x) => n + x.acceptedPerSec, 0) / runs.length, 0),
           non2xx: runs.reduce((n, x) => n + x.non2xx + x.errors, 0),
           runs: runs.map((x) => x.latencyMs),
