@@ -417,6 +417,7 @@ function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerS
       ...textTable(['phase', 'worker', 'api (bench process)', 'worker + api', 'temporal dev server', 'sticky cache size'], rssRows),
       'API latency ms, p50 / p99:',
       ...textTable(['endpoint', 'before parking', 'while parked'], latRows),
+      `sticky cache: ${JSON.stringify(r.rssMiB.parked.stickyCacheAtEnd)} while parked; ${JSON.stringify(r.rssMiB.resume.stickyCacheAtEnd)} after the resume (misses are evicted runs replayed from history)`,
       `resume: ${r.resume.succeeded}/${r.resume.total} sampled runs succeeded with their own output`,
       `results: ${file}`,
       '',
