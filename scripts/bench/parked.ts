@@ -110,7 +110,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
         stickyCache: await stickyCache(metricsUrl),
       });
     };
-    sampler = setInterval(() => void takeSample(), 1_000);
+    sampler = setInterval(() => void takeSample().catch(() => undefined), 1_000);
 
     const wf: Record<Kind, string> = {} as Record<Kind, string>;
     wf.approval = (await deployWorkflow(stack, graph('approval', { prompt: 'Go?' }))).workflowId;
