@@ -13,6 +13,7 @@ import { tablesScenario } from './bench/tables';
 import { mailerScenario } from './bench/mailer';
 import { retrievalScenario, syncScenario } from './bench/knowledge';
 import { restartScenario } from './bench/restart';
+import { parkedScenario } from './bench/parked';
 
 interface Scenario {
   summary: string;
@@ -52,6 +53,10 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: 'npm start after a kill -9 on the same DATA_DIR and ports: ms to the API line and to /healthz 200 (BENCH_RUNS restarts, default 3)',
     run: restartScenario,
   },
+  parked: {
+    summary: 'BENCH_PARKED runs (default 10,000) parked on timers, approvals and events: RSS of worker/API/Temporal and API p50/p99 before and while parked, then a resumed sample',
+    run: parkedScenario,
+  },
   sync: {
     summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
     run: syncScenario,
@@ -67,17 +72,23 @@ ${Object.entries(SCENARIOS)
 
 settings (environment):
   BENCH_DURATION_S   seconds per measured run (default 5)
-  BENCH_RUNS         measured runs per concurrency step (default 5)
+  BENCH_RUNS         measured runs per concurrency step (default 5; parked: latency runs per endpoint, default 3)
   BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80; tables: 1,10,50)
   BENCH_QUERY_REPEATS  queries per query shape (tables; default 200)
   BENCH_WARMUP_S     warm-up seconds (webhooks at concurrency 10, throughput at 5; default 5)
-  BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120)
+  BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120; parked: to park, default 1800)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
   BENCH_STEPS        steps per workflow (steps; default 40)
   BENCH_WARMUP_RUNS  warm-up runs per variant (steps; default 2)
   BENCH_VARIANTS     comma-separated subset of transform,code,http-get,http-post (steps)
   BENCH_FILES_MIB    file size (files; default 100, at most 100)
   BENCH_FILES_RANGE_MIB  range size of the download (files; default 8)
+  BENCH_PARKED       runs to park (parked; default 10000, a third each on approval, event, timer)
+  BENCH_PARKED_CONCURRENCY  execute requests in flight while parking (parked; default 20)
+  BENCH_PARKED_RESUME  runs of each kind resumed at the end (parked; default 100)
+  BENCH_PARKED_HOLD_S  seconds of RSS sampling while parked (parked; default 30)
+  BENCH_PARKED_CONNECTIONS  autocannon connections of the latency runs (parked; default 10)
+  WORKER_MAX_CACHED_WORKFLOWS  the worker's sticky cache (parked, throughput: its own process)
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
   BENCH_TEMPORAL_SETTINGS  service (default: temporal/server-config.ts) or server-defaults
   BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"

@@ -13,6 +13,13 @@ const envBool = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
 
+/**
+ * Sticky cache of a worker (runs kept in memory between workflow tasks). The SDK's default
+ * grows with the heap limit (about 2,300 on a 4 GiB heap), so thousands of parked runs would
+ * stay resident. See README "Configuration" for why this number.
+ */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
@@ -23,6 +30,7 @@ const envSchema = z.object({
   TEMPORAL_SDK_METRICS_ADDRESS: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464').optional(),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(DEFAULT_MAX_CACHED_WORKFLOWS),
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().default('1mb'),
@@ -114,6 +122,8 @@ export type AppConfig = {
     payloadKey: string | undefined;
     /** Older payload keys, still accepted for decryption after a rotation. */
     previousPayloadKeys: string[];
+    /** Runs a worker keeps in its sticky cache; the rest are evicted and replayed from history when they wake. */
+    maxCachedWorkflows: number;
   };
   /** Operators' access to the Temporal codec endpoint: this bearer token, or a session of one of `operatorEmails`. */
   operatorToken: string | undefined;
@@ -269,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sdkMetricsAddress: e.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
       payloadKey: e.TEMPORAL_PAYLOAD_KEY || undefined,
       previousPayloadKeys: list(e.TEMPORAL_PAYLOAD_PREVIOUS_KEYS),
+      maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     },
     operatorToken: e.OPERATOR_TOKEN || undefined,
     operatorEmails: list(e.OPERATOR_EMAILS).map((email) => email.toLowerCase()),

@@ -40,7 +40,7 @@ export async function startWorker(opts: {
     commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery, localAiCli: opts.config.localAiCli },
     mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle });
+  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows });
   const running = worker.run();
   running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));
   return {

@@ -73,6 +73,12 @@ export interface WorkerOptions {
   identity?: string;
   /** The deployment's payload codec (services/payloadCodec.ts); must match the clients'. */
   payloadCodec?: PayloadCodec;
+  /**
+   * Runs kept in the sticky cache (config `WORKER_MAX_CACHED_WORKFLOWS`). Beyond it the least
+   * recently used run is evicted; when it wakes (timer, approval, event) it is replayed from
+   * its history. Unset: the SDK's default, which grows with the heap limit.
+   */
+  maxCachedWorkflows?: number;
 }
 
 /** A worker on the `workflow-runs` task queue serving every workflow and activity of the service. */
@@ -85,7 +91,17 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     activities: createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...opts.deps }),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.payloadCodec ? { dataConverter: { payloadCodecs: [opts.payloadCodec] } } : {}),
+    ...(opts.maxCachedWorkflows !== undefined ? cacheOptions(opts.maxCachedWorkflows) : {}),
   });
+}
+
+/**
+ * The SDK runs at most `maxConcurrentWorkflowTaskExecutions` (default 40) workflow tasks at once
+ * and needs each of them cached; a smaller cache lowers that limit to the cache size (the SDK
+ * would otherwise log a warning and do the same).
+ */
+function cacheOptions(maxCachedWorkflows: number): { maxCachedWorkflows: number; maxConcurrentWorkflowTaskExecutions?: number } {
+  return maxCachedWorkflows < 40 ? { maxCachedWorkflows, maxConcurrentWorkflowTaskExecutions: maxCachedWorkflows } : { maxCachedWorkflows };
 }
 
 const noop = () => undefined;

@@ -12,6 +12,8 @@ export interface LoadRunRequest {
   url: string;
   connections: number;
   durationS: number;
+  /** GET sends no body (read routes); default POST with the numbered JSON body. */
+  method?: 'GET' | 'POST';
   /** Extra request headers (e.g. Authorization for the execute API). */
   headers?: Record<string, string>;
   /** Send `{ "input": { "i": n } }` (the execute API's body) instead of `{ "i": n }`. */
@@ -65,11 +67,13 @@ function runOnce(req: LoadRunRequest): Promise<LoadRunResult> {
         pipelining: 1,
         timeout: 10,
         requests: [
-          {
-            method: 'POST',
-            headers: { ...req.headers, 'content-type': 'application/json' },
-            setupRequest: (r) => ({ ...r, body: JSON.stringify(bodyFor(req, counter++)) }),
-          },
+          req.method === 'GET'
+            ? { method: 'GET', headers: { ...req.headers } }
+            : {
+                method: 'POST',
+                headers: { ...req.headers, 'content-type': 'application/json' },
+                setupRequest: (r) => ({ ...r, body: JSON.stringify(bodyFor(req, counter++)) }),
+              },
         ],
       },
       (err, result) => {

@@ -69,6 +69,8 @@ export interface BenchStackOptions {
    * docker-compose shape) instead of inside this one, so its CPU is measured apart from the API.
    */
   workerProcess?: boolean;
+  /** Extra environment of the worker process (with `workerProcess`), e.g. its metrics address. */
+  workerEnv?: Record<string, string>;
 }
 
 export async function startBenchStack(log: (m: string) => void, opts: BenchStackOptions = {}): Promise<BenchStack> {
@@ -145,7 +147,12 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
     cleanups.push({ what: 'API', run: () => api.stop() });
     let workerPid: number | null = null;
     if (opts.workerProcess) {
-      const child = await spawnWorkerProcess({ DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
+      const child = await spawnWorkerProcess({
+        DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+        // The API encrypts payloads with a key derived from SECRET_KEY; the worker must share it.
+        SECRET_KEY: config.secretKey!,
+        ...opts.workerEnv,
+      });
       cleanups.push({ what: 'worker process', run: () => child.stop() });
       workerPid = child.pid;
     } else {

@@ -179,6 +179,8 @@ export async function signInCookie(app: TestApp, email: string, password: string
 
 export interface TestWorker {
   stop(): Promise<void>;
+  /** Runs held in the worker's sticky cache now (the SDK's own count). */
+  cachedWorkflows(): number;
 }
 
 /**
@@ -188,7 +190,7 @@ export interface TestWorker {
  */
 export async function startTestWorker(
   app: { orm: MikroORM; deps?: AppDeps },
-  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec } = {},
+  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec; maxCachedWorkflows?: number } = {},
 ): Promise<TestWorker> {
   // The SDK runtime (and its logger) is installed by the first worker of the process.
   const logger = createLogger(opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'error', { stream: opts.logStream });
@@ -213,6 +215,7 @@ export async function startTestWorker(
     workflowBundle: bundle,
     identity: opts.identity,
     payloadCodec: opts.payloadCodec ?? testPayloadCodec,
+    maxCachedWorkflows: opts.maxCachedWorkflows,
   });
   const running = worker.run();
   let stopped = false;
@@ -226,6 +229,7 @@ export async function startTestWorker(
       await closeSandboxPool();
       await connection.close();
     },
+    cachedWorkflows: () => worker.getStatus().numCachedWorkflows,
   };
 }
 

@@ -1,5 +1,5 @@
 import { hashPassword, verifyPassword } from '../../services/passwords';
-import { loadConfig } from '../../services/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, loadConfig } from '../../services/config';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { requestFingerprint } from '../../services/idempotency';
 import { generateApiKeyToken } from '../../services/apiKeys';
@@ -41,6 +41,13 @@ test('the SDK metrics address is host:port; unset means a private loopback port 
   expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS: expected host:port/);
   expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: ':9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
   expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: 'http://0.0.0.0:9464/metrics' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
+});
+
+test('the worker sticky cache is bounded by default and set by WORKER_MAX_CACHED_WORKFLOWS (at least 2)', () => {
+  expect(loadConfig({}).temporal.maxCachedWorkflows).toBe(DEFAULT_MAX_CACHED_WORKFLOWS);
+  expect(loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '40' }).temporal.maxCachedWorkflows).toBe(40);
+  expect(() => loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '1' })).toThrow(/WORKER_MAX_CACHED_WORKFLOWS/);
+  expect(() => loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: 'many' })).toThrow(/WORKER_MAX_CACHED_WORKFLOWS/);
 });
 
 test('request fingerprints ignore key order but not values, method or path', () => {
