@@ -211,7 +211,116 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const schedule = (nodeId: string) => {
     if (failure || cancellation) return;
-    inFlight.push(execute(nodes.get(nodeId)!));
+    if (!expressionOptions.sync) {
+      inFlight.push(execute(nodes.get(nodeId)!));
+      return;
+    }
+    // Runs a node now, and the nodes it makes ready, in FIFO order without recursion; only
+    // nodes that must wait for something leave a promise in inFlight.
+    ready.push(nodes.get(nodeId)!);
+    if (draining) return;
+    draining = true;
+    try {
+      while (ready.length > 0) {
+        const pendingWork = executeNow(ready.shift()!);
+        if (pendingWork) inFlight.push(pendingWork);
+      }
+    } finally {
+      draining = false;
+    }
+  };
+
+  /*
+   * The synchronous path (new runs: `syncExpressions`, Temporal patch sync-expressions-v1).
+   * Inside Temporal's workflow sandbox every Promise costs a captured, source-mapped stack, so a
+   * pure node (a trigger, merge, condition, switch, transform or log whose expressions are in
+   * the synchronous subset) runs to its end and decides its edges without creating one. Anything
+   * else takes `execute` above. Runs recorded without the patch keep the all-async path, whose
+   * microtask order decided the order of their commands.
+   */
+  const ready: GraphNode[] = [];
+  let draining = false;
+
+  /** The result of a pure node computed without side effects, or null when it needs the async path. */
+  const pureNow = (node: GraphNode, input: unknown): { result: NodeResult; logMessage?: string } | null => {
+    if (node.disabled) return { result: { output: input, handles: null } };
+    const config = (node.config ?? {}) as Record<string, unknown>;
+    switch (node.type) {
+      case 'start':
+      case 'webhook':
+      case 'schedule':
+      case 'ci':
+      case 'merge':
+        return { result: { output: input, handles: null } };
+      case 'condition': {
+        const now = evaluateNow(config.expression as string, input);
+        return now ? { result: { output: input, handles: [now.value ? 'true' : 'false'] } } : null;
+      }
+      case 'switch': {
+        const now = evaluateNow(config.expression as string, input);
+        if (!now) return null;
+        const cases = config.cases as Array<{ value: unknown; handle: string }>;
+        const match = now.value === undefined ? undefined : cases.find((c) => canonicalJson(c.value) === canonicalJson(now.value));
+        return { result: { output: input, handles: [match ? match.handle : 'default'] } };
+      }
+      case 'transform': {
+        const now = evaluateNow(config.expression as string, input);
+        return now ? { result: { output: now.value, handles: null } } : null;
+      }
+      case 'log': {
+        const now = resolveNow(config.message, input);
+        return now ? { result: { output: input, handles: null }, logMessage: String(now.value) } : null;
+      }
+      default:
+        return null;
+    }
+  };
+
+  const executeNow = (node: GraphNode): void | Promise<void> => {
+    const inputs = liveInputs.get(node.id)!;
+    const input = node.id === start.id ? req.input : node.type === 'merge' ? Object.fromEntries(inputs) : [...inputs.values()][0];
+    const ran = pureNow(node, input);
+    // An oversized output fails the node: the async path reports it.
+    if (!ran || (outputLimit !== Infinity && oversizedOutput(ran.result.output, 'Node output', outputLimit))) return execute(node);
+    const { result, logMessage } = ran;
+    const mySeq = seq++;
+    const startedMs = host.now();
+    const base = { seq: mySeq, input, startedAt: new Date(startedMs).toISOString() };
+    return andThen(host.onStep(step(node, { ...base, status: 'running' })), () =>
+      andThen(logMessage === undefined ? undefined : log(node.id, (node.config as { level: LogLevel }).level, logMessage), () => {
+        const finishedMs = host.now();
+        outputs[node.id] = result.output;
+        return andThen(
+          host.onStep(step(node, { ...base, status: 'succeeded', attempts: 1, output: result.output, finishedAt: new Date(finishedMs).toISOString(), durationMs: finishedMs - startedMs })),
+          () => {
+            if (!outgoing.get(node.id)!.some((e) => isLive(e, result))) lastTerminal = { nodeId: node.id, output: result.output };
+            return decideEdgesNow(node, result);
+          },
+        );
+      }),
+    );
+  };
+
+  const decideEdgesNow = (node: GraphNode, result: NodeResult | null, from = 0): void | Promise<void> => {
+    const edges = outgoing.get(node.id)!;
+    for (let i = from; i < edges.length; i++) {
+      const live = result !== null && isLive(edges[i], result);
+      const pendingWork = resolveEdgeNow(edges[i], live, live ? result!.output : undefined);
+      if (pendingWork) return pendingWork.then(() => decideEdgesNow(node, result, i + 1));
+    }
+  };
+
+  const resolveEdgeNow = (edge: GraphEdge, live: boolean, output: unknown): void | Promise<void> => {
+    const target = edge.target;
+    if (live) liveInputs.get(target)!.set(edge.source, output);
+    const left = pending.get(target)! - 1;
+    pending.set(target, left);
+    if (left > 0) return;
+    if (liveInputs.get(target)!.size === 0) {
+      const node = nodes.get(target)!;
+      return andThen(host.onStep(step(node, { status: 'skipped', seq: seq++ })), () => decideEdgesNow(node, null));
+    }
+    schedule(target);
   };
 
   const execute = async (node: GraphNode): Promise<void> => {
@@ -390,6 +499,11 @@ async function resolveTemplatedFields(
     if (resolved[field] !== undefined) resolved[field] = await resolve(resolved[field], input);
   }
   return resolved;
+}
+
+/** Runs `next` at once after a synchronous step, or when the step's promise settles. */
+function andThen(step: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> {
+  return step instanceof Promise ? step.then(next) : next();
 }
 
 /** Edges without a handle follow a node's normal output; handled edges follow only their handle. */
