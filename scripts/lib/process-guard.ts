@@ -101,11 +101,17 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Records that this process started server `pid` (its current command line is read from /proc). */
-export async function writeOwnerRecord(file: string, pid: number, fallbackArgv: string[]): Promise<void> {
+/**
+ * Records that this process started server `pid`. `argv` is the command line we spawned it with,
+ * recorded as such: right after spawn() /proc can still show our own command line (the child
+ * has forked but not yet exec'd), and a record of that would make a later start take the stale
+ * server for someone else's. Without `argv` (a server whose pid we learned later) it is read
+ * from /proc.
+ */
+export async function writeOwnerRecord(file: string, pid: number, argv: string[]): Promise<void> {
   const record: OwnerRecord = {
     pid,
-    cmdline: procCmdline(pid) ?? fallbackArgv.join('\0') + '\0',
+    cmdline: argv.length > 0 ? argv.join('\0') + '\0' : (procCmdline(pid) ?? ''),
     ownerPid: process.pid,
     ownerCmdline: procCmdline(process.pid) ?? '',
   };

@@ -252,7 +252,13 @@ describe('synchronous evaluator = JSONata (differential)', () => {
       } else {
         expect(reference).toMatchObject({ error: { code: 'STEPS' } });
         expect(now).toBeNull();
-        await expect(evaluateExpression('$count(items[even])', input, bindings)).rejects.toMatchObject({ code: 'STEPS' });
+        // The fallback reports JSONata's own limit error: the step budget, or on a loaded
+        // machine its 1 s wall-clock timeout (D1012) first, as this second evaluation pays twice.
+        const failed = await evaluateExpression('$count(items[even])', input, bindings).then(
+          () => null,
+          (err: { code?: string }) => err,
+        );
+        expect(['STEPS', 'D1012']).toContain(failed?.code);
       }
     }
   });
