@@ -16,6 +16,9 @@ let llm: FakeLlmServer;
 let app: TestApp;
 let ws: WorkspaceFixture;
 let env: Record<string, string>;
+/** Settles when the model receives the request that will hang. */
+let hangArrived: () => void;
+const hangReceived = new Promise<void>((resolve) => (hangArrived = resolve));
 
 beforeAll(async () => {
   llm = await startFakeLlm();
@@ -25,6 +28,7 @@ beforeAll(async () => {
     if (!lastMessage(req).startsWith('hang')) return agentAnswer(req);
     if (hung) return { content: 'answered after the retry' };
     hung = true;
+    hangArrived();
     return new Promise(() => undefined);
   });
   app = await startTestApp(commandsConfig(llm));
@@ -63,7 +67,10 @@ test('a worker killed while the model hangs is noticed by the heartbeat timeout;
     const created = await createJob(app, ws.token, { threadId, message: 'hang until the worker dies' });
     const jobId = created.body.data.job.id;
     const handle = app.deps.temporal.client.workflow.getHandle(jobId);
-    // The plan activity runs on this worker and heartbeats while the model hangs.
+    // The plan activity runs on this worker, has sent its model request (which hangs) and
+    // heartbeats while it waits. Killing the worker before the request arrives would leave the
+    // hang to the retry instead.
+    await hangReceived;
     for (let i = 0; i < 300; i++) {
       const described = await handle.describe().catch(() => null);
       if (described?.raw.pendingActivities?.some((a) => a.activityType?.name === 'planCommandJob' && a.lastHeartbeatTime)) break;
