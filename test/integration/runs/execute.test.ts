@@ -62,7 +62,10 @@ test('a deployed workflow runs on Temporal: 202, then steps, logs and output', a
   expect(run.durationMs).toEqual(expect.any(Number));
 
   // The Temporal execution carries the business id and the search attributes operators filter by.
-  const description = await app.deps.temporal.client.workflow.getHandle(run.id).describe();
+  // The run row says succeeded just before the workflow returns: wait for Temporal's own end.
+  const handle = app.deps.temporal.client.workflow.getHandle(run.id);
+  await handle.result();
+  const description = await handle.describe();
   expect(description.status.name).toBe('COMPLETED');
   expect(description.searchAttributes).toMatchObject({ WorkspaceId: [ws.workspaceId], SvcWorkflowId: [id], SvcTrigger: ['api'] });
 });
