@@ -12,7 +12,6 @@
  * `until` falls after the measurements, so those timers fire only once they are done.
  */
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import pg from 'pg';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../services/config';
 import { apiCall, deployWorkflow } from './api';
@@ -20,6 +19,7 @@ import { pidTree } from './cpu';
 import type { LoadRunResult } from './loadgen';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { backgroundCpu, serverVersion, startLoadgen, type Loadgen } from './shared';
+import { findFreePort } from '../lib/temporal-dev-server';
 import { startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { percentile, round, textTable } from './stats';
 
@@ -80,7 +80,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   log(`parked: ${settings.parked} runs (a third each on approval, event, timer) at concurrency ${settings.startConcurrency}; worker maxCachedWorkflows ${settings.maxCachedWorkflows}`);
   const background = await backgroundCpu(3_000);
 
-  const metricsPort = await freePort();
+  const metricsPort = await findFreePort();
   let stack: BenchStack | null = null;
   let loadgen: Loadgen | null = null;
   let db: pg.Client | null = null;
@@ -429,13 +429,3 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -3,7 +3,7 @@
  * (method, query, headers), checks an API-key header, reads form bodies, and answers 404.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../support/fakeServer';
 
 export const CONTACTS_KEY = 'secret-contacts-key';
 
@@ -27,14 +27,5 @@ export async function startExtflowService(): Promise<{ url: string; close(): Pro
       return send(404, { error: 'not found' });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }
