@@ -14,6 +14,10 @@ import { mailerScenario } from './bench/mailer';
 import { retrievalScenario, syncScenario } from './bench/knowledge';
 import { restartScenario } from './bench/restart';
 import { parkedScenario } from './bench/parked';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { formatProfileSummary, nameProfiledProcess, summarizeProfileDir } from './bench/profile';
 
 interface Scenario {
   summary: string;
@@ -91,7 +95,9 @@ settings (environment):
   WORKER_MAX_CACHED_WORKFLOWS  the worker's sticky cache (parked, throughput: its own process)
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
   BENCH_TEMPORAL_SETTINGS  service (default: temporal/server-config.ts) or server-defaults
-  BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+  BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process
+  BENCH_PROFILE      a folder: CPU-profile every Node process and thread of the benchmark and summarize
+                     the measured windows into <folder>/summary.txt and summary.json
 
 Only 127.0.0.1 is ever targeted. Results: bench-results/<scenario>-<timestamp>.json.
 `;
@@ -112,6 +118,9 @@ async function main(): Promise<number> {
     return 2;
   }
 
+  if (process.env.BENCH_PROFILE && process.env.BENCH_PROFILE_ACTIVE !== '1') return runProfiled(process.env.BENCH_PROFILE);
+  nameProfiledProcess(process.pid, 'bench process (API, dispatcher, loadgen control)');
+
   let interrupted: string | null = null;
   const onSignal = (signal: string) => {
     if (interrupted) process.exit(130); // a second Ctrl-C: give up on a clean shutdown
@@ -130,6 +139,29 @@ async function main(): Promise<number> {
   };
   await scenario.run(ctx);
   return interrupted ? 130 : 0;
+}
+
+/**
+ * This benchmark again under `node --cpu-prof` (refused in NODE_OPTIONS), then the summary of
+ * its measured windows (scripts/bench/profile.ts).
+ */
+async function runProfiled(dirArg: string): Promise<number> {
+  const dir = path.resolve(dirArg);
+  mkdirSync(dir, { recursive: true });
+  const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', __filename, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PROFILE_ACTIVE: '1' },
+  });
+  // Ctrl-C reaches the child through the terminal; SIGTERM is passed on.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  const code = await new Promise<number>((resolve) => child.once('exit', (c, signal) => resolve(c ?? (signal ? 130 : 1))));
+  const summary = summarizeProfileDir(dir);
+  const text = formatProfileSummary(summary);
+  writeFileSync(path.join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  writeFileSync(path.join(dir, 'summary.txt'), text);
+  process.stdout.write(`\nCPU profiles of the measured windows (${path.join(dir, 'summary.txt')}):\n${text}`);
+  return code;
 }
 
 main().then(

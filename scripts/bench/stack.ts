@@ -21,6 +21,7 @@ import { startWorker } from '../../temporal/worker-main';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
 import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
 import { devServerDynamicConfig, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
+import { nameProfiledProcess, profileNodeArgs } from './profile';
 
 export interface BenchStack {
   api: StartedApi;
@@ -219,12 +220,13 @@ async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: n
  * resolves once its output contains `readyText`.
  */
 export async function spawnTsProcess(args: string[], env: Record<string, string>, readyText: string): Promise<{ pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...profileNodeArgs(), ...args], {
     cwd: path.resolve(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = superviseChild(child);
+  nameProfiledProcess(child.pid!, path.relative(path.resolve(__dirname, '..', '..'), args.find((a) => a.endsWith('.ts')) ?? args.join(' ')));
   await new Promise<void>((resolve, reject) => {
     let output = '';
     // Keep reading after start: a full pipe would block the child.

@@ -22,6 +22,7 @@ import { startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { fmtSpread, round, spread, textTable, type Spread } from './stats';
 import { BASELINE_TASK_QUEUE, baselineClient, startBaselineWorker } from './baseline/worker';
 import type { BaselineStepVariant } from './baseline/workflows';
+import { profileWindow } from './profile';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -199,12 +200,14 @@ async function measureVariant(
 
   for (let i = 0; i < settings.warmupRuns; i++) await runOnce();
   const runs: MeasuredRun[] = [];
+  const endWindow = profileWindow(`service ${variant.name}`);
   for (let i = 0; i < settings.runs; i++) {
     ctx.throwIfInterrupted();
     const r = await runOnce();
     runs.push(r);
     log(`  ${variant.name} run ${i + 1}/${settings.runs}: ${round(r.history.durationMs / Math.max(1, settings.steps), 2)} ms/step (history), ${r.history.workflowTasks} workflow tasks, ${r.history.activities} activities, ${r.history.localActivities} local activities, ${r.history.events} events`);
   }
+  endWindow();
   const n = Math.max(1, settings.steps);
   const perStep = (f: (r: MeasuredRun) => number | null) => spread(runs.map((r) => f(r)).filter((x): x is number => x !== null).map((x) => x / n));
   return {
@@ -247,10 +250,12 @@ async function measureBaseline(ctx: BenchContext, stack: BenchStack, url: string
     const measure = async (variant: BaselineStepVariant, steps: number) => {
       for (let i = 0; i < settings.warmupRuns; i++) await once(variant, steps);
       const runs: HistoryFigures[] = [];
+      const endWindow = profileWindow(`bare ${variant}`);
       for (let i = 0; i < settings.runs; i++) {
         ctx.throwIfInterrupted();
         runs.push(await once(variant, steps));
       }
+      endWindow();
       return runs;
     };
     const empty = await measure('empty', 0);

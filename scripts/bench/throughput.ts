@@ -21,6 +21,7 @@ import { backgroundCpu, roundAll, serverVersion, startLoadgen, startTargetServer
 import { startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { fmtSpread, round, spread, textTable, type Spread } from './stats';
 import { BASELINE_TASK_QUEUE, baselineClient, spawnBaselineWorker } from './baseline/worker';
+import { profileWindow } from './profile';
 
 const GROUPS = ['api (bench process)', 'worker process', 'temporal dev server', 'postgres (all processes)', 'loadgen (autocannon)'];
 
@@ -171,6 +172,7 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
     const steps: StepSummary[] = [];
     for (const concurrency of settings.concurrency) {
       const runs: MeasuredRun[] = [];
+      const endWindow = profileWindow(`service c=${concurrency}`);
       for (let r = 0; r < settings.runsPerStep; r++) {
         ctx.throwIfInterrupted();
         const m = await measure(concurrency, settings.durationS);
@@ -183,6 +185,7 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
             (m.workerThreadsPercentOfOneCore ? `; worker threads ${JSON.stringify(m.workerThreadsPercentOfOneCore)}` : ''),
         );
       }
+      endWindow();
       steps.push(summarize(concurrency, runs));
     }
 
@@ -298,12 +301,14 @@ async function measureBaseline(
     const steps: BaselineStep[] = [];
     for (const concurrency of settings.concurrency) {
       const runs = [];
+      const endWindow = profileWindow(`bare c=${concurrency}`);
       for (let r = 0; r < settings.runsPerStep; r++) {
         ctx.throwIfInterrupted();
         const m = await measure(concurrency, settings.durationS);
         ctx.log(`  bare Temporal c=${concurrency} run ${r + 1}/${settings.runsPerStep}: started ${m.startedPerSec}/s, completed ${m.completedPerSecDuringLoad}/s during load (${m.completedPerSecOverall}/s overall), run p50 ${m.runLatencyP50Ms} ms`);
         runs.push(m);
       }
+      endWindow();
       steps.push({
         concurrency,
         startedPerSec: spread(runs.map((m) => m.startedPerSec)),
