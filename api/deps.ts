@@ -10,6 +10,7 @@ import type { PayloadEncryptionCodec } from '../services/payloadCodec';
 import type { FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import type { WebhookIntake } from '../services/webhooks';
+import type { AdmitRun } from '../services/runs/admission';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -21,6 +22,8 @@ export interface AppDeps {
   apiKeyPolicy: ApiKeyPolicy;
   /** Starts, cancels, approves and resumes runs on the durable engine. */
   runLauncher: RunLauncher;
+  /** Holds new live runs while their workspace has too many queued or running (services/runs/admission.ts). */
+  admitRun: AdmitRun;
   /** Keeps Temporal Schedules in step with deployed schedule triggers. */
   scheduler: ScheduleSync;
   /** Asks Temporal about the task queue, the Schedules and a smoke workflow, for worker health. */

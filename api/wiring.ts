@@ -4,6 +4,7 @@
  * harness both call it, so tests run the wiring production runs.
  */
 import { payloadCodecFromConfig } from '../services/payloadCodec';
+import { createRunAdmission } from '../services/runs/admission';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppDeps } from './deps';
@@ -39,6 +40,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     signInLimiter: new SignInLimiter(orm.em.getKnex()),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
+    admitRun: createRunAdmission(orm, config.runAdmission),
     scheduler: temporalScheduleSync(temporal.client),
     workerProbe: temporalWorkerProbe(temporal.client, opts.namespace),
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),

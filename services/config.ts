@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { RunAdmissionSettings } from './runs/admission';
 import { z } from 'zod';
 import { unavailable } from './errors';
 import { parseKeyMaterial } from './secrets';
@@ -19,6 +20,8 @@ const envBool = (fallback: boolean) =>
  * stay resident. See README "Configuration" for why this number.
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
+/** Live runs a workspace may have queued or running before new starts wait (services/runs/admission.ts). */
+export const DEFAULT_RUN_ADMISSION_MAX_ACTIVE = 50;
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -50,6 +53,9 @@ const envSchema = z.object({
   EXTFLOW_IMPORT_DIR: z.string().min(1).optional(),
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  RUN_ADMISSION_MAX_ACTIVE: z.coerce.number().int().min(0).max(100_000).default(DEFAULT_RUN_ADMISSION_MAX_ACTIVE),
+  RUN_ADMISSION_MAX_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  RUN_ADMISSION_RECHECK_MS: z.coerce.number().int().min(5).max(10_000).default(50),
   WEBHOOK_TOKEN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
   VALIDATE_RESPONSES: envBool(false),
@@ -146,6 +152,8 @@ export type AppConfig = {
   secretKey: string | undefined;
   webhookSyncBudgetMs: number;
   outboxPollMs: number;
+  /** RUN_ADMISSION_*: new live runs wait while their workspace has this many queued or running (services/runs/admission.ts). */
+  runAdmission: RunAdmissionSettings;
   /** How long a resolved webhook token is reused by the invoke route (0: never); changes made through this process clear it at once. */
   webhookTokenCacheMs: number;
   errtrackerIngressEnabled: boolean;
@@ -297,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretKey: e.SECRET_KEY,
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
+    runAdmission: { maxActivePerWorkspace: e.RUN_ADMISSION_MAX_ACTIVE, maxWaitMs: e.RUN_ADMISSION_MAX_WAIT_MS, recheckMs: e.RUN_ADMISSION_RECHECK_MS },
     webhookTokenCacheMs: e.WEBHOOK_TOKEN_CACHE_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
     validateResponses: e.VALIDATE_RESPONSES,

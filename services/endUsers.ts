@@ -5,6 +5,7 @@
  * and sees only the runs it created, as the end-user run summary.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AdmitRun } from './runs/admission';
 import { RunSchema, type Run } from '../db/entities';
 import { AUTH_MESSAGES, forbidden, invalidInput, notFound } from './errors';
 import type { RunLauncher } from './ports';
@@ -70,6 +71,7 @@ export async function executeForEndUser(
   principal: WorkspacePrincipal,
   workflowId: string,
   body: ExecuteInput,
+  admit?: AdmitRun,
 ): Promise<EndUserRunSummary> {
   const key = requireGateway(principal);
   if (!(key.allowedWorkflowIds ?? []).includes(workflowId)) throw forbidden(WORKFLOW_FORBIDDEN);
@@ -85,7 +87,7 @@ export async function executeForEndUser(
   }
 
   const input = { ...(body.input as Record<string, unknown> | undefined), message, endUser: { externalId: endUser.externalId } };
-  const result = await executeWorkflow(em, launcher, key, workflowId, { target: 'active', input, endUser, message });
+  const result = await executeWorkflow(em, launcher, key, workflowId, { target: 'active', input, endUser, message }, 'api', { admit });
   return endUserRunSummary(result.run);
 }
 

@@ -38,7 +38,7 @@ export async function executeAsEndUser(
   ctx: AppContext,
   { principal, params, body, deps }: { principal: WorkspacePrincipal; params: { id: string }; body: ExecuteInput; deps: AppDeps },
 ): Promise<RouteResult> {
-  const run = await executeForEndUser(ctx.state.em, deps.runLauncher, principal, params.id, body);
+  const run = await executeForEndUser(ctx.state.em, deps.runLauncher, principal, params.id, body, deps.admitRun);
   return { status: 202, body: { ...answer(ctx, run), queued: true } };
 }
 

@@ -70,11 +70,11 @@ export const executeRoute = defineRoute({
     403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
     404: { description: 'Workflow not found', schema: bareErrorSchema },
     409: { description: 'Idempotency-Key reuse with another request, or a stale expectedVersionId', schema: bareErrorSchema },
-    503: { description: 'Temporal refused the start; the run is recorded canceled with the reason', schema: bareErrorSchema },
+    503: { description: 'Temporal refused the start (the run is recorded canceled with the reason), or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS (no run recorded)', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
-    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, params.id, body);
+    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, params.id, body, 'api', { admit: deps.admitRun });
     const [run] = await present(ctx, principal, [result.run]);
     const links = runLinks(result.run, linkBase(ctx));
     const execution = {
@@ -207,9 +207,10 @@ export const rerunRoute = defineRoute({
     201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: rerunReceiptSchema },
     ...runErrors,
     409: { description: 'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists', schema: bareErrorSchema },
+    503: { description: 'Temporal refused the start, or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, deps }) => {
-    const run = await rerunRun(ctx.state.em, deps.runLauncher, principal, params.id);
+    const run = await rerunRun(ctx.state.em, deps.runLauncher, principal, params.id, deps.admitRun);
     const [view] = await present(ctx, principal, [run]);
     const links = runLinks(run, linkBase(ctx));
     return { status: 201, body: { run: view, statusUrl: links.status, cancelUrl: links.cancel, links } };

@@ -24,6 +24,13 @@ import { BASELINE_TASK_QUEUE, baselineClient, spawnBaselineWorker } from './base
 import { profileWindow } from './profile';
 
 const GROUPS = ['api (bench process)', 'worker process', 'temporal dev server', 'postgres (all processes)', 'loadgen (autocannon)'];
+const BARE_GROUPS = ['client (bench process)', 'bare worker process', 'temporal dev server'];
+
+/** CPU time per finished run in ms, from % of one core over `windowS` seconds. */
+function cpuMsPerRun(usage: Record<string, number>, windowS: number, finished: number): Record<string, number> | null {
+  if (finished === 0) return null;
+  return Object.fromEntries(Object.entries(usage).filter(([k]) => k !== 'systemCapacity' && k !== 'other').map(([k, pct]) => [k, round(((pct / 100) * windowS * 1000) / finished, 1)]));
+}
 
 interface MeasuredRun {
   load: Pick<LoadRunResult, 'acceptedPerSec' | 'accepted202' | 'non2xx' | 'errors' | 'latencyMs' | 'statusCodes'>;
@@ -43,6 +50,8 @@ interface MeasuredRun {
   pgCommitsPerSec: number;
   pgCommitsPerRun: number;
   cpuPercentOfOneCore: Record<string, number> | null;
+  /** CPU time per finished run, ms, by process group (what saturation divides the cores by). */
+  cpuMsPerRun: Record<string, number> | null;
   /** The worker process's threads by name ("main" = its event loop: activities, core bridge). */
   workerThreadsPercentOfOneCore: Record<string, number> | null;
   apiEventLoopUtilization: number;
@@ -58,7 +67,11 @@ interface StepSummary {
   pgCommitsPerSec: Spread;
   pgCommitsPerRun: Spread;
   runLatencyP50Ms: Spread;
+  /** Latency of `POST /execute` itself (admission waits included). */
+  executeP50Ms: Spread;
+  executeP99Ms: Spread;
   cpuPercentOfOneCore: Record<string, Spread>;
+  cpuMsPerRun: Record<string, Spread>;
   apiEventLoopUtilization: Spread;
   failedRuns: number;
 }
@@ -160,6 +173,7 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
         pgCommitsPerSec: round(commits / windowS, 0),
         pgCommitsPerRun: batch.finished > 0 ? round(commits / batch.finished, 1) : NaN,
         cpuPercentOfOneCore: before.cpu && after.cpu ? roundAll(cpuBetween(before.cpu, after.cpu, GROUPS)) : null,
+        cpuMsPerRun: before.cpu && after.cpu ? cpuMsPerRun(cpuBetween(before.cpu, after.cpu, GROUPS), windowS, batch.finished) : null,
         workerThreadsPercentOfOneCore: before.cpu && after.cpu ? roundAll(threadsBetween(before.cpu, after.cpu)) : null,
         apiEventLoopUtilization: round(performance.eventLoopUtilization(after.elu, before.elu).utilization, 3),
       };
@@ -198,7 +212,7 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel },
+      service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel, runAdmission: stack.config.runAdmission },
       workflow,
       settings,
       backgroundCpuBeforeStart: background,
@@ -223,6 +237,8 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
 function summarize(concurrency: number, runs: MeasuredRun[]): StepSummary {
   const cpu: Record<string, Spread> = {};
   for (const key of [...GROUPS, 'system', 'other']) cpu[key] = spread(runs.map((r) => r.cpuPercentOfOneCore?.[key] ?? NaN));
+  const perRun: Record<string, Spread> = {};
+  for (const key of [...GROUPS, 'system']) perRun[key] = spread(runs.map((r) => r.cpuMsPerRun?.[key] ?? NaN));
   return {
     concurrency,
     runs,
@@ -233,7 +249,10 @@ function summarize(concurrency: number, runs: MeasuredRun[]): StepSummary {
     pgCommitsPerSec: spread(runs.map((r) => r.pgCommitsPerSec)),
     pgCommitsPerRun: spread(runs.map((r) => r.pgCommitsPerRun)),
     runLatencyP50Ms: spread(runs.map((r) => r.runLatencyMs.p50)),
+    executeP50Ms: spread(runs.map((r) => r.load.latencyMs.p50)),
+    executeP99Ms: spread(runs.map((r) => r.load.latencyMs.p99)),
     cpuPercentOfOneCore: cpu,
+    cpuMsPerRun: perRun,
     apiEventLoopUtilization: spread(runs.map((r) => r.apiEventLoopUtilization)),
     failedRuns: runs.reduce((n, r) => n + Object.values(r.runsNotSucceeded).reduce((a, b) => a + b, 0), 0),
   };
@@ -241,6 +260,8 @@ function summarize(concurrency: number, runs: MeasuredRun[]): StepSummary {
 
 interface BaselineStep {
   concurrency: number;
+  stateTransitionsPerRun: Spread;
+  cpuMsPerRun: Record<string, Spread>;
   startedPerSec: Spread;
   completedPerSecDuringLoad: Spread;
   completedPerSecOverall: Spread;
@@ -257,12 +278,19 @@ async function measureBaseline(
   ctx: BenchContext,
   stack: BenchStack,
   url: string,
-  settings: { durationS: number; runsPerStep: number; concurrency: number[]; warmupS: number; warmupConcurrency: number },
+  settings: { durationS: number; runsPerStep: number; concurrency: number[]; warmupS: number; warmupConcurrency: number; cpuSampling: boolean },
 ): Promise<{ describe: string; steps: BaselineStep[] }> {
   const worker = await spawnBaselineWorker(stack.temporal.address, stack.config.temporal.namespace);
   const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
+  const groups = {
+    [BARE_GROUPS[0]]: () => [process.pid],
+    [BARE_GROUPS[1]]: () => [worker.pid],
+    [BARE_GROUPS[2]]: () => pidTree(stack.temporal.pid),
+  };
   let counter = 0;
   const measure = async (concurrency: number, durationS: number) => {
+    const cpuBefore = settings.cpuSampling ? sampleCpu(groups, []) : null;
+    const transitionsBefore = await stateTransitions(stack.temporal.metricsUrl);
     const t0 = Date.now();
     const loadEnd = t0 + durationS * 1000;
     const finished: Array<{ at: number; latency: number; ok: boolean }> = [];
@@ -286,6 +314,8 @@ async function measureBaseline(
     );
     const loadEndActual = Date.now();
     await Promise.all(pending);
+    const cpuAfter = settings.cpuSampling ? sampleCpu(groups, []) : null;
+    const transitionsAfter = await stateTransitions(stack.temporal.metricsUrl);
     const last = Math.max(...finished.map((f) => f.at));
     const latencies = finished.map((f) => f.latency).sort((a, b) => a - b);
     return {
@@ -294,13 +324,15 @@ async function measureBaseline(
       completedPerSecOverall: round(finished.length / ((last - t0) / 1000), 1),
       runLatencyP50Ms: latencies[Math.floor(latencies.length / 2)] ?? NaN,
       failed: finished.filter((f) => !f.ok).length,
+      stateTransitionsPerRun: transitionsBefore !== null && transitionsAfter !== null && finished.length > 0 ? round((transitionsAfter - transitionsBefore) / finished.length, 1) : NaN,
+      cpuMsPerRun: cpuBefore && cpuAfter ? cpuMsPerRun(cpuBetween(cpuBefore, cpuAfter, BARE_GROUPS), (cpuAfter.at - cpuBefore.at) / 1000, finished.length) : null,
     };
   };
   try {
     await measure(settings.warmupConcurrency, settings.warmupS);
     const steps: BaselineStep[] = [];
     for (const concurrency of settings.concurrency) {
-      const runs = [];
+      const runs: Array<Awaited<ReturnType<typeof measure>>> = [];
       const endWindow = profileWindow(`bare c=${concurrency}`);
       for (let r = 0; r < settings.runsPerStep; r++) {
         ctx.throwIfInterrupted();
@@ -316,6 +348,8 @@ async function measureBaseline(
         completedPerSecOverall: spread(runs.map((m) => m.completedPerSecOverall)),
         runLatencyP50Ms: spread(runs.map((m) => m.runLatencyP50Ms)),
         failed: runs.reduce((n, m) => n + m.failed, 0),
+        stateTransitionsPerRun: spread(runs.map((m) => m.stateTransitionsPerRun)),
+        cpuMsPerRun: Object.fromEntries([...BARE_GROUPS, 'system'].map((g) => [g, spread(runs.map((m) => m.cpuMsPerRun?.[g] ?? NaN))])),
       });
     }
     return { describe: 'the same shape as a plain Temporal workflow (scripts/bench/baseline), started by client.workflow.start, worker in its own process, same server, same run', steps };
@@ -325,7 +359,7 @@ async function measureBaseline(
 }
 
 function printBaseline(steps: StepSummary[], bare: { steps: BaselineStep[] }): void {
-  const header = ['concurrency', 'service completed/s overall', 'bare completed/s overall', 'ratio', 'service during load', 'bare during load', 'service run p50 ms', 'bare run p50 ms'];
+  const header = ['concurrency', 'service completed/s overall', 'bare completed/s overall', 'ratio', 'service during load', 'bare during load', 'service run p50 ms', 'bare run p50 ms', 'CPU ms/run service (api/worker/temporal/pg; all)', 'CPU ms/run bare (client/worker/temporal; all)', 'transitions/run service / bare'];
   const rows = bare.steps.map((b) => {
     const s = steps.find((x) => x.concurrency === b.concurrency);
     return [
@@ -337,6 +371,9 @@ function printBaseline(steps: StepSummary[], bare: { steps: BaselineStep[] }): v
       fmtSpread(b.completedPerSecDuringLoad),
       s ? String(round(s.runLatencyP50Ms.median, 0)) : '-',
       String(round(b.runLatencyP50Ms.median, 0)),
+      s ? `${GROUPS.slice(0, 4).map((g) => round(s.cpuMsPerRun[g].median, 1)).join('/')}; ${round(s.cpuMsPerRun.system.median, 1)}` : '-',
+      `${BARE_GROUPS.map((g) => round(b.cpuMsPerRun[g].median, 1)).join('/')}; ${round(b.cpuMsPerRun.system.median, 1)}`,
+      `${s ? round(s.stateTransitionsPerRun.median, 1) : '-'} / ${round(b.stateTransitionsPerRun.median, 1)}`,
     ];
   });
   process.stdout.write(['bare Temporal, same server and run:', ...textTable(header, rows), ''].join('\n'));
@@ -403,7 +440,7 @@ async function batchFigures(db: pg.Client, workflowId: string, since: Date, load
 }
 
 function printSummary(steps: StepSummary[], settings: { durationS: number; runsPerStep: number }, file: string): void {
-  const header = ['concurrency', 'accepted/s', 'completed/s during load', 'completed/s overall', 'transitions/run', 'PG commits/s', 'PG commits/run', 'run p50 ms', 'CPU % api/worker/temporal/pg/loadgen of system', 'API loop busy'];
+  const header = ['concurrency', 'accepted/s', 'completed/s during load', 'completed/s overall', 'transitions/run', 'PG commits/s', 'PG commits/run', 'run p50 ms', 'execute p50/p99 ms', 'CPU % api/worker/temporal/pg/loadgen of system', 'API loop busy'];
   const rows = steps.map((s) => [
     String(s.concurrency),
     fmtSpread(s.acceptedPerSec),
@@ -413,6 +450,7 @@ function printSummary(steps: StepSummary[], settings: { durationS: number; runsP
     fmtSpread(s.pgCommitsPerSec, 0),
     String(round(s.pgCommitsPerRun.median, 1)),
     String(round(s.runLatencyP50Ms.median, 0)),
+    `${round(s.executeP50Ms.median, 0)}/${round(s.executeP99Ms.median, 0)}`,
     `${GROUPS.map((g) => round(s.cpuPercentOfOneCore[g].median, 0)).join('/')} of ${round(s.cpuPercentOfOneCore.system.median, 0)}`,
     `${round(s.apiEventLoopUtilization.median * 100, 0)} %`,
   ]);

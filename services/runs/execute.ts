@@ -8,6 +8,7 @@ import { candidateVersionId, loadWorkflow, validateWorkflowGraph } from '../work
 import { dryRun } from './dryRun';
 import { whyNotRunnable } from './runnable';
 import { writeRunRow } from './runRows';
+import type { AdmitRun } from './admission';
 import { loadRun } from './views';
 import { findTargetOf, liveTargetVersion } from '../destinations/runtime';
 
@@ -127,7 +128,8 @@ export type ExecuteResult = { kind: 'queued'; run: Run; destination?: ExecutedDe
  * simulated side effects and stored finished; a live run is stored `queued` and handed to the
  * durable engine. When the engine refuses the start, the run is left `canceled` with the
  * reason and the call fails `unavailable`. `opts.dryRunGraph` changes the graph a dry run
- * interprets (not the graph stored on the run).
+ * interprets (not the graph stored on the run); `opts.admit` holds a live run at the door while
+ * its workspace has too many active (and refuses it, 503, after its wait).
  */
 export async function executeWorkflow(
   em: EntityManager,
@@ -136,7 +138,7 @@ export async function executeWorkflow(
   workflowId: string,
   body: ExecuteInput,
   trigger: RunTrigger = 'api',
-  opts: { dryRunGraph?: (graph: WorkflowGraph) => WorkflowGraph } = {},
+  opts: { dryRunGraph?: (graph: WorkflowGraph) => WorkflowGraph; admit?: AdmitRun } = {},
 ): Promise<ExecuteResult> {
   const wf = await loadWorkflow(em, principal, workflowId);
   const chosen = await chooseGraph(em, principal, wf, body);
@@ -147,6 +149,7 @@ export async function executeWorkflow(
   if (body.startNodeId !== undefined && !chosen.graph.nodes.some((n) => n.id === body.startNodeId)) {
     throw invalidInput(`startNodeId "${body.startNodeId}" is not a node of this workflow.`);
   }
+  if (!chosen.dryRun && opts.admit) await opts.admit(wf.workspaceId);
   const run = await writeRunRow(em, {
     workflow: wf,
     trigger,
@@ -192,7 +195,7 @@ async function launch(em: EntityManager, launcher: RunLauncher, run: Run, graph:
  * workflow may still run that target. A dry run is refused (conflict): it simulated a graph
  * rather than ran one, so there is nothing live to repeat; execute the workflow instead.
  */
-export async function rerunRun(em: EntityManager, launcher: RunLauncher, principal: WorkspacePrincipal, runId: string): Promise<Run> {
+export async function rerunRun(em: EntityManager, launcher: RunLauncher, principal: WorkspacePrincipal, runId: string, admit?: AdmitRun): Promise<Run> {
   const original = await loadRun(em, principal, runId);
   if (original.dryRun) {
     throw conflict('A dry run cannot be re-run: it was a simulation. Execute the workflow again instead (dry or live).', {
@@ -218,6 +221,7 @@ export async function rerunRun(em: EntityManager, launcher: RunLauncher, princip
     const refusal = whyNotRunnable(wf, original.executionEvidence.requestedTarget);
     if (refusal) throw conflict(`The run cannot be re-run: ${refusal}`, { code: 'workflow_not_runnable' });
   }
+  if (admit) await admit(wf.workspaceId);
   const run = await writeRunRow(em, {
     workflow: wf,
     trigger: 'manual',

@@ -1,5 +1,5 @@
 import { hashPassword, verifyPassword } from '../../services/passwords';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, loadConfig } from '../../services/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/config';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { requestFingerprint } from '../../services/idempotency';
 import { generateApiKeyToken } from '../../services/apiKeys';
@@ -48,6 +48,13 @@ test('the worker sticky cache is bounded by default and set by WORKER_MAX_CACHED
   expect(loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '40' }).temporal.maxCachedWorkflows).toBe(40);
   expect(() => loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '1' })).toThrow(/WORKER_MAX_CACHED_WORKFLOWS/);
   expect(() => loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: 'many' })).toThrow(/WORKER_MAX_CACHED_WORKFLOWS/);
+});
+
+test('run admission: on by default, RUN_ADMISSION_MAX_ACTIVE=0 turns it off, bad values are refused', () => {
+  expect(loadConfig({}).runAdmission).toEqual({ maxActivePerWorkspace: DEFAULT_RUN_ADMISSION_MAX_ACTIVE, maxWaitMs: 30_000, recheckMs: 50 });
+  expect(loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '0', RUN_ADMISSION_MAX_WAIT_MS: '5000', RUN_ADMISSION_RECHECK_MS: '10' }).runAdmission).toEqual({ maxActivePerWorkspace: 0, maxWaitMs: 5000, recheckMs: 10 });
+  expect(() => loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '-1' })).toThrow(/RUN_ADMISSION_MAX_ACTIVE/);
+  expect(() => loadConfig({ RUN_ADMISSION_RECHECK_MS: '0' })).toThrow(/RUN_ADMISSION_RECHECK_MS/);
 });
 
 test('request fingerprints ignore key order but not values, method or path', () => {
