@@ -64,6 +64,7 @@ export function profileWindow(label: string): () => void {
 interface CpuProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface CpuProfile {
   nodes: CpuProfileNode[];
@@ -84,6 +85,8 @@ export interface ThreadSummary {
   categories: Array<{ category: string; ms: number; percentOfBusy: number }>;
   /** The functions with the most self time. */
   topFunctions: Array<{ fn: string; at: string; category: string; ms: number; percentOfBusy: number }>;
+  /** Our own functions (outside node_modules) by inclusive time: what they and all they call cost. */
+  topOursInclusive: Array<{ fn: string; at: string; ms: number; percentOfBusy: number }>;
 }
 
 /** Where a frame's code comes from: an npm package, one of our top-level folders, node core, V8. */
@@ -113,6 +116,8 @@ export function categoryOf(frame: { functionName: string; url: string }): string
 /** One thread's profile cut to [startUs, endUs]. */
 export function summarizeThread(profile: CpuProfile, window: { startUs: number; endUs: number }, top = 15): Omit<ThreadSummary, 'file' | 'process' | 'thread'> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
   const selfUs = new Map<number, number>();
   let t = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -137,6 +142,24 @@ export function summarizeThread(profile: CpuProfile, window: { startUs: number; 
     f.us += us;
     functions.set(key, f);
   }
+  // Inclusive time of our own frames: each sample credits every distinct one of ours on its stack once.
+  const ours = new Map<string, { fn: string; at: string; us: number }>();
+  for (const [id, us] of selfUs) {
+    const category = categoryOf(byId.get(id)!.callFrame);
+    if (category === 'idle' || category === 'root') continue;
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parentOf.get(cur)) {
+      const frame = byId.get(cur)!.callFrame;
+      if (!categoryOf(frame).startsWith('ours: ')) continue;
+      const at = `${shortUrl(frame.url)}:${frame.lineNumber + 1}`;
+      const key = `${frame.functionName}@${at}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const o = ours.get(key) ?? { fn: frame.functionName || '(anonymous)', at, us: 0 };
+      o.us += us;
+      ours.set(key, o);
+    }
+  }
   const pct = (us: number) => (busyUs > 0 ? Math.round((us / busyUs) * 1000) / 10 : 0);
   const ms = (us: number) => Math.round(us / 100) / 10;
   return {
@@ -147,6 +170,10 @@ export function summarizeThread(profile: CpuProfile, window: { startUs: number; 
       .sort((a, b) => b.us - a.us)
       .slice(0, top)
       .map((f) => ({ fn: f.fn, at: f.at, category: f.category, ms: ms(f.us), percentOfBusy: pct(f.us) })),
+    topOursInclusive: [...ours.values()]
+      .sort((a, b) => b.us - a.us)
+      .slice(0, top)
+      .map((o) => ({ fn: o.fn, at: o.at, ms: ms(o.us), percentOfBusy: pct(o.us) })),
   };
 }
 
@@ -191,6 +218,7 @@ export function formatProfileSummary(summary: ReturnType<typeof summarizeProfile
       out.push(`-- ${t.process}, ${t.thread}: ${t.busyPercentOfOneCore} % of a core (${t.busyMs} ms busy)`);
       out.push('   by origin: ' + t.categories.slice(0, topCategories).map((c) => `${c.category} ${c.percentOfBusy} %`).join(', '));
       for (const f of t.topFunctions.slice(0, topFunctions)) out.push(`   ${String(f.percentOfBusy).padStart(5)} %  ${f.fn}  ${f.at}`);
+      if (t.topOursInclusive.length) out.push('   ours, inclusive: ' + t.topOursInclusive.slice(0, topFunctions).map((o) => `${o.fn} (${o.at}) ${o.percentOfBusy} %`).join('; '));
     }
     out.push('');
   }
