@@ -20,6 +20,14 @@ const envBool = (fallback: boolean) =>
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
 
+/**
+ * Runs the outbox dispatcher started that are still `queued` above which it stops handing
+ * over: the backlog then waits in the outbox (durable, cheap) instead of in Temporal's task queue.
+ */
+export const DEFAULT_OUTBOX_MAX_QUEUED_RUNS = 200;
+/** Run starts one outbox dispatch pass keeps in flight at once. */
+export const DEFAULT_OUTBOX_START_PARALLELISM = 32;
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
@@ -50,6 +58,9 @@ const envSchema = z.object({
   EXTFLOW_IMPORT_DIR: z.string().min(1).optional(),
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  OUTBOX_MAX_QUEUED_RUNS: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_OUTBOX_MAX_QUEUED_RUNS),
+  // A pass hands over at most a batch of 100 entries, so more starts in flight would never be used.
+  OUTBOX_START_PARALLELISM: z.coerce.number().int().min(1).max(100).default(DEFAULT_OUTBOX_START_PARALLELISM),
   WEBHOOK_TOKEN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
   VALIDATE_RESPONSES: envBool(false),
@@ -146,6 +157,10 @@ export type AppConfig = {
   secretKey: string | undefined;
   webhookSyncBudgetMs: number;
   outboxPollMs: number;
+  /** OUTBOX_MAX_QUEUED_RUNS: the dispatcher's backpressure cap (services/outboxDispatcher.ts). */
+  outboxMaxQueuedRuns: number;
+  /** OUTBOX_START_PARALLELISM: run starts in flight per dispatch pass (`dispatchOutbox`). */
+  outboxStartParallelism: number;
   /** How long a resolved webhook token is reused by the invoke route (0: never); changes made through this process clear it at once. */
   webhookTokenCacheMs: number;
   errtrackerIngressEnabled: boolean;
@@ -297,6 +312,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretKey: e.SECRET_KEY,
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
+    outboxMaxQueuedRuns: e.OUTBOX_MAX_QUEUED_RUNS,
+    outboxStartParallelism: e.OUTBOX_START_PARALLELISM,
     webhookTokenCacheMs: e.WEBHOOK_TOKEN_CACHE_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
     validateResponses: e.VALIDATE_RESPONSES,

@@ -169,7 +169,7 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel, outboxPollMs: stack.config.outboxPollMs },
+      service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel, outboxPollMs: stack.config.outboxPollMs, outboxMaxQueuedRuns: stack.config.outboxMaxQueuedRuns, outboxStartParallelism: stack.config.outboxStartParallelism },
       workflow: WORKFLOW,
       settings,
       backgroundCpuBeforeStart: background,
