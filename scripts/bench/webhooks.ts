@@ -160,7 +160,10 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
       series,
     };
 
-    // The same load and drain against bare Temporal, on the same server, in the same run.
+    // The same load and drain against bare Temporal, on the same server, in the same run. The
+    // service's worker stops first: what its drain left would otherwise run on beside it (the
+    // dispatcher then idles at its backpressure cap).
+    await stack.stopWorker();
     const bare = await measureBaseline(ctx, stack, loadgen, db, settings, started);
 
     const result = {
