@@ -84,7 +84,15 @@ export function startApiBackground(
   /** `rssScheduleSync: false` (tests sharing one Temporal server across databases) leaves the `rss_`/`ci_` Schedules alone. */
   opts: { pollMs: number; stuckRunIntervalMs?: number; rssScheduleSync?: boolean },
 ): { stop(): Promise<void> } {
-  const dispatcher = startOutboxDispatcher({ orm: deps.orm, launcher: deps.runLauncher, pollMs: opts.pollMs, logger: deps.logger, wakeOn: deps.webhookIntake.outbox });
+  const dispatcher = startOutboxDispatcher({
+    orm: deps.orm,
+    launcher: deps.runLauncher,
+    pollMs: opts.pollMs,
+    maxQueuedRuns: deps.config.outboxMaxQueuedRuns,
+    startParallelism: deps.config.outboxStartParallelism,
+    logger: deps.logger,
+    wakeOn: deps.webhookIntake.outbox,
+  });
   const guard = startStuckRunGuard({ orm: deps.orm, launcher: deps.runLauncher, intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS, logger: deps.logger });
   const sources = opts.rssScheduleSync === false ? { stop: async () => undefined } : startRssScheduleSync(deps, RSS_SCHEDULE_SYNC_INTERVAL_MS);
   return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), sources.stop()])) };

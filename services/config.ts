@@ -23,6 +23,14 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
 /** Live runs a workspace may have queued or running before new starts wait (services/runs/admission.ts). */
 export const DEFAULT_RUN_ADMISSION_MAX_ACTIVE = 50;
 
+/**
+ * Runs the outbox dispatcher started that are still `queued` above which it stops handing
+ * over: the backlog then waits in the outbox (durable, cheap) instead of in Temporal's task queue.
+ */
+export const DEFAULT_OUTBOX_MAX_QUEUED_RUNS = 200;
+/** Run starts one outbox dispatch pass keeps in flight at once. */
+export const DEFAULT_OUTBOX_START_PARALLELISM = 32;
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
@@ -56,6 +64,9 @@ const envSchema = z.object({
   RUN_ADMISSION_MAX_ACTIVE: z.coerce.number().int().min(0).max(100_000).default(DEFAULT_RUN_ADMISSION_MAX_ACTIVE),
   RUN_ADMISSION_MAX_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   RUN_ADMISSION_RECHECK_MS: z.coerce.number().int().min(5).max(10_000).default(50),
+  OUTBOX_MAX_QUEUED_RUNS: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_OUTBOX_MAX_QUEUED_RUNS),
+  // A pass hands over at most a batch of 100 entries, so more starts in flight would never be used.
+  OUTBOX_START_PARALLELISM: z.coerce.number().int().min(1).max(100).default(DEFAULT_OUTBOX_START_PARALLELISM),
   WEBHOOK_TOKEN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   ERRTRACKER_INGRESS_ENABLED: envBool(false),
   VALIDATE_RESPONSES: envBool(false),
@@ -154,6 +165,10 @@ export type AppConfig = {
   outboxPollMs: number;
   /** RUN_ADMISSION_*: new live runs wait while their workspace has this many queued or running (services/runs/admission.ts). */
   runAdmission: RunAdmissionSettings;
+  /** OUTBOX_MAX_QUEUED_RUNS: the dispatcher's backpressure cap (services/outboxDispatcher.ts). */
+  outboxMaxQueuedRuns: number;
+  /** OUTBOX_START_PARALLELISM: run starts in flight per dispatch pass (`dispatchOutbox`). */
+  outboxStartParallelism: number;
   /** How long a resolved webhook token is reused by the invoke route (0: never); changes made through this process clear it at once. */
   webhookTokenCacheMs: number;
   errtrackerIngressEnabled: boolean;
@@ -306,6 +321,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
     runAdmission: { maxActivePerWorkspace: e.RUN_ADMISSION_MAX_ACTIVE, maxWaitMs: e.RUN_ADMISSION_MAX_WAIT_MS, recheckMs: e.RUN_ADMISSION_RECHECK_MS },
+    outboxMaxQueuedRuns: e.OUTBOX_MAX_QUEUED_RUNS,
+    outboxStartParallelism: e.OUTBOX_START_PARALLELISM,
     webhookTokenCacheMs: e.WEBHOOK_TOKEN_CACHE_MS,
     errtrackerIngressEnabled: e.ERRTRACKER_INGRESS_ENABLED,
     validateResponses: e.VALIDATE_RESPONSES,

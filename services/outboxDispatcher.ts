@@ -4,8 +4,6 @@ import type { RunLauncher } from './ports';
 import { dispatchOutbox } from './webhooks';
 
 const BATCH = 100;
-/** Runs this dispatcher started that the worker has not picked up yet, above which it waits. */
-const MAX_QUEUED = 2 * BATCH;
 /** How often it looks again while the worker is behind. */
 const QUEUED_RECHECK_MS = 100;
 
@@ -13,14 +11,19 @@ const QUEUED_RECHECK_MS = 100;
  * Polls the webhook outbox (every `pollMs`, at once again while full batches keep coming) and
  * hands entries to the durable engine. `wakeOn` (the outbox writer) wakes it as soon as new
  * entries are committed, so an accepted request does not wait for the next poll. It stops
- * handing over while more than MAX_QUEUED of the runs it started are still `queued` (the
- * worker is behind): the backlog then waits in the outbox, not in Temporal's task queue.
- * Failures are logged and retried on the next pass.
+ * handing over while more than `maxQueuedRuns` of the runs it started are still `queued` (the
+ * worker is behind): the backlog then waits in the outbox, not in Temporal's task queue. Each
+ * pass keeps up to `startParallelism` run starts in flight. Failures are logged and retried on
+ * the next pass.
  */
 export function startOutboxDispatcher(opts: {
   orm: MikroORM;
   launcher: RunLauncher;
   pollMs: number;
+  /** OUTBOX_MAX_QUEUED_RUNS */
+  maxQueuedRuns: number;
+  /** OUTBOX_START_PARALLELISM */
+  startParallelism: number;
   logger: Logger;
   wakeOn?: { onCommitted(listener: () => void): void };
 }): { stop(): Promise<void> } {
@@ -37,7 +40,7 @@ export function startOutboxDispatcher(opts: {
   // Runs started here and maybe still queued.
   let queued = new Set<string>();
   const stillQueued = async (): Promise<number> => {
-    if (queued.size <= MAX_QUEUED) return queued.size;
+    if (queued.size <= opts.maxQueuedRuns) return queued.size;
     const rows: Array<{ id: string }> = await opts.orm.em
       .fork()
       .execute(`select id from runs where id in (select jsonb_array_elements_text(?::jsonb)) and status = 'queued'`, [JSON.stringify([...queued])]);
@@ -50,11 +53,11 @@ export function startOutboxDispatcher(opts: {
       let dispatched = 0;
       let failed = false;
       try {
-        if ((await stillQueued()) > MAX_QUEUED) {
+        if ((await stillQueued()) > opts.maxQueuedRuns) {
           await new Promise((resolve) => setTimeout(resolve, QUEUED_RECHECK_MS));
           continue;
         }
-        const pass = await dispatchOutbox(opts.orm.em.fork(), opts.launcher, BATCH);
+        const pass = await dispatchOutbox(opts.orm.em.fork(), opts.launcher, BATCH, opts.startParallelism);
         for (const id of pass.startedRunIds) queued.add(id);
         dispatched = pass.dispatched;
         failed = pass.startFailures > 0;

@@ -1,9 +1,9 @@
 /** Pieces the scenarios share: the load generator child, the outside service, background CPU, server facts. */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type pg from 'pg';
+import { listenOnLoopback } from '../lib/loopback';
 import { cpuBetween, sampleCpu } from './cpu';
 import type { LoadRunRequest, LoadRunResult, LoadgenMessage } from './loadgen';
 import { round } from './stats';
@@ -73,15 +73,6 @@ export async function startTargetServer(): Promise<{ url: string; close(): Promi
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }
 

@@ -34,6 +34,11 @@ export interface BenchStack {
   workerPid: number | null;
   workspace: { id: string; apiKey: string };
   logger: Logger;
+  /**
+   * Stops the service's worker (in this process or its own) before the rest of the stack, so a
+   * backlog left after a scenario's drain does not run on while a baseline is measured.
+   */
+  stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -147,6 +152,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
     const api = await startApi(deps);
     cleanups.push({ what: 'API', run: () => api.stop() });
     let workerPid: number | null = null;
+    let stopWorker: () => Promise<void>;
     if (opts.workerProcess) {
       const child = await spawnWorkerProcess({
         DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -154,11 +160,13 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
         SECRET_KEY: config.secretKey!,
         ...opts.workerEnv,
       });
-      cleanups.push({ what: 'worker process', run: () => child.stop() });
+      stopWorker = once(() => child.stop());
+      cleanups.push({ what: 'worker process', run: stopWorker });
       workerPid = child.pid;
     } else {
       const worker = await startWorker(deps);
-      cleanups.push({ what: 'worker', run: () => worker.stop() });
+      stopWorker = once(() => worker.stop());
+      cleanups.push({ what: 'worker', run: stopWorker });
     }
 
     const provisioned = await provisionWorkspace(api.deps.orm.em.fork(), {
@@ -197,12 +205,19 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       workerPid,
       workspace: { id: provisioned.workspace.id, apiKey: provisioned.apiKey.token },
       logger,
+      stopWorker,
       stop,
     };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** `fn` called at most once; later calls get the first call's promise. */
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let called: Promise<void> | null = null;
+  return () => (called ??= fn());
 }
 
 /**

@@ -5,7 +5,10 @@
  * One stack (scripts/bench/stack.ts), one deployed workflow webhook → transform → log, a
  * warm-up, then autocannon (in a child process) at rising concurrency, several runs per step.
  * After the load it waits for the backlog to drain (outbox → Temporal → succeeded runs) up to
- * a deadline. Results go to bench-results/webhooks-<timestamp>.json and a summary to stdout.
+ * a deadline. Then the same load against bare Temporal (scripts/bench/baseline): a plain
+ * `node:http` server in this process that starts `baselineWebhook` per request and answers 202
+ * once the start returned, its worker in its own process, drained the same way. Results go to
+ * bench-results/webhooks-<timestamp>.json and a summary to stdout, with service/bare ratios.
  */
 import pg from 'pg';
 import { TERMINAL_RUN_STATUSES } from '../../db/entities';
@@ -14,6 +17,9 @@ import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threa
 import type { LoadRunResult } from './loadgen';
 import { backgroundCpu, roundAll, serverVersion, startLoadgen, type Loadgen } from './shared';
 import { deployWorkflow } from './api';
+import { baselineClient, spawnBaselineWorker } from './baseline/worker';
+import { BASELINE_WEBHOOK_WORKFLOW, startBareWebhookServer } from './baseline/webhookServer';
+import { profileWindow } from './profile';
 import { benchEnvironment, envList, envNumber, writeResults, type BenchContext } from './report';
 import { startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { fmtSpread, round, spread, textTable, type Spread } from './stats';
@@ -104,17 +110,7 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
     if (!invokeUrl) throw new Error('deploy returned no webhookUrl');
     log(`deployed ${workflowId}; webhook ${invokeUrl.replace(/whk_.*/, 'whk_…')}`);
 
-    const cpuGroups = cpuGroupsFor(stack, loadgen.pid, db);
-    type Mark = { cpu: CpuSample | null; elu: EventLoopUtilization };
-    const mark = async (): Promise<Mark> => ({ cpu: settings.cpuSampling ? sampleCpu(await cpuGroups(), [process.pid]) : null, elu: performance.eventLoopUtilization() });
-    const resourcesSince = async (start: Mark): Promise<PhaseResources> => {
-      const end = await mark();
-      return {
-        eventLoopUtilization: round(performance.eventLoopUtilization(end.elu, start.elu).utilization, 3),
-        cpuPercentOfOneCore: start.cpu && end.cpu ? roundAll(cpuBetween(start.cpu, end.cpu, DISJOINT_GROUPS)) : null,
-        nodeThreadsPercentOfOneCore: start.cpu && end.cpu ? roundAll(threadsBetween(start.cpu, end.cpu)) : null,
-      };
-    };
+    const meter = resourceMeter(cpuGroupsFor(stack, loadgen.pid, db, SERVICE_PROCESS), settings.cpuSampling);
 
     log(`warm-up: ${settings.warmupS} s at concurrency ${settings.warmupConcurrency}`);
     const warmup = await loadgen.run({ url: invokeUrl, connections: settings.warmupConcurrency, durationS: settings.warmupS });
@@ -122,52 +118,23 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
     ctx.throwIfInterrupted();
 
     const loadStart = Date.now();
-    const steps: StepSummary[] = [];
-    for (const concurrency of settings.concurrency) {
-      const runs: MeasuredRun[] = [];
-      const before = await mark();
-      for (let r = 0; r < settings.runsPerStep; r++) {
-        ctx.throwIfInterrupted();
-        const runStart = await mark();
-        const result = await loadgen.run({ url: invokeUrl, connections: concurrency, durationS: settings.durationS });
-        // CPU used by processes outside the benchmark during this run (other users of the machine).
-        const other = (await resourcesSince(runStart)).cpuPercentOfOneCore?.other;
-        const foreignCpuPercent = other === undefined ? null : round(other, 1);
-        runs.push({ ...result, foreignCpuPercent });
-        log(
-          `  c=${concurrency} run ${r + 1}/${settings.runsPerStep}: ${round(result.acceptedPerSec)} req/s, p50 ${round(result.latencyMs.p50)} ms, p99 ${round(result.latencyMs.p99)} ms, non-2xx ${result.non2xx}, errors ${result.errors}` +
-            (foreignCpuPercent !== null && foreignCpuPercent > FOREIGN_CPU_WARN ? ` (machine busy with other processes: ${foreignCpuPercent} % of a core)` : ''),
-        );
-      }
-      const step = summarizeStep(concurrency, runs, await resourcesSince(before));
-      steps.push(step);
-      const threads = Object.entries(step.resources.nodeThreadsPercentOfOneCore ?? {}).slice(0, 4);
-      log(`  c=${concurrency}: event loop ${round(step.resources.eventLoopUtilization * 100, 0)} % busy${threads.length ? `; node threads (% core): ${threads.map(([n, v]) => `${n} ${round(v, 0)}`).join(', ')}` : ''}`);
-    }
+    const steps = await loadSteps(ctx, loadgen, invokeUrl, settings, meter, 'service');
     const loadEnd = Date.now();
 
     // Drain: every accepted request should become a succeeded run.
     const accepted202 = [warmup, ...steps.flatMap((s) => s.runs)].reduce((sum, r) => sum + r.accepted202, 0);
     log(`load done: ${accepted202} requests answered 202; draining (deadline ${settings.drainDeadlineS} s)`);
-    const series: CountsPoint[] = [];
-    const drainStart = await mark();
-    let point = await counts(db, workflowId, 0);
-    series.push(point);
-    const atLoadEnd = point;
-    const deadline = loadEnd + settings.drainDeadlineS * 1000;
-    let lastLog = Date.now();
-    while (!drained(point, accepted202) && Date.now() < deadline) {
-      ctx.throwIfInterrupted();
-      await new Promise((r) => setTimeout(r, 1000));
-      point = await counts(db, workflowId, (Date.now() - loadEnd) / 1000);
-      series.push(point);
-      if (Date.now() - lastLog >= 10_000) {
-        lastLog = Date.now();
-        log(`  +${round(point.t, 0)} s: ${point.runs.succeeded ?? 0} succeeded, outbox pending ${point.outbox.pending ?? 0}`);
-      }
-    }
+    const drainStart = await meter.mark();
+    const d = db;
+    const series = await drainSeries(ctx, loadEnd, settings.drainDeadlineS, {
+      poll: (t) => counts(d, workflowId, t),
+      done: (p) => drained(p, accepted202),
+      describe: (p) => `${p.runs.succeeded ?? 0} succeeded, outbox pending ${p.outbox.pending ?? 0}`,
+    });
+    const point = series[series.length - 1];
+    const atLoadEnd = series[0];
     const drainEnd = Date.now();
-    const drainResources = await resourcesSince(drainStart);
+    const drainResources = await meter.since(drainStart);
     const completion = await completionFigures(db, workflowId, loadStart, loadEnd);
 
     const outboxTotal = sum(point.outbox);
@@ -193,22 +160,30 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
       series,
     };
 
+    // The same load and drain against bare Temporal, on the same server, in the same run. The
+    // service's worker stops first: what its drain left would otherwise run on beside it (the
+    // dispatcher then idles at its backpressure cap).
+    await stack.stopWorker();
+    const bare = await measureBaseline(ctx, stack, loadgen, db, settings, started);
+
     const result = {
       scenario: 'webhooks',
       date: started.toISOString(),
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel, outboxPollMs: stack.config.outboxPollMs },
+      service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel, outboxPollMs: stack.config.outboxPollMs, outboxMaxQueuedRuns: stack.config.outboxMaxQueuedRuns, outboxStartParallelism: stack.config.outboxStartParallelism },
       workflow: WORKFLOW,
       settings,
       backgroundCpuBeforeStart: background,
       warmup,
       steps,
       drain,
+      bareTemporal: bare,
     };
     const file = await writeResults('webhooks', started, result);
     printSummary(result.steps, drain, settings, file);
+    printBaseline(steps, drain, bare);
   } finally {
     loadgen?.stop();
     await db?.end().catch(() => undefined);
@@ -219,22 +194,105 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
   }
 }
 
-/** Groups whose CPU adds up without overlap; `other` is the machine's busy time minus these. */
-const DISJOINT_GROUPS = ['node (API + worker)', 'loadgen (autocannon)', 'temporal dev server', 'postgres (all processes)'];
+/** What this process is in the service phase, and in the bare phase (with the bare worker's process beside it). */
+const SERVICE_PROCESS = { benchProcess: 'node (API + worker)' } as const;
+const BARE_PROCESS = { benchProcess: 'node (bare http server)', bareWorker: 'bare worker process' } as const;
 
-function cpuGroupsFor(stack: BenchStack, loadgenPid: number, db: pg.Client): () => Promise<CpuGroups> {
+/** Groups that overlap others, left out of the sum that makes `other`. */
+const OVERLAPPING_GROUPS = ['postgres (bench db backends)'];
+
+function cpuGroupsFor(stack: BenchStack, loadgenPid: number, db: pg.Client, phase: { benchProcess: string; bareWorker?: string; bareWorkerPid?: number }): () => Promise<CpuGroups> {
   return async () => {
     // Backends serving the benchmark database (the API's and the worker's pools, and ours).
     const rows = (await db.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database()').catch(() => ({ rows: [] }))).rows;
     const backends = rows.map((r) => r.pid);
     return {
-      'node (API + worker)': () => [process.pid],
+      [phase.benchProcess]: () => [process.pid],
+      ...(phase.bareWorker && phase.bareWorkerPid ? { [phase.bareWorker]: () => [phase.bareWorkerPid!] } : {}),
       'loadgen (autocannon)': () => [loadgenPid],
       'temporal dev server': () => pidTree(stack.temporal.pid),
       'postgres (all processes)': () => pidsByComm('postgres'),
       'postgres (bench db backends)': () => backends,
     };
   };
+}
+
+type Mark = { cpu: CpuSample | null; groups: string[]; elu: EventLoopUtilization };
+
+/** Marks a moment and measures CPU by group and this process's event loop since a mark. */
+function resourceMeter(groups: () => Promise<CpuGroups>, cpuSampling: boolean): { mark(): Promise<Mark>; since(start: Mark): Promise<PhaseResources> } {
+  const mark = async (): Promise<Mark> => {
+    const g = await groups();
+    return { cpu: cpuSampling ? sampleCpu(g, [process.pid]) : null, groups: Object.keys(g), elu: performance.eventLoopUtilization() };
+  };
+  return {
+    mark,
+    since: async (start) => {
+      const end = await mark();
+      const disjoint = start.groups.filter((g) => !OVERLAPPING_GROUPS.includes(g));
+      return {
+        eventLoopUtilization: round(performance.eventLoopUtilization(end.elu, start.elu).utilization, 3),
+        cpuPercentOfOneCore: start.cpu && end.cpu ? roundAll(cpuBetween(start.cpu, end.cpu, disjoint)) : null,
+        nodeThreadsPercentOfOneCore: start.cpu && end.cpu ? roundAll(threadsBetween(start.cpu, end.cpu)) : null,
+      };
+    },
+  };
+}
+
+type LoadSettings = { concurrency: number[]; runsPerStep: number; durationS: number };
+
+/** `runsPerStep` autocannon runs of `durationS` at each concurrency against `url`, with the CPU of each step. */
+async function loadSteps(ctx: BenchContext, loadgen: Loadgen, url: string, settings: LoadSettings, meter: ReturnType<typeof resourceMeter>, label: 'service' | 'bare'): Promise<StepSummary[]> {
+  const steps: StepSummary[] = [];
+  const prefix = label === 'bare' ? 'bare Temporal ' : '';
+  for (const concurrency of settings.concurrency) {
+    const runs: MeasuredRun[] = [];
+    const before = await meter.mark();
+    const endWindow = profileWindow(`${label} c=${concurrency}`);
+    for (let r = 0; r < settings.runsPerStep; r++) {
+      ctx.throwIfInterrupted();
+      const runStart = await meter.mark();
+      const result = await loadgen.run({ url, connections: concurrency, durationS: settings.durationS });
+      // CPU used by processes outside the benchmark during this run (other users of the machine).
+      const other = (await meter.since(runStart)).cpuPercentOfOneCore?.other;
+      const foreignCpuPercent = other === undefined ? null : round(other, 1);
+      runs.push({ ...result, foreignCpuPercent });
+      ctx.log(
+        `  ${prefix}c=${concurrency} run ${r + 1}/${settings.runsPerStep}: ${round(result.acceptedPerSec)} req/s, p50 ${round(result.latencyMs.p50)} ms, p99 ${round(result.latencyMs.p99)} ms, non-2xx ${result.non2xx}, errors ${result.errors}` +
+          (foreignCpuPercent !== null && foreignCpuPercent > FOREIGN_CPU_WARN ? ` (machine busy with other processes: ${foreignCpuPercent} % of a core)` : ''),
+      );
+    }
+    endWindow();
+    const step = summarizeStep(concurrency, runs, await meter.since(before));
+    steps.push(step);
+    const threads = Object.entries(step.resources.nodeThreadsPercentOfOneCore ?? {}).slice(0, 4);
+    ctx.log(`  ${prefix}c=${concurrency}: event loop ${round(step.resources.eventLoopUtilization * 100, 0)} % busy${threads.length ? `; node threads (% core): ${threads.map(([n, v]) => `${n} ${round(v, 0)}`).join(', ')}` : ''}`);
+  }
+  return steps;
+}
+
+/** Polls once a second from the end of the load until `done` or the deadline; the points, the first at the load's end. */
+async function drainSeries<P extends { t: number }>(
+  ctx: BenchContext,
+  loadEnd: number,
+  deadlineS: number,
+  probe: { poll(t: number): Promise<P>; done(p: P): boolean; describe(p: P): string },
+): Promise<P[]> {
+  let point = await probe.poll(0);
+  const series = [point];
+  const deadline = loadEnd + deadlineS * 1000;
+  let lastLog = Date.now();
+  while (!probe.done(point) && Date.now() < deadline) {
+    ctx.throwIfInterrupted();
+    await new Promise((r) => setTimeout(r, 1000));
+    point = await probe.poll((Date.now() - loadEnd) / 1000);
+    series.push(point);
+    if (Date.now() - lastLog >= 10_000) {
+      lastLog = Date.now();
+      ctx.log(`  +${round(point.t, 0)} s: ${probe.describe(point)}`);
+    }
+  }
+  return series;
 }
 
 function summarizeStep(concurrency: number, runs: MeasuredRun[], resources: PhaseResources): StepSummary {
@@ -308,6 +366,128 @@ async function completionFigures(db: pg.Client, workflowId: string, loadStart: n
 }
 
 const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+
+interface BarePoint {
+  /** Seconds since the end of the load. */
+  t: number;
+  completed: number;
+  /** Closed otherwise (failed, terminated, timed out). */
+  closedOtherwise: number;
+}
+
+/**
+ * The webhooks load against bare Temporal: a warm-up and the same steps through the same
+ * autocannon child, against a plain `node:http` server in this process that answers 202 once
+ * `client.workflow.start` of `baselineWebhook` returned (its worker in its own process); then
+ * drained until every accepted request is a closed workflow, counted through the server's
+ * visibility (`count`).
+ */
+async function measureBaseline(
+  ctx: BenchContext,
+  stack: BenchStack,
+  loadgen: Loadgen,
+  db: pg.Client,
+  settings: LoadSettings & { warmupS: number; warmupConcurrency: number; drainDeadlineS: number; cpuSampling: boolean },
+  started: Date,
+) {
+  const worker = await spawnBaselineWorker(stack.temporal.address, stack.config.temporal.namespace);
+  const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
+  const server = await startBareWebhookServer(client, `bench-bare-hook-${started.getTime()}`);
+  try {
+    const meter = resourceMeter(cpuGroupsFor(stack, loadgen.pid, db, { ...BARE_PROCESS, bareWorkerPid: worker.pid }), settings.cpuSampling);
+    ctx.log(`bare Temporal: warm-up ${settings.warmupS} s at concurrency ${settings.warmupConcurrency}; worker pid ${worker.pid}`);
+    const warmup = await loadgen.run({ url: server.url, connections: settings.warmupConcurrency, durationS: settings.warmupS });
+    if (warmup.ok2xx === 0) throw new Error(`bare warm-up got no 2xx answer: status codes ${JSON.stringify(warmup.statusCodes)}, errors ${warmup.errors}`);
+    const loadStart = Date.now();
+    const steps = await loadSteps(ctx, loadgen, server.url, settings, meter, 'bare');
+    const loadEnd = Date.now();
+
+    const accepted202 = [warmup, ...steps.flatMap((s) => s.runs)].reduce((n, r) => n + r.accepted202, 0);
+    ctx.log(`bare load done: ${server.accepted()} requests answered 202 (${accepted202} seen by autocannon); draining (deadline ${settings.drainDeadlineS} s)`);
+    const type = `WorkflowType = '${BASELINE_WEBHOOK_WORKFLOW}'`;
+    const count = async (query: string) => (await client.workflow.count(`${type} AND ${query}`)).count;
+    const drainStart = await meter.mark();
+    const series = await drainSeries<BarePoint>(ctx, loadEnd, settings.drainDeadlineS, {
+      poll: async (t) => ({ t: round(t, 1), completed: await count(`ExecutionStatus = 'Completed'`), closedOtherwise: await count(`ExecutionStatus != 'Completed' AND ExecutionStatus != 'Running'`) }),
+      // Starts still in flight when autocannon stopped are answered (and counted) meanwhile.
+      done: (p) => p.completed + p.closedOtherwise >= server.accepted(),
+      describe: (p) => `${p.completed} completed of ${server.accepted()} accepted`,
+    });
+    const accepted = server.accepted();
+    const drainEnd = Date.now();
+    const resources = await meter.since(drainStart);
+    const last = series[series.length - 1];
+    // The poll that first saw the final count: the last close, to within a second.
+    const lastFinishAfterLoadS = series.find((p) => p.completed === last.completed)?.t ?? null;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const completedDuringLoad = await count(`ExecutionStatus = 'Completed' AND CloseTime >= '${iso(loadStart)}' AND CloseTime < '${iso(loadEnd)}'`);
+    const completedAfterLoad = await count(`ExecutionStatus = 'Completed' AND CloseTime >= '${iso(loadEnd)}'`);
+    return {
+      describe:
+        'bare Temporal: a plain node:http server in the bench process starts baselineWebhook (scripts/bench/baseline/workflows.ts) per POST with client.workflow.start and answers 202 once the start returned; ' +
+        'worker in its own process; same server, loadgen, concurrencies and durations as the service, in the same run; completions counted through Temporal visibility',
+      warmup,
+      steps,
+      drain: {
+        deadlineS: settings.drainDeadlineS,
+        drainedWithinDeadline: last.completed + last.closedOtherwise >= accepted,
+        waitedS: round((drainEnd - loadEnd) / 1000, 1),
+        accepted202: accepted,
+        accepted202SeenByLoadgen: accepted202,
+        startFailures: server.failed(),
+        completed: last.completed,
+        closedOtherwise: last.closedOtherwise,
+        completedFraction: accepted > 0 ? last.completed / accepted : NaN,
+        completedPerSecDuringLoad: round(completedDuringLoad / ((loadEnd - loadStart) / 1000), 1),
+        completedAfterLoad,
+        /** Workflows closed after the load ended, per second, up to the poll that saw the last one (1 s resolution). */
+        completedPerSecDuringDrain: lastFinishAfterLoadS ? round(completedAfterLoad / lastFinishAfterLoadS, 1) : null,
+        lastFinishAfterLoadS,
+        resources,
+        series,
+      },
+    };
+  } finally {
+    await server.close();
+    await worker.stop();
+  }
+}
+
+type BareResult = Awaited<ReturnType<typeof measureBaseline>>;
+
+const ratio = (service: number, bare: number) => String(round(service / bare, 2));
+
+function printBaseline(steps: StepSummary[], drain: { completedPerSecDuringLoad: number; completedPerSecDuringDrain: number | null; completedFraction: number }, bare: BareResult): void {
+  const header = ['concurrency', 'service accepted/s', 'bare accepted/s', 'ratio', 'service p50 ms', 'bare p50 ms', 'service p99 ms', 'bare p99 ms', 'p99 ratio', 'CPU % bench/bare worker/loadgen/temporal of system'];
+  const rows = bare.steps.map((b) => {
+    const s = steps.find((x) => x.concurrency === b.concurrency);
+    const c = b.resources.cpuPercentOfOneCore;
+    const cpu = c ? `${[c[BARE_PROCESS.benchProcess], c[BARE_PROCESS.bareWorker], c['loadgen (autocannon)'], c['temporal dev server']].map((x) => round(x ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}` : 'n/a';
+    return [
+      String(b.concurrency),
+      s ? fmtSpread(s.acceptedPerSec) : '-',
+      fmtSpread(b.acceptedPerSec),
+      s ? ratio(s.acceptedPerSec.median, b.acceptedPerSec.median) : '-',
+      s ? String(round(s.latencyMs.p50.median)) : '-',
+      String(round(b.latencyMs.p50.median)),
+      s ? String(round(s.latencyMs.p99.median)) : '-',
+      String(round(b.latencyMs.p99.median)),
+      s ? ratio(s.latencyMs.p99.median, b.latencyMs.p99.median) : '-',
+      cpu,
+    ];
+  });
+  const bd = bare.drain;
+  process.stdout.write(
+    [
+      'bare Temporal, same server and run (ratio = service / bare):',
+      ...textTable(header, rows),
+      `bare: ${bd.accepted202} accepted, ${bd.completed} completed (${round(bd.completedFraction * 100, 1)} %) after ${bd.waitedS} s of drain; start failures ${bd.startFailures}`,
+      `completed/s during load: service ${drain.completedPerSecDuringLoad}, bare ${bd.completedPerSecDuringLoad} (ratio ${ratio(drain.completedPerSecDuringLoad, bd.completedPerSecDuringLoad)}); ` +
+        `during drain: service ${drain.completedPerSecDuringDrain ?? 'n/a'}, bare ${bd.completedPerSecDuringDrain ?? 'n/a'}`,
+      '',
+    ].join('\n'),
+  );
+}
 
 function printSummary(steps: StepSummary[], drain: Record<string, unknown> & { accepted202: number; outboxRows: number; succeeded: number; completedFraction: number; resources: PhaseResources }, settings: { durationS: number; runsPerStep: number; drainDeadlineS: number }, file: string): void {
   const header = ['concurrency', 'accepted req/s median [min–max]', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx', 'errors', 'event loop', 'CPU % node/loadgen/temporal/pg/other of system'];

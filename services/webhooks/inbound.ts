@@ -9,7 +9,7 @@ import {
   type Workflow,
   type WorkflowVersion,
 } from '../../db/entities';
-import { requireSecretKey } from '../config';
+import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../config';
 import { invalidInput, notFound, unauthenticated } from '../errors';
 import { newId, randomToken, sha256Hex } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
@@ -154,9 +154,6 @@ export async function createWebhookRun(
   });
 }
 
-/** Runs started at once by one dispatch pass. */
-const DISPATCH_PARALLELISM = 32;
-
 /** The trigger a run started from a webhook of this kind records. */
 function triggerOf(webhook: Webhook): 'webhook' | 'email' | 'rss' | 'api' {
   return webhook.kind === 'mailer' ? 'email' : webhook.kind === 'rss' ? 'rss' : webhook.kind === 'ci' ? 'api' : 'webhook';
@@ -175,12 +172,12 @@ export interface DispatchPass {
 /**
  * Hands pending outbox entries to the durable engine, oldest first. Rows are locked with
  * SKIP LOCKED, so several API instances never dispatch the same entry. Each webhook of the
- * batch is resolved once; up to DISPATCH_PARALLELISM entries at once get their run row
+ * batch is resolved once; up to `parallelism` entries at once (OUTBOX_START_PARALLELISM) get their run row
  * (committed first) and their run started, and the batch is marked in one statement. An entry whose start fails
  * (Temporal down) stays pending for the next pass, and because its run id is derived from the
  * outbox id a repeated start cannot create a second run.
  */
-export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100): Promise<DispatchPass> {
+export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100, parallelism = DEFAULT_OUTBOX_START_PARALLELISM): Promise<DispatchPass> {
   const pass: DispatchPass = { dispatched: 0, startFailures: 0, startedRunIds: [] };
   await em.transactional(async (tx) => {
     const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await tx.execute(
@@ -219,7 +216,7 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
         startNodeId: resolved.startNodeId ?? null,
       })),
     );
-    const errors = await inParallel(starts, DISPATCH_PARALLELISM, ({ resolved }, i) => launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }));
+    const errors = await inParallel(starts, parallelism, ({ resolved }, i) => launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }));
     const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
     const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
     if (started.length > 0) {

@@ -1,5 +1,8 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../../scripts/lib/loopback';
+
+// Tests import it from here, beside the fake servers that use it.
+export { listenOnLoopback };
 
 export interface RecordedRequest {
   method: string;
@@ -29,18 +32,4 @@ export async function startFakeServer(
     });
   });
   return { ...(await listenOnLoopback(server)), requests };
-}
-
-/** Starts `server` on 127.0.0.1 (a free port): its base URL, and a close that drops open connections. */
-export async function listenOnLoopback(server: http.Server): Promise<{ url: string; close(): Promise<void> }> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -1,5 +1,5 @@
 import { hashPassword, verifyPassword } from '../../services/passwords';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/config';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { requestFingerprint } from '../../services/idempotency';
 import { generateApiKeyToken } from '../../services/apiKeys';
@@ -55,6 +55,18 @@ test('run admission: on by default, RUN_ADMISSION_MAX_ACTIVE=0 turns it off, bad
   expect(loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '0', RUN_ADMISSION_MAX_WAIT_MS: '5000', RUN_ADMISSION_RECHECK_MS: '10' }).runAdmission).toEqual({ maxActivePerWorkspace: 0, maxWaitMs: 5000, recheckMs: 10 });
   expect(() => loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '-1' })).toThrow(/RUN_ADMISSION_MAX_ACTIVE/);
   expect(() => loadConfig({ RUN_ADMISSION_RECHECK_MS: '0' })).toThrow(/RUN_ADMISSION_RECHECK_MS/);
+});
+
+test('the outbox dispatcher backpressure cap and starts in flight default to 200 and 32, set by OUTBOX_MAX_QUEUED_RUNS and OUTBOX_START_PARALLELISM', () => {
+  const defaults = loadConfig({});
+  expect([DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM]).toEqual([200, 32]);
+  expect(defaults.outboxMaxQueuedRuns).toBe(200);
+  expect(defaults.outboxStartParallelism).toBe(32);
+  const set = loadConfig({ OUTBOX_MAX_QUEUED_RUNS: '1000', OUTBOX_START_PARALLELISM: '8' });
+  expect([set.outboxMaxQueuedRuns, set.outboxStartParallelism]).toEqual([1000, 8]);
+  expect(loadConfig({ OUTBOX_START_PARALLELISM: '100' }).outboxStartParallelism).toBe(100);
+  for (const bad of ['0', '-5', '2.5', 'lots', '100001']) expect(() => loadConfig({ OUTBOX_MAX_QUEUED_RUNS: bad })).toThrow(/OUTBOX_MAX_QUEUED_RUNS/);
+  for (const bad of ['0', '101', '1.5', 'many']) expect(() => loadConfig({ OUTBOX_START_PARALLELISM: bad })).toThrow(/OUTBOX_START_PARALLELISM/);
 });
 
 test('request fingerprints ignore key order but not values, method or path', () => {

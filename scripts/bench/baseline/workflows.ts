@@ -1,5 +1,5 @@
 /**
- * The `baseline` of the benchmarks: the shapes the `steps` and `throughput` scenarios run
+ * The `baseline` of the benchmarks: the shapes the `steps`, `throughput` and `webhooks` scenarios run
  * through the service, written as plain Temporal workflows, so every figure can be reported as
  * a ratio to bare Temporal on the same server in the same benchmark run.
  */
@@ -34,4 +34,11 @@ export async function baselineThroughput(url: string, i: number): Promise<unknow
   const body = await durable.httpPost(`${url}/record`, shaped);
   log.info(`done ${JSON.stringify(body)}`);
   return body;
+}
+
+/** The webhooks shape: webhook body → transform `{ "n": i }` → log; no activity, as in the service's run of it. */
+export async function baselineWebhook(body: { i: number }): Promise<{ n: number }> {
+  const shaped = { n: body.i };
+  log.info(`got ${shaped.n}`);
+  return shaped;
 }
