@@ -7,6 +7,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './shared';
 import { temporalResearchLauncher } from './research-client';
 import { temporalCommandEngine } from './commands-client';
+import { stickyCacheOptions } from './workerOptions';
 
 export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
 
@@ -91,17 +92,8 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     activities: createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...opts.deps }),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.payloadCodec ? { dataConverter: { payloadCodecs: [opts.payloadCodec] } } : {}),
-    ...(opts.maxCachedWorkflows !== undefined ? cacheOptions(opts.maxCachedWorkflows) : {}),
+    ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),
   });
-}
-
-/**
- * The SDK runs at most `maxConcurrentWorkflowTaskExecutions` (default 40) workflow tasks at once
- * and needs each of them cached; a smaller cache lowers that limit to the cache size (the SDK
- * would otherwise log a warning and do the same).
- */
-function cacheOptions(maxCachedWorkflows: number): { maxCachedWorkflows: number; maxConcurrentWorkflowTaskExecutions?: number } {
-  return maxCachedWorkflows < 40 ? { maxCachedWorkflows, maxConcurrentWorkflowTaskExecutions: maxCachedWorkflows } : { maxCachedWorkflows };
 }
 
 const noop = () => undefined;
