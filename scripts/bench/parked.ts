@@ -16,7 +16,14 @@
  * sticky cache size, its RSS sampled the same way; the results give the worker's RSS as a
  * ratio service/bare (BENCH_PARKED_BARE=0 skips it).
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { quietBundlerLogger } from '../../temporal/worker';
 import pg from 'pg';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../services/config';
 import { apiCall, deployWorkflow } from './api';
@@ -26,12 +33,13 @@ import { benchEnvironment, envNumber, writeResults, type BenchContext } from './
 import { backgroundCpu, pool, serverVersion, startLoadgen, type Loadgen } from './shared';
 import { findFreePort } from '../lib/temporal-dev-server';
 import { bareParking, parkingPlan, tallyOutcomes } from './parkedBaseline';
-import { startBenchStack, temporalFacts, type BenchStack } from './stack';
+import { DIST_ROOT, startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { percentile, round, textTable } from './stats';
 
 type Kind = 'approval' | 'event' | 'timer';
 const KINDS: Kind[] = ['approval', 'event', 'timer'];
 const MiB = 1024 * 1024;
+const execFileP = promisify(execFile);
 
 interface RssSample {
   at: number;
@@ -83,6 +91,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     maxCachedWorkflows: process.env.WORKER_MAX_CACHED_WORKFLOWS ? Number(process.env.WORKER_MAX_CACHED_WORKFLOWS) : DEFAULT_MAX_CACHED_WORKFLOWS,
     /** BENCH_PARKED_BARE=0 skips the bare-Temporal half. */
     bare: process.env.BENCH_PARKED_BARE !== '0',
+    runtime: serviceRuntimeFromEnv(),
   };
   const { log } = ctx;
   const started = new Date();
@@ -95,9 +104,12 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   let loadgen: Loadgen | null = null;
   let db: pg.Client | null = null;
   let sampler: NodeJS.Timeout | null = null;
+  let bareBundle: string | undefined;
   try {
-    stack = await startBenchStack(log, { workerProcess: true, workerEnv: { TEMPORAL_SDK_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` } });
+    bareBundle = settings.runtime === 'dist' ? await prepareDist(log) : undefined;
+    stack = await startBenchStack(log, { workerProcess: true, workerEnv: { TEMPORAL_SDK_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` }, runtime: settings.runtime, apiProcess: settings.runtime === 'dist' });
     const s = stack;
+    const apiPid = s.apiPid ?? process.pid;
     db = new pg.Client({ connectionString: stack.databaseUrl });
     db.on('error', () => undefined);
     await db.connect();
@@ -115,7 +127,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
         at: Date.now(),
         phase,
         waiting: await waitingCount(d),
-        apiMiB: rssMiB([process.pid]),
+        apiMiB: rssMiB([apiPid]),
         workerMiB: s.workerPid ? rssMiB([s.workerPid]) : NaN,
         temporalMiB: rssMiB(pidTree(s.temporal.pid)),
         bareWorkerMiB: barePid ? rssMiB([barePid]) : null,
@@ -212,7 +224,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     const bare = settings.bare
       ? await bareParking(ctx, s, {
           ...settings,
-          runtime: 'tsx',
+          workflowBundlePath: bareBundle,
           setPhase: (p) => (phase = p),
           setWorkerPid: (pid) => (barePid = pid),
           expectedOutput,
@@ -229,7 +241,10 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel },
+      service:
+        settings.runtime === 'dist'
+          ? { api: 'its own process: node dist/api/main.js (API + outbox dispatcher)', worker: 'one worker process: node dist/temporal/worker-main.js with the prebuilt workflow bundle', logLevel: stack.config.logLevel }
+          : { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (node --import tsx temporal/worker-main.ts, bundling its workflows at start)', logLevel: stack.config.logLevel },
       workflows: { approval: graph('approval', { prompt: 'Go?' }), event: graph('event', {}), timer: graph('timer', { seconds: 86_400 }), timerSample: graph('timer', { until }) },
       settings,
       backgroundCpuBeforeStart: background,
@@ -253,12 +268,41 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   } finally {
     if (sampler) clearInterval(sampler);
     loadgen?.stop();
+    if (bareBundle) await rm(path.dirname(bareBundle), { recursive: true, force: true });
     await db?.end().catch(() => undefined);
     if (stack) {
       log('shutting down the stack');
       await stack.stop();
     }
   }
+}
+
+/**
+ * BENCH_SERVICE_RUNTIME: `tsx` (default; the worker under tsx, the API in this process) or
+ * `dist` (the Dockerfile's form: `npm run build`, then the API and the worker each as their own
+ * `node dist/...` process).
+ */
+function serviceRuntimeFromEnv(raw = process.env.BENCH_SERVICE_RUNTIME): 'tsx' | 'dist' {
+  if (raw === undefined || raw === '' || raw === 'tsx') return 'tsx';
+  if (raw === 'dist') return raw;
+  throw new Error(`BENCH_SERVICE_RUNTIME: expected tsx or dist, got ${JSON.stringify(raw)}`);
+}
+
+/**
+ * Builds dist/ (`npm run build`, with its workflow bundle; BENCH_DIST_BUILD=0 reuses the one
+ * there) and bundles the baseline's compiled workflows for the bare worker, which then loads a
+ * prebuilt bundle as the service's worker does. Returns that bundle's file.
+ */
+async function prepareDist(log: (m: string) => void): Promise<string> {
+  if (process.env.BENCH_DIST_BUILD !== '0') {
+    log('npm run build (BENCH_DIST_BUILD=0 reuses dist/)');
+    await execFileP('npm', ['run', 'build'], { cwd: path.resolve(DIST_ROOT, '..'), maxBuffer: 16 * MiB });
+  }
+  if (!existsSync(path.join(DIST_ROOT, 'temporal', 'workflow-bundle.js'))) throw new Error('dist/temporal/workflow-bundle.js is missing: run npm run build');
+  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'workflows.js'), logger: quietBundlerLogger });
+  const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'svc-bench-bare-')), 'baseline-bundle.js');
+  await writeFile(file, code);
+  return file;
 }
 
 interface StartedRun {
@@ -410,7 +454,7 @@ function compareWithBare(rss: ReturnType<typeof summarizeRss>) {
   };
 }
 
-function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerSec: number; allStillParkedAfterMeasurements: boolean }; rssMiB: ReturnType<typeof summarizeRss>; bare: (Awaited<ReturnType<typeof bareParking>> & { rss: ReturnType<typeof compareWithBare> | null }) | null; latencyMs: { before: Record<string, { p50: number; p99: number }>; parked: Record<string, { p50: number; p99: number }> }; resume: { total: number; succeeded: number }; settings: { maxCachedWorkflows: number } }, file: string): void {
+function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerSec: number; allStillParkedAfterMeasurements: boolean }; rssMiB: ReturnType<typeof summarizeRss>; bare: (Awaited<ReturnType<typeof bareParking>> & { rss: ReturnType<typeof compareWithBare> | null }) | null; latencyMs: { before: Record<string, { p50: number; p99: number }>; parked: Record<string, { p50: number; p99: number }> }; resume: { total: number; succeeded: number }; settings: { maxCachedWorkflows: number; runtime: 'tsx' | 'dist' } }, file: string): void {
   const f = (x: { median: number; max: number } | null) => (x ? `${x.median} (max ${x.max})` : '–');
   const rssRows = ['before', 'parking', 'parked', 'resume'].map((p) => {
     const x = r.rssMiB[p];
@@ -423,7 +467,7 @@ function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerS
       '',
       `parked: ${r.park.runs} runs parked in ${r.park.timeToParkS} s (starts ${r.park.startsPerSec}/s); worker maxCachedWorkflows ${r.settings.maxCachedWorkflows}; all still parked after the measurements: ${r.park.allStillParkedAfterMeasurements}`,
       'RSS MiB, median (max) over the phase:',
-      ...textTable(['phase', 'worker', 'api (bench process)', 'worker + api', 'temporal dev server', 'sticky cache size'], rssRows),
+      ...textTable(['phase', 'worker', r.settings.runtime === 'dist' ? 'api (own process)' : 'api (bench process)', 'worker + api', 'temporal dev server', 'sticky cache size'], rssRows),
       'API latency ms, p50 / p99:',
       ...textTable(['endpoint', 'before parking', 'while parked'], latRows),
       `sticky cache: ${JSON.stringify(r.rssMiB.parked.stickyCacheAtEnd)} while parked; ${JSON.stringify(r.rssMiB.resume.stickyCacheAtEnd)} after the resume (misses are evicted runs replayed from history)`,

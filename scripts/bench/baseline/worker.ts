@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { stickyCacheOptions } from '../../../temporal/workerOptions';
-import { spawnTsProcess } from '../stack';
+import { DIST_ROOT, spawnTsProcess } from '../stack';
 import { createBaselineActivities } from './activities';
 
 export const BASELINE_TASK_QUEUE = 'bench-baseline';
@@ -53,13 +53,8 @@ export async function spawnBaselineWorker(address: string, namespace: string, op
   const env: Record<string, string> = { BASELINE_TEMPORAL_ADDRESS: address, BASELINE_TEMPORAL_NAMESPACE: namespace };
   if (opts.maxCachedWorkflows !== undefined) env.BASELINE_MAX_CACHED_WORKFLOWS = String(opts.maxCachedWorkflows);
   if (opts.workflowBundlePath) env.BASELINE_WORKFLOW_BUNDLE = opts.workflowBundlePath;
-  const args = opts.runtime === 'dist' ? [path.join(distRoot(), 'scripts', 'bench', 'baseline', 'worker-main.js')] : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
+  const args = opts.runtime === 'dist' ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'worker-main.js')] : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
   return spawnTsProcess(args, env, 'baseline worker started');
-}
-
-/** The compiled tree of `npm run build` (dist/ at the repository root). */
-function distRoot(): string {
-  return path.resolve(__dirname, '..', '..', '..', 'dist');
 }
 
 /** A client for the baseline on the stack's connection, without the service's payload codec (bare Temporal encrypts nothing). */
