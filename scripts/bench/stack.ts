@@ -185,7 +185,8 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       apiUrl = `http://127.0.0.1:${port}`;
       const healthz = `${apiUrl}/healthz`;
       const child = await spawnTsProcess(
-        runtime === 'dist' ? [path.join(DIST_ROOT, 'api', 'main.js')] : ['--import', 'tsx', 'api/main.ts'],
+        // BENCH_API_NODE_ARGS: node flags of the API process, as BENCH_WORKER_NODE_ARGS for the worker.
+        [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'api', 'main.js')] : ['--import', 'tsx', 'api/main.ts'])],
         {
           DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
           SECRET_KEY: config.secretKey!, HOST: '127.0.0.1', PORT: String(port),
