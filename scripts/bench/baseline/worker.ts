@@ -53,8 +53,10 @@ export async function spawnBaselineWorker(address: string, namespace: string, op
   const env: Record<string, string> = { BASELINE_TEMPORAL_ADDRESS: address, BASELINE_TEMPORAL_NAMESPACE: namespace };
   if (opts.maxCachedWorkflows !== undefined) env.BASELINE_MAX_CACHED_WORKFLOWS = String(opts.maxCachedWorkflows);
   if (opts.workflowBundlePath) env.BASELINE_WORKFLOW_BUNDLE = opts.workflowBundlePath;
-  const args = opts.runtime === 'dist' ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'worker-main.js')] : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
-  return spawnTsProcess(args, env, 'baseline worker started');
+  const entry = opts.runtime === 'dist' ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'worker-main.js')] : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
+  // The same node flags as the service's worker (BENCH_WORKER_NODE_ARGS), so the ratio compares code, not flags.
+  const flags = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawnTsProcess([...flags, ...entry], env, 'baseline worker started');
 }
 
 /** A client for the baseline on the stack's connection, without the service's payload codec (bare Temporal encrypts nothing). */
