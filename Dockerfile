@@ -25,4 +25,5 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data/blobs && chown node:node /data/blobs
 USER node
 EXPOSE 3000
-CMD ["node", "dist/api/main.js"]
+# --max-semi-space-size=4: see docker-compose.yml (the worker runs with the same flag there).
+CMD ["node", "--max-semi-space-size=4", "dist/api/main.js"]
