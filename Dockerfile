@@ -10,11 +10,13 @@ COPY . .
 RUN npm run build
 
 # Runtime stage: production dependencies and dist/ only.
-# The worker bundles its workflows at start from dist/temporal/workflows (compiled JS,
-# resolved via __dirname), with webpack/swc from @temporalio/worker, so no TS sources
-# are needed here.
+# `npm run build` also bundled the workflows (dist/temporal/workflow-bundle.js); the worker
+# loads that file instead of running webpack at start, which saves seconds per start and
+# about 100 MiB of worker memory. WORKFLOW_BUNDLE_PATH names it, so a missing bundle fails
+# the start instead of silently bundling.
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
+ENV WORKFLOW_BUNDLE_PATH=/app/dist/temporal/workflow-bundle.js
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -23,4 +25,5 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data/blobs && chown node:node /data/blobs
 USER node
 EXPOSE 3000
-CMD ["node", "dist/api/main.js"]
+# --max-semi-space-size=4: see docker-compose.yml (the worker runs with the same flag there).
+CMD ["node", "--max-semi-space-size=4", "dist/api/main.js"]

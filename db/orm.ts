@@ -1,20 +1,18 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities';
-import { migrationsList } from './migrations';
 
 /** MikroORM options for a database URL; the one place the ORM is configured. */
 export function ormOptions(databaseUrl: string, opts: { debug?: boolean; poolMax?: number } = {}): Options {
   return {
     clientUrl: databaseUrl,
     entities,
-    extensions: [Migrator],
     debug: opts.debug ?? false,
     // Entities are EntitySchema definitions; no decorator metadata or file discovery needed.
     discovery: { warnWhenNoEntities: true },
     pool: { min: 0, max: opts.poolMax ?? 10 },
+    // The migrator and the migration classes load on first use (migrator()): the API and the
+    // worker never migrate, and @mikro-orm/migrations with umzug costs them ≈ 10 MiB each.
     migrations: {
-      migrationsList,
       tableName: 'mikro_orm_migrations',
       transactional: true,
       allOrNothing: true,
@@ -31,15 +29,26 @@ export async function openOrm(databaseUrl: string, opts: { debug?: boolean; pool
   return MikroORM.init(ormOptions(databaseUrl, opts));
 }
 
+/** The ORM's migrator, loading it and the committed migrations on first use. */
+async function migrator(orm: MikroORM) {
+  const options = orm.config.get('migrations');
+  if (!options.migrationsList) {
+    const [{ Migrator }, { migrationsList }] = await Promise.all([import('@mikro-orm/migrations'), import('./migrations')]);
+    options.migrationsList = migrationsList;
+    Migrator.register(orm);
+  }
+  return orm.getMigrator();
+}
+
 /** Applies pending migrations; returns the names applied. */
 export async function migrateUp(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
+  const applied = await (await migrator(orm)).up();
   return applied.map((m) => m.name);
 }
 
 /** Names of committed migrations not yet applied to this database. */
 export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
-  const pending = await orm.getMigrator().getPendingMigrations();
+  const pending = await (await migrator(orm)).getPendingMigrations();
   return pending.map((m) => m.name);
 }
 

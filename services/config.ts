@@ -42,6 +42,7 @@ const envSchema = z.object({
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(DEFAULT_MAX_CACHED_WORKFLOWS),
+  WORKFLOW_BUNDLE_PATH: z.string().optional(),
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().default('1mb'),
@@ -141,6 +142,8 @@ export type AppConfig = {
     previousPayloadKeys: string[];
     /** Runs a worker keeps in its sticky cache; the rest are evicted and replayed from history when they wake. */
     maxCachedWorkflows: number;
+    /** A prebuilt workflow bundle the worker loads instead of bundling at start; unset: the one `npm run build` writes, when present. */
+    workflowBundlePath: string | undefined;
   };
   /** Operators' access to the Temporal codec endpoint: this bearer token, or a session of one of `operatorEmails`. */
   operatorToken: string | undefined;
@@ -303,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       payloadKey: e.TEMPORAL_PAYLOAD_KEY || undefined,
       previousPayloadKeys: list(e.TEMPORAL_PAYLOAD_PREVIOUS_KEYS),
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+      workflowBundlePath: e.WORKFLOW_BUNDLE_PATH || undefined,
     },
     operatorToken: e.OPERATOR_TOKEN || undefined,
     operatorEmails: list(e.OPERATOR_EMAILS).map((email) => email.toLowerCase()),

@@ -5,7 +5,7 @@ import { keySettingsOf } from '../services/credentials';
 import { runStandalone } from '../services/lifecycle';
 import { closeSandboxPool } from '../services/sandbox';
 import { connectWorkerConnection } from './client';
-import { createWorker } from './worker';
+import { createWorker, prebuiltWorkflowBundle } from './worker';
 import { payloadCodecFromConfig } from '../services/payloadCodec';
 import { createBlobStore } from '../services/blobs';
 import { fileScannersOf } from '../services/files';
@@ -21,7 +21,10 @@ export async function startWorker(opts: {
   databaseUrl: string;
   temporalAddress: string;
   logger: Logger;
-  /** A prebuilt workflow bundle (npm start keeps one between starts); unset bundles at start. */
+  /**
+   * A prebuilt workflow bundle (npm start keeps one between starts); unset: WORKFLOW_BUNDLE_PATH
+   * or the bundle `npm run build` wrote (prebuiltWorkflowBundle), else bundled at start.
+   */
   workflowBundle?: { code: string };
 }): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
@@ -40,7 +43,8 @@ export async function startWorker(opts: {
     commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery, localAiCli: opts.config.localAiCli },
     mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle: opts.workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows });
+  const workflowBundle = opts.workflowBundle ?? prebuiltWorkflowBundle(opts.config.temporal.workflowBundlePath) ?? undefined;
+  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows });
   const running = worker.run();
   running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));
   return {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
@@ -7,6 +8,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './shared';
 import { temporalResearchLauncher } from './research-client';
 import { temporalCommandEngine } from './commands-client';
+import { stickyCacheOptions } from './workerOptions';
 
 export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
 
@@ -64,12 +66,42 @@ export async function cachedWorkflowBundle(cacheDir: string): Promise<{ code: st
   return { code };
 }
 
+/** Where `npm run build` writes the workflow bundle: next to the compiled worker (dist/temporal/). */
+export const BUILT_WORKFLOW_BUNDLE = path.join(__dirname, 'workflow-bundle.js');
+
+/**
+ * Bundles the compiled workflows into BUILT_WORKFLOW_BUNDLE (the last step of `npm run build`),
+ * so a production worker starts without webpack: bundling at start costs seconds and leaves
+ * about 100 MiB of heap behind.
+ */
+export async function writeBuiltWorkflowBundle(): Promise<string> {
+  const { code } = await bundleWorkflows();
+  const partial = `${BUILT_WORKFLOW_BUNDLE}.${process.pid}.partial`;
+  await writeFile(partial, code);
+  await rename(partial, BUILT_WORKFLOW_BUNDLE);
+  return BUILT_WORKFLOW_BUNDLE;
+}
+
+/**
+ * The prebuilt bundle a worker loads: `configured` (WORKFLOW_BUNDLE_PATH), which must exist,
+ * else the one `npm run build` wrote next to the compiled worker. Null when neither (running
+ * from sources under tsx): the worker bundles at start. Sources never pick up a stray
+ * bundle, which could be older than the code beside it.
+ */
+export function prebuiltWorkflowBundle(configured: string | undefined): { codePath: string } | null {
+  if (configured) {
+    if (!existsSync(configured)) throw new Error(`WORKFLOW_BUNDLE_PATH: no file at ${configured}`);
+    return { codePath: path.resolve(configured) };
+  }
+  return __filename.endsWith('.js') && existsSync(BUILT_WORKFLOW_BUNDLE) ? { codePath: BUILT_WORKFLOW_BUNDLE } : null;
+}
+
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   deps: ActivityDeps;
-  /** A prebuilt bundle; when omitted the worker bundles `temporal/workflows` itself. */
-  workflowBundle?: { code: string };
+  /** A prebuilt bundle (its code, or the file); when omitted the worker bundles `temporal/workflows` itself. */
+  workflowBundle?: { code: string } | { codePath: string };
   identity?: string;
   /** The deployment's payload codec (services/payloadCodec.ts); must match the clients'. */
   payloadCodec?: PayloadCodec;
@@ -91,18 +123,10 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     activities: createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...opts.deps }),
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.payloadCodec ? { dataConverter: { payloadCodecs: [opts.payloadCodec] } } : {}),
-    ...(opts.maxCachedWorkflows !== undefined ? cacheOptions(opts.maxCachedWorkflows) : {}),
+    ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),
   });
 }
 
-/**
- * The SDK runs at most `maxConcurrentWorkflowTaskExecutions` (default 40) workflow tasks at once
- * and needs each of them cached; a smaller cache lowers that limit to the cache size (the SDK
- * would otherwise log a warning and do the same).
- */
-function cacheOptions(maxCachedWorkflows: number): { maxCachedWorkflows: number; maxConcurrentWorkflowTaskExecutions?: number } {
-  return maxCachedWorkflows < 40 ? { maxCachedWorkflows, maxConcurrentWorkflowTaskExecutions: maxCachedWorkflows } : { maxCachedWorkflows };
-}
-
 const noop = () => undefined;
-const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+/** A bundler logger that keeps only errors. */
+export const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };

@@ -10,22 +10,36 @@
  * resumed (approved, sent its event, its timer left to fire) and must end `succeeded` with its
  * own output. The timer sample runs on a workflow deployed after the rest are parked, whose
  * `until` falls after the measurements, so those timers fire only once they are done.
+ *
+ * Then bare Temporal does the same (scripts/bench/parkedBaseline.ts): as many plain workflows
+ * parked on an update, a signal and a sleep, on a bare worker in its own process with the same
+ * sticky cache size, its RSS sampled the same way; the results give the worker's RSS as a
+ * ratio service/bare (BENCH_PARKED_BARE=0 skips it).
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { quietBundlerLogger } from '../../temporal/worker';
 import pg from 'pg';
 import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../services/config';
 import { apiCall, deployWorkflow } from './api';
 import { pidTree } from './cpu';
 import type { LoadRunResult } from './loadgen';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
-import { backgroundCpu, serverVersion, startLoadgen, type Loadgen } from './shared';
+import { backgroundCpu, pool, serverVersion, startLoadgen, type Loadgen } from './shared';
 import { findFreePort } from '../lib/temporal-dev-server';
-import { startBenchStack, temporalFacts, type BenchStack } from './stack';
+import { bareParking, parkingPlan, tallyOutcomes } from './parkedBaseline';
+import { DIST_ROOT, startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { percentile, round, textTable } from './stats';
 
 type Kind = 'approval' | 'event' | 'timer';
 const KINDS: Kind[] = ['approval', 'event', 'timer'];
 const MiB = 1024 * 1024;
+const execFileP = promisify(execFile);
 
 interface RssSample {
   at: number;
@@ -35,6 +49,8 @@ interface RssSample {
   apiMiB: number;
   workerMiB: number;
   temporalMiB: number;
+  /** The bare-Temporal worker (scripts/bench/baseline) while it runs; null before and after. */
+  bareWorkerMiB: number | null;
   /** The worker's Temporal SDK sticky-cache figures at that moment (Prometheus gauges/counters). */
   stickyCache: Record<string, number> | null;
 }
@@ -73,6 +89,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     connections: Math.floor(envNumber('BENCH_PARKED_CONNECTIONS', 10)),
     parkDeadlineS: envNumber('BENCH_DRAIN_S', 1800),
     maxCachedWorkflows: process.env.WORKER_MAX_CACHED_WORKFLOWS ? Number(process.env.WORKER_MAX_CACHED_WORKFLOWS) : DEFAULT_MAX_CACHED_WORKFLOWS,
+    /** BENCH_PARKED_BARE=0 skips the bare-Temporal half. */
+    bare: process.env.BENCH_PARKED_BARE !== '0',
+    runtime: serviceRuntimeFromEnv(),
   };
   const { log } = ctx;
   const started = new Date();
@@ -85,9 +104,12 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   let loadgen: Loadgen | null = null;
   let db: pg.Client | null = null;
   let sampler: NodeJS.Timeout | null = null;
+  let bareBundle: string | undefined;
   try {
-    stack = await startBenchStack(log, { workerProcess: true, workerEnv: { TEMPORAL_SDK_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` } });
+    bareBundle = settings.runtime === 'dist' ? await prepareDist(log) : undefined;
+    stack = await startBenchStack(log, { workerProcess: true, workerEnv: { TEMPORAL_SDK_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` }, runtime: settings.runtime, apiProcess: settings.runtime === 'dist' });
     const s = stack;
+    const apiPid = s.apiPid ?? process.pid;
     db = new pg.Client({ connectionString: stack.databaseUrl });
     db.on('error', () => undefined);
     await db.connect();
@@ -98,15 +120,17 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
 
     // RSS every second, labelled with the phase it falls in.
     let phase = 'idle';
+    let barePid: number | null = null;
     const samples: RssSample[] = [];
     const takeSample = async () => {
       samples.push({
         at: Date.now(),
         phase,
         waiting: await waitingCount(d),
-        apiMiB: rssMiB([process.pid]),
+        apiMiB: rssMiB([apiPid]),
         workerMiB: s.workerPid ? rssMiB([s.workerPid]) : NaN,
         temporalMiB: rssMiB(pidTree(s.temporal.pid)),
+        bareWorkerMiB: barePid ? rssMiB([barePid]) : null,
         stickyCache: await stickyCache(metricsUrl),
       });
     };
@@ -156,14 +180,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
 
     // Park: every run except the timer sample, then the timer sample on a workflow whose
     // timer fires after the measurements below.
-    const all = Array.from({ length: settings.parked }, (_, i) => ({ kind: KINDS[i % 3], name: `p${i}` }));
-    const timerSample = Math.min(settings.resumePerKind, all.filter((p) => p.kind === 'timer').length);
-    let sampleLeft = timerSample;
-    // The last `timerSample` timer runs of the plan become the timer sample.
-    const plan = all
-      .reverse()
-      .filter((p) => !(p.kind === 'timer' && sampleLeft-- > 0))
-      .reverse();
+    const { plan, timerSample } = parkingPlan(settings.parked, settings.resumePerKind);
     phase = 'parking';
     const parkStart = Date.now();
     const parkedRuns = await startRuns(ctx, s, wf, plan, settings.startConcurrency);
@@ -202,17 +219,32 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     log(`resume: ${resumed.succeeded}/${resumed.total} succeeded with the expected output in ${((Date.now() - resumeStart) / 1000).toFixed(1)} s (by kind ${JSON.stringify(resumed.byKind)})`);
     phase = 'after';
     await sleep(3_000);
+
+    // Bare Temporal: as many plain workflows parked on the same waits, on a bare worker of its own.
+    const bare = settings.bare
+      ? await bareParking(ctx, s, {
+          ...settings,
+          workflowBundlePath: bareBundle,
+          setPhase: (p) => (phase = p),
+          setWorkerPid: (pid) => (barePid = pid),
+          expectedOutput,
+        })
+      : null;
     clearInterval(sampler);
     sampler = null;
 
     const summary = summarizeRss(samples);
+    const bareComparison = bare ? compareWithBare(summary) : null;
     const result = {
       scenario: 'parked',
       date: started.toISOString(),
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel },
+      service:
+        settings.runtime === 'dist'
+          ? { api: 'its own process: node dist/api/main.js (API + outbox dispatcher)', worker: 'one worker process: node dist/temporal/worker-main.js with the prebuilt workflow bundle', logLevel: stack.config.logLevel }
+          : { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (node --import tsx temporal/worker-main.ts, bundling its workflows at start)', logLevel: stack.config.logLevel },
       workflows: { approval: graph('approval', { prompt: 'Go?' }), event: graph('event', {}), timer: graph('timer', { seconds: 86_400 }), timerSample: graph('timer', { until }) },
       settings,
       backgroundCpuBeforeStart: background,
@@ -228,6 +260,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
       rssMiB: summary,
       latencyMs: { before: latencyBefore, parked: latencyParked },
       resume: resumed,
+      bare: bare ? { ...bare, rss: bareComparison } : null,
       samples,
     };
     const file = await writeResults('parked', started, result);
@@ -235,6 +268,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   } finally {
     if (sampler) clearInterval(sampler);
     loadgen?.stop();
+    if (bareBundle) await rm(path.dirname(bareBundle), { recursive: true, force: true });
     await db?.end().catch(() => undefined);
     if (stack) {
       log('shutting down the stack');
@@ -243,26 +277,39 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   }
 }
 
+/**
+ * BENCH_SERVICE_RUNTIME: `tsx` (default; the worker under tsx, the API in this process) or
+ * `dist` (the Dockerfile's form: `npm run build`, then the API and the worker each as their own
+ * `node dist/...` process).
+ */
+function serviceRuntimeFromEnv(raw = process.env.BENCH_SERVICE_RUNTIME): 'tsx' | 'dist' {
+  if (raw === undefined || raw === '' || raw === 'tsx') return 'tsx';
+  if (raw === 'dist') return raw;
+  throw new Error(`BENCH_SERVICE_RUNTIME: expected tsx or dist, got ${JSON.stringify(raw)}`);
+}
+
+/**
+ * Builds dist/ (`npm run build`, with its workflow bundle; BENCH_DIST_BUILD=0 reuses the one
+ * there) and bundles the baseline's compiled workflows for the bare worker, which then loads a
+ * prebuilt bundle as the service's worker does. Returns that bundle's file.
+ */
+async function prepareDist(log: (m: string) => void): Promise<string> {
+  if (process.env.BENCH_DIST_BUILD !== '0') {
+    log('npm run build (BENCH_DIST_BUILD=0 reuses dist/)');
+    await execFileP('npm', ['run', 'build'], { cwd: path.resolve(DIST_ROOT, '..'), maxBuffer: 16 * MiB });
+  }
+  if (!existsSync(path.join(DIST_ROOT, 'temporal', 'workflow-bundle.js'))) throw new Error('dist/temporal/workflow-bundle.js is missing: run npm run build');
+  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'workflows.js'), logger: quietBundlerLogger });
+  const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'svc-bench-bare-')), 'baseline-bundle.js');
+  await writeFile(file, code);
+  return file;
+}
+
 interface StartedRun {
   kind: Kind;
   name: string;
   runId: string;
   index: number;
-}
-
-/** Runs a task per item with at most `concurrency` in flight. */
-async function pool<T, R>(items: T[], concurrency: number, task: (item: T, i: number) => Promise<R>, ctx: BenchContext): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      ctx.throwIfInterrupted();
-      const i = next++;
-      out[i] = await task(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
-  return out;
 }
 
 async function startRuns(ctx: BenchContext, stack: BenchStack, wf: Record<Kind, string>, plan: Array<{ kind: Kind; name: string }>, concurrency: number): Promise<StartedRun[]> {
@@ -307,22 +354,10 @@ async function checkFinished(ctx: BenchContext, stack: BenchStack, db: pg.Client
     if (rows[0].n === ids.length || Date.now() > deadline) break;
     await sleep(500);
   }
-  const byKind: Record<string, { total: number; succeeded: number; wrong: string[] }> = {};
-  await pool(
-    runs,
-    10,
-    async (r) => {
-      const k = (byKind[r.kind] ??= { total: 0, succeeded: 0, wrong: [] });
-      k.total++;
-      const view = await apiCall<{ run: { status: string; output: unknown } }>(stack, 'GET', `/api/v1/runs/${r.runId}`);
-      if (view.run.status === 'succeeded' && view.run.output === expectedOutput(r.kind, r.name, r.index)) k.succeeded++;
-      else if (k.wrong.length < 5) k.wrong.push(`${r.runId}: ${view.run.status} ${JSON.stringify(view.run.output)}`);
-    },
-    ctx,
-  );
-  const total = runs.length;
-  const succeeded = Object.values(byKind).reduce((n, k) => n + k.succeeded, 0);
-  return { total, succeeded, byKind };
+  return tallyOutcomes(runs, 10, ctx, async (r) => {
+    const view = await apiCall<{ run: { status: string; output: unknown } }>(stack, 'GET', `/api/v1/runs/${r.runId}`);
+    return view.run.status === 'succeeded' && view.run.output === expectedOutput(r.kind, r.name, r.index) ? null : `${r.runId}: ${view.run.status} ${JSON.stringify(view.run.output)}`;
+  });
 }
 
 /** A handful of runs of each kind parked and resumed before measuring: warms the code paths and proves the setup. */
@@ -388,20 +423,38 @@ async function stickyCache(metricsUrl: string): Promise<Record<string, number> |
 }
 
 function summarizeRss(samples: RssSample[]) {
-  const of = (phase: string, key: 'apiMiB' | 'workerMiB' | 'temporalMiB') => {
-    const v = samples.filter((x) => x.phase === phase).map((x) => x[key]).filter(Number.isFinite).sort((a, b) => a - b);
+  const of = (phase: string, key: 'apiMiB' | 'workerMiB' | 'temporalMiB' | 'bareWorkerMiB') => {
+    const v = samples
+      .filter((x) => x.phase === phase)
+      .map((x) => x[key])
+      .filter((x): x is number => Number.isFinite(x))
+      .sort((a, b) => a - b);
     return v.length === 0 ? null : { median: round(percentile(v, 50), 1), max: round(v[v.length - 1], 1) };
   };
-  const phases = ['before', 'parking', 'parked', 'resume', 'after'];
+  const phases = ['before', 'parking', 'parked', 'resume', 'after', ...BARE_PHASES];
   const out: Record<string, unknown> = {};
   for (const p of phases) {
     const last = [...samples].reverse().find((x) => x.phase === p);
-    out[p] = { api: of(p, 'apiMiB'), worker: of(p, 'workerMiB'), temporal: of(p, 'temporalMiB'), stickyCacheAtEnd: last?.stickyCache ?? null };
+    out[p] = { api: of(p, 'apiMiB'), worker: of(p, 'workerMiB'), temporal: of(p, 'temporalMiB'), bareWorker: of(p, 'bareWorkerMiB'), stickyCacheAtEnd: last?.stickyCache ?? null };
   }
-  return out as Record<string, { api: { median: number; max: number } | null; worker: { median: number; max: number } | null; temporal: { median: number; max: number } | null; stickyCacheAtEnd: Record<string, number> | null }>;
+  type Stat = { median: number; max: number } | null;
+  return out as Record<string, { api: Stat; worker: Stat; temporal: Stat; bareWorker: Stat; stickyCacheAtEnd: Record<string, number> | null }>;
 }
 
-function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerSec: number; allStillParkedAfterMeasurements: boolean }; rssMiB: ReturnType<typeof summarizeRss>; latencyMs: { before: Record<string, { p50: number; p99: number }>; parked: Record<string, { p50: number; p99: number }> }; resume: { total: number; succeeded: number }; settings: { maxCachedWorkflows: number } }, file: string): void {
+const BARE_PHASES = ['bare-before', 'bare-parking', 'bare-parked', 'bare-resume', 'bare-after'];
+
+/** The service worker's RSS against the bare worker's, idle and while parked (medians of each phase). */
+function compareWithBare(rss: ReturnType<typeof summarizeRss>) {
+  const service = { before: rss.before.worker?.median ?? NaN, parked: rss.parked.worker?.median ?? NaN };
+  const bare = { before: rss['bare-before'].bareWorker?.median ?? NaN, parked: rss['bare-parked'].bareWorker?.median ?? NaN };
+  return {
+    workerMiB: { service, bare },
+    growthWhileParkedMiB: { service: round(service.parked - service.before, 1), bare: round(bare.parked - bare.before, 1) },
+    ratioServiceToBare: { before: round(service.before / bare.before, 2), parked: round(service.parked / bare.parked, 2) },
+  };
+}
+
+function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerSec: number; allStillParkedAfterMeasurements: boolean }; rssMiB: ReturnType<typeof summarizeRss>; bare: (Awaited<ReturnType<typeof bareParking>> & { rss: ReturnType<typeof compareWithBare> | null }) | null; latencyMs: { before: Record<string, { p50: number; p99: number }>; parked: Record<string, { p50: number; p99: number }> }; resume: { total: number; succeeded: number }; settings: { maxCachedWorkflows: number; runtime: 'tsx' | 'dist' } }, file: string): void {
   const f = (x: { median: number; max: number } | null) => (x ? `${x.median} (max ${x.max})` : '–');
   const rssRows = ['before', 'parking', 'parked', 'resume'].map((p) => {
     const x = r.rssMiB[p];
@@ -414,11 +467,25 @@ function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerS
       '',
       `parked: ${r.park.runs} runs parked in ${r.park.timeToParkS} s (starts ${r.park.startsPerSec}/s); worker maxCachedWorkflows ${r.settings.maxCachedWorkflows}; all still parked after the measurements: ${r.park.allStillParkedAfterMeasurements}`,
       'RSS MiB, median (max) over the phase:',
-      ...textTable(['phase', 'worker', 'api (bench process)', 'worker + api', 'temporal dev server', 'sticky cache size'], rssRows),
+      ...textTable(['phase', 'worker', r.settings.runtime === 'dist' ? 'api (own process)' : 'api (bench process)', 'worker + api', 'temporal dev server', 'sticky cache size'], rssRows),
       'API latency ms, p50 / p99:',
       ...textTable(['endpoint', 'before parking', 'while parked'], latRows),
       `sticky cache: ${JSON.stringify(r.rssMiB.parked.stickyCacheAtEnd)} while parked; ${JSON.stringify(r.rssMiB.resume.stickyCacheAtEnd)} after the resume (misses are evicted runs replayed from history)`,
       `resume: ${r.resume.succeeded}/${r.resume.total} sampled runs succeeded with their own output`,
+      ...(r.bare && r.bare.rss
+        ? [
+            `bare Temporal: ${r.bare.park.runs} runs parked in ${r.bare.park.timeToParkS} s (starts ${r.bare.park.startsPerSec}/s); resume ${r.bare.resume.succeeded}/${r.bare.resume.total} succeeded`,
+            'worker RSS MiB (median), service vs bare worker:',
+            ...textTable(
+              ['', 'service worker', 'bare worker', 'ratio service/bare'],
+              [
+                ['before parking', String(r.bare.rss.workerMiB.service.before), String(r.bare.rss.workerMiB.bare.before), String(r.bare.rss.ratioServiceToBare.before)],
+                ['while parked', String(r.bare.rss.workerMiB.service.parked), String(r.bare.rss.workerMiB.bare.parked), String(r.bare.rss.ratioServiceToBare.parked)],
+                ['growth', String(r.bare.rss.growthWhileParkedMiB.service), String(r.bare.rss.growthWhileParkedMiB.bare), ''],
+              ],
+            ),
+          ]
+        : []),
       `results: ${file}`,
       '',
     ].join('\n'),

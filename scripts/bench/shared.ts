@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { listenOnLoopback } from '../lib/loopback';
 import { cpuBetween, sampleCpu } from './cpu';
 import type { LoadRunRequest, LoadRunResult, LoadgenMessage } from './loadgen';
+import type { BenchContext } from './report';
 import { round } from './stats';
 
 /** The machine's busy share before anything of the benchmark runs. */
@@ -76,3 +77,17 @@ export async function startTargetServer(): Promise<{ url: string; close(): Promi
   return listenOnLoopback(server);
 }
 
+/** Runs a task per item with at most `concurrency` in flight. */
+export async function pool<T, R>(items: T[], concurrency: number, task: (item: T, i: number) => Promise<R>, ctx: BenchContext): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      ctx.throwIfInterrupted();
+      const i = next++;
+      out[i] = await task(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
+  return out;
+}

@@ -20,7 +20,7 @@ import { createLogger } from '../../services/logger';
 import { startWorker } from '../../temporal/worker-main';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
 import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
-import { devServerDynamicConfig, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
+import { devServerDynamicConfig, findFreePort, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
 import { nameProfiledProcess, profileNodeArgs } from './profile';
 
 export interface BenchStack {
@@ -32,6 +32,11 @@ export interface BenchStack {
   temporal: { address: string; pid: number; metricsUrl: string | null; cliPath: string; cliVersion: string; settings: Record<string, unknown> };
   /** The worker's own process when started with `workerProcess`; null when it runs in this one. */
   workerPid: number | null;
+  /**
+   * The measured API's own process when started with `apiProcess` (`apiUrl` then points at it);
+   * null when the API of this process serves `apiUrl`.
+   */
+  apiPid: number | null;
   workspace: { id: string; apiKey: string };
   logger: Logger;
   /**
@@ -77,6 +82,18 @@ export interface BenchStackOptions {
   workerProcess?: boolean;
   /** Extra environment of the worker process (with `workerProcess`), e.g. its metrics address. */
   workerEnv?: Record<string, string>;
+  /**
+   * Also run the API as its own process (the docker-compose shape) and point `apiUrl` at it, so
+   * its RSS is its own. The API in this process stays up (provisioning, `stack.api.deps`) but
+   * serves no benchmark traffic.
+   */
+  apiProcess?: boolean;
+  /**
+   * How the worker and API processes run: `tsx` (the sources, `node --import tsx`) or `dist`
+   * (the compiled tree of `npm run build` with plain node, as the Dockerfile runs them; the
+   * worker then loads the prebuilt workflow bundle).
+   */
+  runtime?: 'tsx' | 'dist';
 }
 
 export async function startBenchStack(log: (m: string) => void, opts: BenchStackOptions = {}): Promise<BenchStack> {
@@ -153,8 +170,9 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
     cleanups.push({ what: 'API', run: () => api.stop() });
     let workerPid: number | null = null;
     let stopWorker: () => Promise<void>;
+    const runtime = opts.runtime ?? 'tsx';
     if (opts.workerProcess) {
-      const child = await spawnWorkerProcess({
+      const child = await spawnWorkerProcess(runtime, {
         DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
         // The API encrypts payloads with a key derived from SECRET_KEY; the worker must share it.
         SECRET_KEY: config.secretKey!,
@@ -168,6 +186,26 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       stopWorker = once(() => worker.stop());
       cleanups.push({ what: 'worker', run: stopWorker });
     }
+    let apiPid: number | null = null;
+    let apiUrl = api.url;
+    if (opts.apiProcess) {
+      const port = await findFreePort();
+      apiUrl = `http://127.0.0.1:${port}`;
+      const healthz = `${apiUrl}/healthz`;
+      const child = await spawnTsProcess(
+        // BENCH_API_NODE_ARGS: node flags of the API process, as BENCH_WORKER_NODE_ARGS for the worker.
+        [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'api', 'main.js')] : ['--import', 'tsx', 'api/main.ts'])],
+        {
+          DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+          SECRET_KEY: config.secretKey!, HOST: '127.0.0.1', PORT: String(port),
+          // As the API of this process: request logs at info would cost the measured latency.
+          LOG_LEVEL: 'warn',
+        },
+        () => fetch(healthz).then((r) => r.ok, () => false),
+      );
+      cleanups.push({ what: 'API process', run: () => child.stop() });
+      apiPid = child.pid;
+    }
 
     const provisioned = await provisionWorkspace(api.deps.orm.em.fork(), {
       name: 'Benchmark workspace',
@@ -178,7 +216,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
 
     return {
       api,
-      apiUrl: api.url,
+      apiUrl,
       config,
       databaseUrl: pg.url,
       databaseName,
@@ -203,6 +241,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
         },
       },
       workerPid,
+      apiPid,
       workspace: { id: provisioned.workspace.id, apiKey: provisioned.apiKey.token },
       logger,
       stopWorker,
@@ -224,34 +263,46 @@ function once(fn: () => Promise<void>): () => Promise<void> {
  * The production worker entry point in its own process. `node --import tsx` keeps it one
  * process (the tsx CLI would fork a child that survives its parent). Resolves once it polls.
  */
-async function spawnWorkerProcess(env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }> {
+async function spawnWorkerProcess(runtime: 'tsx' | 'dist', env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }> {
   // BENCH_WORKER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the worker.
   const extraArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return spawnTsProcess([...extraArgs, '--import', 'tsx', 'temporal/worker-main.ts'], { ...env, LOG_LEVEL: 'info' }, 'worker started');
+  const entry = runtime === 'dist' ? [path.join(DIST_ROOT, 'temporal', 'worker-main.js')] : ['--import', 'tsx', 'temporal/worker-main.ts'];
+  return spawnTsProcess([...extraArgs, ...entry], { ...env, LOG_LEVEL: 'info' }, 'worker started');
 }
+
+/** The compiled tree of `npm run build`. */
+export const DIST_ROOT = path.resolve(__dirname, '..', '..', 'dist');
 
 /**
  * `node <args>` from the repository root with `env` added, supervised (superviseChild);
- * resolves once its output contains `readyText`.
+ * resolves once its output contains `ready` (a string) or `ready()` answers true (polled).
  */
-export async function spawnTsProcess(args: string[], env: Record<string, string>, readyText: string): Promise<{ pid: number; stop(): Promise<void> }> {
+export async function spawnTsProcess(args: string[], env: Record<string, string>, ready: string | (() => Promise<boolean>)): Promise<{ pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [...profileNodeArgs(), ...args], {
     cwd: path.resolve(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = superviseChild(child);
-  nameProfiledProcess(child.pid!, path.relative(path.resolve(__dirname, '..', '..'), args.find((a) => a.endsWith('.ts')) ?? args.join(' ')));
+  nameProfiledProcess(child.pid!, path.relative(path.resolve(__dirname, '..', '..'), args.find((a) => /\.[jt]s$/.test(a)) ?? args.join(' ')));
   await new Promise<void>((resolve, reject) => {
     let output = '';
     // Keep reading after start: a full pipe would block the child.
     const onData = (chunk: Buffer) => {
       if (output.length < 20_000) output += chunk.toString();
-      if (output.includes(readyText)) resolve();
+      if (typeof ready === 'string' && output.includes(ready)) resolve();
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited early (${code}): ${output.slice(-2000)}`)));
+    if (typeof ready !== 'string') {
+      const poll = async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        if (await ready()) resolve();
+        else setTimeout(() => void poll(), 200);
+      };
+      void poll();
+    }
   });
   return { pid: child.pid!, stop };
 }

@@ -9,7 +9,6 @@
  * Layers 2 (READ ONLY transaction, statement_timeout, search_path, the database's own role)
  * and 3 (row and byte caps) do not rely on this one; see query.ts.
  */
-import { parse } from 'libpg-query';
 import { invalidInput } from '../errors';
 
 export const SQL_NOT_ALLOWED = 'sql_not_allowed';
@@ -228,6 +227,9 @@ export async function checkReadOnlySql(sql: string, tables: Iterable<string>): P
   if (sql.length > MAX_SQL_LENGTH) throw invalidInput(`The query is over ${MAX_SQL_LENGTH} characters.`, { code: SQL_NOT_ALLOWED });
   let tree: { stmts?: Array<{ stmt?: Json }> };
   try {
+    // Loaded on first use: the module instantiates its WebAssembly parser at load, ≈ 10–18 MiB
+    // of RSS that only database-query steps need.
+    const { parse } = await import('libpg-query');
     tree = await parse(sql);
   } catch (err) {
     throw invalidInput((err as Error).message, { code: 'sql_error' });

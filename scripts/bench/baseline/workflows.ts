@@ -1,9 +1,9 @@
 /**
- * The `baseline` of the benchmarks: the shapes the `steps`, `throughput` and `webhooks` scenarios run
+ * The `baseline` of the benchmarks: the shapes the `steps`, `throughput`, `webhooks` and `parked` scenarios run
  * through the service, written as plain Temporal workflows, so every figure can be reported as
  * a ratio to bare Temporal on the same server in the same benchmark run.
  */
-import { log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { condition, defineSignal, defineUpdate, log, proxyActivities, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { BaselineActivities } from './activities';
 
 const durable = proxyActivities<BaselineActivities>({ startToCloseTimeout: '30 seconds' });
@@ -41,4 +41,32 @@ export async function baselineWebhook(body: { i: number }): Promise<{ n: number 
   const shaped = { n: body.i };
   log.info(`got ${shaped.n}`);
   return shaped;
+}
+
+/** How a bare parked run waits: an update (approval), a signal (event), or a long sleep (timer). */
+export type BaselineParkKind = 'approval' | 'event' | 'timer';
+
+export const baselineApprove = defineUpdate<string, [string]>('approve');
+export const baselineEvent = defineSignal<[number]>('event');
+
+/**
+ * The `parked` scenario's shape: waits like the service's approval, event and wait nodes (a
+ * condition released by an update or a signal, a durable timer), then returns a string built
+ * from what it waited for, so a resumed run proves it got its own answer.
+ */
+export async function baselineParked(kind: BaselineParkKind, name: string, sleepMs: number): Promise<string> {
+  if (kind === 'timer') {
+    await sleep(sleepMs);
+    return `timer ${name}`;
+  }
+  let answer: string | undefined;
+  setHandler(baselineApprove, (comment) => {
+    answer ??= `approved ${name}: ${comment}`;
+    return answer;
+  });
+  setHandler(baselineEvent, (amount) => {
+    answer ??= `event ${name}: ${amount}`;
+  });
+  await condition(() => answer !== undefined);
+  return answer!;
 }

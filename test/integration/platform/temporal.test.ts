@@ -10,7 +10,7 @@ import { openOrm, type MikroORM } from '../../../db/orm';
 import { connectWorkerConnection } from '../../../temporal/client';
 import { registerSearchAttributes } from '../../../temporal/search-attributes';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../../temporal/shared';
-import { createWorker } from '../../../temporal/worker';
+import { createWorker, prebuiltWorkflowBundle } from '../../../temporal/worker';
 import { smokeWorkflow } from '../../../temporal/workflows';
 import { testEnv } from '../../support/env';
 import { testPayloadCodec } from '../../support/harness';
@@ -32,12 +32,12 @@ afterAll(async () => {
   await orm.close();
 });
 
-async function runWorker<T>(fn: (worker: Worker) => Promise<T>): Promise<T> {
+async function runWorker<T>(fn: (worker: Worker) => Promise<T>, workflowBundle: { code: string } | { codePath: string } = bundle): Promise<T> {
   const nativeConnection = await connectWorkerConnection(
     { address: testEnv('temporalAddress'), namespace: 'default' },
     { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') },
   );
-  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle: bundle, payloadCodec: testPayloadCodec });
+  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle, payloadCodec: testPayloadCodec });
   try {
     return await worker.runUntil(fn(worker));
   } finally {
@@ -56,6 +56,19 @@ describe('Temporal wiring', () => {
     for (const name of Object.values(SEARCH_ATTRIBUTES)) {
       expect(customAttributes?.[name]).toBe(2); // INDEXED_VALUE_TYPE_KEYWORD
     }
+  });
+
+  test('a worker loads the prebuilt bundle named by WORKFLOW_BUNDLE_PATH (the production form) and runs workflows from it', async () => {
+    expect(() => prebuiltWorkflowBundle('/nonexistent/workflow-bundle.js')).toThrow(/WORKFLOW_BUNDLE_PATH/);
+    // From the sources (tsx) with nothing configured: bundled at start, never a stray file.
+    expect(prebuiltWorkflowBundle(undefined)).toBeNull();
+    const prebuilt = prebuiltWorkflowBundle(testEnv('workflowBundle'));
+    expect(prebuilt).toEqual({ codePath: testEnv('workflowBundle') });
+    const result = await runWorker(
+      () => client.workflow.execute(smokeWorkflow, { taskQueue: TASK_QUEUE, workflowId: `smoke-prebuilt-${Date.now()}`, args: [{ workspaceId: 'ws_test', message: 'from the file' }] }),
+      prebuilt!,
+    );
+    expect(result.message).toBe('from the file');
   });
 
   test('a worker on workflow-runs runs the smoke workflow and its activity reaches PostgreSQL', async () => {
