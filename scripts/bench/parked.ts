@@ -172,7 +172,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
 
     // Before: a few runs of each kind through to the end (warms the code paths), then idle RSS and latency.
     phase = 'warm-up';
-    const warm = await parkAndResume(ctx, s, d, wf, 'warm', 5);
+    // 20 of each kind: 60 finished runs, so the runs list answers a full page of 50 before parking
+    // as it does while parked (with 15 it answered 15 rows before and 50 after).
+    const warm = await parkAndResume(ctx, s, d, wf, 'warm', 20);
     log(`warm-up: ${warm.succeeded}/${warm.total} resumed runs succeeded`);
     phase = 'before';
     await sleep(settings.holdS * 1000 / 3);
