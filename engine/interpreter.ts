@@ -194,19 +194,30 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
     }
   };
 
-  const resolveEdge = async (edge: GraphEdge, live: boolean, output: unknown) => {
+  /**
+   * One edge's answer reaching its target: `waiting` while other edges into it are undecided,
+   * then `skip` when none of them was live, else `ready`. Synchronous, so both edge paths share
+   * it without changing where the old path awaits.
+   */
+  const arrive = (edge: GraphEdge, live: boolean, output: unknown): 'waiting' | 'skip' | 'ready' => {
     const target = edge.target;
     if (live) liveInputs.get(target)!.set(edge.source, output);
     const left = pending.get(target)! - 1;
     pending.set(target, left);
-    if (left > 0) return;
-    if (liveInputs.get(target)!.size === 0) {
-      const node = nodes.get(target)!;
+    if (left > 0) return 'waiting';
+    return liveInputs.get(target)!.size === 0 ? 'skip' : 'ready';
+  };
+
+  const resolveEdge = async (edge: GraphEdge, live: boolean, output: unknown) => {
+    const arrival = arrive(edge, live, output);
+    if (arrival === 'waiting') return;
+    if (arrival === 'skip') {
+      const node = nodes.get(edge.target)!;
       await host.onStep(step(node, { status: 'skipped', seq: seq++ }));
       await decideEdges(node, null);
       return;
     }
-    schedule(target);
+    schedule(edge.target);
   };
 
   const schedule = (nodeId: string) => {
@@ -311,16 +322,13 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   };
 
   const resolveEdgeNow = (edge: GraphEdge, live: boolean, output: unknown): void | Promise<void> => {
-    const target = edge.target;
-    if (live) liveInputs.get(target)!.set(edge.source, output);
-    const left = pending.get(target)! - 1;
-    pending.set(target, left);
-    if (left > 0) return;
-    if (liveInputs.get(target)!.size === 0) {
-      const node = nodes.get(target)!;
+    const arrival = arrive(edge, live, output);
+    if (arrival === 'waiting') return;
+    if (arrival === 'skip') {
+      const node = nodes.get(edge.target)!;
       return andThen(host.onStep(step(node, { status: 'skipped', seq: seq++ })), () => decideEdgesNow(node, null));
     }
-    schedule(target);
+    schedule(edge.target);
   };
 
   const execute = async (node: GraphNode): Promise<void> => {
