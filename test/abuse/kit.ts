@@ -17,6 +17,7 @@ import type { AppConfig } from '../../services/config';
 import { createWorkspace, http, startTestStack, startTestWorker, waitForRun, type HttpResult, type TestApp, type TestStack, type TestWorker, type WorkspaceFixture } from '../support/harness';
 import { PROBE_INPUT, PROBE_OUTPUT, chain, probeGraph, type GraphNode, type WorkflowBody } from './probe';
 
+export { CLEAR_LIMIT_MESSAGE } from './attacks';
 export { PROBE_INPUT, PROBE_OUTPUT, chain, codeNode, probeGraph, transformNode, type GraphNode, type WorkflowBody } from './probe';
 
 /** How long a run of the probe (or any run the kit waits for) may take before the case fails. */
@@ -55,6 +56,8 @@ export interface AbuseStack {
   deploy(ws: AbuseWorkspace, workflowId: string): Promise<void>;
   /** POST /execute live; returns the raw answer (202 expected, not asserted: admission may refuse). */
   execute(ws: AbuseWorkspace, workflowId: string, input?: unknown): Promise<HttpResult>;
+  /** Waits (RUN_DEADLINE_MS) for a run of `ws` to end; returns it. */
+  waitForRun(ws: AbuseWorkspace, runId: string): Promise<any>;
   /** Creates, deploys and executes `nodes` (chained after a start node, or a full body) live; waits for the run to end and returns it. */
   runLive(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<any>;
   /** Creates the workflow and dry-runs it (`dryRun: true`); returns the raw answer. */
@@ -81,6 +84,27 @@ export function assertNo5xx(responses: HttpResult[]): void {
 export function expectFailedNode(run: any, message: RegExp, nodeId?: string): void {
   expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(message) });
   if (nodeId) expect(run.errorNodeId).toBe(nodeId);
+}
+
+/**
+ * The outcome every bounded attack must have: the run `failed` with a message matching
+ * `message`, or (when `succeeded` is given and accepts it) a run that finished with the right
+ * result. A stall that ends is not caught here: the benchmark measures those.
+ */
+export function expectFailedOrSucceeded(run: any, message: RegExp, succeeded?: (run: any) => boolean): void {
+  if (run?.status === 'succeeded' && succeeded?.(run)) return;
+  expect({ status: run?.status, error: run?.error }).toEqual({ status: 'failed', error: expect.stringMatching(message) });
+}
+
+/**
+ * A dry run's answer under attack: a 4xx naming the problem, or 201 with the simulated run
+ * ended (`expectFailedOrSucceeded`). Never a 5xx.
+ */
+export function expectDryRunEnded(res: HttpResult, message: RegExp, succeeded?: (run: any) => boolean): void {
+  if (res.status >= 400 && res.status < 500) return expect4xx(res, message);
+  expect([res.status, res.text.slice(0, 300)]).toEqual([201, expect.anything()]);
+  expect(res.body.run.dryRun).toBe(true);
+  expectFailedOrSucceeded(res.body.run, message, succeeded);
 }
 
 /** Asserts an answer is a 4xx whose error text matches `message`. */
@@ -228,6 +252,7 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     createWorkflow,
     deploy,
     execute,
+    waitForRun: finish,
     runLive,
     dryRun,
     survives,

@@ -1,0 +1,43 @@
+/**
+ * Issue 26, F4: a live run with the `$toMillis` picture of F3 aborted the whole process
+ * ("async hook stack has become corrupted") from a worker thread's message port. The other F3
+ * expressions run live here too, each its own case. Contract: A's run ends with the node
+ * failed naming the limit (or the right result), the worker keeps polling, B keeps running.
+ */
+import { F3_ACCEPTED, F3_EXPRESSIONS, F4_EXPRESSION, f3Result } from './attacks';
+import { expectFailedOrSucceeded, startAbuseStack, transformNode, type AbuseStack } from './kit';
+
+jest.setTimeout(300_000);
+
+let kit: AbuseStack;
+beforeAll(async () => {
+  kit = await startAbuseStack();
+}, 120_000);
+afterAll(() => kit?.close());
+
+const PICTURE = '$toMillis with a ten-[f] picture' as const;
+
+test('a live run with the $toMillis picture ends, and the process, the worker and B carry on', async () => {
+  expect(F3_EXPRESSIONS[PICTURE]).toBe(F4_EXPRESSION);
+  await kit.survives(async () => {
+    const run = await kit.runLive(kit.a, [transformNode(F4_EXPRESSION)]);
+    expectFailedOrSucceeded(run, F3_ACCEPTED[PICTURE].message, f3Result(PICTURE));
+  });
+});
+
+test('five live runs with the picture at once, while B probes', async () => {
+  await kit.survives(async () => {
+    const runs = await Promise.all(Array.from({ length: 5 }, () => kit.runLive(kit.a, [transformNode(F4_EXPRESSION)])));
+    for (const run of runs) expectFailedOrSucceeded(run, F3_ACCEPTED[PICTURE].message, f3Result(PICTURE));
+  });
+});
+
+describe.each((Object.keys(F3_EXPRESSIONS) as Array<keyof typeof F3_EXPRESSIONS>).filter((k) => k !== PICTURE))('a live run of %s', (name) => {
+  test('ends with the node failed naming the limit (or the right result); B probes meanwhile and after', async () => {
+    await kit.survives(async () => {
+      const run = await kit.runLive(kit.a, [transformNode(F3_EXPRESSIONS[name])]);
+      expectFailedOrSucceeded(run, F3_ACCEPTED[name].message, f3Result(name));
+      if (run.status === 'failed') expect(run.errorNodeId).toBe('expr');
+    });
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Issue 26, F5: 30 parallel read-only queries of 5 s each from A once made B's
+ * `GET /api/v1/workflows` take 16.7 s (one shared pool, no per-workspace limit). Contract:
+ * A's queries answer 200, 408 (over the time limit) or 429 (over A's share), never a 5xx; B's
+ * listing, B's own query and B's probe succeed meanwhile.
+ *
+ * The first case makes A's queries slow by waiting on a lock the test holds (each holds a
+ * connection for the full 5 s time limit without burning the shared CPU); the second makes
+ * them slow with work, as a tenant would.
+ */
+import { Client } from 'pg';
+import { testEnv } from '../support/env';
+import { F5_CPU_SQL, F5_PARALLEL } from './attacks';
+import type { HttpResult } from '../support/harness';
+import { expect4xx, startAbuseStack, type AbuseStack } from './kit';
+
+jest.setTimeout(300_000);
+
+let kit: AbuseStack;
+let aDatabase: string;
+let bDatabase: string;
+beforeAll(async () => {
+  kit = await startAbuseStack({ config: { databaseQuery: { timeoutMs: 5_000, maxRows: 1_000, maxBytes: 1024 * 1024 } } });
+  const create = async (ws: typeof kit.a, name: string) => {
+    const res = await kit.request(ws, 'POST', '/api/v1/databases', { databaseName: name, tableName: 'items', columns: [{ name: 'label', type: 'text' }], rows: [{ label: 'one' }, { label: 'two' }] });
+    expect(res.status).toBe(201);
+    return res.body.database.id as string;
+  };
+  aDatabase = await create(kit.a, 'attack');
+  bDatabase = await create(kit.b, 'bystander');
+}, 120_000);
+afterAll(() => kit?.close());
+
+/** Holds ACCESS EXCLUSIVE on every table of A's database from a connection of the test's own, until `release`. */
+async function lockTablesOf(databaseId: string): Promise<{ release(): Promise<void> }> {
+  const client = new Client({ connectionString: testEnv('databaseUrl') });
+  await client.connect();
+  const schema = `udb_${databaseId.slice('udb_'.length)}`;
+  const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [schema]);
+  expect(tables.rows.length).toBeGreaterThan(0);
+  await client.query('begin');
+  for (const t of tables.rows) await client.query(`lock table "${schema}"."${t.table_name}" in access exclusive mode`);
+  return {
+    release: async () => {
+      await client.query('rollback');
+      await client.end();
+    },
+  };
+}
+
+/** While `attack` runs, B lists its workflows and queries its own database in a loop; every answer must be 200. */
+async function bystanderMeanwhile<T>(attack: Promise<T>): Promise<T> {
+  let done = false;
+  void attack.finally(() => (done = true)).catch(() => undefined);
+  const statuses: string[] = [];
+  do {
+    const [list, query] = await Promise.all([
+      kit.request(kit.b, 'GET', '/api/v1/workflows'),
+      kit.request(kit.b, 'POST', '/api/v1/databases/query', { databaseId: bDatabase, sql: 'select count(*) as n from items' }),
+    ]);
+    statuses.push(`list ${list.status}`, `query ${query.status}`);
+    if (query.status === 200) expect(query.body.rows).toEqual([{ n: 2 }]);
+  } while (!done);
+  expect(statuses.filter((s) => !s.endsWith(' 200'))).toEqual([]);
+  return attack;
+}
+
+const expectSlowQueryAnswer = (res: HttpResult) => {
+  if (res.status === 200) return;
+  if (res.status === 408) expect(res.body.code).toBe('query_timeout');
+  else expect4xx(res, /limit|too many|concurren|busy|try again/i);
+};
+
+test(`${F5_PARALLEL} parallel queries of A held 5 s each (lock wait): B's listing, query and probe succeed meanwhile`, async () => {
+  const lock = await lockTablesOf(aDatabase);
+  try {
+    await kit.survives(async () => {
+      const attack = Promise.all(Array.from({ length: F5_PARALLEL }, () => kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: 'select count(*) as n from items' })));
+      const answers = await bystanderMeanwhile(attack);
+      for (const res of answers) expectSlowQueryAnswer(res);
+    });
+  } finally {
+    await lock.release();
+  }
+});
+
+test(`${F5_PARALLEL} parallel CPU-heavy queries of A (each cut at 5 s): B's listing, query and probe succeed meanwhile`, async () => {
+  await kit.survives(async () => {
+    const attack = Promise.all(Array.from({ length: F5_PARALLEL }, () => kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: F5_CPU_SQL })));
+    const answers = await bystanderMeanwhile(attack);
+    for (const res of answers) expectSlowQueryAnswer(res);
+  });
+});

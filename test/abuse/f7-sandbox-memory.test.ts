@@ -1,0 +1,41 @@
+/**
+ * Issue 26, F7: a code node allocating 300 × 1 MiB TypedArrays succeeded past the 32 MiB
+ * limit and the process kept the 300 MB. Contract: every allocation counts, so the node fails
+ * with a memory error, in live and dry runs, and B keeps running.
+ */
+import { F7_SOURCES } from './attacks';
+import { codeNode, expectDryRunEnded, expectFailedNode, startAbuseStack, type AbuseStack } from './kit';
+
+jest.setTimeout(300_000);
+
+let kit: AbuseStack;
+beforeAll(async () => {
+  kit = await startAbuseStack();
+}, 120_000);
+afterAll(() => kit?.close());
+
+const MEMORY = /memory/i;
+
+describe.each(Object.entries(F7_SOURCES))('a code node allocating %s', (_name, source) => {
+  test('fails with a memory error in a live run; B probes meanwhile and after', async () => {
+    await kit.survives(async () => {
+      const run = await kit.runLive(kit.a, [codeNode(source)]);
+      expectFailedNode(run, MEMORY, 'code');
+    });
+  });
+
+  test('fails with a memory error in a dry run; B probes meanwhile and after', async () => {
+    await kit.survives(async () => {
+      const res = await kit.dryRun(kit.a, [codeNode(source)]);
+      expectDryRunEnded(res, MEMORY);
+      if (res.status === 201) expect(res.body.run.status).toBe('failed');
+    });
+  });
+});
+
+test('ten live runs allocating 300 × 1 MiB Uint8Array at once: each fails with a memory error', async () => {
+  await kit.survives(async () => {
+    const runs = await Promise.all(Array.from({ length: 10 }, () => kit.runLive(kit.a, [codeNode(F7_SOURCES['300 × 1 MiB Uint8Array'])])));
+    for (const run of runs) expectFailedNode(run, MEMORY, 'code');
+  });
+});
