@@ -14,6 +14,7 @@ import { mailerScenario } from './bench/mailer';
 import { retrievalScenario, syncScenario } from './bench/knowledge';
 import { restartScenario } from './bench/restart';
 import { parkedScenario } from './bench/parked';
+import { abuseScenario } from './bench/abuse';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -61,6 +62,10 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: 'BENCH_PARKED runs (default 10,000) parked on timers, approvals and events: RSS of worker/API/Temporal and API p50/p99 before and while parked, then a resumed sample',
     run: parkedScenario,
   },
+  abuse: {
+    summary: "issue 26's attack classes F1-F8, one fresh stack each: /healthz p99 and workspace B's probe-run latency at rest vs while workspace A attacks",
+    run: abuseScenario,
+  },
   sync: {
     summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
     run: syncScenario,
@@ -96,6 +101,10 @@ settings (environment):
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
   BENCH_TEMPORAL_SETTINGS  service (default: temporal/server-config.ts) or server-defaults
   BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process
+  BENCH_ABUSE_ATTACK_S  seconds each attack class runs while B probes (abuse; default 20)
+  BENCH_ABUSE_REST_PROBES  B's probe runs at rest before each attack (abuse; default 10)
+  BENCH_ABUSE_CLASSES  comma-separated subset of F1,…,F8 (abuse; default all)
+  BENCH_ABUSE_SQL    F5's slow queries: lock (wait on a lock the bench holds; default) or cpu (generate_series work)
   BENCH_PROFILE      a folder: CPU-profile every Node process and thread of the benchmark and summarize
                      the measured windows into <folder>/summary.txt and summary.json
 

@@ -34,7 +34,7 @@ test(`${F8_FLOOD} such dry runs leave no run queued, and A's and B's live runs a
     const sources = Object.values(F8_SOURCES);
     const ids = await Promise.all(sources.map((s) => kit.createWorkflow(kit.a, { nodes: [{ id: 'start', type: 'start', config: {} }, codeNode(s)], edges: [{ source: 'start', target: 'code' }] })));
     for (let i = 0; i < F8_FLOOD; i += 10) {
-      const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => kit.request(kit.a, 'POST', `/api/v1/workflows/${ids[(i + j) % ids.length]}/execute`, { input: {}, dryRun: true })));
+      const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => kit.dryRunWorkflow(kit.a, ids[(i + j) % ids.length])));
       for (const res of batch) expect(res.status).toBe(201);
     }
     await kit.assertNoQueuedRuns(kit.a);

@@ -60,8 +60,10 @@ export interface AbuseStack {
   waitForRun(ws: AbuseWorkspace, runId: string): Promise<any>;
   /** Creates, deploys and executes `nodes` (chained after a start node, or a full body) live; waits for the run to end and returns it. */
   runLive(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<any>;
-  /** Creates the workflow and dry-runs it (`dryRun: true`); returns the raw answer. */
+  /** Creates the workflow and dry-runs it (its candidate, as the editor does: no deploy needed); returns the raw answer. */
   dryRun(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<HttpResult>;
+  /** Dry-runs an existing workflow's candidate; returns the raw answer. */
+  dryRunWorkflow(ws: AbuseWorkspace, workflowId: string, input?: unknown): Promise<HttpResult>;
   /**
    * The shape of every abuse case: runs `attack` while B probes in a loop and /healthz is polled;
    * then asserts every probe succeeded, every /healthz answered 200, and afterwards a fresh
@@ -150,10 +152,9 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
     return finish(ws, exec.body.run.id);
   };
-  const dryRun = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => {
-    const id = await createWorkflow(ws, asBody(nodes));
-    return request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input, dryRun: true });
-  };
+  // `target: candidate` simulates the saved draft (no deploy needed); `dryRun: true` alone would need an active version.
+  const dryRunWorkflow = (ws: AbuseWorkspace, id: string, input: unknown = {}) => request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input, target: 'candidate', dryRun: true });
+  const dryRun = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => dryRunWorkflow(ws, await createWorkflow(ws, asBody(nodes)), input);
 
   const probeWorkflowId = await createWorkflow(b, probeGraph());
   await deploy(b, probeWorkflowId);
@@ -255,6 +256,7 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     waitForRun: finish,
     runLive,
     dryRun,
+    dryRunWorkflow,
     survives,
     restartWorker,
     close: async () => {
