@@ -116,7 +116,7 @@ async function measure(env: Env, probeId: string, until: Promise<unknown>, minPr
     while (!done || w.probeMs.length + w.probeFailures.length < minProbes) {
       const r = await runToEnd(env, env.b, probeId, PROBE_INPUT);
       if (r.ok && JSON.stringify(r.run?.output) === JSON.stringify(PROBE_OUTPUT)) w.probeMs.push(r.ms);
-      else w.probeFailures.push(r.status);
+      else w.probeFailures.push(r.run?.error ? `${r.status}: ${String(r.run.error).slice(0, 120)}` : r.status);
       if (!r.ok && r.status.startsWith('execute 0')) await sleep(1000); // the API is gone: do not spin
     }
   })();
@@ -322,7 +322,7 @@ async function runClass(ctx: BenchContext, cls: AttackClass, settings: { attackS
       rest: summarize(rest),
       underAttack: summarize(under),
       attackAnswers: tally(answers),
-      probeAfterAttack: { ok: after.ok, status: after.status, ms: round(after.ms, 0) },
+      probeAfterAttack: { ok: after.ok, status: after.status, error: after.run?.error ?? null, ms: round(after.ms, 0) },
       processes,
       temporal: temporalFacts(stack),
     };
@@ -363,10 +363,11 @@ export async function abuseScenario(ctx: BenchContext): Promise<void> {
     `B's probe (transform → code → transform) and /healthz at rest vs while A attacks for ${attackS} s; ms:`,
     '',
     ...textTable(
-      ['class', 'healthz p99 rest', 'healthz p99 attack', 'healthz fails', 'B p50 rest', 'B p50 attack', 'B p99 rest', 'B p99 attack', 'B ×', 'B fails', 'B list p99 attack', 'after', 'api/worker'],
+      ['class', 'healthz p99 rest', 'healthz p99 attack', 'healthz fails', 'B p50 rest', 'B p50 attack', 'B p99 rest', 'B p99 attack', 'B p50 ×', 'B p99 ×', 'B fails', 'B list p99 attack', 'after', 'api/worker'],
       rows.map((r) => {
-        if (!('rest' in r)) return [r.class, 'error', r.error.slice(0, 60), '', '', '', '', '', '', '', '', '', ''];
+        if (!('rest' in r)) return [r.class, 'error', r.error.slice(0, 60), '', '', '', '', '', '', '', '', '', '', ''];
         const x = r.underAttack.probe.p50Ms / r.rest.probe.p50Ms;
+        const x99 = r.underAttack.probe.p99Ms / r.rest.probe.p99Ms;
         return [
           r.class,
           cell(r.rest.healthz.p99Ms),
@@ -377,6 +378,7 @@ export async function abuseScenario(ctx: BenchContext): Promise<void> {
           cell(r.rest.probe.p99Ms),
           cell(r.underAttack.probe.p99Ms),
           Number.isFinite(x) ? `${round(x, 2)}` : '–',
+          Number.isFinite(x99) ? `${round(x99, 2)}` : '–',
           `${r.underAttack.probe.failures}/${r.underAttack.probe.n + r.underAttack.probe.failures}`,
           cell(r.underAttack.listWorkflows.p99Ms),
           r.probeAfterAttack.ok ? 'ok' : r.probeAfterAttack.status,
@@ -385,8 +387,8 @@ export async function abuseScenario(ctx: BenchContext): Promise<void> {
       }),
     ),
     '',
-    'What A got:',
-    ...rows.map((r) => `  ${r.class}: ${'attackAnswers' in r ? JSON.stringify(r.attackAnswers) : r.error}`),
+    "What A got, and why B's probes failed:",
+    ...rows.map((r) => `  ${r.class}: ${'attackAnswers' in r ? `${JSON.stringify(r.attackAnswers)}${r.underAttack.probe.failures ? `; B: ${r.underAttack.probe.failureReasons.join(' | ')}` : ''}` : r.error}`),
     '',
     `results: ${out}`,
   ];

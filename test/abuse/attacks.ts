@@ -82,7 +82,8 @@ export const F7_SOURCES = {
   '300 × 1 MiB Uint8Array': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Uint8Array(1024 * 1024)); return { n: keep.length };',
   '300 × 1 MiB ArrayBuffer': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new ArrayBuffer(1024 * 1024)); return { n: keep.length };',
   '300 × 1 MiB Float64Array views over fresh buffers': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Float64Array(128 * 1024)); return { n: keep.length };',
-  'a 300 MiB string built by doubling': 'let s = "x"; while (s.length < 300 * 1024 * 1024) s = s + s; return { n: s.length };',
+  // padEnd builds flat strings (a doubling `s + s` makes ropes, which allocate almost nothing).
+  '300 × 1 MiB strings': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(String(i).padEnd(1024 * 1024, "x")); return { n: keep.length };',
 } as const;
 
 /** F8: what a dry run's code node returns, logs or throws. */
