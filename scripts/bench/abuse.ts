@@ -12,9 +12,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { provisionWorkspace } from '../../services/bootstrap';
 import { F1_SOURCES, F2_SQL, F3_EXPRESSIONS, F4_EXPRESSION, F5_CPU_SQL, F5_PARALLEL, F6_SOURCE, F6_SPINNERS, F7_SOURCES, F8_SOURCES } from '../../test/abuse/attacks';
+import { lockTablesOf } from '../../test/abuse/sqlLock';
 import { PROBE_INPUT, PROBE_OUTPUT, chain, codeNode, probeGraph, transformNode, type WorkflowBody } from '../../test/abuse/probe';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { startBenchStack, temporalFacts, type BenchStack } from './stack';
@@ -195,18 +195,7 @@ const CLASSES: AttackClass[] = [
     prepare: async (env) => {
       const cpu = (process.env.BENCH_ABUSE_SQL ?? 'lock') === 'cpu';
       let release: (() => Promise<void>) | undefined;
-      if (!cpu) {
-        const client = new pg.Client({ connectionString: env.stack.databaseUrl });
-        await client.connect();
-        const schema = `udb_${env.aDatabaseId.slice('udb_'.length)}`;
-        const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [schema]);
-        await client.query('begin');
-        for (const t of tables.rows) await client.query(`lock table "${schema}"."${t.table_name}" in access exclusive mode`);
-        release = async () => {
-          await client.query('rollback');
-          await client.end();
-        };
-      }
+      if (!cpu) ({ release } = await lockTablesOf(env.stack.databaseUrl, env.aDatabaseId));
       const sql = cpu ? F5_CPU_SQL : 'select count(*) as n from items';
       return { once: () => Promise.all(Array.from({ length: F5_PARALLEL }, () => queryOf(env, sql))), release };
     },

@@ -8,11 +8,11 @@
  * connection for the full 5 s time limit without burning the shared CPU); the second makes
  * them slow with work, as a tenant would.
  */
-import { Client } from 'pg';
 import { testEnv } from '../support/env';
 import { F5_CPU_SQL, F5_PARALLEL } from './attacks';
 import type { HttpResult } from '../support/harness';
 import { expect4xx, startAbuseStack, type AbuseStack } from './kit';
+import { lockTablesOf } from './sqlLock';
 
 jest.setTimeout(300_000);
 
@@ -30,23 +30,6 @@ beforeAll(async () => {
   bDatabase = await create(kit.b, 'bystander');
 }, 120_000);
 afterAll(() => kit?.close());
-
-/** Holds ACCESS EXCLUSIVE on every table of A's database from a connection of the test's own, until `release`. */
-async function lockTablesOf(databaseId: string): Promise<{ release(): Promise<void> }> {
-  const client = new Client({ connectionString: testEnv('databaseUrl') });
-  await client.connect();
-  const schema = `udb_${databaseId.slice('udb_'.length)}`;
-  const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [schema]);
-  expect(tables.rows.length).toBeGreaterThan(0);
-  await client.query('begin');
-  for (const t of tables.rows) await client.query(`lock table "${schema}"."${t.table_name}" in access exclusive mode`);
-  return {
-    release: async () => {
-      await client.query('rollback');
-      await client.end();
-    },
-  };
-}
 
 /** While `attack` runs, B lists its workflows and queries its own database in a loop; every answer must be 200. */
 async function bystanderMeanwhile<T>(attack: Promise<T>): Promise<T> {
@@ -72,7 +55,8 @@ const expectSlowQueryAnswer = (res: HttpResult) => {
 };
 
 test(`${F5_PARALLEL} parallel queries of A held 5 s each (lock wait): B's listing, query and probe succeed meanwhile`, async () => {
-  const lock = await lockTablesOf(aDatabase);
+  const lock = await lockTablesOf(testEnv('databaseUrl'), aDatabase);
+  expect(lock.tables).toBeGreaterThan(0);
   try {
     await kit.survives(async () => {
       const attack = Promise.all(Array.from({ length: F5_PARALLEL }, () => kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: 'select count(*) as n from items' })));
