@@ -230,8 +230,10 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     return result;
   };
 
+  // A worker that already FAILED (F1) refuses shutdown(): stopping it is then nothing to do.
+  const stopWorker = () => worker.stop().catch(() => undefined);
   const restartWorker = async () => {
-    await worker.stop();
+    await stopWorker();
     worker = await startTestWorker(app);
   };
 
@@ -260,7 +262,7 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     survives,
     restartWorker,
     close: async () => {
-      await worker.stop();
+      await stopWorker();
       await app.close();
     },
   };
