@@ -53,9 +53,11 @@ test('a worker restarted while the poisonous run is still in Temporal keeps poll
   await kit.survives(async () => {
     const id = await kit.createWorkflow(kit.a, { nodes: [{ id: 'start', type: 'start', config: {} }, codeNode(F1_SOURCES['a thrown message with a lone high surrogate'])], edges: [{ source: 'start', target: 'code' }] });
     await kit.deploy(kit.a, id);
-    // Start the poisonous run and restart the worker at once, while its workflow task is in flight.
+    // Let the poisonous run reach the worker (and today fail it: the run then stays in Temporal,
+    // unfinished) before the restart, so the new worker meets it again.
     const exec = await kit.execute(kit.a, id);
     expect(exec.status).toBe(202);
+    await kit.waitForRun(kit.a, exec.body.run.id).catch(() => undefined);
     await kit.restartWorker();
     const more = await Promise.all([kit.execute(kit.a, id), kit.execute(kit.a, id)]);
     for (const m of more) expect(m.status).toBe(202);
