@@ -12,7 +12,7 @@
  */
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { FairQueue } from '../fairQueue';
+import { FairQueue, FairQueueFull } from '../fairQueue';
 
 export interface UserSqlPoolSettings {
   /** Connections of the user-SQL pool (per process). */
@@ -47,9 +47,13 @@ class MessageSizeGuard {
   private headerFill = 0;
   private remaining = 0;
 
-  constructor(private readonly socket: NodeJS.ReadWriteStream & { destroy(err?: Error): void }) {}
+  constructor(
+    private readonly socket: NodeJS.ReadWriteStream & { destroy(err?: Error): void },
+    private readonly stats: UserSqlCounters,
+  ) {}
 
   readonly onData = (chunk: Buffer): void => {
+    this.stats.bytesReceived += chunk.length;
     let i = 0;
     while (i < chunk.length && !this.closed) {
       if (this.remaining > 0) {
@@ -77,10 +81,21 @@ class MessageSizeGuard {
   }
 }
 
+/** Running totals of one user-SQL pool, for /metrics. */
+export interface UserSqlCounters {
+  /** Bytes the server sent on user-SQL connections. */
+  bytesReceived: number;
+  /** Queries refused because their workspace's queue was full. */
+  rejected: number;
+  /** Connections destroyed after a failure (never returned to the pool). */
+  destroyed: number;
+}
+
 interface UserSqlPool {
   pool: pg.Pool;
   queue: FairQueue;
   guards: WeakMap<pg.PoolClient, MessageSizeGuard>;
+  counters: UserSqlCounters;
 }
 
 // One per ORM (keyed by its configuration, shared by every fork), so tests that open several
@@ -99,18 +114,19 @@ function poolFor(em: EntityManager, settings: UserSqlPoolSettings): UserSqlPool 
     application_name: 'svc-user-sql',
   });
   const guards = new WeakMap<pg.PoolClient, MessageSizeGuard>();
+  const counters: UserSqlCounters = { bytesReceived: 0, rejected: 0, destroyed: 0 };
   pool.on('connect', (client) => {
     // A socket error while no query is active would be an unhandled 'error' event; the active
     // query, if any, fails with it anyway and the checkout destroys the client.
     client.on('error', () => undefined);
     const socket = (client as unknown as { connection: { stream: MessageSizeGuard['socket'] & NodeJS.EventEmitter } }).connection.stream;
-    const guard = new MessageSizeGuard(socket);
+    const guard = new MessageSizeGuard(socket, counters);
     socket.prependListener('data', guard.onData);
     guards.set(client, guard);
   });
   // Idle clients that lose their server are removed by pg-pool; this only keeps the event handled.
   pool.on('error', () => undefined);
-  const created: UserSqlPool = { pool, queue: new FairQueue({ total: settings.poolMax, perKey: settings.perWorkspace, queuePerKey: settings.queuePerWorkspace }), guards };
+  const created: UserSqlPool = { pool, queue: new FairQueue({ total: settings.poolMax, perKey: settings.perWorkspace, queuePerKey: settings.queuePerWorkspace }), guards, counters };
   pools.set(key, created);
   return created;
 }
@@ -141,8 +157,8 @@ export async function withUserSqlClient<T>(
   settings: UserSqlPoolSettings & { maxMessageBytes: number },
   fn: (checkout: UserSqlCheckout) => Promise<T>,
 ): Promise<T> {
-  const { pool, queue, guards } = poolFor(em, settings);
-  return queue.run(workspaceId, async () => {
+  const { pool, queue, guards, counters } = poolFor(em, settings);
+  const turn = queue.run(workspaceId, async () => {
     const client = await pool.connect();
     const guard = guards.get(client);
     if (guard) guard.limit = settings.maxMessageBytes;
@@ -153,9 +169,22 @@ export async function withUserSqlClient<T>(
       if (guard?.closed || !isStatementError(err)) broken = err instanceof Error ? err : new Error(String(err));
       throw guard?.closed ?? err;
     } finally {
-      client.release(broken ?? guard?.closed);
+      const destroy = broken ?? guard?.closed;
+      if (destroy) counters.destroyed++;
+      client.release(destroy);
     }
   });
+  return turn.catch((err: unknown) => {
+    if (err instanceof FairQueueFull) counters.rejected++;
+    throw err;
+  });
+}
+
+/** The pool's counters and queue of this ORM (zeros before its first query). */
+export function userSqlStats(em: EntityManager): UserSqlCounters & { running: number; waiting: number } {
+  const entry = pools.get(em.config);
+  if (!entry) return { bytesReceived: 0, rejected: 0, destroyed: 0, running: 0, waiting: 0 };
+  return { ...entry.counters, ...entry.queue.stats() };
 }
 
 /** A PostgreSQL error about the statement, after which the connection is still usable. */
