@@ -35,6 +35,7 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().optional(),
+  DATABASE_ADMIN_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_UI_URL: z.string().optional(),
@@ -131,6 +132,8 @@ export type AppConfig = {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** A superuser URL used only by `npm start` and migrate to provision DATABASE_URL's owner role (scripts/lib/ownerRole.ts). */
+  databaseAdminUrl: string | undefined;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -299,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL || undefined,
+    databaseAdminUrl: e.DATABASE_ADMIN_URL || undefined,
     temporal: {
       address: e.TEMPORAL_ADDRESS || undefined,
       namespace: e.TEMPORAL_NAMESPACE,
