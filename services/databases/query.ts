@@ -182,12 +182,7 @@ const MESSAGE_SLACK_BYTES = 64 * 1024;
  * quotes a huge value): 400 `query_result_too_large`; the connection is destroyed.
  */
 export async function runQuery(em: EntityManager, workspaceId: string, input: { databaseId: string; sql: string }, settings: QuerySettings): Promise<QueryResult> {
-  // The catalogue is read on the service's own pool: quick, and not the tenant's SQL.
-  const { db, tables } = await withClient(em, async (client) => {
-    const found = await loadDatabase(client, workspaceId, input.databaseId);
-    return { db: found, tables: await liveTables(client, found.id) };
-  });
-  await checkReadOnlySql(input.sql, tables.map((t) => t.name));
+  let tables: Array<{ name: string; columns: TableColumn[] }> = [];
   const timeout = () =>
     timedOut(`The query ran over the ${settings.timeoutMs} ms time limit; narrow it (filters, LIMIT) and try again.`, {
       code: 'query_timeout',
@@ -195,7 +190,16 @@ export async function runQuery(em: EntityManager, workspaceId: string, input: { 
     });
   const pool = { ...DEFAULT_USER_SQL_POOL, ...settings.pool };
   try {
+    // Everything, the catalogue reads and the statement check included, waits for the
+    // workspace's turn: a refused query costs nothing but the refusal.
     return await withUserSqlClient(em, workspaceId, { ...pool, maxMessageBytes: settings.maxBytes + MESSAGE_SLACK_BYTES }, async ({ client, close }) => {
+      // The catalogue is read on the service's own pool: quick, and not the tenant's SQL.
+      const db = await withClient(em, async (c) => {
+        const found = await loadDatabase(c, workspaceId, input.databaseId);
+        tables = await liveTables(c, found.id);
+        return found;
+      });
+      await checkReadOnlySql(input.sql, tables.map((t) => t.name));
       const started = process.hrtime.bigint();
       const deadlineAt = Date.now() + settings.timeoutMs;
       // The server's timeouts end the statement cleanly; this only catches a connection that stops answering.

@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../errors';
 import { FairQueue, FairQueueFull } from '../fairQueue';
 
 export interface UserSqlPoolSettings {
@@ -166,7 +167,8 @@ export async function withUserSqlClient<T>(
     try {
       return await fn({ client, close: (reason) => guard?.close(reason) });
     } catch (err) {
-      if (guard?.closed || !isStatementError(err)) broken = err instanceof Error ? err : new Error(String(err));
+      // A refusal of ours (DomainError) or of the statement leaves the session clean; anything else may not.
+      if (guard?.closed || !(isStatementError(err) || err instanceof DomainError)) broken = err instanceof Error ? err : new Error(String(err));
       throw guard?.closed ?? err;
     } finally {
       const destroy = broken ?? guard?.closed;
