@@ -7,8 +7,11 @@
  *    that schema and SELECT on its live tables, nothing else). The statement runs as the query of
  *    a cursor (DECLARE … CURSOR FOR), over the extended protocol: a cursor takes one SELECT or
  *    VALUES, and the extended protocol one statement.
- * 3. The result: at most `maxRows` rows and `maxBytes` of JSON, fetched in batches from the
- *    cursor; anything beyond is left unread and the answer says `truncated: true`.
+ * 3. The result: at most `maxRows` rows and `maxBytes` of JSON. PostgreSQL measures each row and
+ *    nulls the values of rows past the budget, so they never cross the wire; fetching stops
+ *    there and the answer says `truncated: true`.
+ * All of it runs on the user-SQL pool behind a per-workspace fair queue (userSql.ts), never on
+ * the ORM's connections.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { types as pgTypes, type QueryConfig } from 'pg';
