@@ -31,29 +31,37 @@ afterAll(() => app?.close());
 
 const query = (token: string, databaseId: string, sql: string) => http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
 
-/** A's slow statements running now, seen from PostgreSQL. */
+const RUNNING = `from pg_stat_activity where application_name = 'svc-user-sql' and state = 'active' and datname = current_database() and query like 'fetch forward%'`;
+
+/** User-SQL statements running now, seen from PostgreSQL (the long part of a query is its cursor's FETCH). */
 async function activeUserSql(): Promise<number> {
   const [row] = await app.orm.em
     .fork()
     .getConnection()
-    .execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where application_name = 'svc-user-sql' and state = 'active' and datname = current_database() and query like '%generate_series(1, 2000000000)%'`);
+    .execute<Array<{ n: number }>>(`select count(*)::int as n ${RUNNING}`);
   return row.n;
 }
 
 test("F5: A's 30 parallel slow queries get at most its share and 429 past its queue; B's list and query are answered meanwhile", async () => {
   const attack = Array.from({ length: 30 }, () => query(a.token, aDb, SLOW));
   let attacking = true;
+  let bAsking = false;
   const seen: number[] = [];
   const sampler = (async () => {
     while (attacking) {
-      seen.push(await activeUserSql());
+      const wasAsking = bAsking;
+      const n = await activeUserSql();
+      // Only A's statements count: samples that may include B's query are left out.
+      if (!wasAsking && !bAsking) seen.push(n);
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
   const until = Date.now() + 30_000;
   while (!seen.some((n) => n > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
 
+  bAsking = true;
   const [list, own] = await Promise.all([http(app, 'GET', '/api/v1/workflows', { token: b.token }), query(b.token, bDb, 'select v from t')]);
+  bAsking = false;
   expect(list.status).toBe(200);
   expect(own.status).toBe(200);
   expect(own.body.rows).toEqual([{ v: 'ok' }]);
@@ -81,4 +89,27 @@ test("a query of B cannot see A's data and runs as B's reader role, not as the s
   const res = await query(b.token, bDb, 'select current_user as u, session_user = current_user as same');
   expect(res.status).toBe(200);
   expect(res.body.rows).toEqual([{ u: `udbr_${bDb.slice(4)}`, same: false }]);
+});
+
+test('a connection the server ends mid-query is a 503, destroyed rather than reused; the process and the next query are fine', async () => {
+  const pending = query(a.token, aDb, SLOW);
+  const until = Date.now() + 30_000;
+  let pids: number[] = [];
+  while (pids.length === 0 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    pids = (
+      await app.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ pid: number }>>(`select pid ${RUNNING}`)
+    ).map((r) => r.pid);
+  }
+  expect(pids).toHaveLength(1);
+  await app.orm.em.fork().getConnection().execute(`select pg_terminate_backend(${Number(pids[0])})`);
+  const res = await pending;
+  expect(res.status).toBe(503);
+  expect(res.body.code).toBe('database_unavailable');
+  const metrics = await (await fetch(`${app.url}/metrics`)).text();
+  expect(Number(/^svc_user_sql_destroyed_connections_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+  for (let i = 0; i < POOL.poolMax + 1; i++) expect((await query(a.token, aDb, 'select v from t')).body.rows).toEqual([{ v: 'ok' }]);
 });
