@@ -70,6 +70,8 @@ export function jsonSize(value: unknown, limit: number, depth = 0): number {
 
 const len = (v: unknown): number => (typeof v === 'string' || Array.isArray(v) ? v.length : 0);
 const keyCount = (v: unknown): number => (v !== null && typeof v === 'object' ? Object.keys(v).length : 0);
+/** Keys of an object, or of every item of an array: what `$keys`, `$spread` and `$merge` visit. */
+const keysVisited = (v: unknown): number => (Array.isArray(v) ? v.reduce((n: number, item) => n + 1 + keyCount(item), 0) : keyCount(v));
 /** One full step per call of a function argument. */
 const perCall = (n: number) => n * WORK_PER_STEP;
 
@@ -95,11 +97,13 @@ export function nativeCost(name: string, args: readonly unknown[], deep: (v: unk
       return len(a) + len(b);
     case 'zip':
       return args.reduce((n: number, arg) => n + len(arg), 0);
-    case 'string':
-    case 'keys':
     case 'lookup':
+      return len(a);
+    case 'keys':
     case 'spread':
     case 'merge':
+      return keysVisited(a);
+    case 'string':
     case 'clone':
     case 'distinct':
       return deep(a);

@@ -160,4 +160,31 @@ describe('bounded built-in functions', () => {
     expect(await evaluateExpression('["a", "b"] ~> $map($uppercase)', {}, bindings)).toEqual(['A', 'B']);
     expect(WORK_PER_STEP).toBe(1000);
   });
+
+  test('within the limits every wrapped function gives JSONata\'s outcome (value, or error code and message)', async () => {
+    const input = { s: 'Hello, World', n: 1234.5678, a: [3, 1, 2, 1], o: { x: 1, y: [1, 2], z: { w: 'v' } }, people: [{ name: 'b', age: 3 }, { name: 'a', age: 3 }, { name: 'c', age: 1 }] };
+    const cases = [
+      '$sum(a)', '$max(a)', '$min(a)', '$average(a)', '$string(o)', '$string(o, true)', '$substring(s, 2, 3)', '$substringBefore(s, ",")',
+      '$substringAfter(s, ",")', '$lowercase(s)', '$uppercase(s)', '$length(s)', '$trim("  a  b ")', '$match(s, /o/)', '$contains(s, "World")',
+      '$contains(s, /w/i)', '$replace(s, /(o)/, "[$1]")', '$replace(s, "o", "0", 1)', '$replace(s, /l+/, function($m) { $uppercase($m.match) })',
+      '$split(s, ", ")', '$split(s, /[, ]+/, 1)', '$join(["a", "b"], "-")', '$formatNumber(n, "#,##0.00")', '$formatBase(255, 16)',
+      '$formatInteger(1999, "I")', '$parseInteger("MCMXCIX", "I")', '$number("12.5")', '$boolean(a)', '$not(s)', '$map(a, function($v, $i) { $v * $i })',
+      '$zip(a, [1, 2])', '$filter(a, function($v) { $v > 1 })', '$single(a, function($v) { $v = 3 })', '$single(a, function($v) { $v = 1 })',
+      '$reduce(a, function($p, $c) { $p + $c }, 10)', '$sift(o, function($v, $k) { $k != "x" })', '$keys(people)', '$lookup(people, "name")',
+      '$append(a, [9])', '$spread(o)', '$merge(people)', '$reverse(a)', '$each(o, function($v, $k) { $k })', '$sort(a)', '$sort(people, function($l, $r) { $l.age > $r.age }).name',
+      'people^(age, >name).name', '$distinct(a)', '$distinct(people.age)', '$base64encode(s)', '$base64decode("SGk=")', '$encodeUrlComponent("a b&c")',
+      '$encodeUrl("https://x.y/a b")', '$decodeUrlComponent("a%20b")', '$decodeUrl("https://x.y/a%20b")', '$eval("1 + $")', '$eval("$$.s", o)',
+      '$toMillis("2024-01-02T03:04:05Z")', '$toMillis("2024-01-02", "[Y0001]-[M01]-[D01]")', '$fromMillis(1e12, "[D01]/[M01]/[Y0001] [h#1][P]")',
+      '$fromMillis(1e12, "[H01]:[m01]", "+0530")', '$clone(o)', '$pad(s, 15, "*")', '$sort(["b", 1])', '$substring(1)', '$toMillis("nope")',
+      '$formatNumber(n, "#.#.#")', '$map(a, $string)', '$substring(?, 0, 2)(s)', '$lookup($spread(o), "z")', '$shuffle([1])',
+    ];
+    for (const expr of cases) {
+      const outcomeOf = (bounded: boolean) =>
+        evaluateWithJsonata(expr, input, bindings, { bounded }).then(
+          (value) => ({ value }),
+          (err: ExpressionError) => ({ error: { code: err.code, message: err.message } }),
+        );
+      expect({ expr, outcome: await outcomeOf(true) }).toEqual({ expr, outcome: await outcomeOf(false) });
+    }
+  });
 });
