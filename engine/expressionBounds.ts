@@ -159,6 +159,41 @@ export function nativeCost(name: string, args: readonly unknown[], deep: (v: unk
   }
 }
 
+/** How an operand of a comparison costs: deep equality (`=`, `!=`) or a scan of a list (`in`). */
+export type OperandKind = 'deep' | 'items';
+
+/**
+ * The operand nodes of `=`, `!=` (compared deeply, in time proportional to their size) and the
+ * right operand of `in` (scanned item by item) in a JSONata AST. Operators call no function, so
+ * their work is charged when the operand's value is known: both evaluators report every node's
+ * value right after evaluating it (JSONata's exit hook, the synchronous evaluator's checkValue),
+ * before the operator runs.
+ */
+export function comparisonOperands(ast: unknown): WeakMap<object, OperandKind> {
+  const operands = new WeakMap<object, OperandKind>();
+  const seen = new Set<object>();
+  const walk = (node: unknown, depth: number) => {
+    if (node === null || typeof node !== 'object' || seen.has(node) || depth > 10_000) return;
+    seen.add(node);
+    const n = node as Record<string, any>;
+    if (!Array.isArray(node) && n.type === 'binary') {
+      if ((n.value === '=' || n.value === '!=') && n.lhs && n.rhs) {
+        operands.set(n.lhs, 'deep');
+        operands.set(n.rhs, 'deep');
+      } else if (n.value === 'in' && n.rhs) operands.set(n.rhs, 'items');
+    }
+    for (const value of Array.isArray(node) ? node : Object.values(n)) walk(value, depth + 1);
+  };
+  walk(ast, 0);
+  return operands;
+}
+
+/** Work units of an operand's value (see comparisonOperands). */
+export function operandCost(kind: OperandKind, value: unknown, deep: (v: unknown) => number): number {
+  if (kind === 'items') return Array.isArray(value) ? value.length : 0;
+  return value !== null && typeof value === 'object' ? deep(value) : 0;
+}
+
 /** Work units of one regex match attempt: a full step (JSONata awaits each) plus the characters scanned. */
 export const chargeMatch = (scanned: number) => WORK_PER_STEP + scanned;
 

@@ -10,6 +10,8 @@ import {
   boundedDistinct,
   boundedSort,
   chargeMatch,
+  comparisonOperands,
+  operandCost,
   excessivePictureWidth,
   findSignatureProblem,
   jsonSize as jsonSizeWithin,
@@ -193,6 +195,8 @@ interface CacheEntry {
   budget: { reads: number; active: number };
   /** Compiled with the function bounds (EvaluationOptions.bounded). */
   bounded: boolean;
+  /** The synchronous evaluator's limits for this expression. */
+  syncLimits: SyncLimits;
 }
 
 function stepLimitError(): Error {
@@ -480,6 +484,7 @@ function compileEntry(expr: string, bounded = true): CacheEntry {
   }
   const budget = { reads: 0, active: 0 };
   let expression: jsonata.Expression;
+  let syncLimits = SYNC_LIMITS;
   try {
     expression = jsonata(expr, guardedOptions(budget, bounded));
     if (bounded) {
@@ -496,11 +501,19 @@ function compileEntry(expr: string, bounded = true): CacheEntry {
         '<s-ns?:s>',
       );
       // Called after every evaluation step with its result (an awaited hook: ~1 Promise per step).
-      // `&` turns any value into a string (JSONata's $string) without calling a function.
+      // `&` turns any value into a string (JSONata's $string) without calling a function, and
+      // comparisons walk their operands: the same charges as the synchronous evaluator's.
+      const operands = comparisonOperands(expression.ast());
       expression.assign(EXIT_HOOK as unknown as string, (node: { type?: string; value?: unknown }, _input: unknown, _env: unknown, result: unknown) => {
         checkValue(result);
         if (node.type === 'binary' && node.value === '&' && typeof result === 'string') charge(result.length, "'&'");
+        const kind = operands.get(node);
+        if (kind) charge(operandCost(kind, result, jsonSize), kind === 'deep' ? "'=' or '!=' of large values" : "'in' over a long array");
       });
+      syncLimits = { ...BOUNDED_SYNC_LIMITS, valueCost: (node, value) => {
+        const kind = operands.get(node);
+        return kind ? operandCost(kind, value, jsonSize) : 0;
+      } };
     } else {
       expression.registerFunction('pad', boundedPad, '<s-ns?:s>');
       expression.assign(EXIT_HOOK as unknown as string, (_expr: unknown, _input: unknown, _env: unknown, result: unknown) => checkValue(result));
@@ -510,7 +523,7 @@ function compileEntry(expr: string, bounded = true): CacheEntry {
   }
   if (cache.size >= EXPRESSION_LIMITS.cacheSize) cache.delete(cache.keys().next().value!);
   const ast = expression.ast();
-  const entry = { expression, budget, bounded, syncAst: isSyncSupported(ast) ? ast : null };
+  const entry = { expression, budget, bounded, syncLimits, syncAst: isSyncSupported(ast) ? ast : null };
   cache.set(key, entry);
   return entry;
 }
@@ -587,9 +600,9 @@ export async function evaluateExpression(expr: string, input: unknown, bindings:
  * for a syntax error or a result over maxOutputBytes, as evaluateExpression does.
  */
 export function evaluateExpressionSync(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): { value: unknown } | null {
-  const { syncAst, bounded } = compileEntry(expr, options.bounded ?? true);
+  const { syncAst, syncLimits } = compileEntry(expr, options.bounded ?? true);
   if (!syncAst) return null;
-  const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, bounded ? BOUNDED_SYNC_LIMITS : SYNC_LIMITS);
+  const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, syncLimits);
   if (result === FALLBACK) return null;
   return { value: plainResult(expr, result) };
 }

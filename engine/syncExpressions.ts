@@ -38,6 +38,8 @@ export interface SyncLimits {
    */
   cost?: (name: string, args: readonly unknown[]) => number;
   workPerStep?: number;
+  /** With the function bounds: the work units of a node's value (operands of `=`, `!=`, `in`), or 0. */
+  valueCost?: (node: object, value: unknown) => number;
 }
 
 /** Thrown inside the evaluator; never leaves this module. */
@@ -663,6 +665,10 @@ class Evaluation {
     this.limits.checkValue(result);
     // As the bounded exit hook does (expressions.ts): `&` stringifies without a function call.
     if (this.limits.cost && expr.type === 'binary' && expr.value === '&' && typeof result === 'string') this.charge(result.length);
+    if (this.limits.valueCost) {
+      const units = this.limits.valueCost(expr, result);
+      if (units > 0) this.charge(units);
+    }
     if (result && isSequence(result) && !result.tupleStream) {
       if (expr.keepArray) result.keepSingleton = true;
       if (result.length === 0) result = undefined;

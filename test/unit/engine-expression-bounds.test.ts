@@ -144,6 +144,22 @@ describe('bounded built-in functions', () => {
     expect(evaluateExpressionSync('$sum(items.$length($$.s & "!"))', input, bindings, { bounded: false })).toEqual({ value: 200 * 100_001 });
   });
 
+  test("'=', '!=' and 'in' count the values they compare, on both paths", async () => {
+    const rows = () => Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `row ${i}` }));
+    const input = { items: Array.from({ length: 100 }, (_, i) => i), big: rows(), big2: rows(), list: Array.from({ length: 100_000 }, (_, i) => -i) };
+    for (const [expr, what] of [
+      ['$count(items[$$.big = $$.big2])', "'=' or '!=' of large values"],
+      ['$count(items[$ in $$.list])', "'in' over a long array"],
+    ]) {
+      expect(evaluateExpressionSync(expr, input, bindings)).toBeNull();
+      expect(evaluateExpressionSync(expr, input, bindings, { bounded: false })).not.toBeNull();
+      await expect(evaluateExpression(expr, input, bindings)).rejects.toMatchObject({ code: 'STEPS', message: expect.stringContaining(`steps in ${what}`) });
+    }
+    const small = { ...input, items: [0, 1] };
+    expect(evaluateExpressionSync('$count(items[$ in $$.list])', small, bindings)).toEqual({ value: 1 });
+    expect(await evaluateWithJsonata('$count(items[$$.big = $$.big2])', small, bindings)).toBe(2);
+  }, 60_000);
+
   test('runs recorded before the bounds replay without them (bounded: false)', async () => {
     const expr = `(function($x)<${'n+'.repeat(2)}:n>{ $x })(1, 2)`;
     expect(() => compileExpression(expr)).toThrow(/too complex/);
