@@ -159,15 +159,29 @@ export function nativeCost(name: string, args: readonly unknown[], deep: (v: unk
   }
 }
 
-/** How an operand of a comparison costs: deep equality (`=`, `!=`) or a scan of a list (`in`). */
-export type OperandKind = 'deep' | 'items';
+/**
+ * How a node's value is charged: an operand of deep equality (`=`, `!=`), the list `in` scans,
+ * or the result of a wildcard (`*`, `**`), which walked the input to collect it.
+ */
+export type OperandKind = 'deep' | 'items' | 'nodes';
+
+/** Work units per value a wildcard collects (measured: ~3 µs per node for `**` in plain Node). */
+const WILDCARD_UNITS_PER_NODE = 20;
+
+/** What the step-budget message names for each kind. */
+export const OPERAND_WHAT: Record<OperandKind, string> = {
+  deep: "'=' or '!=' of large values",
+  items: "'in' over a long array",
+  nodes: "'*' or '**' over large values",
+};
 
 /**
- * The operand nodes of `=`, `!=` (compared deeply, in time proportional to their size) and the
- * right operand of `in` (scanned item by item) in a JSONata AST. Operators call no function, so
- * their work is charged when the operand's value is known: both evaluators report every node's
- * value right after evaluating it (JSONata's exit hook, the synchronous evaluator's checkValue),
- * before the operator runs.
+ * The operand nodes of `=`, `!=` (compared deeply, in time proportional to their size), the
+ * right operand of `in` (scanned item by item) and wildcard nodes in a JSONata AST. Operators
+ * call no function, so their work is charged when the value is known: both evaluators report
+ * every node's value right after evaluating it (JSONata's exit hook, the synchronous evaluator's
+ * checkValue), before the operator runs. (Wildcards are JSONata's only: charged after the walk,
+ * which one step bounds by the size limits.)
  */
 export function comparisonOperands(ast: unknown): WeakMap<object, OperandKind> {
   const operands = new WeakMap<object, OperandKind>();
@@ -182,6 +196,7 @@ export function comparisonOperands(ast: unknown): WeakMap<object, OperandKind> {
         operands.set(n.rhs, 'deep');
       } else if (n.value === 'in' && n.rhs) operands.set(n.rhs, 'items');
     }
+    if (!Array.isArray(node) && (n.type === 'wildcard' || n.type === 'descendant')) operands.set(n, 'nodes');
     for (const value of Array.isArray(node) ? node : Object.values(n)) walk(value, depth + 1);
   };
   walk(ast, 0);
@@ -191,6 +206,8 @@ export function comparisonOperands(ast: unknown): WeakMap<object, OperandKind> {
 /** Work units of an operand's value (see comparisonOperands). */
 export function operandCost(kind: OperandKind, value: unknown, deep: (v: unknown) => number): number {
   if (kind === 'items') return Array.isArray(value) ? value.length : 0;
+  // A wildcard recurses and pushes into a checked sequence per node: ~20 times a simple operation.
+  if (kind === 'nodes') return Array.isArray(value) ? WILDCARD_UNITS_PER_NODE * value.length : 0;
   return value !== null && typeof value === 'object' ? deep(value) : 0;
 }
 

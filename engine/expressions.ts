@@ -11,6 +11,7 @@ import {
   boundedSort,
   chargeMatch,
   comparisonOperands,
+  OPERAND_WHAT,
   operandCost,
   excessivePictureWidth,
   findSignatureProblem,
@@ -44,6 +45,13 @@ import { evaluateSync, FALLBACK, isSyncSupported, type SyncLimits } from './sync
  * result up to maxOutputBytes. `$pad` is replaced by a version that refuses a width over
  * maxStringLength before allocating. Regular expressions run on RE2 (re2js, pure JS, linear
  * time; see Re2RegexEngine), so no pattern can backtrack for ever.
+ *
+ * Nor does one step bound the work inside a built-in function (`$sort`, `$distinct`, `$string`,
+ * a regex with a million matches…). With the function bounds (EvaluationOptions.bounded, new runs
+ * only) every built-in charges its work to the same step budget, 1 step per WORK_PER_STEP units,
+ * before doing it; `$sort` and `$distinct` are replaced by versions without JSONata's
+ * super-linear costs; `$toMillis` pictures run on RE2; lambda signatures that could backtrack
+ * are refused. Both evaluators charge the same units at the same points (expressionBounds.ts).
  */
 export const EXPRESSION_LIMITS = {
   /** Max nesting of JSONata evaluation frames (a recursive function uses several per call). */
@@ -508,7 +516,7 @@ function compileEntry(expr: string, bounded = true): CacheEntry {
         checkValue(result);
         if (node.type === 'binary' && node.value === '&' && typeof result === 'string') charge(result.length, "'&'");
         const kind = operands.get(node);
-        if (kind) charge(operandCost(kind, result, jsonSize), kind === 'deep' ? "'=' or '!=' of large values" : "'in' over a long array");
+        if (kind) charge(operandCost(kind, result, jsonSize), OPERAND_WHAT[kind]);
       });
       syncLimits = { ...BOUNDED_SYNC_LIMITS, valueCost: (node, value) => {
         const kind = operands.get(node);

@@ -144,7 +144,7 @@ describe('bounded built-in functions', () => {
     expect(evaluateExpressionSync('$sum(items.$length($$.s & "!"))', input, bindings, { bounded: false })).toEqual({ value: 200 * 100_001 });
   });
 
-  test("'=', '!=' and 'in' count the values they compare, on both paths", async () => {
+  test("'=', '!=' and 'in' count the values they compare, on both paths; wildcards the nodes they collect", async () => {
     const rows = () => Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `row ${i}` }));
     const input = { items: Array.from({ length: 100 }, (_, i) => i), big: rows(), big2: rows(), list: Array.from({ length: 100_000 }, (_, i) => -i) };
     for (const [expr, what] of [
@@ -155,7 +155,13 @@ describe('bounded built-in functions', () => {
       expect(evaluateExpressionSync(expr, input, bindings, { bounded: false })).not.toBeNull();
       await expect(evaluateExpression(expr, input, bindings)).rejects.toMatchObject({ code: 'STEPS', message: expect.stringContaining(`steps in ${what}`) });
     }
+    const tenItems = { items: Array.from({ length: 10 }, (_, i) => i), wrapped: { rows: input.big } };
+    await expect(evaluateExpression('$sum(items.$count($$.wrapped.**))', tenItems, bindings)).rejects.toMatchObject({
+      code: 'STEPS',
+      message: expect.stringContaining("steps in '*' or '**' over large values"),
+    });
     const small = { ...input, items: [0, 1] };
+    expect(await evaluateExpression('$sum(items.$count($$.wrapped.**))', { ...small, wrapped: { rows: [{ a: 1 }] } }, bindings)).toBe(6);
     expect(evaluateExpressionSync('$count(items[$ in $$.list])', small, bindings)).toEqual({ value: 1 });
     expect(await evaluateWithJsonata('$count(items[$$.big = $$.big2])', small, bindings)).toBe(2);
   }, 60_000);
