@@ -5,7 +5,10 @@
  * transform node fails with a clear message (onError applies), no workflow task fails, and
  * another workspace's run on the same worker succeeds.
  */
-import { createWorkspace, http, startTestStack, waitForRun, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { readFile } from 'node:fs/promises';
+import { Worker } from '@temporalio/worker';
+import { testEnv } from '../../support/env';
+import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
 let stack: TestStack;
 let other: WorkspaceFixture;
@@ -59,6 +62,16 @@ async function workflowTaskFailures(runId: string): Promise<number> {
   return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
 }
 
+/** Replays a run's history with the current workflow bundle; throws on any nondeterminism. */
+async function replays(runId: string): Promise<void> {
+  const history = await stack.app.deps.temporal.client.workflow.getHandle(runId).fetchHistory();
+  const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+  const ids = markers.flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? []).map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')).id);
+  expect(ids).toContain('expression-bounds-v1');
+  const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
+  await Worker.runReplayHistory({ workflowBundle: bundle, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, runId);
+}
+
 test('$toMillis with a backtracking picture runs on RE2 in a live run (it aborted the process)', async () => {
   const expression = `$exists($toMillis("${'1'.repeat(40)}x", "[f][f][f][f][f][f][f][f][f][f]"))`;
   const parsed = await run(stack.ws, graph(expression));
@@ -80,6 +93,8 @@ test.each(ATTACKS)('$name fails its node with the limit in the message; onError 
   const stopped = await run(stack.ws, graph(attack.expression));
   expect(stopped).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(attack.message) });
   expect(await workflowTaskFailures(stopped.id)).toBe(0);
+  // The run recorded the patch, and its history replays (the bounds are deterministic).
+  await replays(stopped.id);
 
   const continued = await run(stack.ws, graph(attack.expression, 'continue'));
   expect(continued).toMatchObject({ status: 'succeeded', output: { after: true, error: expect.stringMatching(attack.message) } });
