@@ -1,6 +1,6 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { entities } from './entities';
-import { wellFormedMappedType } from './wellFormedTypes';
+import { useWellFormedTypes } from './wellFormedTypes';
 
 /** MikroORM options for a database URL; the one place the ORM is configured. */
 export function ormOptions(databaseUrl: string, opts: { debug?: boolean; poolMax?: number } = {}): Options {
@@ -10,7 +10,7 @@ export function ormOptions(databaseUrl: string, opts: { debug?: boolean; poolMax
     debug: opts.debug ?? false,
     // Entities are EntitySchema definitions; no decorator metadata or file discovery needed.
     // Json and text columns make their strings well-formed on the way in (db/wellFormedTypes.ts).
-    discovery: { warnWhenNoEntities: true, getMappedType: wellFormedMappedType },
+    discovery: { warnWhenNoEntities: true, onMetadata: useWellFormedTypes },
     pool: { min: 0, max: opts.poolMax ?? 10 },
     // The migrator and the migration classes load on first use (migrator()): the API and the
     // worker never migrate, and @mikro-orm/migrations with umzug costs them ≈ 10 MiB each.

@@ -33,25 +33,26 @@ export function storableString(s: string): string {
   return SUSPECT.test(s) ? s.replace(NUL_OR_LONE_SURROGATE, REPLACEMENT_CHARACTER) : s;
 }
 
+const HEX2 = '[0-9a-fA-F]{2}';
 /**
- * A JSON escape: an escaped surrogate pair, one `\uXXXX`, or any other escaped character (taken
- * whole, so the text `\\u0000` — an escaped backslash, then `u0000` — is never read as an escape).
+ * A `\u0000` or lone-surrogate escape in JSON text, with the even run of backslashes before it
+ * (`$1`): the escape must itself be unescaped (`\\u0000` is a backslash, then text). A high
+ * surrogate escape followed by a low one, and that low one, are a pair and do not match.
+ * One regular expression with a string replacement, no callback: 25 MB of escapes take about
+ * half a second rather than ten, which matters inside a workflow activation.
  */
-const JSON_ESCAPE = /\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u([0-9a-fA-F]{4})|\\[^u]/g;
-
-const isBadUnit = (hex: string) => {
-  const unit = parseInt(hex, 16);
-  return unit === 0 || (unit >= 0xd800 && unit <= 0xdfff);
-};
+const BAD_JSON_ESCAPE = new RegExp(
+  String.raw`(?<!\\)((?:\\\\)*)\\u(?:0000|[dD][89abAB]${HEX2}(?!\\u[dD][c-fC-F]${HEX2})|(?<!(?:^|[^\\])(?:\\\\)*\\u[dD][89abAB]${HEX2}\\u)[dD][c-fC-F]${HEX2})`,
+  'g',
+);
 
 /**
  * JSON text with every `\u0000` and lone-surrogate escape (what JSON.stringify writes for them)
  * replaced by `\ufffd`, and any raw bad code unit by U+FFFD: the same rule as `toStorable`, applied
- * to serialized JSON in one pass without walking the value (the ORM's json columns, Temporal payloads).
+ * to serialized JSON without walking the value (the ORM's json columns, Temporal payloads).
  */
 export function wellFormedJsonText(json: string): string {
-  const escaped = json.includes('\\u') ? json.replace(JSON_ESCAPE, (match: string, unit: string | undefined) => (unit !== undefined && isBadUnit(unit) ? '\\ufffd' : match)) : json;
-  return storableString(escaped);
+  return storableString(json.includes('\\u') ? json.replace(BAD_JSON_ESCAPE, '$1\\ufffd') : json);
 }
 
 export interface TextFinding {
