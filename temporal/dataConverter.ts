@@ -26,6 +26,7 @@ import {
   type PayloadConverter,
   type ProtoFailure,
 } from '@temporalio/common';
+import { boundedMessage } from '../engine/limits';
 import { toStorable, wellFormedJsonText } from '../engine/wellFormedText';
 
 /**
@@ -55,14 +56,9 @@ class WellFormedJsonPayloadConverter extends JsonPayloadConverter {
 /** The SDK's default payload converters, with JSON text made well-formed. */
 export const payloadConverter: PayloadConverter = new CompositePayloadConverter(new UndefinedPayloadConverter(), new BinaryPayloadConverter(), new WellFormedJsonPayloadConverter());
 
-/** A message or stack within FAILURE_TEXT_MAX_CHARS, cut on a code point and said so. */
+/** A message or stack within FAILURE_TEXT_MAX_CHARS (the engine's rule for messages, with Temporal's bound). */
 function boundedText(text: string | null | undefined): string | null | undefined {
-  if (typeof text !== 'string' || text.length <= FAILURE_TEXT_MAX_CHARS) return text;
-  let end = FAILURE_TEXT_MAX_CHARS;
-  // Do not cut a surrogate pair in two (that would make a lone surrogate of its first half).
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}… (${text.length - end} more characters cut)`;
+  return typeof text === 'string' ? boundedMessage(text, FAILURE_TEXT_MAX_CHARS) : text;
 }
 
 /** The failure and its causes with every string well-formed and messages and stacks bounded; a copy where anything changed. */
