@@ -132,5 +132,6 @@ function isPlainContainer(v: unknown): v is Record<string, unknown> | unknown[] 
   if (Array.isArray(v)) return true;
   if (v === null || typeof v !== 'object') return false;
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  // Any realm's Object.prototype (values from a worker thread or a vm context have their own).
+  return proto === null || Object.getPrototypeOf(proto) === null;
 }
