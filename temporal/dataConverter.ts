@@ -25,6 +25,7 @@ import {
   type Payload,
   type PayloadConverter,
   type ProtoFailure,
+  type SerializationContext,
 } from '@temporalio/common';
 import { boundedMessage } from '../engine/limits';
 import { toStorable, wellFormedJsonText } from '../engine/wellFormedText';
@@ -77,9 +78,8 @@ function wellFormedFailure(failure: ProtoFailure, depth = 0): ProtoFailure {
  * well-formed, bounded text.
  */
 export class WellFormedFailureConverter extends DefaultFailureConverter {
-  override errorToFailure(err: unknown, converter: PayloadConverter, ...rest: unknown[]): ProtoFailure {
-    const failure = (DefaultFailureConverter.prototype.errorToFailure as (this: DefaultFailureConverter, ...args: unknown[]) => ProtoFailure).call(this, err, converter, ...rest);
-    return wellFormedFailure(failure);
+  override errorToFailure(err: unknown, converter: PayloadConverter, context?: SerializationContext): ProtoFailure {
+    return wellFormedFailure(super.errorToFailure(err, converter, context));
   }
 }
 
