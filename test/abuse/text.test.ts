@@ -7,7 +7,7 @@
  * a restart of a worker process is test/integration/runs/poisonText.test.ts.)
  */
 import { waitForRun } from '../support/harness';
-import { codeNode, expectFailedNode, RUN_DEADLINE_MS, startAbuseStack, type AbuseStack } from './kit';
+import { chain, codeNode, expectFailedNode, RUN_DEADLINE_MS, startAbuseStack, type AbuseStack } from './kit';
 
 let kit: AbuseStack;
 beforeAll(async () => {
@@ -54,16 +54,22 @@ test('F1 across a worker restart: the poisonous run is still in Temporal; it fai
   });
 }, 240_000);
 
+/** A dry run of the workflow's draft (target candidate), as an editor runs it. */
+async function dryRunDraft(source: string) {
+  const id = await kit.createWorkflow(kit.a, chain([codeNode(source)]));
+  return kit.request(kit.a, 'POST', `/api/v1/workflows/${id}/execute`, { input: {}, dryRun: true, target: 'candidate' });
+}
+
 test('F8: dry runs returning U+0000 or a lone surrogate answer 201, finished, with U+FFFD; none is left queued', async () => {
   await kit.survives(async () => {
     for (const [source, expected] of [
       ['return "x\\u0000y";', 'x\ufffdy'],
       ['return "x" + String.fromCharCode(0xd800) + "y";', 'x\ufffdy'],
     ]) {
-      const res = await kit.dryRun(kit.a, [codeNode(source)]);
+      const res = await dryRunDraft(source);
       expect([res.status, res.body.run?.status, res.body.run?.output]).toEqual([201, 'succeeded', expected]);
     }
-    const failed = await kit.dryRun(kit.a, [codeNode(LONE_THROW)]);
+    const failed = await dryRunDraft(LONE_THROW);
     expect([failed.status, failed.body.run?.status]).toEqual([201, 'failed']);
     expect(failed.body.run.error).toMatch(/e\ufffd/);
   });
