@@ -108,6 +108,13 @@ const MESSAGE_LIMIT_PATCH = 'message-limit-v1';
  */
 const SYNC_EXPRESSIONS_PATCH = 'sync-expressions-v1';
 
+/**
+ * Runs started before JSONata's built-in functions, regex matches and lambda signatures were
+ * bounded (engine/expressionBounds.ts) keep evaluating without those bounds: an expression that
+ * succeeded in their history must succeed again on replay.
+ */
+const EXPRESSION_BOUNDS_PATCH = 'expression-bounds-v1';
+
 /** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
 function actionActivities(node: GraphNode, timeoutMs: number, local: boolean): Activities {
   const options = {
@@ -197,6 +204,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
     messageLimitChars: patched(MESSAGE_LIMIT_PATCH) ? MESSAGE_LIMIT_CHARS : Infinity,
     syncExpressions: patched(SYNC_EXPRESSIONS_PATCH),
+    boundedExpressions: patched(EXPRESSION_BOUNDS_PATCH),
     now: () => Date.now(),
     async runAction(node, config, input) {
       const local = runsAsLocalActivity(node, config) && patched(LOCAL_ACTIONS_PATCH);
