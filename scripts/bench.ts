@@ -15,6 +15,7 @@ import { retrievalScenario, syncScenario } from './bench/knowledge';
 import { restartScenario } from './bench/restart';
 import { parkedScenario } from './bench/parked';
 import { abuseScenario } from './bench/abuse';
+import { userSqlScenario } from './bench/userSql';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -66,6 +67,10 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: "issue 26's attack classes F1-F8, one fresh stack each: /healthz p99 and workspace B's probe-run latency at rest vs while workspace A attacks",
     run: abuseScenario,
   },
+  usersql: {
+    summary: "workspace B's GET /workflows and query latency at rest and while workspace A sends 30 parallel 5 s queries, with and without the per-workspace limits",
+    run: userSqlScenario,
+  },
   sync: {
     summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
     run: syncScenario,
@@ -83,7 +88,8 @@ settings (environment):
   BENCH_DURATION_S   seconds per measured run (default 5)
   BENCH_RUNS         measured runs per concurrency step (default 5; parked: latency runs per endpoint, default 3)
   BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80; tables: 1,10,50)
-  BENCH_QUERY_REPEATS  queries per query shape (tables; default 200)
+  BENCH_QUERY_REPEATS  queries per query shape (tables; default 200; usersql: probes of B, default 40)
+  BENCH_ATTACKERS    parallel slow queries of workspace A (usersql; default 30)
   BENCH_WARMUP_S     warm-up seconds (webhooks at concurrency 10, throughput at 5; default 5)
   BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120; parked: to park, default 1800)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)
