@@ -51,7 +51,7 @@ async function bystanderMeanwhile<T>(attack: Promise<T>): Promise<T> {
 const expectSlowQueryAnswer = (res: HttpResult) => {
   if (res.status === 200) return;
   if (res.status === 408) expect(res.body.code).toBe('query_timeout');
-  else expect4xx(res, /limit|too many|concurren|busy|try again/i);
+  else expect4xx(res, /limit|too many|concurren|busy|try again|retry|queue|waiting/i);
 };
 
 test(`${F5_PARALLEL} parallel queries of A held 5 s each (lock wait): B's listing, query and probe succeed meanwhile`, async () => {
