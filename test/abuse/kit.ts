@@ -60,6 +60,11 @@ export interface AbuseStack {
   waitForRun(ws: AbuseWorkspace, runId: string): Promise<any>;
   /** Creates, deploys and executes `nodes` (chained after a start node, or a full body) live; waits for the run to end and returns it. */
   runLive(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<any>;
+  /**
+   * As `runLive`, but a refusal is an outcome too: a 4xx to the deploy or the execute (the
+   * service rejecting what it can tell is unbounded before running it) comes back as `refused`.
+   */
+  tryRunLive(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<{ refused: HttpResult } | { run: any }>;
   /** Creates the workflow and dry-runs it (its candidate, as the editor does: no deploy needed); returns the raw answer. */
   dryRun(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<HttpResult>;
   /** Dry-runs an existing workflow's candidate; returns the raw answer. */
@@ -151,6 +156,16 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     const exec = await execute(ws, id, input);
     expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
     return finish(ws, exec.body.run.id);
+  };
+  const tryRunLive = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => {
+    const id = await createWorkflow(ws, asBody(nodes));
+    const deployed = await request(ws, 'POST', `/api/v1/workflows/${id}/deploy`);
+    if (deployed.status >= 400 && deployed.status < 500) return { refused: deployed };
+    expect([deployed.status, deployed.text.slice(0, 300)]).toEqual([200, expect.anything()]);
+    const exec = await execute(ws, id, input);
+    if (exec.status >= 400 && exec.status < 500) return { refused: exec };
+    expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+    return { run: await finish(ws, exec.body.run.id) };
   };
   // `target: candidate` simulates the saved draft (no deploy needed); `dryRun: true` alone would need an active version.
   const dryRunWorkflow = (ws: AbuseWorkspace, id: string, input: unknown = {}) => request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input, target: 'candidate', dryRun: true });
@@ -259,6 +274,7 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     execute,
     waitForRun: finish,
     runLive,
+    tryRunLive,
     dryRun,
     dryRunWorkflow,
     survives,
