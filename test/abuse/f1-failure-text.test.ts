@@ -6,7 +6,7 @@
  * poisonous run is still in Temporal keeps polling.
  */
 import { F1_SOURCES, F1_SUCCEEDING_SOURCES } from './attacks';
-import { codeNode, expectFailedNode, startAbuseStack, type AbuseStack } from './kit';
+import { codeNode, expectFailedNode, expectWellFormed, startAbuseStack, type AbuseStack } from './kit';
 
 jest.setTimeout(300_000);
 
@@ -15,12 +15,6 @@ beforeAll(async () => {
   kit = await startAbuseStack();
 }, 120_000);
 afterAll(() => kit?.close());
-
-/** No lone surrogate and no NUL anywhere in `value`'s JSON (JSON.stringify escapes lone surrogates as \\udxxx). */
-function expectWellFormed(value: unknown): void {
-  const json = JSON.stringify(value);
-  expect(json).not.toMatch(/\\u0000|\\ud[89a-f][0-9a-f]{2}/i);
-}
 
 describe.each(Object.entries(F1_SOURCES))('a live code node with %s', (_name, source) => {
   test('fails its node with well-formed text; B probes meanwhile and after; the worker keeps polling', async () => {

@@ -114,6 +114,27 @@ export function expectDryRunEnded(res: HttpResult, message: RegExp, succeeded?: 
   expectFailedOrSucceeded(res.body.run, message, succeeded);
 }
 
+/**
+ * Asserts no string (or key) in `value` holds U+0000 or a lone UTF-16 surrogate. Checks the
+ * characters themselves: a log line may legitimately contain the six characters `\u0000`.
+ */
+export function expectWellFormed(value: unknown): void {
+  const bad: string[] = [];
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (v.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v)) bad.push(JSON.stringify(v).slice(0, 120));
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        visit(k);
+        visit(x);
+      }
+    }
+  };
+  visit(value);
+  expect(bad).toEqual([]);
+}
+
 /** Asserts an answer is a 4xx whose error text matches `message`. */
 export function expect4xx(res: HttpResult, message: RegExp): void {
   expect(res.status).toBeGreaterThanOrEqual(400);
