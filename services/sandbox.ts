@@ -105,6 +105,7 @@ export async function runUserCode(
     timedOut,
     died: stoppedUnexpectedly,
     signal: opts.signal,
+    canceled: () => ({ ok: false, error: { kind: 'timeout', message: 'Code was canceled before it ran (its caller stopped waiting)' }, logs: [] }),
   });
 }
 

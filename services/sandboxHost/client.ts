@@ -279,6 +279,7 @@ export class SandboxHostClient {
       this.restartTimer = undefined;
       if (!this.host && !(this.closed && this.calls.size === 0)) this.spawn();
     }, delay);
-    this.restartTimer.unref();
+    // Calls waiting for the new host keep this process alive; an idle restart does not.
+    if (this.calls.size === 0) this.restartTimer.unref();
   }
 }

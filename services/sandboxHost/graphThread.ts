@@ -1,16 +1,17 @@
 import { parentPort } from 'node:worker_threads';
 import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
 import { withConfigDefaults } from '../../engine/nodes';
-import { executeCode, SANDBOX_DEFAULTS, warmUp } from '../sandboxEngine';
-import type { DryRunResult, DryRunTask, ThreadInbound, ThreadOutbound } from './protocol';
+import { SANDBOX_DEFAULTS, type SandboxResult } from '../sandboxEngine';
+import type { CodeTask, DryRunResult, DryRunTask, ThreadInbound, ThreadOutbound } from './protocol';
 import { lowerThreadPriority } from './threadPriority';
 
 /**
  * Entry point of one graph thread of the sandbox host: interprets a dry run's graph (JSONata
  * included) off the API's event loop, under the deadline and heap cap of its ThreadPool.
- * Pure nodes and code nodes run here for real (code nodes in QuickJS on this thread, with the
- * code node's own limits); HTTP calls, waits, approvals, events, subworkflows and table writes
- * are simulated and marked so; table reads are asked of the parent process (they have no effect).
+ * Pure nodes run here for real; code nodes run for real on the host's code threads (asked of
+ * the host: the same per-workspace queue, limits and outer deadline as a live code node);
+ * HTTP calls, waits, approvals, events, subworkflows and table writes are simulated and marked
+ * so; table reads are asked of the parent process, where the database is (they have no effect).
  */
 
 let nextCallId = 1;
@@ -29,20 +30,20 @@ function simulatedLog(seq: number, nodeId: string, message: string): LogRecord {
   return { seq, nodeId, level: 'info', message, data: { simulated: true }, createdAt: new Date().toISOString() };
 }
 
-export async function interpretDryRun(task: DryRunTask, readTable: (config: Record<string, unknown>) => Promise<unknown>): Promise<DryRunResult> {
+export async function interpretDryRun(task: DryRunTask, ask: (op: 'code' | 'table_read', args: unknown) => Promise<unknown>): Promise<DryRunResult> {
   const steps = new Map<string, StepRecord>();
   const logs: LogRecord[] = [];
   const host: EngineHost = {
     now: () => Date.now(),
     async runAction(node, config, input) {
       if (node.type === 'code') {
-        const inputJson = JSON.stringify(input);
-        const result = await executeCode(String(config.source), inputJson, { ...SANDBOX_DEFAULTS });
+        const code: CodeTask = { source: String(config.source), inputJson: JSON.stringify(input), limits: { ...SANDBOX_DEFAULTS } };
+        const result = (await ask('code', code)) as SandboxResult;
         if (!result.ok) throw new Error(result.error.message);
         return { output: result.output, logs: result.logs };
       }
       // Reading a table has no effect, so a dry run reads for real; writes are simulated.
-      if (node.type === 'table_read') return { output: await readTable(config) };
+      if (node.type === 'table_read') return { output: await ask('table_read', config) };
       if (node.type.startsWith('table_')) return { output: { simulated: true, nodeType: node.type, tableId: config.tableId, rowIndex: config.rowIndex ?? null, values: config.values ?? null } };
       const { method, url, headers, query, body } = config;
       return { output: { simulated: true, request: { method, url, headers: headers ?? {}, query: query ?? {}, body: body ?? null } } };
@@ -87,15 +88,10 @@ if (parentPort) {
       return;
     }
     currentTaskId = msg.id;
-    interpretDryRun(msg.payload as DryRunTask, (config) => ask(port, 'table_read', config)).then(
+    interpretDryRun(msg.payload as DryRunTask, (op, args) => ask(port, op, args)).then(
       (result) => port.postMessage({ type: 'result', id: msg.id, result } satisfies ThreadOutbound),
       (err: unknown) => port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) } satisfies ThreadOutbound),
     );
   });
-  warmUp().then(
-    () => port.postMessage({ type: 'ready' } satisfies ThreadOutbound),
-    (err: unknown) => {
-      throw err;
-    },
-  );
+  port.postMessage({ type: 'ready' } satisfies ThreadOutbound);
 }

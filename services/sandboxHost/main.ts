@@ -1,4 +1,3 @@
-import { setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import type { SandboxResult } from '../sandboxEngine';
 import type { CodeTask, DryRunResult, HostMessage, HostRequest } from './protocol';
@@ -29,12 +28,6 @@ function main(): void {
     if (process.connected) process.send!(msg);
   };
   const settings = JSON.parse(process.env.SANDBOX_HOST_SETTINGS ?? '{}') as HostSettings;
-  try {
-    // The host yields the CPU to the API and worker processes (its threads lower themselves further).
-    setPriority(process.pid, 10);
-  } catch {
-    // Not permitted: the deadlines still bound every task.
-  }
 
   const code = new ThreadPool<SandboxResult>({
     entry: 'codeThread',
@@ -50,6 +43,7 @@ function main(): void {
       logs: [],
     }),
   });
+  code.prestart(settings.codeThreads);
   const failedDryRun = (message: string): DryRunResult => ({ outcome: { status: 'failed', output: null, error: { message, nodeId: null }, costCredits: 0 }, steps: [], logs: [] });
   const graph = new ThreadPool<DryRunResult>({
     entry: 'graphThread',
@@ -93,13 +87,19 @@ function main(): void {
       case 'dryRun': {
         const run = graph.run(msg.workspaceId, msg.task, msg.timeoutMs, {
           onStart: () => send({ type: 'started', id: msg.id }),
-          // Table reads go back to the parent, which owns the database connection.
-          onCall: (op, args) =>
-            new Promise((resolve, reject) => {
+          onCall: (op, args) => {
+            // The dry run's code nodes queue with the workspace's live code calls, under the same outer deadline.
+            if (op === 'code') {
+              const task = args as CodeTask;
+              return code.run(msg.workspaceId, task, task.limits.timeoutMs + settings.codeKillGraceMs).done;
+            }
+            // Table reads go back to the parent, which owns the database connection.
+            return new Promise((resolve, reject) => {
               const callId = nextCallId++;
               callsOut.set(callId, { resolve, reject });
               send({ type: 'call', id: msg.id, callId, op, args });
-            }),
+            });
+          },
         });
         cancels.set(msg.id, run.cancel);
         run.done.then(

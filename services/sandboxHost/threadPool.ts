@@ -61,6 +61,11 @@ export class ThreadPool<R> {
     this.queue = new FairQueue(opts.perWorkspace);
   }
 
+  /** Starts `count` threads ahead of the first task, so a restarted host serves its first calls without waiting for thread start. */
+  prestart(count: number): void {
+    while (this.slots.size < Math.min(count, this.opts.size)) this.spawn();
+  }
+
   /** Queues a task; resolves with the thread's answer, or the timeout/died answer. Rejects only when no thread can start. */
   run(workspaceId: string, payload: unknown, deadlineMs: number, hooks: TaskHooks = {}): { done: Promise<R>; cancel(): boolean } {
     let pending!: Pending<R>;
