@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sandboxHostStats } from './sandboxHost/client';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
 export type ExternalMetricsSource = () => Promise<string | null>;
@@ -48,6 +49,17 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     async collect() {
       const rows: Array<{ count: string }> = await orm.em.fork().execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
       this.set(Number(rows[0].count));
+    },
+  });
+
+  new Counter({
+    name: 'svc_sandbox_host_events_total',
+    help: "This process's sandbox host: starts, restarts (after any exit), kills at a call's outer deadline, kills for not answering pings",
+    labelNames: ['event'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [event, count] of Object.entries(sandboxHostStats)) this.inc({ event }, count);
     },
   });
 

@@ -4,10 +4,10 @@ import { setPriority } from 'node:os';
 /**
  * Niceness of a sandbox thread: guest code yields the CPU to the API's and the worker's main
  * threads. Not 19: deadlines are wall clock, and at 19 a thread gets ~1.5% of a core against
- * one busy process, so on a saturated machine even trivial code missed its 1 s deadline; at 10
- * it still gets ~10%.
+ * one busy process, so on a saturated machine even trivial code missed its 1 s deadline; at 5
+ * it still gets ~25%.
  */
-export const SANDBOX_THREAD_NICENESS = 10;
+export const SANDBOX_THREAD_NICENESS = 5;
 
 /**
  * Lowers the calling thread's scheduling priority. Linux schedules threads individually: the id

@@ -132,4 +132,6 @@ test('item 7: kill -9 of the sandbox host mid-load; it comes back by itself and 
   await kit.probeB();
   expect(sandboxHostPid()).not.toBe(first);
   await kit.healthz();
+  const metrics = await (await fetch(`${kit.app.url}/metrics`)).text();
+  expect(Number(/svc_sandbox_host_events_total\{event="restarts"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
 }, 300_000);
