@@ -217,7 +217,6 @@ export class SandboxHostClient {
         if (!live || live.host !== host) return;
         live.timer = setTimeout(() => {
           sandboxHostStats.deadlineKills++;
-          if (process.env.SANDBOX_DEBUG) process.stderr.write(`SANDBOX_DEBUG outer kill ${live.kind} ws=${live.workspaceId}\n`);
           this.settle(live, live.timedOut());
           this.kill(host, `a ${live.kind} call overran its deadline of ${live.deadlineMs} ms`);
         }, live.deadlineMs + this.settings.marginMs);

@@ -117,7 +117,6 @@ export class ThreadPool<R> {
   private kill(slot: Slot<R>, id: number): void {
     const task = this.finish(slot, id);
     if (!task) return;
-    if (process.env.SANDBOX_DEBUG) process.stderr.write(`SANDBOX_DEBUG thread kill ${this.opts.entry} ws=${task.workspaceId} deadline=${task.deadlineMs}\n`);
     this.retire(slot);
     task.resolve(this.opts.onTimeout(task.deadlineMs));
     this.dispatch();
