@@ -62,6 +62,7 @@ interface Host {
   pingTimer?: NodeJS.Timeout;
   /** Set when the parent killed it: the calls it held (except the one that overran) are retried. */
   killedBy?: string;
+  exited?: boolean;
 }
 
 /** Restarts, crashes and kills of sandbox hosts in this process, for /metrics and tests. */
@@ -70,6 +71,8 @@ export const sandboxHostStats = { starts: 0, restarts: 0, deadlineKills: 0, stal
 const PING_MS = 1_000;
 /** Consecutive hosts that die before reporting ready, after which waiting calls are refused. */
 const MAX_FAILED_STARTS = 5;
+/** A host not ready this long after its fork is killed and replaced (a cold start under load takes a few seconds). */
+const START_DEADLINE_MS = 60_000;
 /** A host that lived this long resets the backoff. */
 const HEALTHY_UPTIME_MS = 30_000;
 
@@ -176,10 +179,16 @@ export class SandboxHostClient {
     this.host = host;
     sandboxHostStats.starts++;
     child.on('message', (msg: HostMessage) => this.onMessage(host, msg));
-    child.on('error', () => undefined);
+    // A fork that fails (EAGAIN, ENOMEM) emits 'error' without 'exit': treat it as a host that died young.
+    child.on('error', () => {
+      if (child.pid === undefined) this.onExit(host, null, null);
+    });
     child.once('exit', (code, signal) => this.onExit(host, code, signal));
     host.pingTimer = setInterval(() => {
-      if (!host.ready) return;
+      if (!host.ready) {
+        if (Date.now() - host.startedAt > START_DEADLINE_MS) this.kill(host, `not ready after ${START_DEADLINE_MS} ms`);
+        return;
+      }
       if (Date.now() - host.lastPong > this.settings.stallMs) {
         sandboxHostStats.stallKills++;
         this.kill(host, `no answer to pings for ${this.settings.stallMs} ms`);
@@ -250,6 +259,8 @@ export class SandboxHostClient {
   }
 
   private onExit(host: Host, code: number | null, signal: NodeJS.Signals | null): void {
+    if (host.exited) return;
+    host.exited = true;
     clearInterval(host.pingTimer);
     if (this.host === host) this.host = undefined;
     const uptime = Date.now() - host.startedAt;
