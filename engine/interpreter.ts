@@ -79,6 +79,11 @@ export interface EngineHost {
    * engine/syncExpressions.ts). False: JSONata only, as runs recorded before it replay.
    */
   syncExpressions?: boolean;
+  /**
+   * Bound built-in functions, regex matches and lambda signatures (default true; see
+   * engine/expressionBounds.ts). False: as runs recorded before the bounds replay.
+   */
+  boundedExpressions?: boolean;
 }
 
 export interface RunRequest {
@@ -153,11 +158,11 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const outputs: Record<string, unknown> = {};
   const bindings = { trigger: req.input, nodes: outputs };
-  const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true };
+  const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true, bounded: host.boundedExpressions ?? true };
   // Expressions in the synchronous subset are evaluated without awaiting anything (`now` is
   // `{ value }`); the rest go through JSONata, whose promises are costly in the workflow sandbox.
-  const evaluateNow = (expr: string, input: unknown) => (expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings) : null);
-  const resolveNow = (value: unknown, input: unknown) => (expressionOptions.sync ? resolveTemplatedSync(value, input, bindings) : null);
+  const evaluateNow = (expr: string, input: unknown) => (expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings, expressionOptions) : null);
+  const resolveNow = (value: unknown, input: unknown) => (expressionOptions.sync ? resolveTemplatedSync(value, input, bindings, expressionOptions) : null);
   const resolve = async (value: unknown, input: unknown): Promise<unknown> => {
     const now = resolveNow(value, input);
     return now ? now.value : resolveTemplated(value, input, bindings, expressionOptions);
@@ -409,19 +414,19 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         return pure(input);
       case 'condition': {
         const now = evaluateNow(config.expression as string, input);
-        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings);
+        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings, expressionOptions);
         return pure(input, [value ? 'true' : 'false']);
       }
       case 'switch': {
         const now = evaluateNow(config.expression as string, input);
-        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings);
+        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings, expressionOptions);
         const cases = config.cases as Array<{ value: unknown; handle: string }>;
         const match = value === undefined ? undefined : cases.find((c) => canonicalJson(c.value) === canonicalJson(value));
         return pure(input, [match ? match.handle : 'default']);
       }
       case 'transform': {
         const now = evaluateNow(config.expression as string, input);
-        return pure(now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings));
+        return pure(now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings, expressionOptions));
       }
       case 'merge':
         return pure(input);

@@ -105,6 +105,13 @@ const OUTPUT_LIMIT_PATCH = 'node-output-limit-v1';
  */
 const SYNC_EXPRESSIONS_PATCH = 'sync-expressions-v1';
 
+/**
+ * Runs started before JSONata's built-in functions, regex matches and lambda signatures were
+ * bounded (engine/expressionBounds.ts) keep evaluating without those bounds: an expression that
+ * succeeded in their history must succeed again on replay.
+ */
+const EXPRESSION_BOUNDS_PATCH = 'expression-bounds-v1';
+
 /** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
 function actionActivities(node: GraphNode, timeoutMs: number, local: boolean): Activities {
   const options = {
@@ -193,6 +200,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const host: EngineHost = {
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
     syncExpressions: patched(SYNC_EXPRESSIONS_PATCH),
+    boundedExpressions: patched(EXPRESSION_BOUNDS_PATCH),
     now: () => Date.now(),
     async runAction(node, config, input) {
       const local = runsAsLocalActivity(node, config) && patched(LOCAL_ACTIONS_PATCH);
