@@ -9,7 +9,7 @@
 import { canonicalJson } from './canonicalJson';
 import { evaluateExpressionSync, evaluateWithJsonata, resolveTemplated, resolveTemplatedSync, type EvaluationOptions } from './expressions';
 import { EXPRESSION_FIELDS } from './expression-fields';
-import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
+import { boundedMessage, MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
 import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
@@ -74,6 +74,8 @@ export interface EngineHost {
    * the check off: runs started before the limit existed replay without it.
    */
   outputLimitBytes?: number;
+  /** Longest error and log message kept (default MESSAGE_LIMIT_CHARS); Infinity replays runs from before the bound. */
+  messageLimitChars?: number;
   /**
    * Evaluate expressions in the synchronous subset without a Promise (default true; see
    * engine/syncExpressions.ts). False: JSONata only, as runs recorded before it replay.
@@ -175,8 +177,9 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   let cancellation: unknown = null;
   const inFlight: Promise<void>[] = [];
 
+  const messageLimit = host.messageLimitChars ?? MESSAGE_LIMIT_CHARS;
   const log = (nodeId: string | null, level: LogLevel, message: string, data: unknown = null) =>
-    host.onLog({ seq: logSeq++, nodeId, level, message, data, createdAt: new Date(host.now()).toISOString() });
+    host.onLog({ seq: logSeq++, nodeId, level, message: boundedMessage(message, messageLimit), data, createdAt: new Date(host.now()).toISOString() });
 
   const step = (node: GraphNode, fields: Partial<StepRecord> & { status: StepStatus; seq: number }): StepRecord => ({
     nodeId: node.id,
@@ -364,7 +367,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         await host.onStep(step(node, { ...base, status: 'canceled', finishedAt: new Date(host.now()).toISOString() }));
         return;
       }
-      const message = errorMessage(err);
+      const message = boundedMessage(errorMessage(err), messageLimit);
       const finishedMs = host.now();
       await host.onStep(
         step(node, { ...base, status: 'failed', attempts, error: message, finishedAt: new Date(finishedMs).toISOString(), durationMs: finishedMs - startedMs }),

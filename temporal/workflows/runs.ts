@@ -24,7 +24,7 @@ import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
 import { TABLE_NODE_TYPES, type GraphNode, type TableNodeType, type WorkflowGraph } from '../../engine/types';
-import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
+import { MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
 import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -96,6 +96,9 @@ const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
 
 /** Runs started before node outputs were capped (engine/limits.ts) keep replaying without the cap. */
 const OUTPUT_LIMIT_PATCH = 'node-output-limit-v1';
+
+/** Runs started before error and log messages were bounded (engine/limits.ts) keep replaying unbounded. */
+const MESSAGE_LIMIT_PATCH = 'message-limit-v1';
 
 /**
  * Runs started before the synchronous expression evaluator keep evaluating with JSONata only:
@@ -199,6 +202,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const progressDue = (local: boolean) => ((local || coalescedProgress) ? Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS : true);
   const host: EngineHost = {
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
+    messageLimitChars: patched(MESSAGE_LIMIT_PATCH) ? MESSAGE_LIMIT_CHARS : Infinity,
     syncExpressions: patched(SYNC_EXPRESSIONS_PATCH),
     boundedExpressions: patched(EXPRESSION_BOUNDS_PATCH),
     now: () => Date.now(),
