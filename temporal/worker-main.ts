@@ -4,6 +4,7 @@ import type { AppConfig } from '../services/config';
 import { keySettingsOf } from '../services/credentials';
 import { runStandalone } from '../services/lifecycle';
 import { closeSandboxPool } from '../services/sandbox';
+import { closeUserSql } from '../services/databases';
 import { connectWorkerConnection } from './client';
 import { createWorker, prebuiltWorkflowBundle } from './worker';
 import { payloadCodecFromConfig } from '../services/payloadCodec';
@@ -54,6 +55,7 @@ export async function startWorker(opts: {
       // Code-node activities execute on the sandbox threads.
       await closeSandboxPool();
       await connection.close();
+      await closeUserSql(orm.em);
       await orm.close();
     },
   };
