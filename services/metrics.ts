@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { userSqlStats } from './databases/userSql';
+import { sandboxHostStats } from './sandboxHost/client';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
 export type ExternalMetricsSource = () => Promise<string | null>;
@@ -76,6 +77,17 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
       const { running, waiting } = userSql();
       this.set({ state: 'running' }, running);
       this.set({ state: 'waiting' }, waiting);
+    },
+  });
+
+  new Counter({
+    name: 'svc_sandbox_host_events_total',
+    help: "This process's sandbox host: starts, restarts (after any exit), kills at a call's outer deadline, kills for not answering pings",
+    labelNames: ['event'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [event, count] of Object.entries(sandboxHostStats)) this.inc({ event }, count);
     },
   });
 

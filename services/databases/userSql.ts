@@ -13,7 +13,7 @@
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../errors';
-import { FairQueue, FairQueueFull } from '../fairQueue';
+import { FairLimiter, FairQueueFull } from '../fairQueue';
 
 export interface UserSqlPoolSettings {
   /** Connections of the user-SQL pool (per process). */
@@ -94,7 +94,7 @@ export interface UserSqlCounters {
 
 interface UserSqlPool {
   pool: pg.Pool;
-  queue: FairQueue;
+  queue: FairLimiter;
   guards: WeakMap<pg.PoolClient, MessageSizeGuard>;
   counters: UserSqlCounters;
 }
@@ -127,7 +127,7 @@ function poolFor(em: EntityManager, settings: UserSqlPoolSettings): UserSqlPool 
   });
   // Idle clients that lose their server are removed by pg-pool; this only keeps the event handled.
   pool.on('error', () => undefined);
-  const created: UserSqlPool = { pool, queue: new FairQueue({ total: settings.poolMax, perKey: settings.perWorkspace, queuePerKey: settings.queuePerWorkspace }), guards, counters };
+  const created: UserSqlPool = { pool, queue: new FairLimiter({ total: settings.poolMax, perKey: settings.perWorkspace, queuePerKey: settings.queuePerWorkspace }), guards, counters };
   pools.set(key, created);
   return created;
 }
