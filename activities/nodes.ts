@@ -4,7 +4,10 @@ import type { ActivityDeps } from './index';
 import { oversizedOutput } from '../engine/limits';
 import { CredentialRefreshError, CredentialUseError, sendHttpWithStoredCredential, type CredentialUseFailure } from '../services/credentials';
 import { httpRequest, OutboundError, type HttpRequestInput } from '../services/outbound';
-import { runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/sandbox';
+import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/sandbox';
+
+/** Time kept between a code call's own deadline and its activity's timeout (the answer's trip back). */
+const CODE_QUEUE_MARGIN_MS = 1_000;
 
 const CODE_FAILURE_TYPES: Record<SandboxErrorKind, string> = {
   syntax: 'CodeSyntax',
@@ -53,8 +56,11 @@ export function createNodeActivities(deps: ActivityDeps) {
   return {
     /** Runs a code node's source in the WebAssembly sandbox. */
     async codeNode(args: { source: string; input: unknown; workspaceId?: string }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
-      // The workspace picks the fair queue; a call still queued when the activity times out or is canceled leaves the queue.
-      const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: Context.current().cancellationSignal });
+      // The workspace picks the fair queue; a call still queued when the activity is canceled leaves the queue,
+      // and one that cannot get a thread in time to finish inside the activity's timeout fails saying so.
+      const { info, cancellationSignal } = Context.current();
+      const queueTimeoutMs = info.startToCloseTimeoutMs - SANDBOX_DEFAULTS.timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
+      const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: cancellationSignal, queueTimeoutMs });
       if (!result.ok) {
         const type = CODE_FAILURE_TYPES[result.error.kind];
         // The logs written before the failure help the author find it.

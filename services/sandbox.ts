@@ -75,13 +75,16 @@ const stoppedUnexpectedly = (): SandboxResult => ({ ok: false, error: { kind: 'r
  *   once on the restarted host; a second death answers kind `runtime`
  *   (`InternalError: the sandbox stopped unexpectedly`).
  * - `signal`: aborting before the call got a thread takes it out of the queue (answer: timeout).
+ * - `queueTimeoutMs`: a call still waiting for a thread after this long leaves the queue and
+ *   answers kind `timeout`, naming the wait (a workspace running more code nodes at once than
+ *   its share of threads), instead of running into its caller's own deadline unexplained.
  * - Error messages are the guest's `Name: message (line N)`, with lines counted in `source`;
  *   host stack traces are never included.
  */
 export async function runUserCode(
   source: string,
   input: unknown,
-  opts: SandboxOptions & { workspaceId?: string; signal?: AbortSignal } = {},
+  opts: SandboxOptions & { workspaceId?: string; signal?: AbortSignal; queueTimeoutMs?: number } = {},
 ): Promise<SandboxResult> {
   const limits: SandboxLimits = {
     timeoutMs: checkPositive('timeoutMs', opts.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs),
@@ -97,16 +100,33 @@ export async function runUserCode(
     throw new TypeError(`runUserCode: input is not JSON-serialisable (${(err as Error).message})`);
   }
   const timedOut = (): SandboxResult => ({ ok: false, error: { kind: 'timeout', message: `Code exceeded its time limit of ${limits.timeoutMs} ms` }, logs: [] });
-  return hostClient().call<SandboxResult>({
-    kind: 'code',
-    workspaceId: opts.workspaceId ?? UNNAMED_WORKSPACE,
-    task: { source, inputJson, limits },
-    deadlineMs: limits.timeoutMs + KILL_GRACE_MS,
-    timedOut,
-    died: stoppedUnexpectedly,
-    signal: opts.signal,
-    canceled: () => ({ ok: false, error: { kind: 'timeout', message: 'Code was canceled before it ran (its caller stopped waiting)' }, logs: [] }),
-  });
+  // One signal for both ways of giving up while queued; which one fired picks the message.
+  const waited = new AbortController();
+  const queueTimer = opts.queueTimeoutMs !== undefined ? setTimeout(() => waited.abort(), Math.max(0, opts.queueTimeoutMs)) : undefined;
+  const signal = opts.signal ? AbortSignal.any([opts.signal, waited.signal]) : waited.signal;
+  const canceled = (): SandboxResult =>
+    waited.signal.aborted
+      ? {
+          ok: false,
+          error: {
+            kind: 'timeout',
+            message: `Code exceeded its time limit of ${limits.timeoutMs} ms: it waited ${opts.queueTimeoutMs} ms for a sandbox thread without getting one (too many code nodes of this workspace run at once)`,
+          },
+          logs: [],
+        }
+      : { ok: false, error: { kind: 'timeout', message: 'Code was canceled before it ran (its caller stopped waiting)' }, logs: [] };
+  return hostClient()
+    .call<SandboxResult>({
+      kind: 'code',
+      workspaceId: opts.workspaceId ?? UNNAMED_WORKSPACE,
+      task: { source, inputJson, limits },
+      deadlineMs: limits.timeoutMs + KILL_GRACE_MS,
+      timedOut,
+      died: stoppedUnexpectedly,
+      signal,
+      canceled,
+    })
+    .finally(() => clearTimeout(queueTimer));
 }
 
 /**
