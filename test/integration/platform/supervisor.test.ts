@@ -7,13 +7,17 @@
  * replaced, and /readyz says so meanwhile.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import nodeHttp from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Client, Connection } from '@temporalio/client';
 import { openOrm } from '../../../db/orm';
 import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
-import { createWorkspace, eventually, http, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, eventually, http, testPayloadCodec, type TestApp, type WorkspaceFixture } from '../../support/harness';
 import { testEnv } from '../../support/env';
+import { listenOnLoopback } from '../../support/fakeServer';
+import { scheduleId } from '../../../temporal/schedules-client';
 import { spawnService, type SupervisedService } from '../../support/workerProcess';
 
 jest.setTimeout(300_000);
@@ -96,11 +100,13 @@ function isAlive(pid: number): boolean {
   }
 }
 
+const ADMISSION_CAP = 4;
+
 describe('two API processes and two workers under the supervisor', () => {
   let service: SupervisedService;
 
   beforeAll(async () => {
-    service = await start({ API_PROCESSES: '2', WORKERS: '2' });
+    service = await start({ API_PROCESSES: '2', WORKERS: '2', RUN_ADMISSION_MAX_ACTIVE: String(ADMISSION_CAP), RUN_ADMISSION_MAX_WAIT_MS: '120000' });
   });
   // Its workers' heartbeats must not make the next service look ready.
   afterAll(() => service.stop());
@@ -123,6 +129,107 @@ describe('two API processes and two workers under the supervisor', () => {
     const metrics = (await http(service, 'GET', '/metrics')).text;
     expect(metric(metrics, 'api')).toBe(0);
     expect(metric(metrics, 'worker')).toBe(0);
+  });
+
+  test('run admission holds the per-workspace cap across both API processes: never more admitted at once, every start runs once', async () => {
+    const other = await createWorkspace({ orm } as TestApp, 'Admission');
+    const held: nodeHttp.ServerResponse[] = [];
+    const slow = await listenOnLoopback(
+      nodeHttp.createServer((_req, res) => {
+        res.setHeader('content-type', 'application/json');
+        held.push(res);
+      }),
+    );
+    try {
+      const created = await http(service, 'POST', '/api/v1/workflows', {
+        token: other.token,
+        body: {
+          nodes: [
+            { id: 'start', type: 'start', config: {} },
+            { id: 'call', type: 'http', config: { method: 'GET', url: `${slow.url}/hold` } },
+          ],
+          edges: [{ source: 'start', target: 'call' }],
+        },
+      });
+      const id = created.body.workflow.id;
+      expect((await http(service, 'POST', `/api/v1/workflows/${id}/deploy`, { token: other.token })).status).toBe(200);
+      const active = async () => (await orm.em.fork().execute<Array<{ n: number }>>(`select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`, [other.workspaceId]))[0].n;
+
+      // Starts spread over both API processes (round-robin); each process alone would admit the cap.
+      const STARTS = 3 * ADMISSION_CAP;
+      const starts = Array.from({ length: STARTS }, (_, n) => http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: other.token, body: { input: { n } } }));
+      let most = 0;
+      await eventually(async () => held.length, (n) => n >= ADMISSION_CAP);
+      // However long the others wait, no more runs are admitted while the first ones hold.
+      for (let i = 0; i < 20; i++) {
+        most = Math.max(most, await active());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(most).toBe(ADMISSION_CAP);
+      const rows = await orm.em.fork().execute<Array<{ n: number }>>('select count(*)::int as n from runs where workspace_id = ?', [other.workspaceId]);
+      expect(rows[0].n).toBe(ADMISSION_CAP);
+
+      // Release the held calls as they come: the waiting starts are admitted a few at a time.
+      const releaser = setInterval(() => {
+        for (const res of held.splice(0)) res.end('{"ok":true}');
+      }, 200);
+      // Meanwhile the number of queued or running runs is sampled: it never goes over the cap.
+      let settled = false;
+      const all = Promise.all(starts).finally(() => (settled = true));
+      while (!settled) {
+        most = Math.max(most, await active());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const answers = await all;
+      clearInterval(releaser);
+      expect(answers.map((a) => a.status)).toEqual(Array(STARTS).fill(202));
+      const runs = await eventually(
+        () => runsOf(id),
+        (r) => r.length === STARTS && r.every((x) => x.status === 'succeeded'),
+        120_000,
+      );
+      expect(runs.map((r) => r.n).sort((a, b) => a - b)).toEqual(Array.from({ length: STARTS }, (_, n) => n));
+      expect(most).toBeLessThanOrEqual(ADMISSION_CAP);
+    } finally {
+      for (const res of held.splice(0)) res.end('{"ok":true}');
+      await slow.close();
+    }
+  });
+
+  test('a schedule fires exactly one run per firing with two workers polling', async () => {
+    const created = await http(service, 'POST', '/api/v1/workflows', {
+      token: ws.token,
+      body: {
+        nodes: [
+          { id: 'tick', type: 'schedule', config: { cron: '0 3 1 1 *', timezone: 'UTC' } },
+          { id: 'stamp', type: 'transform', config: { expression: '{ "at": scheduledAt }' } },
+        ],
+        edges: [{ source: 'tick', target: 'stamp' }],
+      },
+    });
+    const id = created.body.workflow.id;
+    // Deployed twice, through whichever processes answer: still one Schedule.
+    for (let i = 0; i < 2; i++) expect((await http(service, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    try {
+      const client = new Client({ connection, dataConverter: { payloadCodecs: [testPayloadCodec] } });
+      const ids: string[] = [];
+      for await (const listed of client.schedule.list()) if (listed.scheduleId.startsWith(scheduleId(id, ''))) ids.push(listed.scheduleId);
+      expect(ids).toEqual([scheduleId(id, 'tick')]);
+      const FIRINGS = 4;
+      for (let i = 0; i < FIRINGS; i++) {
+        await client.schedule.getHandle(scheduleId(id, 'tick')).trigger('ALLOW_ALL');
+        // Firings are a second apart at least, so Temporal names each by its own time.
+        await new Promise((r) => setTimeout(r, 1_100));
+      }
+      const runs = await eventually(() => runsOf(id), (r) => r.length >= FIRINGS && r.every((x) => x.status === 'succeeded'), 60_000);
+      await new Promise((r) => setTimeout(r, 2_000)); // nothing more arrives late
+      expect(await runsOf(id)).toHaveLength(FIRINGS);
+      expect(runs.every((r) => r.status === 'succeeded')).toBe(true);
+      await http(service, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: { status: 'disabled' } });
+    } finally {
+      await connection.close();
+    }
   });
 
   test('kill -9 of an API process, then of a worker, mid-load: each comes back by itself, every accepted webhook and run completes exactly once, and /metrics counts the restarts', async () => {
