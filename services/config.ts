@@ -322,6 +322,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new Error(`Invalid configuration: ${issues}`);
   }
   const e = parsed.data;
+  if (e.WORKER_HEARTBEAT_STALE_MS < 2 * e.WORKER_HEARTBEAT_MS) {
+    throw new Error('Invalid configuration: WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS (one late beat must not make the API unready).');
+  }
   return {
     port: e.PORT,
     host: e.HOST,

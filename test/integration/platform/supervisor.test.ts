@@ -18,6 +18,9 @@ import { createWorkspace, eventually, http, testPayloadCodec, type TestApp, type
 import { testEnv } from '../../support/env';
 import { listenOnLoopback } from '../../support/fakeServer';
 import { scheduleId } from '../../../temporal/schedules-client';
+import { temporalRunLauncher } from '../../../temporal/runs-client';
+import { TASK_QUEUE } from '../../../temporal/shared';
+import { failStuckRunsOnce } from '../../../services/runs';
 import { spawnService, type SupervisedService } from '../../support/workerProcess';
 
 jest.setTimeout(300_000);
@@ -46,9 +49,9 @@ async function start(env: Record<string, string>): Promise<SupervisedService> {
 }
 
 /** A deployed workflow: (webhook | start) → wait 1 s → echo of the input. */
-async function deployWaiter(service: SupervisedService, trigger: 'webhook' | 'start'): Promise<{ id: string; invoke?: string }> {
+async function deployWaiter(service: SupervisedService, trigger: 'webhook' | 'start', token = ws.token): Promise<{ id: string; invoke?: string }> {
   const created = await http(service, 'POST', '/api/v1/workflows', {
-    token: ws.token,
+    token,
     body: {
       name: `${trigger} waiter`,
       nodes: [
@@ -63,7 +66,7 @@ async function deployWaiter(service: SupervisedService, trigger: 'webhook' | 'st
     },
   });
   expect(created.status).toBe(201);
-  const deployed = await http(service, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token });
+  const deployed = await http(service, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token });
   expect(deployed.status).toBe(200);
   return { id: created.body.workflow.id, invoke: deployed.body.webhookUrl ? new URL(deployed.body.webhookUrl).pathname : undefined };
 }
@@ -134,6 +137,7 @@ describe('two API processes and two workers under the supervisor', () => {
   test('run admission holds the per-workspace cap across both API processes: never more admitted at once, every start runs once', async () => {
     const other = await createWorkspace({ orm } as TestApp, 'Admission');
     const held: nodeHttp.ServerResponse[] = [];
+    let releaser: NodeJS.Timeout | undefined;
     const slow = await listenOnLoopback(
       nodeHttp.createServer((_req, res) => {
         res.setHeader('content-type', 'application/json');
@@ -170,7 +174,7 @@ describe('two API processes and two workers under the supervisor', () => {
       expect(rows[0].n).toBe(ADMISSION_CAP);
 
       // Release the held calls as they come: the waiting starts are admitted a few at a time.
-      const releaser = setInterval(() => {
+      releaser = setInterval(() => {
         for (const res of held.splice(0)) res.end('{"ok":true}');
       }, 200);
       // Meanwhile the number of queued or running runs is sampled: it never goes over the cap.
@@ -181,16 +185,17 @@ describe('two API processes and two workers under the supervisor', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       const answers = await all;
-      clearInterval(releaser);
       expect(answers.map((a) => a.status)).toEqual(Array(STARTS).fill(202));
       const runs = await eventually(
         () => runsOf(id),
         (r) => r.length === STARTS && r.every((x) => x.status === 'succeeded'),
         120_000,
       );
+      clearInterval(releaser);
       expect(runs.map((r) => r.n).sort((a, b) => a - b)).toEqual(Array.from({ length: STARTS }, (_, n) => n));
       expect(most).toBeLessThanOrEqual(ADMISSION_CAP);
     } finally {
+      clearInterval(releaser);
       for (const res of held.splice(0)) res.end('{"ok":true}');
       await slow.close();
     }
@@ -232,9 +237,41 @@ describe('two API processes and two workers under the supervisor', () => {
     }
   });
 
+  test('the stuck-run guard of two API processes fails a stuck run once: a pass that finds another under way skips', async () => {
+    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    const second = await openOrm(testEnv('databaseUrl'), { poolMax: 2 });
+    try {
+      const client = new Client({ connection, dataConverter: { payloadCodecs: [testPayloadCodec] } });
+      const launcher = temporalRunLauncher(client);
+      // A run row, then an execution under its id whose every workflow task fails (a workflow
+      // type no worker has stands in for non-determinism after a bad deploy).
+      const { id } = await deployWaiter(service, 'start');
+      const exec = await http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 0 } } });
+      const runId: string = exec.body.run.id;
+      await eventually(() => runsOf(id), (r) => r[0]?.status === 'succeeded');
+      await orm.em.fork().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
+      await client.workflow.start('noSuchWorkflow', { taskQueue: TASK_QUEUE, workflowId: runId, workflowExecutionTimeout: '2 minutes', args: [] });
+      await eventually(async () => (await launcher.failingWorkflowTask(runId))?.attempts ?? 0, (n) => n >= 2, 60_000);
+
+      // Two processes' passes at the same moment (two connection pools, as two API processes have).
+      const passes = await Promise.allSettled([orm, second].map((o) => failStuckRunsOnce(o, launcher, { maxAttempts: 2, staleMs: 0 })));
+      expect(passes.map((p) => p.status)).toEqual(['fulfilled', 'fulfilled']);
+      const failedBy = passes.map((p) => (p as PromiseFulfilledResult<string[]>).value.filter((r) => r === runId).length);
+      expect(failedBy.sort()).toEqual([0, 1]);
+      const [row] = await runsOf(id);
+      expect(row.status).toBe('failed');
+      expect((await client.workflow.getHandle(runId).describe()).status.name).toBe('TERMINATED');
+    } finally {
+      await second.close();
+      await connection.close();
+    }
+  });
+
   test('kill -9 of an API process, then of a worker, mid-load: each comes back by itself, every accepted webhook and run completes exactly once, and /metrics counts the restarts', async () => {
     const hooked = await deployWaiter(service, 'webhook');
-    const executed = await deployWaiter(service, 'start');
+    // Executions in a workspace of their own: three at a time stay under its admission cap.
+    const executor = await createWorkspace({ orm } as TestApp, 'Executions');
+    const executed = await deployWaiter(service, 'start', executor.token);
     const DELIVERIES = 60;
     const accepted: Array<{ n: number; runId: string }> = [];
     let next = 0;
@@ -246,7 +283,7 @@ describe('two API processes and two workers under the supervisor', () => {
           const n = next++;
           await deliver(service, hooked.invoke!, n);
           const m = executions++;
-          const exec = await http(service, 'POST', `/api/v1/workflows/${executed.id}/execute`, { token: ws.token, body: { input: { n: m } } }).catch(() => null);
+          const exec = await http(service, 'POST', `/api/v1/workflows/${executed.id}/execute`, { token: executor.token, body: { input: { n: m } } }).catch(() => null);
           if (exec?.status === 202) accepted.push({ n: m, runId: exec.body.run.id });
           await new Promise((r) => setTimeout(r, 50));
         }
