@@ -1,0 +1,240 @@
+/**
+ * The shared kit of the abuse suite (issue 26, item 6): one stack per test file, where
+ * workspace A attacks and workspace B is the bystander whose probe run (transform → code →
+ * transform) must keep succeeding. Every assertion is on outcomes (statuses, messages, rows),
+ * never on timings: bounds are generous deadlines, not measurements. `npm run bench -- abuse`
+ * measures the same cases (scripts/bench/abuse.ts).
+ *
+ * Usage, one stack per file so the suite stays fast:
+ *
+ *   let kit: AbuseStack;
+ *   beforeAll(async () => (kit = await startAbuseStack()));
+ *   afterAll(() => kit?.close());
+ *   test('…', () => kit.survives(async () => { const run = await kit.runLive(kit.a, [codeNode('…')]); expectFailedNode(run, /…/); }));
+ */
+import { RunSchema } from '../../db/entities';
+import type { AppConfig } from '../../services/config';
+import { createWorkspace, http, startTestStack, startTestWorker, waitForRun, type HttpResult, type TestApp, type TestStack, type TestWorker, type WorkspaceFixture } from '../support/harness';
+import { PROBE_INPUT, PROBE_OUTPUT, chain, probeGraph, type GraphNode, type WorkflowBody } from './probe';
+
+export { PROBE_INPUT, PROBE_OUTPUT, chain, codeNode, probeGraph, transformNode, type GraphNode, type WorkflowBody } from './probe';
+
+/** How long a run of the probe (or any run the kit waits for) may take before the case fails. */
+export const RUN_DEADLINE_MS = 60_000;
+/** How long the kit waits for A's runs to leave queued/running after an attack settled. */
+const SETTLE_DEADLINE_MS = 60_000;
+
+export interface AbuseWorkspace extends WorkspaceFixture {
+  label: 'A' | 'B';
+}
+
+export interface AbuseStack {
+  app: TestApp;
+  stack: TestStack;
+  /** The attacker. */
+  a: AbuseWorkspace;
+  /** The bystander; its probe workflow is deployed. */
+  b: AbuseWorkspace;
+  /** B's deployed probe workflow. */
+  probeWorkflowId: string;
+  /** Every HTTP answer the kit received for A's requests (assertNo5xx reads it by default). */
+  responses: HttpResult[];
+  /** HTTP as `ws`'s owner key; A's answers are recorded in `responses`. */
+  request(ws: AbuseWorkspace, method: string, path: string, body?: unknown): Promise<HttpResult>;
+  /** Executes B's probe live and asserts it succeeded with the expected output; returns the run. */
+  probeB(): Promise<any>;
+  /** Asserts GET /healthz answers 200. */
+  healthz(): Promise<void>;
+  /** Asserts no run of `ws` (default A), dry or live, is left `queued` or `running` once the attack settled. */
+  assertNoQueuedRuns(ws?: AbuseWorkspace): Promise<void>;
+  /** Asserts a fresh live run of `ws` (default B) completes: the worker still polls and runs workflow tasks. */
+  assertWorkerPolling(ws?: AbuseWorkspace): Promise<void>;
+  /** Creates a workflow of `ws` (201 asserted); returns its id. */
+  createWorkflow(ws: AbuseWorkspace, body: WorkflowBody): Promise<string>;
+  /** Deploys (200 asserted). */
+  deploy(ws: AbuseWorkspace, workflowId: string): Promise<void>;
+  /** POST /execute live; returns the raw answer (202 expected, not asserted: admission may refuse). */
+  execute(ws: AbuseWorkspace, workflowId: string, input?: unknown): Promise<HttpResult>;
+  /** Creates, deploys and executes `nodes` (chained after a start node, or a full body) live; waits for the run to end and returns it. */
+  runLive(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<any>;
+  /** Creates the workflow and dry-runs it (`dryRun: true`); returns the raw answer. */
+  dryRun(ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input?: unknown): Promise<HttpResult>;
+  /**
+   * The shape of every abuse case: runs `attack` while B probes in a loop and /healthz is polled;
+   * then asserts every probe succeeded, every /healthz answered 200, and afterwards a fresh
+   * probe succeeds, no run of A is left queued or running, no answer to A was a 5xx, and the
+   * worker still runs new runs. Returns the attack's result; an attack that throws fails the case.
+   */
+  survives<T>(attack: () => Promise<T>): Promise<T>;
+  /** Stops the stack's worker and starts another in this process (a worker restart). */
+  restartWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Asserts no answer in `responses` is a 5xx, naming the first that is. */
+export function assertNo5xx(responses: HttpResult[]): void {
+  const bad = responses.find((r) => r.status >= 500);
+  expect(bad ? `${bad.status} ${bad.text.slice(0, 500)}` : 'no 5xx').toBe('no 5xx');
+}
+
+/** Asserts `run` failed at a node with a message matching `message` (a clear message, not a crash). */
+export function expectFailedNode(run: any, message: RegExp, nodeId?: string): void {
+  expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(message) });
+  if (nodeId) expect(run.errorNodeId).toBe(nodeId);
+}
+
+/** Asserts an answer is a 4xx whose error text matches `message`. */
+export function expect4xx(res: HttpResult, message: RegExp): void {
+  expect(res.status).toBeGreaterThanOrEqual(400);
+  expect(res.status).toBeLessThan(500);
+  expect(JSON.stringify(res.body)).toMatch(message);
+}
+
+/**
+ * Starts the app and a worker in this process (startTestStack), workspace A and workspace B,
+ * and deploys B's probe; checks the probe succeeds at rest before any attack.
+ */
+export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}): Promise<AbuseStack> {
+  const stack = await startTestStack({ config: opts.config, workspaceName: 'Attacker A' });
+  const app = stack.app;
+  const a: AbuseWorkspace = { ...stack.ws, label: 'A' };
+  const b: AbuseWorkspace = { ...(await createWorkspace(app, 'Bystander B')), label: 'B' };
+  let worker: TestWorker = stack.worker;
+  const responses: HttpResult[] = [];
+
+  const request = async (ws: AbuseWorkspace, method: string, path: string, body?: unknown) => {
+    const res = await http(app, method, path, { token: ws.token, body });
+    if (ws.label === 'A') responses.push(res);
+    return res;
+  };
+  const asBody = (nodes: GraphNode[] | WorkflowBody): WorkflowBody => (Array.isArray(nodes) ? chain(nodes) : nodes);
+  const createWorkflow = async (ws: AbuseWorkspace, body: WorkflowBody) => {
+    const res = await request(ws, 'POST', '/api/v1/workflows', body);
+    expect([res.status, res.text.slice(0, 300)]).toEqual([201, expect.anything()]);
+    return res.body.workflow.id as string;
+  };
+  const deploy = async (ws: AbuseWorkspace, id: string) => {
+    const res = await request(ws, 'POST', `/api/v1/workflows/${id}/deploy`);
+    expect([res.status, res.text.slice(0, 300)]).toEqual([200, expect.anything()]);
+  };
+  const execute = (ws: AbuseWorkspace, id: string, input: unknown = {}) => request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input });
+  const finish = (ws: AbuseWorkspace, runId: string) => waitForRun(app, ws.token, runId, undefined, RUN_DEADLINE_MS);
+  const runLive = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => {
+    const id = await createWorkflow(ws, asBody(nodes));
+    await deploy(ws, id);
+    const exec = await execute(ws, id, input);
+    expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+    return finish(ws, exec.body.run.id);
+  };
+  const dryRun = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => {
+    const id = await createWorkflow(ws, asBody(nodes));
+    return request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input, dryRun: true });
+  };
+
+  const probeWorkflowId = await createWorkflow(b, probeGraph());
+  await deploy(b, probeWorkflowId);
+  const probeB = async () => {
+    const exec = await execute(b, probeWorkflowId, PROBE_INPUT);
+    expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+    const run = await finish(b, exec.body.run.id);
+    expect({ status: run.status, output: run.output, error: run.error ?? null }).toEqual({ status: 'succeeded', output: PROBE_OUTPUT, error: null });
+    return run;
+  };
+  const healthz = async () => {
+    const res = await fetch(`${app.url}/healthz`);
+    await res.text();
+    expect(res.status).toBe(200);
+  };
+  const assertNoQueuedRuns = async (ws: AbuseWorkspace = a) => {
+    const unfinished = () => app.orm.em.fork().find(RunSchema, { workspaceId: ws.workspaceId, status: { $in: ['queued', 'running'] } }, { fields: ['id', 'status', 'dryRun'] });
+    const deadline = Date.now() + SETTLE_DEADLINE_MS;
+    let left = await unfinished();
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      left = await unfinished();
+    }
+    expect(left.map((r) => `${r.id} ${r.status}${r.dryRun ? ' (dry run)' : ''}`)).toEqual([]);
+  };
+  const pollCheckIds = new Map<string, string>();
+  const assertWorkerPolling = async (ws: AbuseWorkspace = b) => {
+    let pollCheckId = pollCheckIds.get(ws.workspaceId);
+    if (!pollCheckId) {
+      pollCheckId = await createWorkflow(ws, chain([{ id: 'noop', type: 'transform', config: { expression: '{ "alive": true }' } }]));
+      await deploy(ws, pollCheckId);
+      pollCheckIds.set(ws.workspaceId, pollCheckId);
+    }
+    const exec = await execute(ws, pollCheckId);
+    expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+    const run = await finish(ws, exec.body.run.id);
+    expect({ status: run.status, output: run.output }).toEqual({ status: 'succeeded', output: { alive: true } });
+  };
+
+  const survives = async <T>(attack: () => Promise<T>): Promise<T> => {
+    let settled = false;
+    const attackDone = attack().finally(() => (settled = true));
+    // Keep the rejection observable by the awaiting line below, not as an unhandled rejection meanwhile.
+    attackDone.catch(() => undefined);
+    const probes: Array<Promise<unknown>> = [];
+    const health: number[] = [];
+    const probeLoop = (async () => {
+      do {
+        const p = probeB();
+        probes.push(p);
+        await p.catch(() => undefined);
+      } while (!settled);
+    })();
+    const healthLoop = (async () => {
+      do {
+        const res = await fetch(`${app.url}/healthz`).then(
+          async (r) => (await r.text(), r.status),
+          () => 0,
+        );
+        health.push(res);
+        await new Promise((r) => setTimeout(r, 200));
+      } while (!settled);
+    })();
+    const result = await attackDone;
+    await Promise.all([probeLoop, healthLoop]);
+    for (const p of probes) await p; // the first failed probe fails the case with its own assertion
+    expect(health.filter((s) => s !== 200)).toEqual([]);
+    await probeB();
+    await healthz();
+    await assertNoQueuedRuns(a);
+    assertNo5xx(responses);
+    await assertWorkerPolling(b);
+    return result;
+  };
+
+  const restartWorker = async () => {
+    await worker.stop();
+    worker = await startTestWorker(app);
+  };
+
+  // The probe must work at rest, or every case would blame its attack for a broken stack.
+  await probeB();
+
+  return {
+    app,
+    stack,
+    a,
+    b,
+    probeWorkflowId,
+    responses,
+    request,
+    probeB,
+    healthz,
+    assertNoQueuedRuns,
+    assertWorkerPolling,
+    createWorkflow,
+    deploy,
+    execute,
+    runLive,
+    dryRun,
+    survives,
+    restartWorker,
+    close: async () => {
+      await worker.stop();
+      await app.close();
+    },
+  };
+}
