@@ -1,5 +1,6 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { entities } from './entities';
+import { useWellFormedTypes } from './wellFormedTypes';
 
 /** MikroORM options for a database URL; the one place the ORM is configured. */
 export function ormOptions(databaseUrl: string, opts: { debug?: boolean; poolMax?: number } = {}): Options {
@@ -8,7 +9,8 @@ export function ormOptions(databaseUrl: string, opts: { debug?: boolean; poolMax
     entities,
     debug: opts.debug ?? false,
     // Entities are EntitySchema definitions; no decorator metadata or file discovery needed.
-    discovery: { warnWhenNoEntities: true },
+    // Json and text columns make their strings well-formed on the way in (db/wellFormedTypes.ts).
+    discovery: { warnWhenNoEntities: true, onMetadata: useWellFormedTypes },
     pool: { min: 0, max: opts.poolMax ?? 10 },
     // The migrator and the migration classes load on first use (migrator()): the API and the
     // worker never migrate, and @mikro-orm/migrations with umzug costs them ≈ 10 MiB each.

@@ -6,6 +6,21 @@
 import jsonata from 'jsonata';
 import { RE2JS } from 're2js';
 import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
+import {
+  boundedDistinct,
+  boundedSort,
+  chargeMatch,
+  comparisonOperands,
+  OPERAND_WHAT,
+  operandCost,
+  excessivePictureWidth,
+  findSignatureProblem,
+  jsonSize as jsonSizeWithin,
+  MAX_PICTURE_WIDTH,
+  nativeCost,
+  SIGNATURE_CODE,
+  WORK_PER_STEP,
+} from './expressionBounds';
 import { evaluateSync, FALLBACK, isSyncSupported, type SyncLimits } from './syncExpressions';
 
 /**
@@ -30,6 +45,13 @@ import { evaluateSync, FALLBACK, isSyncSupported, type SyncLimits } from './sync
  * result up to maxOutputBytes. `$pad` is replaced by a version that refuses a width over
  * maxStringLength before allocating. Regular expressions run on RE2 (re2js, pure JS, linear
  * time; see Re2RegexEngine), so no pattern can backtrack for ever.
+ *
+ * Nor does one step bound the work inside a built-in function (`$sort`, `$distinct`, `$string`,
+ * a regex with a million matches…). With the function bounds (EvaluationOptions.bounded, new runs
+ * only) every built-in charges its work to the same step budget, 1 step per WORK_PER_STEP units,
+ * before doing it; `$sort` and `$distinct` are replaced by versions without JSONata's
+ * super-linear costs; `$toMillis` pictures run on RE2; lambda signatures that could backtrack
+ * are refused. Both evaluators charge the same units at the same points (expressionBounds.ts).
  */
 export const EXPRESSION_LIMITS = {
   /** Max nesting of JSONata evaluation frames (a recursive function uses several per call). */
@@ -87,49 +109,7 @@ function limitError(message: string, code = SIZE_LIMIT_CODE): Error {
 const MiB = 1024 * 1024;
 const mib = (bytes: number) => `${bytes / MiB} MiB`;
 
-/**
- * Approximate JSON size of values, memoized per object: JSONata does not mutate a value once a
- * step has produced it, so a value built from shared parts (`[$a, $a]`) is sized in O(1) per
- * new node although its tree size doubles. Sizes over the limit are stored as limit + 1.
- */
-const sizes = new WeakMap<object, number>();
-
-function jsonSize(value: unknown, depth = 0): number {
-  if (value === null || value === undefined) return 4;
-  switch (typeof value) {
-    case 'string':
-      return value.length + 2;
-    case 'number':
-    case 'boolean':
-      return 8;
-    case 'function':
-      return 8;
-    case 'object':
-      break;
-    default:
-      return 8;
-  }
-  const obj = value as object;
-  // JSONata functions (lambdas, partial applications) carry their environment: not data.
-  if ('_jsonata_lambda' in obj || '_jsonata_function' in obj) return 8;
-  const known = sizes.get(obj);
-  if (known !== undefined) return known;
-  const limit = EXPRESSION_LIMITS.maxValueBytes;
-  let total = 2;
-  if (depth > 500) total = limit + 1;
-  else if (Array.isArray(obj)) {
-    for (let i = 0; i < obj.length && total <= limit; i++) total += 1 + jsonSize(obj[i], depth + 1);
-  } else {
-    for (const key in obj) {
-      if (!Object.prototype.hasOwnProperty.call(obj, key)) continue;
-      total += key.length + 4 + jsonSize((obj as Record<string, unknown>)[key], depth + 1);
-      if (total > limit) break;
-    }
-  }
-  if (total > limit) total = limit + 1;
-  sizes.set(obj, total);
-  return total;
-}
+const jsonSize = (value: unknown) => jsonSizeWithin(value, EXPRESSION_LIMITS.maxValueBytes);
 
 /** Fails the evaluation when a step produced a value over the allocation limits. */
 function checkValue(value: unknown): void {
@@ -221,6 +201,45 @@ interface CacheEntry {
   syncAst: unknown;
   /** Guard reads since the expression's evaluations last all finished. */
   budget: { reads: number; active: number };
+  /** Compiled with the function bounds (EvaluationOptions.bounded). */
+  bounded: boolean;
+  /** The synchronous evaluator's limits for this expression. */
+  syncLimits: SyncLimits;
+}
+
+function stepLimitError(): Error {
+  const error = new Error(`Evaluation exceeded ${EXPRESSION_LIMITS.maxSteps} steps. Check for an infinite loop or use less data`);
+  return Object.assign(error, { code: STEP_LIMIT_CODE });
+}
+
+/** The message when built-in functions' work (expressionBounds.ts) exhausts the step budget. */
+export function workLimitMessage(what: string): string {
+  return (
+    `Evaluation exceeded ${EXPRESSION_LIMITS.maxSteps} steps in ${what}: built-in functions count ${WORK_PER_STEP} items, ` +
+    'characters or comparisons as one step, and each regex match or call of a function argument as one. Use less data or a code node'
+  );
+}
+
+type Charge = (units: number, what: string) => void;
+
+/** Charges native work to an expression's JSONata budget (2 guard reads per step, see guardedOptions). */
+function budgetCharge(budget: CacheEntry['budget']): Charge {
+  return (units, what) => {
+    budget.reads += (2 * units) / WORK_PER_STEP;
+    if (budget.reads > 2 * EXPRESSION_LIMITS.maxSteps) throw Object.assign(new Error(workLimitMessage(what)), { code: STEP_LIMIT_CODE });
+  };
+}
+
+/** Re2RegexEngine that charges every match attempt (expressionBounds.chargeMatch). */
+function meteredRegexEngine(charge: Charge): typeof Re2RegexEngine {
+  return class MeteredRe2RegexEngine extends Re2RegexEngine {
+    override exec(str: string): (RegExpExecArray & { index: number }) | null {
+      const from = this.lastIndex;
+      const result = super.exec(str);
+      charge(chargeMatch(Math.max(0, (result ? this.lastIndex : String(str).length) - from)), 'regular expression matching');
+      return result;
+    }
+  };
 }
 
 /**
@@ -231,19 +250,197 @@ interface CacheEntry {
  * it (they fail sooner, never later). jsonata is pinned; a unit test catches a change of this
  * internal behaviour.
  */
-function guardedOptions(budget: CacheEntry['budget']): jsonata.JsonataOptions {
+function guardedOptions(budget: CacheEntry['budget'], bounded: boolean): jsonata.JsonataOptions {
+  const engine = bounded ? meteredRegexEngine(budgetCharge(budget)) : Re2RegexEngine;
   return {
-    RegexEngine: Re2RegexEngine as unknown as RegExpConstructor,
+    RegexEngine: engine as unknown as RegExpConstructor,
     timeout: EXPRESSION_LIMITS.timeoutMs,
     sequence: EXPRESSION_LIMITS.maxSequence,
     get stack() {
-      if (++budget.reads > 2 * EXPRESSION_LIMITS.maxSteps) {
-        const error = new Error(`Evaluation exceeded ${EXPRESSION_LIMITS.maxSteps} steps. Check for an infinite loop or use less data`);
-        throw Object.assign(error, { code: STEP_LIMIT_CODE });
-      }
+      if (++budget.reads > 2 * EXPRESSION_LIMITS.maxSteps) throw stepLimitError();
       return EXPRESSION_LIMITS.stackDepth;
     },
   };
+}
+
+// ---- Bounded built-in functions (EvaluationOptions.bounded) ----
+
+interface NativeDefinition {
+  _jsonata_function: true;
+  implementation: (...args: unknown[]) => unknown;
+  signature: unknown;
+}
+
+const WRAPPED = [
+  'sum', 'max', 'min', 'average', 'string', 'substring', 'substringBefore', 'substringAfter', 'lowercase', 'uppercase', 'length', 'trim',
+  'match', 'contains', 'replace', 'split', 'join', 'formatNumber', 'formatBase', 'formatInteger', 'parseInteger', 'number', 'boolean', 'not',
+  'map', 'zip', 'filter', 'single', 'reduce', 'sift', 'keys', 'lookup', 'append', 'spread', 'merge', 'reverse', 'each', 'sort', 'shuffle',
+  'distinct', 'base64encode', 'base64decode', 'encodeUrlComponent', 'encodeUrl', 'decodeUrlComponent', 'decodeUrl', 'eval', 'toMillis',
+  'fromMillis', 'clone', 'now',
+] as const;
+type WrappedName = (typeof WRAPPED)[number];
+
+/**
+ * JSONata's own built-in function definitions, read once from a private expression: JSONata
+ * looks `$name` up through the evaluation's frames, and its frame-push hook is called
+ * synchronously with the expression's frame when an evaluation starts.
+ */
+const ORIGINALS: Record<WrappedName, NativeDefinition> = (() => {
+  const probe = jsonata('0');
+  let frame: { lookup(name: string): unknown } | undefined;
+  probe.assign(Symbol.for('jsonata.__createFrame_push') as unknown as string, (parent: { lookup(name: string): unknown }) => {
+    frame ??= parent;
+  });
+  probe.evaluate({}).catch(() => undefined);
+  const found = {} as Record<WrappedName, NativeDefinition>;
+  for (const name of WRAPPED) {
+    const definition = frame?.lookup(name) as NativeDefinition | undefined;
+    if (!definition || typeof definition.implementation !== 'function') throw new Error(`jsonata changed: no built-in $${name}`);
+    found[name] = definition;
+  }
+  return found;
+})();
+
+/**
+ * Runs JSONata's `$toMillis` picture parsing with RE2 standing in for the global RegExp: JSONata
+ * compiles the picture to `new RegExp(...)` (`[f][f][f]…` against `111…1x` backtracked for
+ * minutes) and offers no hook for it. The swap lasts one synchronous call that runs no user code,
+ * so nothing else can observe it; regex literals elsewhere do not go through the global.
+ */
+function withRe2RegExp<T>(run: () => T): T {
+  const scope = globalThis as unknown as { RegExp: RegExpConstructor };
+  const NativeRegExp = scope.RegExp;
+  scope.RegExp = function Re2RegExp(pattern: string, flags?: string) {
+    return new Re2RegexEngine(new NativeRegExp(pattern, flags));
+  } as unknown as RegExpConstructor;
+  try {
+    return run();
+  } finally {
+    scope.RegExp = NativeRegExp;
+  }
+}
+
+function checkPictureWidth(picture: unknown): void {
+  const width = excessivePictureWidth(picture);
+  if (width !== null) throw limitError(`Picture width ${width} exceeds the limit of ${MAX_PICTURE_WIDTH}`);
+}
+
+/** Refuses lambda signatures whose native RegExp could backtrack (expressionBounds.signatureProblem). */
+function checkSignatures(ast: unknown): void {
+  const problem = findSignatureProblem(ast);
+  if (problem) throw Object.assign(new Error(problem.message), { code: SIGNATURE_CODE, position: problem.position });
+}
+
+/**
+ * Bounded replacements of JSONata's built-in functions, registered on every bounded expression:
+ * each charges its work (expressionBounds.nativeCost) before calling JSONata's own function, or
+ * runs a bounded implementation with JSONata's results ($sort, $distinct). Parameter lists are
+ * JSONata's, word for word: JSONata reads a native function's arity and parameter names from its
+ * source text (partial application, `$map(xs, $string)`); a unit test compares them.
+ */
+function boundedNatives(charge: Charge): Record<WrappedName, NativeDefinition> {
+  const pre = (name: WrappedName, args: unknown[]) => {
+    const units = nativeCost(name, args, jsonSize);
+    if (units > 0) charge(units, `$${name}`);
+  };
+  const call = (name: WrappedName, focus: unknown, args: unknown[]) => {
+    pre(name, args);
+    return ORIGINALS[name].implementation.apply(focus, args);
+  };
+  /* eslint-disable @typescript-eslint/no-explicit-any -- JSONata's focus (`this`) is untyped */
+  const impl: Record<WrappedName, (this: any, ...args: any[]) => unknown> = {
+    sum: function (args) { return call('sum', this, [args]); },
+    max: function (args) { return call('max', this, [args]); },
+    min: function (args) { return call('min', this, [args]); },
+    average: function (args) { return call('average', this, [args]); },
+    string: function (arg, prettify = false) { return call('string', this, [arg, prettify]); },
+    substring: function (str, start, length) { return call('substring', this, [str, start, length]); },
+    substringBefore: function (str, chars) { return call('substringBefore', this, [str, chars]); },
+    substringAfter: function (str, chars) { return call('substringAfter', this, [str, chars]); },
+    lowercase: function (str) { return call('lowercase', this, [str]); },
+    uppercase: function (str) { return call('uppercase', this, [str]); },
+    length: function (str) { return call('length', this, [str]); },
+    trim: function (str) { return call('trim', this, [str]); },
+    match: function (str, regex, limit) { return call('match', this, [str, regex, limit]); },
+    contains: function (str, token) { return call('contains', this, [str, token]); },
+    replace: function (str, pattern, replacement, limit) { return call('replace', this, [str, pattern, replacement, limit]); },
+    split: function (str, separator, limit) { return call('split', this, [str, separator, limit]); },
+    join: function (strs, separator) { return call('join', this, [strs, separator]); },
+    formatNumber: function (value, picture, options) { return call('formatNumber', this, [value, picture, options]); },
+    formatBase: function (value, radix) { return call('formatBase', this, [value, radix]); },
+    formatInteger: function (value, picture) { return call('formatInteger', this, [value, picture]); },
+    parseInteger: function (value, picture) { return call('parseInteger', this, [value, picture]); },
+    number: function (arg) { return call('number', this, [arg]); },
+    boolean: function (arg) { return call('boolean', this, [arg]); },
+    not: function (arg) { return call('not', this, [arg]); },
+    map: function (arr, func) { return call('map', this, [arr, func]); },
+    // JSONata's $zip takes no named parameters (a rest parameter would change its source text).
+    // eslint-disable-next-line prefer-rest-params
+    zip: function () { return call('zip', this, Array.from(arguments)); },
+    filter: function (arr, func) { return call('filter', this, [arr, func]); },
+    single: function (arr, func) { return call('single', this, [arr, func]); },
+    reduce: function (sequence, func, init) { return call('reduce', this, [sequence, func, init]); },
+    sift: function (arg, func) { return call('sift', this, [arg, func]); },
+    keys: function (arg) { return call('keys', this, [arg]); },
+    lookup: function (input, key) { return call('lookup', this, [input, key]); },
+    append: function (arg1, arg2) { return call('append', this, [arg1, arg2]); },
+    spread: function (arg) { return call('spread', this, [arg]); },
+    merge: function (arg) { return call('merge', this, [arg]); },
+    reverse: function (arr) { return call('reverse', this, [arr]); },
+    each: function (obj, func) { return call('each', this, [obj, func]); },
+    sort: function (arr, comparator) {
+      pre('sort', [arr, comparator]);
+      return boundedSort(arr, comparator);
+    },
+    shuffle: function (arr) { return call('shuffle', this, [arr]); },
+    distinct: function (arr) {
+      pre('distinct', [arr]);
+      return boundedDistinct(arr, () => this.createSequence(), (units) => charge(units, '$distinct'));
+    },
+    base64encode: function (str) { return call('base64encode', this, [str]); },
+    base64decode: function (str) { return call('base64decode', this, [str]); },
+    encodeUrlComponent: function (str) { return call('encodeUrlComponent', this, [str]); },
+    encodeUrl: function (str) { return call('encodeUrl', this, [str]); },
+    decodeUrlComponent: function (str) { return call('decodeUrlComponent', this, [str]); },
+    decodeUrl: function (str) { return call('decodeUrl', this, [str]); },
+    eval: function (expr, focus) {
+      if (typeof expr === 'string') {
+        let ast: unknown = null;
+        try {
+          ast = jsonata(expr).ast();
+        } catch {
+          // JSONata's own $eval reports the syntax error.
+        }
+        checkSignatures(ast);
+      }
+      return call('eval', this, [expr, focus]);
+    },
+    toMillis: function (timestamp, picture) {
+      if (typeof picture === 'undefined') return call('toMillis', this, [timestamp, picture]);
+      return withRe2RegExp(() => call('toMillis', this, [timestamp, picture]));
+    },
+    fromMillis: function (millis, picture, timezone) {
+      checkPictureWidth(picture);
+      return call('fromMillis', this, [millis, picture, timezone]);
+    },
+    clone: function (arg) { return call('clone', this, [arg]); },
+    // JSONata's $now is $fromMillis of the evaluation's timestamp, which every frame carries.
+    now: function (picture, timezone) {
+      checkPictureWidth(picture);
+      pre('fromMillis', [undefined, picture]);
+      return ORIGINALS.fromMillis.implementation.call(this, this.environment.timestamp.getTime(), picture, timezone);
+    },
+  };
+  /* eslint-enable @typescript-eslint/no-explicit-any */
+  const out = {} as Record<WrappedName, NativeDefinition>;
+  for (const name of WRAPPED) out[name] = { _jsonata_function: true, implementation: impl[name], signature: ORIGINALS[name].signature };
+  return out;
+}
+
+/** Wrapped and original implementations, for the unit test that compares their parameter lists. */
+export function builtinFunctionPairs(): Array<{ name: string; original: (...args: unknown[]) => unknown; bounded: (...args: unknown[]) => unknown }> {
+  const natives = boundedNatives(() => undefined);
+  return WRAPPED.map((name) => ({ name, original: ORIGINALS[name].implementation, bounded: natives[name].implementation }));
 }
 
 const cache = new Map<string, CacheEntry>();
@@ -279,33 +476,63 @@ function toExpressionError(err: unknown, expr: string, phase: 'syntax' | 'evalua
  * `assign`/`registerFunction` on it, and evaluate through
  * evaluateExpression, which resets the step budget.
  */
-export function compileExpression(expr: string): jsonata.Expression {
-  return compileEntry(expr).expression;
+export function compileExpression(expr: string, options: EvaluationOptions = {}): jsonata.Expression {
+  return compileEntry(expr, options.bounded ?? true).expression;
 }
 
-function compileEntry(expr: string): CacheEntry {
+function compileEntry(expr: string, bounded = true): CacheEntry {
   if (typeof expr !== 'string') throw new ExpressionError('Invalid expression: expected a string', String(expr));
-  const cached = cache.get(expr);
+  const key = `${bounded ? 'b' : 'u'}:${expr}`;
+  const cached = cache.get(key);
   if (cached) {
     // Re-insert so eviction drops the least recently used entry.
-    cache.delete(expr);
-    cache.set(expr, cached);
+    cache.delete(key);
+    cache.set(key, cached);
     return cached;
   }
   const budget = { reads: 0, active: 0 };
   let expression: jsonata.Expression;
+  let syncLimits = SYNC_LIMITS;
   try {
-    expression = jsonata(expr, guardedOptions(budget));
-    expression.registerFunction('pad', boundedPad, '<s-ns?:s>');
-    // Called after every evaluation step with its result (an awaited hook: ~1 Promise per step).
-    expression.assign(EXIT_HOOK as unknown as string, (_expr: unknown, _input: unknown, _env: unknown, result: unknown) => checkValue(result));
+    expression = jsonata(expr, guardedOptions(budget, bounded));
+    if (bounded) {
+      checkSignatures(expression.ast());
+      const charge = budgetCharge(budget);
+      for (const [name, definition] of Object.entries(boundedNatives(charge))) expression.assign(name, definition);
+      expression.registerFunction(
+        'pad',
+        function (str: unknown, width: unknown, char?: unknown) {
+          const units = nativeCost('pad', [str, width, char], jsonSize);
+          if (Math.abs(Math.trunc(Number(width))) <= EXPRESSION_LIMITS.maxStringLength) charge(units, '$pad');
+          return boundedPad(str, width, char);
+        },
+        '<s-ns?:s>',
+      );
+      // Called after every evaluation step with its result (an awaited hook: ~1 Promise per step).
+      // `&` turns any value into a string (JSONata's $string) without calling a function, and
+      // comparisons walk their operands: the same charges as the synchronous evaluator's.
+      const operands = comparisonOperands(expression.ast());
+      expression.assign(EXIT_HOOK as unknown as string, (node: { type?: string; value?: unknown }, _input: unknown, _env: unknown, result: unknown) => {
+        checkValue(result);
+        if (node.type === 'binary' && node.value === '&' && typeof result === 'string') charge(result.length, "'&'");
+        const kind = operands.get(node);
+        if (kind) charge(operandCost(kind, result, jsonSize), OPERAND_WHAT[kind]);
+      });
+      syncLimits = { ...BOUNDED_SYNC_LIMITS, valueCost: (node, value) => {
+        const kind = operands.get(node);
+        return kind ? operandCost(kind, value, jsonSize) : 0;
+      } };
+    } else {
+      expression.registerFunction('pad', boundedPad, '<s-ns?:s>');
+      expression.assign(EXIT_HOOK as unknown as string, (_expr: unknown, _input: unknown, _env: unknown, result: unknown) => checkValue(result));
+    }
   } catch (err) {
     throw toExpressionError(err, expr, 'syntax');
   }
   if (cache.size >= EXPRESSION_LIMITS.cacheSize) cache.delete(cache.keys().next().value!);
   const ast = expression.ast();
-  const entry = { expression, budget, syncAst: isSyncSupported(ast) ? ast : null };
-  cache.set(expr, entry);
+  const entry = { expression, budget, bounded, syncLimits, syncAst: isSyncSupported(ast) ? ast : null };
+  cache.set(key, entry);
   return entry;
 }
 
@@ -339,6 +566,12 @@ export interface EvaluationOptions {
    * with false, so their evaluation interleaves with parallel branches as it did then.
    */
   sync?: boolean;
+  /**
+   * Bound built-in functions, regex matches and lambda signatures (default true; see
+   * expressionBounds.ts). Runs recorded before the bounds replay with false: an expression that
+   * succeeded then must succeed again.
+   */
+  bounded?: boolean;
 }
 
 /** The same guards as JSONata's options and hooks above, for the synchronous evaluator. */
@@ -347,6 +580,12 @@ const SYNC_LIMITS: SyncLimits = {
   stackDepth: EXPRESSION_LIMITS.stackDepth,
   maxSequence: EXPRESSION_LIMITS.maxSequence,
   checkValue,
+};
+/** With the function bounds: the same charges as the bounded natives above. */
+const BOUNDED_SYNC_LIMITS: SyncLimits = {
+  ...SYNC_LIMITS,
+  cost: (name, args) => nativeCost(name, args, jsonSize),
+  workPerStep: WORK_PER_STEP,
 };
 
 /**
@@ -358,8 +597,8 @@ const SYNC_LIMITS: SyncLimits = {
  * the rest, and every evaluation that fails, by JSONata itself.
  */
 export async function evaluateExpression(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
-  const now = options.sync === false ? null : evaluateExpressionSync(expr, input, bindings);
-  return now ? now.value : evaluateWithJsonata(expr, input, bindings);
+  const now = options.sync === false ? null : evaluateExpressionSync(expr, input, bindings, options);
+  return now ? now.value : evaluateWithJsonata(expr, input, bindings, options);
 }
 
 /**
@@ -368,17 +607,17 @@ export async function evaluateExpression(expr: string, input: unknown, bindings:
  * evaluation fails or reaches a limit: JSONata then reports the error). Throws ExpressionError
  * for a syntax error or a result over maxOutputBytes, as evaluateExpression does.
  */
-export function evaluateExpressionSync(expr: string, input: unknown, bindings: ExpressionBindings): { value: unknown } | null {
-  const { syncAst } = compileEntry(expr);
+export function evaluateExpressionSync(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): { value: unknown } | null {
+  const { syncAst, syncLimits } = compileEntry(expr, options.bounded ?? true);
   if (!syncAst) return null;
-  const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, SYNC_LIMITS);
+  const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, syncLimits);
   if (result === FALLBACK) return null;
   return { value: plainResult(expr, result) };
 }
 
 /** evaluateExpression through JSONata's own evaluator only. */
-export async function evaluateWithJsonata(expr: string, input: unknown, bindings: ExpressionBindings): Promise<unknown> {
-  const { expression, budget } = compileEntry(expr);
+export async function evaluateWithJsonata(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
+  const { expression, budget } = compileEntry(expr, options.bounded ?? true);
   if (budget.active === 0) budget.reads = 0;
   budget.active++;
   let result: unknown;
@@ -411,7 +650,7 @@ function plainResult(expr: string, result: unknown): unknown {
  * names the failing path.
  */
 export async function resolveTemplated(value: unknown, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
-  const now = options.sync === false ? null : resolveTemplatedSync(value, input, bindings);
+  const now = options.sync === false ? null : resolveTemplatedSync(value, input, bindings, options);
   return now ? now.value : resolveAt(value, input, bindings, '', 0, options);
 }
 
@@ -419,9 +658,9 @@ export async function resolveTemplated(value: unknown, input: unknown, bindings:
  * The synchronous path of resolveTemplated: `{ value }`, or null when one of the strings needs
  * JSONata (then resolveTemplated evaluates the whole value again, each string the fastest way).
  */
-export function resolveTemplatedSync(value: unknown, input: unknown, bindings: ExpressionBindings): { value: unknown } | null {
+export function resolveTemplatedSync(value: unknown, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): { value: unknown } | null {
   try {
-    return { value: resolveSyncAt(value, input, bindings, '', 0) };
+    return { value: resolveSyncAt(value, input, bindings, '', 0, options) };
   } catch (err) {
     if (err === NEEDS_JSONATA) return null;
     throw err;
@@ -435,23 +674,23 @@ function withPath(err: unknown, path: string, expr: string): unknown {
   return path ? new ExpressionError(`${path}: ${e.message}`, expr, e.code, e.position) : err;
 }
 
-function resolveSyncAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number): unknown {
+function resolveSyncAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number, options: EvaluationOptions): unknown {
   if (depth > 64) throw new ExpressionError(`Templated value is nested too deeply at ${path || '(root)'}`, '');
   if (isTemplateExpression(value)) {
     const expr = value.slice(EXPRESSION_PREFIX.length);
     let now: { value: unknown } | null;
     try {
-      now = evaluateExpressionSync(expr, input, bindings);
+      now = evaluateExpressionSync(expr, input, bindings, options);
     } catch (err) {
       throw withPath(err, path, expr);
     }
     if (!now) throw NEEDS_JSONATA;
     return now.value;
   }
-  if (Array.isArray(value)) return value.map((v, i) => resolveSyncAt(v, input, bindings, `${path}[${i}]`, depth + 1));
+  if (Array.isArray(value)) return value.map((v, i) => resolveSyncAt(v, input, bindings, `${path}[${i}]`, depth + 1, options));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolveSyncAt(v, input, bindings, path ? `${path}.${k}` : k, depth + 1);
+    for (const [k, v] of Object.entries(value)) out[k] = resolveSyncAt(v, input, bindings, path ? `${path}.${k}` : k, depth + 1, options);
     return out;
   }
   return value;

@@ -9,7 +9,7 @@
 import { canonicalJson } from './canonicalJson';
 import { evaluateExpressionSync, evaluateWithJsonata, resolveTemplated, resolveTemplatedSync, type EvaluationOptions } from './expressions';
 import { EXPRESSION_FIELDS } from './expression-fields';
-import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
+import { boundedMessage, MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
 import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
@@ -74,11 +74,18 @@ export interface EngineHost {
    * the check off: runs started before the limit existed replay without it.
    */
   outputLimitBytes?: number;
+  /** Longest error and log message kept (default MESSAGE_LIMIT_CHARS); Infinity replays runs from before the bound. */
+  messageLimitChars?: number;
   /**
    * Evaluate expressions in the synchronous subset without a Promise (default true; see
    * engine/syncExpressions.ts). False: JSONata only, as runs recorded before it replay.
    */
   syncExpressions?: boolean;
+  /**
+   * Bound built-in functions, regex matches and lambda signatures (default true; see
+   * engine/expressionBounds.ts). False: as runs recorded before the bounds replay.
+   */
+  boundedExpressions?: boolean;
 }
 
 export interface RunRequest {
@@ -153,11 +160,11 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const outputs: Record<string, unknown> = {};
   const bindings = { trigger: req.input, nodes: outputs };
-  const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true };
+  const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true, bounded: host.boundedExpressions ?? true };
   // Expressions in the synchronous subset are evaluated without awaiting anything (`now` is
   // `{ value }`); the rest go through JSONata, whose promises are costly in the workflow sandbox.
-  const evaluateNow = (expr: string, input: unknown) => (expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings) : null);
-  const resolveNow = (value: unknown, input: unknown) => (expressionOptions.sync ? resolveTemplatedSync(value, input, bindings) : null);
+  const evaluateNow = (expr: string, input: unknown) => (expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings, expressionOptions) : null);
+  const resolveNow = (value: unknown, input: unknown) => (expressionOptions.sync ? resolveTemplatedSync(value, input, bindings, expressionOptions) : null);
   const resolve = async (value: unknown, input: unknown): Promise<unknown> => {
     const now = resolveNow(value, input);
     return now ? now.value : resolveTemplated(value, input, bindings, expressionOptions);
@@ -170,8 +177,9 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   let cancellation: unknown = null;
   const inFlight: Promise<void>[] = [];
 
+  const messageLimit = host.messageLimitChars ?? MESSAGE_LIMIT_CHARS;
   const log = (nodeId: string | null, level: LogLevel, message: string, data: unknown = null) =>
-    host.onLog({ seq: logSeq++, nodeId, level, message, data, createdAt: new Date(host.now()).toISOString() });
+    host.onLog({ seq: logSeq++, nodeId, level, message: boundedMessage(message, messageLimit), data, createdAt: new Date(host.now()).toISOString() });
 
   const step = (node: GraphNode, fields: Partial<StepRecord> & { status: StepStatus; seq: number }): StepRecord => ({
     nodeId: node.id,
@@ -359,7 +367,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         await host.onStep(step(node, { ...base, status: 'canceled', finishedAt: new Date(host.now()).toISOString() }));
         return;
       }
-      const message = errorMessage(err);
+      const message = boundedMessage(errorMessage(err), messageLimit);
       const finishedMs = host.now();
       await host.onStep(
         step(node, { ...base, status: 'failed', attempts, error: message, finishedAt: new Date(finishedMs).toISOString(), durationMs: finishedMs - startedMs }),
@@ -409,19 +417,19 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         return pure(input);
       case 'condition': {
         const now = evaluateNow(config.expression as string, input);
-        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings);
+        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings, expressionOptions);
         return pure(input, [value ? 'true' : 'false']);
       }
       case 'switch': {
         const now = evaluateNow(config.expression as string, input);
-        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings);
+        const value = now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings, expressionOptions);
         const cases = config.cases as Array<{ value: unknown; handle: string }>;
         const match = value === undefined ? undefined : cases.find((c) => canonicalJson(c.value) === canonicalJson(value));
         return pure(input, [match ? match.handle : 'default']);
       }
       case 'transform': {
         const now = evaluateNow(config.expression as string, input);
-        return pure(now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings));
+        return pure(now ? now.value : await evaluateWithJsonata(config.expression as string, input, bindings, expressionOptions));
       }
       case 'merge':
         return pure(input);

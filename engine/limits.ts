@@ -36,3 +36,22 @@ export function oversizedOutput(value: unknown, what = 'Node output', limit = NO
   const bytes = jsonBytes(value);
   return bytes > limit ? `${what} is ${bytes} bytes, over the ${limitLabel(limit)} limit` : null;
 }
+
+/**
+ * The longest error or log message a run keeps, in characters. A node's error is copied into
+ * its step, a log line, the run's error, the run's log and Temporal's failure: unbounded, one
+ * 1 MiB message became megabytes of workflow-task work and payload (issue 26, item 3).
+ */
+export const MESSAGE_LIMIT_CHARS = 16 * 1024;
+
+/**
+ * `text` within `limit` characters, cut on a code point (never half a surrogate pair) and
+ * ending with how much was cut; `text` itself when it fits.
+ */
+export function boundedMessage(text: string, limit = MESSAGE_LIMIT_CHARS): string {
+  if (text.length <= limit) return text;
+  let end = limit;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}… (${text.length - end} more characters cut)`;
+}

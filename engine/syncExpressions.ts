@@ -22,6 +22,7 @@
  * Pure code: no I/O, no clock, no randomness.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- a port of JSONata's untyped evaluator */
+import { boundedDistinct } from './expressionBounds';
 
 export const FALLBACK: unique symbol = Symbol('sync-expression-fallback');
 
@@ -31,6 +32,14 @@ export interface SyncLimits {
   maxSequence: number;
   /** Called with the result of every evaluation step; throws when a value is over a limit. */
   checkValue(value: unknown): void;
+  /**
+   * With the function bounds (expressionBounds.ts): the work units a native call costs before
+   * it runs, charged at `workPerStep` units per step, as JSONata's bounded natives charge them.
+   */
+  cost?: (name: string, args: readonly unknown[]) => number;
+  workPerStep?: number;
+  /** With the function bounds: the work units of a node's value (operands of `=`, `!=`, `in`), or 0. */
+  valueCost?: (node: object, value: unknown) => number;
 }
 
 /** Thrown inside the evaluator; never leaves this module. */
@@ -554,6 +563,7 @@ const NATIVES: Record<string, NativeFunction> = {
     return 'object';
   }, '<x:s>'),
   distinct: define(function (this: Evaluation, arr: any) {
+    if (this.limits.cost) return boundedDistinct(arr, () => this.createSequence(), (units) => this.charge(units));
     if (typeof arr === 'undefined') return undefined;
     if (!Array.isArray(arr) || arr.length <= 1) return arr;
     const results: any = isSequence(arr) ? this.createSequence() : [];
@@ -594,6 +604,12 @@ class Evaluation {
     sequence.sequence = true;
     if (items.length === 1) this.push(sequence, items[0]);
     return sequence;
+  }
+
+  /** Native work (SyncLimits.cost): JSONata's bounded natives charge the same units to its budget. */
+  charge(units: number): void {
+    this.steps += units / this.limits.workPerStep!;
+    if (this.steps > this.limits.maxSteps) bail(); // STEPS
   }
 
   /** JSONata's sequences refuse to grow past options.sequence (D2015); other arrays do not. */
@@ -647,6 +663,12 @@ class Evaluation {
       for (const p of expr.predicate) result = this.evaluateFilter(p.expr, result);
     }
     this.limits.checkValue(result);
+    // As the bounded exit hook does (expressions.ts): `&` stringifies without a function call.
+    if (this.limits.cost && expr.type === 'binary' && expr.value === '&' && typeof result === 'string') this.charge(result.length);
+    if (this.limits.valueCost) {
+      const units = this.limits.valueCost(expr, result);
+      if (units > 0) this.charge(units);
+    }
     if (result && isSequence(result) && !result.tupleStream) {
       if (expr.keepArray) result.keepSingleton = true;
       if (result.length === 0) result = undefined;
@@ -841,6 +863,10 @@ class Evaluation {
     }
     const native = proc as NativeFunction;
     const validated = native.signature.validate(args, input);
+    if (this.limits.cost) {
+      const units = this.limits.cost(expr.procedure.value, validated);
+      if (units > 0) this.charge(units);
+    }
     const result = native.implementation.apply(this, validated);
     // JSONata's natives in the subset return plain values; anything else is not ours to judge.
     if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') bail();

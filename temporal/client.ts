@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { PayloadCodec } from '@temporalio/common';
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
 
@@ -8,6 +8,17 @@ export interface TemporalSettings {
   namespace: string;
   /** Encrypts payloads (services/payloadCodec.ts); clients and workers of a namespace must agree. */
   payloadCodec?: PayloadCodec;
+}
+
+/** The module of our payload and failure converters (well-formed text, temporal/dataConverter.ts). */
+export const DATA_CONVERTER_PATH = require.resolve('./dataConverter');
+
+/**
+ * The data converter of every client and worker of the service: our payload and failure
+ * converters (loaded by path, as the workflow sandbox needs them too) and the deployment's codec.
+ */
+export function dataConverterOptions(payloadCodec?: PayloadCodec): DataConverter {
+  return { payloadConverterPath: DATA_CONVERTER_PATH, failureConverterPath: DATA_CONVERTER_PATH, ...(payloadCodec ? { payloadCodecs: [payloadCodec] } : {}) };
 }
 
 /**
@@ -21,8 +32,7 @@ export interface ConnectedTemporalClient {
 
 export async function connectTemporalClient(settings: TemporalSettings): Promise<ConnectedTemporalClient> {
   const connection = await Connection.connect({ address: settings.address, connectTimeout: '30 seconds' });
-  const dataConverter = settings.payloadCodec ? { payloadCodecs: [settings.payloadCodec] } : undefined;
-  return { connection, client: new Client({ connection, namespace: settings.namespace, dataConverter }) };
+  return { connection, client: new Client({ connection, namespace: settings.namespace, dataConverter: dataConverterOptions(settings.payloadCodec) }) };
 }
 
 /**

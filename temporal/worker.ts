@@ -9,6 +9,7 @@ import { TASK_QUEUE } from './shared';
 import { temporalResearchLauncher } from './research-client';
 import { temporalCommandEngine } from './commands-client';
 import { stickyCacheOptions } from './workerOptions';
+import { DATA_CONVERTER_PATH, dataConverterOptions } from './client';
 
 export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
 
@@ -17,7 +18,8 @@ export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
  * bundle, which keeps test suites from paying for it on every worker start.
  */
 export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: require.resolve(WORKFLOWS_PATH), logger: quietBundlerLogger });
+  // Workflow failures are converted inside the sandbox: the bundle carries our converters.
+  return bundleWorkflowCode({ workflowsPath: require.resolve(WORKFLOWS_PATH), payloadConverterPath: DATA_CONVERTER_PATH, failureConverterPath: DATA_CONVERTER_PATH, logger: quietBundlerLogger });
 }
 
 const ROOT = path.resolve(__dirname, '..');
@@ -122,7 +124,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
     activities: createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...opts.deps }),
     ...(opts.identity ? { identity: opts.identity } : {}),
-    ...(opts.payloadCodec ? { dataConverter: { payloadCodecs: [opts.payloadCodec] } } : {}),
+    dataConverter: dataConverterOptions(opts.payloadCodec),
     ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),
   });
 }

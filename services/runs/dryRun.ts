@@ -5,12 +5,40 @@ import { withConfigDefaults } from '../../engine/nodes';
 import type { WorkflowGraph } from '../../engine/types';
 import { runUserCode } from '../sandbox';
 import { runTableNode } from '../databases';
+import { storableString, toStorable } from '../storableText';
 
 /**
  * Interprets the graph in-process: pure nodes and code nodes (sandboxed, no effects) run for
  * real; HTTP calls, waits, approvals, events and subworkflows are simulated and marked so.
+ * The run row always ends finished: when interpreting or recording fails, it ends `failed` with
+ * the reason (never left `queued`, where it would count against run admission for ever).
  */
 export async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph): Promise<void> {
+  try {
+    await interpretAndRecord(em, run, graph);
+  } catch (err) {
+    await finishFailed(em, run, err);
+  }
+}
+
+/** Ends a dry run whose result could not be recorded: `failed`, with why, and without its output. */
+async function finishFailed(em: EntityManager, run: Run, err: unknown): Promise<void> {
+  const finishedAt = new Date();
+  const reason = storableString(err instanceof Error ? err.message : String(err)).slice(0, 2_000);
+  Object.assign(run, {
+    status: 'failed',
+    output: null,
+    error: `The dry run could not be recorded: ${reason}`,
+    errorNodeId: null,
+    costCredits: 0,
+    finishedAt,
+    durationMs: finishedAt.getTime() - (run.startedAt ?? run.createdAt).getTime(),
+    updatedAt: finishedAt,
+  });
+  await em.flush();
+}
+
+async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGraph): Promise<void> {
   const steps = new Map<string, StepRecord>();
   const logs: LogRecord[] = [];
   const host: EngineHost = {
@@ -58,16 +86,19 @@ export async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph):
   const finishedAt = new Date();
   Object.assign(run, {
     status: outcome.status,
-    output: outcome.output,
-    error: outcome.error?.message ?? null,
+    // As the ORM stores them (db/wellFormedTypes.ts), so the answer shows what a later read shows.
+    output: toStorable(outcome.output),
+    error: outcome.error ? storableString(outcome.error.message) : null,
     errorNodeId: outcome.error?.nodeId ?? null,
     costCredits: 0, // simulations consume nothing
     finishedAt,
     durationMs: finishedAt.getTime() - startedAt.getTime(),
     updatedAt: finishedAt,
   });
+  // Steps and logs go in their own unit of work: if they cannot be written, the run row still can.
+  const rows = em.fork();
   for (const s of steps.values()) {
-    em.create(RunStepSchema, {
+    rows.create(RunStepSchema, {
       id: `${run.id}:${s.nodeId}`,
       runId: run.id,
       workspaceId: run.workspaceId,
@@ -86,8 +117,9 @@ export async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph):
     });
   }
   for (const l of logs) {
-    em.create(RunLogSchema, { id: `${run.id}:${l.seq}`, runId: run.id, workspaceId: run.workspaceId, seq: l.seq, nodeId: l.nodeId, level: l.level, message: l.message, data: l.data, createdAt: new Date(l.createdAt) });
+    rows.create(RunLogSchema, { id: `${run.id}:${l.seq}`, runId: run.id, workspaceId: run.workspaceId, seq: l.seq, nodeId: l.nodeId, level: l.level, message: l.message, data: l.data, createdAt: new Date(l.createdAt) });
   }
+  await rows.flush();
   await em.flush();
 }
 

@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { RunLauncher } from '../ports';
+import { storableString } from '../storableText';
 
 /**
  * Workflow-task failure guard, part 2. A workflow task that fails (non-determinism after a bad
@@ -39,7 +40,8 @@ export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, op
   for (const { id } of rows) {
     const task = await launcher.failingWorkflowTask(id);
     if (!task || task.attempts < maxAttempts) continue;
-    const reason = `The run's workflow task failed ${task.attempts} times, so the run was stopped${task.reason ? `: ${task.reason}` : ''}`;
+    // The task's failure text comes from Temporal, which allows U+0000; PostgreSQL's text does not.
+    const reason = storableString(`The run's workflow task failed ${task.attempts} times, so the run was stopped${task.reason ? `: ${task.reason}` : ''}`);
     await launcher.terminate(id, reason);
     await conn.execute(
       `update runs set status = 'failed', error = ?, waits = '[]'::jsonb, finished_at = coalesce(finished_at, now()),

@@ -24,7 +24,7 @@ import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
 import { TABLE_NODE_TYPES, type GraphNode, type TableNodeType, type WorkflowGraph } from '../../engine/types';
-import { NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
+import { MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
 import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -97,6 +97,9 @@ const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
 /** Runs started before node outputs were capped (engine/limits.ts) keep replaying without the cap. */
 const OUTPUT_LIMIT_PATCH = 'node-output-limit-v1';
 
+/** Runs started before error and log messages were bounded (engine/limits.ts) keep replaying unbounded. */
+const MESSAGE_LIMIT_PATCH = 'message-limit-v1';
+
 /**
  * Runs started before the synchronous expression evaluator keep evaluating with JSONata only:
  * the evaluator gives the same values, but without JSONata's promises an expression finishes in
@@ -104,6 +107,13 @@ const OUTPUT_LIMIT_PATCH = 'node-output-limit-v1';
  * first.
  */
 const SYNC_EXPRESSIONS_PATCH = 'sync-expressions-v1';
+
+/**
+ * Runs started before JSONata's built-in functions, regex matches and lambda signatures were
+ * bounded (engine/expressionBounds.ts) keep evaluating without those bounds: an expression that
+ * succeeded in their history must succeed again on replay.
+ */
+const EXPRESSION_BOUNDS_PATCH = 'expression-bounds-v1';
 
 /** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
 function actionActivities(node: GraphNode, timeoutMs: number, local: boolean): Activities {
@@ -192,7 +202,9 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const progressDue = (local: boolean) => ((local || coalescedProgress) ? Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS : true);
   const host: EngineHost = {
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
+    messageLimitChars: patched(MESSAGE_LIMIT_PATCH) ? MESSAGE_LIMIT_CHARS : Infinity,
     syncExpressions: patched(SYNC_EXPRESSIONS_PATCH),
+    boundedExpressions: patched(EXPRESSION_BOUNDS_PATCH),
     now: () => Date.now(),
     async runAction(node, config, input) {
       const local = runsAsLocalActivity(node, config) && patched(LOCAL_ACTIONS_PATCH);

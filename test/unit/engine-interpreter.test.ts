@@ -129,3 +129,28 @@ it('pure steps create no promise each on the synchronous path, and a long chain 
   // 5,000 pure nodes in a chain run from a queue, not by recursion.
   expect((await runGraph({ graph: chain(5000), input: { i: 0 }, trigger: 'api' }, host(true).h)).output).toEqual({ i: 5000 });
 });
+
+describe('expression bounds (patch expression-bounds-v1)', () => {
+  // Over the bounds (20,000 awaited native calls), within JSONata's own limits.
+  const heavy = graph(
+    [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'expr', type: 'transform', config: { expression: '$count($map([1..20000], $string))' } },
+      { id: 'cond', type: 'condition', config: { expression: '$sum(items.$length($string($$))) > 0' } },
+    ],
+    [
+      { source: 'start', target: 'expr' },
+      { source: 'start', target: 'cond' },
+    ],
+  );
+
+  test.each([true, false])('new runs fail the node with the limit; runs recorded before the bounds keep their outcome (sync path %s)', async (sync) => {
+    const bounded = host(sync);
+    const outcome = await runGraph({ graph: heavy, input: { items: [1] }, trigger: 'api' }, { ...bounded.h, boundedExpressions: true });
+    expect(outcome).toMatchObject({ status: 'failed', error: { nodeId: 'expr', message: expect.stringContaining('steps in $map') } });
+    const replayed = host(sync);
+    const old = await runGraph({ graph: heavy, input: { items: [1] }, trigger: 'api' }, { ...replayed.h, boundedExpressions: false });
+    expect(old.status).toBe('succeeded');
+    expect(replayed.steps.get('expr')).toMatchObject({ status: 'succeeded', output: 20_000 });
+  });
+});

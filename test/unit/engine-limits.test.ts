@@ -1,5 +1,5 @@
 /** The size rules of engine/limits.ts and the run value cap of services/runs/views.ts. */
-import { jsonBytes, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput, utf8Bytes } from '../../engine/limits';
+import { boundedMessage, jsonBytes, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput, utf8Bytes } from '../../engine/limits';
 import { capValue, RUN_VALUE_CAP_BYTES } from '../../services/runs/views';
 
 describe('engine limits', () => {
@@ -27,5 +27,14 @@ describe('run value cap', () => {
     const wide = '€'.repeat(Math.ceil(RUN_VALUE_CAP_BYTES / 3));
     expect(capValue(wide)).toMatchObject({ truncated: true, bytes: Buffer.byteLength(JSON.stringify(wide)) });
     for (const small of [null, 1, true, 'x', [1, 2], { a: 1 }]) expect(capValue(small)).toBe(small);
+  });
+});
+
+describe('boundedMessage', () => {
+  test('keeps short text, cuts long text on a code point and says how much was cut', () => {
+    expect(boundedMessage('short', 10)).toBe('short');
+    expect(boundedMessage('abcdefghijkl', 10)).toBe('abcdefghij… (2 more characters cut)');
+    // Cutting between the halves of a pair would leave a lone surrogate: the pair goes whole.
+    expect(boundedMessage('abc\u{1F600}xyz', 4)).toBe('abc… (5 more characters cut)');
   });
 });

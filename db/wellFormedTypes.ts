@@ -1,0 +1,42 @@
+/**
+ * The PostgreSQL boundary for text (issue 26, item 3): `text` columns refuse U+0000 and `jsonb`
+ * refuses U+0000 and lone surrogates (22P05 and friends), so one such string in a node output,
+ * a log line, an error or an audit entry made the whole write fail (a dry run answered 500 and
+ * left its row `queued`, F8). Every `json`/`jsonb` and `text` property of every entity is mapped
+ * to these types (ormOptions, `discovery.onMetadata`), which replace each bad code unit with
+ * U+FFFD on the way to the database, the rule of engine/wellFormedText.ts. Raw SQL writes do not
+ * pass here: they apply `toStorable` at their one write helper (services/runs/readModel.ts).
+ *
+ * Input that arrives through the API is refused with a 400 before it gets this far
+ * (api/http/route.ts); this is the net for what the service produces itself.
+ */
+import { JsonType, ReferenceKind, TextType, type EntityMetadata, type Platform, type TransformContext } from '@mikro-orm/postgresql';
+import { storableString, wellFormedJsonText } from '../engine/wellFormedText';
+
+export class WellFormedJsonType extends JsonType {
+  override convertToDatabaseValue(value: unknown, platform: Platform, context?: TransformContext): string | null {
+    const json = super.convertToDatabaseValue(value, platform, context);
+    return typeof json === 'string' ? wellFormedJsonText(json) : json;
+  }
+}
+
+export class WellFormedTextType extends TextType {
+  override convertToDatabaseValue(value: string | null | undefined): string | null | undefined {
+    return typeof value === 'string' ? storableString(value) : value;
+  }
+}
+
+/**
+ * `discovery.onMetadata` of the ORM: every json/jsonb and text property of an entity gets the
+ * well-formed type (the ORM would otherwise give json its own JsonType, which a mapped-type hook
+ * cannot replace). A new instance per property: the ORM keeps per-property state on it.
+ * (`string`/varchar properties hold ids, enums and API-validated names, and keep the ORM's type.)
+ */
+export function useWellFormedTypes(meta: EntityMetadata): void {
+  for (const prop of Object.values(meta.properties)) {
+    if (prop.customType || (prop.kind && prop.kind !== ReferenceKind.SCALAR)) continue;
+    const type = [prop.type, prop.columnTypes?.[0]].map((t) => String(t ?? '').toLowerCase());
+    if (type.includes('json') || type.includes('jsonb')) prop.customType = new WellFormedJsonType();
+    else if (type.includes('text')) prop.customType = new WellFormedTextType();
+  }
+}

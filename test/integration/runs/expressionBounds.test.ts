@@ -1,0 +1,106 @@
+/**
+ * Issue 26 item 2 (rows F3/F4): JSONata built-in functions, regexes and lambda signatures are
+ * bounded (engine/expressionBounds.ts). In a live run on the worker each expression below used
+ * to stall or abort the process (`$toMillis` with a backtracking picture aborted it); now the
+ * transform node fails with a clear message (onError applies), no workflow task fails, and
+ * another workspace's run on the same worker succeeds.
+ */
+import { readFile } from 'node:fs/promises';
+import { Worker } from '@temporalio/worker';
+import { testEnv } from '../../support/env';
+import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestStack, type WorkspaceFixture } from '../../support/harness';
+
+let stack: TestStack;
+let other: WorkspaceFixture;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  other = await createWorkspace(stack.app, 'Bystander workspace');
+});
+afterAll(() => stack?.close());
+
+const ATTACKS = [
+  { name: 'a million regex matches', expression: '$length($replace($pad("", 1000000, "a"), /a/, "b"))', message: /exceeded 10000 steps in regular expression matching/ },
+  { name: 'a $map over 20,000 native calls', expression: '$count($map([1..20000], $string))', message: /exceeded 10000 steps in \$map/ },
+  {
+    // Inside $eval, so that saving the workflow (which refuses such a signature) cannot see it.
+    name: 'a lambda signature that backtracks',
+    expression: `$eval(${JSON.stringify(`(function($x)<${'n+'.repeat(12)}:n>{ $x })(${Array.from({ length: 30 }, () => 1).join(', ')}, "x")`)})`,
+    message: /Function signature <n\+.* is too complex/,
+  },
+] as const;
+
+function graph(expression: string, onError?: string) {
+  return {
+    nodes: [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'expr', type: 'transform', config: { expression }, ...(onError ? { onError } : {}) },
+      { id: 'after', type: 'transform', config: { expression: '{ "after": true, "error": error.message }' } },
+    ],
+    edges: [
+      { source: 'start', target: 'expr' },
+      { source: 'expr', target: 'after' },
+    ],
+  };
+}
+
+/** Creates, deploys and runs a workflow. */
+async function run(ws: WorkspaceFixture, body: object): Promise<any> {
+  const { app } = stack;
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
+  expect(created.status).toBe(201);
+  const id = created.body.workflow.id;
+  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  expect(deployed.status).toBe(200);
+  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 2 } } });
+  expect(exec.status).toBe(202);
+  return waitForRun(app, ws.token, exec.body.run.id, undefined, 90_000);
+}
+
+async function workflowTaskFailures(runId: string): Promise<number> {
+  const history = await stack.app.deps.temporal.client.workflow.getHandle(runId).fetchHistory();
+  return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+}
+
+/** Replays a run's history with the current workflow bundle; throws on any nondeterminism. */
+async function replays(runId: string): Promise<void> {
+  const history = await stack.app.deps.temporal.client.workflow.getHandle(runId).fetchHistory();
+  const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+  const ids = markers.flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? []).map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')).id);
+  expect(ids).toContain('expression-bounds-v1');
+  const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
+  await Worker.runReplayHistory({ workflowBundle: bundle, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, runId);
+}
+
+test('$toMillis with a backtracking picture runs on RE2 in a live run (it aborted the process)', async () => {
+  const expression = `$exists($toMillis("${'1'.repeat(40)}x", "[f][f][f][f][f][f][f][f][f][f]"))`;
+  const parsed = await run(stack.ws, graph(expression));
+  expect(parsed).toMatchObject({ status: 'succeeded', output: { after: true } });
+  expect(parsed.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({ status: 'succeeded', output: false });
+  expect(await workflowTaskFailures(parsed.id)).toBe(0);
+}, 120_000);
+
+test('a lambda signature that backtracks is refused when the workflow is deployed', async () => {
+  const expression = `(function($x)<${'n+'.repeat(12)}:n>{ $x })(1)`;
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph(expression) });
+  expect(created.status).toBe(201);
+  const deployed = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: stack.ws.token });
+  expect(deployed.status).toBe(400);
+  expect(JSON.stringify(deployed.body)).toMatch(/Function signature <n\+.* is too complex/);
+});
+
+test.each(ATTACKS)('$name fails its node with the limit in the message; onError applies; another workspace is unaffected', async (attack) => {
+  const stopped = await run(stack.ws, graph(attack.expression));
+  expect(stopped).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(attack.message) });
+  expect(await workflowTaskFailures(stopped.id)).toBe(0);
+  // The run recorded the patch, and its history replays (the bounds are deterministic).
+  await replays(stopped.id);
+
+  const continued = await run(stack.ws, graph(attack.expression, 'continue'));
+  expect(continued).toMatchObject({ status: 'succeeded', output: { after: true, error: expect.stringMatching(attack.message) } });
+
+  // The worker keeps polling: a bystander's run on it completes.
+  const bystander = await run(other, graph('{ "doubled": n * 2, "sorted": $sort([3, 1, 2]) }'));
+  expect(bystander).toMatchObject({ status: 'succeeded', output: { after: true } });
+  expect(bystander.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({ status: 'succeeded', output: { doubled: 4, sorted: [1, 2, 3] } });
+}, 240_000);
