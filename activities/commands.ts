@@ -24,6 +24,7 @@ import { sha256Hex } from '../services/ids';
 import type { ResearchLauncher } from '../services/ports';
 import { createResearchRun } from '../services/research';
 import { loadSkills } from '../services/skills';
+import type { QuerySettings } from '../services/databases';
 import type { LlmConfig, LocalAiCliConfig } from '../services/config';
 import type { CommandJobEngine } from '../services/ports';
 import { heartbeating } from './heartbeat';
@@ -33,7 +34,7 @@ import type { ActivityDeps } from './index';
 export interface CommandActivityConfig {
   llm: LlmConfig;
   confirmationTtlSeconds: number;
-  databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number };
+  databaseQuery: QuerySettings;
   /** Research and skills tools; by default the research and skills areas (builtInTools below). */
   pluggable?: CommandPluggableTools;
   /** Local AI CLIs, for jobs whose `aiProvider` is `cliA` or `cliB`. */

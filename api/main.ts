@@ -6,6 +6,7 @@ import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/lifecycle';
 import { closeSandboxPool } from '../services/sandbox';
+import { closeUserSql } from '../services/databases';
 import { connectTemporalClient } from '../temporal/client';
 import { payloadCodecFromConfig } from '../services/payloadCodec';
 import { registerSearchAttributes } from '../temporal/search-attributes';
@@ -38,6 +39,7 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
       // Dry runs execute code nodes on the sandbox threads.
       await closeSandboxPool();
       await temporal.connection.close();
+      await closeUserSql(orm.em);
       await orm.close();
     },
   };

@@ -14,6 +14,7 @@ import { mailerScenario } from './bench/mailer';
 import { retrievalScenario, syncScenario } from './bench/knowledge';
 import { restartScenario } from './bench/restart';
 import { parkedScenario } from './bench/parked';
+import { userSqlScenario } from './bench/userSql';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -61,6 +62,10 @@ const SCENARIOS: Record<string, Scenario> = {
     summary: 'BENCH_PARKED runs (default 10,000) parked on timers, approvals and events: RSS of worker/API/Temporal and API p50/p99 before and while parked, then a resumed sample',
     run: parkedScenario,
   },
+  usersql: {
+    summary: "workspace B's GET /workflows and query latency at rest and while workspace A sends 30 parallel 5 s queries, with and without the per-workspace limits",
+    run: userSqlScenario,
+  },
   sync: {
     summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
     run: syncScenario,
@@ -78,7 +83,8 @@ settings (environment):
   BENCH_DURATION_S   seconds per measured run (default 5)
   BENCH_RUNS         measured runs per concurrency step (default 5; parked: latency runs per endpoint, default 3)
   BENCH_CONCURRENCY  comma-separated steps (webhooks: 10,50,100,200; throughput: 5,10,20,40,80; tables: 1,10,50)
-  BENCH_QUERY_REPEATS  queries per query shape (tables; default 200)
+  BENCH_QUERY_REPEATS  queries per query shape (tables; default 200; usersql: probes of B, default 40)
+  BENCH_ATTACKERS    parallel slow queries of workspace A (usersql; default 30)
   BENCH_WARMUP_S     warm-up seconds (webhooks at concurrency 10, throughput at 5; default 5)
   BENCH_DRAIN_S      deadline for the accepted requests/runs to end (default 120; parked: to park, default 1800)
   BENCH_CPU=0        skip the per-process CPU sampling (/proc, Linux only)

@@ -1,11 +1,11 @@
 /** Applies pending migrations to DATABASE_URL (the one-shot `migrate` service in docker-compose). */
 import { migrateUp, openOrm } from '../db/orm';
 import { loadConfig } from '../services/config';
-import { ensurePostgres } from './lib/postgres';
+import { ensureServiceDatabase } from './lib/ownerRole';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const pg = await ensureServiceDatabase({ databaseUrl: config.databaseUrl, adminUrl: config.databaseAdminUrl, secretKey: config.secretKey, dataDir: config.dataDir, log: console.log });
   const orm = await openOrm(pg.url);
   try {
     const applied = await migrateUp(orm);

@@ -12,7 +12,7 @@ import { loadConfig } from '../services/config';
 import { createLogger } from '../services/logger';
 import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
 import { startSupervisor } from '../main/supervisor';
-import { ensurePostgres } from './lib/postgres';
+import { ensureServiceDatabase } from './lib/ownerRole';
 import { ensureLocalSecretKey } from './lib/secret-key';
 import { ensureTemporalCli } from './lib/temporal-cli';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
         });
       })();
   const databaseReady = (async () => {
-    const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log: say });
+    const pg = await ensureServiceDatabase({ databaseUrl: config.databaseUrl, adminUrl: config.databaseAdminUrl, secretKey: config.secretKey, dataDir: config.dataDir, log: say });
     try {
       const orm = await openOrm(pg.url);
       try {

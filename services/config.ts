@@ -43,6 +43,7 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().optional(),
+  DATABASE_ADMIN_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_UI_URL: z.string().optional(),
@@ -103,6 +104,9 @@ const envSchema = z.object({
   DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(5_000),
   DATABASE_QUERY_MAX_ROWS: z.coerce.number().int().min(1).max(100_000).default(1_000),
   DATABASE_QUERY_MAX_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  DATABASE_QUERY_POOL_MAX: z.coerce.number().int().min(1).max(100).default(4),
+  DATABASE_QUERY_PER_WORKSPACE: z.coerce.number().int().min(1).max(100).default(2),
+  DATABASE_QUERY_QUEUE_PER_WORKSPACE: z.coerce.number().int().min(0).max(1000).default(8),
   CONFIGURATION_WRITES_ENABLED: envBool(true),
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
@@ -142,6 +146,8 @@ export type AppConfig = {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** A superuser URL used only by `npm start` and migrate to provision DATABASE_URL's owner role (scripts/lib/ownerRole.ts). */
+  databaseAdminUrl: string | undefined;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -208,7 +214,7 @@ export type AppConfig = {
   /** Credentials: encryption keys, the environment allowlist, connection tests (services/credentials). */
   credentials: CredentialSettings;
   /** Read-only SQL over user databases (POST /api/v1/databases/query). */
-  databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number };
+  databaseQuery: { timeoutMs: number; maxRows: number; maxBytes: number; pool?: { poolMax: number; perWorkspace: number; queuePerWorkspace: number } };
   /** Feature switch of configuration package writes (apply); the catalog reports it. */
   configurationWritesEnabled: boolean;
   knowledge: KnowledgeConfig;
@@ -329,6 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL || undefined,
+    databaseAdminUrl: e.DATABASE_ADMIN_URL || undefined,
     temporal: {
       address: e.TEMPORAL_ADDRESS || undefined,
       namespace: e.TEMPORAL_NAMESPACE,
@@ -383,7 +390,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       clamdTimeoutMs: e.CLAMD_TIMEOUT_MS,
     },
     credentials: credentialSettings(e),
-    databaseQuery: { timeoutMs: e.DATABASE_QUERY_TIMEOUT_MS, maxRows: e.DATABASE_QUERY_MAX_ROWS, maxBytes: e.DATABASE_QUERY_MAX_BYTES },
+    databaseQuery: {
+      timeoutMs: e.DATABASE_QUERY_TIMEOUT_MS,
+      maxRows: e.DATABASE_QUERY_MAX_ROWS,
+      maxBytes: e.DATABASE_QUERY_MAX_BYTES,
+      pool: { poolMax: e.DATABASE_QUERY_POOL_MAX, perWorkspace: e.DATABASE_QUERY_PER_WORKSPACE, queuePerWorkspace: e.DATABASE_QUERY_QUEUE_PER_WORKSPACE },
+    },
     configurationWritesEnabled: e.CONFIGURATION_WRITES_ENABLED,
     llm: {
       baseUrl: e.LLM_BASE_URL || undefined,

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, isSupervised, type ProcessRestartsMessage } from './lifecycle';
+import { userSqlStats } from './databases/userSql';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
 export type ExternalMetricsSource = () => Promise<string | null>;
@@ -49,6 +50,33 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     async collect() {
       const rows: Array<{ count: string }> = await orm.em.fork().execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
       this.set(Number(rows[0].count));
+    },
+  });
+  const userSql = () => userSqlStats(orm.em);
+  for (const [name, help, read] of [
+    ['svc_user_sql_received_bytes_total', 'Bytes PostgreSQL sent on user-SQL connections (after the server-side byte budget)', () => userSql().bytesReceived],
+    ['svc_user_sql_rejected_total', "User-SQL queries refused because their workspace's queue was full (429)", () => userSql().rejected],
+    ['svc_user_sql_destroyed_connections_total', 'User-SQL connections destroyed after a failure instead of being reused', () => userSql().destroyed],
+  ] as const) {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+  new Gauge({
+    name: 'svc_user_sql_queries',
+    help: 'User-SQL queries running or waiting for their turn in this process',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const { running, waiting } = userSql();
+      this.set({ state: 'running' }, running);
+      this.set({ state: 'waiting' }, waiting);
     },
   });
 

@@ -7,6 +7,7 @@ import { keySettingsOf } from '../services/credentials';
 import { exitAfterFatal, runStandalone } from '../services/lifecycle';
 import { startWorkerHeartbeat } from '../services/workers/heartbeat';
 import { closeSandboxPool } from '../services/sandbox';
+import { closeUserSql } from '../services/databases';
 import { connectWorkerConnection } from './client';
 import { createWorker, prebuiltWorkflowBundle } from './worker';
 import { payloadCodecFromConfig } from '../services/payloadCodec';
@@ -93,6 +94,7 @@ export async function startWorker(opts: {
       // Code-node activities execute on the sandbox threads.
       await closeSandboxPool();
       await connection.close();
+      await closeUserSql(orm.em);
       await orm.close();
     },
   };

@@ -5,6 +5,7 @@ export * from './csv';
 export * from './query';
 export * from './sqlCheck';
 export { withClient } from './storage';
+export { closeUserSql, DEFAULT_USER_SQL_POOL, type UserSqlPoolSettings } from './userSql';
 export * from './managed';
 export * from './secretScan';
 export * from './packages';

@@ -16,6 +16,7 @@ import { provisionWorkspace } from '../../services/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/config';
 import { newId, randomToken } from '../../services/ids';
 import { closeSandboxPool } from '../../services/sandbox';
+import { closeUserSql } from '../../services/databases';
 import { createLogger } from '../../services/logger';
 import { grantMembership } from '../../services/workspaces';
 import { readFile } from 'node:fs/promises';
@@ -78,6 +79,7 @@ export async function startTestApp(
       await dispatcher?.stop();
       await closeSandboxPool();
       await temporal.connection.close();
+      await closeUserSql(orm.em);
       await orm.close();
     },
   };

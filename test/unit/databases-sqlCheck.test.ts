@@ -70,7 +70,7 @@ test('the function allowlist holds none of the dangerous families', () => {
 });
 
 test('the sandbox settings default to a 5 s statement timeout, 1000 rows and 1 MiB, and are configurable', () => {
-  expect(loadConfig({}).databaseQuery).toEqual({ timeoutMs: 5000, maxRows: 1000, maxBytes: 1024 * 1024 });
-  expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '250', DATABASE_QUERY_MAX_ROWS: '10', DATABASE_QUERY_MAX_BYTES: '4096' }).databaseQuery).toEqual({ timeoutMs: 250, maxRows: 10, maxBytes: 4096 });
+  expect(loadConfig({}).databaseQuery).toEqual({ timeoutMs: 5000, maxRows: 1000, maxBytes: 1024 * 1024, pool: { poolMax: 4, perWorkspace: 2, queuePerWorkspace: 8 } });
+  expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '250', DATABASE_QUERY_MAX_ROWS: '10', DATABASE_QUERY_MAX_BYTES: '4096' }).databaseQuery).toMatchObject({ timeoutMs: 250, maxRows: 10, maxBytes: 4096 });
   expect(() => loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '0' })).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
 });

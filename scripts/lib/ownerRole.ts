@@ -1,0 +1,134 @@
+/**
+ * The service's PostgreSQL role (docs/postgres-roles.md): the API, the worker and the
+ * migrations connect as an owner role that is not a superuser. A superuser connection (the
+ * "admin" URL) is used only here, once per start or migrate, to create or repair that role
+ * and to do the one thing the owner cannot: create the pgvector extension.
+ */
+import { createHmac } from 'node:crypto';
+import pg from 'pg';
+import { createDatabase, ensurePostgres, type EnsurePostgresOptions, type PostgresHandle } from './postgres';
+
+/** The owner role `npm start` provisions when it finds or starts PostgreSQL itself. */
+export const LOCAL_OWNER_ROLE = 'svc_owner';
+
+// Schemas of PostgreSQL itself; everything else in the service database belongs to the owner.
+const SYSTEM_SCHEMAS = `n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp\\_%'`;
+// Objects an extension (pgvector) created stay with the extension's owner.
+const NOT_EXTENSION_MEMBER = (catalog: string, oid: string) =>
+  `not exists (select 1 from pg_depend d where d.classid = '${catalog}'::regclass and d.objid = ${oid} and d.deptype = 'e')`;
+
+/**
+ * Makes `ownerUrl`'s user the owner of `ownerUrl`'s database, with exactly what the service
+ * needs, using the superuser `adminUrl` (same server):
+ * - the role: LOGIN, CREATEROLE (for the per-database reader roles `udbr_…`), NOSUPERUSER,
+ *   NOCREATEDB, NOREPLICATION, NOBYPASSRLS, and the URL's password when it has one;
+ * - ownership of the database (so it may create the `udb_…` schemas) and of every schema,
+ *   table, view, sequence and function in it that an extension does not own (databases
+ *   migrated as a superuser before this change are handed over);
+ * - membership, with ADMIN OPTION, in the reader roles of user databases that exist already
+ *   (created by the superuser before), so it can SET ROLE to them and manage them;
+ * - the pgvector extension, created here when the server has it, because only a superuser may.
+ * Idempotent: run at every start. The database is created when missing.
+ */
+export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log: (m: string) => void = () => {}): Promise<void> {
+  const owner = new URL(ownerUrl);
+  const role = decodeURIComponent(owner.username);
+  const database = decodeURIComponent(owner.pathname.replace(/^\//, ''));
+  if (!role || !database) throw new Error('The owner URL needs a user and a database name.');
+  const admin = new URL(adminUrl);
+  admin.pathname = `/${encodeURIComponent(database)}`;
+  await createDatabase(admin.toString());
+  const client = new pg.Client({ connectionString: admin.toString() });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const q = (text: string) => client.query(text);
+    const id = (name: string) => client.escapeIdentifier(name);
+    const lit = client.escapeLiteral(role);
+    const [me] = (await client.query<{ rolsuper: boolean; user: string }>('select rolsuper, current_user as user from pg_roles where rolname = current_user')).rows;
+    if (!me?.rolsuper) throw new Error(`DATABASE_ADMIN_URL must name a superuser; ${me?.user ?? 'its user'} is not.`);
+    if (me.user === role) throw new Error(`The owner role must differ from the superuser of DATABASE_ADMIN_URL (${role}).`);
+    const password = owner.password ? ` password ${client.escapeLiteral(decodeURIComponent(owner.password))}` : '';
+    const attributes = `login nosuperuser createrole nocreatedb noreplication nobypassrls${password}`;
+    const exists = (await client.query('select 1 from pg_roles where rolname = $1', [role])).rowCount;
+    await q(`${exists ? 'alter' : 'create'} role ${id(role)} ${attributes}`);
+    await q(`alter database ${id(database)} owner to ${id(role)}`);
+
+    const available = (await client.query(`select 1 from pg_available_extensions where name = 'vector'`)).rowCount;
+    if (available) {
+      await q('create extension if not exists vector').catch((err: Error) => log(`pgvector is available but could not be created: ${err.message}`));
+    }
+
+    const owned = async (sql: string) => (await client.query<{ stmt: string }>(sql)).rows.map((r) => r.stmt);
+    const statements = [
+      ...(await owned(`select format('alter schema %I owner to %I', n.nspname, ${lit}) as stmt from pg_namespace n
+         where ${SYSTEM_SCHEMAS} and n.nspowner <> (select oid from pg_roles where rolname = ${lit})
+           and n.nspowner <> 'pg_database_owner'::regrole and ${NOT_EXTENSION_MEMBER('pg_namespace', 'n.oid')}`)),
+      // Sequences owned by a column follow their table; indexes and TOAST tables too.
+      ...(await owned(`select format('alter %s %I.%I owner to %I', case c.relkind when 'S' then 'sequence' when 'v' then 'view' when 'm' then 'materialized view' when 'f' then 'foreign table' else 'table' end,
+                n.nspname, c.relname, ${lit}) as stmt
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
+         where ${SYSTEM_SCHEMAS} and c.relkind in ('r', 'p', 'v', 'm', 'S', 'f') and c.relowner <> (select oid from pg_roles where rolname = ${lit})
+           and ${NOT_EXTENSION_MEMBER('pg_class', 'c.oid')}
+           and not (c.relkind = 'S' and exists (select 1 from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.refclassid = 'pg_class'::regclass and d.deptype in ('a', 'i')))`)),
+      ...(await owned(`select format('alter routine %s owner to %I', p.oid::regprocedure, ${lit}) as stmt
+         from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+         where ${SYSTEM_SCHEMAS} and p.proowner <> (select oid from pg_roles where rolname = ${lit}) and ${NOT_EXTENSION_MEMBER('pg_proc', 'p.oid')}`)),
+    ];
+    const readers = await client
+      .query<{ role_name: string }>(`select role_name from user_databases where role_name in (select rolname from pg_roles)`)
+      .then((r) => r.rows.map((row) => row.role_name))
+      .catch(() => [] as string[]); // before the databases migration
+    for (const reader of readers) statements.push(`grant ${id(reader)} to ${id(role)} with admin option`);
+    if (statements.length > 0) {
+      await q('begin');
+      try {
+        for (const s of statements) await q(s);
+        await q('commit');
+      } catch (err) {
+        await q('rollback').catch(() => undefined);
+        throw err;
+      }
+      log(`PostgreSQL owner role ${role}: ${statements.length} ownership or membership changes applied`);
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The local owner role's password: derived from the secret key, so nothing new is stored and it is not guessable. */
+export function localOwnerPassword(secretKey: string): string {
+  return createHmac('sha256', secretKey).update('postgres-owner-role').digest('base64url');
+}
+
+/**
+ * `ensurePostgres` for the service itself: the returned URL is the owner role's, never a
+ * superuser's.
+ * - `adminUrl` given: the owner role of `databaseUrl` (required then) is provisioned with it.
+ * - Neither URL given: the local or embedded server's superuser provisions `svc_owner` (its
+ *   password from `secretKey`) on the service database.
+ * - Only `databaseUrl` given: used as it is (an operator who provisioned the role by hand, see
+ *   docs/postgres-roles.md; or a superuser URL, as before).
+ */
+export async function ensureServiceDatabase(
+  opts: EnsurePostgresOptions & { adminUrl?: string; secretKey?: string },
+): Promise<PostgresHandle> {
+  const log = opts.log ?? (() => {});
+  if (opts.adminUrl) {
+    if (!opts.databaseUrl) throw new Error('DATABASE_ADMIN_URL needs DATABASE_URL: the owner role and database the service connects as.');
+    await provisionOwnerRole(opts.adminUrl, opts.databaseUrl, log);
+    return { url: opts.databaseUrl, embedded: false, stop: async () => {} };
+  }
+  const handle = await ensurePostgres(opts);
+  if (opts.databaseUrl || !opts.secretKey) return handle;
+  try {
+    const url = new URL(handle.url);
+    url.username = LOCAL_OWNER_ROLE;
+    url.password = localOwnerPassword(opts.secretKey);
+    await provisionOwnerRole(handle.url, url.toString(), log);
+    return { ...handle, url: url.toString() };
+  } catch (err) {
+    await handle.stop();
+    throw err;
+  }
+}
