@@ -52,8 +52,9 @@ export function createNodeActivities(deps: ActivityDeps) {
   };
   return {
     /** Runs a code node's source in the WebAssembly sandbox. */
-    async codeNode(args: { source: string; input: unknown }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
-      const result = await runUserCode(args.source, args.input);
+    async codeNode(args: { source: string; input: unknown; workspaceId?: string }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
+      // The workspace picks the fair queue; a call still queued when the activity times out or is canceled leaves the queue.
+      const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: Context.current().cancellationSignal });
       if (!result.ok) {
         const type = CODE_FAILURE_TYPES[result.error.kind];
         // The logs written before the failure help the author find it.

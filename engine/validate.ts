@@ -24,6 +24,13 @@ import {
 } from './nodes';
 import { NODE_TYPES, type GraphNode, type ValidationIssue, type ValidationReport, type WorkflowGraph } from './types';
 
+/**
+ * Longest expression validation compiles. Validation runs on the API's event loop and JSONata's
+ * parser is linear but not free (a 1 MB expression took ~2 s on a busy 2-core machine); a
+ * 64 KiB cap keeps one graph's compile time small while no real expression comes near it.
+ */
+export const MAX_EXPRESSION_CHARS = 64 * 1024;
+
 type Code = ValidationIssue['code'];
 
 /** What validation could salvage of a node, even when its shape is partly wrong. */
@@ -135,6 +142,10 @@ function checkNode(raw: unknown, index: number, nodes: Map<string, SalvagedNode>
     for (const message of formatZodIssues(parsed.error.issues, 'config', config)) add('invalid_config', `node "${id}" (${type}): ${message}`, ids);
   }
   for (const { path, expression } of collectExpressions({ type, config })) {
+    if (expression.length > MAX_EXPRESSION_CHARS) {
+      add('invalid_expression', `node "${id}": ${path}: the expression is ${expression.length} characters long; the limit is ${MAX_EXPRESSION_CHARS}`, ids);
+      continue;
+    }
     try {
       compileExpression(expression);
     } catch (err) {

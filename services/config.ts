@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import type { SandboxHostSettings } from './sandboxHost/client';
 import type { RunAdmissionSettings } from './runs/admission';
 import { z } from 'zod';
 import { unavailable } from './errors';
@@ -38,6 +40,51 @@ export const DEFAULT_WORKER_HEAP_MB = 1024;
 
 /** Run starts one outbox dispatch pass keeps in flight at once. */
 export const DEFAULT_OUTBOX_START_PARALLELISM = 32;
+
+/** The sandbox host's settings (services/sandboxHost/): parsed on their own too, by the first sandbox call of a process. */
+const sandboxEnv = {
+  SANDBOX_HOST_HEAP_MB: z.coerce.number().int().min(32).max(16_384).default(256),
+  SANDBOX_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  SANDBOX_WORKSPACE_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
+  SANDBOX_DRY_RUN_THREADS: z.coerce.number().int().min(1).max(16).default(2),
+  SANDBOX_DRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  SANDBOX_DRY_RUN_HEAP_MB: z.coerce.number().int().min(32).max(16_384).default(256),
+};
+
+/**
+ * Sandbox host settings from the environment. Threads default to the CPU count, at least 4 and
+ * at most 8 (ten 1 s code nodes fit the code activity's 6 s timeout in three waves); a
+ * workspace may hold at most half of them (rounded up) at once, so one workspace's spinning
+ * code nodes always leave threads to the others.
+ */
+export function sandboxSettings(env: NodeJS.ProcessEnv = process.env): SandboxHostSettings {
+  const parsed = z.object(sandboxEnv).safeParse(env);
+  if (!parsed.success) throw new Error(`Invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const e = parsed.data;
+  const codeThreads = e.SANDBOX_THREADS ?? Math.max(4, Math.min(8, availableParallelism()));
+  return {
+    heapMb: e.SANDBOX_HOST_HEAP_MB,
+    codeThreads,
+    codePerWorkspace: Math.min(codeThreads, e.SANDBOX_WORKSPACE_CONCURRENCY ?? Math.ceil(codeThreads / 2)),
+    codeKillGraceMs: SANDBOX_KILL_GRACE_MS,
+    threadHeapMb: 256,
+    graphThreads: e.SANDBOX_DRY_RUN_THREADS,
+    graphPerWorkspace: 1,
+    graphHeapMb: e.SANDBOX_DRY_RUN_HEAP_MB,
+    dryRunTimeoutMs: e.SANDBOX_DRY_RUN_TIMEOUT_MS,
+    // The host's own deadlines fire first; the parent's kill is for a host too stuck to enforce them.
+    marginMs: 2_000,
+    stallMs: 10_000,
+  };
+}
+
+/**
+ * Head start of a code call's inner interrupt over the thread's termination, so ordinary
+ * timeouts keep the guest's logs. 500 ms leaves a busy machine room for the thread to notice its
+ * interrupt (200 ms lost the logs at a load of 8 on 2 cores) and keeps three waves of 1 s calls
+ * (4.5 s) inside the 6 s activity timeout.
+ */
+export const SANDBOX_KILL_GRACE_MS = 500;
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -140,6 +187,7 @@ const envSchema = z.object({
   WORKER_HEAP_MB: z.coerce.number().int().min(64).max(65_536).default(DEFAULT_WORKER_HEAP_MB),
   WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
   WORKER_HEARTBEAT_STALE_MS: z.coerce.number().int().min(500).max(300_000).default(3_000),
+  ...sandboxEnv,
 });
 
 export type AppConfig = {
@@ -227,6 +275,8 @@ export type AppConfig = {
   mailer: MailerConfig;
   /** How `npm start` runs the service (main/supervisor.ts) and how workers report that they are alive. */
   processes: ProcessSettings;
+  /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/sandboxHost/). */
+  sandbox: SandboxHostSettings;
 };
 
 export interface ProcessSettings {
@@ -437,6 +487,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       heartbeatMs: e.WORKER_HEARTBEAT_MS,
       heartbeatStaleMs: e.WORKER_HEARTBEAT_STALE_MS,
     },
+    sandbox: sandboxSettings(env),
   };
 }
 

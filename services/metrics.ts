@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, isSupervised, type ProcessRestartsMessage } from './lifecycle';
 import { userSqlStats } from './databases/userSql';
+import { sandboxHostStats } from './sandboxHost/client';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
 export type ExternalMetricsSource = () => Promise<string | null>;
@@ -93,6 +94,16 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
       },
     });
   }
+  new Counter({
+    name: 'svc_sandbox_host_events_total',
+    help: "This process's sandbox host: starts, restarts (after any exit), kills at a call's outer deadline, kills for not answering pings",
+    labelNames: ['event'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [event, count] of Object.entries(sandboxHostStats)) this.inc({ event }, count);
+    },
+  });
 
   return {
     registry,

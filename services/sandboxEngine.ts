@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import {
   newQuickJSWASMModuleFromVariant,
+  newVariant,
   RELEASE_SYNC,
   Scope,
   type QuickJSContext,
@@ -10,9 +11,10 @@ import {
 } from 'quickjs-emscripten';
 
 /**
- * The QuickJS executor of the code node. It runs inside a sandbox thread (services/sandboxThread.ts),
- * never on the main thread: callers use `runUserCode` of services/sandbox.ts, which adds the
- * hard wall-clock deadline enforced from outside (the thread is terminated and replaced).
+ * The QuickJS executor of the code node. It runs inside a code thread of the sandbox host (services/sandboxHost/codeThread.ts),
+ * never on the main thread of the API or a worker: callers use `runUserCode` of
+ * services/sandbox.ts, which runs it in the sandbox host process (services/sandboxHost/) under
+ * a hard wall-clock deadline enforced from outside (the thread is terminated and replaced).
  *
  * Isolation model: the guest has only the ECMAScript built-ins of a fresh QuickJS context plus
  * the `input` and `console` parameters. There is no `process`, `require`, module loader,
@@ -24,7 +26,8 @@ import {
  * - The interrupt deadline and memory limit here are the first line only: an `async` function
  *   turns QuickJS's interrupt into a rejected promise the guest can ignore, and a GC-heavy
  *   allocation loop can overrun the interrupt; the outer deadline covers both.
- * - The memory limit counts everything the runtime allocates, including the parsed `input`.
+ * - The memory limit counts everything the runtime allocates, including the parsed `input`,
+ *   ArrayBuffers and TypedArrays (through the WASM memory's maximum, see getModule).
  * - If the WASM engine itself faults (e.g. the host's native stack overflows on pathological
  *   nesting), the module is discarded and reloaded on the next call.
  */
@@ -137,28 +140,74 @@ const SYNC_VARIANT: typeof RELEASE_SYNC = {
   importModuleLoader: async () => createRequire(require.resolve('quickjs-emscripten'))('@jitl/quickjs-wasmfile-release-sync/emscripten-module'),
 };
 
-let modulePromise: Promise<QuickJSWASMModule> | undefined;
+/**
+ * Why the memory limit needs a second line: QuickJS counts its heap with malloc_usable_size(),
+ * which the Emscripten build stubs to 0, so `setMemoryLimit` only adds 8 bytes of overhead per
+ * allocation and refuses single allocations over the limit; 300 live 1 MiB TypedArrays (or
+ * strings) pass a 32 MiB limit. Every allocation, whatever its kind, ends in the module's
+ * WebAssembly memory, so that memory is created here with a `maximum`: once the guest has used
+ * it up, malloc fails inside QuickJS and the guest gets its ordinary "out of memory" error.
+ * The maximum is the call's limit plus a fixed headroom for the engine's own static data and
+ * stack (WASM_HEADROOM_BYTES), at least the module's initial 16 MiB.
+ */
+const WASM_PAGE = 64 * 1024;
+const WASM_INITIAL_BYTES = 16 * 1024 * 1024;
+export const WASM_HEADROOM_BYTES = 4 * 1024 * 1024;
+
+/** The slice of WebAssembly.Memory used here (the project's TypeScript libs carry no WebAssembly types). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+const WasmMemoryCtor = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory } }).WebAssembly.Memory;
+
+interface LoadedModule {
+  promise: Promise<QuickJSWASMModule>;
+  memory: WasmMemory;
+  maxBytes: number;
+}
+let loaded: LoadedModule | undefined;
 const faultedModules = new WeakSet<QuickJSWASMModule>();
 
-async function getModule(): Promise<QuickJSWASMModule> {
+function wasmMaxBytes(memoryLimitBytes: number): number {
+  return Math.max(WASM_INITIAL_BYTES, Math.ceil((memoryLimitBytes + WASM_HEADROOM_BYTES) / WASM_PAGE) * WASM_PAGE);
+}
+
+function loadModule(maxBytes: number): LoadedModule {
+  const memory = new WasmMemoryCtor({ initial: WASM_INITIAL_BYTES / WASM_PAGE, maximum: maxBytes / WASM_PAGE });
+  const promise = newQuickJSWASMModuleFromVariant(newVariant(SYNC_VARIANT, { wasmMemory: memory as never }));
+  const entry = { promise, memory, maxBytes };
+  promise.catch(() => {
+    if (loaded === entry) loaded = undefined;
+  });
+  return entry;
+}
+
+/** The module whose memory fits `memoryLimitBytes` (a call with another limit gets a fresh module). */
+async function getModule(memoryLimitBytes: number): Promise<QuickJSWASMModule> {
+  const maxBytes = wasmMaxBytes(memoryLimitBytes);
   for (let attempt = 0; ; attempt++) {
-    if (!modulePromise) {
-      const p = newQuickJSWASMModuleFromVariant(SYNC_VARIANT);
-      modulePromise = p;
-      p.catch(() => {
-        if (modulePromise === p) modulePromise = undefined;
-      });
-    }
-    const current = modulePromise;
-    const mod = await current;
+    if (!loaded || loaded.maxBytes !== maxBytes) loaded = loadModule(maxBytes);
+    const current = loaded;
+    const mod = await current.promise;
     if (!faultedModules.has(mod) || attempt > 0) return mod;
-    if (modulePromise === current) modulePromise = undefined;
+    if (loaded === current) loaded = undefined;
   }
 }
 
 function discardModule(mod: QuickJSWASMModule): void {
   faultedModules.add(mod);
 }
+
+/**
+ * Bytes of WebAssembly memory the module holds now. WASM memory never shrinks, so a thread
+ * whose module grew past its initial size is replaced after the call (see codeThread.ts).
+ */
+export function moduleMemoryBytes(): number {
+  return loaded?.memory.buffer.byteLength ?? 0;
+}
+
+/** The initial WASM memory of a module; growth past it means a call used that much. */
+export const MODULE_INITIAL_BYTES = WASM_INITIAL_BYTES;
 
 /** A host-side exception coming out of the WASM engine (not a guest error): the module is unsafe afterwards. */
 function isEngineFault(err: unknown): err is Error {
@@ -187,7 +236,7 @@ export type SandboxLimits = Required<SandboxOptions>;
 
 /** Loads the WASM module ahead of the first call (a sandbox thread does this before it reports ready). */
 export async function warmUp(): Promise<void> {
-  await getModule();
+  await getModule(SANDBOX_DEFAULTS.memoryLimitBytes);
 }
 
 /**
@@ -195,7 +244,7 @@ export async function warmUp(): Promise<void> {
  * See `runUserCode` in services/sandbox.ts for the contract.
  */
 export async function executeCode(source: string, inputJson: string | undefined, limits: SandboxLimits): Promise<SandboxResult> {
-  const mod = await getModule();
+  const mod = await getModule(limits.memoryLimitBytes);
   return execute(mod, source, inputJson, limits);
 }
 

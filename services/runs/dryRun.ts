@@ -1,17 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunStepSchema, type Run } from '../../db/entities';
-import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
-import { withConfigDefaults } from '../../engine/nodes';
 import type { WorkflowGraph } from '../../engine/types';
-import { runUserCode } from '../sandbox';
+import { runDryRunInSandbox, type DryRunResult } from '../sandbox';
 import { runTableNode } from '../databases';
 import { storableString, toStorable } from '../storableText';
 
 /**
- * Interprets the graph in-process: pure nodes and code nodes (sandboxed, no effects) run for
- * real; HTTP calls, waits, approvals, events and subworkflows are simulated and marked so.
- * The run row always ends finished: when interpreting or recording fails, it ends `failed` with
- * the reason (never left `queued`, where it would count against run admission for ever).
+ * Interprets the graph in the sandbox host (services/sandbox.ts runDryRunInSandbox), never on
+ * this event loop: pure nodes and code nodes (sandboxed, no effects) run for real; HTTP calls,
+ * waits, approvals, events and subworkflows are simulated and marked so; table reads are
+ * answered here, where the database is. A graph over the dry-run deadline or heap cap ends
+ * `failed` with a message saying so. The run row always ends finished: when interpreting or
+ * recording fails, it ends `failed` with the reason (never left `queued`, where it would count
+ * against run admission for ever).
  */
 export async function dryRun(em: EntityManager, run: Run, graph: WorkflowGraph): Promise<void> {
   try {
@@ -39,50 +40,20 @@ async function finishFailed(em: EntityManager, run: Run, err: unknown): Promise<
 }
 
 async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGraph): Promise<void> {
-  const steps = new Map<string, StepRecord>();
-  const logs: LogRecord[] = [];
-  const host: EngineHost = {
-    now: () => Date.now(),
-    async runAction(node, config, input) {
-      if (node.type === 'code') {
-        const result = await runUserCode(String(config.source), input);
-        if (!result.ok) throw new Error(result.error.message);
-        return { output: result.output, logs: result.logs };
-      }
-      // Reading a table has no effect, so a dry run reads for real; writes are simulated.
-      if (node.type === 'table_read') return { output: await runTableNode(em.fork(), run.workspaceId, 'table_read', config) };
-      if (node.type.startsWith('table_')) return { output: { simulated: true, nodeType: node.type, tableId: config.tableId, rowIndex: config.rowIndex ?? null, values: config.values ?? null } };
-      const { method, url, headers, query, body } = config;
-      return { output: { simulated: true, request: { method, url, headers: headers ?? {}, query: query ?? {}, body: body ?? null } } };
-    },
-    async waitTimer(node, untilMs) {
-      logs.push(simulatedLog(logs.length, node.id, `Simulated wait until ${new Date(untilMs).toISOString()}`));
-    },
-    async waitApproval(node) {
-      logs.push(simulatedLog(logs.length, node.id, 'Simulated approval: approved'));
-      return { decision: 'approved', comment: 'simulated', decidedBy: null };
-    },
-    async waitEvent(node) {
-      logs.push(simulatedLog(logs.length, node.id, 'Simulated event: resumed with null'));
-      return null;
-    },
-    async runSubworkflow(_node, config) {
-      return { simulated: true, workflowId: config.workflowId };
-    },
-    onStep: (step) => void steps.set(step.nodeId, step),
-    onLog: (log) => void logs.push({ ...log, seq: logs.length }),
-    onResponse: () => undefined,
-    isCancellation: () => false,
-  };
   const startedAt = new Date();
   run.status = 'running';
   run.startedAt = startedAt;
-  let outcome;
+  let result: DryRunResult;
   try {
-    outcome = await runGraph({ graph: withConfigDefaults(graph), input: run.input, trigger: run.trigger, startNodeId: run.startNodeId }, host);
+    result = await runDryRunInSandbox(
+      run.workspaceId,
+      { graph, input: run.input, trigger: run.trigger, startNodeId: run.startNodeId ?? null },
+      (config) => runTableNode(em.fork(), run.workspaceId, 'table_read', config),
+    );
   } catch (err) {
-    outcome = { status: 'failed' as const, output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 };
+    result = { outcome: { status: 'failed', output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 }, steps: [], logs: [] };
   }
+  const { outcome, steps, logs } = result;
   const finishedAt = new Date();
   Object.assign(run, {
     status: outcome.status,
@@ -97,7 +68,7 @@ async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGr
   });
   // Steps and logs go in their own unit of work: if they cannot be written, the run row still can.
   const rows = em.fork();
-  for (const s of steps.values()) {
+  for (const s of steps) {
     rows.create(RunStepSchema, {
       id: `${run.id}:${s.nodeId}`,
       runId: run.id,
@@ -122,8 +93,3 @@ async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGr
   await rows.flush();
   await em.flush();
 }
-
-function simulatedLog(seq: number, nodeId: string, message: string): LogRecord {
-  return { seq, nodeId, level: 'info', message, data: { simulated: true }, createdAt: new Date().toISOString() };
-}
-

@@ -217,7 +217,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       }
       const result =
         node.type === 'code'
-          ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({ source: String(config.source), input })
+          ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({ source: String(config.source), input, workspaceId: req.workspaceId })
           : await actionActivities(node, Number(config.timeoutMs ?? 30_000), local).httpNode({ ...config, workspaceId: req.workspaceId } as never);
       if (progressDue(local)) await flush();
       return { output: result.output, logs: result.logs, attempts: result.attempt };

@@ -9,7 +9,7 @@ import {
 } from '../../engine/nodes';
 import { TEMPLATES, findTemplate } from '../../engine/templates';
 import { NODE_TYPES, type ValidationReport, type WorkflowGraph } from '../../engine/types';
-import { deploymentReadiness, topologicalOrder, validateGraph } from '../../engine/validate';
+import { deploymentReadiness, MAX_EXPRESSION_CHARS, topologicalOrder, validateGraph } from '../../engine/validate';
 
 const start = { id: 'start', type: 'start', config: {} };
 const log = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: 'log', config: { level: 'info', message: 'hi' }, ...extra });
@@ -119,6 +119,17 @@ describe('validateGraph: one minimal graph per problem', () => {
     const report = validateGraph({ nodes: [start, log('a'), log('island')], edges: [{ source: 'start', target: 'a' }] });
     expectOnly(report, 'unreachable_node');
     expect(report.errors[0]).toMatchObject({ nodeId: 'island' });
+  });
+
+  test('an expression over MAX_EXPRESSION_CHARS is refused without compiling it (validation runs on the API\'s event loop)', () => {
+    const huge = '[' + Array(MAX_EXPRESSION_CHARS).fill('1').join(',') + ']';
+    // A templated field (a transform's expression field has its own, lower cap in the config schema).
+    const report = validateGraph({
+      nodes: [start, { id: 'h', type: 'http', config: { method: 'POST', url: 'https://example.com', body: { items: [`=${huge}`] } } }],
+      edges: [{ source: 'start', target: 'h' }],
+    });
+    expectOnly(report, 'invalid_expression');
+    expect(report.errors[0].message).toMatch(/the limit is 65536/);
   });
 
   test('invalid_expression carries the path, for JSONata and "=" templated fields', () => {
