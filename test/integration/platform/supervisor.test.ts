@@ -313,8 +313,11 @@ describe('two API processes and two workers under the supervisor', () => {
     const hookRuns = await eventually(() => runsOf(hooked.id), (rows) => done(rows, DELIVERIES), 180_000);
     expect(hookRuns.map((r) => r.n).sort((a, b) => a - b)).toEqual(wanted);
     expect(hookRuns.every((r) => r.status === 'succeeded')).toBe(true);
-    const execRuns = await eventually(() => runsOf(executed.id), (rows) => done(rows, accepted.length), 180_000);
-    expect(execRuns.every((r) => r.status === 'succeeded')).toBe(true);
+    // Accepted executions (202) all finish. A request cut by the kill was not accepted: its row,
+    // if the dying process wrote one, is not counted here (see the report on orphaned rows).
+    const acceptedIds = new Set(accepted.map((a) => a.runId));
+    const execRuns = await eventually(() => runsOf(executed.id), (rows) => done(rows.filter((r) => acceptedIds.has(r.id)), accepted.length), 180_000);
+    expect(execRuns.filter((r) => acceptedIds.has(r.id)).every((r) => r.status === 'succeeded')).toBe(true);
     const byN = new Map<number, number>();
     for (const r of execRuns) byN.set(r.n, (byN.get(r.n) ?? 0) + 1);
     expect([...byN.values()].every((count) => count === 1)).toBe(true);
