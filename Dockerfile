@@ -25,5 +25,6 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data/blobs && chown node:node /data/blobs
 USER node
 EXPOSE 3000
-# --max-semi-space-size=4: see docker-compose.yml (the worker runs with the same flag there).
-CMD ["node", "--max-semi-space-size=4", "dist/api/main.js"]
+# --max-semi-space-size=4 and the heap cap (API_HEAP_MB's default): see docker-compose.yml, which
+# runs the API and the worker from this image with their own commands.
+CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=512", "dist/api/main.js"]

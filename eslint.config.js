@@ -15,17 +15,17 @@ const ours = (...folders) => folders.flatMap((f) => [`**/${f}`, `**/${f}/**`]);
  * `typeOnly` folders may still be imported with `import type`; `extra` adds patterns of one layer.
  */
 const LAYERS = [
-  { files: ['engine/**/*.ts'], banned: ours('db', 'services', 'api', 'temporal', 'activities', 'scripts', 'test'), message: 'engine/ is pure: it imports nothing of ours.' },
+  { files: ['engine/**/*.ts'], banned: ours('db', 'services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), message: 'engine/ is pure: it imports nothing of ours.' },
   // The one exception: db/wellFormedTypes.ts applies engine/wellFormedText.ts's pure rule to every column.
-  { files: ['db/**/*.ts'], banned: ours('services', 'api', 'temporal', 'activities', 'scripts', 'test'), typeOnly: ['**/engine/**', '!**/engine/wellFormedText'], message: 'db/ is entities and migrations: it may import engine types only (and the well-formed text rule).' },
-  { files: ['services/**/*.ts'], banned: ours('api', 'temporal', 'activities', 'scripts', 'test'), message: 'services/ are HTTP- and Temporal-free: reach the durable engine through services/ports.ts.' },
-  { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
-  { files: ['temporal/**/*.ts'], banned: ours('api', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge.' },
+  { files: ['db/**/*.ts'], banned: ours('services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), typeOnly: ['**/engine/**', '!**/engine/wellFormedText'], message: 'db/ is entities and migrations: it may import engine types only (and the well-formed text rule).' },
+  { files: ['services/**/*.ts'], banned: ours('api', 'temporal', 'activities', 'main', 'scripts', 'test'), message: 'services/ are HTTP- and Temporal-free: reach the durable engine through services/ports.ts.' },
+  { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'main', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
+  { files: ['temporal/**/*.ts'], banned: ours('api', 'main', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge.' },
   // The API's composition roots (main and wiring) are the only api files that build Temporal adapters.
   {
     files: ['api/**/*.ts'],
     ignores: ['api/main.ts', 'api/wiring.ts'],
-    banned: ours('temporal', 'activities', 'scripts', 'test'),
+    banned: ours('temporal', 'activities', 'main', 'scripts', 'test'),
     message: 'api/ reaches Temporal through services and the ports wired in api/wiring.ts.',
     // Entity schemas are how code reaches tables; constants such as WORKFLOW_STATUSES stay importable.
     extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
@@ -67,8 +67,8 @@ module.exports = tseslint.config(
     languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  // Layers: arrows point inward. engine <- db <- services <- (api | temporal | activities).
-  // scripts/ and test/ are composition roots and may import anything.
+  // Layers: arrows point inward. engine <- db <- services <- (api | temporal | activities) <- main.
+  // main/ (process wiring: the supervisor), scripts/ and test/ are composition roots and may import anything.
   ...layerRules(),
   {
     files: ['temporal/workflows/**/*.ts'],

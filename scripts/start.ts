@@ -1,17 +1,17 @@
 /**
  * `npm start`: the whole service on one machine. Starts (or connects to) Temporal and
- * PostgreSQL, applies migrations, bootstraps a first workspace on the very first run, then
- * runs the API and a worker in this process. Production runs each part on its own
- * (docker-compose.yml).
+ * PostgreSQL, applies migrations, bootstraps a first workspace on the very first run, prepares
+ * the workflow bundle, then runs the API (API_PROCESSES of them) and the worker (WORKERS) as
+ * separate processes under a supervisor that restarts any that exits (main/supervisor.ts).
+ * Production runs each part in its own container (docker-compose.yml).
  */
-import { startApi } from '../api/main';
 import { onShutdownSignal } from '../services/lifecycle';
 import { migrateUp, openOrm } from '../db/orm';
 import { bootstrapFirstRun } from '../services/bootstrap';
 import { loadConfig } from '../services/config';
 import { createLogger } from '../services/logger';
-import { startWorker } from '../temporal/worker-main';
-import { cachedWorkflowBundle } from '../temporal/worker';
+import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
+import { startSupervisor } from '../main/supervisor';
 import { ensureServiceDatabase } from './lib/ownerRole';
 import { ensureLocalSecretKey } from './lib/secret-key';
 import { ensureTemporalCli } from './lib/temporal-cli';
@@ -59,7 +59,9 @@ async function main(): Promise<void> {
       throw err;
     }
   })();
-  const bundleReady = cachedWorkflowBundle(path.join(config.dataDir, 'cache'));
+  // The workers load one bundle file: the configured or built one, else the cached one of these sources.
+  const prebuilt = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
+  const bundleReady = prebuilt ? Promise.resolve(prebuilt.codePath) : cachedWorkflowBundleFile(path.join(config.dataDir, 'cache'));
   const [temporalResult, databaseResult, bundleResult] = await Promise.allSettled([temporalStarting, databaseReady, bundleReady]);
   if (temporalResult.status === 'fulfilled' && temporalResult.value) {
     const server = temporalResult.value;
@@ -75,16 +77,45 @@ async function main(): Promise<void> {
   const temporalAddress = server?.address ?? config.temporal.address!;
   const uiUrl = config.temporal.uiUrl ?? server?.uiUrl ?? null;
 
-  const runtimeConfig = { ...config, temporal: { ...config.temporal, uiUrl: uiUrl ?? undefined } };
-  const workflowBundle = (bundleResult as PromiseFulfilledResult<{ code: string }>).value;
-  const worker = await startWorker({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger, workflowBundle });
-  cleanups.unshift(() => worker.stop());
-  const api = await startApi({ config: runtimeConfig, databaseUrl: pg.url, temporalAddress, logger });
-  cleanups.unshift(() => api.stop());
+  const workflowBundlePath = (bundleResult as PromiseFulfilledResult<string>).value;
+  const ext = path.extname(__filename);
+  const root = path.resolve(__dirname, '..');
+  // What the children need that this process provisioned or chose; the rest they read as it is.
+  const childEnv: Record<string, string> = {
+    DATABASE_URL: pg.url,
+    TEMPORAL_ADDRESS: temporalAddress,
+    SECRET_KEY: config.secretKey!,
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: String(config.outboundAllowPrivateNetworks),
+    WORKFLOW_BUNDLE_PATH: workflowBundlePath,
+    ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
+  };
+  const sdkMetrics = config.temporal.sdkMetricsAddress;
+  const supervisor = startSupervisor({
+    logger,
+    specs: [
+      { role: 'api', count: config.processes.apiProcesses, module: path.join(root, 'api', `main${ext}`), heapMb: config.processes.apiHeapMb, env: () => childEnv },
+      {
+        role: 'worker',
+        count: config.processes.workers,
+        module: path.join(root, 'temporal', `worker-main${ext}`),
+        heapMb: config.processes.workerHeapMb,
+        // Each worker's SDK exporter needs its own port: the configured one, then the next ones.
+        env: (slot) => ({ ...childEnv, ...(sdkMetrics ? { TEMPORAL_SDK_METRICS_ADDRESS: nthPort(sdkMetrics, slot) } : {}) }),
+      },
+    ],
+  });
+  cleanups.unshift(() => supervisor.stop());
+  // A signal while the children start stops them too.
+  onShutdownSignal(logger, async () => {
+    for (const cleanup of cleanups) await cleanup().catch((err) => logger.error({ err }, 'cleanup failed'));
+  });
+  await supervisor.ready;
+  const apiUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
 
   const lines = [
     '',
-    `  API:              ${api.url}/api/v1  (OpenAPI: ${api.url}/api/v1/openapi.json)`,
+    `  Processes:        ${config.processes.apiProcesses} API (heap ${config.processes.apiHeapMb} MiB each), ${config.processes.workers} worker (heap ${config.processes.workerHeapMb} MiB each), restarted when they exit`,
+    `  API:              ${apiUrl}/api/v1  (OpenAPI: ${apiUrl}/api/v1/openapi.json)`,
     `  Temporal:         ${temporalAddress} (namespace ${config.temporal.namespace})`,
     `  Temporal Web UI:  ${uiUrl ?? 'not configured (set TEMPORAL_UI_URL)'}`,
     `  PostgreSQL:       ${pg.embedded ? 'embedded, data in ' + path.join(config.dataDir, 'postgres') : 'external server'}`,
@@ -97,14 +128,16 @@ async function main(): Promise<void> {
       `    owner:      ${bootstrap.user.email}  password: ${bootstrap.ownerPassword}`,
       `    API key:    ${bootstrap.apiKey.token}`,
       '',
-      `  Try: curl -H "Authorization: Bearer ${bootstrap.apiKey.token}" ${api.url}/api/v1/workspaces`,
+      `  Try: curl -H "Authorization: Bearer ${bootstrap.apiKey.token}" ${apiUrl}/api/v1/workspaces`,
     );
   }
   process.stdout.write(lines.join('\n') + '\n\n');
+}
 
-  onShutdownSignal(logger, async () => {
-    for (const cleanup of cleanups) await cleanup().catch((err) => logger.error({ err }, 'cleanup failed'));
-  });
+/** `host:port` with the port moved up by `n` (the n-th worker's SDK metrics exporter). */
+function nthPort(address: string, n: number): string {
+  const at = address.lastIndexOf(':');
+  return `${address.slice(0, at)}:${Number(address.slice(at + 1)) + n}`;
 }
 
 main().catch((err) => {

@@ -30,6 +30,14 @@ export const DEFAULT_RUN_ADMISSION_MAX_ACTIVE = 50;
  * over: the backlog then waits in the outbox (durable, cheap) instead of in Temporal's task queue.
  */
 export const DEFAULT_OUTBOX_MAX_QUEUED_RUNS = 200;
+/**
+ * Old-space heap caps of the supervised processes (`--max-old-space-size`), so a runaway ends in
+ * a restart rather than in swap. The worker's is larger: it holds the sticky cache of runs and
+ * the workflow bundle's V8 contexts.
+ */
+export const DEFAULT_API_HEAP_MB = 512;
+export const DEFAULT_WORKER_HEAP_MB = 1024;
+
 /** Run starts one outbox dispatch pass keeps in flight at once. */
 export const DEFAULT_OUTBOX_START_PARALLELISM = 32;
 
@@ -173,6 +181,12 @@ const envSchema = z.object({
   GRAPH_API_BASE_URL: z.string().url().default('https://graph.microsoft.com/v1.0'),
   GOOGLE_OAUTH_TOKEN_URL: z.string().url().optional(),
   MAILER_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
+  WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  API_HEAP_MB: z.coerce.number().int().min(64).max(65_536).default(DEFAULT_API_HEAP_MB),
+  WORKER_HEAP_MB: z.coerce.number().int().min(64).max(65_536).default(DEFAULT_WORKER_HEAP_MB),
+  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  WORKER_HEARTBEAT_STALE_MS: z.coerce.number().int().min(500).max(300_000).default(3_000),
   ...sandboxEnv,
 });
 
@@ -259,9 +273,25 @@ export type AppConfig = {
   /** Command jobs: confirmation window, and how long a confirm request waits for the confirmed plan to finish. */
   commands: { confirmationTtlSeconds: number; confirmWaitMs: number };
   mailer: MailerConfig;
+  /** How `npm start` runs the service (main/supervisor.ts) and how workers report that they are alive. */
+  processes: ProcessSettings;
   /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/sandboxHost/). */
   sandbox: SandboxHostSettings;
 };
+
+export interface ProcessSettings {
+  /** API_PROCESSES: API processes `npm start` runs; they share the port (node's cluster). */
+  apiProcesses: number;
+  /** WORKERS: worker processes `npm start` runs on the same task queue. */
+  workers: number;
+  /** API_HEAP_MB / WORKER_HEAP_MB: `--max-old-space-size` of each API and worker process. */
+  apiHeapMb: number;
+  workerHeapMb: number;
+  /** WORKER_HEARTBEAT_MS: how often a worker writes its heartbeat row. */
+  heartbeatMs: number;
+  /** WORKER_HEARTBEAT_STALE_MS: a beat older than this does not make the API ready. */
+  heartbeatStaleMs: number;
+}
 
 export interface LlmConfig {
   /** Unset: no deployment model; agent features need a workspace `llm` credential. */
@@ -348,6 +378,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new Error(`Invalid configuration: ${issues}`);
   }
   const e = parsed.data;
+  if (e.WORKER_HEARTBEAT_STALE_MS < 2 * e.WORKER_HEARTBEAT_MS) {
+    throw new Error('Invalid configuration: WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS (one late beat must not make the API unready).');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -446,6 +479,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       rootDir: path.resolve(e.DATA_DIR, 'local-ai-cli'),
     },
     mailer: { gmailBaseUrl: e.GMAIL_API_BASE_URL, graphBaseUrl: e.GRAPH_API_BASE_URL, timeoutMs: e.MAILER_PROVIDER_TIMEOUT_MS, googleTokenUrl: e.GOOGLE_OAUTH_TOKEN_URL },
+    processes: {
+      apiProcesses: e.API_PROCESSES,
+      workers: e.WORKERS,
+      apiHeapMb: e.API_HEAP_MB,
+      workerHeapMb: e.WORKER_HEAP_MB,
+      heartbeatMs: e.WORKER_HEARTBEAT_MS,
+      heartbeatStaleMs: e.WORKER_HEARTBEAT_STALE_MS,
+    },
     sandbox: sandboxSettings(env),
   };
 }

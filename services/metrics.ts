@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, isSupervised, type ProcessRestartsMessage } from './lifecycle';
 import { userSqlStats } from './databases/userSql';
 import { sandboxHostStats } from './sandboxHost/client';
 
@@ -80,6 +81,19 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     },
   });
 
+  if (isSupervised()) {
+    const restarts = supervisorRestarts();
+    new Counter({
+      name: 'svc_process_restarts_total',
+      help: 'Restarts of the API and worker processes by the supervisor of npm start (main/supervisor.ts), by role',
+      labelNames: ['role'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [role, n] of Object.entries(restarts)) this.inc({ role }, n);
+      },
+    });
+  }
   new Counter({
     name: 'svc_sandbox_host_events_total',
     help: "This process's sandbox host: starts, restarts (after any exit), kills at a call's outer deadline, kills for not answering pings",
@@ -108,3 +122,23 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+let restartTotals: Record<string, number> | null = null;
+
+/**
+ * The supervisor's restart totals, kept up to date from its IPC messages (main/supervisor.ts
+ * answers the request sent here, and sends them again after every restart). The object is
+ * updated in place; the listener is installed once per process.
+ */
+function supervisorRestarts(): Record<string, number> {
+  if (restartTotals) return restartTotals;
+  const totals: Record<string, number> = { api: 0, worker: 0 };
+  restartTotals = totals;
+  process.on('message', (message: unknown) => {
+    const m = message as Partial<ProcessRestartsMessage> | null;
+    if (m?.type !== PROCESS_RESTARTS_MESSAGE || !m.restarts) return;
+    for (const [role, n] of Object.entries(m.restarts)) if (Number.isSafeInteger(n) && n >= 0) totals[role] = n;
+  });
+  process.send?.({ type: PROCESS_RESTARTS_REQUEST });
+  return totals;
+}

@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import type { Logger } from 'pino';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { keySettingsOf } from '../services/credentials';
-import { runStandalone } from '../services/lifecycle';
+import { exitAfterFatal, runStandalone } from '../services/lifecycle';
+import { startWorkerHeartbeat } from '../services/workers/heartbeat';
 import { closeSandboxPool } from '../services/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectWorkerConnection } from './client';
@@ -16,7 +19,13 @@ export interface StartedWorker {
   stop(): Promise<void>;
 }
 
-/** Starts a worker on `workflow-runs`; resolves once it is polling. */
+/**
+ * Starts a worker on `workflow-runs`; resolves once it is polling. It beats in
+ * `worker_heartbeats` (the API's readiness reads them) until stopped. When the worker stops
+ * polling on its own (`run()` rejects, the SDK reports FAILED, or `run()` ends without `stop`)
+ * it writes `failed` with the reason and calls `onFatal`; the standalone process exits there,
+ * so that its supervisor replaces it (issue 26, F1: a FAILED worker in a live process).
+ */
 export async function startWorker(opts: {
   config: AppConfig;
   databaseUrl: string;
@@ -27,6 +36,8 @@ export async function startWorker(opts: {
    * or the bundle `npm run build` wrote (prebuiltWorkflowBundle), else bundled at start.
    */
   workflowBundle?: { code: string };
+  /** Called once the worker failed; unset: logged only (a worker inside another process, e.g. a benchmark). */
+  onFatal?: (err: unknown) => void;
 }): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
   const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress });
@@ -45,13 +56,41 @@ export async function startWorker(opts: {
     mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
   };
   const workflowBundle = opts.workflowBundle ?? prebuiltWorkflowBundle(opts.config.temporal.workflowBundlePath) ?? undefined;
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows });
+  // Unique per process start: the heartbeat row and Temporal's poller list name the same process.
+  const identity = `${process.pid}@${os.hostname()}-${randomUUID().slice(0, 8)}`;
+  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows, identity });
+  let stopping = false;
+  const fail = (err: unknown) => {
+    if (stopping) return;
+    stopping = true;
+    opts.logger.error({ err, identity }, 'the worker stopped polling');
+    void heartbeat.finish('failed', err).then(() => opts.onFatal?.(err));
+  };
+  const heartbeat = startWorkerHeartbeat({
+    orm,
+    identity,
+    host: os.hostname(),
+    pid: process.pid,
+    intervalMs: opts.config.processes.heartbeatMs,
+    sdkState: () => worker.getState(),
+    onFatal: (reason) => fail(new Error(reason)),
+    logger: opts.logger,
+  });
   const running = worker.run();
-  running.catch((err) => opts.logger.error({ err }, 'worker stopped with an error'));
+  running.then(
+    () => fail(new Error('the Temporal worker stopped by itself')),
+    (err: unknown) => fail(err),
+  );
   return {
     stop: async () => {
-      worker.shutdown();
+      stopping = true;
+      try {
+        worker.shutdown();
+      } catch {
+        // Not running any more (it failed or is already draining): nothing to shut down.
+      }
       await running.catch(() => undefined);
+      await heartbeat.finish('stopped');
       // Code-node activities execute on the sandbox threads.
       await closeSandboxPool();
       await connection.close();
@@ -62,4 +101,4 @@ export async function startWorker(opts: {
 }
 
 // Entry point of the `worker` process in production; scale it horizontally.
-if (require.main === module) runStandalone('worker', startWorker);
+if (require.main === module) runStandalone('worker', (args) => startWorker({ ...args, onFatal: (err) => exitAfterFatal(args.logger, err, 'worker failed; exiting so that it is replaced') }));

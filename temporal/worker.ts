@@ -48,24 +48,24 @@ async function bundleInputsHash(): Promise<string | null> {
 }
 
 /**
- * The workflow bundle, from `cacheDir` when an earlier start built it from the same sources
- * (a hash of the workflow code, what it imports and package-lock.json), else freshly bundled
- * and stored there. Saves the several seconds of webpack on every `npm start` after the first,
- * most of all after a crash. Older bundles in `cacheDir` are removed.
+ * The file of the workflow bundle in `cacheDir`, reused when an earlier start built it from the
+ * same sources (a hash of the workflow code, what it imports and package-lock.json), else
+ * freshly bundled and stored there. Saves the several seconds of webpack on every `npm start`
+ * after the first, most of all after a crash; every worker process of `npm start` loads this
+ * one file (WORKFLOW_BUNDLE_PATH). Older bundles in `cacheDir` are removed. Outside a source
+ * checkout (no hash) the bundle is still written, under a name of its own.
  */
-export async function cachedWorkflowBundle(cacheDir: string): Promise<{ code: string }> {
-  const key = await bundleInputsHash();
-  if (!key) return { code: (await bundleWorkflows()).code };
+export async function cachedWorkflowBundleFile(cacheDir: string): Promise<string> {
+  const key = (await bundleInputsHash()) ?? `nocache-${process.pid}`;
   const file = path.join(cacheDir, `workflow-bundle-${key}.js`);
-  const cached = await readFile(file, 'utf8').catch(() => null);
-  if (cached) return { code: cached };
+  if (existsSync(file)) return file;
   const { code } = await bundleWorkflows();
   await mkdir(cacheDir, { recursive: true });
-  for (const old of await readdir(cacheDir)) if (/^workflow-bundle-[0-9a-f]+\.js$/.test(old)) await rm(path.join(cacheDir, old), { force: true });
+  for (const old of await readdir(cacheDir)) if (/^workflow-bundle-[0-9a-z-]+\.js$/.test(old)) await rm(path.join(cacheDir, old), { force: true });
   const partial = `${file}.${process.pid}.partial`;
   await writeFile(partial, code);
   await rename(partial, file); // a crash mid-write leaves no half bundle under the real name
-  return { code };
+  return file;
 }
 
 /** Where `npm run build` writes the workflow bundle: next to the compiled worker (dist/temporal/). */

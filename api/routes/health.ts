@@ -15,23 +15,26 @@ export const healthzRoute = defineRoute({
 });
 
 const checkSchema = z.object({ ok: z.boolean(), latencyMs: z.number(), error: z.string().optional() });
+const count = z.number().int().min(0);
+const workersSchema = z.strictObject({ starting: count, running: count, draining: count, failed: count, stopped: count }).describe('Worker processes with a fresh heartbeat, by state');
 
 export const readyzRoute = defineRoute({
   method: 'get',
   path: '/readyz',
   operationId: 'readyz',
-  summary: 'Readiness: PostgreSQL and Temporal answer and the process is not shutting down',
+  summary: 'Readiness: PostgreSQL and Temporal answer, a worker process is running, and the process is not shutting down',
   tags: ['Health'],
   family: 'bare',
   access: { kind: 'public' },
   responses: {
-    200: { description: 'Ready', schema: z.strictObject({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema) }) },
-    503: { description: 'Not ready', schema: z.strictObject({ status: z.enum(['not_ready', 'shutting_down']), checks: z.record(z.string(), checkSchema) }) },
+    200: { description: 'Ready', schema: z.strictObject({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema), workers: workersSchema }) },
+    503: { description: 'Not ready', schema: z.strictObject({ status: z.enum(['not_ready', 'shutting_down']), checks: z.record(z.string(), checkSchema), workers: workersSchema }) },
   },
   handler: async (ctx, { deps }) => {
     const readiness = await checkReadiness(ctx.state.em, {
       pingTemporal: () => deps.temporal.connection.workflowService.getSystemInfo({}),
       shuttingDown: deps.lifecycle.shuttingDown,
+      workerStaleMs: deps.config.processes.heartbeatStaleMs,
     });
     return { status: readiness.status === 'ready' ? 200 : 503, body: readiness };
   },

@@ -6,6 +6,7 @@ import { WorkflowSchema, WorkflowVersionSchema } from './workflows';
 import { ResumeTokenSchema, RunLogSchema, RunSchema, RunStepSchema } from './runs';
 import { WebhookOutboxSchema, WebhookSchema } from './webhooks';
 import { SmokeTestSchema } from './smokeTests';
+import { WorkerHeartbeatSchema } from './workerHeartbeats';
 import { FileScanSchema, StoredFileSchema } from './files';
 import { CredentialSchema } from './credentials';
 import { TargetActivationSchema, TargetApprovalSchema, TargetSourceSchema, WorkflowTargetSchema } from './destinations';
@@ -38,6 +39,7 @@ export const entities = [
   WebhookSchema,
   WebhookOutboxSchema,
   SmokeTestSchema,
+  WorkerHeartbeatSchema,
   StoredFileSchema,
   FileScanSchema,
   CredentialSchema,
@@ -80,6 +82,7 @@ export * from './workflows';
 export * from './runs';
 export * from './webhooks';
 export * from './smokeTests';
+export * from './workerHeartbeats';
 export * from './files';
 export * from './credentials';
 export * from './destinations';

@@ -20,6 +20,7 @@ import { Migration20261123127000_skills } from './Migration20261123127000_skills
 import { Migration20261123131000_local_ai_cli } from './Migration20261123131000_local_ai_cli';
 import { Migration20261123128000_research } from './Migration20261123128000_research';
 import { Migration20261123135000_jobs_gaps } from './Migration20261123135000_jobs_gaps';
+import { Migration20261127160000_worker_heartbeats } from './Migration20261127160000_worker_heartbeats';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -47,4 +48,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123132000_mailer_polling', class: Migration20261123132000_mailer_polling },
   { name: 'Migration20261123133000_organizations_git_remotes', class: Migration20261123133000_organizations_git_remotes },
   { name: 'Migration20261123135000_jobs_gaps', class: Migration20261123135000_jobs_gaps },
+  { name: 'Migration20261127160000_worker_heartbeats', class: Migration20261127160000_worker_heartbeats },
 ];

@@ -1,4 +1,4 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { unavailable } from '../errors';
 
 export interface RunAdmissionSettings {
@@ -10,19 +10,20 @@ export interface RunAdmissionSettings {
   recheckMs: number;
 }
 
-/** Holds a new live run at the door until its workspace has a free place; resolves when admitted. */
-export type AdmitRun = (workspaceId: string) => Promise<void>;
+/**
+ * Holds a new live run at the door until its workspace has a free place, then calls `write`
+ * (which writes the run row, on the entity manager it is given) while the place is held, and
+ * resolves with what it returned. Refused after the wait: `write` is not called.
+ */
+export type AdmitRun = <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>) => Promise<T>;
 
 interface WorkspaceGate {
-  /** Active runs at the last count, plus the admissions made since. */
-  active: number;
-  countedAt: number;
-  /** Starts admit one at a time per workspace, in arrival order. */
+  /** Starts admit one at a time per workspace in this process, in arrival order. */
   tail: Promise<void>;
   waiters: number;
 }
 
-/** Gates kept for workspaces with nobody waiting, so their recent count is reused. */
+/** Per-workspace queues kept while nobody waits in them (beyond it, idle ones are dropped). */
 const IDLE_GATES_KEPT = 1_000;
 
 /**
@@ -33,32 +34,31 @@ const IDLE_GATES_KEPT = 1_000;
  * they are refused with 503. Runs parked on a wait (`waiting`) do not count. Child runs and
  * resumptions are not gated: they belong to runs already admitted.
  *
- * The count comes from PostgreSQL (index runs_workspace_status_idx), read at most every
- * `recheckMs` per workspace and raised locally for each admission in between, so it is shared
- * by API processes and errs towards admitting a few too few, never many too many in one process.
+ * Several API processes admit into the same workspaces, so the decision is made in PostgreSQL:
+ * a transaction takes the workspace's advisory lock, counts its active runs (index
+ * runs_workspace_status_idx) and, when there is a place, writes the run row before it commits
+ * and releases the lock. The next admission, in any process, counts that row: the cap holds
+ * across processes, never `processes ×` the cap. Within a process starts queue per workspace
+ * (one transaction at a time), so waiting starts do not hold connections; a waiting start
+ * counts again every `recheckMs`.
  */
 export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings): AdmitRun {
-  if (settings.maxActivePerWorkspace <= 0) return async () => undefined;
+  if (settings.maxActivePerWorkspace <= 0) return (_workspaceId, write) => write(orm.em.fork());
   const gates = new Map<string, WorkspaceGate>();
 
-  const countActive = async (workspaceId: string): Promise<number> => {
-    const rows = await orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ n: number }>>(`select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`, [workspaceId]);
-    return rows[0]?.n ?? 0;
-  };
+  /** One attempt: under the workspace's lock, writes and returns `{ value }` if there is a place, else null. */
+  const tryAdmit = async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>): Promise<{ value: T } | null> =>
+    orm.em.fork().transactional(async (tx) => {
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`run-admission:${workspaceId}`]);
+      const rows = await tx.execute<Array<{ n: number }>>(`select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`, [workspaceId]);
+      if ((rows[0]?.n ?? 0) >= settings.maxActivePerWorkspace) return null;
+      return { value: await write(tx) };
+    });
 
-  const admitOne = async (gate: WorkspaceGate, workspaceId: string, deadline: number): Promise<void> => {
+  const admitOne = async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>, deadline: number): Promise<T> => {
     for (;;) {
-      if (Date.now() - gate.countedAt >= settings.recheckMs) {
-        gate.active = await countActive(workspaceId);
-        gate.countedAt = Date.now();
-      }
-      if (gate.active < settings.maxActivePerWorkspace) {
-        gate.active++;
-        return;
-      }
+      const admitted = await tryAdmit(workspaceId, write);
+      if (admitted) return admitted.value;
       const left = deadline - Date.now();
       if (left <= 0) {
         throw unavailable(`The workspace already has ${settings.maxActivePerWorkspace} runs queued or running; retry once some have finished.`, {
@@ -70,21 +70,24 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
     }
   };
 
-  return async (workspaceId) => {
+  return async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>): Promise<T> => {
     let gate = gates.get(workspaceId);
     if (!gate) {
       if (gates.size >= IDLE_GATES_KEPT) for (const [id, idle] of gates) if (idle.waiters === 0) gates.delete(id);
-      gate = { active: 0, countedAt: 0, tail: Promise.resolve(), waiters: 0 };
+      gate = { tail: Promise.resolve(), waiters: 0 };
       gates.set(workspaceId, gate);
     }
     const g = gate;
     const deadline = Date.now() + settings.maxWaitMs;
     g.waiters++;
-    const turn = g.tail.then(() => admitOne(g, workspaceId, deadline));
+    const turn = g.tail.then(() => admitOne(workspaceId, write, deadline));
     // The next start waits for this one's decision, whatever it was.
-    g.tail = turn.catch(() => undefined);
+    g.tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
-      await turn;
+      return await turn;
     } finally {
       g.waiters--;
     }

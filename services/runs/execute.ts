@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowSchema, WorkflowTargetSchema, WorkflowVersionSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
+import { RunSchema, WorkflowSchema, WorkflowTargetSchema, WorkflowVersionSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { conflict, invalidInput, unavailable } from '../errors';
 import type { RunLauncher } from '../ports';
@@ -7,7 +7,7 @@ import type { WorkspacePrincipal } from '../principal';
 import { candidateVersionId, loadWorkflow, validateWorkflowGraph } from '../workflows';
 import { dryRun } from './dryRun';
 import { whyNotRunnable } from './runnable';
-import { writeRunRow } from './runRows';
+import { writeRunRow, type NewRunRow } from './runRows';
 import type { AdmitRun } from './admission';
 import { loadRun } from './views';
 import { findTargetOf, liveTargetVersion } from '../destinations/runtime';
@@ -149,8 +149,7 @@ export async function executeWorkflow(
   if (body.startNodeId !== undefined && !chosen.graph.nodes.some((n) => n.id === body.startNodeId)) {
     throw invalidInput(`startNodeId "${body.startNodeId}" is not a node of this workflow.`);
   }
-  if (!chosen.dryRun && opts.admit) await opts.admit(wf.workspaceId);
-  const run = await writeRunRow(em, {
+  const run = await writeAdmitted(em, !chosen.dryRun ? opts.admit : undefined, wf.workspaceId, {
     workflow: wf,
     trigger,
     input: body.input ?? null,
@@ -171,6 +170,16 @@ export async function executeWorkflow(
     return { kind: 'dry', run, ...destination };
   }
   return { kind: 'queued', run: await launch(em, launcher, run, chosen.graph), ...destination };
+}
+
+/**
+ * Writes a new run row, through `admit` when given: the row is written inside admission's
+ * transaction (so other API processes count it before they admit), then read back on `em`.
+ */
+async function writeAdmitted(em: EntityManager, admit: AdmitRun | undefined, workspaceId: string, row: NewRunRow): Promise<Run> {
+  if (!admit) return writeRunRow(em, row);
+  const id = await admit(workspaceId, async (tx) => (await writeRunRow(tx, row)).id);
+  return em.findOneOrFail(RunSchema, { id }, { refresh: true });
 }
 
 const createdBy = (principal: WorkspacePrincipal) => ({ keyId: principal.kind === 'api_key' ? principal.apiKeyId : null, userId: principal.userId });
@@ -221,8 +230,7 @@ export async function rerunRun(em: EntityManager, launcher: RunLauncher, princip
     const refusal = whyNotRunnable(wf, original.executionEvidence.requestedTarget);
     if (refusal) throw conflict(`The run cannot be re-run: ${refusal}`, { code: 'workflow_not_runnable' });
   }
-  if (admit) await admit(wf.workspaceId);
-  const run = await writeRunRow(em, {
+  const run = await writeAdmitted(em, admit, wf.workspaceId, {
     workflow: wf,
     trigger: 'manual',
     input: original.input,

@@ -55,7 +55,19 @@ export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, op
   return failed;
 }
 
-/** Runs failStuckRuns every `intervalMs` until stopped; a failed pass is logged and retried on the next. */
+/**
+ * One pass of failStuckRuns in the whole deployment at a time: every API process runs the guard,
+ * and a pass that finds another one under way (its transaction holds the guard's advisory lock)
+ * skips, so a stuck run is terminated and recorded by one process, not raced by all of them.
+ */
+export async function failStuckRunsOnce(orm: MikroORM, launcher: RunLauncher, opts: StuckRunOptions = {}): Promise<string[]> {
+  return orm.em.fork().transactional(async (tx) => {
+    const [lock] = await tx.execute<Array<{ held: boolean }>>(`select pg_try_advisory_xact_lock(hashtext('stuck-run-guard')) as held`);
+    return lock?.held ? failStuckRuns(tx, launcher, opts) : [];
+  });
+}
+
+/** Runs failStuckRunsOnce every `intervalMs` until stopped; a failed pass is logged and retried on the next. */
 export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher; intervalMs: number; logger: Logger }): { stop(): Promise<void> } {
   let stopped = false;
   let wake: (() => void) | null = null;
@@ -68,7 +80,7 @@ export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher;
       });
       if (stopped) break;
       try {
-        const failed = await failStuckRuns(opts.orm.em.fork(), opts.launcher);
+        const failed = await failStuckRunsOnce(opts.orm, opts.launcher);
         if (failed.length > 0) opts.logger.warn({ runIds: failed }, 'runs failed by the workflow-task failure guard');
       } catch (err) {
         opts.logger.warn({ err }, 'stuck-run guard pass failed; retrying');

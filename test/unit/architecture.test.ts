@@ -31,6 +31,10 @@ describe('layer rule', () => {
     ['activities/probe.ts', "import { TASK_QUEUE } from '../temporal/shared';"],
     ['temporal/probe.ts', "import { createApp } from '../api/app';"],
     ['api/routes/probe.ts', "import { temporalRunLauncher } from '../../temporal/runs-client';"],
+    // main/ (process wiring: the supervisor) is the outermost layer: nothing inside imports it.
+    ['services/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
+    ['temporal/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
+    ['api/routes/probe.ts', "import { startSupervisor } from '../../main/supervisor';"],
   ])('%s may not %s', async (file, code) => {
     expect(await restrictedImports(file, code)).not.toHaveLength(0);
   });
@@ -43,6 +47,8 @@ describe('layer rule', () => {
     ['temporal/probe.ts', "import type { RunLauncher } from '../services/ports';"],
     ['api/routes/probe.ts', "import { newId } from '../../services/ids';"],
     ['api/wiring.ts', "import { temporalRunLauncher } from '../temporal/runs-client';"],
+    ['scripts/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
+    ['main/probe.ts', "import { createApp } from '../api/app';"],
   ])('%s may %s', async (file, code) => {
     expect(await restrictedImports(file, code)).toEqual([]);
   });

@@ -1,4 +1,5 @@
-import { http, startTestApp, createWorkspace, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { http, startTestApp, createWorkspace, eventually, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { killWorker, spawnWorker } from '../../support/workerProcess';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -52,14 +53,25 @@ describe('HTTP conventions', () => {
     expect(onError.headers.get('x-request-id')).toBeTruthy();
   });
 
-  test('/healthz answers and /readyz checks PostgreSQL and Temporal for real', async () => {
+  test('/healthz answers and /readyz checks PostgreSQL, Temporal and a running worker process for real', async () => {
     expect((await http(app, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
-    const ready = await http(app, 'GET', '/readyz');
-    expect(ready.status).toBe(200);
-    expect(ready.body.status).toBe('ready');
-    expect(ready.body.checks.database.ok).toBe(true);
-    expect(ready.body.checks.temporal.ok).toBe(true);
-    expect(ready.text).not.toMatch(/postgres:\/\/|DATABASE_URL|TEMPORAL_ADDRESS/);
+    // No worker process beats yet: nothing accepted would run, so the API is not ready.
+    const without = await http(app, 'GET', '/readyz');
+    expect(without.status).toBe(503);
+    expect(without.body).toMatchObject({ status: 'not_ready', checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: false, error: expect.any(String) } } });
+    const worker = await spawnWorker();
+    try {
+      const ready = await eventually(() => http(app, 'GET', '/readyz'), (r) => r.status === 200);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ status: 'ready', checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: true } } });
+      expect(ready.body.workers.running).toBeGreaterThanOrEqual(1);
+      expect(ready.text).not.toMatch(/postgres:\/\/|DATABASE_URL|TEMPORAL_ADDRESS/);
+    } finally {
+      await killWorker(worker);
+    }
+    // Killed -9, it cannot say goodbye: its beat goes stale and readiness follows.
+    const after = await eventually(() => http(app, 'GET', '/readyz'), (r) => r.status === 503);
+    expect(after.body.checks.worker.ok).toBe(false);
   });
 
   test('the OpenAPI 3.1 document is generated from the route schemas', async () => {

@@ -1,0 +1,122 @@
+/**
+ * Worker heartbeats: how the API (another process, often another container) knows whether any
+ * worker is polling. Each worker process upserts its row every `intervalMs` with the state its
+ * Temporal worker reports, and writes `failed` (with the reason) before it exits on a failure.
+ * Readiness (services/health.ts) asks for a fresh beat of a `running` worker, so a worker that
+ * failed says so at once and one that was killed -9 goes stale within the staleness window.
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { WorkerHeartbeatState } from '../../db/entities';
+import { storableString } from '../storableText';
+
+/** The Temporal SDK's worker states (`Worker.getState()`), named here so services stay SDK-free. */
+export type SdkWorkerState = 'INITIALIZED' | 'RUNNING' | 'STOPPED' | 'STOPPING' | 'DRAINING' | 'DRAINED' | 'FAILED';
+
+const STATE_OF: Record<SdkWorkerState, WorkerHeartbeatState> = {
+  INITIALIZED: 'starting',
+  RUNNING: 'running',
+  STOPPING: 'draining',
+  DRAINING: 'draining',
+  DRAINED: 'draining',
+  STOPPED: 'stopped',
+  FAILED: 'failed',
+};
+
+/** Rows of processes gone for longer than this are deleted by the next worker that starts. */
+const FORGET_AFTER = '1 day';
+const MAX_ERROR_CHARS = 2_000;
+
+export interface WorkerHeartbeatHandle {
+  /** Writes the final state (`failed` with its reason, or `stopped`) and stops beating; never throws. */
+  finish(state: 'failed' | 'stopped', error?: unknown): Promise<void>;
+}
+
+/**
+ * Beats for one worker process until `finish`. A beat that cannot be written (database away) is
+ * logged and the next one tries again; beats never overlap. `onFatal` is called once when the
+ * SDK reports `FAILED`, the state in which the worker no longer polls but the process would
+ * otherwise live on (issue 26, F1).
+ */
+export function startWorkerHeartbeat(opts: {
+  orm: MikroORM;
+  identity: string;
+  host: string;
+  pid: number;
+  intervalMs: number;
+  sdkState: () => SdkWorkerState;
+  onFatal: (reason: string) => void;
+  logger: Logger;
+}): WorkerHeartbeatHandle {
+  let finished = false;
+  let fatalReported = false;
+  // A slow database must not pile up beats: a tick while the last beat is pending is skipped.
+  let busy = false;
+  let inFlight: Promise<void> = Promise.resolve();
+  const write = (state: WorkerHeartbeatState, error: string | null) => upsertBeat(opts.orm.em.fork(), { id: opts.identity, host: opts.host, pid: opts.pid, state, error });
+
+  const tick = () => {
+    if (finished || busy) return;
+    const sdk = opts.sdkState();
+    if (sdk === 'FAILED' && !fatalReported) {
+      fatalReported = true;
+      opts.onFatal('the Temporal worker reports FAILED');
+      return;
+    }
+    busy = true;
+    inFlight = write(STATE_OF[sdk], null)
+      .catch((err) => opts.logger.warn({ err }, 'worker heartbeat not written; retrying'))
+      .finally(() => (busy = false));
+  };
+  // Forgetting long-gone processes is housekeeping: its failure must not stop the worker.
+  void opts.orm.em
+    .fork()
+    .execute(`delete from worker_heartbeats where beat_at < now() - interval '${FORGET_AFTER}'`)
+    .catch(() => undefined);
+  tick();
+  const timer = setInterval(tick, opts.intervalMs);
+  timer.unref();
+
+  return {
+    async finish(state, error) {
+      if (finished) return;
+      finished = true;
+      clearInterval(timer);
+      await inFlight;
+      const message = error === undefined ? null : storableString((error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_CHARS));
+      await write(state, message).catch((err) => opts.logger.warn({ err }, 'final worker heartbeat not written'));
+    },
+  };
+}
+
+async function upsertBeat(em: EntityManager, beat: { id: string; host: string; pid: number; state: WorkerHeartbeatState; error: string | null }): Promise<void> {
+  await em.execute(
+    `insert into worker_heartbeats (id, host, pid, state, last_error, started_at, beat_at) values (?, ?, ?, ?, ?, now(), now())
+     on conflict (id) do update set state = excluded.state, last_error = coalesce(excluded.last_error, worker_heartbeats.last_error), beat_at = now()`,
+    [beat.id, beat.host, beat.pid, beat.state, beat.error],
+  );
+}
+
+/** What readiness learns from the heartbeats: fresh beats by state, and the newest failure's reason. */
+export interface WorkerFleetState {
+  /** Workers whose latest beat is fresh, by state. */
+  fresh: Record<WorkerHeartbeatState, number>;
+  /** The reason of the most recent `failed` beat among the fresh ones, if any. */
+  lastFailure: string | null;
+}
+
+/** Reads the fresh heartbeats (beat within `staleMs`, by the database's clock). */
+export async function workerFleetState(em: EntityManager, staleMs: number): Promise<WorkerFleetState> {
+  const rows: Array<{ state: WorkerHeartbeatState; n: number; last_error: string | null }> = await em.execute(
+    `select state, count(*)::int as n, (array_agg(last_error order by beat_at desc) filter (where last_error is not null))[1] as last_error
+       from worker_heartbeats where beat_at > now() - (? * interval '1 millisecond') group by state`,
+    [staleMs],
+  );
+  const fresh: Record<WorkerHeartbeatState, number> = { starting: 0, running: 0, draining: 0, failed: 0, stopped: 0 };
+  let lastFailure: string | null = null;
+  for (const r of rows) {
+    fresh[r.state] = r.n;
+    if (r.state === 'failed') lastFailure = r.last_error;
+  }
+  return { fresh, lastFailure };
+}
