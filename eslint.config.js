@@ -63,8 +63,8 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['**/*.js'],
-    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly', setTimeout: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   // Layers: arrows point inward. engine <- db <- services <- (api | temporal | activities) <- main.

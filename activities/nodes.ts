@@ -59,7 +59,9 @@ export function createNodeActivities(deps: ActivityDeps) {
       // The workspace picks the fair queue; a call still queued when the activity is canceled leaves the queue,
       // and one that cannot get a thread in time to finish inside the activity's timeout fails saying so.
       const { info, cancellationSignal } = Context.current();
-      const queueTimeoutMs = info.startToCloseTimeoutMs - SANDBOX_DEFAULTS.timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
+      // (No room for a wait at all, as with a test's short timeout: leave it to the activity's own timeout.)
+      const queueBudgetMs = info.startToCloseTimeoutMs - SANDBOX_DEFAULTS.timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
+      const queueTimeoutMs = queueBudgetMs > 0 ? queueBudgetMs : undefined;
       const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: cancellationSignal, queueTimeoutMs });
       if (!result.ok) {
         const type = CODE_FAILURE_TYPES[result.error.kind];

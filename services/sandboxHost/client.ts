@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import type { HostSettings } from './main';
+import type { HostSettings } from './hostProcess';
 import type { HostMessage, HostRequest } from './protocol';
 
 /**
@@ -77,8 +77,8 @@ const START_DEADLINE_MS = 60_000;
 const HEALTHY_UPTIME_MS = 30_000;
 
 function hostEntry(): { file: string; args: string[] } {
-  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'tsEntry.bootstrap.js'), args: [path.join(__dirname, 'main.ts')] };
-  return { file: path.join(__dirname, 'main.js'), args: [] };
+  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'tsEntry.bootstrap.js'), args: [path.join(__dirname, 'hostProcess.ts')] };
+  return { file: path.join(__dirname, 'hostProcess.js'), args: [] };
 }
 
 export class SandboxHostClient {

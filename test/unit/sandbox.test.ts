@@ -343,6 +343,15 @@ describe('sandbox host: fairness and self-healing', () => {
     for (const r of await Promise.all(spinning)) expectFailure(r, 'timeout');
   });
 
+  test('a call that cannot get a thread within queueTimeoutMs leaves the queue with a timeout naming the wait', async () => {
+    // More spinning calls of one workspace than its share of threads: the last ones must wait.
+    const calls = Array.from({ length: 2 * SANDBOX_THREADS }, () => runUserCode('while (true) {}', null, { timeoutMs: 1_000, workspaceId: 'ws_burst', queueTimeoutMs: 100 }));
+    const results = await Promise.all(calls);
+    const waitedOut = results.filter((r) => !r.ok && /waited 100 ms for a sandbox thread/.test(r.error.message));
+    expect(waitedOut.length).toBeGreaterThan(0);
+    for (const r of results) expectFailure(r, 'timeout');
+  });
+
   test('kill -9 of the host mid-call: the call runs again on the restarted host and succeeds, later calls work', async () => {
     expect(expectOk(await runUserCode('return 1;', null))).toBe(1);
     const first = sandboxHostPid()!;
