@@ -47,6 +47,8 @@ export interface RunLauncher {
   failingWorkflowTask(runId: string): Promise<{ attempts: number; reason: string | null } | null>;
   /** Ends the execution at once with `reason` (no workflow code runs); false when it was not open. */
   terminate(runId: string, reason: string): Promise<boolean>;
+  /** Whether Temporal has an execution (open or closed) with the run's id. */
+  executionExists(runId: string): Promise<boolean>;
 }
 
 /** A named destination whose schedules are synced (services/destinations); omitted means Production. */

@@ -111,6 +111,16 @@ export function temporalRunLauncher(client: Client): RunLauncher {
       return { attempts, reason };
     },
 
+    async executionExists(runId) {
+      try {
+        await client.workflow.getHandle(runId).describe();
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    },
+
     async terminate(runId, reason) {
       try {
         await client.workflow.getHandle(runId).terminate(reason);

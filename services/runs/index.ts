@@ -10,7 +10,7 @@ export { activeFilter, matchingRunsSql, queryRuns, RUN_SORTS, type RunFilters, t
 export { recordRunProgress, type RunProgress } from './readModel';
 export { issueResumeToken, resumeEventWait } from './resumeTokens';
 export { isRunnable, runnableActiveVersion, whyNotRunnable, type RunTarget } from './runnable';
-export { failStuckRuns, failStuckRunsOnce, startStuckRunGuard, STUCK_RUN_GUARD, type StuckRunOptions } from './stuckRuns';
+export { failStuckRuns, failStuckRunsOnce, NEVER_STARTED, startStuckRunGuard, STUCK_RUN_GUARD, type StuckRunOptions } from './stuckRuns';
 export { writeRunRow, type NewRunRow } from './runRows';
 export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';
 export { queryRunSummaries, type ProjectedRunSummary, type RunSummary } from './summaries';

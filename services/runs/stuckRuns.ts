@@ -9,6 +9,12 @@ import { storableString } from '../storableText';
  * activation over the worker's isolateExecutionTimeout, 5 s) is retried by Temporal for ever,
  * and the run stays `running`. Temporal counts the attempts of the pending workflow task; a run
  * whose task has failed `maxAttempts` times is terminated with the reason and recorded `failed`.
+ *
+ * Part 3: a run row is written before its execution is started, so an API process killed in
+ * between leaves a `queued` row with no execution that nothing would ever start (its caller got
+ * no 202). Such a row still counts against run admission, so enough of them would refuse every
+ * live run of the workspace. A `queued` row with no execution after `staleMs` is recorded
+ * `failed`, saying why; rows a pending webhook outbox entry will still start are left to it.
  */
 export const STUCK_RUN_GUARD = {
   /** Failed attempts of one workflow task before the run is failed. */
@@ -18,6 +24,9 @@ export const STUCK_RUN_GUARD = {
   /** Runs examined per pass, oldest update first. */
   batch: 100,
 } as const;
+
+/** The error of a run whose execution was never started (see part 3 above). */
+export const NEVER_STARTED = 'The run was never started: the process that accepted it stopped before handing it to Temporal. Start it again.';
 
 export interface StuckRunOptions {
   maxAttempts?: number;
@@ -31,13 +40,23 @@ export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, op
   const staleMs = opts.staleMs ?? STUCK_RUN_GUARD.staleMs;
   const conn = em;
   // Queued and running only: a waiting run's projection is legitimately still for days.
-  const rows: Array<{ id: string }> = await conn.execute(
-    `select id from runs where status in ('queued', 'running') and dry_run = false and updated_at < now() - (? * interval '1 millisecond')
+  const rows: Array<{ id: string; status: string }> = await conn.execute(
+    `select id, status from runs where status in ('queued', 'running') and dry_run = false and updated_at < now() - (? * interval '1 millisecond')
+        and not exists (select 1 from webhook_outbox o where o.run_id = runs.id and o.status = 'pending')
       order by updated_at limit ?`,
     [staleMs, opts.batch ?? STUCK_RUN_GUARD.batch],
   );
   const failed: string[] = [];
-  for (const { id } of rows) {
+  for (const { id, status } of rows) {
+    if (status === 'queued' && !(await launcher.executionExists(id))) {
+      await conn.execute(
+        `update runs set status = 'failed', error = ?, waits = '[]'::jsonb, finished_at = coalesce(finished_at, now()), duration_ms = coalesce(duration_ms, 0), updated_at = now()
+          where id = ? and status = 'queued'`,
+        [NEVER_STARTED, id],
+      );
+      failed.push(id);
+      continue;
+    }
     const task = await launcher.failingWorkflowTask(id);
     if (!task || task.attempts < maxAttempts) continue;
     // The task's failure text comes from Temporal, which allows U+0000; PostgreSQL's text does not.

@@ -3,7 +3,7 @@
  * reproduction fails its node with a message naming the limit (onError applies), in real runs
  * on the worker and in dry runs in the API process.
  */
-import { failStuckRuns } from '../../../services/runs';
+import { failStuckRuns, NEVER_STARTED } from '../../../services/runs';
 import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
 import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
@@ -93,6 +93,24 @@ test('workflow-task failure guard: an error of the workflow code fails the execu
   await expect(handle.result()).rejects.toMatchObject({
     cause: { message: expect.stringMatching(/^Internal error in the run workflow: Start node "missing" does not exist/), type: 'RunInternalError' },
   });
+}, 90_000);
+
+test('stuck-run guard: a queued row whose execution was never started (its API process died in between) is recorded failed; started runs are left alone', async () => {
+  const done = await deployAndRun(graph('1'));
+  const orphanId = `run_orphan${Date.now()}`;
+  // A copy of a real run row under an id Temporal has never seen, back to `queued`.
+  await app.deps.orm.em.fork().transactional(async (tx) => {
+    await tx.execute(`create temp table orphan on commit drop as select * from runs where id = ?`, [done.id]);
+    await tx.execute(`update orphan set id = ?, status = 'queued', finished_at = null, output = null, updated_at = now() - interval '1 hour'`, [orphanId]);
+    await tx.execute(`insert into runs select * from orphan`);
+  });
+  await app.deps.orm.em.getConnection().execute(`update runs set status = 'queued', updated_at = now() - interval '1 hour' where id = ?`, [done.id]);
+
+  const failed = await failStuckRuns(app.deps.orm.em.fork(), app.deps.runLauncher, { staleMs: 0 });
+  expect(failed).toContain(orphanId);
+  expect(failed).not.toContain(done.id);
+  const orphan = (await http(app, 'GET', `/api/v1/runs/${orphanId}`, { token: ws.token })).body.run;
+  expect(orphan).toMatchObject({ status: 'failed', error: NEVER_STARTED });
 }, 90_000);
 
 test('workflow-task failure guard: a run whose workflow task keeps failing is terminated and recorded failed with the reason', async () => {
