@@ -6,15 +6,9 @@
  * poisonous run is still in Temporal keeps polling.
  */
 import { F1_SOURCES, F1_SUCCEEDING_SOURCES } from './attacks';
-import { codeNode, expectFailedNode, expectWellFormed, startAbuseStack, type AbuseStack } from './kit';
+import { codeNode, expectFailedNode, expectWellFormed, abuseStackPerFile } from './kit';
 
-jest.setTimeout(300_000);
-
-let kit: AbuseStack;
-beforeAll(async () => {
-  kit = await startAbuseStack();
-}, 120_000);
-afterAll(() => kit?.close());
+const kit = abuseStackPerFile();
 
 describe.each(Object.entries(F1_SOURCES))('a live code node with %s', (_name, source) => {
   test('fails its node with well-formed text; B probes meanwhile and after; the worker keeps polling', async () => {

@@ -6,15 +6,9 @@
  * failed naming the limit, or the right result), /healthz answers meanwhile, B keeps running.
  */
 import { F3_ACCEPTED, F3_EXPRESSIONS, f3Result } from './attacks';
-import { expectDryRunEnded, startAbuseStack, transformNode, type AbuseStack } from './kit';
+import { expectDryRunEnded, abuseStackPerFile, transformNode } from './kit';
 
-jest.setTimeout(300_000);
-
-let kit: AbuseStack;
-beforeAll(async () => {
-  kit = await startAbuseStack();
-}, 120_000);
-afterAll(() => kit?.close());
+const kit = abuseStackPerFile();
 
 describe.each(Object.entries(F3_EXPRESSIONS) as Array<[keyof typeof F3_EXPRESSIONS, string]>)('a dry run of %s', (name, expression) => {
   test('answers with the node failed naming the limit (or the right result); B probes meanwhile and after', async () => {

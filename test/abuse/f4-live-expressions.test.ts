@@ -5,15 +5,9 @@
  * failed naming the limit (or the right result), the worker keeps polling, B keeps running.
  */
 import { F3_ACCEPTED, F3_EXPRESSIONS, F4_EXPRESSION, f3Result } from './attacks';
-import { expect4xx, expectFailedOrSucceeded, startAbuseStack, transformNode, type AbuseStack } from './kit';
+import { expect4xx, expectFailedOrSucceeded, abuseStackPerFile, transformNode } from './kit';
 
-jest.setTimeout(300_000);
-
-let kit: AbuseStack;
-beforeAll(async () => {
-  kit = await startAbuseStack();
-}, 120_000);
-afterAll(() => kit?.close());
+const kit = abuseStackPerFile();
 
 const PICTURE = '$toMillis with a ten-[f] picture' as const;
 

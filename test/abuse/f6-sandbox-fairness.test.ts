@@ -5,15 +5,9 @@
  * much B is slowed is measured by `npm run bench -- abuse`, not asserted here.
  */
 import { F6_SOURCE, F6_SPINNERS } from './attacks';
-import { codeNode, expectDryRunEnded, expectFailedNode, startAbuseStack, type AbuseStack, type WorkflowBody } from './kit';
+import { codeNode, expectDryRunEnded, expectFailedNode, abuseStackPerFile, type WorkflowBody } from './kit';
 
-jest.setTimeout(300_000);
-
-let kit: AbuseStack;
-beforeAll(async () => {
-  kit = await startAbuseStack();
-}, 120_000);
-afterAll(() => kit?.close());
+const kit = abuseStackPerFile();
 
 /** A start node fanned out to `n` spinning code nodes side by side. */
 function spinners(n: number): WorkflowBody {

@@ -4,15 +4,9 @@
  * with a memory error, in live and dry runs, and B keeps running.
  */
 import { F7_SOURCES } from './attacks';
-import { codeNode, expectDryRunEnded, expectFailedNode, startAbuseStack, type AbuseStack } from './kit';
+import { codeNode, expectDryRunEnded, expectFailedNode, abuseStackPerFile } from './kit';
 
-jest.setTimeout(300_000);
-
-let kit: AbuseStack;
-beforeAll(async () => {
-  kit = await startAbuseStack();
-}, 120_000);
-afterAll(() => kit?.close());
+const kit = abuseStackPerFile();
 
 const MEMORY = /memory/i;
 

@@ -5,15 +5,9 @@
  * and its text well-formed, no row is left queued, and later live runs of A and B are admitted.
  */
 import { F8_FLOOD, F8_SOURCES } from './attacks';
-import { codeNode, expectWellFormed, startAbuseStack, type AbuseStack } from './kit';
+import { codeNode, expectWellFormed, abuseStackPerFile } from './kit';
 
-jest.setTimeout(300_000);
-
-let kit: AbuseStack;
-beforeAll(async () => {
-  kit = await startAbuseStack();
-}, 120_000);
-afterAll(() => kit?.close());
+const kit = abuseStackPerFile();
 
 describe.each(Object.entries(F8_SOURCES))('a dry run whose code node %s', (_name, source) => {
   test('answers 201 with the run ended and well-formed text; nothing left queued; B probes meanwhile and after', async () => {

@@ -143,6 +143,25 @@ export function expect4xx(res: HttpResult, message: RegExp): void {
 }
 
 /**
+ * The one stack of a test file: started before its first test (generous timeouts for a busy
+ * machine), closed after its last. The returned object stands for the stack once started.
+ */
+export function abuseStackPerFile(opts: { config?: Partial<AppConfig> } = {}): AbuseStack {
+  let started: AbuseStack | undefined;
+  jest.setTimeout(300_000);
+  beforeAll(async () => {
+    started = await startAbuseStack(opts);
+  }, 120_000);
+  afterAll(() => started?.close());
+  return new Proxy({} as AbuseStack, {
+    get: (_target, key) => {
+      if (!started) throw new Error('The abuse stack is not started yet: use it inside a test');
+      return started[key as keyof AbuseStack];
+    },
+  });
+}
+
+/**
  * Starts the app and a worker in this process (startTestStack), workspace A and workspace B,
  * and deploys B's probe; checks the probe succeeds at rest before any attack.
  */
