@@ -15,6 +15,7 @@
  * A query's answer is the chunk(s) containing the fact's code.
  */
 import { SYNONYM_GROUPS } from '../../test/fakes/embeddings';
+import { seededRandom } from '../lib/prng';
 
 const SUBJECTS = [
   'glacier', 'turbine', 'orchard', 'lighthouse', 'satellite', 'bakery', 'harbour', 'vineyard', 'observatory', 'sawmill',
@@ -22,17 +23,6 @@ const SUBJECTS = [
   'stadium', 'pharmacy', 'laboratory', 'railway', 'airfield', 'tannery', 'printworks', 'apiary', 'kiln', 'mill',
 ];
 
-/** Small deterministic PRNG (mulberry32), so every run generates the same corpus. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface LabelledQuery {
   query: string;
@@ -47,7 +37,7 @@ export interface Corpus {
 }
 
 export function buildCorpus(opts: { facts?: number; seed?: number } = {}): Corpus {
-  const random = prng(opts.seed ?? 42);
+  const random = seededRandom(opts.seed ?? 42);
   const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
   const canonical = SYNONYM_GROUPS.map((g) => g[0]);
   const groupOf = (word: string) => SYNONYM_GROUPS.findIndex((g) => g[0] === word);

@@ -8,6 +8,7 @@
  */
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 import { rawHttp } from '../../support/rawHttp';
+import { seededRandom } from '../../../scripts/lib/prng';
 
 const SEED = 0x10f422;
 const REQUESTS = 1_500;
@@ -31,17 +32,6 @@ interface FuzzRequest {
   mutation: string;
 }
 
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -229,7 +219,7 @@ function buildRequest(op: Operation, rnd: () => number): FuzzRequest {
 
 test(`fuzz: ${REQUESTS} schema-aware requests over every route answer no 5xx (seed ${SEED})`, async () => {
   expect(operations.length).toBeGreaterThan(30);
-  const rnd = prng(SEED);
+  const rnd = seededRandom(SEED);
   // Every operation first, then random ones, so each route is covered whatever the count.
   const requests: FuzzRequest[] = [];
   for (let i = 0; i < REQUESTS; i++) requests.push(buildRequest(operations[i < operations.length ? i : Math.floor(rnd() * operations.length)], rnd));

@@ -16,20 +16,10 @@ import { RunLogSchema, RunSchema, RunStepSchema } from '../../../db/entities';
 import { findUnstorableText, storableString } from '../../../services/storableText';
 import { http as call, eventually, startTestStack, waitForRun, type TestStack } from '../../support/harness';
 import { listenOnLoopback } from '../../support/fakeServer';
+import { seededRandom } from '../../../scripts/lib/prng';
 
 const SEED = Number(process.env.TEXT_PROPERTY_SEED) || Date.now() % 100_000;
 
-/** mulberry32: small, seeded, good enough to pick cases. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One string three ways: as JavaScript source, as a JSONata expression, and its value. */
 interface Text {
@@ -190,7 +180,7 @@ async function probeSucceeds(): Promise<void> {
 
 describe.each<Mode>(['live', 'dry'])('%s runs', (mode) => {
   test(`every node type's output, log and error with bad text ends as it should, stored well-formed (seed ${SEED})`, async () => {
-    const cases = casesFor(random(SEED + (mode === 'live' ? 0 : 1))).filter((c) => mode === 'live' || !c.liveOnly);
+    const cases = casesFor(seededRandom(SEED + (mode === 'live' ? 0 : 1))).filter((c) => mode === 'live' || !c.liveOnly);
     const failures: string[] = [];
     // A few at a time: enough to overlap, not so many that a busy machine hits the sandbox time limit.
     for (let i = 0; i < cases.length; i += 2) {
