@@ -80,5 +80,5 @@ async function pgvectorState(orm: Awaited<ReturnType<typeof openOrm>>): Promise<
   if (row.column) return 'available';
   return row.available
     ? 'the pgvector extension is installed on the server but the migration could not create it (needs superuser or CREATE on the database)'
-    : 'the PostgreSQL server has no pgvector extension (see README, Configuration, "pgvector")';
+    : 'the PostgreSQL server has no pgvector extension (see docs/operations.md, "pgvector")';
 }
