@@ -9,8 +9,8 @@ import { lowerThreadPriority } from './threadPriority';
  * task before the first answered. A thread that overruns its deadline is terminated from outside.
  */
 
-/** WASM memory growth past the module's initial size after which the thread is replaced (its memory then goes back to the system). */
-const RECYCLE_GROWTH_BYTES = 8 * 1024 * 1024;
+/** WASM memory growth past the module's initial size after which the thread asks to be replaced once idle (see ThreadPool). */
+const GROWN_BYTES = 8 * 1024 * 1024;
 
 if (parentPort) {
   const port = parentPort;
@@ -19,7 +19,7 @@ if (parentPort) {
     if (msg.type !== 'task') return;
     const task = msg.payload as CodeTask;
     executeCode(task.source, task.inputJson, task.limits).then(
-      (result) => port.postMessage({ type: 'result', id: msg.id, result, recycle: moduleMemoryBytes() > MODULE_INITIAL_BYTES + RECYCLE_GROWTH_BYTES } satisfies ThreadOutbound),
+      (result) => port.postMessage({ type: 'result', id: msg.id, result, grown: moduleMemoryBytes() > MODULE_INITIAL_BYTES + GROWN_BYTES } satisfies ThreadOutbound),
       (err: unknown) => port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) } satisfies ThreadOutbound),
     );
   });

@@ -53,6 +53,7 @@ export type ThreadInbound =
 
 export type ThreadOutbound =
   | { type: 'ready' }
-  | { type: 'result'; id: number; result: unknown; recycle?: boolean }
+  /** `grown`: the thread holds memory it cannot give back (WASM memory never shrinks). */
+  | { type: 'result'; id: number; result: unknown; grown?: boolean }
   | { type: 'error'; id: number; message: string }
   | { type: 'call'; id: number; callId: number; op: string; args: unknown };

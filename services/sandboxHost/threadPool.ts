@@ -16,6 +16,8 @@ export interface ThreadPoolOptions<R> {
   perWorkspace: number;
   /** V8 old-generation heap of one thread (resourceLimits). */
   heapMb: number;
+  /** How long a thread holding grown memory stays idle before it is replaced; default IDLE_RETIRE_MS. */
+  idleRetireMs?: number;
   /** The answer of a task stopped by its deadline. */
   onTimeout(deadlineMs: number): R;
   /** The answer of a task whose thread died under it (out of heap, engine abort). */
@@ -42,7 +44,18 @@ interface Slot<R> {
   worker: Worker;
   ready: boolean;
   task?: Pending<R> & { id: number; timer: NodeJS.Timeout };
+  /** Replaces a thread that holds grown memory once it has been idle for IDLE_RETIRE_MS. */
+  idleRetire?: NodeJS.Timeout;
 }
+
+/**
+ * How long a thread holding grown memory must stay idle before it is replaced (its memory then
+ * goes back to the system). Not at once: a tenant whose every call fills its memory limit would
+ * otherwise make the host start a thread per call, which costs far more CPU than the call,
+ * while other tenants' calls wait. Until then a thread holds at most one call's memory limit
+ * plus the engine's headroom (sandboxEngine.ts).
+ */
+const IDLE_RETIRE_MS = 5_000;
 
 /** The entry of a thread: compiled JavaScript next to this file, or the TypeScript source through the tsx bootstrap. */
 function threadEntry(name: string): { filename: string; workerData?: { entry: string } } {
@@ -56,6 +69,7 @@ export class ThreadPool<R> {
   private readonly slots = new Set<Slot<R>>();
   private readonly queue: FairQueue<Pending<R>>;
   private nextId = 1;
+  private started = 0;
 
   constructor(private readonly opts: ThreadPoolOptions<R>) {
     this.queue = new FairQueue(opts.perWorkspace);
@@ -75,6 +89,16 @@ export class ThreadPool<R> {
     this.queue.push(workspaceId, pending);
     this.dispatch();
     return { done, cancel: () => this.queue.remove(workspaceId, (p) => p === pending) };
+  }
+
+  /** Threads started since the pool was made (the first ones included); replacements show as growth. */
+  get threadsStarted(): number {
+    return this.started;
+  }
+
+  /** Threads alive now (starting, idle or busy). */
+  get threads(): number {
+    return this.slots.size;
   }
 
   /** Terminates every thread; queued tasks are rejected. */
@@ -98,6 +122,8 @@ export class ThreadPool<R> {
   }
 
   private start(slot: Slot<R>, pending: Pending<R>): void {
+    clearTimeout(slot.idleRetire);
+    slot.idleRetire = undefined;
     const id = this.nextId++;
     const timer = setTimeout(() => this.kill(slot, id), pending.deadlineMs);
     slot.task = { ...pending, id, timer };
@@ -122,7 +148,18 @@ export class ThreadPool<R> {
     this.dispatch();
   }
 
+  private retireWhenIdle(slot: Slot<R>): void {
+    clearTimeout(slot.idleRetire);
+    slot.idleRetire = setTimeout(() => {
+      if (!this.slots.has(slot) || slot.task) return;
+      this.retire(slot);
+      this.dispatch();
+    }, this.opts.idleRetireMs ?? IDLE_RETIRE_MS);
+    slot.idleRetire.unref();
+  }
+
   private retire(slot: Slot<R>): void {
+    clearTimeout(slot.idleRetire);
     this.slots.delete(slot);
     slot.worker.removeAllListeners();
     slot.worker.on('error', () => undefined);
@@ -132,6 +169,7 @@ export class ThreadPool<R> {
   private spawn(): void {
     const { filename, workerData } = threadEntry(this.opts.entry);
     const worker = new Worker(filename, { workerData, resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMb }, stdout: false, stderr: false });
+    this.started++;
     const slot: Slot<R> = { worker, ready: false };
     this.slots.add(slot);
     worker.on('message', (msg: ThreadOutbound) => {
@@ -154,8 +192,7 @@ export class ThreadPool<R> {
       }
       const task = this.finish(slot, msg.id);
       if (!task) return;
-      // A thread whose heap (QuickJS's WASM memory) grew past its usual size is replaced, so the memory goes back to the system.
-      if (msg.type === 'result' && msg.recycle) this.retire(slot);
+      if (msg.type === 'result' && msg.grown) this.retireWhenIdle(slot);
       if (msg.type === 'result') task.resolve(msg.result as R);
       else task.reject(new Error(`Sandbox error: ${msg.message}`));
       this.dispatch();
