@@ -74,7 +74,9 @@ const OPENAPI_PATH = '/api/v1/openapi.json';
  * `routes` defaults to every route of the service.
  */
 export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<AppState, { deps: AppDeps }> {
-  const app = new Koa<AppState, { deps: AppDeps }>({ proxy: deps.config.trustProxy });
+  // maxIpsCount: only the X-Forwarded-For entries our own proxies appended are believed; the
+  // leftmost ones are whatever the client sent (ctx.ip keys the sign-in limits).
+  const app = new Koa<AppState, { deps: AppDeps }>({ proxy: deps.config.trustProxy, maxIpsCount: deps.config.trustProxyHops });
   app.context.deps = deps;
   // Errors are answered by errorMiddleware; Koa's own handler would only log them twice.
   app.silent = true;

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../services/config';
-import type { SignInLimiter } from '../services/sessions';
+import type { SignInLimiter } from '../services/signInLimits';
 import type { ApiKeyPolicy } from '../services/apiKeys';
 import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
 import type { Metrics } from '../services/metrics';

@@ -12,7 +12,7 @@ import type { AppConfig } from '../services/config';
 import { createMetrics } from '../services/metrics';
 import { startOutboxDispatcher } from '../services/outboxDispatcher';
 import { startStuckRunGuard } from '../services/runs';
-import { SignInLimiter } from '../services/sessions';
+import { SignInLimiter } from '../services/signInLimits';
 import { workflowIdsExist } from '../services/workflows';
 import { createWebhookIntake } from '../services/webhooks';
 import type { ConnectedTemporalClient } from '../temporal/client';
@@ -37,7 +37,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     orm,
     temporal: { ...temporal, namespace: opts.namespace },
     logger,
-    signInLimiter: new SignInLimiter(orm.em.getKnex()),
+    signInLimiter: new SignInLimiter(orm, config.signInLimits),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
     runLauncher: temporalRunLauncher(temporal.client),
     admitRun: createRunAdmission(orm, config.runAdmission),

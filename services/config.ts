@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { SandboxHostSettings } from './sandboxHost/client';
 import type { RunAdmissionSettings } from './runs/admission';
+import type { SignInLimitSettings } from './signInLimits';
 import { z } from 'zod';
 import { unavailable } from './errors';
 import { parseKeyMaterial } from './secrets';
@@ -103,6 +104,14 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().default('1mb'),
   TRUST_PROXY: envBool(false),
+  /** With TRUST_PROXY: how many proxies in front append to X-Forwarded-For; the client is the address the outermost one saw. */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
+  SIGN_IN_MAX_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(10),
+  SIGN_IN_MAX_PER_ACCOUNT: z.coerce.number().int().min(2).max(100_000).default(50),
+  SIGN_IN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  SIGN_IN_FIRST_LOCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  SIGN_IN_MAX_LOCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+  SIGN_IN_LOCK_MEMORY_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
   SESSION_TTL_HOURS: z.coerce.number().positive().default(24 * 7),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   BOOTSTRAP_OWNER_EMAIL: z.string().email().default('owner@example.com'),
@@ -220,6 +229,10 @@ export type AppConfig = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: string;
   trustProxy: boolean;
+  /** TRUST_PROXY_HOPS: X-Forwarded-For entries (from the right) that trusted proxies wrote; Koa's `maxIpsCount`. */
+  trustProxyHops: number;
+  /** SIGN_IN_*: attempts checked against a password, and lock lengths (services/signInLimits.ts). */
+  signInLimits: SignInLimitSettings;
   sessionTtlMs: number;
   shutdownTimeoutMs: number;
   bootstrapOwnerEmail: string;
@@ -378,6 +391,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new Error(`Invalid configuration: ${issues}`);
   }
   const e = parsed.data;
+  if (e.SIGN_IN_MAX_PER_ACCOUNT <= e.SIGN_IN_MAX_PER_ADDRESS) {
+    throw new Error('Invalid configuration: SIGN_IN_MAX_PER_ACCOUNT must be above SIGN_IN_MAX_PER_ADDRESS (or one address could lock the account out everywhere).');
+  }
+  if (e.SIGN_IN_MAX_LOCK_SECONDS < e.SIGN_IN_FIRST_LOCK_SECONDS) {
+    throw new Error('Invalid configuration: SIGN_IN_MAX_LOCK_SECONDS must be at least SIGN_IN_FIRST_LOCK_SECONDS.');
+  }
   if (e.WORKER_HEARTBEAT_STALE_MS < 2 * e.WORKER_HEARTBEAT_MS) {
     throw new Error('Invalid configuration: WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS (one late beat must not make the API unready).');
   }
@@ -404,6 +423,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT,
     trustProxy: e.TRUST_PROXY,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
+    signInLimits: {
+      maxPerAddress: e.SIGN_IN_MAX_PER_ADDRESS,
+      maxPerAccount: e.SIGN_IN_MAX_PER_ACCOUNT,
+      windowMs: e.SIGN_IN_WINDOW_SECONDS * 1000,
+      firstLockMs: e.SIGN_IN_FIRST_LOCK_SECONDS * 1000,
+      maxLockMs: e.SIGN_IN_MAX_LOCK_SECONDS * 1000,
+      lockMemoryMs: e.SIGN_IN_LOCK_MEMORY_SECONDS * 1000,
+    },
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,

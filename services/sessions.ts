@@ -1,10 +1,10 @@
-import type { EntityManager, Knex } from '@mikro-orm/postgresql';
-import { RateLimiterPostgres } from 'rate-limiter-flexible';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, SessionSchema, UserSchema, WorkspaceSchema, type MembershipRole, type User } from '../db/entities';
-import { forbidden, rateLimited, unauthenticated } from './errors';
+import { forbidden, unauthenticated } from './errors';
 import { newId, randomToken, sha256Hex } from './ids';
 import { hashPassword, verifyPassword } from './passwords';
 import type { SessionPrincipal } from './principal';
+import type { SignInLimiter } from './signInLimits';
 import { normalizeEmail, publicUser, type PublicUser } from './users';
 
 export interface WorkspaceMembershipView {
@@ -25,72 +25,6 @@ const INVALID_CREDENTIALS = 'Invalid email or password.';
 
 let dummyHash: Promise<string> | undefined;
 const timingDummyHash = () => (dummyHash ??= hashPassword(randomToken(16)));
-
-/**
- * Failed sign-ins per (account, client address), counted in PostgreSQL (rate-limiter-flexible's
- * Postgres store, table `sign_in_limits`), so the limit holds across API processes. After
- * `maxFailures` failures from one address within a window, that address gets 429 with the
- * seconds until it may try again, for that account only: the owner signing in from anywhere
- * else is not affected, so an attacker elsewhere cannot lock them out. A success from an
- * address clears that address's counts.
- *
- * Backoff: each lock of the same (account, address) within `lockMemoryMs` lasts twice as
- * long as the one before (15 min, 30 min, 1 h, ... up to `maxLockMs`).
- *
- * Keys are sha256 of the normalised email and the address, so the table holds neither.
- *
- * Caveats: the failure window is fixed (the library's model), starting at the first failure;
- * the client address is Koa's `ctx.ip`, which honours X-Forwarded-For only with TRUST_PROXY,
- * so behind an untrusted proxy every client shares the proxy's address.
- */
-export class SignInLimiter {
-  private readonly failures: RateLimiterPostgres;
-  private readonly lockouts: RateLimiterPostgres;
-  constructor(
-    knex: Knex,
-    private readonly maxFailures = 10,
-    private readonly windowMs = 15 * 60_000,
-    private readonly maxLockMs = 24 * 60 * 60_000,
-    lockMemoryMs = 24 * 60 * 60_000,
-  ) {
-    // tableCreated: the table is ours (db/migrations), not created by the library at run time.
-    const store = { storeClient: knex, storeType: 'knex', tableName: 'sign_in_limits', tableCreated: true } as const;
-    this.failures = new RateLimiterPostgres({ ...store, keyPrefix: 'sign_in', points: maxFailures, duration: Math.ceil(windowMs / 1000) });
-    this.lockouts = new RateLimiterPostgres({ ...store, keyPrefix: 'sign_in_locks', points: 1_000_000, duration: Math.ceil(lockMemoryMs / 1000) });
-  }
-
-  async check(email: string, clientAddress: string): Promise<void> {
-    const state = await this.failures.get(this.key(email, clientAddress));
-    if (state && state.consumedPoints >= this.maxFailures) {
-      throw rateLimited('Too many sign-in attempts. Try again later.', { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) });
-    }
-  }
-
-  async fail(email: string, clientAddress: string): Promise<void> {
-    const key = this.key(email, clientAddress);
-    const state = await this.failures.penalty(key, 1);
-    if (state.consumedPoints < this.maxFailures) return;
-    const locks = await this.lockouts.penalty(key, 1);
-    const lockMs = Math.min(this.maxLockMs, this.windowMs * 2 ** Math.min(20, locks.consumedPoints - 1));
-    await this.failures.block(key, Math.ceil(lockMs / 1000));
-  }
-
-  async succeed(email: string, clientAddress: string): Promise<void> {
-    const key = this.key(email, clientAddress);
-    await this.failures.delete(key);
-    await this.lockouts.delete(key);
-  }
-
-  private key(email: string, clientAddress: string): string {
-    return sha256Hex(`${email}\n${normalizeAddress(clientAddress)}`);
-  }
-}
-
-/** `::ffff:192.0.2.1` and `192.0.2.1` are the same client. */
-function normalizeAddress(address: string): string {
-  const lower = address.trim().toLowerCase();
-  return lower.startsWith('::ffff:') && lower.includes('.') ? lower.slice(7) : lower;
-}
 
 /** Lists the workspaces a user belongs to, oldest membership first. */
 export async function listUserWorkspaces(em: EntityManager, userId: string): Promise<WorkspaceMembershipView[]> {
@@ -116,16 +50,14 @@ export async function signIn(
   clientAddress: string,
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
-  await limiter.check(email, clientAddress);
+  // The place is taken before the password is checked, so parallel guesses cannot outrun the count.
+  await limiter.consume(email, clientAddress);
   const user = await em.findOne(UserSchema, { email });
   // Unknown emails still pay for one scrypt, so response time does not reveal which emails exist.
   const passwordOk = await verifyPassword(input.password, user?.passwordHash ?? (await timingDummyHash()));
   const ok = user !== null && user.status !== 'banned' && passwordOk;
-  if (!ok || !user) {
-    await limiter.fail(email, clientAddress);
-    throw unauthenticated(INVALID_CREDENTIALS);
-  }
-  await limiter.succeed(email, clientAddress);
+  if (!ok || !user) throw unauthenticated(INVALID_CREDENTIALS);
+  await limiter.succeeded(email, clientAddress);
 
   const workspaces = await listUserWorkspaces(em, user.id);
   const workspace = pickWorkspace(user, workspaces, input.workspaceId);

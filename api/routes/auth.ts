@@ -31,7 +31,7 @@ export const signInRoute = defineRoute({
     400: { description: 'Invalid body', schema: bareErrorSchema },
     401: { description: 'Invalid email or password', schema: bareErrorSchema },
     403: { description: 'Not a member of the requested workspace, or cross-origin', schema: bareErrorSchema },
-    429: { description: 'Too many failed attempts for this email from this address', schema: bareErrorSchema },
+    429: { description: 'Too many attempts for this email from this address, or for this email from everywhere; Retry-After', schema: bareErrorSchema },
   },
   handler: async (ctx, { body, deps }) => {
     const result = await signIn(ctx.state.em, deps.signInLimiter, body, deps.config.sessionTtlMs, ctx.ip);

@@ -21,6 +21,7 @@ import { Migration20261123131000_local_ai_cli } from './Migration20261123131000_
 import { Migration20261123128000_research } from './Migration20261123128000_research';
 import { Migration20261123135000_jobs_gaps } from './Migration20261123135000_jobs_gaps';
 import { Migration20261127160000_worker_heartbeats } from './Migration20261127160000_worker_heartbeats';
+import { Migration20261127200000_sign_in_counters } from './Migration20261127200000_sign_in_counters';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -49,4 +50,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123133000_organizations_git_remotes', class: Migration20261123133000_organizations_git_remotes },
   { name: 'Migration20261123135000_jobs_gaps', class: Migration20261123135000_jobs_gaps },
   { name: 'Migration20261127160000_worker_heartbeats', class: Migration20261127160000_worker_heartbeats },
+  { name: 'Migration20261127200000_sign_in_counters', class: Migration20261127200000_sign_in_counters },
 ];

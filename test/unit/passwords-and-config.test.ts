@@ -34,6 +34,13 @@ test('configuration defaults and readable errors', () => {
   expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
 });
 
+test('sign-in limits: the account-wide limit must be above the per-address one, locks capped at or above the first', () => {
+  expect(loadConfig({}).signInLimits).toEqual({ maxPerAddress: 10, maxPerAccount: 50, windowMs: 900_000, firstLockMs: 300_000, maxLockMs: 3_600_000, lockMemoryMs: 86_400_000 });
+  expect(loadConfig({}).trustProxyHops).toBe(1);
+  expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '20', SIGN_IN_MAX_PER_ACCOUNT: '20' })).toThrow(/SIGN_IN_MAX_PER_ACCOUNT must be above/);
+  expect(() => loadConfig({ SIGN_IN_FIRST_LOCK_SECONDS: '600', SIGN_IN_MAX_LOCK_SECONDS: '300' })).toThrow(/SIGN_IN_MAX_LOCK_SECONDS/);
+});
+
 test('the SDK metrics address is host:port; unset means a private loopback port chosen at start', () => {
   expect(loadConfig({}).temporal.sdkMetricsAddress).toBeUndefined();
   expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '0.0.0.0:9464' }).temporal.sdkMetricsAddress).toBe('0.0.0.0:9464');

@@ -1,0 +1,191 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { rateLimited } from './errors';
+import { sha256Hex } from './ids';
+
+/** How many sign-in attempts are checked against a password, and how long locks last (docs/operations.md, SIGN_IN_*). */
+export interface SignInLimitSettings {
+  /** Attempts one client address may have checked for one account within a window. */
+  maxPerAddress: number;
+  /** Attempts all addresses together may have checked for one account within a window; above `maxPerAddress`. */
+  maxPerAccount: number;
+  /** The counting window, from the first attempt it counts. */
+  windowMs: number;
+  /** The first lock; each further lock of the same counter lasts twice as long as the one before... */
+  firstLockMs: number;
+  /** ...up to this. */
+  maxLockMs: number;
+  /** A counter forgets its past locks (the next one is `firstLockMs` again) this long after the last ended. */
+  lockMemoryMs: number;
+}
+
+export const DEFAULT_SIGN_IN_LIMITS: SignInLimitSettings = {
+  maxPerAddress: 10,
+  maxPerAccount: 50,
+  windowMs: 15 * 60_000,
+  firstLockMs: 5 * 60_000,
+  maxLockMs: 60 * 60_000,
+  lockMemoryMs: 24 * 60 * 60_000,
+};
+
+const REFUSED = 'Too many sign-in attempts. Try again later.';
+
+/** Expired counters are swept at most this often per process. */
+const SWEEP_EVERY_MS = 60_000;
+
+/** A counter as the limiter reads it; times are epoch milliseconds of the database's clock. */
+interface CounterRow {
+  key: string;
+  attempts: number;
+  windowEndsAt: number | null;
+  lockedUntil: number | null;
+  locks: number;
+  now: number;
+}
+
+type Verdict = { allowed: true; row: CounterRow } | { allowed: false; row: CounterRow; retryAfterMs: number };
+
+/**
+ * Sign-in attempts per (account, client address) and per account, counted in PostgreSQL
+ * (table `sign_in_counters`) so the limits hold across API processes and parallel requests.
+ *
+ * An attempt is counted BEFORE its password is checked, in one transaction that locks both
+ * counters: N parallel guesses take N places, and at most `maxPerAddress` of them (or
+ * `maxPerAccount` across addresses) ever reach the password check. The attempt after the last
+ * place locks that counter and is refused (429 with Retry-After), whatever its password: a
+ * lock that let the right password through would tell a guesser when they found it.
+ *
+ * Locks grow gently: `firstLockMs`, doubled for each further lock of the same counter, capped
+ * at `maxLockMs`, forgotten `lockMemoryMs` after the last one ends. A burst cannot stack locks:
+ * a locked counter refuses without counting. The per-address limit comes first and the
+ * account-wide one is higher, so a stranger on one address (or behind the owner's shared
+ * proxy) locks only that address out of that account, and the owner signs in from elsewhere.
+ * A success clears its (account, address) counter and gives its place back to the account's.
+ *
+ * Keys are sha256 of the normalised email (and address), so the table holds neither.
+ */
+export class SignInLimiter {
+  private lastSweep = 0;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly settings: SignInLimitSettings = DEFAULT_SIGN_IN_LIMITS,
+  ) {}
+
+  /** Takes a place for one attempt on `email` from `clientAddress`, or throws 429 with Retry-After. */
+  async consume(email: string, clientAddress: string): Promise<void> {
+    const keys = signInCounterKeys(email, clientAddress);
+    const refused = await this.orm.em.fork().transactional(async (tx) => {
+      // One statement creates and locks both counters, always in key order: parallel attempts
+      // queue on the same rows, and two attempts never wait on each other in a cycle.
+      const ordered = [keys.address, keys.account].sort();
+      const rows = await tx.execute<CounterRow[]>(
+        `insert into sign_in_counters (key) values (?), (?)
+           on conflict (key) do update set key = excluded.key
+         returning key, attempts, locks,
+           (extract(epoch from window_ends_at) * 1000)::float8 as "windowEndsAt",
+           (extract(epoch from locked_until) * 1000)::float8 as "lockedUntil",
+           (extract(epoch from clock_timestamp()) * 1000)::float8 as now`,
+        ordered,
+      );
+      const byKey = new Map(rows.map((r) => [r.key, r]));
+      const address = this.judge(byKey.get(keys.address)!, this.settings.maxPerAddress);
+      if (!address.allowed) {
+        await this.save(tx, address.row);
+        return address.retryAfterMs;
+      }
+      const account = this.judge(byKey.get(keys.account)!, this.settings.maxPerAccount);
+      if (!account.allowed) {
+        // The address's place is not taken: this attempt is not checked.
+        await this.save(tx, account.row);
+        return account.retryAfterMs;
+      }
+      await this.save(tx, address.row);
+      await this.save(tx, account.row);
+      return null;
+    });
+    this.sweepNowAndThen();
+    if (refused !== null) throw rateLimited(REFUSED, { retryAfterSeconds: Math.max(1, Math.ceil(refused / 1000)) });
+  }
+
+  /** A right password: the address's counter starts afresh and the account's gets its place back. */
+  async succeeded(email: string, clientAddress: string): Promise<void> {
+    const keys = signInCounterKeys(email, clientAddress);
+    // Two statements, not one transaction: holding the address row while waiting for the
+    // account's would invert consume's lock order.
+    const em = this.orm.em.fork();
+    await em.execute('delete from sign_in_counters where key = ?', [keys.address]);
+    await em.execute(
+      `update sign_in_counters set attempts = greatest(attempts - 1, 0)
+        where key = ? and window_ends_at > clock_timestamp()`,
+      [keys.account],
+    );
+  }
+
+  /** The counter after one more attempt, and whether that attempt may be checked. */
+  private judge(current: CounterRow, max: number): Verdict {
+    const s = this.settings;
+    const now = current.now;
+    const row = { ...current };
+    if (row.lockedUntil !== null && row.lockedUntil > now) {
+      return { allowed: false, row, retryAfterMs: row.lockedUntil - now };
+    }
+    if (row.lockedUntil !== null && row.lockedUntil + s.lockMemoryMs <= now) {
+      row.locks = 0;
+      row.lockedUntil = null;
+    }
+    if (row.windowEndsAt === null || row.windowEndsAt <= now) {
+      row.attempts = 0;
+      row.windowEndsAt = now + s.windowMs;
+    }
+    if (row.attempts >= max) {
+      row.locks += 1;
+      const lockMs = Math.min(s.maxLockMs, s.firstLockMs * 2 ** Math.min(30, row.locks - 1));
+      row.lockedUntil = now + lockMs;
+      row.attempts = 0;
+      row.windowEndsAt = null;
+      return { allowed: false, row, retryAfterMs: lockMs };
+    }
+    row.attempts += 1;
+    return { allowed: true, row };
+  }
+
+  private async save(tx: EntityManager, row: CounterRow): Promise<void> {
+    // The row may be deleted once nothing in it matters any more: window over, lock over and forgotten.
+    const forgetAt = Math.max(row.windowEndsAt ?? 0, row.lockedUntil === null ? 0 : row.lockedUntil + this.settings.lockMemoryMs);
+    await tx.execute(
+      `update sign_in_counters
+          set attempts = ?, locks = ?,
+              window_ends_at = to_timestamp(?::float8 / 1000), locked_until = to_timestamp(?::float8 / 1000), forget_at = to_timestamp(?::float8 / 1000)
+        where key = ?`,
+      [row.attempts, row.locks, row.windowEndsAt, row.lockedUntil, forgetAt, row.key],
+    );
+  }
+
+  private sweepNowAndThen(): void {
+    const now = Date.now();
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now;
+    // Best effort: a failed sweep is retried on a later attempt, and never fails a sign-in.
+    this.orm.em
+      .fork()
+      .execute(
+        // skip locked: rows in use are not waited for, so the sweep never joins a lock cycle.
+        `delete from sign_in_counters where key in (
+           select key from sign_in_counters where forget_at < clock_timestamp() limit 10000 for update skip locked)`,
+      )
+      .catch(() => {
+        this.lastSweep = 0;
+      });
+  }
+}
+
+/** The two counters an attempt on `email` from `clientAddress` counts against. */
+export function signInCounterKeys(email: string, clientAddress: string): { address: string; account: string } {
+  return { address: sha256Hex(`address\n${email}\n${normalizeAddress(clientAddress)}`), account: sha256Hex(`account\n${email}`) };
+}
+
+/** `::ffff:192.0.2.1` and `192.0.2.1` are the same client. */
+function normalizeAddress(address: string): string {
+  const lower = address.trim().toLowerCase();
+  return lower.startsWith('::ffff:') && lower.includes('.') ? lower.slice(7) : lower;
+}
