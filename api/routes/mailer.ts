@@ -296,8 +296,11 @@ export const replyRoute = defineRoute({
     400: { description: 'Missing Idempotency-Key or bad body', schema: bareErrorSchema },
     ...notFoundResponse('Mailer message or attachment file'),
     423: { description: 'An attachment file is not ready', schema: bareErrorSchema },
-    409: { description: '`SETUP_REQUIRED` without a mail credential; reservation conflicts with code, reservationId, reconciliable', schema: bareErrorSchema },
-    503: { description: '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable', schema: bareErrorSchema },
+    409: {
+      description: '`SETUP_REQUIRED` without a usable mail credential (also when the outbound guard refuses its host: nothing is reserved); reservation conflicts with code, reservationId, reconciliable',
+      schema: bareErrorSchema,
+    },
+    503: { description: '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable. `mail_server_unreachable`: its host did not resolve, nothing reserved', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;

@@ -7,7 +7,7 @@ import { accountOf, delegatedAccount, MailAccountError, sendViaApi, type MailAcc
 import { conflict, notFound, unavailable } from '../errors';
 import { newId, sha256Hex } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
-import { resolveGuardedHost } from '../outbound';
+import { assertOutboundUrlAllowed, OutboundError, resolveGuardedHost } from '../outbound';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { openCredential } from '../credentials/crud';
 import { TokenGrantError } from '../credentials/googleServiceAccount';
@@ -94,6 +94,22 @@ interface ReplySender {
 }
 
 /**
+ * The outbound guard's verdict on where a reply would go, checked before anything is reserved:
+ * a refused address (loopback, private, metadata…) is a setup problem of the credential (409
+ * SETUP_REQUIRED) and an unresolvable host a dependency that is down (503); either way nothing
+ * was sent, so no reservation may say its outcome is unknown.
+ */
+async function guarded<T>(what: string, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err;
+    if (err.code === 'refused') throw conflict(`${what} is refused by the outbound guard, so nothing was sent: ${err.message}`, { code: 'SETUP_REQUIRED' });
+    throw unavailable(`${what} could not be reached, so nothing was sent: ${err.message}`, { code: 'mail_server_unreachable' });
+  }
+}
+
+/**
  * Who sends a reply, by the route's provider: a message a polling group fetched is answered
  * through that group's mailbox (Gmail API for mailA, Graph for mailB, the delegated subject for
  * a delegation group; an IMAP group's through SMTP); otherwise a route bound to domain-wide
@@ -106,8 +122,9 @@ async function replySender(em: EntityManager, deps: ReplyDeps, original: Message
   // the service account may not act as) is a setup problem, and no mail was sent.
   const api = async (account: MailAccount, type: string): Promise<ReplySender> => {
     if (account.kind === 'imap') throw new MailAccountError('IMAP cannot send.');
+    await guarded(`The mail API address ${account.baseUrl}`, () => assertOutboundUrlAllowed(account.baseUrl, { allowPrivateNetworks: deps.allowPrivateNetworks }));
     try {
-      await account.auth.token();
+      await guarded('The token endpoint of the mail credential', () => account.auth.token());
     } catch (err) {
       if (err instanceof TokenGrantError) throw new MailAccountError(err.message);
       throw err;
@@ -143,10 +160,14 @@ async function replySender(em: EntityManager, deps: ReplyDeps, original: Message
     } catch {
       throw conflict('The mail credential cannot be decrypted.', { code: 'SETUP_REQUIRED' });
     }
+    // Resolved once, here, and connected to as resolved: the send cannot meet a refusal of its own.
+    const { address } = await guarded(`The SMTP host "${String(value.host).slice(0, 200)}" of the mail credential`, () =>
+      resolveGuardedHost(String(value.host), { allowPrivateNetworks: deps.allowPrivateNetworks }),
+    );
     return {
       credential,
       from: typeof value.from === 'string' && value.from ? value.from : null,
-      send: (mail) => sendSmtp(value, deps, mail),
+      send: (mail) => sendSmtp(value, address, deps, mail),
     };
   });
 }
@@ -161,7 +182,9 @@ async function buffer(stream: Readable): Promise<Buffer> {
  * Sends a reply exactly once per (message, Idempotency-Key), or reports it unknown. The
  * reservation row is committed before the provider is called; a crash or failure mid-send
  * leaves it `sending`/`unknown` (reconciliable), and every new attempt with that key is a 409
- * until an Admin authorizes a retry. A sent reservation answers 200 `deduplicated`.
+ * until an Admin authorizes a retry. A sent reservation answers 200 `deduplicated`. Whatever
+ * can fail without sending (the sender's credential, the outbound guard on its host, attachment
+ * files) is checked before the reservation, so such a failure leaves no reservation behind.
  */
 export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: WorkspacePrincipal, messageId: string, key: string, input: ReplyInput): Promise<ReplyOutcome> {
   const original = await loadMessage(em, principal, messageId);
@@ -178,6 +201,8 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
   // Attachments are ready files of the workspace (404 unknown, 423 not ready), checked before anything is reserved.
   const attachments: Download[] = [];
   for (const fileId of [...new Set(input.attachmentFileIds ?? [])]) attachments.push(await openDownload(em, deps.blobs, principal, fileId));
+  // Read now, so a file that fails to read fails the request before a reservation says "sending".
+  const files = await Promise.all(attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await buffer(await a.open(null)) })));
 
   // Reserve (committed on its own, before the provider call) or take over an authorized retry.
   let reservationId: string | undefined;
@@ -210,7 +235,6 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
   const subject = /^re:/i.test(original.subject) ? original.subject : `Re: ${original.subject}`;
   let providerMessageId: string | null;
   try {
-    const files = await Promise.all(attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await buffer(await a.open(null)) })));
     providerMessageId = await sender.send({
       from,
       to: original.from_address,
@@ -261,9 +285,8 @@ async function sentOutcome(em: EntityManager, row: ReservationRow, status: 200 |
   return { status, reply: messageView(reply), reservation: reservationView(row), deduplicated };
 }
 
-async function sendSmtp(value: CredentialValue, deps: ReplyDeps, outgoing: OutgoingMail): Promise<string | null> {
+async function sendSmtp(value: CredentialValue, address: string, deps: ReplyDeps, outgoing: OutgoingMail): Promise<string | null> {
   const { gmailThreadId: _thread, ...mail } = outgoing;
-  const { address } = await resolveGuardedHost(String(value.host), { allowPrivateNetworks: deps.allowPrivateNetworks });
   const transport = smtpTransport(value, address, deps.timeoutMs ?? 15_000);
   try {
     const info = await transport.sendMail(mail);

@@ -24,18 +24,18 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function inboundMessage(token = ws.token): Promise<{ id: string; threadId: string }> {
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token, body: {} });
-  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token });
+async function inboundMessage(token = ws.token, on: TestApp = app): Promise<{ id: string; threadId: string }> {
+  const wf = await http(on, 'POST', '/api/v1/workflows', { token, body: {} });
+  await http(on, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token });
   const address = `desk-${uniq()}@example.test`;
-  const route = await http(app, 'POST', '/api/v1/mailer/routes', { token, body: { address, workflowId: wf.body.workflow.id }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  const route = await http(on, 'POST', '/api/v1/mailer/routes', { token, body: { address, workflowId: wf.body.workflow.id }, headers: { 'idempotency-key': `k-${uniq()}` } });
   expect(route.status).toBe(201);
-  const res = await http(app, 'POST', '/api/v1/mailer/inbound', { token, body: { to: address, from: 'customer@example.test', subject: 'Where is my order?', text: 'Order 7' } });
+  const res = await http(on, 'POST', '/api/v1/mailer/inbound', { token, body: { to: address, from: 'customer@example.test', subject: 'Where is my order?', text: 'Order 7' } });
   expect(res.status).toBe(202);
   return res.body.message;
 }
-const reply = (messageId: string, key: string | undefined, body: Record<string, unknown> = { text: 'On its way.' }, token = ws.token) =>
-  http(app, 'POST', `/api/v1/mailer/messages/${messageId}/reply`, { token, body, headers: key ? { 'idempotency-key': key } : {} });
+const reply = (messageId: string, key: string | undefined, body: Record<string, unknown> = { text: 'On its way.' }, token = ws.token, to: TestApp = app) =>
+  http(to, 'POST', `/api/v1/mailer/messages/${messageId}/reply`, { token, body, headers: key ? { 'idempotency-key': key } : {} });
 
 test('without a mail credential: 409 SETUP_REQUIRED; without Idempotency-Key: 400; nothing is sent', async () => {
   const message = await inboundMessage(other.token);
@@ -154,5 +154,59 @@ describe('with an smtp credential', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'reply_reservation_conflict', reconciliable: true });
     expect(smtp.messages.length).toBe(before);
+  });
+});
+
+describe('in a deployment whose outbound guard refuses private networks', () => {
+  let guardedApp: TestApp;
+  let guardedWs: WorkspaceFixture;
+  const reservations = async (messageId: string) =>
+    (await app.orm.em.fork().getConnection().execute('select status from mailer_reply_reservations where message_id = ?', [messageId])).map((r: { status: string }) => r.status);
+
+  beforeAll(async () => {
+    // Same database, guard on (OUTBOUND_ALLOW_PRIVATE_NETWORKS unset): the smtp and API hosts below are loopback.
+    guardedApp = await startTestApp(await filesConfig(loadConfig({})));
+    guardedWs = await createWorkspace(guardedApp, 'Guarded');
+  });
+  afterAll(async () => {
+    await guardedApp?.close();
+  });
+
+  test('a reply to a refused SMTP host is 409 SETUP_REQUIRED, reserves nothing, and the same key sends once the address is allowed', async () => {
+    const cred = await http(guardedApp, 'POST', '/api/v1/credentials', {
+      token: guardedWs.token,
+      body: { name: 'Loopback mail', type: 'smtp', value: { host: '127.0.0.1', port: smtp.port, username: 'mailer', password, secure: false, from: 'support@example.test' } },
+    });
+    expect(cred.status).toBe(201);
+    const message = await inboundMessage(guardedWs.token, guardedApp);
+    const key = `r-${uniq()}`;
+    const before = smtp.messages.length;
+    for (let i = 0; i < 3; i++) {
+      const refused = await reply(message.id, key, undefined, guardedWs.token, guardedApp);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({ error: expect.stringMatching(/^The SMTP host "127\.0\.0\.1" of the mail credential is refused by the outbound guard, so nothing was sent: .*loopback/), code: 'SETUP_REQUIRED' });
+    }
+    expect(smtp.messages.length).toBe(before);
+    expect(await reservations(message.id)).toEqual([]);
+
+    // The same request where the address is allowed (another deployment on the same data): not blocked by a stale reservation.
+    const sent = await reply(message.id, key, undefined, guardedWs.token, app);
+    expect(sent.status).toBe(201);
+    expect(sent.body.reservation).toMatchObject({ status: 'sent', attempts: 1 });
+    expect(smtp.messages.length).toBe(before + 1);
+  });
+
+  test('a reply through a mail API credential whose base URL is refused is 409 SETUP_REQUIRED and reserves nothing', async () => {
+    const ws2 = await createWorkspace(guardedApp, 'Guarded API');
+    const cred = await http(guardedApp, 'POST', '/api/v1/credentials', {
+      token: ws2.token,
+      body: { name: 'Loopback Graph', type: 'mailB', value: { token: 'graph-token-0123456789', baseUrl: `http://127.0.0.1:${smtp.port}/v1.0` } },
+    });
+    expect(cred.status).toBe(201);
+    const message = await inboundMessage(ws2.token, guardedApp);
+    const refused = await reply(message.id, `r-${uniq()}`, undefined, ws2.token, guardedApp);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({ error: expect.stringMatching(/^The mail API address http:\/\/127\.0\.0\.1:\d+\/v1\.0 is refused by the outbound guard, so nothing was sent: .*loopback/), code: 'SETUP_REQUIRED' });
+    expect(await reservations(message.id)).toEqual([]);
   });
 });
