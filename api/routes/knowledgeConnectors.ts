@@ -197,7 +197,9 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       ...badRequest('`validation_failed`: keys other than options, option bounds, invalid provider filters or cursor, fetch budget exceeded; `idempotency_key_invalid`'),
       ...errors,
       ...notFound,
-      ...conflict('`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable'),
+      ...conflict(
+        '`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable, or the outbound guard refuses the provider address (the run is persisted failed)',
+      ),
       ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, params, body, deps }) => {

@@ -91,7 +91,7 @@ export function syncRunView(r: KnowledgeSyncRun): SyncRunView {
 // ---------------------------------------------------------------------------------------------
 // Setup: certified provider and a usable credential
 
-type SetupReason = 'credential_missing' | 'credential_not_found' | 'credential_unreadable' | 'credential_type_incompatible' | 'credential_scopes_missing';
+type SetupReason = 'credential_missing' | 'credential_not_found' | 'credential_unreadable' | 'credential_type_incompatible' | 'credential_scopes_missing' | 'provider_address_refused';
 
 const SETUP_TEXT: Record<SetupReason, string> = {
   credential_missing: 'its config names no credentialId',
@@ -99,6 +99,7 @@ const SETUP_TEXT: Record<SetupReason, string> = {
   credential_unreadable: 'the credential cannot be read (changed key or damaged value)',
   credential_type_incompatible: 'the credential has an incompatible type',
   credential_scopes_missing: 'the credential lacks required scopes',
+  provider_address_refused: "the outbound guard refuses its provider's address (point the credential's baseUrl at the provider's public address)",
 };
 
 function setupRequired(connector: KnowledgeConnector, provider: ConnectorProvider, reason: SetupReason, extra: Record<string, unknown> = {}): DomainError {
@@ -437,6 +438,11 @@ export async function executeSyncRun(
       if (lost.signal.aborted) throw lost.signal.reason;
       if (timeout.aborted || (err instanceof OutboundError && err.code === 'timeout')) {
         throw new SyncError('invalid', `Fetch budget exceeded: the sync did not finish within timeoutMs (${ref.options.timeoutMs} ms); raise timeoutMs or narrow the connector's filters.`);
+      }
+      // A refused address is the connector's setup, not a failure of the provider: 409, like a bad credential.
+      if (err instanceof OutboundError && err.code === 'refused') {
+        const setup = setupRequired(connector, provider, 'provider_address_refused', { refusal: err.message });
+        throw new SyncError('conflict', `${setup.message} ${err.message}`, setup.code, setup.envelope);
       }
       if (err instanceof OutboundError) throw new SyncError('internal', `Provider ${provider.id} could not be reached: ${err.message}`);
       throw err;

@@ -7,14 +7,11 @@
  *   metadata address are refused before any request and recorded as refused.
  */
 import type { ChildProcess } from 'node:child_process';
-import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
 import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
 import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
-import { testEnv } from '../../support/env';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
-import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { ensureNamespace } from '../../support/namespaces';
 import { createResearch, getResearch, llmConfig, waitForResearch } from './support';
 
 const NAMESPACE = 'research-isolated';
@@ -26,31 +23,10 @@ let worker: ChildProcess | undefined;
 let workerEnv: Record<string, string>;
 const sql = (q: string, params: unknown[] = []) => app.orm.em.fork().getConnection().execute(q, params);
 
-/** Registers the namespace (and its search attributes) on the shared dev server; it takes a moment to be usable. */
-async function ensureNamespace(): Promise<void> {
-  const connection = await Connection.connect({ address: testEnv('temporalAddress') });
-  try {
-    await connection.workflowService.registerNamespace({ namespace: NAMESPACE, workflowExecutionRetentionPeriod: msToTs('1 day') }).catch((err: Error) => {
-      if (!/already (exists|registered)/i.test(err.message)) throw err;
-    });
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await registerSearchAttributes(connection, NAMESPACE);
-        return;
-      } catch (err) {
-        if (attempt >= 60) throw err;
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-  } finally {
-    await connection.close();
-  }
-}
-
 beforeAll(async () => {
   llm = await startFakeLlm();
   site = await startFakeSite();
-  await ensureNamespace();
+  await ensureNamespace(NAMESPACE);
   app = await startTestApp({ llm: llmConfig(llm) }, undefined, { namespace: NAMESPACE });
   ws = await createWorkspace(app);
   workerEnv = { TEMPORAL_NAMESPACE: NAMESPACE, LLM_BASE_URL: llm.url, LLM_API_KEY: llm.apiKey, LLM_MODEL: llm.model, LLM_MAX_RETRIES: '0' };
