@@ -126,6 +126,7 @@ const envSchema = z.object({
   WORKFLOW_REPOSITORY_ROOT: z.string().min(1).optional(),
   EXTFLOW_IMPORT_DIR: z.string().min(1).optional(),
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  APPROVAL_ANSWER_WAIT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   RUN_ADMISSION_MAX_ACTIVE: z.coerce.number().int().min(0).max(100_000).default(DEFAULT_RUN_ADMISSION_MAX_ACTIVE),
   RUN_ADMISSION_MAX_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
@@ -246,6 +247,8 @@ export type AppConfig = {
   /** Derives webhook tokens and encrypts stored secrets; required by the api process. */
   secretKey: string | undefined;
   webhookSyncBudgetMs: number;
+  /** APPROVAL_ANSWER_WAIT_MS: how long an approval waits for a worker to decide it before it is queued (202). */
+  approvalAnswerWaitMs: number;
   outboxPollMs: number;
   /** RUN_ADMISSION_*: new live runs wait while their workspace has this many queued or running (services/runs/admission.ts). */
   runAdmission: RunAdmissionSettings;
@@ -441,6 +444,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     extflowImportDir: e.EXTFLOW_IMPORT_DIR,
     secretKey: e.SECRET_KEY,
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
+    approvalAnswerWaitMs: e.APPROVAL_ANSWER_WAIT_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
     runAdmission: { maxActivePerWorkspace: e.RUN_ADMISSION_MAX_ACTIVE, maxWaitMs: e.RUN_ADMISSION_MAX_WAIT_MS, recheckMs: e.RUN_ADMISSION_RECHECK_MS },
     outboxMaxQueuedRuns: e.OUTBOX_MAX_QUEUED_RUNS,

@@ -14,7 +14,8 @@ export interface ApprovalRequest {
   nodeId?: string | null;
 }
 
-export type ApprovalOutcome = { kind: 'decided'; nodeId: string; decision: string } | { kind: 'refused'; reason: string };
+/** `no_answer`: no worker decided within the budget (stalled or absent); the decision is not known to be applied. */
+export type ApprovalOutcome = { kind: 'decided'; nodeId: string; decision: string } | { kind: 'refused'; reason: string } | { kind: 'no_answer' };
 
 export type WebhookReplyResult =
   | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown }
@@ -31,8 +32,13 @@ export interface RunLauncher {
   start(run: Run, graph: WorkflowGraph): Promise<void>;
   /** Requests cancellation; false when no execution is open any more. */
   cancel(runId: string): Promise<boolean>;
-  /** Decides a pending approval; `refused` when the run is not waiting for it (or already decided). */
-  approve(runId: string, request: ApprovalRequest): Promise<ApprovalOutcome>;
+  /**
+   * Decides a pending approval; `refused` when the run is not waiting for it (or already decided),
+   * `no_answer` when no worker answered within `budgetMs`.
+   */
+  approve(runId: string, request: ApprovalRequest, budgetMs: number): Promise<ApprovalOutcome>;
+  /** Queues a decision of the approval at `nodeId` durably, for the next worker; false when the execution is no longer open. */
+  queueApproval(runId: string, request: ApprovalRequest & { nodeId: string }): Promise<boolean>;
   /**
    * Starts a webhook run and waits up to `budgetMs` for its reply (Response node output, a
    * durable wait, or the end); `timeout` when the budget passes first. The run goes on either way.

@@ -1,9 +1,9 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
 import type { RunLauncher } from '../services/ports';
 import type { WorkflowGraph } from '../engine/types';
-import { approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
+import { approvalQueuedSignal, approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/runs';
 
@@ -74,13 +74,40 @@ export function temporalRunLauncher(client: Client): RunLauncher {
       }
     },
 
-    async approve(runId, request) {
+    async approve(runId, request, budgetMs) {
+      // An Update needs a worker: without one answering, the SDK would keep the request open.
+      const abort = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<{ kind: 'no_answer' }>((resolve) => {
+        timer = setTimeout(() => {
+          abort.abort();
+          resolve({ kind: 'no_answer' });
+        }, budgetMs);
+      });
+      const decide = client
+        .withAbortSignal(abort.signal, () => client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] }))
+        .then(
+          (decided) => ({ kind: 'decided' as const, ...decided }),
+          (err: unknown) => {
+            if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused' as const, reason: rootMessage(err) };
+            if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return { kind: 'refused' as const, reason: 'The run is no longer waiting for an approval.' };
+            if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || abort.signal.aborted) return { kind: 'no_answer' as const };
+            throw err;
+          },
+        );
       try {
-        const decided = await client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] });
-        return { kind: 'decided', ...decided };
+        return await Promise.race([decide, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    async queueApproval(runId, request) {
+      try {
+        await client.workflow.getHandle(runId).signal(approvalQueuedSignal, request);
+        return true;
       } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused', reason: rootMessage(err) };
-        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return { kind: 'refused', reason: 'The run is no longer waiting for an approval.' };
+        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
         throw err;
       }
     },

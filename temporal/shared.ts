@@ -69,6 +69,12 @@ export interface EventResume {
 
 /** Decide a pending approval; the caller needs an answer (409 when already decided), hence an Update. */
 export const approvalUpdate = defineUpdate<ApprovalAccepted, [ApprovalRequest]>('approval');
+/**
+ * The same decision when no worker answered the Update in time (a stalled or absent worker): a
+ * signal is in the history at once, so the decision waits durably for a worker. It names its node
+ * (checked against the run's projection), and applies only if that approval is still undecided.
+ */
+export const approvalQueuedSignal = defineSignal<[ApprovalRequest & { nodeId: string }]>('approvalQueued');
 /** Resume an event wait; fire-and-forget once the single-use token is claimed in PostgreSQL. */
 export const resumeEventSignal = defineSignal<[EventResume]>('resumeEvent');
 /** Live detail of a running run (steps so far, active waits). */

@@ -3,6 +3,7 @@ import { defineRoute } from '../http/route';
 import { linkBase, runLinks, withRunUrls, workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery, pathId } from '../schemas';
 import {
+  approvalQueuedSchema,
   approvalResultSchema,
   dryRunReceiptSchema,
   queuedReceiptSchema,
@@ -276,11 +277,15 @@ export const approvalRoute = defineRoute({
   access: { kind: 'apiKeyOrSession', roles: 'write' },
   params: runIdParams,
   body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
-  responses: { 200: { description: '`{ approval: { nodeId, decision }, run }`', schema: approvalResultSchema }, ...runErrors },
+  responses: {
+    200: { description: '`{ approval: { nodeId, decision }, run }`: decided', schema: approvalResultSchema },
+    202: { description: '`{ approval, run, queued: true }`: no worker answered within APPROVAL_ANSWER_WAIT_MS; the decision is queued durably and applies when a worker picks the run up', schema: approvalQueuedSchema },
+    ...runErrors,
+  },
   handler: async (ctx, { principal, params, body, deps }) => {
-    const { approval, run } = await decideApproval(ctx.state.em, deps.runLauncher, principal, params.id, body);
+    const { approval, run, queued } = await decideApproval(ctx.state.em, deps.runLauncher, principal, params.id, body, deps.config.approvalAnswerWaitMs);
     const [view] = await present(ctx, principal, [run]);
-    return { status: 200, body: { approval, run: view } };
+    return queued ? { status: 202, body: { approval, run: view, queued: true as const } } : { status: 200, body: { approval, run: view } };
   },
 });
 

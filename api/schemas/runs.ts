@@ -213,4 +213,7 @@ export const approvalResultSchema = z.strictObject({
   run: runSchema,
 });
 
+/** 202: no worker decided in time, so the decision was queued for the next one (the run still waits). */
+export const approvalQueuedSchema = approvalResultSchema.extend({ queued: z.literal(true) });
+
 export const resumeResultSchema = z.strictObject({ runId: z.string(), nodeId: z.string(), status: z.literal('resumed') });

@@ -25,7 +25,7 @@ import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
 import { TABLE_NODE_TYPES, type GraphNode, type TableNodeType, type WorkflowGraph } from '../../engine/types';
 import { MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
-import { approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
+import { approvalQueuedSignal, approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -149,6 +149,12 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     },
     { validator: (request: ApprovalRequest) => void pendingApprovalFor(request.nodeId) },
   );
+  // A decision queued while no worker answered: the first decision of a node wins, later ones (an Update admitted before it) are refused or ignored.
+  setHandler(approvalQueuedSignal, (request) => {
+    const wait = waits.get(request.nodeId);
+    if (wait?.kind !== 'approval' || approvals.has(request.nodeId)) return;
+    approvals.set(request.nodeId, { decision: request.decision, comment: request.comment ?? null, decidedBy: request.decidedBy ?? null });
+  });
   setHandler(webhookReplyUpdate, async (): Promise<WebhookReply> => {
     await condition(() => reply !== null || status === 'waiting' || ended !== null);
     if (reply) return reply;

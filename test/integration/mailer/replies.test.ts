@@ -161,7 +161,7 @@ describe('in a deployment whose outbound guard refuses private networks', () => 
   let guardedApp: TestApp;
   let guardedWs: WorkspaceFixture;
   const reservations = async (messageId: string) =>
-    (await app.orm.em.fork().getConnection().execute('select status from mailer_reply_reservations where message_id = ?', [messageId])).map((r: { status: string }) => r.status);
+    (await app.orm.em.fork().getConnection().execute('select status from mailer_reply_reservations where message_id = ?', [messageId])).map((r) => String(r.status));
 
   beforeAll(async () => {
     // Same database, guard on (OUTBOUND_ALLOW_PRIVATE_NETWORKS unset): the smtp and API hosts below are loopback.
