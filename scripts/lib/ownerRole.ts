@@ -18,6 +18,61 @@ const NOT_EXTENSION_MEMBER = (catalog: string, oid: string) =>
   `not exists (select 1 from pg_depend d where d.classid = '${catalog}'::regclass and d.objid = ${oid} and d.deptype = 'e')`;
 
 /**
+ * Functions of pg_catalog that tell the server's state rather than compute on values: its
+ * version and settings, activity and statistics of every table (pg_stat_get_*), relation and
+ * database sizes, locks, addresses. PUBLIC may run them by default.
+ */
+const SERVER_STATE_FUNCTIONS = `p.proname like 'pg\\_stat\\_get\\_%' or p.proname in ('version', 'current_setting', 'pg_show_all_settings', 'pg_relation_size',
+  'pg_total_relation_size', 'pg_table_size', 'pg_indexes_size', 'pg_database_size', 'pg_tablespace_size', 'pg_relation_filenode', 'pg_relation_filepath',
+  'pg_tablespace_location', 'pg_lock_status', 'pg_blocking_pids', 'pg_safe_snapshot_blocking_pids', 'inet_server_addr', 'inet_server_port', 'inet_client_addr',
+  'inet_client_port', 'pg_postmaster_start_time', 'pg_conf_load_time', 'pg_current_logfile')`;
+
+/**
+ * Statements that take the catalogue away from the reader roles of user SQL in the current
+ * database (docs/postgres-roles.md): PostgreSQL lets every role (PUBLIC) read the catalogue's
+ * relations (pg_class, pg_attribute, pg_tables, pg_roles, pg_settings, pg_stat_activity,
+ * pg_stat_user_tables, … every schema's names, sizes and row counts) and run the functions
+ * above, and a grant to PUBLIC cannot be revoked from one role. So PUBLIC loses them, and the
+ * owner role and `pg_monitor` (monitoring) are granted them back. Only what PUBLIC had at
+ * initdb (pg_init_privs) is granted, never pg_authid and the others it never had. Empty when
+ * all of that is done already. The ACLs of a database's catalogue are its own: other
+ * databases of the server keep PostgreSQL's defaults.
+ */
+export async function catalogueRestrictions(client: pg.ClientBase, owner: string): Promise<string[]> {
+  const lit = client.escapeLiteral(owner);
+  const relations = (
+    await client.query<{ rel: string; revoke: boolean; grant: boolean }>(
+      `select c.oid::regclass::text as rel, has_table_privilege('public', c.oid, 'select') as revoke,
+              not (has_table_privilege(${lit}, c.oid, 'select') and has_table_privilege('pg_monitor', c.oid, 'select')) as grant
+         from pg_init_privs i join pg_class c on c.oid = i.objoid
+        where i.classoid = 'pg_class'::regclass and i.objsubid = 0 and c.relnamespace = 'pg_catalog'::regnamespace
+          and exists (select 1 from aclexplode(i.initprivs) a where a.grantee = 0 and a.privilege_type = 'SELECT')
+        order by 1`,
+    )
+  ).rows;
+  const functions = (
+    await client.query<{ fn: string; revoke: boolean; grant: boolean }>(
+      `select p.oid::regprocedure::text as fn, has_function_privilege('public', p.oid, 'execute') as revoke,
+              not (has_function_privilege(${lit}, p.oid, 'execute') and has_function_privilege('pg_monitor', p.oid, 'execute')) as grant
+         from pg_proc p where p.pronamespace = 'pg_catalog'::regnamespace and p.prokind = 'f' and (${SERVER_STATE_FUNCTIONS})
+        order by 1`,
+    )
+  ).rows;
+  const grantees = `${client.escapeIdentifier(owner)}, pg_monitor`;
+  const statements: string[] = [];
+  // Grants first: the owner never goes without what it reads (pg_roles, the stat views).
+  const relGrant = relations.filter((r) => r.grant || r.revoke).map((r) => r.rel);
+  if (relGrant.length) statements.push(`grant select on ${relGrant.join(', ')} to ${grantees}`);
+  const fnGrant = functions.filter((f) => f.grant || f.revoke).map((f) => f.fn);
+  if (fnGrant.length) statements.push(`grant execute on function ${fnGrant.join(', ')} to ${grantees}`);
+  const relRevoke = relations.filter((r) => r.revoke).map((r) => r.rel);
+  if (relRevoke.length) statements.push(`revoke select on ${relRevoke.join(', ')} from public`);
+  const fnRevoke = functions.filter((f) => f.revoke).map((f) => f.fn);
+  if (fnRevoke.length) statements.push(`revoke execute on function ${fnRevoke.join(', ')} from public`);
+  return statements;
+}
+
+/**
  * Makes `ownerUrl`'s user the owner of `ownerUrl`'s database, with exactly what the service
  * needs, using the superuser `adminUrl` (same server):
  * - the role: LOGIN, CREATEROLE (for the per-database reader roles `udbr_…`), NOSUPERUSER,
@@ -27,7 +82,9 @@ const NOT_EXTENSION_MEMBER = (catalog: string, oid: string) =>
  *   migrated as a superuser before this change are handed over);
  * - membership, with ADMIN OPTION, in the reader roles of user databases that exist already
  *   (created by the superuser before), so it can SET ROLE to them and manage them;
- * - the pgvector extension, created here when the server has it, because only a superuser may.
+ * - the pgvector extension, created here when the server has it, because only a superuser may;
+ * - the catalogue out of the reader roles' reach (catalogueRestrictions), which only the
+ *   catalogue's owner, a superuser, may change.
  * Idempotent: run at every start. The database is created when missing.
  */
 export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log: (m: string) => void = () => {}): Promise<void> {
@@ -80,6 +137,7 @@ export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log
       .then((r) => r.rows.map((row) => row.role_name))
       .catch(() => [] as string[]); // before the databases migration
     for (const reader of readers) statements.push(`grant ${id(reader)} to ${id(role)} with admin option`);
+    statements.push(...(await catalogueRestrictions(client, role)));
     if (statements.length > 0) {
       await q('begin');
       try {
@@ -89,7 +147,7 @@ export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log
         await q('rollback').catch(() => undefined);
         throw err;
       }
-      log(`PostgreSQL owner role ${role}: ${statements.length} ownership or membership changes applied`);
+      log(`PostgreSQL owner role ${role}: ${statements.length} ownership, membership or catalogue changes applied`);
     }
   } finally {
     await client.end().catch(() => undefined);

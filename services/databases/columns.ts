@@ -13,6 +13,15 @@ export const MAX_COLUMNS = 100;
 export const MAX_DATABASE_NAME = 100;
 /** The identity column every table has; user columns cannot take its name (they are lowercase). */
 export const ROW_INDEX = 'rowIndex';
+/**
+ * Names PostgreSQL keeps for itself. Every relation of its catalogue (pg_class, pg_tables,
+ * pg_stat_activity, …) starts with `pg_`, and a user table of such a name would put read-only
+ * SQL one search_path entry away from the catalogue of every workspace; the system columns
+ * cannot be declared at all (PostgreSQL refuses them).
+ */
+const RESERVED_PREFIX = 'pg_';
+const SYSTEM_COLUMNS = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid']);
+const RESERVED_RULE = `is reserved: names starting with "${RESERVED_PREFIX}" belong to PostgreSQL's catalogue`;
 
 /** SQL types of the column types; `rowIndex` is `integer generated always as identity`. */
 export const SQL_TYPES: Record<ColumnType, string> = {
@@ -31,6 +40,7 @@ export function ident(name: string): string {
 
 export function checkTableName(name: unknown): string {
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) throw invalidInput(`Table name ${JSON.stringify(name)} ${NAME_RULE}.`, { details: { field: 'tableName' } });
+  if (name.startsWith(RESERVED_PREFIX)) throw invalidInput(`Table name ${JSON.stringify(name)} ${RESERVED_RULE}.`, { details: { field: 'tableName' } });
   return name;
 }
 
@@ -48,6 +58,8 @@ export function checkColumn(raw: unknown, index: number): TableColumn {
   const label = c && typeof c.name === 'string' ? c.name : `#${index + 1}`;
   if (!c || typeof c !== 'object' || Array.isArray(c)) throw columnError(label, `Column ${label} must be an object { name, type }.`);
   if (typeof c.name !== 'string' || !NAME_PATTERN.test(c.name)) throw columnError(label, `Column name ${JSON.stringify(c.name ?? null)} ${NAME_RULE}.`);
+  if (c.name.startsWith(RESERVED_PREFIX)) throw columnError(c.name, `Column name ${JSON.stringify(c.name)} ${RESERVED_RULE}.`);
+  if (SYSTEM_COLUMNS.has(c.name)) throw columnError(c.name, `Column name ${JSON.stringify(c.name)} is reserved: PostgreSQL gives every table a system column of that name.`);
   if (typeof c.type !== 'string' || !(COLUMN_TYPES as readonly string[]).includes(c.type)) {
     throw columnError(c.name, `Column "${c.name}" has type ${JSON.stringify(c.type ?? null)}; expected one of ${COLUMN_TYPES.join(', ')}.`);
   }

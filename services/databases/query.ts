@@ -3,8 +3,11 @@
  * 1. sqlCheck.ts: the real PostgreSQL parser; one SELECT over this database's tables, allowlisted
  *    functions and types.
  * 2. The session: a READ ONLY transaction with SET LOCAL statement_timeout, SET LOCAL search_path
- *    to the database's schema only, and SET LOCAL ROLE to the database's reader role (USAGE on
- *    that schema and SELECT on its live tables, nothing else). The statement runs as the query of
+ *    to the database's schema, then pg_catalog and pg_temp named after it (so a name resolves to
+ *    the database's own table before any catalogue relation), and SET LOCAL ROLE to the
+ *    database's reader role (USAGE on that schema and SELECT on its live tables; the catalogue
+ *    views that describe other schemas are revoked from it where the service was provisioned
+ *    by scripts/lib/ownerRole.ts). The statement runs as the query of
  *    a cursor (DECLARE … CURSOR FOR), over the extended protocol: a cursor takes one SELECT or
  *    VALUES, and the extended protocol one statement.
  * 3. The result: at most `maxRows` rows and `maxBytes` of JSON. PostgreSQL measures each row and
@@ -56,7 +59,8 @@ export async function withSandboxSession<T>(client: PgClient, db: UserDatabase, 
         `set local idle_in_transaction_session_timeout = ${Math.max(1000, Math.trunc(timeoutMs) * 2)}`,
         // A statement whose client went away (the backstop closed it) stops within a second.
         'set local client_connection_check_interval = 1000',
-        `set local search_path = ${ident(db.schemaName)}`,
+        // Unnamed, pg_catalog would be searched first: a table "pg_class" would be the catalogue's.
+        `set local search_path = ${ident(db.schemaName)}, pg_catalog, pg_temp`,
         `set local role ${ident(db.roleName)}`,
       ].join('; '),
     );

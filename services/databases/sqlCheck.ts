@@ -144,7 +144,10 @@ function names(list: unknown): string[] {
 function checkRangeVar(rv: Json, scope: Scope): void {
   const name = String(rv.relname ?? '');
   if (rv.schemaname || rv.catalogname) refuse(`Table "${[rv.catalogname, rv.schemaname, name].filter(Boolean).join('.')}" is not allowed: name this database's tables without a schema.`);
+  // A table of this database may still bear a pg_ name made before such names were refused:
+  // the session's search_path puts its schema ahead of pg_catalog (query.ts), so it is that table.
   if (scope.ctes.has(name) || scope.tables.has(name)) return;
+  if (name.toLowerCase().startsWith('pg_')) refuse(`Table "${name}" is not allowed: PostgreSQL's catalogue is out of reach of read-only queries.`);
   refuse(`Unknown table "${name}": this database has ${[...scope.tables].sort().join(', ') || 'no tables'}.`);
 }
 
@@ -154,11 +157,17 @@ function checkFunction(fn: Json): void {
   if (name === null || !ALLOWED_FUNCTIONS.has(name)) refuse(`Function "${parts.join('.')}" is not allowed in read-only queries.`);
 }
 
-function checkType(typeName: unknown): void {
+function checkType(typeName: unknown, scope: Scope): void {
   const parts = names((typeName as Json | null)?.names).map((p) => p.toLowerCase());
   const name = parts.length === 2 && parts[0] === 'pg_catalog' ? parts[1] : parts.length === 1 ? parts[0] : null;
   if (name === null || !ALLOWED_TYPES.has(name)) refuse(`Type "${parts.join('.')}" is not allowed in read-only queries.`);
+  // Each table has a row type of its name in the database's schema, which the search_path
+  // searches before pg_catalog: `::date` would mean the table "date"'s row type.
+  if (parts.length === 1 && scope.tables.has(parts[0])) refuse(`Type "${parts[0]}" is ambiguous: this database has a table named "${parts[0]}"; write pg_catalog.${parts[0]}.`);
 }
+
+/** SQL value functions that name the server's side of the session (its login role, its database). */
+const SERVER_VALUE_FUNCTIONS: Record<string, string> = { SVFOP_SESSION_USER: 'SESSION_USER', SVFOP_CURRENT_CATALOG: 'CURRENT_CATALOG' };
 
 function walk(value: unknown, scope: Scope, depth: number): void {
   if (depth > MAX_DEPTH) refuse('The query is nested too deeply.');
@@ -177,6 +186,8 @@ function walk(value: unknown, scope: Scope, depth: number): void {
       else if (key === 'RangeVar') checkRangeVar(child as Json, scope);
       else {
         if (key === 'FuncCall') checkFunction(child as Json);
+        const server = key === 'SQLValueFunction' ? SERVER_VALUE_FUNCTIONS[String((child as Json).op)] : undefined;
+        if (server) refuse(`${server} is not allowed in read-only queries.`);
         walk(child, scope, depth + 1);
       }
     } else if (key === 'intoClause') {
@@ -184,7 +195,7 @@ function walk(value: unknown, scope: Scope, depth: number): void {
     } else if (key === 'lockingClause') {
       refuse('FOR UPDATE and FOR SHARE are not allowed: queries are read-only.');
     } else {
-      if (key === 'typeName') checkType(child);
+      if (key === 'typeName') checkType(child, scope);
       walk(child, scope, depth + 1);
     }
   }

@@ -267,6 +267,8 @@ export async function createDatabaseOrTable(em: EntityManager, workspaceId: stri
 
 /** Creates the real table, grants SELECT to the database's reader role, and records it. */
 export async function createTable(client: PgClient, workspaceId: string, db: UserDatabase, name: string, columns: TableColumn[]): Promise<UserTable> {
+  // Callers check the name first; this keeps every future caller to the same rule.
+  checkTableName(name);
   const existing = await queryRows<{ id: string }>(client, 'select id from user_tables where database_id = $1 and name = $2 and not trashed', [db.id, name]);
   if (existing.length > 0) throw conflict(`Table "${name}" already exists in database "${db.name}".`);
   const now = new Date();

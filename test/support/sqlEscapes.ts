@@ -8,7 +8,7 @@ export const ESCAPES: Array<[label: string, sql: string, checkerMessage: RegExp]
   ['another workspace table by schema', 'select * from udb_0123456789abcdef0123456789abcdef.orders', /schema/],
   ["the service's own tables (qualified)", 'select * from public.api_keys', /schema/],
   ["the service's own tables (unqualified)", 'select * from workflows', /Unknown table "workflows"/],
-  ['pg_authid', 'select rolname, rolpassword from pg_authid', /Unknown table "pg_authid"/],
+  ['pg_authid', 'select rolname, rolpassword from pg_authid', /Table "pg_authid" is not allowed: PostgreSQL's catalogue is out of reach/],
   ['pg_catalog.pg_shadow', 'select * from pg_catalog.pg_shadow', /schema/],
   ['pg_authid in a subquery', 'select (select rolpassword from pg_authid limit 1) from orders', /pg_authid/],
   ['pg_authid joined', 'select * from orders join pg_authid on true', /pg_authid/],

@@ -74,3 +74,41 @@ test('the sandbox settings default to a 5 s statement timeout, 1000 rows and 1 M
   expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '250', DATABASE_QUERY_MAX_ROWS: '10', DATABASE_QUERY_MAX_BYTES: '4096' }).databaseQuery).toMatchObject({ timeoutMs: 250, maxRows: 10, maxBytes: 4096 });
   expect(() => loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '0' })).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
 });
+
+describe('the catalogue (issue 27, item 3): out of reach by name', () => {
+  test.each([
+    ['pg_tables', 'select * from pg_tables'],
+    ['pg_class', 'select relname from pg_class'],
+    ['pg_stat_activity', 'select query from pg_stat_activity'],
+    ['a pg_ name in a subquery', 'select (select count(*) from pg_roles) from orders'],
+    ['a pg_ name hidden by a CTE of another scope', 'select * from (with pg_settings as (select 1) select 1) x, pg_settings'],
+  ])('%s: refused as the catalogue', async (_label, sql) => {
+    expect((await refusal(sql)).message).toMatch(/is not allowed: PostgreSQL's catalogue is out of reach/);
+  });
+
+  test.each(['pg_catalog.pg_class', 'information_schema.tables', 'information_schema.columns', 'pg_temp.x', 'public.api_keys'])('%s: schema-qualified, refused', async (name) => {
+    expect((await refusal(`select * from ${name}`)).message).toMatch(/name this database's tables without a schema/);
+  });
+
+  test('a table of this database with a pg_ name (made before such names were refused) is its own', async () => {
+    await expect(checkReadOnlySql('select * from pg_class', ['pg_class'])).resolves.toBeUndefined();
+  });
+
+  test('a CTE may take a pg_ name within its scope', async () => {
+    await expect(checkReadOnlySql('with pg_class as (select 1 as n) select n from pg_class', TABLES)).resolves.toBeUndefined();
+  });
+
+  test.each(['session_user', 'current_catalog'])('%s (the login role, the database name) is refused', async (fn) => {
+    expect((await refusal(`select ${fn}`)).message).toBe(`${fn.toUpperCase()} is not allowed in read-only queries.`);
+  });
+
+  test("current_user and current_schema (the database's own role and schema) stay allowed", async () => {
+    await expect(checkReadOnlySql('select current_user, current_schema, current_date', TABLES)).resolves.toBeUndefined();
+  });
+
+  test("a cast to a type that a table's row type would shadow asks for pg_catalog", async () => {
+    const tables = ['orders', 'date'];
+    await expect(checkReadOnlySql("select '2024-01-01'::date, '{}'::date[] from orders", tables)).rejects.toThrow('Type "date" is ambiguous: this database has a table named "date"; write pg_catalog.date.');
+    await expect(checkReadOnlySql("select '2024-01-01'::pg_catalog.date, cast(1 as integer) from date", tables)).resolves.toBeUndefined();
+  });
+});

@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { migrateUp, openOrm } from '../../../db/orm';
-import { provisionOwnerRole } from '../../../scripts/lib/ownerRole';
+import { catalogueRestrictions, provisionOwnerRole } from '../../../scripts/lib/ownerRole';
 import { createDatabase, dropDatabase } from '../../../scripts/lib/postgres';
 import { UserDatabaseSchema } from '../../../db/entities';
 import { withClient, withSandboxSession } from '../../../services/databases';
@@ -127,8 +127,50 @@ describe('no more privilege than before: as the reader role in its session, and 
     ['the catalogue of user databases', 'select * from public.user_databases', /permission denied for table user_databases/],
     ['pg_authid', 'select rolpassword from pg_authid', /permission denied for table pg_authid/],
     ['server files', `select pg_read_file('/etc/hostname')`, /permission denied for function pg_read_file/],
+    // Issue 27, item 3: the catalogue of every schema, revoked from PUBLIC by provisionOwnerRole.
+    ...[
+      ['table', 'pg_class'],
+      ['table', 'pg_attribute'],
+      ['table', 'pg_namespace'],
+      ['table', 'pg_database'],
+      ['table', 'pg_type'],
+      ['view', 'pg_tables'],
+      ['view', 'pg_stat_user_tables'],
+      ['view', 'pg_statio_user_tables'],
+      ['view', 'pg_stat_activity'],
+      ['view', 'pg_roles'],
+      ['view', 'pg_settings'],
+      ['view', 'pg_user'],
+    ].map(([kind, name]) => [name, `select * from pg_catalog.${name}`, new RegExp(`permission denied for ${kind} ${name}`)] as [string, string, RegExp]),
+    ['the server version', 'select version()', /permission denied for function version/],
+    ['settings', `select current_setting('data_directory')`, /permission denied for function current_setting/],
+    ["the service's table sizes", `select pg_total_relation_size('public.api_keys')`, /permission denied for function pg_total_relation_size/],
+    ['row counts of any table', `select pg_stat_get_live_tuples('public.api_keys'::regclass)`, /permission denied for function pg_stat_get_live_tuples/],
   ])('the reader role: %s', async (_label, sql, expected) => {
     expect(await inSession(sql)).toMatch(expected);
+  });
+
+  test('the reader role: information_schema shows its own table only', async () => {
+    const db = await app!.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
+    const rows = await withClient(app!.orm.em.fork(), (client) =>
+      withSandboxSession(client, db, 2_000, async (c) => (await c.query(`select table_schema, table_name from information_schema.tables where table_schema <> 'pg_catalog' and table_schema <> 'information_schema'`)).rows),
+    );
+    // people, and pets from the test above: of its own schema, nothing else.
+    expect(rows.map((r) => `${r.table_schema}.${r.table_name}`).sort()).toEqual([`${db.schemaName}.people`, `${db.schemaName}.pets`]);
+  });
+
+  test('the owner and pg_monitor keep the catalogue; PUBLIC has lost it in this database only', async () => {
+    const conn = app!.orm.em.fork().getConnection();
+    const [row] = await conn.execute<Array<Record<string, unknown>>>(
+      `select (select count(*)::int from pg_stat_activity where pid = pg_backend_pid()) as me, length(version()) > 0 as version, current_setting('server_version') is not null as setting,
+              has_table_privilege('public', 'pg_catalog.pg_class', 'select') as public_class, has_table_privilege('pg_monitor', 'pg_catalog.pg_stat_activity', 'select') as monitor_activity,
+              has_table_privilege(current_user, 'pg_catalog.pg_authid', 'select') as owner_authid`,
+    );
+    expect(row).toEqual({ me: 1, version: true, setting: true, public_class: false, monitor_activity: true, owner_authid: false });
+    const elsewhere = await asAdmin(admin.toString(), async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p);
+    expect(elsewhere).toBe(true);
+    // Done once: the next start has nothing left to change.
+    expect(await asAdmin(legacy.admin, (c) => catalogueRestrictions(c, role))).toEqual([]);
   });
 
   test('a session that got back to its session user (the statement checker refuses SET) would be the owner, not a superuser', async () => {

@@ -156,10 +156,10 @@ describe('layer 2 on its own: the READ ONLY session as the database role (no sta
     expect(result.error).toMatch(expected);
   });
 
-  test('the session sees its own tables only, with search_path set to its schema', async () => {
+  test('the session sees its own tables only, with search_path set to its schema, then pg_catalog and pg_temp', async () => {
     expect((await inSession('select count(*)::int as n from orders')).rows).toEqual([{ n: 30 }]);
     const [{ search_path }] = (await inSession('show search_path')).rows as Array<{ search_path: string }>;
-    expect(search_path).toBe(`udb_${shop.databaseId.slice(4)}`);
+    expect(search_path).toBe(`udb_${shop.databaseId.slice(4)}, pg_catalog, pg_temp`);
     const [{ current_user }] = (await inSession('select current_user')).rows as Array<{ current_user: string }>;
     expect(current_user).toBe(`udbr_${shop.databaseId.slice(4)}`);
   });
