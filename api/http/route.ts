@@ -5,7 +5,7 @@ import type { AppContext } from '../context';
 import { type Family, envelopeOk } from './families';
 import { describeZodError } from './validation';
 import { checkResponseContract, contractViolationBody, type RouteResponses } from './responseContract';
-import { authenticate, type Access } from '../middleware/auth';
+import { assertAccessDeclared, authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
 import { invalidInput } from '../../services/errors';
 import { findUnstorableText } from '../../services/storableText';
@@ -78,6 +78,30 @@ export function defineRoute<
   return def;
 }
 
+/**
+ * The access of a route's session-cookie twin (same handler under a browser path): the cookie
+ * instead of a key, and the original's role, so a copy cannot lose the rule.
+ */
+export function sessionTwinAccess(access: Access): Access {
+  if (access.kind === 'public' || access.kind === 'operator') throw new Error(`a ${access.kind} route has no session twin`);
+  return { kind: 'session', roles: access.roles };
+}
+
+/**
+ * Refuses a route list that cannot be mounted safely: a route without a complete access
+ * declaration (see `assertAccessDeclared`), or two routes with the same method and path.
+ */
+export function assertRoutesDeclared(routes: AnyRoute[]): void {
+  const seen = new Set<string>();
+  for (const route of routes) {
+    const where = `${route.method?.toUpperCase()} ${route.path} (${route.operationId})`;
+    assertAccessDeclared(route.access, where);
+    const key = `${route.method} ${koaPath(route.path)}`;
+    if (seen.has(key)) throw new Error(`${where}: declared twice`);
+    seen.add(key);
+  }
+}
+
 /** Converts `/a/{id}` into Koa's `/a/:id`. */
 export function koaPath(openApiPath: string): string {
   return openApiPath.replace(/\{(\w+)\}/g, ':$1');
@@ -86,6 +110,7 @@ export function koaPath(openApiPath: string): string {
 /**
  * Mounts every route on the router: family, auth, body parsing, validation and idempotency,
  * in that order (a request without valid credentials is refused before its body is read).
+ * Throws before mounting anything when a route has no complete access declaration.
  * With `config.validateResponses` on (tests, and VALIDATE_RESPONSES=true), every answer of a
  * handler is checked against the schema its route declares for that status; a mismatch is
  * logged with its zod issues and answered 500, so the request that caused it fails.
@@ -95,6 +120,7 @@ export function mountRoutes(
   routes: AnyRoute[],
   parseBody: (ctx: AppContext, next: Next) => Promise<unknown>,
 ): void {
+  assertRoutesDeclared(routes);
   for (const route of routes) {
     const setFamily = async (ctx: AppContext, next: Next) => {
       ctx.state.family = route.family;

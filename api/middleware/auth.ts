@@ -24,27 +24,48 @@ export const SESSION_COOKIE = 'svc_session';
  * - `apiKeyOrSession`: a workspace-scoped bearer key when an Authorization header is sent,
  *   otherwise the session cookie (routes that browsers and API clients both call).
  * - `operator`: the deployment's operators (services/operators.ts), not a workspace principal.
- * `roles` additionally checks the caller's live role in the workspace.
+ * Every kind that yields a workspace principal must say which live role it needs (`roles`):
+ * there is no default, so a copied or new route cannot silently admit viewers. This type and
+ * `assertAccessDeclared` (run when the routes are mounted) are the authorization matrix; the
+ * rendered table is docs/authorization.md.
  */
 export type Access =
   | { kind: 'public'; sameOrigin?: boolean }
-  | { kind: 'apiKey'; scopes: ApiKeyScopes; roles?: RoleRequirement }
-  | { kind: 'session'; roles?: RoleRequirement }
-  | { kind: 'apiKeyOrSession'; roles?: RoleRequirement }
+  | { kind: 'apiKey'; scopes: ApiKeyScopes; roles: RoleRequirement }
+  | { kind: 'session'; roles: RoleRequirement }
+  | { kind: 'apiKeyOrSession'; roles: RoleRequirement }
   | { kind: 'operator' };
 
-/** `admin`: Admin or Owner. `write`: any role above viewer. */
-export type RoleRequirement = 'admin' | 'write';
+/** `read`: any member, viewers included. `write`: any role above viewer. `admin`: Admin or Owner. */
+export type RoleRequirement = 'read' | 'write' | 'admin';
+
+export const ROLE_REQUIREMENTS: readonly RoleRequirement[] = ['read', 'write', 'admin'];
 
 export type ApiKeyScopes = 'workspace' | 'safe-read' | 'workspace-or-gateway' | 'end-user-gateway';
 
-const ADMITTED_KEY_SCOPES: Record<ApiKeyScopes, ReadonlySet<ApiKeyScope>> = {
+export const ADMITTED_KEY_SCOPES: Record<ApiKeyScopes, ReadonlySet<ApiKeyScope>> = {
   workspace: new Set(['workspace']),
   'safe-read': new Set(['workspace', 'personal', 'copilot']),
   'workspace-or-gateway': new Set(['workspace', 'end_user_gateway']),
   'end-user-gateway': new Set(['end_user_gateway']),
 };
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+const ACCESS_KINDS = new Set<Access['kind']>(['public', 'apiKey', 'session', 'apiKeyOrSession', 'operator']);
+
+/**
+ * Throws unless `access` is a complete declaration: a known kind, and for the kinds that yield a
+ * workspace principal an explicit role (and for keys an explicit scope set). The types already
+ * require it; this catches routes built by spreading or casting (`as AnyRoute`), so a route
+ * without a declaration fails app creation instead of mounting open.
+ */
+export function assertAccessDeclared(access: unknown, where: string): asserts access is Access {
+  const a = access as Partial<Record<string, unknown>> | undefined;
+  if (!a || typeof a !== 'object' || !ACCESS_KINDS.has(a.kind as Access['kind'])) throw new Error(`${where}: no access declaration (kind)`);
+  if (a.kind === 'public' || a.kind === 'operator') return;
+  if (!ROLE_REQUIREMENTS.includes(a.roles as RoleRequirement)) throw new Error(`${where}: access.roles must be one of ${ROLE_REQUIREMENTS.join(', ')}`);
+  if (a.kind === 'apiKey' && !Object.hasOwn(ADMITTED_KEY_SCOPES, String(a.scopes))) throw new Error(`${where}: access.scopes must be one of ${Object.keys(ADMITTED_KEY_SCOPES).join(', ')}`);
+}
 
 export function authenticate(access: Access) {
   return async function authMiddleware(ctx: AppContext, next: Next): Promise<void> {

@@ -47,7 +47,7 @@ export const signOutRoute = defineRoute({
   summary: 'End the current session',
   tags: ['Session'],
   family: 'bare',
-  access: { kind: 'session' },
+  access: { kind: 'session', roles: 'read' },
   responses: {
     200: { description: 'Signed out; cookie cleared', schema: z.strictObject({ signedOut: z.literal(true) }) },
     401: { description: 'No session', schema: bareErrorSchema },
@@ -66,7 +66,7 @@ export const currentSessionRoute = defineRoute({
   summary: 'The signed-in user, current workspace and memberships',
   tags: ['Session'],
   family: 'bare',
-  access: { kind: 'session' },
+  access: { kind: 'session', roles: 'read' },
   responses: {
     200: { description: 'Current session', schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
     401: { description: 'No session', schema: bareErrorSchema },

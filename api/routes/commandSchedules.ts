@@ -11,7 +11,9 @@ import { createSchedule, listSchedules } from '../../services/commands';
  * delete over HTTP (spec).
  */
 const tags = ['Command schedules'];
-const v1 = { kind: 'apiKey', scopes: 'safe-read' } as const;
+const v1Read = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
+// Personal and copilot keys may create (safe-read scopes), but only for a member above viewer.
+const v1Write = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
 const body = z.object({ title: z.unknown(), prompt: z.unknown(), cron: z.unknown(), timezone: z.unknown(), threadId: z.unknown(), workspaceId: z.unknown() }).partial();
 const errors = {
   400: { description: 'Schedule title is required. / Schedule prompt is required. / invalid cron or timezone', schema: bareErrorSchema },
@@ -32,7 +34,7 @@ export const commandScheduleRoutes: AnyRoute[] = [
         summary: 'Command schedules of the workspace',
         tags,
         family: 'bare',
-        access: kind === 'v1' ? v1 : ({ kind: 'session' } as const),
+        access: kind === 'v1' ? v1Read : ({ kind: 'session', roles: 'read' } as const),
         responses: { 200: { description: '`{ schedules }`', schema: scheduleListSchema }, ...errors },
         handler: async (ctx, { principal }) => ({ status: 200, body: { schedules: await listSchedules(ctx.state.em, principal) } }),
       }),
@@ -43,7 +45,7 @@ export const commandScheduleRoutes: AnyRoute[] = [
         summary: 'Create a command schedule (title, prompt, cron, timezone default UTC, optional threadId); created enabled, as a Temporal Schedule',
         tags,
         family: 'bare',
-        access: kind === 'v1' ? v1 : ({ kind: 'session', roles: 'write' } as const),
+        access: kind === 'v1' ? v1Write : ({ kind: 'session', roles: 'write' } as const),
         body,
         responses: { 201: { description: '`{ schedule }`', schema: scheduleCreatedSchema }, ...errors },
         handler: async (ctx, { principal, body: input, deps }) => {

@@ -45,9 +45,9 @@ import { commandScheduleRoutes } from './commandSchedules';
  */
 
 const tags = ['Command jobs'];
-const v1Read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const v1Read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
 const v1Write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const sessionRead = { kind: 'session' } as const;
+const sessionRead = { kind: 'session', roles: 'read' } as const;
 const sessionWrite = { kind: 'session', roles: 'write' } as const;
 
 const idParams = z.object({ id: pathId });

@@ -28,7 +28,7 @@ export const getManagedRowRoute = defineRoute({
   summary: 'One row of a managed configuration table, by `?key=`, with its revision',
   tags: TAGS,
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: tableParams,
   query: z.object({ key: z.string({ error: 'key is required' }).min(1, 'key is required').max(256) }),
   responses: {
@@ -80,7 +80,7 @@ export const configurationGetRoute = defineRoute({
   summary: '`catalog`: declared tables and whether apply is enabled; `history`: the latest 50 receipts (no row values)',
   tags: TAGS,
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: operationParams,
   responses: {
     200: { description: 'catalog `{ applyEnabled, applyDisabledReason, databases, tables }` or history `{ receipts }`', schema: z.union([catalogSchema, historySchema]) },

@@ -22,7 +22,7 @@ import { tableRowsUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
 
 const TAGS = ['Databases'];
-const read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const tableParams = z.object({ tableId: pathId });
 const notFoundDoc = (what: string) => ({ 404: { description: `${what} not found, or in another workspace`, schema: bareErrorSchema } });

@@ -121,7 +121,7 @@ export const listTargetsRoute = defineRoute({
   summary: 'Destinations of a workflow: identities, candidate and active pointers, revisions, enabled state and sources',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   query: z.object({ includeHistory: z.enum(['true', 'false'], { error: 'includeHistory must be true or false' }).optional() }),
   responses: { 200: { description: '`{ workflowId, targets, history? }`', schema: targetListSchema }, ...targetErrors },

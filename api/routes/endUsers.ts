@@ -56,7 +56,7 @@ export const getEndUserRunRoute = defineRoute({
   summary: 'A run this end-user gateway key started, as the end-user run summary',
   tags: ['End users'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'end-user-gateway' },
+  access: { kind: 'apiKey', scopes: 'end-user-gateway', roles: 'read' },
   params: runIdParams,
   responses: { 200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer }, ...endUserRunErrors },
   handler: async (ctx, { principal, params }) => {

@@ -255,6 +255,6 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
 }
 
 export const fileRoutes: AnyRoute[] = [
-  ...fileRoutesAt('/api/v1/files', { kind: 'apiKey', scopes: 'workspace' }, '', 'Files'),
-  ...fileRoutesAt('/api/files', { kind: 'session' }, 'Session', 'Files (session)'),
+  ...fileRoutesAt('/api/v1/files', { kind: 'apiKey', scopes: 'workspace', roles: 'read' }, '', 'Files'),
+  ...fileRoutesAt('/api/files', { kind: 'session', roles: 'read' }, 'Session', 'Files (session)'),
 ];

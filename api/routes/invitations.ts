@@ -18,7 +18,7 @@ export const listInvitationsRoute = defineRoute({
   summary: "The signed-in user's pending invitations to other workspaces",
   tags: ['Workspaces'],
   family: 'bare',
-  access: { kind: 'session' },
+  access: { kind: 'session', roles: 'read' },
   responses: { 200: { description: 'Pending invitations, newest first', schema: z.strictObject({ invitations: z.array(receivedInvitationSchema) }) }, ...sessionErrors },
   handler: async (ctx, { principal }) => ({ status: 200, body: { invitations: await listReceivedInvitations(ctx.state.em, principal as SessionPrincipal) } }),
 });
@@ -31,7 +31,7 @@ const decisionRoute = (decision: 'accept' | 'decline') =>
     summary: decision === 'accept' ? 'Accept an invitation: become a member of its workspace' : 'Decline an invitation',
     tags: ['Workspaces'],
     family: 'bare',
-    access: { kind: 'session' },
+    access: { kind: 'session', roles: 'read' },
     params: z.object({ id: pathId }),
     responses: {
       200: { description: 'The decided invitation', schema: z.strictObject({ invitation: invitationSchema }) },

@@ -35,7 +35,7 @@ import { withStreamedIdempotency } from '../middleware/idempotency';
  * envelope family, are in knowledgeConnectors.ts.
  */
 
-const read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const tags = ['Knowledge bases'];
 

@@ -30,7 +30,7 @@ import {
  * a stored answer.
  */
 
-const read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const tags = ['Knowledge connectors'];
 

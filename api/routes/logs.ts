@@ -26,7 +26,7 @@ export const logStatsRoute = defineRoute({
   summary: 'Aggregates over the runs matching the filters (computed in SQL)',
   tags: ['Logs'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   query: filterQuery,
   responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: logStatsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
@@ -43,7 +43,7 @@ export const logExportRoute = defineRoute({
   summary: 'Runs matching the filters as a JSON or CSV attachment (`?format=csv`; anything else is JSON)',
   tags: ['Logs'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   query: filterQuery.extend({ format: z.string().optional() }),
   responses: {
     200: { description: 'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` (schema below), or with `?format=csv` a CSV attachment (text/csv)', schema: logExportSchema },
@@ -67,7 +67,7 @@ export const executionDetailRoute = defineRoute({
   summary: 'Execution detail of one run (the execution id is the run id), unwrapped',
   tags: ['Logs'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: z.object({ executionId: pathId }),
   responses: {
     200: { description: 'Execution detail', schema: executionDetailSchema },
@@ -88,7 +88,7 @@ export const sessionLogsRoute = defineRoute({
   summary: "Runs of the session's workspace matching the shared logs filters",
   tags: ['Logs'],
   family: 'bare',
-  access: { kind: 'session' },
+  access: { kind: 'session', roles: 'read' },
   query: filterQuery,
   responses: { 200: { description: '`{ runs }`: run summaries (GET /api/v1/runs/{id} has the full run)', schema: sessionLogsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {

@@ -44,7 +44,7 @@ import {
 } from '../../services/mailer';
 
 const TAG = ['Mailer'];
-const workspaceKey = { kind: 'apiKey' as const, scopes: 'workspace' as const };
+const workspaceKey = { kind: 'apiKey' as const, scopes: 'workspace' as const, roles: 'read' as const };
 const notFoundResponse = (what: string) => ({ 404: { description: `${what} not found (also for another workspace's id)`, schema: bareErrorSchema } });
 const LIST_BOUNDS = { default: 50, min: 1, max: 100 };
 const listQuery = z.object({ cursor: z.string().max(500).optional(), limit: z.string().max(10).optional() });
@@ -72,7 +72,7 @@ export const createMailerRouteRoute = defineRoute({
   summary: 'Create an inbound route (Idempotency-Key required); the signingSecret is shown once',
   tags: TAG,
   family: 'bare',
-  access: workspaceKey,
+  access: { ...workspaceKey, roles: 'write' },
   idempotency: 'required',
   body: z
     .object({
@@ -118,7 +118,7 @@ export const patchMailerRouteRoute = defineRoute({
   summary: 'Update enabled, workflowId, description; rotateSigningSecret (Idempotency-Key required) returns a new signingSecret once',
   tags: TAG,
   family: 'bare',
-  access: workspaceKey,
+  access: { ...workspaceKey, roles: 'write' },
   idempotency: 'optional',
   params: z.object({ id: pathId }),
   body: z
@@ -279,7 +279,7 @@ export const replyRoute = defineRoute({
   summary: 'Reply (Idempotency-Key required): 201 on first send, 200 `deduplicated: true` on replay',
   tags: TAG,
   family: 'bare',
-  access: workspaceKey,
+  access: { ...workspaceKey, roles: 'write' },
   params: z.object({ id: pathId }),
   body: z
     .object({
@@ -369,7 +369,7 @@ export const upsertPollingGroupRoute = defineRoute({
   summary: 'Create a polling group, or update the one with the same identity (workspace, provider, credential, principal, delegation config)',
   tags: TAG,
   family: 'bare',
-  access: workspaceKey,
+  access: { ...workspaceKey, roles: 'write' },
   body: z
     .object({
       provider: z.enum(['mailA', 'mailB'], { error: 'provider must be mailA or mailB' }),
@@ -411,7 +411,7 @@ export const patchPollingGroupRoute = defineRoute({
   summary: 'Update intervalSeconds (60 to 86400) or enabled',
   tags: TAG,
   family: 'bare',
-  access: workspaceKey,
+  access: { ...workspaceKey, roles: 'write' },
   params: z.object({ id: pathId }),
   body: z.object({ intervalSeconds: interval.optional(), enabled: z.boolean().optional() }).strict(),
   responses: { 200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema }, ...bareAuthErrors, ...notFoundResponse('Polling group') },
@@ -428,8 +428,9 @@ export const mailerRoutes: AnyRoute[] = [
   getMailerRouteRoute,
   patchMailerRouteRoute,
   patchGoogleDwdRoute,
-  genericInbound('/api/v1/mailer/inbound', 'genericMailerInbound', workspaceKey),
-  genericInbound('/api/mailer/inbound', 'genericMailerInboundSession', { kind: 'session' }),
+  genericInbound('/api/v1/mailer/inbound', 'genericMailerInbound', { ...workspaceKey, roles: 'write' }),
+  // Starts runs: the same write role as the v1 route (a viewer's session once could).
+  genericInbound('/api/mailer/inbound', 'genericMailerInboundSession', { kind: 'session', roles: 'write' }),
   signedInboundRoute,
   listThreadsRoute,
   getThreadRoute,

@@ -83,8 +83,8 @@ const idParams = z.object({ id: pathId });
 const errors = { ...bareAuthErrors, 404: { description: 'Workflow or artifact not found', schema: bareErrorSchema }, 409: { description: 'No repository (SETUP_REQUIRED), review not open, or branch moved', schema: bareErrorSchema } };
 
 export const repositoryRoutes: AnyRoute[] = [
-  ...repositoryRoutesAt('/api/v1/workflow-repository', { read: { kind: 'apiKey', scopes: 'workspace' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } }, '', 'Workflow repository'),
-  ...repositoryRoutesAt('/api/workflow-repository', { read: { kind: 'session' }, write: { kind: 'session', roles: 'admin' } }, 'Session', 'Workflow repository (session)'),
+  ...repositoryRoutesAt('/api/v1/workflow-repository', { read: { kind: 'apiKey', scopes: 'workspace', roles: 'read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } }, '', 'Workflow repository'),
+  ...repositoryRoutesAt('/api/workflow-repository', { read: { kind: 'session', roles: 'read' }, write: { kind: 'session', roles: 'admin' } }, 'Session', 'Workflow repository (session)'),
   defineRoute({
     method: 'get',
     path: '/api/v1/workflows/{id}/review',
@@ -92,7 +92,7 @@ export const repositoryRoutes: AnyRoute[] = [
     summary: 'Review status: open, merged or closed, head sha, synced',
     tags: ['Workflow repository'],
     family: 'bare',
-    access: { kind: 'apiKey', scopes: 'workspace' },
+    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     params: idParams,
     responses: { 200: { description: '`{ review }` (null before the first review)', schema: z.strictObject({ review: reviewSchema.nullable() }) }, ...errors },
     handler: async (ctx, { principal, params }) => ({ status: 200, body: await getReview(ctx.state.em, repositoryDeps(ctx), principal!, params.id) }),
@@ -117,7 +117,7 @@ export const repositoryRoutes: AnyRoute[] = [
     summary: 'The artifact at `?ref=` (default: the base branch) against the draft; nothing written',
     tags: ['Workflow repository'],
     family: 'bare',
-    access: { kind: 'apiKey', scopes: 'workspace' },
+    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     params: idParams,
     query: z.object({ ref: z.string().regex(/^[A-Za-z0-9._/-]{1,200}$/, 'ref must be a branch name or commit sha').optional() }),
     responses: {

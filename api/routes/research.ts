@@ -12,7 +12,7 @@ import { cancelResearchRun, createResearchRun, getResearchRun, listResearchRuns,
  * names the run (`research_…`), and a replay answers the run as it is now (`deduplicated`).
  */
 
-const read = { kind: 'apiKey', scopes: 'workspace' } as const;
+const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const tags = ['Research'];
 

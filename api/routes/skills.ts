@@ -42,7 +42,7 @@ export const listSkillsRoute = defineRoute({
   summary: "Skills the key's user may see: the workspace's published skills and their own drafts and pending versions",
   tags: ['Skills'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: z.object({ query: z.string().max(500, 'query must be at most 500 characters').optional().describe('Case-insensitive substring of name, description or instructions') }),
   responses: { 200: { description: '`{ skills }`, by name', schema: skillListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => ({ status: 200, body: { skills: await listSkills(ctx.state.em, principal, query.query) } }),
@@ -83,7 +83,7 @@ export const getSkillRoute = defineRoute({
   summary: 'One skill version the caller may see',
   tags: ['Skills'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ skill }`', schema: skillEnvelopeSchema }, ...bareAuthErrors, ...notFound },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: { skill: await getSkill(ctx.state.em, principal, params.id) } }),
@@ -141,7 +141,7 @@ export const loadSkillsRoute = defineRoute({
   summary: 'Progressive load of skills by id or name (workspace key only); counts one use of each loaded skill',
   tags: ['Skills'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   rawBody: {
     contentType: 'application/json',
     description: 'Strict JSON object: `skillIds` (≤ 32 ids of ≤ 191 characters), legacy `skillId`, `skillName` (only when no id is given), `versions` (id → positive integer), legacy `version`',
@@ -188,7 +188,7 @@ const publicationRoute = (
   operationId: string,
   summary: string,
   move: typeof publishSkill,
-  roles?: 'admin',
+  roles: 'write' | 'admin',
 ) =>
   defineRoute({
     method: 'post',
@@ -197,7 +197,7 @@ const publicationRoute = (
     summary,
     tags: ['Skills'],
     family: 'bare',
-    access: roles ? { kind: 'session', roles } : { kind: 'session' },
+    access: { kind: 'session', roles },
     params: idParams,
     responses: {
       200: { description: '`{ skill }`', schema: skillEnvelopeSchema },
@@ -213,6 +213,7 @@ export const requestSkillPublicationRoute = publicationRoute(
   'requestSkillPublication',
   "The owner submits a draft for publication review (draft → pending); 409 `This skill already has a version awaiting publication review.`",
   requestSkillPublication,
+  'write',
 );
 export const publishSkillRoute = publicationRoute(
   'publish',

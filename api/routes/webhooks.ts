@@ -38,7 +38,7 @@ export const listWebhooksRoute = defineRoute({
   summary: 'Webhooks of the workspace with their invoke links; `?workflowId=` narrows to one workflow',
   tags: ['Webhooks'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: z.object({ workflowId: z.string().min(1).optional() }),
   responses: { 200: { description: '`{ webhooks, links }`', schema: webhookListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
@@ -54,7 +54,7 @@ export const getWebhookRoute = defineRoute({
   summary: 'One webhook with its invoke link',
   tags: ['Webhooks'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: z.object({ id: pathId }),
   responses: {
     200: { description: '`{ webhook, links }`', schema: webhookWithLinksSchema },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { defineRoute, sessionTwinAccess, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import {
@@ -77,7 +77,7 @@ export const workerStatusRoute = defineRoute({
   summary: 'Queue, database, scheduler and run health of the workspace, measured live',
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: nowQuery,
   responses: { 200: { description: '`{ status }`', schema: workerStatusSchema }, ...bareAuthErrors, ...badNow },
   handler: statusHandler,
@@ -90,7 +90,7 @@ export const workerDoctorRoute = defineRoute({
   summary: 'Diagnosis of the worker setup: blockers, warnings and next actions',
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: doctorQuery,
   responses: { 200: { description: '`{ doctor }`', schema: workerDoctorSchema }, ...bareAuthErrors, ...badNow },
   handler: doctorHandler,
@@ -103,7 +103,7 @@ export const workerSmokeTestRoute = defineRoute({
   summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: smokeBody,
   responses: { ...smokeResponses, ...bareAuthErrors },
   handler: smokeHandler,
@@ -145,7 +145,7 @@ export const localAiCliSessionRoute = defineRoute({
   summary: "Prepares, verifies (default) or disconnects the workspace's session with a local AI CLI",
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: sessionBody,
   responses: { 200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
@@ -161,7 +161,7 @@ export const localAiCliLoginRoute = defineRoute({
   summary: "Starts the CLI's browser login and answers its authorization URL",
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: loginBody,
   responses: { 200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
@@ -177,7 +177,7 @@ export const localAiCliCallbackRoute = defineRoute({
   summary: "Hands the login's redirect URL back to the pending login and verifies the session",
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: callbackBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
@@ -193,7 +193,7 @@ export const localAiCliTokenRoute = defineRoute({
   summary: 'Signs cliA in with a token, stored as an encrypted credential and never answered',
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: tokenBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
@@ -209,7 +209,7 @@ export const localAiCliModelsRoute = defineRoute({
   summary: "The models the workspace's CLI offers",
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: modelsQuery,
   responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
@@ -219,7 +219,8 @@ export const localAiCliModelsRoute = defineRoute({
 });
 
 /** Session twin of a key route: same handler, the session cookie instead of a bearer key. */
-const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId, access: { kind: 'session' } });
+/** The cookie twin of a key route: same handler, and the same role requirement (a twin that dropped it let viewers write). */
+const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId, access: sessionTwinAccess(route.access) });
 
 export const sessionWorkerStatusRoute = sessionTwin(workerStatusRoute, '/api/workers/status', 'sessionWorkerStatus');
 export const sessionWorkerDoctorRoute = sessionTwin(workerDoctorRoute, '/api/workers/doctor', 'sessionWorkerDoctor');

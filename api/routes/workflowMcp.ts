@@ -173,8 +173,8 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
 }
 
 export const workflowMcpRoutes: AnyRoute[] = [
-  ...serverRoutesAt('/api/v1/workflow-mcp-servers', { read: { kind: 'apiKey', scopes: 'safe-read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } }, '', 'Workflow MCP servers'),
-  ...serverRoutesAt('/api/workflow-mcp-servers', { read: { kind: 'session' }, write: { kind: 'session', roles: 'admin' } }, 'Session', 'Workflow MCP servers (session)'),
+  ...serverRoutesAt('/api/v1/workflow-mcp-servers', { read: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } }, '', 'Workflow MCP servers'),
+  ...serverRoutesAt('/api/workflow-mcp-servers', { read: { kind: 'session', roles: 'read' }, write: { kind: 'session', roles: 'admin' } }, 'Session', 'Workflow MCP servers (session)'),
   ...(['post', 'get'] as const).map((method) =>
     defineRoute({
       method,

@@ -69,7 +69,7 @@ export const listWorkflowsRoute = defineRoute({
   summary: 'Non-trashed workflows of the workspace, newest first',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   responses: { 200: { description: '`{ workflows, links }`', schema: workflowListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal }) => {
     const workflows = await listWorkflows(ctx.state.em, principal);
@@ -129,7 +129,7 @@ export const importPreviewRoute = defineRoute({
   summary: 'Parse and validate an import without writing anything',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
   responses: {
     200: {
@@ -157,7 +157,7 @@ export const validateArtifactRoute = defineRoute({
   summary: 'Validate repository artifact files (one JSON workflow artifact per file) without writing anything',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   body: z.object({ files: artifactFiles.optional() }).strict(),
   responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema }, ...bareAuthErrors },
   handler: async (_ctx, { body }) => {
@@ -173,7 +173,7 @@ export const getWorkflowRoute = defineRoute({
   summary: 'A workflow with links, or `?format=portable` for the portable export',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   query: z.object({ format: z.enum(['portable']).optional() }),
   responses: {
@@ -284,7 +284,7 @@ export const validateSavedRoute = defineRoute({
   summary: 'Validation report and deployment readiness of the saved draft',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id) }),
@@ -297,7 +297,7 @@ export const validateDraftRoute = defineRoute({
   summary: 'Validate a draft body `{ nodes, edges }` without saving it',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
@@ -311,7 +311,7 @@ export const listVersionsRoute = defineRoute({
   summary: 'Deployed versions, newest first',
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ versions }`, newest first', schema: z.strictObject({ versions: z.array(workflowVersionSchema) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: { versions: await listVersions(ctx.state.em, principal, params.id) } }),

@@ -13,7 +13,7 @@ export const getWorkspaceRoute = defineRoute({
   summary: "The API key's workspace",
   tags: ['Workspaces'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read' },
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   responses: {
     200: { description: 'The workspace', schema: z.strictObject({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }) },
     ...bareAuthErrors,

@@ -18,7 +18,7 @@ const routes = [
     summary: 'probe',
     tags: ['Test'],
     family: 'envelope',
-    access: { kind: 'apiKey', scopes: 'workspace' },
+    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), cursor: z.string().optional() }),
     responses: { 200: { description: 'ok', schema: z.strictObject({ limit: z.number().int(), position: z.unknown(), workspaceId: z.string() }) } },
     handler: async (_ctx, { query, principal }) => {
@@ -33,7 +33,7 @@ const routes = [
     summary: 'probe',
     tags: ['Test'],
     family: 'envelope',
-    access: { kind: 'apiKey', scopes: 'workspace' },
+    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     body: z.object({ name: z.string().min(1) }).strict(),
     idempotency: 'required',
     responses: { 201: { description: 'ok', schema: z.strictObject({ item: z.strictObject({ name: z.string(), serial: z.number().int() }) }) } },
@@ -46,7 +46,7 @@ const routes = [
     summary: 'probe',
     tags: ['Test'],
     family: 'envelope',
-    access: { kind: 'apiKey', scopes: 'workspace' },
+    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     params: z.object({ id: z.string() }),
     responses: { 200: { description: 'ok' } },
     handler: async (_ctx, { params }) => {
