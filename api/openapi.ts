@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { AnyRoute } from './http/route';
+import { openApiExtensions } from './http/authorization';
 
 /**
  * Builds the OpenAPI 3.1 document from the same route definitions (and zod schemas) the
@@ -31,6 +32,8 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
       summary: route.summary,
       tags: route.tags,
       security,
+      // The route's authorization requirement (docs/authorization.md renders the same matrix).
+      ...openApiExtensions(route.access),
       request: {
         ...(route.params ? { params: route.params } : {}),
         ...(route.query ? { query: route.query } : {}),
