@@ -31,10 +31,13 @@ export function requirementOf(access: Access): RouteRequirement {
   }
 }
 
-/** The OpenAPI extensions of one operation: `x-required-role`, `x-key-scopes`, `x-credential`. */
+/**
+ * The OpenAPI extensions of one operation: `x-required-role` (`read`, `write`, `admin`, or
+ * `none` for public and `operator` for operator routes), `x-key-scopes`, `x-credential`.
+ */
 export function openApiExtensions(access: Access): Record<`x-${string}`, unknown> {
   const r = requirementOf(access);
-  return { 'x-credential': r.credential, 'x-required-role': r.role ?? 'none', 'x-key-scopes': r.keyScopes };
+  return { 'x-credential': r.credential, 'x-required-role': r.role ?? (r.credential === 'operator' ? 'operator' : 'none'), 'x-key-scopes': r.keyScopes };
 }
 
 const ROLE_WORDS = { read: 'Viewer+', write: 'Member+', admin: 'Admin+' } as const;
