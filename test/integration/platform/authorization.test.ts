@@ -12,7 +12,7 @@
  */
 import { allRoutes } from '../../../api/app';
 import type { AnyRoute } from '../../../api/http/route';
-import { ADMITTED_KEY_SCOPES, type Access } from '../../../api/middleware/auth';
+import type { Access, ApiKeyScopes } from '../../../api/middleware/auth';
 import { MembershipSchema, UserSchema, type ApiKeyScope, type MembershipRole } from '../../../db/entities';
 import { AUTH_MESSAGES } from '../../../services/errors';
 import { randomToken } from '../../../services/ids';
@@ -89,6 +89,18 @@ afterAll(async () => {
 
 const caller = (name: string): Caller => callers.find((c) => c.name === name)!;
 
+/**
+ * The key scopes each declared scope set admits, as the contract states them (written out here,
+ * not imported, so the walk checks the middleware rather than repeating it). Organization keys
+ * are admitted by none: they are not anchored to a workspace.
+ */
+const CONTRACT_KEY_SCOPES: Record<ApiKeyScopes, ApiKeyScope[]> = {
+  workspace: ['workspace'],
+  'safe-read': ['workspace', 'personal', 'copilot'],
+  'workspace-or-gateway': ['workspace', 'end_user_gateway'],
+  'end-user-gateway': ['end_user_gateway'],
+};
+
 /** What the matrix says a caller gets: admitted, or refused with a status and message. */
 type Expected = { admitted: true } | { admitted: false; status: 401 | 403; message: string };
 
@@ -104,7 +116,7 @@ function expected(access: Access, c: Caller): Expected {
       if (byKey) {
         if (!c.token || c.revoked || c.operator) return refuse(401, AUTH_MESSAGES.bearerRequired);
         const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
-        if (!ADMITTED_KEY_SCOPES[scopes].has(c.scope!) || c.scope === 'organization') {
+        if (!CONTRACT_KEY_SCOPES[scopes].includes(c.scope!)) {
           return refuse(403, scopes === 'end-user-gateway' ? AUTH_MESSAGES.gatewayKeyRequired : AUTH_MESSAGES.workspaceKeyRequired);
         }
       } else if (!c.cookie || c.revoked) {
@@ -206,6 +218,32 @@ test('every mounted route declares a role for every workspace principal', () => 
     if (route.access.kind === 'public' || route.access.kind === 'operator') continue;
     expect([routeKey(route), route.access.roles]).toEqual([routeKey(route), expect.stringMatching(/^(read|write|admin)$/)]);
   }
+});
+
+/**
+ * The non-GET routes a viewer may call: each reads, validates or ends the caller's own session.
+ * Any other POST, PUT, PATCH or DELETE must need `write` or `admin`: adding one as `read`
+ * fails here until it is reviewed and listed.
+ */
+const VIEWER_POSTS = new Set([
+  'POST /api/auth/sign-out',
+  'POST /api/invitations/{id}/accept',
+  'POST /api/invitations/{id}/decline',
+  'POST /api/v1/workflows/import-preview',
+  'POST /api/v1/workflows/validate-artifact',
+  'POST /api/v1/workflows/{id}/validate',
+  'POST /api/v1/credentials/{id}/test',
+  'POST /api/v1/workflows/{id}/credentials/test',
+  'POST /api/v1/databases/query',
+  'POST /api/v1/knowledge-bases/search',
+  'POST /api/v1/skills/load',
+]);
+
+test('every mutation needs write or admin, but for the reviewed list', () => {
+  const readMutations = allRoutes
+    .filter((r) => r.method !== 'get' && r.access.kind !== 'public' && r.access.kind !== 'operator' && r.access.roles === 'read')
+    .map(routeKey);
+  expect(readMutations.sort()).toEqual([...VIEWER_POSTS].sort());
 });
 
 test('every route × every caller is answered as the matrix says', async () => {
