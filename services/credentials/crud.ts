@@ -168,6 +168,7 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
   if ((input.value === undefined) === (input.envVar === undefined)) throw invalidInput('Send exactly one of value or envVar.');
   const value = input.envVar !== undefined ? valueFromEnv(deps, input.envVar, input.type) : validateValue(input.type, input.value);
   const source: CredentialSource = input.envVar !== undefined ? 'env' : 'inline';
+  if (input.envVar !== undefined && input.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
   const allowedHosts = normalizeAllowedHosts(input.allowedHosts ?? []);
   const name = input.name.trim();
   for (let attempt = 0; ; attempt++) {
@@ -216,6 +217,13 @@ export interface CredentialPatch {
   allowedHosts?: string[];
 }
 
+/**
+ * Whoever names an allowed variable need not know its value, so a credential copied from one
+ * is bound only where its value and provider say (probeUrl, baseUrl, host), never to hosts the
+ * request picks.
+ */
+export const ENV_HOSTS_REFUSED = 'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where its value (probeUrl, baseUrl, host) or its provider says.';
+
 export const SECRET_REQUIRED_FOR_TYPE = "Changing a credential's type requires its secret: send value (or envVar) with the new type.";
 export const SECRET_REQUIRED_FOR_HOSTS = "Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.";
 
@@ -234,7 +242,9 @@ export async function updateCredential(em: EntityManager, principal: WorkspacePr
   if (patch.value !== undefined && patch.envVar !== undefined) throw invalidInput('Send at most one of value or envVar.');
   const type = patch.type ?? row.type;
   if (patch.type !== undefined) checkCredentialType(patch.type);
-  const allowedHosts = patch.allowedHosts === undefined ? row.allowedHosts : normalizeAllowedHosts(patch.allowedHosts);
+  if (patch.envVar !== undefined && patch.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
+  // A new value from a variable drops the hosts the previous value was bound to (see ENV_HOSTS_REFUSED).
+  const allowedHosts = patch.envVar !== undefined ? [] : patch.allowedHosts === undefined ? row.allowedHosts : normalizeAllowedHosts(patch.allowedHosts);
   const withSecret = patch.value !== undefined || patch.envVar !== undefined;
   if (!withSecret && type !== row.type) throw invalidInput(SECRET_REQUIRED_FOR_TYPE, { details: { reason: 'secret_required', field: 'type' } });
   if (!withSecret && !sameHosts(allowedHosts, row.allowedHosts)) throw invalidInput(SECRET_REQUIRED_FOR_HOSTS, { details: { reason: 'secret_required', field: 'allowedHosts' } });

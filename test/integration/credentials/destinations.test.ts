@@ -55,14 +55,15 @@ const requestsTo = (fake: FakeApi, path: string) => fake.requests.filter((r) => 
 const listed = async (id: string) => ((await call('GET', C, { token: ws.token })).body.credentials as any[]).find((c) => c.id === id);
 
 beforeAll(async () => {
-  tracker.add(oauth.refreshToken, oauth.clientSecret);
+  tracker.add(oauth.refreshToken, oauth.clientSecret, 'dest-env-token-0123456789');
+  process.env.DEST_ENV_TOKEN = 'dest-env-token-0123456789';
   [api, other] = await Promise.all([startFakeApi(oauth), startFakeApi(oauth)]);
   apiHost = new URL(api.url).host;
   otherHost = new URL(other.url).host;
   stack = await startTestStack({
     config: {
       outboundAllowPrivateNetworks: true,
-      credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 2_000, providerBaseUrls: { repo: `${api.url}/repo` } },
+      credentials: { key: undefined, previousKeys: [], envAllowlist: [{ name: 'DEST_ENV_TOKEN', type: null }], testTimeoutMs: 2_000, providerBaseUrls: { repo: `${api.url}/repo` } },
     },
   });
   ({ app, ws } = stack);
@@ -108,7 +109,6 @@ test('each http type: created with hosts, shown in its masked view, sent to an a
     expect({ type: c.type, status: refused.status }).toEqual({ type: c.type, status: 'failed' });
     const error = JSON.stringify(refused.error);
     expect(error).toContain(`Credential \\"dest ${c.type}\\" may not be sent to ${otherHost}: it may be sent only to ${apiHost}, *.example.test.`);
-    expect(error).toContain('CredentialDestinationRefused');
     // Nothing reached the other host: not the request, not a connection that carried it.
     expect(other.requests.length).toBe(before);
   }
@@ -188,14 +188,15 @@ test("the finding: a writer cannot retype a provider token to bearer without its
   const created = await call('POST', C, { token: ws.token, body: { name: 'repo token', type: 'repo', value: repoToken } });
   expect(created.status).toBe(201);
   const id = created.body.credential.id;
-  expect(created.body.credential.allowedHosts).toEqual([apiHost]);
+  const providerHosts = [apiHost, new URL(app.deps.config.knowledge.providerBaseUrls.repo).host];
+  expect(created.body.credential.allowedHosts).toEqual(providerHosts);
 
   const retype = await call('PATCH', `${C}/${id}`, { token: writer, body: { type: 'bearer' } });
   expect(retype.status).toBe(400);
   expect(retype.body.error).toBe("Changing a credential's type requires its secret: send value (or envVar) with the new type.");
   const rehost = await call('PATCH', `${C}/${id}`, { token: writer, body: { allowedHosts: [otherHost] } });
   expect(rehost.status).toBe(400);
-  expect(await listed(id)).toMatchObject({ type: 'repo', allowedHosts: [apiHost], maskedValue: `${repoToken.slice(0, 4)}••••••••${repoToken.slice(-2)}` });
+  expect(await listed(id)).toMatchObject({ type: 'repo', allowedHosts: providerHosts, maskedValue: `${repoToken.slice(0, 4)}••••••••${repoToken.slice(-2)}` });
 
   // Sent as it is from an http node, at the other host: refused before any connection.
   const before = other.requests.length;
@@ -233,4 +234,21 @@ test('migration: existing http credentials are bound to the hosts of the literal
   const rows: Array<{ id: string; allowed_hosts: string[] }> = await conn.execute(`select id, allowed_hosts from credentials where id in (${ids.map(() => '?').join(', ')})`, ids);
   const hosts = Object.fromEntries(rows.map((r) => [r.id, r.allowed_hosts]));
   expect(ids.map((id) => hosts[id])).toEqual([['api.legacy.test:8443'], ['legacy-b.test'], [], []]);
+});
+
+test('a credential copied from envVar is bound only where its value says: no allowedHosts with envVar, and a new variable value drops the old hosts', async () => {
+  const refused = await call('POST', C, { token: writer, body: { name: 'from env', type: 'bearer', envVar: 'DEST_ENV_TOKEN', allowedHosts: [otherHost] } });
+  expect(refused.status).toBe(400);
+  expect(refused.body.error).toBe('allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where its value (probeUrl, baseUrl, host) or its provider says.');
+
+  // A writer's own junk secret bound to the other host, then switched to the deployment's variable: the hosts go with the old value.
+  const own = await call('POST', C, { token: writer, body: { name: 'switched to env', type: 'bearer', value: secret('dest-junk'), allowedHosts: [otherHost] } });
+  expect(own.body.credential.allowedHosts).toEqual([otherHost]);
+  const switched = await call('PATCH', `${C}/${own.body.credential.id}`, { token: writer, body: { envVar: 'DEST_ENV_TOKEN' } });
+  expect(switched.status).toBe(200);
+  expect(switched.body.credential).toMatchObject({ source: 'env', allowedHosts: [] });
+  const before = other.requests.length;
+  const run = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal-env`, own.body.credential.id)], writer), writer);
+  expect(run.status).toBe('failed');
+  expect(other.requests.length).toBe(before);
 });
