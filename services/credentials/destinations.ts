@@ -44,7 +44,7 @@ function normalizeHostName(raw: string): string | null {
 /** Parses one pattern; null when it is not a host, `host:port` or `*.domain`. */
 export function parseHostPattern(raw: string): HostPattern | null {
   const text = raw.trim().toLowerCase();
-  if (text.length === 0 || text.length > 260 || /[/?#@\s\\]/.test(text)) return null;
+  if (text.length === 0 || text.length > 260 || /[/?#@%\s\\]/.test(text)) return null;
   const m = /^(\*\.)?(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(text);
   if (!m) return null;
   const port = m[3] === undefined ? null : Number(m[3]);
