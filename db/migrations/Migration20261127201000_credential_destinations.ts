@@ -23,6 +23,17 @@ export const BACKFILL_OBSERVED_HOSTS = `
          set allowed_hosts = array(select o.host from observed o where o.id = c.id and o.host is not null and o.host <> '' order by o.host limit 50)
        where exists (select 1 from observed o where o.id = c.id);`;
 
+/** Binds repo credentials to the hosts of the Git remotes their workspace repository uses them for. */
+export const BACKFILL_REPOSITORY_REMOTES = `
+      update credentials c
+         set allowed_hosts = array(
+           select distinct lower(regexp_replace(regexp_replace(r.remote_url, '^[A-Za-z]+://([^@/]*@){0,1}', ''), '[/#\\x3f].*$', ''))
+             from workspace_repositories r
+            where r.credential_id = c.id and r.remote_url is not null
+            order by 1)
+       where c.type = 'repo'
+         and exists (select 1 from workspace_repositories r where r.credential_id = c.id and r.remote_url is not null);`;
+
 /**
  * Credentials bound to destinations (issue 27 item 5): `allowed_hosts`, the hosts a credential
  * may be sent to besides those its value and provider imply.
@@ -32,12 +43,14 @@ export const BACKFILL_OBSERVED_HOSTS = `
  * (by id, or by name case-insensitively) in any workflow's draft or saved version of their
  * workspace. One that no node names with a literal URL stays bound only to what its value
  * implies (its probeUrl host) until it is saved again with its secret and `allowedHosts`:
+ * (repo credentials are bound likewise to the Git remote their workspace repository names)
  * "any host" would keep the exfiltration open for exactly the credentials nobody watches.
  */
 export class Migration20261127201000_credential_destinations extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table credentials add column allowed_hosts text[] not null default '{}';`);
     this.addSql(BACKFILL_OBSERVED_HOSTS);
+    this.addSql(BACKFILL_REPOSITORY_REMOTES);
   }
 
   override async down(): Promise<void> {

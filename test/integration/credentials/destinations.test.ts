@@ -6,7 +6,7 @@
  * fails before any connection anywhere else, naming the host and the credential. The finding's
  * attack (a writer retypes a provider token to `bearer` and sends it elsewhere) is refused.
  */
-import { BACKFILL_OBSERVED_HOSTS } from '../../../db/migrations/Migration20261127201000_credential_destinations';
+import { BACKFILL_OBSERVED_HOSTS, BACKFILL_REPOSITORY_REMOTES } from '../../../db/migrations/Migration20261127201000_credential_destinations';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
 import { addUserWithKey, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
@@ -234,6 +234,20 @@ test('migration: existing http credentials are bound to the hosts of the literal
   const rows: Array<{ id: string; allowed_hosts: string[] }> = await conn.execute(`select id, allowed_hosts from credentials where id in (${ids.map(() => '?').join(', ')})`, ids);
   const hosts = Object.fromEntries(rows.map((r) => [r.id, r.allowed_hosts]));
   expect(ids.map((id) => hosts[id])).toEqual([['api.legacy.test:8443'], ['legacy-b.test'], [], []]);
+
+  // A repo credential is bound to the Git remote its workspace repository names.
+  const repo = await call('POST', C, { token: ws.token, body: { name: 'legacy repo', type: 'repo', value: secret('dest-legacy-5') } });
+  const repoId = repo.body.credential.id;
+  await conn.execute(
+    `insert into workspace_repositories (workspace_id, local_path, remote_url, branch, path_prefix, credential_id, pulls_repo, updated_at) values (?, null, 'https://Git.Legacy.test/team.git', 'main', '', ?, 'acme/flows', now())`,
+    [ws.workspaceId, repoId],
+  );
+  try {
+    await conn.execute(BACKFILL_REPOSITORY_REMOTES);
+    expect((await conn.execute('select allowed_hosts from credentials where id = ?', [repoId]))[0].allowed_hosts).toEqual(['git.legacy.test']);
+  } finally {
+    await conn.execute('delete from workspace_repositories where workspace_id = ?', [ws.workspaceId]);
+  }
 });
 
 test('a credential copied from envVar is bound only where its value says: no allowedHosts with envVar, and a new variable value drops the old hosts', async () => {
