@@ -266,3 +266,24 @@ test('a credential copied from envVar is bound only where its value says: no all
   expect(run.status).toBe('failed');
   expect(other.requests.length).toBe(before);
 });
+
+test('POST /workflows/{id}/credentials/test reports a node that would send a credential to a host it is not bound to, without sending it', async () => {
+  const token = secret('dest-wf-test');
+  api.accept('authorization', `Bearer ${token}`);
+  other.accept('authorization', `Bearer ${token}`);
+  await call('POST', C, { token: ws.token, body: { name: 'wf tested', type: 'bearer', value: { token, probeUrl: `${api.url}/probe/wf-tested` } } });
+  const good = await deployWorkflow([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested')]);
+  const goodTest = await call('POST', `${WF}/${good}/credentials/test`, { token: ws.token });
+  expect(goodTest.body.credentials[0].result).toMatchObject({ ok: true, status: 'passed' });
+
+  const before = other.requests.length;
+  const bad = await deployWorkflow([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested'), httpNode('elsewhere', `${other.url}/probe/wf-call`, 'wf tested')]);
+  const badTest = await call('POST', `${WF}/${bad}/credentials/test`, { token: ws.token });
+  expect(badTest.body.ok).toBe(false);
+  expect(badTest.body.credentials[0].result).toMatchObject({
+    ok: false,
+    status: 'refused',
+    message: `Node "elsewhere" would send credential "wf tested" to ${otherHost}: it may be sent only to ${apiHost}. Add the host to its allowedHosts (with its secret).`,
+  });
+  expect(other.requests.length).toBe(before);
+});
