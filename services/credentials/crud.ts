@@ -128,10 +128,11 @@ export function validateValue(type: string, raw: unknown, from = 'value'): Crede
 /**
  * Reads an allowed deployment variable as a credential value of `type`: a JSON object when the
  * variable holds one, else the single secret of the type. The variable must be in
- * CREDENTIAL_ENV_ALLOWLIST (and match the type the allowlist gives it). Messages name the
- * variable, never its value.
+ * CREDENTIAL_ENV_ALLOWLIST (and match the type the allowlist gives it). A JSON object may carry
+ * `allowedHosts` beside the type's fields: the operator who wrote the variable binds it there
+ * (the writer who names it cannot, see ENV_HOSTS_REFUSED). Messages name the variable, never its value.
  */
-export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEnv'>, envVar: string, type: string): CredentialValue {
+export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEnv'>, envVar: string, type: string): { value: CredentialValue; allowedHosts: string[] } {
   const allowed = deps.envAllowlist.find((e) => e.name === envVar);
   if (!allowed) throw invalidInput(`Environment variable "${envVar.slice(0, 100)}" is not an allowed credential source (CREDENTIAL_ENV_ALLOWLIST).`);
   if (allowed.type && allowed.type !== type) throw invalidInput(`Environment variable "${envVar}" holds a ${allowed.type} credential, not ${type}.`);
@@ -145,7 +146,14 @@ export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEn
       throw invalidInput(`Environment variable "${envVar}" starts with "{" but is not valid JSON.`);
     }
   }
-  return validateValue(type, value, `env ${envVar}`);
+  let allowedHosts: string[] = [];
+  if (value && typeof value === 'object' && !Array.isArray(value) && 'allowedHosts' in value) {
+    const { allowedHosts: hosts, ...rest } = value as Record<string, unknown>;
+    if (!Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string')) throw invalidInput(`Environment variable "${envVar}": allowedHosts must be an array of host names.`);
+    allowedHosts = normalizeAllowedHosts(hosts);
+    value = rest;
+  }
+  return { value: validateValue(type, value, `env ${envVar}`), allowedHosts };
 }
 
 export interface CredentialInput {
@@ -166,10 +174,11 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
   const ring = requireKeyring(deps.keys);
   checkCredentialType(input.type);
   if ((input.value === undefined) === (input.envVar === undefined)) throw invalidInput('Send exactly one of value or envVar.');
-  const value = input.envVar !== undefined ? valueFromEnv(deps, input.envVar, input.type) : validateValue(input.type, input.value);
-  const source: CredentialSource = input.envVar !== undefined ? 'env' : 'inline';
   if (input.envVar !== undefined && input.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
-  const allowedHosts = normalizeAllowedHosts(input.allowedHosts ?? []);
+  const fromEnv = input.envVar !== undefined ? valueFromEnv(deps, input.envVar, input.type) : null;
+  const value = fromEnv ? fromEnv.value : validateValue(input.type, input.value);
+  const source: CredentialSource = input.envVar !== undefined ? 'env' : 'inline';
+  const allowedHosts = fromEnv ? fromEnv.allowedHosts : normalizeAllowedHosts(input.allowedHosts ?? []);
   const name = input.name.trim();
   for (let attempt = 0; ; attempt++) {
     const tx = em.fork();
@@ -222,7 +231,7 @@ export interface CredentialPatch {
  * is bound only where its value and provider say (probeUrl, baseUrl, host), never to hosts the
  * request picks.
  */
-export const ENV_HOSTS_REFUSED = 'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where its value (probeUrl, baseUrl, host) or its provider says.';
+export const ENV_HOSTS_REFUSED = 'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.';
 
 export const SECRET_REQUIRED_FOR_TYPE = "Changing a credential's type requires its secret: send value (or envVar) with the new type.";
 export const SECRET_REQUIRED_FOR_HOSTS = "Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.";
@@ -243,13 +252,14 @@ export async function updateCredential(em: EntityManager, principal: WorkspacePr
   const type = patch.type ?? row.type;
   if (patch.type !== undefined) checkCredentialType(patch.type);
   if (patch.envVar !== undefined && patch.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
-  // A new value from a variable drops the hosts the previous value was bound to (see ENV_HOSTS_REFUSED).
-  const allowedHosts = patch.envVar !== undefined ? [] : patch.allowedHosts === undefined ? row.allowedHosts : normalizeAllowedHosts(patch.allowedHosts);
+  // A new value from a variable takes the hosts the variable names, never those of the previous value (see ENV_HOSTS_REFUSED).
+  const fromEnv = patch.envVar !== undefined ? valueFromEnv(deps, patch.envVar, type) : null;
+  const allowedHosts = fromEnv ? fromEnv.allowedHosts : patch.allowedHosts === undefined ? row.allowedHosts : normalizeAllowedHosts(patch.allowedHosts);
   const withSecret = patch.value !== undefined || patch.envVar !== undefined;
   if (!withSecret && type !== row.type) throw invalidInput(SECRET_REQUIRED_FOR_TYPE, { details: { reason: 'secret_required', field: 'type' } });
   if (!withSecret && !sameHosts(allowedHosts, row.allowedHosts)) throw invalidInput(SECRET_REQUIRED_FOR_HOSTS, { details: { reason: 'secret_required', field: 'allowedHosts' } });
   let value: CredentialValue | null = null;
-  if (patch.envVar !== undefined) value = valueFromEnv(deps, patch.envVar, type);
+  if (fromEnv) value = fromEnv.value;
   else if (patch.value !== undefined) value = validateValue(type, patch.value);
   if (patch.name !== undefined) {
     const name = patch.name.trim();

@@ -57,13 +57,17 @@ const listed = async (id: string) => ((await call('GET', C, { token: ws.token })
 beforeAll(async () => {
   tracker.add(oauth.refreshToken, oauth.clientSecret, 'dest-env-token-0123456789');
   process.env.DEST_ENV_TOKEN = 'dest-env-token-0123456789';
+  tracker.add('dest-env-bound-0123456789');
   [api, other] = await Promise.all([startFakeApi(oauth), startFakeApi(oauth)]);
   apiHost = new URL(api.url).host;
   otherHost = new URL(other.url).host;
+  api.accept('authorization', 'Bearer dest-env-bound-0123456789');
+  // The operator binds an env-sourced credential in the variable itself.
+  process.env.DEST_ENV_BOUND = JSON.stringify({ token: 'dest-env-bound-0123456789', allowedHosts: [apiHost] });
   stack = await startTestStack({
     config: {
       outboundAllowPrivateNetworks: true,
-      credentials: { key: undefined, previousKeys: [], envAllowlist: [{ name: 'DEST_ENV_TOKEN', type: null }], testTimeoutMs: 2_000, providerBaseUrls: { repo: `${api.url}/repo` } },
+      credentials: { key: undefined, previousKeys: [], envAllowlist: [{ name: 'DEST_ENV_TOKEN', type: null }, { name: 'DEST_ENV_BOUND', type: 'bearer' }], testTimeoutMs: 2_000, providerBaseUrls: { repo: `${api.url}/repo` } },
     },
   });
   ({ app, ws } = stack);
@@ -250,10 +254,10 @@ test('migration: existing http credentials are bound to the hosts of the literal
   }
 });
 
-test('a credential copied from envVar is bound only where its value says: no allowedHosts with envVar, and a new variable value drops the old hosts', async () => {
+test('a credential copied from envVar is bound only where the variable says: no allowedHosts with envVar, and a new variable value drops the old hosts', async () => {
   const refused = await call('POST', C, { token: writer, body: { name: 'from env', type: 'bearer', envVar: 'DEST_ENV_TOKEN', allowedHosts: [otherHost] } });
   expect(refused.status).toBe(400);
-  expect(refused.body.error).toBe('allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where its value (probeUrl, baseUrl, host) or its provider says.');
+  expect(refused.body.error).toBe('allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.');
 
   // A writer's own junk secret bound to the other host, then switched to the deployment's variable: the hosts go with the old value.
   const own = await call('POST', C, { token: writer, body: { name: 'switched to env', type: 'bearer', value: secret('dest-junk'), allowedHosts: [otherHost] } });
@@ -264,6 +268,16 @@ test('a credential copied from envVar is bound only where its value says: no all
   const before = other.requests.length;
   const run = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal-env`, own.body.credential.id)], writer), writer);
   expect(run.status).toBe('failed');
+  expect(other.requests.length).toBe(before);
+
+  // A variable whose JSON names allowedHosts binds the credential there: usable at the API, nowhere else.
+  const bound = await call('POST', C, { token: writer, body: { name: 'env bound', type: 'bearer', envVar: 'DEST_ENV_BOUND' } });
+  expect(bound.status).toBe(201);
+  expect(bound.body.credential).toMatchObject({ source: 'env', allowedHosts: [apiHost] });
+  const ok = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/env-bound`, 'env bound')], writer), writer);
+  expect(ok.status).toBe('succeeded');
+  const elsewhere = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal-env-bound`, 'env bound')], writer), writer);
+  expect(elsewhere.status).toBe('failed');
   expect(other.requests.length).toBe(before);
 });
 
