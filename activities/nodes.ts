@@ -22,6 +22,7 @@ const CREDENTIAL_FAILURE_TYPES: Record<CredentialUseFailure, string> = {
   unreadable: 'CredentialUnreadable',
   unsupported: 'CredentialTypeUnsupported',
   unconfigured: 'CredentialUnavailable',
+  destination: 'CredentialDestinationRefused',
 };
 
 export interface HttpNodeConfig {

@@ -14,6 +14,7 @@ import {
   deleteCredential,
   keySettingsOf,
   listCredentials,
+  providerUrlsOf,
   testCredential,
   testWorkflowCredentials,
   updateCredential,
@@ -35,9 +36,13 @@ const value = z
   .union([z.string(), z.record(z.string(), z.unknown())], { error: 'value must be a string (the secret) or an object for the type' })
   .describe('The secret: an object whose fields depend on the type (see the README), or a string for types with one secret');
 const envVar = z.string().min(1).max(200).describe('An allowed deployment variable (CREDENTIAL_ENV_ALLOWLIST) to copy the value from');
+const allowedHosts = z
+  .array(z.string().max(300), { error: 'allowedHosts must be an array of host names' })
+  .max(50, 'allowedHosts must have at most 50 hosts')
+  .describe('Hosts the credential may be sent to besides those its value and provider imply: `api.example.com`, `api.example.com:8443` or `*.example.com`. Changing them needs `value` (or `envVar`) in the same request');
 
 function credentialDeps(deps: AppDeps): CredentialDeps {
-  return { keys: keySettingsOf(deps.config), envAllowlist: deps.config.credentials.envAllowlist, readEnv: (n) => process.env[n] };
+  return { keys: keySettingsOf(deps.config), envAllowlist: deps.config.credentials.envAllowlist, readEnv: (n) => process.env[n], providerUrls: providerUrlsOf(deps.config) };
 }
 
 function testDeps(deps: AppDeps): CredentialTestDeps {
@@ -69,7 +74,7 @@ export const createCredentialRoute = defineRoute({
   tags: ['Credentials'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
-  body: z.strictObject({ name, type, value: value.optional(), envVar: envVar.optional() }),
+  body: z.strictObject({ name, type, value: value.optional(), envVar: envVar.optional(), allowedHosts: allowedHosts.optional() }),
   responses: { 201: { description: '`{ credential }`', schema: credentialEnvelopeSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, body, deps }) => {
     const { credential } = await createCredential(ctx.state.em, principal, credentialDeps(deps), body);
@@ -81,12 +86,12 @@ export const updateCredentialRoute = defineRoute({
   method: 'patch',
   path: '/api/v1/credentials/{id}',
   operationId: 'updateCredential',
-  summary: 'Rename, retype or replace the value; omitting `value` keeps the secret',
+  summary: 'Rename, retype or replace the value; omitting `value` keeps the secret, and a new type or new allowedHosts need `value`',
   tags: ['Credentials'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
-  body: z.strictObject({ name: name.optional(), type: type.optional(), value: value.optional(), envVar: envVar.optional() }),
+  body: z.strictObject({ name: name.optional(), type: type.optional(), value: value.optional(), envVar: envVar.optional(), allowedHosts: allowedHosts.optional() }),
   responses: {
     200: { description: '`{ credential }`', schema: credentialEnvelopeSchema },
     ...bareAuthErrors,

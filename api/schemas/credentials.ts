@@ -12,6 +12,9 @@ export const credentialSchema = z
     scope: z.literal('workspace'),
     source: z.enum(['inline', 'env']).describe('`env`: the value was copied from an allowed deployment variable at write time'),
     oauthScopes: z.array(z.string()).optional().describe('Present when the stored value has OAuth scopes'),
+    allowedHosts: z
+      .array(z.string())
+      .describe('Hosts the credential may be sent to (`host`, `host:port`, `*.domain`): those given at creation, those its value names (baseUrl, probeUrl, host) and its provider’s configured base URL'),
     createdAt: isoDate,
     updatedAt: isoDate,
   })

@@ -19,6 +19,12 @@ export interface Credential {
   /** For `source: env`: the deployment variable the value was copied from (a name, never a value). */
   envVar: string | null;
   createdById: string | null;
+  /**
+   * Hosts (`host`, `host:port`, `*.domain`) the credential may be sent to besides those its
+   * value and its provider imply (services/credentials/destinations.ts). Changing them needs
+   * the secret again.
+   */
+  allowedHosts: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -35,6 +41,7 @@ export const CredentialSchema = new EntitySchema<Credential>({
     source: { type: 'string' },
     envVar: { type: 'string', fieldName: 'env_var', nullable: true },
     createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
+    allowedHosts: { type: 'string[]', fieldName: 'allowed_hosts', columnType: 'text[]', default: '{}' },
     createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
     updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
   },

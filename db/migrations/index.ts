@@ -22,6 +22,7 @@ import { Migration20261123128000_research } from './Migration20261123128000_rese
 import { Migration20261123135000_jobs_gaps } from './Migration20261123135000_jobs_gaps';
 import { Migration20261127160000_worker_heartbeats } from './Migration20261127160000_worker_heartbeats';
 import { Migration20261127200000_sign_in_counters } from './Migration20261127200000_sign_in_counters';
+import { Migration20261127201000_credential_destinations } from './Migration20261127201000_credential_destinations';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -51,4 +52,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123135000_jobs_gaps', class: Migration20261123135000_jobs_gaps },
   { name: 'Migration20261127160000_worker_heartbeats', class: Migration20261127160000_worker_heartbeats },
   { name: 'Migration20261127200000_sign_in_counters', class: Migration20261127200000_sign_in_counters },
+  { name: 'Migration20261127201000_credential_destinations', class: Migration20261127201000_credential_destinations },
 ];

@@ -8,6 +8,7 @@ import { newId } from '../ids';
 import type { WorkspacePrincipal } from '../principal';
 import { SealedValueError, type Keyring } from '../secrets';
 import { openCredentialValue, requireKeyring, sealCredentialValue, type CredentialKeySettings } from './keys';
+import { credentialDestinations, normalizeAllowedHosts, type ProviderUrls } from './destinations';
 import { maskSecret } from './mask';
 import { CREDENTIAL_TYPE_NAMES, CREDENTIAL_TYPES, isLocalAiCliType, maskSource, oauthScopesOf, parseCredentialValue, type CredentialValue } from './types';
 
@@ -19,6 +20,8 @@ export interface CredentialDeps {
   envAllowlist: CredentialSettings['envAllowlist'];
   /** Reads a deployment variable (process.env in production). */
   readEnv: (name: string) => string | undefined;
+  /** Base URLs the deployment configures per provider type: where provider credentials are bound by default. */
+  providerUrls?: ProviderUrls;
 }
 
 /** A credential as callers see it: never the value. */
@@ -30,6 +33,8 @@ export interface CredentialView {
   scope: 'workspace';
   source: CredentialSource;
   oauthScopes?: string[];
+  /** Hosts it may be sent to: those given at creation, those its value names, its provider's. */
+  allowedHosts: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -40,7 +45,7 @@ export interface CredentialListItem extends CredentialView {
   readable: boolean;
 }
 
-export function credentialView(row: Credential, value: CredentialValue | null): CredentialView {
+export function credentialView(row: Credential, value: CredentialValue | null, providerUrls?: ProviderUrls): CredentialView {
   const scopes = value ? oauthScopesOf(value) : undefined;
   return {
     id: row.id,
@@ -50,6 +55,7 @@ export function credentialView(row: Credential, value: CredentialValue | null): 
     scope: 'workspace',
     source: row.source,
     ...(scopes ? { oauthScopes: scopes } : {}),
+    allowedHosts: credentialDestinations(row, value, providerUrls),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -70,12 +76,12 @@ function tryOpen(ring: Keyring, row: Credential): CredentialValue | null {
 }
 
 /** Credentials of the principal's workspace, by name, with their masks. */
-export async function listCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: Pick<CredentialDeps, 'keys'>): Promise<CredentialListItem[]> {
+export async function listCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: Pick<CredentialDeps, 'keys' | 'providerUrls'>): Promise<CredentialListItem[]> {
   const ring = requireKeyring(deps.keys);
   const rows = await em.find(CredentialSchema, { workspaceId: principal.workspaceId }, { orderBy: { name: 'asc', id: 'asc' } });
   return rows.map((row) => {
     const value = tryOpen(ring, row);
-    return { ...credentialView(row, value), maskedValue: value ? maskSecret(maskSource(row.type, value)) : null, readable: value !== null };
+    return { ...credentialView(row, value, deps.providerUrls), maskedValue: value ? maskSecret(maskSource(row.type, value)) : null, readable: value !== null };
   });
 }
 
@@ -122,10 +128,11 @@ export function validateValue(type: string, raw: unknown, from = 'value'): Crede
 /**
  * Reads an allowed deployment variable as a credential value of `type`: a JSON object when the
  * variable holds one, else the single secret of the type. The variable must be in
- * CREDENTIAL_ENV_ALLOWLIST (and match the type the allowlist gives it). Messages name the
- * variable, never its value.
+ * CREDENTIAL_ENV_ALLOWLIST (and match the type the allowlist gives it). A JSON object may carry
+ * `allowedHosts` beside the type's fields: the operator who wrote the variable binds it there
+ * (the writer who names it cannot, see ENV_HOSTS_REFUSED). Messages name the variable, never its value.
  */
-export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEnv'>, envVar: string, type: string): CredentialValue {
+export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEnv'>, envVar: string, type: string): { value: CredentialValue; allowedHosts: string[] } {
   const allowed = deps.envAllowlist.find((e) => e.name === envVar);
   if (!allowed) throw invalidInput(`Environment variable "${envVar.slice(0, 100)}" is not an allowed credential source (CREDENTIAL_ENV_ALLOWLIST).`);
   if (allowed.type && allowed.type !== type) throw invalidInput(`Environment variable "${envVar}" holds a ${allowed.type} credential, not ${type}.`);
@@ -139,7 +146,14 @@ export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEn
       throw invalidInput(`Environment variable "${envVar}" starts with "{" but is not valid JSON.`);
     }
   }
-  return validateValue(type, value, `env ${envVar}`);
+  let allowedHosts: string[] = [];
+  if (value && typeof value === 'object' && !Array.isArray(value) && 'allowedHosts' in value) {
+    const { allowedHosts: hosts, ...rest } = value as Record<string, unknown>;
+    if (!Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string')) throw invalidInput(`Environment variable "${envVar}": allowedHosts must be an array of host names.`);
+    allowedHosts = normalizeAllowedHosts(hosts);
+    value = rest;
+  }
+  return { value: validateValue(type, value, `env ${envVar}`), allowedHosts };
 }
 
 export interface CredentialInput {
@@ -147,6 +161,8 @@ export interface CredentialInput {
   type: string;
   value?: unknown;
   envVar?: string;
+  /** Hosts it may be sent to besides those its value and provider imply; omitted: none. */
+  allowedHosts?: string[];
 }
 
 /**
@@ -158,8 +174,11 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
   const ring = requireKeyring(deps.keys);
   checkCredentialType(input.type);
   if ((input.value === undefined) === (input.envVar === undefined)) throw invalidInput('Send exactly one of value or envVar.');
-  const value = input.envVar !== undefined ? valueFromEnv(deps, input.envVar, input.type) : validateValue(input.type, input.value);
+  if (input.envVar !== undefined && input.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
+  const fromEnv = input.envVar !== undefined ? valueFromEnv(deps, input.envVar, input.type) : null;
+  const value = fromEnv ? fromEnv.value : validateValue(input.type, input.value);
   const source: CredentialSource = input.envVar !== undefined ? 'env' : 'inline';
+  const allowedHosts = fromEnv ? fromEnv.allowedHosts : normalizeAllowedHosts(input.allowedHosts ?? []);
   const name = input.name.trim();
   for (let attempt = 0; ; attempt++) {
     const tx = em.fork();
@@ -168,7 +187,8 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
     let row: Credential;
     if (existingId) {
       row = (await tx.findOne(CredentialSchema, { id: existingId }))!;
-      Object.assign(row, { name, type: input.type, source, envVar: input.envVar ?? null, updatedAt: now });
+      // A create is a whole replacement (it carries the secret), so it rebinds the hosts too.
+      Object.assign(row, { name, type: input.type, source, envVar: input.envVar ?? null, allowedHosts, updatedAt: now });
       row.secretEncrypted = sealCredentialValue(ring, row.workspaceId, row.id, value);
     } else {
       const id = newId('cred');
@@ -181,11 +201,12 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
         source,
         envVar: input.envVar ?? null,
         createdById: principal.userId,
+        allowedHosts,
         createdAt: now,
         updatedAt: now,
       });
     }
-    recordAudit(tx, principal, { action: existingId ? 'credential.update' : 'credential.create', severity: 'info', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name, type: input.type, source } });
+    recordAudit(tx, principal, { action: existingId ? 'credential.update' : 'credential.create', severity: 'info', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name, type: input.type, source, allowedHosts } });
     try {
       await tx.flush();
     } catch (err) {
@@ -193,7 +214,7 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
       if (err instanceof UniqueConstraintViolationException && attempt === 0) continue;
       throw err;
     }
-    return { credential: credentialView(row, value), created: !existingId };
+    return { credential: credentialView(row, value, deps.providerUrls), created: !existingId };
   }
 }
 
@@ -202,37 +223,44 @@ export interface CredentialPatch {
   type?: string;
   value?: unknown;
   envVar?: string;
+  allowedHosts?: string[];
 }
 
 /**
- * Renames, retypes or replaces the value of a credential. Omitting `value` keeps the secret;
- * a new type without a value must accept the stored value. A name another credential of the
- * workspace has is a 409.
+ * Whoever names an allowed variable need not know its value, so a credential copied from one
+ * is bound only where its value and provider say (probeUrl, baseUrl, host), never to hosts the
+ * request picks.
+ */
+export const ENV_HOSTS_REFUSED = 'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.';
+
+export const SECRET_REQUIRED_FOR_TYPE = "Changing a credential's type requires its secret: send value (or envVar) with the new type.";
+export const SECRET_REQUIRED_FOR_HOSTS = "Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.";
+
+/**
+ * Renames, retypes or replaces the value of a credential. Omitting `value` keeps the secret.
+ * The type and `allowedHosts` decide where the secret may be sent, so changing either needs
+ * the secret again (a 400 otherwise): whoever cannot read a credential cannot redirect it.
+ * A name another credential of the workspace has is a 409.
  */
 export async function updateCredential(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, id: string, patch: CredentialPatch): Promise<CredentialView> {
   const ring = requireKeyring(deps.keys);
   const row = await loadCredential(em, principal.workspaceId, id);
-  if (patch.name === undefined && patch.type === undefined && patch.value === undefined && patch.envVar === undefined) {
-    throw invalidInput('Send at least one of name, type, value or envVar.');
+  if (patch.name === undefined && patch.type === undefined && patch.value === undefined && patch.envVar === undefined && patch.allowedHosts === undefined) {
+    throw invalidInput('Send at least one of name, type, value, envVar or allowedHosts.');
   }
   if (patch.value !== undefined && patch.envVar !== undefined) throw invalidInput('Send at most one of value or envVar.');
   const type = patch.type ?? row.type;
   if (patch.type !== undefined) checkCredentialType(patch.type);
+  if (patch.envVar !== undefined && patch.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
+  // A new value from a variable takes the hosts the variable names, never those of the previous value (see ENV_HOSTS_REFUSED).
+  const fromEnv = patch.envVar !== undefined ? valueFromEnv(deps, patch.envVar, type) : null;
+  const allowedHosts = fromEnv ? fromEnv.allowedHosts : patch.allowedHosts === undefined ? row.allowedHosts : normalizeAllowedHosts(patch.allowedHosts);
+  const withSecret = patch.value !== undefined || patch.envVar !== undefined;
+  if (!withSecret && type !== row.type) throw invalidInput(SECRET_REQUIRED_FOR_TYPE, { details: { reason: 'secret_required', field: 'type' } });
+  if (!withSecret && !sameHosts(allowedHosts, row.allowedHosts)) throw invalidInput(SECRET_REQUIRED_FOR_HOSTS, { details: { reason: 'secret_required', field: 'allowedHosts' } });
   let value: CredentialValue | null = null;
-  if (patch.envVar !== undefined) value = valueFromEnv(deps, patch.envVar, type);
+  if (fromEnv) value = fromEnv.value;
   else if (patch.value !== undefined) value = validateValue(type, patch.value);
-  else if (type !== row.type) {
-    let stored: CredentialValue;
-    try {
-      stored = openCredential(ring, row);
-    } catch (err) {
-      if (err instanceof SealedValueError) throw conflict('The stored value of this credential cannot be decrypted; send a new value with the new type.');
-      throw err;
-    }
-    const parsed = parseCredentialValue(type, stored);
-    if (!parsed.ok) throw invalidInput(`The stored value is not a valid ${type} credential; send a new value with the new type.`);
-    value = parsed.value;
-  }
   if (patch.name !== undefined) {
     const name = patch.name.trim();
     const other = await idByName(em, principal.workspaceId, name);
@@ -240,20 +268,25 @@ export async function updateCredential(em: EntityManager, principal: WorkspacePr
     row.name = name;
   }
   row.type = type;
+  row.allowedHosts = allowedHosts;
   if (value) {
     row.secretEncrypted = sealCredentialValue(ring, row.workspaceId, row.id, value);
     row.source = patch.envVar !== undefined ? 'env' : 'inline';
     row.envVar = patch.envVar ?? null;
   }
   row.updatedAt = new Date();
-  recordAudit(em, principal, { action: 'credential.update', severity: 'info', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name: row.name, type, valueChanged: value !== null } });
+  recordAudit(em, principal, { action: 'credential.update', severity: 'info', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name: row.name, type, valueChanged: value !== null, allowedHosts } });
   try {
     await em.flush();
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) throw conflict(`A credential named "${row.name}" already exists in this workspace.`);
     throw err;
   }
-  return credentialView(row, value ?? tryOpen(ring, row));
+  return credentialView(row, value ?? tryOpen(ring, row), deps.providerUrls);
+}
+
+function sameHosts(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((h) => b.includes(h));
 }
 
 export async function deleteCredential(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<void> {

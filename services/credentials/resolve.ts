@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema } from '../../db/entities';
+import { CredentialSchema, type Credential } from '../../db/entities';
 import type { HttpRequestInput, HttpResponseOutput } from '../outbound';
+import { credentialDestinations, hostAllowed, shownHost, type ProviderUrls } from './destinations';
 import { credentialKeyring, type CredentialKeySettings } from './keys';
 import { openCredential, resolveCredentialReference } from './crud';
 import { sendWithCredential } from './http';
@@ -14,7 +15,7 @@ import { HTTP_CREDENTIAL_TYPES, secretStrings, type CredentialValue } from './ty
  * the call produces is redacted of the secret before it leaves (into a Temporal history, the
  * run's steps, a log line).
  */
-export type CredentialUseFailure = 'missing' | 'unreadable' | 'unsupported' | 'unconfigured';
+export type CredentialUseFailure = 'missing' | 'unreadable' | 'unsupported' | 'unconfigured' | 'destination';
 
 export class CredentialUseError extends Error {
   constructor(
@@ -26,6 +27,30 @@ export class CredentialUseError extends Error {
   }
 }
 
+/**
+ * Refuses to send credential `row` to `url` unless its host is one the credential is bound to
+ * (destinations.ts). Called before any connection is opened; the message names the host and
+ * the credential, never the secret.
+ */
+export function assertCredentialDestination(row: Pick<Credential, 'name' | 'type' | 'allowedHosts'>, value: CredentialValue | null, url: string, providerUrls?: ProviderUrls): void {
+  const name = row.name.slice(0, 200);
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new CredentialUseError('destination', `Credential "${name}" is not sent to "${url.slice(0, 200)}": it is not an absolute http(s) URL.`);
+  }
+  const allowed = credentialDestinations(row, value, providerUrls);
+  if (hostAllowed(allowed, target)) return;
+  const host = shownHost(url);
+  throw new CredentialUseError(
+    'destination',
+    allowed.length === 0
+      ? `Credential "${name}" may not be sent to ${host}: it is bound to no host. Save it again with its secret and allowedHosts naming the hosts it is for.`
+      : `Credential "${name}" may not be sent to ${host}: it may be sent only to ${allowed.join(', ')}. Add the host to its allowedHosts (with its secret) or use another credential.`,
+  );
+}
+
 export interface CredentialUseDeps {
   keys: CredentialKeySettings;
   allowPrivateNetworks: boolean;
@@ -35,7 +60,8 @@ export interface CredentialUseDeps {
  * Sends an http node's request with the credential `reference` names in `workspaceId`
  * (api_key, bearer, basic, oauth2 with one refresh on 401, http_header). Returns the response
  * with every occurrence of the secret replaced by `[redacted]`. Throws `CredentialUseError`
- * when the credential cannot be used, and the outbound errors of `httpRequest`.
+ * when the credential cannot be used or is not bound to the URL's host (before connecting), and
+ * the outbound errors of `httpRequest`.
  */
 export async function sendHttpWithStoredCredential(
   em: EntityManager,
@@ -59,6 +85,8 @@ export async function sendHttpWithStoredCredential(
   } catch {
     throw new CredentialUseError('unreadable', `Credential "${shownRef}" cannot be decrypted (changed, copied from another row, or its key is not configured).`);
   }
+  // Before any connection: a redirect to another origin drops the credential (http.ts), so the first URL is the one to check.
+  assertCredentialDestination(row, value, req.url);
   const cred = { id: row.id, type: row.type, value };
   const secrets = () => [...new Set([...secretStrings(value), ...secretStrings(cred.value)])];
   try {

@@ -4,7 +4,9 @@ import type { GraphNode } from '../../engine/types';
 import type { WorkspacePrincipal } from '../principal';
 import { loadWorkflow } from '../workflows';
 import { immediateResult, type CredentialTestResult } from './checks';
-import { createCredential, resolveCredentialReference, type CredentialDeps } from './crud';
+import { createCredential, openCredential, resolveCredentialReference, type CredentialDeps } from './crud';
+import { credentialDestinations, hostAllowed, shownHost } from './destinations';
+import { requireKeyring } from './keys';
 import { testStoredCredential, type CredentialTestDeps } from './testing';
 import { CREDENTIAL_TYPES } from './types';
 
@@ -31,9 +33,49 @@ export function credentialReferences(...graphs: GraphNode[][]): CredentialRefere
   return [...refs].map(([reference, nodeIds]) => ({ reference, nodeIds: [...nodeIds].sort() }));
 }
 
-async function referencesOf(em: EntityManager, wf: Workflow): Promise<CredentialReference[]> {
+async function graphsOf(em: EntityManager, wf: Workflow): Promise<GraphNode[][]> {
   const active = wf.activeVersionId ? await em.findOne(WorkflowVersionSchema, { id: wf.activeVersionId }) : null;
-  return credentialReferences(wf.nodes, active?.nodes ?? []);
+  return [wf.nodes, active?.nodes ?? []];
+}
+
+/** The literal URLs (not `=` expressions) the http nodes send credential `reference` to. */
+function literalUrlsOf(graphs: GraphNode[][], reference: string): Array<{ nodeId: string; url: string }> {
+  const out: Array<{ nodeId: string; url: string }> = [];
+  for (const nodes of graphs) {
+    for (const node of nodes ?? []) {
+      const config = (node.config ?? {}) as Record<string, unknown>;
+      if (node.type === 'http' && config.credentialId === reference && typeof config.url === 'string' && /^https?:\/\//i.test(config.url)) out.push({ nodeId: node.id, url: config.url });
+    }
+  }
+  return out;
+}
+
+/**
+ * A node that would send the credential to a host it is not bound to: the test says so
+ * (`refused`) instead of probing, so a workflow the run would fail is caught beforehand.
+ */
+function destinationProblem(deps: CredentialTestDeps, row: NonNullable<Awaited<ReturnType<typeof resolveCredentialReference>>>, targets: Array<{ nodeId: string; url: string }>): CredentialTestResult | null {
+  if (targets.length === 0) return null;
+  let value = null;
+  try {
+    value = openCredential(requireKeyring(deps.keys), row);
+  } catch {
+    return null; // unreadable: the test itself reports it
+  }
+  const allowed = credentialDestinations(row, value);
+  for (const t of targets) {
+    let url: URL;
+    try {
+      url = new URL(t.url);
+    } catch {
+      continue;
+    }
+    if (!hostAllowed(allowed, url)) {
+      const bound = allowed.length === 0 ? 'it is bound to no host' : `it may be sent only to ${allowed.join(', ')}`;
+      return immediateResult('refused', `Node "${t.nodeId}" would send credential "${row.name}" to ${shownHost(t.url)}: ${bound}. Add the host to its allowedHosts (with its secret).`);
+    }
+  }
+  return null;
 }
 
 export interface WorkflowCredentialTest {
@@ -43,14 +85,18 @@ export interface WorkflowCredentialTest {
   result: CredentialTestResult;
 }
 
-/** Tests every credential the workflow's nodes name; a name the workspace lacks is `missing`. */
+/**
+ * Tests every credential the workflow's nodes name; a name the workspace lacks is `missing`,
+ * and one a node would send to a host it is not bound to is `refused`.
+ */
 export async function testWorkflowCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialTestDeps, workflowId: string): Promise<{ workflowId: string; ok: boolean; credentials: WorkflowCredentialTest[] }> {
   const wf = await loadWorkflow(em, principal, workflowId);
   const out: WorkflowCredentialTest[] = [];
-  for (const ref of await referencesOf(em, wf)) {
+  const graphs = await graphsOf(em, wf);
+  for (const ref of credentialReferences(...graphs)) {
     const row = await resolveCredentialReference(em, wf.workspaceId, ref.reference);
     const result = row
-      ? await testStoredCredential(em, deps, row)
+      ? (destinationProblem(deps, row, literalUrlsOf(graphs, ref.reference)) ?? (await testStoredCredential(em, deps, row)))
       : immediateResult('missing', 'The workspace has no credential with this id or name; create it or run credentials/bootstrap-from-env.');
     out.push({ ...ref, credential: row ? { id: row.id, name: row.name, type: row.type } : null, result });
   }
@@ -86,7 +132,7 @@ export interface BootstrapReport {
  */
 export async function bootstrapWorkflowCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, workflowId: string): Promise<BootstrapReport> {
   const wf = await loadWorkflow(em, principal, workflowId);
-  const references = (await referencesOf(em, wf)).map((r) => r.reference);
+  const references = credentialReferences(...(await graphsOf(em, wf))).map((r) => r.reference);
   return { workflowId: wf.id, ...(await bootstrapCredentialReferences(em, principal, deps, references)) };
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowReviewSchema, WorkspaceRepositorySchema, type Workflow, type WorkflowReview, type WorkspaceRepository } from '../../db/entities';
 import { recordAudit } from '../audit';
-import { credentialKeyring, loadCredential, openCredential, type CredentialKeySettings } from '../credentials';
+import { assertCredentialDestination, credentialKeyring, CredentialUseError, loadCredential, openCredential, type CredentialKeySettings } from '../credentials';
 import { conflict, invalidInput, notFound, unavailable } from '../errors';
 import { httpRequest } from '../outbound';
 import type { WorkspacePrincipal } from '../principal';
@@ -64,7 +64,7 @@ export async function setRepository(em: EntityManager, deps: RepositoryDeps, pri
     if (!(await resolveRef(gitdir, input.branch))) throw invalidInput(`Branch "${input.branch}" does not exist in the repository.`);
   } else {
     const url = remoteUrlOf(input.remoteUrl!);
-    const branches = await listRemoteBranches(remoteOf(deps, url, openRepoCredential(deps, cred))).catch((err) => {
+    const branches = await listRemoteBranches(boundRemote(deps, url, cred, 'setup')).catch((err) => {
       throw remoteFailure(err, 'setup');
     });
     if (!branches.has(input.branch)) throw invalidInput(`Branch "${input.branch}" does not exist in the repository.`);
@@ -107,7 +107,19 @@ function openRepoCredential(deps: RepositoryDeps, cred: Parameters<typeof openCr
   return openCredential(ring, cred) as { token?: unknown; username?: unknown; baseUrl?: unknown };
 }
 
-function remoteOf(deps: RepositoryDeps, url: string, value: { token?: unknown; username?: unknown }): GitRemote {
+/**
+ * The remote at `url` authenticated with the repo credential, which must be bound to the
+ * remote's host (its allowedHosts, or its baseUrl host): an Admin who cannot read the token
+ * cannot point it at another server. Refused before any connection: 400 at setup, 409 later.
+ */
+function boundRemote(deps: RepositoryDeps, url: string, cred: Parameters<typeof openCredential>[1], phase: 'setup' | 'use'): GitRemote {
+  const value = openRepoCredential(deps, cred);
+  try {
+    assertCredentialDestination(cred, value, url);
+  } catch (err) {
+    if (!(err instanceof CredentialUseError)) throw err;
+    throw phase === 'setup' ? invalidInput(err.message, { details: { reason: 'credential_destination' } }) : conflict(err.message, { details: { reason: 'credential_destination' } });
+  }
   return { url, authorization: gitAuthorization(value), allowPrivateNetworks: deps.allowPrivateNetworks };
 }
 
@@ -128,7 +140,7 @@ async function withGit<T>(em: EntityManager, deps: RepositoryDeps, repo: Workspa
   if (!repo.remoteUrl) return work(gitdirOf(deps, repo.localPath ?? ''), async () => undefined);
   const cred = await loadCredential(em, repo.workspaceId, repo.credentialId);
   try {
-    return await withRemoteCopy(remoteOf(deps, repo.remoteUrl, openRepoCredential(deps, cred)), branches, work);
+    return await withRemoteCopy(boundRemote(deps, repo.remoteUrl, cred, 'use'), branches, work);
   } catch (err) {
     throw remoteFailure(err, 'use');
   }

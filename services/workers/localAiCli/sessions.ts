@@ -397,6 +397,7 @@ export async function storeLocalAiCliToken(em: EntityManager, deps: LocalAiCliDe
       source: 'inline',
       envVar: null,
       createdById: principal.userId,
+      allowedHosts: [],
       createdAt: now,
       updatedAt: now,
     });

@@ -57,6 +57,7 @@ test('create answers 201 { credential } without the value; the list shows a mask
       type: 'bearer',
       scope: 'workspace',
       source: 'inline',
+      allowedHosts: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     },
@@ -152,7 +153,7 @@ test('a duplicate name in the workspace (any case) updates the existing credenti
   expect(elsewhere.body.credential.id).not.toBe(first.body.credential.id);
 });
 
-test('PATCH renames, retypes and replaces the value; omitting value keeps the secret', async () => {
+test('PATCH renames and replaces the value; omitting value keeps the secret; a new type needs the secret', async () => {
   const token = secret('patch-original');
   const { body } = await create({ name: 'Patch me', type: 'repo', value: token });
   const id = body.credential.id;
@@ -163,14 +164,15 @@ test('PATCH renames, retypes and replaces the value; omitting value keeps the se
   expect(renamed.body.credential).toMatchObject({ id, name: 'Patched', type: 'repo' });
   expect((await row(id))!.secret_encrypted).toBe(before!.secret_encrypted);
 
-  // A new type that accepts the stored value keeps the secret (re-encrypted).
-  const retyped = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { type: 'chat' } });
-  expect(retyped.body.credential.type).toBe('chat');
-  expect((await list()).find((c) => c.id === id).maskedValue).toBe(`${token.slice(0, 4)}••••••••${token.slice(-2)}`);
-  // One that does not needs a value.
-  const incompatible = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { type: 'basic' } });
-  expect(incompatible.status).toBe(400);
-  expect(incompatible.body.error).toBe('The stored value is not a valid basic credential; send a new value with the new type.');
+  // The type decides where the secret may go, so even one that would accept the stored value needs the secret (issue 27).
+  for (const type of ['chat', 'basic']) {
+    const retyped = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { type } });
+    expect(retyped.status).toBe(400);
+    expect(retyped.body.error).toBe("Changing a credential's type requires its secret: send value (or envVar) with the new type.");
+  }
+  expect((await list()).find((c) => c.id === id)).toMatchObject({ type: 'repo', maskedValue: `${token.slice(0, 4)}••••••••${token.slice(-2)}` });
+  // The same type again is no change.
+  expect((await call('PATCH', `${C}/${id}`, { token: ws.token, body: { type: 'repo' } })).status).toBe(200);
 
   const replaced = secret('patch-new');
   const changed = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { name: 'Patched', type: 'bearer', value: replaced } });
@@ -179,7 +181,7 @@ test('PATCH renames, retypes and replaces the value; omitting value keeps the se
 
   const bad = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { value: { token: '' } } });
   expect(bad.status).toBe(400);
-  expect((await call('PATCH', `${C}/${id}`, { token: ws.token, body: {} })).body.error).toBe('Send at least one of name, type, value or envVar.');
+  expect((await call('PATCH', `${C}/${id}`, { token: ws.token, body: {} })).body.error).toBe('Send at least one of name, type, value, envVar or allowedHosts.');
   await create({ name: 'Taken name', type: 'bearer', value: secret('taken') });
   const clash = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { name: 'TAKEN NAME' } });
   expect(clash.status).toBe(409);
@@ -291,7 +293,7 @@ test('a tampered ciphertext is refused: unreadable in the list and the test, and
   const tested = await call('POST', `${C}/${id}/test`, { token: ws.token });
   expect(tested.body.result).toMatchObject({ ok: false, status: 'unreadable' });
   const retype = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { type: 'repo' } });
-  expect(retype.status).toBe(409);
+  expect(retype.status).toBe(400);
   const recovered = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { value: secret('recovered') } });
   expect(recovered.status).toBe(200);
   expect((await list()).find((c) => c.id === id)).toMatchObject({ readable: true });

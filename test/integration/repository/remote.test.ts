@@ -45,8 +45,9 @@ const graph = (tag: string) => ({
   ],
   edges: [{ id: 'e1', source: 'start', target: 'shape' }],
 });
-async function credential(ws: WorkspaceFixture, name: string, value: Record<string, unknown>): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name, type: 'repo', value } });
+/** A repo credential bound to the Git host (issue 27: a credential goes only to the hosts it was made for). */
+async function credential(ws: WorkspaceFixture, name: string, value: Record<string, unknown>, allowedHosts = [new URL(git.url).host]): Promise<string> {
+  const res = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name, type: 'repo', value, allowedHosts } });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
@@ -212,7 +213,7 @@ test('with private networks not allowed, a loopback remote is refused by the SSR
   const guarded = await startTestApp({ workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: false });
   try {
     const ws = await createWorkspace(guarded, 'Guarded');
-    const cred = await http(guarded, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Git', type: 'repo', value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url } } });
+    const cred = await http(guarded, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Git', type: 'repo', value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, allowedHosts: [new URL(git.url).host] } });
     const seen = git.requests.length;
     const refused = await http(guarded, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: cred.body.credential.id }) });
     expect(refused.status).toBe(400);
@@ -222,4 +223,28 @@ test('with private networks not allowed, a loopback remote is refused by the SSR
   } finally {
     await guarded.close();
   }
+});
+
+test('a repo credential not bound to the remote host is refused before any request, at setup (400) and at use (409)', async () => {
+  const ws = await createWorkspace(app, 'Remote unbound');
+  const gitHost = new URL(git.url).host;
+  // Bound only to its pulls API (its baseUrl): not to the Git server.
+  const unbound = await credential(ws, 'Pulls only', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, []);
+  const seen = git.requests.length;
+  const refused = await http(app, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: unbound }) });
+  expect(refused.status).toBe(400);
+  expect(refused.body.error).toBe(`Credential "Pulls only" may not be sent to ${gitHost}: it may be sent only to ${new URL(pullsA.url).host}. Add the host to its allowedHosts (with its secret) or use another credential.`);
+  expect(git.requests.length).toBe(seen);
+
+  // Configured while bound, then rebound elsewhere (with the secret): the next review is refused before reaching the remote.
+  const bound = await credential(ws, 'Git bound', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url });
+  expect((await http(app, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: bound }) })).status).toBe(200);
+  const rebound = await http(app, 'PATCH', `/api/v1/credentials/${bound}`, { token: ws.token, body: { value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, allowedHosts: ['git.example.test'] } });
+  expect(rebound.status).toBe(200);
+  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Unbound flow', ...graph('u') } });
+  const before = git.requests.length;
+  const review = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/review`, { token: ws.token, body: {} });
+  expect(review.status).toBe(409);
+  expect(review.body.error).toContain(`Credential "Git bound" may not be sent to ${gitHost}`);
+  expect(git.requests.length).toBe(before);
 });
