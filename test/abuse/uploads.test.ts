@@ -3,9 +3,13 @@
  * themselves. Workspace A attacks; workspace B's upload, made meanwhile and after, is served.
  * Content longer than the size declared at create is refused before a byte is stored (no blob
  * on disk, no blob on the row); stored names lose control, bidirectional and zero-width
- * characters, and a name with nothing else is a 400.
+ * characters, and a name with nothing else is a 400. A multipart document over its limit fails
+ * its write as the limit is crossed: the blob store never receives it.
  */
-import { StoredFileSchema } from '../../db/entities';
+import { KnowledgeDocumentSchema, StoredFileSchema } from '../../db/entities';
+import { MAX_DOCUMENT_BYTES } from '../../services/knowledge/documents';
+import { startFakeS3, type FakeS3 } from '../fakes/s3';
+import { createBase, upload } from '../integration/knowledge/support';
 import { loadConfig } from '../../services/config';
 import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
 import { filesUnder } from '../support/workerProcess';
@@ -90,4 +94,41 @@ describe('file names', () => {
       await bIsServed();
     },
   );
+});
+
+describe('a multipart document over the limit', () => {
+  // The blob store is a loopback S3 that records every request: "nothing stored" means it never received the object.
+  let s3: FakeS3;
+  let s3App: TestApp;
+  let a3: WorkspaceFixture;
+  let b3: WorkspaceFixture;
+  beforeAll(async () => {
+    s3 = await startFakeS3();
+    const base = loadConfig({});
+    s3App = await startTestApp({ blobs: { ...base.blobs, backend: 's3', s3: { endpoint: s3.endpoint, region: 'eu-test-1', bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } } });
+    a3 = await createWorkspace(s3App, 'Attacker A (S3)');
+    b3 = await createWorkspace(s3App, 'Bystander B (S3)');
+  });
+  afterAll(async () => {
+    await s3App?.close();
+    await s3?.close();
+  });
+
+  test('is refused 413 as it crosses the limit: the store never receives it, no document row; B uploads meanwhile', async () => {
+    const kbA = await createBase(s3App, a3.token);
+    const kbB = await createBase(s3App, b3.token);
+    const docsOf = (workspaceId: string) => s3App.orm.em.fork().count(KnowledgeDocumentSchema, { workspaceId });
+    const [big, small] = await Promise.all([
+      upload(s3App, a3.token, { knowledgeBaseId: kbA.id }, { name: 'huge.txt', type: 'text/plain', content: Buffer.alloc(MAX_DOCUMENT_BYTES + 1, 0x61) }),
+      upload(s3App, b3.token, { knowledgeBaseId: kbB.id }, { name: 'b.txt', type: 'text/plain', content: 'bystander notes' }),
+    ]);
+    expect(big.status).toBe(413);
+    expect(small.status).toBe(201);
+    expect(await docsOf(a3.workspaceId)).toBe(0);
+    expect(s3.requests.filter((r) => r.method === 'PUT' && r.key.includes(a3.workspaceId))).toEqual([]);
+    expect(s3.requests.filter((r) => r.method === 'PUT' && r.key.includes(b3.workspaceId))).toHaveLength(1);
+    // Exactly at the limit is still taken (the limit is inclusive).
+    const edge = await upload(s3App, a3.token, { knowledgeBaseId: kbA.id }, { name: 'edge.txt', type: 'text/plain', content: Buffer.alloc(MAX_DOCUMENT_BYTES, 0x61) });
+    expect(edge.status).toBe(201);
+  });
 });
