@@ -8,6 +8,7 @@ import { requestContext } from './middleware/requestContext';
 import { koaPath, mountRoutes, type AnyRoute } from './http/route';
 import type { Family } from './http/families';
 import { buildOpenApiDocument } from './openapi';
+import { METRICS_PATH, metricsHandler } from './metrics';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { organizationRoutes } from './routes/organizations';
 import { authRoutes } from './routes/auth';
@@ -104,11 +105,8 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
     openApiDocument ??= buildOpenApiDocument(routes, { version: process.env.npm_package_version ?? '0.1.0' });
     ctx.body = openApiDocument;
   });
-  // Operators' scrape endpoint, unauthenticated like /healthz: expose it only on the internal network.
-  router.get('/metrics', async (ctx) => {
-    ctx.set('Content-Type', deps.metrics.contentType);
-    ctx.body = await deps.metrics.render();
-  });
+  // Operators' scrape endpoint: loopback only, behind METRICS_TOKEN, or on METRICS_PORT (api/metrics.ts).
+  router.get(METRICS_PATH, metricsHandler(deps, 'api-port'));
   // The Web UI's preflight before it posts payloads to the codec endpoint from its own origin.
   router.options([`${CODEC_PATH}/decode`, `${CODEC_PATH}/encode`], (ctx) => {
     ctx.set(codecCorsHeaders(deps));

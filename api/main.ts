@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createApp } from './app';
 import { listen } from './server';
+import { listenMetrics } from './metrics';
 import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
@@ -14,6 +15,8 @@ import { buildAppDeps, startApiBackground } from './wiring';
 
 export interface StartedApi {
   url: string;
+  /** The metrics port's URL when METRICS_PORT is set (api/metrics.ts). */
+  metricsUrl: string | undefined;
   deps: AppDeps;
   /** Drains in-flight requests, then closes Temporal and database connections. */
   stop(): Promise<void>;
@@ -29,12 +32,15 @@ export async function startApi(opts: { config: AppConfig; databaseUrl: string; t
   await registerSearchAttributes(temporal.connection, config.temporal.namespace);
   const deps = buildAppDeps({ config, orm, temporal, namespace: config.temporal.namespace, logger });
   const server = await listen(createApp(deps), { port: config.port, host: config.host, lifecycle: deps.lifecycle });
+  const metricsServer = await listenMetrics(deps);
   const dispatcher = startApiBackground(deps, { pollMs: config.outboxPollMs });
   return {
     url: server.url,
+    metricsUrl: metricsServer?.url,
     deps,
     stop: async () => {
       await server.close(config.shutdownTimeoutMs);
+      await metricsServer?.close(1_000);
       await dispatcher.stop();
       // Dry runs execute code nodes on the sandbox threads.
       await closeSandboxPool();

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { ApiKeySchema, MembershipSchema, type ApiKey, type ApiKeyScope, type OrganizationGrant } from '../db/entities';
+import { ApiKeySchema, MembershipSchema, type ApiKey, type ApiKeyScope, type AuditSeverity, type OrganizationGrant } from '../db/entities';
 import { API_KEY_PREFIX } from './auth';
 import { recordAudit } from './audit';
 import { AUTH_MESSAGES, invalidInput, forbidden, notFound } from './errors';
@@ -194,16 +194,29 @@ export async function listApiKeys(em: EntityManager, actor: SessionPrincipal): P
 export async function revokeApiKey(em: EntityManager, actor: SessionPrincipal, id: string): Promise<ApiKeyView> {
   const key = await manageableKey(em, actor, id);
   key.revokedAt = new Date();
-  recordAudit(em, actor, {
-    action: 'api_key.revoke',
-    severity: 'critical',
-    workspaceId: actor.workspaceId,
-    targetType: 'api_key',
-    targetId: key.id,
-    metadata: { name: key.name, scope: key.scope },
-  });
+  auditKeyChange(em, actor, key, 'api_key.revoke', 'critical', { name: key.name, scope: key.scope });
   await em.flush();
   return apiKeyView(key);
+}
+
+/**
+ * Audits a rename or revocation in the actor's workspace. Any Admin or Owner of a workspace of
+ * the organization manages its keys, also those selecting only other workspaces (the contract
+ * allows it; docs/decisions.md): such a change is marked `crossWorkspace`, raised to at least
+ * `warning`, and recorded in each workspace the key selects as well, so their Admins see who
+ * changed a key of theirs from elsewhere.
+ */
+function auditKeyChange(em: EntityManager, actor: SessionPrincipal, key: ApiKey, action: string, severity: AuditSeverity, metadata: Record<string, unknown>): void {
+  const grant = key.organization;
+  const selected = grant?.workspaceSelection === 'selected' ? [...new Set(grant.workspaceIds)] : [];
+  const crossWorkspace = selected.length > 0 && !selected.includes(actor.workspaceId);
+  const details = grant
+    ? { ...metadata, organizationId: grant.organizationId ?? null, workspaceSelection: grant.workspaceSelection, keyWorkspaceIds: grant.workspaceIds, actorWorkspaceId: actor.workspaceId, crossWorkspace }
+    : metadata;
+  const level: AuditSeverity = crossWorkspace && severity === 'info' ? 'warning' : severity;
+  for (const workspaceId of [actor.workspaceId, ...(crossWorkspace ? selected : [])]) {
+    recordAudit(em, actor, { action, severity: level, workspaceId, targetType: 'api_key', targetId: key.id, metadata: details });
+  }
 }
 
 /**
@@ -241,7 +254,7 @@ export async function renameApiKey(em: EntityManager, actor: SessionPrincipal, i
   const previous = key.name;
   key.name = name;
   key.nameKey = nameKey;
-  recordAudit(em, actor, { action: 'api_key.rename', severity: 'info', workspaceId: actor.workspaceId, targetType: 'api_key', targetId: key.id, metadata: { from: previous, to: name, scope: key.scope } });
+  auditKeyChange(em, actor, key, 'api_key.rename', 'info', { from: previous, to: name, scope: key.scope });
   try {
     await em.flush();
   } catch (err) {

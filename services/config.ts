@@ -90,6 +90,9 @@ export const SANDBOX_KILL_GRACE_MS = 500;
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
+  METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(65535).optional()),
+  METRICS_HOST: z.string().optional(),
+  METRICS_TOKEN: z.string().refine((v) => v === '' || v.length >= 16, 'expected at least 16 characters').optional(),
   DATABASE_URL: z.string().optional(),
   DATABASE_ADMIN_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().optional(),
@@ -203,6 +206,15 @@ const envSchema = z.object({
 export type AppConfig = {
   port: number;
   host: string;
+  /** Who may scrape /metrics (api/metricsAccess.ts, docs/operations.md). */
+  metrics: {
+    /** METRICS_PORT: /metrics is served there only (the API port answers 404); unset: on the API port. */
+    port: number | undefined;
+    /** METRICS_HOST: the metrics port's bind address; default HOST. */
+    host: string;
+    /** METRICS_TOKEN: scrapes must send `Authorization: Bearer <token>`; unset with no port: loopback callers only. */
+    token: string | undefined;
+  };
   databaseUrl: string | undefined;
   /** A superuser URL used only by `npm start` and migrate to provision DATABASE_URL's owner role (scripts/lib/ownerRole.ts). */
   databaseAdminUrl: string | undefined;
@@ -406,6 +418,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   return {
     port: e.PORT,
     host: e.HOST,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST || e.HOST, token: e.METRICS_TOKEN || undefined },
     databaseUrl: e.DATABASE_URL || undefined,
     databaseAdminUrl: e.DATABASE_ADMIN_URL || undefined,
     temporal: {

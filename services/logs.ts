@@ -12,6 +12,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run } from '../db/entities';
+import { neutralizeCsvText } from './csvCells';
 import { notFound } from './errors';
 import type { WorkspacePrincipal } from './principal';
 import { projectionFor } from './principal';
@@ -185,7 +186,7 @@ export const CSV_COLUMNS = [
   'error',
 ] as const;
 
-/** The export CSV; `error` stays empty for safe-projection callers. */
+/** The export CSV; `error` stays empty for safe-projection callers. Free text is neutralized against spreadsheet formulas. */
 export function runsCsv(views: RunView[], full: boolean): string {
   // RFC 4180: fields quoted only when they hold a comma, quote, CR or LF; CRLF after every record.
   // csv-stringify quotes a lone CR or LF only through quoted_match (its record delimiter is CRLF).
@@ -194,7 +195,7 @@ export function runsCsv(views: RunView[], full: boolean): string {
       v.id,
       v.workspaceId,
       v.workflowId,
-      v.workflowName,
+      text(v.workflowName),
       v.status,
       v.trigger,
       v.startedAt,
@@ -203,10 +204,14 @@ export function runsCsv(views: RunView[], full: boolean): string {
       v.costCredits,
       v.steps.length,
       v.logs.length,
-      full ? v.error : null,
+      full ? text(v.error) : null,
     ]),
     { header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/, cast: { date: (d) => d.toISOString() } },
   );
+}
+
+function text(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : neutralizeCsvText(value);
 }
 
 export type LogExport =

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import { invalidInput } from '../../services/errors';
 import { HttpError } from './errorMapping';
@@ -46,7 +46,8 @@ export async function readMultipart<T>(
   const { maxFileBytes, maxFields, maxFieldBytes } = opts.limits;
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers, limits: { files: 1, fields: maxFields, fieldSize: maxFieldBytes, fileSize: maxFileBytes, parts: maxFields + 1 } });
+    // One byte over the limit reaches the guard below, which fails the write as it is crossed.
+    parser = busboy({ headers, limits: { files: 1, fields: maxFields, fieldSize: maxFieldBytes, fileSize: maxFileBytes + 1, parts: maxFields + 1 } });
   } catch (err) {
     throw invalidInput(`The multipart body cannot be read: ${(err as Error).message}`);
   }
@@ -67,10 +68,12 @@ export async function readMultipart<T>(
       stream.resume();
       return refuse(invalidInput(file ? 'Only one file may be uploaded.' : `Unexpected file field ${name}; send the file as \`${opts.fileField}\`.`));
     }
-    // busboy truncates the part at the limit and reads on; what was stored is discarded below.
-    stream.on('limit', () => refuse(new MultipartFileTooLarge(maxFileBytes)));
+    // The part reaches `onFile` through a guard that errors at the first byte over the limit, so
+    // a store writing it fails mid-stream and keeps nothing (rather than storing a truncated
+    // part to discard later); the rest of the body is drained unread.
+    const guarded = limitedPart(stream, maxFileBytes, () => refuse(new MultipartFileTooLarge(maxFileBytes)));
     const filename = info.filename ?? 'upload';
-    file = opts.onFile(stream, { filename, mimeType: info.mimeType }).then((result) => ({ filename, mimeType: info.mimeType, result }));
+    file = opts.onFile(guarded, { filename, mimeType: info.mimeType }).then((result) => ({ filename, mimeType: info.mimeType, result }));
     // Observed after parsing ends; without this an early failure would be unhandled.
     file.catch(() => undefined);
   });
@@ -98,6 +101,28 @@ export async function readMultipart<T>(
     throw asHttp(problem);
   }
   return { fields, file: stored };
+}
+
+/** `part` through a counter that fails with MultipartFileTooLarge past `maxBytes`, then drains `part`. */
+function limitedPart(part: Readable, maxBytes: number, onLimit: () => void): Readable {
+  let seen = 0;
+  const guard = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      if (seen <= maxBytes) return done(null, chunk);
+      onLimit();
+      part.unpipe(guard);
+      part.resume();
+      done(new MultipartFileTooLarge(maxBytes));
+    },
+  });
+  part.on('error', (err) => guard.destroy(err));
+  // However the consumer stops (done, failed, destroyed), the rest of the part is drained so the parser reads on.
+  guard.on('close', () => {
+    part.unpipe(guard);
+    part.resume();
+  });
+  return part.pipe(guard);
 }
 
 const asHttp = (err: unknown) => (err instanceof MultipartFileTooLarge ? new HttpError(413, err.message) : err);

@@ -12,7 +12,9 @@ import { envelopeErrorSchema, pathId } from '../schemas';
 import { createdFileSchema, fileEnvelopeSchema, fileListSchema, filesAuthErrors, storedBlobSchema } from '../schemas/files';
 import { invalidInput } from '../../services/errors';
 import {
+  EMPTY_FILE_NAME,
   MAX_FILE_BYTES,
+  storableFileName,
   completeFile,
   createFile,
   getFile,
@@ -44,7 +46,12 @@ const mediaType = boundedText('mimeType').pipe(
   z.string().regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[^"\\]*"|[\w!#$&^.+-]+))*$/, 'mimeType must be a media type such as text/plain'),
 );
 
-const createBody = z.strictObject({ name: boundedText('name'), mimeType: mediaType, sizeBytes: fileSize, sha256: sha256Hex.optional() });
+/** Names are stored without control, bidirectional and zero-width characters (services/files/names.ts); empty after that is a 400. */
+const fileName = z
+  .string()
+  .transform(storableFileName)
+  .pipe(z.string().min(1, EMPTY_FILE_NAME).max(255, 'name must be at most 255 characters'));
+const createBody = z.strictObject({ name: fileName, mimeType: mediaType, sizeBytes: fileSize, sha256: sha256Hex.optional() });
 const completeBody = z.strictObject({ sizeBytes: fileSize.optional(), sha256: sha256Hex.optional() });
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -161,7 +168,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         ...filesAuthErrors,
         ...notFound,
         ...conflict('the file is not pending'),
-        413: { description: '`validation_failed`: Content-Length over 100 MiB', schema: envelopeErrorSchema },
+        413: { description: '`validation_failed`: Content-Length over 100 MiB, or over the sizeBytes declared at create (nothing is stored)', schema: envelopeErrorSchema },
       },
       handler: async (ctx, { principal, params, deps }) =>
         withStreamedIdempotency(ctx, {
@@ -174,6 +181,8 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
           stage: async () => {
             const length = uploadLength(ctx);
             const file = await prepareUpload(ctx.state.em, principal, params.id);
+            // Refused unread: Connection: close so the server does not read the body to keep the connection.
+            if (length > file.sizeBytes) ctx.set('Connection', 'close');
             const staged = await stageUpload(ctx.state.em, deps.files.blobs, file, ctx.req, length);
             return {
               fingerprint: { contentLength: length, sha256: staged.stat.sha256 },

@@ -28,6 +28,7 @@ import {
   type UploadFields,
 } from '../../services/knowledge';
 import { measureStream } from '../../services/blobs';
+import { storableFileName } from '../../services/files';
 import { withStreamedIdempotency } from '../middleware/idempotency';
 
 /**
@@ -181,7 +182,7 @@ export const knowledgeRoutes: AnyRoute[] = [
             if (!kbId.success) return refuse('knowledgeBaseId is required (1 to 200 printable characters).');
             const docName = fields.name === undefined ? undefined : name.safeParse(fields.name);
             if (docName && !docName.success) return refuse('name must be 1 to 200 characters after trimming.');
-            const upload: UploadFields = { knowledgeBaseId: kbId.data, name: docName?.data, fileName: file.filename.slice(0, 200) || 'upload', mimeType: file.mimeType || 'application/octet-stream' };
+            const upload: UploadFields = { knowledgeBaseId: kbId.data, name: docName?.data, fileName: storableFileName(file.filename).slice(0, 200) || 'upload', mimeType: file.mimeType || 'application/octet-stream' };
             return {
               fingerprint: fingerprint(fields, { ...file, result: file.result.stat }),
               commit: async () => ({ status: 201, body: { document: await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, upload) } }),

@@ -14,6 +14,7 @@ import { invalidInput, unprocessable } from '../errors';
 import { cellFromSql, cellToSql, checkColumns, checkDatabaseName, checkTableName, ident, MAX_COLUMNS, parseDate, parseNumber, ROW_INDEX, type SqlCell } from './columns';
 import { createDatabaseInTransaction, createTable, findDatabaseByName, getTable, insertCells, liveTables, loadDatabase, loadTable, qualified, refuseManagedWrite, type TableData } from './tables';
 import { inTransaction, queryRows, withClient } from './storage';
+import { neutralizeCsvText, restoreCsvText } from '../csvCells';
 
 /** Largest CSV upload (spec Limits: 5 MB). */
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;
@@ -254,7 +255,7 @@ export async function importCsv(em: EntityManager, workspaceId: string, input: C
         const raw = record[i] ?? '';
         if (raw === '') return;
         try {
-          cells.set(column.name, cellToSql(column, column.type === 'json' ? parseJsonCell(raw) : raw));
+          cells.set(column.name, cellToSql(column, column.type === 'json' ? parseJsonCell(raw) : restoreCsvText(raw)));
         } catch (err) {
           if (err instanceof Error) err.message = `Line ${lineOf(r)}: ${err.message}`;
           throw err;
@@ -347,7 +348,8 @@ export async function exportTable(em: EntityManager, workspaceId: string, tableI
             for await (const batch of batches()) for (const values of batch) yield names.map((n) => csvCell(table.columns.find((c) => c.name === n)!, values[n]));
           })(),
           { objectMode: true },
-        ).pipe(stringify({ header: true, columns: names, record_delimiter: 'windows' }));
+          // A lone CR is quoted too (csv-stringify quotes it only through quoted_match), or it would split the record.
+        ).pipe(stringify({ header: true, columns: names, record_delimiter: 'windows', quoted_match: /\r/ }));
   return {
     table,
     fileName: `${table.name}.${format}`,
@@ -356,8 +358,10 @@ export async function exportTable(em: EntityManager, workspaceId: string, tableI
   };
 }
 
+/** A cell as CSV text: json compact, text and status neutralized against spreadsheet formulas, numbers and dates as they are. */
 function csvCell(column: TableColumn, value: unknown): string {
   if (value === null || value === undefined) return '';
   if (column.type === 'json') return JSON.stringify(value);
+  if (column.type === 'text' || column.type === 'status') return neutralizeCsvText(String(value));
   return String(value);
 }

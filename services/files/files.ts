@@ -15,12 +15,16 @@ import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { FileScanSchema, StoredFileSchema, UNSET_SHA256, type FileStatus, type StoredFile } from '../../db/entities';
 import { BlobSizeError, measureStream, type BlobStat, type BlobStore } from '../blobs';
-import { conflict, invalidInput, locked, notFound, unavailable } from '../errors';
+import { conflict, invalidInput, locked, notFound, tooLarge, unavailable } from '../errors';
 import { newId } from '../ids';
 import { decodeCursor, nextCursorOf } from '../pagination';
 import type { FilePurger } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
+import { storableFileName } from './names';
 import type { FileScanner } from './scanning';
+
+/** A name with nothing left once control, bidirectional and zero-width characters are removed. */
+export const EMPTY_FILE_NAME = 'name must not be empty (control, bidirectional and zero-width characters are removed).';
 
 /** 100 MiB: the largest file (declared size and uploaded content). */
 export const MAX_FILE_BYTES = 104_857_600;
@@ -81,11 +85,13 @@ export interface CreateFileInput {
 
 export async function createFile(em: EntityManager, runtime: Pick<FilesRuntime, 'writesDisabled'>, principal: WorkspacePrincipal, input: CreateFileInput): Promise<FileView> {
   if (runtime.writesDisabled) throw unavailable('File uploads are disabled on this deployment.');
+  const name = storableFileName(input.name);
+  if (!name) throw invalidInput(EMPTY_FILE_NAME, { details: { field: 'name' } });
   const now = new Date();
   const file = em.create(StoredFileSchema, {
     id: randomUUID(),
     workspaceId: principal.workspaceId,
-    name: input.name,
+    name,
     mimeType: input.mimeType,
     sizeBytes: input.sizeBytes,
     declaredSha256: input.sha256?.toLowerCase() ?? null,
@@ -132,12 +138,24 @@ export interface StagedBlob {
   discard(): Promise<void>;
 }
 
+/**
+ * Refuses, before any byte is read, content longer than the size declared at create: it could
+ * never complete, and storing it first would let a caller park up to 100 MiB per pending file.
+ */
+export function checkUploadLength(file: StoredFile, contentLength: number): void {
+  if (contentLength > file.sizeBytes) {
+    throw tooLarge(`File content is ${contentLength} bytes, larger than the ${file.sizeBytes} bytes declared when the file was created.`, { details: { declaredBytes: file.sizeBytes, contentLength } });
+  }
+}
+
 export async function stageUpload(em: EntityManager, blobs: BlobStore, file: StoredFile, body: Readable, contentLength: number): Promise<StagedBlob> {
+  checkUploadLength(file, contentLength);
   const blobId = newId('blob');
   const storageKey = `files/${file.workspaceId}/${file.id}/${blobId}`;
   let stat: BlobStat;
   try {
-    stat = await blobs.put(storageKey, body, { maxBytes: MAX_FILE_BYTES, expectedBytes: contentLength });
+    // The declared size bounds the stream too: a body that outgrows it is cut off mid-stream and nothing is kept.
+    stat = await blobs.put(storageKey, body, { maxBytes: Math.min(file.sizeBytes, MAX_FILE_BYTES), expectedBytes: contentLength });
   } catch (err) {
     throw sizeErrorAsInput(err);
   }

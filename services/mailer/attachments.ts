@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../blobs';
-import { completeFile, createFile, prepareUpload, stageUpload, type FileScanner } from '../files';
+import { completeFile, createFile, prepareUpload, stageUpload, storableFileName, type FileScanner } from '../files';
 import type { WorkspacePrincipal } from '../principal';
 
 /** Where inbound attachments become Files: the files area's blob store and scanners. */
@@ -32,7 +32,8 @@ export function mailerPrincipal(workspaceId: string, source: string): WorkspaceP
 export async function storeAttachments(em: EntityManager, store: AttachmentStore, principal: WorkspacePrincipal, attachments: InboundAttachment[]): Promise<string[]> {
   const ids: string[] = [];
   for (const [i, a] of attachments.slice(0, MAX_STORED_ATTACHMENTS).entries()) {
-    const name = (a.filename ?? '').trim().slice(0, 255) || `attachment-${i + 1}`;
+    // No one to answer a 400 here: a name with nothing storable left gets a default.
+    const name = storableFileName(a.filename ?? '').slice(0, 255) || `attachment-${i + 1}`;
     const created = await createFile(em, { writesDisabled: false }, principal, { name, mimeType: a.contentType || 'application/octet-stream', sizeBytes: a.content.length });
     const file = await prepareUpload(em, principal, created.id);
     const staged = await stageUpload(em, store.blobs, file, Readable.from([a.content]), a.content.length);

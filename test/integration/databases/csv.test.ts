@@ -161,6 +161,32 @@ test('export streams JSON (structure kept) and CSV (json cells as compact JSON) 
   expect((await http(app, 'GET', `/api/v1/databases/${empty.body.table.id}/export`, { token: ws.token })).body).toEqual([]);
 });
 
+test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed values, and imports back to the same values', async () => {
+  const labels = ['=HYPERLINK("http://x","y")', '+1 555 0100', '-2+3', '@SUM(A1)', '\tcmd', '\rcmd', "'=already quoted", "'plain", 'safe', '-5'];
+  const created = await http(app, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: {
+      databaseName: 'exports',
+      tableName: 'formulas',
+      columns: [{ name: 'label', type: 'text' }, { name: 'n', type: 'number' }, { name: 'meta', type: 'json' }],
+      rows: labels.map((label, i) => ({ label, n: -i, meta: i === 0 ? { f: '=1+1' } : null })),
+    },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.table.id;
+  const text = await (await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })).text();
+  const lines = text.split('\r\n');
+  expect(lines.slice(1, 5)).toEqual(['"\'=HYPERLINK(""http://x"",""y"")",0,"{""f"":""=1+1""}"', "'+1 555 0100,-1,", "'-2+3,-2,", "'@SUM(A1),-3,"]);
+  expect(text).toContain("'\tcmd,-4,");
+  expect(text).toContain(`"'\rcmd",-5,`);
+  expect(text).toContain("''=already quoted,-6,");
+  expect(text).toContain("\r\n'plain,-7,\r\nsafe,-8,\r\n'-5,-9,\r\n");
+  const back = await upload(text, { databaseName: 'exports', tableName: 'formulas_again' });
+  expect(back.status).toBe(201);
+  expect(back.body.table.columns).toEqual(created.body.table.columns);
+  expect((await rows(back.body.table.id)).rows.map((r: any) => r.values)).toEqual((await rows(id)).rows.map((r: any) => r.values));
+});
+
 test('export streams many rows in batches', async () => {
   const rowsIn = Array.from({ length: 2500 }, (_, i) => ({ n: i }));
   const created = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'exports', tableName: 'many', columns: [{ name: 'n', type: 'number' }], rows: rowsIn } });

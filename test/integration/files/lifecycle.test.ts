@@ -197,7 +197,7 @@ describe('PUT content', () => {
   });
 
   test('a body without Content-Length is 400 request_malformed; a body shorter than declared is not kept', async () => {
-    const created = await createFile(stack.app, owner, { name: 'c.bin', mimeType: 'application/octet-stream', sizeBytes: 10 });
+    const created = await createFile(stack.app, owner, { name: 'c.bin', mimeType: 'application/octet-stream', sizeBytes: 1000 });
     const id = created.body.data.file.id;
     const chunked = await fetch(`${stack.app.url}/api/v1/files/${id}/content`, {
       method: 'PUT',
@@ -292,7 +292,11 @@ describe('complete and scan', () => {
   test('size or checksum mismatch (declared at create or at complete): 409 conflict, still pending, fixable by a new PUT', async () => {
     const created = await createFile(stack.app, owner, { name: 'm.txt', mimeType: 'text/plain', sizeBytes: 4, sha256: sha256('good') });
     const id = created.body.data.file.id;
-    await putContent(stack.app, owner, id, Buffer.from('bad!!'));
+    // Longer than declared is refused by the PUT itself (nothing stored); shorter is stored, and refused by complete.
+    const longer = await putContent(stack.app, owner, id, Buffer.from('bad!!'));
+    expect(longer.status).toBe(413);
+    expect((await fileRow(id)).blobKey).toBeNull();
+    await putContent(stack.app, owner, id, Buffer.from('bad'));
     const size = await complete(stack.app, owner, id);
     expect(size.status).toBe(409);
     expect(size.body.error.code).toBe('conflict');

@@ -6,7 +6,7 @@
  * reaches workspaces that join later, `selected` only its own; a revoked key loses the workflow
  * MCP endpoint at once.
  */
-import { MembershipSchema } from '../../../db/entities';
+import { AuditLogSchema, MembershipSchema } from '../../../db/entities';
 import { grantMembership } from '../../../services/workspaces';
 import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
@@ -141,4 +141,27 @@ test('any Admin or Owner of a workspace in the organization manages its keys; th
   const revoked = await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie });
   expect(revoked.status).toBe(200);
   expect((await mcpD(whole.body.token)).status).toBe(401);
+  const audits = (action: string, keyId: string) => app.orm.em.fork().find(AuditLogSchema, { action, targetId: keyId }, { orderBy: { workspaceId: 'asc' } });
+  // A whole-organization key reaches D: not a cross-workspace change, one entry in D.
+  expect(await audits('api_key.revoke', whole.body.apiKey.id)).toEqual([
+    expect.objectContaining({ workspaceId: d.workspaceId, severity: 'critical', actorUserId: d.ownerId, metadata: expect.objectContaining({ crossWorkspace: false, actorWorkspaceId: d.workspaceId }) }),
+  ]);
+
+  // D's Owner renamed and now revokes a key selecting only B: allowed (the contract), and B's audit trail shows who did it from D.
+  expect((await http(app, 'DELETE', `/api/api-keys/${some.body.apiKey.id}`, { cookie: ownerDCookie })).status).toBe(200);
+  const orgId = whole.body.apiKey.organization.organizationId;
+  const cross = (severity: string, extra: Record<string, unknown>) =>
+    [b.workspaceId, d.workspaceId].sort().map((workspaceId) =>
+      expect.objectContaining({
+        workspaceId,
+        severity,
+        actorUserId: d.ownerId,
+        actorApiKeyId: null,
+        targetType: 'api_key',
+        targetId: some.body.apiKey.id,
+        metadata: { ...extra, scope: 'organization', organizationId: orgId, workspaceSelection: 'selected', keyWorkspaceIds: [b.workspaceId], actorWorkspaceId: d.workspaceId, crossWorkspace: true },
+      }),
+    );
+  expect(await audits('api_key.rename', some.body.apiKey.id)).toEqual(cross('warning', { from: 'Only B', to: 'Only B (renamed by D)' }));
+  expect(await audits('api_key.revoke', some.body.apiKey.id)).toEqual(cross('critical', { name: 'Only B (renamed by D)' }));
 });

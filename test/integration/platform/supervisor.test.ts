@@ -348,8 +348,14 @@ describe('two API processes and two workers under the supervisor', () => {
   });
 });
 
-test("a worker whose run() rejects exits and is replaced; /readyz is not ready meanwhile and ready again after", async () => {
+test("a worker whose run() rejects exits and is replaced; /readyz is not ready meanwhile and ready again after; the restart shows on the metrics port", async () => {
+  // /metrics on its own port behind a token (api/metrics.ts): the supervisor's restart counters still reach it.
+  const metricsPort = await findFreePort();
+  const metricsToken = 'supervisor-metrics-token-0123456789';
   const service = await start({
+    METRICS_PORT: String(metricsPort),
+    METRICS_HOST: '127.0.0.1',
+    METRICS_TOKEN: metricsToken,
     API_PROCESSES: '1',
     WORKERS: '1',
     NODE_OPTIONS: `--require ${path.resolve(__dirname, '../../support/rejectWorkerRunOnce.cjs')}`,
@@ -372,9 +378,12 @@ test("a worker whose run() rejects exits and is replaced; /readyz is not ready m
   expect(ready.body).toMatchObject({ status: 'ready', workers: { running: 1 } });
   expect(service.pids('worker')).toHaveLength(1);
   expect(service.pids('worker')[0]).not.toBe(first);
-  const metrics = await eventually(async () => (await http(service, 'GET', '/metrics')).text, (t) => metric(t, 'worker') === 1);
+  const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+  const metrics = await eventually(scrape, (t) => metric(t, 'worker') === 1);
   expect(metric(metrics, 'worker')).toBe(1);
   expect(metric(metrics, 'api')).toBe(0);
+  expect((await http(service, 'GET', '/metrics')).status).toBe(404);
+  expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
   // /healthz stays liveness only: it answered throughout.
   expect((await http(service, 'GET', '/healthz')).status).toBe(200);
   expect(await service.stop()).toBe(0);
