@@ -160,6 +160,34 @@ export function localOwnerPassword(secretKey: string): string {
 }
 
 /**
+ * A service that connects as a superuser (DATABASE_URL only, as before the owner role) still
+ * keeps the catalogue out of the reader roles' reach: the superuser may change it, and reads
+ * everything anyway. Any other role cannot, and gets the restrictions from whoever provisioned it.
+ */
+async function restrictCatalogueIfSuperuser(url: string, log: (m: string) => void): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const [me] = (await client.query<{ rolsuper: boolean; user: string }>('select rolsuper, current_user as user from pg_roles where rolname = current_user')).rows;
+    if (!me?.rolsuper) return;
+    const statements = await catalogueRestrictions(client, me.user);
+    if (statements.length === 0) return;
+    await client.query('begin');
+    try {
+      for (const s of statements) await client.query(s);
+      await client.query('commit');
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    }
+    log(`PostgreSQL: ${statements.length} catalogue restrictions applied for the reader roles (the service connects as the superuser ${me.user})`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
  * `ensurePostgres` for the service itself: the returned URL is the owner role's, never a
  * superuser's.
  * - `adminUrl` given: the owner role of `databaseUrl` (required then) is provisioned with it.
@@ -178,7 +206,11 @@ export async function ensureServiceDatabase(
     return { url: opts.databaseUrl, embedded: false, stop: async () => {} };
   }
   const handle = await ensurePostgres(opts);
-  if (opts.databaseUrl || !opts.secretKey) return handle;
+  if (opts.databaseUrl) {
+    await restrictCatalogueIfSuperuser(handle.url, log);
+    return handle;
+  }
+  if (!opts.secretKey) return handle;
   try {
     const url = new URL(handle.url);
     url.username = LOCAL_OWNER_ROLE;

@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { migrateUp, openOrm } from '../../../db/orm';
-import { catalogueRestrictions, provisionOwnerRole } from '../../../scripts/lib/ownerRole';
+import { catalogueRestrictions, ensureServiceDatabase, provisionOwnerRole } from '../../../scripts/lib/ownerRole';
 import { createDatabase, dropDatabase } from '../../../scripts/lib/postgres';
 import { UserDatabaseSchema } from '../../../db/entities';
 import { withClient, withSandboxSession } from '../../../services/databases';
@@ -31,6 +31,9 @@ const databaseUrl = (name: string, asOwner: boolean) => {
 };
 const legacy = { admin: databaseUrl('legacy', false), owner: databaseUrl('legacy', true) };
 const fresh = { admin: databaseUrl('fresh', false), owner: databaseUrl('fresh', true) };
+const superuserOnly = databaseUrl('superuser', false);
+/** A database nobody provisioned (the lane's own may have been started as a service by another file). */
+const control = databaseUrl('control', false);
 
 let app: TestApp | undefined;
 let ws: WorkspaceFixture;
@@ -70,7 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  for (const url of [legacy.admin, fresh.admin]) {
+  for (const url of [legacy.admin, fresh.admin, superuserOnly, control]) {
     readerRoles.push(...(await asAdmin(url, async (c) => (await c.query('select role_name from user_databases')).rows.map((r) => r.role_name as string)).catch(() => [])));
     await dropDatabase(url).catch(() => undefined);
   }
@@ -167,7 +170,8 @@ describe('no more privilege than before: as the reader role in its session, and 
               has_table_privilege(current_user, 'pg_catalog.pg_authid', 'select') as owner_authid`,
     );
     expect(row).toEqual({ me: 1, version: true, setting: true, public_class: false, monitor_activity: true, owner_authid: false });
-    const elsewhere = await asAdmin(admin.toString(), async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p);
+    await createDatabase(control);
+    const elsewhere = await asAdmin(control, async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p);
     expect(elsewhere).toBe(true);
     // Done once: the next start has nothing left to change.
     expect(await asAdmin(legacy.admin, (c) => catalogueRestrictions(c, role))).toEqual([]);
@@ -216,4 +220,16 @@ test('a fresh database is created and migrated by the owner role itself (only th
   }
   // Running it again changes nothing and fails nothing.
   await provisionOwnerRole(admin.toString(), fresh.owner);
+});
+
+test('a service that connects as the superuser (DATABASE_URL only) still takes the catalogue from PUBLIC, in its database only, once', async () => {
+  await createDatabase(superuserOnly);
+  const publicReads = (url: string) => asAdmin(url, async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p as boolean);
+  expect(await publicReads(superuserOnly)).toBe(true);
+  const handle = await ensureServiceDatabase({ databaseUrl: superuserOnly });
+  await handle.stop();
+  expect(await publicReads(superuserOnly)).toBe(false);
+  await createDatabase(control);
+  expect(await publicReads(control)).toBe(true);
+  expect(await asAdmin(superuserOnly, (c) => catalogueRestrictions(c, admin.username))).toEqual([]);
 });
