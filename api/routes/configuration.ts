@@ -11,10 +11,8 @@ import { catalogSchema, configurationOperationResultSchema, historySchema, manag
 import { applyProposal, configurationCatalog, configurationHistory, confirmProposal, declareTable, exportPackage, getManagedRow, preparePackage, previewPackage, putManagedRow, validatePackage } from '../../services/databases';
 import { configurationProposalUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
-import { forbidden, invalidInput, notFound, AUTH_MESSAGES } from '../../services/errors';
-import { isAdminRole } from '../../services/principal';
+import { invalidInput, notFound } from '../../services/errors';
 import type { AppContext } from '../context';
-import type { WorkspacePrincipal } from '../../services/principal';
 
 const TAGS = ['Configuration'];
 const GET_OPERATIONS = ['catalog', 'history'] as const;
@@ -69,10 +67,6 @@ function wrongMethod(allow: 'GET' | 'POST'): RouteResult {
   return { status: 405, body: { error: `Use ${allow} for this configuration operation.` }, headers: { Allow: allow } };
 }
 
-function requireAdmin(principal: WorkspacePrincipal): void {
-  if (!isAdminRole(principal.role)) throw forbidden(AUTH_MESSAGES.adminRequired);
-}
-
 export const configurationGetRoute = defineRoute({
   method: 'get',
   path: '/api/v1/configuration/{operation}',
@@ -106,7 +100,7 @@ export const configurationPostRoute = defineRoute({
     'Admin or Owner. `declare { tableId, tableKey? }`; `export { packageKey, tableIds? }` (limits 20 tables, 500 rows per table, 1000 rows, 1 MiB; 32 MiB read budget); `validate { package }` (reads no destination rows); `preview { package }` (actions and blockers); `prepare { package }` (a proposal to confirm in a session, and its review URL); `apply { requestId, proposalId }` (a confirmed proposal, in one transaction; the same requestId returns the same receipt)',
   tags: TAGS,
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   params: operationParams,
   responses: {
     200: { description: 'declare `{ table }`, export `{ package, stats }`, validate `{ valid, issues, bytes }`, preview (the plan), apply `{ receipt, replayed }`', schema: configurationOperationResultSchema },
@@ -124,7 +118,6 @@ export const configurationPostRoute = defineRoute({
     const op = params.operation;
     if ((GET_OPERATIONS as readonly string[]).includes(op)) return wrongMethod('GET');
     if (!(POST_OPERATIONS as readonly string[]).includes(op)) throw notFound(`Unknown configuration operation "${op}".`);
-    requireAdmin(principal);
     const body = postBody(ctx);
     switch (op) {
       case 'declare': {

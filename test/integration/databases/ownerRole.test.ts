@@ -226,7 +226,7 @@ test('a service that connects as the superuser (DATABASE_URL only) still takes t
   await createDatabase(superuserOnly);
   const publicReads = (url: string) => asAdmin(url, async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p as boolean);
   expect(await publicReads(superuserOnly)).toBe(true);
-  const handle = await ensureServiceDatabase({ databaseUrl: superuserOnly });
+  const handle = await ensureServiceDatabase({ databaseUrl: superuserOnly, dataDir: '' });
   await handle.stop();
   expect(await publicReads(superuserOnly)).toBe(false);
   await createDatabase(control);
