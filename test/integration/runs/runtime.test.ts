@@ -1,5 +1,5 @@
 /** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
-import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, eventually, http, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -164,7 +164,9 @@ test('onError: stop fails the run, continue passes the error on, branch follows 
   const stopped = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing(), { id: 'after', type: 'transform', config: { expression: '1' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'x' });
   expect(stopped.run).toMatchObject({ status: 'failed', error: 'bad x', errorNodeId: 'boom' });
   expect(stepOf(stopped.run, 'boom')).toMatchObject({ status: 'failed', error: 'bad x' });
-  const description = await app.deps.temporal.client.workflow.getHandle(stopped.run.id).describe();
+  // The run's row is written just before the workflow's last task completes: wait for Temporal's close.
+  const handle = app.deps.temporal.client.workflow.getHandle(stopped.run.id);
+  const description = await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING');
   expect(description.status.name).toBe('FAILED');
 
   const continued = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing('continue'), { id: 'after', type: 'transform', config: { expression: 'error.message' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'y' });
