@@ -9,6 +9,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppDeps } from './deps';
 import type { AppConfig } from '../services/config';
+import { startIdempotencyPurge } from '../services/idempotencyPurge';
 import { createMetrics } from '../services/metrics';
 import { startOutboxDispatcher } from '../services/outboxDispatcher';
 import { startStuckRunGuard } from '../services/runs';
@@ -78,7 +79,7 @@ function buildFilesRuntime(config: AppConfig, temporal: ConnectedTemporalClient)
 /** How often the API looks for runs whose workflow task keeps failing (services/runs/stuckRuns.ts). */
 const STUCK_RUN_GUARD_INTERVAL_MS = 30_000;
 
-/** The API process's background work: the webhook outbox dispatcher and the stuck-run guard. */
+/** The API process's background work: the webhook outbox dispatcher, the stuck-run guard and the idempotency purge. */
 export function startApiBackground(
   deps: AppDeps,
   /** `rssScheduleSync: false` (tests sharing one Temporal server across databases) leaves the `rss_`/`ci_` Schedules alone. */
@@ -94,8 +95,9 @@ export function startApiBackground(
     wakeOn: deps.webhookIntake.outbox,
   });
   const guard = startStuckRunGuard({ orm: deps.orm, launcher: deps.runLauncher, intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS, logger: deps.logger });
+  const purge = startIdempotencyPurge({ orm: deps.orm, logger: deps.logger });
   const sources = opts.rssScheduleSync === false ? { stop: async () => undefined } : startRssScheduleSync(deps, RSS_SCHEDULE_SYNC_INTERVAL_MS);
-  return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), sources.stop()])) };
+  return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), purge.stop(), sources.stop()])) };
 }
 
 /** How often the API reconciles RSS and CI sources and mail polling groups with their Temporal Schedules (temporal/sources-client.ts). */

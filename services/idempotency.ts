@@ -102,8 +102,3 @@ export async function completeIdempotencyKey(
 export async function releaseIdempotencyKey(em: EntityManager, recordId: string): Promise<void> {
   await em.execute(`delete from idempotency_records where id = ? and state = 'in_progress'`, [recordId]);
 }
-
-/** Deletes records past their 24 h validity; returns how many. */
-export async function purgeExpiredIdempotencyRecords(em: EntityManager, now = new Date()): Promise<number> {
-  return em.nativeDelete(IdempotencyRecordSchema, { expiresAt: { $lte: now } });
-}

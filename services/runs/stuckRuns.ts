@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { RunLauncher } from '../ports';
+import { startPeriodicPass } from '../periodic';
 import { storableString } from '../storableText';
 
 /**
@@ -88,30 +89,13 @@ export async function failStuckRunsOnce(orm: MikroORM, launcher: RunLauncher, op
 
 /** Runs failStuckRunsOnce every `intervalMs` until stopped; a failed pass is logged and retried on the next. */
 export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher; intervalMs: number; logger: Logger }): { stop(): Promise<void> } {
-  let stopped = false;
-  let wake: (() => void) | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  const loop = (async () => {
-    while (!stopped) {
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, opts.intervalMs);
-      });
-      if (stopped) break;
-      try {
-        const failed = await failStuckRunsOnce(opts.orm, opts.launcher);
-        if (failed.length > 0) opts.logger.warn({ runIds: failed }, 'runs failed by the workflow-task failure guard');
-      } catch (err) {
-        opts.logger.warn({ err }, 'stuck-run guard pass failed; retrying');
-      }
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      (wake as (() => void) | null)?.();
-      await loop;
+  return startPeriodicPass({
+    name: 'stuck-run guard',
+    intervalMs: opts.intervalMs,
+    logger: opts.logger,
+    pass: async () => {
+      const failed = await failStuckRunsOnce(opts.orm, opts.launcher);
+      if (failed.length > 0) opts.logger.warn({ runIds: failed }, 'runs failed by the workflow-task failure guard');
     },
-  };
+  });
 }
