@@ -84,7 +84,8 @@ function checkGraph(name: string, workflow: { nodes: Array<{ id: string; type: s
 async function runAndCheck(name: string, workflowId: string, candidateVersionId: string, run: NonNullable<Expected['run']>) {
   const { app, ws } = stack;
   if (run.credential) {
-    const created = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: run.credential });
+    // Bound to the fake service the fixtures' URLs were rewritten to (credentials go nowhere else).
+    const created = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { allowedHosts: [new URL(fake.url).host], ...run.credential } });
     expect([200, 201, 409]).toContain(created.status);
   }
   const res = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, {
