@@ -1,0 +1,129 @@
+/**
+ * Issue 26, item 3, raw SQL: text that reaches PostgreSQL through `em.execute`/`client.query`
+ * rather than an entity passes the same well-formed rule (engine/wellFormedText.ts,
+ * `wellFormedParams`). Inbound mail is foreign text the sender cannot fix, so it is accepted
+ * with each NUL and lone surrogate replaced by U+FFFD (as the entity types do) instead of a 500
+ * that loses the message; JSON input of the API keeps its 400.
+ */
+import { createHmac } from 'node:crypto';
+import { http, type HttpResult } from '../support/harness';
+import { abuseStackPerFile, chain, expectWellFormed } from './kit';
+
+const kit = abuseStackPerFile();
+let n = 0;
+const uniq = () => `${Date.now().toString(36)}${n++}`;
+const FFFD = '\ufffd';
+
+/** HTTP as A, with headers; the answer is recorded for the kit's no-5xx check. */
+async function asA(method: string, path: string, opts: { body?: unknown; rawBody?: string; headers?: Record<string, string>; token?: boolean } = {}): Promise<HttpResult> {
+  const res = await http(kit.app, method, path, { token: opts.token === false ? undefined : kit.a.token, body: opts.body, rawBody: opts.rawBody, headers: opts.headers });
+  kit.responses.push(res);
+  return res;
+}
+
+async function mailRoute(): Promise<{ id: string; address: string; secret: string }> {
+  const workflowId = await kit.createWorkflow(kit.a, chain([]));
+  await kit.deploy(kit.a, workflowId);
+  const created = await asA('POST', '/api/v1/mailer/routes', { body: { address: `raw-${uniq()}@example.test`, workflowId }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  expect([created.status, created.text.slice(0, 300)]).toEqual([201, expect.anything()]);
+  return { id: created.body.route.id, address: created.body.route.address, secret: created.body.signingSecret };
+}
+
+/** A signed inbound delivery; the body is JSON text, so NUL and lone surrogates travel as `\u` escapes. */
+function deliver(route: { id: string; secret: string }, body: Record<string, unknown>): Promise<HttpResult> {
+  const raw = JSON.stringify(body);
+  const ts = String(Math.floor(Date.now() / 1000));
+  const signature = `v1=${createHmac('sha256', route.secret).update(`${ts}.`).update(raw).digest('hex')}`;
+  return asA('POST', `/api/v1/mailer/inbound/${route.id}`, { rawBody: raw, headers: { 'x-svc-timestamp': ts, 'x-svc-signature': signature }, token: false });
+}
+
+async function storedMessage(messageId: string): Promise<Record<string, any>> {
+  const conn = kit.app.orm.em.fork().getConnection();
+  const [message] = await conn.execute('select * from mailer_messages where id = ?', [messageId]);
+  const [thread] = await conn.execute('select * from mailer_threads where id = ?', [message.thread_id]);
+  const [outbox] = await conn.execute('select payload from webhook_outbox where id = ?', [message.outbox_id]);
+  return { message, thread, outbox };
+}
+
+test('signed inbound mail with NUL and lone surrogates in subject, from, text, html, thread id and metadata: 202, stored with U+FFFD', async () => {
+  await kit.survives(async () => {
+    const route = await mailRoute();
+    const res = await deliver(route, {
+      externalMessageId: `m-${uniq()}`,
+      from: 'Eve\u0000 \ud800<eve@example.test>',
+      subject: 'Order\u0000 42 \udc00',
+      text: 'line\u0000one \ud83d',
+      html: '<p>hi\u0000 \ud800</p>',
+      externalThreadId: `t\u0000${uniq()}`,
+      providerMetadata: { 'label\u0000': 'v\ud800', nested: ['x\u0000'] },
+    });
+    expect([res.status, res.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+    expectWellFormed(res.body);
+    expect(res.body.message.subject).toBe(`Order${FFFD} 42 ${FFFD}`);
+    const stored = await storedMessage(res.body.message.id);
+    expectWellFormed(stored);
+    expect(stored.message.text).toBe(`line${FFFD}one ${FFFD}`);
+    expect(stored.thread.subject).toBe(`Order${FFFD} 42 ${FFFD}`);
+    expect(stored.message.provider_metadata).toMatchObject({ [`label${FFFD}`]: `v${FFFD}`, nested: [`x${FFFD}`] });
+    expect(stored.outbox.payload.email.subject).toBe(`Order${FFFD} 42 ${FFFD}`);
+    const listed = await asA('GET', `/api/v1/mailer/threads/${res.body.message.threadId}`);
+    expect(listed.status).toBe(200);
+    expectWellFormed(listed.body);
+  });
+});
+
+test('signed inbound raw MIME with NUL in the encoded subject, body and attachment name: 202, stored with U+FFFD', async () => {
+  await kit.survives(async () => {
+    const route = await mailRoute();
+    const mime = [
+      'From: =?utf-8?q?Eve=00?= <eve@example.test>',
+      `To: ${route.address}`,
+      'Subject: =?utf-8?q?Hello=00World?=',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      'body=00text',
+      '--b',
+      'Content-Type: text/plain',
+      "Content-Disposition: attachment; filename*=utf-8''evil%00name.txt",
+      'Content-Transfer-Encoding: base64',
+      '',
+      'aGVsbG8=',
+      '--b--',
+      '',
+    ].join('\r\n');
+    const res = await deliver(route, { externalMessageId: `m-${uniq()}`, from: 'eve@example.test', subject: '', raw: mime });
+    expect([res.status, res.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+    expectWellFormed(res.body);
+    const stored = await storedMessage(res.body.message.id);
+    expectWellFormed(stored);
+    expect(stored.message.subject).toBe(`Hello${FFFD}World`);
+    expect(stored.message.text).toContain(`body${FFFD}text`);
+    expect(stored.message.attachment_file_ids).toHaveLength(1);
+    expect(stored.message.provider_metadata.mime.attachments[0].filename).toBe(`evil${FFFD}name.txt`);
+  });
+});
+
+test('JSON input of the API with NUL (mailer route description, knowledge upload name): a 400, nothing stored', async () => {
+  await kit.survives(async () => {
+    const workflowId = await kit.createWorkflow(kit.a, chain([]));
+    const route = await asA('POST', '/api/v1/mailer/routes', { body: { address: `d-${uniq()}@example.test`, workflowId, description: 'help\u0000desk' }, headers: { 'idempotency-key': `k-${uniq()}` } });
+    expect(route.status).toBe(400);
+    const kb = await asA('POST', '/api/v1/knowledge-bases', { body: { name: `KB ${uniq()}` } });
+    expect([kb.status, kb.text.slice(0, 300)]).toEqual([201, expect.anything()]);
+    const form = new FormData();
+    form.append('knowledgeBaseId', kb.body.knowledgeBase.id);
+    form.append('name', 'title\u0000here');
+    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'n\u0000ame.txt');
+    const res = await fetch(`${kit.app.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
+    const text = await res.text();
+    kit.responses.push({ status: res.status, body: undefined, headers: res.headers, text });
+    expect([res.status, text.slice(0, 300)]).toEqual([expect.any(Number), expect.anything()]);
+    expect(res.status).toBeLessThan(500);
+    if (res.status === 201) expectWellFormed(JSON.parse(text));
+  });
+});
