@@ -7,9 +7,9 @@
  */
 import { createHmac } from 'node:crypto';
 import { http, type HttpResult } from '../support/harness';
-import { abuseStackPerFile, chain, expectWellFormed } from './kit';
+import { abuseStackPerFile, chain, codeNode, expectWellFormed } from './kit';
 
-const kit = abuseStackPerFile();
+const kit = abuseStackPerFile({ config: { errtrackerIngressEnabled: true } });
 let n = 0;
 const uniq = () => `${Date.now().toString(36)}${n++}`;
 const FFFD = '\ufffd';
@@ -118,12 +118,68 @@ test('JSON input of the API with NUL (mailer route description, knowledge upload
     const form = new FormData();
     form.append('knowledgeBaseId', kb.body.knowledgeBase.id);
     form.append('name', 'title\u0000here');
-    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'n\u0000ame.txt');
+    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'name.txt');
     const res = await fetch(`${kit.app.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
     const text = await res.text();
     kit.responses.push({ status: res.status, body: undefined, headers: res.headers, text });
-    expect([res.status, text.slice(0, 300)]).toEqual([expect.any(Number), expect.anything()]);
-    expect(res.status).toBeLessThan(500);
-    if (res.status === 201) expectWellFormed(JSON.parse(text));
+    expect([res.status, text]).toEqual([400, expect.stringContaining('fields.name contains a NUL character (U+0000)')]);
+    const listed = await asA('GET', `/api/v1/knowledge-bases/${kb.body.knowledgeBase.id}/documents`);
+    expect(listed.body.documents).toEqual([]);
+  });
+});
+
+test('a signed error-tracker delivery with NUL in its JSON: the route answers 400, nothing in the outbox', async () => {
+  await kit.survives(async () => {
+    const workflowId = await kit.createWorkflow(kit.a, chain([]));
+    await kit.deploy(kit.a, workflowId);
+    const secret = `tracker-signing-secret-${uniq()}`;
+    const created = await asA('POST', '/api/v1/webhooks', { body: { provider: 'errtracker', workflowId, organizationSlug: 'acme', projectSlug: 'api', signingSecret: secret } });
+    expect([created.status, created.text.slice(0, 300)]).toEqual([201, expect.anything()]);
+    const raw = JSON.stringify({ action: 'created', data: { issue: { id: '42', title: 'Type\u0000Error \ud800', 'tag\u0000': ['\udc00'] } } });
+    const signature = createHmac('sha256', secret).update(raw).digest('hex');
+    const res = await asA('POST', new URL(created.body.invokeUrl).pathname, { rawBody: raw, headers: { 'sentry-hook-resource': 'issue', 'sentry-hook-signature': signature }, token: false });
+    expect([res.status, res.text]).toEqual([400, expect.stringContaining('contains a NUL character (U+0000)')]);
+    const rows = await kit.app.orm.em.fork().getConnection().execute('select id from webhook_outbox where workflow_id = ?', [workflowId]);
+    expect(rows).toEqual([]);
+  });
+});
+
+// A raw NUL byte in a CSV is refused (422, csv_malformed); JSON escapes in a json cell are not.
+test('a CSV import with NUL and lone-surrogate escapes in a json cell: 201, stored with U+FFFD', async () => {
+  await kit.survives(async () => {
+    const csv = 'name,meta\nab,"{""k\\u0000"":""v\\ud800""}"\n';
+    const form = new FormData();
+    form.append('databaseName', `raw_${uniq()}`);
+    form.append('file', new Blob([csv], { type: 'text/csv' }), 'nul.csv');
+    const res = await fetch(`${kit.app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
+    const text = await res.text();
+    kit.responses.push({ status: res.status, body: undefined, headers: res.headers, text });
+    expect([res.status, text.slice(0, 300)]).toEqual([201, expect.anything()]);
+    const table = JSON.parse(text).table;
+    expect(table.columns).toEqual([expect.objectContaining({ name: 'name', type: 'text' }), expect.objectContaining({ name: 'meta', type: 'json' })]);
+    const rows = await asA('GET', `/api/v1/databases/${table.id}/rows`);
+    expect(rows.status).toBe(200);
+    expect(rows.body.rows.map((r: any) => r.values)).toEqual([{ name: 'ab', meta: { [`k${FFFD}`]: `v${FFFD}` } }]);
+  });
+});
+
+test('a table_insert node writing a code node output with NUL and lone surrogates: the run succeeds, the row stored with U+FFFD', async () => {
+  await kit.survives(async () => {
+    const form = new FormData();
+    form.append('databaseName', `raw_${uniq()}`);
+    form.append('file', new Blob(['name,meta\nseed,"{""a"":1}"\n'], { type: 'text/csv' }), 'nodes.csv');
+    const imported = await fetch(`${kit.app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
+    expect(imported.status).toBe(201);
+    const tableId = (await imported.json()).table.id;
+    const run = await kit.runLive(kit.a, [
+      codeNode('const k = {}; k["k\\u0000" + String.fromCharCode(0xdc00)] = "v" + String.fromCharCode(0xd800); return { name: "x\\u0000y", meta: k };'),
+      { id: 'ins', type: 'table_insert', config: { tableId, values: { name: '=name', meta: '=meta' } } },
+    ]);
+    expect([run.status, run.error ?? null]).toEqual(['succeeded', null]);
+    const rows = await asA('GET', `/api/v1/databases/${tableId}/rows`);
+    expect(rows.body.rows.map((r: any) => r.values)).toEqual([
+      { name: 'seed', meta: { a: 1 } },
+      { name: `x${FFFD}y`, meta: { [`k${FFFD}${FFFD}`]: `v${FFFD}` } },
+    ]);
   });
 });
