@@ -6,10 +6,15 @@
  * that loses the message; JSON input of the API keeps its 400.
  */
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pollRssSource } from '../../services/sources';
+import { changed, production } from '../integration/destinations/helpers';
 import { http, type HttpResult } from '../support/harness';
 import { abuseStackPerFile, chain, codeNode, expectWellFormed } from './kit';
 
-const kit = abuseStackPerFile({ config: { errtrackerIngressEnabled: true } });
+// Private networks: the RSS case's feed is served on loopback.
+const kit = abuseStackPerFile({ config: { errtrackerIngressEnabled: true, outboundAllowPrivateNetworks: true } });
 let n = 0;
 const uniq = () => `${Date.now().toString(36)}${n++}`;
 const FFFD = '\ufffd';
@@ -170,7 +175,7 @@ test('a table_insert node writing a code node output with NUL and lone surrogate
     form.append('file', new Blob(['name,meta\nseed,"{""a"":1}"\n'], { type: 'text/csv' }), 'nodes.csv');
     const imported = await fetch(`${kit.app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
     expect(imported.status).toBe(201);
-    const tableId = (await imported.json()).table.id;
+    const tableId = ((await imported.json()) as { table: { id: string } }).table.id;
     const run = await kit.runLive(kit.a, [
       codeNode('const k = {}; k["k\\u0000" + String.fromCharCode(0xdc00)] = "v" + String.fromCharCode(0xd800); return { name: "x\\u0000y", meta: k };'),
       { id: 'ins', type: 'table_insert', config: { tableId, values: { name: '=name', meta: '=meta' } } },
@@ -182,4 +187,36 @@ test('a table_insert node writing a code node output with NUL and lone surrogate
       { name: `x${FFFD}y`, meta: { [`k${FFFD}${FFFD}`]: `v${FFFD}` } },
     ]);
   });
+});
+
+test('an RSS item with raw NUL bytes in its id and title: polled, one outbox entry with U+FFFD, a repeat poll starts nothing new', async () => {
+  let body = '';
+  const server = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(body));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    await kit.survives(async () => {
+      const rss = (items: Array<{ guid: string; title: string }>) =>
+        `<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>${items.map((i) => `<item><guid>${i.guid}</guid><title>${i.title}</title><link>https://news.example.test/x</link></item>`).join('')}</channel></rss>`;
+      const workflowId = await kit.createWorkflow(kit.a, chain([]));
+      await kit.deploy(kit.a, workflowId);
+      const prod = await production(kit.app, kit.a.token, workflowId);
+      const feedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/feed.xml`;
+      const configured = await changed(kit.app, kit.a.token, workflowId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'rss', targetId: prod.targetId, feedUrl } });
+      const poll = () => pollRssSource(kit.app.orm.em.fork(), { allowPrivateNetworks: true }, configured.receipt.sourceId);
+      body = rss([{ guid: 'old', title: 'Old' }]);
+      expect(await poll()).toEqual({ outcome: 'baseline', started: 0 });
+      body = rss([{ guid: 'n\u0000ew', title: 'Ti\u0000tle' }, { guid: 'old', title: 'Old' }]);
+      expect(await poll()).toEqual({ outcome: 'polled', started: 1 });
+      await poll();
+      const conn = kit.app.orm.em.fork().getConnection();
+      const entries = await conn.execute('select payload, dedupe_key from webhook_outbox where workflow_id = ?', [workflowId]);
+      expect(entries).toHaveLength(1);
+      expectWellFormed(entries);
+      expect(JSON.stringify(entries[0].payload)).toContain(`Ti${FFFD}tle`);
+      const [state] = await conn.execute('select state from workflow_target_sources where id = ?', [configured.receipt.sourceId]);
+      expectWellFormed(state);
+    });
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 });
