@@ -5,7 +5,8 @@
  * left its row `queued`, F8). Every `json`/`jsonb` and `text` property of every entity is mapped
  * to these types (ormOptions, `discovery.onMetadata`), which replace each bad code unit with
  * U+FFFD on the way to the database, the rule of engine/wellFormedText.ts. Raw SQL writes do not
- * pass here: they apply `toStorable` at their one write helper (services/runs/readModel.ts).
+ * pass here: they apply the same rule to their parameters (`wellFormedParams`, and `toStorable`
+ * before serializing jsonb values), at each area's SQL helper or statement.
  *
  * Input that arrives through the API is refused with a 400 before it gets this far
  * (api/http/route.ts); this is the net for what the service produces itself.

@@ -55,6 +55,22 @@ export function wellFormedJsonText(json: string): string {
   return storableString(json.includes('\\u') ? json.replace(BAD_JSON_ESCAPE, '$1\\ufffd') : json);
 }
 
+/**
+ * The parameters of a raw SQL statement (`em.execute`, `client.query`), made storable by the
+ * rule the entity types apply (db/wellFormedTypes.ts): each string by `storableString`, plain
+ * data (arrays, objects) by `toStorable`; other values as they are. A string is taken for text:
+ * JSON text must be serialized from a storable value (`JSON.stringify(toStorable(v))`), since
+ * JSON.stringify writes NUL and lone surrogates as the escapes `jsonb` refuses.
+ */
+export function wellFormedParams<T extends readonly unknown[]>(values: T): T {
+  let out: unknown[] | null = null;
+  values.forEach((v, i) => {
+    const clean = typeof v === 'string' ? storableString(v) : toStorable(v);
+    if (clean !== v) (out ??= [...values])[i] = clean;
+  });
+  return (out ?? values) as unknown as T;
+}
+
 export interface TextFinding {
   /** Dotted path of the offending string (`body.items.2.name`); `key` marks an object key. */
   path: string;

@@ -29,6 +29,7 @@ import {
 } from '../../services/knowledge';
 import { measureStream } from '../../services/blobs';
 import { storableFileName } from '../../services/files';
+import { findUnstorableText } from '../../services/storableText';
 import { withStreamedIdempotency } from '../middleware/idempotency';
 
 /**
@@ -178,6 +179,9 @@ export const knowledgeRoutes: AnyRoute[] = [
             if (!file) return refuse('A `file` part is required.');
             const unknown = Object.keys(fields).filter((k) => k !== 'knowledgeBaseId' && k !== 'name');
             if (unknown.length) return refuse(`Unknown field(s): ${unknown.join(', ')}; send knowledgeBaseId, name and file.`);
+            // The fields skip the route's JSON check (api/http/route.ts): the same refusal, here.
+            const unstorable = findUnstorableText(fields, { root: 'fields' });
+            if (unstorable) return refuse(`Invalid multipart fields: ${unstorable.path} ${unstorable.problem}; such text cannot be stored, remove or escape it`);
             const kbId = pathId.safeParse(fields.knowledgeBaseId ?? '');
             if (!kbId.success) return refuse('knowledgeBaseId is required (1 to 200 printable characters).');
             const docName = fields.name === undefined ? undefined : name.safeParse(fields.name);

@@ -11,6 +11,7 @@ import type { LlmConfig, LocalAiCliConfig } from '../config';
 import { askLocalAiCli } from '../workers/localAiCli';
 import type { CredentialKeySettings } from '../credentials';
 import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
+import { toStorable } from '../storableText';
 import { COMMAND_TOOLS, jobPrincipal, offeredTools, prepareWorkflowRun, type CommandToolDeps } from './tools';
 import { findJob, moveJob, updateJob } from './store';
 
@@ -112,7 +113,7 @@ async function appendTrace(em: EntityManager, jobId: string, trace: CommandTrace
   await em.execute(
     `update command_jobs set traces = traces || ?::jsonb, progress_run_id = coalesce(?, progress_run_id), updated_at = now()
       where id = ? and not exists (select 1 from jsonb_array_elements(traces) t where t->>'actionId' = ?)`,
-    [JSON.stringify([trace]), trace.runId, jobId, trace.actionId],
+    [JSON.stringify(toStorable([trace])), trace.runId, jobId, trace.actionId],
   );
 }
 

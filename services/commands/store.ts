@@ -4,6 +4,7 @@
  * the expiry settlement on read never move a job twice.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { toStorable, wellFormedParams } from '../storableText';
 import {
   COMMAND_ACTIVE_STATUSES,
   type CommandJobRow,
@@ -24,7 +25,7 @@ export const COMMAND_MESSAGES = {
 } as const;
 
 export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
-  return em.execute(query, params, 'all');
+  return em.execute(query, wellFormedParams(params), 'all');
 }
 
 const JSON_COLUMNS = new Set(['assistant_context', 'attachments', 'artifacts', 'plan', 'traces', 'result']);
@@ -37,7 +38,7 @@ function assignments(patch: Partial<CommandJobRow>): { text: string; params: unk
     if (value === undefined) continue;
     if (JSON_COLUMNS.has(column)) {
       parts.push(`${column} = ?::jsonb`);
-      params.push(value === null ? null : JSON.stringify(value));
+      params.push(value === null ? null : JSON.stringify(toStorable(value)));
     } else {
       parts.push(`${column} = ?`);
       params.push(value);
@@ -158,10 +159,10 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
         thread.next_sequence,
         job.createdById,
         job.message,
-        job.assistantContext === undefined ? null : JSON.stringify(job.assistantContext),
+        job.assistantContext === undefined ? null : JSON.stringify(toStorable(job.assistantContext)),
         job.aiProvider ?? null,
         job.aiModel ?? null,
-        JSON.stringify(job.attachments),
+        JSON.stringify(toStorable(job.attachments)),
         job.attempt ?? 1,
         job.retryOfJobId ?? null,
         job.chat === true,

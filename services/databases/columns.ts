@@ -5,6 +5,7 @@
  */
 import { COLUMN_TYPES, type ColumnType, type TableColumn } from '../../db/entities';
 import { invalidInput } from '../errors';
+import { storableString, toStorable } from '../storableText';
 
 /** Table and column names: lowercase SQL identifiers, usable unquoted in the read-only SQL. */
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
@@ -130,7 +131,8 @@ export function cellToSql(column: TableColumn, value: unknown): SqlCell {
   const refuse = (why: string) => columnError(column.name, `Column "${column.name}" (${column.type}) ${why}.`);
   if (column.type === 'json') {
     if (value === undefined) throw refuse('needs a JSON value');
-    return JSON.stringify(value);
+    // JSON.stringify writes NUL and lone surrogates as escapes jsonb refuses: the stored rule first.
+    return JSON.stringify(toStorable(value));
   }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw refuse(`does not accept ${describe(value)}: numbers must be finite`);
@@ -140,7 +142,7 @@ export function cellToSql(column: TableColumn, value: unknown): SqlCell {
   switch (column.type) {
     case 'text':
     case 'status':
-      return String(value);
+      return storableString(String(value));
     case 'number': {
       const n = typeof value === 'number' ? value : parseNumber(value);
       if (n === null) throw refuse(`does not accept ${describe(value)}: expected a finite number`);

@@ -6,6 +6,7 @@
  * nothing half-written.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { wellFormedParams } from '../storableText';
 import type { ClientBase, QueryResultRow } from 'pg';
 import { invalidInput } from '../errors';
 
@@ -38,7 +39,7 @@ export async function inTransaction<T>(em: EntityManager, fn: (client: PgClient)
 }
 
 export async function queryRows<R extends QueryResultRow>(client: PgClient, text: string, values: unknown[] = []): Promise<R[]> {
-  return (await client.query<R>(text, values)).rows;
+  return (await client.query<R>(text, wellFormedParams(values))).rows;
 }
 
 /** A PostgreSQL error as node-postgres reports it. */

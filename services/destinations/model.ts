@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { wellFormedParams } from '../storableText';
 import {
   TargetActivationSchema,
   TargetSourceSchema,
@@ -36,7 +37,7 @@ export const HISTORY_LIMIT = 30;
 
 /** Raw SQL in the unit of work of `em` (inside a transaction when `em` is one). */
 export async function exec<T = Array<Record<string, unknown>>>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T> {
-  return em.execute(sql, params, 'all') as Promise<T>;
+  return em.execute(sql, wellFormedParams(params), 'all') as Promise<T>;
 }
 
 /**

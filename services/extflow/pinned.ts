@@ -8,6 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isTriggerType, outputHandles } from '../../engine/nodes';
 import type { GraphNode, WorkflowGraph } from '../../engine/types';
+import { toStorable } from '../storableText';
 import { isRecord } from './nodes/context';
 import type { ConversionWarning, ExtWorkflow, PinnedDataItem } from './types';
 
@@ -52,7 +53,7 @@ export async function savePinnedData(em: EntityManager, workspaceId: string, ext
   await em.execute(
     `insert into extflow_pinned_data (workspace_id, external_id, pin_data, updated_at) values (?, ?, ?::jsonb, now())
      on conflict (workspace_id, external_id) do update set pin_data = excluded.pin_data, updated_at = excluded.updated_at`,
-    [workspaceId, externalId, JSON.stringify(pinned)],
+    [workspaceId, externalId, JSON.stringify(toStorable(pinned))],
   );
 }
 

@@ -14,6 +14,7 @@ import { invalidInput, notFound } from '../errors';
 import { newId, sha256Hex } from '../ids';
 import { decodeCursor, nextCursorOf } from '../pagination';
 import type { WorkspacePrincipal } from '../principal';
+import { toStorable, wellFormedParams } from '../storableText';
 import { findActiveKnowledgeBase, findKnowledgeBase } from './bases';
 import { documentKindOf, mimeTypeOfKind, DOCUMENT_KINDS } from './extraction';
 import type { KnowledgeRuntime } from './runtime';
@@ -232,7 +233,7 @@ export async function addTextDocument(tx: EntityManager, input: TextDocumentInpu
                                       created_by_id, created_at, updated_at, indexed_at)
      values (?, ?, ?, null, null, null, null, 'upload', ?, ?, ?, ?, null, ?, ?::jsonb, true, null, 'pending', null, 1, 0, null, ?, ?, ?, null)
      on conflict (id) do nothing`,
-    [input.id, input.workspaceId, input.knowledgeBaseId, input.name, input.mimeType, bytes.length, sha256Hex(bytes), input.text, JSON.stringify(input.metadata), input.createdById, now, now],
+    wellFormedParams([input.id, input.workspaceId, input.knowledgeBaseId, input.name, input.mimeType, bytes.length, sha256Hex(bytes), input.text, JSON.stringify(toStorable(input.metadata)), input.createdById, now, now]),
     'all',
     tx.getTransactionContext(),
   );

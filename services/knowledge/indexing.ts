@@ -13,6 +13,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeBaseSchema, KnowledgeDocumentSchema, type KnowledgeDocument } from '../../db/entities';
 import type { BlobStore } from '../blobs';
 import { newId } from '../ids';
+import { storableString, wellFormedParams } from '../storableText';
 import type { EmbeddingsClient } from '../models/embeddings';
 import { chunkingOf } from './bases';
 import { chunkText, type TextChunk } from './chunking';
@@ -107,14 +108,14 @@ async function writeChunks(em: EntityManager, items: Array<{ doc: KnowledgeDocum
     const now = new Date();
     await conn.execute(`delete from knowledge_chunks where document_id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(items.map((i) => i.doc.id))]);
     const rows = items.flatMap(({ doc, chunks }) =>
-      chunks.map((c) => [newId('chk'), doc.workspaceId, doc.knowledgeBaseId, doc.id, doc.contentVersion, c.ordinal, c.heading, c.content.replaceAll('\u0000', ''), c.tokenCount, c.charStart, c.charEnd, now]),
+      chunks.map((c) => [newId('chk'), doc.workspaceId, doc.knowledgeBaseId, doc.id, doc.contentVersion, c.ordinal, c.heading, c.content, c.tokenCount, c.charStart, c.charEnd, now]),
     );
     for (let i = 0; i < rows.length; i += 500) {
       const batch = rows.slice(i, i + 500);
       await conn.execute(
         `insert into knowledge_chunks (id, workspace_id, knowledge_base_id, document_id, content_version, ordinal, heading, content, token_count, char_start, char_end, created_at)
          values ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        batch.flat(),
+        wellFormedParams(batch.flat()),
       );
     }
     await conn.execute(
@@ -186,7 +187,7 @@ export async function failDocuments(em: EntityManager, workspaceId: string, refs
     `update knowledge_documents d set indexing_status = 'failed', indexing_error = ?, updated_at = ?
        from jsonb_to_recordset(?::jsonb) as x(id text, v integer)
       where d.id = x.id and d.workspace_id = ? and d.content_version = x.v and d.indexing_status in ('pending', 'processing')`,
-    [error.slice(0, 2000), now, JSON.stringify(refs.map((r) => ({ id: r.id, v: r.contentVersion }))), workspaceId],
+    [storableString(error.slice(0, 2000)), now, JSON.stringify(refs.map((r) => ({ id: r.id, v: r.contentVersion }))), workspaceId],
   );
 }
 

@@ -22,6 +22,7 @@ import { newId, randomToken, sha256Hex } from '../ids';
 import { httpRequest, OutboundError } from '../outbound';
 import type { SyncExecutionOutcome } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
+import { storableString, toStorable } from '../storableText';
 import type { KnowledgeConfig } from '../config';
 import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';
@@ -474,7 +475,7 @@ async function knownVersions(em: EntityManager, connectorId: string, externalIds
   const rows = await em.execute<Array<{ external_id: string; external_version: string | null }>>(
     `select external_id, external_version from knowledge_documents
       where connector_id = ? and enabled and external_id in (select jsonb_array_elements_text(?::jsonb))`,
-    [connectorId, JSON.stringify(externalIds)],
+    [connectorId, JSON.stringify(toStorable(externalIds))],
   );
   return new Map(rows.map((r) => [r.external_id, r.external_version]));
 }
@@ -528,28 +529,28 @@ async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: str
            content_text = excluded.content_text, metadata = excluded.metadata, enabled = true, trashed_at = null,
            indexing_status = 'pending', indexing_error = null, content_version = knowledge_documents.content_version + 1,
            last_sync_run_id = excluded.last_sync_run_id, updated_at = excluded.updated_at`,
-        [connector.workspaceId, connector.knowledgeBaseId, connector.id, ref.runId, now, now, JSON.stringify(rows)],
+        [connector.workspaceId, connector.knowledgeBaseId, connector.id, ref.runId, now, now, JSON.stringify(toStorable(rows))],
       );
     }
     if (batch.tombstones.length > 0) {
       await conn.execute(
         `update knowledge_documents set enabled = false, trashed_at = coalesce(trashed_at, ?), updated_at = ?
           where connector_id = ? and external_id in (select jsonb_array_elements_text(?::jsonb))`,
-        [now, now, connector.id, JSON.stringify(batch.tombstones)],
+        [now, now, connector.id, JSON.stringify(toStorable(batch.tombstones))],
       );
     }
     const cursorAfter = cursor === undefined ? (run.cursor_before ?? null) : cursor;
     await conn.execute(
       `update knowledge_sync_runs set status = 'succeeded', upserted_count = ?, tombstoned_count = ?, cursor_after = ?::jsonb, full_snapshot = ?,
               finished_at = ?, updated_at = ?, lease_expires_at = null where id = ?`,
-      [upserts.length, batch.tombstones.length, cursorAfter === null ? null : JSON.stringify(cursorAfter), batch.fullSnapshot, now, now, ref.runId],
+      [upserts.length, batch.tombstones.length, cursorAfter === null ? null : JSON.stringify(toStorable(cursorAfter)), batch.fullSnapshot, now, now, ref.runId],
     );
     await conn.execute(
       `update knowledge_connectors set status = 'succeeded', last_error = null, last_synced_at = ?, updated_at = ?,
               cursor = ${cursor === undefined ? 'cursor' : '?::jsonb'},
               sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null
         where id = ? and sync_lease_run_id = ?`,
-      [now, now, ...(cursor === undefined ? [] : [JSON.stringify(cursor)]), connector.id, ref.runId],
+      [now, now, ...(cursor === undefined ? [] : [JSON.stringify(toStorable(cursor))]), connector.id, ref.runId],
     );
     return { upserted: upserts.length, tombstoned: batch.tombstones.length };
   });
@@ -557,7 +558,7 @@ async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: str
 
 /** A claimed run failed: failed with `error`, the connector failed with the same lastError, the lease released. */
 export async function failSyncRun(em: EntityManager, ref: SyncRunRef & { leaseToken: string }, error: string): Promise<void> {
-  const message = error.slice(0, 4000);
+  const message = storableString(error.slice(0, 4000));
   await em.transactional(async (tx) => {
     // The transaction's own connection: em.execute runs there, getConnection().execute would not.
     const conn = tx;

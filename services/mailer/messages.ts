@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { toStorable } from '../storableText';
 import { simpleParser, type AddressObject } from 'mailparser';
 import sanitizeHtml from 'sanitize-html';
 import { conflict, invalidInput, notFound } from '../errors';
@@ -172,12 +173,12 @@ async function insertMessage(
       mail.messageIdHeader,
       opts.direction,
       mail.from,
-      JSON.stringify(mail.to),
+      JSON.stringify(toStorable(mail.to)),
       mail.subject,
       mail.text,
       mail.html === null ? null : sanitizeMailHtml(mail.html),
       JSON.stringify(opts.attachmentFileIds ?? []),
-      JSON.stringify({ ...mail.providerMetadata, ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}), ...(mail.references.length ? { references: mail.references } : {}) }),
+      JSON.stringify(toStorable({ ...mail.providerMetadata, ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}), ...(mail.references.length ? { references: mail.references } : {}) })),
       opts.outboxId ?? null,
       now,
     ],
@@ -238,7 +239,7 @@ export async function acceptInboundMail(
         tx,
         `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
          values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())`,
-        [outboxId, route.workspace_id, route.webhook_id, route.workflow_id, JSON.stringify(payload), `mail:${message.id}`, outboxRunId(outboxId)],
+        [outboxId, route.workspace_id, route.webhook_id, route.workflow_id, JSON.stringify(toStorable(payload)), `mail:${message.id}`, outboxRunId(outboxId)],
       );
       return { message: messageView(message), outbox: { id: outboxId, status: 'pending' as const }, deduplicated: false };
     });

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { wellFormedParams } from '../storableText';
 import { WebhookSchema, WorkflowTargetSchema } from '../../db/entities';
 import { requireSecretKey } from '../config';
 import { conflict, invalidInput, notFound } from '../errors';
@@ -39,7 +40,7 @@ export interface MailerRouteView {
 }
 
 export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
-  return em.execute(query, params, 'all');
+  return em.execute(query, wellFormedParams(params), 'all');
 }
 
 /** Addresses are stored trimmed and lowercased; anything without a single `@` is refused. */

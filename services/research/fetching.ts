@@ -14,6 +14,7 @@ import robotsParser from 'robots-parser';
 import { ResearchSourceSchema, type ResearchSource, type ResearchSourceOutcome } from '../../db/entities';
 import { newId } from '../ids';
 import { httpRequest, OutboundError } from '../outbound';
+import { toStorable, wellFormedParams } from '../storableText';
 import { htmlToText } from '../knowledge/extraction';
 import type { ResearchRunRef } from './runs';
 
@@ -125,7 +126,7 @@ async function insertSource(em: EntityManager, row: SourceRow): Promise<Research
   await em.execute(
     `insert into research_sources (id, run_id, workspace_id, url, outcome, reason, canonical_url, title, fetched_at, sha256, snapshot_text, snapshot_file_id, links, bytes, created_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?::jsonb, ?, ?) on conflict (run_id, url) do nothing`,
-    [
+    wellFormedParams([
       newId('rsrc'),
       row.runId,
       row.workspaceId,
@@ -137,10 +138,10 @@ async function insertSource(em: EntityManager, row: SourceRow): Promise<Research
       row.fetchedAt ?? null,
       row.sha256 ?? null,
       row.snapshotText ?? null,
-      JSON.stringify(row.links ?? []),
+      JSON.stringify(toStorable(row.links ?? [])),
       row.bytes ?? 0,
       new Date(),
-    ],
+    ]),
   );
   return em.fork().findOneOrFail(ResearchSourceSchema, { runId: row.runId, url: row.url });
 }

@@ -28,6 +28,7 @@ import { sha256Hex } from '../ids';
 import { decodeCursor, nextCursorOf } from '../pagination';
 import type { ResearchLauncher, ResearchLimits } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
+import { storableString } from '../storableText';
 
 /** Bounds and defaults of the `limits` keys (the spec leaves them open). */
 export const RESEARCH_LIMIT_BOUNDS = {
@@ -262,7 +263,7 @@ export async function markResearchFailed(em: EntityManager, ref: ResearchRunRef,
   const now = new Date();
   await em.execute(
     `update research_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ? where id = ? and workspace_id = ? and status in ('queued', 'running')`,
-    [error.slice(0, 2000), now, now, ref.runId, ref.workspaceId],
+    [storableString(error.slice(0, 2000)), now, now, ref.runId, ref.workspaceId],
   );
 }
 

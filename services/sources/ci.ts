@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, TargetSourceSchema, type CiJobState, type CiSourceConfig, type TargetSourceState } from '../../db/entities';
 import { httpRequest } from '../outbound';
+import { toStorable } from '../storableText';
 import { enqueueSourceEvent, execOf, sourceWebhookId, targetIsLive } from './outbox';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { openCredential } from '../credentials/crud';
@@ -45,7 +46,7 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
   const polledAt = new Date().toISOString();
   const statuses: Record<string, CiJobState> = { ...(state.jobStatuses ?? {}) };
   const save = (tx: EntityManager, error: string | null) =>
-    execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify({ ...state, jobStatuses: statuses, lastPolledAt: polledAt, error }), source.id]);
+    execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(toStorable({ ...state, jobStatuses: statuses, lastPolledAt: polledAt, error })), source.id]);
 
   let headers: Record<string, string>;
   let base: string;

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { toStorable, wellFormedParams } from '../storableText';
 import { newId, randomToken, sha256Hex } from '../ids';
 import { outboxRunId } from '../webhooks/inbound';
 
 export type Exec = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
-export const execOf = (em: EntityManager): Exec => (q, p = []) => em.execute(q, p, 'all');
+export const execOf = (em: EntityManager): Exec => (q, p = []) => em.execute(q, wellFormedParams(p), 'all');
 
 interface SourceRef {
   id: string;
@@ -36,7 +37,7 @@ export async function enqueueSourceEvent(tx: EntityManager, source: SourceRef, w
     `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
      values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())
      on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing returning id`,
-    [id, source.workspaceId, webhookId, source.workflowId, JSON.stringify(payload), dedupeKey.slice(0, 500), outboxRunId(id)],
+    [id, source.workspaceId, webhookId, source.workflowId, JSON.stringify(toStorable(payload)), dedupeKey.slice(0, 500), outboxRunId(id)],
   );
   return inserted.length > 0;
 }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TargetSourceSchema, type RssSourceConfig, type TargetSourceState } from '../../db/entities';
 import { httpRequest } from '../outbound';
+import { toStorable } from '../storableText';
 import { enqueueSourceEvent, execOf, sourceWebhookId, targetIsLive } from './outbox';
 import { parseFeed } from './feeds';
 
@@ -35,7 +36,7 @@ export async function pollRssSource(em: EntityManager, opts: { allowPrivateNetwo
   const config = source.config as RssSourceConfig;
   const state = source.state as RssState;
   const polledAt = new Date().toISOString();
-  const save = (tx: EntityManager, next: RssState) => execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(next), source.id]);
+  const save = (tx: EntityManager, next: RssState) => execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(toStorable(next)), source.id]);
 
   let body: string;
   let etag: string | null = state.etag ?? null;

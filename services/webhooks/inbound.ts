@@ -12,6 +12,7 @@ import {
 import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../config';
 import { invalidInput, notFound, unauthenticated } from '../errors';
 import { newId, randomToken, sha256Hex } from '../ids';
+import { toStorable } from '../storableText';
 import type { WorkspacePrincipal } from '../principal';
 import type { RunLauncher } from '../ports';
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -130,7 +131,7 @@ export async function acceptIntoOutbox(
      values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())
      on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing
      returning id`,
-    [id, resolved.webhook.workspaceId, resolved.webhook.id, resolved.workflow.id, JSON.stringify(payload), dedupeKey, outboxRunId(id)],
+    [id, resolved.webhook.workspaceId, resolved.webhook.id, resolved.workflow.id, JSON.stringify(toStorable(payload)), dedupeKey, outboxRunId(id)],
   );
   if (inserted.length > 0) return { outboxId: id, deduplicated: false };
   const first = await em.findOneOrFail(WebhookOutboxSchema, { webhookId: resolved.webhook.id, dedupeKey });
@@ -225,7 +226,7 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
     if (failures.length > 0) {
       await tx.execute(
         `update webhook_outbox o set attempts = o.attempts + 1, last_error = f.error from jsonb_to_recordset(?::jsonb) as f(id text, error text) where o.id = f.id`,
-        [JSON.stringify(failures)],
+        [JSON.stringify(toStorable(failures))],
       );
     }
     pass.dispatched = started.length;

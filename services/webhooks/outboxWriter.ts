@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids';
+import { toStorable } from '../storableText';
 
 /** One accepted request on its way into the outbox. */
 export interface OutboxEntry {
@@ -141,13 +142,13 @@ export class OutboxWriter {
       dedupe_key: entry.dedupeKey,
       run_id: this.runIdOf(id),
     }));
-    const inserted: Array<{ id: string }> = await em.execute(INSERT_BATCH, [JSON.stringify(values)]);
+    const inserted: Array<{ id: string }> = await em.execute(INSERT_BATCH, [JSON.stringify(toStorable(values))]);
     const written = new Set(inserted.map((r) => r.id));
     const outcomes = new Map<string, OutboxAcceptance>();
     const conflicted = rows.filter((r) => !written.has(r.id));
     if (conflicted.length > 0) {
       const keys = conflicted.map((r) => ({ webhook_id: r.entry.webhookId, dedupe_key: r.entry.dedupeKey }));
-      const firsts: Array<{ id: string; webhook_id: string; dedupe_key: string }> = await em.execute(FIND_FIRST, [JSON.stringify(keys)]);
+      const firsts: Array<{ id: string; webhook_id: string; dedupe_key: string }> = await em.execute(FIND_FIRST, [JSON.stringify(toStorable(keys))]);
       const firstOf = new Map(firsts.map((f) => [`${f.webhook_id}\0${f.dedupe_key}`, f.id]));
       for (const r of conflicted) {
         const first = firstOf.get(`${r.entry.webhookId}\0${r.entry.dedupeKey}`);

@@ -1,4 +1,4 @@
-import { findUnstorableText, storableString, textProblem, toStorable, wellFormedJsonText } from '../../services/storableText';
+import { findUnstorableText, storableString, textProblem, toStorable, wellFormedJsonText, wellFormedParams } from '../../services/storableText';
 
 describe('storable text (issue 10, item 3)', () => {
   test('NUL and lone surrogates are problems; paired surrogates and ordinary text are not', () => {
@@ -54,5 +54,16 @@ describe('wellFormedJsonText', () => {
       const value = { [s]: [s, { s }] };
       expect(JSON.parse(wellFormedJsonText(JSON.stringify(value)))).toEqual(toStorable(value));
     }
+  });
+
+  test('wellFormedParams cleans string and plain-data parameters, keeps the rest, and copies only when needed', () => {
+    const date = new Date(0);
+    const bytes = Buffer.from([0, 1]);
+    const clean = ['id', 1, null, date, bytes, ['a'], { k: 'v' }];
+    expect(wellFormedParams(clean)).toBe(clean);
+    const out = wellFormedParams(['a\u0000', '\ud800', ['x\udc00'], { ['k\u0000']: 'v' }, date, bytes, 7]);
+    expect(out).toEqual(['a\ufffd', '\ufffd', ['x\ufffd'], { 'k\ufffd': 'v' }, date, bytes, 7]);
+    expect(out[4]).toBe(date);
+    expect(out[5]).toBe(bytes);
   });
 });
