@@ -1,6 +1,6 @@
 /**
  * Abuse cases of the sandbox host (issue 26 items 2, 5 and 7; rows F3 (dry runs on the API's
- * event loop), F4, F6 and F7): A's code and dry runs run in the sandbox host, a child process
+ * event loop), F4 and F6; F7 is test/abuse/f7-sandbox-memory.test.ts): A's code and dry runs run in the sandbox host, a child process
  * with per-workspace fair queues, memory caps and outside deadlines, so B's probe keeps
  * succeeding and /healthz keeps answering; a kill -9 of the host mid-load heals by itself.
  * Outcomes only: generous deadlines, no timings.
@@ -8,7 +8,7 @@
 import { closeSandboxPool, configureSandbox, sandboxHostPid, sandboxHostStats } from '../../services/sandbox';
 import { RunSchema } from '../../db/entities';
 import { waitForRun } from '../support/harness';
-import { chain, codeNode, expectFailedNode, PROBE_INPUT, PROBE_OUTPUT, startAbuseStack, transformNode, type AbuseStack, type GraphNode, type WorkflowBody } from './kit';
+import { chain, codeNode, PROBE_INPUT, PROBE_OUTPUT, startAbuseStack, transformNode, type AbuseStack, type GraphNode, type WorkflowBody } from './kit';
 
 /** A short dry-run deadline, so a runaway dry run ends within the case (the default is 30 s). */
 const DRY_RUN_TIMEOUT_MS = 8_000;
@@ -41,7 +41,6 @@ function fanOut(count: number, source: string): WorkflowBody {
 }
 
 const SPIN = 'while (true) {}';
-const TYPED_ARRAYS = 'const a = []; for (let i = 0; i < 300; i++) a.push(new Uint8Array(1 << 20)); return a.length;';
 
 test('F6: A runs 40 spinning code nodes live; B\'s probe succeeds meanwhile', async () => {
   await kit.survives(async () => {
@@ -61,16 +60,6 @@ test('F6: A dry-runs 40 spinning code nodes; it ends failed with a clear message
     // Every node fails at its deadline and the run goes on (onError continue), or the dry run's own deadline ends it.
     if (res.body.run.status === 'failed') expect(res.body.run.error).toMatch(/time limit/);
     else expect(res.body.run.status).toBe('succeeded');
-  });
-}, 300_000);
-
-test('F7: a code node keeping 300 × 1 MiB TypedArrays fails at the 32 MiB limit, live and dry', async () => {
-  await kit.survives(async () => {
-    const run = await kit.runLive(kit.a, [codeNode(TYPED_ARRAYS)]);
-    expectFailedNode(run, /memory limit of 33554432 bytes/, 'code');
-    const dry = await dryRun([codeNode(TYPED_ARRAYS)]);
-    expect(dry.status).toBe(201);
-    expect(dry.body.run).toMatchObject({ status: 'failed', dryRun: true, error: expect.stringMatching(/memory limit/) });
   });
 }, 300_000);
 
