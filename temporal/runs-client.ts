@@ -32,6 +32,22 @@ function startOptions(run: Run, graph: WorkflowGraph) {
   };
 }
 
+/**
+ * A call's time budget: `expired` resolves to `value` after `budgetMs` and `signal` aborts then
+ * (for calls that take one); `clear` once the race is decided, so no timer outlives the call.
+ */
+function budget<T>(budgetMs: number, value: T): { expired: Promise<T>; signal: AbortSignal; clear(): void } {
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<T>((resolve) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      resolve(value);
+    }, budgetMs);
+  });
+  return { expired, signal: abort.signal, clear: () => clearTimeout(timer) };
+}
+
 export function temporalRunLauncher(client: Client): RunLauncher {
   return {
     taskQueue: TASK_QUEUE,
@@ -46,21 +62,14 @@ export function temporalRunLauncher(client: Client): RunLauncher {
 
     async startWithReply(run, graph, budgetMs) {
       const operation = new WithStartWorkflowOperation(WORKFLOW_TYPES.run, { ...startOptions(run, graph), workflowIdConflictPolicy: 'USE_EXISTING' });
-      const abort = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<{ kind: 'timeout' }>((resolve) => {
-        timer = setTimeout(() => {
-          abort.abort();
-          resolve({ kind: 'timeout' });
-        }, budgetMs);
-      });
+      const timeout = budget(budgetMs, { kind: 'timeout' as const });
       try {
         const reply = client.workflow.executeUpdateWithStart(webhookReplyUpdate, { startWorkflowOperation: operation });
         // The start itself must not be lost to the budget: wait for it, then race the reply.
-        await Promise.race([operation.workflowHandle(), timeout]);
-        return await Promise.race([reply, timeout]);
+        await Promise.race([operation.workflowHandle(), timeout.expired]);
+        return await Promise.race([reply, timeout.expired]);
       } finally {
-        clearTimeout(timer);
+        timeout.clear();
       }
     },
 
@@ -76,29 +85,22 @@ export function temporalRunLauncher(client: Client): RunLauncher {
 
     async approve(runId, request, budgetMs) {
       // An Update needs a worker: without one answering, the SDK would keep the request open.
-      const abort = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<{ kind: 'no_answer' }>((resolve) => {
-        timer = setTimeout(() => {
-          abort.abort();
-          resolve({ kind: 'no_answer' });
-        }, budgetMs);
-      });
+      const late = budget(budgetMs, { kind: 'no_answer' as const });
       const decide = client
-        .withAbortSignal(abort.signal, () => client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] }))
+        .withAbortSignal(late.signal, () => client.workflow.getHandle(runId).executeUpdate(approvalUpdate, { args: [request] }))
         .then(
           (decided) => ({ kind: 'decided' as const, ...decided }),
           (err: unknown) => {
             if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused' as const, reason: rootMessage(err) };
             if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return { kind: 'refused' as const, reason: 'The run is no longer waiting for an approval.' };
-            if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || abort.signal.aborted) return { kind: 'no_answer' as const };
+            if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || late.signal.aborted) return { kind: 'no_answer' as const };
             throw err;
           },
         );
       try {
-        return await Promise.race([decide, late]);
+        return await Promise.race([decide, late.expired]);
       } finally {
-        clearTimeout(timer);
+        late.clear();
       }
     },
 

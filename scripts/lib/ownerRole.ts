@@ -139,14 +139,7 @@ export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log
     for (const reader of readers) statements.push(`grant ${id(reader)} to ${id(role)} with admin option`);
     statements.push(...(await catalogueRestrictions(client, role)));
     if (statements.length > 0) {
-      await q('begin');
-      try {
-        for (const s of statements) await q(s);
-        await q('commit');
-      } catch (err) {
-        await q('rollback').catch(() => undefined);
-        throw err;
-      }
+      await inOneTransaction(client, statements);
       log(`PostgreSQL owner role ${role}: ${statements.length} ownership, membership or catalogue changes applied`);
     }
   } finally {
@@ -157,6 +150,18 @@ export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log
 /** The local owner role's password: derived from the secret key, so nothing new is stored and it is not guessable. */
 export function localOwnerPassword(secretKey: string): string {
   return createHmac('sha256', secretKey).update('postgres-owner-role').digest('base64url');
+}
+
+/** Runs `statements` in order in one transaction: all of them, or none. */
+async function inOneTransaction(client: pg.ClientBase, statements: string[]): Promise<void> {
+  await client.query('begin');
+  try {
+    for (const statement of statements) await client.query(statement);
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  }
 }
 
 /**
@@ -173,14 +178,7 @@ async function restrictCatalogueIfSuperuser(url: string, log: (m: string) => voi
     if (!me?.rolsuper) return;
     const statements = await catalogueRestrictions(client, me.user);
     if (statements.length === 0) return;
-    await client.query('begin');
-    try {
-      for (const s of statements) await client.query(s);
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => undefined);
-      throw err;
-    }
+    await inOneTransaction(client, statements);
     log(`PostgreSQL: ${statements.length} catalogue restrictions applied for the reader roles (the service connects as the superuser ${me.user})`);
   } finally {
     await client.end().catch(() => undefined);
