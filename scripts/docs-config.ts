@@ -2,7 +2,7 @@
  * Writes docs/configuration.md and .env.example from the configuration's zod schemas
  * (services/config.ts): every variable, grouped by area, with its `.describe()` text and its
  * default (`npm run docs:config`). `--check` exits 1 when a committed file is stale instead of
- * writing it; test/unit/configDocs.test.ts fails in the same case.
+ * writing it; test/unit/scripts/configDocs.test.ts fails in the same case.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
  * The Temporal server settings this service runs with: the dev server that `npm start`, the
  * tests and the benchmarks start (scripts/lib/temporal-dev-server.ts passes each value as
  * `--dynamic-config-value`), and the production compose server (temporal/dynamicconfig.yaml,
- * rendered from this object; test/unit/temporalServerConfig.test.ts keeps the two equal).
+ * rendered from this object; test/unit/temporal/serverConfig.test.ts keeps the two equal).
  *
  * Measured effect of each value: docs/benchmarks.md ("Server settings").
  */

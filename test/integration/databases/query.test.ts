@@ -1,7 +1,7 @@
 /**
  * Read-only SQL: the endpoint, and the sandbox's layers 2 (the READ ONLY session as the
  * database's own role) and 3 (the cursor with row and byte caps) each on their own, without
- * the statement checker in front of them. Layer 1 alone: test/unit/databases-sqlCheck.test.ts.
+ * the statement checker in front of them. Layer 1 alone: test/unit/services/databases/sqlCheck.test.ts.
  */
 import { UserDatabaseSchema, type UserDatabase } from '../../../db/entities';
 import { fetchCapped, withClient, withSandboxSession } from '../../../services/databases';

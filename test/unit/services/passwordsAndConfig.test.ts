@@ -1,0 +1,86 @@
+import { hashPassword, verifyPassword } from '../../../services/passwords';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../../services/config';
+import { canonicalJson } from '../../../engine/canonicalJson';
+import { requestFingerprint } from '../../../services/idempotency';
+import { generateApiKeyToken } from '../../../services/apiKeys';
+
+test('scrypt hashes verify, are salted, and reject wrong or malformed input', async () => {
+  const a = await hashPassword('s3cret-pass');
+  const b = await hashPassword('s3cret-pass');
+  expect(a).not.toBe(b);
+  expect(a).toMatch(/^scrypt\$/);
+  expect(await verifyPassword('s3cret-pass', a)).toBe(true);
+  expect(await verifyPassword('s3cret-pasS', a)).toBe(false);
+  expect(await verifyPassword('s3cret-pass', null)).toBe(false);
+  expect(await verifyPassword('s3cret-pass', 'bcrypt$whatever')).toBe(false);
+});
+
+test('API key tokens are hise_ plus 24 random bytes in base64url', () => {
+  const tokens = new Set(Array.from({ length: 50 }, generateApiKeyToken));
+  expect(tokens.size).toBe(50);
+  for (const t of tokens) {
+    expect(t).toMatch(/^hise_[A-Za-z0-9_-]{32}$/);
+    expect(Buffer.from(t.slice(5), 'base64url')).toHaveLength(24);
+  }
+});
+
+test('configuration defaults and readable errors', () => {
+  const config = loadConfig({});
+  expect(config.port).toBe(3000);
+  expect(config.temporal.namespace).toBe('default');
+  expect(config.temporal.devUiPort).toBe(8233);
+  expect(config.trustProxy).toBe(false);
+  expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
+});
+
+test('sign-in limits: the account-wide limit must be above the per-address one, locks capped at or above the first', () => {
+  expect(loadConfig({}).signInLimits).toEqual({ maxPerAddress: 10, maxPerAccount: 50, windowMs: 900_000, firstLockMs: 300_000, maxLockMs: 3_600_000, lockMemoryMs: 86_400_000 });
+  expect(loadConfig({}).trustProxyHops).toBe(1);
+  expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '20', SIGN_IN_MAX_PER_ACCOUNT: '20' })).toThrow(/SIGN_IN_MAX_PER_ACCOUNT must be above/);
+  expect(() => loadConfig({ SIGN_IN_FIRST_LOCK_SECONDS: '600', SIGN_IN_MAX_LOCK_SECONDS: '300' })).toThrow(/SIGN_IN_MAX_LOCK_SECONDS/);
+});
+
+test('the SDK metrics address is host:port; unset means a private loopback port chosen at start', () => {
+  expect(loadConfig({}).temporal.sdkMetricsAddress).toBeUndefined();
+  expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '0.0.0.0:9464' }).temporal.sdkMetricsAddress).toBe('0.0.0.0:9464');
+  expect(loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '[::1]:9464' }).temporal.sdkMetricsAddress).toBe('[::1]:9464');
+  expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: '9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS: expected host:port/);
+  expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: ':9464' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
+  expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: 'http://0.0.0.0:9464/metrics' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
+});
+
+test('the worker sticky cache is bounded by default and set by WORKER_MAX_CACHED_WORKFLOWS (at least 2)', () => {
+  expect(loadConfig({}).temporal.maxCachedWorkflows).toBe(DEFAULT_MAX_CACHED_WORKFLOWS);
+  expect(loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '40' }).temporal.maxCachedWorkflows).toBe(40);
+  expect(() => loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '1' })).toThrow(/WORKER_MAX_CACHED_WORKFLOWS/);
+  expect(() => loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: 'many' })).toThrow(/WORKER_MAX_CACHED_WORKFLOWS/);
+});
+
+test('run admission: on by default, RUN_ADMISSION_MAX_ACTIVE=0 turns it off, bad values are refused', () => {
+  expect(loadConfig({}).runAdmission).toEqual({ maxActivePerWorkspace: DEFAULT_RUN_ADMISSION_MAX_ACTIVE, maxWaitMs: 30_000, recheckMs: 50 });
+  expect(loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '0', RUN_ADMISSION_MAX_WAIT_MS: '5000', RUN_ADMISSION_RECHECK_MS: '10' }).runAdmission).toEqual({ maxActivePerWorkspace: 0, maxWaitMs: 5000, recheckMs: 10 });
+  expect(() => loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '-1' })).toThrow(/RUN_ADMISSION_MAX_ACTIVE/);
+  expect(() => loadConfig({ RUN_ADMISSION_RECHECK_MS: '0' })).toThrow(/RUN_ADMISSION_RECHECK_MS/);
+});
+
+test('the outbox dispatcher backpressure cap and starts in flight default to 200 and 32, set by OUTBOX_MAX_QUEUED_RUNS and OUTBOX_START_PARALLELISM', () => {
+  const defaults = loadConfig({});
+  expect([DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM]).toEqual([200, 32]);
+  expect(defaults.outboxMaxQueuedRuns).toBe(200);
+  expect(defaults.outboxStartParallelism).toBe(32);
+  const set = loadConfig({ OUTBOX_MAX_QUEUED_RUNS: '1000', OUTBOX_START_PARALLELISM: '8' });
+  expect([set.outboxMaxQueuedRuns, set.outboxStartParallelism]).toEqual([1000, 8]);
+  expect(loadConfig({ OUTBOX_START_PARALLELISM: '100' }).outboxStartParallelism).toBe(100);
+  for (const bad of ['0', '-5', '2.5', 'lots', '100001']) expect(() => loadConfig({ OUTBOX_MAX_QUEUED_RUNS: bad })).toThrow(/OUTBOX_MAX_QUEUED_RUNS/);
+  for (const bad of ['0', '101', '1.5', 'many']) expect(() => loadConfig({ OUTBOX_START_PARALLELISM: bad })).toThrow(/OUTBOX_START_PARALLELISM/);
+});
+
+test('request fingerprints ignore key order but not values, method or path', () => {
+  expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
+  const f = requestFingerprint('POST', '/x', { a: 1, b: 2 });
+  expect(requestFingerprint('post', '/x', { b: 2, a: 1 })).toBe(f);
+  expect(requestFingerprint('POST', '/x', { a: 1, b: 3 })).not.toBe(f);
+  expect(requestFingerprint('POST', '/y', { a: 1, b: 2 })).not.toBe(f);
+  expect(requestFingerprint('PUT', '/x', { a: 1, b: 2 })).not.toBe(f);
+});
