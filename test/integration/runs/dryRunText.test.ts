@@ -5,33 +5,18 @@
  * result cannot be recorded for any other reason still ends `failed` with the reason.
  */
 import { RunSchema } from '../../../db/entities';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
-
-let app: TestApp;
-let ws: WorkspaceFixture;
+import { http } from '../../support/harness';
+import { chain, deployWorkflow, useTestStack, type NodeInput } from '../../kit';
 
 // Admission refuses a live run while 3 runs of the workspace are queued or running.
-beforeAll(async () => {
-  app = await startTestApp({ runAdmission: { maxActivePerWorkspace: 3, maxWaitMs: 300, recheckMs: 50 } });
-  ws = await createWorkspace(app);
-});
-afterAll(async () => {
-  await app.orm.em.getConnection().execute('drop trigger if exists svc_test_refuse_marked_log on run_logs; drop function if exists svc_test_refuse_marked_log();');
-  await app.close();
-});
+const stack = useTestStack({ config: { runAdmission: { maxActivePerWorkspace: 3, maxWaitMs: 300, recheckMs: 50 } }, worker: false });
+stack.beforeClose(() =>
+  stack.app.orm.em.getConnection().execute('drop trigger if exists svc_test_refuse_marked_log on run_logs; drop function if exists svc_test_refuse_marked_log();'),
+);
 
-async function deploy(nodes: object[]): Promise<string> {
-  const chain = [{ id: 'start', type: 'start', config: {} }, ...nodes] as Array<{ id: string }>;
-  const edges = chain.slice(1).map((n, i) => ({ source: chain[i].id, target: n.id }));
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: chain, edges } });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
-  expect([deployed.status, deployed.text.slice(0, 300)]).toEqual([200, expect.anything()]);
-  return id;
-}
+const deploy = async (nodes: NodeInput[]) => (await deployWorkflow(stack, chain(...nodes))).workflowId;
 
-const dryRun = (workflowId: string) => http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: { input: {}, dryRun: true } });
+const dryRun = (workflowId: string) => http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {}, dryRun: true } });
 
 test.each([
   ['U+0000', 'return { s: "x\\u0000y" };', { s: 'x\ufffdy' }],
@@ -42,21 +27,21 @@ test.each([
   expect(res.status).toBe(201);
   expect(res.body.run.status).toBe('succeeded');
   expect(res.body.run.output).toEqual(expected);
-  const row = await app.orm.em.fork().findOneOrFail(RunSchema, { id: res.body.run.id });
+  const row = await stack.app.orm.em.fork().findOneOrFail(RunSchema, { id: res.body.run.id });
   expect([row.status, row.output]).toEqual(['succeeded', expected]);
 });
 
 test('F8: many such dry runs leave no run queued, so run admission still lets live runs in', async () => {
   const workflowId = await deploy([{ id: 'code', type: 'code', retry: { maxAttempts: 5, backoffSeconds: 0.5 }, config: { source: 'return "x\\u0000" + String.fromCharCode(0xd800);' } }]);
   for (let i = 0; i < 5; i++) expect((await dryRun(workflowId)).status).toBe(201);
-  expect(await app.orm.em.fork().count(RunSchema, { workspaceId: ws.workspaceId, status: { $in: ['queued', 'running'] } })).toBe(0);
-  const live = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: { input: {} } });
+  expect(await stack.app.orm.em.fork().count(RunSchema, { workspaceId: stack.ws.workspaceId, status: { $in: ['queued', 'running'] } })).toBe(0);
+  const live = await http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {} } });
   expect(live.status).toBe(202);
 });
 
 test('a dry run whose steps cannot be written ends failed with the reason, never queued and never a 500', async () => {
   // A real refusal by the database (the test's own trigger), as a full disk or a constraint would give.
-  await app.orm.em.getConnection().execute(`
+  await stack.app.orm.em.getConnection().execute(`
     create or replace function svc_test_refuse_marked_log() returns trigger language plpgsql as $$
     begin
       if new.message like '%refuse-this-log-7c1%' then raise exception 'refused by the test trigger'; end if;
@@ -68,7 +53,7 @@ test('a dry run whose steps cannot be written ends failed with the reason, never
   expect(res.status).toBe(201);
   expect(res.body.run.status).toBe('failed');
   expect(res.body.run.error).toMatch(/^The dry run could not be recorded: .*refused by the test trigger/);
-  const row = await app.orm.em.fork().findOneOrFail(RunSchema, { id: res.body.run.id });
+  const row = await stack.app.orm.em.fork().findOneOrFail(RunSchema, { id: res.body.run.id });
   expect(row.status).toBe('failed');
   expect(row.finishedAt).not.toBeNull();
 });

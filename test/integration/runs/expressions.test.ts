@@ -5,17 +5,10 @@
  */
 import { failStuckRuns, NEVER_STARTED } from '../../../services/runs';
 import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
-import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { http } from '../../support/harness';
+import { runWorkflow, useTestStack, type WorkflowBody } from '../../kit';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  ({ app, ws } = stack);
-});
-afterAll(() => stack?.close());
+const stack = useTestStack();
 
 const REPRODUCTIONS = [
   { name: '$pad with a 100,000,000 width', expression: "$length($pad('', 100000000))", message: /\$pad width 100000000 exceeds the string limit of 1048576 characters/ },
@@ -39,20 +32,12 @@ function graph(expression: string, onError?: string) {
   };
 }
 
-async function deployAndRun(body: object): Promise<any> {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: {} } });
-  expect(exec.status).toBe(202);
-  return waitForRun(app, ws.token, exec.body.run.id, undefined, 60_000);
-}
+const deployAndRun = async (body: WorkflowBody) => (await runWorkflow(stack, body, {}, { timeoutMs: 60_000 })).run;
 
 async function dryRun(body: object): Promise<any> {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body });
   expect(created.status).toBe(201);
-  const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate', input: {} } });
+  const res = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: stack.ws.token, body: { target: 'candidate', input: {} } });
   expect(res.status).toBe(201);
   return res.body.run;
 }
@@ -82,13 +67,13 @@ describe.each(REPRODUCTIONS)('transform with $name', (repro) => {
 test('workflow-task failure guard: an error of the workflow code fails the execution with the reason instead of retrying for ever', async () => {
   // The API refuses unknown start nodes, so start the run workflow directly: the engine throws
   // outside any node, which used to fail the workflow task again on every retry.
-  const client = app.deps.temporal.client;
+  const client = stack.app.deps.temporal.client;
   const runId = `guard-${Date.now()}`;
   const handle = await client.workflow.start(WORKFLOW_TYPES.run, {
     taskQueue: TASK_QUEUE,
     workflowId: runId,
     workflowExecutionTimeout: '30 seconds',
-    args: [{ runId, workspaceId: ws.workspaceId, workflowId: 'none', trigger: 'manual', graph: graph('1'), input: {}, startNodeId: 'missing' }],
+    args: [{ runId, workspaceId: stack.ws.workspaceId, workflowId: 'none', trigger: 'manual', graph: graph('1'), input: {}, startNodeId: 'missing' }],
   });
   await expect(handle.result()).rejects.toMatchObject({
     cause: { message: expect.stringMatching(/^Internal error in the run workflow: Start node "missing" does not exist/), type: 'RunInternalError' },
@@ -99,17 +84,17 @@ test('stuck-run guard: a queued row whose execution was never started (its API p
   const done = await deployAndRun(graph('1'));
   const orphanId = `run_orphan${Date.now()}`;
   // A copy of a real run row under an id Temporal has never seen, back to `queued`.
-  await app.deps.orm.em.fork().transactional(async (tx) => {
+  await stack.app.deps.orm.em.fork().transactional(async (tx) => {
     await tx.execute(`create temp table orphan on commit drop as select * from runs where id = ?`, [done.id]);
     await tx.execute(`update orphan set id = ?, status = 'queued', finished_at = null, output = null, updated_at = now() - interval '1 hour'`, [orphanId]);
     await tx.execute(`insert into runs select * from orphan`);
   });
-  await app.deps.orm.em.getConnection().execute(`update runs set status = 'queued', updated_at = now() - interval '1 hour' where id = ?`, [done.id]);
+  await stack.app.deps.orm.em.getConnection().execute(`update runs set status = 'queued', updated_at = now() - interval '1 hour' where id = ?`, [done.id]);
 
-  const failed = await failStuckRuns(app.deps.orm.em.fork(), app.deps.runLauncher, { staleMs: 0 });
+  const failed = await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { staleMs: 0 });
   expect(failed).toContain(orphanId);
   expect(failed).not.toContain(done.id);
-  const orphan = (await http(app, 'GET', `/api/v1/runs/${orphanId}`, { token: ws.token })).body.run;
+  const orphan = (await http(stack.app, 'GET', `/api/v1/runs/${orphanId}`, { token: stack.ws.token })).body.run;
   expect(orphan).toMatchObject({ status: 'failed', error: NEVER_STARTED });
 }, 90_000);
 
@@ -118,17 +103,17 @@ test('workflow-task failure guard: a run whose workflow task keeps failing is te
   // the worker does not have stands in for non-determinism or an isolate timeout).
   const done = await deployAndRun(graph('1'));
   const runId: string = done.id;
-  const client = app.deps.temporal.client;
-  await app.deps.orm.em.getConnection().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
+  const client = stack.app.deps.temporal.client;
+  await stack.app.deps.orm.em.getConnection().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
   await client.workflow.start('noSuchWorkflow', { taskQueue: TASK_QUEUE, workflowId: runId, workflowExecutionTimeout: '2 minutes', args: [] });
 
   const deadline = Date.now() + 60_000;
-  while (((await app.deps.runLauncher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
-  expect(await failStuckRuns(app.deps.orm.em.fork(), app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).toContain(runId);
+  while (((await stack.app.deps.runLauncher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+  expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).toContain(runId);
 
-  const run = (await http(app, 'GET', `/api/v1/runs/${runId}`, { token: ws.token })).body.run;
+  const run = (await http(stack.app, 'GET', `/api/v1/runs/${runId}`, { token: stack.ws.token })).body.run;
   expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The run's workflow task failed \d+ times, so the run was stopped: .*noSuchWorkflow/) });
   expect((await client.workflow.getHandle(runId).describe()).status.name).toBe('TERMINATED');
   // Healthy and closed runs are left alone.
-  expect(await failStuckRuns(app.deps.orm.em.fork(), app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).not.toContain(runId);
+  expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).not.toContain(runId);
 }, 120_000);

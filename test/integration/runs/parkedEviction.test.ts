@@ -3,37 +3,16 @@
  * than that on timers, approvals and events; the cache stays bounded (the others are evicted),
  * and every evicted run, replayed from its history when it wakes, ends with its own output.
  */
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import { http, waitForRun } from '../../support/harness';
+import { deployWorkflow, executeWorkflow, node, useTestStack } from '../../kit';
 
 const CACHE_SIZE = 2;
 
-let app: TestApp;
-let worker: TestWorker;
-let ws: WorkspaceFixture;
+const stack = useTestStack({ worker: { maxCachedWorkflows: CACHE_SIZE } });
 
-beforeAll(async () => {
-  app = await startTestApp();
-  worker = await startTestWorker(app, { maxCachedWorkflows: CACHE_SIZE });
-  ws = await createWorkspace(app);
-});
-afterAll(async () => {
-  await worker.stop();
-  await app.close();
-});
+const deploy = async (nodes: object[], edges: object[]) => (await deployWorkflow(stack, { nodes: [node.start(), ...nodes], edges })).workflowId;
 
-async function deploy(nodes: object[], edges: object[]): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges } });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-  return id;
-}
-
-async function execute(workflowId: string, input: unknown): Promise<string> {
-  const exec = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: { input } });
-  expect(exec.status).toBe(202);
-  return exec.body.run.id;
-}
+const execute = (workflowId: string, input: unknown) => executeWorkflow(stack, workflowId, input);
 
 const waitingOn = (kind: string) => (run: any) => run.status === 'waiting' && run.waits.some((w: { kind: string }) => w.kind === kind);
 
@@ -42,7 +21,7 @@ async function park(workflowId: string, kind: string, inputs: string[]): Promise
   const out: Array<{ runId: string; name: string; run: any }> = [];
   for (const name of inputs) {
     const runId = await execute(workflowId, { name });
-    out.push({ runId, name, run: await waitForRun(app, ws.token, runId, waitingOn(kind)) });
+    out.push({ runId, name, run: await waitForRun(stack.app, stack.ws.token, runId, waitingOn(kind)) });
   }
   return out;
 }
@@ -90,26 +69,26 @@ test('runs parked beyond the sticky cache are evicted and resume with their own 
 
   // 12 runs parked (the timers may have fired on a slow machine; the other 9 are certainly waiting),
   // yet the worker holds at most CACHE_SIZE of them.
-  const cached = worker.cachedWorkflows();
+  const cached = stack.worker.cachedWorkflows();
   expect(cached).toBeLessThanOrEqual(CACHE_SIZE);
   for (const p of [...approvals, ...events, ...fillers]) {
-    expect((await http(app, 'GET', `/api/v1/runs/${p.runId}`, { token: ws.token })).body.run.status).toBe('waiting');
+    expect((await http(stack.app, 'GET', `/api/v1/runs/${p.runId}`, { token: stack.ws.token })).body.run.status).toBe('waiting');
   }
 
   for (const [i, a] of approvals.entries()) {
     const decision = i === 2 ? 'rejected' : 'approved';
-    const res = await http(app, 'POST', `/api/runs/${a.runId}/approval`, { token: ws.token, body: { decision, comment: `ok ${a.name}` } });
+    const res = await http(stack.app, 'POST', `/api/runs/${a.runId}/approval`, { token: stack.ws.token, body: { decision, comment: `ok ${a.name}` } });
     expect(res.status).toBe(200);
   }
   for (const [i, e] of events.entries()) {
     const path = new URL(e.run.waits[0].resumeUrl).pathname;
-    expect((await http(app, 'POST', path, { body: { amount: 10 * (i + 1) } })).status).toBe(202);
+    expect((await http(stack.app, 'POST', path, { body: { amount: 10 * (i + 1) } })).status).toBe(202);
   }
 
   const outputs = async (parked: Array<{ runId: string }>) => {
     const out: unknown[] = [];
     for (const p of parked) {
-      const run = await waitForRun(app, ws.token, p.runId, undefined, 60_000);
+      const run = await waitForRun(stack.app, stack.ws.token, p.runId, undefined, 60_000);
       expect(run.status).toBe('succeeded');
       out.push(run.output);
     }
@@ -118,7 +97,7 @@ test('runs parked beyond the sticky cache are evicted and resume with their own 
   expect(await outputs(approvals)).toEqual(['approved a1: ok a1', 'approved a2: ok a2', 'rejected a3']);
   expect(await outputs(events)).toEqual(['event e1: 10', 'event e2: 20', 'event e3: 30']);
   expect(await outputs(timers)).toEqual(['timer t1', 'timer t2', 'timer t3']);
-  expect(worker.cachedWorkflows()).toBeLessThanOrEqual(CACHE_SIZE);
+  expect(stack.worker.cachedWorkflows()).toBeLessThanOrEqual(CACHE_SIZE);
 
-  for (const f of fillers) expect((await http(app, 'POST', `/api/v1/runs/${f.runId}/cancel`, { token: ws.token })).status).toBe(200);
+  for (const f of fillers) expect((await http(stack.app, 'POST', `/api/v1/runs/${f.runId}/cancel`, { token: stack.ws.token })).status).toBe(200);
 }, 180_000);

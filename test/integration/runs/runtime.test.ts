@@ -1,5 +1,6 @@
 /** What the run workflow does with a graph: branches, merges, retries, error paths, actions and child runs. */
-import { createWorkspace, eventually, http, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, eventually, http, testPayloadCodec, waitForRun } from '../../support/harness';
+import { runWorkflow, useTestStack, type WorkflowBody } from '../../kit';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -7,26 +8,9 @@ import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
+const stack = useTestStack();
 
-beforeAll(async () => {
-  stack = await startTestStack();
-  ({ app, ws } = stack);
-});
-afterAll(() => stack?.close());
-
-async function deployAndRun(graph: { nodes: object[]; edges: object[] }, input: unknown = {}) {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
-  expect(deployed.status).toBe(200);
-  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input } });
-  expect(exec.status).toBe(202);
-  return { workflowId: id, run: await waitForRun(app, ws.token, exec.body.run.id) };
-}
+const deployAndRun = (graph: WorkflowBody, input: unknown = {}) => runWorkflow(stack, graph, input);
 const stepOf = (run: { steps: Array<{ nodeId: string }> }, nodeId: string) => run.steps.find((s) => s.nodeId === nodeId) as any;
 
 test('parallel branches run and a merge receives an object keyed by predecessor id', async () => {
@@ -122,7 +106,7 @@ test('code nodes and safe-method http nodes run as local activities; other http 
     expect(stepOf(run, 'read')).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(JSON.parse(service.requests.find((r) => r.method === 'PUT')!.body)).toEqual({ n: 42 });
 
-    const events = (await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory()).events ?? [];
+    const events = (await stack.app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory()).events ?? [];
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
     const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // Only the PUT went through the server's task queue; code, GET and HEAD ran in the workflow task.
@@ -149,7 +133,7 @@ test('a run whose local actions span several projection writes replays determini
     expect(run.status).toBe('succeeded');
     expect(run.steps.filter((s: { status: string }) => s.status === 'succeeded')).toHaveLength(13);
 
-    const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const history = await stack.app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // 12 calls, the first and last writes, and at least one write in between.
     expect(markers).toBeGreaterThan(14);
@@ -165,7 +149,7 @@ test('onError: stop fails the run, continue passes the error on, branch follows 
   expect(stopped.run).toMatchObject({ status: 'failed', error: 'bad x', errorNodeId: 'boom' });
   expect(stepOf(stopped.run, 'boom')).toMatchObject({ status: 'failed', error: 'bad x' });
   // The run's row is written just before the workflow's last task completes: wait for Temporal's close.
-  const handle = app.deps.temporal.client.workflow.getHandle(stopped.run.id);
+  const handle = stack.app.deps.temporal.client.workflow.getHandle(stopped.run.id);
   const description = await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING');
   expect(description.status.name).toBe('FAILED');
 
@@ -197,11 +181,11 @@ test('a code node runs in the sandbox inside a real run', async () => {
 });
 
 test('a subworkflow runs as a child workflow whose run is linked to its parent', async () => {
-  const child = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
+  const child = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
     body: { name: 'Child', nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } }], edges: [{ source: 'start', target: 'inc' }] },
   });
-  await http(app, 'POST', `/api/v1/workflows/${child.body.workflow.id}/deploy`, { token: ws.token });
+  await http(stack.app, 'POST', `/api/v1/workflows/${child.body.workflow.id}/deploy`, { token: stack.ws.token });
   const { run } = await deployAndRun(
     {
       nodes: [
@@ -214,18 +198,18 @@ test('a subworkflow runs as a child workflow whose run is linked to its parent',
   );
   expect(run.status).toBe('succeeded');
   expect(run.output).toEqual({ v: 11 });
-  const children = await http(app, 'GET', `/api/v1/runs?workflowId=${child.body.workflow.id}`, { token: ws.token });
+  const children = await http(stack.app, 'GET', `/api/v1/runs?workflowId=${child.body.workflow.id}`, { token: stack.ws.token });
   // The list finds the child by its parent (summaries); the run itself carries input and output.
   const listed = children.body.runs.find((r: { parentRunId: string }) => r.parentRunId === run.id);
   expect(listed).toMatchObject({ status: 'succeeded', parentNodeId: 'sub' });
-  const childRun = (await http(app, 'GET', `/api/v1/runs/${listed.id}`, { token: ws.token })).body.run;
+  const childRun = (await http(stack.app, 'GET', `/api/v1/runs/${listed.id}`, { token: stack.ws.token })).body.run;
   expect(childRun).toMatchObject({ status: 'succeeded', parentNodeId: 'sub', input: { v: 10 }, output: { v: 11 } });
 });
 
 test('a subworkflow naming a workflow of another workspace fails the node without running it', async () => {
-  const other = await createWorkspace(app, 'Other');
-  const foreign = await http(app, 'POST', '/api/v1/workflows', { token: other.token, body: {} });
-  await http(app, 'POST', `/api/v1/workflows/${foreign.body.workflow.id}/deploy`, { token: other.token });
+  const other = await createWorkspace(stack.app, 'Other');
+  const foreign = await http(stack.app, 'POST', '/api/v1/workflows', { token: other.token, body: {} });
+  await http(stack.app, 'POST', `/api/v1/workflows/${foreign.body.workflow.id}/deploy`, { token: other.token });
   const { run } = await deployAndRun({
     nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'sub', type: 'subworkflow', config: { workflowId: foreign.body.workflow.id } }],
     edges: [{ source: 'start', target: 'sub' }],
@@ -255,17 +239,17 @@ test('twelve durable steps end fully projected with fewer writes than steps, and
       nodes.push({ id: `post${i}`, type: 'http', config: { method: 'POST', url: `${service.url}/items`, body: { i } } });
       edges.push({ source: i === 1 ? 'start' : `post${i - 1}`, target: `post${i}` });
     }
-    const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes, edges } });
+    const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: { nodes, edges } });
     expect(created.status).toBe(201);
     const id = created.body.workflow.id;
-    expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-    const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: {} } });
-    const run = await waitForRun(app, ws.token, exec.body.run.id);
+    expect((await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token })).status).toBe(200);
+    const exec = await http(stack.app, 'POST', `/api/v1/workflows/${id}/execute`, { token: stack.ws.token, body: { input: {} } });
+    const run = await waitForRun(stack.app, stack.ws.token, exec.body.run.id);
     expect(run.status).toBe('succeeded');
     expect(run.steps.filter((s: { status: string }) => s.status === 'succeeded')).toHaveLength(13);
     expect(service.requests.filter((r) => r.method === 'POST')).toHaveLength(12);
 
-    const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const history = await stack.app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
     expect(patches(history).join(' ')).toContain('coalesced-progress-v1');
     // Before: the first write, one after each of the 12 steps, the last write (14). Now a write
     // follows a step only once 250 ms of workflow time have passed since the previous one.

@@ -1,0 +1,6 @@
+/** The test kit: see test/README.md. */
+export * from './client';
+export * from './graphs';
+export * from './stack';
+export * from './workflows';
+export { addUserWithKey, createWorkspace, eventually, http, signInCookie, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
