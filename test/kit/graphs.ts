@@ -14,8 +14,9 @@ export type NodeInput = { id: string; type: string; config?: Record<string, unkn
 export interface WorkflowBody {
   name?: string;
   description?: string;
-  nodes: object[];
-  edges: object[];
+  /** Absent: the API's default graph. */
+  nodes?: object[];
+  edges?: object[];
   [field: string]: unknown;
 }
 

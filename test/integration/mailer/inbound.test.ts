@@ -1,33 +1,24 @@
 /** Mailer routes, signed and generic inbound, threading, lists, and runs started with trigger `email` through the outbox. */
 import { createHmac } from 'node:crypto';
-import { addUserWithKey, createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, http, type WorkspaceFixture } from '../../support/harness';
+import { deployWorkflow, useTestStack } from '../../kit';
 import { runsOfWorkflow } from '../../support/runs';
 
-let stack: TestStack;
-let ws: WorkspaceFixture;
+const stack = useTestStack({ temporal: { dispatcher: true } });
 let other: WorkspaceFixture;
 let n = 0;
 const uniq = () => `${Date.now().toString(36)}${n++}`;
 
 beforeAll(async () => {
-  stack = await startTestStack({ temporal: { dispatcher: true } });
-  ws = stack.ws;
-  other = await createWorkspace(stack.app, 'Other');
+  other = await stack.workspace('Other');
 });
-afterAll(() => stack?.close());
 
 const app = () => stack.app;
 const key = () => `key-${uniq()}`;
 
-async function deployedWorkflow(token = ws.token): Promise<string> {
-  const wf = await http(app(), 'POST', '/api/v1/workflows', { token, body: {} });
-  expect(wf.status).toBe(201);
-  const dep = await http(app(), 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token });
-  expect(dep.status).toBe(200);
-  return wf.body.workflow.id;
-}
+const deployedWorkflow = async (token = stack.ws.token) => (await deployWorkflow(stack, {}, { token })).workflowId;
 
-async function createRoute(body: Record<string, unknown>, token = ws.token) {
+async function createRoute(body: Record<string, unknown>, token = stack.ws.token) {
   return http(app(), 'POST', '/api/v1/mailer/routes', { token, body, headers: { 'idempotency-key': key() } });
 }
 
@@ -46,7 +37,7 @@ const runsOf = (workflowId: string, count: number) => runsOfWorkflow(app(), work
 test('routes: Idempotency-Key required, address trimmed and lowercased, duplicate 409, secret shown once, links', async () => {
   const workflowId = await deployedWorkflow();
   const address = `  Support-${uniq()}@Example.TEST `;
-  const noKey = await http(app(), 'POST', '/api/v1/mailer/routes', { token: ws.token, body: { address, workflowId } });
+  const noKey = await http(app(), 'POST', '/api/v1/mailer/routes', { token: stack.ws.token, body: { address, workflowId } });
   expect(noKey.status).toBe(400);
 
   const created = await createRoute({ address, workflowId, description: 'help desk' });
@@ -61,10 +52,10 @@ test('routes: Idempotency-Key required, address trimmed and lowercased, duplicat
   const dup = await createRoute({ address: address.toUpperCase(), workflowId });
   expect(dup.status).toBe(409);
 
-  const got = await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: ws.token });
+  const got = await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: stack.ws.token });
   expect(got.status).toBe(200);
   expect(got.text).not.toContain(created.body.signingSecret);
-  const list = await http(app(), 'GET', '/api/v1/mailer/routes', { token: ws.token });
+  const list = await http(app(), 'GET', '/api/v1/mailer/routes', { token: stack.ws.token });
   expect(list.body.routes.map((r: { id: string }) => r.id)).toContain(created.body.route.id);
   const rows = await app().orm.em.fork().getConnection().execute('select * from mailer_routes where id = ?', [created.body.route.id]);
   expect(JSON.stringify(rows)).not.toContain(created.body.signingSecret);
@@ -74,23 +65,23 @@ test('routes: Idempotency-Key required, address trimmed and lowercased, duplicat
   const foreignPatch = await http(app(), 'PATCH', `/api/v1/mailer/routes/${created.body.route.id}`, { token: other.token, body: { enabled: false } });
   expect(foreignPatch.status).toBe(404);
   expect((await http(app(), 'GET', '/api/v1/mailer/routes', { token: other.token })).body.routes).toEqual([]);
-  const org = await addUserWithKey(app(), ws, 'admin', 'organization');
+  const org = await addUserWithKey(app(), stack.ws, 'admin', 'organization');
   expect((await http(app(), 'GET', '/api/v1/mailer/routes', { token: org.token })).status).toBe(403);
-  expect((await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: ws.token })).body.route.enabled).toBe(true);
+  expect((await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: stack.ws.token })).body.route.enabled).toBe(true);
 });
 
 test('patch: rotation needs Idempotency-Key and returns a new secret once; the old secret stops verifying', async () => {
   const workflowId = await deployedWorkflow();
   const created = await createRoute({ address: `rot-${uniq()}@example.test`, workflowId });
   const id = created.body.route.id;
-  const noKey = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: ws.token, body: { rotateSigningSecret: true } });
+  const noKey = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: stack.ws.token, body: { rotateSigningSecret: true } });
   expect(noKey.status).toBe(400);
-  const rotated = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: ws.token, body: { rotateSigningSecret: true, description: 'rotated' }, headers: { 'idempotency-key': key() } });
+  const rotated = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: stack.ws.token, body: { rotateSigningSecret: true, description: 'rotated' }, headers: { 'idempotency-key': key() } });
   expect(rotated.status).toBe(200);
   expect(rotated.body.signingSecret).toMatch(/^msk_/);
   expect(rotated.body.signingSecret).not.toBe(created.body.signingSecret);
   expect(rotated.body.route.description).toBe('rotated');
-  const plain = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: ws.token, body: { enabled: true } });
+  const plain = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: stack.ws.token, body: { enabled: true } });
   expect(plain.status).toBe(200);
   expect(plain.body.signingSecret).toBeUndefined();
 
@@ -101,14 +92,14 @@ test('patch: rotation needs Idempotency-Key and returns a new secret once; the o
 
 test('target-bound routes cannot change workflow', async () => {
   const workflowId = await deployedWorkflow();
-  const targets = await http(app(), 'GET', `/api/v1/workflows/${workflowId}/targets`, { token: ws.token });
+  const targets = await http(app(), 'GET', `/api/v1/workflows/${workflowId}/targets`, { token: stack.ws.token });
   expect(targets.status).toBe(200);
   const production = targets.body.targets.find((t: { kind: string }) => t.kind === 'production');
   const bound = await createRoute({ address: `bound-${uniq()}@example.test`, workflowId, executionTargetId: production.targetId });
   expect(bound.status).toBe(201);
   expect(bound.body.route.executionTargetId).toBe(production.targetId);
   const otherWf = await deployedWorkflow();
-  const refused = await http(app(), 'PATCH', `/api/v1/mailer/routes/${bound.body.route.id}`, { token: ws.token, body: { workflowId: otherWf } });
+  const refused = await http(app(), 'PATCH', `/api/v1/mailer/routes/${bound.body.route.id}`, { token: stack.ws.token, body: { workflowId: otherWf } });
   expect(refused.status).toBe(409);
 });
 
@@ -171,7 +162,7 @@ test('signed inbound on an unknown or disabled route is 404; a route without sig
   const { route, signingSecret } = created.body;
   expect((await signed(route.id, signingSecret, { externalMessageId: 'a', from: 'a@example.test', subject: 's' })).status).toBe(404);
   expect((await signed('mrt_unknown', signingSecret, { externalMessageId: 'a', from: 'a@example.test', subject: 's' })).status).toBe(404);
-  await http(app(), 'PATCH', `/api/v1/mailer/routes/${route.id}`, { token: ws.token, body: { enabled: true } });
+  await http(app(), 'PATCH', `/api/v1/mailer/routes/${route.id}`, { token: stack.ws.token, body: { enabled: true } });
   await app().orm.em.fork().getConnection().execute('update mailer_routes set signing_secret_encrypted = null where id = ?', [route.id]);
   expect((await signed(route.id, signingSecret, { externalMessageId: 'a', from: 'a@example.test', subject: 's' })).status).toBe(409);
 });
@@ -182,19 +173,19 @@ test('generic inbound (v1 and session path): Production route by address, dedupl
   const created = await createRoute({ address, workflowId });
   const body = { to: ` ${address.toUpperCase()} `, from: 'bob@example.test', subject: 'Question', text: 'How?' };
   const delivery = key();
-  const first = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: ws.token, body, headers: { 'idempotency-key': delivery } });
+  const first = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body, headers: { 'idempotency-key': delivery } });
   expect(first.status).toBe(202);
   expect(first.body).toMatchObject({ route: { id: created.body.route.id }, run: null, deduplicated: false, message: { subject: 'Question', text: 'How?' } });
-  const again = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: ws.token, body, headers: { 'idempotency-key': delivery } });
+  const again = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body, headers: { 'idempotency-key': delivery } });
   expect(again.status).toBe(202);
   expect(again.body.deduplicated).toBe(true);
   expect(again.body.message.id).toBe(first.body.message.id);
 
-  expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: ws.token, body: { ...body, to: 'nobody@example.test' } })).status).toBe(404);
+  expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body: { ...body, to: 'nobody@example.test' } })).status).toBe(404);
   expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: other.token, body })).status).toBe(404);
-  expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: ws.token, body: { to: address } })).status).toBe(400);
+  expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body: { to: address } })).status).toBe(400);
 
-  const cookieRes = await http(app(), 'POST', '/api/auth/sign-in', { body: { email: ws.ownerEmail, password: ws.ownerPassword } });
+  const cookieRes = await http(app(), 'POST', '/api/auth/sign-in', { body: { email: stack.ws.ownerEmail, password: stack.ws.ownerPassword } });
   const cookie = cookieRes.headers.get('set-cookie')!.split(';')[0];
   const session = await http(app(), 'POST', '/api/mailer/inbound', { cookie, body: { ...body, subject: 'Via session' }, headers: { origin: app().url } });
   expect(session.status).toBe(202);
@@ -227,7 +218,7 @@ test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and p
   const s3 = await send({ subject: 'Re: Invoice March', from: 'mallory@example.test' });
   expect(s3.body.message.threadId).not.toBe(s1.body.message.threadId);
 
-  const thread = await http(app(), 'GET', `/api/v1/mailer/threads/${s1.body.message.threadId}`, { token: ws.token });
+  const thread = await http(app(), 'GET', `/api/v1/mailer/threads/${s1.body.message.threadId}`, { token: stack.ws.token });
   expect(thread.status).toBe(200);
   expect(thread.body.messages.map((m: { id: string }) => m.id)).toEqual([s1.body.message.id, s2.body.message.id]);
   expect((await http(app(), 'GET', `/api/v1/mailer/threads/${s1.body.message.threadId}`, { token: other.token })).status).toBe(404);
@@ -235,7 +226,7 @@ test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and p
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const page: any = await http(app(), 'GET', `/api/v1/mailer/threads?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: ws.token });
+    const page: any = await http(app(), 'GET', `/api/v1/mailer/threads?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: stack.ws.token });
     expect(page.status).toBe(200);
     expect(page.body.threads.length).toBeLessThanOrEqual(2);
     seen.push(...page.body.threads.map((t: { id: string }) => t.id));
@@ -244,14 +235,14 @@ test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and p
   expect(new Set(seen).size).toBe(seen.length);
   for (const id of [a1, m1, s1, s3].map((r) => r.body.message.threadId)) expect(seen).toContain(id);
 
-  const msgs = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1`, { token: ws.token });
+  const msgs = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1`, { token: stack.ws.token });
   expect(msgs.body.messages).toHaveLength(1);
   expect(msgs.body.nextCursor).toEqual(expect.any(String));
-  const next = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1&cursor=${msgs.body.nextCursor}`, { token: ws.token });
+  const next = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1&cursor=${msgs.body.nextCursor}`, { token: stack.ws.token });
   expect(next.body.messages).toHaveLength(1);
   expect(next.body.nextCursor).toBeNull();
   expect(new Set([msgs.body.messages[0].id, next.body.messages[0].id])).toEqual(new Set([m1.body.message.id, m2.body.message.id]));
-  expect((await http(app(), 'GET', '/api/v1/mailer/messages?cursor=garbage!', { token: ws.token })).status).toBe(400);
+  expect((await http(app(), 'GET', '/api/v1/mailer/messages?cursor=garbage!', { token: stack.ws.token })).status).toBe(400);
   expect((await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}`, { token: other.token })).body.messages).toEqual([]);
 });
 
@@ -270,10 +261,10 @@ test('signed inbound raw MIME: attachments become scanned Files of the workspace
   expect(res.body.message.attachmentFileIds).toHaveLength(1);
   expect(res.body.message.providerMetadata.mime.attachments).toEqual([{ filename: 'data.csv', contentType: 'text/csv', size: 8 }]);
   const fileId = res.body.message.attachmentFileIds[0];
-  const file = await http(app(), 'GET', `/api/v1/files/${fileId}`, { token: ws.token });
+  const file = await http(app(), 'GET', `/api/v1/files/${fileId}`, { token: stack.ws.token });
   expect(file.body.data.file).toMatchObject({ id: fileId, name: 'data.csv', mimeType: 'text/csv', sizeBytes: 8, status: 'ready' });
   expect((await http(app(), 'GET', `/api/v1/files/${fileId}`, { token: other.token })).status).toBe(404);
-  const before = (await http(app(), 'GET', '/api/v1/files?limit=100', { token: ws.token })).body.data.files.length;
+  const before = (await http(app(), 'GET', '/api/v1/files?limit=100', { token: stack.ws.token })).body.data.files.length;
   expect((await signed(route.id, signingSecret, body)).status).toBe(409);
-  expect((await http(app(), 'GET', '/api/v1/files?limit=100', { token: ws.token })).body.data.files.length).toBe(before);
+  expect((await http(app(), 'GET', '/api/v1/files?limit=100', { token: stack.ws.token })).body.data.files.length).toBe(before);
 });

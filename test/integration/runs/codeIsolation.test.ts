@@ -1,20 +1,13 @@
 /** Issue 10 item 1: code nodes run off the API's and the worker's thread, and every call ends at its deadline. */
-import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { http, waitForRun } from '../../support/harness';
+import { useTestStack } from '../../kit';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  ({ app, ws } = stack);
-});
-afterAll(() => stack?.close());
+const stack = useTestStack();
 
 /** A deployed workflow whose single code node runs `source` once (no retries). */
 async function codeWorkflow(source: string): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
     body: {
       nodes: [
         { id: 'start', type: 'start', config: {} },
@@ -25,12 +18,12 @@ async function codeWorkflow(source: string): Promise<string> {
   });
   expect(created.status).toBe(201);
   const id = created.body.workflow.id as string;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+  expect((await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token })).status).toBe(200);
   return id;
 }
 
 async function startRun(workflowId: string): Promise<string> {
-  const exec = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: { input: {} } });
+  const exec = await http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {} } });
   expect(exec.status).toBe(202);
   return exec.body.run.id as string;
 }
@@ -42,7 +35,7 @@ async function measureHealthz(stop: Promise<unknown>): Promise<number[]> {
   const latencies: number[] = [];
   while (!done) {
     const started = Date.now();
-    const res = await fetch(`${app.url}/healthz`);
+    const res = await fetch(`${stack.app.url}/healthz`);
     await res.text();
     latencies.push(Date.now() - started);
     expect(res.status).toBe(200);
@@ -54,7 +47,7 @@ async function measureHealthz(stop: Promise<unknown>): Promise<number[]> {
 test('ten concurrent while(true) code nodes fail at their deadline while /healthz keeps answering', async () => {
   const workflowId = await codeWorkflow('while (true) {}');
   const runIds = await Promise.all(Array.from({ length: 10 }, () => startRun(workflowId)));
-  const finished = Promise.all(runIds.map((id) => waitForRun(app, ws.token, id, undefined, 45_000)));
+  const finished = Promise.all(runIds.map((id) => waitForRun(stack.app, stack.ws.token, id, undefined, 45_000)));
   const latencies = await measureHealthz(finished);
   const runs = await finished;
   for (const run of runs) {
@@ -68,8 +61,8 @@ test('ten concurrent while(true) code nodes fail at their deadline while /health
 test('an async function that swallows the interrupt fails the node at the deadline instead of running 10 s', async () => {
   const workflowId = await codeWorkflow('async function spin(){ for(;;){} } let n=0; const t=Date.now(); while(Date.now()-t < 10000){ spin(); n++ } return {n, ms: Date.now()-t}');
   const runId = await startRun(workflowId);
-  const latencies = await measureHealthz(waitForRun(app, ws.token, runId));
-  const run = await waitForRun(app, ws.token, runId);
+  const latencies = await measureHealthz(waitForRun(stack.app, stack.ws.token, runId));
+  const run = await waitForRun(stack.app, stack.ws.token, runId);
   expect(run.status).toBe('failed');
   expect(run.error).toMatch(/Code exceeded its time limit of 1000 ms/);
   expect(run.steps.find((s: { nodeId: string }) => s.nodeId === 'code')).toMatchObject({ status: 'failed' });
@@ -77,8 +70,8 @@ test('an async function that swallows the interrupt fails the node at the deadli
 });
 
 test('a dry run of for(;;) spin() answers with a failed run, and the API keeps answering meanwhile', async () => {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
     body: {
       nodes: [
         { id: 'start', type: 'start', config: {} },
@@ -87,7 +80,7 @@ test('a dry run of for(;;) spin() answers with a failed run, and the API keeps a
       edges: [{ source: 'start', target: 'code' }],
     },
   });
-  const dry = http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate', input: {} } });
+  const dry = http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: stack.ws.token, body: { target: 'candidate', input: {} } });
   const latencies = await measureHealthz(dry);
   const res = await dry;
   expect(res.status).toBe(201);

@@ -2,17 +2,10 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { RunSchema } from '../../../db/entities';
 import { scheduleId } from '../../../temporal/schedules-client';
-import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { http, waitForRun } from '../../support/harness';
+import { useTestStack } from '../../kit';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  ({ app, ws } = stack);
-});
-afterAll(() => stack?.close());
+const stack = useTestStack();
 
 const graph = (cron: string, timezone = 'UTC') => ({
   nodes: [
@@ -23,13 +16,13 @@ const graph = (cron: string, timezone = 'UTC') => ({
 });
 
 test('deploy creates a Temporal Schedule that starts runs with trigger schedule; changes replace it; undeploy removes it', async () => {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph('0 9 * * 1-5', 'Europe/Paris') });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph('0 9 * * 1-5', 'Europe/Paris') });
   const id = created.body.workflow.id;
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  const deployed = await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   expect(deployed.status).toBe(200);
   expect(deployed.body.schedules).toEqual([{ scheduleId: scheduleId(id, 'tick') }]);
 
-  const handle = app.deps.temporal.client.schedule.getHandle(scheduleId(id, 'tick'));
+  const handle = stack.app.deps.temporal.client.schedule.getHandle(scheduleId(id, 'tick'));
   const described = await handle.describe();
   expect(described.spec.timezone).toBe('Europe/Paris');
   expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: 'scheduledRunWorkflow', taskQueue: 'workflow-runs' });
@@ -37,49 +30,49 @@ test('deploy creates a Temporal Schedule that starts runs with trigger schedule;
   // Fire it now instead of waiting for the cron.
   await handle.trigger();
   const deadline = Date.now() + 20_000;
-  let runs = await app.orm.em.fork().find(RunSchema, { workflowId: id });
+  let runs = await stack.app.orm.em.fork().find(RunSchema, { workflowId: id });
   while (runs.length === 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
-    runs = await app.orm.em.fork().find(RunSchema, { workflowId: id });
+    runs = await stack.app.orm.em.fork().find(RunSchema, { workflowId: id });
   }
-  const run = await waitForRun(app, ws.token, runs[0].id);
+  const run = await waitForRun(stack.app, stack.ws.token, runs[0].id);
   expect(run).toMatchObject({ status: 'succeeded', trigger: 'schedule', versionId: deployed.body.synchronizedVersionId });
   expect(run.output.at).toEqual(expect.any(String));
-  const execution = await app.deps.temporal.client.workflow.getHandle(run.id).describe();
-  expect(execution.searchAttributes).toMatchObject({ WorkspaceId: [ws.workspaceId], SvcWorkflowId: [id], SvcTrigger: ['schedule'] });
+  const execution = await stack.app.deps.temporal.client.workflow.getHandle(run.id).describe();
+  expect(execution.searchAttributes).toMatchObject({ WorkspaceId: [stack.ws.workspaceId], SvcWorkflowId: [id], SvcTrigger: ['schedule'] });
 
   // A changed cron replaces the schedule.
-  await http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: graph('30 6 * * *') });
-  await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${id}`, { token: stack.ws.token, body: graph('30 6 * * *') });
+  await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   const replaced = await handle.describe();
   expect(replaced.spec.timezone).toBe('UTC');
   expect(JSON.stringify(replaced.spec)).toMatch(/"hour":\[\{"start":6/);
 
   // Disabling removes it.
-  await http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: { status: 'disabled' } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${id}`, { token: stack.ws.token, body: { status: 'disabled' } });
   await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
   // Deploying again brings it back; trashing removes it again.
-  await http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: { status: 'deployed' } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${id}`, { token: stack.ws.token, body: { status: 'deployed' } });
   await expect(handle.describe()).resolves.toBeDefined();
-  await http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: { trashed: true } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${id}`, { token: stack.ws.token, body: { trashed: true } });
   await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
 });
 
 test('deleting a deployed workflow removes its schedule', async () => {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph('0 3 * * *') });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph('0 3 * * *') });
   const id = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-  const handle = app.deps.temporal.client.schedule.getHandle(scheduleId(id, 'tick'));
+  expect((await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token })).status).toBe(200);
+  const handle = stack.app.deps.temporal.client.schedule.getHandle(scheduleId(id, 'tick'));
   await expect(handle.describe()).resolves.toBeDefined();
-  expect((await http(app, 'DELETE', `/api/v1/workflows/${id}`, { token: ws.token })).body).toEqual({ deleted: true });
+  expect((await http(stack.app, 'DELETE', `/api/v1/workflows/${id}`, { token: stack.ws.token })).body).toEqual({ deleted: true });
   await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
 });
 
 test('an invalid cron or timezone blocks the deploy and creates no schedule', async () => {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph('61 * * * *') });
-  const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph('61 * * * *') });
+  const res = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: stack.ws.token });
   expect(res.status).toBe(400);
-  await expect(app.deps.temporal.client.schedule.getHandle(scheduleId(created.body.workflow.id, 'tick')).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
-  const tz = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph('0 9 * * *', 'Mars/Olympus') });
-  expect((await http(app, 'POST', `/api/v1/workflows/${tz.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(400);
+  await expect(stack.app.deps.temporal.client.schedule.getHandle(scheduleId(created.body.workflow.id, 'tick')).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  const tz = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph('0 9 * * *', 'Mars/Olympus') });
+  expect((await http(stack.app, 'POST', `/api/v1/workflows/${tz.body.workflow.id}/deploy`, { token: stack.ws.token })).status).toBe(400);
 });
