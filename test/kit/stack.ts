@@ -69,7 +69,8 @@ export function useTestStack(options: TestStackOptions | (() => TestStackOptions
       app = undefined;
       throw err;
     }
-  });
+    // A bound that means "hung", not "slow": a loaded 2-core machine starts a stack in seconds.
+  }, 120_000);
   afterAll(async () => {
     try {
       for (const fn of cleanups) if (app) await fn();

@@ -11,23 +11,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ApiKeySchema, MembershipSchema, RunSchema, WorkflowMcpServerSchema } from '../../../db/entities';
 import { issueApiKey } from '../../../services/apiKeys';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, http, signInCookie, type WorkspaceFixture } from '../../support/harness';
+import { deployWorkflow, useTestStack, type GraphEdge, type NodeInput } from '../../kit';
 
-let stack: TestStack;
+const stack = useTestStack({ workspaceName: 'MCP A' });
 let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 const wf: Record<string, string> = {};
 
 const SERVERS = '/api/v1/workflow-mcp-servers';
 
-async function deployed(token: string, name: string, nodes: any[], edges: any[]): Promise<string> {
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token, body: { name, nodes, edges } });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  const dep = await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token });
-  expect(dep.status).toBe(200);
-  return id;
-}
+const deployed = async (token: string, name: string, nodes: NodeInput[], edges: GraphEdge[]) => (await deployWorkflow(stack, { name, nodes, edges }, { token })).workflowId;
 
 const start = (inputSchema?: Record<string, unknown>) => ({ id: 'start', type: 'start', name: 'Start', config: inputSchema ? { inputSchema } : {}, position: { x: 0, y: 0 } });
 const node = (id: string, type: string, config: Record<string, unknown>) => ({ id, type, name: id, config, position: { x: 200, y: 0 } });
@@ -57,9 +51,8 @@ async function orgKey(ws: WorkspaceFixture, permission: 'read' | 'write', worksp
 }
 
 beforeAll(async () => {
-  stack = await startTestStack({ workspaceName: 'MCP A' });
   a = stack.ws;
-  b = await createWorkspace(stack.app, 'MCP B');
+  b = await stack.workspace('MCP B');
   wf.greet = await deployed(a.token, 'Greet someone', [start(GREET_SCHEMA), node('shape', 'transform', { expression: '{ "greeting": "hello " & who }' })], edge('shape'));
   wf.boom = await deployed(a.token, 'Boom', [start(), node('fail', 'fail', { message: 'it broke' })], edge('fail'));
   wf.gate = await deployed(a.token, 'Gate', [start(), node('gate', 'approval', { prompt: 'Ship?' })], edge('gate'));
@@ -69,7 +62,6 @@ beforeAll(async () => {
   });
   expect(res.status).toBe(201);
 }, 120_000);
-afterAll(() => stack?.close());
 
 describe('stored servers', () => {
   test('create answers the endpoint URL; list shows it; slugs are unique; bad input is a 400', async () => {
