@@ -13,7 +13,7 @@ import { migrateUp, openOrm } from '../../db/orm';
 import { createDatabase, ensurePostgres } from '../../scripts/lib/postgres';
 import { ensureTemporalCli } from '../../scripts/lib/temporal-cli';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../temporal/searchAttributes';
 import { bundleWorkflows } from '../../temporal/worker';
 import { laneVariable, TEST_ENV, type GlobalHandles } from './env';
 

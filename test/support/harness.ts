@@ -7,7 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { listen } from '../../api/server';
-import { buildAppDeps, startApiBackground } from '../../api/wiring';
+import { buildAppDeps, startApiBackground } from '../../main/wiring';
 import type { AnyRoute } from '../../api/http/route';
 import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
@@ -23,7 +23,7 @@ import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { keySettingsOf } from '../../services/credentials';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
-import { createWorker } from '../../temporal/worker';
+import { createServiceWorker } from '../../main/worker';
 import { testEnv } from './env';
 import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/payloadCodec';
 
@@ -200,10 +200,10 @@ export async function startTestWorker(
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   // The worker decrypts credentials with the same keys as the app it runs beside.
   const credentials = keySettingsOf(app.deps?.config ?? { credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} }, secretKey: TEST_SECRET_KEY });
-  const worker = await createWorker({
+  const worker = await createServiceWorker({
     connection,
     namespace: 'default',
-    deps: {
+    services: {
       orm: app.orm,
       allowPrivateNetworks: true,
       blobs: app.deps?.files.blobs,
