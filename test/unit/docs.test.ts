@@ -73,6 +73,18 @@ test('every relative link resolves to a file or folder of the repository', () =>
   expect(broken).toEqual([]);
 });
 
+test('every source file the documents name exists (benchmarks.md keeps historical names)', () => {
+  // A path such as `services/runs/execute.ts` in prose is a promise to the reader; a rename must update it.
+  const sourcePath = /(?<![\w/.-])((?:api|services|db|engine|temporal|activities|main|scripts|test)\/[\w./-]*\.ts)\b/g;
+  const stale: string[] = [];
+  for (const file of DOCS.filter((f) => !f.endsWith(`${sep}benchmarks.md`))) {
+    for (const m of readFileSync(file, 'utf8').matchAll(sourcePath)) {
+      if (!existsSync(join(ROOT, m[1]))) stale.push(`${rel(file)}: ${m[1]}`);
+    }
+  }
+  expect(stale).toEqual([]);
+});
+
 describe('docs/api', () => {
   const areas = readdirSync(join(ROOT, 'api', 'routes'))
     .filter((name) => name.endsWith('.ts'))
