@@ -241,17 +241,17 @@ export async function warmUp(): Promise<void> {
 
 /**
  * Runs `source` (already validated by services/sandbox.ts) with the input given as JSON text.
- * See `runUserCode` in services/sandbox.ts for the contract.
+ * See `runUserCode` in services/sandbox.ts for the contract. `clock` (ms) measures the time
+ * limit; tests inject one to play an idle or an overloaded machine without racing the real one.
  */
-export async function executeCode(source: string, inputJson: string | undefined, limits: SandboxLimits): Promise<SandboxResult> {
+export async function executeCode(source: string, inputJson: string | undefined, limits: SandboxLimits, clock: () => number = Date.now): Promise<SandboxResult> {
   const mod = await getModule(limits.memoryLimitBytes);
-  return execute(mod, source, inputJson, limits);
+  return execute(mod, source, inputJson, limits, clock);
 }
 
-function execute(mod: QuickJSWASMModule, source: string, inputJson: string | undefined, limits: SandboxLimits): SandboxResult {
+function execute(mod: QuickJSWASMModule, source: string, inputJson: string | undefined, limits: SandboxLimits, clock: () => number): SandboxResult {
   const logs: SandboxLog[] = [];
-  const startedAt = Date.now();
-  const deadline = startedAt + limits.timeoutMs;
+  const deadline = clock() + limits.timeoutMs;
   let interrupted = false;
   let runtime: QuickJSRuntime | undefined;
   let context: QuickJSContext | undefined;
@@ -268,7 +268,7 @@ function execute(mod: QuickJSWASMModule, source: string, inputJson: string | und
     runtime.setMemoryLimit(limits.memoryLimitBytes);
     runtime.setMaxStackSize(limits.maxStackBytes);
     runtime.setInterruptHandler(() => {
-      if (Date.now() > deadline) interrupted = true;
+      if (clock() > deadline) interrupted = true;
       return interrupted;
     });
     context = runtime.newContext();
@@ -307,7 +307,7 @@ function execute(mod: QuickJSWASMModule, source: string, inputJson: string | und
 
     /** Turns a guest error into a failure of the given phase (after ruling out timeout and memory). */
     const classify = (errorHandle: QuickJSHandle, phase: 'syntax' | 'runtime' | 'output'): Failure => {
-      if (interrupted || Date.now() > deadline) return timeoutFailure();
+      if (interrupted || clock() > deadline) return timeoutFailure();
       const described = ctx.callFunction(describeFn, ctx.undefined, errorHandle);
       if (described.error) {
         scope.manage(described.error);
@@ -354,7 +354,7 @@ function execute(mod: QuickJSWASMModule, source: string, inputJson: string | und
         break;
       }
       if (state.type === 'rejected') return fail(classify(scope.manage(state.error), 'runtime'));
-      if (interrupted || Date.now() > deadline) return fail(timeoutFailure());
+      if (interrupted || clock() > deadline) return fail(timeoutFailure());
       if (!rt.hasPendingJob()) {
         return fail({
           kind: 'timeout',
