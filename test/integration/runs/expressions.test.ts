@@ -70,10 +70,10 @@ describe.each(REPRODUCTIONS)('transform with $name', (repro) => {
     }
   }, 120_000);
 
-  test('a dry run in the API process ends promptly with the same outcome', async () => {
-    const started = Date.now();
+  test('a dry run in the API process ends by the expression bound with the same outcome', async () => {
+    // Outcome, not wall clock: a dry run that ran into its own 30 s limit (SANDBOX_DRY_RUN_TIMEOUT_MS)
+    // would end failed saying so, which matches neither the bound's message nor `succeeded`.
     const run = await dryRun(graph(repro.expression));
-    expect(Date.now() - started).toBeLessThan(15_000);
     if ('message' in repro) expect(run).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(repro.message) });
     else expect(run.status).toBe('succeeded');
   }, 60_000);
