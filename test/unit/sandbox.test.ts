@@ -407,6 +407,9 @@ describe('codeNode activity', () => {
   const env = new MockActivityEnvironment();
   const { codeNode } = createNodeActivities({ orm: undefined as never, allowPrivateNetworks: false });
   const run = (source: string) => env.run(codeNode, { source, input: { a: 1 } });
+  // Outcomes other than the time limit, with room for a loaded machine (the default limit is 1 s).
+  const roomy = createNodeActivities({ orm: undefined as never, allowPrivateNetworks: false, codeTimeoutMs: ROOMY_MS });
+  const runRoomy = (source: string) => env.run(roomy.codeNode, { source, input: { a: 1 } });
 
   async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {
     const err = await p.then(
@@ -418,20 +421,20 @@ describe('codeNode activity', () => {
   }
 
   test('returns output, logs and the attempt number', async () => {
-    await expect(run('console.log("hi"); return input.a + 1;')).resolves.toEqual({ output: 2, logs: [{ level: 'info', message: 'hi' }], attempt: 1 });
+    await expect(runRoomy('console.log("hi"); return input.a + 1;')).resolves.toEqual({ output: 2, logs: [{ level: 'info', message: 'hi' }], attempt: 1 });
   });
 
   test('syntax and output errors are non-retryable; runtime, timeout and memory are retryable with their type', async () => {
-    const syntax = await failure(run('return ('));
+    const syntax = await failure(runRoomy('return ('));
     expect([syntax.type, syntax.nonRetryable]).toEqual(['CodeSyntax', true]);
-    const runtime = await failure(run('console.log("before"); throw new Error("boom");'));
+    const runtime = await failure(runRoomy('console.log("before"); throw new Error("boom");'));
     expect([runtime.type, runtime.nonRetryable, runtime.message]).toEqual(['CodeRuntime', false, 'Error: boom (line 1)']);
     expect(runtime.details).toEqual([{ kind: 'runtime', logs: [{ level: 'info', message: 'before' }] }]);
     const timeout = await failure(run('while (true) {}'));
     expect([timeout.type, timeout.nonRetryable]).toEqual(['CodeTimeout', false]);
-    const memory = await failure(run('return new ArrayBuffer(2 ** 30).byteLength;'));
+    const memory = await failure(runRoomy('return new ArrayBuffer(2 ** 30).byteLength;'));
     expect([memory.type, memory.nonRetryable]).toEqual(['CodeMemory', false]);
-    const output = await failure(run('return 1n;'));
+    const output = await failure(runRoomy('return 1n;'));
     expect([output.type, output.nonRetryable]).toEqual(['CodeOutput', true]);
   });
 });

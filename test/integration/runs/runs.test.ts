@@ -100,7 +100,8 @@ const NAMES: Record<keyof typeof GRAPHS, string> = {
 
 beforeAll(async () => {
   app = await startTestApp();
-  worker = await startTestWorker(app);
+  // The fixtures' code nodes are trivial: a 4 s limit (inside the code activity's 6 s timeout) keeps a loaded machine from failing them.
+  worker = await startTestWorker(app, { codeTimeoutMs: 4_000 });
   ws = await createWorkspace(app, 'Runs workspace');
   other = await createWorkspace(app, 'Other runs workspace');
   for (const key of Object.keys(GRAPHS) as Array<keyof typeof GRAPHS>) wf[key] = await deployed(NAMES[key], GRAPHS[key]);
