@@ -311,9 +311,9 @@ describe('sandbox: off the main thread, with an outer deadline', () => {
   });
 
   test('time spent waiting for a free thread is not charged to the call', async () => {
-    // The quick call waits at least the spinners' 3 s for a thread; charged, its 1.5 s (+ grace) would be gone.
-    const spinning = Array.from({ length: SANDBOX_THREADS }, () => runUserCode('while (true) {}', null, { timeoutMs: 3_000 }));
-    const quick = runUserCode('let x = 0; for (let i = 0; i < 1e5; i++) x += i; return x;', null, { timeoutMs: 1_500 });
+    // The quick call waits at least the spinners' 2 s for a thread; charged, its 1 s (+ the kill grace) would be gone.
+    const spinning = Array.from({ length: SANDBOX_THREADS }, () => runUserCode('while (true) {}', null, { timeoutMs: 2_000 }));
+    const quick = runUserCode('let x = 0; for (let i = 0; i < 1e5; i++) x += i; return x;', null, { timeoutMs: 1_000 });
     for (const r of await Promise.all(spinning)) expectFailure(r, 'timeout');
     expect(expectOk(await quick)).toBe(4999950000);
   });
