@@ -119,6 +119,9 @@ test('workflow-task failure guard: a run whose workflow task keeps failing is te
   const done = await deployAndRun(graph('1'));
   const runId: string = done.id;
   const client = app.deps.temporal.client;
+  // The run row turns terminal before its execution closes (a local activity writes it); a busy
+  // machine can still be between the two, and the id is free for a new execution only after.
+  await client.workflow.getHandle(runId).result();
   await app.deps.orm.em.getConnection().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
   await client.workflow.start('noSuchWorkflow', { taskQueue: TASK_QUEUE, workflowId: runId, workflowExecutionTimeout: '2 minutes', args: [] });
 
