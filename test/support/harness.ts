@@ -192,7 +192,7 @@ export interface TestWorker {
  */
 export async function startTestWorker(
   app: { orm: MikroORM; deps?: AppDeps },
-  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec; maxCachedWorkflows?: number } = {},
+  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec; maxCachedWorkflows?: number; codeTimeoutMs?: number } = {},
 ): Promise<TestWorker> {
   // The SDK runtime (and its logger) is installed by the first worker of the process.
   const logger = createLogger(opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'error', { stream: opts.logStream });
@@ -213,6 +213,7 @@ export async function startTestWorker(
       localAiCli: app.deps?.config.localAiCli,
       commands: app.deps ? { llm: app.deps.config.llm, confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds, databaseQuery: app.deps.config.databaseQuery, localAiCli: app.deps.config.localAiCli } : undefined,
       mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
+      codeTimeoutMs: opts.codeTimeoutMs,
     },
     workflowBundle: bundle,
     identity: opts.identity,
