@@ -4,7 +4,7 @@ import { listen } from './server';
 import { listenMetrics } from './metrics';
 import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import { runStandalone } from '../services/lifecycle';
 import { closeSandboxPool } from '../services/sandbox';
 import { closeUserSql } from '../services/databases';

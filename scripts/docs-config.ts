@@ -7,7 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envSchema } from '../services/config';
+import { envSchema } from '../services/kernel/config';
 
 const ROOT = join(__dirname, '..');
 export const CONFIG_DOC = join(ROOT, 'docs', 'configuration.md');

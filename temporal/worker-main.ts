@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { openOrm } from '../db/orm';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import { keySettingsOf } from '../services/credentials';
 import { exitAfterFatal, runStandalone } from '../services/lifecycle';
 import { startWorkerHeartbeat } from '../services/workers/heartbeat';

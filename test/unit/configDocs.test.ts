@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { CONFIG_DOC, configSettings, ENV_EXAMPLE, renderConfigDoc, renderEnvExample } from '../../scripts/docs-config';
-import { envSchema, loadConfig } from '../../services/config';
+import { envSchema, loadConfig } from '../../services/kernel/config';
 
 test('docs/configuration.md is up to date with services/config.ts (npm run docs:config)', () => {
   expect(readFileSync(CONFIG_DOC, 'utf8')).toBe(renderConfigDoc());

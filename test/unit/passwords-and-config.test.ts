@@ -1,5 +1,5 @@
 import { hashPassword, verifyPassword } from '../../services/passwords';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/kernel/config';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { requestFingerprint } from '../../services/idempotency';
 import { generateApiKeyToken } from '../../services/apiKeys';
