@@ -1,4 +1,4 @@
-/** The supervisor's restart backoff and the process settings (main/supervisor.ts, services/config.ts). */
+/** The supervisor's restart backoff and the process settings (main/supervisor.ts, services/kernel/config/processes.ts). */
 import { DEFAULT_BACKOFF, restartDelay } from '../../main/supervisor';
 import { DEFAULT_API_HEAP_MB, DEFAULT_WORKER_HEAP_MB, loadConfig } from '../../services/kernel/config';
 
