@@ -7,11 +7,11 @@ import { createFileActivities } from './files';
 import type { BlobStore } from '../services/blobs';
 import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
-import type { KnowledgeConfig, MailerConfig } from '../services/config';
+import type { KnowledgeConfig, MailerConfig } from '../services/kernel/config';
 import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
-import type { LlmConfig, LocalAiCliConfig } from '../services/config';
+import type { LlmConfig, LocalAiCliConfig } from '../services/kernel/config';
 import type { Client } from '@temporalio/client';
 import type { CommandJobEngine, ResearchLauncher } from '../services/ports';
 import { createCommandActivities, type CommandActivityConfig } from './commands';
@@ -39,6 +39,8 @@ export interface ActivityDeps {
   researchLauncherFor?: (client: Client) => ResearchLauncher;
   /** Mail polling: provider base URLs and the scanners inbound attachments go through (default: the built-in one). */
   mailer?: { config: MailerConfig; scanners?: FileScanner[] };
+  /** Time limit of one code node in ms (default SANDBOX_DEFAULTS.timeoutMs, 1 s); tests of outcomes raise it so a busy machine cannot fail a correct program. */
+  codeTimeoutMs?: number;
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */

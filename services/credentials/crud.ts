@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, WorkspaceRepositorySchema, type Credential, type CredentialSource } from '../../db/entities';
 import { recordAudit } from '../audit';
-import type { CredentialSettings } from '../config';
+import type { CredentialSettings } from '../kernel/config';
 import { conflict, invalidInput, notFound } from '../errors';
 import { newId } from '../ids';
 import type { WorkspacePrincipal } from '../principal';

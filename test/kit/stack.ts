@@ -5,7 +5,7 @@
  * before `beforeAll` ran). Do not destructure it at the top level.
  */
 import type { Writable } from 'node:stream';
-import type { AppConfig } from '../../services/config';
+import type { AppConfig } from '../../services/kernel/config';
 import { createWorkspace, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
 import { client, type TestClient } from './client';
 

@@ -3,8 +3,8 @@
  * (a request relayed by a proxy is not one); with METRICS_TOKEN a bearer token; with
  * METRICS_PORT its own port, the API port answering 404.
  */
-import { startApi, type StartedApi } from '../../../api/main';
-import { loadConfig } from '../../../services/config';
+import { startApi, type StartedApi } from '../../../main/api';
+import { loadConfig } from '../../../services/kernel/config';
 import { createLogger } from '../../../services/logger';
 import { testEnv } from '../../support/env';
 import { startTestApp, TEST_SECRET_KEY, type TestApp } from '../../support/harness';

@@ -5,12 +5,12 @@
  * without secrets, the doctor's warnings and next actions, the workspace's own Temporal
  * Schedules counted, session twins and key scopes.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { Connection } from '@temporalio/client';
 import { SmokeTestSchema } from '../../../db/entities';
 import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
 
