@@ -6,7 +6,7 @@ import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/errors';
 import { parseIdempotencyKey } from '../../services/idempotency';
 import { keySettingsOf } from '../../services/credentials';
-import { CONNECTOR_PROVIDER_IDS } from '../../db/entities';
+import { CONNECTOR_PROVIDER_IDS } from '../../engine/statuses';
 import {
   cancelSyncRun,
   createConnector,

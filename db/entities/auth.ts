@@ -1,10 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, HIDDEN, timestamptz } from './columns';
 import { UserSchema, WorkspaceSchema } from './workspaces';
-
-/** The five scopes of the spec. A stored value outside this list fails authentication. */
-export const API_KEY_SCOPES = ['workspace', 'personal', 'copilot', 'organization', 'end_user_gateway'] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+export type { ApiKeyScope } from '../../engine/statuses';
 
 export interface OrganizationGrant {
   workspaceSelection: 'organization' | 'selected';

@@ -1,9 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, timestamptz } from './columns';
-
-/** Column types of user tables (spec: Database, table, column, row). */
-export const COLUMN_TYPES = ['text', 'number', 'status', 'date', 'json'] as const;
-export type ColumnType = (typeof COLUMN_TYPES)[number];
+import type { ColumnType } from '../../engine/statuses';
+export type { ColumnType } from '../../engine/statuses';
 
 export interface TableColumn {
   name: string;

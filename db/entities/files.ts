@@ -1,8 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, HIDDEN, timestamptz } from './columns';
-
-export const FILE_STATUSES = ['pending', 'pending_scan', 'ready', 'quarantined', 'deletion_requested', 'deleted'] as const;
-export type FileStatus = (typeof FILE_STATUSES)[number];
+import type { FileStatus } from '../../engine/statuses';
+export type { FileStatus } from '../../engine/statuses';
 
 /** The sha256 a file shows until it is completed. */
 export const UNSET_SHA256 = '0'.repeat(64);

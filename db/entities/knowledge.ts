@@ -1,5 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, HIDDEN, timestamptz } from './columns';
+import type { IndexingStatus, ConnectorProviderId, ConnectorStatus, SyncRunStatus } from '../../engine/statuses';
+export type { IndexingStatus, ConnectorProviderId, ConnectorStatus, SyncRunStatus } from '../../engine/statuses';
 
 /**
  * Knowledge: bases (chunking settings, trash), documents (uploaded or synced by a connector,
@@ -7,18 +9,6 @@ import { entity, HIDDEN, timestamptz } from './columns';
  * Chunks (`knowledge_chunks`: text, a generated tsvector, embeddings) are written and read with
  * SQL only (services/knowledge/indexing.ts, search.ts) and have no entity.
  */
-
-export const INDEXING_STATUSES = ['pending', 'processing', 'ready', 'failed'] as const;
-export type IndexingStatus = (typeof INDEXING_STATUSES)[number];
-
-export const CONNECTOR_PROVIDER_IDS = ['drive', 'wiki', 'chat', 'repo'] as const;
-export type ConnectorProviderId = (typeof CONNECTOR_PROVIDER_IDS)[number];
-
-export const CONNECTOR_STATUSES = ['idle', 'syncing', 'succeeded', 'failed'] as const;
-export type ConnectorStatus = (typeof CONNECTOR_STATUSES)[number];
-
-export const SYNC_RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type SyncRunStatus = (typeof SYNC_RUN_STATUSES)[number];
 
 export const KnowledgeBaseSchema = entity({
   name: 'KnowledgeBase',

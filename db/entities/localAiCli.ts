@@ -1,8 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, timestamptz } from './columns';
-
-export const LOCAL_AI_CLI_KINDS = ['cliA', 'cliB'] as const;
-export type LocalAiCliKind = (typeof LOCAL_AI_CLI_KINDS)[number];
+import type { LocalAiCliKind } from '../../engine/statuses';
+export type { LocalAiCliKind } from '../../engine/statuses';
 
 /** The last state a workspace's session with one local AI CLI was left in (set by prepare, verify, login, callback, token, disconnect). */
 export type LocalAiCliSessionStatus = 'prepared' | 'not_prepared' | 'login_pending' | 'connected' | 'needs_login' | 'not_installed' | 'unavailable' | 'disconnected';

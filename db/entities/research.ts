@@ -1,13 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, HIDDEN, timestamptz } from './columns';
-
-export const RESEARCH_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
-export type ResearchStatus = (typeof RESEARCH_STATUSES)[number];
-export const RESEARCH_TERMINAL_STATUSES: readonly ResearchStatus[] = ['succeeded', 'failed', 'canceled'];
-
-/** What happened to one URL a research run considered: only `stored` rows are source snapshots. */
-export const RESEARCH_SOURCE_OUTCOMES = ['stored', 'skipped', 'refused', 'failed'] as const;
-export type ResearchSourceOutcome = (typeof RESEARCH_SOURCE_OUTCOMES)[number];
+import type { ResearchStatus, ResearchSourceOutcome } from '../../engine/statuses';
+export type { ResearchStatus, ResearchSourceOutcome } from '../../engine/statuses';
 
 export const ResearchRunSchema = entity({
   name: 'ResearchRun',

@@ -2,19 +2,8 @@ import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, HIDDEN, timestamptz } from './columns';
 import { WorkspaceSchema } from './workspaces';
 import type { WorkflowGraph } from '../../engine/types';
-
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'canceled'];
-
-export const RUN_TRIGGERS = ['manual', 'webhook', 'schedule', 'copilot', 'api', 'email', 'rss'] as const;
-export type RunTrigger = (typeof RUN_TRIGGERS)[number];
-
-export const STEP_STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'skipped', 'canceled'] as const;
-export type StepStatus = (typeof STEP_STATUSES)[number];
-
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import type { RunStatus, RunTrigger, StepStatus, LogLevel } from '../../engine/statuses';
+export type { RunStatus, RunTrigger, StepStatus, LogLevel } from '../../engine/statuses';
 
 /** An active durable wait of a run, as stored; the API turns event tokens into resume URLs. */
 export interface StoredWait {

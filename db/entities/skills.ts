@@ -1,11 +1,8 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, timestamptz } from './columns';
 import { WorkspaceSchema } from './workspaces';
-
-export const SKILL_VISIBILITIES = ['private', 'workspace'] as const;
-export type SkillVisibility = (typeof SKILL_VISIBILITIES)[number];
-export const SKILL_PUBLICATION_STATUSES = ['draft', 'pending', 'published', 'archived'] as const;
-export type SkillPublicationStatus = (typeof SKILL_PUBLICATION_STATUSES)[number];
+import type { SkillVisibility, SkillPublicationStatus } from '../../engine/statuses';
+export type { SkillVisibility, SkillPublicationStatus } from '../../engine/statuses';
 
 export const SkillSchema = entity({
   name: 'Skill',

@@ -2,9 +2,8 @@ import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, timestamptz } from './columns';
 import { WorkspaceSchema } from './workspaces';
 import type { GraphEdge, GraphNode } from '../../engine/types';
-
-export const WORKFLOW_STATUSES = ['draft', 'deployed', 'disabled'] as const;
-export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+import type { WorkflowStatus } from '../../engine/statuses';
+export type { WorkflowStatus } from '../../engine/statuses';
 
 export const WorkflowSchema = entity({
   name: 'Workflow',

@@ -1,11 +1,7 @@
 import { p, type InferEntity } from '@mikro-orm/core';
 import { entity, HIDDEN, timestamptz } from './columns';
-
-export const MEMBERSHIP_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
-
-export const USER_STATUSES = ['active', 'invited', 'banned'] as const;
-export type UserStatus = (typeof USER_STATUSES)[number];
+import type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
+export type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
 
 export const WorkspaceSchema = entity({
   name: 'Workspace',
@@ -49,9 +45,6 @@ export const MembershipSchema = entity({
   },
 });
 export type Membership = InferEntity<typeof MembershipSchema>;
-
-export const INVITATION_STATUSES = ['pending', 'accepted', 'declined'] as const;
-export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
 
 export const InvitationSchema = entity({
   name: 'Invitation',

@@ -13,15 +13,8 @@
  * names the run: a replay with the same body (and user) answers the run as it is now.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  RESEARCH_STATUSES,
-  RESEARCH_TERMINAL_STATUSES,
-  ResearchRunSchema,
-  ResearchSourceSchema,
-  type ResearchRun,
-  type ResearchSource,
-  type ResearchStatus,
-} from '../../db/entities';
+import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type ResearchSource, type ResearchStatus } from '../../db/entities';
+import { RESEARCH_STATUSES, RESEARCH_TERMINAL_STATUSES } from '../../engine/statuses';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { conflict, invalidInput, notFound } from '../errors';
 import { sha256Hex } from '../ids';
