@@ -18,7 +18,6 @@ import {
   type AgentDeps,
   type CommandPluggableTools,
 } from '../services/commands';
-import type { WorkflowGraph } from '../engine/types';
 import { invalidInput } from '../services/errors';
 import { sha256Hex } from '../services/ids';
 import type { ResearchLauncher } from '../services/ports';
@@ -88,10 +87,7 @@ export function createCommandActivities(deps: ActivityDeps) {
     resumeCommandJob: (jobId: string) => resumeJob(em(), jobId),
     blockCommandJob: (jobId: string) => blockJob(em(), jobId),
     runCommandAction: (jobId: string, actionId: string) => heartbeating(() => runAction(em(), agentDeps(), jobId, actionId)),
-    prepareCommandRun: async (jobId: string, actionId: string) => {
-      const prepared = await prepareRunAction(em(), jobId, actionId);
-      return prepared ? { ...prepared, graph: prepared.graph as WorkflowGraph } : null;
-    },
+    prepareCommandRun: (jobId: string, actionId: string) => prepareRunAction(em(), jobId, actionId),
     recordCommandRun: (jobId: string, actionId: string, runId: string, outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string }) => recordRunAction(em(), jobId, actionId, runId, outcome),
     finishCommandJob: (jobId: string) => heartbeating(() => finishJob(em(), agentDeps(), jobId)).catch(finalWhenCliUnavailable),
     failCommandJob: (jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>) => failJob(em(), jobId, message, from),

@@ -21,7 +21,7 @@
  */
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { NODE_TYPES, TRIGGER_TYPES, type GraphNode, type NodeType, type TriggerType } from './types';
+import { NODE_TYPES, TRIGGER_TYPES, type GraphEdge, type GraphNode, type NodeType, type TriggerType } from './types';
 
 import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
 
@@ -355,11 +355,13 @@ export const edgeSchema = z.object({
   id: z.string().optional(),
   source: z.string(),
   target: z.string(),
-  // Editors commonly send `null` for "no handle"; treat it like an absent handle.
+  // Editors commonly send `null` for "no handle"; treat it like an absent handle. The outer
+  // optional() keeps the key optional in GraphEdge (a transform's output key is required).
   sourceHandle: z
     .string()
     .nullish()
-    .transform((h) => h ?? undefined),
+    .transform((h) => h ?? undefined)
+    .optional(),
 });
 
 export const MAX_NODES = 500;
@@ -369,6 +371,16 @@ export const graphSchema = z.object({
   nodes: z.array(nodeSchema).max(MAX_NODES, `at most ${MAX_NODES} nodes`),
   edges: z.array(edgeSchema).max(MAX_EDGES, `at most ${MAX_EDGES} edges`),
 });
+
+/**
+ * A node and an edge as a draft holds them. Drafts are saved before validation (an editor saves
+ * half-built graphs; repository artifacts carry drafts), so the API and artifacts accept any
+ * object here and validateGraph reports what is wrong before a deploy. They are typed as the
+ * graph the rest of the code reads; this is the one place that types unvalidated input as a
+ * graph, instead of a cast at each caller.
+ */
+export const draftNodeSchema = z.looseObject({}).pipe(z.custom<GraphNode>());
+export const draftEdgeSchema = z.looseObject({}).pipe(z.custom<GraphEdge>());
 
 // ---------------------------------------------------------------------------------------------
 // Output handles

@@ -124,8 +124,8 @@ export function toStorable<T>(value: T): T {
 function replaceDeep(root: unknown): unknown {
   if (typeof root === 'string') return storableString(root);
   if (!isPlainContainer(root)) return root;
-  const out: unknown = Array.isArray(root) ? [] : {};
-  const stack: Array<{ src: unknown; dst: Record<string, unknown> | unknown[] }> = [{ src: root, dst: out as never }];
+  const out: Record<string, unknown> | unknown[] = Array.isArray(root) ? [] : {};
+  const stack: Array<{ src: unknown; dst: Record<string, unknown> | unknown[] }> = [{ src: root, dst: out }];
   while (stack.length > 0) {
     const { src, dst } = stack.pop()!;
     const entries = Array.isArray(src) ? src.map((item, i) => [i, item] as const) : Object.entries(src as Record<string, unknown>);
@@ -133,8 +133,9 @@ function replaceDeep(root: unknown): unknown {
       let copy: unknown = item;
       if (typeof item === 'string') copy = storableString(item);
       else if (isPlainContainer(item)) {
-        copy = Array.isArray(item) ? [] : {};
-        stack.push({ src: item, dst: copy as never });
+        const container: Record<string, unknown> | unknown[] = Array.isArray(item) ? [] : {};
+        copy = container;
+        stack.push({ src: item, dst: container });
       }
       if (typeof key === 'number') (dst as unknown[])[key] = copy;
       // defineProperty: an own `__proto__` key (JSON.parse makes them) stays a plain key.

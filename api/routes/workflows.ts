@@ -40,13 +40,14 @@ import {
   type WorkflowView,
 } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
+import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/errors';
 import { repositoryDeps } from './repository';
 
 const idParams = z.object({ id: pathId });
-const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
-const edges = z.array(z.looseObject({})).max(2000);
+const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');
+const edges = z.array(draftEdgeSchema).max(2000);
 const workflowErrors = {
   ...bareAuthErrors,
   403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
@@ -117,7 +118,7 @@ export const createWorkflowRoute = defineRoute({
       const { bundle, workflows } = await importBundle(ctx.state.em, principal, importBundleJson);
       return { status: 201, body: { bundle, workflows: workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })) } };
     }
-    const result = await createWorkflow(ctx.state.em, principal, { ...body, nodes: body.nodes as never, edges: body.edges as never });
+    const result = await createWorkflow(ctx.state.em, principal, body);
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
   },
 });
@@ -214,7 +215,7 @@ export const patchWorkflowRoute = defineRoute({
   body: patchBody,
   responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
-    const update = await updateWorkflow(ctx.state.em, principal, params.id, { ...body, nodes: body.nodes as never, edges: body.edges as never }, deployDeps(ctx));
+    const update = await updateWorkflow(ctx.state.em, principal, params.id, body, deployDeps(ctx));
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
     const { workflow, importReadiness } = update;
     return { status: 200, body: { workflow, links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) } };

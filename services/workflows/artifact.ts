@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Workflow } from '../../db/entities';
+import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { GraphNode } from '../../engine/types';
 import { validateWorkflowGraph, type ValidationResult } from './graph';
 
@@ -23,8 +24,8 @@ export const workflowArtifactSchema = z.strictObject({
   externalId: externalIdRule,
   name: z.string().trim().min(1, 'name is required.').max(200),
   description: z.string().max(5000).default(''),
-  nodes: z.array(z.looseObject({})).max(500),
-  edges: z.array(z.looseObject({})).max(2000).default([]),
+  nodes: z.array(draftNodeSchema).max(500),
+  edges: z.array(draftEdgeSchema).max(2000).default([]),
   connections: z.record(z.string().min(1), z.string().min(1)).default({}),
 });
 export type WorkflowArtifact = z.output<typeof workflowArtifactSchema>;
@@ -77,8 +78,8 @@ export function toArtifact(wf: Pick<Workflow, 'name' | 'description' | 'nodes' |
     externalId,
     name: wf.name,
     description: wf.description,
-    nodes: wf.nodes as unknown as Record<string, unknown>[],
-    edges: wf.edges as unknown as Record<string, unknown>[],
+    nodes: wf.nodes,
+    edges: wf.edges,
     connections: connectionsOf(wf.nodes),
   };
 }
