@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
-import type { Client } from '@temporalio/client';
 import {
   blockJob,
   cancelJobRow,
@@ -68,7 +67,7 @@ export function createCommandActivities(deps: ActivityDeps) {
             const sourceUrls = researchSources(args.sourceUrls);
             // One run per job and question: a retried activity finds the run it started.
             const key = `command-${ctx.job.id}-${sha256Hex(JSON.stringify([args.query, sourceUrls])).slice(0, 32)}`;
-            const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client as Client);
+            const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client);
             const { run } = await createResearchRun(ctx.em, launcher, ctx.principal, key, { query: args.query, sourceUrls, limits: {} });
             return { runId: run.id, status: run.status };
           },
@@ -77,7 +76,7 @@ export function createCommandActivities(deps: ActivityDeps) {
   });
   const engine = (): CommandJobEngine => {
     if (!deps.commandEngineFor) throw new Error('The worker cannot reach command threads.');
-    return deps.commandEngineFor(Context.current().client as Client);
+    return deps.commandEngineFor(Context.current().client);
   };
   return {
     nextQueuedCommandJob: (threadId: string) => nextQueuedJob(em(), threadId),

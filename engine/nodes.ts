@@ -91,13 +91,13 @@ export function cronErrors(cron: string): string[] {
   if (fields.length !== 5) {
     return [`expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`];
   }
-  const normalised = fields.map((text, i) => text.replace(/(^|,)(\d+)\/(?=\d)/g, `$1$2-${CRON_FIELDS[i].max}/`));
+  const normalised = fields.map((text, i) => text.replace(/(^|,)(\d+)\/(?=\d)/g, `$1$2-${CRON_FIELDS[i]?.max}/`));
   const errors: string[] = [];
   normalised.forEach((text, i) => {
     try {
       parseCron(normalised.map((other, j) => (j === i ? text : '*')).join(' '));
     } catch {
-      errors.push(`${CRON_FIELDS[i].name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i].allowed}`);
+      errors.push(`${CRON_FIELDS[i]?.name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i]?.allowed}`);
     }
   });
   if (errors.length > 0) return errors;
@@ -270,7 +270,7 @@ function isMissing(input: unknown, path: readonly PropertyKey[]): boolean {
     if (parent === null || typeof parent !== 'object') return false;
     parent = (parent as Record<PropertyKey, unknown>)[key];
   }
-  return parent !== null && typeof parent === 'object' && (parent as Record<PropertyKey, unknown>)[path[path.length - 1]] === undefined;
+  return parent !== null && typeof parent === 'object' && (parent as Record<PropertyKey, unknown>)[path.at(-1)!] === undefined;
 }
 
 /**
@@ -318,7 +318,7 @@ export function parseNodeConfig(type: string, config: unknown): unknown {
  * Throws NodeConfigError for an invalid config; graphs are validated before they can run.
  */
 export function withConfigDefaults<G extends { nodes: GraphNode[] }>(graph: G): G {
-  return { ...graph, nodes: graph.nodes.map((node) => ({ ...node, config: parseNodeConfig(node.type, node.config ?? {}) as Record<string, unknown> })) };
+  return { ...graph, nodes: graph.nodes.map((node) => ({ ...node, config: parseNodeConfig(node.type, node.config ?? {}) })) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -470,7 +470,7 @@ export function collectExpressions(node: Pick<GraphNode, 'type' | 'config'>): No
   const record = config as Record<string, unknown>;
   const out: NodeExpression[] = [];
   for (const field of rules.jsonata ?? []) {
-    if (typeof record[field] === 'string') out.push({ path: formatPath('config', [field]), expression: record[field] as string });
+    if (typeof record[field] === 'string') out.push({ path: formatPath('config', [field]), expression: record[field] });
   }
   for (const field of rules.templated ?? []) walkTemplated(record[field], [field], out, 0);
   return out;

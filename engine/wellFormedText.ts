@@ -68,7 +68,7 @@ export function wellFormedParams<T extends readonly unknown[]>(values: T): T {
     const clean = typeof v === 'string' ? storableString(v) : toStorable(v);
     if (clean !== v) (out ??= [...values])[i] = clean;
   });
-  return (out ?? values) as unknown as T;
+  return out ?? values;
 }
 
 export interface TextFinding {
@@ -100,7 +100,7 @@ export function findUnstorableText(value: unknown, options: { root?: string; max
     // Like toStorable, only plain data is walked: not the bytes of a Uint8Array, nor class instances.
     if (!isPlainContainer(v)) continue;
     if (depth >= maxDepth) return { path, problem: 'too deeply nested' };
-    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v as Record<string, unknown>);
+    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v);
     for (const [key, item] of entries) {
       const at = path ? `${path}.${key}` : key;
       const keyProblem = Array.isArray(v) ? null : textProblem(key);

@@ -163,7 +163,7 @@ export const validateArtifactRoute = defineRoute({
   responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema }, ...bareAuthErrors },
   handler: async (_ctx, { body }) => {
     if (body.files === undefined) throw invalidInput('files is required: an object (path → content) or an array of { path, content }.');
-    return { status: 200, body: validateArtifactFiles(body.files as never) };
+    return { status: 200, body: validateArtifactFiles(body.files) };
   },
 });
 

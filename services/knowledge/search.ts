@@ -110,7 +110,7 @@ export function fuse(keyword: Ranked[], vector: Ranked[], limit: number, k = RRF
   add(keyword, 'keyword');
   add(vector, 'vector');
   return [...byId.entries()]
-    .map(([id, e]) => ({ id, score: e.score, ranks: e.ranks, provenance: (e.ranks.keyword && e.ranks.vector ? 'hybrid' : e.ranks.vector ? 'vector' : 'keyword') as Provenance }))
+    .map(([id, e]) => ({ id, score: e.score, ranks: e.ranks, provenance: (e.ranks.keyword && e.ranks.vector ? 'hybrid' : e.ranks.vector ? 'vector' : 'keyword') }))
     .sort((a, b) => b.score - a.score || (a.ranks.vector ?? Infinity) - (b.ranks.vector ?? Infinity) || a.id.localeCompare(b.id))
     .slice(0, limit);
 }
@@ -178,7 +178,7 @@ export async function rankChunks(
     : (mode === 'vector' ? vector : keyword).slice(0, input.limit).map((r, i) => ({
         id: r.id,
         score: r.score,
-        provenance: (mode === 'vector' ? 'vector' : 'keyword') as Provenance,
+        provenance: (mode === 'vector' ? 'vector' : 'keyword'),
         ranks: { keyword: mode === 'vector' ? null : i + 1, vector: mode === 'vector' ? i + 1 : null },
       }));
   return {

@@ -84,7 +84,7 @@ export async function setRepository(em: EntityManager, deps: RepositoryDeps, pri
   await em.upsert(WorkspaceRepositorySchema, data);
   recordAudit(em, principal, { action: 'workspace.repository.set', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId });
   await em.flush();
-  return view(data as WorkspaceRepository);
+  return view(data);
 }
 
 /** A remote URL: http or https, without user info (credentials come from the `repo` credential). */
@@ -104,7 +104,7 @@ function remoteUrlOf(raw: string): string {
 function openRepoCredential(deps: RepositoryDeps, cred: Parameters<typeof openCredential>[1]): { token?: unknown; username?: unknown; baseUrl?: unknown } {
   const ring = credentialKeyring(deps.credentialKeys);
   if (!ring) throw unavailable('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
-  return openCredential(ring, cred) as { token?: unknown; username?: unknown; baseUrl?: unknown };
+  return openCredential(ring, cred);
 }
 
 /**

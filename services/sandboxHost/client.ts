@@ -109,10 +109,10 @@ export class SandboxHostClient {
     if (this.closed) return Promise.reject(new Error('The sandbox is shutting down'));
     return new Promise<R>((resolve, reject) => {
       const live: Live<R> = { ...call, id: this.nextId++, attempts: 0, resolve, reject };
-      this.calls.set(live.id, live as Live<unknown>);
+      this.calls.set(live.id, live);
       this.host?.child.channel?.ref();
       call.signal?.addEventListener('abort', () => this.abort(live), { once: true });
-      if (this.host?.ready) this.send(live as Live<unknown>);
+      if (this.host?.ready) this.send(live);
       else this.ensureHost();
     });
   }

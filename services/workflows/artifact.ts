@@ -64,7 +64,7 @@ export function stableStringify(value: unknown): string {
 export function connectionsOf(nodes: GraphNode[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const node of nodes) {
-    const config = (node.config ?? {}) as Record<string, unknown>;
+    const config = (node.config ?? {});
     const alias = typeof config.credentialAlias === 'string' ? config.credentialAlias : typeof config.credential === 'string' ? config.credential : undefined;
     if (alias) out[alias] = typeof config.credentialType === 'string' ? config.credentialType : node.type;
   }

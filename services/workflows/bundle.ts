@@ -96,7 +96,7 @@ function parseBundle(importBundleJson: string): ParsedBundle {
   if (problems.length > 0) {
     throw invalidInput(`importBundleJson has ${problems.length} invalid workflow(s); nothing was imported.`, { details: { invalidWorkflows: problems } });
   }
-  return { name: (obj.name as string | undefined) ?? null, artifacts };
+  return { name: (obj.name) ?? null, artifacts };
 }
 
 /** The external tool's converted bundle as a parsed bundle (duplicate externalIds refused). */
@@ -122,7 +122,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
     const references: SubWorkflowReference[] = [];
     let nodes = artifact.nodes.map((node) => {
       if (node.type !== 'subworkflow') return node;
-      const config = (node.config ?? {}) as Record<string, unknown>;
+      const config = (node.config ?? {});
       const ref = typeof config.workflowId === 'string' ? config.workflowId : '';
       let resolved: Pick<SubWorkflowReference, 'resolvedIn' | 'workflowId'> = { resolvedIn: null, workflowId: null };
       if (idFor.has(ref)) resolved = { resolvedIn: 'bundle', workflowId: idFor.get(ref)! };
