@@ -306,7 +306,7 @@ function parseSignature(signature: string): Signature {
       let argIndex = 0;
       params.forEach((p, index) => {
         let arg: any = args[argIndex];
-        const match: string | undefined = isValid[index + 1];
+        const match = isValid.at(index + 1);
         if (match === '') {
           if (p.context && p.contextRegex) {
             if (p.contextRegex.test(getSymbol(context))) validatedArgs.push(context);
