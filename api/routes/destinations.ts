@@ -8,7 +8,6 @@ import { approvalSchema, changeResultSchema, publicationPreviewSchema, targetLis
 import { approvePublication, changeTarget, CI_INTERVAL, CI_MAX_JOBS, listTargets, previewPublication, RSS_INTERVAL, type TargetChange } from '../../services/destinations';
 import { invalidInput } from '../../services/errors';
 import { requestFingerprint } from '../../services/idempotency';
-import { repositoryDeps } from './repository';
 
 /**
  * Workflow destinations (the spec's "targets"): list, change, preview a publication, and the
@@ -163,7 +162,7 @@ export const changeTargetRoute = defineRoute({
       ctx,
       'required',
       async () => {
-        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, { scheduler: deps.scheduler, secretKey: deps.config.secretKey, repository: repositoryDeps(ctx) });
+        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.deploy);
         const origin = requestOrigin(ctx);
         return { status: 200, body: { ...result, ...(result.webhooks ? { webhooks: result.webhooks.map((w) => webhookWithLinks(origin, w)) } : {}) } };
       },

@@ -35,7 +35,6 @@ import {
   restoreVersion,
   updateWorkflow,
   validateWorkflow,
-  type DeployDeps,
   type Deployment,
   type WorkflowView,
 } from '../../services/workflows';
@@ -43,7 +42,6 @@ import { WORKFLOW_STATUSES } from '../../db/entities';
 import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/errors';
-import { repositoryDeps } from './repository';
 
 const idParams = z.object({ id: pathId });
 const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');
@@ -215,7 +213,7 @@ export const patchWorkflowRoute = defineRoute({
   body: patchBody,
   responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
-    const update = await updateWorkflow(ctx.state.em, principal, params.id, body, deployDeps(ctx));
+    const update = await updateWorkflow(ctx.state.em, principal, params.id, body, ctx.deps.services.deploy);
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
     const { workflow, importReadiness } = update;
     return { status: 200, body: { workflow, links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) } };
@@ -237,10 +235,6 @@ export const deleteWorkflowRoute = defineRoute({
     return { status: 200, body: { deleted: true } };
   },
 });
-
-function deployDeps(ctx: AppContext): DeployDeps {
-  return { scheduler: ctx.deps.scheduler, secretKey: ctx.deps.config.secretKey, repository: repositoryDeps(ctx) };
-}
 
 /** The answer of POST /deploy and of PATCH `status: deployed`, which share one shape. */
 function deployResponse(ctx: AppContext, deployment: Deployment): RouteResult {
@@ -275,7 +269,7 @@ export const deployWorkflowRoute = defineRoute({
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, deployDeps(ctx))),
+  handler: async (ctx, { principal, params }) => deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.deploy)),
 });
 
 export const validateSavedRoute = defineRoute({
