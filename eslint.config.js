@@ -35,7 +35,7 @@ const LAYERS = [
     files: ['api/**/*.ts'],
     banned: ours('temporal', 'activities', 'main', 'scripts', 'test'),
     message: 'api/ reaches Temporal through services/ports.ts; the adapters are wired in main/.',
-    // Entity schemas are how code reaches tables; constants such as WORKFLOW_STATUSES stay importable.
+    // Entity schemas are how code reaches tables; entity types stay importable (status lists are in engine/statuses.ts).
     extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
   },
 ];

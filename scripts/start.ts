@@ -8,7 +8,7 @@
 import { onShutdownSignal } from '../services/lifecycle';
 import { migrateUp, openOrm } from '../db/orm';
 import { bootstrapFirstRun } from '../services/bootstrap';
-import { loadConfig } from '../services/config';
+import { loadConfig } from '../services/kernel/config';
 import { createLogger } from '../services/logger';
 import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
 import { startSupervisor } from '../main/supervisor';

@@ -38,7 +38,7 @@ import {
   type Deployment,
   type WorkflowView,
 } from '../../services/workflows';
-import { WORKFLOW_STATUSES } from '../../db/entities';
+import { WORKFLOW_STATUSES } from '../../engine/statuses';
 import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/errors';

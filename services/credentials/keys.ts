@@ -1,4 +1,4 @@
-import type { CredentialSettings } from '../config';
+import type { CredentialSettings } from '../kernel/config';
 import { unavailable } from '../errors';
 import { deriveKey, makeKeyring, openWithKeyring, parseKeyMaterial, sealWithKeyring, type Keyring } from '../secrets';
 

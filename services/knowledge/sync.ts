@@ -23,7 +23,7 @@ import { httpRequest, OutboundError } from '../outbound';
 import type { SyncExecutionOutcome } from '../ports';
 import type { WorkspacePrincipal } from '../principal';
 import { storableString, toStorable } from '../storableText';
-import type { KnowledgeConfig } from '../config';
+import type { KnowledgeConfig } from '../kernel/config';
 import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';

@@ -9,7 +9,7 @@ import {
   type Workflow,
   type WorkflowVersion,
 } from '../../db/entities';
-import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../config';
+import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../kernel/config';
 import { invalidInput, notFound, unauthenticated } from '../errors';
 import { newId, randomToken, sha256Hex } from '../ids';
 import { toStorable } from '../storableText';

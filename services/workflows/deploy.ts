@@ -2,7 +2,7 @@ import { assertReviewSynced, type RepositoryDeps } from '../repository';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowVersion } from '../../db/entities';
 import { recordAudit } from '../audit';
-import { requireSecretKey } from '../config';
+import { requireSecretKey } from '../kernel/config';
 import { invalidInput } from '../errors';
 import { newId } from '../ids';
 import type { ScheduleSync } from '../ports';

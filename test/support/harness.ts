@@ -13,7 +13,7 @@ import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
 import { issueApiKey } from '../../services/apiKeys';
 import { provisionWorkspace } from '../../services/bootstrap';
-import { loadConfig, type AppConfig } from '../../services/config';
+import { loadConfig, type AppConfig } from '../../services/kernel/config';
 import { newId, randomToken } from '../../services/ids';
 import { closeSandboxPool } from '../../services/sandbox';
 import { closeUserSql } from '../../services/databases';
