@@ -8,6 +8,9 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 const ioModules = ['pg', '@mikro-orm/*', 'koa', '@koa/*', 'pino', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/db/**', '**/services/**', '**/api/**'];
 
+/** The product's folders (what runs in production), as opposed to scripts/ and test/. */
+const PRODUCT_FOLDERS = ['engine', 'db', 'services', 'api', 'temporal', 'activities', 'main'];
+
 const ours = (...folders) => folders.flatMap((f) => [`**/${f}`, `**/${f}/**`]);
 
 /**
@@ -71,6 +74,18 @@ module.exports = tseslint.config(
     files: ['**/*.js', '**/*.cjs'],
     languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly', setTimeout: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  // Type-checked rules on product code (not scripts/ or test/, to keep `npx eslint .` short on
+  // two cores). An intentional floating promise is written `void p;` with a comment saying why.
+  {
+    files: PRODUCT_FOLDERS.map((f) => `${f}/**/*.ts`),
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: __dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+    },
   },
   // Layers: arrows point inward. engine <- db <- services <- (api | temporal | activities) <- main.
   // main/ (entry points, wiring, service factories, the supervisor), scripts/ and test/ are composition roots and may import anything.

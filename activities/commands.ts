@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
-import type { Client } from '@temporalio/client';
 import {
   blockJob,
   cancelJobRow,
@@ -18,7 +17,6 @@ import {
   type AgentDeps,
   type CommandPluggableTools,
 } from '../services/commands';
-import type { WorkflowGraph } from '../engine/types';
 import { invalidInput } from '../services/errors';
 import { sha256Hex } from '../services/ids';
 import type { ResearchLauncher } from '../services/ports';
@@ -69,7 +67,7 @@ export function createCommandActivities(deps: ActivityDeps) {
             const sourceUrls = researchSources(args.sourceUrls);
             // One run per job and question: a retried activity finds the run it started.
             const key = `command-${ctx.job.id}-${sha256Hex(JSON.stringify([args.query, sourceUrls])).slice(0, 32)}`;
-            const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client as Client);
+            const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client);
             const { run } = await createResearchRun(ctx.em, launcher, ctx.principal, key, { query: args.query, sourceUrls, limits: {} });
             return { runId: run.id, status: run.status };
           },
@@ -78,7 +76,7 @@ export function createCommandActivities(deps: ActivityDeps) {
   });
   const engine = (): CommandJobEngine => {
     if (!deps.commandEngineFor) throw new Error('The worker cannot reach command threads.');
-    return deps.commandEngineFor(Context.current().client as Client);
+    return deps.commandEngineFor(Context.current().client);
   };
   return {
     nextQueuedCommandJob: (threadId: string) => nextQueuedJob(em(), threadId),
@@ -88,10 +86,7 @@ export function createCommandActivities(deps: ActivityDeps) {
     resumeCommandJob: (jobId: string) => resumeJob(em(), jobId),
     blockCommandJob: (jobId: string) => blockJob(em(), jobId),
     runCommandAction: (jobId: string, actionId: string) => heartbeating(() => runAction(em(), agentDeps(), jobId, actionId)),
-    prepareCommandRun: async (jobId: string, actionId: string) => {
-      const prepared = await prepareRunAction(em(), jobId, actionId);
-      return prepared ? { ...prepared, graph: prepared.graph as WorkflowGraph } : null;
-    },
+    prepareCommandRun: (jobId: string, actionId: string) => prepareRunAction(em(), jobId, actionId),
     recordCommandRun: (jobId: string, actionId: string, runId: string, outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string }) => recordRunAction(em(), jobId, actionId, runId, outcome),
     finishCommandJob: (jobId: string) => heartbeating(() => finishJob(em(), agentDeps(), jobId)).catch(finalWhenCliUnavailable),
     failCommandJob: (jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>) => failJob(em(), jobId, message, from),

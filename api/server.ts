@@ -18,7 +18,9 @@ export async function listen(
   app: Koa<any, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
   opts: { port: number; host: string; lifecycle: { shuttingDown: boolean } },
 ): Promise<RunningServer> {
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Koa's handler settles each request itself (errors go to ctx.onerror): nothing to await here.
+  const server = http.createServer((req, res) => void handle(req, res));
   // Idle keep-alive connections outlive the clients' own idle timeouts (undici: 4 s; load
   // balancers: 60 s), so the server never closes a socket a client is just reusing: that race
   // surfaced as ECONNRESET on large uploads on a busy machine with Node's 5 s default.

@@ -38,11 +38,12 @@ export class WellFormedTextType extends TextType {
 export function useWellFormedTypes(meta: EntityMetadata): void {
   for (const prop of Object.values(meta.properties)) {
     if (prop.customType || (prop.kind && prop.kind !== ReferenceKind.SCALAR)) continue;
-    const type = [typeName(prop.type), prop.columnTypes?.[0]].map((t) => String(t ?? '').toLowerCase());
+    const name = String(typeName(prop.type) ?? '').toLowerCase();
+    const type = [name, String(prop.columnTypes?.[0] ?? '').toLowerCase()];
     if (type.includes('json') || type.includes('jsonb')) prop.customType = new WellFormedJsonType();
     else if (type.includes('text')) prop.customType = new WellFormedTextType();
     else continue;
-    prop.type = type[0];
+    prop.type = name;
   }
 }
 

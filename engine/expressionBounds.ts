@@ -47,7 +47,7 @@ export function jsonSize(value: unknown, limit: number, depth = 0): number {
     default:
       return 8;
   }
-  const obj = value as object;
+  const obj = value;
   // JSONata functions (lambdas, partial applications) carry their environment: not data.
   if ('_jsonata_lambda' in obj || '_jsonata_function' in obj) return 8;
   const known = sizes.get(obj);
@@ -349,10 +349,10 @@ function canonicalKey(value: unknown, depth = 0): string | null {
   if (names.includes('length')) return null;
   names.sort();
   let out = '{';
-  for (let i = 0; i < names.length; i++) {
-    const key = canonicalKey(obj[names[i]], depth + 1);
+  for (const [i, name] of names.entries()) {
+    const key = canonicalKey(obj[name], depth + 1);
     if (key === null) return null;
-    out += (i > 0 ? ',' : '') + JSON.stringify(names[i]) + ':' + key;
+    out += (i > 0 ? ',' : '') + JSON.stringify(name) + ':' + key;
   }
   return out + '}';
 }

@@ -198,7 +198,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   const decideEdges = async (node: GraphNode, result: NodeResult | null) => {
     for (const edge of outgoing.get(node.id)!) {
       const live = result !== null && isLive(edge, result);
-      await resolveEdge(edge, live, live ? result!.output : undefined);
+      await resolveEdge(edge, live, live ? result.output : undefined);
     }
   };
 
@@ -263,7 +263,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   /** The result of a pure node computed without side effects, or null when it needs the async path. */
   const pureNow = (node: GraphNode, input: unknown): { result: NodeResult; logMessage?: string } | null => {
     if (node.disabled) return { result: { output: input, handles: null } };
-    const config = (node.config ?? {}) as Record<string, unknown>;
+    const config = (node.config ?? {});
     switch (node.type) {
       case 'start':
       case 'webhook':
@@ -323,8 +323,10 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   const decideEdgesNow = (node: GraphNode, result: NodeResult | null, from = 0): void | Promise<void> => {
     const edges = outgoing.get(node.id)!;
     for (let i = from; i < edges.length; i++) {
-      const live = result !== null && isLive(edges[i], result);
-      const pendingWork = resolveEdgeNow(edges[i], live, live ? result!.output : undefined);
+      const edge = edges[i];
+      if (edge === undefined) continue; // i < edges.length: never (the index type allows it)
+      const live = result !== null && isLive(edge, result);
+      const pendingWork = resolveEdgeNow(edge, live, live ? result.output : undefined);
       if (pendingWork) return pendingWork.then(() => decideEdgesNow(node, result, i + 1));
     }
   };
@@ -407,7 +409,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const runNode = async (node: GraphNode, input: unknown, nodeSeq: number): Promise<{ result: NodeResult; attempts: number }> => {
     // Parsed with defaults before the run started (withConfigDefaults in nodes.ts).
-    const config = (node.config ?? {}) as Record<string, unknown>;
+    const config = (node.config ?? {});
     const pure = (output: unknown, handles: string[] | null = null) => ({ result: { output, handles }, attempts: 1 });
     switch (node.type) {
       case 'start':
@@ -460,12 +462,12 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       }
       case 'approval': {
         await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
-        const decision = await host.waitApproval(node, config as { prompt?: string; timeoutSeconds?: number });
+        const decision = await host.waitApproval(node, config);
         return pure({ decision: decision.decision, comment: decision.comment ?? null, decidedBy: decision.decidedBy ?? null }, [decision.decision]);
       }
       case 'event': {
         await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
-        return pure(await host.waitEvent(node, config as { timeoutSeconds?: number }));
+        return pure(await host.waitEvent(node, config));
       }
       case 'subworkflow': {
         const childInput = config.input === undefined ? input : await resolve(config.input, input);

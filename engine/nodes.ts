@@ -21,7 +21,7 @@
  */
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { NODE_TYPES, TRIGGER_TYPES, type GraphNode, type NodeType, type TriggerType } from './types';
+import { NODE_TYPES, TRIGGER_TYPES, type GraphEdge, type GraphNode, type NodeType, type TriggerType } from './types';
 
 import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
 
@@ -91,13 +91,13 @@ export function cronErrors(cron: string): string[] {
   if (fields.length !== 5) {
     return [`expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`];
   }
-  const normalised = fields.map((text, i) => text.replace(/(^|,)(\d+)\/(?=\d)/g, `$1$2-${CRON_FIELDS[i].max}/`));
+  const normalised = fields.map((text, i) => text.replace(/(^|,)(\d+)\/(?=\d)/g, `$1$2-${CRON_FIELDS[i]?.max}/`));
   const errors: string[] = [];
   normalised.forEach((text, i) => {
     try {
       parseCron(normalised.map((other, j) => (j === i ? text : '*')).join(' '));
     } catch {
-      errors.push(`${CRON_FIELDS[i].name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i].allowed}`);
+      errors.push(`${CRON_FIELDS[i]?.name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i]?.allowed}`);
     }
   });
   if (errors.length > 0) return errors;
@@ -270,7 +270,7 @@ function isMissing(input: unknown, path: readonly PropertyKey[]): boolean {
     if (parent === null || typeof parent !== 'object') return false;
     parent = (parent as Record<PropertyKey, unknown>)[key];
   }
-  return parent !== null && typeof parent === 'object' && (parent as Record<PropertyKey, unknown>)[path[path.length - 1]] === undefined;
+  return parent !== null && typeof parent === 'object' && (parent as Record<PropertyKey, unknown>)[path.at(-1)!] === undefined;
 }
 
 /**
@@ -318,7 +318,7 @@ export function parseNodeConfig(type: string, config: unknown): unknown {
  * Throws NodeConfigError for an invalid config; graphs are validated before they can run.
  */
 export function withConfigDefaults<G extends { nodes: GraphNode[] }>(graph: G): G {
-  return { ...graph, nodes: graph.nodes.map((node) => ({ ...node, config: parseNodeConfig(node.type, node.config ?? {}) as Record<string, unknown> })) };
+  return { ...graph, nodes: graph.nodes.map((node) => ({ ...node, config: parseNodeConfig(node.type, node.config ?? {}) })) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -355,11 +355,13 @@ export const edgeSchema = z.object({
   id: z.string().optional(),
   source: z.string(),
   target: z.string(),
-  // Editors commonly send `null` for "no handle"; treat it like an absent handle.
+  // Editors commonly send `null` for "no handle"; treat it like an absent handle. The outer
+  // optional() keeps the key optional in GraphEdge (a transform's output key is required).
   sourceHandle: z
     .string()
     .nullish()
-    .transform((h) => h ?? undefined),
+    .transform((h) => h ?? undefined)
+    .optional(),
 });
 
 export const MAX_NODES = 500;
@@ -369,6 +371,16 @@ export const graphSchema = z.object({
   nodes: z.array(nodeSchema).max(MAX_NODES, `at most ${MAX_NODES} nodes`),
   edges: z.array(edgeSchema).max(MAX_EDGES, `at most ${MAX_EDGES} edges`),
 });
+
+/**
+ * A node and an edge as a draft holds them. Drafts are saved before validation (an editor saves
+ * half-built graphs; repository artifacts carry drafts), so the API and artifacts accept any
+ * object here and validateGraph reports what is wrong before a deploy. They are typed as the
+ * graph the rest of the code reads; this is the one place that types unvalidated input as a
+ * graph, instead of a cast at each caller.
+ */
+export const draftNodeSchema = z.looseObject({}).pipe(z.custom<GraphNode>());
+export const draftEdgeSchema = z.looseObject({}).pipe(z.custom<GraphEdge>());
 
 // ---------------------------------------------------------------------------------------------
 // Output handles
@@ -458,7 +470,7 @@ export function collectExpressions(node: Pick<GraphNode, 'type' | 'config'>): No
   const record = config as Record<string, unknown>;
   const out: NodeExpression[] = [];
   for (const field of rules.jsonata ?? []) {
-    if (typeof record[field] === 'string') out.push({ path: formatPath('config', [field]), expression: record[field] as string });
+    if (typeof record[field] === 'string') out.push({ path: formatPath('config', [field]), expression: record[field] });
   }
   for (const field of rules.templated ?? []) walkTemplated(record[field], [field], out, 0);
   return out;

@@ -161,7 +161,7 @@ function isDeepEqual(lhs: any, rhs: any): boolean {
     lkeys = lkeys.sort();
     rkeys = rkeys.sort();
     for (let ii = 0; ii < lkeys.length; ii++) if (lkeys[ii] !== rkeys[ii]) return false;
-    for (let ii = 0; ii < lkeys.length; ii++) if (!isDeepEqual(lhs[lkeys[ii]], rhs[lkeys[ii]])) return false;
+    for (const key of lkeys) if (!isDeepEqual(lhs[key], rhs[key])) return false;
     return true;
   }
   return false;
@@ -306,7 +306,7 @@ function parseSignature(signature: string): Signature {
       let argIndex = 0;
       params.forEach((p, index) => {
         let arg: any = args[argIndex];
-        const match = isValid[index + 1];
+        const match = isValid.at(index + 1);
         if (match === '') {
           if (p.context && p.contextRegex) {
             if (p.contextRegex.test(getSymbol(context))) validatedArgs.push(context);
@@ -316,7 +316,7 @@ function parseSignature(signature: string): Signature {
             argIndex++;
           }
         } else {
-          match.split('').forEach((single) => {
+          (match as string).split('').forEach((single) => {
             arg = args[argIndex];
             if (p.type === 'a') {
               if (single === 'm') {

@@ -2,6 +2,8 @@
  * The workflow graph contract shared by validation, the Temporal interpreter, dry runs and
  * the API. Pure types: workflow code imports this module.
  */
+import type { z } from 'zod';
+import type { edgeSchema, graphSchema, nodeSchema } from './nodes';
 
 /** `ci`: started by a destination's CI source (configure-source) for each new matching build. */
 export const TRIGGER_TYPES = ['start', 'webhook', 'schedule', 'ci'] as const;
@@ -15,38 +17,21 @@ export const NODE_TYPES = [...TRIGGER_TYPES, ...FLOW_TYPES, ...ACTION_TYPES] as 
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 export type NodeType = (typeof NODE_TYPES)[number];
 
-export type OnError = 'stop' | 'continue' | 'branch';
+// The node, edge and graph shapes are declared once, as the zod schemas of engine/nodes.ts
+// (`graphSchema`); these are their parsed types. A type-only import: workflow code, which
+// imports this module, does not load zod or the node catalogue.
 
-export interface NodeRetry {
-  /** Total attempts including the first (1 = no retry). */
-  maxAttempts: number;
-  /** Delay before the second attempt; later attempts double it. */
-  backoffSeconds: number;
-}
+/** A node of a workflow graph: `nodeSchema`'s output. */
+export type GraphNode = z.output<typeof nodeSchema>;
+/** An edge; `sourceHandle` is which output of the source it leaves from: `true`/`false`, a switch case handle, `default`, `approved`/`rejected`, `error`. */
+export type GraphEdge = z.output<typeof edgeSchema>;
+/** The graph a workflow stores and runs: `graphSchema`'s output. */
+export type WorkflowGraph = z.output<typeof graphSchema>;
 
-export interface GraphNode {
-  id: string;
-  type: string;
-  name?: string;
-  config: Record<string, unknown>;
-  position?: { x: number; y: number };
-  disabled?: boolean;
-  retry?: NodeRetry;
-  onError?: OnError;
-}
+export type OnError = NonNullable<GraphNode['onError']>;
 
-export interface GraphEdge {
-  id?: string;
-  source: string;
-  target: string;
-  /** Which output of the source this edge leaves from: `true`/`false`, a switch case handle, `default`, `approved`/`rejected`, `error`. */
-  sourceHandle?: string;
-}
-
-export interface WorkflowGraph {
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-}
+/** `maxAttempts`: total attempts including the first (1 = no retry); `backoffSeconds`: delay before the second attempt, later attempts double it. */
+export type NodeRetry = NonNullable<GraphNode['retry']>;
 
 /** One problem found by validation. `nodeId` is absent for graph-wide problems (e.g. no trigger). */
 export interface ValidationIssue {

@@ -287,8 +287,8 @@ function findCycles(order: string[], successors: Map<string, string[]>): string[
 function shortestCycleThrough(start: string, members: Set<string>, successors: Map<string, string[]>): string[] | null {
   const parent = new Map<string, string>();
   const queue = [start];
-  for (let i = 0; i < queue.length; i++) {
-    const id = queue[i];
+  // for-of sees the ids pushed while it runs: a breadth-first walk.
+  for (const id of queue) {
     for (const next of successors.get(id)!) {
       if (next === start) {
         const path = [start];

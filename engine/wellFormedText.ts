@@ -68,7 +68,7 @@ export function wellFormedParams<T extends readonly unknown[]>(values: T): T {
     const clean = typeof v === 'string' ? storableString(v) : toStorable(v);
     if (clean !== v) (out ??= [...values])[i] = clean;
   });
-  return (out ?? values) as unknown as T;
+  return out ?? values;
 }
 
 export interface TextFinding {
@@ -100,7 +100,7 @@ export function findUnstorableText(value: unknown, options: { root?: string; max
     // Like toStorable, only plain data is walked: not the bytes of a Uint8Array, nor class instances.
     if (!isPlainContainer(v)) continue;
     if (depth >= maxDepth) return { path, problem: 'too deeply nested' };
-    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v as Record<string, unknown>);
+    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v);
     for (const [key, item] of entries) {
       const at = path ? `${path}.${key}` : key;
       const keyProblem = Array.isArray(v) ? null : textProblem(key);
@@ -124,8 +124,8 @@ export function toStorable<T>(value: T): T {
 function replaceDeep(root: unknown): unknown {
   if (typeof root === 'string') return storableString(root);
   if (!isPlainContainer(root)) return root;
-  const out: unknown = Array.isArray(root) ? [] : {};
-  const stack: Array<{ src: unknown; dst: Record<string, unknown> | unknown[] }> = [{ src: root, dst: out as never }];
+  const out: Record<string, unknown> | unknown[] = Array.isArray(root) ? [] : {};
+  const stack: Array<{ src: unknown; dst: Record<string, unknown> | unknown[] }> = [{ src: root, dst: out }];
   while (stack.length > 0) {
     const { src, dst } = stack.pop()!;
     const entries = Array.isArray(src) ? src.map((item, i) => [i, item] as const) : Object.entries(src as Record<string, unknown>);
@@ -133,8 +133,9 @@ function replaceDeep(root: unknown): unknown {
       let copy: unknown = item;
       if (typeof item === 'string') copy = storableString(item);
       else if (isPlainContainer(item)) {
-        copy = Array.isArray(item) ? [] : {};
-        stack.push({ src: item, dst: copy as never });
+        const container: Record<string, unknown> | unknown[] = Array.isArray(item) ? [] : {};
+        copy = container;
+        stack.push({ src: item, dst: container });
       }
       if (typeof key === 'number') (dst as unknown[])[key] = copy;
       // defineProperty: an own `__proto__` key (JSON.parse makes them) stays a plain key.

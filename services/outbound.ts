@@ -213,7 +213,7 @@ function connectGuardedAgent(resolve: HostResolver, allowPrivateNetworks: boolea
         callback(null, addresses[0].address, addresses[0].family);
       }, (err: Error) => callback(err, []));
     };
-    agent = new Agent({ connect: { lookup: lookup as unknown as net.LookupFunction } });
+    agent = new Agent({ connect: { lookup: lookup } });
     bySetting.set(allowPrivateNetworks, agent);
   }
   return agent;

@@ -35,7 +35,7 @@ export function startOutboxDispatcher(opts: {
   let wakeable = true;
   opts.wakeOn?.onCommitted(() => {
     woken = true;
-    if (wakeable) (wake as (() => void) | null)?.();
+    if (wakeable) (wake)?.();
   });
   // Runs started here and maybe still queued.
   let queued = new Set<string>();
@@ -84,7 +84,7 @@ export function startOutboxDispatcher(opts: {
   return {
     stop: async () => {
       stopped = true;
-      (wake as (() => void) | null)?.();
+      (wake)?.();
       await loop;
     },
   };

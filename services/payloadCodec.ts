@@ -84,7 +84,7 @@ export class PayloadEncryptionCodec implements PayloadCodec {
         decipher.setAAD(Buffer.from(keyId, 'utf8'));
         decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
         const plain = Buffer.concat([decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES)), decipher.final()]);
-        return temporal.api.common.v1.Payload.decode(plain) as Payload;
+        return temporal.api.common.v1.Payload.decode(plain);
       } catch {
         throw new PayloadDecryptionError('Encrypted payload failed authentication (altered, or a different key).');
       }

@@ -27,7 +27,7 @@ export function startPeriodicPass(opts: { name: string; intervalMs: number; logg
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
-      (wake as (() => void) | null)?.();
+      (wake)?.();
       await loop;
     },
   };

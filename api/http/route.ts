@@ -150,7 +150,7 @@ export function mountRoutes(
 
 const skipBody = (_ctx: AppContext, next: Next) => next();
 
-function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<unknown, unknown, unknown, Access> {
+function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<ZodType, ZodType, ZodType, Access> {
   const queryCode = route.family === 'envelope' ? (route.queryErrorCode ?? 'request_malformed') : undefined;
   const bodyCode = route.family === 'envelope' ? 'validation_failed' : undefined;
   refuseUnstorable(ctx.params, 'path', 'Invalid path parameters', queryCode);
@@ -159,9 +159,9 @@ function parseInput(ctx: AppContext, route: AnyRoute): RouteInput<unknown, unkno
   const query = validate(route.query, ctx.query, 'Invalid query', queryCode);
   if (!route.rawBody) refuseUnstorable(ctx.request.body, 'body', 'Invalid request body', bodyCode);
   return {
-    params: params as never,
-    query: query as never,
-    body: validate(route.body, ctx.request.body ?? {}, 'Invalid request body', bodyCode) as never,
+    params,
+    query,
+    body: validate(route.body, ctx.request.body ?? {}, 'Invalid request body', bodyCode),
     principal: ctx.state.principal,
     deps: ctx.deps,
   };

@@ -39,12 +39,13 @@ import {
   type WorkflowView,
 } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../engine/statuses';
+import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/errors';
 
 const idParams = z.object({ id: pathId });
-const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
-const edges = z.array(z.looseObject({})).max(2000);
+const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');
+const edges = z.array(draftEdgeSchema).max(2000);
 const workflowErrors = {
   ...bareAuthErrors,
   403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
@@ -115,7 +116,7 @@ export const createWorkflowRoute = defineRoute({
       const { bundle, workflows } = await importBundle(ctx.state.em, principal, importBundleJson);
       return { status: 201, body: { bundle, workflows: workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })) } };
     }
-    const result = await createWorkflow(ctx.state.em, principal, { ...body, nodes: body.nodes as never, edges: body.edges as never });
+    const result = await createWorkflow(ctx.state.em, principal, body);
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };
   },
 });
@@ -160,7 +161,7 @@ export const validateArtifactRoute = defineRoute({
   responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema }, ...bareAuthErrors },
   handler: async (_ctx, { body }) => {
     if (body.files === undefined) throw invalidInput('files is required: an object (path → content) or an array of { path, content }.');
-    return { status: 200, body: validateArtifactFiles(body.files as never) };
+    return { status: 200, body: validateArtifactFiles(body.files) };
   },
 });
 
@@ -212,7 +213,7 @@ export const patchWorkflowRoute = defineRoute({
   body: patchBody,
   responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
-    const update = await updateWorkflow(ctx.state.em, principal, params.id, { ...body, nodes: body.nodes as never, edges: body.edges as never }, ctx.deps.services.deploy);
+    const update = await updateWorkflow(ctx.state.em, principal, params.id, body, ctx.deps.services.deploy);
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
     const { workflow, importReadiness } = update;
     return { status: 200, body: { workflow, links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) } };

@@ -240,7 +240,10 @@ function putStreamed(base: string, token: string, fileId: string, size: number):
         const chunk = randomBytes(Math.min(MiB, size - sent));
         hash.update(chunk);
         sent += chunk.length;
-        if (!req.write(chunk)) return req.once('drain', pump);
+        if (!req.write(chunk)) {
+          req.once('drain', pump);
+          return;
+        }
       }
       req.end();
     };

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { WorkflowGraph } from '../../engine/types';
 import type { CommandCitation, CommandJobRow, CommandPlan, CommandTrace } from '../../db/entities';
 import type { LlmConfig, LocalAiCliConfig } from '../kernel/config';
 import { askLocalAiCli } from '../workers/localAiCli';
@@ -138,7 +139,7 @@ export async function runAction(em: EntityManager, deps: AgentDeps, jobId: strin
 }
 
 /** Prepares a `run_workflow` action's run; null (with a failed trace) when it is refused. */
-export async function prepareRunAction(em: EntityManager, jobId: string, actionId: string): Promise<{ runId: string; workflowId: string; graph: unknown; input: unknown } | null> {
+export async function prepareRunAction(em: EntityManager, jobId: string, actionId: string): Promise<{ runId: string; workflowId: string; graph: WorkflowGraph; input: unknown } | null> {
   const job = await requireJob(em, jobId);
   const action = job.plan?.actions.find((a) => a.id === actionId);
   if (!action || job.traces.some((t) => t.actionId === actionId)) return null;

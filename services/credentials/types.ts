@@ -134,10 +134,10 @@ export const CREDENTIAL_TYPES: Record<string, TypeDef> = {
   api_key: { schema: apiKey, family: 'http', maskField: 'apiKey', shorthand: 'apiKey' },
   bearer: { schema: bearer, family: 'http', maskField: 'token', shorthand: 'token' },
   basic: { schema: basic, family: 'http', maskField: 'password' },
-  oauth2: { schema: oauth2 as unknown as z.ZodType<Record<string, unknown>>, family: 'http', maskField: 'accessToken', shorthand: 'accessToken' },
+  oauth2: { schema: oauth2, family: 'http', maskField: 'accessToken', shorthand: 'accessToken' },
   http_header: { schema: httpHeader, family: 'http', maskField: 'headerValue' },
-  smtp: { schema: smtp as unknown as z.ZodType<Record<string, unknown>>, family: 'smtp', maskField: 'password' },
-  imap: { schema: imap as unknown as z.ZodType<Record<string, unknown>>, family: 'imap', maskField: 'password' },
+  smtp: { schema: smtp, family: 'smtp', maskField: 'password' },
+  imap: { schema: imap, family: 'imap', maskField: 'password' },
   ...Object.fromEntries(PROVIDER_TYPES.map((p) => [p, providerDef(p)])),
   llm: { schema: llm, family: 'llm', maskField: 'apiKey' },
 };

@@ -43,7 +43,7 @@ function literalUrlsOf(graphs: GraphNode[][], reference: string): Array<{ nodeId
   const out: Array<{ nodeId: string; url: string }> = [];
   for (const nodes of graphs) {
     for (const node of nodes ?? []) {
-      const config = (node.config ?? {}) as Record<string, unknown>;
+      const config = (node.config ?? {});
       if (node.type === 'http' && config.credentialId === reference && typeof config.url === 'string' && /^https?:\/\//i.test(config.url)) out.push({ nodeId: node.id, url: config.url });
     }
   }

@@ -45,8 +45,8 @@ export function convertExtflowBundle(bundle: { name: string | null; workflows: u
       externalId: converted.externalId,
       name: converted.name,
       description: converted.description,
-      nodes: converted.nodes as unknown as Record<string, unknown>[],
-      edges: converted.edges as unknown as Record<string, unknown>[],
+      nodes: converted.nodes,
+      edges: converted.edges,
       connections: converted.connections,
     };
     return { artifact, conversion: converted.conversion, pinned: converted.pinned };

@@ -186,7 +186,7 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
 
 /** Credential aliases (`credentialId` names) of imported graphs. */
 function aliasesOf(nodes: GraphNode[]): string[] {
-  return nodes.map((n) => (n.config as Record<string, unknown>)?.credentialId).filter((c): c is string => typeof c === 'string' && c.trim() !== '');
+  return nodes.map((n) => (n.config)?.credentialId).filter((c): c is string => typeof c === 'string' && c.trim() !== '');
 }
 
 /**

@@ -154,7 +154,7 @@ export function chunkText(raw: string, settings: ChunkingSettings): TextChunk[] 
   for (const section of sectionsOf(text)) {
     let firstInSection = true;
     for (const piece of splitSpan(text, section.start, section.end, 0, pieceBudget)) {
-      const cur = current as Building | null;
+      const cur = current;
       const fits = cur !== null && cur.tokens + piece.tokens <= max;
       const joinSection = firstInSection ? cur !== null && ownLength(cur) < settings.minChunkSizeChars : true;
       if (cur && fits && joinSection) {

@@ -134,7 +134,7 @@ async function pdfToText(bytes: Buffer): Promise<string> {
   const raw = await new Promise<string>((resolve, reject) => {
     parser.on('pdfParser_dataReady', () => resolve(parser.getRawTextContent()));
     parser.on('pdfParser_dataError', (err) => {
-      const cause = err instanceof Error ? err.message : String((err as { parserError: unknown }).parserError);
+      const cause = err instanceof Error ? err.message : String((err).parserError);
       reject(new ExtractionError(`The PDF could not be read: ${cause.replace(/^(Error: )+/, '')}`));
     });
     parser.parseBuffer(owned, -1);

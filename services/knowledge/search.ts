@@ -110,7 +110,10 @@ export function fuse(keyword: Ranked[], vector: Ranked[], limit: number, k = RRF
   add(keyword, 'keyword');
   add(vector, 'vector');
   return [...byId.entries()]
-    .map(([id, e]) => ({ id, score: e.score, ranks: e.ranks, provenance: (e.ranks.keyword && e.ranks.vector ? 'hybrid' : e.ranks.vector ? 'vector' : 'keyword') as Provenance }))
+    .map(([id, e]) => {
+      const provenance: Provenance = e.ranks.keyword && e.ranks.vector ? 'hybrid' : e.ranks.vector ? 'vector' : 'keyword';
+      return { id, score: e.score, ranks: e.ranks, provenance };
+    })
     .sort((a, b) => b.score - a.score || (a.ranks.vector ?? Infinity) - (b.ranks.vector ?? Infinity) || a.id.localeCompare(b.id))
     .slice(0, limit);
 }
@@ -175,12 +178,10 @@ export async function rankChunks(
   const hybrid = embedding !== null && mode === 'hybrid';
   const ranked = hybrid
     ? fuse(keyword, vector, input.limit)
-    : (mode === 'vector' ? vector : keyword).slice(0, input.limit).map((r, i) => ({
-        id: r.id,
-        score: r.score,
-        provenance: (mode === 'vector' ? 'vector' : 'keyword') as Provenance,
-        ranks: { keyword: mode === 'vector' ? null : i + 1, vector: mode === 'vector' ? i + 1 : null },
-      }));
+    : (mode === 'vector' ? vector : keyword).slice(0, input.limit).map((r, i) => {
+        const provenance: Provenance = mode === 'vector' ? 'vector' : 'keyword';
+        return { id: r.id, score: r.score, provenance, ranks: { keyword: mode === 'vector' ? null : i + 1, vector: mode === 'vector' ? i + 1 : null } };
+      });
   return {
     ranked,
     retrieval: {

@@ -30,7 +30,7 @@ export async function readFileAt(gitdir: string, ref: string, filepath: string):
 type Entry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 'commit' };
 
 async function putPath(gitdir: string, treeOid: string | null, parts: string[], blobOid: string): Promise<string> {
-  const entries: Entry[] = treeOid ? ((await git.readTree({ fs, gitdir, oid: treeOid })).tree as Entry[]) : [];
+  const entries: Entry[] = treeOid ? ((await git.readTree({ fs, gitdir, oid: treeOid })).tree) : [];
   const [head, ...rest] = parts;
   const existing = entries.find((e) => e.path === head);
   const oid = rest.length === 0 ? blobOid : await putPath(gitdir, existing?.type === 'tree' ? existing.oid : null, rest, blobOid);

@@ -84,7 +84,7 @@ export async function setRepository(em: EntityManager, deps: RepositoryDeps, pri
   await em.upsert(WorkspaceRepositorySchema, data);
   recordAudit(em, principal, { action: 'workspace.repository.set', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId });
   await em.flush();
-  return view(data as WorkspaceRepository);
+  return view(data);
 }
 
 /** A remote URL: http or https, without user info (credentials come from the `repo` credential). */
@@ -104,7 +104,7 @@ function remoteUrlOf(raw: string): string {
 function openRepoCredential(deps: RepositoryDeps, cred: Parameters<typeof openCredential>[1]): { token?: unknown; username?: unknown; baseUrl?: unknown } {
   const ring = credentialKeyring(deps.credentialKeys);
   if (!ring) throw unavailable('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
-  return openCredential(ring, cred) as { token?: unknown; username?: unknown; baseUrl?: unknown };
+  return openCredential(ring, cred);
 }
 
 /**
@@ -186,7 +186,7 @@ async function mergedCandidate(em: EntityManager, deps: RepositoryDeps, repo: Wo
   const file = await withGit(em, deps, repo, [repo.branch], (gitdir) => readFileAt(gitdir, repo.branch, filePath(repo, externalId)));
   if (!file) return null;
   const check = checkArtifactText(file.text);
-  return check.ok ? candidateVersionId({ nodes: check.artifact.nodes as never, edges: check.artifact.edges as never }) : null;
+  return check.ok ? candidateVersionId(check.artifact) : null;
 }
 
 async function reviewView(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, wf: Workflow, review: WorkflowReview) {
@@ -326,7 +326,7 @@ async function readMerged(em: EntityManager, deps: RepositoryDeps, principal: Wo
 export async function previewSync(em: EntityManager, deps: RepositoryDeps, principal: WorkspacePrincipal, workflowId: string, ref?: string) {
   const { wf, commit, ref: at, check } = await readMerged(em, deps, principal, workflowId, ref);
   const artifact = check.artifact;
-  const repoCandidate = candidateVersionId({ nodes: artifact.nodes as never, edges: artifact.edges as never });
+  const repoCandidate = candidateVersionId(artifact);
   return {
     ref: at,
     commit,
@@ -345,8 +345,8 @@ export async function importSync(em: EntityManager, deps: RepositoryDeps, princi
   const { wf, commit, ref: at, check } = await readMerged(em, deps, principal, workflowId, ref);
   wf.name = check.artifact.name;
   wf.description = check.artifact.description;
-  wf.nodes = check.artifact.nodes as never;
-  wf.edges = check.artifact.edges as never;
+  wf.nodes = check.artifact.nodes;
+  wf.edges = check.artifact.edges;
   wf.externalId ??= check.artifact.externalId;
   wf.updatedAt = new Date();
   recordAudit(em, principal, { action: 'workflow.sync_from_repo', severity: 'info', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id, metadata: { ref: at, commit } });

@@ -208,7 +208,7 @@ export function extractPage(body: string, contentType: string, url: string): Ext
   const canonicalUrl = canonicalHref ? normalizeResearchUrl(canonicalHref, url) : null;
   const pageTitle = document.querySelector('title')?.textContent?.trim() || null;
   // Readability changes the document it reads: links and the title are taken first.
-  const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
+  const article = new Readability(document).parse();
   const text = article?.content ? htmlToText(article.content) : htmlToText(body);
   return { title: article?.title?.trim() || pageTitle, text: tidy(text), canonicalUrl, links };
 }

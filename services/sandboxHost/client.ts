@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { HostSettings } from './hostProcess';
-import type { HostMessage, HostRequest } from './protocol';
+import type { CodeTask, DryRunTask, HostMessage, HostRequest } from './protocol';
 
 /**
  * The parent's side of the sandbox host: forks the host process on first use, restarts it
@@ -28,10 +28,13 @@ export interface SandboxHostSettings extends HostSettings {
   dryRunTimeoutMs: number;
 }
 
-export interface HostCall<R> {
-  kind: 'code' | 'dryRun';
+/** What the host runs: a code node or a dry run, each with its task. */
+export type HostTask = { kind: 'code'; task: CodeTask } | { kind: 'dryRun'; task: DryRunTask };
+
+export type HostCall<R> = HostTask & HostCallOptions<R>;
+
+interface HostCallOptions<R> {
   workspaceId: string;
-  task: unknown;
   /** The host's own deadline for the task, from when it starts; the parent adds `marginMs`. */
   deadlineMs: number;
   /** The answer when the parent's outer deadline fires. */
@@ -45,14 +48,14 @@ export interface HostCall<R> {
   canceled?(): R;
 }
 
-interface Live<R> extends HostCall<R> {
+type Live<R> = HostCall<R> & {
   id: number;
   attempts: number;
   host?: Host;
   timer?: NodeJS.Timeout;
   resolve(result: R): void;
   reject(err: Error): void;
-}
+};
 
 interface Host {
   child: ChildProcess;
@@ -106,10 +109,10 @@ export class SandboxHostClient {
     if (this.closed) return Promise.reject(new Error('The sandbox is shutting down'));
     return new Promise<R>((resolve, reject) => {
       const live: Live<R> = { ...call, id: this.nextId++, attempts: 0, resolve, reject };
-      this.calls.set(live.id, live as Live<unknown>);
+      this.calls.set(live.id, live);
       this.host?.child.channel?.ref();
       call.signal?.addEventListener('abort', () => this.abort(live), { once: true });
-      if (this.host?.ready) this.send(live as Live<unknown>);
+      if (this.host?.ready) this.send(live);
       else this.ensureHost();
     });
   }
@@ -157,7 +160,7 @@ export class SandboxHostClient {
     live.attempts++;
     const base = { id: live.id, workspaceId: live.workspaceId };
     const msg: HostRequest =
-      live.kind === 'code' ? { type: 'code', ...base, task: live.task as never } : { type: 'dryRun', ...base, task: live.task as never, timeoutMs: live.deadlineMs };
+      live.kind === 'code' ? { type: 'code', ...base, task: live.task } : { type: 'dryRun', ...base, task: live.task, timeoutMs: live.deadlineMs };
     host.child.send(msg);
   }
 

@@ -204,7 +204,7 @@ export class ThreadPool<R> {
       const task = slot.task ? this.finish(slot, slot.task.id) : undefined;
       this.retire(slot);
       if (task) {
-        task.resolve(this.opts.onDied((err as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'));
+        task.resolve(this.opts.onDied(err !== undefined && 'code' in err && err.code === 'ERR_WORKER_OUT_OF_MEMORY'));
       } else if (!wasReady && ![...this.slots].some((s) => s.ready)) {
         // No thread can start (e.g. the entry cannot load): fail the waiting tasks instead of spawning forever.
         const failure = new Error(`The sandbox thread could not start: ${err?.message ?? 'it exited'}`);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema, TargetSourceSchema, type CiJobState, type CiSourceConfig, type TargetSourceState } from '../../db/entities';
+import { CredentialSchema, TargetSourceSchema, type CiJobState, type CiSourceConfig } from '../../db/entities';
 import { httpRequest } from '../outbound';
 import { toStorable } from '../storableText';
 import { enqueueSourceEvent, execOf, sourceWebhookId, targetIsLive } from './outbox';
@@ -42,7 +42,7 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
   if (!source) return { outcome: 'skipped', started: 0 };
   if (!(await targetIsLive(em, source.targetId))) return { outcome: 'skipped', started: 0 };
   const config = source.config as CiSourceConfig;
-  const state = source.state as TargetSourceState;
+  const state = source.state;
   const polledAt = new Date().toISOString();
   const statuses: Record<string, CiJobState> = { ...(state.jobStatuses ?? {}) };
   const save = (tx: EntityManager, error: string | null) =>

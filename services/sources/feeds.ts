@@ -17,7 +17,7 @@ const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Arra
 function text(v: unknown): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'string' || typeof v === 'number') return String(v);
-  if (typeof v === 'object' && '#text' in (v as object)) return text((v as Record<string, unknown>)['#text']);
+  if (typeof v === 'object' && '#text' in (v)) return text((v as Record<string, unknown>)['#text']);
   return null;
 }
 function keyOf(id: string | null, link: string | null, title: string | null, date: string | null): string {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Workflow } from '../../db/entities';
+import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { GraphNode } from '../../engine/types';
 import { validateWorkflowGraph, type ValidationResult } from './graph';
 
@@ -23,8 +24,8 @@ export const workflowArtifactSchema = z.strictObject({
   externalId: externalIdRule,
   name: z.string().trim().min(1, 'name is required.').max(200),
   description: z.string().max(5000).default(''),
-  nodes: z.array(z.looseObject({})).max(500),
-  edges: z.array(z.looseObject({})).max(2000).default([]),
+  nodes: z.array(draftNodeSchema).max(500),
+  edges: z.array(draftEdgeSchema).max(2000).default([]),
   connections: z.record(z.string().min(1), z.string().min(1)).default({}),
 });
 export type WorkflowArtifact = z.output<typeof workflowArtifactSchema>;
@@ -63,7 +64,7 @@ export function stableStringify(value: unknown): string {
 export function connectionsOf(nodes: GraphNode[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const node of nodes) {
-    const config = (node.config ?? {}) as Record<string, unknown>;
+    const config = (node.config ?? {});
     const alias = typeof config.credentialAlias === 'string' ? config.credentialAlias : typeof config.credential === 'string' ? config.credential : undefined;
     if (alias) out[alias] = typeof config.credentialType === 'string' ? config.credentialType : node.type;
   }
@@ -77,8 +78,8 @@ export function toArtifact(wf: Pick<Workflow, 'name' | 'description' | 'nodes' |
     externalId,
     name: wf.name,
     description: wf.description,
-    nodes: wf.nodes as unknown as Record<string, unknown>[],
-    edges: wf.edges as unknown as Record<string, unknown>[],
+    nodes: wf.nodes,
+    edges: wf.edges,
     connections: connectionsOf(wf.nodes),
   };
 }

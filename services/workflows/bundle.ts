@@ -96,7 +96,7 @@ function parseBundle(importBundleJson: string): ParsedBundle {
   if (problems.length > 0) {
     throw invalidInput(`importBundleJson has ${problems.length} invalid workflow(s); nothing was imported.`, { details: { invalidWorkflows: problems } });
   }
-  return { name: (obj.name as string | undefined) ?? null, artifacts };
+  return { name: (obj.name) ?? null, artifacts };
 }
 
 /** The external tool's converted bundle as a parsed bundle (duplicate externalIds refused). */
@@ -120,9 +120,9 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
   const entries = artifacts.map((artifact): PlannedEntry => {
     const existing = byExternalId.get(artifact.externalId) ?? null;
     const references: SubWorkflowReference[] = [];
-    let nodes = (artifact.nodes as unknown as GraphNode[]).map((node) => {
+    let nodes = artifact.nodes.map((node) => {
       if (node.type !== 'subworkflow') return node;
-      const config = (node.config ?? {}) as Record<string, unknown>;
+      const config = (node.config ?? {});
       const ref = typeof config.workflowId === 'string' ? config.workflowId : '';
       let resolved: Pick<SubWorkflowReference, 'resolvedIn' | 'workflowId'> = { resolvedIn: null, workflowId: null };
       if (idFor.has(ref)) resolved = { resolvedIn: 'bundle', workflowId: idFor.get(ref)! };
@@ -131,7 +131,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
       references.push({ nodeId: node.id, reference: ref, ...resolved });
       return resolved.workflowId && resolved.workflowId !== ref ? { ...node, config: { ...config, workflowId: resolved.workflowId } } : node;
     });
-    const edges = artifact.edges as unknown as GraphEdge[];
+    const edges = artifact.edges;
     const unresolved = references.filter((r) => !r.resolvedIn);
     const conversion = conversions?.get(artifact.externalId);
     // External-tool imports: a subworkflow node whose sub-workflow is missing waits as a placeholder (deploy refuses it).

@@ -53,7 +53,7 @@ export function parseImportJson(importJson: string, externalIds: ReadonlyMap<str
     throw invalidInput(`importJson graph is malformed: ${report.errors.map((e) => e.message).join('; ')}`);
   }
   return {
-    graph: { ...graph, name: obj.name as string | undefined, description: obj.description as string | undefined },
+    graph: { ...graph, name: obj.name, description: obj.description },
     importReadiness: { report, deploymentReadiness: deploymentReadiness(report) },
   };
 }

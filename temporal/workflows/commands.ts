@@ -211,6 +211,6 @@ export async function commandScheduleFireWorkflow(input: CommandScheduleFireInpu
 
 function rootMessage(err: unknown): string {
   let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e?.cause) e = e.cause as typeof e;
+  while (e?.cause) e = e.cause;
   return e?.message ?? 'unknown error';
 }

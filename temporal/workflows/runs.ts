@@ -143,7 +143,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   setHandler(
     approvalUpdate,
     (request: ApprovalRequest) => {
-      const nodeId = pendingApprovalFor(request.nodeId)!;
+      const nodeId = pendingApprovalFor(request.nodeId);
       approvals.set(nodeId, { decision: request.decision, comment: request.comment ?? null, decidedBy: request.decidedBy ?? null });
       return { nodeId, decision: request.decision };
     },

@@ -10,8 +10,11 @@ import { ESLint } from 'eslint';
 const root = path.resolve(__dirname, '../..');
 // The config is passed in rather than found on disk: ESLint loads config files with a dynamic
 // import(), which jest's CommonJS runtime refuses.
+// Type information is off: the probes are imaginary files (no project holds them) and the layer rules need none.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: require('../../eslint.config.js') });
+const { configs } = require('typescript-eslint');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: [...require('../../eslint.config.js'), configs.disableTypeChecked] });
 
 async function restrictedImports(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });

@@ -142,8 +142,8 @@ export function providerFailure(provider: string, res: HttpResponseOutput, what:
           ? String((body!.error as { message: string }).message)
           : typeof body?.message === 'string'
             ? body.message
-            : Array.isArray(body?.errors) && body!.errors[0]
-              ? String(body!.errors[0].message ?? body!.errors[0].title ?? '')
+            : Array.isArray(body?.errors) && body.errors[0]
+              ? String(body.errors[0].message ?? body.errors[0].title ?? '')
               : '';
   return new SyncError('internal', `Provider ${provider} answered ${res.status} to ${what}${detail ? `: ${String(detail).slice(0, 300)}` : ''}.`);
 }

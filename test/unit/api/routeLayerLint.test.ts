@@ -7,8 +7,11 @@ import { ESLint } from 'eslint';
 
 const root = path.resolve(__dirname, '../../..');
 // The config is passed in rather than found: ESLint loads config files with a dynamic import, which jest's VM refuses.
+// Type information is off: the linted files are imaginary (no project holds them) and these rules need none.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: require(path.join(root, 'eslint.config.js')) });
+const { configs } = require('typescript-eslint');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: [...require(path.join(root, 'eslint.config.js')), configs.disableTypeChecked] });
 
 async function restrictedImportMessages(code: string, file = 'api/routes/example.ts'): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
