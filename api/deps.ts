@@ -2,15 +2,15 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../services/config';
-import type { SignInLimiter } from '../services/signInLimits';
-import type { ApiKeyPolicy } from '../services/apiKeys';
-import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
-import type { Metrics } from '../services/metrics';
-import type { PayloadEncryptionCodec } from '../services/payloadCodec';
+import type { SignInLimiter } from '../services/kernel/signInLimits';
+import type { ApiKeyPolicy } from '../services/accounts/apiKeys';
+import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/kernel/ports';
+import type { Metrics } from '../services/platform/metrics';
+import type { PayloadEncryptionCodec } from '../services/kernel/payloadCodec';
 import type { FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import type { WebhookIntake } from '../services/webhooks';
-import type { AdmitRun } from '../services/runs/admission';
+import type { AdmitRun } from '../services/kernel/runAdmission';
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {

@@ -5,11 +5,11 @@ import { listenMetrics } from './metrics';
 import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
-import { runStandalone } from '../services/lifecycle';
-import { closeSandboxPool } from '../services/sandbox';
+import { runStandalone } from '../services/kernel/lifecycle';
+import { closeSandboxPool } from '../services/kernel/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectTemporalClient } from '../temporal/client';
-import { payloadCodecFromConfig } from '../services/payloadCodec';
+import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { buildAppDeps, startApiBackground } from './wiring';
 

@@ -13,7 +13,7 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { CHILD_STARTED_MESSAGE, PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, SUPERVISED_ENV, type ProcessRestartsMessage } from '../services/lifecycle';
+import { CHILD_STARTED_MESSAGE, PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, SUPERVISED_ENV, type ProcessRestartsMessage } from '../services/kernel/lifecycle';
 
 export type ChildRole = 'api' | 'worker';
 

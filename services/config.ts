@@ -1,11 +1,11 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import type { SandboxHostSettings } from './sandboxHost/client';
-import type { RunAdmissionSettings } from './runs/admission';
-import type { SignInLimitSettings } from './signInLimits';
+import type { SandboxHostSettings } from './kernel/sandboxHost/client';
+import type { RunAdmissionSettings } from './kernel/runAdmission';
+import type { SignInLimitSettings } from './kernel/signInLimits';
 import { z } from 'zod';
-import { unavailable } from './errors';
-import { parseKeyMaterial } from './secrets';
+import { unavailable } from './kernel/errors';
+import { parseKeyMaterial } from './kernel/secrets';
 
 /**
  * Every setting the service reads from the environment, with its default and its `.describe()`

@@ -4,14 +4,14 @@ import type { Logger } from 'pino';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { keySettingsOf } from '../services/credentials';
-import { exitAfterFatal, runStandalone } from '../services/lifecycle';
+import { exitAfterFatal, runStandalone } from '../services/kernel/lifecycle';
 import { startWorkerHeartbeat } from '../services/workers/heartbeat';
-import { closeSandboxPool } from '../services/sandbox';
+import { closeSandboxPool } from '../services/kernel/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectWorkerConnection } from './client';
 import { createWorker, prebuiltWorkflowBundle } from './worker';
-import { payloadCodecFromConfig } from '../services/payloadCodec';
-import { createBlobStore } from '../services/blobs';
+import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
+import { createBlobStore } from '../services/kernel/blobs';
 import { fileScannersOf } from '../services/files';
 
 export interface StartedWorker {

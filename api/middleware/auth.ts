@@ -1,12 +1,12 @@
 import { requestOrigin } from '../http/urls';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
-import { bearerToken, verifyApiKey } from '../../services/auth';
-import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/errors';
-import { anchoredPrincipal, isAdminRole } from '../../services/principal';
+import { bearerToken, verifyApiKey } from '../../services/accounts/auth';
+import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/kernel/errors';
+import { anchoredPrincipal, isAdminRole } from '../../services/kernel/principal';
 import type { ApiKeyScope, MembershipRole } from '../../db/entities';
-import { verifySession } from '../../services/sessions';
-import { requireOperator } from '../../services/operators';
+import { verifySession } from '../../services/accounts/sessions';
+import { requireOperator } from '../../services/accounts/operators';
 
 export const SESSION_COOKIE = 'svc_session';
 

@@ -13,7 +13,7 @@ import { extflowBootstrapSchema, extflowImportResultSchema, extflowOriginalsResu
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { keySettingsOf } from '../../services/credentials';
-import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type ExtflowDeps, type SmokeOutcome } from '../../services/extflow/service';
+import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type ExtflowDeps, type SmokeOutcome } from '../../services/publishing/extflowImport';
 
 const BASE = '/api/v1/workers/extflow';
 const ALIAS = '/api/v1/workers/legacyalias';

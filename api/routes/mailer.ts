@@ -17,8 +17,8 @@ import {
   replySentSchema,
 } from '../schemas/mailer';
 import { keySettingsOf } from '../../services/credentials';
-import { parseIdempotencyKey } from '../../services/idempotency';
-import { clampLimit } from '../../services/pagination';
+import { parseIdempotencyKey } from '../../services/kernel/idempotency';
+import { clampLimit } from '../../services/kernel/pagination';
 import {
   authorizeRetry,
   createRoute,

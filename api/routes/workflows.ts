@@ -18,30 +18,24 @@ import {
   workflowVersionSchema,
   workflowWithLinksSchema,
 } from '../schemas/workflows';
-import { projectFor } from '../../services/redaction';
-import type { WorkspacePrincipal } from '../../services/principal';
+import { projectFor } from '../../services/kernel/redaction';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import {
   createWorkflow,
   deleteWorkflow,
   deployWorkflow,
-  exportWorkflow,
-  getWorkflow,
   importBundle,
-  listVersions,
   previewBundle,
-  validateArtifactFiles,
-  listWorkflows,
   previewImportIn,
   restoreVersion,
   updateWorkflow,
-  validateWorkflow,
   type DeployDeps,
   type Deployment,
-  type WorkflowView,
-} from '../../services/workflows';
+} from '../../services/publishing';
+import { exportWorkflow, getWorkflow, listVersions, listWorkflows, validateArtifactFiles, validateWorkflow, type WorkflowView } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 import { repositoryDeps } from './repository';
 
 const idParams = z.object({ id: pathId });

@@ -4,7 +4,7 @@
  * the expiry settlement on read never move a job twice.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toStorable, wellFormedParams } from '../storableText';
+import { toStorable, wellFormedParams } from '../kernel/storableText';
 import {
   COMMAND_ACTIVE_STATUSES,
   type CommandJobRow,
@@ -13,8 +13,8 @@ import {
   type CommandScheduleRow,
   type CommandThreadRow,
 } from '../../db/entities';
-import { notFound } from '../errors';
-import { newId } from '../ids';
+import { notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
 
 export const COMMAND_MESSAGES = {
   jobNotFound: 'Command job not found',

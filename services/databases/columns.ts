@@ -4,8 +4,8 @@
  * Every refusal names the offending column.
  */
 import { COLUMN_TYPES, type ColumnType, type TableColumn } from '../../db/entities';
-import { invalidInput } from '../errors';
-import { storableString, toStorable } from '../storableText';
+import { invalidInput } from '../kernel/errors';
+import { storableString, toStorable } from '../kernel/storableText';
 
 /** Table and column names: lowercase SQL identifiers, usable unquoted in the read-only SQL. */
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;

@@ -12,8 +12,8 @@
  */
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../errors';
-import { FairLimiter, FairQueueFull } from '../fairQueue';
+import { DomainError } from '../kernel/errors';
+import { FairLimiter, FairQueueFull } from '../kernel/fairQueue';
 
 export interface UserSqlPoolSettings {
   /** Connections of the user-SQL pool (per process). */

@@ -4,7 +4,7 @@
  * converted into a repository artifact (services/workflows/artifact.ts) plus its conversion
  * report; services/workflows/bundle.ts imports them like any bundle (upsert by externalId).
  */
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 import { ARTIFACT_SCHEMA, type WorkflowArtifact } from '../workflows/artifact';
 import { convertExtflowWorkflow, looksLikeExtflow } from './convert';
 import type { ConversionReport } from './types';

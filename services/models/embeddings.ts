@@ -8,7 +8,7 @@
  * Called from Temporal activities only (indexing, query embedding), never from a request handler.
  */
 import OpenAI from 'openai';
-import { httpRequest } from '../outbound';
+import { httpRequest } from '../kernel/outbound';
 
 export interface EmbeddingsConfig {
   /** Unset: no embeddings endpoint; knowledge search is keyword only. */

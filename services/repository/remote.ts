@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from 'isomorphic-git';
-import { httpRequest, OutboundError } from '../outbound';
+import { httpRequest, OutboundError } from '../kernel/outbound';
 
 /**
  * Smart-HTTP Git remotes through isomorphic-git, with every request sent by `httpRequest`

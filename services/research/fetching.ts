@@ -12,9 +12,9 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import robotsParser from 'robots-parser';
 import { ResearchSourceSchema, type ResearchSource, type ResearchSourceOutcome } from '../../db/entities';
-import { newId } from '../ids';
-import { httpRequest, OutboundError } from '../outbound';
-import { toStorable, wellFormedParams } from '../storableText';
+import { newId } from '../kernel/ids';
+import { httpRequest, OutboundError } from '../kernel/outbound';
+import { toStorable, wellFormedParams } from '../kernel/storableText';
 import { htmlToText } from '../knowledge/extraction';
 import type { ResearchRunRef } from './runs';
 

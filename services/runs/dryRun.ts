@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunStepSchema, type Run } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import { runDryRunInSandbox, type DryRunResult } from '../sandbox';
+import { runDryRunInSandbox, type DryRunResult } from '../kernel/sandbox';
 import { runTableNode } from '../databases';
-import { storableString, toStorable } from '../storableText';
+import { storableString, toStorable } from '../kernel/storableText';
 
 /**
  * Interprets the graph in the sandbox host (services/sandbox.ts runDryRunInSandbox), never on

@@ -9,7 +9,7 @@ export { executeWorkflow, rerunRun, type ExecuteInput, type ExecuteResult } from
 export { activeFilter, matchingRunsSql, queryRuns, RUN_SORTS, type RunFilters, type RunSort } from './queries';
 export { recordRunProgress, type RunProgress } from './readModel';
 export { issueResumeToken, resumeEventWait } from './resumeTokens';
-export { isRunnable, runnableActiveVersion, whyNotRunnable, type RunTarget } from './runnable';
+export { isRunnable, runnableActiveVersion, whyNotRunnable, type RunTarget } from '../workflows/runnable';
 export { failStuckRuns, failStuckRunsOnce, NEVER_STARTED, startStuckRunGuard, STUCK_RUN_GUARD, type StuckRunOptions } from './stuckRuns';
 export { writeRunRow, type NewRunRow } from './runRows';
 export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';

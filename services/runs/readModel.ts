@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TERMINAL_RUN_STATUSES, type RunStatus, type StoredWait } from '../../db/entities';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
-import { toStorable } from '../storableText';
+import { toStorable } from '../kernel/storableText';
 
 export interface RunProgress {
   runId: string;

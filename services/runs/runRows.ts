@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import { newId } from '../ids';
-import type { RunTarget } from './runnable';
+import { newId } from '../kernel/ids';
+import type { RunTarget } from '../workflows/runnable';
 
 export interface NewRunRow {
   /**

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RUN_STATUSES, RunSchema, type Run, type RunStatus, type Workflow } from '../../db/entities';
-import { notFound } from '../errors';
-import { projectionFor, type WorkspacePrincipal } from '../principal';
+import { notFound } from '../kernel/errors';
+import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';
 import { isTerminal, presentRuns, RUN_NOT_FOUND, type ProjectedRun } from './views';
 

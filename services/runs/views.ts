@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run, type RunLog, type RunStatus, type RunStep } from '../../db/entities';
-import { forbidden, notFound } from '../errors';
-import { projectionFor, type Principal, type WorkspacePrincipal } from '../principal';
-import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from '../redaction';
+import { forbidden, notFound } from '../kernel/errors';
+import { projectionFor, type Principal, type WorkspacePrincipal } from '../kernel/principal';
+import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from '../kernel/redaction';
 
 export const RUN_NOT_FOUND = 'Run not found';
 

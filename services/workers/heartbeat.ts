@@ -8,7 +8,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { WorkerHeartbeatState } from '../../db/entities';
-import { storableString } from '../storableText';
+import { storableString } from '../kernel/storableText';
 
 /** The Temporal SDK's worker states (`Worker.getState()`), named here so services stay SDK-free. */
 export type SdkWorkerState = 'INITIALIZED' | 'RUNNING' | 'STOPPED' | 'STOPPING' | 'DRAINING' | 'DRAINED' | 'FAILED';

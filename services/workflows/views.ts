@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowStatus } from '../../db/entities';
 import type { GraphEdge, GraphNode } from '../../engine/types';
-import { forbidden, notFound } from '../errors';
-import { projectionFor, type WorkspacePrincipal } from '../principal';
+import { forbidden, notFound } from '../kernel/errors';
+import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from './graph';
 
 export const WORKFLOW_FORBIDDEN = 'API key cannot access this workflow';

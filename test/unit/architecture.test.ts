@@ -22,7 +22,7 @@ describe('layer rule', () => {
   test.each([
     ['engine/probe.ts', "import { RunSchema } from '../db/entities';"],
     ['engine/probe.ts', "import { newId } from '../services/ids';"],
-    ['db/entities/probe.ts', "import { newId } from '../../services/ids';"],
+    ['db/entities/probe.ts', "import { newId } from '../../services/kernel/ids';"],
     ['db/entities/probe.ts', "import { TASK_QUEUE } from '../../temporal/shared';"],
     ['db/entities/probe.ts', "import { validateGraph } from '../../engine/validate';"],
     ['services/probe.ts', "import { createApp } from '../api/app';"],
@@ -45,7 +45,7 @@ describe('layer rule', () => {
     ['services/probe.ts', "import { validateGraph } from '../engine/validate';"],
     ['activities/probe.ts', "import { newId } from '../services/ids';"],
     ['temporal/probe.ts', "import type { RunLauncher } from '../services/ports';"],
-    ['api/routes/probe.ts', "import { newId } from '../../services/ids';"],
+    ['api/routes/probe.ts', "import { newId } from '../../services/kernel/ids';"],
     ['api/wiring.ts', "import { temporalRunLauncher } from '../temporal/runs-client';"],
     ['scripts/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['main/probe.ts', "import { createApp } from '../api/app';"],

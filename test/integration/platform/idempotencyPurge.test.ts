@@ -3,8 +3,8 @@
  * process at a time, and a fresh key keeps replaying its stored answer.
  */
 import { IdempotencyRecordSchema } from '../../../db/entities';
-import { newId } from '../../../services/ids';
-import { purgeExpiredIdempotencyRecordsOnce } from '../../../services/idempotencyPurge';
+import { newId } from '../../../services/kernel/ids';
+import { purgeExpiredIdempotencyRecordsOnce } from '../../../services/kernel/idempotencyPurge';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;
