@@ -22,7 +22,7 @@ export interface AppDeps {
   apiKeyPolicy: ApiKeyPolicy;
   /** Starts, cancels, approves and resumes runs on the durable engine. */
   runLauncher: RunLauncher;
-  /** Holds new live runs while their workspace has too many queued or running (services/runs/admission.ts). */
+  /** Holds new live runs while their workspace has too many queued or running (services/kernel/runAdmission.ts). */
   admitRun: AdmitRun;
   /** Keeps Temporal Schedules in step with deployed schedule triggers. */
   scheduler: ScheduleSync;

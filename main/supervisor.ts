@@ -117,7 +117,7 @@ export function startSupervisor(opts: { specs: ChildSpec[]; logger: Logger; back
       child = fork(slot.spec.module, [], { execArgv, env });
     }
     child.on('message', (m: { type?: unknown } | null) => {
-      // An API process asks for the totals once its metrics listen (services/metrics.ts).
+      // An API process asks for the totals once its metrics listen (services/platform/metrics.ts).
       if (m?.type === PROCESS_RESTARTS_REQUEST) tell(child);
       if (m?.type === CHILD_STARTED_MESSAGE) {
         slot.served = true;

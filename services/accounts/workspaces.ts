@@ -78,7 +78,7 @@ export interface MemberView {
 
 /**
  * Makes someone a member at once, without their consent: for operator tooling and test
- * fixtures only. The HTTP route invites instead (services/invitations.ts). An email with no
+ * fixtures only. The HTTP route invites instead (services/accounts/invitations.ts). An email with no
  * user yet creates the user as `invited`; an existing member is a 409.
  */
 export async function grantMembership(

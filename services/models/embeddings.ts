@@ -1,7 +1,7 @@
 /**
  * The model-call module, embeddings first: one client over the OpenAI-compatible protocol (the
  * `openai` npm client) configured by EMBEDDINGS_BASE_URL, EMBEDDINGS_MODEL and
- * EMBEDDINGS_API_KEY. Every request goes through the outbound guard (services/outbound.ts) via
+ * EMBEDDINGS_API_KEY. Every request goes through the outbound guard (services/kernel/outbound.ts) via
  * the client's `fetch` option; the client applies the timeout and retries 408, 409, 429 and 5xx
  * answers and connection errors with exponential backoff (honouring Retry-After).
  *

@@ -7,7 +7,7 @@ import { httpRequest, OutboundError } from '../kernel/outbound';
 
 /**
  * Smart-HTTP Git remotes through isomorphic-git, with every request sent by `httpRequest`
- * (services/outbound.ts): the SSRF guard checks the remote's address on each request and
+ * (services/kernel/outbound.ts): the SSRF guard checks the remote's address on each request and
  * redirect, and the response size is capped. Each operation works in a fresh temporary bare
  * repository (fetch what it needs, read or commit, push), removed afterwards: no state is kept
  * between calls or shared between processes.

@@ -1,5 +1,5 @@
 /**
- * Fetching research sources: one URL at a time, through the outbound guard (services/outbound.ts),
+ * Fetching research sources: one URL at a time, through the outbound guard (services/kernel/outbound.ts),
  * honouring robots.txt (robots-parser), with the run's per-request timeout and remaining byte
  * budget; the readable text is extracted with Readability over a linkedom DOM. Every URL
  * considered leaves a row (research_sources): a `stored` snapshot, or `skipped`, `refused` or

@@ -64,7 +64,7 @@ export interface ResolvedWebhook {
 
 /**
  * Finds the enabled webhook of a token and the active version of its destination.
- * Unknown tokens, disabled webhooks, workflows that may not run (services/runs/runnable.ts) and
+ * Unknown tokens, disabled webhooks, workflows that may not run (services/workflows/runnable.ts) and
  * preview destinations that are not published under an approval (services/destinations) are
  * all not found, so a URL reveals nothing once it stops working.
  */

@@ -2,7 +2,7 @@
  * Worker heartbeats: how the API (another process, often another container) knows whether any
  * worker is polling. Each worker process upserts its row every `intervalMs` with the state its
  * Temporal worker reports, and writes `failed` (with the reason) before it exits on a failure.
- * Readiness (services/health.ts) asks for a fresh beat of a `running` worker, so a worker that
+ * Readiness (services/platform/health.ts) asks for a fresh beat of a `running` worker, so a worker that
  * failed says so at once and one that was killed -9 goes stale within the staleness window.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';

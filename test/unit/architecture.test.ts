@@ -21,7 +21,7 @@ async function restrictedImports(filePath: string, code: string): Promise<string
 describe('layer rule', () => {
   test.each([
     ['engine/probe.ts', "import { RunSchema } from '../db/entities';"],
-    ['engine/probe.ts', "import { newId } from '../services/ids';"],
+    ['engine/probe.ts', "import { newId } from '../services/kernel/ids';"],
     ['db/entities/probe.ts', "import { newId } from '../../services/kernel/ids';"],
     ['db/entities/probe.ts', "import { TASK_QUEUE } from '../../temporal/shared';"],
     ['db/entities/probe.ts', "import { validateGraph } from '../../engine/validate';"],
@@ -35,6 +35,12 @@ describe('layer rule', () => {
     ['services/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['temporal/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['api/routes/probe.ts', "import { startSupervisor } from '../../main/supervisor';"],
+    // Tiers inside services/: the kernel and the workflows base never import the use cases above them.
+    ['services/kernel/probe.ts', "import { executeWorkflow } from '../runs/execute';"],
+    ['services/kernel/probe.ts', "import { loadWorkflow } from '../workflows';"],
+    ['services/kernel/blobs/probe.ts', "import type { FileView } from '../../files';"],
+    ['services/kernel/probe.ts', "import { TASK_QUEUE } from '../../temporal/shared';"],
+    ['services/workflows/probe.ts', "import { deployWorkflow } from '../publishing';"],
   ])('%s may not %s', async (file, code) => {
     expect(await restrictedImports(file, code)).not.toHaveLength(0);
   });
@@ -43,8 +49,13 @@ describe('layer rule', () => {
     ['db/entities/probe.ts', "import type { WorkflowGraph } from '../../engine/types';"],
     ['services/probe.ts', "import { RunSchema } from '../db/entities';"],
     ['services/probe.ts', "import { validateGraph } from '../engine/validate';"],
-    ['activities/probe.ts', "import { newId } from '../services/ids';"],
-    ['temporal/probe.ts', "import type { RunLauncher } from '../services/ports';"],
+    ['services/kernel/probe.ts', "import { loadConfig } from '../config';"],
+    ['services/kernel/blobs/probe.ts', "import { notFound } from '../errors';"],
+    ['services/workflows/probe.ts', "import { newId } from '../kernel/ids';"],
+    ['services/workflows/probe.ts', "import { WorkflowSchema } from '../../db/entities';"],
+    ['services/publishing/probe.ts', "import { loadWorkflow } from '../workflows';"],
+    ['activities/probe.ts', "import { newId } from '../services/kernel/ids';"],
+    ['temporal/probe.ts', "import type { RunLauncher } from '../services/kernel/ports';"],
     ['api/routes/probe.ts', "import { newId } from '../../services/kernel/ids';"],
     ['api/wiring.ts', "import { temporalRunLauncher } from '../temporal/runs-client';"],
     ['scripts/probe.ts', "import { startSupervisor } from '../main/supervisor';"],

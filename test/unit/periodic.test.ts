@@ -1,4 +1,4 @@
-/** The background loop shared by the stuck-run guard and the idempotency purge (services/periodic.ts). */
+/** The background loop shared by the stuck-run guard and the idempotency purge (services/kernel/periodic.ts). */
 import type { Logger } from 'pino';
 import { startPeriodicPass } from '../../services/kernel/periodic';
 

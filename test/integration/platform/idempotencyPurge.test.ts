@@ -1,5 +1,5 @@
 /**
- * Expired idempotency records are purged in bounded passes (services/idempotencyPurge.ts), one
+ * Expired idempotency records are purged in bounded passes (services/kernel/idempotencyPurge.ts), one
  * process at a time, and a fresh key keeps replaying its stored answer.
  */
 import { IdempotencyRecordSchema } from '../../../db/entities';
