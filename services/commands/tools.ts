@@ -19,9 +19,9 @@ import { searchKnowledge } from '../knowledge';
 import type { ChatToolDefinition } from '../models/chat';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { canWrite } from '../kernel/principal';
-import { runnableActiveVersion, writeRunRow } from '../runs';
+import { writeRunRow } from '../runs';
 import { sha256Hex } from '../kernel/ids';
-import { listWorkflows } from '../workflows';
+import { listWorkflows, runnableActiveVersion } from '../workflows';
 
 /** Research and skills, plugged in by their areas once they exist. */
 export interface CommandPluggableTools {

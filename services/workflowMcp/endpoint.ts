@@ -3,7 +3,8 @@ import { MembershipSchema, RunSchema, WorkflowMcpServerSchema, WorkflowSchema, t
 import { verifyApiKey } from '../accounts/auth';
 import { AUTH_MESSAGES, forbidden, notFound, unauthenticated } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
-import { runnableActiveVersion, writeRunRow } from '../runs';
+import { writeRunRow } from '../runs';
+import { runnableActiveVersion } from '../workflows';
 import { MCP_SERVER_NOT_FOUND } from './servers';
 import { keyReachesWorkspace } from '../accounts/organizations';
 
