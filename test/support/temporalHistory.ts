@@ -1,6 +1,19 @@
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import type { Payload } from '@temporalio/common';
 import { decode } from '@temporalio/common/lib/internal-non-workflow';
+
+/**
+ * The event history of a workflow execution once it has closed. A run's read model records its
+ * terminal state from inside the workflow (a local activity), before the workflow task that
+ * carries it completes: fetched at that moment, the history still lacks that task's events
+ * (its patch markers, its commands). Waiting for the execution's result closes that gap.
+ */
+export async function closedHistory(client: Client, workflowId: string): Promise<temporal.api.history.v1.IHistory> {
+  const handle = client.workflow.getHandle(workflowId);
+  await handle.result().catch(() => undefined);
+  return handle.fetchHistory();
+}
 
 /**
  * The full event history of a workflow execution as JSON text, with every payload DECODED:
@@ -11,7 +24,7 @@ import { decode } from '@temporalio/common/lib/internal-non-workflow';
  * byte array is shown as UTF-8 text.
  */
 export async function historyText(client: Client, workflowId: string): Promise<string> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await closedHistory(client, workflowId);
   const converter = client.options.loadedDataConverter;
   const decodePayload = async (payload: Payload): Promise<unknown> => {
     const [decoded] = await decode(converter.payloadCodecs, [payload]);

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { closedHistory } from '../../support/temporalHistory';
 
 let stack: TestStack;
 let other: WorkspaceFixture;
@@ -58,13 +59,13 @@ async function run(ws: WorkspaceFixture, body: object): Promise<any> {
 }
 
 async function workflowTaskFailures(runId: string): Promise<number> {
-  const history = await stack.app.deps.temporal.client.workflow.getHandle(runId).fetchHistory();
+  const history = await closedHistory(stack.app.deps.temporal.client, runId);
   return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
 }
 
 /** Replays a run's history with the current workflow bundle; throws on any nondeterminism. */
 async function replays(runId: string): Promise<void> {
-  const history = await stack.app.deps.temporal.client.workflow.getHandle(runId).fetchHistory();
+  const history = await closedHistory(stack.app.deps.temporal.client, runId);
   const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
   const ids = markers.flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? []).map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')).id);
   expect(ids).toContain('expression-bounds-v1');

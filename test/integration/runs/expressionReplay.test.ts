@@ -16,6 +16,7 @@ import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
 import { http, startTestStack, testPayloadCodec, waitForRun, type TestStack } from '../../support/harness';
+import { closedHistory } from '../../support/temporalHistory';
 
 const History = temporal.api.history.v1.History;
 const FIXTURES = path.join(__dirname, '../../fixtures/histories');
@@ -125,7 +126,7 @@ describe('expression evaluation and replay', () => {
       expect(order(run.output.keys)).toEqual(['a', 'c', 'b']);
       expect([...(run.output.keys as string[])].sort()).toEqual([...(meta.output.keys as string[])].sort());
 
-      const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+      const history = await closedHistory(app.deps.temporal.client, run.id);
       expect(patchIds(history as never)).toContain(PATCH);
       await replay(history, run.id);
     } finally {

@@ -6,6 +6,7 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
+import { closedHistory } from '../../support/temporalHistory';
 
 let stack: TestStack;
 let app: TestApp;
@@ -122,7 +123,7 @@ test('code nodes and safe-method http nodes run as local activities; other http 
     expect(stepOf(run, 'read')).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(JSON.parse(service.requests.find((r) => r.method === 'PUT')!.body)).toEqual({ n: 42 });
 
-    const events = (await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory()).events ?? [];
+    const events = (await closedHistory(app.deps.temporal.client, run.id)).events ?? [];
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
     const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // Only the PUT went through the server's task queue; code, GET and HEAD ran in the workflow task.
@@ -149,7 +150,7 @@ test('a run whose local actions span several projection writes replays determini
     expect(run.status).toBe('succeeded');
     expect(run.steps.filter((s: { status: string }) => s.status === 'succeeded')).toHaveLength(13);
 
-    const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const history = await closedHistory(app.deps.temporal.client, run.id);
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // 12 calls, the first and last writes, and at least one write in between.
     expect(markers).toBeGreaterThan(14);
@@ -265,7 +266,7 @@ test('twelve durable steps end fully projected with fewer writes than steps, and
     expect(run.steps.filter((s: { status: string }) => s.status === 'succeeded')).toHaveLength(13);
     expect(service.requests.filter((r) => r.method === 'POST')).toHaveLength(12);
 
-    const history = await app.deps.temporal.client.workflow.getHandle(run.id).fetchHistory();
+    const history = await closedHistory(app.deps.temporal.client, run.id);
     expect(patches(history).join(' ')).toContain('coalesced-progress-v1');
     // Before: the first write, one after each of the 12 steps, the last write (14). Now a write
     // follows a step only once 250 ms of workflow time have passed since the previous one.
