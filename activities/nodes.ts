@@ -4,7 +4,7 @@ import type { ActivityDeps } from './index';
 import { oversizedOutput } from '../engine/limits';
 import { CredentialRefreshError, CredentialUseError, sendHttpWithStoredCredential, type CredentialUseFailure } from '../services/credentials';
 import { httpRequest, OutboundError, type HttpRequestInput } from '../services/kernel/outbound';
-import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/kernel/sandbox';
+import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/kernel/sandbox/sandbox';
 
 /** Time kept between a code call's own deadline and its activity's timeout (the answer's trip back). */
 const CODE_QUEUE_MARGIN_MS = 1_000;

@@ -6,7 +6,7 @@ import type { AppDeps } from './deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/kernel/lifecycle';
-import { closeSandboxPool } from '../services/kernel/sandbox';
+import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectTemporalClient } from '../temporal/client';
 import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';

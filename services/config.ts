@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import type { SandboxHostSettings } from './kernel/sandboxHost/client';
+import type { SandboxHostSettings } from './kernel/sandbox/sandboxHost/client';
 import type { RunAdmissionSettings } from './kernel/runAdmission';
 import type { SignInLimitSettings } from './kernel/signInLimits';
 import { z } from 'zod';

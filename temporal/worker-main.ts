@@ -6,7 +6,7 @@ import type { AppConfig } from '../services/config';
 import { keySettingsOf } from '../services/credentials';
 import { exitAfterFatal, runStandalone } from '../services/kernel/lifecycle';
 import { startWorkerHeartbeat } from '../services/workers/heartbeat';
-import { closeSandboxPool } from '../services/kernel/sandbox';
+import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectWorkerConnection } from './client';
 import { createWorker, prebuiltWorkflowBundle } from './worker';

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { temporal } from '@temporalio/proto';
-import { runUserCode } from '../../services/kernel/sandbox';
+import { runUserCode } from '../../services/kernel/sandbox/sandbox';
 import { httpRequest } from '../../services/kernel/outbound';
 import { apiCall, deployWorkflow } from './api';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, isSupervised, type ProcessRestartsMessage } from '../kernel/lifecycle';
 import { userSqlStats } from '../databases/userSql';
-import { sandboxHostStats } from '../kernel/sandboxHost/client';
+import { sandboxHostStats } from '../kernel/sandbox/sandboxHost/client';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
 export type ExternalMetricsSource = () => Promise<string | null>;

@@ -15,7 +15,7 @@ import { issueApiKey } from '../../services/accounts/apiKeys';
 import { provisionWorkspace } from '../../services/accounts/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/config';
 import { newId, randomToken } from '../../services/kernel/ids';
-import { closeSandboxPool } from '../../services/kernel/sandbox';
+import { closeSandboxPool } from '../../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../../services/databases';
 import { createLogger } from '../../services/kernel/logger';
 import { grantMembership } from '../../services/accounts/workspaces';

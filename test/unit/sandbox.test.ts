@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../activities/nodes';
-import { closeSandboxPool, KILL_GRACE_MS, runUserCode, SANDBOX_THREADS, sandboxHostPid, sandboxHostStats, type SandboxResult } from '../../services/kernel/sandbox';
+import { closeSandboxPool, KILL_GRACE_MS, runUserCode, SANDBOX_THREADS, sandboxHostPid, sandboxHostStats, type SandboxResult } from '../../services/kernel/sandbox/sandbox';
 
 /** ECMAScript built-ins a fresh QuickJS context may expose; anything else on the global is a leak. */
 const ES_GLOBALS = new Set([

@@ -1,4 +1,4 @@
-import { sandboxSettings, SANDBOX_KILL_GRACE_MS } from '../config';
+import { sandboxSettings, SANDBOX_KILL_GRACE_MS } from '../../config';
 import { SANDBOX_DEFAULTS, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandboxEngine';
 import { SandboxHostClient, sandboxHostStats, type SandboxHostSettings } from './sandboxHost/client';
 import type { DryRunResult, DryRunTask } from './sandboxHost/protocol';
@@ -18,10 +18,10 @@ export type { DryRunResult, DryRunTask } from './sandboxHost/protocol';
 
 /**
  * Every evaluation of a tenant's code or expressions in this process goes through here and runs
- * in the sandbox host: a child process (services/kernel/sandboxHost/) forked on first use and
+ * in the sandbox host: a child process (services/kernel/sandbox/sandboxHost/) forked on first use and
  * restarted with backoff whenever it exits, so a native fault in the engine (a QuickJS
  * assertion, a corrupted async hook stack in a thread) ends the host, never the API or the
- * worker. Inside the host the QuickJS executor (services/kernel/sandboxEngine.ts) runs on a pool of
+ * worker. Inside the host the QuickJS executor (services/kernel/sandbox/sandboxEngine.ts) runs on a pool of
  * code threads fed from per-workspace fair queues (one workspace holds at most
  * SANDBOX_WORKSPACE_CONCURRENCY threads; free threads go round-robin over the workspaces
  * waiting), and dry runs are interpreted on graph threads with their own heap cap.

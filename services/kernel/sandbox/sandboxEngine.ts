@@ -11,9 +11,9 @@ import {
 } from 'quickjs-emscripten';
 
 /**
- * The QuickJS executor of the code node. It runs inside a code thread of the sandbox host (services/kernel/sandboxHost/codeThread.ts),
+ * The QuickJS executor of the code node. It runs inside a code thread of the sandbox host (services/kernel/sandbox/sandboxHost/codeThread.ts),
  * never on the main thread of the API or a worker: callers use `runUserCode` of
- * services/kernel/sandbox.ts, which runs it in the sandbox host process (services/kernel/sandboxHost/) under
+ * services/kernel/sandbox/sandbox.ts, which runs it in the sandbox host process (services/kernel/sandbox/sandboxHost/) under
  * a hard wall-clock deadline enforced from outside (the thread is terminated and replaced).
  *
  * Isolation model: the guest has only the ECMAScript built-ins of a fresh QuickJS context plus
@@ -240,8 +240,8 @@ export async function warmUp(): Promise<void> {
 }
 
 /**
- * Runs `source` (already validated by services/kernel/sandbox.ts) with the input given as JSON text.
- * See `runUserCode` in services/kernel/sandbox.ts for the contract.
+ * Runs `source` (already validated by services/kernel/sandbox/sandbox.ts) with the input given as JSON text.
+ * See `runUserCode` in services/kernel/sandbox/sandbox.ts for the contract.
  */
 export async function executeCode(source: string, inputJson: string | undefined, limits: SandboxLimits): Promise<SandboxResult> {
   const mod = await getModule(limits.memoryLimitBytes);

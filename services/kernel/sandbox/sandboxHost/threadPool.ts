@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { FairQueue } from '../fairQueue';
+import { FairQueue } from '../../fairQueue';
 import type { ThreadInbound, ThreadOutbound } from './protocol';
 
 /**

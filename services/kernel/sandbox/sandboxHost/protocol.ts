@@ -1,5 +1,5 @@
-import type { RunOutcome, LogRecord, StepRecord } from '../../../engine/interpreter';
-import type { WorkflowGraph } from '../../../engine/types';
+import type { RunOutcome, LogRecord, StepRecord } from '../../../../engine/interpreter';
+import type { WorkflowGraph } from '../../../../engine/types';
 import type { SandboxLimits, SandboxResult } from '../sandboxEngine';
 
 /**

@@ -4,7 +4,7 @@ import type { CodeTask, DryRunResult, HostMessage, HostRequest } from './protoco
 import { ThreadPool } from './threadPool';
 
 /**
- * Entry point of the sandbox host process, forked by services/kernel/sandboxHost/client.ts in the
+ * Entry point of the sandbox host process, forked by services/kernel/sandbox/sandboxHost/client.ts in the
  * process that needs it (API: dry runs; worker: code nodes). Every tenant evaluation runs here,
  * in worker threads with their own heap caps, under per-task deadlines, fed from per-workspace
  * fair queues. The main thread only routes messages, so it answers the parent's pings even

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
-import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../../../engine/interpreter';
-import { withConfigDefaults } from '../../../engine/nodes';
+import { runGraph, type EngineHost, type LogRecord, type StepRecord } from '../../../../engine/interpreter';
+import { withConfigDefaults } from '../../../../engine/nodes';
 import { SANDBOX_DEFAULTS, type SandboxResult } from '../sandboxEngine';
 import type { CodeTask, DryRunResult, DryRunTask, ThreadInbound, ThreadOutbound } from './protocol';
 import { lowerThreadPriority } from './threadPriority';
