@@ -27,4 +27,4 @@ USER node
 EXPOSE 3000
 # --max-semi-space-size=4 and the heap cap (API_HEAP_MB's default): see docker-compose.yml, which
 # runs the API and the worker from this image with their own commands.
-CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=512", "dist/api/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=512", "dist/main/api.js"]

@@ -31,14 +31,19 @@ const LAYERS = [
     message: SERVICES_MESSAGE,
     extra: [{ regex: `^${'\\.\\./'.repeat(depth)}(?!\\.\\./|config$|config/|kernel(/|$))`, message: 'services/kernel/ and services/workflows/ (the base) import only the kernel: use cases sit on top of them, not below.' }],
   })),
+  // api/, temporal/ and activities/ sit on one floor above services/: none imports another; main/ wires them.
   { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'main', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
-  { files: ['temporal/**/*.ts'], banned: ours('api', 'main', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge.' },
-  // The API's composition roots (main and wiring) are the only api files that build Temporal adapters.
+  // Workflow code (temporal/workflows) imports activity types only: its own block below allows `import type`.
+  {
+    files: ['temporal/**/*.ts'],
+    ignores: ['temporal/workflows/**'],
+    banned: ours('api', 'activities', 'main', 'scripts', 'test'),
+    message: 'temporal/ implements the ports of services/; it imports neither the HTTP edge nor activities/ (main/worker.ts hands the activities to the worker).',
+  },
   {
     files: ['api/**/*.ts'],
-    ignores: ['api/main.ts', 'api/wiring.ts'],
     banned: ours('temporal', 'activities', 'main', 'scripts', 'test'),
-    message: 'api/ reaches Temporal through services and the ports wired in api/wiring.ts.',
+    message: 'api/ reaches Temporal through services/kernel/ports.ts; the adapters are wired in main/.',
     // Entity schemas are how code reaches tables; constants such as WORKFLOW_STATUSES stay importable.
     extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
   },
@@ -80,7 +85,7 @@ module.exports = tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   // Layers: arrows point inward. engine <- db <- services <- (api | temporal | activities) <- main.
-  // main/ (process wiring: the supervisor), scripts/ and test/ are composition roots and may import anything.
+  // main/ (entry points, wiring, service factories, the supervisor), scripts/ and test/ are composition roots and may import anything.
   ...layerRules(),
   {
     files: ['temporal/workflows/**/*.ts'],
@@ -89,7 +94,11 @@ module.exports = tseslint.config(
         'error',
         {
           paths: nodeBuiltins.map((name) => ({ name, allowTypeImports: true, message: 'Workflow code must be deterministic: no Node built-ins (use an activity).' })),
-          patterns: [{ group: ioModules, allowTypeImports: true, message: 'Workflow code must not do I/O: import activity types only and call them through proxyActivities.' }],
+          patterns: [
+            { group: ioModules, allowTypeImports: true, message: 'Workflow code must not do I/O: import activity types only and call them through proxyActivities.' },
+            { group: ours('activities'), allowTypeImports: true, message: 'Workflows import activity types only (proxyActivities<ReturnType<typeof createActivities>>).' },
+            { group: ours('api', 'main', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge or the composition roots.' },
+          ],
         },
       ],
       'no-restricted-globals': ['error', { name: 'fetch', message: 'No I/O in workflows: use an activity.' }, { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' }],

@@ -39,6 +39,8 @@ export interface ActivityDeps {
   researchLauncherFor?: (client: Client) => ResearchLauncher;
   /** Mail polling: provider base URLs and the scanners inbound attachments go through (default: the built-in one). */
   mailer?: { config: MailerConfig; scanners?: FileScanner[] };
+  /** Time limit of one code node in ms (default SANDBOX_DEFAULTS.timeoutMs, 1 s); tests of outcomes raise it so a busy machine cannot fail a correct program. */
+  codeTimeoutMs?: number;
 }
 
 /** Activity factory: workflows import its type only (`proxyActivities<ReturnType<typeof createActivities>>`). */

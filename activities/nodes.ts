@@ -61,9 +61,10 @@ export function createNodeActivities(deps: ActivityDeps) {
       // and one that cannot get a thread in time to finish inside the activity's timeout fails saying so.
       const { info, cancellationSignal } = Context.current();
       // (No room for a wait at all, as with a test's short timeout: leave it to the activity's own timeout.)
-      const queueBudgetMs = info.startToCloseTimeoutMs - SANDBOX_DEFAULTS.timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
+      const timeoutMs = deps.codeTimeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
+      const queueBudgetMs = info.startToCloseTimeoutMs - timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
       const queueTimeoutMs = queueBudgetMs > 0 ? queueBudgetMs : undefined;
-      const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: cancellationSignal, queueTimeoutMs });
+      const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: cancellationSignal, queueTimeoutMs, timeoutMs });
       if (!result.ok) {
         const type = CODE_FAILURE_TYPES[result.error.kind];
         // The logs written before the failure help the author find it.

@@ -15,7 +15,7 @@ async function heartbeating<T>(poll: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Event-source polls, started by their Temporal Schedules (temporal/sources-client.ts). */
+/** Event-source polls, started by their Temporal Schedules (temporal/sourcesClient.ts). */
 export function createSourceActivities(deps: ActivityDeps) {
   return {
     async pollRssSource(input: { sourceId: string }): Promise<PollResult> {

@@ -11,6 +11,41 @@ import type { FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import type { WebhookIntake } from '../services/webhooks';
 import type { AdmitRun } from '../services/kernel/runAdmission';
+import type { CredentialDeps, CredentialKeySettings, CredentialTestDeps } from '../services/credentials';
+import type { RepositoryDeps } from '../services/repository';
+import type { DeployDeps } from '../services/publishing';
+import type { ExtflowDeps } from '../services/publishing/extflowImport';
+import type { LocalAiCliDeps } from '../services/workers/localAiCli';
+import type { ReplyDeps } from '../services/mailer';
+import type { ErrtrackerIngressSettings } from '../services/webhooks';
+
+/**
+ * What the areas' use cases need besides an EntityManager, built once per process from the
+ * configuration and the infrastructure (main/services.ts, `createServices`). Routes read these
+ * instead of assembling dependencies on every request.
+ */
+export interface AppServices {
+  credentials: {
+    /** Keys that encrypt and decrypt workspace credentials (CREDENTIAL_KEY, SECRET_KEY, previous keys). */
+    keys: CredentialKeySettings;
+    /** CRUD and bootstrap: keys, the environment allowlist and the providers' base URLs. */
+    crud: CredentialDeps;
+    /** Credential tests: keys, the outbound guard and the test timeout. */
+    tests: CredentialTestDeps;
+  };
+  /** The workspace repository (WORKFLOW_REPOSITORY_ROOT, remotes through the outbound guard). */
+  repository: RepositoryDeps;
+  /** Deploys and destination changes: schedules, webhook tokens, the repository review rule. */
+  deploy: DeployDeps;
+  /** Extflow import, smoke tests and credential bootstrap. */
+  extflow: ExtflowDeps;
+  /** Local AI CLI sessions. */
+  localAiCli: LocalAiCliDeps;
+  /** Mail replies: credentials, attachment blobs, the outbound guard and provider settings. */
+  mailReplies: ReplyDeps;
+  /** The error-tracker ingress endpoint. */
+  errtracker: ErrtrackerIngressSettings;
+}
 
 /** Everything the HTTP app needs, built once by the entry point and injected. */
 export interface AppDeps {
@@ -41,6 +76,8 @@ export interface AppDeps {
   commands: { engine: CommandJobEngine; schedules: CommandScheduleSync };
   /** The webhook invoke route's token cache and group-commit outbox writer. */
   webhookIntake: WebhookIntake;
+  /** The areas' dependencies, built once (main/services.ts). */
+  services: AppServices;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
 }

@@ -21,7 +21,7 @@ export interface ChildSpec {
   role: ChildRole;
   /** How many processes of this role run side by side. */
   count: number;
-  /** The entry point (`api/main.ts` or `temporal/worker-main.ts`, `.js` in the built image). */
+  /** The entry point (`main/api.ts` or `main/worker.ts`, `.js` in the built image). */
   module: string;
   /** `--max-old-space-size` of each process: a runaway heap ends in a restart, not in swap. */
   heapMb: number;

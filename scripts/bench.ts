@@ -105,7 +105,7 @@ settings (environment):
   BENCH_PARKED_CONNECTIONS  autocannon connections of the latency runs (parked; default 10)
   WORKER_MAX_CACHED_WORKFLOWS  the worker's sticky cache (parked, throughput: its own process)
   BENCH_TEMPORAL_CONFIG  extra Temporal dynamic config, "key=value,key=value"
-  BENCH_TEMPORAL_SETTINGS  service (default: temporal/server-config.ts) or server-defaults
+  BENCH_TEMPORAL_SETTINGS  service (default: temporal/serverConfig.ts) or server-defaults
   BENCH_WORKER_NODE_ARGS  Node flags for the throughput worker process
   BENCH_ABUSE_ATTACK_S  seconds each attack class runs while B probes (abuse; default 20)
   BENCH_ABUSE_REST_PROBES  B's probe runs at rest before each attack (abuse; default 10)

@@ -93,11 +93,11 @@ async function main(): Promise<void> {
   const supervisor = startSupervisor({
     logger,
     specs: [
-      { role: 'api', count: config.processes.apiProcesses, module: path.join(root, 'api', `main${ext}`), heapMb: config.processes.apiHeapMb, env: () => childEnv },
+      { role: 'api', count: config.processes.apiProcesses, module: path.join(root, 'main', `api${ext}`), heapMb: config.processes.apiHeapMb, env: () => childEnv },
       {
         role: 'worker',
         count: config.processes.workers,
-        module: path.join(root, 'temporal', `worker-main${ext}`),
+        module: path.join(root, 'main', `worker${ext}`),
         heapMb: config.processes.workerHeapMb,
         // Each worker's SDK exporter needs its own port: the configured one, then the next ones.
         env: (slot) => ({ ...childEnv, ...(sdkMetrics ? { TEMPORAL_SDK_METRICS_ADDRESS: nthPort(sdkMetrics, slot) } : {}) }),

@@ -4,10 +4,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './shared';
-import { temporalResearchLauncher } from './research-client';
-import { temporalCommandEngine } from './commands-client';
 import { stickyCacheOptions } from './workerOptions';
 import { DATA_CONVERTER_PATH, dataConverterOptions } from './client';
 
@@ -101,7 +98,11 @@ export function prebuiltWorkflowBundle(configured: string | undefined): { codePa
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
-  deps: ActivityDeps;
+  /**
+   * Every activity of the service, by name: `createActivities` of activities/, built by the
+   * composition root (main/worker.ts), so that temporal/ never imports activities/.
+   */
+  activities: object;
   /** A prebuilt bundle (its code, or the file); when omitted the worker bundles `temporal/workflows` itself. */
   workflowBundle?: { code: string } | { codePath: string };
   identity?: string;
@@ -122,7 +123,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     namespace: opts.namespace,
     taskQueue: TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
-    activities: createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...opts.deps }),
+    activities: opts.activities,
     ...(opts.identity ? { identity: opts.identity } : {}),
     dataConverter: dataConverterOptions(opts.payloadCodec),
     ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),

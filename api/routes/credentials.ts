@@ -12,16 +12,11 @@ import {
   bootstrapWorkflowCredentials,
   createCredential,
   deleteCredential,
-  keySettingsOf,
   listCredentials,
-  providerUrlsOf,
   testCredential,
   testWorkflowCredentials,
   updateCredential,
-  type CredentialDeps,
-  type CredentialTestDeps,
 } from '../../services/credentials';
-import type { AppDeps } from '../deps';
 
 const idParams = z.object({ id: pathId });
 const notFound = { 404: { description: 'Credential not found (also for other workspaces’ ids)', schema: bareErrorSchema } };
@@ -41,19 +36,6 @@ const allowedHosts = z
   .max(50, 'allowedHosts must have at most 50 hosts')
   .describe('Hosts the credential may be sent to besides those its value and provider imply: `api.example.com`, `api.example.com:8443` or `*.example.com`. Changing them needs `value` (or `envVar`) in the same request');
 
-function credentialDeps(deps: AppDeps): CredentialDeps {
-  return { keys: keySettingsOf(deps.config), envAllowlist: deps.config.credentials.envAllowlist, readEnv: (n) => process.env[n], providerUrls: providerUrlsOf(deps.config) };
-}
-
-function testDeps(deps: AppDeps): CredentialTestDeps {
-  return {
-    keys: keySettingsOf(deps.config),
-    allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks,
-    timeoutMs: deps.config.credentials.testTimeoutMs,
-    providerBaseUrls: deps.config.credentials.providerBaseUrls,
-  };
-}
-
 export const listCredentialsRoute = defineRoute({
   method: 'get',
   path: '/api/v1/credentials',
@@ -63,7 +45,7 @@ export const listCredentialsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   responses: { 200: { description: '`{ credentials }`', schema: credentialListSchema }, ...bareAuthErrors },
-  handler: async (ctx, { principal, deps }) => ({ status: 200, body: { credentials: await listCredentials(ctx.state.em, principal, credentialDeps(deps)) } }),
+  handler: async (ctx, { principal, deps }) => ({ status: 200, body: { credentials: await listCredentials(ctx.state.em, principal, deps.services.credentials.crud) } }),
 });
 
 export const createCredentialRoute = defineRoute({
@@ -77,7 +59,7 @@ export const createCredentialRoute = defineRoute({
   body: z.strictObject({ name, type, value: value.optional(), envVar: envVar.optional(), allowedHosts: allowedHosts.optional() }),
   responses: { 201: { description: '`{ credential }`', schema: credentialEnvelopeSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, body, deps }) => {
-    const { credential } = await createCredential(ctx.state.em, principal, credentialDeps(deps), body);
+    const { credential } = await createCredential(ctx.state.em, principal, deps.services.credentials.crud, body);
     return { status: 201, body: { credential } };
   },
 });
@@ -100,7 +82,7 @@ export const updateCredentialRoute = defineRoute({
   },
   handler: async (ctx, { principal, params, body, deps }) => ({
     status: 200,
-    body: { credential: await updateCredential(ctx.state.em, principal, credentialDeps(deps), params.id, body) },
+    body: { credential: await updateCredential(ctx.state.em, principal, deps.services.credentials.crud, params.id, body) },
   }),
 });
 
@@ -130,7 +112,7 @@ export const testCredentialRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ result: { ok, status, message, checkedAt, latencyMs } }`', schema: credentialTestSchema }, ...bareAuthErrors, ...notFound },
-  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { result: await testCredential(ctx.state.em, principal, testDeps(deps), params.id) } }),
+  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { result: await testCredential(ctx.state.em, principal, deps.services.credentials.tests, params.id) } }),
 });
 
 export const testWorkflowCredentialsRoute = defineRoute({
@@ -143,7 +125,7 @@ export const testWorkflowCredentialsRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ workflowId, ok, credentials: [{ reference, nodeIds, credential, result }] }`', schema: workflowCredentialTestSchema }, ...bareAuthErrors, ...workflowErrors },
-  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await testWorkflowCredentials(ctx.state.em, principal, testDeps(deps), params.id) }),
+  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await testWorkflowCredentials(ctx.state.em, principal, deps.services.credentials.tests, params.id) }),
 });
 
 export const bootstrapWorkflowCredentialsRoute = defineRoute({
@@ -156,7 +138,7 @@ export const bootstrapWorkflowCredentialsRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: { 200: { description: '`{ bootstrap: { workflowId, created, skipped, credentials } }`', schema: bootstrapReportSchema }, ...bareAuthErrors, ...workflowErrors },
-  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { bootstrap: await bootstrapWorkflowCredentials(ctx.state.em, principal, credentialDeps(deps), params.id) } }),
+  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { bootstrap: await bootstrapWorkflowCredentials(ctx.state.em, principal, deps.services.credentials.crud, params.id) } }),
 });
 
 export const credentialRoutes = [

@@ -9,7 +9,6 @@ import { approvePublication, CI_INTERVAL, CI_MAX_JOBS, listTargets, previewPubli
 import { changeTarget, type TargetChange } from '../../services/publishing';
 import { invalidInput } from '../../services/kernel/errors';
 import { requestFingerprint } from '../../services/kernel/idempotency';
-import { repositoryDeps } from './repository';
 
 /**
  * Workflow destinations (the spec's "targets"): list, change, preview a publication, and the
@@ -164,7 +163,7 @@ export const changeTargetRoute = defineRoute({
       ctx,
       'required',
       async () => {
-        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, { scheduler: deps.scheduler, secretKey: deps.config.secretKey, repository: repositoryDeps(ctx) });
+        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.deploy);
         const origin = requestOrigin(ctx);
         return { status: 200, body: { ...result, ...(result.webhooks ? { webhooks: result.webhooks.map((w) => webhookWithLinks(origin, w)) } : {}) } };
       },

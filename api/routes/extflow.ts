@@ -11,9 +11,7 @@ import { workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import { extflowBootstrapSchema, extflowImportResultSchema, extflowOriginalsResultSchema, extflowSmokeTestSchema } from '../schemas/extflow';
 import type { AppContext } from '../context';
-import type { AppDeps } from '../deps';
-import { keySettingsOf } from '../../services/credentials';
-import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type ExtflowDeps, type SmokeOutcome } from '../../services/publishing/extflowImport';
+import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type SmokeOutcome } from '../../services/publishing/extflowImport';
 
 const BASE = '/api/v1/workers/extflow';
 const ALIAS = '/api/v1/workers/legacyalias';
@@ -24,18 +22,6 @@ const SESSION_ALIAS = '/api/workers/legacyalias';
 const MAX_JSON_CHARS = 5_000_000;
 const jsonText = z.string().min(1, 'must not be empty').max(MAX_JSON_CHARS);
 const bundlePath = z.string().min(1, 'must not be empty').max(1000).describe('A file or directory inside the server\'s import directory (EXTFLOW_IMPORT_DIR)');
-
-function extflowDeps(deps: AppDeps): ExtflowDeps {
-  return {
-    orm: deps.orm,
-    workerProbe: deps.workerProbe,
-    config: deps.config,
-    temporal: deps.temporal,
-    runLauncher: deps.runLauncher,
-    importDir: deps.config.extflowImportDir,
-    credentials: { keys: keySettingsOf(deps.config), envAllowlist: deps.config.credentials.envAllowlist, readEnv: (n) => process.env[n] },
-  };
-}
 
 const doctorLinks = (ctx: AppContext) => ({ appUrl: requestOrigin(ctx), smokeTest: 'POST /api/v1/workers/smoke-test', localAiCliSession: 'POST /api/v1/workers/local-ai-cli/session' });
 
@@ -57,7 +43,7 @@ export const extflowImportBundleRoute = defineRoute({
   body: z.strictObject({ importBundleJson: jsonText.optional(), bundlePath: bundlePath.optional() }),
   responses: { 201: { description: '`{ importResult: { bundle, workflows[] }, doctor }`', schema: extflowImportResultSchema }, ...bareAuthErrors, ...badRequest },
   handler: async (ctx, { principal, body, deps }) => {
-    const { importResult, doctor } = await importExtflowBundle(ctx.state.em, principal, extflowDeps(deps), body, doctorLinks(ctx));
+    const { importResult, doctor } = await importExtflowBundle(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
     return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
   },
 });
@@ -81,7 +67,7 @@ export const extflowSmokeTestRoute = defineRoute({
     ...badRequest,
   },
   handler: async (ctx, { principal, body, deps }) => {
-    const { outcome, importedWorkflowSmokeTest } = await smokeTestExtflow(ctx.state.em, principal, extflowDeps(deps), body);
+    const { outcome, importedWorkflowSmokeTest } = await smokeTestExtflow(ctx.state.em, principal, deps.services.extflow, body);
     return { status: smokeHttpStatus[outcome], body: { importedWorkflowSmokeTest } };
   },
 });
@@ -98,7 +84,7 @@ export const extflowBootstrapRoute = defineRoute({
   responses: { 200: { description: '`{ bootstrap, doctor }`: created and skipped counts, never values', schema: extflowBootstrapSchema }, ...bareAuthErrors, ...badRequest },
   handler: async (ctx, { principal, body, deps }) => ({
     status: 200,
-    body: await bootstrapExtflowCredentials(ctx.state.em, principal, extflowDeps(deps), body, doctorLinks(ctx)),
+    body: await bootstrapExtflowCredentials(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx)),
   }),
 });
 
@@ -113,7 +99,7 @@ export const extflowOriginalsRoute = defineRoute({
   body: z.strictObject({ importJson: jsonText.optional(), importBundleJson: jsonText.optional() }),
   responses: { 201: { description: '`{ importResult: { bundle, workflows[], relinked[] }, doctor }`', schema: extflowOriginalsResultSchema }, ...bareAuthErrors, ...badRequest },
   handler: async (ctx, { principal, body, deps }) => {
-    const { importResult, doctor } = await importExtflowOriginals(ctx.state.em, principal, extflowDeps(deps), body, doctorLinks(ctx));
+    const { importResult, doctor } = await importExtflowOriginals(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
     return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
   },
 });

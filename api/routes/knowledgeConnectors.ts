@@ -5,7 +5,6 @@ import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRun
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
-import { keySettingsOf } from '../../services/credentials';
 import { CONNECTOR_PROVIDER_IDS } from '../../db/entities';
 import {
   cancelSyncRun,
@@ -206,7 +205,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
       if (Object.keys(body).some((k) => k !== 'options')) throw invalidInput(SYNC_MESSAGES.onlyOptions, { code: 'validation_failed' });
       const options = body.options ?? syncOptions.parse({});
-      const { run, replayed } = await startSyncRun(ctx.state.em, deps.knowledge, keySettingsOf(deps.config), principal, params.id, key, options);
+      const { run, replayed } = await startSyncRun(ctx.state.em, deps.knowledge, deps.services.credentials.keys, principal, params.id, key, options);
       return { status: 201, body: { run }, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
@@ -230,7 +229,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, body, deps }) => {
       const idempotencyKey = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
-      const { replayed, ...answer } = await invokeSyncCapability(ctx.state.em, deps.knowledge, keySettingsOf(deps.config), principal, { input: body.input, confirm: body.confirm, idempotencyKey });
+      const { replayed, ...answer } = await invokeSyncCapability(ctx.state.em, deps.knowledge, deps.services.credentials.keys, principal, { input: body.input, confirm: body.confirm, idempotencyKey });
       return { status: 201, body: answer, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),

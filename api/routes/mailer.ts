@@ -16,7 +16,6 @@ import {
   replyReservationSchema,
   replySentSchema,
 } from '../schemas/mailer';
-import { keySettingsOf } from '../../services/credentials';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import { clampLimit } from '../../services/kernel/pagination';
 import {
@@ -306,7 +305,7 @@ export const replyRoute = defineRoute({
     const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
     const outcome = await sendReply(
       ctx.state.em,
-      { keys: keySettingsOf(deps.config), blobs: deps.files.blobs, allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks, mailer: deps.config.mailer },
+      deps.services.mailReplies,
       principal,
       params.id,
       key,

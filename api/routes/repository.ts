@@ -2,14 +2,8 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
 import { workflowSchema, validationResultSchema, savedEdgeSchema, savedNodeSchema } from '../schemas/workflows';
-import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
-import { keySettingsOf } from '../../services/credentials';
-import { deleteRepository, getRepository, getReview, importSync, previewSync, requestReview, setRepository, type RepositoryDeps } from '../../services/repository';
-
-export function repositoryDeps(ctx: AppContext): RepositoryDeps {
-  return { root: ctx.deps.config.workflowRepositoryRoot, credentialKeys: keySettingsOf(ctx.deps.config), allowPrivateNetworks: ctx.deps.config.outboundAllowPrivateNetworks };
-}
+import { deleteRepository, getRepository, getReview, importSync, previewSync, requestReview, setRepository } from '../../services/repository';
 
 const repositorySchema = z.strictObject({ localPath: z.string().nullable(), remoteUrl: z.string().nullable(), branch: z.string(), pathPrefix: z.string(), credentialId: z.string(), pullsRepo: z.string(), updatedAt: z.string() });
 const repositoryBody = z
@@ -46,7 +40,7 @@ function repositoryRoutesAt(base: string, access: { read: Access; write: Access 
       access: access.write,
       body: repositoryBody,
       responses: { 200: { description: '`{ repository }`', schema: z.strictObject({ repository: repositorySchema }) }, ...bareAuthErrors },
-      handler: async (ctx, { principal, body }) => ({ status: 200, body: { repository: await setRepository(ctx.state.em, repositoryDeps(ctx), principal!, body) } }),
+      handler: async (ctx, { principal, body }) => ({ status: 200, body: { repository: await setRepository(ctx.state.em, ctx.deps.services.repository, principal!, body) } }),
     }),
     defineRoute({
       method: 'delete',
@@ -95,7 +89,7 @@ export const repositoryRoutes: AnyRoute[] = [
     access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     params: idParams,
     responses: { 200: { description: '`{ review }` (null before the first review)', schema: z.strictObject({ review: reviewSchema.nullable() }) }, ...errors },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: await getReview(ctx.state.em, repositoryDeps(ctx), principal!, params.id) }),
+    handler: async (ctx, { principal, params }) => ({ status: 200, body: await getReview(ctx.state.em, ctx.deps.services.repository, principal!, params.id) }),
   }),
   defineRoute({
     method: 'post',
@@ -108,7 +102,7 @@ export const repositoryRoutes: AnyRoute[] = [
     params: idParams,
     body: z.object({ expectedHeadSha: z.string().regex(/^[0-9a-f]{40}$/, 'expectedHeadSha must be a 40-character commit sha').optional() }).strict(),
     responses: { 200: { description: '`{ review }`', schema: z.strictObject({ review: reviewSchema }) }, ...errors },
-    handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await requestReview(ctx.state.em, repositoryDeps(ctx), principal!, params.id, body) }),
+    handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await requestReview(ctx.state.em, ctx.deps.services.repository, principal!, params.id, body) }),
   }),
   defineRoute({
     method: 'get',
@@ -137,7 +131,7 @@ export const repositoryRoutes: AnyRoute[] = [
       },
       ...errors,
     },
-    handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await previewSync(ctx.state.em, repositoryDeps(ctx), principal!, params.id, query.ref) }),
+    handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await previewSync(ctx.state.em, ctx.deps.services.repository, principal!, params.id, query.ref) }),
   }),
   defineRoute({
     method: 'post',
@@ -150,6 +144,6 @@ export const repositoryRoutes: AnyRoute[] = [
     params: idParams,
     body: z.object({ ref: z.string().regex(/^[A-Za-z0-9._/-]{1,200}$/, 'ref must be a branch name or commit sha').optional() }).strict(),
     responses: { 200: { description: '`{ workflow, ref, commit, importReadiness }`', schema: z.strictObject({ workflow: workflowSchema, ref: z.string(), commit: z.string(), importReadiness: validationResultSchema }) }, ...errors },
-    handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await importSync(ctx.state.em, repositoryDeps(ctx), principal!, params.id, body.ref) }),
+    handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await importSync(ctx.state.em, ctx.deps.services.repository, principal!, params.id, body.ref) }),
   }),
 ];

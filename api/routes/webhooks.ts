@@ -1,4 +1,3 @@
-import { keySettingsOf } from '../../services/credentials';
 import { z } from 'zod';
 import { defineRoute, type HttpMethod, type RouteResult } from '../http/route';
 import { requestOrigin } from '../http/urls';
@@ -144,7 +143,7 @@ export const createErrtrackerWebhookRoute = defineRoute({
     404: { description: 'Workflow not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
-    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, ctx.deps.config.secretKey, principal, body, keySettingsOf(ctx.deps.config));
+    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, ctx.deps.config.secretKey, principal, body, ctx.deps.services.credentials.keys);
     const invokeUrl = errtrackerInvokeUrl(requestOrigin(ctx), token);
     return { status: 201, body: { webhook: { ...webhookWithLinks(requestOrigin(ctx), webhook), invokeUrl }, invokeUrl } };
   },
@@ -165,8 +164,7 @@ export const errtrackerIngressRoute = defineRoute({
     404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
   },
   handler: async (ctx, { params, deps }) => {
-    const settings = { enabled: deps.config.errtrackerIngressEnabled, secretKey: deps.config.secretKey, credentialKeys: keySettingsOf(deps.config) };
-    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, settings, params.token, { ...inboundRequest(ctx), rawBody: ctx.request.rawBody ?? '' });
+    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, deps.services.errtracker, params.token, { ...inboundRequest(ctx), rawBody: ctx.request.rawBody ?? '' });
     return { status: 202, body: { token: params.token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
   },
 });

@@ -13,9 +13,8 @@ import {
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import type { SmokeTestStatus } from '../../db/entities';
-import { keySettingsOf } from '../../services/credentials';
 import { invalidInput } from '../../services/kernel/errors';
-import { completeLocalAiCliLogin, listLocalAiCliModels, localAiCliSession, startLocalAiCliLogin, storeLocalAiCliToken, type LocalAiCliDeps } from '../../services/workers/localAiCli';
+import { completeLocalAiCliLogin, listLocalAiCliModels, localAiCliSession, startLocalAiCliLogin, storeLocalAiCliToken } from '../../services/workers/localAiCli';
 import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import { workerDoctor } from '../../services/workers/doctor';
 import { runSmokeTest } from '../../services/workers/smokeTests';
@@ -127,7 +126,6 @@ const tokenBody = z.strictObject({
 });
 const modelsQuery = z.object({ kind: kindSchema.optional() });
 
-const cliDeps = (deps: AppDeps): LocalAiCliDeps => ({ config: deps.config.localAiCli, keys: keySettingsOf(deps.config) });
 
 const cliErrors = {
   400: { description: 'Invalid body or query (bad kind or action), or the CLI refused the token or login', schema: bareErrorSchema },
@@ -149,7 +147,7 @@ export const localAiCliSessionRoute = defineRoute({
   body: sessionBody,
   responses: { 200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const session = await localAiCliSession(ctx.state.em, cliDeps(input.deps), input.principal, input.body.action ?? 'verify', input.body.kind ?? DEFAULT_KIND);
+    const session = await localAiCliSession(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.action ?? 'verify', input.body.kind ?? DEFAULT_KIND);
     return { status: 200, body: { session } };
   },
 });
@@ -165,7 +163,7 @@ export const localAiCliLoginRoute = defineRoute({
   body: loginBody,
   responses: { 200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const { session, ...login } = await startLocalAiCliLogin(ctx.state.em, cliDeps(input.deps), input.principal, input.body.kind);
+    const { session, ...login } = await startLocalAiCliLogin(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.kind);
     return { status: 200, body: { login, session } };
   },
 });
@@ -181,7 +179,7 @@ export const localAiCliCallbackRoute = defineRoute({
   body: callbackBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const session = await completeLocalAiCliLogin(ctx.state.em, cliDeps(input.deps), input.principal, input.body.callbackUrl);
+    const session = await completeLocalAiCliLogin(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.callbackUrl);
     return { status: 200, body: { session } };
   },
 });
@@ -197,7 +195,7 @@ export const localAiCliTokenRoute = defineRoute({
   body: tokenBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const session = await storeLocalAiCliToken(ctx.state.em, cliDeps(input.deps), input.principal, input.body.kind, input.body.token);
+    const session = await storeLocalAiCliToken(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.kind, input.body.token);
     return { status: 200, body: { session } };
   },
 });
@@ -213,7 +211,7 @@ export const localAiCliModelsRoute = defineRoute({
   query: modelsQuery,
   responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const result = await listLocalAiCliModels(ctx.state.em, cliDeps(input.deps), input.principal, input.query.kind ?? DEFAULT_KIND);
+    const result = await listLocalAiCliModels(ctx.state.em, input.deps.services.localAiCli, input.principal, input.query.kind ?? DEFAULT_KIND);
     return { status: 200, body: result };
   },
 });

@@ -29,14 +29,12 @@ import {
   previewImportIn,
   restoreVersion,
   updateWorkflow,
-  type DeployDeps,
   type Deployment,
 } from '../../services/publishing';
 import { exportWorkflow, getWorkflow, listVersions, listWorkflows, validateArtifactFiles, validateWorkflow, type WorkflowView } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../db/entities';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/kernel/errors';
-import { repositoryDeps } from './repository';
 
 const idParams = z.object({ id: pathId });
 const nodes = z.array(z.looseObject({})).max(500).describe('Graph nodes; see the node contract in the README');
@@ -208,7 +206,7 @@ export const patchWorkflowRoute = defineRoute({
   body: patchBody,
   responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params, body }) => {
-    const update = await updateWorkflow(ctx.state.em, principal, params.id, { ...body, nodes: body.nodes as never, edges: body.edges as never }, deployDeps(ctx));
+    const update = await updateWorkflow(ctx.state.em, principal, params.id, { ...body, nodes: body.nodes as never, edges: body.edges as never }, ctx.deps.services.deploy);
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
     const { workflow, importReadiness } = update;
     return { status: 200, body: { workflow, links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) } };
@@ -230,10 +228,6 @@ export const deleteWorkflowRoute = defineRoute({
     return { status: 200, body: { deleted: true } };
   },
 });
-
-function deployDeps(ctx: AppContext): DeployDeps {
-  return { scheduler: ctx.deps.scheduler, secretKey: ctx.deps.config.secretKey, repository: repositoryDeps(ctx) };
-}
 
 /** The answer of POST /deploy and of PATCH `status: deployed`, which share one shape. */
 function deployResponse(ctx: AppContext, deployment: Deployment): RouteResult {
@@ -268,7 +262,7 @@ export const deployWorkflowRoute = defineRoute({
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, deployDeps(ctx))),
+  handler: async (ctx, { principal, params }) => deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.deploy)),
 });
 
 export const validateSavedRoute = defineRoute({

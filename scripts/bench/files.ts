@@ -3,7 +3,7 @@
  * encrypted blob storage and while the file is downloaded whole by ranges.
  *
  * The usual stack (scripts/bench/stack.ts) provides PostgreSQL, Temporal, a worker and a
- * workspace; the measured API is a second process (`node --import tsx api/main.ts`, the
+ * workspace; the measured API is a second process (`node --import tsx main/api.ts`, the
  * docker-compose shape) on the same database, so its RSS is its own and not the load
  * generator's. Its resident set is read from /proc every 10 ms, and its kernel high-water mark
  * (VmHWM) is reset before each phase (`clear_refs` 5) and read after it. The client streams the
@@ -81,7 +81,7 @@ export async function filesScenario(ctx: BenchContext): Promise<void> {
       date: started.toISOString(),
       ...env,
       temporal: temporalFacts(stack),
-      service: { measuredProcess: 'API alone (api/main.ts), local blob backend', logLevel: 'warn', blobSegmentBytes: 65536 },
+      service: { measuredProcess: 'API alone (main/api.ts), local blob backend', logLevel: 'warn', blobSegmentBytes: 65536 },
       settings,
       idleRssMiB: round(idleRss / MiB, 1),
       phases: [upload.phase, download.phase],
@@ -117,7 +117,7 @@ async function freePort(): Promise<number> {
 /** The production API entry point in its own process, on the stack's database and Temporal. */
 async function spawnApi(stack: BenchStack, blobDir: string): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main/api.ts'], {
     cwd: path.resolve(__dirname, '..', '..'),
     env: {
       ...process.env,

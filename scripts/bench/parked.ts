@@ -245,8 +245,8 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
       service:
         settings.runtime === 'dist'
-          ? { api: 'its own process: node dist/api/main.js (API + outbox dispatcher)', worker: 'one worker process: node dist/temporal/worker-main.js with the prebuilt workflow bundle', logLevel: stack.config.logLevel }
-          : { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (node --import tsx temporal/worker-main.ts, bundling its workflows at start)', logLevel: stack.config.logLevel },
+          ? { api: 'its own process: node dist/main/api.js (API + outbox dispatcher)', worker: 'one worker process: node dist/main/worker.js with the prebuilt workflow bundle', logLevel: stack.config.logLevel }
+          : { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (node --import tsx main/worker.ts, bundling its workflows at start)', logLevel: stack.config.logLevel },
       workflows: { approval: graph('approval', { prompt: 'Go?' }), event: graph('event', {}), timer: graph('timer', { seconds: 86_400 }), timerSample: graph('timer', { until }) },
       settings,
       backgroundCpuBeforeStart: background,

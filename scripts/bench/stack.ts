@@ -12,12 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
-import { startApi, type StartedApi } from '../../api/main';
+import { startApi, type StartedApi } from '../../main/api';
 import { migrateUp, openOrm } from '../../db/orm';
 import { provisionWorkspace } from '../../services/accounts/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/config';
 import { createLogger } from '../../services/kernel/logger';
-import { startWorker } from '../../temporal/worker-main';
+import { startWorker } from '../../main/worker';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
 import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
 import { devServerDynamicConfig, findFreePort, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
@@ -66,7 +66,7 @@ export function temporalDynamicConfigFromEnv(raw = process.env.BENCH_TEMPORAL_CO
 
 /**
  * `BENCH_TEMPORAL_SETTINGS=server-defaults` starts the dev server without the service's own
- * dynamic config (temporal/server-config.ts), to measure what it is worth; default `service`.
+ * dynamic config (temporal/serverConfig.ts), to measure what it is worth; default `service`.
  */
 export function temporalSettingsFromEnv(raw = process.env.BENCH_TEMPORAL_SETTINGS): 'service' | 'server-defaults' {
   if (raw === undefined || raw === '' || raw === 'service') return 'service';
@@ -76,7 +76,7 @@ export function temporalSettingsFromEnv(raw = process.env.BENCH_TEMPORAL_SETTING
 
 export interface BenchStackOptions {
   /**
-   * Run the worker as its own process (`node --import tsx temporal/worker-main.ts`, the
+   * Run the worker as its own process (`node --import tsx main/worker.ts`, the
    * docker-compose shape) instead of inside this one, so its CPU is measured apart from the API.
    */
   workerProcess?: boolean;
@@ -194,7 +194,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       const healthz = `${apiUrl}/healthz`;
       const child = await spawnTsProcess(
         // BENCH_API_NODE_ARGS: node flags of the API process, as BENCH_WORKER_NODE_ARGS for the worker.
-        [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'api', 'main.js')] : ['--import', 'tsx', 'api/main.ts'])],
+        [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'main', 'api.js')] : ['--import', 'tsx', 'main/api.ts'])],
         {
           DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
           SECRET_KEY: config.secretKey!, HOST: '127.0.0.1', PORT: String(port),
@@ -266,7 +266,7 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 async function spawnWorkerProcess(runtime: 'tsx' | 'dist', env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }> {
   // BENCH_WORKER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the worker.
   const extraArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const entry = runtime === 'dist' ? [path.join(DIST_ROOT, 'temporal', 'worker-main.js')] : ['--import', 'tsx', 'temporal/worker-main.ts'];
+  const entry = runtime === 'dist' ? [path.join(DIST_ROOT, 'main', 'worker.js')] : ['--import', 'tsx', 'main/worker.ts'];
   return spawnTsProcess([...extraArgs, ...entry], { ...env, LOG_LEVEL: 'info' }, 'worker started');
 }
 

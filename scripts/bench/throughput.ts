@@ -212,7 +212,7 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (temporal/worker-main.ts)', logLevel: stack.config.logLevel, runAdmission: stack.config.runAdmission },
+      service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (main/worker.ts)', logLevel: stack.config.logLevel, runAdmission: stack.config.runAdmission },
       workflow,
       settings,
       backgroundCpuBeforeStart: background,

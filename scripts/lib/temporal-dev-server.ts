@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SERVER_DYNAMIC_CONFIG, type DynamicConfig } from '../../temporal/server-config';
+import { SERVER_DYNAMIC_CONFIG, type DynamicConfig } from '../../temporal/serverConfig';
 import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord } from './process-guard';
 
 const HOST = '127.0.0.1';
@@ -28,7 +28,7 @@ export interface TemporalDevServerOptions {
   uiCodecEndpoint?: string;
   /**
    * Dynamic config values (`--dynamic-config-value key=value`) on top of the service's own
-   * settings (temporal/server-config.ts), e.g. for benchmarks.
+   * settings (temporal/serverConfig.ts), e.g. for benchmarks.
    */
   dynamicConfig?: DynamicConfig;
   /**
@@ -108,7 +108,7 @@ export function devServerDynamicConfig(opts: Pick<TemporalDevServerOptions, 'dyn
  * Starts `temporal server start-dev` bound to 127.0.0.1 and resolves once the
  * frontend answers DescribeNamespace for the requested namespace.
  *
- * It runs with the service's dynamic config (temporal/server-config.ts: no 50 ms
+ * It runs with the service's dynamic config (temporal/serverConfig.ts: no 50 ms
  * task-queue poll waits, eager activities). The server's outbound version check is
  * always off (`frontend.enableServerVersionCheck=false`, plus the env var
  * `TEMPORAL_VERSION_CHECK_DISABLED=1` that the server reads for that setting's

@@ -8,7 +8,21 @@ const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOpti
 // OWASP's scrypt floor (N=2^17, r=8, p=1) costs 128 MiB per hash; 2^15 keeps sign-in fast on
 // 2-core machines while staying well above legacy defaults. The parameters are stored with
 // each hash, so they can be raised later without invalidating existing passwords.
-const PARAMS = { N: 2 ** 15, r: 8, p: 1, keylen: 32 };
+const PRODUCTION_N = 2 ** 15;
+
+/**
+ * The test suite's cheaper cost: SVC_TEST_PASSWORD_HASH_N (a power of two from 2^10 up to the
+ * production N), honoured only when NODE_ENV is `test` (jest sets it; the test global setup
+ * sets the variable). The same code path at a fraction of the CPU and memory; anywhere else,
+ * or with any other value, hashes use the production cost.
+ */
+export function passwordHashN(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.SVC_TEST_PASSWORD_HASH_N);
+  const allowed = env.NODE_ENV === 'test' && Number.isInteger(Math.log2(n)) && n >= 2 ** 10 && n < PRODUCTION_N;
+  return allowed ? n : PRODUCTION_N;
+}
+
+const PARAMS = { N: passwordHashN(), r: 8, p: 1, keylen: 32 };
 
 /** Hashes a password with scrypt; the result embeds its parameters and salt. */
 export async function hashPassword(password: string): Promise<string> {

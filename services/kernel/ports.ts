@@ -1,7 +1,7 @@
 /**
  * The seam between use cases and the durable engine. Services reach Temporal only through
- * these interfaces; `temporal/` implements them and the composition roots (api/wiring.ts,
- * the worker) inject the implementations. Tests and new areas see this one module.
+ * these interfaces; `temporal/` implements them and the composition roots (main/wiring.ts,
+ * main/worker.ts) inject the implementations. Tests and new areas see this one module.
  */
 import type { Run, Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
@@ -24,7 +24,7 @@ export type WebhookReplyResult =
   | { kind: 'failed'; error: string }
   | { kind: 'timeout' };
 
-/** Starts, cancels, approves and resumes runs on the durable engine (temporal/runs-client.ts). */
+/** Starts, cancels, approves and resumes runs on the durable engine (temporal/runsClient.ts). */
 export interface RunLauncher {
   /** The task queue runs execute on (reported in execution receipts and details). */
   readonly taskQueue: string;
@@ -63,7 +63,7 @@ export interface ScheduleTarget {
   kind: 'production' | 'preview';
 }
 
-/** Keeps Temporal Schedules in step with deployed schedule triggers (temporal/schedules-client.ts). */
+/** Keeps Temporal Schedules in step with deployed schedule triggers (temporal/schedulesClient.ts). */
 export interface ScheduleSync {
   /**
    * Makes the workflow's Temporal Schedules match `graph` (its active version): one schedule
@@ -100,7 +100,7 @@ export type SmokeRunOutcome =
   | { kind: 'noWorkerInTime'; workflowId: string };
 
 /**
- * The Temporal-only questions of worker health (temporal/worker-probe.ts). Methods reject
+ * The Temporal-only questions of worker health (temporal/workerProbe.ts). Methods reject
  * when Temporal is unreachable and do not bound their own wait: callers apply a time budget
  * and decide what to report (driver errors may carry addresses, so never show them).
  */
@@ -119,7 +119,7 @@ export interface WorkerProbe {
 }
 
 /**
- * Purges deleted files' blobs later (temporal/files-client.ts): one durable workflow per file,
+ * Purges deleted files' blobs later (temporal/filesClient.ts): one durable workflow per file,
  * id `file-purge-<fileId>`, sleeping `delayMs` on a durable timer before it removes the blob and
  * marks the file `deleted`. Starting it again for the same file while it runs is a no-op.
  */
@@ -132,7 +132,7 @@ export type KnowledgeIndexTarget =
   | { kind: 'document'; workspaceId: string; documentId: string; contentVersion: number }
   | { kind: 'syncRun'; workspaceId: string; runId: string };
 
-/** Starts knowledge indexing on the durable engine (temporal/knowledge-client.ts); a pass already started for the same target is left running. */
+/** Starts knowledge indexing on the durable engine (temporal/knowledgeClient.ts); a pass already started for the same target is left running. */
 export interface KnowledgeIndexer {
   start(target: KnowledgeIndexTarget): Promise<void>;
 }
@@ -165,7 +165,7 @@ export interface KnowledgeSyncStart {
   leaseMs: number;
 }
 
-/** Executes and cancels knowledge sync runs (temporal/knowledge-client.ts): workflow id = run id. */
+/** Executes and cancels knowledge sync runs (temporal/knowledgeClient.ts): workflow id = run id. */
 export interface KnowledgeSyncLauncher {
   /** Starts the run's execution (a closed earlier execution of the same id is started anew) and waits up to `waitMs` for it. */
   execute(start: KnowledgeSyncStart, waitMs: number): Promise<SyncExecutionOutcome>;
@@ -188,7 +188,7 @@ export interface ResearchStart {
   limits: ResearchLimits;
 }
 
-/** Starts and cancels research runs on the durable engine (temporal/research-client.ts): workflow id = run id. */
+/** Starts and cancels research runs on the durable engine (temporal/researchClient.ts): workflow id = run id. */
 export interface ResearchLauncher {
   /** Starts the run's execution; an execution already started for the run is left as it is. */
   start(start: ResearchStart): Promise<void>;
@@ -196,7 +196,7 @@ export interface ResearchLauncher {
   cancel(runId: string): Promise<boolean>;
 }
 
-/** How a confirmation sent to a waiting command job ended (temporal/commands-client.ts). */
+/** How a confirmation sent to a waiting command job ended (temporal/commandsClient.ts). */
 export type CommandConfirmOutcome =
   /** The job resumed and reached this status within the wait. */
   | { kind: 'settled'; status: string }
@@ -208,7 +208,7 @@ export type CommandConfirmOutcome =
   | { kind: 'not_found' };
 
 /**
- * Runs command jobs on the durable engine (temporal/commands-client.ts): one FIFO owner
+ * Runs command jobs on the durable engine (temporal/commandsClient.ts): one FIFO owner
  * workflow per thread runs the thread's queued jobs in order, each as its own workflow
  * (id = job id).
  */
@@ -223,7 +223,7 @@ export interface CommandJobEngine {
   progress(jobId: string): Promise<Array<{ at: string; state: string; message: string }> | null>;
 }
 
-/** Keeps a command schedule's Temporal Schedule (temporal/commands-client.ts). */
+/** Keeps a command schedule's Temporal Schedule (temporal/commandsClient.ts). */
 export interface CommandScheduleSync {
   upsert(schedule: { id: string; workspaceId: string; cron: string; timezone: string; enabled: boolean }): Promise<void>;
 }

@@ -13,7 +13,7 @@ import { migrateUp, openOrm } from '../../db/orm';
 import { createDatabase, ensurePostgres } from '../../scripts/lib/postgres';
 import { ensureTemporalCli } from '../../scripts/lib/temporal-cli';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../temporal/searchAttributes';
 import { bundleWorkflows } from '../../temporal/worker';
 import { laneVariable, TEST_ENV, type GlobalHandles } from './env';
 
@@ -67,6 +67,8 @@ export default async function globalSetup(globalConfig?: { maxWorkers?: number }
     process.env[laneVariable('temporalAddress', lane)] = temporal[lane - 1].address;
   }
   process.env[TEST_ENV.workflowBundle] = bundlePath;
+  // Cheaper password hashes in the test workers only (services/kernel/passwords.ts honours it under NODE_ENV=test).
+  process.env.SVC_TEST_PASSWORD_HASH_N = String(2 ** 10);
   process.env[TEST_ENV.pgvector] = pgvector;
   (globalThis as unknown as { __svcTest: GlobalHandles }).__svcTest = { temporal, pg, laneDatabases, tmp };
 }

@@ -7,7 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/deps';
 import { listen } from '../../api/server';
-import { buildAppDeps, startApiBackground } from '../../api/wiring';
+import { buildAppDeps, startApiBackground } from '../../main/wiring';
 import type { AnyRoute } from '../../api/http/route';
 import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
@@ -23,7 +23,7 @@ import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { keySettingsOf } from '../../services/credentials';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
-import { createWorker } from '../../temporal/worker';
+import { createServiceWorker } from '../../main/worker';
 import { testEnv } from './env';
 import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/kernel/payloadCodec';
 
@@ -192,7 +192,7 @@ export interface TestWorker {
  */
 export async function startTestWorker(
   app: { orm: MikroORM; deps?: AppDeps },
-  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec; maxCachedWorkflows?: number } = {},
+  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec; maxCachedWorkflows?: number; codeTimeoutMs?: number } = {},
 ): Promise<TestWorker> {
   // The SDK runtime (and its logger) is installed by the first worker of the process.
   const logger = createLogger(opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'error', { stream: opts.logStream });
@@ -200,10 +200,10 @@ export async function startTestWorker(
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   // The worker decrypts credentials with the same keys as the app it runs beside.
   const credentials = keySettingsOf(app.deps?.config ?? { credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} }, secretKey: TEST_SECRET_KEY });
-  const worker = await createWorker({
+  const worker = await createServiceWorker({
     connection,
     namespace: 'default',
-    deps: {
+    services: {
       orm: app.orm,
       allowPrivateNetworks: true,
       blobs: app.deps?.files.blobs,
@@ -213,6 +213,7 @@ export async function startTestWorker(
       localAiCli: app.deps?.config.localAiCli,
       commands: app.deps ? { llm: app.deps.config.llm, confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds, databaseQuery: app.deps.config.databaseQuery, localAiCli: app.deps.config.localAiCli } : undefined,
       mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
+      codeTimeoutMs: opts.codeTimeoutMs,
     },
     workflowBundle: bundle,
     identity: opts.identity,

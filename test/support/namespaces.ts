@@ -1,7 +1,7 @@
 /** Temporal namespaces of one test file, so no other file's worker picks up its tasks. */
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { registerSearchAttributes } from '../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../temporal/searchAttributes';
 import { testEnv } from './env';
 
 /**

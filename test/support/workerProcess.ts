@@ -5,12 +5,12 @@ import path from 'node:path';
 import { testEnv } from './env';
 import { TEST_SECRET_KEY } from './harness';
 
-/** Starts `temporal/worker-main.ts` with the test database, Temporal and SECRET_KEY plus `env`; resolves once it polls. */
+/** Starts `main/worker.ts` with the test database, Temporal and SECRET_KEY plus `env`; resolves once it polls. */
 export function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
   const root = path.resolve(__dirname, '../..');
   // `node --import tsx` keeps the worker in this one process (the tsx CLI would fork a child),
   // so SIGKILL really kills the worker and leaves nothing running.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main/worker.ts'], {
     cwd: root,
     env: {
       ...process.env,

@@ -30,7 +30,19 @@ describe('layer rule', () => {
     ['services/probe.ts', "import { createActivities } from '../activities';"],
     ['activities/probe.ts', "import { TASK_QUEUE } from '../temporal/shared';"],
     ['temporal/probe.ts', "import { createApp } from '../api/app';"],
-    ['api/routes/probe.ts', "import { temporalRunLauncher } from '../../temporal/runs-client';"],
+    ['api/routes/probe.ts', "import { temporalRunLauncher } from '../../temporal/runsClient';"],
+    // api/, temporal/ and activities/ sit on one floor: none imports another, and no api file is an exception.
+    ['api/wiring.ts', "import { temporalRunLauncher } from '../temporal/runsClient';"],
+    ['api/main.ts', "import { connectTemporalClient } from '../temporal/client';"],
+    ['api/routes/probe.ts', "import { createActivities } from '../../activities';"],
+    ['api/routes/probe.ts', "import type { ActivityDeps } from '../../activities';"],
+    ['activities/probe.ts', "import { createApp } from '../api/app';"],
+    ['temporal/probe.ts', "import { createActivities } from '../activities';"],
+    ['temporal/probe.ts', "import type { ActivityDeps } from '../activities';"],
+    // Workflows import activity types only, and never a composition root.
+    ['temporal/workflows/probe.ts', "import { createActivities } from '../../activities';"],
+    ['temporal/workflows/probe.ts', "import { createServices } from '../../main/services';"],
+    ['temporal/workflows/probe.ts', "import { createApp } from '../../api/app';"],
     // main/ (process wiring: the supervisor) is the outermost layer: nothing inside imports it.
     ['services/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['temporal/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
@@ -57,7 +69,9 @@ describe('layer rule', () => {
     ['activities/probe.ts', "import { newId } from '../services/kernel/ids';"],
     ['temporal/probe.ts', "import type { RunLauncher } from '../services/kernel/ports';"],
     ['api/routes/probe.ts', "import { newId } from '../../services/kernel/ids';"],
-    ['api/wiring.ts', "import { temporalRunLauncher } from '../temporal/runs-client';"],
+    ['temporal/workflows/probe.ts', "import type { createActivities } from '../../activities';"],
+    ['main/probe.ts', "import { temporalRunLauncher } from '../temporal/runsClient';"],
+    ['main/probe.ts', "import { createActivities } from '../activities';"],
     ['scripts/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['main/probe.ts', "import { createApp } from '../api/app';"],
   ])('%s may %s', async (file, code) => {
@@ -66,19 +80,20 @@ describe('layer rule', () => {
 });
 
 describe('the tree as it is', () => {
-  const ours = ['engine', 'db', 'services', 'api', 'temporal', 'activities', 'scripts', 'test'];
+  const ours = ['engine', 'db', 'services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'];
   const filesUnder = (dir: string): string[] =>
     readdirSync(path.join(root, dir)).flatMap((name) => {
       const rel = path.join(dir, name);
       return statSync(path.join(root, rel)).isDirectory() ? filesUnder(rel) : rel.endsWith('.ts') ? [rel] : [];
     });
 
-  /** Top-level folders of ours that a file imports (value or type), resolved from its relative specifiers. */
-  function importedFolders(file: string): Set<string> {
+  /** Top-level folders of ours that a file imports (value or type, or value only), resolved from its relative specifiers. */
+  function importedFolders(file: string, opts: { valuesOnly?: boolean } = {}): Set<string> {
     const source = readFileSync(path.join(root, file), 'utf8');
     const folders = new Set<string>();
-    for (const match of source.matchAll(/from\s+'(\.{1,2}\/[^']+)'/g)) {
-      const target = path.relative(root, path.resolve(path.dirname(path.join(root, file)), match[1]));
+    for (const match of source.matchAll(/^(?:import|export)(\s+type\b)?[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms)) {
+      if (opts.valuesOnly && match[1]) continue;
+      const target = path.relative(root, path.resolve(path.dirname(path.join(root, file)), match[2]));
       folders.add(target.split(path.sep)[0]);
     }
     return folders;
@@ -93,6 +108,24 @@ describe('the tree as it is', () => {
   test('db/ imports nothing of ours but engine types', () => {
     for (const file of filesUnder('db')) {
       expect([file, [...importedFolders(file)].filter((f) => ours.includes(f) && f !== 'db' && f !== 'engine')]).toEqual([file, []]);
+    }
+  });
+
+  test('api/, temporal/ and activities/ import none of each other (workflows: activity types only)', () => {
+    const floor = ['api', 'temporal', 'activities'];
+    for (const layer of floor) {
+      for (const file of filesUnder(layer)) {
+        const workflow = file.startsWith(path.join('temporal', 'workflows'));
+        const all = [...importedFolders(file)].filter((f) => floor.includes(f) && f !== layer && !(workflow && f === 'activities'));
+        const values = workflow ? [...importedFolders(file, { valuesOnly: true })].filter((f) => floor.includes(f) && f !== layer) : [];
+        expect([file, [...new Set([...all, ...values])]]).toEqual([file, []]);
+      }
+    }
+  });
+
+  test('nothing but main/, scripts/ and test/ imports main/', () => {
+    for (const layer of ['engine', 'db', 'services', 'api', 'temporal', 'activities']) {
+      for (const file of filesUnder(layer)) expect([file, importedFolders(file).has('main')]).toEqual([file, false]);
     }
   });
 });

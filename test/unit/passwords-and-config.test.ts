@@ -1,4 +1,4 @@
-import { hashPassword, verifyPassword } from '../../services/kernel/passwords';
+import { hashPassword, passwordHashN, verifyPassword } from '../../services/kernel/passwords';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/config';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { requestFingerprint } from '../../services/kernel/idempotency';
@@ -13,6 +13,15 @@ test('scrypt hashes verify, are salted, and reject wrong or malformed input', as
   expect(await verifyPassword('s3cret-pasS', a)).toBe(false);
   expect(await verifyPassword('s3cret-pass', null)).toBe(false);
   expect(await verifyPassword('s3cret-pass', 'bcrypt$whatever')).toBe(false);
+});
+
+test('the cheaper test cost of password hashes applies under NODE_ENV=test only, never in production', () => {
+  expect(passwordHashN({ NODE_ENV: 'test', SVC_TEST_PASSWORD_HASH_N: '1024' })).toBe(1024);
+  expect(passwordHashN({ NODE_ENV: 'production', SVC_TEST_PASSWORD_HASH_N: '1024' })).toBe(2 ** 15);
+  expect(passwordHashN({ SVC_TEST_PASSWORD_HASH_N: '1024' })).toBe(2 ** 15);
+  // Not a power of two, below the floor, or not cheaper: the production cost.
+  for (const n of ['1000', '512', String(2 ** 16), 'x']) expect(passwordHashN({ NODE_ENV: 'test', SVC_TEST_PASSWORD_HASH_N: n })).toBe(2 ** 15);
+  expect(passwordHashN({ NODE_ENV: 'test' })).toBe(2 ** 15);
 });
 
 test('API key tokens are hise_ plus 24 random bytes in base64url', () => {

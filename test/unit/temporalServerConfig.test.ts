@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { devServerDynamicConfig } from '../../scripts/lib/temporal-dev-server';
-import { renderDynamicConfigYaml, SERVER_DYNAMIC_CONFIG } from '../../temporal/server-config';
+import { renderDynamicConfigYaml, SERVER_DYNAMIC_CONFIG } from '../../temporal/serverConfig';
 
 describe('Temporal server settings', () => {
   it('production compose mounts the same dynamic config the dev server runs with', () => {

@@ -7,7 +7,7 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { WORKFLOW_TYPES, TASK_QUEUE } from '../../../temporal/shared';
-import { mailPollScheduleId, syncMailPollSchedules } from '../../../temporal/sources-client';
+import { mailPollScheduleId, syncMailPollSchedules } from '../../../temporal/sourcesClient';
 import { MailerMessageSchema, MailerPollingGroupSchema } from '../../../db/entities';
 import { startGmailFake, type GmailFake } from '../../fakes/gmail';
 import { startGraphFake, type GraphFake } from '../../fakes/graph';

@@ -3,7 +3,7 @@
  * (a request relayed by a proxy is not one); with METRICS_TOKEN a bearer token; with
  * METRICS_PORT its own port, the API port answering 404.
  */
-import { startApi, type StartedApi } from '../../../api/main';
+import { startApi, type StartedApi } from '../../../main/api';
 import { loadConfig } from '../../../services/config';
 import { createLogger } from '../../../services/kernel/logger';
 import { testEnv } from '../../support/env';

@@ -8,9 +8,10 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type { Worker } from '@temporalio/worker';
 import { openOrm, type MikroORM } from '../../../db/orm';
 import { connectWorkerConnection } from '../../../temporal/client';
-import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../../temporal/shared';
-import { createWorker, prebuiltWorkflowBundle } from '../../../temporal/worker';
+import { prebuiltWorkflowBundle } from '../../../temporal/worker';
+import { createServiceWorker } from '../../../main/worker';
 import { smokeWorkflow } from '../../../temporal/workflows';
 import { testEnv } from '../../support/env';
 import { testPayloadCodec } from '../../support/harness';
@@ -37,7 +38,7 @@ async function runWorker<T>(fn: (worker: Worker) => Promise<T>, workflowBundle: 
     { address: testEnv('temporalAddress'), namespace: 'default' },
     { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') },
   );
-  const worker = await createWorker({ connection: nativeConnection, namespace: 'default', deps: { orm, allowPrivateNetworks: true }, workflowBundle, payloadCodec: testPayloadCodec });
+  const worker = await createServiceWorker({ connection: nativeConnection, namespace: 'default', services: { orm, allowPrivateNetworks: true }, workflowBundle, payloadCodec: testPayloadCodec });
   try {
     return await worker.runUntil(fn(worker));
   } finally {

@@ -61,8 +61,10 @@ test('ten concurrent while(true) code nodes fail at their deadline while /health
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/Code exceeded its time limit of 1000 ms/);
   }
-  expect(latencies.length).toBeGreaterThan(10);
-  // Outcome, not timing (the issue saw /healthz silent for 19 of 20.7 s): it kept answering 200 while the guests spun.
+  // Outcome, not timing (the issue saw /healthz silent for 19 of 20.7 s): it answered 200 while the guests
+  // still spun. The first answer arriving before the runs ended is what a second request proves; how many
+  // answers fit in the runs' time depends on the machine's load.
+  expect(latencies.length).toBeGreaterThan(1);
 });
 
 test('an async function that swallows the interrupt fails the node at the deadline instead of running 10 s', async () => {

@@ -196,9 +196,9 @@ describe('httpRequest', () => {
   });
 
   test('times out as a typed error', async () => {
-    const started = Date.now();
+    // /slow answers 200 after 5 s: only the request's own 200 ms timeout can end it as a `timeout` error
+    // (no wall-clock bound here: how long that took depends on the machine's load).
     await expectOutboundError(httpRequest({ method: 'GET', url: `${base}/slow`, timeoutMs: 200 }, allow), 'timeout', /200 ms/);
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 
   test('refuses bodies over the size cap, declared or streamed', async () => {

@@ -1,7 +1,7 @@
 /** Schedule triggers become Temporal Schedules on deploy, are replaced on change and removed on undeploy. */
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { RunSchema } from '../../../db/entities';
-import { scheduleId } from '../../../temporal/schedules-client';
+import { scheduleId } from '../../../temporal/schedulesClient';
 import { http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 
 let stack: TestStack;

@@ -6,7 +6,7 @@ import { pollCiSource } from '../../../services/sources';
 import { http, startTestStack, type TestStack } from '../../support/harness';
 import { runsOfWorkflow } from '../../support/runs';
 import { changed, listTargets } from '../destinations/helpers';
-import { ciScheduleId, syncSourceSchedules } from '../../../temporal/sources-client';
+import { ciScheduleId, syncSourceSchedules } from '../../../temporal/sourcesClient';
 
 let stack: TestStack;
 let server: Server;

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RunSchema } from '../../../db/entities';
 import { parseFeed, pollRssSource } from '../../../services/sources';
-import { rssScheduleId, syncSourceSchedules } from '../../../temporal/sources-client';
+import { rssScheduleId, syncSourceSchedules } from '../../../temporal/sourcesClient';
 import { http, startTestStack, type TestStack } from '../../support/harness';
 import { runsOfWorkflow } from '../../support/runs';
 import { changed, listTargets } from '../destinations/helpers';

@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
 import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { findFreePort, startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { createWorkspace, http, startTestApp, startTestWorker, type TestApp } from '../../support/harness';
 
 let server: TemporalDevServer;

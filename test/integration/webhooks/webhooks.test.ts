@@ -200,13 +200,21 @@ test('accepted requests survive an API restart before dispatch: nothing is lost'
   expect(await app.orm.em.fork().count(WebhookOutboxSchema, { workflowId, status: 'dispatched' })).toBe(5);
 });
 
-test('1,000 concurrent webhook requests are all answered and start exactly one run each', async () => {
+/**
+ * 600, not 1,000 (test time): still far over the database pool (10 connections), six dispatch
+ * passes of 100 with 32 starts in flight each, and more than one group commit of the outbox
+ * writer (at most 500 rows each), so a lost, doubled or stuck entry in any of them still fails
+ * the counts below. The webhooks benchmark measures throughput at larger sizes.
+ */
+const BURST = 600;
+
+test(`${BURST} concurrent webhook requests are all answered and start exactly one run each`, async () => {
   const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'i' } }], [{ source: 'hook', target: 'echo' }]);
-  const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => http(app, 'POST', invoke, { body: { i } })));
-  expect(results.filter((r) => r.status === 202)).toHaveLength(1000);
-  // A completeness check, not a speed one (the webhooks benchmark measures speed): two test lanes
-  // on 2 cores finished the 1,000 runs in 90–200 s.
-  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 1000 && r.every((x) => x.status === 'succeeded'), 360_000);
-  expect(runs).toHaveLength(1000);
-  expect(new Set(runs.map((r) => r.output)).size).toBe(1000);
+  const results = await Promise.all(Array.from({ length: BURST }, (_, i) => http(app, 'POST', invoke, { body: { i } })));
+  expect(results.filter((r) => r.status === 202)).toHaveLength(BURST);
+  // A completeness check, not a speed one: the bound only means "stuck" (two test lanes on 2
+  // cores finished 1,000 runs in 90–200 s).
+  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === BURST && r.every((x) => x.status === 'succeeded'), 360_000);
+  expect(runs).toHaveLength(BURST);
+  expect(new Set(runs.map((r) => r.output)).size).toBe(BURST);
 }, 420_000);

@@ -10,7 +10,7 @@ import { Connection } from '@temporalio/client';
 import { SmokeTestSchema } from '../../../db/entities';
 import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
-import { registerSearchAttributes } from '../../../temporal/search-attributes';
+import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
 

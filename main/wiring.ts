@@ -1,13 +1,13 @@
 /**
  * The API's composition root: the one function that turns configuration, a database and a
- * Temporal connection into the dependencies routes receive. `api/main.ts` and the test
+ * Temporal connection into the dependencies routes receive. `main/api.ts` and the test
  * harness both call it, so tests run the wiring production runs.
  */
 import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { createRunAdmission } from '../services/kernel/runAdmission';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { AppDeps } from './deps';
+import type { AppDeps } from '../api/deps';
 import type { AppConfig } from '../services/config';
 import { startIdempotencyPurge } from '../services/kernel/idempotencyPurge';
 import { createMetrics } from '../services/platform/metrics';
@@ -17,33 +17,39 @@ import { SignInLimiter } from '../services/kernel/signInLimits';
 import { workflowIdsExist } from '../services/workflows';
 import { createWebhookIntake } from '../services/webhooks';
 import type { ConnectedTemporalClient } from '../temporal/client';
-import { temporalRunLauncher } from '../temporal/runs-client';
+import { temporalRunLauncher } from '../temporal/runsClient';
 import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
-import { temporalScheduleSync } from '../temporal/schedules-client';
-import { temporalWorkerProbe } from '../temporal/worker-probe';
-import { temporalFilePurger } from '../temporal/files-client';
-import { syncMailPollSchedules, syncSourceSchedules } from '../temporal/sources-client';
+import { temporalScheduleSync } from '../temporal/schedulesClient';
+import { temporalWorkerProbe } from '../temporal/workerProbe';
+import { temporalFilePurger } from '../temporal/filesClient';
+import { syncMailPollSchedules, syncSourceSchedules } from '../temporal/sourcesClient';
 import { createBlobStore } from '../services/kernel/blobs';
 import { fileScannersOf, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
-import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commands-client';
-import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledge-client';
-import { temporalResearchLauncher } from '../temporal/research-client';
+import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commandsClient';
+import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledgeClient';
+import { temporalResearchLauncher } from '../temporal/researchClient';
+import { createServices } from './services';
 
 export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
   const { config, orm, temporal, logger } = opts;
   const files = buildFilesRuntime(config, temporal);
+  // The Temporal adapters of services/kernel/ports.ts, one each per process.
+  const runLauncher = temporalRunLauncher(temporal.client);
+  const scheduler = temporalScheduleSync(temporal.client);
+  const workerProbe = temporalWorkerProbe(temporal.client, opts.namespace);
+  const temporalWithNamespace = { ...temporal, namespace: opts.namespace };
   return {
     config,
     orm,
-    temporal: { ...temporal, namespace: opts.namespace },
+    temporal: temporalWithNamespace,
     logger,
     signInLimiter: new SignInLimiter(orm, config.signInLimits),
     apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
-    runLauncher: temporalRunLauncher(temporal.client),
+    runLauncher,
     admitRun: createRunAdmission(orm, config.runAdmission),
-    scheduler: temporalScheduleSync(temporal.client),
-    workerProbe: temporalWorkerProbe(temporal.client, opts.namespace),
+    scheduler,
+    workerProbe,
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
     payloadCodec: payloadCodecFromConfig(config),
     lifecycle: { shuttingDown: false },
@@ -52,6 +58,7 @@ export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal:
     knowledge: buildKnowledgeRuntime(config, temporal, files),
     research: { launcher: temporalResearchLauncher(temporal.client) },
     commands: { engine: temporalCommandEngine(temporal.client), schedules: temporalCommandScheduleSync(temporal.client) },
+    services: createServices(config, { orm, blobs: files.blobs, temporal: temporalWithNamespace, runLauncher, scheduler, workerProbe }),
   };
 }
 
@@ -100,7 +107,7 @@ export function startApiBackground(
   return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), purge.stop(), sources.stop()])) };
 }
 
-/** How often the API reconciles RSS and CI sources and mail polling groups with their Temporal Schedules (temporal/sources-client.ts). */
+/** How often the API reconciles RSS and CI sources and mail polling groups with their Temporal Schedules (temporal/sourcesClient.ts). */
 const RSS_SCHEDULE_SYNC_INTERVAL_MS = 30_000;
 
 /** Runs `syncSourceSchedules` now and every `intervalMs`; failures are logged and retried next time. */

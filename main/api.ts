@@ -1,8 +1,9 @@
+/** The `api` process: its entry point (`node dist/main/api.js`, `npm run start:api`). */
 import type { Logger } from 'pino';
-import { createApp } from './app';
-import { listen } from './server';
-import { listenMetrics } from './metrics';
-import type { AppDeps } from './deps';
+import { createApp } from '../api/app';
+import { listen } from '../api/server';
+import { listenMetrics } from '../api/metrics';
+import type { AppDeps } from '../api/deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
 import { runStandalone } from '../services/kernel/lifecycle';
@@ -10,7 +11,7 @@ import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectTemporalClient } from '../temporal/client';
 import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
-import { registerSearchAttributes } from '../temporal/search-attributes';
+import { registerSearchAttributes } from '../temporal/searchAttributes';
 import { buildAppDeps, startApiBackground } from './wiring';
 
 export interface StartedApi {

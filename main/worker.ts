@@ -1,18 +1,37 @@
+/**
+ * The `worker` process: its entry point (`node dist/main/worker.js`, `npm run start:worker`)
+ * and the wiring of the worker, the one place that hands activities/ to temporal/.
+ */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import type { Worker } from '@temporalio/worker';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/config';
-import { keySettingsOf } from '../services/credentials';
 import { exitAfterFatal, runStandalone } from '../services/kernel/lifecycle';
 import { startWorkerHeartbeat } from '../services/workers/heartbeat';
 import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../services/databases';
-import { connectWorkerConnection } from './client';
-import { createWorker, prebuiltWorkflowBundle } from './worker';
+import { connectWorkerConnection } from '../temporal/client';
+import { createWorker, prebuiltWorkflowBundle, type WorkerOptions } from '../temporal/worker';
+import { temporalCommandEngine } from '../temporal/commandsClient';
+import { temporalResearchLauncher } from '../temporal/researchClient';
+import { createActivities, type ActivityDeps } from '../activities';
 import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { createBlobStore } from '../services/kernel/blobs';
 import { fileScannersOf } from '../services/files';
+import { createWorkerServices } from './services';
+
+/**
+ * A worker on `workflow-runs` serving every workflow and every activity of the service: the
+ * activities are built on `services`, plus the Temporal adapters activities build on their
+ * own client (the command thread engine, the research launcher).
+ */
+export function createServiceWorker(opts: Omit<WorkerOptions, 'activities'> & { services: Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> }): Promise<Worker> {
+  const { services, ...options } = opts;
+  const activities = createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...services });
+  return createWorker({ ...options, activities });
+}
 
 export interface StartedWorker {
   /** Stops polling, lets running activities finish, then closes connections. */
@@ -43,22 +62,11 @@ export async function startWorker(opts: {
   const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress });
   const payloadCodec = payloadCodecFromConfig(opts.config);
   if (!payloadCodec) opts.logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the API process)');
-  const blobs = createBlobStore(opts.config.blobs, opts.config.secretKey);
-  const deps = {
-    orm,
-    allowPrivateNetworks: opts.config.outboundAllowPrivateNetworks,
-    blobs,
-    credentials: keySettingsOf(opts.config),
-    knowledge: { config: opts.config.knowledge, secretKey: opts.config.secretKey },
-    llm: opts.config.llm,
-    localAiCli: opts.config.localAiCli,
-    commands: { llm: opts.config.llm, confirmationTtlSeconds: opts.config.commands.confirmationTtlSeconds, databaseQuery: opts.config.databaseQuery, localAiCli: opts.config.localAiCli },
-    mailer: { config: opts.config.mailer, scanners: fileScannersOf(opts.config) },
-  };
+  const services = createWorkerServices(opts.config, { orm, blobs: createBlobStore(opts.config.blobs, opts.config.secretKey), scanners: fileScannersOf(opts.config) });
   const workflowBundle = opts.workflowBundle ?? prebuiltWorkflowBundle(opts.config.temporal.workflowBundlePath) ?? undefined;
   // Unique per process start: the heartbeat row and Temporal's poller list name the same process.
   const identity = `${process.pid}@${os.hostname()}-${randomUUID().slice(0, 8)}`;
-  const worker = await createWorker({ connection, namespace: opts.config.temporal.namespace, deps, payloadCodec, workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows, identity });
+  const worker = await createServiceWorker({ connection, namespace: opts.config.temporal.namespace, services, payloadCodec, workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows, identity });
   let stopping = false;
   const fail = (err: unknown) => {
     if (stopping) return;
