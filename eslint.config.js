@@ -23,13 +23,13 @@ const LAYERS = [
   { files: ['db/**/*.ts'], banned: ours('services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), typeOnly: ['**/engine/**', '!**/engine/wellFormedText'], message: 'db/ is entities and migrations: it may import engine types only (and the well-formed text rule).' },
   { files: ['services/**/*.ts'], banned: SERVICES_BANNED, message: SERVICES_MESSAGE },
   // Tiers inside services/ (test/unit/serviceTiers.test.ts checks the whole graph, cycles included):
-  // the kernel and the workflows base import only the kernel (and services/config.ts), never the
+  // the kernel and the workflows base import only the kernel, never the
   // use cases above them. `depth` is how many folders below services/ the file lies.
   ...[1, 2, 3].map((depth) => ({
     files: [`services/kernel/${'*/'.repeat(depth - 1)}*.ts`, `services/workflows/${'*/'.repeat(depth - 1)}*.ts`],
     banned: SERVICES_BANNED,
     message: SERVICES_MESSAGE,
-    extra: [{ regex: `^${'\\.\\./'.repeat(depth)}(?!\\.\\./|config$|config/|kernel(/|$))`, message: 'services/kernel/ and services/workflows/ (the base) import only the kernel: use cases sit on top of them, not below.' }],
+    extra: [{ regex: `^${'\\.\\./'.repeat(depth)}(?!\\.\\./|kernel(/|$))`, message: 'services/kernel/ and services/workflows/ (the base) import only the kernel: use cases sit on top of them, not below.' }],
   })),
   // api/, temporal/ and activities/ sit on one floor above services/: none imports another; main/ wires them.
   { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'main', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
@@ -44,7 +44,7 @@ const LAYERS = [
     files: ['api/**/*.ts'],
     banned: ours('temporal', 'activities', 'main', 'scripts', 'test'),
     message: 'api/ reaches Temporal through services/kernel/ports.ts; the adapters are wired in main/.',
-    // Entity schemas are how code reaches tables; constants such as WORKFLOW_STATUSES stay importable.
+    // Entity schemas are how code reaches tables; entity types stay importable (status lists are in engine/statuses.ts).
     extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
   },
 ];

@@ -25,7 +25,7 @@ import type { ResearchLauncher } from '../services/kernel/ports';
 import { createResearchRun } from '../services/research';
 import { loadSkills } from '../services/skills';
 import type { QuerySettings } from '../services/databases';
-import type { LlmConfig, LocalAiCliConfig } from '../services/config';
+import type { LlmConfig, LocalAiCliConfig } from '../services/kernel/config';
 import type { CommandJobEngine } from '../services/kernel/ports';
 import { heartbeating } from './heartbeat';
 import type { ActivityDeps } from './index';

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import type { SignInLimiter } from '../services/kernel/signInLimits';
 import type { ApiKeyPolicy } from '../services/accounts/apiKeys';
 import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/kernel/ports';

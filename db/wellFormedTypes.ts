@@ -11,7 +11,7 @@
  * Input that arrives through the API is refused with a 400 before it gets this far
  * (api/http/route.ts); this is the net for what the service produces itself.
  */
-import { JsonType, ReferenceKind, TextType, type EntityMetadata, type Platform, type TransformContext } from '@mikro-orm/postgresql';
+import { JsonType, ReferenceKind, TextType, types, type EntityMetadata, type EntityProperty, type Platform, type TransformContext } from '@mikro-orm/postgresql';
 import { storableString, wellFormedJsonText } from '../engine/wellFormedText';
 
 export class WellFormedJsonType extends JsonType {
@@ -32,12 +32,22 @@ export class WellFormedTextType extends TextType {
  * well-formed type (the ORM would otherwise give json its own JsonType, which a mapped-type hook
  * cannot replace). A new instance per property: the ORM keeps per-property state on it.
  * (`string`/varchar properties hold ids, enums and API-validated names, and keep the ORM's type.)
+ * defineEntity's builders (`p.json()`, `p.text()`) give the type as a class: it is named here,
+ * as the ORM would name it later, so that the property reads as if declared `type: 'json'`.
  */
 export function useWellFormedTypes(meta: EntityMetadata): void {
   for (const prop of Object.values(meta.properties)) {
     if (prop.customType || (prop.kind && prop.kind !== ReferenceKind.SCALAR)) continue;
-    const type = [prop.type, prop.columnTypes?.[0]].map((t) => String(t ?? '').toLowerCase());
+    const type = [typeName(prop.type), prop.columnTypes?.[0]].map((t) => String(t ?? '').toLowerCase());
     if (type.includes('json') || type.includes('jsonb')) prop.customType = new WellFormedJsonType();
     else if (type.includes('text')) prop.customType = new WellFormedTextType();
+    else continue;
+    prop.type = type[0];
   }
+}
+
+/** The name of one of the ORM's own types given as a class (`types.json` → 'json'); anything else as it is. */
+function typeName(type: EntityProperty['type']): unknown {
+  if (typeof type !== 'function') return type;
+  return Object.entries(types).find(([, t]) => t === type)?.[0];
 }

@@ -5,7 +5,7 @@ import { listen } from '../api/server';
 import { listenMetrics } from '../api/metrics';
 import type { AppDeps } from '../api/deps';
 import { openOrm } from '../db/orm';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import { runStandalone } from '../services/kernel/lifecycle';
 import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../services/databases';

@@ -8,7 +8,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities';
 import type { AppServices } from '../api/deps';
 import type { BlobStore } from '../services/kernel/blobs';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import { keySettingsOf, providerUrlsOf, type CredentialDeps } from '../services/credentials';
 import type { FileScanner } from '../services/files';
 import type { RunLauncher, ScheduleSync, WorkerProbe } from '../services/kernel/ports';

@@ -8,7 +8,7 @@ import { createRunAdmission } from '../services/kernel/runAdmission';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../api/deps';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import { startIdempotencyPurge } from '../services/kernel/idempotencyPurge';
 import { createMetrics } from '../services/platform/metrics';
 import { startOutboxDispatcher } from '../services/webhooks/outboxDispatcher';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Worker } from '@temporalio/worker';
 import { openOrm } from '../db/orm';
-import type { AppConfig } from '../services/config';
+import type { AppConfig } from '../services/kernel/config';
 import { exitAfterFatal, runStandalone } from '../services/kernel/lifecycle';
 import { startWorkerHeartbeat } from '../services/workers/heartbeat';
 import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';

@@ -1,13 +1,14 @@
 /**
- * Writes docs/configuration.md and .env.example from the configuration's zod schemas
- * (services/config.ts): every variable, grouped by area, with its `.describe()` text and its
- * default (`npm run docs:config`). `--check` exits 1 when a committed file is stale instead of
- * writing it; test/unit/configDocs.test.ts fails in the same case.
+ * Writes docs/configuration.md and .env.example from the configuration's zod schemas, one per
+ * area (services/kernel/config/<area>.ts): every variable under its area's heading, with its
+ * `.describe()` text and its default (`npm run docs:config`). `--check` exits 1 when a committed
+ * file is stale instead of writing it; test/unit/configDocs.test.ts fails in the same case.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { envSchema } from '../services/config';
+import { CONFIG_AREAS, type ConfigArea } from '../services/kernel/config';
+import { isSecret } from '../services/kernel/config/define';
 
 const ROOT = join(__dirname, '..');
 export const CONFIG_DOC = join(ROOT, 'docs', 'configuration.md');
@@ -15,41 +16,20 @@ export const ENV_EXAMPLE = join(ROOT, '.env.example');
 
 /**
  * Variables read by the tooling (Temporal CLI provisioning, the test setup), not by the service's
- * configuration; listed so the reference is complete.
+ * configuration; listed last so the reference is complete.
  */
-const toolingEnv = z.object({
-  TEMPORAL_CLI_PATH: z.string().optional().describe('Use this `temporal` binary instead of looking on `PATH` or building one (scripts/temporal-cli.ts).'),
-  TEMPORAL_CLI_CACHE: z.string().optional().describe('Where the pinned Temporal CLI is built and cached. Unset: `~/.cache/svc-temporal`.'),
-  TEST_DATABASE_URL: z.string().optional().describe('Tests: server to create the throwaway database on. Unset: the local server, else an embedded one.'),
-});
+export const toolingArea: ConfigArea = {
+  source: 'scripts/docs-config.ts',
+  title: 'Tooling (not read by the service)',
+  schema: z.object({
+    TEMPORAL_CLI_PATH: z.string().optional().describe('Use this `temporal` binary instead of looking on `PATH` or building one (scripts/temporal-cli.ts).'),
+    TEMPORAL_CLI_CACHE: z.string().optional().describe('Where the pinned Temporal CLI is built and cached. Unset: `~/.cache/svc-temporal`.'),
+    TEST_DATABASE_URL: z.string().optional().describe('Tests: server to create the throwaway database on. Unset: the local server, else an embedded one.'),
+  }),
+};
 
-/**
- * Areas by variable-name prefix, in the order they are rendered; the longest matching prefix
- * wins, and a full name is a prefix too. A variable no prefix matches fails the render, so a
- * new setting is filed somewhere on purpose.
- */
-const AREAS: Array<[area: string, prefixes: string[]]> = [
-  ['HTTP server', ['PORT', 'HOST', 'BODY_LIMIT', 'TRUST_PROXY', 'SHUTDOWN_TIMEOUT_MS', 'LOG_LEVEL', 'VALIDATE_RESPONSES', 'METRICS_']],
-  ['Processes', ['API_', 'WORKERS', 'WORKER_HEAP_MB', 'WORKER_HEARTBEAT_', 'DATA_DIR']],
-  ['PostgreSQL', ['DATABASE_URL', 'DATABASE_ADMIN_URL']],
-  ['Temporal', ['TEMPORAL_', 'WORKER_MAX_CACHED_WORKFLOWS', 'WORKFLOW_BUNDLE_PATH']],
-  ['Secrets and operators', ['SECRET_KEY', 'OPERATOR_']],
-  ['Accounts and sign-in', ['SIGN_IN_', 'SESSION_', 'BOOTSTRAP_', 'END_USERS_']],
-  ['Runs, webhooks and the outbox', ['RUN_', 'OUTBOX_', 'WEBHOOK_', 'APPROVAL_', 'ERRTRACKER_', 'OUTBOUND_']],
-  ['Workflow sources', ['WORKFLOW_REPOSITORY_ROOT', 'EXTFLOW_']],
-  ['Files and blobs', ['BLOB_', 'FILES_', 'CLAMD_']],
-  ['Credentials', ['CREDENTIAL']],
-  ['Databases and configuration packages', ['DATABASE_QUERY_', 'CONFIGURATION_']],
-  ['Models and commands', ['LLM_', 'COMMAND_']],
-  ['Knowledge', ['EMBEDDINGS_', 'KNOWLEDGE_']],
-  ['Local AI CLIs', ['LOCAL_AI_CLI_']],
-  ['Mailer', ['GMAIL_', 'GRAPH_', 'GOOGLE_', 'MAILER_']],
-  ['Sandbox host', ['SANDBOX_']],
-  ['Tooling (not read by the service)', ['TEMPORAL_CLI_', 'TEST_']],
-];
-
-/** Variables whose value is a secret: .env.example shows a placeholder, never a value. */
-const SECRET = /(_KEY|_KEYS|_TOKEN|_SECRET_ACCESS_KEY)$/;
+/** The areas in the order they are rendered: the service's, then the tooling's. */
+export const DOC_AREAS: readonly ConfigArea[] = [...CONFIG_AREAS, toolingArea];
 
 export interface Setting {
   name: string;
@@ -57,17 +37,8 @@ export interface Setting {
   description: string;
   /** The default as it would be written in the environment; undefined when the variable is unset by default. */
   defaultValue: string | undefined;
-}
-
-function areaOf(name: string): string {
-  let best: { area: string; length: number } | undefined;
-  for (const [area, prefixes] of AREAS) {
-    for (const prefix of prefixes) {
-      if (name.startsWith(prefix) && prefix.length > (best?.length ?? 0)) best = { area, length: prefix.length };
-    }
-  }
-  if (!best) throw new Error(`${name} belongs to no area: add its prefix to AREAS in scripts/docs-config.ts`);
-  return best.area;
+  /** Flagged `.meta(SECRET)`: .env.example shows a placeholder, never a value. */
+  secret: boolean;
 }
 
 /** The `.default()` inside a variable's schema (through optional, preprocess and transform pipes). */
@@ -79,18 +50,17 @@ function defaultOf(schema: z.ZodType): string | undefined {
   return undefined;
 }
 
-/** Every setting of the service and its tooling, grouped by area in AREAS' order. */
+/** Every setting of the service and its tooling, area by area in DOC_AREAS' order. */
 export function configSettings(): Setting[] {
-  const shape: Record<string, z.ZodType> = { ...envSchema.shape, ...toolingEnv.shape };
-  const settings = Object.entries(shape).map(([name, schema]) => {
-    if (!schema.description) throw new Error(`${name} has no .describe() text in services/config.ts`);
-    return { name, area: areaOf(name), description: schema.description, defaultValue: defaultOf(schema) };
-  });
-  const order = AREAS.map(([area]) => area);
-  return settings.sort((a, b) => order.indexOf(a.area) - order.indexOf(b.area));
+  return DOC_AREAS.flatMap((area) =>
+    Object.entries(area.schema.shape as Record<string, z.ZodType>).map(([name, schema]) => {
+      if (!schema.description) throw new Error(`${name} has no .describe() text in ${area.source}`);
+      return { name, area: area.title, description: schema.description, defaultValue: defaultOf(schema), secret: isSecret(schema) };
+    }),
+  );
 }
 
-const byArea = (settings: Setting[]) => AREAS.map(([area]) => [area, settings.filter((s) => s.area === area)] as const).filter(([, list]) => list.length > 0);
+const byArea = (settings: Setting[]) => DOC_AREAS.map((area) => [area, settings.filter((s) => s.area === area.title)] as const).filter(([, list]) => list.length > 0);
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -99,15 +69,15 @@ export function renderConfigDoc(settings = configSettings()): string {
   const lines = [
     '# Configuration',
     '',
-    '<!-- Generated by `npm run docs:config` from the zod schemas of services/config.ts: edit those, not this file. -->',
+    '<!-- Generated by `npm run docs:config` from the zod schemas of services/kernel/config/: edit those, not this file. -->',
     '',
     'Every setting is an environment variable; none is needed for `npm start` on one machine.',
     '[.env.example](../.env.example) lists the same variables, commented out. An invalid value stops',
-    'the process at start with a message naming the variable. Operating the service:',
-    '[operations.md](operations.md).',
+    'the process at start with a message naming the variable. Each area below is one module, whose',
+    'zod schema declares its variables. Operating the service: [operations.md](operations.md).',
   ];
   for (const [area, list] of byArea(settings)) {
-    lines.push('', `## ${area}`, '', '| Variable | Default | Meaning |', '|---|---|---|');
+    lines.push('', `## ${area.title}`, '', `Declared in [${area.source}](../${area.source}).`, '', '| Variable | Default | Meaning |', '|---|---|---|');
     for (const s of list) lines.push(`| \`${s.name}\` | ${s.defaultValue === undefined ? 'unset' : `\`${cell(s.defaultValue)}\``} | ${cell(s.description)} |`);
   }
   return `${lines.join('\n')}\n`;
@@ -131,14 +101,14 @@ function commentLines(text: string): string[] {
 /** .env.example: every variable commented out, with its default (or a placeholder for secrets). */
 export function renderEnvExample(settings = configSettings()): string {
   const lines = [
-    '# Settings of svc-workflows, generated by `npm run docs:config` from services/config.ts.',
+    '# Settings of svc-workflows, generated by `npm run docs:config` from services/kernel/config/.',
     '# Every line is commented out: the value shown is the default, or empty when the variable is',
     '# unset by default. Secrets show a placeholder, never a value. Reference: docs/configuration.md.',
   ];
   for (const [area, list] of byArea(settings)) {
-    lines.push('', `# ---- ${area} ----`);
+    lines.push('', `# ---- ${area.title} (${area.source}) ----`);
     for (const s of list) {
-      const value = SECRET.test(s.name) && s.defaultValue === undefined ? '<secret>' : (s.defaultValue ?? '');
+      const value = s.secret && s.defaultValue === undefined ? '<secret>' : (s.defaultValue ?? '');
       lines.push('', ...commentLines(s.description), `# ${s.name}=${/[\s"'#$`\\]/.test(value) ? `'${value}'` : value}`);
     }
   }

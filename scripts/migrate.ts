@@ -1,6 +1,6 @@
 /** Applies pending migrations to DATABASE_URL (the one-shot `migrate` service in docker-compose). */
 import { migrateUp, openOrm } from '../db/orm';
-import { loadConfig } from '../services/config';
+import { loadConfig } from '../services/kernel/config';
 import { ensureServiceDatabase } from './lib/ownerRole';
 
 async function main(): Promise<void> {

@@ -8,7 +8,7 @@
 import { onShutdownSignal } from '../services/kernel/lifecycle';
 import { migrateUp, openOrm } from '../db/orm';
 import { bootstrapFirstRun } from '../services/accounts/bootstrap';
-import { loadConfig } from '../services/config';
+import { loadConfig } from '../services/kernel/config';
 import { createLogger } from '../services/kernel/logger';
 import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
 import { startSupervisor } from '../main/supervisor';

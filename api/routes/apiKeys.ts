@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { apiKeySchema, bareErrorSchema, pathId } from '../schemas';
-import { API_KEY_SCOPES } from '../../db/entities';
+import { API_KEY_SCOPES } from '../../engine/statuses';
 import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/accounts/apiKeys';
 import type { SessionPrincipal } from '../../services/kernel/principal';
 

@@ -5,7 +5,7 @@ import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRun
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
-import { CONNECTOR_PROVIDER_IDS } from '../../db/entities';
+import { CONNECTOR_PROVIDER_IDS } from '../../engine/statuses';
 import {
   cancelSyncRun,
   createConnector,

@@ -31,8 +31,8 @@ import {
   updateWorkflow,
   type Deployment,
 } from '../../services/publishing';
-import { exportWorkflow, getWorkflow, listVersions, listWorkflows, validateArtifactFiles, validateWorkflow, type WorkflowView } from '../../services/workflows';
-import { WORKFLOW_STATUSES } from '../../db/entities';
+import { exportWorkflow, getWorkflow, listVersions, validateArtifactFiles, listWorkflows, validateWorkflow, type WorkflowView } from '../../services/workflows';
+import { WORKFLOW_STATUSES } from '../../engine/statuses';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/kernel/errors';
 

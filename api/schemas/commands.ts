@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMMAND_JOB_STATUSES } from '../../db/entities';
+import { COMMAND_JOB_STATUSES } from '../../engine/statuses';
 import { envelopeErrorSchema, isoDate, redactionSchema } from './index';
 
 const statusSchema = z.enum(COMMAND_JOB_STATUSES);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COLUMN_TYPES } from '../../db/entities';
+import { COLUMN_TYPES } from '../../engine/statuses';
 import { bareErrorSchema, isoDate, url } from './index';
 
 /** Response schemas of the databases area: databases, tables, rows, imports and read-only SQL. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FILE_STATUSES } from '../../db/entities';
+import { FILE_STATUSES } from '../../engine/statuses';
 import { envelopeErrorSchema, isoDate, url } from './index';
 
 /** Response schemas of the files area (the `data` of envelope answers). */

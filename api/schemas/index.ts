@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_KEY_SCOPES, LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../../db/entities';
+import { API_KEY_SCOPES, LOG_LEVELS, RUN_STATUSES, RUN_TRIGGERS } from '../../engine/statuses';
 import { RUN_SORTS } from '../../services/runs/queries';
 
 /**

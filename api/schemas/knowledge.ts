@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INDEXING_STATUSES } from '../../db/entities';
+import { INDEXING_STATUSES } from '../../engine/statuses';
 import { bareErrorSchema, isoDate } from './index';
 
 /** Response schemas of the knowledge area (bases, documents, search; connectors in the envelope family). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STEP_STATUSES } from '../../db/entities';
+import { STEP_STATUSES } from '../../engine/statuses';
 import { RUN_SORTS } from '../../services/runs/queries';
 import { isoDate, logLevelSchema, runStatusSchema, runTriggerSchema, url } from './index';
 import { runSchema, runSummarySchema as listedRunSchema } from './runs';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESEARCH_STATUSES } from '../../db/entities';
+import { RESEARCH_STATUSES } from '../../engine/statuses';
 import { envelopeErrorSchema, isoDate } from './index';
 
 /** Response schemas of the research area (the `data` of envelope answers). */

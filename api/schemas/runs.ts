@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STEP_STATUSES, WORKFLOW_STATUSES } from '../../db/entities';
+import { STEP_STATUSES, WORKFLOW_STATUSES } from '../../engine/statuses';
 import { isoDate, logLevelSchema, redactionSchema, runStatusSchema, runTriggerSchema, url } from './index';
 
 /** Response schemas of the runs area (run objects, execute receipts, status, approvals, resume). */

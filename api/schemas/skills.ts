@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isoDate } from './index';
-import { SKILL_PUBLICATION_STATUSES, SKILL_VISIBILITIES } from '../../db/entities';
+import { SKILL_PUBLICATION_STATUSES, SKILL_VISIBILITIES } from '../../engine/statuses';
 
 /** Response schemas of the skills area. */
 

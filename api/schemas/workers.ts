@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_STATUSES } from '../../db/entities';
+import { RUN_STATUSES } from '../../engine/statuses';
 import { isoDate, runStatusSchema, runTriggerSchema } from './index';
 
 /**

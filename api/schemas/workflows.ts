@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WORKFLOW_STATUSES } from '../../db/entities';
+import { WORKFLOW_STATUSES } from '../../engine/statuses';
 import { isoDate, redactionSchema, url } from './index';
 import { webhookSchema } from './webhooks';
 import { conversionReportSchema } from './extflowReport';

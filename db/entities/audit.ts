@@ -1,33 +1,23 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, timestamptz } from './columns';
+import { WorkspaceSchema } from './workspaces';
 
 export type AuditSeverity = 'info' | 'warning' | 'critical';
 
-export interface AuditLog {
-  id: string;
-  workspaceId: string | null;
-  action: string;
-  severity: AuditSeverity;
-  actorUserId: string | null;
-  actorApiKeyId: string | null;
-  targetType: string | null;
-  targetId: string | null;
-  metadata: Record<string, unknown>;
-  createdAt: Date;
-}
-
-export const AuditLogSchema = new EntitySchema<AuditLog>({
+export const AuditLogSchema = entity({
   name: 'AuditLog',
   tableName: 'audit_logs',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true, nullable: true },
-    action: { type: 'string' },
-    severity: { type: 'string' },
-    actorUserId: { type: 'string', fieldName: 'actor_user_id', nullable: true },
-    actorApiKeyId: { type: 'string', fieldName: 'actor_api_key_id', nullable: true },
-    targetType: { type: 'string', fieldName: 'target_type', nullable: true },
-    targetId: { type: 'string', fieldName: 'target_id', nullable: true },
-    metadata: { type: 'json' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk().nullable(),
+    action: p.string(),
+    severity: p.string().$type<AuditSeverity>(),
+    actorUserId: p.string().nullable(),
+    actorApiKeyId: p.string().nullable(),
+    targetType: p.string().nullable(),
+    targetId: p.string().nullable(),
+    metadata: p.json<Record<string, unknown>>(),
+    createdAt: timestamptz('created_at'),
   },
 });
+export type AuditLog = InferEntity<typeof AuditLogSchema>;

@@ -1,8 +1,7 @@
-import { EntitySchema } from '@mikro-orm/core';
-
-/** The five scopes of the spec. A stored value outside this list fails authentication. */
-export const API_KEY_SCOPES = ['workspace', 'personal', 'copilot', 'organization', 'end_user_gateway'] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, HIDDEN, timestamptz } from './columns';
+import { UserSchema, WorkspaceSchema } from './workspaces';
+export type { ApiKeyScope } from '../../engine/statuses';
 
 export interface OrganizationGrant {
   workspaceSelection: 'organization' | 'selected';
@@ -12,67 +11,43 @@ export interface OrganizationGrant {
   organizationId?: string;
 }
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  /** name trimmed and lowercased: the uniqueness key inside one scope. */
-  nameKey: string;
-  /** Kept as text, not an enum, so that an unknown stored scope can be seen and refused. */
-  scope: string;
-  /** SHA-256 hex of the whole token; the token itself is never stored. */
-  tokenHash: string;
-  /** First characters of the token, safe to display so owners can tell keys apart. */
-  tokenPrefix: string;
-  /** null only for organization keys, which are not anchored to one workspace. */
-  workspaceId: string | null;
-  createdById: string;
-  organization: OrganizationGrant | null;
-  allowedWorkflowIds: string[] | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-}
-
-export interface Session {
-  id: string;
-  tokenHash: string;
-  userId: string;
-  workspaceId: string;
-  createdAt: Date;
-  expiresAt: Date;
-  revokedAt: Date | null;
-}
-
-export const ApiKeySchema = new EntitySchema<ApiKey>({
+export const ApiKeySchema = entity({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
-    id: { type: 'string', primary: true },
-    name: { type: 'string' },
-    nameKey: { type: 'string', fieldName: 'name_key' },
-    scope: { type: 'string' },
-    tokenHash: { type: 'string', fieldName: 'token_hash', unique: true, hidden: true },
-    tokenPrefix: { type: 'string', fieldName: 'token_prefix' },
-    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true, nullable: true },
-    createdById: { kind: 'm:1', entity: 'User', fieldName: 'created_by_id', mapToPk: true },
-    organization: { type: 'json', nullable: true },
-    allowedWorkflowIds: { type: 'json', fieldName: 'allowed_workflow_ids', nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    lastUsedAt: { type: 'Date', fieldName: 'last_used_at', columnType: 'timestamptz', nullable: true },
-    revokedAt: { type: 'Date', fieldName: 'revoked_at', columnType: 'timestamptz', nullable: true },
+    id: p.string().primary(),
+    name: p.string(),
+    /** name trimmed and lowercased: the uniqueness key inside one scope. */
+    nameKey: p.string(),
+    /** Kept as text, not an enum, so that an unknown stored scope can be seen and refused. */
+    scope: p.string(),
+    /** SHA-256 hex of the whole token; the token itself is never stored. */
+    tokenHash: p.string().unique().hidden(HIDDEN),
+    /** First characters of the token, safe to display so owners can tell keys apart. */
+    tokenPrefix: p.string(),
+    /** null only for organization keys, which are not anchored to one workspace. */
+    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk().nullable(),
+    createdById: p.manyToOne(UserSchema).fieldName('created_by_id').mapToPk(),
+    organization: p.json<OrganizationGrant>().nullable(),
+    allowedWorkflowIds: p.json<string[]>().nullable(),
+    createdAt: timestamptz('created_at'),
+    lastUsedAt: timestamptz('last_used_at').nullable(),
+    revokedAt: timestamptz('revoked_at').nullable(),
   },
 });
+export type ApiKey = InferEntity<typeof ApiKeySchema>;
 
-export const SessionSchema = new EntitySchema<Session>({
+export const SessionSchema = entity({
   name: 'Session',
   tableName: 'sessions',
   properties: {
-    id: { type: 'string', primary: true },
-    tokenHash: { type: 'string', fieldName: 'token_hash', unique: true, hidden: true },
-    userId: { kind: 'm:1', entity: 'User', fieldName: 'user_id', mapToPk: true },
-    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    expiresAt: { type: 'Date', fieldName: 'expires_at', columnType: 'timestamptz' },
-    revokedAt: { type: 'Date', fieldName: 'revoked_at', columnType: 'timestamptz', nullable: true },
+    id: p.string().primary(),
+    tokenHash: p.string().unique().hidden(HIDDEN),
+    userId: p.manyToOne(UserSchema).fieldName('user_id').mapToPk(),
+    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    createdAt: timestamptz('created_at'),
+    expiresAt: timestamptz('expires_at'),
+    revokedAt: timestamptz('revoked_at').nullable(),
   },
 });
+export type Session = InferEntity<typeof SessionSchema>;

@@ -3,10 +3,8 @@
  * (migration Migration20261123129000_commands). The area reads and writes them with SQL
  * (services/commands/store.ts) because every state change is a conditional update.
  */
-export const COMMAND_JOB_STATUSES = ['queued', 'running', 'waiting_confirmation', 'succeeded', 'failed', 'canceled', 'blocked'] as const;
-export type CommandJobStatus = (typeof COMMAND_JOB_STATUSES)[number];
-export const COMMAND_TERMINAL_STATUSES: readonly CommandJobStatus[] = ['succeeded', 'failed', 'canceled', 'blocked'];
-export const COMMAND_ACTIVE_STATUSES: readonly CommandJobStatus[] = ['queued', 'running', 'waiting_confirmation'];
+import type { CommandJobStatus } from '../../engine/statuses';
+export type { CommandJobStatus } from '../../engine/statuses';
 
 export type CommandConfirmationState = 'pending' | 'consumed' | 'resumed' | 'expired';
 

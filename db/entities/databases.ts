@@ -1,8 +1,7 @@
-import { EntitySchema } from '@mikro-orm/core';
-
-/** Column types of user tables (spec: Database, table, column, row). */
-export const COLUMN_TYPES = ['text', 'number', 'status', 'date', 'json'] as const;
-export type ColumnType = (typeof COLUMN_TYPES)[number];
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, timestamptz } from './columns';
+import type { ColumnType } from '../../engine/statuses';
+export type { ColumnType } from '../../engine/statuses';
 
 export interface TableColumn {
   name: string;
@@ -11,185 +10,122 @@ export interface TableColumn {
   tableReference?: true;
 }
 
+export const UserDatabaseSchema = entity({
+  name: 'UserDatabase',
+  tableName: 'user_databases',
+  properties: {
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    name: p.string(),
+    schemaName: p.string(),
+    roleName: p.string(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
+  },
+});
 /**
  * A user database: a PostgreSQL schema of its own (`schemaName`) and a role (`roleName`) that
  * holds USAGE on that schema and SELECT on its live tables, nothing else; the read-only SQL
  * sandbox runs as that role. Both names carry the database id, so they are unique in the cluster.
  */
-export interface UserDatabase {
-  id: string;
-  workspaceId: string;
-  name: string;
-  schemaName: string;
-  roleName: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type UserDatabase = InferEntity<typeof UserDatabaseSchema>;
 
+export const UserTableSchema = entity({
+  name: 'UserTable',
+  tableName: 'user_tables',
+  properties: {
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    databaseId: p.string(),
+    name: p.string(),
+    physicalName: p.string(),
+    columns: p.json<TableColumn[]>(),
+    trashed: p.boolean(),
+    trashedAt: timestamptz('trashed_at').nullable(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
+  },
+});
 /**
  * A user table: a real table `schemaName.physicalName` of its database with one typed column
  * per entry of `columns` and the identity column `"rowIndex"`. `physicalName` equals `name`
  * while the table is live; a trashed table is renamed out of the way (`_trash_<id>`) and its
  * SELECT grant revoked, so its name is free and SQL cannot reach it.
  */
-export interface UserTable {
-  id: string;
-  workspaceId: string;
-  databaseId: string;
-  name: string;
-  physicalName: string;
-  columns: TableColumn[];
-  trashed: boolean;
-  trashedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type UserTable = InferEntity<typeof UserTableSchema>;
 
-export const UserDatabaseSchema = new EntitySchema<UserDatabase>({
-  name: 'UserDatabase',
-  tableName: 'user_databases',
+export const ManagedTableSchema = entity({
+  name: 'ManagedTable',
+  tableName: 'managed_tables',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    schemaName: { type: 'string', fieldName: 'schema_name' },
-    roleName: { type: 'string', fieldName: 'role_name' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    tableId: p.string().primary(),
+    workspaceId: p.string(),
+    /** Logical key of the table in configuration packages. */
+    tableKey: p.string(),
+    keyColumn: p.string(),
+    classification: p.string().$type<'non_sensitive'>(),
+    /** The package whose apply last wrote the table; null until one does. */
+    ownerPackageKey: p.string().nullable(),
+    declaredBy: p.string(),
+    declaredAt: timestamptz('declared_at'),
   },
 });
-
-export const UserTableSchema = new EntitySchema<UserTable>({
-  name: 'UserTable',
-  tableName: 'user_tables',
-  properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    databaseId: { type: 'string', fieldName: 'database_id' },
-    name: { type: 'string' },
-    physicalName: { type: 'string', fieldName: 'physical_name' },
-    columns: { type: 'json' },
-    trashed: { type: 'boolean' },
-    trashedAt: { type: 'Date', fieldName: 'trashed_at', columnType: 'timestamptz', nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
-  },
-});
-
 /**
  * A table declared as non-sensitive configuration (permanent). Its rows have a stable textual
  * key (`keyColumn`, immutable), lifecycle values (`active`, `retired`) and a revision (the
  * physical column `_revision`); they are written through managed-rows or applied packages only.
  */
-export interface ManagedTable {
-  tableId: string;
-  workspaceId: string;
-  /** Logical key of the table in configuration packages. */
-  tableKey: string;
-  keyColumn: string;
-  classification: 'non_sensitive';
-  /** The package whose apply last wrote the table; null until one does. */
-  ownerPackageKey: string | null;
-  declaredBy: string;
-  declaredAt: Date;
-}
+export type ManagedTable = InferEntity<typeof ManagedTableSchema>;
 
-/** A successful apply of a configuration package: who, which package, which actions. No row values. */
-export interface ConfigurationReceipt {
-  id: string;
-  workspaceId: string;
-  requestId: string;
-  inputDigest: string;
-  actorId: string;
-  packageKey: string;
-  actionIds: string[];
-  status: 'applied';
-  createdAt: Date;
-}
-
-export const ManagedTableSchema = new EntitySchema<ManagedTable>({
-  name: 'ManagedTable',
-  tableName: 'managed_tables',
-  properties: {
-    tableId: { type: 'string', primary: true, fieldName: 'table_id' },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    tableKey: { type: 'string', fieldName: 'table_key' },
-    keyColumn: { type: 'string', fieldName: 'key_column' },
-    classification: { type: 'string' },
-    ownerPackageKey: { type: 'string', fieldName: 'owner_package_key', nullable: true },
-    declaredBy: { type: 'string', fieldName: 'declared_by' },
-    declaredAt: { type: 'Date', fieldName: 'declared_at', columnType: 'timestamptz' },
-  },
-});
-
-export const ConfigurationReceiptSchema = new EntitySchema<ConfigurationReceipt>({
+export const ConfigurationReceiptSchema = entity({
   name: 'ConfigurationReceipt',
   tableName: 'configuration_receipts',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    requestId: { type: 'string', fieldName: 'request_id' },
-    inputDigest: { type: 'string', fieldName: 'input_digest' },
-    actorId: { type: 'string', fieldName: 'actor_id' },
-    packageKey: { type: 'string', fieldName: 'package_key' },
-    actionIds: { type: 'json', fieldName: 'action_ids' },
-    status: { type: 'string' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    requestId: p.string(),
+    inputDigest: p.string(),
+    actorId: p.string(),
+    packageKey: p.string(),
+    actionIds: p.json<string[]>(),
+    status: p.string().$type<'applied'>(),
+    createdAt: timestamptz('created_at'),
   },
 });
+/** A successful apply of a configuration package: who, which package, which actions. No row values. */
+export type ConfigurationReceipt = InferEntity<typeof ConfigurationReceiptSchema>;
 
-/** What the last successful apply of a package wrote to one of its tables: row key → values. */
-export interface ConfigurationBaseline {
-  workspaceId: string;
-  packageKey: string;
-  tableKey: string;
-  rows: Record<string, Record<string, unknown>>;
-  receiptId: string;
-  updatedAt: Date;
-}
-
-/** A prepared package awaiting (or past) a person's confirmation in a session. */
-export interface ConfigurationProposal {
-  id: string;
-  workspaceId: string;
-  packageKey: string;
-  package: unknown;
-  packageDigest: string;
-  status: 'pending' | 'confirmed' | 'applied';
-  createdBy: string;
-  createdAt: Date;
-  expiresAt: Date;
-  confirmedBy: string | null;
-  confirmedAt: Date | null;
-}
-
-export const ConfigurationBaselineSchema = new EntitySchema<ConfigurationBaseline>({
+export const ConfigurationBaselineSchema = entity({
   name: 'ConfigurationBaseline',
   tableName: 'configuration_baselines',
   properties: {
-    workspaceId: { type: 'string', primary: true, fieldName: 'workspace_id' },
-    packageKey: { type: 'string', primary: true, fieldName: 'package_key' },
-    tableKey: { type: 'string', primary: true, fieldName: 'table_key' },
-    rows: { type: 'json' },
-    receiptId: { type: 'string', fieldName: 'receipt_id' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    workspaceId: p.string().primary(),
+    packageKey: p.string().primary(),
+    tableKey: p.string().primary(),
+    rows: p.json<Record<string, Record<string, unknown>>>(),
+    receiptId: p.string(),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+/** What the last successful apply of a package wrote to one of its tables: row key → values. */
+export type ConfigurationBaseline = InferEntity<typeof ConfigurationBaselineSchema>;
 
-export const ConfigurationProposalSchema = new EntitySchema<ConfigurationProposal>({
+export const ConfigurationProposalSchema = entity({
   name: 'ConfigurationProposal',
   tableName: 'configuration_proposals',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    packageKey: { type: 'string', fieldName: 'package_key' },
-    package: { type: 'json' },
-    packageDigest: { type: 'string', fieldName: 'package_digest' },
-    status: { type: 'string' },
-    createdBy: { type: 'string', fieldName: 'created_by' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    expiresAt: { type: 'Date', fieldName: 'expires_at', columnType: 'timestamptz' },
-    confirmedBy: { type: 'string', fieldName: 'confirmed_by', nullable: true },
-    confirmedAt: { type: 'Date', fieldName: 'confirmed_at', columnType: 'timestamptz', nullable: true },
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    packageKey: p.string(),
+    package: p.json<unknown>(),
+    packageDigest: p.string(),
+    status: p.string().$type<'pending' | 'confirmed' | 'applied'>(),
+    createdBy: p.string(),
+    createdAt: timestamptz('created_at'),
+    expiresAt: timestamptz('expires_at'),
+    confirmedBy: p.string().nullable(),
+    confirmedAt: timestamptz('confirmed_at').nullable(),
   },
 });
+/** A prepared package awaiting (or past) a person's confirmation in a session. */
+export type ConfigurationProposal = InferEntity<typeof ConfigurationProposalSchema>;

@@ -1,4 +1,5 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, timestamptz } from './columns';
 
 /**
  * Workflow destinations: one Production destination and named previews per workflow. The API
@@ -11,67 +12,7 @@ export type PreparedPublication =
   | { kind: 'promotion'; versionId: string; sourceTargetId: string; sourceActivationId: string; stopAfter: boolean; preparedAt: string }
   | { kind: 'rollback'; versionId: string; restoreActivationId: string; preparedAt: string };
 
-export interface WorkflowTarget {
-  id: string;
-  workspaceId: string;
-  workflowId: string;
-  kind: TargetKind;
-  name: string;
-  /** Optimistic concurrency: every change names the revision it read (`expectedRevision`) and bumps it. */
-  revision: number;
-  /** The deployment is on: published and not stopped. */
-  enabled: boolean;
-  /** The editor's saved version for this destination. */
-  candidateVersionId: string | null;
-  /** The published version. For production it mirrors `workflows.active_version_id`. */
-  activeVersionId: string | null;
-  activeActivationId: string | null;
-  /** How many activations the destination has had (the last one's generation). */
-  generation: number;
-  /** Connection alias → credential id. */
-  connectionBindings: Record<string, string>;
-  /** Child workflow id → the destination (targetId) of that child this destination depends on. */
-  childDependencies: Record<string, string>;
-  allowProductionReactivation: boolean;
-  prepared: PreparedPublication | null;
-  createdById: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
 export type ActivationSource = 'deploy' | 'publish' | 'promotion' | 'rollback' | 'resume';
-
-/** One publication of a version on a destination; production's form the history. */
-export interface TargetActivation {
-  id: string;
-  workspaceId: string;
-  workflowId: string;
-  targetId: string;
-  versionId: string;
-  generation: number;
-  source: ActivationSource;
-  /** The session approval it was published under; null for legacy deploys (POST /deploy). */
-  approvalId: string | null;
-  requestId: string | null;
-  connectionBindings: Record<string, string>;
-  createdById: string | null;
-  createdAt: Date;
-}
-
-/** An Admin's or Owner's approval of one exact version on one destination (session only). */
-export interface TargetApproval {
-  id: string;
-  workspaceId: string;
-  workflowId: string;
-  targetId: string;
-  versionId: string;
-  /** May be reused to reactivate this snapshot later (production rollback). */
-  permitsReactivation: boolean;
-  approvedById: string;
-  /** The activation that used it; an ordinary approval publishes once. */
-  consumedByActivationId: string | null;
-  createdAt: Date;
-}
 
 export type TargetSourceKind = 'rss' | 'ci';
 
@@ -106,98 +47,98 @@ export interface TargetSourceState {
   jobStatuses?: Record<string, CiJobState>;
 }
 
-/** An event source of a destination, stored here and polled by the event-sources area. */
-export interface TargetSource {
-  id: string;
-  workspaceId: string;
-  workflowId: string;
-  targetId: string;
-  kind: TargetSourceKind;
-  /** What makes a source unique on its destination: the feed URL, or the CI trigger node. */
-  sourceKey: string;
-  config: RssSourceConfig | CiSourceConfig;
-  state: TargetSourceState;
-  createdById: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-const ts = (fieldName: string) => ({ type: 'Date', fieldName, columnType: 'timestamptz' }) as const;
-
-export const WorkflowTargetSchema = new EntitySchema<WorkflowTarget>({
+export const WorkflowTargetSchema = entity({
   name: 'WorkflowTarget',
   tableName: 'workflow_targets',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    workflowId: { type: 'string', fieldName: 'workflow_id' },
-    kind: { type: 'string' },
-    name: { type: 'string' },
-    revision: { type: 'integer' },
-    enabled: { type: 'boolean' },
-    candidateVersionId: { type: 'string', fieldName: 'candidate_version_id', nullable: true },
-    activeVersionId: { type: 'string', fieldName: 'active_version_id', nullable: true },
-    activeActivationId: { type: 'string', fieldName: 'active_activation_id', nullable: true },
-    generation: { type: 'integer' },
-    connectionBindings: { type: 'json', fieldName: 'connection_bindings' },
-    childDependencies: { type: 'json', fieldName: 'child_dependencies' },
-    allowProductionReactivation: { type: 'boolean', fieldName: 'allow_production_reactivation' },
-    prepared: { type: 'json', nullable: true },
-    createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
-    createdAt: ts('created_at'),
-    updatedAt: ts('updated_at'),
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    workflowId: p.string(),
+    kind: p.string().$type<TargetKind>(),
+    name: p.string(),
+    /** Optimistic concurrency: every change names the revision it read (`expectedRevision`) and bumps it. */
+    revision: p.integer(),
+    /** The deployment is on: published and not stopped. */
+    enabled: p.boolean(),
+    /** The editor's saved version for this destination. */
+    candidateVersionId: p.string().nullable(),
+    /** The published version. For production it mirrors `workflows.active_version_id`. */
+    activeVersionId: p.string().nullable(),
+    activeActivationId: p.string().nullable(),
+    /** How many activations the destination has had (the last one's generation). */
+    generation: p.integer(),
+    /** Connection alias → credential id. */
+    connectionBindings: p.json<Record<string, string>>(),
+    /** Child workflow id → the destination (targetId) of that child this destination depends on. */
+    childDependencies: p.json<Record<string, string>>(),
+    allowProductionReactivation: p.boolean(),
+    prepared: p.json<PreparedPublication>().nullable(),
+    createdById: p.string().nullable(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+export type WorkflowTarget = InferEntity<typeof WorkflowTargetSchema>;
 
-export const TargetActivationSchema = new EntitySchema<TargetActivation>({
+export const TargetActivationSchema = entity({
   name: 'TargetActivation',
   tableName: 'workflow_target_activations',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    workflowId: { type: 'string', fieldName: 'workflow_id' },
-    targetId: { type: 'string', fieldName: 'target_id' },
-    versionId: { type: 'string', fieldName: 'version_id' },
-    generation: { type: 'integer' },
-    source: { type: 'string' },
-    approvalId: { type: 'string', fieldName: 'approval_id', nullable: true },
-    requestId: { type: 'uuid', fieldName: 'request_id', nullable: true },
-    connectionBindings: { type: 'json', fieldName: 'connection_bindings' },
-    createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
-    createdAt: ts('created_at'),
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    workflowId: p.string(),
+    targetId: p.string(),
+    versionId: p.string(),
+    generation: p.integer(),
+    source: p.string().$type<ActivationSource>(),
+    /** The session approval it was published under; null for legacy deploys (POST /deploy). */
+    approvalId: p.string().nullable(),
+    requestId: p.uuid().nullable(),
+    connectionBindings: p.json<Record<string, string>>(),
+    createdById: p.string().nullable(),
+    createdAt: timestamptz('created_at'),
   },
 });
+/** One publication of a version on a destination; production's form the history. */
+export type TargetActivation = InferEntity<typeof TargetActivationSchema>;
 
-export const TargetApprovalSchema = new EntitySchema<TargetApproval>({
+export const TargetApprovalSchema = entity({
   name: 'TargetApproval',
   tableName: 'workflow_target_approvals',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    workflowId: { type: 'string', fieldName: 'workflow_id' },
-    targetId: { type: 'string', fieldName: 'target_id' },
-    versionId: { type: 'string', fieldName: 'version_id' },
-    permitsReactivation: { type: 'boolean', fieldName: 'permits_reactivation' },
-    approvedById: { type: 'string', fieldName: 'approved_by_id' },
-    consumedByActivationId: { type: 'string', fieldName: 'consumed_by_activation_id', nullable: true },
-    createdAt: ts('created_at'),
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    workflowId: p.string(),
+    targetId: p.string(),
+    versionId: p.string(),
+    /** May be reused to reactivate this snapshot later (production rollback). */
+    permitsReactivation: p.boolean(),
+    approvedById: p.string(),
+    /** The activation that used it; an ordinary approval publishes once. */
+    consumedByActivationId: p.string().nullable(),
+    createdAt: timestamptz('created_at'),
   },
 });
+/** An Admin's or Owner's approval of one exact version on one destination (session only). */
+export type TargetApproval = InferEntity<typeof TargetApprovalSchema>;
 
-export const TargetSourceSchema = new EntitySchema<TargetSource>({
+export const TargetSourceSchema = entity({
   name: 'TargetSource',
   tableName: 'workflow_target_sources',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    workflowId: { type: 'string', fieldName: 'workflow_id' },
-    targetId: { type: 'string', fieldName: 'target_id' },
-    kind: { type: 'string' },
-    sourceKey: { type: 'string', fieldName: 'source_key' },
-    config: { type: 'json' },
-    state: { type: 'json' },
-    createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
-    createdAt: ts('created_at'),
-    updatedAt: ts('updated_at'),
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    workflowId: p.string(),
+    targetId: p.string(),
+    kind: p.string().$type<TargetSourceKind>(),
+    /** What makes a source unique on its destination: the feed URL, or the CI trigger node. */
+    sourceKey: p.string(),
+    config: p.json<RssSourceConfig | CiSourceConfig>(),
+    state: p.json<TargetSourceState>(),
+    createdById: p.string().nullable(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+/** An event source of a destination, stored here and polled by the event-sources area. */
+export type TargetSource = InferEntity<typeof TargetSourceSchema>;

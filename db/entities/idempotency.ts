@@ -1,35 +1,23 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, timestamptz } from './columns';
 
-export interface IdempotencyRecord {
-  id: string;
-  workspaceId: string;
-  key: string;
-  /** Who used the key first (api key id or session user id); another principal gets 409. */
-  principalId: string;
-  /** SHA-256 of method, route and body: the same key with another request gets 409. */
-  fingerprint: string;
-  state: 'in_progress' | 'completed';
-  responseStatus: number | null;
-  responseBody: unknown;
-  responseHeaders: Record<string, string> | null;
-  createdAt: Date;
-  expiresAt: Date;
-}
-
-export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
+export const IdempotencyRecordSchema = entity({
   name: 'IdempotencyRecord',
   tableName: 'idempotency_records',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    key: { type: 'string' },
-    principalId: { type: 'string', fieldName: 'principal_id' },
-    fingerprint: { type: 'string' },
-    state: { type: 'string' },
-    responseStatus: { type: 'integer', fieldName: 'response_status', nullable: true },
-    responseBody: { type: 'json', fieldName: 'response_body', nullable: true },
-    responseHeaders: { type: 'json', fieldName: 'response_headers', nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    expiresAt: { type: 'Date', fieldName: 'expires_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    key: p.string(),
+    /** Who used the key first (api key id or session user id); another principal gets 409. */
+    principalId: p.string(),
+    /** SHA-256 of method, route and body: the same key with another request gets 409. */
+    fingerprint: p.string(),
+    state: p.string().$type<'in_progress' | 'completed'>(),
+    responseStatus: p.integer().nullable(),
+    responseBody: p.json<unknown>().nullable(),
+    responseHeaders: p.json<Record<string, string>>().nullable(),
+    createdAt: timestamptz('created_at'),
+    expiresAt: timestamptz('expires_at'),
   },
 });
+export type IdempotencyRecord = InferEntity<typeof IdempotencyRecordSchema>;

@@ -1,18 +1,9 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, HIDDEN, timestamptz } from './columns';
+import { WorkspaceSchema } from './workspaces';
 import type { WorkflowGraph } from '../../engine/types';
-
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'canceled'];
-
-export const RUN_TRIGGERS = ['manual', 'webhook', 'schedule', 'copilot', 'api', 'email', 'rss'] as const;
-export type RunTrigger = (typeof RUN_TRIGGERS)[number];
-
-export const STEP_STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'skipped', 'canceled'] as const;
-export type StepStatus = (typeof STEP_STATUSES)[number];
-
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import type { RunStatus, RunTrigger, StepStatus, LogLevel } from '../../engine/statuses';
+export type { RunStatus, RunTrigger, StepStatus, LogLevel } from '../../engine/statuses';
 
 /** An active durable wait of a run, as stored; the API turns event tokens into resume URLs. */
 export interface StoredWait {
@@ -42,174 +33,102 @@ export interface RunExecutionTarget {
   generation: number;
 }
 
-export interface Run {
-  id: string;
-  workspaceId: string;
-  workflowId: string;
-  versionId: string | null;
-  workflowName: string;
-  trigger: RunTrigger;
-  status: RunStatus;
-  input: unknown;
-  output: unknown;
-  error: string | null;
-  errorNodeId: string | null;
-  startNodeId: string | null;
-  dryRun: boolean;
-  executionEvidence: ExecutionEvidence;
-  waits: StoredWait[];
-  /** The graph the run executes when it is not a deployed version (candidate runs). */
-  graphSnapshot: WorkflowGraph | null;
-  parentRunId: string | null;
-  parentNodeId: string | null;
-  costCredits: number;
-  cancelReason: string | null;
-  createdByKeyId: string | null;
-  createdByUserId: string | null;
-  /** The end user an end-user gateway key ran this for (`endUser.externalId`); null for every other run. */
-  endUserExternalId: string | null;
-  /** Live runs of a named destination. */
-  executionTarget: RunExecutionTarget | null;
-  /** Simulations that selected a destination (they run its candidate). */
-  simulationTargetId: string | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  durationMs: number | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface RunStep {
-  /** `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
-  id: string;
-  runId: string;
-  workspaceId: string;
-  nodeId: string;
-  nodeType: string;
-  nodeName: string | null;
-  seq: number;
-  status: StepStatus;
-  attempts: number;
-  input: unknown;
-  output: unknown;
-  error: string | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  durationMs: number | null;
-}
-
-export interface RunLog {
-  /** `${runId}:${seq}`: replayed writes of the same log are no-ops. */
-  id: string;
-  runId: string;
-  workspaceId: string;
-  seq: number;
-  nodeId: string | null;
-  level: LogLevel;
-  message: string;
-  data: unknown;
-  createdAt: Date;
-}
-
-export interface ResumeToken {
-  id: string;
-  token: string;
-  workspaceId: string;
-  runId: string;
-  nodeId: string;
-  createdAt: Date;
-  expiresAt: Date | null;
-  usedAt: Date | null;
-}
-
-const ts = (fieldName: string, nullable = false) => ({ type: 'Date', fieldName, columnType: 'timestamptz', nullable }) as const;
-
-export const RunSchema = new EntitySchema<Run>({
+export const RunSchema = entity({
   name: 'Run',
   tableName: 'runs',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true },
-    workflowId: { type: 'string', fieldName: 'workflow_id' },
-    versionId: { type: 'string', fieldName: 'version_id', nullable: true },
-    workflowName: { type: 'string', fieldName: 'workflow_name' },
-    trigger: { type: 'string' },
-    status: { type: 'string' },
-    input: { type: 'json', nullable: true },
-    output: { type: 'json', nullable: true },
-    error: { type: 'text', nullable: true },
-    errorNodeId: { type: 'string', fieldName: 'error_node_id', nullable: true },
-    startNodeId: { type: 'string', fieldName: 'start_node_id', nullable: true },
-    dryRun: { type: 'boolean', fieldName: 'dry_run' },
-    executionEvidence: { type: 'json', fieldName: 'execution_evidence' },
-    waits: { type: 'json' },
-    graphSnapshot: { type: 'json', fieldName: 'graph_snapshot', nullable: true },
-    parentRunId: { type: 'string', fieldName: 'parent_run_id', nullable: true },
-    parentNodeId: { type: 'string', fieldName: 'parent_node_id', nullable: true },
-    costCredits: { type: 'double', fieldName: 'cost_credits' },
-    cancelReason: { type: 'text', fieldName: 'cancel_reason', nullable: true },
-    createdByKeyId: { type: 'string', fieldName: 'created_by_key_id', nullable: true },
-    createdByUserId: { type: 'string', fieldName: 'created_by_user_id', nullable: true },
-    endUserExternalId: { type: 'string', fieldName: 'end_user_external_id', nullable: true },
-    executionTarget: { type: 'json', fieldName: 'execution_target', nullable: true },
-    simulationTargetId: { type: 'string', fieldName: 'simulation_target_id', nullable: true },
-    startedAt: ts('started_at', true),
-    finishedAt: ts('finished_at', true),
-    durationMs: { type: 'integer', fieldName: 'duration_ms', nullable: true },
-    createdAt: ts('created_at'),
-    updatedAt: ts('updated_at'),
+    id: p.string().primary(),
+    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    workflowId: p.string(),
+    versionId: p.string().nullable(),
+    workflowName: p.string(),
+    trigger: p.string().$type<RunTrigger>(),
+    status: p.string().$type<RunStatus>(),
+    input: p.json<unknown>().nullable(),
+    output: p.json<unknown>().nullable(),
+    error: p.text().nullable(),
+    errorNodeId: p.string().nullable(),
+    startNodeId: p.string().nullable(),
+    dryRun: p.boolean(),
+    executionEvidence: p.json<ExecutionEvidence>(),
+    waits: p.json<StoredWait[]>(),
+    /** The graph the run executes when it is not a deployed version (candidate runs). */
+    graphSnapshot: p.json<WorkflowGraph>().nullable(),
+    parentRunId: p.string().nullable(),
+    parentNodeId: p.string().nullable(),
+    costCredits: p.double().$type<number>(),
+    cancelReason: p.text().nullable(),
+    createdByKeyId: p.string().nullable(),
+    createdByUserId: p.string().nullable(),
+    /** The end user an end-user gateway key ran this for (`endUser.externalId`); null for every other run. */
+    endUserExternalId: p.string().nullable(),
+    /** Live runs of a named destination. */
+    executionTarget: p.json<RunExecutionTarget>().nullable(),
+    /** Simulations that selected a destination (they run its candidate). */
+    simulationTargetId: p.string().nullable(),
+    startedAt: timestamptz('started_at').nullable(),
+    finishedAt: timestamptz('finished_at').nullable(),
+    durationMs: p.integer().nullable(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+export type Run = InferEntity<typeof RunSchema>;
 
-export const RunStepSchema = new EntitySchema<RunStep>({
+export const RunStepSchema = entity({
   name: 'RunStep',
   tableName: 'run_steps',
   properties: {
-    id: { type: 'string', primary: true },
-    runId: { kind: 'm:1', entity: 'Run', fieldName: 'run_id', mapToPk: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    nodeId: { type: 'string', fieldName: 'node_id' },
-    nodeType: { type: 'string', fieldName: 'node_type' },
-    nodeName: { type: 'string', fieldName: 'node_name', nullable: true },
-    seq: { type: 'integer' },
-    status: { type: 'string' },
-    attempts: { type: 'integer' },
-    input: { type: 'json', nullable: true },
-    output: { type: 'json', nullable: true },
-    error: { type: 'text', nullable: true },
-    startedAt: ts('started_at', true),
-    finishedAt: ts('finished_at', true),
-    durationMs: { type: 'integer', fieldName: 'duration_ms', nullable: true },
+    /** `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
+    id: p.string().primary(),
+    runId: p.manyToOne(RunSchema).fieldName('run_id').mapToPk(),
+    workspaceId: p.string(),
+    nodeId: p.string(),
+    nodeType: p.string(),
+    nodeName: p.string().nullable(),
+    seq: p.integer(),
+    status: p.string().$type<StepStatus>(),
+    attempts: p.integer(),
+    input: p.json<unknown>().nullable(),
+    output: p.json<unknown>().nullable(),
+    error: p.text().nullable(),
+    startedAt: timestamptz('started_at').nullable(),
+    finishedAt: timestamptz('finished_at').nullable(),
+    durationMs: p.integer().nullable(),
   },
 });
+export type RunStep = InferEntity<typeof RunStepSchema>;
 
-export const RunLogSchema = new EntitySchema<RunLog>({
+export const RunLogSchema = entity({
   name: 'RunLog',
   tableName: 'run_logs',
   properties: {
-    id: { type: 'string', primary: true },
-    runId: { kind: 'm:1', entity: 'Run', fieldName: 'run_id', mapToPk: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    seq: { type: 'integer' },
-    nodeId: { type: 'string', fieldName: 'node_id', nullable: true },
-    level: { type: 'string' },
-    message: { type: 'text' },
-    data: { type: 'json', nullable: true },
-    createdAt: ts('created_at'),
+    /** `${runId}:${seq}`: replayed writes of the same log are no-ops. */
+    id: p.string().primary(),
+    runId: p.manyToOne(RunSchema).fieldName('run_id').mapToPk(),
+    workspaceId: p.string(),
+    seq: p.integer(),
+    nodeId: p.string().nullable(),
+    level: p.string().$type<LogLevel>(),
+    message: p.text(),
+    data: p.json<unknown>().nullable(),
+    createdAt: timestamptz('created_at'),
   },
 });
+export type RunLog = InferEntity<typeof RunLogSchema>;
 
-export const ResumeTokenSchema = new EntitySchema<ResumeToken>({
+export const ResumeTokenSchema = entity({
   name: 'ResumeToken',
   tableName: 'resume_tokens',
   properties: {
-    id: { type: 'string', primary: true },
-    token: { type: 'string', unique: true, hidden: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    runId: { kind: 'm:1', entity: 'Run', fieldName: 'run_id', mapToPk: true },
-    nodeId: { type: 'string', fieldName: 'node_id' },
-    createdAt: ts('created_at'),
-    expiresAt: ts('expires_at', true),
-    usedAt: ts('used_at', true),
+    id: p.string().primary(),
+    token: p.string().unique().hidden(HIDDEN),
+    workspaceId: p.string(),
+    runId: p.manyToOne(RunSchema).fieldName('run_id').mapToPk(),
+    nodeId: p.string(),
+    createdAt: timestamptz('created_at'),
+    expiresAt: timestamptz('expires_at').nullable(),
+    usedAt: timestamptz('used_at').nullable(),
   },
 });
+export type ResumeToken = InferEntity<typeof ResumeTokenSchema>;

@@ -1,29 +1,21 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, timestamptz } from './columns';
 
 export type SmokeTestStatus = 'passed' | 'attention' | 'failed';
 
-/** One worker smoke test of a workspace; the newest is the workspace's latest. */
-export interface SmokeTest {
-  id: string;
-  workspaceId: string;
-  status: SmokeTestStatus;
-  message: string;
-  durationMs: number;
-  /** `{ temporal: { workflowId, taskQueue, mode }, targetWorkflowId, useQueue, waitForWorkerMs }` */
-  details: Record<string, unknown>;
-  createdAt: Date;
-}
-
-export const SmokeTestSchema = new EntitySchema<SmokeTest>({
+export const SmokeTestSchema = entity({
   name: 'SmokeTest',
   tableName: 'smoke_tests',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    status: { type: 'string' },
-    message: { type: 'text' },
-    durationMs: { type: 'integer', fieldName: 'duration_ms' },
-    details: { type: 'json' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    status: p.string().$type<SmokeTestStatus>(),
+    message: p.text(),
+    durationMs: p.integer(),
+    /** `{ temporal: { workflowId, taskQueue, mode }, targetWorkflowId, useQueue, waitForWorkerMs }` */
+    details: p.json<Record<string, unknown>>(),
+    createdAt: timestamptz('created_at'),
   },
 });
+/** One worker smoke test of a workspace; the newest is the workspace's latest. */
+export type SmokeTest = InferEntity<typeof SmokeTestSchema>;

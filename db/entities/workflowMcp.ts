@@ -1,4 +1,5 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, timestamptz } from './columns';
 
 /** One workflow exposed as a tool of a workflow MCP server. */
 export interface WorkflowMcpTool {
@@ -10,29 +11,19 @@ export interface WorkflowMcpTool {
   inputSchema: Record<string, unknown> | null;
 }
 
-/** A stored workflow MCP server: `GET|POST /api/v1/workflows/mcp/{workspaceId}/{slug}`. */
-export interface WorkflowMcpServer {
-  id: string;
-  workspaceId: string;
-  name: string;
-  slug: string;
-  tools: WorkflowMcpTool[];
-  createdById: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export const WorkflowMcpServerSchema = new EntitySchema<WorkflowMcpServer>({
+export const WorkflowMcpServerSchema = entity({
   name: 'WorkflowMcpServer',
   tableName: 'workflow_mcp_servers',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    slug: { type: 'string' },
-    tools: { type: 'json' },
-    createdById: { type: 'string', fieldName: 'created_by_id', nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    workspaceId: p.string(),
+    name: p.string(),
+    slug: p.string(),
+    tools: p.json<WorkflowMcpTool[]>(),
+    createdById: p.string().nullable(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+/** A stored workflow MCP server: `GET|POST /api/v1/workflows/mcp/{workspaceId}/{slug}`. */
+export type WorkflowMcpServer = InferEntity<typeof WorkflowMcpServerSchema>;

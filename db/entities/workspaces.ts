@@ -1,106 +1,66 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { p, type InferEntity } from '@mikro-orm/core';
+import { entity, HIDDEN, timestamptz } from './columns';
+import type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
+export type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
 
-export const MEMBERSHIP_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
-
-export const USER_STATUSES = ['active', 'invited', 'banned'] as const;
-export type UserStatus = (typeof USER_STATUSES)[number];
-
-export interface Workspace {
-  id: string;
-  name: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface User {
-  id: string;
-  /** Stored lowercased and trimmed; unique. */
-  email: string;
-  name: string | null;
-  /** scrypt hash in PHC-like form; null for invited users who never set one. */
-  passwordHash: string | null;
-  status: UserStatus;
-  defaultWorkspaceId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface Membership {
-  id: string;
-  workspaceId: string;
-  userId: string;
-  role: MembershipRole;
-  createdAt: Date;
-}
-
-export const WorkspaceSchema = new EntitySchema<Workspace>({
+export const WorkspaceSchema = entity({
   name: 'Workspace',
   tableName: 'workspaces',
   properties: {
-    id: { type: 'string', primary: true },
-    name: { type: 'string' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    name: p.string(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+export type Workspace = InferEntity<typeof WorkspaceSchema>;
 
-export const UserSchema = new EntitySchema<User>({
+export const UserSchema = entity({
   name: 'User',
   tableName: 'users',
   properties: {
-    id: { type: 'string', primary: true },
-    email: { type: 'string', unique: true },
-    name: { type: 'string', nullable: true },
-    passwordHash: { type: 'string', fieldName: 'password_hash', nullable: true, hidden: true },
-    status: { type: 'string' },
-    defaultWorkspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'default_workspace_id', mapToPk: true, nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    /** Stored lowercased and trimmed; unique. */
+    email: p.string().unique(),
+    name: p.string().nullable(),
+    /** scrypt hash in PHC-like form; null for invited users who never set one. */
+    passwordHash: p.string().nullable().hidden(HIDDEN),
+    status: p.string().$type<UserStatus>(),
+    defaultWorkspaceId: p.manyToOne(WorkspaceSchema).fieldName('default_workspace_id').mapToPk().nullable(),
+    createdAt: timestamptz('created_at'),
+    updatedAt: timestamptz('updated_at'),
   },
 });
+export type User = InferEntity<typeof UserSchema>;
 
-export const MembershipSchema = new EntitySchema<Membership>({
+export const MembershipSchema = entity({
   name: 'Membership',
   tableName: 'memberships',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true },
-    userId: { kind: 'm:1', entity: 'User', fieldName: 'user_id', mapToPk: true },
-    role: { type: 'string' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
+    id: p.string().primary(),
+    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    userId: p.manyToOne(UserSchema).fieldName('user_id').mapToPk(),
+    role: p.string().$type<MembershipRole>(),
+    createdAt: timestamptz('created_at'),
   },
 });
+export type Membership = InferEntity<typeof MembershipSchema>;
 
-export const INVITATION_STATUSES = ['pending', 'accepted', 'declined'] as const;
-export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
-
-/** An offer of membership; it becomes a membership only when the invitee accepts it. */
-export interface Invitation {
-  id: string;
-  workspaceId: string;
-  /** The invitee (created as an `invited` user when the email was unknown). */
-  userId: string;
-  role: MembershipRole;
-  status: InvitationStatus;
-  invitedById: string;
-  createdAt: Date;
-  expiresAt: Date;
-  decidedAt: Date | null;
-}
-
-export const InvitationSchema = new EntitySchema<Invitation>({
+export const InvitationSchema = entity({
   name: 'Invitation',
   tableName: 'workspace_invitations',
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { kind: 'm:1', entity: 'Workspace', fieldName: 'workspace_id', mapToPk: true },
-    userId: { kind: 'm:1', entity: 'User', fieldName: 'user_id', mapToPk: true },
-    role: { type: 'string' },
-    status: { type: 'string' },
-    invitedById: { type: 'string', fieldName: 'invited_by_id' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    expiresAt: { type: 'Date', fieldName: 'expires_at', columnType: 'timestamptz' },
-    decidedAt: { type: 'Date', fieldName: 'decided_at', columnType: 'timestamptz', nullable: true },
+    id: p.string().primary(),
+    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    /** The invitee (created as an `invited` user when the email was unknown). */
+    userId: p.manyToOne(UserSchema).fieldName('user_id').mapToPk(),
+    role: p.string().$type<MembershipRole>(),
+    status: p.string().$type<InvitationStatus>(),
+    invitedById: p.string(),
+    createdAt: timestamptz('created_at'),
+    expiresAt: timestamptz('expires_at'),
+    decidedAt: timestamptz('decided_at').nullable(),
   },
 });
+/** An offer of membership; it becomes a membership only when the invitee accepts it. */
+export type Invitation = InferEntity<typeof InvitationSchema>;

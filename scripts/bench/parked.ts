@@ -25,7 +25,7 @@ import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { quietBundlerLogger } from '../../temporal/worker';
 import pg from 'pg';
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../services/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../services/kernel/config';
 import { apiCall, deployWorkflow } from './api';
 import { pidTree } from './cpu';
 import type { LoadRunResult } from './loadgen';

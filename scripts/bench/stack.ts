@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { startApi, type StartedApi } from '../../main/api';
 import { migrateUp, openOrm } from '../../db/orm';
 import { provisionWorkspace } from '../../services/accounts/bootstrap';
-import { loadConfig, type AppConfig } from '../../services/config';
+import { loadConfig, type AppConfig } from '../../services/kernel/config';
 import { createLogger } from '../../services/kernel/logger';
 import { startWorker } from '../../main/worker';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';

@@ -12,7 +12,7 @@
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import pg from 'pg';
-import { TERMINAL_RUN_STATUSES } from '../../db/entities';
+import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import { deployWorkflow } from './api';
 import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuSample } from './cpu';
 import type { LoadRunResult } from './loadgen';

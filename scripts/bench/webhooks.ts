@@ -11,7 +11,7 @@
  * bench-results/webhooks-<timestamp>.json and a summary to stdout, with service/bare ratios.
  */
 import pg from 'pg';
-import { TERMINAL_RUN_STATUSES } from '../../db/entities';
+import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuGroups, type CpuSample, type CpuUsage } from './cpu';
 import type { LoadRunResult } from './loadgen';

@@ -8,15 +8,7 @@ import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { isAdminRole, type Principal, type SessionPrincipal } from '../kernel/principal';
 import { organizationGrantFor, organizationKeyIdsFor } from './organizations';
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  scope: string;
-  workspaceId: string | null;
-  tokenPrefix: string;
-  createdById: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
+export interface ApiKeyView extends Pick<ApiKey, 'id' | 'name' | 'scope' | 'workspaceId' | 'tokenPrefix' | 'createdById' | 'createdAt' | 'lastUsedAt'> {
   organization?: OrganizationGrant;
   allowedWorkflowIds?: string[];
 }

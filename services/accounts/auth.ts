@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { API_KEY_SCOPES, ApiKeySchema, type ApiKeyScope, type MembershipRole, type OrganizationGrant } from '../../db/entities';
+import { ApiKeySchema, type ApiKeyScope, type MembershipRole, type OrganizationGrant } from '../../db/entities';
+import { API_KEY_SCOPES } from '../../engine/statuses';
 import { sha256Hex } from '../kernel/ids';
 import type { ApiKeyPrincipal } from '../kernel/principal';
 

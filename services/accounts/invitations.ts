@@ -15,14 +15,9 @@ import { normalizeEmail } from './users';
  */
 export const INVITATION_TTL_MS = 14 * 24 * 3600_000;
 
-export interface InvitationView {
-  id: string;
-  workspaceId: string;
+export interface InvitationView extends Pick<Invitation, 'id' | 'workspaceId' | 'role' | 'createdAt' | 'expiresAt'> {
   email: string;
-  role: MembershipRole;
   status: 'pending' | 'accepted' | 'declined' | 'expired';
-  createdAt: Date;
-  expiresAt: Date;
 }
 
 function statusOf(inv: Invitation, now: Date): InvitationView['status'] {

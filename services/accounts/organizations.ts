@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MembershipSchema, OrganizationSchema, OrganizationWorkspaceSchema, WorkspaceSchema, type OrganizationGrant } from '../../db/entities';
+import { MembershipSchema, OrganizationSchema, OrganizationWorkspaceSchema, WorkspaceSchema, type Organization, type OrganizationGrant } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
 import { AUTH_MESSAGES, forbidden, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -12,12 +12,9 @@ import { isAdminRole, type SessionPrincipal } from '../kernel/principal';
  * against the organization's current workspaces (`keyReachesWorkspace`), and any Admin or
  * Owner of a workspace in the organization manages them.
  */
-export interface OrganizationView {
-  id: string;
-  name: string;
+export interface OrganizationView extends Pick<Organization, 'id' | 'name' | 'updatedAt'> {
   workspaces: Array<{ id: string; name: string }>;
   createdAt: Date;
-  updatedAt: Date;
 }
 
 /** The organization of a workspace (made for it on first use). */

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MembershipSchema, UserSchema, WorkspaceSchema, type Membership, type MembershipRole, type User, type Workspace } from '../../db/entities';
+import { MembershipSchema, UserSchema, WorkspaceSchema, type Membership, type User, type Workspace } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
 import { invalidInput, conflict, notFound, unauthenticated } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -7,12 +7,7 @@ import { hashPassword, verifyPassword } from '../kernel/passwords';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { normalizeEmail, publicUser, type PublicUser } from './users';
 
-export interface WorkspaceView {
-  id: string;
-  name: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type WorkspaceView = Pick<Workspace, 'id' | 'name' | 'createdAt' | 'updatedAt'>;
 
 export function workspaceView(w: Workspace): WorkspaceView {
   return { id: w.id, name: w.name, createdAt: w.createdAt, updatedAt: w.updatedAt };
@@ -68,11 +63,7 @@ export async function createWorkspaceWithOwner(
 
 export const INVITABLE_ROLES = ['admin', 'member', 'viewer'] as const;
 
-export interface MemberView {
-  workspaceId: string;
-  userId: string;
-  role: MembershipRole;
-  createdAt: Date;
+export interface MemberView extends Pick<Membership, 'workspaceId' | 'userId' | 'role' | 'createdAt'> {
   user: PublicUser;
 }
 

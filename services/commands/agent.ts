@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CommandCitation, CommandJobRow, CommandPlan, CommandTrace } from '../../db/entities';
-import type { LlmConfig, LocalAiCliConfig } from '../config';
+import type { LlmConfig, LocalAiCliConfig } from '../kernel/config';
 import { askLocalAiCli } from '../workers/localAiCli';
 import type { CredentialKeySettings } from '../credentials';
 import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';

@@ -5,14 +5,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toStorable, wellFormedParams } from '../kernel/storableText';
-import {
-  COMMAND_ACTIVE_STATUSES,
-  type CommandJobRow,
-  type CommandJobStatus,
-  type CommandMessageRow,
-  type CommandScheduleRow,
-  type CommandThreadRow,
-} from '../../db/entities';
+import { type CommandJobRow, type CommandJobStatus, type CommandMessageRow, type CommandScheduleRow, type CommandThreadRow } from '../../db/entities';
+import { COMMAND_ACTIVE_STATUSES } from '../../engine/statuses';
 import { notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 

@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, WorkspaceRepositorySchema, type Credential, type CredentialSource } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
-import type { CredentialSettings } from '../config';
+import type { CredentialSettings } from '../kernel/config';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
@@ -25,18 +25,11 @@ export interface CredentialDeps {
 }
 
 /** A credential as callers see it: never the value. */
-export interface CredentialView {
-  id: string;
-  workspaceId: string;
-  name: string;
-  type: string;
+export interface CredentialView extends Pick<Credential, 'id' | 'workspaceId' | 'name' | 'type' | 'source' | 'createdAt' | 'updatedAt'> {
   scope: 'workspace';
-  source: CredentialSource;
   oauthScopes?: string[];
   /** Hosts it may be sent to: those given at creation, those its value names, its provider's. */
   allowedHosts: string[];
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 /** A list entry adds the mask; `maskedValue` is null and `readable` false when the stored value cannot be decrypted. */

@@ -1,4 +1,4 @@
-import type { CredentialSettings } from '../config';
+import type { CredentialSettings } from '../kernel/config';
 import { unavailable } from '../kernel/errors';
 import { deriveKey, makeKeyring, openWithKeyring, parseKeyMaterial, sealWithKeyring, type Keyring } from '../kernel/secrets';
 

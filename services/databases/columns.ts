@@ -3,7 +3,8 @@
  * the API, CSV import and the workflow nodes so they accept and refuse exactly the same input.
  * Every refusal names the offending column.
  */
-import { COLUMN_TYPES, type ColumnType, type TableColumn } from '../../db/entities';
+import { type ColumnType, type TableColumn } from '../../db/entities';
+import { COLUMN_TYPES } from '../../engine/statuses';
 import { invalidInput } from '../kernel/errors';
 import { storableString, toStorable } from '../kernel/storableText';
 

@@ -41,16 +41,7 @@ export interface FilesRuntime {
 }
 
 /** A file as clients see it (the spec's File resource). */
-export interface FileView {
-  id: string;
-  name: string;
-  mimeType: string;
-  sizeBytes: number;
-  sha256: string;
-  status: FileStatus;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type FileView = Pick<StoredFile, 'id' | 'name' | 'mimeType' | 'sizeBytes' | 'sha256' | 'status' | 'createdAt' | 'updatedAt'>;
 
 export function fileView(f: StoredFile): FileView {
   return { id: f.id, name: f.name, mimeType: f.mimeType, sizeBytes: f.sizeBytes, sha256: f.sha256, status: f.status, createdAt: f.createdAt, updatedAt: f.updatedAt };

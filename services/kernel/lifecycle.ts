@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { loadConfig, type AppConfig } from '../config';
+import { loadConfig, type AppConfig } from './config';
 import { createLogger } from './logger';
 
 /** Set (to `1`) in the environment of the processes main/supervisor.ts starts. */

@@ -10,15 +10,9 @@ import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { DEFAULT_CHUNKING, type ChunkingSettings } from './chunking';
 
-export interface KnowledgeBaseView {
-  id: string;
-  name: string;
-  description: string | null;
+export interface KnowledgeBaseView extends Pick<KnowledgeBase, 'id' | 'name' | 'description' | 'trashedAt' | 'createdAt' | 'updatedAt'> {
   chunking: ChunkingSettings;
   trashed: boolean;
-  trashedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 export function knowledgeBaseView(kb: KnowledgeBase): KnowledgeBaseView {

@@ -1,5 +1,5 @@
 import type { BlobStore } from '../kernel/blobs';
-import type { KnowledgeConfig } from '../config';
+import type { KnowledgeConfig } from '../kernel/config';
 import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder } from '../kernel/ports';
 
 /** What the knowledge area needs besides the database, built by the composition roots. */

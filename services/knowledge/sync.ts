@@ -23,7 +23,7 @@ import { httpRequest, OutboundError } from '../kernel/outbound';
 import type { SyncExecutionOutcome } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableString, toStorable } from '../kernel/storableText';
-import type { KnowledgeConfig } from '../config';
+import type { KnowledgeConfig } from '../kernel/config';
 import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';

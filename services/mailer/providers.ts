@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ImapFlow } from 'imapflow';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { CredentialSchema, MailerGoogleDwdConfigSchema, type Credential } from '../../db/entities';
-import type { MailerConfig } from '../config';
+import type { MailerConfig } from '../kernel/config';
 import { openCredential } from '../credentials/crud';
 import { delegatedAccessToken, serviceAccountKeySchema, type DelegatedTokenRequest } from '../credentials/googleServiceAccount';
 import { refreshOAuth2 } from '../credentials/http';

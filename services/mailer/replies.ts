@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema, MailerReplyReservationSchema, type MailerReplyReservation } from '../../db/entities';
-import type { MailerConfig } from '../config';
+import type { MailerConfig } from '../kernel/config';
 import { accountOf, delegatedAccount, MailAccountError, sendViaApi, type MailAccount, type OutgoingMail } from './providers';
 import { conflict, notFound, unavailable } from '../kernel/errors';
 import { newId, sha256Hex } from '../kernel/ids';

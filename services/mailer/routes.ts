@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { wellFormedParams } from '../kernel/storableText';
 import { WebhookSchema, WorkflowTargetSchema } from '../../db/entities';
-import { requireSecretKey } from '../config';
+import { requireSecretKey } from '../kernel/config';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';

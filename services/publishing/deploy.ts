@@ -2,7 +2,7 @@ import { assertReviewSynced, type RepositoryDeps } from '../repository';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowVersion } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
-import { requireSecretKey } from '../config';
+import { requireSecretKey } from '../kernel/config';
 import { invalidInput } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { ScheduleSync } from '../kernel/ports';

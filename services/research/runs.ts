@@ -13,15 +13,8 @@
  * names the run: a replay with the same body (and user) answers the run as it is now.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  RESEARCH_STATUSES,
-  RESEARCH_TERMINAL_STATUSES,
-  ResearchRunSchema,
-  ResearchSourceSchema,
-  type ResearchRun,
-  type ResearchSource,
-  type ResearchStatus,
-} from '../../db/entities';
+import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type ResearchSource, type ResearchStatus } from '../../db/entities';
+import { RESEARCH_STATUSES, RESEARCH_TERMINAL_STATUSES } from '../../engine/statuses';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
@@ -65,36 +58,16 @@ export function limitsWithDefaults(limits: Partial<ResearchLimits>): ResearchLim
   };
 }
 
-export interface ResearchSourceView {
-  id: string;
-  runId: string;
-  canonicalUrl: string;
-  title: string | null;
+export interface ResearchSourceView extends Pick<ResearchSource, 'id' | 'runId' | 'canonicalUrl' | 'title' | 'snapshotFileId' | 'createdAt'> {
   fetchedAt: Date;
   sha256: string;
   snapshotText: string;
-  snapshotFileId: string | null;
-  createdAt: Date;
 }
 
-export interface ResearchRunView {
-  id: string;
-  workspaceId: string;
-  createdById: string;
-  query: string;
-  sourceUrls: string[];
-  limits: Record<string, number>;
+export interface ResearchRunView extends Pick<ResearchRun, 'id' | 'workspaceId' | 'createdById' | 'query' | 'sourceUrls' | 'limits' | 'status' | 'resultDocumentId' | 'error' | 'cancelRequestedAt' | 'startedAt' | 'finishedAt' | 'createdAt' | 'updatedAt'> {
   /** Present only when the run names a provider (our extension of the spec's run). */
   aiProvider?: 'cliA' | 'cliB';
   aiModel?: string;
-  status: ResearchStatus;
-  resultDocumentId: string | null;
-  error: string | null;
-  cancelRequestedAt: Date | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
   sources: ResearchSourceView[];
 }
 

@@ -7,7 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type ResearchSource } from '../../db/entities';
-import type { LlmConfig, LocalAiCliConfig } from '../config';
+import type { LlmConfig, LocalAiCliConfig } from '../kernel/config';
 import type { CredentialKeySettings } from '../credentials/keys';
 import { addTextDocument, findOrCreateKnowledgeBase } from '../knowledge';
 import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';

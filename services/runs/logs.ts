@@ -11,7 +11,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
-import { RunLogSchema, RunSchema, RunStepSchema, TERMINAL_RUN_STATUSES, type Run } from '../../db/entities';
+import { RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../db/entities';
+import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import { neutralizeCsvText } from '../kernel/csvCells';
 import { notFound } from '../kernel/errors';
 import type { WorkspacePrincipal } from '../kernel/principal';

@@ -4,7 +4,8 @@
  * `recordRunProgress` activity so the API can list, filter and show runs with SQL.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { TERMINAL_RUN_STATUSES, type RunStatus, type StoredWait } from '../../db/entities';
+import { type RunStatus, type StoredWait } from '../../db/entities';
+import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
 import { toStorable } from '../kernel/storableText';
 

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { RUN_STATUSES, RunSchema, type Run, type RunStatus, type Workflow } from '../../db/entities';
+import { RunSchema, type Run, type RunStatus, type Workflow } from '../../db/entities';
+import { RUN_STATUSES } from '../../engine/statuses';
 import { notFound } from '../kernel/errors';
 import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';

@@ -19,7 +19,7 @@
  * the API. Another workspace's id, or a version the caller may not see, is `Skill not found.`
  */
 import { LockMode, UniqueConstraintViolationException, type EntityManager, type FilterQuery } from '@mikro-orm/postgresql';
-import { SkillSchema, type Skill, type SkillPublicationStatus, type SkillVisibility } from '../../db/entities';
+import { SkillSchema, type Skill, type SkillPublicationStatus } from '../../db/entities';
 import { conflict, forbidden, invalidInput, notFound } from '../kernel/errors';
 import { readyFilesByIds } from '../files';
 import { newId } from '../kernel/ids';
@@ -44,28 +44,7 @@ export const SKILL_LIMITS = {
 } as const;
 
 /** A skill version as clients see it (the spec's Skill resource, plus the attached file ids). */
-export interface SkillView {
-  id: string;
-  workspaceId: string;
-  ownerId: string | null;
-  name: string;
-  description: string;
-  instructions: string;
-  enabled: boolean;
-  visibility: SkillVisibility;
-  publicationStatus: SkillPublicationStatus;
-  version: number;
-  parentVersionId: string | null;
-  fileIds: string[];
-  reviewerId: string | null;
-  reviewRequestedAt: Date | null;
-  reviewedAt: Date | null;
-  publishedAt: Date | null;
-  usageCount: number;
-  lastUsedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type SkillView = Pick<Skill, 'id' | 'workspaceId' | 'ownerId' | 'name' | 'description' | 'instructions' | 'enabled' | 'visibility' | 'publicationStatus' | 'version' | 'parentVersionId' | 'fileIds' | 'reviewerId' | 'reviewRequestedAt' | 'reviewedAt' | 'publishedAt' | 'usageCount' | 'lastUsedAt' | 'createdAt' | 'updatedAt'>;
 
 export function skillView(s: Skill): SkillView {
   return {

@@ -9,7 +9,7 @@ import {
   type Workflow,
   type WorkflowVersion,
 } from '../../db/entities';
-import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../config';
+import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../kernel/config';
 import { invalidInput, notFound, unauthenticated } from '../kernel/errors';
 import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { toStorable } from '../kernel/storableText';

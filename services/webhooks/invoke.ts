@@ -2,7 +2,7 @@ import type { CredentialKeySettings } from '../credentials';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
-import { requireSecretKey } from '../config';
+import { requireSecretKey } from '../kernel/config';
 import { notFound } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
 import type { WebhookIntake } from './intake';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookSchema, WorkflowTargetSchema, type Webhook, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import { requireSecretKey } from '../config';
+import { requireSecretKey } from '../kernel/config';
 import { forbidden, notFound } from '../kernel/errors';
 import { newId, sha256Hex } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';

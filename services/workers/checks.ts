@@ -6,7 +6,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { WorkflowSchema } from '../../db/entities';
 import { pendingMigrations } from '../../db/orm';
-import type { AppConfig } from '../config';
+import type { AppConfig } from '../kernel/config';
 import type { WorkerProbe } from '../kernel/ports';
 
 /** What the worker health use cases need besides the request's EntityManager. */

@@ -6,7 +6,7 @@
  * connection string, no environment variable name.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AppConfig } from '../config';
+import type { AppConfig } from '../kernel/config';
 import { httpRequest, OutboundError } from '../kernel/outbound';
 import type { storedLocalAiCliState } from './localAiCli';
 

@@ -5,7 +5,8 @@
  * here reports connection strings, addresses or environment variable names.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { RUN_STATUSES, RunSchema, type RunStatus } from '../../db/entities';
+import { RunSchema, type RunStatus } from '../../db/entities';
+import { RUN_STATUSES } from '../../engine/statuses';
 import { databaseState, queueState, schedulerState, type WorkerHealthDeps } from './checks';
 import { storedLocalAiCliState } from './localAiCli';
 import { agentRuntimeState, deploymentState, managedWorkspacesState, probeModelEndpoint, sideEffectTransports } from './runtime';

@@ -19,15 +19,7 @@ export function toolNameFor(name: string): string {
   return base || 'workflow';
 }
 
-export interface McpServerView {
-  id: string;
-  workspaceId: string;
-  name: string;
-  slug: string;
-  tools: WorkflowMcpTool[];
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type McpServerView = Pick<WorkflowMcpServer, 'id' | 'workspaceId' | 'name' | 'slug' | 'tools' | 'createdAt' | 'updatedAt'>;
 
 const view = (s: WorkflowMcpServer): McpServerView => ({
   id: s.id,

@@ -1,29 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowStatus } from '../../db/entities';
-import type { GraphEdge, GraphNode } from '../../engine/types';
+import { WorkflowSchema, WorkflowVersionSchema, type Workflow } from '../../db/entities';
 import { forbidden, notFound } from '../kernel/errors';
 import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from './graph';
 
 export const WORKFLOW_FORBIDDEN = 'API key cannot access this workflow';
 
-export interface WorkflowView {
-  id: string;
-  workspaceId: string;
-  name: string;
-  description: string;
-  status: WorkflowStatus;
-  trashed: boolean;
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-  activeVersionId: string | null;
+export interface WorkflowView extends Pick<Workflow, 'id' | 'workspaceId' | 'name' | 'description' | 'status' | 'trashed' | 'nodes' | 'edges' | 'activeVersionId' | 'templateKey' | 'sourceWorkflowId' | 'createdAt' | 'updatedAt'> {
   activeVersion: number | null;
   /** Identity of the current draft: changes whenever nodes or edges change. */
   candidateVersionId: string;
-  templateKey: string | null;
-  sourceWorkflowId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 export function workflowView(wf: Workflow, activeVersion: number | null): WorkflowView {

@@ -13,7 +13,7 @@
  *   test('…', () => kit.survives(async () => { const run = await kit.runLive(kit.a, [codeNode('…')]); expectFailedNode(run, /…/); }));
  */
 import { RunSchema } from '../../db/entities';
-import type { AppConfig } from '../../services/config';
+import type { AppConfig } from '../../services/kernel/config';
 import { createWorkspace, http, startTestStack, startTestWorker, waitForRun, type HttpResult, type TestApp, type TestStack, type TestWorker, type WorkspaceFixture } from '../support/harness';
 import { PROBE_INPUT, PROBE_OUTPUT, chain, probeGraph, type GraphNode, type WorkflowBody } from './probe';
 

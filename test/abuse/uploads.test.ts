@@ -10,7 +10,7 @@ import { KnowledgeDocumentSchema, StoredFileSchema } from '../../db/entities';
 import { MAX_DOCUMENT_BYTES } from '../../services/knowledge/documents';
 import { startFakeS3, type FakeS3 } from '../fakes/s3';
 import { createBase, upload } from '../integration/knowledge/support';
-import { loadConfig } from '../../services/config';
+import { loadConfig } from '../../services/kernel/config';
 import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../support/harness';
 import { filesUnder } from '../support/workerProcess';
 import { createFile, filesConfig, putContent, uploadFile, type Caller } from '../integration/files/support';

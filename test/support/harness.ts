@@ -13,7 +13,7 @@ import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
 import { issueApiKey } from '../../services/accounts/apiKeys';
 import { provisionWorkspace } from '../../services/accounts/bootstrap';
-import { loadConfig, type AppConfig } from '../../services/config';
+import { loadConfig, type AppConfig } from '../../services/kernel/config';
 import { newId, randomToken } from '../../services/kernel/ids';
 import { closeSandboxPool } from '../../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../../services/databases';

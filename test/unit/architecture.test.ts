@@ -61,7 +61,7 @@ describe('layer rule', () => {
     ['db/entities/probe.ts', "import type { WorkflowGraph } from '../../engine/types';"],
     ['services/probe.ts', "import { RunSchema } from '../db/entities';"],
     ['services/probe.ts', "import { validateGraph } from '../engine/validate';"],
-    ['services/kernel/probe.ts', "import { loadConfig } from '../config';"],
+    ['services/kernel/probe.ts', "import { loadConfig } from './config';"],
     ['services/kernel/blobs/probe.ts', "import { notFound } from '../errors';"],
     ['services/workflows/probe.ts', "import { newId } from '../kernel/ids';"],
     ['services/workflows/probe.ts', "import { WorkflowSchema } from '../../db/entities';"],

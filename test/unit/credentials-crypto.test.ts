@@ -1,6 +1,6 @@
 /** Credential encryption (AES-256-GCM keyring: key ids, nonces, tamper and AAD checks), masks, redaction and type schemas. */
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../../services/config';
+import { loadConfig } from '../../services/kernel/config';
 import {
   credentialKeyring,
   maskSecret,

@@ -1,6 +1,6 @@
 /** The local AI CLI process environment and configured paths (no process is started here). */
 import path from 'node:path';
-import { loadConfig } from '../../services/config';
+import { loadConfig } from '../../services/kernel/config';
 import { CLI_ENV_ALLOW_LIST, cliEnvironment } from '../../services/workers/localAiCli/runner';
 
 test('a CLI sees only the allow-list, its own HOME and the session variables', () => {

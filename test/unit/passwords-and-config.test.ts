@@ -1,5 +1,6 @@
 import { hashPassword, passwordHashN, verifyPassword } from '../../services/kernel/passwords';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig } from '../../services/config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig, requireSecretKey, sandboxSettings } from '../../services/kernel/config';
+import path from 'node:path';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { requestFingerprint } from '../../services/kernel/idempotency';
 import { generateApiKeyToken } from '../../services/accounts/apiKeys';
@@ -41,6 +42,60 @@ test('configuration defaults and readable errors', () => {
   expect(config.trustProxy).toBe(false);
   expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   expect(() => loadConfig({ TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
+});
+
+test('a bad value of any area is refused in the same words, naming the variable (services/kernel/config/<area>.ts)', () => {
+  // One variable per area module; the database area has no value it refuses.
+  const bad: Record<string, string> = {
+    PORT: 'eighty',
+    METRICS_PORT: '0',
+    API_PROCESSES: '0',
+    TEMPORAL_PORT: '0',
+    SECRET_KEY: 'short',
+    OPERATOR_TOKEN: 'short',
+    SIGN_IN_WINDOW_SECONDS: '0',
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'maybe',
+    RUN_ADMISSION_MAX_WAIT_MS: '-1',
+    WEBHOOK_SYNC_BUDGET_MS: '1',
+    WORKFLOW_REPOSITORY_ROOT: '',
+    BLOB_STORAGE: 'ftp',
+    CREDENTIAL_TEST_TIMEOUT_MS: '1',
+    DATABASE_QUERY_MAX_ROWS: '0',
+    LLM_TIMEOUT_MS: '1',
+    COMMAND_CONFIRMATION_TTL_SECONDS: '0',
+    EMBEDDINGS_BASE_URL: 'not a url',
+    LOCAL_AI_CLI_TIMEOUT_MS: '1',
+    GMAIL_API_BASE_URL: 'nope',
+    SANDBOX_THREADS: '0',
+  };
+  for (const [name, value] of Object.entries(bad)) expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}: \\S`));
+  expect(() => loadConfig({ SECRET_KEY: 'short' })).toThrow('Invalid configuration: SECRET_KEY: SECRET_KEY must be at least 32 characters');
+  // All areas are parsed before any fails: one message names every bad variable.
+  let message = '';
+  try {
+    loadConfig(bad);
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  for (const name of Object.keys(bad)) expect(message).toContain(`${name}: `);
+  // Checks across variables and the areas' own parsing keep their messages.
+  expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '2000', WORKER_HEARTBEAT_STALE_MS: '3000' })).toThrow('Invalid configuration: WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS');
+  expect(() => loadConfig({ CREDENTIAL_ENV_ALLOWLIST: 'OK, 9BAD' })).toThrow('Invalid configuration: CREDENTIAL_ENV_ALLOWLIST: "9BAD" is not a variable name');
+  expect(() => loadConfig({ LLM_PRICES: '{' })).toThrow(/^Invalid configuration: LLM_PRICES: expected JSON/);
+  expect(() => requireSecretKey(undefined)).toThrow(/SECRET_KEY is not configured/);
+  // The sandbox area is also parsed on its own, by the first sandbox call of a process: other areas' values do not matter there.
+  expect(sandboxSettings({ PORT: 'eighty', SANDBOX_THREADS: '3' })).toMatchObject({ codeThreads: 3, codePerWorkspace: 2 });
+  expect(() => sandboxSettings({ SANDBOX_THREADS: '0' })).toThrow(/^Invalid configuration: SANDBOX_THREADS: /);
+});
+
+test('areas that default from another area\'s variable still do', () => {
+  expect(loadConfig({ HOST: '10.0.0.5' }).metrics.host).toBe('10.0.0.5');
+  expect(loadConfig({ HOST: '10.0.0.5', METRICS_HOST: '127.0.0.1' }).metrics.host).toBe('127.0.0.1');
+  const config = loadConfig({ DATA_DIR: '/srv/state' });
+  expect(config.dataDir).toBe('/srv/state');
+  expect(config.blobs.localDir).toBe(path.join('/srv/state', 'blobs'));
+  expect(config.localAiCli.rootDir).toBe(path.join('/srv/state', 'local-ai-cli'));
+  expect(loadConfig({ DATA_DIR: '/srv/state', BLOB_DIR: '/mnt/blobs' }).blobs.localDir).toBe('/mnt/blobs');
 });
 
 test('sign-in limits: the account-wide limit must be above the per-address one, locks capped at or above the first', () => {

@@ -2,7 +2,7 @@
  * The tiers of services/ (docs/architecture.md, "services"), read from the imports of every
  * services/**\/*.ts file with TypeScript's own parser:
  *
- *   kernel     services/kernel/** and services/config.ts: cross-cutting helpers of no business area
+ *   kernel     services/kernel/**: cross-cutting helpers of no business area (settings included)
  *   base       services/workflows/**: the workflow graph, artifact, views and the runnable rule (read and validate)
  *   use cases  every other folder: publishing (deploy, create, import, bundles) and the feature areas
  *
@@ -23,8 +23,6 @@ const BASE_AREAS = new Set(['workflows']);
 
 /** The area of a file, given relative to services/: its first folder, or the file itself when it lies at the root. */
 function areaOf(rel: string): string {
-  // services/config.ts stays at the root while its settings move to kernel/config/ area by area.
-  if (rel === 'config.ts') return 'kernel';
   const [first, ...rest] = rel.split('/');
   return rest.length === 0 ? rel : first;
 }
@@ -209,8 +207,8 @@ describe('service tiers', () => {
     expect(found).toEqual([]);
   });
 
-  test('every file belongs to an area: services/ holds no loose files but config.ts', () => {
-    const loose = readdirSync(servicesDir).filter((name) => name.endsWith('.ts') && name !== 'config.ts');
+  test('every file belongs to an area: services/ holds no loose files', () => {
+    const loose = readdirSync(servicesDir).filter((name) => name.endsWith('.ts'));
     expect(loose).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
-/** The supervisor's restart backoff and the process settings (main/supervisor.ts, services/config.ts). */
+/** The supervisor's restart backoff and the process settings (main/supervisor.ts, services/kernel/config/processes.ts). */
 import { DEFAULT_BACKOFF, restartDelay } from '../../main/supervisor';
-import { DEFAULT_API_HEAP_MB, DEFAULT_WORKER_HEAP_MB, loadConfig } from '../../services/config';
+import { DEFAULT_API_HEAP_MB, DEFAULT_WORKER_HEAP_MB, loadConfig } from '../../services/kernel/config';
 
 test('a process that keeps crashing waits twice as long each time, up to the cap; a stable one starts over', () => {
   const delays = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((crashes) => restartDelay(crashes, DEFAULT_BACKOFF));

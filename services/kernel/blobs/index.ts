@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { PassThrough, Readable, Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobConfig } from '../../config';
+import type { BlobConfig } from '../config';
 import { unavailable } from '../errors';
 import { deriveKey } from '../secrets';
 import type { ObjectBackend } from './backend';

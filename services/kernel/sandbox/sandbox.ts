@@ -1,4 +1,4 @@
-import { sandboxSettings, SANDBOX_KILL_GRACE_MS } from '../../config';
+import { sandboxSettings, SANDBOX_KILL_GRACE_MS } from '../config';
 import { SANDBOX_DEFAULTS, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandboxEngine';
 import { SandboxHostClient, sandboxHostStats, type SandboxHostSettings } from './sandboxHost/client';
 import type { DryRunResult, DryRunTask } from './sandboxHost/protocol';

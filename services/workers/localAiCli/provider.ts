@@ -10,7 +10,7 @@ import { openCredential, requireKeyring } from '../../credentials';
 import { CLI_PROTOCOLS } from './protocol';
 import { runCli, type CliRunResult } from './runner';
 import { configDirOf, type LocalAiCliDeps } from './sessions';
-import type { LocalAiCliConfig } from '../../config';
+import type { LocalAiCliConfig } from '../../kernel/config';
 import type { CredentialKeySettings } from '../../credentials';
 import { NO_USAGE, type ChatMessage, type ChatResult } from '../../models/chat';
 

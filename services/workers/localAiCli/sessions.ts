@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, LocalAiCliSessionSchema, type LocalAiCliKind, type LocalAiCliSession, type LocalAiCliSessionStatus } from '../../../db/entities';
 import { recordAudit } from '../../kernel/audit';
-import type { LocalAiCliConfig } from '../../config';
+import type { LocalAiCliConfig } from '../../kernel/config';
 import { openCredential, requireKeyring, sealCredentialValue, type CredentialKeySettings } from '../../credentials';
 import { conflict, invalidInput, timedOut, unavailable } from '../../kernel/errors';
 import { newId } from '../../kernel/ids';

@@ -6,7 +6,7 @@
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { commandConfirmUpdate } from '../../../temporal/shared';
 import { createFile, filesConfig, uploadFile } from '../files/support';

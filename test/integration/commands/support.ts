@@ -1,8 +1,8 @@
 /** Shared steps of the command jobs tests: a scripted model, real HTTP calls, polling a job. */
 import { randomBytes } from 'node:crypto';
 import { lastMessage, toolResults, type ChatRequestSeen, type FakeChatAnswer, type FakeLlmServer } from '../../fakes/llm';
-import type { AppConfig } from '../../../services/config';
-import { loadConfig } from '../../../services/config';
+import type { AppConfig } from '../../../services/kernel/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { http, type HttpResult } from '../../support/harness';
 
 export const key = () => `k-${randomBytes(8).toString('hex')}`;

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
-import type { AppConfig } from '../../../services/config';
+import type { AppConfig } from '../../../services/kernel/config';
 import { credentialKeyring, rotateCredentialKeys } from '../../../services/credentials';
 import { keyIdOf } from '../../../services/kernel/secrets';
 import { http, startTestApp, startTestStack, waitForRun, TEST_SECRET_KEY, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';

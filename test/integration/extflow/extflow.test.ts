@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 
 const FIXTURES = join(__dirname, '../../fixtures/extflow');
 const fixture = (name: string) => JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'));

@@ -3,7 +3,7 @@
  * counts, against a loopback clamd (test/fakes/clamd.ts). A clamd that cannot answer leaves
  * the file pending_scan, and a later complete scans it again; one scan at a time (lease).
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { FileScanSchema } from '../../../db/entities';
 import { bytesStream } from '../../../services/kernel/blobs';
 import { clamdScanner } from '../../../services/files';

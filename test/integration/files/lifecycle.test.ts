@@ -4,7 +4,7 @@
  * deletion_requested → (purge workflow) deleted; idempotency of every mutation, the envelope
  * error codes, limits and list pagination.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { FileScanSchema, StoredFileSchema } from '../../../db/entities';
 import { filePurgeWorkflowId } from '../../../temporal/shared';
 import { addUserWithKey, http, startTestStack, type TestStack } from '../../support/harness';

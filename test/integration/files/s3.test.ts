@@ -3,7 +3,7 @@
  * SigV4 verified): uploads stream in as one PutObject of encrypted bytes, downloads fetch only
  * the segments a range needs, the purge workflow deletes the object.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { createBlobStore, bytesStream, type BlobStore } from '../../../services/kernel/blobs';
 import { startTestStack, type TestStack } from '../../support/harness';
 import { startFakeS3, type FakeS3 } from '../../fakes/s3';

@@ -3,7 +3,7 @@
  * cookie; and a deployment with file writes blocked (FILES_WRITES_DISABLED) answers new creates
  * 503 service_unavailable while a replay of a successful create still answers 201.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { UserSchema } from '../../../db/entities';
 import { hashPassword } from '../../../services/kernel/passwords';
 import { addUserWithKey, http, signInCookie, startTestApp, startTestStack, type TestApp, type TestStack } from '../../support/harness';

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppConfig } from '../../../services/config';
+import type { AppConfig } from '../../../services/kernel/config';
 import { http, type HttpResult } from '../../support/harness';
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');

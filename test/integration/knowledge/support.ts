@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type AppConfig } from '../../../services/config';
+import { loadConfig, type AppConfig } from '../../../services/kernel/config';
 import { http, type HttpResult } from '../../support/harness';
 
 export const key = () => `k-${randomBytes(8).toString('hex')}`;

@@ -1,6 +1,6 @@
 /** Replies: Idempotency-Key, SETUP_REQUIRED, reservations written before the SMTP call, crashes mid-send and Admin authorize_retry. */
 import { startFakeSmtp } from '../../fakes/smtp';
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { createFile, filesConfig, uploadFile } from '../files/support';
 import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 

@@ -4,7 +4,7 @@
  * METRICS_PORT its own port, the API port answering 404.
  */
 import { startApi, type StartedApi } from '../../../main/api';
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { createLogger } from '../../../services/kernel/logger';
 import { testEnv } from '../../support/env';
 import { startTestApp, TEST_SECRET_KEY, type TestApp } from '../../support/harness';

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { LlmConfig } from '../../../services/config';
+import type { LlmConfig } from '../../../services/kernel/config';
 import type { FakeLlmServer } from '../../fakes/llm';
 import { http } from '../../support/harness';
 

@@ -5,7 +5,7 @@
  * rollback, archive), attached files through the Files service, and progressive load with
  * every error code and usage counting.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { AuditLogSchema, SkillSchema } from '../../../db/entities';
 import { loadSkills as loadSkillsService } from '../../../services/skills';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';

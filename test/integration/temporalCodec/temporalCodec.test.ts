@@ -101,7 +101,7 @@ afterAll(async () => {
 });
 
 async function baseTemporalConfig() {
-  const { loadConfig } = await import('../../../services/config');
+  const { loadConfig } = await import('../../../services/kernel/config');
   return loadConfig({}).temporal;
 }
 

@@ -5,7 +5,7 @@
  * actions; a hanging CLI; a missing CLI; the scrubbed environment; tokens never answered,
  * logged or stored in the clear; the model-provider seam; the status and doctor sections.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

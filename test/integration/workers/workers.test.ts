@@ -5,7 +5,7 @@
  * without secrets, the doctor's warnings and next actions, the workspace's own Temporal
  * Schedules counted, session twins and key scopes.
  */
-import { loadConfig } from '../../../services/config';
+import { loadConfig } from '../../../services/kernel/config';
 import { Connection } from '@temporalio/client';
 import { SmokeTestSchema } from '../../../db/entities';
 import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
