@@ -13,6 +13,9 @@ const PRODUCT_FOLDERS = ['engine', 'db', 'services', 'api', 'temporal', 'activit
 
 const ours = (...folders) => folders.flatMap((f) => [`**/${f}`, `**/${f}/**`]);
 
+const SERVICES_BANNED = ours('api', 'temporal', 'activities', 'main', 'scripts', 'test');
+const SERVICES_MESSAGE = 'services/ are HTTP- and Temporal-free: reach the durable engine through services/kernel/ports.ts.';
+
 /**
  * One `no-restricted-imports` block per layer, listing the folders of ours it must not import.
  * `typeOnly` folders may still be imported with `import type`; `extra` adds patterns of one layer.
@@ -21,7 +24,16 @@ const LAYERS = [
   { files: ['engine/**/*.ts'], banned: ours('db', 'services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), message: 'engine/ is pure: it imports nothing of ours.' },
   // The one exception: db/wellFormedTypes.ts applies engine/wellFormedText.ts's pure rule to every column.
   { files: ['db/**/*.ts'], banned: ours('services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), typeOnly: ['**/engine/**', '!**/engine/wellFormedText'], message: 'db/ is entities and migrations: it may import engine types only (and the well-formed text rule).' },
-  { files: ['services/**/*.ts'], banned: ours('api', 'temporal', 'activities', 'main', 'scripts', 'test'), message: 'services/ are HTTP- and Temporal-free: reach the durable engine through services/ports.ts.' },
+  { files: ['services/**/*.ts'], banned: SERVICES_BANNED, message: SERVICES_MESSAGE },
+  // Tiers inside services/ (test/unit/serviceTiers.test.ts checks the whole graph, cycles included):
+  // the kernel and the workflows base import only the kernel, never the
+  // use cases above them. `depth` is how many folders below services/ the file lies.
+  ...[1, 2, 3].map((depth) => ({
+    files: [`services/kernel/${'*/'.repeat(depth - 1)}*.ts`, `services/workflows/${'*/'.repeat(depth - 1)}*.ts`],
+    banned: SERVICES_BANNED,
+    message: SERVICES_MESSAGE,
+    extra: [{ regex: `^${'\\.\\./'.repeat(depth)}(?!\\.\\./|kernel(/|$))`, message: 'services/kernel/ and services/workflows/ (the base) import only the kernel: use cases sit on top of them, not below.' }],
+  })),
   // api/, temporal/ and activities/ sit on one floor above services/: none imports another; main/ wires them.
   { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'main', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
   // Workflow code (temporal/workflows) imports activity types only: its own block below allows `import type`.
@@ -34,7 +46,7 @@ const LAYERS = [
   {
     files: ['api/**/*.ts'],
     banned: ours('temporal', 'activities', 'main', 'scripts', 'test'),
-    message: 'api/ reaches Temporal through services/ports.ts; the adapters are wired in main/.',
+    message: 'api/ reaches Temporal through services/kernel/ports.ts; the adapters are wired in main/.',
     // Entity schemas are how code reaches tables; entity types stay importable (status lists are in engine/statuses.ts).
     extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
   },

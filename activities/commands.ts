@@ -17,14 +17,14 @@ import {
   type AgentDeps,
   type CommandPluggableTools,
 } from '../services/commands';
-import { invalidInput } from '../services/errors';
-import { sha256Hex } from '../services/ids';
-import type { ResearchLauncher } from '../services/ports';
+import { invalidInput } from '../services/kernel/errors';
+import { sha256Hex } from '../services/kernel/ids';
+import type { ResearchLauncher } from '../services/kernel/ports';
 import { createResearchRun } from '../services/research';
 import { loadSkills } from '../services/skills';
 import type { QuerySettings } from '../services/databases';
 import type { LlmConfig, LocalAiCliConfig } from '../services/kernel/config';
-import type { CommandJobEngine } from '../services/ports';
+import type { CommandJobEngine } from '../services/kernel/ports';
 import { heartbeating } from './heartbeat';
 import type { ActivityDeps } from './index';
 

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
 import type { TableNodeType } from '../engine/types';
 import { oversizedOutput } from '../engine/limits';
-import { DomainError } from '../services/errors';
+import { DomainError } from '../services/kernel/errors';
 import { runTableNode } from '../services/databases';
 
 /**

@@ -4,7 +4,7 @@ import { createNodeActivities } from './nodes';
 import { createRunActivities } from './runs';
 import { createWorkerActivities } from './workers';
 import { createFileActivities } from './files';
-import type { BlobStore } from '../services/blobs';
+import type { BlobStore } from '../services/kernel/blobs';
 import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
 import type { KnowledgeConfig, MailerConfig } from '../services/kernel/config';
@@ -13,7 +13,7 @@ import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
 import type { LlmConfig, LocalAiCliConfig } from '../services/kernel/config';
 import type { Client } from '@temporalio/client';
-import type { CommandJobEngine, ResearchLauncher } from '../services/ports';
+import type { CommandJobEngine, ResearchLauncher } from '../services/kernel/ports';
 import { createCommandActivities, type CommandActivityConfig } from './commands';
 
 /** What activities may use; built once per worker process. */

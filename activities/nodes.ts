@@ -3,8 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
 import { oversizedOutput } from '../engine/limits';
 import { CredentialRefreshError, CredentialUseError, sendHttpWithStoredCredential, type CredentialUseFailure } from '../services/credentials';
-import { httpRequest, OutboundError, type HttpRequestInput } from '../services/outbound';
-import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/sandbox';
+import { httpRequest, OutboundError, type HttpRequestInput } from '../services/kernel/outbound';
+import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/kernel/sandbox/sandbox';
 
 /** Time kept between a code call's own deadline and its activity's timeout (the answer's trip back). */
 const CODE_QUEUE_MARGIN_MS = 1_000;

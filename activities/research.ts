@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { APIError } from 'openai';
-import { DomainError } from '../services/errors';
+import { DomainError } from '../services/kernel/errors';
 import type { LlmConfig } from '../services/kernel/config';
 import {
   fetchResearchSource,

@@ -3,7 +3,7 @@ import '@koa/bodyparser';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Family } from './http/families';
-import type { WorkspacePrincipal } from '../services/principal';
+import type { WorkspacePrincipal } from '../services/kernel/principal';
 import type { AppDeps } from './deps';
 
 /** What every request carries through the middleware chain. */

@@ -2,19 +2,19 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../services/kernel/config';
-import type { SignInLimiter } from '../services/signInLimits';
-import type { ApiKeyPolicy } from '../services/apiKeys';
-import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
-import type { Metrics } from '../services/metrics';
-import type { PayloadEncryptionCodec } from '../services/payloadCodec';
+import type { SignInLimiter } from '../services/kernel/signInLimits';
+import type { ApiKeyPolicy } from '../services/accounts/apiKeys';
+import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/kernel/ports';
+import type { Metrics } from '../services/platform/metrics';
+import type { PayloadEncryptionCodec } from '../services/kernel/payloadCodec';
 import type { FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import type { WebhookIntake } from '../services/webhooks';
-import type { AdmitRun } from '../services/runs/admission';
+import type { AdmitRun } from '../services/kernel/runAdmission';
 import type { CredentialDeps, CredentialKeySettings, CredentialTestDeps } from '../services/credentials';
 import type { RepositoryDeps } from '../services/repository';
-import type { DeployDeps } from '../services/workflows';
-import type { ExtflowDeps } from '../services/extflow/service';
+import type { DeployDeps } from '../services/publishing';
+import type { ExtflowDeps } from '../services/publishing/extflowImport';
 import type { LocalAiCliDeps } from '../services/workers/localAiCli';
 import type { ReplyDeps } from '../services/mailer';
 import type { ErrtrackerIngressSettings } from '../services/webhooks';
@@ -57,7 +57,7 @@ export interface AppDeps {
   apiKeyPolicy: ApiKeyPolicy;
   /** Starts, cancels, approves and resumes runs on the durable engine. */
   runLauncher: RunLauncher;
-  /** Holds new live runs while their workspace has too many queued or running (services/runs/admission.ts). */
+  /** Holds new live runs while their workspace has too many queued or running (services/kernel/runAdmission.ts). */
   admitRun: AdmitRun;
   /** Keeps Temporal Schedules in step with deployed schedule triggers. */
   scheduler: ScheduleSync;

@@ -6,11 +6,11 @@ import { listenMetrics } from '../api/metrics';
 import type { AppDeps } from '../api/deps';
 import { openOrm } from '../db/orm';
 import type { AppConfig } from '../services/kernel/config';
-import { runStandalone } from '../services/lifecycle';
-import { closeSandboxPool } from '../services/sandbox';
+import { runStandalone } from '../services/kernel/lifecycle';
+import { closeSandboxPool } from '../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../services/databases';
 import { connectTemporalClient } from '../temporal/client';
-import { payloadCodecFromConfig } from '../services/payloadCodec';
+import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { registerSearchAttributes } from '../temporal/searchAttributes';
 import { buildAppDeps, startApiBackground } from './wiring';
 

@@ -1,17 +1,17 @@
 /**
  * The service factories: each area's dependencies built once per process from the
  * configuration and the infrastructure (the ORM, blob storage, the Temporal adapters that
- * implement services/ports.ts). The API's routes read `createServices`' object from
+ * implement services/kernel/ports.ts). The API's routes read `createServices`' object from
  * `AppDeps.services`; the worker's activities factory receives `createWorkerServices`'.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities';
 import type { AppServices } from '../api/deps';
-import type { BlobStore } from '../services/blobs';
+import type { BlobStore } from '../services/kernel/blobs';
 import type { AppConfig } from '../services/kernel/config';
 import { keySettingsOf, providerUrlsOf, type CredentialDeps } from '../services/credentials';
 import type { FileScanner } from '../services/files';
-import type { RunLauncher, ScheduleSync, WorkerProbe } from '../services/ports';
+import type { RunLauncher, ScheduleSync, WorkerProbe } from '../services/kernel/ports';
 
 /** What the API's services are built on (main/wiring.ts builds it). */
 export interface ApiInfra {

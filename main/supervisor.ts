@@ -13,7 +13,7 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { CHILD_STARTED_MESSAGE, PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, SUPERVISED_ENV, type ProcessRestartsMessage } from '../services/lifecycle';
+import { CHILD_STARTED_MESSAGE, PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, SUPERVISED_ENV, type ProcessRestartsMessage } from '../services/kernel/lifecycle';
 
 export type ChildRole = 'api' | 'worker';
 
@@ -117,7 +117,7 @@ export function startSupervisor(opts: { specs: ChildSpec[]; logger: Logger; back
       child = fork(slot.spec.module, [], { execArgv, env });
     }
     child.on('message', (m: { type?: unknown } | null) => {
-      // An API process asks for the totals once its metrics listen (services/metrics.ts).
+      // An API process asks for the totals once its metrics listen (services/platform/metrics.ts).
       if (m?.type === PROCESS_RESTARTS_REQUEST) tell(child);
       if (m?.type === CHILD_STARTED_MESSAGE) {
         slot.served = true;

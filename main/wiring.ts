@@ -3,17 +3,17 @@
  * Temporal connection into the dependencies routes receive. `main/api.ts` and the test
  * harness both call it, so tests run the wiring production runs.
  */
-import { payloadCodecFromConfig } from '../services/payloadCodec';
-import { createRunAdmission } from '../services/runs/admission';
+import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
+import { createRunAdmission } from '../services/kernel/runAdmission';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../api/deps';
 import type { AppConfig } from '../services/kernel/config';
-import { startIdempotencyPurge } from '../services/idempotencyPurge';
-import { createMetrics } from '../services/metrics';
-import { startOutboxDispatcher } from '../services/outboxDispatcher';
+import { startIdempotencyPurge } from '../services/kernel/idempotencyPurge';
+import { createMetrics } from '../services/platform/metrics';
+import { startOutboxDispatcher } from '../services/webhooks/outboxDispatcher';
 import { startStuckRunGuard } from '../services/runs';
-import { SignInLimiter } from '../services/signInLimits';
+import { SignInLimiter } from '../services/kernel/signInLimits';
 import { workflowIdsExist } from '../services/workflows';
 import { createWebhookIntake } from '../services/webhooks';
 import type { ConnectedTemporalClient } from '../temporal/client';
@@ -23,7 +23,7 @@ import { temporalScheduleSync } from '../temporal/schedulesClient';
 import { temporalWorkerProbe } from '../temporal/workerProbe';
 import { temporalFilePurger } from '../temporal/filesClient';
 import { syncMailPollSchedules, syncSourceSchedules } from '../temporal/sourcesClient';
-import { createBlobStore } from '../services/blobs';
+import { createBlobStore } from '../services/kernel/blobs';
 import { fileScannersOf, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commandsClient';
@@ -34,7 +34,7 @@ import { createServices } from './services';
 export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
   const { config, orm, temporal, logger } = opts;
   const files = buildFilesRuntime(config, temporal);
-  // The Temporal adapters of services/ports.ts, one each per process.
+  // The Temporal adapters of services/kernel/ports.ts, one each per process.
   const runLauncher = temporalRunLauncher(temporal.client);
   const scheduler = temporalScheduleSync(temporal.client);
   const workerProbe = temporalWorkerProbe(temporal.client, opts.namespace);

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { migrateUp, openOrm } from '../db/orm';
-import { provisionWorkspace } from '../services/bootstrap';
+import { provisionWorkspace } from '../services/accounts/bootstrap';
 import { loadConfig } from '../services/kernel/config';
 import { credentialKeyring, keySettingsOf, rotateCredentialKeys } from '../services/credentials';
 import { ensurePostgres } from './lib/postgres';

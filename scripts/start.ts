@@ -5,11 +5,11 @@
  * separate processes under a supervisor that restarts any that exits (main/supervisor.ts).
  * Production runs each part in its own container (docker-compose.yml).
  */
-import { onShutdownSignal } from '../services/lifecycle';
+import { onShutdownSignal } from '../services/kernel/lifecycle';
 import { migrateUp, openOrm } from '../db/orm';
-import { bootstrapFirstRun } from '../services/bootstrap';
+import { bootstrapFirstRun } from '../services/accounts/bootstrap';
 import { loadConfig } from '../services/kernel/config';
-import { createLogger } from '../services/logger';
+import { createLogger } from '../services/kernel/logger';
 import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
 import { startSupervisor } from '../main/supervisor';
 import { ensureServiceDatabase } from './lib/ownerRole';

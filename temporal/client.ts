@@ -6,7 +6,7 @@ import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
 export interface TemporalSettings {
   address: string;
   namespace: string;
-  /** Encrypts payloads (services/payloadCodec.ts); clients and workers of a namespace must agree. */
+  /** Encrypts payloads (services/kernel/payloadCodec.ts); clients and workers of a namespace must agree. */
   payloadCodec?: PayloadCodec;
 }
 

@@ -1,6 +1,6 @@
 /** The command jobs area's Temporal adapters (ports CommandJobEngine and CommandScheduleSync). */
 import { ScheduleNotFoundError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
-import type { CommandJobEngine, CommandScheduleSync } from '../services/ports';
+import type { CommandJobEngine, CommandScheduleSync } from '../services/kernel/ports';
 import type { CommandScheduleFireInput, CommandThreadInput } from './workflows/commands';
 import { commandConfirmUpdate, commandProgressQuery, commandQueuedSignal, commandScheduleId, commandThreadWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 

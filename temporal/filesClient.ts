@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { FilePurger } from '../services/ports';
+import type { FilePurger } from '../services/kernel/ports';
 import { filePurgeWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { FilePurgeInput } from './workflows/files';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { KnowledgeConfig } from '../services/kernel/config';
-import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder, SyncExecutionOutcome } from '../services/ports';
+import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder, SyncExecutionOutcome } from '../services/kernel/ports';
 import type { KnowledgeSyncInput, SyncFailureDetails } from './workflows/knowledge';
 import { knowledgeIndexDocumentWorkflowId, knowledgeIndexRunWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { ResearchLauncher } from '../services/ports';
+import type { ResearchLauncher } from '../services/kernel/ports';
 import type { ResearchWorkflowInput } from './workflows/research';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 

@@ -1,7 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
-import type { RunLauncher } from '../services/ports';
+import type { RunLauncher } from '../services/kernel/ports';
 import type { WorkflowGraph } from '../engine/types';
 import { approvalQueuedSignal, approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
 import { withConfigDefaults } from '../engine/nodes';

@@ -37,7 +37,7 @@ async function install({ logger, metricsBindAddress }: TemporalRuntimeOptions): 
   };
   try {
     Runtime.install({
-      // The process's own lifecycle (services/lifecycle.ts) decides when a worker drains; the
+      // The process's own lifecycle (services/kernel/lifecycle.ts) decides when a worker drains; the
       // SDK's default handlers would stop polling on SIGINT even where that is ignored (a
       // supervised process), leaving a live process that no longer works.
       shutdownSignals: [],

@@ -1,5 +1,5 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
-import type { ScheduleSync } from '../services/ports';
+import type { ScheduleSync } from '../services/kernel/ports';
 import { SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/runs';
 

@@ -106,7 +106,7 @@ export interface WorkerOptions {
   /** A prebuilt bundle (its code, or the file); when omitted the worker bundles `temporal/workflows` itself. */
   workflowBundle?: { code: string } | { codePath: string };
   identity?: string;
-  /** The deployment's payload codec (services/payloadCodec.ts); must match the clients'. */
+  /** The deployment's payload codec (services/kernel/payloadCodec.ts); must match the clients'. */
   payloadCodec?: PayloadCodec;
   /**
    * Runs kept in the sticky cache (config `WORKER_MAX_CACHED_WORKFLOWS`). Beyond it the least

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal as proto } from '@temporalio/proto';
-import type { SmokeRunOutcome, WorkerProbe } from '../services/ports';
+import type { SmokeRunOutcome, WorkerProbe } from '../services/kernel/ports';
 import { scheduleIdPrefix } from './schedulesClient';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { SmokeInput, SmokeResult } from './workflows/workers';

@@ -1,4 +1,4 @@
-import type { ErrorKind } from '../../services/errors';
+import type { ErrorKind } from '../../services/kernel/errors';
 
 /** The one place a domain error kind becomes an HTTP status. */
 export const STATUS_OF_KIND: Record<ErrorKind, number> = {

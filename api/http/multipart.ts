@@ -5,7 +5,7 @@
  */
 import busboy from 'busboy';
 import type { AppContext } from '../context';
-import { invalidInput, tooLarge, unsupportedMediaType, type DomainError } from '../../services/errors';
+import { invalidInput, tooLarge, unsupportedMediaType, type DomainError } from '../../services/kernel/errors';
 
 export interface UploadedFile {
   fileName: string;

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import busboy from 'busboy';
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 import { HttpError } from './errorMapping';
 
 /** The file part was longer than allowed: answered 413, nothing is kept. */

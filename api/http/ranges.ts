@@ -1,4 +1,4 @@
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 import { HttpError } from './errorMapping';
 
 /**

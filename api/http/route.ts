@@ -7,9 +7,9 @@ import { describeZodError } from './validation';
 import { checkResponseContract, contractViolationBody, type RouteResponses } from './responseContract';
 import { assertAccessDeclared, authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
-import { invalidInput } from '../../services/errors';
-import { findUnstorableText } from '../../services/storableText';
-import type { WorkspacePrincipal } from '../../services/principal';
+import { invalidInput } from '../../services/kernel/errors';
+import { findUnstorableText } from '../../services/kernel/storableText';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import type { AppDeps } from '../deps';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -1,12 +1,12 @@
 import { requestOrigin } from '../http/urls';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
-import { bearerToken, verifyApiKey } from '../../services/auth';
-import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/errors';
-import { anchoredPrincipal, isAdminRole } from '../../services/principal';
+import { bearerToken, verifyApiKey } from '../../services/accounts/auth';
+import { AUTH_MESSAGES, forbidden, unauthenticated } from '../../services/kernel/errors';
+import { anchoredPrincipal, isAdminRole } from '../../services/kernel/principal';
 import type { ApiKeyScope, MembershipRole } from '../../db/entities';
-import { verifySession } from '../../services/sessions';
-import { requireOperator } from '../../services/operators';
+import { verifySession } from '../../services/accounts/sessions';
+import { requireOperator } from '../../services/accounts/operators';
 
 export const SESSION_COOKIE = 'svc_session';
 
@@ -23,7 +23,7 @@ export const SESSION_COOKIE = 'svc_session';
  * - `session`: the session cookie; mutations refuse a cross-origin `Origin`.
  * - `apiKeyOrSession`: a workspace-scoped bearer key when an Authorization header is sent,
  *   otherwise the session cookie (routes that browsers and API clients both call).
- * - `operator`: the deployment's operators (services/operators.ts), not a workspace principal.
+ * - `operator`: the deployment's operators (services/accounts/operators.ts), not a workspace principal.
  * Every kind that yields a workspace principal must say which live role it needs (`roles`):
  * there is no default, so a copied or new route cannot silently admit viewers. This type and
  * `assertAccessDeclared` (run when the routes are mounted) are the authorization matrix; the

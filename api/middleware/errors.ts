@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ZodError } from 'zod';
 import type { Next } from 'koa';
 import type { AppContext } from '../context';
-import { DomainError } from '../../services/errors';
+import { DomainError } from '../../services/kernel/errors';
 import { HttpError, STATUS_OF_KIND } from '../http/errorMapping';
 import { defaultEnvelopeCode, envelopeError, bareError } from '../http/families';
 import { describeZodError } from '../http/validation';

@@ -7,8 +7,8 @@ import {
   parseIdempotencyKey,
   releaseIdempotencyKey,
   requestFingerprint,
-} from '../../services/idempotency';
-import { conflict, forbidden, AUTH_MESSAGES } from '../../services/errors';
+} from '../../services/kernel/idempotency';
+import { conflict, forbidden, AUTH_MESSAGES } from '../../services/kernel/errors';
 
 export const REPLAYED_HEADER = 'Idempotency-Replayed';
 

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { apiKeySchema, bareErrorSchema, pathId } from '../schemas';
 import { API_KEY_SCOPES } from '../../engine/statuses';
-import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/apiKeys';
-import type { SessionPrincipal } from '../../services/principal';
+import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/accounts/apiKeys';
+import type { SessionPrincipal } from '../../services/kernel/principal';
 
 const sessionErrors = {
   401: { description: 'Sign-in is required', schema: bareErrorSchema },

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { SESSION_COOKIE } from '../middleware/auth';
-import { currentSession, signIn, signOut } from '../../services/sessions';
-import type { SessionPrincipal } from '../../services/principal';
+import { currentSession, signIn, signOut } from '../../services/accounts/sessions';
+import type { SessionPrincipal } from '../../services/kernel/principal';
 import type { AppContext } from '../context';
 
 const membershipView = workspaceSchema.pick({ id: true, name: true }).extend({ role: roleSchema });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { bareErrorSchema } from '../schemas';
 import { scheduleCreatedSchema, scheduleListSchema } from '../schemas/commands';
-import { forbidden } from '../../services/errors';
+import { forbidden } from '../../services/kernel/errors';
 import { createSchedule, listSchedules } from '../../services/commands';
 
 /**

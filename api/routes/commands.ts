@@ -12,8 +12,8 @@ import {
   threadEnvelope,
   threadListEnvelope,
 } from '../schemas/commands';
-import { DomainError, forbidden, invalidInput } from '../../services/errors';
-import type { WorkspacePrincipal } from '../../services/principal';
+import { DomainError, forbidden, invalidInput } from '../../services/kernel/errors';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import {
   cancelJob,
   COMMAND_MESSAGES,

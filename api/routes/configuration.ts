@@ -11,7 +11,7 @@ import { catalogSchema, configurationOperationResultSchema, historySchema, manag
 import { applyProposal, configurationCatalog, configurationHistory, confirmProposal, declareTable, exportPackage, getManagedRow, preparePackage, previewPackage, putManagedRow, validatePackage } from '../../services/databases';
 import { configurationProposalUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
-import { invalidInput, notFound } from '../../services/errors';
+import { invalidInput, notFound } from '../../services/kernel/errors';
 import type { AppContext } from '../context';
 
 const TAGS = ['Configuration'];

@@ -14,8 +14,8 @@ import {
   tableEnvelopeSchema,
   valueErrorSchema,
 } from '../schemas/databases';
-import { clampLimit } from '../../services/pagination';
-import { invalidInput } from '../../services/errors';
+import { clampLimit } from '../../services/kernel/pagination';
+import { invalidInput } from '../../services/kernel/errors';
 import { CSV_MAX_BYTES, createDatabaseOrTable, deleteRow, exportTable, importCsv, insertRow, isCsvUpload, listDatabases, listRows, patchTable, runQuery, updateRow } from '../../services/databases';
 import { readMultipart } from '../http/multipart';
 import { tableRowsUrl } from '../http/links';

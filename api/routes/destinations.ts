@@ -5,9 +5,10 @@ import { requestOrigin } from '../http/urls';
 import { withIdempotency } from '../middleware/idempotency';
 import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
 import { approvalSchema, changeResultSchema, publicationPreviewSchema, targetListSchema } from '../schemas/destinations';
-import { approvePublication, changeTarget, CI_INTERVAL, CI_MAX_JOBS, listTargets, previewPublication, RSS_INTERVAL, type TargetChange } from '../../services/destinations';
-import { invalidInput } from '../../services/errors';
-import { requestFingerprint } from '../../services/idempotency';
+import { approvePublication, CI_INTERVAL, CI_MAX_JOBS, listTargets, previewPublication, RSS_INTERVAL } from '../../services/destinations';
+import { changeTarget, type TargetChange } from '../../services/publishing';
+import { invalidInput } from '../../services/kernel/errors';
+import { requestFingerprint } from '../../services/kernel/idempotency';
 
 /**
  * Workflow destinations (the spec's "targets"): list, change, preview a publication, and the

@@ -4,8 +4,8 @@ import { defineRoute, type RouteResult } from '../http/route';
 import { endUserRunUrls } from '../http/links';
 import { bareAuthErrors, bareErrorSchema, isoDate, pathId } from '../schemas';
 import { RUN_STATUSES } from '../../engine/statuses';
-import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/endUsers';
-import type { WorkspacePrincipal } from '../../services/principal';
+import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/runs/endUsers';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import type { ExecuteInput } from '../../services/runs';
 import type { AppDeps } from '../deps';
 

@@ -11,7 +11,7 @@ import { workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import { extflowBootstrapSchema, extflowImportResultSchema, extflowOriginalsResultSchema, extflowSmokeTestSchema } from '../schemas/extflow';
 import type { AppContext } from '../context';
-import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type SmokeOutcome } from '../../services/extflow/service';
+import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type SmokeOutcome } from '../../services/publishing/extflowImport';
 
 const BASE = '/api/v1/workers/extflow';
 const ALIAS = '/api/v1/workers/legacyalias';

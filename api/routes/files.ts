@@ -10,7 +10,7 @@ import { requestOrigin } from '../http/urls';
 import type { AppContext } from '../context';
 import { envelopeErrorSchema, pathId } from '../schemas';
 import { createdFileSchema, fileEnvelopeSchema, fileListSchema, filesAuthErrors, storedBlobSchema } from '../schemas/files';
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 import {
   EMPTY_FILE_NAME,
   MAX_FILE_BYTES,

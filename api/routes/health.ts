@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { checkReadiness } from '../../services/health';
+import { checkReadiness } from '../../services/platform/health';
 
 export const healthzRoute = defineRoute({
   method: 'get',

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route';
 import { bareErrorSchema, pathId } from '../schemas';
 import { invitationSchema, receivedInvitationSchema } from '../schemas/invitations';
-import { decideInvitation, listReceivedInvitations } from '../../services/invitations';
-import type { SessionPrincipal } from '../../services/principal';
+import { decideInvitation, listReceivedInvitations } from '../../services/accounts/invitations';
+import type { SessionPrincipal } from '../../services/kernel/principal';
 
 /** The invitee's side of workspace invitations: their own session only, never an API key. */
 const sessionErrors = {

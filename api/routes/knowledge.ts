@@ -12,7 +12,7 @@ import {
   knowledgeNotFound,
   searchResponseSchema,
 } from '../schemas/knowledge';
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 import {
   createKnowledgeBase,
   createUploadedDocument,
@@ -27,9 +27,9 @@ import {
   stageDocumentUpload,
   type UploadFields,
 } from '../../services/knowledge';
-import { measureStream } from '../../services/blobs';
+import { measureStream } from '../../services/kernel/blobs';
 import { storableFileName } from '../../services/files';
-import { findUnstorableText } from '../../services/storableText';
+import { findUnstorableText } from '../../services/kernel/storableText';
 import { withStreamedIdempotency } from '../middleware/idempotency';
 
 /**

@@ -3,8 +3,8 @@ import { defineRoute, type AnyRoute } from '../http/route';
 import { envelopeErrorSchema, pathId } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
-import { invalidInput } from '../../services/errors';
-import { parseIdempotencyKey } from '../../services/idempotency';
+import { invalidInput } from '../../services/kernel/errors';
+import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import { CONNECTOR_PROVIDER_IDS } from '../../engine/statuses';
 import {
   cancelSyncRun,

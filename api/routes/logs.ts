@@ -3,9 +3,9 @@ import { defineRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema, runFiltersQuery, pathId } from '../schemas';
 import { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../schemas/logs';
-import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, sessionLogs } from '../../services/logs';
-import { clampLimit } from '../../services/pagination';
-import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
+import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, sessionLogs } from '../../services/runs/logs';
+import { clampLimit } from '../../services/kernel/pagination';
+import { projectionFor, type WorkspacePrincipal } from '../../services/kernel/principal';
 import type { RunFilters } from '../../services/runs';
 import { executionLinker, withRunUrls } from '../http/links';
 

@@ -16,8 +16,8 @@ import {
   replyReservationSchema,
   replySentSchema,
 } from '../schemas/mailer';
-import { parseIdempotencyKey } from '../../services/idempotency';
-import { clampLimit } from '../../services/pagination';
+import { parseIdempotencyKey } from '../../services/kernel/idempotency';
+import { clampLimit } from '../../services/kernel/pagination';
 import {
   authorizeRetry,
   createRoute,

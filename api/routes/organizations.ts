@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareErrorSchema, pathId } from '../schemas';
-import { addWorkspaceToOrganization, getOrganization, renameOrganization } from '../../services/organizations';
-import type { SessionPrincipal } from '../../services/principal';
+import { addWorkspaceToOrganization, getOrganization, renameOrganization } from '../../services/accounts/organizations';
+import type { SessionPrincipal } from '../../services/kernel/principal';
 
 /**
  * The session workspace's organization (session routes, like key management): read and rename

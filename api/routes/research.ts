@@ -3,7 +3,7 @@ import { defineRoute, type AnyRoute } from '../http/route';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { envelopeErrorSchema, pathId } from '../schemas';
 import { researchAuthErrors, researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
-import { parseIdempotencyKey } from '../../services/idempotency';
+import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import { cancelResearchRun, createResearchRun, getResearchRun, listResearchRuns, MAX_SOURCE_URLS, normalizeResearchUrl, RESEARCH_LIMIT_BOUNDS, RESEARCH_LIST_LIMIT } from '../../services/research';
 
 /**

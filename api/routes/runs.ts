@@ -18,10 +18,10 @@ import {
 import type { AppContext } from '../context';
 import type { Run } from '../../db/entities';
 import { endUserExecuteAnswer, executeAsEndUser } from './endUsers';
-import { isEndUserGateway } from '../../services/endUsers';
-import { projectionFor, type WorkspacePrincipal } from '../../services/principal';
+import { isEndUserGateway } from '../../services/runs/endUsers';
+import { projectionFor, type WorkspacePrincipal } from '../../services/kernel/principal';
 import { cancelRun, decideApproval, executeWorkflow, fullRunValue, loadRun, presentRuns, queryRunSummaries, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
-import { clampLimit } from '../../services/pagination';
+import { clampLimit } from '../../services/kernel/pagination';
 import type { RunValueField } from '../../services/runs';
 
 const runErrors = {

@@ -18,7 +18,7 @@ import {
   SKILL_LIMITS,
   updateSkill,
 } from '../../services/skills';
-import { invalidInput, tooLarge } from '../../services/errors';
+import { invalidInput, tooLarge } from '../../services/kernel/errors';
 
 const idParams = z.object({ id: pathId });
 const notFound = { 404: { description: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)', schema: bareErrorSchema } };

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { defineRoute, type AnyRoute, type RouteResult } from '../http/route';
 import { bareErrorSchema } from '../schemas';
 import type { AppDeps } from '../deps';
-import { unavailable } from '../../services/errors';
-import { PayloadDecryptionError, payloadFromJson, payloadToJson, type JsonPayload } from '../../services/payloadCodec';
+import { unavailable } from '../../services/kernel/errors';
+import { PayloadDecryptionError, payloadFromJson, payloadToJson, type JsonPayload } from '../../services/kernel/payloadCodec';
 
 /**
  * Temporal's codec server protocol, for the Web UI ("Data Encoder" setting) and the CLI

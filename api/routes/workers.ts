@@ -13,9 +13,9 @@ import {
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import type { SmokeTestStatus } from '../../db/entities';
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 import { completeLocalAiCliLogin, listLocalAiCliModels, localAiCliSession, startLocalAiCliLogin, storeLocalAiCliToken } from '../../services/workers/localAiCli';
-import type { WorkspacePrincipal } from '../../services/principal';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import { workerDoctor } from '../../services/workers/doctor';
 import { runSmokeTest } from '../../services/workers/smokeTests';
 import { workerStatus } from '../../services/workers/status';

@@ -8,8 +8,8 @@ import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
 import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
-import { bearerToken } from '../../services/auth';
-import { forbidden } from '../../services/errors';
+import { bearerToken } from '../../services/accounts/auth';
+import { forbidden } from '../../services/kernel/errors';
 import {
   authorizeMcp,
   callMcpTool,

@@ -18,30 +18,24 @@ import {
   workflowVersionSchema,
   workflowWithLinksSchema,
 } from '../schemas/workflows';
-import { projectFor } from '../../services/redaction';
-import type { WorkspacePrincipal } from '../../services/principal';
+import { projectFor } from '../../services/kernel/redaction';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import {
   createWorkflow,
   deleteWorkflow,
   deployWorkflow,
-  exportWorkflow,
-  getWorkflow,
   importBundle,
-  listVersions,
   previewBundle,
-  validateArtifactFiles,
-  listWorkflows,
   previewImportIn,
   restoreVersion,
   updateWorkflow,
-  validateWorkflow,
   type Deployment,
-  type WorkflowView,
-} from '../../services/workflows';
+} from '../../services/publishing';
+import { exportWorkflow, getWorkflow, listVersions, validateArtifactFiles, listWorkflows, validateWorkflow, type WorkflowView } from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../engine/statuses';
 import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
-import { invalidInput } from '../../services/errors';
+import { invalidInput } from '../../services/kernel/errors';
 
 const idParams = z.object({ id: pathId });
 const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');

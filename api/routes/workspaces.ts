@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, redactionSchema, workspaceSchema } from '../schemas';
-import { getWorkspace, INVITABLE_ROLES } from '../../services/workspaces';
-import { inviteMember } from '../../services/invitations';
+import { getWorkspace, INVITABLE_ROLES } from '../../services/accounts/workspaces';
+import { inviteMember } from '../../services/accounts/invitations';
 import { invitationSchema } from '../schemas/invitations';
-import { projectFor } from '../../services/redaction';
+import { projectFor } from '../../services/kernel/redaction';
 
 export const getWorkspaceRoute = defineRoute({
   method: 'get',

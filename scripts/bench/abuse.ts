@@ -12,7 +12,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { provisionWorkspace } from '../../services/bootstrap';
+import { provisionWorkspace } from '../../services/accounts/bootstrap';
 import { F1_SOURCES, F2_SQL, F3_EXPRESSIONS, F4_EXPRESSION, F5_CPU_SQL, F5_PARALLEL, F6_SOURCE, F6_SPINNERS, F7_SOURCES, F8_SOURCES } from '../../test/abuse/attacks';
 import { lockTablesOf } from '../../test/abuse/sqlLock';
 import { PROBE_INPUT, PROBE_OUTPUT, chain, codeNode, probeGraph, transformNode, type WorkflowBody } from '../../test/abuse/probe';

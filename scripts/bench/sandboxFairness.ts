@@ -7,7 +7,7 @@
  * take every thread), and with one FIFO for everyone (the pool before issue 26). Prints B's latency p50/p95/max per phase. No stack
  * needed: it calls runUserCode directly, as the worker's code activity does.
  */
-import { closeSandboxPool, configureSandbox, runUserCode, SANDBOX_THREADS } from '../../services/sandbox';
+import { closeSandboxPool, configureSandbox, runUserCode, SANDBOX_THREADS } from '../../services/kernel/sandbox/sandbox';
 
 const PROBE = 'return { sum: input.n * 2 + 1 };';
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);

@@ -13,8 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { temporal } from '@temporalio/proto';
-import { runUserCode } from '../../services/sandbox';
-import { httpRequest } from '../../services/outbound';
+import { runUserCode } from '../../services/kernel/sandbox/sandbox';
+import { httpRequest } from '../../services/kernel/outbound';
 import { apiCall, deployWorkflow } from './api';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { startTargetServer } from './shared';

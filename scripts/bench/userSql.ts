@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { provisionWorkspace } from '../../services/bootstrap';
+import { provisionWorkspace } from '../../services/accounts/bootstrap';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { startBenchStack, type BenchStack } from './stack';
 import { percentile, round, textTable } from './stats';

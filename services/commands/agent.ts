@@ -12,7 +12,7 @@ import type { LlmConfig, LocalAiCliConfig } from '../kernel/config';
 import { askLocalAiCli } from '../workers/localAiCli';
 import type { CredentialKeySettings } from '../credentials';
 import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
-import { toStorable } from '../storableText';
+import { toStorable } from '../kernel/storableText';
 import { COMMAND_TOOLS, jobPrincipal, offeredTools, prepareWorkflowRun, type CommandToolDeps } from './tools';
 import { findJob, moveJob, updateJob } from './store';
 

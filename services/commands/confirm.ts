@@ -6,8 +6,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CommandJobRow } from '../../db/entities';
-import type { CommandJobEngine } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import type { CommandJobEngine } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { settleExpiry } from './jobs';
 import { findJob, loadJob, moveJob, sql } from './store';
 

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { StoredFileSchema, type CommandAttachment, type CommandJobRow } from '../../db/entities';
-import { conflict, invalidInput, locked, notFound } from '../errors';
-import { newId } from '../ids';
-import type { CommandJobEngine } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { conflict, invalidInput, locked, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { CommandJobEngine } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { COMMAND_MESSAGES, findThread, insertJob, insertThread, isActive, loadJob, moveJob, sql, updateJob } from './store';
 import { threadView, type CommandProgressEvent } from './views';
 

@@ -5,9 +5,9 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CommandMessageRow } from '../../db/entities';
-import { invalidInput, notFound } from '../errors';
-import type { Principal, WorkspacePrincipal } from '../principal';
-import { projectFor } from '../redaction';
+import { invalidInput, notFound } from '../kernel/errors';
+import type { Principal, WorkspacePrincipal } from '../kernel/principal';
+import { projectFor } from '../kernel/redaction';
 import { COMMAND_MESSAGES, findThread, sql } from './store';
 
 export interface CommandMessageView {

@@ -6,13 +6,13 @@
 import { Cron } from 'croner';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CommandScheduleRow } from '../../db/entities';
-import { invalidInput } from '../errors';
-import { newId, sha256Hex } from '../ids';
-import type { CommandScheduleSync } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { invalidInput } from '../kernel/errors';
+import { newId, sha256Hex } from '../kernel/ids';
+import type { CommandScheduleSync } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { COMMAND_MESSAGES, findSchedule, findThread, insertJob, insertThread, sql } from './store';
 import { scheduleView } from './views';
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 
 export interface CreateScheduleInput {
   title?: unknown;

@@ -4,11 +4,11 @@
  * the expiry settlement on read never move a job twice.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toStorable, wellFormedParams } from '../storableText';
+import { toStorable, wellFormedParams } from '../kernel/storableText';
 import { type CommandJobRow, type CommandJobStatus, type CommandMessageRow, type CommandScheduleRow, type CommandThreadRow } from '../../db/entities';
 import { COMMAND_ACTIVE_STATUSES } from '../../engine/statuses';
-import { notFound } from '../errors';
-import { newId } from '../ids';
+import { notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
 
 export const COMMAND_MESSAGES = {
   jobNotFound: 'Command job not found',

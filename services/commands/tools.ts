@@ -11,17 +11,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, WorkflowSchema, type CommandCitation, type CommandJobRow } from '../../db/entities';
 import { withConfigDefaults } from '../../engine/nodes';
 import type { WorkflowGraph } from '../../engine/types';
-import type { BlobStore } from '../blobs';
+import type { BlobStore } from '../kernel/blobs';
 import { runQuery, type QuerySettings } from '../databases';
-import { forbidden, invalidInput } from '../errors';
+import { forbidden, invalidInput } from '../kernel/errors';
 import { openDownload } from '../files';
 import { searchKnowledge } from '../knowledge';
 import type { ChatToolDefinition } from '../models/chat';
-import type { WorkspacePrincipal } from '../principal';
-import { canWrite } from '../principal';
-import { runnableActiveVersion, writeRunRow } from '../runs';
-import { sha256Hex } from '../ids';
-import { listWorkflows } from '../workflows';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { canWrite } from '../kernel/principal';
+import { writeRunRow } from '../runs';
+import { sha256Hex } from '../kernel/ids';
+import { listWorkflows, runnableActiveVersion } from '../workflows';
 
 /** Research and skills, plugged in by their areas once they exist. */
 export interface CommandPluggableTools {

@@ -1,7 +1,7 @@
 /** The public shapes of command jobs, threads and schedules. */
 import type { CommandArtifact, CommandAttachment, CommandJobRow, CommandJobStatus, CommandScheduleRow, CommandThreadRow, CommandTrace } from '../../db/entities';
-import type { Principal } from '../principal';
-import { projectFor } from '../redaction';
+import type { Principal } from '../kernel/principal';
+import { projectFor } from '../kernel/redaction';
 
 export interface CommandProgressEvent {
   at: string;

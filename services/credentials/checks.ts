@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import nodemailer from 'nodemailer';
-import { httpRequest, OutboundError, resolveGuardedHost, type HttpResponseOutput } from '../outbound';
+import { httpRequest, OutboundError, resolveGuardedHost, type HttpResponseOutput } from '../kernel/outbound';
 import { CredentialRefreshError, credentialHeaders, sendWithCredential, type CredentialInUse } from './http';
 import { imapLogin } from './imap';
 import { redactSecrets } from './mask';

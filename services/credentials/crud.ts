@@ -1,12 +1,12 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, WorkspaceRepositorySchema, type Credential, type CredentialSource } from '../../db/entities';
-import { recordAudit } from '../audit';
+import { recordAudit } from '../kernel/audit';
 import type { CredentialSettings } from '../kernel/config';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
-import { SealedValueError, type Keyring } from '../secrets';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { SealedValueError, type Keyring } from '../kernel/secrets';
 import { openCredentialValue, requireKeyring, sealCredentialValue, type CredentialKeySettings } from './keys';
 import { credentialDestinations, normalizeAllowedHosts, type ProviderUrls } from './destinations';
 import { maskSecret } from './mask';

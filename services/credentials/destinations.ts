@@ -1,4 +1,4 @@
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 import { CREDENTIAL_TYPES, type CredentialValue } from './types';
 
 /**

@@ -7,7 +7,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, createSign, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { httpRequest } from '../outbound';
+import { httpRequest } from '../kernel/outbound';
 
 /** Where Google's token endpoint is when a key names none. */
 export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';

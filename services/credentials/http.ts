@@ -1,4 +1,4 @@
-import { httpRequest, type HttpRequestInput, type HttpResponseOutput } from '../outbound';
+import { httpRequest, type HttpRequestInput, type HttpResponseOutput } from '../kernel/outbound';
 import { redactSecrets } from './mask';
 import { parseCredentialValue, secretStrings, type CredentialValue } from './types';
 

@@ -1,6 +1,6 @@
 import type { CredentialSettings } from '../kernel/config';
-import { unavailable } from '../errors';
-import { deriveKey, makeKeyring, openWithKeyring, parseKeyMaterial, sealWithKeyring, type Keyring } from '../secrets';
+import { unavailable } from '../kernel/errors';
+import { deriveKey, makeKeyring, openWithKeyring, parseKeyMaterial, sealWithKeyring, type Keyring } from '../kernel/secrets';
 
 /**
  * The credentials keyring. The current key is CREDENTIALS_KEY, or, where that is unset, a key

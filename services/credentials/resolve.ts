@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, type Credential } from '../../db/entities';
-import type { HttpRequestInput, HttpResponseOutput } from '../outbound';
+import type { HttpRequestInput, HttpResponseOutput } from '../kernel/outbound';
 import { credentialDestinations, hostAllowed, shownHost, type ProviderUrls } from './destinations';
 import { credentialKeyring, type CredentialKeySettings } from './keys';
 import { openCredential, resolveCredentialReference } from './crud';

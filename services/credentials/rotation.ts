@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema } from '../../db/entities';
-import { sealedKeyId, SealedValueError, type Keyring } from '../secrets';
+import { sealedKeyId, SealedValueError, type Keyring } from '../kernel/secrets';
 import { openCredentialValue, sealCredentialValue } from './keys';
 
 export interface RotationReport {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, type Credential } from '../../db/entities';
-import type { Keyring } from '../secrets';
-import type { WorkspacePrincipal } from '../principal';
+import type { Keyring } from '../kernel/secrets';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { checkCredential, immediateResult, type CredentialTestResult } from './checks';
 import { loadCredential, openCredential } from './crud';
 import { requireKeyring, sealCredentialValue, type CredentialKeySettings } from './keys';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowVersionSchema, type Workflow } from '../../db/entities';
 import type { GraphNode } from '../../engine/types';
-import type { WorkspacePrincipal } from '../principal';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';
 import { immediateResult, type CredentialTestResult } from './checks';
 import { createCredential, openCredential, resolveCredentialReference, type CredentialDeps } from './crud';

@@ -5,8 +5,8 @@
  */
 import { type ColumnType, type TableColumn } from '../../db/entities';
 import { COLUMN_TYPES } from '../../engine/statuses';
-import { invalidInput } from '../errors';
-import { storableString, toStorable } from '../storableText';
+import { invalidInput } from '../kernel/errors';
+import { storableString, toStorable } from '../kernel/storableText';
 
 /** Table and column names: lowercase SQL identifiers, usable unquoted in the read-only SQL. */
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;

@@ -11,11 +11,11 @@ import { parse, CsvError } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { type ColumnType, type TableColumn, type UserDatabase, type UserTable } from '../../db/entities';
 import { COLUMN_TYPES } from '../../engine/statuses';
-import { invalidInput, unprocessable } from '../errors';
+import { invalidInput, unprocessable } from '../kernel/errors';
 import { cellFromSql, cellToSql, checkColumns, checkDatabaseName, checkTableName, ident, MAX_COLUMNS, parseDate, parseNumber, ROW_INDEX, type SqlCell } from './columns';
 import { createDatabaseInTransaction, createTable, findDatabaseByName, getTable, insertCells, liveTables, loadDatabase, loadTable, qualified, refuseManagedWrite, type TableData } from './tables';
 import { inTransaction, queryRows, withClient } from './storage';
-import { neutralizeCsvText, restoreCsvText } from '../csvCells';
+import { neutralizeCsvText, restoreCsvText } from '../kernel/csvCells';
 
 /** Largest CSV upload (spec Limits: 5 MB). */
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;

@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TableColumn, UserDatabase, UserTable } from '../../db/entities';
-import { conflict, invalidInput, notFound, unavailable } from '../errors';
+import { conflict, invalidInput, notFound, unavailable } from '../kernel/errors';
 import { cellFromSql, ident, valuesToSql, type SqlCell } from './columns';
 import { scanForSecrets } from './secretScan';
 import { asValueError, inTransaction, isPgError, queryRows, withClient, type PgClient } from './storage';

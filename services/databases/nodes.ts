@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TableNodeType } from '../../engine/types';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 import { deleteRow, findRows, insertRow, updateRow } from './tables';
 
 /**

@@ -19,8 +19,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { types as pgTypes, type QueryConfig } from 'pg';
 import type { TableColumn, UserDatabase } from '../../db/entities';
-import { DomainError, invalidInput, rateLimited, timedOut, unavailable } from '../errors';
-import { FairQueueFull } from '../fairQueue';
+import { DomainError, invalidInput, rateLimited, timedOut, unavailable } from '../kernel/errors';
+import { FairQueueFull } from '../kernel/fairQueue';
 import { ident } from './columns';
 import { checkReadOnlySql } from './sqlCheck';
 import { isPgError, withClient, type PgClient } from './storage';

@@ -9,7 +9,7 @@
  * Layers 2 (READ ONLY transaction, statement_timeout, search_path, the database's own role)
  * and 3 (row and byte caps) do not rely on this one; see query.ts.
  */
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 
 export const SQL_NOT_ALLOWED = 'sql_not_allowed';
 export const MAX_SQL_LENGTH = 100_000;

@@ -6,9 +6,9 @@
  * nothing half-written.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { wellFormedParams } from '../storableText';
+import { wellFormedParams } from '../kernel/storableText';
 import type { ClientBase, QueryResultRow } from 'pg';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 
 export type PgClient = ClientBase;
 

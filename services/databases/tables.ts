@@ -6,8 +6,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TableColumn, UserDatabase, UserTable } from '../../db/entities';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
 import { cellFromSql, cellToSql, checkColumn, checkColumns, checkDatabaseName, checkTableName, ident, ROW_INDEX, SQL_TYPES, valuesToSql, type SqlCell } from './columns';
 import { asValueError, inTransaction, isPgError, queryRows, withClient, type PgClient } from './storage';
 

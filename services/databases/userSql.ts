@@ -1,7 +1,7 @@
 /**
  * The connections user SQL runs on: a small `pg` pool of its own, apart from the ORM's, so a
  * tenant's queries can never hold the connections the API and the worker need, behind a
- * per-workspace fair queue (services/fairQueue.ts) so one workspace's slow queries cannot
+ * per-workspace fair queue (services/kernel/fairQueue.ts) so one workspace's slow queries cannot
  * take every slot either.
  *
  * Every connection of this pool also carries a guard on its socket: it reads the protocol's
@@ -12,8 +12,8 @@
  */
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DomainError } from '../errors';
-import { FairLimiter, FairQueueFull } from '../fairQueue';
+import { DomainError } from '../kernel/errors';
+import { FairLimiter, FairQueueFull } from '../kernel/fairQueue';
 
 export interface UserSqlPoolSettings {
   /** Connections of the user-SQL pool (per process). */

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TargetApprovalSchema, type TargetApproval } from '../../db/entities';
-import { recordAudit } from '../audit';
-import { conflict, forbidden } from '../errors';
-import { newId } from '../ids';
-import { isAdminRole, type WorkspacePrincipal } from '../principal';
+import { recordAudit } from '../kernel/audit';
+import { conflict, forbidden } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { isAdminRole, type WorkspacePrincipal } from '../kernel/principal';
 import { loadScopedWorkflow, versionOf, withLockedWorkflow } from './model';
 import { findTargetOf } from './runtime';
 

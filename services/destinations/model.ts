@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { wellFormedParams } from '../storableText';
+import { wellFormedParams } from '../kernel/storableText';
 import {
   TargetActivationSchema,
   TargetSourceSchema,
@@ -15,9 +15,9 @@ import {
   type WorkflowTarget,
   type WorkflowVersion,
 } from '../../db/entities';
-import { conflict, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { conflict, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 
 /**
  * The destinations model: one Production destination per workflow (created when first needed)

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { WorkspacePrincipal } from '../principal';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { ensureProductionTarget, loadScopedWorkflow } from './model';
 import { assessPublication, type ConnectionReport, type DependencyReport, type PublicationCheck, type PublishFields } from './publication';
 import { findTargetOf } from './runtime';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TargetActivationSchema, WorkflowTargetSchema, type Workflow, type WorkflowTarget, type WorkflowVersion } from '../../db/entities';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { ensureProductionTarget, touch } from './model';
 
 /**

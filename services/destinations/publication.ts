@@ -12,7 +12,7 @@ import {
   type WorkflowTarget,
   type WorkflowVersion,
 } from '../../db/entities';
-import { DomainError, type ErrorKind } from '../errors';
+import { DomainError, type ErrorKind } from '../kernel/errors';
 import { validateWorkflowGraph } from '../workflows/graph';
 import { credentialBelongsToWorkspace } from './credentials';
 import { isLive } from './model';

@@ -9,8 +9,8 @@ import {
   type WorkflowTarget,
   type WorkflowVersion,
 } from '../../db/entities';
-import { notFound } from '../errors';
-import { runnableActiveVersion, whyNotRunnable, type RunnableVersion } from '../runs/runnable';
+import { notFound } from '../kernel/errors';
+import { runnableActiveVersion, whyNotRunnable, type RunnableVersion } from '../workflows/runnable';
 import { DESTINATION_NOT_FOUND } from './model';
 
 /**

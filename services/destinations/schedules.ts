@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowTargetSchema, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import type { ScheduleSync, ScheduleTarget } from '../ports';
+import type { ScheduleSync, ScheduleTarget } from '../kernel/ports';
 
 /**
  * Schedules follow each destination's active pointer: publishing replaces the destination's

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TargetSourceSchema, WorkflowVersionSchema, type CiSourceConfig, type RssSourceConfig, type TargetSource, type Workflow, type WorkflowTarget } from '../../db/entities';
 import type { GraphNode } from '../../engine/types';
-import { conflict, invalidInput } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { conflict, invalidInput } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { credentialBelongsToWorkspace } from './credentials';
 
 /**

@@ -2,9 +2,9 @@
  * Bundles of the external tool: what its CLI's `export:workflow --all` writes (a JSON array of
  * workflows), an object `{ name?, workflows: [...] }` of them, or a single workflow. Each is
  * converted into a repository artifact (services/workflows/artifact.ts) plus its conversion
- * report; services/workflows/bundle.ts imports them like any bundle (upsert by externalId).
+ * report; services/publishing/bundle.ts imports them like any bundle (upsert by externalId).
  */
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 import { ARTIFACT_SCHEMA, type WorkflowArtifact } from '../workflows/artifact';
 import { convertExtflowWorkflow, looksLikeExtflow } from './convert';
 import type { ConversionReport } from './types';

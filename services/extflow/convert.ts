@@ -9,7 +9,7 @@
 import { pinnedDataOf } from './pinned';
 import { validateGraph } from '../../engine/validate';
 import type { GraphEdge, GraphNode } from '../../engine/types';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 import type { ExpressionScope } from './expressions';
 import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';

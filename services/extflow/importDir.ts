@@ -7,7 +7,7 @@
  */
 import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, resolve, sep } from 'node:path';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 import { MAX_EXTFLOW_BUNDLE_WORKFLOWS } from './bundle';
 
 /** The largest bundle file (and the largest total of a directory's files). */

@@ -8,7 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isTriggerType, outputHandles } from '../../engine/nodes';
 import type { GraphNode, WorkflowGraph } from '../../engine/types';
-import { toStorable } from '../storableText';
+import { toStorable } from '../kernel/storableText';
 import { isRecord } from './nodes/context';
 import type { ConversionWarning, ExtWorkflow, PinnedDataItem } from './types';
 

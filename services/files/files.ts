@@ -14,12 +14,12 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { FileScanSchema, StoredFileSchema, UNSET_SHA256, type FileStatus, type StoredFile } from '../../db/entities';
-import { BlobSizeError, measureStream, type BlobStat, type BlobStore } from '../blobs';
-import { conflict, invalidInput, locked, notFound, tooLarge, unavailable } from '../errors';
-import { newId } from '../ids';
-import { decodeCursor, nextCursorOf } from '../pagination';
-import type { FilePurger } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { BlobSizeError, measureStream, type BlobStat, type BlobStore } from '../kernel/blobs';
+import { conflict, invalidInput, locked, notFound, tooLarge, unavailable } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { decodeCursor, nextCursorOf } from '../kernel/pagination';
+import type { FilePurger } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableFileName } from './names';
 import type { FileScanner } from './scanning';
 

@@ -5,9 +5,9 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeBaseSchema, type KnowledgeBase } from '../../db/entities';
-import { conflict, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { conflict, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { DEFAULT_CHUNKING, type ChunkingSettings } from './chunking';
 
 export interface KnowledgeBaseView extends Pick<KnowledgeBase, 'id' | 'name' | 'description' | 'trashedAt' | 'createdAt' | 'updatedAt'> {

@@ -6,10 +6,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, type ConnectorProviderId, type KnowledgeConnector } from '../../db/entities';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
-import type { KnowledgeSyncLauncher } from '../ports';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import type { KnowledgeSyncLauncher } from '../kernel/ports';
 import { providerRegistry, type ProviderRegistryEntry } from './providers';
 
 export interface ConnectorView {

@@ -9,12 +9,12 @@
 import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeDocumentSchema, type KnowledgeDocument } from '../../db/entities';
-import { BlobSizeError, type BlobStat, type BlobStore } from '../blobs';
-import { invalidInput, notFound } from '../errors';
-import { newId, sha256Hex } from '../ids';
-import { decodeCursor, nextCursorOf } from '../pagination';
-import type { WorkspacePrincipal } from '../principal';
-import { toStorable, wellFormedParams } from '../storableText';
+import { BlobSizeError, type BlobStat, type BlobStore } from '../kernel/blobs';
+import { invalidInput, notFound } from '../kernel/errors';
+import { newId, sha256Hex } from '../kernel/ids';
+import { decodeCursor, nextCursorOf } from '../kernel/pagination';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { toStorable, wellFormedParams } from '../kernel/storableText';
 import { findActiveKnowledgeBase, findKnowledgeBase } from './bases';
 import { documentKindOf, mimeTypeOfKind, DOCUMENT_KINDS } from './extraction';
 import type { KnowledgeRuntime } from './runtime';

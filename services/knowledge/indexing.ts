@@ -11,9 +11,9 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeBaseSchema, KnowledgeDocumentSchema, type KnowledgeDocument } from '../../db/entities';
-import type { BlobStore } from '../blobs';
-import { newId } from '../ids';
-import { storableString, wellFormedParams } from '../storableText';
+import type { BlobStore } from '../kernel/blobs';
+import { newId } from '../kernel/ids';
+import { storableString, wellFormedParams } from '../kernel/storableText';
 import type { EmbeddingsClient } from '../models/embeddings';
 import { chunkingOf } from './bases';
 import { chunkText, type TextChunk } from './chunking';

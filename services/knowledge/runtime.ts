@@ -1,6 +1,6 @@
-import type { BlobStore } from '../blobs';
+import type { BlobStore } from '../kernel/blobs';
 import type { KnowledgeConfig } from '../kernel/config';
-import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder } from '../ports';
+import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder } from '../kernel/ports';
 
 /** What the knowledge area needs besides the database, built by the composition roots. */
 export interface KnowledgeRuntime {

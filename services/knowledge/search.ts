@@ -14,9 +14,9 @@
  * embeddings endpoint (or when the query embedding fails) the search is keyword only and says so.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../errors';
-import type { QueryEmbedder } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { notFound } from '../kernel/errors';
+import type { QueryEmbedder } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { findKnowledgeBase } from './bases';
 import { nearestChunks } from './vectors';
 

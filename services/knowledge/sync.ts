@@ -17,12 +17,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeConnectorSchema, KnowledgeSyncRunSchema, type KnowledgeConnector, type KnowledgeSyncRun } from '../../db/entities';
 import { canonicalJson } from '../../engine/canonicalJson';
-import { conflict, internalFailure, invalidInput, notFound, unavailable, DomainError } from '../errors';
-import { newId, randomToken, sha256Hex } from '../ids';
-import { httpRequest, OutboundError } from '../outbound';
-import type { SyncExecutionOutcome } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
-import { storableString, toStorable } from '../storableText';
+import { conflict, internalFailure, invalidInput, notFound, unavailable, DomainError } from '../kernel/errors';
+import { newId, randomToken, sha256Hex } from '../kernel/ids';
+import { httpRequest, OutboundError } from '../kernel/outbound';
+import type { SyncExecutionOutcome } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { storableString, toStorable } from '../kernel/storableText';
 import type { KnowledgeConfig } from '../kernel/config';
 import type { CredentialKeySettings } from '../credentials';
 import { findConnector } from './connectors';

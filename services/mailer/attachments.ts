@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { BlobStore } from '../blobs';
+import type { BlobStore } from '../kernel/blobs';
 import { completeFile, createFile, prepareUpload, stageUpload, storableFileName, type FileScanner } from '../files';
-import type { WorkspacePrincipal } from '../principal';
+import type { WorkspacePrincipal } from '../kernel/principal';
 
 /** Where inbound attachments become Files: the files area's blob store and scanners. */
 export interface AttachmentStore {

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema, type MailerGoogleDwdConfig } from '../../db/entities';
-import { invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { invalidInput, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { loadRoute, type MailerRouteRow } from './routes';
 
 export interface GoogleDwdView {

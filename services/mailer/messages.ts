@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toStorable } from '../storableText';
+import { toStorable } from '../kernel/storableText';
 import { simpleParser, type AddressObject } from 'mailparser';
 import sanitizeHtml from 'sanitize-html';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
-import { decodeCursor, nextCursorOf } from '../pagination';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { decodeCursor, nextCursorOf } from '../kernel/pagination';
 import { outboxRunId } from '../webhooks/inbound';
 import { sql, type MailerRouteRow } from './routes';
 import type { InboundAttachment } from './attachments';

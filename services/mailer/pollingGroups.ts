@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema, type MailerPollingGroup } from '../../db/entities';
-import { invalidInput, notFound } from '../errors';
-import { newId, sha256Hex } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { invalidInput, notFound } from '../kernel/errors';
+import { newId, sha256Hex } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { sql } from './routes';
 
 export const POLLING_GROUP_NOT_FOUND = 'Polling group not found';

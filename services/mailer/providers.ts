@@ -15,8 +15,8 @@ import { refreshOAuth2 } from '../credentials/http';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { storeRefreshedValue } from '../credentials/testing';
 import { oauthScopesOf, type CredentialValue } from '../credentials/types';
-import type { Keyring } from '../secrets';
-import { httpRequest, resolveGuardedHost, type HttpResponseOutput } from '../outbound';
+import type { Keyring } from '../kernel/secrets';
+import { httpRequest, resolveGuardedHost, type HttpResponseOutput } from '../kernel/outbound';
 
 export interface MailProviderDeps {
   keys: CredentialKeySettings;

@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { wellFormedParams } from '../storableText';
+import { wellFormedParams } from '../kernel/storableText';
 import { WebhookSchema, WorkflowTargetSchema } from '../../db/entities';
 import { requireSecretKey } from '../kernel/config';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId, randomToken, sha256Hex } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
-import { decryptSecret, encryptSecret } from '../secrets';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId, randomToken, sha256Hex } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { decryptSecret, encryptSecret } from '../kernel/secrets';
 import { findTargetOf } from '../destinations/runtime';
 import { ensureProductionTarget } from '../destinations/model';
 import { loadWorkflow } from '../workflows/views';

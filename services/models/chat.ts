@@ -16,7 +16,7 @@ import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LlmConfig, PriceTable } from '../kernel/config';
-import { unavailable, invalidInput } from '../errors';
+import { unavailable, invalidInput } from '../kernel/errors';
 import { guardedFetch } from './embeddings';
 import { CredentialSchema } from '../../db/entities';
 import { loadCredential, openCredential } from '../credentials/crud';

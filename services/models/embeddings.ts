@@ -1,14 +1,14 @@
 /**
  * The model-call module, embeddings first: one client over the OpenAI-compatible protocol (the
  * `openai` npm client) configured by EMBEDDINGS_BASE_URL, EMBEDDINGS_MODEL and
- * EMBEDDINGS_API_KEY. Every request goes through the outbound guard (services/outbound.ts) via
+ * EMBEDDINGS_API_KEY. Every request goes through the outbound guard (services/kernel/outbound.ts) via
  * the client's `fetch` option; the client applies the timeout and retries 408, 409, 429 and 5xx
  * answers and connection errors with exponential backoff (honouring Retry-After).
  *
  * Called from Temporal activities only (indexing, query embedding), never from a request handler.
  */
 import OpenAI from 'openai';
-import { httpRequest } from '../outbound';
+import { httpRequest } from '../kernel/outbound';
 
 export interface EmbeddingsConfig {
   /** Unset: no embeddings endpoint; knowledge search is keyword only. */

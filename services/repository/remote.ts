@@ -3,11 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from 'isomorphic-git';
-import { httpRequest, OutboundError } from '../outbound';
+import { httpRequest, OutboundError } from '../kernel/outbound';
 
 /**
  * Smart-HTTP Git remotes through isomorphic-git, with every request sent by `httpRequest`
- * (services/outbound.ts): the SSRF guard checks the remote's address on each request and
+ * (services/kernel/outbound.ts): the SSRF guard checks the remote's address on each request and
  * redirect, and the response size is capped. Each operation works in a fresh temporary bare
  * repository (fetch what it needs, read or commit, push), removed afterwards: no state is kept
  * between calls or shared between processes.

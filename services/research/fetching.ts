@@ -1,5 +1,5 @@
 /**
- * Fetching research sources: one URL at a time, through the outbound guard (services/outbound.ts),
+ * Fetching research sources: one URL at a time, through the outbound guard (services/kernel/outbound.ts),
  * honouring robots.txt (robots-parser), with the run's per-request timeout and remaining byte
  * budget; the readable text is extracted with Readability over a linkedom DOM. Every URL
  * considered leaves a row (research_sources): a `stored` snapshot, or `skipped`, `refused` or
@@ -12,9 +12,9 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import robotsParser from 'robots-parser';
 import { ResearchSourceSchema, type ResearchSource, type ResearchSourceOutcome } from '../../db/entities';
-import { newId } from '../ids';
-import { httpRequest, OutboundError } from '../outbound';
-import { toStorable, wellFormedParams } from '../storableText';
+import { newId } from '../kernel/ids';
+import { httpRequest, OutboundError } from '../kernel/outbound';
+import { toStorable, wellFormedParams } from '../kernel/storableText';
 import { htmlToText } from '../knowledge/extraction';
 import type { ResearchRunRef } from './runs';
 

@@ -16,12 +16,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ResearchRunSchema, ResearchSourceSchema, type ResearchRun, type ResearchSource, type ResearchStatus } from '../../db/entities';
 import { RESEARCH_STATUSES, RESEARCH_TERMINAL_STATUSES } from '../../engine/statuses';
 import { canonicalJson } from '../../engine/canonicalJson';
-import { conflict, invalidInput, notFound } from '../errors';
-import { sha256Hex } from '../ids';
-import { decodeCursor, nextCursorOf } from '../pagination';
-import type { ResearchLauncher, ResearchLimits } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
-import { storableString } from '../storableText';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { sha256Hex } from '../kernel/ids';
+import { decodeCursor, nextCursorOf } from '../kernel/pagination';
+import type { ResearchLauncher, ResearchLimits } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { storableString } from '../kernel/storableText';
 
 /** Bounds and defaults of the `limits` keys (the spec leaves them open). */
 export const RESEARCH_LIMIT_BOUNDS = {

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run } from '../../db/entities';
-import { conflict } from '../errors';
-import type { RunLauncher } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { conflict } from '../kernel/errors';
+import type { RunLauncher } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { isTerminal, loadRun } from './views';
 
 export interface ApprovalDecisionInput {

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run } from '../../db/entities';
-import { recordAudit } from '../audit';
-import { conflict } from '../errors';
-import type { RunLauncher } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { recordAudit } from '../kernel/audit';
+import { conflict } from '../kernel/errors';
+import type { RunLauncher } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { isTerminal, loadRun } from './views';
 
 /** Cancels a non-terminal run of the principal's workspace through the engine; 409 when it already ended, 404 when it is not theirs. */

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunStepSchema, type Run } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import { runDryRunInSandbox, type DryRunResult } from '../sandbox';
+import { runDryRunInSandbox, type DryRunResult } from '../kernel/sandbox/sandbox';
 import { runTableNode } from '../databases';
-import { storableString, toStorable } from '../storableText';
+import { storableString, toStorable } from '../kernel/storableText';
 
 /**
- * Interprets the graph in the sandbox host (services/sandbox.ts runDryRunInSandbox), never on
+ * Interprets the graph in the sandbox host (services/kernel/sandbox/sandbox.ts runDryRunInSandbox), never on
  * this event loop: pure nodes and code nodes (sandboxed, no effects) run for real; HTTP calls,
  * waits, approvals, events and subworkflows are simulated and marked so; table reads are
  * answered here, where the database is. A graph over the dry-run deadline or heap cap ends

@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, WorkflowSchema, WorkflowTargetSchema, WorkflowVersionSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import { conflict, invalidInput, unavailable } from '../errors';
-import type { RunLauncher } from '../ports';
-import type { WorkspacePrincipal } from '../principal';
+import { conflict, invalidInput, unavailable } from '../kernel/errors';
+import type { RunLauncher } from '../kernel/ports';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { candidateVersionId, loadWorkflow, validateWorkflowGraph } from '../workflows';
 import { dryRun } from './dryRun';
-import { whyNotRunnable } from './runnable';
+import { whyNotRunnable } from '../workflows/runnable';
 import { writeRunRow, type NewRunRow } from './runRows';
-import type { AdmitRun } from './admission';
+import type { AdmitRun } from '../kernel/runAdmission';
 import { loadRun } from './views';
 import { findTargetOf, liveTargetVersion } from '../destinations/runtime';
 

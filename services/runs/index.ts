@@ -1,7 +1,8 @@
 /**
  * The runs area: starting runs (execute, rerun, and the runs the engine starts itself), the
- * one runnable rule and the one run-row writer, dry runs, views and queries for the API,
- * approvals, event resumes, and the read model written from Temporal by activities.
+ * one run-row writer (the runnable rule it applies lives in the workflows base: runnable.ts),
+ * dry runs, views and queries for the API, approvals, event resumes, the read model written
+ * from Temporal by activities, end-user runs (endUsers.ts) and run logs (logs.ts).
  */
 export { decideApproval, type ApprovalDecisionInput } from './approvals';
 export { cancelRun } from './cancel';
@@ -9,7 +10,6 @@ export { executeWorkflow, rerunRun, type ExecuteInput, type ExecuteResult } from
 export { activeFilter, matchingRunsSql, queryRuns, RUN_SORTS, type RunFilters, type RunSort } from './queries';
 export { recordRunProgress, type RunProgress } from './readModel';
 export { issueResumeToken, resumeEventWait } from './resumeTokens';
-export { isRunnable, runnableActiveVersion, whyNotRunnable, type RunTarget } from './runnable';
 export { failStuckRuns, failStuckRunsOnce, NEVER_STARTED, startStuckRunGuard, STUCK_RUN_GUARD, type StuckRunOptions } from './stuckRuns';
 export { writeRunRow, type NewRunRow } from './runRows';
 export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';

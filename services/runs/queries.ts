@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run } from '../../db/entities';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 
 /** Sort orders shared by the runs list and the logs routes. */
 export const RUN_SORTS = ['newest', 'oldest', 'duration', 'cost', 'workflow', 'status'] as const;

@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type RunStatus, type StoredWait } from '../../db/entities';
 import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
-import { toStorable } from '../storableText';
+import { toStorable } from '../kernel/storableText';
 
 export interface RunProgress {
   runId: string;

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ResumeTokenSchema } from '../../db/entities';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId, randomToken } from '../ids';
-import type { RunLauncher } from '../ports';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId, randomToken } from '../kernel/ids';
+import type { RunLauncher } from '../kernel/ports';
 
 const TOKEN_NOT_FOUND = 'Resume token not found';
 

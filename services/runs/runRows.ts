@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import { newId } from '../ids';
-import type { RunTarget } from './runnable';
+import { newId } from '../kernel/ids';
+import type { RunTarget } from '../workflows/runnable';
 
 export interface NewRunRow {
   /**
@@ -22,7 +22,7 @@ export interface NewRunRow {
   graphSnapshot?: WorkflowGraph | null;
   parent?: { runId: string; nodeId: string } | null;
   createdBy?: { keyId: string | null; userId: string | null };
-  /** The end user a gateway key ran it for (services/endUsers.ts). */
+  /** The end user a gateway key ran it for (services/runs/endUsers.ts). */
   endUserExternalId?: string | null;
   /** Live runs of a named destination (services/destinations/runtime.ts). */
   executionTarget?: RunExecutionTarget | null;

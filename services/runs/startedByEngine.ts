@@ -7,9 +7,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, WorkflowSchema } from '../../db/entities';
 import { withConfigDefaults } from '../../engine/nodes';
 import type { WorkflowGraph } from '../../engine/types';
-import { sha256Hex } from '../ids';
-import { toStorable } from '../storableText';
-import { runnableActiveVersion } from './runnable';
+import { sha256Hex } from '../kernel/ids';
+import { toStorable } from '../kernel/storableText';
+import { runnableActiveVersion } from '../workflows/runnable';
 import { runnableVersionForTrigger } from '../destinations/runtime';
 import { writeRunRow } from './runRows';
 

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run, type RunStatus, type Workflow } from '../../db/entities';
 import { RUN_STATUSES } from '../../engine/statuses';
-import { notFound } from '../errors';
-import { projectionFor, type WorkspacePrincipal } from '../principal';
+import { notFound } from '../kernel/errors';
+import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';
 import { isTerminal, presentRuns, RUN_NOT_FOUND, type ProjectedRun } from './views';
 

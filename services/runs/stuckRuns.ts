@@ -1,8 +1,8 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { RunLauncher } from '../ports';
-import { startPeriodicPass } from '../periodic';
-import { storableString } from '../storableText';
+import type { RunLauncher } from '../kernel/ports';
+import { startPeriodicPass } from '../kernel/periodic';
+import { storableString } from '../kernel/storableText';
 
 /**
  * Workflow-task failure guard, part 2. A workflow task that fails (non-determinism after a bad

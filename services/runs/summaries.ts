@@ -7,8 +7,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RunStatus, RunTrigger } from '../../db/entities';
-import { projectionFor, type WorkspacePrincipal } from '../principal';
-import { RUN_RESTRICTED_FIELDS, safeRedaction } from '../redaction';
+import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
+import { RUN_RESTRICTED_FIELDS, safeRedaction } from '../kernel/redaction';
 import { matchingRunsSql, type RunFilters } from './queries';
 import { isTerminal } from './views';
 

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunSchema, RunStepSchema, type Run, type RunLog, type RunStatus, type RunStep } from '../../db/entities';
 import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
-import { forbidden, notFound } from '../errors';
-import { projectionFor, type Principal, type WorkspacePrincipal } from '../principal';
-import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from '../redaction';
+import { forbidden, notFound } from '../kernel/errors';
+import { projectionFor, type Principal, type WorkspacePrincipal } from '../kernel/principal';
+import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from '../kernel/redaction';
 
 export const RUN_NOT_FOUND = 'Run not found';
 

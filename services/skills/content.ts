@@ -6,7 +6,7 @@
  */
 import frontMatter from 'front-matter';
 import slugify from 'slugify';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../kernel/errors';
 
 export interface SkillContent {
   name?: string;

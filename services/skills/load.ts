@@ -13,10 +13,10 @@
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SkillSchema, type Skill } from '../../db/entities';
-import { invalidInput, notFound, conflict } from '../errors';
+import { invalidInput, notFound, conflict } from '../kernel/errors';
 import { readyFilesByIds } from '../files';
-import type { WorkspacePrincipal } from '../principal';
-import { findUnstorableText } from '../storableText';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { findUnstorableText } from '../kernel/storableText';
 import { discoverableBy, literalLike, SKILL_LIMITS } from './skills';
 
 export const LOAD_LIMITS = { ids: 32, idChars: 191 } as const;

@@ -7,9 +7,9 @@
  */
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { SkillSchema, type Skill } from '../../db/entities';
-import { recordAudit } from '../audit';
-import { conflict, forbidden, notFound } from '../errors';
-import type { WorkspacePrincipal } from '../principal';
+import { recordAudit } from '../kernel/audit';
+import { conflict, forbidden, notFound } from '../kernel/errors';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { discoverableBy, literalLike, SKILL_MESSAGES, skillView, type SkillView } from './skills';
 
 export const PUBLICATION_MESSAGES = {

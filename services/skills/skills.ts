@@ -20,10 +20,10 @@
  */
 import { LockMode, UniqueConstraintViolationException, type EntityManager, type FilterQuery } from '@mikro-orm/postgresql';
 import { SkillSchema, type Skill, type SkillPublicationStatus } from '../../db/entities';
-import { conflict, forbidden, invalidInput, notFound } from '../errors';
+import { conflict, forbidden, invalidInput, notFound } from '../kernel/errors';
 import { readyFilesByIds } from '../files';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { parseSkillContent } from './content';
 
 /** The spec's exact messages of the skills area. */

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, TargetSourceSchema, type CiJobState, type CiSourceConfig } from '../../db/entities';
-import { httpRequest } from '../outbound';
-import { toStorable } from '../storableText';
+import { httpRequest } from '../kernel/outbound';
+import { toStorable } from '../kernel/storableText';
 import { enqueueSourceEvent, execOf, sourceWebhookId, targetIsLive } from './outbox';
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { openCredential } from '../credentials/crud';

@@ -1,5 +1,5 @@
 import { XMLParser } from 'fast-xml-parser';
-import { sha256Hex } from '../ids';
+import { sha256Hex } from '../kernel/ids';
 
 /** One item of a feed, normalized across RSS 2.0, Atom and JSON Feed. */
 export interface FeedItem {

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toStorable, wellFormedParams } from '../storableText';
-import { newId, randomToken, sha256Hex } from '../ids';
+import { toStorable, wellFormedParams } from '../kernel/storableText';
+import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { outboxRunId } from '../webhooks/inbound';
 
 export type Exec = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TargetSourceSchema, type RssSourceConfig, type TargetSourceState } from '../../db/entities';
-import { httpRequest } from '../outbound';
-import { toStorable } from '../storableText';
+import { httpRequest } from '../kernel/outbound';
+import { toStorable } from '../kernel/storableText';
 import { enqueueSourceEvent, execOf, sourceWebhookId, targetIsLive } from './outbox';
 import { parseFeed } from './feeds';
 

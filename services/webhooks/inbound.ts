@@ -10,13 +10,13 @@ import {
   type WorkflowVersion,
 } from '../../db/entities';
 import { DEFAULT_OUTBOX_START_PARALLELISM, requireSecretKey } from '../kernel/config';
-import { invalidInput, notFound, unauthenticated } from '../errors';
-import { newId, randomToken, sha256Hex } from '../ids';
-import { toStorable } from '../storableText';
-import type { WorkspacePrincipal } from '../principal';
-import type { RunLauncher } from '../ports';
+import { invalidInput, notFound, unauthenticated } from '../kernel/errors';
+import { newId, randomToken, sha256Hex } from '../kernel/ids';
+import { toStorable } from '../kernel/storableText';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import type { RunLauncher } from '../kernel/ports';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { decryptSecret, encryptSecret } from '../secrets';
+import { decryptSecret, encryptSecret } from '../kernel/secrets';
 import { CredentialUseError, errtrackerSigningSecret, type CredentialKeySettings } from '../credentials';
 import { loadWorkflow } from '../workflows/views';
 import { webhookData, type WebhookData } from './registry';
@@ -64,7 +64,7 @@ export interface ResolvedWebhook {
 
 /**
  * Finds the enabled webhook of a token and the active version of its destination.
- * Unknown tokens, disabled webhooks, workflows that may not run (services/runs/runnable.ts) and
+ * Unknown tokens, disabled webhooks, workflows that may not run (services/workflows/runnable.ts) and
  * preview destinations that are not published under an approval (services/destinations) are
  * all not found, so a URL reveals nothing once it stops working.
  */

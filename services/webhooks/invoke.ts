@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { RunSchema, WebhookOutboxSchema } from '../../db/entities';
 import { requireSecretKey } from '../kernel/config';
-import { notFound } from '../errors';
-import type { RunLauncher } from '../ports';
+import { notFound } from '../kernel/errors';
+import type { RunLauncher } from '../kernel/ports';
 import type { WebhookIntake } from './intake';
 import { loadRunViews, type RunView } from '../runs';
 import {

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { newId } from '../ids';
-import { toStorable } from '../storableText';
+import { newId } from '../kernel/ids';
+import { toStorable } from '../kernel/storableText';
 
 /** One accepted request on its way into the outbox. */
 export interface OutboxEntry {

@@ -2,10 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookSchema, WorkflowTargetSchema, type Webhook, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { requireSecretKey } from '../kernel/config';
-import { forbidden, notFound } from '../errors';
-import { newId, sha256Hex } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
-import { deriveToken } from '../secrets';
+import { forbidden, notFound } from '../kernel/errors';
+import { newId, sha256Hex } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
+import { deriveToken } from '../kernel/secrets';
 
 export const WEBHOOK_FORBIDDEN = 'API key cannot access this webhook';
 const WEBHOOK_TOKEN_PREFIX = 'whk_';

@@ -7,7 +7,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { WorkflowSchema } from '../../db/entities';
 import { pendingMigrations } from '../../db/orm';
 import type { AppConfig } from '../kernel/config';
-import type { WorkerProbe } from '../ports';
+import type { WorkerProbe } from '../kernel/ports';
 
 /** What the worker health use cases need besides the request's EntityManager. */
 export interface WorkerHealthDeps {

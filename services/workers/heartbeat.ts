@@ -2,13 +2,13 @@
  * Worker heartbeats: how the API (another process, often another container) knows whether any
  * worker is polling. Each worker process upserts its row every `intervalMs` with the state its
  * Temporal worker reports, and writes `failed` (with the reason) before it exits on a failure.
- * Readiness (services/health.ts) asks for a fresh beat of a `running` worker, so a worker that
+ * Readiness (services/platform/health.ts) asks for a fresh beat of a `running` worker, so a worker that
  * failed says so at once and one that was killed -9 goes stale within the staleness window.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { WorkerHeartbeatState } from '../../db/entities';
-import { storableString } from '../storableText';
+import { storableString } from '../kernel/storableText';
 
 /** The Temporal SDK's worker states (`Worker.getState()`), named here so services stay SDK-free. */
 export type SdkWorkerState = 'INITIALIZED' | 'RUNNING' | 'STOPPED' | 'STOPPING' | 'DRAINING' | 'DRAINED' | 'FAILED';

@@ -7,7 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppConfig } from '../kernel/config';
-import { httpRequest, OutboundError } from '../outbound';
+import { httpRequest, OutboundError } from '../kernel/outbound';
 import type { storedLocalAiCliState } from './localAiCli';
 
 /** Budget of the model endpoint probe. */

@@ -4,8 +4,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SmokeTestSchema, type SmokeTest, type SmokeTestStatus } from '../../db/entities';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';
 import { queueState, type WorkerHealthDeps } from './checks';
 

@@ -1,11 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, RunSchema, WorkflowMcpServerSchema, WorkflowSchema, type MembershipRole, type WorkflowMcpServer } from '../../db/entities';
-import { verifyApiKey } from '../auth';
-import { AUTH_MESSAGES, forbidden, notFound, unauthenticated } from '../errors';
-import type { RunLauncher } from '../ports';
-import { runnableActiveVersion, writeRunRow } from '../runs';
+import { verifyApiKey } from '../accounts/auth';
+import { AUTH_MESSAGES, forbidden, notFound, unauthenticated } from '../kernel/errors';
+import type { RunLauncher } from '../kernel/ports';
+import { writeRunRow } from '../runs';
+import { runnableActiveVersion } from '../workflows';
 import { MCP_SERVER_NOT_FOUND } from './servers';
-import { keyReachesWorkspace } from '../organizations';
+import { keyReachesWorkspace } from '../accounts/organizations';
 
 export const MCP_EXECUTE_REQUIRED = 'Execute permission is required to call workflow tools.';
 

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowMcpServerSchema, WorkflowSchema, type WorkflowMcpServer, type WorkflowMcpTool } from '../../db/entities';
-import { recordAudit } from '../audit';
-import { conflict, invalidInput, notFound } from '../errors';
-import { newId } from '../ids';
-import type { WorkspacePrincipal } from '../principal';
+import { recordAudit } from '../kernel/audit';
+import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import type { WorkspacePrincipal } from '../kernel/principal';
 
 export interface CreateMcpServerInput {
   name: string;

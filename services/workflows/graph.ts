@@ -1,8 +1,8 @@
 import { deploymentReadiness, validateGraph } from '../../engine/validate';
 import type { ValidationReport, WorkflowGraph } from '../../engine/types';
 import { canonicalJson } from '../../engine/canonicalJson';
-import { sha256Hex } from '../ids';
-import type { ConversionReport } from '../extflow/types';
+import { sha256Hex } from '../kernel/ids';
+import type { ConversionReport } from './conversionReport';
 
 export interface Readiness {
   ready: boolean;

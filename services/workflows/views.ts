@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow } from '../../db/entities';
-import { forbidden, notFound } from '../errors';
-import { projectionFor, type WorkspacePrincipal } from '../principal';
+import { forbidden, notFound } from '../kernel/errors';
+import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from './graph';
 
 export const WORKFLOW_FORBIDDEN = 'API key cannot access this workflow';

@@ -5,7 +5,7 @@
  * succeeding and /healthz keeps answering; a kill -9 of the host mid-load heals by itself.
  * Outcomes only: generous deadlines, no timings.
  */
-import { closeSandboxPool, configureSandbox, sandboxHostPid, sandboxHostStats } from '../../services/sandbox';
+import { closeSandboxPool, configureSandbox, sandboxHostPid, sandboxHostStats } from '../../services/kernel/sandbox/sandbox';
 import { RunSchema } from '../../db/entities';
 import { waitForRun } from '../support/harness';
 import { chain, codeNode, PROBE_INPUT, PROBE_OUTPUT, startAbuseStack, transformNode, type AbuseStack, type GraphNode, type WorkflowBody } from './kit';

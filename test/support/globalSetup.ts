@@ -67,7 +67,7 @@ export default async function globalSetup(globalConfig?: { maxWorkers?: number }
     process.env[laneVariable('temporalAddress', lane)] = temporal[lane - 1].address;
   }
   process.env[TEST_ENV.workflowBundle] = bundlePath;
-  // Cheaper password hashes in the test workers only (services/passwords.ts honours it under NODE_ENV=test).
+  // Cheaper password hashes in the test workers only (services/kernel/passwords.ts honours it under NODE_ENV=test).
   process.env.SVC_TEST_PASSWORD_HASH_N = String(2 ** 10);
   process.env[TEST_ENV.pgvector] = pgvector;
   (globalThis as unknown as { __svcTest: GlobalHandles }).__svcTest = { temporal, pg, laneDatabases, tmp };

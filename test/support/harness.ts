@@ -11,21 +11,21 @@ import { buildAppDeps, startApiBackground } from '../../main/wiring';
 import type { AnyRoute } from '../../api/http/route';
 import { openOrm } from '../../db/orm';
 import { MembershipSchema, type ApiKeyScope, type MembershipRole } from '../../db/entities';
-import { issueApiKey } from '../../services/apiKeys';
-import { provisionWorkspace } from '../../services/bootstrap';
+import { issueApiKey } from '../../services/accounts/apiKeys';
+import { provisionWorkspace } from '../../services/accounts/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/kernel/config';
-import { newId, randomToken } from '../../services/ids';
-import { closeSandboxPool } from '../../services/sandbox';
+import { newId, randomToken } from '../../services/kernel/ids';
+import { closeSandboxPool } from '../../services/kernel/sandbox/sandbox';
 import { closeUserSql } from '../../services/databases';
-import { createLogger } from '../../services/logger';
-import { grantMembership } from '../../services/workspaces';
+import { createLogger } from '../../services/kernel/logger';
+import { grantMembership } from '../../services/accounts/workspaces';
 import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { keySettingsOf } from '../../services/credentials';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
 import { createServiceWorker } from '../../main/worker';
 import { testEnv } from './env';
-import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/payloadCodec';
+import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/kernel/payloadCodec';
 
 /** One key for every test app, so webhook URLs made by one app resolve in another. */
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef-0123456789';

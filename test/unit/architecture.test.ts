@@ -24,8 +24,8 @@ async function restrictedImports(filePath: string, code: string): Promise<string
 describe('layer rule', () => {
   test.each([
     ['engine/probe.ts', "import { RunSchema } from '../db/entities';"],
-    ['engine/probe.ts', "import { newId } from '../services/ids';"],
-    ['db/entities/probe.ts', "import { newId } from '../../services/ids';"],
+    ['engine/probe.ts', "import { newId } from '../services/kernel/ids';"],
+    ['db/entities/probe.ts', "import { newId } from '../../services/kernel/ids';"],
     ['db/entities/probe.ts', "import { TASK_QUEUE } from '../../temporal/shared';"],
     ['db/entities/probe.ts', "import { validateGraph } from '../../engine/validate';"],
     ['services/probe.ts', "import { createApp } from '../api/app';"],
@@ -50,6 +50,12 @@ describe('layer rule', () => {
     ['services/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['temporal/probe.ts', "import { startSupervisor } from '../main/supervisor';"],
     ['api/routes/probe.ts', "import { startSupervisor } from '../../main/supervisor';"],
+    // Tiers inside services/: the kernel and the workflows base never import the use cases above them.
+    ['services/kernel/probe.ts', "import { executeWorkflow } from '../runs/execute';"],
+    ['services/kernel/probe.ts', "import { loadWorkflow } from '../workflows';"],
+    ['services/kernel/blobs/probe.ts', "import type { FileView } from '../../files';"],
+    ['services/kernel/probe.ts', "import { TASK_QUEUE } from '../../temporal/shared';"],
+    ['services/workflows/probe.ts', "import { deployWorkflow } from '../publishing';"],
   ])('%s may not %s', async (file, code) => {
     expect(await restrictedImports(file, code)).not.toHaveLength(0);
   });
@@ -58,9 +64,14 @@ describe('layer rule', () => {
     ['db/entities/probe.ts', "import type { WorkflowGraph } from '../../engine/types';"],
     ['services/probe.ts', "import { RunSchema } from '../db/entities';"],
     ['services/probe.ts', "import { validateGraph } from '../engine/validate';"],
-    ['activities/probe.ts', "import { newId } from '../services/ids';"],
-    ['temporal/probe.ts', "import type { RunLauncher } from '../services/ports';"],
-    ['api/routes/probe.ts', "import { newId } from '../../services/ids';"],
+    ['services/kernel/probe.ts', "import { loadConfig } from './config';"],
+    ['services/kernel/blobs/probe.ts', "import { notFound } from '../errors';"],
+    ['services/workflows/probe.ts', "import { newId } from '../kernel/ids';"],
+    ['services/workflows/probe.ts', "import { WorkflowSchema } from '../../db/entities';"],
+    ['services/publishing/probe.ts', "import { loadWorkflow } from '../workflows';"],
+    ['activities/probe.ts', "import { newId } from '../services/kernel/ids';"],
+    ['temporal/probe.ts', "import type { RunLauncher } from '../services/kernel/ports';"],
+    ['api/routes/probe.ts', "import { newId } from '../../services/kernel/ids';"],
     ['temporal/workflows/probe.ts', "import type { createActivities } from '../../activities';"],
     ['main/probe.ts', "import { temporalRunLauncher } from '../temporal/runsClient';"],
     ['main/probe.ts', "import { createActivities } from '../activities';"],

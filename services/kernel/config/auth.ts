@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { SignInLimitSettings } from '../../signInLimits';
+import type { SignInLimitSettings } from '../signInLimits';
 import { defineArea, envBool, invalidConfiguration } from './define';
 
-/** Accounts, sessions and sign-in limits (services/auth.ts, services/signInLimits.ts, services/endUsers.ts). */
+/** Accounts, sessions and sign-in limits (services/accounts/auth.ts, services/kernel/signInLimits.ts, services/runs/endUsers.ts). */
 export const authArea = defineArea('auth', 'Accounts and sign-in', {
   SIGN_IN_MAX_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(10).describe('Sign-in attempts checked for one email from one client address per window; the next is refused 429 with `Retry-After` and locks that address out of that email (docs/decisions.md, "Sign-in limits").'),
   SIGN_IN_MAX_PER_ACCOUNT: z.coerce.number().int().min(2).max(100_000).default(50).describe('The same for one email from all addresses together; must be above `SIGN_IN_MAX_PER_ADDRESS`.'),
@@ -18,7 +18,7 @@ export const authArea = defineArea('auth', 'Accounts and sign-in', {
 export type AuthEnv = z.output<typeof authArea.schema>;
 
 export interface AuthConfig {
-  /** SIGN_IN_*: attempts checked against a password, and lock lengths (services/signInLimits.ts). */
+  /** SIGN_IN_*: attempts checked against a password, and lock lengths (services/kernel/signInLimits.ts). */
   signInLimits: SignInLimitSettings;
   sessionTtlMs: number;
   bootstrapOwnerEmail: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseKeyMaterial } from '../../secrets';
+import { parseKeyMaterial } from '../secrets';
 import { defineArea, invalidConfiguration, list, SECRET } from './define';
 
 /** Workspace credentials: encryption keys, the environment allowlist, connection tests (services/credentials). */

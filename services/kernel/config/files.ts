@@ -3,7 +3,7 @@ import path from 'node:path';
 import { defineArea, envBool, SECRET } from './define';
 import type { ProcessesEnv } from './processes';
 
-/** Files (services/files/) and the blob store under them (services/blobs/), with the optional clamd scan. */
+/** Files (services/files/) and the blob store under them (services/kernel/blobs/), with the optional clamd scan. */
 export const filesArea = defineArea('files', 'Files and blobs', {
   BLOB_STORAGE: z.enum(['local', 's3']).default('local').describe('Where file contents are kept: `local` (a folder) or `s3` (S3-compatible object storage).'),
   BLOB_DIR: z.string().optional().describe('Folder of the local blob backend; the API and the workers must see the same one (a shared volume). Unset: `<DATA_DIR>/blobs`.'),
@@ -42,7 +42,7 @@ export interface BlobConfig {
 }
 
 export interface FilesConfig {
-  /** Where blobs (file contents and other areas' binary data) are kept; see services/blobs/. */
+  /** Where blobs (file contents and other areas' binary data) are kept; see services/kernel/blobs/. */
   blobs: BlobConfig;
   files: {
     /** New creates answer 503 (`FILES_WRITES_DISABLED`); replays of earlier creates still answer. */

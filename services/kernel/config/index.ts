@@ -28,7 +28,7 @@ import { knowledgeArea, knowledgeConfig, type KnowledgeConfig } from './knowledg
 import { localAiCliArea, localAiCliConfig, type LocalAiCliConfig } from './localAiCli';
 import { mailerArea, mailerConfig, type MailerConfig } from './mailer';
 import { sandboxArea, sandboxConfig } from './sandbox';
-import type { SandboxHostSettings } from '../../sandboxHost/client';
+import type { SandboxHostSettings } from '../sandbox/sandboxHost/client';
 
 export { DEFAULT_API_HEAP_MB, DEFAULT_WORKER_HEAP_MB, type ProcessSettings } from './processes';
 export { DEFAULT_MAX_CACHED_WORKFLOWS } from './temporalCluster';
@@ -119,7 +119,7 @@ export type AppConfig = HttpConfig &
   { localAiCli: LocalAiCliConfig } &
   CommandsConfig &
   { mailer: MailerConfig } &
-  /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/sandboxHost/). */
+  /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/kernel/sandbox/sandboxHost/). */
   { sandbox: SandboxHostSettings };
 
 /** Reads the configuration once; throws a readable error naming the bad variable. */

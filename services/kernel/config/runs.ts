@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { RunAdmissionSettings } from '../../runs/admission';
+import type { RunAdmissionSettings } from '../runAdmission';
 import { defineArea } from './define';
 
-/** Live runs a workspace may have queued or running before new starts wait (services/runs/admission.ts). */
+/** Live runs a workspace may have queued or running before new starts wait (services/kernel/runAdmission.ts). */
 export const DEFAULT_RUN_ADMISSION_MAX_ACTIVE = 50;
 
 /** Starting runs and answering their approvals (services/runs/). */
@@ -16,7 +16,7 @@ export const runsArea = defineArea('runs', 'Runs', {
 export type RunsEnv = z.output<typeof runsArea.schema>;
 
 export interface RunsConfig {
-  /** RUN_ADMISSION_*: new live runs wait while their workspace has this many queued or running (services/runs/admission.ts). */
+  /** RUN_ADMISSION_*: new live runs wait while their workspace has this many queued or running (services/kernel/runAdmission.ts). */
   runAdmission: RunAdmissionSettings;
   /** APPROVAL_ANSWER_WAIT_MS: how long an approval waits for a worker to decide it before it is queued (202). */
   approvalAnswerWaitMs: number;

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import type { SandboxHostSettings } from '../../sandboxHost/client';
+import type { SandboxHostSettings } from '../sandbox/sandboxHost/client';
 import { defineArea, parseEnv } from './define';
 
-/** The sandbox host's settings (services/sandboxHost/): parsed on their own too, by the first sandbox call of a process. */
+/** The sandbox host's settings (services/kernel/sandbox/sandboxHost/): parsed on their own too, by the first sandbox call of a process. */
 export const sandboxArea = defineArea('sandbox', 'Sandbox host', {
   SANDBOX_HOST_HEAP_MB: z.coerce.number().int().min(32).max(16_384).default(256).describe('`--max-old-space-size` of the sandbox host, the child process (one per API and worker process, restarted with backoff when it exits) where tenants\' code nodes and dry runs run; its threads have their own heap caps.'),
   SANDBOX_THREADS: z.coerce.number().int().min(1).max(64).optional().describe('Code threads of a sandbox host. Unset: the CPU count, at least 4 and at most 8.'),

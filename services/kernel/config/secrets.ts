@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unavailable } from '../../errors';
+import { unavailable } from '../errors';
 import { defineArea, SECRET } from './define';
 
 /** SECRET_KEY: the deployment's root secret, which webhook tokens and the other areas' keys derive from. */

@@ -10,7 +10,7 @@ export const DEFAULT_OUTBOX_MAX_QUEUED_RUNS = 200;
 /** Run starts one outbox dispatch pass keeps in flight at once. */
 export const DEFAULT_OUTBOX_START_PARALLELISM = 32;
 
-/** Webhook triggers, their outbox and its dispatcher (services/webhooks/, services/outboxDispatcher.ts). */
+/** Webhook triggers, their outbox and its dispatcher (services/webhooks/, services/webhooks/outboxDispatcher.ts). */
 export const webhooksArea = defineArea('webhooks', 'Webhooks and the outbox', {
   WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000).describe('How long a webhook caller waits for a Response node before 202 `processing`.'),
   WEBHOOK_TOKEN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('How long the invoke route reuses a resolved webhook token (0: off); changes made through the same API process apply at once.'),
@@ -28,7 +28,7 @@ export interface WebhooksConfig {
   /** How long a resolved webhook token is reused by the invoke route (0: never); changes made through this process clear it at once. */
   webhookTokenCacheMs: number;
   outboxPollMs: number;
-  /** OUTBOX_MAX_QUEUED_RUNS: the dispatcher's backpressure cap (services/outboxDispatcher.ts). */
+  /** OUTBOX_MAX_QUEUED_RUNS: the dispatcher's backpressure cap (services/webhooks/outboxDispatcher.ts). */
   outboxMaxQueuedRuns: number;
   /** OUTBOX_START_PARALLELISM: run starts in flight per dispatch pass (`dispatchOutbox`). */
   outboxStartParallelism: number;

@@ -3,7 +3,7 @@
  * that fetches one bounded batch from the real service's API. Providers never write: the sync
  * run applies their batch in one transaction (services/knowledge/sync.ts).
  */
-import type { HttpRequestInput, HttpResponseOutput } from '../../outbound';
+import type { HttpRequestInput, HttpResponseOutput } from '../../kernel/outbound';
 import type { ConnectorCredential } from '../credentials';
 
 export interface SyncOptions {

@@ -1,5 +1,5 @@
 import { SessionSchema } from '../../../db/entities';
-import { grantMembership } from '../../../services/workspaces';
+import { grantMembership } from '../../../services/accounts/workspaces';
 import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

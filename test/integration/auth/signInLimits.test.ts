@@ -3,7 +3,7 @@
  * password is checked, per (account, address) first and per account above it; locks grow
  * gently and cannot be stacked by a burst; a stranger on one address cannot lock the owner out.
  */
-import { DEFAULT_SIGN_IN_LIMITS, signInCounterKeys, type SignInLimitSettings } from '../../../services/signInLimits';
+import { DEFAULT_SIGN_IN_LIMITS, signInCounterKeys, type SignInLimitSettings } from '../../../services/kernel/signInLimits';
 import { createWorkspace, eventually, http, startTestApp, type TestApp, type WorkspaceFixture, type HttpResult } from '../../support/harness';
 
 const LIMITS: SignInLimitSettings = { ...DEFAULT_SIGN_IN_LIMITS, maxPerAddress: 10, maxPerAccount: 50, firstLockMs: 60_000, maxLockMs: 240_000 };

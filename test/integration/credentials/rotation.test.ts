@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import type { AppConfig } from '../../../services/kernel/config';
 import { credentialKeyring, rotateCredentialKeys } from '../../../services/credentials';
-import { keyIdOf } from '../../../services/secrets';
+import { keyIdOf } from '../../../services/kernel/secrets';
 import { http, startTestApp, startTestStack, waitForRun, TEST_SECRET_KEY, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
 import { testEnv } from '../../support/env';
 

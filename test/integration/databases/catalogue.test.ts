@@ -7,7 +7,7 @@
  * the query's reach by any name. The reader roles' catalogue grants (revoked at provisioning):
  * ownerRole.test.ts.
  */
-import { newId } from '../../../services/ids';
+import { newId } from '../../../services/kernel/ids';
 import { ident } from '../../../services/databases/columns';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 

@@ -92,7 +92,7 @@ describe('the approval route', () => {
 
   /** Members added by the fixture have no password; give this one a session through the services. */
   async function signInViaInvite(email: string): Promise<string> {
-    const { hashPassword } = await import('../../../services/passwords');
+    const { hashPassword } = await import('../../../services/kernel/passwords');
     await app.orm.em.fork().getConnection().execute(`update users set password_hash = ?, status = 'active' where email = ?`, [await hashPassword('member password 123'), email]);
     return signInCookie(app, email, 'member password 123', ws.workspaceId);
   }

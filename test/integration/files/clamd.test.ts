@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../../services/kernel/config';
 import { FileScanSchema } from '../../../db/entities';
-import { bytesStream } from '../../../services/blobs';
+import { bytesStream } from '../../../services/kernel/blobs';
 import { clamdScanner } from '../../../services/files';
 import { startTestStack, type TestStack } from '../../support/harness';
 import { startFakeClamd, type FakeClamd } from '../../fakes/clamd';

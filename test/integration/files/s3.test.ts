@@ -4,7 +4,7 @@
  * the segments a range needs, the purge workflow deletes the object.
  */
 import { loadConfig } from '../../../services/kernel/config';
-import { createBlobStore, bytesStream, type BlobStore } from '../../../services/blobs';
+import { createBlobStore, bytesStream, type BlobStore } from '../../../services/kernel/blobs';
 import { startTestStack, type TestStack } from '../../support/harness';
 import { startFakeS3, type FakeS3 } from '../../fakes/s3';
 import { complete, createFile, download, filesConfig, putContent, remove, sha256, uploadFile, waitForFile, type Caller } from './support';

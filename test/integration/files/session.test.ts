@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../../services/kernel/config';
 import { UserSchema } from '../../../db/entities';
-import { hashPassword } from '../../../services/passwords';
+import { hashPassword } from '../../../services/kernel/passwords';
 import { addUserWithKey, http, signInCookie, startTestApp, startTestStack, type TestApp, type TestStack } from '../../support/harness';
 import { complete, createFile, download, filesConfig, getFile, key, putContent, remove, sha256, waitForFile, type Caller } from './support';
 

@@ -1,6 +1,6 @@
 /** The logs CSV export neutralizes spreadsheet formulas in free text (workflow names, errors); ids, numbers and dates stay as they are. */
 import { RunSchema } from '../../../db/entities';
-import { newId } from '../../../services/ids';
+import { newId } from '../../../services/kernel/ids';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

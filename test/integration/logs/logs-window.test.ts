@@ -5,7 +5,7 @@
  * and the oldest has the only error log, so filtering everything in one query would find them.
  */
 import { RunLogSchema, RunSchema } from '../../../db/entities';
-import { newId } from '../../../services/ids';
+import { newId } from '../../../services/kernel/ids';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

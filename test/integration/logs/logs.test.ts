@@ -5,7 +5,7 @@
  * 404 for foreign ids), safe projections for a viewer key, and the session route.
  */
 import { LogLevel, RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../../db/entities';
-import { newId } from '../../../services/ids';
+import { newId } from '../../../services/kernel/ids';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

@@ -144,7 +144,7 @@ describe('with an smtp credential', () => {
     const message = await inboundMessage();
     const key = `r-${uniq()}`;
     // The row a crashed process leaves: reserved (status sending), provider never called.
-    const fingerprint = (await import('../../../services/ids')).sha256Hex(JSON.stringify(['On its way.', null, []]));
+    const fingerprint = (await import('../../../services/kernel/ids')).sha256Hex(JSON.stringify(['On its way.', null, []]));
     await app.orm.em.fork().getConnection().execute(
       `insert into mailer_reply_reservations (id, workspace_id, message_id, idempotency_key, fingerprint, status, attempts, created_at, updated_at) values (?, ?, ?, ?, ?, 'sending', 1, now(), now())`,
       [`mrr_crash_${uniq()}`, ws.workspaceId, message.id, key, fingerprint],

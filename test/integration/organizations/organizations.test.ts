@@ -7,7 +7,7 @@
  * MCP endpoint at once.
  */
 import { AuditLogSchema, MembershipSchema } from '../../../db/entities';
-import { grantMembership } from '../../../services/workspaces';
+import { grantMembership } from '../../../services/accounts/workspaces';
 import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

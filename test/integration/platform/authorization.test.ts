@@ -14,9 +14,9 @@ import { allRoutes } from '../../../api/app';
 import type { AnyRoute } from '../../../api/http/route';
 import type { Access, ApiKeyScopes } from '../../../api/middleware/auth';
 import { MembershipSchema, UserSchema, type ApiKeyScope, type MembershipRole } from '../../../db/entities';
-import { AUTH_MESSAGES } from '../../../services/errors';
-import { randomToken } from '../../../services/ids';
-import { hashPassword } from '../../../services/passwords';
+import { AUTH_MESSAGES } from '../../../services/kernel/errors';
+import { randomToken } from '../../../services/kernel/ids';
+import { hashPassword } from '../../../services/kernel/passwords';
 import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type HttpResult, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 const OPERATOR_TOKEN = `op-${randomToken(24)}`;

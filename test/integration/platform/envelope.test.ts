@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { defineRoute } from '../../../api/http/route';
-import { decodeCursor, encodeCursor } from '../../../services/pagination';
-import { notFound } from '../../../services/errors';
+import { decodeCursor, encodeCursor } from '../../../services/kernel/pagination';
+import { notFound } from '../../../services/kernel/errors';
 import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let counter = 0;

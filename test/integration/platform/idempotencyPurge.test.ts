@@ -1,10 +1,10 @@
 /**
- * Expired idempotency records are purged in bounded passes (services/idempotencyPurge.ts), one
+ * Expired idempotency records are purged in bounded passes (services/kernel/idempotencyPurge.ts), one
  * process at a time, and a fresh key keeps replaying its stored answer.
  */
 import { IdempotencyRecordSchema } from '../../../db/entities';
-import { newId } from '../../../services/ids';
-import { purgeExpiredIdempotencyRecordsOnce } from '../../../services/idempotencyPurge';
+import { newId } from '../../../services/kernel/ids';
+import { purgeExpiredIdempotencyRecordsOnce } from '../../../services/kernel/idempotencyPurge';
 import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 let app: TestApp;

@@ -5,7 +5,7 @@
  */
 import { startApi, type StartedApi } from '../../../main/api';
 import { loadConfig } from '../../../services/kernel/config';
-import { createLogger } from '../../../services/logger';
+import { createLogger } from '../../../services/kernel/logger';
 import { testEnv } from '../../support/env';
 import { startTestApp, TEST_SECRET_KEY, type TestApp } from '../../support/harness';
 

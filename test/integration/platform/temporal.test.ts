@@ -15,7 +15,7 @@ import { createServiceWorker } from '../../../main/worker';
 import { smokeWorkflow } from '../../../temporal/workflows';
 import { testEnv } from '../../support/env';
 import { testPayloadCodec } from '../../support/harness';
-import { createLogger } from '../../../services/logger';
+import { createLogger } from '../../../services/kernel/logger';
 
 let connection: Connection;
 let client: Client;

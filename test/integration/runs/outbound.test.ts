@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../../activities/nodes';
 import type { AddressInfo } from 'node:net';
-import { assertOutboundUrlAllowed, blockedAddressReason, checkUrlWithoutDns, httpRequest, OutboundError } from '../../../services/outbound';
+import { assertOutboundUrlAllowed, blockedAddressReason, checkUrlWithoutDns, httpRequest, OutboundError } from '../../../services/kernel/outbound';
 
 /**
  * Only loopback traffic: every server here listens on 127.0.0.1 and every request targets it.

@@ -1,5 +1,5 @@
 /**
- * The one runnable rule (services/runs/runnable.ts) on every path that starts a run: execute,
+ * The one runnable rule (services/workflows/runnable.ts) on every path that starts a run: execute,
  * webhook (invoke and outbox dispatch), schedule, subworkflow and rerun. A disabled or trashed
  * workflow runs nothing; a workflow moved to draft by import-replace keeps its active version
  * pinned but runs nothing live until deployed again. A deployed workflow is the control: every

@@ -13,7 +13,7 @@
  */
 import http from 'node:http';
 import { RunLogSchema, RunSchema, RunStepSchema } from '../../../db/entities';
-import { findUnstorableText, storableString } from '../../../services/storableText';
+import { findUnstorableText, storableString } from '../../../services/kernel/storableText';
 import { http as call, eventually, startTestStack, waitForRun, type TestStack } from '../../support/harness';
 import { listenOnLoopback } from '../../support/fakeServer';
 import { seededRandom } from '../../../scripts/lib/prng';

@@ -1,6 +1,6 @@
 /** Shared steps of the skills tests: real HTTP calls for each skill route. */
 import { UserSchema } from '../../../db/entities';
-import { hashPassword } from '../../../services/passwords';
+import { hashPassword } from '../../../services/kernel/passwords';
 import { addUserWithKey, http, signInCookie, type HttpResult, type TestApp, type WorkspaceFixture } from '../../support/harness';
 
 export const S = '/api/v1/skills';

@@ -9,9 +9,9 @@
  */
 import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
-import { provisionWorkspace } from '../../../services/bootstrap';
-import { randomToken } from '../../../services/ids';
-import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/payloadCodec';
+import { provisionWorkspace } from '../../../services/accounts/bootstrap';
+import { randomToken } from '../../../services/kernel/ids';
+import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/kernel/payloadCodec';
 import { http, signInCookie, startTestApp, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack } from '../../support/harness';
 
 const OPERATOR_TOKEN = `op-${'t'.repeat(40)}`;

@@ -10,7 +10,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ApiKeySchema, MembershipSchema, RunSchema, WorkflowMcpServerSchema } from '../../../db/entities';
-import { issueApiKey } from '../../../services/apiKeys';
+import { issueApiKey } from '../../../services/accounts/apiKeys';
 import { addUserWithKey, http, signInCookie, type WorkspaceFixture } from '../../support/harness';
 import { deployWorkflow, useTestStack, type GraphEdge, type NodeInput } from '../../kit';
 

@@ -1,4 +1,4 @@
-import { FairLimiter, FairQueue, FairQueueFull } from '../../../services/fairQueue';
+import { FairLimiter, FairQueue, FairQueueFull } from '../../../services/kernel/fairQueue';
 
 /** A task that runs until released, recording its start. */
 function gate(log: string[], name: string) {
@@ -67,7 +67,7 @@ function takeAll<T>(q: FairQueue<T>): Array<{ key: string; item: T }> {
   return out;
 }
 
-describe('FairQueue (services/fairQueue.ts)', () => {
+describe('FairQueue (services/kernel/fairQueue.ts)', () => {
   test('keeps FIFO order within one key', () => {
     const q = new FairQueue<number>(10);
     for (let i = 0; i < 5; i++) q.push('a', i);

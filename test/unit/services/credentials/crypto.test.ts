@@ -11,7 +11,7 @@ import {
   sealCredentialValue,
   isLocalAiCliType,
 } from '../../../../services/credentials';
-import { deriveKey, keyIdOf, makeKeyring, openWithKeyring, parseKeyMaterial, sealedKeyId, SealedValueError, sealWithKeyring } from '../../../../services/secrets';
+import { deriveKey, keyIdOf, makeKeyring, openWithKeyring, parseKeyMaterial, sealedKeyId, SealedValueError, sealWithKeyring } from '../../../../services/kernel/secrets';
 
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);

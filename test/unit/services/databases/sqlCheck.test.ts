@@ -1,7 +1,7 @@
 /** Layer 1 of the SQL sandbox on its own: the real PostgreSQL parser and the statement checker. */
 import { ALLOWED_FUNCTIONS, checkReadOnlySql } from '../../../../services/databases/sqlCheck';
 import { loadConfig } from '../../../../services/kernel/config';
-import { DomainError } from '../../../../services/errors';
+import { DomainError } from '../../../../services/kernel/errors';
 import { ESCAPES } from '../../../support/sqlEscapes';
 
 const TABLES = ['orders', 'customers'];
