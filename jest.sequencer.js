@@ -21,7 +21,7 @@ const SLOW_FIRST = [
   'test/integration/runs/codeIsolation.test.ts',
   'test/integration/runs/expressions.test.ts',
   'test/unit/engine/syncExpressions.test.ts',
-  'test/unit/services/sandbox.test.ts',
+  'test/unit/services/kernel/sandbox/sandbox.test.ts',
   'test/integration/runs/runs.test.ts',
 ];
 

@@ -1,9 +1,9 @@
-import { hashPassword, passwordHashN, verifyPassword } from '../../../services/kernel/passwords';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig, requireSecretKey, sandboxSettings } from '../../../services/kernel/config';
+import { hashPassword, passwordHashN, verifyPassword } from '../../../../services/kernel/passwords';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig, requireSecretKey, sandboxSettings } from '../../../../services/kernel/config';
 import path from 'node:path';
-import { canonicalJson } from '../../../engine/canonicalJson';
-import { requestFingerprint } from '../../../services/kernel/idempotency';
-import { generateApiKeyToken } from '../../../services/accounts/apiKeys';
+import { canonicalJson } from '../../../../engine/canonicalJson';
+import { requestFingerprint } from '../../../../services/kernel/idempotency';
+import { generateApiKeyToken } from '../../../../services/accounts/apiKeys';
 
 test('scrypt hashes verify, are salted, and reject wrong or malformed input', async () => {
   const a = await hashPassword('s3cret-pass');

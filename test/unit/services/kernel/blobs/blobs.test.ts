@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BlobSizeError, blobStore, bytesStream, type BlobStore } from '../../../../services/kernel/blobs';
-import { localBackend } from '../../../../services/kernel/blobs/local';
-import { HEADER_BYTES, SEGMENT_OVERHEAD } from '../../../../services/kernel/blobs/segments';
+import { BlobSizeError, blobStore, bytesStream, type BlobStore } from '../../../../../services/kernel/blobs';
+import { localBackend } from '../../../../../services/kernel/blobs/local';
+import { HEADER_BYTES, SEGMENT_OVERHEAD } from '../../../../../services/kernel/blobs/segments';
 
 const SEG = 65536;
 let dir: string;

@@ -3,10 +3,10 @@
  * (issue 26, F7). Replacing the thread after each such call made the host spend its CPU
  * starting threads while other tenants' calls waited; the thread now stays and keeps serving.
  */
-import { ThreadPool } from '../../../services/kernel/sandbox/sandboxHost/threadPool';
-import { SANDBOX_DEFAULTS, type SandboxResult } from '../../../services/kernel/sandbox/sandboxEngine';
-import type { CodeTask } from '../../../services/kernel/sandbox/sandboxHost/protocol';
-import { F7_SOURCES } from '../../abuse/attacks';
+import { ThreadPool } from '../../../../../services/kernel/sandbox/sandboxHost/threadPool';
+import { SANDBOX_DEFAULTS, type SandboxResult } from '../../../../../services/kernel/sandbox/sandboxEngine';
+import type { CodeTask } from '../../../../../services/kernel/sandbox/sandboxHost/protocol';
+import { F7_SOURCES } from '../../../../abuse/attacks';
 
 const limits = { ...SANDBOX_DEFAULTS, timeoutMs: 30_000 };
 const task = (source: string, input?: unknown): CodeTask => ({ source, inputJson: input === undefined ? undefined : JSON.stringify(input), limits });

@@ -1,5 +1,5 @@
-import { clampLimit, decodeCursor, encodeCursor, nextCursorOf } from '../../../services/kernel/pagination';
-import { DomainError } from '../../../services/kernel/errors';
+import { clampLimit, decodeCursor, encodeCursor, nextCursorOf } from '../../../../services/kernel/pagination';
+import { DomainError } from '../../../../services/kernel/errors';
 
 describe('cursor helpers', () => {
   const position = { createdAt: new Date('2026-03-04T05:06:07.089Z'), id: 'run_abc' };

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createNodeActivities } from '../../../activities/nodes';
-import { closeSandboxPool, KILL_GRACE_MS, runUserCode, SANDBOX_THREADS, sandboxHostPid, sandboxHostStats, type SandboxResult } from '../../../services/kernel/sandbox/sandbox';
-import { executeCode, SANDBOX_DEFAULTS } from '../../../services/kernel/sandbox/sandboxEngine';
+import { createNodeActivities } from '../../../../../activities/nodes';
+import { closeSandboxPool, KILL_GRACE_MS, runUserCode, SANDBOX_THREADS, sandboxHostPid, sandboxHostStats, type SandboxResult } from '../../../../../services/kernel/sandbox/sandbox';
+import { executeCode, SANDBOX_DEFAULTS } from '../../../../../services/kernel/sandbox/sandboxEngine';
 
 /** ECMAScript built-ins a fresh QuickJS context may expose; anything else on the global is a leak. */
 const ES_GLOBALS = new Set([

@@ -1,4 +1,4 @@
-import { findUnstorableText, storableString, textProblem, toStorable, wellFormedJsonText, wellFormedParams } from '../../../services/kernel/storableText';
+import { findUnstorableText, storableString, textProblem, toStorable, wellFormedJsonText, wellFormedParams } from '../../../../services/kernel/storableText';
 
 describe('storable text (issue 10, item 3)', () => {
   test('NUL and lone surrogates are problems; paired surrogates and ordinary text are not', () => {

@@ -1,5 +1,5 @@
-import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS, toSafeProjection } from '../../../services/kernel/redaction';
-import type { Principal } from '../../../services/kernel/principal';
+import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS, toSafeProjection } from '../../../../services/kernel/redaction';
+import type { Principal } from '../../../../services/kernel/principal';
 
 const run = {
   id: 'run_1',

@@ -1,4 +1,4 @@
-import { FairLimiter, FairQueue, FairQueueFull } from '../../../services/kernel/fairQueue';
+import { FairLimiter, FairQueue, FairQueueFull } from '../../../../services/kernel/fairQueue';
 
 /** A task that runs until released, recording its start. */
 function gate(log: string[], name: string) {

@@ -1,6 +1,6 @@
 /** The background loop shared by the stuck-run guard and the idempotency purge (services/kernel/periodic.ts). */
 import type { Logger } from 'pino';
-import { startPeriodicPass } from '../../../services/kernel/periodic';
+import { startPeriodicPass } from '../../../../services/kernel/periodic';
 
 test('a pass that throws is logged and the next pass still runs; stop waits for the pass under way', async () => {
   const warnings: string[] = [];
