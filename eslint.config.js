@@ -6,7 +6,19 @@ const { builtinModules } = require('node:module');
 // Workflow code is replayed deterministically inside Temporal's sandbox: no Node built-ins,
 // no I/O clients, no ORM. Side effects belong in activities/.
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
-const ioModules = ['pg', '@mikro-orm/*', 'koa', '@koa/*', 'pino', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '**/db/**', '**/services/**', '**/api/**'];
+const ioModules = [
+  'pg',
+  '@mikro-orm/*',
+  'koa',
+  '@koa/*',
+  'pino',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/activity',
+  '**/db/**',
+  '**/services/**',
+  '**/api/**',
+];
 
 /** The product's folders (what runs in production), as opposed to scripts/ and test/. */
 const PRODUCT_FOLDERS = ['engine', 'db', 'services', 'api', 'temporal', 'activities', 'main'];
@@ -21,9 +33,18 @@ const SERVICES_MESSAGE = 'services/ are HTTP- and Temporal-free: reach the durab
  * `typeOnly` folders may still be imported with `import type`; `extra` adds patterns of one layer.
  */
 const LAYERS = [
-  { files: ['engine/**/*.ts'], banned: ours('db', 'services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), message: 'engine/ is pure: it imports nothing of ours.' },
+  {
+    files: ['engine/**/*.ts'],
+    banned: ours('db', 'services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'),
+    message: 'engine/ is pure: it imports nothing of ours.',
+  },
   // The one exception: db/wellFormedTypes.ts applies engine/wellFormedText.ts's pure rule to every column.
-  { files: ['db/**/*.ts'], banned: ours('services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'), typeOnly: ['**/engine/**', '!**/engine/wellFormedText'], message: 'db/ is entities and migrations: it may import engine types only (and the well-formed text rule).' },
+  {
+    files: ['db/**/*.ts'],
+    banned: ours('services', 'api', 'temporal', 'activities', 'main', 'scripts', 'test'),
+    typeOnly: ['**/engine/**', '!**/engine/wellFormedText'],
+    message: 'db/ is entities and migrations: it may import engine types only (and the well-formed text rule).',
+  },
   { files: ['services/**/*.ts'], banned: SERVICES_BANNED, message: SERVICES_MESSAGE },
   // Tiers inside services/ (test/unit/serviceTiers.test.ts checks the whole graph, cycles included):
   // the kernel and the workflows base import only the kernel, never the
@@ -32,23 +53,39 @@ const LAYERS = [
     files: [`services/kernel/${'*/'.repeat(depth - 1)}*.ts`, `services/workflows/${'*/'.repeat(depth - 1)}*.ts`],
     banned: SERVICES_BANNED,
     message: SERVICES_MESSAGE,
-    extra: [{ regex: `^${'\\.\\./'.repeat(depth)}(?!\\.\\./|kernel(/|$))`, message: 'services/kernel/ and services/workflows/ (the base) import only the kernel: use cases sit on top of them, not below.' }],
+    extra: [
+      {
+        regex: `^${'\\.\\./'.repeat(depth)}(?!\\.\\./|kernel(/|$))`,
+        message: 'services/kernel/ and services/workflows/ (the base) import only the kernel: use cases sit on top of them, not below.',
+      },
+    ],
   })),
   // api/, temporal/ and activities/ sit on one floor above services/: none imports another; main/ wires them.
-  { files: ['activities/**/*.ts'], banned: ours('api', 'temporal', 'main', 'scripts', 'test'), message: 'activities/ are thin adapters over services/.' },
+  {
+    files: ['activities/**/*.ts'],
+    banned: ours('api', 'temporal', 'main', 'scripts', 'test'),
+    message: 'activities/ are thin adapters over services/.',
+  },
   // Workflow code (temporal/workflows) imports activity types only: its own block below allows `import type`.
   {
     files: ['temporal/**/*.ts'],
     ignores: ['temporal/workflows/**'],
     banned: ours('api', 'activities', 'main', 'scripts', 'test'),
-    message: 'temporal/ implements the ports of services/; it imports neither the HTTP edge nor activities/ (main/worker.ts hands the activities to the worker).',
+    message:
+      'temporal/ implements the ports of services/; it imports neither the HTTP edge nor activities/ (main/worker.ts hands the activities to the worker).',
   },
   {
     files: ['api/**/*.ts'],
     banned: ours('temporal', 'activities', 'main', 'scripts', 'test'),
     message: 'api/ reaches Temporal through services/kernel/ports.ts; the adapters are wired in main/.',
     // Entity schemas are how code reaches tables; entity types stay importable (status lists are in engine/statuses.ts).
-    extra: [{ group: ['**/db/entities', '**/db/entities/**'], importNamePattern: '^[A-Z]\\w*Schema$', message: 'Routes do not touch tables: call a service.' }],
+    extra: [
+      {
+        group: ['**/db/entities', '**/db/entities/**'],
+        importNamePattern: '^[A-Z]\\w*Schema$',
+        message: 'Routes do not touch tables: call a service.',
+      },
+    ],
   },
 ];
 
@@ -84,7 +121,16 @@ module.exports = tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs'],
-    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: {
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   // Type-checked rules on product code (not scripts/ or test/, to keep `npx eslint .` short on
@@ -108,15 +154,34 @@ module.exports = tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, allowTypeImports: true, message: 'Workflow code must be deterministic: no Node built-ins (use an activity).' })),
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'Workflow code must be deterministic: no Node built-ins (use an activity).',
+          })),
           patterns: [
-            { group: ioModules, allowTypeImports: true, message: 'Workflow code must not do I/O: import activity types only and call them through proxyActivities.' },
-            { group: ours('activities'), allowTypeImports: true, message: 'Workflows import activity types only (proxyActivities<ReturnType<typeof createActivities>>).' },
-            { group: ours('api', 'main', 'scripts', 'test'), message: 'temporal/ implements the ports of services/; it never imports the HTTP edge or the composition roots.' },
+            {
+              group: ioModules,
+              allowTypeImports: true,
+              message: 'Workflow code must not do I/O: import activity types only and call them through proxyActivities.',
+            },
+            {
+              group: ours('activities'),
+              allowTypeImports: true,
+              message: 'Workflows import activity types only (proxyActivities<ReturnType<typeof createActivities>>).',
+            },
+            {
+              group: ours('api', 'main', 'scripts', 'test'),
+              message: 'temporal/ implements the ports of services/; it never imports the HTTP edge or the composition roots.',
+            },
           ],
         },
       ],
-      'no-restricted-globals': ['error', { name: 'fetch', message: 'No I/O in workflows: use an activity.' }, { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'fetch', message: 'No I/O in workflows: use an activity.' },
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+      ],
     },
   },
   {

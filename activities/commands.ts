@@ -59,7 +59,12 @@ export function createCommandActivities(deps: ActivityDeps) {
   // The research and skills areas, as agent tools with the job creator's permissions.
   const builtInTools = (): CommandPluggableTools => ({
     skills: {
-      load: async (ctx, args) => (await loadSkills(ctx.em, ctx.principal, { skillIds: args.skillIds })).skills.map((s) => ({ id: s.id, name: s.name, instructions: s.instructions })),
+      load: async (ctx, args) =>
+        (await loadSkills(ctx.em, ctx.principal, { skillIds: args.skillIds })).skills.map((s) => ({
+          id: s.id,
+          name: s.name,
+          instructions: s.instructions,
+        })),
     },
     research: deps.researchLauncherFor
       ? {
@@ -87,9 +92,15 @@ export function createCommandActivities(deps: ActivityDeps) {
     blockCommandJob: (jobId: string) => blockJob(em(), jobId),
     runCommandAction: (jobId: string, actionId: string) => heartbeating(() => runAction(em(), agentDeps(), jobId, actionId)),
     prepareCommandRun: (jobId: string, actionId: string) => prepareRunAction(em(), jobId, actionId),
-    recordCommandRun: (jobId: string, actionId: string, runId: string, outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string }) => recordRunAction(em(), jobId, actionId, runId, outcome),
+    recordCommandRun: (
+      jobId: string,
+      actionId: string,
+      runId: string,
+      outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string },
+    ) => recordRunAction(em(), jobId, actionId, runId, outcome),
     finishCommandJob: (jobId: string) => heartbeating(() => finishJob(em(), agentDeps(), jobId)).catch(finalWhenCliUnavailable),
-    failCommandJob: (jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>) => failJob(em(), jobId, message, from),
+    failCommandJob: (jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>) =>
+      failJob(em(), jobId, message, from),
     cancelCommandJobRow: (jobId: string) => cancelJobRow(em(), jobId),
     fireCommandSchedule: (scheduleId: string, firingId: string) => fireSchedule(em(), scheduleId, firingId),
     enqueueCommandThread: (thread: { workspaceId: string; threadId: string }) => engine().enqueue(thread),
@@ -112,7 +123,8 @@ function researchSources(urls: string[]): string[] {
     } catch {
       throw invalidInput(`sourceUrls: "${String(raw).slice(0, 200)}" is not a URL.`);
     }
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) throw invalidInput('sourceUrls must be http(s) URLs without credentials.');
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password)
+      throw invalidInput('sourceUrls must be http(s) URLs without credentials.');
     url.hash = '';
     out.add(url.toString());
   }

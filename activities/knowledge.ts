@@ -48,7 +48,8 @@ async function syncFailures<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof SyncError) throw ApplicationFailure.nonRetryable(err.message, 'KnowledgeSyncError', { kind: err.kind, code: err.code, envelope: err.envelope });
+    if (err instanceof SyncError)
+      throw ApplicationFailure.nonRetryable(err.message, 'KnowledgeSyncError', { kind: err.kind, code: err.code, envelope: err.envelope });
     throw err;
   }
 }
@@ -58,21 +59,37 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
   let embedder: EmbeddingsClient | null | undefined;
   const embeddings = (): EmbeddingsClient | null => {
     if (embedder === undefined) {
-      embedder = deps.knowledge ? createEmbeddingsClient(deps.knowledge.config.embeddings, { allowPrivateNetworks: deps.allowPrivateNetworks }) : null;
+      embedder = deps.knowledge
+        ? createEmbeddingsClient(deps.knowledge.config.embeddings, { allowPrivateNetworks: deps.allowPrivateNetworks })
+        : null;
     }
     return embedder;
   };
 
   return {
-    async prepareKnowledgeDocuments(input: { workspaceId: string; documents: DocumentRef[] }): Promise<{ prepared: DocumentRef[]; failed: number; embeddings: boolean }> {
-      const result = await heartbeating(() => prepareDocuments(deps.orm.em.fork(), deps.blobs, input.workspaceId, input.documents, heartbeat));
+    async prepareKnowledgeDocuments(input: {
+      workspaceId: string;
+      documents: DocumentRef[];
+    }): Promise<{ prepared: DocumentRef[]; failed: number; embeddings: boolean }> {
+      const result = await heartbeating(() =>
+        prepareDocuments(deps.orm.em.fork(), deps.blobs, input.workspaceId, input.documents, heartbeat),
+      );
       return { prepared: result.prepared, failed: result.failed.length, embeddings: embeddings() !== null };
     },
 
-    async embedKnowledgeChunks(input: { workspaceId: string; documents: DocumentRef[]; maxChunks: number }): Promise<{ embedded: number; remaining: number }> {
+    async embedKnowledgeChunks(input: {
+      workspaceId: string;
+      documents: DocumentRef[];
+      maxChunks: number;
+    }): Promise<{ embedded: number; remaining: number }> {
       const client = embeddings();
       if (!client) return { embedded: 0, remaining: 0 };
-      return heartbeating(() => embedPendingChunks(deps.orm.em.fork(), client, input.workspaceId, input.documents, input.maxChunks, { signal: cancellation(), heartbeat }));
+      return heartbeating(() =>
+        embedPendingChunks(deps.orm.em.fork(), client, input.workspaceId, input.documents, input.maxChunks, {
+          signal: cancellation(),
+          heartbeat,
+        }),
+      );
     },
 
     async finishKnowledgeDocuments(input: { workspaceId: string; documents: DocumentRef[] }): Promise<number> {
@@ -83,7 +100,12 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
       await failDocuments(deps.orm.em.fork(), input.workspaceId, input.documents, input.error);
     },
 
-    async nextKnowledgeRunDocuments(input: { workspaceId: string; runId: string; afterId: string | null; limit: number }): Promise<DocumentRef[]> {
+    async nextKnowledgeRunDocuments(input: {
+      workspaceId: string;
+      runId: string;
+      afterId: string | null;
+      limit: number;
+    }): Promise<DocumentRef[]> {
       return nextRunDocuments(deps.orm.em.fork(), input.workspaceId, input.runId, input.afterId, input.limit);
     },
 
@@ -92,11 +114,24 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
     },
 
     async runKnowledgeSync(input: SyncRunRef & { leaseToken: string }): Promise<{ upserted: number; tombstoned: number }> {
-      if (!deps.knowledge) throw ApplicationFailure.nonRetryable('This worker has no knowledge configuration.', 'KnowledgeSyncError', { kind: 'internal' });
+      if (!deps.knowledge)
+        throw ApplicationFailure.nonRetryable('This worker has no knowledge configuration.', 'KnowledgeSyncError', { kind: 'internal' });
       const config = deps.knowledge;
       // Temporal hears from the activity every few seconds (cancellation arrives with heartbeats); the lease is renewed every third of it.
       return heartbeating(
-        () => syncFailures(() => executeSyncRun(deps.orm.em.fork(), { keys: deps.credentials ?? { key: undefined, previousKeys: [], secretKey: config.secretKey }, config: config.config, allowPrivateNetworks: deps.allowPrivateNetworks }, input, { heartbeat, signal: cancellation() })),
+        () =>
+          syncFailures(() =>
+            executeSyncRun(
+              deps.orm.em.fork(),
+              {
+                keys: deps.credentials ?? { key: undefined, previousKeys: [], secretKey: config.secretKey },
+                config: config.config,
+                allowPrivateNetworks: deps.allowPrivateNetworks,
+              },
+              input,
+              { heartbeat, signal: cancellation() },
+            ),
+          ),
         Math.min(3_000, Math.max(250, Math.floor(input.leaseMs / 3))),
       );
     },

@@ -2,7 +2,12 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
 import { oversizedOutput } from '../engine/limits';
-import { CredentialRefreshError, CredentialUseError, sendHttpWithStoredCredential, type CredentialUseFailure } from '../services/credentials';
+import {
+  CredentialRefreshError,
+  CredentialUseError,
+  sendHttpWithStoredCredential,
+  type CredentialUseFailure,
+} from '../services/credentials';
 import { httpRequest, OutboundError, type HttpRequestInput } from '../services/kernel/outbound';
 import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/kernel/sandbox/sandbox';
 
@@ -50,13 +55,27 @@ export function createNodeActivities(deps: ActivityDeps) {
    * the workflow passes only the reference, so no secret enters the run's history.
    */
   const sendWithCredential = async (reference: string, workspaceId: string | undefined, request: HttpRequestInput) => {
-    if (!workspaceId) throw new CredentialUseError('missing', `Credential "${reference.slice(0, 200)}" cannot be resolved: the run did not name its workspace.`);
+    if (!workspaceId)
+      throw new CredentialUseError(
+        'missing',
+        `Credential "${reference.slice(0, 200)}" cannot be resolved: the run did not name its workspace.`,
+      );
     if (!deps.credentials) throw new CredentialUseError('unconfigured', 'Credentials are unavailable on this worker.');
-    return sendHttpWithStoredCredential(deps.orm.em.fork(), { keys: deps.credentials, allowPrivateNetworks: deps.allowPrivateNetworks }, workspaceId, reference, request);
+    return sendHttpWithStoredCredential(
+      deps.orm.em.fork(),
+      { keys: deps.credentials, allowPrivateNetworks: deps.allowPrivateNetworks },
+      workspaceId,
+      reference,
+      request,
+    );
   };
   return {
     /** Runs a code node's source in the WebAssembly sandbox. */
-    async codeNode(args: { source: string; input: unknown; workspaceId?: string }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
+    async codeNode(args: {
+      source: string;
+      input: unknown;
+      workspaceId?: string;
+    }): Promise<{ output: unknown; logs: SandboxLog[]; attempt: number }> {
       // The workspace picks the fair queue; a call still queued when the activity is canceled leaves the queue,
       // and one that cannot get a thread in time to finish inside the activity's timeout fails saying so.
       const { info, cancellationSignal } = Context.current();
@@ -64,7 +83,12 @@ export function createNodeActivities(deps: ActivityDeps) {
       const timeoutMs = deps.codeTimeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
       const queueBudgetMs = info.startToCloseTimeoutMs - timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
       const queueTimeoutMs = queueBudgetMs > 0 ? queueBudgetMs : undefined;
-      const result = await runUserCode(args.source, args.input, { workspaceId: args.workspaceId, signal: cancellationSignal, queueTimeoutMs, timeoutMs });
+      const result = await runUserCode(args.source, args.input, {
+        workspaceId: args.workspaceId,
+        signal: cancellationSignal,
+        queueTimeoutMs,
+        timeoutMs,
+      });
       if (!result.ok) {
         const type = CODE_FAILURE_TYPES[result.error.kind];
         // The logs written before the failure help the author find it.
@@ -77,8 +101,17 @@ export function createNodeActivities(deps: ActivityDeps) {
     },
 
     /** Sends an http node's request through the outbound guard; 5xx and 429 are retryable failures, other 4xx are final. */
-    async httpNode(config: HttpNodeConfig): Promise<{ output: { status: number; headers: Record<string, string>; body: unknown }; logs: SandboxLog[]; attempt: number }> {
-      const request = { method: config.method, url: config.url, headers: config.headers, query: config.query, body: config.body, timeoutMs: config.timeoutMs };
+    async httpNode(
+      config: HttpNodeConfig,
+    ): Promise<{ output: { status: number; headers: Record<string, string>; body: unknown }; logs: SandboxLog[]; attempt: number }> {
+      const request = {
+        method: config.method,
+        url: config.url,
+        headers: config.headers,
+        query: config.query,
+        body: config.body,
+        timeoutMs: config.timeoutMs,
+      };
       let response;
       try {
         response = config.credentialId

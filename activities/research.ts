@@ -19,13 +19,18 @@ import { heartbeating } from './heartbeat';
 import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
 import type { ActivityDeps } from './index';
 
-
 const NO_LLM: LlmConfig = { baseUrl: undefined, apiKey: undefined, model: 'unset', timeoutMs: 60_000, maxRetries: 3, prices: {} };
 
 /** Model answers that another attempt would not change (bad request, auth, unknown model). */
 function permanent(err: unknown): boolean {
   if (err instanceof DomainError) return true;
-  return err instanceof APIError && typeof err.status === 'number' && err.status >= 400 && err.status < 500 && ![408, 409, 429].includes(err.status);
+  return (
+    err instanceof APIError &&
+    typeof err.status === 'number' &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    ![408, 409, 429].includes(err.status)
+  );
 }
 
 /** The research run's steps (services/research). */
@@ -42,7 +47,9 @@ export function createResearchActivities(deps: ActivityDeps) {
 
     async fetchResearchSource(input: FetchSourceInput): Promise<FetchSourceResult> {
       const signal = Context.current().cancellationSignal;
-      return heartbeating(() => fetchResearchSource(deps.orm.em.fork(), { allowPrivateNetworks: deps.allowPrivateNetworks, signal }, input));
+      return heartbeating(() =>
+        fetchResearchSource(deps.orm.em.fork(), { allowPrivateNetworks: deps.allowPrivateNetworks, signal }, input),
+      );
     },
 
     async synthesizeResearchRun(input: ResearchRunRef) {
@@ -51,13 +58,19 @@ export function createResearchActivities(deps: ActivityDeps) {
       const signal = Context.current().cancellationSignal;
       try {
         const outcome = await heartbeating(() =>
-          synthesizeResearch(deps.orm.em.fork(), { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal, localAiCli: deps.localAiCli }, ref(input)),
+          synthesizeResearch(
+            deps.orm.em.fork(),
+            { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal, localAiCli: deps.localAiCli },
+            ref(input),
+          ),
         );
         if (outcome.kind === 'no_sources') throw ApplicationFailure.nonRetryable(RESEARCH_MESSAGES.noSources, 'ResearchFailed');
         return outcome;
       } catch (err) {
-        if (err instanceof LocalAiCliUnavailable) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${err.message}`, 'ResearchFailed');
-        if (permanent(err)) throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${(err as Error).message}`, 'ResearchFailed');
+        if (err instanceof LocalAiCliUnavailable)
+          throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${err.message}`, 'ResearchFailed');
+        if (permanent(err))
+          throw ApplicationFailure.nonRetryable(`The answer could not be synthesized: ${(err as Error).message}`, 'ResearchFailed');
         throw err;
       }
     },

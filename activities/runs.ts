@@ -1,6 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './index';
-import { ChildRunRefused, issueResumeToken, prepareChildRun, prepareScheduledRun, recordRunProgress, type RunProgress } from '../services/runs';
+import {
+  ChildRunRefused,
+  issueResumeToken,
+  prepareChildRun,
+  prepareScheduledRun,
+  recordRunProgress,
+  type RunProgress,
+} from '../services/runs';
 
 /** Activities that record the runs the engine starts and keep the run read model in step with their executions. */
 export function createRunActivities(deps: ActivityDeps) {

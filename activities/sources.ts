@@ -24,7 +24,9 @@ export function createSourceActivities(deps: ActivityDeps) {
     async pollCiSource(input: { sourceId: string }): Promise<PollResult> {
       // Without credential keys the poll records that the credential cannot be read.
       const keys = deps.credentials ?? { key: undefined, previousKeys: [], secretKey: undefined };
-      return heartbeating(() => pollCiSource(deps.orm.em.fork(), { keys, allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId));
+      return heartbeating(() =>
+        pollCiSource(deps.orm.em.fork(), { keys, allowPrivateNetworks: deps.allowPrivateNetworks }, input.sourceId),
+      );
     },
     async pollMailGroup(input: { groupId: string }): Promise<MailPollResult> {
       if (!deps.blobs || !deps.mailer) throw new Error('Mail polling needs the blob store and the mailer configuration.');

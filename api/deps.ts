@@ -4,7 +4,14 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/kernel/config';
 import type { SignInLimiter } from '../services/kernel/signInLimits';
 import type { ApiKeyPolicy } from '../services/accounts/apiKeys';
-import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher, ScheduleSync, WorkerProbe } from '../services/kernel/ports';
+import type {
+  CommandJobEngine,
+  CommandScheduleSync,
+  ResearchLauncher,
+  RunLauncher,
+  ScheduleSync,
+  WorkerProbe,
+} from '../services/kernel/ports';
 import type { Metrics } from '../services/platform/metrics';
 import type { PayloadEncryptionCodec } from '../services/kernel/payloadCodec';
 import type { FilesRuntime } from '../services/files';

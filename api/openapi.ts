@@ -38,9 +38,21 @@ export function buildOpenApiDocument(routes: AnyRoute[], opts: { version: string
         ...(route.params ? { params: route.params } : {}),
         ...(route.query ? { query: route.query } : {}),
         ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
-        ...(route.rawBody ? { body: { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: z.string().meta({ format: 'binary' }) } } } } : {}),
+        ...(route.rawBody
+          ? {
+              body: {
+                required: true,
+                description: route.rawBody.description,
+                content: { [route.rawBody.contentType]: { schema: z.string().meta({ format: 'binary' }) } },
+              },
+            }
+          : {}),
         ...(route.idempotency
-          ? { headers: z.object({ 'idempotency-key': route.idempotency === 'required' ? z.string().min(1).max(255) : z.string().min(1).max(255).optional() }) }
+          ? {
+              headers: z.object({
+                'idempotency-key': route.idempotency === 'required' ? z.string().min(1).max(255) : z.string().min(1).max(255).optional(),
+              }),
+            }
           : {}),
       },
       responses: Object.fromEntries(

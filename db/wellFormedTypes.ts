@@ -11,7 +11,16 @@
  * Input that arrives through the API is refused with a 400 before it gets this far
  * (api/http/route.ts); this is the net for what the service produces itself.
  */
-import { JsonType, ReferenceKind, TextType, types, type EntityMetadata, type EntityProperty, type Platform, type TransformContext } from '@mikro-orm/postgresql';
+import {
+  JsonType,
+  ReferenceKind,
+  TextType,
+  types,
+  type EntityMetadata,
+  type EntityProperty,
+  type Platform,
+  type TransformContext,
+} from '@mikro-orm/postgresql';
 import { storableString, wellFormedJsonText } from '../engine/wellFormedText';
 
 export class WellFormedJsonType extends JsonType {

@@ -115,7 +115,9 @@ const jsonSize = (value: unknown) => jsonSizeWithin(value, EXPRESSION_LIMITS.max
 function checkValue(value: unknown): void {
   if (typeof value === 'string') {
     if (value.length > EXPRESSION_LIMITS.maxStringLength) {
-      throw limitError(`The expression built a string longer than ${mib(EXPRESSION_LIMITS.maxStringLength)} (${EXPRESSION_LIMITS.maxStringLength} characters)`);
+      throw limitError(
+        `The expression built a string longer than ${mib(EXPRESSION_LIMITS.maxStringLength)} (${EXPRESSION_LIMITS.maxStringLength} characters)`,
+      );
     }
     return;
   }
@@ -272,11 +274,57 @@ interface NativeDefinition {
 }
 
 const WRAPPED = [
-  'sum', 'max', 'min', 'average', 'string', 'substring', 'substringBefore', 'substringAfter', 'lowercase', 'uppercase', 'length', 'trim',
-  'match', 'contains', 'replace', 'split', 'join', 'formatNumber', 'formatBase', 'formatInteger', 'parseInteger', 'number', 'boolean', 'not',
-  'map', 'zip', 'filter', 'single', 'reduce', 'sift', 'keys', 'lookup', 'append', 'spread', 'merge', 'reverse', 'each', 'sort', 'shuffle',
-  'distinct', 'base64encode', 'base64decode', 'encodeUrlComponent', 'encodeUrl', 'decodeUrlComponent', 'decodeUrl', 'eval', 'toMillis',
-  'fromMillis', 'clone', 'now',
+  'sum',
+  'max',
+  'min',
+  'average',
+  'string',
+  'substring',
+  'substringBefore',
+  'substringAfter',
+  'lowercase',
+  'uppercase',
+  'length',
+  'trim',
+  'match',
+  'contains',
+  'replace',
+  'split',
+  'join',
+  'formatNumber',
+  'formatBase',
+  'formatInteger',
+  'parseInteger',
+  'number',
+  'boolean',
+  'not',
+  'map',
+  'zip',
+  'filter',
+  'single',
+  'reduce',
+  'sift',
+  'keys',
+  'lookup',
+  'append',
+  'spread',
+  'merge',
+  'reverse',
+  'each',
+  'sort',
+  'shuffle',
+  'distinct',
+  'base64encode',
+  'base64decode',
+  'encodeUrlComponent',
+  'encodeUrl',
+  'decodeUrlComponent',
+  'decodeUrl',
+  'eval',
+  'toMillis',
+  'fromMillis',
+  'clone',
+  'now',
 ] as const;
 type WrappedName = (typeof WRAPPED)[number];
 
@@ -349,60 +397,152 @@ function boundedNatives(charge: Charge): Record<WrappedName, NativeDefinition> {
   };
   /* eslint-disable @typescript-eslint/no-explicit-any -- JSONata's focus (`this`) is untyped */
   const impl: Record<WrappedName, (this: any, ...args: any[]) => unknown> = {
-    sum: function (args) { return call('sum', this, [args]); },
-    max: function (args) { return call('max', this, [args]); },
-    min: function (args) { return call('min', this, [args]); },
-    average: function (args) { return call('average', this, [args]); },
-    string: function (arg, prettify = false) { return call('string', this, [arg, prettify]); },
-    substring: function (str, start, length) { return call('substring', this, [str, start, length]); },
-    substringBefore: function (str, chars) { return call('substringBefore', this, [str, chars]); },
-    substringAfter: function (str, chars) { return call('substringAfter', this, [str, chars]); },
-    lowercase: function (str) { return call('lowercase', this, [str]); },
-    uppercase: function (str) { return call('uppercase', this, [str]); },
-    length: function (str) { return call('length', this, [str]); },
-    trim: function (str) { return call('trim', this, [str]); },
-    match: function (str, regex, limit) { return call('match', this, [str, regex, limit]); },
-    contains: function (str, token) { return call('contains', this, [str, token]); },
-    replace: function (str, pattern, replacement, limit) { return call('replace', this, [str, pattern, replacement, limit]); },
-    split: function (str, separator, limit) { return call('split', this, [str, separator, limit]); },
-    join: function (strs, separator) { return call('join', this, [strs, separator]); },
-    formatNumber: function (value, picture, options) { return call('formatNumber', this, [value, picture, options]); },
-    formatBase: function (value, radix) { return call('formatBase', this, [value, radix]); },
-    formatInteger: function (value, picture) { return call('formatInteger', this, [value, picture]); },
-    parseInteger: function (value, picture) { return call('parseInteger', this, [value, picture]); },
-    number: function (arg) { return call('number', this, [arg]); },
-    boolean: function (arg) { return call('boolean', this, [arg]); },
-    not: function (arg) { return call('not', this, [arg]); },
-    map: function (arr, func) { return call('map', this, [arr, func]); },
+    sum: function (args) {
+      return call('sum', this, [args]);
+    },
+    max: function (args) {
+      return call('max', this, [args]);
+    },
+    min: function (args) {
+      return call('min', this, [args]);
+    },
+    average: function (args) {
+      return call('average', this, [args]);
+    },
+    string: function (arg, prettify = false) {
+      return call('string', this, [arg, prettify]);
+    },
+    substring: function (str, start, length) {
+      return call('substring', this, [str, start, length]);
+    },
+    substringBefore: function (str, chars) {
+      return call('substringBefore', this, [str, chars]);
+    },
+    substringAfter: function (str, chars) {
+      return call('substringAfter', this, [str, chars]);
+    },
+    lowercase: function (str) {
+      return call('lowercase', this, [str]);
+    },
+    uppercase: function (str) {
+      return call('uppercase', this, [str]);
+    },
+    length: function (str) {
+      return call('length', this, [str]);
+    },
+    trim: function (str) {
+      return call('trim', this, [str]);
+    },
+    match: function (str, regex, limit) {
+      return call('match', this, [str, regex, limit]);
+    },
+    contains: function (str, token) {
+      return call('contains', this, [str, token]);
+    },
+    replace: function (str, pattern, replacement, limit) {
+      return call('replace', this, [str, pattern, replacement, limit]);
+    },
+    split: function (str, separator, limit) {
+      return call('split', this, [str, separator, limit]);
+    },
+    join: function (strs, separator) {
+      return call('join', this, [strs, separator]);
+    },
+    formatNumber: function (value, picture, options) {
+      return call('formatNumber', this, [value, picture, options]);
+    },
+    formatBase: function (value, radix) {
+      return call('formatBase', this, [value, radix]);
+    },
+    formatInteger: function (value, picture) {
+      return call('formatInteger', this, [value, picture]);
+    },
+    parseInteger: function (value, picture) {
+      return call('parseInteger', this, [value, picture]);
+    },
+    number: function (arg) {
+      return call('number', this, [arg]);
+    },
+    boolean: function (arg) {
+      return call('boolean', this, [arg]);
+    },
+    not: function (arg) {
+      return call('not', this, [arg]);
+    },
+    map: function (arr, func) {
+      return call('map', this, [arr, func]);
+    },
     // JSONata's $zip takes no named parameters (a rest parameter would change its source text).
-    // eslint-disable-next-line prefer-rest-params
-    zip: function () { return call('zip', this, Array.from(arguments)); },
-    filter: function (arr, func) { return call('filter', this, [arr, func]); },
-    single: function (arr, func) { return call('single', this, [arr, func]); },
-    reduce: function (sequence, func, init) { return call('reduce', this, [sequence, func, init]); },
-    sift: function (arg, func) { return call('sift', this, [arg, func]); },
-    keys: function (arg) { return call('keys', this, [arg]); },
-    lookup: function (input, key) { return call('lookup', this, [input, key]); },
-    append: function (arg1, arg2) { return call('append', this, [arg1, arg2]); },
-    spread: function (arg) { return call('spread', this, [arg]); },
-    merge: function (arg) { return call('merge', this, [arg]); },
-    reverse: function (arr) { return call('reverse', this, [arr]); },
-    each: function (obj, func) { return call('each', this, [obj, func]); },
+    zip: function () {
+      // eslint-disable-next-line prefer-rest-params
+      return call('zip', this, Array.from(arguments));
+    },
+    filter: function (arr, func) {
+      return call('filter', this, [arr, func]);
+    },
+    single: function (arr, func) {
+      return call('single', this, [arr, func]);
+    },
+    reduce: function (sequence, func, init) {
+      return call('reduce', this, [sequence, func, init]);
+    },
+    sift: function (arg, func) {
+      return call('sift', this, [arg, func]);
+    },
+    keys: function (arg) {
+      return call('keys', this, [arg]);
+    },
+    lookup: function (input, key) {
+      return call('lookup', this, [input, key]);
+    },
+    append: function (arg1, arg2) {
+      return call('append', this, [arg1, arg2]);
+    },
+    spread: function (arg) {
+      return call('spread', this, [arg]);
+    },
+    merge: function (arg) {
+      return call('merge', this, [arg]);
+    },
+    reverse: function (arr) {
+      return call('reverse', this, [arr]);
+    },
+    each: function (obj, func) {
+      return call('each', this, [obj, func]);
+    },
     sort: function (arr, comparator) {
       pre('sort', [arr, comparator]);
       return boundedSort(arr, comparator);
     },
-    shuffle: function (arr) { return call('shuffle', this, [arr]); },
+    shuffle: function (arr) {
+      return call('shuffle', this, [arr]);
+    },
     distinct: function (arr) {
       pre('distinct', [arr]);
-      return boundedDistinct(arr, () => this.createSequence(), (units) => charge(units, '$distinct'));
+      return boundedDistinct(
+        arr,
+        () => this.createSequence(),
+        (units) => charge(units, '$distinct'),
+      );
     },
-    base64encode: function (str) { return call('base64encode', this, [str]); },
-    base64decode: function (str) { return call('base64decode', this, [str]); },
-    encodeUrlComponent: function (str) { return call('encodeUrlComponent', this, [str]); },
-    encodeUrl: function (str) { return call('encodeUrl', this, [str]); },
-    decodeUrlComponent: function (str) { return call('decodeUrlComponent', this, [str]); },
-    decodeUrl: function (str) { return call('decodeUrl', this, [str]); },
+    base64encode: function (str) {
+      return call('base64encode', this, [str]);
+    },
+    base64decode: function (str) {
+      return call('base64decode', this, [str]);
+    },
+    encodeUrlComponent: function (str) {
+      return call('encodeUrlComponent', this, [str]);
+    },
+    encodeUrl: function (str) {
+      return call('encodeUrl', this, [str]);
+    },
+    decodeUrlComponent: function (str) {
+      return call('decodeUrlComponent', this, [str]);
+    },
+    decodeUrl: function (str) {
+      return call('decodeUrl', this, [str]);
+    },
     eval: function (expr, focus) {
       if (typeof expr === 'string') {
         let ast: unknown = null;
@@ -423,7 +563,9 @@ function boundedNatives(charge: Charge): Record<WrappedName, NativeDefinition> {
       checkPictureWidth(picture);
       return call('fromMillis', this, [millis, picture, timezone]);
     },
-    clone: function (arg) { return call('clone', this, [arg]); },
+    clone: function (arg) {
+      return call('clone', this, [arg]);
+    },
     // JSONata's $now is $fromMillis of the evaluation's timestamp, which every frame carries.
     now: function (picture, timezone) {
       checkPictureWidth(picture);
@@ -438,7 +580,11 @@ function boundedNatives(charge: Charge): Record<WrappedName, NativeDefinition> {
 }
 
 /** Wrapped and original implementations, for the unit test that compares their parameter lists. */
-export function builtinFunctionPairs(): Array<{ name: string; original: (...args: unknown[]) => unknown; bounded: (...args: unknown[]) => unknown }> {
+export function builtinFunctionPairs(): Array<{
+  name: string;
+  original: (...args: unknown[]) => unknown;
+  bounded: (...args: unknown[]) => unknown;
+}> {
   const natives = boundedNatives(() => undefined);
   return WRAPPED.map((name) => ({ name, original: ORIGINALS[name].implementation, bounded: natives[name].implementation }));
 }
@@ -512,19 +658,27 @@ function compileEntry(expr: string, bounded = true): CacheEntry {
       // `&` turns any value into a string (JSONata's $string) without calling a function, and
       // comparisons walk their operands: the same charges as the synchronous evaluator's.
       const operands = comparisonOperands(expression.ast());
-      expression.assign(EXIT_HOOK as unknown as string, (node: { type?: string; value?: unknown }, _input: unknown, _env: unknown, result: unknown) => {
-        checkValue(result);
-        if (node.type === 'binary' && node.value === '&' && typeof result === 'string') charge(result.length, "'&'");
-        const kind = operands.get(node);
-        if (kind) charge(operandCost(kind, result, jsonSize), OPERAND_WHAT[kind]);
-      });
-      syncLimits = { ...BOUNDED_SYNC_LIMITS, valueCost: (node, value) => {
-        const kind = operands.get(node);
-        return kind ? operandCost(kind, value, jsonSize) : 0;
-      } };
+      expression.assign(
+        EXIT_HOOK as unknown as string,
+        (node: { type?: string; value?: unknown }, _input: unknown, _env: unknown, result: unknown) => {
+          checkValue(result);
+          if (node.type === 'binary' && node.value === '&' && typeof result === 'string') charge(result.length, "'&'");
+          const kind = operands.get(node);
+          if (kind) charge(operandCost(kind, result, jsonSize), OPERAND_WHAT[kind]);
+        },
+      );
+      syncLimits = {
+        ...BOUNDED_SYNC_LIMITS,
+        valueCost: (node, value) => {
+          const kind = operands.get(node);
+          return kind ? operandCost(kind, value, jsonSize) : 0;
+        },
+      };
     } else {
       expression.registerFunction('pad', boundedPad, '<s-ns?:s>');
-      expression.assign(EXIT_HOOK as unknown as string, (_expr: unknown, _input: unknown, _env: unknown, result: unknown) => checkValue(result));
+      expression.assign(EXIT_HOOK as unknown as string, (_expr: unknown, _input: unknown, _env: unknown, result: unknown) =>
+        checkValue(result),
+      );
     }
   } catch (err) {
     throw toExpressionError(err, expr, 'syntax');
@@ -596,7 +750,12 @@ const BOUNDED_SYNC_LIMITS: SyncLimits = {
  * Expressions in the synchronous subset (syncExpressions.ts) are evaluated without a Promise;
  * the rest, and every evaluation that fails, by JSONata itself.
  */
-export async function evaluateExpression(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
+export async function evaluateExpression(
+  expr: string,
+  input: unknown,
+  bindings: ExpressionBindings,
+  options: EvaluationOptions = {},
+): Promise<unknown> {
   const now = options.sync === false ? null : evaluateExpressionSync(expr, input, bindings, options);
   return now ? now.value : evaluateWithJsonata(expr, input, bindings, options);
 }
@@ -607,7 +766,12 @@ export async function evaluateExpression(expr: string, input: unknown, bindings:
  * evaluation fails or reaches a limit: JSONata then reports the error). Throws ExpressionError
  * for a syntax error or a result over maxOutputBytes, as evaluateExpression does.
  */
-export function evaluateExpressionSync(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): { value: unknown } | null {
+export function evaluateExpressionSync(
+  expr: string,
+  input: unknown,
+  bindings: ExpressionBindings,
+  options: EvaluationOptions = {},
+): { value: unknown } | null {
   const { syncAst, syncLimits } = compileEntry(expr, options.bounded ?? true);
   if (!syncAst) return null;
   const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, syncLimits);
@@ -616,7 +780,12 @@ export function evaluateExpressionSync(expr: string, input: unknown, bindings: E
 }
 
 /** evaluateExpression through JSONata's own evaluator only. */
-export async function evaluateWithJsonata(expr: string, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
+export async function evaluateWithJsonata(
+  expr: string,
+  input: unknown,
+  bindings: ExpressionBindings,
+  options: EvaluationOptions = {},
+): Promise<unknown> {
   const { expression, budget } = compileEntry(expr, options.bounded ?? true);
   if (budget.active === 0) budget.reads = 0;
   budget.active++;
@@ -633,7 +802,11 @@ export async function evaluateWithJsonata(expr: string, input: unknown, bindings
 
 function plainResult(expr: string, result: unknown): unknown {
   if (jsonSize(result) > EXPRESSION_LIMITS.maxOutputBytes) {
-    throw new ExpressionError(`Expression failed: its result is larger than ${mib(EXPRESSION_LIMITS.maxOutputBytes)}`, expr, SIZE_LIMIT_CODE);
+    throw new ExpressionError(
+      `Expression failed: its result is larger than ${mib(EXPRESSION_LIMITS.maxOutputBytes)}`,
+      expr,
+      SIZE_LIMIT_CODE,
+    );
   }
   try {
     return toPlainJson(result);
@@ -649,7 +822,12 @@ function plainResult(expr: string, result: unknown): unknown {
  * time in key order, so the result is deterministic. Throws ExpressionError, whose message
  * names the failing path.
  */
-export async function resolveTemplated(value: unknown, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): Promise<unknown> {
+export async function resolveTemplated(
+  value: unknown,
+  input: unknown,
+  bindings: ExpressionBindings,
+  options: EvaluationOptions = {},
+): Promise<unknown> {
   const now = options.sync === false ? null : resolveTemplatedSync(value, input, bindings, options);
   return now ? now.value : resolveAt(value, input, bindings, '', 0, options);
 }
@@ -658,7 +836,12 @@ export async function resolveTemplated(value: unknown, input: unknown, bindings:
  * The synchronous path of resolveTemplated: `{ value }`, or null when one of the strings needs
  * JSONata (then resolveTemplated evaluates the whole value again, each string the fastest way).
  */
-export function resolveTemplatedSync(value: unknown, input: unknown, bindings: ExpressionBindings, options: EvaluationOptions = {}): { value: unknown } | null {
+export function resolveTemplatedSync(
+  value: unknown,
+  input: unknown,
+  bindings: ExpressionBindings,
+  options: EvaluationOptions = {},
+): { value: unknown } | null {
   try {
     return { value: resolveSyncAt(value, input, bindings, '', 0, options) };
   } catch (err) {
@@ -674,7 +857,14 @@ function withPath(err: unknown, path: string, expr: string): unknown {
   return path ? new ExpressionError(`${path}: ${e.message}`, expr, e.code, e.position) : err;
 }
 
-function resolveSyncAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number, options: EvaluationOptions): unknown {
+function resolveSyncAt(
+  value: unknown,
+  input: unknown,
+  bindings: ExpressionBindings,
+  path: string,
+  depth: number,
+  options: EvaluationOptions,
+): unknown {
   if (depth > 64) throw new ExpressionError(`Templated value is nested too deeply at ${path || '(root)'}`, '');
   if (isTemplateExpression(value)) {
     const expr = value.slice(EXPRESSION_PREFIX.length);
@@ -696,7 +886,14 @@ function resolveSyncAt(value: unknown, input: unknown, bindings: ExpressionBindi
   return value;
 }
 
-async function resolveAt(value: unknown, input: unknown, bindings: ExpressionBindings, path: string, depth: number, options: EvaluationOptions): Promise<unknown> {
+async function resolveAt(
+  value: unknown,
+  input: unknown,
+  bindings: ExpressionBindings,
+  path: string,
+  depth: number,
+  options: EvaluationOptions,
+): Promise<unknown> {
   if (depth > 64) throw new ExpressionError(`Templated value is nested too deeply at ${path || '(root)'}`, '');
   if (isTemplateExpression(value)) {
     const expr = value.slice(EXPRESSION_PREFIX.length);

@@ -56,7 +56,11 @@ export interface ApprovalDecision {
 export interface EngineHost {
   now(): number;
   /** http and code nodes, with their config already resolved. Throws on failure. */
-  runAction(node: GraphNode, config: Record<string, unknown>, input: unknown): Promise<{ output: unknown; attempts?: number; logs?: Array<{ level: LogLevel; message: string }> }>;
+  runAction(
+    node: GraphNode,
+    config: Record<string, unknown>,
+    input: unknown,
+  ): Promise<{ output: unknown; attempts?: number; logs?: Array<{ level: LogLevel; message: string }> }>;
   waitTimer(node: GraphNode, untilMs: number): Promise<void>;
   /** Resolves with the decision; throws when the approval times out. */
   waitApproval(node: GraphNode, config: { prompt?: string; timeoutSeconds?: number }): Promise<ApprovalDecision>;
@@ -163,8 +167,10 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true, bounded: host.boundedExpressions ?? true };
   // Expressions in the synchronous subset are evaluated without awaiting anything (`now` is
   // `{ value }`); the rest go through JSONata, whose promises are costly in the workflow sandbox.
-  const evaluateNow = (expr: string, input: unknown) => (expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings, expressionOptions) : null);
-  const resolveNow = (value: unknown, input: unknown) => (expressionOptions.sync ? resolveTemplatedSync(value, input, bindings, expressionOptions) : null);
+  const evaluateNow = (expr: string, input: unknown) =>
+    expressionOptions.sync ? evaluateExpressionSync(expr, input, bindings, expressionOptions) : null;
+  const resolveNow = (value: unknown, input: unknown) =>
+    expressionOptions.sync ? resolveTemplatedSync(value, input, bindings, expressionOptions) : null;
   const resolve = async (value: unknown, input: unknown): Promise<unknown> => {
     const now = resolveNow(value, input);
     return now ? now.value : resolveTemplated(value, input, bindings, expressionOptions);
@@ -179,7 +185,14 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const messageLimit = host.messageLimitChars ?? MESSAGE_LIMIT_CHARS;
   const log = (nodeId: string | null, level: LogLevel, message: string, data: unknown = null) =>
-    host.onLog({ seq: logSeq++, nodeId, level, message: boundedMessage(message, messageLimit), data, createdAt: new Date(host.now()).toISOString() });
+    host.onLog({
+      seq: logSeq++,
+      nodeId,
+      level,
+      message: boundedMessage(message, messageLimit),
+      data,
+      createdAt: new Date(host.now()).toISOString(),
+    });
 
   const step = (node: GraphNode, fields: Partial<StepRecord> & { status: StepStatus; seq: number }): StepRecord => ({
     nodeId: node.id,
@@ -263,7 +276,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   /** The result of a pure node computed without side effects, or null when it needs the async path. */
   const pureNow = (node: GraphNode, input: unknown): { result: NodeResult; logMessage?: string } | null => {
     if (node.disabled) return { result: { output: input, handles: null } };
-    const config = (node.config ?? {});
+    const config = node.config ?? {};
     switch (node.type) {
       case 'start':
       case 'webhook':
@@ -310,7 +323,16 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
         const finishedMs = host.now();
         outputs[node.id] = result.output;
         return andThen(
-          host.onStep(step(node, { ...base, status: 'succeeded', attempts: 1, output: result.output, finishedAt: new Date(finishedMs).toISOString(), durationMs: finishedMs - startedMs })),
+          host.onStep(
+            step(node, {
+              ...base,
+              status: 'succeeded',
+              attempts: 1,
+              output: result.output,
+              finishedAt: new Date(finishedMs).toISOString(),
+              durationMs: finishedMs - startedMs,
+            }),
+          ),
           () => {
             if (!outgoing.get(node.id)!.some((e) => isLive(e, result))) lastTerminal = { nodeId: node.id, output: result.output };
             return decideEdgesNow(node, result);
@@ -372,7 +394,14 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       const message = boundedMessage(errorMessage(err), messageLimit);
       const finishedMs = host.now();
       await host.onStep(
-        step(node, { ...base, status: 'failed', attempts, error: message, finishedAt: new Date(finishedMs).toISOString(), durationMs: finishedMs - startedMs }),
+        step(node, {
+          ...base,
+          status: 'failed',
+          attempts,
+          error: message,
+          finishedAt: new Date(finishedMs).toISOString(),
+          durationMs: finishedMs - startedMs,
+        }),
       );
       await log(node.id, 'error', `Node ${node.id} failed: ${message}`);
       const onError = node.onError ?? 'stop';
@@ -409,7 +438,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const runNode = async (node: GraphNode, input: unknown, nodeSeq: number): Promise<{ result: NodeResult; attempts: number }> => {
     // Parsed with defaults before the run started (withConfigDefaults in nodes.ts).
-    const config = (node.config ?? {});
+    const config = node.config ?? {};
     const pure = (output: unknown, handles: string[] | null = null) => ({ result: { output, handles }, attempts: 1 });
     switch (node.type) {
       case 'start':
@@ -450,7 +479,12 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
           headers: Record<string, string>;
           body: unknown;
         };
-        const response = { nodeId: node.id, status: (config.status as number) ?? 200, headers: stringRecord(resolved.headers), body: resolved.body };
+        const response = {
+          nodeId: node.id,
+          status: (config.status as number) ?? 200,
+          headers: stringRecord(resolved.headers),
+          body: resolved.body,
+        };
         await host.onResponse(response);
         return pure({ status: response.status, headers: response.headers, body: response.body });
       }
@@ -463,7 +497,9 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       case 'approval': {
         await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
         const decision = await host.waitApproval(node, config);
-        return pure({ decision: decision.decision, comment: decision.comment ?? null, decidedBy: decision.decidedBy ?? null }, [decision.decision]);
+        return pure({ decision: decision.decision, comment: decision.comment ?? null, decidedBy: decision.decidedBy ?? null }, [
+          decision.decision,
+        ]);
       }
       case 'event': {
         await host.onStep(step(node, { seq: nodeSeq, status: 'waiting', input, startedAt: new Date(host.now()).toISOString() }));
@@ -573,6 +609,7 @@ function errorMessage(err: unknown): string {
 
 function stringRecord(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object') return {};
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
 }
-

@@ -97,7 +97,9 @@ export function cronErrors(cron: string): string[] {
     try {
       parseCron(normalised.map((other, j) => (j === i ? text : '*')).join(' '));
     } catch {
-      errors.push(`${CRON_FIELDS[i]?.name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i]?.allowed}`);
+      errors.push(
+        `${CRON_FIELDS[i]?.name}: ${fields[i]} is not a valid value, list (a,b), range (a-b) or step (*/n, a-b/n); allowed values are ${CRON_FIELDS[i]?.allowed}`,
+      );
     }
   });
   if (errors.length > 0) return errors;
@@ -135,10 +137,7 @@ const scheduleConfig = z.strictObject({
   cron: z.string().superRefine((cron, ctx) => {
     for (const message of cronErrors(cron)) ctx.addIssue({ code: 'custom', message });
   }),
-  timezone: z
-    .string()
-    .refine(isValidTimeZone, { message: 'must be an IANA time zone such as "UTC" or "Europe/Berlin"' })
-    .default('UTC'),
+  timezone: z.string().refine(isValidTimeZone, { message: 'must be an IANA time zone such as "UTC" or "Europe/Berlin"' }).default('UTC'),
 });
 
 // The jobs, credential and interval of a CI trigger belong to its destination's CI source.
@@ -220,7 +219,10 @@ const codeConfig = z.strictObject({ source: nonEmpty.max(100_000) });
 // against the table's columns when the node runs, by the same rules as the rows API.
 const tableId = nonEmpty.max(200);
 const cellValues = z.record(z.string(), jsonValue);
-const rowIndexField = z.union([z.number().int().min(1).max(2_147_483_647), z.string().refine(isTemplateExpression, 'must be a positive integer or an "=" expression')]);
+const rowIndexField = z.union([
+  z.number().int().min(1).max(2_147_483_647),
+  z.string().refine(isTemplateExpression, 'must be a positive integer or an "=" expression'),
+]);
 const tableReadConfig = z.strictObject({ tableId, filter: cellValues.optional(), limit: z.number().int().min(1).max(1000).default(100) });
 const tableInsertConfig = z.strictObject({ tableId, values: cellValues });
 const tableUpdateConfig = z.strictObject({ tableId, rowIndex: rowIndexField, values: cellValues });
@@ -405,7 +407,9 @@ export function outputHandles(node: HandleNode): string[] | null {
   else if (node.type === 'switch') {
     const cases = (node.config as { cases?: unknown } | undefined)?.cases;
     const caseHandles = Array.isArray(cases)
-      ? cases.map((c) => (c && typeof c === 'object' ? (c as { handle?: unknown }).handle : undefined)).filter((h): h is string => typeof h === 'string')
+      ? cases
+          .map((c) => (c && typeof c === 'object' ? (c as { handle?: unknown }).handle : undefined))
+          .filter((h): h is string => typeof h === 'string')
       : [];
     handles = [...new Set(caseHandles), 'default'];
   }

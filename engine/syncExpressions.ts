@@ -99,7 +99,10 @@ function supported(node: any, asProcedure: boolean): boolean {
       if (node.value === '-') return supported(node.expression, false);
       if (node.value === '[') return Array.isArray(node.expressions) && node.expressions.every((e: any) => supported(e, false));
       if (node.value === '{') {
-        return Array.isArray(node.lhs) && node.lhs.every((pair: any) => Array.isArray(pair) && pair.length === 2 && supported(pair[0], false) && supported(pair[1], false));
+        return (
+          Array.isArray(node.lhs) &&
+          node.lhs.every((pair: any) => Array.isArray(pair) && pair.length === 2 && supported(pair[0], false) && supported(pair[1], false))
+        );
       }
       return false;
     case 'name':
@@ -425,7 +428,12 @@ function fnRound(arg: number | undefined, precision?: number): number | undefine
 function fnNumber(arg: unknown): number | undefined {
   if (typeof arg === 'undefined') return undefined;
   if (typeof arg === 'number') return arg;
-  if (typeof arg === 'string' && /^-?[0-9]+(\.[0-9]+)?([Ee][-+]?[0-9]+)?$/.test(arg) && !isNaN(parseFloat(arg)) && isFinite(arg as unknown as number)) {
+  if (
+    typeof arg === 'string' &&
+    /^-?[0-9]+(\.[0-9]+)?([Ee][-+]?[0-9]+)?$/.test(arg) &&
+    !isNaN(parseFloat(arg)) &&
+    isFinite(arg as unknown as number)
+  ) {
     return parseFloat(arg);
   }
   if (typeof arg === 'string' && /^(0[xX][0-9A-Fa-f]+)|(0[oO][0-7]+)|(0[bB][0-1]+)$/.test(arg)) return Number(arg);
@@ -491,7 +499,10 @@ const NATIVES: Record<string, NativeFunction> = {
   count: define((args?: unknown[]) => (typeof args === 'undefined' ? 0 : args.length), '<a:n>'),
   max: define((args?: number[]) => (typeof args === 'undefined' || args.length === 0 ? undefined : Math.max(...args)), '<a<n>:n>'),
   min: define((args?: number[]) => (typeof args === 'undefined' || args.length === 0 ? undefined : Math.min(...args)), '<a<n>:n>'),
-  average: define((args?: number[]) => (typeof args === 'undefined' || args.length === 0 ? undefined : sumOf(args) / args.length), '<a<n>:n>'),
+  average: define(
+    (args?: number[]) => (typeof args === 'undefined' || args.length === 0 ? undefined : sumOf(args) / args.length),
+    '<a<n>:n>',
+  ),
   string: define((arg: unknown, prettify?: boolean) => fnString(arg, prettify), '<x-b?:s>'),
   substring: define((str: string | undefined, start: number, length?: number) => fnSubstring(str, start, length), '<s-nn?:s>'),
   substringBefore: define((str: string | undefined, chars: string) => {
@@ -519,7 +530,11 @@ const NATIVES: Record<string, NativeFunction> = {
     // A function token is a regex matcher: not in the subset.
     return typeof token === 'string' ? str.indexOf(token) !== -1 : bail();
   }, '<s-(sf):b>'),
-  join: define((strs?: string[], separator?: string) => (typeof strs === 'undefined' ? undefined : strs.join(typeof separator === 'undefined' ? '' : separator)), '<a<s>s?:s>'),
+  join: define(
+    (strs?: string[], separator?: string) =>
+      typeof strs === 'undefined' ? undefined : strs.join(typeof separator === 'undefined' ? '' : separator),
+    '<a<s>s?:s>',
+  ),
   number: define((arg: unknown) => fnNumber(arg), '<(nsb)-:n>'),
   floor: define((arg?: number) => (typeof arg === 'undefined' ? undefined : Math.floor(arg)), '<n-:n>'),
   ceil: define((arg?: number) => (typeof arg === 'undefined' ? undefined : Math.ceil(arg)), '<n-:n>'),
@@ -563,7 +578,12 @@ const NATIVES: Record<string, NativeFunction> = {
     return 'object';
   }, '<x:s>'),
   distinct: define(function (this: Evaluation, arr: any) {
-    if (this.limits.cost) return boundedDistinct(arr, () => this.createSequence(), (units) => this.charge(units));
+    if (this.limits.cost)
+      return boundedDistinct(
+        arr,
+        () => this.createSequence(),
+        (units) => this.charge(units),
+      );
     if (typeof arr === 'undefined') return undefined;
     if (!Array.isArray(arr) || arr.length <= 1) return arr;
     const results: any = isSequence(arr) ? this.createSequence() : [];
@@ -689,7 +709,8 @@ class Evaluation {
       inputSequence = resultSequence;
     }
     if (expr.keepSingletonArray) {
-      if (Array.isArray(resultSequence) && (resultSequence as Seq).cons && !(resultSequence as Seq).sequence) resultSequence = this.createSequence(resultSequence);
+      if (Array.isArray(resultSequence) && (resultSequence as Seq).cons && !(resultSequence as Seq).sequence)
+        resultSequence = this.createSequence(resultSequence);
       // JSONata sets the flag on whatever came out (a TypeError on undefined or a primitive).
       if (resultSequence === null || typeof resultSequence !== 'object') bail();
       resultSequence.keepSingleton = true;

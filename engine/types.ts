@@ -7,7 +7,19 @@ import type { edgeSchema, graphSchema, nodeSchema } from './nodes';
 
 /** `ci`: started by a destination's CI source (configure-source) for each new matching build. */
 export const TRIGGER_TYPES = ['start', 'webhook', 'schedule', 'ci'] as const;
-export const FLOW_TYPES = ['condition', 'switch', 'transform', 'merge', 'wait', 'approval', 'event', 'response', 'subworkflow', 'fail', 'log'] as const;
+export const FLOW_TYPES = [
+  'condition',
+  'switch',
+  'transform',
+  'merge',
+  'wait',
+  'approval',
+  'event',
+  'response',
+  'subworkflow',
+  'fail',
+  'log',
+] as const;
 export const ACTION_TYPES = ['http', 'code', 'table_read', 'table_insert', 'table_update', 'table_delete'] as const;
 /** Action nodes on the workspace's user tables (services/databases). */
 export const TABLE_NODE_TYPES = ['table_read', 'table_insert', 'table_update', 'table_delete'] as const;

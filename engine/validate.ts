@@ -139,11 +139,16 @@ function checkNode(raw: unknown, index: number, nodes: Map<string, SalvagedNode>
   if (type === undefined || config === undefined) return; // shape issues already reported
   const parsed = NODE_CONFIG_SCHEMAS[type].safeParse(config);
   if (!parsed.success) {
-    for (const message of formatZodIssues(parsed.error.issues, 'config', config)) add('invalid_config', `node "${id}" (${type}): ${message}`, ids);
+    for (const message of formatZodIssues(parsed.error.issues, 'config', config))
+      add('invalid_config', `node "${id}" (${type}): ${message}`, ids);
   }
   for (const { path, expression } of collectExpressions({ type, config })) {
     if (expression.length > MAX_EXPRESSION_CHARS) {
-      add('invalid_expression', `node "${id}": ${path}: the expression is ${expression.length} characters long; the limit is ${MAX_EXPRESSION_CHARS}`, ids);
+      add(
+        'invalid_expression',
+        `node "${id}": ${path}: the expression is ${expression.length} characters long; the limit is ${MAX_EXPRESSION_CHARS}`,
+        ids,
+      );
       continue;
     }
     try {
@@ -166,7 +171,8 @@ function checkEdge(raw: unknown, index: number, nodes: Map<string, SalvagedNode>
   if (!shape.success) {
     for (const issue of shape.error.issues) {
       const field = issue.path[0];
-      const code: Code = field === 'source' || field === 'target' ? 'dangling_edge' : field === 'sourceHandle' ? 'invalid_handle' : 'invalid_config';
+      const code: Code =
+        field === 'source' || field === 'target' ? 'dangling_edge' : field === 'sourceHandle' ? 'invalid_handle' : 'invalid_config';
       add(code, `${label}: ${formatZodIssues([issue], 'edge', raw)[0]}`, { edgeId });
     }
   }
@@ -186,7 +192,10 @@ function checkEdge(raw: unknown, index: number, nodes: Map<string, SalvagedNode>
       const handles = outputHandles(node) ?? [];
       const valid = handles.length ? handles.map((h) => `"${h}"`).join(', ') : 'none (leave sourceHandle empty)';
       const what = sourceHandle === undefined ? 'has no sourceHandle' : `uses unknown output "${sourceHandle}"`;
-      add('invalid_handle', `${label}: ${what} of ${source.type} node "${source.id}"; valid outputs: ${valid}`, { nodeId: source.id, edgeId });
+      add('invalid_handle', `${label}: ${what} of ${source.type} node "${source.id}"; valid outputs: ${valid}`, {
+        nodeId: source.id,
+        edgeId,
+      });
     }
   }
   if (isTriggerType(target.type)) {
@@ -209,7 +218,9 @@ function checkStructure(nodes: SalvagedNode[], edges: SalvagedEdge[], add: Add):
     // Triggers are reported per edge in checkEdge; merge nodes exist to take several inputs.
     if (inputs.length > 1 && node.type !== 'merge' && !isTriggerType(node.type)) {
       const from = inputs.map((e) => `"${e.source}"`).join(', ');
-      add('multiple_inputs', `node "${node.id}" has ${inputs.length} incoming edges (from ${from}); use a merge node to join branches`, { nodeId: node.id });
+      add('multiple_inputs', `node "${node.id}" has ${inputs.length} incoming edges (from ${from}); use a merge node to join branches`, {
+        nodeId: node.id,
+      });
     }
   }
 
@@ -233,7 +244,10 @@ function checkStructure(nodes: SalvagedNode[], edges: SalvagedEdge[], add: Add):
     }
   }
 
-  for (const cycle of findCycles(nodes.map((n) => n.id), successors)) {
+  for (const cycle of findCycles(
+    nodes.map((n) => n.id),
+    successors,
+  )) {
     add('cycle', `cycle: ${cycle.join(' → ')} (loops are not supported)`, { nodeId: cycle[0] });
   }
 }

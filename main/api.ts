@@ -24,11 +24,17 @@ export interface StartedApi {
 }
 
 /** Starts the HTTP API against an existing database (migrated) and Temporal server. */
-export async function startApi(opts: { config: AppConfig; databaseUrl: string; temporalAddress: string; logger: Logger }): Promise<StartedApi> {
+export async function startApi(opts: {
+  config: AppConfig;
+  databaseUrl: string;
+  temporalAddress: string;
+  logger: Logger;
+}): Promise<StartedApi> {
   const { config, logger } = opts;
   const orm = await openOrm(opts.databaseUrl);
   const payloadCodec = payloadCodecFromConfig(config);
-  if (!payloadCodec) logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the worker processes)');
+  if (!payloadCodec)
+    logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the worker processes)');
   const temporal = await connectTemporalClient({ address: opts.temporalAddress, namespace: config.temporal.namespace, payloadCodec });
   await registerSearchAttributes(temporal.connection, config.temporal.namespace);
   const deps = buildAppDeps({ config, orm, temporal, namespace: config.temporal.namespace, logger });

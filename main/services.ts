@@ -45,7 +45,12 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
     credentials: {
       keys,
       crud: { ...credentials, providerUrls: providerUrlsOf(config) },
-      tests: { keys, allowPrivateNetworks, timeoutMs: config.credentials.testTimeoutMs, providerBaseUrls: config.credentials.providerBaseUrls },
+      tests: {
+        keys,
+        allowPrivateNetworks,
+        timeoutMs: config.credentials.testTimeoutMs,
+        providerBaseUrls: config.credentials.providerBaseUrls,
+      },
     },
     repository,
     deploy: { scheduler: infra.scheduler, secretKey: config.secretKey, repository },
@@ -68,7 +73,10 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
  * The worker's services, once per process: what `createActivities` receives (the Temporal
  * adapters that activities build on their own client are added by main/worker.ts).
  */
-export function createWorkerServices(config: AppConfig, infra: WorkerInfra): Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> {
+export function createWorkerServices(
+  config: AppConfig,
+  infra: WorkerInfra,
+): Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> {
   return {
     orm: infra.orm,
     allowPrivateNetworks: config.outboundAllowPrivateNetworks,
@@ -77,7 +85,12 @@ export function createWorkerServices(config: AppConfig, infra: WorkerInfra): Omi
     knowledge: { config: config.knowledge, secretKey: config.secretKey },
     llm: config.llm,
     localAiCli: config.localAiCli,
-    commands: { llm: config.llm, confirmationTtlSeconds: config.commands.confirmationTtlSeconds, databaseQuery: config.databaseQuery, localAiCli: config.localAiCli },
+    commands: {
+      llm: config.llm,
+      confirmationTtlSeconds: config.commands.confirmationTtlSeconds,
+      databaseQuery: config.databaseQuery,
+      localAiCli: config.localAiCli,
+    },
     mailer: { config: config.mailer, scanners: infra.scanners },
   };
 }

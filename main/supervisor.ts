@@ -13,7 +13,13 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { CHILD_STARTED_MESSAGE, PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, SUPERVISED_ENV, type ProcessRestartsMessage } from '../services/kernel/lifecycle';
+import {
+  CHILD_STARTED_MESSAGE,
+  PROCESS_RESTARTS_MESSAGE,
+  PROCESS_RESTARTS_REQUEST,
+  SUPERVISED_ENV,
+  type ProcessRestartsMessage,
+} from '../services/kernel/lifecycle';
 
 export type ChildRole = 'api' | 'worker';
 
@@ -86,10 +92,21 @@ export function startSupervisor(opts: { specs: ChildSpec[]; logger: Logger; back
   const { logger } = opts;
   const backoff = opts.backoff ?? DEFAULT_BACKOFF;
   // The supervisor's own flags (tsx's loader when run from sources) minus any heap cap of its own.
-  const baseArgv = (opts.execArgv ?? process.execArgv).filter((a) => !a.startsWith('--max-old-space-size') && !a.startsWith('--max-semi-space-size'));
+  const baseArgv = (opts.execArgv ?? process.execArgv).filter(
+    (a) => !a.startsWith('--max-old-space-size') && !a.startsWith('--max-semi-space-size'),
+  );
   const restarts: Record<ChildRole, number> = { api: 0, worker: 0 };
   const slots: Slot[] = opts.specs.flatMap((spec) =>
-    Array.from({ length: spec.count }, (_, index) => ({ role: spec.role, index, spec, child: null, startedAt: 0, crashes: 0, served: false, restartTimer: null })),
+    Array.from({ length: spec.count }, (_, index) => ({
+      role: spec.role,
+      index,
+      spec,
+      child: null,
+      startedAt: 0,
+      crashes: 0,
+      served: false,
+      restartTimer: null,
+    })),
   );
   let stopping = false;
   let markReady: () => void = () => undefined;

@@ -31,7 +31,13 @@ import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryE
 import { temporalResearchLauncher } from '../temporal/researchClient';
 import { createServices } from './services';
 
-export function buildAppDeps(opts: { config: AppConfig; orm: MikroORM; temporal: ConnectedTemporalClient; namespace: string; logger: Logger }): AppDeps {
+export function buildAppDeps(opts: {
+  config: AppConfig;
+  orm: MikroORM;
+  temporal: ConnectedTemporalClient;
+  namespace: string;
+  logger: Logger;
+}): AppDeps {
   const { config, orm, temporal, logger } = opts;
   const files = buildFilesRuntime(config, temporal);
   // The Temporal adapters of services/kernel/ports.ts, one each per process.
@@ -101,9 +107,15 @@ export function startApiBackground(
     logger: deps.logger,
     wakeOn: deps.webhookIntake.outbox,
   });
-  const guard = startStuckRunGuard({ orm: deps.orm, launcher: deps.runLauncher, intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS, logger: deps.logger });
+  const guard = startStuckRunGuard({
+    orm: deps.orm,
+    launcher: deps.runLauncher,
+    intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS,
+    logger: deps.logger,
+  });
   const purge = startIdempotencyPurge({ orm: deps.orm, logger: deps.logger });
-  const sources = opts.rssScheduleSync === false ? { stop: async () => undefined } : startRssScheduleSync(deps, RSS_SCHEDULE_SYNC_INTERVAL_MS);
+  const sources =
+    opts.rssScheduleSync === false ? { stop: async () => undefined } : startRssScheduleSync(deps, RSS_SCHEDULE_SYNC_INTERVAL_MS);
   return { stop: async () => void (await Promise.all([dispatcher.stop(), guard.stop(), purge.stop(), sources.stop()])) };
 }
 

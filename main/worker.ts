@@ -27,9 +27,15 @@ import { createWorkerServices } from './services';
  * activities are built on `services`, plus the Temporal adapters activities build on their
  * own client (the command thread engine, the research launcher).
  */
-export function createServiceWorker(opts: Omit<WorkerOptions, 'activities'> & { services: Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> }): Promise<Worker> {
+export function createServiceWorker(
+  opts: Omit<WorkerOptions, 'activities'> & { services: Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> },
+): Promise<Worker> {
   const { services, ...options } = opts;
-  const activities = createActivities({ commandEngineFor: temporalCommandEngine, researchLauncherFor: temporalResearchLauncher, ...services });
+  const activities = createActivities({
+    commandEngineFor: temporalCommandEngine,
+    researchLauncherFor: temporalResearchLauncher,
+    ...services,
+  });
   return createWorker({ ...options, activities });
 }
 
@@ -59,14 +65,30 @@ export async function startWorker(opts: {
   onFatal?: (err: unknown) => void;
 }): Promise<StartedWorker> {
   const orm = await openOrm(opts.databaseUrl);
-  const connection = await connectWorkerConnection({ address: opts.temporalAddress, namespace: opts.config.temporal.namespace }, { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress });
+  const connection = await connectWorkerConnection(
+    { address: opts.temporalAddress, namespace: opts.config.temporal.namespace },
+    { logger: opts.logger, metricsBindAddress: opts.config.temporal.sdkMetricsAddress },
+  );
   const payloadCodec = payloadCodecFromConfig(opts.config);
-  if (!payloadCodec) opts.logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the API process)');
-  const services = createWorkerServices(opts.config, { orm, blobs: createBlobStore(opts.config.blobs, opts.config.secretKey), scanners: fileScannersOf(opts.config) });
+  if (!payloadCodec)
+    opts.logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the API process)');
+  const services = createWorkerServices(opts.config, {
+    orm,
+    blobs: createBlobStore(opts.config.blobs, opts.config.secretKey),
+    scanners: fileScannersOf(opts.config),
+  });
   const workflowBundle = opts.workflowBundle ?? prebuiltWorkflowBundle(opts.config.temporal.workflowBundlePath) ?? undefined;
   // Unique per process start: the heartbeat row and Temporal's poller list name the same process.
   const identity = `${process.pid}@${os.hostname()}-${randomUUID().slice(0, 8)}`;
-  const worker = await createServiceWorker({ connection, namespace: opts.config.temporal.namespace, services, payloadCodec, workflowBundle, maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows, identity });
+  const worker = await createServiceWorker({
+    connection,
+    namespace: opts.config.temporal.namespace,
+    services,
+    payloadCodec,
+    workflowBundle,
+    maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows,
+    identity,
+  });
   let stopping = false;
   const fail = (err: unknown) => {
     if (stopping) return;
@@ -109,4 +131,7 @@ export async function startWorker(opts: {
 }
 
 // Entry point of the `worker` process in production; scale it horizontally.
-if (require.main === module) runStandalone('worker', (args) => startWorker({ ...args, onFatal: (err) => exitAfterFatal(args.logger, err, 'worker failed; exiting so that it is replaced') }));
+if (require.main === module)
+  runStandalone('worker', (args) =>
+    startWorker({ ...args, onFatal: (err) => exitAfterFatal(args.logger, err, 'worker failed; exiting so that it is replaced') }),
+  );

@@ -63,12 +63,25 @@ async function createWorkspace(argv: string[]): Promise<void> {
  * services/credentials/rotation.ts for the rollout). Prints counts and failed ids, never values.
  */
 async function rotateCredentialsKey(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { 'batch-size': { type: 'string', default: '100' }, json: { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: { 'batch-size': { type: 'string', default: '100' }, json: { type: 'boolean', default: false } },
+    strict: true,
+  });
   const batchSize = Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new Error('--batch-size must be an integer from 1 to 10000');
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
+    throw new Error('--batch-size must be an integer from 1 to 10000');
   const loaded = loadConfig();
   // Like `npm start`: without SECRET_KEY, the local one of the data directory (when there is one).
-  const config = { ...loaded, secretKey: loaded.secretKey ?? (await readFile(path.join(loaded.dataDir, 'secret-key'), 'utf8').then((k) => k.trim() || undefined, () => undefined)) };
+  const config = {
+    ...loaded,
+    secretKey:
+      loaded.secretKey ??
+      (await readFile(path.join(loaded.dataDir, 'secret-key'), 'utf8').then(
+        (k) => k.trim() || undefined,
+        () => undefined,
+      )),
+  };
   const ring = credentialKeyring(keySettingsOf(config));
   if (!ring) throw new Error('Neither CREDENTIALS_KEY nor SECRET_KEY is configured: there is no key to encrypt with.');
   const pg = await ensurePostgres({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -78,7 +91,9 @@ async function rotateCredentialsKey(argv: string[]): Promise<void> {
     const report = await rotateCredentialKeys(orm.em.fork(), ring, { batchSize });
     if (values.json) process.stdout.write(JSON.stringify(report) + '\n');
     else {
-      process.stdout.write(`key ${report.keyId}: ${report.rotated} re-encrypted, ${report.alreadyCurrent} already current, ${report.failed.length} failed (of ${report.scanned})\n`);
+      process.stdout.write(
+        `key ${report.keyId}: ${report.rotated} re-encrypted, ${report.alreadyCurrent} already current, ${report.failed.length} failed (of ${report.scanned})\n`,
+      );
       for (const f of report.failed) process.stdout.write(`  failed ${f.id}: ${f.reason}\n`);
     }
     if (report.failed.length > 0) process.exitCode = 1;

@@ -36,7 +36,8 @@ const SCENARIOS: Record<string, Scenario> = {
     run: stepsScenario,
   },
   tables: {
-    summary: 'user tables: insert rows/s through the API (concurrency 1/10/50), CSV import MB/s of a 5 MB file, read-only SQL p50/p99 on a 100k-row table',
+    summary:
+      'user tables: insert rows/s through the API (concurrency 1/10/50), CSV import MB/s of a 5 MB file, read-only SQL p50/p99 on a 100k-row table',
     run: tablesScenario,
   },
   throughput: {
@@ -56,23 +57,28 @@ const SCENARIOS: Record<string, Scenario> = {
     run: retrievalScenario,
   },
   restart: {
-    summary: 'npm start after a kill -9 on the same DATA_DIR and ports: ms to the API line and to /healthz 200 (BENCH_RUNS restarts, default 3)',
+    summary:
+      'npm start after a kill -9 on the same DATA_DIR and ports: ms to the API line and to /healthz 200 (BENCH_RUNS restarts, default 3)',
     run: restartScenario,
   },
   parked: {
-    summary: 'BENCH_PARKED runs (default 10,000) parked on timers, approvals and events: RSS of worker/API/Temporal and API p50/p99 before and while parked, then a resumed sample',
+    summary:
+      'BENCH_PARKED runs (default 10,000) parked on timers, approvals and events: RSS of worker/API/Temporal and API p50/p99 before and while parked, then a resumed sample',
     run: parkedScenario,
   },
   abuse: {
-    summary: "issue 26's attack classes F1-F8, one fresh stack each: /healthz p99 and workspace B's probe-run latency at rest vs while workspace A attacks",
+    summary:
+      "issue 26's attack classes F1-F8, one fresh stack each: /healthz p99 and workspace B's probe-run latency at rest vs while workspace A attacks",
     run: abuseScenario,
   },
   usersql: {
-    summary: "workspace B's GET /workflows and query latency at rest and while workspace A sends 30 parallel 5 s queries, with and without the per-workspace limits",
+    summary:
+      "workspace B's GET /workflows and query latency at rest and while workspace A sends 30 parallel 5 s queries, with and without the per-workspace limits",
     run: userSqlScenario,
   },
   sync: {
-    summary: 'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
+    summary:
+      'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
     run: syncScenario,
   },
 };

@@ -22,9 +22,18 @@ export const toolingArea: ConfigArea = {
   source: 'scripts/docs-config.ts',
   title: 'Tooling (not read by the service)',
   schema: z.object({
-    TEMPORAL_CLI_PATH: z.string().optional().describe('Use this `temporal` binary instead of looking on `PATH` or building one (scripts/temporal-cli.ts).'),
-    TEMPORAL_CLI_CACHE: z.string().optional().describe('Where the pinned Temporal CLI is built and cached. Unset: `~/.cache/svc-temporal`.'),
-    TEST_DATABASE_URL: z.string().optional().describe('Tests: server to create the throwaway database on. Unset: the local server, else an embedded one.'),
+    TEMPORAL_CLI_PATH: z
+      .string()
+      .optional()
+      .describe('Use this `temporal` binary instead of looking on `PATH` or building one (scripts/temporal-cli.ts).'),
+    TEMPORAL_CLI_CACHE: z
+      .string()
+      .optional()
+      .describe('Where the pinned Temporal CLI is built and cached. Unset: `~/.cache/svc-temporal`.'),
+    TEST_DATABASE_URL: z
+      .string()
+      .optional()
+      .describe('Tests: server to create the throwaway database on. Unset: the local server, else an embedded one.'),
   }),
 };
 
@@ -60,7 +69,8 @@ export function configSettings(): Setting[] {
   );
 }
 
-const byArea = (settings: Setting[]) => DOC_AREAS.map((area) => [area, settings.filter((s) => s.area === area.title)] as const).filter(([, list]) => list.length > 0);
+const byArea = (settings: Setting[]) =>
+  DOC_AREAS.map((area) => [area, settings.filter((s) => s.area === area.title)] as const).filter(([, list]) => list.length > 0);
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -77,8 +87,17 @@ export function renderConfigDoc(settings = configSettings()): string {
     'zod schema declares its variables. Operating the service: [operations.md](operations.md).',
   ];
   for (const [area, list] of byArea(settings)) {
-    lines.push('', `## ${area.title}`, '', `Declared in [${area.source}](../${area.source}).`, '', '| Variable | Default | Meaning |', '|---|---|---|');
-    for (const s of list) lines.push(`| \`${s.name}\` | ${s.defaultValue === undefined ? 'unset' : `\`${cell(s.defaultValue)}\``} | ${cell(s.description)} |`);
+    lines.push(
+      '',
+      `## ${area.title}`,
+      '',
+      `Declared in [${area.source}](../${area.source}).`,
+      '',
+      '| Variable | Default | Meaning |',
+      '|---|---|---|',
+    );
+    for (const s of list)
+      lines.push(`| \`${s.name}\` | ${s.defaultValue === undefined ? 'unset' : `\`${cell(s.defaultValue)}\``} | ${cell(s.description)} |`);
   }
   return `${lines.join('\n')}\n`;
 }

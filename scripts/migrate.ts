@@ -5,7 +5,13 @@ import { ensureServiceDatabase } from './lib/ownerRole';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const pg = await ensureServiceDatabase({ databaseUrl: config.databaseUrl, adminUrl: config.databaseAdminUrl, secretKey: config.secretKey, dataDir: config.dataDir, log: console.log });
+  const pg = await ensureServiceDatabase({
+    databaseUrl: config.databaseUrl,
+    adminUrl: config.databaseAdminUrl,
+    secretKey: config.secretKey,
+    dataDir: config.dataDir,
+    log: console.log,
+  });
   const orm = await openOrm(pg.url);
   try {
     const applied = await migrateUp(orm);

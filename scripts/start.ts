@@ -44,7 +44,13 @@ async function main(): Promise<void> {
         });
       })();
   const databaseReady = (async () => {
-    const pg = await ensureServiceDatabase({ databaseUrl: config.databaseUrl, adminUrl: config.databaseAdminUrl, secretKey: config.secretKey, dataDir: config.dataDir, log: say });
+    const pg = await ensureServiceDatabase({
+      databaseUrl: config.databaseUrl,
+      adminUrl: config.databaseAdminUrl,
+      secretKey: config.secretKey,
+      dataDir: config.dataDir,
+      log: say,
+    });
     try {
       const orm = await openOrm(pg.url);
       try {
@@ -93,7 +99,13 @@ async function main(): Promise<void> {
   const supervisor = startSupervisor({
     logger,
     specs: [
-      { role: 'api', count: config.processes.apiProcesses, module: path.join(root, 'main', `api${ext}`), heapMb: config.processes.apiHeapMb, env: () => childEnv },
+      {
+        role: 'api',
+        count: config.processes.apiProcesses,
+        module: path.join(root, 'main', `api${ext}`),
+        heapMb: config.processes.apiHeapMb,
+        env: () => childEnv,
+      },
       {
         role: 'worker',
         count: config.processes.workers,

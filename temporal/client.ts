@@ -18,7 +18,11 @@ export const DATA_CONVERTER_PATH = require.resolve('./dataConverter');
  * converters (loaded by path, as the workflow sandbox needs them too) and the deployment's codec.
  */
 export function dataConverterOptions(payloadCodec?: PayloadCodec): DataConverter {
-  return { payloadConverterPath: DATA_CONVERTER_PATH, failureConverterPath: DATA_CONVERTER_PATH, ...(payloadCodec ? { payloadCodecs: [payloadCodec] } : {}) };
+  return {
+    payloadConverterPath: DATA_CONVERTER_PATH,
+    failureConverterPath: DATA_CONVERTER_PATH,
+    ...(payloadCodec ? { payloadCodecs: [payloadCodec] } : {}),
+  };
 }
 
 /**
@@ -32,7 +36,10 @@ export interface ConnectedTemporalClient {
 
 export async function connectTemporalClient(settings: TemporalSettings): Promise<ConnectedTemporalClient> {
   const connection = await Connection.connect({ address: settings.address, connectTimeout: '30 seconds' });
-  return { connection, client: new Client({ connection, namespace: settings.namespace, dataConverter: dataConverterOptions(settings.payloadCodec) }) };
+  return {
+    connection,
+    client: new Client({ connection, namespace: settings.namespace, dataConverter: dataConverterOptions(settings.payloadCodec) }),
+  };
 }
 
 /**

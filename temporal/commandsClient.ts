@@ -1,8 +1,23 @@
 /** The command jobs area's Temporal adapters (ports CommandJobEngine and CommandScheduleSync). */
-import { ScheduleNotFoundError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import {
+  ScheduleNotFoundError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type Client,
+} from '@temporalio/client';
 import type { CommandJobEngine, CommandScheduleSync } from '../services/kernel/ports';
 import type { CommandScheduleFireInput, CommandThreadInput } from './workflows/commands';
-import { commandConfirmUpdate, commandProgressQuery, commandQueuedSignal, commandScheduleId, commandThreadWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import {
+  commandConfirmUpdate,
+  commandProgressQuery,
+  commandQueuedSignal,
+  commandScheduleId,
+  commandThreadWorkflowId,
+  SEARCH_ATTRIBUTES,
+  TASK_QUEUE,
+  WORKFLOW_TYPES,
+} from './shared';
 
 /** How long a job read waits for the live buffer (a workflow query) before answering without events. */
 const PROGRESS_QUERY_BUDGET_MS = 1_500;
@@ -27,7 +42,8 @@ export function temporalCommandEngine(client: Client): CommandJobEngine {
         update = await handle.startUpdate(commandConfirmUpdate, { args: [{ confirmationId }], waitForStage: WorkflowUpdateStage.ACCEPTED });
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return { kind: 'not_found' };
-        if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused', reason: err.cause?.message === 'expired' ? 'expired' : 'not_waiting' };
+        if (err instanceof WorkflowUpdateFailedError)
+          return { kind: 'refused', reason: err.cause?.message === 'expired' ? 'expired' : 'not_waiting' };
         throw err;
       }
       let timer: NodeJS.Timeout | undefined;
@@ -37,7 +53,8 @@ export function temporalCommandEngine(client: Client): CommandJobEngine {
         return result ? { kind: 'settled', status: result.status } : { kind: 'running' };
       } catch (err) {
         // The handler refused after accepting (it waited for the plan to be known).
-        if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused', reason: err.cause?.message === 'expired' ? 'expired' : 'not_waiting' };
+        if (err instanceof WorkflowUpdateFailedError)
+          return { kind: 'refused', reason: err.cause?.message === 'expired' ? 'expired' : 'not_waiting' };
         throw err;
       } finally {
         clearTimeout(timer);

@@ -55,7 +55,11 @@ class WellFormedJsonPayloadConverter extends JsonPayloadConverter {
 }
 
 /** The SDK's default payload converters, with JSON text made well-formed. */
-export const payloadConverter: PayloadConverter = new CompositePayloadConverter(new UndefinedPayloadConverter(), new BinaryPayloadConverter(), new WellFormedJsonPayloadConverter());
+export const payloadConverter: PayloadConverter = new CompositePayloadConverter(
+  new UndefinedPayloadConverter(),
+  new BinaryPayloadConverter(),
+  new WellFormedJsonPayloadConverter(),
+);
 
 /** A message or stack within FAILURE_TEXT_MAX_CHARS (the engine's rule for messages, with Temporal's bound). */
 function boundedText(text: string | null | undefined): string | null | undefined {

@@ -12,7 +12,10 @@ const KNOWLEDGE_TRIGGER = 'knowledge';
 export function temporalKnowledgeIndexer(client: Client): KnowledgeIndexer {
   return {
     async start(target) {
-      const searchAttributes = { [SEARCH_ATTRIBUTES.WorkspaceId]: [target.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: [KNOWLEDGE_TRIGGER] };
+      const searchAttributes = {
+        [SEARCH_ATTRIBUTES.WorkspaceId]: [target.workspaceId],
+        [SEARCH_ATTRIBUTES.SvcTrigger]: [KNOWLEDGE_TRIGGER],
+      };
       try {
         if (target.kind === 'document') {
           await client.workflow.start(WORKFLOW_TYPES.knowledgeIndexDocument, {
@@ -54,7 +57,9 @@ export function temporalQueryEmbedder(client: Client, config: KnowledgeConfig): 
       } catch (err) {
         const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
         const root = (cause as { cause?: unknown } | undefined)?.cause ?? cause;
-        throw new Error(root instanceof ApplicationFailure || root instanceof Error ? root.message : 'the query embedding did not finish in time');
+        throw new Error(
+          root instanceof ApplicationFailure || root instanceof Error ? root.message : 'the query embedding did not finish in time',
+        );
       }
     },
   };
@@ -102,7 +107,13 @@ function outcomeOfFailure(err: unknown): SyncExecutionOutcome {
   if (!(err instanceof WorkflowFailedError)) throw err;
   const cause = err.cause;
   if (cause instanceof CancelledFailure) return { kind: 'cancelled' };
-  if (cause instanceof TerminatedFailure) return { kind: 'failed', errorKind: 'internal', code: undefined, message: 'The sync run\'s execution was terminated before it finished.' };
+  if (cause instanceof TerminatedFailure)
+    return {
+      kind: 'failed',
+      errorKind: 'internal',
+      code: undefined,
+      message: "The sync run's execution was terminated before it finished.",
+    };
   if (cause instanceof ApplicationFailure && cause.type === 'KnowledgeSyncError') {
     const details = (cause.details?.[0] ?? { kind: 'internal' }) as SyncFailureDetails;
     return { kind: 'failed', errorKind: details.kind, code: details.code, message: cause.message, envelope: details.envelope };

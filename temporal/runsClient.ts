@@ -1,9 +1,24 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
 import type { RunLauncher } from '../services/kernel/ports';
 import type { WorkflowGraph } from '../engine/types';
-import { approvalQueuedSignal, approvalUpdate, resumeEventSignal, SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, webhookReplyUpdate, WORKFLOW_TYPES } from './shared';
+import {
+  approvalQueuedSignal,
+  approvalUpdate,
+  resumeEventSignal,
+  SEARCH_ATTRIBUTES,
+  svcTargetValue,
+  TASK_QUEUE,
+  webhookReplyUpdate,
+  WORKFLOW_TYPES,
+} from './shared';
 import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/runs';
 
@@ -61,7 +76,10 @@ export function temporalRunLauncher(client: Client): RunLauncher {
     },
 
     async startWithReply(run, graph, budgetMs) {
-      const operation = new WithStartWorkflowOperation(WORKFLOW_TYPES.run, { ...startOptions(run, graph), workflowIdConflictPolicy: 'USE_EXISTING' });
+      const operation = new WithStartWorkflowOperation(WORKFLOW_TYPES.run, {
+        ...startOptions(run, graph),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
       const timeout = budget(budgetMs, { kind: 'timeout' as const });
       try {
         const reply = client.workflow.executeUpdateWithStart(webhookReplyUpdate, { startWorkflowOperation: operation });
@@ -92,7 +110,8 @@ export function temporalRunLauncher(client: Client): RunLauncher {
           (decided) => ({ kind: 'decided' as const, ...decided }),
           (err: unknown) => {
             if (err instanceof WorkflowUpdateFailedError) return { kind: 'refused' as const, reason: rootMessage(err) };
-            if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return { kind: 'refused' as const, reason: 'The run is no longer waiting for an approval.' };
+            if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err))
+              return { kind: 'refused' as const, reason: 'The run is no longer waiting for an approval.' };
             if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || late.signal.aborted) return { kind: 'no_answer' as const };
             throw err;
           },

@@ -32,7 +32,8 @@ async function install({ logger, metricsBindAddress }: TemporalRuntimeOptions): 
   const bindAddress = metricsBindAddress ?? `127.0.0.1:${await freeLoopbackPort()}`;
   const child = logger.child({ component: 'temporal-sdk' });
   const write = (level: LogLevel, message: string, meta?: LogMetadata) => {
-    const method = level === 'TRACE' ? 'trace' : level === 'DEBUG' ? 'debug' : level === 'INFO' ? 'info' : level === 'WARN' ? 'warn' : 'error';
+    const method =
+      level === 'TRACE' ? 'trace' : level === 'DEBUG' ? 'debug' : level === 'INFO' ? 'info' : level === 'WARN' ? 'warn' : 'error';
     child[method](meta ?? {}, message);
   };
   try {

@@ -34,7 +34,12 @@ export function temporalScheduleSync(client: Client): ScheduleSync {
       }
       for (const node of wanted) {
         const id = idOf(node.id);
-        const input: ScheduledRunInput = { workspaceId: workflow.workspaceId, workflowId: workflow.id, nodeId: node.id, ...(preview ? { targetId: preview.targetId } : {}) };
+        const input: ScheduledRunInput = {
+          workspaceId: workflow.workspaceId,
+          workflowId: workflow.id,
+          nodeId: node.id,
+          ...(preview ? { targetId: preview.targetId } : {}),
+        };
         const options = {
           scheduleId: id,
           spec: { cronExpressions: [String(node.config.cron)], timezone: String(node.config.timezone ?? 'UTC') },

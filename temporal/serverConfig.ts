@@ -37,9 +37,12 @@ export type DynamicConfig = Record<string, string | number | boolean>;
 
 /** The dynamic config file format of the Temporal server (one unconstrained value per key). */
 export function renderDynamicConfigYaml(config: DynamicConfig = SERVER_DYNAMIC_CONFIG): string {
-  const header = '# Generated from temporal/serverConfig.ts (SERVER_DYNAMIC_CONFIG); edit that file, then\n# render with `npx tsx -e "process.stdout.write(require(\'./temporal/serverConfig\').renderDynamicConfigYaml())" > temporal/dynamicconfig.yaml`.\n';
+  const header =
+    '# Generated from temporal/serverConfig.ts (SERVER_DYNAMIC_CONFIG); edit that file, then\n# render with `npx tsx -e "process.stdout.write(require(\'./temporal/serverConfig\').renderDynamicConfigYaml())" > temporal/dynamicconfig.yaml`.\n';
   const body = Object.entries(config)
-    .map(([key, value]) => `${key}:\n  - value: ${typeof value === 'string' ? JSON.stringify(value) : String(value)}\n    constraints: {}\n`)
+    .map(
+      ([key, value]) => `${key}:\n  - value: ${typeof value === 'string' ? JSON.stringify(value) : String(value)}\n    constraints: {}\n`,
+    )
     .join('');
   return header + body;
 }

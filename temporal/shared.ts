@@ -15,7 +15,10 @@ export const SEARCH_ATTRIBUTES = {
 } as const;
 
 /** The SvcTarget value of a run of a destination (see SEARCH_ATTRIBUTES.SvcTarget). */
-export function svcTargetValue(target: { kind: 'production' | 'preview'; targetId: string } | null | undefined, requested: 'active' | 'candidate' = 'active'): string {
+export function svcTargetValue(
+  target: { kind: 'production' | 'preview'; targetId: string } | null | undefined,
+  requested: 'active' | 'candidate' = 'active',
+): string {
   if (target) return target.kind === 'production' ? 'production' : `preview:${target.targetId}`;
   return requested === 'candidate' ? 'candidate' : 'production';
 }
@@ -42,7 +45,8 @@ export const WORKFLOW_TYPES = {
 } as const;
 
 /** Workflow ids of knowledge indexing: one per uploaded document version, one per sync run. */
-export const knowledgeIndexDocumentWorkflowId = (documentId: string, contentVersion: number) => `knowledge-index-${documentId}-v${contentVersion}`;
+export const knowledgeIndexDocumentWorkflowId = (documentId: string, contentVersion: number) =>
+  `knowledge-index-${documentId}-v${contentVersion}`;
 export const knowledgeIndexRunWorkflowId = (runId: string) => `knowledge-index-${runId}`;
 
 /** Workflow id of a file's purge: one per file, so a repeated DELETE never starts a second. */
@@ -117,4 +121,6 @@ export const commandQueuedSignal = defineSignal<[]>('commandQueued');
 /** Confirm a waiting command job's plan; the caller needs an answer (expired, consumed), hence an Update. */
 export const commandConfirmUpdate = defineUpdate<CommandConfirmResult, [CommandConfirmRequest]>('commandConfirm');
 /** Live progress of a command job (its events buffer). */
-export const commandProgressQuery = defineQuery<{ runId?: string; state: string; message: string; events: CommandProgressEventShape[] }>('commandProgress');
+export const commandProgressQuery = defineQuery<{ runId?: string; state: string; message: string; events: CommandProgressEventShape[] }>(
+  'commandProgress',
+);

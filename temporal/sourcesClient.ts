@@ -44,7 +44,13 @@ export async function syncSourceSchedules(client: Client, em: EntityManager): Pr
       spec: { intervals: [{ every: `${row.interval}s` }] },
       // A slow poll is never overlapped by the next one.
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      action: { type: 'startWorkflow', workflowType: row.kind === 'rss' ? WORKFLOW_TYPES.rssPoll : WORKFLOW_TYPES.ciPoll, taskQueue: TASK_QUEUE, workflowId: `poll_${id}`, args: [input] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: row.kind === 'rss' ? WORKFLOW_TYPES.rssPoll : WORKFLOW_TYPES.ciPoll,
+        taskQueue: TASK_QUEUE,
+        workflowId: `poll_${id}`,
+        args: [input],
+      },
     });
   }
   return { kept: [...wanted.keys()], removed };
@@ -62,10 +68,17 @@ export const mailPollScheduleId = (groupId: string) => `mailpoll_${groupId}`;
  * its interval (recreated when the interval changed), removed when the group is disabled or
  * gone. `groupIds` limits the sync to those groups (others' schedules are left alone).
  */
-export async function syncMailPollSchedules(client: Client, em: EntityManager, groupIds?: string[]): Promise<{ kept: string[]; removed: string[] }> {
+export async function syncMailPollSchedules(
+  client: Client,
+  em: EntityManager,
+  groupIds?: string[],
+): Promise<{ kept: string[]; removed: string[] }> {
   const rows: Array<{ id: string; interval: number }> = await em
     .getConnection()
-    .execute(`select id, interval_seconds as interval from mailer_polling_groups where enabled${groupIds ? ` and id in (${groupIds.map(() => '?').join(', ') || 'null'})` : ''}`, groupIds ?? []);
+    .execute(
+      `select id, interval_seconds as interval from mailer_polling_groups where enabled${groupIds ? ` and id in (${groupIds.map(() => '?').join(', ') || 'null'})` : ''}`,
+      groupIds ?? [],
+    );
   const wanted = new Map(rows.map((r) => [mailPollScheduleId(r.id), r]));
   const inScope = (id: string) => id.startsWith('mailpoll_') && (!groupIds || groupIds.some((g) => mailPollScheduleId(g) === id));
   const existing = new Map<string, number | null>();
@@ -89,7 +102,13 @@ export async function syncMailPollSchedules(client: Client, em: EntityManager, g
       scheduleId: id,
       spec: { intervals: [{ every: `${row.interval}s` }] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      action: { type: 'startWorkflow', workflowType: WORKFLOW_TYPES.mailPoll, taskQueue: TASK_QUEUE, workflowId: `poll_${id}`, args: [input] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: WORKFLOW_TYPES.mailPoll,
+        taskQueue: TASK_QUEUE,
+        workflowId: `poll_${id}`,
+        args: [input],
+      },
     });
   }
   return { kept: [...wanted.keys()], removed };

@@ -16,7 +16,12 @@ export const WORKFLOWS_PATH = path.join(__dirname, 'workflows', 'index');
  */
 export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   // Workflow failures are converted inside the sandbox: the bundle carries our converters.
-  return bundleWorkflowCode({ workflowsPath: require.resolve(WORKFLOWS_PATH), payloadConverterPath: DATA_CONVERTER_PATH, failureConverterPath: DATA_CONVERTER_PATH, logger: quietBundlerLogger });
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve(WORKFLOWS_PATH),
+    payloadConverterPath: DATA_CONVERTER_PATH,
+    failureConverterPath: DATA_CONVERTER_PATH,
+    logger: quietBundlerLogger,
+  });
 }
 
 const ROOT = path.resolve(__dirname, '..');
@@ -36,7 +41,12 @@ async function bundleInputsHash(): Promise<string | null> {
   try {
     for (const dir of BUNDLE_INPUTS) await walk(path.join(ROOT, dir));
     files.push(path.join(ROOT, 'package-lock.json'));
-    for (const file of files.sort()) hash.update(path.relative(ROOT, file)).update('\0').update(await readFile(file)).update('\0');
+    for (const file of files.sort())
+      hash
+        .update(path.relative(ROOT, file))
+        .update('\0')
+        .update(await readFile(file))
+        .update('\0');
   } catch {
     return null; // not a source checkout (e.g. a compiled image): no cache
   }
@@ -58,7 +68,8 @@ export async function cachedWorkflowBundleFile(cacheDir: string): Promise<string
   if (existsSync(file)) return file;
   const { code } = await bundleWorkflows();
   await mkdir(cacheDir, { recursive: true });
-  for (const old of await readdir(cacheDir)) if (/^workflow-bundle-[0-9a-z-]+\.js$/.test(old)) await rm(path.join(cacheDir, old), { force: true });
+  for (const old of await readdir(cacheDir))
+    if (/^workflow-bundle-[0-9a-z-]+\.js$/.test(old)) await rm(path.join(cacheDir, old), { force: true });
   const partial = `${file}.${process.pid}.partial`;
   await writeFile(partial, code);
   await rename(partial, file); // a crash mid-write leaves no half bundle under the real name

@@ -8,6 +8,9 @@
  * and needs each of them cached; a smaller cache lowers that limit to the cache size (the SDK
  * would otherwise log a warning and do the same).
  */
-export function stickyCacheOptions(maxCachedWorkflows: number): { maxCachedWorkflows: number; maxConcurrentWorkflowTaskExecutions?: number } {
+export function stickyCacheOptions(maxCachedWorkflows: number): {
+  maxCachedWorkflows: number;
+  maxConcurrentWorkflowTaskExecutions?: number;
+} {
   return maxCachedWorkflows < 40 ? { maxCachedWorkflows, maxConcurrentWorkflowTaskExecutions: maxCachedWorkflows } : { maxCachedWorkflows };
 }

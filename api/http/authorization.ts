@@ -37,7 +37,11 @@ export function requirementOf(access: Access): RouteRequirement {
  */
 export function openApiExtensions(access: Access): Record<`x-${string}`, unknown> {
   const r = requirementOf(access);
-  return { 'x-credential': r.credential, 'x-required-role': r.role ?? (r.credential === 'operator' ? 'operator' : 'none'), 'x-key-scopes': r.keyScopes };
+  return {
+    'x-credential': r.credential,
+    'x-required-role': r.role ?? (r.credential === 'operator' ? 'operator' : 'none'),
+    'x-key-scopes': r.keyScopes,
+  };
 }
 
 const ROLE_WORDS = { read: 'Viewer+', write: 'Member+', admin: 'Admin+' } as const;
@@ -49,9 +53,19 @@ function cells(access: Access): string[] {
   const no = '—';
   if (r.credential === 'public') return [yes, yes, yes, yes, yes, yes, yes, yes];
   if (r.credential === 'operator') return [no, no, no, no, no, no, no, no];
-  const role = (needed: 'read' | 'write' | 'admin') => (r.role === 'read' || (r.role === 'write' && needed !== 'read') || r.role === needed ? yes : no);
+  const role = (needed: 'read' | 'write' | 'admin') =>
+    r.role === 'read' || (r.role === 'write' && needed !== 'read') || r.role === needed ? yes : no;
   const scope = (s: ApiKeyScope) => (r.keyScopes.includes(s) ? yes : no);
-  return [role('admin'), role('admin'), role('write'), role('read'), scope('workspace'), r.keyScopes.includes('personal') ? yes : no, scope('end_user_gateway'), no];
+  return [
+    role('admin'),
+    role('admin'),
+    role('write'),
+    role('read'),
+    scope('workspace'),
+    r.keyScopes.includes('personal') ? yes : no,
+    scope('end_user_gateway'),
+    no,
+  ];
 }
 
 /**
@@ -66,8 +80,8 @@ export function renderAuthorizationDoc(routes: AnyRoute[]): string {
     '',
     'Every route declares who may call it, next to its definition (`access` in `defineRoute`), and one middleware (api/middleware/auth.ts) enforces it. A route without a complete declaration does not compile, and the app refuses to start with it.',
     '',
-    '- **Credential**: `key` is `Authorization: Bearer hise_…`; `session` is the sign-in cookie (mutations refuse another `Origin`); `key or session` takes a workspace key when an Authorization header is sent, otherwise the cookie; `public` needs none (webhooks, sign-in, health; some check their own token or signature); `operator` is the deployment\'s operators only.',
-    '- **Role**: the caller\'s live role in the workspace. `Viewer+` any member; `Member+` every role above viewer; `Admin+` Admin or Owner. A key acts with its owner\'s current role.',
+    "- **Credential**: `key` is `Authorization: Bearer hise_…`; `session` is the sign-in cookie (mutations refuse another `Origin`); `key or session` takes a workspace key when an Authorization header is sent, otherwise the cookie; `public` needs none (webhooks, sign-in, health; some check their own token or signature); `operator` is the deployment's operators only.",
+    "- **Role**: the caller's live role in the workspace. `Viewer+` any member; `Member+` every role above viewer; `Admin+` Admin or Owner. A key acts with its owner's current role.",
     '- **Key scopes**: the scopes of key admitted. Personal and copilot keys are also refused where the role is Member+ unless listed. Organization keys are refused by every route here (they serve the MCP endpoints only), end-user gateway keys everywhere but their own routes.',
     '- Refusals: no or invalid credential → 401 (`Valid bearer API key is required` / `Sign-in is required.`); key of the wrong scope → 403 (`A workspace API key is required.`); role too low → 403 (`Write permission is required.` / `Admin or Owner role required.`); envelope routes answer `authentication_required` / `authorization_failed`. A member removed from the workspace is refused with 401 (key and session). An id of another workspace is answered 404 (or 403 where the route says so).',
     '- Columns Owner … Viewer: a session or workspace key of a member with that role; Workspace key: the scope check alone.',
@@ -81,12 +95,16 @@ export function renderAuthorizationDoc(routes: AnyRoute[]): string {
   const body: string[] = [];
   for (const [tag, list] of byTag) {
     body.push(`## ${tag}`, '');
-    body.push('| Method | Path | Credential | Role | Key scopes | Owner | Admin | Member | Viewer | Workspace key | Personal / copilot key | Gateway key | Organization key |');
+    body.push(
+      '| Method | Path | Credential | Role | Key scopes | Owner | Admin | Member | Viewer | Workspace key | Personal / copilot key | Gateway key | Organization key |',
+    );
     body.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const route of list) {
       const r = requirementOf(route.access);
       const scopes = r.keyScopes.length ? r.keyScopes.map((s) => `\`${s}\``).join(', ') : '—';
-      body.push(`| ${route.method.toUpperCase()} | \`${route.path}\` | ${r.credential} | ${r.role ? ROLE_WORDS[r.role] : '—'} | ${scopes} | ${cells(route.access).join(' | ')} |`);
+      body.push(
+        `| ${route.method.toUpperCase()} | \`${route.path}\` | ${r.credential} | ${r.role ? ROLE_WORDS[r.role] : '—'} | ${scopes} | ${cells(route.access).join(' | ')} |`,
+      );
     }
     body.push('');
   }

@@ -10,7 +10,11 @@ export function envelopeOk<T>(data: T): { ok: true; data: T; meta: { contractVer
   return { ok: true, data, meta: { contractVersion: CONTRACT_VERSION } };
 }
 
-export function envelopeError(code: string, message: string, extra?: Record<string, unknown>): { ok: false; error: { code: string; message: string } } {
+export function envelopeError(
+  code: string,
+  message: string,
+  extra?: Record<string, unknown>,
+): { ok: false; error: { code: string; message: string } } {
   return { ok: false, error: { ...(extra ?? {}), code, message } };
 }
 

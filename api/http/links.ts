@@ -39,7 +39,10 @@ export function workflowLinks(ctx: AppContext, id: string) {
 export function runLinks(run: Pick<Run, 'id' | 'workflowId'> & { dryRun?: boolean }, base: LinkBase) {
   const v1 = `${base.origin}/api/v1`;
   // Dry runs never reach Temporal, so they have nothing to show there.
-  const temporal = base.temporalUi && !run.dryRun ? `${base.temporalUi.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(base.temporalUi.namespace)}/workflows/${encodeURIComponent(run.id)}` : undefined;
+  const temporal =
+    base.temporalUi && !run.dryRun
+      ? `${base.temporalUi.url.replace(/\/$/, '')}/namespaces/${encodeURIComponent(base.temporalUi.namespace)}/workflows/${encodeURIComponent(run.id)}`
+      : undefined;
   return {
     ...(temporal ? { temporal } : {}),
     run: `${v1}/runs/${run.id}`,
@@ -89,7 +92,11 @@ export function withRunUrls<T extends RunViewShape>(view: T, origin: string): Om
   if (view.steps) {
     shown.steps = view.steps.map((s) =>
       'input' in s || 'output' in s
-        ? { ...s, input: withHref(s.input, () => runValueUrl(origin, view.id, 'input', s.nodeId)), output: withHref(s.output, () => runValueUrl(origin, view.id, 'output', s.nodeId)) }
+        ? {
+            ...s,
+            input: withHref(s.input, () => runValueUrl(origin, view.id, 'input', s.nodeId)),
+            output: withHref(s.output, () => runValueUrl(origin, view.id, 'output', s.nodeId)),
+          }
         : s,
     );
   }

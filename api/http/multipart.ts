@@ -29,7 +29,10 @@ const MAX_FIELD_BYTES = 64 * 1024;
 /** Room for the text fields and part headers next to the file. */
 const OVERHEAD_BYTES = 256 * 1024;
 
-export async function readMultipart(ctx: AppContext, opts: MultipartOptions): Promise<{ fields: Record<string, string>; file: UploadedFile | null }> {
+export async function readMultipart(
+  ctx: AppContext,
+  opts: MultipartOptions,
+): Promise<{ fields: Record<string, string>; file: UploadedFile | null }> {
   if (!ctx.is('multipart/form-data')) throw unsupportedMediaType('Content-Type must be multipart/form-data.');
   const declared = Number(ctx.get('content-length'));
   if (Number.isFinite(declared) && declared > opts.maxFileBytes + OVERHEAD_BYTES) throw tooLarge(opts.messages.tooLarge);
@@ -39,7 +42,13 @@ export async function readMultipart(ctx: AppContext, opts: MultipartOptions): Pr
     try {
       bb = busboy({
         headers: ctx.req.headers,
-        limits: { fileSize: opts.maxFileBytes, files: 1, fields: opts.fields.length, fieldSize: MAX_FIELD_BYTES, parts: opts.fields.length + 1 },
+        limits: {
+          fileSize: opts.maxFileBytes,
+          files: 1,
+          fields: opts.fields.length,
+          fieldSize: MAX_FIELD_BYTES,
+          parts: opts.fields.length + 1,
+        },
       });
     } catch {
       reject(invalidInput('Malformed multipart/form-data body.'));
@@ -73,7 +82,8 @@ export async function readMultipart(ctx: AppContext, opts: MultipartOptions): Pr
       });
     });
     bb.on('field', (name, value, info) => {
-      if (!opts.fields.includes(name)) fail(invalidInput(`Unknown field "${name}"; the fields are ${opts.fileField}, ${opts.fields.join(', ')}.`));
+      if (!opts.fields.includes(name))
+        fail(invalidInput(`Unknown field "${name}"; the fields are ${opts.fileField}, ${opts.fields.join(', ')}.`));
       else if (info.valueTruncated) fail(invalidInput(`Field "${name}" is over ${MAX_FIELD_BYTES} bytes.`));
       else fields[name] = value;
     });

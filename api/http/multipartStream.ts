@@ -37,7 +37,12 @@ export interface MultipartFile<T> {
 export async function readMultipart<T>(
   req: Readable,
   headers: IncomingHttpHeaders,
-  opts: { fileField: string; limits: MultipartLimits; onFile(stream: Readable, info: { filename: string; mimeType: string }): Promise<T>; discard(result: T): Promise<void> },
+  opts: {
+    fileField: string;
+    limits: MultipartLimits;
+    onFile(stream: Readable, info: { filename: string; mimeType: string }): Promise<T>;
+    discard(result: T): Promise<void>;
+  },
 ): Promise<{ fields: Record<string, string>; file: MultipartFile<T> | null }> {
   const contentType = String(headers['content-type'] ?? '');
   if (!/^multipart\/form-data\s*;.*boundary=/i.test(contentType)) {
@@ -47,7 +52,10 @@ export async function readMultipart<T>(
   let parser: busboy.Busboy;
   try {
     // One byte over the limit reaches the guard below, which fails the write as it is crossed.
-    parser = busboy({ headers, limits: { files: 1, fields: maxFields, fieldSize: maxFieldBytes, fileSize: maxFileBytes + 1, parts: maxFields + 1 } });
+    parser = busboy({
+      headers,
+      limits: { files: 1, fields: maxFields, fieldSize: maxFieldBytes, fileSize: maxFileBytes + 1, parts: maxFields + 1 },
+    });
   } catch (err) {
     throw invalidInput(`The multipart body cannot be read: ${(err as Error).message}`);
   }
@@ -66,7 +74,9 @@ export async function readMultipart<T>(
   parser.on('file', (name, stream, info) => {
     if (name !== opts.fileField || file) {
       stream.resume();
-      return refuse(invalidInput(file ? 'Only one file may be uploaded.' : `Unexpected file field ${name}; send the file as \`${opts.fileField}\`.`));
+      return refuse(
+        invalidInput(file ? 'Only one file may be uploaded.' : `Unexpected file field ${name}; send the file as \`${opts.fileField}\`.`),
+      );
     }
     // The part reaches `onFile` through a guard that errors at the first byte over the limit, so
     // a store writing it fails mid-stream and keeps nothing (rather than storing a truncated

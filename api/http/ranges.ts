@@ -14,7 +14,9 @@ export function parseByteRange(header: string | undefined, size: number): { star
   const start = Number(match[1]);
   const requestedEnd = match[2] === '' ? null : Number(match[2]);
   if (start >= size || (requestedEnd !== null && requestedEnd < start)) {
-    throw new HttpError(416, `Range ${header.trim()} cannot be satisfied: the content is ${size} bytes.`, { 'Content-Range': `bytes */${size}` });
+    throw new HttpError(416, `Range ${header.trim()} cannot be satisfied: the content is ${size} bytes.`, {
+      'Content-Range': `bytes */${size}`,
+    });
   }
   return { start, end: requestedEnd === null ? size - 1 : Math.min(requestedEnd, size - 1) };
 }

@@ -30,7 +30,11 @@ export const CONTRACT_VIOLATION_CODE = 'response_contract_violation';
  * Strings, buffers and streams are not JSON bodies (CSV exports, text replies) and are not
  * checked. Returns null when the answer keeps the contract.
  */
-export function checkResponseContract(route: { operationId: string; responses: RouteResponses }, status: number, body: unknown): ContractViolation | null {
+export function checkResponseContract(
+  route: { operationId: string; responses: RouteResponses },
+  status: number,
+  body: unknown,
+): ContractViolation | null {
   if (!isJsonBody(body)) return null;
   const doc = route.responses[status] ?? route.responses.default;
   if (!doc) return { message: `${route.operationId} answered ${status}, a status it does not declare`, issues: [] };

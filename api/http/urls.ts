@@ -8,4 +8,3 @@ import type { AppContext } from '../context';
 export function requestOrigin(ctx: AppContext): string {
   return `${ctx.protocol}://${ctx.host}`;
 }
-

@@ -63,8 +63,10 @@ export function assertAccessDeclared(access: unknown, where: string): asserts ac
   const a = access as Partial<Record<string, unknown>> | undefined;
   if (!a || typeof a !== 'object' || !ACCESS_KINDS.has(a.kind as Access['kind'])) throw new Error(`${where}: no access declaration (kind)`);
   if (a.kind === 'public' || a.kind === 'operator') return;
-  if (!ROLE_REQUIREMENTS.includes(a.roles as RoleRequirement)) throw new Error(`${where}: access.roles must be one of ${ROLE_REQUIREMENTS.join(', ')}`);
-  if (a.kind === 'apiKey' && !Object.hasOwn(ADMITTED_KEY_SCOPES, String(a.scopes))) throw new Error(`${where}: access.scopes must be one of ${Object.keys(ADMITTED_KEY_SCOPES).join(', ')}`);
+  if (!ROLE_REQUIREMENTS.includes(a.roles as RoleRequirement))
+    throw new Error(`${where}: access.roles must be one of ${ROLE_REQUIREMENTS.join(', ')}`);
+  if (a.kind === 'apiKey' && !Object.hasOwn(ADMITTED_KEY_SCOPES, String(a.scopes)))
+    throw new Error(`${where}: access.scopes must be one of ${Object.keys(ADMITTED_KEY_SCOPES).join(', ')}`);
 }
 
 export function authenticate(access: Access) {
@@ -88,7 +90,8 @@ export function authenticate(access: Access) {
         const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
         const allowed = ADMITTED_KEY_SCOPES[scopes].has(verified.scope);
         const principal = allowed ? anchoredPrincipal(verified) : null;
-        if (!principal) throw forbidden(scopes === 'end-user-gateway' ? AUTH_MESSAGES.gatewayKeyRequired : AUTH_MESSAGES.workspaceKeyRequired);
+        if (!principal)
+          throw forbidden(scopes === 'end-user-gateway' ? AUTH_MESSAGES.gatewayKeyRequired : AUTH_MESSAGES.workspaceKeyRequired);
         if (verified.scope === 'end_user_gateway' && !ctx.deps.config.endUsersEnabled) throw forbidden(AUTH_MESSAGES.endUsersDisabled);
         ctx.state.principal = principal;
         requireRole(access, principal.role);

@@ -45,14 +45,28 @@ interface Classified {
 function classify(err: unknown): Classified {
   if (err instanceof DomainError) {
     const headers = err.retryAfterSeconds !== undefined ? { 'Retry-After': String(err.retryAfterSeconds) } : undefined;
-    return { status: STATUS_OF_KIND[err.kind], message: err.message, code: err.code, details: err.details, headers, envelope: err.envelope };
+    return {
+      status: STATUS_OF_KIND[err.kind],
+      message: err.message,
+      code: err.code,
+      details: err.details,
+      headers,
+      envelope: err.envelope,
+    };
   }
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof ZodError) return { status: 400, message: describeZodError(err) };
   if (err instanceof UniqueConstraintViolationException) {
     return { status: 409, message: 'A concurrent request changed the same resource; retry the request.' };
   }
-  const httpish = err as { status?: number; statusCode?: number; expose?: boolean; message?: string; type?: string; headers?: Record<string, string> };
+  const httpish = err as {
+    status?: number;
+    statusCode?: number;
+    expose?: boolean;
+    message?: string;
+    type?: string;
+    headers?: Record<string, string>;
+  };
   const status = httpish.status ?? httpish.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // http-errors carry headers such as Allow on a 405.

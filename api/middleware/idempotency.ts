@@ -82,7 +82,11 @@ export interface StreamedRequest {
  * committed, and a request that lost a race for the same key drops what it staged. With
  * `mode: 'optional'` a request without a key is staged and committed as it is.
  */
-export async function withStreamedIdempotency(ctx: AppContext, request: StreamedRequest, mode: 'optional' | 'required' = 'required'): Promise<RouteResult> {
+export async function withStreamedIdempotency(
+  ctx: AppContext,
+  request: StreamedRequest,
+  mode: 'optional' | 'required' = 'required',
+): Promise<RouteResult> {
   const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, mode === 'required');
   if (!key) {
     const staged = await request.stage();
@@ -92,7 +96,12 @@ export async function withStreamedIdempotency(ctx: AppContext, request: Streamed
   if (!principal?.workspaceId) throw forbidden(AUTH_MESSAGES.workspaceKeyRequired);
   const em = ctx.state.em;
   const claimWith = async (body: unknown) =>
-    claimIdempotencyKey(em, { workspaceId: principal.workspaceId, key, principalId: principal.principalId, fingerprint: requestFingerprint(ctx.method, ctx.path, body) });
+    claimIdempotencyKey(em, {
+      workspaceId: principal.workspaceId,
+      key,
+      principalId: principal.principalId,
+      fingerprint: requestFingerprint(ctx.method, ctx.path, body),
+    });
   if (await idempotencyKeyInUse(em, { workspaceId: principal.workspaceId, key })) {
     const claim = await claimWith(await request.measure());
     if (claim.kind === 'replay') return replayed(claim);

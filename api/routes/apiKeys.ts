@@ -52,7 +52,10 @@ export const createApiKeyRoute = defineRoute({
   access: { kind: 'session', roles: 'admin' },
   body: createBody,
   responses: {
-    201: { description: 'Created; store the token now, it is never shown again', schema: z.strictObject({ apiKey: apiKeySchema, token: z.string() }) },
+    201: {
+      description: 'Created; store the token now, it is never shown again',
+      schema: z.strictObject({ apiKey: apiKeySchema, token: z.string() }),
+    },
     400: { description: 'Invalid body, unknown scope or duplicate name in the scope', schema: bareErrorSchema },
     ...sessionErrors,
   },

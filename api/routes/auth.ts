@@ -31,7 +31,10 @@ export const signInRoute = defineRoute({
     400: { description: 'Invalid body', schema: bareErrorSchema },
     401: { description: 'Invalid email or password', schema: bareErrorSchema },
     403: { description: 'Not a member of the requested workspace, or cross-origin', schema: bareErrorSchema },
-    429: { description: 'Too many attempts for this email from this address, or for this email from everywhere; Retry-After', schema: bareErrorSchema },
+    429: {
+      description: 'Too many attempts for this email from this address, or for this email from everywhere; Retry-After',
+      schema: bareErrorSchema,
+    },
   },
   handler: async (ctx, { body, deps }) => {
     const result = await signIn(ctx.state.em, deps.signInLimiter, body, deps.config.sessionTtlMs, ctx.ip);
@@ -68,7 +71,10 @@ export const currentSessionRoute = defineRoute({
   family: 'bare',
   access: { kind: 'session', roles: 'read' },
   responses: {
-    200: { description: 'Current session', schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }) },
+    200: {
+      description: 'Current session',
+      schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
+    },
     401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => ({ status: 200, body: await currentSession(ctx.state.em, principal as SessionPrincipal) }),

@@ -14,7 +14,16 @@ const tags = ['Command schedules'];
 const v1Read = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
 // Personal and copilot keys may create (safe-read scopes), but only for a member above viewer.
 const v1Write = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
-const body = z.object({ title: z.unknown(), prompt: z.unknown(), cron: z.unknown(), timezone: z.unknown(), threadId: z.unknown(), workspaceId: z.unknown() }).partial();
+const body = z
+  .object({
+    title: z.unknown(),
+    prompt: z.unknown(),
+    cron: z.unknown(),
+    timezone: z.unknown(),
+    threadId: z.unknown(),
+    workspaceId: z.unknown(),
+  })
+  .partial();
 const errors = {
   400: { description: 'Schedule title is required. / Schedule prompt is required. / invalid cron or timezone', schema: bareErrorSchema },
   401: { description: 'Valid bearer API key (or session) is required', schema: bareErrorSchema },
@@ -42,14 +51,16 @@ export const commandScheduleRoutes: AnyRoute[] = [
         method: 'post',
         path,
         operationId: `createCommandSchedule${suffix}`,
-        summary: 'Create a command schedule (title, prompt, cron, timezone default UTC, optional threadId); created enabled, as a Temporal Schedule',
+        summary:
+          'Create a command schedule (title, prompt, cron, timezone default UTC, optional threadId); created enabled, as a Temporal Schedule',
         tags,
         family: 'bare',
         access: kind === 'v1' ? v1Write : ({ kind: 'session', roles: 'write' } as const),
         body,
         responses: { 201: { description: '`{ schedule }`', schema: scheduleCreatedSchema }, ...errors },
         handler: async (ctx, { principal, body: input, deps }) => {
-          if (kind === 'session' && input.workspaceId !== undefined && input.workspaceId !== principal.workspaceId) throw forbidden('The session is not signed in to that workspace.');
+          if (kind === 'session' && input.workspaceId !== undefined && input.workspaceId !== principal.workspaceId)
+            throw forbidden('The session is not signed in to that workspace.');
           return { status: 201, body: { schedule: await createSchedule(ctx.state.em, deps.commands.schedules, principal, input) } };
         },
       }),

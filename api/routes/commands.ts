@@ -99,7 +99,8 @@ function parseCreateBody(raw: unknown): z.output<typeof createBody> {
   throw invalidInput(`Invalid request body: ${issue.path.join('.') || 'body'} ${issue.message}`, { code: 'request_malformed' });
 }
 
-const confirmationIdOf = (raw: unknown): unknown => (raw && typeof raw === 'object' ? (raw as { confirmationId?: unknown }).confirmationId : undefined);
+const confirmationIdOf = (raw: unknown): unknown =>
+  raw && typeof raw === 'object' ? (raw as { confirmationId?: unknown }).confirmationId : undefined;
 
 const SESSION_CONFIRM_KINDS: Record<ConfirmErrorCode, DomainError['kind']> = {
   request_malformed: 'invalid',
@@ -114,7 +115,9 @@ const SESSION_CONFIRM_KINDS: Record<ConfirmErrorCode, DomainError['kind']> = {
 /** A confirmation failure in the session family: `{ error, errorCode, job? }`. */
 function sessionConfirmError(err: unknown): unknown {
   if (!(err instanceof CommandConfirmError)) return err;
-  return new DomainError(SESSION_CONFIRM_KINDS[err.code], err.message, { details: { errorCode: err.code, ...(err.job ? { job: jobView(err.job) } : {}) } });
+  return new DomainError(SESSION_CONFIRM_KINDS[err.code], err.message, {
+    details: { errorCode: err.code, ...(err.job ? { job: jobView(err.job) } : {}) },
+  });
 }
 
 /** A confirmation failure in the envelope family: 400 request_malformed, 500 internal_error, else 409 conflict. */
@@ -127,10 +130,15 @@ function v1ConfirmError(err: unknown): unknown {
 
 /** Session bodies may name the workspace; it must be the session's. */
 function requireSessionWorkspace(principal: WorkspacePrincipal, workspaceId: unknown): void {
-  if (workspaceId !== undefined && workspaceId !== principal.workspaceId) throw forbidden('The session is not signed in to that workspace.');
+  if (workspaceId !== undefined && workspaceId !== principal.workspaceId)
+    throw forbidden('The session is not signed in to that workspace.');
 }
 
-const sendBody = z.object({ message: z.unknown().optional(), threadId: z.string().min(1).max(200).optional(), workspaceId: z.string().optional() });
+const sendBody = z.object({
+  message: z.unknown().optional(),
+  threadId: z.string().min(1).max(200).optional(),
+  workspaceId: z.string().optional(),
+});
 
 export const commandRoutes: AnyRoute[] = [
   // ---- session routes ----
@@ -143,11 +151,21 @@ export const commandRoutes: AnyRoute[] = [
     family: 'bare',
     access: sessionWrite,
     body: sendBody,
-    responses: { 201: { description: '`{ threadId, job }`', schema: sessionSendSchema }, 400: { description: 'Message is required.', schema: bareErrorSchema }, ...sessionErrors },
+    responses: {
+      201: { description: '`{ threadId, job }`', schema: sessionSendSchema },
+      400: { description: 'Message is required.', schema: bareErrorSchema },
+      ...sessionErrors,
+    },
     handler: async (ctx, { principal, body, deps }) => {
       requireSessionWorkspace(principal, body.workspaceId);
       if (typeof body.message !== 'string' || body.message.trim() === '') throw invalidInput(COMMAND_MESSAGES.messageRequired);
-      const row = await createJob(ctx.state.em, deps.commands.engine, principal, { message: body.message, threadId: body.threadId }, { idStyle: 'session', chat: true });
+      const row = await createJob(
+        ctx.state.em,
+        deps.commands.engine,
+        principal,
+        { message: body.message, threadId: body.threadId },
+        { idStyle: 'session', chat: true },
+      );
       return { status: 201, body: { threadId: row.thread_id, job: jobView(row) } };
     },
   }),
@@ -162,7 +180,8 @@ export const commandRoutes: AnyRoute[] = [
     params: idParams,
     responses: {
       200: {
-        description: '`{ threadId, plan, job, result?, error?, attempt?, retryOfJobId? }`, or the chat-message fallback `{ threadId, plan: null, job: null, message }` when the id names a chat message (or a job that is gone but left messages)',
+        description:
+          '`{ threadId, plan, job, result?, error?, attempt?, retryOfJobId? }`, or the chat-message fallback `{ threadId, plan: null, job: null, message }` when the id names a chat message (or a job that is gone but left messages)',
         schema: sessionJobOrMessageSchema,
       },
       ...sessionErrors,
@@ -204,13 +223,24 @@ export const commandRoutes: AnyRoute[] = [
     responses: {
       200: { description: '`{ job }`', schema: sessionJobOnlySchema },
       400: { description: '`request_malformed`', schema: bareErrorSchema },
-      409: { description: '`confirmation_mismatch`, `confirmation_expired` (with job), `confirmation_consumed` (with job), `execution_failed` (with job)', schema: bareErrorSchema },
+      409: {
+        description:
+          '`confirmation_mismatch`, `confirmation_expired` (with job), `confirmation_consumed` (with job), `execution_failed` (with job)',
+        schema: bareErrorSchema,
+      },
       500: { description: '`internal_error`', schema: bareErrorSchema },
       ...sessionErrors,
     },
     handler: async (ctx, { principal, params, deps }) => {
       try {
-        const row = await confirmJob(ctx.state.em, deps.commands.engine, deps.config.commands.confirmWaitMs, principal, params.id, confirmationIdOf(ctx.request.body));
+        const row = await confirmJob(
+          ctx.state.em,
+          deps.commands.engine,
+          deps.config.commands.confirmWaitMs,
+          principal,
+          params.id,
+          confirmationIdOf(ctx.request.body),
+        );
         return { status: 200, body: { job: jobView(row) } };
       } catch (err) {
         throw sessionConfirmError(err);
@@ -226,8 +256,15 @@ export const commandRoutes: AnyRoute[] = [
     family: 'bare',
     access: sessionWrite,
     params: idParams,
-    responses: { 200: { description: '`{ job }`', schema: sessionJobOnlySchema }, 409: { description: 'terminal job', schema: bareErrorSchema }, ...sessionErrors },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { job: jobView(await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) } }),
+    responses: {
+      200: { description: '`{ job }`', schema: sessionJobOnlySchema },
+      409: { description: 'terminal job', schema: bareErrorSchema },
+      ...sessionErrors,
+    },
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 200,
+      body: { job: jobView(await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) },
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -238,8 +275,15 @@ export const commandRoutes: AnyRoute[] = [
     family: 'bare',
     access: sessionWrite,
     params: idParams,
-    responses: { 202: { description: '`{ job, queued }`', schema: sessionRetrySchema }, 409: { description: 'not failed or canceled', schema: bareErrorSchema }, ...sessionErrors },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 202, body: { job: jobView(await retryJob(ctx.state.em, deps.commands.engine, principal, params.id)), queued: true } }),
+    responses: {
+      202: { description: '`{ job, queued }`', schema: sessionRetrySchema },
+      409: { description: 'not failed or canceled', schema: bareErrorSchema },
+      ...sessionErrors,
+    },
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 202,
+      body: { job: jobView(await retryJob(ctx.state.em, deps.commands.engine, principal, params.id)), queued: true },
+    }),
   }),
 
   // ---- v1 threads (our design) ----
@@ -264,7 +308,11 @@ export const commandRoutes: AnyRoute[] = [
     access: v1Write,
     body: z.strictObject({ title: z.string().max(200).optional() }),
     idempotency: 'required',
-    responses: { 201: { description: '`{ thread }`', schema: threadEnvelope }, 400: { description: '`validation_failed`; `idempotency_key_invalid`', schema: envelopeErrorSchema }, ...envelopeErrors },
+    responses: {
+      201: { description: '`{ thread }`', schema: threadEnvelope },
+      400: { description: '`validation_failed`; `idempotency_key_invalid`', schema: envelopeErrorSchema },
+      ...envelopeErrors,
+    },
     handler: async (ctx, { principal, body }) => ({ status: 201, body: { thread: await createThread(ctx.state.em, principal, body) } }),
   }),
 
@@ -288,7 +336,11 @@ export const commandRoutes: AnyRoute[] = [
     family: 'bare',
     access: sessionWrite,
     body: z.strictObject({ title: z.string().max(200).optional(), workspaceId: z.string().optional() }),
-    responses: { 201: { description: '`{ thread }`', schema: threadEnvelope }, 400: { description: 'Invalid request body', schema: bareErrorSchema }, ...sessionErrors },
+    responses: {
+      201: { description: '`{ thread }`', schema: threadEnvelope },
+      400: { description: 'Invalid request body', schema: bareErrorSchema },
+      ...sessionErrors,
+    },
     handler: async (ctx, { principal, body }) => {
       requireSessionWorkspace(principal, body.workspaceId);
       return { status: 201, body: { thread: await createThread(ctx.state.em, principal, { title: body.title }) } };
@@ -306,7 +358,11 @@ export const commandRoutes: AnyRoute[] = [
     access: v1Read,
     params: idParams,
     query: messageListQuery,
-    responses: { 200: { description: '`{ messages, nextCursor }`', schema: messageListSchema }, 400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema }, ...envelopeErrors },
+    responses: {
+      200: { description: '`{ messages, nextCursor }`', schema: messageListSchema },
+      400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema },
+      ...envelopeErrors,
+    },
     handler: async (ctx, { principal, params, query }) => {
       const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
       return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
@@ -322,7 +378,11 @@ export const commandRoutes: AnyRoute[] = [
     access: sessionRead,
     params: idParams,
     query: messageListQuery,
-    responses: { 200: { description: '`{ messages, nextCursor }`', schema: messageListSchema }, 400: { description: 'bad limit or cursor', schema: bareErrorSchema }, ...sessionErrors },
+    responses: {
+      200: { description: '`{ messages, nextCursor }`', schema: messageListSchema },
+      400: { description: 'bad limit or cursor', schema: bareErrorSchema },
+      ...sessionErrors,
+    },
     handler: async (ctx, { principal, params, query }) => {
       const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
       return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
@@ -339,7 +399,11 @@ export const commandRoutes: AnyRoute[] = [
     family: 'envelope',
     access: v1Read,
     query: listQuery,
-    responses: { 200: { description: '`{ jobs, nextCursor }`', schema: jobListEnvelope }, 400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema }, ...envelopeErrors },
+    responses: {
+      200: { description: '`{ jobs, nextCursor }`', schema: jobListEnvelope },
+      400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema },
+      ...envelopeErrors,
+    },
     handler: async (ctx, { principal, query }) => {
       const { rows, nextCursor } = await listJobs(ctx.state.em, principal, query);
       return { status: 200, body: { jobs: rows.map((r) => projectJob(principal, r)), nextCursor } };
@@ -396,15 +460,26 @@ export const commandRoutes: AnyRoute[] = [
     responses: {
       200: { description: '`{ job }`', schema: jobEnvelope },
       400: { description: '`request_malformed`: missing confirmationId; `idempotency_key_invalid`', schema: envelopeErrorSchema },
-      409: { description: '`conflict` (error.reason names the confirmation failure); `idempotency_replay_mismatch`', schema: envelopeErrorSchema },
+      409: {
+        description: '`conflict` (error.reason names the confirmation failure); `idempotency_replay_mismatch`',
+        schema: envelopeErrorSchema,
+      },
       500: { description: '`internal_error`', schema: envelopeErrorSchema },
       ...envelopeErrors,
     },
     handler: async (ctx, { principal, params, deps }) => {
       const confirmationId = confirmationIdOf(ctx.request.body);
-      if (typeof confirmationId !== 'string' || !confirmationId.startsWith('cnf_')) throw invalidInput('confirmationId must be a cnf_ confirmation id.', { code: 'request_malformed' });
+      if (typeof confirmationId !== 'string' || !confirmationId.startsWith('cnf_'))
+        throw invalidInput('confirmationId must be a cnf_ confirmation id.', { code: 'request_malformed' });
       try {
-        const row = await confirmJob(ctx.state.em, deps.commands.engine, deps.config.commands.confirmWaitMs, principal, params.id, confirmationId);
+        const row = await confirmJob(
+          ctx.state.em,
+          deps.commands.engine,
+          deps.config.commands.confirmWaitMs,
+          principal,
+          params.id,
+          confirmationId,
+        );
         return { status: 200, body: { job: projectJob(principal, row) } };
       } catch (err) {
         throw v1ConfirmError(err);
@@ -427,7 +502,10 @@ export const commandRoutes: AnyRoute[] = [
       409: { description: '`conflict`: terminal job', schema: envelopeErrorSchema },
       ...envelopeErrors,
     },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { job: projectJob(principal, await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) } }),
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 200,
+      body: { job: projectJob(principal, await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) },
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -440,8 +518,15 @@ export const commandRoutes: AnyRoute[] = [
     params: idParams,
     body: z.strictObject({ fileId: pathId }),
     idempotency: 'required',
-    responses: { 201: { description: '`{ job }`', schema: jobEnvelope }, 400: { description: '`validation_failed`; `idempotency_key_invalid`', schema: envelopeErrorSchema }, ...envelopeErrors },
-    handler: async (ctx, { principal, params, body }) => ({ status: 201, body: { job: projectJob(principal, await registerArtifact(ctx.state.em, principal, params.id, body.fileId)) } }),
+    responses: {
+      201: { description: '`{ job }`', schema: jobEnvelope },
+      400: { description: '`validation_failed`; `idempotency_key_invalid`', schema: envelopeErrorSchema },
+      ...envelopeErrors,
+    },
+    handler: async (ctx, { principal, params, body }) => ({
+      status: 201,
+      body: { job: projectJob(principal, await registerArtifact(ctx.state.em, principal, params.id, body.fileId)) },
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -459,7 +544,10 @@ export const commandRoutes: AnyRoute[] = [
       423: { description: '`conflict`: the file is not ready', schema: envelopeErrorSchema },
       ...envelopeErrors,
     },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: { job: projectJob(principal, await completeArtifact(ctx.state.em, principal, params.id, params.fileId)) } }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: { job: projectJob(principal, await completeArtifact(ctx.state.em, principal, params.id, params.fileId)) },
+    }),
   }),
   ...commandScheduleRoutes,
 ];

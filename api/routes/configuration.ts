@@ -7,8 +7,28 @@
 import { z } from 'zod';
 import { defineRoute, type RouteResult } from '../http/route';
 import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
-import { catalogSchema, configurationOperationResultSchema, historySchema, managedRowResultSchema, proposalSchema, storageUnavailableSchema, valueErrorSchema } from '../schemas/databases';
-import { applyProposal, configurationCatalog, configurationHistory, confirmProposal, declareTable, exportPackage, getManagedRow, preparePackage, previewPackage, putManagedRow, validatePackage } from '../../services/databases';
+import {
+  catalogSchema,
+  configurationOperationResultSchema,
+  historySchema,
+  managedRowResultSchema,
+  proposalSchema,
+  storageUnavailableSchema,
+  valueErrorSchema,
+} from '../schemas/databases';
+import {
+  applyProposal,
+  configurationCatalog,
+  configurationHistory,
+  confirmProposal,
+  declareTable,
+  exportPackage,
+  getManagedRow,
+  preparePackage,
+  previewPackage,
+  putManagedRow,
+  validatePackage,
+} from '../../services/databases';
 import { configurationProposalUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import { invalidInput, notFound } from '../../services/kernel/errors';
@@ -34,14 +54,18 @@ export const getManagedRowRoute = defineRoute({
     ...bareAuthErrors,
     404: { description: 'Managed table or row not found (or in another workspace)', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await getManagedRow(ctx.state.em, principal.workspaceId, params.tableId, query.key) }),
+  handler: async (ctx, { principal, params, query }) => ({
+    status: 200,
+    body: await getManagedRow(ctx.state.em, principal.workspaceId, params.tableId, query.key),
+  }),
 });
 
 export const putManagedRowRoute = defineRoute({
   method: 'put',
   path: '/api/v1/databases/{tableId}/managed-rows',
   operationId: 'putManagedRow',
-  summary: 'Write one managed row `{ key, expectedRevision, values }`: revision 0 creates it; a stale revision is 409; the key is immutable; secrets in active or retired are refused',
+  summary:
+    'Write one managed row `{ key, expectedRevision, values }`: revision 0 creates it; a stale revision is 409; the key is immutable; secrets in active or retired are refused',
   tags: TAGS,
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
@@ -54,11 +78,17 @@ export const putManagedRowRoute = defineRoute({
   responses: {
     200: { description: '`{ tableId, row }` at its new revision', schema: managedRowResultSchema },
     ...bareAuthErrors,
-    400: { description: 'Invalid values (column named), an immutable key, or a recognized secret (`secret_detected`)', schema: valueErrorSchema },
+    400: {
+      description: 'Invalid values (column named), an immutable key, or a recognized secret (`secret_detected`)',
+      schema: valueErrorSchema,
+    },
     404: { description: 'Managed table not found (or in another workspace)', schema: bareErrorSchema },
     409: { description: 'Stale revision: `{ error, code: revision_conflict, currentRevision }`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await putManagedRow(ctx.state.em, principal.workspaceId, params.tableId, body) }),
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: await putManagedRow(ctx.state.em, principal.workspaceId, params.tableId, body),
+  }),
 });
 
 const operationParams = z.object({ operation: pathId });
@@ -77,15 +107,25 @@ export const configurationGetRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: operationParams,
   responses: {
-    200: { description: 'catalog `{ applyEnabled, applyDisabledReason, databases, tables }` or history `{ receipts }`', schema: z.union([catalogSchema, historySchema]) },
+    200: {
+      description: 'catalog `{ applyEnabled, applyDisabledReason, databases, tables }` or history `{ receipts }`',
+      schema: z.union([catalogSchema, historySchema]),
+    },
     ...bareAuthErrors,
     404: { description: 'Unknown operation', schema: bareErrorSchema },
     405: { description: 'A POST operation (`Allow: POST`)', schema: bareErrorSchema },
-    503: { description: 'Catalog without durable storage: `applyEnabled: false`, `applyDisabledReason: storage_unavailable`, no metadata', schema: storageUnavailableSchema },
+    503: {
+      description: 'Catalog without durable storage: `applyEnabled: false`, `applyDisabledReason: storage_unavailable`, no metadata',
+      schema: storageUnavailableSchema,
+    },
   },
   handler: async (ctx, { principal, params, deps }) => {
     const op = params.operation;
-    if (op === 'catalog') return { status: 200, body: await configurationCatalog(ctx.state.em, principal.workspaceId, { writesEnabled: deps.config.configurationWritesEnabled }) };
+    if (op === 'catalog')
+      return {
+        status: 200,
+        body: await configurationCatalog(ctx.state.em, principal.workspaceId, { writesEnabled: deps.config.configurationWritesEnabled }),
+      };
     if (op === 'history') return { status: 200, body: await configurationHistory(ctx.state.em, principal.workspaceId) };
     if ((POST_OPERATIONS as readonly string[]).includes(op)) return wrongMethod('POST');
     throw notFound(`Unknown configuration operation "${op}".`);
@@ -103,14 +143,22 @@ export const configurationPostRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   params: operationParams,
   responses: {
-    200: { description: 'declare `{ table }`, export `{ package, stats }`, validate `{ valid, issues, bytes }`, preview (the plan), apply `{ receipt, replayed }`', schema: configurationOperationResultSchema },
+    200: {
+      description:
+        'declare `{ table }`, export `{ package, stats }`, validate `{ valid, issues, bytes }`, preview (the plan), apply `{ receipt, replayed }`',
+      schema: configurationOperationResultSchema,
+    },
     201: { description: 'prepare `{ proposal, preview, reviewUrl }`', schema: configurationOperationResultSchema },
     ...bareAuthErrors,
     400: { description: 'Validation, or a recognized secret (`secret_detected`)', schema: valueErrorSchema },
     403: { description: 'Admin or Owner required', schema: bareErrorSchema },
     404: { description: 'Unknown operation, or a table of another workspace', schema: bareErrorSchema },
     405: { description: 'A GET operation (`Allow: GET`)', schema: bareErrorSchema },
-    409: { description: 'Already declared; export reference conflicts and drift (`details.blockers`); unconfirmed proposal; requestId reused with other input', schema: bareErrorSchema },
+    409: {
+      description:
+        'Already declared; export reference conflicts and drift (`details.blockers`); unconfirmed proposal; requestId reused with other input',
+      schema: bareErrorSchema,
+    },
     412: { description: 'Expired proposal', schema: bareErrorSchema },
     503: { description: 'Writes switched off and no committed receipt for this requestId', schema: bareErrorSchema },
   },
@@ -144,7 +192,12 @@ export const configurationPostRoute = defineRoute({
       }
       case 'apply': {
         const input = parseOperationBody(applyBody, body);
-        return { status: 200, body: await applyProposal(ctx.state.em, principal.workspaceId, principal.userId, input, { writesEnabled: deps.config.configurationWritesEnabled }) };
+        return {
+          status: 200,
+          body: await applyProposal(ctx.state.em, principal.workspaceId, principal.userId, input, {
+            writesEnabled: deps.config.configurationWritesEnabled,
+          }),
+        };
       }
     }
     throw notFound(`Unknown configuration operation "${op}".`);
@@ -152,14 +205,18 @@ export const configurationPostRoute = defineRoute({
 });
 
 const declareBody = z.strictObject({ tableId: pathId, tableKey: z.string().optional() });
-const exportBody = z.strictObject({ packageKey: z.string({ error: 'packageKey is required' }), tableIds: z.array(pathId).min(1).max(100).optional() });
+const exportBody = z.strictObject({
+  packageKey: z.string({ error: 'packageKey is required' }),
+  tableIds: z.array(pathId).min(1).max(100).optional(),
+});
 const packageBody = z.strictObject({ package: z.unknown().refine((p) => p !== undefined, 'package is required') });
 const applyBody = z.strictObject({ requestId: z.string().min(1).max(200, 'requestId is at most 200 characters'), proposalId: pathId });
 
 /** Each operation has its own body; they share one route, so each is parsed here (a 400 naming the field). */
 function parseOperationBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw invalidInput(`Invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw invalidInput(`Invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 
@@ -184,7 +241,16 @@ export const confirmProposalRoute = defineRoute({
     409: { description: 'Already confirmed or applied', schema: bareErrorSchema },
     412: { description: 'Expired proposal', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { proposal: await confirmProposal(ctx.state.em, principal.workspaceId, principal.userId, params.id) } }),
+  handler: async (ctx, { principal, params }) => ({
+    status: 200,
+    body: { proposal: await confirmProposal(ctx.state.em, principal.workspaceId, principal.userId, params.id) },
+  }),
 });
 
-export const configurationRoutes = [getManagedRowRoute, putManagedRowRoute, configurationGetRoute, configurationPostRoute, confirmProposalRoute];
+export const configurationRoutes = [
+  getManagedRowRoute,
+  putManagedRowRoute,
+  configurationGetRoute,
+  configurationPostRoute,
+  confirmProposalRoute,
+];

@@ -34,7 +34,9 @@ const envVar = z.string().min(1).max(200).describe('An allowed deployment variab
 const allowedHosts = z
   .array(z.string().max(300), { error: 'allowedHosts must be an array of host names' })
   .max(50, 'allowedHosts must have at most 50 hosts')
-  .describe('Hosts the credential may be sent to besides those its value and provider imply: `api.example.com`, `api.example.com:8443` or `*.example.com`. Changing them needs `value` (or `envVar`) in the same request');
+  .describe(
+    'Hosts the credential may be sent to besides those its value and provider imply: `api.example.com`, `api.example.com:8443` or `*.example.com`. Changing them needs `value` (or `envVar`) in the same request',
+  );
 
 export const listCredentialsRoute = defineRoute({
   method: 'get',
@@ -45,7 +47,10 @@ export const listCredentialsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   responses: { 200: { description: '`{ credentials }`', schema: credentialListSchema }, ...bareAuthErrors },
-  handler: async (ctx, { principal, deps }) => ({ status: 200, body: { credentials: await listCredentials(ctx.state.em, principal, deps.services.credentials.crud) } }),
+  handler: async (ctx, { principal, deps }) => ({
+    status: 200,
+    body: { credentials: await listCredentials(ctx.state.em, principal, deps.services.credentials.crud) },
+  }),
 });
 
 export const createCredentialRoute = defineRoute({
@@ -73,7 +78,13 @@ export const updateCredentialRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
-  body: z.strictObject({ name: name.optional(), type: type.optional(), value: value.optional(), envVar: envVar.optional(), allowedHosts: allowedHosts.optional() }),
+  body: z.strictObject({
+    name: name.optional(),
+    type: type.optional(),
+    value: value.optional(),
+    envVar: envVar.optional(),
+    allowedHosts: allowedHosts.optional(),
+  }),
   responses: {
     200: { description: '`{ credential }`', schema: credentialEnvelopeSchema },
     ...bareAuthErrors,
@@ -111,8 +122,15 @@ export const testCredentialRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
-  responses: { 200: { description: '`{ result: { ok, status, message, checkedAt, latencyMs } }`', schema: credentialTestSchema }, ...bareAuthErrors, ...notFound },
-  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { result: await testCredential(ctx.state.em, principal, deps.services.credentials.tests, params.id) } }),
+  responses: {
+    200: { description: '`{ result: { ok, status, message, checkedAt, latencyMs } }`', schema: credentialTestSchema },
+    ...bareAuthErrors,
+    ...notFound,
+  },
+  handler: async (ctx, { principal, params, deps }) => ({
+    status: 200,
+    body: { result: await testCredential(ctx.state.em, principal, deps.services.credentials.tests, params.id) },
+  }),
 });
 
 export const testWorkflowCredentialsRoute = defineRoute({
@@ -124,21 +142,39 @@ export const testWorkflowCredentialsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
-  responses: { 200: { description: '`{ workflowId, ok, credentials: [{ reference, nodeIds, credential, result }] }`', schema: workflowCredentialTestSchema }, ...bareAuthErrors, ...workflowErrors },
-  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await testWorkflowCredentials(ctx.state.em, principal, deps.services.credentials.tests, params.id) }),
+  responses: {
+    200: {
+      description: '`{ workflowId, ok, credentials: [{ reference, nodeIds, credential, result }] }`',
+      schema: workflowCredentialTestSchema,
+    },
+    ...bareAuthErrors,
+    ...workflowErrors,
+  },
+  handler: async (ctx, { principal, params, deps }) => ({
+    status: 200,
+    body: await testWorkflowCredentials(ctx.state.em, principal, deps.services.credentials.tests, params.id),
+  }),
 });
 
 export const bootstrapWorkflowCredentialsRoute = defineRoute({
   method: 'post',
   path: '/api/v1/workflows/{id}/credentials/bootstrap-from-env',
   operationId: 'bootstrapWorkflowCredentials',
-  summary: 'Creates the credentials the workflow names but the workspace lacks, from allowed deployment variables; reports counts, never values',
+  summary:
+    'Creates the credentials the workflow names but the workspace lacks, from allowed deployment variables; reports counts, never values',
   tags: ['Credentials', 'Workflows'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
-  responses: { 200: { description: '`{ bootstrap: { workflowId, created, skipped, credentials } }`', schema: bootstrapReportSchema }, ...bareAuthErrors, ...workflowErrors },
-  handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { bootstrap: await bootstrapWorkflowCredentials(ctx.state.em, principal, deps.services.credentials.crud, params.id) } }),
+  responses: {
+    200: { description: '`{ bootstrap: { workflowId, created, skipped, credentials } }`', schema: bootstrapReportSchema },
+    ...bareAuthErrors,
+    ...workflowErrors,
+  },
+  handler: async (ctx, { principal, params, deps }) => ({
+    status: 200,
+    body: { bootstrap: await bootstrapWorkflowCredentials(ctx.state.em, principal, deps.services.credentials.crud, params.id) },
+  }),
 });
 
 export const credentialRoutes = [

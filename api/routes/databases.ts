@@ -16,7 +16,20 @@ import {
 } from '../schemas/databases';
 import { clampLimit } from '../../services/kernel/pagination';
 import { invalidInput } from '../../services/kernel/errors';
-import { CSV_MAX_BYTES, createDatabaseOrTable, deleteRow, exportTable, importCsv, insertRow, isCsvUpload, listDatabases, listRows, patchTable, runQuery, updateRow } from '../../services/databases';
+import {
+  CSV_MAX_BYTES,
+  createDatabaseOrTable,
+  deleteRow,
+  exportTable,
+  importCsv,
+  insertRow,
+  isCsvUpload,
+  listDatabases,
+  listRows,
+  patchTable,
+  runQuery,
+  updateRow,
+} from '../../services/databases';
 import { readMultipart } from '../http/multipart';
 import { tableRowsUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
@@ -80,7 +93,9 @@ export const patchTableRoute = defineRoute({
   params: tableParams,
   body: z
     .strictObject({ trashed: z.boolean().optional(), column: z.unknown().optional(), defaultValue: z.unknown().optional() })
-    .refine((b) => (b.trashed === undefined) !== (b.column === undefined), { message: 'Send either { trashed } or { column, defaultValue }.' })
+    .refine((b) => (b.trashed === undefined) !== (b.column === undefined), {
+      message: 'Send either { trashed } or { column, defaultValue }.',
+    })
     .refine((b) => b.trashed === undefined || b.defaultValue === undefined, { message: 'defaultValue goes with column.' }),
   responses: {
     200: { description: '`{ table }`', schema: tableEnvelopeSchema },
@@ -128,10 +143,17 @@ export const insertRowRoute = defineRoute({
   params: tableParams,
   body: z.strictObject({ values: z.record(z.string(), z.unknown(), { error: 'values must be an object of column name to value' }) }),
   responses: { 201: { description: '`{ tableId, row }`', schema: rowResultSchema }, ...valueErrors, ...notFoundDoc('Table') },
-  handler: async (ctx, { principal, params, body }) => ({ status: 201, body: await insertRow(ctx.state.em, principal.workspaceId, params.tableId, body.values) }),
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 201,
+    body: await insertRow(ctx.state.em, principal.workspaceId, params.tableId, body.values),
+  }),
 });
 
-const rowIndex = z.number({ error: 'rowIndex must be a positive integer' }).int('rowIndex must be a positive integer').min(1, 'rowIndex must be a positive integer').max(2_147_483_647);
+const rowIndex = z
+  .number({ error: 'rowIndex must be a positive integer' })
+  .int('rowIndex must be a positive integer')
+  .min(1, 'rowIndex must be a positive integer')
+  .max(2_147_483_647);
 
 export const updateRowRoute = defineRoute({
   method: 'patch',
@@ -142,9 +164,15 @@ export const updateRowRoute = defineRoute({
   family: 'bare',
   access: write,
   params: tableParams,
-  body: z.strictObject({ rowIndex, values: z.record(z.string(), z.unknown(), { error: 'values must be an object of column name to value' }) }),
+  body: z.strictObject({
+    rowIndex,
+    values: z.record(z.string(), z.unknown(), { error: 'values must be an object of column name to value' }),
+  }),
   responses: { 200: { description: '`{ tableId, row }`', schema: rowResultSchema }, ...valueErrors, ...notFoundDoc('Table or row') },
-  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await updateRow(ctx.state.em, principal.workspaceId, params.tableId, body.rowIndex, body.values) }),
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: await updateRow(ctx.state.em, principal.workspaceId, params.tableId, body.rowIndex, body.values),
+  }),
 });
 
 export const deleteRowRoute = defineRoute({
@@ -157,8 +185,15 @@ export const deleteRowRoute = defineRoute({
   access: write,
   params: tableParams,
   body: z.strictObject({ rowIndex }),
-  responses: { 200: { description: '`{ tableId, rowIndex, deleted: true }`', schema: rowDeletedSchema }, ...bareAuthErrors, ...notFoundDoc('Table or row') },
-  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await deleteRow(ctx.state.em, principal.workspaceId, params.tableId, body.rowIndex) }),
+  responses: {
+    200: { description: '`{ tableId, rowIndex, deleted: true }`', schema: rowDeletedSchema },
+    ...bareAuthErrors,
+    ...notFoundDoc('Table or row'),
+  },
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: await deleteRow(ctx.state.em, principal.workspaceId, params.tableId, body.rowIndex),
+  }),
 });
 
 const IMPORT_FIELDS = ['databaseId', 'databaseName', 'tableName', 'hasHeader', 'delimiter', 'columns'] as const;
@@ -187,7 +222,10 @@ export const importCsvRoute = defineRoute({
       maxFileBytes: CSV_MAX_BYTES,
       fields: IMPORT_FIELDS,
       accept: isCsvUpload,
-      messages: { tooLarge: 'The CSV file is over the 5 MB limit.', unsupported: 'The file must be CSV (a .csv name or a CSV MIME type such as text/csv).' },
+      messages: {
+        tooLarge: 'The CSV file is over the 5 MB limit.',
+        unsupported: 'The file must be CSV (a .csv name or a CSV MIME type such as text/csv).',
+      },
     });
     if (!file) throw invalidInput('file is required: send the CSV as the multipart field "file".', { details: { field: 'file' } });
     const result = await importCsv(ctx.state.em, principal.workspaceId, { ...fields, fileName: file.fileName, data: file.data });
@@ -206,7 +244,10 @@ export const exportTableRoute = defineRoute({
   params: tableParams,
   query: z.object({ format: z.enum(['csv', 'json'], { error: 'format must be csv or json' }).default('json') }),
   responses: {
-    200: { description: 'The file, with `Content-Disposition: attachment`: JSON (schema below) or, with `?format=csv`, text/csv', schema: tableExportSchema },
+    200: {
+      description: 'The file, with `Content-Disposition: attachment`: JSON (schema below) or, with `?format=csv`, text/csv',
+      schema: tableExportSchema,
+    },
     ...bareAuthErrors,
     ...notFoundDoc('Table'),
   },
@@ -215,7 +256,11 @@ export const exportTableRoute = defineRoute({
     return {
       status: 200,
       body: file.stream,
-      headers: { 'Content-Type': file.contentType, 'Content-Disposition': `attachment; filename="${file.fileName}"`, 'Cache-Control': 'no-store' },
+      headers: {
+        'Content-Type': file.contentType,
+        'Content-Disposition': `attachment; filename="${file.fileName}"`,
+        'Cache-Control': 'no-store',
+      },
     };
   },
 });
@@ -225,11 +270,14 @@ export const queryRoute = defineRoute({
   path: '/api/v1/databases/query',
   operationId: 'queryDatabase',
   summary:
-    'Read-only SQL over one database: a single SELECT over its tables, parsed by the PostgreSQL parser, run READ ONLY as the database\'s own role with a statement timeout, rows and bytes capped',
+    "Read-only SQL over one database: a single SELECT over its tables, parsed by the PostgreSQL parser, run READ ONLY as the database's own role with a statement timeout, rows and bytes capped",
   tags: TAGS,
   family: 'bare',
   access: read,
-  body: z.strictObject({ databaseId: z.string({ error: 'databaseId is required' }).min(1), sql: z.string({ error: 'sql is required' }).min(1, 'sql is required') }),
+  body: z.strictObject({
+    databaseId: z.string({ error: 'databaseId is required' }).min(1),
+    sql: z.string({ error: 'sql is required' }).min(1, 'sql is required'),
+  }),
   responses: {
     200: { description: '`{ columns, rows, truncated, durationMs }`', schema: queryResultSchema },
     ...bareAuthErrors,
@@ -237,7 +285,10 @@ export const queryRoute = defineRoute({
     404: { description: 'Database not found, or in another workspace', schema: bareErrorSchema },
     408: { description: 'Over the statement timeout: `{ error, code: query_timeout, availableTables }`', schema: slowQuerySchema },
   },
-  handler: async (ctx, { principal, body, deps }) => ({ status: 200, body: await runQuery(ctx.state.em, principal.workspaceId, body, deps.config.databaseQuery) }),
+  handler: async (ctx, { principal, body, deps }) => ({
+    status: 200,
+    body: await runQuery(ctx.state.em, principal.workspaceId, body, deps.config.databaseQuery),
+  }),
 });
 
 export const databaseRoutes = [

@@ -18,11 +18,21 @@ import { requestFingerprint } from '../../services/kernel/idempotency';
 
 const idParams = z.object({ id: pathId });
 const id = z.string().min(1).max(200);
-const expectedRevision = z.number({ error: 'expectedRevision must be an integer' }).int('expectedRevision must be an integer').min(1, 'expectedRevision must be at least 1');
+const expectedRevision = z
+  .number({ error: 'expectedRevision must be an integer' })
+  .int('expectedRevision must be an integer')
+  .min(1, 'expectedRevision must be at least 1');
 const name = z.string().trim().min(1, 'name must not be blank').max(100, 'name must be at most 100 characters');
 const interval = (bounds: { min: number; max: number }) =>
-  z.number().int('intervalSeconds must be an integer').min(bounds.min, `intervalSeconds must be between ${bounds.min} and ${bounds.max}`).max(bounds.max, `intervalSeconds must be between ${bounds.min} and ${bounds.max}`);
-const httpUrl = z.string().max(2048).regex(/^https?:\/\/[^\s/?#]+\S*$/i, 'must be an http(s) URL');
+  z
+    .number()
+    .int('intervalSeconds must be an integer')
+    .min(bounds.min, `intervalSeconds must be between ${bounds.min} and ${bounds.max}`)
+    .max(bounds.max, `intervalSeconds must be between ${bounds.min} and ${bounds.max}`);
+const httpUrl = z
+  .string()
+  .max(2048)
+  .regex(/^https?:\/\/[^\s/?#]+\S*$/i, 'must be an http(s) URL');
 const alias = z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, 'aliases are 1 to 100 letters, digits, _ . : -');
 const idMap = (keys: z.ZodType<string>) => z.record(keys, id).refine((m) => Object.keys(m).length <= 100, 'at most 100 entries');
 
@@ -36,17 +46,34 @@ const publishFields = {
   restoreActivationId: id.optional(),
   resumeActivationId: id.optional(),
 };
-const onePreparedSource = <T extends { sourceTargetId?: string; sourceActivationId?: string; restoreActivationId?: string; resumeActivationId?: string }>(f: T) =>
-  [f.sourceTargetId !== undefined || f.sourceActivationId !== undefined, f.restoreActivationId !== undefined, f.resumeActivationId !== undefined].filter(Boolean).length <= 1;
-const ONE_SOURCE = 'Send at most one of the prepared source (sourceTargetId, sourceActivationId), restoreActivationId or resumeActivationId.';
+const onePreparedSource = <
+  T extends { sourceTargetId?: string; sourceActivationId?: string; restoreActivationId?: string; resumeActivationId?: string },
+>(
+  f: T,
+) =>
+  [
+    f.sourceTargetId !== undefined || f.sourceActivationId !== undefined,
+    f.restoreActivationId !== undefined,
+    f.resumeActivationId !== undefined,
+  ].filter(Boolean).length <= 1;
+const ONE_SOURCE =
+  'Send at most one of the prepared source (sourceTargetId, sourceActivationId), restoreActivationId or resumeActivationId.';
 
-const rssSource = z.strictObject({ kind: z.literal('rss'), targetId: id, feedUrl: httpUrl, intervalSeconds: interval(RSS_INTERVAL).optional() });
+const rssSource = z.strictObject({
+  kind: z.literal('rss'),
+  targetId: id,
+  feedUrl: httpUrl,
+  intervalSeconds: interval(RSS_INTERVAL).optional(),
+});
 const ciSource = z.strictObject({
   kind: z.literal('ci'),
   targetId: id,
   nodeId: id,
   credentialId: id,
-  jobs: z.array(z.string().trim().min(1).max(200)).min(1, `jobs must list 1 to ${CI_MAX_JOBS} jobs`).max(CI_MAX_JOBS, `jobs must list 1 to ${CI_MAX_JOBS} jobs`),
+  jobs: z
+    .array(z.string().trim().min(1).max(200))
+    .min(1, `jobs must list 1 to ${CI_MAX_JOBS} jobs`)
+    .max(CI_MAX_JOBS, `jobs must list 1 to ${CI_MAX_JOBS} jobs`),
   results: z.array(z.enum(['SUCCESS', 'UNSTABLE', 'FAILURE', 'NOT_BUILT', 'ABORTED'])).optional(),
   intervalSeconds: interval(CI_INTERVAL).optional(),
 });
@@ -73,7 +100,11 @@ const change = z.discriminatedUnion(
     z.strictObject({ action: z.literal('prepare-production') }),
     z.strictObject({ action: z.literal('create-preview'), versionId: id, name }),
     z.strictObject({ action: z.literal('rename-preview'), targetId: id, expectedRevision, name }),
-    z.strictObject({ action: z.literal('rename-version'), versionId: id, displayLabel: z.string().max(100, 'displayLabel must be at most 100 characters') }),
+    z.strictObject({
+      action: z.literal('rename-version'),
+      versionId: id,
+      displayLabel: z.string().max(100, 'displayLabel must be at most 100 characters'),
+    }),
     z.strictObject({
       action: z.literal('save-candidate'),
       targetId: id,
@@ -93,11 +124,22 @@ const change = z.discriminatedUnion(
     }),
     z.strictObject({ action: z.literal('restore-candidate'), targetId: id, expectedRevision, versionId: id }),
     z.strictObject({ action: z.literal('request-git-review'), targetId: id, expectedRevision }),
-    z.strictObject({ action: z.literal('prepare-promotion'), sourceTargetId: id, sourceActivationId: id, productionTargetId: id, expectedRevision, stopAfter: z.boolean().optional() }),
+    z.strictObject({
+      action: z.literal('prepare-promotion'),
+      sourceTargetId: id,
+      sourceActivationId: id,
+      productionTargetId: id,
+      expectedRevision,
+      stopAfter: z.boolean().optional(),
+    }),
     z.strictObject({ action: z.literal('prepare-rollback'), targetId: id, expectedRevision, activationId: id }),
     z.strictObject({ action: z.literal('publish'), ...publishFields }).refine(onePreparedSource, ONE_SOURCE),
     z.strictObject({ action: z.literal('stop'), targetId: id, expectedRevision }),
-    z.strictObject({ action: z.literal('configure-source'), expectedRevision, source: z.discriminatedUnion('kind', [rssSource, ciSource], { error: 'source.kind must be rss or ci' }) }),
+    z.strictObject({
+      action: z.literal('configure-source'),
+      expectedRevision,
+      source: z.discriminatedUnion('kind', [rssSource, ciSource], { error: 'source.kind must be rss or ci' }),
+    }),
   ],
   { error: `change.action must be one of ${ACTIONS.join(', ')}` },
 );
@@ -142,10 +184,14 @@ export const changeTargetRoute = defineRoute({
   params: idParams,
   body: changeBody,
   responses: {
-    200: { description: '`{ receipt, target, webhooks? }`; a replay of the same change by the same principal returns the same receipt', schema: changeResultSchema },
+    200: {
+      description: '`{ receipt, target, webhooks? }`; a replay of the same change by the same principal returns the same receipt',
+      schema: changeResultSchema,
+    },
     ...targetErrors,
     409: {
-      description: '`workflow_target_revision_conflict` (stale expectedRevision), `idempotency_replay_mismatch` (the key was used for another change or principal), `SETUP_REQUIRED`, `workflow_target_approval_required`, `workflow_candidate_changed`, …',
+      description:
+        '`workflow_target_revision_conflict` (stale expectedRevision), `idempotency_replay_mismatch` (the key was used for another change or principal), `SETUP_REQUIRED`, `workflow_target_approval_required`, `workflow_candidate_changed`, …',
       schema: bareErrorSchema,
     },
     503: { description: 'SECRET_KEY missing for webhook triggers', schema: bareErrorSchema },
@@ -165,7 +211,10 @@ export const changeTargetRoute = defineRoute({
       async () => {
         const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.deploy);
         const origin = requestOrigin(ctx);
-        return { status: 200, body: { ...result, ...(result.webhooks ? { webhooks: result.webhooks.map((w) => webhookWithLinks(origin, w)) } : {}) } };
+        return {
+          status: 200,
+          body: { ...result, ...(result.webhooks ? { webhooks: result.webhooks.map((w) => webhookWithLinks(origin, w)) } : {}) },
+        };
       },
       { key, fingerprint },
     );
@@ -182,7 +231,10 @@ export const previewPublicationRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: z.strictObject(publishFields).refine(onePreparedSource, ONE_SOURCE),
-  responses: { 200: { description: 'The readiness report; publish revalidates anyway', schema: publicationPreviewSchema }, ...targetErrors },
+  responses: {
+    200: { description: 'The readiness report; publish revalidates anyway', schema: publicationPreviewSchema },
+    ...targetErrors,
+  },
   handler: async (ctx, { principal, params, body, deps }) => ({
     status: 200,
     body: await previewPublication(ctx.state.em, principal, params.id, body, { secretKey: deps.config.secretKey }),
@@ -200,7 +252,10 @@ export const approveTargetRoute = defineRoute({
   params: z.object({ id: pathId, targetId: pathId }),
   body: z.strictObject({ versionId: id, permitsReactivation: z.boolean().optional() }),
   responses: {
-    201: { description: '`{ approval: { id, workflowId, targetId, versionId, version, permitsReactivation, approvedBy, createdAt } }`', schema: approvalSchema },
+    201: {
+      description: '`{ approval: { id, workflowId, targetId, versionId, version, permitsReactivation, approvedBy, createdAt } }`',
+      schema: approvalSchema,
+    },
     400: { description: 'Invalid request', schema: bareErrorSchema },
     401: { description: 'Sign-in is required.', schema: bareErrorSchema },
     403: { description: 'Not an Admin or Owner, or a cross-origin request', schema: bareErrorSchema },

@@ -44,7 +44,10 @@ export async function executeAsEndUser(
 
 const endUserRunErrors = {
   ...bareAuthErrors,
-  403: { description: '`An end-user gateway API key is required.` (every other scope), or end users are disabled', schema: bareErrorSchema },
+  403: {
+    description: '`An end-user gateway API key is required.` (every other scope), or end users are disabled',
+    schema: bareErrorSchema,
+  },
   404: { description: 'Run not found: missing, or not created by this gateway key', schema: bareErrorSchema },
 };
 const runIdParams = z.object({ id: pathId });

@@ -9,9 +9,20 @@ import { defineRoute, sessionTwinAccess, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
-import { extflowBootstrapSchema, extflowImportResultSchema, extflowOriginalsResultSchema, extflowSmokeTestSchema } from '../schemas/extflow';
+import {
+  extflowBootstrapSchema,
+  extflowImportResultSchema,
+  extflowOriginalsResultSchema,
+  extflowSmokeTestSchema,
+} from '../schemas/extflow';
 import type { AppContext } from '../context';
-import { bootstrapExtflowCredentials, importExtflowBundle, importExtflowOriginals, smokeTestExtflow, type SmokeOutcome } from '../../services/publishing/extflowImport';
+import {
+  bootstrapExtflowCredentials,
+  importExtflowBundle,
+  importExtflowOriginals,
+  smokeTestExtflow,
+  type SmokeOutcome,
+} from '../../services/publishing/extflowImport';
 
 const BASE = '/api/v1/workers/extflow';
 const ALIAS = '/api/v1/workers/legacyalias';
@@ -21,16 +32,26 @@ const SESSION_ALIAS = '/api/workers/legacyalias';
 /** The largest importBundleJson / importJson string (the body limit applies first). */
 const MAX_JSON_CHARS = 5_000_000;
 const jsonText = z.string().min(1, 'must not be empty').max(MAX_JSON_CHARS);
-const bundlePath = z.string().min(1, 'must not be empty').max(1000).describe('A file or directory inside the server\'s import directory (EXTFLOW_IMPORT_DIR)');
+const bundlePath = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(1000)
+  .describe("A file or directory inside the server's import directory (EXTFLOW_IMPORT_DIR)");
 
-const doctorLinks = (ctx: AppContext) => ({ appUrl: requestOrigin(ctx), smokeTest: 'POST /api/v1/workers/smoke-test', localAiCliSession: 'POST /api/v1/workers/local-ai-cli/session' });
+const doctorLinks = (ctx: AppContext) => ({
+  appUrl: requestOrigin(ctx),
+  smokeTest: 'POST /api/v1/workers/smoke-test',
+  localAiCliSession: 'POST /api/v1/workers/local-ai-cli/session',
+});
 
 const withLinks = <T extends { workflows: Array<{ workflow: { id: string } }> }>(ctx: AppContext, result: T) => ({
   ...result,
   workflows: result.workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })),
 });
 
-const badRequest = { 400: { description: 'Invalid body, bundle or bundlePath (outside the import directory, missing, malformed)', schema: bareErrorSchema } };
+const badRequest = {
+  400: { description: 'Invalid body, bundle or bundlePath (outside the import directory, missing, malformed)', schema: bareErrorSchema },
+};
 
 export const extflowImportBundleRoute = defineRoute({
   method: 'post',
@@ -41,7 +62,11 @@ export const extflowImportBundleRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: z.strictObject({ importBundleJson: jsonText.optional(), bundlePath: bundlePath.optional() }),
-  responses: { 201: { description: '`{ importResult: { bundle, workflows[] }, doctor }`', schema: extflowImportResultSchema }, ...bareAuthErrors, ...badRequest },
+  responses: {
+    201: { description: '`{ importResult: { bundle, workflows[] }, doctor }`', schema: extflowImportResultSchema },
+    ...bareAuthErrors,
+    ...badRequest,
+  },
   handler: async (ctx, { principal, body, deps }) => {
     const { importResult, doctor } = await importExtflowBundle(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
     return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
@@ -58,7 +83,11 @@ export const extflowSmokeTestRoute = defineRoute({
   tags: ['Workers'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
-  body: z.strictObject({ bundlePath: bundlePath.optional(), useQueue: z.boolean().optional(), waitForWorkerMs: z.number().finite().optional() }),
+  body: z.strictObject({
+    bundlePath: bundlePath.optional(),
+    useQueue: z.boolean().optional(),
+    waitForWorkerMs: z.number().finite().optional(),
+  }),
   responses: {
     200: { description: '`{ importedWorkflowSmokeTest }`, every run succeeded', schema: extflowSmokeTestSchema },
     202: { description: 'attention: a workflow is not ready, waits, or was not finished in time', schema: extflowSmokeTestSchema },
@@ -81,7 +110,11 @@ export const extflowBootstrapRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: z.strictObject({ bundlePath: bundlePath.optional() }),
-  responses: { 200: { description: '`{ bootstrap, doctor }`: created and skipped counts, never values', schema: extflowBootstrapSchema }, ...bareAuthErrors, ...badRequest },
+  responses: {
+    200: { description: '`{ bootstrap, doctor }`: created and skipped counts, never values', schema: extflowBootstrapSchema },
+    ...bareAuthErrors,
+    ...badRequest,
+  },
   handler: async (ctx, { principal, body, deps }) => ({
     status: 200,
     body: await bootstrapExtflowCredentials(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx)),
@@ -97,7 +130,11 @@ export const extflowOriginalsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: z.strictObject({ importJson: jsonText.optional(), importBundleJson: jsonText.optional() }),
-  responses: { 201: { description: '`{ importResult: { bundle, workflows[], relinked[] }, doctor }`', schema: extflowOriginalsResultSchema }, ...bareAuthErrors, ...badRequest },
+  responses: {
+    201: { description: '`{ importResult: { bundle, workflows[], relinked[] }, doctor }`', schema: extflowOriginalsResultSchema },
+    ...bareAuthErrors,
+    ...badRequest,
+  },
   handler: async (ctx, { principal, body, deps }) => {
     const { importResult, doctor } = await importExtflowOriginals(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
     return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
@@ -106,7 +143,12 @@ export const extflowOriginalsRoute = defineRoute({
 
 const alias = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId });
 /** The cookie twin of a key route: same handler, and the same role requirement (a twin that dropped it let viewers write). */
-const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId, access: sessionTwinAccess(route.access) });
+const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({
+  ...route,
+  path,
+  operationId,
+  access: sessionTwinAccess(route.access),
+});
 
 const keyRoutes: Array<[AnyRoute, string, string]> = [
   [extflowImportBundleRoute, 'import-bundle', 'ImportBundle'],

@@ -43,7 +43,12 @@ const boundedText = (what: string) =>
 const hasControlCharacter = (s: string) => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 /** `type/subtype` with optional parameters (RFC 6838), so it can be sent back as a Content-Type. */
 const mediaType = boundedText('mimeType').pipe(
-  z.string().regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[^"\\]*"|[\w!#$&^.+-]+))*$/, 'mimeType must be a media type such as text/plain'),
+  z
+    .string()
+    .regex(
+      /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[^"\\]*"|[\w!#$&^.+-]+))*$/,
+      'mimeType must be a media type such as text/plain',
+    ),
 );
 
 /** Names are stored without control, bidirectional and zero-width characters (services/files/names.ts); empty after that is a 400. */
@@ -62,16 +67,23 @@ const idParams = z.object({ id: pathId });
 const rawBytes = z.string().meta({ format: 'binary', description: "The file's bytes, with the file's mimeType as content-type" });
 
 const notFound = { 404: { description: '`resource_not_found`: no such file in this workspace', schema: envelopeErrorSchema } };
-const conflict = (what: string) => ({ 409: { description: `\`conflict\`: ${what}; \`idempotency_replay_mismatch\`: the key was used with another request`, schema: envelopeErrorSchema } });
+const conflict = (what: string) => ({
+  409: {
+    description: `\`conflict\`: ${what}; \`idempotency_replay_mismatch\`: the key was used with another request`,
+    schema: envelopeErrorSchema,
+  },
+});
 const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
 
 /** The Content-Length of an upload: required, at most 100 MiB (413 before the body is read). */
 function uploadLength(ctx: AppContext): number {
   const raw = ctx.get('content-length');
-  if (!/^\d{1,20}$/.test(raw)) throw invalidInput('PUT content needs the raw body with a Content-Length header.', { code: 'request_malformed' });
+  if (!/^\d{1,20}$/.test(raw))
+    throw invalidInput('PUT content needs the raw body with a Content-Length header.', { code: 'request_malformed' });
   const length = Number(raw);
   // Connection: close, so the server does not read the refused body to keep the connection.
-  if (length > MAX_FILE_BYTES) throw new HttpError(413, `File content is larger than ${MAX_FILE_BYTES} bytes (100 MiB).`, { Connection: 'close' });
+  if (length > MAX_FILE_BYTES)
+    throw new HttpError(413, `File content is larger than ${MAX_FILE_BYTES} bytes (100 MiB).`, { Connection: 'close' });
   return length;
 }
 
@@ -113,7 +125,10 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         ...badRequest('`validation_failed`: bad body; `idempotency_key_invalid`: missing or invalid Idempotency-Key'),
         ...filesAuthErrors,
         ...conflict('the key is still in use by a request in progress'),
-        503: { description: '`service_unavailable`: file writes are blocked on this deployment (a replay still answers 201)', schema: envelopeErrorSchema },
+        503: {
+          description: '`service_unavailable`: file writes are blocked on this deployment (a replay still answers 201)',
+          schema: envelopeErrorSchema,
+        },
       },
       handler: async (ctx, { principal, body, deps }) => {
         const file = await createFile(ctx.state.em, deps.files, principal, body);
@@ -149,7 +164,10 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         ...notFound,
         ...conflict('the key is still in use by a request in progress'),
       },
-      handler: async (ctx, { principal, params, deps }) => ({ status: 202, body: { file: await requestFileDeletion(ctx.state.em, deps.files, principal, params.id) } }),
+      handler: async (ctx, { principal, params, deps }) => ({
+        status: 202,
+        body: { file: await requestFileDeletion(ctx.state.em, deps.files, principal, params.id) },
+      }),
     }),
     defineRoute({
       method: 'put',
@@ -168,7 +186,10 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         ...filesAuthErrors,
         ...notFound,
         ...conflict('the file is not pending'),
-        413: { description: '`validation_failed`: Content-Length over 100 MiB, or over the sizeBytes declared at create (nothing is stored)', schema: envelopeErrorSchema },
+        413: {
+          description: '`validation_failed`: Content-Length over 100 MiB, or over the sizeBytes declared at create (nothing is stored)',
+          schema: envelopeErrorSchema,
+        },
       },
       handler: async (ctx, { principal, params, deps }) =>
         withStreamedIdempotency(ctx, {
@@ -202,7 +223,11 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       access: read,
       params: idParams,
       responses: {
-        200: { description: 'The whole content, with accept-ranges, content-type, content-disposition, etag and content-length', schema: rawBytes, mediaType: 'application/octet-stream' },
+        200: {
+          description: 'The whole content, with accept-ranges, content-type, content-disposition, etag and content-length',
+          schema: rawBytes,
+          mediaType: 'application/octet-stream',
+        },
         206: { description: 'The requested range, with content-range', schema: rawBytes, mediaType: 'application/octet-stream' },
         304: { description: 'If-None-Match matched the etag' },
         ...badRequest('`request_malformed`: a Range other than bytes=<start>-<end>'),
@@ -232,7 +257,11 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         return {
           status: 206,
           body,
-          headers: { ...headers, 'Content-Length': String(range.end - range.start + 1), 'Content-Range': `bytes ${range.start}-${range.end}/${file.sizeBytes}` },
+          headers: {
+            ...headers,
+            'Content-Length': String(range.end - range.start + 1),
+            'Content-Range': `bytes ${range.start}-${range.end}/${file.sizeBytes}`,
+          },
           raw: true,
         };
       },
@@ -249,7 +278,10 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       body: completeBody,
       idempotency: 'required',
       responses: {
-        202: { description: '`{ file }`: ready or quarantined; pending_scan when a scanner could not answer (complete again later)', schema: fileEnvelopeSchema },
+        202: {
+          description: '`{ file }`: ready or quarantined; pending_scan when a scanner could not answer (complete again later)',
+          schema: fileEnvelopeSchema,
+        },
         ...badRequest('`validation_failed`: bad body; `idempotency_key_invalid`'),
         ...filesAuthErrors,
         ...notFound,

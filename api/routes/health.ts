@@ -16,7 +16,9 @@ export const healthzRoute = defineRoute({
 
 const checkSchema = z.object({ ok: z.boolean(), latencyMs: z.number(), error: z.string().optional() });
 const count = z.number().int().min(0);
-const workersSchema = z.strictObject({ starting: count, running: count, draining: count, failed: count, stopped: count }).describe('Worker processes with a fresh heartbeat, by state');
+const workersSchema = z
+  .strictObject({ starting: count, running: count, draining: count, failed: count, stopped: count })
+  .describe('Worker processes with a fresh heartbeat, by state');
 
 export const readyzRoute = defineRoute({
   method: 'get',
@@ -27,8 +29,18 @@ export const readyzRoute = defineRoute({
   family: 'bare',
   access: { kind: 'public' },
   responses: {
-    200: { description: 'Ready', schema: z.strictObject({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema), workers: workersSchema }) },
-    503: { description: 'Not ready', schema: z.strictObject({ status: z.enum(['not_ready', 'shutting_down']), checks: z.record(z.string(), checkSchema), workers: workersSchema }) },
+    200: {
+      description: 'Ready',
+      schema: z.strictObject({ status: z.literal('ready'), checks: z.record(z.string(), checkSchema), workers: workersSchema }),
+    },
+    503: {
+      description: 'Not ready',
+      schema: z.strictObject({
+        status: z.enum(['not_ready', 'shutting_down']),
+        checks: z.record(z.string(), checkSchema),
+        workers: workersSchema,
+      }),
+    },
   },
   handler: async (ctx, { deps }) => {
     const readiness = await checkReadiness(ctx.state.em, {

@@ -19,8 +19,14 @@ export const listInvitationsRoute = defineRoute({
   tags: ['Workspaces'],
   family: 'bare',
   access: { kind: 'session', roles: 'read' },
-  responses: { 200: { description: 'Pending invitations, newest first', schema: z.strictObject({ invitations: z.array(receivedInvitationSchema) }) }, ...sessionErrors },
-  handler: async (ctx, { principal }) => ({ status: 200, body: { invitations: await listReceivedInvitations(ctx.state.em, principal as SessionPrincipal) } }),
+  responses: {
+    200: { description: 'Pending invitations, newest first', schema: z.strictObject({ invitations: z.array(receivedInvitationSchema) }) },
+    ...sessionErrors,
+  },
+  handler: async (ctx, { principal }) => ({
+    status: 200,
+    body: { invitations: await listReceivedInvitations(ctx.state.em, principal as SessionPrincipal) },
+  }),
 });
 
 const decisionRoute = (decision: 'accept' | 'decline') =>

@@ -48,7 +48,10 @@ const chunking = z
     maxChunkSizeTokens: z.number().int().min(32).max(8192).default(1024),
     overlapTokens: z.number().int().min(0).max(4096).default(200),
   })
-  .refine((c) => c.overlapTokens <= c.maxChunkSizeTokens / 2, { message: 'overlapTokens must be at most half of maxChunkSizeTokens', path: ['overlapTokens'] });
+  .refine((c) => c.overlapTokens <= c.maxChunkSizeTokens / 2, {
+    message: 'overlapTokens must be at most half of maxChunkSizeTokens',
+    path: ['overlapTokens'],
+  });
 
 const createBody = z.strictObject({
   name,
@@ -90,8 +93,15 @@ export const knowledgeRoutes: AnyRoute[] = [
     access: write,
     body: createBody,
     idempotency: 'optional',
-    responses: { 201: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, 409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema } },
-    handler: async (ctx, { principal, body }) => ({ status: 201, body: { knowledgeBase: await createKnowledgeBase(ctx.state.em, principal, body) } }),
+    responses: {
+      201: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope },
+      ...bareAuthErrors,
+      409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema },
+    },
+    handler: async (ctx, { principal, body }) => ({
+      status: 201,
+      body: { knowledgeBase: await createKnowledgeBase(ctx.state.em, principal, body) },
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -102,8 +112,15 @@ export const knowledgeRoutes: AnyRoute[] = [
     family: 'bare',
     access: read,
     body: searchBody,
-    responses: { 200: { description: '`{ results, retrieval }`; an empty query answers `{ results: [] }`', schema: searchResponseSchema }, ...bareAuthErrors, ...knowledgeNotFound },
-    handler: async (ctx, { principal, body, deps }) => ({ status: 200, body: await searchKnowledge(ctx.state.em, deps.knowledge.queryEmbedder, principal, body) }),
+    responses: {
+      200: { description: '`{ results, retrieval }`; an empty query answers `{ results: [] }`', schema: searchResponseSchema },
+      ...bareAuthErrors,
+      ...knowledgeNotFound,
+    },
+    handler: async (ctx, { principal, body, deps }) => ({
+      status: 200,
+      body: await searchKnowledge(ctx.state.em, deps.knowledge.queryEmbedder, principal, body),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -115,7 +132,10 @@ export const knowledgeRoutes: AnyRoute[] = [
     access: read,
     params: idParams,
     responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, ...knowledgeNotFound },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: { knowledgeBase: await getKnowledgeBase(ctx.state.em, principal, params.id) } }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: { knowledgeBase: await getKnowledgeBase(ctx.state.em, principal, params.id) },
+    }),
   }),
   defineRoute({
     method: 'patch',
@@ -128,14 +148,23 @@ export const knowledgeRoutes: AnyRoute[] = [
     params: idParams,
     body: patchBody,
     idempotency: 'optional',
-    responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, ...knowledgeNotFound, 409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema } },
-    handler: async (ctx, { principal, params, body }) => ({ status: 200, body: { knowledgeBase: await setKnowledgeBaseTrashed(ctx.state.em, principal, params.id, body.trashed) } }),
+    responses: {
+      200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope },
+      ...bareAuthErrors,
+      ...knowledgeNotFound,
+      409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema },
+    },
+    handler: async (ctx, { principal, params, body }) => ({
+      status: 200,
+      body: { knowledgeBase: await setKnowledgeBaseTrashed(ctx.state.em, principal, params.id, body.trashed) },
+    }),
   }),
   defineRoute({
     method: 'post',
     path: '/api/v1/documents',
     operationId: 'uploadKnowledgeDocument',
-    summary: 'Upload a document into a knowledge base (multipart: `knowledgeBaseId`, `file`, optional `name`); it is indexed in the background',
+    summary:
+      'Upload a document into a knowledge base (multipart: `knowledgeBaseId`, `file`, optional `name`); it is indexed in the background',
     tags,
     family: 'bare',
     access: write,
@@ -154,7 +183,12 @@ export const knowledgeRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, deps }) => {
       const blobs = deps.knowledge.blobs;
       const parts = <T>(onFile: (stream: Readable) => Promise<T>, discard: (result: T) => Promise<void>) =>
-        readMultipart<T>(ctx.req, ctx.headers, { fileField: 'file', limits: { maxFileBytes: MAX_DOCUMENT_BYTES, maxFields: 4, maxFieldBytes: 1024 }, onFile, discard });
+        readMultipart<T>(ctx.req, ctx.headers, {
+          fileField: 'file',
+          limits: { maxFileBytes: MAX_DOCUMENT_BYTES, maxFields: 4, maxFieldBytes: 1024 },
+          onFile,
+          discard,
+        });
       // The idempotency fingerprint of an upload: its fields and its file's name, type, size and SHA-256.
       const fingerprint = (fields: Record<string, string>, file: MultipartFile<{ size: number; sha256: string }> | null) => ({
         fields,
@@ -164,11 +198,17 @@ export const knowledgeRoutes: AnyRoute[] = [
         ctx,
         {
           measure: async () => {
-            const { fields, file } = await parts((stream) => measureStream(stream, { maxBytes: MAX_DOCUMENT_BYTES }), async () => undefined);
+            const { fields, file } = await parts(
+              (stream) => measureStream(stream, { maxBytes: MAX_DOCUMENT_BYTES }),
+              async () => undefined,
+            );
             return fingerprint(fields, file);
           },
           stage: async () => {
-            const { fields, file } = await parts((stream) => stageDocumentUpload(blobs, principal.workspaceId, stream), (staged) => blobs.delete(staged.blobKey));
+            const { fields, file } = await parts(
+              (stream) => stageDocumentUpload(blobs, principal.workspaceId, stream),
+              (staged) => blobs.delete(staged.blobKey),
+            );
             const discard = async () => {
               if (file) await blobs.delete(file.result.blobKey).catch(() => undefined);
             };
@@ -181,15 +221,26 @@ export const knowledgeRoutes: AnyRoute[] = [
             if (unknown.length) return refuse(`Unknown field(s): ${unknown.join(', ')}; send knowledgeBaseId, name and file.`);
             // The fields skip the route's JSON check (api/http/route.ts): the same refusal, here.
             const unstorable = findUnstorableText(fields, { root: 'fields' });
-            if (unstorable) return refuse(`Invalid multipart fields: ${unstorable.path} ${unstorable.problem}; such text cannot be stored, remove or escape it`);
+            if (unstorable)
+              return refuse(
+                `Invalid multipart fields: ${unstorable.path} ${unstorable.problem}; such text cannot be stored, remove or escape it`,
+              );
             const kbId = pathId.safeParse(fields.knowledgeBaseId ?? '');
             if (!kbId.success) return refuse('knowledgeBaseId is required (1 to 200 printable characters).');
             const docName = fields.name === undefined ? undefined : name.safeParse(fields.name);
             if (docName && !docName.success) return refuse('name must be 1 to 200 characters after trimming.');
-            const upload: UploadFields = { knowledgeBaseId: kbId.data, name: docName?.data, fileName: storableFileName(file.filename).slice(0, 200) || 'upload', mimeType: file.mimeType || 'application/octet-stream' };
+            const upload: UploadFields = {
+              knowledgeBaseId: kbId.data,
+              name: docName?.data,
+              fileName: storableFileName(file.filename).slice(0, 200) || 'upload',
+              mimeType: file.mimeType || 'application/octet-stream',
+            };
             return {
               fingerprint: fingerprint(fields, { ...file, result: file.result.stat }),
-              commit: async () => ({ status: 201, body: { document: await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, upload) } }),
+              commit: async () => ({
+                status: 201,
+                body: { document: await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, upload) },
+              }),
               discard,
             };
           },
@@ -208,8 +259,15 @@ export const knowledgeRoutes: AnyRoute[] = [
     access: read,
     params: idParams,
     query: listQuery,
-    responses: { 200: { description: '`{ documents, nextCursor }`', schema: knowledgeDocumentList }, ...bareAuthErrors, ...knowledgeNotFound },
-    handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await listDocuments(ctx.state.em, principal, params.id, query) }),
+    responses: {
+      200: { description: '`{ documents, nextCursor }`', schema: knowledgeDocumentList },
+      ...bareAuthErrors,
+      ...knowledgeNotFound,
+    },
+    handler: async (ctx, { principal, params, query }) => ({
+      status: 200,
+      body: await listDocuments(ctx.state.em, principal, params.id, query),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -221,7 +279,10 @@ export const knowledgeRoutes: AnyRoute[] = [
     access: read,
     params: documentParams,
     responses: { 200: { description: '`{ document }`', schema: knowledgeDocumentEnvelope }, ...bareAuthErrors, ...knowledgeNotFound },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: { document: await getDocument(ctx.state.em, principal, params.id, params.documentId) } }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: { document: await getDocument(ctx.state.em, principal, params.id, params.documentId) },
+    }),
   }),
   defineRoute({
     method: 'delete',
@@ -233,7 +294,14 @@ export const knowledgeRoutes: AnyRoute[] = [
     access: write,
     params: documentParams,
     idempotency: 'optional',
-    responses: { 200: { description: '`{ deleted: true, documentId }`', schema: knowledgeDocumentDeleted }, ...bareAuthErrors, ...knowledgeNotFound },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await deleteDocument(ctx.state.em, deps.knowledge, principal, params.id, params.documentId) }),
+    responses: {
+      200: { description: '`{ deleted: true, documentId }`', schema: knowledgeDocumentDeleted },
+      ...bareAuthErrors,
+      ...knowledgeNotFound,
+    },
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 200,
+      body: await deleteDocument(ctx.state.em, deps.knowledge, principal, params.id, params.documentId),
+    }),
   }),
 ];

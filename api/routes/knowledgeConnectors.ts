@@ -47,7 +47,12 @@ const patchBody = z.strictObject({
   nextSyncAt: z.iso.datetime({ offset: true, error: 'nextSyncAt must be an ISO-8601 date-time or null' }).nullable().optional(),
 });
 const bounded = (b: { min: number; max: number; default: number }, what: string) =>
-  z.number({ error: `${what} must be a number` }).int(`${what} must be an integer`).min(b.min, `${what} must be at least ${b.min}`).max(b.max, `${what} must be at most ${b.max}`).default(b.default);
+  z
+    .number({ error: `${what} must be a number` })
+    .int(`${what} must be an integer`)
+    .min(b.min, `${what} must be at least ${b.min}`)
+    .max(b.max, `${what} must be at most ${b.max}`)
+    .default(b.default);
 const syncOptions = z.strictObject({
   maxPages: bounded(SYNC_OPTION_BOUNDS.maxPages, 'maxPages'),
   maxItems: bounded(SYNC_OPTION_BOUNDS.maxItems, 'maxItems'),
@@ -58,7 +63,11 @@ const syncOptions = z.strictObject({
 const runBody = z.looseObject({ options: syncOptions.optional() });
 /** The agent capability's body: connectorId and the bounded options as input, and the confirmation. */
 const capabilityBody = z.strictObject({ input: syncOptions.extend({ connectorId: pathId }), confirm: z.boolean().optional() });
-const capabilityResponse = z.strictObject({ capability: z.literal(SYNC_CAPABILITY), effect: z.literal('write'), run: syncRunEnvelope.shape.run });
+const capabilityResponse = z.strictObject({
+  capability: z.literal(SYNC_CAPABILITY),
+  effect: z.literal('write'),
+  run: syncRunEnvelope.shape.run,
+});
 const listQuery = z.object({
   knowledgeBaseId: pathId.optional(),
   cursor: z.string().min(1).max(200).optional(),
@@ -86,13 +95,21 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     method: 'get',
     path: '/api/v1/knowledge-connectors',
     operationId: 'listKnowledgeConnectors',
-    summary: 'Connectors of the workspace (newest first; `cursor` is the last connector id of the previous page) and the providers registry',
+    summary:
+      'Connectors of the workspace (newest first; `cursor` is the last connector id of the previous page) and the providers registry',
     tags,
     family: 'envelope',
     access: read,
     query: listQuery,
-    responses: { 200: { description: '`{ connectors, nextCursor, providers }`', schema: connectorListSchema }, ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'), ...errors },
-    handler: async (ctx, { principal, query, deps }) => ({ status: 200, body: await listConnectors(ctx.state.em, principal, deps.knowledge.config.certifiedProviders, query) }),
+    responses: {
+      200: { description: '`{ connectors, nextCursor, providers }`', schema: connectorListSchema },
+      ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'),
+      ...errors,
+    },
+    handler: async (ctx, { principal, query, deps }) => ({
+      status: 200,
+      body: await listConnectors(ctx.state.em, principal, deps.knowledge.config.certifiedProviders, query),
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -111,7 +128,10 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       ...notFound,
       ...conflict('`conflict`: a connector of that name exists in the knowledge base; `idempotency_replay_mismatch`'),
     },
-    handler: async (ctx, { principal, body }) => ({ status: 201, body: { connector: await createConnector(ctx.state.em, principal, body) } }),
+    handler: async (ctx, { principal, body }) => ({
+      status: 201,
+      body: { connector: await createConnector(ctx.state.em, principal, body) },
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -123,7 +143,10 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     access: read,
     params: idParams,
     responses: { 200: { description: '`{ connector }`', schema: connectorEnvelope }, ...errors, ...notFound },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: { connector: await getConnector(ctx.state.em, principal, params.id) } }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: { connector: await getConnector(ctx.state.em, principal, params.id) },
+    }),
   }),
   defineRoute({
     method: 'patch',
@@ -164,8 +187,16 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     access: write,
     params: idParams,
     idempotency: 'required',
-    responses: { 200: { description: '`{ deleted: true, connectorId }`', schema: connectorDeletedSchema }, ...badRequest('`idempotency_key_invalid`'), ...errors, ...notFound },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: await deleteConnector(ctx.state.em, deps.knowledge.syncLauncher, principal, params.id) }),
+    responses: {
+      200: { description: '`{ deleted: true, connectorId }`', schema: connectorDeletedSchema },
+      ...badRequest('`idempotency_key_invalid`'),
+      ...errors,
+      ...notFound,
+    },
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 200,
+      body: await deleteConnector(ctx.state.em, deps.knowledge.syncLauncher, principal, params.id),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -177,8 +208,16 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     access: read,
     params: idParams,
     query: runsQuery,
-    responses: { 200: { description: '`{ runs, nextCursor }`', schema: syncRunListSchema }, ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'), ...errors, ...notFound },
-    handler: async (ctx, { principal, params, query }) => ({ status: 200, body: await listSyncRuns(ctx.state.em, principal, params.id, query) }),
+    responses: {
+      200: { description: '`{ runs, nextCursor }`', schema: syncRunListSchema },
+      ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'),
+      ...errors,
+      ...notFound,
+    },
+    handler: async (ctx, { principal, params, query }) => ({
+      status: 200,
+      body: await listSyncRuns(ctx.state.em, principal, params.id, query),
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -192,8 +231,13 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     params: idParams,
     body: runBody,
     responses: {
-      201: { description: '`{ run }` (succeeded); a replay of a succeeded run carries Idempotency-Replayed: true', schema: syncRunEnvelope },
-      ...badRequest('`validation_failed`: keys other than options, option bounds, invalid provider filters or cursor, fetch budget exceeded; `idempotency_key_invalid`'),
+      201: {
+        description: '`{ run }` (succeeded); a replay of a succeeded run carries Idempotency-Replayed: true',
+        schema: syncRunEnvelope,
+      },
+      ...badRequest(
+        '`validation_failed`: keys other than options, option bounds, invalid provider filters or cursor, fetch budget exceeded; `idempotency_key_invalid`',
+      ),
       ...errors,
       ...notFound,
       ...conflict(
@@ -205,7 +249,15 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
       if (Object.keys(body).some((k) => k !== 'options')) throw invalidInput(SYNC_MESSAGES.onlyOptions, { code: 'validation_failed' });
       const options = body.options ?? syncOptions.parse({});
-      const { run, replayed } = await startSyncRun(ctx.state.em, deps.knowledge, deps.services.credentials.keys, principal, params.id, key, options);
+      const { run, replayed } = await startSyncRun(
+        ctx.state.em,
+        deps.knowledge,
+        deps.services.credentials.keys,
+        principal,
+        params.id,
+        key,
+        options,
+      );
       return { status: 201, body: { run }, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
@@ -220,16 +272,25 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     access: write,
     body: capabilityBody,
     responses: {
-      201: { description: '`{ capability: knowledge.sync, effect: write, run }` (succeeded); a replay carries Idempotency-Replayed: true', schema: capabilityResponse },
+      201: {
+        description: '`{ capability: knowledge.sync, effect: write, run }` (succeeded); a replay carries Idempotency-Replayed: true',
+        schema: capabilityResponse,
+      },
       ...badRequest('`validation_failed`: no confirm: true, option bounds, unknown keys; `idempotency_key_invalid`'),
       ...errors,
       ...notFound,
-      ...conflict('as POST …/runs: uncertified provider (no knowledge.sync capability), lease, same key with other options; `setup_required`'),
+      ...conflict(
+        'as POST …/runs: uncertified provider (no knowledge.sync capability), lease, same key with other options; `setup_required`',
+      ),
       ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, body, deps }) => {
       const idempotencyKey = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
-      const { replayed, ...answer } = await invokeSyncCapability(ctx.state.em, deps.knowledge, deps.services.credentials.keys, principal, { input: body.input, confirm: body.confirm, idempotencyKey });
+      const { replayed, ...answer } = await invokeSyncCapability(ctx.state.em, deps.knowledge, deps.services.credentials.keys, principal, {
+        input: body.input,
+        confirm: body.confirm,
+        idempotencyKey,
+      });
       return { status: 201, body: answer, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
@@ -243,7 +304,10 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     access: read,
     params: runParams,
     responses: { 200: { description: '`{ run }`', schema: syncRunEnvelope }, ...errors, ...notFound },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: { run: await getSyncRun(ctx.state.em, principal, params.id, params.runId) } }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: { run: await getSyncRun(ctx.state.em, principal, params.id, params.runId) },
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -262,6 +326,9 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       ...notFound,
       ...conflict('`conflict`: Cannot cancel a {status} knowledge sync run.'),
     },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { run: await cancelSyncRun(ctx.state.em, deps.knowledge, principal, params.id, params.runId) } }),
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 200,
+      body: { run: await cancelSyncRun(ctx.state.em, deps.knowledge, principal, params.id, params.runId) },
+    }),
   }),
 ];

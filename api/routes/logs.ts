@@ -17,7 +17,10 @@ function filters(principal: WorkspacePrincipal, query: FilterQuery): RunFilters 
   return { ...rest, limit: clampLimit(limit, LOGS_LIMIT), projection: projectionFor(principal) };
 }
 
-const listErrors = { ...bareAuthErrors, 400: { description: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)', schema: bareErrorSchema } };
+const listErrors = {
+  ...bareAuthErrors,
+  400: { description: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)', schema: bareErrorSchema },
+};
 
 export const logStatsRoute = defineRoute({
   method: 'get',
@@ -46,17 +49,32 @@ export const logExportRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   query: filterQuery.extend({ format: z.string().optional() }),
   responses: {
-    200: { description: 'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` (schema below), or with `?format=csv` a CSV attachment (text/csv)', schema: logExportSchema },
+    200: {
+      description:
+        'JSON `{ workspaceId, exportedAt, filters, runCount, runs }` (schema below), or with `?format=csv` a CSV attachment (text/csv)',
+      schema: logExportSchema,
+    },
     ...listErrors,
   },
   handler: async (ctx, { principal, query }) => {
     const { format, ...rest } = query;
     const exported = await exportLogs(ctx.state.em, principal, filters(principal, rest), format === 'csv' ? 'csv' : 'json');
     const headers = { 'Content-Disposition': `attachment; filename=${exported.filename}`, 'Cache-Control': 'no-store' };
-    if (exported.format === 'csv') return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: exported.csv };
+    if (exported.format === 'csv')
+      return { status: 200, headers: { ...headers, 'Content-Type': 'text/csv; charset=utf-8' }, body: exported.csv };
     const { exportedAt, filters: echoed, runs } = exported;
     const origin = requestOrigin(ctx);
-    return { status: 200, headers, body: { workspaceId: principal.workspaceId, exportedAt, filters: echoed, runCount: runs.length, runs: runs.map((v) => withRunUrls(v, origin)) } };
+    return {
+      status: 200,
+      headers,
+      body: {
+        workspaceId: principal.workspaceId,
+        exportedAt,
+        filters: echoed,
+        runCount: runs.length,
+        runs: runs.map((v) => withRunUrls(v, origin)),
+      },
+    };
   },
 });
 
@@ -76,7 +94,10 @@ export const executionDetailRoute = defineRoute({
   },
   handler: async (ctx, { principal, params, deps }) => {
     const origin = requestOrigin(ctx);
-    const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), { namespace: deps.temporal.namespace, taskQueue: deps.runLauncher.taskQueue });
+    const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), {
+      namespace: deps.temporal.namespace,
+      taskQueue: deps.runLauncher.taskQueue,
+    });
     return { status: 200, body: { ...detail, run: withRunUrls(detail.run, origin) } };
   },
 });
@@ -90,7 +111,10 @@ export const sessionLogsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'session', roles: 'read' },
   query: filterQuery,
-  responses: { 200: { description: '`{ runs }`: run summaries (GET /api/v1/runs/{id} has the full run)', schema: sessionLogsSchema }, ...listErrors },
+  responses: {
+    200: { description: '`{ runs }`: run summaries (GET /api/v1/runs/{id} has the full run)', schema: sessionLogsSchema },
+    ...listErrors,
+  },
   handler: async (ctx, { principal, query }) => {
     const runs = await sessionLogs(ctx.state.em, principal, filters(principal, query));
     return { status: 200, body: { runs } };

@@ -44,7 +44,9 @@ import {
 
 const TAG = ['Mailer'];
 const workspaceKey = { kind: 'apiKey' as const, scopes: 'workspace' as const, roles: 'read' as const };
-const notFoundResponse = (what: string) => ({ 404: { description: `${what} not found (also for another workspace's id)`, schema: bareErrorSchema } });
+const notFoundResponse = (what: string) => ({
+  404: { description: `${what} not found (also for another workspace's id)`, schema: bareErrorSchema },
+});
 const LIST_BOUNDS = { default: 50, min: 1, max: 100 };
 const listQuery = z.object({ cursor: z.string().max(500).optional(), limit: z.string().max(10).optional() });
 
@@ -90,7 +92,10 @@ export const createMailerRouteRoute = defineRoute({
   },
   handler: async (ctx, { principal, body }) => {
     const { route, signingSecret } = await createRoute(ctx.state.em, ctx.deps.config.secretKey, principal, body);
-    return { status: 201, body: { route: await routeView(ctx.state.em, route), signingSecret, links: routeLinks(requestOrigin(ctx), route.id) } };
+    return {
+      status: 201,
+      body: { route: await routeView(ctx.state.em, route), signingSecret, links: routeLinks(requestOrigin(ctx), route.id) },
+    };
   },
 });
 
@@ -103,7 +108,11 @@ export const getMailerRouteRoute = defineRoute({
   family: 'bare',
   access: workspaceKey,
   params: z.object({ id: pathId }),
-  responses: { 200: { description: '`{ route, links }`', schema: mailerRouteWithLinksSchema }, ...bareAuthErrors, ...notFoundResponse('Mailer route') },
+  responses: {
+    200: { description: '`{ route, links }`', schema: mailerRouteWithLinksSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Mailer route'),
+  },
   handler: async (ctx, { principal, params }) => {
     const row = await loadRoute(ctx.state.em, principal, params.id);
     return { status: 200, body: { route: await routeView(ctx.state.em, row), links: routeLinks(requestOrigin(ctx), row.id) } };
@@ -137,7 +146,14 @@ export const patchMailerRouteRoute = defineRoute({
   handler: async (ctx, { principal, params, body }) => {
     if (body.rotateSigningSecret) parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
     const { route, signingSecret } = await patchRoute(ctx.state.em, ctx.deps.config.secretKey, principal, params.id, body);
-    return { status: 200, body: { route: await routeView(ctx.state.em, route), links: routeLinks(requestOrigin(ctx), route.id), ...(signingSecret ? { signingSecret } : {}) } };
+    return {
+      status: 200,
+      body: {
+        route: await routeView(ctx.state.em, route),
+        links: routeLinks(requestOrigin(ctx), route.id),
+        ...(signingSecret ? { signingSecret } : {}),
+      },
+    };
   },
 });
 
@@ -159,13 +175,19 @@ export const patchGoogleDwdRoute = defineRoute({
     })
     .strict(),
   responses: {
-    200: { description: '`{ route, googleDwd, links }`; googleDwd is null once cleared. Its id is the googleDwdConfigId of polling groups.', schema: mailerRouteGoogleDwdSchema },
+    200: {
+      description: '`{ route, googleDwd, links }`; googleDwd is null once cleared. Its id is the googleDwdConfigId of polling groups.',
+      schema: mailerRouteGoogleDwdSchema,
+    },
     ...bareAuthErrors,
     ...notFoundResponse('Mailer route or credential'),
   },
   handler: async (ctx, { principal, params, body }) => {
     const { route, googleDwd } = await setGoogleDwd(ctx.state.em, principal, params.id, body);
-    return { status: 200, body: { route: await routeView(ctx.state.em, route), googleDwd, links: routeLinks(requestOrigin(ctx), route.id) } };
+    return {
+      status: 200,
+      body: { route: await routeView(ctx.state.em, route), googleDwd, links: routeLinks(requestOrigin(ctx), route.id) },
+    };
   },
 });
 
@@ -174,7 +196,10 @@ const genericInboundBody = z
     to: z.string().min(1).max(400),
     from: z.string().min(1).max(500),
     subject: z.string().max(2000),
-    text: z.string().max(1024 * 1024).optional(),
+    text: z
+      .string()
+      .max(1024 * 1024)
+      .optional(),
   })
   .strict();
 
@@ -196,7 +221,16 @@ const genericInbound = (path: string, operationId: string, access: AnyRoute['acc
     handler: async (ctx, { principal, body }) => {
       const deliveryId = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, false) ?? undefined;
       const { route, accepted } = await receiveGenericMail(ctx.state.em, principal!, { ...body, deliveryId });
-      return { status: 202, body: { route: await routeView(ctx.state.em, route), message: accepted.message, run: null, outbox: accepted.outbox, deduplicated: accepted.deduplicated } };
+      return {
+        status: 202,
+        body: {
+          route: await routeView(ctx.state.em, route),
+          message: accepted.message,
+          run: null,
+          outbox: accepted.outbox,
+          deduplicated: accepted.deduplicated,
+        },
+      };
     },
   });
 
@@ -209,7 +243,10 @@ export const signedInboundRoute = defineRoute({
   family: 'bare',
   access: { kind: 'public' },
   params: z.object({ routeId: pathId }),
-  rawBody: { contentType: 'application/json', description: 'externalMessageId, from, subject; optional text, html, externalThreadId, to, raw (MIME); at most 1 MiB' },
+  rawBody: {
+    contentType: 'application/json',
+    description: 'externalMessageId, from, subject; optional text, html, externalThreadId, to, raw (MIME); at most 1 MiB',
+  },
   responses: {
     202: { description: '`{ route, message, run: null, outbox, deduplicated: false }`', schema: mailerInboundAcceptedSchema },
     400: { description: 'Missing body fields, or `to` differs from the route address', schema: bareErrorSchema },
@@ -221,8 +258,24 @@ export const signedInboundRoute = defineRoute({
   handler: async (ctx, { params }) => {
     const contentLength = ctx.get('content-length') || undefined;
     const raw = await readLimitedBody(ctx.req, contentLength);
-    const { route, accepted } = await receiveSignedMail(ctx.state.em, ctx.deps.config.secretKey, params.routeId, raw, ctx.headers, ctx.deps.files);
-    return { status: 202, body: { route: await routeView(ctx.state.em, route), message: accepted.message, run: null, outbox: accepted.outbox, deduplicated: accepted.deduplicated } };
+    const { route, accepted } = await receiveSignedMail(
+      ctx.state.em,
+      ctx.deps.config.secretKey,
+      params.routeId,
+      raw,
+      ctx.headers,
+      ctx.deps.files,
+    );
+    return {
+      status: 202,
+      body: {
+        route: await routeView(ctx.state.em, route),
+        message: accepted.message,
+        run: null,
+        outbox: accepted.outbox,
+        deduplicated: accepted.deduplicated,
+      },
+    };
   },
 });
 
@@ -251,7 +304,11 @@ export const getThreadRoute = defineRoute({
   family: 'bare',
   access: workspaceKey,
   params: z.object({ id: pathId }),
-  responses: { 200: { description: '`{ thread, messages }`', schema: mailerThreadWithMessagesSchema }, ...bareAuthErrors, ...notFoundResponse('Mailer thread') },
+  responses: {
+    200: { description: '`{ thread, messages }`', schema: mailerThreadWithMessagesSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Mailer thread'),
+  },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: await getThread(ctx.state.em, principal, params.id) }),
 });
 
@@ -267,7 +324,11 @@ export const listMessagesRoute = defineRoute({
   responses: { 200: { description: '`{ messages, nextCursor }`', schema: mailerMessageListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => ({
     status: 200,
-    body: await listMessages(ctx.state.em, principal, { threadId: query.threadId, cursor: query.cursor, limit: clampLimit(query.limit, LIST_BOUNDS) }),
+    body: await listMessages(ctx.state.em, principal, {
+      threadId: query.threadId,
+      cursor: query.cursor,
+      limit: clampLimit(query.limit, LIST_BOUNDS),
+    }),
   }),
 });
 
@@ -282,8 +343,14 @@ export const replyRoute = defineRoute({
   params: z.object({ id: pathId }),
   body: z
     .object({
-      text: z.string().max(1024 * 1024).optional(),
-      html: z.string().max(1024 * 1024).optional(),
+      text: z
+        .string()
+        .max(1024 * 1024)
+        .optional(),
+      html: z
+        .string()
+        .max(1024 * 1024)
+        .optional(),
       attachmentFileIds: z.array(z.string().max(200)).max(20).optional(),
     })
     .strict()
@@ -296,21 +363,19 @@ export const replyRoute = defineRoute({
     ...notFoundResponse('Mailer message or attachment file'),
     423: { description: 'An attachment file is not ready', schema: bareErrorSchema },
     409: {
-      description: '`SETUP_REQUIRED` without a usable mail credential (also when the outbound guard refuses its host: nothing is reserved); reservation conflicts with code, reservationId, reconciliable',
+      description:
+        '`SETUP_REQUIRED` without a usable mail credential (also when the outbound guard refuses its host: nothing is reserved); reservation conflicts with code, reservationId, reconciliable',
       schema: bareErrorSchema,
     },
-    503: { description: '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable. `mail_server_unreachable`: its host did not resolve, nothing reserved', schema: bareErrorSchema },
+    503: {
+      description:
+        '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable. `mail_server_unreachable`: its host did not resolve, nothing reserved',
+      schema: bareErrorSchema,
+    },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
-    const outcome = await sendReply(
-      ctx.state.em,
-      deps.services.mailReplies,
-      principal,
-      params.id,
-      key,
-      body,
-    );
+    const outcome = await sendReply(ctx.state.em, deps.services.mailReplies, principal, params.id, key, body);
     return { status: outcome.status, body: { reply: outcome.reply, reservation: outcome.reservation, deduplicated: outcome.deduplicated } };
   },
 });
@@ -324,8 +389,15 @@ export const getReservationRoute = defineRoute({
   family: 'bare',
   access: { ...workspaceKey, roles: 'admin' },
   params: z.object({ id: pathId }),
-  responses: { 200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) }, ...bareAuthErrors, ...notFoundResponse('Reply reservation') },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { reservation: await getReservation(ctx.state.em, principal, params.id) } }),
+  responses: {
+    200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) },
+    ...bareAuthErrors,
+    ...notFoundResponse('Reply reservation'),
+  },
+  handler: async (ctx, { principal, params }) => ({
+    status: 200,
+    body: { reservation: await getReservation(ctx.state.em, principal, params.id) },
+  }),
 });
 
 export const patchReservationRoute = defineRoute({
@@ -344,7 +416,10 @@ export const patchReservationRoute = defineRoute({
     ...notFoundResponse('Reply reservation'),
     409: { description: 'The reservation is not reconciliable', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { reservation: await authorizeRetry(ctx.state.em, principal, params.id) } }),
+  handler: async (ctx, { principal, params }) => ({
+    status: 200,
+    body: { reservation: await authorizeRetry(ctx.state.em, principal, params.id) },
+  }),
 });
 
 const interval = z.number().int().min(POLLING_INTERVAL.min).max(POLLING_INTERVAL.max);
@@ -365,7 +440,8 @@ export const upsertPollingGroupRoute = defineRoute({
   method: 'post',
   path: '/api/v1/mailer/polling-groups',
   operationId: 'upsertMailerPollingGroup',
-  summary: 'Create a polling group, or update the one with the same identity (workspace, provider, credential, principal, delegation config)',
+  summary:
+    'Create a polling group, or update the one with the same identity (workspace, provider, credential, principal, delegation config)',
   tags: TAG,
   family: 'bare',
   access: { ...workspaceKey, roles: 'write' },
@@ -399,8 +475,15 @@ export const getPollingGroupRoute = defineRoute({
   family: 'bare',
   access: workspaceKey,
   params: z.object({ id: pathId }),
-  responses: { 200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema }, ...bareAuthErrors, ...notFoundResponse('Polling group') },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { pollingGroup: await getPollingGroup(ctx.state.em, principal, params.id) } }),
+  responses: {
+    200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Polling group'),
+  },
+  handler: async (ctx, { principal, params }) => ({
+    status: 200,
+    body: { pollingGroup: await getPollingGroup(ctx.state.em, principal, params.id) },
+  }),
 });
 
 export const patchPollingGroupRoute = defineRoute({
@@ -413,8 +496,15 @@ export const patchPollingGroupRoute = defineRoute({
   access: { ...workspaceKey, roles: 'write' },
   params: z.object({ id: pathId }),
   body: z.object({ intervalSeconds: interval.optional(), enabled: z.boolean().optional() }).strict(),
-  responses: { 200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema }, ...bareAuthErrors, ...notFoundResponse('Polling group') },
-  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: { pollingGroup: await patchPollingGroup(ctx.state.em, principal, params.id, body) } }),
+  responses: {
+    200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema },
+    ...bareAuthErrors,
+    ...notFoundResponse('Polling group'),
+  },
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: { pollingGroup: await patchPollingGroup(ctx.state.em, principal, params.id, body) },
+  }),
 });
 
 export const mailerRoutes: AnyRoute[] = [

@@ -32,7 +32,10 @@ export const organizationRoutes = [
     family: 'bare',
     access: { kind: 'session', roles: 'admin' },
     responses: { 200: { description: '`{ organization }`', schema: envelope }, ...sessionErrors },
-    handler: async (ctx, { principal }) => ({ status: 200, body: { organization: await getOrganization(ctx.state.em, principal as SessionPrincipal) } }),
+    handler: async (ctx, { principal }) => ({
+      status: 200,
+      body: { organization: await getOrganization(ctx.state.em, principal as SessionPrincipal) },
+    }),
   }),
   defineRoute({
     method: 'patch',
@@ -43,19 +46,34 @@ export const organizationRoutes = [
     family: 'bare',
     access: { kind: 'session', roles: 'admin' },
     body: z.object({ name: z.string({ error: 'name is required' }).max(200) }).strict(),
-    responses: { 200: { description: '`{ organization }`', schema: envelope }, 400: { description: 'Blank name', schema: bareErrorSchema }, ...sessionErrors },
-    handler: async (ctx, { principal, body }) => ({ status: 200, body: { organization: await renameOrganization(ctx.state.em, principal as SessionPrincipal, body.name) } }),
+    responses: {
+      200: { description: '`{ organization }`', schema: envelope },
+      400: { description: 'Blank name', schema: bareErrorSchema },
+      ...sessionErrors,
+    },
+    handler: async (ctx, { principal, body }) => ({
+      status: 200,
+      body: { organization: await renameOrganization(ctx.state.em, principal as SessionPrincipal, body.name) },
+    }),
   }),
   defineRoute({
     method: 'post',
     path: '/api/organization/workspaces',
     operationId: 'addOrganizationWorkspace',
-    summary: "Bring another workspace into this organization (Owner of both); it leaves its previous organization, whose keys stop reaching it",
+    summary:
+      'Bring another workspace into this organization (Owner of both); it leaves its previous organization, whose keys stop reaching it',
     tags,
     family: 'bare',
     access: { kind: 'session', roles: 'admin' },
     body: z.object({ workspaceId: pathId }).strict(),
-    responses: { 200: { description: '`{ organization }`', schema: envelope }, ...sessionErrors, 404: { description: 'Not a workspace of yours', schema: bareErrorSchema } },
-    handler: async (ctx, { principal, body }) => ({ status: 200, body: { organization: await addWorkspaceToOrganization(ctx.state.em, principal as SessionPrincipal, body.workspaceId) } }),
+    responses: {
+      200: { description: '`{ organization }`', schema: envelope },
+      ...sessionErrors,
+      404: { description: 'Not a workspace of yours', schema: bareErrorSchema },
+    },
+    handler: async (ctx, { principal, body }) => ({
+      status: 200,
+      body: { organization: await addWorkspaceToOrganization(ctx.state.em, principal as SessionPrincipal, body.workspaceId) },
+    }),
   }),
 ];

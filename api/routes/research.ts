@@ -4,7 +4,16 @@ import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { envelopeErrorSchema, pathId } from '../schemas';
 import { researchAuthErrors, researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
-import { cancelResearchRun, createResearchRun, getResearchRun, listResearchRuns, MAX_SOURCE_URLS, normalizeResearchUrl, RESEARCH_LIMIT_BOUNDS, RESEARCH_LIST_LIMIT } from '../../services/research';
+import {
+  cancelResearchRun,
+  createResearchRun,
+  getResearchRun,
+  listResearchRuns,
+  MAX_SOURCE_URLS,
+  normalizeResearchUrl,
+  RESEARCH_LIMIT_BOUNDS,
+  RESEARCH_LIST_LIMIT,
+} from '../../services/research';
 
 /**
  * Research runs, in the envelope family. There are no routes for web search, read or crawl: a
@@ -17,7 +26,11 @@ const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const tags = ['Research'];
 
 const bounded = (b: { min: number; max: number }, what: string) =>
-  z.number({ error: `${what} must be a number` }).int(`${what} must be an integer`).min(b.min, `${what} must be at least ${b.min}`).max(b.max, `${what} must be at most ${b.max}`);
+  z
+    .number({ error: `${what} must be a number` })
+    .int(`${what} must be an integer`)
+    .min(b.min, `${what} must be at least ${b.min}`)
+    .max(b.max, `${what} must be at most ${b.max}`);
 const limits = z.strictObject({
   maxPages: bounded(RESEARCH_LIMIT_BOUNDS.maxPages, 'maxPages').optional(),
   maxDomains: bounded(RESEARCH_LIMIT_BOUNDS.maxDomains, 'maxDomains').optional(),
@@ -30,7 +43,11 @@ const sourceUrl = z
   .refine((u) => normalizeResearchUrl(u) !== null, 'a source URL must be an absolute http or https URL without credentials')
   .transform((u) => normalizeResearchUrl(u)!);
 const createBody = z.strictObject({
-  query: z.string({ error: 'query must be a string' }).trim().min(1, 'query must not be empty').max(2000, 'query must be at most 2000 characters'),
+  query: z
+    .string({ error: 'query must be a string' })
+    .trim()
+    .min(1, 'query must not be empty')
+    .max(2000, 'query must be at most 2000 characters'),
   sourceUrls: z
     .array(sourceUrl, { error: 'sourceUrls must be an array of URLs' })
     .min(1, 'sourceUrls must name at least one URL (there is no web search)')
@@ -39,7 +56,12 @@ const createBody = z.strictObject({
   limits: limits.optional(),
   // Our extension: a connected local AI CLI synthesizes the answer (jobs take the same fields).
   aiProvider: z.enum(['cliA', 'cliB'], { error: 'aiProvider must be cliA or cliB' }).optional(),
-  aiModel: z.string({ error: 'aiModel must be a string' }).trim().min(1, 'aiModel must not be empty').max(200, 'aiModel must be at most 200 characters').optional(),
+  aiModel: z
+    .string({ error: 'aiModel must be a string' })
+    .trim()
+    .min(1, 'aiModel must not be empty')
+    .max(200, 'aiModel must be at most 200 characters')
+    .optional(),
 });
 const listQuery = z.object({
   // Checked by the service, so an unknown status is `validation_failed` (bad research input) and a bad limit `request_malformed`.
@@ -73,14 +95,21 @@ export const researchRoutes: AnyRoute[] = [
     method: 'post',
     path: '/api/v1/research',
     operationId: 'createResearchRun',
-    summary: 'Queue a research run and start it on Temporal (Idempotency-Key required; it names the run). A replay answers 200 with the run as it is now',
+    summary:
+      'Queue a research run and start it on Temporal (Idempotency-Key required; it names the run). A replay answers 200 with the run as it is now',
     tags,
     family: 'envelope',
     access: write,
     body: createBody,
     responses: {
-      202: { description: '`{ run, deduplicated: false, dispatch: { dispatched: true, queued: true, mode: "temporal" } }`', schema: researchCreatedSchema },
-      200: { description: 'Replay (Idempotency-Replayed: true): `{ run, deduplicated: true, dispatch: { dispatched: false } }`', schema: researchCreatedSchema },
+      202: {
+        description: '`{ run, deduplicated: false, dispatch: { dispatched: true, queued: true, mode: "temporal" } }`',
+        schema: researchCreatedSchema,
+      },
+      200: {
+        description: 'Replay (Idempotency-Replayed: true): `{ run, deduplicated: true, dispatch: { dispatched: false } }`',
+        schema: researchCreatedSchema,
+      },
       ...badRequest('`validation_failed`: bad query, sourceUrls or limits; `idempotency_key_invalid`'),
       ...researchAuthErrors,
       409: { description: '`conflict`: the key was used for a run with another request', schema: envelopeErrorSchema },
@@ -94,7 +123,8 @@ export const researchRoutes: AnyRoute[] = [
         ...(body.aiProvider ? { aiProvider: body.aiProvider } : {}),
         ...(body.aiModel ? { aiModel: body.aiModel } : {}),
       });
-      if (deduplicated) return { status: 200, body: { run, deduplicated: true, dispatch: { dispatched: false } }, headers: { [REPLAYED_HEADER]: 'true' } };
+      if (deduplicated)
+        return { status: 200, body: { run, deduplicated: true, dispatch: { dispatched: false } }, headers: { [REPLAYED_HEADER]: 'true' } };
       return { status: 202, body: { run, deduplicated: false, dispatch: { dispatched: true, queued: true, mode: 'temporal' } } };
     },
   }),
@@ -108,7 +138,10 @@ export const researchRoutes: AnyRoute[] = [
     access: read,
     params: idParams,
     responses: { 200: { description: '`{ run }`', schema: researchRunEnvelope }, ...researchAuthErrors, ...notFound },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: { run: await getResearchRun(ctx.state.em, principal, params.id) } }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: { run: await getResearchRun(ctx.state.em, principal, params.id) },
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -127,6 +160,9 @@ export const researchRoutes: AnyRoute[] = [
       ...notFound,
       409: { description: '`idempotency_replay_mismatch`: the key was used with another request', schema: envelopeErrorSchema },
     },
-    handler: async (ctx, { principal, params, deps }) => ({ status: 200, body: { run: await cancelResearchRun(ctx.state.em, deps.research.launcher, principal, params.id) } }),
+    handler: async (ctx, { principal, params, deps }) => ({
+      status: 200,
+      body: { run: await cancelResearchRun(ctx.state.em, deps.research.launcher, principal, params.id) },
+    }),
   }),
 ];

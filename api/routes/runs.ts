@@ -20,7 +20,18 @@ import type { Run } from '../../db/entities';
 import { endUserExecuteAnswer, executeAsEndUser } from './endUsers';
 import { isEndUserGateway } from '../../services/runs/endUsers';
 import { projectionFor, type WorkspacePrincipal } from '../../services/kernel/principal';
-import { cancelRun, decideApproval, executeWorkflow, fullRunValue, loadRun, presentRuns, queryRunSummaries, rerunRun, resumeEventWait, workflowRunStatus } from '../../services/runs';
+import {
+  cancelRun,
+  decideApproval,
+  executeWorkflow,
+  fullRunValue,
+  loadRun,
+  presentRuns,
+  queryRunSummaries,
+  rerunRun,
+  resumeEventWait,
+  workflowRunStatus,
+} from '../../services/runs';
 import { clampLimit } from '../../services/kernel/pagination';
 import type { RunValueField } from '../../services/runs';
 
@@ -45,7 +56,10 @@ const executeBody = z
     executionTargetId: z.string().min(1).optional(),
     expectedVersionId: z.string().min(1).optional(),
     confirm: z.boolean().optional(),
-    endUser: z.object({ externalId: z.string().min(1).max(256) }).strict().optional(),
+    endUser: z
+      .object({ externalId: z.string().min(1).max(256) })
+      .strict()
+      .optional(),
     message: z.string().optional(),
   })
   .strict();
@@ -63,7 +77,8 @@ export const executeRoute = defineRoute({
   idempotency: 'optional',
   responses: {
     202: {
-      description: 'Queued on Temporal: `{ run, execution, queued: true, statusUrl, cancelUrl, links }`; for an end-user gateway key only `{ run (end-user run summary), queued: true, statusUrl, cancelUrl }` under /api/v1/end-users/runs',
+      description:
+        'Queued on Temporal: `{ run, execution, queued: true, statusUrl, cancelUrl, links }`; for an end-user gateway key only `{ run (end-user run summary), queued: true, statusUrl, cancelUrl }` under /api/v1/end-users/runs',
       schema: z.union([queuedReceiptSchema, endUserExecuteAnswer]),
     },
     201: { description: 'Dry run, finished: `{ run, execution, queued: false, statusUrl, links }`', schema: dryRunReceiptSchema },
@@ -71,7 +86,11 @@ export const executeRoute = defineRoute({
     403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
     404: { description: 'Workflow not found', schema: bareErrorSchema },
     409: { description: 'Idempotency-Key reuse with another request, or a stale expectedVersionId', schema: bareErrorSchema },
-    503: { description: 'Temporal refused the start (the run is recorded canceled with the reason), or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS (no run recorded)', schema: bareErrorSchema },
+    503: {
+      description:
+        'Temporal refused the start (the run is recorded canceled with the reason), or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS (no run recorded)',
+      schema: bareErrorSchema,
+    },
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
@@ -137,7 +156,10 @@ export const getRunRoute = defineRoute({
 
 const valueErrors = {
   ...runErrors,
-  403: { description: 'Input and output are restricted for this key (workspace-safe.v1 readers), or a wrong key scope', schema: bareErrorSchema },
+  403: {
+    description: 'Input and output are restricted for this key (workspace-safe.v1 readers), or a wrong key scope',
+    schema: bareErrorSchema,
+  },
   404: { description: 'Run not found (also for runs of other workspaces), or `Step not found`', schema: bareErrorSchema },
 };
 
@@ -168,7 +190,10 @@ const stepValueRoute = (field: RunValueField) =>
     access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
     params: runIdParams.extend({ nodeId: pathId }),
     responses: { 200: { description: `\`{ runId, nodeId, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
-    handler: async (ctx, { principal, params }) => ({ status: 200, body: await fullRunValue(ctx.state.em, principal, params.id, field, params.nodeId) }),
+    handler: async (ctx, { principal, params }) => ({
+      status: 200,
+      body: await fullRunValue(ctx.state.em, principal, params.id, field, params.nodeId),
+    }),
   });
 
 export const runInputRoute = runValueRoute('input');
@@ -207,8 +232,16 @@ export const rerunRoute = defineRoute({
   responses: {
     201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: rerunReceiptSchema },
     ...runErrors,
-    409: { description: 'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists', schema: bareErrorSchema },
-    503: { description: 'Temporal refused the start, or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS', schema: bareErrorSchema },
+    409: {
+      description:
+        'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists',
+      schema: bareErrorSchema,
+    },
+    503: {
+      description:
+        'Temporal refused the start, or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS',
+      schema: bareErrorSchema,
+    },
   },
   handler: async (ctx, { principal, params, deps }) => {
     const run = await rerunRun(ctx.state.em, deps.runLauncher, principal, params.id, deps.admitRun);
@@ -230,7 +263,8 @@ export const workflowStatusRoute = defineRoute({
   query: z.object({ runId: z.string().min(1).optional() }),
   responses: {
     200: {
-      description: 'With `runId`: `{ workflow, projection, run, status, queued, active, output, error, steps, logs, links, pollAfterMs }`; without: `{ workflow, runs, statuses }`',
+      description:
+        'With `runId`: `{ workflow, projection, run, status, queued, active, output, error, steps, logs, links, pollAfterMs }`; without: `{ workflow, runs, statuses }`',
       schema: z.union([runStatusReportSchema, workflowRunsStatusSchema]),
     },
     ...bareAuthErrors,
@@ -276,14 +310,31 @@ export const approvalRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKeyOrSession', roles: 'write' },
   params: runIdParams,
-  body: z.object({ decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }), comment: z.string().max(5000).optional(), nodeId: z.string().optional() }).strict(),
+  body: z
+    .object({
+      decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }),
+      comment: z.string().max(5000).optional(),
+      nodeId: z.string().optional(),
+    })
+    .strict(),
   responses: {
     200: { description: '`{ approval: { nodeId, decision }, run }`: decided', schema: approvalResultSchema },
-    202: { description: '`{ approval, run, queued: true }`: no worker answered within APPROVAL_ANSWER_WAIT_MS; the decision is queued durably and applies when a worker picks the run up', schema: approvalQueuedSchema },
+    202: {
+      description:
+        '`{ approval, run, queued: true }`: no worker answered within APPROVAL_ANSWER_WAIT_MS; the decision is queued durably and applies when a worker picks the run up',
+      schema: approvalQueuedSchema,
+    },
     ...runErrors,
   },
   handler: async (ctx, { principal, params, body, deps }) => {
-    const { approval, run, queued } = await decideApproval(ctx.state.em, deps.runLauncher, principal, params.id, body, deps.config.approvalAnswerWaitMs);
+    const { approval, run, queued } = await decideApproval(
+      ctx.state.em,
+      deps.runLauncher,
+      principal,
+      params.id,
+      body,
+      deps.config.approvalAnswerWaitMs,
+    );
     const [view] = await present(ctx, principal, [run]);
     return queued ? { status: 202, body: { approval, run: view, queued: true as const } } : { status: 200, body: { approval, run: view } };
   },
@@ -305,10 +356,26 @@ export const resumeRoute = defineRoute({
     409: { description: 'Token already used or expired, or the run no longer waits', schema: bareErrorSchema },
   },
   handler: async (ctx, { params, body, deps }) => {
-    const resumed = await resumeEventWait(ctx.state.em, deps.runLauncher, { token: params.token, bodyIsJson: Boolean(ctx.is('application/json')), payload: body });
+    const resumed = await resumeEventWait(ctx.state.em, deps.runLauncher, {
+      token: params.token,
+      bodyIsJson: Boolean(ctx.is('application/json')),
+      payload: body,
+    });
     return { status: 202, body: resumed };
   },
 });
 
-export const runRoutes = [executeRoute, listRunsRoute, getRunRoute, runInputRoute, runOutputRoute, stepInputRoute, stepOutputRoute, cancelRunRoute, rerunRoute, workflowStatusRoute, approvalRoute, resumeRoute];
-
+export const runRoutes = [
+  executeRoute,
+  listRunsRoute,
+  getRunRoute,
+  runInputRoute,
+  runOutputRoute,
+  stepInputRoute,
+  stepOutputRoute,
+  cancelRunRoute,
+  rerunRoute,
+  workflowStatusRoute,
+  approvalRoute,
+  resumeRoute,
+];

@@ -21,15 +21,23 @@ import {
 import { invalidInput, tooLarge } from '../../services/kernel/errors';
 
 const idParams = z.object({ id: pathId });
-const notFound = { 404: { description: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)', schema: bareErrorSchema } };
-const ownerOnly = { 403: { description: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`', schema: bareErrorSchema } };
+const notFound = {
+  404: { description: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)', schema: bareErrorSchema },
+};
+const ownerOnly = {
+  403: { description: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`', schema: bareErrorSchema },
+};
 const sessionErrors = {
   401: { description: 'Sign-in is required', schema: bareErrorSchema },
   403: { description: 'Admin or Owner role required, or cross-origin', schema: bareErrorSchema },
 };
 
-const description = z.string().max(SKILL_LIMITS.descriptionChars, `description must be at most ${SKILL_LIMITS.descriptionChars} characters`);
-const instructions = z.string().max(SKILL_LIMITS.instructionsChars, `instructions must be at most ${SKILL_LIMITS.instructionsChars} characters`);
+const description = z
+  .string()
+  .max(SKILL_LIMITS.descriptionChars, `description must be at most ${SKILL_LIMITS.descriptionChars} characters`);
+const instructions = z
+  .string()
+  .max(SKILL_LIMITS.instructionsChars, `instructions must be at most ${SKILL_LIMITS.instructionsChars} characters`);
 const fileIds = z
   .array(pathId)
   .max(SKILL_LIMITS.files, `at most ${SKILL_LIMITS.files} files`)
@@ -43,7 +51,13 @@ export const listSkillsRoute = defineRoute({
   tags: ['Skills'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  query: z.object({ query: z.string().max(500, 'query must be at most 500 characters').optional().describe('Case-insensitive substring of name, description or instructions') }),
+  query: z.object({
+    query: z
+      .string()
+      .max(500, 'query must be at most 500 characters')
+      .optional()
+      .describe('Case-insensitive substring of name, description or instructions'),
+  }),
   responses: { 200: { description: '`{ skills }`, by name', schema: skillListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => ({ status: 200, body: { skills: await listSkills(ctx.state.em, principal, query.query) } }),
 });
@@ -65,7 +79,9 @@ export const createSkillRoute = defineRoute({
       .string()
       .max(SKILL_LIMITS.contentChars, `content must be at most ${SKILL_LIMITS.contentChars} characters`)
       .optional()
-      .describe('Skill markdown: YAML frontmatter `name` and `description`, the body as instructions; without a name, the first heading slugified'),
+      .describe(
+        'Skill markdown: YAML frontmatter `name` and `description`, the body as instructions; without a name, the first heading slugified',
+      ),
     fileIds: fileIds.optional(),
   }),
   responses: {
@@ -93,12 +109,18 @@ export const updateSkillRoute = defineRoute({
   method: 'patch',
   path: '/api/v1/skills/{id}',
   operationId: 'updateSkill',
-  summary: 'Owner only, no rename. A draft changes in place; a pending version is archived for a new draft version; a published skill keeps serving while the change goes to its draft',
+  summary:
+    'Owner only, no rename. A draft changes in place; a pending version is archived for a new draft version; a published skill keeps serving while the change goes to its draft',
   tags: ['Skills'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
-  body: z.strictObject({ enabled: z.boolean().optional(), description: description.optional(), instructions: instructions.optional(), fileIds: fileIds.optional() }),
+  body: z.strictObject({
+    enabled: z.boolean().optional(),
+    description: description.optional(),
+    instructions: instructions.optional(),
+    fileIds: fileIds.optional(),
+  }),
   responses: {
     200: { description: '`{ skill }`: the changed version (a new draft version when one was made)', schema: skillEnvelopeSchema },
     ...bareAuthErrors,
@@ -106,7 +128,10 @@ export const updateSkillRoute = defineRoute({
     ...notFound,
     409: { description: '`This skill already has a version awaiting publication review.`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: { skill: await updateSkill(ctx.state.em, principal, params.id, body) } }),
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: { skill: await updateSkill(ctx.state.em, principal, params.id, body) },
+  }),
 });
 
 export const deleteSkillRoute = defineRoute({
@@ -144,14 +169,25 @@ export const loadSkillsRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   rawBody: {
     contentType: 'application/json',
-    description: 'Strict JSON object: `skillIds` (≤ 32 ids of ≤ 191 characters), legacy `skillId`, `skillName` (only when no id is given), `versions` (id → positive integer), legacy `version`',
+    description:
+      'Strict JSON object: `skillIds` (≤ 32 ids of ≤ 191 characters), legacy `skillId`, `skillName` (only when no id is given), `versions` (id → positive integer), legacy `version`',
   },
   responses: {
-    200: { description: '`{ capability, effect, skills, compatibility }`; `Cache-Control: private, no-store`', schema: skillLoadResultSchema },
-    400: { description: '`Invalid progressive skill load request.` (no code) for a body that is not a load request; `PROGRESSIVE_SKILL_INVALID_REQUEST` for a broken rule', schema: bareErrorSchema },
+    200: {
+      description: '`{ capability, effect, skills, compatibility }`; `Cache-Control: private, no-store`',
+      schema: skillLoadResultSchema,
+    },
+    400: {
+      description:
+        '`Invalid progressive skill load request.` (no code) for a body that is not a load request; `PROGRESSIVE_SKILL_INVALID_REQUEST` for a broken rule',
+      schema: bareErrorSchema,
+    },
     401: bareAuthErrors[401],
     403: bareAuthErrors[403],
-    404: { description: '`PROGRESSIVE_SKILL_NOT_AVAILABLE`: unknown, unseen or disabled skill, or an attached file that is not ready', schema: bareErrorSchema },
+    404: {
+      description: '`PROGRESSIVE_SKILL_NOT_AVAILABLE`: unknown, unseen or disabled skill, or an attached file that is not ready',
+      schema: bareErrorSchema,
+    },
     409: { description: '`PROGRESSIVE_SKILL_VERSION_MISMATCH`', schema: bareErrorSchema },
     413: { description: 'Body over 64 KiB', schema: bareErrorSchema },
   },
@@ -211,7 +247,7 @@ const publicationRoute = (
 export const requestSkillPublicationRoute = publicationRoute(
   'request-publication',
   'requestSkillPublication',
-  "The owner submits a draft for publication review (draft → pending); 409 `This skill already has a version awaiting publication review.`",
+  'The owner submits a draft for publication review (draft → pending); 409 `This skill already has a version awaiting publication review.`',
   requestSkillPublication,
   'write',
 );
@@ -229,7 +265,13 @@ export const rollbackSkillRoute = publicationRoute(
   rollbackSkill,
   'admin',
 );
-export const archiveSkillPublicationRoute = publicationRoute('archive', 'archiveSkillPublication', 'Admin or Owner: archive a published skill (it leaves the workspace)', archiveSkillPublication, 'admin');
+export const archiveSkillPublicationRoute = publicationRoute(
+  'archive',
+  'archiveSkillPublication',
+  'Admin or Owner: archive a published skill (it leaves the workspace)',
+  archiveSkillPublication,
+  'admin',
+);
 
 export const listPendingSkillsRoute = defineRoute({
   method: 'get',

@@ -13,9 +13,7 @@ import { PayloadDecryptionError, payloadFromJson, payloadToJson, type JsonPayloa
 export const CODEC_PATH = '/api/temporal-codec';
 
 const payloadsSchema = z.strictObject({
-  payloads: z
-    .array(z.object({ metadata: z.record(z.string(), z.string().max(1024)).optional(), data: z.string().optional() }))
-    .max(1000),
+  payloads: z.array(z.object({ metadata: z.record(z.string(), z.string().max(1024)).optional(), data: z.string().optional() })).max(1000),
 });
 
 /** CORS headers for the configured Web UI origin (none when the UI address is unknown). */
@@ -43,7 +41,11 @@ const responses = {
   503: { description: 'Operator access or payload encryption is not configured', schema: bareErrorSchema },
 };
 
-const answer = (deps: AppDeps, payloads: JsonPayload[]): RouteResult => ({ status: 200, body: { payloads }, headers: codecCorsHeaders(deps) });
+const answer = (deps: AppDeps, payloads: JsonPayload[]): RouteResult => ({
+  status: 200,
+  body: { payloads },
+  headers: codecCorsHeaders(deps),
+});
 
 async function decodeEach(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonPayload[]> {
   const codec = codecOf(deps);

@@ -24,7 +24,6 @@ import {
   type WebhookCallOutcome,
 } from '../../services/webhooks';
 
-
 /** The parts of the HTTP request a webhook run sees. */
 function inboundRequest(ctx: AppContext): InboundRequest {
   return { method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body };
@@ -41,7 +40,9 @@ export const listWebhooksRoute = defineRoute({
   query: z.object({ workflowId: z.string().min(1).optional() }),
   responses: { 200: { description: '`{ webhooks, links }`', schema: webhookListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal, query }) => {
-    const webhooks = (await listWebhooks(ctx.state.em, principal, ctx.deps.config.secretKey, query.workflowId)).map((w) => webhookWithLinks(requestOrigin(ctx), w));
+    const webhooks = (await listWebhooks(ctx.state.em, principal, ctx.deps.config.secretKey, query.workflowId)).map((w) =>
+      webhookWithLinks(requestOrigin(ctx), w),
+    );
     return { status: 200, body: { webhooks, links: webhooks.map((w) => w.links) } };
   },
 });
@@ -96,8 +97,15 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
     access: { kind: 'public' },
     params: z.object({ token: pathId }),
     responses: {
-      202: { description: '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }`, `{ status: processing }`, or a Response node reply with status 202', schema: invokeAcceptedSchema },
-      200: { description: "`{ token, run }` when the run ended without reaching its Response node, or the Response node's reply", schema: invokeRunEndedSchema },
+      202: {
+        description:
+          '`{ token, outboxId, status: accepted | deduplicated }`, `{ runId, status: waiting }`, `{ status: processing }`, or a Response node reply with status 202',
+        schema: invokeAcceptedSchema,
+      },
+      200: {
+        description: "`{ token, run }` when the run ended without reaching its Response node, or the Response node's reply",
+        schema: invokeRunEndedSchema,
+      },
       default: { description: "The Response node's reply: the status, headers and body the workflow set", schema: responseNodeReplySchema },
       404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: bareErrorSchema },
       413: { description: 'Body too large', schema: bareErrorSchema },
@@ -126,7 +134,9 @@ const errtrackerBody = z
     nodeId: z.string().optional(),
   })
   .strict()
-  .refine((b) => (b.credentialId === undefined) !== (b.signingSecret === undefined), { message: 'Send exactly one of credentialId or signingSecret.' });
+  .refine((b) => (b.credentialId === undefined) !== (b.signingSecret === undefined), {
+    message: 'Send exactly one of credentialId or signingSecret.',
+  });
 
 export const createErrtrackerWebhookRoute = defineRoute({
   method: 'post',
@@ -143,7 +153,13 @@ export const createErrtrackerWebhookRoute = defineRoute({
     404: { description: 'Workflow not found', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal, body }) => {
-    const { webhook, token } = await createErrtrackerWebhook(ctx.state.em, ctx.deps.config.secretKey, principal, body, ctx.deps.services.credentials.keys);
+    const { webhook, token } = await createErrtrackerWebhook(
+      ctx.state.em,
+      ctx.deps.config.secretKey,
+      principal,
+      body,
+      ctx.deps.services.credentials.keys,
+    );
     const invokeUrl = errtrackerInvokeUrl(requestOrigin(ctx), token);
     return { status: 201, body: { webhook: { ...webhookWithLinks(requestOrigin(ctx), webhook), invokeUrl }, invokeUrl } };
   },
@@ -164,9 +180,18 @@ export const errtrackerIngressRoute = defineRoute({
     404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
   },
   handler: async (ctx, { params, deps }) => {
-    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, deps.services.errtracker, params.token, { ...inboundRequest(ctx), rawBody: ctx.request.rawBody ?? '' });
+    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, deps.services.errtracker, params.token, {
+      ...inboundRequest(ctx),
+      rawBody: ctx.request.rawBody ?? '',
+    });
     return { status: 202, body: { token: params.token, outboxId, status: deduplicated ? 'deduplicated' : 'accepted' } };
   },
 });
 
-export const webhookRoutes = [listWebhooksRoute, getWebhookRoute, createErrtrackerWebhookRoute, errtrackerIngressRoute, ...invokeWebhookRoutes];
+export const webhookRoutes = [
+  listWebhooksRoute,
+  getWebhookRoute,
+  createErrtrackerWebhookRoute,
+  errtrackerIngressRoute,
+  ...invokeWebhookRoutes,
+];

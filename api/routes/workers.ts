@@ -14,12 +14,17 @@ import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import type { SmokeTestStatus } from '../../db/entities';
 import { invalidInput } from '../../services/kernel/errors';
-import { completeLocalAiCliLogin, listLocalAiCliModels, localAiCliSession, startLocalAiCliLogin, storeLocalAiCliToken } from '../../services/workers/localAiCli';
+import {
+  completeLocalAiCliLogin,
+  listLocalAiCliModels,
+  localAiCliSession,
+  startLocalAiCliLogin,
+  storeLocalAiCliToken,
+} from '../../services/workers/localAiCli';
 import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import { workerDoctor } from '../../services/workers/doctor';
 import { runSmokeTest } from '../../services/workers/smokeTests';
 import { workerStatus } from '../../services/workers/status';
-
 
 const nowQuery = z.object({ now: z.string().optional() });
 const doctorQuery = nowQuery.extend({ bundlePath: z.string().optional() });
@@ -47,8 +52,15 @@ const statusHandler = async (ctx: AppContext, input: { principal: WorkspacePrinc
   return { status: 200, body: { status } };
 };
 
-const doctorHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string; bundlePath?: string }; deps: AppDeps }) => {
-  const links = { appUrl: requestOrigin(ctx), smokeTest: `POST ${SMOKE_TEST_PATH}`, localAiCliSession: `POST ${LOCAL_AI_CLI_PATH}/session` };
+const doctorHandler = async (
+  ctx: AppContext,
+  input: { principal: WorkspacePrincipal; query: { now?: string; bundlePath?: string }; deps: AppDeps },
+) => {
+  const links = {
+    appUrl: requestOrigin(ctx),
+    smokeTest: `POST ${SMOKE_TEST_PATH}`,
+    localAiCliSession: `POST ${LOCAL_AI_CLI_PATH}/session`,
+  };
   const request = { now: parseNow(input.query.now), bundlePath: input.query.bundlePath || undefined };
   const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, request, links);
   return { status: 200, body: { doctor } };
@@ -64,7 +76,10 @@ const smokeHandler = async (ctx: AppContext, input: { principal: WorkspacePrinci
 const smokeResponses = {
   200: { description: '`{ smokeTest }` with status `passed`', schema: smokeTestResultSchema },
   202: { description: '`{ smokeTest }` with status `attention`: no worker completed it in time', schema: smokeTestResultSchema },
-  500: { description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed', schema: smokeTestResultSchema },
+  500: {
+    description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed',
+    schema: smokeTestResultSchema,
+  },
   400: { description: 'Invalid body', schema: bareErrorSchema },
   404: { description: '`Workflow not found`', schema: bareErrorSchema },
 };
@@ -119,18 +134,22 @@ const sessionBody = z.strictObject({
   kind: kindSchema.optional(),
 });
 const loginBody = z.strictObject({ kind: kindSchema });
-const callbackBody = z.strictObject({ callbackUrl: z.string({ error: 'callbackUrl is required' }).min(1, 'callbackUrl is required').max(4096) });
+const callbackBody = z.strictObject({
+  callbackUrl: z.string({ error: 'callbackUrl is required' }).min(1, 'callbackUrl is required').max(4096),
+});
 const tokenBody = z.strictObject({
   kind: z.literal('cliA', { error: 'kind must be cliA: only cliA signs in with a token' }),
   token: z.string({ error: 'token is required' }).min(1, 'token is required').max(8192),
 });
 const modelsQuery = z.object({ kind: kindSchema.optional() });
 
-
 const cliErrors = {
   400: { description: 'Invalid body or query (bad kind or action), or the CLI refused the token or login', schema: bareErrorSchema },
   408: { description: 'The CLI did not answer within its time budget', schema: bareErrorSchema },
-  409: { description: 'The CLI is not configured on this server, or cannot serve the request in its current sign-in state', schema: bareErrorSchema },
+  409: {
+    description: 'The CLI is not configured on this server, or cannot serve the request in its current sign-in state',
+    schema: bareErrorSchema,
+  },
   503: { description: 'The configured CLI does not start, or its login ended before giving an authorization URL', schema: bareErrorSchema },
 };
 
@@ -145,9 +164,19 @@ export const localAiCliSessionRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: sessionBody,
-  responses: { 200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
+  responses: {
+    200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema },
+    ...bareAuthErrors,
+    ...cliErrors,
+  },
   handler: async (ctx, input) => {
-    const session = await localAiCliSession(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.action ?? 'verify', input.body.kind ?? DEFAULT_KIND);
+    const session = await localAiCliSession(
+      ctx.state.em,
+      input.deps.services.localAiCli,
+      input.principal,
+      input.body.action ?? 'verify',
+      input.body.kind ?? DEFAULT_KIND,
+    );
     return { status: 200, body: { session } };
   },
 });
@@ -161,9 +190,18 @@ export const localAiCliLoginRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: loginBody,
-  responses: { 200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema }, ...bareAuthErrors, ...cliErrors },
+  responses: {
+    200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema },
+    ...bareAuthErrors,
+    ...cliErrors,
+  },
   handler: async (ctx, input) => {
-    const { session, ...login } = await startLocalAiCliLogin(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.kind);
+    const { session, ...login } = await startLocalAiCliLogin(
+      ctx.state.em,
+      input.deps.services.localAiCli,
+      input.principal,
+      input.body.kind,
+    );
     return { status: 200, body: { login, session } };
   },
 });
@@ -195,7 +233,13 @@ export const localAiCliTokenRoute = defineRoute({
   body: tokenBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const session = await storeLocalAiCliToken(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.kind, input.body.token);
+    const session = await storeLocalAiCliToken(
+      ctx.state.em,
+      input.deps.services.localAiCli,
+      input.principal,
+      input.body.kind,
+      input.body.token,
+    );
     return { status: 200, body: { session } };
   },
 });
@@ -211,20 +255,36 @@ export const localAiCliModelsRoute = defineRoute({
   query: modelsQuery,
   responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema }, ...bareAuthErrors, ...cliErrors },
   handler: async (ctx, input) => {
-    const result = await listLocalAiCliModels(ctx.state.em, input.deps.services.localAiCli, input.principal, input.query.kind ?? DEFAULT_KIND);
+    const result = await listLocalAiCliModels(
+      ctx.state.em,
+      input.deps.services.localAiCli,
+      input.principal,
+      input.query.kind ?? DEFAULT_KIND,
+    );
     return { status: 200, body: result };
   },
 });
 
 /** Session twin of a key route: same handler, the session cookie instead of a bearer key. */
 /** The cookie twin of a key route: same handler, and the same role requirement (a twin that dropped it let viewers write). */
-const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId, access: sessionTwinAccess(route.access) });
+const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({
+  ...route,
+  path,
+  operationId,
+  access: sessionTwinAccess(route.access),
+});
 
 export const sessionWorkerStatusRoute = sessionTwin(workerStatusRoute, '/api/workers/status', 'sessionWorkerStatus');
 export const sessionWorkerDoctorRoute = sessionTwin(workerDoctorRoute, '/api/workers/doctor', 'sessionWorkerDoctor');
 export const sessionWorkerSmokeTestRoute = sessionTwin(workerSmokeTestRoute, '/api/workers/smoke-test', 'sessionWorkerSmokeTest');
 
-const localAiCliRoutes = [localAiCliSessionRoute, localAiCliLoginRoute, localAiCliCallbackRoute, localAiCliTokenRoute, localAiCliModelsRoute] as AnyRoute[];
+const localAiCliRoutes = [
+  localAiCliSessionRoute,
+  localAiCliLoginRoute,
+  localAiCliCallbackRoute,
+  localAiCliTokenRoute,
+  localAiCliModelsRoute,
+] as AnyRoute[];
 
 export const workerRoutes: AnyRoute[] = [
   workerStatusRoute,
@@ -234,5 +294,11 @@ export const workerRoutes: AnyRoute[] = [
   sessionWorkerStatusRoute,
   sessionWorkerDoctorRoute,
   sessionWorkerSmokeTestRoute,
-  ...localAiCliRoutes.map((route) => sessionTwin(route, route.path.replace('/api/v1/', '/api/'), `session${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}`)),
+  ...localAiCliRoutes.map((route) =>
+    sessionTwin(
+      route,
+      route.path.replace('/api/v1/', '/api/'),
+      `session${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}`,
+    ),
+  ),
 ];

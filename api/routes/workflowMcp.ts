@@ -27,13 +27,18 @@ const mcpUrl = (ctx: AppContext, workspaceId: string, slug: string) => `${reques
 const createBody = z
   .object({
     name: z.string().trim().min(1).max(200),
-    slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'slug must be 1-63 lowercase letters, digits or "-", starting with a letter or digit'),
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'slug must be 1-63 lowercase letters, digits or "-", starting with a letter or digit'),
     tools: z
       .array(
         z
           .object({
             workflowId: z.string().min(1),
-            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, "_" or "-"').optional(),
+            name: z
+              .string()
+              .regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, "_" or "-"')
+              .optional(),
             description: z.string().max(2000).optional(),
             inputSchema: z.record(z.string(), z.unknown()).optional(),
           })
@@ -55,7 +60,10 @@ function serverRoutesAt(base: string, access: { read: Access; write: Access }, s
       tags: [tag],
       family: 'bare',
       access: access.read,
-      responses: { 200: { description: '`{ servers: [{ server, url }] }`', schema: z.strictObject({ servers: z.array(mcpServerWithUrlSchema) }) }, ...bareAuthErrors },
+      responses: {
+        200: { description: '`{ servers: [{ server, url }] }`', schema: z.strictObject({ servers: z.array(mcpServerWithUrlSchema) }) },
+        ...bareAuthErrors,
+      },
       handler: async (ctx, { principal }) => {
         const servers = await listMcpServers(ctx.state.em, principal!);
         return { status: 200, body: { servers: servers.map((server) => ({ server, url: mcpUrl(ctx, server.workspaceId, server.slug) })) } };
@@ -89,7 +97,11 @@ function serverRoutesAt(base: string, access: { read: Access; write: Access }, s
       family: 'bare',
       access: access.write,
       params: z.object({ id: pathId }),
-      responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...bareAuthErrors, 404: { description: 'MCP server not found', schema: bareErrorSchema } },
+      responses: {
+        200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
+        ...bareAuthErrors,
+        404: { description: 'MCP server not found', schema: bareErrorSchema },
+      },
       handler: async (ctx, { principal, params }) => {
         await deleteMcpServer(ctx.state.em, principal!, params.id);
         return { status: 200, body: { deleted: true } };
@@ -105,16 +117,31 @@ function callsTool(body: unknown): boolean {
 }
 
 function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
-  const server = new Server({ name: `workflows-${authority.server.slug}`, version: '1.0.0' }, { capabilities: { tools: {} }, instructions: authority.server.name });
+  const server = new Server(
+    { name: `workflows-${authority.server.slug}`, version: '1.0.0' },
+    { capabilities: { tools: {} }, instructions: authority.server.name },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listMcpTools(ctx.state.em, authority.server) }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const outcome = await callMcpTool(ctx.state.em, ctx.deps.runLauncher, authority, request.params.name, request.params.arguments ?? {}, ctx.deps.config.webhookSyncBudgetMs);
+    const outcome = await callMcpTool(
+      ctx.state.em,
+      ctx.deps.runLauncher,
+      authority,
+      request.params.name,
+      request.params.arguments ?? {},
+      ctx.deps.config.webhookSyncBudgetMs,
+    );
     const runUrl = (id: string) => `${requestOrigin(ctx)}/api/v1/runs/${id}`;
     switch (outcome.kind) {
       case 'succeeded':
         return {
           content: [{ type: 'text', text: JSON.stringify(outcome.output ?? null) }],
-          structuredContent: { runId: outcome.runId, status: 'succeeded', output: outcome.output ?? null, links: { run: runUrl(outcome.runId) } },
+          structuredContent: {
+            runId: outcome.runId,
+            status: 'succeeded',
+            output: outcome.output ?? null,
+            links: { run: runUrl(outcome.runId) },
+          },
         };
       case 'pending':
         return {
@@ -125,7 +152,12 @@ function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
         return {
           isError: true,
           content: [{ type: 'text', text: outcome.error }],
-          structuredContent: { runId: outcome.runId, status: 'failed', error: outcome.error, links: outcome.runId ? { run: runUrl(outcome.runId) } : null },
+          structuredContent: {
+            runId: outcome.runId,
+            status: 'failed',
+            error: outcome.error,
+            links: outcome.runId ? { run: runUrl(outcome.runId) } : null,
+          },
         };
     }
   });
@@ -135,12 +167,18 @@ function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
 const mcpParams = z.object({ workspaceId: pathId, serverSlug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Unknown MCP server') });
 const jsonRpcMessage = z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number()]).optional() });
 const mcpResponses = {
-  200: { description: 'JSON-RPC 2.0 response (or batch) of the MCP SDK: initialize, tools/list, tools/call results', schema: z.union([jsonRpcMessage, z.array(jsonRpcMessage)]) },
+  200: {
+    description: 'JSON-RPC 2.0 response (or batch) of the MCP SDK: initialize, tools/list, tools/call results',
+    schema: z.union([jsonRpcMessage, z.array(jsonRpcMessage)]),
+  },
   ...bareAuthErrors,
   403: { description: 'Personal, copilot or gateway key; or a tools/call without execute authority', schema: bareErrorSchema },
-  404: { description: 'MCP server not found (also outside the key\'s workspace or selection)', schema: bareErrorSchema },
+  404: { description: "MCP server not found (also outside the key's workspace or selection)", schema: bareErrorSchema },
   405: { description: 'GET: the server is stateless and offers no server-initiated stream', schema: bareErrorSchema },
-  default: { description: 'Other MCP Streamable HTTP answers of the SDK (202 without body for notifications, 406/415 for wrong Accept or Content-Type)' },
+  default: {
+    description:
+      'Other MCP Streamable HTTP answers of the SDK (202 without body for notifications, 406/415 for wrong Accept or Content-Type)',
+  },
 };
 
 /**
@@ -148,9 +186,18 @@ const mcpResponses = {
  * one SDK server per request. Authority is decided on every request before the SDK sees it.
  */
 async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
-  const authority = await authorizeMcp(ctx.state.em, bearerToken(ctx.get('authorization') || undefined), params.workspaceId, params.serverSlug);
+  const authority = await authorizeMcp(
+    ctx.state.em,
+    bearerToken(ctx.get('authorization') || undefined),
+    params.workspaceId,
+    params.serverSlug,
+  );
   if (ctx.method === 'GET') {
-    return { status: 405, body: { error: 'This MCP server is stateless: POST JSON-RPC messages; it offers no server-initiated stream.' }, headers: { Allow: 'POST' } };
+    return {
+      status: 405,
+      body: { error: 'This MCP server is stateless: POST JSON-RPC messages; it offers no server-initiated stream.' },
+      headers: { Allow: 'POST' },
+    };
   }
   const body = ctx.request.body;
   if (!authority.canExecute && callsTool(body)) throw forbidden(MCP_EXECUTE_REQUIRED);
@@ -173,8 +220,18 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
 }
 
 export const workflowMcpRoutes: AnyRoute[] = [
-  ...serverRoutesAt('/api/v1/workflow-mcp-servers', { read: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } }, '', 'Workflow MCP servers'),
-  ...serverRoutesAt('/api/workflow-mcp-servers', { read: { kind: 'session', roles: 'read' }, write: { kind: 'session', roles: 'admin' } }, 'Session', 'Workflow MCP servers (session)'),
+  ...serverRoutesAt(
+    '/api/v1/workflow-mcp-servers',
+    { read: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } },
+    '',
+    'Workflow MCP servers',
+  ),
+  ...serverRoutesAt(
+    '/api/workflow-mcp-servers',
+    { read: { kind: 'session', roles: 'read' }, write: { kind: 'session', roles: 'admin' } },
+    'Session',
+    'Workflow MCP servers (session)',
+  ),
   ...(['post', 'get'] as const).map((method) =>
     defineRoute({
       method,
@@ -193,4 +250,3 @@ export const workflowMcpRoutes: AnyRoute[] = [
     }),
   ),
 ];
-

@@ -31,7 +31,15 @@ import {
   updateWorkflow,
   type Deployment,
 } from '../../services/publishing';
-import { exportWorkflow, getWorkflow, listVersions, validateArtifactFiles, listWorkflows, validateWorkflow, type WorkflowView } from '../../services/workflows';
+import {
+  exportWorkflow,
+  getWorkflow,
+  listVersions,
+  validateArtifactFiles,
+  listWorkflows,
+  validateWorkflow,
+  type WorkflowView,
+} from '../../services/workflows';
 import { WORKFLOW_STATUSES } from '../../engine/statuses';
 import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
@@ -54,7 +62,6 @@ function present(principal: WorkspacePrincipal, view: WorkflowView) {
   return projectFor(principal, view as unknown as Record<string, unknown>, ['nodes.config']);
 }
 
-
 export const listWorkflowsRoute = defineRoute({
   method: 'get',
   path: '/api/v1/workflows',
@@ -66,7 +73,10 @@ export const listWorkflowsRoute = defineRoute({
   responses: { 200: { description: '`{ workflows, links }`', schema: workflowListSchema }, ...bareAuthErrors },
   handler: async (ctx, { principal }) => {
     const workflows = await listWorkflows(ctx.state.em, principal);
-    return { status: 200, body: { workflows: workflows.map((w) => present(principal, w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) } };
+    return {
+      status: 200,
+      body: { workflows: workflows.map((w) => present(principal, w)), links: workflows.map((w) => workflowLinks(ctx, w.id)) },
+    };
   },
 });
 
@@ -79,7 +89,12 @@ const createBody = z
     importJson: z.string().min(1).max(5_000_000).optional(),
     importBundleJson: z.string().optional(),
     subWorkflowPlaceholder: z
-      .object({ name: z.string().trim().min(1).max(200), workflowId: z.string().optional(), sourceNodeId: z.string().optional(), sourceNodeLabel: z.string().optional() })
+      .object({
+        name: z.string().trim().min(1).max(200),
+        workflowId: z.string().optional(),
+        sourceNodeId: z.string().optional(),
+        sourceNodeLabel: z.string().optional(),
+      })
       .optional(),
     nodes: nodes.optional(),
     edges: edges.optional(),
@@ -98,7 +113,8 @@ export const createWorkflowRoute = defineRoute({
   idempotency: 'optional',
   responses: {
     201: {
-      description: 'Created draft: `{ workflow, links, importReadiness? }`; with importBundleJson `{ bundle, workflows[] }` (each with importAction, importReadiness, bundleSubWorkflowStatus, links)',
+      description:
+        'Created draft: `{ workflow, links, importReadiness? }`; with importBundleJson `{ bundle, workflows[] }` (each with importAction, importReadiness, bundleSubWorkflowStatus, links)',
       schema: z.union([createdWorkflowSchema, importedBundleSchema]),
     },
     ...workflowErrors,
@@ -126,7 +142,8 @@ export const importPreviewRoute = defineRoute({
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
   responses: {
     200: {
-      description: 'What the import would create: `{ preview, importReadiness, persisted: false }`; for a bundle `{ bundle, workflows[], persisted: false }`',
+      description:
+        'What the import would create: `{ preview, importReadiness, persisted: false }`; for a bundle `{ bundle, workflows[], persisted: false }`',
       schema: z.union([importPreviewSchema, bundlePreviewSchema]),
     },
     ...bareAuthErrors,
@@ -139,9 +156,12 @@ export const importPreviewRoute = defineRoute({
   },
 });
 
-const artifactFiles = z.union([z.record(z.string().min(1), z.unknown()), z.array(z.object({ path: z.string().min(1), content: z.unknown() }).strict()).max(500)], {
-  error: 'files must be an object (path → content) or an array of { path, content }.',
-});
+const artifactFiles = z.union(
+  [z.record(z.string().min(1), z.unknown()), z.array(z.object({ path: z.string().min(1), content: z.unknown() }).strict()).max(500)],
+  {
+    error: 'files must be an object (path → content) or an array of { path, content }.',
+  },
+);
 
 export const validateArtifactRoute = defineRoute({
   method: 'post',
@@ -170,7 +190,10 @@ export const getWorkflowRoute = defineRoute({
   params: idParams,
   query: z.object({ format: z.enum(['portable']).optional() }),
   responses: {
-    200: { description: '`{ workflow, links }`, or with `?format=portable` the portable `{ name, description, nodes, edges }`', schema: z.union([workflowWithLinksSchema, portableWorkflowSchema]) },
+    200: {
+      description: '`{ workflow, links }`, or with `?format=portable` the portable `{ name, description, nodes, edges }`',
+      schema: z.union([workflowWithLinksSchema, portableWorkflowSchema]),
+    },
     ...workflowErrors,
   },
   handler: async (ctx, { principal, params, query }) => {
@@ -205,7 +228,13 @@ export const patchWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: patchBody,
-  responses: { 200: { description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`', schema: updatedWorkflowSchema }, ...workflowErrors },
+  responses: {
+    200: {
+      description: 'Updated workflow `{ workflow, links, importReadiness? }`, or the deploy result for `status: deployed`',
+      schema: updatedWorkflowSchema,
+    },
+    ...workflowErrors,
+  },
   handler: async (ctx, { principal, params, body }) => {
     const update = await updateWorkflow(ctx.state.em, principal, params.id, body, ctx.deps.services.deploy);
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
@@ -259,11 +288,15 @@ export const deployWorkflowRoute = defineRoute({
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: {
-    200: { description: '`{ workflow, synchronizedVersionId, version, webhookUrl, links: { …, webhook, invoke }, webhooks, schedules }`', schema: deployResultSchema },
+    200: {
+      description: '`{ workflow, synchronizedVersionId, version, webhookUrl, links: { …, webhook, invoke }, webhooks, schedules }`',
+      schema: deployResultSchema,
+    },
     ...workflowErrors,
     400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
   },
-  handler: async (ctx, { principal, params }) => deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.deploy)),
+  handler: async (ctx, { principal, params }) =>
+    deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.deploy)),
 });
 
 export const validateSavedRoute = defineRoute({
@@ -290,7 +323,10 @@ export const validateDraftRoute = defineRoute({
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
-  handler: async (ctx, { principal, params, body }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id, body) }),
+  handler: async (ctx, { principal, params, body }) => ({
+    status: 200,
+    body: await validateWorkflow(ctx.state.em, principal, params.id, body),
+  }),
 });
 
 export const listVersionsRoute = defineRoute({
@@ -302,8 +338,14 @@ export const listVersionsRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
-  responses: { 200: { description: '`{ versions }`, newest first', schema: z.strictObject({ versions: z.array(workflowVersionSchema) }) }, ...workflowErrors },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { versions: await listVersions(ctx.state.em, principal, params.id) } }),
+  responses: {
+    200: { description: '`{ versions }`, newest first', schema: z.strictObject({ versions: z.array(workflowVersionSchema) }) },
+    ...workflowErrors,
+  },
+  handler: async (ctx, { principal, params }) => ({
+    status: 200,
+    body: { versions: await listVersions(ctx.state.em, principal, params.id) },
+  }),
 });
 
 export const restoreVersionRoute = defineRoute({
@@ -314,7 +356,14 @@ export const restoreVersionRoute = defineRoute({
   tags: ['Workflows'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
-  params: z.object({ id: pathId, version: z.coerce.number({ error: 'version must be an integer >= 1' }).int('version must be an integer >= 1').min(1, 'version must be an integer >= 1').max(2_147_483_647, 'version is too large') }),
+  params: z.object({
+    id: pathId,
+    version: z.coerce
+      .number({ error: 'version must be an integer >= 1' })
+      .int('version must be an integer >= 1')
+      .min(1, 'version must be an integer >= 1')
+      .max(2_147_483_647, 'version is too large'),
+  }),
   responses: { 200: { description: '`{ workflow, restoredVersion, links }`', schema: restoredWorkflowSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => {
     const { workflow, restoredVersion } = await restoreVersion(ctx.state.em, principal, params.id, params.version);

@@ -15,7 +15,10 @@ export const getWorkspaceRoute = defineRoute({
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   responses: {
-    200: { description: 'The workspace', schema: z.strictObject({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }) },
+    200: {
+      description: 'The workspace',
+      schema: z.strictObject({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }),
+    },
     ...bareAuthErrors,
     404: { description: 'Workspace not found', schema: bareErrorSchema },
   },

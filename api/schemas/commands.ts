@@ -4,7 +4,12 @@ import { envelopeErrorSchema, isoDate, redactionSchema } from './index';
 
 const statusSchema = z.enum(COMMAND_JOB_STATUSES);
 
-const citationSchema = z.strictObject({ runId: z.string().optional(), documentId: z.string().optional(), knowledgeBaseName: z.string().optional(), title: z.string().optional() });
+const citationSchema = z.strictObject({
+  runId: z.string().optional(),
+  documentId: z.string().optional(),
+  knowledgeBaseName: z.string().optional(),
+  title: z.string().optional(),
+});
 
 const traceSchema = z
   .object({
@@ -21,8 +26,22 @@ const traceSchema = z
   })
   .passthrough();
 
-const attachmentSchema = z.strictObject({ id: z.string(), name: z.string(), mimeType: z.string(), sizeBytes: z.number(), sha256: z.string(), status: z.literal('ready') });
-const artifactSchema = z.strictObject({ fileId: z.string(), name: z.string(), mimeType: z.string(), status: z.enum(['registered', 'completed']), registeredAt: isoDate, completedAt: isoDate.nullable() });
+const attachmentSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  mimeType: z.string(),
+  sizeBytes: z.number(),
+  sha256: z.string(),
+  status: z.literal('ready'),
+});
+const artifactSchema = z.strictObject({
+  fileId: z.string(),
+  name: z.string(),
+  mimeType: z.string(),
+  status: z.enum(['registered', 'completed']),
+  registeredAt: isoDate,
+  completedAt: isoDate.nullable(),
+});
 const progressSchema = z.strictObject({
   runId: z.string().optional(),
   state: z.string(),
@@ -30,7 +49,15 @@ const progressSchema = z.strictObject({
   events: z.array(z.strictObject({ at: isoDate, state: z.string(), message: z.string() })),
 });
 
-const lifecycle = { id: z.string(), threadId: z.string(), planId: z.string().nullable(), status: statusSchema, costCredits: z.number(), createdAt: isoDate, updatedAt: isoDate };
+const lifecycle = {
+  id: z.string(),
+  threadId: z.string(),
+  planId: z.string().nullable(),
+  status: statusSchema,
+  costCredits: z.number(),
+  createdAt: isoDate,
+  updatedAt: isoDate,
+};
 
 export const commandJobSchema = z.strictObject({
   ...lifecycle,
@@ -49,7 +76,9 @@ export const anyCommandJobSchema = z.union([commandJobSchema, safeCommandJobSche
 export const commandPlanSchema = z.strictObject({
   id: z.string(),
   summary: z.string().nullable(),
-  actions: z.array(z.strictObject({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()), sideEffects: z.boolean() })),
+  actions: z.array(
+    z.strictObject({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()), sideEffects: z.boolean() }),
+  ),
   requiresConfirmation: z.boolean(),
 });
 
@@ -66,7 +95,14 @@ const envelope = <T extends z.ZodType>(data: T) => data;
 export const jobEnvelope = envelope(z.strictObject({ job: anyCommandJobSchema }));
 export const jobListEnvelope = envelope(z.strictObject({ jobs: z.array(anyCommandJobSchema), nextCursor: z.string().nullable() }));
 
-export const threadSchema = z.strictObject({ id: z.string(), workspaceId: z.string(), title: z.string(), createdById: z.string(), createdAt: isoDate, updatedAt: isoDate });
+export const threadSchema = z.strictObject({
+  id: z.string(),
+  workspaceId: z.string(),
+  title: z.string(),
+  createdById: z.string(),
+  createdAt: isoDate,
+  updatedAt: isoDate,
+});
 export const threadEnvelope = envelope(z.strictObject({ thread: threadSchema }));
 export const threadListEnvelope = envelope(z.strictObject({ threads: z.array(threadSchema) }));
 
@@ -111,9 +147,17 @@ export const commandMessageSchema = z.strictObject({
 });
 const safeCommandMessageSchema = commandMessageSchema.omit({ content: true }).extend({ redaction: redactionSchema });
 /** The session job read's chat-message fallback: the id names a message (or a job that is gone but left one). */
-export const sessionMessageFallbackSchema = z.strictObject({ threadId: z.string(), plan: z.null(), job: z.null(), message: commandMessageSchema });
+export const sessionMessageFallbackSchema = z.strictObject({
+  threadId: z.string(),
+  plan: z.null(),
+  job: z.null(),
+  message: commandMessageSchema,
+});
 export const sessionJobOrMessageSchema = z.union([sessionJobSchema, sessionMessageFallbackSchema]);
-export const messageListSchema = z.strictObject({ messages: z.array(z.union([commandMessageSchema, safeCommandMessageSchema])), nextCursor: z.string().nullable() });
+export const messageListSchema = z.strictObject({
+  messages: z.array(z.union([commandMessageSchema, safeCommandMessageSchema])),
+  nextCursor: z.string().nullable(),
+});
 export const sessionSendSchema = z.strictObject({ threadId: z.string(), job: commandJobSchema });
 export const sessionJobOnlySchema = z.strictObject({ job: commandJobSchema });
 export const sessionRetrySchema = z.strictObject({ job: commandJobSchema, queued: z.boolean() });

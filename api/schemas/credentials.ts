@@ -14,7 +14,9 @@ export const credentialSchema = z
     oauthScopes: z.array(z.string()).optional().describe('Present when the stored value has OAuth scopes'),
     allowedHosts: z
       .array(z.string())
-      .describe('Hosts the credential may be sent to (`host`, `host:port`, `*.domain`): those given at creation, those its value names (baseUrl, probeUrl, host) and its provider’s configured base URL'),
+      .describe(
+        'Hosts the credential may be sent to (`host`, `host:port`, `*.domain`): those given at creation, those its value names (baseUrl, probeUrl, host) and its provider’s configured base URL',
+      ),
     createdAt: isoDate,
     updatedAt: isoDate,
   })
@@ -22,8 +24,15 @@ export const credentialSchema = z
 
 export const credentialListItemSchema = credentialSchema
   .extend({
-    maskedValue: z.string().nullable().describe('First 4 and last 2 characters of the secret around 8 bullets, or 8 bullets under 12 characters; null when the stored value cannot be decrypted'),
-    readable: z.boolean().describe('False when the stored value cannot be decrypted (tampered, copied from another row, or its key is not configured)'),
+    maskedValue: z
+      .string()
+      .nullable()
+      .describe(
+        'First 4 and last 2 characters of the secret around 8 bullets, or 8 bullets under 12 characters; null when the stored value cannot be decrypted',
+      ),
+    readable: z
+      .boolean()
+      .describe('False when the stored value cannot be decrypted (tampered, copied from another row, or its key is not configured)'),
   })
   .meta({ id: 'CredentialListItem' });
 

@@ -5,7 +5,11 @@ import { bareErrorSchema, isoDate, url } from './index';
 /** Response schemas of the databases area: databases, tables, rows, imports and read-only SQL. */
 
 export const columnSchema = z
-  .strictObject({ name: z.string(), type: z.enum(COLUMN_TYPES), tableReference: z.literal(true).optional().describe('Cells hold ids of managed tables of the workspace') })
+  .strictObject({
+    name: z.string(),
+    type: z.enum(COLUMN_TYPES),
+    tableReference: z.literal(true).optional().describe('Cells hold ids of managed tables of the workspace'),
+  })
   .meta({ id: 'TableColumn' });
 
 export const databaseSchema = z
@@ -34,7 +38,9 @@ export const databaseListSchema = z.strictObject({ databases: z.array(databaseSc
 
 export const createdSchema = z.union([
   z.strictObject({ database: databaseSchema }).describe('`databaseName` alone: the new database'),
-  z.strictObject({ database: databaseSchema, table: tableSchema, rowsInserted: z.number().int() }).describe('A new table (and its database when it was new)'),
+  z
+    .strictObject({ database: databaseSchema, table: tableSchema, rowsInserted: z.number().int() })
+    .describe('A new table (and its database when it was new)'),
 ]);
 
 export const tableEnvelopeSchema = z.strictObject({ table: tableSchema });
@@ -123,14 +129,18 @@ export const historySchema = z.strictObject({
   ),
 });
 
-export const storageUnavailableSchema = bareErrorSchema.and(z.object({ applyEnabled: z.literal(false), applyDisabledReason: z.literal('storage_unavailable') }));
+export const storageUnavailableSchema = bareErrorSchema.and(
+  z.object({ applyEnabled: z.literal(false), applyDisabledReason: z.literal('storage_unavailable') }),
+);
 
 const packageRowSchema = z.strictObject({ key: z.string(), values: z.record(z.string(), z.unknown()) });
 export const configurationPackageSchema = z
   .strictObject({
     schema: z.literal('svc.configuration-artifact.v1'),
     packageKey: z.string(),
-    tables: z.array(z.strictObject({ tableKey: z.string(), name: z.string(), columns: z.array(columnSchema), rows: z.array(packageRowSchema) })),
+    tables: z.array(
+      z.strictObject({ tableKey: z.string(), name: z.string(), columns: z.array(columnSchema), rows: z.array(packageRowSchema) }),
+    ),
   })
   .meta({ id: 'ConfigurationPackage' });
 
@@ -145,7 +155,9 @@ export const planSchema = z
   .strictObject({
     packageKey: z.string(),
     applyable: z.boolean(),
-    actions: z.array(z.strictObject({ id: z.string(), tableKey: z.string(), rowKey: z.string(), action: z.enum(['create', 'update', 'unchanged']) })),
+    actions: z.array(
+      z.strictObject({ id: z.string(), tableKey: z.string(), rowKey: z.string(), action: z.enum(['create', 'update', 'unchanged']) }),
+    ),
     blockers: z.array(blockerSchema),
   })
   .meta({ id: 'ConfigurationPlan' });
@@ -167,7 +179,12 @@ export const receiptSchema = historySchema.shape.receipts.element;
 
 export const configurationOperationResultSchema = z.union([
   z.strictObject({ table: declaredTableSchema }).describe('declare'),
-  z.strictObject({ package: configurationPackageSchema, stats: z.strictObject({ tables: z.number().int(), rows: z.number().int(), bytes: z.number().int() }) }).describe('export'),
+  z
+    .strictObject({
+      package: configurationPackageSchema,
+      stats: z.strictObject({ tables: z.number().int(), rows: z.number().int(), bytes: z.number().int() }),
+    })
+    .describe('export'),
   z.strictObject({ valid: z.boolean(), issues: z.array(z.string()), bytes: z.number().int() }).describe('validate'),
   planSchema.describe('preview'),
   z.strictObject({ proposal: proposalSchema, preview: planSchema, reviewUrl: url }).describe('prepare'),

@@ -32,7 +32,7 @@ const ciSourceSchema = z
     id: z.string(),
     kind: z.literal('ci'),
     targetId: z.string(),
-    nodeId: z.string().describe('The CI trigger node in the destination\'s saved version'),
+    nodeId: z.string().describe("The CI trigger node in the destination's saved version"),
     credentialId: z.string().describe('A reference; the secret and the server address are never returned'),
     jobs: z.array(z.string()),
     results: z.array(z.string()).nullable().describe('null: every result'),
@@ -84,7 +84,9 @@ export const targetSchema = z
       ci: z.array(ciSourceSchema),
       mailRoutes: z.array(z.looseObject({})).describe('Mail routes of the destination (the mailer area; empty until it exists)'),
       errtracker: z.array(z.strictObject({ webhookId: z.string(), nodeId: z.string(), live: z.boolean() })),
-      overlaps: z.array(z.strictObject({ kind: z.enum(['rss', 'ci']), key: z.string(), sourceId: z.string(), otherTargetIds: z.array(z.string()) })),
+      overlaps: z.array(
+        z.strictObject({ kind: z.enum(['rss', 'ci']), key: z.string(), sourceId: z.string(), otherTargetIds: z.array(z.string()) }),
+      ),
     }),
     createdAt: isoDate,
     updatedAt: isoDate,
@@ -129,7 +131,7 @@ export const changeReceiptSchema = z.strictObject({
 export const changeResultSchema = z.strictObject({
   receipt: changeReceiptSchema,
   target: targetSchema,
-  webhooks: z.array(webhookSchema).optional().describe('publish: the destination\'s webhooks with their own invoke URLs'),
+  webhooks: z.array(webhookSchema).optional().describe("publish: the destination's webhooks with their own invoke URLs"),
 });
 
 const checkSchema = z.strictObject({ name: z.string(), ok: z.boolean(), message: z.string(), code: z.string().optional() });
@@ -139,9 +141,22 @@ export const publicationPreviewSchema = z.strictObject({
   checks: z.array(checkSchema),
   warnings: z.array(z.string()),
   connections: z.array(
-    z.strictObject({ alias: z.string().nullable(), credentialId: z.string().nullable(), nodeIds: z.array(z.string()), status: z.enum(['bound', 'unbound', 'credential_missing']) }),
+    z.strictObject({
+      alias: z.string().nullable(),
+      credentialId: z.string().nullable(),
+      nodeIds: z.array(z.string()),
+      status: z.enum(['bound', 'unbound', 'credential_missing']),
+    }),
   ),
-  dependencies: z.array(z.strictObject({ nodeId: z.string(), workflowId: z.string(), targetId: z.string().nullable(), ready: z.boolean(), reason: z.string().nullable() })),
+  dependencies: z.array(
+    z.strictObject({
+      nodeId: z.string(),
+      workflowId: z.string(),
+      targetId: z.string().nullable(),
+      ready: z.boolean(),
+      reason: z.string().nullable(),
+    }),
+  ),
 });
 
 export const approvalSchema = z.strictObject({

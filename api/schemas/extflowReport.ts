@@ -14,10 +14,14 @@ export const conversionReportSchema = z
       .array(z.strictObject({ node: z.string(), nodeType: z.string(), reason: z.string(), action: z.string().describe('What to do') }))
       .describe('Never dropped: each stays in the graph as an `extflow:<type>` placeholder until replaced'),
     warnings: z.array(z.strictObject({ node: z.string(), message: z.string() })),
-    credentials: z.array(z.strictObject({ alias: z.string(), extflowType: z.string(), type: z.string().nullable(), nodes: z.array(z.string()) })),
+    credentials: z.array(
+      z.strictObject({ alias: z.string(), extflowType: z.string(), type: z.string().nullable(), nodes: z.array(z.string()) }),
+    ),
     subworkflows: z.array(z.strictObject({ node: z.string(), reference: z.string() })),
     pinnedData: z
       .array(z.strictObject({ node: z.string(), nodeId: z.string(), items: z.number().int() }))
-      .describe("Nodes with pinned data: the extflow smoke test's dry runs use it (a trigger's as the input); live runs execute every node"),
+      .describe(
+        "Nodes with pinned data: the extflow smoke test's dry runs use it (a trigger's as the input); live runs execute every node",
+      ),
   })
   .meta({ id: 'ExtflowConversionReport' });

@@ -10,7 +10,10 @@ export const fileSchema = z
     name: z.string(),
     mimeType: z.string(),
     sizeBytes: z.number().int(),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('64 zeros until the file is completed'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe('64 zeros until the file is completed'),
     status: z.enum(FILE_STATUSES),
     createdAt: isoDate,
     updatedAt: isoDate,

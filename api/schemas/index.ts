@@ -72,7 +72,12 @@ export const apiKeySchema = z.strictObject({
   createdAt: isoDate,
   lastUsedAt: isoDate.nullable(),
   organization: z
-    .strictObject({ workspaceSelection: z.enum(['organization', 'selected']), workspaceIds: z.array(z.string()), permission: z.enum(['read', 'write']), organizationId: z.string().optional() })
+    .strictObject({
+      workspaceSelection: z.enum(['organization', 'selected']),
+      workspaceIds: z.array(z.string()),
+      permission: z.enum(['read', 'write']),
+      organizationId: z.string().optional(),
+    })
     .optional(),
   allowedWorkflowIds: z.array(z.string()).optional(),
 });

@@ -57,7 +57,13 @@ export const knowledgeDocumentDeleted = z.strictObject({ deleted: z.literal(true
 const provenance = z.enum(['vector', 'hybrid', 'keyword']);
 
 export const searchResultSchema = z.strictObject({
-  chunk: z.strictObject({ id: z.string(), ordinal: z.number().int(), heading: z.string().nullable(), content: z.string(), tokenCount: z.number().int() }),
+  chunk: z.strictObject({
+    id: z.string(),
+    ordinal: z.number().int(),
+    heading: z.string().nullable(),
+    content: z.string(),
+    tokenCount: z.number().int(),
+  }),
   document: z.strictObject({
     id: z.string(),
     knowledgeBaseId: z.string(),
@@ -69,7 +75,9 @@ export const searchResultSchema = z.strictObject({
   }),
   score: z.number(),
   provenance,
-  ranks: z.strictObject({ keyword: z.number().int().nullable(), vector: z.number().int().nullable() }).describe('1-based rank in each candidate list; null when that list did not find the chunk'),
+  ranks: z
+    .strictObject({ keyword: z.number().int().nullable(), vector: z.number().int().nullable() })
+    .describe('1-based rank in each candidate list; null when that list did not find the chunk'),
 });
 
 export const searchResponseSchema = z.strictObject({
@@ -85,7 +93,9 @@ export const searchResponseSchema = z.strictObject({
     .describe('How the results were retrieved; absent for an empty query'),
 });
 
-export const knowledgeNotFound = { 404: { description: 'Knowledge base (or document) not found in this workspace', schema: bareErrorSchema } };
+export const knowledgeNotFound = {
+  404: { description: 'Knowledge base (or document) not found in this workspace', schema: bareErrorSchema },
+};
 
 // Connectors and sync runs (the `data` of envelope answers)
 
@@ -135,7 +145,11 @@ export const syncRunSchema = z
   .meta({ id: 'KnowledgeSyncRun' });
 
 export const connectorEnvelope = z.strictObject({ connector: connectorSchema });
-export const connectorListSchema = z.strictObject({ connectors: z.array(connectorSchema), nextCursor: z.string().nullable(), providers: z.array(providerEntrySchema) });
+export const connectorListSchema = z.strictObject({
+  connectors: z.array(connectorSchema),
+  nextCursor: z.string().nullable(),
+  providers: z.array(providerEntrySchema),
+});
 export const connectorDeletedSchema = z.strictObject({ deleted: z.literal(true), connectorId: z.string() });
 export const syncRunEnvelope = z.strictObject({ run: syncRunSchema });
 export const syncRunListSchema = z.strictObject({ runs: z.array(syncRunSchema), nextCursor: z.string().nullable() });

@@ -14,8 +14,16 @@ export const mailerRouteSchema = z.strictObject({
   updatedAt: isoDate,
 });
 export const mailerRouteLinksSchema = z.strictObject({ self: url, inbound: url, signedInbound: url });
-export const mailerRouteWithLinksSchema = z.strictObject({ route: mailerRouteSchema, links: mailerRouteLinksSchema, signingSecret: z.string().optional() });
-export const createdMailerRouteSchema = z.strictObject({ route: mailerRouteSchema, signingSecret: z.string(), links: mailerRouteLinksSchema });
+export const mailerRouteWithLinksSchema = z.strictObject({
+  route: mailerRouteSchema,
+  links: mailerRouteLinksSchema,
+  signingSecret: z.string().optional(),
+});
+export const createdMailerRouteSchema = z.strictObject({
+  route: mailerRouteSchema,
+  signingSecret: z.string(),
+  links: mailerRouteLinksSchema,
+});
 export const mailerRouteListSchema = z.strictObject({ routes: z.array(mailerRouteSchema), links: z.array(mailerRouteLinksSchema) });
 
 export const mailerMessageSchema = z.strictObject({
@@ -95,4 +103,8 @@ export const googleDwdSchema = z.strictObject({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-export const mailerRouteGoogleDwdSchema = z.strictObject({ route: mailerRouteSchema, googleDwd: googleDwdSchema.nullable(), links: mailerRouteLinksSchema });
+export const mailerRouteGoogleDwdSchema = z.strictObject({
+  route: mailerRouteSchema,
+  googleDwd: googleDwdSchema.nullable(),
+  links: mailerRouteLinksSchema,
+});

@@ -11,7 +11,10 @@ export const researchSourceSchema = z
     canonicalUrl: z.string(),
     title: z.string().nullable(),
     fetchedAt: isoDate,
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('SHA-256 of snapshotText (UTF-8)'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe('SHA-256 of snapshotText (UTF-8)'),
     snapshotText: z.string().describe('Readable text of the page'),
     snapshotFileId: z.string().nullable().describe('null unless a caller stored one'),
     createdAt: isoDate,
@@ -26,7 +29,10 @@ export const researchRunSchema = z
     query: z.string(),
     sourceUrls: z.array(z.string()),
     limits: z.record(z.string(), z.number()).describe('The limits as sent (may be empty); defaults apply at execution'),
-    aiProvider: z.enum(['cliA', 'cliB']).optional().describe('Our extension: the connected local AI CLI that synthesizes the answer (absent: the model endpoint)'),
+    aiProvider: z
+      .enum(['cliA', 'cliB'])
+      .optional()
+      .describe('Our extension: the connected local AI CLI that synthesizes the answer (absent: the model endpoint)'),
     aiModel: z.string().optional().describe('Our extension: the model asked for'),
     status: z.enum(RESEARCH_STATUSES),
     resultDocumentId: z.string().nullable().describe('Set on success: the answer document in the "Research" knowledge base'),
@@ -47,7 +53,11 @@ export const researchCreatedSchema = z.strictObject({
   run: researchRunSchema,
   deduplicated: z.boolean(),
   dispatch: z.union([
-    z.strictObject({ dispatched: z.literal(true), queued: z.boolean(), mode: z.literal('temporal').describe('The spec\'s queue is Temporal here') }),
+    z.strictObject({
+      dispatched: z.literal(true),
+      queued: z.boolean(),
+      mode: z.literal('temporal').describe("The spec's queue is Temporal here"),
+    }),
     z.strictObject({ dispatched: z.literal(false) }),
   ]),
 });

@@ -19,7 +19,9 @@ export const truncatedValueSchema = z
 
 /** The whole value behind a truncated marker. */
 const cappedData = (description: string) =>
-  z.union([truncatedValueSchema, z.unknown()]).describe(`${description}; over 256 KiB of JSON a TruncatedValue marker \`{ truncated: true, bytes, preview, href }\``);
+  z
+    .union([truncatedValueSchema, z.unknown()])
+    .describe(`${description}; over 256 KiB of JSON a TruncatedValue marker \`{ truncated: true, bytes, preview, href }\``);
 
 export const runValueSchema = z.strictObject({
   runId: z.string(),
@@ -90,7 +92,13 @@ const runIdentity = {
   parentRunId: z.string().nullable(),
   parentNodeId: z.string().nullable(),
   executionTarget: z
-    .strictObject({ targetId: z.string(), kind: z.enum(['production', 'preview']), name: z.string(), activationId: z.string(), generation: z.number().int() })
+    .strictObject({
+      targetId: z.string(),
+      kind: z.enum(['production', 'preview']),
+      name: z.string(),
+      activationId: z.string(),
+      generation: z.number().int(),
+    })
     .optional()
     .describe('Live runs of a named destination (executionTargetId, preview webhooks and schedules)'),
   simulationTargetId: z.string().optional().describe('Simulations that selected a destination (they ran its candidate)'),
@@ -117,7 +125,9 @@ export const safeRunSchema = z
   .strictObject({ ...runIdentity, steps: z.array(safeRunStepSchema), redaction: redactionSchema })
   .meta({ id: 'SafeRun' });
 
-export const runSchema = z.union([fullRunSchema, safeRunSchema]).describe('Full run, or its `workspace-safe.v1` projection for read-only principals');
+export const runSchema = z
+  .union([fullRunSchema, safeRunSchema])
+  .describe('Full run, or its `workspace-safe.v1` projection for read-only principals');
 
 export const runLinksSchema = z.strictObject({
   temporal: url.optional().describe('The execution in the Temporal Web UI, when TEMPORAL_UI_URL is set (never for dry runs)'),
@@ -141,7 +151,9 @@ export const fullRunSummarySchema = z
   .strictObject({ ...runSummaryFields, error: z.string().nullable().describe('Full projection only') })
   .meta({ id: 'RunSummary' });
 export const safeRunSummarySchema = z.strictObject({ ...runSummaryFields, redaction: redactionSchema }).meta({ id: 'SafeRunSummary' });
-export const runSummarySchema = z.union([fullRunSummarySchema, safeRunSummarySchema]).describe('Run summary, or its `workspace-safe.v1` projection (no error) for read-only principals');
+export const runSummarySchema = z
+  .union([fullRunSummarySchema, safeRunSummarySchema])
+  .describe('Run summary, or its `workspace-safe.v1` projection (no error) for read-only principals');
 
 export const runWithLinksSchema = z.strictObject({ run: runSchema, links: runLinksSchema });
 export const runListSchema = z.strictObject({ runs: z.array(runSummarySchema), links: z.array(runLinksSchema) });
@@ -156,7 +168,13 @@ const executionSchema = z.strictObject({
   target: z.enum(['active', 'candidate']),
   versionId: z.string().nullable(),
   destination: z
-    .strictObject({ targetId: z.string(), kind: z.enum(['production', 'preview']), name: z.string(), versionId: z.string(), simulated: z.boolean() })
+    .strictObject({
+      targetId: z.string(),
+      kind: z.enum(['production', 'preview']),
+      name: z.string(),
+      versionId: z.string(),
+      simulated: z.boolean(),
+    })
     .optional()
     .describe('With executionTargetId: the destination run (its active version) or simulated (its candidate)'),
 });

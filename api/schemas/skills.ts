@@ -41,7 +41,14 @@ export const loadedSkillSchema = z
     instructions: z.string(),
     version: z.number().int().min(1),
     files: z.array(
-      z.strictObject({ id: z.string(), name: z.string(), mimeType: z.string(), sizeBytes: z.number().int().min(0), sha256: z.string(), status: z.literal('ready') }),
+      z.strictObject({
+        id: z.string(),
+        name: z.string(),
+        mimeType: z.string(),
+        sizeBytes: z.number().int().min(0),
+        sha256: z.string(),
+        status: z.literal('ready'),
+      }),
     ),
   })
   .meta({ id: 'LoadedSkill' });
@@ -50,5 +57,7 @@ export const skillLoadResultSchema = z.strictObject({
   capability: z.literal('skills.load'),
   effect: z.literal('read-only'),
   skills: z.array(loadedSkillSchema),
-  compatibility: z.strictObject({ usedLegacyFields: z.array(z.enum(['skillId', 'version'])).describe('Legacy request fields the request used') }),
+  compatibility: z.strictObject({
+    usedLegacyFields: z.array(z.enum(['skillId', 'version'])).describe('Legacy request fields the request used'),
+  }),
 });

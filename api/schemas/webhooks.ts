@@ -48,7 +48,9 @@ export const responseNodeReplySchema = z.unknown().describe("The Response node's
 
 export const invokeAcceptedSchema = z.union([
   acceptedDeliverySchema.describe('Durable: the request is in the outbox (no Response node, or a repeated delivery)'),
-  z.strictObject({ runId: z.string(), status: z.literal('waiting') }).describe('The run paused on a durable wait or approval before replying'),
+  z
+    .strictObject({ runId: z.string(), status: z.literal('waiting') })
+    .describe('The run paused on a durable wait or approval before replying'),
   z.strictObject({ status: z.literal('processing') }).describe('The synchronous budget ran out; the run goes on'),
   responseNodeReplySchema,
 ]);

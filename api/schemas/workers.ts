@@ -15,7 +15,10 @@ const queueSchema = z.strictObject({
   workerConcurrency: z.number().int().describe('Pollers on the task queue'),
   pollers: z.array(pollerSchema),
   backlog: z.number().int().nullable(),
-  counts: z.strictObject({ queued: z.number().int(), running: z.number().int(), waiting: z.number().int() }).nullable().describe("The workspace's open runs by status; null when the database is unreachable"),
+  counts: z
+    .strictObject({ queued: z.number().int(), running: z.number().int(), waiting: z.number().int() })
+    .nullable()
+    .describe("The workspace's open runs by status; null when the database is unreachable"),
   error: z.string().nullable(),
 });
 
@@ -29,7 +32,11 @@ const databaseSchema = z.strictObject({
   error: z.string().nullable(),
 });
 
-const schedulerSchema = z.strictObject({ mode: z.literal('temporal-schedules'), schedules: z.number().int().nullable(), error: z.string().nullable() });
+const schedulerSchema = z.strictObject({
+  mode: z.literal('temporal-schedules'),
+  schedules: z.number().int().nullable(),
+  error: z.string().nullable(),
+});
 
 export const smokeTestSchema = z.strictObject({
   id: z.string(),
@@ -59,7 +66,17 @@ const recentRunSchema = z.strictObject({
 });
 
 const localAiCliKindSchema = z.enum(['cliA', 'cliB']);
-const localAiCliStatusSchema = z.enum(['not_configured', 'not_installed', 'unavailable', 'not_prepared', 'prepared', 'needs_login', 'login_pending', 'connected', 'disconnected']);
+const localAiCliStatusSchema = z.enum([
+  'not_configured',
+  'not_installed',
+  'unavailable',
+  'not_prepared',
+  'prepared',
+  'needs_login',
+  'login_pending',
+  'connected',
+  'disconnected',
+]);
 
 const storedLocalAiCliSchema = z.strictObject({
   kind: localAiCliKindSchema,
@@ -76,7 +93,11 @@ const localAiCliSectionSchema = z
   .nullable()
   .describe('The sessions as last verified (no CLI is run); null when the database is unreachable');
 
-const managedWorkspacesSchema = z.strictObject({ mode: z.literal('shared-task-queue'), allWorkspaces: z.literal(true), thisWorkspaceServed: z.boolean() });
+const managedWorkspacesSchema = z.strictObject({
+  mode: z.literal('shared-task-queue'),
+  allWorkspaces: z.literal(true),
+  thisWorkspaceServed: z.boolean(),
+});
 
 const agentRuntimeSchema = z.strictObject({
   modelEndpoint: z.strictObject({
@@ -92,13 +113,23 @@ const agentRuntimeSchema = z.strictObject({
 
 const sideEffectTransportsSchema = z
   .strictObject({
-    mail: z.strictObject({ inbound: z.literal('signed-webhook'), outbound: z.literal('smtp').nullable(), providers: z.array(z.string()), imapCredentials: z.number().int() }),
+    mail: z.strictObject({
+      inbound: z.literal('signed-webhook'),
+      outbound: z.literal('smtp').nullable(),
+      providers: z.array(z.string()),
+      imapCredentials: z.number().int(),
+    }),
     smtp: z.strictObject({ configured: z.boolean(), credentials: z.number().int() }),
     httpGuard: z.strictObject({ enabled: z.literal(true), privateNetworksAllowed: z.boolean() }),
   })
   .nullable();
 
-const extflowSectionSchema = z.strictObject({ imported: z.boolean(), bundlePath: z.string().nullable(), workflows: z.number().int(), message: z.string() });
+const extflowSectionSchema = z.strictObject({
+  imported: z.boolean(),
+  bundlePath: z.string().nullable(),
+  workflows: z.number().int(),
+  message: z.string(),
+});
 
 export const workerStatusSchema = z.strictObject({
   status: z.strictObject({
@@ -109,7 +140,13 @@ export const workerStatusSchema = z.strictObject({
     scheduler: schedulerSchema,
     health: z.strictObject({
       ok: z.boolean(),
-      checks: z.strictObject({ database: z.boolean(), migrations: z.boolean(), temporal: z.boolean(), workers: z.boolean(), scheduler: z.boolean() }),
+      checks: z.strictObject({
+        database: z.boolean(),
+        migrations: z.boolean(),
+        temporal: z.boolean(),
+        workers: z.boolean(),
+        scheduler: z.boolean(),
+      }),
     }),
     localAiCli: localAiCliSectionSchema,
     managedWorkspaces: managedWorkspacesSchema,

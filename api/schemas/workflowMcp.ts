@@ -6,7 +6,10 @@ export const mcpToolSchema = z.strictObject({
   workflowId: z.string(),
   name: z.string(),
   description: z.string(),
-  inputSchema: z.record(z.string(), z.unknown()).nullable().describe("Declared input JSON Schema; null derives it from the start node's config.inputSchema"),
+  inputSchema: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("Declared input JSON Schema; null derives it from the start node's config.inputSchema"),
 });
 
 export const mcpServerSchema = z
@@ -21,4 +24,7 @@ export const mcpServerSchema = z
   })
   .meta({ id: 'WorkflowMcpServer' });
 
-export const mcpServerWithUrlSchema = z.strictObject({ server: mcpServerSchema, url: z.string().describe('The MCP endpoint clients connect to') });
+export const mcpServerWithUrlSchema = z.strictObject({
+  server: mcpServerSchema,
+  url: z.string().describe('The MCP endpoint clients connect to'),
+});

@@ -73,7 +73,7 @@ export const validationResultSchema = z.strictObject({
     edgeCount: z.number().int(),
   }),
   deploymentReadiness: z.strictObject({ ready: z.boolean(), blockers: z.array(z.string()) }),
-  conversion: conversionReportSchema.optional().describe('Imports of the external tool\'s JSON only'),
+  conversion: conversionReportSchema.optional().describe("Imports of the external tool's JSON only"),
 });
 
 export const workflowWithLinksSchema = z.strictObject({ workflow: workflowSchema, links: workflowLinksSchema });
@@ -124,7 +124,11 @@ export const workflowVersionSchema = z.strictObject({
   createdAt: isoDate,
 });
 
-export const restoredWorkflowSchema = z.strictObject({ workflow: workflowSchema, restoredVersion: z.number().int(), links: workflowLinksSchema });
+export const restoredWorkflowSchema = z.strictObject({
+  workflow: workflowSchema,
+  restoredVersion: z.number().int(),
+  links: workflowLinksSchema,
+});
 
 /** Bundles (importBundleJson) and repository artifacts. */
 export const bundleSubWorkflowStatusSchema = z.strictObject({

@@ -19,10 +19,10 @@ export const CredentialSchema = entity({
     envVar: p.string().nullable(),
     createdById: p.string().nullable(),
     /**
-   * Hosts (`host`, `host:port`, `*.domain`) the credential may be sent to besides those its
-   * value and its provider imply (services/credentials/destinations.ts). Changing them needs
-   * the secret again.
-   */
+     * Hosts (`host`, `host:port`, `*.domain`) the credential may be sent to besides those its
+     * value and its provider imply (services/credentials/destinations.ts). Changing them needs
+     * the secret again.
+     */
     allowedHosts: p.array().columnType('text[]').default('{}'),
     createdAt: timestamptz('created_at'),
     updatedAt: timestamptz('updated_at'),

@@ -12,10 +12,24 @@ import { CredentialSchema } from './credentials';
 import { TargetActivationSchema, TargetApprovalSchema, TargetSourceSchema, WorkflowTargetSchema } from './destinations';
 import { WorkflowMcpServerSchema } from './workflowMcp';
 import { WorkflowReviewSchema, WorkspaceRepositorySchema } from './repository';
-import { ConfigurationBaselineSchema, ConfigurationProposalSchema, ConfigurationReceiptSchema, ManagedTableSchema, UserDatabaseSchema, UserTableSchema } from './databases';
+import {
+  ConfigurationBaselineSchema,
+  ConfigurationProposalSchema,
+  ConfigurationReceiptSchema,
+  ManagedTableSchema,
+  UserDatabaseSchema,
+  UserTableSchema,
+} from './databases';
 import { LocalAiCliSessionSchema } from './localAiCli';
 import { OrganizationSchema, OrganizationWorkspaceSchema } from './organizations';
-import { MailerGoogleDwdConfigSchema, MailerMessageSchema, MailerPollingGroupSchema, MailerReplyReservationSchema, MailerRouteSchema, MailerThreadSchema } from './mailer';
+import {
+  MailerGoogleDwdConfigSchema,
+  MailerMessageSchema,
+  MailerPollingGroupSchema,
+  MailerReplyReservationSchema,
+  MailerRouteSchema,
+  MailerThreadSchema,
+} from './mailer';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, KnowledgeDocumentSchema, KnowledgeSyncRunSchema } from './knowledge';
 import { SkillSchema } from './skills';
 import { ResearchRunSchema, ResearchSourceSchema } from './research';

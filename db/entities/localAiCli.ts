@@ -4,7 +4,8 @@ import type { LocalAiCliKind } from '../../engine/statuses';
 export type { LocalAiCliKind } from '../../engine/statuses';
 
 /** The last state a workspace's session with one local AI CLI was left in (set by prepare, verify, login, callback, token, disconnect). */
-export type LocalAiCliSessionStatus = 'prepared' | 'not_prepared' | 'login_pending' | 'connected' | 'needs_login' | 'not_installed' | 'unavailable' | 'disconnected';
+export type LocalAiCliSessionStatus =
+  'prepared' | 'not_prepared' | 'login_pending' | 'connected' | 'needs_login' | 'not_installed' | 'unavailable' | 'disconnected';
 
 export const LocalAiCliSessionSchema = entity({
   name: 'LocalAiCliSession',

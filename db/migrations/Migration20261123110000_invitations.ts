@@ -19,7 +19,9 @@ export class Migration20261123110000_invitations extends Migration {
         expires_at timestamptz not null,
         decided_at timestamptz
       );`);
-    this.addSql(`create unique index workspace_invitations_one_pending on workspace_invitations (workspace_id, user_id) where status = 'pending';`);
+    this.addSql(
+      `create unique index workspace_invitations_one_pending on workspace_invitations (workspace_id, user_id) where status = 'pending';`,
+    );
     this.addSql(`create index workspace_invitations_user on workspace_invitations (user_id, status);`);
   }
 

@@ -64,8 +64,12 @@ export class Migration20261123123000_destinations extends Migration {
         created_at timestamptz not null,
         unique (target_id, generation)
       );`);
-    this.addSql(`create unique index workflow_target_activations_request_uniq on workflow_target_activations (workspace_id, request_id) where request_id is not null;`);
-    this.addSql(`create index workflow_target_activations_history_idx on workflow_target_activations (target_id, created_at desc, generation desc);`);
+    this.addSql(
+      `create unique index workflow_target_activations_request_uniq on workflow_target_activations (workspace_id, request_id) where request_id is not null;`,
+    );
+    this.addSql(
+      `create index workflow_target_activations_history_idx on workflow_target_activations (target_id, created_at desc, generation desc);`,
+    );
     this.addSql(`
       create table workflow_target_sources (
         id text primary key,

@@ -93,7 +93,9 @@ export class Migration20261123124000_knowledge extends Migration {
         updated_at timestamptz not null,
         indexed_at timestamptz null
       );`);
-    this.addSql(`create unique index knowledge_documents_external_uniq on knowledge_documents (connector_id, external_id) where connector_id is not null;`);
+    this.addSql(
+      `create unique index knowledge_documents_external_uniq on knowledge_documents (connector_id, external_id) where connector_id is not null;`,
+    );
     this.addSql(`create index knowledge_documents_base_idx on knowledge_documents (knowledge_base_id, created_at desc, id desc);`);
     this.addSql(`create index knowledge_documents_run_idx on knowledge_documents (last_sync_run_id) where indexing_status = 'pending';`);
     this.addSql(`

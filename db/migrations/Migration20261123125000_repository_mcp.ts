@@ -4,7 +4,9 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261123125000_repository_mcp extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table workflows add column external_id text null;`);
-    this.addSql(`create unique index workflows_workspace_external_id_uq on workflows (workspace_id, external_id) where external_id is not null;`);
+    this.addSql(
+      `create unique index workflows_workspace_external_id_uq on workflows (workspace_id, external_id) where external_id is not null;`,
+    );
     this.addSql(`
       create table workflow_mcp_servers (
         id text primary key,

@@ -7,7 +7,9 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261123126000_mailer extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table webhooks drop constraint if exists webhooks_kind_check;`);
-    this.addSql(`alter table webhooks add constraint webhooks_kind_check check (kind in ('generic', 'errtracker', 'mailer', 'rss', 'ci'));`);
+    this.addSql(
+      `alter table webhooks add constraint webhooks_kind_check check (kind in ('generic', 'errtracker', 'mailer', 'rss', 'ci'));`,
+    );
     this.addSql(`
       create table mailer_routes (
         id text primary key,
@@ -40,7 +42,9 @@ export class Migration20261123126000_mailer extends Migration {
         created_at timestamptz not null
       );`);
     this.addSql(`create index mailer_threads_list_idx on mailer_threads (workspace_id, created_at desc, id desc);`);
-    this.addSql(`create unique index mailer_threads_external_uniq on mailer_threads (route_id, external_thread_id) where external_thread_id is not null;`);
+    this.addSql(
+      `create unique index mailer_threads_external_uniq on mailer_threads (route_id, external_thread_id) where external_thread_id is not null;`,
+    );
     this.addSql(`create index mailer_threads_subject_idx on mailer_threads (route_id, subject_key, participants_key);`);
     this.addSql(`
       create table mailer_messages (
@@ -61,7 +65,9 @@ export class Migration20261123126000_mailer extends Migration {
         outbox_id text null,
         created_at timestamptz not null
       );`);
-    this.addSql(`create unique index mailer_messages_external_uniq on mailer_messages (route_id, external_message_id) where external_message_id is not null;`);
+    this.addSql(
+      `create unique index mailer_messages_external_uniq on mailer_messages (route_id, external_message_id) where external_message_id is not null;`,
+    );
     this.addSql(`create index mailer_messages_header_idx on mailer_messages (workspace_id, message_id_header);`);
     this.addSql(`create index mailer_messages_list_idx on mailer_messages (workspace_id, thread_id, created_at desc, id desc);`);
     this.addSql(`

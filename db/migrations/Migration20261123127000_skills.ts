@@ -36,8 +36,12 @@ export class Migration20261123127000_skills extends Migration {
     this.addSql(`create unique index skills_lineage_version_uniq on skills (lineage_id, version);`);
     this.addSql(`create unique index skills_lineage_working_uniq on skills (lineage_id) where publication_status in ('draft', 'pending');`);
     this.addSql(`create unique index skills_lineage_published_uniq on skills (lineage_id) where publication_status = 'published';`);
-    this.addSql(`create unique index skills_owner_draft_name_uniq on skills (workspace_id, owner_id, lower(name)) where publication_status in ('draft', 'pending');`);
-    this.addSql(`create unique index skills_published_name_uniq on skills (workspace_id, lower(name)) where publication_status = 'published';`);
+    this.addSql(
+      `create unique index skills_owner_draft_name_uniq on skills (workspace_id, owner_id, lower(name)) where publication_status in ('draft', 'pending');`,
+    );
+    this.addSql(
+      `create unique index skills_published_name_uniq on skills (workspace_id, lower(name)) where publication_status = 'published';`,
+    );
     this.addSql(`create index skills_workspace_idx on skills (workspace_id, lower(name));`);
   }
 

@@ -23,6 +23,8 @@ export class Migration20261123133000_organizations_git_remotes extends Migration
     this.addSql(`create index organization_workspaces_organization_idx on organization_workspaces (organization_id);`);
     this.addSql(`alter table workspace_repositories alter column local_path drop not null;`);
     this.addSql(`alter table workspace_repositories add column remote_url text null;`);
-    this.addSql(`alter table workspace_repositories add constraint workspace_repositories_location_ck check ((local_path is null) <> (remote_url is null));`);
+    this.addSql(
+      `alter table workspace_repositories add constraint workspace_repositories_location_ck check ((local_path is null) <> (remote_url is null));`,
+    );
   }
 }

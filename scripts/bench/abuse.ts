@@ -13,7 +13,18 @@
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { provisionWorkspace } from '../../services/accounts/bootstrap';
-import { F1_SOURCES, F2_SQL, F3_EXPRESSIONS, F4_EXPRESSION, F5_CPU_SQL, F5_PARALLEL, F6_SOURCE, F6_SPINNERS, F7_SOURCES, F8_SOURCES } from '../../test/abuse/attacks';
+import {
+  F1_SOURCES,
+  F2_SQL,
+  F3_EXPRESSIONS,
+  F4_EXPRESSION,
+  F5_CPU_SQL,
+  F5_PARALLEL,
+  F6_SOURCE,
+  F6_SPINNERS,
+  F7_SOURCES,
+  F8_SOURCES,
+} from '../../test/abuse/attacks';
 import { lockTablesOf } from '../../test/abuse/sqlLock';
 import { PROBE_INPUT, PROBE_OUTPUT, chain, codeNode, probeGraph, transformNode, type WorkflowBody } from '../../test/abuse/probe';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
@@ -44,12 +55,22 @@ interface Env {
   aDatabaseId: string;
 }
 
-async function call(url: string, token: string | null, method: string, path: string, body?: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Answer> {
+async function call(
+  url: string,
+  token: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<Answer> {
   const started = performance.now();
   try {
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -80,15 +101,23 @@ async function createAndDeploy(env: Env, ws: Ws, body: WorkflowBody, deploy = tr
 }
 
 /** Executes live and polls until the run ends; `ms` is from the execute call to the first read of the end. */
-async function runToEnd(env: Env, ws: Ws, workflowId: string, input: unknown = {}): Promise<{ ok: boolean; status: string; ms: number; run?: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- a run as the API answers it
+async function runToEnd(
+  env: Env,
+  ws: Ws,
+  workflowId: string,
+  input: unknown = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a run as the API answers it
+): Promise<{ ok: boolean; status: string; ms: number; run?: any }> {
   const started = performance.now();
   const exec = await call(env.url, ws.token, 'POST', `/api/v1/workflows/${workflowId}/execute`, { input });
-  if (exec.status !== 202) return { ok: false, status: `execute ${exec.status}${exec.error ? ` (${exec.error})` : ''}`, ms: performance.now() - started };
+  if (exec.status !== 202)
+    return { ok: false, status: `execute ${exec.status}${exec.error ? ` (${exec.error})` : ''}`, ms: performance.now() - started };
   const runId = exec.body.run.id as string;
   while (performance.now() - started < REQUEST_TIMEOUT_MS) {
     const res = await call(env.url, ws.token, 'GET', `/api/v1/runs/${runId}`);
     const status = res.body?.run?.status as string | undefined;
-    if (status && ['succeeded', 'failed', 'canceled'].includes(status)) return { ok: status === 'succeeded', status, ms: performance.now() - started, run: res.body.run };
+    if (status && ['succeeded', 'failed', 'canceled'].includes(status))
+      return { ok: status === 'succeeded', status, ms: performance.now() - started, run: res.body.run };
     await sleep(25);
   }
   return { ok: false, status: 'not ended within 60 s', ms: performance.now() - started };
@@ -152,11 +181,17 @@ interface AttackClass {
 /** A live run of A: its run's end status as the answer's body. */
 async function liveAttack(env: Env, workflowId: string): Promise<Answer> {
   const r = await runToEnd(env, env.a, workflowId);
-  return { status: r.status.startsWith('execute') ? Number(r.status.split(' ')[1]) : 202, body: { runStatus: r.status, error: r.run?.error }, ms: r.ms };
+  return {
+    status: r.status.startsWith('execute') ? Number(r.status.split(' ')[1]) : 202,
+    body: { runStatus: r.status, error: r.run?.error },
+    ms: r.ms,
+  };
 }
 
-const dryRunOf = (env: Env, workflowId: string) => call(env.url, env.a.token, 'POST', `/api/v1/workflows/${workflowId}/execute`, { input: {}, target: 'candidate', dryRun: true });
-const queryOf = (env: Env, sql: string) => call(env.url, env.a.token, 'POST', '/api/v1/databases/query', { databaseId: env.aDatabaseId, sql });
+const dryRunOf = (env: Env, workflowId: string) =>
+  call(env.url, env.a.token, 'POST', `/api/v1/workflows/${workflowId}/execute`, { input: {}, target: 'candidate', dryRun: true });
+const queryOf = (env: Env, sql: string) =>
+  call(env.url, env.a.token, 'POST', '/api/v1/databases/query', { databaseId: env.aDatabaseId, sql });
 
 const CLASSES: AttackClass[] = [
   {
@@ -176,7 +211,9 @@ const CLASSES: AttackClass[] = [
     key: 'F3',
     describe: 'dry runs of the five unbounded JSONata expressions (two at a time, round robin)',
     prepare: async (env) => {
-      const ids = await Promise.all(Object.values(F3_EXPRESSIONS).map((e) => createAndDeploy(env, env.a, chain([transformNode(e)]), false)));
+      const ids = await Promise.all(
+        Object.values(F3_EXPRESSIONS).map((e) => createAndDeploy(env, env.a, chain([transformNode(e)]), false)),
+      );
       let next = 0;
       return { once: () => Promise.all([0, 1].map(() => dryRunOf(env, ids[next++ % ids.length]))) };
     },
@@ -205,7 +242,12 @@ const CLASSES: AttackClass[] = [
     describe: `dry runs of ${F6_SPINNERS} side-by-side code nodes of while(true){} (one at a time)`,
     prepare: async (env) => {
       const nodes = Array.from({ length: F6_SPINNERS }, (_, i) => codeNode(F6_SOURCE, `spin${i + 1}`));
-      const id = await createAndDeploy(env, env.a, { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges: nodes.map((n) => ({ source: 'start', target: n.id })) }, false);
+      const id = await createAndDeploy(
+        env,
+        env.a,
+        { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges: nodes.map((n) => ({ source: 'start', target: n.id })) },
+        false,
+      );
       return { once: async () => [await dryRunOf(env, id)] };
     },
   },
@@ -231,7 +273,14 @@ const CLASSES: AttackClass[] = [
 function tally(answers: Answer[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const a of answers) {
-    const key = a.status === 0 ? `no answer (${(a.error ?? '').slice(0, 40)})` : a.body?.runStatus ? `${a.status} run ${a.body.runStatus}` : a.body?.run?.status ? `${a.status} run ${a.body.run.status}` : String(a.status);
+    const key =
+      a.status === 0
+        ? `no answer (${(a.error ?? '').slice(0, 40)})`
+        : a.body?.runStatus
+          ? `${a.status} run ${a.body.runStatus}`
+          : a.body?.run?.status
+            ? `${a.status} run ${a.body.run.status}`
+            : String(a.status);
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
@@ -253,8 +302,21 @@ function summarize(w: Window) {
   const p = sorted(w.probeMs);
   const l = sorted(w.listMs);
   return {
-    healthz: { n: h.length, failures: w.healthzFailures, p50Ms: round(percentile(h, 50), 1), p99Ms: round(percentile(h, 99), 1), maxMs: round(h[h.length - 1] ?? NaN, 1) },
-    probe: { n: p.length, failures: w.probeFailures.length, failureReasons: [...new Set(w.probeFailures)].slice(0, 5), p50Ms: round(percentile(p, 50), 0), p99Ms: round(percentile(p, 99), 0), maxMs: round(p[p.length - 1] ?? NaN, 0) },
+    healthz: {
+      n: h.length,
+      failures: w.healthzFailures,
+      p50Ms: round(percentile(h, 50), 1),
+      p99Ms: round(percentile(h, 99), 1),
+      maxMs: round(h[h.length - 1] ?? NaN, 1),
+    },
+    probe: {
+      n: p.length,
+      failures: w.probeFailures.length,
+      failureReasons: [...new Set(w.probeFailures)].slice(0, 5),
+      p50Ms: round(percentile(p, 50), 0),
+      p99Ms: round(percentile(p, 99), 0),
+      maxMs: round(p[p.length - 1] ?? NaN, 0),
+    },
     listWorkflows: { n: l.length, failures: w.listFailures, p50Ms: round(percentile(l, 50), 1), p99Ms: round(percentile(l, 99), 1) },
   };
 }
@@ -271,7 +333,12 @@ async function runClass(ctx: BenchContext, cls: AttackClass, settings: { attackS
       keyName: 'Bystander key',
     });
     const b = { token: provisioned.apiKey.token, workspaceId: provisioned.workspace.id };
-    const db = await call(stack.apiUrl, a.token, 'POST', '/api/v1/databases', { databaseName: 'attack', tableName: 'items', columns: [{ name: 'label', type: 'text' }], rows: [{ label: 'one' }] });
+    const db = await call(stack.apiUrl, a.token, 'POST', '/api/v1/databases', {
+      databaseName: 'attack',
+      tableName: 'items',
+      columns: [{ name: 'label', type: 'text' }],
+      rows: [{ label: 'one' }],
+    });
     if (db.status !== 201) throw new Error(`database creation answered ${db.status}`);
     const env: Env = { url: stack.apiUrl, a, b, stack, aDatabaseId: db.body.database.id };
     const probeId = await createAndDeploy(env, b, probeGraph());
@@ -329,7 +396,10 @@ async function runClass(ctx: BenchContext, cls: AttackClass, settings: { attackS
 export async function abuseScenario(ctx: BenchContext): Promise<void> {
   const attackS = envNumber('BENCH_ABUSE_ATTACK_S', 20);
   const restProbes = envNumber('BENCH_ABUSE_REST_PROBES', 10);
-  const only = (process.env.BENCH_ABUSE_CLASSES ?? '').split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const only = (process.env.BENCH_ABUSE_CLASSES ?? '')
+    .split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   const classes = only.length ? CLASSES.filter((c) => only.includes(c.key)) : CLASSES;
   if (classes.length === 0) throw new Error(`BENCH_ABUSE_CLASSES matches none of ${CLASSES.map((c) => c.key).join(',')}`);
   const date = new Date();
@@ -344,7 +414,13 @@ export async function abuseScenario(ctx: BenchContext): Promise<void> {
       rows.push({ class: cls.key, attack: cls.describe, error: (err as Error).message });
     }
   }
-  const results = { scenario: 'abuse', date: date.toISOString(), ...environment, settings: { attackS, restProbes, sqlMode: process.env.BENCH_ABUSE_SQL ?? 'lock', classes: classes.map((c) => c.key) }, classes: rows };
+  const results = {
+    scenario: 'abuse',
+    date: date.toISOString(),
+    ...environment,
+    settings: { attackS, restProbes, sqlMode: process.env.BENCH_ABUSE_SQL ?? 'lock', classes: classes.map((c) => c.key) },
+    classes: rows,
+  };
   const out = await writeResults('abuse', date, results);
   const cell = (x: number) => (Number.isFinite(x) ? String(x) : '–');
   const lines = [
@@ -352,7 +428,22 @@ export async function abuseScenario(ctx: BenchContext): Promise<void> {
     `B's probe (transform → code → transform) and /healthz at rest vs while A attacks for ${attackS} s; ms:`,
     '',
     ...textTable(
-      ['class', 'healthz p99 rest', 'healthz p99 attack', 'healthz fails', 'B p50 rest', 'B p50 attack', 'B p99 rest', 'B p99 attack', 'B p50 ×', 'B p99 ×', 'B fails', 'B list p99 attack', 'after', 'api/worker'],
+      [
+        'class',
+        'healthz p99 rest',
+        'healthz p99 attack',
+        'healthz fails',
+        'B p50 rest',
+        'B p50 attack',
+        'B p99 rest',
+        'B p99 attack',
+        'B p50 ×',
+        'B p99 ×',
+        'B fails',
+        'B list p99 attack',
+        'after',
+        'api/worker',
+      ],
       rows.map((r) => {
         if (!('rest' in r)) return [r.class, 'error', r.error.slice(0, 60), '', '', '', '', '', '', '', '', '', '', ''];
         const x = r.underAttack.probe.p50Ms / r.rest.probe.p50Ms;
@@ -377,7 +468,10 @@ export async function abuseScenario(ctx: BenchContext): Promise<void> {
     ),
     '',
     "What A got, and why B's probes failed:",
-    ...rows.map((r) => `  ${r.class}: ${'attackAnswers' in r ? `${JSON.stringify(r.attackAnswers)}${r.underAttack.probe.failures ? `; B: ${r.underAttack.probe.failureReasons.join(' | ')}` : ''}` : r.error}`),
+    ...rows.map(
+      (r) =>
+        `  ${r.class}: ${'attackAnswers' in r ? `${JSON.stringify(r.attackAnswers)}${r.underAttack.probe.failures ? `; B: ${r.underAttack.probe.failureReasons.join(' | ')}` : ''}` : r.error}`,
+    ),
     '',
     `results: ${out}`,
   ];

@@ -58,23 +58,34 @@ export async function filesScenario(ctx: BenchContext): Promise<void> {
     const token = stack.workspace.apiKey;
     const idleRss = rssOf(api.pid);
 
-    const created = await json(api.url, 'POST', '/api/v1/files', token, { name: 'bench.bin', mimeType: 'application/octet-stream', sizeBytes: settings.sizeBytes });
+    const created = await json(api.url, 'POST', '/api/v1/files', token, {
+      name: 'bench.bin',
+      mimeType: 'application/octet-stream',
+      sizeBytes: settings.sizeBytes,
+    });
     if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
     const fileId = created.body.data.file.id as string;
 
     log(`upload: ${settings.sizeBytes / MiB} MiB streamed with Content-Length`);
-    const upload = await measure(api.pid, `upload (PUT content, ${settings.sizeBytes / MiB} MiB streamed)`, settings.sampleMs, () => putStreamed(api!.url, token, fileId, settings.sizeBytes));
+    const upload = await measure(api.pid, `upload (PUT content, ${settings.sizeBytes / MiB} MiB streamed)`, settings.sampleMs, () =>
+      putStreamed(api!.url, token, fileId, settings.sizeBytes),
+    );
     log(`  ${round(upload.result.seconds, 2)} s, peak RSS ${upload.phase.rssPeakSampledMiB} MiB (before ${upload.phase.rssBeforeMiB} MiB)`);
     ctx.throwIfInterrupted();
 
     const done = await json(api.url, 'POST', `/api/v1/files/${fileId}/complete`, token, {});
-    if (done.status !== 202 || done.body.data.file.status !== 'ready') throw new Error(`complete: ${done.status} ${JSON.stringify(done.body)}`);
+    if (done.status !== 202 || done.body.data.file.status !== 'ready')
+      throw new Error(`complete: ${done.status} ${JSON.stringify(done.body)}`);
     if (done.body.data.file.sha256 !== upload.result.sha256) throw new Error('the stored digest differs from the uploaded one');
 
     log(`download: whole file by ${settings.rangeBytes / MiB} MiB ranges`);
-    const download = await measure(api.pid, `download (GET content by ${settings.rangeBytes / MiB} MiB ranges)`, settings.sampleMs, () => getByRanges(api!.url, token, fileId, settings.sizeBytes, settings.rangeBytes));
+    const download = await measure(api.pid, `download (GET content by ${settings.rangeBytes / MiB} MiB ranges)`, settings.sampleMs, () =>
+      getByRanges(api!.url, token, fileId, settings.sizeBytes, settings.rangeBytes),
+    );
     if (download.result.sha256 !== upload.result.sha256) throw new Error('downloaded bytes differ from the uploaded ones');
-    log(`  ${round(download.result.seconds, 2)} s in ${download.result.requests} requests, peak RSS ${download.phase.rssPeakSampledMiB} MiB`);
+    log(
+      `  ${round(download.result.seconds, 2)} s in ${download.result.requests} requests, peak RSS ${download.phase.rssPeakSampledMiB} MiB`,
+    );
 
     const result = {
       scenario: 'files',
@@ -164,7 +175,12 @@ async function resetHighWater(pid: number): Promise<boolean> {
   }
 }
 
-async function measure<T extends { seconds: number; bytes: number }>(pid: number, phase: string, sampleMs: number, work: () => Promise<T>): Promise<{ phase: RssPhase; result: T }> {
+async function measure<T extends { seconds: number; bytes: number }>(
+  pid: number,
+  phase: string,
+  sampleMs: number,
+  work: () => Promise<T>,
+): Promise<{ phase: RssPhase; result: T }> {
   const hwm = await resetHighWater(pid);
   const before = rssOf(pid);
   let peak = before;
@@ -209,7 +225,12 @@ async function json(base: string, method: string, pathName: string, token: strin
 }
 
 /** PUT `size` pseudo-random bytes, generated 1 MiB at a time and written with back-pressure. */
-function putStreamed(base: string, token: string, fileId: string, size: number): Promise<{ seconds: number; bytes: number; sha256: string }> {
+function putStreamed(
+  base: string,
+  token: string,
+  fileId: string,
+  size: number,
+): Promise<{ seconds: number; bytes: number; sha256: string }> {
   const url = new URL(base);
   const hash = createHash('sha256');
   const t0 = performance.now();
@@ -220,7 +241,12 @@ function putStreamed(base: string, token: string, fileId: string, size: number):
         port: url.port,
         method: 'PUT',
         path: `/api/v1/files/${fileId}/content`,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'content-length': String(size), 'idempotency-key': randomBytes(12).toString('hex') },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/octet-stream',
+          'content-length': String(size),
+          'idempotency-key': randomBytes(12).toString('hex'),
+        },
       },
       (res) => {
         let text = '';
@@ -252,16 +278,25 @@ function putStreamed(base: string, token: string, fileId: string, size: number):
 }
 
 /** GET the whole file in consecutive ranges, hashing and discarding each part. */
-async function getByRanges(base: string, token: string, fileId: string, size: number, rangeBytes: number): Promise<{ seconds: number; bytes: number; sha256: string; requests: number }> {
+async function getByRanges(
+  base: string,
+  token: string,
+  fileId: string,
+  size: number,
+  rangeBytes: number,
+): Promise<{ seconds: number; bytes: number; sha256: string; requests: number }> {
   const hash = createHash('sha256');
   const t0 = performance.now();
   let requests = 0;
   let received = 0;
   for (let start = 0; start < size; start += rangeBytes) {
     const end = Math.min(size, start + rangeBytes) - 1;
-    const res = await fetch(`${base}/api/v1/files/${fileId}/content`, { headers: { authorization: `Bearer ${token}`, range: `bytes=${start}-${end}` } });
+    const res = await fetch(`${base}/api/v1/files/${fileId}/content`, {
+      headers: { authorization: `Bearer ${token}`, range: `bytes=${start}-${end}` },
+    });
     requests++;
-    if (res.status !== 206 || res.headers.get('content-range') !== `bytes ${start}-${end}/${size}`) throw new Error(`range ${start}-${end}: ${res.status}`);
+    if (res.status !== 206 || res.headers.get('content-range') !== `bytes ${start}-${end}/${size}`)
+      throw new Error(`range ${start}-${end}: ${res.status}`);
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       hash.update(chunk);
       received += chunk.length;

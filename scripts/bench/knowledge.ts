@@ -51,7 +51,11 @@ export async function retrievalScenario(ctx: BenchContext): Promise<void> {
       const form = new FormData();
       form.append('knowledgeBaseId', knowledgeBase.id);
       form.append('file', new Blob([doc.content], { type: 'text/markdown' }), doc.name);
-      const res = await fetch(`${stack.apiUrl}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${stack.workspace.apiKey}` }, body: form });
+      const res = await fetch(`${stack.apiUrl}/api/v1/documents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.workspace.apiKey}` },
+        body: form,
+      });
       if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
     }
     log(`uploaded ${corpus.documents.length} documents; waiting for indexing`);
@@ -66,14 +70,21 @@ export async function retrievalScenario(ctx: BenchContext): Promise<void> {
       await new Promise((r) => setTimeout(r, 250));
     }
     const em = stack.api.deps.orm.em.fork();
-    const [{ n: chunkCount }] = await em.getConnection().execute<Array<{ n: string }>>(`select count(*) as n from knowledge_chunks where knowledge_base_id = ?`, [knowledgeBase.id]);
+    const [{ n: chunkCount }] = await em
+      .getConnection()
+      .execute<Array<{ n: string }>>(`select count(*) as n from knowledge_chunks where knowledge_base_id = ?`, [knowledgeBase.id]);
     log(`indexed ${chunkCount} chunks; running ${corpus.queries.length} queries per mode`);
 
     const contents = new Map<string, string>();
     const contentOf = async (ids: string[]) => {
       const missing = ids.filter((id) => !contents.has(id));
       if (missing.length) {
-        const rows = await em.getConnection().execute<Array<{ id: string; content: string }>>(`select id, content from knowledge_chunks where id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(missing)]);
+        const rows = await em
+          .getConnection()
+          .execute<Array<{ id: string; content: string }>>(
+            `select id, content from knowledge_chunks where id in (select jsonb_array_elements_text(?::jsonb))`,
+            [JSON.stringify(missing)],
+          );
         for (const r of rows) contents.set(r.id, r.content);
       }
       return ids.map((id) => contents.get(id) ?? '');
@@ -90,7 +101,13 @@ export async function retrievalScenario(ctx: BenchContext): Promise<void> {
       for (const q of corpus.queries) {
         ctx.throwIfInterrupted();
         const t0 = performance.now();
-        const { ranked } = await rankChunks(em, stack.api.deps.knowledge.queryEmbedder, stack.workspace.id, { knowledgeBaseId: knowledgeBase.id, query: q.query, limit: 10 }, mode);
+        const { ranked } = await rankChunks(
+          em,
+          stack.api.deps.knowledge.queryEmbedder,
+          stack.workspace.id,
+          { knowledgeBaseId: knowledgeBase.id, query: q.query, limit: 10 },
+          mode,
+        );
         latencies.push(performance.now() - t0);
         const rel = (await contentOf(ranked.map((r) => r.id))).map((c) => c.includes(q.code));
         relevance.push(rel);
@@ -101,14 +118,25 @@ export async function retrievalScenario(ctx: BenchContext): Promise<void> {
       const latency = spread(latencies);
       results[mode] = { ...overall, byStyle: styles, latencyMs: latency };
       rows.push([mode, round(overall.recallAtK, 3).toFixed(3), round(overall.mrr, 3).toFixed(3), `${round(latency.median, 1)} ms`]);
-      styleRows.push([mode, ...['lexical', 'paraphrase', 'mixed', 'identifier'].map((s) => `${(styles[s]?.recallAtK ?? 0).toFixed(2)} / ${(styles[s]?.mrr ?? 0).toFixed(2)}`)]);
+      styleRows.push([
+        mode,
+        ...['lexical', 'paraphrase', 'mixed', 'identifier'].map(
+          (s) => `${(styles[s]?.recallAtK ?? 0).toFixed(2)} / ${(styles[s]?.mrr ?? 0).toFixed(2)}`,
+        ),
+      ]);
     }
     const file = await writeResults('retrieval', started, {
       scenario: 'retrieval',
       startedAt: started.toISOString(),
       environment: env,
       temporal: temporalFacts(stack),
-      corpus: { documents: corpus.documents.length, chunks: Number(chunkCount), queries: corpus.queries.length, chunking: CHUNKING, embeddingDims: 256 },
+      corpus: {
+        documents: corpus.documents.length,
+        chunks: Number(chunkCount),
+        queries: corpus.queries.length,
+        chunking: CHUNKING,
+        embeddingDims: 256,
+      },
       results,
     });
     const lines = [
@@ -151,30 +179,58 @@ export async function syncScenario(ctx: BenchContext): Promise<void> {
     stack = await startBenchStack(log);
     const s = stack;
     const orm = s.api.deps.orm;
-    const chatCred = await createCredential({ url: s.apiUrl, orm }, s.workspace.apiKey, s.workspace.id, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
-    const repoCred = await createCredential({ url: s.apiUrl, orm }, s.workspace.apiKey, s.workspace.id, 'repo', { token: 'ghp_fake_token', baseUrl: repo.url });
+    const chatCred = await createCredential({ url: s.apiUrl, orm }, s.workspace.apiKey, s.workspace.id, 'chat', {
+      token: 'xoxb-fake-token',
+      baseUrl: chat.url,
+    });
+    const repoCred = await createCredential({ url: s.apiUrl, orm }, s.workspace.apiKey, s.workspace.id, 'repo', {
+      token: 'ghp_fake_token',
+      baseUrl: repo.url,
+    });
     const { knowledgeBase } = await api(s, 'POST', '/api/v1/knowledge-bases', { name: 'Sync benchmark' });
     const options = { maxPages: 50, maxItems: 5000, maxBytes: 52428800, timeoutMs: 120000 };
     const measure = async (providerId: 'chat' | 'repo', rep: number, items: number) => {
       const name = `${providerId}-${rep}`;
       let config: Record<string, unknown>;
       if (providerId === 'chat') {
-        chat.post(`CBENCH${rep}`, Array.from({ length: items }, (_, i) => `Message ${i} of the benchmark channel, about deploys, incidents and reviews number ${i % 97}.`));
+        chat.post(
+          `CBENCH${rep}`,
+          Array.from(
+            { length: items },
+            (_, i) => `Message ${i} of the benchmark channel, about deploys, incidents and reviews number ${i % 97}.`,
+          ),
+        );
         config = { credentialId: chatCred, channelIds: [`CBENCH${rep}`] };
       } else {
-        repo.setFiles(`bench/repo${rep}`, Object.fromEntries(Array.from({ length: items }, (_, i) => [`docs/section-${Math.floor(i / 100)}/file-${i}.md`, `# File ${i}\n\n${'Lorem ipsum dolor sit amet. '.repeat(36)}`])));
+        repo.setFiles(
+          `bench/repo${rep}`,
+          Object.fromEntries(
+            Array.from({ length: items }, (_, i) => [
+              `docs/section-${Math.floor(i / 100)}/file-${i}.md`,
+              `# File ${i}\n\n${'Lorem ipsum dolor sit amet. '.repeat(36)}`,
+            ]),
+          ),
+        );
         config = { credentialId: repoCred, repositories: [`bench/repo${rep}`] };
       }
       const res = await fetch(`${s.apiUrl}/api/v1/knowledge-connectors`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${s.workspace.apiKey}`, 'content-type': 'application/json', 'idempotency-key': `bench-${name}-${started.getTime()}` },
+        headers: {
+          authorization: `Bearer ${s.workspace.apiKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': `bench-${name}-${started.getTime()}`,
+        },
         body: JSON.stringify({ knowledgeBaseId: knowledgeBase.id, providerId, name, config }),
       });
       const connectorId = ((await res.json()) as { data: { connector: { id: string } } }).data.connector.id;
       const t0 = performance.now();
       const run = await fetch(`${s.apiUrl}/api/v1/knowledge-connectors/${connectorId}/runs`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${s.workspace.apiKey}`, 'content-type': 'application/json', 'idempotency-key': `bench-run-${name}` },
+        headers: {
+          authorization: `Bearer ${s.workspace.apiKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': `bench-run-${name}`,
+        },
         body: JSON.stringify({ options }),
       });
       const seconds = (performance.now() - t0) / 1000;
@@ -184,13 +240,21 @@ export async function syncScenario(ctx: BenchContext): Promise<void> {
       const runId = body.data.run.id;
       const deadline = Date.now() + 600_000;
       for (;;) {
-        const [{ n }] = await orm.em.fork().getConnection().execute<Array<{ n: string }>>(`select count(*) as n from knowledge_documents where last_sync_run_id = ? and indexing_status <> 'ready'`, [runId]);
+        const [{ n }] = await orm.em
+          .fork()
+          .getConnection()
+          .execute<Array<{ n: string }>>(
+            `select count(*) as n from knowledge_documents where last_sync_run_id = ? and indexing_status <> 'ready'`,
+            [runId],
+          );
         if (Number(n) === 0) break;
         if (Date.now() > deadline) throw new Error('indexing did not finish within 10 minutes');
         await new Promise((r) => setTimeout(r, 200));
       }
       const indexedSeconds = (performance.now() - t0) / 1000;
-      log(`${name}: ${upserted} items in ${seconds.toFixed(2)} s (${(upserted / seconds).toFixed(0)} items/s); indexed after ${indexedSeconds.toFixed(1)} s`);
+      log(
+        `${name}: ${upserted} items in ${seconds.toFixed(2)} s (${(upserted / seconds).toFixed(0)} items/s); indexed after ${indexedSeconds.toFixed(1)} s`,
+      );
       return { upserted, seconds, itemsPerSecond: upserted / seconds, indexedAfterSeconds: indexedSeconds };
     };
     const results: Record<string, Array<Awaited<ReturnType<typeof measure>>>> = { chat: [], repo: [] };
@@ -203,10 +267,25 @@ export async function syncScenario(ctx: BenchContext): Promise<void> {
       const rate = spread(results[p].map((r) => r.itemsPerSecond));
       const secs = spread(results[p].map((r) => r.seconds));
       const indexed = spread(results[p].map((r) => r.indexedAfterSeconds));
-      return [p === 'chat' ? 'chat, 5,000 messages' : 'repo, 2,000 files', `${round(secs.median, 2)} s`, `${round(rate.median, 0)} (${round(rate.min, 0)}–${round(rate.max, 0)})`, `${round(indexed.median, 1)} s`];
+      return [
+        p === 'chat' ? 'chat, 5,000 messages' : 'repo, 2,000 files',
+        `${round(secs.median, 2)} s`,
+        `${round(rate.median, 0)} (${round(rate.min, 0)}–${round(rate.max, 0)})`,
+        `${round(indexed.median, 1)} s`,
+      ];
     });
-    const file = await writeResults('sync', started, { scenario: 'sync', startedAt: started.toISOString(), environment: env, temporal: temporalFacts(s), options, repetitions: reps, results });
-    process.stdout.write(`${['sync runs (median of ' + reps + ')', ...textTable(['run', 'POST /runs', 'items/s (min–max)', 'indexed after'], rows), `results: ${file}`].join('\n')}\n`);
+    const file = await writeResults('sync', started, {
+      scenario: 'sync',
+      startedAt: started.toISOString(),
+      environment: env,
+      temporal: temporalFacts(s),
+      options,
+      repetitions: reps,
+      results,
+    });
+    process.stdout.write(
+      `${['sync runs (median of ' + reps + ')', ...textTable(['run', 'POST /runs', 'items/s (min–max)', 'indexed after'], rows), `results: ${file}`].join('\n')}\n`,
+    );
   } finally {
     await stack?.stop();
     await chat.close();

@@ -18,11 +18,37 @@ import { SYNONYM_GROUPS } from '../../test/fakes/embeddings';
 import { seededRandom } from '../lib/prng';
 
 const SUBJECTS = [
-  'glacier', 'turbine', 'orchard', 'lighthouse', 'satellite', 'bakery', 'harbour', 'vineyard', 'observatory', 'sawmill',
-  'greenhouse', 'brewery', 'aquarium', 'quarry', 'monastery', 'foundry', 'planetarium', 'dairy', 'refinery', 'library',
-  'stadium', 'pharmacy', 'laboratory', 'railway', 'airfield', 'tannery', 'printworks', 'apiary', 'kiln', 'mill',
+  'glacier',
+  'turbine',
+  'orchard',
+  'lighthouse',
+  'satellite',
+  'bakery',
+  'harbour',
+  'vineyard',
+  'observatory',
+  'sawmill',
+  'greenhouse',
+  'brewery',
+  'aquarium',
+  'quarry',
+  'monastery',
+  'foundry',
+  'planetarium',
+  'dairy',
+  'refinery',
+  'library',
+  'stadium',
+  'pharmacy',
+  'laboratory',
+  'railway',
+  'airfield',
+  'tannery',
+  'printworks',
+  'apiary',
+  'kiln',
+  'mill',
 ];
-
 
 export interface LabelledQuery {
   query: string;
@@ -55,11 +81,17 @@ export function buildCorpus(opts: { facts?: number; seed?: number } = {}): Corpu
     const theme = Array.from({ length: 8 }, () => pick(others));
     for (let p = 0; p < 10; p++) {
       const words = Array.from({ length: 7 }, () => pick(theme));
-      paragraphs.push(`## Section ${p + 1}\n\nAt the ${subject} the ${words[0]} team reviews the ${words[1]} and the ${words[2]} every week. ${capitalise(words[3])} notes about the ${words[4]} are kept with the ${words[5]} log near the ${words[6]} desk.`);
+      paragraphs.push(
+        `## Section ${p + 1}\n\nAt the ${subject} the ${words[0]} team reviews the ${words[1]} and the ${words[2]} every week. ${capitalise(words[3])} notes about the ${words[4]} are kept with the ${words[5]} log near the ${words[6]} desk.`,
+      );
     }
     if (fact) {
       const at = 1 + Math.floor(random() * 10);
-      paragraphs.splice(at, 0, `## Procedure\n\nTo ${canonical[fact.action]} the ${canonical[fact.object]} at the ${subject}, file form ${fact.code} with the duty officer before noon.`);
+      paragraphs.splice(
+        at,
+        0,
+        `## Procedure\n\nTo ${canonical[fact.action]} the ${canonical[fact.object]} at the ${subject}, file form ${fact.code} with the duty officer before noon.`,
+      );
     }
     return { name: `${subject}-manual.md`, content: paragraphs.join('\n\n') };
   });

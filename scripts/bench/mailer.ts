@@ -26,11 +26,20 @@ async function loadRun(url: string, secret: string, concurrency: number, duratio
   const worker = async () => {
     while (performance.now() < end) {
       const i = seq.n++;
-      const raw = JSON.stringify({ externalMessageId: `bench-${i}`, from: `sender${i % 50}@example.test`, subject: `Ticket ${i % 200}`, text: `Body of message ${i}` });
+      const raw = JSON.stringify({
+        externalMessageId: `bench-${i}`,
+        from: `sender${i % 50}@example.test`,
+        subject: `Ticket ${i % 200}`,
+        text: `Body of message ${i}`,
+      });
       const ts = String(Math.floor(Date.now() / 1000));
       const sig = createHmac('sha256', secret).update(`${ts}.`).update(raw).digest('hex');
       const t0 = performance.now();
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-timestamp': ts, 'x-svc-signature': `v1=${sig}` }, body: raw });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-timestamp': ts, 'x-svc-signature': `v1=${sig}` },
+        body: raw,
+      });
       await res.arrayBuffer();
       const ms = performance.now() - t0;
       if (res.status === 202) latencies.push(ms);
@@ -56,10 +65,18 @@ export async function mailerScenario(ctx: BenchContext): Promise<void> {
   let stack: BenchStack | null = null;
   try {
     stack = await startBenchStack(log);
-    const { workflowId } = await deployWorkflow(stack, { name: 'Benchmark mail', nodes: [{ id: 'start', type: 'start', config: {} }], edges: [] });
+    const { workflowId } = await deployWorkflow(stack, {
+      name: 'Benchmark mail',
+      nodes: [{ id: 'start', type: 'start', config: {} }],
+      edges: [],
+    });
     const res = await fetch(`${stack.apiUrl}/api/v1/mailer/routes`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${stack.workspace.apiKey}`, 'content-type': 'application/json', 'idempotency-key': `bench-${Date.now()}` },
+      headers: {
+        authorization: `Bearer ${stack.workspace.apiKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': `bench-${Date.now()}`,
+      },
       body: JSON.stringify({ address: 'bench@example.test', workflowId }),
     });
     const created = (await res.json()) as { route: { id: string }; signingSecret: string };
@@ -74,13 +91,29 @@ export async function mailerScenario(ctx: BenchContext): Promise<void> {
       for (let r = 0; r < settings.runsPerStep; r++) {
         ctx.throwIfInterrupted();
         const result = await loadRun(url, created.signingSecret, concurrency, settings.durationS, seq);
-        log(`  c=${concurrency} run ${r + 1}: ${round(result.acceptedPerSec)} msg/s, p50 ${round(result.p50)} ms, p99 ${round(result.p99)} ms, non-202 ${result.non202}`);
+        log(
+          `  c=${concurrency} run ${r + 1}: ${round(result.acceptedPerSec)} msg/s, p50 ${round(result.p50)} ms, p99 ${round(result.p99)} ms, non-202 ${result.non202}`,
+        );
         runs.push(result);
       }
-      steps.push({ concurrency, runs, acceptedPerSec: spread(runs.map((r) => r.acceptedPerSec)), p50: spread(runs.map((r) => r.p50)), p99: spread(runs.map((r) => r.p99)), non202: runs.reduce((s, r) => s + r.non202, 0) });
+      steps.push({
+        concurrency,
+        runs,
+        acceptedPerSec: spread(runs.map((r) => r.acceptedPerSec)),
+        p50: spread(runs.map((r) => r.p50)),
+        p99: spread(runs.map((r) => r.p99)),
+        non202: runs.reduce((s, r) => s + r.non202, 0),
+      });
     }
     const stored = await apiCall<{ messages: unknown[] }>(stack, 'GET', '/api/v1/mailer/messages?limit=1');
-    const file = await writeResults('mailer', started, { scenario: 'mailer', settings, env, steps, sent: seq.n, storedSample: stored.messages.length });
+    const file = await writeResults('mailer', started, {
+      scenario: 'mailer',
+      settings,
+      env,
+      steps,
+      sent: seq.n,
+      storedSample: stored.messages.length,
+    });
     for (const line of textTable(
       ['concurrency', 'accepted msg/s, median [min–max]', 'p50 ms', 'p99 ms', 'non-202'],
       steps.map((s) => [String(s.concurrency), fmtSpread(s.acceptedPerSec, 0), fmtSpread(s.p50, 0), fmtSpread(s.p99, 0), String(s.non202)]),

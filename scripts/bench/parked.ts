@@ -88,7 +88,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     runsPerEndpoint: Math.floor(envNumber('BENCH_RUNS', 3)),
     connections: Math.floor(envNumber('BENCH_PARKED_CONNECTIONS', 10)),
     parkDeadlineS: envNumber('BENCH_DRAIN_S', 1800),
-    maxCachedWorkflows: process.env.WORKER_MAX_CACHED_WORKFLOWS ? Number(process.env.WORKER_MAX_CACHED_WORKFLOWS) : DEFAULT_MAX_CACHED_WORKFLOWS,
+    maxCachedWorkflows: process.env.WORKER_MAX_CACHED_WORKFLOWS
+      ? Number(process.env.WORKER_MAX_CACHED_WORKFLOWS)
+      : DEFAULT_MAX_CACHED_WORKFLOWS,
     /** BENCH_PARKED_BARE=0 skips the bare-Temporal half. */
     bare: process.env.BENCH_PARKED_BARE !== '0',
     runtime: serviceRuntimeFromEnv(),
@@ -96,7 +98,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   const { log } = ctx;
   const started = new Date();
   const env = await benchEnvironment();
-  log(`parked: ${settings.parked} runs (a third each on approval, event, timer) at concurrency ${settings.startConcurrency}; worker maxCachedWorkflows ${settings.maxCachedWorkflows}`);
+  log(
+    `parked: ${settings.parked} runs (a third each on approval, event, timer) at concurrency ${settings.startConcurrency}; worker maxCachedWorkflows ${settings.maxCachedWorkflows}`,
+  );
   const background = await backgroundCpu(3_000);
 
   const metricsPort = await findFreePort();
@@ -107,7 +111,12 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
   let bareBundle: string | undefined;
   try {
     bareBundle = settings.runtime === 'dist' ? await prepareDist(log) : undefined;
-    stack = await startBenchStack(log, { workerProcess: true, workerEnv: { TEMPORAL_SDK_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` }, runtime: settings.runtime, apiProcess: settings.runtime === 'dist' });
+    stack = await startBenchStack(log, {
+      workerProcess: true,
+      workerEnv: { TEMPORAL_SDK_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` },
+      runtime: settings.runtime,
+      apiProcess: settings.runtime === 'dist',
+    });
     const s = stack;
     const apiPid = s.apiPid ?? process.pid;
     db = new pg.Client({ connectionString: stack.databaseUrl });
@@ -165,7 +174,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
           non2xx: runs.reduce((n, x) => n + x.non2xx + x.errors, 0),
           runs: runs.map((x) => x.latencyMs),
         };
-        log(`  ${label} ${e.name}: p50 ${out[e.name].p50} ms, p99 ${out[e.name].p99} ms (median of ${runs.length} × ${settings.durationS} s at c=${settings.connections}), ${out[e.name].reqPerSec} req/s`);
+        log(
+          `  ${label} ${e.name}: p50 ${out[e.name].p50} ms, p99 ${out[e.name].p99} ms (median of ${runs.length} × ${settings.durationS} s at c=${settings.connections}), ${out[e.name].reqPerSec} req/s`,
+        );
       }
       return out;
     };
@@ -177,7 +188,7 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     const warm = await parkAndResume(ctx, s, d, wf, 'warm', 20);
     log(`warm-up: ${warm.succeeded}/${warm.total} resumed runs succeeded`);
     phase = 'before';
-    await sleep(settings.holdS * 1000 / 3);
+    await sleep((settings.holdS * 1000) / 3);
     const latencyBefore = await latency('before');
 
     // Park: every run except the timer sample, then the timer sample on a workflow whose
@@ -187,7 +198,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     const parkStart = Date.now();
     const parkedRuns = await startRuns(ctx, s, wf, plan, settings.startConcurrency);
     const startsDoneMs = Date.now() - parkStart;
-    log(`started ${parkedRuns.length} runs in ${(startsDoneMs / 1000).toFixed(1)} s (${round(parkedRuns.length / (startsDoneMs / 1000), 1)}/s); waiting until all are waiting`);
+    log(
+      `started ${parkedRuns.length} runs in ${(startsDoneMs / 1000).toFixed(1)} s (${round(parkedRuns.length / (startsDoneMs / 1000), 1)}/s); waiting until all are waiting`,
+    );
     await untilWaiting(ctx, d, parkedRuns.length, settings.parkDeadlineS, log);
     const mainParkedMs = Date.now() - parkStart;
 
@@ -196,11 +209,19 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     const sampleParkBudgetS = Math.max(20, (timerSample / Math.max(1, parkedRuns.length / (mainParkedMs / 1000))) * 3);
     const until = new Date(Date.now() + (sampleParkBudgetS + measureBudgetS) * 1000).toISOString();
     const timerSampleWf = (await deployWorkflow(stack, graph('timer', { until }))).workflowId;
-    const timerRuns = await startRuns(ctx, s, { ...wf, timer: timerSampleWf }, Array.from({ length: timerSample }, (_, i) => ({ kind: 'timer' as const, name: `t${i}` })), settings.startConcurrency);
+    const timerRuns = await startRuns(
+      ctx,
+      s,
+      { ...wf, timer: timerSampleWf },
+      Array.from({ length: timerSample }, (_, i) => ({ kind: 'timer' as const, name: `t${i}` })),
+      settings.startConcurrency,
+    );
     await untilWaiting(ctx, d, parkedRuns.length + timerRuns.length, settings.parkDeadlineS, log);
     const parkedAt = Date.now();
     const timeToParkS = (parkedAt - parkStart) / 1000 - (sampleStart - (parkStart + mainParkedMs)) / 1000;
-    log(`all ${parkedRuns.length + timerRuns.length} runs waiting after ${((parkedAt - parkStart) / 1000).toFixed(1)} s; sample timers fire at ${until}`);
+    log(
+      `all ${parkedRuns.length + timerRuns.length} runs waiting after ${((parkedAt - parkStart) / 1000).toFixed(1)} s; sample timers fire at ${until}`,
+    );
 
     // While parked: RSS for holdS, then latency.
     phase = 'parked';
@@ -218,7 +239,9 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
     await resumeRuns(ctx, s, sample, settings.startConcurrency);
     const resumeDeadline = Math.max(Date.parse(until) + 120_000, Date.now() + 300_000);
     const resumed = await checkFinished(ctx, s, d, sample, resumeDeadline);
-    log(`resume: ${resumed.succeeded}/${resumed.total} succeeded with the expected output in ${((Date.now() - resumeStart) / 1000).toFixed(1)} s (by kind ${JSON.stringify(resumed.byKind)})`);
+    log(
+      `resume: ${resumed.succeeded}/${resumed.total} succeeded with the expected output in ${((Date.now() - resumeStart) / 1000).toFixed(1)} s (by kind ${JSON.stringify(resumed.byKind)})`,
+    );
     phase = 'after';
     await sleep(3_000);
 
@@ -245,15 +268,32 @@ export async function parkedScenario(ctx: BenchContext): Promise<void> {
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
       service:
         settings.runtime === 'dist'
-          ? { api: 'its own process: node dist/main/api.js (API + outbox dispatcher)', worker: 'one worker process: node dist/main/worker.js with the prebuilt workflow bundle', logLevel: stack.config.logLevel }
-          : { api: 'this process (API + outbox dispatcher + the benchmark driver)', worker: 'one worker process (node --import tsx main/worker.ts, bundling its workflows at start)', logLevel: stack.config.logLevel },
-      workflows: { approval: graph('approval', { prompt: 'Go?' }), event: graph('event', {}), timer: graph('timer', { seconds: 86_400 }), timerSample: graph('timer', { until }) },
+          ? {
+              api: 'its own process: node dist/main/api.js (API + outbox dispatcher)',
+              worker: 'one worker process: node dist/main/worker.js with the prebuilt workflow bundle',
+              logLevel: stack.config.logLevel,
+            }
+          : {
+              api: 'this process (API + outbox dispatcher + the benchmark driver)',
+              worker: 'one worker process (node --import tsx main/worker.ts, bundling its workflows at start)',
+              logLevel: stack.config.logLevel,
+            },
+      workflows: {
+        approval: graph('approval', { prompt: 'Go?' }),
+        event: graph('event', {}),
+        timer: graph('timer', { seconds: 86_400 }),
+        timerSample: graph('timer', { until }),
+      },
       settings,
       backgroundCpuBeforeStart: background,
       warmup: warm,
       park: {
         runs: parkedRuns.length + timerRuns.length,
-        byKind: { approval: parkedRuns.filter((r) => r.kind === 'approval').length, event: parkedRuns.filter((r) => r.kind === 'event').length, timer: parkedRuns.filter((r) => r.kind === 'timer').length + timerRuns.length },
+        byKind: {
+          approval: parkedRuns.filter((r) => r.kind === 'approval').length,
+          event: parkedRuns.filter((r) => r.kind === 'event').length,
+          timer: parkedRuns.filter((r) => r.kind === 'timer').length + timerRuns.length,
+        },
         startsPerSec: round(parkedRuns.length / (startsDoneMs / 1000), 1),
         mainBatchAllWaitingS: round(mainParkedMs / 1000, 1),
         timeToParkS: round(timeToParkS, 1),
@@ -300,8 +340,12 @@ async function prepareDist(log: (m: string) => void): Promise<string> {
     log('npm run build (BENCH_DIST_BUILD=0 reuses dist/)');
     await execFileP('npm', ['run', 'build'], { cwd: path.resolve(DIST_ROOT, '..'), maxBuffer: 16 * MiB });
   }
-  if (!existsSync(path.join(DIST_ROOT, 'temporal', 'workflow-bundle.js'))) throw new Error('dist/temporal/workflow-bundle.js is missing: run npm run build');
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'workflows.js'), logger: quietBundlerLogger });
+  if (!existsSync(path.join(DIST_ROOT, 'temporal', 'workflow-bundle.js')))
+    throw new Error('dist/temporal/workflow-bundle.js is missing: run npm run build');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'workflows.js'),
+    logger: quietBundlerLogger,
+  });
   const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'svc-bench-bare-')), 'baseline-bundle.js');
   await writeFile(file, code);
   return file;
@@ -314,12 +358,20 @@ interface StartedRun {
   index: number;
 }
 
-async function startRuns(ctx: BenchContext, stack: BenchStack, wf: Record<Kind, string>, plan: Array<{ kind: Kind; name: string }>, concurrency: number): Promise<StartedRun[]> {
+async function startRuns(
+  ctx: BenchContext,
+  stack: BenchStack,
+  wf: Record<Kind, string>,
+  plan: Array<{ kind: Kind; name: string }>,
+  concurrency: number,
+): Promise<StartedRun[]> {
   return pool(
     plan,
     concurrency,
     async (p, index) => {
-      const res = await apiCall<{ run?: { id?: string } }>(stack, 'POST', `/api/v1/workflows/${wf[p.kind]}/execute`, { input: { name: p.name } });
+      const res = await apiCall<{ run?: { id?: string } }>(stack, 'POST', `/api/v1/workflows/${wf[p.kind]}/execute`, {
+        input: { name: p.name },
+      });
       if (!res.run?.id) throw new Error(`execute returned no run: ${JSON.stringify(res)}`);
       return { ...p, runId: res.run.id, index };
     },
@@ -340,7 +392,11 @@ async function resumeRuns(ctx: BenchContext, stack: BenchStack, runs: StartedRun
       const view = await apiCall<{ run: { waits: Array<{ resumeUrl?: string }> } }>(stack, 'GET', `/api/v1/runs/${r.runId}`);
       const resumeUrl = view.run.waits[0]?.resumeUrl;
       if (!resumeUrl) throw new Error(`run ${r.runId} lists no resume URL`);
-      const res = await fetch(`${stack.apiUrl}${new URL(resumeUrl).pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: r.index }) });
+      const res = await fetch(`${stack.apiUrl}${new URL(resumeUrl).pathname}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: r.index }),
+      });
       if (res.status !== 202) throw new Error(`resume of ${r.runId} answered ${res.status}: ${await res.text()}`);
     },
     ctx,
@@ -352,23 +408,42 @@ async function checkFinished(ctx: BenchContext, stack: BenchStack, db: pg.Client
   const ids = runs.map((r) => r.runId);
   for (;;) {
     ctx.throwIfInterrupted();
-    const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from runs where id = any($1) and status in ('succeeded', 'failed', 'canceled')`, [ids]);
+    const { rows } = await db.query<{ n: number }>(
+      `select count(*)::int as n from runs where id = any($1) and status in ('succeeded', 'failed', 'canceled')`,
+      [ids],
+    );
     if (rows[0].n === ids.length || Date.now() > deadline) break;
     await sleep(500);
   }
   return tallyOutcomes(runs, 10, ctx, async (r) => {
     const view = await apiCall<{ run: { status: string; output: unknown } }>(stack, 'GET', `/api/v1/runs/${r.runId}`);
-    return view.run.status === 'succeeded' && view.run.output === expectedOutput(r.kind, r.name, r.index) ? null : `${r.runId}: ${view.run.status} ${JSON.stringify(view.run.output)}`;
+    return view.run.status === 'succeeded' && view.run.output === expectedOutput(r.kind, r.name, r.index)
+      ? null
+      : `${r.runId}: ${view.run.status} ${JSON.stringify(view.run.output)}`;
   });
 }
 
 /** A handful of runs of each kind parked and resumed before measuring: warms the code paths and proves the setup. */
-async function parkAndResume(ctx: BenchContext, stack: BenchStack, db: pg.Client, wf: Record<Kind, string>, prefix: string, perKind: number) {
+async function parkAndResume(
+  ctx: BenchContext,
+  stack: BenchStack,
+  db: pg.Client,
+  wf: Record<Kind, string>,
+  prefix: string,
+  perKind: number,
+) {
   // Warm-up timers use a short wait of their own.
   const timerWf = (await deployWorkflow(stack, graph('timer', { seconds: 2 }))).workflowId;
   const plan = KINDS.flatMap((kind) => Array.from({ length: perKind }, (_, i) => ({ kind, name: `${prefix}-${kind}-${i}` })));
   const runs = await startRuns(ctx, stack, { ...wf, timer: timerWf }, plan, 5);
-  await untilWaiting(ctx, db, runs.filter((r) => r.kind !== 'timer').length, 120, () => undefined, runs.filter((r) => r.kind !== 'timer').map((r) => r.runId));
+  await untilWaiting(
+    ctx,
+    db,
+    runs.filter((r) => r.kind !== 'timer').length,
+    120,
+    () => undefined,
+    runs.filter((r) => r.kind !== 'timer').map((r) => r.runId),
+  );
   await resumeRuns(ctx, stack, runs, 5);
   return checkFinished(ctx, stack, db, runs, Date.now() + 120_000);
 }
@@ -380,7 +455,14 @@ async function waitingCount(db: pg.Client, ids?: string[]): Promise<number> {
   return rows[0].n;
 }
 
-async function untilWaiting(ctx: BenchContext, db: pg.Client, expected: number, deadlineS: number, log: (m: string) => void, ids?: string[]): Promise<void> {
+async function untilWaiting(
+  ctx: BenchContext,
+  db: pg.Client,
+  expected: number,
+  deadlineS: number,
+  log: (m: string) => void,
+  ids?: string[],
+): Promise<void> {
   const deadline = Date.now() + deadlineS * 1000;
   let lastLog = Date.now();
   for (;;) {
@@ -437,10 +519,19 @@ function summarizeRss(samples: RssSample[]) {
   const out: Record<string, unknown> = {};
   for (const p of phases) {
     const last = [...samples].reverse().find((x) => x.phase === p);
-    out[p] = { api: of(p, 'apiMiB'), worker: of(p, 'workerMiB'), temporal: of(p, 'temporalMiB'), bareWorker: of(p, 'bareWorkerMiB'), stickyCacheAtEnd: last?.stickyCache ?? null };
+    out[p] = {
+      api: of(p, 'apiMiB'),
+      worker: of(p, 'workerMiB'),
+      temporal: of(p, 'temporalMiB'),
+      bareWorker: of(p, 'bareWorkerMiB'),
+      stickyCacheAtEnd: last?.stickyCache ?? null,
+    };
   }
   type Stat = { median: number; max: number } | null;
-  return out as Record<string, { api: Stat; worker: Stat; temporal: Stat; bareWorker: Stat; stickyCacheAtEnd: Record<string, number> | null }>;
+  return out as Record<
+    string,
+    { api: Stat; worker: Stat; temporal: Stat; bareWorker: Stat; stickyCacheAtEnd: Record<string, number> | null }
+  >;
 }
 
 const BARE_PHASES = ['bare-before', 'bare-parking', 'bare-parked', 'bare-resume', 'bare-after'];
@@ -456,20 +547,44 @@ function compareWithBare(rss: ReturnType<typeof summarizeRss>) {
   };
 }
 
-function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerSec: number; allStillParkedAfterMeasurements: boolean }; rssMiB: ReturnType<typeof summarizeRss>; bare: (Awaited<ReturnType<typeof bareParking>> & { rss: ReturnType<typeof compareWithBare> | null }) | null; latencyMs: { before: Record<string, { p50: number; p99: number }>; parked: Record<string, { p50: number; p99: number }> }; resume: { total: number; succeeded: number }; settings: { maxCachedWorkflows: number; runtime: 'tsx' | 'dist' } }, file: string): void {
+function printSummary(
+  r: {
+    park: { runs: number; timeToParkS: number; startsPerSec: number; allStillParkedAfterMeasurements: boolean };
+    rssMiB: ReturnType<typeof summarizeRss>;
+    bare: (Awaited<ReturnType<typeof bareParking>> & { rss: ReturnType<typeof compareWithBare> | null }) | null;
+    latencyMs: { before: Record<string, { p50: number; p99: number }>; parked: Record<string, { p50: number; p99: number }> };
+    resume: { total: number; succeeded: number };
+    settings: { maxCachedWorkflows: number; runtime: 'tsx' | 'dist' };
+  },
+  file: string,
+): void {
   const f = (x: { median: number; max: number } | null) => (x ? `${x.median} (max ${x.max})` : '–');
   const rssRows = ['before', 'parking', 'parked', 'resume'].map((p) => {
     const x = r.rssMiB[p];
     const sum = x.api && x.worker ? round(x.api.median + x.worker.median, 1) : NaN;
     return [p, f(x.worker), f(x.api), String(sum), f(x.temporal), String(x.stickyCacheAtEnd?.temporal_sticky_cache_size ?? '–')];
   });
-  const latRows = Object.keys(r.latencyMs.before).map((e) => [e, `${r.latencyMs.before[e].p50} / ${r.latencyMs.before[e].p99}`, `${r.latencyMs.parked[e].p50} / ${r.latencyMs.parked[e].p99}`]);
+  const latRows = Object.keys(r.latencyMs.before).map((e) => [
+    e,
+    `${r.latencyMs.before[e].p50} / ${r.latencyMs.before[e].p99}`,
+    `${r.latencyMs.parked[e].p50} / ${r.latencyMs.parked[e].p99}`,
+  ]);
   process.stdout.write(
     [
       '',
       `parked: ${r.park.runs} runs parked in ${r.park.timeToParkS} s (starts ${r.park.startsPerSec}/s); worker maxCachedWorkflows ${r.settings.maxCachedWorkflows}; all still parked after the measurements: ${r.park.allStillParkedAfterMeasurements}`,
       'RSS MiB, median (max) over the phase:',
-      ...textTable(['phase', 'worker', r.settings.runtime === 'dist' ? 'api (own process)' : 'api (bench process)', 'worker + api', 'temporal dev server', 'sticky cache size'], rssRows),
+      ...textTable(
+        [
+          'phase',
+          'worker',
+          r.settings.runtime === 'dist' ? 'api (own process)' : 'api (bench process)',
+          'worker + api',
+          'temporal dev server',
+          'sticky cache size',
+        ],
+        rssRows,
+      ),
       'API latency ms, p50 / p99:',
       ...textTable(['endpoint', 'before parking', 'while parked'], latRows),
       `sticky cache: ${JSON.stringify(r.rssMiB.parked.stickyCacheAtEnd)} while parked; ${JSON.stringify(r.rssMiB.resume.stickyCacheAtEnd)} after the resume (misses are evicted runs replayed from history)`,
@@ -481,8 +596,18 @@ function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerS
             ...textTable(
               ['', 'service worker', 'bare worker', 'ratio service/bare'],
               [
-                ['before parking', String(r.bare.rss.workerMiB.service.before), String(r.bare.rss.workerMiB.bare.before), String(r.bare.rss.ratioServiceToBare.before)],
-                ['while parked', String(r.bare.rss.workerMiB.service.parked), String(r.bare.rss.workerMiB.bare.parked), String(r.bare.rss.ratioServiceToBare.parked)],
+                [
+                  'before parking',
+                  String(r.bare.rss.workerMiB.service.before),
+                  String(r.bare.rss.workerMiB.bare.before),
+                  String(r.bare.rss.ratioServiceToBare.before),
+                ],
+                [
+                  'while parked',
+                  String(r.bare.rss.workerMiB.service.parked),
+                  String(r.bare.rss.workerMiB.bare.parked),
+                  String(r.bare.rss.ratioServiceToBare.parked),
+                ],
                 ['growth', String(r.bare.rss.growthWhileParkedMiB.service), String(r.bare.rss.growthWhileParkedMiB.bare), ''],
               ],
             ),
@@ -497,4 +622,3 @@ function printSummary(r: { park: { runs: number; timeToParkS: number; startsPerS
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-

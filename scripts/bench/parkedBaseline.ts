@@ -38,7 +38,10 @@ export interface BareParkingOptions {
  * `timerSample` timer runs), which is started after the rest with a timer that fires after the
  * measurements.
  */
-export function parkingPlan(parked: number, resumePerKind: number): { plan: Array<{ kind: BaselineParkKind; name: string; index: number }>; timerSample: number } {
+export function parkingPlan(
+  parked: number,
+  resumePerKind: number,
+): { plan: Array<{ kind: BaselineParkKind; name: string; index: number }>; timerSample: number } {
   const all = Array.from({ length: parked }, (_, i) => ({ kind: KINDS[i % 3], name: `p${i}`, index: i }));
   const timerSample = Math.min(resumePerKind, all.filter((p) => p.kind === 'timer').length);
   let sampleLeft = timerSample;
@@ -60,13 +63,19 @@ interface BareRun {
 export async function bareParking(ctx: BenchContext, stack: BenchStack, o: BareParkingOptions) {
   const { log } = ctx;
   const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
-  const worker = await spawnBaselineWorker(stack.temporal.address, stack.config.temporal.namespace, { maxCachedWorkflows: o.maxCachedWorkflows, runtime: o.runtime, workflowBundlePath: o.workflowBundlePath });
+  const worker = await spawnBaselineWorker(stack.temporal.address, stack.config.temporal.namespace, {
+    maxCachedWorkflows: o.maxCachedWorkflows,
+    runtime: o.runtime,
+    workflowBundlePath: o.workflowBundlePath,
+  });
   o.setWorkerPid(worker.pid);
   const tag = Date.now().toString(36);
   const longSleepMs = 86_400_000;
   try {
     o.setPhase('bare-warm-up');
-    const warmPlan = KINDS.flatMap((kind) => Array.from({ length: 5 }, (_, i) => ({ kind, name: `bw-${kind}-${i}`, index: i, sleepMs: 2_000 })));
+    const warmPlan = KINDS.flatMap((kind) =>
+      Array.from({ length: 5 }, (_, i) => ({ kind, name: `bw-${kind}-${i}`, index: i, sleepMs: 2_000 })),
+    );
     const warmRuns = await startBare(ctx, client, tag, warmPlan, 5);
     await untilParked(ctx, warmRuns, 120, () => undefined);
     await resumeBare(ctx, warmRuns, 5);
@@ -84,10 +93,18 @@ export async function bareParking(ctx: BenchContext, stack: BenchStack, o: BareP
     const parkStart = Date.now();
     const runs = await startBare(ctx, client, tag, plan, o.startConcurrency);
     const startsDoneMs = Date.now() - parkStart;
-    log(`bare: started ${runs.length} runs in ${(startsDoneMs / 1000).toFixed(1)} s (${round(runs.length / (startsDoneMs / 1000), 1)}/s); waiting until all are parked`);
+    log(
+      `bare: started ${runs.length} runs in ${(startsDoneMs / 1000).toFixed(1)} s (${round(runs.length / (startsDoneMs / 1000), 1)}/s); waiting until all are parked`,
+    );
     await untilParked(ctx, runs, o.parkDeadlineS, log);
     const sampleSleepMs = (o.holdS + 20) * 1000;
-    const timerRuns = await startBare(ctx, client, tag, Array.from({ length: timerSample }, (_, i) => ({ kind: 'timer' as const, name: `t${i}`, index: i, sleepMs: sampleSleepMs })), o.startConcurrency);
+    const timerRuns = await startBare(
+      ctx,
+      client,
+      tag,
+      Array.from({ length: timerSample }, (_, i) => ({ kind: 'timer' as const, name: `t${i}`, index: i, sleepMs: sampleSleepMs })),
+      o.startConcurrency,
+    );
     await untilParked(ctx, timerRuns, o.parkDeadlineS, log);
     const timerSampleStart = Date.now();
     const parkedS = (Date.now() - parkStart) / 1000;
@@ -104,14 +121,27 @@ export async function bareParking(ctx: BenchContext, stack: BenchStack, o: BareP
     const byKind = (k: BaselineParkKind) => runs.filter((r) => r.kind === k).slice(0, o.resumePerKind);
     const sample = [...byKind('approval'), ...byKind('event'), ...timerRuns];
     await resumeBare(ctx, sample, o.startConcurrency);
-    const resumed = await checkBare(ctx, sample, Math.max(timerSampleStart + sampleSleepMs + 120_000, Date.now() + 300_000), o.expectedOutput);
-    log(`bare resume: ${resumed.succeeded}/${resumed.total} succeeded with the expected output (by kind ${JSON.stringify(resumed.byKind)})`);
+    const resumed = await checkBare(
+      ctx,
+      sample,
+      Math.max(timerSampleStart + sampleSleepMs + 120_000, Date.now() + 300_000),
+      o.expectedOutput,
+    );
+    log(
+      `bare resume: ${resumed.succeeded}/${resumed.total} succeeded with the expected output (by kind ${JSON.stringify(resumed.byKind)})`,
+    );
     o.setPhase('bare-after');
     await sleep(3_000);
     return {
-      describe: 'plain Temporal workflows (scripts/bench/baseline, baselineParked: an update, a signal or a sleep), started by client.workflow.start, bare worker in its own process, same server, same sticky cache size',
+      describe:
+        'plain Temporal workflows (scripts/bench/baseline, baselineParked: an update, a signal or a sleep), started by client.workflow.start, bare worker in its own process, same server, same sticky cache size',
       warmup: warm,
-      park: { runs: runs.length + timerRuns.length, startsPerSec: round(runs.length / (startsDoneMs / 1000), 1), timeToParkS: round(parkedS, 1), runningAfterHold: running },
+      park: {
+        runs: runs.length + timerRuns.length,
+        startsPerSec: round(runs.length / (startsDoneMs / 1000), 1),
+        timeToParkS: round(parkedS, 1),
+        runningAfterHold: running,
+      },
       resume: resumed,
     };
   } finally {
@@ -120,12 +150,22 @@ export async function bareParking(ctx: BenchContext, stack: BenchStack, o: BareP
   }
 }
 
-async function startBare(ctx: BenchContext, client: Client, tag: string, plan: Array<{ kind: BaselineParkKind; name: string; index: number; sleepMs: number }>, concurrency: number): Promise<BareRun[]> {
+async function startBare(
+  ctx: BenchContext,
+  client: Client,
+  tag: string,
+  plan: Array<{ kind: BaselineParkKind; name: string; index: number; sleepMs: number }>,
+  concurrency: number,
+): Promise<BareRun[]> {
   return pool(
     plan,
     concurrency,
     async (p) => {
-      const handle = await client.workflow.start('baselineParked', { taskQueue: BASELINE_TASK_QUEUE, workflowId: `bench-bare-park-${tag}-${p.name}`, args: [p.kind, p.name, p.sleepMs] });
+      const handle = await client.workflow.start('baselineParked', {
+        taskQueue: BASELINE_TASK_QUEUE,
+        workflowId: `bench-bare-park-${tag}-${p.name}`,
+        args: [p.kind, p.name, p.sleepMs],
+      });
       return { kind: p.kind, name: p.name, index: p.index, handle };
     },
     ctx,
@@ -153,7 +193,8 @@ async function untilParked(ctx: BenchContext, runs: BareRun[], deadlineS: number
     );
     left = left.filter((_, i) => !parked[i]);
     if (left.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`bare: only ${runs.length - left.length} of ${runs.length} runs parked after ${deadlineS} s`);
+    if (Date.now() > deadline)
+      throw new Error(`bare: only ${runs.length - left.length} of ${runs.length} runs parked after ${deadlineS} s`);
     if (Date.now() - lastLog > 15_000) {
       log(`  bare: ${runs.length - left.length}/${runs.length} parked`);
       lastLog = Date.now();
@@ -178,8 +219,16 @@ async function resumeBare(ctx: BenchContext, runs: BareRun[], concurrency: numbe
 async function checkBare(ctx: BenchContext, runs: BareRun[], deadline: number, expected: BareParkingOptions['expectedOutput']) {
   return tallyOutcomes(runs, 20, ctx, async (r) => {
     const deadlineLeft = new AbortController();
-    const timedOut = sleep(Math.max(0, deadline - Date.now()), '(not finished by the deadline)', { signal: deadlineLeft.signal }).catch(() => '');
-    const out = await Promise.race([r.handle.result().then((x: unknown) => x, (err: Error) => `failed: ${err.message}`), timedOut]);
+    const timedOut = sleep(Math.max(0, deadline - Date.now()), '(not finished by the deadline)', { signal: deadlineLeft.signal }).catch(
+      () => '',
+    );
+    const out = await Promise.race([
+      r.handle.result().then(
+        (x: unknown) => x,
+        (err: Error) => `failed: ${err.message}`,
+      ),
+      timedOut,
+    ]);
     deadlineLeft.abort();
     return out === expected(r.kind, r.name, r.index) ? null : `${r.handle.workflowId}: ${JSON.stringify(out)}`;
   });
@@ -189,7 +238,12 @@ async function checkBare(ctx: BenchContext, runs: BareRun[], deadline: number, e
  * Checks each resumed run (`check` answers null when it ended as expected, else what went
  * wrong) and counts the successes by kind, keeping the first few failures of each.
  */
-export async function tallyOutcomes<R extends { kind: string }>(runs: R[], concurrency: number, ctx: BenchContext, check: (run: R) => Promise<string | null>) {
+export async function tallyOutcomes<R extends { kind: string }>(
+  runs: R[],
+  concurrency: number,
+  ctx: BenchContext,
+  check: (run: R) => Promise<string | null>,
+) {
   const byKind: Record<string, { total: number; succeeded: number; wrong: string[] }> = {};
   await pool(
     runs,

@@ -114,7 +114,11 @@ export function categoryOf(frame: { functionName: string; url: string }): string
 }
 
 /** One thread's profile cut to [startUs, endUs]. */
-export function summarizeThread(profile: CpuProfile, window: { startUs: number; endUs: number }, top = 15): Omit<ThreadSummary, 'file' | 'process' | 'thread'> {
+export function summarizeThread(
+  profile: CpuProfile,
+  window: { startUs: number; endUs: number },
+  top = 15,
+): Omit<ThreadSummary, 'file' | 'process' | 'thread'> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parentOf = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
@@ -165,7 +169,9 @@ export function summarizeThread(profile: CpuProfile, window: { startUs: number; 
   return {
     busyMs: ms(busyUs),
     busyPercentOfOneCore: Math.round((busyUs / Math.max(1, window.endUs - window.startUs)) * 1000) / 10,
-    categories: [...categories.entries()].sort((a, b) => b[1] - a[1]).map(([category, us]) => ({ category, ms: ms(us), percentOfBusy: pct(us) })),
+    categories: [...categories.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([category, us]) => ({ category, ms: ms(us), percentOfBusy: pct(us) })),
     topFunctions: [...functions.values()]
       .sort((a, b) => b.us - a.us)
       .slice(0, top)
@@ -190,14 +196,21 @@ function shortUrl(url: string): string {
  */
 export function summarizeProfileDir(dir: string): Array<{ window: string; durationMs: number; threads: ThreadSummary[] }> {
   const files = readdirSync(dir);
-  const marks = files.filter((f) => /^windows-\d+\.json$/.test(f)).map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { windows: Window[]; processNames: Record<string, string> });
+  const marks = files
+    .filter((f) => /^windows-\d+\.json$/.test(f))
+    .map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { windows: Window[]; processNames: Record<string, string> });
   const names: Record<string, string> = Object.assign({}, ...marks.map((m) => m.processNames));
   const allWindows = marks.flatMap((m) => m.windows);
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile
   const profiles = files
     .map((f) => ({ f, m: /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(f) }))
     .filter((x): x is { f: string; m: RegExpExecArray } => x.m !== null)
-    .map(({ f, m }) => ({ file: f, pid: m[1], thread: m[2] === '0' ? 'main' : `worker thread ${m[2]}`, profile: JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as CpuProfile }));
+    .map(({ f, m }) => ({
+      file: f,
+      pid: m[1],
+      thread: m[2] === '0' ? 'main' : `worker thread ${m[2]}`,
+      profile: JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as CpuProfile,
+    }));
   return allWindows.map((w) => ({
     window: w.label,
     durationMs: Math.round((w.endUs - w.startUs) / 1000),
@@ -216,9 +229,22 @@ export function formatProfileSummary(summary: ReturnType<typeof summarizeProfile
     out.push(`== ${w.window} (${w.durationMs} ms)`);
     for (const t of w.threads) {
       out.push(`-- ${t.process}, ${t.thread}: ${t.busyPercentOfOneCore} % of a core (${t.busyMs} ms busy)`);
-      out.push('   by origin: ' + t.categories.slice(0, topCategories).map((c) => `${c.category} ${c.percentOfBusy} %`).join(', '));
+      out.push(
+        '   by origin: ' +
+          t.categories
+            .slice(0, topCategories)
+            .map((c) => `${c.category} ${c.percentOfBusy} %`)
+            .join(', '),
+      );
       for (const f of t.topFunctions.slice(0, topFunctions)) out.push(`   ${String(f.percentOfBusy).padStart(5)} %  ${f.fn}  ${f.at}`);
-      if (t.topOursInclusive.length) out.push('   ours, inclusive: ' + t.topOursInclusive.slice(0, topFunctions).map((o) => `${o.fn} (${o.at}) ${o.percentOfBusy} %`).join('; '));
+      if (t.topOursInclusive.length)
+        out.push(
+          '   ours, inclusive: ' +
+            t.topOursInclusive
+              .slice(0, topFunctions)
+              .map((o) => `${o.fn} (${o.at}) ${o.percentOfBusy} %`)
+              .join('; '),
+        );
     }
     out.push('');
   }

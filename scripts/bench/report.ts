@@ -27,7 +27,8 @@ export function envList(name: string, fallback: number[]): number[] {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const list = raw.split(',').map((s) => Number(s.trim()));
-  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`${name} must be a comma-separated list of positive integers, got ${JSON.stringify(raw)}`);
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new Error(`${name} must be a comma-separated list of positive integers, got ${JSON.stringify(raw)}`);
   return list;
 }
 
@@ -37,7 +38,9 @@ export async function benchEnvironment() {
   const git = async (...args: string[]) => (await execFileP('git', args, { cwd: REPO_ROOT }).catch(() => ({ stdout: '' }))).stdout.trim();
   const commit = (await git('rev-parse', '--short', 'HEAD')) || 'unknown';
   // Tracked files that differ from the commit: what was measured is the working tree.
-  const status = (await execFileP('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT }).catch(() => ({ stdout: '' }))).stdout;
+  const status = (
+    await execFileP('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT }).catch(() => ({ stdout: '' }))
+  ).stdout;
   const modified = status
     .split('\n')
     .filter((l) => l.length > 3)
@@ -58,7 +61,13 @@ export async function benchEnvironment() {
 /** Writes bench-results/<scenario>-<ISO timestamp>.json (colons replaced for portable file names). */
 export async function writeResults(scenario: string, date: Date, data: unknown): Promise<string> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  const file = path.join(RESULTS_DIR, `${scenario}-${date.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}.json`);
+  const file = path.join(
+    RESULTS_DIR,
+    `${scenario}-${date
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z')}.json`,
+  );
   await writeFile(file, JSON.stringify(data, null, 2) + '\n');
   return path.relative(process.cwd(), file) || file;
 }

@@ -51,7 +51,10 @@ function kill9(child: ChildProcess): Promise<void> {
 
 async function healthyAfter(port: number, t0: number): Promise<number> {
   for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return Date.now() - t0;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -86,9 +89,18 @@ export async function restartScenario(ctx: BenchContext): Promise<void> {
       healthy.push(await healthyAfter(port, t0));
       ctx.log(`restart ${i + 1}/${runs}: API line after ${again.ms} ms, /healthz 200 after ${healthy[healthy.length - 1]} ms`);
     }
-    const result = { scenario: 'restart', environment, firstStartMs: first.ms, restartToApiLineMs: spread(apiLine), restartToHealthyMs: spread(healthy), samples: { apiLine, healthy } };
+    const result = {
+      scenario: 'restart',
+      environment,
+      firstStartMs: first.ms,
+      restartToApiLineMs: spread(apiLine),
+      restartToHealthyMs: spread(healthy),
+      samples: { apiLine, healthy },
+    };
     const file = await writeResults('restart', started, result);
-    ctx.log(`first start ${first.ms} ms; restart to API line ${fmtSpread(result.restartToApiLineMs, 0)} ms, to /healthz 200 ${fmtSpread(result.restartToHealthyMs, 0)} ms; results in ${file}`);
+    ctx.log(
+      `first start ${first.ms} ms; restart to API line ${fmtSpread(result.restartToApiLineMs, 0)} ms, to /healthz 200 ${fmtSpread(result.restartToHealthyMs, 0)} ms; results in ${file}`,
+    );
   } finally {
     if (current) await kill9(current);
     await new Promise((r) => setTimeout(r, 2_000)); // the watchdog stops the dev server after its parent

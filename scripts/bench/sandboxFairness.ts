@@ -41,7 +41,9 @@ async function phase(label: string, perWorkspace: number | undefined, probeWorks
   await Promise.all(attack);
   const attackLeft = performance.now() - t;
   const fmt = (v: number[]) => `p50 ${pct(v, 50).toFixed(1)} ms, p95 ${pct(v, 95).toFixed(1)} ms, max ${Math.max(...v).toFixed(1)} ms`;
-  console.log(`${label}\n  B at rest:           ${fmt(rest)}\n  B while A spins 40:  ${fmt(attacked)}\n  (A's 40 calls still ran ${Math.round(attackLeft)} ms after B's ${SAMPLES} probes)`);
+  console.log(
+    `${label}\n  B at rest:           ${fmt(rest)}\n  B while A spins 40:  ${fmt(attacked)}\n  (A's 40 calls still ran ${Math.round(attackLeft)} ms after B's ${SAMPLES} probes)`,
+  );
 }
 
 async function main(): Promise<void> {

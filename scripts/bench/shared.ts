@@ -18,7 +18,10 @@ export async function backgroundCpu(ms: number): Promise<{ busyPercent: number; 
 }
 
 export async function serverVersion(db: pg.Client): Promise<string> {
-  return (await db.query<{ v: string }>("select current_setting('server_version') as v").catch(() => ({ rows: [{ v: 'unknown' }] }))).rows[0]?.v ?? 'unknown';
+  return (
+    (await db.query<{ v: string }>("select current_setting('server_version') as v").catch(() => ({ rows: [{ v: 'unknown' }] }))).rows[0]
+      ?.v ?? 'unknown'
+  );
 }
 
 export function roundAll(o: Record<string, number>): Record<string, number> {
@@ -63,7 +66,6 @@ export function startLoadgen(): Loadgen {
   };
 }
 
-
 /** The "outside service" http nodes call in benchmarks: a loopback server answering `{"ok":true}` at once. */
 export async function startTargetServer(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -78,7 +80,12 @@ export async function startTargetServer(): Promise<{ url: string; close(): Promi
 }
 
 /** Runs a task per item with at most `concurrency` in flight. */
-export async function pool<T, R>(items: T[], concurrency: number, task: (item: T, i: number) => Promise<R>, ctx: BenchContext): Promise<R[]> {
+export async function pool<T, R>(
+  items: T[],
+  concurrency: number,
+  task: (item: T, i: number) => Promise<R>,
+  ctx: BenchContext,
+): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const lane = async () => {

@@ -29,7 +29,14 @@ export interface BenchStack {
   config: AppConfig;
   databaseUrl: string;
   databaseName: string;
-  temporal: { address: string; pid: number; metricsUrl: string | null; cliPath: string; cliVersion: string; settings: Record<string, unknown> };
+  temporal: {
+    address: string;
+    pid: number;
+    metricsUrl: string | null;
+    cliPath: string;
+    cliVersion: string;
+    settings: Record<string, unknown>;
+  };
   /** The worker's own process when started with `workerProcess`; null when it runs in this one. */
   workerPid: number | null;
   /**
@@ -55,11 +62,15 @@ const execFileP = promisify(execFile);
  */
 export function temporalDynamicConfigFromEnv(raw = process.env.BENCH_TEMPORAL_CONFIG): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  for (const pair of (raw ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new Error(`BENCH_TEMPORAL_CONFIG: expected key=value, got ${JSON.stringify(pair)}`);
     const value = pair.slice(eq + 1).trim();
-    out[pair.slice(0, eq).trim()] = value === 'true' ? true : value === 'false' ? false : value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    out[pair.slice(0, eq).trim()] =
+      value === 'true' ? true : value === 'false' ? false : value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
   }
   return out;
 }
@@ -123,7 +134,15 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
         const temporalLog = (m: string) => {
           if (!muted) log(m);
         };
-        const server: TemporalDevServer = await startTemporalDevServer({ binary: cliPath, uiPort: null, log: temporalLog, startTimeoutMs: 120_000, dynamicConfig, settings: serverSettings, metricsPort: 0 });
+        const server: TemporalDevServer = await startTemporalDevServer({
+          binary: cliPath,
+          uiPort: null,
+          log: temporalLog,
+          startTimeoutMs: 120_000,
+          dynamicConfig,
+          settings: serverSettings,
+          metricsPort: 0,
+        });
         cleanups.push({
           what: 'Temporal dev server',
           run: () => {
@@ -142,7 +161,9 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       })(),
     ]);
     const { server, cliPath } = temporalParts;
-    const versionText = (await execFileP(cliPath, ['--version']).catch((err: Error) => ({ stdout: `unknown (${err.message})` }))).stdout.trim();
+    const versionText = (
+      await execFileP(cliPath, ['--version']).catch((err: Error) => ({ stdout: `unknown (${err.message})` }))
+    ).stdout.trim();
     // `go install …@v1.5.1` builds report 0.0.0-DEV; the cache folder names the pinned tag.
     const pinned = cliPath === path.join(temporalCliCacheDir(), TEMPORAL_CLI_VERSION, 'temporal');
     const cliVersion = pinned ? `${TEMPORAL_CLI_VERSION} (pinned build; ${versionText})` : versionText;
@@ -173,7 +194,10 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
     const runtime = opts.runtime ?? 'tsx';
     if (opts.workerProcess) {
       const child = await spawnWorkerProcess(runtime, {
-        DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+        DATABASE_URL: pg.url,
+        TEMPORAL_ADDRESS: server.address,
+        TEMPORAL_NAMESPACE: config.temporal.namespace,
+        OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
         // The API encrypts payloads with a key derived from SECRET_KEY; the worker must share it.
         SECRET_KEY: config.secretKey!,
         ...opts.workerEnv,
@@ -194,14 +218,26 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       const healthz = `${apiUrl}/healthz`;
       const child = await spawnTsProcess(
         // BENCH_API_NODE_ARGS: node flags of the API process, as BENCH_WORKER_NODE_ARGS for the worker.
-        [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'main', 'api.js')] : ['--import', 'tsx', 'main/api.ts'])],
+        [
+          ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
+          ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'main', 'api.js')] : ['--import', 'tsx', 'main/api.ts']),
+        ],
         {
-          DATABASE_URL: pg.url, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: config.temporal.namespace, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-          SECRET_KEY: config.secretKey!, HOST: '127.0.0.1', PORT: String(port),
+          DATABASE_URL: pg.url,
+          TEMPORAL_ADDRESS: server.address,
+          TEMPORAL_NAMESPACE: config.temporal.namespace,
+          OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+          SECRET_KEY: config.secretKey!,
+          HOST: '127.0.0.1',
+          PORT: String(port),
           // As the API of this process: request logs at info would cost the measured latency.
           LOG_LEVEL: 'warn',
         },
-        () => fetch(healthz).then((r) => r.ok, () => false),
+        () =>
+          fetch(healthz).then(
+            (r) => r.ok,
+            () => false,
+          ),
       );
       cleanups.push({ what: 'API process', run: () => child.stop() });
       apiPid = child.pid;
@@ -277,14 +313,21 @@ export const DIST_ROOT = path.resolve(__dirname, '..', '..', 'dist');
  * `node <args>` from the repository root with `env` added, supervised (superviseChild);
  * resolves once its output contains `ready` (a string) or `ready()` answers true (polled).
  */
-export async function spawnTsProcess(args: string[], env: Record<string, string>, ready: string | (() => Promise<boolean>)): Promise<{ pid: number; stop(): Promise<void> }> {
+export async function spawnTsProcess(
+  args: string[],
+  env: Record<string, string>,
+  ready: string | (() => Promise<boolean>),
+): Promise<{ pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [...profileNodeArgs(), ...args], {
     cwd: path.resolve(__dirname, '..', '..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = superviseChild(child);
-  nameProfiledProcess(child.pid!, path.relative(path.resolve(__dirname, '..', '..'), args.find((a) => /\.[jt]s$/.test(a)) ?? args.join(' ')));
+  nameProfiledProcess(
+    child.pid!,
+    path.relative(path.resolve(__dirname, '..', '..'), args.find((a) => /\.[jt]s$/.test(a)) ?? args.join(' ')),
+  );
   await new Promise<void>((resolve, reject) => {
     let output = '';
     // Keep reading after start: a full pipe would block the child.

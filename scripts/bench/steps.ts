@@ -36,7 +36,12 @@ interface Variant {
   work: ((serverUrl: string) => Promise<number>) | null;
 }
 
-const EMPTY: Variant = { name: 'empty', describe: 'the start node only (fixed cost of a run)', node: () => ({ type: 'start', config: {} }), work: null };
+const EMPTY: Variant = {
+  name: 'empty',
+  describe: 'the start node only (fixed cost of a run)',
+  node: () => ({ type: 'start', config: {} }),
+  work: null,
+};
 
 const VARIANTS: Variant[] = [
   {
@@ -55,13 +60,21 @@ const VARIANTS: Variant[] = [
     name: 'http-get',
     describe: 'http GET to a local server answering `{"ok":true}`',
     node: (i, url) => ({ type: 'http', config: { method: 'GET', url: `${url}/step`, query: { i: String(i) } } }),
-    work: (url) => medianMs(30, async () => void (await httpRequest({ method: 'GET', url: `${url}/step`, query: { i: '0' } }, { allowPrivateNetworks: true }))),
+    work: (url) =>
+      medianMs(
+        30,
+        async () => void (await httpRequest({ method: 'GET', url: `${url}/step`, query: { i: '0' } }, { allowPrivateNetworks: true })),
+      ),
   },
   {
     name: 'http-post',
     describe: 'http POST to a local server answering `{"ok":true}`',
     node: (i, url) => ({ type: 'http', config: { method: 'POST', url: `${url}/step`, body: { i } } }),
-    work: (url) => medianMs(30, async () => void (await httpRequest({ method: 'POST', url: `${url}/step`, body: { i: 0 } }, { allowPrivateNetworks: true }))),
+    work: (url) =>
+      medianMs(
+        30,
+        async () => void (await httpRequest({ method: 'POST', url: `${url}/step`, body: { i: 0 } }, { allowPrivateNetworks: true })),
+      ),
   },
 ];
 
@@ -101,7 +114,14 @@ interface VariantSummary {
   overheadPerStepMs: Spread;
   /** (history duration − the empty workflow's median) / steps − work: the cost of one more step. */
   marginalOverheadPerStepMs: Spread | null;
-  perRun: { events: Spread; workflowTasks: Spread; activities: Spread; localActivities: Spread; activityExecMsPerStep: Spread; activityQueueMsPerStep: Spread };
+  perRun: {
+    events: Spread;
+    workflowTasks: Spread;
+    activities: Spread;
+    localActivities: Spread;
+    activityExecMsPerStep: Spread;
+    activityQueueMsPerStep: Spread;
+  };
 }
 
 export async function stepsScenario(ctx: BenchContext): Promise<void> {
@@ -116,7 +136,9 @@ export async function stepsScenario(ctx: BenchContext): Promise<void> {
   const { log } = ctx;
   const started = new Date();
   const env = await benchEnvironment();
-  log(`steps: ${settings.steps} sequential steps; variants ${settings.variants.join(', ')}; ${settings.warmupRuns} warm-up + ${settings.runs} measured runs each`);
+  log(
+    `steps: ${settings.steps} sequential steps; variants ${settings.variants.join(', ')}; ${settings.warmupRuns} warm-up + ${settings.runs} measured runs each`,
+  );
 
   const target = await startTargetServer();
   let stack: BenchStack | null = null;
@@ -141,7 +163,12 @@ export async function stepsScenario(ctx: BenchContext): Promise<void> {
       temporal: temporalFacts(stack),
       service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel },
       settings,
-      baseline: { describe: EMPTY.describe, historyMs: spread(baseline.runs.map((r) => r.history.durationMs)), clientMs: spread(baseline.runs.map((r) => r.clientMs)), runs: baseline.runs },
+      baseline: {
+        describe: EMPTY.describe,
+        historyMs: spread(baseline.runs.map((r) => r.history.durationMs)),
+        clientMs: spread(baseline.runs.map((r) => r.clientMs)),
+        runs: baseline.runs,
+      },
       variants: summaries,
       bareTemporal: bare,
     };
@@ -183,7 +210,13 @@ async function measureVariant(
     const handle = stack.api.deps.temporal.client.workflow.getHandle(runId);
     await handle.result().catch(() => undefined); // a failed run is reported below with its error
     const clientMs = performance.now() - t0;
-    const { run } = await apiCall<{ run: { status: string; error: string | null; steps: Array<{ startedAt: string | null; finishedAt: string | null; durationMs: number | null }> } }>(stack, 'GET', `/api/v1/runs/${runId}`);
+    const { run } = await apiCall<{
+      run: {
+        status: string;
+        error: string | null;
+        steps: Array<{ startedAt: string | null; finishedAt: string | null; durationMs: number | null }>;
+      };
+    }>(stack, 'GET', `/api/v1/runs/${runId}`);
     if (run.status !== 'succeeded') throw new Error(`${variant.name}: run ${runId} ended ${run.status}: ${run.error}`);
     const history = historyFigures(await handle.fetchHistory());
     const starts = run.steps.map((s) => Date.parse(s.startedAt ?? '')).filter(Number.isFinite);
@@ -205,11 +238,19 @@ async function measureVariant(
     ctx.throwIfInterrupted();
     const r = await runOnce();
     runs.push(r);
-    log(`  ${variant.name} run ${i + 1}/${settings.runs}: ${round(r.history.durationMs / Math.max(1, settings.steps), 2)} ms/step (history), ${r.history.workflowTasks} workflow tasks, ${r.history.activities} activities, ${r.history.localActivities} local activities, ${r.history.events} events`);
+    log(
+      `  ${variant.name} run ${i + 1}/${settings.runs}: ${round(r.history.durationMs / Math.max(1, settings.steps), 2)} ms/step (history), ${r.history.workflowTasks} workflow tasks, ${r.history.activities} activities, ${r.history.localActivities} local activities, ${r.history.events} events`,
+    );
   }
   endWindow();
   const n = Math.max(1, settings.steps);
-  const perStep = (f: (r: MeasuredRun) => number | null) => spread(runs.map((r) => f(r)).filter((x): x is number => x !== null).map((x) => x / n));
+  const perStep = (f: (r: MeasuredRun) => number | null) =>
+    spread(
+      runs
+        .map((r) => f(r))
+        .filter((x): x is number => x !== null)
+        .map((x) => x / n),
+    );
   return {
     variant: variant.name,
     describe: variant.describe,
@@ -217,9 +258,14 @@ async function measureVariant(
     workflowId,
     workMsPerStep,
     runs,
-    perStepMs: { history: perStep((r) => r.history.durationMs), stepTimings: perStep((r) => r.stepSpanMs), client: perStep((r) => r.clientMs) },
+    perStepMs: {
+      history: perStep((r) => r.history.durationMs),
+      stepTimings: perStep((r) => r.stepSpanMs),
+      client: perStep((r) => r.clientMs),
+    },
     overheadPerStepMs: spread(runs.map((r) => r.history.durationMs / n - (workMsPerStep ?? 0))),
-    marginalOverheadPerStepMs: fixedMs === null ? null : spread(runs.map((r) => (r.history.durationMs - fixedMs) / n - (workMsPerStep ?? 0))),
+    marginalOverheadPerStepMs:
+      fixedMs === null ? null : spread(runs.map((r) => (r.history.durationMs - fixedMs) / n - (workMsPerStep ?? 0))),
     perRun: {
       events: spread(runs.map((r) => r.history.events)),
       workflowTasks: spread(runs.map((r) => r.history.workflowTasks)),
@@ -234,16 +280,33 @@ async function measureVariant(
 interface BaselineSummary {
   describe: string;
   fixedMs: number | null;
-  variants: Array<{ variant: string; perStepMs: Spread; marginalOverheadPerStepMs: Spread | null; workflowTasks: number; activities: number; localActivities: number; events: number }>;
+  variants: Array<{
+    variant: string;
+    perStepMs: Spread;
+    marginalOverheadPerStepMs: Spread | null;
+    workflowTasks: number;
+    activities: number;
+    localActivities: number;
+    events: number;
+  }>;
 }
 
 /** The steps protocol on plain Temporal workflows (`baselineSteps`), on the stack's server. */
-async function measureBaseline(ctx: BenchContext, stack: BenchStack, url: string, settings: { steps: number; warmupRuns: number; runs: number; variants: string[] }): Promise<BaselineSummary> {
+async function measureBaseline(
+  ctx: BenchContext,
+  stack: BenchStack,
+  url: string,
+  settings: { steps: number; warmupRuns: number; runs: number; variants: string[] },
+): Promise<BaselineSummary> {
   const worker = await startBaselineWorker(stack.temporal.address, stack.config.temporal.namespace);
   try {
     const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
     const once = async (variant: BaselineStepVariant, steps: number): Promise<HistoryFigures> => {
-      const handle = await client.workflow.start('baselineSteps', { taskQueue: BASELINE_TASK_QUEUE, workflowId: `bench-baseline-${variant}-${randomUUID()}`, args: [variant, steps, url] });
+      const handle = await client.workflow.start('baselineSteps', {
+        taskQueue: BASELINE_TASK_QUEUE,
+        workflowId: `bench-baseline-${variant}-${randomUUID()}`,
+        args: [variant, steps, url],
+      });
       await handle.result();
       return historyFigures(await handle.fetchHistory());
     };
@@ -276,14 +339,26 @@ async function measureBaseline(ctx: BenchContext, stack: BenchStack, url: string
       });
       ctx.log(`  bare Temporal ${v.name}: ${fmtSpread(variants[variants.length - 1].perStepMs, 2)} ms/step (history)`);
     }
-    return { describe: 'the same steps as plain Temporal workflows and activities (scripts/bench/baseline), same server, same run', fixedMs, variants };
+    return {
+      describe: 'the same steps as plain Temporal workflows and activities (scripts/bench/baseline), same server, same run',
+      fixedMs,
+      variants,
+    };
   } finally {
     await worker.stop();
   }
 }
 
 function printBaseline(summaries: VariantSummary[], bare: BaselineSummary): void {
-  const header = ['variant', 'service ms/step', 'bare Temporal ms/step', 'ratio', 'service marginal', 'bare marginal', 'bare: workflow tasks / activities / local activities / events'];
+  const header = [
+    'variant',
+    'service ms/step',
+    'bare Temporal ms/step',
+    'ratio',
+    'service marginal',
+    'bare marginal',
+    'bare: workflow tasks / activities / local activities / events',
+  ];
   const rows = bare.variants.map((b) => {
     const s = summaries.find((x) => x.variant === b.variant);
     return [
@@ -343,7 +418,19 @@ async function medianMs(times: number, fn: () => Promise<void>): Promise<number>
 }
 
 function printSummary(summaries: VariantSummary[], settings: { steps: number; runs: number }, fixedMs: number | null, file: string): void {
-  const header = ['variant', 'ms/step history', 'ms/step step timings', 'ms/step client', 'work ms/step', 'overhead ms/step', 'marginal overhead ms/step', 'workflow tasks', 'activities', 'local activities', 'events'];
+  const header = [
+    'variant',
+    'ms/step history',
+    'ms/step step timings',
+    'ms/step client',
+    'work ms/step',
+    'overhead ms/step',
+    'marginal overhead ms/step',
+    'workflow tasks',
+    'activities',
+    'local activities',
+    'events',
+  ];
   const rows = summaries.map((s) => [
     s.variant,
     fmtSpread(s.perStepMs.history, 2),

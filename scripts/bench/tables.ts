@@ -40,7 +40,11 @@ async function importCsv(stack: BenchStack, fields: Record<string, string>, csv:
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([csv], { type: 'text/csv' }), fileName);
   const started = performance.now();
-  const res = await fetch(`${stack.apiUrl}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${stack.workspace.apiKey}` }, body: form });
+  const res = await fetch(`${stack.apiUrl}/api/v1/databases/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.workspace.apiKey}` },
+    body: form,
+  });
   const body = (await res.json()) as { table: { id: string; databaseId: string; rowCount: number }; stats: { rowsInserted: number } };
   if (res.status !== 201) throw new Error(`import answered ${res.status}: ${JSON.stringify(body)}`);
   return { ms: performance.now() - started, body };
@@ -49,7 +53,10 @@ async function importCsv(stack: BenchStack, fields: Record<string, string>, csv:
 const QUERIES: Array<{ name: string; sql: string }> = [
   { name: 'point lookup by rowIndex', sql: 'select * from orders where "rowIndex" = 54321' },
   { name: 'filter + order + limit 50', sql: 'select id, customer, amount from orders where amount > 90 order by amount desc, id limit 50' },
-  { name: 'group by over all rows', sql: "select meta->>'status' as status, count(*), round(avg(amount)::numeric, 2) as avg from orders group by 1 order by 1" },
+  {
+    name: 'group by over all rows',
+    sql: "select meta->>'status' as status, count(*), round(avg(amount)::numeric, 2) as avg from orders group by 1 order by 1",
+  },
   { name: '1,000 rows (the row cap)', sql: 'select * from orders' },
 ];
 
@@ -74,7 +81,11 @@ export async function tablesScenario(ctx: BenchContext): Promise<void> {
     const created = await apiCall<{ table: { id: string } }>(stack, 'POST', '/api/v1/databases', {
       databaseName: 'bench',
       tableName: 'inserts',
-      columns: [{ name: 'n', type: 'number' }, { name: 'label', type: 'text' }, { name: 'meta', type: 'json' }],
+      columns: [
+        { name: 'n', type: 'number' },
+        { name: 'label', type: 'text' },
+        { name: 'meta', type: 'json' },
+      ],
     });
     const rowsUrl = `${stack.apiUrl}/api/v1/databases/${created.table.id}/rows`;
     const headers = { authorization: `Bearer ${stack.workspace.apiKey}` };
@@ -86,7 +97,8 @@ export async function tablesScenario(ctx: BenchContext): Promise<void> {
       for (let r = 0; r < runs; r++) {
         ctx.throwIfInterrupted();
         const result = await loadgen.run({ url: rowsUrl, connections: c, durationS, headers, wrapInValues: true });
-        if (result.non2xx > 0 || result.errors > 0) throw new Error(`insert at ${c}: ${JSON.stringify(result.statusCodes)} errors ${result.errors}`);
+        if (result.non2xx > 0 || result.errors > 0)
+          throw new Error(`insert at ${c}: ${JSON.stringify(result.statusCodes)} errors ${result.errors}`);
         measured.push(result);
       }
       const row = {
@@ -129,12 +141,22 @@ export async function tablesScenario(ctx: BenchContext): Promise<void> {
       for (let i = 0; i < 10 + repeats; i++) {
         ctx.throwIfInterrupted();
         const started = performance.now();
-        const out = await apiCall<{ rows: unknown[]; truncated: boolean }>(stack, 'POST', '/api/v1/databases/query', { databaseId, sql: q.sql });
+        const out = await apiCall<{ rows: unknown[]; truncated: boolean }>(stack, 'POST', '/api/v1/databases/query', {
+          databaseId,
+          sql: q.sql,
+        });
         if (i >= 10) ms.push(performance.now() - started);
         truncated = out.truncated;
       }
       ms.sort((a, b) => a - b);
-      const row = { name: q.name, sql: q.sql, p50Ms: round(percentile(ms, 50), 2), p99Ms: round(percentile(ms, 99), 2), maxMs: round(ms[ms.length - 1], 2), truncated };
+      const row = {
+        name: q.name,
+        sql: q.sql,
+        p50Ms: round(percentile(ms, 50), 2),
+        p99Ms: round(percentile(ms, 99), 2),
+        maxMs: round(ms[ms.length - 1], 2),
+        truncated,
+      };
       log(`query ${q.name}: p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms`);
       queries.push(row);
     }
@@ -146,7 +168,13 @@ export async function tablesScenario(ctx: BenchContext): Promise<void> {
       postgres,
       settings: { durationS, runs, concurrency, queryRepeats: repeats, warmupQueries: 10 },
       insert,
-      import: { fileBytes, rows: file.rows, runs: imports, mbPerSec: spread(imports.map((i) => i.mbPerSec)), ms: spread(imports.map((i) => i.ms)) },
+      import: {
+        fileBytes,
+        rows: file.rows,
+        runs: imports,
+        mbPerSec: spread(imports.map((i) => i.mbPerSec)),
+        ms: spread(imports.map((i) => i.ms)),
+      },
       query: { tableRows, queries },
     };
     const out = await writeResults('tables', date, results);
@@ -162,7 +190,10 @@ export async function tablesScenario(ctx: BenchContext): Promise<void> {
       `CSV import of ${round(fileBytes / (1024 * 1024), 2)} MB (${file.rows} rows): ${fmtSpread(results.import.mbPerSec, 2)} MB/s, ${fmtSpread(results.import.ms, 0)} ms`,
       '',
       `read-only SQL on a ${tableRows}-row table, ${repeats} queries each, one at a time:`,
-      ...textTable(['query', 'p50 ms', 'p99 ms', 'max ms'], queries.map((q) => [q.name, String(q.p50Ms), String(q.p99Ms), String(q.maxMs)])),
+      ...textTable(
+        ['query', 'p50 ms', 'p99 ms', 'max ms'],
+        queries.map((q) => [q.name, String(q.p50Ms), String(q.p99Ms), String(q.maxMs)]),
+      ),
       '',
       `results: ${out}`,
     ];

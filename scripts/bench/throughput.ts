@@ -29,7 +29,11 @@ const BARE_GROUPS = ['client (bench process)', 'bare worker process', 'temporal 
 /** CPU time per finished run in ms, from % of one core over `windowS` seconds. */
 function cpuMsPerRun(usage: Record<string, number>, windowS: number, finished: number): Record<string, number> | null {
   if (finished === 0) return null;
-  return Object.fromEntries(Object.entries(usage).filter(([k]) => k !== 'systemCapacity' && k !== 'other').map(([k, pct]) => [k, round(((pct / 100) * windowS * 1000) / finished, 1)]));
+  return Object.fromEntries(
+    Object.entries(usage)
+      .filter(([k]) => k !== 'systemCapacity' && k !== 'other')
+      .map(([k, pct]) => [k, round(((pct / 100) * windowS * 1000) / finished, 1)]),
+  );
 }
 
 interface MeasuredRun {
@@ -89,7 +93,9 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
   const { log } = ctx;
   const started = new Date();
   const env = await benchEnvironment();
-  log(`throughput: warm-up ${settings.warmupS} s @${settings.warmupConcurrency}, steps ${settings.concurrency.join('/')} × ${settings.runsPerStep} runs × ${settings.durationS} s, each drained (≤ ${settings.drainDeadlineS} s)`);
+  log(
+    `throughput: warm-up ${settings.warmupS} s @${settings.warmupConcurrency}, steps ${settings.concurrency.join('/')} × ${settings.runsPerStep} runs × ${settings.durationS} s, each drained (≤ ${settings.drainDeadlineS} s)`,
+  );
   const background = settings.cpuSampling ? await backgroundCpu(3_000) : null;
 
   const target = await startTargetServer();
@@ -160,7 +166,14 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       const windowS = (after.at - before.at) / 1000;
       const commits = after.commits - before.commits;
       return {
-        load: { acceptedPerSec: round(load.acceptedPerSec, 1), accepted202: load.accepted202, non2xx: load.non2xx, errors: load.errors, latencyMs: load.latencyMs, statusCodes: load.statusCodes },
+        load: {
+          acceptedPerSec: round(load.acceptedPerSec, 1),
+          accepted202: load.accepted202,
+          non2xx: load.non2xx,
+          errors: load.errors,
+          latencyMs: load.latencyMs,
+          statusCodes: load.statusCodes,
+        },
         completedPerSecDuringLoad: round(batch.finishedDuringLoad / ((loadEnd - before.at) / 1000), 1),
         completedPerSecOverall: round(batch.finished / spanS, 1),
         runsAccepted,
@@ -169,7 +182,10 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
         spanS: round(spanS, 2),
         drainedWithinDeadline: allTerminal(counts),
         runLatencyMs: { p50: round(batch.latencyP50, 0), p95: round(batch.latencyP95, 0) },
-        stateTransitionsPerRun: before.transitions !== null && after.transitions !== null && batch.finished > 0 ? round((after.transitions - before.transitions) / batch.finished, 1) : null,
+        stateTransitionsPerRun:
+          before.transitions !== null && after.transitions !== null && batch.finished > 0
+            ? round((after.transitions - before.transitions) / batch.finished, 1)
+            : null,
         pgCommitsPerSec: round(commits / windowS, 0),
         pgCommitsPerRun: batch.finished > 0 ? round(commits / batch.finished, 1) : NaN,
         cpuPercentOfOneCore: before.cpu && after.cpu ? roundAll(cpuBetween(before.cpu, after.cpu, GROUPS)) : null,
@@ -195,7 +211,9 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
         log(
           `  c=${concurrency} run ${r + 1}/${settings.runsPerStep}: accepted ${m.load.acceptedPerSec}/s, completed ${m.completedPerSecDuringLoad}/s during load (${m.completedPerSecOverall}/s overall), ` +
             `${m.stateTransitionsPerRun ?? '?'} transitions/run, ${m.pgCommitsPerSec} PG commits/s, run p50 ${m.runLatencyMs.p50} ms` +
-            (c ? `; CPU % api/worker/temporal/pg/loadgen ${GROUPS.map((g) => round(c[g] ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}` : '') +
+            (c
+              ? `; CPU % api/worker/temporal/pg/loadgen ${GROUPS.map((g) => round(c[g] ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}`
+              : '') +
             (m.workerThreadsPercentOfOneCore ? `; worker threads ${JSON.stringify(m.workerThreadsPercentOfOneCore)}` : ''),
         );
       }
@@ -212,7 +230,12 @@ export async function throughputScenario(ctx: BenchContext): Promise<void> {
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { api: 'this process (API + outbox dispatcher)', worker: 'one worker process (main/worker.ts)', logLevel: stack.config.logLevel, runAdmission: stack.config.runAdmission },
+      service: {
+        api: 'this process (API + outbox dispatcher)',
+        worker: 'one worker process (main/worker.ts)',
+        logLevel: stack.config.logLevel,
+        runAdmission: stack.config.runAdmission,
+      },
       workflow,
       settings,
       backgroundCpuBeforeStart: background,
@@ -278,7 +301,14 @@ async function measureBaseline(
   ctx: BenchContext,
   stack: BenchStack,
   url: string,
-  settings: { durationS: number; runsPerStep: number; concurrency: number[]; warmupS: number; warmupConcurrency: number; cpuSampling: boolean },
+  settings: {
+    durationS: number;
+    runsPerStep: number;
+    concurrency: number[];
+    warmupS: number;
+    warmupConcurrency: number;
+    cpuSampling: boolean;
+  },
 ): Promise<{ describe: string; steps: BaselineStep[] }> {
   const worker = await spawnBaselineWorker(stack.temporal.address, stack.config.temporal.namespace);
   const client = baselineClient(stack.api.deps.temporal.connection, stack.config.temporal.namespace);
@@ -301,7 +331,11 @@ async function measureBaseline(
         while (Date.now() < loadEnd) {
           const i = ++counter;
           const begin = Date.now();
-          const handle = await client.workflow.start('baselineThroughput', { taskQueue: BASELINE_TASK_QUEUE, workflowId: `bench-baseline-run-${i}-${begin}`, args: [url, i] });
+          const handle = await client.workflow.start('baselineThroughput', {
+            taskQueue: BASELINE_TASK_QUEUE,
+            workflowId: `bench-baseline-run-${i}-${begin}`,
+            args: [url, i],
+          });
           started++;
           pending.push(
             handle.result().then(
@@ -324,8 +358,14 @@ async function measureBaseline(
       completedPerSecOverall: round(finished.length / ((last - t0) / 1000), 1),
       runLatencyP50Ms: latencies[Math.floor(latencies.length / 2)] ?? NaN,
       failed: finished.filter((f) => !f.ok).length,
-      stateTransitionsPerRun: transitionsBefore !== null && transitionsAfter !== null && finished.length > 0 ? round((transitionsAfter - transitionsBefore) / finished.length, 1) : NaN,
-      cpuMsPerRun: cpuBefore && cpuAfter ? cpuMsPerRun(cpuBetween(cpuBefore, cpuAfter, BARE_GROUPS), (cpuAfter.at - cpuBefore.at) / 1000, finished.length) : null,
+      stateTransitionsPerRun:
+        transitionsBefore !== null && transitionsAfter !== null && finished.length > 0
+          ? round((transitionsAfter - transitionsBefore) / finished.length, 1)
+          : NaN,
+      cpuMsPerRun:
+        cpuBefore && cpuAfter
+          ? cpuMsPerRun(cpuBetween(cpuBefore, cpuAfter, BARE_GROUPS), (cpuAfter.at - cpuBefore.at) / 1000, finished.length)
+          : null,
     };
   };
   try {
@@ -337,7 +377,9 @@ async function measureBaseline(
       for (let r = 0; r < settings.runsPerStep; r++) {
         ctx.throwIfInterrupted();
         const m = await measure(concurrency, settings.durationS);
-        ctx.log(`  bare Temporal c=${concurrency} run ${r + 1}/${settings.runsPerStep}: started ${m.startedPerSec}/s, completed ${m.completedPerSecDuringLoad}/s during load (${m.completedPerSecOverall}/s overall), run p50 ${m.runLatencyP50Ms} ms`);
+        ctx.log(
+          `  bare Temporal c=${concurrency} run ${r + 1}/${settings.runsPerStep}: started ${m.startedPerSec}/s, completed ${m.completedPerSecDuringLoad}/s during load (${m.completedPerSecOverall}/s overall), run p50 ${m.runLatencyP50Ms} ms`,
+        );
         runs.push(m);
       }
       endWindow();
@@ -352,14 +394,30 @@ async function measureBaseline(
         cpuMsPerRun: Object.fromEntries([...BARE_GROUPS, 'system'].map((g) => [g, spread(runs.map((m) => m.cpuMsPerRun?.[g] ?? NaN))])),
       });
     }
-    return { describe: 'the same shape as a plain Temporal workflow (scripts/bench/baseline), started by client.workflow.start, worker in its own process, same server, same run', steps };
+    return {
+      describe:
+        'the same shape as a plain Temporal workflow (scripts/bench/baseline), started by client.workflow.start, worker in its own process, same server, same run',
+      steps,
+    };
   } finally {
     await worker.stop();
   }
 }
 
 function printBaseline(steps: StepSummary[], bare: { steps: BaselineStep[] }): void {
-  const header = ['concurrency', 'service completed/s overall', 'bare completed/s overall', 'ratio', 'service during load', 'bare during load', 'service run p50 ms', 'bare run p50 ms', 'CPU ms/run service (api/worker/temporal/pg; all)', 'CPU ms/run bare (client/worker/temporal; all)', 'transitions/run service / bare'];
+  const header = [
+    'concurrency',
+    'service completed/s overall',
+    'bare completed/s overall',
+    'ratio',
+    'service during load',
+    'bare during load',
+    'service run p50 ms',
+    'bare run p50 ms',
+    'CPU ms/run service (api/worker/temporal/pg; all)',
+    'CPU ms/run bare (client/worker/temporal; all)',
+    'transitions/run service / bare',
+  ];
   const rows = bare.steps.map((b) => {
     const s = steps.find((x) => x.concurrency === b.concurrency);
     return [
@@ -371,7 +429,11 @@ function printBaseline(steps: StepSummary[], bare: { steps: BaselineStep[] }): v
       fmtSpread(b.completedPerSecDuringLoad),
       s ? String(round(s.runLatencyP50Ms.median, 0)) : '-',
       String(round(b.runLatencyP50Ms.median, 0)),
-      s ? `${GROUPS.slice(0, 4).map((g) => round(s.cpuMsPerRun[g].median, 1)).join('/')}; ${round(s.cpuMsPerRun.system.median, 1)}` : '-',
+      s
+        ? `${GROUPS.slice(0, 4)
+            .map((g) => round(s.cpuMsPerRun[g].median, 1))
+            .join('/')}; ${round(s.cpuMsPerRun.system.median, 1)}`
+        : '-',
       `${BARE_GROUPS.map((g) => round(b.cpuMsPerRun[g].median, 1)).join('/')}; ${round(b.cpuMsPerRun.system.median, 1)}`,
       `${s ? round(s.stateTransitionsPerRun.median, 1) : '-'} / ${round(b.stateTransitionsPerRun.median, 1)}`,
     ];
@@ -407,16 +469,27 @@ async function runCount(db: pg.Client, workflowId: string): Promise<number> {
 }
 
 async function statusCounts(db: pg.Client, workflowId: string): Promise<Record<string, number>> {
-  const { rows } = await db.query<{ status: string; n: number }>('select status, count(*)::int as n from runs where workflow_id = $1 group by status', [workflowId]);
+  const { rows } = await db.query<{ status: string; n: number }>(
+    'select status, count(*)::int as n from runs where workflow_id = $1 group by status',
+    [workflowId],
+  );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
-const allTerminal = (counts: Record<string, number>) => Object.entries(counts).every(([status, n]) => n === 0 || (TERMINAL_RUN_STATUSES as readonly string[]).includes(status));
+const allTerminal = (counts: Record<string, number>) =>
+  Object.entries(counts).every(([status, n]) => n === 0 || (TERMINAL_RUN_STATUSES as readonly string[]).includes(status));
 
 /** The batch of runs created since `since`: how many ended, when, and how long they took. */
 async function batchFigures(db: pg.Client, workflowId: string, since: Date, loadEnd: Date) {
-  const { rows } = await db.query<{ finished: number; during: number; succeeded: number; last_finish: Date | null; p50: number | null; p95: number | null }>(
+  const { rows } = await db.query<{
+    finished: number;
+    during: number;
+    succeeded: number;
+    last_finish: Date | null;
+    p50: number | null;
+    p95: number | null;
+  }>(
     `select count(*) filter (where finished_at is not null)::int as finished,
             count(*) filter (where finished_at <= $3)::int as during,
             count(*) filter (where status = 'succeeded')::int as succeeded,
@@ -426,7 +499,10 @@ async function batchFigures(db: pg.Client, workflowId: string, since: Date, load
        from runs where workflow_id = $1 and created_at >= $2`,
     [workflowId, since, loadEnd],
   );
-  const other = await db.query<{ status: string; n: number }>(`select status, count(*)::int as n from runs where workflow_id = $1 and created_at >= $2 and status <> 'succeeded' group by status`, [workflowId, since]);
+  const other = await db.query<{ status: string; n: number }>(
+    `select status, count(*)::int as n from runs where workflow_id = $1 and created_at >= $2 and status <> 'succeeded' group by status`,
+    [workflowId, since],
+  );
   const r = rows[0];
   return {
     finished: r.finished,
@@ -440,7 +516,19 @@ async function batchFigures(db: pg.Client, workflowId: string, since: Date, load
 }
 
 function printSummary(steps: StepSummary[], settings: { durationS: number; runsPerStep: number }, file: string): void {
-  const header = ['concurrency', 'accepted/s', 'completed/s during load', 'completed/s overall', 'transitions/run', 'PG commits/s', 'PG commits/run', 'run p50 ms', 'execute p50/p99 ms', 'CPU % api/worker/temporal/pg/loadgen of system', 'API loop busy'];
+  const header = [
+    'concurrency',
+    'accepted/s',
+    'completed/s during load',
+    'completed/s overall',
+    'transitions/run',
+    'PG commits/s',
+    'PG commits/run',
+    'run p50 ms',
+    'execute p50/p99 ms',
+    'CPU % api/worker/temporal/pg/loadgen of system',
+    'API loop busy',
+  ];
   const rows = steps.map((s) => [
     String(s.concurrency),
     fmtSpread(s.acceptedPerSec),
@@ -459,7 +547,9 @@ function printSummary(steps: StepSummary[], settings: { durationS: number; runsP
       '',
       `throughput: ${settings.runsPerStep} runs × ${settings.durationS} s of load per step, each drained (medians [min–max])`,
       ...textTable(header, rows),
-      ...(steps.some((s) => s.failedRuns > 0) ? [`warning: ${steps.reduce((n, s) => n + s.failedRuns, 0)} runs did not succeed (see runsNotSucceeded)`] : []),
+      ...(steps.some((s) => s.failedRuns > 0)
+        ? [`warning: ${steps.reduce((n, s) => n + s.failedRuns, 0)} runs did not succeed (see runsNotSucceeded)`]
+        : []),
       `results: ${file}`,
       '',
     ].join('\n'),

@@ -15,12 +15,25 @@ import { percentile, round, textTable } from './stats';
 const SLOW = 'select count(*) as n from (select generate_series(1, 2000000000) as g) as s';
 const MODES: Array<{ name: string; env: Record<string, string> }> = [
   { name: 'per-workspace limits (defaults)', env: {} },
-  { name: 'limits lifted (pool 32, 32 per workspace)', env: { DATABASE_QUERY_POOL_MAX: '32', DATABASE_QUERY_PER_WORKSPACE: '32', DATABASE_QUERY_QUEUE_PER_WORKSPACE: '100' } },
+  {
+    name: 'limits lifted (pool 32, 32 per workspace)',
+    env: { DATABASE_QUERY_POOL_MAX: '32', DATABASE_QUERY_PER_WORKSPACE: '32', DATABASE_QUERY_QUEUE_PER_WORKSPACE: '100' },
+  },
 ];
 
-async function call(stack: BenchStack, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; ms: number; json: { database: { id: string } } }> {
+async function call(
+  stack: BenchStack,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; ms: number; json: { database: { id: string } } }> {
   const started = performance.now();
-  const res = await fetch(`${stack.apiUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${stack.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const json = (await res.json().catch(() => null)) as { database: { id: string } };
   return { status: res.status, ms: performance.now() - started, json };
 }
@@ -44,8 +57,22 @@ export async function userSqlScenario(ctx: BenchContext): Promise<void> {
     process.env = saved;
     try {
       const a = stack.workspace.apiKey;
-      const b = (await provisionWorkspace(stack.api.deps.orm.em.fork(), { name: 'B', ownerEmail: `b-${randomBytes(4).toString('hex')}@example.test`, ownerPassword: randomBytes(18).toString('base64url') })).apiKey.token;
-      const db = async (token: string) => (await call(stack, token, 'POST', '/api/v1/databases', { databaseName: 'd', tableName: 't', columns: [{ name: 'v', type: 'text' }], rows: [{ v: 'ok' }] })).json.database.id;
+      const b = (
+        await provisionWorkspace(stack.api.deps.orm.em.fork(), {
+          name: 'B',
+          ownerEmail: `b-${randomBytes(4).toString('hex')}@example.test`,
+          ownerPassword: randomBytes(18).toString('base64url'),
+        })
+      ).apiKey.token;
+      const db = async (token: string) =>
+        (
+          await call(stack, token, 'POST', '/api/v1/databases', {
+            databaseName: 'd',
+            tableName: 't',
+            columns: [{ name: 'v', type: 'text' }],
+            rows: [{ v: 'ok' }],
+          })
+        ).json.database.id;
       const [aDb, bDb] = [await db(a), await db(b)];
       const probe = async () => {
         const list: number[] = [];

@@ -13,7 +13,17 @@
 import pg from 'pg';
 import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { cpuBetween, cpuSamplingSupported, pidTree, pidsByComm, sampleCpu, threadsBetween, type CpuGroups, type CpuSample, type CpuUsage } from './cpu';
+import {
+  cpuBetween,
+  cpuSamplingSupported,
+  pidTree,
+  pidsByComm,
+  sampleCpu,
+  threadsBetween,
+  type CpuGroups,
+  type CpuSample,
+  type CpuUsage,
+} from './cpu';
 import type { LoadRunResult } from './loadgen';
 import { backgroundCpu, roundAll, serverVersion, startLoadgen, type Loadgen } from './shared';
 import { deployWorkflow } from './api';
@@ -85,12 +95,16 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
   const { log } = ctx;
   const started = new Date();
   const env = await benchEnvironment();
-  log(`webhooks: warm-up ${settings.warmupS} s @${settings.warmupConcurrency}, steps ${settings.concurrency.join('/')} × ${settings.runsPerStep} runs × ${settings.durationS} s, drain ≤ ${settings.drainDeadlineS} s`);
+  log(
+    `webhooks: warm-up ${settings.warmupS} s @${settings.warmupConcurrency}, steps ${settings.concurrency.join('/')} × ${settings.runsPerStep} runs × ${settings.durationS} s, drain ≤ ${settings.drainDeadlineS} s`,
+  );
 
   // The load generator shares the machine with the service; so does anything else running.
   const background = settings.cpuSampling ? await backgroundCpu(3_000) : null;
   if (background && background.busyPercent > 25) {
-    log(`warning: the machine is already ${round(background.busyPercent, 0)} % busy (of ${round(background.capacityPercent, 0)} %) before the benchmark; results will be low`);
+    log(
+      `warning: the machine is already ${round(background.busyPercent, 0)} % busy (of ${round(background.capacityPercent, 0)} %) before the benchmark; results will be low`,
+    );
   }
 
   let stack: BenchStack | null = null;
@@ -114,7 +128,8 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
 
     log(`warm-up: ${settings.warmupS} s at concurrency ${settings.warmupConcurrency}`);
     const warmup = await loadgen.run({ url: invokeUrl, connections: settings.warmupConcurrency, durationS: settings.warmupS });
-    if (warmup.ok2xx === 0) throw new Error(`warm-up got no 2xx answer: status codes ${JSON.stringify(warmup.statusCodes)}, errors ${warmup.errors}`);
+    if (warmup.ok2xx === 0)
+      throw new Error(`warm-up got no 2xx answer: status codes ${JSON.stringify(warmup.statusCodes)}, errors ${warmup.errors}`);
     ctx.throwIfInterrupted();
 
     const loadStart = Date.now();
@@ -172,7 +187,13 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
       ...env,
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
-      service: { apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)', logLevel: stack.config.logLevel, outboxPollMs: stack.config.outboxPollMs, outboxMaxQueuedRuns: stack.config.outboxMaxQueuedRuns, outboxStartParallelism: stack.config.outboxStartParallelism },
+      service: {
+        apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)',
+        logLevel: stack.config.logLevel,
+        outboxPollMs: stack.config.outboxPollMs,
+        outboxMaxQueuedRuns: stack.config.outboxMaxQueuedRuns,
+        outboxStartParallelism: stack.config.outboxStartParallelism,
+      },
       workflow: WORKFLOW,
       settings,
       backgroundCpuBeforeStart: background,
@@ -201,10 +222,17 @@ const BARE_PROCESS = { benchProcess: 'node (bare http server)', bareWorker: 'bar
 /** Groups that overlap others, left out of the sum that makes `other`. */
 const OVERLAPPING_GROUPS = ['postgres (bench db backends)'];
 
-function cpuGroupsFor(stack: BenchStack, loadgenPid: number, db: pg.Client, phase: { benchProcess: string; bareWorker?: string; bareWorkerPid?: number }): () => Promise<CpuGroups> {
+function cpuGroupsFor(
+  stack: BenchStack,
+  loadgenPid: number,
+  db: pg.Client,
+  phase: { benchProcess: string; bareWorker?: string; bareWorkerPid?: number },
+): () => Promise<CpuGroups> {
   return async () => {
     // Backends serving the benchmark database (the API's and the worker's pools, and ours).
-    const rows = (await db.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database()').catch(() => ({ rows: [] }))).rows;
+    const rows = (
+      await db.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database()').catch(() => ({ rows: [] }))
+    ).rows;
     const backends = rows.map((r) => r.pid);
     return {
       [phase.benchProcess]: () => [process.pid],
@@ -220,7 +248,10 @@ function cpuGroupsFor(stack: BenchStack, loadgenPid: number, db: pg.Client, phas
 type Mark = { cpu: CpuSample | null; groups: string[]; elu: EventLoopUtilization };
 
 /** Marks a moment and measures CPU by group and this process's event loop since a mark. */
-function resourceMeter(groups: () => Promise<CpuGroups>, cpuSampling: boolean): { mark(): Promise<Mark>; since(start: Mark): Promise<PhaseResources> } {
+function resourceMeter(
+  groups: () => Promise<CpuGroups>,
+  cpuSampling: boolean,
+): { mark(): Promise<Mark>; since(start: Mark): Promise<PhaseResources> } {
   const mark = async (): Promise<Mark> => {
     const g = await groups();
     return { cpu: cpuSampling ? sampleCpu(g, [process.pid]) : null, groups: Object.keys(g), elu: performance.eventLoopUtilization() };
@@ -242,7 +273,14 @@ function resourceMeter(groups: () => Promise<CpuGroups>, cpuSampling: boolean): 
 type LoadSettings = { concurrency: number[]; runsPerStep: number; durationS: number };
 
 /** `runsPerStep` autocannon runs of `durationS` at each concurrency against `url`, with the CPU of each step. */
-async function loadSteps(ctx: BenchContext, loadgen: Loadgen, url: string, settings: LoadSettings, meter: ReturnType<typeof resourceMeter>, label: 'service' | 'bare'): Promise<StepSummary[]> {
+async function loadSteps(
+  ctx: BenchContext,
+  loadgen: Loadgen,
+  url: string,
+  settings: LoadSettings,
+  meter: ReturnType<typeof resourceMeter>,
+  label: 'service' | 'bare',
+): Promise<StepSummary[]> {
   const steps: StepSummary[] = [];
   const prefix = label === 'bare' ? 'bare Temporal ' : '';
   for (const concurrency of settings.concurrency) {
@@ -259,14 +297,18 @@ async function loadSteps(ctx: BenchContext, loadgen: Loadgen, url: string, setti
       runs.push({ ...result, foreignCpuPercent });
       ctx.log(
         `  ${prefix}c=${concurrency} run ${r + 1}/${settings.runsPerStep}: ${round(result.acceptedPerSec)} req/s, p50 ${round(result.latencyMs.p50)} ms, p99 ${round(result.latencyMs.p99)} ms, non-2xx ${result.non2xx}, errors ${result.errors}` +
-          (foreignCpuPercent !== null && foreignCpuPercent > FOREIGN_CPU_WARN ? ` (machine busy with other processes: ${foreignCpuPercent} % of a core)` : ''),
+          (foreignCpuPercent !== null && foreignCpuPercent > FOREIGN_CPU_WARN
+            ? ` (machine busy with other processes: ${foreignCpuPercent} % of a core)`
+            : ''),
       );
     }
     endWindow();
     const step = summarizeStep(concurrency, runs, await meter.since(before));
     steps.push(step);
     const threads = Object.entries(step.resources.nodeThreadsPercentOfOneCore ?? {}).slice(0, 4);
-    ctx.log(`  ${prefix}c=${concurrency}: event loop ${round(step.resources.eventLoopUtilization * 100, 0)} % busy${threads.length ? `; node threads (% core): ${threads.map(([n, v]) => `${n} ${round(v, 0)}`).join(', ')}` : ''}`);
+    ctx.log(
+      `  ${prefix}c=${concurrency}: event loop ${round(step.resources.eventLoopUtilization * 100, 0)} % busy${threads.length ? `; node threads (% core): ${threads.map(([n, v]) => `${n} ${round(v, 0)}`).join(', ')}` : ''}`,
+    );
   }
   return steps;
 }
@@ -315,7 +357,10 @@ function summarizeStep(concurrency: number, runs: MeasuredRun[], resources: Phas
 
 async function counts(db: pg.Client, workflowId: string, t: number): Promise<CountsPoint> {
   const byStatus = async (table: 'runs' | 'webhook_outbox') => {
-    const { rows } = await db.query<{ status: string; n: number }>(`select status, count(*)::int as n from ${table} where workflow_id = $1 group by status`, [workflowId]);
+    const { rows } = await db.query<{ status: string; n: number }>(
+      `select status, count(*)::int as n from ${table} where workflow_id = $1 group by status`,
+      [workflowId],
+    );
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   };
   return { t: round(t, 1), outbox: await byStatus('webhook_outbox'), runs: await byStatus('runs') };
@@ -397,18 +442,25 @@ async function measureBaseline(
     const meter = resourceMeter(cpuGroupsFor(stack, loadgen.pid, db, { ...BARE_PROCESS, bareWorkerPid: worker.pid }), settings.cpuSampling);
     ctx.log(`bare Temporal: warm-up ${settings.warmupS} s at concurrency ${settings.warmupConcurrency}; worker pid ${worker.pid}`);
     const warmup = await loadgen.run({ url: server.url, connections: settings.warmupConcurrency, durationS: settings.warmupS });
-    if (warmup.ok2xx === 0) throw new Error(`bare warm-up got no 2xx answer: status codes ${JSON.stringify(warmup.statusCodes)}, errors ${warmup.errors}`);
+    if (warmup.ok2xx === 0)
+      throw new Error(`bare warm-up got no 2xx answer: status codes ${JSON.stringify(warmup.statusCodes)}, errors ${warmup.errors}`);
     const loadStart = Date.now();
     const steps = await loadSteps(ctx, loadgen, server.url, settings, meter, 'bare');
     const loadEnd = Date.now();
 
     const accepted202 = [warmup, ...steps.flatMap((s) => s.runs)].reduce((n, r) => n + r.accepted202, 0);
-    ctx.log(`bare load done: ${server.accepted()} requests answered 202 (${accepted202} seen by autocannon); draining (deadline ${settings.drainDeadlineS} s)`);
+    ctx.log(
+      `bare load done: ${server.accepted()} requests answered 202 (${accepted202} seen by autocannon); draining (deadline ${settings.drainDeadlineS} s)`,
+    );
     const type = `WorkflowType = '${BASELINE_WEBHOOK_WORKFLOW}'`;
     const count = async (query: string) => (await client.workflow.count(`${type} AND ${query}`)).count;
     const drainStart = await meter.mark();
     const series = await drainSeries<BarePoint>(ctx, loadEnd, settings.drainDeadlineS, {
-      poll: async (t) => ({ t: round(t, 1), completed: await count(`ExecutionStatus = 'Completed'`), closedOtherwise: await count(`ExecutionStatus != 'Completed' AND ExecutionStatus != 'Running'`) }),
+      poll: async (t) => ({
+        t: round(t, 1),
+        completed: await count(`ExecutionStatus = 'Completed'`),
+        closedOtherwise: await count(`ExecutionStatus != 'Completed' AND ExecutionStatus != 'Running'`),
+      }),
       // Starts still in flight when autocannon stopped are answered (and counted) meanwhile.
       done: (p) => p.completed + p.closedOtherwise >= server.accepted(),
       describe: (p) => `${p.completed} completed of ${server.accepted()} accepted`,
@@ -420,7 +472,9 @@ async function measureBaseline(
     // The poll that first saw the final count: the last close, to within a second.
     const lastFinishAfterLoadS = series.find((p) => p.completed === last.completed)?.t ?? null;
     const iso = (ms: number) => new Date(ms).toISOString();
-    const completedDuringLoad = await count(`ExecutionStatus = 'Completed' AND CloseTime >= '${iso(loadStart)}' AND CloseTime < '${iso(loadEnd)}'`);
+    const completedDuringLoad = await count(
+      `ExecutionStatus = 'Completed' AND CloseTime >= '${iso(loadStart)}' AND CloseTime < '${iso(loadEnd)}'`,
+    );
     const completedAfterLoad = await count(`ExecutionStatus = 'Completed' AND CloseTime >= '${iso(loadEnd)}'`);
     return {
       describe:
@@ -457,12 +511,29 @@ type BareResult = Awaited<ReturnType<typeof measureBaseline>>;
 
 const ratio = (service: number, bare: number) => String(round(service / bare, 2));
 
-function printBaseline(steps: StepSummary[], drain: { completedPerSecDuringLoad: number; completedPerSecDuringDrain: number | null; completedFraction: number }, bare: BareResult): void {
-  const header = ['concurrency', 'service accepted/s', 'bare accepted/s', 'ratio', 'service p50 ms', 'bare p50 ms', 'service p99 ms', 'bare p99 ms', 'p99 ratio', 'CPU % bench/bare worker/loadgen/temporal of system'];
+function printBaseline(
+  steps: StepSummary[],
+  drain: { completedPerSecDuringLoad: number; completedPerSecDuringDrain: number | null; completedFraction: number },
+  bare: BareResult,
+): void {
+  const header = [
+    'concurrency',
+    'service accepted/s',
+    'bare accepted/s',
+    'ratio',
+    'service p50 ms',
+    'bare p50 ms',
+    'service p99 ms',
+    'bare p99 ms',
+    'p99 ratio',
+    'CPU % bench/bare worker/loadgen/temporal of system',
+  ];
   const rows = bare.steps.map((b) => {
     const s = steps.find((x) => x.concurrency === b.concurrency);
     const c = b.resources.cpuPercentOfOneCore;
-    const cpu = c ? `${[c[BARE_PROCESS.benchProcess], c[BARE_PROCESS.bareWorker], c['loadgen (autocannon)'], c['temporal dev server']].map((x) => round(x ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}` : 'n/a';
+    const cpu = c
+      ? `${[c[BARE_PROCESS.benchProcess], c[BARE_PROCESS.bareWorker], c['loadgen (autocannon)'], c['temporal dev server']].map((x) => round(x ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}`
+      : 'n/a';
     return [
       String(b.concurrency),
       s ? fmtSpread(s.acceptedPerSec) : '-',
@@ -489,15 +560,46 @@ function printBaseline(steps: StepSummary[], drain: { completedPerSecDuringLoad:
   );
 }
 
-function printSummary(steps: StepSummary[], drain: Record<string, unknown> & { accepted202: number; outboxRows: number; succeeded: number; completedFraction: number; resources: PhaseResources }, settings: { durationS: number; runsPerStep: number; drainDeadlineS: number }, file: string): void {
-  const header = ['concurrency', 'accepted req/s median [min–max]', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx', 'errors', 'event loop', 'CPU % node/loadgen/temporal/pg/other of system'];
+function printSummary(
+  steps: StepSummary[],
+  drain: Record<string, unknown> & {
+    accepted202: number;
+    outboxRows: number;
+    succeeded: number;
+    completedFraction: number;
+    resources: PhaseResources;
+  },
+  settings: { durationS: number; runsPerStep: number; drainDeadlineS: number },
+  file: string,
+): void {
+  const header = [
+    'concurrency',
+    'accepted req/s median [min–max]',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'non-2xx',
+    'errors',
+    'event loop',
+    'CPU % node/loadgen/temporal/pg/other of system',
+  ];
   const rows = steps.map((s) => {
     const c = s.resources.cpuPercentOfOneCore;
     const cpu = c
       ? `${[c['node (API + worker)'], c['loadgen (autocannon)'], c['temporal dev server'], c['postgres (all processes)'], c.other].map((x) => round(x ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}`
       : 'n/a';
     const elu = `${round(s.resources.eventLoopUtilization * 100, 0)} %`;
-    return [String(s.concurrency), fmtSpread(s.acceptedPerSec), fmtSpread(s.latencyMs.p50), fmtSpread(s.latencyMs.p95), fmtSpread(s.latencyMs.p99), String(s.non2xx), String(s.errors), elu, cpu];
+    return [
+      String(s.concurrency),
+      fmtSpread(s.acceptedPerSec),
+      fmtSpread(s.latencyMs.p50),
+      fmtSpread(s.latencyMs.p95),
+      fmtSpread(s.latencyMs.p99),
+      String(s.non2xx),
+      String(s.errors),
+      elu,
+      cpu,
+    ];
   });
   const out = [
     '',
@@ -509,7 +611,9 @@ function printSummary(steps: StepSummary[], drain: Record<string, unknown> & { a
     `outbox by status: ${JSON.stringify(drain.outboxByStatus)}; runs by status: ${JSON.stringify(drain.runsByStatus)}`,
     `drain resources: ${JSON.stringify(drain.resources)}`,
     ...(steps.some((s) => s.disturbedRuns > 0)
-      ? [`warning: other processes used > ${FOREIGN_CPU_WARN} % of a core during ${steps.reduce((n, s) => n + s.disturbedRuns, 0)} measured run(s) (see foreignCpuPercent)`]
+      ? [
+          `warning: other processes used > ${FOREIGN_CPU_WARN} % of a core during ${steps.reduce((n, s) => n + s.disturbedRuns, 0)} measured run(s) (see foreignCpuPercent)`,
+        ]
       : []),
     `results: ${file}`,
     '',

@@ -102,7 +102,11 @@ export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log
     const q = (text: string) => client.query(text);
     const id = (name: string) => client.escapeIdentifier(name);
     const lit = client.escapeLiteral(role);
-    const [me] = (await client.query<{ rolsuper: boolean; user: string }>('select rolsuper, current_user as user from pg_roles where rolname = current_user')).rows;
+    const [me] = (
+      await client.query<{ rolsuper: boolean; user: string }>(
+        'select rolsuper, current_user as user from pg_roles where rolname = current_user',
+      )
+    ).rows;
     if (!me?.rolsuper) throw new Error(`DATABASE_ADMIN_URL must name a superuser; ${me?.user ?? 'its user'} is not.`);
     if (me.user === role) throw new Error(`The owner role must differ from the superuser of DATABASE_ADMIN_URL (${role}).`);
     const password = owner.password ? ` password ${client.escapeLiteral(decodeURIComponent(owner.password))}` : '';
@@ -113,7 +117,9 @@ export async function provisionOwnerRole(adminUrl: string, ownerUrl: string, log
 
     const available = (await client.query(`select 1 from pg_available_extensions where name = 'vector'`)).rowCount;
     if (available) {
-      await q('create extension if not exists vector').catch((err: Error) => log(`pgvector is available but could not be created: ${err.message}`));
+      await q('create extension if not exists vector').catch((err: Error) =>
+        log(`pgvector is available but could not be created: ${err.message}`),
+      );
     }
 
     const owned = async (sql: string) => (await client.query<{ stmt: string }>(sql)).rows.map((r) => r.stmt);
@@ -174,12 +180,18 @@ async function restrictCatalogueIfSuperuser(url: string, log: (m: string) => voi
   client.on('error', () => undefined);
   await client.connect();
   try {
-    const [me] = (await client.query<{ rolsuper: boolean; user: string }>('select rolsuper, current_user as user from pg_roles where rolname = current_user')).rows;
+    const [me] = (
+      await client.query<{ rolsuper: boolean; user: string }>(
+        'select rolsuper, current_user as user from pg_roles where rolname = current_user',
+      )
+    ).rows;
     if (!me?.rolsuper) return;
     const statements = await catalogueRestrictions(client, me.user);
     if (statements.length === 0) return;
     await inOneTransaction(client, statements);
-    log(`PostgreSQL: ${statements.length} catalogue restrictions applied for the reader roles (the service connects as the superuser ${me.user})`);
+    log(
+      `PostgreSQL: ${statements.length} catalogue restrictions applied for the reader roles (the service connects as the superuser ${me.user})`,
+    );
   } finally {
     await client.end().catch(() => undefined);
   }

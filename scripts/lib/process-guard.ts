@@ -56,10 +56,14 @@ export interface Watchdog {
 
 /** Signals `targetPid` (or its process group) when this process dies, by any means. */
 export function watchParent(targetPid: number, opts: { group: boolean; signal: NodeJS.Signals; graceMs: number }): Watchdog {
-  const child = spawn(process.execPath, ['-e', WATCHDOG, String(process.pid), String(targetPid), opts.group ? '1' : '0', opts.signal, String(opts.graceMs)], {
-    detached: true, // its own process group: a Ctrl-C meant for us does not kill the watch first
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-e', WATCHDOG, String(process.pid), String(targetPid), opts.group ? '1' : '0', opts.signal, String(opts.graceMs)],
+    {
+      detached: true, // its own process group: a Ctrl-C meant for us does not kill the watch first
+      stdio: ['pipe', 'ignore', 'ignore'],
+    },
+  );
   child.on('error', () => {});
   child.stdin!.on('error', () => {});
   // Neither the watchdog nor its pipe may keep this process alive.
@@ -148,7 +152,9 @@ export async function stopStaleServer(
     return null;
   }
   if (record.ownerPid !== process.pid && isAlive(record.ownerPid) && procCmdline(record.ownerPid) === record.ownerCmdline) {
-    throw new Error(`${opts.what} (pid ${record.pid}) belongs to another running start (pid ${record.ownerPid}) using the same data folder; stop that one first.`);
+    throw new Error(
+      `${opts.what} (pid ${record.pid}) belongs to another running start (pid ${record.ownerPid}) using the same data folder; stop that one first.`,
+    );
   }
   const target = opts.group ? -record.pid : record.pid;
   const signal = (s: NodeJS.Signals) => {

@@ -148,7 +148,8 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--log-level', 'warn'];
   args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
   if (opts.uiCodecEndpoint && uiPort !== null) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
-  for (const [key, value] of Object.entries(devServerDynamicConfig(opts))) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(devServerDynamicConfig(opts)))
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   const metricsPort = opts.metricsPort === undefined ? null : opts.metricsPort || (await findFreePort());
   if (metricsPort !== null) args.push('--metrics-port', String(metricsPort));
   if (opts.dbFile) {

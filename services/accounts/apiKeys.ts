@@ -1,6 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { ApiKeySchema, MembershipSchema, type ApiKey, type ApiKeyScope, type AuditSeverity, type OrganizationGrant } from '../../db/entities';
+import {
+  ApiKeySchema,
+  MembershipSchema,
+  type ApiKey,
+  type ApiKeyScope,
+  type AuditSeverity,
+  type OrganizationGrant,
+} from '../../db/entities';
 import { API_KEY_PREFIX } from './auth';
 import { recordAudit } from '../kernel/audit';
 import { AUTH_MESSAGES, invalidInput, forbidden, notFound } from '../kernel/errors';
@@ -8,7 +15,10 @@ import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { isAdminRole, type Principal, type SessionPrincipal } from '../kernel/principal';
 import { organizationGrantFor, organizationKeyIdsFor } from './organizations';
 
-export interface ApiKeyView extends Pick<ApiKey, 'id' | 'name' | 'scope' | 'workspaceId' | 'tokenPrefix' | 'createdById' | 'createdAt' | 'lastUsedAt'> {
+export interface ApiKeyView extends Pick<
+  ApiKey,
+  'id' | 'name' | 'scope' | 'workspaceId' | 'tokenPrefix' | 'createdById' | 'createdAt' | 'lastUsedAt'
+> {
   organization?: OrganizationGrant;
   allowedWorkflowIds?: string[];
 }
@@ -72,9 +82,12 @@ export async function createApiKey(
   if (input.scope !== 'end_user_gateway' && input.allowedWorkflowIds) {
     throw invalidInput('allowedWorkflowIds is only accepted for end_user_gateway keys.');
   }
-  if (input.scope === 'organization' && !input.organization) throw invalidInput('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
-  const organization = input.scope === 'organization' ? await organizationGrantFor(em, actor.userId, workspaceId, input.organization!) : null;
-  const allowedWorkflowIds = input.scope === 'end_user_gateway' ? await gatewayWorkflows(em, workspaceId, input.allowedWorkflowIds, policy) : null;
+  if (input.scope === 'organization' && !input.organization)
+    throw invalidInput('organization { workspaceSelection, workspaceIds, permission } is required for organization keys.');
+  const organization =
+    input.scope === 'organization' ? await organizationGrantFor(em, actor.userId, workspaceId, input.organization!) : null;
+  const allowedWorkflowIds =
+    input.scope === 'end_user_gateway' ? await gatewayWorkflows(em, workspaceId, input.allowedWorkflowIds, policy) : null;
   const keyWorkspaceId = input.scope === 'organization' ? null : workspaceId;
 
   const existing = await em.findOne(ApiKeySchema, {
@@ -198,12 +211,26 @@ export async function revokeApiKey(em: EntityManager, actor: SessionPrincipal, i
  * `warning`, and recorded in each workspace the key selects as well, so their Admins see who
  * changed a key of theirs from elsewhere.
  */
-function auditKeyChange(em: EntityManager, actor: SessionPrincipal, key: ApiKey, action: string, severity: AuditSeverity, metadata: Record<string, unknown>): void {
+function auditKeyChange(
+  em: EntityManager,
+  actor: SessionPrincipal,
+  key: ApiKey,
+  action: string,
+  severity: AuditSeverity,
+  metadata: Record<string, unknown>,
+): void {
   const grant = key.organization;
   const selected = grant?.workspaceSelection === 'selected' ? [...new Set(grant.workspaceIds)] : [];
   const crossWorkspace = selected.length > 0 && !selected.includes(actor.workspaceId);
   const details = grant
-    ? { ...metadata, organizationId: grant.organizationId ?? null, workspaceSelection: grant.workspaceSelection, keyWorkspaceIds: grant.workspaceIds, actorWorkspaceId: actor.workspaceId, crossWorkspace }
+    ? {
+        ...metadata,
+        organizationId: grant.organizationId ?? null,
+        workspaceSelection: grant.workspaceSelection,
+        keyWorkspaceIds: grant.workspaceIds,
+        actorWorkspaceId: actor.workspaceId,
+        crossWorkspace,
+      }
     : metadata;
   const level: AuditSeverity = crossWorkspace && severity === 'info' ? 'warning' : severity;
   for (const workspaceId of [actor.workspaceId, ...(crossWorkspace ? selected : [])]) {

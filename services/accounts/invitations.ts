@@ -25,7 +25,15 @@ function statusOf(inv: Invitation, now: Date): InvitationView['status'] {
 }
 
 function view(inv: Invitation, email: string, now = new Date()): InvitationView {
-  return { id: inv.id, workspaceId: inv.workspaceId, email, role: inv.role, status: statusOf(inv, now), createdAt: inv.createdAt, expiresAt: inv.expiresAt };
+  return {
+    id: inv.id,
+    workspaceId: inv.workspaceId,
+    email,
+    role: inv.role,
+    status: statusOf(inv, now),
+    createdAt: inv.createdAt,
+    expiresAt: inv.expiresAt,
+  };
 }
 
 /**
@@ -43,7 +51,16 @@ export async function inviteMember(
     const now = new Date();
     let user = await tx.findOne(UserSchema, { email });
     if (!user) {
-      user = tx.create(UserSchema, { id: newId('usr'), email, name: null, passwordHash: null, status: 'invited', defaultWorkspaceId: null, createdAt: now, updatedAt: now });
+      user = tx.create(UserSchema, {
+        id: newId('usr'),
+        email,
+        name: null,
+        passwordHash: null,
+        status: 'invited',
+        defaultWorkspaceId: null,
+        createdAt: now,
+        updatedAt: now,
+      });
     } else if (await tx.findOne(MembershipSchema, { workspaceId: actor.workspaceId, userId: user.id })) {
       throw conflict('This user is already a member of the workspace.');
     }
@@ -85,17 +102,29 @@ export interface ReceivedInvitationView extends InvitationView {
 /** The signed-in user's pending, unexpired invitations, newest first. */
 export async function listReceivedInvitations(em: EntityManager, actor: SessionPrincipal): Promise<ReceivedInvitationView[]> {
   const now = new Date();
-  const rows = await em.find(InvitationSchema, { userId: actor.userId, status: 'pending', expiresAt: { $gt: now } }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  const rows = await em.find(
+    InvitationSchema,
+    { userId: actor.userId, status: 'pending', expiresAt: { $gt: now } },
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+  );
   const user = await em.findOneOrFail(UserSchema, { id: actor.userId });
   const workspaces = new Map((await em.find(WorkspaceSchema, { id: { $in: rows.map((r) => r.workspaceId) } })).map((w) => [w.id, w]));
-  return rows.map((inv) => ({ ...view(inv, user.email, now), workspace: { id: inv.workspaceId, name: workspaces.get(inv.workspaceId)?.name ?? '' } }));
+  return rows.map((inv) => ({
+    ...view(inv, user.email, now),
+    workspace: { id: inv.workspaceId, name: workspaces.get(inv.workspaceId)?.name ?? '' },
+  }));
 }
 
 /**
  * Accepts or declines one of the signed-in user's invitations. Someone else's invitation is a
  * 404; one already decided or expired is a 409. Accepting creates the membership.
  */
-export async function decideInvitation(em: EntityManager, actor: SessionPrincipal, id: string, decision: 'accept' | 'decline'): Promise<InvitationView> {
+export async function decideInvitation(
+  em: EntityManager,
+  actor: SessionPrincipal,
+  id: string,
+  decision: 'accept' | 'decline',
+): Promise<InvitationView> {
   return em.transactional(async (tx) => {
     const now = new Date();
     const inv = await tx.findOne(InvitationSchema, { id, userId: actor.userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });

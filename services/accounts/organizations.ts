@@ -1,5 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MembershipSchema, OrganizationSchema, OrganizationWorkspaceSchema, WorkspaceSchema, type Organization, type OrganizationGrant } from '../../db/entities';
+import {
+  MembershipSchema,
+  OrganizationSchema,
+  OrganizationWorkspaceSchema,
+  WorkspaceSchema,
+  type Organization,
+  type OrganizationGrant,
+} from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
 import { AUTH_MESSAGES, forbidden, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -20,7 +27,10 @@ export interface OrganizationView extends Pick<Organization, 'id' | 'name' | 'up
 /** The organization of a workspace (made for it on first use). */
 export async function organizationIdOf(em: EntityManager, workspaceId: string): Promise<string> {
   const conn = em;
-  const found = await conn.execute<Array<{ organization_id: string }>>(`select organization_id from organization_workspaces where workspace_id = ?`, [workspaceId]);
+  const found = await conn.execute<Array<{ organization_id: string }>>(
+    `select organization_id from organization_workspaces where workspace_id = ?`,
+    [workspaceId],
+  );
   if (found[0]) return found[0].organization_id;
   const [ws] = await conn.execute<Array<{ name: string }>>(`select name from workspaces where id = ?`, [workspaceId]);
   if (!ws) throw notFound('Workspace not found');
@@ -85,9 +95,11 @@ export async function organizationGrantFor(
     return { workspaceSelection: 'organization', workspaceIds: accessible, permission: requested.permission, organizationId };
   }
   const ids = [...new Set(requested.workspaceIds ?? [])];
-  if (ids.length === 0) throw invalidInput('organization.workspaceIds must name at least one workspace when workspaceSelection is selected.');
+  if (ids.length === 0)
+    throw invalidInput('organization.workspaceIds must name at least one workspace when workspaceSelection is selected.');
   const outside = ids.filter((id) => !accessible.includes(id));
-  if (outside.length > 0) throw invalidInput(`organization.workspaceIds includes workspaces you cannot access in this organization: ${outside.join(', ')}`);
+  if (outside.length > 0)
+    throw invalidInput(`organization.workspaceIds includes workspaces you cannot access in this organization: ${outside.join(', ')}`);
   return { workspaceSelection: 'selected', workspaceIds: ids, permission: requested.permission, organizationId };
 }
 
@@ -113,7 +125,13 @@ async function organizationView(em: EntityManager, organizationId: string): Prom
   const org = await em.fork().findOneOrFail(OrganizationSchema, { id: organizationId });
   const ids = await organizationWorkspaceIds(em, organizationId);
   const workspaces = await em.fork().find(WorkspaceSchema, { id: { $in: ids } }, { orderBy: { name: 'asc', id: 'asc' } });
-  return { id: org.id, name: org.name, workspaces: workspaces.map((w) => ({ id: w.id, name: w.name })), createdAt: org.createdAt, updatedAt: org.updatedAt };
+  return {
+    id: org.id,
+    name: org.name,
+    workspaces: workspaces.map((w) => ({ id: w.id, name: w.name })),
+    createdAt: org.createdAt,
+    updatedAt: org.updatedAt,
+  };
 }
 
 /** The session workspace's organization and its workspaces (Admin or Owner). */
@@ -129,7 +147,14 @@ export async function renameOrganization(em: EntityManager, actor: SessionPrinci
   if (!name) throw invalidInput('name cannot be blank.');
   const id = await organizationIdOf(em, actor.workspaceId);
   await em.execute(`update organizations set name = ?, updated_at = ? where id = ?`, [name, new Date(), id]);
-  recordAudit(em, actor, { action: 'organization.rename', severity: 'info', workspaceId: actor.workspaceId, targetType: 'organization', targetId: id, metadata: { name } });
+  recordAudit(em, actor, {
+    action: 'organization.rename',
+    severity: 'info',
+    workspaceId: actor.workspaceId,
+    targetType: 'organization',
+    targetId: id,
+    metadata: { name },
+  });
   await em.flush();
   return organizationView(em, id);
 }
@@ -140,7 +165,11 @@ export async function renameOrganization(em: EntityManager, actor: SessionPrinci
  * that organization's keys stop reaching it at once, and this organization's keys with the
  * `organization` selection reach it from now on.
  */
-export async function addWorkspaceToOrganization(em: EntityManager, actor: SessionPrincipal, workspaceId: string): Promise<OrganizationView> {
+export async function addWorkspaceToOrganization(
+  em: EntityManager,
+  actor: SessionPrincipal,
+  workspaceId: string,
+): Promise<OrganizationView> {
   if (actor.role !== 'owner') throw forbidden('Only the Owner of this workspace can bring workspaces into its organization.');
   const membership = await em.findOne(MembershipSchema, { workspaceId, userId: actor.userId });
   if (!membership) throw notFound('Workspace not found');
@@ -150,16 +179,31 @@ export async function addWorkspaceToOrganization(em: EntityManager, actor: Sessi
   if (previous !== target) {
     await em.transactional(async (tx) => {
       // The transaction's own connection: em.execute runs there, getConnection().execute would not.
-    const conn = tx;
-      await conn.execute(`update organization_workspaces set organization_id = ?, joined_at = ? where workspace_id = ?`, [target, new Date(), workspaceId]);
+      const conn = tx;
+      await conn.execute(`update organization_workspaces set organization_id = ?, joined_at = ? where workspace_id = ?`, [
+        target,
+        new Date(),
+        workspaceId,
+      ]);
       const emptied = await conn.execute<Array<{ id: string }>>(
         `delete from organizations o where o.id = ? and not exists (select 1 from organization_workspaces w where w.organization_id = o.id) returning id`,
         [previous],
       );
       // Keys of an organization that no longer exists reach nothing and nobody could manage them: revoke them.
-      if (emptied.length) await conn.execute(`update api_keys set revoked_at = ? where scope = 'organization' and revoked_at is null and organization->>'organizationId' = ?`, [new Date(), previous]);
+      if (emptied.length)
+        await conn.execute(
+          `update api_keys set revoked_at = ? where scope = 'organization' and revoked_at is null and organization->>'organizationId' = ?`,
+          [new Date(), previous],
+        );
     });
-    recordAudit(em, actor, { action: 'organization.workspace.add', severity: 'warning', workspaceId: actor.workspaceId, targetType: 'workspace', targetId: workspaceId, metadata: { organizationId: target, previousOrganizationId: previous } });
+    recordAudit(em, actor, {
+      action: 'organization.workspace.add',
+      severity: 'warning',
+      workspaceId: actor.workspaceId,
+      targetType: 'workspace',
+      targetId: workspaceId,
+      metadata: { organizationId: target, previousOrganizationId: previous },
+    });
     await em.flush();
   }
   return organizationView(em, target);

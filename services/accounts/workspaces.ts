@@ -56,7 +56,14 @@ export async function createWorkspaceWithOwner(
     const workspace = tx.create(WorkspaceSchema, { id: newId('ws'), name, createdAt: now, updatedAt: now });
     tx.create(MembershipSchema, { id: newId('mem'), workspaceId: workspace.id, userId: user.id, role: 'owner', createdAt: now });
     if (!user.defaultWorkspaceId) user.defaultWorkspaceId = workspace.id;
-    recordAudit(tx, null, { action: 'workspace.create', severity: 'info', workspaceId: workspace.id, targetType: 'workspace', targetId: workspace.id, metadata: { ownerUserId: user.id } });
+    recordAudit(tx, null, {
+      action: 'workspace.create',
+      severity: 'info',
+      workspaceId: workspace.id,
+      targetType: 'workspace',
+      targetId: workspace.id,
+      metadata: { ownerUserId: user.id },
+    });
     return { workspace, user, created };
   });
 }
@@ -113,7 +120,13 @@ export async function grantMembership(
     });
     await tx.flush();
     return {
-      member: { workspaceId: membership.workspaceId, userId: user.id, role: membership.role, createdAt: membership.createdAt, user: publicUser(user) },
+      member: {
+        workspaceId: membership.workspaceId,
+        userId: user.id,
+        role: membership.role,
+        createdAt: membership.createdAt,
+        user: publicUser(user),
+      },
       invited,
     };
   });

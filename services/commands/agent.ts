@@ -27,7 +27,6 @@ export interface AgentDeps extends CommandToolDeps {
 
 const CLI_PROVIDERS = new Set(['cliA', 'cliB']);
 
-
 const SYSTEM_PROMPT =
   'You are the workspace assistant. Use the tools to answer or to act. Tools that change things (running workflows, starting research) are confirmed by a person before they run.';
 
@@ -37,11 +36,24 @@ async function requireJob(em: EntityManager, jobId: string): Promise<CommandJobR
   return job;
 }
 
-async function chat(em: EntityManager, deps: AgentDeps, job: CommandJobRow, messages: ChatMessage[], withTools: boolean): Promise<ChatResult> {
+async function chat(
+  em: EntityManager,
+  deps: AgentDeps,
+  job: CommandJobRow,
+  messages: ChatMessage[],
+  withTools: boolean,
+): Promise<ChatResult> {
   if (job.ai_provider && CLI_PROVIDERS.has(job.ai_provider)) {
     // A connected local AI CLI answers in text: no tool calls, so the plan has no actions; its
     // usage is the CLI account's, not ours (0 credits).
-    return askLocalAiCli(em, { config: deps.localAiCli, keys: deps.keys }, job.workspace_id, job.ai_provider as 'cliA' | 'cliB', messages, job.ai_model);
+    return askLocalAiCli(
+      em,
+      { config: deps.localAiCli, keys: deps.keys },
+      job.workspace_id,
+      job.ai_provider as 'cliA' | 'cliB',
+      messages,
+      job.ai_model,
+    );
   }
   const client = await workspaceChatClient(em, deps, job.workspace_id, job.ai_model);
   const tools = withTools ? offeredTools(deps).map((t) => t.definition) : undefined;
@@ -51,8 +63,13 @@ async function chat(em: EntityManager, deps: AgentDeps, job: CommandJobRow, mess
 }
 
 function userMessages(job: CommandJobRow): ChatMessage[] {
-  const context = job.assistant_context === null || job.assistant_context === undefined ? [] : [{ role: 'system' as const, content: `Context: ${JSON.stringify(job.assistant_context)}` }];
-  const attachments = job.attachments.length ? `\n\nAttached files: ${job.attachments.map((a) => `${a.name} (fileId ${a.id})`).join(', ')}` : '';
+  const context =
+    job.assistant_context === null || job.assistant_context === undefined
+      ? []
+      : [{ role: 'system' as const, content: `Context: ${JSON.stringify(job.assistant_context)}` }];
+  const attachments = job.attachments.length
+    ? `\n\nAttached files: ${job.attachments.map((a) => `${a.name} (fileId ${a.id})`).join(', ')}`
+    : '';
   return [{ role: 'system', content: SYSTEM_PROMPT }, ...context, { role: 'user', content: `${job.message}${attachments}` }];
 }
 
@@ -80,34 +97,59 @@ export async function planJob(em: EntityManager, deps: AgentDeps, jobId: string)
       arguments: call.arguments ?? {},
       sideEffects: COMMAND_TOOLS[call.name]?.sideEffects ?? false,
     }));
-    const plan: CommandPlan = { id: `plan_${randomUUID()}`, summary: answer.content, actions, requiresConfirmation: actions.some((a) => a.sideEffects) };
+    const plan: CommandPlan = {
+      id: `plan_${randomUUID()}`,
+      summary: answer.content,
+      actions,
+      requiresConfirmation: actions.some((a) => a.sideEffects),
+    };
     const confirm = plan.requiresConfirmation
-      ? { confirmation_id: `cnf_${randomUUID()}`, confirmation_expires_at: new Date(Date.now() + deps.confirmationTtlSeconds * 1000), confirmation_state: 'pending' as const }
+      ? {
+          confirmation_id: `cnf_${randomUUID()}`,
+          confirmation_expires_at: new Date(Date.now() + deps.confirmationTtlSeconds * 1000),
+          confirmation_state: 'pending' as const,
+        }
       : {};
     const moved = await moveJob(em, jobId, ['running'], {
       plan,
       plan_id: plan.id,
       ...confirm,
-      ...(plan.requiresConfirmation ? { status: 'waiting_confirmation', progress_message: 'Waiting for confirmation of the plan.' } : { progress_message: 'Acting.' }),
+      ...(plan.requiresConfirmation
+        ? { status: 'waiting_confirmation', progress_message: 'Waiting for confirmation of the plan.' }
+        : { progress_message: 'Acting.' }),
     });
     job = moved ?? (await requireJob(em, jobId));
   }
   const plan = job.plan!;
   return {
     actions: plan.actions.map((a) => ({ id: a.id, tool: a.tool, kind: COMMAND_TOOLS[a.tool]?.kind ?? 'activity' })),
-    confirmation: plan.requiresConfirmation && job.confirmation_id && job.confirmation_expires_at ? { id: job.confirmation_id, expiresAtMs: new Date(job.confirmation_expires_at).getTime() } : null,
+    confirmation:
+      plan.requiresConfirmation && job.confirmation_id && job.confirmation_expires_at
+        ? { id: job.confirmation_id, expiresAtMs: new Date(job.confirmation_expires_at).getTime() }
+        : null,
   };
 }
 
 /** The confirmation resumed the job: waiting_confirmation → running. */
 export async function resumeJob(em: EntityManager, jobId: string): Promise<void> {
-  await moveJob(em, jobId, ['waiting_confirmation'], { status: 'running', confirmation_state: 'resumed', progress_message: 'Confirmed; acting.' });
-  await em.execute(`update command_jobs set confirmation_state = 'resumed' where id = ? and confirmation_state in ('pending', 'consumed')`, [jobId]);
+  await moveJob(em, jobId, ['waiting_confirmation'], {
+    status: 'running',
+    confirmation_state: 'resumed',
+    progress_message: 'Confirmed; acting.',
+  });
+  await em.execute(
+    `update command_jobs set confirmation_state = 'resumed' where id = ? and confirmation_state in ('pending', 'consumed')`,
+    [jobId],
+  );
 }
 
 /** The confirmation window closed: waiting_confirmation → blocked. */
 export async function blockJob(em: EntityManager, jobId: string): Promise<void> {
-  await moveJob(em, jobId, ['waiting_confirmation'], { status: 'blocked', confirmation_state: 'expired', progress_message: 'The confirmation expired; the plan was not executed.' });
+  await moveJob(em, jobId, ['waiting_confirmation'], {
+    status: 'blocked',
+    confirmation_state: 'expired',
+    progress_message: 'The confirmation expired; the plan was not executed.',
+  });
 }
 
 async function appendTrace(em: EntityManager, jobId: string, trace: CommandTrace): Promise<void> {
@@ -131,22 +173,60 @@ export async function runAction(em: EntityManager, deps: AgentDeps, jobId: strin
     if (!tool?.execute || (tool.available && !tool.available(deps))) throw new Error(`Tool "${action.tool}" is not available.`);
     const principal = await jobPrincipal(em, job);
     const outcome = await tool.execute({ em, job, principal, deps }, action.arguments);
-    trace = { actionId, tool: action.tool, arguments: action.arguments, status: 'succeeded', output: outcome.output, error: null, runId: null, citations: outcome.citations ?? [], startedAt, finishedAt: new Date().toISOString(), ...(outcome.ragMode ? { ragMode: outcome.ragMode } : {}) };
+    trace = {
+      actionId,
+      tool: action.tool,
+      arguments: action.arguments,
+      status: 'succeeded',
+      output: outcome.output,
+      error: null,
+      runId: null,
+      citations: outcome.citations ?? [],
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      ...(outcome.ragMode ? { ragMode: outcome.ragMode } : {}),
+    };
   } catch (err) {
-    trace = { actionId, tool: action.tool, arguments: action.arguments, status: 'failed', output: null, error: (err as Error).message, runId: null, citations: [], startedAt, finishedAt: new Date().toISOString() };
+    trace = {
+      actionId,
+      tool: action.tool,
+      arguments: action.arguments,
+      status: 'failed',
+      output: null,
+      error: (err as Error).message,
+      runId: null,
+      citations: [],
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    };
   }
   await appendTrace(em, jobId, trace);
 }
 
 /** Prepares a `run_workflow` action's run; null (with a failed trace) when it is refused. */
-export async function prepareRunAction(em: EntityManager, jobId: string, actionId: string): Promise<{ runId: string; workflowId: string; graph: WorkflowGraph; input: unknown } | null> {
+export async function prepareRunAction(
+  em: EntityManager,
+  jobId: string,
+  actionId: string,
+): Promise<{ runId: string; workflowId: string; graph: WorkflowGraph; input: unknown } | null> {
   const job = await requireJob(em, jobId);
   const action = job.plan?.actions.find((a) => a.id === actionId);
   if (!action || job.traces.some((t) => t.actionId === actionId)) return null;
   const prepared = await prepareWorkflowRun(em, job, actionId, action.arguments);
   if ('refused' in prepared) {
     const now = new Date().toISOString();
-    await appendTrace(em, jobId, { actionId, tool: action.tool, arguments: action.arguments, status: 'failed', output: null, error: prepared.refused, runId: null, citations: [], startedAt: now, finishedAt: now });
+    await appendTrace(em, jobId, {
+      actionId,
+      tool: action.tool,
+      arguments: action.arguments,
+      status: 'failed',
+      output: null,
+      error: prepared.refused,
+      runId: null,
+      citations: [],
+      startedAt: now,
+      finishedAt: now,
+    });
     return null;
   }
   await updateJob(em, jobId, { progress_run_id: prepared.runId, progress_message: `Running workflow ${prepared.workflowId}.` });
@@ -154,7 +234,13 @@ export async function prepareRunAction(em: EntityManager, jobId: string, actionI
 }
 
 /** Records how a `run_workflow` action's run ended, citing the run. */
-export async function recordRunAction(em: EntityManager, jobId: string, actionId: string, runId: string, outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string }): Promise<void> {
+export async function recordRunAction(
+  em: EntityManager,
+  jobId: string,
+  actionId: string,
+  runId: string,
+  outcome: { status: 'succeeded' | 'failed'; output?: unknown; error?: string },
+): Promise<void> {
   const job = await requireJob(em, jobId);
   const action = job.plan?.actions.find((a) => a.id === actionId);
   if (!action) return;
@@ -183,17 +269,35 @@ export async function finishJob(em: EntityManager, deps: AgentDeps, jobId: strin
   const plan = job.plan!;
   const failedSideEffect = job.traces.find((t) => t.status === 'failed' && plan.actions.find((a) => a.id === t.actionId)?.sideEffects);
   if (failedSideEffect) {
-    await moveJob(em, jobId, ['running'], { status: 'failed', error: `Action ${failedSideEffect.tool} failed: ${failedSideEffect.error ?? 'unknown error'}`, progress_message: 'The plan failed.' });
+    await moveJob(em, jobId, ['running'], {
+      status: 'failed',
+      error: `Action ${failedSideEffect.tool} failed: ${failedSideEffect.error ?? 'unknown error'}`,
+      progress_message: 'The plan failed.',
+    });
     return { status: 'failed' };
   }
   let content = plan.summary ?? '';
   if (plan.actions.length) {
     const messages: ChatMessage[] = [
       ...userMessages(job),
-      { role: 'assistant', content: plan.summary, tool_calls: plan.actions.map((a) => ({ id: a.id, type: 'function' as const, function: { name: a.tool, arguments: JSON.stringify(a.arguments) } })) },
+      {
+        role: 'assistant',
+        content: plan.summary,
+        tool_calls: plan.actions.map((a) => ({
+          id: a.id,
+          type: 'function' as const,
+          function: { name: a.tool, arguments: JSON.stringify(a.arguments) },
+        })),
+      },
       ...plan.actions.map((a) => {
         const trace = job.traces.find((t) => t.actionId === a.id);
-        return { role: 'tool' as const, tool_call_id: a.id, content: JSON.stringify(trace ? { status: trace.status, output: trace.output, error: trace.error, runId: trace.runId } : { status: 'skipped' }) };
+        return {
+          role: 'tool' as const,
+          tool_call_id: a.id,
+          content: JSON.stringify(
+            trace ? { status: trace.status, output: trace.output, error: trace.error, runId: trace.runId } : { status: 'skipped' },
+          ),
+        };
       }),
     ];
     const answer = await chat(em, deps, job, messages, false);
@@ -215,11 +319,19 @@ export async function finishJob(em: EntityManager, deps: AgentDeps, jobId: strin
 }
 
 /** Fails the job when it is in one of `from`. */
-export async function failJob(em: EntityManager, jobId: string, message: string, from: Array<'queued' | 'running' | 'waiting_confirmation'>): Promise<void> {
+export async function failJob(
+  em: EntityManager,
+  jobId: string,
+  message: string,
+  from: Array<'queued' | 'running' | 'waiting_confirmation'>,
+): Promise<void> {
   await moveJob(em, jobId, from, { status: 'failed', error: message, progress_message: 'The job failed.' });
 }
 
 /** The execution was canceled: any non-terminal job ends `canceled` (a no-op when the API got there first). */
 export async function cancelJobRow(em: EntityManager, jobId: string): Promise<void> {
-  await moveJob(em, jobId, ['queued', 'running', 'waiting_confirmation'], { status: 'canceled', progress_message: 'The job was canceled.' });
+  await moveJob(em, jobId, ['queued', 'running', 'waiting_confirmation'], {
+    status: 'canceled',
+    progress_message: 'The job was canceled.',
+  });
 }

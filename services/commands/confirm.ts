@@ -11,7 +11,14 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { settleExpiry } from './jobs';
 import { findJob, loadJob, moveJob, sql } from './store';
 
-export type ConfirmErrorCode = 'request_malformed' | 'confirmation_not_found' | 'confirmation_mismatch' | 'confirmation_expired' | 'confirmation_consumed' | 'execution_failed' | 'internal_error';
+export type ConfirmErrorCode =
+  | 'request_malformed'
+  | 'confirmation_not_found'
+  | 'confirmation_mismatch'
+  | 'confirmation_expired'
+  | 'confirmation_consumed'
+  | 'execution_failed'
+  | 'internal_error';
 
 export const CONFIRM_MESSAGES: Record<ConfirmErrorCode, string> = {
   request_malformed: 'confirmationId is required.',
@@ -35,7 +42,14 @@ export class CommandConfirmError extends Error {
 
 const fail = (code: ConfirmErrorCode, job?: CommandJobRow) => new CommandConfirmError(code, job);
 
-export async function confirmJob(em: EntityManager, engine: CommandJobEngine, waitMs: number, principal: WorkspacePrincipal, jobId: string, confirmationId: unknown): Promise<CommandJobRow> {
+export async function confirmJob(
+  em: EntityManager,
+  engine: CommandJobEngine,
+  waitMs: number,
+  principal: WorkspacePrincipal,
+  jobId: string,
+  confirmationId: unknown,
+): Promise<CommandJobRow> {
   let job = await loadJob(em, principal.workspaceId, jobId);
   if (typeof confirmationId !== 'string' || confirmationId.trim() === '') throw fail('request_malformed');
   if (!job.plan || !job.confirmation_id) throw fail('confirmation_not_found');
@@ -54,7 +68,12 @@ export async function confirmJob(em: EntityManager, engine: CommandJobEngine, wa
     case 'consumed':
       if (job.status === 'waiting_confirmation') {
         // Used, but the job never resumed: it fails, and a retry issues a new confirmation.
-        job = (await moveJob(em, jobId, ['waiting_confirmation'], { status: 'failed', error: CONFIRM_MESSAGES.confirmation_consumed, progress_message: 'The job failed.' })) ?? job;
+        job =
+          (await moveJob(em, jobId, ['waiting_confirmation'], {
+            status: 'failed',
+            error: CONFIRM_MESSAGES.confirmation_consumed,
+            progress_message: 'The job failed.',
+          })) ?? job;
         throw fail('confirmation_consumed', job);
       }
       if (job.status === 'failed' || job.status === 'canceled') throw fail('confirmation_consumed', job);
@@ -63,7 +82,11 @@ export async function confirmJob(em: EntityManager, engine: CommandJobEngine, wa
       break;
   }
   if (job.status !== 'waiting_confirmation') throw fail('confirmation_not_found');
-  const [claimed] = await sql(em, `update command_jobs set confirmation_state = 'consumed', updated_at = now() where id = ? and status = 'waiting_confirmation' and confirmation_state = 'pending' returning id`, [jobId]);
+  const [claimed] = await sql(
+    em,
+    `update command_jobs set confirmation_state = 'consumed', updated_at = now() where id = ? and status = 'waiting_confirmation' and confirmation_state = 'pending' returning id`,
+    [jobId],
+  );
   if (!claimed) {
     const now = (await findJob(em, jobId))!;
     if (now.confirmation_state === 'resumed') return now;
@@ -76,7 +99,11 @@ export async function confirmJob(em: EntityManager, engine: CommandJobEngine, wa
     throw fail('internal_error');
   }
   if (outcome.kind === 'refused' && outcome.reason === 'expired') {
-    const blocked = await moveJob(em, jobId, ['waiting_confirmation'], { status: 'blocked', confirmation_state: 'expired', progress_message: 'The confirmation expired; the plan was not executed.' });
+    const blocked = await moveJob(em, jobId, ['waiting_confirmation'], {
+      status: 'blocked',
+      confirmation_state: 'expired',
+      progress_message: 'The confirmation expired; the plan was not executed.',
+    });
     throw fail('confirmation_expired', blocked ?? (await findJob(em, jobId))!);
   }
   if (outcome.kind !== 'settled' && outcome.kind !== 'running') throw fail('internal_error');

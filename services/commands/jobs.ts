@@ -23,12 +23,21 @@ export interface CreateJobInput {
 }
 
 export async function createThread(em: EntityManager, principal: WorkspacePrincipal, input: { title?: string }) {
-  const row = await insertThread(em, { id: newId('cthr'), workspaceId: principal.workspaceId, createdById: principal.userId, title: input.title?.trim() || 'New thread' });
+  const row = await insertThread(em, {
+    id: newId('cthr'),
+    workspaceId: principal.workspaceId,
+    createdById: principal.userId,
+    title: input.title?.trim() || 'New thread',
+  });
   return threadView(row);
 }
 
 export async function listThreads(em: EntityManager, principal: WorkspacePrincipal) {
-  const rows = await sql<import('../../db/entities').CommandThreadRow>(em, 'select * from command_threads where workspace_id = ? order by created_at desc, id desc limit 200', [principal.workspaceId]);
+  const rows = await sql<import('../../db/entities').CommandThreadRow>(
+    em,
+    'select * from command_threads where workspace_id = ? order by created_at desc, id desc limit 200',
+    [principal.workspaceId],
+  );
   return rows.map(threadView);
 }
 
@@ -64,9 +73,18 @@ export async function createJob(
   if (threadId) {
     if (!(await findThread(em, principal.workspaceId, threadId))) throw notFound(COMMAND_MESSAGES.threadNotFound);
   } else {
-    threadId = (await insertThread(em, { id: newId('cthr'), workspaceId: principal.workspaceId, createdById: principal.userId, title: message.slice(0, 80) })).id;
+    threadId = (
+      await insertThread(em, {
+        id: newId('cthr'),
+        workspaceId: principal.workspaceId,
+        createdById: principal.userId,
+        title: message.slice(0, 80),
+      })
+    ).id;
   }
-  const attachments = opts.retryOf ? opts.retryOf.attachments : await readyAttachments(em, principal.workspaceId, input.attachmentFileIds ?? []);
+  const attachments = opts.retryOf
+    ? opts.retryOf.attachments
+    : await readyAttachments(em, principal.workspaceId, input.attachmentFileIds ?? []);
   const job = await insertJob(em, {
     id: opts.idStyle === 'session' ? `command_${randomUUID()}` : randomUUID(),
     workspaceId: principal.workspaceId,
@@ -88,20 +106,36 @@ export async function createJob(
 
 /** Settles an expired confirmation on read: the job moves to `blocked`. */
 export async function settleExpiry(em: EntityManager, job: CommandJobRow): Promise<CommandJobRow> {
-  if (job.status !== 'waiting_confirmation' || !job.confirmation_expires_at || new Date(job.confirmation_expires_at).getTime() > Date.now()) return job;
-  const moved = await moveJob(em, job.id, ['waiting_confirmation'], { status: 'blocked', confirmation_state: 'expired', progress_message: 'The confirmation expired; the plan was not executed.' }, { where: `confirmation_state = 'pending'`, params: [] });
+  if (job.status !== 'waiting_confirmation' || !job.confirmation_expires_at || new Date(job.confirmation_expires_at).getTime() > Date.now())
+    return job;
+  const moved = await moveJob(
+    em,
+    job.id,
+    ['waiting_confirmation'],
+    { status: 'blocked', confirmation_state: 'expired', progress_message: 'The confirmation expired; the plan was not executed.' },
+    { where: `confirmation_state = 'pending'`, params: [] },
+  );
   return moved ?? (await loadJob(em, job.workspace_id, job.id));
 }
 
 /** One job (expiry settled) with its live events when its execution has a buffer. */
-export async function getJob(em: EntityManager, engine: CommandJobEngine, principal: WorkspacePrincipal, jobId: string): Promise<{ row: CommandJobRow; events: CommandProgressEvent[] }> {
+export async function getJob(
+  em: EntityManager,
+  engine: CommandJobEngine,
+  principal: WorkspacePrincipal,
+  jobId: string,
+): Promise<{ row: CommandJobRow; events: CommandProgressEvent[] }> {
   const row = await settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
   const events = isActive(row.status) ? ((await engine.progress(row.id)) ?? []) : [];
   return { row, events };
 }
 
 /** v1 list: newest first (thread sequence desc with `threadId`); `cursor` is the last job id of the previous page. */
-export async function listJobs(em: EntityManager, principal: WorkspacePrincipal, query: { threadId?: string; cursor?: string; limit: number }): Promise<{ rows: CommandJobRow[]; nextCursor: string | null }> {
+export async function listJobs(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  query: { threadId?: string; cursor?: string; limit: number },
+): Promise<{ rows: CommandJobRow[]; nextCursor: string | null }> {
   const params: unknown[] = [principal.workspaceId];
   let where = 'workspace_id = ?';
   if (query.threadId) {
@@ -120,7 +154,10 @@ export async function listJobs(em: EntityManager, principal: WorkspacePrincipal,
     }
   }
   const order = query.threadId ? 'sequence desc' : 'created_at desc, id desc';
-  const rows = await sql<CommandJobRow>(em, `select * from command_jobs where ${where} order by ${order} limit ?`, [...params, query.limit + 1]);
+  const rows = await sql<CommandJobRow>(em, `select * from command_jobs where ${where} order by ${order} limit ?`, [
+    ...params,
+    query.limit + 1,
+  ]);
   const page = rows.slice(0, query.limit);
   return { rows: page, nextCursor: rows.length > query.limit ? page[page.length - 1].id : null };
 }
@@ -129,33 +166,79 @@ export async function listJobs(em: EntityManager, principal: WorkspacePrincipal,
  * Cancels a non-terminal job: the row moves first (a queued job releases its thread slot at
  * once), then the execution is asked to stop. 409 from a terminal status.
  */
-export async function cancelJob(em: EntityManager, engine: CommandJobEngine, principal: WorkspacePrincipal, jobId: string): Promise<CommandJobRow> {
+export async function cancelJob(
+  em: EntityManager,
+  engine: CommandJobEngine,
+  principal: WorkspacePrincipal,
+  jobId: string,
+): Promise<CommandJobRow> {
   const job = await settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
-  const moved = await moveJob(em, jobId, ['queued', 'running', 'waiting_confirmation'], { status: 'canceled', progress_message: 'The job was canceled.' });
+  const moved = await moveJob(em, jobId, ['queued', 'running', 'waiting_confirmation'], {
+    status: 'canceled',
+    progress_message: 'The job was canceled.',
+  });
   if (!moved) throw conflict(`Cannot cancel a ${job.status} command job.`);
   if (job.status !== 'queued') await engine.cancel(jobId);
   return moved;
 }
 
 /** Session retry: a failed or canceled job is queued again as a new job on its thread. */
-export async function retryJob(em: EntityManager, engine: CommandJobEngine, principal: WorkspacePrincipal, jobId: string): Promise<CommandJobRow> {
+export async function retryJob(
+  em: EntityManager,
+  engine: CommandJobEngine,
+  principal: WorkspacePrincipal,
+  jobId: string,
+): Promise<CommandJobRow> {
   const job = await settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
-  if (job.status !== 'failed' && job.status !== 'canceled') throw conflict(`Only failed or canceled command jobs can be retried; this one is ${job.status}.`);
-  return createJob(em, engine, principal, { threadId: job.thread_id, message: job.message, assistantContext: job.assistant_context ?? undefined, aiProvider: job.ai_provider ?? undefined, aiModel: job.ai_model ?? undefined }, { idStyle: job.id.startsWith('command_') ? 'session' : 'v1', retryOf: job });
+  if (job.status !== 'failed' && job.status !== 'canceled')
+    throw conflict(`Only failed or canceled command jobs can be retried; this one is ${job.status}.`);
+  return createJob(
+    em,
+    engine,
+    principal,
+    {
+      threadId: job.thread_id,
+      message: job.message,
+      assistantContext: job.assistant_context ?? undefined,
+      aiProvider: job.ai_provider ?? undefined,
+      aiModel: job.ai_model ?? undefined,
+    },
+    { idStyle: job.id.startsWith('command_') ? 'session' : 'v1', retryOf: job },
+  );
 }
 
 /** Registers a file of the workspace as an output of the job (once per file). */
-export async function registerArtifact(em: EntityManager, principal: WorkspacePrincipal, jobId: string, fileId: string): Promise<CommandJobRow> {
+export async function registerArtifact(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  jobId: string,
+  fileId: string,
+): Promise<CommandJobRow> {
   const job = await loadJob(em, principal.workspaceId, jobId);
   const file = await em.findOne(StoredFileSchema, { id: fileId, workspaceId: principal.workspaceId });
   if (!file) throw notFound(`File ${fileId} not found.`);
   if (job.artifacts.some((a) => a.fileId === fileId)) return job;
-  const artifacts = [...job.artifacts, { fileId, name: file.name, mimeType: file.mimeType, status: 'registered' as const, registeredAt: new Date().toISOString(), completedAt: null }];
+  const artifacts = [
+    ...job.artifacts,
+    {
+      fileId,
+      name: file.name,
+      mimeType: file.mimeType,
+      status: 'registered' as const,
+      registeredAt: new Date().toISOString(),
+      completedAt: null,
+    },
+  ];
   return (await updateJob(em, jobId, { artifacts }))!;
 }
 
 /** Completes a registered artifact; its file must be ready (423 otherwise). */
-export async function completeArtifact(em: EntityManager, principal: WorkspacePrincipal, jobId: string, fileId: string): Promise<CommandJobRow> {
+export async function completeArtifact(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  jobId: string,
+  fileId: string,
+): Promise<CommandJobRow> {
   const job = await loadJob(em, principal.workspaceId, jobId);
   const artifact = job.artifacts.find((a) => a.fileId === fileId);
   if (!artifact) throw notFound(`Artifact ${fileId} not found.`);
@@ -163,6 +246,8 @@ export async function completeArtifact(em: EntityManager, principal: WorkspacePr
   const file = await em.findOne(StoredFileSchema, { id: fileId, workspaceId: principal.workspaceId });
   if (!file) throw notFound(`File ${fileId} not found.`);
   if (file.status !== 'ready') throw locked(`File ${fileId} is ${file.status}; only ready files complete an artifact.`);
-  const artifacts = job.artifacts.map((a) => (a.fileId === fileId ? { ...a, status: 'completed' as const, completedAt: new Date().toISOString() } : a));
+  const artifacts = job.artifacts.map((a) =>
+    a.fileId === fileId ? { ...a, status: 'completed' as const, completedAt: new Date().toISOString() } : a,
+  );
   return (await updateJob(em, jobId, { artifacts }))!;
 }

@@ -42,17 +42,28 @@ export function projectMessage(principal: Principal, row: CommandMessageRow) {
 }
 
 /** A thread's messages, oldest first; `cursor` is the last message id of the previous page. */
-export async function listMessages(em: EntityManager, principal: WorkspacePrincipal, threadId: string, query: { cursor?: string; limit: number }): Promise<{ rows: CommandMessageRow[]; nextCursor: string | null }> {
+export async function listMessages(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  threadId: string,
+  query: { cursor?: string; limit: number },
+): Promise<{ rows: CommandMessageRow[]; nextCursor: string | null }> {
   if (!(await findThread(em, principal.workspaceId, threadId))) throw notFound(COMMAND_MESSAGES.threadNotFound);
   const params: unknown[] = [threadId];
   let where = 'thread_id = ?';
   if (query.cursor) {
-    const [anchor] = await sql<CommandMessageRow>(em, 'select * from command_messages where id = ? and thread_id = ?', [query.cursor, threadId]);
+    const [anchor] = await sql<CommandMessageRow>(em, 'select * from command_messages where id = ? and thread_id = ?', [
+      query.cursor,
+      threadId,
+    ]);
     if (!anchor) throw invalidInput('cursor does not name a message of this thread.', { code: 'request_malformed' });
     where += ' and position > ?';
     params.push(anchor.position);
   }
-  const rows = await sql<CommandMessageRow>(em, `select * from command_messages where ${where} order by position limit ?`, [...params, query.limit + 1]);
+  const rows = await sql<CommandMessageRow>(em, `select * from command_messages where ${where} order by position limit ?`, [
+    ...params,
+    query.limit + 1,
+  ]);
   const page = rows.slice(0, query.limit);
   return { rows: page, nextCursor: rows.length > query.limit ? page[page.length - 1].id : null };
 }
@@ -64,6 +75,10 @@ export async function listMessages(em: EntityManager, principal: WorkspacePrinci
 export async function findMessageFallback(em: EntityManager, workspaceId: string, id: string): Promise<CommandMessageRow | null> {
   const [byId] = await sql<CommandMessageRow>(em, 'select * from command_messages where id = ? and workspace_id = ?', [id, workspaceId]);
   if (byId) return byId;
-  const [byJob] = await sql<CommandMessageRow>(em, 'select * from command_messages where job_id = ? and workspace_id = ? order by position desc limit 1', [id, workspaceId]);
+  const [byJob] = await sql<CommandMessageRow>(
+    em,
+    'select * from command_messages where job_id = ? and workspace_id = ? order by position desc limit 1',
+    [id, workspaceId],
+  );
   return byJob ?? null;
 }

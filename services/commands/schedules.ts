@@ -45,24 +45,35 @@ export function nextRunOf(cron: string, timezone: string, from = new Date()): Da
 }
 
 export async function listSchedules(em: EntityManager, principal: WorkspacePrincipal) {
-  const rows = await sql<CommandScheduleRow>(em, 'select * from command_schedules where workspace_id = ? order by created_at desc, id desc', [principal.workspaceId]);
+  const rows = await sql<CommandScheduleRow>(
+    em,
+    'select * from command_schedules where workspace_id = ? order by created_at desc, id desc',
+    [principal.workspaceId],
+  );
   return rows.map(scheduleView);
 }
 
-export async function createSchedule(em: EntityManager, sync: CommandScheduleSync, principal: WorkspacePrincipal, input: CreateScheduleInput) {
+export async function createSchedule(
+  em: EntityManager,
+  sync: CommandScheduleSync,
+  principal: WorkspacePrincipal,
+  input: CreateScheduleInput,
+) {
   const title = typeof input.title === 'string' ? input.title.trim() : '';
   if (!title) throw invalidInput(COMMAND_MESSAGES.titleRequired);
   const prompt = typeof input.prompt === 'string' ? input.prompt.trim() : '';
   if (!prompt) throw invalidInput(COMMAND_MESSAGES.promptRequired);
   if (typeof input.cron !== 'string' || input.cron.trim() === '') throw invalidInput('Schedule cron is required.');
   const cron = input.cron.trim();
-  if (input.timezone !== undefined && (typeof input.timezone !== 'string' || input.timezone.trim() === '')) throw invalidInput('Invalid timezone.');
+  if (input.timezone !== undefined && (typeof input.timezone !== 'string' || input.timezone.trim() === ''))
+    throw invalidInput('Invalid timezone.');
   const timezone = typeof input.timezone === 'string' ? input.timezone.trim() : 'UTC';
   if (!validTimezone(timezone)) throw invalidInput(`Invalid timezone: ${timezone}`);
   const nextRunAt = nextRunOf(cron, timezone);
   let threadId: string | null = null;
   if (input.threadId !== undefined && input.threadId !== null) {
-    if (typeof input.threadId !== 'string' || !(await findThread(em, principal.workspaceId, input.threadId))) throw notFound(COMMAND_MESSAGES.threadNotFound);
+    if (typeof input.threadId !== 'string' || !(await findThread(em, principal.workspaceId, input.threadId)))
+      throw notFound(COMMAND_MESSAGES.threadNotFound);
     threadId = input.threadId;
   }
   const id = newId('csch');
@@ -81,21 +92,52 @@ export async function createSchedule(em: EntityManager, sync: CommandScheduleSyn
  * on the schedule's thread and updates lastRunAt, runCount and nextRunAt. Null when the schedule
  * is gone or disabled.
  */
-export async function fireSchedule(em: EntityManager, scheduleId: string, firingId: string): Promise<{ jobId: string; threadId: string } | null> {
+export async function fireSchedule(
+  em: EntityManager,
+  scheduleId: string,
+  firingId: string,
+): Promise<{ jobId: string; threadId: string } | null> {
   return em.transactional(async (tx) => {
     const schedule = await findSchedule(tx, scheduleId);
     if (!schedule || !schedule.enabled) return null;
-    const [done] = await sql<{ job_id: string }>(tx, 'select job_id from command_schedule_firings where schedule_id = ? and firing_id = ?', [scheduleId, firingId]);
+    const [done] = await sql<{ job_id: string }>(
+      tx,
+      'select job_id from command_schedule_firings where schedule_id = ? and firing_id = ?',
+      [scheduleId, firingId],
+    );
     let threadId = schedule.thread_id;
     if (done) return { jobId: done.job_id, threadId: threadId! };
     if (!threadId) {
-      threadId = (await insertThread(tx, { id: newId('cthr'), workspaceId: schedule.workspace_id, createdById: schedule.created_by_id, title: schedule.title })).id;
+      threadId = (
+        await insertThread(tx, {
+          id: newId('cthr'),
+          workspaceId: schedule.workspace_id,
+          createdById: schedule.created_by_id,
+          title: schedule.title,
+        })
+      ).id;
     }
     const jobId = `command_sched_${sha256Hex(`${scheduleId}\0${firingId}`).slice(0, 32)}`;
-    await insertJob(tx, { id: jobId, workspaceId: schedule.workspace_id, threadId, createdById: schedule.created_by_id, message: schedule.prompt, attachments: [], chat: true });
-    await sql(tx, 'insert into command_schedule_firings (schedule_id, firing_id, job_id, created_at) values (?, ?, ?, now())', [scheduleId, firingId, jobId]);
+    await insertJob(tx, {
+      id: jobId,
+      workspaceId: schedule.workspace_id,
+      threadId,
+      createdById: schedule.created_by_id,
+      message: schedule.prompt,
+      attachments: [],
+      chat: true,
+    });
+    await sql(tx, 'insert into command_schedule_firings (schedule_id, firing_id, job_id, created_at) values (?, ?, ?, now())', [
+      scheduleId,
+      firingId,
+      jobId,
+    ]);
     const now = new Date();
-    await sql(tx, 'update command_schedules set thread_id = ?, last_run_at = ?, run_count = run_count + 1, next_run_at = ?, updated_at = now() where id = ?', [threadId, now, nextRunOf(schedule.cron, schedule.timezone, now), scheduleId]);
+    await sql(
+      tx,
+      'update command_schedules set thread_id = ?, last_run_at = ?, run_count = run_count + 1, next_run_at = ?, updated_at = now() where id = ?',
+      [threadId, now, nextRunOf(schedule.cron, schedule.timezone, now), scheduleId],
+    );
     return { jobId, threadId };
   });
 }

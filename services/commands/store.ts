@@ -5,7 +5,13 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toStorable, wellFormedParams } from '../kernel/storableText';
-import { type CommandJobRow, type CommandJobStatus, type CommandMessageRow, type CommandScheduleRow, type CommandThreadRow } from '../../db/entities';
+import {
+  type CommandJobRow,
+  type CommandJobStatus,
+  type CommandMessageRow,
+  type CommandScheduleRow,
+  type CommandThreadRow,
+} from '../../db/entities';
 import { COMMAND_ACTIVE_STATUSES } from '../../engine/statuses';
 import { notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -46,7 +52,13 @@ function assignments(patch: Partial<CommandJobRow>): { text: string; params: unk
  * Moves a job when its status is one of `from` (and `extra` holds); returns the updated row,
  * or null when the job was elsewhere.
  */
-export async function moveJob(em: EntityManager, jobId: string, from: readonly CommandJobStatus[], patch: Partial<CommandJobRow>, extra?: { where: string; params: unknown[] }): Promise<CommandJobRow | null> {
+export async function moveJob(
+  em: EntityManager,
+  jobId: string,
+  from: readonly CommandJobStatus[],
+  patch: Partial<CommandJobRow>,
+  extra?: { where: string; params: unknown[] },
+): Promise<CommandJobRow | null> {
   const set = assignments(patch);
   // A chat job that ends appends the assistant's message in the same statement (so the move and
   // the message commit together): the answer, why it failed, or the progress message.
@@ -73,13 +85,30 @@ export async function moveJob(em: EntityManager, jobId: string, from: readonly C
 /** A chat message (once per job and role: a retried step or a repeated firing appends nothing). */
 export async function insertMessage(
   em: EntityManager,
-  message: { workspaceId: string; threadId: string; role: 'user' | 'assistant'; content: string; jobId: string | null; jobStatus?: CommandJobStatus | null; createdById: string | null },
+  message: {
+    workspaceId: string;
+    threadId: string;
+    role: 'user' | 'assistant';
+    content: string;
+    jobId: string | null;
+    jobStatus?: CommandJobStatus | null;
+    createdById: string | null;
+  },
 ): Promise<CommandMessageRow | null> {
   const rows = await sql<CommandMessageRow>(
     em,
     `insert into command_messages (id, workspace_id, thread_id, role, content, job_id, job_status, created_by_id, created_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp()) on conflict (job_id, role) where job_id is not null do nothing returning *`,
-    [newId('cmsg'), message.workspaceId, message.threadId, message.role, message.content, message.jobId, message.jobStatus ?? null, message.createdById],
+    [
+      newId('cmsg'),
+      message.workspaceId,
+      message.threadId,
+      message.role,
+      message.content,
+      message.jobId,
+      message.jobStatus ?? null,
+      message.createdById,
+    ],
   );
   return rows[0] ?? null;
 }
@@ -107,7 +136,10 @@ export async function findThread(em: EntityManager, workspaceId: string, threadI
   return rows[0] ?? null;
 }
 
-export async function insertThread(em: EntityManager, row: { id: string; workspaceId: string; createdById: string; title: string }): Promise<CommandThreadRow> {
+export async function insertThread(
+  em: EntityManager,
+  row: { id: string; workspaceId: string; createdById: string; title: string },
+): Promise<CommandThreadRow> {
   const rows = await sql<CommandThreadRow>(
     em,
     `insert into command_threads (id, workspace_id, created_by_id, title, created_at, updated_at) values (?, ?, ?, ?, now(), now()) returning *`,
@@ -141,7 +173,11 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
   return em.transactional(async (tx) => {
     const existing = await findJob(tx, job.id);
     if (existing) return existing;
-    const [thread] = await sql<{ next_sequence: number }>(tx, 'update command_threads set next_sequence = next_sequence + 1, updated_at = now() where id = ? returning next_sequence - 1 as next_sequence', [job.threadId]);
+    const [thread] = await sql<{ next_sequence: number }>(
+      tx,
+      'update command_threads set next_sequence = next_sequence + 1, updated_at = now() where id = ? returning next_sequence - 1 as next_sequence',
+      [job.threadId],
+    );
     const rows = await sql<CommandJobRow>(
       tx,
       `insert into command_jobs (id, workspace_id, thread_id, sequence, created_by_id, status, message, assistant_context, ai_provider, ai_model, attachments, attempt, retry_of_job_id, chat, created_at, updated_at)
@@ -164,7 +200,14 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
     );
     // A retry re-runs a message already in the chat: only a new send appends the user's message.
     if (job.chat && !job.retryOfJobId) {
-      await insertMessage(tx, { workspaceId: job.workspaceId, threadId: job.threadId, role: 'user', content: job.message, jobId: job.id, createdById: job.createdById });
+      await insertMessage(tx, {
+        workspaceId: job.workspaceId,
+        threadId: job.threadId,
+        role: 'user',
+        content: job.message,
+        jobId: job.id,
+        createdById: job.createdById,
+      });
     }
     return rows[0];
   });
@@ -172,7 +215,11 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
 
 /** The oldest queued job of a thread (its FIFO owner runs one job at a time, so none is active). */
 export async function nextQueuedJob(em: EntityManager, threadId: string): Promise<string | null> {
-  const rows = await sql<{ id: string }>(em, `select id from command_jobs where thread_id = ? and status = 'queued' order by sequence limit 1`, [threadId]);
+  const rows = await sql<{ id: string }>(
+    em,
+    `select id from command_jobs where thread_id = ? and status = 'queued' order by sequence limit 1`,
+    [threadId],
+  );
   return rows[0]?.id ?? null;
 }
 

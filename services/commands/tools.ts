@@ -26,7 +26,9 @@ import { listWorkflows, runnableActiveVersion } from '../workflows';
 /** Research and skills, plugged in by their areas once they exist. */
 export interface CommandPluggableTools {
   research?: { start(ctx: CommandToolContext, args: { query: string; sourceUrls: string[] }): Promise<{ runId: string; status: string }> };
-  skills?: { load(ctx: CommandToolContext, args: { skillIds: string[] }): Promise<Array<{ id: string; name: string; instructions: string }>> };
+  skills?: {
+    load(ctx: CommandToolContext, args: { skillIds: string[] }): Promise<Array<{ id: string; name: string; instructions: string }>>;
+  };
 }
 
 export interface CommandToolDeps {
@@ -67,7 +69,11 @@ export const COMMAND_TOOLS: Record<string, CommandTool> = {
   list_workflows: {
     sideEffects: false,
     kind: 'activity',
-    definition: { name: 'list_workflows', description: 'List the workflows of the workspace (id, name, status).', parameters: { type: 'object', properties: {}, additionalProperties: false } },
+    definition: {
+      name: 'list_workflows',
+      description: 'List the workflows of the workspace (id, name, status).',
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+    },
     async execute(ctx) {
       const workflows = await listWorkflows(ctx.em, ctx.principal);
       return { output: workflows.map((w) => ({ id: w.id, name: w.name, status: w.status })) };
@@ -88,17 +94,37 @@ export const COMMAND_TOOLS: Record<string, CommandTool> = {
     definition: {
       name: 'search_knowledge',
       description: 'Search the knowledge bases of the workspace.',
-      parameters: { type: 'object', properties: { query: { type: 'string' }, knowledgeBaseId: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 20 } }, required: ['query'] },
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string' }, knowledgeBaseId: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 20 } },
+        required: ['query'],
+      },
     },
     async execute(ctx, args) {
       const limit = typeof args.limit === 'number' ? Math.min(20, Math.max(1, Math.trunc(args.limit))) : 5;
       // Keyword retrieval: query embeddings go through their own workflow, which an activity does not start.
       const keywordOnly = { configured: false, model: '', embed: async () => [] as number[] };
-      const found = await searchKnowledge(ctx.em, keywordOnly, ctx.principal, { query: str(args.query, 'query'), knowledgeBaseId: typeof args.knowledgeBaseId === 'string' ? args.knowledgeBaseId : undefined, limit });
+      const found = await searchKnowledge(ctx.em, keywordOnly, ctx.principal, {
+        query: str(args.query, 'query'),
+        knowledgeBaseId: typeof args.knowledgeBaseId === 'string' ? args.knowledgeBaseId : undefined,
+        limit,
+      });
       const names = await knowledgeBaseNames(ctx.em, ctx.job.workspace_id);
-      const results = found.results.map((r) => ({ documentId: r.document.id, title: r.document.name, knowledgeBaseName: names.get(r.document.knowledgeBaseId) ?? null, text: r.chunk.content.slice(0, 2000), score: r.score }));
+      const results = found.results.map((r) => ({
+        documentId: r.document.id,
+        title: r.document.name,
+        knowledgeBaseName: names.get(r.document.knowledgeBaseId) ?? null,
+        text: r.chunk.content.slice(0, 2000),
+        score: r.score,
+      }));
       const seen = new Set<string>();
-      const citations = results.filter((r) => !seen.has(r.documentId) && seen.add(r.documentId)).map((r) => ({ documentId: r.documentId, title: r.title, ...(r.knowledgeBaseName ? { knowledgeBaseName: r.knowledgeBaseName } : {}) }));
+      const citations = results
+        .filter((r) => !seen.has(r.documentId) && seen.add(r.documentId))
+        .map((r) => ({
+          documentId: r.documentId,
+          title: r.title,
+          ...(r.knowledgeBaseName ? { knowledgeBaseName: r.knowledgeBaseName } : {}),
+        }));
       return { output: { results }, citations, ragMode: 'keyword' };
     },
   },
@@ -108,10 +134,19 @@ export const COMMAND_TOOLS: Record<string, CommandTool> = {
     definition: {
       name: 'query_database',
       description: 'Run a read-only SQL SELECT over one user database of the workspace.',
-      parameters: { type: 'object', properties: { databaseId: { type: 'string' }, sql: { type: 'string' } }, required: ['databaseId', 'sql'] },
+      parameters: {
+        type: 'object',
+        properties: { databaseId: { type: 'string' }, sql: { type: 'string' } },
+        required: ['databaseId', 'sql'],
+      },
     },
     async execute(ctx, args) {
-      const result = await runQuery(ctx.em, ctx.job.workspace_id, { databaseId: str(args.databaseId, 'databaseId'), sql: str(args.sql, 'sql') }, ctx.deps.databaseQuery);
+      const result = await runQuery(
+        ctx.em,
+        ctx.job.workspace_id,
+        { databaseId: str(args.databaseId, 'databaseId'), sql: str(args.sql, 'sql') },
+        ctx.deps.databaseQuery,
+      );
       return { output: result };
     },
   },
@@ -144,11 +179,18 @@ export const COMMAND_TOOLS: Record<string, CommandTool> = {
     definition: {
       name: 'start_research',
       description: 'Start a durable research run over the web for a question.',
-      parameters: { type: 'object', properties: { query: { type: 'string' }, sourceUrls: { type: 'array', items: { type: 'string' } } }, required: ['query'] },
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string' }, sourceUrls: { type: 'array', items: { type: 'string' } } },
+        required: ['query'],
+      },
     },
     available: (deps) => Boolean(deps.pluggable?.research),
     async execute(ctx, args) {
-      const run = await ctx.deps.pluggable!.research!.start(ctx, { query: str(args.query, 'query'), sourceUrls: Array.isArray(args.sourceUrls) ? args.sourceUrls.map(String) : [] });
+      const run = await ctx.deps.pluggable!.research!.start(ctx, {
+        query: str(args.query, 'query'),
+        sourceUrls: Array.isArray(args.sourceUrls) ? args.sourceUrls.map(String) : [],
+      });
       return { output: run };
     },
   },
@@ -162,7 +204,9 @@ export const COMMAND_TOOLS: Record<string, CommandTool> = {
     },
     available: (deps) => Boolean(deps.pluggable?.skills),
     async execute(ctx, args) {
-      const skills = await ctx.deps.pluggable!.skills!.load(ctx, { skillIds: Array.isArray(args.skillIds) ? args.skillIds.map(String) : [] });
+      const skills = await ctx.deps.pluggable!.skills!.load(ctx, {
+        skillIds: Array.isArray(args.skillIds) ? args.skillIds.map(String) : [],
+      });
       return { output: { skills } };
     },
   },
@@ -174,7 +218,9 @@ export function offeredTools(deps: CommandToolDeps): CommandTool[] {
 }
 
 async function knowledgeBaseNames(em: EntityManager, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await em.execute<Array<{ id: string; name: string }>>('select id, name from knowledge_bases where workspace_id = ?', [workspaceId]);
+  const rows = await em.execute<Array<{ id: string; name: string }>>('select id, name from knowledge_bases where workspace_id = ?', [
+    workspaceId,
+  ]);
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
@@ -185,7 +231,14 @@ async function knowledgeBaseNames(em: EntityManager, workspaceId: string): Promi
 export async function jobPrincipal(em: EntityManager, job: CommandJobRow): Promise<WorkspacePrincipal> {
   const membership = await em.findOne(MembershipSchema, { workspaceId: job.workspace_id, userId: job.created_by_id });
   if (!membership) throw forbidden('The job creator is no longer a member of the workspace.');
-  return { kind: 'session', sessionId: `command:${job.id}`, principalId: `user:${job.created_by_id}`, userId: job.created_by_id, workspaceId: job.workspace_id, role: membership.role };
+  return {
+    kind: 'session',
+    sessionId: `command:${job.id}`,
+    principalId: `user:${job.created_by_id}`,
+    userId: job.created_by_id,
+    workspaceId: job.workspace_id,
+    role: membership.role,
+  };
 }
 
 /**

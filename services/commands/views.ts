@@ -1,5 +1,13 @@
 /** The public shapes of command jobs, threads and schedules. */
-import type { CommandArtifact, CommandAttachment, CommandJobRow, CommandJobStatus, CommandScheduleRow, CommandThreadRow, CommandTrace } from '../../db/entities';
+import type {
+  CommandArtifact,
+  CommandAttachment,
+  CommandJobRow,
+  CommandJobStatus,
+  CommandScheduleRow,
+  CommandThreadRow,
+  CommandTrace,
+} from '../../db/entities';
 import type { Principal } from '../kernel/principal';
 import { projectFor } from '../kernel/redaction';
 
@@ -74,7 +82,14 @@ export function projectJob(principal: Principal, row: CommandJobRow, events: Com
 }
 
 export function threadView(row: CommandThreadRow) {
-  return { id: row.id, workspaceId: row.workspace_id, title: row.title, createdById: row.created_by_id, createdAt: new Date(row.created_at).toISOString(), updatedAt: new Date(row.updated_at).toISOString() };
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    title: row.title,
+    createdById: row.created_by_id,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
 }
 
 export function scheduleView(row: CommandScheduleRow) {

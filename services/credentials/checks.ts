@@ -77,7 +77,8 @@ export async function checkCredential(cred: CredentialInUse, opts: CheckOptions)
 
 function failureOutcome(err: unknown): Outcome {
   if (err instanceof OutboundError) {
-    const status: CredentialTestStatus = err.code === 'timeout' ? 'timeout' : err.code === 'refused' ? 'refused' : err.code === 'network' ? 'unreachable' : 'failed';
+    const status: CredentialTestStatus =
+      err.code === 'timeout' ? 'timeout' : err.code === 'refused' ? 'refused' : err.code === 'network' ? 'unreachable' : 'failed';
     return { ok: false, status, message: err.message };
   }
   if (err instanceof CredentialRefreshError) return { ok: false, status: 'auth_failed', message: err.message };
@@ -104,19 +105,28 @@ async function check(cred: CredentialInUse, opts: CheckOptions): Promise<Outcome
 
 function byStatus(res: HttpResponseOutput, what: string): Outcome {
   if (res.status >= 200 && res.status < 300) return { ok: true, status: 'passed', message: `${what} answered HTTP ${res.status}.` };
-  if (res.status === 401 || res.status === 403) return { ok: false, status: 'auth_failed', message: `${what} refused the credential: HTTP ${res.status}.` };
+  if (res.status === 401 || res.status === 403)
+    return { ok: false, status: 'auth_failed', message: `${what} refused the credential: HTTP ${res.status}.` };
   return { ok: false, status: 'failed', message: `${what} answered HTTP ${res.status}.` };
 }
 
 async function checkHttp(cred: CredentialInUse, opts: CheckOptions): Promise<Outcome> {
   const probeUrl = cred.value.probeUrl;
   if (typeof probeUrl !== 'string') {
-    return { ok: false, status: 'not_configured', message: 'This credential has no probeUrl: add one to its value to say where the test sends it.' };
+    return {
+      ok: false,
+      status: 'not_configured',
+      message: 'This credential has no probeUrl: add one to its value to say where the test sends it.',
+    };
   }
-  const res = await sendWithCredential({ method: 'GET', url: probeUrl, headers: { accept: 'application/json' }, timeoutMs: opts.timeoutMs }, cred, {
-    allowPrivateNetworks: opts.allowPrivateNetworks,
-    persistRefreshed: opts.persistRefreshed,
-  });
+  const res = await sendWithCredential(
+    { method: 'GET', url: probeUrl, headers: { accept: 'application/json' }, timeoutMs: opts.timeoutMs },
+    cred,
+    {
+      allowPrivateNetworks: opts.allowPrivateNetworks,
+      persistRefreshed: opts.persistRefreshed,
+    },
+  );
   const outcome = byStatus(res, 'The probe URL');
   return res.refreshed && outcome.ok ? { ...outcome, message: `${outcome.message} The access token was refreshed.` } : outcome;
 }
@@ -148,8 +158,14 @@ async function checkSmtp(value: CredentialValue, opts: CheckOptions): Promise<Ou
   } catch (err) {
     if (err instanceof OutboundError) throw err;
     const e = err as { code?: string; responseCode?: number; message?: string };
-    if (e.code === 'EAUTH' || e.responseCode === 535) return { ok: false, status: 'auth_failed', message: `The SMTP server refused the login${e.responseCode ? ` (${e.responseCode})` : ''}.` };
-    if (e.code === 'ETIMEDOUT') return { ok: false, status: 'timeout', message: `The SMTP server did not answer within ${opts.timeoutMs} ms.` };
+    if (e.code === 'EAUTH' || e.responseCode === 535)
+      return {
+        ok: false,
+        status: 'auth_failed',
+        message: `The SMTP server refused the login${e.responseCode ? ` (${e.responseCode})` : ''}.`,
+      };
+    if (e.code === 'ETIMEDOUT')
+      return { ok: false, status: 'timeout', message: `The SMTP server did not answer within ${opts.timeoutMs} ms.` };
     if (e.code === 'ECONNECTION' || e.code === 'ESOCKET' || e.code === 'EDNS' || e.code === 'ECONNREFUSED') {
       return { ok: false, status: 'unreachable', message: `Could not reach the SMTP server: ${e.message ?? e.code}` };
     }
@@ -172,7 +188,14 @@ async function checkImap(value: CredentialValue, opts: CheckOptions): Promise<Ou
     timeoutMs: opts.timeoutMs,
   });
   if (outcome.ok) return { ok: true, status: 'passed', message: outcome.message };
-  const status: CredentialTestStatus = outcome.kind === 'auth' ? 'auth_failed' : outcome.kind === 'timeout' ? 'timeout' : outcome.kind === 'network' ? 'unreachable' : 'failed';
+  const status: CredentialTestStatus =
+    outcome.kind === 'auth'
+      ? 'auth_failed'
+      : outcome.kind === 'timeout'
+        ? 'timeout'
+        : outcome.kind === 'network'
+          ? 'unreachable'
+          : 'failed';
   return { ok: false, status, message: outcome.message };
 }
 
@@ -209,13 +232,28 @@ function joinUrl(base: string, path: string): string {
 async function checkProvider(cred: CredentialInUse, opts: CheckOptions): Promise<Outcome> {
   const provider = cred.type as ProviderType;
   if (cred.value.serviceAccountKey !== undefined) {
-    return { ok: false, status: 'not_configured', message: 'A service-account key acts only for a delegated user: bind it to a mailer route with PATCH /api/v1/mailer/routes/{id}/google-dwd; its polls and replies use it.' };
+    return {
+      ok: false,
+      status: 'not_configured',
+      message:
+        'A service-account key acts only for a delegated user: bind it to a mailer route with PATCH /api/v1/mailer/routes/{id}/google-dwd; its polls and replies use it.',
+    };
   }
   const base = typeof cred.value.baseUrl === 'string' ? cred.value.baseUrl : opts.providerBaseUrls[provider];
-  if (!base) return { ok: false, status: 'not_configured', message: `No base URL is configured for ${provider}: set baseUrl in the credential or ${provider}=… in CREDENTIAL_PROVIDER_BASE_URLS.` };
+  if (!base)
+    return {
+      ok: false,
+      status: 'not_configured',
+      message: `No base URL is configured for ${provider}: set baseUrl in the credential or ${provider}=… in CREDENTIAL_PROVIDER_BASE_URLS.`,
+    };
   const identity = IDENTITY[provider];
   const res = await httpRequest(
-    { method: identity.method, url: joinUrl(base, identity.path), headers: { ...credentialHeaders(cred), accept: 'application/json' }, timeoutMs: opts.timeoutMs },
+    {
+      method: identity.method,
+      url: joinUrl(base, identity.path),
+      headers: { ...credentialHeaders(cred), accept: 'application/json' },
+      timeoutMs: opts.timeoutMs,
+    },
     { allowPrivateNetworks: opts.allowPrivateNetworks, sensitiveHeaders: ['authorization'] },
   );
   const outcome = byStatus(res, `The ${provider} identity endpoint`);
@@ -225,7 +263,12 @@ async function checkProvider(cred: CredentialInUse, opts: CheckOptions): Promise
 async function checkLlm(cred: CredentialInUse, opts: CheckOptions): Promise<Outcome> {
   const model = String(cred.value.model);
   const res = await httpRequest(
-    { method: 'GET', url: joinUrl(String(cred.value.baseUrl), 'models'), headers: { ...credentialHeaders(cred), accept: 'application/json' }, timeoutMs: opts.timeoutMs },
+    {
+      method: 'GET',
+      url: joinUrl(String(cred.value.baseUrl), 'models'),
+      headers: { ...credentialHeaders(cred), accept: 'application/json' },
+      timeoutMs: opts.timeoutMs,
+    },
     { allowPrivateNetworks: opts.allowPrivateNetworks, sensitiveHeaders: ['authorization'] },
   );
   const outcome = byStatus(res, 'The model endpoint');

@@ -10,7 +10,15 @@ import { SealedValueError, type Keyring } from '../kernel/secrets';
 import { openCredentialValue, requireKeyring, sealCredentialValue, type CredentialKeySettings } from './keys';
 import { credentialDestinations, normalizeAllowedHosts, type ProviderUrls } from './destinations';
 import { maskSecret } from './mask';
-import { CREDENTIAL_TYPE_NAMES, CREDENTIAL_TYPES, isLocalAiCliType, maskSource, oauthScopesOf, parseCredentialValue, type CredentialValue } from './types';
+import {
+  CREDENTIAL_TYPE_NAMES,
+  CREDENTIAL_TYPES,
+  isLocalAiCliType,
+  maskSource,
+  oauthScopesOf,
+  parseCredentialValue,
+  type CredentialValue,
+} from './types';
 
 export const CREDENTIAL_NOT_FOUND = 'Credential not found';
 
@@ -69,12 +77,20 @@ function tryOpen(ring: Keyring, row: Credential): CredentialValue | null {
 }
 
 /** Credentials of the principal's workspace, by name, with their masks. */
-export async function listCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: Pick<CredentialDeps, 'keys' | 'providerUrls'>): Promise<CredentialListItem[]> {
+export async function listCredentials(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: Pick<CredentialDeps, 'keys' | 'providerUrls'>,
+): Promise<CredentialListItem[]> {
   const ring = requireKeyring(deps.keys);
   const rows = await em.find(CredentialSchema, { workspaceId: principal.workspaceId }, { orderBy: { name: 'asc', id: 'asc' } });
   return rows.map((row) => {
     const value = tryOpen(ring, row);
-    return { ...credentialView(row, value, deps.providerUrls), maskedValue: value ? maskSecret(maskSource(row.type, value)) : null, readable: value !== null };
+    return {
+      ...credentialView(row, value, deps.providerUrls),
+      maskedValue: value ? maskSecret(maskSource(row.type, value)) : null,
+      readable: value !== null,
+    };
   });
 }
 
@@ -98,7 +114,10 @@ export async function resolveCredentialReference(em: EntityManager, workspaceId:
 }
 
 async function idByName(em: EntityManager, workspaceId: string, name: string): Promise<string | null> {
-  const rows: Array<{ id: string }> = await em.execute('select id from credentials where workspace_id = ? and lower(name) = lower(?) limit 1', [workspaceId, name]);
+  const rows: Array<{ id: string }> = await em.execute(
+    'select id from credentials where workspace_id = ? and lower(name) = lower(?) limit 1',
+    [workspaceId, name],
+  );
   return rows[0]?.id ?? null;
 }
 
@@ -107,7 +126,8 @@ export function checkCredentialType(type: string): void {
   if (isLocalAiCliType(type)) {
     throw invalidInput('Local AI CLI session credentials cannot be created here; use POST /api/v1/workers/local-ai-cli/session.');
   }
-  if (!CREDENTIAL_TYPES[type]) throw invalidInput(`Unknown credential type "${type.slice(0, 100)}". Use one of: ${CREDENTIAL_TYPE_NAMES.join(', ')}.`);
+  if (!CREDENTIAL_TYPES[type])
+    throw invalidInput(`Unknown credential type "${type.slice(0, 100)}". Use one of: ${CREDENTIAL_TYPE_NAMES.join(', ')}.`);
 }
 
 /** Validates a value for its type: a 400 listing what is wrong (paths and rules, never the value). */
@@ -125,10 +145,16 @@ export function validateValue(type: string, raw: unknown, from = 'value'): Crede
  * `allowedHosts` beside the type's fields: the operator who wrote the variable binds it there
  * (the writer who names it cannot, see ENV_HOSTS_REFUSED). Messages name the variable, never its value.
  */
-export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEnv'>, envVar: string, type: string): { value: CredentialValue; allowedHosts: string[] } {
+export function valueFromEnv(
+  deps: Pick<CredentialDeps, 'envAllowlist' | 'readEnv'>,
+  envVar: string,
+  type: string,
+): { value: CredentialValue; allowedHosts: string[] } {
   const allowed = deps.envAllowlist.find((e) => e.name === envVar);
-  if (!allowed) throw invalidInput(`Environment variable "${envVar.slice(0, 100)}" is not an allowed credential source (CREDENTIAL_ENV_ALLOWLIST).`);
-  if (allowed.type && allowed.type !== type) throw invalidInput(`Environment variable "${envVar}" holds a ${allowed.type} credential, not ${type}.`);
+  if (!allowed)
+    throw invalidInput(`Environment variable "${envVar.slice(0, 100)}" is not an allowed credential source (CREDENTIAL_ENV_ALLOWLIST).`);
+  if (allowed.type && allowed.type !== type)
+    throw invalidInput(`Environment variable "${envVar}" holds a ${allowed.type} credential, not ${type}.`);
   const raw = deps.readEnv(envVar);
   if (raw === undefined || raw.trim() === '') throw invalidInput(`Environment variable "${envVar}" is not set on this server.`);
   let value: unknown = raw.trim();
@@ -142,7 +168,8 @@ export function valueFromEnv(deps: Pick<CredentialDeps, 'envAllowlist' | 'readEn
   let allowedHosts: string[] = [];
   if (value && typeof value === 'object' && !Array.isArray(value) && 'allowedHosts' in value) {
     const { allowedHosts: hosts, ...rest } = value as Record<string, unknown>;
-    if (!Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string')) throw invalidInput(`Environment variable "${envVar}": allowedHosts must be an array of host names.`);
+    if (!Array.isArray(hosts) || !hosts.every((h) => typeof h === 'string'))
+      throw invalidInput(`Environment variable "${envVar}": allowedHosts must be an array of host names.`);
     allowedHosts = normalizeAllowedHosts(hosts);
     value = rest;
   }
@@ -163,7 +190,12 @@ export interface CredentialInput {
  * (case-insensitive), replaces its type and value and takes the new spelling of the name.
  * Returns the view and whether a row was created.
  */
-export async function createCredential(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, input: CredentialInput): Promise<{ credential: CredentialView; created: boolean }> {
+export async function createCredential(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: CredentialDeps,
+  input: CredentialInput,
+): Promise<{ credential: CredentialView; created: boolean }> {
   const ring = requireKeyring(deps.keys);
   checkCredentialType(input.type);
   if ((input.value === undefined) === (input.envVar === undefined)) throw invalidInput('Send exactly one of value or envVar.');
@@ -199,7 +231,14 @@ export async function createCredential(em: EntityManager, principal: WorkspacePr
         updatedAt: now,
       });
     }
-    recordAudit(tx, principal, { action: existingId ? 'credential.update' : 'credential.create', severity: 'info', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name, type: input.type, source, allowedHosts } });
+    recordAudit(tx, principal, {
+      action: existingId ? 'credential.update' : 'credential.create',
+      severity: 'info',
+      workspaceId: principal.workspaceId,
+      targetType: 'credential',
+      targetId: row.id,
+      metadata: { name, type: input.type, source, allowedHosts },
+    });
     try {
       await tx.flush();
     } catch (err) {
@@ -224,10 +263,12 @@ export interface CredentialPatch {
  * is bound only where its value and provider say (probeUrl, baseUrl, host), never to hosts the
  * request picks.
  */
-export const ENV_HOSTS_REFUSED = 'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.';
+export const ENV_HOSTS_REFUSED =
+  'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.';
 
 export const SECRET_REQUIRED_FOR_TYPE = "Changing a credential's type requires its secret: send value (or envVar) with the new type.";
-export const SECRET_REQUIRED_FOR_HOSTS = "Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.";
+export const SECRET_REQUIRED_FOR_HOSTS =
+  "Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.";
 
 /**
  * Renames, retypes or replaces the value of a credential. Omitting `value` keeps the secret.
@@ -235,10 +276,22 @@ export const SECRET_REQUIRED_FOR_HOSTS = "Changing a credential's allowedHosts r
  * the secret again (a 400 otherwise): whoever cannot read a credential cannot redirect it.
  * A name another credential of the workspace has is a 409.
  */
-export async function updateCredential(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, id: string, patch: CredentialPatch): Promise<CredentialView> {
+export async function updateCredential(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: CredentialDeps,
+  id: string,
+  patch: CredentialPatch,
+): Promise<CredentialView> {
   const ring = requireKeyring(deps.keys);
   const row = await loadCredential(em, principal.workspaceId, id);
-  if (patch.name === undefined && patch.type === undefined && patch.value === undefined && patch.envVar === undefined && patch.allowedHosts === undefined) {
+  if (
+    patch.name === undefined &&
+    patch.type === undefined &&
+    patch.value === undefined &&
+    patch.envVar === undefined &&
+    patch.allowedHosts === undefined
+  ) {
     throw invalidInput('Send at least one of name, type, value, envVar or allowedHosts.');
   }
   if (patch.value !== undefined && patch.envVar !== undefined) throw invalidInput('Send at most one of value or envVar.');
@@ -247,10 +300,16 @@ export async function updateCredential(em: EntityManager, principal: WorkspacePr
   if (patch.envVar !== undefined && patch.allowedHosts?.length) throw invalidInput(ENV_HOSTS_REFUSED);
   // A new value from a variable takes the hosts the variable names, never those of the previous value (see ENV_HOSTS_REFUSED).
   const fromEnv = patch.envVar !== undefined ? valueFromEnv(deps, patch.envVar, type) : null;
-  const allowedHosts = fromEnv ? fromEnv.allowedHosts : patch.allowedHosts === undefined ? row.allowedHosts : normalizeAllowedHosts(patch.allowedHosts);
+  const allowedHosts = fromEnv
+    ? fromEnv.allowedHosts
+    : patch.allowedHosts === undefined
+      ? row.allowedHosts
+      : normalizeAllowedHosts(patch.allowedHosts);
   const withSecret = patch.value !== undefined || patch.envVar !== undefined;
-  if (!withSecret && type !== row.type) throw invalidInput(SECRET_REQUIRED_FOR_TYPE, { details: { reason: 'secret_required', field: 'type' } });
-  if (!withSecret && !sameHosts(allowedHosts, row.allowedHosts)) throw invalidInput(SECRET_REQUIRED_FOR_HOSTS, { details: { reason: 'secret_required', field: 'allowedHosts' } });
+  if (!withSecret && type !== row.type)
+    throw invalidInput(SECRET_REQUIRED_FOR_TYPE, { details: { reason: 'secret_required', field: 'type' } });
+  if (!withSecret && !sameHosts(allowedHosts, row.allowedHosts))
+    throw invalidInput(SECRET_REQUIRED_FOR_HOSTS, { details: { reason: 'secret_required', field: 'allowedHosts' } });
   let value: CredentialValue | null = null;
   if (fromEnv) value = fromEnv.value;
   else if (patch.value !== undefined) value = validateValue(type, patch.value);
@@ -268,11 +327,19 @@ export async function updateCredential(em: EntityManager, principal: WorkspacePr
     row.envVar = patch.envVar ?? null;
   }
   row.updatedAt = new Date();
-  recordAudit(em, principal, { action: 'credential.update', severity: 'info', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name: row.name, type, valueChanged: value !== null, allowedHosts } });
+  recordAudit(em, principal, {
+    action: 'credential.update',
+    severity: 'info',
+    workspaceId: principal.workspaceId,
+    targetType: 'credential',
+    targetId: row.id,
+    metadata: { name: row.name, type, valueChanged: value !== null, allowedHosts },
+  });
   try {
     await em.flush();
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict(`A credential named "${row.name}" already exists in this workspace.`);
+    if (err instanceof UniqueConstraintViolationException)
+      throw conflict(`A credential named "${row.name}" already exists in this workspace.`);
     throw err;
   }
   return credentialView(row, value ?? tryOpen(ring, row), deps.providerUrls);
@@ -288,7 +355,14 @@ export async function deleteCredential(em: EntityManager, principal: WorkspacePr
   if ((await em.count(WorkspaceRepositorySchema, { credentialId: row.id })) > 0) {
     throw conflict('This credential is used by the workflow repository; change or remove the repository setting first.');
   }
-  recordAudit(em, principal, { action: 'credential.delete', severity: 'warning', workspaceId: principal.workspaceId, targetType: 'credential', targetId: row.id, metadata: { name: row.name, type: row.type } });
+  recordAudit(em, principal, {
+    action: 'credential.delete',
+    severity: 'warning',
+    workspaceId: principal.workspaceId,
+    targetType: 'credential',
+    targetId: row.id,
+    metadata: { name: row.name, type: row.type },
+  });
   em.remove(row);
   await em.flush();
 }

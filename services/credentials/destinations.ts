@@ -71,9 +71,12 @@ export function normalizeAllowedHosts(raw: string[]): string[] {
   for (const [i, entry] of raw.entries()) {
     const p = parseHostPattern(entry);
     if (!p) {
-      throw invalidInput(`allowedHosts[${i}]: "${entry.slice(0, 100)}" is not a host name, an IP address, host:port or *.domain (no scheme, path or "*" alone).`, {
-        details: { issues: [{ path: `allowedHosts.${i}`, message: 'must be a host name, an IP address, host:port or *.domain' }] },
-      });
+      throw invalidInput(
+        `allowedHosts[${i}]: "${entry.slice(0, 100)}" is not a host name, an IP address, host:port or *.domain (no scheme, path or "*" alone).`,
+        {
+          details: { issues: [{ path: `allowedHosts.${i}`, message: 'must be a host name, an IP address, host:port or *.domain' }] },
+        },
+      );
     }
     const canonical = formatPattern(p);
     if (!out.includes(canonical)) out.push(canonical);
@@ -119,7 +122,11 @@ export function impliedHosts(type: string, value: CredentialValue | null, provid
 }
 
 /** Every host pattern a credential may be sent to: its `allowedHosts` and its implied hosts. */
-export function credentialDestinations(row: { type: string; allowedHosts: string[] }, value: CredentialValue | null, providerUrls?: ProviderUrls): string[] {
+export function credentialDestinations(
+  row: { type: string; allowedHosts: string[] },
+  value: CredentialValue | null,
+  providerUrls?: ProviderUrls,
+): string[] {
   const out = [...row.allowedHosts];
   for (const h of impliedHosts(row.type, value, providerUrls)) if (!out.includes(h)) out.push(h);
   return out;

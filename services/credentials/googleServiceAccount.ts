@@ -33,13 +33,27 @@ function rsaPrivateKey(pem: string): KeyObject | null {
 const keyFileFields = z
   .object({
     type: z.literal('service_account', { error: 'must be "service_account"' }),
-    client_email: z.string().trim().max(320).regex(/^[^\s@]+@[^\s@]+$/, 'must be the service account email address'),
+    client_email: z
+      .string()
+      .trim()
+      .max(320)
+      .regex(/^[^\s@]+@[^\s@]+$/, 'must be the service account email address'),
     private_key: z
       .string({ error: 'must be a PEM-encoded RSA private key' })
       .max(16_384, 'must be a PEM-encoded RSA private key')
       .refine((pem) => rsaPrivateKey(pem) !== null, { message: 'must be a PEM-encoded RSA private key' }),
-    private_key_id: z.string().trim().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'must be the key id (printable ASCII)'),
-    token_uri: z.string().trim().max(2048).regex(/^https?:\/\/[^\s/?#]+\S*$/i, 'must be an http(s) URL').default(GOOGLE_TOKEN_URI),
+    private_key_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .regex(/^[\x21-\x7e]+$/, 'must be the key id (printable ASCII)'),
+    token_uri: z
+      .string()
+      .trim()
+      .max(2048)
+      .regex(/^https?:\/\/[^\s/?#]+\S*$/i, 'must be an http(s) URL')
+      .default(GOOGLE_TOKEN_URI),
     client_id: z.string().max(200).optional(),
     project_id: z.string().max(200).optional(),
   })
@@ -47,14 +61,19 @@ const keyFileFields = z
   .strip();
 
 /** The key file as an object or as its JSON text; the stored form keeps the fields above only. */
-export const serviceAccountKeySchema = z.preprocess((raw) => {
-  if (typeof raw !== 'string') return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return 'not-json';
-  }
-}, z.custom<unknown>((v) => v !== 'not-json', { message: 'must be the service account JSON key file (an object or its JSON text)' }).pipe(keyFileFields));
+export const serviceAccountKeySchema = z.preprocess(
+  (raw) => {
+    if (typeof raw !== 'string') return raw;
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return 'not-json';
+    }
+  },
+  z
+    .custom<unknown>((v) => v !== 'not-json', { message: 'must be the service account JSON key file (an object or its JSON text)' })
+    .pipe(keyFileFields),
+);
 
 export type ServiceAccountKey = z.infer<typeof keyFileFields>;
 
@@ -69,10 +88,20 @@ export class TokenGrantError extends Error {
 const b64url = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 
 /** The signed RS256 assertion of RFC 7523 §3 for `subject`. */
-export function jwtAssertion(key: ServiceAccountKey, claims: { subject: string; scopes: string[]; audience: string; nowS?: number }): string {
+export function jwtAssertion(
+  key: ServiceAccountKey,
+  claims: { subject: string; scopes: string[]; audience: string; nowS?: number },
+): string {
   const iat = claims.nowS ?? Math.floor(Date.now() / 1000);
   const header = { alg: 'RS256', typ: 'JWT', kid: key.private_key_id };
-  const payload = { iss: key.client_email, sub: claims.subject, scope: claims.scopes.join(' '), aud: claims.audience, iat, exp: iat + ASSERTION_LIFETIME_S };
+  const payload = {
+    iss: key.client_email,
+    sub: claims.subject,
+    scope: claims.scopes.join(' '),
+    aud: claims.audience,
+    iat,
+    exp: iat + ASSERTION_LIFETIME_S,
+  };
   const input = `${b64url(header)}.${b64url(payload)}`;
   const signature = createSign('RSA-SHA256').update(input).sign(createPrivateKey(key.private_key)).toString('base64url');
   return `${input}.${signature}`;
@@ -92,7 +121,16 @@ export interface DelegatedTokenRequest {
 
 const cacheKey = (r: DelegatedTokenRequest, url: string) =>
   createHash('sha256')
-    .update(JSON.stringify([r.key.client_email, r.key.private_key_id, createHash('sha256').update(r.key.private_key).digest('hex'), r.subject, r.scopes ?? GMAIL_DELEGATION_SCOPES, url]))
+    .update(
+      JSON.stringify([
+        r.key.client_email,
+        r.key.private_key_id,
+        createHash('sha256').update(r.key.private_key).digest('hex'),
+        r.subject,
+        r.scopes ?? GMAIL_DELEGATION_SCOPES,
+        url,
+      ]),
+    )
     .digest('hex');
 
 /**
@@ -109,13 +147,24 @@ export async function delegatedAccessToken(r: DelegatedTokenRequest, fresh = fal
   const assertion = jwtAssertion(r.key, { subject: r.subject, scopes: r.scopes ?? GMAIL_DELEGATION_SCOPES, audience: r.key.token_uri });
   const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
   const res = await httpRequest(
-    { method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString(), timeoutMs: r.timeoutMs },
+    {
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: form.toString(),
+      timeoutMs: r.timeoutMs,
+    },
     { allowPrivateNetworks: r.allowPrivateNetworks },
   );
   const body = (res.body && typeof res.body === 'object' ? res.body : {}) as Record<string, unknown>;
   if (res.status < 200 || res.status >= 300 || typeof body.access_token !== 'string' || body.access_token === '') {
-    const code = typeof body.error === 'string' ? ` (${body.error.slice(0, 100)}${typeof body.error_description === 'string' ? `: ${body.error_description.slice(0, 300)}` : ''})` : '';
-    throw new TokenGrantError(`The Google token endpoint refused a delegated token for ${r.subject} to service account ${r.key.client_email}: HTTP ${res.status}${code}.`);
+    const code =
+      typeof body.error === 'string'
+        ? ` (${body.error.slice(0, 100)}${typeof body.error_description === 'string' ? `: ${body.error_description.slice(0, 300)}` : ''})`
+        : '';
+    throw new TokenGrantError(
+      `The Google token endpoint refused a delegated token for ${r.subject} to service account ${r.key.client_email}: HTTP ${res.status}${code}.`,
+    );
   }
   const lifetime = typeof body.expires_in === 'number' && Number.isFinite(body.expires_in) ? body.expires_in : 3600;
   if (cache.size >= 1000) for (const [k, v] of cache) if (v.expiresAt <= Date.now()) cache.delete(k);

@@ -63,14 +63,25 @@ function withCredential(headers: Record<string, string> | undefined, added: Reco
  * token URL that gets a 401 is refreshed once, stored through `persistRefreshed`, and the
  * request is sent once more with the new token.
  */
-export async function sendWithCredential(req: HttpRequestInput, cred: CredentialInUse, opts: CredentialRequestOptions): Promise<HttpResponseOutput & { refreshed: boolean }> {
+export async function sendWithCredential(
+  req: HttpRequestInput,
+  cred: CredentialInUse,
+  opts: CredentialRequestOptions,
+): Promise<HttpResponseOutput & { refreshed: boolean }> {
   const send = (value: CredentialValue) => {
     const added = credentialHeaders({ type: cred.type, value });
-    return httpRequest({ ...req, headers: withCredential(req.headers, added) }, { allowPrivateNetworks: opts.allowPrivateNetworks, signal: opts.signal, sensitiveHeaders: Object.keys(added) });
+    return httpRequest(
+      { ...req, headers: withCredential(req.headers, added) },
+      { allowPrivateNetworks: opts.allowPrivateNetworks, signal: opts.signal, sensitiveHeaders: Object.keys(added) },
+    );
   };
   const first = await send(cred.value);
   if (first.status !== 401 || !canRefresh(cred)) return { ...first, refreshed: false };
-  const refreshed = await refreshOAuth2(cred.value, { allowPrivateNetworks: opts.allowPrivateNetworks, signal: opts.signal, timeoutMs: req.timeoutMs });
+  const refreshed = await refreshOAuth2(cred.value, {
+    allowPrivateNetworks: opts.allowPrivateNetworks,
+    signal: opts.signal,
+    timeoutMs: req.timeoutMs,
+  });
   cred.value = refreshed;
   await opts.persistRefreshed?.(refreshed);
   return { ...(await send(refreshed)), refreshed: true };
@@ -87,12 +98,22 @@ function canRefresh(cred: CredentialInUse): boolean {
  * the credential's type: `oauth2` keeps the token in `accessToken`, the mail providers
  * (`mailA`, `mailB`) in `token`.
  */
-export async function refreshOAuth2(value: CredentialValue, opts: { allowPrivateNetworks: boolean; signal?: AbortSignal; timeoutMs?: number }, type = 'oauth2'): Promise<CredentialValue> {
+export async function refreshOAuth2(
+  value: CredentialValue,
+  opts: { allowPrivateNetworks: boolean; signal?: AbortSignal; timeoutMs?: number },
+  type = 'oauth2',
+): Promise<CredentialValue> {
   const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: String(value.refreshToken) });
   if (typeof value.clientId === 'string') form.set('client_id', value.clientId);
   if (typeof value.clientSecret === 'string') form.set('client_secret', value.clientSecret);
   const res = await httpRequest(
-    { method: 'POST', url: String(value.tokenUrl), headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString(), timeoutMs: opts.timeoutMs ?? 30_000 },
+    {
+      method: 'POST',
+      url: String(value.tokenUrl),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: form.toString(),
+      timeoutMs: opts.timeoutMs ?? 30_000,
+    },
     { allowPrivateNetworks: opts.allowPrivateNetworks, signal: opts.signal },
   );
   const body = (res.body && typeof res.body === 'object' ? res.body : {}) as Record<string, unknown>;
@@ -102,9 +123,11 @@ export async function refreshOAuth2(value: CredentialValue, opts: { allowPrivate
   }
   const next: Record<string, unknown> = { ...value, [type === 'oauth2' ? 'accessToken' : 'token']: body.access_token };
   if (typeof body.refresh_token === 'string') next.refreshToken = body.refresh_token;
-  if (typeof body.expires_in === 'number' && Number.isFinite(body.expires_in)) next.expiresAt = new Date(Date.now() + body.expires_in * 1000).toISOString();
+  if (typeof body.expires_in === 'number' && Number.isFinite(body.expires_in))
+    next.expiresAt = new Date(Date.now() + body.expires_in * 1000).toISOString();
   if (typeof body.scope === 'string' && type === 'oauth2') next.scopes = body.scope;
   const parsed = parseCredentialValue(type, next);
-  if (!parsed.ok) throw new CredentialRefreshError('The OAuth2 token endpoint answered a token that cannot be stored (empty or with line breaks).');
+  if (!parsed.ok)
+    throw new CredentialRefreshError('The OAuth2 token endpoint answered a token that cannot be stored (empty or with line breaks).');
   return parsed.value;
 }

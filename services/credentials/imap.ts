@@ -19,7 +19,8 @@ export interface ImapLoginInput {
   timeoutMs: number;
 }
 
-export type ImapLoginOutcome = { ok: true; message: string } | { ok: false; kind: 'auth' | 'protocol' | 'network' | 'timeout'; message: string };
+export type ImapLoginOutcome =
+  { ok: true; message: string } | { ok: false; kind: 'auth' | 'protocol' | 'network' | 'timeout'; message: string };
 
 /** IMAP quoted string: backslash and double quote escaped. */
 const quote = (s: string) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
@@ -85,7 +86,8 @@ export async function imapLogin(input: ImapLoginInput): Promise<ImapLoginOutcome
   try {
     const greeting = await nextLine();
     if (/^\* BYE/i.test(greeting)) return { ok: false, kind: 'protocol', message: 'The IMAP server refused the session.' };
-    if (!/^\* (OK|PREAUTH)/i.test(greeting)) return { ok: false, kind: 'protocol', message: 'The server did not greet like an IMAP server.' };
+    if (!/^\* (OK|PREAUTH)/i.test(greeting))
+      return { ok: false, kind: 'protocol', message: 'The server did not greet like an IMAP server.' };
     if (!input.secure) {
       const caps = await command('a1', 'CAPABILITY');
       const capabilities = caps.untagged.join(' ').toUpperCase();
@@ -101,7 +103,11 @@ export async function imapLogin(input: ImapLoginInput): Promise<ImapLoginOutcome
           socket.once('secureConnect', () => resolve());
           socket.once('error', reject);
         }).catch((err: Error) => {
-          throw { ok: false, kind: 'network', message: `TLS negotiation with the IMAP server failed: ${(err as NodeJS.ErrnoException).code ?? err.message}.` } satisfies ImapLoginOutcome;
+          throw {
+            ok: false,
+            kind: 'network',
+            message: `TLS negotiation with the IMAP server failed: ${(err as NodeJS.ErrnoException).code ?? err.message}.`,
+          } satisfies ImapLoginOutcome;
         });
       } else if (capabilities.includes('LOGINDISABLED')) {
         return { ok: false, kind: 'protocol', message: 'The IMAP server refuses LOGIN without TLS; set secure: true or use port 993.' };
@@ -109,7 +115,8 @@ export async function imapLogin(input: ImapLoginInput): Promise<ImapLoginOutcome
     }
     const login = await command('a3', `LOGIN ${quote(input.username)} ${quote(input.password)}`);
     if (login.status === 'NO') return { ok: false, kind: 'auth', message: 'The IMAP server refused the user name or password.' };
-    if (login.status !== 'OK') return { ok: false, kind: 'protocol', message: `The IMAP server answered LOGIN with ${login.status || 'nothing'}.` };
+    if (login.status !== 'OK')
+      return { ok: false, kind: 'protocol', message: `The IMAP server answered LOGIN with ${login.status || 'nothing'}.` };
     await command('a4', 'LOGOUT').catch(() => undefined);
     return { ok: true, message: 'Logged in to the IMAP server.' };
   } catch (err) {

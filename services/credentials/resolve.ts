@@ -32,13 +32,21 @@ export class CredentialUseError extends Error {
  * (destinations.ts). Called before any connection is opened; the message names the host and
  * the credential, never the secret.
  */
-export function assertCredentialDestination(row: Pick<Credential, 'name' | 'type' | 'allowedHosts'>, value: CredentialValue | null, url: string, providerUrls?: ProviderUrls): void {
+export function assertCredentialDestination(
+  row: Pick<Credential, 'name' | 'type' | 'allowedHosts'>,
+  value: CredentialValue | null,
+  url: string,
+  providerUrls?: ProviderUrls,
+): void {
   const name = row.name.slice(0, 200);
   let target: URL;
   try {
     target = new URL(url);
   } catch {
-    throw new CredentialUseError('destination', `Credential "${name}" is not sent to "${url.slice(0, 200)}": it is not an absolute http(s) URL.`);
+    throw new CredentialUseError(
+      'destination',
+      `Credential "${name}" is not sent to "${url.slice(0, 200)}": it is not an absolute http(s) URL.`,
+    );
   }
   const allowed = credentialDestinations(row, value, providerUrls);
   if (hostAllowed(allowed, target)) return;
@@ -72,18 +80,28 @@ export async function sendHttpWithStoredCredential(
   signal?: AbortSignal,
 ): Promise<HttpResponseOutput> {
   const ring = credentialKeyring(deps.keys);
-  if (!ring) throw new CredentialUseError('unconfigured', 'Credentials are unavailable on this worker: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
+  if (!ring)
+    throw new CredentialUseError(
+      'unconfigured',
+      'Credentials are unavailable on this worker: neither CREDENTIALS_KEY nor SECRET_KEY is configured.',
+    );
   const row = await resolveCredentialReference(em, workspaceId, reference);
   const shownRef = reference.slice(0, 200);
   if (!row) throw new CredentialUseError('missing', `Credential "${shownRef}" was not found in this workspace.`);
   if (!HTTP_CREDENTIAL_TYPES.includes(row.type)) {
-    throw new CredentialUseError('unsupported', `Credential "${shownRef}" is a ${row.type} credential; http nodes take ${HTTP_CREDENTIAL_TYPES.join(', ')}.`);
+    throw new CredentialUseError(
+      'unsupported',
+      `Credential "${shownRef}" is a ${row.type} credential; http nodes take ${HTTP_CREDENTIAL_TYPES.join(', ')}.`,
+    );
   }
   let value: CredentialValue;
   try {
     value = openCredential(ring, row);
   } catch {
-    throw new CredentialUseError('unreadable', `Credential "${shownRef}" cannot be decrypted (changed, copied from another row, or its key is not configured).`);
+    throw new CredentialUseError(
+      'unreadable',
+      `Credential "${shownRef}" cannot be decrypted (changed, copied from another row, or its key is not configured).`,
+    );
   }
   // Before any connection: a redirect to another origin drops the credential (http.ts), so the first URL is the one to check.
   assertCredentialDestination(row, value, req.url);
@@ -110,12 +128,22 @@ export async function sendHttpWithStoredCredential(
  * `CredentialUseError` when there is no such credential, it cannot be decrypted or has no
  * signing secret.
  */
-export async function errtrackerSigningSecret(em: EntityManager, keys: CredentialKeySettings, workspaceId: string, credentialId: string): Promise<string> {
+export async function errtrackerSigningSecret(
+  em: EntityManager,
+  keys: CredentialKeySettings,
+  workspaceId: string,
+  credentialId: string,
+): Promise<string> {
   const ring = credentialKeyring(keys);
-  if (!ring) throw new CredentialUseError('unconfigured', 'Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
+  if (!ring)
+    throw new CredentialUseError('unconfigured', 'Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
   const row = await em.findOne(CredentialSchema, { id: credentialId, workspaceId });
   if (!row) throw new CredentialUseError('missing', 'Credential not found in this workspace.');
-  if (row.type !== 'errtracker') throw new CredentialUseError('unsupported', `Credential ${credentialId} is a ${row.type} credential; error-tracker endpoints take an errtracker credential.`);
+  if (row.type !== 'errtracker')
+    throw new CredentialUseError(
+      'unsupported',
+      `Credential ${credentialId} is a ${row.type} credential; error-tracker endpoints take an errtracker credential.`,
+    );
   let value: CredentialValue;
   try {
     value = openCredential(ring, row);
@@ -123,6 +151,7 @@ export async function errtrackerSigningSecret(em: EntityManager, keys: Credentia
     throw new CredentialUseError('unreadable', `Credential ${credentialId} cannot be decrypted.`);
   }
   const secret = (value as { signingSecret?: unknown }).signingSecret;
-  if (typeof secret !== 'string' || secret === '') throw new CredentialUseError('unsupported', `Credential ${credentialId} has no signingSecret (the integration's client secret).`);
+  if (typeof secret !== 'string' || secret === '')
+    throw new CredentialUseError('unsupported', `Credential ${credentialId} has no signingSecret (the integration's client secret).`);
   return secret;
 }

@@ -31,7 +31,13 @@ export async function rotateCredentialKeys(
   const report: RotationReport = { keyId: ring.current.id, scanned: 0, rotated: 0, alreadyCurrent: 0, failed: [] };
   let after = '';
   for (;;) {
-    const batch = await em.fork().find(CredentialSchema, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: batchSize, fields: ['id', 'workspaceId', 'secretEncrypted'] });
+    const batch = await em
+      .fork()
+      .find(
+        CredentialSchema,
+        { id: { $gt: after } },
+        { orderBy: { id: 'asc' }, limit: batchSize, fields: ['id', 'workspaceId', 'secretEncrypted'] },
+      );
     if (batch.length === 0) break;
     for (const row of batch) {
       report.scanned++;
@@ -59,7 +65,9 @@ async function rotateRow(em: EntityManager, ring: Keyring, id: string): Promise<
       throw err;
     }
     const sealed = sealCredentialValue(ring, row.workspaceId, row.id, value);
-    const updated = await em.fork().nativeUpdate(CredentialSchema, { id, secretEncrypted: row.secretEncrypted }, { secretEncrypted: sealed });
+    const updated = await em
+      .fork()
+      .nativeUpdate(CredentialSchema, { id, secretEncrypted: row.secretEncrypted }, { secretEncrypted: sealed });
     if (updated === 1) return 'rotated';
   }
   return 'changed_concurrently';

@@ -15,7 +15,8 @@ export interface CredentialTestDeps {
   providerBaseUrls: Record<string, string>;
 }
 
-export const UNREADABLE_MESSAGE = 'The stored value cannot be decrypted (it was changed, copied from another row, or encrypted with a key that is not configured); save a new value.';
+export const UNREADABLE_MESSAGE =
+  'The stored value cannot be decrypted (it was changed, copied from another row, or encrypted with a key that is not configured); save a new value.';
 
 /**
  * Stores a refreshed value (an OAuth2 token refresh) unless the row changed meanwhile: a
@@ -23,7 +24,13 @@ export const UNREADABLE_MESSAGE = 'The stored value cannot be decrypted (it was 
  */
 export async function storeRefreshedValue(em: EntityManager, ring: Keyring, row: Credential, value: CredentialValue): Promise<void> {
   const sealed = sealCredentialValue(ring, row.workspaceId, row.id, value);
-  await em.fork().nativeUpdate(CredentialSchema, { id: row.id, secretEncrypted: row.secretEncrypted }, { secretEncrypted: sealed, updatedAt: new Date() });
+  await em
+    .fork()
+    .nativeUpdate(
+      CredentialSchema,
+      { id: row.id, secretEncrypted: row.secretEncrypted },
+      { secretEncrypted: sealed, updatedAt: new Date() },
+    );
 }
 
 /** Tests a stored credential: decrypts it (an unreadable one is reported, not thrown) and runs its type's check. */
@@ -47,7 +54,12 @@ export async function testStoredCredential(em: EntityManager, deps: CredentialTe
 }
 
 /** `POST /credentials/{id}/test`: any valid key of the workspace; other workspaces' ids are 404. */
-export async function testCredential(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialTestDeps, id: string): Promise<CredentialTestResult> {
+export async function testCredential(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: CredentialTestDeps,
+  id: string,
+): Promise<CredentialTestResult> {
   const row = await loadCredential(em, principal.workspaceId, id);
   return testStoredCredential(em, deps, row);
 }

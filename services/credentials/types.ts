@@ -11,7 +11,12 @@ import { serviceAccountKeySchema } from './googleServiceAccount';
  */
 
 /** Header names (RFC 9110 token). */
-const headerName = z.string().trim().min(1).max(200).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
+const headerName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
 /** A secret sent in an HTTP header: visible ASCII and spaces, no line breaks. */
 const headerSecret = z
   .string()
@@ -19,9 +24,22 @@ const headerSecret = z
   .max(8192, 'must be at most 8192 characters')
   .regex(/^[\x20-\x7e\t]+$/, 'must be printable ASCII without line breaks (it is sent in an HTTP header)');
 /** A secret sent over a mail protocol: no line breaks or NUL. */
-const lineSecret = z.string().min(1, 'must not be empty').max(1024).regex(/^[^\r\n\0]+$/, 'must not contain line breaks');
-const httpUrl = z.string().trim().max(2048).regex(/^https?:\/\/[^\s/?#]+\S*$/i, 'must be an http(s) URL');
-const host = z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.:[\]_-]+$/, 'must be a host name or IP address');
+const lineSecret = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(1024)
+  .regex(/^[^\r\n\0]+$/, 'must not contain line breaks');
+const httpUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .regex(/^https?:\/\/[^\s/?#]+\S*$/i, 'must be an http(s) URL');
+const host = z
+  .string()
+  .trim()
+  .min(1)
+  .max(253)
+  .regex(/^[A-Za-z0-9.:[\]_-]+$/, 'must be a host name or IP address');
 const port = z.number().int().min(1).max(65535);
 /** Where http-type credentials are tested: a URL the stored credential is sent to by `POST /credentials/{id}/test`. */
 const probeUrl = httpUrl.optional().describe('URL the connection test calls with this credential');
@@ -29,8 +47,15 @@ const probeUrl = httpUrl.optional().describe('URL the connection test calls with
 const apiKey = z.strictObject({ headerName: headerName.default('X-API-Key'), apiKey: headerSecret, probeUrl });
 const bearer = z.strictObject({ token: headerSecret, probeUrl });
 const basic = z.strictObject({
-  username: z.string().min(1).max(1024).regex(/^[^:\r\n]+$/, 'must not contain ":" or line breaks'),
-  password: z.string().max(1024).regex(/^[^\r\n]*$/, 'must not contain line breaks'),
+  username: z
+    .string()
+    .min(1)
+    .max(1024)
+    .regex(/^[^:\r\n]+$/, 'must not contain ":" or line breaks'),
+  password: z
+    .string()
+    .max(1024)
+    .regex(/^[^\r\n]*$/, 'must not contain line breaks'),
   probeUrl,
 });
 const scopes = z
@@ -70,7 +95,13 @@ const imap = z
   .transform((v) => ({ ...v, secure: v.secure ?? v.port === 993 }));
 const provider = z.strictObject({
   token: headerSecret,
-  username: z.string().min(1).max(1024).regex(/^[^:\r\n]+$/, 'must not contain ":" or line breaks').optional().describe('Sent with the token as HTTP Basic where the provider uses it (ci, wiki)'),
+  username: z
+    .string()
+    .min(1)
+    .max(1024)
+    .regex(/^[^:\r\n]+$/, 'must not contain ":" or line breaks')
+    .optional()
+    .describe('Sent with the token as HTTP Basic where the provider uses it (ci, wiki)'),
   baseUrl: httpUrl.optional().describe("The provider's API base URL; default: CREDENTIAL_PROVIDER_BASE_URLS"),
   signingSecret: headerSecret.optional().describe('errtracker: the integration client secret its webhook deliveries are signed with'),
 });
@@ -81,7 +112,10 @@ const provider = z.strictObject({
  */
 const mailProvider = (type: 'mailA' | 'mailB') =>
   z.preprocess(
-    (raw) => (type === 'mailA' && raw && typeof raw === 'object' && (raw as { type?: unknown }).type === 'service_account' ? { serviceAccountKey: raw } : raw),
+    (raw) =>
+      type === 'mailA' && raw && typeof raw === 'object' && (raw as { type?: unknown }).type === 'service_account'
+        ? { serviceAccountKey: raw }
+        : raw,
     z
       .strictObject({
         token: headerSecret.optional(),
@@ -96,9 +130,16 @@ const mailProvider = (type: 'mailA' | 'mailB') =>
       })
       .superRefine((v, ctx) => {
         const key = (v as { serviceAccountKey?: unknown }).serviceAccountKey;
-        if (key !== undefined && (v.token !== undefined || v.refreshToken !== undefined)) ctx.addIssue({ code: 'custom', path: ['serviceAccountKey'], message: 'send either a token or a serviceAccountKey, not both' });
-        if (key === undefined && v.token === undefined) ctx.addIssue({ code: 'custom', path: ['token'], message: type === 'mailA' ? 'a token or a serviceAccountKey is required' : 'a token is required' });
-        if (v.refreshToken && !v.tokenUrl) ctx.addIssue({ code: 'custom', path: ['tokenUrl'], message: 'tokenUrl is required with a refreshToken' });
+        if (key !== undefined && (v.token !== undefined || v.refreshToken !== undefined))
+          ctx.addIssue({ code: 'custom', path: ['serviceAccountKey'], message: 'send either a token or a serviceAccountKey, not both' });
+        if (key === undefined && v.token === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['token'],
+            message: type === 'mailA' ? 'a token or a serviceAccountKey is required' : 'a token is required',
+          });
+        if (v.refreshToken && !v.tokenUrl)
+          ctx.addIssue({ code: 'custom', path: ['tokenUrl'], message: 'tokenUrl is required with a refreshToken' });
       }),
   );
 const llm = z.strictObject({ baseUrl: httpUrl, apiKey: headerSecret, model: z.string().trim().min(1).max(200) });
@@ -148,7 +189,16 @@ export const CREDENTIAL_TYPE_NAMES = Object.keys(CREDENTIAL_TYPES);
 export const HTTP_CREDENTIAL_TYPES = CREDENTIAL_TYPE_NAMES.filter((t) => CREDENTIAL_TYPES[t].family === 'http');
 
 /** Fields whose values are secret in every type: redacted from test messages and http node outputs. */
-export const SECRET_FIELDS = ['apiKey', 'token', 'password', 'accessToken', 'refreshToken', 'clientSecret', 'headerValue', 'signingSecret'] as const;
+export const SECRET_FIELDS = [
+  'apiKey',
+  'token',
+  'password',
+  'accessToken',
+  'refreshToken',
+  'clientSecret',
+  'headerValue',
+  'signingSecret',
+] as const;
 
 /**
  * Local AI CLI sessions are managed by the workers routes (`/api/v1/workers/local-ai-cli/*`),
@@ -181,12 +231,16 @@ export interface ValueProblem {
  * Validates `raw` for `type`. Returns the normalised value, or the problems (paths and zod
  * messages, which name expectations and never echo the input).
  */
-export function parseCredentialValue(type: string, raw: unknown): { ok: true; value: CredentialValue } | { ok: false; problems: ValueProblem[] } {
+export function parseCredentialValue(
+  type: string,
+  raw: unknown,
+): { ok: true; value: CredentialValue } | { ok: false; problems: ValueProblem[] } {
   const def = CREDENTIAL_TYPES[type];
   if (!def) return { ok: false, problems: [{ path: 'type', message: `unknown credential type "${type}"` }] };
   let input = raw;
   if (typeof raw === 'string') {
-    if (!def.shorthand) return { ok: false, problems: [{ path: 'value', message: `a ${type} credential needs an object value, not a string` }] };
+    if (!def.shorthand)
+      return { ok: false, problems: [{ path: 'value', message: `a ${type} credential needs an object value, not a string` }] };
     input = { [def.shorthand]: raw };
   }
   const parsed = def.schema.safeParse(input);

@@ -43,8 +43,9 @@ function literalUrlsOf(graphs: GraphNode[][], reference: string): Array<{ nodeId
   const out: Array<{ nodeId: string; url: string }> = [];
   for (const nodes of graphs) {
     for (const node of nodes ?? []) {
-      const config = (node.config ?? {});
-      if (node.type === 'http' && config.credentialId === reference && typeof config.url === 'string' && /^https?:\/\//i.test(config.url)) out.push({ nodeId: node.id, url: config.url });
+      const config = node.config ?? {};
+      if (node.type === 'http' && config.credentialId === reference && typeof config.url === 'string' && /^https?:\/\//i.test(config.url))
+        out.push({ nodeId: node.id, url: config.url });
     }
   }
   return out;
@@ -54,7 +55,11 @@ function literalUrlsOf(graphs: GraphNode[][], reference: string): Array<{ nodeId
  * A node that would send the credential to a host it is not bound to: the test says so
  * (`refused`) instead of probing, so a workflow the run would fail is caught beforehand.
  */
-function destinationProblem(deps: CredentialTestDeps, row: NonNullable<Awaited<ReturnType<typeof resolveCredentialReference>>>, targets: Array<{ nodeId: string; url: string }>): CredentialTestResult | null {
+function destinationProblem(
+  deps: CredentialTestDeps,
+  row: NonNullable<Awaited<ReturnType<typeof resolveCredentialReference>>>,
+  targets: Array<{ nodeId: string; url: string }>,
+): CredentialTestResult | null {
   if (targets.length === 0) return null;
   let value = null;
   try {
@@ -72,7 +77,10 @@ function destinationProblem(deps: CredentialTestDeps, row: NonNullable<Awaited<R
     }
     if (!hostAllowed(allowed, url)) {
       const bound = allowed.length === 0 ? 'it is bound to no host' : `it may be sent only to ${allowed.join(', ')}`;
-      return immediateResult('refused', `Node "${t.nodeId}" would send credential "${row.name}" to ${shownHost(t.url)}: ${bound}. Add the host to its allowedHosts (with its secret).`);
+      return immediateResult(
+        'refused',
+        `Node "${t.nodeId}" would send credential "${row.name}" to ${shownHost(t.url)}: ${bound}. Add the host to its allowedHosts (with its secret).`,
+      );
     }
   }
   return null;
@@ -89,7 +97,12 @@ export interface WorkflowCredentialTest {
  * Tests every credential the workflow's nodes name; a name the workspace lacks is `missing`,
  * and one a node would send to a host it is not bound to is `refused`.
  */
-export async function testWorkflowCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialTestDeps, workflowId: string): Promise<{ workflowId: string; ok: boolean; credentials: WorkflowCredentialTest[] }> {
+export async function testWorkflowCredentials(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: CredentialTestDeps,
+  workflowId: string,
+): Promise<{ workflowId: string; ok: boolean; credentials: WorkflowCredentialTest[] }> {
   const wf = await loadWorkflow(em, principal, workflowId);
   const out: WorkflowCredentialTest[] = [];
   const graphs = await graphsOf(em, wf);
@@ -97,7 +110,10 @@ export async function testWorkflowCredentials(em: EntityManager, principal: Work
     const row = await resolveCredentialReference(em, wf.workspaceId, ref.reference);
     const result = row
       ? (destinationProblem(deps, row, literalUrlsOf(graphs, ref.reference)) ?? (await testStoredCredential(em, deps, row)))
-      : immediateResult('missing', 'The workspace has no credential with this id or name; create it or run credentials/bootstrap-from-env.');
+      : immediateResult(
+          'missing',
+          'The workspace has no credential with this id or name; create it or run credentials/bootstrap-from-env.',
+        );
     out.push({ ...ref, credential: row ? { id: row.id, name: row.name, type: row.type } : null, result });
   }
   return { workflowId: wf.id, ok: out.every((c) => c.result.ok), credentials: out };
@@ -130,7 +146,12 @@ export interface BootstrapReport {
  * type (`REPO_TOKEN:repo`). The credential is named after the reference, so the nodes resolve
  * it by name. The report holds counts and outcomes, never values or variable names.
  */
-export async function bootstrapWorkflowCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, workflowId: string): Promise<BootstrapReport> {
+export async function bootstrapWorkflowCredentials(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: CredentialDeps,
+  workflowId: string,
+): Promise<BootstrapReport> {
   const wf = await loadWorkflow(em, principal, workflowId);
   const references = credentialReferences(...(await graphsOf(em, wf))).map((r) => r.reference);
   return { workflowId: wf.id, ...(await bootstrapCredentialReferences(em, principal, deps, references)) };
@@ -141,7 +162,12 @@ export async function bootstrapWorkflowCredentials(em: EntityManager, principal:
  * the rules above: bootstrapWorkflowCredentials for one workflow, the external-tool import
  * (services/extflow) for a bundle's credential aliases.
  */
-export async function bootstrapCredentialReferences(em: EntityManager, principal: WorkspacePrincipal, deps: CredentialDeps, references: string[]): Promise<Omit<BootstrapReport, 'workflowId'>> {
+export async function bootstrapCredentialReferences(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: CredentialDeps,
+  references: string[],
+): Promise<Omit<BootstrapReport, 'workflowId'>> {
   const report: Omit<BootstrapReport, 'workflowId'> = { created: 0, skipped: 0, credentials: [] };
   for (const reference of [...new Set(references)]) {
     const existing = await resolveCredentialReference(em, principal.workspaceId, reference);
@@ -166,7 +192,11 @@ export async function bootstrapCredentialReferences(em: EntityManager, principal
       continue;
     }
     try {
-      const { credential } = await createCredential(em, principal, deps, { name: reference.trim().slice(0, 200), type: allowed.type, envVar });
+      const { credential } = await createCredential(em, principal, deps, {
+        name: reference.trim().slice(0, 200),
+        type: allowed.type,
+        envVar,
+      });
       entry('created', credential.id);
     } catch (err) {
       if ((err as { kind?: string }).kind === 'invalid') entry('invalid');

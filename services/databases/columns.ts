@@ -41,8 +41,10 @@ export function ident(name: string): string {
 }
 
 export function checkTableName(name: unknown): string {
-  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) throw invalidInput(`Table name ${JSON.stringify(name)} ${NAME_RULE}.`, { details: { field: 'tableName' } });
-  if (name.startsWith(RESERVED_PREFIX)) throw invalidInput(`Table name ${JSON.stringify(name)} ${RESERVED_RULE}.`, { details: { field: 'tableName' } });
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name))
+    throw invalidInput(`Table name ${JSON.stringify(name)} ${NAME_RULE}.`, { details: { field: 'tableName' } });
+  if (name.startsWith(RESERVED_PREFIX))
+    throw invalidInput(`Table name ${JSON.stringify(name)} ${RESERVED_RULE}.`, { details: { field: 'tableName' } });
   return name;
 }
 
@@ -59,9 +61,14 @@ export function checkColumn(raw: unknown, index: number): TableColumn {
   const c = raw as { name?: unknown; type?: unknown } | null;
   const label = c && typeof c.name === 'string' ? c.name : `#${index + 1}`;
   if (!c || typeof c !== 'object' || Array.isArray(c)) throw columnError(label, `Column ${label} must be an object { name, type }.`);
-  if (typeof c.name !== 'string' || !NAME_PATTERN.test(c.name)) throw columnError(label, `Column name ${JSON.stringify(c.name ?? null)} ${NAME_RULE}.`);
+  if (typeof c.name !== 'string' || !NAME_PATTERN.test(c.name))
+    throw columnError(label, `Column name ${JSON.stringify(c.name ?? null)} ${NAME_RULE}.`);
   if (c.name.startsWith(RESERVED_PREFIX)) throw columnError(c.name, `Column name ${JSON.stringify(c.name)} ${RESERVED_RULE}.`);
-  if (SYSTEM_COLUMNS.has(c.name)) throw columnError(c.name, `Column name ${JSON.stringify(c.name)} is reserved: PostgreSQL gives every table a system column of that name.`);
+  if (SYSTEM_COLUMNS.has(c.name))
+    throw columnError(
+      c.name,
+      `Column name ${JSON.stringify(c.name)} is reserved: PostgreSQL gives every table a system column of that name.`,
+    );
   if (typeof c.type !== 'string' || !(COLUMN_TYPES as readonly string[]).includes(c.type)) {
     throw columnError(c.name, `Column "${c.name}" has type ${JSON.stringify(c.type ?? null)}; expected one of ${COLUMN_TYPES.join(', ')}.`);
   }
@@ -138,7 +145,9 @@ export function cellToSql(column: TableColumn, value: unknown): SqlCell {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw refuse(`does not accept ${describe(value)}: numbers must be finite`);
   } else if (typeof value !== 'string') {
-    throw refuse(`does not accept ${describe(value)}: only strings and finite numbers (structured values, booleans and null go in json columns)`);
+    throw refuse(
+      `does not accept ${describe(value)}: only strings and finite numbers (structured values, booleans and null go in json columns)`,
+    );
   }
   switch (column.type) {
     case 'text':
@@ -165,7 +174,8 @@ export function cellToSql(column: TableColumn, value: unknown): SqlCell {
  * only json columns accept.
  */
 export function valuesToSql(columns: TableColumn[], values: unknown, opts: { partial?: boolean } = {}): Map<string, SqlCell> {
-  if (values === null || typeof values !== 'object' || Array.isArray(values)) throw invalidInput('values must be an object of column name to value.', { details: { field: 'values' } });
+  if (values === null || typeof values !== 'object' || Array.isArray(values))
+    throw invalidInput('values must be an object of column name to value.', { details: { field: 'values' } });
   const byName = new Map(columns.map((c) => [c.name, c]));
   const out = new Map<string, SqlCell>();
   for (const [key, value] of Object.entries(values as Record<string, unknown>)) {

@@ -12,8 +12,32 @@ import { stringify } from 'csv-stringify';
 import { type ColumnType, type TableColumn, type UserDatabase, type UserTable } from '../../db/entities';
 import { COLUMN_TYPES } from '../../engine/statuses';
 import { invalidInput, unprocessable } from '../kernel/errors';
-import { cellFromSql, cellToSql, checkColumns, checkDatabaseName, checkTableName, ident, MAX_COLUMNS, parseDate, parseNumber, ROW_INDEX, type SqlCell } from './columns';
-import { createDatabaseInTransaction, createTable, findDatabaseByName, getTable, insertCells, liveTables, loadDatabase, loadTable, qualified, refuseManagedWrite, type TableData } from './tables';
+import {
+  cellFromSql,
+  cellToSql,
+  checkColumns,
+  checkDatabaseName,
+  checkTableName,
+  ident,
+  MAX_COLUMNS,
+  parseDate,
+  parseNumber,
+  ROW_INDEX,
+  type SqlCell,
+} from './columns';
+import {
+  createDatabaseInTransaction,
+  createTable,
+  findDatabaseByName,
+  getTable,
+  insertCells,
+  liveTables,
+  loadDatabase,
+  loadTable,
+  qualified,
+  refuseManagedWrite,
+  type TableData,
+} from './tables';
 import { inTransaction, queryRows, withClient } from './storage';
 import { neutralizeCsvText, restoreCsvText } from '../kernel/csvCells';
 
@@ -21,7 +45,14 @@ import { neutralizeCsvText, restoreCsvText } from '../kernel/csvCells';
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;
 export const CSV_DELIMITERS = [',', ';', '\t', '|'] as const;
 /** MIME types taken as CSV (besides any file named *.csv). */
-export const CSV_MIME_TYPES = ['text/csv', 'application/csv', 'text/x-csv', 'application/x-csv', 'text/comma-separated-values', 'text/tab-separated-values'];
+export const CSV_MIME_TYPES = [
+  'text/csv',
+  'application/csv',
+  'text/x-csv',
+  'application/x-csv',
+  'text/comma-separated-values',
+  'text/tab-separated-values',
+];
 
 export function isCsvUpload(fileName: string, mimeType: string): boolean {
   return /\.csv$/i.test(fileName) || CSV_MIME_TYPES.includes(mimeType.toLowerCase().split(';')[0].trim());
@@ -141,7 +172,10 @@ function parseDelimiterField(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   const named: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', '\\t': '\t', pipe: '|' };
   const delimiter = named[raw.toLowerCase()] ?? raw;
-  if (delimiter.length !== 1 || /["\r\n]/.test(delimiter)) throw invalidInput('delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or line break.', { details: { field: 'delimiter' } });
+  if (delimiter.length !== 1 || /["\r\n]/.test(delimiter))
+    throw invalidInput('delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or line break.', {
+      details: { field: 'delimiter' },
+    });
   return delimiter;
 }
 
@@ -159,7 +193,9 @@ function parseOverrides(raw: string | undefined): Map<string, ColumnType> {
     const name = c && typeof c.name === 'string' ? c.name : null;
     if (!name) throw invalidInput(`columns[${i}] needs a name.`, { details: { field: 'columns' } });
     if (typeof c.type !== 'string' || !(COLUMN_TYPES as readonly string[]).includes(c.type)) {
-      throw invalidInput(`Column "${name}" has type ${JSON.stringify(c.type ?? null)}; expected one of ${COLUMN_TYPES.join(', ')}.`, { details: { column: name } });
+      throw invalidInput(`Column "${name}" has type ${JSON.stringify(c.type ?? null)}; expected one of ${COLUMN_TYPES.join(', ')}.`, {
+        details: { column: name },
+      });
     }
     out.set(name, c.type as ColumnType);
     out.set(cleanName(name, name), c.type as ColumnType);
@@ -173,13 +209,23 @@ async function readRecords(data: Buffer, delimiter: string): Promise<string[][]>
   const slices = function* () {
     for (let at = 0; at < data.length; at += 64 * 1024) yield data.subarray(at, at + 64 * 1024);
   };
-  const parser = Readable.from(slices()).pipe(parse({ delimiter, bom: true, skip_empty_lines: true, relax_column_count: false, max_record_size: CSV_MAX_BYTES }));
+  const parser = Readable.from(slices()).pipe(
+    parse({ delimiter, bom: true, skip_empty_lines: true, relax_column_count: false, max_record_size: CSV_MAX_BYTES }),
+  );
   const records: string[][] = [];
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
-      if (record.length > MAX_COLUMNS) throw unprocessable(`Malformed CSV at line ${parser.info.lines}: ${record.length} fields, a table has at most ${MAX_COLUMNS} columns.`, { code: 'csv_malformed', details: { line: parser.info.lines } });
+      if (record.length > MAX_COLUMNS)
+        throw unprocessable(
+          `Malformed CSV at line ${parser.info.lines}: ${record.length} fields, a table has at most ${MAX_COLUMNS} columns.`,
+          { code: 'csv_malformed', details: { line: parser.info.lines } },
+        );
       const nul = record.findIndex((cell) => cell.includes('\u0000'));
-      if (nul >= 0) throw unprocessable(`Malformed CSV at line ${parser.info.lines}: field ${nul + 1} contains a NUL character.`, { code: 'csv_malformed', details: { line: parser.info.lines } });
+      if (nul >= 0)
+        throw unprocessable(`Malformed CSV at line ${parser.info.lines}: field ${nul + 1} contains a NUL character.`, {
+          code: 'csv_malformed',
+          details: { line: parser.info.lines },
+        });
       records.push(record);
     }
   } catch (err) {
@@ -202,8 +248,11 @@ export async function importCsv(em: EntityManager, workspaceId: string, input: C
   const text = input.data.toString('utf8');
   const delimiter = parseDelimiterField(input.delimiter) ?? detectDelimiter(text.slice(0, 64 * 1024));
   const overrides = parseOverrides(input.columns);
-  const tableName = checkTableName(input.tableName?.trim() ? input.tableName.trim() : cleanName(input.fileName.replace(/\.[^.]*$/, ''), 'imported'));
-  if (!input.databaseId && !input.databaseName) throw invalidInput('Send databaseId or databaseName.', { details: { field: 'databaseId' } });
+  const tableName = checkTableName(
+    input.tableName?.trim() ? input.tableName.trim() : cleanName(input.fileName.replace(/\.[^.]*$/, ''), 'imported'),
+  );
+  if (!input.databaseId && !input.databaseName)
+    throw invalidInput('Send databaseId or databaseName.', { details: { field: 'databaseId' } });
   const databaseName = input.databaseId ? undefined : checkDatabaseName(input.databaseName);
 
   const records = await readRecords(input.data, delimiter);
@@ -237,7 +286,11 @@ export async function importCsv(em: EntityManager, workspaceId: string, input: C
       const byName = new Map(table.columns.map((c) => [c.name, c]));
       columns = names.map((name) => {
         const column = byName.get(name);
-        if (!column) throw invalidInput(`Unknown column "${name}": table "${table.name}" has ${table.columns.map((c) => c.name).join(', ') || 'no columns'}.`, { details: { column: name } });
+        if (!column)
+          throw invalidInput(
+            `Unknown column "${name}": table "${table.name}" has ${table.columns.map((c) => c.name).join(', ') || 'no columns'}.`,
+            { details: { column: name } },
+          );
         return column;
       });
     } else {
@@ -279,7 +332,16 @@ export async function importCsv(em: EntityManager, workspaceId: string, input: C
         createdAt: table!.createdAt,
         updatedAt: table!.updatedAt,
       },
-      stats: { rowsInserted: rows.length, columns: columns.length, bytes: input.data.length, delimiter, hasHeader, createdTable: !existing, createdDatabase, inferredTypes },
+      stats: {
+        rowsInserted: rows.length,
+        columns: columns.length,
+        bytes: input.data.length,
+        delimiter,
+        hasHeader,
+        createdTable: !existing,
+        createdDatabase,
+        inferredTypes,
+      },
     };
   });
 }
@@ -319,8 +381,15 @@ export async function exportTable(em: EntityManager, workspaceId: string, tableI
       const rows = await withClient(em, async (client) => {
         const { table: t, db } = await loadTable(client, workspaceId, tableId);
         const list = [ident(ROW_INDEX), ...t.columns.map((c) => ident(c.name))].join(', ');
-        const raw = await queryRows(client, `select ${list} from ${qualified(db, t)} where ${ident(ROW_INDEX)} > $1 order by ${ident(ROW_INDEX)} limit $2`, [after, EXPORT_BATCH]);
-        return raw.map((r) => ({ rowIndex: Number(r[ROW_INDEX]), values: Object.fromEntries(t.columns.map((c) => [c.name, cellFromSql(c, r[c.name])])) }));
+        const raw = await queryRows(
+          client,
+          `select ${list} from ${qualified(db, t)} where ${ident(ROW_INDEX)} > $1 order by ${ident(ROW_INDEX)} limit $2`,
+          [after, EXPORT_BATCH],
+        );
+        return raw.map((r) => ({
+          rowIndex: Number(r[ROW_INDEX]),
+          values: Object.fromEntries(t.columns.map((c) => [c.name, cellFromSql(c, r[c.name])])),
+        }));
       });
       if (rows.length === 0) return;
       after = rows[rows.length - 1].rowIndex;
@@ -346,7 +415,14 @@ export async function exportTable(em: EntityManager, workspaceId: string, tableI
         )
       : Readable.from(
           (async function* () {
-            for await (const batch of batches()) for (const values of batch) yield names.map((n) => csvCell(table.columns.find((c) => c.name === n)!, values[n]));
+            for await (const batch of batches())
+              for (const values of batch)
+                yield names.map((n) =>
+                  csvCell(
+                    table.columns.find((c) => c.name === n)!,
+                    values[n],
+                  ),
+                );
           })(),
           { objectMode: true },
           // A lone CR is quoted too (csv-stringify quotes it only through quoted_match), or it would split the record.

@@ -1,11 +1,108 @@
-export { cellFromSql, cellToSql, checkColumn, checkColumns, checkDatabaseName, checkTableName, ident, MAX_COLUMNS, MAX_DATABASE_NAME, NAME_PATTERN, parseDate, parseNumber, ROW_INDEX, SQL_TYPES, type SqlCell, valuesToSql } from './columns';
-export { createDatabaseInTransaction, createDatabaseOrTable, type CreateInput, type CreateResult, createTable, DATABASE_NOT_FOUND, type DatabaseData, deleteRow, findDatabaseByName, findRows, getTable, insertCells, insertRow, listDatabases, listRows, liveTables, loadDatabase, loadTable, MAX_INITIAL_ROWS, patchTable, type PatchTableInput, qualified, refuseManagedWrite, ROW_NOT_FOUND, type RowData, type RowPage, TABLE_NOT_FOUND, type TableData, updateRow } from './tables';
+export {
+  cellFromSql,
+  cellToSql,
+  checkColumn,
+  checkColumns,
+  checkDatabaseName,
+  checkTableName,
+  ident,
+  MAX_COLUMNS,
+  MAX_DATABASE_NAME,
+  NAME_PATTERN,
+  parseDate,
+  parseNumber,
+  ROW_INDEX,
+  SQL_TYPES,
+  type SqlCell,
+  valuesToSql,
+} from './columns';
+export {
+  createDatabaseInTransaction,
+  createDatabaseOrTable,
+  type CreateInput,
+  type CreateResult,
+  createTable,
+  DATABASE_NOT_FOUND,
+  type DatabaseData,
+  deleteRow,
+  findDatabaseByName,
+  findRows,
+  getTable,
+  insertCells,
+  insertRow,
+  listDatabases,
+  listRows,
+  liveTables,
+  loadDatabase,
+  loadTable,
+  MAX_INITIAL_ROWS,
+  patchTable,
+  type PatchTableInput,
+  qualified,
+  refuseManagedWrite,
+  ROW_NOT_FOUND,
+  type RowData,
+  type RowPage,
+  TABLE_NOT_FOUND,
+  type TableData,
+  updateRow,
+} from './tables';
 export { runTableNode } from './nodes';
-export { cleanName, CSV_DELIMITERS, CSV_MAX_BYTES, CSV_MIME_TYPES, type CsvImportInput, type CsvImportResult, detectDelimiter, type ExportFormat, exportTable, importCsv, inferType, isCsvUpload, type TableExport } from './csv';
+export {
+  cleanName,
+  CSV_DELIMITERS,
+  CSV_MAX_BYTES,
+  CSV_MIME_TYPES,
+  type CsvImportInput,
+  type CsvImportResult,
+  detectDelimiter,
+  type ExportFormat,
+  exportTable,
+  importCsv,
+  inferType,
+  isCsvUpload,
+  type TableExport,
+} from './csv';
 export { fetchCapped, type FetchCaps, type QueryResult, type QuerySettings, runQuery, withSandboxSession } from './query';
 export { ALLOWED_FUNCTIONS, ALLOWED_TYPES, checkReadOnlySql, MAX_SQL_LENGTH, SQL_NOT_ALLOWED, SqlRefusal } from './sqlCheck';
 export { withClient } from './storage';
 export { closeUserSql, DEFAULT_USER_SQL_POOL, type UserSqlPoolSettings } from './userSql';
-export { configurationCatalog, configurationHistory, type ConfigurationSettings, type DeclaredTable, declaredTables, declareTable, getManagedRow, HISTORY_LIMIT, isStorageDown, KEY_COLUMN, LIFECYCLE_COLUMNS, MANAGED_TABLE_NOT_FOUND, type ManagedRow, MAX_KEY_LENGTH, putManagedRow, readManagedRows, REVISION_COLUMN } from './managed';
+export {
+  configurationCatalog,
+  configurationHistory,
+  type ConfigurationSettings,
+  type DeclaredTable,
+  declaredTables,
+  declareTable,
+  getManagedRow,
+  HISTORY_LIMIT,
+  isStorageDown,
+  KEY_COLUMN,
+  LIFECYCLE_COLUMNS,
+  MANAGED_TABLE_NOT_FOUND,
+  type ManagedRow,
+  MAX_KEY_LENGTH,
+  putManagedRow,
+  readManagedRows,
+  REVISION_COLUMN,
+} from './managed';
 export { scanForSecrets, type SecretFinding } from './secretScan';
-export { applyProposal, ARTIFACT_SCHEMA, type Blocker, type ConfigurationPackage, confirmProposal, exportPackage, PACKAGE_LIMITS, type PackageRow, type PackageTable, type Plan, type PlannedAction, preparePackage, previewPackage, PROPOSAL_TTL_MS, type ProposalData, type ReceiptData, validatePackage } from './packages';
+export {
+  applyProposal,
+  ARTIFACT_SCHEMA,
+  type Blocker,
+  type ConfigurationPackage,
+  confirmProposal,
+  exportPackage,
+  PACKAGE_LIMITS,
+  type PackageRow,
+  type PackageTable,
+  type Plan,
+  type PlannedAction,
+  preparePackage,
+  previewPackage,
+  PROPOSAL_TTL_MS,
+  type ProposalData,
+  type ReceiptData,
+  validatePackage,
+} from './packages';

@@ -43,10 +43,19 @@ interface Loaded {
   db: UserDatabase;
 }
 
-async function loadManaged(client: PgClient, workspaceId: string, tableId: string, lock?: 'share' | 'update'): Promise<Loaded & { tableKey: string; ownerPackageKey: string | null }> {
+async function loadManaged(
+  client: PgClient,
+  workspaceId: string,
+  tableId: string,
+  lock?: 'share' | 'update',
+): Promise<Loaded & { tableKey: string; ownerPackageKey: string | null }> {
   const { table, db, managed } = await loadTable(client, workspaceId, tableId, { lock });
   if (!managed) throw notFound(MANAGED_TABLE_NOT_FOUND);
-  const [m] = await queryRows<{ table_key: string; owner_package_key: string | null }>(client, 'select table_key, owner_package_key from managed_tables where table_id = $1', [tableId]);
+  const [m] = await queryRows<{ table_key: string; owner_package_key: string | null }>(
+    client,
+    'select table_key, owner_package_key from managed_tables where table_id = $1',
+    [tableId],
+  );
   return { table, db, tableKey: m.table_key, ownerPackageKey: m.owner_package_key };
 }
 
@@ -61,7 +70,10 @@ function managedRow(table: UserTable, r: Record<string, unknown>): ManagedRow {
 
 /** Every row of a managed table, by key. */
 export async function readManagedRows(client: PgClient, loaded: Loaded): Promise<ManagedRow[]> {
-  const rows = await queryRows(client, `select ${selectManaged(loaded.table)} from ${qualified(loaded.db, loaded.table)} order by ${ident(KEY_COLUMN)}`);
+  const rows = await queryRows(
+    client,
+    `select ${selectManaged(loaded.table)} from ${qualified(loaded.db, loaded.table)} order by ${ident(KEY_COLUMN)}`,
+  );
   return rows.map((r) => managedRow(loaded.table, r));
 }
 
@@ -85,38 +97,55 @@ export interface DeclaredTable {
  * most 256 characters and no secret in its lifecycle values. Adds the revision column and a
  * unique index on the key. Permanent: declaring again is a conflict.
  */
-export async function declareTable(em: EntityManager, workspaceId: string, actorId: string, input: { tableId: string; tableKey?: string }): Promise<DeclaredTable> {
+export async function declareTable(
+  em: EntityManager,
+  workspaceId: string,
+  actorId: string,
+  input: { tableId: string; tableKey?: string },
+): Promise<DeclaredTable> {
   return inTransaction(em, async (client) => {
     const { table, db, managed } = await loadTable(client, workspaceId, input.tableId, { lock: 'update' });
-    if (managed) throw conflict(`Table "${table.name}" is already declared as configuration; the declaration is permanent.`, { code: 'already_declared' });
+    if (managed)
+      throw conflict(`Table "${table.name}" is already declared as configuration; the declaration is permanent.`, {
+        code: 'already_declared',
+      });
     const tableKey = input.tableKey ?? table.name;
-    if (!TABLE_KEY.test(tableKey)) throw invalidInput('tableKey must be 1 to 100 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter.', { details: { field: 'tableKey' } });
+    if (!TABLE_KEY.test(tableKey))
+      throw invalidInput('tableKey must be 1 to 100 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter.', {
+        details: { field: 'tableKey' },
+      });
     const byName = new Map(table.columns.map((c) => [c.name, c]));
-    if (byName.get(KEY_COLUMN)?.type !== 'text') throw invalidInput(`A configuration table needs a text column "${KEY_COLUMN}".`, { details: { column: KEY_COLUMN } });
-    for (const c of LIFECYCLE_COLUMNS) if (!byName.has(c)) throw invalidInput(`A configuration table needs the lifecycle columns active and retired; "${c}" is missing.`, { details: { column: c } });
-    const rows = (await queryRows(client, `select ${table.columns.map((c) => ident(c.name)).join(', ')} from ${qualified(db, table)}`)).map((r) => ({
-      key: r[KEY_COLUMN] as string | null,
-      values: Object.fromEntries(table.columns.map((c) => [c.name, cellFromSql(c, r[c.name])])),
-    }));
+    if (byName.get(KEY_COLUMN)?.type !== 'text')
+      throw invalidInput(`A configuration table needs a text column "${KEY_COLUMN}".`, { details: { column: KEY_COLUMN } });
+    for (const c of LIFECYCLE_COLUMNS)
+      if (!byName.has(c))
+        throw invalidInput(`A configuration table needs the lifecycle columns active and retired; "${c}" is missing.`, {
+          details: { column: c },
+        });
+    const rows = (await queryRows(client, `select ${table.columns.map((c) => ident(c.name)).join(', ')} from ${qualified(db, table)}`)).map(
+      (r) => ({
+        key: r[KEY_COLUMN] as string | null,
+        values: Object.fromEntries(table.columns.map((c) => [c.name, cellFromSql(c, r[c.name])])),
+      }),
+    );
     const seen = new Set<string>();
     for (const r of rows) {
-      if (!r.key || r.key.length > MAX_KEY_LENGTH) throw invalidInput(`Every row needs a key of 1 to ${MAX_KEY_LENGTH} characters; found ${JSON.stringify(r.key)}.`, { details: { column: KEY_COLUMN } });
+      if (!r.key || r.key.length > MAX_KEY_LENGTH)
+        throw invalidInput(`Every row needs a key of 1 to ${MAX_KEY_LENGTH} characters; found ${JSON.stringify(r.key)}.`, {
+          details: { column: KEY_COLUMN },
+        });
       if (seen.has(r.key)) throw invalidInput(`Keys must be unique; "${r.key}" appears twice.`, { details: { column: KEY_COLUMN } });
       seen.add(r.key);
     }
     refuseSecrets(rows.map((r) => ({ key: r.key!, values: r.values })));
     try {
-      await client.query('insert into managed_tables (table_id, workspace_id, table_key, key_column, classification, declared_by, declared_at) values ($1, $2, $3, $4, $5, $6, $7)', [
-        table.id,
-        workspaceId,
-        tableKey,
-        KEY_COLUMN,
-        'non_sensitive',
-        actorId,
-        new Date(),
-      ]);
+      await client.query(
+        'insert into managed_tables (table_id, workspace_id, table_key, key_column, classification, declared_by, declared_at) values ($1, $2, $3, $4, $5, $6, $7)',
+        [table.id, workspaceId, tableKey, KEY_COLUMN, 'non_sensitive', actorId, new Date()],
+      );
     } catch (err) {
-      if (isPgError(err) && err.code === '23505') throw conflict(`Another configuration table of this workspace has the key "${tableKey}".`, { details: { field: 'tableKey' } });
+      if (isPgError(err) && err.code === '23505')
+        throw conflict(`Another configuration table of this workspace has the key "${tableKey}".`, { details: { field: 'tableKey' } });
       throw err;
     }
     await client.query(`alter table ${qualified(db, table)} add column ${ident(REVISION_COLUMN)} integer not null default 1`);
@@ -129,7 +158,13 @@ export async function declareTable(em: EntityManager, workspaceId: string, actor
 
 /** Declared tables of the workspace (or one of them), with their row counts. */
 export async function declaredTables(client: PgClient, workspaceId: string, tableId?: string): Promise<DeclaredTable[]> {
-  const rows = await queryRows<{ table_id: string; table_key: string; key_column: string; owner_package_key: string | null; declared_at: Date }>(
+  const rows = await queryRows<{
+    table_id: string;
+    table_key: string;
+    key_column: string;
+    owner_package_key: string | null;
+    declared_at: Date;
+  }>(
     client,
     `select m.* from managed_tables m join user_tables t on t.id = m.table_id where m.workspace_id = $1 and not t.trashed${tableId ? ' and m.table_id = $2' : ''} order by m.table_key`,
     tableId ? [workspaceId, tableId] : [workspaceId],
@@ -155,10 +190,19 @@ export async function declaredTables(client: PgClient, workspaceId: string, tabl
   return out;
 }
 
-export async function getManagedRow(em: EntityManager, workspaceId: string, tableId: string, key: string): Promise<{ tableId: string; row: ManagedRow }> {
+export async function getManagedRow(
+  em: EntityManager,
+  workspaceId: string,
+  tableId: string,
+  key: string,
+): Promise<{ tableId: string; row: ManagedRow }> {
   return withClient(em, async (client) => {
     const loaded = await loadManaged(client, workspaceId, tableId);
-    const rows = await queryRows(client, `select ${selectManaged(loaded.table)} from ${qualified(loaded.db, loaded.table)} where ${ident(KEY_COLUMN)} = $1`, [key]);
+    const rows = await queryRows(
+      client,
+      `select ${selectManaged(loaded.table)} from ${qualified(loaded.db, loaded.table)} where ${ident(KEY_COLUMN)} = $1`,
+      [key],
+    );
     if (rows.length === 0) throw notFound('Managed row not found');
     return { tableId, row: managedRow(loaded.table, rows[0]) };
   });
@@ -175,11 +219,13 @@ export async function putManagedRow(
   tableId: string,
   input: { key: string; expectedRevision: number; values: Record<string, unknown> },
 ): Promise<{ tableId: string; row: ManagedRow }> {
-  if (input.key.length === 0 || input.key.length > MAX_KEY_LENGTH) throw invalidInput(`key must be 1 to ${MAX_KEY_LENGTH} characters.`, { details: { field: 'key' } });
+  if (input.key.length === 0 || input.key.length > MAX_KEY_LENGTH)
+    throw invalidInput(`key must be 1 to ${MAX_KEY_LENGTH} characters.`, { details: { field: 'key' } });
   return inTransaction(em, async (client) => {
     const loaded = await loadManaged(client, workspaceId, tableId, 'share');
     const { table, db } = loaded;
-    if (KEY_COLUMN in input.values && input.values[KEY_COLUMN] !== input.key) throw invalidInput('The key of a managed row is immutable.', { details: { column: KEY_COLUMN } });
+    if (KEY_COLUMN in input.values && input.values[KEY_COLUMN] !== input.key)
+      throw invalidInput('The key of a managed row is immutable.', { details: { column: KEY_COLUMN } });
     const { [KEY_COLUMN]: _key, ...values } = input.values;
     void _key;
     const cells = valuesToSql(table.columns, values);
@@ -187,15 +233,27 @@ export async function putManagedRow(
     for (const c of table.columns.filter((c) => c.tableReference)) {
       const ref = values[c.name];
       if (ref === undefined || ref === null) continue;
-      const [found] = await queryRows<{ owner_package_key: string | null }>(client, 'select owner_package_key from managed_tables where table_id = $1 and workspace_id = $2', [String(ref), workspaceId]);
-      if (!found) throw invalidInput(`Column "${c.name}" must hold the id of a managed table of this workspace.`, { details: { column: c.name } });
+      const [found] = await queryRows<{ owner_package_key: string | null }>(
+        client,
+        'select owner_package_key from managed_tables where table_id = $1 and workspace_id = $2',
+        [String(ref), workspaceId],
+      );
+      if (!found)
+        throw invalidInput(`Column "${c.name}" must hold the id of a managed table of this workspace.`, { details: { column: c.name } });
       // A table an applied package owns may reference only tables of that same deployment.
       if (loaded.ownerPackageKey && found.owner_package_key !== loaded.ownerPackageKey) {
-        throw invalidInput(`Column "${c.name}": this table belongs to package "${loaded.ownerPackageKey}" and may reference only tables of that package.`, { details: { column: c.name } });
+        throw invalidInput(
+          `Column "${c.name}": this table belongs to package "${loaded.ownerPackageKey}" and may reference only tables of that package.`,
+          { details: { column: c.name } },
+        );
       }
     }
     const target = qualified(db, table);
-    const [current] = await queryRows<{ revision: number }>(client, `select ${ident(REVISION_COLUMN)} as revision from ${target} where ${ident(KEY_COLUMN)} = $1 for update`, [input.key]);
+    const [current] = await queryRows<{ revision: number }>(
+      client,
+      `select ${ident(REVISION_COLUMN)} as revision from ${target} where ${ident(KEY_COLUMN)} = $1 for update`,
+      [input.key],
+    );
     const currentRevision = current ? current.revision : 0;
     if (currentRevision !== input.expectedRevision) {
       throw conflict(`The row "${input.key}" is at revision ${currentRevision}, not ${input.expectedRevision}; read it again and retry.`, {
@@ -203,7 +261,9 @@ export async function putManagedRow(
         details: { currentRevision },
       });
     }
-    const rows = await (current ? updateCells(client, target, table, input.key, cells) : insertManaged(client, target, table, input.key, cells)).catch(asValueError);
+    const rows = await (
+      current ? updateCells(client, target, table, input.key, cells) : insertManaged(client, target, table, input.key, cells)
+    ).catch(asValueError);
     return { tableId, row: managedRow(table, rows[0]) };
   });
 }
@@ -211,14 +271,22 @@ export async function putManagedRow(
 function insertManaged(client: PgClient, target: string, table: UserTable, key: string, cells: Map<string, SqlCell>) {
   const names = [KEY_COLUMN, ...cells.keys()];
   const params: SqlCell[] = [key, ...cells.values()];
-  return queryRows(client, `insert into ${target} (${names.map(ident).join(', ')}) values (${params.map((_, i) => `$${i + 1}`).join(', ')}) returning ${selectManaged(table)}`, params);
+  return queryRows(
+    client,
+    `insert into ${target} (${names.map(ident).join(', ')}) values (${params.map((_, i) => `$${i + 1}`).join(', ')}) returning ${selectManaged(table)}`,
+    params,
+  );
 }
 
 function updateCells(client: PgClient, target: string, table: UserTable, key: string, cells: Map<string, SqlCell>) {
   const params: SqlCell[] = [key];
   const sets = [...cells].map(([name, cell]) => (params.push(cell), `${ident(name)} = $${params.length}`));
   sets.push(`${ident(REVISION_COLUMN)} = ${ident(REVISION_COLUMN)} + 1`);
-  return queryRows(client, `update ${target} set ${sets.join(', ')} where ${ident(KEY_COLUMN)} = $1 returning ${selectManaged(table)}`, params);
+  return queryRows(
+    client,
+    `update ${target} set ${sets.join(', ')} where ${ident(KEY_COLUMN)} = $1 returning ${selectManaged(table)}`,
+    params,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,7 +310,10 @@ export async function configurationCatalog(em: EntityManager, workspaceId: strin
     tables = await withClient(em, (client) => declaredTables(client, workspaceId));
   } catch (err) {
     if (isStorageDown(err)) {
-      throw unavailable('Configuration storage is unavailable.', { code: 'storage_unavailable', details: { applyEnabled: false, applyDisabledReason: 'storage_unavailable' } });
+      throw unavailable('Configuration storage is unavailable.', {
+        code: 'storage_unavailable',
+        details: { applyEnabled: false, applyDisabledReason: 'storage_unavailable' },
+      });
     }
     throw err;
   }
@@ -269,13 +340,29 @@ export function isStorageDown(err: unknown): boolean {
 /** The latest receipts of the workspace, newest first: who applied which package with which actions; no row values. */
 export async function configurationHistory(em: EntityManager, workspaceId: string) {
   return withClient(em, async (client) => {
-    const rows = await queryRows<{ id: string; request_id: string; actor_id: string; package_key: string; action_ids: string[]; status: 'applied'; created_at: Date }>(
+    const rows = await queryRows<{
+      id: string;
+      request_id: string;
+      actor_id: string;
+      package_key: string;
+      action_ids: string[];
+      status: 'applied';
+      created_at: Date;
+    }>(
       client,
       'select id, request_id, actor_id, package_key, action_ids, status, created_at from configuration_receipts where workspace_id = $1 order by created_at desc, id desc limit $2',
       [workspaceId, HISTORY_LIMIT],
     );
     return {
-      receipts: rows.map((r) => ({ id: r.id, requestId: r.request_id, actorId: r.actor_id, packageKey: r.package_key, actionIds: r.action_ids, status: r.status, createdAt: new Date(r.created_at) })),
+      receipts: rows.map((r) => ({
+        id: r.id,
+        requestId: r.request_id,
+        actorId: r.actor_id,
+        packageKey: r.package_key,
+        actionIds: r.action_ids,
+        status: r.status,
+        createdAt: new Date(r.created_at),
+      })),
     };
   });
 }

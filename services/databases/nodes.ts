@@ -7,11 +7,17 @@ import { deleteRow, findRows, insertRow, updateRow } from './tables';
  * What a table node does, with its config already resolved (expressions evaluated): the same
  * service calls and checks as the rows API, scoped to the run's workspace.
  */
-export async function runTableNode(em: EntityManager, workspaceId: string, type: TableNodeType, config: Record<string, unknown>): Promise<unknown> {
+export async function runTableNode(
+  em: EntityManager,
+  workspaceId: string,
+  type: TableNodeType,
+  config: Record<string, unknown>,
+): Promise<unknown> {
   const tableId = String(config.tableId);
   const record = (field: string): Record<string, unknown> => {
     const value = config[field] ?? {};
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidInput(`config.${field} must be an object of column name to value.`);
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw invalidInput(`config.${field} must be an object of column name to value.`);
     return value as Record<string, unknown>;
   };
   switch (type) {

@@ -49,7 +49,12 @@ const FETCH_BATCH = 200;
  * Layer 2: runs `fn` in a READ ONLY transaction limited to the database's schema and role,
  * always rolled back. Exported so tests can show what this layer refuses on its own.
  */
-export async function withSandboxSession<T>(client: PgClient, db: UserDatabase, timeoutMs: number, fn: (client: PgClient) => Promise<T>): Promise<T> {
+export async function withSandboxSession<T>(
+  client: PgClient,
+  db: UserDatabase,
+  timeoutMs: number,
+  fn: (client: PgClient) => Promise<T>,
+): Promise<T> {
   try {
     // Our own statements only (names quoted, numbers computed), sent as one round trip.
     await client.query(
@@ -135,7 +140,10 @@ export async function fetchCapped(client: PgClient, sql: string, caps: FetchCaps
   const columns = described.fields.map((f) => f.name);
   const cols = columns.map((_, i) => `c${i + 1}`);
   // JSON bytes of a row ≈ each value's text + its quoted name, colon and comma, + 2 braces; NULL counts as `null`.
-  const rowBytes = [2, ...cols.map((c, i) => `coalesce(octet_length(q.${c}::text), 4) + ${Buffer.byteLength(JSON.stringify(columns[i])) + 4}`)].join(' + ');
+  const rowBytes = [
+    2,
+    ...cols.map((c, i) => `coalesce(octet_length(q.${c}::text), 4) + ${Buffer.byteLength(JSON.stringify(columns[i])) + 4}`),
+  ].join(' + ');
   const cap = Math.trunc(caps.maxBytes);
   const declare = {
     text: `declare svc_query no scroll cursor for
@@ -188,7 +196,12 @@ const MESSAGE_SLACK_BYTES = 64 * 1024;
  * 429 `query_queue_full`. A message from the server over the byte budget (an error text that
  * quotes a huge value): 400 `query_result_too_large`; the connection is destroyed.
  */
-export async function runQuery(em: EntityManager, workspaceId: string, input: { databaseId: string; sql: string }, settings: QuerySettings): Promise<QueryResult> {
+export async function runQuery(
+  em: EntityManager,
+  workspaceId: string,
+  input: { databaseId: string; sql: string },
+  settings: QuerySettings,
+): Promise<QueryResult> {
   let tables: Array<{ name: string; columns: TableColumn[] }> = [];
   const timeout = () =>
     timedOut(`The query ran over the ${settings.timeoutMs} ms time limit; narrow it (filters, LIMIT) and try again.`, {
@@ -199,38 +212,58 @@ export async function runQuery(em: EntityManager, workspaceId: string, input: { 
   try {
     // Everything, the catalogue reads and the statement check included, waits for the
     // workspace's turn: a refused query costs nothing but the refusal.
-    return await withUserSqlClient(em, workspaceId, { ...pool, maxMessageBytes: settings.maxBytes + MESSAGE_SLACK_BYTES }, async ({ client, close }) => {
-      // The catalogue is read on the service's own pool: quick, and not the tenant's SQL.
-      const db = await withClient(em, async (c) => {
-        const found = await loadDatabase(c, workspaceId, input.databaseId);
-        tables = await liveTables(c, found.id);
-        return found;
-      });
-      await checkReadOnlySql(input.sql, tables.map((t) => t.name));
-      const started = process.hrtime.bigint();
-      const deadlineAt = Date.now() + settings.timeoutMs;
-      // The server's timeouts end the statement cleanly; this only catches a connection that stops answering.
-      const backstop = setTimeout(() => close(new ConnectionClosed('deadline', 'The query ran over its time limit.')), settings.timeoutMs + 1_000);
-      try {
-        const result = await withSandboxSession(client, db, settings.timeoutMs, (c) => fetchCapped(c, input.sql, { ...settings, deadlineAt }));
-        return { ...result, durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000 };
-      } finally {
-        clearTimeout(backstop);
-      }
-    });
+    return await withUserSqlClient(
+      em,
+      workspaceId,
+      { ...pool, maxMessageBytes: settings.maxBytes + MESSAGE_SLACK_BYTES },
+      async ({ client, close }) => {
+        // The catalogue is read on the service's own pool: quick, and not the tenant's SQL.
+        const db = await withClient(em, async (c) => {
+          const found = await loadDatabase(c, workspaceId, input.databaseId);
+          tables = await liveTables(c, found.id);
+          return found;
+        });
+        await checkReadOnlySql(
+          input.sql,
+          tables.map((t) => t.name),
+        );
+        const started = process.hrtime.bigint();
+        const deadlineAt = Date.now() + settings.timeoutMs;
+        // The server's timeouts end the statement cleanly; this only catches a connection that stops answering.
+        const backstop = setTimeout(
+          () => close(new ConnectionClosed('deadline', 'The query ran over its time limit.')),
+          settings.timeoutMs + 1_000,
+        );
+        try {
+          const result = await withSandboxSession(client, db, settings.timeoutMs, (c) =>
+            fetchCapped(c, input.sql, { ...settings, deadlineAt }),
+          );
+          return { ...result, durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000 };
+        } finally {
+          clearTimeout(backstop);
+        }
+      },
+    );
   } catch (err) {
     if (err instanceof FairQueueFull) {
-      throw rateLimited(`This workspace already has ${err.limits.perKey} queries running and ${err.limits.queuePerKey} waiting; retry when they are done.`, {
-        code: 'query_queue_full',
-        retryAfterSeconds: Math.max(1, Math.ceil(settings.timeoutMs / 1000)),
-      });
+      throw rateLimited(
+        `This workspace already has ${err.limits.perKey} queries running and ${err.limits.queuePerKey} waiting; retry when they are done.`,
+        {
+          code: 'query_queue_full',
+          retryAfterSeconds: Math.max(1, Math.ceil(settings.timeoutMs / 1000)),
+        },
+      );
     }
     if (err instanceof ConnectionClosed) {
       if (err.reason === 'deadline') throw timeout();
-      throw invalidInput(`The database's answer was over the ${settings.maxBytes}-byte budget (a value or an error message that quotes one); narrow the query.`, { code: 'query_result_too_large' });
+      throw invalidInput(
+        `The database's answer was over the ${settings.maxBytes}-byte budget (a value or an error message that quotes one); narrow the query.`,
+        { code: 'query_result_too_large' },
+      );
     }
     if (isPgError(err) && err.code === '57014') throw timeout();
-    if (isPgError(err) && !err.code!.startsWith('08') && !err.code!.startsWith('57P')) throw invalidInput(err.message, { code: 'sql_error' });
+    if (isPgError(err) && !err.code!.startsWith('08') && !err.code!.startsWith('57P'))
+      throw invalidInput(err.message, { code: 'sql_error' });
     if (err instanceof DomainError) throw err;
     throw unavailable('The database connection failed while running the query; try again.', { code: 'database_unavailable' });
   }

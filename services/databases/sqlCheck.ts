@@ -143,11 +143,15 @@ function names(list: unknown): string[] {
 
 function checkRangeVar(rv: Json, scope: Scope): void {
   const name = String(rv.relname ?? '');
-  if (rv.schemaname || rv.catalogname) refuse(`Table "${[rv.catalogname, rv.schemaname, name].filter(Boolean).join('.')}" is not allowed: name this database's tables without a schema.`);
+  if (rv.schemaname || rv.catalogname)
+    refuse(
+      `Table "${[rv.catalogname, rv.schemaname, name].filter(Boolean).join('.')}" is not allowed: name this database's tables without a schema.`,
+    );
   // A table of this database may still bear a pg_ name made before such names were refused:
   // the session's search_path puts its schema ahead of pg_catalog (query.ts), so it is that table.
   if (scope.ctes.has(name) || scope.tables.has(name)) return;
-  if (name.toLowerCase().startsWith('pg_')) refuse(`Table "${name}" is not allowed: PostgreSQL's catalogue is out of reach of read-only queries.`);
+  if (name.toLowerCase().startsWith('pg_'))
+    refuse(`Table "${name}" is not allowed: PostgreSQL's catalogue is out of reach of read-only queries.`);
   refuse(`Unknown table "${name}": this database has ${[...scope.tables].sort().join(', ') || 'no tables'}.`);
 }
 
@@ -163,7 +167,8 @@ function checkType(typeName: unknown, scope: Scope): void {
   if (name === null || !ALLOWED_TYPES.has(name)) refuse(`Type "${parts.join('.')}" is not allowed in read-only queries.`);
   // Each table has a row type of its name in the database's schema, which the search_path
   // searches before pg_catalog: `::date` would mean the table "date"'s row type.
-  if (parts.length === 1 && scope.tables.has(parts[0])) refuse(`Type "${parts[0]}" is ambiguous: this database has a table named "${parts[0]}"; write pg_catalog.${parts[0]}.`);
+  if (parts.length === 1 && scope.tables.has(parts[0]))
+    refuse(`Type "${parts[0]}" is ambiguous: this database has a table named "${parts[0]}"; write pg_catalog.${parts[0]}.`);
 }
 
 /** SQL value functions that name the server's side of the session (its login role, its database). */
@@ -226,7 +231,11 @@ function selectStmt(stmt: Json, scope: Scope, depth: number): void {
 }
 
 function describeNode(node: string): string {
-  if (node.endsWith('Stmt')) return `Only a single SELECT statement is allowed (got ${node.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}).`;
+  if (node.endsWith('Stmt'))
+    return `Only a single SELECT statement is allowed (got ${node
+      .replace(/Stmt$/, '')
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toUpperCase()}).`;
   return `The construct ${node} is not allowed in read-only queries.`;
 }
 
@@ -247,7 +256,8 @@ export async function checkReadOnlySql(sql: string, tables: Iterable<string>): P
   }
   try {
     const stmts = tree.stmts ?? [];
-    if (stmts.length !== 1 || !stmts[0].stmt) refuse(stmts.length === 0 ? 'Send one SELECT statement.' : `Send one SELECT statement, not ${stmts.length}.`);
+    if (stmts.length !== 1 || !stmts[0].stmt)
+      refuse(stmts.length === 0 ? 'Send one SELECT statement.' : `Send one SELECT statement, not ${stmts.length}.`);
     const [[kind, body]] = Object.entries(stmts[0].stmt!);
     if (kind !== 'SelectStmt') refuse(describeNode(kind));
     selectStmt(body as Json, { tables: new Set(tables), ctes: new Set() }, 0);

@@ -8,7 +8,19 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TableColumn, UserDatabase, UserTable } from '../../db/entities';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { cellFromSql, cellToSql, checkColumn, checkColumns, checkDatabaseName, checkTableName, ident, ROW_INDEX, SQL_TYPES, valuesToSql, type SqlCell } from './columns';
+import {
+  cellFromSql,
+  cellToSql,
+  checkColumn,
+  checkColumns,
+  checkDatabaseName,
+  checkTableName,
+  ident,
+  ROW_INDEX,
+  SQL_TYPES,
+  valuesToSql,
+  type SqlCell,
+} from './columns';
 import { asValueError, inTransaction, isPgError, queryRows, withClient, type PgClient } from './storage';
 
 export const TABLE_NOT_FOUND = 'Table not found';
@@ -120,26 +132,37 @@ export async function loadTable(
 /** Rows of a managed configuration table change only through managed-rows and applied packages. */
 export function refuseManagedWrite(managed: boolean, table: UserTable, what = 'Row writes'): void {
   if (managed) {
-    throw conflict(`${what} are refused: table "${table.name}" is managed configuration; write its rows one at a time with managed-rows (key, expectedRevision, values).`, {
-      code: 'managed_table',
-    });
+    throw conflict(
+      `${what} are refused: table "${table.name}" is managed configuration; write its rows one at a time with managed-rows (key, expectedRevision, values).`,
+      {
+        code: 'managed_table',
+      },
+    );
   }
 }
 
 export async function loadDatabase(client: PgClient, workspaceId: string, databaseId: string): Promise<UserDatabase> {
-  const rows = await queryRows<DatabaseRow>(client, 'select * from user_databases where id = $1 and workspace_id = $2', [databaseId, workspaceId]);
+  const rows = await queryRows<DatabaseRow>(client, 'select * from user_databases where id = $1 and workspace_id = $2', [
+    databaseId,
+    workspaceId,
+  ]);
   if (rows.length === 0) throw notFound(DATABASE_NOT_FOUND);
   return toDatabase(rows[0]);
 }
 
 export async function findDatabaseByName(client: PgClient, workspaceId: string, name: string): Promise<UserDatabase | null> {
-  const rows = await queryRows<DatabaseRow>(client, 'select * from user_databases where workspace_id = $1 and lower(name) = lower($2)', [workspaceId, name]);
+  const rows = await queryRows<DatabaseRow>(client, 'select * from user_databases where workspace_id = $1 and lower(name) = lower($2)', [
+    workspaceId,
+    name,
+  ]);
   return rows.length ? toDatabase(rows[0]) : null;
 }
 
 /** Live tables of a database, by name. */
 export async function liveTables(client: PgClient, databaseId: string): Promise<UserTable[]> {
-  return (await queryRows<TableRow>(client, 'select * from user_tables where database_id = $1 and not trashed order by name', [databaseId])).map(toTable);
+  return (
+    await queryRows<TableRow>(client, 'select * from user_tables where database_id = $1 and not trashed order by name', [databaseId])
+  ).map(toTable);
 }
 
 async function countRows(client: PgClient, db: UserDatabase, table: UserTable): Promise<number> {
@@ -175,14 +198,10 @@ export async function createDatabaseInTransaction(client: PgClient, workspaceId:
   const now = new Date();
   const db: UserDatabase = { id, workspaceId, name, schemaName: `udb_${hex}`, roleName: `udbr_${hex}`, createdAt: now, updatedAt: now };
   try {
-    await client.query('insert into user_databases (id, workspace_id, name, schema_name, role_name, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $6)', [
-      id,
-      workspaceId,
-      name,
-      db.schemaName,
-      db.roleName,
-      now,
-    ]);
+    await client.query(
+      'insert into user_databases (id, workspace_id, name, schema_name, role_name, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $6)',
+      [id, workspaceId, name, db.schemaName, db.roleName, now],
+    );
   } catch (err) {
     if (isPgError(err) && err.code === '23505') throw conflict(`A database named "${name}" already exists.`);
     throw err;
@@ -197,8 +216,14 @@ export async function createDatabaseInTransaction(client: PgClient, workspaceId:
 
 export async function listDatabases(em: EntityManager, workspaceId: string): Promise<{ databases: DatabaseData[]; tables: TableData[] }> {
   return withClient(em, async (client) => {
-    const dbs = (await queryRows<DatabaseRow>(client, 'select * from user_databases where workspace_id = $1 order by created_at, id', [workspaceId])).map(toDatabase);
-    const tables = (await queryRows<TableRow>(client, 'select * from user_tables where workspace_id = $1 and not trashed order by created_at, id', [workspaceId])).map(toTable);
+    const dbs = (
+      await queryRows<DatabaseRow>(client, 'select * from user_databases where workspace_id = $1 order by created_at, id', [workspaceId])
+    ).map(toDatabase);
+    const tables = (
+      await queryRows<TableRow>(client, 'select * from user_tables where workspace_id = $1 and not trashed order by created_at, id', [
+        workspaceId,
+      ])
+    ).map(toTable);
     const byId = new Map(dbs.map((d) => [d.id, d]));
     const out: TableData[] = [];
     for (const t of tables) {
@@ -206,7 +231,13 @@ export async function listDatabases(em: EntityManager, workspaceId: string): Pro
       out.push(tableData(db, t, await countRows(client, db, t)));
     }
     return {
-      databases: dbs.map((d) => ({ id: d.id, name: d.name, tableCount: tables.filter((t) => t.databaseId === d.id).length, createdAt: d.createdAt, updatedAt: d.updatedAt })),
+      databases: dbs.map((d) => ({
+        id: d.id,
+        name: d.name,
+        tableCount: tables.filter((t) => t.databaseId === d.id).length,
+        createdAt: d.createdAt,
+        updatedAt: d.updatedAt,
+      })),
       tables: out,
     };
   });
@@ -220,8 +251,7 @@ export interface CreateInput {
 }
 
 export type CreateResult =
-  | { kind: 'database'; database: DatabaseData }
-  | { kind: 'table'; database: DatabaseData; table: TableData; rowsInserted: number };
+  { kind: 'database'; database: DatabaseData } | { kind: 'table'; database: DatabaseData; table: TableData; rowsInserted: number };
 
 /**
  * `databaseName` alone creates a database (409 when the workspace has one of that name);
@@ -231,7 +261,8 @@ export type CreateResult =
 export async function createDatabaseOrTable(em: EntityManager, workspaceId: string, input: CreateInput): Promise<CreateResult> {
   const databaseName = checkDatabaseName(input.databaseName);
   if (input.tableName === undefined) {
-    if (input.columns !== undefined || input.rows !== undefined) throw invalidInput('columns and rows need a tableName.', { details: { field: 'tableName' } });
+    if (input.columns !== undefined || input.rows !== undefined)
+      throw invalidInput('columns and rows need a tableName.', { details: { field: 'tableName' } });
     return inTransaction(em, async (client) => {
       const db = await createDatabaseInTransaction(client, workspaceId, databaseName);
       return { kind: 'database', database: { id: db.id, name: db.name, tableCount: 0, createdAt: db.createdAt, updatedAt: db.updatedAt } };
@@ -252,7 +283,9 @@ export async function createDatabaseOrTable(em: EntityManager, workspaceId: stri
     }
   });
   return inTransaction(em, async (client) => {
-    const db = (await findDatabaseByName(client, workspaceId, databaseName)) ?? (await createDatabaseInTransaction(client, workspaceId, databaseName));
+    const db =
+      (await findDatabaseByName(client, workspaceId, databaseName)) ??
+      (await createDatabaseInTransaction(client, workspaceId, databaseName));
     const table = await createTable(client, workspaceId, db, tableName, columns);
     await insertCells(client, db, table, cells);
     const tableCount = (await liveTables(client, db.id)).length;
@@ -266,14 +299,38 @@ export async function createDatabaseOrTable(em: EntityManager, workspaceId: stri
 }
 
 /** Creates the real table, grants SELECT to the database's reader role, and records it. */
-export async function createTable(client: PgClient, workspaceId: string, db: UserDatabase, name: string, columns: TableColumn[]): Promise<UserTable> {
+export async function createTable(
+  client: PgClient,
+  workspaceId: string,
+  db: UserDatabase,
+  name: string,
+  columns: TableColumn[],
+): Promise<UserTable> {
   // Callers check the name first; this keeps every future caller to the same rule.
   checkTableName(name);
-  const existing = await queryRows<{ id: string }>(client, 'select id from user_tables where database_id = $1 and name = $2 and not trashed', [db.id, name]);
+  const existing = await queryRows<{ id: string }>(
+    client,
+    'select id from user_tables where database_id = $1 and name = $2 and not trashed',
+    [db.id, name],
+  );
   if (existing.length > 0) throw conflict(`Table "${name}" already exists in database "${db.name}".`);
   const now = new Date();
-  const table: UserTable = { id: newId('tbl'), workspaceId, databaseId: db.id, name, physicalName: name, columns, trashed: false, trashedAt: null, createdAt: now, updatedAt: now };
-  const columnSql = [`${ident(ROW_INDEX)} integer generated always as identity primary key`, ...columns.map((c) => `${ident(c.name)} ${SQL_TYPES[c.type]}`)];
+  const table: UserTable = {
+    id: newId('tbl'),
+    workspaceId,
+    databaseId: db.id,
+    name,
+    physicalName: name,
+    columns,
+    trashed: false,
+    trashedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const columnSql = [
+    `${ident(ROW_INDEX)} integer generated always as identity primary key`,
+    ...columns.map((c) => `${ident(c.name)} ${SQL_TYPES[c.type]}`),
+  ];
   try {
     await client.query(
       'insert into user_tables (id, workspace_id, database_id, name, physical_name, columns, trashed, created_at, updated_at) values ($1, $2, $3, $4, $4, $5, false, $6, $6)',
@@ -281,7 +338,8 @@ export async function createTable(client: PgClient, workspaceId: string, db: Use
     );
     await client.query(`create table ${qualified(db, table)} (${columnSql.join(', ')})`);
   } catch (err) {
-    if (isPgError(err) && (err.code === '23505' || err.code === '42P07')) throw conflict(`Table "${name}" already exists in database "${db.name}".`);
+    if (isPgError(err) && (err.code === '23505' || err.code === '42P07'))
+      throw conflict(`Table "${name}" already exists in database "${db.name}".`);
     throw err;
   }
   await client.query(`grant select on ${qualified(db, table)} to ${ident(db.roleName)}`);
@@ -293,14 +351,22 @@ export async function createTable(client: PgClient, workspaceId: string, db: Use
  * one array per column (`insert … select * from unnest($1::text[], $2::float8[], …)`), so a
  * CSV import of 50,000 rows is a dozen statements. Returns the inserted rows' indexes in order.
  */
-export async function insertCells(client: PgClient, db: UserDatabase, table: UserTable, rows: Array<Map<string, SqlCell>>): Promise<number[]> {
+export async function insertCells(
+  client: PgClient,
+  db: UserDatabase,
+  table: UserTable,
+  rows: Array<Map<string, SqlCell>>,
+): Promise<number[]> {
   const indexes: number[] = [];
   const columns = table.columns;
   for (let start = 0; start < rows.length; start += INSERT_BATCH) {
     const batch = rows.slice(start, start + INSERT_BATCH);
     if (columns.length === 0) {
       for (let i = 0; i < batch.length; i++) {
-        const [r] = await queryRows<{ rowIndex: number }>(client, `insert into ${qualified(db, table)} default values returning ${ident(ROW_INDEX)}`);
+        const [r] = await queryRows<{ rowIndex: number }>(
+          client,
+          `insert into ${qualified(db, table)} default values returning ${ident(ROW_INDEX)}`,
+        );
         indexes.push(r.rowIndex);
       }
       continue;
@@ -336,19 +402,33 @@ export async function patchTable(em: EntityManager, workspaceId: string, tableId
     const { table, db, managed } = await loadTable(client, workspaceId, tableId, { lock: 'update', includeTrashed: true });
     const now = new Date();
     if ('trashed' in input) {
-      if (managed && input.trashed) throw conflict(`Table "${table.name}" is managed configuration: its declaration is permanent, so it cannot be trashed.`, { code: 'managed_table' });
+      if (managed && input.trashed)
+        throw conflict(`Table "${table.name}" is managed configuration: its declaration is permanent, so it cannot be trashed.`, {
+          code: 'managed_table',
+        });
       if (input.trashed !== table.trashed) {
         if (input.trashed) {
           const physical = `_trash_${table.id.slice(4, 28)}`;
           await client.query(`revoke select on ${qualified(db, table)} from ${ident(db.roleName)}`);
           await client.query(`alter table ${qualified(db, table)} rename to ${ident(physical)}`);
-          await client.query('update user_tables set trashed = true, trashed_at = $2, physical_name = $3, updated_at = $2 where id = $1', [table.id, now, physical]);
+          await client.query('update user_tables set trashed = true, trashed_at = $2, physical_name = $3, updated_at = $2 where id = $1', [
+            table.id,
+            now,
+            physical,
+          ]);
           Object.assign(table, { trashed: true, trashedAt: now, physicalName: physical, updatedAt: now });
         } else {
-          const taken = await queryRows(client, 'select 1 from user_tables where database_id = $1 and name = $2 and not trashed', [db.id, table.name]);
-          if (taken.length > 0) throw conflict(`Table "${table.name}" cannot be restored: database "${db.name}" has a live table of that name.`);
+          const taken = await queryRows(client, 'select 1 from user_tables where database_id = $1 and name = $2 and not trashed', [
+            db.id,
+            table.name,
+          ]);
+          if (taken.length > 0)
+            throw conflict(`Table "${table.name}" cannot be restored: database "${db.name}" has a live table of that name.`);
           await client.query(`alter table ${qualified(db, table)} rename to ${ident(table.name)}`);
-          await client.query('update user_tables set trashed = false, trashed_at = null, physical_name = name, updated_at = $2 where id = $1', [table.id, now]);
+          await client.query(
+            'update user_tables set trashed = false, trashed_at = null, physical_name = name, updated_at = $2 where id = $1',
+            [table.id, now],
+          );
           Object.assign(table, { trashed: false, trashedAt: null, physicalName: table.name, updatedAt: now });
           await client.query(`grant select on ${qualified(db, table)} to ${ident(db.roleName)}`);
         }
@@ -393,13 +473,22 @@ export interface RowPage {
 }
 
 /** Rows in rowIndex order, a page of `limit` from `offset`, with the total. */
-export async function listRows(em: EntityManager, workspaceId: string, tableId: string, page: { limit: number; offset: number }): Promise<RowPage> {
+export async function listRows(
+  em: EntityManager,
+  workspaceId: string,
+  tableId: string,
+  page: { limit: number; offset: number },
+): Promise<RowPage> {
   return inTransaction(
     em,
     async (client) => {
       const { table, db } = await loadTable(client, workspaceId, tableId);
       const total = await countRows(client, db, table);
-      const rows = await queryRows(client, `select ${selectList(table)} from ${qualified(db, table)} order by ${ident(ROW_INDEX)} limit $1 offset $2`, [page.limit, page.offset]);
+      const rows = await queryRows(
+        client,
+        `select ${selectList(table)} from ${qualified(db, table)} order by ${ident(ROW_INDEX)} limit $1 offset $2`,
+        [page.limit, page.offset],
+      );
       return {
         table: tableData(db, table, total),
         rows: rows.map((r) => rowData(table, r)),
@@ -411,7 +500,12 @@ export async function listRows(em: EntityManager, workspaceId: string, tableId: 
 }
 
 /** Inserts one row; values name only declared columns (400 naming the column otherwise). */
-export async function insertRow(em: EntityManager, workspaceId: string, tableId: string, values: unknown): Promise<{ tableId: string; row: RowData }> {
+export async function insertRow(
+  em: EntityManager,
+  workspaceId: string,
+  tableId: string,
+  values: unknown,
+): Promise<{ tableId: string; row: RowData }> {
   return inTransaction(em, async (client) => {
     const { table, db, managed } = await loadTable(client, workspaceId, tableId, { lock: 'share' });
     refuseManagedWrite(managed, table);
@@ -434,7 +528,13 @@ function checkRowIndex(rowIndex: unknown): number {
 }
 
 /** Updates the supplied cells of one row; absent keys and JSON null cells are left as they are. */
-export async function updateRow(em: EntityManager, workspaceId: string, tableId: string, rowIndexRaw: unknown, values: unknown): Promise<{ tableId: string; row: RowData }> {
+export async function updateRow(
+  em: EntityManager,
+  workspaceId: string,
+  tableId: string,
+  rowIndexRaw: unknown,
+  values: unknown,
+): Promise<{ tableId: string; row: RowData }> {
   const rowIndex = checkRowIndex(rowIndexRaw);
   return inTransaction(em, async (client) => {
     const { table, db, managed } = await loadTable(client, workspaceId, tableId, { lock: 'share' });
@@ -452,7 +552,12 @@ export async function updateRow(em: EntityManager, workspaceId: string, tableId:
   });
 }
 
-export async function deleteRow(em: EntityManager, workspaceId: string, tableId: string, rowIndexRaw: unknown): Promise<{ tableId: string; rowIndex: number; deleted: true }> {
+export async function deleteRow(
+  em: EntityManager,
+  workspaceId: string,
+  tableId: string,
+  rowIndexRaw: unknown,
+): Promise<{ tableId: string; rowIndex: number; deleted: true }> {
   const rowIndex = checkRowIndex(rowIndexRaw);
   return inTransaction(em, async (client) => {
     const { table, db, managed } = await loadTable(client, workspaceId, tableId, { lock: 'share' });
@@ -467,14 +572,24 @@ export async function deleteRow(em: EntityManager, workspaceId: string, tableId:
  * Rows whose cells equal every entry of `filter` (values checked like cells; null matches an
  * empty cell), in rowIndex order, at most `limit`. Used by the table_read node.
  */
-export async function findRows(em: EntityManager, workspaceId: string, tableId: string, filter: Record<string, unknown>, limit: number): Promise<{ tableId: string; rows: RowData[] }> {
+export async function findRows(
+  em: EntityManager,
+  workspaceId: string,
+  tableId: string,
+  filter: Record<string, unknown>,
+  limit: number,
+): Promise<{ tableId: string; rows: RowData[] }> {
   return withClient(em, async (client) => {
     const { table, db } = await loadTable(client, workspaceId, tableId);
     const byName = new Map(table.columns.map((c) => [c.name, c]));
     const params: unknown[] = [limit];
     const where = Object.entries(filter).map(([name, value]) => {
       const column = byName.get(name);
-      if (!column) throw invalidInput(`Unknown column "${name}" in filter: the table has ${table.columns.map((c) => c.name).join(', ') || 'no columns'}.`, { details: { column: name } });
+      if (!column)
+        throw invalidInput(
+          `Unknown column "${name}" in filter: the table has ${table.columns.map((c) => c.name).join(', ') || 'no columns'}.`,
+          { details: { column: name } },
+        );
       if (value === null) return `${ident(name)} is null`;
       params.push(cellToSql(column, value));
       return `${ident(name)} = $${params.length}`;

@@ -71,7 +71,10 @@ class MessageSizeGuard {
       this.headerFill = 0;
       const length = this.header.readUInt32BE(1);
       this.remaining = length - 4;
-      if (length > this.limit) this.close(new ConnectionClosed('message_too_large', `The database sent a ${length}-byte message, over the ${this.limit}-byte limit.`));
+      if (length > this.limit)
+        this.close(
+          new ConnectionClosed('message_too_large', `The database sent a ${length}-byte message, over the ${this.limit}-byte limit.`),
+        );
     }
   };
 
@@ -127,7 +130,12 @@ function poolFor(em: EntityManager, settings: UserSqlPoolSettings): UserSqlPool 
   });
   // Idle clients that lose their server are removed by pg-pool; this only keeps the event handled.
   pool.on('error', () => undefined);
-  const created: UserSqlPool = { pool, queue: new FairLimiter({ total: settings.poolMax, perKey: settings.perWorkspace, queuePerKey: settings.queuePerWorkspace }), guards, counters };
+  const created: UserSqlPool = {
+    pool,
+    queue: new FairLimiter({ total: settings.poolMax, perKey: settings.perWorkspace, queuePerKey: settings.queuePerWorkspace }),
+    guards,
+    counters,
+  };
   pools.set(key, created);
   return created;
 }
@@ -168,7 +176,8 @@ export async function withUserSqlClient<T>(
       return await fn({ client, close: (reason) => guard?.close(reason) });
     } catch (err) {
       // A refusal of ours (DomainError) or of the statement leaves the session clean; anything else may not.
-      if (guard?.closed || !(isStatementError(err) || err instanceof DomainError)) broken = err instanceof Error ? err : new Error(String(err));
+      if (guard?.closed || !(isStatementError(err) || err instanceof DomainError))
+        broken = err instanceof Error ? err : new Error(String(err));
       throw guard?.closed ?? err;
     } finally {
       const destroy = broken ?? guard?.closed;

@@ -32,7 +32,8 @@ export async function approvePublication(
   targetId: string,
   input: { versionId: string; permitsReactivation?: boolean },
 ): Promise<ApprovalView> {
-  if (principal.kind !== 'session') throw forbidden('Approvals are granted by an Admin or Owner with a session; API calls cannot grant approval.');
+  if (principal.kind !== 'session')
+    throw forbidden('Approvals are granted by an Admin or Owner with a session; API calls cannot grant approval.');
   if (!isAdminRole(principal.role)) throw forbidden('Admin or Owner role required.');
   const wf = await loadScopedWorkflow(em, principal, workflowId);
   const approval = await withLockedWorkflow(em, wf.id, async (tx, lockedWf) => {
@@ -40,9 +41,12 @@ export async function approvePublication(
     const version = await versionOf(tx, lockedWf, input.versionId);
     const publishable = [target.candidateVersionId, target.prepared?.versionId, target.activeVersionId];
     if (!publishable.includes(version.id)) {
-      throw conflict(`Version ${version.version} is not prepared for publication on destination "${target.name}" (approve its candidate or its prepared publication).`, {
-        details: { candidateVersionId: target.candidateVersionId, preparedPublicationVersionId: target.prepared?.versionId ?? null },
-      });
+      throw conflict(
+        `Version ${version.version} is not prepared for publication on destination "${target.name}" (approve its candidate or its prepared publication).`,
+        {
+          details: { candidateVersionId: target.candidateVersionId, preparedPublicationVersionId: target.prepared?.versionId ?? null },
+        },
+      );
     }
     const created: TargetApproval = tx.create(TargetApprovalSchema, {
       id: newId('apr'),
@@ -61,7 +65,12 @@ export async function approvePublication(
       workspaceId: lockedWf.workspaceId,
       targetType: 'workflow_target',
       targetId: target.id,
-      metadata: { workflowId: lockedWf.id, versionId: version.id, version: version.version, permitsReactivation: created.permitsReactivation },
+      metadata: {
+        workflowId: lockedWf.id,
+        versionId: version.id,
+        version: version.version,
+        permitsReactivation: created.permitsReactivation,
+      },
     });
     await tx.flush();
     return { created, number: version.version };

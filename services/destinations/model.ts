@@ -54,7 +54,10 @@ export async function loadScopedWorkflow(em: EntityManager, principal: Workspace
  * The Production destination of a workflow, created on first use from what the workflow has:
  * its deployed version as candidate and active pointer.
  */
-export async function ensureProductionTarget(em: EntityManager, wf: Pick<Workflow, 'id' | 'workspaceId' | 'status' | 'activeVersionId' | 'createdById'>): Promise<WorkflowTarget> {
+export async function ensureProductionTarget(
+  em: EntityManager,
+  wf: Pick<Workflow, 'id' | 'workspaceId' | 'status' | 'activeVersionId' | 'createdById'>,
+): Promise<WorkflowTarget> {
   const existing = await em.findOne(WorkflowTargetSchema, { workflowId: wf.id, kind: 'production' });
   if (existing) return existing;
   const now = new Date();
@@ -63,7 +66,18 @@ export async function ensureProductionTarget(em: EntityManager, wf: Pick<Workflo
     `insert into workflow_targets (id, workspace_id, workflow_id, kind, name, revision, enabled, candidate_version_id, active_version_id, generation, connection_bindings, child_dependencies, created_by_id, created_at, updated_at)
      values (?, ?, ?, 'production', ?, 1, ?, ?, ?, 0, '{}', '{}', ?, ?, ?)
      on conflict (workflow_id) where kind = 'production' do nothing`,
-    [newId('tgt'), wf.workspaceId, wf.id, PRODUCTION_NAME, wf.status === 'deployed' && wf.activeVersionId !== null, wf.activeVersionId, wf.activeVersionId, wf.createdById, now, now],
+    [
+      newId('tgt'),
+      wf.workspaceId,
+      wf.id,
+      PRODUCTION_NAME,
+      wf.status === 'deployed' && wf.activeVersionId !== null,
+      wf.activeVersionId,
+      wf.activeVersionId,
+      wf.createdById,
+      now,
+      now,
+    ],
   );
   return em.findOneOrFail(WorkflowTargetSchema, { workflowId: wf.id, kind: 'production' }, { refresh: true });
 }
@@ -72,7 +86,11 @@ export async function ensureProductionTarget(em: EntityManager, wf: Pick<Workflo
  * Runs `fn` in a transaction holding the workflow row's lock, with the workflow re-read
  * under it. The Production destination exists by then.
  */
-export async function withLockedWorkflow<T>(em: EntityManager, workflowId: string, fn: (tx: EntityManager, wf: Workflow, production: WorkflowTarget) => Promise<T>): Promise<T> {
+export async function withLockedWorkflow<T>(
+  em: EntityManager,
+  workflowId: string,
+  fn: (tx: EntityManager, wf: Workflow, production: WorkflowTarget) => Promise<T>,
+): Promise<T> {
   return em.transactional(async (tx) => {
     await exec(tx, 'select id from workflows where id = ? for update', [workflowId]);
     const wf = await tx.findOneOrFail(WorkflowSchema, { id: workflowId }, { refresh: true });
@@ -190,7 +208,13 @@ export interface TargetView {
     stopAfter: boolean | null;
     preparedAt: string;
   } | null;
-  sources: { rss: RssSourceView[]; ci: CiSourceView[]; mailRoutes: never[]; errtracker: ErrtrackerEndpointView[]; overlaps: SourceOverlapView[] };
+  sources: {
+    rss: RssSourceView[];
+    ci: CiSourceView[];
+    mailRoutes: never[];
+    errtracker: ErrtrackerEndpointView[];
+    overlaps: SourceOverlapView[];
+  };
   createdAt: Date;
   updatedAt: Date;
 }
@@ -242,7 +266,11 @@ export async function targetViews(em: EntityManager, wf: Workflow, targets: Work
       activeActivationId: t.activeActivationId,
       generation: t.generation,
       approved: Boolean(activation?.approvalId),
-      connections: { bindings: t.connectionBindings, childDependencies: t.childDependencies, allowProductionReactivation: t.allowProductionReactivation },
+      connections: {
+        bindings: t.connectionBindings,
+        childDependencies: t.childDependencies,
+        allowProductionReactivation: t.allowProductionReactivation,
+      },
       prepared: t.prepared
         ? {
             kind: t.prepared.kind,
@@ -261,7 +289,15 @@ export async function targetViews(em: EntityManager, wf: Workflow, targets: Work
         mailRoutes: [],
         errtracker: endpoints
           .filter((w) => (w.targetId ?? production?.id) === t.id)
-          .map((w) => ({ webhookId: w.id, nodeId: w.nodeId, live: w.enabled && isLive(t) && (t.kind === 'production' ? wf.status === 'deployed' && !wf.trashed : Boolean(activation?.approvalId)) && connectionSelected(w.config.credentialId, activation) })),
+          .map((w) => ({
+            webhookId: w.id,
+            nodeId: w.nodeId,
+            live:
+              w.enabled &&
+              isLive(t) &&
+              (t.kind === 'production' ? wf.status === 'deployed' && !wf.trashed : Boolean(activation?.approvalId)) &&
+              connectionSelected(w.config.credentialId, activation),
+          })),
         overlaps: overlapsOf(own, sources),
       },
       createdAt: t.createdAt,
@@ -271,7 +307,10 @@ export async function targetViews(em: EntityManager, wf: Workflow, targets: Work
 }
 
 /** An endpoint that names a connection is live only when its destination was published with that credential bound. */
-export function connectionSelected(credentialId: string | undefined, activation: Pick<TargetActivation, 'connectionBindings'> | undefined | null): boolean {
+export function connectionSelected(
+  credentialId: string | undefined,
+  activation: Pick<TargetActivation, 'connectionBindings'> | undefined | null,
+): boolean {
   if (!credentialId) return true;
   return Boolean(activation && Object.values(activation.connectionBindings).includes(credentialId));
 }
@@ -310,7 +349,16 @@ function ciView(s: TargetSource, t: WorkflowTarget): CiSourceView {
     jobStatuses: Object.fromEntries(
       config.jobs.map((job) => {
         const st = statuses[job];
-        return [job, { baselineBuildNumber: st?.baselineBuildNumber ?? null, lastSeenBuildNumber: st?.lastSeenBuildNumber ?? null, omittedBuildCount: st?.omittedBuildCount ?? 0, paused: st?.paused ?? false, error: st?.error ?? null }];
+        return [
+          job,
+          {
+            baselineBuildNumber: st?.baselineBuildNumber ?? null,
+            lastSeenBuildNumber: st?.lastSeenBuildNumber ?? null,
+            omittedBuildCount: st?.omittedBuildCount ?? 0,
+            paused: st?.paused ?? false,
+            error: st?.error ?? null,
+          },
+        ];
       }),
     ),
     createdAt: s.createdAt,
@@ -333,7 +381,9 @@ function overlapsOf(own: TargetSource[], all: TargetSource[]): SourceOverlapView
   const overlaps: SourceOverlapView[] = [];
   for (const s of own) {
     for (const k of sourceKeys(s)) {
-      const others = all.filter((o) => o.targetId !== s.targetId && o.kind === s.kind && sourceKeys(o).some((ok) => ok.match === k.match)).map((o) => o.targetId);
+      const others = all
+        .filter((o) => o.targetId !== s.targetId && o.kind === s.kind && sourceKeys(o).some((ok) => ok.match === k.match))
+        .map((o) => o.targetId);
       if (others.length > 0) overlaps.push({ kind: k.kind, key: k.key, sourceId: s.id, otherTargetIds: [...new Set(others)] });
     }
   }
@@ -342,7 +392,9 @@ function overlapsOf(own: TargetSource[], all: TargetSource[]): SourceOverlapView
 
 /** The latest production activations, newest first, with their version numbers and labels. */
 export async function productionHistory(em: EntityManager, production: WorkflowTarget): Promise<HistoryEntry[]> {
-  const rows = await exec<Array<{ id: string; target_id: string; version_id: string; version: number; display_label: string | null; created_at: Date }>>(
+  const rows = await exec<
+    Array<{ id: string; target_id: string; version_id: string; version: number; display_label: string | null; created_at: Date }>
+  >(
     em,
     `select a.id, a.target_id, a.version_id, v.version, v.display_label, a.created_at
        from workflow_target_activations a join workflow_versions v on v.id = a.version_id
@@ -369,7 +421,12 @@ export async function targetsOf(em: EntityManager, wf: Workflow): Promise<Workfl
 }
 
 /** GET /workflows/{id}/targets: every destination of a workflow of the workspace, optionally with the production history. */
-export async function listTargets(em: EntityManager, principal: WorkspacePrincipal, workflowId: string, opts: { includeHistory?: boolean } = {}) {
+export async function listTargets(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  opts: { includeHistory?: boolean } = {},
+) {
   const wf = await loadScopedWorkflow(em, principal, workflowId);
   const production = await ensureProductionTarget(em, wf);
   const targets = await targetViews(em, wf, await targetsOf(em, wf));

@@ -17,7 +17,13 @@ export interface PublicationPreview {
  * `POST /targets/preview-publication`: what publishing these fields would find, without
  * writing anything. Publish checks everything again.
  */
-export async function previewPublication(em: EntityManager, principal: WorkspacePrincipal, workflowId: string, fields: PublishFields, opts: { secretKey: string | undefined }): Promise<PublicationPreview> {
+export async function previewPublication(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  fields: PublishFields,
+  opts: { secretKey: string | undefined },
+): Promise<PublicationPreview> {
   const wf = await loadScopedWorkflow(em, principal, workflowId);
   await ensureProductionTarget(em, wf);
   const target = await findTargetOf(em, wf, fields.targetId);

@@ -16,7 +16,12 @@ import { ensureProductionTarget, touch } from './model';
  * Records a deploy on the Production destination. Called inside the deploy's transaction,
  * which holds the workflow row's lock. A redeploy of the version already live records nothing new.
  */
-export async function recordProductionDeploy(tx: EntityManager, principal: WorkspacePrincipal, wf: Workflow, version: WorkflowVersion): Promise<WorkflowTarget> {
+export async function recordProductionDeploy(
+  tx: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  version: WorkflowVersion,
+): Promise<WorkflowTarget> {
   // The pinned version must be stored before a destination row refers to it.
   await tx.flush();
   const production = await ensureProductionTarget(tx, wf);

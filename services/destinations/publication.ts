@@ -44,7 +44,19 @@ export interface PublishFields {
 
 export type PublicationMode = 'candidate' | 'promotion' | 'rollback' | 'resume';
 
-export const CHECK_NAMES = ['revision', 'version', 'workflow', 'validation', 'approval', 'repository', 'connections', 'dependencies', 'sources', 'requestId', 'secretKey'] as const;
+export const CHECK_NAMES = [
+  'revision',
+  'version',
+  'workflow',
+  'validation',
+  'approval',
+  'repository',
+  'connections',
+  'dependencies',
+  'sources',
+  'requestId',
+  'secretKey',
+] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 export interface PublicationCheck {
@@ -93,7 +105,13 @@ export interface PublicationAssessment {
 }
 
 /** Assesses publishing `fields` on `target` (of the workflow `wf`); writes nothing. */
-export async function assessPublication(em: EntityManager, wf: Workflow, target: WorkflowTarget, fields: PublishFields, opts: { secretKey: string | undefined }): Promise<PublicationAssessment> {
+export async function assessPublication(
+  em: EntityManager,
+  wf: Workflow,
+  target: WorkflowTarget,
+  fields: PublishFields,
+  opts: { secretKey: string | undefined },
+): Promise<PublicationAssessment> {
   const checks: Array<PublicationCheck | FailedCheck> = [];
   const warnings: string[] = [];
   const pass = (name: CheckName, message: string) => checks.push({ name, ok: true, message });
@@ -101,7 +119,14 @@ export async function assessPublication(em: EntityManager, wf: Workflow, target:
     checks.push({ name, ok: false, message, kind, ...(code ? { code } : {}), ...(details ? { details } : {}) });
 
   if (target.revision === fields.expectedRevision) pass('revision', `Destination "${target.name}" is at revision ${target.revision}.`);
-  else fail('revision', 'conflict', `Destination "${target.name}" is at revision ${target.revision}, not ${fields.expectedRevision}.`, 'workflow_target_revision_conflict', { targetId: target.id, revision: target.revision });
+  else
+    fail(
+      'revision',
+      'conflict',
+      `Destination "${target.name}" is at revision ${target.revision}, not ${fields.expectedRevision}.`,
+      'workflow_target_revision_conflict',
+      { targetId: target.id, revision: target.revision },
+    );
 
   // Which version this publication may publish.
   const { mode, expectedVersionId, problem, resumed } = await publicationMode(em, target, fields);
@@ -110,7 +135,13 @@ export async function assessPublication(em: EntityManager, wf: Workflow, target:
   else if (!version) fail('version', 'not_found', 'Version not found');
   else if (version.id !== expectedVersionId) {
     const what = mode === 'candidate' ? `the candidate of destination "${target.name}"` : `the version this ${mode} publishes`;
-    fail('version', 'conflict', `versionId is not ${what} (${expectedVersionId ?? 'none'}); fetch the destinations and retry.`, 'workflow_candidate_changed', { expectedVersionId });
+    fail(
+      'version',
+      'conflict',
+      `versionId is not ${what} (${expectedVersionId ?? 'none'}); fetch the destinations and retry.`,
+      'workflow_candidate_changed',
+      { expectedVersionId },
+    );
   } else pass('version', `Publishes version ${version.version} (${mode}).`);
 
   if (wf.trashed) fail('workflow', 'invalid', 'A trashed workflow cannot be published; restore it first.');
@@ -124,7 +155,8 @@ export async function assessPublication(em: EntityManager, wf: Workflow, target:
     else fail('validation', 'invalid', 'The version is not ready to publish.', undefined, { ...validation });
 
     approval = await approvalFor(em, target, version, mode, resumed);
-    if (approval) pass('approval', `Approved by ${approval.approvedById}${approval.permitsReactivation ? ' (reactivation permitted)' : ''}.`);
+    if (approval)
+      pass('approval', `Approved by ${approval.approvedById}${approval.permitsReactivation ? ' (reactivation permitted)' : ''}.`);
     else {
       const message =
         mode === 'rollback'
@@ -146,14 +178,26 @@ export async function assessPublication(em: EntityManager, wf: Workflow, target:
   const badConnections = connections.filter((c) => c.status !== 'bound');
   if (badConnections.length === 0) pass('connections', `${connections.length} connection(s) bound.`);
   else {
-    const describe = (c: ConnectionReport) => (c.status === 'unbound' ? `alias "${c.alias}" is not bound` : `credential "${c.credentialId}" is not a credential of this workspace`);
-    fail('connections', 'conflict', `Connections are not ready: ${badConnections.map(describe).join('; ')}. Bind them with save-connections.`, 'SETUP_REQUIRED');
+    const describe = (c: ConnectionReport) =>
+      c.status === 'unbound' ? `alias "${c.alias}" is not bound` : `credential "${c.credentialId}" is not a credential of this workspace`;
+    fail(
+      'connections',
+      'conflict',
+      `Connections are not ready: ${badConnections.map(describe).join('; ')}. Bind them with save-connections.`,
+      'SETUP_REQUIRED',
+    );
   }
 
   const dependencies = version ? await dependencyReport(em, wf, target, version) : [];
   const notReady = dependencies.filter((d) => !d.ready);
   if (notReady.length === 0) pass('dependencies', `${dependencies.length} dependenc${dependencies.length === 1 ? 'y' : 'ies'} ready.`);
-  else fail('dependencies', 'conflict', `Dependencies are not ready: ${notReady.map((d) => `node "${d.nodeId}": ${d.reason}`).join('; ')}.`, 'workflow_target_dependency_unavailable');
+  else
+    fail(
+      'dependencies',
+      'conflict',
+      `Dependencies are not ready: ${notReady.map((d) => `node "${d.nodeId}": ${d.reason}`).join('; ')}.`,
+      'workflow_target_dependency_unavailable',
+    );
   for (const childId of Object.keys(target.childDependencies)) {
     if (!dependencies.some((d) => d.workflowId === childId)) warnings.push(`Child dependency "${childId}" is not used by this version.`);
   }
@@ -163,11 +207,18 @@ export async function assessPublication(em: EntityManager, wf: Workflow, target:
     const sources = ciNodes.length > 0 ? await em.find(TargetSourceSchema, { targetId: target.id, kind: 'ci' }) : [];
     const missing = ciNodes.filter((n) => !sources.some((s) => s.sourceKey === n.id));
     if (missing.length === 0) pass('sources', ciNodes.length > 0 ? 'Every CI trigger has its source.' : 'No CI triggers.');
-    else fail('sources', 'conflict', `CI trigger(s) ${missing.map((n) => `"${n.id}"`).join(', ')} have no CI source on this destination; configure one with configure-source before publishing.`, 'event_source_required');
+    else
+      fail(
+        'sources',
+        'conflict',
+        `CI trigger(s) ${missing.map((n) => `"${n.id}"`).join(', ')} have no CI source on this destination; configure one with configure-source before publishing.`,
+        'event_source_required',
+      );
   } else pass('sources', 'No version.');
 
   const reused = await em.findOne(TargetActivationSchema, { workspaceId: wf.workspaceId, requestId: fields.requestId });
-  if (reused) fail('requestId', 'conflict', `requestId ${fields.requestId} already named publication ${reused.id}; send a new UUID.`, 'conflict');
+  if (reused)
+    fail('requestId', 'conflict', `requestId ${fields.requestId} already named publication ${reused.id}; send a new UUID.`, 'conflict');
   else pass('requestId', 'requestId is new.');
 
   const needsKey = Boolean(version?.nodes.some((n) => n.type === 'webhook'));
@@ -185,7 +236,9 @@ export async function assessPublication(em: EntityManager, wf: Workflow, target:
     version,
     approval,
     resumed,
-    failure: firstFailure ? new DomainError(firstFailure.kind, firstFailure.message, { code: firstFailure.code, details: firstFailure.details }) : null,
+    failure: firstFailure
+      ? new DomainError(firstFailure.kind, firstFailure.message, { code: firstFailure.code, details: firstFailure.details })
+      : null,
   };
 }
 
@@ -193,27 +246,66 @@ async function publicationMode(
   em: EntityManager,
   target: WorkflowTarget,
   f: PublishFields,
-): Promise<{ mode: PublicationMode; expectedVersionId: string | null; problem?: { kind: ErrorKind; message: string; code?: string }; resumed: TargetActivation | null }> {
+): Promise<{
+  mode: PublicationMode;
+  expectedVersionId: string | null;
+  problem?: { kind: ErrorKind; message: string; code?: string };
+  resumed: TargetActivation | null;
+}> {
   const prepared = target.prepared;
   if (f.sourceActivationId !== undefined || f.sourceTargetId !== undefined) {
-    const matches = prepared?.kind === 'promotion' && (f.sourceActivationId === undefined || prepared.sourceActivationId === f.sourceActivationId) && (f.sourceTargetId === undefined || prepared.sourceTargetId === f.sourceTargetId);
-    if (!matches) return { mode: 'promotion', expectedVersionId: null, resumed: null, problem: { kind: 'conflict', message: `No promotion of that source is prepared on destination "${target.name}"; prepare it with prepare-promotion.` } };
+    const matches =
+      prepared?.kind === 'promotion' &&
+      (f.sourceActivationId === undefined || prepared.sourceActivationId === f.sourceActivationId) &&
+      (f.sourceTargetId === undefined || prepared.sourceTargetId === f.sourceTargetId);
+    if (!matches)
+      return {
+        mode: 'promotion',
+        expectedVersionId: null,
+        resumed: null,
+        problem: {
+          kind: 'conflict',
+          message: `No promotion of that source is prepared on destination "${target.name}"; prepare it with prepare-promotion.`,
+        },
+      };
     return { mode: 'promotion', expectedVersionId: prepared.versionId, resumed: null };
   }
   if (f.restoreActivationId !== undefined) {
     if (prepared?.kind !== 'rollback' || prepared.restoreActivationId !== f.restoreActivationId) {
-      return { mode: 'rollback', expectedVersionId: null, resumed: null, problem: { kind: 'conflict', message: `No rollback to that activation is prepared on destination "${target.name}"; prepare it with prepare-rollback.` } };
+      return {
+        mode: 'rollback',
+        expectedVersionId: null,
+        resumed: null,
+        problem: {
+          kind: 'conflict',
+          message: `No rollback to that activation is prepared on destination "${target.name}"; prepare it with prepare-rollback.`,
+        },
+      };
     }
     return { mode: 'rollback', expectedVersionId: prepared.versionId, resumed: null };
   }
   if (f.resumeActivationId !== undefined) {
     if (f.resumeActivationId !== target.activeActivationId || target.enabled) {
-      return { mode: 'resume', expectedVersionId: null, resumed: null, problem: { kind: 'conflict', message: `Activation ${f.resumeActivationId} is not the stopped activation of destination "${target.name}".` } };
+      return {
+        mode: 'resume',
+        expectedVersionId: null,
+        resumed: null,
+        problem: {
+          kind: 'conflict',
+          message: `Activation ${f.resumeActivationId} is not the stopped activation of destination "${target.name}".`,
+        },
+      };
     }
     const resumed = await em.findOne(TargetActivationSchema, { id: f.resumeActivationId, targetId: target.id });
     return { mode: 'resume', expectedVersionId: resumed?.versionId ?? null, resumed };
   }
-  if (!target.candidateVersionId) return { mode: 'candidate', expectedVersionId: null, resumed: null, problem: { kind: 'conflict', message: `Destination "${target.name}" has no candidate version; save one first.` } };
+  if (!target.candidateVersionId)
+    return {
+      mode: 'candidate',
+      expectedVersionId: null,
+      resumed: null,
+      problem: { kind: 'conflict', message: `Destination "${target.name}" has no candidate version; save one first.` },
+    };
   return { mode: 'candidate', expectedVersionId: target.candidateVersionId, resumed: null };
 }
 
@@ -222,11 +314,25 @@ async function publicationMode(
  * permits reactivation; otherwise the newest approval of that exact version not yet used by a
  * publication, or one that permits reactivation (reusable).
  */
-async function approvalFor(em: EntityManager, target: WorkflowTarget, version: WorkflowVersion, mode: PublicationMode, resumed: TargetActivation | null): Promise<TargetApproval | null> {
+async function approvalFor(
+  em: EntityManager,
+  target: WorkflowTarget,
+  version: WorkflowVersion,
+  mode: PublicationMode,
+  resumed: TargetActivation | null,
+): Promise<TargetApproval | null> {
   if (mode === 'resume') return resumed?.approvalId ? await em.findOne(TargetApprovalSchema, { id: resumed.approvalId }) : null;
-  const approvals = await em.find(TargetApprovalSchema, { targetId: target.id, versionId: version.id }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  const approvals = await em.find(
+    TargetApprovalSchema,
+    { targetId: target.id, versionId: version.id },
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+  );
   if (mode === 'rollback') return approvals.find((a) => a.permitsReactivation) ?? null;
-  return approvals.find((a) => !a.permitsReactivation && a.consumedByActivationId === null) ?? approvals.find((a) => a.permitsReactivation) ?? null;
+  return (
+    approvals.find((a) => !a.permitsReactivation && a.consumedByActivationId === null) ??
+    approvals.find((a) => a.permitsReactivation) ??
+    null
+  );
 }
 
 /**
@@ -234,7 +340,12 @@ async function approvalFor(em: EntityManager, target: WorkflowTarget, version: W
  * either an alias bound on the destination or a credential id of the workspace. Every binding
  * must still name a credential of the workspace.
  */
-async function connectionReport(em: EntityManager, wf: Workflow, target: WorkflowTarget, version: WorkflowVersion): Promise<ConnectionReport[]> {
+async function connectionReport(
+  em: EntityManager,
+  wf: Workflow,
+  target: WorkflowTarget,
+  version: WorkflowVersion,
+): Promise<ConnectionReport[]> {
   const byRef = new Map<string, string[]>();
   for (const node of version.nodes) {
     const ref = node.config?.credentialId;
@@ -248,19 +359,34 @@ async function connectionReport(em: EntityManager, wf: Workflow, target: Workflo
   for (const [ref, nodeIds] of byRef) {
     if (ref in target.connectionBindings) continue;
     const exists = await credentialBelongsToWorkspace(em, wf.workspaceId, ref);
-    report.push(exists ? { alias: null, credentialId: ref, nodeIds, status: 'bound' } : { alias: ref, credentialId: null, nodeIds, status: 'unbound' });
+    report.push(
+      exists
+        ? { alias: null, credentialId: ref, nodeIds, status: 'bound' }
+        : { alias: ref, credentialId: null, nodeIds, status: 'unbound' },
+    );
   }
   return report;
 }
 
 /** Subworkflows a version starts: each child must be live on the destination it depends on (default: the child's Production). */
-async function dependencyReport(em: EntityManager, wf: Workflow, target: WorkflowTarget, version: WorkflowVersion): Promise<DependencyReport[]> {
+async function dependencyReport(
+  em: EntityManager,
+  wf: Workflow,
+  target: WorkflowTarget,
+  version: WorkflowVersion,
+): Promise<DependencyReport[]> {
   const report: DependencyReport[] = [];
   for (const node of version.nodes.filter((n) => n.type === 'subworkflow' && !n.disabled)) {
     const childId = String(node.config?.workflowId ?? '');
     const child = await em.findOne(WorkflowSchema, { id: childId, workspaceId: wf.workspaceId });
     if (!child) {
-      report.push({ nodeId: node.id, workflowId: childId, targetId: null, ready: false, reason: 'the child workflow does not exist in this workspace' });
+      report.push({
+        nodeId: node.id,
+        workflowId: childId,
+        targetId: null,
+        ready: false,
+        reason: 'the child workflow does not exist in this workspace',
+      });
       continue;
     }
     const wantedId = target.childDependencies[childId];

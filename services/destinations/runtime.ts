@@ -53,14 +53,18 @@ export async function liveTargetVersion(em: EntityManager, wf: Workflow | null, 
   }
   const activation = await em.findOne(TargetActivationSchema, { id: target.activeActivationId });
   if (!activation?.approvalId) {
-    return { kind: 'refused', reason: `The active version of destination "${target.name}" has no current approval: publish an approved version.` };
+    return {
+      kind: 'refused',
+      reason: `The active version of destination "${target.name}" has no current approval: publish an approved version.`,
+    };
   }
   const version = await em.findOne(WorkflowVersionSchema, { id: target.activeVersionId });
   if (!version) return { kind: 'refused', reason: `The active version of destination "${target.name}" no longer exists.` };
   return { kind: 'live', target, version, activation, executionTarget: executionTargetOf(target, activation) };
 }
 
-export type RunnableTargetVersion = (RunnableVersion & { executionTarget?: undefined }) | { kind: 'runnable'; version: WorkflowVersion; executionTarget: RunExecutionTarget };
+export type RunnableTargetVersion =
+  (RunnableVersion & { executionTarget?: undefined }) | { kind: 'runnable'; version: WorkflowVersion; executionTarget: RunExecutionTarget };
 
 /**
  * The version a trigger of a destination (webhook, schedule, event source) runs now. A
@@ -68,7 +72,11 @@ export type RunnableTargetVersion = (RunnableVersion & { executionTarget?: undef
  * deployed version as it always has; a preview's runs its approved active version, never
  * Production's.
  */
-export async function runnableVersionForTrigger(em: EntityManager, wf: Workflow | null, targetId: string | null): Promise<RunnableTargetVersion> {
+export async function runnableVersionForTrigger(
+  em: EntityManager,
+  wf: Workflow | null,
+  targetId: string | null,
+): Promise<RunnableTargetVersion> {
   const target = targetId ? await em.findOne(WorkflowTargetSchema, { id: targetId }) : null;
   if (!target || target.kind === 'production') {
     if (targetId && !target) return { kind: 'refused', reason: 'The destination no longer exists.' };

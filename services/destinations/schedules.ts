@@ -8,7 +8,12 @@ import type { ScheduleSync, ScheduleTarget } from '../kernel/ports';
  * Temporal Schedules with those of the published version, stopping removes them. Production
  * keeps the schedule ids it always had; previews have their own.
  */
-export function syncTargetSchedules(scheduler: ScheduleSync, wf: Workflow, graph: WorkflowGraph | null, target: ScheduleTarget): Promise<string[]> {
+export function syncTargetSchedules(
+  scheduler: ScheduleSync,
+  wf: Workflow,
+  graph: WorkflowGraph | null,
+  target: ScheduleTarget,
+): Promise<string[]> {
   return target.kind === 'production' ? scheduler.sync(wf, graph) : scheduler.sync(wf, graph, target);
 }
 

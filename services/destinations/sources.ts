@@ -1,5 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { TargetSourceSchema, WorkflowVersionSchema, type CiSourceConfig, type RssSourceConfig, type TargetSource, type Workflow, type WorkflowTarget } from '../../db/entities';
+import {
+  TargetSourceSchema,
+  WorkflowVersionSchema,
+  type CiSourceConfig,
+  type RssSourceConfig,
+  type TargetSource,
+  type Workflow,
+  type WorkflowTarget,
+} from '../../db/entities';
 import type { GraphNode } from '../../engine/types';
 import { conflict, invalidInput } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -28,21 +36,31 @@ const TRIGGER_NOT_FOUND = 'event_source_trigger_not_found';
  * version would itself start a job the source watches. The caller holds the workflow lock,
  * checked the revision, and bumps it.
  */
-export async function configureSource(tx: EntityManager, principal: WorkspacePrincipal, wf: Workflow, target: WorkflowTarget, input: SourceInput): Promise<TargetSource> {
+export async function configureSource(
+  tx: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  target: WorkflowTarget,
+  input: SourceInput,
+): Promise<TargetSource> {
   const saved = target.candidateVersionId ? await tx.findOne(WorkflowVersionSchema, { id: target.candidateVersionId }) : null;
   const nodes: GraphNode[] = saved?.nodes ?? [];
   let key: string;
   let config: RssSourceConfig | CiSourceConfig;
   if (input.kind === 'rss') {
     if (!nodes.some((n) => (n.type === 'start' || n.type === 'webhook') && !n.disabled)) {
-      throw invalidInput(`An RSS source needs a Start or plain Webhook trigger in the saved version of destination "${target.name}".`, { code: TRIGGER_NOT_FOUND });
+      throw invalidInput(`An RSS source needs a Start or plain Webhook trigger in the saved version of destination "${target.name}".`, {
+        code: TRIGGER_NOT_FOUND,
+      });
     }
     key = input.feedUrl;
     config = { feedUrl: input.feedUrl, intervalSeconds: input.intervalSeconds ?? RSS_INTERVAL.default };
   } else {
     const node = nodes.find((n) => n.id === input.nodeId);
     if (!node || node.type !== 'ci') {
-      throw invalidInput(`Node "${input.nodeId}" is not a CI trigger in the saved version of destination "${target.name}".`, { code: TRIGGER_NOT_FOUND });
+      throw invalidInput(`Node "${input.nodeId}" is not a CI trigger in the saved version of destination "${target.name}".`, {
+        code: TRIGGER_NOT_FOUND,
+      });
     }
     if (!(await credentialBelongsToWorkspace(tx, wf.workspaceId, input.credentialId))) {
       throw invalidInput(`Credential "${input.credentialId}" is not a credential of this workspace.`);
@@ -50,7 +68,10 @@ export async function configureSource(tx: EntityManager, principal: WorkspacePri
     const jobs = [...new Set(input.jobs)];
     const started = jobs.filter((job) => startsJob(nodes, job));
     if (started.length > 0) {
-      throw conflict(`The workflow would start job(s) ${started.map((j) => `"${j}"`).join(', ')} that this CI source watches, and so trigger itself.`, { code: 'event_source_loop' });
+      throw conflict(
+        `The workflow would start job(s) ${started.map((j) => `"${j}"`).join(', ')} that this CI source watches, and so trigger itself.`,
+        { code: 'event_source_loop' },
+      );
     }
     key = input.nodeId;
     config = {
@@ -68,7 +89,10 @@ export async function configureSource(tx: EntityManager, principal: WorkspacePri
     existing.config = config;
     if (input.kind === 'ci' && existing.state.jobStatuses) {
       const watched = new Set((config as CiSourceConfig).jobs);
-      existing.state = { ...existing.state, jobStatuses: Object.fromEntries(Object.entries(existing.state.jobStatuses).filter(([job]) => watched.has(job))) };
+      existing.state = {
+        ...existing.state,
+        jobStatuses: Object.fromEntries(Object.entries(existing.state.jobStatuses).filter(([job]) => watched.has(job))),
+      };
     }
     existing.updatedAt = now;
     return existing;

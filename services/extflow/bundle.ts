@@ -25,7 +25,8 @@ export interface ExtflowBundle {
 
 /** The external tool's workflows of a parsed bundle value, or null when it is not one. */
 export function extflowWorkflowsOf(parsed: unknown): { name: string | null; workflows: unknown[] } | null {
-  if (Array.isArray(parsed)) return parsed.length > 0 && parsed.every((w) => looksLikeExtflow(w)) ? { name: null, workflows: parsed } : null;
+  if (Array.isArray(parsed))
+    return parsed.length > 0 && parsed.every((w) => looksLikeExtflow(w)) ? { name: null, workflows: parsed } : null;
   if (!parsed || typeof parsed !== 'object') return null;
   const obj = parsed as Record<string, unknown>;
   if (Array.isArray(obj.workflows) && obj.workflows.length > 0 && obj.workflows.some((w) => looksLikeExtflow(w))) {
@@ -37,7 +38,8 @@ export function extflowWorkflowsOf(parsed: unknown): { name: string | null; work
 
 /** Converts every workflow of a bundle; a workflow whose shape is unusable makes it a 400 (nothing imported). */
 export function convertExtflowBundle(bundle: { name: string | null; workflows: unknown[] }, label = 'importBundleJson'): ExtflowBundle {
-  if (bundle.workflows.length > MAX_EXTFLOW_BUNDLE_WORKFLOWS) throw invalidInput(`${label} holds at most ${MAX_EXTFLOW_BUNDLE_WORKFLOWS} workflows.`);
+  if (bundle.workflows.length > MAX_EXTFLOW_BUNDLE_WORKFLOWS)
+    throw invalidInput(`${label} holds at most ${MAX_EXTFLOW_BUNDLE_WORKFLOWS} workflows.`);
   const entries = bundle.workflows.map((w, i) => {
     const converted = convertExtflowWorkflow(w, `${label}.workflows[${i}]`);
     const artifact: WorkflowArtifact = {

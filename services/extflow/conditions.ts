@@ -119,7 +119,10 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
       if (op === 'notEmpty') return `($count($keys(${l})) > 0)`;
       break;
   }
-  throw new Unsupported(`condition operator ${type}.${op} has no translation`, 'Re-create this condition as a JSONata expression on the imported node.');
+  throw new Unsupported(
+    `condition operator ${type}.${op} has no translation`,
+    'Re-create this condition as a JSONata expression on the imported node.',
+  );
 }
 
 /** Version 2 condition block (If v2, Filter v2, Switch v3 rules). */
@@ -139,8 +142,28 @@ function v2(block: Record<string, unknown>, scope: ExpressionScope, ignoreCase =
 }
 
 const V1_OPS: Record<string, Record<string, string>> = {
-  string: { equal: 'equals', notEqual: 'notEquals', contains: 'contains', notContains: 'notContains', startsWith: 'startsWith', notStartsWith: 'notStartsWith', endsWith: 'endsWith', notEndsWith: 'notEndsWith', isEmpty: 'empty', isNotEmpty: 'notEmpty' },
-  number: { equal: 'equals', notEqual: 'notEquals', larger: 'gt', smaller: 'lt', largerEqual: 'gte', smallerEqual: 'lte', isEmpty: 'empty', isNotEmpty: 'notEmpty' },
+  string: {
+    equal: 'equals',
+    notEqual: 'notEquals',
+    contains: 'contains',
+    notContains: 'notContains',
+    startsWith: 'startsWith',
+    notStartsWith: 'notStartsWith',
+    endsWith: 'endsWith',
+    notEndsWith: 'notEndsWith',
+    isEmpty: 'empty',
+    isNotEmpty: 'notEmpty',
+  },
+  number: {
+    equal: 'equals',
+    notEqual: 'notEquals',
+    larger: 'gt',
+    smaller: 'lt',
+    largerEqual: 'gte',
+    smallerEqual: 'lte',
+    isEmpty: 'empty',
+    isNotEmpty: 'notEmpty',
+  },
   boolean: { equal: 'equals', notEqual: 'notEquals' },
 };
 
@@ -153,7 +176,11 @@ function v1(params: Record<string, unknown>, scope: ExpressionScope): string {
     for (const c of list) {
       const opName = typeof c.operation === 'string' ? c.operation : 'equal';
       const op = V1_OPS[type]?.[opName];
-      if (!op) throw new Unsupported(`condition operator ${type}.${opName} has no translation`, 'Re-create this condition as a JSONata expression on the imported node.');
+      if (!op)
+        throw new Unsupported(
+          `condition operator ${type}.${opName} has no translation`,
+          'Re-create this condition as a JSONata expression on the imported node.',
+        );
       const defaults: Record<string, unknown> = { boolean: false, number: 0, string: '' };
       const l = toJsonata(literalAs(c.value1 ?? defaults[type], type), scope);
       parts.push(operation(type, op, l, () => toJsonata(literalAs(c.value2 ?? defaults[type], type), scope), true));

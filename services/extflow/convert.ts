@@ -14,7 +14,16 @@ import type { ExpressionScope } from './expressions';
 import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
-import { Unsupported, type ConversionReport, type ConversionWarning, type CredentialAlias, type ExtNode, type ExtWorkflow, type SubworkflowRef, type UnsupportedItem } from './types';
+import {
+  Unsupported,
+  type ConversionReport,
+  type ConversionWarning,
+  type CredentialAlias,
+  type ExtNode,
+  type ExtWorkflow,
+  type SubworkflowRef,
+  type UnsupportedItem,
+} from './types';
 
 export const PLACEHOLDER_PREFIX = 'extflow:';
 const MAX_NODES = 500;
@@ -57,7 +66,8 @@ function checkShape(value: unknown, label: string): ExtWorkflow {
   if (!isRecord(value)) throw invalidInput(`${label} must be a JSON object.`);
   if (!Array.isArray(value.nodes)) throw invalidInput(`${label} has no nodes[] array.`);
   if (value.nodes.length > MAX_NODES) throw invalidInput(`${label} has ${value.nodes.length} nodes; at most ${MAX_NODES} are allowed.`);
-  if (value.connections !== undefined && !isRecord(value.connections)) throw invalidInput(`${label}.connections must be an object keyed by node name.`);
+  if (value.connections !== undefined && !isRecord(value.connections))
+    throw invalidInput(`${label}.connections must be an object keyed by node name.`);
   const names = new Set<string>();
   value.nodes.forEach((n, i) => {
     if (!isRecord(n) || typeof n.name !== 'string' || n.name === '' || typeof n.type !== 'string' || n.type === '') {
@@ -109,12 +119,18 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   const conns: Conn[] = [];
   for (const [source, byType] of Object.entries(wf.connections)) {
     if (!idByName.has(source)) {
-      if (!annotations.some((a) => a.name === source)) warnings.push({ node: source, message: 'A connection leaves from a node that is not in the workflow; it was ignored.' });
+      if (!annotations.some((a) => a.name === source))
+        warnings.push({ node: source, message: 'A connection leaves from a node that is not in the workflow; it was ignored.' });
       continue;
     }
     for (const [type, outputs] of Object.entries(byType ?? {})) {
       if (type !== 'main') {
-        unsupported.push({ node: source, nodeType: nodes.find((n) => n.name === source)!.type, reason: `"${type}" connections (sub-nodes such as AI models or tools)`, action: 'Rebuild this part with http or code nodes.' });
+        unsupported.push({
+          node: source,
+          nodeType: nodes.find((n) => n.name === source)!.type,
+          reason: `"${type}" connections (sub-nodes such as AI models or tools)`,
+          action: 'Rebuild this part with http or code nodes.',
+        });
         continue;
       }
       (Array.isArray(outputs) ? outputs : []).forEach((targets, output) => {
@@ -134,7 +150,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     idOf: (n) => idByName.get(n),
     counted: () => translated++,
     note: (message) => {
-      if (!warnings.some((w) => w.node === node.name && w.message === `Expression: ${message}.`)) warnings.push({ node: node.name, message: `Expression: ${message}.` });
+      if (!warnings.some((w) => w.node === node.name && w.message === `Expression: ${message}.`))
+        warnings.push({ node: node.name, message: `Expression: ${message}.` });
     },
   });
 
@@ -144,7 +161,10 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const id = idByName.get(node.name)!;
     const params = isRecord(node.parameters) ? node.parameters : {};
     const version = typeof node.typeVersion === 'number' ? node.typeVersion : 1;
-    const position = Array.isArray(node.position) && node.position.length === 2 && node.position.every((x) => typeof x === 'number') ? { x: node.position[0], y: node.position[1] } : undefined;
+    const position =
+      Array.isArray(node.position) && node.position.length === 2 && node.position.every((x) => typeof x === 'number')
+        ? { x: node.position[0], y: node.position[1] }
+        : undefined;
     const ctx: MapContext = {
       node,
       params,
@@ -172,7 +192,9 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       if (!mapper) {
         throw new Unsupported(
           `node type "${node.type}" has no equivalent here`,
-          node.type.includes('langchain') ? 'Call the model or tool with an http node (or a code node) instead.' : 'Replace it with an http node calling the service\'s API (with a credential), or a code node.',
+          node.type.includes('langchain')
+            ? 'Call the model or tool with an http node (or a code node) instead.'
+            : "Replace it with an http node calling the service's API (with a credential), or a code node.",
         );
       }
       result = mapper(ctx);
@@ -194,7 +216,10 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     for (const n of result.nodes) {
       if (node.disabled === true) n.disabled = true;
       if (n.id === errorSource && (n.type === 'http' || n.type === 'code') && node.retryOnFail === true) {
-        n.retry = { maxAttempts: Math.min(10, Math.max(1, Number(node.maxTries ?? 3))), backoffSeconds: Math.min(3600, Math.max(0, Number(node.waitBetweenTries ?? 1000) / 1000)) };
+        n.retry = {
+          maxAttempts: Math.min(10, Math.max(1, Number(node.maxTries ?? 3))),
+          backoffSeconds: Math.min(3600, Math.max(0, Number(node.waitBetweenTries ?? 1000) / 1000)),
+        };
       }
     }
     const onError = node.onError ?? (node.continueOnFail ? 'continueRegularOutput' : undefined);
@@ -202,7 +227,10 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     if (carrier && onError === 'continueErrorOutput') carrier.onError = 'branch';
     else if (carrier && onError === 'continueRegularOutput') carrier.onError = 'continue';
     if (node.disabled === true && result.nodes.some((n) => n.type === 'condition' || n.type === 'switch')) {
-      warnings.push({ node: node.name, message: 'A disabled branching node passes nothing on here (the external tool passes the input to its first output).' });
+      warnings.push({
+        node: node.name,
+        message: 'A disabled branching node passes nothing on here (the external tool passes the input to its first output).',
+      });
     }
     mapped.set(node.name, result);
     out.push(...result.nodes);
@@ -224,11 +252,17 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const onError = srcNode.onError ?? (srcNode.continueOnFail ? 'continueRegularOutput' : undefined);
     const regular = src.regularOutputs ?? 1;
     let ref: OutputRef | null;
-    if (onError === 'continueErrorOutput' && c.output === regular) ref = { source: src.errorSource ?? idByName.get(c.source)!, handle: 'error' };
+    if (onError === 'continueErrorOutput' && c.output === regular)
+      ref = { source: src.errorSource ?? idByName.get(c.source)!, handle: 'error' };
     else ref = src.output ? src.output(c.output) : c.output === 0 ? { source: idByName.get(c.source)! } : null;
     if (!ref) {
       if (!unsupported.some((u) => u.node === c.source)) {
-        unsupported.push({ node: c.source, nodeType: srcNode.type, reason: `output ${c.output + 1} (to "${c.target}") has no equivalent`, action: 'Connect the node\'s first output only, or rebuild the branch.' });
+        unsupported.push({
+          node: c.source,
+          nodeType: srcNode.type,
+          reason: `output ${c.output + 1} (to "${c.target}") has no equivalent`,
+          action: "Connect the node's first output only, or rebuild the branch.",
+        });
       }
       continue;
     }
@@ -247,11 +281,20 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       const pickId = `${id}__pick`;
       const pos = entryNode.position ? { x: entryNode.position.x - 80, y: entryNode.position.y } : undefined;
       out.push({ id: joinId, type: 'merge', name: `${targetName} (inputs)`, config: {}, ...(pos ? { position: pos } : {}) });
-      out.push({ id: pickId, type: 'transform', name: `${targetName} (first live input)`, config: { expression: '$lookup($, $keys($)[0])' }, ...(pos ? { position: { x: pos.x + 40, y: pos.y } } : {}) });
+      out.push({
+        id: pickId,
+        type: 'transform',
+        name: `${targetName} (first live input)`,
+        config: { expression: '$lookup($, $keys($)[0])' },
+        ...(pos ? { position: { x: pos.x + 40, y: pos.y } } : {}),
+      });
       for (const { ref } of list) addEdge(ref.source, joinId, ref.handle);
       addEdge(joinId, pickId);
       addEdge(pickId, entry);
-      warnings.push({ node: targetName, message: `${list.length} connections arrive here: the node runs once, after every live branch, with the first live branch's data (exact when the branches exclude each other, as the outputs of an If or Switch do).` });
+      warnings.push({
+        node: targetName,
+        message: `${list.length} connections arrive here: the node runs once, after every live branch, with the first live branch's data (exact when the branches exclude each other, as the outputs of an If or Switch do).`,
+      });
     } else {
       for (const { ref } of list) addEdge(ref.source, entry, ref.handle);
     }
@@ -259,12 +302,21 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
 
   const pins = pinnedDataOf(wf, (n) => idByName.get(n), warnings);
   if (wf.settings && typeof wf.settings.errorWorkflow === 'string' && wf.settings.errorWorkflow) {
-    warnings.push({ node: '(workflow)', message: 'The error workflow setting is not imported: use onError on the nodes, or watch failed runs.' });
+    warnings.push({
+      node: '(workflow)',
+      message: 'The error workflow setting is not imported: use onError on the nodes, or watch failed runs.',
+    });
   }
 
   const report = validateGraph({ nodes: out, edges });
   for (const e of report.errors) {
-    if (e.code === 'cycle') unsupported.push({ node: '(workflow)', nodeType: '(connections)', reason: 'the connections form a loop; graphs here have no cycles', action: 'Process lists in a code node, or move the loop body into a subworkflow.' });
+    if (e.code === 'cycle')
+      unsupported.push({
+        node: '(workflow)',
+        nodeType: '(connections)',
+        reason: 'the connections form a loop; graphs here have no cycles',
+        action: 'Process lists in a code node, or move the loop body into a subworkflow.',
+      });
   }
   const connections: Record<string, string> = {};
   for (const c of credentials.values()) connections[c.alias] = c.type ?? c.extflowType;

@@ -35,7 +35,35 @@ export const jsonLiteral = (value: unknown) => JSON.stringify(value);
 
 type Tok = { t: 'num'; v: number } | { t: 'str'; v: string } | { t: 'id'; v: string } | { t: 'op'; v: string };
 
-const OPS = ['===', '!==', '==', '!=', '<=', '>=', '&&', '||', '?.', '<', '>', '+', '-', '*', '/', '%', '!', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}'];
+const OPS = [
+  '===',
+  '!==',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '?.',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '!',
+  '?',
+  ':',
+  '.',
+  ',',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+];
 
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
@@ -105,7 +133,12 @@ interface Val {
   /** Set while a path to item data is being built (`$json.a.b`, `$('X').item.json`). */
   path?: boolean;
   /** Special objects that are only meaningful with a following member: `$input`, `$node["X"]`, `$('X')`. */
-  special?: { kind: 'input' } | { kind: 'node'; id: string; name: string } | { kind: 'nodeItem'; id: string } | { kind: 'math' } | { kind: 'inputItem' };
+  special?:
+    | { kind: 'input' }
+    | { kind: 'node'; id: string; name: string }
+    | { kind: 'nodeItem'; id: string }
+    | { kind: 'math' }
+    | { kind: 'inputItem' };
 }
 
 class Parser {
@@ -172,7 +205,8 @@ class Parser {
     while (this.peek('||')) {
       this.pos++;
       const right = this.and(bool);
-      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean')) throw this.fail('|| between values that are not both booleans (JavaScript returns an operand there)');
+      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
+        throw this.fail('|| between values that are not both booleans (JavaScript returns an operand there)');
       left = { code: `(${this.finish(left).code} or ${this.finish(right).code})`, kind: 'boolean' };
     }
     return left;
@@ -183,7 +217,8 @@ class Parser {
     while (this.peek('&&')) {
       this.pos++;
       const right = this.equality(bool);
-      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean')) throw this.fail('&& between values that are not both booleans (JavaScript returns an operand there)');
+      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
+        throw this.fail('&& between values that are not both booleans (JavaScript returns an operand there)');
       left = { code: `(${this.finish(left).code} and ${this.finish(right).code})`, kind: 'boolean' };
     }
     return left;
@@ -222,17 +257,24 @@ class Parser {
       const l = this.finish(left);
       if (op === '+') {
         if (l.kind === 'string' || right.kind === 'string') {
-          if ((l.kind !== 'string' && l.kind !== 'number' && l.kind !== 'unknown') || (right.kind !== 'string' && right.kind !== 'number' && right.kind !== 'unknown')) {
+          if (
+            (l.kind !== 'string' && l.kind !== 'number' && l.kind !== 'unknown') ||
+            (right.kind !== 'string' && right.kind !== 'number' && right.kind !== 'unknown')
+          ) {
             throw this.fail('+ between a string and a non-string');
           }
-          if (l.kind === 'unknown' || right.kind === 'unknown') this.scope.note?.('+ with a string literal is translated as string concatenation (&)');
+          if (l.kind === 'unknown' || right.kind === 'unknown')
+            this.scope.note?.('+ with a string literal is translated as string concatenation (&)');
           left = { code: `(${l.code} & ${right.code})`, kind: 'string' };
         } else if (l.kind === 'number' && right.kind === 'number') {
           left = { code: `(${l.code} + ${right.code})`, kind: 'number' };
         } else if ((l.kind === 'unknown' || l.kind === 'number') && (right.kind === 'unknown' || right.kind === 'number')) {
           // Decided when it runs, as JavaScript does: a string operand concatenates, numbers add (other types fail the node).
           this.scope.note?.('+ adds numbers and concatenates when an operand is a string, decided when the node runs');
-          left = { code: `(($type(${l.code}) = "string" or $type(${right.code}) = "string") ? $string(${l.code}) & $string(${right.code}) : ${l.code} + ${right.code})`, kind: 'unknown' };
+          left = {
+            code: `(($type(${l.code}) = "string" or $type(${right.code}) = "string") ? $string(${l.code}) & $string(${right.code}) : ${l.code} + ${right.code})`,
+            kind: 'unknown',
+          };
         } else {
           throw this.fail('+ between a boolean or null and another value');
         }
@@ -342,8 +384,10 @@ class Parser {
       const a = this.args();
       if (name === 'toUpperCase' && a.length === 0) return { code: `$uppercase(${v.code})`, kind: 'string' };
       if (name === 'toLowerCase' && a.length === 0) return { code: `$lowercase(${v.code})`, kind: 'string' };
-      if (name === 'toString' && a.length === 0 && (v.kind === 'number' || v.kind === 'string')) return { code: `$string(${v.code})`, kind: 'string' };
-      if (name === 'includes' && a.length === 1 && a[0].kind === 'string' && v.kind === 'string') return { code: `$contains(${v.code}, ${a[0].code})`, kind: 'boolean' };
+      if (name === 'toString' && a.length === 0 && (v.kind === 'number' || v.kind === 'string'))
+        return { code: `$string(${v.code})`, kind: 'string' };
+      if (name === 'includes' && a.length === 1 && a[0].kind === 'string' && v.kind === 'string')
+        return { code: `$contains(${v.code}, ${a[0].code})`, kind: 'boolean' };
       throw this.fail(`the method .${name}()`);
     }
     if (name === 'length') {
@@ -438,7 +482,11 @@ class Parser {
 
   private nodeSpecial(name: string): Val {
     const id = this.scope.idOf(name);
-    if (!id) throw new Unsupported(`expression {{ ${this.src.trim()} }} references node "${name}", which is not in the workflow`, 'Fix the node name in the expression.');
+    if (!id)
+      throw new Unsupported(
+        `expression {{ ${this.src.trim()} }} references node "${name}", which is not in the workflow`,
+        'Fix the node name in the expression.',
+      );
     return { code: '', kind: 'unknown', special: { kind: 'node', id, name } };
   }
 }

@@ -42,7 +42,13 @@ function parseJson(text: string, what: string): unknown {
 /** Reads a bundle from the import directory; answers the parsed value (a file) or `{ name, workflows }` (a directory). */
 export async function readBundlePath(importDir: string | undefined, bundlePath: string): Promise<unknown> {
   if (!importDir) throw invalidInput('Reading bundles from a path is not configured on this server; send importBundleJson instead.');
-  if (bundlePath.trim() === '' || bundlePath.includes('\0') || isAbsolute(bundlePath) || /^[A-Za-z]:/.test(bundlePath) || bundlePath.split(/[\\/]+/).includes('..')) {
+  if (
+    bundlePath.trim() === '' ||
+    bundlePath.includes('\0') ||
+    isAbsolute(bundlePath) ||
+    /^[A-Za-z]:/.test(bundlePath) ||
+    bundlePath.split(/[\\/]+/).includes('..')
+  ) {
     throw invalidInput('bundlePath must be a relative path inside the import directory, without "..".');
   }
   let root: string;
@@ -62,7 +68,8 @@ export async function readBundlePath(importDir: string | undefined, bundlePath: 
   if (!info.isDirectory()) throw invalidInput('bundlePath is neither a file nor a directory.');
   const names = (await readdir(real)).filter((n) => n.toLowerCase().endsWith('.json')).sort();
   if (names.length === 0) throw invalidInput('The bundle directory holds no .json files.');
-  if (names.length > MAX_EXTFLOW_BUNDLE_WORKFLOWS) throw invalidInput(`The bundle directory holds more than ${MAX_EXTFLOW_BUNDLE_WORKFLOWS} .json files.`);
+  if (names.length > MAX_EXTFLOW_BUNDLE_WORKFLOWS)
+    throw invalidInput(`The bundle directory holds more than ${MAX_EXTFLOW_BUNDLE_WORKFLOWS} .json files.`);
   const workflows: unknown[] = [];
   let total = 0;
   for (const name of names) {
@@ -72,7 +79,8 @@ export async function readBundlePath(importDir: string | undefined, bundlePath: 
     const fileInfo = await stat(file);
     if (!fileInfo.isFile()) continue;
     total += fileInfo.size;
-    if (total > MAX_BUNDLE_FILE_BYTES) throw invalidInput(`The bundle directory's files are larger than ${MAX_BUNDLE_FILE_BYTES} bytes together.`);
+    if (total > MAX_BUNDLE_FILE_BYTES)
+      throw invalidInput(`The bundle directory's files are larger than ${MAX_BUNDLE_FILE_BYTES} bytes together.`);
     const value = parseJson(await readFile(file, 'utf8'), `${name}`);
     if (Array.isArray(value)) workflows.push(...value);
     else workflows.push(value);

@@ -15,13 +15,16 @@ import type { ConversionWarning, ExtWorkflow, PinnedDataItem } from './types';
 /** Longest pinned output a dry run substitutes (a transform expression's limit). */
 const MAX_PINNED_CHARS = 20_000;
 
-
 /**
  * The export's pinned data by our node id (the node that holds what the external node
  * outputs). Connections carry one value, so one item gives its `json` and several an array of
  * them (a warning says so). Pins of unknown nodes or without items are left out, with a warning.
  */
-export function pinnedDataOf(wf: ExtWorkflow, idOf: (name: string) => string | undefined, warnings: ConversionWarning[]): { pinned: Record<string, unknown>; report: PinnedDataItem[] } {
+export function pinnedDataOf(
+  wf: ExtWorkflow,
+  idOf: (name: string) => string | undefined,
+  warnings: ConversionWarning[],
+): { pinned: Record<string, unknown>; report: PinnedDataItem[] } {
   const pinned: Record<string, unknown> = {};
   const report: PinnedDataItem[] = [];
   if (!isRecord(wf.pinData)) return { pinned, report };
@@ -36,16 +39,26 @@ export function pinnedDataOf(wf: ExtWorkflow, idOf: (name: string) => string | u
       warnings.push({ node: name, message: 'Pinned data without items was ignored.' });
       continue;
     }
-    if (items.length > 1) warnings.push({ node: name, message: `Pinned data has ${items.length} items; dry runs pass them on as one array.` });
+    if (items.length > 1)
+      warnings.push({ node: name, message: `Pinned data has ${items.length} items; dry runs pass them on as one array.` });
     pinned[id] = items.length === 1 ? items[0] : items;
     report.push({ node: name, nodeId: id, items: items.length });
   }
-  if (report.length > 0) warnings.push({ node: '(workflow)', message: `Pinned data of ${report.length} node(s) is used by the extflow smoke test's dry runs; live runs execute every node.` });
+  if (report.length > 0)
+    warnings.push({
+      node: '(workflow)',
+      message: `Pinned data of ${report.length} node(s) is used by the extflow smoke test's dry runs; live runs execute every node.`,
+    });
   return { pinned, report };
 }
 
 /** Stores (or, when empty, forgets) the pinned data of an imported workflow. */
-export async function savePinnedData(em: EntityManager, workspaceId: string, externalId: string, pinned: Record<string, unknown>): Promise<void> {
+export async function savePinnedData(
+  em: EntityManager,
+  workspaceId: string,
+  externalId: string,
+  pinned: Record<string, unknown>,
+): Promise<void> {
   if (Object.keys(pinned).length === 0) {
     await em.execute('delete from extflow_pinned_data where workspace_id = ? and external_id = ?', [workspaceId, externalId]);
     return;
@@ -58,7 +71,11 @@ export async function savePinnedData(em: EntityManager, workspaceId: string, ext
 }
 
 /** The stored pinned data of these imported workflows, by externalId. */
-export async function loadPinnedData(em: EntityManager, workspaceId: string, externalIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+export async function loadPinnedData(
+  em: EntityManager,
+  workspaceId: string,
+  externalIds: string[],
+): Promise<Map<string, Record<string, unknown>>> {
   if (externalIds.length === 0) return new Map();
   const rows: Array<{ external_id: string; pin_data: Record<string, unknown> }> = await em.execute(
     `select external_id, pin_data from extflow_pinned_data where workspace_id = ? and external_id in (${externalIds.map(() => '?').join(', ')})`,
@@ -116,7 +133,13 @@ export function applyPinnedData(graph: WorkflowGraph, pinned: Record<string, unk
       skipped.push({ node: nodeId, reason: `The pinned data is longer than ${MAX_PINNED_CHARS} characters; the node runs.` });
       continue;
     }
-    replaced.set(nodeId, { id: node.id, type: 'transform', name: `${node.name ?? node.id} (pinned data)`, config: { expression: literal }, ...(node.position ? { position: node.position } : {}) });
+    replaced.set(nodeId, {
+      id: node.id,
+      type: 'transform',
+      name: `${node.name ?? node.id} (pinned data)`,
+      config: { expression: literal },
+      ...(node.position ? { position: node.position } : {}),
+    });
     applied.push({ node: nodeId, as: 'output' });
   }
   return { graph: { nodes: graph.nodes.map((n) => replaced.get(n.id) ?? n), edges: graph.edges }, input, applied, skipped };

@@ -8,11 +8,18 @@ import type { GraphNode } from '../../engine/types';
 import type { ValidationResult } from '../workflows/graph';
 import type { ConversionReport } from './types';
 
-export function withConversion(validation: ValidationResult, conversion: ConversionReport, unresolved: Array<{ node: string; reference: string }> = []): ValidationResult {
+export function withConversion(
+  validation: ValidationResult,
+  conversion: ConversionReport,
+  unresolved: Array<{ node: string; reference: string }> = [],
+): ValidationResult {
   const blockers = [
     ...validation.deploymentReadiness.blockers,
     ...conversion.unsupported.map((u) => `${u.node}: ${u.reason}. ${u.action}`),
-    ...unresolved.map((r) => `${r.node}: sub-workflow "${r.reference}" is not imported yet; import it (POST /api/v1/workers/extflow/subflows/import-originals) or include it in the bundle.`),
+    ...unresolved.map(
+      (r) =>
+        `${r.node}: sub-workflow "${r.reference}" is not imported yet; import it (POST /api/v1/workers/extflow/subflows/import-originals) or include it in the bundle.`,
+    ),
   ];
   const ready = validation.report.valid && conversion.unsupported.length === 0 && unresolved.length === 0;
   return {
@@ -51,7 +58,11 @@ export function awaitingSubworkflow(n: GraphNode): GraphNode {
   return {
     ...n,
     type: AWAITING_SUBWORKFLOW_TYPE,
-    config: { ...n.config, reason: `sub-workflow "${String(n.config.workflowId)}" is not imported yet`, action: 'Import it with POST /api/v1/workers/extflow/subflows/import-originals (or in the same bundle).' },
+    config: {
+      ...n.config,
+      reason: `sub-workflow "${String(n.config.workflowId)}" is not imported yet`,
+      action: 'Import it with POST /api/v1/workers/extflow/subflows/import-originals (or in the same bundle).',
+    },
   };
 }
 

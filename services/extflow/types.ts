@@ -38,7 +38,14 @@ export interface ExtWorkflow {
   tags?: unknown[];
 }
 
-export type { ConversionReport, ConversionWarning, CredentialAlias, PinnedDataItem, SubworkflowRef, UnsupportedItem } from '../workflows/conversionReport';
+export type {
+  ConversionReport,
+  ConversionWarning,
+  CredentialAlias,
+  PinnedDataItem,
+  SubworkflowRef,
+  UnsupportedItem,
+} from '../workflows/conversionReport';
 
 /** Thrown by node mappers and the expression translator: the node becomes an unsupported placeholder. */
 export class Unsupported extends Error {

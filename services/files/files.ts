@@ -44,7 +44,16 @@ export interface FilesRuntime {
 export type FileView = Pick<StoredFile, 'id' | 'name' | 'mimeType' | 'sizeBytes' | 'sha256' | 'status' | 'createdAt' | 'updatedAt'>;
 
 export function fileView(f: StoredFile): FileView {
-  return { id: f.id, name: f.name, mimeType: f.mimeType, sizeBytes: f.sizeBytes, sha256: f.sha256, status: f.status, createdAt: f.createdAt, updatedAt: f.updatedAt };
+  return {
+    id: f.id,
+    name: f.name,
+    mimeType: f.mimeType,
+    sizeBytes: f.sizeBytes,
+    sha256: f.sha256,
+    status: f.status,
+    createdAt: f.createdAt,
+    updatedAt: f.updatedAt,
+  };
 }
 
 async function findFile(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<StoredFile> {
@@ -57,10 +66,17 @@ export async function getFile(em: EntityManager, principal: WorkspacePrincipal, 
   return fileView(await findFile(em, principal, id));
 }
 
-export async function listFiles(em: EntityManager, principal: WorkspacePrincipal, query: { limit: number; cursor?: string }): Promise<{ files: FileView[]; nextCursor: string | null }> {
+export async function listFiles(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  query: { limit: number; cursor?: string },
+): Promise<{ files: FileView[]; nextCursor: string | null }> {
   const position = query.cursor ? decodeCursor(query.cursor) : null;
   const where = position
-    ? { workspaceId: principal.workspaceId, $or: [{ createdAt: { $lt: position.createdAt } }, { createdAt: position.createdAt, id: { $lt: position.id } }] }
+    ? {
+        workspaceId: principal.workspaceId,
+        $or: [{ createdAt: { $lt: position.createdAt } }, { createdAt: position.createdAt, id: { $lt: position.id } }],
+      }
     : { workspaceId: principal.workspaceId };
   const rows = await em.find(StoredFileSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
   const { page, nextCursor } = nextCursorOf(rows, query.limit);
@@ -74,7 +90,12 @@ export interface CreateFileInput {
   sha256?: string;
 }
 
-export async function createFile(em: EntityManager, runtime: Pick<FilesRuntime, 'writesDisabled'>, principal: WorkspacePrincipal, input: CreateFileInput): Promise<FileView> {
+export async function createFile(
+  em: EntityManager,
+  runtime: Pick<FilesRuntime, 'writesDisabled'>,
+  principal: WorkspacePrincipal,
+  input: CreateFileInput,
+): Promise<FileView> {
   if (runtime.writesDisabled) throw unavailable('File uploads are disabled on this deployment.');
   const name = storableFileName(input.name);
   if (!name) throw invalidInput(EMPTY_FILE_NAME, { details: { field: 'name' } });
@@ -135,11 +156,19 @@ export interface StagedBlob {
  */
 export function checkUploadLength(file: StoredFile, contentLength: number): void {
   if (contentLength > file.sizeBytes) {
-    throw tooLarge(`File content is ${contentLength} bytes, larger than the ${file.sizeBytes} bytes declared when the file was created.`, { details: { declaredBytes: file.sizeBytes, contentLength } });
+    throw tooLarge(`File content is ${contentLength} bytes, larger than the ${file.sizeBytes} bytes declared when the file was created.`, {
+      details: { declaredBytes: file.sizeBytes, contentLength },
+    });
   }
 }
 
-export async function stageUpload(em: EntityManager, blobs: BlobStore, file: StoredFile, body: Readable, contentLength: number): Promise<StagedBlob> {
+export async function stageUpload(
+  em: EntityManager,
+  blobs: BlobStore,
+  file: StoredFile,
+  body: Readable,
+  contentLength: number,
+): Promise<StagedBlob> {
   checkUploadLength(file, contentLength);
   const blobId = newId('blob');
   const storageKey = `files/${file.workspaceId}/${file.id}/${blobId}`;
@@ -209,10 +238,12 @@ export async function completeFile(
 async function verifyBlob(em: EntityManager, file: StoredFile, declared: { sizeBytes?: number; sha256?: string }): Promise<StoredFile> {
   if (!file.blobKey || file.blobSize === null || !file.blobSha256) throw conflict('No content was uploaded for this file.');
   for (const size of [file.sizeBytes, declared.sizeBytes]) {
-    if (size !== undefined && size !== file.blobSize) throw conflict(`Size mismatch: the uploaded content is ${file.blobSize} bytes, ${size} were declared.`);
+    if (size !== undefined && size !== file.blobSize)
+      throw conflict(`Size mismatch: the uploaded content is ${file.blobSize} bytes, ${size} were declared.`);
   }
   for (const sha of [file.declaredSha256, declared.sha256?.toLowerCase()]) {
-    if (sha && sha !== file.blobSha256) throw conflict(`Checksum mismatch: the uploaded content has sha256 ${file.blobSha256}, ${sha} was declared.`);
+    if (sha && sha !== file.blobSha256)
+      throw conflict(`Checksum mismatch: the uploaded content has sha256 ${file.blobSha256}, ${sha} was declared.`);
   }
   const moved = await em.nativeUpdate(
     StoredFileSchema,
@@ -223,7 +254,12 @@ async function verifyBlob(em: EntityManager, file: StoredFile, declared: { sizeB
   return reload(em, file);
 }
 
-async function scanFile(em: EntityManager, runtime: Pick<FilesRuntime, 'blobs' | 'scanners'>, file: StoredFile, log: { warn(obj: object, msg: string): void }): Promise<StoredFile> {
+async function scanFile(
+  em: EntityManager,
+  runtime: Pick<FilesRuntime, 'blobs' | 'scanners'>,
+  file: StoredFile,
+  log: { warn(obj: object, msg: string): void },
+): Promise<StoredFile> {
   const now = new Date();
   const leased = await em.execute<Array<{ id: string }>>(
     `update files set scan_lease_until = ? where id = ? and workspace_id = ? and status = 'pending_scan'
@@ -232,7 +268,11 @@ async function scanFile(em: EntityManager, runtime: Pick<FilesRuntime, 'blobs' |
   );
   if (leased.length === 0) throw conflict('A scan of this file is already in progress.');
   const blobKey = file.blobKey!;
-  const input = { mimeType: file.mimeType, sizeBytes: file.blobSize ?? 0, open: (range?: { start: number; end: number }) => runtime.blobs.read(blobKey, range) };
+  const input = {
+    mimeType: file.mimeType,
+    sizeBytes: file.blobSize ?? 0,
+    open: (range?: { start: number; end: number }) => runtime.blobs.read(blobKey, range),
+  };
   const verdicts: Array<'clean' | 'infected' | 'error'> = [];
   for (const scanner of runtime.scanners) {
     let verdict: 'clean' | 'infected' | 'error';
@@ -245,7 +285,16 @@ async function scanFile(em: EntityManager, runtime: Pick<FilesRuntime, 'blobs' |
       log.warn({ fileId: file.id, scanner: scanner.name, err }, 'file scan failed; the file stays pending_scan');
     }
     verdicts.push(verdict);
-    em.create(FileScanSchema, { id: newId('scan'), workspaceId: file.workspaceId, fileId: file.id, scanner: scanner.name, verdict, detail, blobSha256: file.blobSha256 ?? UNSET_SHA256, createdAt: new Date() });
+    em.create(FileScanSchema, {
+      id: newId('scan'),
+      workspaceId: file.workspaceId,
+      fileId: file.id,
+      scanner: scanner.name,
+      verdict,
+      detail,
+      blobSha256: file.blobSha256 ?? UNSET_SHA256,
+      createdAt: new Date(),
+    });
   }
   await em.flush();
   const next: FileStatus | null = verdicts.includes('infected') ? 'quarantined' : verdicts.includes('error') ? null : 'ready';
@@ -267,7 +316,12 @@ async function reload(em: EntityManager, file: StoredFile): Promise<StoredFile> 
  * DELETE: marks the file `deletion_requested` (a file already requested or deleted is left as it
  * is) and makes sure its purge workflow runs; the blob goes when the workflow's timer fires.
  */
-export async function requestFileDeletion(em: EntityManager, runtime: Pick<FilesRuntime, 'purger' | 'purgeDelayMs'>, principal: WorkspacePrincipal, id: string): Promise<FileView> {
+export async function requestFileDeletion(
+  em: EntityManager,
+  runtime: Pick<FilesRuntime, 'purger' | 'purgeDelayMs'>,
+  principal: WorkspacePrincipal,
+  id: string,
+): Promise<FileView> {
   const file = await findFile(em, principal, id);
   if (file.status === 'deleted') return fileView(file);
   if (file.status !== 'deletion_requested') {
@@ -284,7 +338,11 @@ export async function requestFileDeletion(em: EntityManager, runtime: Pick<Files
 }
 
 /** The purge workflow's activity: removes the blob of a file whose deletion was requested, then marks it `deleted`. */
-export async function purgeFile(em: EntityManager, blobs: BlobStore, ref: { workspaceId: string; fileId: string }): Promise<{ purged: boolean }> {
+export async function purgeFile(
+  em: EntityManager,
+  blobs: BlobStore,
+  ref: { workspaceId: string; fileId: string },
+): Promise<{ purged: boolean }> {
   const file = await em.findOne(StoredFileSchema, { id: ref.fileId, workspaceId: ref.workspaceId });
   if (!file || file.status !== 'deletion_requested') return { purged: false };
   if (file.blobKey) await blobs.delete(file.blobKey);

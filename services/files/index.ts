@@ -4,6 +4,37 @@
  * (scanning.ts: built-in EICAR and magic-bytes checks, ClamAV's clamd). Content is kept by the
  * blob store (services/kernel/blobs/), encrypted at rest. names.ts: what a stored file name may hold.
  */
-export { type BlobView, checkUploadLength, completeFile, createFile, type CreateFileInput, type Download, EMPTY_FILE_NAME, type FilesRuntime, fileView, type FileView, getFile, listFiles, MAX_FILE_BYTES, measureUpload, openDownload, prepareUpload, purgeFile, readyFilesByIds, requestFileDeletion, type StagedBlob, stageUpload } from './files';
+export {
+  type BlobView,
+  checkUploadLength,
+  completeFile,
+  createFile,
+  type CreateFileInput,
+  type Download,
+  EMPTY_FILE_NAME,
+  type FilesRuntime,
+  fileView,
+  type FileView,
+  getFile,
+  listFiles,
+  MAX_FILE_BYTES,
+  measureUpload,
+  openDownload,
+  prepareUpload,
+  purgeFile,
+  readyFilesByIds,
+  requestFileDeletion,
+  type StagedBlob,
+  stageUpload,
+} from './files';
 export { storableFileName } from './names';
-export { builtinScanner, clamdScanner, type FileScanner, fileScannersOf, isEicar, magicContradiction, type ScanInput, type ScanResult } from './scanning';
+export {
+  builtinScanner,
+  clamdScanner,
+  type FileScanner,
+  fileScannersOf,
+  isEicar,
+  magicContradiction,
+  type ScanInput,
+  type ScanResult,
+} from './scanning';

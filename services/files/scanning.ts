@@ -64,14 +64,16 @@ function family(mime: string): string | null {
   if (top === 'image') return 'image';
   if (top === 'audio' || top === 'video') return 'audio-video';
   if (mime === 'application/pdf') return 'pdf';
-  if (top === 'text' || mime === 'application/json' || mime === 'application/xml' || mime.endsWith('+json') || mime.endsWith('+xml')) return 'text';
+  if (top === 'text' || mime === 'application/json' || mime === 'application/xml' || mime.endsWith('+json') || mime.endsWith('+xml'))
+    return 'text';
   return null;
 }
 
 /** Magic numbers of executables file-type 16 does not know. */
 function ownExecutableMagic(head: Buffer): string | null {
   if (head.length >= 4 && head.readUInt32BE(0) === 0x7f454c46) return 'application/x-elf';
-  if (head.length >= 4 && [0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe].includes(head.readUInt32BE(0))) return 'application/x-mach-binary';
+  if (head.length >= 4 && [0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe].includes(head.readUInt32BE(0)))
+    return 'application/x-mach-binary';
   return null;
 }
 

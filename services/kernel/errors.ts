@@ -73,7 +73,8 @@ export const locked = (message: string, opts?: DomainErrorOptions) => new Domain
 export const unavailable = (message: string, opts?: DomainErrorOptions) => new DomainError('unavailable', message, opts);
 export const timedOut = (message: string, opts?: DomainErrorOptions) => new DomainError('timeout', message, opts);
 export const tooLarge = (message: string, opts?: DomainErrorOptions) => new DomainError('too_large', message, opts);
-export const unsupportedMediaType = (message: string, opts?: DomainErrorOptions) => new DomainError('unsupported_media_type', message, opts);
+export const unsupportedMediaType = (message: string, opts?: DomainErrorOptions) =>
+  new DomainError('unsupported_media_type', message, opts);
 export const unprocessable = (message: string, opts?: DomainErrorOptions) => new DomainError('unprocessable', message, opts);
 export const preconditionFailed = (message: string, opts?: DomainErrorOptions) => new DomainError('precondition_failed', message, opts);
 export const internalFailure = (message: string, opts?: DomainErrorOptions) => new DomainError('internal', message, opts);

@@ -28,9 +28,7 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return sha256Hex(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`);
 }
 
-export type Claim =
-  | { kind: 'new'; recordId: string }
-  | { kind: 'replay'; status: number; body: unknown; headers: Record<string, string> };
+export type Claim = { kind: 'new'; recordId: string } | { kind: 'replay'; status: number; body: unknown; headers: Record<string, string> };
 
 /**
  * Claims `key` in the workspace for this principal and request. The first caller gets
@@ -72,14 +70,17 @@ export async function claimIdempotencyKey(
  * fingerprinted (to replay or refuse), never stored again.
  */
 export async function idempotencyKeyInUse(em: EntityManager, args: { workspaceId: string; key: string }): Promise<boolean> {
-  const record = await em.fork().findOne(IdempotencyRecordSchema, { workspaceId: args.workspaceId, key: args.key, expiresAt: { $gt: new Date() } });
+  const record = await em
+    .fork()
+    .findOne(IdempotencyRecordSchema, { workspaceId: args.workspaceId, key: args.key, expiresAt: { $gt: new Date() } });
   return record !== null;
 }
 
 function replayOrConflict(existing: IdempotencyRecord, args: { principalId: string; fingerprint: string }): Claim {
   const mismatch = { code: 'idempotency_replay_mismatch' };
   if (existing.principalId !== args.principalId) throw conflict('Idempotency-Key was already used by another principal.', mismatch);
-  if (existing.fingerprint !== args.fingerprint) throw conflict('Idempotency-Key was already used with a different request body.', mismatch);
+  if (existing.fingerprint !== args.fingerprint)
+    throw conflict('Idempotency-Key was already used with a different request body.', mismatch);
   if (existing.state !== 'completed' || existing.responseStatus === null) {
     throw conflict('A request with this Idempotency-Key is still in progress.', { code: 'conflict' });
   }

@@ -37,7 +37,9 @@ export async function purgeExpiredIdempotencyRecordsOnce(orm: MikroORM, opts: { 
 }
 
 /** Runs the purge every `intervalMs` in the API process's background (main/wiring.ts). */
-export function startIdempotencyPurge(opts: { orm: MikroORM; logger: Logger; intervalMs?: number; batch?: number }): { stop(): Promise<void> } {
+export function startIdempotencyPurge(opts: { orm: MikroORM; logger: Logger; intervalMs?: number; batch?: number }): {
+  stop(): Promise<void>;
+} {
   return startPeriodicPass({
     name: 'idempotency purge',
     intervalMs: opts.intervalMs ?? IDEMPOTENCY_PURGE.intervalMs,

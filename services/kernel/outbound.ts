@@ -110,15 +110,24 @@ export function checkUrlWithoutDns(url: string, allowPrivateNetworks: boolean): 
     throw new OutboundError('refused', `Outbound request refused: "${String(url).slice(0, 200)}" is not a valid URL.`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new OutboundError('refused', `Outbound request refused: only http and https URLs are allowed (got ${parsed.protocol.replace(/:$/, '')}).`);
+    throw new OutboundError(
+      'refused',
+      `Outbound request refused: only http and https URLs are allowed (got ${parsed.protocol.replace(/:$/, '')}).`,
+    );
   }
   if (parsed.username || parsed.password) {
-    throw new OutboundError('refused', 'Outbound request refused: credentials in the URL are not allowed; send an Authorization header instead.');
+    throw new OutboundError(
+      'refused',
+      'Outbound request refused: credentials in the URL are not allowed; send an Authorization header instead.',
+    );
   }
   if (allowPrivateNetworks) return { parsed, hostToResolve: null };
 
   // WHATWG URL already canonicalises odd IPv4 spellings (0x7f.1, 2130706433) to dotted form.
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = parsed.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) throw refusal(`host "${host}"`, 'loopback');
   if (net.isIP(host)) {
     const reason = blockedAddressReason(host);
@@ -167,8 +176,14 @@ export async function assertOutboundUrlAllowed(url: string, opts: { allowPrivate
  * blocked IP literals and hostnames with any non-public address. Connect to the returned
  * address (with the host name as TLS servername) so a second DNS answer is never used.
  */
-export async function resolveGuardedHost(host: string, opts: { allowPrivateNetworks: boolean; resolve?: HostResolver }): Promise<dns.LookupAddress> {
-  const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+export async function resolveGuardedHost(
+  host: string,
+  opts: { allowPrivateNetworks: boolean; resolve?: HostResolver },
+): Promise<dns.LookupAddress> {
+  const bare = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (net.isIP(bare)) {
     const reason = opts.allowPrivateNetworks ? undefined : blockedAddressReason(bare);
     if (reason) throw refusal(bare, reason);
@@ -206,12 +221,16 @@ function connectGuardedAgent(resolve: HostResolver, allowPrivateNetworks: boolea
   if (!agent) {
     const lookup = (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => {
       const resolved = allowPrivateNetworks ? resolve(hostname) : resolvePublicAddresses(hostname, resolve);
-      resolved.then((all) => {
-        const addresses = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
-        if (addresses.length === 0) return callback(new OutboundError('network', `Could not resolve host "${hostname}" (no IPv${options.family} address).`), []);
-        if (options.all) return callback(null, addresses);
-        callback(null, addresses[0].address, addresses[0].family);
-      }, (err: Error) => callback(err, []));
+      resolved.then(
+        (all) => {
+          const addresses = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+          if (addresses.length === 0)
+            return callback(new OutboundError('network', `Could not resolve host "${hostname}" (no IPv${options.family} address).`), []);
+          if (options.all) return callback(null, addresses);
+          callback(null, addresses[0].address, addresses[0].family);
+        },
+        (err: Error) => callback(err, []),
+      );
     };
     agent = new Agent({ connect: { lookup: lookup } });
     bySetting.set(allowPrivateNetworks, agent);
@@ -346,7 +365,8 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new OutboundError('invalid_request', 'timeoutMs must be a positive number.');
   let method = String(req.method ?? '').toUpperCase();
   if (!TOKEN.test(method)) throw new OutboundError('invalid_request', `Invalid HTTP method "${String(req.method).slice(0, 50)}".`);
-  if (method === 'CONNECT' || method === 'TRACE' || method === 'TRACK') throw new OutboundError('invalid_request', `HTTP method ${method} is not allowed.`);
+  if (method === 'CONNECT' || method === 'TRACE' || method === 'TRACK')
+    throw new OutboundError('invalid_request', `HTTP method ${method} is not allowed.`);
 
   let headers: Headers;
   try {
@@ -424,7 +444,8 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
     res.headers.forEach((value, key) => {
       outHeaders[key] = key === 'set-cookie' && outHeaders[key] ? `${outHeaders[key]}, ${value}` : value;
     });
-    if (opts.responseType === 'bytes') return { status: res.status, headers: outHeaders, body: bytes, durationMs: Math.round(performance.now() - started) };
+    if (opts.responseType === 'bytes')
+      return { status: res.status, headers: outHeaders, body: bytes, durationMs: Math.round(performance.now() - started) };
     const text = bytes.toString('utf8');
     let parsedBody: unknown = text;
     if (isJsonContentType(res.headers.get('content-type'))) {

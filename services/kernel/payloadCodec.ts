@@ -76,7 +76,10 @@ export class PayloadEncryptionCodec implements PayloadCodec {
       if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
       const keyId = text(payload.metadata?.[KEY_ID_FIELD]) ?? '';
       const key = this.keys.get(keyId);
-      if (!key) throw new PayloadDecryptionError(`Payload encrypted with unknown key "${keyId.slice(0, 32)}"; configure it in TEMPORAL_PAYLOAD_PREVIOUS_KEYS.`);
+      if (!key)
+        throw new PayloadDecryptionError(
+          `Payload encrypted with unknown key "${keyId.slice(0, 32)}"; configure it in TEMPORAL_PAYLOAD_PREVIOUS_KEYS.`,
+        );
       const data = Buffer.from(payload.data ?? new Uint8Array());
       if (data.length < NONCE_BYTES + TAG_BYTES) throw new PayloadDecryptionError('Encrypted payload is truncated.');
       try {
@@ -97,7 +100,11 @@ export class PayloadEncryptionCodec implements PayloadCodec {
  * is configured (then payloads are stored as plain JSON; the processes log a warning). Every
  * process talking to the same namespace must use the same keys.
  */
-export function payloadCodecFor(settings: { payloadKey?: string; previousPayloadKeys?: readonly string[]; secretKey?: string }): PayloadEncryptionCodec | undefined {
+export function payloadCodecFor(settings: {
+  payloadKey?: string;
+  previousPayloadKeys?: readonly string[];
+  secretKey?: string;
+}): PayloadEncryptionCodec | undefined {
   const current = settings.payloadKey ?? settings.secretKey;
   if (!current) return undefined;
   return new PayloadEncryptionCodec([current, ...(settings.previousPayloadKeys ?? [])]);
@@ -125,6 +132,13 @@ export function payloadToJson(payload: Payload): JsonPayload {
 }
 
 /** `payloadCodecFor` over the deployment configuration. */
-export function payloadCodecFromConfig(config: { secretKey: string | undefined; temporal: { payloadKey: string | undefined; previousPayloadKeys: string[] } }): PayloadEncryptionCodec | undefined {
-  return payloadCodecFor({ payloadKey: config.temporal.payloadKey, previousPayloadKeys: config.temporal.previousPayloadKeys, secretKey: config.secretKey });
+export function payloadCodecFromConfig(config: {
+  secretKey: string | undefined;
+  temporal: { payloadKey: string | undefined; previousPayloadKeys: string[] };
+}): PayloadEncryptionCodec | undefined {
+  return payloadCodecFor({
+    payloadKey: config.temporal.payloadKey,
+    previousPayloadKeys: config.temporal.previousPayloadKeys,
+    secretKey: config.secretKey,
+  });
 }

@@ -5,7 +5,9 @@ import type { Logger } from 'pino';
  * pass that throws is logged and the next one runs on time: background sweeps must outlive a
  * database blip. `stop()` waits for a pass under way, so shutdown never cuts one in half.
  */
-export function startPeriodicPass(opts: { name: string; intervalMs: number; logger: Logger; pass: () => Promise<void> }): { stop(): Promise<void> } {
+export function startPeriodicPass(opts: { name: string; intervalMs: number; logger: Logger; pass: () => Promise<void> }): {
+  stop(): Promise<void>;
+} {
   let stopped = false;
   let wake: (() => void) | null = null;
   let timer: NodeJS.Timeout | undefined;
@@ -27,7 +29,7 @@ export function startPeriodicPass(opts: { name: string; intervalMs: number; logg
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
-      (wake)?.();
+      wake?.();
       await loop;
     },
   };

@@ -15,7 +15,8 @@ export interface ApprovalRequest {
 }
 
 /** `no_answer`: no worker decided within the budget (stalled or absent); the decision is not known to be applied. */
-export type ApprovalOutcome = { kind: 'decided'; nodeId: string; decision: string } | { kind: 'refused'; reason: string } | { kind: 'no_answer' };
+export type ApprovalOutcome =
+  { kind: 'decided'; nodeId: string; decision: string } | { kind: 'refused'; reason: string } | { kind: 'no_answer' };
 
 export type WebhookReplyResult =
   | { kind: 'response'; status: number; headers: Record<string, string>; body: unknown }
@@ -153,7 +154,13 @@ export type SyncExecutionOutcome =
   | { kind: 'succeeded' }
   | { kind: 'cancelled' }
   /** `errorKind`/`code` say how to answer (a conflict, a validation failure, setup, internal). */
-  | { kind: 'failed'; errorKind: 'invalid' | 'conflict' | 'internal'; code: string | undefined; message: string; envelope?: Record<string, unknown> }
+  | {
+      kind: 'failed';
+      errorKind: 'invalid' | 'conflict' | 'internal';
+      code: string | undefined;
+      message: string;
+      envelope?: Record<string, unknown>;
+    }
   /** The execution did not finish within the wait; the run goes on. */
   | { kind: 'still_running' };
 

@@ -52,15 +52,7 @@ export function projectFor<T extends Record<string, unknown>>(
 }
 
 /** The restricted fields of a workflow run, as the spec lists them. */
-export const RUN_RESTRICTED_FIELDS = [
-  'input',
-  'output',
-  'error',
-  'steps.input',
-  'steps.output',
-  'steps.error',
-  'logs',
-] as const;
+export const RUN_RESTRICTED_FIELDS = ['input', 'output', 'error', 'steps.input', 'steps.output', 'steps.error', 'logs'] as const;
 
 /** Run fields the safe projection also drops: the spec's safe run carries none of them. */
 export const RUN_UNLISTED_RESTRICTED_FIELDS = ['waits', 'executionSnapshots', 'executionEvidence', 'errorNodeId', 'cancelReason'] as const;

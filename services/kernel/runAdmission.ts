@@ -50,7 +50,10 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
   const tryAdmit = async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>): Promise<{ value: T } | null> =>
     orm.em.fork().transactional(async (tx) => {
       await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`run-admission:${workspaceId}`]);
-      const rows = await tx.execute<Array<{ n: number }>>(`select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`, [workspaceId]);
+      const rows = await tx.execute<Array<{ n: number }>>(
+        `select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`,
+        [workspaceId],
+      );
       if ((rows[0]?.n ?? 0) >= settings.maxActivePerWorkspace) return null;
       return { value: await write(tx) };
     });
@@ -61,10 +64,13 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
       if (admitted) return admitted.value;
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw unavailable(`The workspace already has ${settings.maxActivePerWorkspace} runs queued or running; retry once some have finished.`, {
-          details: { maxActiveRuns: settings.maxActivePerWorkspace, waitedMs: settings.maxWaitMs },
-          retryAfterSeconds: 1,
-        });
+        throw unavailable(
+          `The workspace already has ${settings.maxActivePerWorkspace} runs queued or running; retry once some have finished.`,
+          {
+            details: { maxActiveRuns: settings.maxActivePerWorkspace, waitedMs: settings.maxWaitMs },
+            retryAfterSeconds: 1,
+          },
+        );
       }
       await new Promise((r) => setTimeout(r, Math.min(settings.recheckMs, left)));
     }

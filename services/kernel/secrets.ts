@@ -120,7 +120,13 @@ export function sealWithKeyring(keyring: Keyring, plaintext: string, associatedD
   const cipher = createCipheriv('aes-256-gcm', keyring.current.key, iv);
   cipher.setAAD(Buffer.from(associatedData, 'utf8'));
   const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [SEALED_VERSION, keyring.current.id, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
+  return [
+    SEALED_VERSION,
+    keyring.current.id,
+    iv.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    data.toString('base64url'),
+  ].join('.');
 }
 
 /** The key id a sealed value names, or null when it is not a `k1` value. */
@@ -136,19 +142,24 @@ export function sealedKeyId(sealed: string): string | null {
  */
 export function openWithKeyring(keyring: Keyring, sealed: string, associatedData: string): string {
   const parts = sealed.split('.');
-  if (parts.length !== 5 || parts[0] !== SEALED_VERSION) throw new SealedValueError('format', 'The stored value is not an encrypted value of a known format.');
+  if (parts.length !== 5 || parts[0] !== SEALED_VERSION)
+    throw new SealedValueError('format', 'The stored value is not an encrypted value of a known format.');
   const [, keyId, iv, tag, data] = parts;
   const key = keyring.current.id === keyId ? keyring.current : keyring.previous.find((k) => k.id === keyId);
   if (!key) throw new SealedValueError('unknown_key', `The stored value was encrypted with key ${keyId}, which is not configured.`);
   const ivBytes = Buffer.from(iv, 'base64url');
   const tagBytes = Buffer.from(tag, 'base64url');
-  if (ivBytes.length !== 12 || tagBytes.length !== 16) throw new SealedValueError('format', 'The stored value has a malformed nonce or tag.');
+  if (ivBytes.length !== 12 || tagBytes.length !== 16)
+    throw new SealedValueError('format', 'The stored value has a malformed nonce or tag.');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key.key, ivBytes);
     decipher.setAAD(Buffer.from(associatedData, 'utf8'));
     decipher.setAuthTag(tagBytes);
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
   } catch {
-    throw new SealedValueError('tampered', 'The stored value failed its integrity check (changed, moved to another row, or encrypted with another key).');
+    throw new SealedValueError(
+      'tampered',
+      'The stored value failed its integrity check (changed, moved to another row, or encrypted with another key).',
+    );
   }
 }

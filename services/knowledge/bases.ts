@@ -49,7 +49,11 @@ export async function findActiveKnowledgeBase(em: EntityManager, workspaceId: st
 }
 
 export async function listKnowledgeBases(em: EntityManager, principal: WorkspacePrincipal): Promise<KnowledgeBaseView[]> {
-  const rows = await em.find(KnowledgeBaseSchema, { workspaceId: principal.workspaceId }, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  const rows = await em.find(
+    KnowledgeBaseSchema,
+    { workspaceId: principal.workspaceId },
+    { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+  );
   return rows.map(knowledgeBaseView);
 }
 
@@ -63,7 +67,11 @@ export interface CreateKnowledgeBaseInput {
   chunking?: Partial<ChunkingSettings>;
 }
 
-export async function createKnowledgeBase(em: EntityManager, principal: WorkspacePrincipal, input: CreateKnowledgeBaseInput): Promise<KnowledgeBaseView> {
+export async function createKnowledgeBase(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: CreateKnowledgeBaseInput,
+): Promise<KnowledgeBaseView> {
   const chunking = { ...DEFAULT_CHUNKING, ...(input.chunking ?? {}) };
   const now = new Date();
   const kb = em.create(KnowledgeBaseSchema, {
@@ -81,7 +89,12 @@ export async function createKnowledgeBase(em: EntityManager, principal: Workspac
 }
 
 /** PATCH `{ trashed }`: trashes (keeping the first trash time) or restores. */
-export async function setKnowledgeBaseTrashed(em: EntityManager, principal: WorkspacePrincipal, id: string, trashed: boolean): Promise<KnowledgeBaseView> {
+export async function setKnowledgeBaseTrashed(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  trashed: boolean,
+): Promise<KnowledgeBaseView> {
   const kb = await findKnowledgeBase(em, principal.workspaceId, id);
   if (trashed !== (kb.trashedAt !== null)) {
     kb.trashedAt = trashed ? new Date() : null;
@@ -95,12 +108,30 @@ export async function setKnowledgeBaseTrashed(em: EntityManager, principal: Work
  * The workspace's untrashed base named `name`, created (default chunking) when there is none.
  * Runs inside the caller's transaction; an advisory lock keeps two callers from creating two.
  */
-export async function findOrCreateKnowledgeBase(tx: EntityManager, workspaceId: string, name: string, description: string | null): Promise<KnowledgeBase> {
+export async function findOrCreateKnowledgeBase(
+  tx: EntityManager,
+  workspaceId: string,
+  name: string,
+  description: string | null,
+): Promise<KnowledgeBase> {
   await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all');
-  const existing = await tx.findOne(KnowledgeBaseSchema, { workspaceId, name, trashedAt: null }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const existing = await tx.findOne(
+    KnowledgeBaseSchema,
+    { workspaceId, name, trashedAt: null },
+    { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+  );
   if (existing) return existing;
   const now = new Date();
-  const kb = tx.create(KnowledgeBaseSchema, { id: newId('kb'), workspaceId, name, description, ...DEFAULT_CHUNKING, trashedAt: null, createdAt: now, updatedAt: now });
+  const kb = tx.create(KnowledgeBaseSchema, {
+    id: newId('kb'),
+    workspaceId,
+    name,
+    description,
+    ...DEFAULT_CHUNKING,
+    trashedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
   await tx.persistAndFlush(kb);
   return kb;
 }

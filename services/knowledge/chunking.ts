@@ -209,7 +209,15 @@ export function chunkText(raw: string, settings: ChunkingSettings): TextChunk[] 
       // Merged pieces can tokenise a little longer than the sum of their parts: cut the excess off into its own chunk.
       for (const span of hardCut(text, start, end, max)) {
         const piece = text.slice(span.start, span.end).trim();
-        if (piece) chunks.push({ ordinal: chunks.length, content: piece, heading: b.heading, tokenCount: countTokens(piece), charStart: span.start, charEnd: span.end });
+        if (piece)
+          chunks.push({
+            ordinal: chunks.length,
+            content: piece,
+            heading: b.heading,
+            tokenCount: countTokens(piece),
+            charStart: span.start,
+            charEnd: span.end,
+          });
       }
       continue;
     }

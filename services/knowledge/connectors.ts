@@ -55,7 +55,8 @@ export async function findConnector(em: EntityManager, workspaceId: string, id: 
 /** Config must be an object with a non-empty `credentialId` string. */
 function checkConfig(config: Record<string, unknown>): Record<string, unknown> {
   const credentialId = config.credentialId;
-  if (typeof credentialId !== 'string' || credentialId.trim() === '') throw invalidInput('config.credentialId is required: the id of a credential for the provider.', { code: 'validation_failed' });
+  if (typeof credentialId !== 'string' || credentialId.trim() === '')
+    throw invalidInput('config.credentialId is required: the id of a credential for the provider.', { code: 'validation_failed' });
   if (JSON.stringify(config).length > 16_384) throw invalidInput('config must be at most 16 KiB of JSON.', { code: 'validation_failed' });
   return { ...config, credentialId: credentialId.trim() };
 }
@@ -68,7 +69,10 @@ export async function listConnectors(
   certified: string[],
   query: { knowledgeBaseId?: string; cursor?: string; limit: number },
 ): Promise<{ connectors: ConnectorView[]; nextCursor: string | null; providers: ProviderRegistryEntry[] }> {
-  const scope: Record<string, unknown> = { workspaceId: principal.workspaceId, ...(query.knowledgeBaseId ? { knowledgeBaseId: query.knowledgeBaseId } : {}) };
+  const scope: Record<string, unknown> = {
+    workspaceId: principal.workspaceId,
+    ...(query.knowledgeBaseId ? { knowledgeBaseId: query.knowledgeBaseId } : {}),
+  };
   let where = scope;
   if (query.cursor) {
     const last = await em.findOne(KnowledgeConnectorSchema, { id: query.cursor, workspaceId: principal.workspaceId });
@@ -77,7 +81,11 @@ export async function listConnectors(
   }
   const rows = await em.find(KnowledgeConnectorSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
   const page = rows.slice(0, query.limit);
-  return { connectors: page.map(connectorView), nextCursor: rows.length > query.limit ? page[page.length - 1].id : null, providers: providerRegistry(certified) };
+  return {
+    connectors: page.map(connectorView),
+    nextCursor: rows.length > query.limit ? page[page.length - 1].id : null,
+    providers: providerRegistry(certified),
+  };
 }
 
 export async function getConnector(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<ConnectorView> {
@@ -91,7 +99,11 @@ export interface CreateConnectorInput {
   config?: Record<string, unknown>;
 }
 
-export async function createConnector(em: EntityManager, principal: WorkspacePrincipal, input: CreateConnectorInput): Promise<ConnectorView> {
+export async function createConnector(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: CreateConnectorInput,
+): Promise<ConnectorView> {
   const config = input.config === undefined ? {} : checkConfig(input.config);
   const kb = await em.findOne(KnowledgeBaseSchema, { id: input.knowledgeBaseId, workspaceId: principal.workspaceId, trashedAt: null });
   if (!kb) throw notFound(`Knowledge base ${input.knowledgeBaseId} not found.`);
@@ -133,7 +145,8 @@ export async function updateConnector(
   const connector = await findConnector(em, principal.workspaceId, id);
   if (input.config !== undefined) connector.config = checkConfig(input.config);
   if (input.name !== undefined && input.name !== connector.name) {
-    if (await em.count(KnowledgeConnectorSchema, { knowledgeBaseId: connector.knowledgeBaseId, name: input.name, id: { $ne: id } })) throw duplicateName(input.name);
+    if (await em.count(KnowledgeConnectorSchema, { knowledgeBaseId: connector.knowledgeBaseId, name: input.name, id: { $ne: id } }))
+      throw duplicateName(input.name);
     connector.name = input.name;
   }
   if (input.nextSyncAt !== undefined) connector.nextSyncAt = input.nextSyncAt;
@@ -148,7 +161,12 @@ export async function updateConnector(
 }
 
 /** Deletes the connector and its runs (cascade); its documents keep their rows with connectorId cleared. A sync in progress is cancelled. */
-export async function deleteConnector(em: EntityManager, launcher: KnowledgeSyncLauncher, principal: WorkspacePrincipal, id: string): Promise<{ deleted: true; connectorId: string }> {
+export async function deleteConnector(
+  em: EntityManager,
+  launcher: KnowledgeSyncLauncher,
+  principal: WorkspacePrincipal,
+  id: string,
+): Promise<{ deleted: true; connectorId: string }> {
   const connector = await findConnector(em, principal.workspaceId, id);
   const leaseRun = connector.syncLeaseRunId;
   await em.nativeDelete(KnowledgeConnectorSchema, { id: connector.id, workspaceId: principal.workspaceId });

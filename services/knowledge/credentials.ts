@@ -18,7 +18,8 @@ export interface ConnectorCredential {
   scopes?: string[];
 }
 
-export type ConnectorCredentialResolution = { ok: true; credential: ConnectorCredential } | { ok: false; reason: 'not_found' | 'unreadable' };
+export type ConnectorCredentialResolution =
+  { ok: true; credential: ConnectorCredential } | { ok: false; reason: 'not_found' | 'unreadable' };
 
 export async function resolveConnectorCredential(
   em: EntityManager,
@@ -40,7 +41,11 @@ export async function resolveConnectorCredential(
   const v = (typeof value === 'string' ? { token: value } : value) as Record<string, unknown>;
   const token = [v.token, v.accessToken, v.apiKey].find((t): t is string => typeof t === 'string' && t.length > 0);
   if (!token) return { ok: false, reason: 'unreadable' };
-  const scopes = Array.isArray(v.scopes) ? v.scopes.map(String) : typeof v.scopes === 'string' ? v.scopes.split(/[\s,]+/).filter(Boolean) : undefined;
+  const scopes = Array.isArray(v.scopes)
+    ? v.scopes.map(String)
+    : typeof v.scopes === 'string'
+      ? v.scopes.split(/[\s,]+/).filter(Boolean)
+      : undefined;
   return {
     ok: true,
     credential: {

@@ -176,20 +176,32 @@ export async function listDocuments(
   await findKnowledgeBase(em, principal.workspaceId, knowledgeBaseId);
   const position = query.cursor ? decodeCursor(query.cursor) : null;
   const scope = { workspaceId: principal.workspaceId, knowledgeBaseId };
-  const where = position ? { ...scope, $or: [{ createdAt: { $lt: position.createdAt } }, { createdAt: position.createdAt, id: { $lt: position.id } }] } : scope;
+  const where = position
+    ? { ...scope, $or: [{ createdAt: { $lt: position.createdAt } }, { createdAt: position.createdAt, id: { $lt: position.id } }] }
+    : scope;
   const rows = await em.find(KnowledgeDocumentSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
   const { page, nextCursor } = nextCursorOf(rows, query.limit);
   return { documents: page.map(documentView), nextCursor };
 }
 
-async function findDocument(em: EntityManager, principal: WorkspacePrincipal, knowledgeBaseId: string, id: string): Promise<KnowledgeDocument> {
+async function findDocument(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  knowledgeBaseId: string,
+  id: string,
+): Promise<KnowledgeDocument> {
   await findKnowledgeBase(em, principal.workspaceId, knowledgeBaseId);
   const doc = await em.findOne(KnowledgeDocumentSchema, { id, knowledgeBaseId, workspaceId: principal.workspaceId });
   if (!doc) throw notFound(`Document ${id} not found.`);
   return doc;
 }
 
-export async function getDocument(em: EntityManager, principal: WorkspacePrincipal, knowledgeBaseId: string, id: string): Promise<DocumentView> {
+export async function getDocument(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  knowledgeBaseId: string,
+  id: string,
+): Promise<DocumentView> {
   return documentView(await findDocument(em, principal, knowledgeBaseId, id));
 }
 
@@ -233,7 +245,20 @@ export async function addTextDocument(tx: EntityManager, input: TextDocumentInpu
                                       created_by_id, created_at, updated_at, indexed_at)
      values (?, ?, ?, null, null, null, null, 'upload', ?, ?, ?, ?, null, ?, ?::jsonb, true, null, 'pending', null, 1, 0, null, ?, ?, ?, null)
      on conflict (id) do nothing`,
-    wellFormedParams([input.id, input.workspaceId, input.knowledgeBaseId, input.name, input.mimeType, bytes.length, sha256Hex(bytes), input.text, JSON.stringify(toStorable(input.metadata)), input.createdById, now, now]),
+    wellFormedParams([
+      input.id,
+      input.workspaceId,
+      input.knowledgeBaseId,
+      input.name,
+      input.mimeType,
+      bytes.length,
+      sha256Hex(bytes),
+      input.text,
+      JSON.stringify(toStorable(input.metadata)),
+      input.createdById,
+      now,
+      now,
+    ]),
     'all',
     tx.getTransactionContext(),
   );

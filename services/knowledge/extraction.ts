@@ -79,7 +79,10 @@ export async function extractText(bytes: Buffer, kind: DocumentKind): Promise<st
 
 function decodeUtf8(bytes: Buffer): string {
   // A BOM is not content; NUL cannot be stored in PostgreSQL text.
-  return bytes.toString('utf8').replace(/^\uFEFF/, '').replaceAll('\u0000', '');
+  return bytes
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .replaceAll('\u0000', '');
 }
 
 const markdownHeading: FormatCallback = (elem, walk, builder) => {
@@ -134,7 +137,7 @@ async function pdfToText(bytes: Buffer): Promise<string> {
   const raw = await new Promise<string>((resolve, reject) => {
     parser.on('pdfParser_dataReady', () => resolve(parser.getRawTextContent()));
     parser.on('pdfParser_dataError', (err) => {
-      const cause = err instanceof Error ? err.message : String((err).parserError);
+      const cause = err instanceof Error ? err.message : String(err.parserError);
       reject(new ExtractionError(`The PDF could not be read: ${cause.replace(/^(Error: )+/, '')}`));
     });
     parser.parseBuffer(owned, -1);

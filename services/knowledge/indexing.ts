@@ -35,7 +35,10 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 /** The document's text: the upload's bytes extracted, or the text a connector stored. */
-export async function documentText(doc: KnowledgeDocument & { contentText?: string | null }, blobs: BlobStore | undefined): Promise<string> {
+export async function documentText(
+  doc: KnowledgeDocument & { contentText?: string | null },
+  blobs: BlobStore | undefined,
+): Promise<string> {
   if (doc.source === 'connector' || !doc.blobKey) return doc.contentText ?? '';
   if (!blobs) throw new Error('This worker has no blob store configured.');
   const kind = documentKindOf(doc.mimeType, String(doc.metadata?.fileName ?? doc.name));
@@ -50,7 +53,13 @@ export interface PrepareResult {
   failed: Array<DocumentRef & { error: string }>;
 }
 
-export async function prepareDocuments(em: EntityManager, blobs: BlobStore | undefined, workspaceId: string, refs: DocumentRef[], heartbeat: () => void = () => undefined): Promise<PrepareResult> {
+export async function prepareDocuments(
+  em: EntityManager,
+  blobs: BlobStore | undefined,
+  workspaceId: string,
+  refs: DocumentRef[],
+  heartbeat: () => void = () => undefined,
+): Promise<PrepareResult> {
   const result: PrepareResult = { prepared: [], failed: [] };
   if (refs.length === 0) return result;
   const fork = em.fork();
@@ -76,7 +85,9 @@ export async function prepareDocuments(em: EntityManager, blobs: BlobStore | und
       )
     ).map((r) => [r.document_id, Number(r.n)]),
   );
-  const bases = new Map((await fork.find(KnowledgeBaseSchema, { id: { $in: [...new Set(docs.map((d) => d.knowledgeBaseId))] } })).map((kb) => [kb.id, kb]));
+  const bases = new Map(
+    (await fork.find(KnowledgeBaseSchema, { id: { $in: [...new Set(docs.map((d) => d.knowledgeBaseId))] } })).map((kb) => [kb.id, kb]),
+  );
   const toWrite: Array<{ doc: KnowledgeDocument; chunks: TextChunk[] }> = [];
   for (const doc of docs) {
     heartbeat();
@@ -106,9 +117,24 @@ async function writeChunks(em: EntityManager, items: Array<{ doc: KnowledgeDocum
     // The transaction's own connection: em.execute runs there, getConnection().execute would not.
     const conn = tx;
     const now = new Date();
-    await conn.execute(`delete from knowledge_chunks where document_id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(items.map((i) => i.doc.id))]);
+    await conn.execute(`delete from knowledge_chunks where document_id in (select jsonb_array_elements_text(?::jsonb))`, [
+      JSON.stringify(items.map((i) => i.doc.id)),
+    ]);
     const rows = items.flatMap(({ doc, chunks }) =>
-      chunks.map((c) => [newId('chk'), doc.workspaceId, doc.knowledgeBaseId, doc.id, doc.contentVersion, c.ordinal, c.heading, c.content, c.tokenCount, c.charStart, c.charEnd, now]),
+      chunks.map((c) => [
+        newId('chk'),
+        doc.workspaceId,
+        doc.knowledgeBaseId,
+        doc.id,
+        doc.contentVersion,
+        c.ordinal,
+        c.heading,
+        c.content,
+        c.tokenCount,
+        c.charStart,
+        c.charEnd,
+        now,
+      ]),
     );
     for (let i = 0; i < rows.length; i += 500) {
       const batch = rows.slice(i, i + 500);
@@ -153,14 +179,21 @@ export async function embedPendingChunks(
   for (let i = 0; i < rows.length; i += EMBED_BATCH) {
     opts.heartbeat?.();
     const batch = rows.slice(i, i + EMBED_BATCH);
-    const vectors = await embedder.embed(batch.map((r) => embeddingInput(r.heading, r.content)), opts.signal);
+    const vectors = await embedder.embed(
+      batch.map((r) => embeddingInput(r.heading, r.content)),
+      opts.signal,
+    );
     const dims = vectors[0].length;
     if (pgvector) await ensureVectorIndex(em, dims);
     const payload = JSON.stringify(batch.map((r, j) => ({ id: r.id, e: vectors[j] })));
     await conn.execute(embeddingUpdateSql(pgvector), [embedder.model, dims, payload]);
     embedded += batch.length;
   }
-  const left = await conn.execute<Array<{ n: string }>>(`select count(*) as n from knowledge_chunks c where ${pendingWhere}`, [workspaceId, ids, embedder.model]);
+  const left = await conn.execute<Array<{ n: string }>>(`select count(*) as n from knowledge_chunks c where ${pendingWhere}`, [
+    workspaceId,
+    ids,
+    embedder.model,
+  ]);
   return { embedded, remaining: Number(left[0].n) };
 }
 
@@ -192,7 +225,13 @@ export async function failDocuments(em: EntityManager, workspaceId: string, refs
 }
 
 /** The next documents a sync run upserted that still wait for indexing, in id order after `afterId`. */
-export async function nextRunDocuments(em: EntityManager, workspaceId: string, runId: string, afterId: string | null, limit: number): Promise<DocumentRef[]> {
+export async function nextRunDocuments(
+  em: EntityManager,
+  workspaceId: string,
+  runId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<DocumentRef[]> {
   const rows = await em.find(
     KnowledgeDocumentSchema,
     { workspaceId, lastSyncRunId: runId, indexingStatus: { $in: ['pending', 'processing'] }, ...(afterId ? { id: { $gt: afterId } } : {}) },

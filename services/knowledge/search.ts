@@ -27,7 +27,15 @@ export const candidateCount = (limit: number) => Math.max(4 * limit, 50);
 
 export interface SearchResult {
   chunk: { id: string; ordinal: number; heading: string | null; content: string; tokenCount: number };
-  document: { id: string; knowledgeBaseId: string; name: string; mimeType: string; source: 'upload' | 'connector'; connectorId: string | null; externalUrl: string | null };
+  document: {
+    id: string;
+    knowledgeBaseId: string;
+    name: string;
+    mimeType: string;
+    source: 'upload' | 'connector';
+    connectorId: string | null;
+    externalUrl: string | null;
+  };
   score: number;
   provenance: Provenance;
   ranks: { keyword: number | null; vector: number | null };
@@ -91,14 +99,26 @@ export async function keywordCandidates(em: EntityManager, workspaceId: string, 
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }
 
-export async function vectorCandidates(em: EntityManager, workspaceId: string, input: SearchInput, model: string, embedding: number[], n: number): Promise<Ranked[]> {
+export async function vectorCandidates(
+  em: EntityManager,
+  workspaceId: string,
+  input: SearchInput,
+  model: string,
+  embedding: number[],
+  n: number,
+): Promise<Ranked[]> {
   const rows = await nearestChunks(em, { model, embedding, scope: scopeSql(input), workspaceId, limit: n });
   // Orthogonal (or opposed) vectors share nothing with the query: not a match.
   return rows.map((r) => ({ id: r.id, score: Number(r.score) })).filter((r) => r.score > 0);
 }
 
 /** Reciprocal rank fusion of ranked lists; provenance says which lists found each chunk. */
-export function fuse(keyword: Ranked[], vector: Ranked[], limit: number, k = RRF_K): Array<{ id: string; score: number; provenance: Provenance; ranks: SearchResult['ranks'] }> {
+export function fuse(
+  keyword: Ranked[],
+  vector: Ranked[],
+  limit: number,
+  k = RRF_K,
+): Array<{ id: string; score: number; provenance: Provenance; ranks: SearchResult['ranks'] }> {
   const byId = new Map<string, { score: number; ranks: SearchResult['ranks'] }>();
   const add = (list: Ranked[], which: 'keyword' | 'vector') =>
     list.forEach((r, i) => {
@@ -121,7 +141,20 @@ export function fuse(keyword: Ranked[], vector: Ranked[], limit: number, k = RRF
 async function hydrate(em: EntityManager, ids: string[]): Promise<Map<string, Omit<SearchResult, 'score' | 'provenance' | 'ranks'>>> {
   if (ids.length === 0) return new Map();
   const rows = await em.execute<
-    Array<{ id: string; ordinal: number; heading: string | null; content: string; token_count: number; document_id: string; knowledge_base_id: string; name: string; mime_type: string; source: 'upload' | 'connector'; connector_id: string | null; external_url: string | null }>
+    Array<{
+      id: string;
+      ordinal: number;
+      heading: string | null;
+      content: string;
+      token_count: number;
+      document_id: string;
+      knowledge_base_id: string;
+      name: string;
+      mime_type: string;
+      source: 'upload' | 'connector';
+      connector_id: string | null;
+      external_url: string | null;
+    }>
   >(
     `select c.id, c.ordinal, c.heading, c.content, c.token_count, c.document_id, c.knowledge_base_id, d.name, d.mime_type, d.source, d.connector_id, d.external_url
        from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
@@ -133,7 +166,15 @@ async function hydrate(em: EntityManager, ids: string[]): Promise<Map<string, Om
       r.id,
       {
         chunk: { id: r.id, ordinal: r.ordinal, heading: r.heading, content: r.content, tokenCount: r.token_count },
-        document: { id: r.document_id, knowledgeBaseId: r.knowledge_base_id, name: r.name, mimeType: r.mime_type, source: r.source, connectorId: r.connector_id, externalUrl: r.external_url },
+        document: {
+          id: r.document_id,
+          knowledgeBaseId: r.knowledge_base_id,
+          name: r.name,
+          mimeType: r.mime_type,
+          source: r.source,
+          connectorId: r.connector_id,
+          externalUrl: r.external_url,
+        },
       },
     ]),
   );
@@ -180,7 +221,12 @@ export async function rankChunks(
     ? fuse(keyword, vector, input.limit)
     : (mode === 'vector' ? vector : keyword).slice(0, input.limit).map((r, i) => {
         const provenance: Provenance = mode === 'vector' ? 'vector' : 'keyword';
-        return { id: r.id, score: r.score, provenance, ranks: { keyword: mode === 'vector' ? null : i + 1, vector: mode === 'vector' ? i + 1 : null } };
+        return {
+          id: r.id,
+          score: r.score,
+          provenance,
+          ranks: { keyword: mode === 'vector' ? null : i + 1, vector: mode === 'vector' ? i + 1 : null },
+        };
       });
   return {
     ranked,
@@ -194,7 +240,12 @@ export async function rankChunks(
 }
 
 /** POST /knowledge-bases/search. An empty query answers `{ results: [] }`. */
-export async function searchKnowledge(em: EntityManager, embedder: QueryEmbedder, principal: WorkspacePrincipal, input: SearchInput): Promise<SearchResponse> {
+export async function searchKnowledge(
+  em: EntityManager,
+  embedder: QueryEmbedder,
+  principal: WorkspacePrincipal,
+  input: SearchInput,
+): Promise<SearchResponse> {
   const query = input.query.trim();
   if (input.knowledgeBaseId) {
     const kb = await findKnowledgeBase(em, principal.workspaceId, input.knowledgeBaseId).catch(() => null);
@@ -202,7 +253,10 @@ export async function searchKnowledge(em: EntityManager, embedder: QueryEmbedder
   }
   if (query === '') return { results: [] };
   const { ranked, retrieval } = await rankChunks(em, embedder, principal.workspaceId, { ...input, query });
-  const details = await hydrate(em, ranked.map((r) => r.id));
+  const details = await hydrate(
+    em,
+    ranked.map((r) => r.id),
+  );
   const results = ranked.flatMap((r) => {
     const d = details.get(r.id);
     return d ? [{ ...d, score: r.score, provenance: r.provenance, ranks: r.ranks }] : [];

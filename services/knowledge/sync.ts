@@ -92,7 +92,13 @@ export function syncRunView(r: KnowledgeSyncRun): SyncRunView {
 // ---------------------------------------------------------------------------------------------
 // Setup: certified provider and a usable credential
 
-type SetupReason = 'credential_missing' | 'credential_not_found' | 'credential_unreadable' | 'credential_type_incompatible' | 'credential_scopes_missing' | 'provider_address_refused';
+type SetupReason =
+  | 'credential_missing'
+  | 'credential_not_found'
+  | 'credential_unreadable'
+  | 'credential_type_incompatible'
+  | 'credential_scopes_missing'
+  | 'provider_address_refused';
 
 const SETUP_TEXT: Record<SetupReason, string> = {
   credential_missing: 'its config names no credentialId',
@@ -100,31 +106,54 @@ const SETUP_TEXT: Record<SetupReason, string> = {
   credential_unreadable: 'the credential cannot be read (changed key or damaged value)',
   credential_type_incompatible: 'the credential has an incompatible type',
   credential_scopes_missing: 'the credential lacks required scopes',
-  provider_address_refused: "the outbound guard refuses its provider's address (point the credential's baseUrl at the provider's public address)",
+  provider_address_refused:
+    "the outbound guard refuses its provider's address (point the credential's baseUrl at the provider's public address)",
 };
 
-function setupRequired(connector: KnowledgeConnector, provider: ConnectorProvider, reason: SetupReason, extra: Record<string, unknown> = {}): DomainError {
+function setupRequired(
+  connector: KnowledgeConnector,
+  provider: ConnectorProvider,
+  reason: SetupReason,
+  extra: Record<string, unknown> = {},
+): DomainError {
   const credentialId = typeof connector.config.credentialId === 'string' ? connector.config.credentialId : null;
-  return conflict(`Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${provider.credentialTypes.join(' or ')}.`, {
-    code: 'setup_required',
-    envelope: {
-      retryable: false,
-      details: {
-        availability: { status: 'setup_required', reason, providerId: provider.id, credentialId, acceptedCredentialTypes: provider.credentialTypes, requiredScopes: provider.scopes, ...extra },
+  return conflict(
+    `Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${provider.credentialTypes.join(' or ')}.`,
+    {
+      code: 'setup_required',
+      envelope: {
+        retryable: false,
+        details: {
+          availability: {
+            status: 'setup_required',
+            reason,
+            providerId: provider.id,
+            credentialId,
+            acceptedCredentialTypes: provider.credentialTypes,
+            requiredScopes: provider.scopes,
+            ...extra,
+          },
+        },
       },
     },
-  });
+  );
 }
 
 /** The connector's credential, or 409 `setup_required` saying why it cannot be used. */
-export async function connectorCredential(em: EntityManager, keys: CredentialKeySettings, connector: KnowledgeConnector): Promise<ConnectorCredential> {
+export async function connectorCredential(
+  em: EntityManager,
+  keys: CredentialKeySettings,
+  connector: KnowledgeConnector,
+): Promise<ConnectorCredential> {
   const provider = PROVIDERS[connector.providerId];
   const credentialId = connector.config.credentialId;
   if (typeof credentialId !== 'string' || credentialId === '') throw setupRequired(connector, provider, 'credential_missing');
   const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, keys);
-  if (!resolved.ok) throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
+  if (!resolved.ok)
+    throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
   const { credential } = resolved;
-  if (!provider.credentialTypes.includes(credential.type)) throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
+  if (!provider.credentialTypes.includes(credential.type))
+    throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
   if (credential.type === 'oauth2' && credential.scopes) {
     const missing = provider.scopes.filter((s) => !credential.scopes!.includes(s));
     if (missing.length) throw setupRequired(connector, provider, 'credential_scopes_missing', { missingScopes: missing });
@@ -235,7 +264,12 @@ function throwUnlessSucceeded(outcome: SyncExecutionOutcome, runId: string): voi
   }
 }
 
-export async function getSyncRun(em: EntityManager, principal: WorkspacePrincipal, connectorId: string, runId: string): Promise<SyncRunView> {
+export async function getSyncRun(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  connectorId: string,
+  runId: string,
+): Promise<SyncRunView> {
   return syncRunView(await findRun(em, principal, connectorId, runId));
 }
 
@@ -266,7 +300,13 @@ export async function listSyncRuns(
 }
 
 /** POST cancel: queued or running → cancelled (the lease is released, the execution cancelled); 409 from a terminal status. */
-export async function cancelSyncRun(em: EntityManager, runtime: Pick<KnowledgeRuntime, 'syncLauncher'>, principal: WorkspacePrincipal, connectorId: string, runId: string): Promise<SyncRunView> {
+export async function cancelSyncRun(
+  em: EntityManager,
+  runtime: Pick<KnowledgeRuntime, 'syncLauncher'>,
+  principal: WorkspacePrincipal,
+  connectorId: string,
+  runId: string,
+): Promise<SyncRunView> {
   const run = await findRun(em, principal, connectorId, runId);
   const now = new Date();
   const cancelled = await em.transactional(async (tx) => {
@@ -312,12 +352,14 @@ export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<
     // The transaction's own connection: em.execute runs there, getConnection().execute would not.
     const conn = tx;
     const now = new Date();
-    const [run] = await conn.execute<Array<{ status: string; lease_token: string | null }>>(`select status, lease_token from knowledge_sync_runs where id = ? for update`, [ref.runId]);
-    if (!run) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
-    const [connector] = await conn.execute<Array<{ sync_lease_run_id: string | null; sync_lease_expires_at: Date | null; cursor: unknown }>>(
-      `select sync_lease_run_id, sync_lease_expires_at, cursor from knowledge_connectors where id = ? for update`,
-      [ref.connectorId],
+    const [run] = await conn.execute<Array<{ status: string; lease_token: string | null }>>(
+      `select status, lease_token from knowledge_sync_runs where id = ? for update`,
+      [ref.runId],
     );
+    if (!run) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
+    const [connector] = await conn.execute<
+      Array<{ sync_lease_run_id: string | null; sync_lease_expires_at: Date | null; cursor: unknown }>
+    >(`select sync_lease_run_id, sync_lease_expires_at, cursor from knowledge_connectors where id = ? for update`, [ref.connectorId]);
     if (!connector) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
     if (run.status === 'running' && run.lease_token && connector.sync_lease_run_id === ref.runId) return { leaseToken: run.lease_token };
     if (run.status !== 'queued') throw new SyncError('conflict', SYNC_MESSAGES.notQueued);
@@ -325,7 +367,10 @@ export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<
     if (holder && holder !== ref.runId) {
       const expires = connector.sync_lease_expires_at ? new Date(connector.sync_lease_expires_at) : null;
       if (expires && expires > now) {
-        throw new SyncError('conflict', `Knowledge connector ${ref.connectorId} is already syncing (run ${holder}); its lease runs until ${expires.toISOString()}.`);
+        throw new SyncError(
+          'conflict',
+          `Knowledge connector ${ref.connectorId} is already syncing (run ${holder}); its lease runs until ${expires.toISOString()}.`,
+        );
       }
       await conn.execute(
         `update knowledge_sync_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ?, lease_token = null, lease_expires_at = null
@@ -341,7 +386,14 @@ export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<
     );
     await conn.execute(
       `update knowledge_sync_runs set status = 'running', started_at = ?, updated_at = ?, lease_token = ?, lease_expires_at = ?, cursor_before = ?::jsonb where id = ?`,
-      [now, now, token, expiresAt, connector.cursor === null || connector.cursor === undefined ? null : JSON.stringify(connector.cursor), ref.runId],
+      [
+        now,
+        now,
+        token,
+        expiresAt,
+        connector.cursor === null || connector.cursor === undefined ? null : JSON.stringify(connector.cursor),
+        ref.runId,
+      ],
     );
     return { leaseToken: token };
   });
@@ -355,7 +407,10 @@ export async function renewSyncLease(em: EntityManager, ref: SyncRunRef, token: 
     [expiresAt, ref.runId, token],
   );
   if (rows.length === 0) return false;
-  await em.execute(`update knowledge_connectors set sync_lease_expires_at = ? where id = ? and sync_lease_run_id = ? and sync_lease_token = ?`, [expiresAt, ref.connectorId, ref.runId, token]);
+  await em.execute(
+    `update knowledge_connectors set sync_lease_expires_at = ? where id = ? and sync_lease_run_id = ? and sync_lease_token = ?`,
+    [expiresAt, ref.connectorId, ref.runId, token],
+  );
   return true;
 }
 
@@ -389,15 +444,18 @@ export async function executeSyncRun(
   if (!(await renewSyncLease(em, ref, ref.leaseToken))) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
 
   const lost = new AbortController();
-  const timer = setInterval(() => {
-    hooks.heartbeat();
-    renewSyncLease(em, ref, ref.leaseToken).then(
-      (held) => {
-        if (!held) lost.abort(new SyncError('conflict', SYNC_MESSAGES.leaseLost));
-      },
-      () => undefined,
-    );
-  }, Math.max(250, Math.floor(ref.leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      hooks.heartbeat();
+      renewSyncLease(em, ref, ref.leaseToken).then(
+        (held) => {
+          if (!held) lost.abort(new SyncError('conflict', SYNC_MESSAGES.leaseLost));
+        },
+        () => undefined,
+      );
+    },
+    Math.max(250, Math.floor(ref.leaseMs / 3)),
+  );
   try {
     const connector = await em.fork().findOneOrFail(KnowledgeConnectorSchema, { id: ref.connectorId });
     const provider = PROVIDERS[connector.providerId];
@@ -411,10 +469,17 @@ export async function executeSyncRun(
     const filterHash = sha256Hex(canonicalJson({ providerId: provider.id, filters: provider.filters(connector.config) }));
     const stored = connector.cursor as StoredCursor | null;
     if (stored && stored.filters !== filterHash) {
-      throw new SyncError('invalid', `The stored cursor of knowledge connector ${connector.id} was made for other filters; restore the filters it was made with, or create a new connector for the new ones.`);
+      throw new SyncError(
+        'invalid',
+        `The stored cursor of knowledge connector ${connector.id} was made for other filters; restore the filters it was made with, or create a new connector for the new ones.`,
+      );
     }
     const baseUrl = (credential.baseUrl ?? provider.baseUrlFrom(deps.config.providerBaseUrls))?.replace(/\/+$/, '');
-    if (!baseUrl) throw new SyncError('invalid', `Provider ${provider.id} has no API base URL: set it on the credential (baseUrl) or in KNOWLEDGE_${provider.id.toUpperCase()}_BASE_URL.`);
+    if (!baseUrl)
+      throw new SyncError(
+        'invalid',
+        `Provider ${provider.id} has no API base URL: set it on the credential (baseUrl) or in KNOWLEDGE_${provider.id.toUpperCase()}_BASE_URL.`,
+      );
     const budget = new FetchBudget(ref.options);
     const timeout = AbortSignal.timeout(ref.options.timeoutMs);
     const signal = AbortSignal.any([lost.signal, timeout, ...(hooks.signal ? [hooks.signal] : [])]);
@@ -430,7 +495,12 @@ export async function executeSyncRun(
         request: (req, opts) =>
           httpRequest(
             { ...req, headers: { ...auth, ...(req.headers ?? {}) }, timeoutMs: ref.options.timeoutMs },
-            { allowPrivateNetworks: deps.allowPrivateNetworks, signal, maxResponseBytes: ref.options.maxBytes + 4 * 1024 * 1024, responseType: opts?.responseType },
+            {
+              allowPrivateNetworks: deps.allowPrivateNetworks,
+              signal,
+              maxResponseBytes: ref.options.maxBytes + 4 * 1024 * 1024,
+              responseType: opts?.responseType,
+            },
           ),
         knownVersions: (ids) => knownVersions(em, connector.id, ids),
         knownIds: (prefix) => knownIds(em, connector.id, prefix),
@@ -438,7 +508,10 @@ export async function executeSyncRun(
     } catch (err) {
       if (lost.signal.aborted) throw lost.signal.reason;
       if (timeout.aborted || (err instanceof OutboundError && err.code === 'timeout')) {
-        throw new SyncError('invalid', `Fetch budget exceeded: the sync did not finish within timeoutMs (${ref.options.timeoutMs} ms); raise timeoutMs or narrow the connector's filters.`);
+        throw new SyncError(
+          'invalid',
+          `Fetch budget exceeded: the sync did not finish within timeoutMs (${ref.options.timeoutMs} ms); raise timeoutMs or narrow the connector's filters.`,
+        );
       }
       // A refused address is the connector's setup, not a failure of the provider: 409, like a bad credential.
       if (err instanceof OutboundError && err.code === 'refused') {
@@ -466,7 +539,11 @@ export async function executeSyncRun(
 function persistFailure(err: unknown): unknown {
   if (err instanceof SyncError) return err;
   const sqlState = String((err as { code?: unknown }).code ?? (err as { sqlState?: unknown }).sqlState ?? '');
-  if (/^(22|23|P0)/.test(sqlState)) return new SyncError('internal', `Persisting the batch failed, nothing was applied: ${(err as Error).message.split('\n')[0].slice(0, 300)}`);
+  if (/^(22|23|P0)/.test(sqlState))
+    return new SyncError(
+      'internal',
+      `Persisting the batch failed, nothing was applied: ${(err as Error).message.split('\n')[0].slice(0, 300)}`,
+    );
   return err;
 }
 
@@ -489,17 +566,22 @@ async function knownIds(em: EntityManager, connectorId: string, prefix: string):
 }
 
 /** The batch in one transaction: lease checked, documents upserted and tombstoned, run and connector finished. */
-async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: string }, connector: KnowledgeConnector, batch: SyncBatch, cursor: StoredCursor | undefined): Promise<{ upserted: number; tombstoned: number }> {
+async function applyBatch(
+  em: EntityManager,
+  ref: SyncRunRef & { leaseToken: string },
+  connector: KnowledgeConnector,
+  batch: SyncBatch,
+  cursor: StoredCursor | undefined,
+): Promise<{ upserted: number; tombstoned: number }> {
   const byId = new Map(batch.upserts.map((u) => [u.externalId, u]));
   const upserts = [...byId.values()];
   return em.transactional(async (tx) => {
     // The transaction's own connection: em.execute runs there, getConnection().execute would not.
     const conn = tx;
     const now = new Date();
-    const [run] = await conn.execute<Array<{ status: string; lease_token: string | null; lease_expires_at: Date | null; cursor_before: unknown }>>(
-      `select status, lease_token, lease_expires_at, cursor_before from knowledge_sync_runs where id = ? for update`,
-      [ref.runId],
-    );
+    const [run] = await conn.execute<
+      Array<{ status: string; lease_token: string | null; lease_expires_at: Date | null; cursor_before: unknown }>
+    >(`select status, lease_token, lease_expires_at, cursor_before from knowledge_sync_runs where id = ? for update`, [ref.runId]);
     if (!run || run.status !== 'running' || run.lease_token !== ref.leaseToken) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
     if (run.lease_expires_at && new Date(run.lease_expires_at) < now) throw new SyncError('conflict', SYNC_MESSAGES.leaseExpired);
     for (let i = 0; i < upserts.length; i += 1000) {
@@ -543,7 +625,15 @@ async function applyBatch(em: EntityManager, ref: SyncRunRef & { leaseToken: str
     await conn.execute(
       `update knowledge_sync_runs set status = 'succeeded', upserted_count = ?, tombstoned_count = ?, cursor_after = ?::jsonb, full_snapshot = ?,
               finished_at = ?, updated_at = ?, lease_expires_at = null where id = ?`,
-      [upserts.length, batch.tombstones.length, cursorAfter === null ? null : JSON.stringify(toStorable(cursorAfter)), batch.fullSnapshot, now, now, ref.runId],
+      [
+        upserts.length,
+        batch.tombstones.length,
+        cursorAfter === null ? null : JSON.stringify(toStorable(cursorAfter)),
+        batch.fullSnapshot,
+        now,
+        now,
+        ref.runId,
+      ],
     );
     await conn.execute(
       `update knowledge_connectors set status = 'succeeded', last_error = null, last_synced_at = ?, updated_at = ?,

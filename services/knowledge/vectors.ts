@@ -142,7 +142,8 @@ export async function nearestChunks(
   const query = vectorSearchQuery(info !== null, args);
   if (!info) return em.execute<Array<{ id: string; score: number }>>(query.sql, query.params);
   return em.transactional(async (tx) => {
-    for (const [name, value] of hnswSearchSettings(info.version, args.limit)) await tx.execute(`select set_config(?, ?, true)`, [name, value]);
+    for (const [name, value] of hnswSearchSettings(info.version, args.limit))
+      await tx.execute(`select set_config(?, ?, true)`, [name, value]);
     return tx.execute<Array<{ id: string; score: number }>>(query.sql, query.params);
   });
 }

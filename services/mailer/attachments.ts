@@ -21,7 +21,14 @@ export const MAX_STORED_ATTACHMENTS = 50;
 
 /** The principal inbound mail acts as when it stores files: the route's workspace, recorded as `mailer:<source>`. */
 export function mailerPrincipal(workspaceId: string, source: string): WorkspacePrincipal {
-  return { kind: 'session', sessionId: `mailer:${source}`, principalId: `mailer:${source}`, userId: `mailer:${source}`, workspaceId, role: 'admin' };
+  return {
+    kind: 'session',
+    sessionId: `mailer:${source}`,
+    principalId: `mailer:${source}`,
+    userId: `mailer:${source}`,
+    workspaceId,
+    role: 'admin',
+  };
 }
 
 /**
@@ -29,12 +36,21 @@ export function mailerPrincipal(workspaceId: string, source: string): WorkspaceP
  * scanned like an upload (so a file is `ready`, or `quarantined` when a scanner flags it).
  * Returns the file ids in attachment order.
  */
-export async function storeAttachments(em: EntityManager, store: AttachmentStore, principal: WorkspacePrincipal, attachments: InboundAttachment[]): Promise<string[]> {
+export async function storeAttachments(
+  em: EntityManager,
+  store: AttachmentStore,
+  principal: WorkspacePrincipal,
+  attachments: InboundAttachment[],
+): Promise<string[]> {
   const ids: string[] = [];
   for (const [i, a] of attachments.slice(0, MAX_STORED_ATTACHMENTS).entries()) {
     // No one to answer a 400 here: a name with nothing storable left gets a default.
     const name = storableFileName(a.filename ?? '').slice(0, 255) || `attachment-${i + 1}`;
-    const created = await createFile(em, { writesDisabled: false }, principal, { name, mimeType: a.contentType || 'application/octet-stream', sizeBytes: a.content.length });
+    const created = await createFile(em, { writesDisabled: false }, principal, {
+      name,
+      mimeType: a.contentType || 'application/octet-stream',
+      sizeBytes: a.content.length,
+    });
     const file = await prepareUpload(em, principal, created.id);
     const staged = await stageUpload(em, store.blobs, file, Readable.from([a.content]), a.content.length);
     await staged.commit();

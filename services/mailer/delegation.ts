@@ -33,7 +33,12 @@ export interface GoogleDwdInput {
  * binding. A rebinding keeps the configuration's id (polling groups name it); clearing removes
  * it and disables the polling groups that used it.
  */
-export async function setGoogleDwd(em: EntityManager, principal: WorkspacePrincipal, routeId: string, input: GoogleDwdInput): Promise<{ route: MailerRouteRow; googleDwd: GoogleDwdView | null }> {
+export async function setGoogleDwd(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  routeId: string,
+  input: GoogleDwdInput,
+): Promise<{ route: MailerRouteRow; googleDwd: GoogleDwdView | null }> {
   const route = await loadRoute(em, principal, routeId);
   if (input.serviceAccountCredentialId === null) {
     if (input.subject !== undefined && input.subject !== null) throw invalidInput('subject must be omitted when clearing the delegation.');
@@ -55,7 +60,8 @@ export async function setGoogleDwd(em: EntityManager, principal: WorkspacePrinci
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(subject) || subject.length > 320) throw invalidInput('subject must be an email address.');
   const credential = await em.findOne(CredentialSchema, { id: input.serviceAccountCredentialId, workspaceId: principal.workspaceId });
   if (!credential) throw notFound('Credential not found');
-  if (credential.type !== 'mailA') throw invalidInput(`serviceAccountCredentialId must name a mailA credential; this one is ${credential.type}.`);
+  if (credential.type !== 'mailA')
+    throw invalidInput(`serviceAccountCredentialId must name a mailA credential; this one is ${credential.type}.`);
   const now = new Date();
   await em.execute(
     `insert into mailer_google_dwd_configs (id, workspace_id, route_id, credential_id, subject, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)

@@ -42,7 +42,12 @@ export async function readLimitedBody(stream: Readable, contentLength: string | 
  * Checks `x-svc-signature: v1=<hex HMAC-SHA256 of timestamp + '.' + raw body>` in constant
  * time, with `x-svc-timestamp` (unix seconds) within five minutes of now. 401 otherwise.
  */
-export function verifyMailSignature(secret: string, raw: Buffer, headers: Record<string, string | string[] | undefined>, nowMs = Date.now()): void {
+export function verifyMailSignature(
+  secret: string,
+  raw: Buffer,
+  headers: Record<string, string | string[] | undefined>,
+  nowMs = Date.now(),
+): void {
   const timestamp = headers['x-svc-timestamp'];
   const signature = headers['x-svc-signature'];
   if (typeof timestamp !== 'string' || !/^\d{1,12}$/.test(timestamp)) throw unauthenticated('Missing or invalid x-svc-timestamp.');
@@ -94,7 +99,8 @@ export async function receiveSignedMail(
     throw invalidInput('Body must be JSON.');
   }
   const parsed = signedBody.safeParse(json);
-  if (!parsed.success) throw invalidInput(`Invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'} ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw invalidInput(`Invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'} ${i.message}`).join('; ')}`);
   const body = parsed.data;
   const to = body.to === undefined ? [] : Array.isArray(body.to) ? body.to : [body.to];
   if (to.length > 0 && !to.some((a) => a.trim().toLowerCase() === route.address)) throw invalidInput('to must equal the route address.');
@@ -113,7 +119,10 @@ export async function receiveSignedMail(
   };
   let attachments: InboundAttachment[] = [];
   if (body.raw) ({ mail, attachments } = await withRawMime(mail, body.raw));
-  const storeFiles = attachments.length > 0 ? () => storeAttachments(em, files, mailerPrincipal(route.workspace_id, `route:${route.id}`), attachments) : undefined;
+  const storeFiles =
+    attachments.length > 0
+      ? () => storeAttachments(em, files, mailerPrincipal(route.workspace_id, `route:${route.id}`), attachments)
+      : undefined;
   const accepted = await acceptInboundMail(em, route, mail, 'conflict', storeFiles);
   return { route, accepted };
 }
@@ -128,7 +137,11 @@ export interface GenericInbound {
 }
 
 /** The address-only endpoint: the enabled Production route of `to` in the caller's workspace. */
-export async function receiveGenericMail(em: EntityManager, principal: WorkspacePrincipal, input: GenericInbound): Promise<{ route: MailerRouteRow; accepted: AcceptedMail }> {
+export async function receiveGenericMail(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: GenericInbound,
+): Promise<{ route: MailerRouteRow; accepted: AcceptedMail }> {
   const address = normalizeAddress(input.to);
   const [route] = await sql<MailerRouteRow>(
     em,

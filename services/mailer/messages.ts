@@ -93,7 +93,10 @@ function addressesOf(value: AddressObject | AddressObject[] | undefined): string
 }
 
 /** Fills a message from raw MIME (mailparser); fields given explicitly win. Attachments come back with their content. */
-export async function withRawMime(mail: InboundMail, raw: string | Buffer): Promise<{ mail: InboundMail; attachments: InboundAttachment[] }> {
+export async function withRawMime(
+  mail: InboundMail,
+  raw: string | Buffer,
+): Promise<{ mail: InboundMail; attachments: InboundAttachment[] }> {
   const parsed = await simpleParser(raw, { skipImageLinks: true });
   const refs = Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : [];
   const attachments = parsed.attachments.map((a) => ({ filename: a.filename ?? null, contentType: a.contentType, content: a.content }));
@@ -108,7 +111,10 @@ export async function withRawMime(mail: InboundMail, raw: string | Buffer): Prom
       messageIdHeader: mail.messageIdHeader ?? parsed.messageId ?? null,
       inReplyTo: mail.inReplyTo ?? parsed.inReplyTo ?? null,
       references: mail.references.length > 0 ? mail.references : refs,
-      providerMetadata: { ...mail.providerMetadata, mime: { attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.content.length })) } },
+      providerMetadata: {
+        ...mail.providerMetadata,
+        mime: { attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, size: a.content.length })) },
+      },
     },
     attachments,
   };
@@ -121,7 +127,10 @@ export async function withRawMime(mail: InboundMail, raw: string | Buffer): Prom
  */
 async function threadFor(tx: EntityManager, route: MailerRouteRow, mail: InboundMail, now: Date): Promise<string> {
   if (mail.externalThreadId) {
-    const [t] = await sql<{ id: string }>(tx, `select id from mailer_threads where route_id = ? and external_thread_id = ?`, [route.id, mail.externalThreadId]);
+    const [t] = await sql<{ id: string }>(tx, `select id from mailer_threads where route_id = ? and external_thread_id = ?`, [
+      route.id,
+      mail.externalThreadId,
+    ]);
     if (t) return t.id;
   } else {
     const ids = [...(mail.inReplyTo ? [mail.inReplyTo] : []), ...mail.references].slice(0, 100);
@@ -144,7 +153,17 @@ async function threadFor(tx: EntityManager, route: MailerRouteRow, mail: Inbound
   await sql(
     tx,
     `insert into mailer_threads (id, workspace_id, route_id, external_thread_id, subject, subject_key, participants_key, message_count, last_message_at, created_at) values (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-    [id, route.workspace_id, route.id, mail.externalThreadId, mail.subject, normalizeSubject(mail.subject), participantsKey(mail.from, mail.to), now, now],
+    [
+      id,
+      route.workspace_id,
+      route.id,
+      mail.externalThreadId,
+      mail.subject,
+      normalizeSubject(mail.subject),
+      participantsKey(mail.from, mail.to),
+      now,
+      now,
+    ],
   );
   return id;
 }
@@ -157,7 +176,9 @@ async function insertMessage(
 ): Promise<MessageRow> {
   const now = new Date();
   // Two messages of one conversation must not both create its thread: serialize per conversation key, not per route.
-  const conversation = mail.externalThreadId ? `x:${mail.externalThreadId}` : `s:${normalizeSubject(mail.subject)}|${participantsKey(mail.from, mail.to)}`;
+  const conversation = mail.externalThreadId
+    ? `x:${mail.externalThreadId}`
+    : `s:${normalizeSubject(mail.subject)}|${participantsKey(mail.from, mail.to)}`;
   await sql(tx, `select pg_advisory_xact_lock(hashtext(?))`, [`mailer:${route.id}:${conversation}`]);
   const threadId = opts.threadId ?? (await threadFor(tx, route, mail, now));
   const [row] = await sql<MessageRow>(
@@ -178,7 +199,13 @@ async function insertMessage(
       mail.text,
       mail.html === null ? null : sanitizeMailHtml(mail.html),
       JSON.stringify(opts.attachmentFileIds ?? []),
-      JSON.stringify(toStorable({ ...mail.providerMetadata, ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}), ...(mail.references.length ? { references: mail.references } : {}) })),
+      JSON.stringify(
+        toStorable({
+          ...mail.providerMetadata,
+          ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
+          ...(mail.references.length ? { references: mail.references } : {}),
+        }),
+      ),
       opts.outboxId ?? null,
       now,
     ],
@@ -209,11 +236,17 @@ export async function acceptInboundMail(
 ): Promise<AcceptedMail> {
   const replay = async (): Promise<AcceptedMail> => {
     if (onReplay === 'conflict') throw conflict('This message was already received.', { code: 'mailer_message_replayed' });
-    const [first] = await sql<MessageRow>(em, `select * from mailer_messages where route_id = ? and external_message_id = ?`, [route.id, mail.externalMessageId]);
+    const [first] = await sql<MessageRow>(em, `select * from mailer_messages where route_id = ? and external_message_id = ?`, [
+      route.id,
+      mail.externalMessageId,
+    ]);
     return { message: messageView(first), outbox: { id: first.outbox_id ?? '', status: 'pending' }, deduplicated: true };
   };
   if (mail.externalMessageId) {
-    const [seen] = await sql(em, `select id from mailer_messages where route_id = ? and external_message_id = ?`, [route.id, mail.externalMessageId]);
+    const [seen] = await sql(em, `select id from mailer_messages where route_id = ? and external_message_id = ?`, [
+      route.id,
+      mail.externalMessageId,
+    ]);
     if (seen) return replay();
   }
   const attachmentFileIds = storeFiles ? await storeFiles() : [];
@@ -239,7 +272,15 @@ export async function acceptInboundMail(
         tx,
         `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
          values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())`,
-        [outboxId, route.workspace_id, route.webhook_id, route.workflow_id, JSON.stringify(toStorable(payload)), `mail:${message.id}`, outboxRunId(outboxId)],
+        [
+          outboxId,
+          route.workspace_id,
+          route.webhook_id,
+          route.workflow_id,
+          JSON.stringify(toStorable(payload)),
+          `mail:${message.id}`,
+          outboxRunId(outboxId),
+        ],
       );
       return { message: messageView(message), outbox: { id: outboxId, status: 'pending' as const }, deduplicated: false };
     });
@@ -306,7 +347,8 @@ function threadView(row: ThreadRow): ThreadView {
   };
 }
 
-const withPositions = <T extends { created_at: Date; id: string }>(rows: T[]) => rows.map((r) => ({ ...r, createdAt: new Date(r.created_at) }));
+const withPositions = <T extends { created_at: Date; id: string }>(rows: T[]) =>
+  rows.map((r) => ({ ...r, createdAt: new Date(r.created_at) }));
 
 export async function listThreads(em: EntityManager, principal: WorkspacePrincipal, opts: { cursor?: string; limit: number }) {
   const after = opts.cursor ? decodeCursor(opts.cursor, 'invalid_cursor') : null;
@@ -322,11 +364,18 @@ export async function listThreads(em: EntityManager, principal: WorkspacePrincip
 export async function getThread(em: EntityManager, principal: WorkspacePrincipal, id: string) {
   const [row] = await sql<ThreadRow>(em, `select * from mailer_threads where id = ? and workspace_id = ?`, [id, principal.workspaceId]);
   if (!row) throw notFound(THREAD_NOT_FOUND);
-  const messages = await sql<MessageRow>(em, `select * from mailer_messages where thread_id = ? order by created_at asc, id asc limit ?`, [id, THREAD_MESSAGE_LIMIT]);
+  const messages = await sql<MessageRow>(em, `select * from mailer_messages where thread_id = ? order by created_at asc, id asc limit ?`, [
+    id,
+    THREAD_MESSAGE_LIMIT,
+  ]);
   return { thread: threadView(row), messages: messages.map(messageView) };
 }
 
-export async function listMessages(em: EntityManager, principal: WorkspacePrincipal, opts: { threadId?: string; cursor?: string; limit: number }) {
+export async function listMessages(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  opts: { threadId?: string; cursor?: string; limit: number },
+) {
   const after = opts.cursor ? decodeCursor(opts.cursor, 'invalid_cursor') : null;
   const rows = await sql<MessageRow>(
     em,

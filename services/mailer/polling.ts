@@ -2,7 +2,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, MailerPollingGroupSchema, type MailerPollingGroup } from '../../db/entities';
 import { mailerPrincipal, storeAttachments, type AttachmentStore } from './attachments';
 import { acceptInboundMail, withRawMime, type InboundMail } from './messages';
-import { accountOf, delegatedAccount, MailAccountError, planPoll, type FetchedMail, type MailAccount, type MailProviderDeps } from './providers';
+import {
+  accountOf,
+  delegatedAccount,
+  MailAccountError,
+  planPoll,
+  type FetchedMail,
+  type MailAccount,
+  type MailProviderDeps,
+} from './providers';
 import { sql, type MailerRouteRow } from './routes';
 
 export interface MailPollDeps extends MailProviderDeps {
@@ -40,18 +48,26 @@ export async function pollMailGroup(em: EntityManager, deps: MailPollDeps, group
   const finish = async (outcome: MailPollResult['outcome'], changes: { cursor?: string; lastError: string | null }) => {
     const now = new Date();
     const next = new Date(now.getTime() + group.intervalSeconds * 1000);
-    await em.nativeUpdate(MailerPollingGroupSchema, { id: group.id }, { lastPolledAt: now, nextPollAt: next, lastError: changes.lastError, updatedAt: now });
+    await em.nativeUpdate(
+      MailerPollingGroupSchema,
+      { id: group.id },
+      { lastPolledAt: now, nextPollAt: next, lastError: changes.lastError, updatedAt: now },
+    );
     // The cursor moves only from the one this poll started at: a concurrent poll cannot move it back.
-    if (changes.cursor !== undefined) await em.nativeUpdate(MailerPollingGroupSchema, { id: group.id, cursor: group.cursor }, { cursor: changes.cursor });
+    if (changes.cursor !== undefined)
+      await em.nativeUpdate(MailerPollingGroupSchema, { id: group.id, cursor: group.cursor }, { cursor: changes.cursor });
     return { ...result, outcome, ...(changes.lastError && outcome === 'failed' ? { error: changes.lastError } : {}) };
   };
 
   let account: MailAccount;
   let fixedRouteId: string | null = null;
   try {
-    if (group.googleDwdConfigId) ({ account, routeId: fixedRouteId } = await delegatedAccount(em, deps, group.workspaceId, group.googleDwdConfigId));
+    if (group.googleDwdConfigId)
+      ({ account, routeId: fixedRouteId } = await delegatedAccount(em, deps, group.workspaceId, group.googleDwdConfigId));
     else {
-      const row = group.credentialId ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: group.workspaceId }) : null;
+      const row = group.credentialId
+        ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: group.workspaceId })
+        : null;
       if (!row) throw new MailAccountError('The polling group names a credential that no longer exists.');
       account = accountOf(em, deps, row);
     }
@@ -82,7 +98,13 @@ export async function pollMailGroup(em: EntityManager, deps: MailPollDeps, group
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 1000);
 
-async function storeFetched(em: EntityManager, deps: MailPollDeps, group: MailerPollingGroup, fixedRouteId: string | null, fetched: FetchedMail): Promise<'stored' | 'duplicates' | 'unrouted'> {
+async function storeFetched(
+  em: EntityManager,
+  deps: MailPollDeps,
+  group: MailerPollingGroup,
+  fixedRouteId: string | null,
+  fetched: FetchedMail,
+): Promise<'stored' | 'duplicates' | 'unrouted'> {
   const blank: InboundMail = {
     from: '',
     to: [],
@@ -99,15 +121,26 @@ async function storeFetched(em: EntityManager, deps: MailPollDeps, group: Mailer
   const { mail, attachments } = await withRawMime(blank, fetched.raw);
   const route = await routeFor(em, group.workspaceId, fixedRouteId, mail.to);
   if (!route) return 'unrouted';
-  const storeFiles = attachments.length > 0 ? () => storeAttachments(em, deps.files, mailerPrincipal(group.workspaceId, `polling:${group.id}`), attachments) : undefined;
+  const storeFiles =
+    attachments.length > 0
+      ? () => storeAttachments(em, deps.files, mailerPrincipal(group.workspaceId, `polling:${group.id}`), attachments)
+      : undefined;
   const accepted = await acceptInboundMail(em, route, { ...mail, to: mail.to.map((a) => a.toLowerCase()) }, 'deduplicate', storeFiles);
   return accepted.deduplicated ? 'duplicates' : 'stored';
 }
 
 /** The delegation's route, else the enabled route of the workspace a recipient names (Production routes first). */
-async function routeFor(em: EntityManager, workspaceId: string, fixedRouteId: string | null, recipients: string[]): Promise<MailerRouteRow | undefined> {
+async function routeFor(
+  em: EntityManager,
+  workspaceId: string,
+  fixedRouteId: string | null,
+  recipients: string[],
+): Promise<MailerRouteRow | undefined> {
   if (fixedRouteId) {
-    const [route] = await sql<MailerRouteRow>(em, `select * from mailer_routes where id = ? and workspace_id = ? and enabled`, [fixedRouteId, workspaceId]);
+    const [route] = await sql<MailerRouteRow>(em, `select * from mailer_routes where id = ? and workspace_id = ? and enabled`, [
+      fixedRouteId,
+      workspaceId,
+    ]);
     return route;
   }
   const addresses = [...new Set(recipients.map((a) => a.trim().toLowerCase()).filter(Boolean))].slice(0, 200);

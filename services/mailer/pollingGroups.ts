@@ -42,8 +42,13 @@ export interface PollingGroupInput {
  * credential, principal, delegation config): `created` says which. The credential must be a
  * credential of the workspace of the provider's type.
  */
-export async function upsertPollingGroup(em: EntityManager, principal: WorkspacePrincipal, input: PollingGroupInput): Promise<{ group: PollingGroupView; created: boolean }> {
-  if ((input.credentialId === undefined) === (input.googleDwdConfigId === undefined)) throw invalidInput('Send exactly one of credentialId or googleDwdConfigId.');
+export async function upsertPollingGroup(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: PollingGroupInput,
+): Promise<{ group: PollingGroupView; created: boolean }> {
+  if ((input.credentialId === undefined) === (input.googleDwdConfigId === undefined))
+    throw invalidInput('Send exactly one of credentialId or googleDwdConfigId.');
   if (input.googleDwdConfigId !== undefined) {
     if (input.provider !== 'mailA') throw invalidInput('googleDwdConfigId applies to provider mailA only.');
     const config = await em.findOne(MailerGoogleDwdConfigSchema, { id: input.googleDwdConfigId, workspaceId: principal.workspaceId });
@@ -56,7 +61,15 @@ export async function upsertPollingGroup(em: EntityManager, principal: Workspace
       throw invalidInput(`credentialId must name a ${input.provider} or imap credential; this one is ${credential.type}.`);
     }
   }
-  const identity = sha256Hex(JSON.stringify([principal.workspaceId, input.provider, input.credentialId ?? null, principal.principalId, input.googleDwdConfigId ?? null]));
+  const identity = sha256Hex(
+    JSON.stringify([
+      principal.workspaceId,
+      input.provider,
+      input.credentialId ?? null,
+      principal.principalId,
+      input.googleDwdConfigId ?? null,
+    ]),
+  );
   const interval = input.intervalSeconds ?? POLLING_INTERVAL.default;
   const enabled = input.enabled ?? true;
   const [row] = await sql<{ id: string; inserted: boolean }>(
@@ -91,7 +104,11 @@ export async function upsertPollingGroup(em: EntityManager, principal: Workspace
 }
 
 export async function listPollingGroups(em: EntityManager, principal: WorkspacePrincipal): Promise<PollingGroupView[]> {
-  const rows = await em.find(MailerPollingGroupSchema, { workspaceId: principal.workspaceId }, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: 500 });
+  const rows = await em.find(
+    MailerPollingGroupSchema,
+    { workspaceId: principal.workspaceId },
+    { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: 500 },
+  );
   return rows.map(pollingGroupView);
 }
 
@@ -106,13 +123,23 @@ export async function getPollingGroup(em: EntityManager, principal: WorkspacePri
 }
 
 /** PATCH: interval or enabled; disabling clears nextPollAt, enabling schedules a poll now (or keeps the pending one). */
-export async function patchPollingGroup(em: EntityManager, principal: WorkspacePrincipal, id: string, input: { intervalSeconds?: number; enabled?: boolean }): Promise<PollingGroupView> {
+export async function patchPollingGroup(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  input: { intervalSeconds?: number; enabled?: boolean },
+): Promise<PollingGroupView> {
   const current = await loadPollingGroup(em, principal, id);
   const enabled = input.enabled ?? current.enabled;
   await em.nativeUpdate(
     MailerPollingGroupSchema,
     { id, workspaceId: principal.workspaceId },
-    { intervalSeconds: input.intervalSeconds ?? current.intervalSeconds, enabled, nextPollAt: enabled ? (current.nextPollAt ?? new Date()) : null, updatedAt: new Date() },
+    {
+      intervalSeconds: input.intervalSeconds ?? current.intervalSeconds,
+      enabled,
+      nextPollAt: enabled ? (current.nextPollAt ?? new Date()) : null,
+      updatedAt: new Date(),
+    },
   );
   return pollingGroupView(await loadPollingGroup(em, principal, id));
 }

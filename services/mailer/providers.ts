@@ -62,16 +62,29 @@ export function accountOf(em: EntityManager, deps: MailProviderDeps, row: Creden
   if (row.type !== 'mailA' && row.type !== 'mailB') throw new MailAccountError(`A ${row.type} credential cannot read or send mail.`);
   const own = typeof value.baseUrl === 'string' ? value.baseUrl : undefined;
   const common = { credentialId: row.id, user: subject ?? 'me', auth: apiAuth(em, deps, ring, row, value, subject) };
-  return row.type === 'mailA' ? { kind: 'gmail', baseUrl: trimSlash(own ?? deps.mailer.gmailBaseUrl), ...common } : { kind: 'graph', baseUrl: trimSlash(own ?? deps.mailer.graphBaseUrl), ...common };
+  return row.type === 'mailA'
+    ? { kind: 'gmail', baseUrl: trimSlash(own ?? deps.mailer.gmailBaseUrl), ...common }
+    : { kind: 'graph', baseUrl: trimSlash(own ?? deps.mailer.graphBaseUrl), ...common };
 }
 
-function apiAuth(em: EntityManager, deps: MailProviderDeps, ring: Keyring, row: Credential, stored: CredentialValue, subject: string | undefined): ApiAuth {
+function apiAuth(
+  em: EntityManager,
+  deps: MailProviderDeps,
+  ring: Keyring,
+  row: Credential,
+  stored: CredentialValue,
+  subject: string | undefined,
+): ApiAuth {
   let value = stored;
   let renewed = false;
   const parsedKey = value.serviceAccountKey ? serviceAccountKeySchema.safeParse(value.serviceAccountKey) : null;
   if (parsedKey) {
-    if (!parsedKey.success) throw new MailAccountError('The stored service-account key of the mail credential is not valid; save the key again.');
-    if (!subject) throw new MailAccountError('A mailA credential with a service-account key acts only for a delegated user: bind it to a route with PATCH /api/v1/mailer/routes/{id}/google-dwd.');
+    if (!parsedKey.success)
+      throw new MailAccountError('The stored service-account key of the mail credential is not valid; save the key again.');
+    if (!subject)
+      throw new MailAccountError(
+        'A mailA credential with a service-account key acts only for a delegated user: bind it to a route with PATCH /api/v1/mailer/routes/{id}/google-dwd.',
+      );
     const request: DelegatedTokenRequest = {
       key: parsedKey.data,
       subject,
@@ -103,7 +116,12 @@ function apiAuth(em: EntityManager, deps: MailProviderDeps, ring: Keyring, row: 
 }
 
 /** The account of a route's domain-wide delegation configuration (Gmail as its subject). */
-export async function delegatedAccount(em: EntityManager, deps: MailProviderDeps, workspaceId: string, configId: string): Promise<{ account: MailAccount; routeId: string }> {
+export async function delegatedAccount(
+  em: EntityManager,
+  deps: MailProviderDeps,
+  workspaceId: string,
+  configId: string,
+): Promise<{ account: MailAccount; routeId: string }> {
   const config = await em.findOne(MailerGoogleDwdConfigSchema, { id: configId, workspaceId });
   if (!config) throw new MailAccountError('The delegation configuration no longer exists.');
   const row = await em.findOne(CredentialSchema, { id: config.credentialId, workspaceId });
@@ -112,7 +130,11 @@ export async function delegatedAccount(em: EntityManager, deps: MailProviderDeps
 }
 
 const userPath = (account: { kind: 'gmail' | 'graph'; user: string }) =>
-  account.kind === 'gmail' ? `users/${encodeURIComponent(account.user)}` : account.user === 'me' ? 'me' : `users/${encodeURIComponent(account.user)}`;
+  account.kind === 'gmail'
+    ? `users/${encodeURIComponent(account.user)}`
+    : account.user === 'me'
+      ? 'me'
+      : `users/${encodeURIComponent(account.user)}`;
 
 /** One provider request with the account's bearer token; a 401 renews the token once and repeats the request once. */
 async function call(
@@ -131,7 +153,12 @@ async function call(
         headers: { accept: bytes ? '*/*' : 'application/json', ...req.headers, authorization: `Bearer ${await account.auth.token()}` },
         timeoutMs: deps.mailer.timeoutMs,
       },
-      { allowPrivateNetworks: deps.allowPrivateNetworks, responseType: bytes ? 'bytes' : 'text', maxResponseBytes: 40 * 1024 * 1024, sensitiveHeaders: ['authorization'] },
+      {
+        allowPrivateNetworks: deps.allowPrivateNetworks,
+        responseType: bytes ? 'bytes' : 'text',
+        maxResponseBytes: 40 * 1024 * 1024,
+        sensitiveHeaders: ['authorization'],
+      },
     );
   const first = await send();
   if (first.status !== 401 || !(await account.auth.renew())) return first;
@@ -182,17 +209,35 @@ const noop = async () => undefined;
 // ---------------------------------------------------------------------------------- Gmail
 
 async function gmailBaseline(deps: MailProviderDeps, account: Extract<MailAccount, { kind: 'gmail' }>): Promise<string> {
-  const res = ok(await call(deps, account, { method: 'GET', url: `${account.baseUrl}/${userPath(account)}/profile` }), 'Gmail', 'users.getProfile');
+  const res = ok(
+    await call(deps, account, { method: 'GET', url: `${account.baseUrl}/${userPath(account)}/profile` }),
+    'Gmail',
+    'users.getProfile',
+  );
   const historyId = (res.body as { historyId?: unknown })?.historyId;
   if (typeof historyId !== 'string' && typeof historyId !== 'number') throw new Error('Gmail users.getProfile gave no historyId.');
   return String(historyId);
 }
 
-async function gmailPlan(deps: MailProviderDeps, account: Extract<MailAccount, { kind: 'gmail' }>, cursor: string | null): Promise<PollPlan> {
+async function gmailPlan(
+  deps: MailProviderDeps,
+  account: Extract<MailAccount, { kind: 'gmail' }>,
+  cursor: string | null,
+): Promise<PollPlan> {
   const fetchOne = async (item: { id: string; threadId: string | null }): Promise<FetchedMail | null> => {
-    const res = await call(deps, account, { method: 'GET', url: `${account.baseUrl}/${userPath(account)}/messages/${encodeURIComponent(item.id)}`, query: { format: 'raw' } });
+    const res = await call(deps, account, {
+      method: 'GET',
+      url: `${account.baseUrl}/${userPath(account)}/messages/${encodeURIComponent(item.id)}`,
+      query: { format: 'raw' },
+    });
     if (res.status === 404) return null;
-    const body = ok(res, 'Gmail', 'users.messages.get').body as { id?: string; threadId?: string; raw?: string; labelIds?: string[]; historyId?: string };
+    const body = ok(res, 'Gmail', 'users.messages.get').body as {
+      id?: string;
+      threadId?: string;
+      raw?: string;
+      labelIds?: string[];
+      historyId?: string;
+    };
     if (typeof body.raw !== 'string') throw new Error('Gmail users.messages.get (format=raw) gave no raw message.');
     const threadId = body.threadId ?? item.threadId;
     return {
@@ -214,7 +259,15 @@ async function gmailPlan(deps: MailProviderDeps, account: Extract<MailAccount, {
       query: { startHistoryId: cursor, historyTypes: 'messageAdded', labelId: 'INBOX', pageToken },
     });
     // 404: the start history id is too old; Gmail asks for a full sync. We restart from now.
-    if (res.status === 404) return { next: await gmailBaseline(deps, account), baseline: true, note: 'Gmail history expired; polling restarted from the current mailbox state.', pending: [], fetch: fetchOne, close: noop };
+    if (res.status === 404)
+      return {
+        next: await gmailBaseline(deps, account),
+        baseline: true,
+        note: 'Gmail history expired; polling restarted from the current mailbox state.',
+        pending: [],
+        fetch: fetchOne,
+        close: noop,
+      };
     const body = ok(res, 'Gmail', 'users.history.list').body as {
       history?: Array<{ messagesAdded?: Array<{ message?: { id?: string; threadId?: string; labelIds?: string[] } }> }>;
       nextPageToken?: string;
@@ -238,10 +291,19 @@ async function gmailPlan(deps: MailProviderDeps, account: Extract<MailAccount, {
 
 // ------------------------------------------------------------------------ Microsoft Graph
 
-async function graphPlan(deps: MailProviderDeps, account: Extract<MailAccount, { kind: 'graph' }>, cursor: string | null): Promise<PollPlan> {
+async function graphPlan(
+  deps: MailProviderDeps,
+  account: Extract<MailAccount, { kind: 'graph' }>,
+  cursor: string | null,
+): Promise<PollPlan> {
   const origin = new URL(account.baseUrl).origin;
   const fetchOne = async (item: { id: string; threadId: string | null }): Promise<FetchedMail | null> => {
-    const res = await call(deps, account, { method: 'GET', url: `${account.baseUrl}/${userPath(account)}/messages/${encodeURIComponent(item.id)}/$value` }, true);
+    const res = await call(
+      deps,
+      account,
+      { method: 'GET', url: `${account.baseUrl}/${userPath(account)}/messages/${encodeURIComponent(item.id)}/$value` },
+      true,
+    );
     if (res.status === 404) return null;
     const raw = ok(res, 'Microsoft Graph', 'GET message $value').body;
     return {
@@ -321,11 +383,23 @@ async function imapPlan(deps: MailProviderDeps, account: Extract<MailAccount, { 
     const fetchOne = async (item: { id: string }): Promise<FetchedMail | null> => {
       const raw = fetched.get(Number(item.id));
       if (!raw) return null;
-      return { externalId: `imap:${uidValidity}:${item.id}`, externalThreadId: null, raw, metadata: { provider: 'imap', uidValidity, uid: Number(item.id) } };
+      return {
+        externalId: `imap:${uidValidity}:${item.id}`,
+        externalThreadId: null,
+        raw,
+        metadata: { provider: 'imap', uidValidity, uid: Number(item.id) },
+      };
     };
     if (!state || state.uidValidity !== uidValidity) {
       const next = JSON.stringify({ uidValidity, lastUid: Math.max(0, mailbox.uidNext - 1) } satisfies ImapCursor);
-      return { next, baseline: true, note: state ? 'The IMAP mailbox UIDVALIDITY changed; polling restarted from the current mailbox state.' : undefined, pending: [], fetch: fetchOne, close };
+      return {
+        next,
+        baseline: true,
+        note: state ? 'The IMAP mailbox UIDVALIDITY changed; polling restarted from the current mailbox state.' : undefined,
+        pending: [],
+        fetch: fetchOne,
+        close,
+      };
     }
     if (mailbox.uidNext - 1 > state.lastUid) {
       for await (const msg of client.fetch(`${state.lastUid + 1}:*`, { uid: true, source: true }, { uid: true })) {
@@ -380,7 +454,11 @@ export interface OutgoingMail {
  * MIME built by nodemailer's MailComposer, so both carry In-Reply-To and References. Returns
  * the provider's message id when it gives one (Gmail); Graph answers 202 without one.
  */
-export async function sendViaApi(deps: MailProviderDeps, account: Extract<MailAccount, { kind: 'gmail' | 'graph' }>, mail: OutgoingMail): Promise<string | null> {
+export async function sendViaApi(
+  deps: MailProviderDeps,
+  account: Extract<MailAccount, { kind: 'gmail' | 'graph' }>,
+  mail: OutgoingMail,
+): Promise<string | null> {
   const mime = await new MailComposer({
     from: mail.from,
     to: mail.to,
@@ -402,7 +480,12 @@ export async function sendViaApi(deps: MailProviderDeps, account: Extract<MailAc
     const body = ok(res, 'Gmail', 'users.messages.send').body as { id?: string };
     return typeof body?.id === 'string' ? body.id : null;
   }
-  const res = await call(deps, account, { method: 'POST', url: `${account.baseUrl}/${userPath(account)}/sendMail`, headers: { 'content-type': 'text/plain' }, body: mime.toString('base64') });
+  const res = await call(deps, account, {
+    method: 'POST',
+    url: `${account.baseUrl}/${userPath(account)}/sendMail`,
+    headers: { 'content-type': 'text/plain' },
+    body: mime.toString('base64'),
+  });
   ok(res, 'Microsoft Graph', 'sendMail');
   return null;
 }

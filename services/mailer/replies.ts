@@ -1,7 +1,13 @@
 import type { Readable } from 'node:stream';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema, MailerGoogleDwdConfigSchema, MailerPollingGroupSchema, MailerReplyReservationSchema, type MailerReplyReservation } from '../../db/entities';
+import {
+  CredentialSchema,
+  MailerGoogleDwdConfigSchema,
+  MailerPollingGroupSchema,
+  MailerReplyReservationSchema,
+  type MailerReplyReservation,
+} from '../../db/entities';
 import type { MailerConfig } from '../kernel/config';
 import { accountOf, delegatedAccount, MailAccountError, sendViaApi, type MailAccount, type OutgoingMail } from './providers';
 import { conflict, notFound, unavailable } from '../kernel/errors';
@@ -104,7 +110,8 @@ async function guarded<T>(what: string, check: () => Promise<T>): Promise<T> {
     return await check();
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
-    if (err.code === 'refused') throw conflict(`${what} is refused by the outbound guard, so nothing was sent: ${err.message}`, { code: 'SETUP_REQUIRED' });
+    if (err.code === 'refused')
+      throw conflict(`${what} is refused by the outbound guard, so nothing was sent: ${err.message}`, { code: 'SETUP_REQUIRED' });
     throw unavailable(`${what} could not be reached, so nothing was sent: ${err.message}`, { code: 'mail_server_unreachable' });
   }
 }
@@ -116,20 +123,31 @@ async function guarded<T>(what: string, check: () => Promise<T>): Promise<T> {
  * delegation sends through Gmail as its subject; otherwise the workspace's newest smtp
  * credential, else its newest mailA or mailB credential. None: 409 SETUP_REQUIRED.
  */
-async function replySender(em: EntityManager, deps: ReplyDeps, original: MessageRow, route: MailerRouteRow | undefined): Promise<ReplySender> {
+async function replySender(
+  em: EntityManager,
+  deps: ReplyDeps,
+  original: MessageRow,
+  route: MailerRouteRow | undefined,
+): Promise<ReplySender> {
   const providerDeps = { keys: deps.keys, mailer: deps.mailer, allowPrivateNetworks: deps.allowPrivateNetworks };
   // The token is fetched before anything is reserved: a refused delegation (a bad key, a subject
   // the service account may not act as) is a setup problem, and no mail was sent.
   const api = async (account: MailAccount, type: string): Promise<ReplySender> => {
     if (account.kind === 'imap') throw new MailAccountError('IMAP cannot send.');
-    await guarded(`The mail API address ${account.baseUrl}`, () => assertOutboundUrlAllowed(account.baseUrl, { allowPrivateNetworks: deps.allowPrivateNetworks }));
+    await guarded(`The mail API address ${account.baseUrl}`, () =>
+      assertOutboundUrlAllowed(account.baseUrl, { allowPrivateNetworks: deps.allowPrivateNetworks }),
+    );
     try {
       await guarded('The token endpoint of the mail credential', () => account.auth.token());
     } catch (err) {
       if (err instanceof TokenGrantError) throw new MailAccountError(err.message);
       throw err;
     }
-    return { credential: { id: account.credentialId, type }, from: account.user === 'me' ? null : account.user, send: (mail) => sendViaApi(providerDeps, account, mail) };
+    return {
+      credential: { id: account.credentialId, type },
+      from: account.user === 'me' ? null : account.user,
+      send: (mail) => sendViaApi(providerDeps, account, mail),
+    };
   };
   const asSetup = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
@@ -141,19 +159,32 @@ async function replySender(em: EntityManager, deps: ReplyDeps, original: Message
   };
   return asSetup(async () => {
     const groupId = original.provider_metadata.pollingGroupId;
-    const group = typeof groupId === 'string' ? await em.findOne(MailerPollingGroupSchema, { id: groupId, workspaceId: original.workspace_id }) : null;
-    if (group?.googleDwdConfigId) return api((await delegatedAccount(em, providerDeps, group.workspaceId, group.googleDwdConfigId)).account, 'mailA');
-    const groupCredential = group?.credentialId ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: original.workspace_id }) : null;
-    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB')) return api(accountOf(em, providerDeps, groupCredential), groupCredential.type);
+    const group =
+      typeof groupId === 'string' ? await em.findOne(MailerPollingGroupSchema, { id: groupId, workspaceId: original.workspace_id }) : null;
+    if (group?.googleDwdConfigId)
+      return api((await delegatedAccount(em, providerDeps, group.workspaceId, group.googleDwdConfigId)).account, 'mailA');
+    const groupCredential = group?.credentialId
+      ? await em.findOne(CredentialSchema, { id: group.credentialId, workspaceId: original.workspace_id })
+      : null;
+    if (groupCredential && (groupCredential.type === 'mailA' || groupCredential.type === 'mailB'))
+      return api(accountOf(em, providerDeps, groupCredential), groupCredential.type);
     const dwd = route ? await em.findOne(MailerGoogleDwdConfigSchema, { routeId: route.id, workspaceId: original.workspace_id }) : null;
     if (dwd) return api((await delegatedAccount(em, providerDeps, dwd.workspaceId, dwd.id)).account, 'mailA');
     const order = ['smtp', 'mailA', 'mailB'];
-    const candidates = await em.find(CredentialSchema, { workspaceId: original.workspace_id, type: { $in: order } }, { orderBy: { createdAt: 'desc' } });
+    const candidates = await em.find(
+      CredentialSchema,
+      { workspaceId: original.workspace_id, type: { $in: order } },
+      { orderBy: { createdAt: 'desc' } },
+    );
     const credential = candidates.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))[0];
-    if (!credential) throw conflict('No mail credential is configured: add an smtp, mailA or mailB credential to send replies.', { code: 'SETUP_REQUIRED' });
+    if (!credential)
+      throw conflict('No mail credential is configured: add an smtp, mailA or mailB credential to send replies.', {
+        code: 'SETUP_REQUIRED',
+      });
     if (credential.type !== 'smtp') return api(accountOf(em, providerDeps, credential), credential.type);
     const ring = credentialKeyring(deps.keys);
-    if (!ring) throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
+    if (!ring)
+      throw conflict('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.', { code: 'SETUP_REQUIRED' });
     let value: CredentialValue;
     try {
       value = openCredential(ring, credential);
@@ -186,12 +217,20 @@ async function buffer(stream: Readable): Promise<Buffer> {
  * can fail without sending (the sender's credential, the outbound guard on its host, attachment
  * files) is checked before the reservation, so such a failure leaves no reservation behind.
  */
-export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: WorkspacePrincipal, messageId: string, key: string, input: ReplyInput): Promise<ReplyOutcome> {
+export async function sendReply(
+  em: EntityManager,
+  deps: ReplyDeps,
+  principal: WorkspacePrincipal,
+  messageId: string,
+  key: string,
+  input: ReplyInput,
+): Promise<ReplyOutcome> {
   const original = await loadMessage(em, principal, messageId);
   const fingerprint = sha256Hex(JSON.stringify([input.text ?? null, input.html ?? null, input.attachmentFileIds ?? []]));
   const existing = await findReservation(em, { messageId: original.id, idempotencyKey: key });
   if (existing) {
-    if (existing.fingerprint !== fingerprint) throw conflict('Idempotency-Key was already used with a different body.', { code: 'idempotency_replay_mismatch' });
+    if (existing.fingerprint !== fingerprint)
+      throw conflict('Idempotency-Key was already used with a different body.', { code: 'idempotency_replay_mismatch' });
     if (existing.status === 'sent') return sentOutcome(em, existing, 200, true);
     if (existing.status !== 'retry_authorized') throw reservationConflict(existing);
   }
@@ -202,7 +241,9 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
   const attachments: Download[] = [];
   for (const fileId of [...new Set(input.attachmentFileIds ?? [])]) attachments.push(await openDownload(em, deps.blobs, principal, fileId));
   // Read now, so a file that fails to read fails the request before a reservation says "sending".
-  const files = await Promise.all(attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await buffer(await a.open(null)) })));
+  const files = await Promise.all(
+    attachments.map(async (a) => ({ filename: a.file.name, contentType: a.file.mimeType, content: await buffer(await a.open(null)) })),
+  );
 
   // Reserve (committed on its own, before the provider call) or take over an authorized retry.
   let reservationId: string | undefined;
@@ -248,7 +289,11 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
     });
   } catch (err) {
     const message = (err as Error).message.slice(0, 1000);
-    await em.nativeUpdate(MailerReplyReservationSchema, { id: reservation.id }, { status: 'unknown', lastError: message, updatedAt: new Date() });
+    await em.nativeUpdate(
+      MailerReplyReservationSchema,
+      { id: reservation.id },
+      { status: 'unknown', lastError: message, updatedAt: new Date() },
+    );
     throw unavailable('The mail provider did not confirm the reply; its outcome is unknown.', {
       code: 'reply_outcome_unknown',
       details: { reservationId: reservation.id, reconciliable: true },
@@ -273,7 +318,11 @@ export async function sendReply(em: EntityManager, deps: ReplyDeps, principal: W
       },
       { direction: 'outbound', threadId: original.thread_id, attachmentFileIds: input.attachmentFileIds ?? [] },
     );
-    await tx.nativeUpdate(MailerReplyReservationSchema, { id: reservation.id }, { status: 'sent', replyMessageId: row.id, providerMessageId, lastError: null, updatedAt: new Date() });
+    await tx.nativeUpdate(
+      MailerReplyReservationSchema,
+      { id: reservation.id },
+      { status: 'sent', replyMessageId: row.id, providerMessageId, lastError: null, updatedAt: new Date() },
+    );
     return row;
   });
   const sent = (await findReservation(em, { id: reservation.id }))!;
@@ -310,6 +359,9 @@ export async function authorizeRetry(em: EntityManager, principal: WorkspacePrin
     { id, workspaceId: principal.workspaceId, status: { $in: ['sending', 'unknown'] } },
     { status: 'retry_authorized', updatedAt: new Date() },
   );
-  if (changed !== 1) throw conflict(`Only a reconciliable reservation can be retried; this one is ${current.status}.`, { code: 'reply_reservation_not_reconciliable' });
+  if (changed !== 1)
+    throw conflict(`Only a reconciliable reservation can be retried; this one is ${current.status}.`, {
+      code: 'reply_reservation_not_reconciliable',
+    });
   return getReservation(em, principal, id);
 }

@@ -81,7 +81,9 @@ export async function loadRoute(em: EntityManager, principal: WorkspacePrincipal
 }
 
 export async function listRoutes(em: EntityManager, principal: WorkspacePrincipal): Promise<MailerRouteRow[]> {
-  return sql<MailerRouteRow>(em, `select * from mailer_routes where workspace_id = ? order by created_at desc, id desc limit 500`, [principal.workspaceId]);
+  return sql<MailerRouteRow>(em, `select * from mailer_routes where workspace_id = ? order by created_at desc, id desc limit 500`, [
+    principal.workspaceId,
+  ]);
 }
 
 const duplicate = () => conflict('A route with this address already exists for this destination.');
@@ -108,7 +110,10 @@ export async function createRoute(
   const secretKey = requireSecretKey(secretKeySetting);
   const address = normalizeAddress(input.address);
   const workflow = await loadWorkflow(em, principal, input.workflowId, { includeTrashed: false });
-  const target = input.executionTargetId !== undefined ? await findTargetOf(em, workflow, input.executionTargetId) : await ensureProductionTarget(em, workflow);
+  const target =
+    input.executionTargetId !== undefined
+      ? await findTargetOf(em, workflow, input.executionTargetId)
+      : await ensureProductionTarget(em, workflow);
   const signingSecret = `msk_${randomToken(32)}`;
   const id = newId('mrt');
   const now = new Date();
@@ -134,7 +139,20 @@ export async function createRoute(
       tx,
       `insert into mailer_routes (id, workspace_id, workflow_id, target_id, target_bound, webhook_id, address, description, enabled, signing_secret_encrypted, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (target_id, address) do nothing returning *`,
-      [id, workflow.workspaceId, workflow.id, target.id, input.executionTargetId !== undefined, webhook.id, address, input.description ?? null, input.enabled ?? true, encryptSecret(secretKey, signingSecret), now, now],
+      [
+        id,
+        workflow.workspaceId,
+        workflow.id,
+        target.id,
+        input.executionTargetId !== undefined,
+        webhook.id,
+        address,
+        input.description ?? null,
+        input.enabled ?? true,
+        encryptSecret(secretKey, signingSecret),
+        now,
+        now,
+      ],
     );
     if (rows.length === 0) throw duplicate();
     return { route: rows[0], signingSecret };
@@ -163,7 +181,11 @@ export async function patchRoute(
     const workflow = await loadWorkflow(em, principal, input.workflowId, { includeTrashed: false });
     workflowId = workflow.id;
     targetId = (await ensureProductionTarget(em, workflow)).id;
-    const [taken] = await sql(em, `select id from mailer_routes where target_id = ? and address = ? and id <> ?`, [targetId, row.address, row.id]);
+    const [taken] = await sql(em, `select id from mailer_routes where target_id = ? and address = ? and id <> ?`, [
+      targetId,
+      row.address,
+      row.id,
+    ]);
     if (taken) throw duplicate();
   }
   let signingSecret: string | undefined;
@@ -175,9 +197,21 @@ export async function patchRoute(
   const [updated] = await sql<MailerRouteRow>(
     em,
     `update mailer_routes set workflow_id = ?, target_id = ?, enabled = ?, description = ?, signing_secret_encrypted = ?, updated_at = now() where id = ? returning *`,
-    [workflowId, targetId, input.enabled ?? row.enabled, input.description !== undefined ? input.description : row.description, sealed, row.id],
+    [
+      workflowId,
+      targetId,
+      input.enabled ?? row.enabled,
+      input.description !== undefined ? input.description : row.description,
+      sealed,
+      row.id,
+    ],
   );
-  await sql(em, `update webhooks set workflow_id = ?, target_id = ?, enabled = ?, updated_at = now() where id = ?`, [workflowId, targetId, updated.enabled, row.webhook_id]);
+  await sql(em, `update webhooks set workflow_id = ?, target_id = ?, enabled = ?, updated_at = now() where id = ?`, [
+    workflowId,
+    targetId,
+    updated.enabled,
+    row.webhook_id,
+  ]);
   return { route: updated, ...(signingSecret ? { signingSecret } : {}) };
 }
 

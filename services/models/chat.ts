@@ -102,7 +102,11 @@ export function costCredits(prices: PriceTable, model: string, usage: ChatUsage)
 
 /** Adds usages together (a job that calls the model several times reports the sum). */
 export function addUsage(a: ChatUsage, b: ChatUsage): ChatUsage {
-  return { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens };
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
 }
 
 export const NO_USAGE: ChatUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -123,11 +127,13 @@ export async function resolveChatEndpoint(
     ? await loadCredential(em, workspaceId, credentialId)
     : await em.findOne(CredentialSchema, { workspaceId, type: 'llm' }, { orderBy: { updatedAt: 'desc', id: 'desc' } });
   if (row) {
-    if (row.type !== 'llm') throw invalidInput(`Credential ${credentialId} is of type "${row.type}"; a language model needs an "llm" credential.`);
+    if (row.type !== 'llm')
+      throw invalidInput(`Credential ${credentialId} is of type "${row.type}"; a language model needs an "llm" credential.`);
     const value = openCredential(requireKeyring(deps.keys), row) as { baseUrl: string; apiKey?: string; model: string };
     return { baseUrl: value.baseUrl, apiKey: value.apiKey || undefined, model: value.model, source: 'credential' };
   }
-  if (!deps.llm.baseUrl) throw unavailable('No language model is configured: set LLM_BASE_URL for the deployment or give the workspace an "llm" credential.');
+  if (!deps.llm.baseUrl)
+    throw unavailable('No language model is configured: set LLM_BASE_URL for the deployment or give the workspace an "llm" credential.');
   return { baseUrl: deps.llm.baseUrl, apiKey: deps.llm.apiKey, model: deps.llm.model, source: 'deployment' };
 }
 
@@ -158,7 +164,11 @@ export function createChatClient(endpoint: ChatEndpoint, opts: ChatClientOptions
     apiKey: endpoint.apiKey || 'unused',
     timeout: opts.timeoutMs,
     maxRetries: opts.maxRetries,
-    fetch: guardedFetch({ allowPrivateNetworks: opts.allowPrivateNetworks, timeoutMs: opts.timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES }),
+    fetch: guardedFetch({
+      allowPrivateNetworks: opts.allowPrivateNetworks,
+      timeoutMs: opts.timeoutMs,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
+    }),
   });
   return {
     endpoint,
@@ -166,7 +176,12 @@ export function createChatClient(endpoint: ChatEndpoint, opts: ChatClientOptions
       const tools: ChatCompletionTool[] | undefined = request.tools?.length
         ? request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }))
         : undefined;
-      const toolChoice = request.toolChoice === undefined || !tools ? undefined : typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, function: { name: request.toolChoice.name } };
+      const toolChoice =
+        request.toolChoice === undefined || !tools
+          ? undefined
+          : typeof request.toolChoice === 'string'
+            ? request.toolChoice
+            : { type: 'function' as const, function: { name: request.toolChoice.name } };
       const params = {
         model: endpoint.model,
         messages: request.messages,
@@ -177,7 +192,10 @@ export function createChatClient(endpoint: ChatEndpoint, opts: ChatClientOptions
       };
       let completion: ChatCompletion;
       if (request.stream) {
-        const stream = client.chat.completions.stream({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
+        const stream = client.chat.completions.stream(
+          { ...params, stream: true, stream_options: { include_usage: true } },
+          { signal: request.signal },
+        );
         if (request.onDelta) stream.on('content', (delta) => request.onDelta!(delta));
         completion = await stream.finalChatCompletion();
       } else {
@@ -194,7 +212,12 @@ function resultOf(completion: ChatCompletion, requestedModel: string, prices: Pr
   const toolCalls: ChatToolCall[] = [];
   for (const call of choice.message.tool_calls ?? []) {
     if (call.type !== 'function') continue;
-    toolCalls.push({ id: call.id, name: call.function.name, rawArguments: call.function.arguments, arguments: parseArguments(call.function.arguments) });
+    toolCalls.push({
+      id: call.id,
+      name: call.function.name,
+      rawArguments: call.function.arguments,
+      arguments: parseArguments(call.function.arguments),
+    });
   }
   const usage: ChatUsage = {
     promptTokens: completion.usage?.prompt_tokens ?? 0,
@@ -202,7 +225,14 @@ function resultOf(completion: ChatCompletion, requestedModel: string, prices: Pr
     totalTokens: completion.usage?.total_tokens ?? 0,
   };
   // Price by the model we asked for: providers answer with dated aliases ("gpt-4o-mini-2024-07-18").
-  return { content: choice.message.content ?? null, toolCalls, finishReason: choice.finish_reason ?? null, model: completion.model || requestedModel, usage, costCredits: costCredits(prices, requestedModel, usage) };
+  return {
+    content: choice.message.content ?? null,
+    toolCalls,
+    finishReason: choice.finish_reason ?? null,
+    model: completion.model || requestedModel,
+    usage,
+    costCredits: costCredits(prices, requestedModel, usage),
+  };
 }
 
 function parseArguments(raw: string): Record<string, unknown> | null {

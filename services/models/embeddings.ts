@@ -44,7 +44,11 @@ export function guardedFetch(opts: { allowPrivateNetworks: boolean; timeoutMs: n
     else if (init?.body != null) body = String(init.body);
     const res = await httpRequest(
       { method: init?.method ?? 'GET', url, headers, body, timeoutMs: opts.timeoutMs },
-      { allowPrivateNetworks: opts.allowPrivateNetworks, signal: init?.signal ?? undefined, maxResponseBytes: opts.maxResponseBytes ?? MAX_RESPONSE_BYTES },
+      {
+        allowPrivateNetworks: opts.allowPrivateNetworks,
+        signal: init?.signal ?? undefined,
+        maxResponseBytes: opts.maxResponseBytes ?? MAX_RESPONSE_BYTES,
+      },
     );
     const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
     const outHeaders = new Headers();
@@ -81,9 +85,11 @@ export function createEmbeddingsClient(config: EmbeddingsConfig, opts: { allowPr
       const res = await client.embeddings.create({ model: config.model, input: texts, encoding_format: 'float' }, { signal });
       const vectors = new Array<number[]>(texts.length);
       for (const item of res.data) vectors[item.index] = normalise(item.embedding);
-      if (vectors.some((v) => !Array.isArray(v))) throw new Error(`The embeddings endpoint returned ${res.data.length} vectors for ${texts.length} inputs.`);
+      if (vectors.some((v) => !Array.isArray(v)))
+        throw new Error(`The embeddings endpoint returned ${res.data.length} vectors for ${texts.length} inputs.`);
       const dims = vectors[0].length;
-      if (dims === 0 || vectors.some((v) => v.length !== dims)) throw new Error('The embeddings endpoint returned vectors of different or zero dimensions.');
+      if (dims === 0 || vectors.some((v) => v.length !== dims))
+        throw new Error('The embeddings endpoint returned vectors of different or zero dimensions.');
       return vectors;
     },
   };

@@ -24,7 +24,10 @@ export interface ServiceReadiness {
  * of the Temporal client. Without a polling worker nothing accepted would run, so the API is
  * not ready then, even though it could still accept (and durably store) webhooks.
  */
-export async function checkReadiness(em: EntityManager, probes: { pingTemporal: () => Promise<unknown>; shuttingDown: boolean; workerStaleMs: number }): Promise<ServiceReadiness> {
+export async function checkReadiness(
+  em: EntityManager,
+  probes: { pingTemporal: () => Promise<unknown>; shuttingDown: boolean; workerStaleMs: number },
+): Promise<ServiceReadiness> {
   let fleet: WorkerFleetState | null = null;
   const [database, temporal, workerRead] = await Promise.all([
     timed(() => em.execute('select 1')),
@@ -37,7 +40,11 @@ export async function checkReadiness(em: EntityManager, probes: { pingTemporal: 
     ? workerRead
     : workers.running > 0
       ? workerRead
-      : { ok: false, latencyMs: workerRead.latencyMs, error: found?.lastFailure ? 'no running worker; the last one failed' : 'no running worker' };
+      : {
+          ok: false,
+          latencyMs: workerRead.latencyMs,
+          error: found?.lastFailure ? 'no running worker; the last one failed' : 'no running worker',
+        };
   const checks = { database, temporal, worker };
   if (probes.shuttingDown) return { status: 'shutting_down', checks, workers };
   return { status: database.ok && temporal.ok && worker.ok ? 'ready' : 'not_ready', checks, workers };

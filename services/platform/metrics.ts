@@ -49,15 +49,25 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     help: 'Webhook outbox entries waiting to be handed to Temporal',
     registers: [registry],
     async collect() {
-      const rows: Array<{ count: string }> = await orm.em.fork().execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
+      const rows: Array<{ count: string }> = await orm.em
+        .fork()
+        .execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
       this.set(Number(rows[0].count));
     },
   });
   const userSql = () => userSqlStats(orm.em);
   for (const [name, help, read] of [
-    ['svc_user_sql_received_bytes_total', 'Bytes PostgreSQL sent on user-SQL connections (after the server-side byte budget)', () => userSql().bytesReceived],
+    [
+      'svc_user_sql_received_bytes_total',
+      'Bytes PostgreSQL sent on user-SQL connections (after the server-side byte budget)',
+      () => userSql().bytesReceived,
+    ],
     ['svc_user_sql_rejected_total', "User-SQL queries refused because their workspace's queue was full (429)", () => userSql().rejected],
-    ['svc_user_sql_destroyed_connections_total', 'User-SQL connections destroyed after a failure instead of being reused', () => userSql().destroyed],
+    [
+      'svc_user_sql_destroyed_connections_total',
+      'User-SQL connections destroyed after a failure instead of being reused',
+      () => userSql().destroyed,
+    ],
   ] as const) {
     new Counter({
       name,
@@ -111,7 +121,10 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     /** Our registry, then every external source that answered. */
     async render(): Promise<string> {
       const parts = [await registry.metrics(), ...(await Promise.all(external.map((source) => source().catch(() => null))))];
-      return parts.filter((p): p is string => !!p).map((p) => (p.endsWith('\n') ? p : `${p}\n`)).join('');
+      return parts
+        .filter((p): p is string => !!p)
+        .map((p) => (p.endsWith('\n') ? p : `${p}\n`))
+        .join('');
     },
     /** Records one finished request; `route` is the matched template (never the raw path, which would explode cardinality). */
     observeRequest(route: string, method: string, status: number, seconds: number): void {

@@ -74,39 +74,57 @@ function parseBundle(importBundleJson: string): ParsedBundle {
   // The external tool's bundles (an array of its workflows, or { workflows }) are converted first.
   const extflow = extflowWorkflowsOf(parsed);
   if (extflow) return parsedExtflowBundle(convertExtflowBundle(extflow));
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidInput('importBundleJson must be a JSON object { schema, name, workflows }.');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalidInput('importBundleJson must be a JSON object { schema, name, workflows }.');
   const obj = parsed as Record<string, unknown>;
   if (obj.schema !== undefined && obj.schema !== BUNDLE_SCHEMA) throw invalidInput(`importBundleJson.schema must be "${BUNDLE_SCHEMA}".`);
   if (obj.name !== undefined && typeof obj.name !== 'string') throw invalidInput('importBundleJson.name must be a string.');
-  if (!Array.isArray(obj.workflows) || obj.workflows.length === 0) throw invalidInput('importBundleJson must contain a non-empty workflows[] array.');
+  if (!Array.isArray(obj.workflows) || obj.workflows.length === 0)
+    throw invalidInput('importBundleJson must contain a non-empty workflows[] array.');
   if (obj.workflows.length > MAX_BUNDLE_WORKFLOWS) throw invalidInput(`importBundleJson holds at most ${MAX_BUNDLE_WORKFLOWS} workflows.`);
   const problems: Array<{ index: number; externalId: string | null; errors: ArtifactIssue[] }> = [];
   const artifacts: WorkflowArtifact[] = [];
   obj.workflows.forEach((entry, index) => {
     const check = checkArtifact(entry);
-    const externalId = entry && typeof entry === 'object' && typeof (entry as Record<string, unknown>).externalId === 'string' ? ((entry as Record<string, unknown>).externalId as string) : null;
+    const externalId =
+      entry && typeof entry === 'object' && typeof (entry as Record<string, unknown>).externalId === 'string'
+        ? ((entry as Record<string, unknown>).externalId as string)
+        : null;
     if (!check.ok) problems.push({ index, externalId, errors: check.errors });
     else artifacts.push(check.artifact);
   });
   const seen = new Set<string>();
   artifacts.forEach((a) => {
-    if (seen.has(a.externalId)) problems.push({ index: -1, externalId: a.externalId, errors: [{ path: 'externalId', message: `externalId "${a.externalId}" appears more than once in the bundle.` }] });
+    if (seen.has(a.externalId))
+      problems.push({
+        index: -1,
+        externalId: a.externalId,
+        errors: [{ path: 'externalId', message: `externalId "${a.externalId}" appears more than once in the bundle.` }],
+      });
     seen.add(a.externalId);
   });
   if (problems.length > 0) {
-    throw invalidInput(`importBundleJson has ${problems.length} invalid workflow(s); nothing was imported.`, { details: { invalidWorkflows: problems } });
+    throw invalidInput(`importBundleJson has ${problems.length} invalid workflow(s); nothing was imported.`, {
+      details: { invalidWorkflows: problems },
+    });
   }
-  return { name: (obj.name) ?? null, artifacts };
+  return { name: obj.name ?? null, artifacts };
 }
 
 /** The external tool's converted bundle as a parsed bundle (duplicate externalIds refused). */
 export function parsedExtflowBundle(bundle: ReturnType<typeof convertExtflowBundle>): ParsedBundle {
   const seen = new Set<string>();
   for (const e of bundle.entries) {
-    if (seen.has(e.artifact.externalId)) throw invalidInput(`The bundle holds workflow "${e.artifact.externalId}" more than once; nothing was imported.`);
+    if (seen.has(e.artifact.externalId))
+      throw invalidInput(`The bundle holds workflow "${e.artifact.externalId}" more than once; nothing was imported.`);
     seen.add(e.artifact.externalId);
   }
-  return { name: bundle.name, artifacts: bundle.entries.map((e) => e.artifact), conversions: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.conversion])), pinned: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.pinned])) };
+  return {
+    name: bundle.name,
+    artifacts: bundle.entries.map((e) => e.artifact),
+    conversions: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.conversion])),
+    pinned: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.pinned])),
+  };
 }
 
 async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInput: string | ParsedBundle): Promise<BundlePlan> {
@@ -122,14 +140,16 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
     const references: SubWorkflowReference[] = [];
     let nodes = artifact.nodes.map((node) => {
       if (node.type !== 'subworkflow') return node;
-      const config = (node.config ?? {});
+      const config = node.config ?? {};
       const ref = typeof config.workflowId === 'string' ? config.workflowId : '';
       let resolved: Pick<SubWorkflowReference, 'resolvedIn' | 'workflowId'> = { resolvedIn: null, workflowId: null };
       if (idFor.has(ref)) resolved = { resolvedIn: 'bundle', workflowId: idFor.get(ref)! };
       else if (byExternalId.has(ref)) resolved = { resolvedIn: 'workspace', workflowId: byExternalId.get(ref)!.id };
       else if (byId.has(ref)) resolved = { resolvedIn: 'workspace', workflowId: ref };
       references.push({ nodeId: node.id, reference: ref, ...resolved });
-      return resolved.workflowId && resolved.workflowId !== ref ? { ...node, config: { ...config, workflowId: resolved.workflowId } } : node;
+      return resolved.workflowId && resolved.workflowId !== ref
+        ? { ...node, config: { ...config, workflowId: resolved.workflowId } }
+        : node;
     });
     const edges = artifact.edges;
     const unresolved = references.filter((r) => !r.resolvedIn);
@@ -138,18 +158,27 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
     if (conversion) nodes = nodes.map((n) => (unresolved.some((r) => r.nodeId === n.id) ? awaitingSubworkflow(n) : n));
     let importReadiness = validateWorkflowGraph({ nodes, edges });
     if (conversion) {
-      const nameOf = (nodeId: string) => (nodes.find((n) => n.id === nodeId)?.name ?? nodeId);
-      importReadiness = withConversion(importReadiness, conversion, unresolved.map((r) => ({ node: nameOf(r.nodeId), reference: r.reference })));
+      const nameOf = (nodeId: string) => nodes.find((n) => n.id === nodeId)?.name ?? nodeId;
+      importReadiness = withConversion(
+        importReadiness,
+        conversion,
+        unresolved.map((r) => ({ node: nameOf(r.nodeId), reference: r.reference })),
+      );
     } else if (unresolved.length > 0) {
       importReadiness.deploymentReadiness = {
         ready: false,
-        blockers: [...importReadiness.deploymentReadiness.blockers, ...unresolved.map((r) => `${r.nodeId}: subworkflow "${r.reference}" is neither in the bundle nor in the workspace`)],
+        blockers: [
+          ...importReadiness.deploymentReadiness.blockers,
+          ...unresolved.map((r) => `${r.nodeId}: subworkflow "${r.reference}" is neither in the bundle nor in the workspace`),
+        ],
       };
     }
     let importAction: ImportAction = 'created';
     if (existing) {
       const same =
-        existing.name === artifact.name && existing.description === artifact.description && candidateVersionId(existing) === candidateVersionId({ nodes, edges });
+        existing.name === artifact.name &&
+        existing.description === artifact.description &&
+        candidateVersionId(existing) === candidateVersionId({ nodes, edges });
       importAction = same ? 'unchanged' : 'updated';
     }
     return {
@@ -165,7 +194,10 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
     };
   });
   const count = (a: ImportAction) => entries.filter((e) => e.importAction === a).length;
-  return { bundle: { name, workflowCount: entries.length, created: count('created'), updated: count('updated'), unchanged: count('unchanged') }, entries };
+  return {
+    bundle: { name, workflowCount: entries.length, created: count('created'), updated: count('updated'), unchanged: count('unchanged') },
+    entries,
+  };
 }
 
 /** import-preview for bundles: the plan, nothing written. New workflows have `workflowId: null`. */
@@ -206,61 +238,71 @@ export async function importBundle(
   const parsed = typeof importBundleJson === 'string' ? parseBundle(importBundleJson) : importBundleJson;
   const { bundle, entries } = await plan(em, principal, parsed);
   const pinned = parsed.pinned;
-  const rows = await em.transactional(async (tx) => {
-    const now = new Date();
-    const out: Workflow[] = [];
-    for (const e of entries) {
-      if (e.importAction === 'created') {
-        out.push(
-          tx.create(WorkflowSchema, {
-            id: e.workflowId,
-            workspaceId: principal.workspaceId,
-            externalId: e.externalId,
-            name: e.artifact.name,
-            description: e.artifact.description,
-            status: 'draft',
-            trashed: false,
-            nodes: e.nodes,
-            edges: e.edges,
-            activeVersionId: null,
-            templateKey: null,
-            sourceWorkflowId: null,
-            createdById: principal.userId,
-            createdAt: now,
-            updatedAt: now,
-          }),
-        );
-      } else {
-        const wf = await tx.findOneOrFail(WorkflowSchema, { id: e.workflowId });
-        if (e.importAction === 'updated') {
-          wf.name = e.artifact.name;
-          wf.description = e.artifact.description;
-          wf.nodes = e.nodes;
-          wf.edges = e.edges;
-          wf.updatedAt = now;
+  const rows = await em
+    .transactional(async (tx) => {
+      const now = new Date();
+      const out: Workflow[] = [];
+      for (const e of entries) {
+        if (e.importAction === 'created') {
+          out.push(
+            tx.create(WorkflowSchema, {
+              id: e.workflowId,
+              workspaceId: principal.workspaceId,
+              externalId: e.externalId,
+              name: e.artifact.name,
+              description: e.artifact.description,
+              status: 'draft',
+              trashed: false,
+              nodes: e.nodes,
+              edges: e.edges,
+              activeVersionId: null,
+              templateKey: null,
+              sourceWorkflowId: null,
+              createdById: principal.userId,
+              createdAt: now,
+              updatedAt: now,
+            }),
+          );
+        } else {
+          const wf = await tx.findOneOrFail(WorkflowSchema, { id: e.workflowId });
+          if (e.importAction === 'updated') {
+            wf.name = e.artifact.name;
+            wf.description = e.artifact.description;
+            wf.nodes = e.nodes;
+            wf.edges = e.edges;
+            wf.updatedAt = now;
+          }
+          out.push(wf);
         }
-        out.push(wf);
       }
-    }
-    for (const e of entries) if (pinned?.has(e.externalId)) await savePinnedData(tx, principal.workspaceId, e.externalId, pinned.get(e.externalId)!);
-    recordAudit(tx, principal, {
-      action: 'workflow.import_bundle',
-      severity: 'info',
-      workspaceId: principal.workspaceId,
-      targetType: 'workspace',
-      targetId: principal.workspaceId,
-      metadata: { created: bundle.created, updated: bundle.updated, unchanged: bundle.unchanged },
+      for (const e of entries)
+        if (pinned?.has(e.externalId)) await savePinnedData(tx, principal.workspaceId, e.externalId, pinned.get(e.externalId)!);
+      recordAudit(tx, principal, {
+        action: 'workflow.import_bundle',
+        severity: 'info',
+        workspaceId: principal.workspaceId,
+        targetType: 'workspace',
+        targetId: principal.workspaceId,
+        metadata: { created: bundle.created, updated: bundle.updated, unchanged: bundle.unchanged },
+      });
+      await tx.flush();
+      return out;
+    })
+    .catch((err: unknown) => {
+      // A concurrent import created one of these externalIds first (unique per workspace).
+      if (err instanceof UniqueConstraintViolationException)
+        throw conflict('Another import created a workflow with one of these externalIds at the same time; retry the import.');
+      throw err;
     });
-    await tx.flush();
-    return out;
-  }).catch((err: unknown) => {
-    // A concurrent import created one of these externalIds first (unique per workspace).
-    if (err instanceof UniqueConstraintViolationException) throw conflict('Another import created a workflow with one of these externalIds at the same time; retry the import.');
-    throw err;
-  });
   const workflows: ImportedBundleWorkflow[] = [];
   for (const [i, e] of entries.entries()) {
-    workflows.push({ externalId: e.externalId, workflow: await viewOf(em, rows[i]), importAction: e.importAction, importReadiness: e.importReadiness, bundleSubWorkflowStatus: e.bundleSubWorkflowStatus });
+    workflows.push({
+      externalId: e.externalId,
+      workflow: await viewOf(em, rows[i]),
+      importAction: e.importAction,
+      importReadiness: e.importReadiness,
+      bundleSubWorkflowStatus: e.bundleSubWorkflowStatus,
+    });
   }
   return { bundle, workflows };
 }

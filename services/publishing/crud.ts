@@ -41,8 +41,13 @@ export async function createWorkflow(
   if (input.importBundleJson !== undefined) {
     throw invalidInput('importBundleJson cannot be combined with other fields.');
   }
-  const sources = (['templateKey', 'sourceWorkflowId', 'importJson', 'subWorkflowPlaceholder'] as const).filter((k) => input[k] !== undefined);
-  if (sources.length > 1) throw invalidInput(`Give at most one of templateKey, sourceWorkflowId, importJson, subWorkflowPlaceholder (got ${sources.join(', ')}).`);
+  const sources = (['templateKey', 'sourceWorkflowId', 'importJson', 'subWorkflowPlaceholder'] as const).filter(
+    (k) => input[k] !== undefined,
+  );
+  if (sources.length > 1)
+    throw invalidInput(
+      `Give at most one of templateKey, sourceWorkflowId, importJson, subWorkflowPlaceholder (got ${sources.join(', ')}).`,
+    );
   if (sources.length === 1 && (input.nodes || input.edges)) throw invalidInput(`nodes and edges cannot be combined with ${sources[0]}.`);
 
   let base: { name: string; description: string; nodes: GraphNode[]; edges: GraphEdge[] };
@@ -63,7 +68,12 @@ export async function createWorkflow(
   } else if (input.importJson !== undefined) {
     const externalIds = await externalIdsOf(em, principal.workspaceId);
     const imported = parseImportJson(input.importJson, externalIds);
-    base = { name: imported.graph.name ?? 'Imported workflow', description: imported.graph.description ?? '', nodes: imported.graph.nodes, edges: imported.graph.edges };
+    base = {
+      name: imported.graph.name ?? 'Imported workflow',
+      description: imported.graph.description ?? '',
+      nodes: imported.graph.nodes,
+      edges: imported.graph.edges,
+    };
     importReadiness = imported.importReadiness;
     // An external-tool import keeps its externalId (bundles and subworkflow links find it) unless another workflow has it.
     if (imported.externalId && !externalIds.has(imported.externalId)) externalId = imported.externalId;
@@ -94,7 +104,13 @@ export async function createWorkflow(
     createdAt: now,
     updatedAt: now,
   });
-  recordAudit(em, principal, { action: 'workflow.create', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workflow', targetId: wf.id });
+  recordAudit(em, principal, {
+    action: 'workflow.create',
+    severity: 'info',
+    workspaceId: principal.workspaceId,
+    targetType: 'workflow',
+    targetId: wf.id,
+  });
   await em.flush();
   if (externalId && pinned) await savePinnedData(em, principal.workspaceId, externalId, pinned);
   return { workflow: workflowView(wf, null), ...(importReadiness ? { importReadiness } : {}) };
@@ -115,7 +131,8 @@ export interface WorkflowPatch {
 }
 
 /** PATCH either saved the workflow or, for `status: deployed`, saved and deployed it. */
-export type WorkflowUpdate = { kind: 'updated'; workflow: WorkflowView; importReadiness?: ValidationResult } | { kind: 'deployed'; deployment: Deployment };
+export type WorkflowUpdate =
+  { kind: 'updated'; workflow: WorkflowView; importReadiness?: ValidationResult } | { kind: 'deployed'; deployment: Deployment };
 
 /**
  * Applies a PATCH to a workflow of the principal's workspace. `draft` undeploys (no active
@@ -124,9 +141,16 @@ export type WorkflowUpdate = { kind: 'updated'; workflow: WorkflowView; importRe
  * other fields, then deploys as deployWorkflow does (and refuses as it does, after saving).
  * A workflow left undeployed, disabled or trashed has its Temporal Schedules removed.
  */
-export async function updateWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, patch: WorkflowPatch, deps: DeployDeps): Promise<WorkflowUpdate> {
+export async function updateWorkflow(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  patch: WorkflowPatch,
+  deps: DeployDeps,
+): Promise<WorkflowUpdate> {
   const wf = await loadWorkflow(em, principal, id);
-  if (patch.importJson !== undefined && (patch.nodes || patch.edges)) throw invalidInput('importJson cannot be combined with nodes or edges.');
+  if (patch.importJson !== undefined && (patch.nodes || patch.edges))
+    throw invalidInput('importJson cannot be combined with nodes or edges.');
   let importReadiness: ValidationResult | undefined;
   if (patch.name !== undefined) {
     if (!patch.name.trim()) throw invalidInput('name cannot be blank.');
@@ -176,16 +200,32 @@ export async function updateWorkflow(em: EntityManager, principal: WorkspacePrin
  * Deletes a workflow of the principal's workspace and its versions, after removing its
  * Temporal Schedules; its runs stay readable in the run history.
  */
-export async function deleteWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, deps: { scheduler: ScheduleSync }): Promise<void> {
+export async function deleteWorkflow(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  deps: { scheduler: ScheduleSync },
+): Promise<void> {
   const wf = await loadWorkflow(em, principal, id);
   await removeAllTargetSchedules(em, deps.scheduler, wf);
-  recordAudit(em, principal, { action: 'workflow.delete', severity: 'warning', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id });
+  recordAudit(em, principal, {
+    action: 'workflow.delete',
+    severity: 'warning',
+    workspaceId: wf.workspaceId,
+    targetType: 'workflow',
+    targetId: wf.id,
+  });
   em.remove(wf);
   await em.flush();
 }
 
 /** Copies a version's graph (and name, description) into the draft; the active version is unchanged. */
-export async function restoreVersion(em: EntityManager, principal: WorkspacePrincipal, id: string, versionNumber: number): Promise<{ workflow: WorkflowView; restoredVersion: number }> {
+export async function restoreVersion(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  versionNumber: number,
+): Promise<{ workflow: WorkflowView; restoredVersion: number }> {
   const wf = await loadWorkflow(em, principal, id);
   const version = await em.findOne(WorkflowVersionSchema, { workflowId: wf.id, version: versionNumber });
   if (!version) throw notFound(`Version ${versionNumber} not found`);
@@ -194,7 +234,14 @@ export async function restoreVersion(em: EntityManager, principal: WorkspacePrin
   wf.name = version.name;
   wf.description = version.description;
   wf.updatedAt = new Date();
-  recordAudit(em, principal, { action: 'workflow.restore_version', severity: 'info', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id, metadata: { version: versionNumber } });
+  recordAudit(em, principal, {
+    action: 'workflow.restore_version',
+    severity: 'info',
+    workspaceId: wf.workspaceId,
+    targetType: 'workflow',
+    targetId: wf.id,
+    metadata: { version: versionNumber },
+  });
   await em.flush();
   return { workflow: await viewOf(em, wf), restoredVersion: versionNumber };
 }

@@ -39,7 +39,12 @@ export interface Deployment {
  * validate, and with `unavailable` before pinning anything when the draft has webhook triggers
  * but SECRET_KEY is missing.
  */
-export async function deployWorkflow(em: EntityManager, principal: WorkspacePrincipal, workflowId: string, deps: DeployDeps): Promise<Deployment> {
+export async function deployWorkflow(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  deps: DeployDeps,
+): Promise<Deployment> {
   return deployLoaded(em, principal, await loadWorkflow(em, principal, workflowId), deps);
 }
 
@@ -70,7 +75,11 @@ export async function deployLoaded(em: EntityManager, principal: WorkspacePrinci
  * row's lock; the Production destination records the deploy as its publication in the same
  * transaction (services/destinations/production.ts).
  */
-async function pinDraftAsActiveVersion(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow): Promise<{ workflow: Workflow; version: WorkflowVersion; productionTargetId: string }> {
+async function pinDraftAsActiveVersion(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+): Promise<{ workflow: Workflow; version: WorkflowVersion; productionTargetId: string }> {
   return em.transactional(async (tx) => {
     // Lock the workflow row so two concurrent deploys cannot claim the same version number.
     await tx.execute('select id from workflows where id = ? for update', [wf.id], 'all');
@@ -79,7 +88,10 @@ async function pinDraftAsActiveVersion(em: EntityManager, principal: WorkspacePr
     const current = managed.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: managed.activeVersionId }) : null;
     // The draft may already be pinned: as the active version, or as Production's candidate (save-candidate, prepare-production).
     const productionCandidateId = await productionCandidateVersionId(tx, wf.id);
-    const candidate = productionCandidateId && productionCandidateId !== current?.id ? await tx.findOne(WorkflowVersionSchema, { id: productionCandidateId }) : null;
+    const candidate =
+      productionCandidateId && productionCandidateId !== current?.id
+        ? await tx.findOne(WorkflowVersionSchema, { id: productionCandidateId })
+        : null;
     let version = [current, candidate].find((v) => v && candidateVersionId(v) === candidateVersionId(managed)) ?? null;
     if (!version) {
       const latest = await tx.findOne(WorkflowVersionSchema, { workflowId: wf.id }, { orderBy: { version: 'desc' } });

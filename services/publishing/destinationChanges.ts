@@ -40,7 +40,15 @@ export type TargetChange =
   | { action: 'create-preview'; versionId: string; name: string }
   | { action: 'rename-preview'; targetId: string; expectedRevision: number; name: string }
   | { action: 'rename-version'; versionId: string; displayLabel: string }
-  | { action: 'save-candidate'; targetId: string; expectedRevision: number; name: string; nodes: GraphNode[]; edges: GraphEdge[]; description?: string }
+  | {
+      action: 'save-candidate';
+      targetId: string;
+      expectedRevision: number;
+      name: string;
+      nodes: GraphNode[];
+      edges: GraphEdge[];
+      description?: string;
+    }
   | {
       action: 'save-connections';
       targetId: string;
@@ -51,7 +59,14 @@ export type TargetChange =
     }
   | { action: 'restore-candidate'; targetId: string; expectedRevision: number; versionId: string }
   | { action: 'request-git-review'; targetId: string; expectedRevision: number }
-  | { action: 'prepare-promotion'; sourceTargetId: string; sourceActivationId: string; productionTargetId: string; expectedRevision: number; stopAfter?: boolean }
+  | {
+      action: 'prepare-promotion';
+      sourceTargetId: string;
+      sourceActivationId: string;
+      productionTargetId: string;
+      expectedRevision: number;
+      stopAfter?: boolean;
+    }
   | { action: 'prepare-rollback'; targetId: string; expectedRevision: number; activationId: string }
   | ({ action: 'publish' } & PublishFields)
   | { action: 'stop'; targetId: string; expectedRevision: number }
@@ -110,7 +125,13 @@ interface Applied {
  * `workflow_target_revision_conflict` and leave everything unchanged. Schedules follow once it
  * committed.
  */
-export async function changeTarget(em: EntityManager, principal: WorkspacePrincipal, workflowId: string, change: TargetChange, deps: TargetChangeDeps): Promise<ChangeResult> {
+export async function changeTarget(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  change: TargetChange,
+  deps: TargetChangeDeps,
+): Promise<ChangeResult> {
   const wf = await loadScopedWorkflow(em, principal, workflowId);
   const applied = await withLockedWorkflow(em, wf.id, async (tx, lockedWf, production) => {
     const result = await apply(tx, principal, lockedWf, production, change, deps);
@@ -130,13 +151,28 @@ export async function changeTarget(em: EntityManager, principal: WorkspacePrinci
   const freshWf = await fresh.findOneOrFail(WorkflowSchema, { id: wf.id });
   const target = await targetView(fresh, freshWf, applied.targetId);
   return {
-    receipt: { id: newId('rcpt'), action: change.action, workflowId: wf.id, targetId: applied.targetId, revision: target.revision, ...(applied.fields ?? {}), createdAt: new Date() },
+    receipt: {
+      id: newId('rcpt'),
+      action: change.action,
+      workflowId: wf.id,
+      targetId: applied.targetId,
+      revision: target.revision,
+      ...(applied.fields ?? {}),
+      createdAt: new Date(),
+    },
     target,
     ...(applied.webhooks ? { webhooks: applied.webhooks } : {}),
   };
 }
 
-async function apply(tx: EntityManager, principal: WorkspacePrincipal, wf: Workflow, production: WorkflowTarget, change: TargetChange, deps: TargetChangeDeps): Promise<Applied> {
+async function apply(
+  tx: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  production: WorkflowTarget,
+  change: TargetChange,
+  deps: TargetChangeDeps,
+): Promise<Applied> {
   switch (change.action) {
     case 'prepare-production':
       return prepareProduction(tx, principal, wf, production);
@@ -199,11 +235,21 @@ async function apply(tx: EntityManager, principal: WorkspacePrincipal, wf: Workf
       const target = await lockedTarget(tx, wf, change.targetId, change.expectedRevision);
       if (deps.repository && (await hasRepository(tx, wf.workspaceId))) {
         const version = target.candidateVersionId ? await tx.findOne(WorkflowVersionSchema, { id: target.candidateVersionId }) : null;
-        if (!version) throw conflict(`Destination "${target.name}" has no candidate version to review.`, { code: 'workflow_target_unavailable', details: { targetId: target.id } });
+        if (!version)
+          throw conflict(`Destination "${target.name}" has no candidate version to review.`, {
+            code: 'workflow_target_unavailable',
+            details: { targetId: target.id },
+          });
         const { review } = await reviewGraph(tx, deps.repository, principal, wf, version, {});
-        return { targetId: target.id, fields: { versionId: version.id, reviewHeadSha: review.headSha, pullRequestNumber: review.pullRequest.number } };
+        return {
+          targetId: target.id,
+          fields: { versionId: version.id, reviewHeadSha: review.headSha, pullRequestNumber: review.pullRequest.number },
+        };
       }
-      throw conflict('No repository is configured for this workflow: connect a repository before requesting a review.', { code: 'SETUP_REQUIRED', details: { targetId: change.targetId } });
+      throw conflict('No repository is configured for this workflow: connect a repository before requesting a review.', {
+        code: 'SETUP_REQUIRED',
+        details: { targetId: change.targetId },
+      });
     }
     case 'prepare-promotion':
       return preparePromotion(tx, wf, change);
@@ -212,9 +258,15 @@ async function apply(tx: EntityManager, principal: WorkspacePrincipal, wf: Workf
       if (target.kind !== 'production') throw invalidInput('A rollback is prepared on the Production destination.');
       const activation = await tx.findOne(TargetActivationSchema, { id: change.activationId, targetId: target.id });
       if (!activation) throw notFound(ACTIVATION_NOT_FOUND);
-      if (activation.id === target.activeActivationId) throw conflict('That activation is the one Production runs now; there is nothing to roll back to.');
+      if (activation.id === target.activeActivationId)
+        throw conflict('That activation is the one Production runs now; there is nothing to roll back to.');
       // The editor's candidate is preserved: the rollback is a prepared publication of its own.
-      target.prepared = { kind: 'rollback', versionId: activation.versionId, restoreActivationId: activation.id, preparedAt: new Date().toISOString() };
+      target.prepared = {
+        kind: 'rollback',
+        versionId: activation.versionId,
+        restoreActivationId: activation.id,
+        preparedAt: new Date().toISOString(),
+      };
       touch(target);
       return { targetId: target.id, fields: { preparedPublicationVersionId: activation.versionId, activationId: activation.id } };
     }
@@ -264,7 +316,13 @@ async function pinVersion(
 ): Promise<WorkflowVersion> {
   if (!draft.name) throw invalidInput('name cannot be blank.');
   const reuse = draft.reuse ? await tx.findOne(WorkflowVersionSchema, { id: draft.reuse }) : null;
-  if (reuse && reuse.name === draft.name && reuse.description === draft.description && candidateVersionId(reuse) === candidateVersionId(draft)) return reuse;
+  if (
+    reuse &&
+    reuse.name === draft.name &&
+    reuse.description === draft.description &&
+    candidateVersionId(reuse) === candidateVersionId(draft)
+  )
+    return reuse;
   const latest = await tx.findOne(WorkflowVersionSchema, { workflowId: wf.id }, { orderBy: { version: 'desc' } });
   return tx.create(WorkflowVersionSchema, {
     id: newId('wfv'),
@@ -282,9 +340,20 @@ async function pinVersion(
 }
 
 /** Production's candidate becomes the editor's draft, pinned as a version (the active deployment keeps running). */
-async function prepareProduction(tx: EntityManager, principal: WorkspacePrincipal, wf: Workflow, production: WorkflowTarget): Promise<Applied> {
+async function prepareProduction(
+  tx: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  production: WorkflowTarget,
+): Promise<Applied> {
   const reuse = production.candidateVersionId ?? wf.activeVersionId;
-  const version = await pinVersion(tx, principal, wf, { name: wf.name, description: wf.description, nodes: wf.nodes, edges: wf.edges, reuse });
+  const version = await pinVersion(tx, principal, wf, {
+    name: wf.name,
+    description: wf.description,
+    nodes: wf.nodes,
+    edges: wf.edges,
+    reuse,
+  });
   if (production.candidateVersionId !== version.id) {
     production.candidateVersionId = version.id;
     touch(production);
@@ -304,7 +373,12 @@ async function ensureNameFree(tx: EntityManager, wf: Workflow, name: string, exc
   if (rows.length > 0) throw conflict(`This workflow already has a destination named "${name}".`);
 }
 
-async function createPreview(tx: EntityManager, principal: WorkspacePrincipal, wf: Workflow, change: { versionId: string; name: string }): Promise<Applied> {
+async function createPreview(
+  tx: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  change: { versionId: string; name: string },
+): Promise<Applied> {
   const version = await versionOf(tx, wf, change.versionId);
   const name = change.name.trim();
   await ensureNameFree(tx, wf, name, null);
@@ -345,7 +419,9 @@ async function preparePromotion(
   const activation = await tx.findOne(TargetActivationSchema, { id: change.sourceActivationId, targetId: source.id });
   if (!activation) throw notFound(ACTIVATION_NOT_FOUND);
   if (activation.id !== source.activeActivationId) {
-    throw conflict(`Activation ${activation.id} is not what preview "${source.name}" runs now; promote its current publication.`, { details: { activeActivationId: source.activeActivationId } });
+    throw conflict(`Activation ${activation.id} is not what preview "${source.name}" runs now; promote its current publication.`, {
+      details: { activeActivationId: source.activeActivationId },
+    });
   }
   production.prepared = {
     kind: 'promotion',
@@ -365,7 +441,13 @@ async function preparePromotion(
  * workflow row (active version, deployed). Webhooks of the destination are provisioned, its
  * schedules replaced once committed; a promotion with stopAfter stops its preview.
  */
-async function publish(tx: EntityManager, principal: WorkspacePrincipal, wf: Workflow, fields: PublishFields, deps: TargetChangeDeps): Promise<Applied> {
+async function publish(
+  tx: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  fields: PublishFields,
+  deps: TargetChangeDeps,
+): Promise<Applied> {
   const target = await lockedTarget(tx, wf, fields.targetId, fields.expectedRevision);
   const assessment = await assessPublication(tx, wf, target, fields, { secretKey: deps.secretKey });
   if (assessment.failure) throw assessment.failure;
@@ -438,7 +520,12 @@ async function publish(tx: EntityManager, principal: WorkspacePrincipal, wf: Wor
 }
 
 /** Stops a destination: its deployment is off (runs, webhooks, schedules and sources stop); the active pointer stays for resumption. */
-async function stop(tx: EntityManager, wf: Workflow, change: { targetId: string; expectedRevision: number }, deps: TargetChangeDeps): Promise<Applied> {
+async function stop(
+  tx: EntityManager,
+  wf: Workflow,
+  change: { targetId: string; expectedRevision: number },
+  deps: TargetChangeDeps,
+): Promise<Applied> {
   const target = await lockedTarget(tx, wf, change.targetId, change.expectedRevision);
   if (!target.enabled) throw conflict(`Destination "${target.name}" is already stopped.`);
   target.enabled = false;

@@ -37,7 +37,11 @@ export interface BundleSource {
 }
 
 /** The bundle of a request: exactly one of importBundleJson, importJson (one workflow) or bundlePath. */
-export async function loadExtflowBundle(importDir: string | undefined, source: BundleSource, allowed: Array<keyof BundleSource>): Promise<ExtflowBundle> {
+export async function loadExtflowBundle(
+  importDir: string | undefined,
+  source: BundleSource,
+  allowed: Array<keyof BundleSource>,
+): Promise<ExtflowBundle> {
   const given = (Object.keys(source) as Array<keyof BundleSource>).filter((k) => source[k] !== undefined);
   if (given.length === 0) throw invalidInput(`${allowed.join(' or ')} is required.`);
   if (given.length > 1) throw invalidInput(`Give one of ${allowed.join(', ')}, not several.`);
@@ -61,21 +65,36 @@ async function doctorOf(deps: ExtflowDeps, em: EntityManager, principal: Workspa
 }
 
 /** `POST /workers/extflow/import-bundle`: the bundle imported (upsert by externalId), and the doctor. */
-export async function importExtflowBundle(em: EntityManager, principal: WorkspacePrincipal, deps: ExtflowDeps, source: BundleSource, links: DoctorLinks) {
+export async function importExtflowBundle(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: ExtflowDeps,
+  source: BundleSource,
+  links: DoctorLinks,
+) {
   const bundle = await loadExtflowBundle(deps.importDir, source, ['importBundleJson', 'bundlePath']);
   const importResult = await importBundle(em, principal, parsedExtflowBundle(bundle));
   return { importResult, doctor: await doctorOf(deps, em, principal, links) };
 }
 
 /** The workspace's workflows a request is about: the bundle's (by externalId), or every imported one. */
-async function importedWorkflows(em: EntityManager, principal: WorkspacePrincipal, importDir: string | undefined, bundlePath: string | undefined): Promise<Array<{ externalId: string; workflow: Workflow | null }>> {
+async function importedWorkflows(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  importDir: string | undefined,
+  bundlePath: string | undefined,
+): Promise<Array<{ externalId: string; workflow: Workflow | null }>> {
   if (bundlePath !== undefined) {
     const bundle = await loadExtflowBundle(importDir, { bundlePath }, ['bundlePath']);
     const ids = bundle.entries.map((e) => e.artifact.externalId);
     const rows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false, externalId: { $in: ids } });
     return ids.map((externalId) => ({ externalId, workflow: rows.find((w) => w.externalId === externalId) ?? null }));
   }
-  const rows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false, externalId: { $like: `${EXTERNAL_ID_PREFIX}%` } }, { orderBy: { externalId: 'asc' } });
+  const rows = await em.find(
+    WorkflowSchema,
+    { workspaceId: principal.workspaceId, trashed: false, externalId: { $like: `${EXTERNAL_ID_PREFIX}%` } },
+    { orderBy: { externalId: 'asc' } },
+  );
   return rows.map((w) => ({ externalId: w.externalId as string, workflow: w }));
 }
 
@@ -95,7 +114,8 @@ async function awaitRun(em: EntityManager, runId: string, waitMs: number): Promi
   const deadline = Date.now() + waitMs;
   for (;;) {
     const row = await em.fork().findOneOrFail(RunSchema, { id: runId });
-    if (TERMINAL.has(row.status) || row.status === 'waiting' || Date.now() >= deadline) return { status: row.status, error: row.error ?? null };
+    if (TERMINAL.has(row.status) || row.status === 'waiting' || Date.now() >= deadline)
+      return { status: row.status, error: row.error ?? null };
     await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
   }
 }
@@ -112,34 +132,61 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
   const useQueue = request.useQueue === true;
   const waitForWorkerMs = clampWait(request.waitForWorkerMs);
   const targets = await importedWorkflows(em, principal, deps.importDir, request.bundlePath);
-  const pins = await loadPinnedData(em, principal.workspaceId, targets.map((t) => t.externalId));
+  const pins = await loadPinnedData(
+    em,
+    principal.workspaceId,
+    targets.map((t) => t.externalId),
+  );
   const workflows = [];
   for (const { externalId, workflow } of targets) {
     const base = { externalId, workflowId: workflow?.id ?? null, name: workflow?.name ?? null };
     const pinned = pins.get(externalId) ?? {};
-    const notUsed = (reason: string) => ({ applied: [], skipped: pinnedNodeIds(workflow?.nodes ?? [], pinned).map((node) => ({ node, reason })) });
+    const notUsed = (reason: string) => ({
+      applied: [],
+      skipped: pinnedNodeIds(workflow?.nodes ?? [], pinned).map((node) => ({ node, reason })),
+    });
     if (!workflow) {
-      workflows.push({ ...base, status: 'attention' as SmokeOutcome, runId: null, runStatus: null, message: 'Not imported into this workspace yet.', pinnedData: notUsed('The workflow is not imported.') });
+      workflows.push({
+        ...base,
+        status: 'attention' as SmokeOutcome,
+        runId: null,
+        runStatus: null,
+        message: 'Not imported into this workspace yet.',
+        pinnedData: notUsed('The workflow is not imported.'),
+      });
       continue;
     }
     const validation = validateWorkflowGraph({ nodes: workflow.nodes, edges: workflow.edges });
     if (!validation.report.valid) {
-      workflows.push({ ...base, status: 'attention' as SmokeOutcome, runId: null, runStatus: null, message: `Not ready: ${validation.deploymentReadiness.blockers.slice(0, 3).join('; ')}`, pinnedData: notUsed('The workflow is not ready.') });
+      workflows.push({
+        ...base,
+        status: 'attention' as SmokeOutcome,
+        runId: null,
+        runStatus: null,
+        message: `Not ready: ${validation.deploymentReadiness.blockers.slice(0, 3).join('; ')}`,
+        pinnedData: notUsed('The workflow is not ready.'),
+      });
       continue;
     }
     // Dry runs use the pinned data (a trigger's as the input); a live run executes every node, as in the external tool.
     const application = useQueue ? null : applyPinnedData({ nodes: workflow.nodes, edges: workflow.edges }, pinned);
-    const pinnedData = application ? { applied: application.applied, skipped: application.skipped } : notUsed('A live run executes every node.');
+    const pinnedData = application
+      ? { applied: application.applied, skipped: application.skipped }
+      : notUsed('A live run executes every node.');
     const result = await executeWorkflow(
       em,
       deps.runLauncher,
       principal,
       workflow.id,
-      useQueue ? { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: candidateVersionId(workflow), input: {} } : { target: 'candidate', dryRun: true, input: application!.input },
+      useQueue
+        ? { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: candidateVersionId(workflow), input: {} }
+        : { target: 'candidate', dryRun: true, input: application!.input },
       'api',
       application ? { dryRunGraph: () => application.graph } : {},
     );
-    const run = useQueue ? await awaitRun(em, result.run.id, waitForWorkerMs) : { status: result.run.status, error: result.run.error ?? null };
+    const run = useQueue
+      ? await awaitRun(em, result.run.id, waitForWorkerMs)
+      : { status: result.run.status, error: result.run.error ?? null };
     let status: SmokeOutcome;
     let message: string;
     if (run.status === 'succeeded') {
@@ -159,12 +206,20 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
   }
   const counts = { passed: 0, attention: 0, failed: 0 };
   for (const w of workflows) counts[w.status]++;
-  const status: SmokeOutcome = counts.failed > 0 ? 'failed' : workflows.length > 0 && counts.passed === workflows.length ? 'passed' : 'attention';
+  const status: SmokeOutcome =
+    counts.failed > 0 ? 'failed' : workflows.length > 0 && counts.passed === workflows.length ? 'passed' : 'attention';
   const message =
     workflows.length === 0
       ? 'No imported workflows to test: import a bundle first.'
       : `${counts.passed} passed, ${counts.attention} need attention, ${counts.failed} failed (${useQueue ? 'live runs through the queue' : 'dry runs'}).`;
-  recordAudit(em, principal, { action: 'workers.extflow_smoke_test', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId, metadata: { status, ...counts } });
+  recordAudit(em, principal, {
+    action: 'workers.extflow_smoke_test',
+    severity: 'info',
+    workspaceId: principal.workspaceId,
+    targetType: 'workspace',
+    targetId: principal.workspaceId,
+    metadata: { status, ...counts },
+  });
   await em.flush();
   return {
     outcome: status,
@@ -186,7 +241,7 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
 
 /** Credential aliases (`credentialId` names) of imported graphs. */
 function aliasesOf(nodes: GraphNode[]): string[] {
-  return nodes.map((n) => (n.config)?.credentialId).filter((c): c is string => typeof c === 'string' && c.trim() !== '');
+  return nodes.map((n) => n.config?.credentialId).filter((c): c is string => typeof c === 'string' && c.trim() !== '');
 }
 
 /**
@@ -194,7 +249,13 @@ function aliasesOf(nodes: GraphNode[]): string[] {
  * nodes name (or, without bundlePath, the imported workflows' nodes) from allowed deployment
  * variables. Counts and outcomes only, never values.
  */
-export async function bootstrapExtflowCredentials(em: EntityManager, principal: WorkspacePrincipal, deps: ExtflowDeps, request: { bundlePath?: string }, links: DoctorLinks) {
+export async function bootstrapExtflowCredentials(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: ExtflowDeps,
+  request: { bundlePath?: string },
+  links: DoctorLinks,
+) {
   let references: string[];
   if (request.bundlePath !== undefined) {
     const bundle = await loadExtflowBundle(deps.importDir, { bundlePath: request.bundlePath }, ['bundlePath']);
@@ -211,14 +272,25 @@ export async function bootstrapExtflowCredentials(em: EntityManager, principal: 
  * a sub-workflow node references — in the workspace's imported workflows or in the given
  * bundle itself — then points the workspace's waiting subworkflow nodes at them.
  */
-export async function importExtflowOriginals(em: EntityManager, principal: WorkspacePrincipal, deps: ExtflowDeps, source: BundleSource, links: DoctorLinks) {
+export async function importExtflowOriginals(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  deps: ExtflowDeps,
+  source: BundleSource,
+  links: DoctorLinks,
+) {
   const bundle = await loadExtflowBundle(deps.importDir, source, ['importJson', 'importBundleJson']);
   const workspace = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false });
   const waiting = new Set<string>();
-  for (const wf of workspace) for (const n of wf.nodes) if (isSubworkflowRef(n) && (n.config.workflowId as string).startsWith(EXTERNAL_ID_PREFIX)) waiting.add(n.config.workflowId as string);
+  for (const wf of workspace)
+    for (const n of wf.nodes)
+      if (isSubworkflowRef(n) && (n.config.workflowId as string).startsWith(EXTERNAL_ID_PREFIX)) waiting.add(n.config.workflowId as string);
   for (const e of bundle.entries) for (const s of e.conversion.subworkflows) waiting.add(s.reference);
   const originals = bundle.entries.filter((e) => waiting.has(e.artifact.externalId));
-  if (originals.length === 0) throw invalidInput('None of these workflows is called by a sub-workflow node of an imported workflow; import them with import-bundle instead.');
+  if (originals.length === 0)
+    throw invalidInput(
+      'None of these workflows is called by a sub-workflow node of an imported workflow; import them with import-bundle instead.',
+    );
   const result = await importBundle(em, principal, parsedExtflowBundle({ name: bundle.name, entries: originals }));
   const idByExternal = new Map(result.workflows.map((w) => [w.externalId, w.workflow.id]));
   const relinked: Array<{ workflowId: string; nodeId: string; reference: string; subworkflowId: string }> = [];
@@ -239,7 +311,14 @@ export async function importExtflowOriginals(em: EntityManager, principal: Works
       row.updatedAt = new Date();
     }
   }
-  recordAudit(tx, principal, { action: 'workers.extflow_import_originals', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId, metadata: { imported: originals.length, relinked: relinked.length } });
+  recordAudit(tx, principal, {
+    action: 'workers.extflow_import_originals',
+    severity: 'info',
+    workspaceId: principal.workspaceId,
+    targetType: 'workspace',
+    targetId: principal.workspaceId,
+    metadata: { imported: originals.length, relinked: relinked.length },
+  });
   await tx.flush();
   return { importResult: { ...result, relinked }, doctor: await doctorOf(deps, em, principal, links) };
 }

@@ -30,7 +30,8 @@ export function parseImportJson(importJson: string, externalIds: ReadonlyMap<str
   } catch {
     throw invalidInput('importJson is not valid JSON.');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidInput('importJson must be a JSON object { name, description, nodes, edges }.');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalidInput('importJson must be a JSON object { name, description, nodes, edges }.');
   const obj = parsed as Record<string, unknown>;
   if (looksLikeExtflow(obj)) {
     const converted = convertExtflowWorkflow(obj);
@@ -80,6 +81,10 @@ export async function externalIdsOf(em: EntityManager, workspaceId: string): Pro
 }
 
 /** import-preview of one workflow in a workspace (its subworkflow references linked as an import would). */
-export async function previewImportIn(em: EntityManager, principal: WorkspacePrincipal, input: { importJson?: string; importBundleJson?: string }) {
+export async function previewImportIn(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: { importJson?: string; importBundleJson?: string },
+) {
   return previewImport(input, await externalIdsOf(em, principal.workspaceId));
 }

@@ -30,11 +30,12 @@ export async function readFileAt(gitdir: string, ref: string, filepath: string):
 type Entry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 'commit' };
 
 async function putPath(gitdir: string, treeOid: string | null, parts: string[], blobOid: string): Promise<string> {
-  const entries: Entry[] = treeOid ? ((await git.readTree({ fs, gitdir, oid: treeOid })).tree) : [];
+  const entries: Entry[] = treeOid ? (await git.readTree({ fs, gitdir, oid: treeOid })).tree : [];
   const [head, ...rest] = parts;
   const existing = entries.find((e) => e.path === head);
   const oid = rest.length === 0 ? blobOid : await putPath(gitdir, existing?.type === 'tree' ? existing.oid : null, rest, blobOid);
-  const next: Entry = rest.length === 0 ? { mode: '100644', path: head, oid, type: 'blob' } : { mode: '040000', path: head, oid, type: 'tree' };
+  const next: Entry =
+    rest.length === 0 ? { mode: '100644', path: head, oid, type: 'blob' } : { mode: '040000', path: head, oid, type: 'tree' };
   const tree = [...entries.filter((e) => e.path !== head), next];
   const key = (e: Entry) => (e.type === 'tree' ? `${e.path}/` : e.path);
   tree.sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
@@ -42,7 +43,14 @@ async function putPath(gitdir: string, treeOid: string | null, parts: string[], 
 }
 
 /** Commits `text` at `filepath` on top of `baseBranch` and points `branch` at it (moved, not merged). */
-export async function commitFileOnBranch(gitdir: string, baseBranch: string, branch: string, filepath: string, text: string, message: string): Promise<string> {
+export async function commitFileOnBranch(
+  gitdir: string,
+  baseBranch: string,
+  branch: string,
+  filepath: string,
+  text: string,
+  message: string,
+): Promise<string> {
   const parent = await resolveRef(gitdir, baseBranch);
   if (!parent) throw new Error(`Branch "${baseBranch}" does not exist in the repository.`);
   const { commit } = await git.readCommit({ fs, gitdir, oid: parent });

@@ -1,9 +1,22 @@
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowReviewSchema, WorkspaceRepositorySchema, type Workflow, type WorkflowReview, type WorkspaceRepository } from '../../db/entities';
+import {
+  WorkflowReviewSchema,
+  WorkspaceRepositorySchema,
+  type Workflow,
+  type WorkflowReview,
+  type WorkspaceRepository,
+} from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
-import { assertCredentialDestination, credentialKeyring, CredentialUseError, loadCredential, openCredential, type CredentialKeySettings } from '../credentials';
+import {
+  assertCredentialDestination,
+  credentialKeyring,
+  CredentialUseError,
+  loadCredential,
+  openCredential,
+  type CredentialKeySettings,
+} from '../credentials';
 import { conflict, invalidInput, notFound, unavailable } from '../kernel/errors';
 import { httpRequest } from '../kernel/outbound';
 import type { WorkspacePrincipal } from '../kernel/principal';
@@ -38,12 +51,21 @@ export interface RepositoryInput {
   pullsRepo: string;
 }
 
-const view = (r: WorkspaceRepository) => ({ localPath: r.localPath ?? null, remoteUrl: r.remoteUrl ?? null, branch: r.branch, pathPrefix: r.pathPrefix, credentialId: r.credentialId, pullsRepo: r.pullsRepo, updatedAt: r.updatedAt });
+const view = (r: WorkspaceRepository) => ({
+  localPath: r.localPath ?? null,
+  remoteUrl: r.remoteUrl ?? null,
+  branch: r.branch,
+  pathPrefix: r.pathPrefix,
+  credentialId: r.credentialId,
+  pullsRepo: r.pullsRepo,
+  updatedAt: r.updatedAt,
+});
 
 function gitdirOf(deps: RepositoryDeps, localPath: string): string {
   if (!deps.root) throw invalidInput('Local repositories are not enabled on this deployment (WORKFLOW_REPOSITORY_ROOT is unset).');
   const resolved = path.resolve(deps.root, localPath);
-  if (resolved !== path.resolve(deps.root) && !resolved.startsWith(path.resolve(deps.root) + path.sep)) throw invalidInput('localPath must be inside WORKFLOW_REPOSITORY_ROOT.');
+  if (resolved !== path.resolve(deps.root) && !resolved.startsWith(path.resolve(deps.root) + path.sep))
+    throw invalidInput('localPath must be inside WORKFLOW_REPOSITORY_ROOT.');
   return resolved;
 }
 
@@ -53,7 +75,8 @@ export async function getRepository(em: EntityManager, principal: WorkspacePrinc
 }
 
 export async function setRepository(em: EntityManager, deps: RepositoryDeps, principal: WorkspacePrincipal, input: RepositoryInput) {
-  if ((input.localPath === undefined) === (input.remoteUrl === undefined)) throw invalidInput('Send exactly one of localPath (a bare repository) and remoteUrl (a smart-HTTP Git remote).');
+  if ((input.localPath === undefined) === (input.remoteUrl === undefined))
+    throw invalidInput('Send exactly one of localPath (a bare repository) and remoteUrl (a smart-HTTP Git remote).');
   const cred = await loadCredential(em, principal.workspaceId, input.credentialId).catch(() => null);
   if (!cred || cred.type !== 'repo') throw invalidInput('credentialId must name a repo credential of this workspace.');
   if (input.localPath !== undefined) {
@@ -82,7 +105,13 @@ export async function setRepository(em: EntityManager, deps: RepositoryDeps, pri
     updatedAt: new Date(),
   };
   await em.upsert(WorkspaceRepositorySchema, data);
-  recordAudit(em, principal, { action: 'workspace.repository.set', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId });
+  recordAudit(em, principal, {
+    action: 'workspace.repository.set',
+    severity: 'info',
+    workspaceId: principal.workspaceId,
+    targetType: 'workspace',
+    targetId: principal.workspaceId,
+  });
   await em.flush();
   return view(data);
 }
@@ -101,7 +130,10 @@ function remoteUrlOf(raw: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-function openRepoCredential(deps: RepositoryDeps, cred: Parameters<typeof openCredential>[1]): { token?: unknown; username?: unknown; baseUrl?: unknown } {
+function openRepoCredential(
+  deps: RepositoryDeps,
+  cred: Parameters<typeof openCredential>[1],
+): { token?: unknown; username?: unknown; baseUrl?: unknown } {
   const ring = credentialKeyring(deps.credentialKeys);
   if (!ring) throw unavailable('Credentials are unavailable: neither CREDENTIALS_KEY nor SECRET_KEY is configured.');
   return openCredential(ring, cred);
@@ -118,7 +150,9 @@ function boundRemote(deps: RepositoryDeps, url: string, cred: Parameters<typeof 
     assertCredentialDestination(cred, value, url);
   } catch (err) {
     if (!(err instanceof CredentialUseError)) throw err;
-    throw phase === 'setup' ? invalidInput(err.message, { details: { reason: 'credential_destination' } }) : conflict(err.message, { details: { reason: 'credential_destination' } });
+    throw phase === 'setup'
+      ? invalidInput(err.message, { details: { reason: 'credential_destination' } })
+      : conflict(err.message, { details: { reason: 'credential_destination' } });
   }
   return { url, authorization: gitAuthorization(value), allowPrivateNetworks: deps.allowPrivateNetworks };
 }
@@ -136,7 +170,13 @@ function remoteFailure(err: unknown, phase: 'setup' | 'use'): unknown {
  * repository itself, or a temporary copy fetched from the remote (whose `push` sends a branch
  * back; a no-op locally, where commits land in place).
  */
-async function withGit<T>(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, branches: string[], work: (gitdir: string, push: (branch: string) => Promise<void>) => Promise<T>): Promise<T> {
+async function withGit<T>(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  repo: WorkspaceRepository,
+  branches: string[],
+  work: (gitdir: string, push: (branch: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
   if (!repo.remoteUrl) return work(gitdirOf(deps, repo.localPath ?? ''), async () => undefined);
   const cred = await loadCredential(em, repo.workspaceId, repo.credentialId);
   try {
@@ -149,7 +189,13 @@ async function withGit<T>(em: EntityManager, deps: RepositoryDeps, repo: Workspa
 export async function deleteRepository(em: EntityManager, principal: WorkspacePrincipal): Promise<void> {
   const n = await em.nativeDelete(WorkspaceRepositorySchema, { workspaceId: principal.workspaceId });
   if (n === 0) throw notFound('No repository is configured.');
-  recordAudit(em, principal, { action: 'workspace.repository.delete', severity: 'warning', workspaceId: principal.workspaceId, targetType: 'workspace', targetId: principal.workspaceId });
+  recordAudit(em, principal, {
+    action: 'workspace.repository.delete',
+    severity: 'warning',
+    workspaceId: principal.workspaceId,
+    targetType: 'workspace',
+    targetId: principal.workspaceId,
+  });
   await em.flush();
 }
 
@@ -159,30 +205,53 @@ async function requireRepository(em: EntityManager, workspaceId: string): Promis
   return repo;
 }
 
-async function pulls(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, method: string, suffix: string, body?: unknown): Promise<Record<string, unknown>> {
+async function pulls(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  repo: WorkspaceRepository,
+  method: string,
+  suffix: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
   const cred = await loadCredential(em, repo.workspaceId, repo.credentialId);
   const value = openRepoCredential(deps, cred) as { token: string; baseUrl?: string };
   if (!value.baseUrl) throw unavailable('The repo credential has no baseUrl for the pulls API.');
   const res = await httpRequest(
-    { method, url: `${value.baseUrl.replace(/\/+$/, '')}/repos/${repo.pullsRepo}/pulls${suffix}`, headers: { Authorization: `Bearer ${value.token}`, Accept: 'application/vnd.github+json' }, body },
+    {
+      method,
+      url: `${value.baseUrl.replace(/\/+$/, '')}/repos/${repo.pullsRepo}/pulls${suffix}`,
+      headers: { Authorization: `Bearer ${value.token}`, Accept: 'application/vnd.github+json' },
+      body,
+    },
     { allowPrivateNetworks: deps.allowPrivateNetworks },
   );
   if (res.status >= 300) throw unavailable(`The pulls API answered ${res.status}.`, { details: { status: res.status } });
   return res.body as Record<string, unknown>;
 }
 
-const filePath = (repo: WorkspaceRepository, externalId: string) => [repo.pathPrefix, artifactFileName(externalId)].filter(Boolean).join('/');
+const filePath = (repo: WorkspaceRepository, externalId: string) =>
+  [repo.pathPrefix, artifactFileName(externalId)].filter(Boolean).join('/');
 
 export type ReviewStatus = 'open' | 'merged' | 'closed';
 
-async function prStatus(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, review: WorkflowReview): Promise<{ status: ReviewStatus; mergeCommitSha: string | null }> {
+async function prStatus(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  repo: WorkspaceRepository,
+  review: WorkflowReview,
+): Promise<{ status: ReviewStatus; mergeCommitSha: string | null }> {
   const pr = await pulls(em, deps, repo, 'GET', `/${review.prNumber}`);
   const status: ReviewStatus = pr.merged === true || pr.merged_at ? 'merged' : pr.state === 'open' ? 'open' : 'closed';
   return { status, mergeCommitSha: typeof pr.merge_commit_sha === 'string' ? pr.merge_commit_sha : null };
 }
 
 /** The reviewed candidate as merged on the base branch: null when the file is missing or differs. */
-async function mergedCandidate(em: EntityManager, deps: RepositoryDeps, repo: WorkspaceRepository, externalId: string): Promise<string | null> {
+async function mergedCandidate(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  repo: WorkspaceRepository,
+  externalId: string,
+): Promise<string | null> {
   const file = await withGit(em, deps, repo, [repo.branch], (gitdir) => readFileAt(gitdir, repo.branch, filePath(repo, externalId)));
   if (!file) return null;
   const check = checkArtifactText(file.text);
@@ -222,7 +291,13 @@ export async function getReview(em: EntityManager, deps: RepositoryDeps, princip
  * branch), then opens a pull request, or reuses the open one. With `expectedHeadSha` the
  * review must be open with that head (409 otherwise).
  */
-export async function requestReview(em: EntityManager, deps: RepositoryDeps, principal: WorkspacePrincipal, workflowId: string, input: { expectedHeadSha?: string }) {
+export async function requestReview(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  input: { expectedHeadSha?: string },
+) {
   const wf = await loadWorkflow(em, principal, workflowId, { includeTrashed: false });
   return reviewGraph(em, deps, principal, wf, wf, input);
 }
@@ -248,7 +323,8 @@ export async function reviewGraph(
   const repo = await requireRepository(em, principal.workspaceId);
   const existing = await em.findOne(WorkflowReviewSchema, { workflowId: wf.id });
   const status = existing ? (await prStatus(em, deps, repo, existing)).status : null;
-  if (input.expectedHeadSha !== undefined && (!existing || status !== 'open')) throw conflict(`The review is not open (status ${status ?? 'none'}).`, { details: { status } });
+  if (input.expectedHeadSha !== undefined && (!existing || status !== 'open'))
+    throw conflict(`The review is not open (status ${status ?? 'none'}).`, { details: { status } });
   if (!wf.externalId) wf.externalId = wf.id;
   const externalId = wf.externalId;
   const branch = `review/${externalId}`;
@@ -257,16 +333,29 @@ export async function reviewGraph(
   const headSha = await withGit(em, deps, repo, [repo.branch, branch], async (gitdir, push) => {
     if (input.expectedHeadSha !== undefined) {
       const head = await resolveRef(gitdir, existing!.branch);
-      if (head !== input.expectedHeadSha) throw conflict('The review branch moved since expectedHeadSha was read.', { details: { headSha: head } });
+      if (head !== input.expectedHeadSha)
+        throw conflict('The review branch moved since expectedHeadSha was read.', { details: { headSha: head } });
     }
-    const sha = await commitFileOnBranch(gitdir, repo.branch, branch, filePath(repo, externalId), text, `Review ${source.name} (${reviewed})`);
+    const sha = await commitFileOnBranch(
+      gitdir,
+      repo.branch,
+      branch,
+      filePath(repo, externalId),
+      text,
+      `Review ${source.name} (${reviewed})`,
+    );
     await push(branch);
     return sha;
   });
   let prNumber = existing?.prNumber;
   let prUrl = existing?.prUrl ?? null;
   if (!existing || status !== 'open') {
-    const pr = await pulls(em, deps, repo, 'POST', '', { title: `Workflow: ${source.name}`, head: branch, base: repo.branch, body: `Candidate ${reviewed} of workflow ${wf.id}.` });
+    const pr = await pulls(em, deps, repo, 'POST', '', {
+      title: `Workflow: ${source.name}`,
+      head: branch,
+      base: repo.branch,
+      body: `Candidate ${reviewed} of workflow ${wf.id}.`,
+    });
     prNumber = Number(pr.number);
     prUrl = typeof pr.html_url === 'string' ? pr.html_url : null;
   }
@@ -283,7 +372,14 @@ export async function reviewGraph(
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
   });
-  recordAudit(em, principal, { action: 'workflow.review.request', severity: 'info', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id, metadata: { prNumber, headSha } });
+  recordAudit(em, principal, {
+    action: 'workflow.review.request',
+    severity: 'info',
+    workspaceId: wf.workspaceId,
+    targetType: 'workflow',
+    targetId: wf.id,
+    metadata: { prNumber, headSha },
+  });
   await em.flush();
   const review = await em.findOneOrFail(WorkflowReviewSchema, { workflowId: wf.id }, { refresh: true });
   return { review: await reviewView(em, deps, repo, wf, review) };
@@ -298,19 +394,37 @@ export async function assertReviewSynced(em: EntityManager, deps: RepositoryDeps
   const repo = await em.findOne(WorkspaceRepositorySchema, { workspaceId: wf.workspaceId });
   if (!repo) return;
   const review = await em.findOne(WorkflowReviewSchema, { workflowId: wf.id });
-  if (!review) throw conflict('A repository is configured: request a review of this workflow and merge it before deploying.', { code: 'workflow_review_not_synced' });
+  if (!review)
+    throw conflict('A repository is configured: request a review of this workflow and merge it before deploying.', {
+      code: 'workflow_review_not_synced',
+    });
   if (review.candidateVersionId !== candidateVersionId(wf)) {
-    throw conflict('The draft changed after it was reviewed; request a new review.', { code: 'workflow_candidate_changed', details: { reviewedCandidateVersionId: review.candidateVersionId, candidateVersionId: candidateVersionId(wf) } });
+    throw conflict('The draft changed after it was reviewed; request a new review.', {
+      code: 'workflow_candidate_changed',
+      details: { reviewedCandidateVersionId: review.candidateVersionId, candidateVersionId: candidateVersionId(wf) },
+    });
   }
   if (!deps) throw unavailable('Repository checks are unavailable here.');
   const { status } = await prStatus(em, deps, repo, review);
-  if (status !== 'merged') throw conflict(`The review is ${status}, not merged; merge it before deploying.`, { code: 'workflow_review_not_synced', details: { status, pullRequest: review.prNumber } });
+  if (status !== 'merged')
+    throw conflict(`The review is ${status}, not merged; merge it before deploying.`, {
+      code: 'workflow_review_not_synced',
+      details: { status, pullRequest: review.prNumber },
+    });
   if ((await mergedCandidate(em, deps, repo, review.externalId)) !== review.candidateVersionId) {
-    throw conflict('The reviewed version is no longer on the base branch; request a new review.', { code: 'workflow_reviewed_version_unavailable' });
+    throw conflict('The reviewed version is no longer on the base branch; request a new review.', {
+      code: 'workflow_reviewed_version_unavailable',
+    });
   }
 }
 
-async function readMerged(em: EntityManager, deps: RepositoryDeps, principal: WorkspacePrincipal, workflowId: string, ref: string | undefined) {
+async function readMerged(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  ref: string | undefined,
+) {
   const wf = await loadWorkflow(em, principal, workflowId, { includeTrashed: false });
   const repo = await requireRepository(em, principal.workspaceId);
   const externalId = wf.externalId ?? wf.id;
@@ -323,7 +437,13 @@ async function readMerged(em: EntityManager, deps: RepositoryDeps, principal: Wo
 }
 
 /** GET sync-from-repo: the artifact at `ref` (default: the base branch) against the draft. */
-export async function previewSync(em: EntityManager, deps: RepositoryDeps, principal: WorkspacePrincipal, workflowId: string, ref?: string) {
+export async function previewSync(
+  em: EntityManager,
+  deps: RepositoryDeps,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  ref?: string,
+) {
   const { wf, commit, ref: at, check } = await readMerged(em, deps, principal, workflowId, ref);
   const artifact = check.artifact;
   const repoCandidate = candidateVersionId(artifact);
@@ -349,7 +469,14 @@ export async function importSync(em: EntityManager, deps: RepositoryDeps, princi
   wf.edges = check.artifact.edges;
   wf.externalId ??= check.artifact.externalId;
   wf.updatedAt = new Date();
-  recordAudit(em, principal, { action: 'workflow.sync_from_repo', severity: 'info', workspaceId: wf.workspaceId, targetType: 'workflow', targetId: wf.id, metadata: { ref: at, commit } });
+  recordAudit(em, principal, {
+    action: 'workflow.sync_from_repo',
+    severity: 'info',
+    workspaceId: wf.workspaceId,
+    targetType: 'workflow',
+    targetId: wf.id,
+    metadata: { ref: at, commit },
+  });
   await em.flush();
   return { workflow: await viewOf(em, wf), ref: at, commit, importReadiness: check.validation };
 }

@@ -50,12 +50,20 @@ export function guardedGitHttp(opts: { allowPrivateNetworks: boolean }): HttpCli
           { allowPrivateNetworks: opts.allowPrivateNetworks, responseType: 'bytes', maxResponseBytes: GIT_RESPONSE_MAX_BYTES },
         );
       } catch (err) {
-        if (err instanceof OutboundError && err.code === 'refused') throw new GitRemoteError('refused', `The Git remote is not allowed: ${err.message}`);
+        if (err instanceof OutboundError && err.code === 'refused')
+          throw new GitRemoteError('refused', `The Git remote is not allowed: ${err.message}`);
         if (err instanceof OutboundError) throw new GitRemoteError('unreachable', `The Git remote could not be reached: ${err.message}`);
         throw err;
       }
       const body = res.body as Buffer;
-      return { url: req.url, method, statusCode: res.status, statusMessage: String(res.status), headers: res.headers, body: once(new Uint8Array(body)) };
+      return {
+        url: req.url,
+        method,
+        statusCode: res.status,
+        statusMessage: String(res.status),
+        headers: res.headers,
+        body: once(new Uint8Array(body)),
+      };
     },
   };
 }
@@ -70,7 +78,8 @@ export interface GitRemote {
 /** The Authorization header of a `repo` credential: HTTP Basic when it names a user, else a bearer token. */
 export function gitAuthorization(value: { token?: unknown; username?: unknown }): string | null {
   if (typeof value.token !== 'string' || value.token === '') return null;
-  if (typeof value.username === 'string' && value.username !== '') return `Basic ${Buffer.from(`${value.username}:${value.token}`).toString('base64')}`;
+  if (typeof value.username === 'string' && value.username !== '')
+    return `Basic ${Buffer.from(`${value.username}:${value.token}`).toString('base64')}`;
   return `Bearer ${value.token}`;
 }
 
@@ -81,7 +90,8 @@ function translate(err: unknown): never {
     throw new GitRemoteError('auth', `The Git remote refused the credentials (HTTP ${e.data.statusCode}).`);
   }
   if (e?.code === 'HttpError') throw new GitRemoteError('unreachable', `The Git remote answered HTTP ${e.data?.statusCode}.`);
-  if (e?.code === 'SmartHttpError' || e?.code === 'UnknownTransportError' || e?.code === 'UrlParseError') throw new GitRemoteError('unreachable', `The Git remote is not a smart-HTTP Git server: ${e.message}`);
+  if (e?.code === 'SmartHttpError' || e?.code === 'UnknownTransportError' || e?.code === 'UrlParseError')
+    throw new GitRemoteError('unreachable', `The Git remote is not a smart-HTTP Git server: ${e.message}`);
   throw err;
 }
 
@@ -90,7 +100,12 @@ const headersOf = (remote: GitRemote) => (remote.authorization ? { Authorization
 /** The branches of the remote (name → commit), by its advertised refs. */
 export async function listRemoteBranches(remote: GitRemote): Promise<Map<string, string>> {
   try {
-    const refs = await git.listServerRefs({ http: guardedGitHttp(remote), url: remote.url, headers: headersOf(remote), prefix: 'refs/heads/' });
+    const refs = await git.listServerRefs({
+      http: guardedGitHttp(remote),
+      url: remote.url,
+      headers: headersOf(remote),
+      prefix: 'refs/heads/',
+    });
     return new Map(refs.map((r) => [r.ref.slice('refs/heads/'.length), r.oid]));
   } catch (err) {
     translate(err);
@@ -129,7 +144,11 @@ export async function withRemoteCopy<T>(
       } catch (err) {
         translate(err);
       }
-      if (!result.ok) throw new GitRemoteError('rejected', `The Git remote rejected the push of ${branch}: ${result.error ?? JSON.stringify(result.refs)}`);
+      if (!result.ok)
+        throw new GitRemoteError(
+          'rejected',
+          `The Git remote rejected the push of ${branch}: ${result.error ?? JSON.stringify(result.refs)}`,
+        );
     };
     return await work(gitdir, push);
   } finally {

@@ -83,8 +83,18 @@ export async function fetchResearchSource(em: EntityManager, deps: FetchDeps, in
   let contentType: string;
   try {
     const res = await httpRequest(
-      { method: 'GET', url: input.url, headers: { 'user-agent': RESEARCH_USER_AGENT, accept: 'text/html, application/xhtml+xml, text/plain;q=0.9' }, timeoutMs: input.timeoutMs },
-      { allowPrivateNetworks: deps.allowPrivateNetworks, maxResponseBytes: Math.max(0, input.maxBytes), responseType: 'bytes', signal: deps.signal },
+      {
+        method: 'GET',
+        url: input.url,
+        headers: { 'user-agent': RESEARCH_USER_AGENT, accept: 'text/html, application/xhtml+xml, text/plain;q=0.9' },
+        timeoutMs: input.timeoutMs,
+      },
+      {
+        allowPrivateNetworks: deps.allowPrivateNetworks,
+        maxResponseBytes: Math.max(0, input.maxBytes),
+        responseType: 'bytes',
+        signal: deps.signal,
+      },
     );
     body = res.body as Buffer;
     contentType = (res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
@@ -93,7 +103,8 @@ export async function fetchResearchSource(em: EntityManager, deps: FetchDeps, in
     if (deps.signal?.aborted) throw err;
     if (!(err instanceof OutboundError)) throw err;
     if (err.code === 'refused') return record('refused', err.message);
-    if (err.code === 'too_large') return record('skipped', `The page is larger than the run's remaining byte budget (${input.maxBytes} bytes).`);
+    if (err.code === 'too_large')
+      return record('skipped', `The page is larger than the run's remaining byte budget (${input.maxBytes} bytes).`);
     return record('failed', err.message);
   }
 
@@ -117,9 +128,18 @@ export async function fetchResearchSource(em: EntityManager, deps: FetchDeps, in
   return resultOf(row);
 }
 
-const resultOf = (row: ResearchSource): FetchSourceResult => ({ outcome: row.outcome, bytes: row.bytes, links: row.outcome === 'stored' ? row.links : [] });
+const resultOf = (row: ResearchSource): FetchSourceResult => ({
+  outcome: row.outcome,
+  bytes: row.bytes,
+  links: row.outcome === 'stored' ? row.links : [],
+});
 
-type SourceRow = ResearchRunRef & Partial<Omit<ResearchSource, 'id' | 'createdAt' | 'runId' | 'workspaceId'>> & { url: string; outcome: ResearchSourceOutcome; canonicalUrl: string };
+type SourceRow = ResearchRunRef &
+  Partial<Omit<ResearchSource, 'id' | 'createdAt' | 'runId' | 'workspaceId'>> & {
+    url: string;
+    outcome: ResearchSourceOutcome;
+    canonicalUrl: string;
+  };
 
 /** Inserts the row of (run, url) unless one exists, and returns the row that is there. */
 async function insertSource(em: EntityManager, row: SourceRow): Promise<ResearchSource> {
@@ -169,19 +189,25 @@ async function robotsVerdict(deps: FetchDeps, input: FetchSourceInput): Promise<
         { method: 'GET', url: robotsUrl, headers: { 'user-agent': RESEARCH_USER_AGENT }, timeoutMs: input.timeoutMs },
         { allowPrivateNetworks: deps.allowPrivateNetworks, maxResponseBytes: ROBOTS_MAX_BYTES, responseType: 'bytes', signal: deps.signal },
       );
-      if (res.status >= 500) return { kind: 'disallowed', reason: `robots.txt answered HTTP ${res.status}, so the site is treated as disallowed.` };
+      if (res.status >= 500)
+        return { kind: 'disallowed', reason: `robots.txt answered HTTP ${res.status}, so the site is treated as disallowed.` };
       body = res.status >= 200 && res.status < 300 ? (res.body as Buffer).toString('utf8') : null;
     } catch (err) {
       if (deps.signal?.aborted) throw err;
       if (err instanceof OutboundError && err.code === 'refused') return { kind: 'refused', reason: err.message };
-      return { kind: 'disallowed', reason: `robots.txt could not be read (${(err as Error).message}), so the site is treated as disallowed.` };
+      return {
+        kind: 'disallowed',
+        reason: `robots.txt could not be read (${(err as Error).message}), so the site is treated as disallowed.`,
+      };
     }
     if (robotsCache.size >= ROBOTS_CACHE_ENTRIES) robotsCache.delete(robotsCache.keys().next().value!);
     robotsCache.set(cacheKey, body);
   }
   if (body === null) return { kind: 'allowed' };
   const robots = robotsParser(robotsUrl, body);
-  return robots.isAllowed(input.url, RESEARCH_USER_AGENT) === false ? { kind: 'disallowed', reason: `Disallowed by robots.txt for ${RESEARCH_USER_AGENT}.` } : { kind: 'allowed' };
+  return robots.isAllowed(input.url, RESEARCH_USER_AGENT) === false
+    ? { kind: 'disallowed', reason: `Disallowed by robots.txt for ${RESEARCH_USER_AGENT}.` }
+    : { kind: 'allowed' };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,7 +223,8 @@ interface ExtractedPage {
 /** Title, readable text, canonical URL and links of an HTML or plain-text page; null for other content. */
 export function extractPage(body: string, contentType: string, url: string): ExtractedPage | null {
   if (contentType === 'text/plain') return { title: null, text: tidy(body), canonicalUrl: null, links: [] };
-  if (contentType !== 'text/html' && contentType !== 'application/xhtml+xml' && !(contentType === '' && /<html[\s>]/i.test(body))) return null;
+  if (contentType !== 'text/html' && contentType !== 'application/xhtml+xml' && !(contentType === '' && /<html[\s>]/i.test(body)))
+    return null;
   const { document } = parseHTML(body);
   const links: string[] = [];
   for (const a of document.querySelectorAll('a[href]')) {

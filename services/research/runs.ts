@@ -58,13 +58,32 @@ export function limitsWithDefaults(limits: Partial<ResearchLimits>): ResearchLim
   };
 }
 
-export interface ResearchSourceView extends Pick<ResearchSource, 'id' | 'runId' | 'canonicalUrl' | 'title' | 'snapshotFileId' | 'createdAt'> {
+export interface ResearchSourceView extends Pick<
+  ResearchSource,
+  'id' | 'runId' | 'canonicalUrl' | 'title' | 'snapshotFileId' | 'createdAt'
+> {
   fetchedAt: Date;
   sha256: string;
   snapshotText: string;
 }
 
-export interface ResearchRunView extends Pick<ResearchRun, 'id' | 'workspaceId' | 'createdById' | 'query' | 'sourceUrls' | 'limits' | 'status' | 'resultDocumentId' | 'error' | 'cancelRequestedAt' | 'startedAt' | 'finishedAt' | 'createdAt' | 'updatedAt'> {
+export interface ResearchRunView extends Pick<
+  ResearchRun,
+  | 'id'
+  | 'workspaceId'
+  | 'createdById'
+  | 'query'
+  | 'sourceUrls'
+  | 'limits'
+  | 'status'
+  | 'resultDocumentId'
+  | 'error'
+  | 'cancelRequestedAt'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'createdAt'
+  | 'updatedAt'
+> {
   /** Present only when the run names a provider (our extension of the spec's run). */
   aiProvider?: 'cliA' | 'cliB';
   aiModel?: string;
@@ -110,7 +129,11 @@ function runView(r: ResearchRun, sources: ResearchSource[]): ResearchRunView {
 /** The runs with their stored snapshots (one query for the sources of all of them). */
 async function viewsOf(em: EntityManager, runs: ResearchRun[]): Promise<ResearchRunView[]> {
   if (runs.length === 0) return [];
-  const sources = await em.find(ResearchSourceSchema, { runId: { $in: runs.map((r) => r.id) }, outcome: 'stored' }, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const sources = await em.find(
+    ResearchSourceSchema,
+    { runId: { $in: runs.map((r) => r.id) }, outcome: 'stored' },
+    { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+  );
   return runs.map((r) => runView(r, sources));
 }
 
@@ -149,19 +172,38 @@ export async function createResearchRun(
   const id = researchRunId(principal.workspaceId, key);
   // The provider joins the fingerprint only when given, so a request without it fingerprints as before.
   const provider = { ...(input.aiProvider ? { aiProvider: input.aiProvider } : {}), ...(input.aiModel ? { aiModel: input.aiModel } : {}) };
-  const fingerprint = sha256Hex(canonicalJson({ userId: principal.userId, query: input.query, sourceUrls: input.sourceUrls, limits: input.limits, ...provider }));
+  const fingerprint = sha256Hex(
+    canonicalJson({ userId: principal.userId, query: input.query, sourceUrls: input.sourceUrls, limits: input.limits, ...provider }),
+  );
   const now = new Date();
   const inserted = await em.execute<Array<{ id: string }>>(
     `insert into research_runs (id, workspace_id, created_by_id, query, source_urls, limits, ai_provider, ai_model, status, request_fingerprint, created_at, updated_at)
      values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, 'queued', ?, ?, ?) on conflict (id) do nothing returning id`,
-    [id, principal.workspaceId, principal.userId, input.query, JSON.stringify(input.sourceUrls), JSON.stringify(input.limits), input.aiProvider ?? null, input.aiModel ?? null, fingerprint, now, now],
+    [
+      id,
+      principal.workspaceId,
+      principal.userId,
+      input.query,
+      JSON.stringify(input.sourceUrls),
+      JSON.stringify(input.limits),
+      input.aiProvider ?? null,
+      input.aiModel ?? null,
+      fingerprint,
+      now,
+      now,
+    ],
   );
   const fresh = inserted.length > 0;
   const run = await findRun(em.fork(), principal.workspaceId, id);
   if (!fresh && run.requestFingerprint !== fingerprint) throw conflict(RESEARCH_MESSAGES.otherRequest);
   if (fresh || run.status === 'queued') {
     try {
-      await launcher.start({ workspaceId: run.workspaceId, runId: run.id, sourceUrls: run.sourceUrls, limits: limitsWithDefaults(run.limits) });
+      await launcher.start({
+        workspaceId: run.workspaceId,
+        runId: run.id,
+        sourceUrls: run.sourceUrls,
+        limits: limitsWithDefaults(run.limits),
+      });
     } catch (err) {
       // Without an execution the run would stay queued: a fresh row is removed so the key can be retried.
       if (fresh) await em.nativeDelete(ResearchRunSchema, { id, workspaceId: principal.workspaceId });
@@ -188,7 +230,9 @@ export async function listResearchRuns(
   }
   const position = query.cursor ? decodeCursor(query.cursor) : null;
   const scope = { workspaceId: principal.workspaceId, ...(query.status ? { status: query.status as ResearchStatus } : {}) };
-  const where = position ? { ...scope, $or: [{ createdAt: { $lt: position.createdAt } }, { createdAt: position.createdAt, id: { $lt: position.id } }] } : scope;
+  const where = position
+    ? { ...scope, $or: [{ createdAt: { $lt: position.createdAt } }, { createdAt: position.createdAt, id: { $lt: position.id } }] }
+    : scope;
   const rows = await em.find(ResearchRunSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
   const { page, nextCursor } = nextCursorOf(rows, query.limit);
   return { runs: await viewsOf(em, page), nextCursor };
@@ -198,7 +242,12 @@ export async function listResearchRuns(
  * POST /research/{id}/cancel: a queued or running run becomes canceled at once and its execution
  * is cancelled (it stops at its next step); a terminal run is returned as it is.
  */
-export async function cancelResearchRun(em: EntityManager, launcher: ResearchLauncher, principal: WorkspacePrincipal, id: string): Promise<ResearchRunView> {
+export async function cancelResearchRun(
+  em: EntityManager,
+  launcher: ResearchLauncher,
+  principal: WorkspacePrincipal,
+  id: string,
+): Promise<ResearchRunView> {
   const run = await findRun(em, principal.workspaceId, id);
   if (!RESEARCH_TERMINAL_STATUSES.includes(run.status)) {
     const now = new Date();

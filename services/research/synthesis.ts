@@ -63,7 +63,12 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
     const ctx = tx.getTransactionContext();
     const locked = await tx.execute<Array<{ status: string }>>(`select status from research_runs where id = ? for update`, [run.id], 'all');
     if (locked[0]?.status !== 'running') return { kind: 'not_running' } as const;
-    const kb = await findOrCreateKnowledgeBase(tx, run.workspaceId, RESEARCH_KNOWLEDGE_BASE, 'Answers of research runs, with their sources.');
+    const kb = await findOrCreateKnowledgeBase(
+      tx,
+      run.workspaceId,
+      RESEARCH_KNOWLEDGE_BASE,
+      'Answers of research runs, with their sources.',
+    );
     const doc = await addTextDocument(tx, {
       id: researchDocumentId(run.id),
       workspaceId: run.workspaceId,
@@ -92,7 +97,8 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
  * 0 tokens and 0 credits are recorded).
  */
 async function answerOf(em: EntityManager, deps: SynthesisDeps, run: ResearchRun, messages: ChatMessage[]): Promise<ChatResult> {
-  if (run.aiProvider) return askLocalAiCli(em, { config: deps.localAiCli, keys: deps.keys }, run.workspaceId, run.aiProvider, messages, run.aiModel);
+  if (run.aiProvider)
+    return askLocalAiCli(em, { config: deps.localAiCli, keys: deps.keys }, run.workspaceId, run.aiProvider, messages, run.aiModel);
   const client = await workspaceChatClient(em, deps, run.workspaceId, run.aiModel);
   return client.chat({ messages, temperature: 0.2, signal: deps.signal });
 }

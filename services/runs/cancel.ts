@@ -24,4 +24,3 @@ export async function cancelRun(em: EntityManager, launcher: RunLauncher, princi
   await em.flush();
   return em.fork().findOneOrFail(RunSchema, { id: run.id });
 }
-

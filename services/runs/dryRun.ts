@@ -51,7 +51,11 @@ async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGr
       (config) => runTableNode(em.fork(), run.workspaceId, 'table_read', config),
     );
   } catch (err) {
-    result = { outcome: { status: 'failed', output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 }, steps: [], logs: [] };
+    result = {
+      outcome: { status: 'failed', output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 },
+      steps: [],
+      logs: [],
+    };
   }
   const { outcome, steps, logs } = result;
   const finishedAt = new Date();
@@ -88,7 +92,17 @@ async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGr
     });
   }
   for (const l of logs) {
-    rows.create(RunLogSchema, { id: `${run.id}:${l.seq}`, runId: run.id, workspaceId: run.workspaceId, seq: l.seq, nodeId: l.nodeId, level: l.level, message: l.message, data: l.data, createdAt: new Date(l.createdAt) });
+    rows.create(RunLogSchema, {
+      id: `${run.id}:${l.seq}`,
+      runId: run.id,
+      workspaceId: run.workspaceId,
+      seq: l.seq,
+      nodeId: l.nodeId,
+      level: l.level,
+      message: l.message,
+      data: l.data,
+      createdAt: new Date(l.createdAt),
+    });
   }
   await rows.flush();
   await em.flush();

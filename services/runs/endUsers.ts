@@ -79,7 +79,8 @@ export async function executeForEndUser(
   if (!endUser || message === undefined || message.trim() === '') {
     throw invalidInput('A product gateway key must send endUser { externalId } and a non-blank message.');
   }
-  if (body.target !== 'active' || body.dryRun === true) throw invalidInput('End-user runs execute the active version only (no candidate, no dry run).');
+  if (body.target !== 'active' || body.dryRun === true)
+    throw invalidInput('End-user runs execute the active version only (no candidate, no dry run).');
   const refused = GATEWAY_REFUSED_FIELDS.filter((field) => body[field] !== undefined);
   if (refused.length > 0) throw invalidInput(`Not accepted from a product gateway key: ${refused.join(', ')}.`);
   if (body.input !== undefined && (body.input === null || typeof body.input !== 'object' || Array.isArray(body.input))) {
@@ -97,7 +98,12 @@ export async function getEndUserRun(em: EntityManager, principal: WorkspacePrinc
 }
 
 /** Cancels a run this gateway key created; 404 like `getEndUserRun`, conflict when it already ended. */
-export async function cancelEndUserRun(em: EntityManager, launcher: RunLauncher, principal: WorkspacePrincipal, id: string): Promise<EndUserRunSummary> {
+export async function cancelEndUserRun(
+  em: EntityManager,
+  launcher: RunLauncher,
+  principal: WorkspacePrincipal,
+  id: string,
+): Promise<EndUserRunSummary> {
   const key = requireGateway(principal);
   const run = await loadOwnRun(em, key, id);
   return endUserRunSummary(await cancelRun(em, launcher, key, run.id));

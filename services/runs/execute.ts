@@ -1,5 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { RunSchema, WorkflowSchema, WorkflowTargetSchema, WorkflowVersionSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
+import {
+  RunSchema,
+  WorkflowSchema,
+  WorkflowTargetSchema,
+  WorkflowVersionSchema,
+  type Run,
+  type RunExecutionTarget,
+  type RunTrigger,
+  type Workflow,
+} from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { conflict, invalidInput, unavailable } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
@@ -52,16 +61,27 @@ interface ChosenGraph {
  * current approval with the deployment enabled. A foreign destination is not found and an
  * unavailable one refused: neither ever falls back to production.
  */
-async function chooseDestinationGraph(em: EntityManager, wf: Workflow, body: ExecuteInput & { executionTargetId: string }): Promise<ChosenGraph> {
+async function chooseDestinationGraph(
+  em: EntityManager,
+  wf: Workflow,
+  body: ExecuteInput & { executionTargetId: string },
+): Promise<ChosenGraph> {
   const target = await findTargetOf(em, wf, body.executionTargetId);
   const simulate = body.dryRun === true || (body.target === 'candidate' && body.dryRun !== false);
   if (simulate) {
     const refusal = whyNotRunnable(wf, 'candidate');
     if (refusal) throw invalidInput(refusal);
     const version = target.candidateVersionId ? await em.findOne(WorkflowVersionSchema, { id: target.candidateVersionId }) : null;
-    if (!version) throw conflict(`Destination "${target.name}" has no candidate version to simulate.`, { code: 'workflow_target_unavailable', details: { targetId: target.id } });
+    if (!version)
+      throw conflict(`Destination "${target.name}" has no candidate version to simulate.`, {
+        code: 'workflow_target_unavailable',
+        details: { targetId: target.id },
+      });
     if (body.expectedVersionId !== undefined && body.expectedVersionId !== version.id) {
-      throw conflict(`The candidate of destination "${target.name}" changed since expectedVersionId was read.`, { code: 'workflow_candidate_changed', details: { targetId: target.id, candidateVersionId: version.id } });
+      throw conflict(`The candidate of destination "${target.name}" changed since expectedVersionId was read.`, {
+        code: 'workflow_candidate_changed',
+        details: { targetId: target.id, candidateVersionId: version.id },
+      });
     }
     return {
       graph: { nodes: version.nodes, edges: version.edges },
@@ -74,12 +94,16 @@ async function chooseDestinationGraph(em: EntityManager, wf: Workflow, body: Exe
     };
   }
   if (body.target === 'candidate') {
-    throw invalidInput('A destination runs live only at its active version: omit target "candidate", or simulate its candidate with dryRun: true.');
+    throw invalidInput(
+      'A destination runs live only at its active version: omit target "candidate", or simulate its candidate with dryRun: true.',
+    );
   }
   const live = await liveTargetVersion(em, wf, target);
   if (live.kind === 'refused') throw conflict(live.reason, { code: 'workflow_target_unavailable', details: { targetId: target.id } });
   if (body.expectedVersionId !== undefined && body.expectedVersionId !== live.version.id) {
-    throw conflict(`The active version of destination "${target.name}" is not expectedVersionId.`, { details: { targetId: target.id, activeVersionId: live.version.id } });
+    throw conflict(`The active version of destination "${target.name}" is not expectedVersionId.`, {
+      details: { targetId: target.id, activeVersionId: live.version.id },
+    });
   }
   return {
     graph: { nodes: live.version.nodes, edges: live.version.edges },
@@ -111,7 +135,8 @@ async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf:
   const candidateId = candidateVersionId(graph);
   if (body.dryRun !== false) return { graph, versionId: candidateId, snapshot: graph, dryRun: true };
   if (body.confirm !== true) throw invalidInput('Live candidate execution requires confirm: true.');
-  if (!body.expectedVersionId) throw invalidInput('Live candidate execution requires expectedVersionId (the workflow\'s candidateVersionId).');
+  if (!body.expectedVersionId)
+    throw invalidInput("Live candidate execution requires expectedVersionId (the workflow's candidateVersionId).");
   if (body.expectedVersionId !== candidateId) {
     throw conflict('The candidate changed since expectedVersionId was read; fetch the workflow and retry with its candidateVersionId.', {
       code: 'workflow_candidate_changed',
@@ -121,7 +146,8 @@ async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf:
   return { graph, versionId: candidateId, snapshot: graph, dryRun: false };
 }
 
-export type ExecuteResult = { kind: 'queued'; run: Run; destination?: ExecutedDestination } | { kind: 'dry'; run: Run; destination?: ExecutedDestination };
+export type ExecuteResult =
+  { kind: 'queued'; run: Run; destination?: ExecutedDestination } | { kind: 'dry'; run: Run; destination?: ExecutedDestination };
 
 /**
  * Executes a workflow of the principal's workspace: a dry run is interpreted here with
@@ -182,7 +208,10 @@ async function writeAdmitted(em: EntityManager, admit: AdmitRun | undefined, wor
   return em.findOneOrFail(RunSchema, { id }, { refresh: true });
 }
 
-const createdBy = (principal: WorkspacePrincipal) => ({ keyId: principal.kind === 'api_key' ? principal.apiKeyId : null, userId: principal.userId });
+const createdBy = (principal: WorkspacePrincipal) => ({
+  keyId: principal.kind === 'api_key' ? principal.apiKeyId : null,
+  userId: principal.userId,
+});
 
 async function launch(em: EntityManager, launcher: RunLauncher, run: Run, graph: WorkflowGraph): Promise<Run> {
   try {
@@ -193,7 +222,9 @@ async function launch(em: EntityManager, launcher: RunLauncher, run: Run, graph:
     run.finishedAt = new Date();
     run.updatedAt = new Date();
     await em.flush();
-    throw unavailable('The run could not be handed to the durable engine; it was canceled.', { details: { runId: run.id, reason: run.cancelReason } });
+    throw unavailable('The run could not be handed to the durable engine; it was canceled.', {
+      details: { runId: run.id, reason: run.cancelReason },
+    });
   }
   return run;
 }
@@ -204,7 +235,13 @@ async function launch(em: EntityManager, launcher: RunLauncher, run: Run, graph:
  * workflow may still run that target. A dry run is refused (conflict): it simulated a graph
  * rather than ran one, so there is nothing live to repeat; execute the workflow instead.
  */
-export async function rerunRun(em: EntityManager, launcher: RunLauncher, principal: WorkspacePrincipal, runId: string, admit?: AdmitRun): Promise<Run> {
+export async function rerunRun(
+  em: EntityManager,
+  launcher: RunLauncher,
+  principal: WorkspacePrincipal,
+  runId: string,
+  admit?: AdmitRun,
+): Promise<Run> {
   const original = await loadRun(em, principal, runId);
   if (original.dryRun) {
     throw conflict('A dry run cannot be re-run: it was a simulation. Execute the workflow again instead (dry or live).', {
@@ -223,7 +260,9 @@ export async function rerunRun(em: EntityManager, launcher: RunLauncher, princip
   if (original.executionTarget) {
     // A destination's run re-runs only while that destination is live; never on production instead.
     const target = await em.findOne(WorkflowTargetSchema, { id: original.executionTarget.targetId });
-    const live = target ? await liveTargetVersion(em, wf, target) : { kind: 'refused' as const, reason: 'The destination no longer exists.' };
+    const live = target
+      ? await liveTargetVersion(em, wf, target)
+      : { kind: 'refused' as const, reason: 'The destination no longer exists.' };
     if (live.kind === 'refused') throw conflict(`The run cannot be re-run: ${live.reason}`, { code: 'workflow_not_runnable' });
     executionTarget = live.executionTarget;
   } else {

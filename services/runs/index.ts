@@ -15,4 +15,21 @@ export { writeRunRow, type NewRunRow } from './runRows';
 export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';
 export { queryRunSummaries, type ProjectedRunSummary, type RunSummary } from './summaries';
 export { workflowRunStatus, type WorkflowRunStatus } from './status';
-export { capValue, fullRunValue, isTerminal, isTruncatedValue, loadRun, RUN_VALUE_CAP_BYTES, STEP_NOT_FOUND, type RunValueField, type TruncatedValue, loadRunViews, presentRuns, projectRun, RUN_NOT_FOUND, runView, type ProjectedRun, type RunView } from './views';
+export {
+  capValue,
+  fullRunValue,
+  isTerminal,
+  isTruncatedValue,
+  loadRun,
+  RUN_VALUE_CAP_BYTES,
+  STEP_NOT_FOUND,
+  type RunValueField,
+  type TruncatedValue,
+  loadRunViews,
+  presentRuns,
+  projectRun,
+  RUN_NOT_FOUND,
+  runView,
+  type ProjectedRun,
+  type RunView,
+} from './views';

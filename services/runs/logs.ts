@@ -134,7 +134,12 @@ function summary(row: Row, executionLink: ExecutionLink, full: boolean): RunSumm
 }
 
 /** Aggregates over the runs an export with the same filters returns, all computed by PostgreSQL. */
-export async function logStats(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, executionLink: ExecutionLink): Promise<LogStats> {
+export async function logStats(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  f: RunFilters,
+  executionLink: ExecutionLink,
+): Promise<LogStats> {
   const conn = em;
   const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
   const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
@@ -150,8 +155,12 @@ export async function logStats(em: EntityManager, principal: WorkspacePrincipal,
       coalesce(round(percentile_cont(0.95) within group (order by duration_ms)::numeric), 0)::float8 as p95
     from m`);
   const statusRows = await withMatched(`select status, count(*)::int as count from m group by status order by count(*) desc, status asc`);
-  const triggerRows = await withMatched(`select trigger, count(*)::int as count from m group by trigger order by count(*) desc, trigger asc`);
-  const slowest = await withMatched(`select ${SUMMARY_COLUMNS} from m where duration_ms is not null order by duration_ms desc, created_at desc, id desc limit 5`);
+  const triggerRows = await withMatched(
+    `select trigger, count(*)::int as count from m group by trigger order by count(*) desc, trigger asc`,
+  );
+  const slowest = await withMatched(
+    `select ${SUMMARY_COLUMNS} from m where duration_ms is not null order by duration_ms desc, created_at desc, id desc limit 5`,
+  );
   const failures = await withMatched(`select ${SUMMARY_COLUMNS} from m where status = 'failed' order by created_at desc, id desc limit 5`);
   const full = projectionFor(principal) === 'full';
   const terminalCount = toNum(totals.terminal);
@@ -207,7 +216,13 @@ export function runsCsv(views: RunView[], full: boolean): string {
       v.logs.length,
       full ? text(v.error) : null,
     ]),
-    { header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/, cast: { date: (d) => d.toISOString() } },
+    {
+      header: true,
+      columns: [...CSV_COLUMNS],
+      record_delimiter: 'windows',
+      quoted_match: /[\r\n]/,
+      cast: { date: (d) => d.toISOString() },
+    },
   );
 }
 
@@ -223,7 +238,12 @@ export type LogExport =
  * The export: the runs stats describe (same filters, window and limit), as CSV or as projected
  * run views. Safe-projection callers get no `error` column values and safe run views.
  */
-export async function exportLogs(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters, format: 'json' | 'csv'): Promise<LogExport> {
+export async function exportLogs(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  f: RunFilters,
+  format: 'json' | 'csv',
+): Promise<LogExport> {
   const views = await loadRunViews(em, await queryLogRuns(em, principal.workspaceId, f));
   const exportedAt = new Date();
   const filename = exportFilename(principal.workspaceId, exportedAt, format);
@@ -243,7 +263,16 @@ export function exportFilename(workspaceId: string, at: Date, ext: 'json' | 'csv
 
 type TimelineEntry =
   | { type: 'run'; at: Date; event: 'created' | 'started' | 'finished'; status: string }
-  | { type: 'step'; at: Date; nodeId: string; nodeType: string; nodeName: string | null; status: string; attempts: number; durationMs: number | null }
+  | {
+      type: 'step';
+      at: Date;
+      nodeId: string;
+      nodeType: string;
+      nodeName: string | null;
+      status: string;
+      attempts: number;
+      durationMs: number | null;
+    }
   | { type: 'log'; at: Date; seq: number; nodeId: string | null; level: string; message?: string };
 
 const relatedRun = (r: Run, executionLink: ExecutionLink) => ({
@@ -281,15 +310,28 @@ export async function executionDetail(
   const full = projectionFor(principal) === 'full';
 
   const nodeRunStates = Object.fromEntries(
-    steps.map((s) => [s.nodeId, { status: s.status, attempts: s.attempts, startedAt: s.startedAt, finishedAt: s.finishedAt, durationMs: s.durationMs }]),
+    steps.map((s) => [
+      s.nodeId,
+      { status: s.status, attempts: s.attempts, startedAt: s.startedAt, finishedAt: s.finishedAt, durationMs: s.durationMs },
+    ]),
   );
 
   const entries: TimelineEntry[] = [{ type: 'run', at: run.createdAt, event: 'created', status: 'queued' }];
   if (run.startedAt) entries.push({ type: 'run', at: run.startedAt, event: 'started', status: 'running' });
   for (const s of steps) {
-    entries.push({ type: 'step', at: s.startedAt ?? s.finishedAt ?? run.startedAt ?? run.createdAt, nodeId: s.nodeId, nodeType: s.nodeType, nodeName: s.nodeName, status: s.status, attempts: s.attempts, durationMs: s.durationMs });
+    entries.push({
+      type: 'step',
+      at: s.startedAt ?? s.finishedAt ?? run.startedAt ?? run.createdAt,
+      nodeId: s.nodeId,
+      nodeType: s.nodeType,
+      nodeName: s.nodeName,
+      status: s.status,
+      attempts: s.attempts,
+      durationMs: s.durationMs,
+    });
   }
-  for (const l of logs) entries.push({ type: 'log', at: l.createdAt, seq: l.seq, nodeId: l.nodeId, level: l.level, ...(full ? { message: l.message } : {}) });
+  for (const l of logs)
+    entries.push({ type: 'log', at: l.createdAt, seq: l.seq, nodeId: l.nodeId, level: l.level, ...(full ? { message: l.message } : {}) });
   if (run.finishedAt) entries.push({ type: 'run', at: run.finishedAt, event: 'finished', status: run.status });
   // Stable sort by time: ties keep the natural order (run start, steps by seq, logs by seq, run end).
   const timeline = entries

@@ -33,7 +33,8 @@ const ORDER: Record<RunSort, string> = {
 };
 
 /** `all` and empty mean "no filter" (the spec's rule for shared filters). */
-export const activeFilter = (value: string | undefined): string | undefined => (value === undefined || value === '' || value === 'all' ? undefined : value);
+export const activeFilter = (value: string | undefined): string | undefined =>
+  value === undefined || value === '' || value === 'all' ? undefined : value;
 
 function parseDate(value: string | undefined, name: string): Date | undefined {
   const v = activeFilter(value);
@@ -110,7 +111,12 @@ const whereSql = (c: Clauses) => (c.where.length > 0 ? `where ${c.where.join(' a
  * newest runs matching the durable filters (status, trigger, workflowId, dates), and only then
  * level, query, sort and limit over that window, so a match older than the window is not found.
  */
-export function matchingRunsSql(workspaceId: string, f: RunFilters, columns = 'r.id', opts: { durableWindow?: number } = {}): { sql: string; params: unknown[] } {
+export function matchingRunsSql(
+  workspaceId: string,
+  f: RunFilters,
+  columns = 'r.id',
+  opts: { durableWindow?: number } = {},
+): { sql: string; params: unknown[] } {
   const durable = durableClauses(workspaceId, f);
   const content = contentClauses(f);
   const order = `order by ${ORDER[f.sort ?? 'newest']} limit ?`;
@@ -126,7 +132,12 @@ export function matchingRunsSql(workspaceId: string, f: RunFilters, columns = 'r
 }
 
 /** Runs of one workspace matching the filters, filtered, sorted and limited in SQL (see `matchingRunsSql` for `durableWindow`). */
-export async function queryRuns(em: EntityManager, workspaceId: string, f: RunFilters, opts: { durableWindow?: number } = {}): Promise<Run[]> {
+export async function queryRuns(
+  em: EntityManager,
+  workspaceId: string,
+  f: RunFilters,
+  opts: { durableWindow?: number } = {},
+): Promise<Run[]> {
   const { sql, params } = matchingRunsSql(workspaceId, f, 'r.id', opts);
   const rows: Array<{ id: string }> = await em.execute(sql, params);
   if (rows.length === 0) return [];

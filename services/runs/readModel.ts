@@ -70,8 +70,21 @@ async function writeProgress(em: EntityManager, p: RunProgress): Promise<void> {
            error = excluded.error, started_at = coalesce(run_steps.started_at, excluded.started_at),
            finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,
         chunk.flatMap((s) => [
-          `${p.runId}:${s.nodeId}`, p.runId, p.workspaceId, s.nodeId, s.nodeType, s.nodeName, s.seq, s.status, s.attempts,
-          json(s.input), json(s.output), s.error, s.startedAt, s.finishedAt, s.durationMs,
+          `${p.runId}:${s.nodeId}`,
+          p.runId,
+          p.workspaceId,
+          s.nodeId,
+          s.nodeType,
+          s.nodeName,
+          s.seq,
+          s.status,
+          s.attempts,
+          json(s.input),
+          json(s.output),
+          s.error,
+          s.startedAt,
+          s.finishedAt,
+          s.durationMs,
         ]),
         'run',
         ctx,
@@ -81,7 +94,17 @@ async function writeProgress(em: EntityManager, p: RunProgress): Promise<void> {
       await conn.execute(
         `insert into run_logs (id, run_id, workspace_id, seq, node_id, level, message, data, created_at)
          values ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)').join(', ')} on conflict (id) do nothing`,
-        chunk.flatMap((l) => [`${p.runId}:${l.seq}`, p.runId, p.workspaceId, l.seq, l.nodeId, l.level, l.message, json(l.data), l.createdAt]),
+        chunk.flatMap((l) => [
+          `${p.runId}:${l.seq}`,
+          p.runId,
+          p.workspaceId,
+          l.seq,
+          l.nodeId,
+          l.level,
+          l.message,
+          json(l.data),
+          l.createdAt,
+        ]),
         'run',
         ctx,
       );
@@ -98,7 +121,10 @@ async function writeProgress(em: EntityManager, p: RunProgress): Promise<void> {
       params.push(r.startedAt);
     }
     if (r.finishedAt) {
-      sets.push('finished_at = coalesce(finished_at, ?)', 'duration_ms = coalesce(duration_ms, (extract(epoch from (?::timestamptz - coalesce(started_at, created_at))) * 1000)::int)');
+      sets.push(
+        'finished_at = coalesce(finished_at, ?)',
+        'duration_ms = coalesce(duration_ms, (extract(epoch from (?::timestamptz - coalesce(started_at, created_at))) * 1000)::int)',
+      );
       params.push(r.finishedAt, r.finishedAt);
     }
     if (r.waits) {

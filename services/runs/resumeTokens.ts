@@ -38,7 +38,11 @@ export async function resumeEventWait(
   if (!(await em.findOne(ResumeTokenSchema, { token: request.token }))) throw notFound(TOKEN_NOT_FOUND);
   if (!request.bodyIsJson) throw invalidInput('The resume body must be JSON (Content-Type: application/json).');
   const claimed = await claimResumeToken(em, request.token);
-  const delivered = await launcher.resumeEvent(claimed.runId, { nodeId: claimed.nodeId, token: request.token, payload: request.payload ?? null });
+  const delivered = await launcher.resumeEvent(claimed.runId, {
+    nodeId: claimed.nodeId,
+    token: request.token,
+    payload: request.payload ?? null,
+  });
   if (!delivered) throw conflict('The run is no longer waiting for this event.');
   return { runId: claimed.runId, nodeId: claimed.nodeId, status: 'resumed' };
 }

@@ -71,7 +71,12 @@ function runRowValues(row: NewRunRow, now: Date) {
     errorNodeId: null,
     startNodeId: row.startNodeId ?? null,
     dryRun,
-    executionEvidence: { requestedTarget: row.requestedTarget, versionId: row.versionId, resourceMode: dryRun ? ('simulated' as const) : ('workspace-live' as const), reviewIdentity: null },
+    executionEvidence: {
+      requestedTarget: row.requestedTarget,
+      versionId: row.versionId,
+      resourceMode: dryRun ? ('simulated' as const) : ('workspace-live' as const),
+      reviewIdentity: null,
+    },
     waits: [],
     graphSnapshot: row.graphSnapshot ?? null,
     parentRunId: row.parent?.runId ?? null,

@@ -19,11 +19,23 @@ export type WorkflowRunStatus =
  * latest runs with a count per status. Runs are projected for the principal (full or safe)
  * with their last 20 logs. A run of another workflow is not found.
  */
-export async function workflowRunStatus(em: EntityManager, principal: WorkspacePrincipal, workflowId: string, runId?: string): Promise<WorkflowRunStatus> {
+export async function workflowRunStatus(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  workflowId: string,
+  runId?: string,
+): Promise<WorkflowRunStatus> {
   const workflow = await loadWorkflow(em, principal, workflowId);
   if (!runId) {
-    const runs = await em.find(RunSchema, { workspaceId: workflow.workspaceId, workflowId: workflow.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: LATEST_RUNS });
-    const statuses = Object.fromEntries(RUN_STATUSES.map((s) => [s, runs.filter((r) => r.status === s).length])) as Record<RunStatus, number>;
+    const runs = await em.find(
+      RunSchema,
+      { workspaceId: workflow.workspaceId, workflowId: workflow.id },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: LATEST_RUNS },
+    );
+    const statuses = Object.fromEntries(RUN_STATUSES.map((s) => [s, runs.filter((r) => r.status === s).length])) as Record<
+      RunStatus,
+      number
+    >;
     return { kind: 'latest', workflow, runs: await presentRuns(em, principal, runs, { logLimit: STATUS_LOG_LIMIT }), statuses };
   }
   const run = await em.findOne(RunSchema, { id: runId, workspaceId: workflow.workspaceId, workflowId: workflow.id });

@@ -27,7 +27,8 @@ export const STUCK_RUN_GUARD = {
 } as const;
 
 /** The error of a run whose execution was never started (see part 3 above). */
-export const NEVER_STARTED = 'The run was never started: the process that accepted it stopped before handing it to Temporal. Start it again.';
+export const NEVER_STARTED =
+  'The run was never started: the process that accepted it stopped before handing it to Temporal. Start it again.';
 
 export interface StuckRunOptions {
   maxAttempts?: number;
@@ -61,7 +62,9 @@ export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, op
     const task = await launcher.failingWorkflowTask(id);
     if (!task || task.attempts < maxAttempts) continue;
     // The task's failure text comes from Temporal, which allows U+0000; PostgreSQL's text does not.
-    const reason = storableString(`The run's workflow task failed ${task.attempts} times, so the run was stopped${task.reason ? `: ${task.reason}` : ''}`);
+    const reason = storableString(
+      `The run's workflow task failed ${task.attempts} times, so the run was stopped${task.reason ? `: ${task.reason}` : ''}`,
+    );
     await launcher.terminate(id, reason);
     await conn.execute(
       `update runs set status = 'failed', error = ?, waits = '[]'::jsonb, finished_at = coalesce(finished_at, now()),
@@ -88,7 +91,9 @@ export async function failStuckRunsOnce(orm: MikroORM, launcher: RunLauncher, op
 }
 
 /** Runs failStuckRunsOnce every `intervalMs` until stopped; a failed pass is logged and retried on the next. */
-export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher; intervalMs: number; logger: Logger }): { stop(): Promise<void> } {
+export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher; intervalMs: number; logger: Logger }): {
+  stop(): Promise<void>;
+} {
   return startPeriodicPass({
     name: 'stuck-run guard',
     intervalMs: opts.intervalMs,

@@ -26,7 +26,11 @@ export interface TruncatedValue {
 }
 
 export const isTruncatedValue = (value: unknown): value is TruncatedValue =>
-  typeof value === 'object' && value !== null && (value as { truncated?: unknown }).truncated === true && typeof (value as { bytes?: unknown }).bytes === 'number' && typeof (value as { preview?: unknown }).preview === 'string';
+  typeof value === 'object' &&
+  value !== null &&
+  (value as { truncated?: unknown }).truncated === true &&
+  typeof (value as { bytes?: unknown }).bytes === 'number' &&
+  typeof (value as { preview?: unknown }).preview === 'string';
 
 /** The value itself when its JSON fits the cap, else a `TruncatedValue` marker. */
 export function capValue(value: unknown): unknown {
@@ -122,7 +126,12 @@ export async function loadRunViews(em: EntityManager, runs: Run[], opts: { logLi
 }
 
 /** The runs as the principal may see them (full or safe), with steps and logs. */
-export async function presentRuns(em: EntityManager, principal: Principal, runs: Run[], opts: { logLimit?: number } = {}): Promise<ProjectedRun[]> {
+export async function presentRuns(
+  em: EntityManager,
+  principal: Principal,
+  runs: Run[],
+  opts: { logLimit?: number } = {},
+): Promise<ProjectedRun[]> {
   return (await loadRunViews(em, runs, opts)).map((v) => projectRun(principal, v));
 }
 

@@ -84,7 +84,11 @@ export async function loadSkills(em: EntityManager, principal: WorkspacePrincipa
       throw conflict(`Skill ${skill.id} is at version ${skill.version}, not version ${expected}.`, { code: LOAD_CODES.versionMismatch });
     }
   }
-  const files = await readyFilesByIds(em, principal.workspaceId, skills.flatMap((s) => s.fileIds));
+  const files = await readyFilesByIds(
+    em,
+    principal.workspaceId,
+    skills.flatMap((s) => s.fileIds),
+  );
   const loaded = skills.map((skill): LoadedSkill => {
     const missing = skill.fileIds.find((id) => !files.has(id));
     if (missing) throw notAvailable(`A file of skill ${skill.id} is not available.`);
@@ -101,7 +105,10 @@ export async function loadSkills(em: EntityManager, principal: WorkspacePrincipa
       }),
     };
   });
-  await countUses(em, loaded.map((s) => s.id));
+  await countUses(
+    em,
+    loaded.map((s) => s.id),
+  );
   return { capability: 'skills.load', effect: 'read-only', skills: loaded, compatibility: { usedLegacyFields: plan.usedLegacyFields } };
 }
 
@@ -123,12 +130,14 @@ function planLoad(req: SkillLoadRequest): LoadPlan {
   if (requested.length > LOAD_LIMITS.ids) throw invalidRequest(`At most ${LOAD_LIMITS.ids} skill ids can be loaded at once.`);
   if (req.skillId !== undefined) requested.push(req.skillId);
   for (const id of requested) {
-    if (id.trim() === '' || id.length > LOAD_LIMITS.idChars) throw invalidRequest(`Skill ids must be non-empty and at most ${LOAD_LIMITS.idChars} characters.`);
+    if (id.trim() === '' || id.length > LOAD_LIMITS.idChars)
+      throw invalidRequest(`Skill ids must be non-empty and at most ${LOAD_LIMITS.idChars} characters.`);
   }
   const ids = [...new Set(requested)];
   const name = req.skillName?.trim();
   if (ids.length === 0 && !name) throw invalidRequest('Name the skills to load with skillIds, skillId or skillName.');
-  if (ids.length === 0 && name!.length > SKILL_LIMITS.nameChars) throw invalidRequest(`skillName must be at most ${SKILL_LIMITS.nameChars} characters.`);
+  if (ids.length === 0 && name!.length > SKILL_LIMITS.nameChars)
+    throw invalidRequest(`skillName must be at most ${SKILL_LIMITS.nameChars} characters.`);
 
   const versions = new Map<string, number>();
   for (const [id, v] of Object.entries(req.versions ?? {})) {
@@ -177,5 +186,8 @@ async function skillByName(em: EntityManager, principal: WorkspacePrincipal, nam
 /** One atomic increment per load: concurrent loads never lose a count. */
 async function countUses(em: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await em.execute(`update skills set usage_count = usage_count + 1, last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`, ids);
+  await em.execute(
+    `update skills set usage_count = usage_count + 1, last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`,
+    ids,
+  );
 }

@@ -23,7 +23,11 @@ export const PUBLICATION_MESSAGES = {
 
 /** The versions of the workspace awaiting publication review, oldest request first (for reviewers). */
 export async function listPendingSkills(em: EntityManager, principal: WorkspacePrincipal): Promise<SkillView[]> {
-  const rows = await em.find(SkillSchema, { workspaceId: principal.workspaceId, publicationStatus: 'pending' }, { orderBy: [{ reviewRequestedAt: 'asc' }, { id: 'asc' }] });
+  const rows = await em.find(
+    SkillSchema,
+    { workspaceId: principal.workspaceId, publicationStatus: 'pending' },
+    { orderBy: [{ reviewRequestedAt: 'asc' }, { id: 'asc' }] },
+  );
   return rows.map(skillView);
 }
 
@@ -53,7 +57,14 @@ export async function publishSkill(em: EntityManager, principal: WorkspacePrinci
     await tx.nativeUpdate(
       SkillSchema,
       { id: skill.id },
-      { publicationStatus: 'published', visibility: 'workspace', reviewerId: principal.userId, reviewedAt: now, publishedAt: now, updatedAt: now },
+      {
+        publicationStatus: 'published',
+        visibility: 'workspace',
+        reviewerId: principal.userId,
+        reviewedAt: now,
+        publishedAt: now,
+        updatedAt: now,
+      },
     );
     audit(tx, principal, 'skill.publish', skill);
     return reread(tx, skill.id);
@@ -74,7 +85,18 @@ export async function rollbackSkill(em: EntityManager, principal: WorkspacePrinc
     await refuseTakenName(tx, previous, skill.id);
     const now = new Date();
     await archivePublished(tx, skill.lineageId, now);
-    await tx.nativeUpdate(SkillSchema, { id: previous.id }, { publicationStatus: 'published', visibility: 'workspace', archivedAt: null, reviewerId: principal.userId, reviewedAt: now, updatedAt: now });
+    await tx.nativeUpdate(
+      SkillSchema,
+      { id: previous.id },
+      {
+        publicationStatus: 'published',
+        visibility: 'workspace',
+        archivedAt: null,
+        reviewerId: principal.userId,
+        reviewedAt: now,
+        updatedAt: now,
+      },
+    );
     audit(tx, principal, 'skill.rollback', previous, { fromVersionId: skill.id, fromVersion: skill.version });
     return reread(tx, previous.id);
   });
@@ -96,18 +118,33 @@ export async function archiveSkillPublication(em: EntityManager, principal: Work
  * to its owner everywhere else); other workspaces' ids are not found.
  */
 async function lockedInWorkspace(tx: EntityManager, principal: WorkspacePrincipal, id: string): Promise<Skill> {
-  const skill = await tx.findOne(SkillSchema, { id, workspaceId: principal.workspaceId, publicationStatus: { $ne: 'archived' } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const skill = await tx.findOne(
+    SkillSchema,
+    { id, workspaceId: principal.workspaceId, publicationStatus: { $ne: 'archived' } },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
   if (!skill) throw notFound(SKILL_MESSAGES.notFound);
   return skill;
 }
 
 /** One audit record per move, committed with it. */
 function audit(tx: EntityManager, principal: WorkspacePrincipal, action: string, skill: Skill, extra: Record<string, unknown> = {}): void {
-  recordAudit(tx, principal, { action, severity: 'info', workspaceId: skill.workspaceId, targetType: 'skill', targetId: skill.id, metadata: { name: skill.name, version: skill.version, ...extra } });
+  recordAudit(tx, principal, {
+    action,
+    severity: 'info',
+    workspaceId: skill.workspaceId,
+    targetType: 'skill',
+    targetId: skill.id,
+    metadata: { name: skill.name, version: skill.version, ...extra },
+  });
 }
 
 async function archivePublished(tx: EntityManager, lineageId: string, now: Date): Promise<void> {
-  await tx.nativeUpdate(SkillSchema, { lineageId, publicationStatus: 'published' }, { publicationStatus: 'archived', visibility: 'private', archivedAt: now, updatedAt: now });
+  await tx.nativeUpdate(
+    SkillSchema,
+    { lineageId, publicationStatus: 'published' },
+    { publicationStatus: 'archived', visibility: 'private', archivedAt: now, updatedAt: now },
+  );
 }
 
 /** One published skill per name in a workspace, so a load by name is unambiguous. */

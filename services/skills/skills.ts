@@ -44,7 +44,29 @@ export const SKILL_LIMITS = {
 } as const;
 
 /** A skill version as clients see it (the spec's Skill resource, plus the attached file ids). */
-export type SkillView = Pick<Skill, 'id' | 'workspaceId' | 'ownerId' | 'name' | 'description' | 'instructions' | 'enabled' | 'visibility' | 'publicationStatus' | 'version' | 'parentVersionId' | 'fileIds' | 'reviewerId' | 'reviewRequestedAt' | 'reviewedAt' | 'publishedAt' | 'usageCount' | 'lastUsedAt' | 'createdAt' | 'updatedAt'>;
+export type SkillView = Pick<
+  Skill,
+  | 'id'
+  | 'workspaceId'
+  | 'ownerId'
+  | 'name'
+  | 'description'
+  | 'instructions'
+  | 'enabled'
+  | 'visibility'
+  | 'publicationStatus'
+  | 'version'
+  | 'parentVersionId'
+  | 'fileIds'
+  | 'reviewerId'
+  | 'reviewRequestedAt'
+  | 'reviewedAt'
+  | 'publishedAt'
+  | 'usageCount'
+  | 'lastUsedAt'
+  | 'createdAt'
+  | 'updatedAt'
+>;
 
 export function skillView(s: Skill): SkillView {
   return {
@@ -90,7 +112,11 @@ export function literalLike(text: string): string {
 }
 
 async function findDiscoverable(em: EntityManager, principal: WorkspacePrincipal, id: string, lock = false): Promise<Skill> {
-  const skill = await em.findOne(SkillSchema, { $and: [{ id }, discoverableBy(principal)] }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  const skill = await em.findOne(
+    SkillSchema,
+    { $and: [{ id }, discoverableBy(principal)] },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
   if (!skill) throw notFound(SKILL_MESSAGES.notFound);
   return skill;
 }
@@ -101,7 +127,13 @@ export async function listSkills(em: EntityManager, principal: WorkspacePrincipa
     ? {
         $and: [
           discoverableBy(principal),
-          { $or: [{ name: { $ilike: `%${literalLike(text)}%` } }, { description: { $ilike: `%${literalLike(text)}%` } }, { instructions: { $ilike: `%${literalLike(text)}%` } }] },
+          {
+            $or: [
+              { name: { $ilike: `%${literalLike(text)}%` } },
+              { description: { $ilike: `%${literalLike(text)}%` } },
+              { instructions: { $ilike: `%${literalLike(text)}%` } },
+            ],
+          },
         ],
       }
     : discoverableBy(principal);
@@ -137,12 +169,21 @@ interface ContentFields {
  * update of that skill: a draft changes in place, a pending version is archived for a new
  * draft, a published one gets a new draft version.
  */
-export async function createSkill(em: EntityManager, principal: WorkspacePrincipal, input: CreateSkillInput): Promise<{ skill: SkillView; created: boolean }> {
+export async function createSkill(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: CreateSkillInput,
+): Promise<{ skill: SkillView; created: boolean }> {
   const parsed = input.content !== undefined ? parseSkillContent(input.content) : undefined;
   const name = input.name?.trim() || parsed?.name;
   const instructions = input.instructions?.trim() ? input.instructions : parsed?.instructions;
   if (!name || !instructions) throw invalidInput(SKILL_MESSAGES.nameAndInstructionsRequired);
-  const fields = checkFields({ description: input.description ?? parsed?.description, instructions, enabled: input.enabled, fileIds: input.fileIds });
+  const fields = checkFields({
+    description: input.description ?? parsed?.description,
+    instructions,
+    enabled: input.enabled,
+    fileIds: input.fileIds,
+  });
   if (name.length > SKILL_LIMITS.nameChars) throw invalidInput(`Skill name must be at most ${SKILL_LIMITS.nameChars} characters.`);
   await checkFiles(em, principal.workspaceId, fields.fileIds);
   for (let attempt = 0; ; attempt++) {
@@ -150,7 +191,12 @@ export async function createSkill(em: EntityManager, principal: WorkspacePrincip
       return await em.fork().transactional(async (tx) => {
         const sameName = await tx.find(
           SkillSchema,
-          { workspaceId: principal.workspaceId, ownerId: principal.userId, name: { $ilike: literalLike(name) }, publicationStatus: { $in: ['draft', 'pending', 'published'] } },
+          {
+            workspaceId: principal.workspaceId,
+            ownerId: principal.userId,
+            name: { $ilike: literalLike(name) },
+            publicationStatus: { $in: ['draft', 'pending', 'published'] },
+          },
           { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { version: 'desc' } },
         );
         const working = sameName.find((s) => s.publicationStatus !== 'published');
@@ -219,7 +265,11 @@ export async function updateSkill(em: EntityManager, principal: WorkspacePrincip
       Object.assign(skill, { enabled, updatedAt: new Date() });
       return skillView(skill);
     }
-    const working = await tx.findOne(SkillSchema, { lineageId: skill.lineageId, publicationStatus: { $in: WORKING } }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const working = await tx.findOne(
+      SkillSchema,
+      { lineageId: skill.lineageId, publicationStatus: { $in: WORKING } },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (working?.publicationStatus === 'pending') throw conflict(SKILL_MESSAGES.pendingReview);
     if (working) return skillView(await reviseWorking(tx, working, fields));
     return skillView(await newDraftVersion(tx, skill, fields));
@@ -287,12 +337,14 @@ function checkFields(input: ContentFields): ContentFields {
   const out: ContentFields = { ...input };
   if (input.description !== undefined) {
     out.description = input.description.trim();
-    if (out.description.length > SKILL_LIMITS.descriptionChars) throw invalidInput(`Skill description must be at most ${SKILL_LIMITS.descriptionChars} characters.`);
+    if (out.description.length > SKILL_LIMITS.descriptionChars)
+      throw invalidInput(`Skill description must be at most ${SKILL_LIMITS.descriptionChars} characters.`);
   }
   if (input.instructions !== undefined) {
     out.instructions = input.instructions.trim();
     if (!out.instructions) throw invalidInput(SKILL_MESSAGES.nameAndInstructionsRequired);
-    if (out.instructions.length > SKILL_LIMITS.instructionsChars) throw invalidInput(`Skill instructions must be at most ${SKILL_LIMITS.instructionsChars} characters.`);
+    if (out.instructions.length > SKILL_LIMITS.instructionsChars)
+      throw invalidInput(`Skill instructions must be at most ${SKILL_LIMITS.instructionsChars} characters.`);
   }
   if (input.fileIds !== undefined) {
     out.fileIds = [...new Set(input.fileIds)];

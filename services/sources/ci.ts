@@ -26,9 +26,12 @@ export interface CiPollDeps {
   timeoutMs?: number;
 }
 
-
 /** `a/b` (a job in folder a) is `job/a/job/b` in the Jenkins-style API. */
-const jobPath = (job: string) => job.split('/').map((part) => `job/${encodeURIComponent(part)}`).join('/');
+const jobPath = (job: string) =>
+  job
+    .split('/')
+    .map((part) => `job/${encodeURIComponent(part)}`)
+    .join('/');
 
 /**
  * Polls one CI source: for each watched job, `GET {base}/job/{name}/api/json?tree=builds[number,result,url,timestamp]`
@@ -46,7 +49,10 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
   const polledAt = new Date().toISOString();
   const statuses: Record<string, CiJobState> = { ...(state.jobStatuses ?? {}) };
   const save = (tx: EntityManager, error: string | null) =>
-    execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(toStorable({ ...state, jobStatuses: statuses, lastPolledAt: polledAt, error })), source.id]);
+    execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [
+      JSON.stringify(toStorable({ ...state, jobStatuses: statuses, lastPolledAt: polledAt, error })),
+      source.id,
+    ]);
 
   let headers: Record<string, string>;
   let base: string;
@@ -66,20 +72,40 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
 
   const entries: Array<{ job: string; build: Build }> = [];
   for (const job of config.jobs) {
-    const status: CiJobState = statuses[job] ?? { baselineBuildNumber: null, lastSeenBuildNumber: null, omittedBuildCount: 0, paused: false, error: null };
+    const status: CiJobState = statuses[job] ?? {
+      baselineBuildNumber: null,
+      lastSeenBuildNumber: null,
+      omittedBuildCount: 0,
+      paused: false,
+      error: null,
+    };
     statuses[job] = status;
     if (status.paused) continue;
     try {
       const res = await httpRequest(
-        { method: 'GET', url: `${base}${jobPath(job)}/api/json`, query: { tree: 'builds[number,result,url,timestamp]' }, headers, timeoutMs: deps.timeoutMs ?? 15_000 },
+        {
+          method: 'GET',
+          url: `${base}${jobPath(job)}/api/json`,
+          query: { tree: 'builds[number,result,url,timestamp]' },
+          headers,
+          timeoutMs: deps.timeoutMs ?? 15_000,
+        },
         { allowPrivateNetworks: deps.allowPrivateNetworks, sensitiveHeaders: ['authorization'] },
       );
       if (res.status < 200 || res.status >= 300) throw new Error(`The CI server answered HTTP ${res.status} for job "${job}".`);
       const raw = (res.body as { builds?: unknown })?.builds;
       if (!Array.isArray(raw)) throw new Error(`The CI server's answer for job "${job}" has no builds list.`);
       const builds: Build[] = raw
-        .filter((b): b is Record<string, unknown> => typeof b === 'object' && b !== null && Number.isInteger((b as Record<string, unknown>).number))
-        .map((b) => ({ number: Number(b.number), result: typeof b.result === 'string' ? b.result : null, url: typeof b.url === 'string' ? b.url : null, timestamp: typeof b.timestamp === 'number' ? b.timestamp : null }))
+        .filter(
+          (b): b is Record<string, unknown> =>
+            typeof b === 'object' && b !== null && Number.isInteger((b as Record<string, unknown>).number),
+        )
+        .map((b) => ({
+          number: Number(b.number),
+          result: typeof b.result === 'string' ? b.result : null,
+          url: typeof b.url === 'string' ? b.url : null,
+          timestamp: typeof b.timestamp === 'number' ? b.timestamp : null,
+        }))
         .sort((a, b) => a.number - b.number);
       status.error = null;
       const newest = builds.length > 0 ? builds[builds.length - 1].number : 0;
@@ -107,7 +133,9 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
   let started = 0;
   await em.transactional(async (tx) => {
     for (const { job, build } of entries) {
-      const payload = { ci: { sourceId: source.id, job, build: { number: build.number, result: build.result, url: build.url, timestamp: build.timestamp } } };
+      const payload = {
+        ci: { sourceId: source.id, job, build: { number: build.number, result: build.result, url: build.url, timestamp: build.timestamp } },
+      };
       if (await enqueueSourceEvent(tx, source, webhookId!, payload, `ci:${job}:${build.number}`)) started++;
     }
     const firstError = Object.values(statuses).find((s) => s.error)?.error ?? null;

@@ -4,7 +4,10 @@ import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { outboxRunId } from '../webhooks/inbound';
 
 export type Exec = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
-export const execOf = (em: EntityManager): Exec => (q, p = []) => em.execute(q, wellFormedParams(p), 'all');
+export const execOf =
+  (em: EntityManager): Exec =>
+  (q, p = []) =>
+    em.execute(q, wellFormedParams(p), 'all');
 
 interface SourceRef {
   id: string;
@@ -18,20 +21,38 @@ interface SourceRef {
  * `nodeId` is the trigger a CI run starts at (`rss:<sourceId>` for RSS, which starts at the default trigger).
  */
 export async function sourceWebhookId(em: EntityManager, source: SourceRef, kind: 'rss' | 'ci', nodeId: string): Promise<string> {
-  const find = async () => (await execOf(em)(`select id from webhooks where kind = ? and target_id = ? and node_id = ?`, [kind, source.targetId, nodeId]))[0]?.id as string | undefined;
+  const find = async () =>
+    (await execOf(em)(`select id from webhooks where kind = ? and target_id = ? and node_id = ?`, [kind, source.targetId, nodeId]))[0]
+      ?.id as string | undefined;
   const existing = await find();
   if (existing) return existing;
   const now = new Date();
   await execOf(em)(
     `insert into webhooks (id, workspace_id, workflow_id, target_id, node_id, kind, token_digest, enabled, config, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, true, '{}', ?, ?) on conflict do nothing`,
-    [newId('wh'), source.workspaceId, source.workflowId, source.targetId, nodeId, kind, sha256Hex(`${kind}\0${source.id}\0${randomToken(16)}`), now, now],
+    [
+      newId('wh'),
+      source.workspaceId,
+      source.workflowId,
+      source.targetId,
+      nodeId,
+      kind,
+      sha256Hex(`${kind}\0${source.id}\0${randomToken(16)}`),
+      now,
+      now,
+    ],
   );
   return (await find())!;
 }
 
 /** Adds one event to the webhook outbox; false when `dedupeKey` was already there (never a second run). */
-export async function enqueueSourceEvent(tx: EntityManager, source: SourceRef, webhookId: string, payload: unknown, dedupeKey: string): Promise<boolean> {
+export async function enqueueSourceEvent(
+  tx: EntityManager,
+  source: SourceRef,
+  webhookId: string,
+  payload: unknown,
+  dedupeKey: string,
+): Promise<boolean> {
   const id = newId('whe');
   const inserted = await execOf(tx)(
     `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)

@@ -21,7 +21,6 @@ export interface PollResult {
   error?: string;
 }
 
-
 /**
  * Polls one RSS source: a conditional GET through the outbound guard (ETag, Last-Modified),
  * then, on the first poll, records every item as the baseline and starts nothing; afterwards
@@ -29,23 +28,36 @@ export interface PollResult {
  * so a repeated poll never starts a second run) and the state advances in the same
  * transaction. Failures are kept in `state.error`; a stopped destination is skipped.
  */
-export async function pollRssSource(em: EntityManager, opts: { allowPrivateNetworks: boolean; timeoutMs?: number }, sourceId: string): Promise<PollResult> {
+export async function pollRssSource(
+  em: EntityManager,
+  opts: { allowPrivateNetworks: boolean; timeoutMs?: number },
+  sourceId: string,
+): Promise<PollResult> {
   const source = await em.fork().findOne(TargetSourceSchema, { id: sourceId, kind: 'rss' });
   if (!source) return { outcome: 'skipped', started: 0 };
   if (!(await targetIsLive(em, source.targetId))) return { outcome: 'skipped', started: 0 };
   const config = source.config as RssSourceConfig;
   const state = source.state as RssState;
   const polledAt = new Date().toISOString();
-  const save = (tx: EntityManager, next: RssState) => execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [JSON.stringify(toStorable(next)), source.id]);
+  const save = (tx: EntityManager, next: RssState) =>
+    execOf(tx)(`update workflow_target_sources set state = ?::jsonb, updated_at = now() where id = ?`, [
+      JSON.stringify(toStorable(next)),
+      source.id,
+    ]);
 
   let body: string;
   let etag: string | null = state.etag ?? null;
   let lastModified: string | null = state.lastModified ?? null;
   try {
-    const headers: Record<string, string> = { accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.5' };
+    const headers: Record<string, string> = {
+      accept: 'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.5',
+    };
     if (state.seen && etag) headers['if-none-match'] = etag;
     if (state.seen && lastModified) headers['if-modified-since'] = lastModified;
-    const res = await httpRequest({ method: 'GET', url: config.feedUrl, headers, timeoutMs: opts.timeoutMs ?? 15_000 }, { allowPrivateNetworks: opts.allowPrivateNetworks });
+    const res = await httpRequest(
+      { method: 'GET', url: config.feedUrl, headers, timeoutMs: opts.timeoutMs ?? 15_000 },
+      { allowPrivateNetworks: opts.allowPrivateNetworks },
+    );
     if (res.status === 304) {
       await save(em, { ...state, lastPolledAt: polledAt, error: null });
       return { outcome: 'not_modified', started: 0 };
@@ -79,7 +91,13 @@ export async function pollRssSource(em: EntityManager, opts: { allowPrivateNetwo
   let started = 0;
   await em.transactional(async (tx) => {
     for (const item of fresh) {
-      const payload = { rss: { sourceId: source.id, feedUrl: config.feedUrl, item: { key: item.key, title: item.title, link: item.link, summary: item.summary, publishedAt: item.publishedAt } } };
+      const payload = {
+        rss: {
+          sourceId: source.id,
+          feedUrl: config.feedUrl,
+          item: { key: item.key, title: item.title, link: item.link, summary: item.summary, publishedAt: item.publishedAt },
+        },
+      };
       if (await enqueueSourceEvent(tx, source, webhookId!, payload, `rss:${item.key}`)) started++;
     }
     const nextSeen = [...new Set([...keys, ...state.seen!])].slice(0, SEEN_LIMIT);

@@ -27,7 +27,15 @@ import type { GraphNode } from '../../engine/types';
 import type { RunExecutionTarget } from '../../db/entities';
 
 /** Headers never passed into a run: credentials and session material. */
-const STRIPPED_HEADERS = new Set(['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization', 'x-auth-token', 'x-csrf-token']);
+const STRIPPED_HEADERS = new Set([
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'proxy-authorization',
+  'x-auth-token',
+  'x-csrf-token',
+]);
 /** Provider delivery ids recognised for deduplication, besides a node's own `dedupeHeader`. */
 const DELIVERY_ID_HEADERS = ['x-github-delivery', 'idempotency-key', 'x-delivery-id', 'x-gitlab-event-uuid', 'x-request-id'];
 
@@ -48,7 +56,12 @@ export function webhookPayload(req: InboundRequest): Record<string, unknown> {
   );
   const meta = { method: req.method, query: req.query, headers };
   const source = req.method === 'GET' || req.method === 'HEAD' ? req.query : req.body;
-  const base = source && typeof source === 'object' && !Array.isArray(source) ? (source as Record<string, unknown>) : source === undefined ? {} : { body: source };
+  const base =
+    source && typeof source === 'object' && !Array.isArray(source)
+      ? (source as Record<string, unknown>)
+      : source === undefined
+        ? {}
+        : { body: source };
   return { ...base, _webhook: meta };
 }
 
@@ -84,7 +97,10 @@ async function resolveWebhook(em: EntityManager, webhook: Webhook): Promise<Reso
   const runnable = await runnableVersionForTrigger(em, workflow, webhook.targetId);
   if (runnable.kind === 'refused') return null;
   if (webhook.kind === 'errtracker' && !(await endpointConnectionPublished(em, webhook))) return null;
-  const startNodeId = (webhook.kind === 'errtracker' || webhook.kind === 'ci') && runnable.version.nodes.some((n) => n.id === webhook.nodeId) ? webhook.nodeId : null;
+  const startNodeId =
+    (webhook.kind === 'errtracker' || webhook.kind === 'ci') && runnable.version.nodes.some((n) => n.id === webhook.nodeId)
+      ? webhook.nodeId
+      : null;
   return { webhook, workflow: workflow!, version: runnable.version, executionTarget: runnable.executionTarget ?? null, startNodeId };
 }
 
@@ -131,7 +147,15 @@ export async function acceptIntoOutbox(
      values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())
      on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing
      returning id`,
-    [id, resolved.webhook.workspaceId, resolved.webhook.id, resolved.workflow.id, JSON.stringify(toStorable(payload)), dedupeKey, outboxRunId(id)],
+    [
+      id,
+      resolved.webhook.workspaceId,
+      resolved.webhook.id,
+      resolved.workflow.id,
+      JSON.stringify(toStorable(payload)),
+      dedupeKey,
+      outboxRunId(id),
+    ],
   );
   if (inserted.length > 0) return { outboxId: id, deduplicated: false };
   const first = await em.findOneOrFail(WebhookOutboxSchema, { webhookId: resolved.webhook.id, dedupeKey });
@@ -141,7 +165,15 @@ export async function acceptIntoOutbox(
 /** Creates the queued run row of a webhook-triggered run (idempotent on its id). */
 export async function createWebhookRun(
   em: EntityManager,
-  args: { runId: string; workflow: Workflow; version: WorkflowVersion; input: unknown; executionTarget?: RunExecutionTarget | null; startNodeId?: string | null; trigger?: 'webhook' | 'email' | 'rss' | 'api' },
+  args: {
+    runId: string;
+    workflow: Workflow;
+    version: WorkflowVersion;
+    input: unknown;
+    executionTarget?: RunExecutionTarget | null;
+    startNodeId?: string | null;
+    trigger?: 'webhook' | 'email' | 'rss' | 'api';
+  },
 ): Promise<Run> {
   return writeRunRow(em, {
     startNodeId: args.startNodeId ?? null,
@@ -178,7 +210,12 @@ export interface DispatchPass {
  * (Temporal down) stays pending for the next pass, and because its run id is derived from the
  * outbox id a repeated start cannot create a second run.
  */
-export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, limit = 100, parallelism = DEFAULT_OUTBOX_START_PARALLELISM): Promise<DispatchPass> {
+export async function dispatchOutbox(
+  em: EntityManager,
+  launcher: RunLauncher,
+  limit = 100,
+  parallelism = DEFAULT_OUTBOX_START_PARALLELISM,
+): Promise<DispatchPass> {
   const pass: DispatchPass = { dispatched: 0, startFailures: 0, startedRunIds: [] };
   await em.transactional(async (tx) => {
     const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await tx.execute(
@@ -192,10 +229,10 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
 
     const refused = rows.filter((r) => !resolutions.get(r.webhook_id));
     if (refused.length > 0) {
-      await tx.execute(`update webhook_outbox set status = 'failed', last_error = ? where id in (select jsonb_array_elements_text(?::jsonb))`, [
-        "The webhook's workflow or destination cannot run now.",
-        JSON.stringify(refused.map((r) => r.id)),
-      ]);
+      await tx.execute(
+        `update webhook_outbox set status = 'failed', last_error = ? where id in (select jsonb_array_elements_text(?::jsonb))`,
+        ["The webhook's workflow or destination cannot run now.", JSON.stringify(refused.map((r) => r.id))],
+      );
     }
     const starts = rows.flatMap((row) => {
       const resolved = resolutions.get(row.webhook_id);
@@ -217,11 +254,16 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
         startNodeId: resolved.startNodeId ?? null,
       })),
     );
-    const errors = await inParallel(starts, parallelism, ({ resolved }, i) => launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }));
+    const errors = await inParallel(starts, parallelism, ({ resolved }, i) =>
+      launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }),
+    );
     const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
     const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
     if (started.length > 0) {
-      await tx.execute(`update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id in (select jsonb_array_elements_text(?::jsonb))`, [JSON.stringify(started)]);
+      await tx.execute(
+        `update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id in (select jsonb_array_elements_text(?::jsonb))`,
+        [JSON.stringify(started)],
+      );
     }
     if (failures.length > 0) {
       await tx.execute(
@@ -237,7 +279,11 @@ export async function dispatchOutbox(em: EntityManager, launcher: RunLauncher, l
 }
 
 /** Calls `fn` on every item with at most `limit` calls pending; returns each item's error (undefined when it succeeded). */
-async function inParallel<T>(items: T[], limit: number, fn: (item: T, index: number) => Promise<unknown>): Promise<Array<Error | undefined>> {
+async function inParallel<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<unknown>,
+): Promise<Array<Error | undefined>> {
   const errors: Array<Error | undefined> = new Array(items.length).fill(undefined);
   let next = 0;
   const lane = async () => {
@@ -306,11 +352,21 @@ export async function createErrtrackerWebhook(
     nodes = workflow.nodes;
   }
   const isTrigger = (n: GraphNode) => n.type === 'webhook' || n.type === 'start';
-  const trigger = input.nodeId !== undefined ? nodes.find((n) => n.id === input.nodeId && isTrigger(n)) : (nodes.find((n) => n.type === 'webhook') ?? nodes.find((n) => n.type === 'start'));
-  if (!trigger) throw invalidInput('The workflow needs a start or webhook trigger to receive error-tracker events.', { code: 'event_source_trigger_not_found' });
+  const trigger =
+    input.nodeId !== undefined
+      ? nodes.find((n) => n.id === input.nodeId && isTrigger(n))
+      : (nodes.find((n) => n.type === 'webhook') ?? nodes.find((n) => n.type === 'start'));
+  if (!trigger)
+    throw invalidInput('The workflow needs a start or webhook trigger to receive error-tracker events.', {
+      code: 'event_source_trigger_not_found',
+    });
   const token = `etk_${randomToken(24)}`;
   const now = new Date();
-  const config = { organizationSlug: input.organizationSlug, projectSlug: input.projectSlug, ...(input.credentialId ? { credentialId: input.credentialId } : {}) };
+  const config = {
+    organizationSlug: input.organizationSlug,
+    projectSlug: input.projectSlug,
+    ...(input.credentialId ? { credentialId: input.credentialId } : {}),
+  };
   const signingSecretEncrypted = input.signingSecret ? encryptSecret(secretKey, input.signingSecret) : null;
   let webhook = await em.findOne(WebhookSchema, { workflowId: workflow.id, targetId, nodeId: trigger.id, kind: 'errtracker' });
   if (webhook) {
@@ -340,7 +396,12 @@ export async function createErrtrackerWebhook(
  * signing secret, else the signing secret stored with it; null when neither can be read (every
  * delivery is then refused as unsigned).
  */
-export async function errtrackerSecretOf(em: EntityManager, webhook: Webhook, secretKey: string, credentialKeys: CredentialKeySettings): Promise<string | null> {
+export async function errtrackerSecretOf(
+  em: EntityManager,
+  webhook: Webhook,
+  secretKey: string,
+  credentialKeys: CredentialKeySettings,
+): Promise<string | null> {
   if (webhook.config.credentialId) {
     return errtrackerSigningSecret(em, credentialKeys, webhook.workspaceId, webhook.config.credentialId).catch((err: unknown) => {
       if (err instanceof CredentialUseError) return null;

@@ -6,8 +6,30 @@
  * tokenCache.ts and the group-commit outbox writer of outboxWriter.ts).
  */
 export { getWebhook, listWebhooks, syncWebhooks, WEBHOOK_FORBIDDEN, webhookData, type WebhookData, webhookToken } from './registry';
-export { acceptIntoOutbox, createErrtrackerWebhook, createWebhookRun, deliveryId, dispatchOutbox, type DispatchPass, errtrackerDeliveryId, errtrackerSecretOf, type ErrtrackerWebhookInput, type InboundRequest, outboxRunId, type ResolvedWebhook, resolveWebhookToken, verifyErrtrackerSignature, webhookPayload } from './inbound';
-export { callWebhook, type ErrtrackerIngressSettings, receiveErrtrackerDelivery, type WebhookCallDeps, type WebhookCallOutcome } from './invoke';
+export {
+  acceptIntoOutbox,
+  createErrtrackerWebhook,
+  createWebhookRun,
+  deliveryId,
+  dispatchOutbox,
+  type DispatchPass,
+  errtrackerDeliveryId,
+  errtrackerSecretOf,
+  type ErrtrackerWebhookInput,
+  type InboundRequest,
+  outboxRunId,
+  type ResolvedWebhook,
+  resolveWebhookToken,
+  verifyErrtrackerSignature,
+  webhookPayload,
+} from './inbound';
+export {
+  callWebhook,
+  type ErrtrackerIngressSettings,
+  receiveErrtrackerDelivery,
+  type WebhookCallDeps,
+  type WebhookCallOutcome,
+} from './invoke';
 export { createWebhookIntake, type WebhookIntake } from './intake';
 export type { OutboxWriter, OutboxEntry, OutboxAcceptance } from './outboxWriter';
 export type { WebhookTokenCache } from './tokenCache';

@@ -55,7 +55,12 @@ export type WebhookCallOutcome =
  * and the caller gets `accepted`. 404 for unknown tokens and workflows that cannot run.
  * `emOf` gives the request's entity manager; it is only asked for when needed.
  */
-export async function callWebhook(emOf: () => EntityManager, deps: WebhookCallDeps, token: string, request: InboundRequest): Promise<WebhookCallOutcome> {
+export async function callWebhook(
+  emOf: () => EntityManager,
+  deps: WebhookCallDeps,
+  token: string,
+  request: InboundRequest,
+): Promise<WebhookCallOutcome> {
   const resolved = await deps.intake.tokens.resolve(token, () => resolveWebhookToken(emOf().fork(), token));
   const payload = webhookPayload(request);
   const { webhook, workflow } = resolved;
@@ -71,7 +76,14 @@ export async function callWebhook(emOf: () => EntityManager, deps: WebhookCallDe
   if (deduplicated || !replies) return accepted;
   const em = emOf();
 
-  const run = await createWebhookRun(em, { runId: outboxRunId(outboxId), workflow: resolved.workflow, version: resolved.version, input: payload, executionTarget: resolved.executionTarget, startNodeId: resolved.startNodeId });
+  const run = await createWebhookRun(em, {
+    runId: outboxRunId(outboxId),
+    workflow: resolved.workflow,
+    version: resolved.version,
+    input: payload,
+    executionTarget: resolved.executionTarget,
+    startNodeId: resolved.startNodeId,
+  });
   let reply;
   try {
     reply = await deps.launcher.startWithReply(run, { nodes: resolved.version.nodes, edges: resolved.version.edges }, deps.syncBudgetMs);

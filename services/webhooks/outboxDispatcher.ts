@@ -35,7 +35,7 @@ export function startOutboxDispatcher(opts: {
   let wakeable = true;
   opts.wakeOn?.onCommitted(() => {
     woken = true;
-    if (wakeable) (wake)?.();
+    if (wakeable) wake?.();
   });
   // Runs started here and maybe still queued.
   let queued = new Set<string>();
@@ -43,7 +43,9 @@ export function startOutboxDispatcher(opts: {
     if (queued.size <= opts.maxQueuedRuns) return queued.size;
     const rows: Array<{ id: string }> = await opts.orm.em
       .fork()
-      .execute(`select id from runs where id in (select jsonb_array_elements_text(?::jsonb)) and status = 'queued'`, [JSON.stringify([...queued])]);
+      .execute(`select id from runs where id in (select jsonb_array_elements_text(?::jsonb)) and status = 'queued'`, [
+        JSON.stringify([...queued]),
+      ]);
     queued = new Set(rows.map((r) => r.id));
     return queued.size;
   };
@@ -84,7 +86,7 @@ export function startOutboxDispatcher(opts: {
   return {
     stop: async () => {
       stopped = true;
-      (wake)?.();
+      wake?.();
       await loop;
     },
   };

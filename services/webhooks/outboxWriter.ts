@@ -108,7 +108,14 @@ export class OutboxWriter {
       outcomes = await this.insert(leaders.map((l) => ({ id: l.id, entry: l.pending.entry })));
     } catch {
       // One bad row must not fail the others: write each on its own.
-      await Promise.all(leaders.map((l) => this.settle(l, this.insert([{ id: l.id, entry: l.pending.entry }]).then((m) => m.get(l.id)!))));
+      await Promise.all(
+        leaders.map((l) =>
+          this.settle(
+            l,
+            this.insert([{ id: l.id, entry: l.pending.entry }]).then((m) => m.get(l.id)!),
+          ),
+        ),
+      );
       return;
     }
     for (const leader of leaders) await this.settle(leader, Promise.resolve(outcomes.get(leader.id)!));
@@ -148,7 +155,9 @@ export class OutboxWriter {
     const conflicted = rows.filter((r) => !written.has(r.id));
     if (conflicted.length > 0) {
       const keys = conflicted.map((r) => ({ webhook_id: r.entry.webhookId, dedupe_key: r.entry.dedupeKey }));
-      const firsts: Array<{ id: string; webhook_id: string; dedupe_key: string }> = await em.execute(FIND_FIRST, [JSON.stringify(toStorable(keys))]);
+      const firsts: Array<{ id: string; webhook_id: string; dedupe_key: string }> = await em.execute(FIND_FIRST, [
+        JSON.stringify(toStorable(keys)),
+      ]);
       const firstOf = new Map(firsts.map((f) => [`${f.webhook_id}\0${f.dedupe_key}`, f.id]));
       for (const r of conflicted) {
         const first = firstOf.get(`${r.entry.webhookId}\0${r.entry.dedupeKey}`);

@@ -57,7 +57,13 @@ export function webhookData(wh: Webhook, secretKey: string | undefined): Webhook
  * previews and production never share one), and disables those whose node is gone.
  * Returns the webhooks of the version in node order.
  */
-export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Workflow, graph: WorkflowGraph, targetId: string): Promise<Webhook[]> {
+export async function syncWebhooks(
+  em: EntityManager,
+  secretKey: string,
+  wf: Workflow,
+  graph: WorkflowGraph,
+  targetId: string,
+): Promise<Webhook[]> {
   const nodes = graph.nodes.filter((n) => n.type === 'webhook');
   const existing = await em.find(WebhookSchema, { workflowId: wf.id, kind: 'generic', targetId });
   const now = new Date();
@@ -99,8 +105,17 @@ export async function syncWebhooks(em: EntityManager, secretKey: string, wf: Wor
 }
 
 /** Webhooks of the principal's workspace with their destinations, newest first; `workflowId` narrows to one workflow. */
-export async function listWebhooks(em: EntityManager, principal: WorkspacePrincipal, secretKey: string | undefined, workflowId?: string): Promise<WebhookData[]> {
-  const webhooks = await em.find(WebhookSchema, { workspaceId: principal.workspaceId, kind: { $nin: ['mailer', 'rss', 'ci'] }, ...(workflowId ? { workflowId } : {}) }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+export async function listWebhooks(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  secretKey: string | undefined,
+  workflowId?: string,
+): Promise<WebhookData[]> {
+  const webhooks = await em.find(
+    WebhookSchema,
+    { workspaceId: principal.workspaceId, kind: { $nin: ['mailer', 'rss', 'ci'] }, ...(workflowId ? { workflowId } : {}) },
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+  );
   return withDestinations(em, webhooks, secretKey);
 }
 
@@ -112,7 +127,12 @@ async function withDestinations(em: EntityManager, webhooks: Webhook[], secretKe
 }
 
 /** One webhook of the principal's workspace: 404 when missing, 403 when it belongs to another workspace. */
-export async function getWebhook(em: EntityManager, principal: WorkspacePrincipal, secretKey: string | undefined, id: string): Promise<WebhookData> {
+export async function getWebhook(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  secretKey: string | undefined,
+  id: string,
+): Promise<WebhookData> {
   const wh = await em.findOne(WebhookSchema, { id });
   if (!wh || wh.kind === 'mailer' || wh.kind === 'rss' || wh.kind === 'ci') throw notFound('Webhook not found');
   if (wh.workspaceId !== principal.workspaceId) throw forbidden(WEBHOOK_FORBIDDEN);

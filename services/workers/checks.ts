@@ -69,7 +69,13 @@ export async function databaseState(deps: WorkerHealthDeps, em: EntityManager): 
   try {
     await withinCheckBudget(em.execute('select 1'));
   } catch (err) {
-    return { reachable: false, latencyMs: Math.round(performance.now() - started), migrationsCurrent: null, pendingMigrations: [], error: `PostgreSQL ${safeFailure(err)}` };
+    return {
+      reachable: false,
+      latencyMs: Math.round(performance.now() - started),
+      migrationsCurrent: null,
+      pendingMigrations: [],
+      error: `PostgreSQL ${safeFailure(err)}`,
+    };
   }
   const latencyMs = Math.round(performance.now() - started);
   try {

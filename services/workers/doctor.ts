@@ -28,8 +28,17 @@ export interface DoctorRequest {
 }
 
 /** Diagnoses the workspace's worker setup as of `now` (which only stamps `checkedAt`). */
-export async function workerDoctor(deps: WorkerHealthDeps, em: EntityManager, workspaceId: string, request: DoctorRequest, links: DoctorLinks) {
-  const [status, extflowBundle] = await Promise.all([workerStatus(deps, em, workspaceId, request.now), extflowBundleSection(em, workspaceId, request.bundlePath)]);
+export async function workerDoctor(
+  deps: WorkerHealthDeps,
+  em: EntityManager,
+  workspaceId: string,
+  request: DoctorRequest,
+  links: DoctorLinks,
+) {
+  const [status, extflowBundle] = await Promise.all([
+    workerStatus(deps, em, workspaceId, request.now),
+    extflowBundleSection(em, workspaceId, request.bundlePath),
+  ]);
   const deployment = deploymentState(deps.config, deps.temporal.namespace);
   const blockers: string[] = [];
   const warnings: string[] = [];
@@ -101,12 +110,18 @@ export async function workerDoctor(deps: WorkerHealthDeps, em: EntityManager, wo
 function diagnoseAgentRuntime(status: WorkerStatus, links: DoctorLinks, warnings: string[], nextActions: string[]): void {
   const { modelEndpoint, ready } = status.agentRuntime;
   if (modelEndpoint.configured && !modelEndpoint.reachable) {
-    warnings.push(`The chat model endpoint is not reachable (${modelEndpoint.status.replace('_', ' ')}); command jobs and research that use it will fail.`);
+    warnings.push(
+      `The chat model endpoint is not reachable (${modelEndpoint.status.replace('_', ' ')}); command jobs and research that use it will fail.`,
+    );
     nextActions.push('Ask the operator to check the chat model endpoint.');
   }
   if (!ready && !modelEndpoint.configured) {
     warnings.push('No chat model endpoint is configured and no local AI CLI is connected; command jobs and research cannot call a model.');
     const configuredCli = status.localAiCli && Object.values(status.localAiCli).find((s) => s.configured);
-    nextActions.push(configuredCli ? `Connect a local AI CLI: ${links.localAiCliSession}` : 'Ask the operator to configure a chat model endpoint or a local AI CLI.');
+    nextActions.push(
+      configuredCli
+        ? `Connect a local AI CLI: ${links.localAiCliSession}`
+        : 'Ask the operator to configure a chat model endpoint or a local AI CLI.',
+    );
   }
 }

@@ -13,8 +13,18 @@ export interface ExtflowBundleSection {
   message: string;
 }
 
-export async function extflowBundleSection(em: EntityManager, workspaceId: string, bundlePath: string | undefined): Promise<ExtflowBundleSection> {
+export async function extflowBundleSection(
+  em: EntityManager,
+  workspaceId: string,
+  bundlePath: string | undefined,
+): Promise<ExtflowBundleSection> {
   const workflows = await em.count(WorkflowSchema, { workspaceId, externalId: { $like: 'extflow-%' } });
-  if (workflows === 0) return { imported: false, bundlePath: bundlePath ?? null, workflows: 0, message: 'No extflow bundle has been imported.' };
-  return { imported: true, bundlePath: bundlePath ?? null, workflows, message: `${workflows} workflow${workflows === 1 ? '' : 's'} imported from the external tool; POST /api/v1/workers/extflow/smoke-test checks them.` };
+  if (workflows === 0)
+    return { imported: false, bundlePath: bundlePath ?? null, workflows: 0, message: 'No extflow bundle has been imported.' };
+  return {
+    imported: true,
+    bundlePath: bundlePath ?? null,
+    workflows,
+    message: `${workflows} workflow${workflows === 1 ? '' : 's'} imported from the external tool; POST /api/v1/workers/extflow/smoke-test checks them.`,
+  };
 }

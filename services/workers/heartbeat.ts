@@ -53,7 +53,8 @@ export function startWorkerHeartbeat(opts: {
   // A slow database must not pile up beats: a tick while the last beat is pending is skipped.
   let busy = false;
   let inFlight: Promise<void> = Promise.resolve();
-  const write = (state: WorkerHeartbeatState, error: string | null) => upsertBeat(opts.orm.em.fork(), { id: opts.identity, host: opts.host, pid: opts.pid, state, error });
+  const write = (state: WorkerHeartbeatState, error: string | null) =>
+    upsertBeat(opts.orm.em.fork(), { id: opts.identity, host: opts.host, pid: opts.pid, state, error });
 
   const tick = () => {
     if (finished || busy) return;
@@ -83,13 +84,17 @@ export function startWorkerHeartbeat(opts: {
       finished = true;
       clearInterval(timer);
       await inFlight;
-      const message = error === undefined ? null : storableString((error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_CHARS));
+      const message =
+        error === undefined ? null : storableString((error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_CHARS));
       await write(state, message).catch((err) => opts.logger.warn({ err }, 'final worker heartbeat not written'));
     },
   };
 }
 
-async function upsertBeat(em: EntityManager, beat: { id: string; host: string; pid: number; state: WorkerHeartbeatState; error: string | null }): Promise<void> {
+async function upsertBeat(
+  em: EntityManager,
+  beat: { id: string; host: string; pid: number; state: WorkerHeartbeatState; error: string | null },
+): Promise<void> {
   await em.execute(
     `insert into worker_heartbeats (id, host, pid, state, last_error, started_at, beat_at) values (?, ?, ?, ?, ?, now(), now())
      on conflict (id) do update set state = excluded.state, last_error = coalesce(excluded.last_error, worker_heartbeats.last_error), beat_at = now()`,

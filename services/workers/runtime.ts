@@ -62,7 +62,11 @@ export function agentRuntimeState(modelEndpoint: ModelEndpointState, localAiCli:
 const MAIL_PROVIDER_TYPES = ['mailA', 'mailB'];
 
 /** Credential counts by type of the workspace: which mail transports it can use. */
-export async function sideEffectTransports(em: EntityManager, config: Pick<AppConfig, 'outboundAllowPrivateNetworks'>, workspaceId: string) {
+export async function sideEffectTransports(
+  em: EntityManager,
+  config: Pick<AppConfig, 'outboundAllowPrivateNetworks'>,
+  workspaceId: string,
+) {
   const rows: Array<{ type: string; count: string | number }> = await em
     .getConnection()
     .execute('select type, count(*) as count from credentials where workspace_id = ? group by type', [workspaceId]);

@@ -79,7 +79,8 @@ export async function runSmokeTest(
     message = await noWorkerMessage(deps, waitForWorkerMs);
   } else {
     status = 'failed';
-    message = run.reason === 'workflowFailed' ? 'The smoke workflow failed on the worker.' : 'Temporal refused to start the smoke workflow.';
+    message =
+      run.reason === 'workflowFailed' ? 'The smoke workflow failed on the worker.' : 'Temporal refused to start the smoke workflow.';
   }
 
   const smoke: SmokeTest = {
@@ -105,7 +106,8 @@ export async function runSmokeTest(
 /** Why no worker completed the smoke workflow, told from the task queue as it is now. */
 async function noWorkerMessage(deps: WorkerHealthDeps, waitedMs: number): Promise<string> {
   const queue = await queueState(deps.workerProbe);
-  if (queue.error !== null) return `No worker completed the smoke workflow within ${waitedMs} ms, and the ${queue.queueName} task queue could not be described.`;
+  if (queue.error !== null)
+    return `No worker completed the smoke workflow within ${waitedMs} ms, and the ${queue.queueName} task queue could not be described.`;
   if (queue.workerConcurrency === 0) {
     return `No worker picked up the smoke workflow within ${waitedMs} ms: no worker is polling the ${queue.queueName} task queue. ${START_WORKER_ACTION}.`;
   }

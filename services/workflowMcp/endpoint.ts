@@ -1,5 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MembershipSchema, RunSchema, WorkflowMcpServerSchema, WorkflowSchema, type MembershipRole, type WorkflowMcpServer } from '../../db/entities';
+import {
+  MembershipSchema,
+  RunSchema,
+  WorkflowMcpServerSchema,
+  WorkflowSchema,
+  type MembershipRole,
+  type WorkflowMcpServer,
+} from '../../db/entities';
 import { verifyApiKey } from '../accounts/auth';
 import { AUTH_MESSAGES, forbidden, notFound, unauthenticated } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
@@ -54,7 +61,11 @@ export interface McpToolDescription {
 
 /** The tools of a server: declared input schemas, else the start node's `config.inputSchema`, else any object. */
 export async function listMcpTools(em: EntityManager, server: WorkflowMcpServer): Promise<McpToolDescription[]> {
-  const workflows = await em.find(WorkflowSchema, { workspaceId: server.workspaceId, id: { $in: server.tools.map((t) => t.workflowId) }, trashed: false });
+  const workflows = await em.find(WorkflowSchema, {
+    workspaceId: server.workspaceId,
+    id: { $in: server.tools.map((t) => t.workflowId) },
+    trashed: false,
+  });
   const byId = new Map(workflows.map((w) => [w.id, w]));
   return server.tools
     .filter((t) => byId.has(t.workflowId))

@@ -4,5 +4,21 @@
  * MCP protocol itself (the official SDK, Streamable HTTP, stateless) is wired in
  * api/routes/workflowMcp.ts.
  */
-export { createMcpServer, type CreateMcpServerInput, deleteMcpServer, listMcpServers, MCP_SERVER_NOT_FOUND, type McpServerView, toolNameFor } from './servers';
-export { authorizeMcp, callMcpTool, listMcpTools, MCP_EXECUTE_REQUIRED, type McpAuthority, type McpToolDescription, type McpToolOutcome } from './endpoint';
+export {
+  createMcpServer,
+  type CreateMcpServerInput,
+  deleteMcpServer,
+  listMcpServers,
+  MCP_SERVER_NOT_FOUND,
+  type McpServerView,
+  toolNameFor,
+} from './servers';
+export {
+  authorizeMcp,
+  callMcpTool,
+  listMcpTools,
+  MCP_EXECUTE_REQUIRED,
+  type McpAuthority,
+  type McpToolDescription,
+  type McpToolOutcome,
+} from './endpoint';

@@ -15,7 +15,11 @@ export const MCP_SERVER_NOT_FOUND = 'MCP server not found';
 
 /** A tool name derived from a workflow name: lowercase letters, digits and `_`. */
 export function toolNameFor(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64);
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64);
   return base || 'workflow';
 }
 
@@ -32,16 +36,28 @@ const view = (s: WorkflowMcpServer): McpServerView => ({
 });
 
 /** Stores a server exposing workflows of the workspace as tools; slugs are unique per workspace. */
-export async function createMcpServer(em: EntityManager, principal: WorkspacePrincipal, input: CreateMcpServerInput): Promise<McpServerView> {
+export async function createMcpServer(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  input: CreateMcpServerInput,
+): Promise<McpServerView> {
   if (await em.findOne(WorkflowMcpServerSchema, { workspaceId: principal.workspaceId, slug: input.slug })) {
     throw conflict(`An MCP server with slug "${input.slug}" already exists in this workspace.`);
   }
-  const workflows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, id: { $in: input.tools.map((t) => t.workflowId) } });
+  const workflows = await em.find(WorkflowSchema, {
+    workspaceId: principal.workspaceId,
+    id: { $in: input.tools.map((t) => t.workflowId) },
+  });
   const byId = new Map(workflows.map((w) => [w.id, w]));
   const tools: WorkflowMcpTool[] = input.tools.map((t) => {
     const wf = byId.get(t.workflowId);
     if (!wf) throw invalidInput(`Workflow ${t.workflowId} is not a workflow of this workspace.`);
-    return { workflowId: wf.id, name: t.name ?? toolNameFor(wf.name), description: t.description ?? (wf.description || wf.name), inputSchema: t.inputSchema ?? null };
+    return {
+      workflowId: wf.id,
+      name: t.name ?? toolNameFor(wf.name),
+      description: t.description ?? (wf.description || wf.name),
+      inputSchema: t.inputSchema ?? null,
+    };
   });
   const names = tools.map((t) => t.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
@@ -57,20 +73,36 @@ export async function createMcpServer(em: EntityManager, principal: WorkspacePri
     createdAt: now,
     updatedAt: now,
   });
-  recordAudit(em, principal, { action: 'workflow_mcp_server.create', severity: 'info', workspaceId: principal.workspaceId, targetType: 'workflow_mcp_server', targetId: server.id });
+  recordAudit(em, principal, {
+    action: 'workflow_mcp_server.create',
+    severity: 'info',
+    workspaceId: principal.workspaceId,
+    targetType: 'workflow_mcp_server',
+    targetId: server.id,
+  });
   await em.flush();
   return view(server);
 }
 
 export async function listMcpServers(em: EntityManager, principal: WorkspacePrincipal): Promise<McpServerView[]> {
-  const rows = await em.find(WorkflowMcpServerSchema, { workspaceId: principal.workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  const rows = await em.find(
+    WorkflowMcpServerSchema,
+    { workspaceId: principal.workspaceId },
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+  );
   return rows.map(view);
 }
 
 export async function deleteMcpServer(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<void> {
   const server = await em.findOne(WorkflowMcpServerSchema, { id, workspaceId: principal.workspaceId });
   if (!server) throw notFound(MCP_SERVER_NOT_FOUND);
-  recordAudit(em, principal, { action: 'workflow_mcp_server.delete', severity: 'warning', workspaceId: principal.workspaceId, targetType: 'workflow_mcp_server', targetId: server.id });
+  recordAudit(em, principal, {
+    action: 'workflow_mcp_server.delete',
+    severity: 'warning',
+    workspaceId: principal.workspaceId,
+    targetType: 'workflow_mcp_server',
+    targetId: server.id,
+  });
   em.remove(server);
   await em.flush();
 }

@@ -31,7 +31,8 @@ export const workflowArtifactSchema = z.strictObject({
 export type WorkflowArtifact = z.output<typeof workflowArtifactSchema>;
 
 /** Keys whose values look like secrets: an artifact carrying them is refused. */
-const SECRET_KEYS = /^(password|secret|token|apiKey|api_key|privateKey|private_key|clientSecret|client_secret|accessToken|access_token|signingSecret)$/i;
+const SECRET_KEYS =
+  /^(password|secret|token|apiKey|api_key|privateKey|private_key|clientSecret|client_secret|accessToken|access_token|signingSecret)$/i;
 
 function secretPaths(value: unknown, path: string, out: string[]): void {
   if (Array.isArray(value)) value.forEach((v, i) => secretPaths(v, `${path}[${i}]`, out));
@@ -64,8 +65,13 @@ export function stableStringify(value: unknown): string {
 export function connectionsOf(nodes: GraphNode[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const node of nodes) {
-    const config = (node.config ?? {});
-    const alias = typeof config.credentialAlias === 'string' ? config.credentialAlias : typeof config.credential === 'string' ? config.credential : undefined;
+    const config = node.config ?? {};
+    const alias =
+      typeof config.credentialAlias === 'string'
+        ? config.credentialAlias
+        : typeof config.credential === 'string'
+          ? config.credential
+          : undefined;
     if (alias) out[alias] = typeof config.credentialType === 'string' ? config.credentialType : node.type;
   }
   return out;
@@ -91,9 +97,7 @@ export interface ArtifactIssue {
   message: string;
 }
 
-export type ArtifactCheck =
-  | { ok: true; artifact: WorkflowArtifact; validation: ValidationResult }
-  | { ok: false; errors: ArtifactIssue[] };
+export type ArtifactCheck = { ok: true; artifact: WorkflowArtifact; validation: ValidationResult } | { ok: false; errors: ArtifactIssue[] };
 
 /** Checks one artifact (already parsed JSON): schema, secrets, then the graph's validation report. */
 export function checkArtifact(value: unknown): ArtifactCheck {
@@ -104,7 +108,10 @@ export function checkArtifact(value: unknown): ArtifactCheck {
   const secrets: string[] = [];
   secretPaths(parsed.data.nodes, 'nodes', secrets);
   if (secrets.length > 0) {
-    return { ok: false, errors: secrets.map((p) => ({ path: p, message: 'Artifacts must not carry secret values; reference a credential alias instead.' })) };
+    return {
+      ok: false,
+      errors: secrets.map((p) => ({ path: p, message: 'Artifacts must not carry secret values; reference a credential alias instead.' })),
+    };
   }
   const validation = validateWorkflowGraph({ nodes: parsed.data.nodes, edges: parsed.data.edges });
   const malformed = validation.report.errors.filter((e) => !e.nodeId && !e.edgeId && e.code === 'invalid_config');
@@ -137,12 +144,22 @@ export interface ArtifactFileReport {
  * `{ path, content }`; content is the file's text or already-parsed JSON. Duplicate
  * externalIds across files are reported on every file that carries them.
  */
-export function validateArtifactFiles(files: Record<string, unknown> | Array<{ path: string; content: unknown }>): { valid: boolean; files: ArtifactFileReport[] } {
+export function validateArtifactFiles(files: Record<string, unknown> | Array<{ path: string; content: unknown }>): {
+  valid: boolean;
+  files: ArtifactFileReport[];
+} {
   const entries = Array.isArray(files) ? files.map((f) => [f.path, f.content] as const) : Object.entries(files);
   const reports: ArtifactFileReport[] = entries.map(([path, content]) => {
     const check = typeof content === 'string' ? checkArtifactText(content) : checkArtifact(content);
     if (!check.ok) return { path, valid: false, externalId: null, name: null, errors: check.errors, validation: null };
-    return { path, valid: true, externalId: check.artifact.externalId, name: check.artifact.name, errors: [], validation: check.validation };
+    return {
+      path,
+      valid: true,
+      externalId: check.artifact.externalId,
+      name: check.artifact.name,
+      errors: [],
+      validation: check.validation,
+    };
   });
   const seen = new Map<string, number>();
   for (const r of reports) if (r.externalId) seen.set(r.externalId, (seen.get(r.externalId) ?? 0) + 1);
@@ -154,4 +171,3 @@ export function validateArtifactFiles(files: Record<string, unknown> | Array<{ p
   }
   return { valid: reports.length > 0 && reports.every((r) => r.valid), files: reports };
 }
-

@@ -6,6 +6,34 @@
  * import, bundles) live in services/publishing/.
  */
 export { candidateVersionId, type Readiness, validateWorkflowGraph, type ValidationResult } from './graph';
-export { ARTIFACT_SCHEMA, type ArtifactCheck, artifactFileName, type ArtifactFileReport, type ArtifactIssue, checkArtifact, checkArtifactText, connectionsOf, stableStringify, toArtifact, validateArtifactFiles, type WorkflowArtifact, workflowArtifactSchema } from './artifact';
-export { activeVersionNumber, exportWorkflow, getWorkflow, listVersions, listWorkflows, loadWorkflow, portableShape, validateWorkflow, viewOf, WORKFLOW_FORBIDDEN, workflowIdsExist, workflowView, type WorkflowView } from './views';
+export {
+  ARTIFACT_SCHEMA,
+  type ArtifactCheck,
+  artifactFileName,
+  type ArtifactFileReport,
+  type ArtifactIssue,
+  checkArtifact,
+  checkArtifactText,
+  connectionsOf,
+  stableStringify,
+  toArtifact,
+  validateArtifactFiles,
+  type WorkflowArtifact,
+  workflowArtifactSchema,
+} from './artifact';
+export {
+  activeVersionNumber,
+  exportWorkflow,
+  getWorkflow,
+  listVersions,
+  listWorkflows,
+  loadWorkflow,
+  portableShape,
+  validateWorkflow,
+  viewOf,
+  WORKFLOW_FORBIDDEN,
+  workflowIdsExist,
+  workflowView,
+  type WorkflowView,
+} from './views';
 export { isRunnable, runnableActiveVersion, type RunnableVersion, type RunTarget, whyNotRunnable } from './runnable';

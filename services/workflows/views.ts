@@ -6,7 +6,22 @@ import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from
 
 export const WORKFLOW_FORBIDDEN = 'API key cannot access this workflow';
 
-export interface WorkflowView extends Pick<Workflow, 'id' | 'workspaceId' | 'name' | 'description' | 'status' | 'trashed' | 'nodes' | 'edges' | 'activeVersionId' | 'templateKey' | 'sourceWorkflowId' | 'createdAt' | 'updatedAt'> {
+export interface WorkflowView extends Pick<
+  Workflow,
+  | 'id'
+  | 'workspaceId'
+  | 'name'
+  | 'description'
+  | 'status'
+  | 'trashed'
+  | 'nodes'
+  | 'edges'
+  | 'activeVersionId'
+  | 'templateKey'
+  | 'sourceWorkflowId'
+  | 'createdAt'
+  | 'updatedAt'
+> {
   activeVersion: number | null;
   /** Identity of the current draft: changes whenever nodes or edges change. */
   candidateVersionId: string;
@@ -42,7 +57,12 @@ export function portableShape(wf: Pick<Workflow, 'name' | 'description' | 'nodes
  * this workflow`) when it belongs to another workspace. Trashed workflows are found (they can
  * be restored) unless `includeTrashed` is false.
  */
-export async function loadWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, opts: { includeTrashed?: boolean } = {}): Promise<Workflow> {
+export async function loadWorkflow(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  opts: { includeTrashed?: boolean } = {},
+): Promise<Workflow> {
   const wf = await em.findOne(WorkflowSchema, { id });
   if (!wf || (opts.includeTrashed === false && wf.trashed)) throw notFound('Workflow not found');
   if (wf.workspaceId !== principal.workspaceId) throw forbidden(WORKFLOW_FORBIDDEN);
@@ -60,7 +80,11 @@ export async function viewOf(em: EntityManager, wf: Workflow): Promise<WorkflowV
 
 /** Non-trashed workflows of the principal's workspace, newest first. */
 export async function listWorkflows(em: EntityManager, principal: WorkspacePrincipal): Promise<WorkflowView[]> {
-  const workflows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  const workflows = await em.find(
+    WorkflowSchema,
+    { workspaceId: principal.workspaceId, trashed: false },
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+  );
   const versionIds = workflows.map((w) => w.activeVersionId).filter((v): v is string => v !== null);
   const versions = versionIds.length > 0 ? await em.find(WorkflowVersionSchema, { id: { $in: versionIds } }) : [];
   const numbers = new Map(versions.map((v) => [v.id, v.version]));
@@ -88,7 +112,12 @@ export async function exportWorkflow(em: EntityManager, principal: WorkspacePrin
  * Validates a workflow's saved draft, or `draft` in its place (each of nodes and edges falls
  * back to the saved one when absent); nothing is written.
  */
-export async function validateWorkflow(em: EntityManager, principal: WorkspacePrincipal, id: string, draft: { nodes?: unknown; edges?: unknown } = {}): Promise<ValidationResult> {
+export async function validateWorkflow(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  id: string,
+  draft: { nodes?: unknown; edges?: unknown } = {},
+): Promise<ValidationResult> {
   const wf = await loadWorkflow(em, principal, id);
   return validateWorkflowGraph({ nodes: draft.nodes ?? wf.nodes, edges: draft.edges ?? wf.edges });
 }

@@ -27,7 +27,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
-import { commandConfirmUpdate, commandProgressQuery, commandQueuedSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, type CommandProgressEventShape } from '../shared';
+import {
+  commandConfirmUpdate,
+  commandProgressQuery,
+  commandQueuedSignal,
+  SEARCH_ATTRIBUTES,
+  TASK_QUEUE,
+  type CommandProgressEventShape,
+} from '../shared';
 import { runWorkflow } from './runs';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -65,7 +72,7 @@ const JOBS_PER_THREAD_EXECUTION = 50;
 export async function commandThreadWorkflow(input: CommandThreadInput): Promise<void> {
   let wake = 0;
   setHandler(commandQueuedSignal, () => void wake++);
-  for (let ran = 0; ; ) {
+  for (let ran = 0; ;) {
     const seen = wake;
     const next = await acts.nextQueuedCommandJob(input.threadId);
     if (next) {
@@ -113,7 +120,8 @@ export async function commandJobWorkflow(input: CommandJobInput): Promise<{ stat
       // The API confirms as soon as PostgreSQL says the job waits, which can be before this
       // execution has taken the plan activity's result: wait for the confirmation to be known.
       await condition(() => confirmation !== null || finalStatus !== null);
-      if (!confirmation || confirmed || req.confirmationId !== confirmation.id || finalStatus !== null) throw ApplicationFailure.nonRetryable('not_waiting');
+      if (!confirmation || confirmed || req.confirmationId !== confirmation.id || finalStatus !== null)
+        throw ApplicationFailure.nonRetryable('not_waiting');
       if (Date.now() >= confirmation.expiresAtMs) throw ApplicationFailure.nonRetryable('expired');
       confirmed = true;
       await condition(() => finalStatus !== null);
@@ -166,7 +174,16 @@ export async function commandJobWorkflow(input: CommandJobInput): Promise<{ stat
         const result = await executeChild(runWorkflow, {
           workflowId: prepared.runId,
           taskQueue: TASK_QUEUE,
-          args: [{ runId: prepared.runId, workspaceId: input.workspaceId, workflowId: prepared.workflowId, trigger: 'copilot', graph: prepared.graph, input: prepared.input }],
+          args: [
+            {
+              runId: prepared.runId,
+              workspaceId: input.workspaceId,
+              workflowId: prepared.workflowId,
+              trigger: 'copilot',
+              graph: prepared.graph,
+              input: prepared.input,
+            },
+          ],
           searchAttributes: {
             [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId],
             [SEARCH_ATTRIBUTES.SvcWorkflowId]: [prepared.workflowId],

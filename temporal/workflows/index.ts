@@ -3,6 +3,11 @@ export { runWorkflow, scheduledRunWorkflow } from './runs';
 export { smokeWorkflow } from './workers';
 export { filePurgeWorkflow } from './files';
 export { rssPollWorkflow, ciPollWorkflow, mailPollWorkflow } from './sources';
-export { knowledgeIndexDocumentWorkflow, knowledgeIndexRunWorkflow, knowledgeQueryEmbeddingWorkflow, knowledgeSyncWorkflow } from './knowledge';
+export {
+  knowledgeIndexDocumentWorkflow,
+  knowledgeIndexRunWorkflow,
+  knowledgeQueryEmbeddingWorkflow,
+  knowledgeSyncWorkflow,
+} from './knowledge';
 export { researchWorkflow } from './research';
 export { commandThreadWorkflow, commandJobWorkflow, commandScheduleFireWorkflow } from './commands';

@@ -14,11 +14,18 @@ import type { createActivities } from '../../activities';
 
 type Activities = ReturnType<typeof createActivities>;
 
-const { prepareKnowledgeDocuments, finishKnowledgeDocuments, failKnowledgeDocuments, nextKnowledgeRunDocuments } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: ['ExtractionError'] },
-});
+const { prepareKnowledgeDocuments, finishKnowledgeDocuments, failKnowledgeDocuments, nextKnowledgeRunDocuments } =
+  proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '15 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 10,
+      nonRetryableErrorTypes: ['ExtractionError'],
+    },
+  });
 
 // Embedding calls: the client retries 429 and 5xx itself; these retries cover longer outages.
 const { embedKnowledgeChunks } = proxyActivities<Activities>({

@@ -1,4 +1,12 @@
-import { ApplicationFailure, ActivityFailure, CancellationScope, ParentClosePolicy, isCancellation, proxyActivities, startChild } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  ActivityFailure,
+  CancellationScope,
+  ParentClosePolicy,
+  isCancellation,
+  proxyActivities,
+  startChild,
+} from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../../activities';
 import { knowledgeIndexDocumentWorkflow } from './knowledge';
@@ -39,7 +47,9 @@ function messageOf(err: unknown): string {
  * indexing runs as a child workflow that outlives this one. Cancellation stops the run at its
  * next step and marks it canceled.
  */
-export async function researchWorkflow(input: ResearchWorkflowInput): Promise<{ status: 'succeeded' | 'canceled'; resultDocumentId: string | null }> {
+export async function researchWorkflow(
+  input: ResearchWorkflowInput,
+): Promise<{ status: 'succeeded' | 'canceled'; resultDocumentId: string | null }> {
   const ref = { workspaceId: input.workspaceId, runId: input.runId };
   const { limits } = input;
   const { fetchResearchSource } = proxyActivities<Activities>({
@@ -68,7 +78,13 @@ export async function researchWorkflow(input: ResearchWorkflowInput): Promise<{ 
         if (item.source) await recordResearchSkip({ ...ref, url: item.url, reason: `Over the run's ${which}.` });
         continue;
       }
-      const result = await fetchResearchSource({ ...ref, url: item.url, timeoutMs: limits.timeoutMs, maxBytes: limits.maxBytes - bytes, domains: hosts });
+      const result = await fetchResearchSource({
+        ...ref,
+        url: item.url,
+        timeoutMs: limits.timeoutMs,
+        maxBytes: limits.maxBytes - bytes,
+        domains: hosts,
+      });
       if (result.outcome === 'stored' || result.outcome === 'failed') pages++;
       bytes += result.bytes;
       for (const link of result.links) {

@@ -25,7 +25,17 @@ import type { StoredWait } from '../../db/entities/runs';
 import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
 import { TABLE_NODE_TYPES, type GraphNode, type TableNodeType, type WorkflowGraph } from '../../engine/types';
 import { MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
-import { approvalQueuedSignal, approvalUpdate, progressQuery, resumeEventSignal, SEARCH_ATTRIBUTES, TASK_QUEUE, webhookReplyUpdate, type ApprovalRequest, type WebhookReply } from '../shared';
+import {
+  approvalQueuedSignal,
+  approvalUpdate,
+  progressQuery,
+  resumeEventSignal,
+  SEARCH_ATTRIBUTES,
+  TASK_QUEUE,
+  webhookReplyUpdate,
+  type ApprovalRequest,
+  type WebhookReply,
+} from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -205,7 +215,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   // interval like a local action's (it was one PostgreSQL transaction per step, a third of a
   // durable step's time). Waits, subworkflows, failures and the end still write at once.
   const coalescedProgress = patched(COALESCED_PROGRESS_PATCH);
-  const progressDue = (local: boolean) => ((local || coalescedProgress) ? Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS : true);
+  const progressDue = (local: boolean) => (local || coalescedProgress ? Date.now() - lastFlushMs >= LOCAL_PROGRESS_INTERVAL_MS : true);
   const host: EngineHost = {
     outputLimitBytes: outputLimited ? NODE_OUTPUT_LIMIT_BYTES : Infinity,
     messageLimitChars: patched(MESSAGE_LIMIT_PATCH) ? MESSAGE_LIMIT_CHARS : Infinity,
@@ -217,14 +227,25 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       if (isTableNode(node.type)) {
         // table_read was added after local actions: no patch needed, no history ran it before.
         const tableLocal = node.type === 'table_read';
-        const result = await actionActivities(node, TABLE_TIMEOUT_MS, tableLocal).tableNode({ workspaceId: req.workspaceId, nodeType: node.type, config });
+        const result = await actionActivities(node, TABLE_TIMEOUT_MS, tableLocal).tableNode({
+          workspaceId: req.workspaceId,
+          nodeType: node.type,
+          config,
+        });
         if (progressDue(tableLocal)) await flush();
         return { output: result.output };
       }
       const result =
         node.type === 'code'
-          ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({ source: String(config.source), input, workspaceId: req.workspaceId })
-          : await actionActivities(node, Number(config.timeoutMs ?? 30_000), local).httpNode({ ...config, workspaceId: req.workspaceId } as never);
+          ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({
+              source: String(config.source),
+              input,
+              workspaceId: req.workspaceId,
+            })
+          : await actionActivities(node, Number(config.timeoutMs ?? 30_000), local).httpNode({
+              ...config,
+              workspaceId: req.workspaceId,
+            } as never);
       if (progressDue(local)) await flush();
       return { output: result.output, logs: result.logs, attempts: result.attempt };
     },
@@ -269,7 +290,16 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       const result = await executeChild(runWorkflow, {
         workflowId: child.runId,
         taskQueue: TASK_QUEUE,
-        args: [{ runId: child.runId, workspaceId: req.workspaceId, workflowId: config.workflowId, trigger: req.trigger, graph: child.graph, input }],
+        args: [
+          {
+            runId: child.runId,
+            workspaceId: req.workspaceId,
+            workflowId: config.workflowId,
+            trigger: req.trigger,
+            graph: child.graph,
+            input,
+          },
+        ],
         searchAttributes: {
           [SEARCH_ATTRIBUTES.WorkspaceId]: [req.workspaceId],
           [SEARCH_ATTRIBUTES.SvcWorkflowId]: [config.workflowId],
@@ -319,7 +349,9 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   } catch (err) {
     if (isCancellation(err)) {
       ended = { kind: 'failed', error: 'The run was canceled.' };
-      await CancellationScope.nonCancellable(() => flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }));
+      await CancellationScope.nonCancellable(() =>
+        flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }),
+      );
       throw err;
     }
     if (err instanceof TemporalFailure) throw err;
@@ -365,7 +397,13 @@ const { prepareScheduledRun } = proxyActivities<Activities>({
 export async function scheduledRunWorkflow(input: ScheduledRunInput): Promise<RunWorkflowResult | { skipped: string }> {
   const runId = workflowInfo().workflowId;
   const runInput = { scheduledAt: workflowInfo().startTime.toISOString(), nodeId: input.nodeId };
-  const prepared = await prepareScheduledRun({ runId, workspaceId: input.workspaceId, workflowId: input.workflowId, input: runInput, ...(input.targetId ? { targetId: input.targetId } : {}) });
+  const prepared = await prepareScheduledRun({
+    runId,
+    workspaceId: input.workspaceId,
+    workflowId: input.workflowId,
+    input: runInput,
+    ...(input.targetId ? { targetId: input.targetId } : {}),
+  });
   if (!prepared.graph) return { skipped: prepared.reason ?? 'not runnable' };
   return runWorkflow({
     runId,

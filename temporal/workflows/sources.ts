@@ -39,6 +39,8 @@ export interface MailPollInput {
  * An attempt cut short (a killed worker) is retried from the stored cursor; messages it already
  * stored are deduplicated by their provider id.
  */
-export async function mailPollWorkflow(input: MailPollInput): Promise<{ outcome: string; stored: number; duplicates: number; unrouted: number }> {
+export async function mailPollWorkflow(
+  input: MailPollInput,
+): Promise<{ outcome: string; stored: number; duplicates: number; unrouted: number }> {
   return pollMailGroup(input);
 }

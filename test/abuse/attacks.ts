@@ -4,7 +4,8 @@
  */
 
 /** A message that names a limit or a refusal, as every bounded failure must. */
-export const CLEAR_LIMIT_MESSAGE = /limit|exceed|too (large|long|many|big|deep|complex)|at most|refused|unsupported|not allowed|not supported|RE2|budget|memory|time/i;
+export const CLEAR_LIMIT_MESSAGE =
+  /limit|exceed|too (large|long|many|big|deep|complex)|at most|refused|unsupported|not allowed|not supported|RE2|budget|memory|time/i;
 
 /** `n` copies of `ch`. */
 const times = (ch: string, n: number) => ch.repeat(n);
@@ -18,14 +19,17 @@ export const F1_SOURCES = {
   'a thrown message with a lone low surrogate': 'throw new Error("poison" + String.fromCharCode(0xdc00) + "tail");',
   'a thrown message with NUL': 'throw new Error("poison" + String.fromCharCode(0) + "tail");',
   'a thrown error whose name has a lone surrogate': 'const e = new Error("poison"); e.name = "Bad" + String.fromCharCode(0xd800); throw e;',
-  'a thrown non-Error object with a lone surrogate': 'throw { message: "poison" + String.fromCharCode(0xd800), code: String.fromCharCode(0xdbff) };',
+  'a thrown non-Error object with a lone surrogate':
+    'throw { message: "poison" + String.fromCharCode(0xd800), code: String.fromCharCode(0xdbff) };',
   'a 1 MiB thrown message ending in a lone surrogate': 'throw new Error("poison" + "x".repeat(1024 * 1024) + String.fromCharCode(0xd800));',
 } as const;
 
 /** F1 variants where the code node succeeds but logs or returns the bad text. */
 export const F1_SUCCEEDING_SOURCES = {
-  'a log line with a lone surrogate and NUL': 'console.log("poison" + String.fromCharCode(0xd800), { k: String.fromCharCode(0) }); return { logged: true };',
-  'an output with a lone surrogate in a key and a value': 'const o = {}; o["k" + String.fromCharCode(0xd800)] = "v" + String.fromCharCode(0xdc00); return { o, logged: true };',
+  'a log line with a lone surrogate and NUL':
+    'console.log("poison" + String.fromCharCode(0xd800), { k: String.fromCharCode(0) }); return { logged: true };',
+  'an output with a lone surrogate in a key and a value':
+    'const o = {}; o["k" + String.fromCharCode(0xd800)] = "v" + String.fromCharCode(0xdc00); return { o, logged: true };',
 } as const;
 
 /** F2: SQL whose values are huge, on POST /api/v1/databases/query (2.6 KB of SQL for a 600 MB value). */
@@ -79,11 +83,15 @@ export const F6_SOURCE = 'while (true) {}';
 
 /** F7: allocations outside the QuickJS heap's usual accounting (300 × 1 MiB). */
 export const F7_SOURCES = {
-  '300 × 1 MiB Uint8Array': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Uint8Array(1024 * 1024)); return { n: keep.length };',
-  '300 × 1 MiB ArrayBuffer': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new ArrayBuffer(1024 * 1024)); return { n: keep.length };',
-  '300 × 1 MiB Float64Array views over fresh buffers': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Float64Array(128 * 1024)); return { n: keep.length };',
+  '300 × 1 MiB Uint8Array':
+    'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Uint8Array(1024 * 1024)); return { n: keep.length };',
+  '300 × 1 MiB ArrayBuffer':
+    'const keep = []; for (let i = 0; i < 300; i++) keep.push(new ArrayBuffer(1024 * 1024)); return { n: keep.length };',
+  '300 × 1 MiB Float64Array views over fresh buffers':
+    'const keep = []; for (let i = 0; i < 300; i++) keep.push(new Float64Array(128 * 1024)); return { n: keep.length };',
   // padEnd builds flat strings (a doubling `s + s` makes ropes, which allocate almost nothing).
-  '300 × 1 MiB strings': 'const keep = []; for (let i = 0; i < 300; i++) keep.push(String(i).padEnd(1024 * 1024, "x")); return { n: keep.length };',
+  '300 × 1 MiB strings':
+    'const keep = []; for (let i = 0; i < 300; i++) keep.push(String(i).padEnd(1024 * 1024, "x")); return { n: keep.length };',
 } as const;
 
 /** F8: what a dry run's code node returns, logs or throws. */
@@ -96,4 +104,3 @@ export const F8_SOURCES = {
 } as const;
 /** F8: dry runs with bad text before A's and B's live runs must still be admitted. */
 export const F8_FLOOD = 50;
-

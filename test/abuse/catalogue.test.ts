@@ -10,7 +10,25 @@ import { abuseStackPerFile, expect4xx, type AbuseStack } from './kit';
 const kit: AbuseStack = abuseStackPerFile({ config: { databaseQuery: { timeoutMs: 5_000, maxRows: 1_000, maxBytes: 1024 * 1024 } } });
 
 /** Table names: each refused (reserved, or not a name at all). */
-const TABLE_NAMES = ['pg_class', 'pg_tables', 'pg_attribute', 'pg_stat_user_tables', 'pg_stat_activity', 'pg_roles', 'pg_settings', 'pg_namespace', 'pg_database', 'pg_', 'PG_CLASS', 'Pg_Class', 'pg_catalog.pg_class', 'information_schema.tables', '"pg_class"', 'pg_class ', ' pg_class'];
+const TABLE_NAMES = [
+  'pg_class',
+  'pg_tables',
+  'pg_attribute',
+  'pg_stat_user_tables',
+  'pg_stat_activity',
+  'pg_roles',
+  'pg_settings',
+  'pg_namespace',
+  'pg_database',
+  'pg_',
+  'PG_CLASS',
+  'Pg_Class',
+  'pg_catalog.pg_class',
+  'information_schema.tables',
+  '"pg_class"',
+  'pg_class ',
+  ' pg_class',
+];
 
 /** Queries over the catalogue, spelled every way the parser accepts. */
 const QUERIES = [
@@ -26,7 +44,7 @@ const QUERIES = [
   'select * from information_schema.columns',
   'select * from (with pg_class as (select 1) select 1) s, pg_class',
   'with x as (select relname from pg_class) select * from x',
-  'select (select string_agg(relname, \',\') from pg_class)',
+  "select (select string_agg(relname, ',') from pg_class)",
   'select * from pg_stat_user_tables',
   'select * from pg_stat_activity',
   'select * from pg_roles',
@@ -54,15 +72,28 @@ test('A tries the catalogue as table and column names and in queries: every answ
   });
   expect(secret.status).toBe(201);
   markers = ['salaries_b', 'employee_b', `udb_${secret.body.database.id.slice(4)}`, 'api_keys', 'user_databases', 'PostgreSQL 1'];
-  const created = await kit.request(kit.a, 'POST', '/api/v1/databases', { databaseName: 'attack', tableName: 'notes', columns: [{ name: 'body', type: 'text' }], rows: [{ body: 'a' }] });
+  const created = await kit.request(kit.a, 'POST', '/api/v1/databases', {
+    databaseName: 'attack',
+    tableName: 'notes',
+    columns: [{ name: 'body', type: 'text' }],
+    rows: [{ body: 'a' }],
+  });
   expect(created.status).toBe(201);
   aDatabase = created.body.database.id;
 
   await kit.survives(async () => {
     for (const name of TABLE_NAMES) {
-      const res = await kit.request(kit.a, 'POST', '/api/v1/databases', { databaseName: 'attack', tableName: name, columns: [{ name: 'body', type: 'text' }] });
+      const res = await kit.request(kit.a, 'POST', '/api/v1/databases', {
+        databaseName: 'attack',
+        tableName: name,
+        columns: [{ name: 'body', type: 'text' }],
+      });
       expect4xx(res, /Table name/);
-      const column = await kit.request(kit.a, 'POST', '/api/v1/databases', { databaseName: 'attack', tableName: 'more', columns: [{ name, type: 'text' }] });
+      const column = await kit.request(kit.a, 'POST', '/api/v1/databases', {
+        databaseName: 'attack',
+        tableName: 'more',
+        columns: [{ name, type: 'text' }],
+      });
       expect4xx(column, /Column name/);
     }
     for (const sql of QUERIES) {
@@ -76,6 +107,9 @@ test('A tries the catalogue as table and column names and in queries: every answ
     expect(listed.body.tables.map((t: { name: string }) => t.name)).toEqual(['notes']);
   });
 
-  const mine = await kit.request(kit.b, 'POST', '/api/v1/databases/query', { databaseId: secret.body.database.id, sql: 'select employee_b from salaries_b' });
+  const mine = await kit.request(kit.b, 'POST', '/api/v1/databases/query', {
+    databaseId: secret.body.database.id,
+    sql: 'select employee_b from salaries_b',
+  });
   expect(mine.body.rows).toEqual([{ employee_b: 'Grace' }]);
 });

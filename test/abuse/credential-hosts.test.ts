@@ -10,7 +10,9 @@ let app: TestApp;
 let ws: WorkspaceFixture;
 
 beforeAll(async () => {
-  app = await startTestApp({ credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 2_000, providerBaseUrls: {} } });
+  app = await startTestApp({
+    credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 2_000, providerBaseUrls: {} },
+  });
   ws = await createWorkspace(app, 'Credential hosts abuse');
 });
 afterAll(() => app?.close());
@@ -35,11 +37,20 @@ const hostile: Array<[string, unknown]> = [
 ];
 
 test.each(hostile)('%s: 400 on create and on PATCH, nothing stored', async (_label, allowedHosts) => {
-  const created = await http(app, 'POST', C, { token: ws.token, body: { name: 'abuse', type: 'bearer', value: 'abuse-token-0123456789', allowedHosts } });
+  const created = await http(app, 'POST', C, {
+    token: ws.token,
+    body: { name: 'abuse', type: 'bearer', value: 'abuse-token-0123456789', allowedHosts },
+  });
   expect(created.status).toBe(400);
   expect(created.text).toMatch(/allowedHosts/);
-  const base = await http(app, 'POST', C, { token: ws.token, body: { name: 'abuse base', type: 'bearer', value: 'abuse-base-0123456789' } });
-  const patched = await http(app, 'PATCH', `${C}/${base.body.credential.id}`, { token: ws.token, body: { value: 'abuse-base-0123456789', allowedHosts } });
+  const base = await http(app, 'POST', C, {
+    token: ws.token,
+    body: { name: 'abuse base', type: 'bearer', value: 'abuse-base-0123456789' },
+  });
+  const patched = await http(app, 'PATCH', `${C}/${base.body.credential.id}`, {
+    token: ws.token,
+    body: { value: 'abuse-base-0123456789', allowedHosts },
+  });
   expect(patched.status).toBe(400);
   const list = (await http(app, 'GET', C, { token: ws.token })).body.credentials as Array<{ name: string; allowedHosts: string[] }>;
   expect(list.some((c) => c.name === 'abuse')).toBe(false);

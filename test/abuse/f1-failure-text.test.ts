@@ -39,7 +39,10 @@ describe.each(Object.entries(F1_SUCCEEDING_SOURCES))('a live code node with %s',
 
 test('a worker restarted while the poisonous run is still in Temporal keeps polling, and the run ends failed', async () => {
   await kit.survives(async () => {
-    const id = await kit.createWorkflow(kit.a, { nodes: [{ id: 'start', type: 'start', config: {} }, codeNode(F1_SOURCES['a thrown message with a lone high surrogate'])], edges: [{ source: 'start', target: 'code' }] });
+    const id = await kit.createWorkflow(kit.a, {
+      nodes: [{ id: 'start', type: 'start', config: {} }, codeNode(F1_SOURCES['a thrown message with a lone high surrogate'])],
+      edges: [{ source: 'start', target: 'code' }],
+    });
     await kit.deploy(kit.a, id);
     // Let the poisonous run reach the worker (and today fail it: the run then stays in Temporal,
     // unfinished) before the restart, so the new worker meets it again.

@@ -16,7 +16,12 @@ let kit: AbuseStack;
 let databaseId: string;
 beforeAll(async () => {
   kit = await startAbuseStack({ config: { databaseQuery: { timeoutMs: 5_000, maxRows: 1_000, maxBytes: MAX_BYTES } } });
-  const created = await kit.request(kit.a, 'POST', '/api/v1/databases', { databaseName: 'attack', tableName: 'notes', columns: [{ name: 'text', type: 'text' }], rows: [{ text: 'hello' }] });
+  const created = await kit.request(kit.a, 'POST', '/api/v1/databases', {
+    databaseName: 'attack',
+    tableName: 'notes',
+    columns: [{ name: 'text', type: 'text' }],
+    rows: [{ text: 'hello' }],
+  });
   expect(created.status).toBe(201);
   databaseId = created.body.database.id;
 }, 120_000);

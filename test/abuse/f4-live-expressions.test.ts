@@ -26,14 +26,17 @@ test('five live runs with the picture at once, while B probes', async () => {
   });
 });
 
-describe.each((Object.keys(F3_EXPRESSIONS) as Array<keyof typeof F3_EXPRESSIONS>).filter((k) => k !== PICTURE))('a live run of %s', (name) => {
-  test('ends with the node failed naming the limit (or the right result); B probes meanwhile and after', async () => {
-    await kit.survives(async () => {
-      // The service may refuse the expression at deploy, before anything runs: a 4xx naming why.
-      const outcome = await kit.tryRunLive(kit.a, [transformNode(F3_EXPRESSIONS[name])]);
-      if ('refused' in outcome) return expect4xx(outcome.refused, F3_ACCEPTED[name].message);
-      expectFailedOrSucceeded(outcome.run, F3_ACCEPTED[name].message, f3Result(name));
-      if (outcome.run.status === 'failed') expect(outcome.run.errorNodeId).toBe('expr');
+describe.each((Object.keys(F3_EXPRESSIONS) as Array<keyof typeof F3_EXPRESSIONS>).filter((k) => k !== PICTURE))(
+  'a live run of %s',
+  (name) => {
+    test('ends with the node failed naming the limit (or the right result); B probes meanwhile and after', async () => {
+      await kit.survives(async () => {
+        // The service may refuse the expression at deploy, before anything runs: a 4xx naming why.
+        const outcome = await kit.tryRunLive(kit.a, [transformNode(F3_EXPRESSIONS[name])]);
+        if ('refused' in outcome) return expect4xx(outcome.refused, F3_ACCEPTED[name].message);
+        expectFailedOrSucceeded(outcome.run, F3_ACCEPTED[name].message, f3Result(name));
+        if (outcome.run.status === 'failed') expect(outcome.run.errorNodeId).toBe('expr');
+      });
     });
-  });
-});
+  },
+);

@@ -22,7 +22,12 @@ let bDatabase: string;
 beforeAll(async () => {
   kit = await startAbuseStack({ config: { databaseQuery: { timeoutMs: 5_000, maxRows: 1_000, maxBytes: 1024 * 1024 } } });
   const create = async (ws: typeof kit.a, name: string) => {
-    const res = await kit.request(ws, 'POST', '/api/v1/databases', { databaseName: name, tableName: 'items', columns: [{ name: 'label', type: 'text' }], rows: [{ label: 'one' }, { label: 'two' }] });
+    const res = await kit.request(ws, 'POST', '/api/v1/databases', {
+      databaseName: name,
+      tableName: 'items',
+      columns: [{ name: 'label', type: 'text' }],
+      rows: [{ label: 'one' }, { label: 'two' }],
+    });
     expect(res.status).toBe(201);
     return res.body.database.id as string;
   };
@@ -59,7 +64,11 @@ test(`${F5_PARALLEL} parallel queries of A held 5 s each (lock wait): B's listin
   expect(lock.tables).toBeGreaterThan(0);
   try {
     await kit.survives(async () => {
-      const attack = Promise.all(Array.from({ length: F5_PARALLEL }, () => kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: 'select count(*) as n from items' })));
+      const attack = Promise.all(
+        Array.from({ length: F5_PARALLEL }, () =>
+          kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: 'select count(*) as n from items' }),
+        ),
+      );
       const answers = await bystanderMeanwhile(attack);
       for (const res of answers) expectSlowQueryAnswer(res);
     });
@@ -70,7 +79,11 @@ test(`${F5_PARALLEL} parallel queries of A held 5 s each (lock wait): B's listin
 
 test(`${F5_PARALLEL} parallel CPU-heavy queries of A (each cut at 5 s): B's listing, query and probe succeed meanwhile`, async () => {
   await kit.survives(async () => {
-    const attack = Promise.all(Array.from({ length: F5_PARALLEL }, () => kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: F5_CPU_SQL })));
+    const attack = Promise.all(
+      Array.from({ length: F5_PARALLEL }, () =>
+        kit.request(kit.a, 'POST', '/api/v1/databases/query', { databaseId: aDatabase, sql: F5_CPU_SQL }),
+      ),
+    );
     const answers = await bystanderMeanwhile(attack);
     for (const res of answers) expectSlowQueryAnswer(res);
   });

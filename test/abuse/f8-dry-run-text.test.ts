@@ -26,7 +26,14 @@ describe.each(Object.entries(F8_SOURCES))('a dry run whose code node %s', (_name
 test(`${F8_FLOOD} such dry runs leave no run queued, and A's and B's live runs are still admitted`, async () => {
   await kit.survives(async () => {
     const sources = Object.values(F8_SOURCES);
-    const ids = await Promise.all(sources.map((s) => kit.createWorkflow(kit.a, { nodes: [{ id: 'start', type: 'start', config: {} }, codeNode(s)], edges: [{ source: 'start', target: 'code' }] })));
+    const ids = await Promise.all(
+      sources.map((s) =>
+        kit.createWorkflow(kit.a, {
+          nodes: [{ id: 'start', type: 'start', config: {} }, codeNode(s)],
+          edges: [{ source: 'start', target: 'code' }],
+        }),
+      ),
+    );
     for (let i = 0; i < F8_FLOOD; i += 10) {
       const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => kit.dryRunWorkflow(kit.a, ids[(i + j) % ids.length])));
       for (const res of batch) expect(res.status).toBe(201);

@@ -14,7 +14,18 @@
  */
 import { RunSchema } from '../../db/entities';
 import type { AppConfig } from '../../services/kernel/config';
-import { createWorkspace, http, startTestStack, startTestWorker, waitForRun, type HttpResult, type TestApp, type TestStack, type TestWorker, type WorkspaceFixture } from '../support/harness';
+import {
+  createWorkspace,
+  http,
+  startTestStack,
+  startTestWorker,
+  waitForRun,
+  type HttpResult,
+  type TestApp,
+  type TestStack,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../support/harness';
 import { PROBE_INPUT, PROBE_OUTPUT, chain, probeGraph, type GraphNode, type WorkflowBody } from './probe';
 
 export { CLEAR_LIMIT_MESSAGE } from './attacks';
@@ -122,7 +133,8 @@ export function expectWellFormed(value: unknown): void {
   const bad: string[] = [];
   const visit = (v: unknown): void => {
     if (typeof v === 'string') {
-      if (v.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v)) bad.push(JSON.stringify(v).slice(0, 120));
+      if (v.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v))
+        bad.push(JSON.stringify(v).slice(0, 120));
     } else if (Array.isArray(v)) v.forEach(visit);
     else if (v && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
@@ -188,7 +200,8 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     const res = await request(ws, 'POST', `/api/v1/workflows/${id}/deploy`);
     expect([res.status, res.text.slice(0, 300)]).toEqual([200, expect.anything()]);
   };
-  const execute = (ws: AbuseWorkspace, id: string, input: unknown = {}) => request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input });
+  const execute = (ws: AbuseWorkspace, id: string, input: unknown = {}) =>
+    request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input });
   const finish = (ws: AbuseWorkspace, runId: string) => waitForRun(app, ws.token, runId, undefined, RUN_DEADLINE_MS);
   const runLive = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => {
     const id = await createWorkflow(ws, asBody(nodes));
@@ -208,8 +221,10 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     return { run: await finish(ws, exec.body.run.id) };
   };
   // `target: candidate` simulates the saved draft (no deploy needed); `dryRun: true` alone would need an active version.
-  const dryRunWorkflow = (ws: AbuseWorkspace, id: string, input: unknown = {}) => request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input, target: 'candidate', dryRun: true });
-  const dryRun = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) => dryRunWorkflow(ws, await createWorkflow(ws, asBody(nodes)), input);
+  const dryRunWorkflow = (ws: AbuseWorkspace, id: string, input: unknown = {}) =>
+    request(ws, 'POST', `/api/v1/workflows/${id}/execute`, { input, target: 'candidate', dryRun: true });
+  const dryRun = async (ws: AbuseWorkspace, nodes: GraphNode[] | WorkflowBody, input: unknown = {}) =>
+    dryRunWorkflow(ws, await createWorkflow(ws, asBody(nodes)), input);
 
   const probeWorkflowId = await createWorkflow(b, probeGraph());
   await deploy(b, probeWorkflowId);
@@ -217,7 +232,11 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     const exec = await execute(b, probeWorkflowId, PROBE_INPUT);
     expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
     const run = await finish(b, exec.body.run.id);
-    expect({ status: run.status, output: run.output, error: run.error ?? null }).toEqual({ status: 'succeeded', output: PROBE_OUTPUT, error: null });
+    expect({ status: run.status, output: run.output, error: run.error ?? null }).toEqual({
+      status: 'succeeded',
+      output: PROBE_OUTPUT,
+      error: null,
+    });
     return run;
   };
   const healthz = async () => {
@@ -226,7 +245,10 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
     expect(res.status).toBe(200);
   };
   const assertNoQueuedRuns = async (ws: AbuseWorkspace = a) => {
-    const unfinished = () => app.orm.em.fork().find(RunSchema, { workspaceId: ws.workspaceId, status: { $in: ['queued', 'running'] } }, { fields: ['id', 'status', 'dryRun'] });
+    const unfinished = () =>
+      app.orm.em
+        .fork()
+        .find(RunSchema, { workspaceId: ws.workspaceId, status: { $in: ['queued', 'running'] } }, { fields: ['id', 'status', 'dryRun'] });
     const deadline = Date.now() + SETTLE_DEADLINE_MS;
     let left = await unfinished();
     while (left.length > 0 && Date.now() < deadline) {

@@ -8,7 +8,17 @@
 import { closeSandboxPool, configureSandbox, sandboxHostPid, sandboxHostStats } from '../../services/kernel/sandbox/sandbox';
 import { RunSchema } from '../../db/entities';
 import { waitForRun } from '../support/harness';
-import { chain, codeNode, PROBE_INPUT, PROBE_OUTPUT, startAbuseStack, transformNode, type AbuseStack, type GraphNode, type WorkflowBody } from './kit';
+import {
+  chain,
+  codeNode,
+  PROBE_INPUT,
+  PROBE_OUTPUT,
+  startAbuseStack,
+  transformNode,
+  type AbuseStack,
+  type GraphNode,
+  type WorkflowBody,
+} from './kit';
 
 /** A short dry-run deadline, so a runaway dry run ends within the case (the default is 30 s). */
 const DRY_RUN_TIMEOUT_MS = 8_000;
@@ -42,7 +52,7 @@ function fanOut(count: number, source: string): WorkflowBody {
 
 const SPIN = 'while (true) {}';
 
-test('F6: A runs 40 spinning code nodes live; B\'s probe succeeds meanwhile', async () => {
+test("F6: A runs 40 spinning code nodes live; B's probe succeeds meanwhile", async () => {
   await kit.survives(async () => {
     const run = await kit.runLive(kit.a, fanOut(40, SPIN));
     expect(['succeeded', 'failed']).toContain(run.status);
@@ -52,7 +62,7 @@ test('F6: A runs 40 spinning code nodes live; B\'s probe succeeds meanwhile', as
   });
 }, 300_000);
 
-test('F6: A dry-runs 40 spinning code nodes; it ends failed with a clear message, B\'s probe succeeds meanwhile', async () => {
+test("F6: A dry-runs 40 spinning code nodes; it ends failed with a clear message, B's probe succeeds meanwhile", async () => {
   await kit.survives(async () => {
     const res = await dryRun(fanOut(40, SPIN));
     expect([res.status, res.text.slice(0, 300)]).toEqual([201, expect.anything()]);
@@ -83,10 +93,17 @@ test('F3/F4: dry runs with heavy expressions end with an outcome (never a 500 or
 
 test('a dry run past its deadline is stopped from outside and stored failed', async () => {
   // 20 spinning code nodes one after another (each failing at 1 s and continuing) outlast the dry run's deadline.
-  const nodes = Array.from({ length: 20 }, (_, i) => ({ ...codeNode('async function s(){ for(;;){} }\nfor(;;) s();', `c${i}`), onError: 'continue' }));
+  const nodes = Array.from({ length: 20 }, (_, i) => ({
+    ...codeNode('async function s(){ for(;;){} }\nfor(;;) s();', `c${i}`),
+    onError: 'continue',
+  }));
   const res = await dryRun(nodes);
   expect(res.status).toBe(201);
-  expect(res.body.run).toMatchObject({ status: 'failed', dryRun: true, error: `The dry run exceeded its time limit of ${DRY_RUN_TIMEOUT_MS} ms and was stopped` });
+  expect(res.body.run).toMatchObject({
+    status: 'failed',
+    dryRun: true,
+    error: `The dry run exceeded its time limit of ${DRY_RUN_TIMEOUT_MS} ms and was stopped`,
+  });
   await kit.assertNoQueuedRuns(kit.a);
 }, 120_000);
 
@@ -103,14 +120,20 @@ test('item 7: kill -9 of the sandbox host mid-load; it comes back by itself and 
     expect(exec.status).toBe(202);
     return exec.body.run.id as string;
   });
-  const dryRuns = Array.from({ length: 3 }, (_, n) => kit.request(kit.a, 'POST', `/api/v1/workflows/${dryWorkflow}/execute`, { input: { n }, target: 'candidate', dryRun: true }));
+  const dryRuns = Array.from({ length: 3 }, (_, n) =>
+    kit.request(kit.a, 'POST', `/api/v1/workflows/${dryWorkflow}/execute`, { input: { n }, target: 'candidate', dryRun: true }),
+  );
   await new Promise((resolve) => setTimeout(resolve, 300));
   process.kill(first, 'SIGKILL');
 
   const ids = await Promise.all(liveRuns);
   for (const id of ids) {
     const run = await waitForRun(kit.app, kit.b.token, id, undefined, 120_000);
-    expect({ status: run.status, output: run.output, error: run.error ?? null }).toEqual({ status: 'succeeded', output: PROBE_OUTPUT, error: null });
+    expect({ status: run.status, output: run.output, error: run.error ?? null }).toEqual({
+      status: 'succeeded',
+      output: PROBE_OUTPUT,
+      error: null,
+    });
   }
   const dry = await Promise.all(dryRuns);
   for (const [n, res] of dry.entries()) {

@@ -10,7 +10,9 @@ export async function lockTablesOf(databaseUrl: string, databaseId: string): Pro
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const schema = `udb_${databaseId.slice('udb_'.length)}`;
-  const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [schema]);
+  const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [
+    schema,
+  ]);
   await client.query('begin');
   for (const t of tables.rows) await client.query(`lock table "${schema}"."${t.table_name}" in access exclusive mode`);
   return {

@@ -20,8 +20,17 @@ const uniq = () => `${Date.now().toString(36)}${n++}`;
 const FFFD = '\ufffd';
 
 /** HTTP as A, with headers; the answer is recorded for the kit's no-5xx check. */
-async function asA(method: string, path: string, opts: { body?: unknown; rawBody?: string; headers?: Record<string, string>; token?: boolean } = {}): Promise<HttpResult> {
-  const res = await http(kit.app, method, path, { token: opts.token === false ? undefined : kit.a.token, body: opts.body, rawBody: opts.rawBody, headers: opts.headers });
+async function asA(
+  method: string,
+  path: string,
+  opts: { body?: unknown; rawBody?: string; headers?: Record<string, string>; token?: boolean } = {},
+): Promise<HttpResult> {
+  const res = await http(kit.app, method, path, {
+    token: opts.token === false ? undefined : kit.a.token,
+    body: opts.body,
+    rawBody: opts.rawBody,
+    headers: opts.headers,
+  });
   kit.responses.push(res);
   return res;
 }
@@ -29,7 +38,10 @@ async function asA(method: string, path: string, opts: { body?: unknown; rawBody
 async function mailRoute(): Promise<{ id: string; address: string; secret: string }> {
   const workflowId = await kit.createWorkflow(kit.a, chain([]));
   await kit.deploy(kit.a, workflowId);
-  const created = await asA('POST', '/api/v1/mailer/routes', { body: { address: `raw-${uniq()}@example.test`, workflowId }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  const created = await asA('POST', '/api/v1/mailer/routes', {
+    body: { address: `raw-${uniq()}@example.test`, workflowId },
+    headers: { 'idempotency-key': `k-${uniq()}` },
+  });
   expect([created.status, created.text.slice(0, 300)]).toEqual([201, expect.anything()]);
   return { id: created.body.route.id, address: created.body.route.address, secret: created.body.signingSecret };
 }
@@ -39,7 +51,11 @@ function deliver(route: { id: string; secret: string }, body: Record<string, unk
   const raw = JSON.stringify(body);
   const ts = String(Math.floor(Date.now() / 1000));
   const signature = `v1=${createHmac('sha256', route.secret).update(`${ts}.`).update(raw).digest('hex')}`;
-  return asA('POST', `/api/v1/mailer/inbound/${route.id}`, { rawBody: raw, headers: { 'x-svc-timestamp': ts, 'x-svc-signature': signature }, token: false });
+  return asA('POST', `/api/v1/mailer/inbound/${route.id}`, {
+    rawBody: raw,
+    headers: { 'x-svc-timestamp': ts, 'x-svc-signature': signature },
+    token: false,
+  });
 }
 
 async function storedMessage(messageId: string): Promise<Record<string, any>> {
@@ -116,7 +132,10 @@ test('signed inbound raw MIME with NUL in the encoded subject, body and attachme
 test('JSON input of the API with NUL (mailer route description, knowledge upload name): a 400, nothing stored', async () => {
   await kit.survives(async () => {
     const workflowId = await kit.createWorkflow(kit.a, chain([]));
-    const route = await asA('POST', '/api/v1/mailer/routes', { body: { address: `d-${uniq()}@example.test`, workflowId, description: 'help\u0000desk' }, headers: { 'idempotency-key': `k-${uniq()}` } });
+    const route = await asA('POST', '/api/v1/mailer/routes', {
+      body: { address: `d-${uniq()}@example.test`, workflowId, description: 'help\u0000desk' },
+      headers: { 'idempotency-key': `k-${uniq()}` },
+    });
     expect(route.status).toBe(400);
     const kb = await asA('POST', '/api/v1/knowledge-bases', { body: { name: `KB ${uniq()}` } });
     expect([kb.status, kb.text.slice(0, 300)]).toEqual([201, expect.anything()]);
@@ -124,7 +143,11 @@ test('JSON input of the API with NUL (mailer route description, knowledge upload
     form.append('knowledgeBaseId', kb.body.knowledgeBase.id);
     form.append('name', 'title\u0000here');
     form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'name.txt');
-    const res = await fetch(`${kit.app.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
+    const res = await fetch(`${kit.app.url}/api/v1/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${kit.a.token}` },
+      body: form,
+    });
     const text = await res.text();
     kit.responses.push({ status: res.status, body: undefined, headers: res.headers, text });
     expect([res.status, text]).toEqual([400, expect.stringContaining('fields.name contains a NUL character (U+0000)')]);
@@ -138,11 +161,20 @@ test('a signed error-tracker delivery with NUL in its JSON: the route answers 40
     const workflowId = await kit.createWorkflow(kit.a, chain([]));
     await kit.deploy(kit.a, workflowId);
     const secret = `tracker-signing-secret-${uniq()}`;
-    const created = await asA('POST', '/api/v1/webhooks', { body: { provider: 'errtracker', workflowId, organizationSlug: 'acme', projectSlug: 'api', signingSecret: secret } });
+    const created = await asA('POST', '/api/v1/webhooks', {
+      body: { provider: 'errtracker', workflowId, organizationSlug: 'acme', projectSlug: 'api', signingSecret: secret },
+    });
     expect([created.status, created.text.slice(0, 300)]).toEqual([201, expect.anything()]);
-    const raw = JSON.stringify({ action: 'created', data: { issue: { id: '42', title: 'Type\u0000Error \ud800', 'tag\u0000': ['\udc00'] } } });
+    const raw = JSON.stringify({
+      action: 'created',
+      data: { issue: { id: '42', title: 'Type\u0000Error \ud800', 'tag\u0000': ['\udc00'] } },
+    });
     const signature = createHmac('sha256', secret).update(raw).digest('hex');
-    const res = await asA('POST', new URL(created.body.invokeUrl).pathname, { rawBody: raw, headers: { 'sentry-hook-resource': 'issue', 'sentry-hook-signature': signature }, token: false });
+    const res = await asA('POST', new URL(created.body.invokeUrl).pathname, {
+      rawBody: raw,
+      headers: { 'sentry-hook-resource': 'issue', 'sentry-hook-signature': signature },
+      token: false,
+    });
     expect([res.status, res.text]).toEqual([400, expect.stringContaining('contains a NUL character (U+0000)')]);
     const rows = await kit.app.orm.em.fork().getConnection().execute('select id from webhook_outbox where workflow_id = ?', [workflowId]);
     expect(rows).toEqual([]);
@@ -156,12 +188,19 @@ test('a CSV import with NUL and lone-surrogate escapes in a json cell: 201, stor
     const form = new FormData();
     form.append('databaseName', `raw_${uniq()}`);
     form.append('file', new Blob([csv], { type: 'text/csv' }), 'nul.csv');
-    const res = await fetch(`${kit.app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
+    const res = await fetch(`${kit.app.url}/api/v1/databases/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${kit.a.token}` },
+      body: form,
+    });
     const text = await res.text();
     kit.responses.push({ status: res.status, body: undefined, headers: res.headers, text });
     expect([res.status, text.slice(0, 300)]).toEqual([201, expect.anything()]);
     const table = JSON.parse(text).table;
-    expect(table.columns).toEqual([expect.objectContaining({ name: 'name', type: 'text' }), expect.objectContaining({ name: 'meta', type: 'json' })]);
+    expect(table.columns).toEqual([
+      expect.objectContaining({ name: 'name', type: 'text' }),
+      expect.objectContaining({ name: 'meta', type: 'json' }),
+    ]);
     const rows = await asA('GET', `/api/v1/databases/${table.id}/rows`);
     expect(rows.status).toBe(200);
     expect(rows.body.rows.map((r: any) => r.values)).toEqual([{ name: 'ab', meta: { [`k${FFFD}`]: `v${FFFD}` } }]);
@@ -173,11 +212,17 @@ test('a table_insert node writing a code node output with NUL and lone surrogate
     const form = new FormData();
     form.append('databaseName', `raw_${uniq()}`);
     form.append('file', new Blob(['name,meta\nseed,"{""a"":1}"\n'], { type: 'text/csv' }), 'nodes.csv');
-    const imported = await fetch(`${kit.app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${kit.a.token}` }, body: form });
+    const imported = await fetch(`${kit.app.url}/api/v1/databases/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${kit.a.token}` },
+      body: form,
+    });
     expect(imported.status).toBe(201);
     const tableId = ((await imported.json()) as { table: { id: string } }).table.id;
     const run = await kit.runLive(kit.a, [
-      codeNode('const k = {}; k["k\\u0000" + String.fromCharCode(0xdc00)] = "v" + String.fromCharCode(0xd800); return { name: "x\\u0000y", meta: k };'),
+      codeNode(
+        'const k = {}; k["k\\u0000" + String.fromCharCode(0xdc00)] = "v" + String.fromCharCode(0xd800); return { name: "x\\u0000y", meta: k };',
+      ),
       { id: 'ins', type: 'table_insert', config: { tableId, values: { name: '=name', meta: '=meta' } } },
     ]);
     expect([run.status, run.error ?? null]).toEqual(['succeeded', null]);
@@ -201,11 +246,18 @@ test('an RSS item with raw NUL bytes in its id and title: polled, one outbox ent
       await kit.deploy(kit.a, workflowId);
       const prod = await production(kit.app, kit.a.token, workflowId);
       const feedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/feed.xml`;
-      const configured = await changed(kit.app, kit.a.token, workflowId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'rss', targetId: prod.targetId, feedUrl } });
+      const configured = await changed(kit.app, kit.a.token, workflowId, {
+        action: 'configure-source',
+        expectedRevision: prod.revision,
+        source: { kind: 'rss', targetId: prod.targetId, feedUrl },
+      });
       const poll = () => pollRssSource(kit.app.orm.em.fork(), { allowPrivateNetworks: true }, configured.receipt.sourceId);
       body = rss([{ guid: 'old', title: 'Old' }]);
       expect(await poll()).toEqual({ outcome: 'baseline', started: 0 });
-      body = rss([{ guid: 'n\u0000ew', title: 'Ti\u0000tle' }, { guid: 'old', title: 'Old' }]);
+      body = rss([
+        { guid: 'n\u0000ew', title: 'Ti\u0000tle' },
+        { guid: 'old', title: 'Old' },
+      ]);
       expect(await poll()).toEqual({ outcome: 'polled', started: 1 });
       await poll();
       const conn = kit.app.orm.em.fork().getConnection();

@@ -43,7 +43,8 @@ async function bIsServed() {
 }
 
 const row = (id: string) => app.orm.em.fork().findOneOrFail(StoredFileSchema, { id });
-const blobsOf = async (workspaceId: string, fileId: string) => (await filesUnder(blobDir)).filter((f) => f.includes(workspaceId) && f.includes(fileId));
+const blobsOf = async (workspaceId: string, fileId: string) =>
+  (await filesUnder(blobDir)).filter((f) => f.includes(workspaceId) && f.includes(fileId));
 
 describe('content larger than declared', () => {
   test.each([
@@ -56,7 +57,10 @@ describe('content larger than declared', () => {
     const id = created.body.data.file.id;
     const [put] = await Promise.all([putContent(app, asA, id, Buffer.alloc(actual, 0x41)), bIsServed()]);
     expect(put.status).toBe(413);
-    expect(put.body).toMatchObject({ ok: false, error: { code: 'validation_failed', message: expect.stringContaining(`larger than the ${declared} bytes declared`) } });
+    expect(put.body).toMatchObject({
+      ok: false,
+      error: { code: 'validation_failed', message: expect.stringContaining(`larger than the ${declared} bytes declared`) },
+    });
     expect((await row(id)).blobKey).toBeNull();
     expect(await blobsOf(a.workspaceId, id)).toEqual([]);
     // The declared size still works afterwards.
@@ -74,7 +78,11 @@ describe('file names', () => {
     ['C1 controls', 'na\u0085me\u009B31m.txt', 'name31m.txt'],
     ['C0 controls and DEL', 'a\u0001b\u0007c\u001B[31m\td\n\re\u007F.txt', 'abc[31mde.txt'],
     ['zero-width space, word joiner and BOM', '\uFEFFpay\u200Broll\u2060.csv', 'payroll.csv'],
-    ['joiners in emoji and Persian are kept', 'family \u{1F468}\u200D\u{1F469}\u200D\u{1F467} می\u200Cخواهم.txt', 'family \u{1F468}\u200D\u{1F469}\u200D\u{1F467} می\u200Cخواهم.txt'],
+    [
+      'joiners in emoji and Persian are kept',
+      'family \u{1F468}\u200D\u{1F469}\u200D\u{1F467} می\u200Cخواهم.txt',
+      'family \u{1F468}\u200D\u{1F469}\u200D\u{1F467} می\u200Cخواهم.txt',
+    ],
     ['surrounding space left by a stripped character', '\u202E  notes.md  \u202C', 'notes.md'],
   ])('%s: stored and shown without them', async (_label, sent, stored) => {
     const created = await createFile(app, asA, { name: sent, mimeType: 'text/plain', sizeBytes: 1 });
@@ -83,17 +91,21 @@ describe('file names', () => {
     expect((await row(created.body.data.file.id)).name).toBe(stored);
   });
 
-  test.each([['only bidi controls', '\u202E\u202D\u2066'], ['only controls and spaces', ' \u0001\u0085 \u007F '], ['only zero-width', '\u200B\uFEFF']])(
-    'a name of %s is a 400 and nothing is created; B is served',
-    async (_label, sent) => {
-      const before = await app.orm.em.fork().count(StoredFileSchema, { workspaceId: a.workspaceId });
-      const res = await createFile(app, asA, { name: sent, mimeType: 'text/plain', sizeBytes: 1 });
-      expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ ok: false, error: { code: 'validation_failed', message: expect.stringContaining('name must not be empty') } });
-      expect(await app.orm.em.fork().count(StoredFileSchema, { workspaceId: a.workspaceId })).toBe(before);
-      await bIsServed();
-    },
-  );
+  test.each([
+    ['only bidi controls', '\u202E\u202D\u2066'],
+    ['only controls and spaces', ' \u0001\u0085 \u007F '],
+    ['only zero-width', '\u200B\uFEFF'],
+  ])('a name of %s is a 400 and nothing is created; B is served', async (_label, sent) => {
+    const before = await app.orm.em.fork().count(StoredFileSchema, { workspaceId: a.workspaceId });
+    const res = await createFile(app, asA, { name: sent, mimeType: 'text/plain', sizeBytes: 1 });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      ok: false,
+      error: { code: 'validation_failed', message: expect.stringContaining('name must not be empty') },
+    });
+    expect(await app.orm.em.fork().count(StoredFileSchema, { workspaceId: a.workspaceId })).toBe(before);
+    await bIsServed();
+  });
 });
 
 describe('a multipart document over the limit', () => {
@@ -105,7 +117,20 @@ describe('a multipart document over the limit', () => {
   beforeAll(async () => {
     s3 = await startFakeS3();
     const base = loadConfig({});
-    s3App = await startTestApp({ blobs: { ...base.blobs, backend: 's3', s3: { endpoint: s3.endpoint, region: 'eu-test-1', bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true } } });
+    s3App = await startTestApp({
+      blobs: {
+        ...base.blobs,
+        backend: 's3',
+        s3: {
+          endpoint: s3.endpoint,
+          region: 'eu-test-1',
+          bucket: s3.bucket,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          forcePathStyle: true,
+        },
+      },
+    });
     a3 = await createWorkspace(s3App, 'Attacker A (S3)');
     b3 = await createWorkspace(s3App, 'Bystander B (S3)');
   });
@@ -119,7 +144,12 @@ describe('a multipart document over the limit', () => {
     const kbB = await createBase(s3App, b3.token);
     const docsOf = (workspaceId: string) => s3App.orm.em.fork().count(KnowledgeDocumentSchema, { workspaceId });
     const [big, small] = await Promise.all([
-      upload(s3App, a3.token, { knowledgeBaseId: kbA.id }, { name: 'huge.txt', type: 'text/plain', content: Buffer.alloc(MAX_DOCUMENT_BYTES + 1, 0x61) }),
+      upload(
+        s3App,
+        a3.token,
+        { knowledgeBaseId: kbA.id },
+        { name: 'huge.txt', type: 'text/plain', content: Buffer.alloc(MAX_DOCUMENT_BYTES + 1, 0x61) },
+      ),
       upload(s3App, b3.token, { knowledgeBaseId: kbB.id }, { name: 'b.txt', type: 'text/plain', content: 'bystander notes' }),
     ]);
     expect(big.status).toBe(413);
@@ -128,7 +158,12 @@ describe('a multipart document over the limit', () => {
     expect(s3.requests.filter((r) => r.method === 'PUT' && r.key.includes(a3.workspaceId))).toEqual([]);
     expect(s3.requests.filter((r) => r.method === 'PUT' && r.key.includes(b3.workspaceId))).toHaveLength(1);
     // Exactly at the limit is still taken (the limit is inclusive).
-    const edge = await upload(s3App, a3.token, { knowledgeBaseId: kbA.id }, { name: 'edge.txt', type: 'text/plain', content: Buffer.alloc(MAX_DOCUMENT_BYTES, 0x61) });
+    const edge = await upload(
+      s3App,
+      a3.token,
+      { knowledgeBaseId: kbA.id },
+      { name: 'edge.txt', type: 'text/plain', content: Buffer.alloc(MAX_DOCUMENT_BYTES, 0x61) },
+    );
     expect(edge.status).toBe(201);
   });
 });

@@ -39,10 +39,22 @@ export async function startChatFake(token = 'xoxb-fake-token'): Promise<ChatFake
         .filter((m) => (oldest ? (inclusive ? Number(m.ts) >= Number(oldest) : Number(m.ts) > Number(oldest)) : true))
         .filter((m) => (latest ? (inclusive ? Number(m.ts) <= Number(latest) : Number(m.ts) < Number(latest)) : true))
         .sort((a, b) => Number(b.ts) - Number(a.ts));
-      const offset = Number(Buffer.from(req.query.get('cursor') ?? '', 'base64').toString('utf8').replace('next_ts:', '') || 0);
+      const offset = Number(
+        Buffer.from(req.query.get('cursor') ?? '', 'base64')
+          .toString('utf8')
+          .replace('next_ts:', '') || 0,
+      );
       const page = inRange.slice(offset, offset + limit);
       const more = offset + limit < inRange.length;
-      return { json: { ok: true, messages: page, has_more: more, pin_count: 0, response_metadata: { next_cursor: more ? Buffer.from(`next_ts:${offset + limit}`).toString('base64') : '' } } };
+      return {
+        json: {
+          ok: true,
+          messages: page,
+          has_more: more,
+          pin_count: 0,
+          response_metadata: { next_cursor: more ? Buffer.from(`next_ts:${offset + limit}`).toString('base64') : '' },
+        },
+      };
     },
   });
   return {

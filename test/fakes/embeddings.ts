@@ -44,7 +44,11 @@ export const SYNONYM_GROUPS: string[][] = [
   ['secure', 'protect', 'safeguard', 'shield'],
 ];
 
-const STOPWORDS = new Set('a an and are as at be by can do does for from how i in is it my of on or the to what when where which who why with you your we our this that'.split(' '));
+const STOPWORDS = new Set(
+  'a an and are as at be by can do does for from how i in is it my of on or the to what when where which who why with you your we our this that'.split(
+    ' ',
+  ),
+);
 
 const concept = new Map<string, string>();
 for (const group of SYNONYM_GROUPS) for (const word of group) concept.set(word, group[0]);
@@ -93,21 +97,36 @@ export async function startFakeEmbeddings(opts: { dims?: number; apiKey?: string
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(payload));
       };
-      if (req.method !== 'POST' || req.url !== '/v1/embeddings') return send(404, { error: { message: `Unknown route ${req.method} ${req.url}`, type: 'invalid_request_error', code: null } });
-      if (req.headers.authorization !== `Bearer ${apiKey}`) return send(401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      if (req.method !== 'POST' || req.url !== '/v1/embeddings')
+        return send(404, { error: { message: `Unknown route ${req.method} ${req.url}`, type: 'invalid_request_error', code: null } });
+      if (req.headers.authorization !== `Bearer ${apiKey}`)
+        return send(401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } });
       await gate.pass();
       if (failures.left > 0) {
         failures.left--;
-        return send(failures.status, { error: { message: failures.status === 429 ? 'Rate limit reached' : 'The server had an error', type: failures.status === 429 ? 'requests' : 'server_error', code: null } }, failures.status === 429 ? { 'retry-after': '0' } : {});
+        return send(
+          failures.status,
+          {
+            error: {
+              message: failures.status === 429 ? 'Rate limit reached' : 'The server had an error',
+              type: failures.status === 429 ? 'requests' : 'server_error',
+              code: null,
+            },
+          },
+          failures.status === 429 ? { 'retry-after': '0' } : {},
+        );
       }
       let parsed: { model?: string; input?: string | string[] };
       try {
         parsed = JSON.parse(body);
       } catch {
-        return send(400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', code: null } });
+        return send(400, {
+          error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', code: null },
+        });
       }
       const inputs = typeof parsed.input === 'string' ? [parsed.input] : Array.isArray(parsed.input) ? parsed.input : null;
-      if (!parsed.model || !inputs || inputs.length === 0) return send(400, { error: { message: "'input' and 'model' are required", type: 'invalid_request_error', code: null } });
+      if (!parsed.model || !inputs || inputs.length === 0)
+        return send(400, { error: { message: "'input' and 'model' are required", type: 'invalid_request_error', code: null } });
       requests.push({ model: parsed.model, inputs });
       send(200, {
         object: 'list',

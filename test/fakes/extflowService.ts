@@ -17,7 +17,8 @@ export async function startExtflowService(): Promise<{ url: string; close(): Pro
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      if (url.pathname === '/echo') return send(200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers });
+      if (url.pathname === '/echo')
+        return send(200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers });
       if (url.pathname === '/contacts' && req.method === 'POST') {
         const auth = req.headers['x-api-key'];
         if (auth !== CONTACTS_KEY) return send(401, { error: 'missing key' });

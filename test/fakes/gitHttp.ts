@@ -17,7 +17,11 @@ export interface GitHttpServer {
   close(): Promise<void>;
 }
 
-export async function startGitHttpServer(opts: { root: string; basic?: Record<string, string>; bearer?: Record<string, string> }): Promise<GitHttpServer> {
+export async function startGitHttpServer(opts: {
+  root: string;
+  basic?: Record<string, string>;
+  bearer?: Record<string, string>;
+}): Promise<GitHttpServer> {
   const backend = path.join(execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(), 'git-http-backend');
   const requests: GitHttpServer['requests'] = [];
 

@@ -13,7 +13,14 @@
  * in the path is 403).
  */
 import { verify, type KeyObject } from 'node:crypto';
-import { bearer, startProviderFake, type FakeAnswer, type FakeRequest, type ProviderFake, type TokenEndpointOptions } from './providerServer';
+import {
+  bearer,
+  startProviderFake,
+  type FakeAnswer,
+  type FakeRequest,
+  type ProviderFake,
+  type TokenEndpointOptions,
+} from './providerServer';
 
 interface Stored {
   id: string;
@@ -37,13 +44,20 @@ export interface GmailFake extends ProviderFake {
   assertions: Array<Record<string, unknown>>;
 }
 
-const GMAIL_SCOPES = new Set(['https://mail.google.com/', 'https://www.googleapis.com/auth/gmail.readonly', 'https://www.googleapis.com/auth/gmail.send', 'https://www.googleapis.com/auth/gmail.modify']);
+const GMAIL_SCOPES = new Set([
+  'https://mail.google.com/',
+  'https://www.googleapis.com/auth/gmail.readonly',
+  'https://www.googleapis.com/auth/gmail.send',
+  'https://www.googleapis.com/auth/gmail.modify',
+]);
 
 export async function startGmailFake(token: string, opts: Pick<TokenEndpointOptions, 'oauth'> = {}): Promise<GmailFake> {
   const serviceAccounts = new Map<string, { publicKey: KeyObject; subjects: Set<string> }>();
   const assertions: Array<Record<string, unknown>> = [];
   let tokenUrl = '';
-  const grantError = (status: number, error: string, description: string) => ({ refusal: { status, json: { error, error_description: description } } as FakeAnswer });
+  const grantError = (status: number, error: string, description: string) => ({
+    refusal: { status, json: { error, error_description: description } } as FakeAnswer,
+  });
   const jwtGrant: TokenEndpointOptions['jwtGrant'] = (assertion) => {
     const parts = assertion.split('.');
     if (parts.length !== 3) return grantError(400, 'invalid_grant', 'Invalid JWT: the assertion is not a signed JWT.');
@@ -57,18 +71,29 @@ export async function startGmailFake(token: string, opts: Pick<TokenEndpointOpti
     }
     const account = serviceAccounts.get(String(claims.iss));
     if (header.alg !== 'RS256' || !account) return grantError(400, 'invalid_grant', 'Invalid JWT Signature.');
-    if (!verify('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), account.publicKey, Buffer.from(parts[2], 'base64url'))) return grantError(400, 'invalid_grant', 'Invalid JWT Signature.');
+    if (!verify('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), account.publicKey, Buffer.from(parts[2], 'base64url')))
+      return grantError(400, 'invalid_grant', 'Invalid JWT Signature.');
     assertions.push(claims);
     const now = Math.floor(Date.now() / 1000);
     const iat = Number(claims.iat);
     const exp = Number(claims.exp);
-    if (!(iat <= now + 300 && exp > now && exp - iat <= 3600)) return grantError(400, 'invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
+    if (!(iat <= now + 300 && exp > now && exp - iat <= 3600))
+      return grantError(400, 'invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
     // Google's own token URL is the audience of every key file; the loopback URL is accepted too.
-    if (claims.aud !== tokenUrl && claims.aud !== 'https://oauth2.googleapis.com/token') return grantError(400, 'invalid_grant', 'Invalid JWT: the audience is not the token endpoint.');
-    const scopes = String(claims.scope ?? '').split(' ').filter(Boolean);
-    if (scopes.length === 0 || !scopes.every((x) => GMAIL_SCOPES.has(x))) return grantError(400, 'invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
+    if (claims.aud !== tokenUrl && claims.aud !== 'https://oauth2.googleapis.com/token')
+      return grantError(400, 'invalid_grant', 'Invalid JWT: the audience is not the token endpoint.');
+    const scopes = String(claims.scope ?? '')
+      .split(' ')
+      .filter(Boolean);
+    if (scopes.length === 0 || !scopes.every((x) => GMAIL_SCOPES.has(x)))
+      return grantError(400, 'invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
     const subject = typeof claims.sub === 'string' ? claims.sub : '';
-    if (!account.subjects.has(subject)) return grantError(401, 'unauthorized_client', 'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.');
+    if (!account.subjects.has(subject))
+      return grantError(
+        401,
+        'unauthorized_client',
+        'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.',
+      );
     return { subject };
   };
   let historyId = 1000;
@@ -84,19 +109,34 @@ export async function startGmailFake(token: string, opts: Pick<TokenEndpointOpti
     const delegated = subjectOf(req.headers);
     if (delegated && delegated !== 'me') {
       if (user === 'me') user = delegated;
-      else if (user !== delegated) return { status: 403, json: { error: { code: 403, message: 'Delegation denied for this user.', status: 'PERMISSION_DENIED' } } };
+      else if (user !== delegated)
+        return { status: 403, json: { error: { code: 403, message: 'Delegation denied for this user.', status: 'PERMISSION_DENIED' } } };
     }
-    if (m[2] === 'profile' && req.method === 'GET') return { json: { emailAddress: user === 'me' ? 'inbox@example.test' : user, messagesTotal: messages.size, threadsTotal: messages.size, historyId: String(historyId) } };
+    if (m[2] === 'profile' && req.method === 'GET')
+      return {
+        json: {
+          emailAddress: user === 'me' ? 'inbox@example.test' : user,
+          messagesTotal: messages.size,
+          threadsTotal: messages.size,
+          historyId: String(historyId),
+        },
+      };
     if (m[2] === 'history' && req.method === 'GET') {
       const start = Number(req.query.get('startHistoryId'));
       if (!Number.isFinite(start) || start < minHistoryId) return notFound;
-      const records = [...messages.values()].filter((s) => s.user === user && s.historyId > start).sort((a, b) => a.historyId - b.historyId);
+      const records = [...messages.values()]
+        .filter((s) => s.user === user && s.historyId > start)
+        .sort((a, b) => a.historyId - b.historyId);
       const offset = Number(req.query.get('pageToken') ?? 0);
       const page = records.slice(offset, offset + 2);
       const more = offset + 2 < records.length;
       return {
         json: {
-          history: page.map((s) => ({ id: String(s.historyId), messages: [{ id: s.id, threadId: s.threadId }], messagesAdded: [{ message: { id: s.id, threadId: s.threadId, labelIds: ['INBOX', 'UNREAD'] } }] })),
+          history: page.map((s) => ({
+            id: String(s.historyId),
+            messages: [{ id: s.id, threadId: s.threadId }],
+            messagesAdded: [{ message: { id: s.id, threadId: s.threadId, labelIds: ['INBOX', 'UNREAD'] } }],
+          })),
           ...(more ? { nextPageToken: String(offset + 2) } : {}),
           historyId: String(historyId),
         },
@@ -110,14 +150,20 @@ export async function startGmailFake(token: string, opts: Pick<TokenEndpointOpti
     if (m[3] && req.method === 'GET') {
       const s = messages.get(decodeURIComponent(m[3]));
       if (!s || s.user !== user) return notFound;
-      if (req.query.get('format') !== 'raw') return { status: 400, json: { error: { code: 400, message: 'this fake serves format=raw only' } } };
-      return { json: { id: s.id, threadId: s.threadId, labelIds: ['INBOX'], historyId: String(s.historyId), raw: s.raw.toString('base64url') } };
+      if (req.query.get('format') !== 'raw')
+        return { status: 400, json: { error: { code: 400, message: 'this fake serves format=raw only' } } };
+      return {
+        json: { id: s.id, threadId: s.threadId, labelIds: ['INBOX'], historyId: String(s.historyId), raw: s.raw.toString('base64url') },
+      };
     }
     return notFound;
   };
   const fake = await startProviderFake({
     authorized: bearer(token),
-    unauthorized: { status: 401, json: { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } } },
+    unauthorized: {
+      status: 401,
+      json: { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } },
+    },
     handle,
     oauth: opts.oauth,
     jwtGrant,
@@ -134,7 +180,13 @@ export async function startGmailFake(token: string, opts: Pick<TokenEndpointOpti
     deliver(raw, opts = {}) {
       const id = `msg${(++seq).toString(16).padStart(6, '0')}`;
       historyId += 7;
-      messages.set(id, { id, threadId: opts.threadId ?? `thr${id}`, raw: Buffer.isBuffer(raw) ? raw : Buffer.from(raw), historyId, user: opts.user ?? 'me' });
+      messages.set(id, {
+        id,
+        threadId: opts.threadId ?? `thr${id}`,
+        raw: Buffer.isBuffer(raw) ? raw : Buffer.from(raw),
+        historyId,
+        user: opts.user ?? 'me',
+      });
       return id;
     },
     expireHistory() {

@@ -23,7 +23,10 @@ export async function startGraphFake(token: string, opts: Pick<TokenEndpointOpti
   const sent: GraphFake['sent'] = [];
   let minToken = 0;
   let base = '';
-  const notFound = { status: 404, json: { error: { code: 'ErrorItemNotFound', message: 'The specified object was not found in the store.' } } };
+  const notFound = {
+    status: 404,
+    json: { error: { code: 'ErrorItemNotFound', message: 'The specified object was not found in the store.' } },
+  };
   const handle = (req: FakeRequest) => {
     const m = /^\/v1\.0\/(me|users\/[^/]+)\/(mailFolders\/inbox\/messages\/delta|messages\/([^/]+)\/\$value|sendMail)$/.exec(req.path);
     if (!m) return notFound;
@@ -31,12 +34,22 @@ export async function startGraphFake(token: string, opts: Pick<TokenEndpointOpti
     if (m[2].startsWith('mailFolders') && req.method === 'GET') {
       const deltaToken = req.query.get('$deltatoken');
       const from = deltaToken === null ? 0 : Number(deltaToken);
-      if (deltaToken !== null && from < minToken) return { status: 410, json: { error: { code: 'SyncStateNotFound', message: 'The sync state generation is invalid.' } } };
+      if (deltaToken !== null && from < minToken)
+        return { status: 410, json: { error: { code: 'SyncStateNotFound', message: 'The sync state generation is invalid.' } } };
       const skip = Number(req.query.get('$skiptoken') ?? from);
       const page = messages.slice(skip, skip + 2);
       const link = `${base}/v1.0/${user}/mailFolders/inbox/messages/delta`;
-      const tail = skip + 2 < messages.length ? { '@odata.nextLink': `${link}?$skiptoken=${skip + 2}` } : { '@odata.deltaLink': `${link}?$deltatoken=${messages.length}` };
-      return { json: { '@odata.context': `${base}/v1.0/$metadata#Collection(message)`, value: page.map((x) => ({ id: x.id, conversationId: x.conversationId })), ...tail } };
+      const tail =
+        skip + 2 < messages.length
+          ? { '@odata.nextLink': `${link}?$skiptoken=${skip + 2}` }
+          : { '@odata.deltaLink': `${link}?$deltatoken=${messages.length}` };
+      return {
+        json: {
+          '@odata.context': `${base}/v1.0/$metadata#Collection(message)`,
+          value: page.map((x) => ({ id: x.id, conversationId: x.conversationId })),
+          ...tail,
+        },
+      };
     }
     if (m[3] && req.method === 'GET') {
       const found = messages.find((x) => x.id === decodeURIComponent(m[3]));
@@ -47,7 +60,10 @@ export async function startGraphFake(token: string, opts: Pick<TokenEndpointOpti
         const text = req.body.toString('ascii').replace(/\s+/g, '');
         const mime = Buffer.from(text, 'base64').toString('utf8');
         if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || !/^[\w-]+: /m.test(mime) || !/\r?\n\r?\n/.test(mime)) {
-          return { status: 400, json: { error: { code: 'ErrorMimeContentInvalidBase64String', message: 'Invalid base64 string for MIME content.' } } };
+          return {
+            status: 400,
+            json: { error: { code: 'ErrorMimeContentInvalidBase64String', message: 'Invalid base64 string for MIME content.' } },
+          };
         }
         sent.push({ user, mime });
       } else sent.push({ user, body: JSON.parse(req.body.toString('utf8')) });
@@ -55,7 +71,12 @@ export async function startGraphFake(token: string, opts: Pick<TokenEndpointOpti
     }
     return notFound;
   };
-  const fake = await startProviderFake({ authorized: bearer(token), unauthorized: { status: 401, json: { error: { code: 'InvalidAuthenticationToken', message: 'Access token is empty.' } } }, handle, oauth: opts.oauth });
+  const fake = await startProviderFake({
+    authorized: bearer(token),
+    unauthorized: { status: 401, json: { error: { code: 'InvalidAuthenticationToken', message: 'Access token is empty.' } } },
+    handle,
+    oauth: opts.oauth,
+  });
   base = fake.url;
   return {
     ...fake,

@@ -54,7 +54,9 @@ export async function startFakeApi(oauth: { refreshToken: string; clientId: stri
   const state = { ...oauth, refreshes: 0, issued: [] as string[] };
   const key = (name: string, value: string) => `${name.toLowerCase()}\n${value}`;
   const authenticated = (req: http.IncomingMessage) =>
-    Object.entries(req.headers).some(([name, value]) => (Array.isArray(value) ? value : [value]).some((v) => v !== undefined && accepted.has(key(name, v))));
+    Object.entries(req.headers).some(([name, value]) =>
+      (Array.isArray(value) ? value : [value]).some((v) => v !== undefined && accepted.has(key(name, v))),
+    );
 
   const server = http.createServer((req, res) => {
     let body = '';
@@ -87,14 +89,22 @@ export async function startFakeApi(oauth: { refreshToken: string; clientId: stri
         return json(200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, scope: 'read write' });
       }
       if (path.startsWith('/probe')) {
-        return authenticated(req) ? json(200, { authenticated: true }) : json(401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="fake"' });
+        return authenticated(req)
+          ? json(200, { authenticated: true })
+          : json(401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="fake"' });
       }
       if (path === '/echo') return authenticated(req) ? json(200, { headers: req.headers }) : json(401, { error: 'unauthorized' });
-      if (path === '/llm/models') return authenticated(req) ? json(200, { object: 'list', data: [{ id: 'model-a' }, { id: 'model-b' }] }) : json(401, { error: { message: 'Incorrect API key provided' } });
+      if (path === '/llm/models')
+        return authenticated(req)
+          ? json(200, { object: 'list', data: [{ id: 'model-a' }, { id: 'model-b' }] })
+          : json(401, { error: { message: 'Incorrect API key provided' } });
       const provider = Object.entries(PROVIDER_PATHS).find(([, p]) => p.path === path && p.method === req.method);
       if (provider) {
-        if (provider[0] === 'chat') return json(200, authenticated(req) ? { ok: true, user: 'bot', team: 'fake' } : { ok: false, error: 'invalid_auth' });
-        return authenticated(req) ? json(200, { id: 'user-1', login: 'fake-user', emailAddress: 'user@example.test' }) : json(401, { message: 'Bad credentials' });
+        if (provider[0] === 'chat')
+          return json(200, authenticated(req) ? { ok: true, user: 'bot', team: 'fake' } : { ok: false, error: 'invalid_auth' });
+        return authenticated(req)
+          ? json(200, { id: 'user-1', login: 'fake-user', emailAddress: 'user@example.test' })
+          : json(401, { message: 'Bad credentials' });
       }
       json(404, { error: 'not found' });
     });

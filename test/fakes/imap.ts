@@ -49,7 +49,9 @@ export async function startFakeImap(opts: { username: string; password: string; 
   function login(socket: net.Socket, tag: string, username: string | undefined, password: string | undefined): void {
     const ok = username === opts.username && password === opts.password;
     logins.push({ username: username ?? '', ok });
-    socket.write(ok ? `${tag} OK [CAPABILITY IMAP4rev1] Authentication completed\r\n` : `${tag} NO [AUTHENTICATIONFAILED] Invalid credentials\r\n`);
+    socket.write(
+      ok ? `${tag} OK [CAPABILITY IMAP4rev1] Authentication completed\r\n` : `${tag} NO [AUTHENTICATIONFAILED] Invalid credentials\r\n`,
+    );
   }
   function respond(socket: net.Socket, line: string): void {
     const pendingTag = authenticating.get(socket);
@@ -105,7 +107,7 @@ export async function startFakeImap(opts: { username: string; password: string; 
       case 'AUTHENTICATE': {
         const [mechanism, initial] = args.split(' ');
         if (mechanism.toUpperCase() !== 'PLAIN') return void socket.write(`${tag} NO Unsupported mechanism\r\n`);
-        if (initial) return respond(socket, initial === '=' ? '' : initial), void 0;
+        if (initial) return (respond(socket, initial === '=' ? '' : initial), void 0);
         authenticating.set(socket, tag);
         socket.write('+ \r\n');
         return;

@@ -99,7 +99,10 @@ export async function startProviderFake(
     let subject: string;
     if (grantType === 'refresh_token' && opts.oauth) {
       const o = opts.oauth;
-      const valid = form.get('refresh_token') === o.refreshToken && (o.clientId === undefined || form.get('client_id') === o.clientId) && (o.clientSecret === undefined || form.get('client_secret') === o.clientSecret);
+      const valid =
+        form.get('refresh_token') === o.refreshToken &&
+        (o.clientId === undefined || form.get('client_id') === o.clientId) &&
+        (o.clientSecret === undefined || form.get('client_secret') === o.clientSecret);
       if (!valid) return refuse({ status: 400, json: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' } });
       subject = 'me';
     } else if (grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && opts.jwtGrant) {
@@ -119,7 +122,13 @@ export async function startProviderFake(
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://fake');
-      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks) };
+      const request: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       requests.push(request);
       await gate.pass();
       let answer: FakeAnswer;

@@ -29,11 +29,24 @@ export async function startPullsApi(token: string): Promise<{ url: string; pulls
       if (req.headers.authorization !== `Bearer ${token}`) return send(401, { message: 'Bad credentials' });
       const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls(?:\/(\d+))?$/.exec(req.url ?? '');
       if (!m) return send(404, { message: 'Not Found' });
-      const present = (p: FakePull) => ({ ...p, html_url: `https://git.example.test/${m[1]}/${m[2]}/pull/${p.number}`, head: { ref: p.head }, base: { ref: p.base } });
+      const present = (p: FakePull) => ({
+        ...p,
+        html_url: `https://git.example.test/${m[1]}/${m[2]}/pull/${p.number}`,
+        head: { ref: p.head },
+        base: { ref: p.base },
+      });
       if (req.method === 'POST' && !m[3]) {
         const body = JSON.parse(raw) as { title: string; head: string; base: string };
         if (pulls.some((p) => p.head === body.head && p.state === 'open')) return send(422, { message: 'A pull request already exists' });
-        const pull: FakePull = { number: pulls.length + 1, title: body.title, head: body.head, base: body.base, state: 'open', merged: false, merge_commit_sha: null };
+        const pull: FakePull = {
+          number: pulls.length + 1,
+          title: body.title,
+          head: body.head,
+          base: body.base,
+          state: 'open',
+          merged: false,
+          merge_commit_sha: null,
+        };
         pulls.push(pull);
         return send(201, present(pull));
       }

@@ -33,7 +33,9 @@ export async function startRepoFake(token = 'ghp_fake_token'): Promise<RepoFake>
       if (!m[2]) return { json: { id: 1, full_name: m[1], default_branch: 'main', private: true } };
       if (m[3] === 'blobs') {
         const blob = blobs.get(m[4]);
-        return blob ? { json: { sha: m[4], size: blob.length, encoding: 'base64', content: blob.toString('base64').replace(/(.{60})/g, '$1\n') } } : notFound;
+        return blob
+          ? { json: { sha: m[4], size: blob.length, encoding: 'base64', content: blob.toString('base64').replace(/(.{60})/g, '$1\n') } }
+          : notFound;
       }
       if (decodeURIComponent(m[4]) !== 'main') return notFound;
       const entries = [...files.entries()].map(([path, content]) => {
@@ -42,14 +44,25 @@ export async function startRepoFake(token = 'ghp_fake_token'): Promise<RepoFake>
         blobs.set(sha, bytes);
         return { path, mode: '100644', type: 'blob', sha, size: bytes.length, url: `${req.path}/blobs/${sha}` };
       });
-      const dirs = [...new Set([...files.keys()].flatMap((p) => p.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))))].map((path) => ({
+      const dirs = [
+        ...new Set(
+          [...files.keys()].flatMap((p) =>
+            p
+              .split('/')
+              .slice(0, -1)
+              .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+          ),
+        ),
+      ].map((path) => ({
         path,
         mode: '040000',
         type: 'tree',
         sha: createHash('sha1').update(path).digest('hex'),
       }));
       const tree = [...dirs, ...entries].sort((a, b) => (a.path < b.path ? -1 : 1));
-      const treeSha = createHash('sha1').update(JSON.stringify(entries.map((e) => [e.path, e.sha]))).digest('hex');
+      const treeSha = createHash('sha1')
+        .update(JSON.stringify(entries.map((e) => [e.path, e.sha])))
+        .digest('hex');
       return { json: { sha: treeSha, url: req.path, tree: truncated.has(m[1]) ? tree.slice(0, 2) : tree, truncated: truncated.has(m[1]) } };
     },
   });

@@ -28,7 +28,8 @@ export interface FakeS3 {
   close(): Promise<void>;
 }
 
-const xmlError = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+const xmlError = (code: string, message: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
 
 export async function startFakeS3(opts: { bucket?: string; accessKeyId?: string; secretAccessKey?: string } = {}): Promise<FakeS3> {
   const bucket = opts.bucket ?? 'svc-test-bucket';
@@ -45,14 +46,22 @@ export async function startFakeS3(opts: { bucket?: string; accessKeyId?: string;
       const url = new URL(req.url ?? '/', 'http://fake');
       const [, reqBucket = '', ...rest] = url.pathname.split('/');
       const key = rest.map(decodeURIComponent).join('/');
-      const record: FakeS3Request = { method: req.method ?? 'GET', bucket: reqBucket, key, range: (req.headers.range as string) ?? null, status: 0, bytes: body.length };
+      const record: FakeS3Request = {
+        method: req.method ?? 'GET',
+        bucket: reqBucket,
+        key,
+        range: (req.headers.range as string) ?? null,
+        status: 0,
+        bytes: body.length,
+      };
       requests.push(record);
       const send = (status: number, headers: Record<string, string | number>, payload?: Buffer | string) => {
         record.status = status;
         res.writeHead(status, headers);
         res.end(req.method === 'HEAD' ? undefined : payload);
       };
-      const fail = (status: number, code: string, message: string) => send(status, { 'content-type': 'application/xml' }, xmlError(code, message));
+      const fail = (status: number, code: string, message: string) =>
+        send(status, { 'content-type': 'application/xml' }, xmlError(code, message));
 
       const auth = verifySignature(req, url, body, accessKeyId, secretAccessKey);
       if (auth) return fail(403, auth.code, auth.message);
@@ -63,7 +72,8 @@ export async function startFakeS3(opts: { bucket?: string; accessKeyId?: string;
         case 'PUT': {
           const declared = req.headers['content-length'];
           if (declared === undefined) return fail(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
-          if (req.headers['content-encoding']?.includes('aws-chunked')) return fail(501, 'NotImplemented', 'aws-chunked uploads are not supported');
+          if (req.headers['content-encoding']?.includes('aws-chunked'))
+            return fail(501, 'NotImplemented', 'aws-chunked uploads are not supported');
           objects.set(key, body);
           return send(200, { etag: `"${createHash('md5').update(body).digest('hex')}"` });
         }
@@ -72,14 +82,27 @@ export async function startFakeS3(opts: { bucket?: string; accessKeyId?: string;
           const object = objects.get(key);
           if (!object) return fail(404, 'NoSuchKey', 'The specified key does not exist.');
           const range = req.headers.range;
-          if (!range) return send(200, { 'content-length': object.length, 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' }, object);
+          if (!range)
+            return send(
+              200,
+              { 'content-length': object.length, 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' },
+              object,
+            );
           const m = /^bytes=(\d+)-(\d*)$/.exec(range);
           if (!m) return send(200, { 'content-length': object.length }, object);
           const start = Number(m[1]);
           const end = Math.min(m[2] === '' ? object.length - 1 : Number(m[2]), object.length - 1);
           if (start >= object.length || end < start) return fail(416, 'InvalidRange', 'The requested range is not satisfiable');
           const part = object.subarray(start, end + 1);
-          return send(206, { 'content-length': part.length, 'content-range': `bytes ${start}-${end}/${object.length}`, 'content-type': 'application/octet-stream' }, part);
+          return send(
+            206,
+            {
+              'content-length': part.length,
+              'content-range': `bytes ${start}-${end}/${object.length}`,
+              'content-type': 'application/octet-stream',
+            },
+            part,
+          );
         }
         case 'DELETE':
           objects.delete(key);
@@ -112,17 +135,35 @@ const sha256Hex = (data: Buffer | string) => createHash('sha256').update(data).d
 const uriEncode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** Null when the request carries a valid AWS SigV4 Authorization header; else the S3 error. */
-function verifySignature(req: http.IncomingMessage, url: URL, body: Buffer, accessKeyId: string, secret: string): { code: string; message: string } | null {
+function verifySignature(
+  req: http.IncomingMessage,
+  url: URL,
+  body: Buffer,
+  accessKeyId: string,
+  secret: string,
+): { code: string; message: string } | null {
   const header = req.headers.authorization ?? '';
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(header);
+  const m =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+      header,
+    );
   if (!m) return { code: 'AccessDenied', message: 'Missing or malformed SigV4 Authorization header' };
   const [, akid, date, region, signedHeaders, signature] = m;
-  if (akid !== accessKeyId) return { code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
+  if (akid !== accessKeyId)
+    return { code: 'InvalidAccessKeyId', message: 'The AWS Access Key Id you provided does not exist in our records.' };
   const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
-  if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== sha256Hex(body)) return { code: 'XAmzContentSHA256Mismatch', message: 'The provided x-amz-content-sha256 header does not match what was computed.' };
+  if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== sha256Hex(body))
+    return { code: 'XAmzContentSHA256Mismatch', message: 'The provided x-amz-content-sha256 header does not match what was computed.' };
   const amzDate = String(req.headers['x-amz-date'] ?? '');
   const names = signedHeaders.split(';');
-  const canonicalHeaders = names.map((n) => `${n}:${String(req.headers[n] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const canonicalHeaders = names
+    .map(
+      (n) =>
+        `${n}:${String(req.headers[n] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
+    .join('');
   const query = [...url.searchParams.entries()]
     .map(([k, v]) => [uriEncode(k), uriEncode(v)])
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -136,6 +177,7 @@ function verifySignature(req: http.IncomingMessage, url: URL, body: Buffer, acce
   const scope = `${date}/${region}/s3/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
   const signingKey = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), 's3'), 'aws4_request');
-  if (hmac(signingKey, stringToSign).toString('hex') !== signature) return { code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided.' };
+  if (hmac(signingKey, stringToSign).toString('hex') !== signature)
+    return { code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided.' };
   return null;
 }

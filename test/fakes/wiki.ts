@@ -35,7 +35,15 @@ export async function startWikiFake(credentials = { email: 'bot@example.test', t
       if (req.path === '/wiki/api/v2/spaces') {
         const ids = [...spaces.keys()];
         const page = ids.slice(offset, offset + limit);
-        return { json: { results: page.map((id) => ({ id, key: `S${id}`, name: `Space ${id}`, type: 'global', status: 'current' })), _links: { base, ...(offset + limit < ids.length ? { next: `/wiki/api/v2/spaces?cursor=${offset + limit}&limit=${limit}` } : {}) } } };
+        return {
+          json: {
+            results: page.map((id) => ({ id, key: `S${id}`, name: `Space ${id}`, type: 'global', status: 'current' })),
+            _links: {
+              base,
+              ...(offset + limit < ids.length ? { next: `/wiki/api/v2/spaces?cursor=${offset + limit}&limit=${limit}` } : {}),
+            },
+          },
+        };
       }
       const m = /^\/wiki\/api\/v2\/spaces\/([^/]+)\/pages$/.exec(req.path);
       if (!m) return error(404, 'NOT_FOUND', 'Not Found');
@@ -45,7 +53,10 @@ export async function startWikiFake(credentials = { email: 'bot@example.test', t
       const wanted = pages.filter((p) => (statuses.length ? statuses.includes(p.status) : p.status === 'current'));
       const bodyFormat = req.query.get('body-format');
       const slice = wanted.slice(offset, offset + limit);
-      const next = offset + limit < wanted.length ? `/wiki/api/v2/spaces/${m[1]}/pages?cursor=${offset + limit}&limit=${limit}${bodyFormat ? `&body-format=${bodyFormat}` : ''}${statuses.map((s) => `&status=${s}`).join('')}` : undefined;
+      const next =
+        offset + limit < wanted.length
+          ? `/wiki/api/v2/spaces/${m[1]}/pages?cursor=${offset + limit}&limit=${limit}${bodyFormat ? `&body-format=${bodyFormat}` : ''}${statuses.map((s) => `&status=${s}`).join('')}`
+          : undefined;
       return {
         json: {
           results: slice.map((p) => ({
@@ -58,7 +69,11 @@ export async function startWikiFake(credentials = { email: 'bot@example.test', t
             createdAt: '2026-01-01T00:00:00.000Z',
             version: { number: p.version, createdAt: '2026-01-01T00:00:00.000Z', message: '', minorEdit: false, authorId: 'acc-1' },
             ...(bodyFormat === 'storage' ? { body: { storage: { representation: 'storage', value: p.body } } } : { body: {} }),
-            _links: { webui: `/spaces/S${p.spaceId}/pages/${p.id}`, editui: `/pages/resumedraft.action?draftId=${p.id}`, tinyui: `/x/${p.id}` },
+            _links: {
+              webui: `/spaces/S${p.spaceId}/pages/${p.id}`,
+              editui: `/pages/resumedraft.action?draftId=${p.id}`,
+              tinyui: `/x/${p.id}`,
+            },
           })),
           _links: { base, ...(next ? { next } : {}) },
         },

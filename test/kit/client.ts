@@ -7,7 +7,13 @@
  * check `status` first (or use `expectStatus`).
  */
 import type { z } from 'zod';
-import type { createdWorkflowSchema, deployResultSchema, updatedWorkflowSchema, workflowListSchema, workflowWithLinksSchema } from '../../api/schemas/workflows';
+import type {
+  createdWorkflowSchema,
+  deployResultSchema,
+  updatedWorkflowSchema,
+  workflowListSchema,
+  workflowWithLinksSchema,
+} from '../../api/schemas/workflows';
 import type { fullRunSchema, fullRunSummarySchema, queuedReceiptSchema, rerunReceiptSchema, runLinksSchema } from '../../api/schemas/runs';
 import type { acceptedDeliverySchema, webhookListSchema, webhookSchema, webhookWithLinksSchema } from '../../api/schemas/webhooks';
 import { http, type HttpResult } from '../support/harness';
@@ -81,7 +87,8 @@ export function client(app: AppTarget, token?: string) {
       create: (body: WorkflowBody, opts?: RequestOptions) => request<CreatedWorkflow>('POST', WF, { ...opts, body }),
       get: (id: string, opts?: RequestOptions) => request<WorkflowWithLinks>('GET', `${WF}/${id}`, opts),
       list: (query = '', opts?: RequestOptions) => request<WorkflowList>('GET', `${WF}${query}`, opts),
-      update: (id: string, body: Record<string, unknown>, opts?: RequestOptions) => request<UpdatedWorkflow>('PATCH', `${WF}/${id}`, { ...opts, body }),
+      update: (id: string, body: Record<string, unknown>, opts?: RequestOptions) =>
+        request<UpdatedWorkflow>('PATCH', `${WF}/${id}`, { ...opts, body }),
       deploy: (id: string, opts?: RequestOptions) => request<DeployResult>('POST', `${WF}/${id}/deploy`, opts),
       /** POST /execute with `{ input, ...extra }` (e.g. `executionTargetId`). */
       execute: (id: string, input: unknown = {}, extra: Record<string, unknown> = {}, opts?: RequestOptions) =>
@@ -90,15 +97,20 @@ export function client(app: AppTarget, token?: string) {
     runs: {
       get: (id: string, opts?: RequestOptions) => request<RunWithLinks>('GET', `${RUNS}/${id}`, opts),
       list: (query = '', opts?: RequestOptions) => request<RunList>('GET', `${RUNS}${query}`, opts),
-      cancel: (id: string, body: Record<string, unknown> = {}, opts?: RequestOptions) => request<RunWithLinks>('POST', `${RUNS}/${id}/cancel`, { ...opts, body }),
-      rerun: (id: string, body: Record<string, unknown> = {}, opts?: RequestOptions) => request<RerunReceipt>('POST', `${RUNS}/${id}/rerun`, { ...opts, body }),
+      cancel: (id: string, body: Record<string, unknown> = {}, opts?: RequestOptions) =>
+        request<RunWithLinks>('POST', `${RUNS}/${id}/cancel`, { ...opts, body }),
+      rerun: (id: string, body: Record<string, unknown> = {}, opts?: RequestOptions) =>
+        request<RerunReceipt>('POST', `${RUNS}/${id}/rerun`, { ...opts, body }),
     },
     webhooks: {
       list: (query = '', opts?: RequestOptions) => request<WebhookList>('GET', `/api/v1/webhooks${query}`, opts),
       get: (id: string, opts?: RequestOptions) => request<WebhookWithLinks>('GET', `/api/v1/webhooks/${id}`, opts),
       /** Calls a webhook's public invoke path (or full URL) with `body`; no credential. */
       invoke: <T = AcceptedDelivery>(pathOrUrl: string, body?: unknown, opts: Omit<RequestOptions, 'token'> = {}) =>
-        http<T>(app, 'POST', pathOrUrl.startsWith('http') ? new URL(pathOrUrl).pathname + new URL(pathOrUrl).search : pathOrUrl, { ...opts, body }),
+        http<T>(app, 'POST', pathOrUrl.startsWith('http') ? new URL(pathOrUrl).pathname + new URL(pathOrUrl).search : pathOrUrl, {
+          ...opts,
+          body,
+        }),
     },
   };
 }

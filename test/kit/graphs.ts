@@ -54,10 +54,19 @@ export const node = {
     config: { source },
     ...(opts.retry === false ? { retry: { maxAttempts: 1, backoffSeconds: 0 } } : {}),
   }),
-  log: (id: string, message: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): NodeInput => ({ id, type: 'log', config: { level, message } }),
+  log: (id: string, message: string, level: 'debug' | 'info' | 'warn' | 'error' = 'info'): NodeInput => ({
+    id,
+    type: 'log',
+    config: { level, message },
+  }),
   fail: (id: string, message: string): NodeInput => ({ id, type: 'fail', config: { message } }),
   wait: (id: string, seconds: number): NodeInput => ({ id, type: 'wait', config: { seconds } }),
   approval: (id: string, prompt: string): NodeInput => ({ id, type: 'approval', config: { prompt } }),
   /** Any other node type. */
-  of: (type: string, id: string, config: Record<string, unknown> = {}, extra: Partial<GraphNode> = {}): NodeInput => ({ id, type, config, ...extra }),
+  of: (type: string, id: string, config: Record<string, unknown> = {}, extra: Partial<GraphNode> = {}): NodeInput => ({
+    id,
+    type,
+    config,
+    ...extra,
+  }),
 };

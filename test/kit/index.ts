@@ -3,4 +3,13 @@ export * from './client';
 export * from './graphs';
 export * from './stack';
 export * from './workflows';
-export { addUserWithKey, createWorkspace, eventually, http, signInCookie, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
+export {
+  addUserWithKey,
+  createWorkspace,
+  eventually,
+  http,
+  signInCookie,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../support/harness';

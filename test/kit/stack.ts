@@ -45,7 +45,8 @@ export function useTestStack(options: TestStackOptions | (() => TestStackOptions
   let ws: WorkspaceFixture | undefined;
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   const started = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`useTestStack: ${what} read before beforeAll started the stack (read it inside a hook or test)`);
+    if (value === undefined)
+      throw new Error(`useTestStack: ${what} read before beforeAll started the stack (read it inside a hook or test)`);
     return value;
   };
 

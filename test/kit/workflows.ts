@@ -25,24 +25,57 @@ export interface DeployedWorkflow {
 const TERMINAL = ['succeeded', 'failed', 'canceled'];
 
 /** Creates the workflow (201) and deploys it (200). `opts.token` acts as another caller of the workspace. */
-export async function deployWorkflow(on: WorkspaceTarget, graph: WorkflowBody, opts: { name?: string; token?: string } = {}): Promise<DeployedWorkflow> {
+export async function deployWorkflow(
+  on: WorkspaceTarget,
+  graph: WorkflowBody,
+  opts: { name?: string; token?: string } = {},
+): Promise<DeployedWorkflow> {
   const api = client(on.app, opts.token ?? on.ws.token);
-  const created = expectStatus(await api.workflows.create({ ...(opts.name !== undefined ? { name: opts.name } : {}), ...graph }), 201, 'create workflow');
+  const created = expectStatus(
+    await api.workflows.create({ ...(opts.name !== undefined ? { name: opts.name } : {}), ...graph }),
+    201,
+    'create workflow',
+  );
   const workflowId = created.body.workflow.id;
   const deployed = expectStatus(await api.workflows.deploy(workflowId), 200, `deploy ${graph.name ?? opts.name ?? workflowId}`);
   const webhookUrl = deployed.body.webhookUrl;
-  return { workflowId, version: deployed.body.version, webhookUrl, webhookPath: webhookUrl ? new URL(webhookUrl).pathname : null, deploy: deployed.body };
+  return {
+    workflowId,
+    version: deployed.body.version,
+    webhookUrl,
+    webhookPath: webhookUrl ? new URL(webhookUrl).pathname : null,
+    deploy: deployed.body,
+  };
 }
 
 /** Starts a run of a deployed workflow (202) and returns its id. */
-export async function executeWorkflow(on: WorkspaceTarget, workflowId: string, input: unknown = {}, opts: { token?: string; extra?: Record<string, unknown> } = {}): Promise<string> {
-  const res = expectStatus(await client(on.app, opts.token ?? on.ws.token).workflows.execute(workflowId, input, opts.extra), 202, 'execute');
+export async function executeWorkflow(
+  on: WorkspaceTarget,
+  workflowId: string,
+  input: unknown = {},
+  opts: { token?: string; extra?: Record<string, unknown> } = {},
+): Promise<string> {
+  const res = expectStatus(
+    await client(on.app, opts.token ?? on.ws.token).workflows.execute(workflowId, input, opts.extra),
+    202,
+    'execute',
+  );
   return res.body.run.id;
 }
 
 /** Polls the run until `until(run)` holds (default: it ended); fails with its last state after `timeoutMs`. */
-export async function waitRun(on: WorkspaceTarget, runId: string, opts: { until?: (run: Run) => boolean; timeoutMs?: number; token?: string } = {}): Promise<Run> {
-  return (await pollRun(on.app, opts.token ?? on.ws.token, runId, opts.until ?? ((run: Run) => TERMINAL.includes(run.status)), opts.timeoutMs)) as Run;
+export async function waitRun(
+  on: WorkspaceTarget,
+  runId: string,
+  opts: { until?: (run: Run) => boolean; timeoutMs?: number; token?: string } = {},
+): Promise<Run> {
+  return (await pollRun(
+    on.app,
+    opts.token ?? on.ws.token,
+    runId,
+    opts.until ?? ((run: Run) => TERMINAL.includes(run.status)),
+    opts.timeoutMs,
+  )) as Run;
 }
 
 /** Starts a run and waits for it to end (or for `opts.until`). */
@@ -56,7 +89,12 @@ export async function executeAndWait(
 }
 
 /** Deploys `graph`, runs it once with `input` and waits for the end: the one-shot of runtime tests. */
-export async function runWorkflow(on: WorkspaceTarget, graph: WorkflowBody, input: unknown = {}, opts: { name?: string; timeoutMs?: number } = {}): Promise<{ workflowId: string; run: Run }> {
+export async function runWorkflow(
+  on: WorkspaceTarget,
+  graph: WorkflowBody,
+  input: unknown = {},
+  opts: { name?: string; timeoutMs?: number } = {},
+): Promise<{ workflowId: string; run: Run }> {
   const { workflowId } = await deployWorkflow(on, graph, opts);
   return { workflowId, run: await executeAndWait(on, workflowId, input, opts) };
 }

@@ -60,14 +60,30 @@ export async function startTestApp(
 ): Promise<TestApp> {
   // Every answer a test receives is checked against its route's declared response schema.
   const config: AppConfig = {
-    ...loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY, VALIDATE_RESPONSES: 'true' }),
+    ...loadConfig({
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SECRET_KEY: TEST_SECRET_KEY,
+      VALIDATE_RESPONSES: 'true',
+    }),
     ...overrides,
   };
   // `databaseUrl` in the overrides points one app at another database of the test server.
   const orm = await openOrm(overrides.databaseUrl ?? testEnv('databaseUrl'), { poolMax: 5 });
   const namespace = temporalOpts.namespace ?? 'default';
-  const temporal = await connectTemporalClient({ address: temporalOpts.temporalAddress ?? testEnv('temporalAddress'), namespace, payloadCodec: payloadCodecFromConfig(config) });
-  const deps = buildAppDeps({ config, orm, temporal, namespace, logger: createLogger(config.logLevel, { stream: temporalOpts.logStream }) });
+  const temporal = await connectTemporalClient({
+    address: temporalOpts.temporalAddress ?? testEnv('temporalAddress'),
+    namespace,
+    payloadCodec: payloadCodecFromConfig(config),
+  });
+  const deps = buildAppDeps({
+    config,
+    orm,
+    temporal,
+    namespace,
+    logger: createLogger(config.logLevel, { stream: temporalOpts.logStream }),
+  });
   const server = await listen(createApp(deps, routes), { port: 0, host: '127.0.0.1', lifecycle: deps.lifecycle });
   const dispatcher = temporalOpts.dispatcher ? startApiBackground(deps, { pollMs: 100, rssScheduleSync: false }) : null;
   return {
@@ -115,7 +131,14 @@ export async function addUserWithKey(
 ): Promise<{ userId: string; email: string; token: string; keyId: string }> {
   const em = app.orm.em.fork();
   const email = `${role}-${randomToken(6).toLowerCase()}@example.test`;
-  const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
+  const owner = {
+    kind: 'session' as const,
+    sessionId: 'fixture',
+    principalId: `user:${ws.ownerId}`,
+    userId: ws.ownerId,
+    workspaceId: ws.workspaceId,
+    role: 'owner' as const,
+  };
   const { member } = role === 'owner' ? await addOwner(app, ws, email) : await grantMembership(em, owner, { email, role });
   const { apiKey, token } = await issueApiKey(em, null, {
     name: `${scope} key ${newId('n')}`,
@@ -131,13 +154,20 @@ export async function addUserWithKey(
 
 async function addOwner(app: TestApp, ws: WorkspaceFixture, email: string) {
   const em = app.orm.em.fork();
-  const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
+  const owner = {
+    kind: 'session' as const,
+    sessionId: 'fixture',
+    principalId: `user:${ws.ownerId}`,
+    userId: ws.ownerId,
+    workspaceId: ws.workspaceId,
+    role: 'owner' as const,
+  };
   const result = await grantMembership(em, owner, { email, role: 'admin' });
   await em.nativeUpdate(MembershipSchema, { workspaceId: ws.workspaceId, userId: result.member.userId }, { role: 'owner' });
   return result;
 }
 
-export interface HttpResult<T = any> {  
+export interface HttpResult<T = any> {
   status: number;
   body: T;
   headers: Headers;
@@ -145,7 +175,7 @@ export interface HttpResult<T = any> {
 }
 
 /** Real HTTP to the app with fetch. `token` sets the bearer header; `body` objects are sent as JSON. */
-export async function http<T = any>(  
+export async function http<T = any>(
   app: { url: string },
   method: string,
   path: string,
@@ -192,14 +222,30 @@ export interface TestWorker {
  */
 export async function startTestWorker(
   app: { orm: MikroORM; deps?: AppDeps },
-  opts: { identity?: string; temporalAddress?: string; logStream?: Writable; logLevel?: string; payloadCodec?: PayloadEncryptionCodec; maxCachedWorkflows?: number; codeTimeoutMs?: number } = {},
+  opts: {
+    identity?: string;
+    temporalAddress?: string;
+    logStream?: Writable;
+    logLevel?: string;
+    payloadCodec?: PayloadEncryptionCodec;
+    maxCachedWorkflows?: number;
+    codeTimeoutMs?: number;
+  } = {},
 ): Promise<TestWorker> {
   // The SDK runtime (and its logger) is installed by the first worker of the process.
   const logger = createLogger(opts.logLevel ?? process.env.TEST_LOG_LEVEL ?? 'error', { stream: opts.logStream });
-  const connection = await connectWorkerConnection({ address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' }, { logger });
+  const connection = await connectWorkerConnection(
+    { address: opts.temporalAddress ?? testEnv('temporalAddress'), namespace: 'default' },
+    { logger },
+  );
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   // The worker decrypts credentials with the same keys as the app it runs beside.
-  const credentials = keySettingsOf(app.deps?.config ?? { credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} }, secretKey: TEST_SECRET_KEY });
+  const credentials = keySettingsOf(
+    app.deps?.config ?? {
+      credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} },
+      secretKey: TEST_SECRET_KEY,
+    },
+  );
   const worker = await createServiceWorker({
     connection,
     namespace: 'default',
@@ -211,7 +257,14 @@ export async function startTestWorker(
       knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
       llm: app.deps?.config.llm,
       localAiCli: app.deps?.config.localAiCli,
-      commands: app.deps ? { llm: app.deps.config.llm, confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds, databaseQuery: app.deps.config.databaseQuery, localAiCli: app.deps.config.localAiCli } : undefined,
+      commands: app.deps
+        ? {
+            llm: app.deps.config.llm,
+            confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds,
+            databaseQuery: app.deps.config.databaseQuery,
+            localAiCli: app.deps.config.localAiCli,
+          }
+        : undefined,
       mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
       codeTimeoutMs: opts.codeTimeoutMs,
     },
@@ -257,7 +310,11 @@ export async function startTestStack(
   let worker: TestWorker | undefined;
   try {
     const logStream = opts.temporal?.logStream;
-    worker = await startTestWorker(app, { temporalAddress: opts.temporal?.temporalAddress, logStream, logLevel: logStream ? app.deps.config.logLevel : undefined });
+    worker = await startTestWorker(app, {
+      temporalAddress: opts.temporal?.temporalAddress,
+      logStream,
+      logLevel: logStream ? app.deps.config.logLevel : undefined,
+    });
     const ws = await createWorkspace(app, opts.workspaceName);
     const started = worker;
     return {
@@ -281,9 +338,9 @@ export async function waitForRun(
   app: { url: string },
   token: string,
   runId: string,
-  done: (run: any) => boolean = (run) => ['succeeded', 'failed', 'canceled'].includes(run.status),  
+  done: (run: any) => boolean = (run) => ['succeeded', 'failed', 'canceled'].includes(run.status),
   timeoutMs = 30_000,
-): Promise<any> {  
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

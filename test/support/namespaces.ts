@@ -13,9 +13,11 @@ import { testEnv } from './env';
 export async function ensureNamespace(namespace: string): Promise<void> {
   const connection = await Connection.connect({ address: testEnv('temporalAddress') });
   try {
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') }).catch((err: Error) => {
-      if (!/already (exists|registered)/i.test(err.message)) throw err;
-    });
+    await connection.workflowService
+      .registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') })
+      .catch((err: Error) => {
+        if (!/already (exists|registered)/i.test(err.message)) throw err;
+      });
     for (let attempt = 0; ; attempt++) {
       try {
         await registerSearchAttributes(connection, namespace);

@@ -18,7 +18,11 @@ export const ESCAPES: Array<[label: string, sql: string, checkerMessage: RegExp]
   ['unicode-escaped catalog name', 'select * from U&"pg_\\0061uthid"', /pg_authid/],
   ['CTE name lent outside its scope', 'select * from (with pg_authid as (select 1) select 1) s, pg_authid', /pg_authid/],
   ['non-recursive CTE referring to itself', 'with pg_authid as (select * from pg_authid) select * from pg_authid', /pg_authid/],
-  ['CTE of one union branch seen by the other', '(with pg_class as (select 1) select * from pg_class) union all select 1 from pg_class', /pg_class/],
+  [
+    'CTE of one union branch seen by the other',
+    '(with pg_class as (select 1) select * from pg_class) union all select 1 from pg_class',
+    /pg_class/,
+  ],
   ['INSERT', "insert into orders (status) values ('x')", /INSERT/],
   ['UPDATE', 'update orders set total = 0', /UPDATE/],
   ['DELETE', 'delete from orders', /DELETE/],
@@ -62,4 +66,3 @@ export const ESCAPES: Array<[label: string, sql: string, checkerMessage: RegExp]
   ['empty', '   ', /one SELECT/],
   ['comment only', '-- nothing', /one SELECT/],
 ];
-

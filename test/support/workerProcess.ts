@@ -167,6 +167,8 @@ export function spawnService(port: number, env: Record<string, string> = {}, dat
   return new Promise((resolve, reject) => {
     const onData = () => /API:\s+http/.test(output) && resolve(service);
     child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => reject(new Error(`service exited (${signal ?? code}) before it was ready:\n${output.slice(-3000)}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`service exited (${signal ?? code}) before it was ready:\n${output.slice(-3000)}`)),
+    );
   });
 }

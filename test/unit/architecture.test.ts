@@ -13,8 +13,12 @@ const root = path.resolve(__dirname, '../..');
 // Type information is off: the probes are imaginary files (no project holds them) and the layer rules need none.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { configs } = require('typescript-eslint');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: [...require('../../eslint.config.js'), configs.disableTypeChecked] });
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfigFile: true,
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  overrideConfig: [...require('../../eslint.config.js'), configs.disableTypeChecked],
+});
 
 async function restrictedImports(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });

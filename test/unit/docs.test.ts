@@ -44,7 +44,9 @@ test('no document points at files outside the repository', () => {
   for (const file of DOCS) {
     const text = readFileSync(file, 'utf8');
     // Sibling folders of a checkout (the contract, the design notes) and machine paths are not in a clone.
-    for (const m of text.matchAll(/(?:\.\.\/)+(?:shared|\.library)\b[^\s)`'"]*|(?<![\w.~-])\/(?:work|root|home|Users|tmp\/bash_jobs)\/[^\s)`'"]*/g)) {
+    for (const m of text.matchAll(
+      /(?:\.\.\/)+(?:shared|\.library)\b[^\s)`'"]*|(?<![\w.~-])\/(?:work|root|home|Users|tmp\/bash_jobs)\/[^\s)`'"]*/g,
+    )) {
       outside.push(`${rel(file)}: ${m[0]}`);
     }
     for (const target of linkTargets(text)) {

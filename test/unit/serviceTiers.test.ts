@@ -64,11 +64,16 @@ function serviceImports(): Edge[] {
         specifiers.push({ text: node.moduleSpecifier.text, typeOnly: node.importClause?.isTypeOnly ?? false });
       } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
         specifiers.push({ text: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
-      } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+      } else if (
+        ts.isImportEqualsDeclaration(node) &&
+        ts.isExternalModuleReference(node.moduleReference) &&
+        ts.isStringLiteral(node.moduleReference.expression)
+      ) {
         specifiers.push({ text: node.moduleReference.expression.text, typeOnly: node.isTypeOnly });
       } else if (
         ts.isCallExpression(node) &&
-        (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
+        (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+          (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
         node.arguments.length > 0 &&
         ts.isStringLiteral(node.arguments[0])
       ) {
@@ -106,7 +111,10 @@ function areaGraph(edges: Edge[]): Map<string, Map<string, Edge>> {
 
 /** One cycle per strongly connected group of areas (Tarjan), spelled out edge by edge. */
 function areaCycles(graph: Map<string, Map<string, Edge>>): string[] {
-  return cycles(graph).map(({ group, steps }) => `areas ${group.join(', ')} import each other: ${steps.map(({ from, to, edge }) => `${from} -> ${to} (${named(edge)})`).join('; ')}`);
+  return cycles(graph).map(
+    ({ group, steps }) =>
+      `areas ${group.join(', ')} import each other: ${steps.map(({ from, to, edge }) => `${from} -> ${to} (${named(edge)})`).join('; ')}`,
+  );
 }
 
 /** The runtime imports between single files (type-only imports are erased), as a graph of files. */

@@ -19,13 +19,19 @@ export interface BaselineWorkerOptions {
   workflowBundlePath?: string;
 }
 
-export async function createBaselineWorker(address: string, namespace: string, opts: BaselineWorkerOptions = {}): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createBaselineWorker(
+  address: string,
+  namespace: string,
+  opts: BaselineWorkerOptions = {},
+): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue: BASELINE_TASK_QUEUE,
-    ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: require.resolve('./workflows') }),
+    ...(opts.workflowBundlePath
+      ? { workflowBundle: { codePath: opts.workflowBundlePath } }
+      : { workflowsPath: require.resolve('./workflows') }),
     activities: createBaselineActivities(),
     ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),
   });
@@ -49,11 +55,18 @@ export async function startBaselineWorker(address: string, namespace: string): P
  * A baseline worker in its own process; resolves once it polls. `runtime: 'dist'` runs the
  * compiled worker (`npm run build`) with plain node, as the service's dist form.
  */
-export async function spawnBaselineWorker(address: string, namespace: string, opts: BaselineWorkerOptions & { runtime?: 'tsx' | 'dist' } = {}): Promise<{ pid: number; stop(): Promise<void> }> {
+export async function spawnBaselineWorker(
+  address: string,
+  namespace: string,
+  opts: BaselineWorkerOptions & { runtime?: 'tsx' | 'dist' } = {},
+): Promise<{ pid: number; stop(): Promise<void> }> {
   const env: Record<string, string> = { BASELINE_TEMPORAL_ADDRESS: address, BASELINE_TEMPORAL_NAMESPACE: namespace };
   if (opts.maxCachedWorkflows !== undefined) env.BASELINE_MAX_CACHED_WORKFLOWS = String(opts.maxCachedWorkflows);
   if (opts.workflowBundlePath) env.BASELINE_WORKFLOW_BUNDLE = opts.workflowBundlePath;
-  const entry = opts.runtime === 'dist' ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'worker-main.js')] : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
+  const entry =
+    opts.runtime === 'dist'
+      ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'worker-main.js')]
+      : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
   // The same node flags as the service's worker (BENCH_WORKER_NODE_ARGS), so the ratio compares code, not flags.
   const flags = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return spawnTsProcess([...flags, ...entry], env, 'baseline worker started');

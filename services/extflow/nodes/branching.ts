@@ -19,7 +19,8 @@ export const filterNode: Mapper = (ctx) => {
   const options = isRecord(ctx.params.options) ? ctx.params.options : {};
   return {
     nodes: [ourNode(ctx, ctx.id, 'condition', { expression })],
-    output: (i) => (i === 0 ? { source: ctx.id, handle: 'true' } : i === 1 && options.allowDiscardedOutput ? { source: ctx.id, handle: 'false' } : null),
+    output: (i) =>
+      i === 0 ? { source: ctx.id, handle: 'true' } : i === 1 && options.allowDiscardedOutput ? { source: ctx.id, handle: 'false' } : null,
     regularOutputs: options.allowDiscardedOutput ? 2 : 1,
   };
 };
@@ -34,7 +35,8 @@ const HANDLE = /^[A-Za-z0-9 _.-]{1,100}$/;
 export const switchNode: Mapper = (ctx) => {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
-  if (options.allMatchingOutputs === true) throw new Unsupported('"send data to all matching outputs"', 'Use one If node per output instead.');
+  if (options.allMatchingOutputs === true)
+    throw new Unsupported('"send data to all matching outputs"', 'Use one If node per output instead.');
   let expression: string;
   let count: number;
   const handles: string[] = [];
@@ -43,7 +45,11 @@ export const switchNode: Mapper = (ctx) => {
     expression = `$string(${toJsonata(p.output ?? '', ctx.scope)})`;
     for (let i = 0; i < count; i++) handles.push(`output${i}`);
   } else {
-    if (ctx.version < 3) throw new Unsupported(`Switch version ${ctx.version} rules`, 'Upgrade the node to Switch v3 in the external tool and export again, or build the switch by hand.');
+    if (ctx.version < 3)
+      throw new Unsupported(
+        `Switch version ${ctx.version} rules`,
+        'Upgrade the node to Switch v3 in the external tool and export again, or build the switch by hand.',
+      );
     const rules = isRecord(p.rules) && Array.isArray(p.rules.values) ? (p.rules.values as Array<Record<string, unknown>>) : [];
     if (rules.length === 0) throw new Unsupported('a switch without rules', 'Add rules.');
     const fallback = options.fallbackOutput;
@@ -59,7 +65,14 @@ export const switchNode: Mapper = (ctx) => {
       const key = r.renameOutput === true && typeof r.outputKey === 'string' && HANDLE.test(r.outputKey) ? r.outputKey : `output${i}`;
       handles.push(handles.includes(key) || key === 'default' || key === 'error' ? `output${i}` : key);
     });
-    if (fallback === 'extra') handles.push(typeof options.renameFallbackOutput === 'string' && HANDLE.test(options.renameFallbackOutput) && !handles.includes(options.renameFallbackOutput) ? options.renameFallbackOutput : 'fallback');
+    if (fallback === 'extra')
+      handles.push(
+        typeof options.renameFallbackOutput === 'string' &&
+          HANDLE.test(options.renameFallbackOutput) &&
+          !handles.includes(options.renameFallbackOutput)
+          ? options.renameFallbackOutput
+          : 'fallback',
+      );
   }
   const cases = handles.map((handle, i) => ({ value: String(i), handle }));
   return {

@@ -10,7 +10,7 @@ import { ourNode, type Mapper } from './context';
 
 const FORBIDDEN: Array<[RegExp, string]> = [
   [/\$\(\s*['"`]/, "$('Node') (other nodes' data)"],
-  [/\$node\s*\[/, '$node[…] (other nodes\' data)'],
+  [/\$node\s*\[/, "$node[…] (other nodes' data)"],
   [/\$items\s*\(/, '$items()'],
   [/\$env\b/, '$env (environment variables)'],
   [/\$vars\b/, '$vars'],
@@ -65,9 +65,13 @@ export const codeNode: Mapper = (ctx) => {
   }
   if (source.trim() === '') throw new Unsupported('an empty code node', 'Write the code, or delete the node.');
   for (const [re, what] of FORBIDDEN) {
-    if (re.test(source)) throw new Unsupported(`the code uses ${what}, which code nodes here do not have`, 'Pass what it needs as the node\'s input (e.g. a transform before it), or rewrite that part.');
+    if (re.test(source))
+      throw new Unsupported(
+        `the code uses ${what}, which code nodes here do not have`,
+        "Pass what it needs as the node's input (e.g. a transform before it), or rewrite that part.",
+      );
   }
   if (forEach) ctx.warn('"Run once for each item" runs once with the node\'s input (one item per connection).');
-  if (/\$input\.all\(\)|\bitems\b/.test(source)) ctx.warn('$input.all() / items hold one item: the node\'s input.');
+  if (/\$input\.all\(\)|\bitems\b/.test(source)) ctx.warn("$input.all() / items hold one item: the node's input.");
   return { nodes: [ourNode(ctx, ctx.id, 'code', { source: `${prelude(forEach)}\n${source}\n${POSTLUDE}` })] };
 };

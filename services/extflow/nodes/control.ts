@@ -22,9 +22,16 @@ export const stopAndError: Mapper = (ctx) => {
  * "done", which we can express; a loop needs a cycle, which our graphs do not have.
  */
 export const splitInBatches: Mapper = (ctx) => {
-  if (ctx.version < 3) throw new Unsupported('Split In Batches before version 3 loops back through a connection', 'Process the list in a code node, or call a subworkflow per item.');
+  if (ctx.version < 3)
+    throw new Unsupported(
+      'Split In Batches before version 3 loops back through a connection',
+      'Process the list in a code node, or call a subworkflow per item.',
+    );
   if (ctx.connectedOutputs.has(1)) {
-    throw new Unsupported('a loop over batches (the "loop" output is connected); graphs here have no cycles', 'Process the list in one code node, or move the loop body into a subworkflow called per item.');
+    throw new Unsupported(
+      'a loop over batches (the "loop" output is connected); graphs here have no cycles',
+      'Process the list in one code node, or move the loop body into a subworkflow called per item.',
+    );
   }
   ctx.warn('Nothing is connected to the "loop" output, so the node passes its input to "done" unchanged.');
   return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })] };

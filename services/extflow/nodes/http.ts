@@ -25,7 +25,8 @@ function pairs(block: unknown): Array<{ name: string; value: unknown }> {
 
 function stringMap(ctx: MapContext, what: string, mode: unknown, block: unknown, json: unknown): Record<string, string> {
   if (mode === 'json') {
-    if (typeof json !== 'string' || isExtExpression(json)) throw new Unsupported(`${what} given as a JSON expression`, `Give the ${what} as name/value pairs.`);
+    if (typeof json !== 'string' || isExtExpression(json))
+      throw new Unsupported(`${what} given as a JSON expression`, `Give the ${what} as name/value pairs.`);
     try {
       const parsed = JSON.parse(json) as Record<string, unknown>;
       return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, toStringTemplate(v, ctx.scope)]));
@@ -78,20 +79,26 @@ export function jsonBodyTemplate(text: string, scope: ExpressionScope): unknown 
   try {
     parsed = JSON.parse(json);
   } catch {
-    throw new Unsupported('the JSON body with {{ }} placeholders is not valid JSON once the placeholders are values', 'Fix the JSON body, or build it with a Set node.');
+    throw new Unsupported(
+      'the JSON body with {{ }} placeholders is not valid JSON once the placeholders are values',
+      'Fix the JSON body, or build it with a Set node.',
+    );
   }
   const fill = (v: unknown): unknown => {
     if (typeof v === 'string' && /[\uE000\uE002]/.test(v)) {
       const exact = /^\uE000(\d+)\uE001$/.exec(v);
       if (exact) return `=${toJsonata(`={{${holes[Number(exact[1])]}}}`, scope)}`;
       const parts = v.split(/[\uE000\uE002](\d+)[\uE001\uE003]/);
-      const code = parts.map((p, i) => (i % 2 === 0 ? (p ? jsonLiteral(p) : '') : `$string(${toJsonata(`={{${holes[Number(p)]}}}`, scope)})`)).filter(Boolean);
+      const code = parts
+        .map((p, i) => (i % 2 === 0 ? (p ? jsonLiteral(p) : '') : `$string(${toJsonata(`={{${holes[Number(p)]}}}`, scope)})`))
+        .filter(Boolean);
       return `=(${code.join(' & ')})`;
     }
     if (typeof v === 'string' && v.startsWith('=')) return `=${jsonLiteral(v)}`;
     if (Array.isArray(v)) return v.map(fill);
     if (isRecord(v)) {
-      if (Object.keys(v).some((k) => /[\uE000\uE002]/.test(k))) throw new Unsupported('a placeholder used as a JSON key', 'Use fixed keys.');
+      if (Object.keys(v).some((k) => /[\uE000\uE002]/.test(k)))
+        throw new Unsupported('a placeholder used as a JSON key', 'Use fixed keys.');
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
     }
     return v;
@@ -111,13 +118,20 @@ function formBody(ctx: MapContext, params: Array<{ name: string; value: unknown 
     const text = params.map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(p.value))}`).join('&');
     return text.startsWith('=') ? `=${jsonLiteral(text)}` : text;
   }
-  const parts = params.map((p, i) => `${jsonLiteral(`${i ? '&' : ''}${encodeURIComponent(p.name)}=`)} & $encodeUrlComponent($string(${toJsonata(p.value, ctx.scope)}))`);
+  const parts = params.map(
+    (p, i) =>
+      `${jsonLiteral(`${i ? '&' : ''}${encodeURIComponent(p.name)}=`)} & $encodeUrlComponent($string(${toJsonata(p.value, ctx.scope)}))`,
+  );
   return `=(${parts.join(' & ')})`;
 }
 
 export const httpRequest: Mapper = (ctx) => {
   const p = ctx.params;
-  if (ctx.version < 3) throw new Unsupported(`HTTP Request version ${ctx.version}`, 'Upgrade the node to HTTP Request v4 in the external tool and export again, or rebuild it as an http node.');
+  if (ctx.version < 3)
+    throw new Unsupported(
+      `HTTP Request version ${ctx.version}`,
+      'Upgrade the node to HTTP Request v4 in the external tool and export again, or rebuild it as an http node.',
+    );
   const method = typeof p.method === 'string' ? p.method.toUpperCase() : 'GET';
   if (!METHODS.includes(method)) throw new Unsupported(`HTTP method ${method}`, 'Use GET, POST, PUT, PATCH, DELETE or HEAD.');
   const url = typeof p.url === 'string' ? p.url : '';
@@ -129,12 +143,18 @@ export const httpRequest: Mapper = (ctx) => {
   const auth = typeof p.authentication === 'string' ? p.authentication : 'none';
   if (auth === 'genericCredentialType') {
     const generic = typeof p.genericAuthType === 'string' ? p.genericAuthType : '';
-    if (!(generic in GENERIC_AUTH)) throw new Unsupported(`authentication "${generic}"`, 'Use header, basic, bearer or OAuth2 authentication, or send the secret in a header from a credential.');
+    if (!(generic in GENERIC_AUTH))
+      throw new Unsupported(
+        `authentication "${generic}"`,
+        'Use header, basic, bearer or OAuth2 authentication, or send the secret in a header from a credential.',
+      );
     config.credentialId = ctx.credential(generic, GENERIC_AUTH[generic]);
   } else if (auth === 'predefinedCredentialType') {
     const kind = typeof p.nodeCredentialType === 'string' ? p.nodeCredentialType : 'unknown';
     config.credentialId = ctx.credential(kind, null);
-    ctx.warn(`The service credential type "${kind}" has no direct equivalent: create the credential "${config.credentialId}" as a bearer, api_key, basic, httpHeader or oauth2 credential.`);
+    ctx.warn(
+      `The service credential type "${kind}" has no direct equivalent: create the credential "${config.credentialId}" as a bearer, api_key, basic, httpHeader or oauth2 credential.`,
+    );
   } else if (auth !== 'none') {
     throw new Unsupported(`authentication "${auth}"`, 'Use a generic credential type.');
   }
@@ -143,7 +163,8 @@ export const httpRequest: Mapper = (ctx) => {
     const query = stringMap(ctx, 'query parameters', p.specifyQuery, p.queryParameters, p.jsonQuery);
     if (Object.keys(query).length) config.query = query;
   }
-  const headers: Record<string, string> = p.sendHeaders === true ? stringMap(ctx, 'headers', p.specifyHeaders, p.headerParameters, p.jsonHeaders) : {};
+  const headers: Record<string, string> =
+    p.sendHeaders === true ? stringMap(ctx, 'headers', p.specifyHeaders, p.headerParameters, p.jsonHeaders) : {};
   if (p.sendBody === true) {
     const contentType = typeof p.contentType === 'string' ? p.contentType : 'json';
     if (contentType === 'json') {
@@ -164,11 +185,17 @@ export const httpRequest: Mapper = (ctx) => {
 
   const options = isRecord(p.options) ? p.options : {};
   if (typeof options.timeout === 'number') config.timeoutMs = Math.min(120_000, Math.max(1, Math.round(options.timeout)));
-  if (isRecord(options.batching) || isRecord(options.pagination) || isRecord(p.pagination)) throw new Unsupported('batching or pagination', 'Page through the results in a code node or subworkflow.');
+  if (isRecord(options.batching) || isRecord(options.pagination) || isRecord(p.pagination))
+    throw new Unsupported('batching or pagination', 'Page through the results in a code node or subworkflow.');
   if (isRecord(options.proxy) || typeof options.proxy === 'string') throw new Unsupported('a proxy', 'Call the service directly.');
-  if (options.allowUnauthorizedCerts === true) throw new Unsupported('ignoring TLS certificate errors', 'Give the service a valid certificate.');
+  if (options.allowUnauthorizedCerts === true)
+    throw new Unsupported('ignoring TLS certificate errors', 'Give the service a valid certificate.');
   const response = isRecord(options.response) && isRecord(options.response.response) ? options.response.response : {};
-  if (response.neverError === true) throw new Unsupported('"never error" (4xx and 5xx answers as data)', 'Set "On Error: continue" on the imported http node and read { error } instead, or check the status in a follow-up node.');
+  if (response.neverError === true)
+    throw new Unsupported(
+      '"never error" (4xx and 5xx answers as data)',
+      'Set "On Error: continue" on the imported http node and read { error } instead, or check the status in a follow-up node.',
+    );
   if (response.responseFormat === 'file') throw new Unsupported('file responses', 'Receive JSON or text.');
   if (response.responseFormat === 'text') ctx.warn('"Response format: text": the body is parsed as JSON when the answer says it is JSON.');
   const full = response.fullResponse === true;

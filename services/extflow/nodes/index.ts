@@ -40,4 +40,10 @@ export const MAPPERS: Readonly<Record<string, Mapper>> = {
 export const ANNOTATION_TYPES = new Set([`${BASE}stickyNote`]);
 
 /** Trigger node types (no incoming connections). */
-export const TRIGGER_EXT_TYPES = new Set([`${BASE}manualTrigger`, `${BASE}start`, `${BASE}executeWorkflowTrigger`, `${BASE}webhook`, `${BASE}scheduleTrigger`]);
+export const TRIGGER_EXT_TYPES = new Set([
+  `${BASE}manualTrigger`,
+  `${BASE}start`,
+  `${BASE}executeWorkflowTrigger`,
+  `${BASE}webhook`,
+  `${BASE}scheduleTrigger`,
+]);

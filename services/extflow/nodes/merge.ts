@@ -11,7 +11,8 @@ import { ourNode, type MapContext, type Mapper } from './context';
 function inputsByIndex(ctx: MapContext): string[] {
   const byIndex: string[] = [];
   for (const { sourceId, inputIndex } of ctx.inputs) {
-    if (byIndex[inputIndex] !== undefined) throw new Unsupported(`input ${inputIndex + 1} has several connections`, 'Connect one node to each input.');
+    if (byIndex[inputIndex] !== undefined)
+      throw new Unsupported(`input ${inputIndex + 1} has several connections`, 'Connect one node to each input.');
     byIndex[inputIndex] = sourceId;
   }
   return byIndex;
@@ -25,13 +26,24 @@ export const mergeNode: Mapper = (ctx) => {
   const v = ctx.version;
   let mode = typeof p.mode === 'string' ? p.mode : 'append';
   if (v < 2) {
-    const legacy: Record<string, string> = { append: 'append', passThrough: 'chooseBranch', wait: 'wait', mergeByIndex: 'combineByPosition' };
-    if (!(mode in legacy)) throw new Unsupported(`merge mode "${mode}"`, 'Use append, pass-through, wait or merge by index, or merge in a code node.');
+    const legacy: Record<string, string> = {
+      append: 'append',
+      passThrough: 'chooseBranch',
+      wait: 'wait',
+      mergeByIndex: 'combineByPosition',
+    };
+    if (!(mode in legacy))
+      throw new Unsupported(`merge mode "${mode}"`, 'Use append, pass-through, wait or merge by index, or merge in a code node.');
     mode = legacy[mode];
   } else if (mode === 'combine') {
-    const by = typeof p.combineBy === 'string' ? p.combineBy : typeof p.combinationMode === 'string' ? p.combinationMode : 'combineByFields';
+    const by =
+      typeof p.combineBy === 'string' ? p.combineBy : typeof p.combinationMode === 'string' ? p.combinationMode : 'combineByFields';
     if (by === 'mergeByPosition' || by === 'combineByPosition') mode = 'combineByPosition';
-    else throw new Unsupported(`combining items by ${by === 'mergeByFields' || by === 'combineByFields' ? 'matching fields' : by === 'multiplex' || by === 'combineAll' ? 'all combinations' : by}`, 'Combine the items in a code node after a merge.');
+    else
+      throw new Unsupported(
+        `combining items by ${by === 'mergeByFields' || by === 'combineByFields' ? 'matching fields' : by === 'multiplex' || by === 'combineAll' ? 'all combinations' : by}`,
+        'Combine the items in a code node after a merge.',
+      );
   } else if (mode === 'mergeByIndex' || mode === 'combineByPosition') mode = 'combineByPosition';
   let expression: string;
   switch (mode) {

@@ -12,7 +12,10 @@ export const respondToWebhook: Mapper = (ctx) => {
   const options = isRecord(p.options) ? p.options : {};
   const respondWith = typeof p.respondWith === 'string' ? p.respondWith : 'firstIncomingItem';
   const headers: Record<string, string> = {};
-  const entries = isRecord(options.responseHeaders) && Array.isArray(options.responseHeaders.entries) ? (options.responseHeaders.entries as Array<Record<string, unknown>>) : [];
+  const entries =
+    isRecord(options.responseHeaders) && Array.isArray(options.responseHeaders.entries)
+      ? (options.responseHeaders.entries as Array<Record<string, unknown>>)
+      : [];
   for (const e of entries) if (typeof e.name === 'string' && e.name) headers[e.name] = toStringTemplate(e.value ?? '', ctx.scope);
   let status = typeof options.responseCode === 'number' ? options.responseCode : 200;
   let body: unknown;
@@ -48,7 +51,8 @@ export const respondToWebhook: Mapper = (ctx) => {
   if (Object.keys(headers).length) config.headers = headers;
   const replyId = `${ctx.id}__response`;
   const pass = ctx.inputs.length === 1 ? nodeRef(ctx.inputs[0].sourceId) : '$';
-  if (ctx.inputs.length !== 1 && ctx.connectedOutputs.size > 0) ctx.warn('The nodes after this one see the reply { status, headers, body }, not its input.');
+  if (ctx.inputs.length !== 1 && ctx.connectedOutputs.size > 0)
+    ctx.warn('The nodes after this one see the reply { status, headers, body }, not its input.');
   return {
     nodes: [ourNode(ctx, replyId, 'response', config, 1), ourNode(ctx, ctx.id, 'transform', { expression: pass })],
   };

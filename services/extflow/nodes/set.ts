@@ -36,7 +36,11 @@ function convert(value: unknown, type: string): unknown {
 
 function assignmentsOf(p: Record<string, unknown>, version: number): Assignment[] {
   if (isRecord(p.assignments) && Array.isArray(p.assignments.assignments)) {
-    return (p.assignments.assignments as Array<Record<string, unknown>>).map((a) => ({ name: String(a.name ?? ''), value: a.value, type: typeof a.type === 'string' ? a.type : 'string' }));
+    return (p.assignments.assignments as Array<Record<string, unknown>>).map((a) => ({
+      name: String(a.name ?? ''),
+      value: a.value,
+      type: typeof a.type === 'string' ? a.type : 'string',
+    }));
   }
   if (isRecord(p.fields) && Array.isArray(p.fields.values)) {
     return (p.fields.values as Array<Record<string, unknown>>).map((f) => {
@@ -48,7 +52,8 @@ function assignmentsOf(p: Record<string, unknown>, version: number): Assignment[
   if (version < 3 && isRecord(p.values)) {
     const out: Assignment[] = [];
     for (const type of ['string', 'number', 'boolean']) {
-      for (const v of Array.isArray(p.values[type]) ? (p.values[type] as Array<Record<string, unknown>>) : []) out.push({ name: String(v.name ?? ''), value: v.value, type });
+      for (const v of Array.isArray(p.values[type]) ? (p.values[type] as Array<Record<string, unknown>>) : [])
+        out.push({ name: String(v.name ?? ''), value: v.value, type });
     }
     return out;
   }
@@ -80,7 +85,11 @@ function rawJson(p: Record<string, unknown>, scope: ExpressionScope): string {
   if (text.startsWith('=')) {
     const body = text.slice(1).trim();
     if (body.startsWith('{{') && body.endsWith('}}')) return toJsonata(text, scope);
-    if (body.includes('{{')) throw new Unsupported('raw JSON with {{ }} placeholders inside', 'Use manual mapping (one field per value), or rewrite it as a JSONata object.');
+    if (body.includes('{{'))
+      throw new Unsupported(
+        'raw JSON with {{ }} placeholders inside',
+        'Use manual mapping (one field per value), or rewrite it as a JSONata object.',
+      );
     return rawJson({ jsonOutput: body }, scope);
   }
   try {
@@ -111,6 +120,7 @@ export const setNode: Mapper = (ctx) => {
   }
   const keepAll = ctx.version >= 3 ? p.includeOtherFields === true : p.keepOnlySet !== true;
   const expression = keepAll ? `$merge([$, ${object}])` : object;
-  if (keepAll && /\{"[^"]*": \{/.test(object)) ctx.warn('Kept input fields are merged at the top level: a nested object set here replaces the input\'s object of that name.');
+  if (keepAll && /\{"[^"]*": \{/.test(object))
+    ctx.warn("Kept input fields are merged at the top level: a nested object set here replaces the input's object of that name.");
   return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression })] };
 };

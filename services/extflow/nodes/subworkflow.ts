@@ -18,7 +18,8 @@ export const executeWorkflow: Mapper = (ctx) => {
   const source = typeof p.source === 'string' ? p.source : 'database';
   if (source !== 'database') throw new Unsupported(`a sub-workflow from "${source}"`, 'Import the sub-workflow and reference it by id.');
   const sourceId = locatorValue(p.workflowId);
-  if (!sourceId || sourceId.startsWith('=')) throw new Unsupported('a sub-workflow chosen by an expression', 'Reference one sub-workflow by id.');
+  if (!sourceId || sourceId.startsWith('='))
+    throw new Unsupported('a sub-workflow chosen by an expression', 'Reference one sub-workflow by id.');
   const options = isRecord(p.options) ? p.options : {};
   if (options.waitForSubWorkflow === false) ctx.warn('The run waits for the sub-workflow to finish ("wait for sub-workflow" was off).');
   if (p.mode === 'each') ctx.warn('"Run once for each item" runs the sub-workflow once with the node\'s input.');

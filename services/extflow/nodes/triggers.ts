@@ -3,8 +3,12 @@ import { Unsupported } from '../types';
 import { isRecord, ourNode, type Mapper } from './context';
 
 export const manualTrigger: Mapper = (ctx) => {
-  if (ctx.node.type.endsWith('executeWorkflowTrigger') && isRecord(ctx.params) && Array.isArray((ctx.params.workflowInputs as Record<string, unknown> | undefined)?.values)) {
-    ctx.warn('The declared sub-workflow inputs are not enforced: the start node passes the caller\'s input through.');
+  if (
+    ctx.node.type.endsWith('executeWorkflowTrigger') &&
+    isRecord(ctx.params) &&
+    Array.isArray((ctx.params.workflowInputs as Record<string, unknown> | undefined)?.values)
+  ) {
+    ctx.warn("The declared sub-workflow inputs are not enforced: the start node passes the caller's input through.");
   }
   return { nodes: [ourNode(ctx, ctx.id, 'start', {})] };
 };
@@ -19,21 +23,29 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export const webhook: Mapper = (ctx) => {
   const method = typeof ctx.params.httpMethod === 'string' ? ctx.params.httpMethod.toUpperCase() : 'GET';
   if (!METHODS.includes(method)) throw new Unsupported(`webhook method ${method} is not supported`, 'Use GET, POST, PUT, PATCH or DELETE.');
-  if (ctx.params.multipleMethods === true) throw new Unsupported('a webhook answering several methods', 'Split it into one webhook per method.');
+  if (ctx.params.multipleMethods === true)
+    throw new Unsupported('a webhook answering several methods', 'Split it into one webhook per method.');
   const mode = ctx.params.responseMode ?? 'onReceived';
-  if (mode === 'lastNode') ctx.warn('"Respond when last node finishes" is not mapped: add a response node at the end to reply with data; without one the caller gets 202 accepted.');
+  if (mode === 'lastNode')
+    ctx.warn(
+      '"Respond when last node finishes" is not mapped: add a response node at the end to reply with data; without one the caller gets 202 accepted.',
+    );
   else if (mode === 'onReceived') ctx.warn('The caller gets 202 accepted (with the run id) instead of "Workflow was started".');
-  if (typeof ctx.params.path === 'string') ctx.warn(`The webhook path "${ctx.params.path}" is replaced by the invoke URL that deploy returns.`);
+  if (typeof ctx.params.path === 'string')
+    ctx.warn(`The webhook path "${ctx.params.path}" is replaced by the invoke URL that deploy returns.`);
   const options = isRecord(ctx.params.options) ? ctx.params.options : {};
-  if (options.rawBody || options.binaryData || options.binaryPropertyName) throw new Unsupported('binary or raw webhook bodies', 'Receive JSON bodies instead.');
+  if (options.rawBody || options.binaryData || options.binaryPropertyName)
+    throw new Unsupported('binary or raw webhook bodies', 'Receive JSON bodies instead.');
   const triggerId = `${ctx.id}__trigger`;
-  const item = '{"headers": _webhook.headers, "params": {}, "query": _webhook.query, "body": _webhook.method in ["GET", "HEAD"] ? {} : $sift($, function($v, $k) { $k != "_webhook" })}';
+  const item =
+    '{"headers": _webhook.headers, "params": {}, "query": _webhook.query, "body": _webhook.method in ["GET", "HEAD"] ? {} : $sift($, function($v, $k) { $k != "_webhook" })}';
   return {
     nodes: [ourNode(ctx, triggerId, 'webhook', { method }, 1), ourNode(ctx, ctx.id, 'transform', { expression: item })],
   };
 };
 
-const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
+const num = (v: unknown, d: number) =>
+  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : d;
 
 /** One interval rule of the Schedule Trigger as a 5-field cron. */
 function ruleToCron(rule: Record<string, unknown>): string {
@@ -63,8 +75,10 @@ function ruleToCron(rule: Record<string, unknown>): string {
       return `${minute} ${hour} ${n === 1 ? '*' : `*/${n}`} * *`;
     }
     case 'weeks': {
-      if (num(rule.weeksInterval, 1) !== 1) throw new Unsupported('a schedule every several weeks', 'Use a weekly schedule or a cron expression.');
-      const days = Array.isArray(rule.triggerAtDay) && rule.triggerAtDay.length ? (rule.triggerAtDay as unknown[]).map((d) => num(d, 0)) : [0];
+      if (num(rule.weeksInterval, 1) !== 1)
+        throw new Unsupported('a schedule every several weeks', 'Use a weekly schedule or a cron expression.');
+      const days =
+        Array.isArray(rule.triggerAtDay) && rule.triggerAtDay.length ? (rule.triggerAtDay as unknown[]).map((d) => num(d, 0)) : [0];
       return `${minute} ${hour} * * ${days.join(',')}`;
     }
     case 'months': {
@@ -78,8 +92,13 @@ function ruleToCron(rule: Record<string, unknown>): string {
 
 export const scheduleTrigger: Mapper = (ctx) => {
   const rule = isRecord(ctx.params.rule) ? ctx.params.rule : {};
-  const intervals = Array.isArray(rule.interval) && rule.interval.length ? (rule.interval as Array<Record<string, unknown>>) : [{ field: 'days' }];
-  if (intervals.length > 1) throw new Unsupported(`${intervals.length} schedule rules on one trigger`, 'Keep one rule per trigger, or combine them into one cron expression.');
+  const intervals =
+    Array.isArray(rule.interval) && rule.interval.length ? (rule.interval as Array<Record<string, unknown>>) : [{ field: 'days' }];
+  if (intervals.length > 1)
+    throw new Unsupported(
+      `${intervals.length} schedule rules on one trigger`,
+      'Keep one rule per trigger, or combine them into one cron expression.',
+    );
   const cron = ruleToCron(intervals[0]);
   if (!ctx.timezone) ctx.warn('The workflow has no time zone setting: the schedule runs in UTC.');
   return { nodes: [ourNode(ctx, ctx.id, 'schedule', { cron, timezone: ctx.timezone ?? 'UTC' })] };

@@ -21,7 +21,16 @@ export function zonedInstant(local: string, timeZone: string): string {
   if (!m) throw new Unsupported(`"${local}" is not a date-time`, 'Give an ISO date-time.');
   const [y, mo, d, h, mi, s] = m.slice(1).map((x) => Number(x ?? 0));
   const asUtc = Date.UTC(y, mo - 1, d, h, mi, s);
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(asUtc));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(asUtc));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
   const offset = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - asUtc;
   return new Date(asUtc - offset).toISOString();
@@ -35,7 +44,8 @@ export const waitNode: Mapper = (ctx) => {
   }
   if (resume === 'specificTime') {
     const dt = p.dateTime;
-    if (typeof dt !== 'string' || dt === '' || isExtExpression(dt)) throw new Unsupported('a wait until a time given by an expression', 'Use a fixed date-time.');
+    if (typeof dt !== 'string' || dt === '' || isExtExpression(dt))
+      throw new Unsupported('a wait until a time given by an expression', 'Use a fixed date-time.');
     let until: string;
     if (/(Z|[+-]\d{2}:?\d{2})$/.test(dt)) until = new Date(dt).toISOString();
     else {
@@ -47,15 +57,29 @@ export const waitNode: Mapper = (ctx) => {
   if (resume === 'webhook') {
     const config: Record<string, unknown> = {};
     if (p.limitWaitTime === true) {
-      if (p.limitType === 'atSpecifiedTime') throw new Unsupported('a webhook wait limited to a specific time', 'Limit it by a time interval.');
+      if (p.limitType === 'atSpecifiedTime')
+        throw new Unsupported('a webhook wait limited to a specific time', 'Limit it by a time interval.');
       config.timeoutSeconds = Math.round(seconds(p.resumeAmount, p.resumeUnit, 'hours'));
     }
     const options = isRecord(p.options) ? p.options : {};
-    if (typeof p.httpMethod === 'string' && p.httpMethod !== 'POST') ctx.warn(`The run resumes on a POST to its resume URL (not ${p.httpMethod}).`);
+    if (typeof p.httpMethod === 'string' && p.httpMethod !== 'POST')
+      ctx.warn(`The run resumes on a POST to its resume URL (not ${p.httpMethod}).`);
     if (options.webhookSuffix) ctx.warn('The webhook suffix is not used: each wait has its own resume URL.');
-    ctx.warn('The run resumes when its resume URL is called (listed in run.waits); the next nodes see { body } of that call, without headers or query.');
+    ctx.warn(
+      'The run resumes when its resume URL is called (listed in run.waits); the next nodes see { body } of that call, without headers or query.',
+    );
     const eventId = `${ctx.id}__event`;
-    return { nodes: [ourNode(ctx, eventId, 'event', config, 1), ourNode(ctx, ctx.id, 'transform', { expression: '{"headers": {}, "params": {}, "query": {}, "body": $}' })] };
+    return {
+      nodes: [
+        ourNode(ctx, eventId, 'event', config, 1),
+        ourNode(ctx, ctx.id, 'transform', { expression: '{"headers": {}, "params": {}, "query": {}, "body": $}' }),
+      ],
+    };
   }
-  throw new Unsupported(`waiting for "${resume}"`, resume === 'form' ? 'Use an approval node, or an event resumed by your form.' : 'Wait for a time interval, a specific time or a webhook call.');
+  throw new Unsupported(
+    `waiting for "${resume}"`,
+    resume === 'form'
+      ? 'Use an approval node, or an event resumed by your form.'
+      : 'Wait for a time interval, a specific time or a webhook call.',
+  );
 };

@@ -25,6 +25,7 @@ const STORAGE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]*(\/[A-Za-z0-9][A-Za-z0-9_.-]*)*$
 
 /** Storage keys are relative paths of safe segments: no `..`, no leading slash, no empty segment. */
 export function checkStorageKey(key: string): string {
-  if (!STORAGE_KEY.test(key) || key.length > 512 || key.split('/').some((s) => s === '.' || s === '..')) throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
+  if (!STORAGE_KEY.test(key) || key.length > 512 || key.split('/').some((s) => s === '.' || s === '..'))
+    throw new Error(`Invalid storage key ${JSON.stringify(key)}`);
   return key;
 }

@@ -84,7 +84,9 @@ class Meter extends Transform {
   }
   override _flush(done: TransformCallback): void {
     if (this.opts.expectedBytes !== undefined && this.size < this.opts.expectedBytes) {
-      return done(new BlobSizeError('shorter_than_declared', `The body ended after ${this.size} of the ${this.opts.expectedBytes} bytes declared.`));
+      return done(
+        new BlobSizeError('shorter_than_declared', `The body ended after ${this.size} of the ${this.opts.expectedBytes} bytes declared.`),
+      );
     }
     done();
   }
@@ -134,13 +136,22 @@ export function blobStore(backend: ObjectBackend, masterKey: () => Buffer): Blob
       const { header, segments, plainBytes } = await readHeader(key);
       const start = range?.start ?? 0;
       const end = range?.end ?? plainBytes - 1;
-      if (start < 0 || (plainBytes > 0 && (start > end || end >= plainBytes))) throw new RangeError(`Range ${start}-${end} is outside the blob (${plainBytes} bytes).`);
+      if (start < 0 || (plainBytes > 0 && (start > end || end >= plainBytes)))
+        throw new RangeError(`Range ${start}-${end} is outside the blob (${plainBytes} bytes).`);
       const length = plainBytes === 0 ? 0 : end - start + 1;
       // An empty read still authenticates the one (empty, final) segment.
       const first = plainBytes === 0 ? 0 : Math.floor(start / header.segmentBytes);
       const last = plainBytes === 0 ? 0 : Math.floor(end / header.segmentBytes);
-      const { body } = await backend.getRange(key, segmentOffset(first, header.segmentBytes), segmentOffset(last + 1, header.segmentBytes) - 1);
-      const decrypt = new DecryptSegments(masterKey(), key, header, segments, { firstSegment: first, skip: start - first * header.segmentBytes, length });
+      const { body } = await backend.getRange(
+        key,
+        segmentOffset(first, header.segmentBytes),
+        segmentOffset(last + 1, header.segmentBytes) - 1,
+      );
+      const decrypt = new DecryptSegments(masterKey(), key, header, segments, {
+        firstSegment: first,
+        skip: start - first * header.segmentBytes,
+        length,
+      });
       const out = new PassThrough();
       pipeline(body, decrypt, out).catch((err: Error) => out.destroy(err));
       return out;
@@ -173,7 +184,8 @@ export function createBlobStore(config: BlobConfig, secretKey: string | undefine
 function createBackend(config: BlobConfig): ObjectBackend {
   if (config.backend === 'local') return localBackend(config.localDir);
   const { endpoint, region, bucket, accessKeyId, secretAccessKey, forcePathStyle } = config.s3;
-  if (!bucket || !accessKeyId || !secretAccessKey) throw new Error('BLOB_STORAGE=s3 needs BLOB_S3_BUCKET, BLOB_S3_ACCESS_KEY_ID and BLOB_S3_SECRET_ACCESS_KEY.');
+  if (!bucket || !accessKeyId || !secretAccessKey)
+    throw new Error('BLOB_STORAGE=s3 needs BLOB_S3_BUCKET, BLOB_S3_ACCESS_KEY_ID and BLOB_S3_SECRET_ACCESS_KEY.');
   return s3Backend({ endpoint, region, bucket, accessKeyId, secretAccessKey, forcePathStyle });
 }
 

@@ -38,7 +38,9 @@ export function s3Backend(opts: S3BackendOptions): ObjectBackend {
   const Bucket = opts.bucket;
 
   async function putKnownLength(key: string, body: Readable, length: number): Promise<void> {
-    await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: length, ContentType: 'application/octet-stream' }));
+    await client.send(
+      new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: length, ContentType: 'application/octet-stream' }),
+    );
   }
 
   return {

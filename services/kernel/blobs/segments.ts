@@ -63,7 +63,12 @@ export function parseHeader(raw: Buffer, masterKey: Buffer): BlobHeader {
   if (segmentBytes < 1024 || segmentBytes > 16 * 1024 * 1024) throw new BlobIntegrityError('Blob header names an impossible segment size.');
   const keyId = raw.subarray(9, 17);
   if (!keyId.equals(keyIdOf(masterKey))) throw new BlobIntegrityError('Blob was encrypted with another key.');
-  return { segmentBytes, keyId: Buffer.from(keyId), salt: Buffer.from(raw.subarray(17, 33)), raw: Buffer.from(raw.subarray(0, HEADER_BYTES)) };
+  return {
+    segmentBytes,
+    keyId: Buffer.from(keyId),
+    salt: Buffer.from(raw.subarray(17, 33)),
+    raw: Buffer.from(raw.subarray(0, HEADER_BYTES)),
+  };
 }
 
 function blobKey(masterKey: Buffer, header: BlobHeader): Buffer {

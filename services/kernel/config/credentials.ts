@@ -4,11 +4,37 @@ import { defineArea, invalidConfiguration, list, SECRET } from './define';
 
 /** Workspace credentials: encryption keys, the environment allowlist, connection tests (services/credentials). */
 export const credentialsArea = defineArea('credentials', 'Credentials', {
-  CREDENTIALS_KEY: z.string().optional().meta(SECRET).describe('32-byte key (64 hex characters or base64, e.g. `openssl rand -base64 32`) that encrypts workspace credentials. Unset: derived from `SECRET_KEY` (HKDF, purpose `credentials`).'),
-  CREDENTIALS_PREVIOUS_KEYS: z.string().optional().meta(SECRET).describe('Comma-separated older keys that still decrypt credentials, for a rotation (docs/operations.md, "Operators").'),
-  CREDENTIAL_ENV_ALLOWLIST: z.string().optional().describe('Deployment variables credentials may be created from (`envVar`, bootstrap-from-env): `NAME` or `NAME:type`, comma-separated. Unset: none.'),
-  CREDENTIAL_TEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000).describe('Budget of one credential connection test.'),
-  CREDENTIAL_PROVIDER_BASE_URLS: z.string().optional().describe('`provider=url` pairs (`repo=https://…,chat=https://…/api`): where provider credentials are tested when the credential has no `baseUrl`.'),
+  CREDENTIALS_KEY: z
+    .string()
+    .optional()
+    .meta(SECRET)
+    .describe(
+      '32-byte key (64 hex characters or base64, e.g. `openssl rand -base64 32`) that encrypts workspace credentials. Unset: derived from `SECRET_KEY` (HKDF, purpose `credentials`).',
+    ),
+  CREDENTIALS_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .meta(SECRET)
+    .describe('Comma-separated older keys that still decrypt credentials, for a rotation (docs/operations.md, "Operators").'),
+  CREDENTIAL_ENV_ALLOWLIST: z
+    .string()
+    .optional()
+    .describe(
+      'Deployment variables credentials may be created from (`envVar`, bootstrap-from-env): `NAME` or `NAME:type`, comma-separated. Unset: none.',
+    ),
+  CREDENTIAL_TEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(120_000)
+    .default(10_000)
+    .describe('Budget of one credential connection test.'),
+  CREDENTIAL_PROVIDER_BASE_URLS: z
+    .string()
+    .optional()
+    .describe(
+      '`provider=url` pairs (`repo=https://…,chat=https://…/api`): where provider credentials are tested when the credential has no `baseUrl`.',
+    ),
 });
 
 export type CredentialsEnv = z.output<typeof credentialsArea.schema>;
@@ -51,7 +77,8 @@ export function credentialsConfig(e: CredentialsEnv): CredentialsConfig {
   for (const entry of list(e.CREDENTIAL_PROVIDER_BASE_URLS)) {
     const at = entry.indexOf('=');
     const url = entry.slice(at + 1).trim();
-    if (at <= 0 || !/^https?:\/\/\S+$/.test(url)) throw invalidConfiguration('CREDENTIAL_PROVIDER_BASE_URLS: expected provider=https://… pairs separated by commas');
+    if (at <= 0 || !/^https?:\/\/\S+$/.test(url))
+      throw invalidConfiguration('CREDENTIAL_PROVIDER_BASE_URLS: expected provider=https://… pairs separated by commas');
     providerBaseUrls[entry.slice(0, at).trim()] = url;
   }
   return { credentials: { key, previousKeys, envAllowlist, testTimeoutMs: e.CREDENTIAL_TEST_TIMEOUT_MS, providerBaseUrls } };

@@ -32,7 +32,11 @@ export const envBool = (fallback: boolean) =>
     .transform((v) => v === 'true' || v === '1');
 
 /** A comma-separated list, entries trimmed, empty ones dropped. */
-export const list = (value: string | undefined) => (value ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+export const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** The one shape of a configuration error: names the variable(s) at fault. */
 export const invalidConfiguration = (message: string) => new Error(`Invalid configuration: ${message}`);

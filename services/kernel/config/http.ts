@@ -5,12 +5,30 @@ import { defineArea, envBool } from './define';
 export const httpArea = defineArea('http', 'HTTP server', {
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('API port.'),
   HOST: z.string().default('0.0.0.0').describe('API bind address.'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`.'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('Pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`.'),
   BODY_LIMIT: z.string().default('1mb').describe('Largest JSON or form body; larger bodies get 413.'),
   TRUST_PROXY: envBool(false).describe('Trust `X-Forwarded-*` (needed for `Secure` session cookies behind a TLS proxy).'),
-  TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1).describe('With `TRUST_PROXY`: how many proxies in front append to `X-Forwarded-For`; only those rightmost entries are believed, and the client address (which keys the sign-in limits) is the leftmost of them.'),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000).describe('How long shutdown waits for in-flight requests before cutting connections.'),
-  VALIDATE_RESPONSES: envBool(false).describe('Check every route answer against its declared response schema; a mismatch is logged and answered 500 (on in the test harness).'),
+  TRUST_PROXY_HOPS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .default(1)
+    .describe(
+      'With `TRUST_PROXY`: how many proxies in front append to `X-Forwarded-For`; only those rightmost entries are believed, and the client address (which keys the sign-in limits) is the leftmost of them.',
+    ),
+  SHUTDOWN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(15_000)
+    .describe('How long shutdown waits for in-flight requests before cutting connections.'),
+  VALIDATE_RESPONSES: envBool(false).describe(
+    'Check every route answer against its declared response schema; a mismatch is logged and answered 500 (on in the test harness).',
+  ),
 });
 
 export type HttpEnv = z.output<typeof httpArea.schema>;

@@ -113,14 +113,11 @@ export type AppConfig = HttpConfig &
   RunsConfig &
   FilesConfig &
   CredentialsConfig &
-  DatabasesConfig &
-  { knowledge: KnowledgeConfig } &
-  ModelsConfig &
-  { localAiCli: LocalAiCliConfig } &
-  CommandsConfig &
-  { mailer: MailerConfig } &
-  /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/kernel/sandbox/sandboxHost/). */
-  { sandbox: SandboxHostSettings };
+  DatabasesConfig & { knowledge: KnowledgeConfig } & ModelsConfig & { localAiCli: LocalAiCliConfig } & CommandsConfig & {
+    mailer: MailerConfig;
+  } /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/kernel/sandbox/sandboxHost/). */ & {
+    sandbox: SandboxHostSettings;
+  };
 
 /** Reads the configuration once; throws a readable error naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {

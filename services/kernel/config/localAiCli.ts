@@ -5,9 +5,25 @@ import type { ProcessesEnv } from './processes';
 
 /** Local AI command-line tools run per workspace (services/workers/localAiCli). */
 export const localAiCliArea = defineArea('localAiCli', 'Local AI CLIs', {
-  LOCAL_AI_CLI_A_PATH: z.string().optional().describe('Path of the `cliA` executable (relative paths resolve against the working directory; a bare name is looked up on `PATH`); unset: `cliA` sessions answer `not_configured`.'),
-  LOCAL_AI_CLI_B_PATH: z.string().optional().describe('Path of the `cliB` executable (as for cliA); unset: `cliB` sessions answer `not_configured`.'),
-  LOCAL_AI_CLI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000).describe('Budget of one local AI CLI invocation (and of a login\'s wait for its authorization URL and for its end after the callback); over it the CLI\'s process group is killed.'),
+  LOCAL_AI_CLI_A_PATH: z
+    .string()
+    .optional()
+    .describe(
+      'Path of the `cliA` executable (relative paths resolve against the working directory; a bare name is looked up on `PATH`); unset: `cliA` sessions answer `not_configured`.',
+    ),
+  LOCAL_AI_CLI_B_PATH: z
+    .string()
+    .optional()
+    .describe('Path of the `cliB` executable (as for cliA); unset: `cliB` sessions answer `not_configured`.'),
+  LOCAL_AI_CLI_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(15_000)
+    .describe(
+      "Budget of one local AI CLI invocation (and of a login's wait for its authorization URL and for its end after the callback); over it the CLI's process group is killed.",
+    ),
 });
 
 export type LocalAiCliEnv = z.output<typeof localAiCliArea.schema>;

@@ -3,12 +3,29 @@ import { defineArea, invalidConfiguration, SECRET } from './define';
 
 /** The deployment's chat model (services/models/), used by agents, research and commands, and its prices. */
 export const modelsArea = defineArea('models', 'Models', {
-  LLM_BASE_URL: z.string().url().optional().describe('The deployment\'s OpenAI-compatible chat model endpoint (e.g. `https://api.openai.com/v1`); a workspace\'s own `llm` credential replaces it for that workspace (the most recently updated one when it has several); unset and no credential: agent features answer 503; the worker status probes `GET <base>/models` (2 s, through the outbound guard).'),
+  LLM_BASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "The deployment's OpenAI-compatible chat model endpoint (e.g. `https://api.openai.com/v1`); a workspace's own `llm` credential replaces it for that workspace (the most recently updated one when it has several); unset and no credential: agent features answer 503; the worker status probes `GET <base>/models` (2 s, through the outbound guard).",
+    ),
   LLM_API_KEY: z.string().optional().meta(SECRET).describe('Its bearer key (local servers often need none).'),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini').describe('The model asked for.'),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000).describe('Timeout of one chat model request.'),
-  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3).describe('Retries of 408, 409, 429 and 5xx answers and connection errors, with backoff, honouring Retry-After.'),
-  LLM_PRICES: z.string().optional().describe('Credits per 1,000 input and output tokens by model name (`*` for the rest); `costCredits` of research runs and command jobs comes from it. Unset: `{"*":{"input":1,"output":2}}`.'),
+  LLM_MAX_RETRIES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(3)
+    .describe('Retries of 408, 409, 429 and 5xx answers and connection errors, with backoff, honouring Retry-After.'),
+  LLM_PRICES: z
+    .string()
+    .optional()
+    .describe(
+      'Credits per 1,000 input and output tokens by model name (`*` for the rest); `costCredits` of research runs and command jobs comes from it. Unset: `{"*":{"input":1,"output":2}}`.',
+    ),
 });
 
 export type ModelsEnv = z.output<typeof modelsArea.schema>;
@@ -59,6 +76,9 @@ function parsePriceTable(raw: string | undefined): PriceTable {
     throw invalidConfiguration('LLM_PRICES: expected JSON such as {"gpt-4o-mini":{"input":0.15,"output":0.6},"*":{"input":1,"output":2}}');
   }
   const result = priceTableSchema.safeParse(parsed);
-  if (!result.success) throw invalidConfiguration(`LLM_PRICES: ${result.error.issues[0]?.message ?? 'invalid'} (each model maps to { input, output } credits per 1,000 tokens)`);
+  if (!result.success)
+    throw invalidConfiguration(
+      `LLM_PRICES: ${result.error.issues[0]?.message ?? 'invalid'} (each model maps to { input, output } credits per 1,000 tokens)`,
+    );
   return { ...DEFAULT_PRICES, ...result.data };
 }

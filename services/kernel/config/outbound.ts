@@ -3,7 +3,9 @@ import { defineArea, envBool } from './define';
 
 /** Outbound HTTP of tenants' workflows (services/kernel/outbound.ts, the guard every http node goes through). */
 export const outboundArea = defineArea('outbound', 'Outbound calls', {
-  OUTBOUND_ALLOW_PRIVATE_NETWORKS: envBool(false).describe('Let http nodes call private, loopback and link-local addresses (`npm start` turns it on unless set).'),
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: envBool(false).describe(
+    'Let http nodes call private, loopback and link-local addresses (`npm start` turns it on unless set).',
+  ),
 });
 
 export type OutboundEnv = z.output<typeof outboundArea.schema>;

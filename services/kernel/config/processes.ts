@@ -13,12 +13,48 @@ export const DEFAULT_WORKER_HEAP_MB = 1024;
 /** How `npm start` runs the service (main/supervisor.ts), where it keeps local state, and how workers report that they are alive. */
 export const processesArea = defineArea('processes', 'Processes', {
   DATA_DIR: z.string().default('.data').describe('Local state of `npm start` (Temporal SQLite file, embedded PostgreSQL).'),
-  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1).describe('API processes `npm start` runs; they share `PORT` (node cluster), each restarted by the supervisor when it exits.'),
-  WORKERS: z.coerce.number().int().min(1).max(64).default(1).describe('Worker processes `npm start` runs on `workflow-runs` (compose: `--scale worker=N`).'),
-  API_HEAP_MB: z.coerce.number().int().min(64).max(65_536).default(DEFAULT_API_HEAP_MB).describe('`--max-old-space-size` of each API process (npm start and compose): a runaway heap ends in a restart, not in swap.'),
-  WORKER_HEAP_MB: z.coerce.number().int().min(64).max(65_536).default(DEFAULT_WORKER_HEAP_MB).describe('The same, for each worker process.'),
-  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(1_000).describe('How often each worker process writes its row in `worker_heartbeats`.'),
-  WORKER_HEARTBEAT_STALE_MS: z.coerce.number().int().min(500).max(300_000).default(3_000).describe('`/readyz` needs a `running` worker beat younger than this.'),
+  API_PROCESSES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe('API processes `npm start` runs; they share `PORT` (node cluster), each restarted by the supervisor when it exits.'),
+  WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe('Worker processes `npm start` runs on `workflow-runs` (compose: `--scale worker=N`).'),
+  API_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(65_536)
+    .default(DEFAULT_API_HEAP_MB)
+    .describe('`--max-old-space-size` of each API process (npm start and compose): a runaway heap ends in a restart, not in swap.'),
+  WORKER_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(65_536)
+    .default(DEFAULT_WORKER_HEAP_MB)
+    .describe('The same, for each worker process.'),
+  WORKER_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(1_000)
+    .describe('How often each worker process writes its row in `worker_heartbeats`.'),
+  WORKER_HEARTBEAT_STALE_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .max(300_000)
+    .default(3_000)
+    .describe('`/readyz` needs a `running` worker beat younger than this.'),
 });
 
 export type ProcessesEnv = z.output<typeof processesArea.schema>;
@@ -46,7 +82,9 @@ export interface ProcessesConfig {
 
 export function processesConfig(e: ProcessesEnv): ProcessesConfig {
   if (e.WORKER_HEARTBEAT_STALE_MS < 2 * e.WORKER_HEARTBEAT_MS) {
-    throw invalidConfiguration('WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS (one late beat must not make the API unready).');
+    throw invalidConfiguration(
+      'WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS (one late beat must not make the API unready).',
+    );
   }
   return {
     dataDir: path.resolve(e.DATA_DIR),

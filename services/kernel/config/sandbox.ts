@@ -5,12 +5,52 @@ import { defineArea, parseEnv } from './define';
 
 /** The sandbox host's settings (services/kernel/sandbox/sandboxHost/): parsed on their own too, by the first sandbox call of a process. */
 export const sandboxArea = defineArea('sandbox', 'Sandbox host', {
-  SANDBOX_HOST_HEAP_MB: z.coerce.number().int().min(32).max(16_384).default(256).describe('`--max-old-space-size` of the sandbox host, the child process (one per API and worker process, restarted with backoff when it exits) where tenants\' code nodes and dry runs run; its threads have their own heap caps.'),
-  SANDBOX_THREADS: z.coerce.number().int().min(1).max(64).optional().describe('Code threads of a sandbox host. Unset: the CPU count, at least 4 and at most 8.'),
-  SANDBOX_WORKSPACE_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional().describe('Code threads one workspace may hold at once; waiting workspaces take free threads in turn. Unset: half of `SANDBOX_THREADS`, rounded up.'),
-  SANDBOX_DRY_RUN_THREADS: z.coerce.number().int().min(1).max(16).default(2).describe('Graph threads of a sandbox host (dry runs; one per workspace at a time).'),
-  SANDBOX_DRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Wall-clock limit of one dry run once it holds a graph thread; past it the dry run ends `failed`.'),
-  SANDBOX_DRY_RUN_HEAP_MB: z.coerce.number().int().min(32).max(16_384).default(256).describe('V8 heap of a graph thread; a dry run over it ends `failed`.'),
+  SANDBOX_HOST_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(32)
+    .max(16_384)
+    .default(256)
+    .describe(
+      "`--max-old-space-size` of the sandbox host, the child process (one per API and worker process, restarted with backoff when it exits) where tenants' code nodes and dry runs run; its threads have their own heap caps.",
+    ),
+  SANDBOX_THREADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('Code threads of a sandbox host. Unset: the CPU count, at least 4 and at most 8.'),
+  SANDBOX_WORKSPACE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'Code threads one workspace may hold at once; waiting workspaces take free threads in turn. Unset: half of `SANDBOX_THREADS`, rounded up.',
+    ),
+  SANDBOX_DRY_RUN_THREADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(2)
+    .describe('Graph threads of a sandbox host (dry runs; one per workspace at a time).'),
+  SANDBOX_DRY_RUN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(30_000)
+    .describe('Wall-clock limit of one dry run once it holds a graph thread; past it the dry run ends `failed`.'),
+  SANDBOX_DRY_RUN_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(32)
+    .max(16_384)
+    .default(256)
+    .describe('V8 heap of a graph thread; a dry run over it ends `failed`.'),
 });
 
 export type SandboxEnv = z.output<typeof sandboxArea.schema>;

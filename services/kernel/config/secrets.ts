@@ -4,7 +4,14 @@ import { defineArea, SECRET } from './define';
 
 /** SECRET_KEY: the deployment's root secret, which webhook tokens and the other areas' keys derive from. */
 export const secretsArea = defineArea('secrets', 'Secret key', {
-  SECRET_KEY: z.string().min(32, 'SECRET_KEY must be at least 32 characters').optional().meta(SECRET).describe('32+ characters; derives webhook URLs and encrypts stored secrets (rotating it changes every webhook URL). Unset: generated into `.data/secret-key` by `npm start`; required otherwise.'),
+  SECRET_KEY: z
+    .string()
+    .min(32, 'SECRET_KEY must be at least 32 characters')
+    .optional()
+    .meta(SECRET)
+    .describe(
+      '32+ characters; derives webhook URLs and encrypts stored secrets (rotating it changes every webhook URL). Unset: generated into `.data/secret-key` by `npm start`; required otherwise.',
+    ),
 });
 
 export type SecretsEnv = z.output<typeof secretsArea.schema>;

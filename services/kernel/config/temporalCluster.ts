@@ -12,14 +12,49 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
 export const temporalArea = defineArea('temporalCluster', 'Temporal', {
   TEMPORAL_ADDRESS: z.string().optional().describe('Temporal frontend `host:port`; unset means `npm start` runs the dev server.'),
   TEMPORAL_NAMESPACE: z.string().default('default').describe('Temporal namespace.'),
-  TEMPORAL_UI_URL: z.string().optional().describe('Web UI base URL shown to operators (and later used for run deep links). Unset: the dev server\'s UI.'),
-  TEMPORAL_SDK_METRICS_ADDRESS: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464').optional().describe('`host:port` where a worker process exports the Temporal SDK\'s Prometheus metrics; the API\'s `/metrics` includes those of a worker in its own process. Unset: a free 127.0.0.1 port.'),
+  TEMPORAL_UI_URL: z
+    .string()
+    .optional()
+    .describe("Web UI base URL shown to operators (and later used for run deep links). Unset: the dev server's UI."),
+  TEMPORAL_SDK_METRICS_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464')
+    .optional()
+    .describe(
+      "`host:port` where a worker process exports the Temporal SDK's Prometheus metrics; the API's `/metrics` includes those of a worker in its own process. Unset: a free 127.0.0.1 port.",
+    ),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233).describe('Dev server frontend port (`npm start` only).'),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233).describe('Dev server Web UI port (`npm start` only).'),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(DEFAULT_MAX_CACHED_WORKFLOWS).describe('Runs a worker keeps in its sticky cache (at least 2). Beyond it the least recently used run is evicted; when it wakes (timer, approval, event) it is replayed from its Temporal history. Bounds the worker\'s memory when many runs wait (docs/decisions.md, "Sticky cache").'),
-  WORKFLOW_BUNDLE_PATH: z.string().optional().describe('A prebuilt workflow bundle the worker loads instead of bundling its workflows with webpack at start. `npm run build` writes it to `dist/temporal/`; the compiled worker (`node dist/main/worker.js`) uses that file even without the variable. Set, the file must exist. Running from sources (`npm start`, `npm run start:worker`) bundles at start (`npm start` caches it, see above). Unset: `dist/temporal/workflow-bundle.js` when present (the Docker image sets it).'),
-  TEMPORAL_PAYLOAD_KEY: z.string().min(32, 'TEMPORAL_PAYLOAD_KEY must be at least 32 characters').optional().meta(SECRET).describe('32+ characters; encrypts every Temporal payload (AES-256-GCM, key derived with HKDF). API and workers of a namespace must share it. With neither this nor SECRET_KEY set, payloads are plain JSON. Unset: SECRET_KEY is used.'),
-  TEMPORAL_PAYLOAD_PREVIOUS_KEYS: z.string().optional().meta(SECRET).describe('Comma-separated earlier payload keys, still accepted for decryption after a rotation (keep them until executions written with them are past retention).'),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(100_000)
+    .default(DEFAULT_MAX_CACHED_WORKFLOWS)
+    .describe(
+      'Runs a worker keeps in its sticky cache (at least 2). Beyond it the least recently used run is evicted; when it wakes (timer, approval, event) it is replayed from its Temporal history. Bounds the worker\'s memory when many runs wait (docs/decisions.md, "Sticky cache").',
+    ),
+  WORKFLOW_BUNDLE_PATH: z
+    .string()
+    .optional()
+    .describe(
+      'A prebuilt workflow bundle the worker loads instead of bundling its workflows with webpack at start. `npm run build` writes it to `dist/temporal/`; the compiled worker (`node dist/main/worker.js`) uses that file even without the variable. Set, the file must exist. Running from sources (`npm start`, `npm run start:worker`) bundles at start (`npm start` caches it, see above). Unset: `dist/temporal/workflow-bundle.js` when present (the Docker image sets it).',
+    ),
+  TEMPORAL_PAYLOAD_KEY: z
+    .string()
+    .min(32, 'TEMPORAL_PAYLOAD_KEY must be at least 32 characters')
+    .optional()
+    .meta(SECRET)
+    .describe(
+      '32+ characters; encrypts every Temporal payload (AES-256-GCM, key derived with HKDF). API and workers of a namespace must share it. With neither this nor SECRET_KEY set, payloads are plain JSON. Unset: SECRET_KEY is used.',
+    ),
+  TEMPORAL_PAYLOAD_PREVIOUS_KEYS: z
+    .string()
+    .optional()
+    .meta(SECRET)
+    .describe(
+      'Comma-separated earlier payload keys, still accepted for decryption after a rotation (keep them until executions written with them are past retention).',
+    ),
 });
 
 export type TemporalEnv = z.output<typeof temporalArea.schema>;

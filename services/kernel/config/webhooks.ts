@@ -12,12 +12,40 @@ export const DEFAULT_OUTBOX_START_PARALLELISM = 32;
 
 /** Webhook triggers, their outbox and its dispatcher (services/webhooks/, services/webhooks/outboxDispatcher.ts). */
 export const webhooksArea = defineArea('webhooks', 'Webhooks and the outbox', {
-  WEBHOOK_SYNC_BUDGET_MS: z.coerce.number().int().min(100).max(300_000).default(30_000).describe('How long a webhook caller waits for a Response node before 202 `processing`.'),
-  WEBHOOK_TOKEN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('How long the invoke route reuses a resolved webhook token (0: off); changes made through the same API process apply at once.'),
+  WEBHOOK_SYNC_BUDGET_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(300_000)
+    .default(30_000)
+    .describe('How long a webhook caller waits for a Response node before 202 `processing`.'),
+  WEBHOOK_TOKEN_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(1_000)
+    .describe(
+      'How long the invoke route reuses a resolved webhook token (0: off); changes made through the same API process apply at once.',
+    ),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Webhook outbox dispatcher poll interval.'),
-  OUTBOX_MAX_QUEUED_RUNS: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_OUTBOX_MAX_QUEUED_RUNS).describe('Backpressure of the outbox dispatcher: while more runs it started are still `queued` (the workers are behind) it hands nothing over, and the backlog waits in the outbox instead of Temporal\'s task queue (1–100000).'),
+  OUTBOX_MAX_QUEUED_RUNS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_OUTBOX_MAX_QUEUED_RUNS)
+    .describe(
+      "Backpressure of the outbox dispatcher: while more runs it started are still `queued` (the workers are behind) it hands nothing over, and the backlog waits in the outbox instead of Temporal's task queue (1–100000).",
+    ),
   // A pass hands over at most a batch of 100 entries, so more starts in flight would never be used.
-  OUTBOX_START_PARALLELISM: z.coerce.number().int().min(1).max(100).default(DEFAULT_OUTBOX_START_PARALLELISM).describe('Run starts one outbox dispatch pass keeps in flight at once (1–100; a pass takes at most 100 entries).'),
+  OUTBOX_START_PARALLELISM: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(DEFAULT_OUTBOX_START_PARALLELISM)
+    .describe('Run starts one outbox dispatch pass keeps in flight at once (1–100; a pass takes at most 100 entries).'),
   ERRTRACKER_INGRESS_ENABLED: envBool(false).describe('Feature switch of `/api/integrations/errtracker/{token}`.'),
 });
 

@@ -3,8 +3,20 @@ import { defineArea } from './define';
 
 /** Where workflows may be read from on disk: local Git repositories (services/repository) and extflow bundles (services/extflow). */
 export const workflowSourcesArea = defineArea('workflowSources', 'Workflow sources', {
-  WORKFLOW_REPOSITORY_ROOT: z.string().min(1).optional().describe('Directory holding the bare Git repositories workspace repository settings may name (`localPath` is resolved inside it); unset refuses `localPath` settings (smart-HTTP `remoteUrl` settings need no root).'),
-  EXTFLOW_IMPORT_DIR: z.string().min(1).optional().describe('The only directory `bundlePath` of the extflow worker routes may read (relative paths, no `..`, symbolic links must resolve inside it); unset refuses `bundlePath`.'),
+  WORKFLOW_REPOSITORY_ROOT: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Directory holding the bare Git repositories workspace repository settings may name (`localPath` is resolved inside it); unset refuses `localPath` settings (smart-HTTP `remoteUrl` settings need no root).',
+    ),
+  EXTFLOW_IMPORT_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The only directory `bundlePath` of the extflow worker routes may read (relative paths, no `..`, symbolic links must resolve inside it); unset refuses `bundlePath`.',
+    ),
 });
 
 export type WorkflowSourcesEnv = z.output<typeof workflowSourcesArea.schema>;

@@ -54,7 +54,11 @@ function checkPositive(name: string, value: number): number {
   return value;
 }
 
-const stoppedUnexpectedly = (): SandboxResult => ({ ok: false, error: { kind: 'runtime', message: 'InternalError: the sandbox stopped unexpectedly' }, logs: [] });
+const stoppedUnexpectedly = (): SandboxResult => ({
+  ok: false,
+  error: { kind: 'runtime', message: 'InternalError: the sandbox stopped unexpectedly' },
+  logs: [],
+});
 
 /**
  * Runs `source` as the body of `async function (input, console) { ... }` in a fresh QuickJS
@@ -99,7 +103,11 @@ export async function runUserCode(
   } catch (err) {
     throw new TypeError(`runUserCode: input is not JSON-serialisable (${(err as Error).message})`);
   }
-  const timedOut = (): SandboxResult => ({ ok: false, error: { kind: 'timeout', message: `Code exceeded its time limit of ${limits.timeoutMs} ms` }, logs: [] });
+  const timedOut = (): SandboxResult => ({
+    ok: false,
+    error: { kind: 'timeout', message: `Code exceeded its time limit of ${limits.timeoutMs} ms` },
+    logs: [],
+  });
   // One signal for both ways of giving up while queued; which one fired picks the message.
   const waited = new AbortController();
   const queueTimer = opts.queueTimeoutMs !== undefined ? setTimeout(() => waited.abort(), Math.max(0, opts.queueTimeoutMs)) : undefined;
@@ -135,10 +143,18 @@ export async function runUserCode(
  * SANDBOX_DRY_RUN_HEAP_MB of heap. `readTable` answers the graph's table_read nodes here, where
  * the database is. A dry run over its deadline or heap ends `failed` with a message saying so.
  */
-export async function runDryRunInSandbox(workspaceId: string, task: DryRunTask, readTable: (config: Record<string, unknown>) => Promise<unknown>): Promise<DryRunResult> {
+export async function runDryRunInSandbox(
+  workspaceId: string,
+  task: DryRunTask,
+  readTable: (config: Record<string, unknown>) => Promise<unknown>,
+): Promise<DryRunResult> {
   const c = hostClient();
   const timeoutMs = c.dryRunTimeoutMs;
-  const failed = (message: string): DryRunResult => ({ outcome: { status: 'failed', output: null, error: { message, nodeId: null }, costCredits: 0 }, steps: [], logs: [] });
+  const failed = (message: string): DryRunResult => ({
+    outcome: { status: 'failed', output: null, error: { message, nodeId: null }, costCredits: 0 },
+    steps: [],
+    logs: [],
+  });
   return c.call<DryRunResult>({
     kind: 'dryRun',
     workspaceId,

@@ -39,8 +39,7 @@ export interface SandboxLog {
 }
 export type SandboxErrorKind = 'timeout' | 'memory' | 'syntax' | 'runtime' | 'output';
 export type SandboxResult =
-  | { ok: true; output: unknown; logs: SandboxLog[] }
-  | { ok: false; error: { kind: SandboxErrorKind; message: string }; logs: SandboxLog[] };
+  { ok: true; output: unknown; logs: SandboxLog[] } | { ok: false; error: { kind: SandboxErrorKind; message: string }; logs: SandboxLog[] };
 
 export interface SandboxOptions {
   /** Wall-clock budget for compiling, running (including awaited jobs) and serialising. Default 1000 ms. */
@@ -137,7 +136,8 @@ const HARNESS = `(function (hostLog) {
  */
 const SYNC_VARIANT: typeof RELEASE_SYNC = {
   ...RELEASE_SYNC,
-  importModuleLoader: async () => createRequire(require.resolve('quickjs-emscripten'))('@jitl/quickjs-wasmfile-release-sync/emscripten-module'),
+  importModuleLoader: async () =>
+    createRequire(require.resolve('quickjs-emscripten'))('@jitl/quickjs-wasmfile-release-sync/emscripten-module'),
 };
 
 /**
@@ -158,7 +158,9 @@ export const WASM_HEADROOM_BYTES = 4 * 1024 * 1024;
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
 }
-const WasmMemoryCtor = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory } }).WebAssembly.Memory;
+const WasmMemoryCtor = (
+  globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory } }
+).WebAssembly.Memory;
 
 interface LoadedModule {
   promise: Promise<QuickJSWASMModule>;
@@ -219,7 +221,9 @@ function isEngineFault(err: unknown): err is Error {
 function truncateUtf8(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   const ellipsis = '…';
-  const cut = Buffer.from(text).subarray(0, maxBytes - Buffer.byteLength(ellipsis)).toString('utf8');
+  const cut = Buffer.from(text)
+    .subarray(0, maxBytes - Buffer.byteLength(ellipsis))
+    .toString('utf8');
   return cut.replace(/\uFFFD+$/, '') + ellipsis;
 }
 
@@ -246,19 +250,31 @@ export async function warmUp(): Promise<void> {
 }
 
 /** Parses, compiles, runs (with an await and a log) and serialises: the paths of an ordinary call. */
-const WARM_UP_SOURCE = 'const n = await Promise.resolve(input.items.length);\nconsole.log("warm", n);\nfunction fib(k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }\nreturn { n, fib: fib(10), s: JSON.stringify(input) };';
+const WARM_UP_SOURCE =
+  'const n = await Promise.resolve(input.items.length);\nconsole.log("warm", n);\nfunction fib(k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); }\nreturn { n, fib: fib(10), s: JSON.stringify(input) };';
 
 /**
  * Runs `source` (already validated by services/kernel/sandbox/sandbox.ts) with the input given as JSON text.
  * See `runUserCode` in services/kernel/sandbox/sandbox.ts for the contract. `clock` (ms) measures the time
  * limit; tests inject one to play an idle or an overloaded machine without racing the real one.
  */
-export async function executeCode(source: string, inputJson: string | undefined, limits: SandboxLimits, clock: () => number = Date.now): Promise<SandboxResult> {
+export async function executeCode(
+  source: string,
+  inputJson: string | undefined,
+  limits: SandboxLimits,
+  clock: () => number = Date.now,
+): Promise<SandboxResult> {
   const mod = await getModule(limits.memoryLimitBytes);
   return execute(mod, source, inputJson, limits, clock);
 }
 
-function execute(mod: QuickJSWASMModule, source: string, inputJson: string | undefined, limits: SandboxLimits, clock: () => number): SandboxResult {
+function execute(
+  mod: QuickJSWASMModule,
+  source: string,
+  inputJson: string | undefined,
+  limits: SandboxLimits,
+  clock: () => number,
+): SandboxResult {
   const logs: SandboxLog[] = [];
   const deadline = clock() + limits.timeoutMs;
   let interrupted = false;
@@ -399,7 +415,8 @@ function execute(mod: QuickJSWASMModule, source: string, inputJson: string | und
     faulted = true;
     discardModule(mod);
     if (interrupted) return fail(timeoutFailure());
-    if (err instanceof RangeError) return fail({ kind: 'runtime', message: 'InternalError: stack overflow (code is nested or recursing too deeply)' });
+    if (err instanceof RangeError)
+      return fail({ kind: 'runtime', message: 'InternalError: stack overflow (code is nested or recursing too deeply)' });
     return fail({ kind: 'memory', message: `${memoryFailure().message} (engine fault)` });
   } finally {
     if (!faulted) {

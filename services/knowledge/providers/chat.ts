@@ -36,7 +36,9 @@ export const chatProvider: ConnectorProvider = {
   scopes: ['channels:history', 'groups:history'],
   credentialTypes: ['chat', 'oauth2'],
   baseUrlFrom: (urls) => urls.chat,
-  filters: (config) => ({ channelIds: stringList(config, 'channelIds', { required: true, max: 100, pattern: /^[A-Z0-9]{2,40}$/i, what: 'channel ids' }) }),
+  filters: (config) => ({
+    channelIds: stringList(config, 'channelIds', { required: true, max: 100, pattern: /^[A-Z0-9]{2,40}$/i, what: 'channel ids' }),
+  }),
   authHeaders: (credential) => ({ authorization: `Bearer ${credential.token}` }),
 
   async fetch(ctx) {
@@ -58,13 +60,29 @@ export const chatProvider: ConnectorProvider = {
         const res = await ctx.request({
           method: 'GET',
           url: `${ctx.baseUrl}/conversations.history`,
-          query: { channel, limit: Math.min(PAGE_LIMIT, ctx.budget.itemsLeft), cursor: s.page, oldest: s.oldest, latest: s.latest, inclusive: false },
+          query: {
+            channel,
+            limit: Math.min(PAGE_LIMIT, ctx.budget.itemsLeft),
+            cursor: s.page,
+            oldest: s.oldest,
+            latest: s.latest,
+            inclusive: false,
+          },
         });
-        const body = res.body as { ok?: boolean; error?: string; messages?: SlackMessage[]; has_more?: boolean; response_metadata?: { next_cursor?: string } };
-        if (res.status === 429) throw new SyncError('internal', `Provider chat is rate limiting (retry after ${res.headers['retry-after'] ?? '?'} s).`);
-        if (res.status !== 200 || !body || typeof body !== 'object') throw providerFailure('chat', res, `conversations.history for ${channel}`);
+        const body = res.body as {
+          ok?: boolean;
+          error?: string;
+          messages?: SlackMessage[];
+          has_more?: boolean;
+          response_metadata?: { next_cursor?: string };
+        };
+        if (res.status === 429)
+          throw new SyncError('internal', `Provider chat is rate limiting (retry after ${res.headers['retry-after'] ?? '?'} s).`);
+        if (res.status !== 200 || !body || typeof body !== 'object')
+          throw providerFailure('chat', res, `conversations.history for ${channel}`);
         if (!body.ok) {
-          if (body.error === 'channel_not_found') throw new SyncError('invalid', `Provider chat does not know channel ${channel} (channel_not_found); check config.channelIds.`);
+          if (body.error === 'channel_not_found')
+            throw new SyncError('invalid', `Provider chat does not know channel ${channel} (channel_not_found); check config.channelIds.`);
           throw new SyncError('internal', `Provider chat answered ${body.error ?? 'an error'} to conversations.history for ${channel}.`);
         }
         const messages = body.messages ?? [];
@@ -77,7 +95,10 @@ export const chatProvider: ConnectorProvider = {
           if (ctx.budget.itemsLeft <= 0 || bytes > ctx.budget.bytesLeft) {
             if (upserts.length === 0 && ctx.budget.itemsLeft > 0) {
               // One message larger than the whole budget: a compact record, so the run still moves on.
-              const compact = Buffer.from(text).subarray(0, Math.max(0, ctx.budget.bytesLeft - 3)).toString('utf8').replace(/\uFFFD$/, '');
+              const compact = Buffer.from(text)
+                .subarray(0, Math.max(0, ctx.budget.bytesLeft - 3))
+                .toString('utf8')
+                .replace(/\uFFFD$/, '');
               upserts.push(record(channel, m, compact, { contentTruncated: true, originalBytes: bytes }));
               ctx.budget.take(Buffer.byteLength(compact));
               stoppedAt = m.ts;

@@ -45,7 +45,9 @@ export const driveProvider: ConnectorProvider = {
   scopes: ['https://www.googleapis.com/auth/drive.readonly'],
   credentialTypes: ['drive', 'oauth2'],
   baseUrlFrom: (urls) => urls.drive,
-  filters: (config) => ({ fileIds: stringList(config, 'fileIds', { max: 100, pattern: /^[A-Za-z0-9_-]{1,200}$/, what: 'Drive file ids' }) ?? null }),
+  filters: (config) => ({
+    fileIds: stringList(config, 'fileIds', { max: 100, pattern: /^[A-Za-z0-9_-]{1,200}$/, what: 'Drive file ids' }) ?? null,
+  }),
   authHeaders: (credential) => ({ authorization: `Bearer ${credential.token}` }),
 
   async fetch(ctx) {
@@ -76,7 +78,8 @@ async function byListing(ctx: ProviderContext, prev: DriveState) {
     if (res.status !== 200) throw providerFailure('drive', res, 'files.list');
     const page = res.body as { files?: DriveFile[]; nextPageToken?: string };
     await takePage(ctx, page.files ?? [], upserts, tombstones);
-    for (const f of page.files ?? []) if (f.modifiedTime && (!state.passMax || f.modifiedTime > state.passMax)) state.passMax = f.modifiedTime;
+    for (const f of page.files ?? [])
+      if (f.modifiedTime && (!state.passMax || f.modifiedTime > state.passMax)) state.passMax = f.modifiedTime;
     if (page.nextPageToken) {
       state.pageToken = page.nextPageToken;
       continue;
@@ -96,7 +99,11 @@ async function byIds(ctx: ProviderContext, fileIds: string[], prev: DriveState) 
   while (next < fileIds.length && ctx.budget.pagesLeft > 0 && ctx.budget.itemsLeft - files.length - tombstones.length > 0) {
     ctx.budget.page();
     const id = fileIds[next];
-    const res = await ctx.request({ method: 'GET', url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(id)}`, query: { fields: FIELDS } });
+    const res = await ctx.request({
+      method: 'GET',
+      url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(id)}`,
+      query: { fields: FIELDS },
+    });
     if (res.status === 404) tombstones.push(`drive:${id}`);
     else if (res.status !== 200) throw providerFailure('drive', res, `files.get ${id}`);
     else files.push(res.body as DriveFile);
@@ -126,9 +133,16 @@ async function takePage(ctx: ProviderContext, files: DriveFile[], upserts: SyncI
     if (declared > ctx.budget.bytesLeft) throw budgetError(f, declared, ctx.budget.bytesLeft);
     ctx.budget.checkTime();
     const res = exportAs
-      ? await ctx.request({ method: 'GET', url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(f.id)}/export`, query: { mimeType: exportAs } }, { responseType: 'bytes' })
-      : await ctx.request({ method: 'GET', url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(f.id)}`, query: { alt: 'media' } }, { responseType: 'bytes' });
-    if (res.status !== 200) throw providerFailure('drive', { ...res, body: bodyText(res.body) }, `${exportAs ? 'files.export' : 'files.get alt=media'} ${f.id}`);
+      ? await ctx.request(
+          { method: 'GET', url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(f.id)}/export`, query: { mimeType: exportAs } },
+          { responseType: 'bytes' },
+        )
+      : await ctx.request(
+          { method: 'GET', url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(f.id)}`, query: { alt: 'media' } },
+          { responseType: 'bytes' },
+        );
+    if (res.status !== 200)
+      throw providerFailure('drive', { ...res, body: bodyText(res.body) }, `${exportAs ? 'files.export' : 'files.get alt=media'} ${f.id}`);
     const bytes = res.body as Buffer;
     if (bytes.length > ctx.budget.bytesLeft) throw budgetError(f, bytes.length, ctx.budget.bytesLeft);
     let text: string;
@@ -161,4 +175,7 @@ function bodyText(body: unknown): unknown {
 }
 
 const budgetError = (f: DriveFile, bytes: number, left: number) =>
-  new SyncError('invalid', `Fetch budget exceeded: drive file ${f.id} (${f.name}) is ${bytes} bytes and only ${left} of maxBytes remain; the page is not taken in part. Raise maxBytes or narrow config.fileIds.`);
+  new SyncError(
+    'invalid',
+    `Fetch budget exceeded: drive file ${f.id} (${f.name}) is ${bytes} bytes and only ${left} of maxBytes remain; the page is not taken in part. Raise maxBytes or narrow config.fileIds.`,
+  );

@@ -6,7 +6,18 @@ import { repoProvider } from './repo';
 import type { ConnectorProvider } from './types';
 import { wikiProvider } from './wiki';
 
-export { type ConnectorProvider, FetchBudget, type ProviderContext, providerFailure, storable, stringList, type SyncBatch, SyncError, type SyncItem, type SyncOptions } from './types';
+export {
+  type ConnectorProvider,
+  FetchBudget,
+  type ProviderContext,
+  providerFailure,
+  storable,
+  stringList,
+  type SyncBatch,
+  SyncError,
+  type SyncItem,
+  type SyncOptions,
+} from './types';
 
 export const PROVIDERS: Record<ConnectorProviderId, ConnectorProvider> = {
   drive: driveProvider,

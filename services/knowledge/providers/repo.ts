@@ -37,9 +37,14 @@ export const repoProvider: ConnectorProvider = {
   baseUrlFrom: (urls) => urls.repo,
   filters: (config) => ({
     repositories: stringList(config, 'repositories', { required: true, max: 20, pattern: REPOSITORY, what: 'owner/name' }),
-    pathPrefixes: stringList(config, 'pathPrefixes', { max: 50, pattern: /^[^/].*$/, what: 'paths relative to the repository root' }) ?? null,
+    pathPrefixes:
+      stringList(config, 'pathPrefixes', { max: 50, pattern: /^[^/].*$/, what: 'paths relative to the repository root' }) ?? null,
   }),
-  authHeaders: (credential) => ({ authorization: `Bearer ${credential.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' }),
+  authHeaders: (credential) => ({
+    authorization: `Bearer ${credential.token}`,
+    accept: 'application/vnd.github+json',
+    'x-github-api-version': '2022-11-28',
+  }),
 
   async fetch(ctx) {
     const { repositories, pathPrefixes } = this.filters(ctx.config) as { repositories: string[]; pathPrefixes: string[] | null };
@@ -58,15 +63,23 @@ export const repoProvider: ConnectorProvider = {
       }
       ctx.budget.page();
       const repo = await ctx.request({ method: 'GET', url: `${ctx.baseUrl}/repos/${repository}` });
-      if (repo.status === 404) throw new SyncError('invalid', `Provider repo does not know repository ${repository} (404); check config.repositories.`);
+      if (repo.status === 404)
+        throw new SyncError('invalid', `Provider repo does not know repository ${repository} (404); check config.repositories.`);
       if (repo.status !== 200) throw providerFailure('repo', repo, `GET /repos/${repository}`);
       const branch = String((repo.body as { default_branch?: string }).default_branch ?? 'main');
       ctx.budget.page();
-      const treeRes = await ctx.request({ method: 'GET', url: `${ctx.baseUrl}/repos/${repository}/git/trees/${encodeURIComponent(branch)}`, query: { recursive: 1 } });
+      const treeRes = await ctx.request({
+        method: 'GET',
+        url: `${ctx.baseUrl}/repos/${repository}/git/trees/${encodeURIComponent(branch)}`,
+        query: { recursive: 1 },
+      });
       if (treeRes.status !== 200) throw providerFailure('repo', treeRes, `GET /repos/${repository}/git/trees/${branch}`);
       const tree = treeRes.body as { sha: string; tree: TreeEntry[]; truncated: boolean };
       if (tree.truncated) {
-        throw new SyncError('invalid', `Provider repo truncated the tree of ${repository} (too many entries for one recursive listing); narrow config.pathPrefixes (at most 50).`);
+        throw new SyncError(
+          'invalid',
+          `Provider repo truncated the tree of ${repository} (too many entries for one recursive listing); narrow config.pathPrefixes (at most 50).`,
+        );
       }
       if (tree.sha === s.treeSha && s.after === null) continue;
       const prefix = `repo:${repository}:`;
@@ -87,7 +100,10 @@ export const repoProvider: ConnectorProvider = {
           const size = entry.size ?? 0;
           if (ctx.budget.itemsLeft - wave.length <= 0 || size > ctx.budget.bytesLeft - waveBytes) {
             if (upserts.length === 0 && wave.length === 0 && size > ctx.budget.options.maxBytes) {
-              throw new SyncError('invalid', `Fetch budget exceeded: ${repository}/${entry.path} is ${size} bytes, more than maxBytes (${ctx.budget.options.maxBytes}); raise maxBytes or narrow config.pathPrefixes.`);
+              throw new SyncError(
+                'invalid',
+                `Fetch budget exceeded: ${repository}/${entry.path} is ${size} bytes, more than maxBytes (${ctx.budget.options.maxBytes}); raise maxBytes or narrow config.pathPrefixes.`,
+              );
             }
             stopped = true;
             break;

@@ -72,7 +72,11 @@ export class FetchBudget {
     this.pages++;
   }
   checkTime(): void {
-    if (Date.now() > this.deadline) throw new SyncError('invalid', `Fetch budget exceeded: the sync did not finish within timeoutMs (${this.options.timeoutMs} ms); raise timeoutMs or narrow the connector's filters.`);
+    if (Date.now() > this.deadline)
+      throw new SyncError(
+        'invalid',
+        `Fetch budget exceeded: the sync did not finish within timeoutMs (${this.options.timeoutMs} ms); raise timeoutMs or narrow the connector's filters.`,
+      );
   }
   take(bytes: number): void {
     this.items++;
@@ -111,7 +115,11 @@ export interface ConnectorProvider {
 }
 
 /** A list of unique non-empty strings from `config[key]` (or undefined when absent). */
-export function stringList(config: Record<string, unknown>, key: string, opts: { required?: boolean; max: number; pattern?: RegExp; what?: string }): string[] | undefined {
+export function stringList(
+  config: Record<string, unknown>,
+  key: string,
+  opts: { required?: boolean; max: number; pattern?: RegExp; what?: string },
+): string[] | undefined {
   const raw = config[key];
   if (raw === undefined || raw === null) {
     if (opts.required) throw new SyncError('invalid', `config.${key} is required: a list of ${opts.what ?? 'ids'}.`);
@@ -122,10 +130,15 @@ export function stringList(config: Record<string, unknown>, key: string, opts: {
   }
   const unique = [...new Set(raw.map((v: string) => v.trim()))];
   if (opts.required && unique.length === 0) throw new SyncError('invalid', `config.${key} must not be empty.`);
-  if (unique.length > opts.max) throw new SyncError('invalid', `config.${key} has ${unique.length} unique entries; at most ${opts.max} are allowed.`);
+  if (unique.length > opts.max)
+    throw new SyncError('invalid', `config.${key} has ${unique.length} unique entries; at most ${opts.max} are allowed.`);
   if (opts.pattern) {
     const bad = unique.find((v) => !opts.pattern!.test(v));
-    if (bad) throw new SyncError('invalid', `config.${key} has an invalid entry ${JSON.stringify(bad.slice(0, 100))}${opts.what ? ` (expected ${opts.what})` : ''}.`);
+    if (bad)
+      throw new SyncError(
+        'invalid',
+        `config.${key} has an invalid entry ${JSON.stringify(bad.slice(0, 100))}${opts.what ? ` (expected ${opts.what})` : ''}.`,
+      );
   }
   return unique.sort();
 }
@@ -145,7 +158,10 @@ export function providerFailure(provider: string, res: HttpResponseOutput, what:
             : Array.isArray(body?.errors) && body.errors[0]
               ? String(body.errors[0].message ?? body.errors[0].title ?? '')
               : '';
-  return new SyncError('internal', `Provider ${provider} answered ${res.status} to ${what}${detail ? `: ${String(detail).slice(0, 300)}` : ''}.`);
+  return new SyncError(
+    'internal',
+    `Provider ${provider} answered ${res.status} to ${what}${detail ? `: ${String(detail).slice(0, 300)}` : ''}.`,
+  );
 }
 
 /** Text the database can store: no NUL, no lone surrogates. */

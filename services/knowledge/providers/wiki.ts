@@ -34,27 +34,36 @@ export const wikiProvider: ConnectorProvider = {
   scopes: ['read:space:confluence', 'read:page:confluence'],
   credentialTypes: ['wiki', 'oauth2'],
   baseUrlFrom: (urls) => urls.wiki,
-  filters: (config) => ({ spaceIds: stringList(config, 'spaceIds', { max: 100, pattern: /^[0-9]{1,30}$/, what: 'numeric space ids' }) ?? null }),
+  filters: (config) => ({
+    spaceIds: stringList(config, 'spaceIds', { max: 100, pattern: /^[0-9]{1,30}$/, what: 'numeric space ids' }) ?? null,
+  }),
   authHeaders: (credential) =>
     credential.username
-      ? { authorization: `Basic ${Buffer.from(`${credential.username}:${credential.token}`).toString('base64')}`, accept: 'application/json' }
+      ? {
+          authorization: `Basic ${Buffer.from(`${credential.username}:${credential.token}`).toString('base64')}`,
+          accept: 'application/json',
+        }
       : { authorization: `Bearer ${credential.token}`, accept: 'application/json' },
 
   async fetch(ctx) {
     const { spaceIds } = this.filters(ctx.config) as { spaceIds: string[] | null };
     const prev = ctx.state as WikiState | null;
-    const state: WikiState = prev && Array.isArray(prev.spaces) ? { ...prev } : { spaces: spaceIds ?? (await listSpaces(ctx)), index: 0, next: null };
+    const state: WikiState =
+      prev && Array.isArray(prev.spaces) ? { ...prev } : { spaces: spaceIds ?? (await listSpaces(ctx)), index: 0, next: null };
     const upserts: SyncItem[] = [];
     const tombstones: string[] = [];
     while (state.index < state.spaces.length) {
-      if (ctx.budget.pagesLeft <= 0 || ctx.budget.itemsLeft <= 0) return { upserts, tombstones, cursor: state, fullSnapshot: false as const };
+      if (ctx.budget.pagesLeft <= 0 || ctx.budget.itemsLeft <= 0)
+        return { upserts, tombstones, cursor: state, fullSnapshot: false as const };
       const space = state.spaces[state.index];
       ctx.budget.page();
       const url = state.next ? new URL(state.next, ctx.baseUrl).toString() : `${ctx.baseUrl}/wiki/api/v2/spaces/${space}/pages`;
       const res = await ctx.request({
         method: 'GET',
         url,
-        query: state.next ? { limit: Math.min(250, ctx.budget.itemsLeft) } : { 'body-format': 'storage', status: ['current', 'trashed'], limit: Math.min(250, ctx.budget.itemsLeft) },
+        query: state.next
+          ? { limit: Math.min(250, ctx.budget.itemsLeft) }
+          : { 'body-format': 'storage', status: ['current', 'trashed'], limit: Math.min(250, ctx.budget.itemsLeft) },
       });
       if (res.status === 404) throw new SyncError('invalid', `Provider wiki does not know space ${space} (404); check config.spaceIds.`);
       if (res.status !== 200) throw providerFailure('wiki', res, `GET pages of space ${space}`);
@@ -75,9 +84,17 @@ async function listSpaces(ctx: ProviderContext): Promise<string[]> {
   const ids: string[] = [];
   let next: string | null = null;
   do {
-    if (ctx.budget.pagesLeft <= 0) throw new SyncError('invalid', `Fetch budget exceeded: maxPages (${ctx.budget.options.maxPages}) ran out while listing wiki spaces; raise maxPages or set config.spaceIds.`);
+    if (ctx.budget.pagesLeft <= 0)
+      throw new SyncError(
+        'invalid',
+        `Fetch budget exceeded: maxPages (${ctx.budget.options.maxPages}) ran out while listing wiki spaces; raise maxPages or set config.spaceIds.`,
+      );
     ctx.budget.page();
-    const res = await ctx.request({ method: 'GET', url: next ? new URL(next, ctx.baseUrl).toString() : `${ctx.baseUrl}/wiki/api/v2/spaces`, query: next ? undefined : { limit: 250 } });
+    const res = await ctx.request({
+      method: 'GET',
+      url: next ? new URL(next, ctx.baseUrl).toString() : `${ctx.baseUrl}/wiki/api/v2/spaces`,
+      query: next ? undefined : { limit: 250 },
+    });
     if (res.status !== 200) throw providerFailure('wiki', res, 'GET /wiki/api/v2/spaces');
     const body = res.body as { results?: Array<{ id: string | number }>; _links?: { next?: string } };
     for (const s of body.results ?? []) ids.push(String(s.id));
@@ -103,7 +120,10 @@ async function takePage(ctx: ProviderContext, pages: WikiPage[], base: string, u
     const storage = p.body?.storage?.value ?? '';
     const size = Buffer.byteLength(storage);
     if (bytes + size > ctx.budget.bytesLeft) {
-      throw new SyncError('invalid', `Fetch budget exceeded: a page of wiki results needs more than the ${ctx.budget.bytesLeft} bytes left of maxBytes (page ${p.id} "${p.title.slice(0, 80)}"); the page is not taken in part. Raise maxBytes or narrow config.spaceIds.`);
+      throw new SyncError(
+        'invalid',
+        `Fetch budget exceeded: a page of wiki results needs more than the ${ctx.budget.bytesLeft} bytes left of maxBytes (page ${p.id} "${p.title.slice(0, 80)}"); the page is not taken in part. Raise maxBytes or narrow config.spaceIds.`,
+      );
     }
     bytes += size;
     items++;

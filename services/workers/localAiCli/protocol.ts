@@ -39,7 +39,8 @@ function cliBAnswer(stdout: string): string {
   for (const line of stdout.split('\n')) {
     if (!line.trim()) continue;
     const event = JSON.parse(line) as { type?: string; item?: { type?: string; text?: unknown } };
-    if (event.type === 'item.completed' && event.item?.type === 'agent_message' && typeof event.item.text === 'string') answer = event.item.text;
+    if (event.type === 'item.completed' && event.item?.type === 'agent_message' && typeof event.item.text === 'string')
+      answer = event.item.text;
   }
   if (answer === null) throw new Error('cliB answered without an agent message.');
   return answer;

@@ -32,11 +32,20 @@ export interface LocalAiCliProvider {
 }
 
 /** The workspace's CLI of `kind` as a model provider. Reads the stored session; runs nothing until `invoke`. */
-export async function localAiCliProvider(em: EntityManager, deps: LocalAiCliDeps, workspaceId: string, kind: LocalAiCliKind): Promise<LocalAiCliProvider> {
+export async function localAiCliProvider(
+  em: EntityManager,
+  deps: LocalAiCliDeps,
+  workspaceId: string,
+  kind: LocalAiCliKind,
+): Promise<LocalAiCliProvider> {
   const executable = deps.config.paths[kind];
   const row = await em.findOne(LocalAiCliSessionSchema, { workspaceId, kind });
   const connected = Boolean(executable) && row?.status === 'connected';
-  const reason = !executable ? `${kind} is not configured on this server.` : connected ? null : `${kind} is not connected for this workspace; verify or sign in first.`;
+  const reason = !executable
+    ? `${kind} is not configured on this server.`
+    : connected
+      ? null
+      : `${kind} is not connected for this workspace; verify or sign in first.`;
   let token: string | null = null;
   if (connected && row?.credentialId) {
     const credential = await em.findOne(CredentialSchema, { id: row.credentialId, workspaceId });
@@ -77,7 +86,10 @@ export async function localAiCliProvider(em: EntityManager, deps: LocalAiCliDeps
 /** A conversation as one prompt for a CLI, which takes text rather than messages and tools. */
 export function cliPromptOf(messages: ChatMessage[]): string {
   return messages
-    .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? (m as { tool_calls?: unknown }).tool_calls ?? '')}`)
+    .map(
+      (m) =>
+        `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? (m as { tool_calls?: unknown }).tool_calls ?? '')}`,
+    )
     .join('\n\n');
 }
 

@@ -31,7 +31,11 @@ export type CliRunResult =
   | { kind: 'notStarted' };
 
 /** The environment of a CLI process: the allow-list of `source`, then HOME and XDG_CONFIG_HOME, then `extra`. */
-export function cliEnvironment(configDir: string, extra: Record<string, string> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function cliEnvironment(
+  configDir: string,
+  extra: Record<string, string> = {},
+  source: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of CLI_ENV_ALLOW_LIST) {
     const value = source[name];
@@ -50,7 +54,14 @@ export async function isDirectory(dir: string): Promise<boolean> {
 /** Starts the CLI (no shell, own process group so a timeout can kill everything it started). */
 export async function spawnCli(inv: Omit<CliInvocation, 'timeoutMs'>): Promise<ChildProcess> {
   const cwd = (await isDirectory(inv.configDir)) ? inv.configDir : os.tmpdir();
-  return spawn(inv.executable, inv.args, { cwd, env: cliEnvironment(inv.configDir, inv.extraEnv), shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+  return spawn(inv.executable, inv.args, {
+    cwd,
+    env: cliEnvironment(inv.configDir, inv.extraEnv),
+    shell: false,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
 }
 
 /** Kills the CLI's process group (and the process itself when the group is gone). */

@@ -10,7 +10,13 @@ import http from 'node:http';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CredentialSchema, LocalAiCliSessionSchema, type LocalAiCliKind, type LocalAiCliSession, type LocalAiCliSessionStatus } from '../../../db/entities';
+import {
+  CredentialSchema,
+  LocalAiCliSessionSchema,
+  type LocalAiCliKind,
+  type LocalAiCliSession,
+  type LocalAiCliSessionStatus,
+} from '../../../db/entities';
 import { recordAudit } from '../../kernel/audit';
 import type { LocalAiCliConfig } from '../../kernel/config';
 import { openCredential, requireKeyring, sealCredentialValue, type CredentialKeySettings } from '../../credentials';
@@ -86,7 +92,10 @@ function message(kind: LocalAiCliKind, status: ReadinessStatus, timeoutMs: numbe
   }
 }
 
-const hashState = (state: string | null) => createHash('sha256').update(state ?? '').digest('hex');
+const hashState = (state: string | null) =>
+  createHash('sha256')
+    .update(state ?? '')
+    .digest('hex');
 
 /** The workspace's configuration directory of one CLI (HOME of every process run for it). */
 export function configDirOf(config: LocalAiCliConfig, workspaceId: string, kind: LocalAiCliKind): string {
@@ -105,20 +114,22 @@ async function findRow(em: EntityManager, workspaceId: string, kind: LocalAiCliK
   return em.findOne(LocalAiCliSessionSchema, { workspaceId, kind });
 }
 
-async function upsertRow(em: EntityManager, workspaceId: string, kind: LocalAiCliKind, patch: Partial<LocalAiCliSession>): Promise<LocalAiCliSession> {
+async function upsertRow(
+  em: EntityManager,
+  workspaceId: string,
+  kind: LocalAiCliKind,
+  patch: Partial<LocalAiCliSession>,
+): Promise<LocalAiCliSession> {
   const now = new Date();
   let row = await findRow(em, workspaceId, kind);
   if (!row) {
     // Two first requests of a workspace may race: the row is created once, both then update it.
     await em
       .getConnection()
-      .execute("insert into local_ai_cli_sessions (id, workspace_id, kind, status, created_at, updated_at) values (?, ?, ?, 'not_prepared', ?, ?) on conflict (workspace_id, kind) do nothing", [
-        newId('lac'),
-        workspaceId,
-        kind,
-        now,
-        now,
-      ]);
+      .execute(
+        "insert into local_ai_cli_sessions (id, workspace_id, kind, status, created_at, updated_at) values (?, ?, ?, 'not_prepared', ?, ?) on conflict (workspace_id, kind) do nothing",
+        [newId('lac'), workspaceId, kind, now, now],
+      );
     row = await em.findOneOrFail(LocalAiCliSessionSchema, { workspaceId, kind });
   }
   Object.assign(row, patch, { updatedAt: now });
@@ -146,8 +157,20 @@ function tokenEnv(kind: LocalAiCliKind, token: string | null): Record<string, st
 }
 
 /** Runs one protocol command of the workspace's CLI with its token, if any. */
-async function run(deps: LocalAiCliDeps, workspaceId: string, kind: LocalAiCliKind, args: string[], token: string | null): Promise<CliRunResult> {
-  return runCli({ executable: requireExecutable(deps.config, kind), args, configDir: configDirOf(deps.config, workspaceId, kind), extraEnv: tokenEnv(kind, token), timeoutMs: deps.config.timeoutMs });
+async function run(
+  deps: LocalAiCliDeps,
+  workspaceId: string,
+  kind: LocalAiCliKind,
+  args: string[],
+  token: string | null,
+): Promise<CliRunResult> {
+  return runCli({
+    executable: requireExecutable(deps.config, kind),
+    args,
+    configDir: configDirOf(deps.config, workspaceId, kind),
+    extraEnv: tokenEnv(kind, token),
+    timeoutMs: deps.config.timeoutMs,
+  });
 }
 
 function view(
@@ -155,7 +178,13 @@ function view(
   workspaceId: string,
   kind: LocalAiCliKind,
   action: LocalAiCliReadiness['action'],
-  measured: { status: ReadinessStatus; installed: boolean | null; version: string | null; configDirReady: boolean; authMethod: 'token' | 'login' | null },
+  measured: {
+    status: ReadinessStatus;
+    installed: boolean | null;
+    version: string | null;
+    configDirReady: boolean;
+    authMethod: 'token' | 'login' | null;
+  },
   row: LocalAiCliSession | null,
 ): LocalAiCliReadiness {
   const login = pendingLogin(workspaceId, kind);
@@ -184,10 +213,21 @@ function view(
  * and stores the outcome as the session's last verification. A database failure after the
  * measurement propagates (the route answers 500).
  */
-async function measureAndStore(em: EntityManager, deps: LocalAiCliDeps, workspaceId: string, kind: LocalAiCliKind, action: LocalAiCliReadiness['action']): Promise<LocalAiCliReadiness> {
+async function measureAndStore(
+  em: EntityManager,
+  deps: LocalAiCliDeps,
+  workspaceId: string,
+  kind: LocalAiCliKind,
+  action: LocalAiCliReadiness['action'],
+): Promise<LocalAiCliReadiness> {
   const row = await findRow(em, workspaceId, kind);
   const configDirReady = deps.config.paths[kind] ? await isDirectory(configDirOf(deps.config, workspaceId, kind)) : false;
-  const base = { installed: null as boolean | null, version: null as string | null, configDirReady, authMethod: null as 'token' | 'login' | null };
+  const base = {
+    installed: null as boolean | null,
+    version: null as string | null,
+    configDirReady,
+    authMethod: null as 'token' | 'login' | null,
+  };
   if (!deps.config.paths[kind]) return view(deps, workspaceId, kind, action, { ...base, status: 'not_configured' }, row);
 
   const version = await run(deps, workspaceId, kind, CLI_PROTOCOLS[kind].version, null);
@@ -202,7 +242,8 @@ async function measureAndStore(em: EntityManager, deps: LocalAiCliDeps, workspac
       const token = await storedToken(em, deps, row);
       const auth = await run(deps, workspaceId, kind, CLI_PROTOCOLS[kind].authStatus, token);
       if (auth.kind === 'timeout') measured = { ...installed, status: 'unavailable' };
-      else if (auth.kind === 'exited' && auth.code === 0) measured = { ...installed, status: 'connected', authMethod: token ? 'token' : 'login' };
+      else if (auth.kind === 'exited' && auth.code === 0)
+        measured = { ...installed, status: 'connected', authMethod: token ? 'token' : 'login' };
       else measured = { ...installed, status: 'needs_login' };
     }
   }
@@ -216,14 +257,26 @@ async function measureAndStore(em: EntityManager, deps: LocalAiCliDeps, workspac
 }
 
 /** `POST /workers/local-ai-cli/session`: prepare, verify or disconnect the workspace's session with `kind`. */
-export async function localAiCliSession(em: EntityManager, deps: LocalAiCliDeps, principal: WorkspacePrincipal, action: SessionAction, kind: LocalAiCliKind): Promise<LocalAiCliReadiness> {
+export async function localAiCliSession(
+  em: EntityManager,
+  deps: LocalAiCliDeps,
+  principal: WorkspacePrincipal,
+  action: SessionAction,
+  kind: LocalAiCliKind,
+): Promise<LocalAiCliReadiness> {
   const { workspaceId } = principal;
   if (action === 'disconnect') return disconnect(em, deps, principal, kind);
-  if (action === 'prepare' && deps.config.paths[kind]) await mkdir(configDirOf(deps.config, workspaceId, kind), { recursive: true, mode: 0o700 });
+  if (action === 'prepare' && deps.config.paths[kind])
+    await mkdir(configDirOf(deps.config, workspaceId, kind), { recursive: true, mode: 0o700 });
   return measureAndStore(em, deps, workspaceId, kind, action);
 }
 
-async function disconnect(em: EntityManager, deps: LocalAiCliDeps, principal: WorkspacePrincipal, kind: LocalAiCliKind): Promise<LocalAiCliReadiness> {
+async function disconnect(
+  em: EntityManager,
+  deps: LocalAiCliDeps,
+  principal: WorkspacePrincipal,
+  kind: LocalAiCliKind,
+): Promise<LocalAiCliReadiness> {
   const { workspaceId } = principal;
   endLogin(workspaceId, kind);
   const row = await findRow(em, workspaceId, kind);
@@ -232,9 +285,28 @@ async function disconnect(em: EntityManager, deps: LocalAiCliDeps, principal: Wo
     if (credential) em.remove(credential);
   }
   await rm(configDirOf(deps.config, workspaceId, kind), { recursive: true, force: true });
-  recordAudit(em, principal, { action: 'local_ai_cli.disconnect', severity: 'info', workspaceId, targetType: 'local_ai_cli', targetId: kind });
-  const stored = await upsertRow(em, workspaceId, kind, { status: 'disconnected', authMethod: null, credentialId: null, loginStateHash: null, loginExpiresAt: null });
-  return view(deps, workspaceId, kind, 'disconnect', { status: 'disconnected', installed: null, version: null, configDirReady: false, authMethod: null }, stored);
+  recordAudit(em, principal, {
+    action: 'local_ai_cli.disconnect',
+    severity: 'info',
+    workspaceId,
+    targetType: 'local_ai_cli',
+    targetId: kind,
+  });
+  const stored = await upsertRow(em, workspaceId, kind, {
+    status: 'disconnected',
+    authMethod: null,
+    credentialId: null,
+    loginStateHash: null,
+    loginExpiresAt: null,
+  });
+  return view(
+    deps,
+    workspaceId,
+    kind,
+    'disconnect',
+    { status: 'disconnected', installed: null, version: null, configDirReady: false, authMethod: null },
+    stored,
+  );
 }
 
 /** The first http(s) URL a line of CLI output holds. */
@@ -278,7 +350,11 @@ export async function startLocalAiCliLogin(em: EntityManager, deps: LocalAiCliDe
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(code === null ? unavailable(`The ${kind} executable could not be started.`) : unavailable(`${kind} login exited with code ${code} before giving an authorization URL.`));
+      reject(
+        code === null
+          ? unavailable(`The ${kind} executable could not be started.`)
+          : unavailable(`${kind} login exited with code ${code} before giving an authorization URL.`),
+      );
     });
   });
   // The login process lives on until its callback; it must not keep the API process alive.
@@ -301,18 +377,37 @@ export async function startLocalAiCliLogin(em: EntityManager, deps: LocalAiCliDe
   const state = parsed.searchParams.get('state');
   const expiresAt = new Date(Date.now() + LOGIN_TTL_MS);
   registerLogin({ workspaceId, kind, child, redirect, state, expiresAt, exited });
-  const row = await upsertRow(em, workspaceId, kind, { status: 'login_pending', loginStateHash: hashState(state), loginExpiresAt: expiresAt });
-  const session = view(deps, workspaceId, kind, 'login', { status: 'login_pending', installed: true, version: row.version, configDirReady: true, authMethod: null }, row);
+  const row = await upsertRow(em, workspaceId, kind, {
+    status: 'login_pending',
+    loginStateHash: hashState(state),
+    loginExpiresAt: expiresAt,
+  });
+  const session = view(
+    deps,
+    workspaceId,
+    kind,
+    'login',
+    { status: 'login_pending', installed: true, version: row.version, configDirReady: true, authMethod: null },
+    row,
+  );
   return { kind, authorizationUrl, expiresAt: expiresAt.toISOString(), session };
 }
 
 /** GETs the CLI's own loopback callback (the address the pending login announced; only the query comes from the caller). */
 function deliverCallback(redirect: URL, callback: URL, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: redirect.hostname === 'localhost' ? '127.0.0.1' : redirect.hostname.replace(/^\[|\]$/g, ''), port: Number(redirect.port), path: `${redirect.pathname}${callback.search}`, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.once('end', () => resolve());
-    });
+    const req = http.get(
+      {
+        host: redirect.hostname === 'localhost' ? '127.0.0.1' : redirect.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(redirect.port),
+        path: `${redirect.pathname}${callback.search}`,
+        timeout: timeoutMs,
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve());
+      },
+    );
     req.once('timeout', () => req.destroy(new Error('timeout')));
     req.once('error', reject);
   });
@@ -323,7 +418,12 @@ function deliverCallback(redirect: URL, callback: URL, timeoutMs: number): Promi
  * to the workspace's pending login it belongs to (same loopback port and path, same `state`),
  * waits for the CLI to finish, then verifies the session.
  */
-export async function completeLocalAiCliLogin(em: EntityManager, deps: LocalAiCliDeps, principal: WorkspacePrincipal, callbackUrl: string): Promise<LocalAiCliReadiness> {
+export async function completeLocalAiCliLogin(
+  em: EntityManager,
+  deps: LocalAiCliDeps,
+  principal: WorkspacePrincipal,
+  callbackUrl: string,
+): Promise<LocalAiCliReadiness> {
   const { workspaceId } = principal;
   let callback: URL;
   try {
@@ -334,7 +434,11 @@ export async function completeLocalAiCliLogin(em: EntityManager, deps: LocalAiCl
   if (!isLoopbackHttp(callback)) throw invalidInput('callbackUrl must be the http://localhost address the login redirected to.');
   const state = callback.searchParams.get('state');
   const login = pendingLoginsOf(workspaceId).find(
-    (l) => l.redirect !== null && l.redirect.port === callback.port && l.redirect.pathname === callback.pathname && (l.state === null || l.state === state),
+    (l) =>
+      l.redirect !== null &&
+      l.redirect.port === callback.port &&
+      l.redirect.pathname === callback.pathname &&
+      (l.state === null || l.state === state),
   );
   if (!login || !login.redirect) throw invalidInput('No pending login of this workspace matches the callback URL.');
   const { kind } = login;
@@ -345,7 +449,10 @@ export async function completeLocalAiCliLogin(em: EntityManager, deps: LocalAiCl
     throw unavailable(`${kind} did not accept the callback.`);
   }
   let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([login.exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), deps.config.timeoutMs)))]).finally(() => clearTimeout(timer));
+  const code = await Promise.race([
+    login.exited,
+    new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), deps.config.timeoutMs))),
+  ]).finally(() => clearTimeout(timer));
   if (code === 'timeout') {
     endLogin(workspaceId, kind);
     throw timedOut(`${kind} did not finish the login within ${deps.config.timeoutMs} ms.`);
@@ -364,7 +471,13 @@ const tokenCredentialName = (kind: LocalAiCliKind) => `local-ai-cli/${kind}`;
  * `POST /workers/local-ai-cli/token` (cliA): checks the token with the CLI, then stores it as
  * the workspace's encrypted `cliA` credential (replacing an earlier one) and verifies.
  */
-export async function storeLocalAiCliToken(em: EntityManager, deps: LocalAiCliDeps, principal: WorkspacePrincipal, kind: 'cliA', token: string): Promise<LocalAiCliReadiness> {
+export async function storeLocalAiCliToken(
+  em: EntityManager,
+  deps: LocalAiCliDeps,
+  principal: WorkspacePrincipal,
+  kind: 'cliA',
+  token: string,
+): Promise<LocalAiCliReadiness> {
   const { workspaceId } = principal;
   requireExecutable(deps.config, kind);
   const ring = requireKeyring(deps.keys);
@@ -383,7 +496,8 @@ export async function storeLocalAiCliToken(em: EntityManager, deps: LocalAiCliDe
     const [clash]: Array<{ id: string; type: string }> = await em
       .getConnection()
       .execute('select id, type from credentials where workspace_id = ? and lower(name) = lower(?) limit 1', [workspaceId, name]);
-    if (clash && clash.type !== kind) throw conflict(`A credential named "${name}" already exists in this workspace; rename it to sign ${kind} in with a token.`);
+    if (clash && clash.type !== kind)
+      throw conflict(`A credential named "${name}" already exists in this workspace; rename it to sign ${kind} in with a token.`);
     if (clash) credential = await em.findOne(CredentialSchema, { id: clash.id, workspaceId });
   }
   if (!credential) {
@@ -405,7 +519,14 @@ export async function storeLocalAiCliToken(em: EntityManager, deps: LocalAiCliDe
     credential.secretEncrypted = sealCredentialValue(ring, workspaceId, credential.id, { token });
     credential.updatedAt = now;
   }
-  recordAudit(em, principal, { action: 'local_ai_cli.token', severity: 'info', workspaceId, targetType: 'credential', targetId: credential.id, metadata: { kind } });
+  recordAudit(em, principal, {
+    action: 'local_ai_cli.token',
+    severity: 'info',
+    workspaceId,
+    targetType: 'credential',
+    targetId: credential.id,
+    metadata: { kind },
+  });
   await upsertRow(em, workspaceId, kind, { credentialId: credential.id, authMethod: 'token', loginStateHash: null, loginExpiresAt: null });
   return measureAndStore(em, deps, workspaceId, kind, 'token');
 }
@@ -424,11 +545,16 @@ function parseModels(stdout: string): LocalAiCliModel[] | null {
   } catch {
     return null;
   }
-  const list = Array.isArray(parsed) ? parsed : Array.isArray((parsed as { models?: unknown })?.models) ? (parsed as { models: unknown[] }).models : null;
+  const list = Array.isArray(parsed)
+    ? parsed
+    : Array.isArray((parsed as { models?: unknown })?.models)
+      ? (parsed as { models: unknown[] }).models
+      : null;
   if (!list) return null;
   const models: LocalAiCliModel[] = [];
   for (const entry of list.slice(0, MAX_MODELS)) {
-    const id = typeof entry === 'string' ? entry : typeof (entry as { id?: unknown })?.id === 'string' ? (entry as { id: string }).id : null;
+    const id =
+      typeof entry === 'string' ? entry : typeof (entry as { id?: unknown })?.id === 'string' ? (entry as { id: string }).id : null;
     if (!id) continue;
     const name = typeof (entry as { name?: unknown })?.name === 'string' ? (entry as { name: string }).name : id;
     models.push({ id: id.slice(0, 200), name: name.slice(0, 200) });

@@ -1,5 +1,13 @@
 import { AuditLogSchema } from '../../../db/entities';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -12,7 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const create = (body: unknown, c = cookie, headers?: Record<string, string>) => http(app, 'POST', '/api/api-keys', { cookie: c, body, headers });
+const create = (body: unknown, c = cookie, headers?: Record<string, string>) =>
+  http(app, 'POST', '/api/api-keys', { cookie: c, body, headers });
 
 describe('session API key routes', () => {
   test('create answers 201 with the key and a token shown once; the token works at once', async () => {
@@ -63,21 +72,45 @@ describe('session API key routes', () => {
     expect(res.body.error).toMatch(message);
   });
 
-  test('organization keys validate their selection against the creator\'s workspaces', async () => {
+  test("organization keys validate their selection against the creator's workspaces", async () => {
     const foreign = await createWorkspace(app, 'Not mine');
-    const bad = await create({ name: 'Org bad', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [foreign.workspaceId], permission: 'read' } });
+    const bad = await create({
+      name: 'Org bad',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [foreign.workspaceId], permission: 'read' },
+    });
     expect(bad.status).toBe(400);
-    const empty = await create({ name: 'Org empty', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [], permission: 'read' } });
+    const empty = await create({
+      name: 'Org empty',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [], permission: 'read' },
+    });
     expect(empty.status).toBe(400);
     const missing = await create({ name: 'Org missing', scope: 'organization' });
     expect(missing.status).toBe(400);
-    const badPermission = await create({ name: 'Org perm', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'admin' } });
+    const badPermission = await create({
+      name: 'Org perm',
+      scope: 'organization',
+      organization: { workspaceSelection: 'organization', permission: 'admin' },
+    });
     expect(badPermission.status).toBe(400);
 
-    const ok = await create({ name: 'Org ok', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'write' } });
+    const ok = await create({
+      name: 'Org ok',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'write' },
+    });
     expect(ok.status).toBe(201);
-    expect(ok.body.apiKey).toMatchObject({ scope: 'organization', workspaceId: null, organization: { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'write' } });
-    const all = await create({ name: 'Org all', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } });
+    expect(ok.body.apiKey).toMatchObject({
+      scope: 'organization',
+      workspaceId: null,
+      organization: { workspaceSelection: 'selected', workspaceIds: [ws.workspaceId], permission: 'write' },
+    });
+    const all = await create({
+      name: 'Org all',
+      scope: 'organization',
+      organization: { workspaceSelection: 'organization', permission: 'read' },
+    });
     expect(all.body.apiKey.organization.workspaceIds).toEqual([ws.workspaceId]);
     // Admins of a workspace in the selection see and can revoke it.
     const list = await http(app, 'GET', '/api/api-keys', { cookie });
@@ -94,14 +127,23 @@ describe('session API key routes', () => {
       const none = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway' } });
       expect(none.status).toBe(400);
       expect(none.body.error).toMatch(/allowedWorkflowIds/);
-      const unknown = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: ['wf_nope'] } });
+      const unknown = await http(enabled, 'POST', '/api/api-keys', {
+        cookie: c,
+        body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: ['wf_nope'] },
+      });
       expect(unknown.status).toBe(400);
       const foreign = await createWorkspace(enabled, 'Foreign flows');
       const foreignFlow = await http(enabled, 'POST', '/api/v1/workflows', { token: foreign.token, body: {} });
-      const notOurs = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: [foreignFlow.body.workflow.id] } });
+      const notOurs = await http(enabled, 'POST', '/api/api-keys', {
+        cookie: c,
+        body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: [foreignFlow.body.workflow.id] },
+      });
       expect(notOurs.status).toBe(400);
       const ours = await http(enabled, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-      const ok = await http(enabled, 'POST', '/api/api-keys', { cookie: c, body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: [ours.body.workflow.id] } });
+      const ok = await http(enabled, 'POST', '/api/api-keys', {
+        cookie: c,
+        body: { name: 'Gateway', scope: 'end_user_gateway', allowedWorkflowIds: [ours.body.workflow.id] },
+      });
       expect(ok.status).toBe(201);
       expect(ok.body.apiKey).toMatchObject({ scope: 'end_user_gateway', allowedWorkflowIds: [ours.body.workflow.id] });
       // Gateway keys are refused by the other v1 routes.
@@ -114,10 +156,13 @@ describe('session API key routes', () => {
   test('members, viewers and signed-out callers cannot manage keys', async () => {
     for (const role of ['member', 'viewer'] as const) {
       const user = await addUserWithKey(app, ws, role);
-      await app.orm.em.fork().getConnection().execute(
-        `update users set password_hash = (select password_hash from users where id = ?), status = 'active' where id = ?`,
-        [ws.ownerId, user.userId],
-      );
+      await app.orm.em
+        .fork()
+        .getConnection()
+        .execute(`update users set password_hash = (select password_hash from users where id = ?), status = 'active' where id = ?`, [
+          ws.ownerId,
+          user.userId,
+        ]);
       const c = await signInCookie(app, user.email, ws.ownerPassword);
       for (const res of [await http(app, 'GET', '/api/api-keys', { cookie: c }), await create({ name: `${role} key` }, c)]) {
         expect(res.status).toBe(403);
@@ -166,7 +211,10 @@ describe('session API key routes', () => {
     expect(res.status).toBe(404);
     expect((await http(app, 'GET', '/api/v1/workspaces', { token: ws.token })).status).toBe(200);
     // Nor create a key in it by naming its id.
-    const foreign = await http(app, 'POST', '/api/api-keys', { cookie: otherCookie, body: { name: 'sneaky', workspaceId: ws.workspaceId } });
+    const foreign = await http(app, 'POST', '/api/api-keys', {
+      cookie: otherCookie,
+      body: { name: 'sneaky', workspaceId: ws.workspaceId },
+    });
     expect(foreign.status).toBe(403);
   });
 });

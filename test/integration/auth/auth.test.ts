@@ -34,7 +34,10 @@ describe('bearer authentication', () => {
   ])('%s gives 401 with the exact message', async (_name, headers) => {
     const real = a.token;
     const filled = Object.fromEntries(
-      Object.entries(headers as Record<string, string>).map(([k, v]) => [k, v.replace('TOKEN_SHORT', real.slice(0, 20)).replace('TOKEN', real)]),
+      Object.entries(headers as Record<string, string>).map(([k, v]) => [
+        k,
+        v.replace('TOKEN_SHORT', real.slice(0, 20)).replace('TOKEN', real),
+      ]),
     );
     const res = await http(app, 'GET', '/api/v1/workspaces', { headers: filled });
     expect(res.status).toBe(401);
@@ -57,7 +60,10 @@ describe('bearer authentication', () => {
   });
 
   test('only a hash of the token is stored', async () => {
-    const rows: Array<Record<string, unknown>> = await app.orm.em.fork().getConnection().execute('select * from api_keys where id = ?', [a.keyId]);
+    const rows: Array<Record<string, unknown>> = await app.orm.em
+      .fork()
+      .getConnection()
+      .execute('select * from api_keys where id = ?', [a.keyId]);
     expect(JSON.stringify(rows)).not.toContain(a.token);
     expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -85,8 +91,14 @@ describe('bearer authentication', () => {
   test('a stored unknown scope fails authentication and is never upgraded to workspace', async () => {
     const key = await addUserWithKey(app, a, 'owner');
     await app.orm.em.fork().nativeUpdate(ApiKeySchema, { id: key.keyId }, { scope: 'superuser' });
-    for (const [method, path] of [['GET', '/api/v1/workspaces'], ['POST', '/api/v1/workspace-members']]) {
-      const res = await http(app, method, path, { token: key.token, body: method === 'POST' ? { email: 'x@example.test', role: 'member' } : undefined });
+    for (const [method, path] of [
+      ['GET', '/api/v1/workspaces'],
+      ['POST', '/api/v1/workspace-members'],
+    ]) {
+      const res = await http(app, method, path, {
+        token: key.token,
+        body: method === 'POST' ? { email: 'x@example.test', role: 'member' } : undefined,
+      });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(BEARER_REQUIRED);
     }
@@ -94,26 +106,38 @@ describe('bearer authentication', () => {
 });
 
 describe('scopes', () => {
-  test.each(['personal', 'copilot'] as const)('a %s key gets the workspace-safe.v1 projection on safe reads and 403 elsewhere', async (scope) => {
-    const key = await addUserWithKey(app, a, 'member', scope);
-    const read = await http(app, 'GET', '/api/v1/workspaces', { token: key.token });
-    expect(read.status).toBe(200);
-    expect(read.body.workspace).toMatchObject({ id: a.workspaceId });
-    expect(read.body.workspace.redaction).toEqual({
-      applied: true,
-      projection: 'safe-content',
-      contractVersion: 'workspace-safe.v1',
-      restrictedFields: [],
-    });
-    const write = await http(app, 'POST', '/api/v1/workspace-members', { token: key.token, body: { email: 'p@example.test', role: 'member' } });
-    expect(write.status).toBe(403);
-    expect(write.body).toEqual(WORKSPACE_KEY_REQUIRED);
-  });
+  test.each(['personal', 'copilot'] as const)(
+    'a %s key gets the workspace-safe.v1 projection on safe reads and 403 elsewhere',
+    async (scope) => {
+      const key = await addUserWithKey(app, a, 'member', scope);
+      const read = await http(app, 'GET', '/api/v1/workspaces', { token: key.token });
+      expect(read.status).toBe(200);
+      expect(read.body.workspace).toMatchObject({ id: a.workspaceId });
+      expect(read.body.workspace.redaction).toEqual({
+        applied: true,
+        projection: 'safe-content',
+        contractVersion: 'workspace-safe.v1',
+        restrictedFields: [],
+      });
+      const write = await http(app, 'POST', '/api/v1/workspace-members', {
+        token: key.token,
+        body: { email: 'p@example.test', role: 'member' },
+      });
+      expect(write.status).toBe(403);
+      expect(write.body).toEqual(WORKSPACE_KEY_REQUIRED);
+    },
+  );
 
   test.each(['organization', 'end_user_gateway'] as const)('REST v1 refuses %s keys with 403, even for reads', async (scope) => {
     const key = await addUserWithKey(app, a, 'admin', scope);
-    for (const [method, path] of [['GET', '/api/v1/workspaces'], ['POST', '/api/v1/workspace-members']]) {
-      const res = await http(app, method, path, { token: key.token, body: method === 'POST' ? { email: 'o@example.test', role: 'member' } : undefined });
+    for (const [method, path] of [
+      ['GET', '/api/v1/workspaces'],
+      ['POST', '/api/v1/workspace-members'],
+    ]) {
+      const res = await http(app, method, path, {
+        token: key.token,
+        body: method === 'POST' ? { email: 'o@example.test', role: 'member' } : undefined,
+      });
       expect(res.status).toBe(403);
       expect(res.body).toEqual(WORKSPACE_KEY_REQUIRED);
     }
@@ -153,7 +177,10 @@ describe('workspace isolation', () => {
 
   test('request bodies cannot switch workspace', async () => {
     const email = `switch-${Date.now()}@example.test`;
-    const res = await http(app, 'POST', '/api/v1/workspace-members', { token: b.token, body: { email, role: 'member', workspaceId: a.workspaceId } });
+    const res = await http(app, 'POST', '/api/v1/workspace-members', {
+      token: b.token,
+      body: { email, role: 'member', workspaceId: a.workspaceId },
+    });
     expect(res.status).toBe(201);
     expect(res.body.invitation.workspaceId).toBe(b.workspaceId);
   });

@@ -76,18 +76,29 @@ describe('session sign-in', () => {
   test('the session workspace is the default unless workspaceId names another membership', async () => {
     const other = await createWorkspace(app, 'Other workspace');
     // Make the first owner a member of the other workspace too.
-    const otherOwner = { kind: 'session' as const, sessionId: 's', principalId: `user:${other.ownerId}`, userId: other.ownerId, workspaceId: other.workspaceId, role: 'owner' as const };
+    const otherOwner = {
+      kind: 'session' as const,
+      sessionId: 's',
+      principalId: `user:${other.ownerId}`,
+      userId: other.ownerId,
+      workspaceId: other.workspaceId,
+      role: 'owner' as const,
+    };
     await grantMembership(app.orm.em.fork(), otherOwner, { email: ws.ownerEmail, role: 'viewer' });
 
     const byDefault = await http(app, 'POST', '/api/auth/sign-in', { body: { email: ws.ownerEmail, password: ws.ownerPassword } });
     expect(byDefault.body.workspace).toMatchObject({ id: ws.workspaceId, role: 'owner' });
     expect(byDefault.body.workspaces).toHaveLength(2);
 
-    const chosen = await http(app, 'POST', '/api/auth/sign-in', { body: { email: ws.ownerEmail, password: ws.ownerPassword, workspaceId: other.workspaceId } });
+    const chosen = await http(app, 'POST', '/api/auth/sign-in', {
+      body: { email: ws.ownerEmail, password: ws.ownerPassword, workspaceId: other.workspaceId },
+    });
     expect(chosen.body.workspace).toMatchObject({ id: other.workspaceId, role: 'viewer' });
 
     const stranger = await createWorkspace(app, 'Stranger workspace');
-    const refused = await http(app, 'POST', '/api/auth/sign-in', { body: { email: ws.ownerEmail, password: ws.ownerPassword, workspaceId: stranger.workspaceId } });
+    const refused = await http(app, 'POST', '/api/auth/sign-in', {
+      body: { email: ws.ownerEmail, password: ws.ownerPassword, workspaceId: stranger.workspaceId },
+    });
     expect(refused.status).toBe(403);
   });
 

@@ -4,9 +4,23 @@
  * gently and cannot be stacked by a burst; a stranger on one address cannot lock the owner out.
  */
 import { DEFAULT_SIGN_IN_LIMITS, signInCounterKeys, type SignInLimitSettings } from '../../../services/kernel/signInLimits';
-import { createWorkspace, eventually, http, startTestApp, type TestApp, type WorkspaceFixture, type HttpResult } from '../../support/harness';
+import {
+  createWorkspace,
+  eventually,
+  http,
+  startTestApp,
+  type TestApp,
+  type WorkspaceFixture,
+  type HttpResult,
+} from '../../support/harness';
 
-const LIMITS: SignInLimitSettings = { ...DEFAULT_SIGN_IN_LIMITS, maxPerAddress: 10, maxPerAccount: 50, firstLockMs: 60_000, maxLockMs: 240_000 };
+const LIMITS: SignInLimitSettings = {
+  ...DEFAULT_SIGN_IN_LIMITS,
+  maxPerAddress: 10,
+  maxPerAccount: 50,
+  firstLockMs: 60_000,
+  maxLockMs: 240_000,
+};
 const REFUSED = 'Too many sign-in attempts. Try again later.';
 
 let app: TestApp;
@@ -99,7 +113,10 @@ describe('sign-in limits', () => {
 describe('sign-in limits with short locks', () => {
   let shortApp: TestApp;
   beforeAll(async () => {
-    shortApp = await startTestApp({ trustProxy: true, signInLimits: { ...LIMITS, maxPerAddress: 3, firstLockMs: 1_000, maxLockMs: 1_000 } });
+    shortApp = await startTestApp({
+      trustProxy: true,
+      signInLimits: { ...LIMITS, maxPerAddress: 3, firstLockMs: 1_000, maxLockMs: 1_000 },
+    });
   });
   afterAll(() => shortApp.close());
 

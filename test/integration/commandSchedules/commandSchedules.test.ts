@@ -18,12 +18,17 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   // The Temporal server is shared by every test file: leave no schedule behind.
-  for (const id of created) await stack.app.deps.temporal.client.schedule.getHandle(`cmdsched_${id}`).delete().catch(() => undefined);
+  for (const id of created)
+    await stack.app.deps.temporal.client.schedule
+      .getHandle(`cmdsched_${id}`)
+      .delete()
+      .catch(() => undefined);
   await stack?.close();
   await llm?.close();
 });
 
-const post = (token: string | undefined, body: unknown) => http(stack.app, 'POST', '/api/v1/svc-command/schedules', { ...(token ? { token } : {}), body });
+const post = (token: string | undefined, body: unknown) =>
+  http(stack.app, 'POST', '/api/v1/svc-command/schedules', { ...(token ? { token } : {}), body });
 
 test('validation: title, prompt, cron and timezone', async () => {
   const { ws } = stack;
@@ -49,7 +54,19 @@ test('personal and copilot keys create schedules (default UTC, enabled); session
   const copilot = await addUserWithKey(app, ws, 'member', 'copilot');
   const a = await post(personal.token, { title: 'Daily', prompt: 'say daily', cron: '0 9 * * *' });
   expect(a.status).toBe(201);
-  expect(a.body.schedule).toMatchObject({ workspaceId: ws.workspaceId, createdById: personal.userId, title: 'Daily', prompt: 'say daily', cron: '0 9 * * *', timezone: 'UTC', enabled: true, threadId: null, lastRunAt: null, runCount: 0, nextRunAt: expect.any(String) });
+  expect(a.body.schedule).toMatchObject({
+    workspaceId: ws.workspaceId,
+    createdById: personal.userId,
+    title: 'Daily',
+    prompt: 'say daily',
+    cron: '0 9 * * *',
+    timezone: 'UTC',
+    enabled: true,
+    threadId: null,
+    lastRunAt: null,
+    runCount: 0,
+    nextRunAt: expect.any(String),
+  });
   created.push(a.body.schedule.id);
   const b = await post(copilot.token, { title: 'Weekly', prompt: 'say weekly', cron: '0 9 * * 1', timezone: 'Europe/Berlin' });
   expect(b.status).toBe(201);
@@ -60,10 +77,15 @@ test('personal and copilot keys create schedules (default UTC, enabled); session
   const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
   const sessionList = await http(app, 'GET', '/api/svc-command/schedules', { cookie });
   expect(sessionList.body.schedules.map((s: any) => s.id).sort()).toEqual([a.body.schedule.id, b.body.schedule.id].sort());
-  const sessionCreate = await http(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: 'S', prompt: 'say s', cron: '0 0 1 1 *', workspaceId: ws.workspaceId } });
+  const sessionCreate = await http(app, 'POST', '/api/svc-command/schedules', {
+    cookie,
+    body: { title: 'S', prompt: 'say s', cron: '0 0 1 1 *', workspaceId: ws.workspaceId },
+  });
   expect(sessionCreate.status).toBe(201);
   created.push(sessionCreate.body.schedule.id);
-  expect((await http(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: '', prompt: 'p', cron: '* * * * *' } })).body.error).toBe('Schedule title is required.');
+  expect(
+    (await http(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: '', prompt: 'p', cron: '* * * * *' } })).body.error,
+  ).toBe('Schedule title is required.');
 
   const other = await createWorkspace(app, 'Other');
   expect((await http(app, 'GET', '/api/v1/svc-command/schedules', { token: other.token })).body).toEqual({ schedules: [] });

@@ -22,7 +22,11 @@ beforeAll(async () => {
     if (results.length) return { content: `done: ${results.map((r) => r.content).join(' | ')}` };
     const [verb, arg] = lastMessage(req).split('\n')[0].split(' ');
     if (verb === 'skills') return { toolCalls: [{ name: 'load_skills', arguments: { skillIds: [arg] } }] };
-    if (verb === 'research') return { content: 'I will research it.', toolCalls: [{ name: 'start_research', arguments: { query: 'What is on the page?', sourceUrls: [arg] } }] };
+    if (verb === 'research')
+      return {
+        content: 'I will research it.',
+        toolCalls: [{ name: 'start_research', arguments: { query: 'What is on the page?', sourceUrls: [arg] } }],
+      };
     return { content: 'reply' };
   });
   stack = await startTestStack({ config: commandsConfig(llm) });
@@ -40,14 +44,22 @@ async function job(message: string, status: string, token = ws.token): Promise<a
 }
 
 test("load_skills offers the creator's skills to the model without a confirmation", async () => {
-  const skill = await createSkill(app, ws.token, { name: 'tone-guide', description: 'House tone', instructions: 'Write in short sentences.' });
+  const skill = await createSkill(app, ws.token, {
+    name: 'tone-guide',
+    description: 'House tone',
+    instructions: 'Write in short sentences.',
+  });
   expect(skill.status).toBe(201);
   const done = await job(`skills ${skill.body.skill.id}`, 'succeeded');
   // The planning call offered both tools (the answer call after the tool results offers none).
   const planning = llm.chats.find((c) => lastMessage(c).startsWith(`skills ${skill.body.skill.id}`) && c.tools.length > 0);
   expect(planning?.tools.map((t) => t.function.name)).toEqual(expect.arrayContaining(['load_skills', 'start_research']));
   const [trace] = done.traces;
-  expect(trace).toMatchObject({ tool: 'load_skills', status: 'succeeded', output: { skills: [{ id: skill.body.skill.id, name: 'tone-guide', instructions: 'Write in short sentences.' }] } });
+  expect(trace).toMatchObject({
+    tool: 'load_skills',
+    status: 'succeeded',
+    output: { skills: [{ id: skill.body.skill.id, name: 'tone-guide', instructions: 'Write in short sentences.' }] },
+  });
   expect(done.confirmation).toBeNull();
 });
 
@@ -70,10 +82,18 @@ test('start_research waits for the confirmation, then starts one research run in
   expect(confirmed.status).toBe(200);
   const done = await waitForJob(app, ws.token, waiting.id, isStatus('succeeded'));
   const [trace] = done.traces;
-  expect(trace).toMatchObject({ tool: 'start_research', status: 'succeeded', output: { runId: expect.stringMatching(/^research_[0-9a-f]{32}$/) } });
+  expect(trace).toMatchObject({
+    tool: 'start_research',
+    status: 'succeeded',
+    output: { runId: expect.stringMatching(/^research_[0-9a-f]{32}$/) },
+  });
   const run = await http(app, 'GET', `/api/v1/research/${trace.output.runId}`, { token: ws.token });
   expect(run.status).toBe(200);
-  expect(run.body.data.run).toMatchObject({ query: 'What is on the page?', sourceUrls: ['http://127.0.0.1:9/page'], createdById: ws.ownerId });
+  expect(run.body.data.run).toMatchObject({
+    query: 'What is on the page?',
+    sourceUrls: ['http://127.0.0.1:9/page'],
+    createdById: ws.ownerId,
+  });
   const after = await http(app, 'GET', '/api/v1/research', { token: ws.token });
   expect(after.body.data.runs).toHaveLength(1);
 });

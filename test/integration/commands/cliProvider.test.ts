@@ -29,7 +29,10 @@ beforeAll(async () => {
   site.robots('User-agent: *\nAllow: /\n');
   site.page('/otters', htmlPage('Otters', 'Otters eat fish and crabs.'));
   stack = await startTestStack({
-    config: { ...commandsConfig(llm), localAiCli: { paths: { cliA: cliA.path, cliB: cliB.path }, timeoutMs: 10_000, rootDir: path.join(tmp, 'local-ai-cli') } },
+    config: {
+      ...commandsConfig(llm),
+      localAiCli: { paths: { cliA: cliA.path, cliB: cliB.path }, timeoutMs: 10_000, rootDir: path.join(tmp, 'local-ai-cli') },
+    },
   });
 }, 120_000);
 afterAll(async () => {
@@ -41,11 +44,18 @@ afterAll(async () => {
 
 test("a job with aiProvider cliA is answered by the workspace's connected CLI, not the model endpoint", async () => {
   const { app, ws } = stack;
-  const connected = await http(app, 'POST', '/api/v1/workers/local-ai-cli/token', { token: ws.token, body: { kind: 'cliA', token: `${VALID_TOKEN_PREFIX}-agent` } });
+  const connected = await http(app, 'POST', '/api/v1/workers/local-ai-cli/token', {
+    token: ws.token,
+    body: { kind: 'cliA', token: `${VALID_TOKEN_PREFIX}-agent` },
+  });
   expect(connected.status).toBe(200);
   const chatsBefore = llm.chats.length;
 
-  const res = await createJob(app, ws.token, { threadId: await createThread(app, ws.token), message: 'summarise the week', aiProvider: 'cliA' });
+  const res = await createJob(app, ws.token, {
+    threadId: await createThread(app, ws.token),
+    message: 'summarise the week',
+    aiProvider: 'cliA',
+  });
   expect(res.status).toBe(202);
   const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'failed'));
   expect(job).toMatchObject({ status: 'succeeded', costCredits: 0 });
@@ -72,7 +82,10 @@ describe('research runs with aiProvider', () => {
 
   test("the workspace's connected CLI synthesizes the answer at 0 model cost; the run id stays the key's", async () => {
     const { app, ws } = stack;
-    const connected = await http(app, 'POST', '/api/v1/workers/local-ai-cli/token', { token: ws.token, body: { kind: 'cliA', token: `${VALID_TOKEN_PREFIX}-research` } });
+    const connected = await http(app, 'POST', '/api/v1/workers/local-ai-cli/token', {
+      token: ws.token,
+      body: { kind: 'cliA', token: `${VALID_TOKEN_PREFIX}-research` },
+    });
     expect(connected.status).toBe(200);
     const chatsBefore = llm.chats.length;
     const k = researchKey();
@@ -99,6 +112,10 @@ describe('research runs with aiProvider', () => {
     const res = await createResearch(app, other.token, { query: 'Otters?', sourceUrls: [`${site.origin}/otters`], aiProvider: 'cliB' });
     expect(res.status).toBe(202);
     const run = await waitForResearch(app, other.token, res.body.data.run.id);
-    expect(run).toMatchObject({ status: 'failed', resultDocumentId: null, error: 'The answer could not be synthesized: cliB is not connected for this workspace; verify or sign in first.' });
+    expect(run).toMatchObject({
+      status: 'failed',
+      resultDocumentId: null,
+      error: 'The answer could not be synthesized: cliB is not connected for this workspace; verify or sign in first.',
+    });
   });
 });

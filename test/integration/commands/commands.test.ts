@@ -5,13 +5,35 @@
  * attachments), viewer projection and other workspaces' ids.
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestStack,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { loadConfig } from '../../../services/kernel/config';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { commandConfirmUpdate } from '../../../temporal/shared';
 import { createFile, filesConfig, uploadFile } from '../files/support';
 import { createBase, uploadDocument, waitForDocument } from '../knowledge/support';
-import { agentScript, cancelV1, commandsConfig, confirmSession, confirmV1, createJob, createThread, deployedDoubler, getJob, isStatus, key, waitForJob } from './support';
+import {
+  agentScript,
+  cancelV1,
+  commandsConfig,
+  confirmSession,
+  confirmV1,
+  createJob,
+  createThread,
+  deployedDoubler,
+  getJob,
+  isStatus,
+  key,
+  waitForJob,
+} from './support';
 
 let llm: FakeLlmServer;
 let stack: TestStack;
@@ -51,7 +73,13 @@ test('a job without tools succeeds with the model answer; the session GET carrie
   expect(job.planId).toMatch(/^plan_/);
   const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.status).toBe(200);
-  expect(session.body).toMatchObject({ threadId, plan: { id: job.planId, actions: [], requiresConfirmation: false }, job: { id: job.id, status: 'succeeded' }, result: { content: 'reply: hello there', actions: [], citations: [], ragMode: 'none' }, attempt: 1 });
+  expect(session.body).toMatchObject({
+    threadId,
+    plan: { id: job.planId, actions: [], requiresConfirmation: false },
+    job: { id: job.id, status: 'succeeded' },
+    result: { content: 'reply: hello there', actions: [], citations: [], ragMode: 'none' },
+    attempt: 1,
+  });
   expect(job.costCredits).toBeGreaterThan(0);
 });
 
@@ -71,13 +99,22 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
   expect(confirmed.status).toBe(200);
   expect(confirmed.body.data.job.status).toBe('succeeded');
   const [trace] = confirmed.body.data.job.traces;
-  expect(trace).toMatchObject({ tool: 'run_workflow', status: 'succeeded', output: { n: 42 }, runId: expect.stringMatching(/^run_/), citations: [{ runId: trace.runId }] });
+  expect(trace).toMatchObject({
+    tool: 'run_workflow',
+    status: 'succeeded',
+    output: { n: 42 },
+    runId: expect.stringMatching(/^run_/),
+    citations: [{ runId: trace.runId }],
+  });
   expect(confirmed.body.data.job.progress.runId).toBe(trace.runId);
   const run = await http(app, 'GET', `/api/v1/runs/${trace.runId}`, { token: ws.token });
   expect(run.body.run).toMatchObject({ status: 'succeeded', trigger: 'copilot', workflowId: doubler });
 
   const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
-  expect(session.body.result).toMatchObject({ actions: [{ tool: 'run_workflow', status: 'succeeded', runId: trace.runId }], citations: [{ runId: trace.runId }] });
+  expect(session.body.result).toMatchObject({
+    actions: [{ tool: 'run_workflow', status: 'succeeded', runId: trace.runId }],
+    citations: [{ runId: trace.runId }],
+  });
   expect(session.body.result.content).toMatch(/^done: /);
 
   const replay = await confirmV1(app, ws.token, job.id, job.confirmation.id);
@@ -87,13 +124,16 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
   expect(sessionReplay.status).toBe(200);
 });
 
-test('a confirmation that reaches the execution before its plan is known waits for the plan (and is refused when its id is not the plan\'s)', async () => {
+test("a confirmation that reaches the execution before its plan is known waits for the plan (and is refused when its id is not the plan's)", async () => {
   const threadId = await createThread(app, ws.token);
   const gate = llm.hold();
   const created = (await createJob(app, ws.token, { threadId, message: `run ${doubler}` })).body.data.job;
   await gate.held;
   const handle = app.deps.temporal.client.workflow.getHandle(created.id);
-  const early = await handle.startUpdate(commandConfirmUpdate, { args: [{ confirmationId: 'cnf_early' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  const early = await handle.startUpdate(commandConfirmUpdate, {
+    args: [{ confirmationId: 'cnf_early' }],
+    waitForStage: WorkflowUpdateStage.ACCEPTED,
+  });
   gate.release();
   await expect(early.result()).rejects.toThrow();
   const job = await waitForJob(app, ws.token, created.id, isStatus('waiting_confirmation'));
@@ -113,30 +153,59 @@ test('read-only tools run without confirmation', async () => {
 
 test('knowledge search is read-only and cites the documents it used', async () => {
   const kb = await createBase(app, ws.token, { name: 'Finance' });
-  const doc = await uploadDocument(app, ws.token, kb.id, { name: 'q3.txt', type: 'text/plain', content: 'Quarterly revenue grew by twelve percent in the third quarter.' });
+  const doc = await uploadDocument(app, ws.token, kb.id, {
+    name: 'q3.txt',
+    type: 'text/plain',
+    content: 'Quarterly revenue grew by twelve percent in the third quarter.',
+  });
   expect((await waitForDocument(app, ws.token, kb.id, doc.id)).indexingStatus).toBe('ready');
   const threadId = await createThread(app, ws.token);
   const res = await createJob(app, ws.token, { threadId, message: 'search quarterly revenue' });
   const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'waiting_confirmation', 'failed'));
   expect(job.status).toBe('succeeded');
-  expect(job.traces[0]).toMatchObject({ tool: 'search_knowledge', status: 'succeeded', citations: [{ documentId: doc.id, title: 'q3.txt', knowledgeBaseName: 'Finance' }] });
+  expect(job.traces[0]).toMatchObject({
+    tool: 'search_knowledge',
+    status: 'succeeded',
+    citations: [{ documentId: doc.id, title: 'q3.txt', knowledgeBaseName: 'Finance' }],
+  });
   const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.body.result).toMatchObject({ ragMode: 'keyword', citations: [{ documentId: doc.id }] });
 });
 
 test('user databases are queried read-only, only in the job workspace', async () => {
-  const db = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'shop', tableName: 'customers', columns: [{ name: 'name', type: 'text' }], rows: [{ name: 'Ada' }, { name: 'Alan' }] } });
+  const db = await http(app, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: {
+      databaseName: 'shop',
+      tableName: 'customers',
+      columns: [{ name: 'name', type: 'text' }],
+      rows: [{ name: 'Ada' }, { name: 'Alan' }],
+    },
+  });
   expect(db.status).toBe(201);
   const databaseId = db.body.database.id;
   const threadId = await createThread(app, ws.token);
-  const run = async (message: string) => waitForJob(app, ws.token, (await createJob(app, ws.token, { threadId, message })).body.data.job.id, isStatus('succeeded', 'failed', 'waiting_confirmation'));
+  const run = async (message: string) =>
+    waitForJob(
+      app,
+      ws.token,
+      (await createJob(app, ws.token, { threadId, message })).body.data.job.id,
+      isStatus('succeeded', 'failed', 'waiting_confirmation'),
+    );
   const read = await run(`sql ${databaseId} select name from customers order by name`);
   expect(read.status).toBe('succeeded');
-  expect(read.traces[0]).toMatchObject({ tool: 'query_database', status: 'succeeded', output: { rows: [{ name: 'Ada' }, { name: 'Alan' }] } });
+  expect(read.traces[0]).toMatchObject({
+    tool: 'query_database',
+    status: 'succeeded',
+    output: { rows: [{ name: 'Ada' }, { name: 'Alan' }] },
+  });
   const write = await run(`sql ${databaseId} delete from customers`);
   expect(write.traces[0]).toMatchObject({ tool: 'query_database', status: 'failed', error: expect.any(String) });
   const other = await createWorkspace(app, 'Other db');
-  const theirs = await http(app, 'POST', '/api/v1/databases', { token: other.token, body: { databaseName: 'vault', tableName: 'secrets', columns: [{ name: 's', type: 'text' }], rows: [{ s: 'theirs' }] } });
+  const theirs = await http(app, 'POST', '/api/v1/databases', {
+    token: other.token,
+    body: { databaseName: 'vault', tableName: 'secrets', columns: [{ name: 's', type: 'text' }], rows: [{ s: 'theirs' }] },
+  });
   const foreign = await run(`sql ${theirs.body.database.id} select s from secrets`);
   expect(foreign.traces[0]).toMatchObject({ status: 'failed', output: null });
   const rows = await http(app, 'GET', `/api/v1/databases/${db.body.table.id}/rows`, { token: ws.token });
@@ -145,11 +214,16 @@ test('user databases are queried read-only, only in the job workspace', async ()
 
 test('attachments: ready files are attached and readable by the agent; a file not ready is 423', async () => {
   const threadId = await createThread(app, ws.token);
-  const file = await uploadFile(app, { token: ws.token }, Buffer.from('the secret word is pineapple'), { name: 'note.txt', mimeType: 'text/plain' });
+  const file = await uploadFile(app, { token: ws.token }, Buffer.from('the secret word is pineapple'), {
+    name: 'note.txt',
+    mimeType: 'text/plain',
+  });
   expect(file.status).toBe('ready');
   const res = await createJob(app, ws.token, { threadId, message: `read ${file.id}`, attachmentFileIds: [file.id] });
   expect(res.status).toBe(202);
-  expect(res.body.data.job.attachments).toEqual([{ id: file.id, name: 'note.txt', mimeType: 'text/plain', sizeBytes: file.sizeBytes, sha256: file.sha256, status: 'ready' }]);
+  expect(res.body.data.job.attachments).toEqual([
+    { id: file.id, name: 'note.txt', mimeType: 'text/plain', sizeBytes: file.sizeBytes, sha256: file.sha256, status: 'ready' },
+  ]);
   const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'failed'));
   expect(job.traces[0]).toMatchObject({ tool: 'read_attachment', status: 'succeeded', output: { text: 'the secret word is pineapple' } });
 
@@ -201,7 +275,13 @@ test('list and create validation: bad limit or cursor, bad bodies and missing Id
     expect(res.body.error.code).toBe('request_malformed');
   }
   const threadId = await createThread(app, ws.token);
-  for (const body of [{ threadId, message: '' }, { message: 'x' }, { threadId: '', message: 'x' }, { threadId, message: 'x', attachmentFileIds: ['a', 'a'] }, { threadId, message: 'x', extra: 1 }]) {
+  for (const body of [
+    { threadId, message: '' },
+    { message: 'x' },
+    { threadId: '', message: 'x' },
+    { threadId, message: 'x', attachmentFileIds: ['a', 'a'] },
+    { threadId, message: 'x', extra: 1 },
+  ]) {
     const res = await createJob(app, ws.token, body);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('request_malformed');
@@ -258,7 +338,11 @@ test('session confirm errors: request_malformed, confirmation_not_found, confirm
   const missing = await confirmSession(app, { cookie }, 'command_missing', { confirmationId: 'cnf_x' });
   expect(missing.status).toBe(404);
   expect(missing.body.error).toBe('Command job not found');
-  const crossOrigin = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/confirm`, { cookie, body: { confirmationId: job.confirmation.id }, headers: { origin: 'https://evil.example' } });
+  const crossOrigin = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/confirm`, {
+    cookie,
+    body: { confirmationId: job.confirmation.id },
+    headers: { origin: 'https://evil.example' },
+  });
   expect(crossOrigin.status).toBe(403);
   for (const id of [job.id, other.id, queued.id, adminJob.id]) await cancelV1(app, id === adminJob.id ? admin.token : ws.token, id);
 });
@@ -323,7 +407,10 @@ test('session send: 201, empty message 400; cancel and schedules need a session'
   const thread = await http(app, 'POST', '/api/svc-command/threads', { cookie, body: { title: 'Planning' } });
   expect(thread.status).toBe(201);
   expect(thread.body.thread).toMatchObject({ title: 'Planning', workspaceId: ws.workspaceId });
-  const inThread = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'say in thread', threadId: thread.body.thread.id } });
+  const inThread = await http(app, 'POST', '/api/svc-command', {
+    cookie,
+    body: { message: 'say in thread', threadId: thread.body.thread.id },
+  });
   expect(inThread.body.threadId).toBe(thread.body.thread.id);
   const threads = await http(app, 'GET', '/api/svc-command/threads', { cookie });
   expect(threads.body.threads.map((t: any) => t.id)).toEqual(expect.arrayContaining([thread.body.thread.id, sent.body.threadId]));
@@ -347,7 +434,12 @@ test('viewer keys get the workspace-safe.v1 projection and cannot write; other w
     costCredits: expect.any(Number),
     createdAt: expect.any(String),
     updatedAt: expect.any(String),
-    redaction: { applied: true, projection: 'safe-content', contractVersion: 'workspace-safe.v1', restrictedFields: ['traces', 'confirmation', 'progress', 'attachments', 'artifacts'] },
+    redaction: {
+      applied: true,
+      projection: 'safe-content',
+      contractVersion: 'workspace-safe.v1',
+      restrictedFields: ['traces', 'confirmation', 'progress', 'attachments', 'artifacts'],
+    },
   });
   expect((await createJob(app, viewer.token, { threadId: job.threadId, message: 'say x' })).status).toBe(403);
   expect((await confirmV1(app, viewer.token, job.id, job.confirmation.id)).status).toBe(403);
@@ -357,7 +449,15 @@ test('viewer keys get the workspace-safe.v1 projection and cannot write; other w
   expect((await confirmV1(app, other.token, job.id, job.confirmation.id)).status).toBe(404);
   expect((await cancelV1(app, other.token, job.id)).status).toBe(404);
   expect((await createJob(app, other.token, { threadId: job.threadId, message: 'say x' })).status).toBe(404);
-  expect((await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, { token: other.token, body: { fileId: 'f' }, headers: { 'idempotency-key': key() } })).status).toBe(404);
+  expect(
+    (
+      await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
+        token: other.token,
+        body: { fileId: 'f' },
+        headers: { 'idempotency-key': key() },
+      })
+    ).status,
+  ).toBe(404);
   const list = await http(app, 'GET', '/api/v1/svc-command/jobs', { token: other.token });
   expect(list.body.data).toEqual({ jobs: [], nextCursor: null });
   expect((await getJob(app, ws.token, job.id)).body.data.job.status).toBe('waiting_confirmation');
@@ -369,18 +469,45 @@ test('viewer keys get the workspace-safe.v1 projection and cannot write; other w
 
 test('artifacts: register a file as an output and complete it', async () => {
   const threadId = await createThread(app, ws.token);
-  const job = await waitForJob(app, ws.token, (await createJob(app, ws.token, { threadId, message: 'say art' })).body.data.job.id, isStatus('succeeded'));
+  const job = await waitForJob(
+    app,
+    ws.token,
+    (await createJob(app, ws.token, { threadId, message: 'say art' })).body.data.job.id,
+    isStatus('succeeded'),
+  );
   const pending = (await createFile(app, { token: ws.token }, { name: 'out.txt', mimeType: 'text/plain', sizeBytes: 3 })).body.data.file;
-  const registered = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, { token: ws.token, body: { fileId: pending.id }, headers: { 'idempotency-key': key() } });
+  const registered = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
+    token: ws.token,
+    body: { fileId: pending.id },
+    headers: { 'idempotency-key': key() },
+  });
   expect(registered.status).toBe(201);
-  expect(registered.body.data.job.artifacts).toEqual([expect.objectContaining({ fileId: pending.id, status: 'registered', completedAt: null })]);
-  const notReady = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${pending.id}/complete`, { token: ws.token, headers: { 'idempotency-key': key() } });
+  expect(registered.body.data.job.artifacts).toEqual([
+    expect.objectContaining({ fileId: pending.id, status: 'registered', completedAt: null }),
+  ]);
+  const notReady = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${pending.id}/complete`, {
+    token: ws.token,
+    headers: { 'idempotency-key': key() },
+  });
   expect(notReady.status).toBe(423);
   const ready = await uploadFile(app, { token: ws.token }, Buffer.from('out'), { name: 'ready.txt', mimeType: 'text/plain' });
-  await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, { token: ws.token, body: { fileId: ready.id }, headers: { 'idempotency-key': key() } });
-  const completed = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${ready.id}/complete`, { token: ws.token, headers: { 'idempotency-key': key() } });
+  await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
+    token: ws.token,
+    body: { fileId: ready.id },
+    headers: { 'idempotency-key': key() },
+  });
+  const completed = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${ready.id}/complete`, {
+    token: ws.token,
+    headers: { 'idempotency-key': key() },
+  });
   expect(completed.status).toBe(200);
-  expect(completed.body.data.job.artifacts.find((a: any) => a.fileId === ready.id)).toMatchObject({ status: 'completed', completedAt: expect.any(String) });
-  const unknown = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/nope/complete`, { token: ws.token, headers: { 'idempotency-key': key() } });
+  expect(completed.body.data.job.artifacts.find((a: any) => a.fileId === ready.id)).toMatchObject({
+    status: 'completed',
+    completedAt: expect.any(String),
+  });
+  const unknown = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/nope/complete`, {
+    token: ws.token,
+    headers: { 'idempotency-key': key() },
+  });
   expect(unknown.status).toBe(404);
 });

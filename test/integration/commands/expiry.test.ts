@@ -5,7 +5,17 @@
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { signInCookie, startTestStack, startTestWorker, type TestStack, type TestWorker } from '../../support/harness';
-import { agentScript, commandsConfig, confirmSession, confirmV1, createJob, createThread, deployedDoubler, isStatus, waitForJob } from './support';
+import {
+  agentScript,
+  commandsConfig,
+  confirmSession,
+  confirmV1,
+  createJob,
+  createThread,
+  deployedDoubler,
+  isStatus,
+  waitForJob,
+} from './support';
 
 let llm: FakeLlmServer;
 let stack: TestStack;
@@ -32,13 +42,19 @@ test('the durable timer moves an unconfirmed job to blocked; confirm then answer
   // The execution ends blocked on its own timer.
   const outcome = await app.deps.temporal.client.workflow.getHandle(created.body.data.job.id).result();
   expect(outcome).toEqual({ status: 'blocked' });
-  const [row] = await app.orm.em.fork().getConnection().execute(`select status, confirmation_id from command_jobs where id = ?`, [created.body.data.job.id]);
+  const [row] = await app.orm.em
+    .fork()
+    .getConnection()
+    .execute(`select status, confirmation_id from command_jobs where id = ?`, [created.body.data.job.id]);
   expect(row.status).toBe('blocked');
 
   const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
   const late = await confirmSession(app, { cookie }, created.body.data.job.id, { confirmationId: row.confirmation_id });
   expect(late.status).toBe(409);
-  expect(late.body).toMatchObject({ errorCode: 'confirmation_expired', job: { id: created.body.data.job.id, status: 'blocked', confirmation: null } });
+  expect(late.body).toMatchObject({
+    errorCode: 'confirmation_expired',
+    job: { id: created.body.data.job.id, status: 'blocked', confirmation: null },
+  });
   const v1 = await confirmV1(app, ws.token, created.body.data.job.id, row.confirmation_id);
   expect(v1.status).toBe(409);
   expect(v1.body.error.code).toBe('conflict');

@@ -7,7 +7,16 @@
  * heartbeatTimeout in their scheduled options (the Temporal history says so).
  */
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestStack,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { commandsConfig, createJob, createThread, isStatus, waitForJob } from './support';
 
 let llm: FakeLlmServer;
@@ -38,8 +47,10 @@ afterAll(async () => {
   await llm?.close();
 });
 
-const sessionMessages = (threadId: string, query = '') => http(app, 'GET', `/api/svc-command/threads/${threadId}/messages${query}`, { cookie });
-const v1Messages = (threadId: string, token = ws.token, query = '') => http(app, 'GET', `/api/v1/svc-command/threads/${threadId}/messages${query}`, { token });
+const sessionMessages = (threadId: string, query = '') =>
+  http(app, 'GET', `/api/svc-command/threads/${threadId}/messages${query}`, { cookie });
+const v1Messages = (threadId: string, token = ws.token, query = '') =>
+  http(app, 'GET', `/api/v1/svc-command/threads/${threadId}/messages${query}`, { token });
 
 async function waitForMessages(threadId: string, count: number): Promise<any[]> {
   const deadline = Date.now() + 60_000;
@@ -62,8 +73,26 @@ test('a session send appends the user message and the job end the assistant answ
 
   const messages = await waitForMessages(threadId, 4);
   expect(messages).toEqual([
-    { id: expect.stringMatching(/^cmsg_/), threadId, role: 'user', content: 'first question', jobId: job.id, jobStatus: null, createdById: expect.any(String), createdAt: expect.any(String) },
-    { id: expect.stringMatching(/^cmsg_/), threadId, role: 'assistant', content: 'reply: first question', jobId: job.id, jobStatus: 'succeeded', createdById: null, createdAt: expect.any(String) },
+    {
+      id: expect.stringMatching(/^cmsg_/),
+      threadId,
+      role: 'user',
+      content: 'first question',
+      jobId: job.id,
+      jobStatus: null,
+      createdById: expect.any(String),
+      createdAt: expect.any(String),
+    },
+    {
+      id: expect.stringMatching(/^cmsg_/),
+      threadId,
+      role: 'assistant',
+      content: 'reply: first question',
+      jobId: job.id,
+      jobStatus: 'succeeded',
+      createdById: null,
+      createdAt: expect.any(String),
+    },
     expect.objectContaining({ role: 'user', content: 'second question', jobId: second.body.job.id }),
     expect.objectContaining({ role: 'assistant', content: 'reply: second question', jobId: second.body.job.id, jobStatus: 'succeeded' }),
   ]);
@@ -136,7 +165,9 @@ test('model calls heartbeat while the model hangs (heartbeatTimeout in the histo
   }
   expect(pending?.lastHeartbeatTime).toBeTruthy();
   const history = await handle.fetchHistory();
-  const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'planCommandJob')!.activityTaskScheduledEventAttributes!;
+  const scheduled = history.events!.find(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'planCommandJob',
+  )!.activityTaskScheduledEventAttributes!;
   expect(Number(scheduled.heartbeatTimeout!.seconds)).toBe(20);
   expect(Number(scheduled.startToCloseTimeout!.seconds)).toBe(300);
 

@@ -34,7 +34,10 @@ export function agentAnswer(req: ChatRequestSeen): FakeChatAnswer {
   const arg = rest.join(' ');
   switch (verb) {
     case 'run':
-      return { content: 'I will run the workflow.', toolCalls: [{ name: 'run_workflow', arguments: { workflowId: arg, input: { n: 21 } } }] };
+      return {
+        content: 'I will run the workflow.',
+        toolCalls: [{ name: 'run_workflow', arguments: { workflowId: arg, input: { n: 21 } } }],
+      };
     case 'list':
       return { toolCalls: [{ name: 'list_workflows', arguments: {} }] };
     case 'search':
@@ -62,7 +65,12 @@ export async function createThread(app: { url: string }, token: string, title = 
   return res.body.data.thread.id;
 }
 
-export function createJob(app: { url: string }, token: string, body: Record<string, unknown>, idemKey: string | null = key()): Promise<HttpResult> {
+export function createJob(
+  app: { url: string },
+  token: string,
+  body: Record<string, unknown>,
+  idemKey: string | null = key(),
+): Promise<HttpResult> {
   return http(app, 'POST', '/api/v1/svc-command/jobs', { token, body, headers: idemKey ? { 'idempotency-key': idemKey } : {} });
 }
 
@@ -71,7 +79,11 @@ export function getJob(app: { url: string }, token: string, id: string): Promise
 }
 
 export function confirmV1(app: { url: string }, token: string, id: string, confirmationId: unknown, idemKey = key()): Promise<HttpResult> {
-  return http(app, 'POST', `/api/v1/svc-command/jobs/${id}/confirm`, { token, body: { confirmationId }, headers: { 'idempotency-key': idemKey } });
+  return http(app, 'POST', `/api/v1/svc-command/jobs/${id}/confirm`, {
+    token,
+    body: { confirmationId },
+    headers: { 'idempotency-key': idemKey },
+  });
 }
 
 export function cancelV1(app: { url: string }, token: string, id: string, idemKey = key()): Promise<HttpResult> {
@@ -83,7 +95,13 @@ export function confirmSession(app: { url: string }, c: Caller, id: string, body
 }
 
 /** Polls the v1 job until `done(job)`; fails with the last state after `timeoutMs`. */
-export async function waitForJob(app: { url: string }, token: string, id: string, done: (job: any) => boolean, timeoutMs = 60_000): Promise<any> {
+export async function waitForJob(
+  app: { url: string },
+  token: string,
+  id: string,
+  done: (job: any) => boolean,
+  timeoutMs = 60_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -95,7 +113,10 @@ export async function waitForJob(app: { url: string }, token: string, id: string
   throw new Error(`job ${id} did not reach the expected state: ${JSON.stringify(last)}`);
 }
 
-export const isStatus = (...statuses: string[]) => (job: any) => statuses.includes(job.status);
+export const isStatus =
+  (...statuses: string[]) =>
+  (job: any) =>
+    statuses.includes(job.status);
 
 /** A workflow that doubles `n`, deployed. */
 export async function deployedDoubler(app: { url: string }, token: string): Promise<string> {

@@ -22,13 +22,19 @@ const COLUMNS = [
 ];
 let counter = 0;
 async function configTable(rows: unknown[] = [{ key: 'plan.basic', active: { price: 10 }, retired: null }], token = ws.token) {
-  const res = await http(app, 'POST', '/api/v1/databases', { token, body: { databaseName: 'settings', tableName: `cfg_${++counter}`, columns: COLUMNS, rows } });
+  const res = await http(app, 'POST', '/api/v1/databases', {
+    token,
+    body: { databaseName: 'settings', tableName: `cfg_${++counter}`, columns: COLUMNS, rows },
+  });
   expect(res.status).toBe(201);
   return res.body.table.id as string;
 }
-const declare = (tableId: string, token = ws.token, extra: object = {}) => http(app, 'POST', '/api/v1/configuration/declare', { token, body: { tableId, ...extra } });
-const put = (tableId: string, body: object, token = ws.token) => http(app, 'PUT', `/api/v1/databases/${tableId}/managed-rows`, { token, body });
-const get = (tableId: string, key: string, token = ws.token) => http(app, 'GET', `/api/v1/databases/${tableId}/managed-rows?key=${encodeURIComponent(key)}`, { token });
+const declare = (tableId: string, token = ws.token, extra: object = {}) =>
+  http(app, 'POST', '/api/v1/configuration/declare', { token, body: { tableId, ...extra } });
+const put = (tableId: string, body: object, token = ws.token) =>
+  http(app, 'PUT', `/api/v1/databases/${tableId}/managed-rows`, { token, body });
+const get = (tableId: string, key: string, token = ws.token) =>
+  http(app, 'GET', `/api/v1/databases/${tableId}/managed-rows?key=${encodeURIComponent(key)}`, { token });
 
 test('an Admin or Owner declares a table; the declaration is permanent and shows in the catalog', async () => {
   const tableId = await configTable();
@@ -36,7 +42,14 @@ test('an Admin or Owner declares a table; the declaration is permanent and shows
   expect((await declare(tableId, member.token)).status).toBe(403);
   const res = await declare(tableId, ws.token, { tableKey: 'pricing' });
   expect(res.status).toBe(200);
-  expect(res.body.table).toMatchObject({ tableId, tableKey: 'pricing', keyColumn: 'key', classification: 'non_sensitive', ownerPackageKey: null, rowCount: 1 });
+  expect(res.body.table).toMatchObject({
+    tableId,
+    tableKey: 'pricing',
+    keyColumn: 'key',
+    classification: 'non_sensitive',
+    ownerPackageKey: null,
+    rowCount: 1,
+  });
   expect((await declare(tableId)).status).toBe(409);
   expect((await http(app, 'PATCH', `/api/v1/databases/${tableId}`, { token: ws.token, body: { trashed: true } })).status).toBe(409);
   const catalog = await http(app, 'GET', '/api/v1/configuration/catalog', { token: ws.token });
@@ -47,11 +60,19 @@ test('an Admin or Owner declares a table; the declaration is permanent and shows
 });
 
 test('declaring needs key, active and retired columns, unique non-empty keys, and no secrets in existing rows', async () => {
-  const noLifecycle = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'settings', tableName: 'plain', columns: [{ name: 'key', type: 'text' }] } });
+  const noLifecycle = await http(app, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: { databaseName: 'settings', tableName: 'plain', columns: [{ name: 'key', type: 'text' }] },
+  });
   const missing = await declare(noLifecycle.body.table.id);
   expect(missing.status).toBe(400);
   expect(missing.body.column).toBe('active');
-  const dupes = await declare(await configTable([{ key: 'a', active: 1 }, { key: 'a', active: 2 }]));
+  const dupes = await declare(
+    await configTable([
+      { key: 'a', active: 1 },
+      { key: 'a', active: 2 },
+    ]),
+  );
   expect(dupes.status).toBe(400);
   expect(dupes.body.error).toMatch(/"a" appears twice/);
   const secret = await declare(await configTable([{ key: 'svc', active: { token: 'ghp_0123456789abcdefghijABCDEFGHIJ012345' } }]));
@@ -65,7 +86,10 @@ test('managed-rows: revision 0 creates, each write names the current revision, s
   expect((await declare(tableId)).status).toBe(200);
   const created = await put(tableId, { key: 'limits', expectedRevision: 0, values: { active: { rpm: 60 }, retired: null, note: 'first' } });
   expect(created.status).toBe(200);
-  expect(created.body).toEqual({ tableId, row: { key: 'limits', revision: 1, values: { active: { rpm: 60 }, retired: null, note: 'first' } } });
+  expect(created.body).toEqual({
+    tableId,
+    row: { key: 'limits', revision: 1, values: { active: { rpm: 60 }, retired: null, note: 'first' } },
+  });
   const updated = await put(tableId, { key: 'limits', expectedRevision: 1, values: { active: { rpm: 120 }, retired: { rpm: 60 } } });
   expect(updated.body.row).toEqual({ key: 'limits', revision: 2, values: { active: { rpm: 120 }, retired: { rpm: 60 }, note: 'first' } });
   const stale = await put(tableId, { key: 'limits', expectedRevision: 1, values: { note: 'late' } });
@@ -98,7 +122,15 @@ test.each([
 test('ordinary configuration values pass the scanner', async () => {
   const tableId = await configTable([]);
   await declare(tableId);
-  const values = { active: { url: 'https://api.example.com/v1', ids: ['wf_3f0c1a2b', 'team-alpha'], hex: 'deadbeef', sentence: 'Send the weekly digest on Mondays at 09:00' }, retired: null };
+  const values = {
+    active: {
+      url: 'https://api.example.com/v1',
+      ids: ['wf_3f0c1a2b', 'team-alpha'],
+      hex: 'deadbeef',
+      sentence: 'Send the weekly digest on Mondays at 09:00',
+    },
+    retired: null,
+  };
   expect((await put(tableId, { key: 'ok', expectedRevision: 0, values })).status).toBe(200);
 });
 
@@ -121,13 +153,17 @@ test('declared tables refuse the rows API and CSV appends (workflow nodes: nodes
   form.append('databaseId', table.databaseId);
   form.append('tableName', table.name);
   form.append('file', new Blob(['key,note\nnew,x\n'], { type: 'text/csv' }), 'x.csv');
-  const csv = await fetch(`${app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${ws.token}` }, body: form });
+  const csv = await fetch(`${app.url}/api/v1/databases/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ws.token}` },
+    body: form,
+  });
   expect(csv.status).toBe(409);
   expect(((await csv.json()) as any).code).toBe('managed_table');
   expect((await get(tableId, 'plan.basic')).body.row.revision).toBe(1);
 });
 
-test("another workspace gets 404 on managed rows and declare, and nothing changes", async () => {
+test('another workspace gets 404 on managed rows and declare, and nothing changes', async () => {
   const tableId = await configTable();
   await declare(tableId);
   const other = await createWorkspace(app, 'Other');
@@ -177,13 +213,21 @@ test('without durable configuration storage the catalog is 503 storage_unavailab
     const orm = await openOrm(url.toString());
     await migrateUp(orm);
     // A deployment whose configuration storage is gone (or was never provisioned).
-    await orm.em.fork().getConnection().execute('drop table configuration_proposals, configuration_baselines, configuration_receipts, managed_tables');
+    await orm.em
+      .fork()
+      .getConnection()
+      .execute('drop table configuration_proposals, configuration_baselines, configuration_receipts, managed_tables');
     await orm.close();
     bare = await startTestApp({ databaseUrl: url.toString() });
     const owner = await createWorkspace(bare);
     const res = await http(bare, 'GET', '/api/v1/configuration/catalog', { token: owner.token });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ error: 'Configuration storage is unavailable.', code: 'storage_unavailable', applyEnabled: false, applyDisabledReason: 'storage_unavailable' });
+    expect(res.body).toEqual({
+      error: 'Configuration storage is unavailable.',
+      code: 'storage_unavailable',
+      applyEnabled: false,
+      applyDisabledReason: 'storage_unavailable',
+    });
   } finally {
     await bare?.close();
     await dropDatabase(url.toString());

@@ -4,7 +4,15 @@
  * ciphertexts that were tampered with or copied to another row. No response carries a secret.
  */
 import { SecretTracker } from '../../support/secrets';
-import { addUserWithKey, createWorkspace, http, startTestApp, type HttpResult, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  startTestApp,
+  type HttpResult,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 const C = '/api/v1/credentials';
 let app: TestApp;
@@ -20,7 +28,8 @@ async function call(method: string, path: string, opts: Parameters<typeof http>[
 }
 const create = (body: unknown, token = ws.token) => call('POST', C, { token, body });
 const list = async (token = ws.token) => (await call('GET', C, { token })).body.credentials as any[];
-const row = async (id: string) => (await app.orm.em.fork().getConnection().execute('select * from credentials where id = ?', [id]))[0] as Record<string, any> | undefined;
+const row = async (id: string) =>
+  (await app.orm.em.fork().getConnection().execute('select * from credentials where id = ?', [id]))[0] as Record<string, any> | undefined;
 
 beforeAll(async () => {
   process.env.CRED_TEST_ALLOWED = 'env-bearer-value-0123456789';
@@ -44,7 +53,6 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-
 test('create answers 201 { credential } without the value; the list shows a masked value; PostgreSQL holds only ciphertext', async () => {
   const token = secret('bearer-token');
   const res = await create({ name: 'Deploy bot', type: 'bearer', value: token });
@@ -63,7 +71,12 @@ test('create answers 201 { credential } without the value; the list shows a mask
     },
   });
   const listed = (await list()).find((c) => c.id === res.body.credential.id);
-  expect(listed).toMatchObject({ name: 'Deploy bot', type: 'bearer', maskedValue: `${token.slice(0, 4)}••••••••${token.slice(-2)}`, readable: true });
+  expect(listed).toMatchObject({
+    name: 'Deploy bot',
+    type: 'bearer',
+    maskedValue: `${token.slice(0, 4)}••••••••${token.slice(-2)}`,
+    readable: true,
+  });
   const stored = await row(res.body.credential.id);
   expect(stored!.secret_encrypted).toMatch(/^k1\.[A-Za-z0-9_-]{12}\./);
   const dump = JSON.stringify(await app.orm.em.fork().getConnection().execute('select * from credentials'));
@@ -79,7 +92,13 @@ test('every type has a schema: valid values are stored, invalid ones are a 400 n
     api_key: { headerName: 'X-Api-Token', apiKey: secret('api-key') },
     bearer: secret('bearer'),
     basic: { username: 'alice', password: secret('basic-pass') },
-    oauth2: { accessToken: secret('access'), refreshToken: secret('refresh'), tokenUrl: 'https://auth.example.test/token', clientId: 'client', clientSecret: secret('client-secret') },
+    oauth2: {
+      accessToken: secret('access'),
+      refreshToken: secret('refresh'),
+      tokenUrl: 'https://auth.example.test/token',
+      clientId: 'client',
+      clientSecret: secret('client-secret'),
+    },
     http_header: { headerName: 'X-Custom-Auth', headerValue: secret('header') },
     smtp: { host: 'smtp.example.test', port: 587, username: 'mailer', password: secret('smtp-pass') },
     imap: { host: 'imap.example.test', username: 'reader', password: secret('imap-pass') },
@@ -98,7 +117,12 @@ test('every type has a schema: valid values are stored, invalid ones are a 400 n
     expect({ type, status: res.status }).toEqual({ type, status: 201 });
   }
   const listed = await list();
-  for (const type of Object.keys(valid)) expect(listed.find((c) => c.name === `type ${type}`)).toMatchObject({ type, readable: true, maskedValue: expect.stringContaining('••••••••') });
+  for (const type of Object.keys(valid))
+    expect(listed.find((c) => c.name === `type ${type}`)).toMatchObject({
+      type,
+      readable: true,
+      maskedValue: expect.stringContaining('••••••••'),
+    });
 
   const leaked = secret('leaked');
   const invalid: Array<[string, unknown, RegExp]> = [
@@ -124,14 +148,18 @@ test('every type has a schema: valid values are stored, invalid ones are a 400 n
 test('unknown types, local AI CLI session types and bodies without exactly one of value or envVar are refused', async () => {
   const unknown = await create({ name: 'x', type: 'ftp', value: 'v' });
   expect(unknown.status).toBe(400);
-  expect(unknown.body.error).toMatch(/^Unknown credential type "ftp". Use one of: api_key, bearer, basic, oauth2, http_header, smtp, imap, mailA, mailB, drive, wiki, chat, repo, ci, errtracker, llm\.$/);
+  expect(unknown.body.error).toMatch(
+    /^Unknown credential type "ftp". Use one of: api_key, bearer, basic, oauth2, http_header, smtp, imap, mailA, mailB, drive, wiki, chat, repo, ci, errtracker, llm\.$/,
+  );
   for (const type of ['cliA', 'cliB', 'local_ai_cli_session']) {
     const res = await create({ name: 'cli', type, value: 'token-value' });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('Local AI CLI session credentials cannot be created here; use POST /api/v1/workers/local-ai-cli/session.');
   }
   expect((await create({ name: 'neither', type: 'bearer' })).body.error).toBe('Send exactly one of value or envVar.');
-  expect((await create({ name: 'both', type: 'bearer', value: 'v', envVar: 'CRED_TEST_ALLOWED' })).body.error).toBe('Send exactly one of value or envVar.');
+  expect((await create({ name: 'both', type: 'bearer', value: 'v', envVar: 'CRED_TEST_ALLOWED' })).body.error).toBe(
+    'Send exactly one of value or envVar.',
+  );
   const missingName = await create({ type: 'bearer', value: 'v' });
   expect(missingName.status).toBe(400);
   expect(missingName.body.error).toMatch(/name is required/);
@@ -170,18 +198,26 @@ test('PATCH renames and replaces the value; omitting value keeps the secret; a n
     expect(retyped.status).toBe(400);
     expect(retyped.body.error).toBe("Changing a credential's type requires its secret: send value (or envVar) with the new type.");
   }
-  expect((await list()).find((c) => c.id === id)).toMatchObject({ type: 'repo', maskedValue: `${token.slice(0, 4)}••••••••${token.slice(-2)}` });
+  expect((await list()).find((c) => c.id === id)).toMatchObject({
+    type: 'repo',
+    maskedValue: `${token.slice(0, 4)}••••••••${token.slice(-2)}`,
+  });
   // The same type again is no change.
   expect((await call('PATCH', `${C}/${id}`, { token: ws.token, body: { type: 'repo' } })).status).toBe(200);
 
   const replaced = secret('patch-new');
   const changed = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { name: 'Patched', type: 'bearer', value: replaced } });
   expect(changed.status).toBe(200);
-  expect((await list()).find((c) => c.id === id)).toMatchObject({ type: 'bearer', maskedValue: `${replaced.slice(0, 4)}••••••••${replaced.slice(-2)}` });
+  expect((await list()).find((c) => c.id === id)).toMatchObject({
+    type: 'bearer',
+    maskedValue: `${replaced.slice(0, 4)}••••••••${replaced.slice(-2)}`,
+  });
 
   const bad = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { value: { token: '' } } });
   expect(bad.status).toBe(400);
-  expect((await call('PATCH', `${C}/${id}`, { token: ws.token, body: {} })).body.error).toBe('Send at least one of name, type, value, envVar or allowedHosts.');
+  expect((await call('PATCH', `${C}/${id}`, { token: ws.token, body: {} })).body.error).toBe(
+    'Send at least one of name, type, value, envVar or allowedHosts.',
+  );
   await create({ name: 'Taken name', type: 'bearer', value: secret('taken') });
   const clash = await call('PATCH', `${C}/${id}`, { token: ws.token, body: { name: 'TAKEN NAME' } });
   expect(clash.status).toBe(409);
@@ -196,7 +232,9 @@ test('DELETE answers { deleted: true }; missing ids are 404 on every id route', 
   expect(deleted.body).toEqual({ deleted: true });
   expect(await row(id)).toBeUndefined();
   for (const missing of [id, 'cred_doesnotexist']) {
-    expect((await call('PATCH', `${C}/${missing}`, { token: ws.token, body: { name: 'x' } })).body).toEqual({ error: 'Credential not found' });
+    expect((await call('PATCH', `${C}/${missing}`, { token: ws.token, body: { name: 'x' } })).body).toEqual({
+      error: 'Credential not found',
+    });
     expect((await call('DELETE', `${C}/${missing}`, { token: ws.token })).status).toBe(404);
     expect((await call('POST', `${C}/${missing}/test`, { token: ws.token })).status).toBe(404);
   }
@@ -232,7 +270,12 @@ test('create, update, delete and list need a workspace key; the test route takes
       ['DELETE', `${C}/${id}`, undefined],
     ] as const) {
       const res = await call(method, path, { token, body: reqBody });
-      expect({ scope, method, status: res.status, body: res.body }).toEqual({ scope, method, status: 403, body: { error: 'A workspace API key is required.' } });
+      expect({ scope, method, status: res.status, body: res.body }).toEqual({
+        scope,
+        method,
+        status: 403,
+        body: { error: 'A workspace API key is required.' },
+      });
     }
     const tested = await call('POST', `${C}/${id}/test`, { token });
     expect(tested.status).toBe(200);
@@ -262,15 +305,25 @@ test('envVar copies an allowed deployment variable at create time; other names a
 
   const refused = await create({ name: 'Not allowed', type: 'bearer', envVar: 'CRED_TEST_NOT_ALLOWED' });
   expect(refused.status).toBe(400);
-  expect(refused.body.error).toBe('Environment variable "CRED_TEST_NOT_ALLOWED" is not an allowed credential source (CREDENTIAL_ENV_ALLOWLIST).');
+  expect(refused.body.error).toBe(
+    'Environment variable "CRED_TEST_NOT_ALLOWED" is not an allowed credential source (CREDENTIAL_ENV_ALLOWLIST).',
+  );
   expect((await create({ name: 'Path', type: 'bearer', envVar: 'PATH' })).status).toBe(400);
-  expect((await create({ name: 'Unset', type: 'bearer', envVar: 'CRED_TEST_UNSET' })).body.error).toBe('Environment variable "CRED_TEST_UNSET" is not set on this server.');
-  expect((await create({ name: 'Wrong type', type: 'bearer', envVar: 'CRED_TEST_TYPED' })).body.error).toBe('Environment variable "CRED_TEST_TYPED" holds a basic credential, not bearer.');
+  expect((await create({ name: 'Unset', type: 'bearer', envVar: 'CRED_TEST_UNSET' })).body.error).toBe(
+    'Environment variable "CRED_TEST_UNSET" is not set on this server.',
+  );
+  expect((await create({ name: 'Wrong type', type: 'bearer', envVar: 'CRED_TEST_TYPED' })).body.error).toBe(
+    'Environment variable "CRED_TEST_TYPED" holds a basic credential, not bearer.',
+  );
   expect((await list()).map((c) => c.name)).not.toEqual(expect.arrayContaining(['Not allowed', 'Path', 'Unset', 'Wrong type']));
 });
 
 test('oauthScopes are exposed when the stored value has scopes', async () => {
-  const scoped = await create({ name: 'Scoped OAuth', type: 'oauth2', value: { accessToken: secret('scoped-access'), scopes: 'repo read:org' } });
+  const scoped = await create({
+    name: 'Scoped OAuth',
+    type: 'oauth2',
+    value: { accessToken: secret('scoped-access'), scopes: 'repo read:org' },
+  });
   expect(scoped.body.credential.oauthScopes).toEqual(['repo', 'read:org']);
   const plain = await create({ name: 'Plain OAuth', type: 'oauth2', value: secret('plain-access') });
   expect(plain.body.credential).not.toHaveProperty('oauthScopes');
@@ -287,7 +340,10 @@ test('a tampered ciphertext is refused: unreadable in the list and the test, and
   const data = Buffer.from(parts[4], 'base64url');
   data[0] ^= 0x01;
   parts[4] = data.toString('base64url');
-  await app.orm.em.fork().getConnection().execute('update credentials set secret_encrypted = ? where id = ?', [parts.join('.'), id]);
+  await app.orm.em
+    .fork()
+    .getConnection()
+    .execute('update credentials set secret_encrypted = ? where id = ?', [parts.join('.'), id]);
 
   expect((await list()).find((c) => c.id === id)).toMatchObject({ readable: false, maskedValue: null });
   const tested = await call('POST', `${C}/${id}/test`, { token: ws.token });

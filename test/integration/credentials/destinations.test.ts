@@ -6,10 +6,21 @@
  * fails before any connection anywhere else, naming the host and the credential. The finding's
  * attack (a writer retypes a provider token to `bearer` and sends it elsewhere) is refused.
  */
-import { BACKFILL_OBSERVED_HOSTS, BACKFILL_REPOSITORY_REMOTES } from '../../../db/migrations/Migration20261127201000_credential_destinations';
+import {
+  BACKFILL_OBSERVED_HOSTS,
+  BACKFILL_REPOSITORY_REMOTES,
+} from '../../../db/migrations/Migration20261127201000_credential_destinations';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
-import { addUserWithKey, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  http,
+  startTestStack,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 const C = '/api/v1/credentials';
 const WF = '/api/v1/workflows';
@@ -67,7 +78,16 @@ beforeAll(async () => {
   stack = await startTestStack({
     config: {
       outboundAllowPrivateNetworks: true,
-      credentials: { key: undefined, previousKeys: [], envAllowlist: [{ name: 'DEST_ENV_TOKEN', type: null }, { name: 'DEST_ENV_BOUND', type: 'bearer' }], testTimeoutMs: 2_000, providerBaseUrls: { repo: `${api.url}/repo` } },
+      credentials: {
+        key: undefined,
+        previousKeys: [],
+        envAllowlist: [
+          { name: 'DEST_ENV_TOKEN', type: null },
+          { name: 'DEST_ENV_BOUND', type: 'bearer' },
+        ],
+        testTimeoutMs: 2_000,
+        providerBaseUrls: { repo: `${api.url}/repo` },
+      },
     },
   });
   ({ app, ws } = stack);
@@ -88,8 +108,22 @@ function httpCases() {
   return [
     { type: 'api_key', value: { headerName: 'X-Api-Token', apiKey }, header: ['x-api-token', apiKey] },
     { type: 'bearer', value: token, header: ['authorization', `Bearer ${token}`] },
-    { type: 'basic', value: { username: 'dest-user', password }, header: ['authorization', `Basic ${Buffer.from(`dest-user:${password}`).toString('base64')}`] },
-    { type: 'oauth2', value: { accessToken, refreshToken: oauth.refreshToken, tokenUrl: `${api.url}/oauth/token`, clientId: oauth.clientId, clientSecret: oauth.clientSecret }, header: ['authorization', `Bearer ${accessToken}`] },
+    {
+      type: 'basic',
+      value: { username: 'dest-user', password },
+      header: ['authorization', `Basic ${Buffer.from(`dest-user:${password}`).toString('base64')}`],
+    },
+    {
+      type: 'oauth2',
+      value: {
+        accessToken,
+        refreshToken: oauth.refreshToken,
+        tokenUrl: `${api.url}/oauth/token`,
+        clientId: oauth.clientId,
+        clientSecret: oauth.clientSecret,
+      },
+      header: ['authorization', `Bearer ${accessToken}`],
+    },
     { type: 'http_header', value: { headerName: 'X-Custom-Auth', headerValue }, header: ['x-custom-auth', headerValue] },
   ] as const;
 }
@@ -98,11 +132,18 @@ test('each http type: created with hosts, shown in its masked view, sent to an a
   for (const c of httpCases()) {
     api.accept(c.header[0], c.header[1]);
     other.accept(c.header[0], c.header[1]);
-    const created = await call('POST', C, { token: ws.token, body: { name: `dest ${c.type}`, type: c.type, value: c.value, allowedHosts: [apiHost.toUpperCase(), '*.Example.test'] } });
+    const created = await call('POST', C, {
+      token: ws.token,
+      body: { name: `dest ${c.type}`, type: c.type, value: c.value, allowedHosts: [apiHost.toUpperCase(), '*.Example.test'] },
+    });
     expect({ type: c.type, status: created.status }).toEqual({ type: c.type, status: 201 });
     const id = created.body.credential.id;
     expect(created.body.credential.allowedHosts).toEqual([apiHost, '*.example.test']);
-    expect(await listed(id)).toMatchObject({ type: c.type, allowedHosts: [apiHost, '*.example.test'], maskedValue: expect.stringContaining('••••••••') });
+    expect(await listed(id)).toMatchObject({
+      type: c.type,
+      allowedHosts: [apiHost, '*.example.test'],
+      maskedValue: expect.stringContaining('••••••••'),
+    });
 
     const allowed = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/dest-${c.type}`, id)]));
     expect({ type: c.type, status: allowed.status }).toEqual({ type: c.type, status: 'succeeded' });
@@ -112,7 +153,9 @@ test('each http type: created with hosts, shown in its masked view, sent to an a
     const refused = await runToEnd(await deployWorkflow([httpNode('call', `${other.url}/probe/dest-${c.type}`, id)]));
     expect({ type: c.type, status: refused.status }).toEqual({ type: c.type, status: 'failed' });
     const error = JSON.stringify(refused.error);
-    expect(error).toContain(`Credential \\"dest ${c.type}\\" may not be sent to ${otherHost}: it may be sent only to ${apiHost}, *.example.test.`);
+    expect(error).toContain(
+      `Credential \\"dest ${c.type}\\" may not be sent to ${otherHost}: it may be sent only to ${apiHost}, *.example.test.`,
+    );
     // Nothing reached the other host: not the request, not a connection that carried it.
     expect(other.requests.length).toBe(before);
   }
@@ -121,17 +164,42 @@ test('each http type: created with hosts, shown in its masked view, sent to an a
 test('other types show the hosts their value and provider imply, with those given', async () => {
   const cases: Array<{ type: string; value: unknown; allowedHosts?: string[]; expected: string[] }> = [
     { type: 'smtp', value: { host: 'SMTP.example.test', username: 'u', password: secret('dest-smtp') }, expected: ['smtp.example.test'] },
-    { type: 'imap', value: { host: 'imap.example.test', username: 'u', password: secret('dest-imap') }, allowedHosts: ['imap2.example.test'], expected: ['imap2.example.test', 'imap.example.test'] },
+    {
+      type: 'imap',
+      value: { host: 'imap.example.test', username: 'u', password: secret('dest-imap') },
+      allowedHosts: ['imap2.example.test'],
+      expected: ['imap2.example.test', 'imap.example.test'],
+    },
     // A provider without a baseUrl: CREDENTIAL_PROVIDER_BASE_URLS, then the knowledge connectors' base URL of the provider.
     { type: 'repo', value: secret('dest-repo'), expected: [apiHost, new URL(app.deps.config.knowledge.providerBaseUrls.repo).host] },
-    { type: 'chat', value: { token: secret('dest-chat'), baseUrl: 'https://chat.example.test:8443/api' }, expected: ['chat.example.test:8443'] },
-    { type: 'ci', value: { token: secret('dest-ci'), username: 'builder' }, allowedHosts: ['ci.example.test'], expected: ['ci.example.test'] },
-    { type: 'llm', value: { baseUrl: 'https://llm.example.test/v1', apiKey: secret('dest-llm'), model: 'm' }, expected: ['llm.example.test'] },
+    {
+      type: 'chat',
+      value: { token: secret('dest-chat'), baseUrl: 'https://chat.example.test:8443/api' },
+      expected: ['chat.example.test:8443'],
+    },
+    {
+      type: 'ci',
+      value: { token: secret('dest-ci'), username: 'builder' },
+      allowedHosts: ['ci.example.test'],
+      expected: ['ci.example.test'],
+    },
+    {
+      type: 'llm',
+      value: { baseUrl: 'https://llm.example.test/v1', apiKey: secret('dest-llm'), model: 'm' },
+      expected: ['llm.example.test'],
+    },
     { type: 'bearer', value: { token: secret('dest-probe'), probeUrl: `${api.url}/probe/x` }, expected: [apiHost] },
   ];
   for (const c of cases) {
-    const res = await call('POST', C, { token: ws.token, body: { name: `implied ${c.type}`, type: c.type, value: c.value, ...(c.allowedHosts ? { allowedHosts: c.allowedHosts } : {}) } });
-    expect({ type: c.type, status: res.status, hosts: res.body.credential?.allowedHosts }).toEqual({ type: c.type, status: 201, hosts: c.expected });
+    const res = await call('POST', C, {
+      token: ws.token,
+      body: { name: `implied ${c.type}`, type: c.type, value: c.value, ...(c.allowedHosts ? { allowedHosts: c.allowedHosts } : {}) },
+    });
+    expect({ type: c.type, status: res.status, hosts: res.body.credential?.allowedHosts }).toEqual({
+      type: c.type,
+      status: 201,
+      hosts: c.expected,
+    });
     expect({ type: c.type, hosts: (await listed(res.body.credential.id)).allowedHosts }).toEqual({ type: c.type, hosts: c.expected });
   }
   // A bearer credential given no hosts and no probe URL is bound to nothing: shown as such, and refused everywhere.
@@ -139,17 +207,38 @@ test('other types show the hosts their value and provider imply, with those give
   expect(unbound.body.credential.allowedHosts).toEqual([]);
   const run = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/unbound`, 'unbound')]));
   expect(run.status).toBe('failed');
-  expect(JSON.stringify(run.error)).toContain(`Credential \\"unbound\\" may not be sent to ${apiHost}: it is bound to no host. Save it again with its secret and allowedHosts naming the hosts it is for.`);
+  expect(JSON.stringify(run.error)).toContain(
+    `Credential \\"unbound\\" may not be sent to ${apiHost}: it is bound to no host. Save it again with its secret and allowedHosts naming the hosts it is for.`,
+  );
   expect(requestsTo(api, '/probe/unbound')).toHaveLength(0);
 });
 
 test('allowedHosts must be hosts: schemes, paths, "*" alone and top-level wildcards are a 400', async () => {
-  for (const bad of ['https://api.example.test', 'api.example.test/path', '*', '*.test', 'user@api.example.test', 'api.example.test:0', 'bad host']) {
-    const res = await call('POST', C, { token: ws.token, body: { name: 'bad hosts', type: 'bearer', value: secret('dest-bad'), allowedHosts: [bad] } });
+  for (const bad of [
+    'https://api.example.test',
+    'api.example.test/path',
+    '*',
+    '*.test',
+    'user@api.example.test',
+    'api.example.test:0',
+    'bad host',
+  ]) {
+    const res = await call('POST', C, {
+      token: ws.token,
+      body: { name: 'bad hosts', type: 'bearer', value: secret('dest-bad'), allowedHosts: [bad] },
+    });
     expect({ bad, status: res.status }).toEqual({ bad, status: 400 });
     expect(res.body.error).toMatch(/^allowedHosts\[0\]: /);
   }
-  const many = await call('POST', C, { token: ws.token, body: { name: 'bad hosts', type: 'bearer', value: secret('dest-bad'), allowedHosts: Array.from({ length: 51 }, (_, i) => `h${i}.example.test`) } });
+  const many = await call('POST', C, {
+    token: ws.token,
+    body: {
+      name: 'bad hosts',
+      type: 'bearer',
+      value: secret('dest-bad'),
+      allowedHosts: Array.from({ length: 51 }, (_, i) => `h${i}.example.test`),
+    },
+  });
   expect(many.status).toBe(400);
   expect(((await call('GET', C, { token: ws.token })).body.credentials as any[]).some((c) => c.name === 'bad hosts')).toBe(false);
 });
@@ -157,7 +246,10 @@ test('allowedHosts must be hosts: schemes, paths, "*" alone and top-level wildca
 test('changing the type or the hosts needs the secret; with it the change applies', async () => {
   const token = secret('dest-change');
   api.accept('authorization', `Bearer ${token}`);
-  const { body } = await call('POST', C, { token: ws.token, body: { name: 'change me', type: 'bearer', value: token, allowedHosts: [apiHost] } });
+  const { body } = await call('POST', C, {
+    token: ws.token,
+    body: { name: 'change me', type: 'bearer', value: token, allowedHosts: [apiHost] },
+  });
   const id = body.credential.id;
   const path = `${C}/${id}`;
 
@@ -169,7 +261,10 @@ test('changing the type or the hosts needs the secret; with it the change applie
   expect(rehost.body.error).toBe("Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.");
   expect(await listed(id)).toMatchObject({ type: 'bearer', allowedHosts: [apiHost] });
   // Renaming, or sending the same hosts and type, is no change of destination.
-  const same = await call('PATCH', path, { token: ws.token, body: { name: 'changed', type: 'bearer', allowedHosts: [apiHost.toUpperCase()] } });
+  const same = await call('PATCH', path, {
+    token: ws.token,
+    body: { name: 'changed', type: 'bearer', allowedHosts: [apiHost.toUpperCase()] },
+  });
   expect(same.status).toBe(200);
   expect(same.body.credential).toMatchObject({ name: 'changed', allowedHosts: [apiHost] });
 
@@ -187,7 +282,7 @@ test('changing the type or the hosts needs the secret; with it the change applie
   expect((await call('PATCH', path, { token: ws.token, body: { value: token } })).body.credential.allowedHosts).toEqual([otherHost]);
 });
 
-test("the finding: a writer cannot retype a provider token to bearer without its value, nor send it to another host", async () => {
+test('the finding: a writer cannot retype a provider token to bearer without its value, nor send it to another host', async () => {
   const repoToken = secret('dest-provider-token');
   const created = await call('POST', C, { token: ws.token, body: { name: 'repo token', type: 'repo', value: repoToken } });
   expect(created.status).toBe(201);
@@ -200,7 +295,11 @@ test("the finding: a writer cannot retype a provider token to bearer without its
   expect(retype.body.error).toBe("Changing a credential's type requires its secret: send value (or envVar) with the new type.");
   const rehost = await call('PATCH', `${C}/${id}`, { token: writer, body: { allowedHosts: [otherHost] } });
   expect(rehost.status).toBe(400);
-  expect(await listed(id)).toMatchObject({ type: 'repo', allowedHosts: providerHosts, maskedValue: `${repoToken.slice(0, 4)}••••••••${repoToken.slice(-2)}` });
+  expect(await listed(id)).toMatchObject({
+    type: 'repo',
+    allowedHosts: providerHosts,
+    maskedValue: `${repoToken.slice(0, 4)}••••••••${repoToken.slice(-2)}`,
+  });
 
   // Sent as it is from an http node, at the other host: refused before any connection.
   const before = other.requests.length;
@@ -209,7 +308,10 @@ test("the finding: a writer cannot retype a provider token to bearer without its
   expect(other.requests.length).toBe(before);
 
   // A bearer credential bound to the API, pointed at the other host by the writer: refused, nothing sent.
-  const bearer = await call('POST', C, { token: ws.token, body: { name: 'bound bearer', type: 'bearer', value: secret('dest-bound-bearer'), allowedHosts: [apiHost] } });
+  const bearer = await call('POST', C, {
+    token: ws.token,
+    body: { name: 'bound bearer', type: 'bearer', value: secret('dest-bound-bearer'), allowedHosts: [apiHost] },
+  });
   const steal = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal`, bearer.body.credential.id)], writer), writer);
   expect(steal.status).toBe('failed');
   expect(JSON.stringify(steal.error)).toContain(`Credential \\"bound bearer\\" may not be sent to ${otherHost}`);
@@ -219,8 +321,14 @@ test("the finding: a writer cannot retype a provider token to bearer without its
 test('migration: existing http credentials are bound to the hosts of the literal URLs of the nodes that name them', async () => {
   const named = await call('POST', C, { token: ws.token, body: { name: 'Legacy Named', type: 'bearer', value: secret('dest-legacy-1') } });
   const byId = await call('POST', C, { token: ws.token, body: { name: 'legacy by id', type: 'api_key', value: secret('dest-legacy-2') } });
-  const unused = await call('POST', C, { token: ws.token, body: { name: 'legacy unused', type: 'bearer', value: secret('dest-legacy-3') } });
-  const provider = await call('POST', C, { token: ws.token, body: { name: 'legacy provider', type: 'chat', value: secret('dest-legacy-4') } });
+  const unused = await call('POST', C, {
+    token: ws.token,
+    body: { name: 'legacy unused', type: 'bearer', value: secret('dest-legacy-3') },
+  });
+  const provider = await call('POST', C, {
+    token: ws.token,
+    body: { name: 'legacy provider', type: 'chat', value: secret('dest-legacy-4') },
+  });
   const ids = [named, byId, unused, provider].map((r) => r.body.credential.id as string);
   const nodes = [
     httpNode('a', 'https://API.Legacy.test:8443/x?y=1', 'legacy named'),
@@ -235,7 +343,10 @@ test('migration: existing http credentials are bound to the hosts of the literal
   const conn = app.orm.em.fork().getConnection();
   await conn.execute(`update credentials set allowed_hosts = '{}' where id in (${ids.map(() => '?').join(', ')})`, ids);
   await conn.execute(BACKFILL_OBSERVED_HOSTS);
-  const rows: Array<{ id: string; allowed_hosts: string[] }> = await conn.execute(`select id, allowed_hosts from credentials where id in (${ids.map(() => '?').join(', ')})`, ids);
+  const rows: Array<{ id: string; allowed_hosts: string[] }> = await conn.execute(
+    `select id, allowed_hosts from credentials where id in (${ids.map(() => '?').join(', ')})`,
+    ids,
+  );
   const hosts = Object.fromEntries(rows.map((r) => [r.id, r.allowed_hosts]));
   expect(ids.map((id) => hosts[id])).toEqual([['api.legacy.test:8443'], ['legacy-b.test'], [], []]);
 
@@ -248,19 +359,29 @@ test('migration: existing http credentials are bound to the hosts of the literal
   );
   try {
     await conn.execute(BACKFILL_REPOSITORY_REMOTES);
-    expect((await conn.execute('select allowed_hosts from credentials where id = ?', [repoId]))[0].allowed_hosts).toEqual(['git.legacy.test']);
+    expect((await conn.execute('select allowed_hosts from credentials where id = ?', [repoId]))[0].allowed_hosts).toEqual([
+      'git.legacy.test',
+    ]);
   } finally {
     await conn.execute('delete from workspace_repositories where workspace_id = ?', [ws.workspaceId]);
   }
 });
 
 test('a credential copied from envVar is bound only where the variable says: no allowedHosts with envVar, and a new variable value drops the old hosts', async () => {
-  const refused = await call('POST', C, { token: writer, body: { name: 'from env', type: 'bearer', envVar: 'DEST_ENV_TOKEN', allowedHosts: [otherHost] } });
+  const refused = await call('POST', C, {
+    token: writer,
+    body: { name: 'from env', type: 'bearer', envVar: 'DEST_ENV_TOKEN', allowedHosts: [otherHost] },
+  });
   expect(refused.status).toBe(400);
-  expect(refused.body.error).toBe('allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.');
+  expect(refused.body.error).toBe(
+    'allowedHosts cannot be given with envVar: a credential copied from a deployment variable goes only where the variable (its allowedHosts, probeUrl, baseUrl or host) or its provider says.',
+  );
 
   // A writer's own junk secret bound to the other host, then switched to the deployment's variable: the hosts go with the old value.
-  const own = await call('POST', C, { token: writer, body: { name: 'switched to env', type: 'bearer', value: secret('dest-junk'), allowedHosts: [otherHost] } });
+  const own = await call('POST', C, {
+    token: writer,
+    body: { name: 'switched to env', type: 'bearer', value: secret('dest-junk'), allowedHosts: [otherHost] },
+  });
   expect(own.body.credential.allowedHosts).toEqual([otherHost]);
   const switched = await call('PATCH', `${C}/${own.body.credential.id}`, { token: writer, body: { envVar: 'DEST_ENV_TOKEN' } });
   expect(switched.status).toBe(200);
@@ -285,13 +406,19 @@ test('POST /workflows/{id}/credentials/test reports a node that would send a cre
   const token = secret('dest-wf-test');
   api.accept('authorization', `Bearer ${token}`);
   other.accept('authorization', `Bearer ${token}`);
-  await call('POST', C, { token: ws.token, body: { name: 'wf tested', type: 'bearer', value: { token, probeUrl: `${api.url}/probe/wf-tested` } } });
+  await call('POST', C, {
+    token: ws.token,
+    body: { name: 'wf tested', type: 'bearer', value: { token, probeUrl: `${api.url}/probe/wf-tested` } },
+  });
   const good = await deployWorkflow([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested')]);
   const goodTest = await call('POST', `${WF}/${good}/credentials/test`, { token: ws.token });
   expect(goodTest.body.credentials[0].result).toMatchObject({ ok: true, status: 'passed' });
 
   const before = other.requests.length;
-  const bad = await deployWorkflow([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested'), httpNode('elsewhere', `${other.url}/probe/wf-call`, 'wf tested')]);
+  const bad = await deployWorkflow([
+    httpNode('call', `${api.url}/probe/wf-call`, 'wf tested'),
+    httpNode('elsewhere', `${other.url}/probe/wf-call`, 'wf tested'),
+  ]);
   const badTest = await call('POST', `${WF}/${bad}/credentials/test`, { token: ws.token });
   expect(badTest.body.ok).toBe(false);
   expect(badTest.body.credentials[0].result).toMatchObject({

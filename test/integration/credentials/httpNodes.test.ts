@@ -9,7 +9,16 @@
 import { Writable } from 'node:stream';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
-import { addUserWithKey, createWorkspace, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  startTestStack,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { historyText } from '../../support/temporalHistory';
 
 const C = '/api/v1/credentials';
@@ -60,7 +69,11 @@ async function runToEnd(workflowId: string, token = ws.token): Promise<any> {
   return run;
 }
 
-const httpNode = (id: string, method: string, url: string, credentialId: string, extra: object = {}) => ({ id, type: 'http', config: { method, url, credentialId, ...extra } });
+const httpNode = (id: string, method: string, url: string, credentialId: string, extra: object = {}) => ({
+  id,
+  type: 'http',
+  config: { method, url, credentialId, ...extra },
+});
 const requestsTo = (fake: FakeApi, path: string) => fake.requests.filter((r) => r.path === path);
 
 beforeAll(async () => {
@@ -108,7 +121,10 @@ beforeAll(async () => {
   cred.api_key = await createCredential('Node API key', 'api_key', { headerName: 'X-Api-Token', apiKey: values.api_key.apiKey });
   cred.bearer = await createCredential('Bearer For Nodes', 'bearer', values.bearer.token);
   cred.basic = await createCredential('Node basic', 'basic', { username: 'node-user', password: values.basic.password });
-  cred.http_header = await createCredential('Node header', 'http_header', { headerName: 'X-Custom-Auth', headerValue: values.http_header.headerValue });
+  cred.http_header = await createCredential('Node header', 'http_header', {
+    headerName: 'X-Custom-Auth',
+    headerValue: values.http_header.headerValue,
+  });
   cred.oauth2 = await createCredential('Node OAuth', 'oauth2', {
     accessToken: values.oauth2.accessToken,
     refreshToken: oauth.refreshToken,
@@ -128,17 +144,25 @@ test('an http node calls a loopback server with each credential type (local and 
     httpNode('with_api_key', 'GET', `${api.url}/probe/api_key`, cred.api_key),
     httpNode('with_bearer', 'POST', `${api.url}/probe/bearer`, cred.bearer, { body: { hello: 'world' } }),
     httpNode('with_basic', 'GET', `${api.url}/probe/basic`, cred.basic),
-    httpNode('with_header', 'PUT', `${api.url}/probe/http_header`, cred.http_header, { headers: { 'X-Custom-Auth': 'overridden-by-the-credential' } }),
+    httpNode('with_header', 'PUT', `${api.url}/probe/http_header`, cred.http_header, {
+      headers: { 'X-Custom-Auth': 'overridden-by-the-credential' },
+    }),
     httpNode('with_oauth2', 'GET', `${api.url}/probe/oauth2`, cred.oauth2),
   ]);
   const refreshesBefore = api.oauth.refreshes;
   const run = await runToEnd(workflowId);
   expect(run.status).toBe('succeeded');
-  for (const step of run.steps.filter((s: any) => s.nodeId !== 'start')) expect({ node: step.nodeId, output: step.output }).toEqual({ node: step.nodeId, output: expect.objectContaining({ status: 200, body: { authenticated: true } }) });
+  for (const step of run.steps.filter((s: any) => s.nodeId !== 'start'))
+    expect({ node: step.nodeId, output: step.output }).toEqual({
+      node: step.nodeId,
+      output: expect.objectContaining({ status: 200, body: { authenticated: true } }),
+    });
 
   expect(requestsTo(api, '/probe/api_key')[0].headers['x-api-token']).toBe(values.api_key.apiKey);
   expect(requestsTo(api, '/probe/bearer')[0].headers.authorization).toBe(`Bearer ${values.bearer.token}`);
-  expect(requestsTo(api, '/probe/basic')[0].headers.authorization).toBe(`Basic ${Buffer.from(`node-user:${values.basic.password}`).toString('base64')}`);
+  expect(requestsTo(api, '/probe/basic')[0].headers.authorization).toBe(
+    `Basic ${Buffer.from(`node-user:${values.basic.password}`).toString('base64')}`,
+  );
   expect(requestsTo(api, '/probe/http_header')[0].headers['x-custom-auth']).toBe(values.http_header.headerValue);
 
   // oauth2: the expired token got a 401, the token was refreshed once, the call repeated once.
@@ -152,11 +176,21 @@ test('an http node calls a loopback server with each credential type (local and 
   const again = await runToEnd(workflowId);
   expect(again.status).toBe('succeeded');
   expect(api.oauth.refreshes).toBe(refreshesBefore + 1);
-  expect(requestsTo(api, '/probe/oauth2').slice(2).map((r) => r.headers.authorization)).toEqual([`Bearer ${fresh}`]);
+  expect(
+    requestsTo(api, '/probe/oauth2')
+      .slice(2)
+      .map((r) => r.headers.authorization),
+  ).toEqual([`Bearer ${fresh}`]);
 });
 
 test('oauth2 refreshes at most once: a refused refresh fails the node without a second try', async () => {
-  const id = await createCredential('Broken refresh', 'oauth2', { accessToken: secret('expired-2'), refreshToken: secret('revoked-refresh'), tokenUrl: `${api.url}/oauth/token`, clientId: oauth.clientId, clientSecret: oauth.clientSecret });
+  const id = await createCredential('Broken refresh', 'oauth2', {
+    accessToken: secret('expired-2'),
+    refreshToken: secret('revoked-refresh'),
+    tokenUrl: `${api.url}/oauth/token`,
+    clientId: oauth.clientId,
+    clientSecret: oauth.clientSecret,
+  });
   const refreshesBefore = api.oauth.refreshes;
   const grantsBefore = requestsTo(api, '/oauth/token').length;
   const run = await runToEnd(await deployWorkflow([httpNode('call', 'GET', `${api.url}/probe/broken`, id)]));
@@ -197,7 +231,12 @@ test('what a called service echoes back is redacted; credential headers do not f
 
   other.accept('x-api-token', 'never-accepted-here');
   const redirected = await runToEnd(
-    await deployWorkflow([{ ...httpNode('hop', 'GET', `${api.url}/redirect?to=${encodeURIComponent(`${other.url}/probe/landing`)}`, cred.api_key), onError: 'continue' }]),
+    await deployWorkflow([
+      {
+        ...httpNode('hop', 'GET', `${api.url}/redirect?to=${encodeURIComponent(`${other.url}/probe/landing`)}`, cred.api_key),
+        onError: 'continue',
+      },
+    ]),
   );
   expect(redirected.status).toBe('succeeded');
   const landed = requestsTo(other, '/probe/landing');
@@ -212,15 +251,28 @@ test('POST /workflows/{id}/credentials/test tests every credential the nodes nam
     httpNode('b', 'GET', `${api.url}/probe/b`, 'Bearer For Nodes'),
     httpNode('c', 'GET', `${api.url}/probe/c`, 'not-there'),
   ]);
-  await call('PATCH', `${C}/${cred.bearer}`, { token: ws.token, body: { value: { token: values.bearer.token, probeUrl: `${api.url}/probe/check` } } });
+  await call('PATCH', `${C}/${cred.bearer}`, {
+    token: ws.token,
+    body: { value: { token: values.bearer.token, probeUrl: `${api.url}/probe/check` } },
+  });
   const res = await call('POST', `${WF}/${workflowId}/credentials/test`, { token: ws.token });
   expect(res.status).toBe(200);
   expect(res.body).toEqual({
     workflowId,
     ok: false,
     credentials: [
-      { reference: cred.bearer, nodeIds: ['a'], credential: { id: cred.bearer, name: 'Bearer For Nodes', type: 'bearer' }, result: expect.objectContaining({ ok: true, status: 'passed' }) },
-      { reference: 'Bearer For Nodes', nodeIds: ['b'], credential: { id: cred.bearer, name: 'Bearer For Nodes', type: 'bearer' }, result: expect.objectContaining({ ok: true, status: 'passed' }) },
+      {
+        reference: cred.bearer,
+        nodeIds: ['a'],
+        credential: { id: cred.bearer, name: 'Bearer For Nodes', type: 'bearer' },
+        result: expect.objectContaining({ ok: true, status: 'passed' }),
+      },
+      {
+        reference: 'Bearer For Nodes',
+        nodeIds: ['b'],
+        credential: { id: cred.bearer, name: 'Bearer For Nodes', type: 'bearer' },
+        result: expect.objectContaining({ ok: true, status: 'passed' }),
+      },
       { reference: 'not-there', nodeIds: ['c'], credential: null, result: expect.objectContaining({ ok: false, status: 'missing' }) },
     ],
   });

@@ -9,7 +9,14 @@ import { createWorkspace, http, startTestApp, type TestApp } from '../../support
 
 let app: TestApp;
 let llm: FakeLlmServer;
-const deployment = { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-deployment', model: 'deployment-model', timeoutMs: 5_000, maxRetries: 0, prices: { '*': { input: 1, output: 2 } } };
+const deployment = {
+  baseUrl: 'http://127.0.0.1:9/v1',
+  apiKey: 'sk-deployment',
+  model: 'deployment-model',
+  timeoutMs: 5_000,
+  maxRetries: 0,
+  prices: { '*': { input: 1, output: 2 } },
+};
 
 beforeAll(async () => {
   llm = await startFakeLlm({ apiKey: 'sk-workspace', model: 'workspace-model' });
@@ -35,11 +42,20 @@ test("a workspace's llm credential is used for its model calls, and another work
 
   const endpoint = await resolveChatEndpoint(app.orm.em.fork(), deps(), ws.workspaceId);
   expect(endpoint).toEqual({ baseUrl: llm.url, apiKey: 'sk-workspace', model: 'workspace-model', source: 'credential' });
-  const answer = await createChatClient(endpoint, { allowPrivateNetworks: true, timeoutMs: 5_000, maxRetries: 0, prices: deployment.prices }).chat({ messages: [{ role: 'user', content: 'hi' }] });
+  const answer = await createChatClient(endpoint, {
+    allowPrivateNetworks: true,
+    timeoutMs: 5_000,
+    maxRetries: 0,
+    prices: deployment.prices,
+  }).chat({ messages: [{ role: 'user', content: 'hi' }] });
   expect(answer.content).toBe('echo: hi');
   expect(llm.chats[llm.chats.length - 1].model).toBe('workspace-model');
 
-  await expect(resolveChatEndpoint(app.orm.em.fork(), deps(), other.workspaceId)).resolves.toMatchObject({ baseUrl: deployment.baseUrl, model: 'deployment-model', source: 'deployment' });
+  await expect(resolveChatEndpoint(app.orm.em.fork(), deps(), other.workspaceId)).resolves.toMatchObject({
+    baseUrl: deployment.baseUrl,
+    model: 'deployment-model',
+    source: 'deployment',
+  });
 });
 
 test('the most recently updated llm credential wins when a workspace has several', async () => {
@@ -61,5 +77,7 @@ test('a named credential must be an llm credential of the workspace', async () =
 
 test('with neither a credential nor a deployment endpoint the call is unavailable', async () => {
   const ws = await createWorkspace(app);
-  await expect(resolveChatEndpoint(app.orm.em.fork(), { ...deps(), llm: { ...deployment, baseUrl: undefined } }, ws.workspaceId)).rejects.toMatchObject({ kind: 'unavailable' });
+  await expect(
+    resolveChatEndpoint(app.orm.em.fork(), { ...deps(), llm: { ...deployment, baseUrl: undefined } }, ws.workspaceId),
+  ).rejects.toMatchObject({ kind: 'unavailable' });
 });

@@ -11,7 +11,16 @@ import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import type { AppConfig } from '../../../services/kernel/config';
 import { credentialKeyring, rotateCredentialKeys } from '../../../services/credentials';
 import { keyIdOf } from '../../../services/kernel/secrets';
-import { http, startTestApp, startTestStack, waitForRun, TEST_SECRET_KEY, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  http,
+  startTestApp,
+  startTestStack,
+  waitForRun,
+  TEST_SECRET_KEY,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { testEnv } from '../../support/env';
 
 const C = '/api/v1/credentials';
@@ -19,7 +28,13 @@ const oldKey = randomBytes(32);
 const newKey = randomBytes(32);
 const keys = (key: Buffer, previous: Buffer[] = []): Partial<AppConfig> => ({
   outboundAllowPrivateNetworks: true,
-  credentials: { key: key.toString('base64'), previousKeys: previous.map((k) => k.toString('hex')), envAllowlist: [], testTimeoutMs: 5_000, providerBaseUrls: {} },
+  credentials: {
+    key: key.toString('base64'),
+    previousKeys: previous.map((k) => k.toString('hex')),
+    envAllowlist: [],
+    testTimeoutMs: 5_000,
+    providerBaseUrls: {},
+  },
 });
 
 let api: FakeApi;
@@ -31,12 +46,20 @@ let ws: WorkspaceFixture;
 const ids: string[] = [];
 
 const keyIds = async (): Promise<string[]> =>
-  (await stack.app.orm.em.fork().getConnection().execute('select secret_encrypted from credentials where id in (' + ids.map(() => '?').join(',') + ')', ids)).map((r) => String(r.secret_encrypted).split('.')[1]);
+  (
+    await stack.app.orm.em
+      .fork()
+      .getConnection()
+      .execute('select secret_encrypted from credentials where id in (' + ids.map(() => '?').join(',') + ')', ids)
+  ).map((r) => String(r.secret_encrypted).split('.')[1]);
 
 async function createWith(app: TestApp, name: string): Promise<string> {
   const token = `rotation-${name}-${randomBytes(8).toString('hex')}`;
   api.accept('authorization', `Bearer ${token}`);
-  const res = await http(app, 'POST', C, { token: ws.token, body: { name, type: 'bearer', value: { token, probeUrl: `${api.url}/probe/${name}` } } });
+  const res = await http(app, 'POST', C, {
+    token: ws.token,
+    body: { name, type: 'bearer', value: { token, probeUrl: `${api.url}/probe/${name}` } },
+  });
   expect(res.status).toBe(201);
   ids.push(res.body.credential.id);
   return res.body.credential.id;
@@ -70,7 +93,17 @@ beforeAll(async () => {
     { id: 'a', type: 'http', config: { method: 'GET', url: `${api.url}/probe/old-8`, credentialId: ids[8] } },
     { id: 'b', type: 'http', config: { method: 'GET', url: `${api.url}/probe/old-0`, credentialId: ids[0] } },
   ];
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'rotation', nodes, edges: [{ source: 'start', target: 'a' }, { source: 'a', target: 'b' }] } });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: ws.token,
+    body: {
+      name: 'rotation',
+      nodes,
+      edges: [
+        { source: 'start', target: 'a' },
+        { source: 'a', target: 'b' },
+      ],
+    },
+  });
   workflowId = created.body.workflow.id;
   expect((await http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
 });
@@ -130,17 +163,21 @@ test('npm run admin -- rotate-credentials-key rotates while the API reads, and r
   await conn.execute('update credentials set secret_encrypted = ? where id = ?', [parts.join('.'), tamperedId]);
   ids.splice(ids.indexOf(tamperedId), 1);
 
-  const child = spawn(path.join(process.cwd(), 'node_modules', '.bin', 'tsx'), ['scripts/admin.ts', 'rotate-credentials-key', '--batch-size', '1', '--json'], {
-    cwd: process.cwd(),
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: testEnv('databaseUrl'),
-      CREDENTIALS_KEY: newKey.toString('hex'),
-      CREDENTIALS_PREVIOUS_KEYS: oldKey.toString('base64'),
-      LOG_LEVEL: 'silent',
+  const child = spawn(
+    path.join(process.cwd(), 'node_modules', '.bin', 'tsx'),
+    ['scripts/admin.ts', 'rotate-credentials-key', '--batch-size', '1', '--json'],
+    {
+      cwd: process.cwd(),
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: testEnv('databaseUrl'),
+        CREDENTIALS_KEY: newKey.toString('hex'),
+        CREDENTIALS_PREVIOUS_KEYS: oldKey.toString('base64'),
+        LOG_LEVEL: 'silent',
+      },
     },
-  });
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));

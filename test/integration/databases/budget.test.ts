@@ -29,12 +29,25 @@ let otherDatabaseId: string;
 beforeAll(async () => {
   llm = await startFakeLlm();
   agentScript(llm);
-  stack = await startTestStack({ config: { ...commandsConfig(llm), databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: MAX_BYTES } } });
+  stack = await startTestStack({
+    config: { ...commandsConfig(llm), databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: MAX_BYTES } },
+  });
   ({ app, ws } = stack);
   other = await createWorkspace(app, 'Other');
-  const mine = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'shop', tableName: 'items', columns: [{ name: 'name', type: 'text' }], rows: [{ name: 'Ada' }, { name: 'Alan' }] } });
+  const mine = await http(app, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: {
+      databaseName: 'shop',
+      tableName: 'items',
+      columns: [{ name: 'name', type: 'text' }],
+      rows: [{ name: 'Ada' }, { name: 'Alan' }],
+    },
+  });
   databaseId = mine.body.database.id;
-  const theirs = await http(app, 'POST', '/api/v1/databases', { token: other.token, body: { databaseName: 'misc', tableName: 'notes', columns: [{ name: 'n', type: 'text' }], rows: [{ n: 'hi' }] } });
+  const theirs = await http(app, 'POST', '/api/v1/databases', {
+    token: other.token,
+    body: { databaseName: 'misc', tableName: 'notes', columns: [{ name: 'n', type: 'text' }], rows: [{ n: 'hi' }] },
+  });
   otherDatabaseId = theirs.body.database.id;
 }, 120_000);
 afterAll(async () => {
@@ -42,11 +55,15 @@ afterAll(async () => {
   await llm?.close();
 });
 
-const query = (sql: string, token = ws.token, id = databaseId) => http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId: id, sql } });
+const query = (sql: string, token = ws.token, id = databaseId) =>
+  http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId: id, sql } });
 
 /** Another workspace's list and query, answered while (or after) an attack runs. */
 async function othersStillServed(): Promise<void> {
-  const [list, own] = await Promise.all([http(app, 'GET', '/api/v1/workflows', { token: other.token }), query('select n from notes', other.token, otherDatabaseId)]);
+  const [list, own] = await Promise.all([
+    http(app, 'GET', '/api/v1/workflows', { token: other.token }),
+    query('select n from notes', other.token, otherDatabaseId),
+  ]);
   expect(list.status).toBe(200);
   expect(own.status).toBe(200);
   expect(own.body.rows).toEqual([{ n: 'hi' }]);
@@ -109,13 +126,22 @@ test('an error message over the budget (it quotes a 100 MB value) closes the con
 
 test("the command jobs' SQL tool takes the same path: F2 ends the tool call cleanly and the worker goes on", async () => {
   const threadId = await createThread(app, ws.token);
-  const run = async (message: string) => waitForJob(app, ws.token, (await createJob(app, ws.token, { threadId, message })).body.data.job.id, isStatus('succeeded', 'failed', 'waiting_confirmation'), 120_000);
+  const run = async (message: string) =>
+    waitForJob(
+      app,
+      ws.token,
+      (await createJob(app, ws.token, { threadId, message })).body.data.job.id,
+      isStatus('succeeded', 'failed', 'waiting_confirmation'),
+      120_000,
+    );
   const attacked = await run(`sql ${databaseId} ${F2}`);
   const trace = attacked.traces[0];
   expect(trace.tool).toBe('query_database');
   if (trace.status === 'succeeded') expect(trace.output).toMatchObject({ rows: [], truncated: true });
   else expect(trace.error).toMatch(/time limit/);
-  const value = await run(`sql ${databaseId} select n, case when n = 2 then ${HUNDRED_MB} else 'small' end as v from (values (1), (2)) as t(n)`);
+  const value = await run(
+    `sql ${databaseId} select n, case when n = 2 then ${HUNDRED_MB} else 'small' end as v from (values (1), (2)) as t(n)`,
+  );
   expect(value.traces[0]).toMatchObject({ status: 'succeeded', output: { rows: [{ n: 1, v: 'small' }], truncated: true } });
   const after = await run(`sql ${databaseId} select name from items order by name`);
   expect(after.traces[0]).toMatchObject({ status: 'succeeded', output: { rows: [{ name: 'Ada' }, { name: 'Alan' }] } });

@@ -36,7 +36,14 @@ const CATALOGUE_TABLES = [
   'pg_views',
   'pg_indexes',
 ];
-const QUALIFIED = ['pg_catalog.pg_class', 'pg_catalog.pg_tables', 'information_schema.tables', 'information_schema.columns', 'information_schema.schemata', 'public.api_keys'];
+const QUALIFIED = [
+  'pg_catalog.pg_class',
+  'pg_catalog.pg_tables',
+  'information_schema.tables',
+  'information_schema.columns',
+  'information_schema.schemata',
+  'public.api_keys',
+];
 
 beforeAll(async () => {
   app = await startTestApp({ databaseQuery: { timeoutMs: 2_000, maxRows: 1000, maxBytes: 1024 * 1024 } });
@@ -44,11 +51,19 @@ beforeAll(async () => {
   b = await createWorkspace(app, 'B');
   const secret = await http(app, 'POST', '/api/v1/databases', {
     token: a.token,
-    body: { databaseName: 'crm', tableName: 'secret_customers', columns: [{ name: 'ssn_hint', type: 'text' }], rows: [{ ssn_hint: 'A-only' }] },
+    body: {
+      databaseName: 'crm',
+      tableName: 'secret_customers',
+      columns: [{ name: 'ssn_hint', type: 'text' }],
+      rows: [{ ssn_hint: 'A-only' }],
+    },
   });
   expect(secret.status).toBe(201);
   aSchema = `udb_${secret.body.database.id.slice(4)}`;
-  const notes = await http(app, 'POST', '/api/v1/databases', { token: b.token, body: { databaseName: 'notes', tableName: 'notes', columns: [{ name: 'body', type: 'text' }], rows: [{ body: 'B' }] } });
+  const notes = await http(app, 'POST', '/api/v1/databases', {
+    token: b.token,
+    body: { databaseName: 'notes', tableName: 'notes', columns: [{ name: 'body', type: 'text' }], rows: [{ body: 'B' }] },
+  });
   expect(notes.status).toBe(201);
   bDatabaseId = notes.body.database.id;
   bSchema = `udb_${bDatabaseId.slice(4)}`;
@@ -56,7 +71,8 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const query = (sql: string, databaseId = bDatabaseId) => http(app, 'POST', '/api/v1/databases/query', { token: b.token, body: { databaseId, sql } });
+const query = (sql: string, databaseId = bDatabaseId) =>
+  http(app, 'POST', '/api/v1/databases/query', { token: b.token, body: { databaseId, sql } });
 
 function revealsNothing(text: string): void {
   for (const m of markers) expect(text).not.toContain(m);
@@ -64,9 +80,15 @@ function revealsNothing(text: string): void {
 
 describe('a catalogue name as a user table or column is refused', () => {
   test.each(CATALOGUE_TABLES)('table %s: 400 naming the rule, and nothing created', async (name) => {
-    const res = await http(app, 'POST', '/api/v1/databases', { token: b.token, body: { databaseName: 'notes', tableName: name, columns: [{ name: 'body', type: 'text' }] } });
+    const res = await http(app, 'POST', '/api/v1/databases', {
+      token: b.token,
+      body: { databaseName: 'notes', tableName: name, columns: [{ name: 'body', type: 'text' }] },
+    });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: `Table name "${name}" is reserved: names starting with "pg_" belong to PostgreSQL's catalogue.`, field: 'tableName' });
+    expect(res.body).toEqual({
+      error: `Table name "${name}" is reserved: names starting with "pg_" belong to PostgreSQL's catalogue.`,
+      field: 'tableName',
+    });
     const listed = await http(app, 'GET', '/api/v1/databases', { token: b.token });
     expect(listed.body.tables.map((t: { name: string }) => t.name)).toEqual(['notes']);
   });
@@ -75,18 +97,28 @@ describe('a catalogue name as a user table or column is refused', () => {
     const form = new FormData();
     form.append('databaseId', bDatabaseId);
     form.append('file', new Blob(['body\nx\n'], { type: 'text/csv' }), fileName);
-    const res = await fetch(`${app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${b.token}` }, body: form });
+    const res = await fetch(`${app.url}/api/v1/databases/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${b.token}` },
+      body: form,
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/is reserved: names starting with "pg_"/);
   });
 
   test.each(['pg_relname', 'xmin', 'ctid'])('column %s: 400 naming the column, on create and on add', async (name) => {
-    const created = await http(app, 'POST', '/api/v1/databases', { token: b.token, body: { databaseName: 'notes', tableName: 'more', columns: [{ name, type: 'text' }] } });
+    const created = await http(app, 'POST', '/api/v1/databases', {
+      token: b.token,
+      body: { databaseName: 'notes', tableName: 'more', columns: [{ name, type: 'text' }] },
+    });
     expect(created.status).toBe(400);
     expect(created.body.error).toMatch(new RegExp(`^Column name "${name}" is reserved`));
     expect(created.body.column).toBe(name);
     const tables = (await http(app, 'GET', '/api/v1/databases', { token: b.token })).body.tables as Array<{ id: string; name: string }>;
-    const added = await http(app, 'PATCH', `/api/v1/databases/${tables.find((t) => t.name === 'notes')!.id}`, { token: b.token, body: { column: { name, type: 'text' } } });
+    const added = await http(app, 'PATCH', `/api/v1/databases/${tables.find((t) => t.name === 'notes')!.id}`, {
+      token: b.token,
+      body: { column: { name, type: 'text' } },
+    });
     expect(added.status).toBe(400);
     expect(added.body.error).toMatch(new RegExp(`^Column name "${name}" is reserved`));
   });
@@ -101,17 +133,23 @@ describe("workspace B's queries never read the catalogue", () => {
     revealsNothing(res.text.replaceAll(name, ''));
   });
 
-  test.each(['select session_user', 'select current_catalog', 'select version()', "select current_setting('server_version')", "select pg_total_relation_size('public.api_keys')"])(
-    '%s: 400',
-    async (sql) => {
-      const res = await query(sql);
-      expect(res.status).toBe(400);
-      revealsNothing(res.text);
-    },
-  );
+  test.each([
+    'select session_user',
+    'select current_catalog',
+    'select version()',
+    "select current_setting('server_version')",
+    "select pg_total_relation_size('public.api_keys')",
+  ])('%s: 400', async (sql) => {
+    const res = await query(sql);
+    expect(res.status).toBe(400);
+    revealsNothing(res.text);
+  });
 
-  test("a table's row type never shadows a type silently: ::date asks for pg_catalog.date when the database has a table \"date\"", async () => {
-    const created = await http(app, 'POST', '/api/v1/databases', { token: b.token, body: { databaseName: 'notes', tableName: 'date', columns: [{ name: 'day', type: 'date' }] } });
+  test('a table\'s row type never shadows a type silently: ::date asks for pg_catalog.date when the database has a table "date"', async () => {
+    const created = await http(app, 'POST', '/api/v1/databases', {
+      token: b.token,
+      body: { databaseName: 'notes', tableName: 'date', columns: [{ name: 'day', type: 'date' }] },
+    });
     expect(created.status).toBe(201);
     const bare = await query(`select '2024-02-03'::date as d`);
     expect(bare.status).toBe(400);
@@ -125,7 +163,9 @@ describe('a table that already bears a catalogue name (made before such names we
   // Made as the service made them then, with the SQL of tables.ts's createTable.
   async function legacyTable(name: string): Promise<void> {
     const conn = app.orm.em.fork().getConnection();
-    const [{ workspace_id }] = await conn.execute<Array<{ workspace_id: string }>>('select workspace_id from user_databases where id = ?', [bDatabaseId]);
+    const [{ workspace_id }] = await conn.execute<Array<{ workspace_id: string }>>('select workspace_id from user_databases where id = ?', [
+      bDatabaseId,
+    ]);
     await conn.execute(
       `insert into user_tables (id, workspace_id, database_id, name, physical_name, columns, trashed, created_at, updated_at) values (?, ?, ?, ?, ?, ?, false, now(), now())`,
       [newId('tbl'), workspace_id, bDatabaseId, name, name, JSON.stringify([{ name: 'body', type: 'text' }])],
@@ -153,7 +193,10 @@ describe('a table that already bears a catalogue name (made before such names we
 
   test('A keeps reading its own table meanwhile', async () => {
     const tables = (await http(app, 'GET', '/api/v1/databases', { token: a.token })).body.databases as Array<{ id: string }>;
-    const res = await http(app, 'POST', '/api/v1/databases/query', { token: a.token, body: { databaseId: tables[0].id, sql: 'select ssn_hint from secret_customers' } });
+    const res = await http(app, 'POST', '/api/v1/databases/query', {
+      token: a.token,
+      body: { databaseId: tables[0].id, sql: 'select ssn_hint from secret_customers' },
+    });
     expect(res.body.rows).toEqual([{ ssn_hint: 'A-only' }]);
   });
 });

@@ -10,15 +10,24 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-async function upload(content: string | Buffer, fields: Record<string, string> = {}, opts: { fileName?: string; type?: string; token?: string } = {}) {
+async function upload(
+  content: string | Buffer,
+  fields: Record<string, string> = {},
+  opts: { fileName?: string; type?: string; token?: string } = {},
+) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([content], { type: opts.type ?? 'text/csv' }), opts.fileName ?? 'data.csv');
-  const res = await fetch(`${app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${opts.token ?? ws.token}` }, body: form });
+  const res = await fetch(`${app.url}/api/v1/databases/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${opts.token ?? ws.token}` },
+    body: form,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
-const rows = async (tableId: string, token = ws.token) => (await http(app, 'GET', `/api/v1/databases/${tableId}/rows?limit=1000`, { token })).body;
+const rows = async (tableId: string, token = ws.token) =>
+  (await http(app, 'GET', `/api/v1/databases/${tableId}/rows?limit=1000`, { token })).body;
 
 test('a CSV with a header becomes a table with inferred types; the table is named after the cleaned file name', async () => {
   const csv = 'Name,Age,Joined On,Meta,Notes\nAda,36,2024-01-05,"{""a"":1}",first\nAlan,41.5,2024-02-06T10:00:00Z,[1],\n';
@@ -67,10 +76,22 @@ test.each([
 });
 
 test('hasHeader=no names columns column_N; an explicit delimiter and column type overrides win', async () => {
-  const res = await upload('1;2\n3;4\n', { databaseName: 'imports', tableName: 'noheader', hasHeader: 'no', delimiter: ';', columns: JSON.stringify([{ name: 'column_2', type: 'text' }]) });
+  const res = await upload('1;2\n3;4\n', {
+    databaseName: 'imports',
+    tableName: 'noheader',
+    hasHeader: 'no',
+    delimiter: ';',
+    columns: JSON.stringify([{ name: 'column_2', type: 'text' }]),
+  });
   expect(res.status).toBe(201);
-  expect(res.body.table.columns).toEqual([{ name: 'column_1', type: 'number' }, { name: 'column_2', type: 'text' }]);
-  expect((await rows(res.body.table.id)).rows.map((r: any) => r.values)).toEqual([{ column_1: 1, column_2: '2' }, { column_1: 3, column_2: '4' }]);
+  expect(res.body.table.columns).toEqual([
+    { name: 'column_1', type: 'number' },
+    { name: 'column_2', type: 'text' },
+  ]);
+  expect((await rows(res.body.table.id)).rows.map((r: any) => r.values)).toEqual([
+    { column_1: 1, column_2: '2' },
+    { column_1: 3, column_2: '4' },
+  ]);
 });
 
 test('importing into an existing table by name appends, checking cells against its columns', async () => {
@@ -104,12 +125,18 @@ test('malformed CSV is a 422 naming the line, and nothing is created', async () 
 test('non-CSV files and bodies are 415; a missing file, database or bad fields are 400', async () => {
   expect((await upload('%PDF-1.4', { databaseName: 'imports' }, { fileName: 'doc.pdf', type: 'application/pdf' })).status).toBe(415);
   // A CSV MIME type without a .csv name is accepted.
-  expect((await upload('a\n1\n', { databaseName: 'imports', tableName: 'by_mime' }, { fileName: 'export', type: 'text/csv' })).status).toBe(201);
+  expect((await upload('a\n1\n', { databaseName: 'imports', tableName: 'by_mime' }, { fileName: 'export', type: 'text/csv' })).status).toBe(
+    201,
+  );
   const json = await http(app, 'POST', '/api/v1/databases/import', { token: ws.token, body: { databaseName: 'x' } });
   expect(json.status).toBe(415);
   const form = new FormData();
   form.append('databaseName', 'imports');
-  const noFile = await fetch(`${app.url}/api/v1/databases/import`, { method: 'POST', headers: { authorization: `Bearer ${ws.token}` }, body: form });
+  const noFile = await fetch(`${app.url}/api/v1/databases/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ws.token}` },
+    body: form,
+  });
   expect(noFile.status).toBe(400);
   expect((await upload('a\n1\n')).status).toBe(400);
   expect((await upload('a\n1\n', { databaseName: 'imports', hasHeader: 'maybe' })).status).toBe(400);
@@ -136,7 +163,11 @@ test('export streams JSON (structure kept) and CSV (json cells as compact JSON) 
     body: {
       databaseName: 'exports',
       tableName: 'things',
-      columns: [{ name: 'label', type: 'text' }, { name: 'n', type: 'number' }, { name: 'meta', type: 'json' }],
+      columns: [
+        { name: 'label', type: 'text' },
+        { name: 'n', type: 'number' },
+        { name: 'meta', type: 'json' },
+      ],
       rows: [{ label: 'a, "quoted"', n: 1, meta: { deep: [1, { x: 'y' }] } }, { label: 'b' }],
     },
   });
@@ -154,29 +185,57 @@ test('export streams JSON (structure kept) and CSV (json cells as compact JSON) 
   expect(csv.headers.get('content-disposition')).toBe('attachment; filename="things.csv"');
   expect(await csv.text()).toBe('label,n,meta\r\n"a, ""quoted""",1,"{""deep"":[1,{""x"":""y""}]}"\r\nb,,\r\n');
   // A round trip: the CSV export imports back with the same types.
-  const back = await upload(await (await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })).text(), { databaseName: 'exports', tableName: 'things_again' });
+  const back = await upload(
+    await (await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })).text(),
+    { databaseName: 'exports', tableName: 'things_again' },
+  );
   expect(back.body.table.columns).toEqual(created.body.table.columns);
   expect((await http(app, 'GET', `/api/v1/databases/${id}/export?format=xml`, { token: ws.token })).status).toBe(400);
-  const empty = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'exports', tableName: 'empty', columns: [{ name: 'a', type: 'text' }] } });
+  const empty = await http(app, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: { databaseName: 'exports', tableName: 'empty', columns: [{ name: 'a', type: 'text' }] },
+  });
   expect((await http(app, 'GET', `/api/v1/databases/${empty.body.table.id}/export`, { token: ws.token })).body).toEqual([]);
 });
 
 test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed values, and imports back to the same values', async () => {
-  const labels = ['=HYPERLINK("http://x","y")', '+1 555 0100', '-2+3', '@SUM(A1)', '\tcmd', '\rcmd', "'=already quoted", "'plain", 'safe', '-5'];
+  const labels = [
+    '=HYPERLINK("http://x","y")',
+    '+1 555 0100',
+    '-2+3',
+    '@SUM(A1)',
+    '\tcmd',
+    '\rcmd',
+    "'=already quoted",
+    "'plain",
+    'safe',
+    '-5',
+  ];
   const created = await http(app, 'POST', '/api/v1/databases', {
     token: ws.token,
     body: {
       databaseName: 'exports',
       tableName: 'formulas',
-      columns: [{ name: 'label', type: 'text' }, { name: 'n', type: 'number' }, { name: 'meta', type: 'json' }],
+      columns: [
+        { name: 'label', type: 'text' },
+        { name: 'n', type: 'number' },
+        { name: 'meta', type: 'json' },
+      ],
       rows: labels.map((label, i) => ({ label, n: -i, meta: i === 0 ? { f: '=1+1' } : null })),
     },
   });
   expect(created.status).toBe(201);
   const id = created.body.table.id;
-  const text = await (await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })).text();
+  const text = await (
+    await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })
+  ).text();
   const lines = text.split('\r\n');
-  expect(lines.slice(1, 5)).toEqual(['"\'=HYPERLINK(""http://x"",""y"")",0,"{""f"":""=1+1""}"', "'+1 555 0100,-1,", "'-2+3,-2,", "'@SUM(A1),-3,"]);
+  expect(lines.slice(1, 5)).toEqual([
+    '"\'=HYPERLINK(""http://x"",""y"")",0,"{""f"":""=1+1""}"',
+    "'+1 555 0100,-1,",
+    "'-2+3,-2,",
+    "'@SUM(A1),-3,",
+  ]);
   expect(text).toContain("'\tcmd,-4,");
   expect(text).toContain(`"'\rcmd",-5,`);
   expect(text).toContain("''=already quoted,-6,");
@@ -189,7 +248,10 @@ test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed 
 
 test('export streams many rows in batches', async () => {
   const rowsIn = Array.from({ length: 2500 }, (_, i) => ({ n: i }));
-  const created = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'exports', tableName: 'many', columns: [{ name: 'n', type: 'number' }], rows: rowsIn } });
+  const created = await http(app, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: { databaseName: 'exports', tableName: 'many', columns: [{ name: 'n', type: 'number' }], rows: rowsIn },
+  });
   const res = await http(app, 'GET', `/api/v1/databases/${created.body.table.id}/export`, { token: ws.token });
   expect(res.body).toEqual(rowsIn);
 });

@@ -23,22 +23,25 @@ beforeAll(async () => {
   a = await createWorkspace(app, 'Attacker');
   b = await createWorkspace(app, 'Bystander');
   const create = async (token: string) =>
-    (await http(app, 'POST', '/api/v1/databases', { token, body: { databaseName: 'd', tableName: 't', columns: [{ name: 'v', type: 'text' }], rows: [{ v: 'ok' }] } })).body.database.id as string;
+    (
+      await http(app, 'POST', '/api/v1/databases', {
+        token,
+        body: { databaseName: 'd', tableName: 't', columns: [{ name: 'v', type: 'text' }], rows: [{ v: 'ok' }] },
+      })
+    ).body.database.id as string;
   aDb = await create(a.token);
   bDb = await create(b.token);
 });
 afterAll(() => app?.close());
 
-const query = (token: string, databaseId: string, sql: string) => http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
+const query = (token: string, databaseId: string, sql: string) =>
+  http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
 
 const RUNNING = `from pg_stat_activity where application_name = 'svc-user-sql' and state = 'active' and datname = current_database() and query like 'fetch forward%'`;
 
 /** User-SQL statements running now, seen from PostgreSQL (the long part of a query is its cursor's FETCH). */
 async function activeUserSql(): Promise<number> {
-  const [row] = await app.orm.em
-    .fork()
-    .getConnection()
-    .execute<Array<{ n: number }>>(`select count(*)::int as n ${RUNNING}`);
+  const [row] = await app.orm.em.fork().getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n ${RUNNING}`);
   return row.n;
 }
 
@@ -60,7 +63,10 @@ test("F5: A's 30 parallel slow queries get at most its share and 429 past its qu
   while (!seen.some((n) => n > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
 
   bAsking = true;
-  const [list, own] = await Promise.all([http(app, 'GET', '/api/v1/workflows', { token: b.token }), query(b.token, bDb, 'select v from t')]);
+  const [list, own] = await Promise.all([
+    http(app, 'GET', '/api/v1/workflows', { token: b.token }),
+    query(b.token, bDb, 'select v from t'),
+  ]);
   bAsking = false;
   expect(list.status).toBe(200);
   expect(own.status).toBe(200);
@@ -98,15 +104,13 @@ test('a connection the server ends mid-query is a 503, destroyed rather than reu
   let pids: number[] = [];
   while (pids.length === 0 && Date.now() < until) {
     await new Promise((r) => setTimeout(r, 50));
-    pids = (
-      await app.orm.em
-        .fork()
-        .getConnection()
-        .execute<Array<{ pid: number }>>(`select pid ${RUNNING}`)
-    ).map((r) => r.pid);
+    pids = (await app.orm.em.fork().getConnection().execute<Array<{ pid: number }>>(`select pid ${RUNNING}`)).map((r) => r.pid);
   }
   expect(pids).toHaveLength(1);
-  await app.orm.em.fork().getConnection().execute(`select pg_terminate_backend(${Number(pids[0])})`);
+  await app.orm.em
+    .fork()
+    .getConnection()
+    .execute(`select pg_terminate_backend(${Number(pids[0])})`);
   const res = await pending;
   expect(res.status).toBe(503);
   expect(res.body.code).toBe('database_unavailable');

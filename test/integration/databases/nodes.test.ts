@@ -1,5 +1,13 @@
 /** Workflow table nodes: real runs on Temporal read and write the run's workspace's tables, validated like the API. */
-import { createWorkspace, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http,
+  startTestStack,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let stack: TestStack;
 let app: TestApp;
@@ -11,14 +19,25 @@ beforeAll(async () => {
   ({ app, ws } = stack);
   const res = await http(app, 'POST', '/api/v1/databases', {
     token: ws.token,
-    body: { databaseName: 'ops', tableName: 'orders', columns: [{ name: 'ref', type: 'text' }, { name: 'total', type: 'number' }, { name: 'meta', type: 'json' }] },
+    body: {
+      databaseName: 'ops',
+      tableName: 'orders',
+      columns: [
+        { name: 'ref', type: 'text' },
+        { name: 'total', type: 'number' },
+        { name: 'meta', type: 'json' },
+      ],
+    },
   });
   tableId = res.body.table.id;
 });
 afterAll(() => stack?.close());
 
 async function run(nodes: object[], edges: object[], input: unknown, token = ws.token) {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token, body: { name: 'tables', nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges } });
+  const created = await http(app, 'POST', '/api/v1/workflows', {
+    token,
+    body: { name: 'tables', nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges },
+  });
   expect(created.status).toBe(201);
   const id = created.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token })).status).toBe(200);
@@ -54,12 +73,24 @@ test('insert, update, read and delete in one run, with expressions from the trig
 });
 
 test('a value the API would refuse fails the node with the same message, writing nothing', async () => {
-  const result = await run([{ id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'x', total: 'lots' } } }], [{ source: 'start', target: 'ins' }], {});
+  const result = await run(
+    [{ id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'x', total: 'lots' } } }],
+    [{ source: 'start', target: 'ins' }],
+    {},
+  );
   expect(result.status).toBe('failed');
   expect(result.error).toContain('Column "total" (number) does not accept "lots"');
-  const unknown = await run([{ id: 'ins', type: 'table_insert', config: { tableId, values: { nope: 1 } } }], [{ source: 'start', target: 'ins' }], {});
+  const unknown = await run(
+    [{ id: 'ins', type: 'table_insert', config: { tableId, values: { nope: 1 } } }],
+    [{ source: 'start', target: 'ins' }],
+    {},
+  );
   expect(unknown.error).toContain('Unknown column "nope"');
-  const missing = await run([{ id: 'upd', type: 'table_update', config: { tableId, rowIndex: 999, values: { total: 1 } } }], [{ source: 'start', target: 'upd' }], {});
+  const missing = await run(
+    [{ id: 'upd', type: 'table_update', config: { tableId, rowIndex: 999, values: { total: 1 } } }],
+    [{ source: 'start', target: 'upd' }],
+    {},
+  );
   expect(missing.error).toContain('Row not found');
   expect(await rowsOf()).toEqual([]);
 });
@@ -68,7 +99,12 @@ test("a workflow of another workspace cannot reach this workspace's table", asyn
   const other = await createWorkspace(app, 'Other');
   const read = await run([{ id: 'read', type: 'table_read', config: { tableId } }], [{ source: 'start', target: 'read' }], {}, other.token);
   expect(read).toMatchObject({ status: 'failed', error: expect.stringContaining('Table not found') });
-  const write = await run([{ id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'intruder' } } }], [{ source: 'start', target: 'ins' }], {}, other.token);
+  const write = await run(
+    [{ id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'intruder' } } }],
+    [{ source: 'start', target: 'ins' }],
+    {},
+    other.token,
+  );
   expect(write.status).toBe('failed');
   expect(await rowsOf()).toEqual([]);
 });
@@ -83,7 +119,10 @@ test('configs are validated like any node: the validation report names each bad 
         { id: 'upd', type: 'table_update', config: { tableId, rowIndex: 'one', values: {} } },
         { id: 'read', type: 'table_read', config: { limit: 5000 } },
       ],
-      edges: [{ source: 'start', target: 'upd' }, { source: 'upd', target: 'read' }],
+      edges: [
+        { source: 'start', target: 'upd' },
+        { source: 'upd', target: 'read' },
+      ],
     },
   });
   expect(created.status).toBe(201);
@@ -106,10 +145,16 @@ test('a dry run reads for real and simulates writes', async () => {
         { id: 'read', type: 'table_read', config: { tableId } },
         { id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'dry' } } },
       ],
-      edges: [{ source: 'start', target: 'read' }, { source: 'read', target: 'ins' }],
+      edges: [
+        { source: 'start', target: 'read' },
+        { source: 'read', target: 'ins' },
+      ],
     },
   });
-  const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate', input: {} } });
+  const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, {
+    token: ws.token,
+    body: { target: 'candidate', input: {} },
+  });
   expect(res.status).toBe(201);
   const steps = Object.fromEntries(res.body.run.steps.map((s: any) => [s.nodeId, s.output]));
   expect(steps.read.rows.map((r: any) => r.values.ref)).toEqual(['seen']);
@@ -120,13 +165,30 @@ test('a dry run reads for real and simulates writes', async () => {
 test('a managed configuration table refuses workflow writes but can be read', async () => {
   const created = await http(app, 'POST', '/api/v1/databases', {
     token: ws.token,
-    body: { databaseName: 'ops', tableName: 'settings', columns: [{ name: 'key', type: 'text' }, { name: 'active', type: 'json' }, { name: 'retired', type: 'json' }], rows: [{ key: 'mode', active: 'fast' }] },
+    body: {
+      databaseName: 'ops',
+      tableName: 'settings',
+      columns: [
+        { name: 'key', type: 'text' },
+        { name: 'active', type: 'json' },
+        { name: 'retired', type: 'json' },
+      ],
+      rows: [{ key: 'mode', active: 'fast' }],
+    },
   });
   const settingsId = created.body.table.id;
   expect((await http(app, 'POST', '/api/v1/configuration/declare', { token: ws.token, body: { tableId: settingsId } })).status).toBe(200);
-  const write = await run([{ id: 'ins', type: 'table_insert', config: { tableId: settingsId, values: { key: 'x' } } }], [{ source: 'start', target: 'ins' }], {});
+  const write = await run(
+    [{ id: 'ins', type: 'table_insert', config: { tableId: settingsId, values: { key: 'x' } } }],
+    [{ source: 'start', target: 'ins' }],
+    {},
+  );
   expect(write).toMatchObject({ status: 'failed', error: expect.stringContaining('managed configuration') });
-  const read = await run([{ id: 'read', type: 'table_read', config: { tableId: settingsId, filter: { key: 'mode' } } }], [{ source: 'start', target: 'read' }], {});
+  const read = await run(
+    [{ id: 'read', type: 'table_read', config: { tableId: settingsId, filter: { key: 'mode' } } }],
+    [{ source: 'start', target: 'read' }],
+    {},
+  );
   expect(read.status).toBe('succeeded');
   expect(read.output.rows[0].values).toEqual({ key: 'mode', active: 'fast', retired: null });
 });

@@ -74,7 +74,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   for (const url of [legacy.admin, fresh.admin, superuserOnly, control]) {
-    readerRoles.push(...(await asAdmin(url, async (c) => (await c.query('select role_name from user_databases')).rows.map((r) => r.role_name as string)).catch(() => [])));
+    readerRoles.push(
+      ...(await asAdmin(url, async (c) =>
+        (await c.query('select role_name from user_databases')).rows.map((r) => r.role_name as string),
+      ).catch(() => [])),
+    );
     await dropDatabase(url).catch(() => undefined);
   }
   await asAdmin(admin.toString(), async (c) => {
@@ -83,31 +87,53 @@ afterAll(async () => {
   });
 });
 
-const query = (sql: string, databaseId = legacyDb.databaseId) => http(app!, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId, sql } });
+const query = (sql: string, databaseId = legacyDb.databaseId) =>
+  http(app!, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId, sql } });
 
 test('the app connects as the owner role: not a superuser, CREATEROLE, owner of the database and of every table', async () => {
-  const [me] = await app!.orm.em.fork().getConnection().execute<Array<Record<string, unknown>>>(
-    `select current_user as user, r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls, pg_get_userbyid(d.datdba) as db_owner,
+  const [me] = await app!.orm.em
+    .fork()
+    .getConnection()
+    .execute<Array<Record<string, unknown>>>(
+      `select current_user as user, r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls, pg_get_userbyid(d.datdba) as db_owner,
             (select count(*)::int from pg_class c join pg_namespace n on n.oid = c.relnamespace
               where n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\\_toast%' and c.relkind in ('r', 'S', 'v') and c.relowner <> r.oid) as not_owned
        from pg_roles r, pg_database d where r.rolname = current_user and d.datname = current_database()`,
-  );
-  expect(me).toEqual({ user: role, rolsuper: false, rolcreaterole: true, rolcreatedb: false, rolbypassrls: false, db_owner: role, not_owned: 0 });
+    );
+  expect(me).toEqual({
+    user: role,
+    rolsuper: false,
+    rolcreaterole: true,
+    rolcreatedb: false,
+    rolbypassrls: false,
+    db_owner: role,
+    not_owned: 0,
+  });
 });
 
 test('user databases made by the superuser before keep working: query, new table, trash and restore', async () => {
   expect((await query('select name from people')).body.rows).toEqual([{ name: 'Ada' }]);
-  const added = await http(app!, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'legacy', tableName: 'pets', columns: [{ name: 'kind', type: 'text' }], rows: [{ kind: 'cat' }] } });
+  const added = await http(app!, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: { databaseName: 'legacy', tableName: 'pets', columns: [{ name: 'kind', type: 'text' }], rows: [{ kind: 'cat' }] },
+  });
   expect(added.status).toBe(201);
   expect((await query('select p.name, q.kind from people p, pets q')).body.rows).toEqual([{ name: 'Ada', kind: 'cat' }]);
-  expect((await http(app!, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: true } })).status).toBe(200);
+  expect((await http(app!, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: true } })).status).toBe(
+    200,
+  );
   expect((await query('select name from people')).status).toBe(400);
-  expect((await http(app!, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: false } })).status).toBe(200);
+  expect((await http(app!, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: false } })).status).toBe(
+    200,
+  );
   expect((await query('select name from people')).body.rows).toEqual([{ name: 'Ada' }]);
 });
 
 test('a new user database gets its reader role from the owner (CREATEROLE), and its SQL runs as that role', async () => {
-  const created = await http(app!, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'fresh', tableName: 'items', columns: [{ name: 'n', type: 'number' }], rows: [{ n: 1 }] } });
+  const created = await http(app!, 'POST', '/api/v1/databases', {
+    token: ws.token,
+    body: { databaseName: 'fresh', tableName: 'items', columns: [{ name: 'n', type: 'number' }], rows: [{ n: 1 }] },
+  });
   expect(created.status).toBe(201);
   const res = await query('select n, current_user as u from items', created.body.database.id);
   expect(res.body.rows).toEqual([{ n: 1, u: `udbr_${created.body.database.id.slice(4)}` }]);
@@ -144,11 +170,22 @@ describe('no more privilege than before: as the reader role in its session, and 
       ['view', 'pg_roles'],
       ['view', 'pg_settings'],
       ['view', 'pg_user'],
-    ].map(([kind, name]) => [name, `select * from pg_catalog.${name}`, new RegExp(`permission denied for ${kind} ${name}`)] as [string, string, RegExp]),
+    ].map(
+      ([kind, name]) =>
+        [name, `select * from pg_catalog.${name}`, new RegExp(`permission denied for ${kind} ${name}`)] as [string, string, RegExp],
+    ),
     ['the server version', 'select version()', /permission denied for function version/],
     ['settings', `select current_setting('data_directory')`, /permission denied for function current_setting/],
-    ["the service's table sizes", `select pg_total_relation_size('public.api_keys')`, /permission denied for function pg_total_relation_size/],
-    ['row counts of any table', `select pg_stat_get_live_tuples('public.api_keys'::regclass)`, /permission denied for function pg_stat_get_live_tuples/],
+    [
+      "the service's table sizes",
+      `select pg_total_relation_size('public.api_keys')`,
+      /permission denied for function pg_total_relation_size/,
+    ],
+    [
+      'row counts of any table',
+      `select pg_stat_get_live_tuples('public.api_keys'::regclass)`,
+      /permission denied for function pg_stat_get_live_tuples/,
+    ],
   ])('the reader role: %s', async (_label, sql, expected) => {
     expect(await inSession(sql)).toMatch(expected);
   });
@@ -156,7 +193,17 @@ describe('no more privilege than before: as the reader role in its session, and 
   test('the reader role: information_schema shows its own table only', async () => {
     const db = await app!.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
     const rows = await withClient(app!.orm.em.fork(), (client) =>
-      withSandboxSession(client, db, 2_000, async (c) => (await c.query(`select table_schema, table_name from information_schema.tables where table_schema <> 'pg_catalog' and table_schema <> 'information_schema'`)).rows),
+      withSandboxSession(
+        client,
+        db,
+        2_000,
+        async (c) =>
+          (
+            await c.query(
+              `select table_schema, table_name from information_schema.tables where table_schema <> 'pg_catalog' and table_schema <> 'information_schema'`,
+            )
+          ).rows,
+      ),
     );
     // people, and pets from the test above: of its own schema, nothing else.
     expect(rows.map((r) => `${r.table_schema}.${r.table_name}`).sort()).toEqual([`${db.schemaName}.people`, `${db.schemaName}.pets`]);
@@ -171,7 +218,10 @@ describe('no more privilege than before: as the reader role in its session, and 
     );
     expect(row).toEqual({ me: 1, version: true, setting: true, public_class: false, monitor_activity: true, owner_authid: false });
     await createDatabase(control);
-    const elsewhere = await asAdmin(control, async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p);
+    const elsewhere = await asAdmin(
+      control,
+      async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p,
+    );
     expect(elsewhere).toBe(true);
     // Done once: the next start has nothing left to change.
     expect(await asAdmin(legacy.admin, (c) => catalogueRestrictions(c, role))).toEqual([]);
@@ -193,7 +243,11 @@ describe('no more privilege than before: as the reader role in its session, and 
     ['COPY to a server file', `copy (select 1) to '/tmp/svc-owner-escape'`, /permission denied|must be superuser|pg_write_server_files/],
     ['password hashes', 'select rolpassword from pg_authid', /permission denied for table pg_authid/],
     ['a new superuser', `create role svc_evil_${suffix} superuser`, /permission denied|must be superuser/],
-    ['an untrusted extension', 'create extension if not exists file_fdw', /permission denied|must be superuser|not available|could not open extension control file/],
+    [
+      'an untrusted extension',
+      'create extension if not exists file_fdw',
+      /permission denied|must be superuser|not available|could not open extension control file/,
+    ],
   ])('the owner role itself: %s', async (_label, sql, expected) => {
     const outcome = await app!.orm.em
       .fork()
@@ -210,9 +264,11 @@ test('a fresh database is created and migrated by the owner role itself (only th
   const orm = await openOrm(fresh.owner, { poolMax: 2 });
   try {
     expect((await migrateUp(orm)).length).toBeGreaterThan(5);
-    const [row] = await orm.em.getConnection().execute<Array<{ n: number; owner: string }>>(
-      `select count(*)::int as n, min(pg_get_userbyid(relowner)) as owner from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`,
-    );
+    const [row] = await orm.em
+      .getConnection()
+      .execute<Array<{ n: number; owner: string }>>(
+        `select count(*)::int as n, min(pg_get_userbyid(relowner)) as owner from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind = 'r'`,
+      );
     expect(row).toEqual({ n: expect.any(Number), owner: role });
     expect(row.n).toBeGreaterThan(20);
   } finally {
@@ -224,7 +280,11 @@ test('a fresh database is created and migrated by the owner role itself (only th
 
 test('a service that connects as the superuser (DATABASE_URL only) still takes the catalogue from PUBLIC, in its database only, once', async () => {
   await createDatabase(superuserOnly);
-  const publicReads = (url: string) => asAdmin(url, async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p as boolean);
+  const publicReads = (url: string) =>
+    asAdmin(
+      url,
+      async (c) => (await c.query(`select has_table_privilege('public', 'pg_catalog.pg_class', 'select') as p`)).rows[0].p as boolean,
+    );
   expect(await publicReads(superuserOnly)).toBe(true);
   const handle = await ensureServiceDatabase({ databaseUrl: superuserOnly, dataDir: '' });
   await handle.stop();

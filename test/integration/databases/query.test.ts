@@ -21,24 +21,45 @@ beforeAll(async () => {
   other = await createWorkspace(app, 'Other');
   const customers = await http(app, 'POST', '/api/v1/databases', {
     token: ws.token,
-    body: { databaseName: 'shop', tableName: 'customers', columns: [{ name: 'name', type: 'text' }], rows: [{ name: 'Ada' }, { name: 'Alan' }] },
+    body: {
+      databaseName: 'shop',
+      tableName: 'customers',
+      columns: [{ name: 'name', type: 'text' }],
+      rows: [{ name: 'Ada' }, { name: 'Alan' }],
+    },
   });
   const orders = await http(app, 'POST', '/api/v1/databases', {
     token: ws.token,
     body: {
       databaseName: 'shop',
       tableName: 'orders',
-      columns: [{ name: 'customer', type: 'number' }, { name: 'total', type: 'number' }, { name: 'status', type: 'status' }, { name: 'placed', type: 'date' }, { name: 'meta', type: 'json' }],
-      rows: Array.from({ length: 30 }, (_, i) => ({ customer: (i % 2) + 1, total: i * 10, status: i % 3 ? 'paid' : 'open', placed: `2024-01-${String((i % 28) + 1).padStart(2, '0')}`, meta: { i } })),
+      columns: [
+        { name: 'customer', type: 'number' },
+        { name: 'total', type: 'number' },
+        { name: 'status', type: 'status' },
+        { name: 'placed', type: 'date' },
+        { name: 'meta', type: 'json' },
+      ],
+      rows: Array.from({ length: 30 }, (_, i) => ({
+        customer: (i % 2) + 1,
+        total: i * 10,
+        status: i % 3 ? 'paid' : 'open',
+        placed: `2024-01-${String((i % 28) + 1).padStart(2, '0')}`,
+        meta: { i },
+      })),
     },
   });
   shop = { databaseId: customers.body.database.id, ordersId: orders.body.table.id };
-  const theirs = await http(app, 'POST', '/api/v1/databases', { token: other.token, body: { databaseName: 'vault', tableName: 'orders', columns: [{ name: 'secret', type: 'text' }], rows: [{ secret: 'theirs' }] } });
+  const theirs = await http(app, 'POST', '/api/v1/databases', {
+    token: other.token,
+    body: { databaseName: 'vault', tableName: 'orders', columns: [{ name: 'secret', type: 'text' }], rows: [{ secret: 'theirs' }] },
+  });
   foreign = { databaseId: theirs.body.database.id, schema: `udb_${theirs.body.database.id.slice(4)}` };
 });
 afterAll(() => app?.close());
 
-const query = (sql: string, token = ws.token, databaseId = shop.databaseId) => http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
+const query = (sql: string, token = ws.token, databaseId = shop.databaseId) =>
+  http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
 const dbRecord = (id: string): Promise<UserDatabase> => app.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id });
 
 describe('the endpoint', () => {
@@ -55,7 +76,9 @@ describe('the endpoint', () => {
     ]);
     expect(res.body.truncated).toBe(false);
     expect(typeof res.body.durationMs).toBe('number');
-    const cte = await query(`with paid as (select * from orders where status = 'paid') select count(*) as n, '2024-02-03'::date as d from paid`);
+    const cte = await query(
+      `with paid as (select * from orders where status = 'paid') select count(*) as n, '2024-02-03'::date as d from paid`,
+    );
     expect(cte.body.rows).toEqual([{ n: 20, d: '2024-02-03' }]);
   });
 
@@ -64,7 +87,9 @@ describe('the endpoint', () => {
     expect(many.body.rows).toHaveLength(1000);
     expect(many.body.rows.at(-1)).toEqual({ n: 1000 });
     expect(many.body.truncated).toBe(true);
-    const wide = await query(`select n, (select string_agg(md5(i::text), '') from generate_series(1, 3125) as s(i)) as blob from generate_series(1, 30) as g(n)`);
+    const wide = await query(
+      `select n, (select string_agg(md5(i::text), '') from generate_series(1, 3125) as s(i)) as blob from generate_series(1, 30) as g(n)`,
+    );
     expect(wide.body.truncated).toBe(true);
     expect(wide.body.rows.length).toBeGreaterThan(5);
     expect(wide.body.rows.length).toBeLessThan(11);
@@ -96,11 +121,16 @@ describe('the endpoint', () => {
     expect(crossing.status).toBe(404);
     expect(crossing.body).toEqual({ error: 'Database not found' });
     expect((await http(app, 'POST', '/api/v1/databases/query', { token: ws.token, body: { sql: 'select 1' } })).status).toBe(400);
-    expect((await http(app, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId: shop.databaseId } })).status).toBe(400);
+    expect((await http(app, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId: shop.databaseId } })).status).toBe(
+      400,
+    );
   });
 
   test('a trashed table is out of reach until restored', async () => {
-    const t = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'shop', tableName: 'scratch', columns: [] } });
+    const t = await http(app, 'POST', '/api/v1/databases', {
+      token: ws.token,
+      body: { databaseName: 'shop', tableName: 'scratch', columns: [] },
+    });
     expect((await query('select count(*) from scratch')).status).toBe(200);
     await http(app, 'PATCH', `/api/v1/databases/${t.body.table.id}`, { token: ws.token, body: { trashed: true } });
     const res = await query('select count(*) from scratch');
@@ -145,7 +175,11 @@ describe('layer 2 on its own: the READ ONLY session as the database role (no sta
     ['pg_authid', 'select rolpassword from pg_authid', /permission denied for table pg_authid/],
     ['pg_shadow', 'select passwd from pg_shadow', /permission denied for (table|view) pg_shadow/],
     ['server files', `select pg_read_file('/etc/hostname')`, /permission denied for function pg_read_file/],
-    ['large objects from files', `select lo_import('/etc/hostname')`, /permission denied for function lo_import|must be superuser|read-only transaction/],
+    [
+      'large objects from files',
+      `select lo_import('/etc/hostname')`,
+      /permission denied for function lo_import|must be superuser|read-only transaction/,
+    ],
     ['COPY to a server file', `copy orders to '/tmp/svc-escape'`, /permission denied|must be superuser|pg_write_server_files/],
     ['role switch via set_config', `select set_config('role', 'none', true)`, /permission denied for function set_config/],
     ['timeout lifted via set_config', `select set_config('statement_timeout', '0', true)`, /permission denied for function set_config/],
@@ -180,7 +214,10 @@ describe('layer 3 on its own: the cursor, the extended protocol and the caps (no
   }
 
   test('rows beyond maxRows are left unread and the result says truncated', async () => {
-    expect(await capped('select generate_series(1, 50) as n')).toMatchObject({ truncated: true, rows: Array.from({ length: 10 }, (_, i) => ({ n: i + 1 })) });
+    expect(await capped('select generate_series(1, 50) as n')).toMatchObject({
+      truncated: true,
+      rows: Array.from({ length: 10 }, (_, i) => ({ n: i + 1 })),
+    });
     expect(await capped('select generate_series(1, 10) as n')).toMatchObject({ truncated: false, columns: ['n'] });
     const bytes = await capped(`select lpad('', 1000, 'x') as s from generate_series(1, 10)`, { maxRows: 100, maxBytes: 3000 });
     expect(bytes).toMatchObject({ truncated: true });

@@ -29,12 +29,24 @@ async function createTable(tableName: string, extra: Record<string, unknown> = {
 test('databaseName alone creates a database: a real schema and a reader role holding USAGE on it only', async () => {
   const res = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'Analytics' } });
   expect(res.status).toBe(201);
-  expect(res.body).toEqual({ database: { id: expect.stringMatching(/^udb_/), name: 'Analytics', tableCount: 0, createdAt: expect.any(String), updatedAt: expect.any(String) } });
+  expect(res.body).toEqual({
+    database: {
+      id: expect.stringMatching(/^udb_/),
+      name: 'Analytics',
+      tableCount: 0,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    },
+  });
   const hex = res.body.database.id.slice(4);
   expect(await sql('select nspname from pg_namespace where nspname = ?', [`udb_${hex}`])).toHaveLength(1);
   const [role] = await sql('select rolcanlogin, rolsuper from pg_roles where rolname = ?', [`udbr_${hex}`]);
   expect(role).toEqual({ rolcanlogin: false, rolsuper: false });
-  const [usage] = await sql(`select has_schema_privilege(?, ?, 'USAGE') as usage, has_schema_privilege(?, 'public', 'CREATE') as pub`, [`udbr_${hex}`, `udb_${hex}`, `udbr_${hex}`]);
+  const [usage] = await sql(`select has_schema_privilege(?, ?, 'USAGE') as usage, has_schema_privilege(?, 'public', 'CREATE') as pub`, [
+    `udbr_${hex}`,
+    `udb_${hex}`,
+    `udbr_${hex}`,
+  ]);
   expect(usage).toEqual({ usage: true, pub: false });
   // The same name again (case-insensitively) is a conflict.
   const again = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'analytics' } });
@@ -52,7 +64,10 @@ test('a table is a real table with typed columns and an identity rowIndex; initi
   expect(body.rowsInserted).toBe(2);
   expect(body.table).toMatchObject({ name: 'people', databaseName: 'crm', columns: COLUMNS, rowCount: 2, trashed: false });
   const hex = body.database.id.slice(4);
-  const cols = await sql(`select column_name, data_type, is_identity from information_schema.columns where table_schema = ? and table_name = 'people' order by ordinal_position`, [`udb_${hex}`]);
+  const cols = await sql(
+    `select column_name, data_type, is_identity from information_schema.columns where table_schema = ? and table_name = 'people' order by ordinal_position`,
+    [`udb_${hex}`],
+  );
   expect(cols).toEqual([
     { column_name: 'rowIndex', data_type: 'integer', is_identity: 'YES' },
     { column_name: 'name', data_type: 'text', is_identity: 'NO' },
@@ -61,7 +76,12 @@ test('a table is a real table with typed columns and an identity rowIndex; initi
     { column_name: 'born', data_type: 'timestamp with time zone', is_identity: 'NO' },
     { column_name: 'meta', data_type: 'jsonb', is_identity: 'NO' },
   ]);
-  const [grant] = await sql(`select has_table_privilege(?, ?, 'SELECT') as sel, has_table_privilege(?, ?, 'INSERT') as ins`, [`udbr_${hex}`, `udb_${hex}.people`, `udbr_${hex}`, `udb_${hex}.people`]);
+  const [grant] = await sql(`select has_table_privilege(?, ?, 'SELECT') as sel, has_table_privilege(?, ?, 'INSERT') as ins`, [
+    `udbr_${hex}`,
+    `udb_${hex}.people`,
+    `udbr_${hex}`,
+    `udb_${hex}.people`,
+  ]);
   expect(grant).toEqual({ sel: true, ins: false });
 
   const rows = await http(app, 'GET', `/api/v1/databases/${body.table.id}/rows`, { token: ws.token });
@@ -83,11 +103,17 @@ test('rows: insert, partial update (absent and null cells untouched), delete, pa
   for (let i = 1; i <= 5; i++) {
     const res = await http(app, 'POST', base, { token: ws.token, body: { values: { name: `n${i}`, age: i, meta: { i } } } });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ tableId: table.id, row: { rowIndex: i, values: { name: `n${i}`, age: i, stage: null, born: null, meta: { i } } } });
+    expect(res.body).toEqual({
+      tableId: table.id,
+      row: { rowIndex: i, values: { name: `n${i}`, age: i, stage: null, born: null, meta: { i } } },
+    });
   }
   const patched = await http(app, 'PATCH', base, { token: ws.token, body: { rowIndex: 2, values: { age: 20, name: null, born: 0 } } });
   expect(patched.status).toBe(200);
-  expect(patched.body.row).toEqual({ rowIndex: 2, values: { name: 'n2', age: 20, stage: null, born: '1970-01-01T00:00:00.000Z', meta: { i: 2 } } });
+  expect(patched.body.row).toEqual({
+    rowIndex: 2,
+    values: { name: 'n2', age: 20, stage: null, born: '1970-01-01T00:00:00.000Z', meta: { i: 2 } },
+  });
   const deleted = await http(app, 'DELETE', base, { token: ws.token, body: { rowIndex: 3 } });
   expect(deleted.body).toEqual({ tableId: table.id, rowIndex: 3, deleted: true });
   expect((await http(app, 'DELETE', base, { token: ws.token, body: { rowIndex: 3 } })).status).toBe(404);
@@ -118,7 +144,10 @@ describe('every invalid create, insert or update is a 400 naming the column, and
   ];
   test.each(badValues)('insert: %s', async (_label, values, column) => {
     const { table } = await createTable(`bad_${column}_${Math.random().toString(36).slice(2, 8)}`);
-    const res = await http(app, 'POST', `/api/v1/databases/${table.id}/rows`, { token: ws.token, body: { values: { name: 'ok', ...values } } });
+    const res = await http(app, 'POST', `/api/v1/databases/${table.id}/rows`, {
+      token: ws.token,
+      body: { values: { name: 'ok', ...values } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.column).toBe(column);
     expect(res.body.error).toContain(`"${column}"`);
@@ -127,7 +156,10 @@ describe('every invalid create, insert or update is a 400 naming the column, and
 
   test('update: a bad cell changes no cell of the row', async () => {
     const { table } = await createTable('bad_update', { rows: [{ name: 'keep', age: 1 }] });
-    const res = await http(app, 'PATCH', `/api/v1/databases/${table.id}/rows`, { token: ws.token, body: { rowIndex: 1, values: { name: 'changed', age: 'x' } } });
+    const res = await http(app, 'PATCH', `/api/v1/databases/${table.id}/rows`, {
+      token: ws.token,
+      body: { rowIndex: 1, values: { name: 'changed', age: 'x' } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.column).toBe('age');
     const rows = await http(app, 'GET', `/api/v1/databases/${table.id}/rows`, { token: ws.token });
@@ -148,11 +180,21 @@ describe('every invalid create, insert or update is a 400 naming the column, and
   test.each([
     ['bad column name', [{ name: 'Bad Name', type: 'text' }], 'Bad Name'],
     ['unknown type', [{ name: 'x', type: 'blob' }], 'x'],
-    ['duplicate', [{ name: 'x', type: 'text' }, { name: 'x', type: 'number' }], 'x'],
+    [
+      'duplicate',
+      [
+        { name: 'x', type: 'text' },
+        { name: 'x', type: 'number' },
+      ],
+      'x',
+    ],
     ['not an object', ['x'], '#1'],
   ])('create: %s', async (_label, columns, column) => {
     const before = (await sql('select count(*)::int as n from user_tables'))[0].n;
-    const res = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'crm', tableName: 'cols_bad', columns } });
+    const res = await http(app, 'POST', '/api/v1/databases', {
+      token: ws.token,
+      body: { databaseName: 'crm', tableName: 'cols_bad', columns },
+    });
     expect(res.status).toBe(400);
     expect(res.body.column).toBe(column);
     expect((await sql('select count(*)::int as n from user_tables'))[0].n).toBe(before);
@@ -165,13 +207,20 @@ describe('every invalid create, insert or update is a 400 naming the column, and
     }
     expect((await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { tableName: 'x' } })).status).toBe(400);
     await createTable('dupe');
-    const dupe = await http(app, 'POST', '/api/v1/databases', { token: ws.token, body: { databaseName: 'crm', tableName: 'dupe', columns: [] } });
+    const dupe = await http(app, 'POST', '/api/v1/databases', {
+      token: ws.token,
+      body: { databaseName: 'crm', tableName: 'dupe', columns: [] },
+    });
     expect(dupe.status).toBe(409);
   });
 
   test('add column: bad definitions and bad defaults change nothing', async () => {
     const { table } = await createTable('add_bad', { rows: [{ name: 'a' }] });
-    for (const body of [{ column: { name: 'age', type: 'number' } }, { column: { name: 'n2', type: 'number' }, defaultValue: 'abc' }, { column: { name: 'X', type: 'text' } }]) {
+    for (const body of [
+      { column: { name: 'age', type: 'number' } },
+      { column: { name: 'n2', type: 'number' }, defaultValue: 'abc' },
+      { column: { name: 'X', type: 'text' } },
+    ]) {
       const res = await http(app, 'PATCH', `/api/v1/databases/${table.id}`, { token: ws.token, body });
       expect(res.status).toBe(400);
       expect(res.body.column).toBeDefined();
@@ -183,7 +232,10 @@ describe('every invalid create, insert or update is a 400 naming the column, and
 
 test('PATCH table: add a column filling existing rows; trash and restore', async () => {
   const { table, database } = await createTable('patchy', { rows: [{ name: 'a' }, { name: 'b' }] });
-  const added = await http(app, 'PATCH', `/api/v1/databases/${table.id}`, { token: ws.token, body: { column: { name: 'score', type: 'number' }, defaultValue: '7' } });
+  const added = await http(app, 'PATCH', `/api/v1/databases/${table.id}`, {
+    token: ws.token,
+    body: { column: { name: 'score', type: 'number' }, defaultValue: '7' },
+  });
   expect(added.status).toBe(200);
   expect(added.body.table.columns.at(-1)).toEqual({ name: 'score', type: 'number' });
   const rows = await http(app, 'GET', `/api/v1/databases/${table.id}/rows`, { token: ws.token });
@@ -194,7 +246,9 @@ test('PATCH table: add a column filling existing rows; trash and restore', async
   expect((await http(app, 'GET', `/api/v1/databases/${table.id}/rows`, { token: ws.token })).status).toBe(404);
   expect((await http(app, 'GET', '/api/v1/databases', { token: ws.token })).body.tables.map((t: any) => t.id)).not.toContain(table.id);
   const hex = database.id.slice(4);
-  expect(await sql(`select 1 from information_schema.tables where table_schema = ? and table_name = 'patchy'`, [`udb_${hex}`])).toHaveLength(0);
+  expect(
+    await sql(`select 1 from information_schema.tables where table_schema = ? and table_name = 'patchy'`, [`udb_${hex}`]),
+  ).toHaveLength(0);
   // The name is free while trashed; restoring then conflicts.
   const reuse = await createTable('patchy');
   expect((await http(app, 'PATCH', `/api/v1/databases/${table.id}`, { token: ws.token, body: { trashed: false } })).status).toBe(409);
@@ -204,7 +258,14 @@ test('PATCH table: add a column filling existing rows; trash and restore', async
   expect(restored.body.table).toMatchObject({ trashed: false, rowCount: 2 });
   const [grant] = await sql(`select has_table_privilege(?, ?, 'SELECT') as sel`, [`udbr_${hex}`, `udb_${hex}.patchy`]);
   expect(grant.sel).toBe(true);
-  expect((await http(app, 'PATCH', `/api/v1/databases/${table.id}`, { token: ws.token, body: { trashed: true, column: { name: 'x', type: 'text' } } })).status).toBe(400);
+  expect(
+    (
+      await http(app, 'PATCH', `/api/v1/databases/${table.id}`, {
+        token: ws.token,
+        body: { trashed: true, column: { name: 'x', type: 'text' } },
+      })
+    ).status,
+  ).toBe(400);
 });
 
 test("another workspace's key gets 404 on every table route, and nothing changes", async () => {
@@ -228,7 +289,10 @@ test("another workspace's key gets 404 on every table route, and nothing changes
   expect(rows.body.table).toMatchObject({ trashed: false, columns: COLUMNS });
   expect(rows.body.rows).toEqual([{ rowIndex: 1, values: expect.objectContaining({ name: 'secret', age: 1 }) }]);
   // Same database name in another workspace is its own database.
-  const theirs = await http(app, 'POST', '/api/v1/databases', { token: other.token, body: { databaseName: 'crm', tableName: 'private', columns: [] } });
+  const theirs = await http(app, 'POST', '/api/v1/databases', {
+    token: other.token,
+    body: { databaseName: 'crm', tableName: 'private', columns: [] },
+  });
   expect(theirs.status).toBe(201);
 });
 

@@ -40,7 +40,8 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const patchGraph = (id: string, value: string) => http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: graphReturning(value) });
+const patchGraph = (id: string, value: string) =>
+  http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: graphReturning(value) });
 const deploy = async (id: string) => {
   const res = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
   expect(res.status).toBe(200);
@@ -109,7 +110,15 @@ const cases: ActionCase[] = [
     action: 'create-preview',
     build: (fx) => ({ versionId: fx.versions.v2, name: 'QA' }),
     required: ['versionId', 'name'],
-    check: (body, fx) => expect(body.target).toMatchObject({ kind: 'preview', name: 'QA', revision: 1, enabled: false, candidateVersionId: fx.versions.v2, activeVersionId: null }),
+    check: (body, fx) =>
+      expect(body.target).toMatchObject({
+        kind: 'preview',
+        name: 'QA',
+        revision: 1,
+        enabled: false,
+        candidateVersionId: fx.versions.v2,
+        activeVersionId: null,
+      }),
   },
   {
     action: 'rename-preview',
@@ -130,7 +139,13 @@ const cases: ActionCase[] = [
   {
     action: 'save-candidate',
     revisioned: (fx) => fx.preview,
-    build: (fx) => ({ targetId: fx.preview.targetId, expectedRevision: fx.preview.revision, name: 'Staging graph', description: 'saved', ...graphReturning('staging') }),
+    build: (fx) => ({
+      targetId: fx.preview.targetId,
+      expectedRevision: fx.preview.revision,
+      name: 'Staging graph',
+      description: 'saved',
+      ...graphReturning('staging'),
+    }),
     required: ['targetId', 'expectedRevision', 'name', 'nodes', 'edges'],
     check: (body, fx) => {
       expect(body.target.candidateVersion).toBe(4);
@@ -140,9 +155,19 @@ const cases: ActionCase[] = [
   {
     action: 'save-connections',
     revisioned: (fx) => fx.preview,
-    build: (fx) => ({ targetId: fx.preview.targetId, expectedRevision: fx.preview.revision, bindings: { api: fx.credentialId }, allowProductionReactivation: true }),
+    build: (fx) => ({
+      targetId: fx.preview.targetId,
+      expectedRevision: fx.preview.revision,
+      bindings: { api: fx.credentialId },
+      allowProductionReactivation: true,
+    }),
     required: ['targetId', 'expectedRevision', 'bindings'],
-    check: (body, fx) => expect(body.target.connections).toEqual({ bindings: { api: fx.credentialId }, childDependencies: {}, allowProductionReactivation: true }),
+    check: (body, fx) =>
+      expect(body.target.connections).toEqual({
+        bindings: { api: fx.credentialId },
+        childDependencies: {},
+        allowProductionReactivation: true,
+      }),
   },
   {
     action: 'restore-candidate',
@@ -159,11 +184,21 @@ const cases: ActionCase[] = [
   {
     action: 'prepare-promotion',
     revisioned: (fx) => fx.prod,
-    build: (fx) => ({ sourceTargetId: fx.preview.targetId, sourceActivationId: fx.preview.activeActivationId, productionTargetId: fx.prod.targetId, expectedRevision: fx.prod.revision }),
+    build: (fx) => ({
+      sourceTargetId: fx.preview.targetId,
+      sourceActivationId: fx.preview.activeActivationId,
+      productionTargetId: fx.prod.targetId,
+      expectedRevision: fx.prod.revision,
+    }),
     required: ['sourceTargetId', 'sourceActivationId', 'productionTargetId', 'expectedRevision'],
     check: (body, fx) => {
       expect(body.receipt.preparedPublicationVersionId).toBe(fx.versions.v1);
-      expect(body.target.prepared).toMatchObject({ kind: 'promotion', preparedPublicationVersionId: fx.versions.v1, sourceTargetId: fx.preview.targetId, stopAfter: true });
+      expect(body.target.prepared).toMatchObject({
+        kind: 'promotion',
+        preparedPublicationVersionId: fx.versions.v1,
+        sourceTargetId: fx.preview.targetId,
+        stopAfter: true,
+      });
       // Preparation keeps the current deployment running.
       expect(body.target).toMatchObject({ activeVersionId: fx.versions.v2, enabled: true });
     },
@@ -176,7 +211,11 @@ const cases: ActionCase[] = [
     check: (body, fx) => {
       expect(body.receipt.preparedPublicationVersionId).toBe(fx.versions.v1);
       // The editor's candidate is preserved; production keeps running v2.
-      expect(body.target).toMatchObject({ candidateVersionId: fx.versions.v3, activeVersionId: fx.versions.v2, prepared: { kind: 'rollback', restoreActivationId: fx.firstActivationId } });
+      expect(body.target).toMatchObject({
+        candidateVersionId: fx.versions.v3,
+        activeVersionId: fx.versions.v2,
+        prepared: { kind: 'rollback', restoreActivationId: fx.firstActivationId },
+      });
     },
   },
   {
@@ -185,7 +224,13 @@ const cases: ActionCase[] = [
     build: (fx) => ({ targetId: fx.prod.targetId, expectedRevision: fx.prod.revision, versionId: fx.versions.v3, requestId: randomUUID() }),
     required: ['targetId', 'expectedRevision', 'versionId', 'requestId'],
     check: async (body, fx) => {
-      expect(body.target).toMatchObject({ activeVersionId: fx.versions.v3, activeVersion: 3, enabled: true, approved: true, generation: 3 });
+      expect(body.target).toMatchObject({
+        activeVersionId: fx.versions.v3,
+        activeVersion: 3,
+        enabled: true,
+        approved: true,
+        generation: 3,
+      });
       expect(body.receipt).toMatchObject({ activationId: body.target.activeActivationId, generation: 3 });
       const wf = await http(app, 'GET', `/api/v1/workflows/${fx.wfId}`, { token: ws.token });
       expect(wf.body.workflow).toMatchObject({ status: 'deployed', activeVersionId: fx.versions.v3 });
@@ -201,12 +246,23 @@ const cases: ActionCase[] = [
   {
     action: 'configure-source',
     revisioned: (fx) => fx.preview,
-    build: (fx) => ({ expectedRevision: fx.preview.revision, source: { kind: 'rss', targetId: fx.preview.targetId, feedUrl: 'https://feeds.example.test/news.xml' } }),
+    build: (fx) => ({
+      expectedRevision: fx.preview.revision,
+      source: { kind: 'rss', targetId: fx.preview.targetId, feedUrl: 'https://feeds.example.test/news.xml' },
+    }),
     required: ['expectedRevision', 'source'],
     check: (body) => {
       expect(body.receipt.sourceId).toMatch(/^src_/);
       expect(body.target.sources.rss).toEqual([
-        expect.objectContaining({ id: body.receipt.sourceId, kind: 'rss', feedUrl: 'https://feeds.example.test/news.xml', intervalSeconds: 300, lastPolledAt: null, paused: false, error: null }),
+        expect.objectContaining({
+          id: body.receipt.sourceId,
+          kind: 'rss',
+          feedUrl: 'https://feeds.example.test/news.xml',
+          intervalSeconds: 300,
+          lastPolledAt: null,
+          paused: false,
+          error: null,
+        }),
       ]);
     },
   },
@@ -266,7 +322,10 @@ describe.each(cases)('$action', (c) => {
     expect(replay.body).toEqual(first.body);
     expect(await snapshot(app, fx.wfId)).toBe(after);
 
-    const other = c.action === 'prepare-production' ? { action: 'create-preview', versionId: fx.versions.v1, name: 'Other' } : { action: 'prepare-production' };
+    const other =
+      c.action === 'prepare-production'
+        ? { action: 'create-preview', versionId: fx.versions.v1, name: 'Other' }
+        : { action: 'prepare-production' };
     const different = await change(app, ws.token, fx.wfId, other, { key });
     expect(different.status).toBe(409);
     expect(different.body.code).toBe('idempotency_replay_mismatch');
@@ -303,7 +362,10 @@ describe('the change envelope', () => {
     const before = await snapshot(app, fx.wfId);
     const noKey = await change(app, ws.token, fx.wfId, { action: 'prepare-production' }, { key: null });
     expect(noKey.status).toBe(400);
-    expect(noKey.body).toMatchObject({ code: 'idempotency_key_invalid', error: 'Idempotency-Key header or idempotencyKey field is required.' });
+    expect(noKey.body).toMatchObject({
+      code: 'idempotency_key_invalid',
+      error: 'Idempotency-Key header or idempotencyKey field is required.',
+    });
     for (const confirm of [false, 'yes']) {
       const res = await change(app, ws.token, fx.wfId, { action: 'prepare-production' }, { confirm });
       expect(res.status).toBe(400);
@@ -318,7 +380,13 @@ describe('the change envelope', () => {
 
     // The body field works like the header, and replays like it.
     const key = randomUUID();
-    const viaBody = await change(app, ws.token, fx.wfId, { action: 'create-preview', versionId: fx.versions.v2, name: 'Via body' }, { key: null, bodyKey: key });
+    const viaBody = await change(
+      app,
+      ws.token,
+      fx.wfId,
+      { action: 'create-preview', versionId: fx.versions.v2, name: 'Via body' },
+      { key: null, bodyKey: key },
+    );
     expect(viaBody.status).toBe(200);
     const again = await change(app, ws.token, fx.wfId, { action: 'create-preview', versionId: fx.versions.v2, name: 'Via body' }, { key });
     expect(again.headers.get('idempotency-replayed')).toBe('true');
@@ -332,7 +400,12 @@ describe('the change envelope', () => {
       expect(res.status).toBe(409);
     }
     const prod = await production(app, ws.token, fx.wfId);
-    const rename = await change(app, ws.token, fx.wfId, { action: 'rename-preview', targetId: prod.targetId, expectedRevision: prod.revision, name: 'Live' });
+    const rename = await change(app, ws.token, fx.wfId, {
+      action: 'rename-preview',
+      targetId: prod.targetId,
+      expectedRevision: prod.revision,
+      name: 'Live',
+    });
     expect(rename.status).toBe(400);
   });
 
@@ -353,9 +426,14 @@ describe('the change envelope', () => {
     expect(await snapshot(app, fx.wfId)).toBe(before);
   });
 
-  test('save-connections refuses credential ids that are not the workspace\'s', async () => {
+  test("save-connections refuses credential ids that are not the workspace's", async () => {
     const target = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const res = await change(app, ws.token, fx.wfId, { action: 'save-connections', targetId: target.targetId, expectedRevision: target.revision, bindings: { api: 'cred_nope' } });
+    const res = await change(app, ws.token, fx.wfId, {
+      action: 'save-connections',
+      targetId: target.targetId,
+      expectedRevision: target.revision,
+      bindings: { api: 'cred_nope' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/cred_nope/);
   });
@@ -386,7 +464,15 @@ describe('GET /workflows/{id}/targets', () => {
     });
     const first = await deploy(wfId);
     const prod = await production(app, ws.token, wfId);
-    expect(prod).toMatchObject({ enabled: true, activeVersionId: first.synchronizedVersionId, candidateVersionId: first.synchronizedVersionId, activeVersion: 1, generation: 1, approved: false, revision: 2 });
+    expect(prod).toMatchObject({
+      enabled: true,
+      activeVersionId: first.synchronizedVersionId,
+      candidateVersionId: first.synchronizedVersionId,
+      activeVersion: 1,
+      generation: 1,
+      approved: false,
+      revision: 2,
+    });
     // Redeploying the same draft is no new publication.
     await deploy(wfId);
     expect((await production(app, ws.token, wfId)).generation).toBe(1);
@@ -424,7 +510,7 @@ describe('GET /workflows/{id}/targets', () => {
 });
 
 describe('cross-workspace ids', () => {
-  test('another workspace\'s key gets 404 on every destination route and changes nothing', async () => {
+  test("another workspace's key gets 404 on every destination route and changes nothing", async () => {
     const fx = await fixture();
     const other = await createWorkspace(app, 'Other');
     const otherCookie = await ownerCookie(app, other);
@@ -439,13 +525,22 @@ describe('cross-workspace ids', () => {
       body: { targetId: fx.prod.targetId, expectedRevision: fx.prod.revision, versionId: fx.versions.v3, requestId: randomUUID() },
     });
     expect(preview.status).toBe(404);
-    const approval = await http(app, 'POST', `/api/workflows/${fx.wfId}/targets/${fx.prod.targetId}/approvals`, { cookie: otherCookie, body: { versionId: fx.versions.v3 } });
+    const approval = await http(app, 'POST', `/api/workflows/${fx.wfId}/targets/${fx.prod.targetId}/approvals`, {
+      cookie: otherCookie,
+      body: { versionId: fx.versions.v3 },
+    });
     expect(approval.status).toBe(404);
     // Its own workflow cannot reach this workflow's destinations either.
     const own = await createWorkflow(app, other.token, graphReturning('x'));
-    const ownApproval = await http(app, 'POST', `/api/workflows/${own}/targets/${fx.prod.targetId}/approvals`, { cookie: otherCookie, body: { versionId: fx.versions.v3 } });
+    const ownApproval = await http(app, 'POST', `/api/workflows/${own}/targets/${fx.prod.targetId}/approvals`, {
+      cookie: otherCookie,
+      body: { versionId: fx.versions.v3 },
+    });
     expect(ownApproval.status).toBe(404);
-    const exec = await http(app, 'POST', `/api/v1/workflows/${own}/execute`, { token: other.token, body: { executionTargetId: fx.prod.targetId } });
+    const exec = await http(app, 'POST', `/api/v1/workflows/${own}/execute`, {
+      token: other.token,
+      body: { executionTargetId: fx.prod.targetId },
+    });
     expect(exec.status).toBe(404);
     expect(await snapshot(app, fx.wfId)).toBe(before);
   });
@@ -463,9 +558,19 @@ describe('configure-source', () => {
 
   test('RSS needs a Start or plain Webhook trigger in the saved version: event_source_trigger_not_found', async () => {
     const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const saved = await changed(app, ws.token, fx.wfId, { action: 'save-candidate', targetId: preview.targetId, expectedRevision: preview.revision, name: 'CI only', ...ciGraph() });
+    const saved = await changed(app, ws.token, fx.wfId, {
+      action: 'save-candidate',
+      targetId: preview.targetId,
+      expectedRevision: preview.revision,
+      name: 'CI only',
+      ...ciGraph(),
+    });
     const before = await snapshot(app, fx.wfId);
-    const res = await change(app, ws.token, fx.wfId, { action: 'configure-source', expectedRevision: saved.target.revision, source: { kind: 'rss', targetId: preview.targetId, feedUrl: 'https://feeds.example.test/a.xml' } });
+    const res = await change(app, ws.token, fx.wfId, {
+      action: 'configure-source',
+      expectedRevision: saved.target.revision,
+      source: { kind: 'rss', targetId: preview.targetId, feedUrl: 'https://feeds.example.test/a.xml' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('event_source_trigger_not_found');
     expect(await snapshot(app, fx.wfId)).toBe(before);
@@ -473,11 +578,27 @@ describe('configure-source', () => {
 
   test('CI sources: the CI trigger node, a workspace credential, 1 to 50 jobs, interval 60 to 86400 (default 60); listed with jobStatuses', async () => {
     const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const saved = await changed(app, ws.token, fx.wfId, { action: 'save-candidate', targetId: preview.targetId, expectedRevision: preview.revision, name: 'CI', ...ciGraph() });
+    const saved = await changed(app, ws.token, fx.wfId, {
+      action: 'save-candidate',
+      targetId: preview.targetId,
+      expectedRevision: preview.revision,
+      name: 'CI',
+      ...ciGraph(),
+    });
     const rev = saved.target.revision;
-    const ci = (extra: Record<string, unknown>) => ({ action: 'configure-source', expectedRevision: rev, source: { kind: 'ci', targetId: preview.targetId, nodeId: 'build', credentialId: fx.credentialId, jobs: ['api'], ...extra } });
+    const ci = (extra: Record<string, unknown>) => ({
+      action: 'configure-source',
+      expectedRevision: rev,
+      source: { kind: 'ci', targetId: preview.targetId, nodeId: 'build', credentialId: fx.credentialId, jobs: ['api'], ...extra },
+    });
     const before = await snapshot(app, fx.wfId);
-    for (const bad of [{ jobs: [] }, { jobs: Array.from({ length: 51 }, (_, i) => `j${i}`) }, { intervalSeconds: 59 }, { intervalSeconds: 86_401 }, { results: ['MAYBE'] }]) {
+    for (const bad of [
+      { jobs: [] },
+      { jobs: Array.from({ length: 51 }, (_, i) => `j${i}`) },
+      { intervalSeconds: 59 },
+      { intervalSeconds: 86_401 },
+      { results: ['MAYBE'] },
+    ]) {
       expect((await change(app, ws.token, fx.wfId, ci(bad))).status).toBe(400);
     }
     const wrongNode = await change(app, ws.token, fx.wfId, ci({ nodeId: 'out' }));
@@ -516,7 +637,13 @@ describe('configure-source', () => {
   test('a CI source is refused when the workflow would start a job it watches; a destination with a CI trigger cannot publish without its source', async () => {
     const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
     const loop = ciGraph([{ id: 'kick', type: 'http', config: { method: 'POST', url: 'https://ci.example.test/job/deploy/build' } }]);
-    const saved = await changed(app, ws.token, fx.wfId, { action: 'save-candidate', targetId: preview.targetId, expectedRevision: preview.revision, name: 'Loop', ...loop });
+    const saved = await changed(app, ws.token, fx.wfId, {
+      action: 'save-candidate',
+      targetId: preview.targetId,
+      expectedRevision: preview.revision,
+      name: 'Loop',
+      ...loop,
+    });
     const res = await change(app, ws.token, fx.wfId, {
       action: 'configure-source',
       expectedRevision: saved.target.revision,
@@ -527,8 +654,18 @@ describe('configure-source', () => {
 
     const other = await createWorkflow(app, ws.token, graphReturning('o'));
     const prep = await changed(app, ws.token, other, { action: 'prepare-production' });
-    const created = await changed(app, ws.token, other, { action: 'create-preview', versionId: prep.receipt.versionId, name: 'CI preview' });
-    const ciSaved = await changed(app, ws.token, other, { action: 'save-candidate', targetId: created.target.targetId, expectedRevision: created.target.revision, name: 'CI', ...ciGraph() });
+    const created = await changed(app, ws.token, other, {
+      action: 'create-preview',
+      versionId: prep.receipt.versionId,
+      name: 'CI preview',
+    });
+    const ciSaved = await changed(app, ws.token, other, {
+      action: 'save-candidate',
+      targetId: created.target.targetId,
+      expectedRevision: created.target.revision,
+      name: 'CI',
+      ...ciGraph(),
+    });
     await approved(app, cookie, other, ciSaved.target.targetId, ciSaved.target.candidateVersionId);
     const refused = await publishCandidate(app, ws.token, other, ciSaved.target);
     expect([refused.status, refused.body.code]).toEqual([409, 'event_source_required']);
@@ -544,11 +681,26 @@ describe('configure-source', () => {
   test('the same feed on two destinations shows as an overlap', async () => {
     const prod = await production(app, ws.token, fx.wfId);
     const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const restored = await changed(app, ws.token, fx.wfId, { action: 'restore-candidate', targetId: preview.targetId, expectedRevision: preview.revision, versionId: fx.versions.v1 });
+    const restored = await changed(app, ws.token, fx.wfId, {
+      action: 'restore-candidate',
+      targetId: preview.targetId,
+      expectedRevision: preview.revision,
+      versionId: fx.versions.v1,
+    });
     const feedUrl = 'https://feeds.example.test/shared.xml';
-    await changed(app, ws.token, fx.wfId, { action: 'configure-source', expectedRevision: restored.target.revision, source: { kind: 'rss', targetId: preview.targetId, feedUrl, intervalSeconds: 600 } });
-    await changed(app, ws.token, fx.wfId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'rss', targetId: prod.targetId, feedUrl } });
+    await changed(app, ws.token, fx.wfId, {
+      action: 'configure-source',
+      expectedRevision: restored.target.revision,
+      source: { kind: 'rss', targetId: preview.targetId, feedUrl, intervalSeconds: 600 },
+    });
+    await changed(app, ws.token, fx.wfId, {
+      action: 'configure-source',
+      expectedRevision: prod.revision,
+      source: { kind: 'rss', targetId: prod.targetId, feedUrl },
+    });
     const view = await production(app, ws.token, fx.wfId);
-    expect(view.sources.overlaps).toEqual([{ kind: 'rss', key: feedUrl, sourceId: view.sources.rss[0].id, otherTargetIds: [preview.targetId] }]);
+    expect(view.sources.overlaps).toEqual([
+      { kind: 'rss', key: feedUrl, sourceId: view.sources.rss[0].id, otherTargetIds: [preview.targetId] },
+    ]);
   });
 });

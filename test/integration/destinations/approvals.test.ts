@@ -5,7 +5,15 @@
  * one revision: exactly one wins.
  */
 import { randomUUID } from 'node:crypto';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import {
   approve,
   approved,
@@ -37,7 +45,15 @@ afterAll(() => app?.close());
 /** Saves `value`'s graph as Production's candidate; returns the destination after it. */
 async function saveProduction(wfId: string, value: string): Promise<any> {
   const prod = await production(app, ws.token, wfId);
-  return (await changed(app, ws.token, wfId, { action: 'save-candidate', targetId: prod.targetId, expectedRevision: prod.revision, name: 'Governed', ...graphReturning(value) })).target;
+  return (
+    await changed(app, ws.token, wfId, {
+      action: 'save-candidate',
+      targetId: prod.targetId,
+      expectedRevision: prod.revision,
+      name: 'Governed',
+      ...graphReturning(value),
+    })
+  ).target;
 }
 
 /** Approves and publishes a destination's candidate; returns the publish answer. */
@@ -48,7 +64,8 @@ async function approveAndPublish(wfId: string, target: any, permitsReactivation?
   return res.body;
 }
 
-const preview = (wfId: string, body: Record<string, unknown>, token = ws.token) => http(app, 'POST', `${targetsPath(wfId)}/preview-publication`, { token, body });
+const preview = (wfId: string, body: Record<string, unknown>, token = ws.token) =>
+  http(app, 'POST', `${targetsPath(wfId)}/preview-publication`, { token, body });
 
 describe('the approval route', () => {
   test('needs an Admin or Owner session from the same origin; API keys cannot grant approval', async () => {
@@ -93,7 +110,10 @@ describe('the approval route', () => {
   /** Members added by the fixture have no password; give this one a session through the services. */
   async function signInViaInvite(email: string): Promise<string> {
     const { hashPassword } = await import('../../../services/kernel/passwords');
-    await app.orm.em.fork().getConnection().execute(`update users set password_hash = ?, status = 'active' where email = ?`, [await hashPassword('member password 123'), email]);
+    await app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update users set password_hash = ?, status = 'active' where email = ?`, [await hashPassword('member password 123'), email]);
     return signInCookie(app, email, 'member password 123', ws.workspaceId);
   }
 });
@@ -105,7 +125,10 @@ describe('approval rules', () => {
     const before = await snapshot(app, wfId);
     const res = await publishCandidate(app, ws.token, wfId, prod);
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ code: 'workflow_target_approval_required', error: expect.stringMatching(/API calls cannot grant approval/) });
+    expect(res.body).toMatchObject({
+      code: 'workflow_target_approval_required',
+      error: expect.stringMatching(/API calls cannot grant approval/),
+    });
     expect(await snapshot(app, wfId)).toBe(before);
   });
 
@@ -127,7 +150,12 @@ describe('approval rules', () => {
     const third = await saveProduction(wfId, 'three');
     await approveAndPublish(wfId, third);
     const prod = await production(app, ws.token, wfId);
-    const restored = await changed(app, ws.token, wfId, { action: 'restore-candidate', targetId: prod.targetId, expectedRevision: prod.revision, versionId: second.candidateVersionId });
+    const restored = await changed(app, ws.token, wfId, {
+      action: 'restore-candidate',
+      targetId: prod.targetId,
+      expectedRevision: prod.revision,
+      versionId: second.candidateVersionId,
+    });
     const again = await publishCandidate(app, ws.token, wfId, restored.target);
     expect([again.status, again.body.code]).toEqual([409, 'workflow_target_approval_required']);
   });
@@ -155,7 +183,13 @@ describe('promotion and rollback', () => {
     const v1 = await saveProduction(wfId, 'prod-1');
     await approveAndPublish(wfId, v1);
     const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: v1.candidateVersionId, name: 'Staging' });
-    const staged = await changed(app, ws.token, wfId, { action: 'save-candidate', targetId: created.target.targetId, expectedRevision: created.target.revision, name: 'Staging', ...graphReturning('staged') });
+    const staged = await changed(app, ws.token, wfId, {
+      action: 'save-candidate',
+      targetId: created.target.targetId,
+      expectedRevision: created.target.revision,
+      name: 'Staging',
+      ...graphReturning('staged'),
+    });
     const stagingLive = (await approveAndPublish(wfId, staged.target)).target;
     expect(stagingLive).toMatchObject({ kind: 'preview', enabled: true, approved: true, generation: 1 });
 
@@ -194,7 +228,10 @@ describe('promotion and rollback', () => {
     expect(published.body.target).toMatchObject({ activeVersionId: promotedVersion, prepared: null, approved: true, generation: 2 });
 
     const { targets, history } = await listTargets(app, ws.token, wfId, true);
-    expect(targets.find((t: any) => t.targetId === stagingLive.targetId)).toMatchObject({ enabled: false, activeVersionId: promotedVersion });
+    expect(targets.find((t: any) => t.targetId === stagingLive.targetId)).toMatchObject({
+      enabled: false,
+      activeVersionId: promotedVersion,
+    });
     expect(history.map((h: any) => [h.versionId, h.canPrepareRollback])).toEqual([
       [promotedVersion, false],
       [v1.candidateVersionId, true],
@@ -210,10 +247,24 @@ describe('promotion and rollback', () => {
     const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: v1.candidateVersionId, name: 'Canary' });
     const live = (await approveAndPublish(wfId, created.target)).target;
     const prod = await production(app, ws.token, wfId);
-    const prepared = await changed(app, ws.token, wfId, { action: 'prepare-promotion', sourceTargetId: live.targetId, sourceActivationId: live.activeActivationId, productionTargetId: prod.targetId, expectedRevision: prod.revision, stopAfter: false });
+    const prepared = await changed(app, ws.token, wfId, {
+      action: 'prepare-promotion',
+      sourceTargetId: live.targetId,
+      sourceActivationId: live.activeActivationId,
+      productionTargetId: prod.targetId,
+      expectedRevision: prod.revision,
+      stopAfter: false,
+    });
     expect(prepared.target.prepared.stopAfter).toBe(false);
     await approved(app, cookie, wfId, prod.targetId, live.activeVersionId, true);
-    const res = await change(app, ws.token, wfId, { action: 'publish', targetId: prod.targetId, expectedRevision: prepared.target.revision, versionId: live.activeVersionId, requestId: randomUUID(), sourceActivationId: live.activeActivationId });
+    const res = await change(app, ws.token, wfId, {
+      action: 'publish',
+      targetId: prod.targetId,
+      expectedRevision: prepared.target.revision,
+      versionId: live.activeVersionId,
+      requestId: randomUUID(),
+      sourceActivationId: live.activeActivationId,
+    });
     expect(res.status).toBe(200);
     expect(res.body.receipt.stoppedTargetIds).toBeUndefined();
     expect((await targetById(app, ws.token, wfId, live.targetId)).enabled).toBe(true);
@@ -231,11 +282,25 @@ describe('promotion and rollback', () => {
     expect(firstActivation.canPrepareRollback).toBe(true);
 
     const current = history[0];
-    const refusedCurrent = await change(app, ws.token, wfId, { action: 'prepare-rollback', targetId: v3.targetId, expectedRevision: v3.revision, activationId: current.activationId });
+    const refusedCurrent = await change(app, ws.token, wfId, {
+      action: 'prepare-rollback',
+      targetId: v3.targetId,
+      expectedRevision: v3.revision,
+      activationId: current.activationId,
+    });
     expect(refusedCurrent.status).toBe(409);
-    const prepared = await changed(app, ws.token, wfId, { action: 'prepare-rollback', targetId: v3.targetId, expectedRevision: v3.revision, activationId: firstActivation.activationId });
+    const prepared = await changed(app, ws.token, wfId, {
+      action: 'prepare-rollback',
+      targetId: v3.targetId,
+      expectedRevision: v3.revision,
+      activationId: firstActivation.activationId,
+    });
     expect(prepared.receipt.preparedPublicationVersionId).toBe(v1.candidateVersionId);
-    expect(prepared.target).toMatchObject({ candidateVersionId: v3.candidateVersionId, activeVersionId: v2.candidateVersionId, enabled: true });
+    expect(prepared.target).toMatchObject({
+      candidateVersionId: v3.candidateVersionId,
+      activeVersionId: v2.candidateVersionId,
+      enabled: true,
+    });
 
     const rollback = () =>
       change(app, ws.token, wfId, {
@@ -255,7 +320,12 @@ describe('promotion and rollback', () => {
     await approved(app, cookie, wfId, v3.targetId, v1.candidateVersionId, true);
     const rolledBack = await rollback();
     expect(rolledBack.status).toBe(200);
-    expect(rolledBack.body.target).toMatchObject({ activeVersionId: v1.candidateVersionId, candidateVersionId: v3.candidateVersionId, prepared: null, generation: 3 });
+    expect(rolledBack.body.target).toMatchObject({
+      activeVersionId: v1.candidateVersionId,
+      candidateVersionId: v3.candidateVersionId,
+      prepared: null,
+      generation: 3,
+    });
 
     const after = await listTargets(app, ws.token, wfId, true);
     expect(after.history.map((h: any) => h.versionId)).toEqual([v1.candidateVersionId, v2.candidateVersionId, v1.candidateVersionId]);
@@ -268,7 +338,11 @@ describe('promotion and rollback', () => {
     const wfId = await createWorkflow(app, ws.token);
     const v1 = await saveProduction(wfId, 'stop');
     const published = await approveAndPublish(wfId, v1);
-    const stopped = await changed(app, ws.token, wfId, { action: 'stop', targetId: v1.targetId, expectedRevision: published.target.revision });
+    const stopped = await changed(app, ws.token, wfId, {
+      action: 'stop',
+      targetId: v1.targetId,
+      expectedRevision: published.target.revision,
+    });
     expect(stopped.target).toMatchObject({ enabled: false, activeVersionId: v1.candidateVersionId });
     const exec = await http(app, 'POST', `/api/v1/workflows/${wfId}/execute`, { token: ws.token, body: {} });
     expect(exec.status).toBe(400);
@@ -312,11 +386,19 @@ describe('preview-publication', () => {
         { id: 'call', type: 'http', config: { method: 'GET', url: 'https://api.example.test/x', credentialId: 'billing' } },
         { id: 'child', type: 'subworkflow', config: { workflowId: 'wf_missing' } },
       ],
-      edges: [{ source: 'start', target: 'call' }, { source: 'call', target: 'child' }],
+      edges: [
+        { source: 'start', target: 'call' },
+        { source: 'call', target: 'child' },
+      ],
     });
     const prep = await changed(app, ws.token, wfId, { action: 'prepare-production' });
     const prod = prep.target;
-    const fields = { targetId: prod.targetId, expectedRevision: prod.revision, versionId: prod.candidateVersionId, requestId: randomUUID() };
+    const fields = {
+      targetId: prod.targetId,
+      expectedRevision: prod.revision,
+      versionId: prod.candidateVersionId,
+      requestId: randomUUID(),
+    };
     const before = await snapshot(app, wfId);
     const first = await preview(wfId, fields);
     expect(first.status).toBe(200);
@@ -324,7 +406,9 @@ describe('preview-publication', () => {
     const failed = first.body.checks.filter((c: any) => !c.ok).map((c: any) => c.name);
     expect(failed).toEqual(['approval', 'connections', 'dependencies']);
     expect(first.body.connections).toEqual([{ alias: 'billing', credentialId: null, nodeIds: ['call'], status: 'unbound' }]);
-    expect(first.body.dependencies).toEqual([{ nodeId: 'child', workflowId: 'wf_missing', targetId: null, ready: false, reason: expect.any(String) }]);
+    expect(first.body.dependencies).toEqual([
+      { nodeId: 'child', workflowId: 'wf_missing', targetId: null, ready: false, reason: expect.any(String) },
+    ]);
     expect(first.body.warnings).toEqual([expect.stringMatching(/No repository/)]);
     expect(await snapshot(app, wfId)).toBe(before);
     // Execute authority is needed; the action field is not accepted.
@@ -342,16 +426,37 @@ describe('preview-publication', () => {
         { id: 'call', type: 'http', config: { method: 'GET', url: 'https://api.example.test/x', credentialId: 'billing' } },
         { id: 'child', type: 'subworkflow', config: { workflowId: child } },
       ],
-      edges: [{ source: 'start', target: 'call' }, { source: 'call', target: 'child' }],
+      edges: [
+        { source: 'start', target: 'call' },
+        { source: 'call', target: 'child' },
+      ],
     };
-    const saved = await changed(app, ws.token, wfId, { action: 'save-candidate', targetId: prod.targetId, expectedRevision: prod.revision, name: 'With child', ...graph });
-    const bound = await changed(app, ws.token, wfId, { action: 'save-connections', targetId: prod.targetId, expectedRevision: saved.target.revision, bindings: { billing: credentialId } });
+    const saved = await changed(app, ws.token, wfId, {
+      action: 'save-candidate',
+      targetId: prod.targetId,
+      expectedRevision: prod.revision,
+      name: 'With child',
+      ...graph,
+    });
+    const bound = await changed(app, ws.token, wfId, {
+      action: 'save-connections',
+      targetId: prod.targetId,
+      expectedRevision: saved.target.revision,
+      bindings: { billing: credentialId },
+    });
     await approved(app, cookie, wfId, prod.targetId, saved.target.candidateVersionId);
-    const readyFields = { targetId: prod.targetId, expectedRevision: bound.target.revision, versionId: saved.target.candidateVersionId, requestId: randomUUID() };
+    const readyFields = {
+      targetId: prod.targetId,
+      expectedRevision: bound.target.revision,
+      versionId: saved.target.candidateVersionId,
+      requestId: randomUUID(),
+    };
     const ready = await preview(wfId, readyFields);
     expect(ready.body.ready).toBe(true);
     expect(ready.body.connections).toEqual([{ alias: 'billing', credentialId, nodeIds: ['call'], status: 'bound' }]);
-    expect(ready.body.dependencies).toEqual([{ nodeId: 'child', workflowId: child, targetId: expect.stringMatching(/^tgt_/), ready: true, reason: null }]);
+    expect(ready.body.dependencies).toEqual([
+      { nodeId: 'child', workflowId: child, targetId: expect.stringMatching(/^tgt_/), ready: true, reason: null },
+    ]);
     expect(JSON.stringify(ready.body)).not.toContain('token-0123456789');
 
     // Something changes between the preview and the publish: publish checks again.
@@ -370,9 +475,22 @@ describe('the legacy deploy on top of destinations', () => {
     await http(app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: ws.token, body: graphReturning('deployed') });
     const deployed = await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: ws.token });
     expect(deployed.status).toBe(200);
-    expect(Object.keys(deployed.body).sort()).toEqual(['links', 'schedules', 'synchronizedVersionId', 'version', 'webhookUrl', 'webhooks', 'workflow']);
+    expect(Object.keys(deployed.body).sort()).toEqual([
+      'links',
+      'schedules',
+      'synchronizedVersionId',
+      'version',
+      'webhookUrl',
+      'webhooks',
+      'workflow',
+    ]);
     const prod = await production(app, ws.token, wfId);
-    expect(prod).toMatchObject({ activeVersionId: deployed.body.synchronizedVersionId, candidateVersionId: deployed.body.synchronizedVersionId, approved: false, generation: 2 });
+    expect(prod).toMatchObject({
+      activeVersionId: deployed.body.synchronizedVersionId,
+      candidateVersionId: deployed.body.synchronizedVersionId,
+      approved: false,
+      generation: 2,
+    });
     const stale = await publishCandidate(app, ws.token, wfId, v1);
     expect(stale.body.code).toBe('workflow_target_revision_conflict');
   });

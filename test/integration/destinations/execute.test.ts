@@ -9,7 +9,17 @@ import { randomUUID } from 'node:crypto';
 import { RunSchema } from '../../../db/entities';
 import { addUserWithKey, createWorkspace, http, waitForRun } from '../../support/harness';
 import { useTestStack } from '../../kit';
-import { approved, changed, createWorkflow, graphReturning, ownerCookie, production, publishCandidate, publishedPreview, targetById } from './helpers';
+import {
+  approved,
+  changed,
+  createWorkflow,
+  graphReturning,
+  ownerCookie,
+  production,
+  publishCandidate,
+  publishedPreview,
+  targetById,
+} from './helpers';
 
 const stack = useTestStack();
 let cookie: string;
@@ -19,7 +29,11 @@ beforeAll(async () => {
 });
 
 const execute = (wfId: string, body: Record<string, unknown>, opts: { key?: string; token?: string } = {}) =>
-  http(stack.app, 'POST', `/api/v1/workflows/${wfId}/execute`, { token: opts.token ?? stack.ws.token, body, headers: opts.key ? { 'idempotency-key': opts.key } : {} });
+  http(stack.app, 'POST', `/api/v1/workflows/${wfId}/execute`, {
+    token: opts.token ?? stack.ws.token,
+    body,
+    headers: opts.key ? { 'idempotency-key': opts.key } : {},
+  });
 const runCount = (workflowId: string) => stack.app.orm.em.fork().count(RunSchema, { workflowId });
 
 /** Search attributes Temporal holds for a run's execution. */
@@ -41,8 +55,18 @@ describe('rule 2: live runs of a destination', () => {
     const { wfId, preview } = await setup();
     const res = await execute(wfId, { executionTargetId: preview.targetId, input: { n: 1 } });
     expect(res.status).toBe(202);
-    expect(res.body.run.executionTarget).toEqual({ targetId: preview.targetId, kind: 'preview', name: 'Staging', activationId: preview.activeActivationId, generation: 1 });
-    expect(res.body.execution).toMatchObject({ target: 'active', versionId: preview.activeVersionId, destination: { targetId: preview.targetId, kind: 'preview', name: 'Staging', versionId: preview.activeVersionId, simulated: false } });
+    expect(res.body.run.executionTarget).toEqual({
+      targetId: preview.targetId,
+      kind: 'preview',
+      name: 'Staging',
+      activationId: preview.activeActivationId,
+      generation: 1,
+    });
+    expect(res.body.execution).toMatchObject({
+      target: 'active',
+      versionId: preview.activeVersionId,
+      destination: { targetId: preview.targetId, kind: 'preview', name: 'Staging', versionId: preview.activeVersionId, simulated: false },
+    });
     const run = await waitForRun(stack.app, stack.ws.token, res.body.run.id);
     expect(run).toMatchObject({ status: 'succeeded', output: 'staged', versionId: preview.activeVersionId });
     expect((await searchAttributes(run.id)).SvcTarget).toEqual([`preview:${preview.targetId}`]);
@@ -61,7 +85,13 @@ describe('rule 2: live runs of a destination', () => {
     expect([unapproved.status, unapproved.body.code]).toEqual([409, 'workflow_target_unavailable']);
     expect(unapproved.body.error).toMatch(/no current approval/);
 
-    const saved = await changed(stack.app, stack.ws.token, wfId, { action: 'save-candidate', targetId: prod.targetId, expectedRevision: prod.revision, name: 'Governed', ...graphReturning('governed') });
+    const saved = await changed(stack.app, stack.ws.token, wfId, {
+      action: 'save-candidate',
+      targetId: prod.targetId,
+      expectedRevision: prod.revision,
+      name: 'Governed',
+      ...graphReturning('governed'),
+    });
     await approved(stack.app, cookie, wfId, prod.targetId, saved.target.candidateVersionId);
     expect((await publishCandidate(stack.app, stack.ws.token, wfId, saved.target)).status).toBe(200);
     const res = await execute(wfId, { executionTargetId: prod.targetId });
@@ -74,7 +104,11 @@ describe('rule 2: live runs of a destination', () => {
   test('unpublished, stopped, foreign and unknown destinations never fall back to production: 409 or 404, nothing run', async () => {
     const { wfId, preview } = await setup();
     const prep = await production(stack.app, stack.ws.token, wfId);
-    const unpublished = await changed(stack.app, stack.ws.token, wfId, { action: 'create-preview', versionId: prep.activeVersionId, name: 'Draft preview' });
+    const unpublished = await changed(stack.app, stack.ws.token, wfId, {
+      action: 'create-preview',
+      versionId: prep.activeVersionId,
+      name: 'Draft preview',
+    });
     const other = await setup();
     const otherWs = await createWorkspace(stack.app, 'Foreign');
     const before = await runCount(wfId);
@@ -89,7 +123,13 @@ describe('rule 2: live runs of a destination', () => {
     const stopped = await execute(wfId, { executionTargetId: preview.targetId });
     expect([stopped.status, stopped.body.code]).toEqual([409, 'workflow_target_unavailable']);
     // Live candidate execution of a destination is not a thing: its active version runs live.
-    const candidate = await execute(wfId, { executionTargetId: preview.targetId, target: 'candidate', dryRun: false, confirm: true, expectedVersionId: preview.candidateVersionId });
+    const candidate = await execute(wfId, {
+      executionTargetId: preview.targetId,
+      target: 'candidate',
+      dryRun: false,
+      confirm: true,
+      expectedVersionId: preview.candidateVersionId,
+    });
     expect(candidate.status).toBe(400);
     const otherKey = await execute(wfId, { executionTargetId: preview.targetId }, { token: otherWs.token });
     expect(otherKey.status).toBe(403);
@@ -116,16 +156,32 @@ describe('rule 2: live runs of a destination', () => {
 });
 
 describe('rule 2: simulations', () => {
-  test('use the destination\'s candidate and keep its identity in execution.destination and run.simulationTargetId', async () => {
+  test("use the destination's candidate and keep its identity in execution.destination and run.simulationTargetId", async () => {
     const { wfId, preview } = await setup();
-    const saved = await changed(stack.app, stack.ws.token, wfId, { action: 'save-candidate', targetId: preview.targetId, expectedRevision: preview.revision, name: 'Staging', ...graphReturning('next') });
+    const saved = await changed(stack.app, stack.ws.token, wfId, {
+      action: 'save-candidate',
+      targetId: preview.targetId,
+      expectedRevision: preview.revision,
+      name: 'Staging',
+      ...graphReturning('next'),
+    });
     const res = await execute(wfId, { executionTargetId: preview.targetId, dryRun: true });
     expect(res.status).toBe(201);
-    expect(res.body.execution).toMatchObject({ dryRun: true, resourceMode: 'simulated', target: 'candidate', versionId: saved.target.candidateVersionId, destination: { targetId: preview.targetId, simulated: true, versionId: saved.target.candidateVersionId } });
+    expect(res.body.execution).toMatchObject({
+      dryRun: true,
+      resourceMode: 'simulated',
+      target: 'candidate',
+      versionId: saved.target.candidateVersionId,
+      destination: { targetId: preview.targetId, simulated: true, versionId: saved.target.candidateVersionId },
+    });
     expect(res.body.run).toMatchObject({ status: 'succeeded', output: 'next', simulationTargetId: preview.targetId, dryRun: true });
     expect(res.body.run.executionTarget).toBeUndefined();
     // target: candidate defaults to a simulation as well; an unpublished preview can be simulated.
-    const created = await changed(stack.app, stack.ws.token, wfId, { action: 'create-preview', versionId: saved.target.candidateVersionId, name: 'Fresh' });
+    const created = await changed(stack.app, stack.ws.token, wfId, {
+      action: 'create-preview',
+      versionId: saved.target.candidateVersionId,
+      name: 'Fresh',
+    });
     const fresh = await execute(wfId, { executionTargetId: created.target.targetId, target: 'candidate' });
     expect(fresh.status).toBe(201);
     expect(fresh.body.run.simulationTargetId).toBe(created.target.targetId);
@@ -148,7 +204,11 @@ describe('rule 3: idempotency covers destination and expected version', () => {
 
     const otherDestination = await execute(wfId, { executionTargetId: second.targetId, input: { a: 1 } }, { key });
     expect(otherDestination.status).toBe(409);
-    const otherVersion = await execute(wfId, { executionTargetId: preview.targetId, input: { a: 1 }, expectedVersionId: preview.activeVersionId }, { key });
+    const otherVersion = await execute(
+      wfId,
+      { executionTargetId: preview.targetId, input: { a: 1 }, expectedVersionId: preview.activeVersionId },
+      { key },
+    );
     expect(otherVersion.status).toBe(409);
     const member = await addUserWithKey(stack.app, stack.ws, 'member');
     const otherPrincipal = await execute(wfId, { executionTargetId: preview.targetId, input: { a: 1 } }, { key, token: member.token });

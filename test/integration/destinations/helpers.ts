@@ -5,11 +5,21 @@ import { http, signInCookie, type HttpResult, type TestApp, type WorkspaceFixtur
 export const targetsPath = (workflowId: string) => `/api/v1/workflows/${workflowId}/targets`;
 
 /** POST /targets with `confirm: true` and a fresh Idempotency-Key header unless one is given. */
-export function change(app: TestApp, token: string, workflowId: string, body: Record<string, unknown>, opts: { key?: string | null; bodyKey?: string; confirm?: unknown } = {}): Promise<HttpResult> {
+export function change(
+  app: TestApp,
+  token: string,
+  workflowId: string,
+  body: Record<string, unknown>,
+  opts: { key?: string | null; bodyKey?: string; confirm?: unknown } = {},
+): Promise<HttpResult> {
   const key = opts.key === undefined ? randomUUID() : opts.key;
   return http(app, 'POST', targetsPath(workflowId), {
     token,
-    body: { confirm: opts.confirm === undefined ? true : opts.confirm, change: body, ...(opts.bodyKey ? { idempotencyKey: opts.bodyKey } : {}) },
+    body: {
+      confirm: opts.confirm === undefined ? true : opts.confirm,
+      change: body,
+      ...(opts.bodyKey ? { idempotencyKey: opts.bodyKey } : {}),
+    },
     headers: key === null ? {} : { 'idempotency-key': key },
   });
 }
@@ -36,17 +46,34 @@ export async function targetById(app: TestApp, token: string, workflowId: string
 }
 
 /** A workflow with this graph (default: start → transform). */
-export async function createWorkflow(app: TestApp, token: string, graph?: { nodes: object[]; edges: object[] }, name = 'Destinations'): Promise<string> {
-  const g = graph ?? { nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'out', type: 'transform', config: { expression: '"v1"' } }], edges: [{ source: 'start', target: 'out' }] };
+export async function createWorkflow(
+  app: TestApp,
+  token: string,
+  graph?: { nodes: object[]; edges: object[] },
+  name = 'Destinations',
+): Promise<string> {
+  const g = graph ?? {
+    nodes: [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'out', type: 'transform', config: { expression: '"v1"' } },
+    ],
+    edges: [{ source: 'start', target: 'out' }],
+  };
   const res = await http(app, 'POST', '/api/v1/workflows', { token, body: { name, ...g } });
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
   return res.body.workflow.id;
 }
 
 /** start → transform returning `value`: graphs that differ by value make distinct versions. */
-export function graphReturning(value: string, trigger: object = { id: 'start', type: 'start', config: {} }): { nodes: object[]; edges: object[] } {
+export function graphReturning(
+  value: string,
+  trigger: object = { id: 'start', type: 'start', config: {} },
+): { nodes: object[]; edges: object[] } {
   const triggerId = (trigger as { id: string }).id;
-  return { nodes: [trigger, { id: 'out', type: 'transform', config: { expression: JSON.stringify(value) } }], edges: [{ source: triggerId, target: 'out' }] };
+  return {
+    nodes: [trigger, { id: 'out', type: 'transform', config: { expression: JSON.stringify(value) } }],
+    edges: [{ source: triggerId, target: 'out' }],
+  };
 }
 
 /** Signs the workspace owner in (a session is the only way to approve). */
@@ -54,26 +81,69 @@ export function ownerCookie(app: TestApp, ws: WorkspaceFixture): Promise<string>
   return signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
 }
 
-export function approve(app: TestApp, cookie: string, workflowId: string, targetId: string, versionId: string, permitsReactivation?: boolean): Promise<HttpResult> {
-  return http(app, 'POST', `/api/workflows/${workflowId}/targets/${targetId}/approvals`, { cookie, body: { versionId, ...(permitsReactivation === undefined ? {} : { permitsReactivation }) } });
+export function approve(
+  app: TestApp,
+  cookie: string,
+  workflowId: string,
+  targetId: string,
+  versionId: string,
+  permitsReactivation?: boolean,
+): Promise<HttpResult> {
+  return http(app, 'POST', `/api/workflows/${workflowId}/targets/${targetId}/approvals`, {
+    cookie,
+    body: { versionId, ...(permitsReactivation === undefined ? {} : { permitsReactivation }) },
+  });
 }
 
-export async function approved(app: TestApp, cookie: string, workflowId: string, targetId: string, versionId: string, permitsReactivation?: boolean): Promise<any> {
+export async function approved(
+  app: TestApp,
+  cookie: string,
+  workflowId: string,
+  targetId: string,
+  versionId: string,
+  permitsReactivation?: boolean,
+): Promise<any> {
   const res = await approve(app, cookie, workflowId, targetId, versionId, permitsReactivation);
   if (res.status !== 201) throw new Error(`approval failed: ${res.status} ${res.text}`);
   return res.body.approval;
 }
 
 /** publish of a destination's candidate as it is now. */
-export async function publishCandidate(app: TestApp, token: string, workflowId: string, target: any, extra: Record<string, unknown> = {}): Promise<HttpResult> {
-  return change(app, token, workflowId, { action: 'publish', targetId: target.targetId, expectedRevision: target.revision, versionId: target.candidateVersionId, requestId: randomUUID(), ...extra });
+export async function publishCandidate(
+  app: TestApp,
+  token: string,
+  workflowId: string,
+  target: any,
+  extra: Record<string, unknown> = {},
+): Promise<HttpResult> {
+  return change(app, token, workflowId, {
+    action: 'publish',
+    targetId: target.targetId,
+    expectedRevision: target.revision,
+    versionId: target.candidateVersionId,
+    requestId: randomUUID(),
+    ...extra,
+  });
 }
 
 /** A preview of `workflowId` at a new version returning `value`, published under an owner approval. Returns the preview. */
-export async function publishedPreview(app: TestApp, ws: WorkspaceFixture, cookie: string, workflowId: string, name: string, graph: { nodes: object[]; edges: object[] }): Promise<any> {
+export async function publishedPreview(
+  app: TestApp,
+  ws: WorkspaceFixture,
+  cookie: string,
+  workflowId: string,
+  name: string,
+  graph: { nodes: object[]; edges: object[] },
+): Promise<any> {
   const prep = await changed(app, ws.token, workflowId, { action: 'prepare-production' });
   const created = await changed(app, ws.token, workflowId, { action: 'create-preview', versionId: prep.receipt.versionId, name });
-  const saved = await changed(app, ws.token, workflowId, { action: 'save-candidate', targetId: created.target.targetId, expectedRevision: created.target.revision, name, ...graph });
+  const saved = await changed(app, ws.token, workflowId, {
+    action: 'save-candidate',
+    targetId: created.target.targetId,
+    expectedRevision: created.target.revision,
+    name,
+    ...graph,
+  });
   await approved(app, cookie, workflowId, saved.target.targetId, saved.target.candidateVersionId);
   const published = await publishCandidate(app, ws.token, workflowId, saved.target);
   if (published.status !== 200) throw new Error(`publish failed: ${published.status} ${published.text}`);
@@ -82,7 +152,10 @@ export async function publishedPreview(app: TestApp, ws: WorkspaceFixture, cooki
 
 /** A bearer credential of the workspace, through the credentials API. */
 export async function createCredential(app: TestApp, ws: WorkspaceFixture, name = `cred-${randomUUID().slice(0, 8)}`): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name, type: 'bearer', value: 'token-0123456789' } });
+  const res = await http(app, 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name, type: 'bearer', value: 'token-0123456789' },
+  });
   if (res.status !== 201) throw new Error(`credential create failed: ${res.status} ${res.text}`);
   return res.body.credential.id;
 }
@@ -91,7 +164,16 @@ export async function createCredential(app: TestApp, ws: WorkspaceFixture, name 
 export async function snapshot(app: TestApp, workflowId: string): Promise<string> {
   const conn = app.orm.em.fork().getConnection();
   const parts = await Promise.all(
-    ['workflow_targets', 'workflow_target_activations', 'workflow_target_approvals', 'workflow_target_sources', 'workflow_versions', 'webhooks', 'workflows', 'runs'].map((table) =>
+    [
+      'workflow_targets',
+      'workflow_target_activations',
+      'workflow_target_approvals',
+      'workflow_target_sources',
+      'workflow_versions',
+      'webhooks',
+      'workflows',
+      'runs',
+    ].map((table) =>
       conn.execute(`select * from ${table} where ${table === 'workflows' ? 'id' : 'workflow_id'} = ? order by id`, [workflowId]),
     ),
   );

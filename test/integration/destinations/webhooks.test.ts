@@ -7,7 +7,16 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { RunSchema } from '../../../db/entities';
-import { createWorkspace, eventually, http, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  eventually,
+  http,
+  startTestStack,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { approved, change, changed, createWorkflow, ownerCookie, production, publishCandidate, targetById } from './helpers';
 
 let stack: TestStack;
@@ -23,7 +32,10 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 const hookGraph = (value: string) => ({
-  nodes: [{ id: 'hook', type: 'webhook', config: {} }, { id: 'out', type: 'transform', config: { expression: `{ "from": ${JSON.stringify(value)}, "n": n }` } }],
+  nodes: [
+    { id: 'hook', type: 'webhook', config: {} },
+    { id: 'out', type: 'transform', config: { expression: `{ "from": ${JSON.stringify(value)}, "n": n }` } },
+  ],
   edges: [{ source: 'hook', target: 'out' }],
 });
 
@@ -37,7 +49,13 @@ async function setup(graph = hookGraph) {
   expect(deployed.status).toBe(200);
   const prod = await production(app, ws.token, wfId);
   const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: prod.activeVersionId, name: 'Preview' });
-  const saved = await changed(app, ws.token, wfId, { action: 'save-candidate', targetId: created.target.targetId, expectedRevision: created.target.revision, name: 'Preview', ...graph('preview') });
+  const saved = await changed(app, ws.token, wfId, {
+    action: 'save-candidate',
+    targetId: created.target.targetId,
+    expectedRevision: created.target.revision,
+    name: 'Preview',
+    ...graph('preview'),
+  });
   return { wfId, deployed: deployed.body, preview: saved.target };
 }
 
@@ -56,7 +74,9 @@ test('previews and production never share a webhook URL; each runs its own publi
   expect(before.body.webhooks).toHaveLength(1);
 
   const published = await publish(wfId, preview);
-  expect(published.webhooks).toEqual([expect.objectContaining({ nodeId: 'hook', kind: 'generic', invokeUrl: expect.stringMatching(/\/api\/webhooks\/whk_/) })]);
+  expect(published.webhooks).toEqual([
+    expect.objectContaining({ nodeId: 'hook', kind: 'generic', invokeUrl: expect.stringMatching(/\/api\/webhooks\/whk_/) }),
+  ]);
   const previewUrl = published.webhooks[0].invokeUrl;
   expect(previewUrl).not.toBe(prodUrl);
 
@@ -69,7 +89,10 @@ test('previews and production never share a webhook URL; each runs its own publi
 
   expect((await http(app, 'POST', pathOf(previewUrl), { body: { n: 1 } })).status).toBe(202);
   expect((await http(app, 'POST', pathOf(prodUrl), { body: { n: 2 } })).status).toBe(202);
-  const runs = await eventually(() => runsOf(wfId), (r) => r.length === 2 && r.every((x) => x.status === 'succeeded'));
+  const runs = await eventually(
+    () => runsOf(wfId),
+    (r) => r.length === 2 && r.every((x) => x.status === 'succeeded'),
+  );
   const outputs = runs.map((r) => r.output as { from: string; n: number }).sort((a, b) => a.n - b.n);
   expect(outputs).toEqual([
     { from: 'preview', n: 1 },
@@ -87,12 +110,32 @@ test("a preview's URL answers only while it is published; stop turns it off, res
   const url = pathOf(published.webhooks[0].invokeUrl);
   expect((await http(app, 'POST', url, { body: { n: 1 } })).status).toBe(202);
   // Dispatched before the stop: an accepted request whose destination stops first is not run.
-  await eventually(() => runsOf(wfId), (r) => r.length === 1);
+  await eventually(
+    () => runsOf(wfId),
+    (r) => r.length === 1,
+  );
 
-  const stopped = await changed(app, ws.token, wfId, { action: 'stop', targetId: preview.targetId, expectedRevision: published.target.revision });
+  const stopped = await changed(app, ws.token, wfId, {
+    action: 'stop',
+    targetId: preview.targetId,
+    expectedRevision: published.target.revision,
+  });
   expect((await http(app, 'POST', url, { body: { n: 2 } })).status).toBe(404);
   // Production is untouched by the preview's stop.
-  expect((await http(app, 'POST', pathOf((await http(app, 'GET', `/api/v1/webhooks?workflowId=${wfId}`, { token: ws.token })).body.webhooks.find((w: any) => w.destination.kind === 'production').invokeUrl), { body: { n: 3 } })).status).toBe(202);
+  expect(
+    (
+      await http(
+        app,
+        'POST',
+        pathOf(
+          (await http(app, 'GET', `/api/v1/webhooks?workflowId=${wfId}`, { token: ws.token })).body.webhooks.find(
+            (w: any) => w.destination.kind === 'production',
+          ).invokeUrl,
+        ),
+        { body: { n: 3 } },
+      )
+    ).status,
+  ).toBe(202);
 
   const resumed = await change(app, ws.token, wfId, {
     action: 'publish',
@@ -105,7 +148,10 @@ test("a preview's URL answers only while it is published; stop turns it off, res
   expect(resumed.status).toBe(200);
   expect(resumed.body.webhooks[0].invokeUrl).toBe(published.webhooks[0].invokeUrl);
   expect((await http(app, 'POST', url, { body: { n: 4 } })).status).toBe(202);
-  const runs = await eventually(() => runsOf(wfId), (r) => r.length === 3);
+  const runs = await eventually(
+    () => runsOf(wfId),
+    (r) => r.length === 3,
+  );
   expect(runs.map((r) => (r.input as { n: number }).n).sort()).toEqual([1, 3, 4]);
 });
 
@@ -120,18 +166,31 @@ describe('error-tracker endpoints of a named destination', () => {
       { id: 'entry', type: 'start', config: {} },
       { id: 'out', type: 'transform', config: { expression: `{ "from": ${JSON.stringify(value)} }` } },
     ],
-    edges: [{ source: 'hook', target: 'hookOut' }, { source: 'entry', target: 'out' }],
+    edges: [
+      { source: 'hook', target: 'hookOut' },
+      { source: 'entry', target: 'out' },
+    ],
   });
 
   test('stay off until the destination is approved and published; nodeId selects the trigger; bad input is refused', async () => {
     const { wfId, preview } = await setup(startGraph);
-    const body = { provider: 'errtracker', workflowId: wfId, organizationSlug: 'acme', projectSlug: 'api', signingSecret: SECRET, executionTargetId: preview.targetId };
+    const body = {
+      provider: 'errtracker',
+      workflowId: wfId,
+      organizationSlug: 'acme',
+      projectSlug: 'api',
+      signingSecret: SECRET,
+      executionTargetId: preview.targetId,
+    };
     const noNode = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body });
     expect(noNode.status).toBe(400);
     const notTrigger = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { ...body, nodeId: 'out' } });
     expect([notTrigger.status, notTrigger.body.code]).toEqual([400, 'event_source_trigger_not_found']);
     const other = await setup(startGraph);
-    const foreign = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { ...body, executionTargetId: other.preview.targetId, nodeId: 'entry' } });
+    const foreign = await http(app, 'POST', '/api/v1/webhooks', {
+      token: ws.token,
+      body: { ...body, executionTargetId: other.preview.targetId, nodeId: 'entry' },
+    });
     expect(foreign.status).toBe(404);
 
     const created = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { ...body, nodeId: 'entry' } });
@@ -140,14 +199,19 @@ describe('error-tracker endpoints of a named destination', () => {
     const path = pathOf(created.body.invokeUrl);
     const raw = JSON.stringify({ action: 'created', data: { issue: { id: '7' } } });
     expect((await deliver(path, raw)).status).toBe(404);
-    expect((await targetById(app, ws.token, wfId, preview.targetId)).sources.errtracker).toEqual([{ webhookId: created.body.webhook.id, nodeId: 'entry', live: false }]);
+    expect((await targetById(app, ws.token, wfId, preview.targetId)).sources.errtracker).toEqual([
+      { webhookId: created.body.webhook.id, nodeId: 'entry', live: false },
+    ]);
 
     // Published without an approval? Impossible: publish refuses. With one, the endpoint is live.
     await publish(wfId, preview);
     expect((await targetById(app, ws.token, wfId, preview.targetId)).sources.errtracker[0].live).toBe(true);
     const ok = await deliver(path, raw);
     expect(ok.status).toBe(202);
-    const [run] = await eventually(() => runsOf(wfId), (r) => r.length === 1 && r[0].status === 'succeeded');
+    const [run] = await eventually(
+      () => runsOf(wfId),
+      (r) => r.length === 1 && r[0].status === 'succeeded',
+    );
     expect(run.output).toEqual({ from: 'preview' });
     expect(run.startNodeId).toBe('entry');
     expect(run.executionTarget).toMatchObject({ targetId: preview.targetId, kind: 'preview' });
@@ -166,14 +230,29 @@ describe('an error-tracker endpoint bound to a credential', () => {
     edges: [{ source: 'entry', target: 'out' }],
   });
 
-  test('stays off until its destination is published with that connection bound, then verifies with the credential\'s signing secret', async () => {
+  test("stays off until its destination is published with that connection bound, then verifies with the credential's signing secret", async () => {
     const { wfId, preview } = await setup(graph);
-    const cred = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `tracker-${randomUUID().slice(0, 8)}`, type: 'errtracker', value: { token: 'tracker-api-token-0000', signingSecret: CRED_SECRET } } });
+    const cred = await http(app, 'POST', '/api/v1/credentials', {
+      token: ws.token,
+      body: {
+        name: `tracker-${randomUUID().slice(0, 8)}`,
+        type: 'errtracker',
+        value: { token: 'tracker-api-token-0000', signingSecret: CRED_SECRET },
+      },
+    });
     expect(cred.status).toBe(201);
     const credentialId = cred.body.credential.id;
     const created = await http(app, 'POST', '/api/v1/webhooks', {
       token: ws.token,
-      body: { provider: 'errtracker', workflowId: wfId, organizationSlug: 'acme', projectSlug: 'api', credentialId, executionTargetId: preview.targetId, nodeId: 'entry' },
+      body: {
+        provider: 'errtracker',
+        workflowId: wfId,
+        organizationSlug: 'acme',
+        projectSlug: 'api',
+        credentialId,
+        executionTargetId: preview.targetId,
+        nodeId: 'entry',
+      },
     });
     expect(created.status).toBe(201);
     const path = pathOf(created.body.invokeUrl);
@@ -183,19 +262,33 @@ describe('an error-tracker endpoint bound to a credential', () => {
     const first = await publish(wfId, preview);
     expect((await deliver(path, raw)).status).toBe(404);
     // Bind the connection and publish again: live, and deliveries verify with the credential's secret.
-    const bound = await changed(app, ws.token, wfId, { action: 'save-connections', targetId: preview.targetId, expectedRevision: first.target.revision, bindings: { tracker: credentialId } });
+    const bound = await changed(app, ws.token, wfId, {
+      action: 'save-connections',
+      targetId: preview.targetId,
+      expectedRevision: first.target.revision,
+      bindings: { tracker: credentialId },
+    });
     await publish(wfId, bound.target);
     expect((await deliver(path, raw)).status).toBe(202);
-    const forged = await http(app, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-signature': createHmac('sha256', 'another-secret-0000000000').update(raw).digest('hex') } });
+    const forged = await http(app, 'POST', path, {
+      rawBody: raw,
+      headers: { 'sentry-hook-signature': createHmac('sha256', 'another-secret-0000000000').update(raw).digest('hex') },
+    });
     expect(forged.status).toBe(401);
-    const [run] = await eventually(() => runsOf(wfId), (r) => r.length === 1 && r[0].status === 'succeeded');
+    const [run] = await eventually(
+      () => runsOf(wfId),
+      (r) => r.length === 1 && r[0].status === 'succeeded',
+    );
     expect(run.output).toEqual({ from: 'preview' });
   });
 });
 
 describe('schedules follow the active pointer of each destination', () => {
   const scheduleGraph = (value: string) => ({
-    nodes: [{ id: 'tick', type: 'schedule', config: { cron: '0 0 1 1 *', timezone: 'UTC' } }, { id: 'out', type: 'transform', config: { expression: JSON.stringify(value) } }],
+    nodes: [
+      { id: 'tick', type: 'schedule', config: { cron: '0 0 1 1 *', timezone: 'UTC' } },
+      { id: 'out', type: 'transform', config: { expression: JSON.stringify(value) } },
+    ],
     edges: [{ source: 'tick', target: 'out' }],
   });
   const describeSchedule = (id: string) => app.deps.temporal.client.schedule.getHandle(id).describe();
@@ -210,9 +303,14 @@ describe('schedules follow the active pointer of each destination', () => {
     const published = await publish(wfId, preview);
     const described = await describeSchedule(previewSchedule);
     // The runs it starts carry the destination (the action's search attributes).
-    expect(((described.action as { searchAttributes?: Record<string, unknown> }).searchAttributes ?? {}).SvcTarget).toEqual([`preview:${preview.targetId}`]);
+    expect(((described.action as { searchAttributes?: Record<string, unknown> }).searchAttributes ?? {}).SvcTarget).toEqual([
+      `preview:${preview.targetId}`,
+    ]);
     await app.deps.temporal.client.schedule.getHandle(previewSchedule).trigger();
-    const [run] = await eventually(() => runsOf(wfId), (r) => r.length === 1 && r[0].status === 'succeeded');
+    const [run] = await eventually(
+      () => runsOf(wfId),
+      (r) => r.length === 1 && r[0].status === 'succeeded',
+    );
     expect(run).toMatchObject({ trigger: 'schedule', output: 'preview', versionId: preview.candidateVersionId });
     expect(run.executionTarget).toMatchObject({ targetId: preview.targetId, kind: 'preview' });
 
@@ -221,7 +319,14 @@ describe('schedules follow the active pointer of each destination', () => {
     await describeSchedule(productionSchedule);
 
     const again = await targetById(app, ws.token, wfId, preview.targetId);
-    await change(app, ws.token, wfId, { action: 'publish', targetId: again.targetId, expectedRevision: again.revision, versionId: again.activeVersionId, requestId: randomUUID(), resumeActivationId: again.activeActivationId });
+    await change(app, ws.token, wfId, {
+      action: 'publish',
+      targetId: again.targetId,
+      expectedRevision: again.revision,
+      versionId: again.activeVersionId,
+      requestId: randomUUID(),
+      resumeActivationId: again.activeActivationId,
+    });
     await describeSchedule(previewSchedule);
     expect((await http(app, 'DELETE', `/api/v1/workflows/${wfId}`, { token: ws.token })).status).toBe(200);
     await expect(describeSchedule(previewSchedule)).rejects.toThrow();

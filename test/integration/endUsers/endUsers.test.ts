@@ -3,7 +3,17 @@
  * user, read and cancel only their own runs under /api/v1/end-users/runs, and see only the
  * end-user run summary; every other v1 route refuses them.
  */
-import { createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { RunSchema } from '../../../db/entities';
 
 let app: TestApp;
@@ -47,16 +57,27 @@ async function deployedWorkflow(fixture: WorkspaceFixture, graph: object, target
 /** A gateway key created the way admins create them: through the session key routes. */
 async function createGatewayKey(fixture: WorkspaceFixture, allowedWorkflowIds: string[]): Promise<string> {
   const cookie = await signInCookie(app, fixture.ownerEmail, fixture.ownerPassword);
-  const res = await http(app, 'POST', '/api/api-keys', { cookie, body: { name: `Gateway ${Math.random()}`, scope: 'end_user_gateway', allowedWorkflowIds } });
+  const res = await http(app, 'POST', '/api/api-keys', {
+    cookie,
+    body: { name: `Gateway ${Math.random()}`, scope: 'end_user_gateway', allowedWorkflowIds },
+  });
   expect(res.status).toBe(201);
   return res.body.token;
 }
 
 const execute = (id: string, body: object, opts: { token?: string; key?: string; target?: TestApp } = {}) =>
-  http(opts.target ?? app, 'POST', `/api/v1/workflows/${id}/execute`, { token: opts.token ?? gateway, body, headers: opts.key ? { 'idempotency-key': opts.key } : undefined });
+  http(opts.target ?? app, 'POST', `/api/v1/workflows/${id}/execute`, {
+    token: opts.token ?? gateway,
+    body,
+    headers: opts.key ? { 'idempotency-key': opts.key } : undefined,
+  });
 
 /** Polls the end-user run route (the gateway key cannot read /api/v1/runs) until `done` holds. */
-async function waitForEndUserRun(id: string, done: (run: any) => boolean = (run) => TERMINAL.includes(run.status), token = gateway): Promise<any> {
+async function waitForEndUserRun(
+  id: string,
+  done: (run: any) => boolean = (run) => TERMINAL.includes(run.status),
+  token = gateway,
+): Promise<any> {
   for (let attempt = 0; attempt < 300; attempt++) {
     const res = await http(app, 'GET', `${END_USER_RUNS}/${id}`, { token });
     expect(res.status).toBe(200);
@@ -88,8 +109,23 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
     expect(res.status).toBe(202);
     const id = res.body.run.id;
     expect(Object.keys(res.body).sort()).toEqual(['cancelUrl', 'queued', 'run', 'statusUrl']);
-    expect(res.body).toMatchObject({ queued: true, statusUrl: `${app.url}${END_USER_RUNS}/${id}`, cancelUrl: `${app.url}${END_USER_RUNS}/${id}/cancel` });
-    expect(Object.keys(res.body.run).sort()).toEqual(['active', 'createdAt', 'durationMs', 'endUser', 'finishedAt', 'id', 'output', 'startedAt', 'status', 'workflowId']);
+    expect(res.body).toMatchObject({
+      queued: true,
+      statusUrl: `${app.url}${END_USER_RUNS}/${id}`,
+      cancelUrl: `${app.url}${END_USER_RUNS}/${id}/cancel`,
+    });
+    expect(Object.keys(res.body.run).sort()).toEqual([
+      'active',
+      'createdAt',
+      'durationMs',
+      'endUser',
+      'finishedAt',
+      'id',
+      'output',
+      'startedAt',
+      'status',
+      'workflowId',
+    ]);
     expect(res.body.run).toMatchObject({ workflowId: flow.echo, endUser: { externalId: 'cust-1' }, output: null });
 
     const done = await waitForEndUserRun(id);
@@ -97,13 +133,21 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
 
     // The workspace sees the run in full: the message and end user are part of its input.
     const full = await waitForRun(app, ws.token, id);
-    expect(full).toMatchObject({ trigger: 'api', input: { plan: 'pro', message: 'hello', endUser: { externalId: 'cust-1' } }, executionEvidence: { requestedTarget: 'active' } });
+    expect(full).toMatchObject({
+      trigger: 'api',
+      input: { plan: 'pro', message: 'hello', endUser: { externalId: 'cust-1' } },
+      executionEvidence: { requestedTarget: 'active' },
+    });
     const row = await app.orm.em.fork().findOneOrFail(RunSchema, { id });
     expect(row.endUserExternalId).toBe('cust-1');
   });
 
   test('the caller input cannot override the message or the end user', async () => {
-    const res = await execute(flow.echo, { endUser: { externalId: 'cust-2' }, message: 'real', input: { message: 'spoofed', endUser: { externalId: 'someone-else' } } });
+    const res = await execute(flow.echo, {
+      endUser: { externalId: 'cust-2' },
+      message: 'real',
+      input: { message: 'spoofed', endUser: { externalId: 'someone-else' } },
+    });
     expect(res.status).toBe(202);
     expect((await waitForEndUserRun(res.body.run.id)).output).toMatchObject({ reply: 'echo real', user: 'cust-2' });
   });
@@ -156,7 +200,11 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
   });
 
   test('a start the engine refuses answers 503 (end-user runs are never run inline)', async () => {
-    const refusing = await startTestApp({ endUsersEnabled: true, temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } }, undefined, { namespace: 'no-such-namespace' });
+    const refusing = await startTestApp(
+      { endUsersEnabled: true, temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } },
+      undefined,
+      { namespace: 'no-such-namespace' },
+    );
     try {
       const res = await execute(flow.echo, { endUser: { externalId: 'cust-503' }, message: 'hello' }, { target: refusing });
       expect(res.status).toBe(503);
@@ -180,8 +228,15 @@ describe('/api/v1/end-users/runs/{id}', () => {
   test('the key reads its own run as the summary, without input, steps, logs or waits', async () => {
     const res = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
     expect(res.status).toBe(200);
-    expect(res.body.run).toMatchObject({ id: waitingRun, status: 'waiting', active: true, output: null, endUser: { externalId: 'cust-9' } });
-    for (const field of ['input', 'steps', 'logs', 'waits', 'error', 'versionId', 'executionEvidence']) expect(res.body.run).not.toHaveProperty(field);
+    expect(res.body.run).toMatchObject({
+      id: waitingRun,
+      status: 'waiting',
+      active: true,
+      output: null,
+      endUser: { externalId: 'cust-9' },
+    });
+    for (const field of ['input', 'steps', 'logs', 'waits', 'error', 'versionId', 'executionEvidence'])
+      expect(res.body.run).not.toHaveProperty(field);
     expect(res.body.cancelUrl).toBe(`${app.url}${END_USER_RUNS}/${waitingRun}/cancel`);
   });
 
@@ -212,7 +267,12 @@ describe('/api/v1/end-users/runs/{id}', () => {
   });
 
   test('the gateway key gets 403 on the workspace run routes', async () => {
-    for (const [method, path] of [['GET', `/api/v1/runs/${waitingRun}`], ['POST', `/api/v1/runs/${waitingRun}/cancel`], ['GET', '/api/v1/runs'], ['GET', `/api/v1/workflows/${flow.approval}/status?runId=${waitingRun}`]]) {
+    for (const [method, path] of [
+      ['GET', `/api/v1/runs/${waitingRun}`],
+      ['POST', `/api/v1/runs/${waitingRun}/cancel`],
+      ['GET', '/api/v1/runs'],
+      ['GET', `/api/v1/workflows/${flow.approval}/status?runId=${waitingRun}`],
+    ]) {
       const res = await http(app, method, path, { token: gateway });
       expect(res.status).toBe(403);
       expect(res.body).toEqual(WORKSPACE_KEY_REQUIRED);

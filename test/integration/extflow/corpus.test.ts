@@ -55,21 +55,39 @@ afterAll(async () => {
   await fake?.close();
 });
 
-function checkGraph(name: string, workflow: { nodes: Array<{ id: string; type: string; name?: string; config: Record<string, unknown> }>; edges: Array<{ source: string; target: string; sourceHandle?: string }> }, readiness: any, expected: Expected) {
+function checkGraph(
+  name: string,
+  workflow: {
+    nodes: Array<{ id: string; type: string; name?: string; config: Record<string, unknown> }>;
+    edges: Array<{ source: string; target: string; sourceHandle?: string }>;
+  },
+  readiness: any,
+  expected: Expected,
+) {
   const conversion = readiness.conversion;
   expect(conversion).toBeDefined();
   if (expected.ready !== undefined) {
-    expect({ name, ready: conversion.ready, deployable: readiness.deploymentReadiness.ready, unsupported: conversion.unsupported, blockers: readiness.deploymentReadiness.blockers }).toMatchObject({ name, ready: expected.ready, deployable: expected.ready });
+    expect({
+      name,
+      ready: conversion.ready,
+      deployable: readiness.deploymentReadiness.ready,
+      unsupported: conversion.unsupported,
+      blockers: readiness.deploymentReadiness.blockers,
+    }).toMatchObject({ name, ready: expected.ready, deployable: expected.ready });
   }
   const byId = new Map(workflow.nodes.map((n) => [n.id, n]));
-  for (const [id, type] of Object.entries(expected.nodeTypes ?? {})) expect({ name, id, type: byId.get(id)?.type }).toEqual({ name, id, type });
-  for (const [id, config] of Object.entries(expected.config ?? {})) expect({ name, id, config: byId.get(id)?.config }).toMatchObject({ name, id, config });
+  for (const [id, type] of Object.entries(expected.nodeTypes ?? {}))
+    expect({ name, id, type: byId.get(id)?.type }).toEqual({ name, id, type });
+  for (const [id, config] of Object.entries(expected.config ?? {}))
+    expect({ name, id, config: byId.get(id)?.config }).toMatchObject({ name, id, config });
   for (const [source, target, handle] of expected.edges ?? []) {
     const found = workflow.edges.some((e) => e.source === source && e.target === target && (e.sourceHandle ?? null) === (handle ?? null));
     expect({ name, edge: [source, target, handle ?? null], found }).toEqual({ name, edge: [source, target, handle ?? null], found: true });
   }
   for (const u of expected.unsupported ?? []) {
-    const hit = conversion.unsupported.find((x: any) => x.node === u.node && x.nodeType === u.nodeType && x.reason.includes(u.reasonIncludes) && x.action.length > 0);
+    const hit = conversion.unsupported.find(
+      (x: any) => x.node === u.node && x.nodeType === u.nodeType && x.reason.includes(u.reasonIncludes) && x.action.length > 0,
+    );
     expect({ name, expected: u, hit: !!hit, got: conversion.unsupported }).toMatchObject({ name, expected: u, hit: true });
     // Never dropped: the node stays in the graph as a placeholder.
     expect(workflow.nodes.some((n) => n.name === u.node) || u.nodeType === '(connections)').toBe(true);
@@ -85,29 +103,50 @@ async function runAndCheck(name: string, workflowId: string, candidateVersionId:
   const { app, ws } = stack;
   if (run.credential) {
     // Bound to the fake service the fixtures' URLs were rewritten to (credentials go nowhere else).
-    const created = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { allowedHosts: [new URL(fake.url).host], ...run.credential } });
+    const created = await http(app, 'POST', '/api/v1/credentials', {
+      token: ws.token,
+      body: { allowedHosts: [new URL(fake.url).host], ...run.credential },
+    });
     expect([200, 201, 409]).toContain(created.status);
   }
   const res = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, {
     token: ws.token,
-    body: { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: candidateVersionId, input: run.input, ...(run.startNodeId ? { startNodeId: run.startNodeId } : {}) },
+    body: {
+      target: 'candidate',
+      dryRun: false,
+      confirm: true,
+      expectedVersionId: candidateVersionId,
+      input: run.input,
+      ...(run.startNodeId ? { startNodeId: run.startNodeId } : {}),
+    },
   });
   expect({ name, status: res.status, body: res.status === 202 ? null : res.body }).toEqual({ name, status: 202, body: null });
   const runId = res.body.run.id;
-  const settled = run.status === 'waiting' || run.resume !== undefined ? ['succeeded', 'failed', 'canceled', 'waiting'] : ['succeeded', 'failed', 'canceled'];
+  const settled =
+    run.status === 'waiting' || run.resume !== undefined
+      ? ['succeeded', 'failed', 'canceled', 'waiting']
+      : ['succeeded', 'failed', 'canceled'];
   let done = await waitForRun(app, ws.token, runId, (r) => settled.includes(r.status), 60_000);
   if (run.resume !== undefined) {
     expect(done.status).toBe('waiting');
     const full = await http(app, 'GET', `/api/v1/runs/${runId}`, { token: ws.token });
     const wait = (full.body.run.waits ?? []).find((w: any) => w.resumeUrl);
     expect(wait).toBeDefined();
-    const resumed = await fetch(wait.resumeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(run.resume) });
+    const resumed = await fetch(wait.resumeUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(run.resume),
+    });
     expect(resumed.status).toBeLessThan(300);
     done = await waitForRun(app, ws.token, runId, (r) => ['succeeded', 'failed', 'canceled'].includes(r.status), 60_000);
     expect({ name, status: done.status, error: done.error }).toMatchObject({ name, status: 'succeeded' });
   } else {
     // On a mismatch the diff shows the run's error too.
-    expect({ name, status: done.status, error: done.error ?? null }).toEqual({ name, status: run.status, error: run.status === 'failed' ? expect.anything() : null });
+    expect({ name, status: done.status, error: done.error ?? null }).toEqual({
+      name,
+      status: run.status,
+      error: run.status === 'failed' ? expect.anything() : null,
+    });
   }
   if (run.output !== undefined) expect({ name, output: done.output }).toEqual({ name, output: run.output });
   if (run.outputIncludes) expect({ name, output: done.output }).toMatchObject({ name, output: run.outputIncludes });
@@ -123,7 +162,11 @@ describe.each(fixtures)('%s', (file) => {
   test('imports as expected, and runs when ready', async () => {
     const { app, ws } = stack;
     const text = readFileSync(join(DIR, file), 'utf8').split(FAKE).join(fake.url);
-    const expected = JSON.parse(readFileSync(join(DIR, file.replace(/\.json$/, '.expected.json')), 'utf8').split(FAKE).join(fake.url)) as Expected;
+    const expected = JSON.parse(
+      readFileSync(join(DIR, file.replace(/\.json$/, '.expected.json')), 'utf8')
+        .split(FAKE)
+        .join(fake.url),
+    ) as Expected;
     if (expected.bundle) {
       const res = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: ws.token, body: { importBundleJson: text } });
       expect({ file, status: res.status }).toEqual({ file, status: 201 });

@@ -7,7 +7,17 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  startTestStack,
+  TEST_SECRET_KEY,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { loadConfig } from '../../../services/kernel/config';
 
 const FIXTURES = join(__dirname, '../../fixtures/extflow');
@@ -68,7 +78,11 @@ describe('POST /api/v1/workers/extflow/import-bundle', () => {
     expect(res.status).toBe(201);
     expect(res.body.importResult.bundle).toMatchObject({ workflowCount: 2, created: 2, updated: 0, unchanged: 0 });
     const [ready, blocked] = res.body.importResult.workflows;
-    expect(ready).toMatchObject({ externalId: 'extflow-wf02webhook', importAction: 'created', importReadiness: { deploymentReadiness: { ready: true }, conversion: { ready: true } } });
+    expect(ready).toMatchObject({
+      externalId: 'extflow-wf02webhook',
+      importAction: 'created',
+      importReadiness: { deploymentReadiness: { ready: true }, conversion: { ready: true } },
+    });
     expect(ready.workflow.status).toBe('draft');
     expect(ready.links).toBeDefined();
     expect(blocked.importReadiness.deploymentReadiness.ready).toBe(false);
@@ -118,8 +132,16 @@ describe('POST /api/v1/workers/extflow/import-bundle', () => {
     const before = await workflowCount(stack.ws);
     const cases: Array<[unknown, number, string]> = [
       [{ importBundleJson: '{"nodes": [' }, 400, 'importBundleJson is not valid JSON.'],
-      [{ importBundleJson: JSON.stringify({ name: 'x', nodes: [], edges: [] }) }, 400, 'importBundleJson is not an export of the external workflow tool (workflows with nodes and connections).'],
-      [{ importBundleJson: JSON.stringify([{ nodes: [{ name: 'a' }], connections: {} }]) }, 400, 'importBundleJson.workflows[0].nodes[0] must be an object with a name and a type.'],
+      [
+        { importBundleJson: JSON.stringify({ name: 'x', nodes: [], edges: [] }) },
+        400,
+        'importBundleJson is not an export of the external workflow tool (workflows with nodes and connections).',
+      ],
+      [
+        { importBundleJson: JSON.stringify([{ nodes: [{ name: 'a' }], connections: {} }]) },
+        400,
+        'importBundleJson.workflows[0].nodes[0] must be an object with a name and a type.',
+      ],
       [{ importBundleJson: '[]', bundlePath: 'bundle.json' }, 400, 'Give one of importBundleJson, bundlePath, not several.'],
       [{}, 400, 'importBundleJson or bundlePath is required.'],
       [{ importBundleJson: '[]', extra: true }, 400, ''],
@@ -129,7 +151,10 @@ describe('POST /api/v1/workers/extflow/import-bundle', () => {
       expect({ body, status: res.status }).toEqual({ body, status });
       if (message) expect(res.body.error).toBe(message);
     }
-    const huge = await http(stack.app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: stack.ws.token, rawBody: JSON.stringify({ importBundleJson: 'x'.repeat(1_100_000) }) });
+    const huge = await http(stack.app, 'POST', '/api/v1/workers/extflow/import-bundle', {
+      token: stack.ws.token,
+      rawBody: JSON.stringify({ importBundleJson: 'x'.repeat(1_100_000) }),
+    });
     expect(huge.status).toBe(413);
     expect(await workflowCount(stack.ws)).toBe(before);
   });
@@ -137,18 +162,28 @@ describe('POST /api/v1/workers/extflow/import-bundle', () => {
   test('a viewer key is refused and nothing is imported', async () => {
     const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
     const before = await workflowCount(stack.ws);
-    const res = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('04-schedule-interval')]) }, viewer.token);
+    const res = await post(
+      '/api/v1/workers/extflow/import-bundle',
+      { importBundleJson: JSON.stringify([fixture('04-schedule-interval')]) },
+      viewer.token,
+    );
     expect(res.status).toBe(403);
     expect(await workflowCount(stack.ws)).toBe(before);
   });
 
   test('another workspace imports its own copy; the first workspace is untouched', async () => {
     const before = await workflowCount(stack.ws);
-    const res = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('01-manual-set')]) }, other.token);
+    const res = await post(
+      '/api/v1/workers/extflow/import-bundle',
+      { importBundleJson: JSON.stringify([fixture('01-manual-set')]) },
+      other.token,
+    );
     expect(res.status).toBe(201);
     expect(res.body.importResult.bundle.created).toBe(1);
     expect(await workflowCount(stack.ws)).toBe(before);
-    const mine = await http(stack.app, 'GET', `/api/v1/workflows/${res.body.importResult.workflows[0].workflow.id}`, { token: stack.ws.token });
+    const mine = await http(stack.app, 'GET', `/api/v1/workflows/${res.body.importResult.workflows[0].workflow.id}`, {
+      token: stack.ws.token,
+    });
     expect([403, 404]).toContain(mine.status);
   });
 });
@@ -158,15 +193,27 @@ describe('POST /api/v1/workers/extflow/smoke-test (and its legacyalias)', () => 
     const res = await post('/api/v1/workers/extflow/smoke-test', { bundlePath: 'bundle.json' });
     expect(res.status).toBe(200);
     const smoke = res.body.importedWorkflowSmokeTest;
-    expect(smoke).toMatchObject({ status: 'passed', mode: 'dryRun', persistence: { durable: true }, counts: { passed: 2, attention: 0, failed: 0 } });
+    expect(smoke).toMatchObject({
+      status: 'passed',
+      mode: 'dryRun',
+      persistence: { durable: true },
+      counts: { passed: 2, attention: 0, failed: 0 },
+    });
     expect(smoke.workflows.every((w: any) => w.runStatus === 'succeeded' && w.runId)).toBe(true);
   });
 
   test('live runs through the queue: a worker finishes them (legacyalias path)', async () => {
     const res = await post('/api/v1/workers/legacyalias/smoke-test', { bundlePath: 'separate', useQueue: true, waitForWorkerMs: 30_000 });
     expect(res.status).toBe(200);
-    expect(res.body.importedWorkflowSmokeTest).toMatchObject({ status: 'passed', mode: 'queue', queue: { mode: 'temporal', queueName: 'workflow-runs' }, persistence: { durable: true } });
-    const run = await http(stack.app, 'GET', `/api/v1/runs/${res.body.importedWorkflowSmokeTest.workflows[0].runId}`, { token: stack.ws.token });
+    expect(res.body.importedWorkflowSmokeTest).toMatchObject({
+      status: 'passed',
+      mode: 'queue',
+      queue: { mode: 'temporal', queueName: 'workflow-runs' },
+      persistence: { durable: true },
+    });
+    const run = await http(stack.app, 'GET', `/api/v1/runs/${res.body.importedWorkflowSmokeTest.workflows[0].runId}`, {
+      token: stack.ws.token,
+    });
     expect(run.body.run).toMatchObject({ status: 'succeeded', dryRun: false });
   });
 
@@ -187,7 +234,11 @@ describe('POST /api/v1/workers/extflow/smoke-test (and its legacyalias)', () => 
 
   test('dry runs use the pinned data of imported workflows (bundle or single import); live runs execute every node', async () => {
     const ws = await createWorkspace(stack.app, 'Pinned data');
-    const imported = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('36-pinned-data')]) }, ws.token);
+    const imported = await post(
+      '/api/v1/workers/extflow/import-bundle',
+      { importBundleJson: JSON.stringify([fixture('36-pinned-data')]) },
+      ws.token,
+    );
     expect(imported.status).toBe(201);
     expect(imported.body.importResult.workflows[0].importReadiness.conversion.pinnedData).toEqual([
       { node: 'Manual Trigger', nodeId: 'manual_trigger', items: 1 },
@@ -196,26 +247,44 @@ describe('POST /api/v1/workers/extflow/smoke-test (and its legacyalias)', () => 
     const dry = await post('/api/v1/workers/extflow/smoke-test', {}, ws.token);
     expect(dry.status).toBe(200);
     const [pinnedRun] = dry.body.importedWorkflowSmokeTest.workflows;
-    expect(pinnedRun).toMatchObject({ status: 'passed', pinnedData: { applied: [{ node: 'manual_trigger', as: 'input' }, { node: 'load_order', as: 'output' }], skipped: [] } });
+    expect(pinnedRun).toMatchObject({
+      status: 'passed',
+      pinnedData: {
+        applied: [
+          { node: 'manual_trigger', as: 'input' },
+          { node: 'load_order', as: 'output' },
+        ],
+        skipped: [],
+      },
+    });
     // The pinned trigger data is the input; the pinned code node's data (total 21), not its code (total 1), reaches Double.
     const run = await http(stack.app, 'GET', `/api/v1/runs/${pinnedRun.runId}`, { token: ws.token });
     expect(run.body.run).toMatchObject({ status: 'succeeded', dryRun: true, input: { orderId: 7 }, output: { total: 42 } });
 
     const live = await post('/api/v1/workers/extflow/smoke-test', { useQueue: true, waitForWorkerMs: 30_000 }, ws.token);
     const [liveRun] = live.body.importedWorkflowSmokeTest.workflows;
-    expect(liveRun.pinnedData).toEqual({ applied: [], skipped: ['manual_trigger', 'load_order'].map((node) => ({ node, reason: 'A live run executes every node.' })) });
+    expect(liveRun.pinnedData).toEqual({
+      applied: [],
+      skipped: ['manual_trigger', 'load_order'].map((node) => ({ node, reason: 'A live run executes every node.' })),
+    });
     // (Corpus fixture 36 checks the live output: the code's own total, doubled.)
 
     // A single workflow imported through POST /workflows keeps its pinned data too.
     const single = await createWorkspace(stack.app, 'Pinned single');
     expect((await post('/api/v1/workflows', { importJson: JSON.stringify(fixture('36-pinned-data')) }, single.token)).status).toBe(201);
     const singleDry = await post('/api/v1/workers/extflow/smoke-test', {}, single.token);
-    const singleRun = await http(stack.app, 'GET', `/api/v1/runs/${singleDry.body.importedWorkflowSmokeTest.workflows[0].runId}`, { token: single.token });
+    const singleRun = await http(stack.app, 'GET', `/api/v1/runs/${singleDry.body.importedWorkflowSmokeTest.workflows[0].runId}`, {
+      token: single.token,
+    });
     expect(singleRun.body.run.output).toEqual({ total: 42 });
   });
 
   test('another workspace sees none of these workflows; bad bodies are 400', async () => {
-    const res = await post('/api/v1/workers/extflow/smoke-test', { bundlePath: 'bundle.json' }, (await createWorkspace(stack.app, 'Empty')).token);
+    const res = await post(
+      '/api/v1/workers/extflow/smoke-test',
+      { bundlePath: 'bundle.json' },
+      (await createWorkspace(stack.app, 'Empty')).token,
+    );
     expect(res.status).toBe(202);
     expect(res.body.importedWorkflowSmokeTest.workflows.map((w: any) => [w.workflowId, w.message])).toEqual([
       [null, 'Not imported into this workspace yet.'],
@@ -254,14 +323,20 @@ describe('POST /api/v1/workers/extflow/credentials/bootstrap-from-env (and its l
     const foreign = await post('/api/v1/workers/extflow/credentials/bootstrap-from-env', {}, other.token);
     expect(foreign.body.bootstrap).toMatchObject({ created: 0 });
     expect((await http(stack.app, 'GET', '/api/v1/credentials', { token: other.token })).body.credentials).toEqual([]);
-    expect((await post('/api/v1/workers/extflow/credentials/bootstrap-from-env', { bundlePath: 'dir-out/secret.json' }, ws.token)).status).toBe(400);
+    expect(
+      (await post('/api/v1/workers/extflow/credentials/bootstrap-from-env', { bundlePath: 'dir-out/secret.json' }, ws.token)).status,
+    ).toBe(400);
   });
 });
 
 describe('POST /api/v1/workers/extflow/subflows/import-originals (and its legacyalias)', () => {
   test('imports the sub-workflow a parent calls and links the parent, which becomes deployable', async () => {
     const ws = await createWorkspace(stack.app, 'Originals');
-    const parent = await post('/api/v1/workers/extflow/import-bundle', { importBundleJson: JSON.stringify([fixture('33-subworkflow-missing')]) }, ws.token);
+    const parent = await post(
+      '/api/v1/workers/extflow/import-bundle',
+      { importBundleJson: JSON.stringify([fixture('33-subworkflow-missing')]) },
+      ws.token,
+    );
     const parentId = parent.body.importResult.workflows[0].workflow.id;
     expect(parent.body.importResult.workflows[0].importReadiness.deploymentReadiness.ready).toBe(false);
     expect((await http(stack.app, 'POST', `/api/v1/workflows/${parentId}/deploy`, { token: ws.token })).status).toBe(400);
@@ -270,13 +345,21 @@ describe('POST /api/v1/workers/extflow/subflows/import-originals (and its legacy
     // Another workspace cannot link this workspace's parent: nothing there calls the child.
     const foreign = await post('/api/v1/workers/extflow/subflows/import-originals', { importJson: JSON.stringify(child) }, other.token);
     expect(foreign.status).toBe(400);
-    expect(foreign.body.error).toBe('None of these workflows is called by a sub-workflow node of an imported workflow; import them with import-bundle instead.');
+    expect(foreign.body.error).toBe(
+      'None of these workflows is called by a sub-workflow node of an imported workflow; import them with import-bundle instead.',
+    );
 
-    const res = await post('/api/v1/workers/legacyalias/subflows/import-originals', { importBundleJson: JSON.stringify([child, fixture('04-schedule-interval')]) }, ws.token);
+    const res = await post(
+      '/api/v1/workers/legacyalias/subflows/import-originals',
+      { importBundleJson: JSON.stringify([child, fixture('04-schedule-interval')]) },
+      ws.token,
+    );
     expect(res.status).toBe(201);
     expect(res.body.importResult.workflows.map((w: any) => w.externalId)).toEqual(['extflow-enrichWf33']);
     const childId = res.body.importResult.workflows[0].workflow.id;
-    expect(res.body.importResult.relinked).toEqual([{ workflowId: parentId, nodeId: 'call_enrich', reference: 'extflow-enrichWf33', subworkflowId: childId }]);
+    expect(res.body.importResult.relinked).toEqual([
+      { workflowId: parentId, nodeId: 'call_enrich', reference: 'extflow-enrichWf33', subworkflowId: childId },
+    ]);
     expect(res.body.doctor.workspaceId).toBe(ws.workspaceId);
 
     // Deploy the child, then the parent, and run the parent through Temporal.
@@ -284,7 +367,9 @@ describe('POST /api/v1/workers/extflow/subflows/import-originals (and its legacy
     expect((await http(stack.app, 'POST', `/api/v1/workflows/${parentId}/deploy`, { token: ws.token })).status).toBe(200);
     const smoke = await post('/api/v1/workers/extflow/smoke-test', { useQueue: true, waitForWorkerMs: 30_000 }, ws.token);
     expect(smoke.status).toBe(200);
-    expect((await post('/api/v1/workers/extflow/subflows/import-originals', { importJson: '{' }, ws.token)).body.error).toBe('importJson is not valid JSON.');
+    expect((await post('/api/v1/workers/extflow/subflows/import-originals', { importJson: '{' }, ws.token)).body.error).toBe(
+      'importJson is not valid JSON.',
+    );
     expect((await post('/api/v1/workers/extflow/subflows/import-originals', {}, ws.token)).status).toBe(400);
   });
 });
@@ -297,16 +382,23 @@ describe('the workflows routes use the same converter', () => {
     expect(preview.body.persisted).toBe(false);
     expect(preview.body.importReadiness.conversion).toMatchObject({ source: 'extflow', ready: true });
     expect(preview.body.preview.nodes.map((n: any) => n.type)).toContain('http');
-    const bundlePreview = await post('/api/v1/workflows/import-preview', { importBundleJson: JSON.stringify([fixture('30-unsupported-python-and-expressions')]) });
+    const bundlePreview = await post('/api/v1/workflows/import-preview', {
+      importBundleJson: JSON.stringify([fixture('30-unsupported-python-and-expressions')]),
+    });
     expect(bundlePreview.status).toBe(200);
     expect(bundlePreview.body.workflows[0].importReadiness.conversion.unsupported).toHaveLength(3);
     expect(await workflowCount(stack.ws)).toBe(before);
 
-    const created = await post('/api/v1/workflows', { importBundleJson: JSON.stringify({ name: 'Mixed', workflows: [fixture('12-code-each-item')] }) });
+    const created = await post('/api/v1/workflows', {
+      importBundleJson: JSON.stringify({ name: 'Mixed', workflows: [fixture('12-code-each-item')] }),
+    });
     expect(created.status).toBe(201);
     expect(created.body.bundle).toMatchObject({ name: 'Mixed', created: 1 });
     expect(created.body.workflows[0].importReadiness.conversion.ready).toBe(true);
-    const replaced = await http(stack.app, 'PATCH', `/api/v1/workflows/${created.body.workflows[0].workflow.id}`, { token: stack.ws.token, body: { importJson: JSON.stringify(fixture('31-unsupported-merge-by-key')) } });
+    const replaced = await http(stack.app, 'PATCH', `/api/v1/workflows/${created.body.workflows[0].workflow.id}`, {
+      token: stack.ws.token,
+      body: { importJson: JSON.stringify(fixture('31-unsupported-merge-by-key')) },
+    });
     expect(replaced.status).toBe(200);
     expect(replaced.body.workflow.status).toBe('draft');
     expect(replaced.body.importReadiness.conversion.ready).toBe(false);
@@ -332,10 +424,16 @@ describe('without an import directory', () => {
     const app = await startTestApp();
     try {
       const ws = await createWorkspace(app, 'No import dir');
-      const res = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: ws.token, body: { bundlePath: 'bundle.json' } });
+      const res = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', {
+        token: ws.token,
+        body: { bundlePath: 'bundle.json' },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('Reading bundles from a path is not configured on this server; send importBundleJson instead.');
-      const ok = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: ws.token, body: { importBundleJson: JSON.stringify(fixture('01-manual-set')) } });
+      const ok = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', {
+        token: ws.token,
+        body: { importBundleJson: JSON.stringify(fixture('01-manual-set')) },
+      });
       expect(ok.status).toBe(201);
     } finally {
       await app.close();

@@ -29,7 +29,11 @@ afterAll(async () => {
 });
 
 const scansOf = async (fileId: string) =>
-  (await stack.app.orm.em.fork().find(FileScanSchema, { fileId }, { orderBy: { createdAt: 'asc', scanner: 'asc' } })).map((s) => ({ scanner: s.scanner, verdict: s.verdict, detail: s.detail }));
+  (await stack.app.orm.em.fork().find(FileScanSchema, { fileId }, { orderBy: { createdAt: 'asc', scanner: 'asc' } })).map((s) => ({
+    scanner: s.scanner,
+    verdict: s.verdict,
+    detail: s.detail,
+  }));
 
 test('clean content is streamed whole to clamd and the file becomes ready; both verdicts are recorded', async () => {
   const content = Buffer.alloc(1_000_000);
@@ -85,7 +89,9 @@ test('a clamd error leaves the file pending_scan (202); complete scans again and
   }
   expect(first.status).toBe(202);
   expect(first.body.data.file).toMatchObject({ status: 'pending_scan', sha256: expect.not.stringMatching(/^0{64}$/) });
-  expect(await scansOf(id)).toEqual(expect.arrayContaining([{ scanner: 'clamd', verdict: 'error', detail: expect.stringContaining('size limit exceeded') }]));
+  expect(await scansOf(id)).toEqual(
+    expect.arrayContaining([{ scanner: 'clamd', verdict: 'error', detail: expect.stringContaining('size limit exceeded') }]),
+  );
   expect((await download(stack.app, owner, id)).status).toBe(423);
   // PUT content is for pending files only.
   expect((await putContent(stack.app, owner, id, content)).status).toBe(409);
@@ -118,5 +124,7 @@ test('an unreachable clamd is an error, not a verdict', async () => {
   const address = closed.address;
   await closed.close();
   const scanner = clamdScanner(address, 2_000);
-  await expect(scanner.scan({ mimeType: 'text/plain', sizeBytes: 3, open: async () => bytesStream('abc') })).rejects.toThrow(/ECONNREFUSED/);
+  await expect(scanner.scan({ mimeType: 'text/plain', sizeBytes: 3, open: async () => bytesStream('abc') })).rejects.toThrow(
+    /ECONNREFUSED/,
+  );
 });

@@ -50,7 +50,12 @@ async function fileRow(id: string) {
 
 describe('create', () => {
   test('201 with a pending file, 64-zero sha256 and the upload and complete URLs', async () => {
-    const res = await createFile(stack.app, owner, { name: '  report.pdf ', mimeType: 'application/pdf', sizeBytes: 12, sha256: 'AB'.repeat(32) });
+    const res = await createFile(stack.app, owner, {
+      name: '  report.pdf ',
+      mimeType: 'application/pdf',
+      sizeBytes: 12,
+      sha256: 'AB'.repeat(32),
+    });
     expect(res.status).toBe(201);
     expect(res.body.ok).toBe(true);
     expect(res.body.meta).toEqual(META);
@@ -95,7 +100,10 @@ describe('create', () => {
   });
 
   test('Idempotency-Key: missing 400, replay returns the stored answer, another body 409', async () => {
-    const missing = await http(stack.app, 'POST', '/api/v1/files', { token: owner.token, body: { name: 'a', mimeType: 'text/plain', sizeBytes: 1 } });
+    const missing = await http(stack.app, 'POST', '/api/v1/files', {
+      token: owner.token,
+      body: { name: 'a', mimeType: 'text/plain', sizeBytes: 1 },
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('idempotency_key_invalid');
 
@@ -108,7 +116,9 @@ describe('create', () => {
     const other = await createFile(stack.app, owner, { name: 'twice.txt', mimeType: 'text/plain', sizeBytes: 1 }, k);
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('idempotency_replay_mismatch');
-    const count = await stack.app.orm.em.fork().count(StoredFileSchema, { workspaceId: stack.ws.workspaceId, name: { $in: ['once.txt', 'twice.txt'] } });
+    const count = await stack.app.orm.em
+      .fork()
+      .count(StoredFileSchema, { workspaceId: stack.ws.workspaceId, name: { $in: ['once.txt', 'twice.txt'] } });
     expect(count).toBe(1);
   });
 
@@ -134,7 +144,11 @@ describe('PUT content', () => {
     const id = created.body.data.file.id;
     const put = await putContent(stack.app, owner, id, Buffer.from('hello'));
     expect(put.status).toBe(201);
-    expect(put.body).toEqual({ ok: true, data: { blob: { key: expect.stringMatching(/^blob_[0-9a-f]{32}$/), size: 5, sha256: sha256('hello') } }, meta: META });
+    expect(put.body).toEqual({
+      ok: true,
+      data: { blob: { key: expect.stringMatching(/^blob_[0-9a-f]{32}$/), size: 5, sha256: sha256('hello') } },
+      meta: META,
+    });
     expect((await getFile(stack.app, owner, id)).body.data.file).toMatchObject({ status: 'pending', sha256: ZEROS });
     const row = await fileRow(id);
     expect(row.blobKey).toContain(put.body.data.blob.key);
@@ -215,7 +229,11 @@ describe('PUT content', () => {
 
     // Declares 1000 bytes, sends 10, and once the server is streaming them to storage, hangs up:
     // the upload fails and leaves nothing behind.
-    const partial = startPartialUpload(`/api/v1/files/${id}/content`, { 'content-length': '1000', 'idempotency-key': key() }, Buffer.alloc(10, 7));
+    const partial = startPartialUpload(
+      `/api/v1/files/${id}/content`,
+      { 'content-length': '1000', 'idempotency-key': key() },
+      Buffer.alloc(10, 7),
+    );
     await waitForDisk(id, (files) => files.some((f) => f.includes('.tmp-')));
     partial.abort();
     await waitForDisk(id, (files) => files.length === 0);
@@ -237,12 +255,22 @@ describe('PUT content', () => {
 function rawHttpHeadersOnly(pathName: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   const url = new URL(stack.app.url);
   return new Promise((resolve) => {
-    const req = request({ host: url.hostname, port: url.port, method: 'PUT', path: pathName, headers: { authorization: `Bearer ${owner.token}`, ...headers }, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: 'PUT',
+        path: pathName,
+        headers: { authorization: `Bearer ${owner.token}`, ...headers },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', () => resolve({ status: 0, text: '' }));
     req.flushHeaders();
   });
@@ -251,7 +279,14 @@ function rawHttpHeadersOnly(pathName: string, headers: Record<string, string>): 
 /** Starts a PUT that sends `body` (less than its Content-Length) and waits; `abort` hangs up. */
 function startPartialUpload(pathName: string, headers: Record<string, string>, body: Buffer): { abort(): void } {
   const url = new URL(stack.app.url);
-  const req = request({ host: url.hostname, port: url.port, method: 'PUT', path: pathName, headers: { authorization: `Bearer ${owner.token}`, ...headers }, agent: false });
+  const req = request({
+    host: url.hostname,
+    port: url.port,
+    method: 'PUT',
+    path: pathName,
+    headers: { authorization: `Bearer ${owner.token}`, ...headers },
+    agent: false,
+  });
   req.on('error', () => undefined);
   req.write(body);
   return { abort: () => req.destroy() };
@@ -271,7 +306,12 @@ async function waitForDisk(id: string, done: (files: string[]) => boolean): Prom
 describe('complete and scan', () => {
   test('pending → pending_scan → ready in one call; sha256 becomes the content digest; a clean scan row is recorded', async () => {
     const content = Buffer.from('clean content');
-    const created = await createFile(stack.app, owner, { name: 'ok.txt', mimeType: 'text/plain', sizeBytes: content.length, sha256: sha256(content) });
+    const created = await createFile(stack.app, owner, {
+      name: 'ok.txt',
+      mimeType: 'text/plain',
+      sizeBytes: content.length,
+      sha256: sha256(content),
+    });
     const id = created.body.data.file.id;
     await putContent(stack.app, owner, id, content);
     const res = await complete(stack.app, owner, id);
@@ -342,9 +382,21 @@ describe('complete and scan', () => {
 
   test.each([
     ['the EICAR test file', EICAR, 'text/plain', 'quarantined', 'Eicar-Test-Signature'],
-    ['the EICAR test file with trailing whitespace', Buffer.concat([EICAR, Buffer.from('\r\n  ')]), 'application/octet-stream', 'quarantined', 'Eicar-Test-Signature'],
+    [
+      'the EICAR test file with trailing whitespace',
+      Buffer.concat([EICAR, Buffer.from('\r\n  ')]),
+      'application/octet-stream',
+      'quarantined',
+      'Eicar-Test-Signature',
+    ],
     ['an executable declared as image/png', PE_HEAD, 'image/png', 'quarantined', 'mime-mismatch'],
-    ['an ELF executable declared as application/pdf', Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), Buffer.alloc(100)]), 'application/pdf', 'quarantined', 'mime-mismatch'],
+    [
+      'an ELF executable declared as application/pdf',
+      Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), Buffer.alloc(100)]),
+      'application/pdf',
+      'quarantined',
+      'mime-mismatch',
+    ],
     ['a PNG declared as text/plain', PNG_HEAD, 'text/plain', 'quarantined', 'mime-mismatch'],
     ['a PNG declared as image/png', PNG_HEAD, 'image/png', 'ready', null],
     ['an executable declared as application/octet-stream', PE_HEAD, 'application/octet-stream', 'ready', null],
@@ -377,7 +429,9 @@ describe('download', () => {
     expect(res.headers.get('content-type')).toBe('application/octet-stream');
     expect(res.headers.get('content-length')).toBe(String(content.length));
     expect(res.headers.get('etag')).toBe(`"sha256-${sha256(content)}"`);
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="?bersicht ? 2026 ?final?.bin"; filename*=UTF-8''%C3%9Cbersicht%20%E2%80%93%202026%20%E2%80%9Cfinal%E2%80%9D.bin`);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="?bersicht ? 2026 ?final?.bin"; filename*=UTF-8''%C3%9Cbersicht%20%E2%80%93%202026%20%E2%80%9Cfinal%E2%80%9D.bin`,
+    );
   });
 
   test('206 for bytes=a-b and bytes=a-, across segment boundaries, with content-range', async () => {
@@ -459,7 +513,9 @@ describe('list', () => {
     const other = await addUserWithKey(stack.app, stack.ws, 'member');
     const all = (await http(stack.app, 'GET', '/api/v1/files?limit=100', { token: other.token })).body.data.files;
     expect(all.length).toBeGreaterThan(20);
-    const sorted = [...all].sort((a: any, b: any) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+    const sorted = [...all].sort((a: any, b: any) =>
+      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1,
+    );
     expect(all.map((f: any) => f.id)).toEqual(sorted.map((f: any) => f.id));
 
     const seen: string[] = [];

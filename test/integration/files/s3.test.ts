@@ -16,7 +16,14 @@ let owner: Caller;
 const s3Blobs = (fake: FakeS3, secretAccessKey = fake.secretAccessKey) => ({
   ...loadConfig({}).blobs,
   backend: 's3' as const,
-  s3: { endpoint: fake.endpoint, region: 'eu-test-1', bucket: fake.bucket, accessKeyId: fake.accessKeyId, secretAccessKey, forcePathStyle: true },
+  s3: {
+    endpoint: fake.endpoint,
+    region: 'eu-test-1',
+    bucket: fake.bucket,
+    accessKeyId: fake.accessKeyId,
+    secretAccessKey,
+    forcePathStyle: true,
+  },
 });
 
 beforeAll(async () => {
@@ -38,7 +45,12 @@ test('upload, complete and download through the S3 backend; the object holds cip
   const marker = Buffer.from('PLAINTEXT-MARKER-in-the-middle');
   marker.copy(content, 150_000);
 
-  const created = await createFile(stack.app, owner, { name: 'data.bin', mimeType: 'application/octet-stream', sizeBytes: content.length, sha256: sha256(content) });
+  const created = await createFile(stack.app, owner, {
+    name: 'data.bin',
+    mimeType: 'application/octet-stream',
+    sizeBytes: content.length,
+    sha256: sha256(content),
+  });
   const id = created.body.data.file.id;
   const put = await putContent(stack.app, owner, id, content);
   expect(put.status).toBe(201);

@@ -14,7 +14,10 @@ let session: Caller;
 
 beforeAll(async () => {
   stack = await startTestStack({ config: await filesConfig(loadConfig({}), { purgeDelayMs: 100 }) });
-  session = { cookie: await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId), mount: '/api/files' };
+  session = {
+    cookie: await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId),
+    mount: '/api/files',
+  };
 });
 afterAll(() => stack?.close());
 
@@ -41,7 +44,9 @@ describe('session mount /api/files', () => {
     expect(got.bytes.toString()).toBe('uploaded');
 
     // The same file through the v1 mount: one set of handlers, one store.
-    expect((await getFile(stack.app, { token: stack.ws.token }, id)).body.data.file).toEqual((await getFile(stack.app, session, id)).body.data.file);
+    expect((await getFile(stack.app, { token: stack.ws.token }, id)).body.data.file).toEqual(
+      (await getFile(stack.app, session, id)).body.data.file,
+    );
 
     const removed = await remove(stack.app, session, id);
     expect(removed.status).toBe(202);
@@ -68,8 +73,13 @@ describe('session mount /api/files', () => {
 
     const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
     const password = 'viewer password for files';
-    await stack.app.orm.em.fork().nativeUpdate(UserSchema, { id: viewer.userId }, { passwordHash: await hashPassword(password), status: 'active' });
-    const viewerSession: Caller = { cookie: await signInCookie(stack.app, viewer.email, password, stack.ws.workspaceId), mount: '/api/files' };
+    await stack.app.orm.em
+      .fork()
+      .nativeUpdate(UserSchema, { id: viewer.userId }, { passwordHash: await hashPassword(password), status: 'active' });
+    const viewerSession: Caller = {
+      cookie: await signInCookie(stack.app, viewer.email, password, stack.ws.workspaceId),
+      mount: '/api/files',
+    };
     expect((await http(stack.app, 'GET', '/api/files', { cookie: viewerSession.cookie })).status).toBe(200);
     const refused = await createFile(stack.app, viewerSession, { name: 'v', mimeType: 'text/plain', sizeBytes: 1 });
     expect(refused.status).toBe(403);
@@ -99,7 +109,10 @@ describe('file writes blocked by configuration', () => {
 
     const refused = await createFile(blocked, owner, { ...body, name: 'after-the-block.txt' });
     expect(refused.status).toBe(503);
-    expect(refused.body).toEqual({ ok: false, error: { code: 'service_unavailable', message: 'File uploads are disabled on this deployment.' } });
+    expect(refused.body).toEqual({
+      ok: false,
+      error: { code: 'service_unavailable', message: 'File uploads are disabled on this deployment.' },
+    });
     const list = await http(blocked, 'GET', '/api/v1/files?limit=100', { token: stack.ws.token });
     expect(list.body.data.files.some((f: any) => f.name === 'after-the-block.txt')).toBe(false);
 

@@ -20,11 +20,19 @@ const mountOf = (c: Caller) => c.mount ?? '/api/v1/files';
 const auth = (c: Caller) => ({ ...(c.token ? { token: c.token } : {}), ...(c.cookie ? { cookie: c.cookie } : {}) });
 
 /** Config overrides of a files test app: blobs in a fresh temp folder, a short purge delay. */
-export async function filesConfig(base: AppConfig, over: { purgeDelayMs?: number; writesDisabled?: boolean; clamdAddress?: string } = {}): Promise<Partial<AppConfig>> {
+export async function filesConfig(
+  base: AppConfig,
+  over: { purgeDelayMs?: number; writesDisabled?: boolean; clamdAddress?: string } = {},
+): Promise<Partial<AppConfig>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-files-test-'));
   return {
     blobs: { ...base.blobs, localDir: dir },
-    files: { ...base.files, purgeDelayMs: over.purgeDelayMs ?? 300, writesDisabled: over.writesDisabled ?? false, clamdAddress: over.clamdAddress ?? undefined },
+    files: {
+      ...base.files,
+      purgeDelayMs: over.purgeDelayMs ?? 300,
+      writesDisabled: over.writesDisabled ?? false,
+      clamdAddress: over.clamdAddress ?? undefined,
+    },
   };
 }
 
@@ -33,7 +41,14 @@ export async function createFile(app: { url: string }, c: Caller, body: Record<s
 }
 
 /** PUT raw bytes with fetch (it sends Content-Length for a Buffer body). */
-export async function putContent(app: { url: string }, c: Caller, id: string, content: Buffer, idemKey: string | null = key(), extra: Record<string, string> = {}): Promise<HttpResult> {
+export async function putContent(
+  app: { url: string },
+  c: Caller,
+  id: string,
+  content: Buffer,
+  idemKey: string | null = key(),
+  extra: Record<string, string> = {},
+): Promise<HttpResult> {
   const headers: Record<string, string> = { 'content-type': 'application/octet-stream', ...extra };
   if (idemKey !== null) headers['idempotency-key'] = idemKey;
   if (c.token) headers.authorization = `Bearer ${c.token}`;
@@ -49,7 +64,13 @@ export async function putContent(app: { url: string }, c: Caller, id: string, co
   return { status: res.status, body, headers: res.headers, text };
 }
 
-export async function complete(app: { url: string }, c: Caller, id: string, body: Record<string, unknown> = {}, idemKey = key()): Promise<HttpResult> {
+export async function complete(
+  app: { url: string },
+  c: Caller,
+  id: string,
+  body: Record<string, unknown> = {},
+  idemKey = key(),
+): Promise<HttpResult> {
   return http(app, 'POST', `${mountOf(c)}/${id}/complete`, { ...auth(c), body, headers: { 'idempotency-key': idemKey } });
 }
 
@@ -62,7 +83,12 @@ export async function getFile(app: { url: string }, c: Caller, id: string): Prom
 }
 
 /** GET content, the body as bytes. */
-export async function download(app: { url: string }, c: Caller, id: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Buffer; json: any }> {
+export async function download(
+  app: { url: string },
+  c: Caller,
+  id: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; bytes: Buffer; json: any }> {
   const h: Record<string, string> = { ...headers };
   if (c.token) h.authorization = `Bearer ${c.token}`;
   if (c.cookie) h.cookie = c.cookie;
@@ -78,8 +104,17 @@ export async function download(app: { url: string }, c: Caller, id: string, head
 }
 
 /** Create, upload and complete a file; returns the completed file. */
-export async function uploadFile(app: { url: string }, c: Caller, content: Buffer, meta: { name?: string; mimeType?: string } = {}): Promise<any> {
-  const created = await createFile(app, c, { name: meta.name ?? 'file.bin', mimeType: meta.mimeType ?? 'application/octet-stream', sizeBytes: content.length });
+export async function uploadFile(
+  app: { url: string },
+  c: Caller,
+  content: Buffer,
+  meta: { name?: string; mimeType?: string } = {},
+): Promise<any> {
+  const created = await createFile(app, c, {
+    name: meta.name ?? 'file.bin',
+    mimeType: meta.mimeType ?? 'application/octet-stream',
+    sizeBytes: content.length,
+  });
   if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
   const id = created.body.data.file.id;
   const put = await putContent(app, c, id, content);
@@ -90,7 +125,13 @@ export async function uploadFile(app: { url: string }, c: Caller, content: Buffe
 }
 
 /** Polls GET until `done(file)`; fails with the last state after `timeoutMs`. */
-export async function waitForFile(app: { url: string }, c: Caller, id: string, done: (file: any) => boolean, timeoutMs = 30_000): Promise<any> {
+export async function waitForFile(
+  app: { url: string },
+  c: Caller,
+  id: string,
+  done: (file: any) => boolean,
+  timeoutMs = 30_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -108,4 +149,7 @@ export const EICAR = Buffer.from('X5O!P%@AP[4\\PZX54(P^)7CC)7}$' + 'EICAR-STANDA
 /** The first bytes of a PE executable (what file-type calls application/x-msdownload). */
 export const PE_HEAD = Buffer.concat([Buffer.from('MZ', 'ascii'), Buffer.alloc(200, 0x90)]);
 /** A PNG signature and IHDR start. */
-export const PNG_HEAD = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]), Buffer.alloc(64, 1)]);
+export const PNG_HEAD = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]),
+  Buffer.alloc(64, 1),
+]);

@@ -21,11 +21,16 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-async function chunksOf(documentId: string): Promise<Array<{ ordinal: number; content: string; heading: string | null; token_count: number; char_start: number; char_end: number }>> {
+async function chunksOf(
+  documentId: string,
+): Promise<Array<{ ordinal: number; content: string; heading: string | null; token_count: number; char_start: number; char_end: number }>> {
   return stack.app.orm.em
     .fork()
     .getConnection()
-    .execute(`select ordinal, content, heading, token_count, char_start, char_end from knowledge_chunks where document_id = ? order by ordinal`, [documentId]);
+    .execute(
+      `select ordinal, content, heading, token_count, char_start, char_end from knowledge_chunks where document_id = ? order by ordinal`,
+      [documentId],
+    );
 }
 
 const blobFiles = () => filesUnder(blobDir);
@@ -44,12 +49,17 @@ describe('knowledge bases', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    const custom = await http(stack.app, 'POST', '/api/v1/knowledge-bases', { token, body: { name: 'Small', chunking: { maxChunkSizeTokens: 256, overlapTokens: 32 } } });
+    const custom = await http(stack.app, 'POST', '/api/v1/knowledge-bases', {
+      token,
+      body: { name: 'Small', chunking: { maxChunkSizeTokens: 256, overlapTokens: 32 } },
+    });
     expect(custom.body.knowledgeBase.chunking).toEqual({ minChunkSizeChars: 100, maxChunkSizeTokens: 256, overlapTokens: 32 });
 
     const list = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
     expect(list.status).toBe(200);
-    expect(list.body.knowledgeBases.map((k: any) => k.id)).toEqual(expect.arrayContaining([res.body.knowledgeBase.id, custom.body.knowledgeBase.id]));
+    expect(list.body.knowledgeBases.map((k: any) => k.id)).toEqual(
+      expect.arrayContaining([res.body.knowledgeBase.id, custom.body.knowledgeBase.id]),
+    );
     const one = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${res.body.knowledgeBase.id}`, { token });
     expect(one.body.knowledgeBase).toEqual(res.body.knowledgeBase);
   });
@@ -119,15 +129,44 @@ describe('documents', () => {
   test('each format is extracted, chunked and indexed: pending → ready', async () => {
     const kb = await createBase(stack.app, token, { chunking: { minChunkSizeChars: 20, maxChunkSizeTokens: 64, overlapTokens: 8 } });
     const files = [
-      { name: 'notes.txt', type: 'text/plain', content: 'Plain text about the quarterly budget review.', expect: 'quarterly budget review' },
+      {
+        name: 'notes.txt',
+        type: 'text/plain',
+        content: 'Plain text about the quarterly budget review.',
+        expect: 'quarterly budget review',
+      },
       { name: 'policy.md', type: 'text/markdown', content: markdown, expect: 'reimbursed up to the city rate' },
-      { name: 'page.html', type: 'text/html', content: '<html><head><style>p{}</style><script>var x=1</script></head><body><h1>Onboarding</h1><p>Laptops are issued on <b>day one</b>.</p></body></html>', expect: 'Laptops are issued on day one' },
-      { name: 'report.pdf', type: 'application/pdf', content: makePdf(['Annual safety report', 'Zero incidents were recorded in the warehouse.']), expect: 'Zero incidents were recorded' },
-      { name: 'data.json', type: 'application/json', content: JSON.stringify({ product: 'Widget', warranty: { years: 3 } }), expect: '"warranty"' },
+      {
+        name: 'page.html',
+        type: 'text/html',
+        content:
+          '<html><head><style>p{}</style><script>var x=1</script></head><body><h1>Onboarding</h1><p>Laptops are issued on <b>day one</b>.</p></body></html>',
+        expect: 'Laptops are issued on day one',
+      },
+      {
+        name: 'report.pdf',
+        type: 'application/pdf',
+        content: makePdf(['Annual safety report', 'Zero incidents were recorded in the warehouse.']),
+        expect: 'Zero incidents were recorded',
+      },
+      {
+        name: 'data.json',
+        type: 'application/json',
+        content: JSON.stringify({ product: 'Widget', warranty: { years: 3 } }),
+        expect: '"warranty"',
+      },
     ];
     for (const f of files) {
       const doc = await uploadDocument(stack.app, token, kb.id, f);
-      expect(doc).toMatchObject({ knowledgeBaseId: kb.id, name: f.name, mimeType: f.type, source: 'upload', indexingStatus: 'pending', chunkCount: 0, connectorId: null });
+      expect(doc).toMatchObject({
+        knowledgeBaseId: kb.id,
+        name: f.name,
+        mimeType: f.type,
+        source: 'upload',
+        indexingStatus: 'pending',
+        chunkCount: 0,
+        connectorId: null,
+      });
       expect(doc.sizeBytes).toBe(Buffer.byteLength(f.content));
       const ready = await waitForDocument(stack.app, token, kb.id, doc.id);
       expect(ready).toMatchObject({ indexingStatus: 'ready', indexingError: null, indexedAt: expect.any(String) });
@@ -139,7 +178,11 @@ describe('documents', () => {
 
   test('HTML loses scripts and styles and keeps headings; Markdown chunks carry their heading path', async () => {
     const kb = await createBase(stack.app, token, { chunking: { minChunkSizeChars: 10, maxChunkSizeTokens: 40, overlapTokens: 0 } });
-    const html = await uploadDocument(stack.app, token, kb.id, { name: 'p.html', type: 'text/html', content: '<script>alert(1)</script><h2>Security</h2><p>Rotate keys yearly.</p>' });
+    const html = await uploadDocument(stack.app, token, kb.id, {
+      name: 'p.html',
+      type: 'text/html',
+      content: '<script>alert(1)</script><h2>Security</h2><p>Rotate keys yearly.</p>',
+    });
     await waitForDocument(stack.app, token, kb.id, html.id);
     const htmlChunks = await chunksOf(html.id);
     expect(htmlChunks.map((c) => c.content).join(' ')).not.toContain('alert');
@@ -169,11 +212,16 @@ describe('documents', () => {
   test('list with cursor, get, delete (chunks and stored bytes go too)', async () => {
     const kb = await createBase(stack.app, token);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await uploadDocument(stack.app, token, kb.id, { name: `d${i}.txt`, type: 'text/plain', content: `Document number ${i}` })).id);
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await uploadDocument(stack.app, token, kb.id, { name: `d${i}.txt`, type: 'text/plain', content: `Document number ${i}` })).id,
+      );
     const page1 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2`, { token });
     expect(page1.status).toBe(200);
     expect(page1.body.documents.map((d: any) => d.id)).toEqual([ids[2], ids[1]]);
-    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2&cursor=${page1.body.nextCursor}`, { token });
+    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2&cursor=${page1.body.nextCursor}`, {
+      token,
+    });
     expect(page2.body).toEqual({ documents: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
     expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?cursor=nope!`, { token })).status).toBe(400);
     expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=101`, { token })).status).toBe(400);
@@ -189,12 +237,23 @@ describe('documents', () => {
     expect((await blobFiles()).filter((f) => f.includes(ids[0]))).toEqual([]);
   });
 
-  test("another workspace cannot read, delete or upload into a base: 404, nothing changed", async () => {
+  test('another workspace cannot read, delete or upload into a base: 404, nothing changed', async () => {
     const kb = await createBase(stack.app, token);
-    const doc = await uploadDocument(stack.app, token, kb.id, { name: 'secret.txt', type: 'text/plain', content: 'The launch code is 1234.' });
+    const doc = await uploadDocument(stack.app, token, kb.id, {
+      name: 'secret.txt',
+      type: 'text/plain',
+      content: 'The launch code is 1234.',
+    });
     expect((await getDocument(stack.app, other.token, kb.id, doc.id)).status).toBe(404);
-    expect((await http(stack.app, 'DELETE', `/api/v1/knowledge-bases/${kb.id}/documents/${doc.id}`, { token: other.token })).status).toBe(404);
-    const foreign = await upload(stack.app, other.token, { knowledgeBaseId: kb.id }, { name: 'x.txt', type: 'text/plain', content: 'intruder' });
+    expect((await http(stack.app, 'DELETE', `/api/v1/knowledge-bases/${kb.id}/documents/${doc.id}`, { token: other.token })).status).toBe(
+      404,
+    );
+    const foreign = await upload(
+      stack.app,
+      other.token,
+      { knowledgeBaseId: kb.id },
+      { name: 'x.txt', type: 'text/plain', content: 'intruder' },
+    );
     expect(foreign.status).toBe(404);
     expect((await getDocument(stack.app, token, kb.id, doc.id)).status).toBe(200);
     const list = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token });
@@ -216,10 +275,15 @@ describe('documents', () => {
 
     const otherContent = await upload(stack.app, token, { knowledgeBaseId: kb.id }, { ...file, content: 'Something else.' }, idem);
     expect(otherContent.status).toBe(409);
-    expect(otherContent.body).toEqual({ error: 'Idempotency-Key was already used with a different request body.', code: 'idempotency_replay_mismatch' });
+    expect(otherContent.body).toEqual({
+      error: 'Idempotency-Key was already used with a different request body.',
+      code: 'idempotency_replay_mismatch',
+    });
     const otherName = await upload(stack.app, token, { knowledgeBaseId: kb.id, name: 'Renamed' }, file, idem);
     expect(otherName.status).toBe(409);
-    expect((await upload(stack.app, token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': 'bad key with spaces' })).status).toBe(400);
+    expect((await upload(stack.app, token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': 'bad key with spaces' })).status).toBe(
+      400,
+    );
     expect((await blobFiles()).length).toBe(blobsAfterFirst);
     const list = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token });
     expect(list.body.documents.map((d: any) => d.id)).toEqual([first.body.document.id]);
@@ -231,7 +295,9 @@ describe('documents', () => {
     expect(foreign.headers.get('idempotency-replayed')).toBeNull();
     expect(foreign.body.document.id).not.toBe(first.body.document.id);
     // Replaying another workspace's key into this base is still a 404 for the foreign key holder.
-    expect((await upload(stack.app, other.token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': `x-${Date.now()}` })).status).toBe(404);
+    expect((await upload(stack.app, other.token, { knowledgeBaseId: kb.id }, file, { 'idempotency-key': `x-${Date.now()}` })).status).toBe(
+      404,
+    );
   });
 
   test('refused uploads leave nothing stored', async () => {
@@ -261,7 +327,12 @@ describe('documents', () => {
   test('a file over 50 MiB is 413 and nothing is kept', async () => {
     const kb = await createBase(stack.app, token);
     const before = (await blobFiles()).length;
-    const res = await upload(stack.app, token, { knowledgeBaseId: kb.id }, { name: 'big.txt', type: 'text/plain', content: Buffer.alloc(52_428_801, 0x61) });
+    const res = await upload(
+      stack.app,
+      token,
+      { knowledgeBaseId: kb.id },
+      { name: 'big.txt', type: 'text/plain', content: Buffer.alloc(52_428_801, 0x61) },
+    );
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ error: expect.stringContaining('52428800') });
     expect((await blobFiles()).length).toBe(before);
@@ -269,15 +340,26 @@ describe('documents', () => {
 
   test('octet-stream with a known extension is accepted; unreadable content fails indexing with a reason', async () => {
     const kb = await createBase(stack.app, token);
-    const md = await uploadDocument(stack.app, token, kb.id, { name: 'readme.md', type: 'application/octet-stream', content: '# Readme\n\nHello.' });
+    const md = await uploadDocument(stack.app, token, kb.id, {
+      name: 'readme.md',
+      type: 'application/octet-stream',
+      content: '# Readme\n\nHello.',
+    });
     expect(md.mimeType).toBe('text/markdown');
     expect((await waitForDocument(stack.app, token, kb.id, md.id)).indexingStatus).toBe('ready');
 
     const badJson = await uploadDocument(stack.app, token, kb.id, { name: 'broken.json', type: 'application/json', content: '{"a": ' });
     const failed = await waitForDocument(stack.app, token, kb.id, badJson.id);
     expect(failed).toMatchObject({ indexingStatus: 'failed', indexingError: expect.stringContaining('not valid JSON'), chunkCount: 0 });
-    const badPdf = await uploadDocument(stack.app, token, kb.id, { name: 'broken.pdf', type: 'application/pdf', content: '%PDF-1.4 garbage' });
-    expect(await waitForDocument(stack.app, token, kb.id, badPdf.id)).toMatchObject({ indexingStatus: 'failed', indexingError: expect.stringContaining('PDF') });
+    const badPdf = await uploadDocument(stack.app, token, kb.id, {
+      name: 'broken.pdf',
+      type: 'application/pdf',
+      content: '%PDF-1.4 garbage',
+    });
+    expect(await waitForDocument(stack.app, token, kb.id, badPdf.id)).toMatchObject({
+      indexingStatus: 'failed',
+      indexingError: expect.stringContaining('PDF'),
+    });
   });
 
   test('indexing is a Temporal execution per document version, searchable by workspace', async () => {

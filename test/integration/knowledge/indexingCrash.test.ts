@@ -18,7 +18,12 @@ beforeAll(async () => {
   const config = await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey });
   app = await startTestApp(config);
   ws = await createWorkspace(app);
-  workerEnv = { BLOB_DIR: config.blobs!.localDir, EMBEDDINGS_BASE_URL: embeddings.url, EMBEDDINGS_API_KEY: embeddings.apiKey, EMBEDDINGS_MODEL: 'fake-embed-1' };
+  workerEnv = {
+    BLOB_DIR: config.blobs!.localDir,
+    EMBEDDINGS_BASE_URL: embeddings.url,
+    EMBEDDINGS_API_KEY: embeddings.apiKey,
+    EMBEDDINGS_MODEL: 'fake-embed-1',
+  };
 });
 afterAll(async () => {
   await app?.close();

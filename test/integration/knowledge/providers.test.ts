@@ -28,7 +28,11 @@ beforeAll(async () => {
   kb = await createBase(stack.app, token);
   const ws = stack.ws.workspaceId;
   creds.drive = await createCredential(stack.app, token, ws, 'drive', { token: 'ya29.fake-token', baseUrl: drive.url });
-  creds.wiki = await createCredential(stack.app, token, ws, 'wiki', { token: 'atlassian-fake-token', username: 'bot@example.test', baseUrl: wiki.url });
+  creds.wiki = await createCredential(stack.app, token, ws, 'wiki', {
+    token: 'atlassian-fake-token',
+    username: 'bot@example.test',
+    baseUrl: wiki.url,
+  });
   creds.chat = await createCredential(stack.app, token, ws, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
   creds.repo = await createCredential(stack.app, token, ws, 'repo', { token: 'ghp_fake_token', baseUrl: repo.url });
 });
@@ -38,22 +42,39 @@ afterAll(async () => {
 });
 
 async function connector(providerId: string, config: Record<string, unknown>): Promise<string> {
-  const res = await createConnector(stack.app, token, { knowledgeBaseId: kb.id, providerId, name: `${providerId} ${key()}`, config: { credentialId: creds[providerId], ...config } });
+  const res = await createConnector(stack.app, token, {
+    knowledgeBaseId: kb.id,
+    providerId,
+    name: `${providerId} ${key()}`,
+    config: { credentialId: creds[providerId], ...config },
+  });
   return res.body.data.connector.id;
 }
 
-async function docs(connectorId: string): Promise<Array<{ external_id: string; name: string; mime_type: string; enabled: boolean; trashed: boolean; content_text: string; metadata: any }>> {
+async function docs(
+  connectorId: string,
+): Promise<
+  Array<{ external_id: string; name: string; mime_type: string; enabled: boolean; trashed: boolean; content_text: string; metadata: any }>
+> {
   return stack.app.orm.em
     .fork()
     .getConnection()
-    .execute(`select external_id, name, mime_type, enabled, trashed_at is not null as trashed, content_text, metadata from knowledge_documents where connector_id = ? order by external_id`, [connectorId]);
+    .execute(
+      `select external_id, name, mime_type, enabled, trashed_at is not null as trashed, content_text, metadata from knowledge_documents where connector_id = ? order by external_id`,
+      [connectorId],
+    );
 }
 
 const run = (connectorId: string, options: Record<string, number> = {}) => startRun(stack.app, token, connectorId, { options });
 
 describe('drive', () => {
   test('files.list in modifiedTime order: Docs exported, text and PDF downloaded, images skipped, trashed files tombstoned', async () => {
-    drive.put({ id: 'doc1', name: 'Handbook', mimeType: 'application/vnd.google-apps.document', content: 'Expense reports are due monthly.' });
+    drive.put({
+      id: 'doc1',
+      name: 'Handbook',
+      mimeType: 'application/vnd.google-apps.document',
+      content: 'Expense reports are due monthly.',
+    });
     drive.put({ id: 'txt1', name: 'notes.txt', mimeType: 'text/plain', content: 'Plain notes about onboarding.' });
     drive.put({ id: 'pdf1', name: 'policy.pdf', mimeType: 'application/pdf', content: makePdf(['Security policy: rotate keys yearly.']) });
     drive.put({ id: 'img1', name: 'logo.png', mimeType: 'image/png', content: Buffer.from([0x89, 0x50]) });
@@ -63,7 +84,10 @@ describe('drive', () => {
     expect(first.body.data.run).toMatchObject({ upsertedCount: 3, tombstonedCount: 0 });
     const stored = await docs(id);
     expect(stored.map((d) => d.external_id)).toEqual(['drive:doc1', 'drive:pdf1', 'drive:txt1']);
-    expect(stored.find((d) => d.external_id === 'drive:doc1')).toMatchObject({ mime_type: 'text/plain', content_text: 'Expense reports are due monthly.' });
+    expect(stored.find((d) => d.external_id === 'drive:doc1')).toMatchObject({
+      mime_type: 'text/plain',
+      content_text: 'Expense reports are due monthly.',
+    });
     expect(stored.find((d) => d.external_id === 'drive:pdf1')!.content_text).toContain('rotate keys yearly');
     const exports = drive.requests.filter((r) => r.path.endsWith('/export'));
     expect(exports.map((r) => r.query.get('mimeType'))).toEqual(['text/plain']);
@@ -135,8 +159,17 @@ describe('wiki', () => {
   });
 
   test('the provider answering 401 fails the run with its message', async () => {
-    const badCred = await createCredential(stack.app, token, stack.ws.workspaceId, 'wiki', { token: 'wrong', username: 'bot@example.test', baseUrl: wiki.url });
-    const res = await createConnector(stack.app, token, { knowledgeBaseId: kb.id, providerId: 'wiki', name: `wiki bad ${key()}`, config: { credentialId: badCred, spaceIds: ['100'] } });
+    const badCred = await createCredential(stack.app, token, stack.ws.workspaceId, 'wiki', {
+      token: 'wrong',
+      username: 'bot@example.test',
+      baseUrl: wiki.url,
+    });
+    const res = await createConnector(stack.app, token, {
+      knowledgeBaseId: kb.id,
+      providerId: 'wiki',
+      name: `wiki bad ${key()}`,
+      config: { credentialId: badCred, spaceIds: ['100'] },
+    });
     const failed = await run(res.body.data.connector.id);
     expect(failed.status).toBe(500);
     expect(failed.body.error.message).toContain('Provider wiki answered 401');
@@ -145,7 +178,10 @@ describe('wiki', () => {
 
 describe('chat', () => {
   test('history is followed across runs with cursors; maxItems stops between messages', async () => {
-    chat.post('CHIST', Array.from({ length: 25 }, (_, i) => `message number ${i}`));
+    chat.post(
+      'CHIST',
+      Array.from({ length: 25 }, (_, i) => `message number ${i}`),
+    );
     const id = await connector('chat', { channelIds: ['CHIST'] });
     const first = await run(id, { maxItems: 10 });
     expect(first.body.data.run.upsertedCount).toBe(10);
@@ -173,7 +209,11 @@ describe('chat', () => {
     chat.post('CF2', ['filters two']);
     const id = await connector('chat', { channelIds: ['CF1'] });
     expect((await run(id)).status).toBe(201);
-    await http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${id}`, { token, body: { config: { credentialId: creds.chat, channelIds: ['CF1', 'CF2'] } }, headers: { 'idempotency-key': key() } });
+    await http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${id}`, {
+      token,
+      body: { config: { credentialId: creds.chat, channelIds: ['CF1', 'CF2'] } },
+      headers: { 'idempotency-key': key() },
+    });
     const refused = await run(id);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toEqual({ code: 'validation_failed', message: expect.stringContaining('made for other filters') });
@@ -187,7 +227,12 @@ describe('chat', () => {
 
 describe('repo', () => {
   test('recursive tree and blobs under pathPrefixes; binaries skipped; removed files tombstoned; unchanged tree skipped', async () => {
-    repo.setFiles('acme/docs', { 'docs/intro.md': '# Intro\n\nWelcome.', 'docs/setup.md': 'Install with npm.', 'src/index.ts': 'export {}', 'docs/logo.png': Buffer.from([0x89, 0, 0x47]) });
+    repo.setFiles('acme/docs', {
+      'docs/intro.md': '# Intro\n\nWelcome.',
+      'docs/setup.md': 'Install with npm.',
+      'src/index.ts': 'export {}',
+      'docs/logo.png': Buffer.from([0x89, 0, 0x47]),
+    });
     const id = await connector('repo', { repositories: ['acme/docs'], pathPrefixes: ['docs/'] });
     const first = await run(id);
     expect(first.body.data.run).toMatchObject({ upsertedCount: 2, tombstonedCount: 0 });

@@ -4,7 +4,15 @@
  * queries, workspace scoping, trashed bases, keyword-only deployments and a failing endpoint.
  */
 import { startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
-import { createWorkspace, http, startTestApp, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http,
+  startTestApp,
+  startTestStack,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { createBase, knowledgeConfig, search, uploadDocument, waitForDocument } from './support';
 
 let stack: TestStack;
@@ -37,7 +45,11 @@ beforeAll(async () => {
     docs[name] = await waitForDocument(stack.app, token, kb.id, doc.id);
   }
   const foreignKb = await createBase(stack.app, other.token, small);
-  const foreign = await uploadDocument(stack.app, other.token, foreignKb.id, { name: 'foreign.txt', type: 'text/plain', content: 'The automobile brake pads of another workspace.' });
+  const foreign = await uploadDocument(stack.app, other.token, foreignKb.id, {
+    name: 'foreign.txt',
+    type: 'text/plain',
+    content: 'The automobile brake pads of another workspace.',
+  });
   await waitForDocument(stack.app, other.token, foreignKb.id, foreign.id);
 }, 120_000);
 afterAll(async () => {
@@ -68,8 +80,22 @@ test('a query matching words and meaning is hybrid; results carry chunk, documen
   expect(res.body.retrieval).toEqual({ mode: 'hybrid', vector: 'used', fusion: { method: 'rrf', k: 60, candidates: 50 } });
   const top = res.body.results[0];
   expect(top).toEqual({
-    chunk: { id: expect.stringMatching(/^chk_/), ordinal: 0, heading: null, content: 'The automobile needs new brake pads every 40000 kilometres.', tokenCount: expect.any(Number) },
-    document: { id: docs.brakes.id, knowledgeBaseId: kbA.id, name: 'brakes.txt', mimeType: 'text/plain', source: 'upload', connectorId: null, externalUrl: null },
+    chunk: {
+      id: expect.stringMatching(/^chk_/),
+      ordinal: 0,
+      heading: null,
+      content: 'The automobile needs new brake pads every 40000 kilometres.',
+      tokenCount: expect.any(Number),
+    },
+    document: {
+      id: docs.brakes.id,
+      knowledgeBaseId: kbA.id,
+      name: 'brakes.txt',
+      mimeType: 'text/plain',
+      source: 'upload',
+      connectorId: null,
+      externalUrl: null,
+    },
     score: expect.any(Number),
     provenance: 'hybrid',
     ranks: { keyword: 1, vector: 1 },
@@ -93,7 +119,9 @@ test('chunks without an embedding of the current model are still found by keywor
     const hit = res.body.results.find((r: any) => r.document.id === docs.refunds.id);
     expect(hit).toMatchObject({ provenance: 'keyword', ranks: { keyword: 1, vector: null } });
   } finally {
-    await em.getConnection().execute(`update knowledge_chunks set embedding_model = 'fake-embed-1' where document_id = ?`, [docs.refunds.id]);
+    await em
+      .getConnection()
+      .execute(`update knowledge_chunks set embedding_model = 'fake-embed-1' where document_id = ?`, [docs.refunds.id]);
   }
 });
 
@@ -133,8 +161,17 @@ test('a trashed base is left out of search until restored', async () => {
 test('without an embeddings endpoint search is keyword only and says so', async () => {
   const res = await search(keywordOnly, token, { query: 'brake pads', limit: 5 });
   expect(res.status).toBe(200);
-  expect(res.body.retrieval).toEqual({ mode: 'keyword', vector: 'not_configured', fusion: null, note: expect.stringContaining('EMBEDDINGS_BASE_URL') });
-  expect(res.body.results[0]).toMatchObject({ document: { id: docs.brakes.id }, provenance: 'keyword', ranks: { keyword: 1, vector: null } });
+  expect(res.body.retrieval).toEqual({
+    mode: 'keyword',
+    vector: 'not_configured',
+    fusion: null,
+    note: expect.stringContaining('EMBEDDINGS_BASE_URL'),
+  });
+  expect(res.body.results[0]).toMatchObject({
+    document: { id: docs.brakes.id },
+    provenance: 'keyword',
+    ranks: { keyword: 1, vector: null },
+  });
   // Paraphrases need vectors: nothing shares a word with "car".
   expect((await search(keywordOnly, token, { query: 'car', limit: 5 })).body.results).toEqual([]);
 });
@@ -164,7 +201,11 @@ test('when the endpoint fails at query time the search falls back to keyword and
 test('429 and 5xx answers of the embeddings endpoint are retried while indexing', async () => {
   const before = embeddings.requests.length;
   embeddings.failNext(2, 429);
-  const doc = await uploadDocument(stack.app, token, kbA.id, { name: 'retry.txt', type: 'text/plain', content: 'Retried embeddings still index the document.' });
+  const doc = await uploadDocument(stack.app, token, kbA.id, {
+    name: 'retry.txt',
+    type: 'text/plain',
+    content: 'Retried embeddings still index the document.',
+  });
   expect((await waitForDocument(stack.app, token, kbA.id, doc.id)).indexingStatus).toBe('ready');
   expect(embeddings.requests.length).toBeGreaterThan(before);
 });

@@ -9,14 +9,23 @@ import { http, type HttpResult } from '../../support/harness';
 export const key = () => `k-${randomBytes(8).toString('hex')}`;
 
 /** Config overrides of a knowledge test app: blobs in a fresh folder; embeddings when a URL is given. */
-export async function knowledgeConfig(over: { embeddingsUrl?: string; embeddingsKey?: string; leaseMs?: number; certified?: string[] } = {}): Promise<Partial<AppConfig>> {
+export async function knowledgeConfig(
+  over: { embeddingsUrl?: string; embeddingsKey?: string; leaseMs?: number; certified?: string[] } = {},
+): Promise<Partial<AppConfig>> {
   const base = loadConfig({});
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-knowledge-test-'));
   return {
     blobs: { ...base.blobs, localDir: dir },
     knowledge: {
       ...base.knowledge,
-      embeddings: { ...base.knowledge.embeddings, baseUrl: over.embeddingsUrl, apiKey: over.embeddingsKey, model: 'fake-embed-1', timeoutMs: 10_000, maxRetries: 3 },
+      embeddings: {
+        ...base.knowledge.embeddings,
+        baseUrl: over.embeddingsUrl,
+        apiKey: over.embeddingsKey,
+        model: 'fake-embed-1',
+        timeoutMs: 10_000,
+        maxRetries: 3,
+      },
       syncLeaseMs: over.leaseMs ?? base.knowledge.syncLeaseMs,
       certifiedProviders: over.certified ?? base.knowledge.certifiedProviders,
     },
@@ -24,7 +33,10 @@ export async function knowledgeConfig(over: { embeddingsUrl?: string; embeddings
 }
 
 export async function createBase(app: { url: string }, token: string, body: Record<string, unknown> = {}): Promise<any> {
-  const res = await http(app, 'POST', '/api/v1/knowledge-bases', { token, body: { name: `KB ${randomBytes(3).toString('hex')}`, ...body } });
+  const res = await http(app, 'POST', '/api/v1/knowledge-bases', {
+    token,
+    body: { name: `KB ${randomBytes(3).toString('hex')}`, ...body },
+  });
   if (res.status !== 201) throw new Error(`create base failed: ${res.status} ${res.text}`);
   return res.body.knowledgeBase;
 }
@@ -39,8 +51,17 @@ export async function upload(
 ): Promise<HttpResult> {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  if (file) form.append('file', new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)], { type: file.type }), file.name);
-  const res = await fetch(`${app.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: form });
+  if (file)
+    form.append(
+      'file',
+      new Blob([typeof file.content === 'string' ? file.content : new Uint8Array(file.content)], { type: file.type }),
+      file.name,
+    );
+  const res = await fetch(`${app.url}/api/v1/documents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, ...headers },
+    body: form,
+  });
   const text = await res.text();
   let body: unknown = text;
   try {
@@ -51,7 +72,12 @@ export async function upload(
   return { status: res.status, body, headers: res.headers, text };
 }
 
-export async function uploadDocument(app: { url: string }, token: string, knowledgeBaseId: string, file: { name: string; type: string; content: Buffer | string }): Promise<any> {
+export async function uploadDocument(
+  app: { url: string },
+  token: string,
+  knowledgeBaseId: string,
+  file: { name: string; type: string; content: Buffer | string },
+): Promise<any> {
   const res = await upload(app, token, { knowledgeBaseId }, file);
   if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
   return res.body.document;
@@ -62,7 +88,14 @@ export async function getDocument(app: { url: string }, token: string, kbId: str
 }
 
 /** Polls a document until its indexing is ready or failed (or `done` holds). */
-export async function waitForDocument(app: { url: string }, token: string, kbId: string, id: string, done: (d: any) => boolean = (d) => d.indexingStatus === 'ready' || d.indexingStatus === 'failed', timeoutMs = 45_000): Promise<any> {
+export async function waitForDocument(
+  app: { url: string },
+  token: string,
+  kbId: string,
+  id: string,
+  done: (d: any) => boolean = (d) => d.indexingStatus === 'ready' || d.indexingStatus === 'failed',
+  timeoutMs = 45_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -111,18 +144,32 @@ export async function createCredential(
   type: string,
   value: Record<string, unknown>,
 ): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', { token, body: { name: `cred-${randomBytes(4).toString('hex')}`, type, value } });
+  const res = await http(app, 'POST', '/api/v1/credentials', {
+    token,
+    body: { name: `cred-${randomBytes(4).toString('hex')}`, type, value },
+  });
   if (res.status !== 201) throw new Error(`credential create failed: ${res.status} ${res.text}`);
   return res.body.credential.id;
 }
 
 export const idem = () => ({ 'idempotency-key': key() });
 
-export async function createConnector(app: { url: string }, token: string, body: Record<string, unknown>, idemKey = key()): Promise<HttpResult> {
+export async function createConnector(
+  app: { url: string },
+  token: string,
+  body: Record<string, unknown>,
+  idemKey = key(),
+): Promise<HttpResult> {
   return http(app, 'POST', '/api/v1/knowledge-connectors', { token, body, headers: { 'idempotency-key': idemKey } });
 }
 
-export async function startRun(app: { url: string }, token: string, connectorId: string, body: unknown = { options: {} }, idemKey = key()): Promise<HttpResult> {
+export async function startRun(
+  app: { url: string },
+  token: string,
+  connectorId: string,
+  body: unknown = { options: {} },
+  idemKey = key(),
+): Promise<HttpResult> {
   return http(app, 'POST', `/api/v1/knowledge-connectors/${connectorId}/runs`, { token, body, headers: { 'idempotency-key': idemKey } });
 }
 

@@ -41,12 +41,19 @@ afterAll(async () => {
 async function connectorWith(texts: string[], ws: { token: string } = { token }, base = kb, cred = credentialId): Promise<string> {
   const ch = `K${String(++channel).padStart(4, '0')}`;
   chat.post(ch, texts);
-  const res = await createConnector(stack.app, ws.token, { knowledgeBaseId: base.id, providerId: 'chat', name: `chat ${ch}`, config: { credentialId: cred, channelIds: [ch] } });
+  const res = await createConnector(stack.app, ws.token, {
+    knowledgeBaseId: base.id,
+    providerId: 'chat',
+    name: `chat ${ch}`,
+    config: { credentialId: cred, channelIds: [ch] },
+  });
   expect(res.status).toBe(201);
   return res.body.data.connector.id;
 }
-const invoke = (body: unknown, idemKey: string | null = key(), t = token) => http(stack.app, 'POST', CAPABILITY, { token: t, body, headers: idemKey ? { 'idempotency-key': idemKey } : {} });
-const runIdOf = (workspaceId: string, connectorId: string, k: string) => `ksr_${createHash('sha256').update(`${workspaceId}\0${connectorId}\0${k}`).digest('hex').slice(0, 40)}`;
+const invoke = (body: unknown, idemKey: string | null = key(), t = token) =>
+  http(stack.app, 'POST', CAPABILITY, { token: t, body, headers: idemKey ? { 'idempotency-key': idemKey } : {} });
+const runIdOf = (workspaceId: string, connectorId: string, k: string) =>
+  `ksr_${createHash('sha256').update(`${workspaceId}\0${connectorId}\0${k}`).digest('hex').slice(0, 40)}`;
 
 test('the credential is sealed with CREDENTIALS_KEY, which the SECRET_KEY-derived key alone cannot open', async () => {
   const row = await stack.app.orm.em.fork().findOneOrFail(CredentialSchema, { id: credentialId });
@@ -62,7 +69,11 @@ test('knowledge.sync runs the connector like POST …/runs: 201 with the applied
   const res = await invoke({ input: { connectorId, maxItems: 50 }, confirm: true }, k);
   expect(res.status).toBe(201);
   expect(res.body.ok).toBe(true);
-  expect(res.body.data).toEqual({ capability: 'knowledge.sync', effect: 'write', run: expect.objectContaining({ id: runIdOf(stack.ws.workspaceId, connectorId, k), connectorId, status: 'succeeded', upsertedCount: 2 }) });
+  expect(res.body.data).toEqual({
+    capability: 'knowledge.sync',
+    effect: 'write',
+    run: expect.objectContaining({ id: runIdOf(stack.ws.workspaceId, connectorId, k), connectorId, status: 'succeeded', upsertedCount: 2 }),
+  });
   expect(res.body.data.run).not.toHaveProperty('requestFingerprint');
 
   // The same key and options on the REST route is the same run: a replay, no second apply.
@@ -83,12 +94,21 @@ test('knowledge.sync runs the connector like POST …/runs: 201 with the applied
 test('confirmation and idempotency are required; options are bounded; nothing runs when refused', async () => {
   const connectorId = await connectorWith(['refused']);
   const noConfirm = await invoke({ input: { connectorId } });
-  expect([noConfirm.status, noConfirm.body.error]).toEqual([400, { code: 'validation_failed', message: 'knowledge.sync changes the knowledge base: send confirm: true to run it.' }]);
+  expect([noConfirm.status, noConfirm.body.error]).toEqual([
+    400,
+    { code: 'validation_failed', message: 'knowledge.sync changes the knowledge base: send confirm: true to run it.' },
+  ]);
   const falseConfirm = await invoke({ input: { connectorId }, confirm: false });
   expect(falseConfirm.status).toBe(400);
   const noKey = await invoke({ input: { connectorId }, confirm: true }, null);
   expect([noKey.status, noKey.body.error.code]).toEqual([400, 'idempotency_key_invalid']);
-  for (const input of [{}, { connectorId, maxPages: 51 }, { connectorId, maxBytes: 1023 }, { connectorId, timeoutMs: 120001 }, { connectorId, records: [] }]) {
+  for (const input of [
+    {},
+    { connectorId, maxPages: 51 },
+    { connectorId, maxBytes: 1023 },
+    { connectorId, timeoutMs: 120001 },
+    { connectorId, records: [] },
+  ]) {
     const res = await invoke({ input, confirm: true });
     expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
   }

@@ -33,7 +33,14 @@ test('a sync run survives its worker being killed mid-fetch and applies its batc
     const kb = await createBase(app, ws.token);
     const credentialId = await createCredential(app, ws.token, ws.workspaceId, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
     chat.post('CCRASH', ['before the crash', 'during the crash', 'after the crash']);
-    const connector = (await createConnector(app, ws.token, { knowledgeBaseId: kb.id, providerId: 'chat', name: 'crash', config: { credentialId, channelIds: ['CCRASH'] } })).body.data.connector;
+    const connector = (
+      await createConnector(app, ws.token, {
+        knowledgeBaseId: kb.id,
+        providerId: 'chat',
+        name: 'crash',
+        config: { credentialId, channelIds: ['CCRASH'] },
+      })
+    ).body.data.connector;
     const k = key();
     const gate = chat.hold();
     const pending = startRun(app, ws.token, connector.id, { options: {} }, k);
@@ -49,7 +56,10 @@ test('a sync run survives its worker being killed mid-fetch and applies its batc
     const res = await pending;
     expect(res.status).toBe(201);
     expect(res.body.data.run).toMatchObject({ id: runId, status: 'succeeded', upsertedCount: 3 });
-    const docs = await app.orm.em.fork().getConnection().execute(`select external_id from knowledge_documents where connector_id = ?`, [connector.id]);
+    const docs = await app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select external_id from knowledge_documents where connector_id = ?`, [connector.id]);
     expect(docs.length).toBe(3);
     // The first attempt's request and the retry's: the batch was fetched twice and applied once.
     expect(chat.requests.filter((r) => r.query.get('channel') === 'CCRASH').length).toBe(2);

@@ -37,7 +37,12 @@ test('a refused provider address answers 409 setup_required (never 5xx), fails t
   const kb = await createBase(app, ws.token);
   const credentialId = await createCredential(app, ws.token, ws.workspaceId, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
   chat.post('C0001', ['Deploys happen on Tuesdays.']);
-  const created = await createConnector(app, ws.token, { knowledgeBaseId: kb.id, providerId: 'chat', name: 'guarded chat', config: { credentialId, channelIds: ['C0001'] } });
+  const created = await createConnector(app, ws.token, {
+    knowledgeBaseId: kb.id,
+    providerId: 'chat',
+    name: 'guarded chat',
+    config: { credentialId, channelIds: ['C0001'] },
+  });
   expect(created.status).toBe(201);
   const connectorId = created.body.data.connector.id;
   const requests = chat.requests.length;
@@ -50,16 +55,27 @@ test('a refused provider address answers 409 setup_required (never 5xx), fails t
       ok: false,
       error: {
         code: 'setup_required',
-        message: expect.stringMatching(/^Knowledge connector \S+ needs setup: the outbound guard refuses its provider's address .*Outbound request refused: 127\.0\.0\.1 is a loopback address/),
+        message: expect.stringMatching(
+          /^Knowledge connector \S+ needs setup: the outbound guard refuses its provider's address .*Outbound request refused: 127\.0\.0\.1 is a loopback address/,
+        ),
         retryable: false,
         details: {
-          availability: expect.objectContaining({ status: 'setup_required', reason: 'provider_address_refused', providerId: 'chat', credentialId, refusal: expect.stringMatching(/loopback/) }),
+          availability: expect.objectContaining({
+            status: 'setup_required',
+            reason: 'provider_address_refused',
+            providerId: 'chat',
+            credentialId,
+            refusal: expect.stringMatching(/loopback/),
+          }),
         },
       },
     });
   }
   expect(chat.requests.length).toBe(requests);
-  const runs = await app.orm.em.fork().getConnection().execute(`select id, status, error from knowledge_sync_runs where connector_id = ? order by created_at`, [connectorId]);
+  const runs = await app.orm.em
+    .fork()
+    .getConnection()
+    .execute(`select id, status, error from knowledge_sync_runs where connector_id = ? order by created_at`, [connectorId]);
   expect(runs).toHaveLength(3);
   for (const run of runs) expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/outbound guard refuses/) });
   const connector = await getConnector(app, ws.token, connectorId);

@@ -38,18 +38,29 @@ afterAll(async () => {
 async function connectorWith(texts: string[]): Promise<{ id: string; channel: string }> {
   const ch = `C${String(++channel).padStart(4, '0')}`;
   chat.post(ch, texts);
-  const res = await createConnector(stack.app, token, { knowledgeBaseId: kb.id, providerId: 'chat', name: `chat ${ch}`, config: { credentialId, channelIds: [ch] } });
+  const res = await createConnector(stack.app, token, {
+    knowledgeBaseId: kb.id,
+    providerId: 'chat',
+    name: `chat ${ch}`,
+    config: { credentialId, channelIds: [ch] },
+  });
   return { id: res.body.data.connector.id, channel: ch };
 }
 
-const runIdOf = (connectorId: string, k: string) => `ksr_${createHash('sha256').update(`${stack.ws.workspaceId}\0${connectorId}\0${k}`).digest('hex').slice(0, 40)}`;
+const runIdOf = (connectorId: string, k: string) =>
+  `ksr_${createHash('sha256').update(`${stack.ws.workspaceId}\0${connectorId}\0${k}`).digest('hex').slice(0, 40)}`;
 
 async function sql<T = any>(query: string, params: unknown[] = []): Promise<T[]> {
   return stack.app.orm.em.fork().getConnection().execute(query, params);
 }
 
-const docsOfRun = (runId: string) => sql<{ external_id: string; enabled: boolean; trashed_at: Date | null; indexing_status: string }>(`select external_id, enabled, trashed_at, indexing_status from knowledge_documents where last_sync_run_id = ? order by external_id`, [runId]);
-const historyRequests = (ch: string) => chat.requests.filter((r) => r.path === '/conversations.history' && r.query.get('channel') === ch).length;
+const docsOfRun = (runId: string) =>
+  sql<{ external_id: string; enabled: boolean; trashed_at: Date | null; indexing_status: string }>(
+    `select external_id, enabled, trashed_at, indexing_status from knowledge_documents where last_sync_run_id = ? order by external_id`,
+    [runId],
+  );
+const historyRequests = (ch: string) =>
+  chat.requests.filter((r) => r.path === '/conversations.history' && r.query.get('channel') === ch).length;
 
 describe('(none) → queued → running → succeeded', () => {
   test('POST /runs answers 201 once the batch is applied; the run id is ksr_ + SHA-256(workspace NUL connector NUL key)', async () => {
@@ -80,7 +91,9 @@ describe('(none) → queued → running → succeeded', () => {
       connectorId: c.id,
       status: 'succeeded',
       cursorBefore: null,
-      cursorAfter: expect.objectContaining({ state: { [c.channel]: expect.objectContaining({ oldest: expect.any(String), latest: null }) } }),
+      cursorAfter: expect.objectContaining({
+        state: { [c.channel]: expect.objectContaining({ oldest: expect.any(String), latest: null }) },
+      }),
       fullSnapshot: false,
       upsertedCount: 3,
       tombstonedCount: 0,
@@ -96,11 +109,24 @@ describe('(none) → queued → running → succeeded', () => {
     expect(connector).toMatchObject({ status: 'succeeded', lastError: null, lastSyncedAt: expect.any(String), cursor: run.cursorAfter });
     for (const hidden of ['syncLeaseRunId', 'syncLeaseToken', 'syncLeaseExpiresAt']) expect(connector).not.toHaveProperty(hidden);
     const docs = await docsOfRun(runId);
-    expect(docs.map((d) => d.external_id)).toEqual(chat.channels.get(c.channel)!.map((m) => `chat:${c.channel}:${m.ts}`).sort());
-    expect(docs.every((d) => d.enabled && d.trashed_at === null && ['pending', 'processing', 'ready'].includes(d.indexing_status))).toBe(true);
+    expect(docs.map((d) => d.external_id)).toEqual(
+      chat.channels
+        .get(c.channel)!
+        .map((m) => `chat:${c.channel}:${m.ts}`)
+        .sort(),
+    );
+    expect(docs.every((d) => d.enabled && d.trashed_at === null && ['pending', 'processing', 'ready'].includes(d.indexing_status))).toBe(
+      true,
+    );
     // The upserted documents are indexed by a child workflow of the run.
-    await eventually(async () => (await docsOfRun(runId)).every((d) => d.indexing_status === 'ready'), 'the synced documents to be indexed');
-    const search = await http(stack.app, 'POST', '/api/v1/knowledge-bases/search', { token, body: { knowledgeBaseId: kb.id, query: 'rollbacks ticket', limit: 3 } });
+    await eventually(
+      async () => (await docsOfRun(runId)).every((d) => d.indexing_status === 'ready'),
+      'the synced documents to be indexed',
+    );
+    const search = await http(stack.app, 'POST', '/api/v1/knowledge-bases/search', {
+      token,
+      body: { knowledgeBaseId: kb.id, query: 'rollbacks ticket', limit: 3 },
+    });
     expect(search.body.results[0]).toMatchObject({ document: { connectorId: c.id, source: 'connector' } });
 
     // The execution is the run, visible in Temporal under the workspace's search attributes.
@@ -128,7 +154,10 @@ describe('running → failed', () => {
     const k = key();
     const res = await startRun(stack.app, token, c.id, { options: {} }, k);
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ ok: false, error: { code: 'internal_error', message: expect.stringContaining('Provider chat answered 500') } });
+    expect(res.body).toEqual({
+      ok: false,
+      error: { code: 'internal_error', message: expect.stringContaining('Provider chat answered 500') },
+    });
     const run = await getRun(stack.app, token, c.id, runIdOf(c.id, k));
     expect(run).toMatchObject({ status: 'failed', error: res.body.error.message, finishedAt: expect.any(String), upsertedCount: 0 });
     expect(await getConnector(stack.app, token, c.id)).toMatchObject({ status: 'failed', lastError: run.error, cursor: null });
@@ -145,7 +174,9 @@ describe('running → failed', () => {
     const c = await connectorWith(['first fine message', 'second fine message', 'BOOM-PERSIST refuses this one', 'last fine message']);
     await sql(`create or replace function knowledge_test_refuse() returns trigger language plpgsql as $$
                begin if new.content_text like '%BOOM-PERSIST%' then raise exception 'refused by test trigger'; end if; return new; end $$`);
-    await sql(`create trigger knowledge_test_refuse before insert or update on knowledge_documents for each row execute function knowledge_test_refuse()`);
+    await sql(
+      `create trigger knowledge_test_refuse before insert or update on knowledge_documents for each row execute function knowledge_test_refuse()`,
+    );
     try {
       const k = key();
       const res = await startRun(stack.app, token, c.id, { options: {} }, k);
@@ -170,7 +201,10 @@ describe('cancel', () => {
     const gate = chat.hold();
     const pending = startRun(stack.app, token, c.id, { options: {} }, k);
     await gate.held;
-    const cancel = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token, headers: { 'idempotency-key': key() } });
+    const cancel = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
+      token,
+      headers: { 'idempotency-key': key() },
+    });
     expect(cancel.status).toBe(200);
     expect(cancel.body.data.run).toMatchObject({ id: runId, status: 'cancelled', finishedAt: expect.any(String) });
     const answered = await pending;
@@ -185,16 +219,24 @@ describe('cancel', () => {
     expect(closed.status.name).toBe('CANCELLED');
     expect(await docsOfRun(runId)).toEqual([]);
 
-    const again = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token, headers: { 'idempotency-key': key() } });
+    const again = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
+      token,
+      headers: { 'idempotency-key': key() },
+    });
     expect(again.status).toBe(409);
     expect(again.body.error).toEqual({ code: 'conflict', message: 'Cannot cancel a cancelled knowledge sync run.' });
-    expect((await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token })).body.error.code).toBe('idempotency_key_invalid');
+    expect((await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token })).body.error.code).toBe(
+      'idempotency_key_invalid',
+    );
 
     // cancelled → replay with the same key and options: re-queued and executed.
     const replay = await startRun(stack.app, token, c.id, { options: {} }, k);
     expect(replay.status).toBe(201);
     expect(replay.body.data.run).toMatchObject({ id: runId, status: 'succeeded', upsertedCount: 1 });
-    const done = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token, headers: { 'idempotency-key': key() } });
+    const done = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
+      token,
+      headers: { 'idempotency-key': key() },
+    });
     expect(done.body.error).toEqual({ code: 'conflict', message: 'Cannot cancel a succeeded knowledge sync run.' });
   });
 
@@ -210,7 +252,10 @@ describe('cancel', () => {
       pending = startRun(stack.app, token, c.id, { options: {} }, k);
       const queued = await eventually(async () => getRun(stack.app, token, c.id, runId), 'the run to be queued');
       expect(queued.status).toBe('queued');
-      const cancel = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token, headers: { 'idempotency-key': key() } });
+      const cancel = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
+        token,
+        headers: { 'idempotency-key': key() },
+      });
       expect(cancel.body.data.run.status).toBe('cancelled');
     } finally {
       replacement = await startTestWorker(stack.app);
@@ -263,8 +308,12 @@ describe('replay and options', () => {
 
   test('bounds are inclusive, and an empty body means the defaults; a missing key is 400', async () => {
     const c = await connectorWith(['bounds']);
-    expect((await startRun(stack.app, token, c.id, { options: { maxPages: 50, maxItems: 5000, maxBytes: 52428800, timeoutMs: 120000 } })).status).toBe(201);
-    expect((await startRun(stack.app, token, c.id, { options: { maxPages: 1, maxItems: 1, maxBytes: 1024, timeoutMs: 1000 } })).status).toBe(201);
+    expect(
+      (await startRun(stack.app, token, c.id, { options: { maxPages: 50, maxItems: 5000, maxBytes: 52428800, timeoutMs: 120000 } })).status,
+    ).toBe(201);
+    expect(
+      (await startRun(stack.app, token, c.id, { options: { maxPages: 1, maxItems: 1, maxBytes: 1024, timeoutMs: 1000 } })).status,
+    ).toBe(201);
     expect((await startRun(stack.app, token, c.id, {})).status).toBe(201);
     const noKey = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs`, { token, body: { options: {} } });
     expect([noKey.status, noKey.body.error.code]).toEqual([400, 'idempotency_key_invalid']);
@@ -279,8 +328,12 @@ describe('replay and options', () => {
     expect(page1.body.data.nextCursor).toBe(ids[1]);
     const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?limit=2&cursor=${ids[1]}`, { token });
     expect(page2.body.data).toEqual({ runs: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?cursor=ksr_nope`, { token })).body.error.code).toBe('validation_failed');
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?limit=0`, { token })).body.error.code).toBe('request_malformed');
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?cursor=ksr_nope`, { token })).body.error.code).toBe(
+      'validation_failed',
+    );
+    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?limit=0`, { token })).body.error.code).toBe(
+      'request_malformed',
+    );
     expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs/${ids[0]}`, { token: other.token })).status).toBe(404);
   });
 });
@@ -308,13 +361,20 @@ describe('lease', () => {
       expect((await getRun(stack.app, token, c.id, runB)).status).toBe('queued');
     }
     // A's activity learns from its next heartbeat that its execution is gone and stops renewing.
-    await eventually(async () => (await sql(`select 1 from knowledge_connectors where id = ? and sync_lease_expires_at < now()`, [c.id])).length > 0, 'the lease of A to expire', LEASE_MS * 4);
+    await eventually(
+      async () => (await sql(`select 1 from knowledge_connectors where id = ? and sync_lease_expires_at < now()`, [c.id])).length > 0,
+      'the lease of A to expire',
+      LEASE_MS * 4,
+    );
     gate.release();
 
     const recovered = await startRun(stack.app, token, c.id, { options: {} }, kB);
     expect(recovered.status).toBe(201);
     expect(recovered.body.data.run).toMatchObject({ id: runB, status: 'succeeded', upsertedCount: 2 });
-    expect(await getRun(stack.app, token, c.id, runA)).toMatchObject({ status: 'failed', error: 'Knowledge sync run lease expired and was recovered by a newer run.' });
+    expect(await getRun(stack.app, token, c.id, runA)).toMatchObject({
+      status: 'failed',
+      error: 'Knowledge sync run lease expired and was recovered by a newer run.',
+    });
     expect(await docsOfRun(runA)).toEqual([]);
   });
 });

@@ -36,7 +36,10 @@ test('a statement run with tx.execute is part of the transaction: it sees its un
   await expect(
     app.orm.em.fork().transactional(async (tx) => {
       await findOrCreateKnowledgeBase(tx, ws.workspaceId, 'Rolled back', null);
-      const [row] = await tx.execute<Array<{ n: string }>>('select count(*) as n from knowledge_bases where workspace_id = ? and name = ?', [ws.workspaceId, 'Rolled back']);
+      const [row] = await tx.execute<Array<{ n: string }>>(
+        'select count(*) as n from knowledge_bases where workspace_id = ? and name = ?',
+        [ws.workspaceId, 'Rolled back'],
+      );
       expect(Number(row.n)).toBe(1);
       throw new Error('roll back');
     }),

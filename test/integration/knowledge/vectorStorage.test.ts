@@ -19,7 +19,13 @@ import { migrateUp, openOrm } from '../../../db/orm';
 import { fakeEmbedding, startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
 import { startTestStack, type TestStack } from '../../support/harness';
 import { TEST_ENV, testEnv } from '../../support/env';
-import { ensureVectorIndex, hnswSearchSettings, vectorIndexName, vectorIndexSql, vectorSearchQuery } from '../../../services/knowledge/vectors';
+import {
+  ensureVectorIndex,
+  hnswSearchSettings,
+  vectorIndexName,
+  vectorIndexSql,
+  vectorSearchQuery,
+} from '../../../services/knowledge/vectors';
 import { createBase, knowledgeConfig, search, uploadDocument, waitForDocument } from './support';
 
 const PGVECTOR = process.env[TEST_ENV.pgvector] || 'global setup did not report it';
@@ -42,7 +48,15 @@ const CORPUS: Array<[string, string]> = [
   ['contracts', 'Every supplier agreement is reviewed by the legal team.'],
   ['meetings', 'The weekly conference starts at nine in the large room.'],
 ];
-const QUERIES = ['car brake repair', 'refund to the client', 'host backup', 'forgot my password', 'quick shipment', 'worker pay', 'agenda for the meeting'];
+const QUERIES = [
+  'car brake repair',
+  'refund to the client',
+  'host backup',
+  'forgot my password',
+  'quick shipment',
+  'worker pay',
+  'agenda for the meeting',
+];
 
 type Row = { doc: string; ordinal: number; provenance: string; ranks: { keyword: number | null; vector: number | null }; score: number };
 
@@ -137,10 +151,18 @@ let pgvectorAnswers: Map<string, Row[]> | null = null;
   });
 
   test(`the HNSW index for ${DIMS} dimensions exists and serves the search query`, async () => {
-    const [index] = await sql(`select indexdef from pg_indexes where tablename = 'knowledge_chunks' and indexname = ?`, [vectorIndexName(DIMS)]);
+    const [index] = await sql(`select indexdef from pg_indexes where tablename = 'knowledge_chunks' and indexname = ?`, [
+      vectorIndexName(DIMS),
+    ]);
     expect(index.indexdef).toMatch(/USING hnsw \(\(\(embedding_vec\)::vector\(256\)\) vector_cosine_ops\) WHERE \(embedding_dims = 256\)/);
     // With sequential scans priced out, the planner uses the index for the query search runs.
-    const q = vectorSearchQuery(true, { model: 'fake-embed-1', embedding: fakeEmbedding('car brake repair', DIMS), scope: { sql: 'c.workspace_id = ?', params: [] }, workspaceId: stack.ws.workspaceId, limit: 50 });
+    const q = vectorSearchQuery(true, {
+      model: 'fake-embed-1',
+      embedding: fakeEmbedding('car brake repair', DIMS),
+      scope: { sql: 'c.workspace_id = ?', params: [] },
+      workspaceId: stack.ws.workspaceId,
+      limit: 50,
+    });
     const plan = await stack.app.orm.em.fork().transactional(async (tx) => {
       await tx.execute(`set local enable_seqscan = off`);
       for (const [name, value] of hnswSearchSettings('0.8.0', 50)) await tx.execute(`select set_config(?, ?, true)`, [name, value]);
@@ -244,7 +266,9 @@ describe('real[] storage (a database where the migration could not create the ex
     const orm = await openOrm(url);
     await migrateUp(orm);
     await orm.close();
-    stack = await startTestStack({ config: { ...(await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey })), databaseUrl: url } });
+    stack = await startTestStack({
+      config: { ...(await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey })), databaseUrl: url },
+    });
     ({ kbId, answers } = await indexAndSearch(stack));
   }, 180_000);
   afterAll(async () => {

@@ -5,7 +5,16 @@
  * setup_required, and another workspace's ids.
  */
 import { startChatFake, type ChatFake } from '../../fakes/chat';
-import { addUserWithKey, createWorkspace, http, startTestApp, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  startTestApp,
+  startTestStack,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { createBase, createConnector, createCredential, getConnector, key, knowledgeConfig, startRun } from '../knowledge/support';
 
 let stack: TestStack;
@@ -32,7 +41,13 @@ afterAll(async () => {
   await chat?.close();
 });
 
-const body = (over: Record<string, unknown> = {}) => ({ knowledgeBaseId: kb.id, providerId: 'chat', name: `chat ${key()}`, config: { credentialId, channelIds: ['C1'] }, ...over });
+const body = (over: Record<string, unknown> = {}) => ({
+  knowledgeBaseId: kb.id,
+  providerId: 'chat',
+  name: `chat ${key()}`,
+  config: { credentialId, channelIds: ['C1'] },
+  ...over,
+});
 
 describe('create', () => {
   test('201 { connector } in the envelope', async () => {
@@ -65,7 +80,11 @@ describe('create', () => {
     const missing = await http(stack.app, 'POST', '/api/v1/knowledge-connectors', { token, body: body() });
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ ok: false, error: { code: 'idempotency_key_invalid', message: expect.any(String) } });
-    const bad = await http(stack.app, 'POST', '/api/v1/knowledge-connectors', { token, body: body(), headers: { 'idempotency-key': 'has space' } });
+    const bad = await http(stack.app, 'POST', '/api/v1/knowledge-connectors', {
+      token,
+      body: body(),
+      headers: { 'idempotency-key': 'has space' },
+    });
     expect(bad.body.error.code).toBe('idempotency_key_invalid');
     const k = key();
     const b = body();
@@ -114,9 +133,14 @@ describe('create', () => {
   });
 
   test('401 without a key; 403 authorization_failed for a personal key and for a viewer writing', async () => {
-    expect((await http(stack.app, 'GET', '/api/v1/knowledge-connectors')).body).toEqual({ ok: false, error: { code: 'authentication_required', message: 'Valid bearer API key is required' } });
+    expect((await http(stack.app, 'GET', '/api/v1/knowledge-connectors')).body).toEqual({
+      ok: false,
+      error: { code: 'authentication_required', message: 'Valid bearer API key is required' },
+    });
     const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
-    expect((await http(stack.app, 'GET', '/api/v1/knowledge-connectors', { token: personal.token })).body.error.code).toBe('authorization_failed');
+    expect((await http(stack.app, 'GET', '/api/v1/knowledge-connectors', { token: personal.token })).body.error.code).toBe(
+      'authorization_failed',
+    );
     const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
     expect((await createConnector(stack.app, viewer.token, body())).body.error.code).toBe('authorization_failed');
   });
@@ -126,15 +150,24 @@ describe('list, get, patch, delete', () => {
   test('list: providers registry, knowledgeBaseId filter, cursor pagination, limit bounds', async () => {
     const kb2 = await createBase(stack.app, token);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await createConnector(stack.app, token, body({ knowledgeBaseId: kb2.id }))).body.data.connector.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await createConnector(stack.app, token, body({ knowledgeBaseId: kb2.id }))).body.data.connector.id);
     const page1 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2`, { token });
     expect(page1.status).toBe(200);
     expect(page1.body.data.connectors.map((c: any) => c.id)).toEqual([ids[2], ids[1]]);
     expect(page1.body.data.nextCursor).toBe(ids[1]);
     expect(page1.body.data.providers).toEqual(
-      ['drive', 'wiki', 'chat', 'repo'].map((id) => ({ id, label: expect.any(String), scopes: expect.any(Array), certified: true, capabilities: ['knowledge.sync'] })),
+      ['drive', 'wiki', 'chat', 'repo'].map((id) => ({
+        id,
+        label: expect.any(String),
+        scopes: expect.any(Array),
+        certified: true,
+        capabilities: ['knowledge.sync'],
+      })),
     );
-    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2&cursor=${ids[1]}`, { token });
+    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2&cursor=${ids[1]}`, {
+      token,
+    });
     expect(page2.body.data.connectors.map((c: any) => c.id)).toEqual([ids[0]]);
     expect(page2.body.data.nextCursor).toBeNull();
     const badCursor = await http(stack.app, 'GET', '/api/v1/knowledge-connectors?cursor=kc_unknown', { token });
@@ -149,10 +182,15 @@ describe('list, get, patch, delete', () => {
 
   test('patch: name, config (with credentialId) and nextSyncAt; validation and duplicates', async () => {
     const c = (await createConnector(stack.app, token, body())).body.data.connector;
-    const patch = (b: unknown, k = key()) => http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token, body: b, headers: { 'idempotency-key': k } });
+    const patch = (b: unknown, k = key()) =>
+      http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token, body: b, headers: { 'idempotency-key': k } });
     const res = await patch({ name: 'Renamed', config: { credentialId, channelIds: ['C2'] }, nextSyncAt: '2030-01-01T00:00:00Z' });
     expect(res.status).toBe(200);
-    expect(res.body.data.connector).toMatchObject({ name: 'Renamed', config: { credentialId, channelIds: ['C2'] }, nextSyncAt: '2030-01-01T00:00:00.000Z' });
+    expect(res.body.data.connector).toMatchObject({
+      name: 'Renamed',
+      config: { credentialId, channelIds: ['C2'] },
+      nextSyncAt: '2030-01-01T00:00:00.000Z',
+    });
     expect((await patch({ nextSyncAt: null })).body.data.connector.nextSyncAt).toBeNull();
     expect((await patch({ config: { channelIds: ['C3'] } })).body.error.code).toBe('validation_failed');
     expect((await patch({ name: '' })).body.error.code).toBe('validation_failed');
@@ -160,7 +198,9 @@ describe('list, get, patch, delete', () => {
     expect((await patch({ providerId: 'repo' })).body.error.code).toBe('validation_failed');
     await createConnector(stack.app, token, body({ name: 'Taken' }));
     expect((await patch({ name: 'Taken' })).body.error.code).toBe('conflict');
-    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token, body: { name: 'x' } })).body.error.code).toBe('idempotency_key_invalid');
+    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token, body: { name: 'x' } })).body.error.code).toBe(
+      'idempotency_key_invalid',
+    );
     expect((await getConnector(stack.app, token, c.id)).name).toBe('Renamed');
   });
 
@@ -174,7 +214,10 @@ describe('list, get, patch, delete', () => {
       http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs`, { token: other.token }),
       startRun(stack.app, other.token, c.id),
       http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs/ksr_x`, { token: other.token }),
-      http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/ksr_x/cancel`, { token: other.token, headers: { 'idempotency-key': key() } }),
+      http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/ksr_x/cancel`, {
+        token: other.token,
+        headers: { 'idempotency-key': key() },
+      }),
     ];
     for (const res of await Promise.all(calls)) expect([res.status, res.body.error.code]).toEqual([404, 'resource_not_found']);
     expect(await getConnector(stack.app, token, c.id)).toEqual(c);
@@ -192,7 +235,12 @@ describe('list, get, patch, delete', () => {
     const em = stack.app.orm.em.fork();
     const runs = await em.getConnection().execute(`select id from knowledge_sync_runs where connector_id = ?`, [c.id]);
     expect(runs).toEqual([]);
-    const docs = await em.getConnection().execute<Array<{ connector_id: string | null; external_id: string }>>(`select connector_id, external_id from knowledge_documents where last_sync_run_id = ?`, [run.body.data.run.id]);
+    const docs = await em
+      .getConnection()
+      .execute<Array<{ connector_id: string | null; external_id: string }>>(
+        `select connector_id, external_id from knowledge_documents where last_sync_run_id = ?`,
+        [run.body.data.run.id],
+      );
     expect(docs.length).toBe(2);
     expect(docs.every((d) => d.connector_id === null)).toBe(true);
   });
@@ -201,7 +249,13 @@ describe('list, get, patch, delete', () => {
 describe('queue preconditions', () => {
   test('an uncertified provider is listed without capabilities and cannot be queued (409)', async () => {
     const list = await http(uncertifiedApp, 'GET', '/api/v1/knowledge-connectors', { token });
-    expect(list.body.data.providers.find((p: any) => p.id === 'chat')).toEqual({ id: 'chat', label: expect.any(String), scopes: expect.any(Array), certified: false, capabilities: [] });
+    expect(list.body.data.providers.find((p: any) => p.id === 'chat')).toEqual({
+      id: 'chat',
+      label: expect.any(String),
+      scopes: expect.any(Array),
+      certified: false,
+      capabilities: [],
+    });
     const c = (await createConnector(uncertifiedApp, token, body())).body.data.connector;
     const res = await startRun(uncertifiedApp, token, c.id);
     expect(res.status).toBe(409);
@@ -218,7 +272,14 @@ describe('queue preconditions', () => {
     let cred: string | undefined = which;
     if (which === 'repo') cred = await createCredential(stack.app, token, stack.ws.workspaceId, 'repo', { token: 'ghp_x' });
     if (which === 'foreign') cred = await createCredential(stack.app, other.token, other.workspaceId, 'chat', { token: 'xoxb-other' });
-    const c = (await createConnector(stack.app, token, { knowledgeBaseId: kb.id, providerId: 'chat', name: `setup ${key()}`, ...(cred ? { config: { credentialId: cred, channelIds: ['C1'] } } : {}) })).body.data.connector;
+    const c = (
+      await createConnector(stack.app, token, {
+        knowledgeBaseId: kb.id,
+        providerId: 'chat',
+        name: `setup ${key()}`,
+        ...(cred ? { config: { credentialId: cred, channelIds: ['C1'] } } : {}),
+      })
+    ).body.data.connector;
     const res = await startRun(stack.app, token, c.id);
     expect(res.status).toBe(409);
     expect(res.body).toEqual({
@@ -227,16 +288,29 @@ describe('queue preconditions', () => {
         code: 'setup_required',
         message: expect.any(String),
         retryable: false,
-        details: { availability: expect.objectContaining({ status: 'setup_required', reason, providerId: 'chat', acceptedCredentialTypes: ['chat', 'oauth2'] }) },
+        details: {
+          availability: expect.objectContaining({
+            status: 'setup_required',
+            reason,
+            providerId: 'chat',
+            acceptedCredentialTypes: ['chat', 'oauth2'],
+          }),
+        },
       },
     });
     expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs`, { token })).body.data.runs).toEqual([]);
   });
 
   test('an OAuth2 credential without the provider scopes is setup_required with the missing scopes', async () => {
-    const cred = await createCredential(stack.app, token, stack.ws.workspaceId, 'oauth2', { accessToken: 'xoxb-fake-token', scopes: ['channels:history'] });
+    const cred = await createCredential(stack.app, token, stack.ws.workspaceId, 'oauth2', {
+      accessToken: 'xoxb-fake-token',
+      scopes: ['channels:history'],
+    });
     const c = (await createConnector(stack.app, token, body({ config: { credentialId: cred, channelIds: ['C1'] } }))).body.data.connector;
     const res = await startRun(stack.app, token, c.id);
-    expect(res.body.error).toMatchObject({ code: 'setup_required', details: { availability: { reason: 'credential_scopes_missing', missingScopes: ['groups:history'] } } });
+    expect(res.body.error).toMatchObject({
+      code: 'setup_required',
+      details: { availability: { reason: 'credential_scopes_missing', missingScopes: ['groups:history'] } },
+    });
   });
 });

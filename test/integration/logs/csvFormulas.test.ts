@@ -18,11 +18,33 @@ test('a run whose workflow name and error start with formula characters is expor
   const em = app.orm.em.fork();
   const id = newId('run');
   em.create(RunSchema, {
-    id, workspaceId: ws.workspaceId, workflowId: wf.body.workflow.id, versionId: null, workflowName: '=HYPERLINK("http://evil.example","open")',
-    status: 'failed', trigger: 'api', input: {}, output: null, error: '@SUM(1+1)*cmd|calc', errorNodeId: null, startNodeId: null, dryRun: false,
+    id,
+    workspaceId: ws.workspaceId,
+    workflowId: wf.body.workflow.id,
+    versionId: null,
+    workflowName: '=HYPERLINK("http://evil.example","open")',
+    status: 'failed',
+    trigger: 'api',
+    input: {},
+    output: null,
+    error: '@SUM(1+1)*cmd|calc',
+    errorNodeId: null,
+    startNodeId: null,
+    dryRun: false,
     executionEvidence: { requestedTarget: 'active', versionId: null, resourceMode: 'workspace-live', reviewIdentity: null },
-    waits: [], graphSnapshot: null, parentRunId: null, parentNodeId: null, costCredits: 0, cancelReason: null, createdByKeyId: null, createdByUserId: null,
-    startedAt: createdAt, finishedAt: new Date(createdAt.getTime() + 5), durationMs: 5, createdAt, updatedAt: createdAt,
+    waits: [],
+    graphSnapshot: null,
+    parentRunId: null,
+    parentNodeId: null,
+    costCredits: 0,
+    cancelReason: null,
+    createdByKeyId: null,
+    createdByUserId: null,
+    startedAt: createdAt,
+    finishedAt: new Date(createdAt.getTime() + 5),
+    durationMs: 5,
+    createdAt,
+    updatedAt: createdAt,
   });
   await em.flush();
   const res = await http(app, 'GET', `/api/v1/logs/export?format=csv&workflowId=${wf.body.workflow.id}`, { token: ws.token });

@@ -27,14 +27,46 @@ beforeAll(async () => {
     const id = newId('run');
     ids.push(id);
     em.create(RunSchema, {
-      id, workspaceId: ws.workspaceId, workflowId, versionId: null, workflowName: i < 5 ? 'needle flow' : 'hay flow',
-      status: 'succeeded', trigger: 'api', input: null, output: null, error: null, errorNodeId: null, startNodeId: null, dryRun: false,
+      id,
+      workspaceId: ws.workspaceId,
+      workflowId,
+      versionId: null,
+      workflowName: i < 5 ? 'needle flow' : 'hay flow',
+      status: 'succeeded',
+      trigger: 'api',
+      input: null,
+      output: null,
+      error: null,
+      errorNodeId: null,
+      startNodeId: null,
+      dryRun: false,
       executionEvidence: { requestedTarget: 'active', versionId: null, resourceMode: 'workspace-live', reviewIdentity: null },
-      waits: [], graphSnapshot: null, parentRunId: null, parentNodeId: null, costCredits: 0, cancelReason: null,
-      createdByKeyId: null, createdByUserId: null, createdAt: at(i), startedAt: at(i), finishedAt: at(i), durationMs: 0, updatedAt: at(i),
+      waits: [],
+      graphSnapshot: null,
+      parentRunId: null,
+      parentNodeId: null,
+      costCredits: 0,
+      cancelReason: null,
+      createdByKeyId: null,
+      createdByUserId: null,
+      createdAt: at(i),
+      startedAt: at(i),
+      finishedAt: at(i),
+      durationMs: 0,
+      updatedAt: at(i),
     });
   }
-  em.create(RunLogSchema, { id: `${ids[0]}:0`, runId: ids[0], workspaceId: ws.workspaceId, seq: 0, nodeId: null, level: 'error', message: 'old error', data: null, createdAt: at(0) });
+  em.create(RunLogSchema, {
+    id: `${ids[0]}:0`,
+    runId: ids[0],
+    workspaceId: ws.workspaceId,
+    seq: 0,
+    nodeId: null,
+    level: 'error',
+    message: 'old error',
+    data: null,
+    createdAt: at(0),
+  });
   await em.flush();
 }, 120_000);
 
@@ -58,7 +90,9 @@ test('query and level see only the 200 newest runs: older matches are not counte
 test('durable filters choose the window, so they can bring older runs into it', async () => {
   const dateTo = encodeURIComponent(at(10).toISOString());
   expect((await get(`/api/v1/logs/stats?query=needle&dateTo=${dateTo}`)).stats.totalRuns).toBe(5);
-  expect((await get(`/api/v1/logs/export?level=error&workflowId=${workflowId}&dateTo=${dateTo}`)).runs.map((r: { id: string }) => r.id)).toEqual([ids[0]]);
+  expect(
+    (await get(`/api/v1/logs/export?level=error&workflowId=${workflowId}&dateTo=${dateTo}`)).runs.map((r: { id: string }) => r.id),
+  ).toEqual([ids[0]]);
 });
 
 test('sort and limit apply within the window: the oldest exported run is the oldest of the 200 newest', async () => {

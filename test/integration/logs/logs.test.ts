@@ -6,7 +6,17 @@
  */
 import { LogLevel, RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../../db/entities';
 import { newId } from '../../../services/kernel/ids';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -31,7 +41,10 @@ let parentRunId: string;
 let childRunId: string;
 let otherRunId: string;
 
-async function insertRun(workspaceId: string, fields: Partial<Run> & Pick<Run, 'workflowId' | 'status' | 'trigger' | 'createdAt'>): Promise<string> {
+async function insertRun(
+  workspaceId: string,
+  fields: Partial<Run> & Pick<Run, 'workflowId' | 'status' | 'trigger' | 'createdAt'>,
+): Promise<string> {
   const em = app.orm.em.fork();
   const id = newId('run');
   const finishedAt = fields.durationMs != null ? new Date(fields.createdAt.getTime() + fields.durationMs) : null;
@@ -65,7 +78,15 @@ async function insertRun(workspaceId: string, fields: Partial<Run> & Pick<Run, '
   return id;
 }
 
-async function insertLog(runId: string, workspaceId: string, seq: number, level: LogLevel, message: string, createdAt: Date, nodeId: string | null = null) {
+async function insertLog(
+  runId: string,
+  workspaceId: string,
+  seq: number,
+  level: LogLevel,
+  message: string,
+  createdAt: Date,
+  nodeId: string | null = null,
+) {
   const em = app.orm.em.fork();
   em.create(RunLogSchema, { id: `${runId}:${seq}`, runId, workspaceId, seq, nodeId, level, message, data: null, createdAt });
   await em.flush();
@@ -89,12 +110,49 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   wfStats = created.body.workflow.id;
   const w = wfStats;
-  known.r1 = await insertRun(ws.workspaceId, { workflowId: w, status: 'succeeded', trigger: 'api', createdAt: at(1), durationMs: 100, costCredits: 1 });
-  known.r2 = await insertRun(ws.workspaceId, { workflowId: w, status: 'succeeded', trigger: 'webhook', createdAt: at(2), durationMs: 200, costCredits: 2 });
-  known.r3 = await insertRun(ws.workspaceId, { workflowId: w, status: 'failed', trigger: 'api', createdAt: at(3), durationMs: 300, costCredits: 3, error: 'boom, "quoted"\nline two' });
-  known.r4 = await insertRun(ws.workspaceId, { workflowId: w, status: 'failed', trigger: 'schedule', createdAt: at(4), durationMs: 400, costCredits: 0.5, error: 'second failure' });
+  known.r1 = await insertRun(ws.workspaceId, {
+    workflowId: w,
+    status: 'succeeded',
+    trigger: 'api',
+    createdAt: at(1),
+    durationMs: 100,
+    costCredits: 1,
+  });
+  known.r2 = await insertRun(ws.workspaceId, {
+    workflowId: w,
+    status: 'succeeded',
+    trigger: 'webhook',
+    createdAt: at(2),
+    durationMs: 200,
+    costCredits: 2,
+  });
+  known.r3 = await insertRun(ws.workspaceId, {
+    workflowId: w,
+    status: 'failed',
+    trigger: 'api',
+    createdAt: at(3),
+    durationMs: 300,
+    costCredits: 3,
+    error: 'boom, "quoted"\nline two',
+  });
+  known.r4 = await insertRun(ws.workspaceId, {
+    workflowId: w,
+    status: 'failed',
+    trigger: 'schedule',
+    createdAt: at(4),
+    durationMs: 400,
+    costCredits: 0.5,
+    error: 'second failure',
+  });
   known.r5 = await insertRun(ws.workspaceId, { workflowId: w, status: 'running', trigger: 'manual', createdAt: at(5), finishedAt: null });
-  known.r6 = await insertRun(ws.workspaceId, { workflowId: w, status: 'canceled', trigger: 'api', createdAt: at(6), durationMs: 500, costCredits: 0 });
+  known.r6 = await insertRun(ws.workspaceId, {
+    workflowId: w,
+    status: 'canceled',
+    trigger: 'api',
+    createdAt: at(6),
+    durationMs: 500,
+    costCredits: 0,
+  });
   // r3 has two steps and logs; its error log makes it the only `level=error` run.
   const em = app.orm.em.fork();
   for (const [seq, nodeId, status, start, end] of [
@@ -102,9 +160,21 @@ beforeAll(async () => {
     [1, 'explode', 'failed', 100, 300],
   ] as const) {
     em.create(RunStepSchema, {
-      id: `${known.r3}:${nodeId}`, runId: known.r3, workspaceId: ws.workspaceId, nodeId, nodeType: nodeId === 'start' ? 'start' : 'fail', nodeName: null, seq, status,
-      attempts: seq + 1, input: { stepIn: 1 }, output: null, error: status === 'failed' ? 'step exploded' : null,
-      startedAt: new Date(at(3).getTime() + start), finishedAt: new Date(at(3).getTime() + end), durationMs: end - start,
+      id: `${known.r3}:${nodeId}`,
+      runId: known.r3,
+      workspaceId: ws.workspaceId,
+      nodeId,
+      nodeType: nodeId === 'start' ? 'start' : 'fail',
+      nodeName: null,
+      seq,
+      status,
+      attempts: seq + 1,
+      input: { stepIn: 1 },
+      output: null,
+      error: status === 'failed' ? 'step exploded' : null,
+      startedAt: new Date(at(3).getTime() + start),
+      finishedAt: new Date(at(3).getTime() + end),
+      durationMs: end - start,
     });
   }
   await em.flush();
@@ -114,14 +184,32 @@ beforeAll(async () => {
 
   const tricky = await http(app, 'POST', WF, { token: ws.token, body: { name: 'Tricky flow' } });
   wfTricky = tricky.body.workflow.id;
-  trickyRun = await insertRun(ws.workspaceId, { workflowId: wfTricky, workflowName: TRICKY_NAME, status: 'failed', trigger: 'email', createdAt: at(10), durationMs: 10, error: 'x,y' });
+  trickyRun = await insertRun(ws.workspaceId, {
+    workflowId: wfTricky,
+    workflowName: TRICKY_NAME,
+    status: 'failed',
+    trigger: 'email',
+    createdAt: at(10),
+    durationMs: 10,
+    error: 'x,y',
+  });
 
   // A real run: dry run of a candidate (instant, no worker).
   const dry = await http(app, 'POST', WF, {
     token: ws.token,
-    body: { name: 'Dry flow', nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'note', type: 'log', config: { level: 'info', message: 'dry note' } }], edges: [{ source: 'start', target: 'note' }] },
+    body: {
+      name: 'Dry flow',
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'note', type: 'log', config: { level: 'info', message: 'dry note' } },
+      ],
+      edges: [{ source: 'start', target: 'note' }],
+    },
   });
-  const dryRes = await http(app, 'POST', `${WF}/${dry.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate', input: { q: 1 } } });
+  const dryRes = await http(app, 'POST', `${WF}/${dry.body.workflow.id}/execute`, {
+    token: ws.token,
+    body: { target: 'candidate', input: { q: 1 } },
+  });
   expect(dryRes.status).toBe(201);
   dryRunId = dryRes.body.run.id;
 
@@ -130,14 +218,24 @@ beforeAll(async () => {
   try {
     const child = await http(app, 'POST', WF, {
       token: ws.token,
-      body: { name: 'Child flow', nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } }], edges: [{ source: 'start', target: 'inc' }] },
+      body: {
+        name: 'Child flow',
+        nodes: [
+          { id: 'start', type: 'start', config: {} },
+          { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } },
+        ],
+        edges: [{ source: 'start', target: 'inc' }],
+      },
     });
     expect((await http(app, 'POST', `${WF}/${child.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(200);
     const parent = await http(app, 'POST', WF, {
       token: ws.token,
       body: {
         name: 'Parent flow',
-        nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'sub', type: 'subworkflow', config: { workflowId: child.body.workflow.id, input: '={ "v": v * 2 }' } }],
+        nodes: [
+          { id: 'start', type: 'start', config: {} },
+          { id: 'sub', type: 'subworkflow', config: { workflowId: child.body.workflow.id, input: '={ "v": v * 2 }' } },
+        ],
         edges: [{ source: 'start', target: 'sub' }],
       },
     });
@@ -153,7 +251,14 @@ beforeAll(async () => {
   }
 
   const foreignWf = await http(app, 'POST', WF, { token: other.token, body: { name: 'Foreign' } });
-  otherRunId = await insertRun(other.workspaceId, { workflowId: foreignWf.body.workflow.id, status: 'failed', trigger: 'api', createdAt: at(2), durationMs: 9999, costCredits: 50 });
+  otherRunId = await insertRun(other.workspaceId, {
+    workflowId: foreignWf.body.workflow.id,
+    status: 'failed',
+    trigger: 'api',
+    createdAt: at(2),
+    durationMs: 9999,
+    costCredits: 50,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -191,7 +296,15 @@ describe('GET /api/v1/logs/stats', () => {
       { trigger: 'webhook', count: 1 },
     ]);
     expect(s.slowestRuns.map((r: { id: string }) => r.id)).toEqual([known.r6, known.r4, known.r3, known.r2, known.r1]);
-    expect(s.slowestRuns[0]).toMatchObject({ id: known.r6, workflowId: wfStats, workflowName: 'Stats flow', status: 'canceled', trigger: 'api', durationMs: 500, costCredits: 0 });
+    expect(s.slowestRuns[0]).toMatchObject({
+      id: known.r6,
+      workflowId: wfStats,
+      workflowName: 'Stats flow',
+      status: 'canceled',
+      trigger: 'api',
+      durationMs: 500,
+      costCredits: 0,
+    });
     expect(s.slowestRuns[0].executionUrl).toBe(`${app.url}${EXEC}/${known.r6}`);
     expect(s.recentFailures.map((r: { id: string }) => r.id)).toEqual([known.r4, known.r3]);
     expect(s.recentFailures[1].error).toBe('boom, "quoted"\nline two');
@@ -200,8 +313,18 @@ describe('GET /api/v1/logs/stats', () => {
   test('an empty selection gives zeros', async () => {
     const res = await stats(`?workflowId=wf_nothing`);
     expect(res.body.stats).toMatchObject({
-      totalRuns: 0, failedRuns: 0, succeededRuns: 0, averageDurationMs: 0, totalCostCredits: 0, successRate: 0, activeRuns: 0, p95DurationMs: 0,
-      statusBreakdown: [], triggerBreakdown: [], slowestRuns: [], recentFailures: [],
+      totalRuns: 0,
+      failedRuns: 0,
+      succeededRuns: 0,
+      averageDurationMs: 0,
+      totalCostCredits: 0,
+      successRate: 0,
+      activeRuns: 0,
+      p95DurationMs: 0,
+      statusBreakdown: [],
+      triggerBreakdown: [],
+      slowestRuns: [],
+      recentFailures: [],
     });
   });
 
@@ -217,10 +340,30 @@ describe('GET /api/v1/logs/stats', () => {
   test('echoes active filters and null for empty or `all`', async () => {
     const res = await stats(`?status=all&trigger=&workflowId=all&level=&dateFrom=&dateTo=all&query=`);
     expect(res.status).toBe(200);
-    expect(res.body.filters).toEqual({ status: null, trigger: null, workflowId: null, level: null, dateFrom: null, dateTo: null, query: null, sort: 'newest', limit: 200 });
-    const active = await stats(`?status=failed&trigger=api&workflowId=${wfStats}&level=error&dateFrom=2021-01-01T00:00:00Z&dateTo=2022-01-01&query=boom&sort=cost&limit=7`);
+    expect(res.body.filters).toEqual({
+      status: null,
+      trigger: null,
+      workflowId: null,
+      level: null,
+      dateFrom: null,
+      dateTo: null,
+      query: null,
+      sort: 'newest',
+      limit: 200,
+    });
+    const active = await stats(
+      `?status=failed&trigger=api&workflowId=${wfStats}&level=error&dateFrom=2021-01-01T00:00:00Z&dateTo=2022-01-01&query=boom&sort=cost&limit=7`,
+    );
     expect(active.body.filters).toEqual({
-      status: 'failed', trigger: 'api', workflowId: wfStats, level: 'error', dateFrom: '2021-01-01T00:00:00Z', dateTo: '2022-01-01', query: 'boom', sort: 'cost', limit: 7,
+      status: 'failed',
+      trigger: 'api',
+      workflowId: wfStats,
+      level: 'error',
+      dateFrom: '2021-01-01T00:00:00Z',
+      dateTo: '2022-01-01',
+      query: 'boom',
+      sort: 'cost',
+      limit: 7,
     });
     expect(active.body.stats.totalRuns).toBe(1);
   });
@@ -307,7 +450,8 @@ describe('GET /api/v1/logs/export', () => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename=svc-logs-${ws.workspaceId}-${day}.csv`);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
-    const header = 'run_id,workspace_id,workflow_id,workflow_name,status,trigger,started_at,finished_at,duration_ms,credits,step_count,log_count,error';
+    const header =
+      'run_id,workspace_id,workflow_id,workflow_name,status,trigger,started_at,finished_at,duration_ms,credits,step_count,log_count,error';
     expect(res.text).toBe(
       `${header}\r\n${trickyRun},${ws.workspaceId},${wfTricky},"a,""b""\nc",failed,email,${at(10).toISOString()},${new Date(at(10).getTime() + 10).toISOString()},10,0,0,0,"x,y"\r\n`,
     );
@@ -317,7 +461,9 @@ describe('GET /api/v1/logs/export', () => {
     const res = await http(app, 'GET', `${EXPORT}?format=csv&workflowId=${wfStats}&status=failed&sort=oldest`, { token: ws.token });
     const lines = res.text.split('\r\n');
     expect(lines[0].split(',')).toHaveLength(13);
-    expect(lines[1]).toBe(`${known.r3},${ws.workspaceId},${wfStats},Stats flow,failed,api,${at(3).toISOString()},${new Date(at(3).getTime() + 300).toISOString()},300,3,2,2,"boom, ""quoted""\nline two"`);
+    expect(lines[1]).toBe(
+      `${known.r3},${ws.workspaceId},${wfStats},Stats flow,failed,api,${at(3).toISOString()},${new Date(at(3).getTime() + 300).toISOString()},300,3,2,2,"boom, ""quoted""\nline two"`,
+    );
     expect(lines[2].endsWith(',400,0.5,0,0,second failure')).toBe(true);
     expect(lines[3]).toBe('');
     expect(lines).toHaveLength(4);
@@ -349,21 +495,60 @@ describe('GET /api/v1/logs/executions/{executionId}', () => {
   test('detail of a run with steps and logs: state, metadata, node states, typed timeline', async () => {
     const res = await http(app, 'GET', `${EXEC}/${known.r3}`, { token: ws.token });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['executionId', 'executionMetadata', 'nodeRunStates', 'relatedRuns', 'run', 'timeline', 'workflowId', 'workflowState']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'executionId',
+      'executionMetadata',
+      'nodeRunStates',
+      'relatedRuns',
+      'run',
+      'timeline',
+      'workflowId',
+      'workflowState',
+    ]);
     expect(res.body).toMatchObject({ executionId: known.r3, workflowId: wfStats });
-    expect(res.body.workflowState).toMatchObject({ status: 'failed', active: false, terminal: true, waitCount: 0, stepCount: 2, failedStepCount: 1, lastNodeId: 'explode' });
+    expect(res.body.workflowState).toMatchObject({
+      status: 'failed',
+      active: false,
+      terminal: true,
+      waitCount: 0,
+      stepCount: 2,
+      failedStepCount: 1,
+      lastNodeId: 'explode',
+    });
     expect(res.body.executionMetadata).toMatchObject({
-      trigger: 'api', versionId: null, durationMs: 300, costCredits: 3,
-      startedAt: at(3).toISOString(), finishedAt: new Date(at(3).getTime() + 300).toISOString(),
+      trigger: 'api',
+      versionId: null,
+      durationMs: 300,
+      costCredits: 3,
+      startedAt: at(3).toISOString(),
+      finishedAt: new Date(at(3).getTime() + 300).toISOString(),
       temporal: { workflowId: known.r3, namespace: 'default', taskQueue: 'workflow-runs' },
     });
     expect(res.body.nodeRunStates).toEqual({
-      start: { status: 'succeeded', attempts: 1, startedAt: at(3).toISOString(), finishedAt: new Date(at(3).getTime() + 50).toISOString(), durationMs: 50 },
-      explode: { status: 'failed', attempts: 2, startedAt: new Date(at(3).getTime() + 100).toISOString(), finishedAt: new Date(at(3).getTime() + 300).toISOString(), durationMs: 200 },
+      start: {
+        status: 'succeeded',
+        attempts: 1,
+        startedAt: at(3).toISOString(),
+        finishedAt: new Date(at(3).getTime() + 50).toISOString(),
+        durationMs: 50,
+      },
+      explode: {
+        status: 'failed',
+        attempts: 2,
+        startedAt: new Date(at(3).getTime() + 100).toISOString(),
+        finishedAt: new Date(at(3).getTime() + 300).toISOString(),
+        durationMs: 200,
+      },
     });
     const timeline = res.body.timeline as Array<{ type: string; at: string; event?: string; nodeId?: string; message?: string }>;
     expect(timeline.map((e) => `${e.type}:${e.event ?? e.nodeId}`)).toEqual([
-      'run:created', 'run:started', 'step:start', 'log:start', 'step:explode', 'log:explode', 'run:finished',
+      'run:created',
+      'run:started',
+      'step:start',
+      'log:start',
+      'step:explode',
+      'log:explode',
+      'run:finished',
     ]);
     const times = timeline.map((e) => Date.parse(e.at));
     expect(times).toEqual([...times].sort((a, b) => a - b));
@@ -377,7 +562,12 @@ describe('GET /api/v1/logs/executions/{executionId}', () => {
     expect(parent.status).toBe(200);
     expect(parent.body.relatedRuns.parentRun).toBeUndefined();
     expect(parent.body.relatedRuns.childRuns).toHaveLength(1);
-    expect(parent.body.relatedRuns.childRuns[0]).toMatchObject({ id: childRunId, parentNodeId: 'sub', status: 'succeeded', executionUrl: `${app.url}${EXEC}/${childRunId}` });
+    expect(parent.body.relatedRuns.childRuns[0]).toMatchObject({
+      id: childRunId,
+      parentNodeId: 'sub',
+      status: 'succeeded',
+      executionUrl: `${app.url}${EXEC}/${childRunId}`,
+    });
     expect(parent.body.nodeRunStates.sub).toMatchObject({ status: 'succeeded' });
     expect(parent.body.executionMetadata.temporal).toEqual({ workflowId: parentRunId, namespace: 'default', taskQueue: 'workflow-runs' });
     expect(parent.body.timeline.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['run', 'step']));

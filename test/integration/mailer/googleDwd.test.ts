@@ -25,7 +25,12 @@ const uniq = () => `${Date.now().toString(36)}${n++}`;
 beforeAll(async () => {
   gmail = await startGmailFake(TOKEN);
   // Delegated tokens are minted at the loopback token endpoint (GOOGLE_OAUTH_TOKEN_URL), whatever token_uri the key names.
-  stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true, mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000, googleTokenUrl: gmail.tokenUrl } } });
+  stack = await startTestStack({
+    config: {
+      outboundAllowPrivateNetworks: true,
+      mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000, googleTokenUrl: gmail.tokenUrl },
+    },
+  });
   ws = stack.ws;
   other = await createWorkspace(stack.app, 'Other');
 });
@@ -41,13 +46,24 @@ async function newRoute(token = ws.token): Promise<{ id: string; address: string
   const wf = await http(app(), 'POST', '/api/v1/workflows', { token, body: {} });
   expect((await http(app(), 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token })).status).toBe(200);
   const address = `dwd-${uniq()}@example.test`;
-  const res = await http(app(), 'POST', '/api/v1/mailer/routes', { token, body: { address, workflowId: wf.body.workflow.id }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  const res = await http(app(), 'POST', '/api/v1/mailer/routes', {
+    token,
+    body: { address, workflowId: wf.body.workflow.id },
+    headers: { 'idempotency-key': `k-${uniq()}` },
+  });
   expect(res.status).toBe(201);
   return { id: res.body.route.id, address };
 }
 
 async function credential(type: string, token = ws.token): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/credentials', { token, body: { name: `${type}-${uniq()}`, type, value: type === 'smtp' ? { host: '127.0.0.1', username: 'u', password: 'p' } : { token: TOKEN, baseUrl: gmail.baseUrl } } });
+  const res = await http(app(), 'POST', '/api/v1/credentials', {
+    token,
+    body: {
+      name: `${type}-${uniq()}`,
+      type,
+      value: type === 'smtp' ? { host: '127.0.0.1', username: 'u', password: 'p' } : { token: TOKEN, baseUrl: gmail.baseUrl },
+    },
+  });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
@@ -55,16 +71,30 @@ async function credential(type: string, token = ws.token): Promise<string> {
 test('bind, rebind (same id) and clear; the binding is stored and shown; Admin or Owner only', async () => {
   const route = await newRoute();
   const credentialId = await credential('mailA');
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: credentialId, subject: '  Support@Example.TEST ' } });
+  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
+    token: ws.token,
+    body: { serviceAccountCredentialId: credentialId, subject: '  Support@Example.TEST ' },
+  });
   expect(bound.status).toBe(200);
   expect(bound.body.route).toMatchObject({ id: route.id, address: route.address });
-  expect(bound.body.googleDwd).toMatchObject({ id: expect.stringMatching(/^gdwd_/), serviceAccountCredentialId: credentialId, subject: 'support@example.test' });
+  expect(bound.body.googleDwd).toMatchObject({
+    id: expect.stringMatching(/^gdwd_/),
+    serviceAccountCredentialId: credentialId,
+    subject: 'support@example.test',
+  });
   expect(bound.body.links.self).toBe(`${app().url}/api/v1/mailer/routes/${route.id}`);
 
   const second = await credential('mailA');
-  const rebound = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: second, subject: 'helpdesk@example.test' } });
+  const rebound = await http(app(), 'PATCH', dwdPath(route.id), {
+    token: ws.token,
+    body: { serviceAccountCredentialId: second, subject: 'helpdesk@example.test' },
+  });
   expect(rebound.status).toBe(200);
-  expect(rebound.body.googleDwd).toMatchObject({ id: bound.body.googleDwd.id, serviceAccountCredentialId: second, subject: 'helpdesk@example.test' });
+  expect(rebound.body.googleDwd).toMatchObject({
+    id: bound.body.googleDwd.id,
+    serviceAccountCredentialId: second,
+    subject: 'helpdesk@example.test',
+  });
 
   const member = await addUserWithKey(app(), ws, 'member');
   const denied = await http(app(), 'PATCH', dwdPath(route.id), { token: member.token, body: { serviceAccountCredentialId: null } });
@@ -75,7 +105,9 @@ test('bind, rebind (same id) and clear; the binding is stored and shown; Admin o
   expect(cleared.body.googleDwd).toBeNull();
   expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
   // Clearing again is a no-op.
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: null } })).body.googleDwd).toBeNull();
+  expect(
+    (await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: null } })).body.googleDwd,
+  ).toBeNull();
 });
 
 test('bad input is 400 with its message and changes nothing', async () => {
@@ -95,7 +127,10 @@ test('bad input is 400 with its message and changes nothing', async () => {
     expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(message)]);
   }
   expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
-  const missing = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: 'cred_missing', subject: 'a@example.test' } });
+  const missing = await http(app(), 'PATCH', dwdPath(route.id), {
+    token: ws.token,
+    body: { serviceAccountCredentialId: 'cred_missing', subject: 'a@example.test' },
+  });
   expect(missing.status).toBe(404);
 });
 
@@ -103,18 +138,46 @@ test("another workspace's route or credential is 404 and nothing changes; non-wo
   const route = await newRoute();
   const credentialId = await credential('mailA');
   const foreignCredential = await credential('mailA', other.token);
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: other.token, body: { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' } })).status).toBe(404);
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' } })).status).toBe(404);
+  expect(
+    (
+      await http(app(), 'PATCH', dwdPath(route.id), {
+        token: other.token,
+        body: { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' },
+      })
+    ).status,
+  ).toBe(404);
+  expect(
+    (
+      await http(app(), 'PATCH', dwdPath(route.id), {
+        token: ws.token,
+        body: { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' },
+      })
+    ).status,
+  ).toBe(404);
   expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
 
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: credentialId, subject: 'a@example.test' } });
+  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
+    token: ws.token,
+    body: { serviceAccountCredentialId: credentialId, subject: 'a@example.test' },
+  });
   expect(bound.status).toBe(200);
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: other.token, body: { serviceAccountCredentialId: null } })).status).toBe(404);
+  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: other.token, body: { serviceAccountCredentialId: null } })).status).toBe(
+    404,
+  );
   expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(1);
   // Another workspace cannot name the configuration in its polling groups either.
-  expect((await http(app(), 'POST', '/api/v1/mailer/polling-groups', { token: other.token, body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id } })).status).toBe(404);
+  expect(
+    (
+      await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
+        token: other.token,
+        body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id },
+      })
+    ).status,
+  ).toBe(404);
   const org = await addUserWithKey(app(), ws, 'admin', 'organization');
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: org.token, body: { serviceAccountCredentialId: null } })).status).toBe(403);
+  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: org.token, body: { serviceAccountCredentialId: null } })).status).toBe(
+    403,
+  );
   expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(1);
 });
 
@@ -122,16 +185,35 @@ test("a polling group on the delegation polls the subject's mailbox into the rou
   const route = await newRoute();
   const credentialId = await credential('mailA');
   const subject = `agent-${uniq()}@example.test`;
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: credentialId, subject } });
-  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', { token: ws.token, body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id } });
+  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
+    token: ws.token,
+    body: { serviceAccountCredentialId: credentialId, subject },
+  });
+  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
+    token: ws.token,
+    body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id },
+  });
   expect(created.status).toBe(201);
   expect(created.body.pollingGroup).toMatchObject({ googleDwdConfigId: bound.body.googleDwd.id, credentialId: null });
   const groupId = created.body.pollingGroup.id;
-  const poll = () => app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, { taskQueue: TASK_QUEUE, workflowId: `dwd-poll-${uniq()}`, args: [{ groupId }] });
+  const poll = () =>
+    app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
+      taskQueue: TASK_QUEUE,
+      workflowId: `dwd-poll-${uniq()}`,
+      args: [{ groupId }],
+    });
 
   expect(await poll()).toMatchObject({ outcome: 'baseline' });
   // Delivered to the subject's mailbox; addressed elsewhere, it still belongs to the bound route.
-  const raw = await new MailComposer({ from: 'erin@sender.test', to: subject, subject: 'delegated', text: 'hi', messageId: '<d1@sender.test>' }).compile().build();
+  const raw = await new MailComposer({
+    from: 'erin@sender.test',
+    to: subject,
+    subject: 'delegated',
+    text: 'hi',
+    messageId: '<d1@sender.test>',
+  })
+    .compile()
+    .build();
   gmail.deliver(raw, { user: subject, threadId: 'thread-d' });
   gmail.deliver(raw, { user: 'me' });
   expect(await poll()).toMatchObject({ outcome: 'polled', stored: 1 });
@@ -139,7 +221,11 @@ test("a polling group on the delegation polls the subject's mailbox into the rou
   const [message] = await app().orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
   expect(message).toMatchObject({ subject: 'delegated', fromAddress: 'erin@sender.test' });
 
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'on it' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: ws.token,
+    body: { text: 'on it' },
+    headers: { 'idempotency-key': `r-${uniq()}` },
+  });
   expect(reply.status).toBe(201);
   expect(gmail.sent.at(-1)).toMatchObject({ user: subject, threadId: 'thread-d' });
   expect(gmail.sent.at(-1)!.raw).toMatch(new RegExp(`^From: ${subject.replace(/[.]/g, '\\.')}$`, 'm'));
@@ -154,7 +240,10 @@ test("a polling group on the delegation polls the subject's mailbox into the rou
 const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 
 /** A Google service-account JSON key file (as the console downloads it) and its public key. */
-function serviceAccountKey(clientEmail = `sa-${uniq()}@project.iam.gserviceaccount.com`): { file: Record<string, string>; publicKey: KeyObject } {
+function serviceAccountKey(clientEmail = `sa-${uniq()}@project.iam.gserviceaccount.com`): {
+  file: Record<string, string>;
+  publicKey: KeyObject;
+} {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const file = {
     type: 'service_account',
@@ -173,29 +262,52 @@ function serviceAccountKey(clientEmail = `sa-${uniq()}@project.iam.gserviceaccou
 }
 
 async function keyCredential(file: Record<string, string>): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: file, baseUrl: gmail.baseUrl } } });
+  const res = await http(app(), 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: file, baseUrl: gmail.baseUrl } },
+  });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
 
-async function delegatedGroup(credentialId: string, subject: string): Promise<{ route: { id: string; address: string }; configId: string; groupId: string }> {
+async function delegatedGroup(
+  credentialId: string,
+  subject: string,
+): Promise<{ route: { id: string; address: string }; configId: string; groupId: string }> {
   const route = await newRoute();
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: credentialId, subject } });
+  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
+    token: ws.token,
+    body: { serviceAccountCredentialId: credentialId, subject },
+  });
   expect(bound.status).toBe(200);
-  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', { token: ws.token, body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id } });
+  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
+    token: ws.token,
+    body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id },
+  });
   expect(created.status).toBe(201);
   return { route, configId: bound.body.googleDwd.id, groupId: created.body.pollingGroup.id };
 }
 
-const pollGroup = (groupId: string) => app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, { taskQueue: TASK_QUEUE, workflowId: `dwd-key-poll-${uniq()}`, args: [{ groupId }] });
+const pollGroup = (groupId: string) =>
+  app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
+    taskQueue: TASK_QUEUE,
+    workflowId: `dwd-key-poll-${uniq()}`,
+    args: [{ groupId }],
+  });
 const jwtGrants = () => gmail.grants.filter((g) => g.grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer');
 
 test('a mailA credential holds a service-account key: validated on create and update (400 without echoing the key), listed with a mask of the key id', async () => {
   const { file } = serviceAccountKey();
   const pemBody = file.private_key.split('\n')[5];
   const bad: Array<[unknown, RegExp]> = [
-    [{ serviceAccountKey: { ...file, private_key: `not a key ${pemBody}` } }, /value\.serviceAccountKey\.private_key: must be a PEM-encoded RSA private key/],
-    [{ serviceAccountKey: { ...file, private_key: file.private_key.replace(pemBody, pemBody.split('').reverse().join('')) } }, /value\.serviceAccountKey\.private_key: must be a PEM-encoded RSA private key/],
+    [
+      { serviceAccountKey: { ...file, private_key: `not a key ${pemBody}` } },
+      /value\.serviceAccountKey\.private_key: must be a PEM-encoded RSA private key/,
+    ],
+    [
+      { serviceAccountKey: { ...file, private_key: file.private_key.replace(pemBody, pemBody.split('').reverse().join('')) } },
+      /value\.serviceAccountKey\.private_key: must be a PEM-encoded RSA private key/,
+    ],
     [{ serviceAccountKey: { ...file, type: 'authorized_user' } }, /value\.serviceAccountKey\.type: must be "service_account"/],
     [{ serviceAccountKey: { ...file, client_email: 'nobody' } }, /value\.serviceAccountKey\.client_email/],
     [{ serviceAccountKey: `{"type":"service_account","private_key":"${pemBody}"` }, /must be the service account JSON key file/],
@@ -203,22 +315,38 @@ test('a mailA credential holds a service-account key: validated on create and up
     [{ ...file, private_key_id: undefined }, /value\.serviceAccountKey\.private_key_id/],
   ];
   for (const [value, message] of bad) {
-    const res = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `bad-${uniq()}`, type: 'mailA', value } });
+    const res = await http(app(), 'POST', '/api/v1/credentials', {
+      token: ws.token,
+      body: { name: `bad-${uniq()}`, type: 'mailA', value },
+    });
     expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(message)]);
     expect(JSON.stringify(res.body)).not.toContain(pemBody);
   }
   // The key file itself is a valid value (its extra fields are accepted and dropped), as is its JSON text.
-  const created = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `sa-${uniq()}`, type: 'mailA', value: file } });
+  const created = await http(app(), 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: `sa-${uniq()}`, type: 'mailA', value: file },
+  });
   expect(created.status).toBe(201);
-  const asText = await http(app(), 'POST', '/api/v1/credentials', { token: ws.token, body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: JSON.stringify(file) } } });
+  const asText = await http(app(), 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: JSON.stringify(file) } },
+  });
   expect(asText.status).toBe(201);
   const listed = await http(app(), 'GET', '/api/v1/credentials', { token: ws.token });
   const entry = listed.body.credentials.find((c: { id: string }) => c.id === created.body.credential.id);
-  expect(entry).toMatchObject({ type: 'mailA', readable: true, maskedValue: `${file.private_key_id.slice(0, 4)}••••••••${file.private_key_id.slice(-2)}` });
+  expect(entry).toMatchObject({
+    type: 'mailA',
+    readable: true,
+    maskedValue: `${file.private_key_id.slice(0, 4)}••••••••${file.private_key_id.slice(-2)}`,
+  });
   expect(JSON.stringify([created.body, listed.body])).not.toContain('PRIVATE KEY');
   const tested = await http(app(), 'POST', `/api/v1/credentials/${created.body.credential.id}/test`, { token: ws.token });
   expect(tested.body.result).toMatchObject({ ok: false, status: 'not_configured', message: expect.stringMatching(/google-dwd/) });
-  const patched = await http(app(), 'PATCH', `/api/v1/credentials/${created.body.credential.id}`, { token: ws.token, body: { value: { serviceAccountKey: { ...file, private_key: 'x' } } } });
+  const patched = await http(app(), 'PATCH', `/api/v1/credentials/${created.body.credential.id}`, {
+    token: ws.token,
+    body: { value: { serviceAccountKey: { ...file, private_key: 'x' } } },
+  });
   expect([patched.status, patched.body.error]).toEqual([400, expect.stringMatching(/private_key: must be a PEM-encoded RSA private key/)]);
 });
 
@@ -230,20 +358,36 @@ test('a delegated polling group and reply mint tokens with the key (JWT bearer g
   const grantsBefore = jwtGrants().length;
 
   expect(await pollGroup(groupId)).toMatchObject({ outcome: 'baseline' });
-  const raw = await new MailComposer({ from: 'erin@sender.test', to: subject, subject: 'with a key', text: 'hi', messageId: `<k${uniq()}@sender.test>` }).compile().build();
+  const raw = await new MailComposer({
+    from: 'erin@sender.test',
+    to: subject,
+    subject: 'with a key',
+    text: 'hi',
+    messageId: `<k${uniq()}@sender.test>`,
+  })
+    .compile()
+    .build();
   gmail.deliver(raw, { user: subject, threadId: 'thread-key' });
   expect(await pollGroup(groupId)).toMatchObject({ outcome: 'polled', stored: 1 });
   // One grant served both polls; the assertion was signed by the key, for the subject, with Gmail scopes, for at most an hour.
   expect(jwtGrants().slice(grantsBefore)).toEqual([{ grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', subject }]);
   const claims = gmail.assertions.filter((a) => a.iss === file.client_email);
   expect(claims).toHaveLength(1);
-  expect(claims[0]).toMatchObject({ sub: subject, aud: GOOGLE_TOKEN_URI, scope: expect.stringContaining('https://www.googleapis.com/auth/gmail.readonly') });
+  expect(claims[0]).toMatchObject({
+    sub: subject,
+    aud: GOOGLE_TOKEN_URI,
+    scope: expect.stringContaining('https://www.googleapis.com/auth/gmail.readonly'),
+  });
   expect(Number(claims[0].exp) - Number(claims[0].iat)).toBeLessThanOrEqual(3600);
   const history = gmail.requests.filter((r) => r.path === `/gmail/v1/users/${encodeURIComponent(subject)}/history`).at(-1)!;
   expect(history.headers.authorization).toMatch(/^Bearer issued-/);
 
   const [message] = await app().orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'on it' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: ws.token,
+    body: { text: 'on it' },
+    headers: { 'idempotency-key': `r-${uniq()}` },
+  });
   expect(reply.status).toBe(201);
   expect(gmail.sent.at(-1)).toMatchObject({ user: subject, threadId: 'thread-key' });
   expect(jwtGrants().length - grantsBefore).toBe(1);
@@ -265,19 +409,33 @@ test('a wrong key or a subject the service account may not act as: the poll keep
   const wrongKey = await delegatedGroup(await keyCredential(forged), subject);
   expect(await pollGroup(wrongKey.groupId)).toMatchObject({ outcome: 'failed' });
   const failed = (await http(app(), 'GET', `/api/v1/mailer/polling-groups/${wrongKey.groupId}`, { token: ws.token })).body.pollingGroup;
-  expect(failed.lastError).toBe(`The Google token endpoint refused a delegated token for ${subject} to service account ${trusted.file.client_email}: HTTP 400 (invalid_grant: Invalid JWT Signature.).`);
+  expect(failed.lastError).toBe(
+    `The Google token endpoint refused a delegated token for ${subject} to service account ${trusted.file.client_email}: HTTP 400 (invalid_grant: Invalid JWT Signature.).`,
+  );
   expect(failed.cursor).toBeNull();
 
   // The right key, but a user the administrator did not delegate.
   const stranger = `stranger-${uniq()}@example.test`;
   const unauthorized = await delegatedGroup(await keyCredential(trusted.file), stranger);
-  expect(await pollGroup(unauthorized.groupId)).toMatchObject({ outcome: 'failed', error: expect.stringMatching(new RegExp(`for ${stranger.replace(/[.]/g, '\\.')} .*HTTP 401 \\(unauthorized_client: Client is unauthorized`)) });
+  expect(await pollGroup(unauthorized.groupId)).toMatchObject({
+    outcome: 'failed',
+    error: expect.stringMatching(
+      new RegExp(`for ${stranger.replace(/[.]/g, '\\.')} .*HTTP 401 \\(unauthorized_client: Client is unauthorized`),
+    ),
+  });
   expect(gmail.requests.some((r) => r.path.includes(encodeURIComponent(stranger)))).toBe(false);
 
   // A message on that route (generic inbound) cannot be answered: the delegation is refused before anything is reserved.
-  const inbound = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: ws.token, body: { to: unauthorized.route.address, from: 'erin@sender.test', subject: 'help', text: 'hi' } });
+  const inbound = await http(app(), 'POST', '/api/v1/mailer/inbound', {
+    token: ws.token,
+    body: { to: unauthorized.route.address, from: 'erin@sender.test', subject: 'help', text: 'hi' },
+  });
   expect(inbound.status).toBe(202);
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${inbound.body.message.id}/reply`, { token: ws.token, body: { text: 'on it' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${inbound.body.message.id}/reply`, {
+    token: ws.token,
+    body: { text: 'on it' },
+    headers: { 'idempotency-key': `r-${uniq()}` },
+  });
   expect(reply.status).toBe(409);
   expect(reply.body).toMatchObject({ code: 'SETUP_REQUIRED', error: expect.stringMatching(/unauthorized_client/) });
   expect(JSON.stringify(reply.body)).not.toContain('PRIVATE KEY');

@@ -22,7 +22,8 @@ async function createRoute(body: Record<string, unknown>, token = stack.ws.token
   return http(app(), 'POST', '/api/v1/mailer/routes', { token, body, headers: { 'idempotency-key': key() } });
 }
 
-const sign = (secret: string, ts: string, raw: string | Buffer) => `v1=${createHmac('sha256', secret).update(`${ts}.`).update(raw).digest('hex')}`;
+const sign = (secret: string, ts: string, raw: string | Buffer) =>
+  `v1=${createHmac('sha256', secret).update(`${ts}.`).update(raw).digest('hex')}`;
 const now = () => String(Math.floor(Date.now() / 1000));
 function deliver(routeId: string, raw: string, headers: Record<string, string>) {
   return http(app(), 'POST', `/api/v1/mailer/inbound/${routeId}`, { rawBody: raw, headers });
@@ -42,7 +43,13 @@ test('routes: Idempotency-Key required, address trimmed and lowercased, duplicat
 
   const created = await createRoute({ address, workflowId, description: 'help desk' });
   expect(created.status).toBe(201);
-  expect(created.body.route).toMatchObject({ address: address.trim().toLowerCase(), workflowId, executionTargetId: null, enabled: true, targetEnabled: true });
+  expect(created.body.route).toMatchObject({
+    address: address.trim().toLowerCase(),
+    workflowId,
+    executionTargetId: null,
+    enabled: true,
+    targetEnabled: true,
+  });
   expect(created.body.signingSecret).toMatch(/^msk_/);
   expect(created.body.links).toEqual({
     self: `${app().url}/api/v1/mailer/routes/${created.body.route.id}`,
@@ -62,12 +69,17 @@ test('routes: Idempotency-Key required, address trimmed and lowercased, duplicat
 
   // Another workspace's key: 404 everywhere, nothing changed; a non-workspace key: 403.
   expect((await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: other.token })).status).toBe(404);
-  const foreignPatch = await http(app(), 'PATCH', `/api/v1/mailer/routes/${created.body.route.id}`, { token: other.token, body: { enabled: false } });
+  const foreignPatch = await http(app(), 'PATCH', `/api/v1/mailer/routes/${created.body.route.id}`, {
+    token: other.token,
+    body: { enabled: false },
+  });
   expect(foreignPatch.status).toBe(404);
   expect((await http(app(), 'GET', '/api/v1/mailer/routes', { token: other.token })).body.routes).toEqual([]);
   const org = await addUserWithKey(app(), stack.ws, 'admin', 'organization');
   expect((await http(app(), 'GET', '/api/v1/mailer/routes', { token: org.token })).status).toBe(403);
-  expect((await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: stack.ws.token })).body.route.enabled).toBe(true);
+  expect((await http(app(), 'GET', `/api/v1/mailer/routes/${created.body.route.id}`, { token: stack.ws.token })).body.route.enabled).toBe(
+    true,
+  );
 });
 
 test('patch: rotation needs Idempotency-Key and returns a new secret once; the old secret stops verifying', async () => {
@@ -76,7 +88,11 @@ test('patch: rotation needs Idempotency-Key and returns a new secret once; the o
   const id = created.body.route.id;
   const noKey = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: stack.ws.token, body: { rotateSigningSecret: true } });
   expect(noKey.status).toBe(400);
-  const rotated = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, { token: stack.ws.token, body: { rotateSigningSecret: true, description: 'rotated' }, headers: { 'idempotency-key': key() } });
+  const rotated = await http(app(), 'PATCH', `/api/v1/mailer/routes/${id}`, {
+    token: stack.ws.token,
+    body: { rotateSigningSecret: true, description: 'rotated' },
+    headers: { 'idempotency-key': key() },
+  });
   expect(rotated.status).toBe(200);
   expect(rotated.body.signingSecret).toMatch(/^msk_/);
   expect(rotated.body.signingSecret).not.toBe(created.body.signingSecret);
@@ -99,7 +115,10 @@ test('target-bound routes cannot change workflow', async () => {
   expect(bound.status).toBe(201);
   expect(bound.body.route.executionTargetId).toBe(production.targetId);
   const otherWf = await deployedWorkflow();
-  const refused = await http(app(), 'PATCH', `/api/v1/mailer/routes/${bound.body.route.id}`, { token: stack.ws.token, body: { workflowId: otherWf } });
+  const refused = await http(app(), 'PATCH', `/api/v1/mailer/routes/${bound.body.route.id}`, {
+    token: stack.ws.token,
+    body: { workflowId: otherWf },
+  });
   expect(refused.status).toBe(409);
 });
 
@@ -107,18 +126,36 @@ test('signed inbound: forged, tampered, missing, stale and replayed signatures; 
   const workflowId = await deployedWorkflow();
   const created = await createRoute({ address: `signed-${uniq()}@example.test`, workflowId });
   const { route, signingSecret } = created.body;
-  const body = { externalMessageId: `ext-${uniq()}`, from: 'Alice <alice@example.test>', subject: 'Order 42', text: 'hello', html: '<p onclick="x()">hi<script>alert(1)</script><img src="https://tracker.example/p.gif"></p>', to: route.address };
+  const body = {
+    externalMessageId: `ext-${uniq()}`,
+    from: 'Alice <alice@example.test>',
+    subject: 'Order 42',
+    text: 'hello',
+    html: '<p onclick="x()">hi<script>alert(1)</script><img src="https://tracker.example/p.gif"></p>',
+    to: route.address,
+  };
   const raw = JSON.stringify(body);
   const ts = now();
 
   expect((await deliver(route.id, raw, { 'x-svc-timestamp': ts, 'x-svc-signature': sign('not-the-secret', ts, raw) })).status).toBe(401);
-  expect((await deliver(route.id, raw.replace('Order 42', 'Order 43'), { 'x-svc-timestamp': ts, 'x-svc-signature': sign(signingSecret, ts, raw) })).status).toBe(401);
+  expect(
+    (
+      await deliver(route.id, raw.replace('Order 42', 'Order 43'), {
+        'x-svc-timestamp': ts,
+        'x-svc-signature': sign(signingSecret, ts, raw),
+      })
+    ).status,
+  ).toBe(401);
   expect((await deliver(route.id, raw, { 'x-svc-timestamp': ts })).status).toBe(401);
   expect((await deliver(route.id, raw, {})).status).toBe(401);
   const staleTs = String(Math.floor(Date.now() / 1000) - 301);
-  expect((await deliver(route.id, raw, { 'x-svc-timestamp': staleTs, 'x-svc-signature': sign(signingSecret, staleTs, raw) })).status).toBe(401);
+  expect((await deliver(route.id, raw, { 'x-svc-timestamp': staleTs, 'x-svc-signature': sign(signingSecret, staleTs, raw) })).status).toBe(
+    401,
+  );
   const futureTs = String(Math.floor(Date.now() / 1000) + 301);
-  expect((await deliver(route.id, raw, { 'x-svc-timestamp': futureTs, 'x-svc-signature': sign(signingSecret, futureTs, raw) })).status).toBe(401);
+  expect(
+    (await deliver(route.id, raw, { 'x-svc-timestamp': futureTs, 'x-svc-signature': sign(signingSecret, futureTs, raw) })).status,
+  ).toBe(401);
 
   const ok = await deliver(route.id, raw, { 'x-svc-timestamp': ts, 'x-svc-signature': sign(signingSecret, ts, raw) });
   expect(ok.status).toBe(202);
@@ -144,10 +181,14 @@ test('signed inbound: forged, tampered, missing, stale and replayed signatures; 
   const exact = pad(1024 * 1024);
   expect(Buffer.byteLength(exact)).toBe(1024 * 1024);
   const tsBig = now();
-  expect((await deliver(route.id, exact, { 'x-svc-timestamp': tsBig, 'x-svc-signature': sign(signingSecret, tsBig, exact) })).status).toBe(202);
+  expect((await deliver(route.id, exact, { 'x-svc-timestamp': tsBig, 'x-svc-signature': sign(signingSecret, tsBig, exact) })).status).toBe(
+    202,
+  );
   const over = pad(1024 * 1024 + 1);
   expect(Buffer.byteLength(over)).toBe(1024 * 1024 + 1);
-  expect((await deliver(route.id, over, { 'x-svc-timestamp': tsBig, 'x-svc-signature': sign(signingSecret, tsBig, over) })).status).toBe(413);
+  expect((await deliver(route.id, over, { 'x-svc-timestamp': tsBig, 'x-svc-signature': sign(signingSecret, tsBig, over) })).status).toBe(
+    413,
+  );
 
   const runs = await runsOf(workflowId, 2);
   expect(runs).toHaveLength(2);
@@ -173,21 +214,42 @@ test('generic inbound (v1 and session path): Production route by address, dedupl
   const created = await createRoute({ address, workflowId });
   const body = { to: ` ${address.toUpperCase()} `, from: 'bob@example.test', subject: 'Question', text: 'How?' };
   const delivery = key();
-  const first = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body, headers: { 'idempotency-key': delivery } });
+  const first = await http(app(), 'POST', '/api/v1/mailer/inbound', {
+    token: stack.ws.token,
+    body,
+    headers: { 'idempotency-key': delivery },
+  });
   expect(first.status).toBe(202);
-  expect(first.body).toMatchObject({ route: { id: created.body.route.id }, run: null, deduplicated: false, message: { subject: 'Question', text: 'How?' } });
-  const again = await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body, headers: { 'idempotency-key': delivery } });
+  expect(first.body).toMatchObject({
+    route: { id: created.body.route.id },
+    run: null,
+    deduplicated: false,
+    message: { subject: 'Question', text: 'How?' },
+  });
+  const again = await http(app(), 'POST', '/api/v1/mailer/inbound', {
+    token: stack.ws.token,
+    body,
+    headers: { 'idempotency-key': delivery },
+  });
   expect(again.status).toBe(202);
   expect(again.body.deduplicated).toBe(true);
   expect(again.body.message.id).toBe(first.body.message.id);
 
-  expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body: { ...body, to: 'nobody@example.test' } })).status).toBe(404);
+  expect(
+    (await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body: { ...body, to: 'nobody@example.test' } })).status,
+  ).toBe(404);
   expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: other.token, body })).status).toBe(404);
   expect((await http(app(), 'POST', '/api/v1/mailer/inbound', { token: stack.ws.token, body: { to: address } })).status).toBe(400);
 
-  const cookieRes = await http(app(), 'POST', '/api/auth/sign-in', { body: { email: stack.ws.ownerEmail, password: stack.ws.ownerPassword } });
+  const cookieRes = await http(app(), 'POST', '/api/auth/sign-in', {
+    body: { email: stack.ws.ownerEmail, password: stack.ws.ownerPassword },
+  });
   const cookie = cookieRes.headers.get('set-cookie')!.split(';')[0];
-  const session = await http(app(), 'POST', '/api/mailer/inbound', { cookie, body: { ...body, subject: 'Via session' }, headers: { origin: app().url } });
+  const session = await http(app(), 'POST', '/api/mailer/inbound', {
+    cookie,
+    body: { ...body, subject: 'Via session' },
+    headers: { origin: app().url },
+  });
   expect(session.status).toBe(202);
 
   const runs = await runsOf(workflowId, 2);
@@ -198,17 +260,23 @@ test('generic inbound (v1 and session path): Production route by address, dedupl
 test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and participants; lists with cursors', async () => {
   const workflowId = await deployedWorkflow();
   const { route, signingSecret } = (await createRoute({ address: `threads-${uniq()}@example.test`, workflowId })).body;
-  const send = (b: Record<string, unknown>) => signed(route.id, signingSecret, { externalMessageId: `t-${uniq()}`, from: 'carol@example.test', ...b });
+  const send = (b: Record<string, unknown>) =>
+    signed(route.id, signingSecret, { externalMessageId: `t-${uniq()}`, from: 'carol@example.test', ...b });
 
   const a1 = await send({ subject: 'Provider thread', externalThreadId: 'thr-1' });
   const a2 = await send({ subject: 'Different subject', externalThreadId: 'thr-1' });
   expect(a2.body.message.threadId).toBe(a1.body.message.threadId);
 
-  const mime = (id: string, extra: string) => `From: dave@example.test\r\nTo: ${route.address}\r\nSubject: MIME thread\r\nMessage-ID: <${id}@example.test>\r\n${extra}Content-Type: text/plain\r\n\r\nbody ${id}\r\n`;
+  const mime = (id: string, extra: string) =>
+    `From: dave@example.test\r\nTo: ${route.address}\r\nSubject: MIME thread\r\nMessage-ID: <${id}@example.test>\r\n${extra}Content-Type: text/plain\r\n\r\nbody ${id}\r\n`;
   const m1 = await send({ subject: '', from: 'dave@example.test', raw: mime('root', '') });
   expect(m1.status).toBe(202);
   expect(m1.body.message.text).toContain('body root');
-  const m2 = await send({ subject: 'Totally unrelated', from: 'eve@example.test', raw: mime('child', 'In-Reply-To: <root@example.test>\r\n') });
+  const m2 = await send({
+    subject: 'Totally unrelated',
+    from: 'eve@example.test',
+    raw: mime('child', 'In-Reply-To: <root@example.test>\r\n'),
+  });
   expect(m2.text).toContain('"message"');
   expect(m2.body.message.threadId).toBe(m1.body.message.threadId);
 
@@ -226,7 +294,9 @@ test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and p
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const page: any = await http(app(), 'GET', `/api/v1/mailer/threads?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: stack.ws.token });
+    const page: any = await http(app(), 'GET', `/api/v1/mailer/threads?limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+      token: stack.ws.token,
+    });
     expect(page.status).toBe(200);
     expect(page.body.threads.length).toBeLessThanOrEqual(2);
     seen.push(...page.body.threads.map((t: { id: string }) => t.id));
@@ -238,12 +308,19 @@ test('threading by externalThreadId, by In-Reply-To (raw MIME), by subject and p
   const msgs = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1`, { token: stack.ws.token });
   expect(msgs.body.messages).toHaveLength(1);
   expect(msgs.body.nextCursor).toEqual(expect.any(String));
-  const next = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1&cursor=${msgs.body.nextCursor}`, { token: stack.ws.token });
+  const next = await http(
+    app(),
+    'GET',
+    `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}&limit=1&cursor=${msgs.body.nextCursor}`,
+    { token: stack.ws.token },
+  );
   expect(next.body.messages).toHaveLength(1);
   expect(next.body.nextCursor).toBeNull();
   expect(new Set([msgs.body.messages[0].id, next.body.messages[0].id])).toEqual(new Set([m1.body.message.id, m2.body.message.id]));
   expect((await http(app(), 'GET', '/api/v1/mailer/messages?cursor=garbage!', { token: stack.ws.token })).status).toBe(400);
-  expect((await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}`, { token: other.token })).body.messages).toEqual([]);
+  expect(
+    (await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${m1.body.message.threadId}`, { token: other.token })).body.messages,
+  ).toEqual([]);
 });
 
 test('signed inbound raw MIME: attachments become scanned Files of the workspace, referenced by attachmentFileIds; a replay stores none again', async () => {

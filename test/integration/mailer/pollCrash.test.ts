@@ -30,7 +30,15 @@ afterAll(async () => {
 });
 
 async function mime(subject: string, to: string): Promise<Buffer> {
-  return new MailComposer({ from: 'sender@sender.test', to, subject, text: subject, messageId: `<${subject.replace(/\W/g, '')}-${Date.now()}@sender.test>` }).compile().build();
+  return new MailComposer({
+    from: 'sender@sender.test',
+    to,
+    subject,
+    text: subject,
+    messageId: `<${subject.replace(/\W/g, '')}-${Date.now()}@sender.test>`,
+  })
+    .compile()
+    .build();
 }
 
 test('kill -9 of the worker during a poll loses no message and stores none twice', async () => {
@@ -38,16 +46,27 @@ test('kill -9 of the worker during a poll loses no message and stores none twice
   const workflowId = wf.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
   const address = `crash-${Date.now()}@example.test`;
-  const route = await http(app, 'POST', '/api/v1/mailer/routes', { token: ws.token, body: { address, workflowId }, headers: { 'idempotency-key': `crash-${Date.now()}` } });
+  const route = await http(app, 'POST', '/api/v1/mailer/routes', {
+    token: ws.token,
+    body: { address, workflowId },
+    headers: { 'idempotency-key': `crash-${Date.now()}` },
+  });
   expect(route.status).toBe(201);
-  const cred = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'gmail', type: 'mailA', value: { token: TOKEN, baseUrl: gmail.baseUrl } } });
-  const group = await http(app, 'POST', '/api/v1/mailer/polling-groups', { token: ws.token, body: { provider: 'mailA', credentialId: cred.body.credential.id } });
+  const cred = await http(app, 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: 'gmail', type: 'mailA', value: { token: TOKEN, baseUrl: gmail.baseUrl } },
+  });
+  const group = await http(app, 'POST', '/api/v1/mailer/polling-groups', {
+    token: ws.token,
+    body: { provider: 'mailA', credentialId: cred.body.credential.id },
+  });
   const groupId = group.body.pollingGroup.id;
   const client = app.deps.temporal.client;
   const em = () => app.orm.em.fork();
 
   worker = await spawnWorker();
-  const pollOnce = (id: string) => client.workflow.start(WORKFLOW_TYPES.mailPoll, { taskQueue: TASK_QUEUE, workflowId: id, args: [{ groupId }] });
+  const pollOnce = (id: string) =>
+    client.workflow.start(WORKFLOW_TYPES.mailPoll, { taskQueue: TASK_QUEUE, workflowId: id, args: [{ groupId }] });
   await (await pollOnce(`crash-baseline-${groupId}`)).result();
   const baseline = (await em().findOneOrFail(MailerPollingGroupSchema, { id: groupId })).cursor;
   expect(baseline).toMatch(/^\d+$/);

@@ -33,7 +33,13 @@ beforeAll(async () => {
   graph = await startGraphFake(GRAPH_TOKEN, { oauth: OAUTH });
   imap = await startFakeImap({ username: 'inbox-user', password: 'imap-password' });
   // Gmail's base URL comes from the configuration (GMAIL_API_BASE_URL); Graph's from the credential's own baseUrl.
-  stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true, mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000 } }, temporal: { dispatcher: true } });
+  stack = await startTestStack({
+    config: {
+      outboundAllowPrivateNetworks: true,
+      mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000 },
+    },
+    temporal: { dispatcher: true },
+  });
   ws = stack.ws;
   other = await createWorkspace(stack.app, 'Other');
 });
@@ -52,7 +58,11 @@ async function deployedWorkflow(token = ws.token): Promise<string> {
 }
 
 async function route(address: string, workflowId: string, token = ws.token): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/mailer/routes', { token, body: { address, workflowId }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  const res = await http(app(), 'POST', '/api/v1/mailer/routes', {
+    token,
+    body: { address, workflowId },
+    headers: { 'idempotency-key': `k-${uniq()}` },
+  });
   expect(res.status).toBe(201);
   return res.body.route.id;
 }
@@ -64,22 +74,40 @@ async function credential(type: string, value: Record<string, unknown>, token = 
 }
 
 async function group(provider: 'mailA' | 'mailB', credentialId: string): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/mailer/polling-groups', { token: ws.token, body: { provider, credentialId, intervalSeconds: 3600 } });
+  const res = await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
+    token: ws.token,
+    body: { provider, credentialId, intervalSeconds: 3600 },
+  });
   expect(res.status).toBe(201);
   return res.body.pollingGroup.id;
 }
 
 /** One poll, as the group's schedule starts it: the mailPollWorkflow on the task queue. */
 async function poll(groupId: string): Promise<{ outcome: string; stored: number; duplicates: number; unrouted: number }> {
-  return app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, { taskQueue: TASK_QUEUE, workflowId: `test-mailpoll-${uniq()}`, args: [{ groupId }] });
+  return app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
+    taskQueue: TASK_QUEUE,
+    workflowId: `test-mailpoll-${uniq()}`,
+    args: [{ groupId }],
+  });
 }
 
-async function mime(o: { from: string; to: string; subject: string; text: string; messageId?: string; attachments?: Array<{ filename: string; content: Buffer; contentType: string }> }): Promise<Buffer> {
+async function mime(o: {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  messageId?: string;
+  attachments?: Array<{ filename: string; content: Buffer; contentType: string }>;
+}): Promise<Buffer> {
   return new MailComposer({ ...o, messageId: o.messageId ?? `<${uniq()}@sender.test>` }).compile().build();
 }
 
-const groupView = async (id: string) => (await http(app(), 'GET', `/api/v1/mailer/polling-groups/${id}`, { token: ws.token })).body.pollingGroup;
-const messagesOfRoute = (routeId: string) => app().orm.em.fork().find(MailerMessageSchema, { routeId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+const groupView = async (id: string) =>
+  (await http(app(), 'GET', `/api/v1/mailer/polling-groups/${id}`, { token: ws.token })).body.pollingGroup;
+const messagesOfRoute = (routeId: string) =>
+  app()
+    .orm.em.fork()
+    .find(MailerMessageSchema, { routeId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 
 test('Gmail: the first poll sets a baseline (historyId); new messages become one message and one email run each; a re-poll stores nothing twice', async () => {
   const workflowId = await deployedWorkflow();
@@ -95,7 +123,12 @@ test('Gmail: the first poll sets a baseline (historyId); new messages become one
   expect(baseline.lastError).toBeNull();
 
   const ids = [];
-  for (let i = 1; i <= 3; i++) ids.push(gmail.deliver(await mime({ from: `Ann <ann${i}@sender.test>`, to: address, subject: `hello ${i}`, text: `body ${i}` }), { threadId: 'thread-1' }));
+  for (let i = 1; i <= 3; i++)
+    ids.push(
+      gmail.deliver(await mime({ from: `Ann <ann${i}@sender.test>`, to: address, subject: `hello ${i}`, text: `body ${i}` }), {
+        threadId: 'thread-1',
+      }),
+    );
   expect(await poll(groupId)).toMatchObject({ outcome: 'polled', stored: 3, duplicates: 0 });
   const stored = await messagesOfRoute(routeId);
   expect(stored.map((m) => m.externalMessageId)).toEqual(ids.map((id) => `mailA:${id}`));
@@ -170,7 +203,9 @@ test('Gmail: attachments are stored as scanned Files (ready, or quarantined) and
   const report = await http(app(), 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: ws.token });
   expect(report.status).toBe(200);
   expect(report.body.data.file).toMatchObject({ name: 'report.txt', mimeType: 'text/plain', sizeBytes: 18, status: 'ready' });
-  const content = await fetch(`${app().url}/api/v1/files/${message.attachmentFileIds[0]}/content`, { headers: { authorization: `Bearer ${ws.token}` } });
+  const content = await fetch(`${app().url}/api/v1/files/${message.attachmentFileIds[0]}/content`, {
+    headers: { authorization: `Bearer ${ws.token}` },
+  });
   expect(await content.text()).toBe('quarterly numbers\n');
   const eicar = await http(app(), 'GET', `/api/v1/files/${message.attachmentFileIds[1]}`, { token: ws.token });
   expect(eicar.body.data.file).toMatchObject({ name: 'eicar.com', status: 'quarantined' });
@@ -189,7 +224,9 @@ test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new 
   const baseline = await groupView(groupId);
   expect(baseline.cursor).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\.0\/me\/mailFolders\/inbox\/messages\/delta\?\$deltatoken=\d+$/);
 
-  const first = graph.deliver(await mime({ from: 'Bob <bob@sender.test>', to: address, subject: 'graph one', text: 'one' }), { conversationId: 'conv-A' });
+  const first = graph.deliver(await mime({ from: 'Bob <bob@sender.test>', to: address, subject: 'graph one', text: 'one' }), {
+    conversationId: 'conv-A',
+  });
   graph.deliver(await mime({ from: 'bob@sender.test', to: address, subject: 'graph two', text: 'two' }), { conversationId: 'conv-B' });
   graph.deliver(await mime({ from: 'bob@sender.test', to: address, subject: 'graph three', text: 'three' }), { conversationId: 'conv-B' });
   expect(await poll(groupId)).toMatchObject({ outcome: 'polled', stored: 3 });
@@ -203,7 +240,11 @@ test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new 
   expect(await poll(groupId)).toMatchObject({ stored: 0, duplicates: 0 });
 
   // Reply through the group's provider: Graph sendMail as the mailbox.
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${stored[0].id}/reply`, { token: ws.token, body: { text: 'Thanks, Bob' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${stored[0].id}/reply`, {
+    token: ws.token,
+    body: { text: 'Thanks, Bob' },
+    headers: { 'idempotency-key': `r-${uniq()}` },
+  });
   expect(reply.status).toBe(201);
   expect(reply.body.reservation).toMatchObject({ status: 'sent', provider: 'mailB' });
   expect(graph.sent).toHaveLength(1);
@@ -223,12 +264,18 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   const routeId = await route(address, await deployedWorkflow());
   const groupId = await group('mailA', await credential('mailA', { token: GMAIL_TOKEN }));
   await poll(groupId);
-  gmail.deliver(await mime({ from: 'carol@sender.test', to: address, subject: 'question', text: 'q?', messageId: '<q1@sender.test>' }), { threadId: 'thread-q' });
+  gmail.deliver(await mime({ from: 'carol@sender.test', to: address, subject: 'question', text: 'q?', messageId: '<q1@sender.test>' }), {
+    threadId: 'thread-q',
+  });
   await poll(groupId);
   const [message] = await messagesOfRoute(routeId);
   const before = gmail.sent.length;
   const headers = { 'idempotency-key': `r-${uniq()}` };
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'Answer.' }, headers });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: ws.token,
+    body: { text: 'Answer.' },
+    headers,
+  });
   expect(reply.status).toBe(201);
   expect(reply.body.reservation).toMatchObject({ status: 'sent', provider: 'mailA' });
   expect(gmail.sent).toHaveLength(before + 1);
@@ -239,14 +286,25 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   expect(sent.raw).toMatch(/^In-Reply-To: <q1@sender\.test>$/m);
   expect(sent.raw).toContain('Answer.');
   // The replay is deduplicated: nothing sent again.
-  const replay = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'Answer.' }, headers });
+  const replay = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: ws.token,
+    body: { text: 'Answer.' },
+    headers,
+  });
   expect(replay.status).toBe(200);
   expect(replay.body.deduplicated).toBe(true);
   expect(gmail.sent).toHaveLength(before + 1);
 });
 
 test('an expired mailA/mailB access token with a refresh token is refreshed once on a 401 (stored for later calls) and the call repeated; a refused refresh is lastError', async () => {
-  const refreshable = (baseUrl: string, tokenUrl: string, refreshToken = OAUTH.refreshToken) => ({ token: `expired-${uniq()}-0123456789`, refreshToken, tokenUrl, clientId: OAUTH.clientId, clientSecret: OAUTH.clientSecret, baseUrl });
+  const refreshable = (baseUrl: string, tokenUrl: string, refreshToken = OAUTH.refreshToken) => ({
+    token: `expired-${uniq()}-0123456789`,
+    refreshToken,
+    tokenUrl,
+    clientId: OAUTH.clientId,
+    clientSecret: OAUTH.clientSecret,
+    baseUrl,
+  });
   const refreshes = (fake: GraphFake | GmailFake) => fake.grants.filter((g) => g.grantType === 'refresh_token' && g.subject).length;
 
   // Graph: the baseline's delta query gets a 401, the token is refreshed, the query repeated.
@@ -274,7 +332,11 @@ test('an expired mailA/mailB access token with a refresh token is refreshed once
   const [message] = await messagesOfRoute(gmailRoute);
   gmail.revokeIssued();
   const sentBefore = gmail.sent.length;
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, { token: ws.token, body: { text: 'Refreshed.' }, headers: { 'idempotency-key': `r-${uniq()}` } });
+  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: ws.token,
+    body: { text: 'Refreshed.' },
+    headers: { 'idempotency-key': `r-${uniq()}` },
+  });
   expect(reply.status).toBe(201);
   expect(gmail.sent.length).toBe(sentBefore + 1);
   expect(refreshes(gmail)).toBe(gmailBefore + 2);
@@ -282,7 +344,10 @@ test('an expired mailA/mailB access token with a refresh token is refreshed once
   // A refused refresh: the poll fails with the token endpoint's answer and the cursor stays.
   const refused = await group('mailB', await credential('mailB', refreshable(graph.baseUrl, graph.tokenUrl, 'revoked-refresh-token-0123')));
   expect(await poll(refused)).toMatchObject({ outcome: 'failed' });
-  expect(await groupView(refused)).toMatchObject({ cursor: null, lastError: 'The OAuth2 token endpoint refused the refresh: HTTP 400 (invalid_grant).' });
+  expect(await groupView(refused)).toMatchObject({
+    cursor: null,
+    lastError: 'The OAuth2 token endpoint refused the refresh: HTTP 400 (invalid_grant).',
+  });
 });
 
 test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a new UIDVALIDITY restarts from the mailbox state', async () => {
@@ -290,7 +355,13 @@ test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a ne
   const address = `imap-${uniq()}@example.test`;
   const routeId = await route(address, workflowId);
   imap.deliver(await mime({ from: 'old@sender.test', to: address, subject: 'old', text: 'old' }));
-  const credentialId = await credential('imap', { host: '127.0.0.1', port: imap.port, secure: false, username: 'inbox-user', password: 'imap-password' });
+  const credentialId = await credential('imap', {
+    host: '127.0.0.1',
+    port: imap.port,
+    secure: false,
+    username: 'inbox-user',
+    password: 'imap-password',
+  });
   // Gmail and Outlook mailboxes are also read over IMAP: an imap credential serves either provider.
   const groupId = await group('mailB', credentialId);
   expect(await poll(groupId)).toMatchObject({ outcome: 'baseline' });
@@ -300,7 +371,10 @@ test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a ne
   const u2 = imap.deliver(await mime({ from: 'dan@sender.test', to: address, subject: 'imap one', text: 'one' }));
   const u3 = imap.deliver(await mime({ from: 'dan@sender.test', to: address, subject: 'imap two', text: 'two' }));
   expect(await poll(groupId)).toMatchObject({ outcome: 'polled', stored: 2 });
-  expect((await messagesOfRoute(routeId)).map((m) => m.externalMessageId)).toEqual([`imap:${baseline.uidValidity}:${u2}`, `imap:${baseline.uidValidity}:${u3}`]);
+  expect((await messagesOfRoute(routeId)).map((m) => m.externalMessageId)).toEqual([
+    `imap:${baseline.uidValidity}:${u2}`,
+    `imap:${baseline.uidValidity}:${u3}`,
+  ]);
   expect(JSON.parse((await groupView(groupId)).cursor)).toEqual({ uidValidity: baseline.uidValidity, lastUid: u3 });
   expect(imap.commands.some((c) => /UID FETCH 2:\* \(UID BODY\.PEEK\[\]\)/.test(c))).toBe(true);
   expect(imap.commands.some((c) => / EXAMINE INBOX$/.test(c))).toBe(true);
@@ -337,7 +411,9 @@ test('each enabled group has a Temporal Schedule at its interval that polls it; 
     await waitFor(async () => (await messagesOfRoute(routeId)).length > 0);
     expect((await messagesOfRoute(routeId)).map((m) => m.subject)).toEqual(['scheduled']);
 
-    expect((await http(app(), 'PATCH', `/api/v1/mailer/polling-groups/${groupId}`, { token: ws.token, body: { enabled: false } })).status).toBe(200);
+    expect(
+      (await http(app(), 'PATCH', `/api/v1/mailer/polling-groups/${groupId}`, { token: ws.token, body: { enabled: false } })).status,
+    ).toBe(200);
     const after = await syncMailPollSchedules(client, app().orm.em.fork(), [groupId]);
     expect(after.removed).toEqual([mailPollScheduleId(groupId)]);
     await expect(handle.describe()).rejects.toThrow();

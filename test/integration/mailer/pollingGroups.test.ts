@@ -14,7 +14,10 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 async function credential(type: string, token = ws.token): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', { token, body: { name: `${type}-${Math.random().toString(36).slice(2)}`, type, value: { token: 'provider-token-0123456789' } } });
+  const res = await http(app, 'POST', '/api/v1/credentials', {
+    token,
+    body: { name: `${type}-${Math.random().toString(36).slice(2)}`, type, value: { token: 'provider-token-0123456789' } },
+  });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
@@ -23,12 +26,29 @@ test('POST creates (201, default interval 300) and upserts the same identity (20
   const credentialId = await credential('mailA');
   const created = await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailA', credentialId } });
   expect(created.status).toBe(201);
-  expect(created.body.pollingGroup).toMatchObject({ provider: 'mailA', credentialId, googleDwdConfigId: null, intervalSeconds: 300, enabled: true, cursor: null, lastPolledAt: null, lastError: null });
+  expect(created.body.pollingGroup).toMatchObject({
+    provider: 'mailA',
+    credentialId,
+    googleDwdConfigId: null,
+    intervalSeconds: 300,
+    enabled: true,
+    cursor: null,
+    lastPolledAt: null,
+    lastError: null,
+  });
   expect(created.body.pollingGroup.nextPollAt).toEqual(expect.any(String));
 
-  const upserted = await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailA', credentialId, intervalSeconds: 60, enabled: false } });
+  const upserted = await http(app, 'POST', P, {
+    token: ws.token,
+    body: { provider: 'mailA', credentialId, intervalSeconds: 60, enabled: false },
+  });
   expect(upserted.status).toBe(200);
-  expect(upserted.body.pollingGroup).toMatchObject({ id: created.body.pollingGroup.id, intervalSeconds: 60, enabled: false, nextPollAt: null });
+  expect(upserted.body.pollingGroup).toMatchObject({
+    id: created.body.pollingGroup.id,
+    intervalSeconds: 60,
+    enabled: false,
+    nextPollAt: null,
+  });
   const list = await http(app, 'GET', P, { token: ws.token });
   expect(list.body.pollingGroups.filter((g: { credentialId: string }) => g.credentialId === credentialId)).toHaveLength(1);
 
@@ -43,7 +63,9 @@ test('POST creates (201, default interval 300) and upserts the same identity (20
   expect((await http(app, 'POST', P, { token: other.token, body: { provider: 'mailA', credentialId } })).status).toBe(404);
 
   const mailB = await credential('mailB');
-  expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailB', credentialId: mailB, intervalSeconds: 86_400 } })).status).toBe(201);
+  expect(
+    (await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailB', credentialId: mailB, intervalSeconds: 86_400 } })).status,
+  ).toBe(201);
 });
 
 test('GET and PATCH by id; another workspace gets 404 and changes nothing; non-workspace keys 403', async () => {

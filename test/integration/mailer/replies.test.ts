@@ -28,14 +28,26 @@ async function inboundMessage(token = ws.token, on: TestApp = app): Promise<{ id
   const wf = await http(on, 'POST', '/api/v1/workflows', { token, body: {} });
   await http(on, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token });
   const address = `desk-${uniq()}@example.test`;
-  const route = await http(on, 'POST', '/api/v1/mailer/routes', { token, body: { address, workflowId: wf.body.workflow.id }, headers: { 'idempotency-key': `k-${uniq()}` } });
+  const route = await http(on, 'POST', '/api/v1/mailer/routes', {
+    token,
+    body: { address, workflowId: wf.body.workflow.id },
+    headers: { 'idempotency-key': `k-${uniq()}` },
+  });
   expect(route.status).toBe(201);
-  const res = await http(on, 'POST', '/api/v1/mailer/inbound', { token, body: { to: address, from: 'customer@example.test', subject: 'Where is my order?', text: 'Order 7' } });
+  const res = await http(on, 'POST', '/api/v1/mailer/inbound', {
+    token,
+    body: { to: address, from: 'customer@example.test', subject: 'Where is my order?', text: 'Order 7' },
+  });
   expect(res.status).toBe(202);
   return res.body.message;
 }
-const reply = (messageId: string, key: string | undefined, body: Record<string, unknown> = { text: 'On its way.' }, token = ws.token, to: TestApp = app) =>
-  http(to, 'POST', `/api/v1/mailer/messages/${messageId}/reply`, { token, body, headers: key ? { 'idempotency-key': key } : {} });
+const reply = (
+  messageId: string,
+  key: string | undefined,
+  body: Record<string, unknown> = { text: 'On its way.' },
+  token = ws.token,
+  to: TestApp = app,
+) => http(to, 'POST', `/api/v1/mailer/messages/${messageId}/reply`, { token, body, headers: key ? { 'idempotency-key': key } : {} });
 
 test('without a mail credential: 409 SETUP_REQUIRED; without Idempotency-Key: 400; nothing is sent', async () => {
   const message = await inboundMessage(other.token);
@@ -53,7 +65,11 @@ describe('with an smtp credential', () => {
   beforeAll(async () => {
     const cred = await http(app, 'POST', '/api/v1/credentials', {
       token: ws.token,
-      body: { name: 'Outbound mail', type: 'smtp', value: { host: '127.0.0.1', port: smtp.port, username: 'mailer', password, secure: false, from: 'support@example.test' } },
+      body: {
+        name: 'Outbound mail',
+        type: 'smtp',
+        value: { host: '127.0.0.1', port: smtp.port, username: 'mailer', password, secure: false, from: 'support@example.test' },
+      },
     });
     expect(cred.status).toBe(201);
   });
@@ -64,7 +80,11 @@ describe('with an smtp credential', () => {
     const before = smtp.messages.length;
     const first = await reply(message.id, key);
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ deduplicated: false, reservation: { status: 'sent', reconciliable: false }, reply: { direction: 'outbound', threadId: message.threadId, to: ['customer@example.test'] } });
+    expect(first.body).toMatchObject({
+      deduplicated: false,
+      reservation: { status: 'sent', reconciliable: false },
+      reply: { direction: 'outbound', threadId: message.threadId, to: ['customer@example.test'] },
+    });
     expect(smtp.messages.length).toBe(before + 1);
     const sent = smtp.messages[smtp.messages.length - 1];
     expect(sent).toContain('Subject: Re: Where is my order?');
@@ -83,7 +103,10 @@ describe('with an smtp credential', () => {
 
   test('attachments are ready files of the workspace, sent with the reply; unknown 404 and not-ready 423 reserve nothing', async () => {
     const message = await inboundMessage();
-    const file = await uploadFile(app, { token: ws.token }, Buffer.from('invoice body 12345'), { name: 'invoice.txt', mimeType: 'text/plain' });
+    const file = await uploadFile(app, { token: ws.token }, Buffer.from('invoice body 12345'), {
+      name: 'invoice.txt',
+      mimeType: 'text/plain',
+    });
     const before = smtp.messages.length;
     const missing = await reply(message.id, `r-${uniq()}`, { text: 'See attached.', attachmentFileIds: ['file_missing'] });
     expect(missing.status).toBe(404);
@@ -93,7 +116,10 @@ describe('with an smtp credential', () => {
     const foreign = await uploadFile(app, { token: other.token }, Buffer.from('theirs'), { name: 'theirs.txt', mimeType: 'text/plain' });
     expect((await reply(message.id, `r-${uniq()}`, { text: 'x', attachmentFileIds: [foreign.id] })).status).toBe(404);
     expect(smtp.messages.length).toBe(before);
-    const rows = await app.orm.em.fork().getConnection().execute('select count(*)::int as n from mailer_reply_reservations where message_id = ?', [message.id]);
+    const rows = await app.orm.em
+      .fork()
+      .getConnection()
+      .execute('select count(*)::int as n from mailer_reply_reservations where message_id = ?', [message.id]);
     expect(rows[0].n).toBe(0);
 
     const sent = await reply(message.id, `r-${uniq()}`, { text: 'See attached.', attachmentFileIds: [file.id] });
@@ -120,16 +146,36 @@ describe('with an smtp credential', () => {
 
     const member = await addUserWithKey(app, ws, 'member');
     expect((await http(app, 'GET', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: member.token })).status).toBe(403);
-    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: member.token, body: { action: 'authorize_retry' } })).status).toBe(403);
+    expect(
+      (
+        await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, {
+          token: member.token,
+          body: { action: 'authorize_retry' },
+        })
+      ).status,
+    ).toBe(403);
     expect((await http(app, 'GET', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: other.token })).status).toBe(404);
-    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: other.token, body: { action: 'authorize_retry' } })).status).toBe(404);
-    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'cancel' } })).status).toBe(400);
+    expect(
+      (
+        await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, {
+          token: other.token,
+          body: { action: 'authorize_retry' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'cancel' } }))
+        .status,
+    ).toBe(400);
 
     const read = await http(app, 'GET', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token });
     expect(read.status).toBe(200);
     expect(read.body.reservation).toMatchObject({ status: 'unknown', reconciliable: true, attempts: 1 });
 
-    const authorized = await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'authorize_retry' } });
+    const authorized = await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, {
+      token: ws.token,
+      body: { action: 'authorize_retry' },
+    });
     expect(authorized.status).toBe(200);
     expect(authorized.body.reservation.status).toBe('retry_authorized');
     const before = smtp.messages.length;
@@ -137,7 +183,14 @@ describe('with an smtp credential', () => {
     expect(retried.status).toBe(201);
     expect(retried.body.reservation).toMatchObject({ id: reservationId, status: 'sent', attempts: 2 });
     expect(smtp.messages.length).toBe(before + 1);
-    expect((await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, { token: ws.token, body: { action: 'authorize_retry' } })).status).toBe(409);
+    expect(
+      (
+        await http(app, 'PATCH', `/api/v1/mailer/reply-reservations/${reservationId}`, {
+          token: ws.token,
+          body: { action: 'authorize_retry' },
+        })
+      ).status,
+    ).toBe(409);
   });
 
   test('a process that died between the reservation and the send leaves a reconciliable reservation: 409, nothing sent', async () => {
@@ -145,10 +198,13 @@ describe('with an smtp credential', () => {
     const key = `r-${uniq()}`;
     // The row a crashed process leaves: reserved (status sending), provider never called.
     const fingerprint = (await import('../../../services/kernel/ids')).sha256Hex(JSON.stringify(['On its way.', null, []]));
-    await app.orm.em.fork().getConnection().execute(
-      `insert into mailer_reply_reservations (id, workspace_id, message_id, idempotency_key, fingerprint, status, attempts, created_at, updated_at) values (?, ?, ?, ?, ?, 'sending', 1, now(), now())`,
-      [`mrr_crash_${uniq()}`, ws.workspaceId, message.id, key, fingerprint],
-    );
+    await app.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into mailer_reply_reservations (id, workspace_id, message_id, idempotency_key, fingerprint, status, attempts, created_at, updated_at) values (?, ?, ?, ?, ?, 'sending', 1, now(), now())`,
+        [`mrr_crash_${uniq()}`, ws.workspaceId, message.id, key, fingerprint],
+      );
     const before = smtp.messages.length;
     const res = await reply(message.id, key);
     expect(res.status).toBe(409);
@@ -161,7 +217,9 @@ describe('in a deployment whose outbound guard refuses private networks', () => 
   let guardedApp: TestApp;
   let guardedWs: WorkspaceFixture;
   const reservations = async (messageId: string) =>
-    (await app.orm.em.fork().getConnection().execute('select status from mailer_reply_reservations where message_id = ?', [messageId])).map((r) => String(r.status));
+    (await app.orm.em.fork().getConnection().execute('select status from mailer_reply_reservations where message_id = ?', [messageId])).map(
+      (r) => String(r.status),
+    );
 
   beforeAll(async () => {
     // Same database, guard on (OUTBOUND_ALLOW_PRIVATE_NETWORKS unset): the smtp and API hosts below are loopback.
@@ -175,7 +233,11 @@ describe('in a deployment whose outbound guard refuses private networks', () => 
   test('a reply to a refused SMTP host is 409 SETUP_REQUIRED, reserves nothing, and the same key sends once the address is allowed', async () => {
     const cred = await http(guardedApp, 'POST', '/api/v1/credentials', {
       token: guardedWs.token,
-      body: { name: 'Loopback mail', type: 'smtp', value: { host: '127.0.0.1', port: smtp.port, username: 'mailer', password, secure: false, from: 'support@example.test' } },
+      body: {
+        name: 'Loopback mail',
+        type: 'smtp',
+        value: { host: '127.0.0.1', port: smtp.port, username: 'mailer', password, secure: false, from: 'support@example.test' },
+      },
     });
     expect(cred.status).toBe(201);
     const message = await inboundMessage(guardedWs.token, guardedApp);
@@ -184,7 +246,12 @@ describe('in a deployment whose outbound guard refuses private networks', () => 
     for (let i = 0; i < 3; i++) {
       const refused = await reply(message.id, key, undefined, guardedWs.token, guardedApp);
       expect(refused.status).toBe(409);
-      expect(refused.body).toEqual({ error: expect.stringMatching(/^The SMTP host "127\.0\.0\.1" of the mail credential is refused by the outbound guard, so nothing was sent: .*loopback/), code: 'SETUP_REQUIRED' });
+      expect(refused.body).toEqual({
+        error: expect.stringMatching(
+          /^The SMTP host "127\.0\.0\.1" of the mail credential is refused by the outbound guard, so nothing was sent: .*loopback/,
+        ),
+        code: 'SETUP_REQUIRED',
+      });
     }
     expect(smtp.messages.length).toBe(before);
     expect(await reservations(message.id)).toEqual([]);
@@ -200,13 +267,22 @@ describe('in a deployment whose outbound guard refuses private networks', () => 
     const ws2 = await createWorkspace(guardedApp, 'Guarded API');
     const cred = await http(guardedApp, 'POST', '/api/v1/credentials', {
       token: ws2.token,
-      body: { name: 'Loopback Graph', type: 'mailB', value: { token: 'graph-token-0123456789', baseUrl: `http://127.0.0.1:${smtp.port}/v1.0` } },
+      body: {
+        name: 'Loopback Graph',
+        type: 'mailB',
+        value: { token: 'graph-token-0123456789', baseUrl: `http://127.0.0.1:${smtp.port}/v1.0` },
+      },
     });
     expect(cred.status).toBe(201);
     const message = await inboundMessage(ws2.token, guardedApp);
     const refused = await reply(message.id, `r-${uniq()}`, undefined, ws2.token, guardedApp);
     expect(refused.status).toBe(409);
-    expect(refused.body).toEqual({ error: expect.stringMatching(/^The mail API address http:\/\/127\.0\.0\.1:\d+\/v1\.0 is refused by the outbound guard, so nothing was sent: .*loopback/), code: 'SETUP_REQUIRED' });
+    expect(refused.body).toEqual({
+      error: expect.stringMatching(
+        /^The mail API address http:\/\/127\.0\.0\.1:\d+\/v1\.0 is refused by the outbound guard, so nothing was sent: .*loopback/,
+      ),
+      code: 'SETUP_REQUIRED',
+    });
     expect(await reservations(message.id)).toEqual([]);
   });
 });

@@ -24,7 +24,14 @@ beforeAll(async () => {
   b = await createWorkspace(app, 'Org B');
   c = await createWorkspace(app, 'Org C');
   // B's owner is also an Admin of A: their organization key may select both.
-  const ownerOfA = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${a.ownerId}`, userId: a.ownerId, workspaceId: a.workspaceId, role: 'owner' as const };
+  const ownerOfA = {
+    kind: 'session' as const,
+    sessionId: 'fixture',
+    principalId: `user:${a.ownerId}`,
+    userId: a.ownerId,
+    workspaceId: a.workspaceId,
+    role: 'owner' as const,
+  };
   await grantMembership(app.orm.em.fork(), ownerOfA, { email: b.ownerEmail, role: 'admin' });
   creatorCookie = await signInCookie(app, b.ownerEmail, b.ownerPassword, b.workspaceId);
   ownerACookie = await signInCookie(app, a.ownerEmail, a.ownerPassword, a.workspaceId);
@@ -36,7 +43,11 @@ test('an Owner of both brings a workspace into the organization; keys may only s
   // Before A joins B's organization, a key of B's organization cannot select A.
   const early = await http(app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
-    body: { name: 'Too early', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [a.workspaceId, b.workspaceId], permission: 'read' } },
+    body: {
+      name: 'Too early',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [a.workspaceId, b.workspaceId], permission: 'read' },
+    },
   });
   expect(early.status).toBe(400);
   expect(early.body.error).toBe(`organization.workspaceIds includes workspaces you cannot access in this organization: ${a.workspaceId}`);
@@ -47,7 +58,9 @@ test('an Owner of both brings a workspace into the organization; keys may only s
   // Admin of A only: not enough to move A.
   const notOwner = await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: a.workspaceId } });
   expect(notOwner.status).toBe(403);
-  expect((await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: c.workspaceId } })).status).toBe(404);
+  expect(
+    (await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: c.workspaceId } })).status,
+  ).toBe(404);
   await app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: a.workspaceId, userId: b.ownerId }, { role: 'owner' });
   const joined = await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: a.workspaceId } });
   expect(joined.status).toBe(200);
@@ -65,7 +78,11 @@ test('an Owner of both brings a workspace into the organization; keys may only s
 test('another Admin or Owner in the selection lists, renames and revokes an organization key; outsiders cannot', async () => {
   const created = await http(app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
-    body: { name: 'Agents', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [a.workspaceId, b.workspaceId], permission: 'write' } },
+    body: {
+      name: 'Agents',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [a.workspaceId, b.workspaceId], permission: 'write' },
+    },
   });
   expect(created.status).toBe(201);
   const id = created.body.apiKey.id;
@@ -89,7 +106,14 @@ test('another Admin or Owner in the selection lists, renames and revokes an orga
   expect(fromCreator.name).toBe('Agent fleet');
 
   // Names stay unique per creator among organization keys.
-  await http(app, 'POST', '/api/api-keys', { cookie: creatorCookie, body: { name: 'Other', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [b.workspaceId], permission: 'read' } } });
+  await http(app, 'POST', '/api/api-keys', {
+    cookie: creatorCookie,
+    body: {
+      name: 'Other',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [b.workspaceId], permission: 'read' },
+    },
+  });
   const clash = await http(app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: 'other' } });
   expect(clash.status).toBe(400);
 
@@ -102,49 +126,94 @@ test('another Admin or Owner in the selection lists, renames and revokes an orga
 });
 
 test('any Admin or Owner of a workspace in the organization manages its keys; the organization selection reaches workspaces that join later, selected does not', async () => {
-  const whole = await http(app, 'POST', '/api/api-keys', { cookie: creatorCookie, body: { name: 'Whole org', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } } });
+  const whole = await http(app, 'POST', '/api/api-keys', {
+    cookie: creatorCookie,
+    body: { name: 'Whole org', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } },
+  });
   expect(whole.status).toBe(201);
-  expect(whole.body.apiKey.organization).toMatchObject({ workspaceSelection: 'organization', permission: 'read', organizationId: expect.stringMatching(/^org_/) });
+  expect(whole.body.apiKey.organization).toMatchObject({
+    workspaceSelection: 'organization',
+    permission: 'read',
+    organizationId: expect.stringMatching(/^org_/),
+  });
   const some = await http(app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
-    body: { name: 'Only B', scope: 'organization', organization: { workspaceSelection: 'selected', workspaceIds: [b.workspaceId], permission: 'read' } },
+    body: {
+      name: 'Only B',
+      scope: 'organization',
+      organization: { workspaceSelection: 'selected', workspaceIds: [b.workspaceId], permission: 'read' },
+    },
   });
   expect(some.status).toBe(201);
 
   // D: a workspace with a workflow MCP server, outside the organization for now.
   const d = await createWorkspace(app, 'Org D');
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: d.token, body: { name: 'D flow', nodes: [{ id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } }], edges: [] } });
-  expect((await http(app, 'POST', '/api/v1/workflow-mcp-servers', { token: d.token, body: { name: 'D tools', slug: 'dtools', tools: [{ workflowId: wf.body.workflow.id }] } })).status).toBe(201);
-  const ownerOfD = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${d.ownerId}`, userId: d.ownerId, workspaceId: d.workspaceId, role: 'owner' as const };
+  const wf = await http(app, 'POST', '/api/v1/workflows', {
+    token: d.token,
+    body: { name: 'D flow', nodes: [{ id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } }], edges: [] },
+  });
+  expect(
+    (
+      await http(app, 'POST', '/api/v1/workflow-mcp-servers', {
+        token: d.token,
+        body: { name: 'D tools', slug: 'dtools', tools: [{ workflowId: wf.body.workflow.id }] },
+      })
+    ).status,
+  ).toBe(201);
+  const ownerOfD = {
+    kind: 'session' as const,
+    sessionId: 'fixture',
+    principalId: `user:${d.ownerId}`,
+    userId: d.ownerId,
+    workspaceId: d.workspaceId,
+    role: 'owner' as const,
+  };
   await grantMembership(app.orm.em.fork(), ownerOfD, { email: b.ownerEmail, role: 'admin' });
   await app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: d.workspaceId, userId: b.ownerId }, { role: 'owner' });
   const ownerDCookie = await signInCookie(app, d.ownerEmail, d.ownerPassword, d.workspaceId);
   const mcpD = (token: string) => http(app, 'GET', `/api/v1/workflows/mcp/${d.workspaceId}/dtools`, { token });
 
-  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(whole.body.apiKey.id);
-  expect((await http(app, 'PATCH', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie, body: { name: 'Mine' } })).status).toBe(404);
+  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(
+    whole.body.apiKey.id,
+  );
+  expect((await http(app, 'PATCH', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie, body: { name: 'Mine' } })).status).toBe(
+    404,
+  );
   expect((await mcpD(whole.body.token)).status).toBe(404);
 
-  expect((await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: d.workspaceId } })).status).toBe(200);
+  expect(
+    (await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: d.workspaceId } })).status,
+  ).toBe(200);
   // D's own Owner (not the creator, not in any key's selection) now manages the organization's keys.
   const listed = (await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id);
   expect(listed).toEqual(expect.arrayContaining([whole.body.apiKey.id, some.body.apiKey.id]));
-  const renamed = await http(app, 'PATCH', `/api/api-keys/${some.body.apiKey.id}`, { cookie: ownerDCookie, body: { name: 'Only B (renamed by D)' } });
+  const renamed = await http(app, 'PATCH', `/api/api-keys/${some.body.apiKey.id}`, {
+    cookie: ownerDCookie,
+    body: { name: 'Only B (renamed by D)' },
+  });
   expect(renamed.status).toBe(200);
   expect(renamed.body.apiKey.organization.workspaceIds).toEqual([b.workspaceId]);
   // The organization selection reaches D now (GET after authorization is 405); the B-only key does not (404).
   expect((await mcpD(whole.body.token)).status).toBe(405);
   expect((await mcpD(some.body.token)).status).toBe(404);
   // C is still outside: its Owner sees none of these keys.
-  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(whole.body.apiKey.id);
+  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(
+    whole.body.apiKey.id,
+  );
   expect((await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerCCookie })).status).toBe(404);
   const revoked = await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie });
   expect(revoked.status).toBe(200);
   expect((await mcpD(whole.body.token)).status).toBe(401);
-  const audits = (action: string, keyId: string) => app.orm.em.fork().find(AuditLogSchema, { action, targetId: keyId }, { orderBy: { workspaceId: 'asc' } });
+  const audits = (action: string, keyId: string) =>
+    app.orm.em.fork().find(AuditLogSchema, { action, targetId: keyId }, { orderBy: { workspaceId: 'asc' } });
   // A whole-organization key reaches D: not a cross-workspace change, one entry in D.
   expect(await audits('api_key.revoke', whole.body.apiKey.id)).toEqual([
-    expect.objectContaining({ workspaceId: d.workspaceId, severity: 'critical', actorUserId: d.ownerId, metadata: expect.objectContaining({ crossWorkspace: false, actorWorkspaceId: d.workspaceId }) }),
+    expect.objectContaining({
+      workspaceId: d.workspaceId,
+      severity: 'critical',
+      actorUserId: d.ownerId,
+      metadata: expect.objectContaining({ crossWorkspace: false, actorWorkspaceId: d.workspaceId }),
+    }),
   ]);
 
   // D's Owner renamed and now revokes a key selecting only B: allowed (the contract), and B's audit trail shows who did it from D.
@@ -159,7 +228,15 @@ test('any Admin or Owner of a workspace in the organization manages its keys; th
         actorApiKeyId: null,
         targetType: 'api_key',
         targetId: some.body.apiKey.id,
-        metadata: { ...extra, scope: 'organization', organizationId: orgId, workspaceSelection: 'selected', keyWorkspaceIds: [b.workspaceId], actorWorkspaceId: d.workspaceId, crossWorkspace: true },
+        metadata: {
+          ...extra,
+          scope: 'organization',
+          organizationId: orgId,
+          workspaceSelection: 'selected',
+          keyWorkspaceIds: [b.workspaceId],
+          actorWorkspaceId: d.workspaceId,
+          crossWorkspace: true,
+        },
       }),
     );
   expect(await audits('api_key.rename', some.body.apiKey.id)).toEqual(cross('warning', { from: 'Only B', to: 'Only B (renamed by D)' }));

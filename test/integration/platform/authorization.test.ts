@@ -17,7 +17,16 @@ import { MembershipSchema, UserSchema, type ApiKeyScope, type MembershipRole } f
 import { AUTH_MESSAGES } from '../../../services/kernel/errors';
 import { randomToken } from '../../../services/kernel/ids';
 import { hashPassword } from '../../../services/kernel/passwords';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type HttpResult, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  type HttpResult,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 const OPERATOR_TOKEN = `op-${randomToken(24)}`;
 
@@ -77,7 +86,12 @@ beforeAll(async () => {
     { name: 'end-user gateway key', token: gateway.token, role: 'member', scope: 'end_user_gateway' },
     { name: 'organization key', token: organization.token, role: 'member', scope: 'organization' },
     { name: 'other workspace key', token: other.token, role: 'owner', scope: 'workspace', otherWorkspace: true },
-    { name: 'other workspace session', cookie: await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId), role: 'owner', otherWorkspace: true },
+    {
+      name: 'other workspace session',
+      cookie: await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId),
+      role: 'owner',
+      otherWorkspace: true,
+    },
     { name: 'operator', token: OPERATOR_TOKEN, role: null, operator: true },
     { name: 'anonymous', role: null },
   ];
@@ -203,7 +217,11 @@ describe('the findings of the attack run (issue 27 items 1 and 4)', () => {
   ];
   test.each(cases)('%s %s as a %s: 403 Write permission is required.', async (method, path, who) => {
     const c = caller(who);
-    const res = await http(app, method, path, { token: c.token, cookie: c.cookie, body: path.endsWith('/local-ai-cli/session') ? { action: 'disconnect' } : [] });
+    const res = await http(app, method, path, {
+      token: c.token,
+      cookie: c.cookie,
+      body: path.endsWith('/local-ai-cli/session') ? { action: 'disconnect' } : [],
+    });
     expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { error: AUTH_MESSAGES.writeRequired } });
   });
 
@@ -250,7 +268,8 @@ test('every route × every caller is answered as the matrix says', async () => {
   const first = allRoutes.filter((r) => !ACTS_WITHOUT_INPUT.has(routeKey(r)));
   const last = allRoutes.filter((r) => ACTS_WITHOUT_INPUT.has(routeKey(r)));
   // A public route reads no credential of the walk: two callers are enough to show that.
-  const callersOf = (route: AnyRoute) => (route.access.kind === 'public' ? callers.filter((c) => c.name === 'anonymous' || c.name === 'owner key') : callers);
+  const callersOf = (route: AnyRoute) =>
+    route.access.kind === 'public' ? callers.filter((c) => c.name === 'anonymous' || c.name === 'owner key') : callers;
   const cells = (routes: AnyRoute[]) => routes.flatMap((route) => callersOf(route).map((c): [AnyRoute, Caller] => [route, c]));
   const failures = [...(await walk(cells(first))), ...(await walk(cells(last)))];
   expect(failures).toEqual([]);

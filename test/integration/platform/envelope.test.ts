@@ -20,7 +20,9 @@ const routes = [
     family: 'envelope',
     access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(50), cursor: z.string().optional() }),
-    responses: { 200: { description: 'ok', schema: z.strictObject({ limit: z.number().int(), position: z.unknown(), workspaceId: z.string() }) } },
+    responses: {
+      200: { description: 'ok', schema: z.strictObject({ limit: z.number().int(), position: z.unknown(), workspaceId: z.string() }) },
+    },
     handler: async (_ctx, { query, principal }) => {
       const position = query.cursor ? decodeCursor(query.cursor) : null;
       return { status: 200, body: { limit: query.limit, position, workspaceId: principal.workspaceId } };
@@ -36,7 +38,9 @@ const routes = [
     access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     body: z.object({ name: z.string().min(1) }).strict(),
     idempotency: 'required',
-    responses: { 201: { description: 'ok', schema: z.strictObject({ item: z.strictObject({ name: z.string(), serial: z.number().int() }) }) } },
+    responses: {
+      201: { description: 'ok', schema: z.strictObject({ item: z.strictObject({ name: z.string(), serial: z.number().int() }) }) },
+    },
     handler: async (_ctx, { body }) => ({ status: 201, body: { item: { name: body.name, serial: ++counter } } }),
   }),
   defineRoute({
@@ -98,7 +102,11 @@ describe('envelope family', () => {
     const missing = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, body: { name: 'a' } });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('idempotency_key_invalid');
-    const bad = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, body: { name: '' }, headers: { 'idempotency-key': 'k-bad' } });
+    const bad = await http(app, 'POST', '/api/v1/envelope-probe', {
+      token: ws.token,
+      body: { name: '' },
+      headers: { 'idempotency-key': 'k-bad' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.ok).toBe(false);
     expect(bad.body.error.code).toBe('validation_failed');
@@ -121,7 +129,11 @@ describe('envelope family', () => {
     const missing = await http(app, 'GET', '/api/v1/envelope-probe/abc', { token: ws.token });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ ok: false, error: { code: 'resource_not_found', message: 'Item abc not found.' } });
-    const malformed = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, rawBody: '{', headers: { 'idempotency-key': 'k-2' } });
+    const malformed = await http(app, 'POST', '/api/v1/envelope-probe', {
+      token: ws.token,
+      rawBody: '{',
+      headers: { 'idempotency-key': 'k-2' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.ok).toBe(false);
   });

@@ -32,7 +32,6 @@ interface FuzzRequest {
   mutation: string;
 }
 
-
 let app: TestApp;
 let ws: WorkspaceFixture;
 let operations: Operation[];
@@ -222,7 +221,8 @@ test(`fuzz: ${REQUESTS} schema-aware requests over every route answer no 5xx (se
   const rnd = seededRandom(SEED);
   // Every operation first, then random ones, so each route is covered whatever the count.
   const requests: FuzzRequest[] = [];
-  for (let i = 0; i < REQUESTS; i++) requests.push(buildRequest(operations[i < operations.length ? i : Math.floor(rnd() * operations.length)], rnd));
+  for (let i = 0; i < REQUESTS; i++)
+    requests.push(buildRequest(operations[i < operations.length ? i : Math.floor(rnd() * operations.length)], rnd));
 
   const failures: string[] = [];
   let next = 0;
@@ -244,8 +244,13 @@ test(`fuzz: ${REQUESTS} schema-aware requests over every route answer no 5xx (se
       // This app runs no worker, so /readyz rightly answers 503 not_ready (no running worker).
       const readinessWithoutWorker = status === 503 && req.path.split('?')[0] === '/readyz' && /"error":"no running worker"/.test(text);
       if (status >= 500 && !readinessWithoutWorker) {
-        const shownBody = req.body === undefined ? '' : ` body=${JSON.stringify(req.body.length > 300 ? `${req.body.slice(0, 300)}…(${req.body.length} chars)` : req.body)}`;
-        failures.push(`${status} ${req.method} ${req.path.slice(0, 300)} [${req.mutation}] key=${req.token ? 'yes' : 'no'}${shownBody} -> ${text.slice(0, 200)}`);
+        const shownBody =
+          req.body === undefined
+            ? ''
+            : ` body=${JSON.stringify(req.body.length > 300 ? `${req.body.slice(0, 300)}…(${req.body.length} chars)` : req.body)}`;
+        failures.push(
+          `${status} ${req.method} ${req.path.slice(0, 300)} [${req.mutation}] key=${req.token ? 'yes' : 'no'}${shownBody} -> ${text.slice(0, 200)}`,
+        );
       }
     }
   };

@@ -58,19 +58,31 @@ describe('HTTP conventions', () => {
     // No worker process beats yet: nothing accepted would run, so the API is not ready.
     const without = await http(app, 'GET', '/readyz');
     expect(without.status).toBe(503);
-    expect(without.body).toMatchObject({ status: 'not_ready', checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: false, error: expect.any(String) } } });
+    expect(without.body).toMatchObject({
+      status: 'not_ready',
+      checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: false, error: expect.any(String) } },
+    });
     const worker = await spawnWorker();
     try {
-      const ready = await eventually(() => http(app, 'GET', '/readyz'), (r) => r.status === 200);
+      const ready = await eventually(
+        () => http(app, 'GET', '/readyz'),
+        (r) => r.status === 200,
+      );
       expect(ready.status).toBe(200);
-      expect(ready.body).toMatchObject({ status: 'ready', checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: true } } });
+      expect(ready.body).toMatchObject({
+        status: 'ready',
+        checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: true } },
+      });
       expect(ready.body.workers.running).toBeGreaterThanOrEqual(1);
       expect(ready.text).not.toMatch(/postgres:\/\/|DATABASE_URL|TEMPORAL_ADDRESS/);
     } finally {
       await killWorker(worker);
     }
     // Killed -9, it cannot say goodbye: its beat goes stale and readiness follows.
-    const after = await eventually(() => http(app, 'GET', '/readyz'), (r) => r.status === 503);
+    const after = await eventually(
+      () => http(app, 'GET', '/readyz'),
+      (r) => r.status === 503,
+    );
     expect(after.body.checks.worker.ok).toBe(false);
   });
 

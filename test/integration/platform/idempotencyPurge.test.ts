@@ -33,7 +33,11 @@ const keysOfWorkspace = async () =>
 
 test('a pass deletes at most its batch of expired records; the fresh ones stay and still replay', async () => {
   const addMember = () =>
-    http(app, 'POST', '/api/v1/workspace-members', { token: ws.token, body: { email: 'fresh-purge@example.test', role: 'member' }, headers: { 'idempotency-key': 'fresh-key' } });
+    http(app, 'POST', '/api/v1/workspace-members', {
+      token: ws.token,
+      body: { email: 'fresh-purge@example.test', role: 'member' },
+      headers: { 'idempotency-key': 'fresh-key' },
+    });
   const first = await addMember();
   expect(first.status).toBe(201);
   for (let i = 0; i < 5; i++) await insertExpired(`expired-${i}`, (i + 1) * HOUR);

@@ -13,7 +13,13 @@ beforeAll(async () => {
   ws = await createWorkspace(app);
   const created = await http(app, 'POST', '/api/v1/workflows', {
     token: ws.token,
-    body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, { id: 'echo', type: 'transform', config: { expression: 'x' } }], edges: [{ source: 'hook', target: 'echo' }] },
+    body: {
+      nodes: [
+        { id: 'hook', type: 'webhook', config: {} },
+        { id: 'echo', type: 'transform', config: { expression: 'x' } },
+      ],
+      edges: [{ source: 'hook', target: 'echo' }],
+    },
   });
   const deployed = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token });
   webhookPath = new URL(deployed.body.webhookUrl).pathname;
@@ -22,19 +28,25 @@ afterAll(() => app.close());
 
 const routesWithParams = allRoutes.filter((r) => r.path.includes('{'));
 
-test.each(routesWithParams.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('a NUL byte in the path id of %s is a 400 naming the parameter', async (_name, route) => {
-  const path = koaPath(route.path).replace(/:(\w+)/g, (_m, name: string) => (name === 'version' ? '1' : 'id_%00x'));
-  for (const token of [ws.token, undefined]) {
-    const res = await rawHttp(app, route.method.toUpperCase(), path, { token, body: route.method === 'get' || route.method === 'delete' ? undefined : '{}' });
-    expect(res.status).toBeLessThan(500);
-    if (res.status !== 401 && res.status !== 403) {
-      expect(res.status).toBe(400);
-      // Bare family `{ error: "…" }`, envelope family `{ error: { code, message } }`.
-      const message = typeof res.body.error === 'string' ? res.body.error : res.body.error?.message;
-      expect(message).toMatch(/path parameters/i);
+test.each(routesWithParams.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+  'a NUL byte in the path id of %s is a 400 naming the parameter',
+  async (_name, route) => {
+    const path = koaPath(route.path).replace(/:(\w+)/g, (_m, name: string) => (name === 'version' ? '1' : 'id_%00x'));
+    for (const token of [ws.token, undefined]) {
+      const res = await rawHttp(app, route.method.toUpperCase(), path, {
+        token,
+        body: route.method === 'get' || route.method === 'delete' ? undefined : '{}',
+      });
+      expect(res.status).toBeLessThan(500);
+      if (res.status !== 401 && res.status !== 403) {
+        expect(res.status).toBe(400);
+        // Bare family `{ error: "…" }`, envelope family `{ error: { code, message } }`.
+        const message = typeof res.body.error === 'string' ? res.body.error : res.body.error?.message;
+        expect(message).toMatch(/path parameters/i);
+      }
     }
-  }
-});
+  },
+);
 
 test('the public resume route refuses a NUL byte in its token with a 400', async () => {
   const res = await rawHttp(app, 'POST', '/api/hooks/resume/rt_%00abc', { body: '{}' });
@@ -77,7 +89,10 @@ test.each([
 
 test.each([3_000, 5_000])('JSON nested %i levels deep is a 400, on the webhook and on an API-key route', async (depth) => {
   const body = `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
-  for (const [path, token] of [[webhookPath, undefined], ['/api/v1/workflows', ws.token]] as const) {
+  for (const [path, token] of [
+    [webhookPath, undefined],
+    ['/api/v1/workflows', ws.token],
+  ] as const) {
     const res = await rawHttp(app, 'POST', path, { token, body });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/nested more than 100 levels/);

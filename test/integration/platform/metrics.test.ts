@@ -1,4 +1,12 @@
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -38,7 +46,10 @@ test('runs link into the Temporal Web UI when its address is configured; dry run
     expect(live.body.links.temporal).toBe(`http://ui.example.test:8233/namespaces/default/workflows/${live.body.run.id}`);
     const fetched = await http(withUi, 'GET', `/api/v1/runs/${live.body.run.id}`, { token: ws.token });
     expect(fetched.body.links.temporal).toBe(live.body.links.temporal);
-    const dry = await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate' } });
+    const dry = await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, {
+      token: ws.token,
+      body: { target: 'candidate' },
+    });
     expect(dry.body.links.temporal).toBeUndefined();
     // Without a configured UI there is no link.
     const plain = await http(app, 'GET', `/api/v1/runs/${live.body.run.id}`, { token: ws.token });

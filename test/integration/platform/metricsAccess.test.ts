@@ -24,7 +24,11 @@ describe('default: no token, no metrics port', () => {
     expect(await res.text()).toContain('svc_http_requests_total');
   });
 
-  test.each([['x-forwarded-for', '203.0.113.9'], ['forwarded', 'for=203.0.113.9'], ['x-real-ip', '203.0.113.9']])('a request relayed by a proxy (%s) gets 404', async (header, value) => {
+  test.each([
+    ['x-forwarded-for', '203.0.113.9'],
+    ['forwarded', 'for=203.0.113.9'],
+    ['x-real-ip', '203.0.113.9'],
+  ])('a request relayed by a proxy (%s) gets 404', async (header, value) => {
     const res = await scrape(app.url, { [header]: value });
     expect(res.status).toBe(404);
     expect(await res.text()).not.toContain('svc_');
@@ -37,7 +41,12 @@ describe('METRICS_TOKEN', () => {
   afterAll(() => app?.close());
 
   test('without the token, or with another, a scrape is 401; with it, 200 (even relayed by a proxy)', async () => {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789abcdef' }, { authorization: `Basic ${TOKEN}` }, { authorization: `Bearer ${TOKEN}x` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer wrong-token-0123456789abcdef' },
+      { authorization: `Basic ${TOKEN}` },
+      { authorization: `Bearer ${TOKEN}x` },
+    ]) {
       const res = await scrape(app.url, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
@@ -56,10 +65,22 @@ describe('METRICS_TOKEN', () => {
 describe('METRICS_PORT', () => {
   let api: StartedApi;
   beforeAll(async () => {
-    const base = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', SECRET_KEY: TEST_SECRET_KEY, METRICS_PORT: '9', METRICS_HOST: '127.0.0.1' });
+    const base = loadConfig({
+      LOG_LEVEL: 'silent',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SECRET_KEY: TEST_SECRET_KEY,
+      METRICS_PORT: '9',
+      METRICS_HOST: '127.0.0.1',
+    });
     // Port 0 (a free port) is not a valid METRICS_PORT value, only a test's choice.
     const config = { ...base, metrics: { ...base.metrics, port: 0 } };
-    api = await startApi({ config, databaseUrl: testEnv('databaseUrl'), temporalAddress: testEnv('temporalAddress'), logger: createLogger('silent') });
+    api = await startApi({
+      config,
+      databaseUrl: testEnv('databaseUrl'),
+      temporalAddress: testEnv('temporalAddress'),
+      logger: createLogger('silent'),
+    });
   });
   afterAll(() => api?.stop());
 

@@ -151,7 +151,9 @@ describe('OpenAPI response schemas', () => {
         for (const [status, response] of successes) {
           successResponses += 1;
           // JSON unless the route serves raw bytes (file downloads document their own media type).
-          const schema = response.content?.['application/json']?.schema ?? (Object.values(response.content ?? {})[0] as { schema?: any } | undefined)?.schema;
+          const schema =
+            response.content?.['application/json']?.schema ??
+            (Object.values(response.content ?? {})[0] as { schema?: any } | undefined)?.schema;
           if (!schema || isEmptyObject(schema)) empty.push(`${method.toUpperCase()} ${path} ${status}`);
         }
       }

@@ -166,7 +166,19 @@ function watchdogsOf(pid: number): number[] {
 function adminWorkspace(): Promise<string> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'scripts/admin.ts', 'create-workspace', '--name', 'Crash test', '--owner-email', 'crash@example.test', '--owner-password', 'correct horse battery staple', '--json'],
+    [
+      '--import',
+      'tsx',
+      'scripts/admin.ts',
+      'create-workspace',
+      '--name',
+      'Crash test',
+      '--owner-email',
+      'crash@example.test',
+      '--owner-password',
+      'correct horse battery staple',
+      '--json',
+    ],
     { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -184,7 +196,10 @@ function adminWorkspace(): Promise<string> {
 async function api(method: string, pathname: string, token: string | null, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`http://127.0.0.1:${apiPort}${pathname}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -233,7 +248,8 @@ test('kill -9 of the service, then a start on the same DATA_DIR and ports comes 
   const executed = await deployedWaiter(token, 'start');
   const hooked = await deployedWaiter(token, 'webhook');
   const ACCEPTED = 10;
-  for (let n = 0; n < ACCEPTED; n++) expect((await api('POST', `/api/v1/workflows/${executed.id}/execute`, token, { input: { n } })).status).toBe(202);
+  for (let n = 0; n < ACCEPTED; n++)
+    expect((await api('POST', `/api/v1/workflows/${executed.id}/execute`, token, { input: { n } })).status).toBe(202);
   for (let n = 0; n < ACCEPTED; n++) expect((await api('POST', hooked.webhookPath!, null, { n })).status).toBe(202);
 
   await killed(first.child);

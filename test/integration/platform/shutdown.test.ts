@@ -52,7 +52,11 @@ test('close() lets in-flight requests finish and refuses new ones', async () => 
 
 test('/readyz reports shutting_down with 503 once draining starts', async () => {
   const lifecycle = { shuttingDown: true };
-  const server = await listen(createApp({ ...base.deps, lifecycle }, [readyzRoute]), { port: 0, host: '127.0.0.1', lifecycle: { shuttingDown: false } });
+  const server = await listen(createApp({ ...base.deps, lifecycle }, [readyzRoute]), {
+    port: 0,
+    host: '127.0.0.1',
+    lifecycle: { shuttingDown: false },
+  });
   try {
     const res = await http(server, 'GET', '/readyz');
     expect(res.status).toBe(503);

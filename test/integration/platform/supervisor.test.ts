@@ -49,7 +49,11 @@ async function start(env: Record<string, string>): Promise<SupervisedService> {
 }
 
 /** A deployed workflow: (webhook | start) → wait 1 s → echo of the input. */
-async function deployWaiter(service: SupervisedService, trigger: 'webhook' | 'start', token = ws.token): Promise<{ id: string; invoke?: string }> {
+async function deployWaiter(
+  service: SupervisedService,
+  trigger: 'webhook' | 'start',
+  token = ws.token,
+): Promise<{ id: string; invoke?: string }> {
   const created = await http(service, 'POST', '/api/v1/workflows', {
     token,
     body: {
@@ -109,7 +113,12 @@ describe('two API processes and two workers under the supervisor', () => {
   let service: SupervisedService;
 
   beforeAll(async () => {
-    service = await start({ API_PROCESSES: '2', WORKERS: '2', RUN_ADMISSION_MAX_ACTIVE: String(ADMISSION_CAP), RUN_ADMISSION_MAX_WAIT_MS: '120000' });
+    service = await start({
+      API_PROCESSES: '2',
+      WORKERS: '2',
+      RUN_ADMISSION_MAX_ACTIVE: String(ADMISSION_CAP),
+      RUN_ADMISSION_MAX_WAIT_MS: '120000',
+    });
   });
   // Its workers' heartbeats must not make the next service look ready.
   afterAll(() => service.stop());
@@ -157,20 +166,35 @@ describe('two API processes and two workers under the supervisor', () => {
       });
       const id = created.body.workflow.id;
       expect((await http(service, 'POST', `/api/v1/workflows/${id}/deploy`, { token: other.token })).status).toBe(200);
-      const active = async () => (await orm.em.fork().execute<Array<{ n: number }>>(`select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`, [other.workspaceId]))[0].n;
+      const active = async () =>
+        (
+          await orm.em
+            .fork()
+            .execute<Array<{ n: number }>>(
+              `select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`,
+              [other.workspaceId],
+            )
+        )[0].n;
 
       // Starts spread over both API processes (round-robin); each process alone would admit the cap.
       const STARTS = 3 * ADMISSION_CAP;
-      const starts = Array.from({ length: STARTS }, (_, n) => http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: other.token, body: { input: { n } } }));
+      const starts = Array.from({ length: STARTS }, (_, n) =>
+        http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: other.token, body: { input: { n } } }),
+      );
       let most = 0;
-      await eventually(async () => held.length, (n) => n >= ADMISSION_CAP);
+      await eventually(
+        async () => held.length,
+        (n) => n >= ADMISSION_CAP,
+      );
       // However long the others wait, no more runs are admitted while the first ones hold.
       for (let i = 0; i < 20; i++) {
         most = Math.max(most, await active());
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(most).toBe(ADMISSION_CAP);
-      const rows = await orm.em.fork().execute<Array<{ n: number }>>('select count(*)::int as n from runs where workspace_id = ?', [other.workspaceId]);
+      const rows = await orm.em
+        .fork()
+        .execute<Array<{ n: number }>>('select count(*)::int as n from runs where workspace_id = ?', [other.workspaceId]);
       expect(rows[0].n).toBe(ADMISSION_CAP);
 
       // Release the held calls as they come: the waiting starts are admitted a few at a time.
@@ -214,7 +238,8 @@ describe('two API processes and two workers under the supervisor', () => {
     });
     const id = created.body.workflow.id;
     // Deployed twice, through whichever processes answer: still one Schedule.
-    for (let i = 0; i < 2; i++) expect((await http(service, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await http(service, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
     const connection = await Connection.connect({ address: testEnv('temporalAddress') });
     try {
       const client = new Client({ connection, dataConverter: { payloadCodecs: [testPayloadCodec] } });
@@ -227,7 +252,11 @@ describe('two API processes and two workers under the supervisor', () => {
         // Firings are a second apart at least, so Temporal names each by its own time.
         await new Promise((r) => setTimeout(r, 1_100));
       }
-      const runs = await eventually(() => runsOf(id), (r) => r.length >= FIRINGS && r.every((x) => x.status === 'succeeded'), 60_000);
+      const runs = await eventually(
+        () => runsOf(id),
+        (r) => r.length >= FIRINGS && r.every((x) => x.status === 'succeeded'),
+        60_000,
+      );
       await new Promise((r) => setTimeout(r, 2_000)); // nothing more arrives late
       expect(await runsOf(id)).toHaveLength(FIRINGS);
       expect(runs.every((r) => r.status === 'succeeded')).toBe(true);
@@ -248,10 +277,24 @@ describe('two API processes and two workers under the supervisor', () => {
       const { id } = await deployWaiter(service, 'start');
       const exec = await http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 0 } } });
       const runId: string = exec.body.run.id;
-      await eventually(() => runsOf(id), (r) => r[0]?.status === 'succeeded');
-      await orm.em.fork().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
-      await client.workflow.start('noSuchWorkflow', { taskQueue: TASK_QUEUE, workflowId: runId, workflowExecutionTimeout: '2 minutes', args: [] });
-      await eventually(async () => (await launcher.failingWorkflowTask(runId))?.attempts ?? 0, (n) => n >= 2, 60_000);
+      await eventually(
+        () => runsOf(id),
+        (r) => r[0]?.status === 'succeeded',
+      );
+      await orm.em
+        .fork()
+        .execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
+      await client.workflow.start('noSuchWorkflow', {
+        taskQueue: TASK_QUEUE,
+        workflowId: runId,
+        workflowExecutionTimeout: '2 minutes',
+        args: [],
+      });
+      await eventually(
+        async () => (await launcher.failingWorkflowTask(runId))?.attempts ?? 0,
+        (n) => n >= 2,
+        60_000,
+      );
 
       // Two processes' passes at the same moment (two connection pools, as two API processes have).
       const passes = await Promise.allSettled([orm, second].map((o) => failStuckRunsOnce(o, launcher, { maxAttempts: 2, staleMs: 0 })));
@@ -283,7 +326,10 @@ describe('two API processes and two workers under the supervisor', () => {
           const n = next++;
           await deliver(service, hooked.invoke!, n);
           const m = executions++;
-          const exec = await http(service, 'POST', `/api/v1/workflows/${executed.id}/execute`, { token: executor.token, body: { input: { n: m } } }).catch(() => null);
+          const exec = await http(service, 'POST', `/api/v1/workflows/${executed.id}/execute`, {
+            token: executor.token,
+            body: { input: { n: m } },
+          }).catch(() => null);
           if (exec?.status === 202) accepted.push({ n: m, runId: exec.body.run.id });
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -291,32 +337,55 @@ describe('two API processes and two workers under the supervisor', () => {
       await Promise.all(lanes);
     })();
 
-    await eventually(async () => next, (n) => n >= 15);
+    await eventually(
+      async () => next,
+      (n) => n >= 15,
+    );
     const apis = service.pids('api');
     const [api] = apis;
     process.kill(api, 'SIGKILL');
     await service.waitForLog((l) => l.msg === 'api process exited; restarting' && l.childPid === api);
-    const replacement = await service.waitForLog((l) => l.msg === 'child process started' && l.role === 'api' && !apis.includes(l.childPid!));
+    const replacement = await service.waitForLog(
+      (l) => l.msg === 'child process started' && l.role === 'api' && !apis.includes(l.childPid!),
+    );
     await service.waitForLog((l) => l.msg === 'child process serves' && l.childPid === replacement.childPid);
     expect(service.pids('api')).toHaveLength(2);
 
-    await eventually(async () => next, (n) => n >= 35);
+    await eventually(
+      async () => next,
+      (n) => n >= 35,
+    );
     const [worker] = service.pids('worker');
     process.kill(worker, 'SIGKILL');
     await service.waitForLog((l) => l.msg === 'worker process exited; restarting' && l.childPid === worker);
-    await eventually(async () => service.pids('worker').length, (n) => n === 2);
+    await eventually(
+      async () => service.pids('worker').length,
+      (n) => n === 2,
+    );
     await load;
 
     // Every delivery became exactly one run and every accepted execution ran once; all finished.
     const wanted = Array.from({ length: DELIVERIES }, (_, n) => n);
     const done = (rows: Array<{ status: string }>, count: number) => rows.length >= count && rows.every((r) => r.status === 'succeeded');
-    const hookRuns = await eventually(() => runsOf(hooked.id), (rows) => done(rows, DELIVERIES), 180_000);
+    const hookRuns = await eventually(
+      () => runsOf(hooked.id),
+      (rows) => done(rows, DELIVERIES),
+      180_000,
+    );
     expect(hookRuns.map((r) => r.n).sort((a, b) => a - b)).toEqual(wanted);
     expect(hookRuns.every((r) => r.status === 'succeeded')).toBe(true);
     // Accepted executions (202) all finish. A request cut by the kill was not accepted: its row,
     // if the dying process wrote one, is not counted here (see the report on orphaned rows).
     const acceptedIds = new Set(accepted.map((a) => a.runId));
-    const execRuns = await eventually(() => runsOf(executed.id), (rows) => done(rows.filter((r) => acceptedIds.has(r.id)), accepted.length), 180_000);
+    const execRuns = await eventually(
+      () => runsOf(executed.id),
+      (rows) =>
+        done(
+          rows.filter((r) => acceptedIds.has(r.id)),
+          accepted.length,
+        ),
+      180_000,
+    );
     expect(execRuns.filter((r) => acceptedIds.has(r.id)).every((r) => r.status === 'succeeded')).toBe(true);
     const byN = new Map<number, number>();
     for (const r of execRuns) byN.set(r.n, (byN.get(r.n) ?? 0) + 1);
@@ -334,7 +403,10 @@ describe('two API processes and two workers under the supervisor', () => {
       );
       expect([metric(metrics, 'api'), metric(metrics, 'worker')]).toEqual([1, 1]);
     }
-    const ready = await eventually(() => http(service, 'GET', '/readyz'), (r) => r.status === 200 && r.body.workers.running === 2);
+    const ready = await eventually(
+      () => http(service, 'GET', '/readyz'),
+      (r) => r.status === 200 && r.body.workers.running === 2,
+    );
     expect(ready.status).toBe(200);
   });
 
@@ -348,7 +420,7 @@ describe('two API processes and two workers under the supervisor', () => {
   });
 });
 
-test("a worker whose run() rejects exits and is replaced; /readyz is not ready meanwhile and ready again after; the restart shows on the metrics port", async () => {
+test('a worker whose run() rejects exits and is replaced; /readyz is not ready meanwhile and ready again after; the restart shows on the metrics port', async () => {
   // /metrics on its own port behind a token (api/metrics.ts): the supervisor's restart counters still reach it.
   const metricsPort = await findFreePort();
   const metricsToken = 'supervisor-metrics-token-0123456789';
@@ -363,7 +435,14 @@ test("a worker whose run() rejects exits and is replaced; /readyz is not ready m
     REJECT_WORKER_RUN_AFTER_MS: '6000',
   });
   const [first] = service.pids('worker');
-  expect((await eventually(() => http(service, 'GET', '/readyz'), (r) => r.status === 200)).status).toBe(200);
+  expect(
+    (
+      await eventually(
+        () => http(service, 'GET', '/readyz'),
+        (r) => r.status === 200,
+      )
+    ).status,
+  ).toBe(200);
 
   const exited = await service.waitForLog((l) => l.msg === 'worker process exited; restarting' && l.childPid === first);
   expect(exited).toMatchObject({ code: 1 });
@@ -372,13 +451,20 @@ test("a worker whose run() rejects exits and is replaced; /readyz is not ready m
   expect(notReady.status).toBe(503);
   expect(notReady.body).toMatchObject({ status: 'not_ready', checks: { worker: { ok: false } }, workers: { running: 0 } });
   expect(notReady.body.workers.failed).toBeGreaterThanOrEqual(1);
-  expect(service.logs.some((l) => l.msg === 'the worker stopped polling' && /Worker.run\(\) rejected/.test(JSON.stringify(l.err)))).toBe(true);
+  expect(service.logs.some((l) => l.msg === 'the worker stopped polling' && /Worker.run\(\) rejected/.test(JSON.stringify(l.err)))).toBe(
+    true,
+  );
 
-  const ready = await eventually(() => http(service, 'GET', '/readyz'), (r) => r.status === 200, 60_000);
+  const ready = await eventually(
+    () => http(service, 'GET', '/readyz'),
+    (r) => r.status === 200,
+    60_000,
+  );
   expect(ready.body).toMatchObject({ status: 'ready', workers: { running: 1 } });
   expect(service.pids('worker')).toHaveLength(1);
   expect(service.pids('worker')[0]).not.toBe(first);
-  const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
+  const scrape = async () =>
+    (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
   const metrics = await eventually(scrape, (t) => metric(t, 'worker') === 1);
   expect(metric(metrics, 'worker')).toBe(1);
   expect(metric(metrics, 'api')).toBe(0);

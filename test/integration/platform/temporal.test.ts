@@ -33,12 +33,21 @@ afterAll(async () => {
   await orm.close();
 });
 
-async function runWorker<T>(fn: (worker: Worker) => Promise<T>, workflowBundle: { code: string } | { codePath: string } = bundle): Promise<T> {
+async function runWorker<T>(
+  fn: (worker: Worker) => Promise<T>,
+  workflowBundle: { code: string } | { codePath: string } = bundle,
+): Promise<T> {
   const nativeConnection = await connectWorkerConnection(
     { address: testEnv('temporalAddress'), namespace: 'default' },
     { logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'error') },
   );
-  const worker = await createServiceWorker({ connection: nativeConnection, namespace: 'default', services: { orm, allowPrivateNetworks: true }, workflowBundle, payloadCodec: testPayloadCodec });
+  const worker = await createServiceWorker({
+    connection: nativeConnection,
+    namespace: 'default',
+    services: { orm, allowPrivateNetworks: true },
+    workflowBundle,
+    payloadCodec: testPayloadCodec,
+  });
   try {
     return await worker.runUntil(fn(worker));
   } finally {
@@ -66,7 +75,12 @@ describe('Temporal wiring', () => {
     const prebuilt = prebuiltWorkflowBundle(testEnv('workflowBundle'));
     expect(prebuilt).toEqual({ codePath: testEnv('workflowBundle') });
     const result = await runWorker(
-      () => client.workflow.execute(smokeWorkflow, { taskQueue: TASK_QUEUE, workflowId: `smoke-prebuilt-${Date.now()}`, args: [{ workspaceId: 'ws_test', message: 'from the file' }] }),
+      () =>
+        client.workflow.execute(smokeWorkflow, {
+          taskQueue: TASK_QUEUE,
+          workflowId: `smoke-prebuilt-${Date.now()}`,
+          args: [{ workspaceId: 'ws_test', message: 'from the file' }],
+        }),
       prebuilt!,
     );
     expect(result.message).toBe('from the file');

@@ -25,7 +25,13 @@ const post = (path: string, body?: unknown, token = a.token) => http(app, 'POST'
 function artifact(externalId: string, extra: { tag?: string; subworkflow?: string } = {}) {
   const nodes: any[] = [
     { id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } },
-    { id: 'shape', type: 'transform', name: 'Shape', config: { expression: `{ "tag": "${extra.tag ?? 'one'}" }` }, position: { x: 200, y: 0 } },
+    {
+      id: 'shape',
+      type: 'transform',
+      name: 'Shape',
+      config: { expression: `{ "tag": "${extra.tag ?? 'one'}" }` },
+      position: { x: 200, y: 0 },
+    },
   ];
   const edges: any[] = [{ id: 'e1', source: 'start', target: 'shape' }];
   if (extra.subworkflow) {
@@ -42,7 +48,11 @@ describe('POST /workflows/validate-artifact', () => {
   test('reports per file, object form with text and parsed content', async () => {
     const bad = { ...artifact('bad'), schema: 'v0' };
     const res = await post(`${WF}/validate-artifact`, {
-      files: { 'flows/good.workflow.json': JSON.stringify(artifact('good')), 'flows/bad.workflow.json': bad, 'flows/broken.json': '{ nope' },
+      files: {
+        'flows/good.workflow.json': JSON.stringify(artifact('good')),
+        'flows/bad.workflow.json': bad,
+        'flows/broken.json': '{ nope',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.valid).toBe(false);
@@ -55,16 +65,29 @@ describe('POST /workflows/validate-artifact', () => {
   });
 
   test('array form: all valid; duplicates and secrets are reported', async () => {
-    const ok = await post(`${WF}/validate-artifact`, { files: [{ path: 'x.json', content: artifact('x') }, { path: 'y.json', content: artifact('y') }] });
+    const ok = await post(`${WF}/validate-artifact`, {
+      files: [
+        { path: 'x.json', content: artifact('x') },
+        { path: 'y.json', content: artifact('y') },
+      ],
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.valid).toBe(true);
 
     const secret = artifact('s');
     secret.nodes[1].config = { ...secret.nodes[1].config, password: 'hunter2' };
-    const res = await post(`${WF}/validate-artifact`, { files: [{ path: 'a.json', content: artifact('dup') }, { path: 'b.json', content: artifact('dup') }, { path: 's.json', content: secret }] });
+    const res = await post(`${WF}/validate-artifact`, {
+      files: [
+        { path: 'a.json', content: artifact('dup') },
+        { path: 'b.json', content: artifact('dup') },
+        { path: 's.json', content: secret },
+      ],
+    });
     expect(res.body.valid).toBe(false);
     expect(res.body.files[0].errors).toEqual([{ path: 'externalId', message: 'externalId "dup" appears in more than one file.' }]);
-    expect(res.body.files[2].errors).toEqual([{ path: 'nodes[1].config.password', message: 'Artifacts must not carry secret values; reference a credential alias instead.' }]);
+    expect(res.body.files[2].errors).toEqual([
+      { path: 'nodes[1].config.password', message: 'Artifacts must not carry secret values; reference a credential alias instead.' },
+    ]);
   });
 
   test('400 when files is missing or malformed', async () => {
@@ -84,15 +107,25 @@ describe('importBundleJson', () => {
     const [parent, child] = first.body.workflows;
     expect(parent.importAction).toBe('created');
     expect(parent.links.self).toBe(`${app.url}${WF}/${parent.workflow.id}`);
-    expect(parent.bundleSubWorkflowStatus).toEqual({ resolved: true, references: [{ nodeId: 'child', reference: 'child', resolvedIn: 'bundle', workflowId: child.workflow.id }] });
+    expect(parent.bundleSubWorkflowStatus).toEqual({
+      resolved: true,
+      references: [{ nodeId: 'child', reference: 'child', resolvedIn: 'bundle', workflowId: child.workflow.id }],
+    });
     // The reference is rewritten to the imported child's id.
     expect(parent.workflow.nodes.find((n: any) => n.id === 'child').config.workflowId).toBe(child.workflow.id);
     expect(parent.workflow.status).toBe('draft');
     expect(parent.importReadiness.deploymentReadiness.ready).toBe(true);
     const rows = await rowsOf(a.workspaceId);
-    expect(rows.filter((r) => r.externalId).map((r) => r.externalId).sort()).toEqual(['child', 'parent']);
+    expect(
+      rows
+        .filter((r) => r.externalId)
+        .map((r) => r.externalId)
+        .sort(),
+    ).toEqual(['child', 'parent']);
 
-    const again = await post(WF, { importBundleJson: bundle([artifact('parent', { subworkflow: 'child' }), artifact('child', { tag: 'two' })]) });
+    const again = await post(WF, {
+      importBundleJson: bundle([artifact('parent', { subworkflow: 'child' }), artifact('child', { tag: 'two' })]),
+    });
     expect(again.status).toBe(201);
     expect(again.body.bundle).toMatchObject({ created: 0, updated: 1, unchanged: 1 });
     expect(again.body.workflows.map((w: any) => [w.externalId, w.importAction, w.workflow.id])).toEqual([
@@ -104,24 +137,38 @@ describe('importBundleJson', () => {
 
     // A later bundle refers to the child by its externalId: resolved in the workspace.
     const later = await post(WF, { importBundleJson: bundle([artifact('uses-child', { subworkflow: 'child' })]) });
-    expect(later.body.workflows[0].bundleSubWorkflowStatus.references[0]).toEqual({ nodeId: 'child', reference: 'child', resolvedIn: 'workspace', workflowId: child.workflow.id });
+    expect(later.body.workflows[0].bundleSubWorkflowStatus.references[0]).toEqual({
+      nodeId: 'child',
+      reference: 'child',
+      resolvedIn: 'workspace',
+      workflowId: child.workflow.id,
+    });
   });
 
   test('unresolved subworkflow references import but block readiness', async () => {
     const res = await post(WF, { importBundleJson: bundle([artifact('orphan', { subworkflow: 'nowhere' })]) });
     expect(res.status).toBe(201);
     const [w] = res.body.workflows;
-    expect(w.bundleSubWorkflowStatus).toEqual({ resolved: false, references: [{ nodeId: 'child', reference: 'nowhere', resolvedIn: null, workflowId: null }] });
+    expect(w.bundleSubWorkflowStatus).toEqual({
+      resolved: false,
+      references: [{ nodeId: 'child', reference: 'nowhere', resolvedIn: null, workflowId: null }],
+    });
     expect(w.importReadiness.deploymentReadiness.ready).toBe(false);
-    expect(w.importReadiness.deploymentReadiness.blockers).toContain('child: subworkflow "nowhere" is neither in the bundle nor in the workspace');
+    expect(w.importReadiness.deploymentReadiness.blockers).toContain(
+      'child: subworkflow "nowhere" is neither in the bundle nor in the workspace',
+    );
   });
 
   test('all-or-nothing: one invalid workflow writes nothing', async () => {
     const before = (await rowsOf(a.workspaceId)).length;
-    const res = await post(WF, { importBundleJson: bundle([artifact('fine-1'), { ...artifact('broken'), name: '' }, artifact('parent', { tag: 'changed' })]) });
+    const res = await post(WF, {
+      importBundleJson: bundle([artifact('fine-1'), { ...artifact('broken'), name: '' }, artifact('parent', { tag: 'changed' })]),
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('importBundleJson has 1 invalid workflow(s); nothing was imported.');
-    expect(res.body.invalidWorkflows).toEqual([{ index: 1, externalId: 'broken', errors: [{ path: 'name', message: 'name is required.' }] }]);
+    expect(res.body.invalidWorkflows).toEqual([
+      { index: 1, externalId: 'broken', errors: [{ path: 'name', message: 'name is required.' }] },
+    ]);
     expect((await rowsOf(a.workspaceId)).length).toBe(before);
     const parent = (await rowsOf(a.workspaceId)).find((r) => r.externalId === 'parent')!;
     expect(JSON.stringify(parent.nodes)).not.toContain('changed');
@@ -130,7 +177,11 @@ describe('importBundleJson', () => {
     expect(dup.status).toBe(400);
     expect((await rowsOf(a.workspaceId)).length).toBe(before);
 
-    for (const body of [{ importBundleJson: 'nope' }, { importBundleJson: bundle([]) }, { importBundleJson: bundle([artifact('z')]), name: 'x' }]) {
+    for (const body of [
+      { importBundleJson: 'nope' },
+      { importBundleJson: bundle([]) },
+      { importBundleJson: bundle([artifact('z')]), name: 'x' },
+    ]) {
       const r = await post(WF, body);
       expect(r.status).toBe(400);
       expect(r.body.error).toMatch(/importBundleJson/);
@@ -139,7 +190,9 @@ describe('importBundleJson', () => {
 
   test('import-preview returns the plan and writes nothing', async () => {
     const before = await rowsOf(a.workspaceId);
-    const res = await post(`${WF}/import-preview`, { importBundleJson: bundle([artifact('parent', { subworkflow: 'child', tag: 'preview' }), artifact('brand-new')]) });
+    const res = await post(`${WF}/import-preview`, {
+      importBundleJson: bundle([artifact('parent', { subworkflow: 'child', tag: 'preview' }), artifact('brand-new')]),
+    });
     expect(res.status).toBe(200);
     expect(res.body.persisted).toBe(false);
     expect(res.body.bundle).toMatchObject({ workflowCount: 2, created: 1, updated: 1, unchanged: 0 });

@@ -37,7 +37,8 @@ const gitEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0' };
 /** The git CLI on a local path (synchronous is fine: no server of this process is involved). */
 const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv }).trim();
 /** The git CLI over HTTP: asynchronous, since the loopback Git server runs in this process. */
-const gitHttp = async (cwd: string, ...args: string[]) => (await promisify(execFile)('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv })).stdout.trim();
+const gitHttp = async (cwd: string, ...args: string[]) =>
+  (await promisify(execFile)('git', gitArgs(args), { cwd, encoding: 'utf8', env: gitEnv })).stdout.trim();
 const graph = (tag: string) => ({
   nodes: [
     { id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } },
@@ -46,7 +47,12 @@ const graph = (tag: string) => ({
   edges: [{ id: 'e1', source: 'start', target: 'shape' }],
 });
 /** A repo credential bound to the Git host (issue 27: a credential goes only to the hosts it was made for). */
-async function credential(ws: WorkspaceFixture, name: string, value: Record<string, unknown>, allowedHosts = [new URL(git.url).host]): Promise<string> {
+async function credential(
+  ws: WorkspaceFixture,
+  name: string,
+  value: Record<string, unknown>,
+  allowedHosts = [new URL(git.url).host],
+): Promise<string> {
   const res = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name, type: 'repo', value, allowedHosts } });
   expect(res.status).toBe(201);
   return res.body.credential.id;
@@ -80,7 +86,14 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const remoteBody = (over: Record<string, unknown> = {}) => ({ remoteUrl: `${git.url}/team.git`, branch: 'main', pathPrefix: 'flows', credentialId: credA, pullsRepo: 'acme/flows', ...over });
+const remoteBody = (over: Record<string, unknown> = {}) => ({
+  remoteUrl: `${git.url}/team.git`,
+  branch: 'main',
+  pathPrefix: 'flows',
+  credentialId: credA,
+  pullsRepo: 'acme/flows',
+  ...over,
+});
 let wfId: string;
 
 test('configuring a remote: its branches are read over smart HTTP with the credential; wrong credentials, unknown branches and bad URLs are refused', async () => {
@@ -92,9 +105,15 @@ test('configuring a remote: its branches are read over smart HTTP with the crede
     expect(refused.body.error).toBe('The Git remote refused the credentials (HTTP 401).');
   }
   expect(git.requests.some((r) => r.user === null)).toBe(true);
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ branch: 'nope' }) })).body.error).toBe('Branch "nope" does not exist in the repository.');
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: 'ftp://example.test/x.git' }) })).body.error).toBe('remoteUrl must be an http or https URL.');
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: `http://alice:pw@127.0.0.1:1/x.git` }) })).status).toBe(400);
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ branch: 'nope' }) })).body.error).toBe(
+    'Branch "nope" does not exist in the repository.',
+  );
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: 'ftp://example.test/x.git' }) })).body.error).toBe(
+    'remoteUrl must be an http or https URL.',
+  );
+  expect(
+    (await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: `http://alice:pw@127.0.0.1:1/x.git` }) })).status,
+  ).toBe(400);
   expect((await http(app, 'PUT', REPO, { token: a.token, body: { ...remoteBody(), localPath: 'team.git' } })).body.error).toBe(
     'Send exactly one of localPath (a bare repository) and remoteUrl (a smart-HTTP Git remote).',
   );
@@ -120,7 +139,11 @@ test('review pushes the artifact branch to the remote (Basic auth); merge on the
   // The pushed branch is on the remote, on top of main, with the artifact.
   expect(bareGit('rev-parse', `refs/heads/review/${wfId}`)).toBe(review.headSha);
   expect(bareGit('rev-parse', `${review.headSha}^`)).toBe(bareGit('rev-parse', 'refs/heads/main'));
-  expect(JSON.parse(bareGit('show', `review/${wfId}:flows/${wfId}.workflow.json`))).toMatchObject({ schema: 'workflow-artifact.v1', externalId: wfId, name: 'Remote flow' });
+  expect(JSON.parse(bareGit('show', `review/${wfId}:flows/${wfId}.workflow.json`))).toMatchObject({
+    schema: 'workflow-artifact.v1',
+    externalId: wfId,
+    name: 'Remote flow',
+  });
 
   // expectedHeadSha is checked against the remote's branch.
   const wrong = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: { expectedHeadSha: '0'.repeat(40) } });
@@ -134,7 +157,10 @@ test('review pushes the artifact branch to the remote (Basic auth); merge on the
   // The host merges: main moves to the review head on the remote.
   bareGit('update-ref', 'refs/heads/main', again.body.review.headSha);
   Object.assign(pullsA.pulls[0], { state: 'closed', merged: true, merge_commit_sha: again.body.review.headSha });
-  expect((await http(app, 'GET', `/api/v1/workflows/${wfId}/review`, { token: a.token })).body.review).toMatchObject({ status: 'merged', synced: true });
+  expect((await http(app, 'GET', `/api/v1/workflows/${wfId}/review`, { token: a.token })).body.review).toMatchObject({
+    status: 'merged',
+    synced: true,
+  });
   expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).status).toBe(200);
 });
 
@@ -154,7 +180,13 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
 
   const preview = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo?ref=edit`, { token: a.token });
   expect(preview.status).toBe(200);
-  expect(preview.body).toMatchObject({ ref: 'edit', commit: editSha, changed: true, persisted: false, artifact: { name: 'Edited over HTTP' } });
+  expect(preview.body).toMatchObject({
+    ref: 'edit',
+    commit: editSha,
+    changed: true,
+    persisted: false,
+    artifact: { name: 'Edited over HTTP' },
+  });
   const atMain = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: a.token });
   expect(atMain.body).toMatchObject({ ref: 'main', changed: false });
 
@@ -168,7 +200,9 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
   expect(review.status).toBe(200);
   await gitHttp(clone, 'fetch', '-q', 'origin');
   expect(gitIn(clone, 'rev-parse', `origin/review/${wfId}`)).toBe(review.body.review.headSha);
-  expect(JSON.parse(gitIn(clone, 'show', `origin/review/${wfId}:flows/${wfId}.workflow.json`)).nodes[1].config.expression).toBe('{ "tag": "from-http" }');
+  expect(JSON.parse(gitIn(clone, 'show', `origin/review/${wfId}:flows/${wfId}.workflow.json`)).nodes[1].config.expression).toBe(
+    '{ "tag": "from-http" }',
+  );
 });
 
 test('a bearer-token credential works too; with a revoked token the next use is refused (409) and nothing is pushed', async () => {
@@ -182,7 +216,10 @@ test('a bearer-token credential works too; with a revoked token the next use is 
   expect(git.requests.some((r) => r.user === 'bob' && r.path.endsWith('/git-receive-pack'))).toBe(true);
 
   // The host revokes the token: the stored credential no longer opens the remote.
-  const patched = await http(app, 'PATCH', `/api/v1/credentials/${credB}`, { token: b.token, body: { name: 'Git host (bearer)', type: 'repo', value: { token: 'revoked-token', baseUrl: pullsB.url } } });
+  const patched = await http(app, 'PATCH', `/api/v1/credentials/${credB}`, {
+    token: b.token,
+    body: { name: 'Git host (bearer)', type: 'repo', value: { token: 'revoked-token', baseUrl: pullsB.url } },
+  });
   expect(patched.status).toBe(200);
   const before = refsOf();
   const fresh = await http(app, 'POST', '/api/v1/workflows', { token: b.token, body: { name: 'Bearer flow 2', ...graph('b2') } });
@@ -213,7 +250,15 @@ test('with private networks not allowed, a loopback remote is refused by the SSR
   const guarded = await startTestApp({ workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: false });
   try {
     const ws = await createWorkspace(guarded, 'Guarded');
-    const cred = await http(guarded, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Git', type: 'repo', value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, allowedHosts: [new URL(git.url).host] } });
+    const cred = await http(guarded, 'POST', '/api/v1/credentials', {
+      token: ws.token,
+      body: {
+        name: 'Git',
+        type: 'repo',
+        value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url },
+        allowedHosts: [new URL(git.url).host],
+      },
+    });
     const seen = git.requests.length;
     const refused = await http(guarded, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: cred.body.credential.id }) });
     expect(refused.status).toBe(400);
@@ -233,13 +278,18 @@ test('a repo credential not bound to the remote host is refused before any reque
   const seen = git.requests.length;
   const refused = await http(app, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: unbound }) });
   expect(refused.status).toBe(400);
-  expect(refused.body.error).toBe(`Credential "Pulls only" may not be sent to ${gitHost}: it may be sent only to ${new URL(pullsA.url).host}. Add the host to its allowedHosts (with its secret) or use another credential.`);
+  expect(refused.body.error).toBe(
+    `Credential "Pulls only" may not be sent to ${gitHost}: it may be sent only to ${new URL(pullsA.url).host}. Add the host to its allowedHosts (with its secret) or use another credential.`,
+  );
   expect(git.requests.length).toBe(seen);
 
   // Configured while bound, then rebound elsewhere (with the secret): the next review is refused before reaching the remote.
   const bound = await credential(ws, 'Git bound', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url });
   expect((await http(app, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: bound }) })).status).toBe(200);
-  const rebound = await http(app, 'PATCH', `/api/v1/credentials/${bound}`, { token: ws.token, body: { value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, allowedHosts: ['git.example.test'] } });
+  const rebound = await http(app, 'PATCH', `/api/v1/credentials/${bound}`, {
+    token: ws.token,
+    body: { value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, allowedHosts: ['git.example.test'] },
+  });
   expect(rebound.status).toBe(200);
   const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Unbound flow', ...graph('u') } });
   const before = git.requests.length;

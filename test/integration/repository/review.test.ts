@@ -25,7 +25,8 @@ let work: string;
 let pullsApi: Awaited<ReturnType<typeof startPullsApi>>;
 let credentialId: string;
 
-const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.test', ...args], { cwd, encoding: 'utf8' }).trim();
+const gitIn = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.test', ...args], { cwd, encoding: 'utf8' }).trim();
 const bareGit = (...args: string[]) => execFileSync('git', ['--git-dir', bare, ...args], { encoding: 'utf8' }).trim();
 
 beforeAll(async () => {
@@ -42,7 +43,10 @@ beforeAll(async () => {
   app = await startTestApp({ workflowRepositoryRoot: root, outboundAllowPrivateNetworks: true });
   a = await createWorkspace(app, 'Repo A');
   b = await createWorkspace(app, 'Repo B');
-  const cred = await http(app, 'POST', '/api/v1/credentials', { token: a.token, body: { name: 'Git host', type: 'repo', value: { token: TOKEN, baseUrl: pullsApi.url } } });
+  const cred = await http(app, 'POST', '/api/v1/credentials', {
+    token: a.token,
+    body: { name: 'Git host', type: 'repo', value: { token: TOKEN, baseUrl: pullsApi.url } },
+  });
   expect(cred.status).toBe(201);
   credentialId = cred.body.credential.id;
 });
@@ -60,7 +64,14 @@ const graph = (tag: string) => ({
   ],
   edges: [{ id: 'e1', source: 'start', target: 'shape' }],
 });
-const repoBody = (over: Record<string, unknown> = {}) => ({ localPath: 'team.git', branch: 'main', pathPrefix: 'flows', credentialId, pullsRepo: 'acme/flows', ...over });
+const repoBody = (over: Record<string, unknown> = {}) => ({
+  localPath: 'team.git',
+  branch: 'main',
+  pathPrefix: 'flows',
+  credentialId,
+  pullsRepo: 'acme/flows',
+  ...over,
+});
 
 /** Merges the pull request the way the host would: fast-forwards the base branch to its head. */
 function merge(prNumber: number) {
@@ -87,8 +98,12 @@ test('configuring the repository: Admin or Owner, inside the root, a repo creden
   const outside = await http(app, 'PUT', REPO, { token: a.token, body: repoBody({ localPath: '../etc' }) });
   expect(outside.status).toBe(400);
   expect(outside.body.error).toBe('localPath must be inside WORKFLOW_REPOSITORY_ROOT.');
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: repoBody({ branch: 'nope' }) })).body.error).toBe('Branch "nope" does not exist in the repository.');
-  expect((await http(app, 'PUT', REPO, { token: b.token, body: repoBody() })).body.error).toBe('credentialId must name a repo credential of this workspace.');
+  expect((await http(app, 'PUT', REPO, { token: a.token, body: repoBody({ branch: 'nope' }) })).body.error).toBe(
+    'Branch "nope" does not exist in the repository.',
+  );
+  expect((await http(app, 'PUT', REPO, { token: b.token, body: repoBody() })).body.error).toBe(
+    'credentialId must name a repo credential of this workspace.',
+  );
   const ok = await http(app, 'PUT', REPO, { token: a.token, body: repoBody() });
   expect(ok.status).toBe(200);
   expect(ok.body.repository).toMatchObject({ localPath: 'team.git', branch: 'main', pathPrefix: 'flows', pullsRepo: 'acme/flows' });
@@ -107,7 +122,15 @@ test('deploy needs a review; review writes the artifact and opens a pull request
   const res = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: {} });
   expect(res.status).toBe(200);
   const review = res.body.review;
-  expect(review).toMatchObject({ externalId: wfId, status: 'open', branch: `review/${wfId}`, baseBranch: 'main', synced: false, candidateChanged: false, pullRequest: { number: 1 } });
+  expect(review).toMatchObject({
+    externalId: wfId,
+    status: 'open',
+    branch: `review/${wfId}`,
+    baseBranch: 'main',
+    synced: false,
+    candidateChanged: false,
+    pullRequest: { number: 1 },
+  });
   expect(review.headSha).toBe(bareGit('rev-parse', `refs/heads/review/${wfId}`));
   const text = bareGit('show', `review/${wfId}:flows/${wfId}.workflow.json`);
   const artifact = JSON.parse(text);
@@ -128,7 +151,10 @@ test('deploy needs a review; review writes the artifact and opens a pull request
   merge(1);
   const status = await http(app, 'GET', `/api/v1/workflows/${wfId}/review`, { token: a.token });
   expect(status.body.review).toMatchObject({ status: 'merged', synced: true });
-  const closed = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: { expectedHeadSha: again.body.review.headSha } });
+  const closed = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, {
+    token: a.token,
+    body: { expectedHeadSha: again.body.review.headSha },
+  });
   expect(closed.status).toBe(409);
   expect(closed.body.error).toBe('The review is not open (status merged).');
   expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).status).toBe(200);
@@ -169,13 +195,21 @@ test('sync-from-repo previews the artifact at a ref and imports it (Admin or Own
 
   const preview = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo?ref=edit`, { token: a.token });
   expect(preview.status).toBe(200);
-  expect(preview.body).toMatchObject({ ref: 'edit', externalId: wfId, changed: true, persisted: false, artifact: { name: 'Renamed in git' } });
+  expect(preview.body).toMatchObject({
+    ref: 'edit',
+    externalId: wfId,
+    changed: true,
+    persisted: false,
+    artifact: { name: 'Renamed in git' },
+  });
   expect(preview.body.commit).toBe(bareGit('rev-parse', 'refs/heads/edit'));
   const unchanged = await app.orm.em.fork().findOneOrFail(WorkflowSchema, { id: wfId });
   expect(unchanged.name).toBe('Reviewed flow');
 
   const member = await addUserWithKey(app, a, 'member');
-  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: member.token, body: { ref: 'edit' } })).status).toBe(403);
+  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: member.token, body: { ref: 'edit' } })).status).toBe(
+    403,
+  );
   const imported = await http(app, 'POST', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: a.token, body: { ref: 'edit' } });
   expect(imported.status).toBe(200);
   expect(imported.body.workflow.name).toBe('Renamed in git');

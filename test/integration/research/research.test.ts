@@ -20,7 +20,23 @@ let site: FakeSite;
 let token: string;
 let other: WorkspaceFixture;
 const META = { contractVersion: 'api-contracts.v1' };
-const RUN_FIELDS = ['id', 'workspaceId', 'createdById', 'query', 'sourceUrls', 'limits', 'status', 'resultDocumentId', 'error', 'cancelRequestedAt', 'startedAt', 'finishedAt', 'createdAt', 'updatedAt', 'sources'].sort();
+const RUN_FIELDS = [
+  'id',
+  'workspaceId',
+  'createdById',
+  'query',
+  'sourceUrls',
+  'limits',
+  'status',
+  'resultDocumentId',
+  'error',
+  'cancelRequestedAt',
+  'startedAt',
+  'finishedAt',
+  'createdAt',
+  'updatedAt',
+  'sources',
+].sort();
 const sql = (q: string, params: unknown[] = []) => stack.app.orm.em.fork().getConnection().execute(q, params);
 
 beforeAll(async () => {
@@ -30,7 +46,15 @@ beforeAll(async () => {
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
   site.robots('User-agent: *\nDisallow: /private\n');
-  site.page('/start', htmlPage('Start page', 'Alpha facts about otters and rivers.', ['/linked', '/private/secret', 'http://other.example/elsewhere', '#top']));
+  site.page(
+    '/start',
+    htmlPage('Start page', 'Alpha facts about otters and rivers.', [
+      '/linked',
+      '/private/secret',
+      'http://other.example/elsewhere',
+      '#top',
+    ]),
+  );
   site.page('/linked', htmlPage('Linked page', 'Beta details about otter diets.', ['/start']));
   site.page('/private/secret', htmlPage('Secret', 'Nobody should read this.'));
   site.page('/second', htmlPage('Second page', 'Gamma notes about otter habitats.', ['/linked']));
@@ -49,7 +73,10 @@ describe('a run end to end', () => {
   const body = () => ({ query: 'What do otters eat?', sourceUrls: [`${site.origin}/start#intro`], limits: { maxPages: 5 } });
 
   beforeAll(async () => {
-    llm.reply((req) => ({ content: lastMessage(req).includes('Beta details') ? 'Otters eat fish [1][2].' : 'No idea.', usage: { prompt_tokens: 1000, completion_tokens: 100 } }));
+    llm.reply((req) => ({
+      content: lastMessage(req).includes('Beta details') ? 'Otters eat fish [1][2].' : 'No idea.',
+      usage: { prompt_tokens: 1000, completion_tokens: 100 },
+    }));
     k = key();
     const res = await createResearch(stack.app, token, body(), k);
     expect(res.status).toBe(202);
@@ -86,7 +113,9 @@ describe('a run end to end', () => {
     expect(run.finishedAt).toEqual(expect.any(String));
     expect(run.sources.map((s: any) => s.canonicalUrl)).toEqual([`${site.origin}/start`, `${site.origin}/linked`]);
     const [start] = run.sources;
-    expect(Object.keys(start).sort()).toEqual(['canonicalUrl', 'createdAt', 'fetchedAt', 'id', 'runId', 'sha256', 'snapshotFileId', 'snapshotText', 'title'].sort());
+    expect(Object.keys(start).sort()).toEqual(
+      ['canonicalUrl', 'createdAt', 'fetchedAt', 'id', 'runId', 'sha256', 'snapshotFileId', 'snapshotText', 'title'].sort(),
+    );
     expect(start).toMatchObject({ runId: run.id, title: 'Start page', snapshotFileId: null });
     expect(start.snapshotText).toContain('Alpha facts about otters and rivers.');
     expect(start.snapshotText).not.toContain('footer text');
@@ -117,7 +146,11 @@ describe('a run end to end', () => {
     expect(research).toHaveLength(1);
     const doc = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${research[0].id}/documents/${run.resultDocumentId}`, { token });
     expect(doc.status).toBe(200);
-    expect(doc.body.document).toMatchObject({ name: 'Research: What do otters eat?', mimeType: 'text/markdown', metadata: expect.objectContaining({ researchRunId: run.id, costCredits: 3 }) });
+    expect(doc.body.document).toMatchObject({
+      name: 'Research: What do otters eat?',
+      mimeType: 'text/markdown',
+      metadata: expect.objectContaining({ researchRunId: run.id, costCredits: 3 }),
+    });
     const [text] = await sql(`select content_text from knowledge_documents where id = ?`, [run.resultDocumentId]);
     expect(text.content_text).toContain('Otters eat fish [1][2].');
     expect(text.content_text).toContain(`[1] Start page — ${site.origin}/start`);
@@ -140,7 +173,10 @@ describe('a run end to end', () => {
   test('the same key with another body is 409 conflict; the run is unchanged', async () => {
     const res = await createResearch(stack.app, token, { ...body(), query: 'Something else?' }, k);
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ ok: false, error: { code: 'conflict', message: 'This Idempotency-Key was already used for a research run with a different request.' } });
+    expect(res.body).toEqual({
+      ok: false,
+      error: { code: 'conflict', message: 'This Idempotency-Key was already used for a research run with a different request.' },
+    });
     expect((await getResearch(stack.app, token, run.id)).query).toBe('What do otters eat?');
   });
 
@@ -156,7 +192,10 @@ describe('a run end to end', () => {
     const get = await http(stack.app, 'GET', `/api/v1/research/${run.id}`, { token: other.token });
     expect(get.status).toBe(404);
     expect(get.body).toEqual({ ok: false, error: { code: 'resource_not_found', message: `Research run ${run.id} not found.` } });
-    const cancel = await http(stack.app, 'POST', `/api/v1/research/${run.id}/cancel`, { token: other.token, headers: { 'idempotency-key': key() } });
+    const cancel = await http(stack.app, 'POST', `/api/v1/research/${run.id}/cancel`, {
+      token: other.token,
+      headers: { 'idempotency-key': key() },
+    });
     expect(cancel.status).toBe(404);
     expect(cancel.body.error.code).toBe('resource_not_found');
     const list = await http(stack.app, 'GET', '/api/v1/research?limit=100', { token: other.token });
@@ -178,7 +217,11 @@ describe('a run end to end', () => {
 
 describe('limits and outcomes', () => {
   test('maxPages stops the crawl: a second source over the limit is recorded as skipped, links are not followed', async () => {
-    const res = await createResearch(stack.app, token, { query: 'habitats', sourceUrls: [`${site.origin}/second`, `${site.origin}/plain.txt`], limits: { maxPages: 1 } });
+    const res = await createResearch(stack.app, token, {
+      query: 'habitats',
+      sourceUrls: [`${site.origin}/second`, `${site.origin}/plain.txt`],
+      limits: { maxPages: 1 },
+    });
     const run = await waitForResearch(stack.app, token, res.body.data.run.id);
     expect(run.status).toBe('succeeded');
     expect(run.sources.map((s: any) => s.canonicalUrl)).toEqual([`${site.origin}/second`]);
@@ -191,7 +234,11 @@ describe('limits and outcomes', () => {
 
   test('maxDomains: a source on another hostname over the limit is skipped without a request; plain text is read', async () => {
     const before = site.requests.length;
-    const res = await createResearch(stack.app, token, { query: 'plain', sourceUrls: [`${site.origin}/plain.txt`, 'http://localhost:9/never'], limits: { maxDomains: 1 } });
+    const res = await createResearch(stack.app, token, {
+      query: 'plain',
+      sourceUrls: [`${site.origin}/plain.txt`, 'http://localhost:9/never'],
+      limits: { maxDomains: 1 },
+    });
     const run = await waitForResearch(stack.app, token, res.body.data.run.id);
     expect(run.status).toBe('succeeded');
     expect(run.sources).toHaveLength(1);
@@ -203,19 +250,35 @@ describe('limits and outcomes', () => {
 
   test('maxBytes: a page larger than the budget is skipped', async () => {
     site.page('/big', htmlPage('Big', 'x'.repeat(3000)));
-    const res = await createResearch(stack.app, token, { query: 'big', sourceUrls: [`${site.origin}/big`, `${site.origin}/plain.txt`], limits: { maxBytes: 1024 } });
+    const res = await createResearch(stack.app, token, {
+      query: 'big',
+      sourceUrls: [`${site.origin}/big`, `${site.origin}/plain.txt`],
+      limits: { maxBytes: 1024 },
+    });
     const run = await waitForResearch(stack.app, token, res.body.data.run.id);
     expect(run.status).toBe('succeeded');
     const rows = await sql(`select url, outcome, reason from research_sources where run_id = ? order by created_at, id`, [run.id]);
-    expect(rows[0]).toEqual({ url: `${site.origin}/big`, outcome: 'skipped', reason: "The page is larger than the run's remaining byte budget (1024 bytes)." });
+    expect(rows[0]).toEqual({
+      url: `${site.origin}/big`,
+      outcome: 'skipped',
+      reason: "The page is larger than the run's remaining byte budget (1024 bytes).",
+    });
     expect(rows[1].outcome).toBe('stored');
   });
 
   test('a run whose sources all fail is failed with the reason, without a model call', async () => {
     const chats = llm.chats.length;
-    const res = await createResearch(stack.app, token, { query: 'nothing', sourceUrls: [`${site.origin}/missing`, `${site.origin}/image.png`] });
+    const res = await createResearch(stack.app, token, {
+      query: 'nothing',
+      sourceUrls: [`${site.origin}/missing`, `${site.origin}/image.png`],
+    });
     const run = await waitForResearch(stack.app, token, res.body.data.run.id);
-    expect(run).toMatchObject({ status: 'failed', error: 'No source could be fetched, so there was nothing to research.', resultDocumentId: null, sources: [] });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: 'No source could be fetched, so there was nothing to research.',
+      resultDocumentId: null,
+      sources: [],
+    });
     expect(llm.chats.length).toBe(chats);
     const rows = await sql(`select outcome, reason from research_sources where run_id = ? order by created_at, id`, [run.id]);
     expect(rows).toEqual([
@@ -228,7 +291,11 @@ describe('limits and outcomes', () => {
     try {
       const res = await createResearch(stack.app, token, { query: 'refused by the model', sourceUrls: [`${site.origin}/plain.txt`] });
       const run = await waitForResearch(stack.app, token, res.body.data.run.id);
-      expect(run).toMatchObject({ status: 'failed', resultDocumentId: null, error: expect.stringMatching(/^The answer could not be synthesized: 400 /) });
+      expect(run).toMatchObject({
+        status: 'failed',
+        resultDocumentId: null,
+        error: expect.stringMatching(/^The answer could not be synthesized: 400 /),
+      });
       expect(run.sources).toHaveLength(1);
     } finally {
       llm.reply((req) => ({ content: `answer to ${lastMessage(req).slice(0, 20)}` }));
@@ -242,7 +309,14 @@ describe('limits and outcomes', () => {
     const again = await fetchResearchSource(
       stack.app.orm.em.fork(),
       { allowPrivateNetworks: true },
-      { workspaceId: stack.ws.workspaceId, runId: run.id, url: `${site.origin}/second`, timeoutMs: 5_000, maxBytes: 1_000_000, domains: ['127.0.0.1'] },
+      {
+        workspaceId: stack.ws.workspaceId,
+        runId: run.id,
+        url: `${site.origin}/second`,
+        timeoutMs: 5_000,
+        maxBytes: 1_000_000,
+        domains: ['127.0.0.1'],
+      },
     );
     expect(again).toEqual({ outcome: 'stored', bytes: expect.any(Number), links: [`${site.origin}/linked`] });
     expect(site.requests.length).toBe(before);
@@ -263,13 +337,22 @@ describe('cancel', () => {
     const ck = key();
     const cancel = await http(stack.app, 'POST', `/api/v1/research/${id}/cancel`, { token, headers: { 'idempotency-key': ck } });
     expect(cancel.status).toBe(200);
-    expect(cancel.body.data.run).toMatchObject({ id, status: 'canceled', cancelRequestedAt: expect.any(String), finishedAt: expect.any(String), resultDocumentId: null });
+    expect(cancel.body.data.run).toMatchObject({
+      id,
+      status: 'canceled',
+      cancelRequestedAt: expect.any(String),
+      finishedAt: expect.any(String),
+      resultDocumentId: null,
+    });
     gate.release();
 
-    const execution = await stack.app.deps.temporal.client.workflow.getHandle(id).result().then(
-      () => 'completed',
-      (err: Error) => err.constructor.name,
-    );
+    const execution = await stack.app.deps.temporal.client.workflow
+      .getHandle(id)
+      .result()
+      .then(
+        () => 'completed',
+        (err: Error) => err.constructor.name,
+      );
     expect(execution).toBe('WorkflowFailedError');
     const description = await stack.app.deps.temporal.client.workflow.getHandle(id).describe();
     expect(description.status.name).toBe('CANCELLED');
@@ -284,7 +367,10 @@ describe('cancel', () => {
   });
 
   test('unknown id is 404; a missing Idempotency-Key is 400 idempotency_key_invalid', async () => {
-    const missing = await http(stack.app, 'POST', '/api/v1/research/research_nope/cancel', { token, headers: { 'idempotency-key': key() } });
+    const missing = await http(stack.app, 'POST', '/api/v1/research/research_nope/cancel', {
+      token,
+      headers: { 'idempotency-key': key() },
+    });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ ok: false, error: { code: 'resource_not_found', message: 'Research run research_nope not found.' } });
     const nokey = await http(stack.app, 'POST', '/api/v1/research/research_nope/cancel', { token });
@@ -295,7 +381,8 @@ describe('cancel', () => {
 
 describe('create: input and access', () => {
   const valid = () => ({ query: 'q', sourceUrls: [`${site.origin}/start`] });
-  const count = async () => Number((await sql(`select count(*)::int as n from research_runs where workspace_id = ?`, [stack.ws.workspaceId]))[0].n);
+  const count = async () =>
+    Number((await sql(`select count(*)::int as n from research_runs where workspace_id = ?`, [stack.ws.workspaceId]))[0].n);
 
   test('a missing or invalid Idempotency-Key is 400 idempotency_key_invalid', async () => {
     const before = await count();
@@ -303,7 +390,10 @@ describe('create: input and access', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ ok: false, error: { code: 'idempotency_key_invalid', message: 'Idempotency-Key header is required.' } });
     const bad = await createResearch(stack.app, token, valid(), 'has space');
-    expect(bad.body.error).toEqual({ code: 'idempotency_key_invalid', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.' });
+    expect(bad.body.error).toEqual({
+      code: 'idempotency_key_invalid',
+      message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+    });
     expect(await count()).toBe(before);
   });
 
@@ -312,16 +402,46 @@ describe('create: input and access', () => {
     [{ query: '   ', sourceUrls: ['http://a.example/'] }, 'Invalid request body: query: query must not be empty'],
     [{ query: 'q', sourceUrls: [] }, 'Invalid request body: sourceUrls: sourceUrls must name at least one URL (there is no web search)'],
     [{ query: 'q', sourceUrls: 'http://a.example/' }, 'Invalid request body: sourceUrls: sourceUrls must be an array of URLs'],
-    [{ query: 'q', sourceUrls: ['ftp://a.example/'] }, 'Invalid request body: sourceUrls.0: a source URL must be an absolute http or https URL without credentials'],
-    [{ query: 'q', sourceUrls: ['http://user:pw@a.example/'] }, 'Invalid request body: sourceUrls.0: a source URL must be an absolute http or https URL without credentials'],
-    [{ query: 'q', sourceUrls: Array.from({ length: 21 }, (_, i) => `http://a.example/${i}`) }, 'Invalid request body: sourceUrls: sourceUrls must name at most 20 URLs'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { maxPages: 0 } }, 'Invalid request body: limits.maxPages: maxPages must be at least 1'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { maxPages: 51 } }, 'Invalid request body: limits.maxPages: maxPages must be at most 50'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { maxDomains: 21 } }, 'Invalid request body: limits.maxDomains: maxDomains must be at most 20'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { maxBytes: 1023 } }, 'Invalid request body: limits.maxBytes: maxBytes must be at least 1024'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { timeoutMs: 60001 } }, 'Invalid request body: limits.timeoutMs: timeoutMs must be at most 60000'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { timeoutMs: 1500.5 } }, 'Invalid request body: limits.timeoutMs: timeoutMs must be an integer'],
-    [{ query: 'q', sourceUrls: ['http://a.example/'], limits: { maxDepth: 2 } }, 'Invalid request body: limits: Unrecognized key: "maxDepth"'],
+    [
+      { query: 'q', sourceUrls: ['ftp://a.example/'] },
+      'Invalid request body: sourceUrls.0: a source URL must be an absolute http or https URL without credentials',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://user:pw@a.example/'] },
+      'Invalid request body: sourceUrls.0: a source URL must be an absolute http or https URL without credentials',
+    ],
+    [
+      { query: 'q', sourceUrls: Array.from({ length: 21 }, (_, i) => `http://a.example/${i}`) },
+      'Invalid request body: sourceUrls: sourceUrls must name at most 20 URLs',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { maxPages: 0 } },
+      'Invalid request body: limits.maxPages: maxPages must be at least 1',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { maxPages: 51 } },
+      'Invalid request body: limits.maxPages: maxPages must be at most 50',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { maxDomains: 21 } },
+      'Invalid request body: limits.maxDomains: maxDomains must be at most 20',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { maxBytes: 1023 } },
+      'Invalid request body: limits.maxBytes: maxBytes must be at least 1024',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { timeoutMs: 60001 } },
+      'Invalid request body: limits.timeoutMs: timeoutMs must be at most 60000',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { timeoutMs: 1500.5 } },
+      'Invalid request body: limits.timeoutMs: timeoutMs must be an integer',
+    ],
+    [
+      { query: 'q', sourceUrls: ['http://a.example/'], limits: { maxDepth: 2 } },
+      'Invalid request body: limits: Unrecognized key: "maxDepth"',
+    ],
     [{ query: 'q', sourceUrls: ['http://a.example/'], extra: true }, 'Invalid request body: body: Unrecognized key: "extra"'],
   ])('bad research input %j is 400 validation_failed and creates nothing', async (body, message) => {
     const before = await count();
@@ -401,7 +521,10 @@ describe('list and get', () => {
   test('an unknown status and an invalid cursor are 400 validation_failed', async () => {
     const status = await http(stack.app, 'GET', '/api/v1/research?status=done', { token: ws.token });
     expect(status.status).toBe(400);
-    expect(status.body).toEqual({ ok: false, error: { code: 'validation_failed', message: 'status must be one of queued, running, succeeded, failed, canceled.' } });
+    expect(status.body).toEqual({
+      ok: false,
+      error: { code: 'validation_failed', message: 'status must be one of queued, running, succeeded, failed, canceled.' },
+    });
     const cursor = await http(stack.app, 'GET', '/api/v1/research?cursor=not-a-cursor', { token: ws.token });
     expect(cursor.status).toBe(400);
     expect(cursor.body).toEqual({ ok: false, error: { code: 'validation_failed', message: 'Invalid cursor.' } });

@@ -46,7 +46,11 @@ afterAll(async () => {
 test('a worker killed mid-run is replaced; stored sources are not fetched again', async () => {
   worker = await spawnWorker(workerEnv);
   const gate = site.hold('/three');
-  const res = await createResearch(app, ws.token, { query: 'How do runs recover?', sourceUrls: [`${site.origin}/start`], limits: { maxPages: 10 } });
+  const res = await createResearch(app, ws.token, {
+    query: 'How do runs recover?',
+    sourceUrls: [`${site.origin}/start`],
+    limits: { maxPages: 10 },
+  });
   expect(res.status).toBe(202);
   const id = res.body.data.run.id;
   await gate.held;
@@ -74,13 +78,20 @@ test('with private networks disallowed, a loopback source and the metadata addre
   worker = await spawnWorker({ ...workerEnv, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' });
   const requests = site.requests.length;
   const chats = llm.chats.length;
-  const res = await createResearch(app, ws.token, { query: 'Guarded?', sourceUrls: [`${site.origin}/one`, 'http://169.254.169.254/latest/meta-data/'] });
+  const res = await createResearch(app, ws.token, {
+    query: 'Guarded?',
+    sourceUrls: [`${site.origin}/one`, 'http://169.254.169.254/latest/meta-data/'],
+  });
   const run = await waitForResearch(app, ws.token, res.body.data.run.id, undefined, 120_000);
   expect(run).toMatchObject({ status: 'failed', error: 'No source could be fetched, so there was nothing to research.', sources: [] });
   const rows = await sql(`select url, outcome, reason from research_sources where run_id = ? order by created_at, id`, [run.id]);
   expect(rows).toEqual([
     { url: `${site.origin}/one`, outcome: 'refused', reason: expect.stringMatching(/^Outbound request refused: .*loopback/) },
-    { url: 'http://169.254.169.254/latest/meta-data/', outcome: 'refused', reason: expect.stringMatching(/^Outbound request refused: .*link-local/) },
+    {
+      url: 'http://169.254.169.254/latest/meta-data/',
+      outcome: 'refused',
+      reason: expect.stringMatching(/^Outbound request refused: .*link-local/),
+    },
   ]);
   expect(site.requests.length).toBe(requests);
   expect(llm.chats.length).toBe(chats);

@@ -15,7 +15,8 @@ export const llmConfig = (llm: FakeLlmServer): LlmConfig => ({
   prices: { [llm.model]: { input: 2, output: 10 }, '*': { input: 1, output: 1 } },
 });
 
-export const expectedRunId = (workspaceId: string, k: string) => `research_${createHash('sha256').update(`${workspaceId}\0${k}`).digest('hex').slice(0, 32)}`;
+export const expectedRunId = (workspaceId: string, k: string) =>
+  `research_${createHash('sha256').update(`${workspaceId}\0${k}`).digest('hex').slice(0, 32)}`;
 
 export function createResearch(app: { url: string }, token: string, body: unknown, k: string | null = key()) {
   return http(app, 'POST', '/api/v1/research', { token, body, headers: k ? { 'idempotency-key': k } : {} });
@@ -28,7 +29,13 @@ export async function getResearch(app: { url: string }, token: string, id: strin
 }
 
 /** Polls the run until `done(run)` (default: a terminal status). */
-export async function waitForResearch(app: { url: string }, token: string, id: string, done: (run: any) => boolean = (r) => ['succeeded', 'failed', 'canceled'].includes(r.status), timeoutMs = 90_000): Promise<any> {
+export async function waitForResearch(
+  app: { url: string },
+  token: string,
+  id: string,
+  done: (run: any) => boolean = (r) => ['succeeded', 'failed', 'canceled'].includes(r.status),
+  timeoutMs = 90_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let run: any;
   while (Date.now() < deadline) {

@@ -6,7 +6,16 @@
  */
 import http from 'node:http';
 import { listenOnLoopback } from '../../support/fakeServer';
-import { createWorkspace, http as call, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http as call,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let worker: TestWorker;
@@ -43,17 +52,25 @@ afterAll(async () => {
 });
 
 async function deploy(token: string, nodes: object[], edges: object[]): Promise<string> {
-  const created = await call(app, 'POST', '/api/v1/workflows', { token, body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges } });
+  const created = await call(app, 'POST', '/api/v1/workflows', {
+    token,
+    body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges },
+  });
   expect(created.status).toBe(201);
   const id = created.body.workflow.id;
   expect((await call(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token })).status).toBe(200);
   return id;
 }
 
-const slowGraph = () => [[{ id: 'call', type: 'http', config: { method: 'GET', url: `${slow.url}/hold` } }], [{ source: 'start', target: 'call' }]] as const;
-const execute = (token: string, workflowId: string, body: object = { input: {} }) => call(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token, body });
+const slowGraph = () =>
+  [[{ id: 'call', type: 'http', config: { method: 'GET', url: `${slow.url}/hold` } }], [{ source: 'start', target: 'call' }]] as const;
+const execute = (token: string, workflowId: string, body: object = { input: {} }) =>
+  call(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token, body });
 const runCount = async (workspaceId: string) => {
-  const rows = await app.orm.em.fork().getConnection().execute<Array<{ n: number }>>('select count(*)::int as n from runs where workspace_id = ?', [workspaceId]);
+  const rows = await app.orm.em
+    .fork()
+    .getConnection()
+    .execute<Array<{ n: number }>>('select count(*)::int as n from runs where workspace_id = ?', [workspaceId]);
   return rows[0].n;
 };
 
@@ -76,7 +93,11 @@ test('a start waits while the workspace is at its limit, and starts once the act
   expect(await runCount(ws.workspaceId)).toBe(before);
 
   // Another workspace has its own places.
-  const otherWf = await deploy(other.token, [{ id: 'say', type: 'transform', config: { expression: '"hi"' } }], [{ source: 'start', target: 'say' }]);
+  const otherWf = await deploy(
+    other.token,
+    [{ id: 'say', type: 'transform', config: { expression: '"hi"' } }],
+    [{ source: 'start', target: 'say' }],
+  );
   const otherRun = await execute(other.token, otherWf);
   expect(otherRun.status).toBe(202);
   expect((await waitForRun(app, other.token, otherRun.body.run.id)).status).toBe('succeeded');
@@ -123,12 +144,20 @@ test('a start that waits longer than the limit is refused 503 with Retry-After, 
 });
 
 test('runs parked on a wait do not hold new starts', async () => {
-  const parkedWf = await deploy(ws.token, [{ id: 'gate', type: 'approval', config: { prompt: 'Go?' } }], [{ source: 'start', target: 'gate' }]);
+  const parkedWf = await deploy(
+    ws.token,
+    [{ id: 'gate', type: 'approval', config: { prompt: 'Go?' } }],
+    [{ source: 'start', target: 'gate' }],
+  );
   const parked = await execute(ws.token, parkedWf);
   expect(parked.status).toBe(202);
   await waitForRun(app, ws.token, parked.body.run.id, (run) => run.status === 'waiting');
 
-  const quick = await deploy(ws.token, [{ id: 'say', type: 'transform', config: { expression: '"hi"' } }], [{ source: 'start', target: 'say' }]);
+  const quick = await deploy(
+    ws.token,
+    [{ id: 'say', type: 'transform', config: { expression: '"hi"' } }],
+    [{ source: 'start', target: 'say' }],
+  );
   const started = await execute(ws.token, quick);
   expect(started.status).toBe(202);
   expect((await waitForRun(app, ws.token, started.body.run.id)).status).toBe('succeeded');

@@ -53,19 +53,30 @@ async function deployApprovalWorkflow(): Promise<string> {
   return id;
 }
 
-const approve = (runId: string, body: Record<string, unknown>) => http(app, 'POST', `/api/runs/${runId}/approval`, { token: ws.token, body });
+const approve = (runId: string, body: Record<string, unknown>) =>
+  http(app, 'POST', `/api/runs/${runId}/approval`, { token: ws.token, body });
 
 test('with the worker stalled, approvals answer 202 queued (never 5xx), and the decision applies once the worker runs again', async () => {
   const workflowId = await deployApprovalWorkflow();
   const exec = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: { input: {} } });
   expect(exec.status).toBe(202);
   const runId = exec.body.run.id;
-  await waitForRun(app, ws.token, runId, (run) => run.status === 'waiting' && run.waits.some((w: { kind: string }) => w.kind === 'approval'), 60_000);
+  await waitForRun(
+    app,
+    ws.token,
+    runId,
+    (run) => run.status === 'waiting' && run.waits.some((w: { kind: string }) => w.kind === 'approval'),
+    60_000,
+  );
 
   worker!.kill('SIGSTOP');
   const first = await approve(runId, { decision: 'approved', comment: 'first' });
   expect(first.status).toBe(202);
-  expect(first.body).toMatchObject({ queued: true, approval: { nodeId: 'gate', decision: 'approved' }, run: { id: runId, status: 'waiting' } });
+  expect(first.body).toMatchObject({
+    queued: true,
+    approval: { nodeId: 'gate', decision: 'approved' },
+    run: { id: runId, status: 'waiting' },
+  });
   // A retry while stalled is queued too; the node is decided once when the worker runs.
   const again = await approve(runId, { decision: 'approved', comment: 'first', nodeId: 'gate' });
   expect(again.status).toBe(202);

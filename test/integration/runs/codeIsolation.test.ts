@@ -61,7 +61,9 @@ test('ten concurrent while(true) code nodes fail at their deadline while /health
 });
 
 test('an async function that swallows the interrupt fails the node at the deadline instead of running 10 s', async () => {
-  const workflowId = await codeWorkflow('async function spin(){ for(;;){} } let n=0; const t=Date.now(); while(Date.now()-t < 10000){ spin(); n++ } return {n, ms: Date.now()-t}');
+  const workflowId = await codeWorkflow(
+    'async function spin(){ for(;;){} } let n=0; const t=Date.now(); while(Date.now()-t < 10000){ spin(); n++ } return {n, ms: Date.now()-t}',
+  );
   const runId = await startRun(workflowId);
   const latencies = await measureHealthz(waitForRun(stack.app, stack.ws.token, runId));
   const run = await waitForRun(stack.app, stack.ws.token, runId);
@@ -82,7 +84,10 @@ test('a dry run of for(;;) spin() answers with a failed run, and the API keeps a
       edges: [{ source: 'start', target: 'code' }],
     },
   });
-  const dry = http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: stack.ws.token, body: { target: 'candidate', input: {} } });
+  const dry = http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, {
+    token: stack.ws.token,
+    body: { target: 'candidate', input: {} },
+  });
   const latencies = await measureHealthz(dry);
   const res = await dry;
   expect(res.status).toBe(201);

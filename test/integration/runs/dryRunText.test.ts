@@ -11,19 +11,24 @@ import { chain, deployWorkflow, useTestStack, type NodeInput } from '../../kit';
 // Admission refuses a live run while 3 runs of the workspace are queued or running.
 const stack = useTestStack({ config: { runAdmission: { maxActivePerWorkspace: 3, maxWaitMs: 300, recheckMs: 50 } }, worker: false });
 stack.beforeClose(() =>
-  stack.app.orm.em.getConnection().execute('drop trigger if exists svc_test_refuse_marked_log on run_logs; drop function if exists svc_test_refuse_marked_log();'),
+  stack.app.orm.em
+    .getConnection()
+    .execute('drop trigger if exists svc_test_refuse_marked_log on run_logs; drop function if exists svc_test_refuse_marked_log();'),
 );
 
 const deploy = async (nodes: NodeInput[]) => (await deployWorkflow(stack, chain(...nodes))).workflowId;
 
-const dryRun = (workflowId: string) => http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {}, dryRun: true } });
+const dryRun = (workflowId: string) =>
+  http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {}, dryRun: true } });
 
 test.each([
   ['U+0000', 'return { s: "x\\u0000y" };', { s: 'x\ufffdy' }],
   ['a lone high surrogate', 'return { s: "x" + String.fromCharCode(0xd800) + "y" };', { s: 'x\ufffdy' }],
   ['a lone low surrogate in a key', 'return { ["k" + String.fromCharCode(0xdc00)]: 1 };', { 'k\ufffd': 1 }],
 ])('F8: a dry run whose code node returns %s answers 201 and stores the run finished, with U+FFFD', async (_what, source, expected) => {
-  const res = await dryRun(await deploy([{ id: 'code', type: 'code', retry: { maxAttempts: 5, backoffSeconds: 0.5 }, config: { source } }]));
+  const res = await dryRun(
+    await deploy([{ id: 'code', type: 'code', retry: { maxAttempts: 5, backoffSeconds: 0.5 }, config: { source } }]),
+  );
   expect(res.status).toBe(201);
   expect(res.body.run.status).toBe('succeeded');
   expect(res.body.run.output).toEqual(expected);
@@ -32,9 +37,18 @@ test.each([
 });
 
 test('F8: many such dry runs leave no run queued, so run admission still lets live runs in', async () => {
-  const workflowId = await deploy([{ id: 'code', type: 'code', retry: { maxAttempts: 5, backoffSeconds: 0.5 }, config: { source: 'return "x\\u0000" + String.fromCharCode(0xd800);' } }]);
+  const workflowId = await deploy([
+    {
+      id: 'code',
+      type: 'code',
+      retry: { maxAttempts: 5, backoffSeconds: 0.5 },
+      config: { source: 'return "x\\u0000" + String.fromCharCode(0xd800);' },
+    },
+  ]);
   for (let i = 0; i < 5; i++) expect((await dryRun(workflowId)).status).toBe(201);
-  expect(await stack.app.orm.em.fork().count(RunSchema, { workspaceId: stack.ws.workspaceId, status: { $in: ['queued', 'running'] } })).toBe(0);
+  expect(
+    await stack.app.orm.em.fork().count(RunSchema, { workspaceId: stack.ws.workspaceId, status: { $in: ['queued', 'running'] } }),
+  ).toBe(0);
   const live = await http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {} } });
   expect(live.status).toBe(202);
 });

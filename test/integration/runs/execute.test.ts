@@ -1,5 +1,14 @@
 /** POST /workflows/{id}/execute: the spec's rules 1 to 4, dry runs, idempotency and refused starts. */
-import { addUserWithKey, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  http,
+  startTestApp,
+  startTestStack,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { startFakeServer } from '../../support/fakeServer';
 import { RunSchema } from '../../../db/entities';
 
@@ -40,17 +49,29 @@ async function createWorkflow(body: object, token = ws.token): Promise<string> {
   return res.body.workflow.id;
 }
 const execute = (id: string, body: object, opts: { token?: string; key?: string } = {}) =>
-  http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: opts.token ?? ws.token, body, headers: opts.key ? { 'idempotency-key': opts.key } : undefined });
+  http(app, 'POST', `/api/v1/workflows/${id}/execute`, {
+    token: opts.token ?? ws.token,
+    body,
+    headers: opts.key ? { 'idempotency-key': opts.key } : undefined,
+  });
 
 test('a deployed workflow runs on Temporal: 202, then steps, logs and output', async () => {
   const id = await createWorkflow({ name: 'Doubler', ...doubler });
   expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
   const exec = await execute(id, { input: { n: 4 } });
   expect(exec.status).toBe(202);
-  expect(exec.body).toMatchObject({ queued: true, execution: { workflowId: exec.body.run.id, taskQueue: 'workflow-runs', mode: 'temporal' } });
+  expect(exec.body).toMatchObject({
+    queued: true,
+    execution: { workflowId: exec.body.run.id, taskQueue: 'workflow-runs', mode: 'temporal' },
+  });
   expect(exec.body.statusUrl).toBe(`${app.url}/api/v1/workflows/${id}/status?runId=${exec.body.run.id}`);
   expect(exec.body.cancelUrl).toBe(`${app.url}/api/v1/runs/${exec.body.run.id}/cancel`);
-  expect(exec.body.run).toMatchObject({ status: 'queued', trigger: 'api', workflowId: id, executionEvidence: { requestedTarget: 'active', resourceMode: 'workspace-live' } });
+  expect(exec.body.run).toMatchObject({
+    status: 'queued',
+    trigger: 'api',
+    workflowId: id,
+    executionEvidence: { requestedTarget: 'active', resourceMode: 'workspace-live' },
+  });
 
   const run = await waitForRun(app, ws.token, exec.body.run.id);
   expect(run.status).toBe('succeeded');
@@ -94,7 +115,11 @@ test('candidate defaults to a dry run: pure nodes for real, side effects simulat
   const res = await execute(id, { target: 'candidate', input: { n: 3 } });
   expect(res.status).toBe(201);
   expect(res.body.queued).toBe(false);
-  expect(res.body.run).toMatchObject({ status: 'succeeded', dryRun: true, executionEvidence: { requestedTarget: 'candidate', resourceMode: 'simulated' } });
+  expect(res.body.run).toMatchObject({
+    status: 'succeeded',
+    dryRun: true,
+    executionEvidence: { requestedTarget: 'candidate', resourceMode: 'simulated' },
+  });
   expect(res.body.run.output).toEqual({ n: 3 });
   expect(res.body.run.steps.find((s: { nodeId: string }) => s.nodeId === 'call').output).toMatchObject({ simulated: true });
   expect(outside.requests.length).toBe(before); // no outbound call
@@ -112,10 +137,20 @@ test('live candidate execution needs dryRun false, confirm true and the matching
   const stale = await execute(id, { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: 'cand_stale', input: { n: 1 } });
   expect(stale.status).toBe(409);
 
-  const live = await execute(id, { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: wf.candidateVersionId, input: { n: 1 } });
+  const live = await execute(id, {
+    target: 'candidate',
+    dryRun: false,
+    confirm: true,
+    expectedVersionId: wf.candidateVersionId,
+    input: { n: 1 },
+  });
   expect(live.status).toBe(202);
   const run = await waitForRun(app, ws.token, live.body.run.id);
-  expect(run).toMatchObject({ status: 'succeeded', versionId: wf.candidateVersionId, executionEvidence: { requestedTarget: 'candidate', resourceMode: 'workspace-live' } });
+  expect(run).toMatchObject({
+    status: 'succeeded',
+    versionId: wf.candidateVersionId,
+    executionEvidence: { requestedTarget: 'candidate', resourceMode: 'workspace-live' },
+  });
   // Testing a candidate never changes the active version.
   const after = (await http(app, 'GET', `/api/v1/workflows/${id}`, { token: ws.token })).body.workflow;
   expect(after.activeVersionId).toBeNull();
@@ -171,7 +206,9 @@ test('a start that Temporal refuses leaves the run canceled with the reason, and
   const id = await createWorkflow(doubler);
   await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
   // An app whose Temporal namespace does not exist: every start is refused by the server.
-  const refusing = await startTestApp({ temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } }, undefined, { namespace: 'no-such-namespace' });
+  const refusing = await startTestApp({ temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } }, undefined, {
+    namespace: 'no-such-namespace',
+  });
   try {
     const res = await http(refusing, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 1 } } });
     expect(res.status).toBe(503);

@@ -8,7 +8,15 @@
 import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
-import { createWorkspace, http, startTestStack, testPayloadCodec, waitForRun, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http,
+  startTestStack,
+  testPayloadCodec,
+  waitForRun,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { closedHistory } from '../../support/temporalHistory';
 
 let stack: TestStack;
@@ -21,7 +29,11 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 const ATTACKS = [
-  { name: 'a million regex matches', expression: '$length($replace($pad("", 1000000, "a"), /a/, "b"))', message: /exceeded 10000 steps in regular expression matching/ },
+  {
+    name: 'a million regex matches',
+    expression: '$length($replace($pad("", 1000000, "a"), /a/, "b"))',
+    message: /exceeded 10000 steps in regular expression matching/,
+  },
   { name: 'a $map over 20,000 native calls', expression: '$count($map([1..20000], $string))', message: /exceeded 10000 steps in \$map/ },
   {
     // Inside $eval, so that saving the workflow (which refuses such a signature) cannot see it.
@@ -67,7 +79,9 @@ async function workflowTaskFailures(runId: string): Promise<number> {
 async function replays(runId: string): Promise<void> {
   const history = await closedHistory(stack.app.deps.temporal.client, runId);
   const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
-  const ids = markers.flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? []).map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')).id);
+  const ids = markers
+    .flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? [])
+    .map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')).id);
   expect(ids).toContain('expression-bounds-v1');
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   await Worker.runReplayHistory({ workflowBundle: bundle, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, runId);
@@ -90,18 +104,25 @@ test('a lambda signature that backtracks is refused when the workflow is deploye
   expect(JSON.stringify(deployed.body)).toMatch(/Function signature <n\+.* is too complex/);
 });
 
-test.each(ATTACKS)('$name fails its node with the limit in the message; onError applies; another workspace is unaffected', async (attack) => {
-  const stopped = await run(stack.ws, graph(attack.expression));
-  expect(stopped).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(attack.message) });
-  expect(await workflowTaskFailures(stopped.id)).toBe(0);
-  // The run recorded the patch, and its history replays (the bounds are deterministic).
-  await replays(stopped.id);
+test.each(ATTACKS)(
+  '$name fails its node with the limit in the message; onError applies; another workspace is unaffected',
+  async (attack) => {
+    const stopped = await run(stack.ws, graph(attack.expression));
+    expect(stopped).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(attack.message) });
+    expect(await workflowTaskFailures(stopped.id)).toBe(0);
+    // The run recorded the patch, and its history replays (the bounds are deterministic).
+    await replays(stopped.id);
 
-  const continued = await run(stack.ws, graph(attack.expression, 'continue'));
-  expect(continued).toMatchObject({ status: 'succeeded', output: { after: true, error: expect.stringMatching(attack.message) } });
+    const continued = await run(stack.ws, graph(attack.expression, 'continue'));
+    expect(continued).toMatchObject({ status: 'succeeded', output: { after: true, error: expect.stringMatching(attack.message) } });
 
-  // The worker keeps polling: a bystander's run on it completes.
-  const bystander = await run(other, graph('{ "doubled": n * 2, "sorted": $sort([3, 1, 2]) }'));
-  expect(bystander).toMatchObject({ status: 'succeeded', output: { after: true } });
-  expect(bystander.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({ status: 'succeeded', output: { doubled: 4, sorted: [1, 2, 3] } });
-}, 240_000);
+    // The worker keeps polling: a bystander's run on it completes.
+    const bystander = await run(other, graph('{ "doubled": n * 2, "sorted": $sort([3, 1, 2]) }'));
+    expect(bystander).toMatchObject({ status: 'succeeded', output: { after: true } });
+    expect(bystander.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({
+      status: 'succeeded',
+      output: { doubled: 4, sorted: [1, 2, 3] },
+    });
+  },
+  240_000,
+);

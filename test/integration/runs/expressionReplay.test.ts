@@ -28,7 +28,11 @@ function graph(serviceUrl: string) {
   return {
     nodes: [
       { id: 'start', type: 'start', config: {} },
-      { id: 'a', type: 'transform', config: { expression: '{ "total": $sum(items.(price * qty)), "names": items.name, "first": items[0].name, "n": $count(items) }' } },
+      {
+        id: 'a',
+        type: 'transform',
+        config: { expression: '{ "total": $sum(items.(price * qty)), "names": items.name, "first": items[0].name, "n": $count(items) }' },
+      },
       { id: 'b', type: 'transform', config: { expression: '$map(items, function($i) { $i.price })' } },
       { id: 'c', type: 'transform', config: { expression: '$uppercase(customer.name) & " / " & $string(items[price > 2].qty)' } },
       { id: 'getA', type: 'http', config: { method: 'GET', url: `${serviceUrl}/a?x={{x}}`, query: { total: '=$string($nodes.a.total)' } } },
@@ -36,11 +40,28 @@ function graph(serviceUrl: string) {
       { id: 'getC', type: 'http', config: { method: 'GET', url: `${serviceUrl}/c`, headers: { 'x-name': '=$nodes.c' } } },
       { id: 'join', type: 'merge', config: {} },
       { id: 'cond', type: 'condition', config: { expression: '$nodes.a.total > 10 and $exists($trigger.customer)' } },
-      { id: 'route', type: 'switch', config: { expression: '$nodes.a.n > 2 ? "many" : "few"', cases: [{ value: 'many', handle: 'many' }, { value: 'few', handle: 'few' }] } },
+      {
+        id: 'route',
+        type: 'switch',
+        config: {
+          expression: '$nodes.a.n > 2 ? "many" : "few"',
+          cases: [
+            { value: 'many', handle: 'many' },
+            { value: 'few', handle: 'few' },
+          ],
+        },
+      },
       { id: 'many', type: 'log', config: { message: '="many items: " & $join($nodes.a.names, ", ")', level: 'info' } },
       { id: 'few', type: 'log', config: { message: '="few"', level: 'info' } },
       { id: 'join2', type: 'merge', config: {} },
-      { id: 'out', type: 'transform', config: { expression: '{ "a": $nodes.a, "b": $nodes.b, "c": $nodes.c, "keys": $keys($nodes), "j": $nodes.join2, "missing": nothing, "len": $length($trigger.customer.name) }' } },
+      {
+        id: 'out',
+        type: 'transform',
+        config: {
+          expression:
+            '{ "a": $nodes.a, "b": $nodes.b, "c": $nodes.c, "keys": $keys($nodes), "j": $nodes.join2, "missing": nothing, "len": $length($trigger.customer.name) }',
+        },
+      },
     ],
     edges: [
       { source: 'start', target: 'a' },
@@ -62,15 +83,31 @@ function graph(serviceUrl: string) {
     ],
   };
 }
-const INPUT = { customer: { name: 'ada' }, items: [{ name: 'pen', price: 2, qty: 3 }, { name: 'ink', price: 5, qty: 1 }, { name: 'pad', price: 4, qty: 2 }] };
+const INPUT = {
+  customer: { name: 'ada' },
+  items: [
+    { name: 'pen', price: 2, qty: 3 },
+    { name: 'ink', price: 5, qty: 1 },
+    { name: 'pad', price: 4, qty: 2 },
+  ],
+};
 
 type Run = { id: string; status: string; output: Record<string, unknown> };
 type AnyHistory = Parameters<typeof Worker.runReplayHistory>[1];
 
 const replay = async (history: AnyHistory, workflowId: string) =>
-  Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, workflowId);
+  Worker.runReplayHistory(
+    { workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } },
+    history,
+    workflowId,
+  );
 
-type MarkerEvent = { markerRecordedEventAttributes?: { markerName?: string | null; details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null } | null };
+type MarkerEvent = {
+  markerRecordedEventAttributes?: {
+    markerName?: string | null;
+    details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null;
+  } | null;
+};
 /** Ids of the patches a history recorded (core writes them as plain JSON payloads). */
 const patchIds = (history: { events?: MarkerEvent[] | null }) =>
   (history.events ?? [])
@@ -94,7 +131,10 @@ describe('expression evaluation and replay', () => {
   });
 
   test('branch order: a recorded run whose slower JSONata branch scheduled second replays in its recorded order', async () => {
-    const meta = JSON.parse(await readFile(path.join(FIXTURES, 'branches-run-jsonata.meta.json'), 'utf8')) as { workflowId: string; steps: Array<{ nodeId: string }> };
+    const meta = JSON.parse(await readFile(path.join(FIXTURES, 'branches-run-jsonata.meta.json'), 'utf8')) as {
+      workflowId: string;
+      steps: Array<{ nodeId: string }>;
+    };
     const history = History.fromObject(JSON.parse(await readFile(path.join(FIXTURES, 'branches-run-jsonata.json'), 'utf8')));
     const actions = meta.steps.map((s) => s.nodeId).filter((id) => id === 'compute' || id === 'fetch');
     expect(actions).toEqual(['fetch', 'compute']);
@@ -104,7 +144,9 @@ describe('expression evaluation and replay', () => {
 
   test('a new run evaluates on the sync path, gives the recorded values, records the patch and replays', async () => {
     const { app, ws } = stack;
-    const meta = JSON.parse(await readFile(path.join(FIXTURES, 'transform-run-jsonata.meta.json'), 'utf8')) as { output: Record<string, unknown> };
+    const meta = JSON.parse(await readFile(path.join(FIXTURES, 'transform-run-jsonata.meta.json'), 'utf8')) as {
+      output: Record<string, unknown>;
+    };
     const service = await startFakeServer(() => ({ body: { ok: true, items: [1, 2, 3] } }));
     try {
       const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph(service.url) });

@@ -11,10 +11,18 @@ import { runWorkflow, useTestStack, type WorkflowBody } from '../../kit';
 const stack = useTestStack();
 
 const REPRODUCTIONS = [
-  { name: '$pad with a 100,000,000 width', expression: "$length($pad('', 100000000))", message: /\$pad width 100000000 exceeds the string limit of 1048576 characters/ },
+  {
+    name: '$pad with a 100,000,000 width',
+    expression: "$length($pad('', 100000000))",
+    message: /\$pad width 100000000 exceeds the string limit of 1048576 characters/,
+  },
   // On RE2 this pattern matches in linear time: the run gets a result, not a stall.
   { name: 'a catastrophic-backtracking regex', expression: "$contains($pad('', 30, 'a') & '!', /(a+)+$/)", output: false },
-  { name: 'a regex RE2 cannot run', expression: "$contains($pad('', 30, 'a') & '!', /(?=a)(a+)+$/)", message: /Unsupported regular expression .*RE2 syntax/ },
+  {
+    name: 'a regex RE2 cannot run',
+    expression: "$contains($pad('', 30, 'a') & '!', /(?=a)(a+)+$/)",
+    message: /Unsupported regular expression .*RE2 syntax/,
+  },
   { name: 'a doubling string', expression: "($f := function($s) { $f($s & $s) }; $f('a'))", message: /string longer than 1 MiB/ },
 ] as const;
 
@@ -37,7 +45,10 @@ const deployAndRun = async (body: WorkflowBody) => (await runWorkflow(stack, bod
 async function dryRun(body: object): Promise<any> {
   const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body });
   expect(created.status).toBe(201);
-  const res = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, { token: stack.ws.token, body: { target: 'candidate', input: {} } });
+  const res = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, {
+    token: stack.ws.token,
+    body: { target: 'candidate', input: {} },
+  });
   expect(res.status).toBe(201);
   return res.body.run;
 }
@@ -51,7 +62,10 @@ describe.each(REPRODUCTIONS)('transform with $name', (repro) => {
       expect(continued).toMatchObject({ status: 'succeeded', output: { after: true, error: expect.stringMatching(repro.message) } });
     } else {
       expect(stopped).toMatchObject({ status: 'succeeded', output: { after: true } });
-      expect(stopped.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({ status: 'succeeded', output: repro.output });
+      expect(stopped.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({
+        status: 'succeeded',
+        output: repro.output,
+      });
     }
   }, 120_000);
 
@@ -59,7 +73,8 @@ describe.each(REPRODUCTIONS)('transform with $name', (repro) => {
     // Outcome, not wall clock: a dry run that ran into its own 30 s limit (SANDBOX_DRY_RUN_TIMEOUT_MS)
     // would end failed saying so, which matches neither the bound's message nor `succeeded`.
     const run = await dryRun(graph(repro.expression));
-    if ('message' in repro) expect(run).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(repro.message) });
+    if ('message' in repro)
+      expect(run).toMatchObject({ status: 'failed', errorNodeId: 'expr', error: expect.stringMatching(repro.message) });
     else expect(run.status).toBe('succeeded');
   }, 60_000);
 });
@@ -73,10 +88,23 @@ test('workflow-task failure guard: an error of the workflow code fails the execu
     taskQueue: TASK_QUEUE,
     workflowId: runId,
     workflowExecutionTimeout: '30 seconds',
-    args: [{ runId, workspaceId: stack.ws.workspaceId, workflowId: 'none', trigger: 'manual', graph: graph('1'), input: {}, startNodeId: 'missing' }],
+    args: [
+      {
+        runId,
+        workspaceId: stack.ws.workspaceId,
+        workflowId: 'none',
+        trigger: 'manual',
+        graph: graph('1'),
+        input: {},
+        startNodeId: 'missing',
+      },
+    ],
   });
   await expect(handle.result()).rejects.toMatchObject({
-    cause: { message: expect.stringMatching(/^Internal error in the run workflow: Start node "missing" does not exist/), type: 'RunInternalError' },
+    cause: {
+      message: expect.stringMatching(/^Internal error in the run workflow: Start node "missing" does not exist/),
+      type: 'RunInternalError',
+    },
   });
 }, 90_000);
 
@@ -86,10 +114,15 @@ test('stuck-run guard: a queued row whose execution was never started (its API p
   // A copy of a real run row under an id Temporal has never seen, back to `queued`.
   await stack.app.deps.orm.em.fork().transactional(async (tx) => {
     await tx.execute(`create temp table orphan on commit drop as select * from runs where id = ?`, [done.id]);
-    await tx.execute(`update orphan set id = ?, status = 'queued', finished_at = null, output = null, updated_at = now() - interval '1 hour'`, [orphanId]);
+    await tx.execute(
+      `update orphan set id = ?, status = 'queued', finished_at = null, output = null, updated_at = now() - interval '1 hour'`,
+      [orphanId],
+    );
     await tx.execute(`insert into runs select * from orphan`);
   });
-  await stack.app.deps.orm.em.getConnection().execute(`update runs set status = 'queued', updated_at = now() - interval '1 hour' where id = ?`, [done.id]);
+  await stack.app.deps.orm.em
+    .getConnection()
+    .execute(`update runs set status = 'queued', updated_at = now() - interval '1 hour' where id = ?`, [done.id]);
 
   const failed = await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { staleMs: 0 });
   expect(failed).toContain(orphanId);
@@ -107,16 +140,29 @@ test('workflow-task failure guard: a run whose workflow task keeps failing is te
   // The run row turns terminal before its execution closes (a local activity writes it); a busy
   // machine can still be between the two, and the id is free for a new execution only after.
   await client.workflow.getHandle(runId).result();
-  await stack.app.deps.orm.em.getConnection().execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
-  await client.workflow.start('noSuchWorkflow', { taskQueue: TASK_QUEUE, workflowId: runId, workflowExecutionTimeout: '2 minutes', args: [] });
+  await stack.app.deps.orm.em
+    .getConnection()
+    .execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
+  await client.workflow.start('noSuchWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: runId,
+    workflowExecutionTimeout: '2 minutes',
+    args: [],
+  });
 
   const deadline = Date.now() + 60_000;
-  while (((await stack.app.deps.runLauncher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+  while (((await stack.app.deps.runLauncher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 500));
   expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).toContain(runId);
 
   const run = (await http(stack.app, 'GET', `/api/v1/runs/${runId}`, { token: stack.ws.token })).body.run;
-  expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The run's workflow task failed \d+ times, so the run was stopped: .*noSuchWorkflow/) });
+  expect(run).toMatchObject({
+    status: 'failed',
+    error: expect.stringMatching(/^The run's workflow task failed \d+ times, so the run was stopped: .*noSuchWorkflow/),
+  });
   expect((await client.workflow.getHandle(runId).describe()).status.name).toBe('TERMINATED');
   // Healthy and closed runs are left alone.
-  expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).not.toContain(runId);
+  expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).not.toContain(
+    runId,
+  );
 }, 120_000);

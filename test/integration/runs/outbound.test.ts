@@ -6,7 +6,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../../activities/nodes';
 import type { AddressInfo } from 'node:net';
-import { assertOutboundUrlAllowed, blockedAddressReason, checkUrlWithoutDns, httpRequest, OutboundError } from '../../../services/kernel/outbound';
+import {
+  assertOutboundUrlAllowed,
+  blockedAddressReason,
+  checkUrlWithoutDns,
+  httpRequest,
+  OutboundError,
+} from '../../../services/kernel/outbound';
 
 /**
  * Only loopback traffic: every server here listens on 127.0.0.1 and every request targets it.
@@ -39,7 +45,12 @@ beforeAll(async () => {
       const url = new URL(req.url!, 'http://127.0.0.1');
       const hop = url.pathname.match(/^\/hop\/(\d+)$/);
       if (url.pathname === '/echo') {
-        return sendJson(res, 200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers, body: body ? JSON.parse(body) : null });
+        return sendJson(res, 200, {
+          method: req.method,
+          query: Object.fromEntries(url.searchParams),
+          headers: req.headers,
+          body: body ? JSON.parse(body) : null,
+        });
       }
       if (url.pathname === '/text') {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -59,7 +70,9 @@ beforeAll(async () => {
       if (hop) {
         const n = Number(hop[1]);
         if (n === 0) return sendJson(res, 200, { arrived: true, method: req.method, body, auth: req.headers.authorization ?? null });
-        res.writeHead(url.searchParams.get('status') ? Number(url.searchParams.get('status')) : 302, { location: `/hop/${n - 1}${url.search}` });
+        res.writeHead(url.searchParams.get('status') ? Number(url.searchParams.get('status')) : 302, {
+          location: `/hop/${n - 1}${url.search}`,
+        });
         return res.end();
       }
       if (url.pathname === '/cross') {
@@ -130,13 +143,18 @@ describe('assertOutboundUrlAllowed', () => {
     await expectOutboundError(assertOutboundUrlAllowed(url, deny), 'refused', reason);
   });
 
-  test.each(['file:///etc/passwd', 'ftp://127.0.0.1/x', 'ftp://93.184.216.34/x', 'gopher://127.0.0.1:70/', 'javascript:alert(1)', 'data:text/plain,hi', 'not a url'])(
-    'refuses non-http(s) or invalid %s, even with private networks allowed',
-    async (url) => {
-      await expectOutboundError(assertOutboundUrlAllowed(url, allow), 'refused');
-      await expectOutboundError(assertOutboundUrlAllowed(url, deny), 'refused');
-    },
-  );
+  test.each([
+    'file:///etc/passwd',
+    'ftp://127.0.0.1/x',
+    'ftp://93.184.216.34/x',
+    'gopher://127.0.0.1:70/',
+    'javascript:alert(1)',
+    'data:text/plain,hi',
+    'not a url',
+  ])('refuses non-http(s) or invalid %s, even with private networks allowed', async (url) => {
+    await expectOutboundError(assertOutboundUrlAllowed(url, allow), 'refused');
+    await expectOutboundError(assertOutboundUrlAllowed(url, deny), 'refused');
+  });
 
   test('refuses credentials embedded in the URL', async () => {
     await expectOutboundError(assertOutboundUrlAllowed('http://user:pass@127.0.0.1/', allow), 'refused', /credentials/);
@@ -169,7 +187,12 @@ describe('httpRequest', () => {
 
   test('GET JSON round trip with query merged into the URL', async () => {
     const res = await httpRequest(
-      { method: 'get', url: `${base}/echo?keep=1&page=1`, query: { page: 2, tag: ['a', 'b'], skip: null, on: true }, headers: { 'x-trace': 't1' } },
+      {
+        method: 'get',
+        url: `${base}/echo?keep=1&page=1`,
+        query: { page: 2, tag: ['a', 'b'], skip: null, on: true },
+        headers: { 'x-trace': 't1' },
+      },
       allow,
     );
     expect(res.status).toBe(200);
@@ -203,7 +226,10 @@ describe('httpRequest', () => {
 
   test('refuses bodies over the size cap, declared or streamed', async () => {
     await expectOutboundError(httpRequest({ method: 'GET', url: `${base}/big` }, { ...allow, maxResponseBytes: 1024 * 1024 }), 'too_large');
-    await expectOutboundError(httpRequest({ method: 'GET', url: `${base}/big-chunked` }, { ...allow, maxResponseBytes: 1024 * 1024 }), 'too_large');
+    await expectOutboundError(
+      httpRequest({ method: 'GET', url: `${base}/big-chunked` }, { ...allow, maxResponseBytes: 1024 * 1024 }),
+      'too_large',
+    );
     const ok = await httpRequest({ method: 'GET', url: `${base}/big-chunked` }, allow);
     expect((ok.body as string).length).toBe(2 * 1024 * 1024);
   });
@@ -223,12 +249,19 @@ describe('httpRequest', () => {
   });
 
   test('credentials are dropped when a redirect changes origin', async () => {
-    const other = http.createServer((req, res) => sendJson(res, 200, { auth: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null }));
+    const other = http.createServer((req, res) =>
+      sendJson(res, 200, { auth: req.headers.authorization ?? null, cookie: req.headers.cookie ?? null }),
+    );
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     try {
       const otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
       const res = await httpRequest(
-        { method: 'GET', url: `${base}/cross`, query: { to: otherBase }, headers: { authorization: 'Bearer secret', cookie: 'a=b', 'x-keep': '1' } },
+        {
+          method: 'GET',
+          url: `${base}/cross`,
+          query: { to: otherBase },
+          headers: { authorization: 'Bearer secret', cookie: 'a=b', 'x-keep': '1' },
+        },
         allow,
       );
       expect(res.body).toEqual({ auth: null, cookie: null });
@@ -272,7 +305,9 @@ describe('httpRequest', () => {
   test('DNS rebinding: a local resolver answering public first and loopback second never gets the loopback address used', async () => {
     const port = new URL(base).port;
     // Real DNS over UDP on loopback, TTL 0: the first answer is public, every later one loopback.
-    const dnsServer = await startFakeDnsServer((name, n) => (name === 'rebind.example.test' ? (n === 0 ? '93.184.216.34' : '127.0.0.1') : undefined));
+    const dnsServer = await startFakeDnsServer((name, n) =>
+      name === 'rebind.example.test' ? (n === 0 ? '93.184.216.34' : '127.0.0.1') : undefined,
+    );
     // The socket layer records where it would connect and stops any non-loopback connection
     // before a packet leaves the machine (tests talk to loopback only).
     const attempted: string[] = [];
@@ -284,11 +319,16 @@ describe('httpRequest', () => {
         const inner = options.lookup;
         holder[0] = {
           ...options,
-          lookup: (host: string, opts: dns.LookupOptions, cb: (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void) =>
+          lookup: (
+            host: string,
+            opts: dns.LookupOptions,
+            cb: (err: Error | null, address: string | dns.LookupAddress[], family?: number) => void,
+          ) =>
             inner(host, opts, (err: Error | null, address: string | dns.LookupAddress[], family?: number) => {
               const list = err ? [] : Array.isArray(address) ? address.map((a) => a.address) : [address];
               attempted.push(...list);
-              if (list.some((a) => a !== '127.0.0.1')) return cb(Object.assign(new Error(`test stopped a connection to ${list.join(', ')}`), { code: 'ENETUNREACH' }), []);
+              if (list.some((a) => a !== '127.0.0.1'))
+                return cb(Object.assign(new Error(`test stopped a connection to ${list.join(', ')}`), { code: 'ENETUNREACH' }), []);
               cb(err, address, family);
             }),
         };
@@ -298,11 +338,18 @@ describe('httpRequest', () => {
     try {
       const url = `http://rebind.example.test:${port}/secret`;
       // First request: checked public, connected to exactly that (stopped here); one DNS query.
-      await expectOutboundError(httpRequest({ method: 'GET', url, timeoutMs: 5000 }, { ...deny, resolveHost: dnsServer.resolve }), 'network');
+      await expectOutboundError(
+        httpRequest({ method: 'GET', url, timeoutMs: 5000 }, { ...deny, resolveHost: dnsServer.resolve }),
+        'network',
+      );
       expect(dnsServer.queries).toEqual(['A rebind.example.test']);
       expect(attempted).toEqual(['93.184.216.34']);
       // Second request: the rebound answer is checked at connect time and refused.
-      await expectOutboundError(httpRequest({ method: 'GET', url, timeoutMs: 5000 }, { ...deny, resolveHost: dnsServer.resolve }), 'refused', /resolves to 127\.0\.0\.1, which is a loopback address/);
+      await expectOutboundError(
+        httpRequest({ method: 'GET', url, timeoutMs: 5000 }, { ...deny, resolveHost: dnsServer.resolve }),
+        'refused',
+        /resolves to 127\.0\.0\.1, which is a loopback address/,
+      );
       expect(dnsServer.queries).toEqual(['A rebind.example.test', 'A rebind.example.test']);
       expect(attempted).toEqual(['93.184.216.34']);
       expect(seen).toHaveLength(0);
@@ -319,7 +366,10 @@ describe('httpRequest', () => {
     // which leaves the name to the connect-time lookup.
     const guard = async (url: string, hop: number) => checkUrlWithoutDns(url, hop === 0).parsed;
     await expectOutboundError(
-      httpRequest({ method: 'GET', url: `${base}/cross?to=${encodeURIComponent(`http://rebound.example.test:${port}`)}` }, { ...deny, guard, resolveHost }),
+      httpRequest(
+        { method: 'GET', url: `${base}/cross?to=${encodeURIComponent(`http://rebound.example.test:${port}`)}` },
+        { ...deny, guard, resolveHost },
+      ),
       'refused',
       /rebound\.example\.test" resolves to 127\.0\.0\.1/,
     );
@@ -334,7 +384,10 @@ describe('httpRequest', () => {
     await expectOutboundError(httpRequest({ method: 'GET', url: `http://127.0.0.1:${port}/` }, allow), 'network', /ECONNREFUSED/);
     await expectOutboundError(httpRequest({ method: 'GET', url: `${base}/echo`, body: { a: 1 } }, allow), 'invalid_request');
     await expectOutboundError(httpRequest({ method: 'GE T', url: `${base}/echo` }, allow), 'invalid_request');
-    await expectOutboundError(httpRequest({ method: 'GET', url: `${base}/echo`, headers: { 'bad header': 'x' } }, allow), 'invalid_request');
+    await expectOutboundError(
+      httpRequest({ method: 'GET', url: `${base}/echo`, headers: { 'bad header': 'x' } }, allow),
+      'invalid_request',
+    );
     expect(seen).toHaveLength(0);
   });
 });
@@ -361,7 +414,10 @@ describe('httpNode activity', () => {
 
   test('2xx is the output; 5xx and 429 are retryable failures, other 4xx final; timeouts and network errors retryable', async () => {
     const { httpNode } = activities(true);
-    await expect(env.run(httpNode, { method: 'GET', url: `${base}/status`, query: { code: '200' } })).resolves.toMatchObject({ output: { status: 200 }, attempt: 1 });
+    await expect(env.run(httpNode, { method: 'GET', url: `${base}/status`, query: { code: '200' } })).resolves.toMatchObject({
+      output: { status: 200 },
+      attempt: 1,
+    });
     const server = await failure(env.run(httpNode, { method: 'GET', url: `${base}/status`, query: { code: '500' } }));
     expect([server.type, server.nonRetryable]).toEqual(['HttpStatus', false]);
     expect(server.details?.[0]).toMatchObject({ status: 500, body: { error: 'nope' } });

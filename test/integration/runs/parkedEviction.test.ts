@@ -10,7 +10,8 @@ const CACHE_SIZE = 2;
 
 const stack = useTestStack({ worker: { maxCachedWorkflows: CACHE_SIZE } });
 
-const deploy = async (nodes: object[], edges: object[]) => (await deployWorkflow(stack, { nodes: [node.start(), ...nodes], edges })).workflowId;
+const deploy = async (nodes: object[], edges: object[]) =>
+  (await deployWorkflow(stack, { nodes: [node.start(), ...nodes], edges })).workflowId;
 
 const execute = (workflowId: string, input: unknown) => executeWorkflow(stack, workflowId, input);
 
@@ -77,7 +78,10 @@ test('runs parked beyond the sticky cache are evicted and resume with their own 
 
   for (const [i, a] of approvals.entries()) {
     const decision = i === 2 ? 'rejected' : 'approved';
-    const res = await http(stack.app, 'POST', `/api/runs/${a.runId}/approval`, { token: stack.ws.token, body: { decision, comment: `ok ${a.name}` } });
+    const res = await http(stack.app, 'POST', `/api/runs/${a.runId}/approval`, {
+      token: stack.ws.token,
+      body: { decision, comment: `ok ${a.name}` },
+    });
     expect(res.status).toBe(200);
   }
   for (const [i, e] of events.entries()) {
@@ -99,5 +103,6 @@ test('runs parked beyond the sticky cache are evicted and resume with their own 
   expect(await outputs(timers)).toEqual(['timer t1', 'timer t2', 'timer t3']);
   expect(stack.worker.cachedWorkflows()).toBeLessThanOrEqual(CACHE_SIZE);
 
-  for (const f of fillers) expect((await http(stack.app, 'POST', `/api/v1/runs/${f.runId}/cancel`, { token: stack.ws.token })).status).toBe(200);
+  for (const f of fillers)
+    expect((await http(stack.app, 'POST', `/api/v1/runs/${f.runId}/cancel`, { token: stack.ws.token })).status).toBe(200);
 }, 180_000);

@@ -7,7 +7,16 @@
  * - a node output over 1.5 MB fails the node with a size message before it can reach a
  *   Temporal payload (2 MB limit), and Temporal's execution status agrees with the run row.
  */
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, waitForRun, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestStack,
+  waitForRun,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let stack: TestStack;
 let other: WorkspaceFixture;
@@ -67,7 +76,15 @@ afterAll(async () => {
 describe('lists return run summaries', () => {
   const expectSummary = (r: any) => {
     for (const field of ['input', 'output', 'steps', 'logs', 'waits', 'executionEvidence']) expect(r).not.toHaveProperty(field);
-    expect(r).toMatchObject({ workflowId: bigWorkflow, workflowName: 'Doubler', status: 'succeeded', active: false, stepCount: 2, error: null, dryRun: false });
+    expect(r).toMatchObject({
+      workflowId: bigWorkflow,
+      workflowName: 'Doubler',
+      status: 'succeeded',
+      active: false,
+      stepCount: 2,
+      error: null,
+      dryRun: false,
+    });
     expect(r.logCount).toBeGreaterThanOrEqual(2);
   };
 
@@ -111,7 +128,12 @@ describe('GET /api/v1/runs/{id} caps large values', () => {
     const fullInput = { blob: BLOB, i: 0 };
     const fullOutput = { a: fullInput, b: fullInput };
     // PostgreSQL's jsonb may reorder keys: sizes and previews are of the stored JSON text.
-    expect(run.input).toEqual({ truncated: true, bytes: JSON.stringify(fullInput).length, preview: expect.any(String), href: `${base}/input` });
+    expect(run.input).toEqual({
+      truncated: true,
+      bytes: JSON.stringify(fullInput).length,
+      preview: expect.any(String),
+      href: `${base}/input`,
+    });
     expect(run.input.preview).toHaveLength(1024);
     expect(run.output).toMatchObject({ truncated: true, bytes: JSON.stringify(fullOutput).length, href: `${base}/output` });
     const step = run.steps.find((s: any) => s.nodeId === 'double');
@@ -176,7 +198,10 @@ describe('node outputs over the Temporal payload limit', () => {
   test('onError applies: with "continue" the run goes on with the error and succeeds, in Temporal too', async () => {
     const wf = await deployed(
       'Tripler that continues',
-      chain({ id: 'triple', type: 'transform', onError: 'continue', config: { expression: TRIPLE } }, { id: 'after', type: 'transform', config: { expression: '{ "seen": error.message }' } }),
+      chain(
+        { id: 'triple', type: 'transform', onError: 'continue', config: { expression: TRIPLE } },
+        { id: 'after', type: 'transform', config: { expression: '{ "seen": error.message }' } },
+      ),
     );
     const id = await execute(wf, HUGE_INPUT);
     const run = await waitForRun(stack.app, stack.ws.token, id);

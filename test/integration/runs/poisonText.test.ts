@@ -61,7 +61,10 @@ async function expectPoisonFailedReadably(runId: string): Promise<void> {
   const done = await waitForRun(app, attacker.token, runId, undefined, 60_000);
   expect(done.status).toBe('failed');
   expect(done.error).toContain('e\ufffd');
-  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'poison')).toMatchObject({ status: 'failed', error: expect.stringContaining('e\ufffd') });
+  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'poison')).toMatchObject({
+    status: 'failed',
+    error: expect.stringContaining('e\ufffd'),
+  });
   const handle = app.deps.temporal.client.workflow.getHandle(runId);
   const description = await handle.describe();
   expect(description.status.name).toBe('FAILED');

@@ -13,8 +13,18 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const step = (nodeId: string, seq: number, status: StepRecord['status']): StepRecord => ({
-  nodeId, nodeType: 'transform', nodeName: null, seq, status, attempts: 1, input: { seq }, output: status === 'succeeded' ? { seq } : null, error: null,
-  startedAt: '2026-01-01T00:00:00.000Z', finishedAt: status === 'succeeded' ? '2026-01-01T00:00:01.000Z' : null, durationMs: status === 'succeeded' ? 1000 : null,
+  nodeId,
+  nodeType: 'transform',
+  nodeName: null,
+  seq,
+  status,
+  attempts: 1,
+  input: { seq },
+  output: status === 'succeeded' ? { seq } : null,
+  error: null,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  finishedAt: status === 'succeeded' ? '2026-01-01T00:00:01.000Z' : null,
+  durationMs: status === 'succeeded' ? 1000 : null,
 });
 
 test('one write of 1,200 steps and 1,100 logs lands whole (several statements), repeated nodes keep their last record, and a replay changes nothing', async () => {
@@ -26,7 +36,14 @@ test('one write of 1,200 steps and 1,100 logs lands whole (several statements), 
 
   const steps = Array.from({ length: 1200 }, (_, i) => step(`n${i}`, i, 'running'));
   steps.push(step('n7', 7, 'succeeded')); // the same node again, later in the batch
-  const logs = Array.from({ length: 1100 }, (_, i) => ({ seq: 1000 + i, nodeId: `n${i}`, level: 'info' as const, message: `log ${i}`, data: null, createdAt: '2026-01-01T00:00:00.000Z' }));
+  const logs = Array.from({ length: 1100 }, (_, i) => ({
+    seq: 1000 + i,
+    nodeId: `n${i}`,
+    level: 'info' as const,
+    message: `log ${i}`,
+    data: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+  }));
   const progress = { runId, workspaceId: ws.workspaceId, at: '2026-01-01T00:00:02.000Z', run: {}, steps, logs };
   await recordRunProgress(app.orm.em.fork(), progress);
   await recordRunProgress(app.orm.em.fork(), progress); // an activity retried after a crash

@@ -9,7 +9,16 @@ import { randomUUID } from 'node:crypto';
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
 import { dispatchOutbox } from '../../../services/webhooks';
 import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
-import { createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  http,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let worker: TestWorker;
@@ -108,22 +117,27 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
     expect(await runsOf(fx.workflowId)).toHaveLength(fx.runCount);
   });
 
-  test(runs ? 'is invoked through its webhook, and its accepted request is dispatched' : 'answers 404 on its webhook, and a request accepted earlier is never dispatched', async () => {
-    const invoked = await http(app, 'POST', fx.invoke, { body: { late: true } });
-    expect(invoked.status).toBe(runs ? 202 : 404);
-    const before = (await runsOf(fx.workflowId)).length;
-    const entries = await dispatchUntilHandled(fx.workflowId);
-    if (runs) {
-      expect(entries.map((e) => e.status)).toEqual(['dispatched', 'dispatched']);
-      const after = await runsOf(fx.workflowId);
-      expect(after.filter((r) => r.trigger === 'webhook')).toHaveLength(2);
-      return;
-    }
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ status: 'failed', runId: expect.any(String) });
-    expect(await runsOf(fx.workflowId)).toHaveLength(before);
-    expect(await app.orm.em.fork().count(RunSchema, { id: entries[0].runId })).toBe(0);
-  });
+  test(
+    runs
+      ? 'is invoked through its webhook, and its accepted request is dispatched'
+      : 'answers 404 on its webhook, and a request accepted earlier is never dispatched',
+    async () => {
+      const invoked = await http(app, 'POST', fx.invoke, { body: { late: true } });
+      expect(invoked.status).toBe(runs ? 202 : 404);
+      const before = (await runsOf(fx.workflowId)).length;
+      const entries = await dispatchUntilHandled(fx.workflowId);
+      if (runs) {
+        expect(entries.map((e) => e.status)).toEqual(['dispatched', 'dispatched']);
+        const after = await runsOf(fx.workflowId);
+        expect(after.filter((r) => r.trigger === 'webhook')).toHaveLength(2);
+        return;
+      }
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ status: 'failed', runId: expect.any(String) });
+      expect(await runsOf(fx.workflowId)).toHaveLength(before);
+      expect(await app.orm.em.fork().count(RunSchema, { id: entries[0].runId })).toBe(0);
+    },
+  );
 
   test(runs ? 'runs when its schedule fires' : 'records nothing when a schedule fires for it', async () => {
     // What a Temporal Schedule starts; fired by hand, since changing the state removes the schedule itself.
@@ -146,7 +160,14 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
   test(runs ? 'runs as a subworkflow' : 'cannot run as a subworkflow: the node fails and no child run is recorded', async () => {
     const parent = await http(app, 'POST', WF, {
       token: ws.token,
-      body: { name: `Parent of ${state}`, nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'sub', type: 'subworkflow', config: { workflowId: fx.workflowId } }], edges: [{ source: 'start', target: 'sub' }] },
+      body: {
+        name: `Parent of ${state}`,
+        nodes: [
+          { id: 'start', type: 'start', config: {} },
+          { id: 'sub', type: 'subworkflow', config: { workflowId: fx.workflowId } },
+        ],
+        edges: [{ source: 'start', target: 'sub' }],
+      },
     });
     const parentId = parent.body.workflow.id;
     expect((await http(app, 'POST', `${WF}/${parentId}/deploy`, { token: ws.token })).status).toBe(200);

@@ -3,7 +3,17 @@
  * the filtered, sorted and clamped list, one run, projections by key, the workflow status
  * route, cancel through Temporal cancellation, re-run, and workspace isolation.
  */
-import { addUserWithKey, createWorkspace, http, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let worker: TestWorker;
@@ -276,7 +286,12 @@ describe('GET /api/v1/runs', () => {
     expect(ids(res)).toEqual(ids(unfiltered));
   });
 
-  test.each([['status', 'bogus'], ['trigger', 'bogus'], ['level', 'bogus'], ['sort', 'bogus']])('%s=%s is a 400', async (param, value) => {
+  test.each([
+    ['status', 'bogus'],
+    ['trigger', 'bogus'],
+    ['level', 'bogus'],
+    ['sort', 'bogus'],
+  ])('%s=%s is a 400', async (param, value) => {
     expect((await list(`?${param}=${value}`)).status).toBe(400);
   });
 
@@ -343,7 +358,12 @@ describe('GET /api/v1/runs', () => {
       while (made < TOTAL) {
         const batch = Math.min(10, TOTAL - made);
         const results = await Promise.all(
-          Array.from({ length: batch }, (_, i) => http(app, 'POST', `${WF}/${bulkWorkflow}/execute`, { token: bulk.token, body: { target: 'candidate', input: { i: made + i } } })),
+          Array.from({ length: batch }, (_, i) =>
+            http(app, 'POST', `${WF}/${bulkWorkflow}/execute`, {
+              token: bulk.token,
+              body: { target: 'candidate', input: { i: made + i } },
+            }),
+          ),
         );
         for (const r of results) expect(r.status).toBe(201);
         made += batch;
@@ -387,7 +407,14 @@ describe('GET /api/v1/runs/{id} and projections', () => {
     const res = await http(app, 'GET', `${RUNS}/${run.plain}`, { token: ws.token });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['links', 'run']);
-    expect(res.body.run).toMatchObject({ id: run.plain, workspaceId: ws.workspaceId, workflowId: wf.plain, workflowName: NAMES.plain, trigger: 'api', status: 'succeeded' });
+    expect(res.body.run).toMatchObject({
+      id: run.plain,
+      workspaceId: ws.workspaceId,
+      workflowId: wf.plain,
+      workflowName: NAMES.plain,
+      trigger: 'api',
+      status: 'succeeded',
+    });
     expect(res.body.links.run).toBe(`${app.url}${RUNS}/${run.plain}`);
     expect(res.body.links.cancel).toBe(`${app.url}${RUNS}/${run.plain}/cancel`);
   });
@@ -421,7 +448,8 @@ describe('GET /api/v1/runs/{id} and projections', () => {
 
   function expectSafe(r: any) {
     expect(r.redaction).toEqual(SAFE_RUN_REDACTION);
-    for (const field of ['input', 'output', 'error', 'logs', 'waits', 'executionEvidence', 'executionSnapshots']) expect(r).not.toHaveProperty(field);
+    for (const field of ['input', 'output', 'error', 'logs', 'waits', 'executionEvidence', 'executionSnapshots'])
+      expect(r).not.toHaveProperty(field);
     expect(typeof r.id).toBe('string');
     expect(typeof r.status).toBe('string');
     expect(r.workspaceId).toBe(ws.workspaceId);
@@ -482,7 +510,20 @@ describe('GET /api/v1/runs/{id} and projections', () => {
 });
 
 describe('GET /api/v1/workflows/{id}/status?runId=', () => {
-  const STATUS_KEYS = ['workflow', 'projection', 'run', 'status', 'queued', 'active', 'output', 'error', 'steps', 'logs', 'links', 'pollAfterMs'];
+  const STATUS_KEYS = [
+    'workflow',
+    'projection',
+    'run',
+    'status',
+    'queued',
+    'active',
+    'output',
+    'error',
+    'steps',
+    'logs',
+    'links',
+    'pollAfterMs',
+  ];
 
   test('a member key gets the full status with the last 20 logs', async () => {
     const member = await addUserWithKey(app, ws, 'member');
@@ -667,7 +708,11 @@ describe('runs executing at the same time', () => {
       const listed = await list(`?workflowId=${wf.plain}&status=succeeded`);
       expect(ids(listed)).toEqual(expect.arrayContaining(started));
     } finally {
-      for (const id of started) await app.deps.temporal.client.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined);
+      for (const id of started)
+        await app.deps.temporal.client.workflow
+          .getHandle(id)
+          .terminate('test cleanup')
+          .catch(() => undefined);
       await runtime.close();
       await dedicated.stop();
     }

@@ -44,7 +44,17 @@ test('switch routes by case handle with a default; expressions see $trigger and 
     {
       nodes: [
         { id: 'start', type: 'start', config: {} },
-        { id: 'route', type: 'switch', config: { expression: 'kind', cases: [{ value: 'a', handle: 'isA' }, { value: 'b', handle: 'isB' }] } },
+        {
+          id: 'route',
+          type: 'switch',
+          config: {
+            expression: 'kind',
+            cases: [
+              { value: 'a', handle: 'isA' },
+              { value: 'b', handle: 'isB' },
+            ],
+          },
+        },
         { id: 'onA', type: 'transform', config: { expression: '"A"' } },
         { id: 'onB', type: 'transform', config: { expression: '{ "kind": $trigger.kind, "seen": $nodes.start.kind }' } },
         { id: 'other', type: 'transform', config: { expression: '"other"' } },
@@ -64,15 +74,25 @@ test('switch routes by case handle with a default; expressions see $trigger and 
 });
 
 test('an http node calls the service for real; per-node retry recovers from 5xx; costCredits counts actions', async () => {
-  const service = await startFakeServer((_req, count) => (count < 3 ? { status: 503, body: { error: 'busy' } } : { body: { hello: 'world' } }));
+  const service = await startFakeServer((_req, count) =>
+    count < 3 ? { status: 503, body: { error: 'busy' } } : { body: { hello: 'world' } },
+  );
   try {
-    const { run } = await deployAndRun({
-      nodes: [
-        { id: 'start', type: 'start', config: {} },
-        { id: 'call', type: 'http', config: { method: 'POST', url: `${service.url}/things`, body: { id: '=id' } }, retry: { maxAttempts: 3, backoffSeconds: 0.05 } },
-      ],
-      edges: [{ source: 'start', target: 'call' }],
-    }, { id: 7 });
+    const { run } = await deployAndRun(
+      {
+        nodes: [
+          { id: 'start', type: 'start', config: {} },
+          {
+            id: 'call',
+            type: 'http',
+            config: { method: 'POST', url: `${service.url}/things`, body: { id: '=id' } },
+            retry: { maxAttempts: 3, backoffSeconds: 0.05 },
+          },
+        ],
+        edges: [{ source: 'start', target: 'call' }],
+      },
+      { id: 7 },
+    );
     expect(run.status).toBe('succeeded');
     expect(service.requests).toHaveLength(3);
     expect(JSON.parse(service.requests[0].body)).toEqual({ id: 7 });
@@ -91,7 +111,12 @@ test('code nodes and safe-method http nodes run as local activities; other http 
       nodes: [
         { id: 'start', type: 'start', config: {} },
         { id: 'compute', type: 'code', config: { source: 'return { n: 41 + 1 };' } },
-        { id: 'read', type: 'http', config: { method: 'GET', url: `${service.url}/items` }, retry: { maxAttempts: 2, backoffSeconds: 0.05 } },
+        {
+          id: 'read',
+          type: 'http',
+          config: { method: 'GET', url: `${service.url}/items` },
+          retry: { maxAttempts: 2, backoffSeconds: 0.05 },
+        },
         { id: 'peek', type: 'http', config: { method: 'HEAD', url: `${service.url}/items` } },
         { id: 'write', type: 'http', config: { method: 'PUT', url: `${service.url}/items/1`, body: { n: '=$nodes.compute.n' } } },
       ],
@@ -108,7 +133,9 @@ test('code nodes and safe-method http nodes run as local activities; other http 
     expect(JSON.parse(service.requests.find((r) => r.method === 'PUT')!.body)).toEqual({ n: 42 });
 
     const events = (await closedHistory(stack.app.deps.temporal.client, run.id)).events ?? [];
-    const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    const scheduled = events
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
     const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // Only the PUT went through the server's task queue; code, GET and HEAD ran in the workflow task.
     expect(scheduled).toEqual(['httpNode']);
@@ -138,7 +165,11 @@ test('a run whose local actions span several projection writes replays determini
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
     // 12 calls, the first and last writes, and at least one write in between.
     expect(markers).toBeGreaterThan(14);
-    await Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, run.id);
+    await Worker.runReplayHistory(
+      { workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } },
+      history,
+      run.id,
+    );
   } finally {
     await service.close();
   }
@@ -146,21 +177,58 @@ test('a run whose local actions span several projection writes replays determini
 
 test('onError: stop fails the run, continue passes the error on, branch follows the error handle', async () => {
   const failing = (onError?: string) => ({ id: 'boom', type: 'fail', config: { message: '="bad " & v' }, ...(onError ? { onError } : {}) });
-  const stopped = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing(), { id: 'after', type: 'transform', config: { expression: '1' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'x' });
+  const stopped = await deployAndRun(
+    {
+      nodes: [{ id: 'start', type: 'start', config: {} }, failing(), { id: 'after', type: 'transform', config: { expression: '1' } }],
+      edges: [
+        { source: 'start', target: 'boom' },
+        { source: 'boom', target: 'after' },
+      ],
+    },
+    { v: 'x' },
+  );
   expect(stopped.run).toMatchObject({ status: 'failed', error: 'bad x', errorNodeId: 'boom' });
   expect(stepOf(stopped.run, 'boom')).toMatchObject({ status: 'failed', error: 'bad x' });
   // The run's row is written just before the workflow's last task completes: wait for Temporal's close.
   const handle = stack.app.deps.temporal.client.workflow.getHandle(stopped.run.id);
-  const description = await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING');
+  const description = await eventually(
+    () => handle.describe(),
+    (d) => d.status.name !== 'RUNNING',
+  );
   expect(description.status.name).toBe('FAILED');
 
-  const continued = await deployAndRun({ nodes: [{ id: 'start', type: 'start', config: {} }, failing('continue'), { id: 'after', type: 'transform', config: { expression: 'error.message' } }], edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'after' }] }, { v: 'y' });
+  const continued = await deployAndRun(
+    {
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        failing('continue'),
+        { id: 'after', type: 'transform', config: { expression: 'error.message' } },
+      ],
+      edges: [
+        { source: 'start', target: 'boom' },
+        { source: 'boom', target: 'after' },
+      ],
+    },
+    { v: 'y' },
+  );
   expect(continued.run).toMatchObject({ status: 'succeeded', output: 'bad y' });
 
-  const branched = await deployAndRun({
-    nodes: [{ id: 'start', type: 'start', config: {} }, failing('branch'), { id: 'ok', type: 'transform', config: { expression: '"ok"' } }, { id: 'handler', type: 'transform', config: { expression: '"handled: " & error.message' } }],
-    edges: [{ source: 'start', target: 'boom' }, { source: 'boom', target: 'ok' }, { source: 'boom', target: 'handler', sourceHandle: 'error' }],
-  }, { v: 'z' });
+  const branched = await deployAndRun(
+    {
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        failing('branch'),
+        { id: 'ok', type: 'transform', config: { expression: '"ok"' } },
+        { id: 'handler', type: 'transform', config: { expression: '"handled: " & error.message' } },
+      ],
+      edges: [
+        { source: 'start', target: 'boom' },
+        { source: 'boom', target: 'ok' },
+        { source: 'boom', target: 'handler', sourceHandle: 'error' },
+      ],
+    },
+    { v: 'z' },
+  );
   expect(branched.run).toMatchObject({ status: 'succeeded', output: 'handled: bad z' });
   expect(stepOf(branched.run, 'ok').status).toBe('skipped');
 });
@@ -170,7 +238,14 @@ test('a code node runs in the sandbox inside a real run', async () => {
     {
       nodes: [
         { id: 'start', type: 'start', config: {} },
-        { id: 'fib', type: 'code', config: { source: 'const f = (n) => n < 2 ? n : f(n - 1) + f(n - 2); console.log("computing"); return { fib: f(input.n), env: typeof process };' } },
+        {
+          id: 'fib',
+          type: 'code',
+          config: {
+            source:
+              'const f = (n) => n < 2 ? n : f(n - 1) + f(n - 2); console.log("computing"); return { fib: f(input.n), env: typeof process };',
+          },
+        },
       ],
       edges: [{ source: 'start', target: 'fib' }],
     },
@@ -184,7 +259,14 @@ test('a code node runs in the sandbox inside a real run', async () => {
 test('a subworkflow runs as a child workflow whose run is linked to its parent', async () => {
   const child = await http(stack.app, 'POST', '/api/v1/workflows', {
     token: stack.ws.token,
-    body: { name: 'Child', nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } }], edges: [{ source: 'start', target: 'inc' }] },
+    body: {
+      name: 'Child',
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } },
+      ],
+      edges: [{ source: 'start', target: 'inc' }],
+    },
   });
   await http(stack.app, 'POST', `/api/v1/workflows/${child.body.workflow.id}/deploy`, { token: stack.ws.token });
   const { run } = await deployAndRun(
@@ -212,7 +294,10 @@ test('a subworkflow naming a workflow of another workspace fails the node withou
   const foreign = await http(stack.app, 'POST', '/api/v1/workflows', { token: other.token, body: {} });
   await http(stack.app, 'POST', `/api/v1/workflows/${foreign.body.workflow.id}/deploy`, { token: other.token });
   const { run } = await deployAndRun({
-    nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'sub', type: 'subworkflow', config: { workflowId: foreign.body.workflow.id } }],
+    nodes: [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'sub', type: 'subworkflow', config: { workflowId: foreign.body.workflow.id } },
+    ],
     edges: [{ source: 'start', target: 'sub' }],
   });
   expect(run.status).toBe('failed');
@@ -223,13 +308,22 @@ test('a subworkflow naming a workflow of another workspace fails the node withou
 // a run no longer pays one PostgreSQL write per durable step, still ends with every step in its
 // projection, and runs started before the change replay as they ran.
 const replay = async (history: temporal.api.history.v1.IHistory, workflowId: string) =>
-  Worker.runReplayHistory({ workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, workflowId);
+  Worker.runReplayHistory(
+    { workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } },
+    history,
+    workflowId,
+  );
 
-const projectionWrites = (history: temporal.api.history.v1.IHistory) => (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+const projectionWrites = (history: temporal.api.history.v1.IHistory) =>
+  (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
 const patches = (history: temporal.api.history.v1.IHistory) =>
   (history.events ?? [])
     .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-    .flatMap((e) => Object.values(e.markerRecordedEventAttributes!.details ?? {}).flatMap((p) => (p.payloads ?? []).map((x) => Buffer.from(x.data ?? []).toString())));
+    .flatMap((e) =>
+      Object.values(e.markerRecordedEventAttributes!.details ?? {}).flatMap((p) =>
+        (p.payloads ?? []).map((x) => Buffer.from(x.data ?? []).toString()),
+      ),
+    );
 
 test('twelve durable steps end fully projected with fewer writes than steps, and replay', async () => {
   const service = await startFakeServer(() => ({}));

@@ -11,7 +11,10 @@ import { useTestStack } from '../../kit';
 const stack = useTestStack();
 
 async function start(nodes: object[], edges: object[], input: unknown = {}): Promise<string> {
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges } });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
+    body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges },
+  });
   expect(created.status).toBe(201);
   const id = created.body.workflow.id;
   expect((await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token })).status).toBe(200);
@@ -23,7 +26,15 @@ const waiting = (kind: string) => (run: any) => run.status === 'waiting' && run.
 
 test('a code node returning a string with \\u0000 ends the run cleanly (stored with U+FFFD), not stuck in running', async () => {
   const runId = await start(
-    [{ id: 'code', type: 'code', config: { source: 'console.log("log\\u0000line", { k: "v\\u0000" }); return { text: "a\\u0000b", ["key\\u0000"]: 1, list: ["\\u0000"] };' } }],
+    [
+      {
+        id: 'code',
+        type: 'code',
+        config: {
+          source: 'console.log("log\\u0000line", { k: "v\\u0000" }); return { text: "a\\u0000b", ["key\\u0000"]: 1, list: ["\\u0000"] };',
+        },
+      },
+    ],
     [{ source: 'start', target: 'code' }],
   );
   const done = await waitForRun(stack.app, stack.ws.token, runId, undefined, 20_000);
@@ -66,24 +77,33 @@ test('a resume with "\\u0000" in the payload answers 400 naming the problem, and
 });
 
 test('an approval comment with \\u0000 answers 400 and the approval can still be decided', async () => {
-  const runId = await start(
-    [{ id: 'gate', type: 'approval', config: { prompt: 'Ship?' } }],
-    [{ source: 'start', target: 'gate' }],
-  );
+  const runId = await start([{ id: 'gate', type: 'approval', config: { prompt: 'Ship?' } }], [{ source: 'start', target: 'gate' }]);
   await waitForRun(stack.app, stack.ws.token, runId, waiting('approval'));
-  const refused = await http(stack.app, 'POST', `/api/runs/${runId}/approval`, { token: stack.ws.token, rawBody: '{"decision":"approved","comment":"ok\\u0000"}' });
+  const refused = await http(stack.app, 'POST', `/api/runs/${runId}/approval`, {
+    token: stack.ws.token,
+    rawBody: '{"decision":"approved","comment":"ok\\u0000"}',
+  });
   expect(refused.status).toBe(400);
   expect(refused.body.error).toMatch(/comment contains a NUL character/);
-  const decided = await http(stack.app, 'POST', `/api/runs/${runId}/approval`, { token: stack.ws.token, body: { decision: 'approved', comment: 'ok' } });
+  const decided = await http(stack.app, 'POST', `/api/runs/${runId}/approval`, {
+    token: stack.ws.token,
+    body: { decision: 'approved', comment: 'ok' },
+  });
   expect(decided.status).toBe(200);
   expect((await waitForRun(stack.app, stack.ws.token, runId)).status).toBe('succeeded');
 });
 
 test('an execute input with \\u0000 answers 400 and starts no run', async () => {
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: { nodes: [{ id: 'start', type: 'start', config: {} }], edges: [] } });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
+    body: { nodes: [{ id: 'start', type: 'start', config: {} }], edges: [] },
+  });
   const id = created.body.workflow.id;
   await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
-  const refused = await http(stack.app, 'POST', `/api/v1/workflows/${id}/execute`, { token: stack.ws.token, rawBody: '{"input":{"\\u0000":1}}' });
+  const refused = await http(stack.app, 'POST', `/api/v1/workflows/${id}/execute`, {
+    token: stack.ws.token,
+    rawBody: '{"input":{"\\u0000":1}}',
+  });
   expect(refused.status).toBe(400);
   expect(refused.body.error).toMatch(/has a key that contains a NUL character/);
   expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId: id })).toBe(0);
@@ -98,7 +118,9 @@ test('the read-model write itself makes NUL and lone surrogates storable, so it 
     at: new Date().toISOString(),
     run: { output: { text: 'x\u0000y' }, error: 'e\u0000' },
     steps: [],
-    logs: [{ seq: 9_000, nodeId: null, level: 'info', message: 'nul\u0000here', data: { k: '\ud800' }, createdAt: new Date().toISOString() }],
+    logs: [
+      { seq: 9_000, nodeId: null, level: 'info', message: 'nul\u0000here', data: { k: '\ud800' }, createdAt: new Date().toISOString() },
+    ],
   });
   const row = await stack.app.orm.em.fork().findOneOrFail(RunSchema, { id: runId });
   expect(row.output).toEqual({ text: 'x\ufffdy' });

@@ -1,5 +1,16 @@
 /** Durable waits: timers, approvals and events — resumed, timed out, canceled, and surviving a worker restart. */
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, waitForRun, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  startTestWorker,
+  waitForRun,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let worker: TestWorker;
@@ -16,7 +27,10 @@ afterAll(async () => {
 });
 
 async function start(nodes: object[], edges: object[], input: unknown = {}, token = ws.token): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token, body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges } });
+  const created = await http(app, 'POST', '/api/v1/workflows', {
+    token,
+    body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges },
+  });
   const id = created.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token })).status).toBe(200);
   const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token, body: { input } });
@@ -41,7 +55,16 @@ const approvalGraph = (timeoutSeconds?: number) => ({
 });
 
 test('a wait node is a durable timer: the run is waiting with a timer wait, then resumes', async () => {
-  const runId = await start([{ id: 'pause', type: 'wait', config: { seconds: 2 } }, { id: 'after', type: 'transform', config: { expression: '"done"' } }], [{ source: 'start', target: 'pause' }, { source: 'pause', target: 'after' }]);
+  const runId = await start(
+    [
+      { id: 'pause', type: 'wait', config: { seconds: 2 } },
+      { id: 'after', type: 'transform', config: { expression: '"done"' } },
+    ],
+    [
+      { source: 'start', target: 'pause' },
+      { source: 'pause', target: 'after' },
+    ],
+  );
   const parked = await waitForRun(app, ws.token, runId, waiting('timer'));
   expect(parked.waits).toEqual([{ kind: 'timer', nodeId: 'pause', since: expect.any(String), until: expect.any(String) }]);
   expect(parked.steps.find((s: { nodeId: string }) => s.nodeId === 'pause').status).toBe('waiting');
@@ -60,7 +83,10 @@ test('an approval waits, is decided once through POST /api/runs/{id}/approval, a
   expect(refused.status).toBe(403);
   expect((await http(app, 'POST', `/api/runs/${runId}/approval`, { token: ws.token, body: { decision: 'maybe' } })).status).toBe(400);
 
-  const decided = await http(app, 'POST', `/api/runs/${runId}/approval`, { token: ws.token, body: { decision: 'approved', comment: 'LGTM' } });
+  const decided = await http(app, 'POST', `/api/runs/${runId}/approval`, {
+    token: ws.token,
+    body: { decision: 'approved', comment: 'LGTM' },
+  });
   expect(decided.status).toBe(200);
   expect(decided.body.approval).toEqual({ nodeId: 'gate', decision: 'approved' });
   const again = await http(app, 'POST', `/api/runs/${runId}/approval`, { token: ws.token, body: { decision: 'rejected' } });
@@ -68,7 +94,11 @@ test('an approval waits, is decided once through POST /api/runs/{id}/approval, a
 
   const done = await waitForRun(app, ws.token, runId);
   expect(done).toMatchObject({ status: 'succeeded', output: 'shipped: LGTM' });
-  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'gate').output).toMatchObject({ decision: 'approved', comment: 'LGTM', decidedBy: ws.ownerId });
+  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'gate').output).toMatchObject({
+    decision: 'approved',
+    comment: 'LGTM',
+    decidedBy: ws.ownerId,
+  });
 });
 
 test('a session member can reject an approval; a cross-origin session request cannot', async () => {
@@ -76,7 +106,11 @@ test('a session member can reject an approval; a cross-origin session request ca
   const runId = await start(g.nodes, g.edges);
   await waitForRun(app, ws.token, runId, waiting('approval'));
   const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
-  const csrf = await http(app, 'POST', `/api/runs/${runId}/approval`, { cookie, body: { decision: 'rejected' }, headers: { origin: 'https://evil.example' } });
+  const csrf = await http(app, 'POST', `/api/runs/${runId}/approval`, {
+    cookie,
+    body: { decision: 'rejected' },
+    headers: { origin: 'https://evil.example' },
+  });
   expect(csrf.status).toBe(403);
   const res = await http(app, 'POST', `/api/runs/${runId}/approval`, { cookie, body: { decision: 'rejected' } });
   expect(res.status).toBe(200);
@@ -88,14 +122,31 @@ test('an approval that times out takes the error path', async () => {
   const runId = await start(g.nodes, g.edges);
   const done = await waitForRun(app, ws.token, runId);
   expect(done).toMatchObject({ status: 'succeeded', output: 'timed out' });
-  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'gate')).toMatchObject({ status: 'failed', error: expect.stringMatching(/timed out/) });
+  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'gate')).toMatchObject({
+    status: 'failed',
+    error: expect.stringMatching(/timed out/),
+  });
 });
 
 test('an event wait lists a single-use resume URL; the JSON body becomes the node output', async () => {
-  const runId = await start([{ id: 'hook', type: 'event', config: {} }, { id: 'use', type: 'transform', config: { expression: '"paid " & $string(amount)' } }], [{ source: 'start', target: 'hook' }, { source: 'hook', target: 'use' }]);
+  const runId = await start(
+    [
+      { id: 'hook', type: 'event', config: {} },
+      { id: 'use', type: 'transform', config: { expression: '"paid " & $string(amount)' } },
+    ],
+    [
+      { source: 'start', target: 'hook' },
+      { source: 'hook', target: 'use' },
+    ],
+  );
   const parked = await waitForRun(app, ws.token, runId, waiting('event'));
   const wait = parked.waits[0];
-  expect(wait).toEqual({ kind: 'event', nodeId: 'hook', since: expect.any(String), resumeUrl: expect.stringMatching(new RegExp(`^${app.url}/api/hooks/resume/rt_`)) });
+  expect(wait).toEqual({
+    kind: 'event',
+    nodeId: 'hook',
+    since: expect.any(String),
+    resumeUrl: expect.stringMatching(new RegExp(`^${app.url}/api/hooks/resume/rt_`)),
+  });
   const path = new URL(wait.resumeUrl).pathname;
 
   expect((await http(app, 'POST', '/api/hooks/resume/rt_unknown')).status).toBe(404);
@@ -136,7 +187,16 @@ test('a waiting run can be canceled through Temporal cancellation', async () => 
 });
 
 test('waits and their tokens survive a worker restart', async () => {
-  const runId = await start([{ id: 'hook', type: 'event', config: {} }, { id: 'gate', type: 'approval', config: {} }], [{ source: 'start', target: 'hook' }, { source: 'hook', target: 'gate' }]);
+  const runId = await start(
+    [
+      { id: 'hook', type: 'event', config: {} },
+      { id: 'gate', type: 'approval', config: {} },
+    ],
+    [
+      { source: 'start', target: 'hook' },
+      { source: 'hook', target: 'gate' },
+    ],
+  );
   const parked = await waitForRun(app, ws.token, runId, waiting('event'));
   await worker.stop();
   worker = await startTestWorker(app);

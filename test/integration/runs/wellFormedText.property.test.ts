@@ -20,7 +20,6 @@ import { seededRandom } from '../../../scripts/lib/prng';
 
 const SEED = Number(process.env.TEXT_PROPERTY_SEED) || Date.now() % 100_000;
 
-
 /** One string three ways: as JavaScript source, as a JSONata expression, and its value. */
 interface Text {
   js: string;
@@ -28,13 +27,21 @@ interface Text {
   value: string;
 }
 
-const unit = (code: number): Text => ({ js: `String.fromCharCode(0x${code.toString(16)})`, jsonata: `"\\u${code.toString(16).padStart(4, '0')}"`, value: String.fromCharCode(code) });
+const unit = (code: number): Text => ({
+  js: `String.fromCharCode(0x${code.toString(16)})`,
+  jsonata: `"\\u${code.toString(16).padStart(4, '0')}"`,
+  value: String.fromCharCode(code),
+});
 const plain = (s: string): Text => ({ js: JSON.stringify(s), jsonata: JSON.stringify(s), value: s });
 const BAD = [unit(0), unit(0xd800), unit(0xdbff), unit(0xdc00), unit(0xdfff)];
 const GOOD = [plain('ok'), plain('é'), { js: '"\\ud83d\\ude00"', jsonata: '"\\ud83d\\ude00"', value: '\u{1F600}' }, plain(' ')];
 
 function concat(parts: Text[]): Text {
-  return { js: parts.map((p) => p.js).join(' + '), jsonata: parts.map((p) => p.jsonata).join(' & '), value: parts.map((p) => p.value).join('') };
+  return {
+    js: parts.map((p) => p.js).join(' + '),
+    jsonata: parts.map((p) => p.jsonata).join(' & '),
+    value: parts.map((p) => p.value).join(''),
+  };
 }
 
 /** 3 to 8 pieces, at least one of them bad, in random order (a low before a high is two lone halves). */
@@ -110,23 +117,84 @@ function casesFor(next: () => number): Case[] {
     { name: 'code throws 1 MiB', nodes: [code(`throw new Error(${big.js});`)], status: 'failed' },
     { name: 'code logs 1 MiB', nodes: [code(`console.log(${big.js}); return 1;`)], status: 'succeeded' },
     { name: 'code returns a deep object', nodes: [code(deepJs)], status: 'succeeded', expectStored: clean },
-    { name: 'transform', nodes: [{ id: 'n', type: 'transform', config: { expression: `{ "s": ${s.jsonata}, ${s.jsonata}: 1 }` } }], status: 'succeeded', expectStored: clean },
+    {
+      name: 'transform',
+      nodes: [{ id: 'n', type: 'transform', config: { expression: `{ "s": ${s.jsonata}, ${s.jsonata}: 1 }` } }],
+      status: 'succeeded',
+      expectStored: clean,
+    },
     { name: 'transform 1 MiB', nodes: [{ id: 'n', type: 'transform', config: { expression: big.jsonata } }], status: 'succeeded' },
     // 1 Mi lone surrogates: over the node output limit once made well-formed; the node fails, clearly.
-    { name: 'transform 1 Mi lone surrogates', nodes: [{ id: 'n', type: 'transform', config: { expression: `$pad("", ${MIB}, "\\ud800")` } }], status: 'failed', expectStored: 'over the' },
-    { name: 'log node', nodes: [{ id: 'n', type: 'log', config: { level: 'warn', message: `=${s.jsonata}` } }], status: 'succeeded', expectStored: clean },
-    { name: 'log node 1 MiB', nodes: [{ id: 'n', type: 'log', config: { level: 'info', message: `=${big.jsonata}` } }], status: 'succeeded' },
+    {
+      name: 'transform 1 Mi lone surrogates',
+      nodes: [{ id: 'n', type: 'transform', config: { expression: `$pad("", ${MIB}, "\\ud800")` } }],
+      status: 'failed',
+      expectStored: 'over the',
+    },
+    {
+      name: 'log node',
+      nodes: [{ id: 'n', type: 'log', config: { level: 'warn', message: `=${s.jsonata}` } }],
+      status: 'succeeded',
+      expectStored: clean,
+    },
+    {
+      name: 'log node 1 MiB',
+      nodes: [{ id: 'n', type: 'log', config: { level: 'info', message: `=${big.jsonata}` } }],
+      status: 'succeeded',
+    },
     { name: 'fail node', nodes: [{ id: 'n', type: 'fail', config: { message: `=${s.jsonata}` } }], status: 'failed', expectStored: clean },
     // Messages are bounded (engine/limits.ts): a 1 MiB one is kept cut, and says so.
-    { name: 'fail node 1 MiB', nodes: [{ id: 'n', type: 'fail', config: { message: `=${big.jsonata}` } }], status: 'failed', expectStored: 'more characters cut' },
-    { name: 'fail node 1 Mi lone surrogates', nodes: [{ id: 'n', type: 'fail', config: { message: `=$pad("", ${MIB}, "\\udc00")` } }], status: 'failed', expectStored: '\ufffd\ufffd\ufffd' },
-    { name: 'response node', nodes: [{ id: 'n', type: 'response', config: { status: 200, headers: { 'x-s': `=${s.jsonata}` }, body: { s: `=${s.jsonata}` } } }], status: 'succeeded', expectStored: clean },
-    { name: 'http JSON body', nodes: [get(path('json', 200, 'application/json', JSON.stringify({ s: s.value, [s.value]: [s.value] })))], status: 'succeeded', expectStored: clean, liveOnly: true },
-    { name: 'http raw bytes', nodes: [get(path('raw', 200, 'text/plain', Buffer.from([0x61, 0x00, 0x62, 0xff, 0xed, 0xa0, 0x80, 0x63])))], status: 'succeeded', liveOnly: true },
-    { name: 'http 1 MiB', nodes: [get(path('big', 200, 'application/json', JSON.stringify({ s: big.value })))], status: 'succeeded', liveOnly: true },
-    { name: 'http deep JSON', nodes: [get(path('deep', 200, 'application/json', deepJson))], status: 'succeeded', expectStored: clean, liveOnly: true },
+    {
+      name: 'fail node 1 MiB',
+      nodes: [{ id: 'n', type: 'fail', config: { message: `=${big.jsonata}` } }],
+      status: 'failed',
+      expectStored: 'more characters cut',
+    },
+    {
+      name: 'fail node 1 Mi lone surrogates',
+      nodes: [{ id: 'n', type: 'fail', config: { message: `=$pad("", ${MIB}, "\\udc00")` } }],
+      status: 'failed',
+      expectStored: '\ufffd\ufffd\ufffd',
+    },
+    {
+      name: 'response node',
+      nodes: [{ id: 'n', type: 'response', config: { status: 200, headers: { 'x-s': `=${s.jsonata}` }, body: { s: `=${s.jsonata}` } } }],
+      status: 'succeeded',
+      expectStored: clean,
+    },
+    {
+      name: 'http JSON body',
+      nodes: [get(path('json', 200, 'application/json', JSON.stringify({ s: s.value, [s.value]: [s.value] })))],
+      status: 'succeeded',
+      expectStored: clean,
+      liveOnly: true,
+    },
+    {
+      name: 'http raw bytes',
+      nodes: [get(path('raw', 200, 'text/plain', Buffer.from([0x61, 0x00, 0x62, 0xff, 0xed, 0xa0, 0x80, 0x63])))],
+      status: 'succeeded',
+      liveOnly: true,
+    },
+    {
+      name: 'http 1 MiB',
+      nodes: [get(path('big', 200, 'application/json', JSON.stringify({ s: big.value })))],
+      status: 'succeeded',
+      liveOnly: true,
+    },
+    {
+      name: 'http deep JSON',
+      nodes: [get(path('deep', 200, 'application/json', deepJson))],
+      status: 'succeeded',
+      expectStored: clean,
+      liveOnly: true,
+    },
     // A failed request carries the response (with the bad text) as the failure's details.
-    { name: 'http 500', nodes: [get(path('fail', 500, 'application/json', JSON.stringify({ s: s.value })))], status: 'failed', liveOnly: true },
+    {
+      name: 'http 500',
+      nodes: [get(path('fail', 500, 'application/json', JSON.stringify({ s: s.value })))],
+      status: 'failed',
+      liveOnly: true,
+    },
   ];
 }
 
@@ -144,22 +212,41 @@ async function deploy(nodes: object[]): Promise<string> {
 /** Runs one case in one mode; returns what went wrong, or null. */
 async function check(c: Case, mode: Mode): Promise<string | null> {
   const workflowId = await deploy(c.nodes);
-  const exec = await call(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {}, dryRun: mode === 'dry' } });
+  const exec = await call(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, {
+    token: stack.ws.token,
+    body: { input: {}, dryRun: mode === 'dry' },
+  });
   const expectedHttp = mode === 'dry' ? 201 : 202;
   if (exec.status !== expectedHttp) return `execute answered ${exec.status}: ${exec.text.slice(0, 300)}`;
   const runId: string = exec.body.run.id;
-  const run = await waitForRun(stack.app, stack.ws.token, runId, undefined, 120_000).catch((err: Error) => ({ status: `not finished (${err.message.slice(0, 300)})` }));
+  const run = await waitForRun(stack.app, stack.ws.token, runId, undefined, 120_000).catch((err: Error) => ({
+    status: `not finished (${err.message.slice(0, 300)})`,
+  }));
   if (run.status !== c.status) return `ended ${run.status}, expected ${c.status}: ${String(run.error ?? '').slice(0, 300)}`;
   const em = stack.app.orm.em.fork();
-  const [row, steps, logs] = await Promise.all([em.findOneOrFail(RunSchema, { id: runId }), em.find(RunStepSchema, { runId }), em.find(RunLogSchema, { runId })]);
-  const stored = { output: row.output, error: row.error, steps: steps.map((s) => [s.output, s.error]), logs: logs.map((l) => [l.message, l.data]) };
+  const [row, steps, logs] = await Promise.all([
+    em.findOneOrFail(RunSchema, { id: runId }),
+    em.find(RunStepSchema, { runId }),
+    em.find(RunLogSchema, { runId }),
+  ]);
+  const stored = {
+    output: row.output,
+    error: row.error,
+    steps: steps.map((s) => [s.output, s.error]),
+    logs: logs.map((l) => [l.message, l.data]),
+  };
   const bad = findUnstorableText(stored);
   if (bad) return `stored text is not well-formed at ${bad.path}: ${bad.problem}`;
-  if (c.expectStored && !JSON.stringify(stored).includes(JSON.stringify(c.expectStored).slice(1, -1))) return `stored run does not contain ${JSON.stringify(c.expectStored)}`;
+  if (c.expectStored && !JSON.stringify(stored).includes(JSON.stringify(c.expectStored).slice(1, -1)))
+    return `stored run does not contain ${JSON.stringify(c.expectStored)}`;
   if (mode === 'live') {
     // The projection is written just before the execution closes: wait for the close.
     const handle = stack.app.deps.temporal.client.workflow.getHandle(runId);
-    const closed = await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING', 60_000);
+    const closed = await eventually(
+      () => handle.describe(),
+      (d) => d.status.name !== 'RUNNING',
+      60_000,
+    );
     const temporalStatus = c.status === 'succeeded' ? 'COMPLETED' : 'FAILED';
     if (closed.status.name !== temporalStatus) return `Temporal execution is ${closed.status.name}, expected ${temporalStatus}`;
   }

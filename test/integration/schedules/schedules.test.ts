@@ -72,7 +72,9 @@ test('an invalid cron or timezone blocks the deploy and creates no schedule', as
   const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph('61 * * * *') });
   const res = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: stack.ws.token });
   expect(res.status).toBe(400);
-  await expect(stack.app.deps.temporal.client.schedule.getHandle(scheduleId(created.body.workflow.id, 'tick')).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  await expect(
+    stack.app.deps.temporal.client.schedule.getHandle(scheduleId(created.body.workflow.id, 'tick')).describe(),
+  ).rejects.toBeInstanceOf(ScheduleNotFoundError);
   const tz = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph('0 9 * * *', 'Mars/Olympus') });
   expect((await http(stack.app, 'POST', `/api/v1/workflows/${tz.body.workflow.id}/deploy`, { token: stack.ws.token })).status).toBe(400);
 });

@@ -8,7 +8,15 @@
 import { loadConfig } from '../../../services/kernel/config';
 import { AuditLogSchema, SkillSchema } from '../../../db/entities';
 import { loadSkills as loadSkillsService } from '../../../services/skills';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 import { filesConfig, remove as removeFile, uploadFile } from '../files/support';
 import { createSkill, deleteSkill, getSkill, listSkills, loadSkills, memberWithSession, move, newSkill, patchSkill, S } from './support';
 
@@ -74,7 +82,14 @@ describe('create', () => {
 
   test('400 `Skill name and instructions are required.` without name or instructions (and nothing is stored)', async () => {
     const before = await listSkills(app, ws.token);
-    for (const body of [{}, { name: 'x' }, { instructions: 'do it' }, { name: '   ', instructions: 'do it' }, { name: 'x', instructions: '  \n ' }, { content: '---\ndescription: only\n---\n' }]) {
+    for (const body of [
+      {},
+      { name: 'x' },
+      { instructions: 'do it' },
+      { name: '   ', instructions: 'do it' },
+      { name: 'x', instructions: '  \n ' },
+      { content: '---\ndescription: only\n---\n' },
+    ]) {
       const res = await createSkill(app, ws.token, body);
       expect({ body, status: res.status, error: res.body }).toEqual({ body, status: 400, error: REQUIRED });
     }
@@ -86,7 +101,11 @@ describe('create', () => {
     const content = `---\nname: ${name}\ndescription: Triage incoming issues\n---\n# Triage\r\n\r\nLabel every issue.\n`;
     const skill = await newSkill(app, ws.token, { content });
     expect(skill).toMatchObject({ name, description: 'Triage incoming issues', instructions: '# Triage\n\nLabel every issue.' });
-    const explicit = await newSkill(app, ws.token, { content: `---\nname: ${uniqueName('ignored')}\ndescription: d\n---\nBody`, name: uniqueName('explicit'), description: 'mine' });
+    const explicit = await newSkill(app, ws.token, {
+      content: `---\nname: ${uniqueName('ignored')}\ndescription: d\n---\nBody`,
+      name: uniqueName('explicit'),
+      description: 'mine',
+    });
     expect(explicit).toMatchObject({ description: 'mine', instructions: 'Body' });
     expect(explicit.name).toMatch(/^explicit-/);
   });
@@ -113,7 +132,15 @@ describe('create', () => {
     const first = await newSkill(app, ws.token, { name, instructions: 'v1 text', description: 'keep me' });
     const again = await createSkill(app, ws.token, { name: name.toUpperCase(), instructions: 'v1 text, revised', enabled: false });
     expect(again.status).toBe(201);
-    expect(again.body.skill).toMatchObject({ id: first.id, name, instructions: 'v1 text, revised', description: 'keep me', enabled: false, version: 1, publicationStatus: 'draft' });
+    expect(again.body.skill).toMatchObject({
+      id: first.id,
+      name,
+      instructions: 'v1 text, revised',
+      description: 'keep me',
+      enabled: false,
+      version: 1,
+      publicationStatus: 'draft',
+    });
     // Another user's skill of the same name is their own draft.
     const bobs = await newSkill(app, bob.token, { name, instructions: 'bob text' });
     expect(bobs.id).not.toBe(first.id);
@@ -132,11 +159,16 @@ describe('create', () => {
   test('bad bodies: 400 with a readable message; a viewer’s key may not create', async () => {
     expect((await createSkill(app, ws.token, { name: 'x', instructions: 'y', bogus: 1 })).status).toBe(400);
     expect((await createSkill(app, ws.token, { name: 5, instructions: 'y' })).body.error).toMatch(/^Invalid request body: name/);
-    expect((await createSkill(app, ws.token, { name: 'n'.repeat(121), instructions: 'y' })).body.error).toMatch(/name must be at most 120 characters/);
+    expect((await createSkill(app, ws.token, { name: 'n'.repeat(121), instructions: 'y' })).body.error).toMatch(
+      /name must be at most 120 characters/,
+    );
     const viewer = await addUserWithKey(app, ws, 'viewer');
     expect((await createSkill(app, viewer.token, { name: uniqueName('v'), instructions: 'y' })).status).toBe(403);
     const personal = await addUserWithKey(app, ws, 'member', 'personal');
-    expect(await http(app, 'GET', S, { token: personal.token })).toMatchObject({ status: 403, body: { error: 'A workspace API key is required.' } });
+    expect(await http(app, 'GET', S, { token: personal.token })).toMatchObject({
+      status: 403,
+      body: { error: 'A workspace API key is required.' },
+    });
     expect((await http(app, 'GET', S)).status).toBe(401);
   });
 });
@@ -145,7 +177,11 @@ describe('list and query', () => {
   test('`?query=` is a case-insensitive substring of name, description or instructions; `%` and `_` are literal', async () => {
     const tag = `zq${Date.now().toString(36)}`;
     const byName = await newSkill(app, ws.token, { name: `${tag}-NAME`, instructions: 'plain' });
-    const byDescription = await newSkill(app, ws.token, { name: uniqueName('d'), description: `About ${tag.toUpperCase()} things`, instructions: 'plain' });
+    const byDescription = await newSkill(app, ws.token, {
+      name: uniqueName('d'),
+      description: `About ${tag.toUpperCase()} things`,
+      instructions: 'plain',
+    });
     const byInstructions = await newSkill(app, ws.token, { name: uniqueName('i'), instructions: `Use ${tag} carefully, 100%_sure` });
     await newSkill(app, ws.token, { name: uniqueName('unrelated'), instructions: 'nothing' });
     const ids = (await listSkills(app, ws.token, tag.toUpperCase())).map((s) => s.id).sort();
@@ -162,7 +198,10 @@ describe('visibility', () => {
     expect(await getSkill(app, bob.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect(await patchSkill(app, bob.token, draft.id, { instructions: 'hijacked' })).toMatchObject({ status: 404, body: NOT_FOUND });
     expect(await deleteSkill(app, bob.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await loadSkills(app, bob.token, { skillIds: [draft.id] })).toMatchObject({ status: 404, body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
+    expect(await loadSkills(app, bob.token, { skillIds: [draft.id] })).toMatchObject({
+      status: 404,
+      body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
     expect((await getSkill(app, ws.token, draft.id)).body.skill).toEqual(draft);
   });
 
@@ -172,8 +211,14 @@ describe('visibility', () => {
     expect(await getSkill(app, other.token, id)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect(await patchSkill(app, other.token, id, { description: 'x' })).toMatchObject({ status: 404, body: NOT_FOUND });
     expect(await deleteSkill(app, other.token, id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await loadSkills(app, other.token, { skillIds: [id] })).toMatchObject({ status: 404, body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
-    expect(await loadSkills(app, other.token, { skillName: mine.name })).toMatchObject({ status: 404, body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
+    expect(await loadSkills(app, other.token, { skillIds: [id] })).toMatchObject({
+      status: 404,
+      body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
+    expect(await loadSkills(app, other.token, { skillName: mine.name })).toMatchObject({
+      status: 404,
+      body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
     expect((await listSkills(app, other.token)).map((s) => s.id)).not.toContain(id);
     const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId);
     for (const action of ['request-publication', 'publish', 'rollback', 'archive']) {
@@ -194,7 +239,14 @@ describe('update and delete', () => {
     const draft = await newSkill(app, ws.token, { name: uniqueName('edit'), instructions: 'one' });
     const res = await patchSkill(app, ws.token, draft.id, { enabled: false, description: 'new d', instructions: 'two' });
     expect(res.status).toBe(200);
-    expect(res.body.skill).toMatchObject({ id: draft.id, version: 1, enabled: false, description: 'new d', instructions: 'two', publicationStatus: 'draft' });
+    expect(res.body.skill).toMatchObject({
+      id: draft.id,
+      version: 1,
+      enabled: false,
+      description: 'new d',
+      instructions: 'two',
+      publicationStatus: 'draft',
+    });
     const rename = await patchSkill(app, ws.token, draft.id, { name: 'renamed' });
     expect(rename.status).toBe(400);
     expect(rename.body.error).toMatch(/name/);
@@ -219,7 +271,12 @@ describe('versions and publication', () => {
     // Only the owner requests review; a second request while pending is refused.
     const requested = await move(app, ownerCookie, v1.id, 'request-publication');
     expect(requested.status).toBe(200);
-    expect(requested.body.skill).toMatchObject({ id: v1.id, publicationStatus: 'pending', visibility: 'private', reviewRequestedAt: expect.any(String) });
+    expect(requested.body.skill).toMatchObject({
+      id: v1.id,
+      publicationStatus: 'pending',
+      visibility: 'private',
+      reviewRequestedAt: expect.any(String),
+    });
     expect(await move(app, ownerCookie, v1.id, 'request-publication')).toMatchObject({ status: 409, body: PENDING });
     // Pending is still private to its owner.
     expect(await getSkill(app, bob.token, v1.id)).toMatchObject({ status: 404, body: NOT_FOUND });
@@ -229,25 +286,47 @@ describe('versions and publication', () => {
     const v2res = await patchSkill(app, ws.token, v1.id, { instructions: 'Deploy v2' });
     expect(v2res.status).toBe(200);
     const v2 = v2res.body.skill;
-    expect(v2).toMatchObject({ name, description: 'Deploy', instructions: 'Deploy v2', version: 2, parentVersionId: v1.id, publicationStatus: 'draft', visibility: 'private', ownerId: ws.ownerId });
+    expect(v2).toMatchObject({
+      name,
+      description: 'Deploy',
+      instructions: 'Deploy v2',
+      version: 2,
+      parentVersionId: v1.id,
+      publicationStatus: 'draft',
+      visibility: 'private',
+      ownerId: ws.ownerId,
+    });
     expect(v2.id).not.toBe(v1.id);
     expect(await getSkill(app, ws.token, v1.id)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect((await row(v1.id))!.publicationStatus).toBe('archived');
     expect((await listSkills(app, ws.token)).map((s) => s.id)).not.toContain(v1.id);
 
     // Publish needs a pending version and an Admin or Owner.
-    expect(await move(app, ownerCookie, v2.id, 'publish')).toMatchObject({ status: 409, body: { error: 'Only a skill awaiting publication review can be published.' } });
+    expect(await move(app, ownerCookie, v2.id, 'publish')).toMatchObject({
+      status: 409,
+      body: { error: 'Only a skill awaiting publication review can be published.' },
+    });
     expect((await move(app, ownerCookie, v2.id, 'request-publication')).status).toBe(200);
     expect(await move(app, bob.cookie, v2.id, 'publish')).toMatchObject({ status: 403, body: { error: 'Admin or Owner role required.' } });
     const reviews = await http(app, 'GET', '/api/skills/reviews', { cookie: ownerCookie });
     expect(reviews.body.skills.map((s: any) => s.id)).toContain(v2.id);
     expect(reviews.body.skills.every((s: any) => s.publicationStatus === 'pending' && s.workspaceId === ws.workspaceId)).toBe(true);
-    expect(await http(app, 'GET', '/api/skills/reviews', { cookie: bob.cookie })).toMatchObject({ status: 403, body: { error: 'Admin or Owner role required.' } });
+    expect(await http(app, 'GET', '/api/skills/reviews', { cookie: bob.cookie })).toMatchObject({
+      status: 403,
+      body: { error: 'Admin or Owner role required.' },
+    });
     const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId);
     expect((await http(app, 'GET', '/api/skills/reviews', { cookie: otherCookie })).body.skills.map((s: any) => s.id)).not.toContain(v2.id);
     const published = await move(app, ownerCookie, v2.id, 'publish');
     expect(published.status).toBe(200);
-    expect(published.body.skill).toMatchObject({ id: v2.id, publicationStatus: 'published', visibility: 'workspace', reviewerId: ws.ownerId, reviewedAt: expect.any(String), publishedAt: expect.any(String) });
+    expect(published.body.skill).toMatchObject({
+      id: v2.id,
+      publicationStatus: 'published',
+      visibility: 'workspace',
+      reviewerId: ws.ownerId,
+      reviewedAt: expect.any(String),
+      publishedAt: expect.any(String),
+    });
 
     // The whole workspace sees it; only the owner edits or deletes; published cannot be deleted.
     expect((await listSkills(app, bob.token)).map((s) => s.id)).toContain(v2.id);
@@ -255,15 +334,28 @@ describe('versions and publication', () => {
     expect(await patchSkill(app, bob.token, v2.id, { instructions: 'bob was here' })).toMatchObject({ status: 403, body: OWNER_ONLY });
     expect(await deleteSkill(app, bob.token, v2.id)).toMatchObject({ status: 403, body: OWNER_ONLY });
     expect(await deleteSkill(app, ws.token, v2.id)).toMatchObject({ status: 409, body: PUBLISHED_DELETE });
-    expect(await move(app, bob.cookie, v2.id, 'request-publication')).toMatchObject({ status: 403, body: { error: 'Only the skill owner can request publication.' } });
+    expect(await move(app, bob.cookie, v2.id, 'request-publication')).toMatchObject({
+      status: 403,
+      body: { error: 'Only the skill owner can request publication.' },
+    });
 
     // `enabled` alone switches the published skill in place.
-    expect((await patchSkill(app, ws.token, v2.id, { enabled: false })).body.skill).toMatchObject({ id: v2.id, enabled: false, publicationStatus: 'published' });
+    expect((await patchSkill(app, ws.token, v2.id, { enabled: false })).body.skill).toMatchObject({
+      id: v2.id,
+      enabled: false,
+      publicationStatus: 'published',
+    });
     expect((await patchSkill(app, ws.token, v2.id, { enabled: true })).body.skill.enabled).toBe(true);
 
     // A content edit of the published skill makes a new private draft; the published one keeps serving.
     const v3 = (await patchSkill(app, ws.token, v2.id, { instructions: 'Deploy v3' })).body.skill;
-    expect(v3).toMatchObject({ version: 3, parentVersionId: v2.id, publicationStatus: 'draft', visibility: 'private', instructions: 'Deploy v3' });
+    expect(v3).toMatchObject({
+      version: 3,
+      parentVersionId: v2.id,
+      publicationStatus: 'draft',
+      visibility: 'private',
+      instructions: 'Deploy v3',
+    });
     expect((await getSkill(app, bob.token, v2.id)).body.skill.instructions).toBe('Deploy v2');
     expect(await getSkill(app, bob.token, v3.id)).toMatchObject({ status: 404 });
     // A second edit of the published skill goes to that same draft.
@@ -282,18 +374,29 @@ describe('versions and publication', () => {
     expect(await move(app, bob.cookie, v3.id, 'rollback')).toMatchObject({ status: 403 });
     const rolled = await move(app, ownerCookie, v3.id, 'rollback');
     expect(rolled.status).toBe(200);
-    expect(rolled.body.skill).toMatchObject({ id: v2.id, version: 2, publicationStatus: 'published', visibility: 'workspace', instructions: 'Deploy v2' });
+    expect(rolled.body.skill).toMatchObject({
+      id: v2.id,
+      version: 2,
+      publicationStatus: 'published',
+      visibility: 'workspace',
+      instructions: 'Deploy v2',
+    });
     expect(await getSkill(app, bob.token, v3.id)).toMatchObject({ status: 404 });
     expect((await listSkills(app, bob.token)).filter((s) => s.name === name).map((s) => s.id)).toEqual([v2.id]);
-    expect(await move(app, ownerCookie, v2.id, 'rollback')).toMatchObject({ status: 409, body: { error: 'This skill has no earlier published version to roll back to.' } });
+    expect(await move(app, ownerCookie, v2.id, 'rollback')).toMatchObject({
+      status: 409,
+      body: { error: 'This skill has no earlier published version to roll back to.' },
+    });
     const audits = await app.orm.em.fork().find(AuditLogSchema, { targetId: { $in: [v2.id, v3.id] } });
-    expect(audits.map((a) => [a.action, a.targetId, a.actorUserId])).toEqual(expect.arrayContaining([
-      ['skill.request_publication', v2.id, ws.ownerId],
-      ['skill.publish', v2.id, ws.ownerId],
-      ['skill.request_publication', v3.id, ws.ownerId],
-      ['skill.publish', v3.id, ws.ownerId],
-      ['skill.rollback', v2.id, ws.ownerId],
-    ]));
+    expect(audits.map((a) => [a.action, a.targetId, a.actorUserId])).toEqual(
+      expect.arrayContaining([
+        ['skill.request_publication', v2.id, ws.ownerId],
+        ['skill.publish', v2.id, ws.ownerId],
+        ['skill.request_publication', v3.id, ws.ownerId],
+        ['skill.publish', v3.id, ws.ownerId],
+        ['skill.rollback', v2.id, ws.ownerId],
+      ]),
+    );
     expect(audits).toHaveLength(5);
 
     // A new version after the rollback continues the numbering.
@@ -329,7 +432,10 @@ describe('versions and publication', () => {
     await move(app, ownerCookie, mine.id, 'publish');
     const bobs = await newSkill(app, bob.token, { name, instructions: 'bob version' });
     expect((await move(app, bob.cookie, bobs.id, 'request-publication')).body.skill.publicationStatus).toBe('pending');
-    expect(await move(app, ownerCookie, bobs.id, 'publish')).toMatchObject({ status: 409, body: { error: `Another published skill of this workspace is named ${name}.` } });
+    expect(await move(app, ownerCookie, bobs.id, 'publish')).toMatchObject({
+      status: 409,
+      body: { error: `Another published skill of this workspace is named ${name}.` },
+    });
     expect((await getSkill(app, bob.token, bobs.id)).body.skill.publicationStatus).toBe('pending');
     // The owner of the skill requests review, not another member.
     const ownersDraft = await newSkill(app, ws.token, { name: uniqueName('owner-draft'), instructions: 'x' });
@@ -341,9 +447,15 @@ describe('session routes and the document', () => {
   test('publication moves need a session (a bearer key is not one) and refuse cross-origin posts', async () => {
     const draft = await newSkill(app, ws.token, { name: uniqueName('session-only'), instructions: 'x' });
     for (const action of ['request-publication', 'publish', 'rollback', 'archive']) {
-      expect(await http(app, 'POST', `/api/skills/${draft.id}/${action}`, { token: ws.token })).toMatchObject({ status: 401, body: { error: 'Sign-in is required.' } });
+      expect(await http(app, 'POST', `/api/skills/${draft.id}/${action}`, { token: ws.token })).toMatchObject({
+        status: 401,
+        body: { error: 'Sign-in is required.' },
+      });
     }
-    const crossOrigin = await http(app, 'POST', `/api/skills/${draft.id}/request-publication`, { cookie: ownerCookie, headers: { origin: 'https://evil.example' } });
+    const crossOrigin = await http(app, 'POST', `/api/skills/${draft.id}/request-publication`, {
+      cookie: ownerCookie,
+      headers: { origin: 'https://evil.example' },
+    });
     expect(crossOrigin).toMatchObject({ status: 403, body: { error: 'Cross-origin request refused.' } });
     expect((await getSkill(app, ws.token, draft.id)).body.skill.publicationStatus).toBe('draft');
   });
@@ -353,7 +465,13 @@ describe('session routes and the document', () => {
     expect(Object.keys(doc.paths['/api/v1/skills'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(doc.paths['/api/v1/skills/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
     expect(doc.paths['/api/skills/reviews'].get).toBeDefined();
-    for (const p of ['/api/v1/skills/load', '/api/skills/{id}/request-publication', '/api/skills/{id}/publish', '/api/skills/{id}/rollback', '/api/skills/{id}/archive']) {
+    for (const p of [
+      '/api/v1/skills/load',
+      '/api/skills/{id}/request-publication',
+      '/api/skills/{id}/publish',
+      '/api/skills/{id}/rollback',
+      '/api/skills/{id}/archive',
+    ]) {
       expect(doc.paths[p]?.post).toBeDefined();
     }
   });
@@ -363,17 +481,35 @@ describe('files', () => {
   test('ready files of the workspace attach; others are refused', async () => {
     const ready = await uploadFile(app, { token: ws.token }, Buffer.from('checklist'), { name: 'checklist.md', mimeType: 'text/markdown' });
     expect(ready.status).toBe('ready');
-    const skill = await newSkill(app, ws.token, { name: uniqueName('with-file'), instructions: 'Use the checklist.', fileIds: [ready.id, ready.id] });
+    const skill = await newSkill(app, ws.token, {
+      name: uniqueName('with-file'),
+      instructions: 'Use the checklist.',
+      fileIds: [ready.id, ready.id],
+    });
     expect(skill.fileIds).toEqual([ready.id]);
-    const pending = await http(app, 'POST', '/api/v1/files', { token: ws.token, body: { name: 'p.txt', mimeType: 'text/plain', sizeBytes: 3 }, headers: { 'idempotency-key': `k-${++seq}` } });
+    const pending = await http(app, 'POST', '/api/v1/files', {
+      token: ws.token,
+      body: { name: 'p.txt', mimeType: 'text/plain', sizeBytes: 3 },
+      headers: { 'idempotency-key': `k-${++seq}` },
+    });
     const theirs = await uploadFile(app, { token: other.token }, Buffer.from('theirs'));
     for (const id of [pending.body.data.file.id, theirs.id, 'missing-file']) {
-      expect(await patchSkill(app, ws.token, skill.id, { fileIds: [id] })).toMatchObject({ status: 400, body: { error: `File ${id} is not a ready file of this workspace.` } });
+      expect(await patchSkill(app, ws.token, skill.id, { fileIds: [id] })).toMatchObject({
+        status: 400,
+        body: { error: `File ${id} is not a ready file of this workspace.` },
+      });
     }
     expect((await getSkill(app, ws.token, skill.id)).body.skill.fileIds).toEqual([ready.id]);
     const second = await uploadFile(app, { token: ws.token }, Buffer.from('second'), { name: 'second.txt', mimeType: 'text/plain' });
-    expect((await patchSkill(app, ws.token, skill.id, { fileIds: [second.id, ready.id] })).body.skill).toMatchObject({ id: skill.id, version: 1, fileIds: [second.id, ready.id] });
-    expect((await loadSkills(app, ws.token, { skillIds: [skill.id] })).body.skills[0].files.map((f: any) => f.name)).toEqual(['second.txt', 'checklist.md']);
+    expect((await patchSkill(app, ws.token, skill.id, { fileIds: [second.id, ready.id] })).body.skill).toMatchObject({
+      id: skill.id,
+      version: 1,
+      fileIds: [second.id, ready.id],
+    });
+    expect((await loadSkills(app, ws.token, { skillIds: [skill.id] })).body.skills[0].files.map((f: any) => f.name)).toEqual([
+      'second.txt',
+      'checklist.md',
+    ]);
     expect((await patchSkill(app, ws.token, skill.id, { fileIds: [] })).body.skill.fileIds).toEqual([]);
     const tooMany = await patchSkill(app, ws.token, skill.id, { fileIds: Array.from({ length: 21 }, (_, i) => `f${i}`) });
     expect(tooMany.status).toBe(400);
@@ -408,7 +544,9 @@ describe('POST /skills/load', () => {
           description: 'A',
           instructions: 'Alpha steps',
           version: 1,
-          files: [{ id: file.id, name: 'style.md', mimeType: 'text/markdown', sizeBytes: file.sizeBytes, sha256: file.sha256, status: 'ready' }],
+          files: [
+            { id: file.id, name: 'style.md', mimeType: 'text/markdown', sizeBytes: file.sizeBytes, sha256: file.sha256, status: 'ready' },
+          ],
         },
       ],
       compatibility: { usedLegacyFields: [] },
@@ -442,14 +580,21 @@ describe('POST /skills/load', () => {
 
   test('409 PROGRESSIVE_SKILL_VERSION_MISMATCH when versions or the legacy version differ', async () => {
     const byMap = await loadSkills(app, ws.token, { skillIds: [alpha.id, beta.id], versions: { [beta.id]: 3 } });
-    expect(byMap).toMatchObject({ status: 409, body: { error: `Skill ${beta.id} is at version 1, not version 3.`, code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' } });
+    expect(byMap).toMatchObject({
+      status: 409,
+      body: { error: `Skill ${beta.id} is at version 1, not version 3.`, code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' },
+    });
     expect(byMap.headers.get('cache-control')).toBe('private, no-store');
-    expect(await loadSkills(app, ws.token, { skillId: alpha.id, version: 2 })).toMatchObject({ status: 409, body: { code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' } });
+    expect(await loadSkills(app, ws.token, { skillId: alpha.id, version: 2 })).toMatchObject({
+      status: 409,
+      body: { code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' },
+    });
     expect((await loadSkills(app, ws.token, { skillIds: [alpha.id], versions: { [alpha.id]: 1 } })).status).toBe(200);
   });
 
   test('400 `Invalid progressive skill load request.` with no code for a body that is not a load request', async () => {
-    const raw = (rawBody: string, contentType = 'application/json') => http(app, 'POST', `${S}/load`, { token: ws.token, rawBody, headers: { 'content-type': contentType } });
+    const raw = (rawBody: string, contentType = 'application/json') =>
+      http(app, 'POST', `${S}/load`, { token: ws.token, rawBody, headers: { 'content-type': contentType } });
     const cases = [
       await loadSkills(app, ws.token, { skillIds: [alpha.id], extra: true }),
       await loadSkills(app, ws.token, { skillIds: alpha.id }),
@@ -481,44 +626,73 @@ describe('POST /skills/load', () => {
       [{ skillIds: [alpha.id], versions: { [alpha.id]: 1.5 } }, 'Skill versions must be positive integers.'],
       [{ skillId: alpha.id, version: -1 }, 'Skill versions must be positive integers.'],
       [{ skillIds: [alpha.id], versions: { [beta.id]: 1 } }, `versions names skill ${beta.id}, which is not requested.`],
-      [{ skillIds: [alpha.id, beta.id], version: 1 }, 'The legacy version field needs exactly one requested skill; use versions for several.'],
+      [
+        { skillIds: [alpha.id, beta.id], version: 1 },
+        'The legacy version field needs exactly one requested skill; use versions for several.',
+      ],
       [{ skillId: alpha.id, version: 1, versions: { [alpha.id]: 2 } }, `version and versions disagree about skill ${alpha.id}.`],
       [{ skillIds: ['a\u0000b'] }, 'Skill load request field skillIds.0 contains a NUL character (U+0000).'],
     ];
     for (const [body, error] of cases) {
       const res = await loadSkills(app, ws.token, body);
-      expect({ body, status: res.status, error: res.body }).toEqual({ body, status: 400, error: { error, code: 'PROGRESSIVE_SKILL_INVALID_REQUEST' } });
+      expect({ body, status: res.status, error: res.body }).toEqual({
+        body,
+        status: 400,
+        error: { error, code: 'PROGRESSIVE_SKILL_INVALID_REQUEST' },
+      });
     }
     // 32 distinct ids are within the limit (and then not available), as are duplicates of one id.
-    expect((await loadSkills(app, ws.token, { skillIds: Array.from({ length: 32 }, (_, i) => `skill_${i}`) })).body.code).toBe('PROGRESSIVE_SKILL_NOT_AVAILABLE');
+    expect((await loadSkills(app, ws.token, { skillIds: Array.from({ length: 32 }, (_, i) => `skill_${i}`) })).body.code).toBe(
+      'PROGRESSIVE_SKILL_NOT_AVAILABLE',
+    );
     expect((await loadSkills(app, ws.token, { skillIds: ['y'.repeat(191)] })).body.code).toBe('PROGRESSIVE_SKILL_NOT_AVAILABLE');
   });
 
   test('404 PROGRESSIVE_SKILL_NOT_AVAILABLE: unknown, disabled, or with a file that is no longer ready; nothing is counted', async () => {
     const before = (await row(beta.id))!.usageCount;
-    expect(await loadSkills(app, ws.token, { skillIds: [beta.id, 'skill_unknown'] })).toMatchObject({ status: 404, body: { error: 'Skill skill_unknown is not available.', code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
-    expect(await loadSkills(app, ws.token, { skillName: 'no-such-skill' })).toMatchObject({ status: 404, body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
+    expect(await loadSkills(app, ws.token, { skillIds: [beta.id, 'skill_unknown'] })).toMatchObject({
+      status: 404,
+      body: { error: 'Skill skill_unknown is not available.', code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
+    expect(await loadSkills(app, ws.token, { skillName: 'no-such-skill' })).toMatchObject({
+      status: 404,
+      body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
     const disabled = await newSkill(app, ws.token, { name: uniqueName('disabled'), instructions: 'off', enabled: false });
-    expect(await loadSkills(app, ws.token, { skillIds: [disabled.id] })).toMatchObject({ status: 404, body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
-    expect(await loadSkills(app, ws.token, { skillName: disabled.name })).toMatchObject({ status: 404, body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
+    expect(await loadSkills(app, ws.token, { skillIds: [disabled.id] })).toMatchObject({
+      status: 404,
+      body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
+    expect(await loadSkills(app, ws.token, { skillName: disabled.name })).toMatchObject({
+      status: 404,
+      body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
     const doomed = await uploadFile(app, { token: ws.token }, Buffer.from('soon gone'));
     const withDoomed = await newSkill(app, ws.token, { name: uniqueName('doomed'), instructions: 'uses a file', fileIds: [doomed.id] });
     expect((await loadSkills(app, ws.token, { skillIds: [withDoomed.id] })).status).toBe(200);
     expect((await removeFile(app, { token: ws.token }, doomed.id)).status).toBe(202);
-    expect(await loadSkills(app, ws.token, { skillIds: [beta.id, withDoomed.id] })).toMatchObject({ status: 404, body: { error: `A file of skill ${withDoomed.id} is not available.`, code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' } });
+    expect(await loadSkills(app, ws.token, { skillIds: [beta.id, withDoomed.id] })).toMatchObject({
+      status: 404,
+      body: { error: `A file of skill ${withDoomed.id} is not available.`, code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
+    });
     expect((await row(beta.id))!.usageCount).toBe(before);
   });
 
   test('workspace key only', async () => {
     const personal = await addUserWithKey(app, ws, 'member', 'personal');
-    expect(await loadSkills(app, personal.token, { skillIds: [alpha.id] })).toMatchObject({ status: 403, body: { error: 'A workspace API key is required.' } });
+    expect(await loadSkills(app, personal.token, { skillIds: [alpha.id] })).toMatchObject({
+      status: 403,
+      body: { error: 'A workspace API key is required.' },
+    });
     expect((await loadSkills(app, '', { skillIds: [alpha.id] })).status).toBe(401);
   });
 
   test('each load counts one use of every loaded skill, concurrent loads included', async () => {
     const counted = await newSkill(app, ws.token, { name: uniqueName('counted'), instructions: 'count me' });
     const other = await newSkill(app, ws.token, { name: uniqueName('counted-too'), instructions: 'me too' });
-    const results = await Promise.all(Array.from({ length: 12 }, () => loadSkills(app, ws.token, { skillIds: [counted.id, other.id, counted.id] })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => loadSkills(app, ws.token, { skillIds: [counted.id, other.id, counted.id] })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(12).fill(200));
     await loadSkills(app, ws.token, { skillName: counted.name });
     const skill = (await getSkill(app, ws.token, counted.id)).body.skill;
@@ -528,10 +702,26 @@ describe('POST /skills/load', () => {
   });
 
   test('the service function other areas call answers the same as the route', async () => {
-    const principal = { kind: 'api_key' as const, apiKeyId: ws.keyId, principalId: `key:${ws.keyId}`, userId: ws.ownerId, scope: 'workspace' as const, workspaceId: ws.workspaceId, role: 'owner' as const, organization: null, allowedWorkflowIds: null };
+    const principal = {
+      kind: 'api_key' as const,
+      apiKeyId: ws.keyId,
+      principalId: `key:${ws.keyId}`,
+      userId: ws.ownerId,
+      scope: 'workspace' as const,
+      workspaceId: ws.workspaceId,
+      role: 'owner' as const,
+      organization: null,
+      allowedWorkflowIds: null,
+    };
     const result = await loadSkillsService(app.orm.em.fork(), principal, { skillIds: [beta.id] });
     expect(result).toMatchObject({ capability: 'skills.load', effect: 'read-only', skills: [{ id: beta.id, instructions: 'Beta steps' }] });
-    await expect(loadSkillsService(app.orm.em.fork(), principal, { nope: 1 })).rejects.toMatchObject({ kind: 'invalid', message: 'Invalid progressive skill load request.', code: undefined });
-    await expect(loadSkillsService(app.orm.em.fork(), { ...principal, workspaceId: other.workspaceId }, { skillIds: [beta.id] })).rejects.toMatchObject({ kind: 'not_found', code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' });
+    await expect(loadSkillsService(app.orm.em.fork(), principal, { nope: 1 })).rejects.toMatchObject({
+      kind: 'invalid',
+      message: 'Invalid progressive skill load request.',
+      code: undefined,
+    });
+    await expect(
+      loadSkillsService(app.orm.em.fork(), { ...principal, workspaceId: other.workspaceId }, { skillIds: [beta.id] }),
+    ).rejects.toMatchObject({ kind: 'not_found', code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' });
   });
 });

@@ -7,9 +7,11 @@ export const S = '/api/v1/skills';
 
 export const createSkill = (app: TestApp, token: string, body: unknown): Promise<HttpResult> => http(app, 'POST', S, { token, body });
 export const getSkill = (app: TestApp, token: string, id: string): Promise<HttpResult> => http(app, 'GET', `${S}/${id}`, { token });
-export const patchSkill = (app: TestApp, token: string, id: string, body: unknown): Promise<HttpResult> => http(app, 'PATCH', `${S}/${id}`, { token, body });
+export const patchSkill = (app: TestApp, token: string, id: string, body: unknown): Promise<HttpResult> =>
+  http(app, 'PATCH', `${S}/${id}`, { token, body });
 export const deleteSkill = (app: TestApp, token: string, id: string): Promise<HttpResult> => http(app, 'DELETE', `${S}/${id}`, { token });
-export const loadSkills = (app: TestApp, token: string, body: unknown): Promise<HttpResult> => http(app, 'POST', `${S}/load`, { token, body });
+export const loadSkills = (app: TestApp, token: string, body: unknown): Promise<HttpResult> =>
+  http(app, 'POST', `${S}/load`, { token, body });
 
 export async function listSkills(app: TestApp, token: string, query?: string): Promise<any[]> {
   const res = await http(app, 'GET', query === undefined ? S : `${S}?query=${encodeURIComponent(query)}`, { token });
@@ -18,7 +20,8 @@ export async function listSkills(app: TestApp, token: string, query?: string): P
 }
 
 /** A session publication move: `request-publication`, `publish`, `rollback` or `archive`. */
-export const move = (app: TestApp, cookie: string, id: string, action: string): Promise<HttpResult> => http(app, 'POST', `/api/skills/${id}/${action}`, { cookie });
+export const move = (app: TestApp, cookie: string, id: string, action: string): Promise<HttpResult> =>
+  http(app, 'POST', `/api/skills/${id}/${action}`, { cookie });
 
 /** A member of `ws` with a workspace key and a session (their password set directly). */
 export async function memberWithSession(app: TestApp, ws: WorkspaceFixture, role: 'admin' | 'member' | 'viewer') {

@@ -22,8 +22,12 @@ beforeAll(async () => {
     const match = /^\/job\/(.+)\/api\/json$/.exec(url.pathname);
     const job = match ? decodeURIComponent(match[1].split('/job/').join('/')) : null;
     if (!job || !(job in builds)) return void res.writeHead(404).end('{}');
-    const list = [...builds[job]].reverse().map((b) => ({ ...b, url: `${base}/job/${job}/${b.number}/`, timestamp: 1_700_000_000_000 + b.number }));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ _class: 'hudson.model.FreeStyleProject', builds: list }));
+    const list = [...builds[job]]
+      .reverse()
+      .map((b) => ({ ...b, url: `${base}/job/${job}/${b.number}/`, timestamp: 1_700_000_000_000 + b.number }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ _class: 'hudson.model.FreeStyleProject', builds: list }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -31,7 +35,11 @@ beforeAll(async () => {
 });
 const scheduled = new Set<string>();
 afterAll(async () => {
-  for (const id of scheduled) await stack?.app.deps.temporal.client.schedule.getHandle(id).delete().catch(() => undefined);
+  for (const id of scheduled)
+    await stack?.app.deps.temporal.client.schedule
+      .getHandle(id)
+      .delete()
+      .catch(() => undefined);
   await stack?.close();
   await new Promise((r) => server?.close(r));
 });
@@ -40,11 +48,20 @@ const runsOf = (workflowId: string, count: number) => runsOfWorkflow(stack.app, 
 
 test('baseline, then one api run per new completed FAILURE build; a running build holds the cursor; job errors are kept per job', async () => {
   const { app, ws } = stack;
-  const cred = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Jenkins', type: 'ci', value: { token: TOKEN, username: 'bot', baseUrl: base } } });
+  const cred = await http(app, 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: 'Jenkins', type: 'ci', value: { token: TOKEN, username: 'bot', baseUrl: base } },
+  });
   expect(cred.status).toBe(201);
   const wf = await http(app, 'POST', '/api/v1/workflows', {
     token: ws.token,
-    body: { nodes: [{ id: 'build', type: 'ci', config: {} }, { id: 'out', type: 'transform', config: { expression: '"ci"' } }], edges: [{ source: 'build', target: 'out' }] },
+    body: {
+      nodes: [
+        { id: 'build', type: 'ci', config: {} },
+        { id: 'out', type: 'transform', config: { expression: '"ci"' } },
+      ],
+      edges: [{ source: 'build', target: 'out' }],
+    },
   });
   expect(wf.status).toBe(201);
   const workflowId = wf.body.workflow.id;
@@ -53,13 +70,24 @@ test('baseline, then one api run per new completed FAILURE build; a running buil
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
-    source: { kind: 'ci', targetId: prod.targetId, nodeId: 'build', credentialId: cred.body.credential.id, jobs: ['api', 'folder/web', 'missing'], results: ['FAILURE'] },
+    source: {
+      kind: 'ci',
+      targetId: prod.targetId,
+      nodeId: 'build',
+      credentialId: cred.body.credential.id,
+      jobs: ['api', 'folder/web', 'missing'],
+      results: ['FAILURE'],
+    },
   });
   const sourceId = configured.receipt.sourceId;
   const poll = () => pollCiSource(app.orm.em.fork(), { keys: keySettingsOf(app.deps.config), allowPrivateNetworks: true }, sourceId);
-  const sourceView = async () => (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.ci[0];
+  const sourceView = async () =>
+    (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.ci[0];
 
-  builds.api = [{ number: 1, result: 'SUCCESS' }, { number: 2, result: 'FAILURE' }];
+  builds.api = [
+    { number: 1, result: 'SUCCESS' },
+    { number: 2, result: 'FAILURE' },
+  ];
   builds['folder/web'] = [];
   expect(await poll()).toEqual({ outcome: 'polled', started: 0 });
   let view = await sourceView();
@@ -92,7 +120,10 @@ test('baseline, then one api run per new completed FAILURE build; a running buil
 
 test('the source is polled by its ci_ Temporal Schedule', async () => {
   const { app, ws } = stack;
-  const cred = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Jenkins2', type: 'ci', value: { token: TOKEN, username: 'bot', baseUrl: base } } });
+  const cred = await http(app, 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: 'Jenkins2', type: 'ci', value: { token: TOKEN, username: 'bot', baseUrl: base } },
+  });
   expect(cred.status).toBe(201);
   const wf = await http(app, 'POST', '/api/v1/workflows', {
     token: ws.token,
@@ -101,13 +132,18 @@ test('the source is polled by its ci_ Temporal Schedule', async () => {
   const workflowId = wf.body.workflow.id;
   await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
   const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
-  const configured = await changed(app, ws.token, workflowId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'ci', targetId: prod.targetId, nodeId: 'build', credentialId: cred.body.credential.id, jobs: ['api'] } });
+  const configured = await changed(app, ws.token, workflowId, {
+    action: 'configure-source',
+    expectedRevision: prod.revision,
+    source: { kind: 'ci', targetId: prod.targetId, nodeId: 'build', credentialId: cred.body.credential.id, jobs: ['api'] },
+  });
   const sourceId = configured.receipt.sourceId;
   const synced = await syncSourceSchedules(app.deps.temporal.client, app.orm.em.fork());
   synced.kept.forEach((id) => scheduled.add(id));
   expect(synced.kept).toContain(ciScheduleId(sourceId));
   await app.deps.temporal.client.schedule.getHandle(ciScheduleId(sourceId)).trigger();
-  const view = async () => (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.ci[0];
+  const view = async () =>
+    (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.ci[0];
   const deadline = Date.now() + 30_000;
   while ((await view()).lastPolledAt === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   expect((await view()).jobStatuses.api).toMatchObject({ baselineBuildNumber: builds.api[builds.api.length - 1].number, error: null });

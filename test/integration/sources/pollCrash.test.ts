@@ -41,7 +41,9 @@ beforeAll(async () => {
     if (url.pathname === '/feed.xml') return void res.writeHead(200, { 'content-type': 'application/rss+xml' }).end(feedBody);
     const job = /^\/job\/([^/]+)\/api\/json$/.exec(url.pathname)?.[1];
     if (!job || !builds[job]) return void res.writeHead(404).end('{}');
-    const list = [...builds[job]].reverse().map((b) => ({ ...b, url: `${base}/job/${job}/${b.number}/`, timestamp: 1_700_000_000_000 + b.number }));
+    const list = [...builds[job]]
+      .reverse()
+      .map((b) => ({ ...b, url: `${base}/job/${job}/${b.number}/`, timestamp: 1_700_000_000_000 + b.number }));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ builds: list }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -63,13 +65,20 @@ async function deployed(body: Record<string, unknown> = {}): Promise<{ workflowI
   expect(wf.status).toBe(201);
   const workflowId = wf.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
-  return { workflowId, prod: (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production') };
+  return {
+    workflowId,
+    prod: (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production'),
+  };
 }
 
 /** Starts one poll, waits until its request is held by the server, SIGKILLs the worker and starts a new one; returns the poll's result. */
 async function pollThroughACrash(type: string, sourceId: string): Promise<{ outcome: string; started: number }> {
   const arrived = new Promise<void>((resolve) => (holdNext = { arrived: resolve }));
-  const handle = await app.deps.temporal.client.workflow.start(type, { taskQueue: TASK_QUEUE, workflowId: `crash-${sourceId}-${Date.now()}`, args: [{ sourceId }] });
+  const handle = await app.deps.temporal.client.workflow.start(type, {
+    taskQueue: TASK_QUEUE,
+    workflowId: `crash-${sourceId}-${Date.now()}`,
+    args: [{ sourceId }],
+  });
   await arrived;
   await killWorker(worker!);
   for (const res of held.splice(0)) res.destroy();
@@ -78,11 +87,19 @@ async function pollThroughACrash(type: string, sourceId: string): Promise<{ outc
 }
 
 const poll = (type: string, sourceId: string) =>
-  app.deps.temporal.client.workflow.execute(type, { taskQueue: TASK_QUEUE, workflowId: `poll-${sourceId}-${Date.now()}`, args: [{ sourceId }] }) as Promise<{ outcome: string; started: number }>;
+  app.deps.temporal.client.workflow.execute(type, {
+    taskQueue: TASK_QUEUE,
+    workflowId: `poll-${sourceId}-${Date.now()}`,
+    args: [{ sourceId }],
+  }) as Promise<{ outcome: string; started: number }>;
 
 test('kill -9 of the worker during an RSS poll loses no item and starts none twice', async () => {
   const { workflowId, prod } = await deployed();
-  const configured = await changed(app, ws.token, workflowId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'rss', targetId: prod.targetId, feedUrl: `${base}/feed.xml` } });
+  const configured = await changed(app, ws.token, workflowId, {
+    action: 'configure-source',
+    expectedRevision: prod.revision,
+    source: { kind: 'rss', targetId: prod.targetId, feedUrl: `${base}/feed.xml` },
+  });
   const sourceId = configured.receipt.sourceId;
   feedBody = rss(['a', 'b']);
   expect(await poll(WORKFLOW_TYPES.rssPoll, sourceId)).toEqual({ outcome: 'baseline', started: 0 });
@@ -98,13 +115,29 @@ test('kill -9 of the worker during an RSS poll loses no item and starts none twi
 }, 120_000);
 
 test('kill -9 of the worker during a CI poll loses no build and starts none twice', async () => {
-  const cred = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name: 'Jenkins', type: 'ci', value: { token: 'ci-crash-token-0123456789', username: 'bot', baseUrl: base } } });
+  const cred = await http(app, 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: 'Jenkins', type: 'ci', value: { token: 'ci-crash-token-0123456789', username: 'bot', baseUrl: base } },
+  });
   expect(cred.status).toBe(201);
-  const { workflowId, prod } = await deployed({ nodes: [{ id: 'build', type: 'ci', config: {} }, { id: 'out', type: 'transform', config: { expression: '"ci"' } }], edges: [{ source: 'build', target: 'out' }] });
+  const { workflowId, prod } = await deployed({
+    nodes: [
+      { id: 'build', type: 'ci', config: {} },
+      { id: 'out', type: 'transform', config: { expression: '"ci"' } },
+    ],
+    edges: [{ source: 'build', target: 'out' }],
+  });
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
-    source: { kind: 'ci', targetId: prod.targetId, nodeId: 'build', credentialId: cred.body.credential.id, jobs: ['api'], results: ['FAILURE', 'SUCCESS'] },
+    source: {
+      kind: 'ci',
+      targetId: prod.targetId,
+      nodeId: 'build',
+      credentialId: cred.body.credential.id,
+      jobs: ['api'],
+      results: ['FAILURE', 'SUCCESS'],
+    },
   });
   const sourceId = configured.receipt.sourceId;
   builds.api = [{ number: 1, result: 'SUCCESS' }];

@@ -31,7 +31,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Leave no schedule behind on the shared Temporal server.
-  for (const id of scheduled) await stack?.app.deps.temporal.client.schedule.getHandle(id).delete().catch(() => undefined);
+  for (const id of scheduled)
+    await stack?.app.deps.temporal.client.schedule
+      .getHandle(id)
+      .delete()
+      .catch(() => undefined);
   await stack?.close();
   await new Promise((r) => server?.close(r));
 });
@@ -44,19 +48,49 @@ test('first poll is a baseline; 304 on an unchanged ETag; each new item starts e
   const workflowId = wf.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
   const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
-  const configured = await changed(app, ws.token, workflowId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'rss', targetId: prod.targetId, feedUrl } });
+  const configured = await changed(app, ws.token, workflowId, {
+    action: 'configure-source',
+    expectedRevision: prod.revision,
+    source: { kind: 'rss', targetId: prod.targetId, feedUrl },
+  });
   const sourceId = configured.receipt.sourceId;
   const poll = () => pollRssSource(app.orm.em.fork(), { allowPrivateNetworks: true }, sourceId);
 
-  feed = { status: 200, etag: '"v1"', body: rss([{ guid: 'a', title: 'Old A' }, { guid: 'b', title: 'Old B' }]) };
+  feed = {
+    status: 200,
+    etag: '"v1"',
+    body: rss([
+      { guid: 'a', title: 'Old A' },
+      { guid: 'b', title: 'Old B' },
+    ]),
+  };
   expect(await poll()).toEqual({ outcome: 'baseline', started: 0 });
   expect(await poll()).toEqual({ outcome: 'not_modified', started: 0 });
   expect(requests[requests.length - 1]['if-none-match']).toBe('"v1"');
 
-  feed = { status: 200, etag: '"v2"', body: rss([{ guid: 'd', title: 'New D' }, { guid: 'c', title: 'New C' }, { guid: 'a', title: 'Old A' }, { guid: 'b', title: 'Old B' }]) };
+  feed = {
+    status: 200,
+    etag: '"v2"',
+    body: rss([
+      { guid: 'd', title: 'New D' },
+      { guid: 'c', title: 'New C' },
+      { guid: 'a', title: 'Old A' },
+      { guid: 'b', title: 'Old B' },
+    ]),
+  };
   expect(await poll()).toEqual({ outcome: 'polled', started: 2 });
   // Two pollers racing over the same new item (a retried activity after a worker was killed) start it once.
-  feed = { status: 200, etag: '"v2b"', body: rss([{ guid: 'e', title: 'New E' }, { guid: 'd', title: 'New D' }, { guid: 'c', title: 'New C' }, { guid: 'a', title: 'Old A' }, { guid: 'b', title: 'Old B' }]) };
+  feed = {
+    status: 200,
+    etag: '"v2b"',
+    body: rss([
+      { guid: 'e', title: 'New E' },
+      { guid: 'd', title: 'New D' },
+      { guid: 'c', title: 'New C' },
+      { guid: 'a', title: 'Old A' },
+      { guid: 'b', title: 'Old B' },
+    ]),
+  };
   const raced = await Promise.all([poll(), poll()]);
   expect(raced.reduce((n, r) => n + r.started, 0)).toBe(1);
   // The server ignores the validator now: the same items are seen again and start nothing.
@@ -86,7 +120,11 @@ test('the parser reads RSS 2.0, Atom and JSON Feed; items without an id are keye
     ['id:urn:1', 'One', 'https://x.test/1'],
     [expect.stringMatching(/^link:/), 'Two', 'https://x.test/2'],
   ]);
-  const json = JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 'J', items: [{ id: '9', title: 'Nine', url: 'https://x.test/9' }] });
+  const json = JSON.stringify({
+    version: 'https://jsonfeed.org/version/1.1',
+    title: 'J',
+    items: [{ id: '9', title: 'Nine', url: 'https://x.test/9' }],
+  });
   expect(parseFeed(json)).toEqual([{ key: 'id:9', title: 'Nine', link: 'https://x.test/9', summary: null, publishedAt: null }]);
   expect(parseFeed(rss([{ guid: 'g', title: 'G &amp; H' }]))[0]).toMatchObject({ key: 'id:g', title: 'G & H' });
   expect(() => parseFeed('<html><body>no</body></html>')).toThrow();
@@ -100,7 +138,11 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
   await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
   const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
   const url = `${feedUrl}?scheduled=1`;
-  const configured = await changed(app, ws.token, workflowId, { action: 'configure-source', expectedRevision: prod.revision, source: { kind: 'rss', targetId: prod.targetId, feedUrl: url, intervalSeconds: 3600 } });
+  const configured = await changed(app, ws.token, workflowId, {
+    action: 'configure-source',
+    expectedRevision: prod.revision,
+    source: { kind: 'rss', targetId: prod.targetId, feedUrl: url, intervalSeconds: 3600 },
+  });
   const sourceId = configured.receipt.sourceId;
   feed = { status: 200, etag: '"s1"', body: rss([{ guid: 's-a', title: 'Base' }]) };
 
@@ -111,7 +153,10 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
   const described = await handle.describe();
   expect(described.spec.intervals?.[0]?.every).toBe(3_600_000);
 
-  const sourceView = async () => (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.rss.find((s: { id: string }) => s.id === sourceId);
+  const sourceView = async () =>
+    (await listTargets(app, ws.token, workflowId)).targets
+      .find((t: { kind: string }) => t.kind === 'production')
+      .sources.rss.find((s: { id: string }) => s.id === sourceId);
   const waitFor = async (done: () => Promise<boolean>) => {
     const deadline = Date.now() + 30_000;
     while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
@@ -121,7 +166,14 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
   expect((await sourceView()).lastPolledAt).toEqual(expect.any(String));
   expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId })).toBe(0);
 
-  feed = { status: 200, etag: '"s2"', body: rss([{ guid: 's-b', title: 'Scheduled B' }, { guid: 's-a', title: 'Base' }]) };
+  feed = {
+    status: 200,
+    etag: '"s2"',
+    body: rss([
+      { guid: 's-b', title: 'Scheduled B' },
+      { guid: 's-a', title: 'Base' },
+    ]),
+  };
   await handle.trigger();
   const runs = await runsOf(workflowId, 1);
   expect(runs).toHaveLength(1);

@@ -12,7 +12,16 @@ import type { Payload } from '@temporalio/common';
 import { provisionWorkspace } from '../../../services/accounts/bootstrap';
 import { randomToken } from '../../../services/kernel/ids';
 import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/kernel/payloadCodec';
-import { http, signInCookie, startTestApp, startTestStack, testPayloadCodec, waitForRun, type TestApp, type TestStack } from '../../support/harness';
+import {
+  http,
+  signInCookie,
+  startTestApp,
+  startTestStack,
+  testPayloadCodec,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+} from '../../support/harness';
 
 const OPERATOR_TOKEN = `op-${'t'.repeat(40)}`;
 const OPERATOR_EMAIL = `operator-${randomToken(6).toLowerCase()}@example.test`;
@@ -39,13 +48,15 @@ function payloadsIn(node: unknown, out: Payload[] = [], path = ''): Payload[] {
     const at = `${path}.${key}`;
     if (key === 'searchAttributes' || key === 'upsertWorkflowSearchAttributesEventAttributes') continue;
     if (key === 'payloads' && Array.isArray(value)) out.push(...(value as Payload[]));
-    else if (value && typeof value === 'object' && 'data' in value && 'metadata' in value && (value as Payload).data instanceof Uint8Array) out.push(value as Payload);
+    else if (value && typeof value === 'object' && 'data' in value && 'metadata' in value && (value as Payload).data instanceof Uint8Array)
+      out.push(value as Payload);
     else if (!isSdkBookkeeping(value, at)) payloadsIn(value, out, at);
   }
   return out;
 }
 
-const isSdkBookkeeping = (node: unknown, path: string) => /markerRecordedEventAttributes\.details\.(?!result$)[\w-]+$/.test(path) && node !== null;
+const isSdkBookkeeping = (node: unknown, path: string) =>
+  /markerRecordedEventAttributes\.details\.(?!result$)[\w-]+$/.test(path) && node !== null;
 
 /** All payloads, SDK bookkeeping included, for the plaintext search. */
 function everyPayload(node: unknown, out: Payload[] = []): Payload[] {
@@ -61,7 +72,13 @@ const payloadText = (payloads: Payload[]) => payloads.map((p) => Buffer.from(p.d
 const encodingOf = (p: Payload) => Buffer.from(p.metadata?.encoding ?? new Uint8Array()).toString('utf8');
 
 beforeAll(async () => {
-  stack = await startTestStack({ config: { operatorToken: OPERATOR_TOKEN, operatorEmails: [OPERATOR_EMAIL], temporal: { ...(await baseTemporalConfig()), uiUrl: UI_URL } } });
+  stack = await startTestStack({
+    config: {
+      operatorToken: OPERATOR_TOKEN,
+      operatorEmails: [OPERATOR_EMAIL],
+      temporal: { ...(await baseTemporalConfig()), uiUrl: UI_URL },
+    },
+  });
   await provisionWorkspace(stack.app.orm.em.fork(), { name: 'Operators', ownerEmail: OPERATOR_EMAIL, ownerPassword: PASSWORD });
   operatorCookie = await signInCookie(stack.app, OPERATOR_EMAIL, PASSWORD);
 
@@ -78,19 +95,30 @@ beforeAll(async () => {
       { id: 'e3', source: 'approve', target: 'wait', sourceHandle: 'approved' },
     ],
   };
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: { name: 'Secret handling', ...graph } });
+  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
+    body: { name: 'Secret handling', ...graph },
+  });
   expect(created.status).toBe(201);
   const wf = created.body.workflow.id;
   expect((await http(stack.app, 'POST', `/api/v1/workflows/${wf}/deploy`, { token: stack.ws.token })).status).toBe(200);
-  const started = await http(stack.app, 'POST', `/api/v1/workflows/${wf}/execute`, { token: stack.ws.token, body: { input: { secret: INPUT_MARKER } } });
+  const started = await http(stack.app, 'POST', `/api/v1/workflows/${wf}/execute`, {
+    token: stack.ws.token,
+    body: { input: { secret: INPUT_MARKER } },
+  });
   expect(started.status).toBe(202);
   runId = started.body.run.id;
 
   const waitingOn = (kind: string) => (r: { waits?: Array<{ kind: string }> }) => (r.waits ?? []).some((w) => w.kind === kind);
   await waitForRun(stack.app, stack.ws.token, runId, waitingOn('approval'));
-  const decided = await http(stack.app, 'POST', `/api/runs/${runId}/approval`, { token: stack.ws.token, body: { decision: 'approved', comment: COMMENT_MARKER } });
+  const decided = await http(stack.app, 'POST', `/api/runs/${runId}/approval`, {
+    token: stack.ws.token,
+    body: { decision: 'approved', comment: COMMENT_MARKER },
+  });
   expect(decided.status).toBe(200);
-  const event = (await waitForRun(stack.app, stack.ws.token, runId, waitingOn('event'))).waits.find((w: { kind: string }) => w.kind === 'event');
+  const event = (await waitForRun(stack.app, stack.ws.token, runId, waitingOn('event'))).waits.find(
+    (w: { kind: string }) => w.kind === 'event',
+  );
   const resumed = await http(stack.app, 'POST', new URL(event.resumeUrl).pathname, { body: { note: RESUME_MARKER } });
   expect(resumed.status).toBeLessThan(300);
   expect((await waitForRun(stack.app, stack.ws.token, runId)).status).toBe('succeeded');
@@ -131,10 +159,16 @@ describe('codec endpoint', () => {
 
   test('decodes for the operator token and for an operator session', async () => {
     for (const auth of [{ token: OPERATOR_TOKEN }, { cookie: operatorCookie }]) {
-      const res = await http(stack.app, 'POST', '/api/temporal-codec/decode', { ...auth, body: body(), headers: { 'x-namespace': 'default' } });
+      const res = await http(stack.app, 'POST', '/api/temporal-codec/decode', {
+        ...auth,
+        body: body(),
+        headers: { 'x-namespace': 'default' },
+      });
       expect(res.status).toBe(200);
       expect(res.body.payloads).toHaveLength(encrypted.length);
-      const texts = res.body.payloads.map((p: { data: string; metadata: Record<string, string> }) => Buffer.from(p.metadata.encoding, 'base64').toString());
+      const texts = res.body.payloads.map((p: { data: string; metadata: Record<string, string> }) =>
+        Buffer.from(p.metadata.encoding, 'base64').toString(),
+      );
       expect(texts.filter((t: string) => t === ENCRYPTED_ENCODING)).toEqual([]);
       expect(res.body.payloads.map((p: { data: string }) => Buffer.from(p.data, 'base64').toString()).join('')).toContain(INPUT_MARKER);
       expect(res.headers.get('access-control-allow-origin')).toBe(UI_URL);
@@ -151,7 +185,10 @@ describe('codec endpoint', () => {
   });
 
   test('encode then decode round-trips; a tampered payload comes back as stored, not decrypted', async () => {
-    const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"hello":"operator"}').toString('base64') };
+    const plain = {
+      metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+      data: Buffer.from('{"hello":"operator"}').toString('base64'),
+    };
     const enc = await http(stack.app, 'POST', '/api/temporal-codec/encode', { token: OPERATOR_TOKEN, body: { payloads: [plain] } });
     expect(enc.status).toBe(200);
     expect(Buffer.from(enc.body.payloads[0].metadata.encoding, 'base64').toString()).toBe(ENCRYPTED_ENCODING);

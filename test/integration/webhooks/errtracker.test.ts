@@ -32,22 +32,34 @@ test('creation is Admin or Owner only, returns invokeUrl once and keeps only a d
   expect(body.invokeUrl).toMatch(new RegExp(`^${app.url}/api/integrations/errtracker/etk_`));
   const later = await http(app, 'GET', `/api/v1/webhooks/${body.webhook.id}`, { token: ws.token });
   expect(later.body.webhook.invokeUrl).toBeNull();
-  const rows: Array<Record<string, unknown>> = await app.orm.em.fork().getConnection().execute('select * from webhooks where workflow_id = ?', [workflowId]);
+  const rows: Array<Record<string, unknown>> = await app.orm.em
+    .fork()
+    .getConnection()
+    .execute('select * from webhooks where workflow_id = ?', [workflowId]);
   const dump = JSON.stringify(rows);
   expect(dump).not.toContain(SECRET);
   expect(dump).not.toContain(new URL(body.invokeUrl).pathname.split('/').pop());
 
   const member = await addUserWithKey(app, ws, 'member');
-  const refused = await http(app, 'POST', '/api/v1/webhooks', { token: member.token, body: { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b', signingSecret: SECRET } });
+  const refused = await http(app, 'POST', '/api/v1/webhooks', {
+    token: member.token,
+    body: { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b', signingSecret: SECRET },
+  });
   expect(refused.status).toBe(403);
-  const missing = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b' } });
+  const missing = await http(app, 'POST', '/api/v1/webhooks', {
+    token: ws.token,
+    body: { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b' },
+  });
   expect(missing.status).toBe(400);
 });
 
 test('a correctly signed delivery starts the workflow with the event; forged, unsigned and replayed ones do not', async () => {
   const { path, workflowId } = await endpoint();
   const raw = JSON.stringify({ action: 'created', data: { issue: { id: '42', title: 'TypeError' } } });
-  const ok = await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw), 'sentry-hook-timestamp': String(Math.floor(Date.now() / 1000)) });
+  const ok = await deliver(app, path, raw, {
+    'sentry-hook-signature': sign(raw),
+    'sentry-hook-timestamp': String(Math.floor(Date.now() / 1000)),
+  });
   expect(ok.status).toBe(202);
   expect(ok.body.status).toBe('accepted');
 
@@ -56,7 +68,10 @@ test('a correctly signed delivery starts the workflow with the event; forged, un
   const tampered = await deliver(app, path, raw.replace('42', '43'), { 'sentry-hook-signature': sign(raw) });
   expect(tampered.status).toBe(401);
   expect((await deliver(app, path, raw, {})).status).toBe(401);
-  const stale = await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw), 'sentry-hook-timestamp': String(Math.floor(Date.now() / 1000) - 3600) });
+  const stale = await deliver(app, path, raw, {
+    'sentry-hook-signature': sign(raw),
+    'sentry-hook-timestamp': String(Math.floor(Date.now() / 1000) - 3600),
+  });
   expect(stale.status).toBe(401);
 
   const replay = await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw) });
@@ -88,14 +103,20 @@ test('the endpoint is off unless the ingress feature switch is on', async () => 
 describe('an endpoint bound to an errtracker credential', () => {
   const CRED_SECRET = 'credential-signing-secret-abcdef012345';
   const credential = async (target: WorkspaceFixture, value: Record<string, unknown>, type = 'errtracker') => {
-    const res = await http(app, 'POST', '/api/v1/credentials', { token: target.token, body: { name: `tracker-${Math.random().toString(36).slice(2)}`, type, value } });
+    const res = await http(app, 'POST', '/api/v1/credentials', {
+      token: target.token,
+      body: { name: `tracker-${Math.random().toString(36).slice(2)}`, type, value },
+    });
     expect(res.status).toBe(201);
     return res.body.credential.id as string;
   };
   const create = async (credentialId: string) => {
     const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
     await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
-    return http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { provider: 'errtracker', workflowId: wf.body.workflow.id, organizationSlug: 'acme', projectSlug: 'api', credentialId } });
+    return http(app, 'POST', '/api/v1/webhooks', {
+      token: ws.token,
+      body: { provider: 'errtracker', workflowId: wf.body.workflow.id, organizationSlug: 'acme', projectSlug: 'api', credentialId },
+    });
   };
 
   test("stays off while Production is not published with the connection; the credential's secret is read at delivery time", async () => {
@@ -107,16 +128,26 @@ describe('an endpoint bound to an errtracker credential', () => {
     // A plain deploy binds no connection: the endpoint is off (spec: live once published with the selected connection).
     expect((await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw, CRED_SECRET) })).status).toBe(404);
     // Bind it on Production's active activation, as a governed publish with the connection does.
-    await app.orm.em.fork().getConnection().execute(
-      `update workflow_target_activations a set connection_bindings = ?::jsonb from workflow_targets t, webhooks w
+    await app.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `update workflow_target_activations a set connection_bindings = ?::jsonb from workflow_targets t, webhooks w
         where w.id = ? and t.id = w.target_id and a.id = t.active_activation_id`,
-      [JSON.stringify({ tracker: id }), created.body.webhook.id],
-    );
+        [JSON.stringify({ tracker: id }), created.body.webhook.id],
+      );
     expect((await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw, CRED_SECRET) })).status).toBe(202);
     expect((await deliver(app, path, raw, { 'sentry-hook-signature': sign(raw, SECRET) })).status).toBe(401);
     // Rotating the credential's secret applies at once.
     const rotated = 'rotated-signing-secret-9876543210abc';
-    expect((await http(app, 'PATCH', `/api/v1/credentials/${id}`, { token: ws.token, body: { value: { token: 'tracker-api-token-0000', signingSecret: rotated } } })).status).toBe(200);
+    expect(
+      (
+        await http(app, 'PATCH', `/api/v1/credentials/${id}`, {
+          token: ws.token,
+          body: { value: { token: 'tracker-api-token-0000', signingSecret: rotated } },
+        })
+      ).status,
+    ).toBe(200);
     const raw2 = JSON.stringify({ action: 'created', data: { issue: { id: '8' } } });
     expect((await deliver(app, path, raw2, { 'sentry-hook-signature': sign(raw2, CRED_SECRET) })).status).toBe(401);
     expect((await deliver(app, path, raw2, { 'sentry-hook-signature': sign(raw2, rotated) })).status).toBe(202);

@@ -17,7 +17,10 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 async function createWorkflow(nodes: object[], edges: object[]): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges } });
+  const created = await http(app, 'POST', '/api/v1/workflows', {
+    token: ws.token,
+    body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges },
+  });
   expect(created.status).toBe(201);
   return created.body.workflow.id;
 }
@@ -29,20 +32,25 @@ async function deploy(workflowId: string): Promise<string> {
 }
 
 async function deployEcho(): Promise<{ workflowId: string; invoke: string }> {
-  const workflowId = await createWorkflow([{ id: 'echo', type: 'transform', config: { expression: 'n' } }], [{ source: 'hook', target: 'echo' }]);
+  const workflowId = await createWorkflow(
+    [{ id: 'echo', type: 'transform', config: { expression: 'n' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
   return { workflowId, invoke: await deploy(workflowId) };
 }
 
-
 const outboxOf = (workflowId: string): Promise<Array<{ id: string; dedupe_key: string | null; created_at: string }>> =>
   app.orm.em.fork().execute('select id, dedupe_key, created_at from webhook_outbox where workflow_id = ?', [workflowId]);
-const succeededOutputs = async (workflowId: string) => (await app.orm.em.fork().find(RunSchema, { workflowId, status: 'succeeded' })).map((r) => r.output as number);
+const succeededOutputs = async (workflowId: string) =>
+  (await app.orm.em.fork().find(RunSchema, { workflowId, status: 'succeeded' })).map((r) => r.output as number);
 
 test('concurrent requests are written in batches: each gets a 202, one outbox row and one succeeded run; repeats are deduplicated within and across batches', async () => {
   const { workflowId, invoke } = await deployEcho();
   const unique = Array.from({ length: 60 }, (_, n) => http(app, 'POST', invoke, { body: { n } }));
   // Five delivery ids, each sent four times at once.
-  const repeated = Array.from({ length: 20 }, (_, i) => http(app, 'POST', invoke, { body: { n: 1000 + (i % 5) }, headers: { 'x-delivery-id': `d-${i % 5}` } }));
+  const repeated = Array.from({ length: 20 }, (_, i) =>
+    http(app, 'POST', invoke, { body: { n: 1000 + (i % 5) }, headers: { 'x-delivery-id': `d-${i % 5}` } }),
+  );
   const [first, dup] = await Promise.all([Promise.all(unique), Promise.all(repeated)]);
 
   for (const res of [...first, ...dup]) expect(res.status).toBe(202);
@@ -63,7 +71,11 @@ test('concurrent requests are written in batches: each gets a 202, one outbox ro
   // Rows of one INSERT share its transaction's timestamp: fewer timestamps than rows means batches.
   expect(new Set(rows.map((r) => String(r.created_at))).size).toBeLessThan(65);
 
-  const outputs = await eventually(() => succeededOutputs(workflowId), (o) => o.length >= 65, 60_000);
+  const outputs = await eventually(
+    () => succeededOutputs(workflowId),
+    (o) => o.length >= 65,
+    60_000,
+  );
   expect(outputs.sort((a, b) => a - b)).toEqual([...Array.from({ length: 60 }, (_, n) => n), 1000, 1001, 1002, 1003, 1004]);
   expect(await app.orm.em.fork().count(RunSchema, { workflowId })).toBe(65);
 }, 120_000);
@@ -88,7 +100,11 @@ test('a row the database refuses fails only its own request; the requests batche
   } finally {
     await db.execute('drop trigger test_refuse_marked on webhook_outbox');
   }
-  const outputs = await eventually(() => succeededOutputs(workflowId), (o) => o.length >= 20, 60_000);
+  const outputs = await eventually(
+    () => succeededOutputs(workflowId),
+    (o) => o.length >= 20,
+    60_000,
+  );
   expect(outputs.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, n) => n));
 }, 120_000);
 
@@ -97,7 +113,10 @@ test('a redeploy takes effect on the next call (the Response node of the new ver
   const workflowId = await createWorkflow(reply(1), [{ source: 'hook', target: 'reply' }]);
   const invoke = await deploy(workflowId);
   expect((await http(app, 'POST', invoke, { body: {} })).body).toEqual({ v: 1 });
-  const patched = await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...reply(2)], edges: [{ source: 'hook', target: 'reply' }] } });
+  const patched = await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, {
+    token: ws.token,
+    body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...reply(2)], edges: [{ source: 'hook', target: 'reply' }] },
+  });
   expect(patched.status).toBe(200);
   // Saving the draft changes nothing live.
   expect((await http(app, 'POST', invoke, { body: {} })).body).toEqual({ v: 1 });
@@ -120,7 +139,10 @@ test('disabling, trashing or deleting the workflow, or removing its webhook node
   expect(await call()).toBe(202);
 
   // The webhook node is removed and the workflow redeployed: its webhook is disabled.
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { nodes: [{ id: 'start', type: 'start', config: {} }], edges: [] } });
+  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, {
+    token: ws.token,
+    body: { nodes: [{ id: 'start', type: 'start', config: {} }], edges: [] },
+  });
   await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
   expect(await call()).toBe(404);
 
@@ -137,7 +159,11 @@ test('a change this process did not make (another API instance) is seen once the
     expect((await http(short, 'POST', invoke, { body: { n: 1 } })).status).toBe(202);
     // Written past this instance's ORM, as another instance's change would be.
     await app.orm.em.fork().execute('update webhooks set enabled = false where workflow_id = ?', [workflowId]);
-    const status = await eventually(async () => (await http(short, 'POST', invoke, { body: { n: 1 } })).status, (s) => s === 404, 20_000);
+    const status = await eventually(
+      async () => (await http(short, 'POST', invoke, { body: { n: 1 } })).status,
+      (s) => s === 404,
+      20_000,
+    );
     expect(status).toBe(404);
   } finally {
     await short.close();

@@ -31,7 +31,13 @@ test('requests accepted while Temporal is down are dispatched once it is back, e
     const ws = await createWorkspace(app);
     const created = await http(app, 'POST', '/api/v1/workflows', {
       token: ws.token,
-      body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, { id: 'n', type: 'transform', config: { expression: 'n' } }], edges: [{ source: 'hook', target: 'n' }] },
+      body: {
+        nodes: [
+          { id: 'hook', type: 'webhook', config: {} },
+          { id: 'n', type: 'transform', config: { expression: 'n' } },
+        ],
+        edges: [{ source: 'hook', target: 'n' }],
+      },
     });
     const id = created.body.workflow.id;
     const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });

@@ -1,7 +1,17 @@
 /** Public webhooks: every row of the spec's response table, dedupe, the durable outbox, limits and load. */
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
 import { startFakeServer } from '../../support/fakeServer';
-import { createWorkspace, eventually, http, startTestApp, startTestStack, waitForRun, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import {
+  createWorkspace,
+  eventually,
+  http,
+  startTestApp,
+  startTestStack,
+  waitForRun,
+  type TestApp,
+  type TestStack,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let stack: TestStack;
 let app: TestApp;
@@ -14,7 +24,10 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 async function deploy(nodes: object[], edges: object[]): Promise<{ workflowId: string; invoke: string; body: any }> {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges } });
+  const created = await http(app, 'POST', '/api/v1/workflows', {
+    token: ws.token,
+    body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges },
+  });
   const workflowId = created.body.workflow.id;
   const deployed = await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
   expect(deployed.status).toBe(200);
@@ -22,9 +35,11 @@ async function deploy(nodes: object[], edges: object[]): Promise<{ workflowId: s
 }
 const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId });
 
-
 test('deploy provisions a webhook with an unguessable URL; the list and get routes show its invoke link', async () => {
-  const { workflowId, body } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'x' } }], [{ source: 'hook', target: 'echo' }]);
+  const { workflowId, body } = await deploy(
+    [{ id: 'echo', type: 'transform', config: { expression: 'x' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
   expect(body.webhookUrl).toMatch(new RegExp(`^${app.url}/api/webhooks/whk_[A-Za-z0-9_-]{32}$`));
   expect(body.links.invoke).toBe(body.webhookUrl);
   const list = await http(app, 'GET', `/api/v1/webhooks?workflowId=${workflowId}`, { token: ws.token });
@@ -33,7 +48,10 @@ test('deploy provisions a webhook with an unguessable URL; the list and get rout
   const one = await http(app, 'GET', `/api/v1/webhooks/${list.body.webhooks[0].id}`, { token: ws.token });
   expect(one.body.webhook).toMatchObject({ workflowId, nodeId: 'hook', enabled: true, invokeUrl: body.webhookUrl });
   // Only a digest is stored.
-  const rows: Array<Record<string, unknown>> = await app.orm.em.fork().getConnection().execute('select * from webhooks where workflow_id = ?', [workflowId]);
+  const rows: Array<Record<string, unknown>> = await app.orm.em
+    .fork()
+    .getConnection()
+    .execute('select * from webhooks where workflow_id = ?', [workflowId]);
   expect(JSON.stringify(rows)).not.toContain(new URL(body.webhookUrl).pathname.split('/').pop());
   // Redeploying keeps the URL.
   const again = await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
@@ -47,11 +65,20 @@ test('deploy provisions a webhook with an unguessable URL; the list and get rout
 });
 
 test('without a Response node: 202 accepted from the outbox, and the run starts with the payload and _webhook', async () => {
-  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: '$' } }], [{ source: 'hook', target: 'echo' }]);
-  const res = await http(app, 'POST', `${invoke}?source=test`, { body: { order: 7 }, headers: { authorization: 'Bearer secret', cookie: 'a=b', 'x-custom': 'yes' } });
+  const { workflowId, invoke } = await deploy(
+    [{ id: 'echo', type: 'transform', config: { expression: '$' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
+  const res = await http(app, 'POST', `${invoke}?source=test`, {
+    body: { order: 7 },
+    headers: { authorization: 'Bearer secret', cookie: 'a=b', 'x-custom': 'yes' },
+  });
   expect(res.status).toBe(202);
   expect(res.body).toEqual({ token: invoke.split('/').pop(), outboxId: expect.stringMatching(/^whe_/), status: 'accepted' });
-  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 1);
+  const runs = await eventually(
+    () => runsOf(workflowId),
+    (r) => r.length === 1,
+  );
   const run = await waitForRun(app, ws.token, runs[0].id);
   expect(run).toMatchObject({ status: 'succeeded', trigger: 'webhook' });
   expect(run.output).toMatchObject({ order: 7, _webhook: { method: 'POST', query: { source: 'test' }, headers: { 'x-custom': 'yes' } } });
@@ -60,19 +87,38 @@ test('without a Response node: 202 accepted from the outbox, and the run starts 
 });
 
 test('GET uses the query string as payload; form and text bodies are accepted too', async () => {
-  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: '$' } }], [{ source: 'hook', target: 'echo' }]);
+  const { workflowId, invoke } = await deploy(
+    [{ id: 'echo', type: 'transform', config: { expression: '$' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
   expect((await http(app, 'GET', `${invoke}?a=1&b=two`)).status).toBe(202);
-  const form = await fetch(`${app.url}${invoke}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x=1&y=2' });
+  const form = await fetch(`${app.url}${invoke}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'x=1&y=2',
+  });
   expect(form.status).toBe(202);
   const text = await fetch(`${app.url}${invoke}`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'hello' });
   expect(text.status).toBe(202);
-  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 3 && r.every((x) => x.status === 'succeeded'));
+  const runs = await eventually(
+    () => runsOf(workflowId),
+    (r) => r.length === 3 && r.every((x) => x.status === 'succeeded'),
+  );
   const outputs = runs.map((r) => r.output as Record<string, unknown>);
-  expect(outputs).toEqual(expect.arrayContaining([expect.objectContaining({ a: '1', b: 'two' }), expect.objectContaining({ x: '1', y: '2' }), expect.objectContaining({ body: 'hello' })]));
+  expect(outputs).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ a: '1', b: 'two' }),
+      expect.objectContaining({ x: '1', y: '2' }),
+      expect.objectContaining({ body: 'hello' }),
+    ]),
+  );
 });
 
 test('a repeated provider event is deduplicated and starts nothing new', async () => {
-  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: '1' } }], [{ source: 'hook', target: 'echo' }]);
+  const { workflowId, invoke } = await deploy(
+    [{ id: 'echo', type: 'transform', config: { expression: '1' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
   const first = await http(app, 'POST', invoke, { body: { a: 1 }, headers: { 'x-github-delivery': 'd-1' } });
   const second = await http(app, 'POST', invoke, { body: { a: 1 }, headers: { 'x-github-delivery': 'd-1' } });
   expect(first.body.status).toBe('accepted');
@@ -81,7 +127,10 @@ test('a repeated provider event is deduplicated and starts nothing new', async (
   const stripe = await http(app, 'POST', invoke, { body: {}, headers: { 'idempotency-key': 'evt_1' } });
   const stripeAgain = await http(app, 'POST', invoke, { body: {}, headers: { 'idempotency-key': 'evt_1' } });
   expect([stripe.body.status, stripeAgain.body.status]).toEqual(['accepted', 'deduplicated']);
-  await eventually(() => runsOf(workflowId), (r) => r.length === 2);
+  await eventually(
+    () => runsOf(workflowId),
+    (r) => r.length === 2,
+  );
   await new Promise((r) => setTimeout(r, 500));
   expect(await runsOf(workflowId)).toHaveLength(2);
 });
@@ -92,7 +141,10 @@ test('a Response node replies with its status, headers and body while the run go
       { id: 'reply', type: 'response', config: { status: 201, headers: { 'x-reply': 'yes' }, body: '={ "got": order }' } },
       { id: 'later', type: 'wait', config: { seconds: 1 } },
     ],
-    [{ source: 'hook', target: 'reply' }, { source: 'reply', target: 'later' }],
+    [
+      { source: 'hook', target: 'reply' },
+      { source: 'reply', target: 'later' },
+    ],
   );
   const res = await http(app, 'POST', invoke, { body: { order: 9 } });
   expect(res.status).toBe(201);
@@ -105,8 +157,14 @@ test('a Response node replies with its status, headers and body while the run go
 
 test('a run that parks on a durable wait before replying answers 202 { runId, status: waiting }', async () => {
   const { invoke } = await deploy(
-    [{ id: 'gate', type: 'approval', config: {} }, { id: 'reply', type: 'response', config: { body: 'late' } }],
-    [{ source: 'hook', target: 'gate' }, { source: 'gate', target: 'reply', sourceHandle: 'approved' }],
+    [
+      { id: 'gate', type: 'approval', config: {} },
+      { id: 'reply', type: 'response', config: { body: 'late' } },
+    ],
+    [
+      { source: 'hook', target: 'gate' },
+      { source: 'gate', target: 'reply', sourceHandle: 'approved' },
+    ],
   );
   const res = await http(app, 'POST', invoke, { body: {} });
   expect(res.status).toBe(202);
@@ -119,8 +177,14 @@ test('over the synchronous budget the caller gets 202 { status: processing }, an
   const fast = await startTestApp({ webhookSyncBudgetMs: 300 });
   try {
     const { workflowId, invoke } = await deploy(
-      [{ id: 'call', type: 'http', config: { method: 'GET', url: `${slow.url}/slow` } }, { id: 'reply', type: 'response', config: { body: 'done' } }],
-      [{ source: 'hook', target: 'call' }, { source: 'call', target: 'reply' }],
+      [
+        { id: 'call', type: 'http', config: { method: 'GET', url: `${slow.url}/slow` } },
+        { id: 'reply', type: 'response', config: { body: 'done' } },
+      ],
+      [
+        { source: 'hook', target: 'call' },
+        { source: 'call', target: 'reply' },
+      ],
     );
     const res = await http(fast, 'POST', invoke, { body: {} });
     expect(res.status).toBe(202);
@@ -140,23 +204,35 @@ test('a run that ends without reaching its Response node answers 200 { token, ru
       { id: 'reply', type: 'response', config: { body: 'replied' } },
       { id: 'quiet', type: 'transform', config: { expression: '"no reply"' } },
     ],
-    [{ source: 'hook', target: 'check' }, { source: 'check', target: 'reply', sourceHandle: 'true' }, { source: 'check', target: 'quiet', sourceHandle: 'false' }],
+    [
+      { source: 'hook', target: 'check' },
+      { source: 'check', target: 'reply', sourceHandle: 'true' },
+      { source: 'check', target: 'quiet', sourceHandle: 'false' },
+    ],
   );
   const replied = await http(app, 'POST', invoke, { body: { reply: true } });
   expect([replied.status, replied.body]).toEqual([200, 'replied']);
   const quiet = await http(app, 'POST', invoke, { body: { reply: false } });
   expect(quiet.status).toBe(200);
-  expect(quiet.body).toMatchObject({ token: invoke.split('/').pop(), run: { status: 'succeeded', output: 'no reply', trigger: 'webhook' } });
+  expect(quiet.body).toMatchObject({
+    token: invoke.split('/').pop(),
+    run: { status: 'succeeded', output: 'no reply', trigger: 'webhook' },
+  });
 });
 
 test('without SECRET_KEY a deploy with a webhook trigger is 503 and pins nothing; one without webhooks deploys', async () => {
   const keyless = await startTestApp({ secretKey: undefined });
   try {
-    const hooked = await http(keyless, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }], edges: [] } });
+    const hooked = await http(keyless, 'POST', '/api/v1/workflows', {
+      token: ws.token,
+      body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }], edges: [] },
+    });
     const refused = await http(keyless, 'POST', `/api/v1/workflows/${hooked.body.workflow.id}/deploy`, { token: ws.token });
     expect(refused.status).toBe(503);
     expect(refused.body).toEqual({ error: 'Webhooks are unavailable: SECRET_KEY is not configured.' });
-    expect((await http(keyless, 'GET', `/api/v1/workflows/${hooked.body.workflow.id}/versions`, { token: ws.token })).body.versions).toEqual([]);
+    expect(
+      (await http(keyless, 'GET', `/api/v1/workflows/${hooked.body.workflow.id}/versions`, { token: ws.token })).body.versions,
+    ).toEqual([]);
     const plain = await http(keyless, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
     const deployed = await http(keyless, 'POST', `/api/v1/workflows/${plain.body.workflow.id}/deploy`, { token: ws.token });
     expect(deployed.status).toBe(200);
@@ -187,7 +263,10 @@ test('oversized bodies are 413 and malformed JSON is 400', async () => {
 });
 
 test('accepted requests survive an API restart before dispatch: nothing is lost', async () => {
-  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'n' } }], [{ source: 'hook', target: 'echo' }]);
+  const { workflowId, invoke } = await deploy(
+    [{ id: 'echo', type: 'transform', config: { expression: 'n' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
   // An API instance without a dispatcher accepts, then goes away before handing anything over.
   const acceptOnly = await startTestApp();
   for (let n = 0; n < 5; n++) expect((await http(acceptOnly, 'POST', invoke, { body: { n } })).status).toBe(202);
@@ -195,7 +274,10 @@ test('accepted requests survive an API restart before dispatch: nothing is lost'
   // All five are durably stored (the surviving instance's dispatcher may already be handing some over)…
   expect(await app.orm.em.fork().count(WebhookOutboxSchema, { workflowId })).toBe(5);
   // …and it picks every one of them up.
-  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === 5 && r.every((x) => x.status === 'succeeded'));
+  const runs = await eventually(
+    () => runsOf(workflowId),
+    (r) => r.length === 5 && r.every((x) => x.status === 'succeeded'),
+  );
   expect(runs.map((r) => r.output).sort()).toEqual([0, 1, 2, 3, 4]);
   expect(await app.orm.em.fork().count(WebhookOutboxSchema, { workflowId, status: 'dispatched' })).toBe(5);
 });
@@ -209,12 +291,19 @@ test('accepted requests survive an API restart before dispatch: nothing is lost'
 const BURST = 600;
 
 test(`${BURST} concurrent webhook requests are all answered and start exactly one run each`, async () => {
-  const { workflowId, invoke } = await deploy([{ id: 'echo', type: 'transform', config: { expression: 'i' } }], [{ source: 'hook', target: 'echo' }]);
+  const { workflowId, invoke } = await deploy(
+    [{ id: 'echo', type: 'transform', config: { expression: 'i' } }],
+    [{ source: 'hook', target: 'echo' }],
+  );
   const results = await Promise.all(Array.from({ length: BURST }, (_, i) => http(app, 'POST', invoke, { body: { i } })));
   expect(results.filter((r) => r.status === 202)).toHaveLength(BURST);
   // A completeness check, not a speed one: the bound only means "stuck" (two test lanes on 2
   // cores finished 1,000 runs in 90–200 s).
-  const runs = await eventually(() => runsOf(workflowId), (r) => r.length === BURST && r.every((x) => x.status === 'succeeded'), 360_000);
+  const runs = await eventually(
+    () => runsOf(workflowId),
+    (r) => r.length === BURST && r.every((x) => x.status === 'succeeded'),
+    360_000,
+  );
   expect(runs).toHaveLength(BURST);
   expect(new Set(runs.map((r) => r.output)).size).toBe(BURST);
 }, 420_000);

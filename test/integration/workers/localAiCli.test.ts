@@ -15,7 +15,15 @@ import { keySettingsOf } from '../../../services/credentials';
 import { localAiCliProvider } from '../../../services/workers/localAiCli';
 import { writeFakeCli, type FakeCli } from '../../fakes/localAiCli';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 const BASE = '/api/v1/workers/local-ai-cli';
 const VALID_TOKEN = 'tok-valid-5b1f0c2e9d7a4c3b8e6f';
@@ -37,7 +45,11 @@ beforeAll(async () => {
   cliB = await writeFakeCli(tmp, 'cliB');
   process.env.SVC_TEST_CANARY_SECRET = CANARY;
   logs.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')));
-  modelApi = await startProviderFake({ authorized: () => true, unauthorized: {}, handle: () => ({ json: { data: [{ id: 'gpt-test' }] } }) });
+  modelApi = await startProviderFake({
+    authorized: () => true,
+    unauthorized: {},
+    handle: () => ({ json: { data: [{ id: 'gpt-test' }] } }),
+  });
   app = await startTestApp(
     {
       logLevel: 'debug',
@@ -62,7 +74,18 @@ afterAll(async () => {
 const session = (ws: WorkspaceFixture, body: Record<string, unknown>) => http(app, 'POST', `${BASE}/session`, { token: ws.token, body });
 
 function expectNoSecrets(text: string) {
-  for (const secret of ['postgres://', 'postgresql://', 'DATABASE_URL', 'LLM_', 'LOCAL_AI_CLI_', 'SECRET_KEY', 'CREDENTIALS_KEY', VALID_TOKEN, CANARY, app.deps.config.secretKey!]) {
+  for (const secret of [
+    'postgres://',
+    'postgresql://',
+    'DATABASE_URL',
+    'LLM_',
+    'LOCAL_AI_CLI_',
+    'SECRET_KEY',
+    'CREDENTIALS_KEY',
+    VALID_TOKEN,
+    CANARY,
+    app.deps.config.secretKey!,
+  ]) {
     expect(text).not.toContain(secret);
   }
 }
@@ -102,7 +125,14 @@ describe('sessions', () => {
 
     const res = await http(app, 'POST', `${BASE}/token`, { token: a.token, body: { kind: 'cliA', token: VALID_TOKEN } });
     expect(res.status).toBe(200);
-    expect(res.body.session).toMatchObject({ workspaceId: a.workspaceId, kind: 'cliA', action: 'token', status: 'connected', authenticated: true, authMethod: 'token' });
+    expect(res.body.session).toMatchObject({
+      workspaceId: a.workspaceId,
+      kind: 'cliA',
+      action: 'token',
+      status: 'connected',
+      authenticated: true,
+      authMethod: 'token',
+    });
     expectNoSecrets(res.text);
 
     const em = app.orm.em.fork();
@@ -123,13 +153,24 @@ describe('sessions', () => {
   test('models of the signed-in CLI', async () => {
     const res = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ kind: 'cliA', models: [{ id: 'cliA-large', name: 'Large' }, { id: 'cliA-small', name: 'cliA-small' }] });
+    expect(res.body).toEqual({
+      kind: 'cliA',
+      models: [
+        { id: 'cliA-large', name: 'Large' },
+        { id: 'cliA-small', name: 'cliA-small' },
+      ],
+    });
   });
 
   test("workspace A's session is invisible to workspace B", async () => {
     const verify = await session(b, { kind: 'cliA' });
     expect(verify.status).toBe(200);
-    expect(verify.body.session).toMatchObject({ workspaceId: b.workspaceId, status: 'not_prepared', authenticated: false, authMethod: null });
+    expect(verify.body.session).toMatchObject({
+      workspaceId: b.workspaceId,
+      status: 'not_prepared',
+      authenticated: false,
+      authMethod: null,
+    });
     const prepared = await session(b, { action: 'prepare', kind: 'cliA' });
     expect(prepared.body.session.status).toBe('needs_login');
     const models = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: b.token });
@@ -161,15 +202,28 @@ describe('sessions', () => {
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toBe('No pending login of this workspace matches the callback URL.');
     // A wrong state matches no login; a non-loopback address is refused.
-    const wrongState = await http(app, 'POST', `${BASE}/callback`, { token: a.token, body: { callbackUrl: `${redirect.origin}${redirect.pathname}?code=x&state=nope` } });
+    const wrongState = await http(app, 'POST', `${BASE}/callback`, {
+      token: a.token,
+      body: { callbackUrl: `${redirect.origin}${redirect.pathname}?code=x&state=nope` },
+    });
     expect(wrongState.status).toBe(400);
-    const outside = await http(app, 'POST', `${BASE}/callback`, { token: a.token, body: { callbackUrl: 'http://example.com:80/callback?code=x' } });
+    const outside = await http(app, 'POST', `${BASE}/callback`, {
+      token: a.token,
+      body: { callbackUrl: 'http://example.com:80/callback?code=x' },
+    });
     expect(outside.status).toBe(400);
     expect(outside.body.error).toBe('callbackUrl must be the http://localhost address the login redirected to.');
 
     const done = await http(app, 'POST', `${BASE}/callback`, { token: a.token, body: { callbackUrl } });
     expect(done.status).toBe(200);
-    expect(done.body.session).toMatchObject({ workspaceId: a.workspaceId, kind: 'cliB', action: 'callback', status: 'connected', authMethod: 'login', loginPending: false });
+    expect(done.body.session).toMatchObject({
+      workspaceId: a.workspaceId,
+      kind: 'cliB',
+      action: 'callback',
+      status: 'connected',
+      authMethod: 'login',
+      loginPending: false,
+    });
     const models = await http(app, 'GET', `${BASE}/models?kind=cliB`, { token: a.token });
     expect(models.body.models.map((m: { id: string }) => m.id)).toEqual(['cliB-large', 'cliB-small']);
     // B's cliB stays signed out (its own directory).
@@ -203,7 +257,10 @@ describe('sessions', () => {
     expect((await session(b, { kind: 'cliB' })).body.session).toMatchObject({ status: 'needs_login', loginPending: false });
 
     const pending = await start();
-    expect((await session(b, { action: 'disconnect', kind: 'cliB' })).body.session).toMatchObject({ status: 'disconnected', loginPending: false });
+    expect((await session(b, { action: 'disconnect', kind: 'cliB' })).body.session).toMatchObject({
+      status: 'disconnected',
+      loginPending: false,
+    });
     const late = await http(app, 'POST', `${BASE}/callback`, { token: b.token, body: { callbackUrl: `${pending}&code=late` } });
     expect(late.status).toBe(400);
     expect(late.body.error).toBe('No pending login of this workspace matches the callback URL.');
@@ -240,7 +297,12 @@ describe('sessions', () => {
     });
     expect(s.queue).toMatchObject({ mode: 'temporal', queueName: 'workflow-runs', counts: { queued: 0, running: 0, waiting: 0 } });
     expect(s.managedWorkspaces).toMatchObject({ mode: 'shared-task-queue', allWorkspaces: true });
-    expect(s.deployment.labels).toMatchObject({ role: 'api', chatModel: 'configured', localAiCli: 'cliA,cliB', credentialsEncryption: 'derived-key' });
+    expect(s.deployment.labels).toMatchObject({
+      role: 'api',
+      chatModel: 'configured',
+      localAiCli: 'cliA,cliB',
+      credentialsEncryption: 'derived-key',
+    });
     expectNoSecrets(status.text);
     expect(status.text).not.toContain(modelApi.url);
 
@@ -250,7 +312,12 @@ describe('sessions', () => {
     expect(d.localAiCli.cliA.connected).toBe(true);
     expect(d.agentRuntime.ready).toBe(true);
     expect(d.deployment).toEqual({ missingRequired: [], missingOptional: ['embeddings endpoint', 'malware scanner daemon'] });
-    expect(d.extflowBundle).toEqual({ imported: false, bundlePath: 'bundles/x.json', workflows: 0, message: 'No extflow bundle has been imported.' });
+    expect(d.extflowBundle).toEqual({
+      imported: false,
+      bundlePath: 'bundles/x.json',
+      workflows: 0,
+      message: 'No extflow bundle has been imported.',
+    });
     expect(d.managedWorkspaces.mode).toBe('shared-task-queue');
     expect(d.warnings.some((w: string) => w.includes('chat model'))).toBe(false);
     expectNoSecrets(doctor.text);
@@ -276,7 +343,9 @@ describe('persistence', () => {
     await conn.execute(
       `create function lac_fail_c() returns trigger language plpgsql as $$ begin if new.workspace_id = '${c.workspaceId}' then raise exception 'lac persistence down'; end if; return new; end $$`,
     );
-    await conn.execute('create trigger lac_fail_c before insert or update on local_ai_cli_sessions for each row execute function lac_fail_c()');
+    await conn.execute(
+      'create trigger lac_fail_c before insert or update on local_ai_cli_sessions for each row execute function lac_fail_c()',
+    );
     try {
       const res = await session(c, { kind: 'cliA' });
       expect(res.status).toBe(500);
@@ -299,7 +368,9 @@ describe('the CLI process', () => {
       const names = res.body.models.map((m: { id: string }) => m.id).sort();
       for (const name of names) expect(['HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'PATH', 'TZ', 'XDG_CONFIG_HOME']).toContain(name);
       expect(names).toContain('HOME');
-      expect(res.body.models.find((m: { id: string }) => m.id === 'HOME').name).toBe(path.join(tmp, 'data', 'local-ai-cli', b.workspaceId, 'cliA'));
+      expect(res.body.models.find((m: { id: string }) => m.id === 'HOME').name).toBe(
+        path.join(tmp, 'data', 'local-ai-cli', b.workspaceId, 'cliA'),
+      );
       expect(res.text).not.toContain(CANARY);
       expect(res.text).not.toContain('SVC_TEST_CANARY_SECRET');
     } finally {
@@ -335,7 +406,12 @@ describe('the CLI process', () => {
     try {
       const verify = await session(a, { kind: 'cliB' });
       expect(verify.status).toBe(200);
-      expect(verify.body.session).toMatchObject({ status: 'not_configured', configured: false, installed: null, message: 'cliB is not configured on this server.' });
+      expect(verify.body.session).toMatchObject({
+        status: 'not_configured',
+        configured: false,
+        installed: null,
+        message: 'cliB is not configured on this server.',
+      });
       for (const [method, route, body] of [
         ['POST', 'login', { kind: 'cliB' }],
         ['GET', 'models?kind=cliB', undefined],
@@ -367,7 +443,12 @@ describe('input and access', () => {
       ['POST', `${BASE}/login`, {}, 'kind must be cliA or cliB'],
       ['POST', `${BASE}/login`, { kind: 'other' }, 'kind must be cliA or cliB'],
       ['POST', `${BASE}/callback`, {}, 'callbackUrl is required'],
-      ['POST', `${BASE}/callback`, { callbackUrl: 'not a url' }, 'callbackUrl must be the http://localhost address the login redirected to.'],
+      [
+        'POST',
+        `${BASE}/callback`,
+        { callbackUrl: 'not a url' },
+        'callbackUrl must be the http://localhost address the login redirected to.',
+      ],
       ['POST', `${BASE}/token`, { kind: 'cliB', token: VALID_TOKEN }, 'kind must be cliA: only cliA signs in with a token'],
       ['POST', `${BASE}/token`, { kind: 'cliA' }, 'token is required'],
       ['GET', `${BASE}/models?kind=cliZ`, undefined, 'kind must be cliA or cliB'],
@@ -383,11 +464,16 @@ describe('input and access', () => {
 
   test("a token is not stored over another credential of the workspace's that has its name (409)", async () => {
     const c = await createWorkspace(app, 'CLI workspace D');
-    const created = await http(app, 'POST', '/api/v1/credentials', { token: c.token, body: { name: 'LOCAL-AI-CLI/cliA', type: 'bearer', value: { token: 'other-secret' } } });
+    const created = await http(app, 'POST', '/api/v1/credentials', {
+      token: c.token,
+      body: { name: 'LOCAL-AI-CLI/cliA', type: 'bearer', value: { token: 'other-secret' } },
+    });
     expect(created.status).toBe(201);
     const res = await http(app, 'POST', `${BASE}/token`, { token: c.token, body: { kind: 'cliA', token: VALID_TOKEN } });
     expect(res.status).toBe(409);
-    expect(res.body.error).toBe('A credential named "local-ai-cli/cliA" already exists in this workspace; rename it to sign cliA in with a token.');
+    expect(res.body.error).toBe(
+      'A credential named "local-ai-cli/cliA" already exists in this workspace; rename it to sign cliA in with a token.',
+    );
     expectNoSecrets(res.text);
   });
 

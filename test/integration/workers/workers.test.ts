@@ -12,7 +12,17 @@ import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
 import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  startTestWorker,
+  type TestApp,
+  type TestWorker,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -25,7 +35,18 @@ const DOCTOR = '/api/v1/workers/doctor';
 const SMOKE = '/api/v1/workers/smoke-test';
 
 function expectNoSecrets(text: string) {
-  for (const secret of ['postgres://', 'postgresql://', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'SVC_TEST_', 'LLM_', 'LOCAL_AI_CLI_', 'SECRET_KEY', modelApi.url, temporal.address]) {
+  for (const secret of [
+    'postgres://',
+    'postgresql://',
+    'DATABASE_URL',
+    'TEMPORAL_ADDRESS',
+    'SVC_TEST_',
+    'LLM_',
+    'LOCAL_AI_CLI_',
+    'SECRET_KEY',
+    modelApi.url,
+    temporal.address,
+  ]) {
     expect(text).not.toContain(secret);
   }
 }
@@ -42,7 +63,11 @@ beforeAll(async () => {
   await registerSearchAttributes(connection, 'default');
   await connection.close();
   modelApi = await startProviderFake({ authorized: () => true, unauthorized: {}, handle: () => ({ json: { data: [] } }) });
-  app = await startTestApp({ outboundAllowPrivateNetworks: true, llm: { ...loadConfig({}).llm, baseUrl: `${modelApi.url}/v1/` } }, undefined, { temporalAddress: temporal.address });
+  app = await startTestApp(
+    { outboundAllowPrivateNetworks: true, llm: { ...loadConfig({}).llm, baseUrl: `${modelApi.url}/v1/` } },
+    undefined,
+    { temporalAddress: temporal.address },
+  );
   ws = await createWorkspace(app, 'Workers workspace');
   other = await createWorkspace(app, 'Other workers workspace');
   const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Smoke target' } });
@@ -63,7 +88,12 @@ describe('without a worker', () => {
     const res = await http(app, 'GET', DOCTOR, { token: ws.token });
     expect(res.status).toBe(200);
     const { doctor } = res.body;
-    expect(doctor).toMatchObject({ workspaceId: ws.workspaceId, source: 'api', appUrl: app.url, persistence: { durable: true, mode: 'postgresql' } });
+    expect(doctor).toMatchObject({
+      workspaceId: ws.workspaceId,
+      source: 'api',
+      appUrl: app.url,
+      persistence: { durable: true, mode: 'postgresql' },
+    });
     expect(doctor.database).toMatchObject({ reachable: true, migrationsCurrent: true, pendingMigrations: [] });
     expect(doctor.queue).toMatchObject({ mode: 'temporal', queueName: 'workflow-runs', workerConcurrency: 0 });
     expect(doctor.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 0 });
@@ -80,7 +110,11 @@ describe('without a worker', () => {
     const res = await http(app, 'POST', SMOKE, { token: ws.token, body: { waitForWorkerMs: 500, targetWorkflowId: workflowId } });
     expect(res.status).toBe(202);
     const { smokeTest } = res.body;
-    expect(smokeTest).toMatchObject({ status: 'attention', targetWorkflowId: workflowId, temporal: { taskQueue: 'workflow-runs', mode: 'temporal' } });
+    expect(smokeTest).toMatchObject({
+      status: 'attention',
+      targetWorkflowId: workflowId,
+      temporal: { taskQueue: 'workflow-runs', mode: 'temporal' },
+    });
     expect(smokeTest.message).toContain('no worker is polling the workflow-runs task queue');
     expect(smokeTest.temporal.workflowId).toMatch(/^smoke_[0-9a-f-]{36}$/);
     expect(smokeTest.durationMs).toBeGreaterThanOrEqual(500);
@@ -111,13 +145,39 @@ describe('without a worker', () => {
     expect(status.latestSmokeTest.status).toBe('attention');
     expect(status.queue.counts).toEqual({ queued: 0, running: 0, waiting: 0 });
     expect(status.localAiCli).toEqual({
-      cliA: { kind: 'cliA', configured: false, status: 'not_configured', connected: false, authMethod: null, loginPending: false, lastVerifiedAt: null },
-      cliB: { kind: 'cliB', configured: false, status: 'not_configured', connected: false, authMethod: null, loginPending: false, lastVerifiedAt: null },
+      cliA: {
+        kind: 'cliA',
+        configured: false,
+        status: 'not_configured',
+        connected: false,
+        authMethod: null,
+        loginPending: false,
+        lastVerifiedAt: null,
+      },
+      cliB: {
+        kind: 'cliB',
+        configured: false,
+        status: 'not_configured',
+        connected: false,
+        authMethod: null,
+        loginPending: false,
+        lastVerifiedAt: null,
+      },
     });
     expect(status.managedWorkspaces).toEqual({ mode: 'shared-task-queue', allWorkspaces: true, thisWorkspaceServed: false });
-    expect(status.agentRuntime).toMatchObject({ modelEndpoint: { configured: true, reachable: true, status: 'reachable', httpStatus: 200 }, connectedLocalAiClis: [], ready: true });
+    expect(status.agentRuntime).toMatchObject({
+      modelEndpoint: { configured: true, reachable: true, status: 'reachable', httpStatus: 200 },
+      connectedLocalAiClis: [],
+      ready: true,
+    });
     expect(status.sideEffectTransports.httpGuard).toEqual({ enabled: true, privateNetworksAllowed: true });
-    expect(status.deployment.labels).toMatchObject({ role: 'api', temporalNamespace: 'default', blobStorage: 'local', chatModel: 'configured', localAiCli: 'none' });
+    expect(status.deployment.labels).toMatchObject({
+      role: 'api',
+      temporalNamespace: 'default',
+      blobStorage: 'local',
+      chatModel: 'configured',
+      localAiCli: 'none',
+    });
     expectNoSecrets(res.text);
   });
 
@@ -127,8 +187,15 @@ describe('without a worker', () => {
     try {
       config.llm.baseUrl = 'http://127.0.0.1:1/v1';
       let res = await http(app, 'GET', DOCTOR, { token: ws.token });
-      expect(res.body.doctor.agentRuntime.modelEndpoint).toMatchObject({ configured: true, reachable: false, status: 'unreachable', httpStatus: null });
-      expect(res.body.doctor.warnings).toContain('The chat model endpoint is not reachable (unreachable); command jobs and research that use it will fail.');
+      expect(res.body.doctor.agentRuntime.modelEndpoint).toMatchObject({
+        configured: true,
+        reachable: false,
+        status: 'unreachable',
+        httpStatus: null,
+      });
+      expect(res.body.doctor.warnings).toContain(
+        'The chat model endpoint is not reachable (unreachable); command jobs and research that use it will fail.',
+      );
       expect(res.body.doctor.nextActions).toContain('Ask the operator to check the chat model endpoint.');
       expectNoSecrets(res.text);
       expect(res.text).not.toContain('127.0.0.1:1');
@@ -147,7 +214,9 @@ describe('without a worker', () => {
         connectedLocalAiClis: [],
         ready: false,
       });
-      expect(res.body.doctor.warnings).toContain('No chat model endpoint is configured and no local AI CLI is connected; command jobs and research cannot call a model.');
+      expect(res.body.doctor.warnings).toContain(
+        'No chat model endpoint is configured and no local AI CLI is connected; command jobs and research cannot call a model.',
+      );
       expect(res.body.doctor.nextActions).toContain('Ask the operator to configure a chat model endpoint or a local AI CLI.');
       expect(res.body.doctor.deployment.missingOptional).toContain('chat model endpoint');
     } finally {
@@ -164,7 +233,9 @@ describe('without a worker', () => {
       const res = await http(app, 'GET', DOCTOR, { token: ws.token });
       expect(res.body.doctor.status).toBe('blocked');
       expect(res.body.doctor.deployment.missingRequired).toEqual(['secret key (webhook URLs and encrypted credentials)']);
-      expect(res.body.doctor.blockers).toContain('The deployment lacks a required setting: secret key (webhook URLs and encrypted credentials).');
+      expect(res.body.doctor.blockers).toContain(
+        'The deployment lacks a required setting: secret key (webhook URLs and encrypted credentials).',
+      );
       expectNoSecrets(res.text);
     } finally {
       config.secretKey = secretKey;
@@ -184,7 +255,11 @@ describe('without a worker', () => {
 
   test('a personal key gets 403 and no key gets 401', async () => {
     const personal = await addUserWithKey(app, ws, 'member', 'personal');
-    for (const [method, path] of [['GET', STATUS], ['GET', DOCTOR], ['POST', SMOKE]] as const) {
+    for (const [method, path] of [
+      ['GET', STATUS],
+      ['GET', DOCTOR],
+      ['POST', SMOKE],
+    ] as const) {
       expect((await http(app, method, path, { token: personal.token, body: method === 'POST' ? {} : undefined })).status).toBe(403);
       expect((await http(app, method, path)).status).toBe(401);
     }
@@ -203,10 +278,17 @@ describe('with a worker', () => {
   });
 
   test('a smoke test passes (200) and is the latest in status', async () => {
-    const res = await http(app, 'POST', SMOKE, { token: ws.token, body: { targetWorkflowId: workflowId, useQueue: true, waitForWorkerMs: 30_000 } });
+    const res = await http(app, 'POST', SMOKE, {
+      token: ws.token,
+      body: { targetWorkflowId: workflowId, useQueue: true, waitForWorkerMs: 30_000 },
+    });
     expect(res.status).toBe(200);
     const { smokeTest } = res.body;
-    expect(smokeTest).toMatchObject({ status: 'passed', targetWorkflowId: workflowId, temporal: { taskQueue: 'workflow-runs', mode: 'temporal' } });
+    expect(smokeTest).toMatchObject({
+      status: 'passed',
+      targetWorkflowId: workflowId,
+      temporal: { taskQueue: 'workflow-runs', mode: 'temporal' },
+    });
     const result = await app.deps.temporal.client.workflow.getHandle(smokeTest.temporal.workflowId).result();
     expect(new Date(result.databaseTime).getTime()).not.toBeNaN();
 
@@ -222,7 +304,12 @@ describe('with a worker', () => {
     expect(doctor.body.doctor.warnings).toEqual([]);
     expect(doctor.body.doctor.workerHealth.ok).toBe(true);
     expect(doctor.body.doctor.managedWorkspaces.thisWorkspaceServed).toBe(true);
-    expect(doctor.body.doctor.extflowBundle).toEqual({ imported: false, bundlePath: null, workflows: 0, message: 'No extflow bundle has been imported.' });
+    expect(doctor.body.doctor.extflowBundle).toEqual({
+      imported: false,
+      bundlePath: null,
+      workflows: 0,
+      message: 'No extflow bundle has been imported.',
+    });
     expectNoSecrets(doctor.text);
 
     // Another workspace's latest smoke test is its own.

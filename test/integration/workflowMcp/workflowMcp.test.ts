@@ -21,9 +21,16 @@ const wf: Record<string, string> = {};
 
 const SERVERS = '/api/v1/workflow-mcp-servers';
 
-const deployed = async (token: string, name: string, nodes: NodeInput[], edges: GraphEdge[]) => (await deployWorkflow(stack, { name, nodes, edges }, { token })).workflowId;
+const deployed = async (token: string, name: string, nodes: NodeInput[], edges: GraphEdge[]) =>
+  (await deployWorkflow(stack, { name, nodes, edges }, { token })).workflowId;
 
-const start = (inputSchema?: Record<string, unknown>) => ({ id: 'start', type: 'start', name: 'Start', config: inputSchema ? { inputSchema } : {}, position: { x: 0, y: 0 } });
+const start = (inputSchema?: Record<string, unknown>) => ({
+  id: 'start',
+  type: 'start',
+  name: 'Start',
+  config: inputSchema ? { inputSchema } : {},
+  position: { x: 0, y: 0 },
+});
 const node = (id: string, type: string, config: Record<string, unknown>) => ({ id, type, name: id, config, position: { x: 200, y: 0 } });
 const edge = (target: string) => [{ id: `start-${target}`, source: 'start', target }];
 
@@ -31,7 +38,9 @@ const GREET_SCHEMA = { type: 'object', properties: { who: { type: 'string' } }, 
 
 async function connect(token: string | null, workspaceId = a.workspaceId, slug = 'ops'): Promise<Client> {
   const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
-  const transport = new StreamableHTTPClientTransport(new URL(`${stack.app.url}/api/v1/workflows/mcp/${workspaceId}/${slug}`), { requestInit: { headers } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${stack.app.url}/api/v1/workflows/mcp/${workspaceId}/${slug}`), {
+    requestInit: { headers },
+  });
   const client = new Client({ name: 'jest', version: '1.0.0' });
   await client.connect(transport);
   return client;
@@ -53,12 +62,25 @@ async function orgKey(ws: WorkspaceFixture, permission: 'read' | 'write', worksp
 beforeAll(async () => {
   a = stack.ws;
   b = await stack.workspace('MCP B');
-  wf.greet = await deployed(a.token, 'Greet someone', [start(GREET_SCHEMA), node('shape', 'transform', { expression: '{ "greeting": "hello " & who }' })], edge('shape'));
+  wf.greet = await deployed(
+    a.token,
+    'Greet someone',
+    [start(GREET_SCHEMA), node('shape', 'transform', { expression: '{ "greeting": "hello " & who }' })],
+    edge('shape'),
+  );
   wf.boom = await deployed(a.token, 'Boom', [start(), node('fail', 'fail', { message: 'it broke' })], edge('fail'));
   wf.gate = await deployed(a.token, 'Gate', [start(), node('gate', 'approval', { prompt: 'Ship?' })], edge('gate'));
   const res = await http(stack.app, 'POST', SERVERS, {
     token: a.token,
-    body: { name: 'Ops tools', slug: 'ops', tools: [{ workflowId: wf.greet }, { workflowId: wf.boom, name: 'boom' }, { workflowId: wf.gate, name: 'gate', inputSchema: { type: 'object', properties: { ticket: { type: 'number' } } } }] },
+    body: {
+      name: 'Ops tools',
+      slug: 'ops',
+      tools: [
+        { workflowId: wf.greet },
+        { workflowId: wf.boom, name: 'boom' },
+        { workflowId: wf.gate, name: 'gate', inputSchema: { type: 'object', properties: { ticket: { type: 'number' } } } },
+      ],
+    },
   });
   expect(res.status).toBe(201);
 }, 120_000);
@@ -71,23 +93,38 @@ describe('stored servers', () => {
     expect(list.body.servers[0].url).toBe(`${stack.app.url}/api/v1/workflows/mcp/${a.workspaceId}/ops`);
     expect(list.body.servers[0].server.tools.map((t: any) => t.name)).toEqual(['greet_someone', 'boom', 'gate']);
 
-    const dup = await http(stack.app, 'POST', SERVERS, { token: a.token, body: { name: 'Again', slug: 'ops', tools: [{ workflowId: wf.greet }] } });
+    const dup = await http(stack.app, 'POST', SERVERS, {
+      token: a.token,
+      body: { name: 'Again', slug: 'ops', tools: [{ workflowId: wf.greet }] },
+    });
     expect(dup.status).toBe(409);
-    const foreign = await http(stack.app, 'POST', SERVERS, { token: b.token, body: { name: 'Steal', slug: 'steal', tools: [{ workflowId: wf.greet }] } });
+    const foreign = await http(stack.app, 'POST', SERVERS, {
+      token: b.token,
+      body: { name: 'Steal', slug: 'steal', tools: [{ workflowId: wf.greet }] },
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toBe(`Workflow ${wf.greet} is not a workflow of this workspace.`);
-    const badSlug = await http(stack.app, 'POST', SERVERS, { token: a.token, body: { name: 'x', slug: 'Bad Slug', tools: [{ workflowId: wf.greet }] } });
+    const badSlug = await http(stack.app, 'POST', SERVERS, {
+      token: a.token,
+      body: { name: 'x', slug: 'Bad Slug', tools: [{ workflowId: wf.greet }] },
+    });
     expect(badSlug.status).toBe(400);
     expect((await http(stack.app, 'GET', SERVERS, { token: b.token })).body.servers).toEqual([]);
   });
 
   test('members cannot create; another workspace cannot delete (404); the session route creates and deletes', async () => {
     const member = await addUserWithKey(stack.app, a, 'member');
-    const refused = await http(stack.app, 'POST', SERVERS, { token: member.token, body: { name: 'M', slug: 'm', tools: [{ workflowId: wf.greet }] } });
+    const refused = await http(stack.app, 'POST', SERVERS, {
+      token: member.token,
+      body: { name: 'M', slug: 'm', tools: [{ workflowId: wf.greet }] },
+    });
     expect(refused.status).toBe(403);
 
     const cookie = await signInCookie(stack.app, a.ownerEmail, a.ownerPassword, a.workspaceId);
-    const created = await http(stack.app, 'POST', '/api/workflow-mcp-servers', { cookie, body: { name: 'Temp', slug: 'temp', tools: [{ workflowId: wf.greet, name: 'hi' }] } });
+    const created = await http(stack.app, 'POST', '/api/workflow-mcp-servers', {
+      cookie,
+      body: { name: 'Temp', slug: 'temp', tools: [{ workflowId: wf.greet, name: 'hi' }] },
+    });
     expect(created.status).toBe(201);
     const id = created.body.server.id;
     const cross = await http(stack.app, 'DELETE', `${SERVERS}/${id}`, { token: b.token });

@@ -176,7 +176,14 @@ describe('POST /api/v1/workflows', () => {
       name: 'From the other tool',
       nodes: [
         { id: '1', name: 'When clicking', type: 'extflow-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-        { id: '2', name: 'HTTP Request', type: 'extflow-nodes-base.httpRequest', typeVersion: 4.2, position: [200, 0], parameters: { url: 'https://example.com' } },
+        {
+          id: '2',
+          name: 'HTTP Request',
+          type: 'extflow-nodes-base.httpRequest',
+          typeVersion: 4.2,
+          position: [200, 0],
+          parameters: { url: 'https://example.com' },
+        },
       ],
       connections: { 'When clicking': { main: [[{ node: 'HTTP Request', type: 'main', index: 0 }]] } },
     };
@@ -217,7 +224,9 @@ describe('POST /api/v1/workflows', () => {
   });
 
   test('subWorkflowPlaceholder creates a named draft with a start trigger', async () => {
-    const res = await post(WF, { subWorkflowPlaceholder: { name: 'Enrich lead', sourceNodeId: 'call', sourceNodeLabel: 'Call enrichment' } });
+    const res = await post(WF, {
+      subWorkflowPlaceholder: { name: 'Enrich lead', sourceNodeId: 'call', sourceNodeLabel: 'Call enrichment' },
+    });
     expect(res.status).toBe(201);
     const wf = res.body.workflow;
     expect(wf).toMatchObject({ name: 'Enrich lead', status: 'draft' });
@@ -280,7 +289,13 @@ describe('GET /api/v1/workflows and /workflows/{id}', () => {
     const res = await get(`${WF}/${id}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['links', 'workflow']);
-    expect(res.body.workflow).toMatchObject({ id, name: 'Single', description: 'desc', nodes: validGraph('get').nodes, edges: validGraph('get').edges });
+    expect(res.body.workflow).toMatchObject({
+      id,
+      name: 'Single',
+      description: 'desc',
+      nodes: validGraph('get').nodes,
+      edges: validGraph('get').edges,
+    });
     expect(res.body.workflow.redaction).toBeUndefined();
     expectLinks(res.body.links, id);
   });
@@ -334,14 +349,14 @@ describe('PATCH /api/v1/workflows/{id}', () => {
     expect(await readWorkflow(id)).toEqual(before);
   });
 
-  test.each([['versionMode', { versionMode: 'live' }], ['collaborationSessionId', { collaborationSessionId: 'c1' }]])(
-    '%s is not accepted',
-    async (_field, body) => {
-      const { id } = await createWorkflow({ name: 'Strict patch' });
-      const res = await patch(`${WF}/${id}`, body);
-      expect(res.status).toBe(400);
-    },
-  );
+  test.each([
+    ['versionMode', { versionMode: 'live' }],
+    ['collaborationSessionId', { collaborationSessionId: 'c1' }],
+  ])('%s is not accepted', async (_field, body) => {
+    const { id } = await createWorkflow({ name: 'Strict patch' });
+    const res = await patch(`${WF}/${id}`, body);
+    expect(res.status).toBe(400);
+  });
 
   test('importJson replaces the graph, returns the workflow to draft and reports importReadiness', async () => {
     const { id } = await createWorkflow({ name: 'Deployed then replaced', ...validGraph('v1') });
@@ -351,7 +366,13 @@ describe('PATCH /api/v1/workflows/{id}', () => {
     const replacement = { name: 'Replaced', description: 'imported over', ...validGraph('imported') };
     const res = await patch(`${WF}/${id}`, { importJson: JSON.stringify(replacement) });
     expect(res.status).toBe(200);
-    expect(res.body.workflow).toMatchObject({ status: 'draft', name: 'Replaced', description: 'imported over', nodes: replacement.nodes, edges: replacement.edges });
+    expect(res.body.workflow).toMatchObject({
+      status: 'draft',
+      name: 'Replaced',
+      description: 'imported over',
+      nodes: replacement.nodes,
+      edges: replacement.edges,
+    });
     expect(res.body.importReadiness).toEqual({
       report: expect.objectContaining({ valid: true, errors: [] }),
       deploymentReadiness: { ready: true, blockers: [] },
@@ -376,7 +397,11 @@ describe('PATCH /api/v1/workflows/{id}', () => {
   });
 
   test('status: deployed of an invalid draft is a 400 with the readiness payload', async () => {
-    const { id } = await createWorkflow({ name: 'Broken patch deploy', nodes: [{ id: 'x', type: 'transform', config: { expression: '1' } }], edges: [] });
+    const { id } = await createWorkflow({
+      name: 'Broken patch deploy',
+      nodes: [{ id: 'x', type: 'transform', config: { expression: '1' } }],
+      edges: [],
+    });
     const res = await patch(`${WF}/${id}`, { status: 'deployed' });
     expect(res.status).toBe(400);
     expect(res.body.deploymentReadiness.ready).toBe(false);
@@ -386,10 +411,18 @@ describe('PATCH /api/v1/workflows/{id}', () => {
   });
 
   test('POST /deploy of an invalid draft is a 400 { error, report, deploymentReadiness } and pins nothing', async () => {
-    const { id } = await createWorkflow({ name: 'Broken deploy', nodes: [{ id: 'x', type: 'transform', config: { expression: '1' } }], edges: [] });
+    const { id } = await createWorkflow({
+      name: 'Broken deploy',
+      nodes: [{ id: 'x', type: 'transform', config: { expression: '1' } }],
+      edges: [],
+    });
     const res = await post(`${WF}/${id}/deploy`);
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'Workflow is not ready to deploy.', report: { valid: false }, deploymentReadiness: { ready: false } });
+    expect(res.body).toMatchObject({
+      error: 'Workflow is not ready to deploy.',
+      report: { valid: false },
+      deploymentReadiness: { ready: false },
+    });
     expect(res.body.deploymentReadiness.blockers.length).toBeGreaterThan(0);
     expect((await get(`${WF}/${id}/versions`)).body.versions).toEqual([]);
     expect(await readWorkflow(id)).toMatchObject({ status: 'draft', activeVersionId: null, activeVersion: null });
@@ -503,7 +536,12 @@ describe('versions', () => {
     const restored = await post(`${WF}/${id}/versions/1/restore`);
     expect(restored.status).toBe(200);
     expect(restored.body.restoredVersion).toBe(1);
-    expect(restored.body.workflow).toMatchObject({ nodes: validGraph('v1').nodes, edges: validGraph('v1').edges, activeVersion: 2, activeVersionId: second.body.synchronizedVersionId });
+    expect(restored.body.workflow).toMatchObject({
+      nodes: validGraph('v1').nodes,
+      edges: validGraph('v1').edges,
+      activeVersion: 2,
+      activeVersionId: second.body.synchronizedVersionId,
+    });
     const after = await readWorkflow(id);
     expect(after.nodes).toEqual(validGraph('v1').nodes);
     expect(after.activeVersion).toBe(2);
@@ -600,7 +638,9 @@ describe('validation', () => {
     const res = await get(`${WF}/${id}/validate`);
     expect(res.status).toBe(200);
     expect(res.body.report.valid).toBe(false);
-    expect(res.body.report.errors).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'no_trigger', message: expect.stringMatching(/trigger/) })]));
+    expect(res.body.report.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ code: 'no_trigger', message: expect.stringMatching(/trigger/) })]),
+    );
     expect(res.body.deploymentReadiness.ready).toBe(false);
   });
 
@@ -682,7 +722,12 @@ describe('workspace isolation', () => {
 });
 
 describe('key scopes', () => {
-  const SAFE_WORKFLOW_REDACTION = { applied: true, projection: 'safe-content', contractVersion: 'workspace-safe.v1', restrictedFields: ['nodes.config'] };
+  const SAFE_WORKFLOW_REDACTION = {
+    applied: true,
+    projection: 'safe-content',
+    contractVersion: 'workspace-safe.v1',
+    restrictedFields: ['nodes.config'],
+  };
 
   async function expectMutationsRefused(token: string, expected: unknown) {
     const { id } = await createWorkflow({ name: 'Guarded', ...validGraph('guarded') });
@@ -718,7 +763,14 @@ describe('key scopes', () => {
 
   test('a personal key lists and gets workflows with node configs redacted', async () => {
     const personal = await addUserWithKey(app, a, 'member', 'personal');
-    const { id } = await createWorkflow({ name: 'Seen by personal key', nodes: [{ id: 'start', type: 'start', config: {} }, { id: 'call', type: 'http', config: { method: 'GET', url: 'https://internal.example/secret?token=abc' } }], edges: [{ source: 'start', target: 'call' }] });
+    const { id } = await createWorkflow({
+      name: 'Seen by personal key',
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'call', type: 'http', config: { method: 'GET', url: 'https://internal.example/secret?token=abc' } },
+      ],
+      edges: [{ source: 'start', target: 'call' }],
+    });
 
     const list = await get(WF, personal.token);
     expect(list.status).toBe(200);

@@ -37,18 +37,41 @@ test('create-workspace prints one JSON line whose key works, and reuses an exist
   expect(out).toEqual({
     workspace: { id: expect.stringMatching(/^ws_/), name: 'Ops' },
     user: { id: expect.stringMatching(/^usr_/), email },
-    apiKey: { id: expect.stringMatching(/^key_/), name: expect.any(String), scope: 'workspace', token: expect.stringMatching(/^hise_[A-Za-z0-9_-]{32}$/) },
+    apiKey: {
+      id: expect.stringMatching(/^key_/),
+      name: expect.any(String),
+      scope: 'workspace',
+      token: expect.stringMatching(/^hise_[A-Za-z0-9_-]{32}$/),
+    },
   });
   const res = await http(app, 'GET', '/api/v1/workspaces', { token: out.apiKey.token });
   expect(res.status).toBe(200);
   expect(res.body.workspace).toMatchObject({ id: out.workspace.id, name: 'Ops' });
 
-  const wrong = await admin(['create-workspace', '--name', 'Ops 2', '--owner-email', email, '--owner-password', 'not-the-password', '--json']);
+  const wrong = await admin([
+    'create-workspace',
+    '--name',
+    'Ops 2',
+    '--owner-email',
+    email,
+    '--owner-password',
+    'not-the-password',
+    '--json',
+  ]);
   expect(wrong.code).not.toBe(0);
   expect(wrong.stdout).toBe('');
   expect(wrong.stderr).toMatch(/password/i);
 
-  const second = await admin(['create-workspace', '--name', 'Ops 2', '--owner-email', email.toUpperCase(), '--owner-password', 'opspassword1', '--json']);
+  const second = await admin([
+    'create-workspace',
+    '--name',
+    'Ops 2',
+    '--owner-email',
+    email.toUpperCase(),
+    '--owner-password',
+    'opspassword1',
+    '--json',
+  ]);
   expect(second.code).toBe(0);
   const out2 = JSON.parse(second.stdout);
   expect(out2.user.id).toBe(out.user.id);

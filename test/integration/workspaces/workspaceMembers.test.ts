@@ -1,6 +1,14 @@
 import { MembershipSchema, UserSchema } from '../../../db/entities';
 import { grantMembership } from '../../../services/accounts/workspaces';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  signInCookie,
+  startTestApp,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../support/harness';
 
 let app: TestApp;
 let ws: WorkspaceFixture;
@@ -22,7 +30,15 @@ describe('POST /api/v1/workspace-members', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       invited: true,
-      invitation: { id: expect.stringMatching(/^inv_/), workspaceId: ws.workspaceId, email, role: 'viewer', status: 'pending', createdAt: expect.any(String), expiresAt: expect.any(String) },
+      invitation: {
+        id: expect.stringMatching(/^inv_/),
+        workspaceId: ws.workspaceId,
+        email,
+        role: 'viewer',
+        status: 'pending',
+        createdAt: expect.any(String),
+        expiresAt: expect.any(String),
+      },
     });
     const user = await app.orm.em.fork().findOneOrFail(UserSchema, { email });
     expect(user.passwordHash).toBeNull();
@@ -34,7 +50,8 @@ describe('POST /api/v1/workspace-members', () => {
     const res = await add({ email: other.ownerEmail, role: 'admin' });
     expect(res.status).toBe(201);
     const unknown = await add({ email: uniqueEmail('nobody'), role: 'admin' });
-    const shape = (body: Record<string, unknown>) => JSON.stringify(Object.keys(body).sort()) + JSON.stringify(Object.keys(body.invitation as object).sort());
+    const shape = (body: Record<string, unknown>) =>
+      JSON.stringify(Object.keys(body).sort()) + JSON.stringify(Object.keys(body.invitation as object).sort());
     expect(shape(res.body)).toBe(shape(unknown.body));
     expect(res.body).toMatchObject({ invited: true, invitation: { status: 'pending', role: 'admin', email: other.ownerEmail } });
     expect(res.text).not.toContain(other.ownerId);
@@ -124,7 +141,14 @@ describe('Idempotency-Key', () => {
   test('a failed request is not stored: the key can be retried after fixing the cause', async () => {
     const other = await createWorkspace(app, 'Conflict source');
     const headers = { 'idempotency-key': `retry-${uniqueEmail('r')}` };
-    const owner = { kind: 'session' as const, sessionId: 'fixture', principalId: `user:${ws.ownerId}`, userId: ws.ownerId, workspaceId: ws.workspaceId, role: 'owner' as const };
+    const owner = {
+      kind: 'session' as const,
+      sessionId: 'fixture',
+      principalId: `user:${ws.ownerId}`,
+      userId: ws.ownerId,
+      workspaceId: ws.workspaceId,
+      role: 'owner' as const,
+    };
     await grantMembership(app.orm.em.fork(), owner, { email: other.ownerEmail, role: 'member' });
     const conflictRes = await add({ email: other.ownerEmail, role: 'member' }, ws.token, headers);
     expect(conflictRes.status).toBe(409);
@@ -139,10 +163,10 @@ describe('Idempotency-Key', () => {
     const email = uniqueEmail('expire');
     const key = `exp-${email}`;
     expect((await add({ email, role: 'member' }, ws.token, { 'idempotency-key': key })).status).toBe(201);
-    await app.orm.em.fork().getConnection().execute(
-      `update idempotency_records set expires_at = now() - interval '1 second' where key = ?`,
-      [key],
-    );
+    await app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update idempotency_records set expires_at = now() - interval '1 second' where key = ?`, [key]);
     const res = await add({ email: uniqueEmail('fresh'), role: 'member' }, ws.token, { 'idempotency-key': key });
     expect(res.status).toBe(201);
     expect(res.headers.get('idempotency-replayed')).toBeNull();
@@ -166,9 +190,10 @@ describe('Idempotency-Key', () => {
   });
 });
 
-describe('invitations: membership needs the invitee\'s consent', () => {
+describe("invitations: membership needs the invitee's consent", () => {
   const invitations = (cookie: string) => http(app, 'GET', '/api/invitations', { cookie });
-  const decide = (cookie: string, id: string, decision: 'accept' | 'decline') => http(app, 'POST', `/api/invitations/${id}/${decision}`, { cookie });
+  const decide = (cookie: string, id: string, decision: 'accept' | 'decline') =>
+    http(app, 'POST', `/api/invitations/${id}/${decision}`, { cookie });
 
   test('the invitee sees the invitation in their own session and becomes a member only by accepting', async () => {
     const invitee = await createWorkspace(app, 'Invitee home');
@@ -177,9 +202,18 @@ describe('invitations: membership needs the invitee\'s consent', () => {
 
     const listed = await invitations(cookie);
     expect(listed.status).toBe(200);
-    expect(listed.body.invitations).toEqual([expect.objectContaining({ id: sent.body.invitation.id, workspace: { id: ws.workspaceId, name: 'Members workspace' }, role: 'member', status: 'pending' })]);
+    expect(listed.body.invitations).toEqual([
+      expect.objectContaining({
+        id: sent.body.invitation.id,
+        workspace: { id: ws.workspaceId, name: 'Members workspace' },
+        role: 'member',
+        status: 'pending',
+      }),
+    ]);
     // Not a member yet: signing in to the inviting workspace is refused.
-    const early = await http(app, 'POST', '/api/auth/sign-in', { body: { email: invitee.ownerEmail, password: invitee.ownerPassword, workspaceId: ws.workspaceId } });
+    const early = await http(app, 'POST', '/api/auth/sign-in', {
+      body: { email: invitee.ownerEmail, password: invitee.ownerPassword, workspaceId: ws.workspaceId },
+    });
     expect(early.status).toBe(403);
 
     const accepted = await decide(cookie, sent.body.invitation.id, 'accept');
@@ -187,7 +221,9 @@ describe('invitations: membership needs the invitee\'s consent', () => {
     expect(accepted.body.invitation).toMatchObject({ status: 'accepted' });
     const membership = await app.orm.em.fork().findOneOrFail(MembershipSchema, { workspaceId: ws.workspaceId, userId: invitee.ownerId });
     expect(membership.role).toBe('member');
-    const later = await http(app, 'POST', '/api/auth/sign-in', { body: { email: invitee.ownerEmail, password: invitee.ownerPassword, workspaceId: ws.workspaceId } });
+    const later = await http(app, 'POST', '/api/auth/sign-in', {
+      body: { email: invitee.ownerEmail, password: invitee.ownerPassword, workspaceId: ws.workspaceId },
+    });
     expect(later.status).toBe(200);
     // Decided once: a second decision is a 409 and changes nothing.
     expect((await decide(cookie, sent.body.invitation.id, 'decline')).status).toBe(409);
@@ -203,7 +239,10 @@ describe('invitations: membership needs the invitee\'s consent', () => {
 
     const second = await add({ email: invitee.ownerEmail, role: 'viewer' });
     expect(second.body.invitation.id).not.toBe(first.body.invitation.id);
-    await app.orm.em.fork().getConnection().execute(`update workspace_invitations set expires_at = now() - interval '1 second' where id = ?`, [second.body.invitation.id]);
+    await app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update workspace_invitations set expires_at = now() - interval '1 second' where id = ?`, [second.body.invitation.id]);
     const late = await decide(cookie, second.body.invitation.id, 'accept');
     expect(late.status).toBe(409);
     expect(late.body.error).toMatch(/expired/);
@@ -216,10 +255,15 @@ describe('invitations: membership needs the invitee\'s consent', () => {
     const sent = await add({ email: invitee.ownerEmail, role: 'admin' });
     const intruderCookie = await signInCookie(app, intruder.ownerEmail, intruder.ownerPassword);
     const inviterCookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
-    for (const cookie of [intruderCookie, inviterCookie]) expect((await decide(cookie, sent.body.invitation.id, 'accept')).status).toBe(404);
+    for (const cookie of [intruderCookie, inviterCookie])
+      expect((await decide(cookie, sent.body.invitation.id, 'accept')).status).toBe(404);
     expect((await http(app, 'POST', `/api/invitations/${sent.body.invitation.id}/accept`, { token: invitee.token })).status).toBe(401);
     expect((await invitations(intruderCookie)).body.invitations).toEqual([]);
-    expect(await app.orm.em.fork().count(MembershipSchema, { workspaceId: ws.workspaceId, userId: { $in: [invitee.ownerId, intruder.ownerId] } })).toBe(0);
+    expect(
+      await app.orm.em
+        .fork()
+        .count(MembershipSchema, { workspaceId: ws.workspaceId, userId: { $in: [invitee.ownerId, intruder.ownerId] } }),
+    ).toBe(0);
   });
 
   test("an invitation gives the inviting workspace no hold on the invitee's organization keys until accepted", async () => {
@@ -237,7 +281,9 @@ describe('invitations: membership needs the invitee\'s consent', () => {
     const inviterCookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
     const listed = await http(app, 'GET', '/api/api-keys', { cookie: inviterCookie });
     expect(listed.body.apiKeys.map((k: { id: string }) => k.id)).not.toContain(orgKey.body.apiKey.id);
-    expect((await http(app, 'DELETE', `/api/api-keys/${orgKey.body.apiKey.id}`, { cookie: inviterCookie, headers: { origin: app.url } })).status).toBe(404);
+    expect(
+      (await http(app, 'DELETE', `/api/api-keys/${orgKey.body.apiKey.id}`, { cookie: inviterCookie, headers: { origin: app.url } })).status,
+    ).toBe(404);
     expect(sent.status).toBe(201);
   });
 });

@@ -16,12 +16,20 @@ test('docs/authorization.md is up to date with the routes (npm run docs:authz)',
 });
 
 test('every OpenAPI operation carries x-required-role, x-key-scopes and x-credential', () => {
-  const doc = buildOpenApiDocument(allRoutes, { version: 'test' }) as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const doc = buildOpenApiDocument(allRoutes, { version: 'test' }) as unknown as {
+    paths: Record<string, Record<string, Record<string, unknown>>>;
+  };
   let operations = 0;
   for (const route of allRoutes) {
     const op = doc.paths[route.path][route.method];
     operations++;
-    expect(op).toEqual(expect.objectContaining({ 'x-required-role': expect.any(String), 'x-key-scopes': expect.any(Array), 'x-credential': expect.any(String) }));
+    expect(op).toEqual(
+      expect.objectContaining({
+        'x-required-role': expect.any(String),
+        'x-key-scopes': expect.any(Array),
+        'x-credential': expect.any(String),
+      }),
+    );
     if (route.access.kind !== 'public' && route.access.kind !== 'operator') expect(op['x-required-role']).toBe(route.access.roles);
   }
   expect(operations).toBe(allRoutes.length);

@@ -4,7 +4,15 @@
  * Each reproduction below stalled or exhausted the heap before the bounds; now each either
  * finishes with JSONata's result or fails with an ExpressionError naming the limit.
  */
-import { builtinFunctionPairs, EXPRESSION_LIMITS, ExpressionError, compileExpression, evaluateExpression, evaluateExpressionSync, evaluateWithJsonata } from '../../../engine/expressions';
+import {
+  builtinFunctionPairs,
+  EXPRESSION_LIMITS,
+  ExpressionError,
+  compileExpression,
+  evaluateExpression,
+  evaluateExpressionSync,
+  evaluateWithJsonata,
+} from '../../../engine/expressions';
 import { MAX_PICTURE_WIDTH, WORK_PER_STEP } from '../../../engine/expressionBounds';
 
 const bindings = { trigger: {}, nodes: {} };
@@ -26,12 +34,21 @@ describe('bounded built-in functions', () => {
   });
   afterEach(() => frozen?.mockRestore());
 
-  test('$sort of 100,000 numbers sorts (JSONata ran out of heap), with JSONata\'s order', async () => {
+  test("$sort of 100,000 numbers sorts (JSONata ran out of heap), with JSONata's order", async () => {
     expect(await evaluateExpression('$count($sort([1..100000]))', {}, bindings)).toBe(100_000);
-    expect(await evaluateExpression('[$sort($reverse([1..100000]))[0], $sort($reverse([1..100000]))[-1]]', {}, bindings)).toEqual([1, 100_000]);
+    expect(await evaluateExpression('[$sort($reverse([1..100000]))[0], $sort($reverse([1..100000]))[-1]]', {}, bindings)).toEqual([
+      1, 100_000,
+    ]);
     expect(await evaluateExpression('$sort(["b", "a", "B", "aa"])', {}, bindings)).toEqual(['B', 'a', 'aa', 'b']);
     // Stable, with the comparator called as JSONata's merge sort calls it.
-    const people = { p: [{ n: 'a', x: 2 }, { n: 'b', x: 1 }, { n: 'c', x: 2 }, { n: 'd', x: 1 }] };
+    const people = {
+      p: [
+        { n: 'a', x: 2 },
+        { n: 'b', x: 1 },
+        { n: 'c', x: 2 },
+        { n: 'd', x: 1 },
+      ],
+    };
     expect(await evaluateExpression('$sort(p, function($l, $r) { $l.x > $r.x }).n', people, bindings)).toEqual(['b', 'd', 'a', 'c']);
     expect(await evaluateExpression('p^(>x).n', people, bindings)).toEqual(['a', 'c', 'b', 'd']);
     await expect(evaluateExpression('$sort([1, "a"])', {}, bindings)).rejects.toMatchObject({ code: 'D3070' });
@@ -43,9 +60,11 @@ describe('bounded built-in functions', () => {
     expect(err.message).toContain(`exceeded ${EXPRESSION_LIMITS.maxSteps} steps in $sort`);
   });
 
-  test('$distinct of 60,000 values ends at once (17 s in JSONata) with JSONata\'s result', async () => {
+  test("$distinct of 60,000 values ends at once (17 s in JSONata) with JSONata's result", async () => {
     expect(await evaluateExpression('$count($distinct([1..60000]))', {}, bindings)).toBe(60_000);
-    expect(await evaluateExpression('$distinct(v)', { v: Array.from({ length: 60_000 }, (_, i) => i % 7) }, bindings)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(await evaluateExpression('$distinct(v)', { v: Array.from({ length: 60_000 }, (_, i) => i % 7) }, bindings)).toEqual([
+      0, 1, 2, 3, 4, 5, 6,
+    ]);
     const input = { v: [1, '1', [1], [1], { a: 1, b: [2] }, { b: [2], a: 1 }, null, null, true, 0, -0, { length: 1, 0: 1 }] };
     const bounded = await evaluateWithJsonata('$distinct(v)', input, bindings);
     const unbounded = await evaluateWithJsonata('$distinct(v)', input, bindings, { bounded: false });
@@ -141,19 +160,29 @@ describe('bounded built-in functions', () => {
       code: 'STEPS',
       message: expect.stringContaining("steps in '&'"),
     });
-    expect(evaluateExpressionSync('$sum(items.$length($$.s & "!"))', input, bindings, { bounded: false })).toEqual({ value: 200 * 100_001 });
+    expect(evaluateExpressionSync('$sum(items.$length($$.s & "!"))', input, bindings, { bounded: false })).toEqual({
+      value: 200 * 100_001,
+    });
   });
 
   test("'=', '!=' and 'in' count the values they compare, on both paths; wildcards the nodes they collect", async () => {
     const rows = () => Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `row ${i}` }));
-    const input = { items: Array.from({ length: 100 }, (_, i) => i), big: rows(), big2: rows(), list: Array.from({ length: 100_000 }, (_, i) => -i) };
+    const input = {
+      items: Array.from({ length: 100 }, (_, i) => i),
+      big: rows(),
+      big2: rows(),
+      list: Array.from({ length: 100_000 }, (_, i) => -i),
+    };
     for (const [expr, what] of [
       ['$count(items[$$.big = $$.big2])', "'=' or '!=' of large values"],
       ['$count(items[$ in $$.list])', "'in' over a long array"],
     ]) {
       expect(evaluateExpressionSync(expr, input, bindings)).toBeNull();
       expect(evaluateExpressionSync(expr, input, bindings, { bounded: false })).not.toBeNull();
-      await expect(evaluateExpression(expr, input, bindings)).rejects.toMatchObject({ code: 'STEPS', message: expect.stringContaining(`steps in ${what}`) });
+      await expect(evaluateExpression(expr, input, bindings)).rejects.toMatchObject({
+        code: 'STEPS',
+        message: expect.stringContaining(`steps in ${what}`),
+      });
     }
     const tenItems = { items: Array.from({ length: 10 }, (_, i) => i), wrapped: { rows: input.big } };
     await expect(evaluateExpression('$sum(items.$count($$.wrapped.**))', tenItems, bindings)).rejects.toMatchObject({
@@ -170,12 +199,21 @@ describe('bounded built-in functions', () => {
     // ~3.6 MB: each copy costs ~3,600 steps.
     const big = { rows: Array.from({ length: 90_000 }, (_, i) => ({ id: i, name: `row ${i}` })) };
     const input = { items: Array.from({ length: 50 }, (_, i) => i), big };
-    for (const expr of ['($t := |$|{"x": 1}|; $count(items.($t($$.big))))', '$count(items.($$.big ~> |$|{"x": 1}|))', '$count($map(items, function($i) { $$.big ~> |$|{"y": $i}| }))']) {
-      await expect(evaluateExpression(expr, input, bindings)).rejects.toMatchObject({ code: 'STEPS', message: expect.stringContaining('steps in $clone') });
+    for (const expr of [
+      '($t := |$|{"x": 1}|; $count(items.($t($$.big))))',
+      '$count(items.($$.big ~> |$|{"x": 1}|))',
+      '$count($map(items, function($i) { $$.big ~> |$|{"y": $i}| }))',
+    ]) {
+      await expect(evaluateExpression(expr, input, bindings)).rejects.toMatchObject({
+        code: 'STEPS',
+        message: expect.stringContaining('steps in $clone'),
+      });
     }
     const small = { items: [1, 2], big: { rows: [{ id: 1 }] } };
     for (const expr of ['($t := |$|{"x": 1}|; items.($t($$.big)))', '$$.big ~> |rows|{"y": 2}, ["id"]|']) {
-      expect(await evaluateWithJsonata(expr, small, bindings)).toEqual(await evaluateWithJsonata(expr, small, bindings, { bounded: false }));
+      expect(await evaluateWithJsonata(expr, small, bindings)).toEqual(
+        await evaluateWithJsonata(expr, small, bindings, { bounded: false }),
+      );
     }
   }, 60_000);
 
@@ -186,32 +224,103 @@ describe('bounded built-in functions', () => {
     expect(await evaluateExpression('$count($map([1..20000], $string))', {}, bindings, { bounded: false })).toBe(20_000);
   });
 
-  test('the bounded functions keep JSONata\'s parameter lists (arity and names drive partial application)', async () => {
+  test("the bounded functions keep JSONata's parameter lists (arity and names drive partial application)", async () => {
     const params = (fn: (...args: unknown[]) => unknown) => /\(([^)]*)\)/.exec(fn.toString())![1].replace(/\s+/g, ' ').trim();
     for (const { name, original, bounded } of builtinFunctionPairs()) {
-      expect({ name, length: bounded.length, params: params(bounded) }).toEqual({ name, length: original.length, params: params(original) });
+      expect({ name, length: bounded.length, params: params(bounded) }).toEqual({
+        name,
+        length: original.length,
+        params: params(original),
+      });
     }
     expect(await evaluateExpression('$substring(?, 0, 2)("hello")', {}, bindings)).toBe('he');
     expect(await evaluateExpression('["a", "b"] ~> $map($uppercase)', {}, bindings)).toEqual(['A', 'B']);
     expect(WORK_PER_STEP).toBe(1000);
   });
 
-  test('within the limits every wrapped function gives JSONata\'s outcome (value, or error code and message)', async () => {
-    const input = { s: 'Hello, World', n: 1234.5678, a: [3, 1, 2, 1], o: { x: 1, y: [1, 2], z: { w: 'v' } }, people: [{ name: 'b', age: 3 }, { name: 'a', age: 3 }, { name: 'c', age: 1 }] };
+  test("within the limits every wrapped function gives JSONata's outcome (value, or error code and message)", async () => {
+    const input = {
+      s: 'Hello, World',
+      n: 1234.5678,
+      a: [3, 1, 2, 1],
+      o: { x: 1, y: [1, 2], z: { w: 'v' } },
+      people: [
+        { name: 'b', age: 3 },
+        { name: 'a', age: 3 },
+        { name: 'c', age: 1 },
+      ],
+    };
     const cases = [
-      '$sum(a)', '$max(a)', '$min(a)', '$average(a)', '$string(o)', '$string(o, true)', '$substring(s, 2, 3)', '$substringBefore(s, ",")',
-      '$substringAfter(s, ",")', '$lowercase(s)', '$uppercase(s)', '$length(s)', '$trim("  a  b ")', '$match(s, /o/)', '$contains(s, "World")',
-      '$contains(s, /w/i)', '$replace(s, /(o)/, "[$1]")', '$replace(s, "o", "0", 1)', '$replace(s, /l+/, function($m) { $uppercase($m.match) })',
-      '$split(s, ", ")', '$split(s, /[, ]+/, 1)', '$join(["a", "b"], "-")', '$formatNumber(n, "#,##0.00")', '$formatBase(255, 16)',
-      '$formatInteger(1999, "I")', '$parseInteger("MCMXCIX", "I")', '$number("12.5")', '$boolean(a)', '$not(s)', '$map(a, function($v, $i) { $v * $i })',
-      '$zip(a, [1, 2])', '$filter(a, function($v) { $v > 1 })', '$single(a, function($v) { $v = 3 })', '$single(a, function($v) { $v = 1 })',
-      '$reduce(a, function($p, $c) { $p + $c }, 10)', '$sift(o, function($v, $k) { $k != "x" })', '$keys(people)', '$lookup(people, "name")',
-      '$append(a, [9])', '$spread(o)', '$merge(people)', '$reverse(a)', '$each(o, function($v, $k) { $k })', '$sort(a)', '$sort(people, function($l, $r) { $l.age > $r.age }).name',
-      'people^(age, >name).name', '$distinct(a)', '$distinct(people.age)', '$base64encode(s)', '$base64decode("SGk=")', '$encodeUrlComponent("a b&c")',
-      '$encodeUrl("https://x.y/a b")', '$decodeUrlComponent("a%20b")', '$decodeUrl("https://x.y/a%20b")', '$eval("1 + $")', '$eval("$$.s", o)',
-      '$toMillis("2024-01-02T03:04:05Z")', '$toMillis("2024-01-02", "[Y0001]-[M01]-[D01]")', '$fromMillis(1e12, "[D01]/[M01]/[Y0001] [h#1][P]")',
-      '$fromMillis(1e12, "[H01]:[m01]", "+0530")', '$clone(o)', '$pad(s, 15, "*")', '$sort(["b", 1])', '$substring(1)', '$toMillis("nope")',
-      '$formatNumber(n, "#.#.#")', '$map(a, $string)', '$substring(?, 0, 2)(s)', '$lookup($spread(o), "z")', '$shuffle([1])',
+      '$sum(a)',
+      '$max(a)',
+      '$min(a)',
+      '$average(a)',
+      '$string(o)',
+      '$string(o, true)',
+      '$substring(s, 2, 3)',
+      '$substringBefore(s, ",")',
+      '$substringAfter(s, ",")',
+      '$lowercase(s)',
+      '$uppercase(s)',
+      '$length(s)',
+      '$trim("  a  b ")',
+      '$match(s, /o/)',
+      '$contains(s, "World")',
+      '$contains(s, /w/i)',
+      '$replace(s, /(o)/, "[$1]")',
+      '$replace(s, "o", "0", 1)',
+      '$replace(s, /l+/, function($m) { $uppercase($m.match) })',
+      '$split(s, ", ")',
+      '$split(s, /[, ]+/, 1)',
+      '$join(["a", "b"], "-")',
+      '$formatNumber(n, "#,##0.00")',
+      '$formatBase(255, 16)',
+      '$formatInteger(1999, "I")',
+      '$parseInteger("MCMXCIX", "I")',
+      '$number("12.5")',
+      '$boolean(a)',
+      '$not(s)',
+      '$map(a, function($v, $i) { $v * $i })',
+      '$zip(a, [1, 2])',
+      '$filter(a, function($v) { $v > 1 })',
+      '$single(a, function($v) { $v = 3 })',
+      '$single(a, function($v) { $v = 1 })',
+      '$reduce(a, function($p, $c) { $p + $c }, 10)',
+      '$sift(o, function($v, $k) { $k != "x" })',
+      '$keys(people)',
+      '$lookup(people, "name")',
+      '$append(a, [9])',
+      '$spread(o)',
+      '$merge(people)',
+      '$reverse(a)',
+      '$each(o, function($v, $k) { $k })',
+      '$sort(a)',
+      '$sort(people, function($l, $r) { $l.age > $r.age }).name',
+      'people^(age, >name).name',
+      '$distinct(a)',
+      '$distinct(people.age)',
+      '$base64encode(s)',
+      '$base64decode("SGk=")',
+      '$encodeUrlComponent("a b&c")',
+      '$encodeUrl("https://x.y/a b")',
+      '$decodeUrlComponent("a%20b")',
+      '$decodeUrl("https://x.y/a%20b")',
+      '$eval("1 + $")',
+      '$eval("$$.s", o)',
+      '$toMillis("2024-01-02T03:04:05Z")',
+      '$toMillis("2024-01-02", "[Y0001]-[M01]-[D01]")',
+      '$fromMillis(1e12, "[D01]/[M01]/[Y0001] [h#1][P]")',
+      '$fromMillis(1e12, "[H01]:[m01]", "+0530")',
+      '$clone(o)',
+      '$pad(s, 15, "*")',
+      '$sort(["b", 1])',
+      '$substring(1)',
+      '$toMillis("nope")',
+      '$formatNumber(n, "#.#.#")',
+      '$map(a, $string)',
+      '$substring(?, 0, 2)(s)',
+      '$lookup($spread(o), "z")',
+      '$shuffle([1])',
     ];
     for (const expr of cases) {
       const outcomeOf = (bounded: boolean) =>

@@ -9,7 +9,9 @@ describe('evaluateExpression', () => {
     expect(await evaluateExpression('$input.price', input, bindings)).toBe(10);
     expect(await evaluateExpression('$trigger.user', input, bindings)).toBe('ada');
     expect(await evaluateExpression('$sum($nodes.fetch.body.items)', input, bindings)).toBe(6);
-    expect(await evaluateExpression('{ "who": $trigger.user, "total": price * qty, "status": $nodes.fetch.status }', input, bindings)).toEqual({
+    expect(
+      await evaluateExpression('{ "who": $trigger.user, "total": price * qty, "status": $nodes.fetch.status }', input, bindings),
+    ).toEqual({
       who: 'ada',
       total: 30,
       status: 200,
@@ -98,7 +100,9 @@ describe('evaluateExpression', () => {
     test('the step budget resets for each evaluation and allows moderate data', async () => {
       const items = Array.from({ length: 3000 }, (_, i) => ({ id: i, even: i % 2 === 0 }));
       for (let i = 0; i < 3; i++) expect(await evaluateExpression('$count(items[even])', { items }, bindings)).toBe(1500);
-      await expect(evaluateExpression('$count(items[even])', { items: [...items, ...items, ...items, ...items] }, bindings)).rejects.toMatchObject({ code: 'STEPS' });
+      await expect(
+        evaluateExpression('$count(items[even])', { items: [...items, ...items, ...items, ...items] }, bindings),
+      ).rejects.toMatchObject({ code: 'STEPS' });
     });
 
     // Issue 10 item 2: one expression allocating ~100 MB in one step, or backtracking for ever.
@@ -109,7 +113,9 @@ describe('evaluateExpression', () => {
         message: expect.stringContaining(`exceeds the string limit of ${EXPRESSION_LIMITS.maxStringLength} characters`),
       });
       expect(process.memoryUsage().rss - before).toBeLessThan(50 * 1024 * 1024);
-      expect(await evaluateExpression("$pad('ab', -5, '#') & '|' & $pad('ab', 5) & '|' & $pad('x', 4, 'ab')", {}, bindings)).toBe('###ab|ab   |xaba');
+      expect(await evaluateExpression("$pad('ab', -5, '#') & '|' & $pad('ab', 5) & '|' & $pad('x', 4, 'ab')", {}, bindings)).toBe(
+        '###ab|ab   |xaba',
+      );
     });
 
     test('catastrophic-backtracking regexes run in linear time on RE2 (reproduction)', async () => {
@@ -137,7 +143,9 @@ describe('evaluateExpression', () => {
 
     test('strings, arrays and values are bounded by size, not only by steps', async () => {
       const doubling = (body: string) => `($f := function($a, $n) { $n = 0 ? $a : $f(${body}, $n - 1) }; $f(SEED, 40))`;
-      await expect(evaluateExpression(doubling('$a & $a').replace('SEED', "'a'"), {}, bindings)).rejects.toThrow('string longer than 1 MiB');
+      await expect(evaluateExpression(doubling('$a & $a').replace('SEED', "'a'"), {}, bindings)).rejects.toThrow(
+        'string longer than 1 MiB',
+      );
       await expect(evaluateExpression("$join([1..1000].$pad('', 2000), '')", {}, bindings)).rejects.toThrow('string longer than 1 MiB');
       await expect(evaluateExpression('$append(a, a)', { a: Array.from({ length: 60_000 }, () => 1) }, bindings)).rejects.toThrow(
         /longer than 100000 items/,
@@ -150,7 +158,9 @@ describe('evaluateExpression', () => {
     });
 
     test('concurrent evaluations of one expression share its budget, others are independent', async () => {
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => evaluateExpression(`$sum([1..100].($ * ${i}))`, {}, bindings)));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => evaluateExpression(`$sum([1..100].($ * ${i}))`, {}, bindings)),
+      );
       expect(results[3]).toBe(15_150);
       const same = await Promise.allSettled(Array.from({ length: 20 }, () => evaluateExpression('$sum([1..2000].($ * 2))', {}, bindings)));
       expect(same.some((r) => r.status === 'rejected')).toBe(true);

@@ -86,7 +86,8 @@ describe.each(SHAPES)('%s', (_name, g, input) => {
     const a = await runGraph({ graph: g, input, trigger: 'api' }, fast.h);
     const b = await runGraph({ graph: g, input, trigger: 'api' }, slow.h);
     expect(a).toEqual(b);
-    const byNode = (m: Map<string, StepRecord>) => Object.fromEntries([...m.values()].map((s) => [s.nodeId, { status: s.status, output: s.output, error: s.error }]));
+    const byNode = (m: Map<string, StepRecord>) =>
+      Object.fromEntries([...m.values()].map((s) => [s.nodeId, { status: s.status, output: s.output, error: s.error }]));
     expect(byNode(fast.steps)).toEqual(byNode(slow.steps));
     const messages = (logs: LogRecord[]) => logs.map((l) => `${l.nodeId}:${l.message}`).sort();
     expect(messages(fast.logs)).toEqual(messages(slow.logs));
@@ -106,7 +107,10 @@ it('the branches shape routes as expected', async () => {
 it('pure steps create no promise each on the synchronous path, and a long chain needs no deep stack', async () => {
   const chain = (n: number) =>
     graph(
-      [{ id: 'start', type: 'start', config: {} }, ...Array.from({ length: n }, (_, i) => ({ id: `t${i + 1}`, type: 'transform' as const, config: { expression: '{ "i": i + 1 }' } }))],
+      [
+        { id: 'start', type: 'start', config: {} },
+        ...Array.from({ length: n }, (_, i) => ({ id: `t${i + 1}`, type: 'transform' as const, config: { expression: '{ "i": i + 1 }' } })),
+      ],
       Array.from({ length: n }, (_, i) => ({ source: i === 0 ? 'start' : `t${i}`, target: `t${i + 1}` })),
     );
   const promisesFor = async (sync: boolean, n: number) => {
@@ -144,13 +148,16 @@ describe('expression bounds (patch expression-bounds-v1)', () => {
     ],
   );
 
-  test.each([true, false])('new runs fail the node with the limit; runs recorded before the bounds keep their outcome (sync path %s)', async (sync) => {
-    const bounded = host(sync);
-    const outcome = await runGraph({ graph: heavy, input: { items: [1] }, trigger: 'api' }, { ...bounded.h, boundedExpressions: true });
-    expect(outcome).toMatchObject({ status: 'failed', error: { nodeId: 'expr', message: expect.stringContaining('steps in $map') } });
-    const replayed = host(sync);
-    const old = await runGraph({ graph: heavy, input: { items: [1] }, trigger: 'api' }, { ...replayed.h, boundedExpressions: false });
-    expect(old.status).toBe('succeeded');
-    expect(replayed.steps.get('expr')).toMatchObject({ status: 'succeeded', output: 20_000 });
-  });
+  test.each([true, false])(
+    'new runs fail the node with the limit; runs recorded before the bounds keep their outcome (sync path %s)',
+    async (sync) => {
+      const bounded = host(sync);
+      const outcome = await runGraph({ graph: heavy, input: { items: [1] }, trigger: 'api' }, { ...bounded.h, boundedExpressions: true });
+      expect(outcome).toMatchObject({ status: 'failed', error: { nodeId: 'expr', message: expect.stringContaining('steps in $map') } });
+      const replayed = host(sync);
+      const old = await runGraph({ graph: heavy, input: { items: [1] }, trigger: 'api' }, { ...replayed.h, boundedExpressions: false });
+      expect(old.status).toBe('succeeded');
+      expect(replayed.steps.get('expr')).toMatchObject({ status: 'succeeded', output: 20_000 });
+    },
+  );
 });

@@ -3,10 +3,13 @@ import { boundedMessage, jsonBytes, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput, ut
 import { capValue, RUN_VALUE_CAP_BYTES } from '../../../services/runs/views';
 
 describe('engine limits', () => {
-  test.each(['', 'ascii', 'é', '€uro', '😀 emoji', 'lone \ud800 surrogate', 'mixed ü € 😀'.repeat(5)])('jsonBytes(%j) matches Buffer.byteLength of the JSON text', (text) => {
-    expect(jsonBytes(text)).toBe(Buffer.byteLength(JSON.stringify(text), 'utf8'));
-    expect(utf8Bytes('😀€é')).toBe(4 + 3 + 2);
-  });
+  test.each(['', 'ascii', 'é', '€uro', '😀 emoji', 'lone \ud800 surrogate', 'mixed ü € 😀'.repeat(5)])(
+    'jsonBytes(%j) matches Buffer.byteLength of the JSON text',
+    (text) => {
+      expect(jsonBytes(text)).toBe(Buffer.byteLength(JSON.stringify(text), 'utf8'));
+      expect(utf8Bytes('😀€é')).toBe(4 + 3 + 2);
+    },
+  );
 
   test('a node output over 1.5 MiB gets the size message; one at the limit passes', () => {
     const fits = 'a'.repeat(NODE_OUTPUT_LIMIT_BYTES - 2); // plus two quotes

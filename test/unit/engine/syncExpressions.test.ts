@@ -4,7 +4,14 @@
  * (plus some outside it, which must fall back) and random JSON inputs; every pair must give the
  * same outcome on both paths (deep-equal value, or the same error code and message).
  */
-import { EXPRESSION_LIMITS, evaluateExpression, evaluateExpressionSync, evaluateWithJsonata, resolveTemplated, type ExpressionBindings } from '../../../engine/expressions';
+import {
+  EXPRESSION_LIMITS,
+  evaluateExpression,
+  evaluateExpressionSync,
+  evaluateWithJsonata,
+  resolveTemplated,
+  type ExpressionBindings,
+} from '../../../engine/expressions';
 import { isSyncSupported } from '../../../engine/syncExpressions';
 import jsonata from 'jsonata';
 
@@ -59,18 +66,58 @@ function randomObject(r: Rng, depth: number): Record<string, unknown> {
 }
 
 const FUNCTIONS: Array<[string, number, number]> = [
-  ['string', 0, 2], ['number', 0, 1], ['length', 0, 1], ['uppercase', 0, 1], ['lowercase', 0, 1], ['trim', 0, 1],
-  ['substring', 1, 3], ['substringBefore', 1, 2], ['substringAfter', 1, 2], ['contains', 1, 2], ['join', 1, 2],
-  ['count', 1, 1], ['sum', 1, 1], ['max', 1, 1], ['min', 1, 1], ['average', 1, 1], ['exists', 1, 1],
-  ['boolean', 0, 1], ['not', 0, 1], ['keys', 0, 1], ['lookup', 1, 2], ['round', 0, 2], ['floor', 0, 1],
-  ['ceil', 0, 1], ['abs', 0, 1], ['sqrt', 0, 1], ['power', 1, 2], ['append', 2, 2], ['merge', 1, 1],
-  ['reverse', 1, 1], ['type', 1, 1], ['distinct', 1, 1],
+  ['string', 0, 2],
+  ['number', 0, 1],
+  ['length', 0, 1],
+  ['uppercase', 0, 1],
+  ['lowercase', 0, 1],
+  ['trim', 0, 1],
+  ['substring', 1, 3],
+  ['substringBefore', 1, 2],
+  ['substringAfter', 1, 2],
+  ['contains', 1, 2],
+  ['join', 1, 2],
+  ['count', 1, 1],
+  ['sum', 1, 1],
+  ['max', 1, 1],
+  ['min', 1, 1],
+  ['average', 1, 1],
+  ['exists', 1, 1],
+  ['boolean', 0, 1],
+  ['not', 0, 1],
+  ['keys', 0, 1],
+  ['lookup', 1, 2],
+  ['round', 0, 2],
+  ['floor', 0, 1],
+  ['ceil', 0, 1],
+  ['abs', 0, 1],
+  ['sqrt', 0, 1],
+  ['power', 1, 2],
+  ['append', 2, 2],
+  ['merge', 1, 1],
+  ['reverse', 1, 1],
+  ['type', 1, 1],
+  ['distinct', 1, 1],
 ];
 /** Outside the subset: these must fall back to JSONata. */
 const OUTSIDE = [
-  '$map(items, function($v) { $v.price })', '[1..3]', 'items.*', '**.name', '$pad(name, 5)', '$sort(tags)',
-  '$x := 1', '($a := price; $a * 2)', 'items#$i.name', 'items^(price)', '$split(name, ",")', 'name ~> $uppercase()',
-  "$replace(name, 'a', 'b')", '$base64encode(name)', 'items@$i.name', '$formatNumber(price, "#0.00")', 'items{name: price}',
+  '$map(items, function($v) { $v.price })',
+  '[1..3]',
+  'items.*',
+  '**.name',
+  '$pad(name, 5)',
+  '$sort(tags)',
+  '$x := 1',
+  '($a := price; $a * 2)',
+  'items#$i.name',
+  'items^(price)',
+  '$split(name, ",")',
+  'name ~> $uppercase()',
+  "$replace(name, 'a', 'b')",
+  '$base64encode(name)',
+  'items@$i.name',
+  '$formatNumber(price, "#0.00")',
+  'items{name: price}',
 ];
 
 function path(r: Rng, depth: number): string {
@@ -209,22 +256,73 @@ describe('synchronous evaluator = JSONata (differential)', () => {
       // Inside the subset, JSONata is asked only when the evaluation fails.
       if (supported && 'value' in reference) expect({ context, sync: direct !== null }).toEqual({ context, sync: true });
     }
-    console.log(`differential: ${total} pairs, ${sync} on the sync path, ${total - sync} by JSONata (${unsupported} outside the subset or invalid, ${errors} errors)`);
+    console.log(
+      `differential: ${total} pairs, ${sync} on the sync path, ${total - sync} by JSONata (${unsupported} outside the subset or invalid, ${errors} errors)`,
+    );
     expect(sync).toBeGreaterThan(total / 2);
   }, 600_000);
 
   const bindings: ExpressionBindings = { trigger: { user: 'ada' }, nodes: { fetch: { body: { items: [1, 2, 3] } } } };
 
   test('hand-picked cases: sequences, singletons, missing values, bindings, errors', async () => {
-    const input = { items: [{ x: 1, t: ['a'] }, { x: 2, t: ['b', 'c'] }, { x: 3 }], nested: [[1, 2], [3, [4]]], s: 'Hello', n: null };
+    const input = {
+      items: [{ x: 1, t: ['a'] }, { x: 2, t: ['b', 'c'] }, { x: 3 }],
+      nested: [
+        [1, 2],
+        [3, [4]],
+      ],
+      s: 'Hello',
+      n: null,
+    };
     const cases = [
-      'items.x', 'items[x > 1].x', 'items[0]', 'items[-1].x', 'items.t', 'items.t[0]', 'items.t[]', 'items[x=2].t[]', 'nested', 'nested[0]',
-      'nested[1][1]', 'missing', 'missing.deeper', 'n', '$.items[1]', '$$.s', '$input.s', '$trigger.user', '$nodes.fetch.body.items[1]',
-      '$sum($nodes.fetch.body.items)', '{ "a": items.x, "b": missing }', 'items.{ "x2": x * 2 }', '{ "k": items.x }', '[items.x, 4]', '[[1], [2]]',
-      '$string(items)', '$keys(items)', '$count(items[x > 5])', '$exists(missing)', 's & " " & 1.5 & true & null', '$uppercase()', 's.$length()',
-      'items.x + 1', '1 + "a"', 'items.x > 1', '"a" < 1', '$substring(s, -3, 2)', '$round(2.5) & $round(3.5) & $round(1.005, 2)',
-      '$number("0x1F") + $number("1e2")', '$join(items.t, "-")', '$lookup(items, "x")', '$distinct([1, 1, "1", [1], [1]])',
-      '$boolean([0, ""]) or $not({})', '{ "a": 1, "a": 2 }', 'items.{ "a": x }', '$max([]) = null', '2 in [1, 2]', '-(items.x)',
+      'items.x',
+      'items[x > 1].x',
+      'items[0]',
+      'items[-1].x',
+      'items.t',
+      'items.t[0]',
+      'items.t[]',
+      'items[x=2].t[]',
+      'nested',
+      'nested[0]',
+      'nested[1][1]',
+      'missing',
+      'missing.deeper',
+      'n',
+      '$.items[1]',
+      '$$.s',
+      '$input.s',
+      '$trigger.user',
+      '$nodes.fetch.body.items[1]',
+      '$sum($nodes.fetch.body.items)',
+      '{ "a": items.x, "b": missing }',
+      'items.{ "x2": x * 2 }',
+      '{ "k": items.x }',
+      '[items.x, 4]',
+      '[[1], [2]]',
+      '$string(items)',
+      '$keys(items)',
+      '$count(items[x > 5])',
+      '$exists(missing)',
+      's & " " & 1.5 & true & null',
+      '$uppercase()',
+      's.$length()',
+      'items.x + 1',
+      '1 + "a"',
+      'items.x > 1',
+      '"a" < 1',
+      '$substring(s, -3, 2)',
+      '$round(2.5) & $round(3.5) & $round(1.005, 2)',
+      '$number("0x1F") + $number("1e2")',
+      '$join(items.t, "-")',
+      '$lookup(items, "x")',
+      '$distinct([1, 1, "1", [1], [1]])',
+      '$boolean([0, ""]) or $not({})',
+      '{ "a": 1, "a": 2 }',
+      'items.{ "a": x }',
+      '$max([]) = null',
+      '2 in [1, 2]',
+      '-(items.x)',
     ];
     let sync = 0;
     for (const expr of cases) {

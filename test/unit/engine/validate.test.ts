@@ -51,7 +51,10 @@ describe('validateGraph: one minimal graph per problem', () => {
   });
 
   test('invalid_config for a missing required field says "is required"', () => {
-    const report = validateGraph({ nodes: [start, { id: 'l', type: 'log', config: { message: 'm' } }], edges: [{ source: 'start', target: 'l' }] });
+    const report = validateGraph({
+      nodes: [start, { id: 'l', type: 'log', config: { message: 'm' } }],
+      edges: [{ source: 'start', target: 'l' }],
+    });
     expectOnly(report, 'invalid_config');
     expect(report.errors[0].message).toBe('node "l" (log): config.level: is required');
   });
@@ -121,7 +124,7 @@ describe('validateGraph: one minimal graph per problem', () => {
     expect(report.errors[0]).toMatchObject({ nodeId: 'island' });
   });
 
-  test('an expression over MAX_EXPRESSION_CHARS is refused without compiling it (validation runs on the API\'s event loop)', () => {
+  test("an expression over MAX_EXPRESSION_CHARS is refused without compiling it (validation runs on the API's event loop)", () => {
     const huge = '[' + Array(MAX_EXPRESSION_CHARS).fill('1').join(',') + ']';
     // A templated field (a transform's expression field has its own, lower cap in the config schema).
     const report = validateGraph({
@@ -229,7 +232,9 @@ describe('validateGraph: one minimal graph per problem', () => {
   });
 
   test('edges with a null sourceHandle count as "no handle"', () => {
-    expect(validateGraph({ nodes: [start, log('a')], edges: [{ id: 'e', source: 'start', target: 'a', sourceHandle: null }] }).valid).toBe(true);
+    expect(validateGraph({ nodes: [start, log('a')], edges: [{ id: 'e', source: 'start', target: 'a', sourceHandle: null }] }).valid).toBe(
+      true,
+    );
   });
 });
 
@@ -252,7 +257,16 @@ test('one report lists every problem at once', () => {
   });
   expect(report.valid).toBe(false);
   expect(new Set(codes(report))).toEqual(
-    new Set(['invalid_config', 'unknown_type', 'duplicate_node_id', 'invalid_expression', 'invalid_handle', 'dangling_edge', 'unreachable_node', 'cycle']),
+    new Set([
+      'invalid_config',
+      'unknown_type',
+      'duplicate_node_id',
+      'invalid_expression',
+      'invalid_handle',
+      'dangling_edge',
+      'unreachable_node',
+      'cycle',
+    ]),
   );
   expect(report.errors.find((e) => e.nodeId === 'bad id!')?.message).toContain('nodes[0].id');
   expect(report.nodeCount).toBe(6);
@@ -292,13 +306,22 @@ describe('validateGraph never throws', () => {
     ['nodes not an array', { nodes: 'a', edges: {} }],
     ['primitive nodes and edges', { nodes: [null, 1, 'x', [], true], edges: [null, 'e', 3, []] }],
     ['nodes without ids', { nodes: [{ type: 'start' }, { type: 'log', config: null }], edges: [{ source: 1, target: {} }] }],
-    ['wrong field types', { nodes: [{ id: 5, type: 7, config: 'c', retry: 'r', position: 1, onError: 'x' }], edges: [{ source: 'a', target: 'b', sourceHandle: 7 }] }],
+    [
+      'wrong field types',
+      {
+        nodes: [{ id: 5, type: 7, config: 'c', retry: 'r', position: 1, onError: 'x' }],
+        edges: [{ source: 'a', target: 'b', sourceHandle: 7 }],
+      },
+    ],
     ['a cyclic config', { nodes: [cyclic], edges: [] }],
     ['a deep config', { nodes: [{ id: 'start', type: 'start', config: { inputSchema: deep } }], edges: [] }],
     ['a throwing getter', throwing],
     ['a hostile proxy', hostile],
     ['a proxy node', { nodes: [hostile], edges: [hostile] }],
-    ['configs of every type set to garbage', { nodes: NODE_TYPES.map((type, i) => ({ id: `n${i}`, type, config: { expression: 5, cases: 'x', body: () => 1 } })), edges: [] }],
+    [
+      'configs of every type set to garbage',
+      { nodes: NODE_TYPES.map((type, i) => ({ id: `n${i}`, type, config: { expression: 5, cases: 'x', body: () => 1 } })), edges: [] },
+    ],
   ])('%s', (_name, input) => {
     const report = validateGraph(input);
     expect(report.valid).toBe(false);
@@ -308,22 +331,50 @@ describe('validateGraph never throws', () => {
 
   test('seeded random graphs', () => {
     let seed = 12345;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
-    const atoms: unknown[] = [null, undefined, 0, -1, 1e308, NaN, '', '=', '=$', '=(', 'x', true, [], {}, 'start', 'log', 'error', 'default'];
+    const atoms: unknown[] = [
+      null,
+      undefined,
+      0,
+      -1,
+      1e308,
+      NaN,
+      '',
+      '=',
+      '=$',
+      '=(',
+      'x',
+      true,
+      [],
+      {},
+      'start',
+      'log',
+      'error',
+      'default',
+    ];
     const value = (depth: number): unknown => {
       const r = rand();
       if (depth > 3 || r < 0.5) return pick(atoms);
       if (r < 0.75) return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
-      return Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [pick(['id', 'type', 'config', 'expression', 'cases', 'url', 'body', 'source', 'target', 'sourceHandle']), value(depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(rand() * 4) }, () => [
+          pick(['id', 'type', 'config', 'expression', 'cases', 'url', 'body', 'source', 'target', 'sourceHandle']),
+          value(depth + 1),
+        ]),
+      );
     };
     const ids = ['a', 'b', 'c', 'start'];
     for (let i = 0; i < 300; i++) {
       const nodes = Array.from({ length: Math.floor(rand() * 6) }, () =>
-        rand() < 0.3 ? value(0) : { id: pick(ids), type: pick([...NODE_TYPES, 'bogus']), config: value(1), onError: pick(['branch', 'stop', undefined]) },
+        rand() < 0.3
+          ? value(0)
+          : { id: pick(ids), type: pick([...NODE_TYPES, 'bogus']), config: value(1), onError: pick(['branch', 'stop', undefined]) },
       );
       const edges = Array.from({ length: Math.floor(rand() * 6) }, () =>
-        rand() < 0.3 ? value(0) : { source: pick(ids), target: pick(ids), sourceHandle: pick([undefined, 'true', 'error', 'default', null]) },
+        rand() < 0.3
+          ? value(0)
+          : { source: pick(ids), target: pick(ids), sourceHandle: pick([undefined, 'true', 'error', 'default', null]) },
       );
       expect(() => validateGraph({ nodes, edges })).not.toThrow();
     }
@@ -348,7 +399,11 @@ describe('node catalogue', () => {
     expect(parseNodeConfig('webhook', {})).toEqual({ method: 'ANY' });
     expect(parseNodeConfig('schedule', { cron: '0 9 * * 1-5' })).toEqual({ cron: '0 9 * * 1-5', timezone: 'UTC' });
     expect(parseNodeConfig('response', { body: null })).toEqual({ status: 200, body: null });
-    expect(parseNodeConfig('http', { method: 'GET', url: '=$trigger.url' })).toEqual({ method: 'GET', url: '=$trigger.url', timeoutMs: 30_000 });
+    expect(parseNodeConfig('http', { method: 'GET', url: '=$trigger.url' })).toEqual({
+      method: 'GET',
+      url: '=$trigger.url',
+      timeoutMs: 30_000,
+    });
     expect(parseNodeConfig('merge', undefined)).toEqual({});
     expect(() => parseNodeConfig('response', {})).toThrow(/config\.body: is required/);
     expect(() => parseNodeConfig('teleport', {})).toThrow(NodeConfigError);
@@ -377,7 +432,9 @@ describe('node catalogue', () => {
       }),
     ).toThrow(/cases\[1\]\.handle: duplicate case handle "a"/);
     expect(() => parseNodeConfig('switch', { expression: 'x', cases: [{ handle: 'a' }] })).toThrow(/cases\[0\]\.value: is required/);
-    expect(() => parseNodeConfig('switch', { expression: 'x', cases: [{ value: () => 1, handle: 'a' }] })).toThrow(/cases\[0\]\.value: expected a JSON value/);
+    expect(() => parseNodeConfig('switch', { expression: 'x', cases: [{ value: () => 1, handle: 'a' }] })).toThrow(
+      /cases\[0\]\.value: expected a JSON value/,
+    );
     const cases = Array.from({ length: 51 }, (_, i) => ({ value: i, handle: `h${i}` }));
     expect(() => parseNodeConfig('switch', { expression: 'x', cases })).toThrow(/at most 50/);
   });
@@ -408,7 +465,16 @@ describe('node catalogue', () => {
   });
 
   test('outputHandles and isValidSourceHandle', () => {
-    const switchNode = { type: 'switch', config: { expression: 'x', cases: [{ value: 1, handle: 'one' }, { value: 2, handle: 'two' }] } };
+    const switchNode = {
+      type: 'switch',
+      config: {
+        expression: 'x',
+        cases: [
+          { value: 1, handle: 'one' },
+          { value: 2, handle: 'two' },
+        ],
+      },
+    };
     expect(outputHandles({ type: 'log', config: {} })).toBeNull();
     expect(outputHandles({ type: 'log', config: {}, onError: 'branch' })).toEqual(['error']);
     expect(outputHandles({ type: 'condition', config: {} })).toEqual(['true', 'false']);
@@ -424,11 +490,20 @@ describe('node catalogue', () => {
   });
 
   test('collectExpressions follows the "=" convention per field', () => {
-    expect(collectExpressions({ type: 'condition', config: { expression: 'a = 1' } })).toEqual([{ path: 'config.expression', expression: 'a = 1' }]);
+    expect(collectExpressions({ type: 'condition', config: { expression: 'a = 1' } })).toEqual([
+      { path: 'config.expression', expression: 'a = 1' },
+    ]);
     expect(
       collectExpressions({
         type: 'http',
-        config: { method: 'GET', url: '=$u', headers: { 'X-Key': '=$k', plain: 'text' }, query: { q: '=$q' }, body: { list: ['=1', { 'a b': '=2' }] }, credentialId: '=nope' },
+        config: {
+          method: 'GET',
+          url: '=$u',
+          headers: { 'X-Key': '=$k', plain: 'text' },
+          query: { q: '=$q' },
+          body: { list: ['=1', { 'a b': '=2' }] },
+          credentialId: '=nope',
+        },
       }),
     ).toEqual([
       { path: 'config.url', expression: '$u' },
@@ -437,8 +512,12 @@ describe('node catalogue', () => {
       { path: 'config.body.list[0]', expression: '1' },
       { path: 'config.body.list[1]["a b"]', expression: '2' },
     ]);
-    expect(collectExpressions({ type: 'log', config: { level: 'info', message: '="hi"' } })).toEqual([{ path: 'config.message', expression: '"hi"' }]);
-    expect(collectExpressions({ type: 'subworkflow', config: { workflowId: '=id', input: { a: '=$' } } })).toEqual([{ path: 'config.input.a', expression: '$' }]);
+    expect(collectExpressions({ type: 'log', config: { level: 'info', message: '="hi"' } })).toEqual([
+      { path: 'config.message', expression: '"hi"' },
+    ]);
+    expect(collectExpressions({ type: 'subworkflow', config: { workflowId: '=id', input: { a: '=$' } } })).toEqual([
+      { path: 'config.input.a', expression: '$' },
+    ]);
     expect(collectExpressions({ type: 'code', config: { source: '=1' } })).toEqual([]);
     expect(collectExpressions({ type: 'bogus', config: { expression: 'x' } })).toEqual([]);
   });
@@ -461,7 +540,11 @@ describe('templates', () => {
 describe('topologicalOrder', () => {
   test('stable order: ties follow the node array', () => {
     const graph: WorkflowGraph = {
-      nodes: ['d', 'b', 'start', 'c', 'a', 'm'].map((id) => ({ id, type: id === 'start' ? 'start' : id === 'm' ? 'merge' : 'log', config: {} })),
+      nodes: ['d', 'b', 'start', 'c', 'a', 'm'].map((id) => ({
+        id,
+        type: id === 'start' ? 'start' : id === 'm' ? 'merge' : 'log',
+        config: {},
+      })),
       edges: [
         { source: 'start', target: 'c' },
         { source: 'start', target: 'a' },
@@ -476,7 +559,10 @@ describe('topologicalOrder', () => {
 
   test('throws on a cycle', () => {
     const graph: WorkflowGraph = {
-      nodes: [{ id: 'a', type: 'merge', config: {} }, { id: 'b', type: 'merge', config: {} }],
+      nodes: [
+        { id: 'a', type: 'merge', config: {} },
+        { id: 'b', type: 'merge', config: {} },
+      ],
       edges: [
         { source: 'a', target: 'b' },
         { source: 'b', target: 'a' },
@@ -491,6 +577,9 @@ test('deploymentReadiness prefixes node and edge ids', () => {
   const report = validateGraph({ nodes: [log('a')], edges: [{ id: 'e', source: 'a', target: 'zz' }] });
   const readiness = deploymentReadiness(report);
   expect(readiness.ready).toBe(false);
-  expect(readiness.blockers).toEqual(['edge "e": target "zz" is not a node of this graph', 'the workflow has no trigger node (start, webhook or schedule)']);
+  expect(readiness.blockers).toEqual([
+    'edge "e": target "zz" is not a node of this graph',
+    'the workflow has no trigger node (start, webhook or schedule)',
+  ]);
   expect(deploymentReadiness(report)).toEqual(readiness);
 });

@@ -9,9 +9,23 @@ test('a process that keeps crashing waits twice as long each time, up to the cap
 });
 
 test('process settings: defaults, and refusals naming the variable', () => {
-  expect(loadConfig({}).processes).toEqual({ apiProcesses: 1, workers: 1, apiHeapMb: DEFAULT_API_HEAP_MB, workerHeapMb: DEFAULT_WORKER_HEAP_MB, heartbeatMs: 1_000, heartbeatStaleMs: 3_000 });
-  expect(loadConfig({ API_PROCESSES: '3', WORKERS: '2', API_HEAP_MB: '256', WORKER_HEAP_MB: '2048' }).processes).toMatchObject({ apiProcesses: 3, workers: 2, apiHeapMb: 256, workerHeapMb: 2048 });
+  expect(loadConfig({}).processes).toEqual({
+    apiProcesses: 1,
+    workers: 1,
+    apiHeapMb: DEFAULT_API_HEAP_MB,
+    workerHeapMb: DEFAULT_WORKER_HEAP_MB,
+    heartbeatMs: 1_000,
+    heartbeatStaleMs: 3_000,
+  });
+  expect(loadConfig({ API_PROCESSES: '3', WORKERS: '2', API_HEAP_MB: '256', WORKER_HEAP_MB: '2048' }).processes).toMatchObject({
+    apiProcesses: 3,
+    workers: 2,
+    apiHeapMb: 256,
+    workerHeapMb: 2048,
+  });
   expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
   expect(() => loadConfig({ API_HEAP_MB: '16' })).toThrow(/API_HEAP_MB/);
-  expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '2000', WORKER_HEARTBEAT_STALE_MS: '3000' })).toThrow(/WORKER_HEARTBEAT_STALE_MS must be at least twice/);
+  expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '2000', WORKER_HEARTBEAT_STALE_MS: '3000' })).toThrow(
+    /WORKER_HEARTBEAT_STALE_MS must be at least twice/,
+  );
 });

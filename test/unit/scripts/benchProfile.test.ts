@@ -9,7 +9,9 @@ describe('benchmark CPU profile summaries', () => {
     expect(categoryOf({ functionName: 'parse', url: '' })).toBe('V8 builtins');
     expect(categoryOf({ functionName: 'write', url: 'node:internal/streams/writable' })).toBe('node:streams');
     expect(categoryOf({ functionName: 'connect', url: 'node:net' })).toBe('node:net');
-    expect(categoryOf({ functionName: 'x', url: `file://${root}/node_modules/@temporalio/worker/lib/worker.js` })).toBe('@temporalio/worker');
+    expect(categoryOf({ functionName: 'x', url: `file://${root}/node_modules/@temporalio/worker/lib/worker.js` })).toBe(
+      '@temporalio/worker',
+    );
     expect(categoryOf({ functionName: 'x', url: `${root}/node_modules/pg/lib/client.js` })).toBe('pg');
     expect(categoryOf({ functionName: 'x', url: `file://${root}/services/webhooks/outboxWriter.ts` })).toBe('ours: services/');
   });

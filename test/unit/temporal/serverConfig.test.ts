@@ -18,7 +18,9 @@ describe('Temporal server settings', () => {
     expect(devServerDynamicConfig()['system.enableActivityEagerExecution']).toBe(true);
     expect(devServerDynamicConfig({ settings: 'server-defaults' })).toEqual({ 'frontend.enableServerVersionCheck': false });
     // Extra values win, except that the version check can never be turned back on.
-    expect(devServerDynamicConfig({ dynamicConfig: { 'history.transferProcessorMaxPollRPS': 20, 'frontend.enableServerVersionCheck': true } })).toMatchObject({
+    expect(
+      devServerDynamicConfig({ dynamicConfig: { 'history.transferProcessorMaxPollRPS': 20, 'frontend.enableServerVersionCheck': true } }),
+    ).toMatchObject({
       'history.transferProcessorMaxPollRPS': 20,
       'frontend.enableServerVersionCheck': false,
     });

@@ -80,7 +80,8 @@ const START_DEADLINE_MS = 60_000;
 const HEALTHY_UPTIME_MS = 30_000;
 
 function hostEntry(): { file: string; args: string[] } {
-  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'tsEntry.bootstrap.js'), args: [path.join(__dirname, 'hostProcess.ts')] };
+  if (__filename.endsWith('.ts'))
+    return { file: path.join(__dirname, 'tsEntry.bootstrap.js'), args: [path.join(__dirname, 'hostProcess.ts')] };
   return { file: path.join(__dirname, 'hostProcess.js'), args: [] };
 }
 
@@ -160,7 +161,9 @@ export class SandboxHostClient {
     live.attempts++;
     const base = { id: live.id, workspaceId: live.workspaceId };
     const msg: HostRequest =
-      live.kind === 'code' ? { type: 'code', ...base, task: live.task } : { type: 'dryRun', ...base, task: live.task, timeoutMs: live.deadlineMs };
+      live.kind === 'code'
+        ? { type: 'code', ...base, task: live.task }
+        : { type: 'dryRun', ...base, task: live.task, timeoutMs: live.deadlineMs };
     host.child.send(msg);
   }
 
@@ -238,10 +241,18 @@ export class SandboxHostClient {
         const live = this.calls.get(msg.id);
         const answer = live?.onCall ? live.onCall(msg.op, msg.args) : Promise.reject(new Error(`No handler for ${msg.op}`));
         answer.then(
-          (value) => host.child.connected && host.child.send({ type: 'reply', id: msg.id, callId: msg.callId, ok: true, value } satisfies HostRequest),
+          (value) =>
+            host.child.connected &&
+            host.child.send({ type: 'reply', id: msg.id, callId: msg.callId, ok: true, value } satisfies HostRequest),
           (err: unknown) =>
             host.child.connected &&
-            host.child.send({ type: 'reply', id: msg.id, callId: msg.callId, ok: false, message: err instanceof Error ? err.message : String(err) } satisfies HostRequest),
+            host.child.send({
+              type: 'reply',
+              id: msg.id,
+              callId: msg.callId,
+              ok: false,
+              message: err instanceof Error ? err.message : String(err),
+            } satisfies HostRequest),
         );
         return;
       }

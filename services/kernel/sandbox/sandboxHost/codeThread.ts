@@ -19,8 +19,15 @@ if (parentPort) {
     if (msg.type !== 'task') return;
     const task = msg.payload as CodeTask;
     executeCode(task.source, task.inputJson, task.limits).then(
-      (result) => port.postMessage({ type: 'result', id: msg.id, result, grown: moduleMemoryBytes() > MODULE_INITIAL_BYTES + GROWN_BYTES } satisfies ThreadOutbound),
-      (err: unknown) => port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) } satisfies ThreadOutbound),
+      (result) =>
+        port.postMessage({
+          type: 'result',
+          id: msg.id,
+          result,
+          grown: moduleMemoryBytes() > MODULE_INITIAL_BYTES + GROWN_BYTES,
+        } satisfies ThreadOutbound),
+      (err: unknown) =>
+        port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) } satisfies ThreadOutbound),
     );
   });
   warmUp().then(

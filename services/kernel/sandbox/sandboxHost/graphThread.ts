@@ -30,7 +30,10 @@ function simulatedLog(seq: number, nodeId: string, message: string): LogRecord {
   return { seq, nodeId, level: 'info', message, data: { simulated: true }, createdAt: new Date().toISOString() };
 }
 
-export async function interpretDryRun(task: DryRunTask, ask: (op: 'code' | 'table_read', args: unknown) => Promise<unknown>): Promise<DryRunResult> {
+export async function interpretDryRun(
+  task: DryRunTask,
+  ask: (op: 'code' | 'table_read', args: unknown) => Promise<unknown>,
+): Promise<DryRunResult> {
   const steps = new Map<string, StepRecord>();
   const logs: LogRecord[] = [];
   const host: EngineHost = {
@@ -44,7 +47,16 @@ export async function interpretDryRun(task: DryRunTask, ask: (op: 'code' | 'tabl
       }
       // Reading a table has no effect, so a dry run reads for real; writes are simulated.
       if (node.type === 'table_read') return { output: await ask('table_read', config) };
-      if (node.type.startsWith('table_')) return { output: { simulated: true, nodeType: node.type, tableId: config.tableId, rowIndex: config.rowIndex ?? null, values: config.values ?? null } };
+      if (node.type.startsWith('table_'))
+        return {
+          output: {
+            simulated: true,
+            nodeType: node.type,
+            tableId: config.tableId,
+            rowIndex: config.rowIndex ?? null,
+            values: config.values ?? null,
+          },
+        };
       const { method, url, headers, query, body } = config;
       return { output: { simulated: true, request: { method, url, headers: headers ?? {}, query: query ?? {}, body: body ?? null } } };
     },
@@ -69,7 +81,10 @@ export async function interpretDryRun(task: DryRunTask, ask: (op: 'code' | 'tabl
   };
   let outcome: DryRunResult['outcome'];
   try {
-    outcome = await runGraph({ graph: withConfigDefaults(task.graph), input: task.input, trigger: task.trigger, startNodeId: task.startNodeId }, host);
+    outcome = await runGraph(
+      { graph: withConfigDefaults(task.graph), input: task.input, trigger: task.trigger, startNodeId: task.startNodeId },
+      host,
+    );
   } catch (err) {
     outcome = { status: 'failed', output: null, error: { message: (err as Error).message, nodeId: null }, costCredits: 0 };
   }
@@ -90,7 +105,8 @@ if (parentPort) {
     currentTaskId = msg.id;
     interpretDryRun(msg.payload as DryRunTask, (op, args) => ask(port, op, args)).then(
       (result) => port.postMessage({ type: 'result', id: msg.id, result } satisfies ThreadOutbound),
-      (err: unknown) => port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) } satisfies ThreadOutbound),
+      (err: unknown) =>
+        port.postMessage({ type: 'error', id: msg.id, message: err instanceof Error ? err.message : String(err) } satisfies ThreadOutbound),
     );
   });
   port.postMessage({ type: 'ready' } satisfies ThreadOutbound);

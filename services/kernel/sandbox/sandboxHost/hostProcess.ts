@@ -34,7 +34,11 @@ function main(): void {
     size: settings.codeThreads,
     perWorkspace: settings.codePerWorkspace,
     heapMb: settings.threadHeapMb,
-    onTimeout: (deadlineMs) => ({ ok: false, error: { kind: 'timeout', message: `Code exceeded its time limit of ${deadlineMs - settings.codeKillGraceMs} ms` }, logs: [] }),
+    onTimeout: (deadlineMs) => ({
+      ok: false,
+      error: { kind: 'timeout', message: `Code exceeded its time limit of ${deadlineMs - settings.codeKillGraceMs} ms` },
+      logs: [],
+    }),
     onDied: (outOfMemory) => ({
       ok: false,
       error: outOfMemory
@@ -44,7 +48,11 @@ function main(): void {
     }),
   });
   code.prestart(settings.codeThreads);
-  const failedDryRun = (message: string): DryRunResult => ({ outcome: { status: 'failed', output: null, error: { message, nodeId: null }, costCredits: 0 }, steps: [], logs: [] });
+  const failedDryRun = (message: string): DryRunResult => ({
+    outcome: { status: 'failed', output: null, error: { message, nodeId: null }, costCredits: 0 },
+    steps: [],
+    logs: [],
+  });
   const graph = new ThreadPool<DryRunResult>({
     entry: 'graphThread',
     size: settings.graphThreads,
@@ -52,7 +60,11 @@ function main(): void {
     heapMb: settings.graphHeapMb,
     onTimeout: (deadlineMs) => failedDryRun(`The dry run exceeded its time limit of ${deadlineMs} ms and was stopped`),
     onDied: (outOfMemory) =>
-      failedDryRun(outOfMemory ? `The dry run exceeded its memory limit of ${settings.graphHeapMb} MB and was stopped` : 'The dry run stopped unexpectedly (the sandbox thread ended)'),
+      failedDryRun(
+        outOfMemory
+          ? `The dry run exceeded its memory limit of ${settings.graphHeapMb} MB and was stopped`
+          : 'The dry run stopped unexpectedly (the sandbox thread ended)',
+      ),
   });
 
   const cancels = new Map<number, () => boolean>();
@@ -76,12 +88,16 @@ function main(): void {
       }
       case 'code': {
         const task: CodeTask = msg.task;
-        const run = code.run(msg.workspaceId, task, task.limits.timeoutMs + settings.codeKillGraceMs, { onStart: () => send({ type: 'started', id: msg.id }) });
+        const run = code.run(msg.workspaceId, task, task.limits.timeoutMs + settings.codeKillGraceMs, {
+          onStart: () => send({ type: 'started', id: msg.id }),
+        });
         cancels.set(msg.id, run.cancel);
-        run.done.then(
-          (result) => send({ type: 'code', id: msg.id, result }),
-          (err: Error) => send({ type: 'failed', id: msg.id, message: err.message }),
-        ).finally(() => cancels.delete(msg.id));
+        run.done
+          .then(
+            (result) => send({ type: 'code', id: msg.id, result }),
+            (err: Error) => send({ type: 'failed', id: msg.id, message: err.message }),
+          )
+          .finally(() => cancels.delete(msg.id));
         return;
       }
       case 'dryRun': {
@@ -102,10 +118,12 @@ function main(): void {
           },
         });
         cancels.set(msg.id, run.cancel);
-        run.done.then(
-          (result) => send({ type: 'dryRun', id: msg.id, result }),
-          (err: Error) => send({ type: 'failed', id: msg.id, message: err.message }),
-        ).finally(() => cancels.delete(msg.id));
+        run.done
+          .then(
+            (result) => send({ type: 'dryRun', id: msg.id, result }),
+            (err: Error) => send({ type: 'failed', id: msg.id, message: err.message }),
+          )
+          .finally(() => cancels.delete(msg.id));
         return;
       }
     }

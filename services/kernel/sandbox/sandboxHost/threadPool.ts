@@ -168,7 +168,12 @@ export class ThreadPool<R> {
 
   private spawn(): void {
     const { filename, workerData } = threadEntry(this.opts.entry);
-    const worker = new Worker(filename, { workerData, resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMb }, stdout: false, stderr: false });
+    const worker = new Worker(filename, {
+      workerData,
+      resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMb },
+      stdout: false,
+      stderr: false,
+    });
     this.started++;
     const slot: Slot<R> = { worker, ready: false };
     this.slots.add(slot);
@@ -183,10 +188,16 @@ export class ThreadPool<R> {
         if (!task || task.id !== msg.id) return;
         const answer = task.hooks.onCall ? task.hooks.onCall(msg.op, msg.args) : Promise.reject(new Error(`No handler for ${msg.op}`));
         answer.then(
-          (value) => slot.task?.id === msg.id && worker.postMessage({ type: 'reply', callId: msg.callId, ok: true, value } satisfies ThreadInbound),
+          (value) =>
+            slot.task?.id === msg.id && worker.postMessage({ type: 'reply', callId: msg.callId, ok: true, value } satisfies ThreadInbound),
           (err: unknown) =>
             slot.task?.id === msg.id &&
-            worker.postMessage({ type: 'reply', callId: msg.callId, ok: false, message: err instanceof Error ? err.message : String(err) } satisfies ThreadInbound),
+            worker.postMessage({
+              type: 'reply',
+              callId: msg.callId,
+              ok: false,
+              message: err instanceof Error ? err.message : String(err),
+            } satisfies ThreadInbound),
         );
         return;
       }

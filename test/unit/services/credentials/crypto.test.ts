@@ -11,7 +11,16 @@ import {
   sealCredentialValue,
   isLocalAiCliType,
 } from '../../../../services/credentials';
-import { deriveKey, keyIdOf, makeKeyring, openWithKeyring, parseKeyMaterial, sealedKeyId, SealedValueError, sealWithKeyring } from '../../../../services/kernel/secrets';
+import {
+  deriveKey,
+  keyIdOf,
+  makeKeyring,
+  openWithKeyring,
+  parseKeyMaterial,
+  sealedKeyId,
+  SealedValueError,
+  sealWithKeyring,
+} from '../../../../services/kernel/secrets';
 
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);
@@ -63,7 +72,10 @@ test('a tampered ciphertext, nonce or tag is refused', () => {
     expectSealedError(() => openWithKeyring(ring, tampered, 'aad'), 'tampered');
   }
   expectSealedError(() => openWithKeyring(ring, 'v1.abc.def', 'aad'), 'format');
-  expectSealedError(() => openWithKeyring(ring, `k1.${parts[1]}.${Buffer.alloc(5).toString('base64url')}.${parts[3]}.${parts[4]}`, 'aad'), 'format');
+  expectSealedError(
+    () => openWithKeyring(ring, `k1.${parts[1]}.${Buffer.alloc(5).toString('base64url')}.${parts[3]}.${parts[4]}`, 'aad'),
+    'format',
+  );
 });
 
 test('associated data binds a credential to its workspace and id: a copied row does not decrypt', () => {
@@ -73,7 +85,10 @@ test('associated data binds a credential to its workspace and id: a copied row d
   expectSealedError(() => openCredentialValue(ring, 'ws_a', 'cred_2', sealed), 'tampered');
   expectSealedError(() => openCredentialValue(ring, 'ws_b', 'cred_1', sealed), 'tampered');
   // Length prefixes keep ('ws_a', 'x:y') apart from ('ws_a:x', 'y').
-  expectSealedError(() => openCredentialValue(ring, 'ws_a:4:cred', '1', sealCredentialValue(ring, 'ws_a', 'cred:1:1', { token: 'abc' })), 'tampered');
+  expectSealedError(
+    () => openCredentialValue(ring, 'ws_a:4:cred', '1', sealCredentialValue(ring, 'ws_a', 'cred:1:1', { token: 'abc' })),
+    'tampered',
+  );
 });
 
 test('a keyring decrypts with previous keys, encrypts with the current one, and refuses unknown key ids', () => {
@@ -115,7 +130,10 @@ test('key material: 64 hex characters or base64 of 32 bytes; configuration error
   expect(message).toMatch(/Invalid configuration: CREDENTIALS_KEY/);
   expect(message).not.toContain('not-a-key-but');
   expect(() => loadConfig({ CREDENTIALS_PREVIOUS_KEYS: `${k1.toString('hex')},nope` })).toThrow(/CREDENTIALS_PREVIOUS_KEYS/);
-  const config = loadConfig({ CREDENTIAL_ENV_ALLOWLIST: 'REPO_TOKEN:repo, PLAIN ,', CREDENTIAL_PROVIDER_BASE_URLS: 'repo=http://127.0.0.1:1/api' });
+  const config = loadConfig({
+    CREDENTIAL_ENV_ALLOWLIST: 'REPO_TOKEN:repo, PLAIN ,',
+    CREDENTIAL_PROVIDER_BASE_URLS: 'repo=http://127.0.0.1:1/api',
+  });
   expect(config.credentials.envAllowlist).toEqual([
     { name: 'REPO_TOKEN', type: 'repo' },
     { name: 'PLAIN', type: null },
@@ -134,15 +152,26 @@ test('maskedValue has one shape: 4 + bullets + 2, or bullets alone under 12 char
 test('redaction replaces secrets and their base64 and URL-encoded forms, in keys and values', () => {
   const secrets = ['p@ss word!', 'user:p@ss word!'];
   const basic = Buffer.from('user:p@ss word!').toString('base64');
-  expect(redactSecrets(`auth Basic ${basic} and p@ss word! and p%40ss%20word!`, secrets)).toBe('auth Basic [redacted] and [redacted] and [redacted]');
-  expect(redactDeep({ headers: { 'p@ss word!': ['x p@ss word! y'] }, n: 1 }, secrets)).toEqual({ headers: { '[redacted]': ['x [redacted] y'] }, n: 1 });
+  expect(redactSecrets(`auth Basic ${basic} and p@ss word! and p%40ss%20word!`, secrets)).toBe(
+    'auth Basic [redacted] and [redacted] and [redacted]',
+  );
+  expect(redactDeep({ headers: { 'p@ss word!': ['x p@ss word! y'] }, n: 1 }, secrets)).toEqual({
+    headers: { '[redacted]': ['x [redacted] y'] },
+    n: 1,
+  });
 });
 
 test('type schemas validate values with messages that never echo the value', () => {
   expect(parseCredentialValue('bearer', 'tok-123')).toEqual({ ok: true, value: { token: 'tok-123' } });
   expect(parseCredentialValue('api_key', 'k')).toEqual({ ok: true, value: { headerName: 'X-API-Key', apiKey: 'k' } });
-  expect(parseCredentialValue('smtp', { host: 'mail.example.test', port: 465, username: 'u', password: 'p' })).toMatchObject({ ok: true, value: { secure: true } });
-  expect(parseCredentialValue('oauth2', { accessToken: 'a', scopes: 'read  write' })).toMatchObject({ ok: true, value: { scopes: ['read', 'write'] } });
+  expect(parseCredentialValue('smtp', { host: 'mail.example.test', port: 465, username: 'u', password: 'p' })).toMatchObject({
+    ok: true,
+    value: { secure: true },
+  });
+  expect(parseCredentialValue('oauth2', { accessToken: 'a', scopes: 'read  write' })).toMatchObject({
+    ok: true,
+    value: { scopes: ['read', 'write'] },
+  });
   const bad = parseCredentialValue('oauth2', { accessToken: 'secret-token-value', refreshToken: 'r' });
   expect(bad).toEqual({ ok: false, problems: [{ path: 'value.tokenUrl', message: 'tokenUrl is required with a refreshToken' }] });
   const newline = parseCredentialValue('bearer', 'secret\r\nX-Injected: 1');
@@ -150,7 +179,10 @@ test('type schemas validate values with messages that never echo the value', () 
   expect(JSON.stringify(newline)).not.toContain('secret');
   expect(parseCredentialValue('basic', 'just-a-string')).toMatchObject({ ok: false, problems: [{ path: 'value' }] });
   expect(parseCredentialValue('ci', { token: 't' })).toMatchObject({ ok: false, problems: [{ path: 'value.username' }] });
-  expect(parseCredentialValue('bearer', { token: 't', extra: 'x' })).toMatchObject({ ok: false, problems: [{ message: 'unknown field(s) "extra"' }] });
+  expect(parseCredentialValue('bearer', { token: 't', extra: 'x' })).toMatchObject({
+    ok: false,
+    problems: [{ message: 'unknown field(s) "extra"' }],
+  });
   expect(isLocalAiCliType('cliA')).toBe(true);
   expect(isLocalAiCliType('local_ai_cli_session')).toBe(true);
   expect(isLocalAiCliType('bearer')).toBe(false);

@@ -25,14 +25,22 @@ test('a wildcard matches subdomains at any depth, not the domain itself nor look
 });
 
 test('normalising: lowercase, punycode, no duplicates; anything that is not a host is refused', () => {
-  expect(normalizeAllowedHosts(['API.Example.com', 'api.example.com', '*.Example.COM', 'bücher.example', '[::1]:80', 'example.com.'])).toEqual([
-    'api.example.com',
-    '*.example.com',
-    'xn--bcher-kva.example',
-    '[::1]:80',
-    'example.com',
-  ]);
-  for (const bad of ['', ' ', '*', '*.com', '*.*.example.com', 'https://a.example.com', 'a.example.com/x', 'a.example.com:99999', 'a@b.example', '*.1.2.3.4', 'a b']) {
+  expect(
+    normalizeAllowedHosts(['API.Example.com', 'api.example.com', '*.Example.COM', 'bücher.example', '[::1]:80', 'example.com.']),
+  ).toEqual(['api.example.com', '*.example.com', 'xn--bcher-kva.example', '[::1]:80', 'example.com']);
+  for (const bad of [
+    '',
+    ' ',
+    '*',
+    '*.com',
+    '*.*.example.com',
+    'https://a.example.com',
+    'a.example.com/x',
+    'a.example.com:99999',
+    'a@b.example',
+    '*.1.2.3.4',
+    'a b',
+  ]) {
     expect(() => normalizeAllowedHosts([bad])).toThrow(/allowedHosts\[0\]/);
   }
 });
@@ -43,8 +51,12 @@ test('implied hosts: the value’s own URLs and server, and the provider’s con
   expect(impliedHosts('smtp', { host: 'smtp.example.com', port: 587 })).toEqual(['smtp.example.com']);
   expect(impliedHosts('llm', { baseUrl: 'http://127.0.0.1:11434/v1' })).toEqual(['127.0.0.1:11434']);
   expect(impliedHosts('repo', { token: 't' }, { repo: ['https://api.github.com'] })).toEqual(['api.github.com']);
-  expect(impliedHosts('repo', { token: 't', baseUrl: 'https://git.corp.example/api/v3' }, { repo: ['https://api.github.com'] })).toEqual(['git.corp.example']);
+  expect(impliedHosts('repo', { token: 't', baseUrl: 'https://git.corp.example/api/v3' }, { repo: ['https://api.github.com'] })).toEqual([
+    'git.corp.example',
+  ]);
   // A provider's configured URL never widens an http type.
   expect(impliedHosts('bearer', { token: 't' }, { bearer: ['https://x.example.com'] })).toEqual([]);
-  expect(credentialDestinations({ type: 'bearer', allowedHosts: ['a.example.com'] }, { token: 't', probeUrl: 'https://a.example.com/' })).toEqual(['a.example.com']);
+  expect(
+    credentialDestinations({ type: 'bearer', allowedHosts: ['a.example.com'] }, { token: 't', probeUrl: 'https://a.example.com/' }),
+  ).toEqual(['a.example.com']);
 });

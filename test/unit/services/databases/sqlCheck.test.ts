@@ -66,12 +66,22 @@ test('oversized and absurdly nested queries are refused without blowing the stac
 });
 
 test('the function allowlist holds none of the dangerous families', () => {
-  for (const name of ALLOWED_FUNCTIONS) expect(name).not.toMatch(/^(pg_|lo_|dblink|txid|set_config|current_setting|query_to|nextval|setval|version|inet_|repeat$|lpad$|rpad$|format$)/);
+  for (const name of ALLOWED_FUNCTIONS)
+    expect(name).not.toMatch(
+      /^(pg_|lo_|dblink|txid|set_config|current_setting|query_to|nextval|setval|version|inet_|repeat$|lpad$|rpad$|format$)/,
+    );
 });
 
 test('the sandbox settings default to a 5 s statement timeout, 1000 rows and 1 MiB, and are configurable', () => {
-  expect(loadConfig({}).databaseQuery).toEqual({ timeoutMs: 5000, maxRows: 1000, maxBytes: 1024 * 1024, pool: { poolMax: 4, perWorkspace: 2, queuePerWorkspace: 8 } });
-  expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '250', DATABASE_QUERY_MAX_ROWS: '10', DATABASE_QUERY_MAX_BYTES: '4096' }).databaseQuery).toMatchObject({ timeoutMs: 250, maxRows: 10, maxBytes: 4096 });
+  expect(loadConfig({}).databaseQuery).toEqual({
+    timeoutMs: 5000,
+    maxRows: 1000,
+    maxBytes: 1024 * 1024,
+    pool: { poolMax: 4, perWorkspace: 2, queuePerWorkspace: 8 },
+  });
+  expect(
+    loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '250', DATABASE_QUERY_MAX_ROWS: '10', DATABASE_QUERY_MAX_BYTES: '4096' }).databaseQuery,
+  ).toMatchObject({ timeoutMs: 250, maxRows: 10, maxBytes: 4096 });
   expect(() => loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '0' })).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
 });
 
@@ -86,9 +96,12 @@ describe('the catalogue (issue 27, item 3): out of reach by name', () => {
     expect((await refusal(sql)).message).toMatch(/is not allowed: PostgreSQL's catalogue is out of reach/);
   });
 
-  test.each(['pg_catalog.pg_class', 'information_schema.tables', 'information_schema.columns', 'pg_temp.x', 'public.api_keys'])('%s: schema-qualified, refused', async (name) => {
-    expect((await refusal(`select * from ${name}`)).message).toMatch(/name this database's tables without a schema/);
-  });
+  test.each(['pg_catalog.pg_class', 'information_schema.tables', 'information_schema.columns', 'pg_temp.x', 'public.api_keys'])(
+    '%s: schema-qualified, refused',
+    async (name) => {
+      expect((await refusal(`select * from ${name}`)).message).toMatch(/name this database's tables without a schema/);
+    },
+  );
 
   test('a table of this database with a pg_ name (made before such names were refused) is its own', async () => {
     await expect(checkReadOnlySql('select * from pg_class', ['pg_class'])).resolves.toBeUndefined();
@@ -108,7 +121,9 @@ describe('the catalogue (issue 27, item 3): out of reach by name', () => {
 
   test("a cast to a type that a table's row type would shadow asks for pg_catalog", async () => {
     const tables = ['orders', 'date'];
-    await expect(checkReadOnlySql("select '2024-01-01'::date, '{}'::date[] from orders", tables)).rejects.toThrow('Type "date" is ambiguous: this database has a table named "date"; write pg_catalog.date.');
+    await expect(checkReadOnlySql("select '2024-01-01'::date, '{}'::date[] from orders", tables)).rejects.toThrow(
+      'Type "date" is ambiguous: this database has a table named "date"; write pg_catalog.date.',
+    );
     await expect(checkReadOnlySql("select '2024-01-01'::pg_catalog.date, cast(1 as integer) from date", tables)).resolves.toBeUndefined();
   });
 });

@@ -1,5 +1,13 @@
 import { hashPassword, passwordHashN, verifyPassword } from '../../../../services/kernel/passwords';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_OUTBOX_MAX_QUEUED_RUNS, DEFAULT_OUTBOX_START_PARALLELISM, DEFAULT_RUN_ADMISSION_MAX_ACTIVE, loadConfig, requireSecretKey, sandboxSettings } from '../../../../services/kernel/config';
+import {
+  DEFAULT_MAX_CACHED_WORKFLOWS,
+  DEFAULT_OUTBOX_MAX_QUEUED_RUNS,
+  DEFAULT_OUTBOX_START_PARALLELISM,
+  DEFAULT_RUN_ADMISSION_MAX_ACTIVE,
+  loadConfig,
+  requireSecretKey,
+  sandboxSettings,
+} from '../../../../services/kernel/config';
 import path from 'node:path';
 import { canonicalJson } from '../../../../engine/canonicalJson';
 import { requestFingerprint } from '../../../../services/kernel/idempotency';
@@ -21,7 +29,8 @@ test('the cheaper test cost of password hashes applies under NODE_ENV=test only,
   expect(passwordHashN({ NODE_ENV: 'production', SVC_TEST_PASSWORD_HASH_N: '1024' })).toBe(2 ** 15);
   expect(passwordHashN({ SVC_TEST_PASSWORD_HASH_N: '1024' })).toBe(2 ** 15);
   // Not a power of two, below the floor, or not cheaper: the production cost.
-  for (const n of ['1000', '512', String(2 ** 16), 'x']) expect(passwordHashN({ NODE_ENV: 'test', SVC_TEST_PASSWORD_HASH_N: n })).toBe(2 ** 15);
+  for (const n of ['1000', '512', String(2 ** 16), 'x'])
+    expect(passwordHashN({ NODE_ENV: 'test', SVC_TEST_PASSWORD_HASH_N: n })).toBe(2 ** 15);
   expect(passwordHashN({ NODE_ENV: 'test' })).toBe(2 ** 15);
 });
 
@@ -68,7 +77,8 @@ test('a bad value of any area is refused in the same words, naming the variable 
     GMAIL_API_BASE_URL: 'nope',
     SANDBOX_THREADS: '0',
   };
-  for (const [name, value] of Object.entries(bad)) expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}: \\S`));
+  for (const [name, value] of Object.entries(bad))
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name}: \\S`));
   expect(() => loadConfig({ SECRET_KEY: 'short' })).toThrow('Invalid configuration: SECRET_KEY: SECRET_KEY must be at least 32 characters');
   // All areas are parsed before any fails: one message names every bad variable.
   let message = '';
@@ -79,8 +89,12 @@ test('a bad value of any area is refused in the same words, naming the variable 
   }
   for (const name of Object.keys(bad)) expect(message).toContain(`${name}: `);
   // Checks across variables and the areas' own parsing keep their messages.
-  expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '2000', WORKER_HEARTBEAT_STALE_MS: '3000' })).toThrow('Invalid configuration: WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS');
-  expect(() => loadConfig({ CREDENTIAL_ENV_ALLOWLIST: 'OK, 9BAD' })).toThrow('Invalid configuration: CREDENTIAL_ENV_ALLOWLIST: "9BAD" is not a variable name');
+  expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '2000', WORKER_HEARTBEAT_STALE_MS: '3000' })).toThrow(
+    'Invalid configuration: WORKER_HEARTBEAT_STALE_MS must be at least twice WORKER_HEARTBEAT_MS',
+  );
+  expect(() => loadConfig({ CREDENTIAL_ENV_ALLOWLIST: 'OK, 9BAD' })).toThrow(
+    'Invalid configuration: CREDENTIAL_ENV_ALLOWLIST: "9BAD" is not a variable name',
+  );
   expect(() => loadConfig({ LLM_PRICES: '{' })).toThrow(/^Invalid configuration: LLM_PRICES: expected JSON/);
   expect(() => requireSecretKey(undefined)).toThrow(/SECRET_KEY is not configured/);
   // The sandbox area is also parsed on its own, by the first sandbox call of a process: other areas' values do not matter there.
@@ -88,7 +102,7 @@ test('a bad value of any area is refused in the same words, naming the variable 
   expect(() => sandboxSettings({ SANDBOX_THREADS: '0' })).toThrow(/^Invalid configuration: SANDBOX_THREADS: /);
 });
 
-test('areas that default from another area\'s variable still do', () => {
+test("areas that default from another area's variable still do", () => {
   expect(loadConfig({ HOST: '10.0.0.5' }).metrics.host).toBe('10.0.0.5');
   expect(loadConfig({ HOST: '10.0.0.5', METRICS_HOST: '127.0.0.1' }).metrics.host).toBe('127.0.0.1');
   const config = loadConfig({ DATA_DIR: '/srv/state' });
@@ -99,9 +113,18 @@ test('areas that default from another area\'s variable still do', () => {
 });
 
 test('sign-in limits: the account-wide limit must be above the per-address one, locks capped at or above the first', () => {
-  expect(loadConfig({}).signInLimits).toEqual({ maxPerAddress: 10, maxPerAccount: 50, windowMs: 900_000, firstLockMs: 300_000, maxLockMs: 3_600_000, lockMemoryMs: 86_400_000 });
+  expect(loadConfig({}).signInLimits).toEqual({
+    maxPerAddress: 10,
+    maxPerAccount: 50,
+    windowMs: 900_000,
+    firstLockMs: 300_000,
+    maxLockMs: 3_600_000,
+    lockMemoryMs: 86_400_000,
+  });
   expect(loadConfig({}).trustProxyHops).toBe(1);
-  expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '20', SIGN_IN_MAX_PER_ACCOUNT: '20' })).toThrow(/SIGN_IN_MAX_PER_ACCOUNT must be above/);
+  expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '20', SIGN_IN_MAX_PER_ACCOUNT: '20' })).toThrow(
+    /SIGN_IN_MAX_PER_ACCOUNT must be above/,
+  );
   expect(() => loadConfig({ SIGN_IN_FIRST_LOCK_SECONDS: '600', SIGN_IN_MAX_LOCK_SECONDS: '300' })).toThrow(/SIGN_IN_MAX_LOCK_SECONDS/);
 });
 
@@ -122,8 +145,14 @@ test('the worker sticky cache is bounded by default and set by WORKER_MAX_CACHED
 });
 
 test('run admission: on by default, RUN_ADMISSION_MAX_ACTIVE=0 turns it off, bad values are refused', () => {
-  expect(loadConfig({}).runAdmission).toEqual({ maxActivePerWorkspace: DEFAULT_RUN_ADMISSION_MAX_ACTIVE, maxWaitMs: 30_000, recheckMs: 50 });
-  expect(loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '0', RUN_ADMISSION_MAX_WAIT_MS: '5000', RUN_ADMISSION_RECHECK_MS: '10' }).runAdmission).toEqual({ maxActivePerWorkspace: 0, maxWaitMs: 5000, recheckMs: 10 });
+  expect(loadConfig({}).runAdmission).toEqual({
+    maxActivePerWorkspace: DEFAULT_RUN_ADMISSION_MAX_ACTIVE,
+    maxWaitMs: 30_000,
+    recheckMs: 50,
+  });
+  expect(
+    loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '0', RUN_ADMISSION_MAX_WAIT_MS: '5000', RUN_ADMISSION_RECHECK_MS: '10' }).runAdmission,
+  ).toEqual({ maxActivePerWorkspace: 0, maxWaitMs: 5000, recheckMs: 10 });
   expect(() => loadConfig({ RUN_ADMISSION_MAX_ACTIVE: '-1' })).toThrow(/RUN_ADMISSION_MAX_ACTIVE/);
   expect(() => loadConfig({ RUN_ADMISSION_RECHECK_MS: '0' })).toThrow(/RUN_ADMISSION_RECHECK_MS/);
 });
@@ -136,8 +165,10 @@ test('the outbox dispatcher backpressure cap and starts in flight default to 200
   const set = loadConfig({ OUTBOX_MAX_QUEUED_RUNS: '1000', OUTBOX_START_PARALLELISM: '8' });
   expect([set.outboxMaxQueuedRuns, set.outboxStartParallelism]).toEqual([1000, 8]);
   expect(loadConfig({ OUTBOX_START_PARALLELISM: '100' }).outboxStartParallelism).toBe(100);
-  for (const bad of ['0', '-5', '2.5', 'lots', '100001']) expect(() => loadConfig({ OUTBOX_MAX_QUEUED_RUNS: bad })).toThrow(/OUTBOX_MAX_QUEUED_RUNS/);
-  for (const bad of ['0', '101', '1.5', 'many']) expect(() => loadConfig({ OUTBOX_START_PARALLELISM: bad })).toThrow(/OUTBOX_START_PARALLELISM/);
+  for (const bad of ['0', '-5', '2.5', 'lots', '100001'])
+    expect(() => loadConfig({ OUTBOX_MAX_QUEUED_RUNS: bad })).toThrow(/OUTBOX_MAX_QUEUED_RUNS/);
+  for (const bad of ['0', '101', '1.5', 'many'])
+    expect(() => loadConfig({ OUTBOX_START_PARALLELISM: bad })).toThrow(/OUTBOX_START_PARALLELISM/);
 });
 
 test('request fingerprints ignore key order but not values, method or path', () => {

@@ -1,4 +1,9 @@
-import { PayloadDecryptionError, PayloadEncryptionCodec, payloadCodecFor, ENCRYPTED_ENCODING } from '../../../../services/kernel/payloadCodec';
+import {
+  PayloadDecryptionError,
+  PayloadEncryptionCodec,
+  payloadCodecFor,
+  ENCRYPTED_ENCODING,
+} from '../../../../services/kernel/payloadCodec';
 
 const KEY_A = 'a'.repeat(40);
 const KEY_B = 'b'.repeat(40);

@@ -1,4 +1,11 @@
-import { findUnstorableText, storableString, textProblem, toStorable, wellFormedJsonText, wellFormedParams } from '../../../../services/kernel/storableText';
+import {
+  findUnstorableText,
+  storableString,
+  textProblem,
+  toStorable,
+  wellFormedJsonText,
+  wellFormedParams,
+} from '../../../../services/kernel/storableText';
 
 describe('storable text (issue 10, item 3)', () => {
   test('NUL and lone surrogates are problems; paired surrogates and ordinary text are not', () => {
@@ -13,7 +20,10 @@ describe('storable text (issue 10, item 3)', () => {
   });
 
   test('findUnstorableText names the path, object keys included, and bounds depth without recursion', () => {
-    expect(findUnstorableText({ a: [1, { b: 'x\u0000' }] }, { root: 'body' })).toEqual({ path: 'body.a.1.b', problem: expect.stringMatching(/NUL/) });
+    expect(findUnstorableText({ a: [1, { b: 'x\u0000' }] }, { root: 'body' })).toEqual({
+      path: 'body.a.1.b',
+      problem: expect.stringMatching(/NUL/),
+    });
     expect(findUnstorableText({ ['k\ud800']: 1 })).toEqual({ path: 'k\ud800', problem: expect.stringMatching(/key that contains a lone/) });
     let deep: unknown = [];
     for (let i = 0; i < 100_000; i++) deep = [deep];
@@ -38,7 +48,12 @@ describe('storable text (issue 10, item 3)', () => {
 describe('wellFormedJsonText', () => {
   test('replaces the escapes JSON.stringify writes for NUL and lone surrogates, keeps pairs and escaped backslashes', () => {
     const json = JSON.stringify({ a: 'x\u0000y', ['k\ud800']: ['\udc00', '\ud83d\ude00'], text: '\\u0000 is text', pairEscaped: 1 });
-    expect(JSON.parse(wellFormedJsonText(json))).toEqual({ a: 'x\ufffdy', 'k\ufffd': ['\ufffd', '\u{1F600}'], text: '\\u0000 is text', pairEscaped: 1 });
+    expect(JSON.parse(wellFormedJsonText(json))).toEqual({
+      a: 'x\ufffdy',
+      'k\ufffd': ['\ufffd', '\u{1F600}'],
+      text: '\\u0000 is text',
+      pairEscaped: 1,
+    });
     // Hand-written JSON may escape a pair; it stays a pair.
     expect(JSON.parse(wellFormedJsonText('"\\ud83d\\ude00 \\uD800"'))).toBe('\u{1F600} \ufffd');
     const clean = JSON.stringify({ fine: 'é \u{1F600} \\n' });
@@ -48,7 +63,7 @@ describe('wellFormedJsonText', () => {
   test('agrees with toStorable on generated values', () => {
     const units = ['a', '\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '\\', 'u0000', '"', '\u{1F600}'];
     let seed = 7;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     for (let i = 0; i < 500; i++) {
       const s = Array.from({ length: 1 + Math.floor(next() * 10) }, () => units[Math.floor(next() * units.length)]).join('');
       const value = { [s]: [s, { s }] };

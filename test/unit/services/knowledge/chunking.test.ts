@@ -6,12 +6,15 @@ const settings = (max: number, overlap = 0, min = 0) => ({ minChunkSizeChars: mi
 
 describe('chunkText', () => {
   test('a short text is one chunk with its offsets', () => {
-    expect(chunkText('  Hello world.  ', settings(64))).toEqual([{ ordinal: 0, content: 'Hello world.', heading: null, tokenCount: 3, charStart: 0, charEnd: 12 }]);
+    expect(chunkText('  Hello world.  ', settings(64))).toEqual([
+      { ordinal: 0, content: 'Hello world.', heading: null, tokenCount: 3, charStart: 0, charEnd: 12 },
+    ]);
     expect(chunkText(' \n\n ', settings(64))).toEqual([]);
   });
 
   test('sections start at headings and carry the heading path', () => {
-    const text = '# Guide\n\nIntro text that is long enough.\n\n## Install\n\nRun the installer and wait.\n\n## Use\n\nOpen the app.\n\n# Appendix\n\nMore.';
+    const text =
+      '# Guide\n\nIntro text that is long enough.\n\n## Install\n\nRun the installer and wait.\n\n## Use\n\nOpen the app.\n\n# Appendix\n\nMore.';
     const chunks = chunkText(text, settings(12, 0, 10));
     expect(chunks.map((c) => c.heading)).toEqual(['Guide', 'Guide > Install', 'Guide > Use', 'Appendix']);
     for (const c of chunks) expect(normaliseText(text).slice(c.charStart, c.charEnd)).toBe(c.content);

@@ -4,7 +4,13 @@
  * embeddings and the HNSW search settings. Both paths also run against PostgreSQL in
  * test/integration/knowledge/vectorStorage.test.ts (the pgvector half where the server has it).
  */
-import { embeddingUpdateSql, hnswSearchSettings, vectorIndexSql, vectorLiteral, vectorSearchQuery } from '../../../../services/knowledge/vectors';
+import {
+  embeddingUpdateSql,
+  hnswSearchSettings,
+  vectorIndexSql,
+  vectorLiteral,
+  vectorSearchQuery,
+} from '../../../../services/knowledge/vectors';
 
 const placeholders = (sql: string) => (sql.match(/\?/g) ?? []).length;
 const scope = { sql: 'c.workspace_id = ? and c.knowledge_base_id = ?', params: ['kb_1'] };
@@ -45,8 +51,14 @@ test('embeddings are written to real[] always, and to the vector column only wit
 });
 
 test('HNSW searches ask for at least the candidate count, and strict iterative scans from pgvector 0.8', () => {
-  expect(hnswSearchSettings('0.8.6', 50)).toEqual([['hnsw.ef_search', '50'], ['hnsw.iterative_scan', 'strict_order']]);
+  expect(hnswSearchSettings('0.8.6', 50)).toEqual([
+    ['hnsw.ef_search', '50'],
+    ['hnsw.iterative_scan', 'strict_order'],
+  ]);
   expect(hnswSearchSettings('0.7.4', 200)).toEqual([['hnsw.ef_search', '200']]);
-  expect(hnswSearchSettings('1.0.0', 5000)).toEqual([['hnsw.ef_search', '1000'], ['hnsw.iterative_scan', 'strict_order']]);
+  expect(hnswSearchSettings('1.0.0', 5000)).toEqual([
+    ['hnsw.ef_search', '1000'],
+    ['hnsw.iterative_scan', 'strict_order'],
+  ]);
   expect(hnswSearchSettings('0.8.0', 10)[0]).toEqual(['hnsw.ef_search', '40']);
 });

@@ -7,7 +7,10 @@ const prices = { 'fake-model-1': { input: 2, output: 10 }, '*': { input: 1, outp
 
 beforeAll(async () => {
   llm = await startFakeLlm();
-  client = createChatClient({ baseUrl: llm.url, apiKey: llm.apiKey, model: llm.model, source: 'deployment' }, { allowPrivateNetworks: true, timeoutMs: 5_000, maxRetries: 2, prices });
+  client = createChatClient(
+    { baseUrl: llm.url, apiKey: llm.apiKey, model: llm.model, source: 'deployment' },
+    { allowPrivateNetworks: true, timeoutMs: 5_000, maxRetries: 2, prices },
+  );
 });
 afterAll(() => llm.close());
 
@@ -22,10 +25,21 @@ test('a plain answer carries its content, usage and cost from the price table', 
 });
 
 test('tool definitions reach the model and its tool calls come back parsed; unparsable arguments stay raw', async () => {
-  llm.reply(() => ({ toolCalls: [{ name: 'search', arguments: { query: 'invoices' } }, { name: 'broken', arguments: '{not json' }] }));
+  llm.reply(() => ({
+    toolCalls: [
+      { name: 'search', arguments: { query: 'invoices' } },
+      { name: 'broken', arguments: '{not json' },
+    ],
+  }));
   const result = await client.chat({
     messages: [{ role: 'user', content: 'find invoices' }],
-    tools: [{ name: 'search', description: 'Search the knowledge base', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }],
+    tools: [
+      {
+        name: 'search',
+        description: 'Search the knowledge base',
+        parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      },
+    ],
     toolChoice: 'auto',
   });
   const seen = llm.chats[llm.chats.length - 1];
@@ -42,7 +56,11 @@ test('tool definitions reach the model and its tool calls come back parsed; unpa
 test('a streamed answer arrives in pieces through onDelta and whole in the result, with usage', async () => {
   llm.reply(() => ({ content: 'a fairly long streamed answer', usage: { prompt_tokens: 10, completion_tokens: 6 } }));
   const pieces: string[] = [];
-  const result = await client.chat({ messages: [{ role: 'user', content: 'stream please' }], stream: true, onDelta: (t) => pieces.push(t) });
+  const result = await client.chat({
+    messages: [{ role: 'user', content: 'stream please' }],
+    stream: true,
+    onDelta: (t) => pieces.push(t),
+  });
   expect(llm.chats[llm.chats.length - 1].stream).toBe(true);
   expect(pieces.length).toBeGreaterThan(1);
   expect(pieces.join('')).toBe('a fairly long streamed answer');
@@ -61,12 +79,18 @@ test('429 and 5xx answers are retried; past the retry budget the call fails', as
 });
 
 test('a wrong key is refused by the provider and not retried', async () => {
-  const wrong = createChatClient({ baseUrl: llm.url, apiKey: 'sk-wrong', model: llm.model, source: 'deployment' }, { allowPrivateNetworks: true, timeoutMs: 5_000, maxRetries: 2, prices });
+  const wrong = createChatClient(
+    { baseUrl: llm.url, apiKey: 'sk-wrong', model: llm.model, source: 'deployment' },
+    { allowPrivateNetworks: true, timeoutMs: 5_000, maxRetries: 2, prices },
+  );
   await expect(wrong.chat({ messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 401 });
 });
 
 test('the outbound guard refuses a model endpoint on a private address unless private networks are allowed', async () => {
-  const guarded = createChatClient({ baseUrl: llm.url, apiKey: llm.apiKey, model: llm.model, source: 'deployment' }, { allowPrivateNetworks: false, timeoutMs: 5_000, maxRetries: 0, prices });
+  const guarded = createChatClient(
+    { baseUrl: llm.url, apiKey: llm.apiKey, model: llm.model, source: 'deployment' },
+    { allowPrivateNetworks: false, timeoutMs: 5_000, maxRetries: 0, prices },
+  );
   const before = llm.chats.length;
   await expect(guarded.chat({ messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow();
   expect(llm.chats.length).toBe(before);

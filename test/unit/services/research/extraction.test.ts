@@ -23,6 +23,11 @@ test('extractPage reads the article, its title, canonical URL and links; navigat
 });
 
 test('plain text is kept (whitespace tidied); other content types are not read', () => {
-  expect(extractPage('a  b\r\n\n\n\nc', 'text/plain', 'https://example.com/')).toEqual({ title: null, text: 'a b\n\nc', canonicalUrl: null, links: [] });
+  expect(extractPage('a  b\r\n\n\n\nc', 'text/plain', 'https://example.com/')).toEqual({
+    title: null,
+    text: 'a b\n\nc',
+    canonicalUrl: null,
+    links: [],
+  });
   expect(extractPage('%PDF', 'application/pdf', 'https://example.com/')).toBeNull();
 });

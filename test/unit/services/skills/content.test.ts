@@ -2,11 +2,19 @@ import { parseSkillContent } from '../../../../services/skills/content';
 
 describe('skill markdown', () => {
   test('frontmatter name and description; the body, trimmed, as instructions', () => {
-    expect(parseSkillContent('---\nname: triage\ndescription: Sort issues\n---\n\n# Triage\n\nSteps.\n')).toEqual({ name: 'triage', description: 'Sort issues', instructions: '# Triage\n\nSteps.' });
+    expect(parseSkillContent('---\nname: triage\ndescription: Sort issues\n---\n\n# Triage\n\nSteps.\n')).toEqual({
+      name: 'triage',
+      description: 'Sort issues',
+      instructions: '# Triage\n\nSteps.',
+    });
   });
 
   test('CRLF line ends and a byte-order mark are accepted', () => {
-    expect(parseSkillContent('\ufeff---\r\nname: crlf\r\n---\r\nBody\r\n')).toEqual({ name: 'crlf', description: undefined, instructions: 'Body' });
+    expect(parseSkillContent('\ufeff---\r\nname: crlf\r\n---\r\nBody\r\n')).toEqual({
+      name: 'crlf',
+      description: undefined,
+      instructions: 'Body',
+    });
   });
 
   test('without a frontmatter name, the first heading of any level, slugified', () => {

@@ -4,7 +4,15 @@ import { loadConfig } from '../../../../services/kernel/config';
 import { CLI_ENV_ALLOW_LIST, cliEnvironment } from '../../../../services/workers/localAiCli/runner';
 
 test('a CLI sees only the allow-list, its own HOME and the session variables', () => {
-  const source = { PATH: '/usr/bin', LANG: 'C.UTF-8', DATABASE_URL: 'postgres://x', SECRET_KEY: 's'.repeat(40), HOME: '/root', LLM_API_KEY: 'k', TZ: 'UTC' };
+  const source = {
+    PATH: '/usr/bin',
+    LANG: 'C.UTF-8',
+    DATABASE_URL: 'postgres://x',
+    SECRET_KEY: 's'.repeat(40),
+    HOME: '/root',
+    LLM_API_KEY: 'k',
+    TZ: 'UTC',
+  };
   const env = cliEnvironment('/data/local-ai-cli/ws_1/cliA', { CLI_A_OAUTH_TOKEN: 't' }, source);
   expect(env).toEqual({
     PATH: '/usr/bin',

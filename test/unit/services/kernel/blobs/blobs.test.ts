@@ -62,13 +62,20 @@ describe('altered blobs are refused', () => {
     const bad = Buffer.from(original);
     bad[seg(2) + 40] ^= 0x04;
     await writeFile(fileOf('unit/victim'), bad);
-    await expect(readAll(await store.read('unit/victim', { start: 2 * SEG, end: 2 * SEG + 10 }))).rejects.toThrow(/segment 2 failed authentication/);
+    await expect(readAll(await store.read('unit/victim', { start: 2 * SEG, end: 2 * SEG + 10 }))).rejects.toThrow(
+      /segment 2 failed authentication/,
+    );
     // Segments before it still read.
     expect((await readAll(await store.read('unit/victim', { start: 0, end: SEG - 1 }))).equals(content.subarray(0, SEG))).toBe(true);
   });
 
   test('two segments swapped', async () => {
-    const bad = Buffer.concat([original.subarray(0, seg(0)), original.subarray(seg(1), seg(2)), original.subarray(seg(0), seg(1)), original.subarray(seg(2))]);
+    const bad = Buffer.concat([
+      original.subarray(0, seg(0)),
+      original.subarray(seg(1), seg(2)),
+      original.subarray(seg(0), seg(1)),
+      original.subarray(seg(2)),
+    ]);
     await writeFile(fileOf('unit/victim'), bad);
     await expect(readAll(await store.read('unit/victim', { start: 0, end: 10 }))).rejects.toThrow(/failed authentication/);
   });
@@ -99,8 +106,12 @@ describe('altered blobs are refused', () => {
 describe('size limits', () => {
   test('past maxBytes or not as long as declared: BlobSizeError and nothing stored', async () => {
     await expect(store.put('unit/limit-a', bytesStream(Buffer.alloc(11)), { maxBytes: 10 })).rejects.toMatchObject({ reason: 'too_large' });
-    await expect(store.put('unit/limit-b', bytesStream(Buffer.alloc(11)), { maxBytes: 100, expectedBytes: 10 })).rejects.toBeInstanceOf(BlobSizeError);
-    await expect(store.put('unit/limit-c', bytesStream(Buffer.alloc(9)), { maxBytes: 100, expectedBytes: 10 })).rejects.toMatchObject({ reason: 'shorter_than_declared' });
+    await expect(store.put('unit/limit-b', bytesStream(Buffer.alloc(11)), { maxBytes: 100, expectedBytes: 10 })).rejects.toBeInstanceOf(
+      BlobSizeError,
+    );
+    await expect(store.put('unit/limit-c', bytesStream(Buffer.alloc(9)), { maxBytes: 100, expectedBytes: 10 })).rejects.toMatchObject({
+      reason: 'shorter_than_declared',
+    });
     const left = (await readdir(path.join(dir, 'unit'))).filter((f) => f.startsWith('limit'));
     expect(left).toEqual([]);
   });

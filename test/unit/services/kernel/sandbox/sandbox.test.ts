@@ -1,18 +1,80 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createNodeActivities } from '../../../../../activities/nodes';
-import { closeSandboxPool, KILL_GRACE_MS, runUserCode, SANDBOX_THREADS, sandboxHostPid, sandboxHostStats, type SandboxResult } from '../../../../../services/kernel/sandbox/sandbox';
+import {
+  closeSandboxPool,
+  KILL_GRACE_MS,
+  runUserCode,
+  SANDBOX_THREADS,
+  sandboxHostPid,
+  sandboxHostStats,
+  type SandboxResult,
+} from '../../../../../services/kernel/sandbox/sandbox';
 import { executeCode, SANDBOX_DEFAULTS } from '../../../../../services/kernel/sandbox/sandboxEngine';
 
 /** ECMAScript built-ins a fresh QuickJS context may expose; anything else on the global is a leak. */
 const ES_GLOBALS = new Set([
-  'AggregateError', 'Array', 'ArrayBuffer', 'BigInt', 'BigInt64Array', 'BigUint64Array', 'Boolean', 'DataView', 'Date',
-  'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'Error', 'escape', 'eval', 'EvalError',
-  'FinalizationRegistry', 'Float16Array', 'Float32Array', 'Float64Array', 'Function', 'globalThis', 'Infinity',
-  'Int16Array', 'Int32Array', 'Int8Array', 'InternalError', 'isFinite', 'isNaN', 'Iterator', 'JSON', 'Map', 'Math',
-  'NaN', 'Number', 'Object', 'parseFloat', 'parseInt', 'Promise', 'Proxy', 'RangeError', 'ReferenceError', 'Reflect',
-  'RegExp', 'Set', 'SharedArrayBuffer', 'String', 'Symbol', 'SyntaxError', 'TypeError', 'Uint16Array', 'Uint32Array',
-  'Uint8Array', 'Uint8ClampedArray', 'undefined', 'unescape', 'URIError', 'WeakMap', 'WeakRef', 'WeakSet',
+  'AggregateError',
+  'Array',
+  'ArrayBuffer',
+  'BigInt',
+  'BigInt64Array',
+  'BigUint64Array',
+  'Boolean',
+  'DataView',
+  'Date',
+  'decodeURI',
+  'decodeURIComponent',
+  'encodeURI',
+  'encodeURIComponent',
+  'Error',
+  'escape',
+  'eval',
+  'EvalError',
+  'FinalizationRegistry',
+  'Float16Array',
+  'Float32Array',
+  'Float64Array',
+  'Function',
+  'globalThis',
+  'Infinity',
+  'Int16Array',
+  'Int32Array',
+  'Int8Array',
+  'InternalError',
+  'isFinite',
+  'isNaN',
+  'Iterator',
+  'JSON',
+  'Map',
+  'Math',
+  'NaN',
+  'Number',
+  'Object',
+  'parseFloat',
+  'parseInt',
+  'Promise',
+  'Proxy',
+  'RangeError',
+  'ReferenceError',
+  'Reflect',
+  'RegExp',
+  'Set',
+  'SharedArrayBuffer',
+  'String',
+  'Symbol',
+  'SyntaxError',
+  'TypeError',
+  'Uint16Array',
+  'Uint32Array',
+  'Uint8Array',
+  'Uint8ClampedArray',
+  'undefined',
+  'unescape',
+  'URIError',
+  'WeakMap',
+  'WeakRef',
+  'WeakSet',
 ]);
 
 function expectOk(r: SandboxResult): unknown {
@@ -34,7 +96,8 @@ function expectFailure(r: SandboxResult, kind: string, message?: RegExp): void {
  * pass their own `timeoutMs` (and use programs that never end) or an injected clock (see the end).
  */
 const ROOMY_MS = 30_000;
-const run = (source: string, input: unknown, opts?: Parameters<typeof runUserCode>[2]) => runUserCode(source, input, { timeoutMs: ROOMY_MS, ...opts });
+const run = (source: string, input: unknown, opts?: Parameters<typeof runUserCode>[2]) =>
+  runUserCode(source, input, { timeoutMs: ROOMY_MS, ...opts });
 
 afterAll(closeSandboxPool);
 
@@ -45,7 +108,13 @@ describe('sandbox: normal use', () => {
   });
 
   test('uses a deep copy of the input', async () => {
-    const input = { items: [{ price: 2, qty: 3 }, { price: 5, qty: 1 }], nested: { flag: true } };
+    const input = {
+      items: [
+        { price: 2, qty: 3 },
+        { price: 5, qty: 1 },
+      ],
+      nested: { flag: true },
+    };
     const r = await run(
       'input.nested.flag = false;\nreturn { total: input.items.reduce((s, i) => s + i.price * i.qty, 0), count: input.items.length };',
       input,
@@ -140,7 +209,11 @@ describe('sandbox: escape attempts fail', () => {
 
   test('require, dynamic import and process are unavailable', async () => {
     expectFailure(await run('return require("fs").readFileSync("/etc/passwd", "utf8");', null), 'runtime', /require.*not defined/);
-    expectFailure(await run('const fs = await import("fs"); return fs.readFileSync("/etc/passwd", "utf8");', null), 'runtime', /could not load module/);
+    expectFailure(
+      await run('const fs = await import("fs"); return fs.readFileSync("/etc/passwd", "utf8");', null),
+      'runtime',
+      /could not load module/,
+    );
     expectFailure(await run('return await import("node:child_process");', null), 'runtime');
     expectFailure(await run('return process.mainModule.require("fs");', null), 'runtime', /process.*not defined/);
     expectFailure(await run('return process.env;', null), 'runtime', /process.*not defined/);
@@ -205,19 +278,23 @@ describe('sandbox: escape attempts fail', () => {
 
   test('a huge allocation is a memory failure', async () => {
     expectFailure(await run('return new Array(1e9).fill(1).length;', null, { timeoutMs: 30_000 }), 'memory', /memory limit/);
+    expectFailure(await run('let s = "x"; for (;;) { s = s + s; s.charCodeAt(s.length - 1); }', null, { timeoutMs: 30_000 }), 'memory');
     expectFailure(
-      await run('let s = "x"; for (;;) { s = s + s; s.charCodeAt(s.length - 1); }', null, { timeoutMs: 30_000 }),
-      'memory',
-    );
-    expectFailure(
-      await run('const a = []; for (;;) a.push("y".repeat(1024) + a.length);', null, { timeoutMs: 30_000, memoryLimitBytes: 8 * 1024 * 1024 }),
+      await run('const a = []; for (;;) a.push("y".repeat(1024) + a.length);', null, {
+        timeoutMs: 30_000,
+        memoryLimitBytes: 8 * 1024 * 1024,
+      }),
       'memory',
     );
   });
 
   test('deep recursion is an error, not a crash, and the sandbox keeps working', async () => {
     expectFailure(await run('function f(n) { return f(n + 1) + 1; }\nreturn f(0);', null), 'runtime', /stack overflow/);
-    expectFailure(await run('return JSON.stringify((function d(n) { return n ? [d(n - 1)] : 0; })(1e6));', null), 'runtime', /stack overflow/);
+    expectFailure(
+      await run('return JSON.stringify((function d(n) { return n ? [d(n - 1)] : 0; })(1e6));', null),
+      'runtime',
+      /stack overflow/,
+    );
     // Pathological parser nesting can exhaust the host's native stack inside the engine; that is contained too.
     const nested = await run('return eval("(".repeat(30000) + "1" + ")".repeat(30000));', null);
     expect(nested.ok).toBe(false);
@@ -257,7 +334,9 @@ describe('sandbox: off the main thread, with an outer deadline', () => {
   // The issue: the interrupt became a rejected promise, the outer loop went on and the run succeeded after 10 s.
   // Decision: the program asks for 10 s against a 1 s budget, so it fails as a timeout; no bounded `n` is returned.
   test('an async function that swallows the interrupt is stopped at the deadline and fails as a timeout', async () => {
-    const { r } = await ended('async function spin(){ for(;;){} } let n=0; const t=Date.now(); while(Date.now()-t < 10000){ spin(); n++ } return {n, ms: Date.now()-t}');
+    const { r } = await ended(
+      'async function spin(){ for(;;){} } let n=0; const t=Date.now(); while(Date.now()-t < 10000){ spin(); n++ } return {n, ms: Date.now()-t}',
+    );
     expectFailure(r, 'timeout', /^Code exceeded its time limit of 1000 ms$/);
   });
 
@@ -267,7 +346,10 @@ describe('sandbox: off the main thread, with an outer deadline', () => {
   });
 
   test('an endless microtask chain that never yields to the interrupt ends at the deadline', async () => {
-    const { r } = await ended('async function spin(){ for(;;){} }\nconst loop = () => { spin(); return Promise.resolve().then(loop); };\nawait loop();', { timeoutMs: 500 });
+    const { r } = await ended(
+      'async function spin(){ for(;;){} }\nconst loop = () => { spin(); return Promise.resolve().then(loop); };\nawait loop();',
+      { timeoutMs: 500 },
+    );
     expectFailure(r, 'timeout', /500 ms/);
   });
 
@@ -282,7 +364,7 @@ describe('sandbox: off the main thread, with an outer deadline', () => {
     expect(r.ok).toBe(false);
   });
 
-  test('the caller\'s event loop keeps turning while guest code spins (the guest runs in another process)', async () => {
+  test("the caller's event loop keeps turning while guest code spins (the guest runs in another process)", async () => {
     let ticks = 0;
     const ticker = setInterval(() => void ticks++, 20);
     let ticksWhileSpinning = 0;
@@ -300,8 +382,10 @@ describe('sandbox: off the main thread, with an outer deadline', () => {
     expect(sandboxHostPid()).not.toBe(process.pid);
   });
 
-  test('a killed thread is replaced and later calls work, including the guest\'s own timeouts with their logs', async () => {
-    const killed = await Promise.all(Array.from({ length: SANDBOX_THREADS + 1 }, () => ended('async function s(){ for(;;){} }\nfor(;;) s();', { timeoutMs: 200 })));
+  test("a killed thread is replaced and later calls work, including the guest's own timeouts with their logs", async () => {
+    const killed = await Promise.all(
+      Array.from({ length: SANDBOX_THREADS + 1 }, () => ended('async function s(){ for(;;){} }\nfor(;;) s();', { timeoutMs: 200 })),
+    );
     for (const { r } of killed) expectFailure(r, 'timeout', /200 ms/);
     expect(expectOk(await run('return input.n + 1;', { n: 41 }))).toBe(42);
     const inner = await runUserCode('console.log("started");\nwhile (true) {}', null, { timeoutMs: 300 });
@@ -329,15 +413,27 @@ describe('sandbox: memory limit counts every allocation', () => {
   });
 
   test('allocations under the limit still work, and a call after a memory failure starts clean', async () => {
-    expect(expectOk(await runUserCode('const a = []; for (let i = 0; i < 20; i++) a.push(new Uint8Array(1 << 20)); return a.length;', null, { timeoutMs: 10_000 }))).toBe(20);
-    expectFailure(await runUserCode('const a = []; for (;;) a.push(new Uint8Array(1 << 20));', null, { timeoutMs: 10_000, memoryLimitBytes: 8 * 1024 * 1024 }), 'memory');
+    expect(
+      expectOk(
+        await runUserCode('const a = []; for (let i = 0; i < 20; i++) a.push(new Uint8Array(1 << 20)); return a.length;', null, {
+          timeoutMs: 10_000,
+        }),
+      ),
+    ).toBe(20);
+    expectFailure(
+      await runUserCode('const a = []; for (;;) a.push(new Uint8Array(1 << 20));', null, {
+        timeoutMs: 10_000,
+        memoryLimitBytes: 8 * 1024 * 1024,
+      }),
+      'memory',
+    );
     expect(expectOk(await run('return new Uint8Array(1 << 20).length;', null))).toBe(1 << 20);
   });
 });
 
 /** Issue 26 items 5 and 7: per-workspace fairness, and a killed host comes back by itself. */
 describe('sandbox host: fairness and self-healing', () => {
-  test('one workspace\'s spinning calls do not hold back another workspace\'s call', async () => {
+  test("one workspace's spinning calls do not hold back another workspace's call", async () => {
     const settled: string[] = [];
     const spinning = Array.from({ length: 3 * SANDBOX_THREADS }, (_, i) =>
       runUserCode('while (true) {}', null, { timeoutMs: 1_000, workspaceId: 'ws_attacker' }).then((r) => {
@@ -355,7 +451,9 @@ describe('sandbox host: fairness and self-healing', () => {
 
   test('a call that cannot get a thread within queueTimeoutMs leaves the queue with a timeout naming the wait', async () => {
     // More spinning calls of one workspace than its share of threads: the last ones must wait.
-    const calls = Array.from({ length: 2 * SANDBOX_THREADS }, () => runUserCode('while (true) {}', null, { timeoutMs: 1_000, workspaceId: 'ws_burst', queueTimeoutMs: 100 }));
+    const calls = Array.from({ length: 2 * SANDBOX_THREADS }, () =>
+      runUserCode('while (true) {}', null, { timeoutMs: 1_000, workspaceId: 'ws_burst', queueTimeoutMs: 100 }),
+    );
     const results = await Promise.all(calls);
     const waitedOut = results.filter((r) => !r.ok && /waited 100 ms for a sandbox thread/.test(r.error.message));
     expect(waitedOut.length).toBeGreaterThan(0);
@@ -421,7 +519,11 @@ describe('codeNode activity', () => {
   }
 
   test('returns output, logs and the attempt number', async () => {
-    await expect(runRoomy('console.log("hi"); return input.a + 1;')).resolves.toEqual({ output: 2, logs: [{ level: 'info', message: 'hi' }], attempt: 1 });
+    await expect(runRoomy('console.log("hi"); return input.a + 1;')).resolves.toEqual({
+      output: 2,
+      logs: [{ level: 'info', message: 'hi' }],
+      attempt: 1,
+    });
   });
 
   test('syntax and output errors are non-retryable; runtime, timeout and memory are retryable with their type', async () => {
@@ -463,7 +565,12 @@ describe('sandbox engine: the time limit follows its clock', () => {
 
   test('a clock that stands still lets a long computation finish under a 1 ms limit', async () => {
     // 200,000 iterations take far longer than 1 ms on any machine: only the clock decides.
-    const r = await executeCode('let x = 0; for (let i = 0; i < 2e5; i++) x += i; return x;', undefined, { ...limits, timeoutMs: 1 }, () => 0);
+    const r = await executeCode(
+      'let x = 0; for (let i = 0; i < 2e5; i++) x += i; return x;',
+      undefined,
+      { ...limits, timeoutMs: 1 },
+      () => 0,
+    );
     expect(expectOk(r)).toBe(19999900000);
   });
 });

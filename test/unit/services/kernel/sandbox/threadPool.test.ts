@@ -9,7 +9,11 @@ import type { CodeTask } from '../../../../../services/kernel/sandbox/sandboxHos
 import { F7_SOURCES } from '../../../../abuse/attacks';
 
 const limits = { ...SANDBOX_DEFAULTS, timeoutMs: 30_000 };
-const task = (source: string, input?: unknown): CodeTask => ({ source, inputJson: input === undefined ? undefined : JSON.stringify(input), limits });
+const task = (source: string, input?: unknown): CodeTask => ({
+  source,
+  inputJson: input === undefined ? undefined : JSON.stringify(input),
+  limits,
+});
 
 async function eventually(ok: () => boolean): Promise<void> {
   while (!ok()) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -52,7 +56,11 @@ test('a call after many memory-filling calls still gets its whole memory limit',
   const before = pool.threadsStarted;
   for (let i = 0; i < 3; i++) await pool.run('attacker', task(F7_SOURCES['300 × 1 MiB Uint8Array']), 60_000).done;
   // 24 MiB of live buffers: within the 32 MiB limit, so nothing of the earlier calls may still hold memory.
-  const fits = await pool.run('other', task('const keep = []; for (let i = 0; i < 24; i++) keep.push(new Uint8Array(1024 * 1024)); return keep.length;'), 60_000).done;
+  const fits = await pool.run(
+    'other',
+    task('const keep = []; for (let i = 0; i < 24; i++) keep.push(new Uint8Array(1024 * 1024)); return keep.length;'),
+    60_000,
+  ).done;
   expect(fits).toEqual({ ok: true, output: 24, logs: [] });
   expect(pool.threadsStarted).toBe(before);
 });
