@@ -11,21 +11,21 @@ import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
 import {
   addUserWithKey,
+  chain,
   createWorkspace,
+  deployWorkflow,
+  expectStatus,
   http,
-  startTestStack,
-  waitForRun,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+  node,
+  useTestStack,
+  waitRun,
+  type NodeInput,
+  type Run,
+} from '../../kit';
 import { historyText } from '../../support/temporalHistory';
 
 const C = '/api/v1/credentials';
 const WF = '/api/v1/workflows';
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let api: FakeApi;
 let other: FakeApi;
 const logLines: string[] = [];
@@ -38,45 +38,39 @@ const cred: Record<string, string> = {};
 const values: Record<string, { token?: string; apiKey?: string; password?: string; headerValue?: string; accessToken?: string }> = {};
 
 async function call(method: string, path: string, opts: Parameters<typeof http>[3] = {}) {
-  const res = await http(app, method, path, opts);
+  const res = await http(stack.app, method, path, opts);
   tracker.seen(res.text);
   return res;
 }
 
 /** Credentials are bound to the loopback API they are for (issue 27); destinations.test.ts covers other hosts. */
-async function createCredential(name: string, type: string, value: unknown, token = ws.token): Promise<string> {
+async function createCredential(name: string, type: string, value: unknown, token = stack.ws.token): Promise<string> {
   const res = await call('POST', C, { token, body: { name, type, value, allowedHosts: [new URL(api.url).host] } });
   expect({ name, status: res.status }).toEqual({ name, status: 201 });
   return res.body.credential.id;
 }
 
-async function deployWorkflow(nodes: object[], token = ws.token): Promise<string> {
-  const chain = [{ id: 'start', type: 'start', config: {} }, ...nodes] as Array<{ id: string }>;
-  const edges = chain.slice(1).map((n, i) => ({ source: chain[i].id, target: n.id }));
-  const created = await call('POST', WF, { token, body: { name: `credentials ${Math.random()}`, nodes: chain, edges } });
-  expect(created.status).toBe(201);
-  const deployed = await call('POST', `${WF}/${created.body.workflow.id}/deploy`, { token });
-  expect(deployed.status).toBe(200);
-  return created.body.workflow.id;
+/** Deploys start → `nodes`; the create and deploy answers go to the secret tracker too. */
+async function deployed(nodes: NodeInput[], token = stack.ws.token): Promise<string> {
+  const { workflowId, deploy } = await deployWorkflow(stack, chain(...nodes), { name: `credentials ${Math.random()}`, token });
+  tracker.seen(JSON.stringify(deploy));
+  return workflowId;
 }
 
-async function runToEnd(workflowId: string, token = ws.token): Promise<any> {
-  const res = await call('POST', `${WF}/${workflowId}/execute`, { token, body: { input: {} } });
-  expect(res.status).toBe(202);
+async function runToEnd(workflowId: string, token = stack.ws.token): Promise<Run> {
+  const res = expectStatus(await stack.as(token).workflows.execute(workflowId, {}), 202, 'execute');
+  tracker.seen(res.text);
   runIds.push(res.body.run.id);
-  const run = await waitForRun(app, token, res.body.run.id);
+  const run = await waitRun(stack, res.body.run.id, { token });
   tracker.seen(JSON.stringify(run));
   return run;
 }
 
-const httpNode = (id: string, method: string, url: string, credentialId: string, extra: object = {}) => ({
-  id,
-  type: 'http',
-  config: { method, url, credentialId, ...extra },
-});
+const httpNode = (id: string, method: string, url: string, credentialId: string, extra: object = {}): NodeInput =>
+  node.of('http', id, { method, url, credentialId, ...extra });
 const requestsTo = (fake: FakeApi, path: string) => fake.requests.filter((r) => r.path === path);
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   tracker.add(oauth.refreshToken, oauth.clientSecret, 'bootstrap-repo-token-0123456789');
   process.env.NODE_REPO_TOKEN = 'bootstrap-repo-token-0123456789';
   process.env.NODE_BAD_SMTP = 'not-json-and-not-a-smtp-object';
@@ -88,7 +82,7 @@ beforeAll(async () => {
       callback();
     },
   });
-  stack = await startTestStack({
+  return {
     config: {
       logLevel: 'debug',
       outboundAllowPrivateNetworks: true,
@@ -106,9 +100,10 @@ beforeAll(async () => {
       },
     },
     temporal: { logStream },
-  });
-  ({ app, ws } = stack);
+  };
+});
 
+beforeAll(async () => {
   values.api_key = { apiKey: secret('node-api-key') };
   values.bearer = { token: secret('node-bearer') };
   values.basic = { password: secret('node-basic') };
@@ -135,12 +130,11 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await stack?.close();
   await Promise.all([api?.close(), other?.close()]);
 });
 
 test('an http node calls a loopback server with each credential type (local and regular activities alike)', async () => {
-  const workflowId = await deployWorkflow([
+  const workflowId = await deployed([
     httpNode('with_api_key', 'GET', `${api.url}/probe/api_key`, cred.api_key),
     httpNode('with_bearer', 'POST', `${api.url}/probe/bearer`, cred.bearer, { body: { hello: 'world' } }),
     httpNode('with_basic', 'GET', `${api.url}/probe/basic`, cred.basic),
@@ -152,7 +146,7 @@ test('an http node calls a loopback server with each credential type (local and 
   const refreshesBefore = api.oauth.refreshes;
   const run = await runToEnd(workflowId);
   expect(run.status).toBe('succeeded');
-  for (const step of run.steps.filter((s: any) => s.nodeId !== 'start'))
+  for (const step of run.steps.filter((s) => s.nodeId !== 'start'))
     expect({ node: step.nodeId, output: step.output }).toEqual({
       node: step.nodeId,
       output: expect.objectContaining({ status: 200, body: { authenticated: true } }),
@@ -193,7 +187,7 @@ test('oauth2 refreshes at most once: a refused refresh fails the node without a 
   });
   const refreshesBefore = api.oauth.refreshes;
   const grantsBefore = requestsTo(api, '/oauth/token').length;
-  const run = await runToEnd(await deployWorkflow([httpNode('call', 'GET', `${api.url}/probe/broken`, id)]));
+  const run = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/broken`, id)]));
   expect(run.status).toBe('failed');
   expect(JSON.stringify(run.error)).toContain('The OAuth2 token endpoint refused the refresh: HTTP 400 (invalid_grant).');
   expect(api.oauth.refreshes).toBe(refreshesBefore);
@@ -202,36 +196,36 @@ test('oauth2 refreshes at most once: a refused refresh fails the node without a 
 });
 
 test('a node may name its credential by name; missing, foreign and non-HTTP credentials fail the node with a clear message', async () => {
-  const byName = await runToEnd(await deployWorkflow([httpNode('call', 'GET', `${api.url}/probe/by-name`, 'bearer for nodes')]));
+  const byName = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/by-name`, 'bearer for nodes')]));
   expect(byName.status).toBe('succeeded');
   expect(requestsTo(api, '/probe/by-name')[0].headers.authorization).toBe(`Bearer ${values.bearer.token}`);
 
-  const missing = await runToEnd(await deployWorkflow([httpNode('call', 'GET', `${api.url}/probe/missing`, 'no-such-credential')]));
+  const missing = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/missing`, 'no-such-credential')]));
   expect(missing.status).toBe('failed');
   expect(JSON.stringify(missing.error)).toContain('Credential \\"no-such-credential\\" was not found in this workspace.');
 
   // Another workspace's credential id is not found from this workspace's runs.
-  const elsewhere = await createWorkspace(app, 'Elsewhere');
+  const elsewhere = await createWorkspace(stack.app, 'Elsewhere');
   const foreignId = await createCredential('Foreign', 'bearer', secret('foreign'), elsewhere.token);
-  const foreign = await runToEnd(await deployWorkflow([httpNode('call', 'GET', `${api.url}/probe/foreign`, foreignId)]));
+  const foreign = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/foreign`, foreignId)]));
   expect(foreign.status).toBe('failed');
   expect(JSON.stringify(foreign.error)).toContain('was not found in this workspace');
   expect(requestsTo(api, '/probe/foreign')).toHaveLength(0);
 
   const smtpId = await createCredential('Node SMTP', 'smtp', { host: 'smtp.example.test', username: 'u', password: secret('node-smtp') });
-  const smtp = await runToEnd(await deployWorkflow([httpNode('call', 'GET', `${api.url}/probe/smtp`, smtpId)]));
+  const smtp = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/smtp`, smtpId)]));
   expect(smtp.status).toBe('failed');
   expect(JSON.stringify(smtp.error)).toContain('is a smtp credential; http nodes take api_key, bearer, basic, oauth2, http_header.');
 });
 
 test('what a called service echoes back is redacted; credential headers do not follow a redirect to another origin', async () => {
-  const echo = await runToEnd(await deployWorkflow([httpNode('echo', 'GET', `${api.url}/echo`, cred.bearer)]));
+  const echo = await runToEnd(await deployed([httpNode('echo', 'GET', `${api.url}/echo`, cred.bearer)]));
   expect(echo.status).toBe('succeeded');
-  expect(echo.output.body.headers.authorization).toBe('Bearer [redacted]');
+  expect(echo.output).toMatchObject({ body: { headers: { authorization: 'Bearer [redacted]' } } });
 
   other.accept('x-api-token', 'never-accepted-here');
   const redirected = await runToEnd(
-    await deployWorkflow([
+    await deployed([
       {
         ...httpNode('hop', 'GET', `${api.url}/redirect?to=${encodeURIComponent(`${other.url}/probe/landing`)}`, cred.api_key),
         onError: 'continue',
@@ -246,16 +240,16 @@ test('what a called service echoes back is redacted; credential headers do not f
 });
 
 test('POST /workflows/{id}/credentials/test tests every credential the nodes name; any valid key; other workspaces get 403', async () => {
-  const workflowId = await deployWorkflow([
+  const workflowId = await deployed([
     httpNode('a', 'GET', `${api.url}/probe/a`, cred.bearer),
     httpNode('b', 'GET', `${api.url}/probe/b`, 'Bearer For Nodes'),
     httpNode('c', 'GET', `${api.url}/probe/c`, 'not-there'),
   ]);
   await call('PATCH', `${C}/${cred.bearer}`, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { value: { token: values.bearer.token, probeUrl: `${api.url}/probe/check` } },
   });
-  const res = await call('POST', `${WF}/${workflowId}/credentials/test`, { token: ws.token });
+  const res = await call('POST', `${WF}/${workflowId}/credentials/test`, { token: stack.ws.token });
   expect(res.status).toBe(200);
   expect(res.body).toEqual({
     workflowId,
@@ -276,17 +270,17 @@ test('POST /workflows/{id}/credentials/test tests every credential the nodes nam
       { reference: 'not-there', nodeIds: ['c'], credential: null, result: expect.objectContaining({ ok: false, status: 'missing' }) },
     ],
   });
-  const personal = await addUserWithKey(app, ws, 'member', 'personal');
+  const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
   expect((await call('POST', `${WF}/${workflowId}/credentials/test`, { token: personal.token })).status).toBe(200);
-  const stranger = await createWorkspace(app, 'Stranger');
+  const stranger = await createWorkspace(stack.app, 'Stranger');
   const foreign = await call('POST', `${WF}/${workflowId}/credentials/test`, { token: stranger.token });
   expect(foreign.status).toBe(403);
   expect(foreign.body).toEqual({ error: 'API key cannot access this workflow' });
-  expect((await call('POST', `${WF}/wf_missing/credentials/test`, { token: ws.token })).status).toBe(404);
+  expect((await call('POST', `${WF}/wf_missing/credentials/test`, { token: stack.ws.token })).status).toBe(404);
 });
 
 test('POST /workflows/{id}/credentials/bootstrap-from-env creates the missing credentials from allowed variables and reports counts without values', async () => {
-  const workflowId = await deployWorkflow([
+  const workflowId = await deployed([
     httpNode('a', 'GET', `${api.url}/probe/a`, 'node-repo-token'),
     httpNode('b', 'GET', `${api.url}/probe/b`, 'Node Basic'),
     httpNode('c', 'GET', `${api.url}/probe/c`, 'node-mail-token'),
@@ -298,10 +292,10 @@ test('POST /workflows/{id}/credentials/bootstrap-from-env creates the missing cr
   process.env.HOME ??= '/root';
   tracker.add('untyped-value-0123456789');
   const path = `${WF}/${workflowId}/credentials/bootstrap-from-env`;
-  const personal = await addUserWithKey(app, ws, 'member', 'personal');
+  const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
   expect((await call('POST', path, { token: personal.token })).body).toEqual({ error: 'A workspace API key is required.' });
 
-  const res = await call('POST', path, { token: ws.token });
+  const res = await call('POST', path, { token: stack.ws.token });
   expect(res.status).toBe(200);
   expect(res.body.bootstrap).toEqual({
     workflowId,
@@ -317,14 +311,19 @@ test('POST /workflows/{id}/credentials/bootstrap-from-env creates the missing cr
     ],
   });
   expect(res.text).not.toContain('NODE_REPO_TOKEN');
-  const created = (await call('GET', C, { token: ws.token })).body.credentials.find((c: any) => c.name === 'node-repo-token');
+  const created = (await call('GET', C, { token: stack.ws.token })).body.credentials.find(
+    (c: { name: string }) => c.name === 'node-repo-token',
+  );
   expect(created).toMatchObject({ type: 'repo', source: 'env', readable: true });
   // The created credential works: its identity check passes against the configured base URL.
   api.accept('authorization', 'Bearer bootstrap-repo-token-0123456789');
-  expect((await call('POST', `${C}/${created.id}/test`, { token: ws.token })).body.result).toMatchObject({ ok: true, status: 'passed' });
+  expect((await call('POST', `${C}/${created.id}/test`, { token: stack.ws.token })).body.result).toMatchObject({
+    ok: true,
+    status: 'passed',
+  });
   // Again: nothing left to create.
-  expect((await call('POST', path, { token: ws.token })).body.bootstrap).toMatchObject({ created: 0, skipped: 6 });
-  const stranger = await createWorkspace(app, 'Bootstrap stranger');
+  expect((await call('POST', path, { token: stack.ws.token })).body.bootstrap).toMatchObject({ created: 0, skipped: 6 });
+  const stranger = await createWorkspace(stack.app, 'Bootstrap stranger');
   expect((await call('POST', path, { token: stranger.token })).status).toBe(403);
 });
 
@@ -341,7 +340,7 @@ test('no secret reached a response, a log line, a PostgreSQL row of the runs or 
   expect(logs).toContain('temporal-sdk');
   expect(leaksIn('logs', logs)).toEqual([]);
 
-  const conn = app.orm.em.fork().getConnection();
+  const conn = stack.app.orm.em.fork().getConnection();
   for (const table of ['runs', 'run_steps', 'run_logs']) {
     const column = table === 'runs' ? 'id' : 'run_id';
     const rows = await conn.execute(`select * from ${table} where ${column} in (${runIds.map(() => '?').join(',')})`, runIds);
@@ -349,7 +348,7 @@ test('no secret reached a response, a log line, a PostgreSQL row of the runs or 
   }
 
   for (const runId of runIds) {
-    const history = await historyText(app.deps.temporal.client, runId);
+    const history = await historyText(stack.app.deps.temporal.client, runId);
     // Decoded payloads are in the text: the activity inputs name the credential, never its value.
     expect(history).toContain('"credentialId"');
     expect(leaksIn(`history of ${runId}`, history)).toEqual([]);
