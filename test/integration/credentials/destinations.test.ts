@@ -12,21 +12,23 @@ import {
 } from '../../../db/migrations/Migration20261127201000_credential_destinations';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
+import type { z } from 'zod';
+import type { credentialListSchema } from '../../../api/schemas/credentials';
 import {
   addUserWithKey,
+  chain,
+  deployWorkflow,
+  expectStatus,
   http,
-  startTestStack,
-  waitForRun,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+  node,
+  useTestStack,
+  waitRun,
+  type NodeInput,
+  type Run,
+} from '../../kit';
 
 const C = '/api/v1/credentials';
 const WF = '/api/v1/workflows';
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 /** The service a credential is for, and another host on the same machine it must never reach. */
 let api: FakeApi;
 let other: FakeApi;
@@ -38,34 +40,33 @@ const secret = (label: string) => tracker.secret(label);
 const oauth = { refreshToken: 'dest-refresh-token-0123456789', clientId: 'dest-client', clientSecret: 'dest-client-secret-0123456789' };
 
 async function call(method: string, path: string, opts: Parameters<typeof http>[3] = {}) {
-  const res = await http(app, method, path, opts);
+  const res = await http(stack.app, method, path, opts);
   tracker.seen(res.text);
   return res;
 }
 
-async function deployWorkflow(nodes: object[], token = ws.token): Promise<string> {
-  const chain = [{ id: 'start', type: 'start', config: {} }, ...nodes] as Array<{ id: string }>;
-  const edges = chain.slice(1).map((n, i) => ({ source: chain[i].id, target: n.id }));
-  const created = await call('POST', WF, { token, body: { name: `destinations ${Math.random()}`, nodes: chain, edges } });
-  expect(created.status).toBe(201);
-  const deployed = await call('POST', `${WF}/${created.body.workflow.id}/deploy`, { token });
-  expect(deployed.status).toBe(200);
-  return created.body.workflow.id;
+/** Deploys start → `nodes`; the deploy answer goes to the secret tracker too. */
+async function deployed(nodes: NodeInput[], token = stack.ws.token): Promise<string> {
+  const { workflowId, deploy } = await deployWorkflow(stack, chain(...nodes), { name: `destinations ${Math.random()}`, token });
+  tracker.seen(JSON.stringify(deploy));
+  return workflowId;
 }
 
-async function runToEnd(workflowId: string, token = ws.token): Promise<any> {
-  const res = await call('POST', `${WF}/${workflowId}/execute`, { token, body: { input: {} } });
-  expect(res.status).toBe(202);
-  const run = await waitForRun(app, token, res.body.run.id);
+async function runToEnd(workflowId: string, token = stack.ws.token): Promise<Run> {
+  const res = expectStatus(await stack.as(token).workflows.execute(workflowId, {}), 202, 'execute');
+  tracker.seen(res.text);
+  const run = await waitRun(stack, res.body.run.id, { token });
   tracker.seen(JSON.stringify(run));
   return run;
 }
 
-const httpNode = (id: string, url: string, credentialId: string) => ({ id, type: 'http', config: { method: 'GET', url, credentialId } });
+const httpNode = (id: string, url: string, credentialId: string): NodeInput => node.of('http', id, { method: 'GET', url, credentialId });
 const requestsTo = (fake: FakeApi, path: string) => fake.requests.filter((r) => r.path === path);
-const listed = async (id: string) => ((await call('GET', C, { token: ws.token })).body.credentials as any[]).find((c) => c.id === id);
+type CredentialList = z.infer<typeof credentialListSchema>;
+const credentials = async () => ((await call('GET', C, { token: stack.ws.token })).body as CredentialList).credentials;
+const listed = async (id: string) => (await credentials()).find((c) => c.id === id);
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   tracker.add(oauth.refreshToken, oauth.clientSecret, 'dest-env-token-0123456789');
   process.env.DEST_ENV_TOKEN = 'dest-env-token-0123456789';
   tracker.add('dest-env-bound-0123456789');
@@ -75,7 +76,7 @@ beforeAll(async () => {
   api.accept('authorization', 'Bearer dest-env-bound-0123456789');
   // The operator binds an env-sourced credential in the variable itself.
   process.env.DEST_ENV_BOUND = JSON.stringify({ token: 'dest-env-bound-0123456789', allowedHosts: [apiHost] });
-  stack = await startTestStack({
+  return {
     config: {
       outboundAllowPrivateNetworks: true,
       credentials: {
@@ -89,12 +90,12 @@ beforeAll(async () => {
         providerBaseUrls: { repo: `${api.url}/repo` },
       },
     },
-  });
-  ({ app, ws } = stack);
-  writer = (await addUserWithKey(app, ws, 'member')).token;
+  };
+});
+beforeAll(async () => {
+  writer = (await addUserWithKey(stack.app, stack.ws, 'member')).token;
 });
 afterAll(async () => {
-  await stack?.close();
   await Promise.all([api?.close(), other?.close()]);
 });
 
@@ -133,7 +134,7 @@ test('each http type: created with hosts, shown in its masked view, sent to an a
     api.accept(c.header[0], c.header[1]);
     other.accept(c.header[0], c.header[1]);
     const created = await call('POST', C, {
-      token: ws.token,
+      token: stack.ws.token,
       body: { name: `dest ${c.type}`, type: c.type, value: c.value, allowedHosts: [apiHost.toUpperCase(), '*.Example.test'] },
     });
     expect({ type: c.type, status: created.status }).toEqual({ type: c.type, status: 201 });
@@ -145,12 +146,12 @@ test('each http type: created with hosts, shown in its masked view, sent to an a
       maskedValue: expect.stringContaining('••••••••'),
     });
 
-    const allowed = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/dest-${c.type}`, id)]));
+    const allowed = await runToEnd(await deployed([httpNode('call', `${api.url}/probe/dest-${c.type}`, id)]));
     expect({ type: c.type, status: allowed.status }).toEqual({ type: c.type, status: 'succeeded' });
     expect(requestsTo(api, `/probe/dest-${c.type}`)).toHaveLength(1);
 
     const before = other.requests.length;
-    const refused = await runToEnd(await deployWorkflow([httpNode('call', `${other.url}/probe/dest-${c.type}`, id)]));
+    const refused = await runToEnd(await deployed([httpNode('call', `${other.url}/probe/dest-${c.type}`, id)]));
     expect({ type: c.type, status: refused.status }).toEqual({ type: c.type, status: 'failed' });
     const error = JSON.stringify(refused.error);
     expect(error).toContain(
@@ -171,7 +172,7 @@ test('other types show the hosts their value and provider imply, with those give
       expected: ['imap2.example.test', 'imap.example.test'],
     },
     // A provider without a baseUrl: CREDENTIAL_PROVIDER_BASE_URLS, then the knowledge connectors' base URL of the provider.
-    { type: 'repo', value: secret('dest-repo'), expected: [apiHost, new URL(app.deps.config.knowledge.providerBaseUrls.repo).host] },
+    { type: 'repo', value: secret('dest-repo'), expected: [apiHost, new URL(stack.app.deps.config.knowledge.providerBaseUrls.repo).host] },
     {
       type: 'chat',
       value: { token: secret('dest-chat'), baseUrl: 'https://chat.example.test:8443/api' },
@@ -192,7 +193,7 @@ test('other types show the hosts their value and provider imply, with those give
   ];
   for (const c of cases) {
     const res = await call('POST', C, {
-      token: ws.token,
+      token: stack.ws.token,
       body: { name: `implied ${c.type}`, type: c.type, value: c.value, ...(c.allowedHosts ? { allowedHosts: c.allowedHosts } : {}) },
     });
     expect({ type: c.type, status: res.status, hosts: res.body.credential?.allowedHosts }).toEqual({
@@ -200,12 +201,15 @@ test('other types show the hosts their value and provider imply, with those give
       status: 201,
       hosts: c.expected,
     });
-    expect({ type: c.type, hosts: (await listed(res.body.credential.id)).allowedHosts }).toEqual({ type: c.type, hosts: c.expected });
+    expect({ type: c.type, hosts: (await listed(res.body.credential.id))?.allowedHosts }).toEqual({ type: c.type, hosts: c.expected });
   }
   // A bearer credential given no hosts and no probe URL is bound to nothing: shown as such, and refused everywhere.
-  const unbound = await call('POST', C, { token: ws.token, body: { name: 'unbound', type: 'bearer', value: secret('dest-unbound') } });
+  const unbound = await call('POST', C, {
+    token: stack.ws.token,
+    body: { name: 'unbound', type: 'bearer', value: secret('dest-unbound') },
+  });
   expect(unbound.body.credential.allowedHosts).toEqual([]);
-  const run = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/unbound`, 'unbound')]));
+  const run = await runToEnd(await deployed([httpNode('call', `${api.url}/probe/unbound`, 'unbound')]));
   expect(run.status).toBe('failed');
   expect(JSON.stringify(run.error)).toContain(
     `Credential \\"unbound\\" may not be sent to ${apiHost}: it is bound to no host. Save it again with its secret and allowedHosts naming the hosts it is for.`,
@@ -224,14 +228,14 @@ test('allowedHosts must be hosts: schemes, paths, "*" alone and top-level wildca
     'bad host',
   ]) {
     const res = await call('POST', C, {
-      token: ws.token,
+      token: stack.ws.token,
       body: { name: 'bad hosts', type: 'bearer', value: secret('dest-bad'), allowedHosts: [bad] },
     });
     expect({ bad, status: res.status }).toEqual({ bad, status: 400 });
     expect(res.body.error).toMatch(/^allowedHosts\[0\]: /);
   }
   const many = await call('POST', C, {
-    token: ws.token,
+    token: stack.ws.token,
     body: {
       name: 'bad hosts',
       type: 'bearer',
@@ -240,29 +244,29 @@ test('allowedHosts must be hosts: schemes, paths, "*" alone and top-level wildca
     },
   });
   expect(many.status).toBe(400);
-  expect(((await call('GET', C, { token: ws.token })).body.credentials as any[]).some((c) => c.name === 'bad hosts')).toBe(false);
+  expect((await credentials()).some((c) => c.name === 'bad hosts')).toBe(false);
 });
 
 test('changing the type or the hosts needs the secret; with it the change applies', async () => {
   const token = secret('dest-change');
   api.accept('authorization', `Bearer ${token}`);
   const { body } = await call('POST', C, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { name: 'change me', type: 'bearer', value: token, allowedHosts: [apiHost] },
   });
   const id = body.credential.id;
   const path = `${C}/${id}`;
 
-  const retype = await call('PATCH', path, { token: ws.token, body: { type: 'api_key' } });
+  const retype = await call('PATCH', path, { token: stack.ws.token, body: { type: 'api_key' } });
   expect(retype.status).toBe(400);
   expect(retype.body.error).toBe("Changing a credential's type requires its secret: send value (or envVar) with the new type.");
-  const rehost = await call('PATCH', path, { token: ws.token, body: { allowedHosts: [otherHost] } });
+  const rehost = await call('PATCH', path, { token: stack.ws.token, body: { allowedHosts: [otherHost] } });
   expect(rehost.status).toBe(400);
   expect(rehost.body.error).toBe("Changing a credential's allowedHosts requires its secret: send value (or envVar) with the new hosts.");
   expect(await listed(id)).toMatchObject({ type: 'bearer', allowedHosts: [apiHost] });
   // Renaming, or sending the same hosts and type, is no change of destination.
   const same = await call('PATCH', path, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { name: 'changed', type: 'bearer', allowedHosts: [apiHost.toUpperCase()] },
   });
   expect(same.status).toBe(200);
@@ -270,24 +274,24 @@ test('changing the type or the hosts needs the secret; with it the change applie
 
   // With the secret, the hosts move: the old host is refused, the new one works.
   other.accept('authorization', `Bearer ${token}`);
-  const moved = await call('PATCH', path, { token: ws.token, body: { value: token, allowedHosts: [otherHost] } });
+  const moved = await call('PATCH', path, { token: stack.ws.token, body: { value: token, allowedHosts: [otherHost] } });
   expect(moved.status).toBe(200);
   expect(moved.body.credential.allowedHosts).toEqual([otherHost]);
-  const toOld = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/moved`, id)]));
+  const toOld = await runToEnd(await deployed([httpNode('call', `${api.url}/probe/moved`, id)]));
   expect(toOld.status).toBe('failed');
   expect(requestsTo(api, '/probe/moved')).toHaveLength(0);
-  const toNew = await runToEnd(await deployWorkflow([httpNode('call', `${other.url}/probe/moved`, id)]));
+  const toNew = await runToEnd(await deployed([httpNode('call', `${other.url}/probe/moved`, id)]));
   expect(toNew.status).toBe('succeeded');
   // Omitting allowedHosts with a new value keeps the hosts.
-  expect((await call('PATCH', path, { token: ws.token, body: { value: token } })).body.credential.allowedHosts).toEqual([otherHost]);
+  expect((await call('PATCH', path, { token: stack.ws.token, body: { value: token } })).body.credential.allowedHosts).toEqual([otherHost]);
 });
 
 test('the finding: a writer cannot retype a provider token to bearer without its value, nor send it to another host', async () => {
   const repoToken = secret('dest-provider-token');
-  const created = await call('POST', C, { token: ws.token, body: { name: 'repo token', type: 'repo', value: repoToken } });
+  const created = await call('POST', C, { token: stack.ws.token, body: { name: 'repo token', type: 'repo', value: repoToken } });
   expect(created.status).toBe(201);
   const id = created.body.credential.id;
-  const providerHosts = [apiHost, new URL(app.deps.config.knowledge.providerBaseUrls.repo).host];
+  const providerHosts = [apiHost, new URL(stack.app.deps.config.knowledge.providerBaseUrls.repo).host];
   expect(created.body.credential.allowedHosts).toEqual(providerHosts);
 
   const retype = await call('PATCH', `${C}/${id}`, { token: writer, body: { type: 'bearer' } });
@@ -303,30 +307,36 @@ test('the finding: a writer cannot retype a provider token to bearer without its
 
   // Sent as it is from an http node, at the other host: refused before any connection.
   const before = other.requests.length;
-  const run = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal`, 'repo token')], writer), writer);
+  const run = await runToEnd(await deployed([httpNode('steal', `${other.url}/steal`, 'repo token')], writer), writer);
   expect(run.status).toBe('failed');
   expect(other.requests.length).toBe(before);
 
   // A bearer credential bound to the API, pointed at the other host by the writer: refused, nothing sent.
   const bearer = await call('POST', C, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { name: 'bound bearer', type: 'bearer', value: secret('dest-bound-bearer'), allowedHosts: [apiHost] },
   });
-  const steal = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal`, bearer.body.credential.id)], writer), writer);
+  const steal = await runToEnd(await deployed([httpNode('steal', `${other.url}/steal`, bearer.body.credential.id)], writer), writer);
   expect(steal.status).toBe('failed');
   expect(JSON.stringify(steal.error)).toContain(`Credential \\"bound bearer\\" may not be sent to ${otherHost}`);
   expect(other.requests.length).toBe(before);
 });
 
 test('migration: existing http credentials are bound to the hosts of the literal URLs of the nodes that name them', async () => {
-  const named = await call('POST', C, { token: ws.token, body: { name: 'Legacy Named', type: 'bearer', value: secret('dest-legacy-1') } });
-  const byId = await call('POST', C, { token: ws.token, body: { name: 'legacy by id', type: 'api_key', value: secret('dest-legacy-2') } });
+  const named = await call('POST', C, {
+    token: stack.ws.token,
+    body: { name: 'Legacy Named', type: 'bearer', value: secret('dest-legacy-1') },
+  });
+  const byId = await call('POST', C, {
+    token: stack.ws.token,
+    body: { name: 'legacy by id', type: 'api_key', value: secret('dest-legacy-2') },
+  });
   const unused = await call('POST', C, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { name: 'legacy unused', type: 'bearer', value: secret('dest-legacy-3') },
   });
   const provider = await call('POST', C, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { name: 'legacy provider', type: 'chat', value: secret('dest-legacy-4') },
   });
   const ids = [named, byId, unused, provider].map((r) => r.body.credential.id as string);
@@ -338,9 +348,9 @@ test('migration: existing http credentials are bound to the hosts of the literal
   ];
   const chain = [{ id: 'start', type: 'start', config: {} }, ...nodes];
   const edges = chain.slice(1).map((n, i) => ({ source: chain[i].id, target: n.id }));
-  const created = await call('POST', WF, { token: ws.token, body: { name: 'legacy', nodes: chain, edges } });
+  const created = await call('POST', WF, { token: stack.ws.token, body: { name: 'legacy', nodes: chain, edges } });
   expect(created.status).toBe(201);
-  const conn = app.orm.em.fork().getConnection();
+  const conn = stack.app.orm.em.fork().getConnection();
   await conn.execute(`update credentials set allowed_hosts = '{}' where id in (${ids.map(() => '?').join(', ')})`, ids);
   await conn.execute(BACKFILL_OBSERVED_HOSTS);
   const rows: Array<{ id: string; allowed_hosts: string[] }> = await conn.execute(
@@ -351,11 +361,14 @@ test('migration: existing http credentials are bound to the hosts of the literal
   expect(ids.map((id) => hosts[id])).toEqual([['api.legacy.test:8443'], ['legacy-b.test'], [], []]);
 
   // A repo credential is bound to the Git remote its workspace repository names.
-  const repo = await call('POST', C, { token: ws.token, body: { name: 'legacy repo', type: 'repo', value: secret('dest-legacy-5') } });
+  const repo = await call('POST', C, {
+    token: stack.ws.token,
+    body: { name: 'legacy repo', type: 'repo', value: secret('dest-legacy-5') },
+  });
   const repoId = repo.body.credential.id;
   await conn.execute(
     `insert into workspace_repositories (workspace_id, local_path, remote_url, branch, path_prefix, credential_id, pulls_repo, updated_at) values (?, null, 'https://Git.Legacy.test/team.git', 'main', '', ?, 'acme/flows', now())`,
-    [ws.workspaceId, repoId],
+    [stack.ws.workspaceId, repoId],
   );
   try {
     await conn.execute(BACKFILL_REPOSITORY_REMOTES);
@@ -363,7 +376,7 @@ test('migration: existing http credentials are bound to the hosts of the literal
       'git.legacy.test',
     ]);
   } finally {
-    await conn.execute('delete from workspace_repositories where workspace_id = ?', [ws.workspaceId]);
+    await conn.execute('delete from workspace_repositories where workspace_id = ?', [stack.ws.workspaceId]);
   }
 });
 
@@ -387,7 +400,7 @@ test('a credential copied from envVar is bound only where the variable says: no 
   expect(switched.status).toBe(200);
   expect(switched.body.credential).toMatchObject({ source: 'env', allowedHosts: [] });
   const before = other.requests.length;
-  const run = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal-env`, own.body.credential.id)], writer), writer);
+  const run = await runToEnd(await deployed([httpNode('steal', `${other.url}/steal-env`, own.body.credential.id)], writer), writer);
   expect(run.status).toBe('failed');
   expect(other.requests.length).toBe(before);
 
@@ -395,9 +408,9 @@ test('a credential copied from envVar is bound only where the variable says: no 
   const bound = await call('POST', C, { token: writer, body: { name: 'env bound', type: 'bearer', envVar: 'DEST_ENV_BOUND' } });
   expect(bound.status).toBe(201);
   expect(bound.body.credential).toMatchObject({ source: 'env', allowedHosts: [apiHost] });
-  const ok = await runToEnd(await deployWorkflow([httpNode('call', `${api.url}/probe/env-bound`, 'env bound')], writer), writer);
+  const ok = await runToEnd(await deployed([httpNode('call', `${api.url}/probe/env-bound`, 'env bound')], writer), writer);
   expect(ok.status).toBe('succeeded');
-  const elsewhere = await runToEnd(await deployWorkflow([httpNode('steal', `${other.url}/steal-env-bound`, 'env bound')], writer), writer);
+  const elsewhere = await runToEnd(await deployed([httpNode('steal', `${other.url}/steal-env-bound`, 'env bound')], writer), writer);
   expect(elsewhere.status).toBe('failed');
   expect(other.requests.length).toBe(before);
 });
@@ -407,19 +420,19 @@ test('POST /workflows/{id}/credentials/test reports a node that would send a cre
   api.accept('authorization', `Bearer ${token}`);
   other.accept('authorization', `Bearer ${token}`);
   await call('POST', C, {
-    token: ws.token,
+    token: stack.ws.token,
     body: { name: 'wf tested', type: 'bearer', value: { token, probeUrl: `${api.url}/probe/wf-tested` } },
   });
-  const good = await deployWorkflow([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested')]);
-  const goodTest = await call('POST', `${WF}/${good}/credentials/test`, { token: ws.token });
+  const good = await deployed([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested')]);
+  const goodTest = await call('POST', `${WF}/${good}/credentials/test`, { token: stack.ws.token });
   expect(goodTest.body.credentials[0].result).toMatchObject({ ok: true, status: 'passed' });
 
   const before = other.requests.length;
-  const bad = await deployWorkflow([
+  const bad = await deployed([
     httpNode('call', `${api.url}/probe/wf-call`, 'wf tested'),
     httpNode('elsewhere', `${other.url}/probe/wf-call`, 'wf tested'),
   ]);
-  const badTest = await call('POST', `${WF}/${bad}/credentials/test`, { token: ws.token });
+  const badTest = await call('POST', `${WF}/${bad}/credentials/test`, { token: stack.ws.token });
   expect(badTest.body.ok).toBe(false);
   expect(badTest.body.credentials[0].result).toMatchObject({
     ok: false,
