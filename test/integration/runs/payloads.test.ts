@@ -9,41 +9,28 @@
  */
 import {
   addUserWithKey,
+  chain,
   createWorkspace,
+  deployWorkflow,
+  executeWorkflow,
   http,
+  node,
   signInCookie,
-  startTestStack,
-  waitForRun,
-  type TestStack,
+  useTestStack,
+  waitRun,
+  type RunSummary,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
 
-let stack: TestStack;
+const stack = useTestStack({ workspaceName: 'Payloads workspace' });
 let other: WorkspaceFixture;
-const WF = '/api/v1/workflows';
 
 /** 700,000 characters: the input is about 0.7 MB, a transform doubling it about 1.4 MB (under 1.5 MiB). */
 const BLOB = 'x'.repeat(700_000);
 const LARGE_RUNS = 3;
 
-function chain(...nodes: Array<Record<string, unknown>>) {
-  const all = [{ id: 'start', type: 'start', config: {} }, ...nodes];
-  return { nodes: all, edges: all.slice(1).map((n, i) => ({ id: `e${i}`, source: all[i].id, target: n.id })) };
-}
-
-async function deployed(name: string, graph: ReturnType<typeof chain>): Promise<string> {
-  const created = await http(stack.app, 'POST', WF, { token: stack.ws.token, body: { name, ...graph } });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await http(stack.app, 'POST', `${WF}/${id}/deploy`, { token: stack.ws.token })).status).toBe(200);
-  return id;
-}
-
-async function execute(workflowId: string, input: unknown): Promise<string> {
-  const res = await http(stack.app, 'POST', `${WF}/${workflowId}/execute`, { token: stack.ws.token, body: { input } });
-  expect(res.status).toBe(202);
-  return res.body.run.id;
-}
+const deployed = async (name: string, graph: ReturnType<typeof chain>) => (await deployWorkflow(stack, graph, { name })).workflowId;
+const execute = (workflowId: string, input: unknown) => executeWorkflow(stack, workflowId, input);
 
 /** Polls Temporal until the execution is closed; returns its status name. */
 async function temporalStatus(runId: string): Promise<string> {
@@ -62,19 +49,14 @@ let bigWorkflow: string;
 const bigRuns: string[] = [];
 
 beforeAll(async () => {
-  stack = await startTestStack({ workspaceName: 'Payloads workspace' });
   other = await createWorkspace(stack.app, 'Other payloads workspace');
-  bigWorkflow = await deployed('Doubler', chain({ id: 'double', type: 'transform', config: { expression: '{ "a": $, "b": $ }' } }));
+  bigWorkflow = await deployed('Doubler', chain(node.transform('double', '{ "a": $, "b": $ }')));
   for (let i = 0; i < LARGE_RUNS; i++) bigRuns.push(await execute(bigWorkflow, { blob: BLOB, i }));
-  for (const id of bigRuns) expect((await waitForRun(stack.app, stack.ws.token, id)).status).toBe('succeeded');
+  for (const id of bigRuns) expect((await waitRun(stack, id)).status).toBe('succeeded');
 }, 120_000);
 
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe('lists return run summaries', () => {
-  const expectSummary = (r: any) => {
+  const expectSummary = (r: RunSummary) => {
     for (const field of ['input', 'output', 'steps', 'logs', 'waits', 'executionEvidence']) expect(r).not.toHaveProperty(field);
     expect(r).toMatchObject({
       workflowId: bigWorkflow,
@@ -89,9 +71,9 @@ describe('lists return run summaries', () => {
   };
 
   test('GET /api/v1/runs of runs with 1.4 MB outputs is a few kilobytes of summaries', async () => {
-    const res = await http(stack.app, 'GET', `/api/v1/runs?workflowId=${bigWorkflow}&limit=200`, { token: stack.ws.token });
+    const res = await stack.api.runs.list(`?workflowId=${bigWorkflow}&limit=200`);
     expect(res.status).toBe(200);
-    expect(res.body.runs.map((r: any) => r.id).sort()).toEqual([...bigRuns].sort());
+    expect(res.body.runs.map((r) => r.id).sort()).toEqual([...bigRuns].sort());
     res.body.runs.forEach(expectSummary);
     // Before: every run came with its input, output and steps (over 4 MB each here).
     expect(res.text.length).toBeLessThan(10_000);
@@ -154,11 +136,11 @@ describe('GET /api/v1/runs/{id} caps large values', () => {
   });
 
   test('small values stay inline', async () => {
-    const small = await deployed('Small', chain({ id: 'echo', type: 'transform', config: { expression: '{ "echo": $ }' } }));
+    const small = await deployed('Small', chain(node.transform('echo', '{ "echo": $ }')));
     const id = await execute(small, { hello: 'world' });
-    const run = await waitForRun(stack.app, stack.ws.token, id);
+    const run = await waitRun(stack, id);
     expect(run.output).toEqual({ echo: { hello: 'world' } });
-    expect(run.steps.find((s: any) => s.nodeId === 'echo').output).toEqual({ echo: { hello: 'world' } });
+    expect(run.steps.find((s) => s.nodeId === 'echo')?.output).toEqual({ echo: { hello: 'world' } });
   });
 
   test('the value routes are scoped like the run: 404 for another workspace, 403 for safe readers, 404 for unknown steps', async () => {
@@ -183,30 +165,27 @@ describe('node outputs over the Temporal payload limit', () => {
   const TRIPLE = '{ "a": $, "b": $, "c": $ }';
 
   test('a transform producing > 2 MB fails its node with the size message; Temporal agrees with the row', async () => {
-    const wf = await deployed('Tripler', chain({ id: 'triple', type: 'transform', config: { expression: TRIPLE } }));
+    const wf = await deployed('Tripler', chain(node.transform('triple', TRIPLE)));
     const id = await execute(wf, HUGE_INPUT);
-    const run = await waitForRun(stack.app, stack.ws.token, id);
+    const run = await waitRun(stack, id);
     expect(run.status).toBe('failed');
     expect(run.errorNodeId).toBe('triple');
     expect(run.error).toMatch(/^Node output is \d+ bytes, over the 1\.5 MB limit$/);
-    const bytes = Number(/is (\d+) bytes/.exec(run.error)![1]);
+    const bytes = Number(/is (\d+) bytes/.exec(run.error ?? '')![1]);
     expect(bytes).toBeGreaterThan(2_000_000);
-    expect(run.steps.find((s: any) => s.nodeId === 'triple')).toMatchObject({ status: 'failed', error: run.error, output: null });
+    expect(run.steps.find((s) => s.nodeId === 'triple')).toMatchObject({ status: 'failed', error: run.error, output: null });
     expect(await temporalStatus(id)).toBe('FAILED');
   });
 
   test('onError applies: with "continue" the run goes on with the error and succeeds, in Temporal too', async () => {
     const wf = await deployed(
       'Tripler that continues',
-      chain(
-        { id: 'triple', type: 'transform', onError: 'continue', config: { expression: TRIPLE } },
-        { id: 'after', type: 'transform', config: { expression: '{ "seen": error.message }' } },
-      ),
+      chain({ ...node.transform('triple', TRIPLE), onError: 'continue' }, node.transform('after', '{ "seen": error.message }')),
     );
     const id = await execute(wf, HUGE_INPUT);
-    const run = await waitForRun(stack.app, stack.ws.token, id);
+    const run = await waitRun(stack, id);
     expect(run.status).toBe('succeeded');
-    expect(run.output.seen).toMatch(/^Node output is \d+ bytes, over the 1\.5 MB limit$/);
+    expect(run.output).toMatchObject({ seen: expect.stringMatching(/^Node output is \d+ bytes, over the 1\.5 MB limit$/) });
     expect(await temporalStatus(id)).toBe('COMPLETED');
   });
 });
