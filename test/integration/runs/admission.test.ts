@@ -6,20 +6,20 @@
  */
 import http from 'node:http';
 import { listenOnLoopback } from '../../support/fakeServer';
+import { startTestApp } from '../../support/harness';
 import {
+  chain,
   createWorkspace,
+  deployWorkflow,
   http as call,
-  startTestApp,
-  startTestWorker,
-  waitForRun,
-  type TestApp,
-  type TestWorker,
+  node,
+  useTestStack,
+  waitRun,
+  type NodeInput,
+  type Run,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
 
-let app: TestApp;
-let worker: TestWorker;
-let ws: WorkspaceFixture;
 let other: WorkspaceFixture;
 let slow: { url: string; close(): Promise<void> };
 /** Requests to the slow endpoint answer only when released. */
@@ -31,7 +31,7 @@ const releaseAll = () => {
 };
 const nextArrival = () => new Promise<void>((resolve) => (arrived = resolve));
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   slow = await listenOnLoopback(
     http.createServer((_req, res) => {
       res.setHeader('content-type', 'application/json');
@@ -39,35 +39,28 @@ beforeAll(async () => {
       arrived();
     }),
   );
-  app = await startTestApp({ runAdmission: { maxActivePerWorkspace: 1, maxWaitMs: 60_000, recheckMs: 20 } });
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
-  other = await createWorkspace(app);
+  return { config: { runAdmission: { maxActivePerWorkspace: 1, maxWaitMs: 60_000, recheckMs: 20 } } };
+});
+beforeAll(async () => {
+  other = await createWorkspace(stack.app);
+  // Held requests are answered before the worker stops.
+  stack.beforeClose(releaseAll);
 });
 afterAll(async () => {
   releaseAll();
-  await worker.stop();
-  await app.close();
-  await slow.close();
+  await slow?.close();
 });
 
-async function deploy(token: string, nodes: object[], edges: object[]): Promise<string> {
-  const created = await call(app, 'POST', '/api/v1/workflows', {
-    token,
-    body: { nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges },
-  });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await call(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token })).status).toBe(200);
-  return id;
-}
-
-const slowGraph = () =>
-  [[{ id: 'call', type: 'http', config: { method: 'GET', url: `${slow.url}/hold` } }], [{ source: 'start', target: 'call' }]] as const;
-const execute = (token: string, workflowId: string, body: object = { input: {} }) =>
-  call(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token, body });
+/** Deploys start → `nodes` in the workspace of `token` (the stack's or `other`). */
+const deploy = async (token: string, ...nodes: NodeInput[]) =>
+  (await deployWorkflow({ app: stack.app, ws: { token } }, chain(...nodes))).workflowId;
+const slowNode = () => node.of('http', 'call', { method: 'GET', url: `${slow.url}/hold` });
+const execute = (token: string, workflowId: string, extra: Record<string, unknown> = {}) =>
+  stack.as(token).workflows.execute(workflowId, {}, extra);
+const waitFor = (token: string, runId: string, until?: (run: Run) => boolean) =>
+  waitRun({ app: stack.app, ws: { token } }, runId, { until });
 const runCount = async (workspaceId: string) => {
-  const rows = await app.orm.em
+  const rows = await stack.app.orm.em
     .fork()
     .getConnection()
     .execute<Array<{ n: number }>>('select count(*)::int as n from runs where workspace_id = ?', [workspaceId]);
@@ -75,91 +68,79 @@ const runCount = async (workspaceId: string) => {
 };
 
 test('a start waits while the workspace is at its limit, and starts once the active run ends', async () => {
-  const wf = await deploy(ws.token, ...(slowGraph() as unknown as [object[], object[]]));
+  const wf = await deploy(stack.ws.token, slowNode());
   const firstArrived = nextArrival();
-  const first = await execute(ws.token, wf);
+  const first = await execute(stack.ws.token, wf);
   expect(first.status).toBe(202);
   await firstArrived;
 
-  const before = await runCount(ws.workspaceId);
+  const before = await runCount(stack.ws.workspaceId);
   let secondDone = false;
-  const second = execute(ws.token, wf).then((r) => {
+  const second = execute(stack.ws.token, wf).then((r) => {
     secondDone = true;
     return r;
   });
   await new Promise((r) => setTimeout(r, 500));
   // Held at the door: no answer and no run row while the first run is running.
   expect(secondDone).toBe(false);
-  expect(await runCount(ws.workspaceId)).toBe(before);
+  expect(await runCount(stack.ws.workspaceId)).toBe(before);
 
   // Another workspace has its own places.
-  const otherWf = await deploy(
-    other.token,
-    [{ id: 'say', type: 'transform', config: { expression: '"hi"' } }],
-    [{ source: 'start', target: 'say' }],
-  );
+  const otherWf = await deploy(other.token, node.transform('say', '"hi"'));
   const otherRun = await execute(other.token, otherWf);
   expect(otherRun.status).toBe(202);
-  expect((await waitForRun(app, other.token, otherRun.body.run.id)).status).toBe('succeeded');
+  expect((await waitFor(other.token, otherRun.body.run.id)).status).toBe('succeeded');
 
   // Dry runs are not live runs: not held.
-  const dry = await execute(ws.token, wf, { target: 'candidate', input: {} });
+  const dry = await execute(stack.ws.token, wf, { target: 'candidate' });
   expect(dry.status).toBe(201);
 
   const secondArrived = nextArrival();
   releaseAll();
-  expect((await waitForRun(app, ws.token, first.body.run.id)).status).toBe('succeeded');
+  expect((await waitFor(stack.ws.token, first.body.run.id)).status).toBe('succeeded');
   const admitted = await second;
   expect(admitted.status).toBe(202);
   await secondArrived;
   releaseAll();
-  expect((await waitForRun(app, ws.token, admitted.body.run.id)).status).toBe('succeeded');
+  expect((await waitFor(stack.ws.token, admitted.body.run.id)).status).toBe('succeeded');
 });
 
 test('a start that waits longer than the limit is refused 503 with Retry-After, and leaves no run', async () => {
   const impatient = await startTestApp({ runAdmission: { maxActivePerWorkspace: 1, maxWaitMs: 300, recheckMs: 20 } });
   try {
-    const wf = await deploy(ws.token, ...(slowGraph() as unknown as [object[], object[]]));
+    const wf = await deploy(stack.ws.token, slowNode());
     const arrivedOnce = nextArrival();
-    const first = await call(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, { token: ws.token, body: { input: {} } });
+    const first = await call(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, { token: stack.ws.token, body: { input: {} } });
     expect(first.status).toBe(202);
     await arrivedOnce;
-    const before = await runCount(ws.workspaceId);
+    const before = await runCount(stack.ws.workspaceId);
 
-    const refused = await call(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, { token: ws.token, body: { input: {} } });
+    const refused = await call(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, { token: stack.ws.token, body: { input: {} } });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body.error).toMatch(/already has 1 runs queued or running/);
-    expect(await runCount(ws.workspaceId)).toBe(before);
+    expect(await runCount(stack.ws.workspaceId)).toBe(before);
 
     // A re-run is a new live run too.
-    const rerun = await call(impatient, 'POST', `/api/v1/runs/${first.body.run.id}/rerun`, { token: ws.token });
+    const rerun = await call(impatient, 'POST', `/api/v1/runs/${first.body.run.id}/rerun`, { token: stack.ws.token });
     expect(rerun.status).toBe(503);
 
     releaseAll();
-    expect((await waitForRun(impatient, ws.token, first.body.run.id)).status).toBe('succeeded');
+    expect((await waitRun({ app: impatient, ws: stack.ws }, first.body.run.id)).status).toBe('succeeded');
   } finally {
     await impatient.close();
   }
 });
 
 test('runs parked on a wait do not hold new starts', async () => {
-  const parkedWf = await deploy(
-    ws.token,
-    [{ id: 'gate', type: 'approval', config: { prompt: 'Go?' } }],
-    [{ source: 'start', target: 'gate' }],
-  );
-  const parked = await execute(ws.token, parkedWf);
+  const parkedWf = await deploy(stack.ws.token, node.approval('gate', 'Go?'));
+  const parked = await execute(stack.ws.token, parkedWf);
   expect(parked.status).toBe(202);
-  await waitForRun(app, ws.token, parked.body.run.id, (run) => run.status === 'waiting');
+  await waitFor(stack.ws.token, parked.body.run.id, (run) => run.status === 'waiting');
 
-  const quick = await deploy(
-    ws.token,
-    [{ id: 'say', type: 'transform', config: { expression: '"hi"' } }],
-    [{ source: 'start', target: 'say' }],
-  );
-  const started = await execute(ws.token, quick);
+  const quick = await deploy(stack.ws.token, node.transform('say', '"hi"'));
+  const started = await execute(stack.ws.token, quick);
   expect(started.status).toBe(202);
-  expect((await waitForRun(app, ws.token, started.body.run.id)).status).toBe('succeeded');
-  await call(app, 'POST', `/api/v1/runs/${parked.body.run.id}/cancel`, { token: ws.token });
+  expect((await waitFor(stack.ws.token, started.body.run.id)).status).toBe('succeeded');
+  await stack.api.runs.cancel(parked.body.run.id);
 });
