@@ -9,13 +9,11 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RunSchema } from '../../../db/entities';
 import { WORKFLOW_TYPES, TASK_QUEUE } from '../../../temporal/shared';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { deployWorkflow, useTestStack, type WorkflowBody } from '../../kit';
 import { runsOfWorkflow } from '../../support/runs';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 import { changed, listTargets } from '../destinations/helpers';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
 let server: Server;
 let base: string;
 let worker: ChildProcess | undefined;
@@ -29,7 +27,7 @@ const held: ServerResponse[] = [];
 const rss = (guids: string[]) =>
   `<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>${guids.map((g) => `<item><guid>${g}</guid><title>Item ${g}</title><link>https://news.example.test/${g}</link></item>`).join('')}</channel></rss>`;
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   server = createServer((req, res) => {
     if (holdNext) {
       held.push(res);
@@ -48,33 +46,33 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  app = await startTestApp({ outboundAllowPrivateNetworks: true }, undefined, { dispatcher: true });
-  ws = await createWorkspace(app);
+  // The worker is a child process (spawned below), so it can be SIGKILLed.
+  return { config: { outboundAllowPrivateNetworks: true }, temporal: { dispatcher: true }, worker: false };
+});
+beforeAll(async () => {
   worker = await spawnWorker();
+  stack.beforeClose(async () => {
+    if (worker) await killWorker(worker);
+  });
 });
 afterAll(async () => {
-  if (worker) await killWorker(worker);
-  await app?.close();
   for (const res of held) res.destroy();
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
 });
 
-async function deployed(body: Record<string, unknown> = {}): Promise<{ workflowId: string; prod: { targetId: string; revision: number } }> {
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
-  expect(wf.status).toBe(201);
-  const workflowId = wf.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
+async function deployed(body: WorkflowBody = {}): Promise<{ workflowId: string; prod: { targetId: string; revision: number } }> {
+  const { workflowId } = await deployWorkflow(stack, body);
   return {
     workflowId,
-    prod: (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production'),
+    prod: (await listTargets(stack.app, stack.ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production'),
   };
 }
 
 /** Starts one poll, waits until its request is held by the server, SIGKILLs the worker and starts a new one; returns the poll's result. */
 async function pollThroughACrash(type: string, sourceId: string): Promise<{ outcome: string; started: number }> {
   const arrived = new Promise<void>((resolve) => (holdNext = { arrived: resolve }));
-  const handle = await app.deps.temporal.client.workflow.start(type, {
+  const handle = await stack.app.deps.temporal.client.workflow.start(type, {
     taskQueue: TASK_QUEUE,
     workflowId: `crash-${sourceId}-${Date.now()}`,
     args: [{ sourceId }],
@@ -87,7 +85,7 @@ async function pollThroughACrash(type: string, sourceId: string): Promise<{ outc
 }
 
 const poll = (type: string, sourceId: string) =>
-  app.deps.temporal.client.workflow.execute(type, {
+  stack.app.deps.temporal.client.workflow.execute(type, {
     taskQueue: TASK_QUEUE,
     workflowId: `poll-${sourceId}-${Date.now()}`,
     args: [{ sourceId }],
@@ -95,7 +93,7 @@ const poll = (type: string, sourceId: string) =>
 
 test('kill -9 of the worker during an RSS poll loses no item and starts none twice', async () => {
   const { workflowId, prod } = await deployed();
-  const configured = await changed(app, ws.token, workflowId, {
+  const configured = await changed(stack.app, stack.ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
     source: { kind: 'rss', targetId: prod.targetId, feedUrl: `${base}/feed.xml` },
@@ -108,16 +106,17 @@ test('kill -9 of the worker during an RSS poll loses no item and starts none twi
   expect(await pollThroughACrash(WORKFLOW_TYPES.rssPoll, sourceId)).toEqual({ outcome: 'polled', started: 3 });
   // Polling again starts nothing more.
   expect(await poll(WORKFLOW_TYPES.rssPoll, sourceId)).toEqual({ outcome: 'polled', started: 0 });
-  const runs = await runsOfWorkflow(app, workflowId, 3);
+  const runs = await runsOfWorkflow(stack.app, workflowId, 3);
   expect(runs.map((r) => (r.input as { rss: { item: { key: string } } }).rss.item.key).sort()).toEqual(['id:c', 'id:d', 'id:e']);
   expect(runs.every((r) => r.trigger === 'rss')).toBe(true);
-  expect(await app.orm.em.fork().count(RunSchema, { workflowId })).toBe(3);
+  expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId })).toBe(3);
 }, 120_000);
 
 test('kill -9 of the worker during a CI poll loses no build and starts none twice', async () => {
-  const cred = await http(app, 'POST', '/api/v1/credentials', {
-    token: ws.token,
-    body: { name: 'Jenkins', type: 'ci', value: { token: 'ci-crash-token-0123456789', username: 'bot', baseUrl: base } },
+  const cred = await stack.api.post<{ credential: { id: string } }>('/api/v1/credentials', {
+    name: 'Jenkins',
+    type: 'ci',
+    value: { token: 'ci-crash-token-0123456789', username: 'bot', baseUrl: base },
   });
   expect(cred.status).toBe(201);
   const { workflowId, prod } = await deployed({
@@ -127,7 +126,7 @@ test('kill -9 of the worker during a CI poll loses no build and starts none twic
     ],
     edges: [{ source: 'build', target: 'out' }],
   });
-  const configured = await changed(app, ws.token, workflowId, {
+  const configured = await changed(stack.app, stack.ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
     source: {
@@ -146,7 +145,7 @@ test('kill -9 of the worker during a CI poll loses no build and starts none twic
   builds.api.push({ number: 2, result: 'FAILURE' }, { number: 3, result: 'SUCCESS' });
   expect(await pollThroughACrash(WORKFLOW_TYPES.ciPoll, sourceId)).toMatchObject({ started: 2 });
   expect(await poll(WORKFLOW_TYPES.ciPoll, sourceId)).toMatchObject({ started: 0 });
-  const runs = await runsOfWorkflow(app, workflowId, 2);
+  const runs = await runsOfWorkflow(stack.app, workflowId, 2);
   expect(runs.map((r) => (r.input as { ci: { build: { number: number } } }).ci.build.number).sort()).toEqual([2, 3]);
-  expect(await app.orm.em.fork().count(RunSchema, { workflowId })).toBe(2);
+  expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId })).toBe(2);
 }, 120_000);
