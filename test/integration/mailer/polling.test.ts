@@ -12,14 +12,12 @@ import { MailerMessageSchema, MailerPollingGroupSchema } from '../../../db/entit
 import { startGmailFake, type GmailFake } from '../../fakes/gmail';
 import { startGraphFake, type GraphFake } from '../../fakes/graph';
 import { startFakeImap, type FakeImap } from '../../fakes/imap';
-import { createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, deployWorkflow, http, useTestStack, type WorkspaceFixture } from '../../kit';
 import { runsOfWorkflow } from '../../support/runs';
 
 const GMAIL_TOKEN = 'gmail-access-token-0123456789';
 const GRAPH_TOKEN = 'graph-access-token-0123456789';
 const OAUTH = { refreshToken: 'refresh-token-0123456789', clientId: 'mail-client', clientSecret: 'mail-client-secret' };
-let stack: TestStack;
-let ws: WorkspaceFixture;
 let other: WorkspaceFixture;
 let gmail: GmailFake;
 let graph: GraphFake;
@@ -28,37 +26,30 @@ let n = 0;
 const uniq = () => `${Date.now().toString(36)}${n++}`;
 const EICAR = Buffer.from('X5O!P%@AP[4\\PZX54(P^)7CC)7}$' + 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*', 'ascii');
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   gmail = await startGmailFake(GMAIL_TOKEN, { oauth: OAUTH });
   graph = await startGraphFake(GRAPH_TOKEN, { oauth: OAUTH });
   imap = await startFakeImap({ username: 'inbox-user', password: 'imap-password' });
   // Gmail's base URL comes from the configuration (GMAIL_API_BASE_URL); Graph's from the credential's own baseUrl.
-  stack = await startTestStack({
+  return {
     config: {
       outboundAllowPrivateNetworks: true,
       mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000 },
     },
     temporal: { dispatcher: true },
-  });
-  ws = stack.ws;
+  };
+});
+beforeAll(async () => {
   other = await createWorkspace(stack.app, 'Other');
 });
 afterAll(async () => {
-  await stack?.close();
   await Promise.all([gmail?.close(), graph?.close(), imap?.close()]);
 });
 
-const app = () => stack.app;
+const deployedWorkflow = async (token = stack.ws.token) => (await deployWorkflow(stack, {}, { token })).workflowId;
 
-async function deployedWorkflow(token = ws.token): Promise<string> {
-  const wf = await http(app(), 'POST', '/api/v1/workflows', { token, body: {} });
-  expect(wf.status).toBe(201);
-  expect((await http(app(), 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token })).status).toBe(200);
-  return wf.body.workflow.id;
-}
-
-async function route(address: string, workflowId: string, token = ws.token): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/mailer/routes', {
+async function route(address: string, workflowId: string, token = stack.ws.token): Promise<string> {
+  const res = await http(stack.app, 'POST', '/api/v1/mailer/routes', {
     token,
     body: { address, workflowId },
     headers: { 'idempotency-key': `k-${uniq()}` },
@@ -67,15 +58,15 @@ async function route(address: string, workflowId: string, token = ws.token): Pro
   return res.body.route.id;
 }
 
-async function credential(type: string, value: Record<string, unknown>, token = ws.token): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/credentials', { token, body: { name: `${type}-${uniq()}`, type, value } });
+async function credential(type: string, value: Record<string, unknown>, token = stack.ws.token): Promise<string> {
+  const res = await http(stack.app, 'POST', '/api/v1/credentials', { token, body: { name: `${type}-${uniq()}`, type, value } });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
 
 async function group(provider: 'mailA' | 'mailB', credentialId: string): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
-    token: ws.token,
+  const res = await http(stack.app, 'POST', '/api/v1/mailer/polling-groups', {
+    token: stack.ws.token,
     body: { provider, credentialId, intervalSeconds: 3600 },
   });
   expect(res.status).toBe(201);
@@ -84,7 +75,7 @@ async function group(provider: 'mailA' | 'mailB', credentialId: string): Promise
 
 /** One poll, as the group's schedule starts it: the mailPollWorkflow on the task queue. */
 async function poll(groupId: string): Promise<{ outcome: string; stored: number; duplicates: number; unrouted: number }> {
-  return app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
+  return stack.app.deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
     taskQueue: TASK_QUEUE,
     workflowId: `test-mailpoll-${uniq()}`,
     args: [{ groupId }],
@@ -103,11 +94,9 @@ async function mime(o: {
 }
 
 const groupView = async (id: string) =>
-  (await http(app(), 'GET', `/api/v1/mailer/polling-groups/${id}`, { token: ws.token })).body.pollingGroup;
+  (await http(stack.app, 'GET', `/api/v1/mailer/polling-groups/${id}`, { token: stack.ws.token })).body.pollingGroup;
 const messagesOfRoute = (routeId: string) =>
-  app()
-    .orm.em.fork()
-    .find(MailerMessageSchema, { routeId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  stack.app.orm.em.fork().find(MailerMessageSchema, { routeId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 
 test('Gmail: the first poll sets a baseline (historyId); new messages become one message and one email run each; a re-poll stores nothing twice', async () => {
   const workflowId = await deployedWorkflow();
@@ -143,15 +132,15 @@ test('Gmail: the first poll sets a baseline (historyId); new messages become one
   expect(gmail.requests.filter((r) => r.path.endsWith('/history')).some((r) => r.query.get('pageToken'))).toBe(true);
   expect(gmail.requests.filter((r) => r.path.includes('/messages/msg')).every((r) => r.query.get('format') === 'raw')).toBe(true);
 
-  const runs = await runsOfWorkflow(app(), workflowId, 3);
+  const runs = await runsOfWorkflow(stack.app, workflowId, 3);
   expect(runs).toHaveLength(3);
   expect(runs.every((r) => r.trigger === 'email')).toBe(true);
 
   // The same cursor again (a poll cut short before it stored its cursor) is deduplicated.
-  await app().orm.em.fork().nativeUpdate(MailerPollingGroupSchema, { id: groupId }, { cursor: baseline.cursor });
+  await stack.app.orm.em.fork().nativeUpdate(MailerPollingGroupSchema, { id: groupId }, { cursor: baseline.cursor });
   expect(await poll(groupId)).toMatchObject({ outcome: 'polled', stored: 0, duplicates: 3 });
   expect(await messagesOfRoute(routeId)).toHaveLength(3);
-  expect(await runsOfWorkflow(app(), workflowId, 4)).toHaveLength(3);
+  expect(await runsOfWorkflow(stack.app, workflowId, 4)).toHaveLength(3);
   expect(await poll(groupId)).toMatchObject({ outcome: 'polled', stored: 0, duplicates: 0 });
 
   // Mail for an address no route of the workspace has is not stored.
@@ -197,20 +186,20 @@ test('Gmail: attachments are stored as scanned Files (ready, or quarantined) and
   expect(await poll(groupId)).toMatchObject({ stored: 1 });
   const [message] = await messagesOfRoute(routeId);
   expect(message.attachmentFileIds).toHaveLength(2);
-  const listed = await http(app(), 'GET', `/api/v1/mailer/messages?threadId=${message.threadId}`, { token: ws.token });
+  const listed = await http(stack.app, 'GET', `/api/v1/mailer/messages?threadId=${message.threadId}`, { token: stack.ws.token });
   expect(listed.body.messages[0].attachmentFileIds).toEqual(message.attachmentFileIds);
 
-  const report = await http(app(), 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: ws.token });
+  const report = await http(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: stack.ws.token });
   expect(report.status).toBe(200);
   expect(report.body.data.file).toMatchObject({ name: 'report.txt', mimeType: 'text/plain', sizeBytes: 18, status: 'ready' });
-  const content = await fetch(`${app().url}/api/v1/files/${message.attachmentFileIds[0]}/content`, {
-    headers: { authorization: `Bearer ${ws.token}` },
+  const content = await fetch(`${stack.app.url}/api/v1/files/${message.attachmentFileIds[0]}/content`, {
+    headers: { authorization: `Bearer ${stack.ws.token}` },
   });
   expect(await content.text()).toBe('quarterly numbers\n');
-  const eicar = await http(app(), 'GET', `/api/v1/files/${message.attachmentFileIds[1]}`, { token: ws.token });
+  const eicar = await http(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[1]}`, { token: stack.ws.token });
   expect(eicar.body.data.file).toMatchObject({ name: 'eicar.com', status: 'quarantined' });
   // The files are the workspace's: another workspace does not see them.
-  expect((await http(app(), 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: other.token })).status).toBe(404);
+  expect((await http(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: other.token })).status).toBe(404);
 });
 
 test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new messages are fetched as $value; replies go through sendMail', async () => {
@@ -236,12 +225,12 @@ test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new 
   expect(new Set(stored.map((m) => m.threadId)).size).toBe(2);
   expect((await groupView(groupId)).cursor).not.toBe(baseline.cursor);
   expect(graph.requests.some((r) => r.path.endsWith('/$value'))).toBe(true);
-  expect(await runsOfWorkflow(app(), workflowId, 3)).toHaveLength(3);
+  expect(await runsOfWorkflow(stack.app, workflowId, 3)).toHaveLength(3);
   expect(await poll(groupId)).toMatchObject({ stored: 0, duplicates: 0 });
 
   // Reply through the group's provider: Graph sendMail as the mailbox.
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${stored[0].id}/reply`, {
-    token: ws.token,
+  const reply = await http(stack.app, 'POST', `/api/v1/mailer/messages/${stored[0].id}/reply`, {
+    token: stack.ws.token,
     body: { text: 'Thanks, Bob' },
     headers: { 'idempotency-key': `r-${uniq()}` },
   });
@@ -271,8 +260,8 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   const [message] = await messagesOfRoute(routeId);
   const before = gmail.sent.length;
   const headers = { 'idempotency-key': `r-${uniq()}` };
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
-    token: ws.token,
+  const reply = await http(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: stack.ws.token,
     body: { text: 'Answer.' },
     headers,
   });
@@ -286,8 +275,8 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   expect(sent.raw).toMatch(/^In-Reply-To: <q1@sender\.test>$/m);
   expect(sent.raw).toContain('Answer.');
   // The replay is deduplicated: nothing sent again.
-  const replay = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
-    token: ws.token,
+  const replay = await http(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: stack.ws.token,
     body: { text: 'Answer.' },
     headers,
   });
@@ -332,8 +321,8 @@ test('an expired mailA/mailB access token with a refresh token is refreshed once
   const [message] = await messagesOfRoute(gmailRoute);
   gmail.revokeIssued();
   const sentBefore = gmail.sent.length;
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
-    token: ws.token,
+  const reply = await http(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+    token: stack.ws.token,
     body: { text: 'Refreshed.' },
     headers: { 'idempotency-key': `r-${uniq()}` },
   });
@@ -379,7 +368,7 @@ test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a ne
   expect(imap.commands.some((c) => /UID FETCH 2:\* \(UID BODY\.PEEK\[\]\)/.test(c))).toBe(true);
   expect(imap.commands.some((c) => / EXAMINE INBOX$/.test(c))).toBe(true);
   expect(await poll(groupId)).toMatchObject({ stored: 0, duplicates: 0 });
-  expect(await runsOfWorkflow(app(), workflowId, 2)).toHaveLength(2);
+  expect(await runsOfWorkflow(stack.app, workflowId, 2)).toHaveLength(2);
 
   imap.resetUidValidity();
   expect(await poll(groupId)).toMatchObject({ outcome: 'baseline', stored: 0 });
@@ -393,8 +382,8 @@ test('each enabled group has a Temporal Schedule at its interval that polls it; 
   const address = `sched-${uniq()}@example.test`;
   const routeId = await route(address, await deployedWorkflow());
   const groupId = await group('mailA', await credential('mailA', { token: GMAIL_TOKEN }));
-  const client = app().deps.temporal.client;
-  const synced = await syncMailPollSchedules(client, app().orm.em.fork(), [groupId]);
+  const client = stack.app.deps.temporal.client;
+  const synced = await syncMailPollSchedules(client, stack.app.orm.em.fork(), [groupId]);
   expect(synced.kept).toEqual([mailPollScheduleId(groupId)]);
   const handle = client.schedule.getHandle(mailPollScheduleId(groupId));
   try {
@@ -412,9 +401,10 @@ test('each enabled group has a Temporal Schedule at its interval that polls it; 
     expect((await messagesOfRoute(routeId)).map((m) => m.subject)).toEqual(['scheduled']);
 
     expect(
-      (await http(app(), 'PATCH', `/api/v1/mailer/polling-groups/${groupId}`, { token: ws.token, body: { enabled: false } })).status,
+      (await http(stack.app, 'PATCH', `/api/v1/mailer/polling-groups/${groupId}`, { token: stack.ws.token, body: { enabled: false } }))
+        .status,
     ).toBe(200);
-    const after = await syncMailPollSchedules(client, app().orm.em.fork(), [groupId]);
+    const after = await syncMailPollSchedules(client, stack.app.orm.em.fork(), [groupId]);
     expect(after.removed).toEqual([mailPollScheduleId(groupId)]);
     await expect(handle.describe()).rejects.toThrow();
   } finally {
