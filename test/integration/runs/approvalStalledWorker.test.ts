@@ -6,68 +6,53 @@
  * durably, and it takes effect once the worker runs again.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createWorkspace, http, startTestApp, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { deployWorkflow, executeWorkflow, node, useTestStack, waitRun } from '../../kit';
 import { testEnv } from '../../support/env';
 import { ensureNamespace } from '../../support/namespaces';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 
 const NAMESPACE = 'approvals-stalled-worker';
-let app: TestApp;
-let ws: WorkspaceFixture;
 let worker: ChildProcess | undefined;
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   await ensureNamespace(NAMESPACE);
-  app = await startTestApp({ approvalAnswerWaitMs: 1_500 }, undefined, { namespace: NAMESPACE });
-  ws = await createWorkspace(app);
-  worker = await spawnWorker({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
-}, 120_000);
-afterAll(async () => {
-  if (worker) {
-    worker.kill('SIGCONT');
-    await killWorker(worker);
-  }
-  await app?.close();
+  // The worker is a child process (spawned below), so it can be stopped with SIGSTOP.
+  return { config: { approvalAnswerWaitMs: 1_500 }, temporal: { namespace: NAMESPACE }, worker: false };
 });
-
-async function deployApprovalWorkflow(): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
-    body: {
-      nodes: [
-        { id: 'start', type: 'start', config: {} },
-        { id: 'gate', type: 'approval', config: { prompt: 'Ship it?' } },
-        { id: 'yes', type: 'transform', config: { expression: '"approved: " & comment' } },
-        { id: 'no', type: 'transform', config: { expression: '"rejected: " & comment' } },
-      ],
-      edges: [
-        { source: 'start', target: 'gate' },
-        { source: 'gate', target: 'yes', sourceHandle: 'approved' },
-        { source: 'gate', target: 'no', sourceHandle: 'rejected' },
-      ],
-    },
+beforeAll(async () => {
+  worker = await spawnWorker({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
+  stack.beforeClose(async () => {
+    if (worker) {
+      worker.kill('SIGCONT');
+      await killWorker(worker);
+    }
   });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-  return id;
-}
+}, 120_000);
 
-const approve = (runId: string, body: Record<string, unknown>) =>
-  http(app, 'POST', `/api/runs/${runId}/approval`, { token: ws.token, body });
+/** start → gate (approval) → yes (approved) or no (rejected). */
+const approvalGraph = {
+  nodes: [
+    node.start(),
+    node.approval('gate', 'Ship it?'),
+    node.transform('yes', '"approved: " & comment'),
+    node.transform('no', '"rejected: " & comment'),
+  ],
+  edges: [
+    { source: 'start', target: 'gate' },
+    { source: 'gate', target: 'yes', sourceHandle: 'approved' },
+    { source: 'gate', target: 'no', sourceHandle: 'rejected' },
+  ],
+};
+
+const approve = (runId: string, body: Record<string, unknown>) => stack.api.post(`/api/runs/${runId}/approval`, body);
 
 test('with the worker stalled, approvals answer 202 queued (never 5xx), and the decision applies once the worker runs again', async () => {
-  const workflowId = await deployApprovalWorkflow();
-  const exec = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: { input: {} } });
-  expect(exec.status).toBe(202);
-  const runId = exec.body.run.id;
-  await waitForRun(
-    app,
-    ws.token,
-    runId,
-    (run) => run.status === 'waiting' && run.waits.some((w: { kind: string }) => w.kind === 'approval'),
-    60_000,
-  );
+  const { workflowId } = await deployWorkflow(stack, approvalGraph);
+  const runId = await executeWorkflow(stack, workflowId);
+  await waitRun(stack, runId, {
+    until: (run) => run.status === 'waiting' && run.waits.some((w) => w.kind === 'approval'),
+    timeoutMs: 60_000,
+  });
 
   worker!.kill('SIGSTOP');
   const first = await approve(runId, { decision: 'approved', comment: 'first' });
@@ -87,7 +72,7 @@ test('with the worker stalled, approvals answer 202 queued (never 5xx), and the 
   expect(elsewhere.body).toEqual({ error: 'The run is not waiting for an approval at node "nowhere".' });
 
   worker!.kill('SIGCONT');
-  const run = await waitForRun(app, ws.token, runId, undefined, 120_000);
+  const run = await waitRun(stack, runId, { timeoutMs: 120_000 });
   expect(run.status).toBe('succeeded');
   expect(run.output).toBe('approved: first');
   expect((await approve(runId, { decision: 'rejected' })).status).toBe(409);
