@@ -5,20 +5,19 @@
  */
 import {
   createWorkspace,
+  deployWorkflow,
   http,
   signInCookie,
-  startTestApp,
-  startTestWorker,
-  waitForRun,
+  useTestStack,
+  waitRun,
   type TestApp,
-  type TestWorker,
+  type WorkflowBody,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
+import { startTestApp } from '../../support/harness';
 import { RunSchema } from '../../../db/entities';
 
-let app: TestApp;
-let worker: TestWorker;
-let ws: WorkspaceFixture;
+const stack = useTestStack({ config: { endUsersEnabled: true } });
 let flow: { echo: string; approval: string; notAllowed: string };
 let gateway: string;
 
@@ -46,18 +45,13 @@ const approvalGraph = {
   ],
 };
 
-async function deployedWorkflow(fixture: WorkspaceFixture, graph: object, target: TestApp = app): Promise<string> {
-  const created = await http(target, 'POST', '/api/v1/workflows', { token: fixture.token, body: graph });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await http(target, 'POST', `/api/v1/workflows/${id}/deploy`, { token: fixture.token })).status).toBe(200);
-  return id;
-}
+const deployedWorkflow = async (fixture: WorkspaceFixture, graph: WorkflowBody) =>
+  (await deployWorkflow({ app: stack.app, ws: fixture }, graph)).workflowId;
 
 /** A gateway key created the way admins create them: through the session key routes. */
 async function createGatewayKey(fixture: WorkspaceFixture, allowedWorkflowIds: string[]): Promise<string> {
-  const cookie = await signInCookie(app, fixture.ownerEmail, fixture.ownerPassword);
-  const res = await http(app, 'POST', '/api/api-keys', {
+  const cookie = await signInCookie(stack.app, fixture.ownerEmail, fixture.ownerPassword);
+  const res = await http(stack.app, 'POST', '/api/api-keys', {
     cookie,
     body: { name: `Gateway ${Math.random()}`, scope: 'end_user_gateway', allowedWorkflowIds },
   });
@@ -66,20 +60,23 @@ async function createGatewayKey(fixture: WorkspaceFixture, allowedWorkflowIds: s
 }
 
 const execute = (id: string, body: object, opts: { token?: string; key?: string; target?: TestApp } = {}) =>
-  http(opts.target ?? app, 'POST', `/api/v1/workflows/${id}/execute`, {
+  http(opts.target ?? stack.app, 'POST', `/api/v1/workflows/${id}/execute`, {
     token: opts.token ?? gateway,
     body,
     headers: opts.key ? { 'idempotency-key': opts.key } : undefined,
   });
 
+/** The end-user run summary (its fields are checked by the tests). */
+type EndUserRun = { id: string; status: string; [field: string]: unknown };
+
 /** Polls the end-user run route (the gateway key cannot read /api/v1/runs) until `done` holds. */
 async function waitForEndUserRun(
   id: string,
-  done: (run: any) => boolean = (run) => TERMINAL.includes(run.status),
+  done: (run: EndUserRun) => boolean = (run) => TERMINAL.includes(run.status),
   token = gateway,
-): Promise<any> {
+): Promise<EndUserRun> {
   for (let attempt = 0; attempt < 300; attempt++) {
-    const res = await http(app, 'GET', `${END_USER_RUNS}/${id}`, { token });
+    const res = await http(stack.app, 'GET', `${END_USER_RUNS}/${id}`, { token });
     expect(res.status).toBe(200);
     if (done(res.body.run)) return res.body.run;
     await new Promise((r) => setTimeout(r, 100));
@@ -88,19 +85,12 @@ async function waitForEndUserRun(
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ endUsersEnabled: true });
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
   flow = {
-    echo: await deployedWorkflow(ws, echoGraph),
-    approval: await deployedWorkflow(ws, approvalGraph),
-    notAllowed: await deployedWorkflow(ws, echoGraph),
+    echo: await deployedWorkflow(stack.ws, echoGraph),
+    approval: await deployedWorkflow(stack.ws, approvalGraph),
+    notAllowed: await deployedWorkflow(stack.ws, echoGraph),
   };
-  gateway = await createGatewayKey(ws, [flow.echo, flow.approval]);
-});
-afterAll(async () => {
-  await worker.stop();
-  await app.close();
+  gateway = await createGatewayKey(stack.ws, [flow.echo, flow.approval]);
 });
 
 describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () => {
@@ -111,8 +101,8 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
     expect(Object.keys(res.body).sort()).toEqual(['cancelUrl', 'queued', 'run', 'statusUrl']);
     expect(res.body).toMatchObject({
       queued: true,
-      statusUrl: `${app.url}${END_USER_RUNS}/${id}`,
-      cancelUrl: `${app.url}${END_USER_RUNS}/${id}/cancel`,
+      statusUrl: `${stack.app.url}${END_USER_RUNS}/${id}`,
+      cancelUrl: `${stack.app.url}${END_USER_RUNS}/${id}/cancel`,
     });
     expect(Object.keys(res.body.run).sort()).toEqual([
       'active',
@@ -132,13 +122,13 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
     expect(done).toMatchObject({ status: 'succeeded', active: false, output: { reply: 'echo hello', user: 'cust-1', plan: 'pro' } });
 
     // The workspace sees the run in full: the message and end user are part of its input.
-    const full = await waitForRun(app, ws.token, id);
+    const full = await waitRun(stack, id);
     expect(full).toMatchObject({
       trigger: 'api',
       input: { plan: 'pro', message: 'hello', endUser: { externalId: 'cust-1' } },
       executionEvidence: { requestedTarget: 'active' },
     });
-    const row = await app.orm.em.fork().findOneOrFail(RunSchema, { id });
+    const row = await stack.app.orm.em.fork().findOneOrFail(RunSchema, { id });
     expect(row.endUserExternalId).toBe('cust-1');
   });
 
@@ -156,7 +146,7 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
     const res = await execute(flow.notAllowed, { endUser: { externalId: 'cust-1' }, message: 'hello' });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'API key cannot access this workflow' });
-    const other = await createWorkspace(app, 'Other product');
+    const other = await createWorkspace(stack.app, 'Other product');
     const foreign = await deployedWorkflow(other, echoGraph);
     expect((await execute(foreign, { endUser: { externalId: 'cust-1' }, message: 'hello' })).status).toBe(403);
   });
@@ -171,16 +161,16 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
     ['a start node', { endUser: { externalId: 'cust-1' }, message: 'hello', startNodeId: 'reply' }],
     ['a non-object input', { endUser: { externalId: 'cust-1' }, message: 'hello', input: [1, 2] }],
   ])('%s is a 400, and no run is created', async (_case, body) => {
-    const before = await app.orm.em.fork().count(RunSchema, { workflowId: flow.echo });
+    const before = await stack.app.orm.em.fork().count(RunSchema, { workflowId: flow.echo });
     const res = await execute(flow.echo, body);
     expect(res.status).toBe(400);
     expect(typeof res.body.error).toBe('string');
-    expect(await app.orm.em.fork().count(RunSchema, { workflowId: flow.echo })).toBe(before);
+    expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId: flow.echo })).toBe(before);
   });
 
   test('a workspace key sending endUser or message still gets 400', async () => {
     for (const body of [{ message: 'hello' }, { endUser: { externalId: 'cust-1' } }]) {
-      const res = await execute(flow.echo, body, { token: ws.token });
+      const res = await execute(flow.echo, body, { token: stack.ws.token });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatch(/gateway/);
     }
@@ -196,19 +186,19 @@ describe('POST /api/v1/workflows/{id}/execute with an end-user gateway key', () 
     expect(replay.body.run.id).toBe(first.body.run.id);
     const other = await execute(flow.echo, { ...body, message: 'second' }, { key: 'end-user-idem-1' });
     expect(other.status).toBe(409);
-    expect(await app.orm.em.fork().count(RunSchema, { endUserExternalId: 'cust-3' })).toBe(1);
+    expect(await stack.app.orm.em.fork().count(RunSchema, { endUserExternalId: 'cust-3' })).toBe(1);
   });
 
   test('a start the engine refuses answers 503 (end-user runs are never run inline)', async () => {
     const refusing = await startTestApp(
-      { endUsersEnabled: true, temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } },
+      { endUsersEnabled: true, temporal: { ...stack.app.deps.config.temporal, namespace: 'no-such-namespace' } },
       undefined,
       { namespace: 'no-such-namespace' },
     );
     try {
       const res = await execute(flow.echo, { endUser: { externalId: 'cust-503' }, message: 'hello' }, { target: refusing });
       expect(res.status).toBe(503);
-      const row = await app.orm.em.fork().findOneOrFail(RunSchema, { endUserExternalId: 'cust-503' });
+      const row = await stack.app.orm.em.fork().findOneOrFail(RunSchema, { endUserExternalId: 'cust-503' });
       expect(row.status).toBe('canceled');
     } finally {
       await refusing.close();
@@ -226,7 +216,7 @@ describe('/api/v1/end-users/runs/{id}', () => {
   });
 
   test('the key reads its own run as the summary, without input, steps, logs or waits', async () => {
-    const res = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
+    const res = await http(stack.app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
     expect(res.status).toBe(200);
     expect(res.body.run).toMatchObject({
       id: waitingRun,
@@ -237,33 +227,33 @@ describe('/api/v1/end-users/runs/{id}', () => {
     });
     for (const field of ['input', 'steps', 'logs', 'waits', 'error', 'versionId', 'executionEvidence'])
       expect(res.body.run).not.toHaveProperty(field);
-    expect(res.body.cancelUrl).toBe(`${app.url}${END_USER_RUNS}/${waitingRun}/cancel`);
+    expect(res.body.cancelUrl).toBe(`${stack.app.url}${END_USER_RUNS}/${waitingRun}/cancel`);
   });
 
   test('another gateway key, of this workspace or another, gets 404 for that run and cannot cancel it', async () => {
-    const sameWorkspace = await createGatewayKey(ws, [flow.approval]);
-    const other = await createWorkspace(app, 'Other product');
+    const sameWorkspace = await createGatewayKey(stack.ws, [flow.approval]);
+    const other = await createWorkspace(stack.app, 'Other product');
     const otherWorkspace = await createGatewayKey(other, [await deployedWorkflow(other, echoGraph)]);
     for (const token of [sameWorkspace, otherWorkspace]) {
-      const read = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token });
+      const read = await http(stack.app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token });
       expect(read.status).toBe(404);
       expect(read.body).toEqual({ error: 'Run not found' });
-      expect((await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token })).status).toBe(404);
+      expect((await http(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token })).status).toBe(404);
     }
-    expect((await http(app, 'GET', `${END_USER_RUNS}/run_does_not_exist`, { token: gateway })).status).toBe(404);
+    expect((await http(stack.app, 'GET', `${END_USER_RUNS}/run_does_not_exist`, { token: gateway })).status).toBe(404);
   });
 
   test('runs not started by the key are 404 even in its workspace', async () => {
-    const workspaceRun = await execute(flow.echo, { input: { plan: 'x' } }, { token: ws.token });
+    const workspaceRun = await execute(flow.echo, { input: { plan: 'x' } }, { token: stack.ws.token });
     expect(workspaceRun.status).toBe(202);
-    expect((await http(app, 'GET', `${END_USER_RUNS}/${workspaceRun.body.run.id}`, { token: gateway })).status).toBe(404);
+    expect((await http(stack.app, 'GET', `${END_USER_RUNS}/${workspaceRun.body.run.id}`, { token: gateway })).status).toBe(404);
   });
 
   test('a workspace key gets 403 on the end-user routes', async () => {
-    const read = await http(app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: ws.token });
+    const read = await http(stack.app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: stack.ws.token });
     expect(read.status).toBe(403);
     expect(read.body).toEqual(GATEWAY_KEY_REQUIRED);
-    expect((await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: ws.token })).status).toBe(403);
+    expect((await http(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: stack.ws.token })).status).toBe(403);
   });
 
   test('the gateway key gets 403 on the workspace run routes', async () => {
@@ -273,18 +263,18 @@ describe('/api/v1/end-users/runs/{id}', () => {
       ['GET', '/api/v1/runs'],
       ['GET', `/api/v1/workflows/${flow.approval}/status?runId=${waitingRun}`],
     ]) {
-      const res = await http(app, method, path, { token: gateway });
+      const res = await http(stack.app, method, path, { token: gateway });
       expect(res.status).toBe(403);
       expect(res.body).toEqual(WORKSPACE_KEY_REQUIRED);
     }
   });
 
   test('the key cancels its own run; a second cancel is a 409', async () => {
-    const res = await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
+    const res = await http(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
     expect(res.status).toBe(200);
     expect(res.body.run).toMatchObject({ id: waitingRun, status: 'canceled', active: false, output: null });
-    expect((await http(app, 'GET', `/api/v1/runs/${waitingRun}`, { token: ws.token })).body.run.status).toBe('canceled');
-    const again = await http(app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
+    expect((await http(stack.app, 'GET', `/api/v1/runs/${waitingRun}`, { token: stack.ws.token })).body.run.status).toBe('canceled');
+    const again = await http(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
     expect(again.status).toBe(409);
   });
 
