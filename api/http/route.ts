@@ -87,6 +87,51 @@ export function sessionTwinAccess(access: Access): Access {
   return { kind: 'session', roles: access.roles };
 }
 
+/** A twin of a key route under another path: same handler, the cookie instead of a key, the same role. */
+export function sessionTwin(route: AnyRoute, path: string, operationId: string): AnyRoute {
+  return { ...route, path, operationId, access: sessionTwinAccess(route.access) };
+}
+
+/** The access of a route declared in both response styles: a workspace key or the session cookie. */
+type StyleAccess = Extract<Access, { kind: 'apiKey' } | { kind: 'session' }>;
+
+/** What one response style of a route pair declares on its own. */
+export interface RouteStyle<A extends StyleAccess> {
+  path: string;
+  operationId: string;
+  access: A;
+  /** Error responses of this style (merged over the shared ones). */
+  responses: RouteResponses;
+  /** When this style's summary differs from the shared one. */
+  summary?: string;
+}
+
+/**
+ * One route mounted in both response styles: the v1 envelope (`/api/v1/...`, API keys) and the
+ * bare session twin (`/api/...`, cookie). Params, query, body, handler and shared responses are
+ * declared once; each style brings its path, operationId, access and error responses.
+ * Returns `[envelope, bare]`.
+ */
+export function defineRoutePair<
+  P extends ZodType | undefined = undefined,
+  Q extends ZodType | undefined = undefined,
+  B extends ZodType | undefined = undefined,
+>(
+  shared: Omit<RouteDef<P, Q, B, StyleAccess>, 'path' | 'operationId' | 'family' | 'access'>,
+  styles: { envelope: RouteStyle<StyleAccess>; bare: RouteStyle<StyleAccess> },
+): [RouteDef<P, Q, B, StyleAccess>, RouteDef<P, Q, B, StyleAccess>] {
+  const mount = (family: Family, style: RouteStyle<StyleAccess>): RouteDef<P, Q, B, StyleAccess> => ({
+    ...shared,
+    path: style.path,
+    operationId: style.operationId,
+    summary: style.summary ?? shared.summary,
+    family,
+    access: style.access,
+    responses: { ...shared.responses, ...style.responses },
+  });
+  return [mount('envelope', styles.envelope), mount('bare', styles.bare)];
+}
+
 /**
  * Refuses a route list that cannot be mounted safely: a route without a complete access
  * declaration (see `assertAccessDeclared`), or two routes with the same method and path.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { defineRoute, defineRoutePair, type AnyRoute } from '../http/route';
 import { bareErrorSchema, envelopeErrorSchema, pathId } from '../schemas';
 import {
   jobEnvelope,
@@ -139,6 +139,27 @@ const sendBody = z.object({
   threadId: z.string().min(1).max(200).optional(),
   workspaceId: z.string().optional(),
 });
+
+/** Chat threads (our design), in both styles; the two are mounted apart, around createCommandThread. */
+const [listThreadsEnvelope, listThreadsBare] = defineRoutePair(
+  {
+    method: 'get',
+    summary: 'Chat threads of the workspace, newest first (at most 200)',
+    tags,
+    responses: { 200: { description: '`{ threads }`', schema: threadListEnvelope } },
+    handler: async (ctx, { principal }) => ({ status: 200, body: { threads: await listThreads(ctx.state.em, principal) } }),
+  },
+  {
+    envelope: { path: '/api/v1/svc-command/threads', operationId: 'listCommandThreads', access: v1Read, responses: envelopeErrors },
+    bare: {
+      path: '/api/svc-command/threads',
+      operationId: 'listCommandThreadsSession',
+      summary: 'Chat threads of the session workspace, newest first (at most 200)',
+      access: sessionRead,
+      responses: sessionErrors,
+    },
+  },
+);
 
 export const commandRoutes: AnyRoute[] = [
   // ---- session routes ----
@@ -287,17 +308,7 @@ export const commandRoutes: AnyRoute[] = [
   }),
 
   // ---- v1 threads (our design) ----
-  defineRoute({
-    method: 'get',
-    path: '/api/v1/svc-command/threads',
-    operationId: 'listCommandThreads',
-    summary: 'Chat threads of the workspace, newest first (at most 200)',
-    tags,
-    family: 'envelope',
-    access: v1Read,
-    responses: { 200: { description: '`{ threads }`', schema: threadListEnvelope }, ...envelopeErrors },
-    handler: async (ctx, { principal }) => ({ status: 200, body: { threads: await listThreads(ctx.state.em, principal) } }),
-  }),
+  listThreadsEnvelope,
   defineRoute({
     method: 'post',
     path: '/api/v1/svc-command/threads',
@@ -316,17 +327,7 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, body }) => ({ status: 201, body: { thread: await createThread(ctx.state.em, principal, body) } }),
   }),
 
-  defineRoute({
-    method: 'get',
-    path: '/api/svc-command/threads',
-    operationId: 'listCommandThreadsSession',
-    summary: 'Chat threads of the session workspace, newest first (at most 200)',
-    tags,
-    family: 'bare',
-    access: sessionRead,
-    responses: { 200: { description: '`{ threads }`', schema: threadListEnvelope }, ...sessionErrors },
-    handler: async (ctx, { principal }) => ({ status: 200, body: { threads: await listThreads(ctx.state.em, principal) } }),
-  }),
+  listThreadsBare,
   defineRoute({
     method: 'post',
     path: '/api/svc-command/threads',
@@ -348,46 +349,34 @@ export const commandRoutes: AnyRoute[] = [
   }),
 
   // ---- chat messages of a thread (our design) ----
-  defineRoute({
-    method: 'get',
-    path: '/api/v1/svc-command/threads/{id}/messages',
-    operationId: 'listCommandMessages',
-    summary: 'Chat messages of a thread, oldest first; `cursor` is the last message id of the previous page',
-    tags,
-    family: 'envelope',
-    access: v1Read,
-    params: idParams,
-    query: messageListQuery,
-    responses: {
-      200: { description: '`{ messages, nextCursor }`', schema: messageListSchema },
-      400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema },
-      ...envelopeErrors,
+  ...defineRoutePair(
+    {
+      method: 'get',
+      summary: 'Chat messages of a thread, oldest first; `cursor` is the last message id of the previous page',
+      tags,
+      params: idParams,
+      query: messageListQuery,
+      responses: { 200: { description: '`{ messages, nextCursor }`', schema: messageListSchema } },
+      handler: async (ctx, { principal, params, query }) => {
+        const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
+        return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
+      },
     },
-    handler: async (ctx, { principal, params, query }) => {
-      const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
-      return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
+    {
+      envelope: {
+        path: '/api/v1/svc-command/threads/{id}/messages',
+        operationId: 'listCommandMessages',
+        access: v1Read,
+        responses: { 400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema }, ...envelopeErrors },
+      },
+      bare: {
+        path: '/api/svc-command/threads/{id}/messages',
+        operationId: 'listCommandMessagesSession',
+        access: sessionRead,
+        responses: { 400: { description: 'bad limit or cursor', schema: bareErrorSchema }, ...sessionErrors },
+      },
     },
-  }),
-  defineRoute({
-    method: 'get',
-    path: '/api/svc-command/threads/{id}/messages',
-    operationId: 'listCommandMessagesSession',
-    summary: 'Chat messages of a thread, oldest first; `cursor` is the last message id of the previous page',
-    tags,
-    family: 'bare',
-    access: sessionRead,
-    params: idParams,
-    query: messageListQuery,
-    responses: {
-      200: { description: '`{ messages, nextCursor }`', schema: messageListSchema },
-      400: { description: 'bad limit or cursor', schema: bareErrorSchema },
-      ...sessionErrors,
-    },
-    handler: async (ctx, { principal, params, query }) => {
-      const { rows, nextCursor } = await listMessages(ctx.state.em, principal, params.id, query);
-      return { status: 200, body: { messages: rows.map((r) => projectMessage(principal, r)), nextCursor } };
-    },
-  }),
+  ),
 
   // ---- v1 jobs ----
   defineRoute({

@@ -5,7 +5,7 @@
  * under /api/workers/.
  */
 import { z } from 'zod';
-import { defineRoute, sessionTwinAccess, type AnyRoute } from '../http/route';
+import { defineRoute, sessionTwin, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { workflowLinks } from '../http/links';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
@@ -142,13 +142,6 @@ export const extflowOriginalsRoute = defineRoute({
 });
 
 const alias = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId });
-/** The cookie twin of a key route: same handler, and the same role requirement (a twin that dropped it let viewers write). */
-const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({
-  ...route,
-  path,
-  operationId,
-  access: sessionTwinAccess(route.access),
-});
 
 const keyRoutes: Array<[AnyRoute, string, string]> = [
   [extflowImportBundleRoute, 'import-bundle', 'ImportBundle'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, sessionTwinAccess, type AnyRoute } from '../http/route';
+import { defineRoute, sessionTwin, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, bareErrorSchema } from '../schemas';
 import {
@@ -263,15 +263,6 @@ export const localAiCliModelsRoute = defineRoute({
     );
     return { status: 200, body: result };
   },
-});
-
-/** Session twin of a key route: same handler, the session cookie instead of a bearer key. */
-/** The cookie twin of a key route: same handler, and the same role requirement (a twin that dropped it let viewers write). */
-const sessionTwin = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({
-  ...route,
-  path,
-  operationId,
-  access: sessionTwinAccess(route.access),
 });
 
 export const sessionWorkerStatusRoute = sessionTwin(workerStatusRoute, '/api/workers/status', 'sessionWorkerStatus');
