@@ -1,5 +1,7 @@
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { enabledPollingGroups } from '../services/mailer/store';
+import { pollableSources } from '../services/sources/store';
 import { TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { MailPollInput, SourcePollInput } from './workflows/sources';
 
@@ -15,12 +17,7 @@ const isSourceSchedule = (id: string) => id.startsWith('rss_') || id.startsWith(
  * gone or its destination stopped. Idempotent; the API runs it periodically.
  */
 export async function syncSourceSchedules(client: Client, em: EntityManager): Promise<{ kept: string[]; removed: string[] }> {
-  const rows: Array<{ id: string; kind: 'rss' | 'ci'; interval: number }> = await em.getConnection().execute(
-    `select s.id, s.kind, (s.config->>'intervalSeconds')::int as interval from workflow_target_sources s
-       join workflow_targets t on t.id = s.target_id
-       join workflows w on w.id = s.workflow_id
-      where s.kind in ('rss', 'ci') and t.enabled and t.active_version_id is not null and not coalesce(w.trashed, false)`,
-  );
+  const rows = await pollableSources(em);
   const wanted = new Map(rows.map((r) => [r.kind === 'rss' ? rssScheduleId(r.id) : ciScheduleId(r.id), r]));
   const existing = new Map<string, number | null>();
   for await (const listed of client.schedule.list()) {
@@ -73,12 +70,7 @@ export async function syncMailPollSchedules(
   em: EntityManager,
   groupIds?: string[],
 ): Promise<{ kept: string[]; removed: string[] }> {
-  const rows: Array<{ id: string; interval: number }> = await em
-    .getConnection()
-    .execute(
-      `select id, interval_seconds as interval from mailer_polling_groups where enabled${groupIds ? ` and id in (${groupIds.map(() => '?').join(', ') || 'null'})` : ''}`,
-      groupIds ?? [],
-    );
+  const rows = await enabledPollingGroups(em, groupIds);
   const wanted = new Map(rows.map((r) => [mailPollScheduleId(r.id), r]));
   const inScope = (id: string) => id.startsWith('mailpoll_') && (!groupIds || groupIds.some((g) => mailPollScheduleId(g) === id));
   const existing = new Map<string, number | null>();

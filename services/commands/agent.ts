@@ -12,9 +12,8 @@ import type { LlmConfig, LocalAiCliConfig } from '../kernel/config';
 import { askLocalAiCli } from '../workers/localAiCli';
 import type { CredentialKeySettings } from '../credentials';
 import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
-import { toStorable } from '../kernel/storableText';
 import { COMMAND_TOOLS, jobPrincipal, offeredTools, prepareWorkflowRun, type CommandToolDeps } from './tools';
-import { findJob, moveJob, updateJob } from './store';
+import { addJobCost, appendTrace, findJob, markConfirmationResumed, moveJob, updateJob } from './store';
 
 export interface AgentDeps extends CommandToolDeps {
   llm: LlmConfig;
@@ -58,7 +57,7 @@ async function chat(
   const client = await workspaceChatClient(em, deps, job.workspace_id, job.ai_model);
   const tools = withTools ? offeredTools(deps).map((t) => t.definition) : undefined;
   const result = await client.chat({ messages, ...(tools ? { tools } : {}) });
-  await em.execute('update command_jobs set cost_credits = cost_credits + ? where id = ?', [result.costCredits, job.id]);
+  await addJobCost(em, job.id, result.costCredits);
   return result;
 }
 
@@ -137,10 +136,7 @@ export async function resumeJob(em: EntityManager, jobId: string): Promise<void>
     confirmation_state: 'resumed',
     progress_message: 'Confirmed; acting.',
   });
-  await em.execute(
-    `update command_jobs set confirmation_state = 'resumed' where id = ? and confirmation_state in ('pending', 'consumed')`,
-    [jobId],
-  );
+  await markConfirmationResumed(em, jobId);
 }
 
 /** The confirmation window closed: waiting_confirmation → blocked. */
@@ -150,14 +146,6 @@ export async function blockJob(em: EntityManager, jobId: string): Promise<void> 
     confirmation_state: 'expired',
     progress_message: 'The confirmation expired; the plan was not executed.',
   });
-}
-
-async function appendTrace(em: EntityManager, jobId: string, trace: CommandTrace): Promise<void> {
-  await em.execute(
-    `update command_jobs set traces = traces || ?::jsonb, progress_run_id = coalesce(?, progress_run_id), updated_at = now()
-      where id = ? and not exists (select 1 from jsonb_array_elements(traces) t where t->>'actionId' = ?)`,
-    [JSON.stringify(toStorable([trace])), trace.runId, jobId, trace.actionId],
-  );
 }
 
 /** Runs one read-only (or pluggable) action and records its trace; a failing tool leaves a failed trace. */

@@ -11,6 +11,7 @@ import {
   type CommandMessageRow,
   type CommandScheduleRow,
   type CommandThreadRow,
+  type CommandTrace,
 } from '../../db/entities';
 import { COMMAND_ACTIVE_STATUSES } from '../../engine/statuses';
 import { notFound } from '../kernel/errors';
@@ -228,4 +229,37 @@ export const isActive = (status: CommandJobStatus) => COMMAND_ACTIVE_STATUSES.in
 export async function findSchedule(em: EntityManager, scheduleId: string): Promise<CommandScheduleRow | null> {
   const rows = await sql<CommandScheduleRow>(em, 'select * from command_schedules where id = ?', [scheduleId]);
   return rows[0] ?? null;
+}
+
+/** Adds a model call's cost to the job's running total (in one statement, so concurrent calls never lose an addition). */
+export async function addJobCost(em: EntityManager, jobId: string, credits: number): Promise<void> {
+  await em.execute('update command_jobs set cost_credits = cost_credits + ? where id = ?', [credits, jobId]);
+}
+
+/** Marks the job's confirmation resumed when it is still pending or consumed. */
+export async function markConfirmationResumed(em: EntityManager, jobId: string): Promise<void> {
+  await em.execute(
+    `update command_jobs set confirmation_state = 'resumed' where id = ? and confirmation_state in ('pending', 'consumed')`,
+    [jobId],
+  );
+}
+
+/**
+ * Appends an action's trace unless the job already has one for that action (a retried
+ * activity), and points the progress at the trace's run. Tenant text made storable here.
+ */
+export async function appendTrace(em: EntityManager, jobId: string, trace: CommandTrace): Promise<void> {
+  await em.execute(
+    `update command_jobs set traces = traces || ?::jsonb, progress_run_id = coalesce(?, progress_run_id), updated_at = now()
+      where id = ? and not exists (select 1 from jsonb_array_elements(traces) t where t->>'actionId' = ?)`,
+    [JSON.stringify(toStorable([trace])), trace.runId, jobId, trace.actionId],
+  );
+}
+
+/** The workspace's knowledge base names by id. */
+export async function knowledgeBaseNames(em: EntityManager, workspaceId: string): Promise<Map<string, string>> {
+  const rows = await em.execute<Array<{ id: string; name: string }>>('select id, name from knowledge_bases where workspace_id = ?', [
+    workspaceId,
+  ]);
+  return new Map(rows.map((r) => [r.id, r.name]));
 }

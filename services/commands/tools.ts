@@ -21,6 +21,7 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { canWrite } from '../kernel/principal';
 import { writeRunRow } from '../runs';
 import { sha256Hex } from '../kernel/ids';
+import { knowledgeBaseNames } from './store';
 import { listWorkflows, runnableActiveVersion } from '../workflows';
 
 /** Research and skills, plugged in by their areas once they exist. */
@@ -215,13 +216,6 @@ export const COMMAND_TOOLS: Record<string, CommandTool> = {
 /** The tools offered to the model under these dependencies. */
 export function offeredTools(deps: CommandToolDeps): CommandTool[] {
   return Object.values(COMMAND_TOOLS).filter((t) => !t.available || t.available(deps));
-}
-
-async function knowledgeBaseNames(em: EntityManager, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await em.execute<Array<{ id: string; name: string }>>('select id, name from knowledge_bases where workspace_id = ?', [
-    workspaceId,
-  ]);
-  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 /**

@@ -10,6 +10,7 @@ import { SealedValueError, type Keyring } from '../kernel/secrets';
 import { openCredentialValue, requireKeyring, sealCredentialValue, type CredentialKeySettings } from './keys';
 import { credentialDestinations, normalizeAllowedHosts, type ProviderUrls } from './destinations';
 import { maskSecret } from './mask';
+import { idByName } from './store';
 import {
   CREDENTIAL_TYPE_NAMES,
   CREDENTIAL_TYPES,
@@ -111,14 +112,6 @@ export async function resolveCredentialReference(em: EntityManager, workspaceId:
   if (byId) return byId;
   const id = await idByName(em, workspaceId, reference.trim());
   return id ? em.findOne(CredentialSchema, { id, workspaceId }) : null;
-}
-
-async function idByName(em: EntityManager, workspaceId: string, name: string): Promise<string | null> {
-  const rows: Array<{ id: string }> = await em.execute(
-    'select id from credentials where workspace_id = ? and lower(name) = lower(?) limit 1',
-    [workspaceId, name],
-  );
-  return rows[0]?.id ?? null;
 }
 
 /** Refuses local AI CLI session types and unknown types with a 400 naming the accepted ones. */

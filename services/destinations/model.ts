@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { wellFormedParams } from '../kernel/storableText';
+import { exec } from './store';
 import {
   TargetActivationSchema,
   TargetSourceSchema,
@@ -35,10 +35,7 @@ export const PRODUCTION_NAME = 'Production';
 /** `GET /targets?includeHistory=true` shows this many production activations. */
 export const HISTORY_LIMIT = 30;
 
-/** Raw SQL in the unit of work of `em` (inside a transaction when `em` is one). */
-export async function exec<T = Array<Record<string, unknown>>>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T> {
-  return em.execute(sql, wellFormedParams(params), 'all') as Promise<T>;
-}
+export { exec } from './store';
 
 /**
  * A workflow of the principal's workspace. Destination routes answer 404 for workflows of

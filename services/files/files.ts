@@ -21,6 +21,7 @@ import { decodeCursor, nextCursorOf } from '../kernel/pagination';
 import type { FilePurger } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableFileName } from './names';
+import { attachPendingBlob, leaseScan } from './store';
 import type { FileScanner } from './scanning';
 
 /** A name with nothing left once control, bidirectional and zero-width characters are removed. */
@@ -185,13 +186,7 @@ export async function stageUpload(
     blobId,
     discard,
     commit: async () => {
-      const previous = await em.execute<Array<{ blob_key: string | null }>>(
-        `with old as (select id, blob_key from files where id = ? and workspace_id = ? and status = 'pending' for update)
-         update files f set blob_key = ?, blob_id = ?, blob_size = ?, blob_sha256 = ?, updated_at = ?
-           from old where f.id = old.id
-         returning old.blob_key`,
-        [file.id, file.workspaceId, storageKey, blobId, stat.size, stat.sha256, new Date()],
-      );
+      const previous = await attachPendingBlob(em, file, { storageKey, blobId, size: stat.size, sha256: stat.sha256 });
       if (previous.length === 0) {
         await discard();
         throw conflict('File is no longer pending; the uploaded content was not kept.');
@@ -261,12 +256,8 @@ async function scanFile(
   log: { warn(obj: object, msg: string): void },
 ): Promise<StoredFile> {
   const now = new Date();
-  const leased = await em.execute<Array<{ id: string }>>(
-    `update files set scan_lease_until = ? where id = ? and workspace_id = ? and status = 'pending_scan'
-        and (scan_lease_until is null or scan_lease_until < ?) returning id`,
-    [new Date(now.getTime() + SCAN_LEASE_MS), file.id, file.workspaceId, now],
-  );
-  if (leased.length === 0) throw conflict('A scan of this file is already in progress.');
+  if (!(await leaseScan(em, file, now, new Date(now.getTime() + SCAN_LEASE_MS))))
+    throw conflict('A scan of this file is already in progress.');
   const blobKey = file.blobKey!;
   const input = {
     mimeType: file.mimeType,

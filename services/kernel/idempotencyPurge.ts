@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { startPeriodicPass } from './periodic';
+import { deleteExpiredIdempotencyRecords, tryAdvisoryXactLock } from './store';
 
 /**
  * Purge of expired idempotency records. A record binds its key for 24 h (the contract's
@@ -23,16 +24,8 @@ export const IDEMPOTENCY_PURGE = {
  */
 export async function purgeExpiredIdempotencyRecordsOnce(orm: MikroORM, opts: { batch?: number; now?: Date } = {}): Promise<number> {
   return orm.em.fork().transactional(async (tx) => {
-    const [lock] = await tx.execute<Array<{ held: boolean }>>(`select pg_try_advisory_xact_lock(hashtext('idempotency-purge')) as held`);
-    if (!lock?.held) return 0;
-    // `skip locked`: a record a claim is deleting or replacing right now is left to that claim.
-    const deleted = await tx.execute<Array<{ id: string }>>(
-      `delete from idempotency_records where id in (
-         select id from idempotency_records where expires_at <= ? order by expires_at limit ? for update skip locked)
-       returning id`,
-      [opts.now ?? new Date(), opts.batch ?? IDEMPOTENCY_PURGE.batch],
-    );
-    return deleted.length;
+    if (!(await tryAdvisoryXactLock(tx, 'idempotency-purge'))) return 0;
+    return deleteExpiredIdempotencyRecords(tx, opts.now ?? new Date(), opts.batch ?? IDEMPOTENCY_PURGE.batch);
   });
 }
 

@@ -4,6 +4,7 @@ import { invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { loadRoute, type MailerRouteRow } from './routes';
+import { upsertGoogleDwdConfig } from './store';
 
 export interface GoogleDwdView {
   id: string;
@@ -63,11 +64,14 @@ export async function setGoogleDwd(
   if (credential.type !== 'mailA')
     throw invalidInput(`serviceAccountCredentialId must name a mailA credential; this one is ${credential.type}.`);
   const now = new Date();
-  await em.execute(
-    `insert into mailer_google_dwd_configs (id, workspace_id, route_id, credential_id, subject, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)
-     on conflict (route_id) do update set credential_id = excluded.credential_id, subject = excluded.subject, updated_at = excluded.updated_at`,
-    [newId('gdwd'), principal.workspaceId, route.id, credential.id, subject, now, now],
-  );
+  await upsertGoogleDwdConfig(em, {
+    id: newId('gdwd'),
+    workspaceId: principal.workspaceId,
+    routeId: route.id,
+    credentialId: credential.id,
+    subject,
+    now,
+  });
   const config = await em.fork().findOneOrFail(MailerGoogleDwdConfigSchema, { routeId: route.id });
   return { route, googleDwd: googleDwdView(config) };
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { wellFormedParams } from '../kernel/storableText';
+import { sql } from './store';
 import { WebhookSchema, WorkflowTargetSchema } from '../../db/entities';
 import { requireSecretKey } from '../kernel/config';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
@@ -39,9 +39,7 @@ export interface MailerRouteView {
   updatedAt: string;
 }
 
-export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
-  return em.execute(query, wellFormedParams(params), 'all');
-}
+export { sql } from './store';
 
 /** Addresses are stored trimmed and lowercased; anything without a single `@` is refused. */
 export function normalizeAddress(raw: string): string {

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { workerFleetState, type WorkerFleetState } from '../workers/heartbeat';
+import { pingDatabase } from './store';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -30,7 +31,7 @@ export async function checkReadiness(
 ): Promise<ServiceReadiness> {
   let fleet: WorkerFleetState | null = null;
   const [database, temporal, workerRead] = await Promise.all([
-    timed(() => em.execute('select 1')),
+    timed(() => pingDatabase(em)),
     timed(probes.pingTemporal),
     timed(async () => (fleet = await workerFleetState(em, probes.workerStaleMs))),
   ]);

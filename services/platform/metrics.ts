@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, isSupervised, type ProcessRestartsMessage } from '../kernel/lifecycle';
 import { userSqlStats } from '../databases/userSql';
+import { pendingOutboxCount, runCountsByStatusAndTrigger } from './store';
 import { sandboxHostStats } from '../kernel/sandbox/sandboxHost/client';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
@@ -36,10 +37,7 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     labelNames: ['status', 'trigger'] as const,
     registers: [registry],
     async collect() {
-      const rows: Array<{ status: string; trigger: string; count: string }> = await orm.em
-        .fork()
-        .getConnection()
-        .execute('select status, trigger, count(*) as count from runs group by status, trigger');
+      const rows = await runCountsByStatusAndTrigger(orm.em.fork());
       this.reset();
       for (const r of rows) this.set({ status: r.status, trigger: r.trigger }, Number(r.count));
     },
@@ -49,10 +47,7 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     help: 'Webhook outbox entries waiting to be handed to Temporal',
     registers: [registry],
     async collect() {
-      const rows: Array<{ count: string }> = await orm.em
-        .fork()
-        .execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
-      this.set(Number(rows[0].count));
+      this.set(await pendingOutboxCount(orm.em.fork()));
     },
   });
   const userSql = () => userSqlStats(orm.em);

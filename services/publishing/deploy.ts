@@ -2,6 +2,7 @@ import { assertReviewSynced, type RepositoryDeps } from '../repository';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, WorkflowVersionSchema, type Workflow, type WorkflowVersion } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
+import { lockWorkflowRow } from './store';
 import { requireSecretKey } from '../kernel/config';
 import { invalidInput } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -82,7 +83,7 @@ async function pinDraftAsActiveVersion(
 ): Promise<{ workflow: Workflow; version: WorkflowVersion; productionTargetId: string }> {
   return em.transactional(async (tx) => {
     // Lock the workflow row so two concurrent deploys cannot claim the same version number.
-    await tx.execute('select id from workflows where id = ? for update', [wf.id], 'all');
+    await lockWorkflowRow(tx, wf.id);
     // Re-read under the lock: a concurrent deploy may have pinned a version since `wf` was loaded.
     const managed = await tx.findOneOrFail(WorkflowSchema, { id: wf.id }, { refresh: true });
     const current = managed.activeVersionId ? await tx.findOne(WorkflowVersionSchema, { id: managed.activeVersionId }) : null;

@@ -11,6 +11,7 @@ import {
 } from '../../db/entities';
 import type { GraphEdge, GraphNode } from '../../engine/types';
 import { recordAudit } from '../kernel/audit';
+import { destinationNameTaken } from './store';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { ScheduleSync } from '../kernel/ports';
@@ -364,13 +365,7 @@ async function prepareProduction(
 async function ensureNameFree(tx: EntityManager, wf: Workflow, name: string, exceptId: string | null): Promise<void> {
   if (!name) throw invalidInput('name cannot be blank.');
   if (name.toLowerCase() === PRODUCTION_NAME.toLowerCase()) throw conflict(`"${PRODUCTION_NAME}" is the production destination's name.`);
-  const rows = await tx.execute<Array<{ id: string }>>(
-    'select id from workflow_targets where workflow_id = ? and lower(name) = lower(?) and id <> ?',
-    [wf.id, name, exceptId ?? ''],
-    'all',
-    tx.getTransactionContext(),
-  );
-  if (rows.length > 0) throw conflict(`This workflow already has a destination named "${name}".`);
+  if (await destinationNameTaken(tx, wf.id, name, exceptId)) throw conflict(`This workflow already has a destination named "${name}".`);
 }
 
 async function createPreview(

@@ -4,6 +4,7 @@ import { recordAudit } from '../kernel/audit';
 import { conflict } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
+import { markRunCanceled } from './store';
 import { isTerminal, loadRun } from './views';
 
 /** Cancels a non-terminal run of the principal's workspace through the engine; 409 when it already ended, 404 when it is not theirs. */
@@ -12,14 +13,7 @@ export async function cancelRun(em: EntityManager, launcher: RunLauncher, princi
   if (isTerminal(run.status)) throw conflict(`The run is already ${run.status}.`);
   await launcher.cancel(run.id);
   // Recorded now so the answer is final; the execution's own record agrees (terminal states are never overwritten).
-  await em.execute(
-    `update runs set status = 'canceled', waits = '[]'::jsonb, cancel_reason = coalesce(cancel_reason, 'Canceled on request'),
-            finished_at = coalesce(finished_at, now()),
-            duration_ms = coalesce(duration_ms, (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::int),
-            updated_at = now()
-      where id = ? and status not in ('succeeded', 'failed', 'canceled')`,
-    [run.id],
-  );
+  await markRunCanceled(em, run.id);
   recordAudit(em, principal, { action: 'run.cancel', severity: 'info', workspaceId: run.workspaceId, targetType: 'run', targetId: run.id });
   await em.flush();
   return em.fork().findOneOrFail(RunSchema, { id: run.id });

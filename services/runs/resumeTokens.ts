@@ -3,6 +3,7 @@ import { ResumeTokenSchema } from '../../db/entities';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId, randomToken } from '../kernel/ids';
 import type { RunLauncher } from '../kernel/ports';
+import { insertResumeTokenOnce, markResumeTokenUsed } from './store';
 
 const TOKEN_NOT_FOUND = 'Resume token not found';
 
@@ -16,11 +17,7 @@ export async function issueResumeToken(
   args: { runId: string; workspaceId: string; nodeId: string; expiresAt: string | null },
 ): Promise<{ token: string }> {
   const token = `rt_${randomToken(24)}`;
-  await em.execute(
-    `insert into resume_tokens (id, token, workspace_id, run_id, node_id, created_at, expires_at)
-     values (?, ?, ?, ?, ?, now(), ?) on conflict (run_id, node_id) do nothing`,
-    [newId('rtk'), token, args.workspaceId, args.runId, args.nodeId, args.expiresAt],
-  );
+  await insertResumeTokenOnce(em, { id: newId('rtk'), token, ...args });
   const row = await em.fork().findOneOrFail(ResumeTokenSchema, { runId: args.runId, nodeId: args.nodeId });
   return { token: row.token };
 }
@@ -53,12 +50,7 @@ export async function resumeEventWait(
  * then fails, because a token is a one-time capability.
  */
 async function claimResumeToken(em: EntityManager, token: string): Promise<{ runId: string; nodeId: string }> {
-  const claimed: Array<{ run_id: string; node_id: string }> = await em.execute(
-    `update resume_tokens set used_at = now()
-      where token = ? and used_at is null and (expires_at is null or expires_at > now())
-      returning run_id, node_id`,
-    [token],
-  );
+  const claimed = await markResumeTokenUsed(em, token);
   if (claimed.length > 0) return { runId: claimed[0].run_id, nodeId: claimed[0].node_id };
   const existing = await em.findOne(ResumeTokenSchema, { token });
   if (!existing) throw notFound(TOKEN_NOT_FOUND);

@@ -1,4 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { tryAdvisoryXactLock } from '../kernel/store';
+import { failLiveRun, failQueuedRun, staleLiveRuns } from './store';
 import type { Logger } from 'pino';
 import type { RunLauncher } from '../kernel/ports';
 import { startPeriodicPass } from '../kernel/periodic';
@@ -40,22 +42,11 @@ export interface StuckRunOptions {
 export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, opts: StuckRunOptions = {}): Promise<string[]> {
   const maxAttempts = opts.maxAttempts ?? STUCK_RUN_GUARD.maxAttempts;
   const staleMs = opts.staleMs ?? STUCK_RUN_GUARD.staleMs;
-  const conn = em;
-  // Queued and running only: a waiting run's projection is legitimately still for days.
-  const rows: Array<{ id: string; status: string }> = await conn.execute(
-    `select id, status from runs where status in ('queued', 'running') and dry_run = false and updated_at < now() - (? * interval '1 millisecond')
-        and not exists (select 1 from webhook_outbox o where o.run_id = runs.id and o.status = 'pending')
-      order by updated_at limit ?`,
-    [staleMs, opts.batch ?? STUCK_RUN_GUARD.batch],
-  );
+  const rows = await staleLiveRuns(em, staleMs, opts.batch ?? STUCK_RUN_GUARD.batch);
   const failed: string[] = [];
   for (const { id, status } of rows) {
     if (status === 'queued' && !(await launcher.executionExists(id))) {
-      await conn.execute(
-        `update runs set status = 'failed', error = ?, waits = '[]'::jsonb, finished_at = coalesce(finished_at, now()), duration_ms = coalesce(duration_ms, 0), updated_at = now()
-          where id = ? and status = 'queued'`,
-        [NEVER_STARTED, id],
-      );
+      await failQueuedRun(em, id, NEVER_STARTED);
       failed.push(id);
       continue;
     }
@@ -66,13 +57,7 @@ export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, op
       `The run's workflow task failed ${task.attempts} times, so the run was stopped${task.reason ? `: ${task.reason}` : ''}`,
     );
     await launcher.terminate(id, reason);
-    await conn.execute(
-      `update runs set status = 'failed', error = ?, waits = '[]'::jsonb, finished_at = coalesce(finished_at, now()),
-              duration_ms = coalesce(duration_ms, (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::int),
-              updated_at = now()
-        where id = ? and status not in ('succeeded', 'failed', 'canceled')`,
-      [reason, id],
-    );
+    await failLiveRun(em, id, reason);
     failed.push(id);
   }
   return failed;
@@ -85,8 +70,7 @@ export async function failStuckRuns(em: EntityManager, launcher: RunLauncher, op
  */
 export async function failStuckRunsOnce(orm: MikroORM, launcher: RunLauncher, opts: StuckRunOptions = {}): Promise<string[]> {
   return orm.em.fork().transactional(async (tx) => {
-    const [lock] = await tx.execute<Array<{ held: boolean }>>(`select pg_try_advisory_xact_lock(hashtext('stuck-run-guard')) as held`);
-    return lock?.held ? failStuckRuns(tx, launcher, opts) : [];
+    return (await tryAdvisoryXactLock(tx, 'stuck-run-guard')) ? failStuckRuns(tx, launcher, opts) : [];
   });
 }
 

@@ -1,13 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toStorable, wellFormedParams } from '../kernel/storableText';
+import { toStorable } from '../kernel/storableText';
+import { execOf } from './store';
 import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { outboxRunId } from '../webhooks/inbound';
 
-export type Exec = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
-export const execOf =
-  (em: EntityManager): Exec =>
-  (q, p = []) =>
-    em.execute(q, wellFormedParams(p), 'all');
+export { execOf, type Exec } from './store';
 
 interface SourceRef {
   id: string;

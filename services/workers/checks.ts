@@ -8,6 +8,7 @@ import { WorkflowSchema } from '../../db/entities';
 import { pendingMigrations } from '../../db/orm';
 import type { AppConfig } from '../kernel/config';
 import type { WorkerProbe } from '../kernel/ports';
+import { pingDatabase } from './store';
 
 /** What the worker health use cases need besides the request's EntityManager. */
 export interface WorkerHealthDeps {
@@ -67,7 +68,7 @@ export interface DatabaseState {
 export async function databaseState(deps: WorkerHealthDeps, em: EntityManager): Promise<DatabaseState> {
   const started = performance.now();
   try {
-    await withinCheckBudget(em.execute('select 1'));
+    await withinCheckBudget(pingDatabase(em));
   } catch (err) {
     return {
       reachable: false,

@@ -9,6 +9,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { WorkerHeartbeatState } from '../../db/entities';
 import { storableString } from '../kernel/storableText';
+import { forgetHeartbeatsOlderThan, freshHeartbeatsByState, upsertBeat } from './store';
 
 /** The Temporal SDK's worker states (`Worker.getState()`), named here so services stay SDK-free. */
 export type SdkWorkerState = 'INITIALIZED' | 'RUNNING' | 'STOPPED' | 'STOPPING' | 'DRAINING' | 'DRAINED' | 'FAILED';
@@ -70,10 +71,7 @@ export function startWorkerHeartbeat(opts: {
       .finally(() => (busy = false));
   };
   // Forgetting long-gone processes is housekeeping: its failure must not stop the worker.
-  void opts.orm.em
-    .fork()
-    .execute(`delete from worker_heartbeats where beat_at < now() - interval '${FORGET_AFTER}'`)
-    .catch(() => undefined);
+  void forgetHeartbeatsOlderThan(opts.orm.em.fork(), FORGET_AFTER).catch(() => undefined);
   tick();
   const timer = setInterval(tick, opts.intervalMs);
   timer.unref();
@@ -91,17 +89,6 @@ export function startWorkerHeartbeat(opts: {
   };
 }
 
-async function upsertBeat(
-  em: EntityManager,
-  beat: { id: string; host: string; pid: number; state: WorkerHeartbeatState; error: string | null },
-): Promise<void> {
-  await em.execute(
-    `insert into worker_heartbeats (id, host, pid, state, last_error, started_at, beat_at) values (?, ?, ?, ?, ?, now(), now())
-     on conflict (id) do update set state = excluded.state, last_error = coalesce(excluded.last_error, worker_heartbeats.last_error), beat_at = now()`,
-    [beat.id, beat.host, beat.pid, beat.state, beat.error],
-  );
-}
-
 /** What readiness learns from the heartbeats: fresh beats by state, and the newest failure's reason. */
 export interface WorkerFleetState {
   /** Workers whose latest beat is fresh, by state. */
@@ -112,11 +99,7 @@ export interface WorkerFleetState {
 
 /** Reads the fresh heartbeats (beat within `staleMs`, by the database's clock). */
 export async function workerFleetState(em: EntityManager, staleMs: number): Promise<WorkerFleetState> {
-  const rows: Array<{ state: WorkerHeartbeatState; n: number; last_error: string | null }> = await em.execute(
-    `select state, count(*)::int as n, (array_agg(last_error order by beat_at desc) filter (where last_error is not null))[1] as last_error
-       from worker_heartbeats where beat_at > now() - (? * interval '1 millisecond') group by state`,
-    [staleMs],
-  );
+  const rows = await freshHeartbeatsByState(em, staleMs);
   const fresh: Record<WorkerHeartbeatState, number> = { starting: 0, running: 0, draining: 0, failed: 0, stopped: 0 };
   let lastFailure: string | null = null;
   for (const r of rows) {

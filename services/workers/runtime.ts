@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppConfig } from '../kernel/config';
 import { httpRequest, OutboundError } from '../kernel/outbound';
 import type { storedLocalAiCliState } from './localAiCli';
+import { credentialCountsByType } from './store';
 
 /** Budget of the model endpoint probe. */
 const MODEL_PROBE_TIMEOUT_MS = 2_000;
@@ -67,9 +68,7 @@ export async function sideEffectTransports(
   config: Pick<AppConfig, 'outboundAllowPrivateNetworks'>,
   workspaceId: string,
 ) {
-  const rows: Array<{ type: string; count: string | number }> = await em
-    .getConnection()
-    .execute('select type, count(*) as count from credentials where workspace_id = ? group by type', [workspaceId]);
+  const rows = await credentialCountsByType(em, workspaceId);
   const count = (types: string[]) => rows.filter((r) => types.includes(r.type)).reduce((sum, r) => sum + Number(r.count), 0);
   const smtp = count(['smtp']);
   const imap = count(['imap']);

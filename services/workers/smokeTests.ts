@@ -8,6 +8,7 @@ import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';
 import { queueState, type WorkerHealthDeps } from './checks';
+import { databaseNow } from './store';
 
 export const START_WORKER_ACTION = 'Start a worker: npm run start:worker';
 export const DEFAULT_WAIT_FOR_WORKER_MS = 10_000;
@@ -119,6 +120,5 @@ async function noWorkerMessage(deps: WorkerHealthDeps, waitedMs: number): Promis
  * the worker which ran it reaches PostgreSQL.
  */
 export async function answerSmokePing(em: EntityManager, message: string): Promise<{ message: string; databaseTime: string }> {
-  const rows: Array<{ now: Date }> = await em.execute('select now() as now');
-  return { message, databaseTime: new Date(rows[0].now).toISOString() };
+  return { message, databaseTime: (await databaseNow(em)).toISOString() };
 }

@@ -11,11 +11,10 @@ import { databaseState, queueState, schedulerState, type WorkerHealthDeps } from
 import { storedLocalAiCliState } from './localAiCli';
 import { agentRuntimeState, deploymentState, managedWorkspacesState, probeModelEndpoint, sideEffectTransports } from './runtime';
 import { latestSmokeTest } from './smokeTests';
+import { runCountsByStatus } from './store';
 
 async function runCounters(em: EntityManager, workspaceId: string) {
-  const rows: Array<{ status: string; count: string | number }> = await em
-    .getConnection()
-    .execute('select status, count(*) as count from runs where workspace_id = ? group by status', [workspaceId]);
+  const rows = await runCountsByStatus(em, workspaceId);
   const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<string, number>;
   let total = 0;
   for (const r of rows) {

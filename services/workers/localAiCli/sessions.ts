@@ -22,6 +22,7 @@ import type { LocalAiCliConfig } from '../../kernel/config';
 import { openCredential, requireKeyring, sealCredentialValue, type CredentialKeySettings } from '../../credentials';
 import { conflict, invalidInput, timedOut, unavailable } from '../../kernel/errors';
 import { newId } from '../../kernel/ids';
+import { credentialNamedAnyCase, insertLocalAiCliSessionOnce } from '../store';
 import type { WorkspacePrincipal } from '../../kernel/principal';
 import { SealedValueError } from '../../kernel/secrets';
 import { endLogin, LOGIN_TTL_MS, pendingLogin, pendingLoginsOf, registerLogin } from './logins';
@@ -124,12 +125,7 @@ async function upsertRow(
   let row = await findRow(em, workspaceId, kind);
   if (!row) {
     // Two first requests of a workspace may race: the row is created once, both then update it.
-    await em
-      .getConnection()
-      .execute(
-        "insert into local_ai_cli_sessions (id, workspace_id, kind, status, created_at, updated_at) values (?, ?, ?, 'not_prepared', ?, ?) on conflict (workspace_id, kind) do nothing",
-        [newId('lac'), workspaceId, kind, now, now],
-      );
+    await insertLocalAiCliSessionOnce(em, { id: newId('lac'), workspaceId, kind, now });
     row = await em.findOneOrFail(LocalAiCliSessionSchema, { workspaceId, kind });
   }
   Object.assign(row, patch, { updatedAt: now });
@@ -493,9 +489,7 @@ export async function storeLocalAiCliToken(
   let credential = row?.credentialId ? await em.findOne(CredentialSchema, { id: row.credentialId, workspaceId }) : null;
   if (!credential) {
     const name = tokenCredentialName(kind);
-    const [clash]: Array<{ id: string; type: string }> = await em
-      .getConnection()
-      .execute('select id, type from credentials where workspace_id = ? and lower(name) = lower(?) limit 1', [workspaceId, name]);
+    const clash = await credentialNamedAnyCase(em, workspaceId, name);
     if (clash && clash.type !== kind)
       throw conflict(`A credential named "${name}" already exists in this workspace; rename it to sign ${kind} in with a token.`);
     if (clash) credential = await em.findOne(CredentialSchema, { id: clash.id, workspaceId });
