@@ -3,6 +3,7 @@ export * from './client';
 export * from './graphs';
 export * from './stack';
 export * from './workflows';
+export * from './tracked';
 export {
   addUserWithKey,
   createWorkspace,

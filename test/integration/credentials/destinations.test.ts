@@ -14,18 +14,7 @@ import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
 import type { z } from 'zod';
 import type { credentialListSchema } from '../../../api/schemas/credentials';
-import {
-  addUserWithKey,
-  chain,
-  deployWorkflow,
-  expectStatus,
-  http,
-  node,
-  useTestStack,
-  waitRun,
-  type NodeInput,
-  type Run,
-} from '../../kit';
+import { addUserWithKey, http, node, trackedRuns, useTestStack, type NodeInput } from '../../kit';
 
 const C = '/api/v1/credentials';
 const WF = '/api/v1/workflows';
@@ -43,21 +32,6 @@ async function call(method: string, path: string, opts: Parameters<typeof http>[
   const res = await http(stack.app, method, path, opts);
   tracker.seen(res.text);
   return res;
-}
-
-/** Deploys start → `nodes`; the deploy answer goes to the secret tracker too. */
-async function deployed(nodes: NodeInput[], token = stack.ws.token): Promise<string> {
-  const { workflowId, deploy } = await deployWorkflow(stack, chain(...nodes), { name: `destinations ${Math.random()}`, token });
-  tracker.seen(JSON.stringify(deploy));
-  return workflowId;
-}
-
-async function runToEnd(workflowId: string, token = stack.ws.token): Promise<Run> {
-  const res = expectStatus(await stack.as(token).workflows.execute(workflowId, {}), 202, 'execute');
-  tracker.seen(res.text);
-  const run = await waitRun(stack, res.body.run.id, { token });
-  tracker.seen(JSON.stringify(run));
-  return run;
 }
 
 const httpNode = (id: string, url: string, credentialId: string): NodeInput => node.of('http', id, { method: 'GET', url, credentialId });
@@ -92,6 +66,8 @@ const stack = useTestStack(async () => {
     },
   };
 });
+
+const { deployed, runToEnd } = trackedRuns(stack, tracker, 'destinations');
 beforeAll(async () => {
   writer = (await addUserWithKey(stack.app, stack.ws, 'member')).token;
 });

@@ -9,19 +9,7 @@
 import { Writable } from 'node:stream';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
-import {
-  addUserWithKey,
-  chain,
-  createWorkspace,
-  deployWorkflow,
-  expectStatus,
-  http,
-  node,
-  useTestStack,
-  waitRun,
-  type NodeInput,
-  type Run,
-} from '../../kit';
+import { addUserWithKey, createWorkspace, http, node, trackedRuns, useTestStack, type NodeInput } from '../../kit';
 import { historyText } from '../../support/temporalHistory';
 
 const C = '/api/v1/credentials';
@@ -48,22 +36,6 @@ async function createCredential(name: string, type: string, value: unknown, toke
   const res = await call('POST', C, { token, body: { name, type, value, allowedHosts: [new URL(api.url).host] } });
   expect({ name, status: res.status }).toEqual({ name, status: 201 });
   return res.body.credential.id;
-}
-
-/** Deploys start → `nodes`; the create and deploy answers go to the secret tracker too. */
-async function deployed(nodes: NodeInput[], token = stack.ws.token): Promise<string> {
-  const { workflowId, deploy } = await deployWorkflow(stack, chain(...nodes), { name: `credentials ${Math.random()}`, token });
-  tracker.seen(JSON.stringify(deploy));
-  return workflowId;
-}
-
-async function runToEnd(workflowId: string, token = stack.ws.token): Promise<Run> {
-  const res = expectStatus(await stack.as(token).workflows.execute(workflowId, {}), 202, 'execute');
-  tracker.seen(res.text);
-  runIds.push(res.body.run.id);
-  const run = await waitRun(stack, res.body.run.id, { token });
-  tracker.seen(JSON.stringify(run));
-  return run;
 }
 
 const httpNode = (id: string, method: string, url: string, credentialId: string, extra: object = {}): NodeInput =>
@@ -102,6 +74,8 @@ const stack = useTestStack(async () => {
     temporal: { logStream },
   };
 });
+
+const { deployed, runToEnd } = trackedRuns(stack, tracker, 'credentials', (id) => runIds.push(id));
 
 beforeAll(async () => {
   values.api_key = { apiKey: secret('node-api-key') };
