@@ -18,43 +18,14 @@ const isSourceSchedule = (id: string) => id.startsWith('rss_') || id.startsWith(
  */
 export async function syncSourceSchedules(client: Client, em: EntityManager): Promise<{ kept: string[]; removed: string[] }> {
   const rows = await pollableSources(em);
-  const wanted = new Map(rows.map((r) => [r.kind === 'rss' ? rssScheduleId(r.id) : ciScheduleId(r.id), r]));
-  const existing = new Map<string, number | null>();
-  for await (const listed of client.schedule.list()) {
-    if (!isSourceSchedule(listed.scheduleId)) continue;
-    const every = listed.spec?.intervals?.[0]?.every;
-    existing.set(listed.scheduleId, typeof every === 'number' ? Math.round(every / 1000) : null);
-  }
-  const removed: string[] = [];
-  for (const id of existing.keys()) {
-    if (!wanted.has(id)) {
-      await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
-      removed.push(id);
-    }
-  }
-  for (const [id, row] of wanted) {
-    if (existing.get(id) === row.interval) continue;
-    if (existing.has(id)) await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
-    const input: SourcePollInput = { sourceId: row.id };
-    await client.schedule.create({
-      scheduleId: id,
-      spec: { intervals: [{ every: `${row.interval}s` }] },
-      // A slow poll is never overlapped by the next one.
-      policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      action: {
-        type: 'startWorkflow',
-        workflowType: row.kind === 'rss' ? WORKFLOW_TYPES.rssPoll : WORKFLOW_TYPES.ciPoll,
-        taskQueue: TASK_QUEUE,
-        workflowId: `poll_${id}`,
-        args: [input],
-      },
-    });
-  }
-  return { kept: [...wanted.keys()], removed };
-}
-
-function ignoreNotFound(err: unknown): void {
-  if (!(err instanceof ScheduleNotFoundError)) throw err;
+  const wanted = new Map<string, PollSchedule>(
+    rows.map((r) => {
+      const input: SourcePollInput = { sourceId: r.id };
+      const workflowType = r.kind === 'rss' ? WORKFLOW_TYPES.rssPoll : WORKFLOW_TYPES.ciPoll;
+      return [r.kind === 'rss' ? rssScheduleId(r.id) : ciScheduleId(r.id), { interval: r.interval, workflowType, input }];
+    }),
+  );
+  return reconcilePollSchedules(client, isSourceSchedule, wanted);
 }
 
 /** Schedule id of a mail polling group's poll. */
@@ -71,8 +42,33 @@ export async function syncMailPollSchedules(
   groupIds?: string[],
 ): Promise<{ kept: string[]; removed: string[] }> {
   const rows = await enabledPollingGroups(em, groupIds);
-  const wanted = new Map(rows.map((r) => [mailPollScheduleId(r.id), r]));
+  const wanted = new Map<string, PollSchedule>(
+    rows.map((r) => {
+      const input: MailPollInput = { groupId: r.id };
+      return [mailPollScheduleId(r.id), { interval: r.interval, workflowType: WORKFLOW_TYPES.mailPoll, input }];
+    }),
+  );
   const inScope = (id: string) => id.startsWith('mailpoll_') && (!groupIds || groupIds.some((g) => mailPollScheduleId(g) === id));
+  return reconcilePollSchedules(client, inScope, wanted);
+}
+
+/** One poll Schedule as it should be: every `interval` seconds, start `workflowType` with `input`. */
+interface PollSchedule {
+  interval: number;
+  workflowType: string;
+  input: SourcePollInput | MailPollInput;
+}
+
+/**
+ * Makes the Schedules `inScope` accepts match `wanted`: deletes those not wanted, creates the
+ * missing ones, and recreates those whose interval changed. A slow poll is never overlapped by
+ * the next one.
+ */
+async function reconcilePollSchedules(
+  client: Client,
+  inScope: (scheduleId: string) => boolean,
+  wanted: Map<string, PollSchedule>,
+): Promise<{ kept: string[]; removed: string[] }> {
   const existing = new Map<string, number | null>();
   for await (const listed of client.schedule.list()) {
     if (!inScope(listed.scheduleId)) continue;
@@ -86,22 +82,25 @@ export async function syncMailPollSchedules(
       removed.push(id);
     }
   }
-  for (const [id, row] of wanted) {
-    if (existing.get(id) === row.interval) continue;
+  for (const [id, poll] of wanted) {
+    if (existing.get(id) === poll.interval) continue;
     if (existing.has(id)) await client.schedule.getHandle(id).delete().catch(ignoreNotFound);
-    const input: MailPollInput = { groupId: row.id };
     await client.schedule.create({
       scheduleId: id,
-      spec: { intervals: [{ every: `${row.interval}s` }] },
+      spec: { intervals: [{ every: `${poll.interval}s` }] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       action: {
         type: 'startWorkflow',
-        workflowType: WORKFLOW_TYPES.mailPoll,
+        workflowType: poll.workflowType,
         taskQueue: TASK_QUEUE,
         workflowId: `poll_${id}`,
-        args: [input],
+        args: [poll.input],
       },
     });
   }
   return { kept: [...wanted.keys()], removed };
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!(err instanceof ScheduleNotFoundError)) throw err;
 }
