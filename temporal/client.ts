@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
@@ -50,4 +50,15 @@ export async function connectTemporalClient(settings: TemporalSettings): Promise
 export async function connectWorkerConnection(settings: TemporalSettings, runtime?: TemporalRuntimeOptions): Promise<NativeConnection> {
   if (runtime) await installTemporalRuntime(runtime);
   return NativeConnection.connect({ address: settings.address });
+}
+
+/** Asks Temporal to cancel a workflow execution; false when no such execution exists. */
+export async function cancelExecution(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).cancel();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
 }

@@ -18,6 +18,7 @@ import {
   TASK_QUEUE,
   WORKFLOW_TYPES,
 } from './shared';
+import { cancelExecution } from './client';
 
 /** How long a job read waits for the live buffer (a workflow query) before answering without events. */
 const PROGRESS_QUERY_BUDGET_MS = 1_500;
@@ -60,15 +61,7 @@ export function temporalCommandEngine(client: Client): CommandJobEngine {
         clearTimeout(timer);
       }
     },
-    async cancel(jobId) {
-      try {
-        await client.workflow.getHandle(jobId).cancel();
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
-    },
+    cancel: (jobId) => cancelExecution(client, jobId),
     async progress(jobId) {
       // A query needs a worker: without one answering quickly the read goes on without events.
       let timer: NodeJS.Timeout | undefined;

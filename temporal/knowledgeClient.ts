@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { KnowledgeConfig } from '../services/kernel/config';
 import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder, SyncExecutionOutcome } from '../services/kernel/ports';
 import type { KnowledgeSyncInput, SyncFailureDetails } from './workflows/knowledge';
 import { knowledgeIndexDocumentWorkflowId, knowledgeIndexRunWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { cancelExecution } from './client';
 
 const KNOWLEDGE_TRIGGER = 'knowledge';
 
@@ -91,15 +92,7 @@ export function temporalKnowledgeSyncLauncher(client: Client): KnowledgeSyncLaun
         clearTimeout(timer);
       }
     },
-    async cancel(runId) {
-      try {
-        await client.workflow.getHandle(runId).cancel();
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
-    },
+    cancel: (runId) => cancelExecution(client, runId),
   };
 }
 

@@ -1,8 +1,9 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ResearchLauncher } from '../services/kernel/ports';
 import type { ResearchWorkflowInput } from './workflows/research';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { cancelExecution } from './client';
 
 const RESEARCH_TRIGGER = 'research';
 
@@ -27,14 +28,6 @@ export function temporalResearchLauncher(client: Client): ResearchLauncher {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
     },
-    async cancel(runId) {
-      try {
-        await client.workflow.getHandle(runId).cancel();
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
-    },
+    cancel: (runId) => cancelExecution(client, runId),
   };
 }

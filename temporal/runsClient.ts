@@ -21,6 +21,7 @@ import {
 } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/runs';
+import { cancelExecution } from './client';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
 function startOptions(run: Run, graph: WorkflowGraph) {
@@ -91,15 +92,7 @@ export function temporalRunLauncher(client: Client): RunLauncher {
       }
     },
 
-    async cancel(runId) {
-      try {
-        await client.workflow.getHandle(runId).cancel();
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
-    },
+    cancel: (runId) => cancelExecution(client, runId),
 
     async approve(runId, request, budgetMs) {
       // An Update needs a worker: without one answering, the SDK would keep the request open.
