@@ -9,6 +9,7 @@ import { conflict, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { DEFAULT_CHUNKING, type ChunkingSettings } from './chunking';
+import { lockKnowledgeBaseName } from './store';
 
 export interface KnowledgeBaseView extends Pick<KnowledgeBase, 'id' | 'name' | 'description' | 'trashedAt' | 'createdAt' | 'updatedAt'> {
   chunking: ChunkingSettings;
@@ -114,7 +115,7 @@ export async function findOrCreateKnowledgeBase(
   name: string,
   description: string | null,
 ): Promise<KnowledgeBase> {
-  await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [`knowledge-base:${workspaceId}:${name}`], 'all');
+  await lockKnowledgeBaseName(tx, workspaceId, name);
   const existing = await tx.findOne(
     KnowledgeBaseSchema,
     { workspaceId, name, trashedAt: null },

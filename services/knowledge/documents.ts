@@ -14,10 +14,11 @@ import { invalidInput, notFound } from '../kernel/errors';
 import { newId, sha256Hex } from '../kernel/ids';
 import { decodeCursor, nextCursorOf } from '../kernel/pagination';
 import type { WorkspacePrincipal } from '../kernel/principal';
-import { toStorable, wellFormedParams } from '../kernel/storableText';
+import { toStorable } from '../kernel/storableText';
 import { findActiveKnowledgeBase, findKnowledgeBase } from './bases';
 import { documentKindOf, mimeTypeOfKind, DOCUMENT_KINDS } from './extraction';
 import type { KnowledgeRuntime } from './runtime';
+import { insertTextDocument } from './store';
 
 /** 50 MiB: the largest uploaded document. */
 export const MAX_DOCUMENT_BYTES = 52_428_800;
@@ -239,28 +240,18 @@ export interface TextDocumentInput {
 export async function addTextDocument(tx: EntityManager, input: TextDocumentInput): Promise<{ id: string; contentVersion: number }> {
   const now = new Date();
   const bytes = Buffer.from(input.text, 'utf8');
-  await tx.execute(
-    `insert into knowledge_documents (id, workspace_id, knowledge_base_id, connector_id, external_id, external_version, external_url, source, name, mime_type, size_bytes, sha256,
-                                      blob_key, content_text, metadata, enabled, trashed_at, indexing_status, indexing_error, content_version, chunk_count, last_sync_run_id,
-                                      created_by_id, created_at, updated_at, indexed_at)
-     values (?, ?, ?, null, null, null, null, 'upload', ?, ?, ?, ?, null, ?, ?::jsonb, true, null, 'pending', null, 1, 0, null, ?, ?, ?, null)
-     on conflict (id) do nothing`,
-    wellFormedParams([
-      input.id,
-      input.workspaceId,
-      input.knowledgeBaseId,
-      input.name,
-      input.mimeType,
-      bytes.length,
-      sha256Hex(bytes),
-      input.text,
-      JSON.stringify(toStorable(input.metadata)),
-      input.createdById,
-      now,
-      now,
-    ]),
-    'all',
-    tx.getTransactionContext(),
-  );
+  await insertTextDocument(tx, {
+    id: input.id,
+    workspaceId: input.workspaceId,
+    knowledgeBaseId: input.knowledgeBaseId,
+    name: input.name,
+    mimeType: input.mimeType,
+    sizeBytes: bytes.length,
+    sha256: sha256Hex(bytes),
+    text: input.text,
+    metadataJson: JSON.stringify(toStorable(input.metadata)),
+    createdById: input.createdById,
+    now,
+  });
   return { id: input.id, contentVersion: 1 };
 }

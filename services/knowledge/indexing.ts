@@ -13,11 +13,23 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeBaseSchema, KnowledgeDocumentSchema, type KnowledgeDocument } from '../../db/entities';
 import type { BlobStore } from '../kernel/blobs';
 import { newId } from '../kernel/ids';
-import { storableString, wellFormedParams } from '../kernel/storableText';
+import { storableString } from '../kernel/storableText';
 import type { EmbeddingsClient } from '../models/embeddings';
 import { chunkingOf } from './bases';
 import { chunkText, type TextChunk } from './chunking';
 import { documentKindOf, extractText, ExtractionError } from './extraction';
+import {
+  countPendingChunks,
+  deleteDocumentChunks,
+  insertChunks,
+  markDocumentsFailed,
+  markDocumentsProcessing,
+  markDocumentsReady,
+  pendingChunks,
+  setChunkCounts,
+  storeEmbeddings,
+  writtenChunkCounts,
+} from './store';
 import { embeddingUpdateSql, ensureVectorIndex, hasPgvector } from './vectors';
 
 export interface DocumentRef {
@@ -63,28 +75,15 @@ export async function prepareDocuments(
   const result: PrepareResult = { prepared: [], failed: [] };
   if (refs.length === 0) return result;
   const fork = em.fork();
-  const conn = fork;
   const wanted = new Map(refs.map((r) => [r.id, r.contentVersion]));
   const docs = (await fork.find(KnowledgeDocumentSchema, { workspaceId, id: { $in: [...wanted.keys()] } }, { populate: ['contentText'] }))
     // Deleted, or a newer version replaced it (its own pass indexes that one); done ones stay done.
     .filter((d) => wanted.get(d.id) === d.contentVersion && (d.indexingStatus === 'pending' || d.indexingStatus === 'processing'));
   if (docs.length === 0) return result;
   const pairs = JSON.stringify(docs.map((d) => ({ id: d.id, v: d.contentVersion })));
-  await conn.execute(
-    `update knowledge_documents d set indexing_status = 'processing', updated_at = ?
-       from jsonb_to_recordset(?::jsonb) as x(id text, v integer)
-      where d.id = x.id and d.content_version = x.v and d.indexing_status = 'pending'`,
-    [new Date(), pairs],
-  );
+  await markDocumentsProcessing(fork, pairs, new Date());
   // Chunks already written for the version (an earlier attempt crashed after writing them) are kept.
-  const written = new Map(
-    (
-      await conn.execute<Array<{ document_id: string; n: string }>>(
-        `select c.document_id, count(*) as n from knowledge_chunks c join jsonb_to_recordset(?::jsonb) as x(id text, v integer) on c.document_id = x.id and c.content_version = x.v group by c.document_id`,
-        [pairs],
-      )
-    ).map((r) => [r.document_id, Number(r.n)]),
-  );
+  const written = new Map((await writtenChunkCounts(fork, pairs)).map((r) => [r.document_id, Number(r.n)]));
   const bases = new Map(
     (await fork.find(KnowledgeBaseSchema, { id: { $in: [...new Set(docs.map((d) => d.knowledgeBaseId))] } })).map((kb) => [kb.id, kb]),
   );
@@ -114,12 +113,9 @@ export async function prepareDocuments(
 /** Replaces the chunks of these documents (all in one transaction) and records their counts. */
 async function writeChunks(em: EntityManager, items: Array<{ doc: KnowledgeDocument; chunks: TextChunk[] }>): Promise<void> {
   await em.transactional(async (tx) => {
-    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
-    const conn = tx;
+    // The transaction's own EntityManager: its execute runs on the transaction's connection.
     const now = new Date();
-    await conn.execute(`delete from knowledge_chunks where document_id in (select jsonb_array_elements_text(?::jsonb))`, [
-      JSON.stringify(items.map((i) => i.doc.id)),
-    ]);
+    await deleteDocumentChunks(tx, JSON.stringify(items.map((i) => i.doc.id)));
     const rows = items.flatMap(({ doc, chunks }) =>
       chunks.map((c) => [
         newId('chk'),
@@ -136,19 +132,11 @@ async function writeChunks(em: EntityManager, items: Array<{ doc: KnowledgeDocum
         now,
       ]),
     );
-    for (let i = 0; i < rows.length; i += 500) {
-      const batch = rows.slice(i, i + 500);
-      await conn.execute(
-        `insert into knowledge_chunks (id, workspace_id, knowledge_base_id, document_id, content_version, ordinal, heading, content, token_count, char_start, char_end, created_at)
-         values ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        wellFormedParams(batch.flat()),
-      );
-    }
-    await conn.execute(
-      `update knowledge_documents d set chunk_count = x.n, updated_at = ?
-         from jsonb_to_recordset(?::jsonb) as x(id text, v integer, n integer)
-        where d.id = x.id and d.content_version = x.v`,
-      [now, JSON.stringify(items.map(({ doc, chunks }) => ({ id: doc.id, v: doc.contentVersion, n: chunks.length })))],
+    for (let i = 0; i < rows.length; i += 500) await insertChunks(tx, rows.slice(i, i + 500));
+    await setChunkCounts(
+      tx,
+      JSON.stringify(items.map(({ doc, chunks }) => ({ id: doc.id, v: doc.contentVersion, n: chunks.length }))),
+      now,
     );
   });
 }
@@ -166,14 +154,8 @@ export async function embedPendingChunks(
   opts: { signal?: AbortSignal; heartbeat?: () => void } = {},
 ): Promise<{ embedded: number; remaining: number }> {
   if (refs.length === 0) return { embedded: 0, remaining: 0 };
-  const conn = em;
-  const pendingWhere = `c.workspace_id = ? and c.document_id in (select jsonb_array_elements_text(?::jsonb)) and (c.embedding is null or c.embedding_model is distinct from ?)
-       and exists (select 1 from knowledge_documents d where d.id = c.document_id and d.content_version = c.content_version and d.indexing_status = 'processing')`;
   const ids = JSON.stringify(refs.map((r) => r.id));
-  const rows = await conn.execute<Array<{ id: string; heading: string | null; content: string }>>(
-    `select c.id, c.heading, c.content from knowledge_chunks c where ${pendingWhere} order by c.document_id, c.ordinal limit ?`,
-    [workspaceId, ids, embedder.model, maxChunks],
-  );
+  const rows = await pendingChunks(em, workspaceId, ids, embedder.model, maxChunks);
   const pgvector = await hasPgvector(em);
   let embedded = 0;
   for (let i = 0; i < rows.length; i += EMBED_BATCH) {
@@ -186,15 +168,10 @@ export async function embedPendingChunks(
     const dims = vectors[0].length;
     if (pgvector) await ensureVectorIndex(em, dims);
     const payload = JSON.stringify(batch.map((r, j) => ({ id: r.id, e: vectors[j] })));
-    await conn.execute(embeddingUpdateSql(pgvector), [embedder.model, dims, payload]);
+    await storeEmbeddings(em, embeddingUpdateSql(pgvector), embedder.model, dims, payload);
     embedded += batch.length;
   }
-  const left = await conn.execute<Array<{ n: string }>>(`select count(*) as n from knowledge_chunks c where ${pendingWhere}`, [
-    workspaceId,
-    ids,
-    embedder.model,
-  ]);
-  return { embedded, remaining: Number(left[0].n) };
+  return { embedded, remaining: await countPendingChunks(em, workspaceId, ids, embedder.model) };
 }
 
 /** What is embedded for a chunk: its heading path (context) and its text. */
@@ -203,25 +180,15 @@ export const embeddingInput = (heading: string | null, content: string) => (head
 export async function finishDocuments(em: EntityManager, workspaceId: string, refs: DocumentRef[]): Promise<number> {
   if (refs.length === 0) return 0;
   const now = new Date();
-  const rows = await em.execute<Array<{ id: string }>>(
-    `update knowledge_documents d set indexing_status = 'ready', indexing_error = null, indexed_at = ?, updated_at = ?
-       from jsonb_to_recordset(?::jsonb) as x(id text, v integer)
-      where d.id = x.id and d.workspace_id = ? and d.content_version = x.v and d.indexing_status = 'processing'
-      returning d.id`,
-    [now, now, JSON.stringify(refs.map((r) => ({ id: r.id, v: r.contentVersion }))), workspaceId],
-  );
+  const rows = await markDocumentsReady(em, workspaceId, JSON.stringify(refs.map((r) => ({ id: r.id, v: r.contentVersion }))), now);
   return rows.length;
 }
 
 export async function failDocuments(em: EntityManager, workspaceId: string, refs: DocumentRef[], error: string): Promise<void> {
   if (refs.length === 0) return;
   const now = new Date();
-  await em.execute(
-    `update knowledge_documents d set indexing_status = 'failed', indexing_error = ?, updated_at = ?
-       from jsonb_to_recordset(?::jsonb) as x(id text, v integer)
-      where d.id = x.id and d.workspace_id = ? and d.content_version = x.v and d.indexing_status in ('pending', 'processing')`,
-    [storableString(error.slice(0, 2000)), now, JSON.stringify(refs.map((r) => ({ id: r.id, v: r.contentVersion }))), workspaceId],
-  );
+  const pairs = JSON.stringify(refs.map((r) => ({ id: r.id, v: r.contentVersion })));
+  await markDocumentsFailed(em, workspaceId, pairs, storableString(error.slice(0, 2000)), now);
 }
 
 /** The next documents a sync run upserted that still wait for indexing, in id order after `afterId`. */

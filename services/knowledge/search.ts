@@ -18,6 +18,7 @@ import { notFound } from '../kernel/errors';
 import type { QueryEmbedder } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { findKnowledgeBase } from './bases';
+import { chunksWithDocuments, keywordMatches, type ChunkScope } from './store';
 import { nearestChunks } from './vectors';
 
 export type Provenance = 'vector' | 'hybrid' | 'keyword';
@@ -66,7 +67,7 @@ interface Ranked {
 /** Web-search operators: quoted phrases, exclusions, explicit `or`. */
 const OPERATORS = /"|(^|\s)-\S|\sor\s/i;
 
-function scopeSql(input: { knowledgeBaseId?: string }): { sql: string; params: unknown[] } {
+function scopeSql(input: { knowledgeBaseId?: string }): ChunkScope {
   return {
     sql: `c.workspace_id = ? ${input.knowledgeBaseId ? 'and c.knowledge_base_id = ?' : ''}
           and exists (select 1 from knowledge_documents d where d.id = c.document_id and d.content_version = c.content_version
@@ -80,22 +81,7 @@ export async function keywordCandidates(em: EntityManager, workspaceId: string, 
   const scope = scopeSql(input);
   const strict = OPERATORS.test(input.query);
   // Plain queries: any term matches (OR of the query's lexemes); all-terms matches rank first.
-  const rows = await em.execute<Array<{ id: string; score: number }>>(
-    `with q as (
-       select websearch_to_tsquery('english', ?) as all_terms,
-              ${
-                strict
-                  ? `websearch_to_tsquery('english', ?)`
-                  : `coalesce(nullif(array_to_string(array(select '''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''' from unnest(tsvector_to_array(to_tsvector('english', ?))) l), ' | '), '')::tsquery, ''::tsquery)`
-              } as any_terms
-     )
-     select c.id, (ts_rank_cd(c.tsv, q.any_terms, 1) + case when c.tsv @@ q.all_terms then 1 else 0 end)::float8 as score
-       from knowledge_chunks c, q
-      where c.tsv @@ q.any_terms and ${scope.sql}
-      order by score desc, c.id
-      limit ?`,
-    [input.query, input.query, workspaceId, ...scope.params, n],
-  );
+  const rows = await keywordMatches(em, { query: input.query, strict, scope, workspaceId, limit: n });
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }
 
@@ -140,27 +126,7 @@ export function fuse(
 
 async function hydrate(em: EntityManager, ids: string[]): Promise<Map<string, Omit<SearchResult, 'score' | 'provenance' | 'ranks'>>> {
   if (ids.length === 0) return new Map();
-  const rows = await em.execute<
-    Array<{
-      id: string;
-      ordinal: number;
-      heading: string | null;
-      content: string;
-      token_count: number;
-      document_id: string;
-      knowledge_base_id: string;
-      name: string;
-      mime_type: string;
-      source: 'upload' | 'connector';
-      connector_id: string | null;
-      external_url: string | null;
-    }>
-  >(
-    `select c.id, c.ordinal, c.heading, c.content, c.token_count, c.document_id, c.knowledge_base_id, d.name, d.mime_type, d.source, d.connector_id, d.external_url
-       from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
-      where c.id in (select jsonb_array_elements_text(?::jsonb))`,
-    [JSON.stringify(ids)],
-  );
+  const rows = await chunksWithDocuments(em, JSON.stringify(ids));
   return new Map(
     rows.map((r) => [
       r.id,

@@ -29,6 +29,28 @@ import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
 import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
 import type { KnowledgeRuntime } from './runtime';
+import {
+  connectorDocumentIds,
+  connectorDocumentVersions,
+  extendConnectorLease,
+  extendSyncRunLease,
+  failConnectorSync,
+  failRunningSyncRun,
+  failTakenOverSyncRun,
+  finishConnectorSync,
+  finishSyncRun,
+  insertQueuedSyncRun,
+  lockConnectorLease,
+  lockSyncRunForApply,
+  lockSyncRunForClaim,
+  markSyncRunCancelled,
+  releaseConnectorLeaseIdle,
+  requeueSyncRun,
+  startSyncRunLease,
+  takeConnectorLease,
+  tombstoneConnectorDocuments,
+  upsertConnectorDocuments,
+} from './store';
 
 export const SYNC_OPTION_BOUNDS = {
   maxPages: { min: 1, max: 50, default: 20 },
@@ -184,24 +206,21 @@ export async function startSyncRun(
   await connectorCredential(em, keys, connector);
 
   const now = new Date();
-  const conn = em;
-  await conn.execute(
-    `insert into knowledge_sync_runs (id, workspace_id, connector_id, status, options, request_fingerprint, full_snapshot, upserted_count, tombstoned_count, created_at, updated_at)
-     values (?, ?, ?, 'queued', ?::jsonb, ?, false, 0, 0, ?, ?) on conflict (id) do nothing`,
-    [id, principal.workspaceId, connector.id, JSON.stringify(options), fingerprint, now, now],
-  );
+  await insertQueuedSyncRun(em, {
+    id,
+    workspaceId: principal.workspaceId,
+    connectorId: connector.id,
+    optionsJson: JSON.stringify(options),
+    fingerprint,
+    now,
+  });
   const run = await em.fork().findOneOrFail(KnowledgeSyncRunSchema, { id, workspaceId: principal.workspaceId });
   if (run.requestFingerprint !== fingerprint) throw conflict(SYNC_MESSAGES.otherOptions);
   if (run.status === 'succeeded') return { run: syncRunView(run), replayed: true };
   if (run.status === 'running') throw conflict(`Knowledge sync run ${id} is already running.`);
   if (run.status === 'failed' || run.status === 'cancelled') {
-    const requeued = await conn.execute<Array<{ id: string }>>(
-      `update knowledge_sync_runs set status = 'queued', error = null, started_at = null, finished_at = null, upserted_count = 0, tombstoned_count = 0,
-              cursor_before = null, cursor_after = null, lease_token = null, lease_expires_at = null, updated_at = ?
-        where id = ? and status in ('failed', 'cancelled') returning id`,
-      [new Date(), id],
-    );
-    if (requeued.length === 0) throw conflict(`Knowledge sync run ${id} changed while it was being queued again; retry.`);
+    if (!(await requeueSyncRun(em, id, new Date())))
+      throw conflict(`Knowledge sync run ${id} changed while it was being queued again; retry.`);
   }
 
   const leaseMs = runtime.config.syncLeaseMs;
@@ -310,17 +329,8 @@ export async function cancelSyncRun(
   const run = await findRun(em, principal, connectorId, runId);
   const now = new Date();
   const cancelled = await em.transactional(async (tx) => {
-    const rows = await tx.execute<Array<{ id: string }>>(
-      `update knowledge_sync_runs set status = 'cancelled', finished_at = ?, updated_at = ?, lease_token = null, lease_expires_at = null
-        where id = ? and status in ('queued', 'running') returning id`,
-      [now, now, run.id],
-    );
-    if (rows.length === 0) return false;
-    await tx.execute(
-      `update knowledge_connectors set status = 'idle', sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null, updated_at = ?
-        where id = ? and sync_lease_run_id = ?`,
-      [now, connectorId, run.id],
-    );
+    if (!(await markSyncRunCancelled(tx, run.id, now))) return false;
+    await releaseConnectorLeaseIdle(tx, connectorId, run.id, now);
     return true;
   });
   if (!cancelled) {
@@ -349,17 +359,10 @@ export interface SyncRunRef {
  */
 export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<{ leaseToken: string }> {
   return em.transactional(async (tx) => {
-    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
-    const conn = tx;
     const now = new Date();
-    const [run] = await conn.execute<Array<{ status: string; lease_token: string | null }>>(
-      `select status, lease_token from knowledge_sync_runs where id = ? for update`,
-      [ref.runId],
-    );
+    const run = await lockSyncRunForClaim(tx, ref.runId);
     if (!run) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
-    const [connector] = await conn.execute<
-      Array<{ sync_lease_run_id: string | null; sync_lease_expires_at: Date | null; cursor: unknown }>
-    >(`select sync_lease_run_id, sync_lease_expires_at, cursor from knowledge_connectors where id = ? for update`, [ref.connectorId]);
+    const connector = await lockConnectorLease(tx, ref.connectorId);
     if (!connector) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
     if (run.status === 'running' && run.lease_token && connector.sync_lease_run_id === ref.runId) return { leaseToken: run.lease_token };
     if (run.status !== 'queued') throw new SyncError('conflict', SYNC_MESSAGES.notQueued);
@@ -372,29 +375,18 @@ export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<
           `Knowledge connector ${ref.connectorId} is already syncing (run ${holder}); its lease runs until ${expires.toISOString()}.`,
         );
       }
-      await conn.execute(
-        `update knowledge_sync_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ?, lease_token = null, lease_expires_at = null
-          where id = ? and status in ('queued', 'running')`,
-        [SYNC_MESSAGES.recovered, now, now, holder],
-      );
+      await failTakenOverSyncRun(tx, holder, SYNC_MESSAGES.recovered, now);
     }
     const token = randomToken(18);
     const expiresAt = new Date(now.getTime() + ref.leaseMs);
-    await conn.execute(
-      `update knowledge_connectors set status = 'syncing', sync_lease_run_id = ?, sync_lease_token = ?, sync_lease_expires_at = ?, updated_at = ? where id = ?`,
-      [ref.runId, token, expiresAt, now, ref.connectorId],
-    );
-    await conn.execute(
-      `update knowledge_sync_runs set status = 'running', started_at = ?, updated_at = ?, lease_token = ?, lease_expires_at = ?, cursor_before = ?::jsonb where id = ?`,
-      [
-        now,
-        now,
-        token,
-        expiresAt,
-        connector.cursor === null || connector.cursor === undefined ? null : JSON.stringify(connector.cursor),
-        ref.runId,
-      ],
-    );
+    await takeConnectorLease(tx, { connectorId: ref.connectorId, runId: ref.runId, token, expiresAt, now });
+    await startSyncRunLease(tx, {
+      runId: ref.runId,
+      token,
+      expiresAt,
+      now,
+      cursorBefore: connector.cursor === null || connector.cursor === undefined ? null : JSON.stringify(connector.cursor),
+    });
     return { leaseToken: token };
   });
 }
@@ -402,15 +394,8 @@ export async function claimSyncRun(em: EntityManager, ref: SyncRunRef): Promise<
 /** Extends the run's lease by `leaseMs`; false when the run no longer holds it. */
 export async function renewSyncLease(em: EntityManager, ref: SyncRunRef, token: string): Promise<boolean> {
   const expiresAt = new Date(Date.now() + ref.leaseMs);
-  const rows = await em.execute<Array<{ id: string }>>(
-    `update knowledge_sync_runs set lease_expires_at = ? where id = ? and status = 'running' and lease_token = ? returning id`,
-    [expiresAt, ref.runId, token],
-  );
-  if (rows.length === 0) return false;
-  await em.execute(
-    `update knowledge_connectors set sync_lease_expires_at = ? where id = ? and sync_lease_run_id = ? and sync_lease_token = ?`,
-    [expiresAt, ref.connectorId, ref.runId, token],
-  );
+  if (!(await extendSyncRunLease(em, ref.runId, token, expiresAt))) return false;
+  await extendConnectorLease(em, ref.connectorId, ref.runId, token, expiresAt);
   return true;
 }
 
@@ -549,19 +534,12 @@ function persistFailure(err: unknown): unknown {
 
 async function knownVersions(em: EntityManager, connectorId: string, externalIds: string[]): Promise<Map<string, string | null>> {
   if (externalIds.length === 0) return new Map();
-  const rows = await em.execute<Array<{ external_id: string; external_version: string | null }>>(
-    `select external_id, external_version from knowledge_documents
-      where connector_id = ? and enabled and external_id in (select jsonb_array_elements_text(?::jsonb))`,
-    [connectorId, JSON.stringify(toStorable(externalIds))],
-  );
+  const rows = await connectorDocumentVersions(em, connectorId, JSON.stringify(toStorable(externalIds)));
   return new Map(rows.map((r) => [r.external_id, r.external_version]));
 }
 
 async function knownIds(em: EntityManager, connectorId: string, prefix: string): Promise<string[]> {
-  const rows = await em.execute<Array<{ external_id: string }>>(
-    `select external_id from knowledge_documents where connector_id = ? and enabled and starts_with(external_id, ?)`,
-    [connectorId, prefix],
-  );
+  const rows = await connectorDocumentIds(em, connectorId, prefix);
   return rows.map((r) => r.external_id);
 }
 
@@ -576,12 +554,8 @@ async function applyBatch(
   const byId = new Map(batch.upserts.map((u) => [u.externalId, u]));
   const upserts = [...byId.values()];
   return em.transactional(async (tx) => {
-    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
-    const conn = tx;
     const now = new Date();
-    const [run] = await conn.execute<
-      Array<{ status: string; lease_token: string | null; lease_expires_at: Date | null; cursor_before: unknown }>
-    >(`select status, lease_token, lease_expires_at, cursor_before from knowledge_sync_runs where id = ? for update`, [ref.runId]);
+    const run = await lockSyncRunForApply(tx, ref.runId);
     if (!run || run.status !== 'running' || run.lease_token !== ref.leaseToken) throw new SyncError('conflict', SYNC_MESSAGES.leaseLost);
     if (run.lease_expires_at && new Date(run.lease_expires_at) < now) throw new SyncError('conflict', SYNC_MESSAGES.leaseExpired);
     for (let i = 0; i < upserts.length; i += 1000) {
@@ -597,51 +571,21 @@ async function applyBatch(
         content: u.content,
         metadata: u.metadata,
       }));
-      await conn.execute(
-        `insert into knowledge_documents (id, workspace_id, knowledge_base_id, connector_id, external_id, external_version, external_url, source, name, mime_type, size_bytes,
-                                          sha256, blob_key, content_text, metadata, enabled, trashed_at, indexing_status, indexing_error, content_version, chunk_count,
-                                          last_sync_run_id, created_by_id, created_at, updated_at, indexed_at)
-         select x.id, ?, ?, ?, x.external_id, x.version, x.url, 'connector', x.title, x.mime_type, x.size_bytes,
-                x.sha256, null, x.content, x.metadata, true, null, 'pending', null, 1, 0,
-                ?, null, ?, ?, null
-           from jsonb_to_recordset(?::jsonb) as x(id text, external_id text, version text, url text, title text, mime_type text, size_bytes bigint, sha256 text, content text, metadata jsonb)
-         on conflict (connector_id, external_id) where connector_id is not null do update set
-           knowledge_base_id = excluded.knowledge_base_id, external_version = excluded.external_version, external_url = excluded.external_url,
-           name = excluded.name, mime_type = excluded.mime_type, size_bytes = excluded.size_bytes, sha256 = excluded.sha256,
-           content_text = excluded.content_text, metadata = excluded.metadata, enabled = true, trashed_at = null,
-           indexing_status = 'pending', indexing_error = null, content_version = knowledge_documents.content_version + 1,
-           last_sync_run_id = excluded.last_sync_run_id, updated_at = excluded.updated_at`,
-        [connector.workspaceId, connector.knowledgeBaseId, connector.id, ref.runId, now, now, JSON.stringify(toStorable(rows))],
-      );
+      await upsertConnectorDocuments(tx, connector, ref.runId, now, JSON.stringify(toStorable(rows)));
     }
     if (batch.tombstones.length > 0) {
-      await conn.execute(
-        `update knowledge_documents set enabled = false, trashed_at = coalesce(trashed_at, ?), updated_at = ?
-          where connector_id = ? and external_id in (select jsonb_array_elements_text(?::jsonb))`,
-        [now, now, connector.id, JSON.stringify(toStorable(batch.tombstones))],
-      );
+      await tombstoneConnectorDocuments(tx, connector.id, JSON.stringify(toStorable(batch.tombstones)), now);
     }
     const cursorAfter = cursor === undefined ? (run.cursor_before ?? null) : cursor;
-    await conn.execute(
-      `update knowledge_sync_runs set status = 'succeeded', upserted_count = ?, tombstoned_count = ?, cursor_after = ?::jsonb, full_snapshot = ?,
-              finished_at = ?, updated_at = ?, lease_expires_at = null where id = ?`,
-      [
-        upserts.length,
-        batch.tombstones.length,
-        cursorAfter === null ? null : JSON.stringify(toStorable(cursorAfter)),
-        batch.fullSnapshot,
-        now,
-        now,
-        ref.runId,
-      ],
-    );
-    await conn.execute(
-      `update knowledge_connectors set status = 'succeeded', last_error = null, last_synced_at = ?, updated_at = ?,
-              cursor = ${cursor === undefined ? 'cursor' : '?::jsonb'},
-              sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null
-        where id = ? and sync_lease_run_id = ?`,
-      [now, now, ...(cursor === undefined ? [] : [JSON.stringify(toStorable(cursor))]), connector.id, ref.runId],
-    );
+    await finishSyncRun(tx, {
+      runId: ref.runId,
+      upserted: upserts.length,
+      tombstoned: batch.tombstones.length,
+      cursorAfter: cursorAfter === null ? null : JSON.stringify(toStorable(cursorAfter)),
+      fullSnapshot: batch.fullSnapshot,
+      now,
+    });
+    await finishConnectorSync(tx, connector.id, ref.runId, cursor === undefined ? undefined : JSON.stringify(toStorable(cursor)), now);
     return { upserted: upserts.length, tombstoned: batch.tombstones.length };
   });
 }
@@ -650,19 +594,8 @@ async function applyBatch(
 export async function failSyncRun(em: EntityManager, ref: SyncRunRef & { leaseToken: string }, error: string): Promise<void> {
   const message = storableString(error.slice(0, 4000));
   await em.transactional(async (tx) => {
-    // The transaction's own connection: em.execute runs there, getConnection().execute would not.
-    const conn = tx;
     const now = new Date();
-    const rows = await conn.execute<Array<{ id: string }>>(
-      `update knowledge_sync_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ?, lease_expires_at = null
-        where id = ? and status = 'running' and lease_token = ? returning id`,
-      [message, now, now, ref.runId, ref.leaseToken],
-    );
-    if (rows.length === 0) return;
-    await conn.execute(
-      `update knowledge_connectors set status = 'failed', last_error = ?, updated_at = ?, sync_lease_run_id = null, sync_lease_token = null, sync_lease_expires_at = null
-        where id = ? and sync_lease_run_id = ?`,
-      [message, now, ref.connectorId, ref.runId],
-    );
+    if (!(await failRunningSyncRun(tx, ref.runId, ref.leaseToken, message, now))) return;
+    await failConnectorSync(tx, ref.connectorId, ref.runId, message, now);
   });
 }

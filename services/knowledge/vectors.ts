@@ -5,6 +5,7 @@
  * process and database.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { createVectorIndex, pgvectorColumn, relationExists, selectNearestChunks, selectNearestChunksWith } from './store';
 
 const detected = new WeakMap<object, Promise<PgvectorInfo | null>>();
 
@@ -18,17 +19,12 @@ export interface PgvectorInfo {
  * can be created), with the extension's version; null on the `real[]` path.
  */
 export function pgvectorInfo(em: EntityManager): Promise<PgvectorInfo | null> {
-  const conn = em;
-  let found = detected.get(conn);
+  let found = detected.get(em);
   if (!found) {
-    found = conn
-      .execute<Array<{ present: boolean; version: string | null }>>(
-        `select exists (select 1 from information_schema.columns where table_schema = current_schema() and table_name = 'knowledge_chunks' and column_name = 'embedding_vec') as present,
-                (select extversion from pg_extension where extname = 'vector') as version`,
-      )
+    found = pgvectorColumn(em)
       .then((rows) => (rows[0]?.present === true ? { version: rows[0].version ?? '0' } : null))
       .catch(() => null);
-    detected.set(conn, found);
+    detected.set(em, found);
   }
   return found;
 }
@@ -46,15 +42,13 @@ const indexed = new WeakMap<object, Set<number>>();
  */
 export async function ensureVectorIndex(em: EntityManager, dims: number): Promise<void> {
   if (!Number.isInteger(dims) || dims <= 0 || dims > 16000) return;
-  const conn = em;
-  let done = indexed.get(conn);
-  if (!done) indexed.set(conn, (done = new Set()));
+  let done = indexed.get(em);
+  if (!done) indexed.set(em, (done = new Set()));
   if (done.has(dims)) return;
   try {
-    await conn.execute(vectorIndexSql(dims));
+    await createVectorIndex(em, vectorIndexSql(dims));
   } catch (err) {
-    const rows = await conn.execute<Array<{ present: boolean }>>(`select to_regclass(?) is not null as present`, [vectorIndexName(dims)]);
-    if (!rows[0]?.present) throw err;
+    if (!(await relationExists(em, vectorIndexName(dims)))) throw err;
   }
   done.add(dims);
 }
@@ -140,10 +134,6 @@ export async function nearestChunks(
 ): Promise<Array<{ id: string; score: number }>> {
   const info = await pgvectorInfo(em);
   const query = vectorSearchQuery(info !== null, args);
-  if (!info) return em.execute<Array<{ id: string; score: number }>>(query.sql, query.params);
-  return em.transactional(async (tx) => {
-    for (const [name, value] of hnswSearchSettings(info.version, args.limit))
-      await tx.execute(`select set_config(?, ?, true)`, [name, value]);
-    return tx.execute<Array<{ id: string; score: number }>>(query.sql, query.params);
-  });
+  if (!info) return selectNearestChunks(em, query);
+  return selectNearestChunksWith(em, hnswSearchSettings(info.version, args.limit), query);
 }

@@ -14,9 +14,10 @@ import robotsParser from 'robots-parser';
 import { ResearchSourceSchema, type ResearchSource, type ResearchSourceOutcome } from '../../db/entities';
 import { newId } from '../kernel/ids';
 import { httpRequest, OutboundError } from '../kernel/outbound';
-import { toStorable, wellFormedParams } from '../kernel/storableText';
+import { toStorable } from '../kernel/storableText';
 import { htmlToText } from '../knowledge/extraction';
 import type { ResearchRunRef } from './runs';
+import { insertSourceOnce } from './store';
 
 /** The user agent research requests send, and the one robots.txt rules are matched against. */
 export const RESEARCH_USER_AGENT = 'svc-research/1.0';
@@ -143,26 +144,22 @@ type SourceRow = ResearchRunRef &
 
 /** Inserts the row of (run, url) unless one exists, and returns the row that is there. */
 async function insertSource(em: EntityManager, row: SourceRow): Promise<ResearchSource> {
-  await em.execute(
-    `insert into research_sources (id, run_id, workspace_id, url, outcome, reason, canonical_url, title, fetched_at, sha256, snapshot_text, snapshot_file_id, links, bytes, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?::jsonb, ?, ?) on conflict (run_id, url) do nothing`,
-    wellFormedParams([
-      newId('rsrc'),
-      row.runId,
-      row.workspaceId,
-      row.url,
-      row.outcome,
-      row.reason ?? null,
-      row.canonicalUrl,
-      row.title ?? null,
-      row.fetchedAt ?? null,
-      row.sha256 ?? null,
-      row.snapshotText ?? null,
-      JSON.stringify(toStorable(row.links ?? [])),
-      row.bytes ?? 0,
-      new Date(),
-    ]),
-  );
+  await insertSourceOnce(em, {
+    id: newId('rsrc'),
+    runId: row.runId,
+    workspaceId: row.workspaceId,
+    url: row.url,
+    outcome: row.outcome,
+    reason: row.reason ?? null,
+    canonicalUrl: row.canonicalUrl,
+    title: row.title ?? null,
+    fetchedAt: row.fetchedAt ?? null,
+    sha256: row.sha256 ?? null,
+    snapshotText: row.snapshotText ?? null,
+    links: JSON.stringify(toStorable(row.links ?? [])),
+    bytes: row.bytes ?? 0,
+    createdAt: new Date(),
+  });
   return em.fork().findOneOrFail(ResearchSourceSchema, { runId: row.runId, url: row.url });
 }
 

@@ -22,6 +22,13 @@ import { decodeCursor, nextCursorOf } from '../kernel/pagination';
 import type { ResearchLauncher, ResearchLimits } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableString } from '../kernel/storableText';
+import {
+  cancelLiveResearchRun,
+  failLiveResearchRun,
+  insertQueuedResearchRun,
+  markLiveResearchCanceled,
+  markQueuedResearchRunning,
+} from './store';
 
 /** Bounds and defaults of the `limits` keys (the spec leaves them open). */
 export const RESEARCH_LIMIT_BOUNDS = {
@@ -176,23 +183,18 @@ export async function createResearchRun(
     canonicalJson({ userId: principal.userId, query: input.query, sourceUrls: input.sourceUrls, limits: input.limits, ...provider }),
   );
   const now = new Date();
-  const inserted = await em.execute<Array<{ id: string }>>(
-    `insert into research_runs (id, workspace_id, created_by_id, query, source_urls, limits, ai_provider, ai_model, status, request_fingerprint, created_at, updated_at)
-     values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, 'queued', ?, ?, ?) on conflict (id) do nothing returning id`,
-    [
-      id,
-      principal.workspaceId,
-      principal.userId,
-      input.query,
-      JSON.stringify(input.sourceUrls),
-      JSON.stringify(input.limits),
-      input.aiProvider ?? null,
-      input.aiModel ?? null,
-      fingerprint,
-      now,
-      now,
-    ],
-  );
+  const inserted = await insertQueuedResearchRun(em, {
+    id,
+    workspaceId: principal.workspaceId,
+    createdById: principal.userId,
+    query: input.query,
+    sourceUrls: JSON.stringify(input.sourceUrls),
+    limits: JSON.stringify(input.limits),
+    aiProvider: input.aiProvider ?? null,
+    aiModel: input.aiModel ?? null,
+    fingerprint,
+    now,
+  });
   const fresh = inserted.length > 0;
   const run = await findRun(em.fork(), principal.workspaceId, id);
   if (!fresh && run.requestFingerprint !== fingerprint) throw conflict(RESEARCH_MESSAGES.otherRequest);
@@ -251,12 +253,7 @@ export async function cancelResearchRun(
   const run = await findRun(em, principal.workspaceId, id);
   if (!RESEARCH_TERMINAL_STATUSES.includes(run.status)) {
     const now = new Date();
-    const updated = await em.execute<Array<{ id: string }>>(
-      `update research_runs set status = 'canceled', cancel_requested_at = coalesce(cancel_requested_at, ?), finished_at = ?, updated_at = ?
-        where id = ? and workspace_id = ? and status in ('queued', 'running') returning id`,
-      [now, now, now, run.id, run.workspaceId],
-    );
-    if (updated.length > 0) await launcher.cancel(run.id);
+    if (await cancelLiveResearchRun(em, run, now)) await launcher.cancel(run.id);
   }
   return getResearchRun(em.fork(), principal, id);
 }
@@ -273,28 +270,18 @@ export interface ResearchRunRef {
 /** queued → running; false when the run is terminal already (canceled before it started). */
 export async function markResearchRunning(em: EntityManager, ref: ResearchRunRef): Promise<boolean> {
   const now = new Date();
-  await em.execute(
-    `update research_runs set status = 'running', started_at = coalesce(started_at, ?), updated_at = ? where id = ? and workspace_id = ? and status = 'queued'`,
-    [now, now, ref.runId, ref.workspaceId],
-  );
+  await markQueuedResearchRunning(em, ref, now);
   const run = await em.findOne(ResearchRunSchema, { id: ref.runId, workspaceId: ref.workspaceId });
   return run?.status === 'running';
 }
 
 export async function markResearchFailed(em: EntityManager, ref: ResearchRunRef, error: string): Promise<void> {
   const now = new Date();
-  await em.execute(
-    `update research_runs set status = 'failed', error = ?, finished_at = ?, updated_at = ? where id = ? and workspace_id = ? and status in ('queued', 'running')`,
-    [storableString(error.slice(0, 2000)), now, now, ref.runId, ref.workspaceId],
-  );
+  await failLiveResearchRun(em, ref, storableString(error.slice(0, 2000)), now);
 }
 
 /** The execution was cancelled (by the API, or by an operator in Temporal): the run is canceled. */
 export async function markResearchCanceled(em: EntityManager, ref: ResearchRunRef): Promise<void> {
   const now = new Date();
-  await em.execute(
-    `update research_runs set status = 'canceled', cancel_requested_at = coalesce(cancel_requested_at, ?), finished_at = coalesce(finished_at, ?), updated_at = ?
-      where id = ? and workspace_id = ? and status in ('queued', 'running')`,
-    [now, now, now, ref.runId, ref.workspaceId],
-  );
+  await markLiveResearchCanceled(em, ref, now);
 }

@@ -13,6 +13,7 @@ import { addTextDocument, findOrCreateKnowledgeBase } from '../knowledge';
 import { workspaceChatClient, type ChatMessage, type ChatResult } from '../models/chat';
 import { askLocalAiCli } from '../workers/localAiCli';
 import type { ResearchRunRef } from './runs';
+import { lockResearchRunStatus, markResearchSucceeded } from './store';
 
 export const RESEARCH_KNOWLEDGE_BASE = 'Research';
 /** Characters of each snapshot given to the model, and of all of them together. */
@@ -60,9 +61,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
   };
 
   return em.transactional(async (tx) => {
-    const ctx = tx.getTransactionContext();
-    const locked = await tx.execute<Array<{ status: string }>>(`select status from research_runs where id = ? for update`, [run.id], 'all');
-    if (locked[0]?.status !== 'running') return { kind: 'not_running' } as const;
+    if ((await lockResearchRunStatus(tx, run.id)) !== 'running') return { kind: 'not_running' } as const;
     const kb = await findOrCreateKnowledgeBase(
       tx,
       run.workspaceId,
@@ -80,13 +79,14 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
       createdById: run.createdById,
     });
     const now = new Date();
-    await tx.execute(
-      `update research_runs set status = 'succeeded', result_document_id = ?, error = null, prompt_tokens = ?, completion_tokens = ?, cost_credits = ?, finished_at = ?, updated_at = ?
-        where id = ?`,
-      [doc.id, result.usage.promptTokens, result.usage.completionTokens, result.costCredits, now, now, run.id],
-      'all',
-      ctx,
-    );
+    await markResearchSucceeded(tx, {
+      runId: run.id,
+      documentId: doc.id,
+      promptTokens: result.usage.promptTokens,
+      completionTokens: result.usage.completionTokens,
+      costCredits: result.costCredits,
+      now,
+    });
     return { kind: 'succeeded', documentId: doc.id, contentVersion: doc.contentVersion } as const;
   });
 }

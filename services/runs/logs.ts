@@ -12,12 +12,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../db/entities';
-import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import { neutralizeCsvText } from '../kernel/csvCells';
 import { notFound } from '../kernel/errors';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { projectionFor } from '../kernel/principal';
 import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './queries';
+import { runStats } from './store';
 import { queryRunSummaries } from './summaries';
 import { isTerminal, loadRunViews, projectRun, runView, type RunView } from './views';
 
@@ -140,28 +140,8 @@ export async function logStats(
   f: RunFilters,
   executionLink: ExecutionLink,
 ): Promise<LogStats> {
-  const conn = em;
   const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
-  const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
-  const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
-  const [totals] = await withMatched(`
-    select count(*)::int as total,
-      count(*) filter (where status = 'failed')::int as failed,
-      count(*) filter (where status = 'succeeded')::int as succeeded,
-      count(*) filter (where status in (${terminal}))::int as terminal,
-      count(*) filter (where status in ('queued', 'running', 'waiting'))::int as active,
-      coalesce(round(avg(duration_ms)), 0)::float8 as avg_duration,
-      coalesce(sum(cost_credits), 0)::float8 as cost,
-      coalesce(round(percentile_cont(0.95) within group (order by duration_ms)::numeric), 0)::float8 as p95
-    from m`);
-  const statusRows = await withMatched(`select status, count(*)::int as count from m group by status order by count(*) desc, status asc`);
-  const triggerRows = await withMatched(
-    `select trigger, count(*)::int as count from m group by trigger order by count(*) desc, trigger asc`,
-  );
-  const slowest = await withMatched(
-    `select ${SUMMARY_COLUMNS} from m where duration_ms is not null order by duration_ms desc, created_at desc, id desc limit 5`,
-  );
-  const failures = await withMatched(`select ${SUMMARY_COLUMNS} from m where status = 'failed' order by created_at desc, id desc limit 5`);
+  const { totals, statusRows, triggerRows, slowest, failures } = await runStats(em, matched, SUMMARY_COLUMNS);
   const full = projectionFor(principal) === 'full';
   const terminalCount = toNum(totals.terminal);
   return {

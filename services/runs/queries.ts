@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run } from '../../db/entities';
 import { invalidInput } from '../kernel/errors';
+import { selectMatchingRuns } from './store';
 
 /** Sort orders shared by the runs list and the logs routes. */
 export const RUN_SORTS = ['newest', 'oldest', 'duration', 'cost', 'workflow', 'status'] as const;
@@ -138,8 +139,7 @@ export async function queryRuns(
   f: RunFilters,
   opts: { durableWindow?: number } = {},
 ): Promise<Run[]> {
-  const { sql, params } = matchingRunsSql(workspaceId, f, 'r.id', opts);
-  const rows: Array<{ id: string }> = await em.execute(sql, params);
+  const rows = await selectMatchingRuns<{ id: string }>(em, matchingRunsSql(workspaceId, f, 'r.id', opts));
   if (rows.length === 0) return [];
   const runs = await em.find(RunSchema, { id: { $in: rows.map((r) => r.id) } });
   const byId = new Map(runs.map((r) => [r.id, r]));

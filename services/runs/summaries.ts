@@ -10,6 +10,7 @@ import type { RunStatus, RunTrigger } from '../../db/entities';
 import { projectionFor, type WorkspacePrincipal } from '../kernel/principal';
 import { RUN_RESTRICTED_FIELDS, safeRedaction } from '../kernel/redaction';
 import { matchingRunsSql, type RunFilters } from './queries';
+import { selectMatchingRuns } from './store';
 import { isTerminal } from './views';
 
 export interface RunSummary {
@@ -78,8 +79,7 @@ function toSummary(row: Row): RunSummary & { error: string | null } {
  * marker instead (the same restricted fields as a safe run).
  */
 export async function queryRunSummaries(em: EntityManager, principal: WorkspacePrincipal, f: RunFilters) {
-  const { sql, params } = matchingRunsSql(principal.workspaceId, f, SUMMARY_COLUMNS);
-  const rows: Row[] = await em.execute(sql, params);
+  const rows = await selectMatchingRuns<Row>(em, matchingRunsSql(principal.workspaceId, f, SUMMARY_COLUMNS));
   const full = projectionFor(principal) === 'full';
   return rows.map((row) => {
     const { error, ...summary } = toSummary(row);

@@ -20,6 +20,14 @@ import { decryptSecret, encryptSecret } from '../kernel/secrets';
 import { CredentialUseError, errtrackerSigningSecret, type CredentialKeySettings } from '../credentials';
 import { loadWorkflow } from '../workflows/views';
 import { webhookData, type WebhookData } from './registry';
+import {
+  activeConnectionBindings,
+  failOutboxEntries,
+  insertOutboxEntry,
+  lockPendingOutbox,
+  markOutboxDispatched,
+  recordOutboxStartFailures,
+} from './store';
 import { writeRunRow, writeRunRows } from '../runs/runRows';
 import { findTargetOf, runnableVersionForTrigger } from '../destinations/runtime';
 import { ensureProductionTarget } from '../destinations/model';
@@ -108,10 +116,7 @@ async function resolveWebhook(em: EntityManager, webhook: Webhook): Promise<Reso
 async function endpointConnectionPublished(em: EntityManager, webhook: Webhook): Promise<boolean> {
   const credentialId = webhook.config.credentialId;
   if (!credentialId) return true;
-  const rows: Array<{ bindings: Record<string, string> }> = await em.execute(
-    `select a.connection_bindings as bindings from workflow_targets t join workflow_target_activations a on a.id = t.active_activation_id where t.id = ?`,
-    [webhook.targetId],
-  );
+  const rows = await activeConnectionBindings(em, webhook.targetId);
   return rows.length > 0 && Object.values(rows[0].bindings ?? {}).includes(credentialId);
 }
 
@@ -142,21 +147,15 @@ export async function acceptIntoOutbox(
   dedupeKey: string | null,
 ): Promise<{ outboxId: string; deduplicated: boolean }> {
   const id = newId('whe');
-  const inserted: Array<{ id: string }> = await em.execute(
-    `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
-     values (?, ?, ?, ?, ?::jsonb, ?, 'pending', ?, 0, now())
-     on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing
-     returning id`,
-    [
-      id,
-      resolved.webhook.workspaceId,
-      resolved.webhook.id,
-      resolved.workflow.id,
-      JSON.stringify(toStorable(payload)),
-      dedupeKey,
-      outboxRunId(id),
-    ],
-  );
+  const inserted = await insertOutboxEntry(em, {
+    id,
+    workspaceId: resolved.webhook.workspaceId,
+    webhookId: resolved.webhook.id,
+    workflowId: resolved.workflow.id,
+    payload: JSON.stringify(toStorable(payload)),
+    dedupeKey,
+    runId: outboxRunId(id),
+  });
   if (inserted.length > 0) return { outboxId: id, deduplicated: false };
   const first = await em.findOneOrFail(WebhookOutboxSchema, { webhookId: resolved.webhook.id, dedupeKey });
   return { outboxId: first.id, deduplicated: true };
@@ -218,10 +217,7 @@ export async function dispatchOutbox(
 ): Promise<DispatchPass> {
   const pass: DispatchPass = { dispatched: 0, startFailures: 0, startedRunIds: [] };
   await em.transactional(async (tx) => {
-    const rows: Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }> = await tx.execute(
-      `select id, webhook_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
-      [limit],
-    );
+    const rows = await lockPendingOutbox(tx, limit);
     if (rows.length === 0) return;
     const webhooks = await tx.find(WebhookSchema, { id: { $in: [...new Set(rows.map((r) => r.webhook_id))] } });
     const resolutions = new Map<string, ResolvedWebhook | null>();
@@ -229,10 +225,7 @@ export async function dispatchOutbox(
 
     const refused = rows.filter((r) => !resolutions.get(r.webhook_id));
     if (refused.length > 0) {
-      await tx.execute(
-        `update webhook_outbox set status = 'failed', last_error = ? where id in (select jsonb_array_elements_text(?::jsonb))`,
-        ["The webhook's workflow or destination cannot run now.", JSON.stringify(refused.map((r) => r.id))],
-      );
+      await failOutboxEntries(tx, JSON.stringify(refused.map((r) => r.id)), "The webhook's workflow or destination cannot run now.");
     }
     const starts = rows.flatMap((row) => {
       const resolved = resolutions.get(row.webhook_id);
@@ -260,16 +253,10 @@ export async function dispatchOutbox(
     const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
     const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
     if (started.length > 0) {
-      await tx.execute(
-        `update webhook_outbox set status = 'dispatched', dispatched_at = now(), attempts = attempts + 1 where id in (select jsonb_array_elements_text(?::jsonb))`,
-        [JSON.stringify(started)],
-      );
+      await markOutboxDispatched(tx, JSON.stringify(started));
     }
     if (failures.length > 0) {
-      await tx.execute(
-        `update webhook_outbox o set attempts = o.attempts + 1, last_error = f.error from jsonb_to_recordset(?::jsonb) as f(id text, error text) where o.id = f.id`,
-        [JSON.stringify(toStorable(failures))],
-      );
+      await recordOutboxStartFailures(tx, JSON.stringify(toStorable(failures)));
     }
     pass.dispatched = started.length;
     pass.startedRunIds = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.run_id);

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../kernel/ids';
 import { toStorable } from '../kernel/storableText';
+import { insertOutboxBatch, outboxEntriesByDeliveryId } from './store';
 
 /** One accepted request on its way into the outbox. */
 export interface OutboxEntry {
@@ -29,15 +30,6 @@ const MAX_BATCH = 500;
 const MAX_IN_FLIGHT = 2;
 
 /** The row values, one JSON document per batch, so the statement text never changes with the batch size. */
-const INSERT_BATCH = `insert into webhook_outbox (id, workspace_id, webhook_id, workflow_id, payload, dedupe_key, status, run_id, attempts, created_at)
-  select v.id, v.workspace_id, v.webhook_id, v.workflow_id, v.payload, v.dedupe_key, 'pending', v.run_id, 0, now()
-  from jsonb_to_recordset(?::jsonb) as v(id text, workspace_id text, webhook_id text, workflow_id text, payload jsonb, dedupe_key text, run_id text)
-  on conflict (webhook_id, dedupe_key) where dedupe_key is not null do nothing
-  returning id`;
-
-const FIND_FIRST = `select o.id, o.webhook_id, o.dedupe_key from webhook_outbox o
-  join jsonb_to_recordset(?::jsonb) as k(webhook_id text, dedupe_key text) on o.webhook_id = k.webhook_id and o.dedupe_key = k.dedupe_key`;
-
 /**
  * Group commit for the webhook outbox. Requests that arrive while earlier batches are being
  * written are gathered and inserted with one multi-row INSERT (its own implicit transaction);
@@ -149,15 +141,13 @@ export class OutboxWriter {
       dedupe_key: entry.dedupeKey,
       run_id: this.runIdOf(id),
     }));
-    const inserted: Array<{ id: string }> = await em.execute(INSERT_BATCH, [JSON.stringify(toStorable(values))]);
+    const inserted = await insertOutboxBatch(em, JSON.stringify(toStorable(values)));
     const written = new Set(inserted.map((r) => r.id));
     const outcomes = new Map<string, OutboxAcceptance>();
     const conflicted = rows.filter((r) => !written.has(r.id));
     if (conflicted.length > 0) {
       const keys = conflicted.map((r) => ({ webhook_id: r.entry.webhookId, dedupe_key: r.entry.dedupeKey }));
-      const firsts: Array<{ id: string; webhook_id: string; dedupe_key: string }> = await em.execute(FIND_FIRST, [
-        JSON.stringify(toStorable(keys)),
-      ]);
+      const firsts = await outboxEntriesByDeliveryId(em, JSON.stringify(toStorable(keys)));
       const firstOf = new Map(firsts.map((f) => [`${f.webhook_id}\0${f.dedupe_key}`, f.id]));
       for (const r of conflicted) {
         const first = firstOf.get(`${r.entry.webhookId}\0${r.entry.dedupeKey}`);

@@ -33,23 +33,8 @@ const NOT_YET_MOVED = new Set<string>([
   'services/kernel/idempotency.ts',
   'services/kernel/runAdmission.ts',
   'services/kernel/signInLimits.ts',
-  'services/knowledge/bases.ts',
-  'services/knowledge/documents.ts',
-  'services/knowledge/indexing.ts',
-  'services/knowledge/search.ts',
-  'services/knowledge/sync.ts',
-  'services/knowledge/vectors.ts',
-  'services/research/fetching.ts',
-  'services/research/runs.ts',
-  'services/research/synthesis.ts',
-  'services/runs/logs.ts',
-  'services/runs/queries.ts',
-  'services/runs/readModel.ts',
-  'services/runs/summaries.ts',
   'services/skills/load.ts',
   'services/skills/skills.ts',
-  'services/webhooks/inbound.ts',
-  'services/webhooks/outboxWriter.ts',
 ]);
 
 const DB_HANDLES = /^(em|tx|trx|fork|conn|connection|this\.em|orm\.em)$/;
