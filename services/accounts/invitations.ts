@@ -4,6 +4,7 @@ import { recordAudit } from '../kernel/audit';
 import { conflict, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { SessionPrincipal, WorkspacePrincipal } from '../kernel/principal';
+import { lockInvitation } from './store';
 import { normalizeEmail } from './users';
 
 /**
@@ -65,7 +66,7 @@ export async function inviteMember(
       throw conflict('This user is already a member of the workspace.');
     }
     // Serialises concurrent invitations of the same person to the same workspace.
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`invite:${actor.workspaceId}:${user.id}`]);
+    await lockInvitation(tx, actor.workspaceId, user.id);
     const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
     let invitation = await tx.findOne(InvitationSchema, { workspaceId: actor.workspaceId, userId: user.id, status: 'pending' });
     if (invitation) Object.assign(invitation, { role: input.role, invitedById: actor.userId, expiresAt });

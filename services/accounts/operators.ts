@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { unauthenticated, unavailable } from '../kernel/errors';
 import { verifySession } from './sessions';
+import { userEmail } from './store';
 
 /**
  * Operators are the people who run the deployment (not a workspace role): they may read every
@@ -30,8 +31,7 @@ export async function requireOperator(em: EntityManager, settings: OperatorSetti
   if (creds.sessionToken && settings.operatorEmails.length > 0) {
     const session = await verifySession(em, creds.sessionToken);
     if (session) {
-      const rows: Array<{ email: string }> = await em.execute('select email from users where id = ?', [session.userId]);
-      const email = rows[0]?.email.toLowerCase();
+      const email = (await userEmail(em, session.userId))?.toLowerCase();
       if (email && settings.operatorEmails.includes(email)) return;
     }
   }

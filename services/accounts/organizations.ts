@@ -11,6 +11,18 @@ import { recordAudit } from '../kernel/audit';
 import { AUTH_MESSAGES, forbidden, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { isAdminRole, type SessionPrincipal } from '../kernel/principal';
+import {
+  activeOrganizationKeyIds,
+  deleteEmptiedOrganization,
+  deleteOrganization,
+  insertOrganizationOf,
+  moveWorkspaceToOrganization,
+  renameOrganizationRow,
+  revokeOrganizationKeys,
+  workspaceExists,
+  workspaceName,
+  workspaceOrganization,
+} from './store';
 
 /**
  * Organizations group workspaces. Every workspace is in exactly one: its own (made on first
@@ -26,25 +38,14 @@ export interface OrganizationView extends Pick<Organization, 'id' | 'name' | 'up
 
 /** The organization of a workspace (made for it on first use). */
 export async function organizationIdOf(em: EntityManager, workspaceId: string): Promise<string> {
-  const conn = em;
-  const found = await conn.execute<Array<{ organization_id: string }>>(
-    `select organization_id from organization_workspaces where workspace_id = ?`,
-    [workspaceId],
-  );
-  if (found[0]) return found[0].organization_id;
-  const [ws] = await conn.execute<Array<{ name: string }>>(`select name from workspaces where id = ?`, [workspaceId]);
-  if (!ws) throw notFound('Workspace not found');
+  const found = await workspaceOrganization(em, workspaceId);
+  if (found !== undefined) return found;
+  const name = await workspaceName(em, workspaceId);
+  if (name === undefined) throw notFound('Workspace not found');
   const id = newId('org');
-  const now = new Date();
-  await conn.execute(`insert into organizations (id, name, created_at, updated_at) values (?, ?, ?, ?)`, [id, ws.name, now, now]);
-  const joined = await conn.execute<Array<{ organization_id: string }>>(
-    `insert into organization_workspaces (workspace_id, organization_id, joined_at) values (?, ?, ?)
-     on conflict (workspace_id) do nothing returning organization_id`,
-    [workspaceId, id, now],
-  );
-  if (joined[0]) return id;
+  if (await insertOrganizationOf(em, workspaceId, { id, name, now: new Date() })) return id;
   // A concurrent first use won: drop ours and use theirs.
-  await conn.execute(`delete from organizations where id = ?`, [id]);
+  await deleteOrganization(em, id);
   return organizationIdOf(em, workspaceId);
 }
 
@@ -71,7 +72,7 @@ async function grantOrganization(em: EntityManager, grant: OrganizationGrant): P
 export async function keyReachesWorkspace(em: EntityManager, grant: OrganizationGrant | null, workspaceId: string): Promise<boolean> {
   if (!grant) return false;
   const org = await grantOrganization(em, grant);
-  const [exists] = await em.execute<Array<{ id: string }>>(`select id from workspaces where id = ?`, [workspaceId]);
+  const exists = await workspaceExists(em, workspaceId);
   if (!org || !exists || (await organizationIdOf(em, workspaceId)) !== org) return false;
   return grant.workspaceSelection === 'organization' || grant.workspaceIds.includes(workspaceId);
 }
@@ -106,14 +107,7 @@ export async function organizationGrantFor(
 /** Ids of the active organization keys of the organization of `workspaceId` (Admins and Owners there manage them). */
 export async function organizationKeyIdsFor(em: EntityManager, workspaceId: string): Promise<string[]> {
   const org = await organizationIdOf(em, workspaceId);
-  const rows: Array<{ id: string }> = await em.execute(
-    `select k.id from api_keys k
-      where k.workspace_id is null and k.scope = 'organization' and k.revoked_at is null
-        and (k.organization->>'organizationId' = ?
-             or (k.organization->>'organizationId' is null
-                 and k.organization->'workspaceIds'->>0 in (select w.workspace_id from organization_workspaces w where w.organization_id = ?)))`,
-    [org, org],
-  );
+  const rows = await activeOrganizationKeyIds(em, org);
   return rows.map((r) => r.id);
 }
 
@@ -146,7 +140,7 @@ export async function renameOrganization(em: EntityManager, actor: SessionPrinci
   const name = rawName.trim();
   if (!name) throw invalidInput('name cannot be blank.');
   const id = await organizationIdOf(em, actor.workspaceId);
-  await em.execute(`update organizations set name = ?, updated_at = ? where id = ?`, [name, new Date(), id]);
+  await renameOrganizationRow(em, id, name, new Date());
   recordAudit(em, actor, {
     action: 'organization.rename',
     severity: 'info',
@@ -178,23 +172,9 @@ export async function addWorkspaceToOrganization(
   const previous = await organizationIdOf(em, workspaceId);
   if (previous !== target) {
     await em.transactional(async (tx) => {
-      // The transaction's own connection: em.execute runs there, getConnection().execute would not.
-      const conn = tx;
-      await conn.execute(`update organization_workspaces set organization_id = ?, joined_at = ? where workspace_id = ?`, [
-        target,
-        new Date(),
-        workspaceId,
-      ]);
-      const emptied = await conn.execute<Array<{ id: string }>>(
-        `delete from organizations o where o.id = ? and not exists (select 1 from organization_workspaces w where w.organization_id = o.id) returning id`,
-        [previous],
-      );
+      await moveWorkspaceToOrganization(tx, workspaceId, target, new Date());
       // Keys of an organization that no longer exists reach nothing and nobody could manage them: revoke them.
-      if (emptied.length)
-        await conn.execute(
-          `update api_keys set revoked_at = ? where scope = 'organization' and revoked_at is null and organization->>'organizationId' = ?`,
-          [new Date(), previous],
-        );
+      if (await deleteEmptiedOrganization(tx, previous)) await revokeOrganizationKeys(tx, previous, new Date());
     });
     recordAudit(em, actor, {
       action: 'organization.workspace.add',

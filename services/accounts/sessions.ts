@@ -5,6 +5,7 @@ import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { hashPassword, verifyPassword } from '../kernel/passwords';
 import type { SessionPrincipal } from '../kernel/principal';
 import type { SignInLimiter } from '../kernel/signInLimits';
+import { liveSessionByHash } from './store';
 import { normalizeEmail, publicUser, type PublicUser } from './users';
 
 export interface WorkspaceMembershipView {
@@ -93,14 +94,7 @@ function pickWorkspace(user: User, workspaces: WorkspaceMembershipView[], reques
 /** Resolves a session cookie to its principal; null when unknown, expired, revoked, banned or no longer a member. */
 export async function verifySession(em: EntityManager, token: string): Promise<SessionPrincipal | null> {
   if (!token || token.length > 200) return null;
-  const rows: Array<{ id: string; user_id: string; workspace_id: string; role: MembershipRole }> = await em.getConnection().execute(
-    `select s.id, s.user_id, s.workspace_id, m.role
-         from sessions s
-         join users u on u.id = s.user_id and u.status <> 'banned'
-         join memberships m on m.workspace_id = s.workspace_id and m.user_id = s.user_id
-        where s.token_hash = ? and s.revoked_at is null and s.expires_at > now()`,
-    [sha256Hex(token)],
-  );
+  const rows = await liveSessionByHash(em, sha256Hex(token));
   const row = rows[0];
   if (!row) return null;
   return {

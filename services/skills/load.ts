@@ -18,6 +18,7 @@ import { readyFilesByIds } from '../files';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { findUnstorableText } from '../kernel/storableText';
 import { discoverableBy, literalLike, SKILL_LIMITS } from './skills';
+import { countSkillUses } from './store';
 
 export const LOAD_LIMITS = { ids: 32, idChars: 191 } as const;
 
@@ -186,8 +187,5 @@ async function skillByName(em: EntityManager, principal: WorkspacePrincipal, nam
 /** One atomic increment per load: concurrent loads never lose a count. */
 async function countUses(em: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await em.execute(
-    `update skills set usage_count = usage_count + 1, last_used_at = now() where id in (${ids.map(() => '?').join(', ')})`,
-    ids,
-  );
+  await countSkillUses(em, ids);
 }

@@ -25,6 +25,7 @@ import { readyFilesByIds } from '../files';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { parseSkillContent } from './content';
+import { maxLineageVersion } from './store';
 
 /** The spec's exact messages of the skills area. */
 export const SKILL_MESSAGES = {
@@ -299,9 +300,7 @@ async function reviseWorking(tx: EntityManager, skill: Skill, fields: ContentFie
 
 /** A new private draft version of `base`'s lineage, made from `base` with `fields` applied. */
 async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFields): Promise<Skill> {
-  const rows: Array<{ max: number }> = await tx
-    .getConnection()
-    .execute('select max(version) as max from skills where lineage_id = ?', [base.lineageId], 'all', tx.getTransactionContext());
+  const max = await maxLineageVersion(tx, base.lineageId);
   const now = new Date();
   return tx.create(SkillSchema, {
     id: newId('skill'),
@@ -314,7 +313,7 @@ async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFi
     enabled: fields.enabled ?? base.enabled,
     visibility: 'private',
     publicationStatus: 'draft',
-    version: Number(rows[0]?.max ?? base.version) + 1,
+    version: Number(max ?? base.version) + 1,
     parentVersionId: base.id,
     fileIds: fields.fileIds ?? [...base.fileIds],
     reviewerId: null,
