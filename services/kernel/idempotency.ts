@@ -2,6 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { IdempotencyRecordSchema, type IdempotencyRecord } from '../../db/entities';
 import { invalidInput, conflict } from './errors';
 import { newId, sha256Hex } from './ids';
+import {
+  completeIdempotencyRecord,
+  deleteInProgressIdempotencyRecord,
+  deleteStaleIdempotencyRecord,
+  insertIdempotencyClaim,
+} from './store';
 import { canonicalJson } from '../../engine/canonicalJson';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -40,24 +46,26 @@ export async function claimIdempotencyKey(
   em: EntityManager,
   args: { workspaceId: string; key: string; principalId: string; fingerprint: string },
 ): Promise<Claim> {
-  const conn = em;
   const now = new Date();
   // An expired record no longer binds its key, and a claim left in progress by a crashed
   // process must not block the key for 24 h: drop both so the key can be used afresh.
-  await conn.execute(
-    `delete from idempotency_records
-      where workspace_id = ? and key = ? and (expires_at <= ? or (state = 'in_progress' and created_at <= ?))`,
-    [args.workspaceId, args.key, now, new Date(now.getTime() - ABANDONED_CLAIM_MS)],
-  );
+  await deleteStaleIdempotencyRecord(em, {
+    workspaceId: args.workspaceId,
+    key: args.key,
+    now,
+    abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS),
+  });
   const recordId = newId('idem');
-  const inserted: Array<{ id: string }> = await conn.execute(
-    `insert into idempotency_records (id, workspace_id, key, principal_id, fingerprint, state, created_at, expires_at)
-     values (?, ?, ?, ?, ?, 'in_progress', ?, ?)
-     on conflict (workspace_id, key) do nothing
-     returning id`,
-    [recordId, args.workspaceId, args.key, args.principalId, args.fingerprint, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
-  );
-  if (inserted.length > 0) return { kind: 'new', recordId };
+  const claimed = await insertIdempotencyClaim(em, {
+    id: recordId,
+    workspaceId: args.workspaceId,
+    key: args.key,
+    principalId: args.principalId,
+    fingerprint: args.fingerprint,
+    now,
+    expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+  });
+  if (claimed) return { kind: 'new', recordId };
 
   const existing = await em.fork().findOne(IdempotencyRecordSchema, { workspaceId: args.workspaceId, key: args.key });
   if (!existing) return claimIdempotencyKey(em, args); // released between our insert and read: try again
@@ -93,13 +101,14 @@ export async function completeIdempotencyKey(
   recordId: string,
   response: { status: number; body: unknown; headers: Record<string, string> },
 ): Promise<void> {
-  await em.execute(
-    `update idempotency_records set state = 'completed', response_status = ?, response_body = ?::jsonb, response_headers = ?::jsonb where id = ?`,
-    [response.status, JSON.stringify(response.body ?? null), JSON.stringify(response.headers), recordId],
-  );
+  await completeIdempotencyRecord(em, recordId, {
+    status: response.status,
+    body: JSON.stringify(response.body ?? null),
+    headers: JSON.stringify(response.headers),
+  });
 }
 
 /** Frees a claimed key after a failure, so the client can retry with the same key. */
 export async function releaseIdempotencyKey(em: EntityManager, recordId: string): Promise<void> {
-  await em.execute(`delete from idempotency_records where id = ? and state = 'in_progress'`, [recordId]);
+  await deleteInProgressIdempotencyRecord(em, recordId);
 }

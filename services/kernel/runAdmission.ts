@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { unavailable } from './errors';
+import { lockAndCountActiveRuns } from './store';
 
 export interface RunAdmissionSettings {
   /** Live runs a workspace may have `queued` or `running` before new ones wait; 0 turns admission off. */
@@ -49,12 +50,7 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
   /** One attempt: under the workspace's lock, writes and returns `{ value }` if there is a place, else null. */
   const tryAdmit = async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>): Promise<{ value: T } | null> =>
     orm.em.fork().transactional(async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`run-admission:${workspaceId}`]);
-      const rows = await tx.execute<Array<{ n: number }>>(
-        `select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`,
-        [workspaceId],
-      );
-      if ((rows[0]?.n ?? 0) >= settings.maxActivePerWorkspace) return null;
+      if ((await lockAndCountActiveRuns(tx, workspaceId)) >= settings.maxActivePerWorkspace) return null;
       return { value: await write(tx) };
     });
 

@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { rateLimited } from './errors';
 import { sha256Hex } from './ids';
+import { clearSignInCounters, lockSignInCounters, saveSignInCounter, sweepSignInCounters, type SignInCounterRow } from './store';
 
 /** How many sign-in attempts are checked against a password, and how long locks last (docs/operations.md, SIGN_IN_*). */
 export interface SignInLimitSettings {
@@ -33,14 +34,7 @@ const REFUSED = 'Too many sign-in attempts. Try again later.';
 const SWEEP_EVERY_MS = 60_000;
 
 /** A counter as the limiter reads it; times are epoch milliseconds of the database's clock. */
-interface CounterRow {
-  key: string;
-  attempts: number;
-  windowEndsAt: number | null;
-  lockedUntil: number | null;
-  locks: number;
-  now: number;
-}
+type CounterRow = SignInCounterRow;
 
 type Verdict = { allowed: true; row: CounterRow } | { allowed: false; row: CounterRow; retryAfterMs: number };
 
@@ -78,15 +72,7 @@ export class SignInLimiter {
       // One statement creates and locks both counters, always in key order: parallel attempts
       // queue on the same rows, and two attempts never wait on each other in a cycle.
       const ordered = [keys.address, keys.account].sort();
-      const rows = await tx.execute<CounterRow[]>(
-        `insert into sign_in_counters (key) values (?), (?)
-           on conflict (key) do update set key = excluded.key
-         returning key, attempts, locks,
-           (extract(epoch from window_ends_at) * 1000)::float8 as "windowEndsAt",
-           (extract(epoch from locked_until) * 1000)::float8 as "lockedUntil",
-           (extract(epoch from clock_timestamp()) * 1000)::float8 as now`,
-        ordered,
-      );
+      const rows = await lockSignInCounters(tx, ordered);
       const byKey = new Map(rows.map((r) => [r.key, r]));
       const address = this.judge(byKey.get(keys.address)!, this.settings.maxPerAddress);
       if (!address.allowed) {
@@ -112,13 +98,7 @@ export class SignInLimiter {
     const keys = signInCounterKeys(email, clientAddress);
     // Two statements, not one transaction: holding the address row while waiting for the
     // account's would invert consume's lock order.
-    const em = this.orm.em.fork();
-    await em.execute('delete from sign_in_counters where key = ?', [keys.address]);
-    await em.execute(
-      `update sign_in_counters set attempts = greatest(attempts - 1, 0)
-        where key = ? and window_ends_at > clock_timestamp()`,
-      [keys.account],
-    );
+    await clearSignInCounters(this.orm.em.fork(), keys);
   }
 
   /** The counter after one more attempt, and whether that attempt may be checked. */
@@ -152,13 +132,7 @@ export class SignInLimiter {
   private async save(tx: EntityManager, row: CounterRow): Promise<void> {
     // The row may be deleted once nothing in it matters any more: window over, lock over and forgotten.
     const forgetAt = Math.max(row.windowEndsAt ?? 0, row.lockedUntil === null ? 0 : row.lockedUntil + this.settings.lockMemoryMs);
-    await tx.execute(
-      `update sign_in_counters
-          set attempts = ?, locks = ?,
-              window_ends_at = to_timestamp(?::float8 / 1000), locked_until = to_timestamp(?::float8 / 1000), forget_at = to_timestamp(?::float8 / 1000)
-        where key = ?`,
-      [row.attempts, row.locks, row.windowEndsAt, row.lockedUntil, forgetAt, row.key],
-    );
+    await saveSignInCounter(tx, row, forgetAt);
   }
 
   private sweepNowAndThen(): void {
@@ -166,16 +140,9 @@ export class SignInLimiter {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     // Best effort: a failed sweep is retried on a later attempt, and never fails a sign-in.
-    this.orm.em
-      .fork()
-      .execute(
-        // skip locked: rows in use are not waited for, so the sweep never joins a lock cycle.
-        `delete from sign_in_counters where key in (
-           select key from sign_in_counters where forget_at < clock_timestamp() limit 10000 for update skip locked)`,
-      )
-      .catch(() => {
-        this.lastSweep = 0;
-      });
+    sweepSignInCounters(this.orm.em.fork()).catch(() => {
+      this.lastSweep = 0;
+    });
   }
 }
 
