@@ -38,7 +38,8 @@ import {
   refuseManagedWrite,
   type TableData,
 } from './tables';
-import { inTransaction, queryRows, withClient } from './storage';
+import { inTransaction, queryRows } from './storage';
+import { withClient } from './store';
 import { neutralizeCsvText, restoreCsvText } from '../kernel/csvCells';
 
 /** Largest CSV upload (spec Limits: 5 MB). */

@@ -65,7 +65,7 @@ export {
 } from './csv';
 export { fetchCapped, type FetchCaps, type QueryResult, type QuerySettings, runQuery, withSandboxSession } from './query';
 export { ALLOWED_FUNCTIONS, ALLOWED_TYPES, checkReadOnlySql, MAX_SQL_LENGTH, SQL_NOT_ALLOWED, SqlRefusal } from './sqlCheck';
-export { withClient } from './storage';
+export { withClient } from './store';
 export { closeUserSql, DEFAULT_USER_SQL_POOL, type UserSqlPoolSettings } from './userSql';
 export {
   configurationCatalog,

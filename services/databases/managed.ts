@@ -11,7 +11,8 @@ import type { TableColumn, UserDatabase, UserTable } from '../../db/entities';
 import { conflict, invalidInput, notFound, unavailable } from '../kernel/errors';
 import { cellFromSql, ident, valuesToSql, type SqlCell } from './columns';
 import { scanForSecrets } from './secretScan';
-import { asValueError, inTransaction, isPgError, queryRows, withClient, type PgClient } from './storage';
+import { asValueError, inTransaction, isPgError, queryRows, type PgClient } from './storage';
+import { withClient } from './store';
 import { loadTable, qualified } from './tables';
 
 export const KEY_COLUMN = 'key';

@@ -30,7 +30,8 @@ import {
   type DeclaredTable,
 } from './managed';
 import { scanForSecrets } from './secretScan';
-import { asValueError, inTransaction, isPgError, queryRows, withClient, type PgClient } from './storage';
+import { asValueError, inTransaction, isPgError, queryRows, type PgClient } from './storage';
+import { withClient } from './store';
 import { loadTable, qualified } from './tables';
 
 export const ARTIFACT_SCHEMA = 'svc.configuration-artifact.v1';

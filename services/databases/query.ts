@@ -23,7 +23,8 @@ import { DomainError, invalidInput, rateLimited, timedOut, unavailable } from '.
 import { FairQueueFull } from '../kernel/fairQueue';
 import { ident } from './columns';
 import { checkReadOnlySql } from './sqlCheck';
-import { isPgError, withClient, type PgClient } from './storage';
+import { isPgError, type PgClient } from './storage';
+import { withClient } from './store';
 import { ConnectionClosed, DEFAULT_USER_SQL_POOL, withUserSqlClient, type UserSqlPoolSettings } from './userSql';
 import { liveTables, loadDatabase } from './tables';
 

@@ -1,27 +1,17 @@
 /**
  * Raw PostgreSQL access of the databases area. User tables are created, altered and queried
  * with dynamic DDL and SQL that no ORM mapping describes, so this area borrows a connection of
- * the ORM's pool and drives it itself: catalogue rows and the DDL or rows they describe are
- * written in one transaction on that connection, so a refused or failed request leaves
- * nothing half-written.
+ * the ORM's pool (`withClient`, store.ts) and drives it itself: catalogue rows and the DDL or
+ * rows they describe are written in one transaction on that connection, so a refused or
+ * failed request leaves nothing half-written.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { wellFormedParams } from '../kernel/storableText';
 import type { ClientBase, QueryResultRow } from 'pg';
 import { invalidInput } from '../kernel/errors';
+import { withClient } from './store';
 
 export type PgClient = ClientBase;
-
-/** Runs `fn` on a connection of the ORM's pool, given back afterwards. */
-export async function withClient<T>(em: EntityManager, fn: (client: PgClient) => Promise<T>): Promise<T> {
-  const knexClient = em.getKnex().client as { acquireConnection(): Promise<PgClient>; releaseConnection(c: PgClient): Promise<void> };
-  const client = await knexClient.acquireConnection();
-  try {
-    return await fn(client);
-  } finally {
-    await knexClient.releaseConnection(client);
-  }
-}
 
 /** Runs `fn` in a transaction on its own connection: committed when it returns, rolled back when it throws. */
 export async function inTransaction<T>(em: EntityManager, fn: (client: PgClient) => Promise<T>, begin = 'begin'): Promise<T> {

@@ -21,7 +21,8 @@ import {
   valuesToSql,
   type SqlCell,
 } from './columns';
-import { asValueError, inTransaction, isPgError, queryRows, withClient, type PgClient } from './storage';
+import { asValueError, inTransaction, isPgError, queryRows, type PgClient } from './storage';
+import { withClient } from './store';
 
 export const TABLE_NOT_FOUND = 'Table not found';
 export const DATABASE_NOT_FOUND = 'Database not found';

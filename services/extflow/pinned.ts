@@ -10,6 +10,7 @@ import { isTriggerType, outputHandles } from '../../engine/nodes';
 import type { GraphNode, WorkflowGraph } from '../../engine/types';
 import { toStorable } from '../kernel/storableText';
 import { isRecord } from './nodes/context';
+import { deletePinnedData, storedPinnedData, upsertPinnedData } from './store';
 import type { ConversionWarning, ExtWorkflow, PinnedDataItem } from './types';
 
 /** Longest pinned output a dry run substitutes (a transform expression's limit). */
@@ -60,14 +61,10 @@ export async function savePinnedData(
   pinned: Record<string, unknown>,
 ): Promise<void> {
   if (Object.keys(pinned).length === 0) {
-    await em.execute('delete from extflow_pinned_data where workspace_id = ? and external_id = ?', [workspaceId, externalId]);
+    await deletePinnedData(em, workspaceId, externalId);
     return;
   }
-  await em.execute(
-    `insert into extflow_pinned_data (workspace_id, external_id, pin_data, updated_at) values (?, ?, ?::jsonb, now())
-     on conflict (workspace_id, external_id) do update set pin_data = excluded.pin_data, updated_at = excluded.updated_at`,
-    [workspaceId, externalId, JSON.stringify(toStorable(pinned))],
-  );
+  await upsertPinnedData(em, workspaceId, externalId, JSON.stringify(toStorable(pinned)));
 }
 
 /** The stored pinned data of these imported workflows, by externalId. */
@@ -77,10 +74,7 @@ export async function loadPinnedData(
   externalIds: string[],
 ): Promise<Map<string, Record<string, unknown>>> {
   if (externalIds.length === 0) return new Map();
-  const rows: Array<{ external_id: string; pin_data: Record<string, unknown> }> = await em.execute(
-    `select external_id, pin_data from extflow_pinned_data where workspace_id = ? and external_id in (${externalIds.map(() => '?').join(', ')})`,
-    [workspaceId, ...externalIds],
-  );
+  const rows = await storedPinnedData(em, workspaceId, externalIds);
   return new Map(rows.map((r) => [r.external_id, r.pin_data]));
 }
 

@@ -18,12 +18,6 @@ const root = path.resolve(__dirname, '../..');
 const SCANNED = ['services', 'api', 'activities', 'temporal', 'main', 'engine', 'db'];
 const EXEMPT = [/^db\/migrations\//, /^services\/[^/]+\/store\.ts$/];
 
-/**
- * Files that still hold raw SQL outside a store, to move into their area's store.ts (issue 28).
- * The list only shrinks: a file that no longer needs its entry fails the test until removed.
- */
-const NOT_YET_MOVED = new Set<string>(['services/databases/storage.ts', 'services/extflow/pinned.ts']);
-
 const DB_HANDLES = /^(em|tx|trx|fork|conn|connection|this\.em|orm\.em)$/;
 
 const filesUnder = (dir: string): string[] =>
@@ -93,12 +87,7 @@ describe('raw SQL lives in services/<area>/store.ts', () => {
     ]);
   });
 
-  test('no raw SQL outside a store, except the files not yet moved', () => {
-    const offending = [...byFile].filter(([file]) => !NOT_YET_MOVED.has(file)).flatMap(([, calls]) => calls);
-    expect(offending).toEqual([]);
-  });
-
-  test('the list of files not yet moved only names files that still need it', () => {
-    expect([...NOT_YET_MOVED].filter((file) => !byFile.has(file))).toEqual([]);
+  test('no raw SQL outside a store', () => {
+    expect([...byFile.values()].flat()).toEqual([]);
   });
 });
