@@ -113,7 +113,7 @@ export async function prepareDocuments(
 /** Replaces the chunks of these documents (all in one transaction) and records their counts. */
 async function writeChunks(em: EntityManager, items: Array<{ doc: KnowledgeDocument; chunks: TextChunk[] }>): Promise<void> {
   await em.transactional(async (tx) => {
-    // The transaction's own EntityManager: its execute runs on the transaction's connection.
+    // Every statement on `tx`, not `em`: old chunks, new chunks and counts commit together.
     const now = new Date();
     await deleteDocumentChunks(tx, JSON.stringify(items.map((i) => i.doc.id)));
     const rows = items.flatMap(({ doc, chunks }) =>
