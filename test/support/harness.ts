@@ -252,9 +252,9 @@ export async function startTestWorker(
     services: {
       orm: app.orm,
       allowPrivateNetworks: true,
-      blobs: app.deps?.files.blobs,
+      blobs: app.deps?.services.files.blobs,
       credentials,
-      knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
+      knowledge: app.deps ? { config: app.deps.services.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
       llm: app.deps?.config.llm,
       localAiCli: app.deps?.config.localAiCli,
       commands: app.deps
@@ -265,7 +265,7 @@ export async function startTestWorker(
             localAiCli: app.deps.config.localAiCli,
           }
         : undefined,
-      mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
+      mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.services.files.scanners } : undefined,
       codeTimeoutMs: opts.codeTimeoutMs,
     },
     workflowBundle: bundle,
