@@ -14,6 +14,7 @@ import type { AppConfig } from '../services/kernel/config';
 import { keySettingsOf, providerUrlsOf, type CredentialDeps } from '../services/credentials';
 import { fileScannersOf, type FileScanner, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
+import { createEmbeddingsClient } from '../services/models/embeddings';
 import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { createRunAdmission } from '../services/kernel/runAdmission';
 import { SignInLimiter } from '../services/kernel/signInLimits';
@@ -111,19 +112,24 @@ function knowledgeRuntime(config: AppConfig, client: Client, files: FilesRuntime
 }
 
 /**
- * The worker's services, once per process: what `createActivities` receives (the Temporal
- * adapters that activities build on their own client are added by main/worker.ts).
+ * What the worker's activities receive from `createWorkerServices`; main/worker.ts adds the
+ * Temporal adapters, which activities build on their own activity's client.
  */
-export function createWorkerServices(
-  config: AppConfig,
-  infra: WorkerInfra,
-): Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> {
+export type WorkerServices = Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'>;
+
+/** The worker's services, once per process: what `createActivities` receives. */
+export function createWorkerServices(config: AppConfig, infra: WorkerInfra): WorkerServices {
+  const allowPrivateNetworks = config.outboundAllowPrivateNetworks;
   return {
     orm: infra.orm,
-    allowPrivateNetworks: config.outboundAllowPrivateNetworks,
+    allowPrivateNetworks,
     blobs: infra.blobs,
     credentials: keySettingsOf(config),
-    knowledge: { config: config.knowledge, secretKey: config.secretKey },
+    knowledge: {
+      config: config.knowledge,
+      secretKey: config.secretKey,
+      embedder: createEmbeddingsClient(config.knowledge.embeddings, { allowPrivateNetworks }),
+    },
     llm: config.llm,
     localAiCli: config.localAiCli,
     commands: {
