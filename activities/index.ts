@@ -43,8 +43,8 @@ export interface ActivityDeps {
   commandEngineFor?: (client: Client) => CommandJobEngine;
   /** Builds the research launcher on the activity's Temporal client (the agent's start_research tool). */
   researchLauncherFor?: (client: Client) => ResearchLauncher;
-  /** Mail polling: provider base URLs and the scanners inbound attachments go through (default: the built-in one). */
-  mailer?: { config: MailerConfig; scanners?: FileScanner[] };
+  /** Mail polling: provider base URLs and the scanners inbound attachments go through (the same as the API's files area). */
+  mailer?: { config: MailerConfig; scanners: FileScanner[] };
   /** Time limit of one code node in ms (default SANDBOX_DEFAULTS.timeoutMs, 1 s); tests of outcomes raise it so a busy machine cannot fail a correct program. */
   codeTimeoutMs?: number;
 }
