@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { createdAt, entity, references } from './columns';
 import { WorkspaceSchema } from './workspaces';
 
 export type AuditSeverity = 'info' | 'warning' | 'critical';
@@ -9,7 +9,7 @@ export const AuditLogSchema = entity({
   tableName: 'audit_logs',
   properties: {
     id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk().nullable(),
+    workspaceId: references(WorkspaceSchema, 'workspace_id').nullable(),
     action: p.string(),
     severity: p.string().$type<AuditSeverity>(),
     actorUserId: p.string().nullable(),
@@ -17,7 +17,7 @@ export const AuditLogSchema = entity({
     targetType: p.string().nullable(),
     targetId: p.string().nullable(),
     metadata: p.json<Record<string, unknown>>(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 export type AuditLog = InferEntity<typeof AuditLogSchema>;

@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
+import { createdAt, entity, HIDDEN, references, timestamptz } from './columns';
 import { UserSchema, WorkspaceSchema } from './workspaces';
 export type { ApiKeyScope } from '../../engine/statuses';
 
@@ -26,11 +26,11 @@ export const ApiKeySchema = entity({
     /** First characters of the token, safe to display so owners can tell keys apart. */
     tokenPrefix: p.string(),
     /** null only for organization keys, which are not anchored to one workspace. */
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk().nullable(),
-    createdById: p.manyToOne(UserSchema).fieldName('created_by_id').mapToPk(),
+    workspaceId: references(WorkspaceSchema, 'workspace_id').nullable(),
+    createdById: references(UserSchema, 'created_by_id'),
     organization: p.json<OrganizationGrant>().nullable(),
     allowedWorkflowIds: p.json<string[]>().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
     lastUsedAt: timestamptz('last_used_at').nullable(),
     revokedAt: timestamptz('revoked_at').nullable(),
   },
@@ -43,9 +43,9 @@ export const SessionSchema = entity({
   properties: {
     id: p.string().primary(),
     tokenHash: p.string().unique().hidden(HIDDEN),
-    userId: p.manyToOne(UserSchema).fieldName('user_id').mapToPk(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
-    createdAt: timestamptz('created_at'),
+    userId: references(UserSchema, 'user_id'),
+    workspaceId: references(WorkspaceSchema, 'workspace_id'),
+    ...createdAt(),
     expiresAt: timestamptz('expires_at'),
     revokedAt: timestamptz('revoked_at').nullable(),
   },

@@ -1,6 +1,6 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
-import { WorkspaceSchema } from './workspaces';
+import { entity, HIDDEN, timestamps } from './columns';
+import { workspaceOwned } from './workspaces';
 
 /** Where a credential's secret came from: the request body, or a deployment variable copied at write time. */
 export type CredentialSource = 'inline' | 'env';
@@ -9,8 +9,7 @@ export const CredentialSchema = entity({
   name: 'Credential',
   tableName: 'credentials',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     name: p.string(),
     type: p.string(),
     secretEncrypted: p.text().hidden(HIDDEN),
@@ -24,8 +23,7 @@ export const CredentialSchema = entity({
      * the secret again.
      */
     allowedHosts: p.array().columnType('text[]').default('{}'),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /**

@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { createdAt, entity, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { ColumnType } from '../../engine/statuses';
 export type { ColumnType } from '../../engine/statuses';
 
@@ -14,13 +14,11 @@ export const UserDatabaseSchema = entity({
   name: 'UserDatabase',
   tableName: 'user_databases',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     name: p.string(),
     schemaName: p.string(),
     roleName: p.string(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /**
@@ -34,16 +32,14 @@ export const UserTableSchema = entity({
   name: 'UserTable',
   tableName: 'user_tables',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     databaseId: p.string(),
     name: p.string(),
     physicalName: p.string(),
     columns: p.json<TableColumn[]>(),
     trashed: p.boolean(),
     trashedAt: timestamptz('trashed_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /**
@@ -81,15 +77,14 @@ export const ConfigurationReceiptSchema = entity({
   name: 'ConfigurationReceipt',
   tableName: 'configuration_receipts',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     requestId: p.string(),
     inputDigest: p.string(),
     actorId: p.string(),
     packageKey: p.string(),
     actionIds: p.json<string[]>(),
     status: p.string().$type<'applied'>(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 /** A successful apply of a configuration package: who, which package, which actions. No row values. */
@@ -114,14 +109,13 @@ export const ConfigurationProposalSchema = entity({
   name: 'ConfigurationProposal',
   tableName: 'configuration_proposals',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     packageKey: p.string(),
     package: p.json<unknown>(),
     packageDigest: p.string(),
     status: p.string().$type<'pending' | 'confirmed' | 'applied'>(),
     createdBy: p.string(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
     expiresAt: timestamptz('expires_at'),
     confirmedBy: p.string().nullable(),
     confirmedAt: timestamptz('confirmed_at').nullable(),

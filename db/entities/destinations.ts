@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { createdAt, entity, timestamps, workspaceScoped } from './columns';
 
 /**
  * Workflow destinations: one Production destination and named previews per workflow. The API
@@ -47,12 +47,18 @@ export interface TargetSourceState {
   jobStatuses?: Record<string, CiJobState>;
 }
 
+/** The key of a destination's rows (activations, approvals, sources): their id, and the destination's workspace, workflow and id. */
+const targetOwned = () => ({
+  ...workspaceScoped(),
+  workflowId: p.string(),
+  targetId: p.string(),
+});
+
 export const WorkflowTargetSchema = entity({
   name: 'WorkflowTarget',
   tableName: 'workflow_targets',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     workflowId: p.string(),
     kind: p.string().$type<TargetKind>(),
     name: p.string(),
@@ -74,8 +80,7 @@ export const WorkflowTargetSchema = entity({
     allowProductionReactivation: p.boolean(),
     prepared: p.json<PreparedPublication>().nullable(),
     createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type WorkflowTarget = InferEntity<typeof WorkflowTargetSchema>;
@@ -84,10 +89,7 @@ export const TargetActivationSchema = entity({
   name: 'TargetActivation',
   tableName: 'workflow_target_activations',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    workflowId: p.string(),
-    targetId: p.string(),
+    ...targetOwned(),
     versionId: p.string(),
     generation: p.integer(),
     source: p.string().$type<ActivationSource>(),
@@ -96,7 +98,7 @@ export const TargetActivationSchema = entity({
     requestId: p.uuid().nullable(),
     connectionBindings: p.json<Record<string, string>>(),
     createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 /** One publication of a version on a destination; production's form the history. */
@@ -106,17 +108,14 @@ export const TargetApprovalSchema = entity({
   name: 'TargetApproval',
   tableName: 'workflow_target_approvals',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    workflowId: p.string(),
-    targetId: p.string(),
+    ...targetOwned(),
     versionId: p.string(),
     /** May be reused to reactivate this snapshot later (production rollback). */
     permitsReactivation: p.boolean(),
     approvedById: p.string(),
     /** The activation that used it; an ordinary approval publishes once. */
     consumedByActivationId: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 /** An Admin's or Owner's approval of one exact version on one destination (session only). */
@@ -126,18 +125,14 @@ export const TargetSourceSchema = entity({
   name: 'TargetSource',
   tableName: 'workflow_target_sources',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    workflowId: p.string(),
-    targetId: p.string(),
+    ...targetOwned(),
     kind: p.string().$type<TargetSourceKind>(),
     /** What makes a source unique on its destination: the feed URL, or the CI trigger node. */
     sourceKey: p.string(),
     config: p.json<RssSourceConfig | CiSourceConfig>(),
     state: p.json<TargetSourceState>(),
     createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /** An event source of a destination, stored here and polled by the event-sources area. */

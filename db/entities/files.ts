@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
+import { createdAt, entity, HIDDEN, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { FileStatus } from '../../engine/statuses';
 export type { FileStatus } from '../../engine/statuses';
 
@@ -12,9 +12,8 @@ export const StoredFileSchema = entity({
   name: 'StoredFile',
   tableName: 'files',
   properties: {
-    /** UUID. */
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    /** Its id is a UUID. */
+    ...workspaceScoped(),
     name: p.text(),
     mimeType: p.text(),
     /** Declared at create; complete verifies the blob against it. */
@@ -32,8 +31,7 @@ export const StoredFileSchema = entity({
     /** While set and in the future, one complete call is scanning the file. */
     scanLeaseUntil: timestamptz('scan_lease_until').nullable().hidden(HIDDEN),
     createdById: p.string().hidden(HIDDEN),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
     deletionRequestedAt: timestamptz('deletion_requested_at').nullable(),
     deletedAt: timestamptz('deleted_at').nullable(),
   },
@@ -48,8 +46,7 @@ export const FileScanSchema = entity({
   name: 'FileScan',
   tableName: 'file_scans',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     fileId: p.string(),
     /** `builtin` or `clamd`. */
     scanner: p.string(),
@@ -57,7 +54,7 @@ export const FileScanSchema = entity({
     /** Signature or rule that matched, or the error; null when clean. */
     detail: p.text().nullable(),
     blobSha256: p.string(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 /** One scanner's verdict on one file (never serialized). */

@@ -1,12 +1,11 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { createdAt, entity, timestamptz, workspaceScoped } from './columns';
 
 export const IdempotencyRecordSchema = entity({
   name: 'IdempotencyRecord',
   tableName: 'idempotency_records',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     key: p.string(),
     /** Who used the key first (api key id or session user id); another principal gets 409. */
     principalId: p.string(),
@@ -16,7 +15,7 @@ export const IdempotencyRecordSchema = entity({
     responseStatus: p.integer().nullable(),
     responseBody: p.json<unknown>().nullable(),
     responseHeaders: p.json<Record<string, string>>().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
     expiresAt: timestamptz('expires_at'),
   },
 });

@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
+import { entity, executionSpan, HIDDEN, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { IndexingStatus, ConnectorProviderId, ConnectorStatus, SyncRunStatus } from '../../engine/statuses';
 export type { IndexingStatus, ConnectorProviderId, ConnectorStatus, SyncRunStatus } from '../../engine/statuses';
 
@@ -14,16 +14,14 @@ export const KnowledgeBaseSchema = entity({
   name: 'KnowledgeBase',
   tableName: 'knowledge_bases',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     name: p.text(),
     description: p.text().nullable(),
     minChunkSizeChars: p.integer(),
     maxChunkSizeTokens: p.integer(),
     overlapTokens: p.integer(),
     trashedAt: timestamptz('trashed_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type KnowledgeBase = InferEntity<typeof KnowledgeBaseSchema>;
@@ -32,8 +30,7 @@ export const KnowledgeDocumentSchema = entity({
   name: 'KnowledgeDocument',
   tableName: 'knowledge_documents',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     knowledgeBaseId: p.string(),
     /** The connector that synced it; null for uploads and after the connector was deleted. */
     connectorId: p.string().nullable(),
@@ -62,8 +59,7 @@ export const KnowledgeDocumentSchema = entity({
     chunkCount: p.integer(),
     lastSyncRunId: p.string().nullable(),
     createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
     indexedAt: timestamptz('indexed_at').nullable(),
   },
 });
@@ -73,8 +69,7 @@ export const KnowledgeConnectorSchema = entity({
   name: 'KnowledgeConnector',
   tableName: 'knowledge_connectors',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     knowledgeBaseId: p.string(),
     name: p.text(),
     providerId: p.string().$type<ConnectorProviderId>(),
@@ -87,8 +82,7 @@ export const KnowledgeConnectorSchema = entity({
     syncLeaseRunId: p.string().nullable().hidden(HIDDEN),
     syncLeaseToken: p.string().nullable().hidden(HIDDEN),
     syncLeaseExpiresAt: timestamptz('sync_lease_expires_at').nullable().hidden(HIDDEN),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type KnowledgeConnector = InferEntity<typeof KnowledgeConnectorSchema>;
@@ -97,8 +91,7 @@ export const KnowledgeSyncRunSchema = entity({
   name: 'KnowledgeSyncRun',
   tableName: 'knowledge_sync_runs',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     connectorId: p.string(),
     status: p.string().$type<SyncRunStatus>(),
     /** The bounded options, defaults applied. */
@@ -112,10 +105,8 @@ export const KnowledgeSyncRunSchema = entity({
     error: p.text().nullable(),
     leaseToken: p.string().nullable().hidden(HIDDEN),
     leaseExpiresAt: timestamptz('lease_expires_at').nullable().hidden(HIDDEN),
-    startedAt: timestamptz('started_at').nullable(),
-    finishedAt: timestamptz('finished_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...executionSpan(),
+    ...timestamps(),
   },
 });
 export type KnowledgeSyncRun = InferEntity<typeof KnowledgeSyncRunSchema>;

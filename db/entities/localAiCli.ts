@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { entity, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { LocalAiCliKind } from '../../engine/statuses';
 export type { LocalAiCliKind } from '../../engine/statuses';
 
@@ -11,8 +11,7 @@ export const LocalAiCliSessionSchema = entity({
   name: 'LocalAiCliSession',
   tableName: 'local_ai_cli_sessions',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     kind: p.string().$type<LocalAiCliKind>(),
     status: p.string().$type<LocalAiCliSessionStatus>(),
     authMethod: p.string().$type<'token' | 'login'>().nullable(),
@@ -21,8 +20,7 @@ export const LocalAiCliSessionSchema = entity({
     loginStateHash: p.string().nullable(),
     loginExpiresAt: timestamptz('login_expires_at').nullable(),
     lastVerifiedAt: timestamptz('last_verified_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /**

@@ -1,6 +1,6 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
-import { WorkspaceSchema } from './workspaces';
+import { createdAt, entity, HIDDEN, timestamps, timestamptz } from './columns';
+import { workspaceOwned } from './workspaces';
 
 export type MailerReservationStatus = 'sending' | 'sent' | 'unknown' | 'retry_authorized';
 
@@ -8,8 +8,7 @@ export const MailerRouteSchema = entity({
   name: 'MailerRoute',
   tableName: 'mailer_routes',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     workflowId: p.string(),
     targetId: p.string(),
     /** Created with an explicit executionTargetId: its workflow and destination never change. */
@@ -20,8 +19,7 @@ export const MailerRouteSchema = entity({
     description: p.text().nullable(),
     enabled: p.boolean(),
     signingSecretEncrypted: p.text().nullable().hidden(HIDDEN),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /**
@@ -34,8 +32,7 @@ export const MailerThreadSchema = entity({
   name: 'MailerThread',
   tableName: 'mailer_threads',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     routeId: p.string(),
     externalThreadId: p.string().nullable(),
     subject: p.text(),
@@ -43,7 +40,7 @@ export const MailerThreadSchema = entity({
     participantsKey: p.text(),
     messageCount: p.integer(),
     lastMessageAt: timestamptz('last_message_at'),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 export type MailerThread = InferEntity<typeof MailerThreadSchema>;
@@ -52,8 +49,7 @@ export const MailerMessageSchema = entity({
   name: 'MailerMessage',
   tableName: 'mailer_messages',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     routeId: p.string(),
     threadId: p.string(),
     externalMessageId: p.string().nullable(),
@@ -67,7 +63,7 @@ export const MailerMessageSchema = entity({
     attachmentFileIds: p.json<string[]>(),
     providerMetadata: p.json<Record<string, unknown>>(),
     outboxId: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 export type MailerMessage = InferEntity<typeof MailerMessageSchema>;
@@ -76,8 +72,7 @@ export const MailerReplyReservationSchema = entity({
   name: 'MailerReplyReservation',
   tableName: 'mailer_reply_reservations',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     messageId: p.string(),
     idempotencyKey: p.string(),
     fingerprint: p.string(),
@@ -88,8 +83,7 @@ export const MailerReplyReservationSchema = entity({
     replyMessageId: p.string().nullable(),
     providerMessageId: p.text().nullable(),
     lastError: p.text().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type MailerReplyReservation = InferEntity<typeof MailerReplyReservationSchema>;
@@ -98,8 +92,7 @@ export const MailerPollingGroupSchema = entity({
   name: 'MailerPollingGroup',
   tableName: 'mailer_polling_groups',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     provider: p.string().$type<'mailA' | 'mailB'>(),
     credentialId: p.string().nullable(),
     googleDwdConfigId: p.string().nullable(),
@@ -112,8 +105,7 @@ export const MailerPollingGroupSchema = entity({
     nextPollAt: timestamptz('next_poll_at').nullable(),
     lastPolledAt: timestamptz('last_polled_at').nullable(),
     lastError: p.text().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type MailerPollingGroup = InferEntity<typeof MailerPollingGroupSchema>;
@@ -122,13 +114,11 @@ export const MailerGoogleDwdConfigSchema = entity({
   name: 'MailerGoogleDwdConfig',
   tableName: 'mailer_google_dwd_configs',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     routeId: p.string().unique(),
     credentialId: p.string(),
     subject: p.text(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /** A route's Google domain-wide delegation: the service account credential and the mailbox it acts as. */

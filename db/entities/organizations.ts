@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { entity, timestamps, timestamptz } from './columns';
 
 export const OrganizationSchema = entity({
   name: 'Organization',
@@ -7,8 +7,7 @@ export const OrganizationSchema = entity({
   properties: {
     id: p.string().primary(),
     name: p.string(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /** A group of workspaces; organization keys belong to one. */

@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { entity, timestamps, timestamptz } from './columns';
 
 export const WorkspaceRepositorySchema = entity({
   name: 'WorkspaceRepository',
@@ -35,8 +35,7 @@ export const WorkflowReviewSchema = entity({
     headSha: p.string(),
     prNumber: p.integer(),
     prUrl: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /** The latest review of a workflow: the candidate it proposed and its pull request. */

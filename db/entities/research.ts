@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
+import { createdAt, entity, executionSpan, HIDDEN, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { ResearchStatus, ResearchSourceOutcome } from '../../engine/statuses';
 export type { ResearchStatus, ResearchSourceOutcome } from '../../engine/statuses';
 
@@ -8,8 +8,7 @@ export const ResearchRunSchema = entity({
   tableName: 'research_runs',
   properties: {
     /** `research_` + 32 hex of SHA-256(workspaceId NUL Idempotency-Key). */
-    id: p.string().primary(),
-    workspaceId: p.string(),
+    ...workspaceScoped(),
     createdById: p.string(),
     query: p.text(),
     sourceUrls: p.json<string[]>(),
@@ -28,10 +27,8 @@ export const ResearchRunSchema = entity({
     completionTokens: p.integer(),
     costCredits: p.double().$type<number>(),
     cancelRequestedAt: timestamptz('cancel_requested_at').nullable(),
-    startedAt: timestamptz('started_at').nullable(),
-    finishedAt: timestamptz('finished_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...executionSpan(),
+    ...timestamps(),
   },
 });
 /**
@@ -60,7 +57,7 @@ export const ResearchSourceSchema = entity({
     /** Same-domain links found on the page (for the crawl), never serialized. */
     links: p.json<string[]>(),
     bytes: p.integer(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 /**

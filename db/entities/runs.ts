@@ -1,6 +1,6 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
-import { WorkspaceSchema } from './workspaces';
+import { createdAt, entity, executionSpan, HIDDEN, references, timestamps, timestamptz } from './columns';
+import { workspaceOwned } from './workspaces';
 import type { WorkflowGraph } from '../../engine/types';
 import type { RunStatus, RunTrigger, StepStatus, LogLevel } from '../../engine/statuses';
 export type { RunStatus, RunTrigger, StepStatus, LogLevel } from '../../engine/statuses';
@@ -37,8 +37,7 @@ export const RunSchema = entity({
   name: 'Run',
   tableName: 'runs',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     workflowId: p.string(),
     versionId: p.string().nullable(),
     workflowName: p.string(),
@@ -66,23 +65,26 @@ export const RunSchema = entity({
     executionTarget: p.json<RunExecutionTarget>().nullable(),
     /** Simulations that selected a destination (they run its candidate). */
     simulationTargetId: p.string().nullable(),
-    startedAt: timestamptz('started_at').nullable(),
-    finishedAt: timestamptz('finished_at').nullable(),
+    ...executionSpan(),
     durationMs: p.integer().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type Run = InferEntity<typeof RunSchema>;
+
+/** The key of a run's rows (steps, logs): their id, the run's and its workspace's. */
+const runOwned = () => ({
+  id: p.string().primary(),
+  runId: references(RunSchema, 'run_id'),
+  workspaceId: p.string(),
+});
 
 export const RunStepSchema = entity({
   name: 'RunStep',
   tableName: 'run_steps',
   properties: {
-    /** `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
-    id: p.string().primary(),
-    runId: p.manyToOne(RunSchema).fieldName('run_id').mapToPk(),
-    workspaceId: p.string(),
+    /** The id is `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
+    ...runOwned(),
     nodeId: p.string(),
     nodeType: p.string(),
     nodeName: p.string().nullable(),
@@ -92,8 +94,7 @@ export const RunStepSchema = entity({
     input: p.json<unknown>().nullable(),
     output: p.json<unknown>().nullable(),
     error: p.text().nullable(),
-    startedAt: timestamptz('started_at').nullable(),
-    finishedAt: timestamptz('finished_at').nullable(),
+    ...executionSpan(),
     durationMs: p.integer().nullable(),
   },
 });
@@ -103,16 +104,14 @@ export const RunLogSchema = entity({
   name: 'RunLog',
   tableName: 'run_logs',
   properties: {
-    /** `${runId}:${seq}`: replayed writes of the same log are no-ops. */
-    id: p.string().primary(),
-    runId: p.manyToOne(RunSchema).fieldName('run_id').mapToPk(),
-    workspaceId: p.string(),
+    /** The id is `${runId}:${seq}`: replayed writes of the same log are no-ops. */
+    ...runOwned(),
     seq: p.integer(),
     nodeId: p.string().nullable(),
     level: p.string().$type<LogLevel>(),
     message: p.text(),
     data: p.json<unknown>().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 export type RunLog = InferEntity<typeof RunLogSchema>;
@@ -124,9 +123,9 @@ export const ResumeTokenSchema = entity({
     id: p.string().primary(),
     token: p.string().unique().hidden(HIDDEN),
     workspaceId: p.string(),
-    runId: p.manyToOne(RunSchema).fieldName('run_id').mapToPk(),
+    runId: references(RunSchema, 'run_id'),
     nodeId: p.string(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
     expiresAt: timestamptz('expires_at').nullable(),
     usedAt: timestamptz('used_at').nullable(),
   },

@@ -1,6 +1,6 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
-import { WorkspaceSchema } from './workspaces';
+import { entity, timestamps, timestamptz } from './columns';
+import { workspaceOwned } from './workspaces';
 import type { SkillVisibility, SkillPublicationStatus } from '../../engine/statuses';
 export type { SkillVisibility, SkillPublicationStatus } from '../../engine/statuses';
 
@@ -9,8 +9,7 @@ export const SkillSchema = entity({
   tableName: 'skills',
   properties: {
     /** `skill_…`. */
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     /** The user who created the lineage; only they edit or delete it. */
     ownerId: p.string().nullable(),
     lineageId: p.string(),
@@ -31,8 +30,7 @@ export const SkillSchema = entity({
     archivedAt: timestamptz('archived_at').nullable(),
     usageCount: p.integer(),
     lastUsedAt: timestamptz('last_used_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 /**

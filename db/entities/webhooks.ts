@@ -1,6 +1,6 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
-import { WorkspaceSchema } from './workspaces';
+import { createdAt, entity, HIDDEN, references, timestamps, timestamptz, workspaceScoped } from './columns';
+import { workspaceOwned } from './workspaces';
 
 /** `mailer` rows back mailer routes (services/mailer), `rss` and `ci` rows RSS and CI sources (services/sources): never listed or invoked by token; their runs have trigger `email`, `rss`, `api` (CI, starting at the source's CI node). */
 export type WebhookKind = 'generic' | 'errtracker' | 'mailer' | 'rss' | 'ci';
@@ -11,8 +11,7 @@ export const WebhookSchema = entity({
   name: 'Webhook',
   tableName: 'webhooks',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     workflowId: p.string(),
     /** The destination whose published version the webhook runs (null only for rows made before destinations). */
     targetId: p.string().nullable(),
@@ -25,8 +24,7 @@ export const WebhookSchema = entity({
     config: p.json<{ dedupeHeader?: string; organizationSlug?: string; projectSlug?: string; credentialId?: string }>(),
     /** errtracker only: the HMAC signing secret, encrypted with SECRET_KEY (AES-256-GCM). */
     signingSecretEncrypted: p.text().nullable().hidden(HIDDEN),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type Webhook = InferEntity<typeof WebhookSchema>;
@@ -35,9 +33,8 @@ export const WebhookOutboxSchema = entity({
   name: 'WebhookOutboxEntry',
   tableName: 'webhook_outbox',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    webhookId: p.manyToOne(WebhookSchema).fieldName('webhook_id').mapToPk(),
+    ...workspaceScoped(),
+    webhookId: references(WebhookSchema, 'webhook_id'),
     workflowId: p.string(),
     payload: p.json<unknown>(),
     /** Provider delivery id (X-GitHub-Delivery, Idempotency-Key, …): a repeat is deduplicated. */
@@ -47,7 +44,7 @@ export const WebhookOutboxSchema = entity({
     runId: p.string(),
     attempts: p.integer(),
     lastError: p.text().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
     dispatchedAt: timestamptz('dispatched_at').nullable(),
   },
 });

@@ -1,6 +1,6 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
-import { WorkspaceSchema } from './workspaces';
+import { createdAt, entity, references, timestamps } from './columns';
+import { workspaceOwned } from './workspaces';
 import type { GraphEdge, GraphNode } from '../../engine/types';
 import type { WorkflowStatus } from '../../engine/statuses';
 export type { WorkflowStatus } from '../../engine/statuses';
@@ -9,8 +9,7 @@ export const WorkflowSchema = entity({
   name: 'Workflow',
   tableName: 'workflows',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     name: p.string(),
     description: p.string(),
     status: p.string().$type<WorkflowStatus>(),
@@ -25,8 +24,7 @@ export const WorkflowSchema = entity({
     /** Stable identity across workspaces and repositories (bundles upsert by it); unique in a workspace. */
     externalId: p.string().nullable(),
     createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type Workflow = InferEntity<typeof WorkflowSchema>;
@@ -36,7 +34,7 @@ export const WorkflowVersionSchema = entity({
   tableName: 'workflow_versions',
   properties: {
     id: p.string().primary(),
-    workflowId: p.manyToOne(WorkflowSchema).fieldName('workflow_id').mapToPk(),
+    workflowId: references(WorkflowSchema, 'workflow_id'),
     workspaceId: p.string(),
     version: p.integer(),
     name: p.string(),
@@ -46,7 +44,7 @@ export const WorkflowVersionSchema = entity({
     /** Optional display label (destinations' rename-version); null shows only the number. */
     displayLabel: p.string().nullable(),
     createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 export type WorkflowVersion = InferEntity<typeof WorkflowVersionSchema>;

@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, HIDDEN, timestamptz } from './columns';
+import { createdAt, entity, HIDDEN, references, timestamps, timestamptz } from './columns';
 import type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
 export type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
 
@@ -9,11 +9,19 @@ export const WorkspaceSchema = entity({
   properties: {
     id: p.string().primary(),
     name: p.string(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    ...timestamps(),
   },
 });
 export type Workspace = InferEntity<typeof WorkspaceSchema>;
+
+/**
+ * The key of a table whose rows belong to a workspace, with the relation known to the ORM: a
+ * string id, and `workspaceId` a many-to-one to workspaces typed as the workspace's id.
+ */
+export const workspaceOwned = () => ({
+  id: p.string().primary(),
+  workspaceId: references(WorkspaceSchema, 'workspace_id'),
+});
 
 export const UserSchema = entity({
   name: 'User',
@@ -26,9 +34,8 @@ export const UserSchema = entity({
     /** scrypt hash in PHC-like form; null for invited users who never set one. */
     passwordHash: p.string().nullable().hidden(HIDDEN),
     status: p.string().$type<UserStatus>(),
-    defaultWorkspaceId: p.manyToOne(WorkspaceSchema).fieldName('default_workspace_id').mapToPk().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
+    defaultWorkspaceId: references(WorkspaceSchema, 'default_workspace_id').nullable(),
+    ...timestamps(),
   },
 });
 export type User = InferEntity<typeof UserSchema>;
@@ -37,11 +44,10 @@ export const MembershipSchema = entity({
   name: 'Membership',
   tableName: 'memberships',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
-    userId: p.manyToOne(UserSchema).fieldName('user_id').mapToPk(),
+    ...workspaceOwned(),
+    userId: references(UserSchema, 'user_id'),
     role: p.string().$type<MembershipRole>(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
   },
 });
 export type Membership = InferEntity<typeof MembershipSchema>;
@@ -50,14 +56,13 @@ export const InvitationSchema = entity({
   name: 'Invitation',
   tableName: 'workspace_invitations',
   properties: {
-    id: p.string().primary(),
-    workspaceId: p.manyToOne(WorkspaceSchema).fieldName('workspace_id').mapToPk(),
+    ...workspaceOwned(),
     /** The invitee (created as an `invited` user when the email was unknown). */
-    userId: p.manyToOne(UserSchema).fieldName('user_id').mapToPk(),
+    userId: references(UserSchema, 'user_id'),
     role: p.string().$type<MembershipRole>(),
     status: p.string().$type<InvitationStatus>(),
     invitedById: p.string(),
-    createdAt: timestamptz('created_at'),
+    ...createdAt(),
     expiresAt: timestamptz('expires_at'),
     decidedAt: timestamptz('decided_at').nullable(),
   },
