@@ -1,24 +1,29 @@
 /**
  * What every entity file uses: `defineEntity` with one typing fix, and the column shapes and
  * column groups that recur across areas. Each entity's fields are declared once, in its
- * `entity({ properties })`, where a recurring group is spread in (`...workspaceScoped()`,
- * `...timestamps()`) at the place its columns take; the entity's type is inferred from them
- * (`export type X = InferEntity<typeof XSchema>`). The groups that point at a table live with
- * its entity (`workspaceOwned()` in workspaces.ts), so that this file imports no entity.
+ * `entity(name, tableName, properties)`, where a recurring group is spread in
+ * (`...workspaceScoped()`, `...timestamps()`) at the place its columns take; the entity's type
+ * is inferred from them (`export type X = InferEntity<typeof XSchema>`). The groups that point
+ * at a table live with its entity (`workspaceOwned()` in workspaces.ts), so that this file
+ * imports no entity.
  */
-import { defineEntity, p, type EntityMetadataWithProperties, type EntitySchema, type InferEntityFromProperties } from '@mikro-orm/core';
+import { defineEntity, p, type EntitySchema, type InferEntityFromProperties } from '@mikro-orm/core';
 
 /** `T | null` where defineEntity infers `T | null | undefined` for a `.nullable()` property. */
 type NullNotUndefined<T> = { [K in keyof T]: null extends T[K] ? Exclude<T[K], undefined> : T[K] };
 
 /**
- * MikroORM's `defineEntity`, with nullable properties typed `T | null`: a row read from the
- * database holds null, never undefined, and the services' views say `T | null`.
+ * An entity (its class name, its table and its properties) made with MikroORM's `defineEntity`,
+ * nullable properties typed `T | null`: a row read from the database holds null, never
+ * undefined, and the services' views say `T | null`. Our entities need no other option (indexes
+ * and constraints are the migrations' business).
  */
 export function entity<TProperties extends Record<string, unknown>>(
-  meta: EntityMetadataWithProperties<TProperties>,
+  name: string,
+  tableName: string,
+  properties: TProperties,
 ): EntitySchema<NullNotUndefined<InferEntityFromProperties<TProperties>>> {
-  return defineEntity(meta) as unknown as EntitySchema<NullNotUndefined<InferEntityFromProperties<TProperties>>>;
+  return defineEntity({ name, tableName, properties }) as unknown as EntitySchema<NullNotUndefined<InferEntityFromProperties<TProperties>>>;
 }
 
 /** A `timestamptz` column (the type every migration gives times): `Date` in the entity. */
@@ -34,7 +39,7 @@ export const references = <Target extends Parameters<typeof p.manyToOne>[0]>(tar
 
 /**
  * The key of most tables: a string id, and the workspace the row belongs to as a plain column
- * (the table's own reads filter on it; the ORM models no relation).
+ * (the ORM models no relation; `workspaceOwned()` in workspaces.ts is the one that does).
  */
 export const workspaceScoped = () => ({
   id: p.string().primary(),
@@ -47,7 +52,7 @@ export const timestamps = () => ({
   updatedAt: timestamptz('updated_at'),
 });
 
-/** When the row was created, for rows that are written once (logs, receipts, snapshots). */
+/** When the row was created, for the tables that keep no `updated_at`. */
 export const createdAt = () => ({
   createdAt: timestamptz('created_at'),
 });

@@ -33,42 +33,38 @@ export interface RunExecutionTarget {
   generation: number;
 }
 
-export const RunSchema = entity({
-  name: 'Run',
-  tableName: 'runs',
-  properties: {
-    ...workspaceOwned(),
-    workflowId: p.string(),
-    versionId: p.string().nullable(),
-    workflowName: p.string(),
-    trigger: p.string().$type<RunTrigger>(),
-    status: p.string().$type<RunStatus>(),
-    input: p.json<unknown>().nullable(),
-    output: p.json<unknown>().nullable(),
-    error: p.text().nullable(),
-    errorNodeId: p.string().nullable(),
-    startNodeId: p.string().nullable(),
-    dryRun: p.boolean(),
-    executionEvidence: p.json<ExecutionEvidence>(),
-    waits: p.json<StoredWait[]>(),
-    /** The graph the run executes when it is not a deployed version (candidate runs). */
-    graphSnapshot: p.json<WorkflowGraph>().nullable(),
-    parentRunId: p.string().nullable(),
-    parentNodeId: p.string().nullable(),
-    costCredits: p.double().$type<number>(),
-    cancelReason: p.text().nullable(),
-    createdByKeyId: p.string().nullable(),
-    createdByUserId: p.string().nullable(),
-    /** The end user an end-user gateway key ran this for (`endUser.externalId`); null for every other run. */
-    endUserExternalId: p.string().nullable(),
-    /** Live runs of a named destination. */
-    executionTarget: p.json<RunExecutionTarget>().nullable(),
-    /** Simulations that selected a destination (they run its candidate). */
-    simulationTargetId: p.string().nullable(),
-    ...executionSpan(),
-    durationMs: p.integer().nullable(),
-    ...timestamps(),
-  },
+export const RunSchema = entity('Run', 'runs', {
+  ...workspaceOwned(),
+  workflowId: p.string(),
+  versionId: p.string().nullable(),
+  workflowName: p.string(),
+  trigger: p.string().$type<RunTrigger>(),
+  status: p.string().$type<RunStatus>(),
+  input: p.json<unknown>().nullable(),
+  output: p.json<unknown>().nullable(),
+  error: p.text().nullable(),
+  errorNodeId: p.string().nullable(),
+  startNodeId: p.string().nullable(),
+  dryRun: p.boolean(),
+  executionEvidence: p.json<ExecutionEvidence>(),
+  waits: p.json<StoredWait[]>(),
+  /** The graph the run executes when it is not a deployed version (candidate runs). */
+  graphSnapshot: p.json<WorkflowGraph>().nullable(),
+  parentRunId: p.string().nullable(),
+  parentNodeId: p.string().nullable(),
+  costCredits: p.double().$type<number>(),
+  cancelReason: p.text().nullable(),
+  createdByKeyId: p.string().nullable(),
+  createdByUserId: p.string().nullable(),
+  /** The end user an end-user gateway key ran this for (`endUser.externalId`); null for every other run. */
+  endUserExternalId: p.string().nullable(),
+  /** Live runs of a named destination. */
+  executionTarget: p.json<RunExecutionTarget>().nullable(),
+  /** Simulations that selected a destination (they run its candidate). */
+  simulationTargetId: p.string().nullable(),
+  ...executionSpan(),
+  durationMs: p.integer().nullable(),
+  ...timestamps(),
 });
 export type Run = InferEntity<typeof RunSchema>;
 
@@ -79,55 +75,43 @@ const runOwned = () => ({
   workspaceId: p.string(),
 });
 
-export const RunStepSchema = entity({
-  name: 'RunStep',
-  tableName: 'run_steps',
-  properties: {
-    /** The id is `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
-    ...runOwned(),
-    nodeId: p.string(),
-    nodeType: p.string(),
-    nodeName: p.string().nullable(),
-    seq: p.integer(),
-    status: p.string().$type<StepStatus>(),
-    attempts: p.integer(),
-    input: p.json<unknown>().nullable(),
-    output: p.json<unknown>().nullable(),
-    error: p.text().nullable(),
-    ...executionSpan(),
-    durationMs: p.integer().nullable(),
-  },
+export const RunStepSchema = entity('RunStep', 'run_steps', {
+  /** The id is `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
+  ...runOwned(),
+  nodeId: p.string(),
+  nodeType: p.string(),
+  nodeName: p.string().nullable(),
+  seq: p.integer(),
+  status: p.string().$type<StepStatus>(),
+  attempts: p.integer(),
+  input: p.json<unknown>().nullable(),
+  output: p.json<unknown>().nullable(),
+  error: p.text().nullable(),
+  ...executionSpan(),
+  durationMs: p.integer().nullable(),
 });
 export type RunStep = InferEntity<typeof RunStepSchema>;
 
-export const RunLogSchema = entity({
-  name: 'RunLog',
-  tableName: 'run_logs',
-  properties: {
-    /** The id is `${runId}:${seq}`: replayed writes of the same log are no-ops. */
-    ...runOwned(),
-    seq: p.integer(),
-    nodeId: p.string().nullable(),
-    level: p.string().$type<LogLevel>(),
-    message: p.text(),
-    data: p.json<unknown>().nullable(),
-    ...createdAt(),
-  },
+export const RunLogSchema = entity('RunLog', 'run_logs', {
+  /** The id is `${runId}:${seq}`: replayed writes of the same log are no-ops. */
+  ...runOwned(),
+  seq: p.integer(),
+  nodeId: p.string().nullable(),
+  level: p.string().$type<LogLevel>(),
+  message: p.text(),
+  data: p.json<unknown>().nullable(),
+  ...createdAt(),
 });
 export type RunLog = InferEntity<typeof RunLogSchema>;
 
-export const ResumeTokenSchema = entity({
-  name: 'ResumeToken',
-  tableName: 'resume_tokens',
-  properties: {
-    id: p.string().primary(),
-    token: p.string().unique().hidden(HIDDEN),
-    workspaceId: p.string(),
-    runId: references(RunSchema, 'run_id'),
-    nodeId: p.string(),
-    ...createdAt(),
-    expiresAt: timestamptz('expires_at').nullable(),
-    usedAt: timestamptz('used_at').nullable(),
-  },
+export const ResumeTokenSchema = entity('ResumeToken', 'resume_tokens', {
+  id: p.string().primary(),
+  token: p.string().unique().hidden(HIDDEN),
+  workspaceId: p.string(),
+  runId: references(RunSchema, 'run_id'),
+  nodeId: p.string(),
+  ...createdAt(),
+  expiresAt: timestamptz('expires_at').nullable(),
+  usedAt: timestamptz('used_at').nullable(),
 });
 export type ResumeToken = InferEntity<typeof ResumeTokenSchema>;

@@ -11,17 +11,13 @@ export interface WorkflowMcpTool {
   inputSchema: Record<string, unknown> | null;
 }
 
-export const WorkflowMcpServerSchema = entity({
-  name: 'WorkflowMcpServer',
-  tableName: 'workflow_mcp_servers',
-  properties: {
-    ...workspaceScoped(),
-    name: p.string(),
-    slug: p.string(),
-    tools: p.json<WorkflowMcpTool[]>(),
-    createdById: p.string().nullable(),
-    ...timestamps(),
-  },
+export const WorkflowMcpServerSchema = entity('WorkflowMcpServer', 'workflow_mcp_servers', {
+  ...workspaceScoped(),
+  name: p.string(),
+  slug: p.string(),
+  tools: p.json<WorkflowMcpTool[]>(),
+  createdById: p.string().nullable(),
+  ...timestamps(),
 });
 /** A stored workflow MCP server: `GET|POST /api/v1/workflows/mcp/{workspaceId}/{slug}`. */
 export type WorkflowMcpServer = InferEntity<typeof WorkflowMcpServerSchema>;

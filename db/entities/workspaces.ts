@@ -3,14 +3,10 @@ import { createdAt, entity, HIDDEN, references, timestamps, timestamptz } from '
 import type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
 export type { MembershipRole, UserStatus, InvitationStatus } from '../../engine/statuses';
 
-export const WorkspaceSchema = entity({
-  name: 'Workspace',
-  tableName: 'workspaces',
-  properties: {
-    id: p.string().primary(),
-    name: p.string(),
-    ...timestamps(),
-  },
+export const WorkspaceSchema = entity('Workspace', 'workspaces', {
+  id: p.string().primary(),
+  name: p.string(),
+  ...timestamps(),
 });
 export type Workspace = InferEntity<typeof WorkspaceSchema>;
 
@@ -23,49 +19,37 @@ export const workspaceOwned = () => ({
   workspaceId: references(WorkspaceSchema, 'workspace_id'),
 });
 
-export const UserSchema = entity({
-  name: 'User',
-  tableName: 'users',
-  properties: {
-    id: p.string().primary(),
-    /** Stored lowercased and trimmed; unique. */
-    email: p.string().unique(),
-    name: p.string().nullable(),
-    /** scrypt hash in PHC-like form; null for invited users who never set one. */
-    passwordHash: p.string().nullable().hidden(HIDDEN),
-    status: p.string().$type<UserStatus>(),
-    defaultWorkspaceId: references(WorkspaceSchema, 'default_workspace_id').nullable(),
-    ...timestamps(),
-  },
+export const UserSchema = entity('User', 'users', {
+  id: p.string().primary(),
+  /** Stored lowercased and trimmed; unique. */
+  email: p.string().unique(),
+  name: p.string().nullable(),
+  /** scrypt hash in PHC-like form; null for invited users who never set one. */
+  passwordHash: p.string().nullable().hidden(HIDDEN),
+  status: p.string().$type<UserStatus>(),
+  defaultWorkspaceId: references(WorkspaceSchema, 'default_workspace_id').nullable(),
+  ...timestamps(),
 });
 export type User = InferEntity<typeof UserSchema>;
 
-export const MembershipSchema = entity({
-  name: 'Membership',
-  tableName: 'memberships',
-  properties: {
-    ...workspaceOwned(),
-    userId: references(UserSchema, 'user_id'),
-    role: p.string().$type<MembershipRole>(),
-    ...createdAt(),
-  },
+export const MembershipSchema = entity('Membership', 'memberships', {
+  ...workspaceOwned(),
+  userId: references(UserSchema, 'user_id'),
+  role: p.string().$type<MembershipRole>(),
+  ...createdAt(),
 });
 export type Membership = InferEntity<typeof MembershipSchema>;
 
-export const InvitationSchema = entity({
-  name: 'Invitation',
-  tableName: 'workspace_invitations',
-  properties: {
-    ...workspaceOwned(),
-    /** The invitee (created as an `invited` user when the email was unknown). */
-    userId: references(UserSchema, 'user_id'),
-    role: p.string().$type<MembershipRole>(),
-    status: p.string().$type<InvitationStatus>(),
-    invitedById: p.string(),
-    ...createdAt(),
-    expiresAt: timestamptz('expires_at'),
-    decidedAt: timestamptz('decided_at').nullable(),
-  },
+export const InvitationSchema = entity('Invitation', 'workspace_invitations', {
+  ...workspaceOwned(),
+  /** The invitee (created as an `invited` user when the email was unknown). */
+  userId: references(UserSchema, 'user_id'),
+  role: p.string().$type<MembershipRole>(),
+  status: p.string().$type<InvitationStatus>(),
+  invitedById: p.string(),
+  ...createdAt(),
+  expiresAt: timestamptz('expires_at'),
+  decidedAt: timestamptz('decided_at').nullable(),
 });
 /** An offer of membership; it becomes a membership only when the invitee accepts it. */
 export type Invitation = InferEntity<typeof InvitationSchema>;
