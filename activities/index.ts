@@ -7,6 +7,7 @@ import { createFileActivities } from './files';
 import type { BlobStore } from '../services/kernel/blobs';
 import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
+import { createMailerActivities } from './mailer';
 import type { KnowledgeConfig, MailerConfig } from '../services/kernel/config';
 import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
@@ -58,6 +59,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createFileActivities(deps),
     ...createDatabaseActivities(deps),
     ...createSourceActivities(deps),
+    ...createMailerActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createResearchActivities(deps),
     ...createCommandActivities(deps),
