@@ -201,25 +201,22 @@ class Parser {
   }
 
   private or(bool: boolean): Val {
-    let left = this.and(bool);
-    while (this.peek('||')) {
-      this.pos++;
-      const right = this.and(bool);
-      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
-        throw this.fail('|| between values that are not both booleans (JavaScript returns an operand there)');
-      left = { code: `(${this.finish(left).code} or ${this.finish(right).code})`, kind: 'boolean' };
-    }
-    return left;
+    return this.logical(bool, '||', 'or', () => this.and(bool));
   }
 
   private and(bool: boolean): Val {
-    let left = this.equality(bool);
-    while (this.peek('&&')) {
+    return this.logical(bool, '&&', 'and', () => this.equality(bool));
+  }
+
+  /** `||` and `&&` become JSONata's `or` and `and`, which answer a boolean where JavaScript answers an operand. */
+  private logical(bool: boolean, js: '||' | '&&', jsonata: 'or' | 'and', operand: () => Val): Val {
+    let left = operand();
+    while (this.peek(js)) {
       this.pos++;
-      const right = this.equality(bool);
+      const right = operand();
       if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
-        throw this.fail('&& between values that are not both booleans (JavaScript returns an operand there)');
-      left = { code: `(${this.finish(left).code} and ${this.finish(right).code})`, kind: 'boolean' };
+        throw this.fail(`${js} between values that are not both booleans (JavaScript returns an operand there)`);
+      left = { code: `(${this.finish(left).code} ${jsonata} ${this.finish(right).code})`, kind: 'boolean' };
     }
     return left;
   }
