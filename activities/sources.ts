@@ -2,7 +2,6 @@ import type { ActivityDeps } from '.';
 import { Context } from '@temporalio/activity';
 import { pollCiSource, pollRssSource, type PollResult } from '../services/sources';
 import { pollMailGroup, type MailPollResult } from '../services/mailer';
-import { builtinScanner } from '../services/files';
 
 /** Runs `poll` with a heartbeat every 2 s (the workflow's heartbeat timeout is 10 s), so a killed worker's attempt is retried soon. */
 async function heartbeating<T>(poll: () => Promise<T>): Promise<T> {
@@ -38,7 +37,7 @@ export function createSourceActivities(deps: ActivityDeps) {
           keys,
           mailer: deps.mailer.config,
           allowPrivateNetworks: deps.allowPrivateNetworks,
-          files: { blobs: deps.blobs, scanners: deps.mailer.scanners ?? [builtinScanner()] },
+          files: { blobs: deps.blobs, scanners: deps.mailer.scanners },
           heartbeat: () => ctx.heartbeat(),
         },
         input.groupId,
