@@ -183,7 +183,7 @@ export const commandRoutes: AnyRoute[] = [
       if (typeof body.message !== 'string' || body.message.trim() === '') throw invalidInput(COMMAND_MESSAGES.messageRequired);
       const row = await createJob(
         ctx.state.em,
-        deps.commands.engine,
+        deps.services.commands.engine,
         principal,
         { message: body.message, threadId: body.threadId },
         { idStyle: 'session', chat: true },
@@ -211,7 +211,7 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, params, deps }) => {
       let found;
       try {
-        found = await getJob(ctx.state.em, deps.commands.engine, principal, params.id);
+        found = await getJob(ctx.state.em, deps.services.commands.engine, principal, params.id);
       } catch (err) {
         if (!(err instanceof DomainError && err.kind === 'not_found')) throw err;
         const message = await findMessageFallback(ctx.state.em, principal.workspaceId, params.id);
@@ -257,7 +257,7 @@ export const commandRoutes: AnyRoute[] = [
       try {
         const row = await confirmJob(
           ctx.state.em,
-          deps.commands.engine,
+          deps.services.commands.engine,
           deps.config.commands.confirmWaitMs,
           principal,
           params.id,
@@ -285,7 +285,7 @@ export const commandRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: { job: jobView(await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) },
+      body: { job: jobView(await cancelJob(ctx.state.em, deps.services.commands.engine, principal, params.id)) },
     }),
   }),
   defineRoute({
@@ -304,7 +304,7 @@ export const commandRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 202,
-      body: { job: jobView(await retryJob(ctx.state.em, deps.commands.engine, principal, params.id)), queued: true },
+      body: { job: jobView(await retryJob(ctx.state.em, deps.services.commands.engine, principal, params.id)), queued: true },
     }),
   }),
 
@@ -418,7 +418,7 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, deps }) => {
       const body = parseCreateBody(ctx.request.body);
       const input: CreateJobInput = body;
-      const row = await createJob(ctx.state.em, deps.commands.engine, principal, input, { idStyle: 'v1' });
+      const row = await createJob(ctx.state.em, deps.services.commands.engine, principal, input, { idStyle: 'v1' });
       return { status: 202, body: { job: projectJob(principal, row) } };
     },
   }),
@@ -433,7 +433,7 @@ export const commandRoutes: AnyRoute[] = [
     params: idParams,
     responses: { 200: { description: '`{ job }`', schema: jobEnvelope }, ...envelopeErrors },
     handler: async (ctx, { principal, params, deps }) => {
-      const { row, events } = await getJob(ctx.state.em, deps.commands.engine, principal, params.id);
+      const { row, events } = await getJob(ctx.state.em, deps.services.commands.engine, principal, params.id);
       return { status: 200, body: { job: projectJob(principal, row, events) } };
     },
   }),
@@ -464,7 +464,7 @@ export const commandRoutes: AnyRoute[] = [
       try {
         const row = await confirmJob(
           ctx.state.em,
-          deps.commands.engine,
+          deps.services.commands.engine,
           deps.config.commands.confirmWaitMs,
           principal,
           params.id,
@@ -494,7 +494,7 @@ export const commandRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: { job: projectJob(principal, await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) },
+      body: { job: projectJob(principal, await cancelJob(ctx.state.em, deps.services.commands.engine, principal, params.id)) },
     }),
   }),
   defineRoute({
