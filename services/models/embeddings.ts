@@ -87,7 +87,7 @@ export function createEmbeddingsClient(config: EmbeddingsConfig, opts: { allowPr
       for (const item of res.data) vectors[item.index] = normalise(item.embedding);
       if (vectors.some((v) => !Array.isArray(v)))
         throw new Error(`The embeddings endpoint returned ${res.data.length} vectors for ${texts.length} inputs.`);
-      const dims = vectors[0].length;
+      const dims = vectors[0]?.length ?? 0;
       if (dims === 0 || vectors.some((v) => v.length !== dims))
         throw new Error('The embeddings endpoint returned vectors of different or zero dimensions.');
       return vectors;
