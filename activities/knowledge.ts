@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { createEmbeddingsClient, type EmbeddingsClient } from '../services/models/embeddings';
+import type { EmbeddingsClient } from '../services/models/embeddings';
 import {
   claimSyncRun,
   embedPendingChunks,
@@ -56,15 +56,7 @@ async function syncFailures<T>(work: () => Promise<T>): Promise<T> {
 
 /** The indexing, query-embedding and sync activities (services/knowledge/indexing.ts, sync.ts). */
 export function createKnowledgeActivities(deps: ActivityDeps) {
-  let embedder: EmbeddingsClient | null | undefined;
-  const embeddings = (): EmbeddingsClient | null => {
-    if (embedder === undefined) {
-      embedder = deps.knowledge
-        ? createEmbeddingsClient(deps.knowledge.config.embeddings, { allowPrivateNetworks: deps.allowPrivateNetworks })
-        : null;
-    }
-    return embedder;
-  };
+  const embeddings = (): EmbeddingsClient | null => deps.knowledge?.embedder ?? null;
 
   return {
     async prepareKnowledgeDocuments(input: {
@@ -145,7 +137,8 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
       if (!client) return null;
       try {
         const [vector] = await client.embed([input.text], cancellation());
-        return vector;
+        // One vector per text; null (no embedding) only if the client broke that promise.
+        return vector ?? null;
       } catch (err) {
         throw ApplicationFailure.nonRetryable((err as Error).message, 'EmbeddingsFailed');
       }

@@ -30,8 +30,9 @@ export function codecCorsHeaders(deps: AppDeps): Record<string, string> {
 }
 
 function codecOf(deps: AppDeps) {
-  if (!deps.payloadCodec) throw unavailable('Temporal payloads are not encrypted on this deployment: there is nothing to decode.');
-  return deps.payloadCodec;
+  const { codec } = deps.services.temporalCodec;
+  if (!codec) throw unavailable('Temporal payloads are not encrypted on this deployment: there is nothing to decode.');
+  return codec;
 }
 
 const responses = {
@@ -53,7 +54,8 @@ async function decodeEach(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonP
   return Promise.all(
     payloads.map(async (json) => {
       try {
-        return payloadToJson((await codec.decode([payloadFromJson(json)]))[0]);
+        const [decoded] = await codec.decode([payloadFromJson(json)]);
+        return decoded ? payloadToJson(decoded) : json;
       } catch (err) {
         if (err instanceof PayloadDecryptionError) return json;
         throw err;

@@ -165,7 +165,9 @@ export async function embedPendingChunks(
       batch.map((r) => embeddingInput(r.heading, r.content)),
       opts.signal,
     );
-    const dims = vectors[0].length;
+    const [first] = vectors;
+    if (!first) throw new Error(`The embedder returned no vector for ${batch.length} texts.`);
+    const dims = first.length;
     if (pgvector) await ensureVectorIndex(em, dims);
     const payload = JSON.stringify(batch.map((r, j) => ({ id: r.id, e: vectors[j] })));
     await storeEmbeddings(em, embeddingUpdateSql(pgvector), embedder.model, dims, payload);

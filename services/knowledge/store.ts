@@ -141,7 +141,7 @@ export async function countPendingChunks(em: EntityManager, workspaceId: string,
     documentIds,
     model,
   ]);
-  return Number(left[0].n);
+  return Number(left[0]?.n ?? 0); // count(*) always yields one row
 }
 
 /**

@@ -19,7 +19,7 @@ import { projectionFor } from '../kernel/principal';
 import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './queries';
 import { runStats } from './store';
 import { queryRunSummaries } from './summaries';
-import { isTerminal, loadRunViews, projectRun, runView, type RunView } from './views';
+import { isTerminal, loadRunViews, projectRun, runTimes, runView, type RunView } from './views';
 
 /**
  * Turns a run id into the URL of its execution detail. The API passes it in (api/http/links.ts),
@@ -330,18 +330,13 @@ export async function executionDetail(
       waitCount: run.waits.length,
       stepCount: steps.length,
       failedStepCount: steps.filter((s) => s.status === 'failed').length,
-      lastNodeId: steps.length > 0 ? steps[steps.length - 1].nodeId : null,
+      lastNodeId: steps.at(-1)?.nodeId ?? null,
     },
     executionMetadata: {
       trigger: run.trigger,
       versionId: run.versionId,
       dryRun: run.dryRun,
-      createdAt: run.createdAt,
-      startedAt: run.startedAt,
-      finishedAt: run.finishedAt,
-      updatedAt: run.updatedAt,
-      durationMs: run.durationMs,
-      costCredits: run.costCredits,
+      ...runTimes(run),
       // Dry runs are interpreted in the API process and never reach Temporal.
       temporal: run.dryRun ? null : { workflowId: run.id, namespace: temporal.namespace, taskQueue: temporal.taskQueue },
     },

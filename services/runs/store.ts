@@ -42,7 +42,8 @@ export interface RunStatsRows {
 export async function runStats(em: EntityManager, matched: RunsQuery, summaryColumns: string): Promise<RunStatsRows> {
   const withMatched = (sql: string) => em.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
   const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
-  const [totals] = await withMatched(`
+  // An aggregate without `group by` yields exactly one row.
+  const [totals = {}] = await withMatched(`
     select count(*)::int as total,
       count(*) filter (where status = 'failed')::int as failed,
       count(*) filter (where status = 'succeeded')::int as succeeded,

@@ -204,7 +204,6 @@ export async function createSkill(
         if (working) return { skill: skillView(await reviseWorking(tx, working, fields)), created: false };
         const published = sameName.find((s) => s.publicationStatus === 'published');
         if (published) return { skill: skillView(await newDraftVersion(tx, published, fields)), created: true };
-        const now = new Date();
         const id = newId('skill');
         const row = tx.create(SkillSchema, {
           id,
@@ -215,20 +214,10 @@ export async function createSkill(
           description: fields.description ?? '',
           instructions,
           enabled: fields.enabled ?? true,
-          visibility: 'private',
-          publicationStatus: 'draft',
           version: 1,
           parentVersionId: null,
           fileIds: fields.fileIds ?? [],
-          reviewerId: null,
-          reviewRequestedAt: null,
-          reviewedAt: null,
-          publishedAt: null,
-          archivedAt: null,
-          usageCount: 0,
-          lastUsedAt: null,
-          createdAt: now,
-          updatedAt: now,
+          ...freshDraftState(new Date()),
         });
         return { skill: skillView(row), created: true };
       });
@@ -301,7 +290,6 @@ async function reviseWorking(tx: EntityManager, skill: Skill, fields: ContentFie
 /** A new private draft version of `base`'s lineage, made from `base` with `fields` applied. */
 async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFields): Promise<Skill> {
   const max = await maxLineageVersion(tx, base.lineageId);
-  const now = new Date();
   return tx.create(SkillSchema, {
     id: newId('skill'),
     workspaceId: base.workspaceId,
@@ -311,11 +299,18 @@ async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFi
     description: fields.description ?? base.description,
     instructions: fields.instructions ?? base.instructions,
     enabled: fields.enabled ?? base.enabled,
-    visibility: 'private',
-    publicationStatus: 'draft',
     version: Number(max ?? base.version) + 1,
     parentVersionId: base.id,
     fileIds: fields.fileIds ?? [...base.fileIds],
+    ...freshDraftState(new Date()),
+  });
+}
+
+/** Where every new version starts, the first of a lineage or the next: a private draft nobody has reviewed or used yet. */
+function freshDraftState(now: Date) {
+  return {
+    visibility: 'private',
+    publicationStatus: 'draft',
     reviewerId: null,
     reviewRequestedAt: null,
     reviewedAt: null,
@@ -325,7 +320,7 @@ async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFi
     lastUsedAt: null,
     createdAt: now,
     updatedAt: now,
-  });
+  } as const;
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {
