@@ -55,9 +55,16 @@ const GRAPHS = {
       { id: 'e1', source: 'approval', target: 'after', sourceHandle: 'approved' },
     ],
   },
+  // Retried: a live code activity has a 6 s start-to-close timeout, which a trivial node can
+  // reach on a saturated machine (queue and sandbox start); the cost is counted once per node.
   costly: chain(
-    { id: 'code1', type: 'code', config: { source: 'return { n: (input && input.n || 0) + 1 };' } },
-    { id: 'code2', type: 'code', config: { source: 'return { n: input.n + 1 };' } },
+    {
+      id: 'code1',
+      type: 'code',
+      config: { source: 'return { n: (input && input.n || 0) + 1 };' },
+      retry: { maxAttempts: 3, backoffSeconds: 1 },
+    },
+    { id: 'code2', type: 'code', config: { source: 'return { n: input.n + 1 };' }, retry: { maxAttempts: 3, backoffSeconds: 1 } },
   ),
   // At least 6 s (a durable timer never fires early); other fixture runs may take as long on a loaded
   // machine, so the duration sort test checks the order of whatever durations came out.
