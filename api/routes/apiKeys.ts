@@ -61,7 +61,7 @@ export const createApiKeyRoute = defineRoute({
   },
   handler: async (ctx, { principal, body, deps }) => ({
     status: 201,
-    body: await createApiKey(ctx.state.em, principal as SessionPrincipal, body, deps.apiKeyPolicy),
+    body: await createApiKey(ctx.state.em, principal as SessionPrincipal, body, deps.services.apiKeys),
   }),
 });
 

@@ -209,7 +209,7 @@ export const changeTargetRoute = defineRoute({
       ctx,
       'required',
       async () => {
-        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.deploy);
+        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.publishing);
         const origin = requestOrigin(ctx);
         return {
           status: 200,
