@@ -123,7 +123,8 @@ export async function exportPackage(
       let readBytes = 0;
       for (const t of chosen) {
         const { table, db } = await loadTable(client, workspaceId, t.tableId);
-        const [{ n }] = await queryRows<{ n: number }>(
+        // An aggregate without `group by` yields one row.
+        const [{ n } = { n: 0 }] = await queryRows<{ n: number }>(
           client,
           `select coalesce(sum(length(row_to_json(r)::text)), 0)::bigint::float8 as n from ${qualified(db, table)} r`,
         );
@@ -486,6 +487,7 @@ export async function preparePackage(
         new Date(now.getTime() + ttlMs),
       ],
     );
+    if (!row) throw new Error('insert into configuration_proposals returned no row');
     return { proposal: proposalData(row), preview: plan };
   });
 }
@@ -512,6 +514,7 @@ export async function confirmProposal(em: EntityManager, workspaceId: string, ac
       `update configuration_proposals set status = 'confirmed', confirmed_by = $2, confirmed_at = now() where id = $1 returning *`,
       [id, actorId],
     );
+    if (!updated) throw notFound('Proposal not found');
     return proposalData(updated);
   });
 }
@@ -537,7 +540,7 @@ interface ReceiptRow {
   created_at: Date;
 }
 
-const receiptData = (r: ReceiptRow): ReceiptData => ({
+const receiptData = (r: Omit<ReceiptRow, 'input_digest'>): ReceiptData => ({
   id: r.id,
   requestId: r.request_id,
   actorId: r.actor_id,
@@ -546,6 +549,20 @@ const receiptData = (r: ReceiptRow): ReceiptData => ({
   status: r.status,
   createdAt: new Date(r.created_at),
 });
+
+export const HISTORY_LIMIT = 50;
+
+/** The latest receipts of the workspace, newest first: who applied which package with which actions; no row values. */
+export async function configurationHistory(em: EntityManager, workspaceId: string) {
+  return withClient(em, async (client) => {
+    const rows = await queryRows<Omit<ReceiptRow, 'input_digest'>>(
+      client,
+      'select id, request_id, actor_id, package_key, action_ids, status, created_at from configuration_receipts where workspace_id = $1 order by created_at desc, id desc limit $2',
+      [workspaceId, HISTORY_LIMIT],
+    );
+    return { receipts: rows.map(receiptData) };
+  });
+}
 
 /**
  * Applies a confirmed proposal. The same `requestId` with the same input returns the receipt
@@ -639,6 +656,7 @@ export async function applyProposal(
       }
       await client.query(`update configuration_proposals set status = 'applied' where id = $1`, [proposal.id]);
       const [receipt] = await queryRows<ReceiptRow>(client, 'select * from configuration_receipts where id = $1', [receiptId]);
+      if (!receipt) throw new Error('The receipt written by this transaction is missing.');
       return { receipt: receiptData(receipt), replayed: false };
     });
   } catch (err) {

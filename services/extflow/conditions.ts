@@ -29,6 +29,9 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
   const empty = `($not($exists(${l})) or ${l} = null or ${l} = "")`;
   if (op === 'exists') return exists;
   if (op === 'notExists') return `$not${exists}`;
+  // A number or a boolean has no empty value of its own: empty is missing or null.
+  if ((type === 'number' || type === 'boolean') && op === 'empty') return `($not($exists(${l})) or ${l} = null)`;
+  if ((type === 'number' || type === 'boolean') && op === 'notEmpty') return exists;
   switch (type) {
     case 'string':
       switch (op) {
@@ -68,10 +71,6 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
           return `(${l} >= ${r()})`;
         case 'lte':
           return `(${l} <= ${r()})`;
-        case 'empty':
-          return `($not($exists(${l})) or ${l} = null)`;
-        case 'notEmpty':
-          return exists;
       }
       break;
     case 'boolean':
@@ -84,10 +83,6 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
           return `(${l} = ${r()})`;
         case 'notEquals':
           return `(${l} != ${r()})`;
-        case 'empty':
-          return `($not($exists(${l})) or ${l} = null)`;
-        case 'notEmpty':
-          return exists;
       }
       break;
     case 'array':
@@ -138,7 +133,7 @@ function v2(block: Record<string, unknown>, scope: ExpressionScope, ignoreCase =
     return operation(type, op, l, () => toJsonata(literalAs(c.rightValue ?? '', type), scope), caseSensitive);
   });
   const joiner = block.combinator === 'or' ? ' or ' : ' and ';
-  return parts.length === 1 ? parts[0] : `(${parts.join(joiner)})`;
+  return parts.length === 1 && parts[0] !== undefined ? parts[0] : `(${parts.join(joiner)})`;
 }
 
 const V1_OPS: Record<string, Record<string, string>> = {
@@ -188,7 +183,7 @@ function v1(params: Record<string, unknown>, scope: ExpressionScope): string {
   }
   if (parts.length === 0) throw new Unsupported('the node has no conditions', 'Add a condition.');
   const joiner = params.combineOperation === 'any' ? ' or ' : ' and ';
-  return parts.length === 1 ? parts[0] : `(${parts.join(joiner)})`;
+  return parts.length === 1 && parts[0] !== undefined ? parts[0] : `(${parts.join(joiner)})`;
 }
 
 /** The condition of an If or Filter node's parameters (either version). */

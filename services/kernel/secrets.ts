@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { ReasonedError } from './errors';
 
 /**
  * Secrets derived from or protected by the deployment's SECRET_KEY. Rotating SECRET_KEY
@@ -100,15 +101,7 @@ export function makeKeyring(current: Buffer, previous: Buffer[] = []): Keyring {
 }
 
 /** Why a sealed value could not be opened: `format` (not a sealed value), `unknown_key`, or `tampered` (tag check failed: changed bytes, wrong key or wrong associated data). */
-export class SealedValueError extends Error {
-  constructor(
-    readonly reason: 'format' | 'unknown_key' | 'tampered',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SealedValueError';
-  }
-}
+export class SealedValueError extends ReasonedError<'format' | 'unknown_key' | 'tampered'> {}
 
 /**
  * Encrypts `plaintext` with the ring's current key and a fresh random 96-bit nonce, binding
@@ -132,7 +125,7 @@ export function sealWithKeyring(keyring: Keyring, plaintext: string, associatedD
 /** The key id a sealed value names, or null when it is not a `k1` value. */
 export function sealedKeyId(sealed: string): string | null {
   const parts = sealed.split('.');
-  return parts.length === 5 && parts[0] === SEALED_VERSION ? parts[1] : null;
+  return parts.length === 5 && parts[0] === SEALED_VERSION ? (parts[1] ?? null) : null;
 }
 
 /**
@@ -144,7 +137,8 @@ export function openWithKeyring(keyring: Keyring, sealed: string, associatedData
   const parts = sealed.split('.');
   if (parts.length !== 5 || parts[0] !== SEALED_VERSION)
     throw new SealedValueError('format', 'The stored value is not an encrypted value of a known format.');
-  const [, keyId, iv, tag, data] = parts;
+  // Five parts, checked above: the defaults never apply.
+  const [, keyId = '', iv = '', tag = '', data = ''] = parts;
   const key = keyring.current.id === keyId ? keyring.current : keyring.previous.find((k) => k.id === keyId);
   if (!key) throw new SealedValueError('unknown_key', `The stored value was encrypted with key ${keyId}, which is not configured.`);
   const ivBytes = Buffer.from(iv, 'base64url');

@@ -19,7 +19,7 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { projectionFor } from '../kernel/principal';
 import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './queries';
 import { queryRunSummaries } from './summaries';
-import { isTerminal, loadRunViews, projectRun, runView, type RunView } from './views';
+import { isTerminal, loadRunViews, projectRun, runTimes, runView, type RunView } from './views';
 
 /**
  * Turns a run id into the URL of its execution detail. The API passes it in (api/http/links.ts),
@@ -144,7 +144,8 @@ export async function logStats(
   const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
   const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
   const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
-  const [totals] = await withMatched(`
+  // An aggregate without `group by` yields exactly one row.
+  const [totals = {}] = await withMatched(`
     select count(*)::int as total,
       count(*) filter (where status = 'failed')::int as failed,
       count(*) filter (where status = 'succeeded')::int as succeeded,
@@ -350,18 +351,13 @@ export async function executionDetail(
       waitCount: run.waits.length,
       stepCount: steps.length,
       failedStepCount: steps.filter((s) => s.status === 'failed').length,
-      lastNodeId: steps.length > 0 ? steps[steps.length - 1].nodeId : null,
+      lastNodeId: steps.at(-1)?.nodeId ?? null,
     },
     executionMetadata: {
       trigger: run.trigger,
       versionId: run.versionId,
       dryRun: run.dryRun,
-      createdAt: run.createdAt,
-      startedAt: run.startedAt,
-      finishedAt: run.finishedAt,
-      updatedAt: run.updatedAt,
-      durationMs: run.durationMs,
-      costCredits: run.costCredits,
+      ...runTimes(run),
       // Dry runs are interpreted in the API process and never reach Temporal.
       temporal: run.dryRun ? null : { workflowId: run.id, namespace: temporal.namespace, taskQueue: temporal.taskQueue },
     },
