@@ -15,8 +15,9 @@ import type {
   workflowWithLinksSchema,
 } from '../../api/schemas/workflows';
 import type { fullRunSchema, fullRunSummarySchema, queuedReceiptSchema, rerunReceiptSchema, runLinksSchema } from '../../api/schemas/runs';
+import type { credentialEnvelopeSchema, credentialListSchema } from '../../api/schemas/credentials';
 import type { acceptedDeliverySchema, webhookListSchema, webhookSchema, webhookWithLinksSchema } from '../../api/schemas/webhooks';
-import { http, type HttpResult } from '../support/harness';
+import { http as untypedHttp, type HttpResult as UntypedHttpResult } from '../support/harness';
 import type { WorkflowBody } from './graphs';
 
 export type Workflow = z.infer<typeof workflowWithLinksSchema>['workflow'];
@@ -37,13 +38,17 @@ export type Webhook = z.infer<typeof webhookSchema>;
 export type WebhookList = z.infer<typeof webhookListSchema>;
 export type WebhookWithLinks = z.infer<typeof webhookWithLinksSchema>;
 export type AcceptedDelivery = z.infer<typeof acceptedDeliverySchema>;
+/** A credential's answer (create, get, update): the masked credential. */
+export type CredentialEnvelope = z.infer<typeof credentialEnvelopeSchema>;
+export type CredentialList = z.infer<typeof credentialListSchema>;
 /** The error answer of every route. */
 export interface ApiError {
   error: string;
   [field: string]: unknown;
 }
 
-export type { HttpResult };
+/** An HTTP answer whose body is `unknown` until the caller names its type. */
+export type HttpResult<T = unknown> = UntypedHttpResult<T>;
 
 /** The request options of `http`, without the token (the client carries it). */
 export interface RequestOptions {
@@ -58,6 +63,20 @@ export interface RequestOptions {
 /** Where a client sends requests: an app (anything with its `url`). */
 export interface AppTarget {
   url: string;
+}
+
+/** The options of `http`: the client's, with the credential. */
+export interface HttpOptions extends Omit<RequestOptions, 'token'> {
+  token?: string;
+}
+
+/**
+ * Real HTTP to `app`, as the harness's `http`, but the body is `unknown` until the caller names
+ * its type (`http<T>(…)`, ideally from `api/schemas`) or narrows it: reading a field the answer
+ * does not have fails to type-check instead of reading `undefined`.
+ */
+export function http<T = unknown>(app: AppTarget, method: string, path: string, opts: HttpOptions = {}): Promise<HttpResult<T>> {
+  return untypedHttp<T>(app, method, path, opts);
 }
 
 const WF = '/api/v1/workflows';

@@ -8,7 +8,6 @@ export {
   addUserWithKey,
   createWorkspace,
   eventually,
-  http,
   signInCookie,
   type TestApp,
   type TestWorker,

@@ -48,6 +48,23 @@ export async function deployWorkflow(
   };
 }
 
+export interface DeployedWebhook extends DeployedWorkflow {
+  webhookUrl: string;
+  webhookPath: string;
+}
+
+/** `deployWorkflow` of a graph with a webhook trigger; fails the test when the deploy answer has no webhook URL. */
+export async function deployWebhook(
+  on: WorkspaceTarget,
+  graph: WorkflowBody,
+  opts: { name?: string; token?: string } = {},
+): Promise<DeployedWebhook> {
+  const deployed = await deployWorkflow(on, graph, opts);
+  const { webhookUrl, webhookPath } = deployed;
+  if (!webhookUrl || !webhookPath) throw new Error(`deploy ${deployed.workflowId}: no webhook URL in ${JSON.stringify(deployed.deploy)}`);
+  return { ...deployed, webhookUrl, webhookPath };
+}
+
 /** Starts a run of a deployed workflow (202) and returns its id. */
 export async function executeWorkflow(
   on: WorkspaceTarget,

@@ -4,31 +4,40 @@
  * job and counts the run.
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
-import { addUserWithKey, createWorkspace, http, signInCookie, startTestStack, type TestStack } from '../../support/harness';
+import { addUserWithKey, createWorkspace, http, signInCookie, useTestStack, type ApiError } from '../../kit';
+import type { z } from 'zod';
+import type { messageListSchema, scheduleCreatedSchema, scheduleListSchema, sessionJobSchema } from '../../../api/schemas/commands';
+
+type ScheduleList = z.infer<typeof scheduleListSchema>;
+/** A schedule's create answer, or on a refusal its `error`. */
+type ScheduleCreated = z.infer<typeof scheduleCreatedSchema> & { error?: string };
+/** The job list and the thread's messages in their `{ ok, data }` envelope. */
+type JobList = { data: { jobs: Array<{ id: string }> } };
+type MessageList = { data: z.infer<typeof messageListSchema> };
 import { agentScript, commandsConfig, isStatus, waitForJob } from '../commands/support';
 
 let llm: FakeLlmServer;
-let stack: TestStack;
 const created: string[] = [];
 
 beforeAll(async () => {
   llm = await startFakeLlm();
   agentScript(llm);
-  stack = await startTestStack({ config: commandsConfig(llm) });
-}, 120_000);
-afterAll(async () => {
+});
+const stack = useTestStack(() => ({ config: commandsConfig(llm) }));
+stack.beforeClose(async () => {
   // The Temporal server is shared by every test file: leave no schedule behind.
   for (const id of created)
     await stack.app.deps.temporal.client.schedule
       .getHandle(`cmdsched_${id}`)
       .delete()
       .catch(() => undefined);
-  await stack?.close();
+});
+afterAll(async () => {
   await llm?.close();
 });
 
 const post = (token: string | undefined, body: unknown) =>
-  http(stack.app, 'POST', '/api/v1/svc-command/schedules', { ...(token ? { token } : {}), body });
+  http<ScheduleCreated>(stack.app, 'POST', '/api/v1/svc-command/schedules', { ...(token ? { token } : {}), body });
 
 test('validation: title, prompt, cron and timezone', async () => {
   const { ws } = stack;
@@ -75,16 +84,17 @@ test('personal and copilot keys create schedules (default UTC, enabled); session
   expect(description.spec.timezone).toBe('Europe/Berlin');
 
   const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
-  const sessionList = await http(app, 'GET', '/api/svc-command/schedules', { cookie });
-  expect(sessionList.body.schedules.map((s: any) => s.id).sort()).toEqual([a.body.schedule.id, b.body.schedule.id].sort());
-  const sessionCreate = await http(app, 'POST', '/api/svc-command/schedules', {
+  const sessionList = await http<ScheduleList>(app, 'GET', '/api/svc-command/schedules', { cookie });
+  expect(sessionList.body.schedules.map((s) => s.id).sort()).toEqual([a.body.schedule.id, b.body.schedule.id].sort());
+  const sessionCreate = await http<ScheduleCreated>(app, 'POST', '/api/svc-command/schedules', {
     cookie,
     body: { title: 'S', prompt: 'say s', cron: '0 0 1 1 *', workspaceId: ws.workspaceId },
   });
   expect(sessionCreate.status).toBe(201);
   created.push(sessionCreate.body.schedule.id);
   expect(
-    (await http(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: '', prompt: 'p', cron: '* * * * *' } })).body.error,
+    (await http<ApiError>(app, 'POST', '/api/svc-command/schedules', { cookie, body: { title: '', prompt: 'p', cron: '* * * * *' } })).body
+      .error,
   ).toBe('Schedule title is required.');
 
   const other = await createWorkspace(app, 'Other');
@@ -99,22 +109,22 @@ test('a firing sends the stored prompt as a job on the schedule thread and updat
   await app.deps.temporal.client.schedule.getHandle(`cmdsched_${schedule.id}`).trigger();
 
   const deadline = Date.now() + 60_000;
-  let fired: any;
+  let fired: ScheduleList['schedules'][number] | undefined;
   while (Date.now() < deadline) {
-    const list = await http(app, 'GET', '/api/v1/svc-command/schedules', { token: ws.token });
-    fired = list.body.schedules.find((s: any) => s.id === schedule.id);
-    if (fired.runCount === 1) break;
+    const list = await http<ScheduleList>(app, 'GET', '/api/v1/svc-command/schedules', { token: ws.token });
+    fired = list.body.schedules.find((s) => s.id === schedule.id);
+    if (fired?.runCount === 1) break;
     await new Promise((r) => setTimeout(r, 150));
   }
   expect(fired).toMatchObject({ runCount: 1, lastRunAt: expect.any(String), threadId: expect.any(String), nextRunAt: expect.any(String) });
-  const jobs = await http(app, 'GET', `/api/v1/svc-command/jobs?threadId=${fired.threadId}`, { token: ws.token });
+  const jobs = await http<JobList>(app, 'GET', `/api/v1/svc-command/jobs?threadId=${fired?.threadId}`, { token: ws.token });
   expect(jobs.body.data.jobs).toHaveLength(1);
   const job = await waitForJob(app, ws.token, jobs.body.data.jobs[0].id, isStatus('succeeded'));
   const session = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
-  const detail = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie: session });
-  expect(detail.body.result.content).toBe('reply: scheduled hello');
+  const detail = await http<z.infer<typeof sessionJobSchema>>(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie: session });
+  expect(detail.body.result?.content).toBe('reply: scheduled hello');
   // The prompt was sent as a chat message, and the answer follows it.
-  const messages = await http(app, 'GET', `/api/v1/svc-command/threads/${fired.threadId}/messages`, { token: ws.token });
+  const messages = await http<MessageList>(app, 'GET', `/api/v1/svc-command/threads/${fired?.threadId}/messages`, { token: ws.token });
   expect(messages.body.data.messages).toEqual([
     expect.objectContaining({ role: 'user', content: 'say scheduled hello', jobId: job.id }),
     expect.objectContaining({ role: 'assistant', content: 'reply: scheduled hello', jobId: job.id, jobStatus: 'succeeded' }),

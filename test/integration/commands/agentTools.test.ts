@@ -6,14 +6,11 @@
  * research run of the job's workspace, once per job and question.
  */
 import { startFakeLlm, lastMessage, toolResults, type FakeLlmServer } from '../../fakes/llm';
-import { createWorkspace, http, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, http, useTestStack } from '../../kit';
 import { createSkill } from '../skills/support';
 import { commandsConfig, confirmV1, createJob, createThread, isStatus, waitForJob } from './support';
 
 let llm: FakeLlmServer;
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 
 beforeAll(async () => {
   llm = await startFakeLlm();
@@ -29,22 +26,23 @@ beforeAll(async () => {
       };
     return { content: 'reply' };
   });
-  stack = await startTestStack({ config: commandsConfig(llm) });
-  ({ app, ws } = stack);
-}, 120_000);
+});
+const stack = useTestStack(() => ({ config: commandsConfig(llm) }));
 afterAll(async () => {
-  await stack?.close();
   await llm?.close();
 });
 
-async function job(message: string, status: string, token = ws.token): Promise<any> {
-  const res = await createJob(app, token, { threadId: await createThread(app, token), message });
+/** The research list in its `{ ok, data }` envelope (the test counts the runs). */
+type ResearchList = { data: { runs: unknown[] } };
+
+async function job(message: string, status: string, token = stack.ws.token): Promise<any> {
+  const res = await createJob(stack.app, token, { threadId: await createThread(stack.app, token), message });
   expect(res.status).toBe(202);
-  return waitForJob(app, token, res.body.data.job.id, isStatus(status));
+  return waitForJob(stack.app, token, res.body.data.job.id, isStatus(status));
 }
 
 test("load_skills offers the creator's skills to the model without a confirmation", async () => {
-  const skill = await createSkill(app, ws.token, {
+  const skill = await createSkill(stack.app, stack.ws.token, {
     name: 'tone-guide',
     description: 'House tone',
     instructions: 'Write in short sentences.',
@@ -64,8 +62,8 @@ test("load_skills offers the creator's skills to the model without a confirmatio
 });
 
 test("another workspace's skill is not available to the agent: the read-only tool fails, the job goes on", async () => {
-  const other = await createWorkspace(app);
-  const foreign = await createSkill(app, other.token, { name: 'secret-skill', instructions: 'never shown' });
+  const other = await createWorkspace(stack.app);
+  const foreign = await createSkill(stack.app, other.token, { name: 'secret-skill', instructions: 'never shown' });
   expect(foreign.status).toBe(201);
   const done = await job(`skills ${foreign.body.skill.id}`, 'succeeded');
   expect(done.traces[0]).toMatchObject({ tool: 'load_skills', status: 'failed' });
@@ -75,25 +73,25 @@ test("another workspace's skill is not available to the agent: the read-only too
 test('start_research waits for the confirmation, then starts one research run in the job workspace', async () => {
   const waiting = await job('research http://127.0.0.1:9/page', 'waiting_confirmation');
   expect(waiting.confirmation.id).toMatch(/^cnf_/);
-  const before = await http(app, 'GET', '/api/v1/research', { token: ws.token });
+  const before = await http<ResearchList>(stack.app, 'GET', '/api/v1/research', { token: stack.ws.token });
   expect(before.body.data.runs).toHaveLength(0);
 
-  const confirmed = await confirmV1(app, ws.token, waiting.id, waiting.confirmation.id);
+  const confirmed = await confirmV1(stack.app, stack.ws.token, waiting.id, waiting.confirmation.id);
   expect(confirmed.status).toBe(200);
-  const done = await waitForJob(app, ws.token, waiting.id, isStatus('succeeded'));
+  const done = await waitForJob(stack.app, stack.ws.token, waiting.id, isStatus('succeeded'));
   const [trace] = done.traces;
   expect(trace).toMatchObject({
     tool: 'start_research',
     status: 'succeeded',
     output: { runId: expect.stringMatching(/^research_[0-9a-f]{32}$/) },
   });
-  const run = await http(app, 'GET', `/api/v1/research/${trace.output.runId}`, { token: ws.token });
+  const run = await http<{ data: { run: unknown } }>(stack.app, 'GET', `/api/v1/research/${trace.output.runId}`, { token: stack.ws.token });
   expect(run.status).toBe(200);
   expect(run.body.data.run).toMatchObject({
     query: 'What is on the page?',
     sourceUrls: ['http://127.0.0.1:9/page'],
-    createdById: ws.ownerId,
+    createdById: stack.ws.ownerId,
   });
-  const after = await http(app, 'GET', '/api/v1/research', { token: ws.token });
+  const after = await http<ResearchList>(stack.app, 'GET', '/api/v1/research', { token: stack.ws.token });
   expect(after.body.data.runs).toHaveLength(1);
 });

@@ -11,32 +11,36 @@ import path from 'node:path';
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { VALID_TOKEN_PREFIX, writeFakeCli } from '../../fakes/localAiCli';
 import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
-import { createWorkspace, http, signInCookie, startTestStack, type TestStack } from '../../support/harness';
+import { createWorkspace, http, signInCookie, useTestStack } from '../../kit';
+import type { z } from 'zod';
+import type { sessionJobSchema } from '../../../api/schemas/commands';
+
+type SessionJob = z.infer<typeof sessionJobSchema>;
 import { createResearch, expectedRunId, key as researchKey, waitForResearch } from '../research/support';
 import { commandsConfig, createJob, createThread, isStatus, waitForJob } from './support';
 
 let llm: FakeLlmServer;
-let stack: TestStack;
 let tmp: string;
 let site: FakeSite;
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'cli-provider-test-'));
-  const cliA = await writeFakeCli(tmp, 'cliA');
-  const cliB = await writeFakeCli(tmp, 'cliB');
   llm = await startFakeLlm();
   site = await startFakeSite();
   site.robots('User-agent: *\nAllow: /\n');
   site.page('/otters', htmlPage('Otters', 'Otters eat fish and crabs.'));
-  stack = await startTestStack({
+});
+const stack = useTestStack(async () => {
+  const cliA = await writeFakeCli(tmp, 'cliA');
+  const cliB = await writeFakeCli(tmp, 'cliB');
+  return {
     config: {
       ...commandsConfig(llm),
       localAiCli: { paths: { cliA: cliA.path, cliB: cliB.path }, timeoutMs: 10_000, rootDir: path.join(tmp, 'local-ai-cli') },
     },
-  });
-}, 120_000);
+  };
+});
 afterAll(async () => {
-  await stack?.close();
   await llm?.close();
   await site?.close();
   await rm(tmp, { recursive: true, force: true });
@@ -60,8 +64,8 @@ test("a job with aiProvider cliA is answered by the workspace's connected CLI, n
   const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'failed'));
   expect(job).toMatchObject({ status: 'succeeded', costCredits: 0 });
   const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
-  expect(session.body.result.content).toBe('cliA answers: summarise the week');
+  const session = await http<SessionJob>(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  expect(session.body.result?.content).toBe('cliA answers: summarise the week');
   expect(llm.chats.length).toBe(chatsBefore);
 });
 
@@ -73,7 +77,7 @@ test('a CLI the workspace has not connected fails the job with the reason', asyn
   const job = await waitForJob(app, other.token, res.body.data.job.id, isStatus('succeeded', 'failed'));
   expect(job.status).toBe('failed');
   const cookie = await signInCookie(app, other.ownerEmail, other.ownerPassword);
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  const session = await http<SessionJob>(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(JSON.stringify(session.body.error)).toContain('cliB is not connected for this workspace');
 });
 

@@ -8,13 +8,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { lastMessage, startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
-import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { useTestStack } from '../../kit';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 import { agentAnswer, commandsConfig, confirmV1, createJob, createThread, deployedDoubler, isStatus, waitForJob } from './support';
 
 let llm: FakeLlmServer;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let env: Record<string, string>;
 /** Settles when the model receives the request that will hang. */
 let hangArrived: () => void;
@@ -31,25 +29,24 @@ beforeAll(async () => {
     hangArrived();
     return new Promise(() => undefined);
   });
-  app = await startTestApp(commandsConfig(llm));
-  ws = await createWorkspace(app);
   env = { LLM_BASE_URL: llm.url, LLM_API_KEY: llm.apiKey, LLM_MODEL: llm.model, LLM_MAX_RETRIES: '0' };
-}, 120_000);
+});
+// The worker is a separate process the test kills: the stack runs none of its own.
+const stack = useTestStack(() => ({ worker: false, config: commandsConfig(llm) }));
 afterAll(async () => {
-  await app?.close();
   await llm?.close();
 });
 
 test('a job waiting for confirmation survives its worker being killed and completes after the restart', async () => {
   let worker: ChildProcess = await spawnWorker(env);
   try {
-    const doubler = await deployedDoubler(app, ws.token);
-    const threadId = await createThread(app, ws.token);
-    const created = await createJob(app, ws.token, { threadId, message: `run ${doubler}` });
-    const waiting = await waitForJob(app, ws.token, created.body.data.job.id, isStatus('waiting_confirmation'));
+    const doubler = await deployedDoubler(stack.app, stack.ws.token);
+    const threadId = await createThread(stack.app, stack.ws.token);
+    const created = await createJob(stack.app, stack.ws.token, { threadId, message: `run ${doubler}` });
+    const waiting = await waitForJob(stack.app, stack.ws.token, created.body.data.job.id, isStatus('waiting_confirmation'));
 
     await killWorker(worker);
-    const confirming = confirmV1(app, ws.token, waiting.id, waiting.confirmation.id);
+    const confirming = confirmV1(stack.app, stack.ws.token, waiting.id, waiting.confirmation.id);
     worker = await spawnWorker(env);
     const res = await confirming;
     expect(res.status).toBe(200);
@@ -63,10 +60,10 @@ test('a job waiting for confirmation survives its worker being killed and comple
 test('a worker killed while the model hangs is noticed by the heartbeat timeout; the next worker plans the job', async () => {
   let worker: ChildProcess = await spawnWorker(env);
   try {
-    const threadId = await createThread(app, ws.token);
-    const created = await createJob(app, ws.token, { threadId, message: 'hang until the worker dies' });
+    const threadId = await createThread(stack.app, stack.ws.token);
+    const created = await createJob(stack.app, stack.ws.token, { threadId, message: 'hang until the worker dies' });
     const jobId = created.body.data.job.id;
-    const handle = app.deps.temporal.client.workflow.getHandle(jobId);
+    const handle = stack.app.deps.temporal.client.workflow.getHandle(jobId);
     // The plan activity runs on this worker, has sent its model request (which hangs) and
     // heartbeats while it waits. Killing the worker before the request arrives would leave the
     // hang to the retry instead.
@@ -78,7 +75,7 @@ test('a worker killed while the model hangs is noticed by the heartbeat timeout;
     }
     await killWorker(worker);
     worker = await spawnWorker(env);
-    const job = await waitForJob(app, ws.token, jobId, isStatus('succeeded', 'failed'), 120_000);
+    const job = await waitForJob(stack.app, stack.ws.token, jobId, isStatus('succeeded', 'failed'), 120_000);
     expect(job.status).toBe('succeeded');
     const history = await handle.fetchHistory();
     const retried = history.events!.map((e) => e.activityTaskStartedEventAttributes).find((a) => a && a.attempt === 2);

@@ -4,7 +4,8 @@
  * the job is read; a late confirm is 409 `confirmation_expired` carrying the blocked job.
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
-import { signInCookie, startTestStack, startTestWorker, type TestStack, type TestWorker } from '../../support/harness';
+import { startTestWorker } from '../../support/harness';
+import { signInCookie, useTestStack, type TestWorker } from '../../kit';
 import {
   agentScript,
   commandsConfig,
@@ -18,19 +19,21 @@ import {
 } from './support';
 
 let llm: FakeLlmServer;
-let stack: TestStack;
 let doubler: string;
 let spare: TestWorker | undefined;
 
 beforeAll(async () => {
   llm = await startFakeLlm();
   agentScript(llm);
-  stack = await startTestStack({ config: commandsConfig(llm, { ttlSeconds: 2 }) });
+});
+const stack = useTestStack(() => ({ config: commandsConfig(llm, { ttlSeconds: 2 }) }));
+beforeAll(async () => {
   doubler = await deployedDoubler(stack.app, stack.ws.token);
 }, 120_000);
-afterAll(async () => {
+stack.beforeClose(async () => {
   await spare?.stop();
-  await stack?.close();
+});
+afterAll(async () => {
   await llm?.close();
 });
 

@@ -7,22 +7,19 @@
  * heartbeatTimeout in their scheduled options (the Temporal history says so).
  */
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
-import {
-  addUserWithKey,
-  createWorkspace,
-  http,
-  signInCookie,
-  startTestStack,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { addUserWithKey, createWorkspace, http, signInCookie, useTestStack } from '../../kit';
+import type { z } from 'zod';
+import type { messageListSchema, sessionJobOnlySchema, sessionSendSchema } from '../../../api/schemas/commands';
+
+type MessageList = z.infer<typeof messageListSchema>;
+type Message = MessageList['messages'][number];
+type SessionSend = z.infer<typeof sessionSendSchema>;
+type SessionJob = z.infer<typeof sessionJobOnlySchema>;
+/** A v1 answer: `{ ok, data }`, or on a refusal `{ ok: false, error: { code, message } }`. */
+type V1<T> = { data: T; error: { code: string; message: string } };
 import { commandsConfig, createJob, createThread, isStatus, waitForJob } from './support';
 
 let llm: FakeLlmServer;
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let cookie: string;
 let release: () => void = () => undefined;
 
@@ -37,24 +34,26 @@ beforeAll(async () => {
     }
     return { content: `reply: ${text}` };
   });
-  stack = await startTestStack({ config: commandsConfig(llm) });
-  ({ app, ws } = stack);
-  cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
+});
+const stack = useTestStack(() => ({ config: commandsConfig(llm) }));
+beforeAll(async () => {
+  cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword);
 }, 120_000);
-afterAll(async () => {
+stack.beforeClose(async () => {
   release();
-  await stack?.close();
+});
+afterAll(async () => {
   await llm?.close();
 });
 
 const sessionMessages = (threadId: string, query = '') =>
-  http(app, 'GET', `/api/svc-command/threads/${threadId}/messages${query}`, { cookie });
-const v1Messages = (threadId: string, token = ws.token, query = '') =>
-  http(app, 'GET', `/api/v1/svc-command/threads/${threadId}/messages${query}`, { token });
+  http<MessageList>(stack.app, 'GET', `/api/svc-command/threads/${threadId}/messages${query}`, { cookie });
+const v1Messages = (threadId: string, token = stack.ws.token, query = '') =>
+  http<V1<MessageList>>(stack.app, 'GET', `/api/v1/svc-command/threads/${threadId}/messages${query}`, { token });
 
-async function waitForMessages(threadId: string, count: number): Promise<any[]> {
+async function waitForMessages(threadId: string, count: number): Promise<Message[]> {
   const deadline = Date.now() + 60_000;
-  let last: any;
+  let last: Awaited<ReturnType<typeof sessionMessages>> | undefined;
   while (Date.now() < deadline) {
     last = await sessionMessages(threadId);
     if (last.status === 200 && last.body.messages.length >= count) return last.body.messages;
@@ -64,12 +63,12 @@ async function waitForMessages(threadId: string, count: number): Promise<any[]> 
 }
 
 test('a session send appends the user message and the job end the assistant answer; listed oldest first with a cursor', async () => {
-  const sent = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'first question' } });
+  const sent = await http<SessionSend>(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: 'first question' } });
   expect(sent.status).toBe(201);
   const { threadId, job } = sent.body;
-  await waitForJob(app, ws.token, job.id, isStatus('succeeded'));
-  const second = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'second question', threadId } });
-  await waitForJob(app, ws.token, second.body.job.id, isStatus('succeeded'));
+  await waitForJob(stack.app, stack.ws.token, job.id, isStatus('succeeded'));
+  const second = await http<SessionSend>(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: 'second question', threadId } });
+  await waitForJob(stack.app, stack.ws.token, second.body.job.id, isStatus('succeeded'));
 
   const messages = await waitForMessages(threadId, 4);
   expect(messages).toEqual([
@@ -98,65 +97,65 @@ test('a session send appends the user message and the job end the assistant answ
   ]);
 
   // Pages: the cursor is the last message id of the previous page.
-  const page1 = await v1Messages(threadId, ws.token, '?limit=3');
+  const page1 = await v1Messages(threadId, stack.ws.token, '?limit=3');
   expect(page1.status).toBe(200);
-  expect(page1.body.data.messages.map((m: any) => m.id)).toEqual(messages.slice(0, 3).map((m) => m.id));
+  expect(page1.body.data.messages.map((m) => m.id)).toEqual(messages.slice(0, 3).map((m) => m.id));
   expect(page1.body.data.nextCursor).toBe(messages[2].id);
-  const page2 = await v1Messages(threadId, ws.token, `?limit=3&cursor=${page1.body.data.nextCursor}`);
+  const page2 = await v1Messages(threadId, stack.ws.token, `?limit=3&cursor=${page1.body.data.nextCursor}`);
   expect(page2.body.data).toEqual({ messages: [messages[3]], nextCursor: null });
-  expect((await v1Messages(threadId, ws.token, '?limit=0')).body.error.code).toBe('request_malformed');
-  expect((await v1Messages(threadId, ws.token, '?limit=101')).status).toBe(400);
-  const badCursor = await v1Messages(threadId, ws.token, '?cursor=cmsg_nope');
+  expect((await v1Messages(threadId, stack.ws.token, '?limit=0')).body.error.code).toBe('request_malformed');
+  expect((await v1Messages(threadId, stack.ws.token, '?limit=101')).status).toBe(400);
+  const badCursor = await v1Messages(threadId, stack.ws.token, '?cursor=cmsg_nope');
   expect(badCursor.status).toBe(400);
   expect(badCursor.body.error.code).toBe('request_malformed');
 
   // Viewer keys see the messages without their text.
-  const viewer = await addUserWithKey(app, ws, 'viewer');
+  const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
   const seen = await v1Messages(threadId, viewer.token);
   expect(seen.body.data.messages[0]).not.toHaveProperty('content');
-  expect(seen.body.data.messages[0].redaction).toMatchObject({ applied: true, restrictedFields: ['content'] });
+  expect(seen.body.data.messages[0]).toMatchObject({ redaction: { applied: true, restrictedFields: ['content'] } });
 
   // Another workspace: the thread is not found.
-  const other = await createWorkspace(app, 'Other chat');
+  const other = await createWorkspace(stack.app, 'Other chat');
   expect((await v1Messages(threadId, other.token)).status).toBe(404);
-  const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword);
-  expect((await http(app, 'GET', `/api/svc-command/threads/${threadId}/messages`, { cookie: otherCookie })).status).toBe(404);
-  expect((await http(app, 'GET', `/api/svc-command/jobs/${messages[0].id}`, { cookie: otherCookie })).status).toBe(404);
+  const otherCookie = await signInCookie(stack.app, other.ownerEmail, other.ownerPassword);
+  expect((await http(stack.app, 'GET', `/api/svc-command/threads/${threadId}/messages`, { cookie: otherCookie })).status).toBe(404);
+  expect((await http(stack.app, 'GET', `/api/svc-command/jobs/${messages[0].id}`, { cookie: otherCookie })).status).toBe(404);
 });
 
 test('a v1 create appends no chat message', async () => {
-  const threadId = await createThread(app, ws.token);
-  const res = await createJob(app, ws.token, { threadId, message: 'quiet question' });
+  const threadId = await createThread(stack.app, stack.ws.token);
+  const res = await createJob(stack.app, stack.ws.token, { threadId, message: 'quiet question' });
   expect(res.status).toBe(202);
-  await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded'));
+  await waitForJob(stack.app, stack.ws.token, res.body.data.job.id, isStatus('succeeded'));
   expect((await v1Messages(threadId)).body.data).toEqual({ messages: [], nextCursor: null });
 });
 
 test('GET /api/svc-command/jobs/{id} answers the chat message for a message id, and for a job that is gone', async () => {
-  const sent = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'keep this' } });
+  const sent = await http<SessionSend>(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: 'keep this' } });
   const { threadId, job } = sent.body;
-  await waitForJob(app, ws.token, job.id, isStatus('succeeded'));
+  await waitForJob(stack.app, stack.ws.token, job.id, isStatus('succeeded'));
   const [user, assistant] = await waitForMessages(threadId, 2);
 
-  const byMessage = await http(app, 'GET', `/api/svc-command/jobs/${user.id}`, { cookie });
+  const byMessage = await http(stack.app, 'GET', `/api/svc-command/jobs/${user.id}`, { cookie });
   expect(byMessage.status).toBe(200);
   expect(byMessage.body).toEqual({ threadId, plan: null, job: null, message: user });
   // The job itself still answers as a job.
-  expect((await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie })).body.job.id).toBe(job.id);
+  expect((await http<SessionJob>(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie })).body.job.id).toBe(job.id);
 
-  await app.orm.em.fork().execute('delete from command_jobs where id = ?', [job.id]);
-  const gone = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  await stack.app.orm.em.fork().execute('delete from command_jobs where id = ?', [job.id]);
+  const gone = await http(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(gone.status).toBe(200);
   expect(gone.body).toEqual({ threadId, plan: null, job: null, message: assistant });
-  expect((await http(app, 'GET', '/api/svc-command/jobs/command_unknown', { cookie })).status).toBe(404);
+  expect((await http(stack.app, 'GET', '/api/svc-command/jobs/command_unknown', { cookie })).status).toBe(404);
 });
 
 test('model calls heartbeat while the model hangs (heartbeatTimeout in the history); a cancel ends the chat with a canceled answer', async () => {
-  const sent = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'hang on' } });
+  const sent = await http<SessionSend>(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: 'hang on' } });
   const { threadId, job } = sent.body;
-  const handle = app.deps.temporal.client.workflow.getHandle(job.id);
+  const handle = stack.app.deps.temporal.client.workflow.getHandle(job.id);
   const deadline = Date.now() + 60_000;
-  let pending: any;
+  let pending: { lastHeartbeatTime?: unknown } | null | undefined;
   while (Date.now() < deadline) {
     const described = await handle.describe().catch(() => null);
     pending = described?.raw.pendingActivities?.find((a) => a.activityType?.name === 'planCommandJob');
@@ -171,7 +170,7 @@ test('model calls heartbeat while the model hangs (heartbeatTimeout in the histo
   expect(Number(scheduled.heartbeatTimeout!.seconds)).toBe(20);
   expect(Number(scheduled.startToCloseTimeout!.seconds)).toBe(300);
 
-  const canceled = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/cancel`, { cookie });
+  const canceled = await http<SessionJob>(stack.app, 'POST', `/api/svc-command/jobs/${job.id}/cancel`, { cookie });
   expect(canceled.body.job.status).toBe('canceled');
   release();
   const messages = await waitForMessages(threadId, 2);

@@ -13,7 +13,7 @@ import {
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { SecretTracker } from '../../support/secrets';
 import type { z } from 'zod';
-import type { credentialListSchema } from '../../../api/schemas/credentials';
+import type { credentialEnvelopeSchema, credentialListSchema, workflowCredentialTestSchema } from '../../../api/schemas/credentials';
 import { addUserWithKey, http, node, trackedRuns, useTestStack, type NodeInput } from '../../kit';
 
 const C = '/api/v1/credentials';
@@ -28,8 +28,12 @@ const tracker = new SecretTracker();
 const secret = (label: string) => tracker.secret(label);
 const oauth = { refreshToken: 'dest-refresh-token-0123456789', clientId: 'dest-client', clientSecret: 'dest-client-secret-0123456789' };
 
-async function call(method: string, path: string, opts: Parameters<typeof http>[3] = {}) {
-  const res = await http(stack.app, method, path, opts);
+/** A credential route's answer: the credential, or on a refusal its `error`. */
+type CredentialAnswer = z.infer<typeof credentialEnvelopeSchema> & { error?: string };
+type WorkflowCredentialTest = z.infer<typeof workflowCredentialTestSchema>;
+
+async function call<T = CredentialAnswer>(method: string, path: string, opts: Parameters<typeof http>[3] = {}) {
+  const res = await http<T>(stack.app, method, path, opts);
   tracker.seen(res.text);
   return res;
 }
@@ -37,7 +41,7 @@ async function call(method: string, path: string, opts: Parameters<typeof http>[
 const httpNode = (id: string, url: string, credentialId: string): NodeInput => node.of('http', id, { method: 'GET', url, credentialId });
 const requestsTo = (fake: FakeApi, path: string) => fake.requests.filter((r) => r.path === path);
 type CredentialList = z.infer<typeof credentialListSchema>;
-const credentials = async () => ((await call('GET', C, { token: stack.ws.token })).body as CredentialList).credentials;
+const credentials = async () => (await call<CredentialList>('GET', C, { token: stack.ws.token })).body.credentials;
 const listed = async (id: string) => (await credentials()).find((c) => c.id === id);
 
 const stack = useTestStack(async () => {
@@ -315,7 +319,7 @@ test('migration: existing http credentials are bound to the hosts of the literal
     token: stack.ws.token,
     body: { name: 'legacy provider', type: 'chat', value: secret('dest-legacy-4') },
   });
-  const ids = [named, byId, unused, provider].map((r) => r.body.credential.id as string);
+  const ids = [named, byId, unused, provider].map((r) => r.body.credential.id);
   const nodes = [
     httpNode('a', 'https://API.Legacy.test:8443/x?y=1', 'legacy named'),
     httpNode('b', 'http://user@legacy-b.test/path', ids[1]),
@@ -400,7 +404,7 @@ test('POST /workflows/{id}/credentials/test reports a node that would send a cre
     body: { name: 'wf tested', type: 'bearer', value: { token, probeUrl: `${api.url}/probe/wf-tested` } },
   });
   const good = await deployed([httpNode('call', `${api.url}/probe/wf-call`, 'wf tested')]);
-  const goodTest = await call('POST', `${WF}/${good}/credentials/test`, { token: stack.ws.token });
+  const goodTest = await call<WorkflowCredentialTest>('POST', `${WF}/${good}/credentials/test`, { token: stack.ws.token });
   expect(goodTest.body.credentials[0].result).toMatchObject({ ok: true, status: 'passed' });
 
   const before = other.requests.length;
@@ -408,7 +412,7 @@ test('POST /workflows/{id}/credentials/test reports a node that would send a cre
     httpNode('call', `${api.url}/probe/wf-call`, 'wf tested'),
     httpNode('elsewhere', `${other.url}/probe/wf-call`, 'wf tested'),
   ]);
-  const badTest = await call('POST', `${WF}/${bad}/credentials/test`, { token: stack.ws.token });
+  const badTest = await call<WorkflowCredentialTest>('POST', `${WF}/${bad}/credentials/test`, { token: stack.ws.token });
   expect(badTest.body.ok).toBe(false);
   expect(badTest.body.credentials[0].result).toMatchObject({
     ok: false,

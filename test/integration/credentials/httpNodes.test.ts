@@ -8,6 +8,13 @@
  */
 import { Writable } from 'node:stream';
 import { startFakeApi, type FakeApi } from '../../fakes/identity';
+import type { z } from 'zod';
+import type {
+  bootstrapReportSchema,
+  credentialEnvelopeSchema,
+  credentialListSchema,
+  credentialTestSchema,
+} from '../../../api/schemas/credentials';
 import { SecretTracker } from '../../support/secrets';
 import { addUserWithKey, createWorkspace, http, node, trackedRuns, useTestStack, type NodeInput } from '../../kit';
 import { historyText } from '../../support/temporalHistory';
@@ -25,8 +32,14 @@ const oauth = { refreshToken: 'node-refresh-token-0123456789', clientId: 'node-c
 const cred: Record<string, string> = {};
 const values: Record<string, { token?: string; apiKey?: string; password?: string; headerValue?: string; accessToken?: string }> = {};
 
-async function call(method: string, path: string, opts: Parameters<typeof http>[3] = {}) {
-  const res = await http(stack.app, method, path, opts);
+/** A credential route's answer: the credential, or on a refusal its `error`. */
+type CredentialList = z.infer<typeof credentialListSchema>;
+type CredentialTest = z.infer<typeof credentialTestSchema>;
+type BootstrapReport = z.infer<typeof bootstrapReportSchema>;
+type CredentialAnswer = z.infer<typeof credentialEnvelopeSchema> & { error?: string };
+
+async function call<T = CredentialAnswer>(method: string, path: string, opts: Parameters<typeof http>[3] = {}) {
+  const res = await http<T>(stack.app, method, path, opts);
   tracker.seen(res.text);
   return res;
 }
@@ -269,7 +282,7 @@ test('POST /workflows/{id}/credentials/bootstrap-from-env creates the missing cr
   const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
   expect((await call('POST', path, { token: personal.token })).body).toEqual({ error: 'A workspace API key is required.' });
 
-  const res = await call('POST', path, { token: stack.ws.token });
+  const res = await call<BootstrapReport>('POST', path, { token: stack.ws.token });
   expect(res.status).toBe(200);
   expect(res.body.bootstrap).toEqual({
     workflowId,
@@ -285,18 +298,18 @@ test('POST /workflows/{id}/credentials/bootstrap-from-env creates the missing cr
     ],
   });
   expect(res.text).not.toContain('NODE_REPO_TOKEN');
-  const created = (await call('GET', C, { token: stack.ws.token })).body.credentials.find(
-    (c: { name: string }) => c.name === 'node-repo-token',
+  const created = (await call<CredentialList>('GET', C, { token: stack.ws.token })).body.credentials.find(
+    (c) => c.name === 'node-repo-token',
   );
   expect(created).toMatchObject({ type: 'repo', source: 'env', readable: true });
   // The created credential works: its identity check passes against the configured base URL.
   api.accept('authorization', 'Bearer bootstrap-repo-token-0123456789');
-  expect((await call('POST', `${C}/${created.id}/test`, { token: stack.ws.token })).body.result).toMatchObject({
+  expect((await call<CredentialTest>('POST', `${C}/${created?.id}/test`, { token: stack.ws.token })).body.result).toMatchObject({
     ok: true,
     status: 'passed',
   });
   // Again: nothing left to create.
-  expect((await call('POST', path, { token: stack.ws.token })).body.bootstrap).toMatchObject({ created: 0, skipped: 6 });
+  expect((await call<BootstrapReport>('POST', path, { token: stack.ws.token })).body.bootstrap).toMatchObject({ created: 0, skipped: 6 });
   const stranger = await createWorkspace(stack.app, 'Bootstrap stranger');
   expect((await call('POST', path, { token: stranger.token })).status).toBe(403);
 });

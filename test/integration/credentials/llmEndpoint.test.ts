@@ -5,9 +5,8 @@
 import { keySettingsOf } from '../../../services/credentials';
 import { createChatClient, resolveChatEndpoint } from '../../../services/models/chat';
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
-import { createWorkspace, http, startTestApp, type TestApp } from '../../support/harness';
+import { http, useTestStack, type CredentialEnvelope } from '../../kit';
 
-let app: TestApp;
 let llm: FakeLlmServer;
 const deployment = {
   baseUrl: 'http://127.0.0.1:9/v1',
@@ -20,27 +19,26 @@ const deployment = {
 
 beforeAll(async () => {
   llm = await startFakeLlm({ apiKey: 'sk-workspace', model: 'workspace-model' });
-  app = await startTestApp({ llm: deployment });
 });
+const stack = useTestStack({ worker: false, config: { llm: deployment } });
 afterAll(async () => {
-  await app.close();
   await llm.close();
 });
 
-const deps = () => ({ llm: deployment, keys: keySettingsOf(app.deps.config) });
+const deps = () => ({ llm: deployment, keys: keySettingsOf(stack.app.deps.config) });
 
 async function createCredential(token: string, name: string, type: string, value: Record<string, unknown>): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', { token, body: { name, type, value } });
+  const res = await http<CredentialEnvelope>(stack.app, 'POST', '/api/v1/credentials', { token, body: { name, type, value } });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
 
 test("a workspace's llm credential is used for its model calls, and another workspace keeps the deployment's", async () => {
-  const ws = await createWorkspace(app);
-  const other = await createWorkspace(app);
+  const ws = await stack.workspace();
+  const other = await stack.workspace();
   await createCredential(ws.token, 'model', 'llm', { baseUrl: llm.url, apiKey: 'sk-workspace', model: 'workspace-model' });
 
-  const endpoint = await resolveChatEndpoint(app.orm.em.fork(), deps(), ws.workspaceId);
+  const endpoint = await resolveChatEndpoint(stack.app.orm.em.fork(), deps(), ws.workspaceId);
   expect(endpoint).toEqual({ baseUrl: llm.url, apiKey: 'sk-workspace', model: 'workspace-model', source: 'credential' });
   const answer = await createChatClient(endpoint, {
     allowPrivateNetworks: true,
@@ -51,7 +49,7 @@ test("a workspace's llm credential is used for its model calls, and another work
   expect(answer.content).toBe('echo: hi');
   expect(llm.chats[llm.chats.length - 1].model).toBe('workspace-model');
 
-  await expect(resolveChatEndpoint(app.orm.em.fork(), deps(), other.workspaceId)).resolves.toMatchObject({
+  await expect(resolveChatEndpoint(stack.app.orm.em.fork(), deps(), other.workspaceId)).resolves.toMatchObject({
     baseUrl: deployment.baseUrl,
     model: 'deployment-model',
     source: 'deployment',
@@ -59,25 +57,25 @@ test("a workspace's llm credential is used for its model calls, and another work
 });
 
 test('the most recently updated llm credential wins when a workspace has several', async () => {
-  const ws = await createWorkspace(app);
+  const ws = await stack.workspace();
   await createCredential(ws.token, 'older', 'llm', { baseUrl: llm.url, apiKey: 'sk-a', model: 'model-a' });
   await new Promise((r) => setTimeout(r, 20));
   await createCredential(ws.token, 'newer', 'llm', { baseUrl: llm.url, apiKey: 'sk-b', model: 'model-b' });
-  expect((await resolveChatEndpoint(app.orm.em.fork(), deps(), ws.workspaceId)).model).toBe('model-b');
+  expect((await resolveChatEndpoint(stack.app.orm.em.fork(), deps(), ws.workspaceId)).model).toBe('model-b');
 });
 
 test('a named credential must be an llm credential of the workspace', async () => {
-  const ws = await createWorkspace(app);
-  const other = await createWorkspace(app);
+  const ws = await stack.workspace();
+  const other = await stack.workspace();
   const bearer = await createCredential(ws.token, 'api', 'bearer', { token: 'secret-token' });
   const foreign = await createCredential(other.token, 'model', 'llm', { baseUrl: llm.url, apiKey: 'sk-x', model: 'x' });
-  await expect(resolveChatEndpoint(app.orm.em.fork(), deps(), ws.workspaceId, bearer)).rejects.toMatchObject({ kind: 'invalid' });
-  await expect(resolveChatEndpoint(app.orm.em.fork(), deps(), ws.workspaceId, foreign)).rejects.toMatchObject({ kind: 'not_found' });
+  await expect(resolveChatEndpoint(stack.app.orm.em.fork(), deps(), ws.workspaceId, bearer)).rejects.toMatchObject({ kind: 'invalid' });
+  await expect(resolveChatEndpoint(stack.app.orm.em.fork(), deps(), ws.workspaceId, foreign)).rejects.toMatchObject({ kind: 'not_found' });
 });
 
 test('with neither a credential nor a deployment endpoint the call is unavailable', async () => {
-  const ws = await createWorkspace(app);
+  const ws = await stack.workspace();
   await expect(
-    resolveChatEndpoint(app.orm.em.fork(), { ...deps(), llm: { ...deployment, baseUrl: undefined } }, ws.workspaceId),
+    resolveChatEndpoint(stack.app.orm.em.fork(), { ...deps(), llm: { ...deployment, baseUrl: undefined } }, ws.workspaceId),
   ).rejects.toMatchObject({ kind: 'unavailable' });
 });

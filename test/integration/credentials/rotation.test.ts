@@ -11,16 +11,18 @@ import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import type { AppConfig } from '../../../services/kernel/config';
 import { credentialKeyring, rotateCredentialKeys } from '../../../services/credentials';
 import { keyIdOf } from '../../../services/kernel/secrets';
+import { startTestApp, TEST_SECRET_KEY } from '../../support/harness';
 import {
+  chain,
+  deployWorkflow,
+  executeAndWait,
   http,
-  startTestApp,
-  startTestStack,
-  waitForRun,
-  TEST_SECRET_KEY,
+  node,
+  useTestStack,
+  type CredentialEnvelope,
+  type CredentialList,
   type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
 import { testEnv } from '../../support/env';
 
 const C = '/api/v1/credentials';
@@ -41,8 +43,6 @@ let api: FakeApi;
 /** Writes with the old key only: a process not yet given the new one. */
 let oldApp: TestApp;
 /** Has the new key as current and the old one for reading: the rollout's second step. */
-let stack: TestStack;
-let ws: WorkspaceFixture;
 const ids: string[] = [];
 
 const keyIds = async (): Promise<string[]> =>
@@ -56,8 +56,8 @@ const keyIds = async (): Promise<string[]> =>
 async function createWith(app: TestApp, name: string): Promise<string> {
   const token = `rotation-${name}-${randomBytes(8).toString('hex')}`;
   api.accept('authorization', `Bearer ${token}`);
-  const res = await http(app, 'POST', C, {
-    token: ws.token,
+  const res = await http<CredentialEnvelope>(app, 'POST', C, {
+    token: stack.ws.token,
     body: { name, type: 'bearer', value: { token, probeUrl: `${api.url}/probe/${name}` } },
   });
   expect(res.status).toBe(201);
@@ -67,15 +67,14 @@ async function createWith(app: TestApp, name: string): Promise<string> {
 
 /** A live read through the API: every credential listed readable, one tested, one used by a run. */
 async function liveRead(app: TestApp, workflowId: string): Promise<void> {
-  const listed = await http(app, 'GET', C, { token: ws.token });
+  const listed = await http<CredentialList>(app, 'GET', C, { token: stack.ws.token });
   expect(listed.status).toBe(200);
-  const mine = listed.body.credentials.filter((c: any) => ids.includes(c.id));
+  const mine = listed.body.credentials.filter((c) => ids.includes(c.id));
   expect(mine).toHaveLength(ids.length);
-  expect(mine.every((c: any) => c.readable)).toBe(true);
-  const tested = await http(app, 'POST', `${C}/${ids[0]}/test`, { token: ws.token });
+  expect(mine.every((c) => c.readable)).toBe(true);
+  const tested = await http<{ result: unknown }>(app, 'POST', `${C}/${ids[0]}/test`, { token: stack.ws.token });
   expect(tested.body.result).toMatchObject({ ok: true, status: 'passed' });
-  const run = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: ws.token, body: {} });
-  expect((await waitForRun(app, ws.token, run.body.run.id)).status).toBe('succeeded');
+  expect((await executeAndWait({ app, ws: stack.ws }, workflowId)).status).toBe('succeeded');
 }
 
 let workflowId: string;
@@ -83,32 +82,22 @@ let workflowId: string;
 beforeAll(async () => {
   api = await startFakeApi({ refreshToken: 'r', clientId: 'c', clientSecret: 's' });
   oldApp = await startTestApp(keys(oldKey));
-  stack = await startTestStack({ config: keys(newKey, [oldKey]) });
-  ws = stack.ws;
+});
+const stack = useTestStack(() => ({ config: keys(newKey, [oldKey]) }));
+beforeAll(async () => {
   for (let i = 0; i < 9; i++) await createWith(oldApp, `old-${i}`);
   await createWith(stack.app, 'new-0');
   // A workflow whose run uses the last (not yet rotated, in id order or not) credentials.
-  const nodes = [
-    { id: 'start', type: 'start', config: {} },
-    { id: 'a', type: 'http', config: { method: 'GET', url: `${api.url}/probe/old-8`, credentialId: ids[8] } },
-    { id: 'b', type: 'http', config: { method: 'GET', url: `${api.url}/probe/old-0`, credentialId: ids[0] } },
-  ];
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
-    body: {
-      name: 'rotation',
-      nodes,
-      edges: [
-        { source: 'start', target: 'a' },
-        { source: 'a', target: 'b' },
-      ],
-    },
-  });
-  workflowId = created.body.workflow.id;
-  expect((await http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
+  ({ workflowId } = await deployWorkflow(
+    stack,
+    chain(
+      node.of('http', 'a', { method: 'GET', url: `${api.url}/probe/old-8`, credentialId: ids[8] }),
+      node.of('http', 'b', { method: 'GET', url: `${api.url}/probe/old-0`, credentialId: ids[0] }),
+    ),
+    { name: 'rotation' },
+  ));
 });
 afterAll(async () => {
-  await stack?.close();
   await oldApp?.close();
   await api?.close();
 });
@@ -147,8 +136,8 @@ test('rotation re-encrypts every row under the new key while reads, tests and ru
     await newOnly.close();
   }
   // ...and one with only the old key reads nothing any more.
-  const listedByOld = await http(oldApp, 'GET', C, { token: ws.token });
-  expect(listedByOld.body.credentials.filter((c: any) => ids.includes(c.id)).every((c: any) => c.readable === false)).toBe(true);
+  const listedByOld = await http<CredentialList>(oldApp, 'GET', C, { token: stack.ws.token });
+  expect(listedByOld.body.credentials.filter((c) => ids.includes(c.id)).every((c) => c.readable === false)).toBe(true);
 });
 
 test('npm run admin -- rotate-credentials-key rotates while the API reads, and reports rows it cannot decrypt', async () => {

@@ -6,7 +6,12 @@
  * with the process up and another request answered.
  */
 import { startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
-import { createWorkspace, http, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, http, useTestStack, type WorkspaceFixture } from '../../kit';
+import type { z } from 'zod';
+import type { queryResultSchema } from '../../../api/schemas/databases';
+
+/** A query's result, or on a refusal its `error` and `code`. */
+type QueryAnswer = z.infer<typeof queryResultSchema> & { error?: string; code?: string };
 import { agentScript, commandsConfig, createJob, createThread, isStatus, waitForJob } from '../commands/support';
 
 const MAX_BYTES = 1024 * 1024;
@@ -19,9 +24,6 @@ const F2 = `select replace(replace('${a(600)}','a','${a(1000)}'),'a','${a(1000)}
 const HUNDRED_MB = `replace(replace('${a(100)}','a','${a(1000)}'),'a','${a(1000)}')`;
 
 let llm: FakeLlmServer;
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let other: WorkspaceFixture;
 let databaseId: string;
 let otherDatabaseId: string;
@@ -29,13 +31,14 @@ let otherDatabaseId: string;
 beforeAll(async () => {
   llm = await startFakeLlm();
   agentScript(llm);
-  stack = await startTestStack({
-    config: { ...commandsConfig(llm), databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: MAX_BYTES } },
-  });
-  ({ app, ws } = stack);
-  other = await createWorkspace(app, 'Other');
-  const mine = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+});
+const stack = useTestStack(() => ({
+  config: { ...commandsConfig(llm), databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: MAX_BYTES } },
+}));
+beforeAll(async () => {
+  other = await createWorkspace(stack.app, 'Other');
+  const mine = await http<{ database: { id: string } }>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'shop',
       tableName: 'items',
@@ -44,24 +47,23 @@ beforeAll(async () => {
     },
   });
   databaseId = mine.body.database.id;
-  const theirs = await http(app, 'POST', '/api/v1/databases', {
+  const theirs = await http<{ database: { id: string } }>(stack.app, 'POST', '/api/v1/databases', {
     token: other.token,
     body: { databaseName: 'misc', tableName: 'notes', columns: [{ name: 'n', type: 'text' }], rows: [{ n: 'hi' }] },
   });
   otherDatabaseId = theirs.body.database.id;
 }, 120_000);
 afterAll(async () => {
-  await stack?.close();
   await llm?.close();
 });
 
-const query = (sql: string, token = ws.token, id = databaseId) =>
-  http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId: id, sql } });
+const query = (sql: string, token = stack.ws.token, id = databaseId) =>
+  http<QueryAnswer>(stack.app, 'POST', '/api/v1/databases/query', { token, body: { databaseId: id, sql } });
 
 /** Another workspace's list and query, answered while (or after) an attack runs. */
 async function othersStillServed(): Promise<void> {
   const [list, own] = await Promise.all([
-    http(app, 'GET', '/api/v1/workflows', { token: other.token }),
+    http(stack.app, 'GET', '/api/v1/workflows', { token: other.token }),
     query('select n from notes', other.token, otherDatabaseId),
   ]);
   expect(list.status).toBe(200);
@@ -82,7 +84,7 @@ test('F2: the exact query answers truncated with no row (or 408), the process st
 
 /** What PostgreSQL has sent on user-SQL connections so far (the app's /metrics). */
 async function bytesReceived(): Promise<number> {
-  const text = await (await fetch(`${app.url}/metrics`)).text();
+  const text = await (await fetch(`${stack.app.url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith('svc_user_sql_received_bytes_total '));
   expect(line).toBeDefined();
   return Number(line!.split(' ')[1]);
@@ -125,12 +127,12 @@ test('an error message over the budget (it quotes a 100 MB value) closes the con
 });
 
 test("the command jobs' SQL tool takes the same path: F2 ends the tool call cleanly and the worker goes on", async () => {
-  const threadId = await createThread(app, ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token);
   const run = async (message: string) =>
     waitForJob(
-      app,
-      ws.token,
-      (await createJob(app, ws.token, { threadId, message })).body.data.job.id,
+      stack.app,
+      stack.ws.token,
+      (await createJob(stack.app, stack.ws.token, { threadId, message })).body.data.job.id,
       isStatus('succeeded', 'failed', 'waiting_confirmation'),
       120_000,
     );

@@ -1,24 +1,20 @@
 /** Workflow table nodes: real runs on Temporal read and write the run's workspace's tables, validated like the API. */
-import {
-  createWorkspace,
-  http,
-  startTestStack,
-  waitForRun,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import type { z } from 'zod';
+import type { rowPageSchema, rowSchema, tableEnvelopeSchema } from '../../../api/schemas/databases';
+import { createWorkspace, deployWorkflow, executeAndWait, http, node, useTestStack, type Run } from '../../kit';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
+type Row = z.infer<typeof rowSchema>;
+type RowPage = z.infer<typeof rowPageSchema>;
+type TableEnvelope = z.infer<typeof tableEnvelopeSchema>;
+/** What the table nodes output: a row (insert, update), rows (read) or a deletion. */
+type TableNodeOutput = { row: Row; rows: Row[]; count: number; rowIndex: number; deleted: boolean };
+
 let tableId: string;
 
+const stack = useTestStack();
 beforeAll(async () => {
-  stack = await startTestStack();
-  ({ app, ws } = stack);
-  const res = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const res = await http<TableEnvelope>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'ops',
       tableName: 'orders',
@@ -31,21 +27,18 @@ beforeAll(async () => {
   });
   tableId = res.body.table.id;
 });
-afterAll(() => stack?.close());
 
-async function run(nodes: object[], edges: object[], input: unknown, token = ws.token) {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token,
-    body: { name: 'tables', nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes], edges },
-  });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token })).status).toBe(200);
-  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token, body: { input } });
-  expect(exec.status).toBe(202);
-  return waitForRun(app, token, exec.body.run.id);
+/** Deploys start → `nodes` (joined by `edges`) in `token`'s workspace and waits for one run with `input`. */
+async function run(nodes: object[], edges: object[], input: unknown, token = stack.ws.token): Promise<Run> {
+  const as = { app: stack.app, ws: { token } };
+  const { workflowId } = await deployWorkflow(as, { name: 'tables', nodes: [node.start(), ...nodes], edges });
+  return executeAndWait(as, workflowId, input);
 }
-const rowsOf = async (id = tableId) => (await http(app, 'GET', `/api/v1/databases/${id}/rows`, { token: ws.token })).body.rows;
+/** Each step's output by node id, as the table nodes write them. */
+const outputsOf = (steps: Array<{ nodeId: string; output: unknown }>) =>
+  Object.fromEntries(steps.map((s) => [s.nodeId, s.output])) as Record<string, TableNodeOutput>;
+const rowsOf = async (id = tableId) =>
+  (await http<RowPage>(stack.app, 'GET', `/api/v1/databases/${id}/rows`, { token: stack.ws.token })).body.rows;
 
 test('insert, update, read and delete in one run, with expressions from the trigger', async () => {
   const result = await run(
@@ -64,7 +57,7 @@ test('insert, update, read and delete in one run, with expressions from the trig
     { ref: 'A-1', total: 21 },
   );
   expect(result.status).toBe('succeeded');
-  const out = Object.fromEntries(result.steps.map((s: any) => [s.nodeId, s.output]));
+  const out = outputsOf(result.steps);
   expect(out.ins).toEqual({ row: { rowIndex: expect.any(Number), values: { ref: 'A-1', total: 21, meta: { source: 'run' } } } });
   expect(out.upd.row.values.total).toBe(42);
   expect(out.read).toEqual({ rows: [out.upd.row], count: 1 });
@@ -96,7 +89,7 @@ test('a value the API would refuse fails the node with the same message, writing
 });
 
 test("a workflow of another workspace cannot reach this workspace's table", async () => {
-  const other = await createWorkspace(app, 'Other');
+  const other = await createWorkspace(stack.app, 'Other');
   const read = await run([{ id: 'read', type: 'table_read', config: { tableId } }], [{ source: 'start', target: 'read' }], {}, other.token);
   expect(read).toMatchObject({ status: 'failed', error: expect.stringContaining('Table not found') });
   const write = await run(
@@ -110,61 +103,60 @@ test("a workflow of another workspace cannot reach this workspace's table", asyn
 });
 
 test('configs are validated like any node: the validation report names each bad field', async () => {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
-    body: {
-      name: 'bad',
-      nodes: [
-        { id: 'start', type: 'start', config: {} },
-        { id: 'upd', type: 'table_update', config: { tableId, rowIndex: 'one', values: {} } },
-        { id: 'read', type: 'table_read', config: { limit: 5000 } },
-      ],
-      edges: [
-        { source: 'start', target: 'upd' },
-        { source: 'upd', target: 'read' },
-      ],
-    },
+  const created = await stack.api.workflows.create({
+    name: 'bad',
+    nodes: [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'upd', type: 'table_update', config: { tableId, rowIndex: 'one', values: {} } },
+      { id: 'read', type: 'table_read', config: { limit: 5000 } },
+    ],
+    edges: [
+      { source: 'start', target: 'upd' },
+      { source: 'upd', target: 'read' },
+    ],
   });
   expect(created.status).toBe(201);
-  const validation = await http(app, 'GET', `/api/v1/workflows/${created.body.workflow.id}/validate`, { token: ws.token });
+  const validation = await http(stack.app, 'GET', `/api/v1/workflows/${created.body.workflow.id}/validate`, { token: stack.ws.token });
   const messages = JSON.stringify(validation.body);
   expect(messages).toContain('config.rowIndex: must be a positive integer or an \\"=\\" expression');
   expect(messages).toContain('config.tableId: is required');
   expect(messages).toContain('config.limit');
-  expect((await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(400);
+  expect((await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: stack.ws.token })).status).toBe(
+    400,
+  );
 });
 
 test('a dry run reads for real and simulates writes', async () => {
-  await http(app, 'POST', `/api/v1/databases/${tableId}/rows`, { token: ws.token, body: { values: { ref: 'seen', total: 1 } } });
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
-    body: {
-      name: 'dry',
-      nodes: [
-        { id: 'start', type: 'start', config: {} },
-        { id: 'read', type: 'table_read', config: { tableId } },
-        { id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'dry' } } },
-      ],
-      edges: [
-        { source: 'start', target: 'read' },
-        { source: 'read', target: 'ins' },
-      ],
-    },
+  await http(stack.app, 'POST', `/api/v1/databases/${tableId}/rows`, {
+    token: stack.ws.token,
+    body: { values: { ref: 'seen', total: 1 } },
   });
-  const res = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, {
-    token: ws.token,
+  const created = await stack.api.workflows.create({
+    name: 'dry',
+    nodes: [
+      { id: 'start', type: 'start', config: {} },
+      { id: 'read', type: 'table_read', config: { tableId } },
+      { id: 'ins', type: 'table_insert', config: { tableId, values: { ref: 'dry' } } },
+    ],
+    edges: [
+      { source: 'start', target: 'read' },
+      { source: 'read', target: 'ins' },
+    ],
+  });
+  const res = await http<{ run: Run }>(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/execute`, {
+    token: stack.ws.token,
     body: { target: 'candidate', input: {} },
   });
   expect(res.status).toBe(201);
-  const steps = Object.fromEntries(res.body.run.steps.map((s: any) => [s.nodeId, s.output]));
-  expect(steps.read.rows.map((r: any) => r.values.ref)).toEqual(['seen']);
+  const steps = outputsOf(res.body.run.steps);
+  expect(steps.read.rows.map((r) => r.values.ref)).toEqual(['seen']);
   expect(steps.ins).toMatchObject({ simulated: true, nodeType: 'table_insert' });
-  expect((await rowsOf()).map((r: any) => r.values.ref)).toEqual(['seen']);
+  expect((await rowsOf()).map((r) => r.values.ref)).toEqual(['seen']);
 });
 
 test('a managed configuration table refuses workflow writes but can be read', async () => {
-  const created = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const created = await http<TableEnvelope>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'ops',
       tableName: 'settings',
@@ -177,7 +169,9 @@ test('a managed configuration table refuses workflow writes but can be read', as
     },
   });
   const settingsId = created.body.table.id;
-  expect((await http(app, 'POST', '/api/v1/configuration/declare', { token: ws.token, body: { tableId: settingsId } })).status).toBe(200);
+  expect(
+    (await http(stack.app, 'POST', '/api/v1/configuration/declare', { token: stack.ws.token, body: { tableId: settingsId } })).status,
+  ).toBe(200);
   const write = await run(
     [{ id: 'ins', type: 'table_insert', config: { tableId: settingsId, values: { key: 'x' } } }],
     [{ source: 'start', target: 'ins' }],
@@ -190,5 +184,5 @@ test('a managed configuration table refuses workflow writes but can be read', as
     {},
   );
   expect(read.status).toBe('succeeded');
-  expect(read.output.rows[0].values).toEqual({ key: 'mode', active: 'fast', retired: null });
+  expect(outputsOf([{ nodeId: 'run', output: read.output }]).run.rows[0].values).toEqual({ key: 'mode', active: 'fast', retired: null });
 });

@@ -7,29 +7,20 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { RunSchema } from '../../../db/entities';
-import {
-  createWorkspace,
-  eventually,
-  http,
-  startTestStack,
-  waitForRun,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { waitForRun } from '../../support/harness';
+import { createWorkspace, eventually, http, useTestStack, type CredentialEnvelope } from '../../kit';
+import type { z } from 'zod';
+import type { createdErrtrackerWebhookSchema } from '../../../api/schemas/webhooks';
+
+type CreatedErrtrackerWebhook = z.infer<typeof createdErrtrackerWebhookSchema>;
 import { approved, change, changed, createWorkflow, ownerCookie, production, publishCandidate, targetById } from './helpers';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let cookie: string;
 
+const stack = useTestStack({ config: { errtrackerIngressEnabled: true }, temporal: { dispatcher: true } });
 beforeAll(async () => {
-  stack = await startTestStack({ config: { errtrackerIngressEnabled: true }, temporal: { dispatcher: true } });
-  ({ app, ws } = stack);
-  cookie = await ownerCookie(app, ws);
+  cookie = await ownerCookie(stack.app, stack.ws);
 });
-afterAll(() => stack?.close());
 
 const hookGraph = (value: string) => ({
   nodes: [
@@ -39,17 +30,21 @@ const hookGraph = (value: string) => ({
   edges: [{ source: 'hook', target: 'out' }],
 });
 
-const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
+const runsOf = (workflowId: string) => stack.app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
 const pathOf = (url: string) => new URL(url).pathname;
 
 /** A workflow deployed (legacy) at "prod" and a preview saved at "preview" (not yet published). */
 async function setup(graph = hookGraph) {
-  const wfId = await createWorkflow(app, ws.token, graph('prod'));
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: ws.token });
+  const wfId = await createWorkflow(stack.app, stack.ws.token, graph('prod'));
+  const deployed = await stack.api.workflows.deploy(wfId);
   expect(deployed.status).toBe(200);
-  const prod = await production(app, ws.token, wfId);
-  const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: prod.activeVersionId, name: 'Preview' });
-  const saved = await changed(app, ws.token, wfId, {
+  const prod = await production(stack.app, stack.ws.token, wfId);
+  const created = await changed(stack.app, stack.ws.token, wfId, {
+    action: 'create-preview',
+    versionId: prod.activeVersionId,
+    name: 'Preview',
+  });
+  const saved = await changed(stack.app, stack.ws.token, wfId, {
     action: 'save-candidate',
     targetId: created.target.targetId,
     expectedRevision: created.target.revision,
@@ -60,8 +55,8 @@ async function setup(graph = hookGraph) {
 }
 
 async function publish(wfId: string, target: any) {
-  await approved(app, cookie, wfId, target.targetId, target.candidateVersionId);
-  const res = await publishCandidate(app, ws.token, wfId, target);
+  await approved(stack.app, cookie, wfId, target.targetId, target.candidateVersionId);
+  const res = await publishCandidate(stack.app, stack.ws.token, wfId, target);
   expect(res.status).toBe(200);
   return res.body;
 }
@@ -70,7 +65,7 @@ test('previews and production never share a webhook URL; each runs its own publi
   const { wfId, deployed, preview } = await setup();
   const prodUrl = deployed.webhookUrl;
   // Not published yet: the preview has no URL.
-  const before = await http(app, 'GET', `/api/v1/webhooks?workflowId=${wfId}`, { token: ws.token });
+  const before = await stack.api.webhooks.list(`?workflowId=${wfId}`);
   expect(before.body.webhooks).toHaveLength(1);
 
   const published = await publish(wfId, preview);
@@ -80,15 +75,15 @@ test('previews and production never share a webhook URL; each runs its own publi
   const previewUrl = published.webhooks[0].invokeUrl;
   expect(previewUrl).not.toBe(prodUrl);
 
-  const list = await http(app, 'GET', `/api/v1/webhooks?workflowId=${wfId}`, { token: ws.token });
-  const byUrl = new Map(list.body.webhooks.map((w: any) => [w.invokeUrl, w]));
+  const list = await stack.api.webhooks.list(`?workflowId=${wfId}`);
+  const byUrl = new Map(list.body.webhooks.map((w) => [w.invokeUrl, w]));
   expect(byUrl.get(prodUrl)).toMatchObject({ destination: { kind: 'production', name: 'Production' } });
   expect(byUrl.get(previewUrl)).toMatchObject({ destination: { targetId: preview.targetId, kind: 'preview', name: 'Preview' } });
-  const one = await http(app, 'GET', `/api/v1/webhooks/${published.webhooks[0].id}`, { token: ws.token });
+  const one = await stack.api.webhooks.get(published.webhooks[0].id);
   expect(one.body.webhook.destination).toEqual({ targetId: preview.targetId, kind: 'preview', name: 'Preview' });
 
-  expect((await http(app, 'POST', pathOf(previewUrl), { body: { n: 1 } })).status).toBe(202);
-  expect((await http(app, 'POST', pathOf(prodUrl), { body: { n: 2 } })).status).toBe(202);
+  expect((await http(stack.app, 'POST', pathOf(previewUrl), { body: { n: 1 } })).status).toBe(202);
+  expect((await http(stack.app, 'POST', pathOf(String(prodUrl)), { body: { n: 2 } })).status).toBe(202);
   const runs = await eventually(
     () => runsOf(wfId),
     (r) => r.length === 2 && r.every((x) => x.status === 'succeeded'),
@@ -99,8 +94,11 @@ test('previews and production never share a webhook URL; each runs its own publi
     { from: 'prod', n: 2 },
   ]);
   const previewRun = runs.find((r) => (r.output as { n: number }).n === 1)!;
-  expect((await waitForRun(app, ws.token, previewRun.id)).executionTarget).toMatchObject({ targetId: preview.targetId, kind: 'preview' });
-  const description = await app.deps.temporal.client.workflow.getHandle(previewRun.id).describe();
+  expect((await waitForRun(stack.app, stack.ws.token, previewRun.id)).executionTarget).toMatchObject({
+    targetId: preview.targetId,
+    kind: 'preview',
+  });
+  const description = await stack.app.deps.temporal.client.workflow.getHandle(previewRun.id).describe();
   expect((description.searchAttributes as Record<string, unknown>).SvcTarget).toEqual([`preview:${preview.targetId}`]);
 });
 
@@ -108,36 +106,37 @@ test("a preview's URL answers only while it is published; stop turns it off, res
   const { wfId, preview } = await setup();
   const published = await publish(wfId, preview);
   const url = pathOf(published.webhooks[0].invokeUrl);
-  expect((await http(app, 'POST', url, { body: { n: 1 } })).status).toBe(202);
+  expect((await http(stack.app, 'POST', url, { body: { n: 1 } })).status).toBe(202);
   // Dispatched before the stop: an accepted request whose destination stops first is not run.
   await eventually(
     () => runsOf(wfId),
     (r) => r.length === 1,
   );
 
-  const stopped = await changed(app, ws.token, wfId, {
+  const stopped = await changed(stack.app, stack.ws.token, wfId, {
     action: 'stop',
     targetId: preview.targetId,
     expectedRevision: published.target.revision,
   });
-  expect((await http(app, 'POST', url, { body: { n: 2 } })).status).toBe(404);
+  expect((await http(stack.app, 'POST', url, { body: { n: 2 } })).status).toBe(404);
   // Production is untouched by the preview's stop.
   expect(
     (
       await http(
-        app,
+        stack.app,
         'POST',
         pathOf(
-          (await http(app, 'GET', `/api/v1/webhooks?workflowId=${wfId}`, { token: ws.token })).body.webhooks.find(
-            (w: any) => w.destination.kind === 'production',
-          ).invokeUrl,
+          String(
+            (await stack.api.webhooks.list(`?workflowId=${wfId}`)).body.webhooks.find((w) => w.destination?.kind === 'production')
+              ?.invokeUrl,
+          ),
         ),
         { body: { n: 3 } },
       )
     ).status,
   ).toBe(202);
 
-  const resumed = await change(app, ws.token, wfId, {
+  const resumed = await change(stack.app, stack.ws.token, wfId, {
     action: 'publish',
     targetId: preview.targetId,
     expectedRevision: stopped.target.revision,
@@ -147,7 +146,7 @@ test("a preview's URL answers only while it is published; stop turns it off, res
   });
   expect(resumed.status).toBe(200);
   expect(resumed.body.webhooks[0].invokeUrl).toBe(published.webhooks[0].invokeUrl);
-  expect((await http(app, 'POST', url, { body: { n: 4 } })).status).toBe(202);
+  expect((await http(stack.app, 'POST', url, { body: { n: 4 } })).status).toBe(202);
   const runs = await eventually(
     () => runsOf(wfId),
     (r) => r.length === 3,
@@ -158,7 +157,8 @@ test("a preview's URL answers only while it is published; stop turns it off, res
 describe('error-tracker endpoints of a named destination', () => {
   const SECRET = 'tracker-signing-secret-0123456789';
   const sign = (raw: string) => createHmac('sha256', SECRET).update(raw).digest('hex');
-  const deliver = (path: string, raw: string) => http(app, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-signature': sign(raw) } });
+  const deliver = (path: string, raw: string) =>
+    http(stack.app, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-signature': sign(raw) } });
   const startGraph = (value: string) => ({
     nodes: [
       { id: 'hook', type: 'webhook', config: {} },
@@ -182,30 +182,36 @@ describe('error-tracker endpoints of a named destination', () => {
       signingSecret: SECRET,
       executionTargetId: preview.targetId,
     };
-    const noNode = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body });
+    const noNode = await http(stack.app, 'POST', '/api/v1/webhooks', { token: stack.ws.token, body });
     expect(noNode.status).toBe(400);
-    const notTrigger = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { ...body, nodeId: 'out' } });
+    const notTrigger = await http<{ code: string }>(stack.app, 'POST', '/api/v1/webhooks', {
+      token: stack.ws.token,
+      body: { ...body, nodeId: 'out' },
+    });
     expect([notTrigger.status, notTrigger.body.code]).toEqual([400, 'event_source_trigger_not_found']);
     const other = await setup(startGraph);
-    const foreign = await http(app, 'POST', '/api/v1/webhooks', {
-      token: ws.token,
+    const foreign = await http(stack.app, 'POST', '/api/v1/webhooks', {
+      token: stack.ws.token,
       body: { ...body, executionTargetId: other.preview.targetId, nodeId: 'entry' },
     });
     expect(foreign.status).toBe(404);
 
-    const created = await http(app, 'POST', '/api/v1/webhooks', { token: ws.token, body: { ...body, nodeId: 'entry' } });
+    const created = await http<CreatedErrtrackerWebhook>(stack.app, 'POST', '/api/v1/webhooks', {
+      token: stack.ws.token,
+      body: { ...body, nodeId: 'entry' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.webhook).toMatchObject({ nodeId: 'entry', kind: 'errtracker' });
     const path = pathOf(created.body.invokeUrl);
     const raw = JSON.stringify({ action: 'created', data: { issue: { id: '7' } } });
     expect((await deliver(path, raw)).status).toBe(404);
-    expect((await targetById(app, ws.token, wfId, preview.targetId)).sources.errtracker).toEqual([
+    expect((await targetById(stack.app, stack.ws.token, wfId, preview.targetId)).sources.errtracker).toEqual([
       { webhookId: created.body.webhook.id, nodeId: 'entry', live: false },
     ]);
 
     // Published without an approval? Impossible: publish refuses. With one, the endpoint is live.
     await publish(wfId, preview);
-    expect((await targetById(app, ws.token, wfId, preview.targetId)).sources.errtracker[0].live).toBe(true);
+    expect((await targetById(stack.app, stack.ws.token, wfId, preview.targetId)).sources.errtracker[0].live).toBe(true);
     const ok = await deliver(path, raw);
     expect(ok.status).toBe(202);
     const [run] = await eventually(
@@ -221,7 +227,8 @@ describe('error-tracker endpoints of a named destination', () => {
 describe('an error-tracker endpoint bound to a credential', () => {
   const CRED_SECRET = 'credential-signing-secret-abcdef012345';
   const sign = (raw: string) => createHmac('sha256', CRED_SECRET).update(raw).digest('hex');
-  const deliver = (path: string, raw: string) => http(app, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-signature': sign(raw) } });
+  const deliver = (path: string, raw: string) =>
+    http(stack.app, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-signature': sign(raw) } });
   const graph = (value: string) => ({
     nodes: [
       { id: 'entry', type: 'start', config: {} },
@@ -232,8 +239,8 @@ describe('an error-tracker endpoint bound to a credential', () => {
 
   test("stays off until its destination is published with that connection bound, then verifies with the credential's signing secret", async () => {
     const { wfId, preview } = await setup(graph);
-    const cred = await http(app, 'POST', '/api/v1/credentials', {
-      token: ws.token,
+    const cred = await http<CredentialEnvelope>(stack.app, 'POST', '/api/v1/credentials', {
+      token: stack.ws.token,
       body: {
         name: `tracker-${randomUUID().slice(0, 8)}`,
         type: 'errtracker',
@@ -242,8 +249,8 @@ describe('an error-tracker endpoint bound to a credential', () => {
     });
     expect(cred.status).toBe(201);
     const credentialId = cred.body.credential.id;
-    const created = await http(app, 'POST', '/api/v1/webhooks', {
-      token: ws.token,
+    const created = await http<CreatedErrtrackerWebhook>(stack.app, 'POST', '/api/v1/webhooks', {
+      token: stack.ws.token,
       body: {
         provider: 'errtracker',
         workflowId: wfId,
@@ -262,7 +269,7 @@ describe('an error-tracker endpoint bound to a credential', () => {
     const first = await publish(wfId, preview);
     expect((await deliver(path, raw)).status).toBe(404);
     // Bind the connection and publish again: live, and deliveries verify with the credential's secret.
-    const bound = await changed(app, ws.token, wfId, {
+    const bound = await changed(stack.app, stack.ws.token, wfId, {
       action: 'save-connections',
       targetId: preview.targetId,
       expectedRevision: first.target.revision,
@@ -270,7 +277,7 @@ describe('an error-tracker endpoint bound to a credential', () => {
     });
     await publish(wfId, bound.target);
     expect((await deliver(path, raw)).status).toBe(202);
-    const forged = await http(app, 'POST', path, {
+    const forged = await http(stack.app, 'POST', path, {
       rawBody: raw,
       headers: { 'sentry-hook-signature': createHmac('sha256', 'another-secret-0000000000').update(raw).digest('hex') },
     });
@@ -291,7 +298,7 @@ describe('schedules follow the active pointer of each destination', () => {
     ],
     edges: [{ source: 'tick', target: 'out' }],
   });
-  const describeSchedule = (id: string) => app.deps.temporal.client.schedule.getHandle(id).describe();
+  const describeSchedule = (id: string) => stack.app.deps.temporal.client.schedule.getHandle(id).describe();
 
   test('a published preview has its own schedule running its version; stop removes it; delete removes every one', async () => {
     const { wfId, preview } = await setup(scheduleGraph);
@@ -306,7 +313,7 @@ describe('schedules follow the active pointer of each destination', () => {
     expect(((described.action as { searchAttributes?: Record<string, unknown> }).searchAttributes ?? {}).SvcTarget).toEqual([
       `preview:${preview.targetId}`,
     ]);
-    await app.deps.temporal.client.schedule.getHandle(previewSchedule).trigger();
+    await stack.app.deps.temporal.client.schedule.getHandle(previewSchedule).trigger();
     const [run] = await eventually(
       () => runsOf(wfId),
       (r) => r.length === 1 && r[0].status === 'succeeded',
@@ -314,12 +321,16 @@ describe('schedules follow the active pointer of each destination', () => {
     expect(run).toMatchObject({ trigger: 'schedule', output: 'preview', versionId: preview.candidateVersionId });
     expect(run.executionTarget).toMatchObject({ targetId: preview.targetId, kind: 'preview' });
 
-    await changed(app, ws.token, wfId, { action: 'stop', targetId: preview.targetId, expectedRevision: published.target.revision });
+    await changed(stack.app, stack.ws.token, wfId, {
+      action: 'stop',
+      targetId: preview.targetId,
+      expectedRevision: published.target.revision,
+    });
     await expect(describeSchedule(previewSchedule)).rejects.toThrow();
     await describeSchedule(productionSchedule);
 
-    const again = await targetById(app, ws.token, wfId, preview.targetId);
-    await change(app, ws.token, wfId, {
+    const again = await targetById(stack.app, stack.ws.token, wfId, preview.targetId);
+    await change(stack.app, stack.ws.token, wfId, {
       action: 'publish',
       targetId: again.targetId,
       expectedRevision: again.revision,
@@ -328,7 +339,7 @@ describe('schedules follow the active pointer of each destination', () => {
       resumeActivationId: again.activeActivationId,
     });
     await describeSchedule(previewSchedule);
-    expect((await http(app, 'DELETE', `/api/v1/workflows/${wfId}`, { token: ws.token })).status).toBe(200);
+    expect((await http(stack.app, 'DELETE', `/api/v1/workflows/${wfId}`, { token: stack.ws.token })).status).toBe(200);
     await expect(describeSchedule(previewSchedule)).rejects.toThrow();
     await expect(describeSchedule(productionSchedule)).rejects.toThrow();
   });
@@ -337,8 +348,8 @@ describe('schedules follow the active pointer of each destination', () => {
 test('webhooks of other workspaces stay unreachable through destinations', async () => {
   const { wfId, preview } = await setup();
   const published = await publish(wfId, preview);
-  const other = await createWorkspace(app, 'Other');
-  const foreign = await http(app, 'GET', `/api/v1/webhooks/${published.webhooks[0].id}`, { token: other.token });
+  const other = await createWorkspace(stack.app, 'Other');
+  const foreign = await http(stack.app, 'GET', `/api/v1/webhooks/${published.webhooks[0].id}`, { token: other.token });
   expect(foreign.status).toBe(403);
-  expect((await http(app, 'GET', `/api/v1/webhooks?workflowId=${wfId}`, { token: other.token })).body.webhooks).toEqual([]);
+  expect((await stack.as(other.token).webhooks.list(`?workflowId=${wfId}`)).body.webhooks).toEqual([]);
 });

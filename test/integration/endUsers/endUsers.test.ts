@@ -10,12 +10,15 @@ import {
   signInCookie,
   useTestStack,
   waitRun,
+  type ApiError,
   type TestApp,
   type WorkflowBody,
   type WorkspaceFixture,
 } from '../../kit';
 import { startTestApp } from '../../support/harness';
 import { RunSchema } from '../../../db/entities';
+import type { z } from 'zod';
+import type { endUserExecuteAnswer, endUserRunSchema } from '../../../api/routes/endUsers';
 
 const stack = useTestStack({ config: { endUsersEnabled: true } });
 let flow: { echo: string; approval: string; notAllowed: string };
@@ -51,7 +54,7 @@ const deployedWorkflow = async (fixture: WorkspaceFixture, graph: WorkflowBody) 
 /** A gateway key created the way admins create them: through the session key routes. */
 async function createGatewayKey(fixture: WorkspaceFixture, allowedWorkflowIds: string[]): Promise<string> {
   const cookie = await signInCookie(stack.app, fixture.ownerEmail, fixture.ownerPassword);
-  const res = await http(stack.app, 'POST', '/api/api-keys', {
+  const res = await http<{ token: string }>(stack.app, 'POST', '/api/api-keys', {
     cookie,
     body: { name: `Gateway ${Math.random()}`, scope: 'end_user_gateway', allowedWorkflowIds },
   });
@@ -59,15 +62,19 @@ async function createGatewayKey(fixture: WorkspaceFixture, allowedWorkflowIds: s
   return res.body.token;
 }
 
+/** The execute answer (a gateway key's; a workspace key's has the same `run.id`), or on a refusal its `error`. */
+type ExecuteAnswer = z.infer<typeof endUserExecuteAnswer> & { error?: string };
+
 const execute = (id: string, body: object, opts: { token?: string; key?: string; target?: TestApp } = {}) =>
-  http(opts.target ?? stack.app, 'POST', `/api/v1/workflows/${id}/execute`, {
+  http<ExecuteAnswer>(opts.target ?? stack.app, 'POST', `/api/v1/workflows/${id}/execute`, {
     token: opts.token ?? gateway,
     body,
     headers: opts.key ? { 'idempotency-key': opts.key } : undefined,
   });
 
 /** The end-user run summary (its fields are checked by the tests). */
-type EndUserRun = { id: string; status: string; [field: string]: unknown };
+type EndUserRun = z.infer<typeof endUserRunSchema>;
+type EndUserRunAnswer = { run: EndUserRun; error?: string };
 
 /** Polls the end-user run route (the gateway key cannot read /api/v1/runs) until `done` holds. */
 async function waitForEndUserRun(
@@ -76,7 +83,7 @@ async function waitForEndUserRun(
   token = gateway,
 ): Promise<EndUserRun> {
   for (let attempt = 0; attempt < 300; attempt++) {
-    const res = await http(stack.app, 'GET', `${END_USER_RUNS}/${id}`, { token });
+    const res = await http<EndUserRunAnswer>(stack.app, 'GET', `${END_USER_RUNS}/${id}`, { token });
     expect(res.status).toBe(200);
     if (done(res.body.run)) return res.body.run;
     await new Promise((r) => setTimeout(r, 100));
@@ -216,7 +223,9 @@ describe('/api/v1/end-users/runs/{id}', () => {
   });
 
   test('the key reads its own run as the summary, without input, steps, logs or waits', async () => {
-    const res = await http(stack.app, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
+    const res = await http<EndUserRunAnswer & { cancelUrl: string }>(stack.app, 'GET', `${END_USER_RUNS}/${waitingRun}`, {
+      token: gateway,
+    });
     expect(res.status).toBe(200);
     expect(res.body.run).toMatchObject({
       id: waitingRun,
@@ -270,10 +279,10 @@ describe('/api/v1/end-users/runs/{id}', () => {
   });
 
   test('the key cancels its own run; a second cancel is a 409', async () => {
-    const res = await http(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
+    const res = await http<EndUserRunAnswer>(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
     expect(res.status).toBe(200);
     expect(res.body.run).toMatchObject({ id: waitingRun, status: 'canceled', active: false, output: null });
-    expect((await http(stack.app, 'GET', `/api/v1/runs/${waitingRun}`, { token: stack.ws.token })).body.run.status).toBe('canceled');
+    expect((await stack.api.runs.get(waitingRun)).body.run.status).toBe('canceled');
     const again = await http(stack.app, 'POST', `${END_USER_RUNS}/${waitingRun}/cancel`, { token: gateway });
     expect(again.status).toBe(409);
   });
@@ -281,7 +290,7 @@ describe('/api/v1/end-users/runs/{id}', () => {
   test('gateway keys are refused everywhere while the deployment has end users disabled', async () => {
     const disabled = await startTestApp();
     try {
-      const read = await http(disabled, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
+      const read = await http<ApiError>(disabled, 'GET', `${END_USER_RUNS}/${waitingRun}`, { token: gateway });
       expect(read.status).toBe(403);
       expect(read.body.error).toMatch(/not enabled/);
       expect((await execute(flow.echo, { endUser: { externalId: 'cust-1' }, message: 'hello' }, { target: disabled })).status).toBe(403);

@@ -7,12 +7,11 @@ import { loadConfig } from '../../../services/kernel/config';
 import { FileScanSchema } from '../../../db/entities';
 import { bytesStream } from '../../../services/kernel/blobs';
 import { clamdScanner } from '../../../services/files';
-import { startTestStack, type TestStack } from '../../support/harness';
+import { useTestStack } from '../../kit';
 import { startFakeClamd, type FakeClamd } from '../../fakes/clamd';
 import { EICAR, complete, createFile, download, filesConfig, putContent, uploadFile, type Caller } from './support';
 
 let clamd: FakeClamd;
-let stack: TestStack;
 let owner: Caller;
 const MARKER = Buffer.from('SVC-TEST-MALWARE-MARKER');
 
@@ -20,11 +19,12 @@ beforeAll(async () => {
   clamd = await startFakeClamd();
   clamd.signatures.set('Svc.Test.Marker', MARKER);
   clamd.signatures.set('Eicar-Test-Signature', EICAR);
-  stack = await startTestStack({ config: await filesConfig(loadConfig({}), { clamdAddress: clamd.address }) });
+});
+const stack = useTestStack(async () => ({ config: await filesConfig(loadConfig({}), { clamdAddress: clamd.address }) }));
+beforeAll(async () => {
   owner = { token: stack.ws.token };
 });
 afterAll(async () => {
-  await stack?.close();
   await clamd?.close();
 });
 

@@ -5,12 +5,11 @@
  */
 import { loadConfig } from '../../../services/kernel/config';
 import { createBlobStore, bytesStream, type BlobStore } from '../../../services/kernel/blobs';
-import { startTestStack, type TestStack } from '../../support/harness';
+import { useTestStack } from '../../kit';
 import { startFakeS3, type FakeS3 } from '../../fakes/s3';
 import { complete, createFile, download, filesConfig, putContent, remove, sha256, uploadFile, waitForFile, type Caller } from './support';
 
 let s3: FakeS3;
-let stack: TestStack;
 let owner: Caller;
 
 const s3Blobs = (fake: FakeS3, secretAccessKey = fake.secretAccessKey) => ({
@@ -28,12 +27,14 @@ const s3Blobs = (fake: FakeS3, secretAccessKey = fake.secretAccessKey) => ({
 
 beforeAll(async () => {
   s3 = await startFakeS3();
-  const config = await filesConfig(loadConfig({}), { purgeDelayMs: 200 });
-  stack = await startTestStack({ config: { ...config, blobs: s3Blobs(s3) } });
+});
+const stack = useTestStack(async () => ({
+  config: { ...(await filesConfig(loadConfig({}), { purgeDelayMs: 200 })), blobs: s3Blobs(s3) },
+}));
+beforeAll(async () => {
   owner = { token: stack.ws.token };
 });
 afterAll(async () => {
-  await stack?.close();
   await s3?.close();
 });
 

@@ -6,20 +6,24 @@
 import { loadConfig } from '../../../services/kernel/config';
 import { UserSchema } from '../../../db/entities';
 import { hashPassword } from '../../../services/kernel/passwords';
-import { addUserWithKey, http, signInCookie, startTestApp, startTestStack, type TestApp, type TestStack } from '../../support/harness';
+import { startTestApp } from '../../support/harness';
+import { addUserWithKey, http, signInCookie, useTestStack, type TestApp } from '../../kit';
+import type { z } from 'zod';
+import type { fileListSchema } from '../../../api/schemas/files';
 import { complete, createFile, download, filesConfig, getFile, key, putContent, remove, sha256, waitForFile, type Caller } from './support';
 
-let stack: TestStack;
+/** The file list in its `{ ok, data }` envelope. */
+type FileList = { data: z.infer<typeof fileListSchema> };
+
 let session: Caller;
 
+const stack = useTestStack(async () => ({ config: await filesConfig(loadConfig({}), { purgeDelayMs: 100 }) }));
 beforeAll(async () => {
-  stack = await startTestStack({ config: await filesConfig(loadConfig({}), { purgeDelayMs: 100 }) });
   session = {
     cookie: await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId),
     mount: '/api/files',
   };
 });
-afterAll(() => stack?.close());
 
 describe('session mount /api/files', () => {
   test('the whole life of a file with a session cookie', async () => {
@@ -36,9 +40,9 @@ describe('session mount /api/files', () => {
     const done = await complete(stack.app, session, id);
     expect(done.body.data.file.status).toBe('ready');
 
-    const list = await http(stack.app, 'GET', '/api/files?limit=1', { cookie: session.cookie });
+    const list = await http<FileList>(stack.app, 'GET', '/api/files?limit=1', { cookie: session.cookie });
     expect(list.status).toBe(200);
-    expect(list.body.data.files.map((f: any) => f.id)).toEqual([id]);
+    expect(list.body.data.files.map((f) => f.id)).toEqual([id]);
     const got = await download(stack.app, session, id, { range: 'bytes=0-7' });
     expect(got.status).toBe(206);
     expect(got.bytes.toString()).toBe('uploaded');
@@ -63,7 +67,7 @@ describe('session mount /api/files', () => {
   });
 
   test('cross-origin mutations are refused (403 authorization_failed); viewers may read but not write', async () => {
-    const res = await http(stack.app, 'POST', '/api/files', {
+    const res = await http<{ error: { code: string } }>(stack.app, 'POST', '/api/files', {
       cookie: session.cookie,
       body: { name: 'x', mimeType: 'text/plain', sizeBytes: 1 },
       headers: { 'idempotency-key': key(), origin: 'https://evil.example' },
@@ -113,8 +117,8 @@ describe('file writes blocked by configuration', () => {
       ok: false,
       error: { code: 'service_unavailable', message: 'File uploads are disabled on this deployment.' },
     });
-    const list = await http(blocked, 'GET', '/api/v1/files?limit=100', { token: stack.ws.token });
-    expect(list.body.data.files.some((f: any) => f.name === 'after-the-block.txt')).toBe(false);
+    const list = await http<FileList>(blocked, 'GET', '/api/v1/files?limit=100', { token: stack.ws.token });
+    expect(list.body.data.files.some((f) => f.name === 'after-the-block.txt')).toBe(false);
 
     // The session mount shares the handler and the block.
     const cookie = await signInCookie(blocked, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);

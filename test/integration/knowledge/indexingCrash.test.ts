@@ -5,33 +5,32 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
-import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { useTestStack } from '../../kit';
 import { createBase, getDocument, killWorker, knowledgeConfig, spawnWorker, uploadDocument, waitForDocument } from './support';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
 let embeddings: FakeEmbeddingsServer;
 let workerEnv: Record<string, string>;
 
 beforeAll(async () => {
   embeddings = await startFakeEmbeddings();
+});
+// The worker is a separate process the test kills: the stack runs none of its own.
+const stack = useTestStack(async () => {
   const config = await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey });
-  app = await startTestApp(config);
-  ws = await createWorkspace(app);
   workerEnv = {
     BLOB_DIR: config.blobs!.localDir,
     EMBEDDINGS_BASE_URL: embeddings.url,
     EMBEDDINGS_API_KEY: embeddings.apiKey,
     EMBEDDINGS_MODEL: 'fake-embed-1',
   };
+  return { worker: false, config };
 });
 afterAll(async () => {
-  await app?.close();
   await embeddings?.close();
 });
 
 async function chunkRows(documentId: string): Promise<Array<{ id: string; embedded: boolean }>> {
-  return app.orm.em
+  return stack.app.orm.em
     .fork()
     .getConnection()
     .execute(`select id, embedding is not null as embedded from knowledge_chunks where document_id = ? order by ordinal`, [documentId]);
@@ -41,12 +40,14 @@ test('indexing resumes on another worker after a kill -9 during embedding', asyn
   let worker: ChildProcess = await spawnWorker(workerEnv);
   try {
     const gate = embeddings.hold();
-    const kb = await createBase(app, ws.token, { chunking: { minChunkSizeChars: 20, maxChunkSizeTokens: 40, overlapTokens: 0 } });
+    const kb = await createBase(stack.app, stack.ws.token, {
+      chunking: { minChunkSizeChars: 20, maxChunkSizeTokens: 40, overlapTokens: 0 },
+    });
     const text = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} covers the repair of engine part ${i}.`).join('\n\n');
-    const doc = await uploadDocument(app, ws.token, kb.id, { name: 'manual.txt', type: 'text/plain', content: text });
+    const doc = await uploadDocument(stack.app, stack.ws.token, kb.id, { name: 'manual.txt', type: 'text/plain', content: text });
     await gate.held;
 
-    const during = (await getDocument(app, ws.token, kb.id, doc.id)).body.document;
+    const during = (await getDocument(stack.app, stack.ws.token, kb.id, doc.id)).body.document;
     expect(during.indexingStatus).toBe('processing');
     const before = await chunkRows(doc.id);
     expect(before.length).toBeGreaterThan(3);
@@ -56,7 +57,7 @@ test('indexing resumes on another worker after a kill -9 during embedding', asyn
     gate.release();
     worker = await spawnWorker(workerEnv);
 
-    const ready = await waitForDocument(app, ws.token, kb.id, doc.id, undefined, 90_000);
+    const ready = await waitForDocument(stack.app, stack.ws.token, kb.id, doc.id, undefined, 90_000);
     expect(ready.indexingStatus).toBe('ready');
     const after = await chunkRows(doc.id);
     // Same chunk rows: the new worker resumed at embedding instead of chunking again.

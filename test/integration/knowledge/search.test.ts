@@ -4,18 +4,10 @@
  * queries, workspace scoping, trashed bases, keyword-only deployments and a failing endpoint.
  */
 import { startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
-import {
-  createWorkspace,
-  http,
-  startTestApp,
-  startTestStack,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { startTestApp } from '../../support/harness';
+import { createWorkspace, http, useTestStack, type TestApp, type WorkspaceFixture } from '../../kit';
 import { createBase, knowledgeConfig, search, uploadDocument, waitForDocument } from './support';
 
-let stack: TestStack;
 let embeddings: FakeEmbeddingsServer;
 let keywordOnly: TestApp;
 let other: WorkspaceFixture;
@@ -28,7 +20,11 @@ const small = { chunking: { minChunkSizeChars: 10, maxChunkSizeTokens: 64, overl
 
 beforeAll(async () => {
   embeddings = await startFakeEmbeddings();
-  stack = await startTestStack({ config: await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey }) });
+});
+const stack = useTestStack(async () => ({
+  config: await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey }),
+}));
+beforeAll(async () => {
   keywordOnly = await startTestApp(await knowledgeConfig());
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
@@ -52,9 +48,10 @@ beforeAll(async () => {
   });
   await waitForDocument(stack.app, other.token, foreignKb.id, foreign.id);
 }, 120_000);
-afterAll(async () => {
+stack.beforeClose(async () => {
   await keywordOnly?.close();
-  await stack?.close();
+});
+afterAll(async () => {
   await embeddings?.close();
 });
 

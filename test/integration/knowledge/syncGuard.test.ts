@@ -7,15 +7,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { startChatFake, type ChatFake } from '../../fakes/chat';
-import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { useTestStack } from '../../kit';
 import { testEnv } from '../../support/env';
 import { ensureNamespace } from '../../support/namespaces';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 import { createBase, createConnector, createCredential, getConnector, getRun, key, knowledgeConfig, startRun } from './support';
 
 const NAMESPACE = 'knowledge-guarded';
-let app: TestApp;
-let ws: WorkspaceFixture;
 let chat: ChatFake;
 let worker: ChildProcess | undefined;
 const workerEnv = () => ({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
@@ -23,21 +21,27 @@ const workerEnv = () => ({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: 
 beforeAll(async () => {
   chat = await startChatFake();
   await ensureNamespace(NAMESPACE);
-  app = await startTestApp(await knowledgeConfig(), undefined, { namespace: NAMESPACE });
-  ws = await createWorkspace(app);
+});
+// The worker is a separate process (on its own namespace), not the stack's.
+const stack = useTestStack(async () => ({ worker: false, config: await knowledgeConfig(), temporal: { namespace: NAMESPACE } }));
+beforeAll(async () => {
   worker = await spawnWorker({ ...workerEnv(), OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' });
 }, 120_000);
-afterAll(async () => {
+stack.beforeClose(async () => {
   if (worker) await killWorker(worker);
-  await app?.close();
+});
+afterAll(async () => {
   await chat?.close();
 });
 
 test('a refused provider address answers 409 setup_required (never 5xx), fails the run with the reason, and a replay syncs once the address is allowed', async () => {
-  const kb = await createBase(app, ws.token);
-  const credentialId = await createCredential(app, ws.token, ws.workspaceId, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
+  const kb = await createBase(stack.app, stack.ws.token);
+  const credentialId = await createCredential(stack.app, stack.ws.token, stack.ws.workspaceId, 'chat', {
+    token: 'xoxb-fake-token',
+    baseUrl: chat.url,
+  });
   chat.post('C0001', ['Deploys happen on Tuesdays.']);
-  const created = await createConnector(app, ws.token, {
+  const created = await createConnector(stack.app, stack.ws.token, {
     knowledgeBaseId: kb.id,
     providerId: 'chat',
     name: 'guarded chat',
@@ -49,7 +53,7 @@ test('a refused provider address answers 409 setup_required (never 5xx), fails t
 
   const keys = [key(), key(), key()];
   for (const k of keys) {
-    const res = await startRun(app, ws.token, connectorId, { options: { maxPages: 1 } }, k);
+    const res = await startRun(stack.app, stack.ws.token, connectorId, { options: { maxPages: 1 } }, k);
     expect(res.status).toBe(409);
     expect(res.body).toEqual({
       ok: false,
@@ -72,20 +76,20 @@ test('a refused provider address answers 409 setup_required (never 5xx), fails t
     });
   }
   expect(chat.requests.length).toBe(requests);
-  const runs = await app.orm.em
+  const runs = await stack.app.orm.em
     .fork()
     .getConnection()
     .execute(`select id, status, error from knowledge_sync_runs where connector_id = ? order by created_at`, [connectorId]);
   expect(runs).toHaveLength(3);
   for (const run of runs) expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/outbound guard refuses/) });
-  const connector = await getConnector(app, ws.token, connectorId);
+  const connector = await getConnector(stack.app, stack.ws.token, connectorId);
   expect(connector).toMatchObject({ status: 'failed', lastError: expect.stringMatching(/outbound guard refuses/) });
 
   // The deployment allows the address now (as a fixed baseUrl would be allowed): the same key re-queues the failed run and syncs.
   await killWorker(worker!);
   worker = await spawnWorker({ ...workerEnv(), OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
-  const replay = await startRun(app, ws.token, connectorId, { options: { maxPages: 1 } }, keys[0]);
+  const replay = await startRun(stack.app, stack.ws.token, connectorId, { options: { maxPages: 1 } }, keys[0]);
   expect(replay.status).toBe(201);
   expect(replay.body.data.run).toMatchObject({ status: 'succeeded', upsertedCount: 1, error: null });
-  expect((await getRun(app, ws.token, connectorId, replay.body.data.run.id)).status).toBe('succeeded');
+  expect((await getRun(stack.app, stack.ws.token, connectorId, replay.body.data.run.id)).status).toBe('succeeded');
 }, 180_000);

@@ -7,19 +7,15 @@
  */
 import { KnowledgeBaseSchema } from '../../../db/entities';
 import { findOrCreateKnowledgeBase } from '../../../services/knowledge/bases';
-import { createWorkspace, startTestApp, type TestApp } from '../../support/harness';
+import { useTestStack } from '../../kit';
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const stack = useTestStack({ worker: false });
 
 test('eight concurrent find-or-create calls in their own transactions make exactly one base', async () => {
-  const ws = await createWorkspace(app);
+  const ws = await stack.workspace();
   const bases = await Promise.all(
     Array.from({ length: 8 }, () =>
-      app.orm.em.fork().transactional(async (tx) => {
+      stack.app.orm.em.fork().transactional(async (tx) => {
         const kb = await findOrCreateKnowledgeBase(tx, ws.workspaceId, 'Research', null);
         // Keep the transaction (and its lock) open a moment, as a real caller writing a document does.
         await tx.execute('select pg_sleep(0.05)');
@@ -28,13 +24,13 @@ test('eight concurrent find-or-create calls in their own transactions make exact
     ),
   );
   expect(new Set(bases).size).toBe(1);
-  expect(await app.orm.em.fork().count(KnowledgeBaseSchema, { workspaceId: ws.workspaceId, name: 'Research' })).toBe(1);
+  expect(await stack.app.orm.em.fork().count(KnowledgeBaseSchema, { workspaceId: ws.workspaceId, name: 'Research' })).toBe(1);
 });
 
 test('a statement run with tx.execute is part of the transaction: it sees its uncommitted writes and rolls back with it', async () => {
-  const ws = await createWorkspace(app);
+  const ws = await stack.workspace();
   await expect(
-    app.orm.em.fork().transactional(async (tx) => {
+    stack.app.orm.em.fork().transactional(async (tx) => {
       await findOrCreateKnowledgeBase(tx, ws.workspaceId, 'Rolled back', null);
       const [row] = await tx.execute<Array<{ n: string }>>(
         'select count(*) as n from knowledge_bases where workspace_id = ? and name = ?',
@@ -44,5 +40,5 @@ test('a statement run with tx.execute is part of the transaction: it sees its un
       throw new Error('roll back');
     }),
   ).rejects.toThrow('roll back');
-  expect(await app.orm.em.fork().count(KnowledgeBaseSchema, { workspaceId: ws.workspaceId, name: 'Rolled back' })).toBe(0);
+  expect(await stack.app.orm.em.fork().count(KnowledgeBaseSchema, { workspaceId: ws.workspaceId, name: 'Rolled back' })).toBe(0);
 });

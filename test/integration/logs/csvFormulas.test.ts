@@ -1,25 +1,22 @@
 /** The logs CSV export neutralizes spreadsheet formulas in free text (workflow names, errors); ids, numbers and dates stay as they are. */
 import { RunSchema } from '../../../db/entities';
 import { newId } from '../../../services/kernel/ids';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { http, useTestStack } from '../../kit';
+import type { z } from 'zod';
+import type { logExportSchema } from '../../../api/schemas/logs';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type LogExport = z.infer<typeof logExportSchema>;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app, 'Formula logs');
-});
-afterAll(() => app?.close());
+const stack = useTestStack({ worker: false, workspaceName: 'Formula logs' });
 
 test('a run whose workflow name and error start with formula characters is exported with a leading quote', async () => {
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Formula flow' } });
+  const wf = await stack.api.workflows.create({ name: 'Formula flow' });
   const createdAt = new Date('2021-05-06T07:08:09.000Z');
-  const em = app.orm.em.fork();
+  const em = stack.app.orm.em.fork();
   const id = newId('run');
   em.create(RunSchema, {
     id,
-    workspaceId: ws.workspaceId,
+    workspaceId: stack.ws.workspaceId,
     workflowId: wf.body.workflow.id,
     versionId: null,
     workflowName: '=HYPERLINK("http://evil.example","open")',
@@ -47,12 +44,12 @@ test('a run whose workflow name and error start with formula characters is expor
     updatedAt: createdAt,
   });
   await em.flush();
-  const res = await http(app, 'GET', `/api/v1/logs/export?format=csv&workflowId=${wf.body.workflow.id}`, { token: ws.token });
+  const res = await http(stack.app, 'GET', `/api/v1/logs/export?format=csv&workflowId=${wf.body.workflow.id}`, { token: stack.ws.token });
   expect(res.status).toBe(200);
   expect(res.text.split('\r\n')[1]).toBe(
-    `${id},${ws.workspaceId},${wf.body.workflow.id},"'=HYPERLINK(""http://evil.example"",""open"")",failed,api,2021-05-06T07:08:09.000Z,2021-05-06T07:08:09.005Z,5,0,0,0,'@SUM(1+1)*cmd|calc`,
+    `${id},${stack.ws.workspaceId},${wf.body.workflow.id},"'=HYPERLINK(""http://evil.example"",""open"")",failed,api,2021-05-06T07:08:09.000Z,2021-05-06T07:08:09.005Z,5,0,0,0,'@SUM(1+1)*cmd|calc`,
   );
   // JSON keeps the values as they are: neutralizing is for spreadsheets only.
-  const json = await http(app, 'GET', `/api/v1/logs/export?workflowId=${wf.body.workflow.id}`, { token: ws.token });
+  const json = await http<LogExport>(stack.app, 'GET', `/api/v1/logs/export?workflowId=${wf.body.workflow.id}`, { token: stack.ws.token });
   expect(json.body.runs[0]).toMatchObject({ workflowName: '=HYPERLINK("http://evil.example","open")', error: '@SUM(1+1)*cmd|calc' });
 });

@@ -13,6 +13,23 @@ import { startGmailFake, type GmailFake } from '../../fakes/gmail';
 import { startGraphFake, type GraphFake } from '../../fakes/graph';
 import { startFakeImap, type FakeImap } from '../../fakes/imap';
 import { createWorkspace, deployWorkflow, http, useTestStack, type WorkspaceFixture } from '../../kit';
+import type { z } from 'zod';
+import type {
+  createdMailerRouteSchema,
+  mailerMessageListSchema,
+  pollingGroupResponseSchema,
+  replySentSchema,
+} from '../../../api/schemas/mailer';
+import type { credentialEnvelopeSchema } from '../../../api/schemas/credentials';
+import type { fileEnvelopeSchema } from '../../../api/schemas/files';
+
+type CreatedMailerRoute = z.infer<typeof createdMailerRouteSchema>;
+type CredentialEnvelope = z.infer<typeof credentialEnvelopeSchema>;
+type PollingGroupResponse = z.infer<typeof pollingGroupResponseSchema>;
+type MailerMessageList = z.infer<typeof mailerMessageListSchema>;
+type ReplySent = z.infer<typeof replySentSchema>;
+/** GET /api/v1/files/{id}: the file in the `{ ok, data }` envelope. */
+type FileAnswer = { data: z.infer<typeof fileEnvelopeSchema> };
 import { runsOfWorkflow } from '../../support/runs';
 
 const GMAIL_TOKEN = 'gmail-access-token-0123456789';
@@ -49,7 +66,7 @@ afterAll(async () => {
 const deployedWorkflow = async (token = stack.ws.token) => (await deployWorkflow(stack, {}, { token })).workflowId;
 
 async function route(address: string, workflowId: string, token = stack.ws.token): Promise<string> {
-  const res = await http(stack.app, 'POST', '/api/v1/mailer/routes', {
+  const res = await http<CreatedMailerRoute>(stack.app, 'POST', '/api/v1/mailer/routes', {
     token,
     body: { address, workflowId },
     headers: { 'idempotency-key': `k-${uniq()}` },
@@ -59,13 +76,16 @@ async function route(address: string, workflowId: string, token = stack.ws.token
 }
 
 async function credential(type: string, value: Record<string, unknown>, token = stack.ws.token): Promise<string> {
-  const res = await http(stack.app, 'POST', '/api/v1/credentials', { token, body: { name: `${type}-${uniq()}`, type, value } });
+  const res = await http<CredentialEnvelope>(stack.app, 'POST', '/api/v1/credentials', {
+    token,
+    body: { name: `${type}-${uniq()}`, type, value },
+  });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
 
 async function group(provider: 'mailA' | 'mailB', credentialId: string): Promise<string> {
-  const res = await http(stack.app, 'POST', '/api/v1/mailer/polling-groups', {
+  const res = await http<PollingGroupResponse>(stack.app, 'POST', '/api/v1/mailer/polling-groups', {
     token: stack.ws.token,
     body: { provider, credentialId, intervalSeconds: 3600 },
   });
@@ -94,7 +114,7 @@ async function mime(o: {
 }
 
 const groupView = async (id: string) =>
-  (await http(stack.app, 'GET', `/api/v1/mailer/polling-groups/${id}`, { token: stack.ws.token })).body.pollingGroup;
+  (await http<PollingGroupResponse>(stack.app, 'GET', `/api/v1/mailer/polling-groups/${id}`, { token: stack.ws.token })).body.pollingGroup;
 const messagesOfRoute = (routeId: string) =>
   stack.app.orm.em.fork().find(MailerMessageSchema, { routeId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 
@@ -186,17 +206,19 @@ test('Gmail: attachments are stored as scanned Files (ready, or quarantined) and
   expect(await poll(groupId)).toMatchObject({ stored: 1 });
   const [message] = await messagesOfRoute(routeId);
   expect(message.attachmentFileIds).toHaveLength(2);
-  const listed = await http(stack.app, 'GET', `/api/v1/mailer/messages?threadId=${message.threadId}`, { token: stack.ws.token });
+  const listed = await http<MailerMessageList>(stack.app, 'GET', `/api/v1/mailer/messages?threadId=${message.threadId}`, {
+    token: stack.ws.token,
+  });
   expect(listed.body.messages[0].attachmentFileIds).toEqual(message.attachmentFileIds);
 
-  const report = await http(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: stack.ws.token });
+  const report = await http<FileAnswer>(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: stack.ws.token });
   expect(report.status).toBe(200);
   expect(report.body.data.file).toMatchObject({ name: 'report.txt', mimeType: 'text/plain', sizeBytes: 18, status: 'ready' });
   const content = await fetch(`${stack.app.url}/api/v1/files/${message.attachmentFileIds[0]}/content`, {
     headers: { authorization: `Bearer ${stack.ws.token}` },
   });
   expect(await content.text()).toBe('quarterly numbers\n');
-  const eicar = await http(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[1]}`, { token: stack.ws.token });
+  const eicar = await http<FileAnswer>(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[1]}`, { token: stack.ws.token });
   expect(eicar.body.data.file).toMatchObject({ name: 'eicar.com', status: 'quarantined' });
   // The files are the workspace's: another workspace does not see them.
   expect((await http(stack.app, 'GET', `/api/v1/files/${message.attachmentFileIds[0]}`, { token: other.token })).status).toBe(404);
@@ -229,7 +251,7 @@ test('Graph: the delta query (paged by nextLink) sets a baseline deltaLink; new 
   expect(await poll(groupId)).toMatchObject({ stored: 0, duplicates: 0 });
 
   // Reply through the group's provider: Graph sendMail as the mailbox.
-  const reply = await http(stack.app, 'POST', `/api/v1/mailer/messages/${stored[0].id}/reply`, {
+  const reply = await http<ReplySent>(stack.app, 'POST', `/api/v1/mailer/messages/${stored[0].id}/reply`, {
     token: stack.ws.token,
     body: { text: 'Thanks, Bob' },
     headers: { 'idempotency-key': `r-${uniq()}` },
@@ -260,7 +282,7 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   const [message] = await messagesOfRoute(routeId);
   const before = gmail.sent.length;
   const headers = { 'idempotency-key': `r-${uniq()}` };
-  const reply = await http(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+  const reply = await http<ReplySent>(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
     token: stack.ws.token,
     body: { text: 'Answer.' },
     headers,
@@ -275,7 +297,7 @@ test('Gmail replies go through users.messages.send with raw MIME in the original
   expect(sent.raw).toMatch(/^In-Reply-To: <q1@sender\.test>$/m);
   expect(sent.raw).toContain('Answer.');
   // The replay is deduplicated: nothing sent again.
-  const replay = await http(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+  const replay = await http<ReplySent>(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
     token: stack.ws.token,
     body: { text: 'Answer.' },
     headers,
@@ -321,7 +343,7 @@ test('an expired mailA/mailB access token with a refresh token is refreshed once
   const [message] = await messagesOfRoute(gmailRoute);
   gmail.revokeIssued();
   const sentBefore = gmail.sent.length;
-  const reply = await http(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
+  const reply = await http<ReplySent>(stack.app, 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
     token: stack.ws.token,
     body: { text: 'Refreshed.' },
     headers: { 'idempotency-key': `r-${uniq()}` },
@@ -354,7 +376,7 @@ test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a ne
   // Gmail and Outlook mailboxes are also read over IMAP: an imap credential serves either provider.
   const groupId = await group('mailB', credentialId);
   expect(await poll(groupId)).toMatchObject({ outcome: 'baseline' });
-  const baseline = JSON.parse((await groupView(groupId)).cursor);
+  const baseline = JSON.parse((await groupView(groupId)).cursor ?? 'null');
   expect(baseline).toEqual({ uidValidity: expect.stringMatching(/^\d+$/), lastUid: 1 });
 
   const u2 = imap.deliver(await mime({ from: 'dan@sender.test', to: address, subject: 'imap one', text: 'one' }));
@@ -364,7 +386,7 @@ test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a ne
     `imap:${baseline.uidValidity}:${u2}`,
     `imap:${baseline.uidValidity}:${u3}`,
   ]);
-  expect(JSON.parse((await groupView(groupId)).cursor)).toEqual({ uidValidity: baseline.uidValidity, lastUid: u3 });
+  expect(JSON.parse((await groupView(groupId)).cursor ?? 'null')).toEqual({ uidValidity: baseline.uidValidity, lastUid: u3 });
   expect(imap.commands.some((c) => /UID FETCH 2:\* \(UID BODY\.PEEK\[\]\)/.test(c))).toBe(true);
   expect(imap.commands.some((c) => / EXAMINE INBOX$/.test(c))).toBe(true);
   expect(await poll(groupId)).toMatchObject({ stored: 0, duplicates: 0 });
@@ -373,7 +395,7 @@ test('IMAP: the cursor is UIDVALIDITY + last UID; new UIDs are stored once; a ne
   imap.resetUidValidity();
   expect(await poll(groupId)).toMatchObject({ outcome: 'baseline', stored: 0 });
   const view = await groupView(groupId);
-  expect(JSON.parse(view.cursor).uidValidity).not.toBe(baseline.uidValidity);
+  expect(JSON.parse(view.cursor ?? 'null').uidValidity).not.toBe(baseline.uidValidity);
   expect(view.lastError).toMatch(/UIDVALIDITY changed/);
   expect(await messagesOfRoute(routeId)).toHaveLength(2);
 });

@@ -6,7 +6,7 @@
  * Requests go with a valid workspace key and without. A fixed seed and a fixed count keep it
  * reproducible and short; any 5xx fails the test and prints the request that caused it.
  */
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { http, useTestStack } from '../../kit';
 import { rawHttp } from '../../support/rawHttp';
 import { seededRandom } from '../../../scripts/lib/prng';
 
@@ -15,6 +15,8 @@ const REQUESTS = 1_500;
 const CONCURRENCY = 8;
 
 type Schema = any;
+/** The served OpenAPI document, as far as the fuzzer reads it. */
+type OpenApiDoc = { paths: Record<string, Record<string, Schema>>; components?: { schemas?: Record<string, Schema> } };
 
 interface Operation {
   method: string;
@@ -32,16 +34,13 @@ interface FuzzRequest {
   mutation: string;
 }
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+const stack = useTestStack({ worker: false, config: { operatorToken: 'fuzz-operator-token-0123456789abcdef' } });
 let operations: Operation[];
 let components: Record<string, Schema>;
 
 beforeAll(async () => {
   // Operator access configured, so the codec endpoint answers its auth errors rather than 503 "not configured".
-  app = await startTestApp({ operatorToken: 'fuzz-operator-token-0123456789abcdef' });
-  ws = await createWorkspace(app);
-  const doc = (await http(app, 'GET', '/api/v1/openapi.json')).body;
+  const doc = (await http<OpenApiDoc>(stack.app, 'GET', '/api/v1/openapi.json')).body;
   components = doc.components?.schemas ?? {};
   operations = [];
   for (const [path, item] of Object.entries<any>(doc.paths)) {
@@ -56,7 +55,6 @@ beforeAll(async () => {
     }
   }
 });
-afterAll(() => app?.close());
 
 const resolve = (s: Schema): Schema => (s?.$ref ? components[String(s.$ref).split('/').pop()!] : s) ?? {};
 
@@ -172,7 +170,7 @@ function mutateBody(body: unknown, rnd: () => number): [string, string] {
 }
 
 function buildRequest(op: Operation, rnd: () => number): FuzzRequest {
-  const token = rnd() < 0.7 ? ws.token : undefined;
+  const token = rnd() < 0.7 ? stack.ws.token : undefined;
   const mutated: string[] = [];
   // Mutate the path, the query or the body, and sometimes the method.
   const part = rnd();
@@ -233,7 +231,7 @@ test(`fuzz: ${REQUESTS} schema-aware requests over every route answer no 5xx (se
       let status: number;
       let text: string;
       try {
-        const res = await rawHttp(app, req.method, req.path, { token: req.token, body: req.body, contentType: req.contentType });
+        const res = await rawHttp(stack.app, req.method, req.path, { token: req.token, body: req.body, contentType: req.contentType });
         status = res.status;
         text = res.text;
       } catch (err) {

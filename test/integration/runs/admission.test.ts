@@ -15,7 +15,9 @@ import {
   node,
   useTestStack,
   waitRun,
+  type ApiError,
   type NodeInput,
+  type QueuedReceipt,
   type Run,
   type WorkspaceFixture,
 } from '../../kit';
@@ -110,12 +112,18 @@ test('a start that waits longer than the limit is refused 503 with Retry-After, 
   try {
     const wf = await deploy(stack.ws.token, slowNode());
     const arrivedOnce = nextArrival();
-    const first = await call(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, { token: stack.ws.token, body: { input: {} } });
+    const first = await call<QueuedReceipt>(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, {
+      token: stack.ws.token,
+      body: { input: {} },
+    });
     expect(first.status).toBe(202);
     await arrivedOnce;
     const before = await runCount(stack.ws.workspaceId);
 
-    const refused = await call(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, { token: stack.ws.token, body: { input: {} } });
+    const refused = await call<ApiError>(impatient, 'POST', `/api/v1/workflows/${wf}/execute`, {
+      token: stack.ws.token,
+      body: { input: {} },
+    });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body.error).toMatch(/already has 1 runs queued or running/);

@@ -1,30 +1,17 @@
 /** POST /workflows/{id}/execute: the spec's rules 1 to 4, dry runs, idempotency and refused starts. */
-import {
-  addUserWithKey,
-  http,
-  startTestApp,
-  startTestStack,
-  waitForRun,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { startTestApp } from '../../support/harness';
+import { addUserWithKey, expectStatus, http, useTestStack, waitRun, type QueuedReceipt, type WorkflowBody } from '../../kit';
 import { startFakeServer } from '../../support/fakeServer';
 import { RunSchema } from '../../../db/entities';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let outside: Awaited<ReturnType<typeof startFakeServer>>;
 
+const stack = useTestStack();
 beforeAll(async () => {
-  stack = await startTestStack();
-  ({ app, ws } = stack);
   outside = await startFakeServer();
 });
-afterAll(async () => {
+stack.beforeClose(async () => {
   await outside?.close();
-  await stack?.close();
 });
 
 const doubler = {
@@ -43,29 +30,29 @@ const doubler = {
   ],
 };
 
-async function createWorkflow(body: object, token = ws.token): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/workflows', { token, body });
-  expect(res.status).toBe(201);
-  return res.body.workflow.id;
+async function createWorkflow(body: WorkflowBody, token = stack.ws.token): Promise<string> {
+  return expectStatus(await stack.as(token).workflows.create(body), 201, 'create workflow').body.workflow.id;
 }
+/** The execute answer: queued (202) or a dry run (201) with the full run; on a refusal, its `error`. */
+type ExecuteAnswer = Omit<QueuedReceipt, 'queued'> & { queued: boolean; error?: string; runId?: string };
 const execute = (id: string, body: object, opts: { token?: string; key?: string } = {}) =>
-  http(app, 'POST', `/api/v1/workflows/${id}/execute`, {
-    token: opts.token ?? ws.token,
+  http<ExecuteAnswer>(stack.app, 'POST', `/api/v1/workflows/${id}/execute`, {
+    token: opts.token ?? stack.ws.token,
     body,
     headers: opts.key ? { 'idempotency-key': opts.key } : undefined,
   });
 
 test('a deployed workflow runs on Temporal: 202, then steps, logs and output', async () => {
   const id = await createWorkflow({ name: 'Doubler', ...doubler });
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
+  expect((await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token })).status).toBe(200);
   const exec = await execute(id, { input: { n: 4 } });
   expect(exec.status).toBe(202);
   expect(exec.body).toMatchObject({
     queued: true,
     execution: { workflowId: exec.body.run.id, taskQueue: 'workflow-runs', mode: 'temporal' },
   });
-  expect(exec.body.statusUrl).toBe(`${app.url}/api/v1/workflows/${id}/status?runId=${exec.body.run.id}`);
-  expect(exec.body.cancelUrl).toBe(`${app.url}/api/v1/runs/${exec.body.run.id}/cancel`);
+  expect(exec.body.statusUrl).toBe(`${stack.app.url}/api/v1/workflows/${id}/status?runId=${exec.body.run.id}`);
+  expect(exec.body.cancelUrl).toBe(`${stack.app.url}/api/v1/runs/${exec.body.run.id}/cancel`);
   expect(exec.body.run).toMatchObject({
     status: 'queued',
     trigger: 'api',
@@ -73,7 +60,7 @@ test('a deployed workflow runs on Temporal: 202, then steps, logs and output', a
     executionEvidence: { requestedTarget: 'active', resourceMode: 'workspace-live' },
   });
 
-  const run = await waitForRun(app, ws.token, exec.body.run.id);
+  const run = await waitRun(stack, exec.body.run.id);
   expect(run.status).toBe('succeeded');
   expect(run.output).toEqual({ n: 8 });
   const steps = Object.fromEntries(run.steps.map((s: { nodeId: string; status: string }) => [s.nodeId, s.status]));
@@ -84,11 +71,11 @@ test('a deployed workflow runs on Temporal: 202, then steps, logs and output', a
 
   // The Temporal execution carries the business id and the search attributes operators filter by.
   // The run row says succeeded just before the workflow returns: wait for Temporal's own end.
-  const handle = app.deps.temporal.client.workflow.getHandle(run.id);
+  const handle = stack.app.deps.temporal.client.workflow.getHandle(run.id);
   await handle.result();
   const description = await handle.describe();
   expect(description.status.name).toBe('COMPLETED');
-  expect(description.searchAttributes).toMatchObject({ WorkspaceId: [ws.workspaceId], SvcWorkflowId: [id], SvcTrigger: ['api'] });
+  expect(description.searchAttributes).toMatchObject({ WorkspaceId: [stack.ws.workspaceId], SvcWorkflowId: [id], SvcTrigger: ['api'] });
 });
 
 test('target active on a workflow that was never deployed is a clear 400', async () => {
@@ -96,7 +83,7 @@ test('target active on a workflow that was never deployed is a clear 400', async
   const res = await execute(id, { input: { n: 1 } });
   expect(res.status).toBe(400);
   expect(res.body.error).toMatch(/no deployed version/);
-  expect(await app.orm.em.fork().count(RunSchema, { workflowId: id })).toBe(0);
+  expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId: id })).toBe(0);
 });
 
 test('candidate defaults to a dry run: pure nodes for real, side effects simulated, 201 with the finished run', async () => {
@@ -121,13 +108,13 @@ test('candidate defaults to a dry run: pure nodes for real, side effects simulat
     executionEvidence: { requestedTarget: 'candidate', resourceMode: 'simulated' },
   });
   expect(res.body.run.output).toEqual({ n: 3 });
-  expect(res.body.run.steps.find((s: { nodeId: string }) => s.nodeId === 'call').output).toMatchObject({ simulated: true });
+  expect(res.body.run.steps.find((s) => s.nodeId === 'call')?.output).toMatchObject({ simulated: true });
   expect(outside.requests.length).toBe(before); // no outbound call
 });
 
 test('live candidate execution needs dryRun false, confirm true and the matching expectedVersionId', async () => {
   const id = await createWorkflow(doubler);
-  const wf = (await http(app, 'GET', `/api/v1/workflows/${id}`, { token: ws.token })).body.workflow;
+  const wf = (await stack.api.workflows.get(id)).body.workflow;
   expect(wf.candidateVersionId).toMatch(/^cand_/);
 
   const noConfirm = await execute(id, { target: 'candidate', dryRun: false, expectedVersionId: wf.candidateVersionId, input: { n: 1 } });
@@ -145,23 +132,23 @@ test('live candidate execution needs dryRun false, confirm true and the matching
     input: { n: 1 },
   });
   expect(live.status).toBe(202);
-  const run = await waitForRun(app, ws.token, live.body.run.id);
+  const run = await waitRun(stack, live.body.run.id);
   expect(run).toMatchObject({
     status: 'succeeded',
     versionId: wf.candidateVersionId,
     executionEvidence: { requestedTarget: 'candidate', resourceMode: 'workspace-live' },
   });
   // Testing a candidate never changes the active version.
-  const after = (await http(app, 'GET', `/api/v1/workflows/${id}`, { token: ws.token })).body.workflow;
+  const after = (await stack.api.workflows.get(id)).body.workflow;
   expect(after.activeVersionId).toBeNull();
 });
 
 test('startNodeId starts the run at that node; an unknown node is a 400', async () => {
   const id = await createWorkflow(doubler);
-  await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   const res = await execute(id, { startNodeId: 'check', input: { n: 1 } });
   expect(res.status).toBe(202);
-  const run = await waitForRun(app, ws.token, res.body.run.id);
+  const run = await waitRun(stack, res.body.run.id);
   expect(run.steps.map((s: { nodeId: string }) => s.nodeId)).not.toContain('double');
   expect(run.output).toEqual({ n: 1 });
   expect((await execute(id, { startNodeId: 'nope' })).status).toBe(400);
@@ -169,23 +156,23 @@ test('startNodeId starts the run at that node; an unknown node is a 400', async 
 
 test('Idempotency-Key: a replay returns the same run with Idempotency-Replayed; another body or principal is 409', async () => {
   const id = await createWorkflow(doubler);
-  await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   const first = await execute(id, { input: { n: 2 } }, { key: 'exec-1' });
   expect(first.status).toBe(202);
   const replay = await execute(id, { input: { n: 2 } }, { key: 'exec-1' });
   expect(replay.status).toBe(202);
   expect(replay.headers.get('idempotency-replayed')).toBe('true');
   expect(replay.body.run.id).toBe(first.body.run.id);
-  expect(await app.orm.em.fork().count(RunSchema, { workflowId: id })).toBe(1);
+  expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId: id })).toBe(1);
 
   expect((await execute(id, { input: { n: 3 } }, { key: 'exec-1' })).status).toBe(409);
-  const other = await addUserWithKey(app, ws, 'member');
+  const other = await addUserWithKey(stack.app, stack.ws, 'member');
   expect((await execute(id, { input: { n: 2 } }, { key: 'exec-1', token: other.token })).status).toBe(409);
 });
 
 test('endUser and message are refused from anything but a product gateway key', async () => {
   const id = await createWorkflow(doubler);
-  await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   const res = await execute(id, { endUser: { externalId: 'u1' }, message: 'hi' });
   expect(res.status).toBe(400);
   expect(res.body.error).toMatch(/gateway/);
@@ -193,10 +180,10 @@ test('endUser and message are refused from anything but a product gateway key', 
 
 test('viewers and personal keys cannot execute', async () => {
   const id = await createWorkflow(doubler);
-  await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
-  const viewer = await addUserWithKey(app, ws, 'viewer');
+  await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
+  const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
   expect((await execute(id, {}, { token: viewer.token })).status).toBe(403);
-  const personal = await addUserWithKey(app, ws, 'member', 'personal');
+  const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
   const res = await execute(id, {}, { token: personal.token });
   expect(res.status).toBe(403);
   expect(res.body).toEqual({ error: 'A workspace API key is required.' });
@@ -204,15 +191,18 @@ test('viewers and personal keys cannot execute', async () => {
 
 test('a start that Temporal refuses leaves the run canceled with the reason, and answers 503', async () => {
   const id = await createWorkflow(doubler);
-  await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  await http(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   // An app whose Temporal namespace does not exist: every start is refused by the server.
-  const refusing = await startTestApp({ temporal: { ...app.deps.config.temporal, namespace: 'no-such-namespace' } }, undefined, {
+  const refusing = await startTestApp({ temporal: { ...stack.app.deps.config.temporal, namespace: 'no-such-namespace' } }, undefined, {
     namespace: 'no-such-namespace',
   });
   try {
-    const res = await http(refusing, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 1 } } });
+    const res = await http<ExecuteAnswer>(refusing, 'POST', `/api/v1/workflows/${id}/execute`, {
+      token: stack.ws.token,
+      body: { input: { n: 1 } },
+    });
     expect(res.status).toBe(503);
-    const run = await app.orm.em.fork().findOneOrFail(RunSchema, { id: res.body.runId });
+    const run = await stack.app.orm.em.fork().findOneOrFail(RunSchema, { id: res.body.runId });
     expect(run.status).toBe('canceled');
     expect(run.cancelReason).toMatch(/refused/);
   } finally {

@@ -8,25 +8,25 @@
 import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
+import { testPayloadCodec } from '../../support/harness';
 import {
   createWorkspace,
+  deployWorkflow,
+  executeAndWait,
   http,
-  startTestStack,
-  testPayloadCodec,
-  waitForRun,
-  type TestStack,
+  useTestStack,
+  type Run,
+  type WorkflowBody,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
 import { closedHistory } from '../../support/temporalHistory';
 
-let stack: TestStack;
 let other: WorkspaceFixture;
 
+const stack = useTestStack();
 beforeAll(async () => {
-  stack = await startTestStack();
   other = await createWorkspace(stack.app, 'Bystander workspace');
 });
-afterAll(() => stack?.close());
 
 const ATTACKS = [
   {
@@ -57,17 +57,11 @@ function graph(expression: string, onError?: string) {
   };
 }
 
-/** Creates, deploys and runs a workflow. */
-async function run(ws: WorkspaceFixture, body: object): Promise<any> {
-  const { app } = stack;
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body });
-  expect(created.status).toBe(201);
-  const id = created.body.workflow.id;
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
-  expect(deployed.status).toBe(200);
-  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 2 } } });
-  expect(exec.status).toBe(202);
-  return waitForRun(app, ws.token, exec.body.run.id, undefined, 90_000);
+/** Deploys `body` in `ws` and runs it once with `{ n: 2 }`. */
+async function run(ws: WorkspaceFixture, body: WorkflowBody): Promise<Run> {
+  const as = { app: stack.app, ws };
+  const { workflowId } = await deployWorkflow(as, body);
+  return executeAndWait(as, workflowId, { n: 2 }, { timeoutMs: 90_000 });
 }
 
 async function workflowTaskFailures(runId: string): Promise<number> {
@@ -97,7 +91,7 @@ test('$toMillis with a backtracking picture runs on RE2 in a live run (it aborte
 
 test('a lambda signature that backtracks is refused when the workflow is deployed', async () => {
   const expression = `(function($x)<${'n+'.repeat(12)}:n>{ $x })(1)`;
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: graph(expression) });
+  const created = await stack.api.workflows.create(graph(expression));
   expect(created.status).toBe(201);
   const deployed = await http(stack.app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: stack.ws.token });
   expect(deployed.status).toBe(400);

@@ -18,9 +18,21 @@ import {
   signInCookie,
   useTestStack,
   waitRun,
+  type ApiError,
   type RunSummary,
   type WorkspaceFixture,
 } from '../../kit';
+import type { z } from 'zod';
+import type { runValueSchema, truncatedValueSchema } from '../../../api/schemas/runs';
+
+type TruncatedValue = z.infer<typeof truncatedValueSchema>;
+type RunValue = z.infer<typeof runValueSchema>;
+
+/** Narrows a capped value the test expects to be a marker (fails the test when it is not). */
+function marker(value: unknown): TruncatedValue {
+  expect(value).toMatchObject({ truncated: true, href: expect.any(String) });
+  return value as TruncatedValue;
+}
 
 const stack = useTestStack({ workspaceName: 'Payloads workspace' });
 let other: WorkspaceFixture;
@@ -81,7 +93,7 @@ describe('lists return run summaries', () => {
 
   test('the session logs list returns the same summaries', async () => {
     const cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);
-    const res = await http(stack.app, 'GET', `/api/logs?workflowId=${bigWorkflow}`, { cookie });
+    const res = await http<{ runs: RunSummary[] }>(stack.app, 'GET', `/api/logs?workflowId=${bigWorkflow}`, { cookie });
     expect(res.status).toBe(200);
     expect(res.body.runs).toHaveLength(LARGE_RUNS);
     res.body.runs.forEach(expectSummary);
@@ -90,7 +102,9 @@ describe('lists return run summaries', () => {
 
   test('a viewer gets safe summaries: no error, the workspace-safe.v1 marker', async () => {
     const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
-    const res = await http(stack.app, 'GET', `/api/v1/runs?workflowId=${bigWorkflow}`, { token: viewer.token });
+    const res = await http<{ runs: Array<Record<string, unknown>> }>(stack.app, 'GET', `/api/v1/runs?workflowId=${bigWorkflow}`, {
+      token: viewer.token,
+    });
     expect(res.status).toBe(200);
     for (const r of res.body.runs) {
       expect(r).not.toHaveProperty('error');
@@ -103,7 +117,7 @@ describe('lists return run summaries', () => {
 describe('GET /api/v1/runs/{id} caps large values', () => {
   test('input, output and step values over 256 KiB become markers whose href returns the whole value', async () => {
     const id = bigRuns[0];
-    const res = await http(stack.app, 'GET', `/api/v1/runs/${id}`, { token: stack.ws.token });
+    const res = await stack.api.runs.get(id);
     expect(res.status).toBe(200);
     const run = res.body.run;
     const base = `${stack.app.url}/api/v1/runs/${id}`;
@@ -116,23 +130,24 @@ describe('GET /api/v1/runs/{id} caps large values', () => {
       preview: expect.any(String),
       href: `${base}/input`,
     });
-    expect(run.input.preview).toHaveLength(1024);
+    const input = marker(run.input);
+    expect(input.preview).toHaveLength(1024);
     expect(run.output).toMatchObject({ truncated: true, bytes: JSON.stringify(fullOutput).length, href: `${base}/output` });
-    const step = run.steps.find((s: any) => s.nodeId === 'double');
-    expect(step.input).toMatchObject({ truncated: true, href: `${base}/steps/double/input` });
-    expect(step.output).toMatchObject({ truncated: true, href: `${base}/steps/double/output` });
+    const step = run.steps.find((s) => s.nodeId === 'double');
+    expect(step?.input).toMatchObject({ truncated: true, href: `${base}/steps/double/input` });
+    expect(step?.output).toMatchObject({ truncated: true, href: `${base}/steps/double/output` });
     expect(res.text.length).toBeLessThan(20_000);
 
-    const output = await http(stack.app, 'GET', pathOf(run.output.href), { token: stack.ws.token });
+    const output = await http(stack.app, 'GET', pathOf(marker(run.output).href), { token: stack.ws.token });
     expect(output.status).toBe(200);
     expect(output.body).toEqual({ runId: id, nodeId: null, field: 'output', bytes: JSON.stringify(fullOutput).length, value: fullOutput });
-    const stepOutput = await http(stack.app, 'GET', pathOf(step.output.href), { token: stack.ws.token });
+    const stepOutput = await http(stack.app, 'GET', pathOf(marker(step?.output).href), { token: stack.ws.token });
     expect(stepOutput.status).toBe(200);
     expect(stepOutput.body).toMatchObject({ runId: id, nodeId: 'double', field: 'output', value: fullOutput });
-    const input = await http(stack.app, 'GET', pathOf(run.input.href), { token: stack.ws.token });
-    expect(input.body.value).toEqual(fullInput);
-    expect(input.body.bytes).toBe(run.input.bytes);
-    expect(JSON.stringify(input.body.value).startsWith(run.input.preview)).toBe(true);
+    const whole = await http<RunValue>(stack.app, 'GET', pathOf(input.href), { token: stack.ws.token });
+    expect(whole.body.value).toEqual(fullInput);
+    expect(whole.body.bytes).toBe(input.bytes);
+    expect(JSON.stringify(whole.body.value).startsWith(input.preview)).toBe(true);
   });
 
   test('small values stay inline', async () => {
@@ -153,7 +168,7 @@ describe('GET /api/v1/runs/{id} caps large values', () => {
     const restricted = await http(stack.app, 'GET', `/api/v1/runs/${id}/output`, { token: viewer.token });
     expect(restricted.status).toBe(403);
     expect(restricted.text).not.toContain('xxxx');
-    const unknown = await http(stack.app, 'GET', `/api/v1/runs/${id}/steps/nope/output`, { token: stack.ws.token });
+    const unknown = await http<ApiError>(stack.app, 'GET', `/api/v1/runs/${id}/steps/nope/output`, { token: stack.ws.token });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('Step not found');
   });

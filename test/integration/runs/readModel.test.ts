@@ -1,16 +1,9 @@
 /** The run read model writer (services/runs/readModel.ts): large batches, repeated nodes and replays. */
 import { recordRunProgress } from '../../../services/runs/readModel';
 import type { StepRecord } from '../../../engine/interpreter';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { deployWorkflow, executeWorkflow, useTestStack } from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-});
-afterAll(() => app.close());
+const stack = useTestStack({ worker: false });
 
 const step = (nodeId: string, seq: number, status: StepRecord['status']): StepRecord => ({
   nodeId,
@@ -29,10 +22,8 @@ const step = (nodeId: string, seq: number, status: StepRecord['status']): StepRe
 
 test('one write of 1,200 steps and 1,100 logs lands whole (several statements), repeated nodes keep their last record, and a replay changes nothing', async () => {
   // A run row to write against: executing without a worker leaves it queued.
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
-  const exec = await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: {} });
-  const runId = exec.body.run.id;
+  const { workflowId } = await deployWorkflow(stack, {});
+  const runId = await executeWorkflow(stack, workflowId);
 
   const steps = Array.from({ length: 1200 }, (_, i) => step(`n${i}`, i, 'running'));
   steps.push(step('n7', 7, 'succeeded')); // the same node again, later in the batch
@@ -44,11 +35,11 @@ test('one write of 1,200 steps and 1,100 logs lands whole (several statements), 
     data: null,
     createdAt: '2026-01-01T00:00:00.000Z',
   }));
-  const progress = { runId, workspaceId: ws.workspaceId, at: '2026-01-01T00:00:02.000Z', run: {}, steps, logs };
-  await recordRunProgress(app.orm.em.fork(), progress);
-  await recordRunProgress(app.orm.em.fork(), progress); // an activity retried after a crash
+  const progress = { runId, workspaceId: stack.ws.workspaceId, at: '2026-01-01T00:00:02.000Z', run: {}, steps, logs };
+  await recordRunProgress(stack.app.orm.em.fork(), progress);
+  await recordRunProgress(stack.app.orm.em.fork(), progress); // an activity retried after a crash
 
-  const conn = app.orm.em.fork().getConnection();
+  const conn = stack.app.orm.em.fork().getConnection();
   const [{ n: stepRows }] = await conn.execute('select count(*)::int as n from run_steps where run_id = ?', [runId]);
   const [{ n: logRows }] = await conn.execute('select count(*)::int as n from run_logs where run_id = ?', [runId]);
   expect(stepRows).toBe(1200);

@@ -14,7 +14,18 @@
 import http from 'node:http';
 import { RunLogSchema, RunSchema, RunStepSchema } from '../../../db/entities';
 import { findUnstorableText, storableString } from '../../../services/kernel/storableText';
-import { http as call, eventually, startTestStack, waitForRun, type TestStack } from '../../support/harness';
+import {
+  chain,
+  deployWorkflow,
+  eventually,
+  executeAndWait,
+  http as call,
+  node,
+  useTestStack,
+  waitRun,
+  type NodeInput,
+  type Run,
+} from '../../kit';
 import { listenOnLoopback } from '../../support/fakeServer';
 import { seededRandom } from '../../../scripts/lib/prng';
 
@@ -65,7 +76,7 @@ function bigText(tail: Text): Text {
 type Mode = 'live' | 'dry';
 interface Case {
   name: string;
-  nodes: object[];
+  nodes: NodeInput[];
   status: 'succeeded' | 'failed';
   /** Text the run's stored output, error or logs must contain (already made well-formed). */
   expectStored?: string;
@@ -73,12 +84,11 @@ interface Case {
   liveOnly?: boolean;
 }
 
-let stack: TestStack;
 let fake: { url: string; close(): Promise<void> };
 const fakeBodies = new Map<string, { status: number; type: string; body: Buffer }>();
 
+const stack = useTestStack();
 beforeAll(async () => {
-  stack = await startTestStack();
   // Answers exactly the bytes a test registered under a path: JSON escapes of bad code units, raw NUL, invalid UTF-8.
   const server = http.createServer((req, res) => {
     const answer = fakeBodies.get(req.url ?? '') ?? { status: 404, type: 'text/plain', body: Buffer.from('none') };
@@ -87,9 +97,8 @@ beforeAll(async () => {
   });
   fake = await listenOnLoopback(server);
 });
-afterAll(async () => {
+stack.beforeClose(async () => {
   await fake?.close();
-  await stack?.close();
 });
 
 const RETRY = { maxAttempts: 5, backoffSeconds: 0.5 }; // only absorbs the sandbox's 1 s time limit on a busy machine
@@ -198,28 +207,17 @@ function casesFor(next: () => number): Case[] {
   ];
 }
 
-async function deploy(nodes: object[]): Promise<string> {
-  const chain = [{ id: 'start', type: 'start', config: {} }, ...nodes] as Array<{ id: string }>;
-  const edges = chain.slice(1).map((n, i) => ({ source: chain[i].id, target: n.id }));
-  const created = await call(stack.app, 'POST', '/api/v1/workflows', { token: stack.ws.token, body: { nodes: chain, edges } });
-  if (created.status !== 201) throw new Error(`create: ${created.status} ${created.text.slice(0, 500)}`);
-  const id = created.body.workflow.id;
-  const deployed = await call(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
-  if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${deployed.text.slice(0, 500)}`);
-  return id;
-}
-
 /** Runs one case in one mode; returns what went wrong, or null. */
 async function check(c: Case, mode: Mode): Promise<string | null> {
-  const workflowId = await deploy(c.nodes);
-  const exec = await call(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, {
+  const { workflowId } = await deployWorkflow(stack, chain(...c.nodes));
+  const exec = await call<{ run: Run }>(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, {
     token: stack.ws.token,
     body: { input: {}, dryRun: mode === 'dry' },
   });
   const expectedHttp = mode === 'dry' ? 201 : 202;
   if (exec.status !== expectedHttp) return `execute answered ${exec.status}: ${exec.text.slice(0, 300)}`;
   const runId: string = exec.body.run.id;
-  const run = await waitForRun(stack.app, stack.ws.token, runId, undefined, 120_000).catch((err: Error) => ({
+  const run: { status: string; error?: string | null } = await waitRun(stack, runId, { timeoutMs: 120_000 }).catch((err: Error) => ({
     status: `not finished (${err.message.slice(0, 300)})`,
   }));
   if (run.status !== c.status) return `ended ${run.status}, expected ${c.status}: ${String(run.error ?? '').slice(0, 300)}`;
@@ -254,13 +252,11 @@ async function check(c: Case, mode: Mode): Promise<string | null> {
 }
 
 async function probeSucceeds(): Promise<void> {
-  const workflowId = await deploy([
-    { id: 't', type: 'transform', config: { expression: '{ "n": 2 }' } },
-    { id: 'c', type: 'code', retry: RETRY, config: { source: 'return { n: input.n + 1 };' } },
-  ]);
-  const exec = await call(stack.app, 'POST', `/api/v1/workflows/${workflowId}/execute`, { token: stack.ws.token, body: { input: {} } });
-  expect(exec.status).toBe(202);
-  const run = await waitForRun(stack.app, stack.ws.token, exec.body.run.id, undefined, 60_000);
+  const { workflowId } = await deployWorkflow(
+    stack,
+    chain(node.transform('t', '{ "n": 2 }'), node.of('code', 'c', { source: 'return { n: input.n + 1 };' }, { retry: RETRY })),
+  );
+  const run = await executeAndWait(stack, workflowId, {}, { timeoutMs: 60_000 });
   expect(run.status).toBe('succeeded');
   expect(run.output).toEqual({ n: 3 });
 }

@@ -3,12 +3,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keySettingsOf } from '../../../services/credentials';
 import { pollCiSource } from '../../../services/sources';
-import { http, startTestStack, type TestStack } from '../../support/harness';
+import { http, useTestStack, type CreatedWorkflow, type CredentialEnvelope } from '../../kit';
 import { runsOfWorkflow } from '../../support/runs';
 import { changed, listTargets } from '../destinations/helpers';
 import { ciScheduleId, syncSourceSchedules } from '../../../temporal/sourcesClient';
 
-let stack: TestStack;
 let server: Server;
 let base: string;
 const builds: Record<string, Array<{ number: number; result: string | null }>> = { api: [], 'folder/web': [] };
@@ -31,29 +30,30 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true }, temporal: { dispatcher: true } });
 });
-const scheduled = new Set<string>();
-afterAll(async () => {
+const stack = useTestStack(() => ({ config: { outboundAllowPrivateNetworks: true }, temporal: { dispatcher: true } }));
+stack.beforeClose(async () => {
   for (const id of scheduled)
-    await stack?.app.deps.temporal.client.schedule
+    await stack.app.deps.temporal.client.schedule
       .getHandle(id)
       .delete()
       .catch(() => undefined);
-  await stack?.close();
+});
+afterAll(async () => {
   await new Promise((r) => server?.close(r));
 });
+const scheduled = new Set<string>();
 
 const runsOf = (workflowId: string, count: number) => runsOfWorkflow(stack.app, workflowId, count);
 
 test('baseline, then one api run per new completed FAILURE build; a running build holds the cursor; job errors are kept per job', async () => {
   const { app, ws } = stack;
-  const cred = await http(app, 'POST', '/api/v1/credentials', {
+  const cred = await http<CredentialEnvelope>(app, 'POST', '/api/v1/credentials', {
     token: ws.token,
     body: { name: 'Jenkins', type: 'ci', value: { token: TOKEN, username: 'bot', baseUrl: base } },
   });
   expect(cred.status).toBe(201);
-  const wf = await http(app, 'POST', '/api/v1/workflows', {
+  const wf = await http<CreatedWorkflow>(app, 'POST', '/api/v1/workflows', {
     token: ws.token,
     body: {
       nodes: [
@@ -120,12 +120,12 @@ test('baseline, then one api run per new completed FAILURE build; a running buil
 
 test('the source is polled by its ci_ Temporal Schedule', async () => {
   const { app, ws } = stack;
-  const cred = await http(app, 'POST', '/api/v1/credentials', {
+  const cred = await http<CredentialEnvelope>(app, 'POST', '/api/v1/credentials', {
     token: ws.token,
     body: { name: 'Jenkins2', type: 'ci', value: { token: TOKEN, username: 'bot', baseUrl: base } },
   });
   expect(cred.status).toBe(201);
-  const wf = await http(app, 'POST', '/api/v1/workflows', {
+  const wf = await http<CreatedWorkflow>(app, 'POST', '/api/v1/workflows', {
     token: ws.token,
     body: { nodes: [{ id: 'build', type: 'ci', config: {} }], edges: [] },
   });

@@ -4,11 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { RunSchema } from '../../../db/entities';
 import { parseFeed, pollRssSource } from '../../../services/sources';
 import { rssScheduleId, syncSourceSchedules } from '../../../temporal/sourcesClient';
-import { http, startTestStack, type TestStack } from '../../support/harness';
+import { deployWorkflow, useTestStack } from '../../kit';
 import { runsOfWorkflow } from '../../support/runs';
 import { changed, listTargets } from '../destinations/helpers';
 
-let stack: TestStack;
 let server: Server;
 let feedUrl: string;
 let feed = { status: 200, etag: '"v1"', body: '' };
@@ -27,16 +26,17 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   feedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/feed.xml`;
-  stack = await startTestStack({ config: { outboundAllowPrivateNetworks: true }, temporal: { dispatcher: true } });
 });
-afterAll(async () => {
+const stack = useTestStack(() => ({ config: { outboundAllowPrivateNetworks: true }, temporal: { dispatcher: true } }));
+stack.beforeClose(async () => {
   // Leave no schedule behind on the shared Temporal server.
   for (const id of scheduled)
-    await stack?.app.deps.temporal.client.schedule
+    await stack.app.deps.temporal.client.schedule
       .getHandle(id)
       .delete()
       .catch(() => undefined);
-  await stack?.close();
+});
+afterAll(async () => {
   await new Promise((r) => server?.close(r));
 });
 
@@ -44,9 +44,7 @@ const runsOf = (workflowId: string, count: number) => runsOfWorkflow(stack.app, 
 
 test('first poll is a baseline; 304 on an unchanged ETag; each new item starts exactly one rss run; errors are shown', async () => {
   const { app, ws } = stack;
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-  const workflowId = wf.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
+  const { workflowId } = await deployWorkflow(stack, {});
   const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
@@ -133,9 +131,7 @@ test('the parser reads RSS 2.0, Atom and JSON Feed; items without an id are keye
 test('each RSS source of a live destination gets a Temporal Schedule at its interval; a triggered poll starts rss runs', async () => {
   const { app, ws } = stack;
   const client = app.deps.temporal.client;
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-  const workflowId = wf.body.workflow.id;
-  await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
+  const { workflowId } = await deployWorkflow(stack, {});
   const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
   const url = `${feedUrl}?scheduled=1`;
   const configured = await changed(app, ws.token, workflowId, {

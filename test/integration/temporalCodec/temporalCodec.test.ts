@@ -12,16 +12,11 @@ import type { Payload } from '@temporalio/common';
 import { provisionWorkspace } from '../../../services/accounts/bootstrap';
 import { randomToken } from '../../../services/kernel/ids';
 import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/kernel/payloadCodec';
-import {
-  http,
-  signInCookie,
-  startTestApp,
-  startTestStack,
-  testPayloadCodec,
-  waitForRun,
-  type TestApp,
-  type TestStack,
-} from '../../support/harness';
+import { startTestApp, testPayloadCodec, waitForRun } from '../../support/harness';
+import { http, signInCookie, useTestStack, type CreatedWorkflow, type QueuedReceipt, type TestApp } from '../../kit';
+
+/** The codec's answer: the payloads, or on a refusal its `error`. */
+type CodecAnswer = { payloads: Array<{ data: string; metadata: Record<string, string> }>; error?: string };
 
 const OPERATOR_TOKEN = `op-${'t'.repeat(40)}`;
 const OPERATOR_EMAIL = `operator-${randomToken(6).toLowerCase()}@example.test`;
@@ -32,7 +27,6 @@ const COMMENT_MARKER = 'COMMENT-MARKER-91c0aa';
 const RESUME_MARKER = 'RESUME-MARKER-4d2e11';
 const UI_URL = 'http://127.0.0.1:8233';
 
-let stack: TestStack;
 let runId: string;
 let operatorCookie: string;
 
@@ -71,14 +65,14 @@ function everyPayload(node: unknown, out: Payload[] = []): Payload[] {
 const payloadText = (payloads: Payload[]) => payloads.map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('latin1')).join('\n');
 const encodingOf = (p: Payload) => Buffer.from(p.metadata?.encoding ?? new Uint8Array()).toString('utf8');
 
+const stack = useTestStack(async () => ({
+  config: {
+    operatorToken: OPERATOR_TOKEN,
+    operatorEmails: [OPERATOR_EMAIL],
+    temporal: { ...(await baseTemporalConfig()), uiUrl: UI_URL },
+  },
+}));
 beforeAll(async () => {
-  stack = await startTestStack({
-    config: {
-      operatorToken: OPERATOR_TOKEN,
-      operatorEmails: [OPERATOR_EMAIL],
-      temporal: { ...(await baseTemporalConfig()), uiUrl: UI_URL },
-    },
-  });
   await provisionWorkspace(stack.app.orm.em.fork(), { name: 'Operators', ownerEmail: OPERATOR_EMAIL, ownerPassword: PASSWORD });
   operatorCookie = await signInCookie(stack.app, OPERATOR_EMAIL, PASSWORD);
 
@@ -95,14 +89,14 @@ beforeAll(async () => {
       { id: 'e3', source: 'approve', target: 'wait', sourceHandle: 'approved' },
     ],
   };
-  const created = await http(stack.app, 'POST', '/api/v1/workflows', {
+  const created = await http<CreatedWorkflow>(stack.app, 'POST', '/api/v1/workflows', {
     token: stack.ws.token,
     body: { name: 'Secret handling', ...graph },
   });
   expect(created.status).toBe(201);
   const wf = created.body.workflow.id;
   expect((await http(stack.app, 'POST', `/api/v1/workflows/${wf}/deploy`, { token: stack.ws.token })).status).toBe(200);
-  const started = await http(stack.app, 'POST', `/api/v1/workflows/${wf}/execute`, {
+  const started = await http<QueuedReceipt>(stack.app, 'POST', `/api/v1/workflows/${wf}/execute`, {
     token: stack.ws.token,
     body: { input: { secret: INPUT_MARKER } },
   });
@@ -122,10 +116,6 @@ beforeAll(async () => {
   const resumed = await http(stack.app, 'POST', new URL(event.resumeUrl).pathname, { body: { note: RESUME_MARKER } });
   expect(resumed.status).toBeLessThan(300);
   expect((await waitForRun(stack.app, stack.ws.token, runId)).status).toBe('succeeded');
-});
-
-afterAll(async () => {
-  await stack?.close();
 });
 
 async function baseTemporalConfig() {
@@ -159,7 +149,7 @@ describe('codec endpoint', () => {
 
   test('decodes for the operator token and for an operator session', async () => {
     for (const auth of [{ token: OPERATOR_TOKEN }, { cookie: operatorCookie }]) {
-      const res = await http(stack.app, 'POST', '/api/temporal-codec/decode', {
+      const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
         ...auth,
         body: body(),
         headers: { 'x-namespace': 'default' },
@@ -178,7 +168,7 @@ describe('codec endpoint', () => {
   test('refuses workspace keys, non-operator sessions, a wrong token and anonymous callers', async () => {
     const ownerCookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword);
     for (const auth of [{ token: stack.ws.token }, { cookie: ownerCookie }, { token: `${OPERATOR_TOKEN}x` }, {}]) {
-      const res = await http(stack.app, 'POST', '/api/temporal-codec/decode', { ...auth, body: body() });
+      const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', { ...auth, body: body() });
       expect(res.status).toBe(401);
       expect(res.text).not.toContain(Buffer.from(INPUT_MARKER).toString('base64').slice(0, 12));
     }
@@ -189,16 +179,22 @@ describe('codec endpoint', () => {
       metadata: { encoding: Buffer.from('json/plain').toString('base64') },
       data: Buffer.from('{"hello":"operator"}').toString('base64'),
     };
-    const enc = await http(stack.app, 'POST', '/api/temporal-codec/encode', { token: OPERATOR_TOKEN, body: { payloads: [plain] } });
+    const enc = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/encode', {
+      token: OPERATOR_TOKEN,
+      body: { payloads: [plain] },
+    });
     expect(enc.status).toBe(200);
     expect(Buffer.from(enc.body.payloads[0].metadata.encoding, 'base64').toString()).toBe(ENCRYPTED_ENCODING);
-    const dec = await http(stack.app, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: enc.body });
+    const dec = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: enc.body });
     expect(dec.body.payloads[0]).toEqual(plain);
 
     const data = Buffer.from(enc.body.payloads[0].data, 'base64');
     data[data.length - 20] ^= 1;
     const tampered = { ...enc.body.payloads[0], data: data.toString('base64') };
-    const res = await http(stack.app, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: { payloads: [tampered] } });
+    const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
+      token: OPERATOR_TOKEN,
+      body: { payloads: [tampered] },
+    });
     expect(res.status).toBe(200);
     expect(res.body.payloads[0]).toEqual(tampered);
   });
@@ -218,7 +214,7 @@ describe('codec endpoint', () => {
     let bare: TestApp | undefined;
     try {
       bare = await startTestApp({ operatorToken: undefined, operatorEmails: [] });
-      const res = await http(bare, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: body() });
+      const res = await http<CodecAnswer>(bare, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: body() });
       expect(res.status).toBe(503);
       expect(res.body.error).toMatch(/OPERATOR_TOKEN/);
     } finally {

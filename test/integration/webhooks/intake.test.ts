@@ -4,52 +4,34 @@
  * is seen through explicit invalidation, not expiry.
  */
 import { RunSchema } from '../../../db/entities';
-import { eventually, http, startTestApp, startTestStack, type TestApp, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import { startTestApp } from '../../support/harness';
+import { deployWorkflow, eventually, expectStatus, http, node, useTestStack, webhookChain } from '../../kit';
 
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
+const stack = useTestStack({ config: { webhookSyncBudgetMs: 10_000, webhookTokenCacheMs: 60_000 }, temporal: { dispatcher: true } });
 
-beforeAll(async () => {
-  stack = await startTestStack({ config: { webhookSyncBudgetMs: 10_000, webhookTokenCacheMs: 60_000 }, temporal: { dispatcher: true } });
-  ({ app, ws } = stack);
-});
-afterAll(() => stack?.close());
-
-async function createWorkflow(nodes: object[], edges: object[]): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token: ws.token,
-    body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...nodes], edges },
-  });
-  expect(created.status).toBe(201);
-  return created.body.workflow.id;
-}
-
-async function deploy(workflowId: string): Promise<string> {
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
-  expect(deployed.status).toBe(200);
-  return new URL(deployed.body.webhookUrl).pathname;
-}
-
+/** Deploys a webhook → echo workflow; `invoke` is its webhook's path. */
 async function deployEcho(): Promise<{ workflowId: string; invoke: string }> {
-  const workflowId = await createWorkflow(
-    [{ id: 'echo', type: 'transform', config: { expression: 'n' } }],
-    [{ source: 'hook', target: 'echo' }],
-  );
-  return { workflowId, invoke: await deploy(workflowId) };
+  const { workflowId, webhookPath } = await deployWorkflow(stack, webhookChain(node.transform('echo', 'n')));
+  return { workflowId, invoke: String(webhookPath) };
+}
+
+/** Deploys the workflow's draft again (200); returns its webhook's path. */
+async function redeploy(workflowId: string): Promise<string> {
+  const deployed = expectStatus(await stack.api.workflows.deploy(workflowId), 200, 'deploy');
+  return new URL(String(deployed.body.webhookUrl)).pathname;
 }
 
 const outboxOf = (workflowId: string): Promise<Array<{ id: string; dedupe_key: string | null; created_at: string }>> =>
-  app.orm.em.fork().execute('select id, dedupe_key, created_at from webhook_outbox where workflow_id = ?', [workflowId]);
+  stack.app.orm.em.fork().execute('select id, dedupe_key, created_at from webhook_outbox where workflow_id = ?', [workflowId]);
 const succeededOutputs = async (workflowId: string) =>
-  (await app.orm.em.fork().find(RunSchema, { workflowId, status: 'succeeded' })).map((r) => r.output as number);
+  (await stack.app.orm.em.fork().find(RunSchema, { workflowId, status: 'succeeded' })).map((r) => r.output as number);
 
 test('concurrent requests are written in batches: each gets a 202, one outbox row and one succeeded run; repeats are deduplicated within and across batches', async () => {
   const { workflowId, invoke } = await deployEcho();
-  const unique = Array.from({ length: 60 }, (_, n) => http(app, 'POST', invoke, { body: { n } }));
+  const unique = Array.from({ length: 60 }, (_, n) => stack.api.webhooks.invoke(invoke, { n }));
   // Five delivery ids, each sent four times at once.
   const repeated = Array.from({ length: 20 }, (_, i) =>
-    http(app, 'POST', invoke, { body: { n: 1000 + (i % 5) }, headers: { 'x-delivery-id': `d-${i % 5}` } }),
+    stack.api.webhooks.invoke(invoke, { n: 1000 + (i % 5) }, { headers: { 'x-delivery-id': `d-${i % 5}` } }),
   );
   const [first, dup] = await Promise.all([Promise.all(unique), Promise.all(repeated)]);
 
@@ -62,7 +44,7 @@ test('concurrent requests are written in batches: each gets a 202, one outbox ro
     expect(group.filter((r) => r.body.status === 'accepted')).toHaveLength(1);
   }
   // Across batches: a later repeat names the same entry.
-  const later = await http(app, 'POST', invoke, { body: { n: 1000 }, headers: { 'x-delivery-id': 'd-0' } });
+  const later = await stack.api.webhooks.invoke(invoke, { n: 1000 }, { headers: { 'x-delivery-id': 'd-0' } });
   expect(later.body).toMatchObject({ status: 'deduplicated', outboxId: dup[0].body.outboxId });
 
   const rows = await outboxOf(workflowId);
@@ -77,19 +59,19 @@ test('concurrent requests are written in batches: each gets a 202, one outbox ro
     60_000,
   );
   expect(outputs.sort((a, b) => a - b)).toEqual([...Array.from({ length: 60 }, (_, n) => n), 1000, 1001, 1002, 1003, 1004]);
-  expect(await app.orm.em.fork().count(RunSchema, { workflowId })).toBe(65);
+  expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId })).toBe(65);
 }, 120_000);
 
 test('a row the database refuses fails only its own request; the requests batched with it are accepted and run', async () => {
   const { workflowId, invoke } = await deployEcho();
-  const db = app.orm.em.fork();
+  const db = stack.app.orm.em.fork();
   // A real PostgreSQL error for one row: a trigger refuses payloads marked `refuse`.
   await db.execute(`create or replace function test_refuse_marked() returns trigger language plpgsql as $$
     begin if new.payload->>'refuse' = 'yes' then raise exception 'refused by the test trigger'; end if; return new; end $$`);
   await db.execute('create trigger test_refuse_marked before insert on webhook_outbox for each row execute function test_refuse_marked()');
   try {
-    const bad = http(app, 'POST', invoke, { body: { n: -1, refuse: 'yes' } });
-    const good = Array.from({ length: 20 }, (_, n) => http(app, 'POST', invoke, { body: { n } }));
+    const bad = stack.api.webhooks.invoke(invoke, { n: -1, refuse: 'yes' });
+    const good = Array.from({ length: 20 }, (_, n) => stack.api.webhooks.invoke(invoke, { n }));
     const [badRes, ...goodRes] = await Promise.all([bad, ...good]);
 
     expect(badRes.status).toBe(500);
@@ -109,47 +91,44 @@ test('a row the database refuses fails only its own request; the requests batche
 }, 120_000);
 
 test('a redeploy takes effect on the next call (the Response node of the new version replies)', async () => {
-  const reply = (v: number) => [{ id: 'reply', type: 'response', config: { body: `={ "v": ${v} }` } }];
-  const workflowId = await createWorkflow(reply(1), [{ source: 'hook', target: 'reply' }]);
-  const invoke = await deploy(workflowId);
-  expect((await http(app, 'POST', invoke, { body: {} })).body).toEqual({ v: 1 });
-  const patched = await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, {
-    token: ws.token,
-    body: { nodes: [{ id: 'hook', type: 'webhook', config: {} }, ...reply(2)], edges: [{ source: 'hook', target: 'reply' }] },
-  });
+  const reply = (v: number) => node.of('response', 'reply', { body: `={ "v": ${v} }` });
+  const { workflowId, webhookPath } = await deployWorkflow(stack, webhookChain(reply(1)));
+  const invoke = String(webhookPath);
+  expect((await stack.api.webhooks.invoke(invoke, {})).body).toEqual({ v: 1 });
+  const patched = await stack.api.workflows.update(workflowId, webhookChain(reply(2)));
   expect(patched.status).toBe(200);
   // Saving the draft changes nothing live.
-  expect((await http(app, 'POST', invoke, { body: {} })).body).toEqual({ v: 1 });
-  expect(await deploy(workflowId)).toBe(invoke);
-  expect((await http(app, 'POST', invoke, { body: {} })).body).toEqual({ v: 2 });
+  expect((await stack.api.webhooks.invoke(invoke, {})).body).toEqual({ v: 1 });
+  expect(await redeploy(workflowId)).toBe(invoke);
+  expect((await stack.api.webhooks.invoke(invoke, {})).body).toEqual({ v: 2 });
 }, 60_000);
 
 test('disabling, trashing or deleting the workflow, or removing its webhook node, answers 404 on the next call', async () => {
   const { workflowId, invoke } = await deployEcho();
-  const call = async () => (await http(app, 'POST', invoke, { body: { n: 1 } })).status;
+  const call = async () => (await stack.api.webhooks.invoke(invoke, { n: 1 })).status;
   expect(await call()).toBe(202);
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { status: 'disabled' } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: stack.ws.token, body: { status: 'disabled' } });
   expect(await call()).toBe(404);
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { status: 'deployed' } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: stack.ws.token, body: { status: 'deployed' } });
   expect(await call()).toBe(202);
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { trashed: true } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: stack.ws.token, body: { trashed: true } });
   expect(await call()).toBe(404);
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { trashed: false } });
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: ws.token, body: { status: 'deployed' } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: stack.ws.token, body: { trashed: false } });
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${workflowId}`, { token: stack.ws.token, body: { status: 'deployed' } });
   expect(await call()).toBe(202);
 
   // The webhook node is removed and the workflow redeployed: its webhook is disabled.
-  await http(app, 'PATCH', `/api/v1/workflows/${workflowId}`, {
-    token: ws.token,
+  await http(stack.app, 'PATCH', `/api/v1/workflows/${workflowId}`, {
+    token: stack.ws.token,
     body: { nodes: [{ id: 'start', type: 'start', config: {} }], edges: [] },
   });
-  await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
+  await http(stack.app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: stack.ws.token });
   expect(await call()).toBe(404);
 
   const other = await deployEcho();
-  expect((await http(app, 'POST', other.invoke, { body: { n: 1 } })).status).toBe(202);
-  expect((await http(app, 'DELETE', `/api/v1/workflows/${other.workflowId}`, { token: ws.token })).status).toBe(200);
-  expect((await http(app, 'POST', other.invoke, { body: { n: 1 } })).status).toBe(404);
+  expect((await stack.api.webhooks.invoke(other.invoke, { n: 1 })).status).toBe(202);
+  expect((await http(stack.app, 'DELETE', `/api/v1/workflows/${other.workflowId}`, { token: stack.ws.token })).status).toBe(200);
+  expect((await stack.api.webhooks.invoke(other.invoke, { n: 1 })).status).toBe(404);
 }, 60_000);
 
 test('a change this process did not make (another API instance) is seen once the cache entry expires', async () => {
@@ -158,7 +137,7 @@ test('a change this process did not make (another API instance) is seen once the
   try {
     expect((await http(short, 'POST', invoke, { body: { n: 1 } })).status).toBe(202);
     // Written past this instance's ORM, as another instance's change would be.
-    await app.orm.em.fork().execute('update webhooks set enabled = false where workflow_id = ?', [workflowId]);
+    await stack.app.orm.em.fork().execute('update webhooks set enabled = false where workflow_id = ?', [workflowId]);
     const status = await eventually(
       async () => (await http(short, 'POST', invoke, { body: { n: 1 } })).status,
       (s) => s === 404,

@@ -2,16 +2,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
-import { http, startTestApp, type TestApp } from '../../support/harness';
+import { http, useTestStack } from '../../kit';
 import { testEnv } from '../../support/env';
 
 const run = promisify(execFile);
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
+const stack = useTestStack({ worker: false });
 
 async function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -44,7 +39,7 @@ test('create-workspace prints one JSON line whose key works, and reuses an exist
       token: expect.stringMatching(/^hise_[A-Za-z0-9_-]{32}$/),
     },
   });
-  const res = await http(app, 'GET', '/api/v1/workspaces', { token: out.apiKey.token });
+  const res = await http<{ workspace: unknown }>(stack.app, 'GET', '/api/v1/workspaces', { token: out.apiKey.token });
   expect(res.status).toBe(200);
   expect(res.body.workspace).toMatchObject({ id: out.workspace.id, name: 'Ops' });
 
