@@ -1,9 +1,59 @@
 /** The test kit: see test/README.md. */
-export * from './client';
-export * from './graphs';
-export * from './stack';
-export * from './workflows';
-export * from './tracked';
+export {
+  client,
+  expectStatus,
+  http,
+  type AcceptedDelivery,
+  type ApiError,
+  type AppTarget,
+  type CreatedWorkflow,
+  type CredentialEnvelope,
+  type CredentialList,
+  type DeployResult,
+  type HttpOptions,
+  type HttpResult,
+  type QueuedReceipt,
+  type RequestOptions,
+  type RerunReceipt,
+  type Run,
+  type RunLinks,
+  type RunList,
+  type RunSummary,
+  type RunWithLinks,
+  type TestClient,
+  type UpdatedWorkflow,
+  type Webhook,
+  type WebhookList,
+  type WebhookWithLinks,
+  type Workflow,
+  type WorkflowList,
+  type WorkflowWithLinks,
+} from './client';
+export {
+  chain,
+  line,
+  node,
+  webhookChain,
+  type BuiltGraph,
+  type GraphEdge,
+  type GraphNode,
+  type NodeInput,
+  type WorkflowBody,
+  type WorkflowGraph,
+} from './graphs';
+export { useTestStack, type TestStackHandle, type TestStackOptions } from './stack';
+export {
+  deployWebhook,
+  deployWorkflow,
+  executeAndWait,
+  executeWorkflow,
+  runWorkflow,
+  waitRun,
+  type DeployedWebhook,
+  type DeployedWorkflow,
+  type WorkspaceTarget,
+} from './workflows';
+export { trackedRuns } from './tracked';
 export {
   addUserWithKey,
   createWorkspace,
