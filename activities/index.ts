@@ -7,6 +7,7 @@ import { createFileActivities } from './files';
 import type { BlobStore } from '../services/kernel/blobs';
 import { createDatabaseActivities } from './databases';
 import { createSourceActivities } from './sources';
+import { createMailerActivities } from './mailer';
 import type { KnowledgeConfig, MailerConfig } from '../services/kernel/config';
 import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
@@ -14,9 +15,10 @@ import { createResearchActivities } from './research';
 import type { LlmConfig, LocalAiCliConfig } from '../services/kernel/config';
 import type { Client } from '@temporalio/client';
 import type { CommandJobEngine, ResearchLauncher } from '../services/kernel/ports';
+import type { EmbeddingsClient } from '../services/models/embeddings';
 import { createCommandActivities, type CommandActivityConfig } from './commands';
 
-/** What activities may use; built once per worker process. */
+/** What activities may use; built once per worker process (main/services.ts, `createWorkerServices`). */
 export interface ActivityDeps {
   orm: MikroORM;
   /** Lets http nodes reach private, loopback and link-local addresses (tests, local development). */
@@ -26,7 +28,12 @@ export interface ActivityDeps {
   /** Keys that decrypt workspace credentials (http nodes with `credentialId`); without them such nodes fail. */
   credentials?: CredentialKeySettings;
   /** Embeddings endpoint, provider base URLs and sync settings of the knowledge area (same configuration as the API). */
-  knowledge?: { config: KnowledgeConfig; secretKey: string | undefined };
+  knowledge?: {
+    config: KnowledgeConfig;
+    secretKey: string | undefined;
+    /** The embeddings endpoint's client, built once per worker; null without EMBEDDINGS_BASE_URL. */
+    embedder: EmbeddingsClient | null;
+  };
   /** The deployment's chat model (research synthesis); without it a workspace `llm` credential is needed. */
   llm?: LlmConfig;
   /** Local AI CLIs, for research runs whose `aiProvider` is `cliA` or `cliB` (same configuration as the API). */
@@ -37,8 +44,8 @@ export interface ActivityDeps {
   commandEngineFor?: (client: Client) => CommandJobEngine;
   /** Builds the research launcher on the activity's Temporal client (the agent's start_research tool). */
   researchLauncherFor?: (client: Client) => ResearchLauncher;
-  /** Mail polling: provider base URLs and the scanners inbound attachments go through (default: the built-in one). */
-  mailer?: { config: MailerConfig; scanners?: FileScanner[] };
+  /** Mail polling: provider base URLs and the scanners inbound attachments go through (the same as the API's files area). */
+  mailer?: { config: MailerConfig; scanners: FileScanner[] };
   /** Time limit of one code node in ms (default SANDBOX_DEFAULTS.timeoutMs, 1 s); tests of outcomes raise it so a busy machine cannot fail a correct program. */
   codeTimeoutMs?: number;
 }
@@ -52,6 +59,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createFileActivities(deps),
     ...createDatabaseActivities(deps),
     ...createSourceActivities(deps),
+    ...createMailerActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createResearchActivities(deps),
     ...createCommandActivities(deps),

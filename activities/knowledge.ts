@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { createEmbeddingsClient, type EmbeddingsClient } from '../services/models/embeddings';
+import type { EmbeddingsClient } from '../services/models/embeddings';
 import {
   claimSyncRun,
   embedPendingChunks,
@@ -56,15 +56,7 @@ async function syncFailures<T>(work: () => Promise<T>): Promise<T> {
 
 /** The indexing, query-embedding and sync activities (services/knowledge/indexing.ts, sync.ts). */
 export function createKnowledgeActivities(deps: ActivityDeps) {
-  let embedder: EmbeddingsClient | null | undefined;
-  const embeddings = (): EmbeddingsClient | null => {
-    if (embedder === undefined) {
-      embedder = deps.knowledge
-        ? createEmbeddingsClient(deps.knowledge.config.embeddings, { allowPrivateNetworks: deps.allowPrivateNetworks })
-        : null;
-    }
-    return embedder;
-  };
+  const embeddings = (): EmbeddingsClient | null => deps.knowledge?.embedder ?? null;
 
   return {
     async prepareKnowledgeDocuments(input: {

@@ -4,14 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/kernel/config';
 import type { SignInLimiter } from '../services/kernel/signInLimits';
 import type { ApiKeyPolicy } from '../services/accounts/apiKeys';
-import type {
-  CommandJobEngine,
-  CommandScheduleSync,
-  ResearchLauncher,
-  RunLauncher,
-  ScheduleSync,
-  WorkerProbe,
-} from '../services/kernel/ports';
+import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher } from '../services/kernel/ports';
 import type { Metrics } from '../services/platform/metrics';
 import type { PayloadEncryptionCodec } from '../services/kernel/payloadCodec';
 import type { FilesRuntime } from '../services/files';
@@ -25,13 +18,25 @@ import type { ExtflowDeps } from '../services/publishing/extflowImport';
 import type { LocalAiCliDeps } from '../services/workers/localAiCli';
 import type { ReplyDeps } from '../services/mailer';
 import type { ErrtrackerIngressSettings } from '../services/webhooks';
+import type { WorkerHealthDeps } from '../services/workers/checks';
 
 /**
- * What the areas' use cases need besides an EntityManager, built once per process from the
- * configuration and the infrastructure (main/services.ts, `createServices`). Routes read these
- * instead of assembling dependencies on every request.
+ * Each area's runtime and dependencies, built once per process from the configuration and the
+ * infrastructure (main/services.ts, `createServices`). A field is named after its area, as in
+ * api/routes/<area>.ts and services/<area>/. Routes read `deps.services.<area>` instead of
+ * assembling dependencies on every request.
  */
 export interface AppServices {
+  /** Sign-in throttling per account and per address. */
+  auth: { signInLimiter: SignInLimiter };
+  /** What key creation checks: whether end-user keys are on, and that their workflows exist. */
+  apiKeys: ApiKeyPolicy;
+  runs: {
+    /** Starts, cancels, approves and resumes runs on the durable engine. */
+    launcher: RunLauncher;
+    /** Holds new live runs while their workspace has too many queued or running (services/kernel/runAdmission.ts). */
+    admit: AdmitRun;
+  };
   credentials: {
     /** Keys that encrypt and decrypt workspace credentials (CREDENTIAL_KEY, SECRET_KEY, previous keys). */
     keys: CredentialKeySettings;
@@ -42,37 +47,16 @@ export interface AppServices {
   };
   /** The workspace repository (WORKFLOW_REPOSITORY_ROOT, remotes through the outbound guard). */
   repository: RepositoryDeps;
-  /** Deploys and destination changes: schedules, webhook tokens, the repository review rule. */
-  deploy: DeployDeps;
+  /** Deploys, deletions and destination changes: schedules (Temporal Schedules of deployed triggers), webhook tokens, the repository review rule. */
+  publishing: DeployDeps;
   /** Extflow import, smoke tests and credential bootstrap. */
   extflow: ExtflowDeps;
-  /** Local AI CLI sessions. */
-  localAiCli: LocalAiCliDeps;
-  /** Mail replies: credentials, attachment blobs, the outbound guard and provider settings. */
-  mailReplies: ReplyDeps;
-  /** The error-tracker ingress endpoint. */
-  errtracker: ErrtrackerIngressSettings;
-}
-
-/** Everything the HTTP app needs, built once by the entry point and injected. */
-export interface AppDeps {
-  config: AppConfig;
-  orm: MikroORM;
-  temporal: { connection: Connection; client: Client; namespace: string };
-  logger: Logger;
-  signInLimiter: SignInLimiter;
-  apiKeyPolicy: ApiKeyPolicy;
-  /** Starts, cancels, approves and resumes runs on the durable engine. */
-  runLauncher: RunLauncher;
-  /** Holds new live runs while their workspace has too many queued or running (services/kernel/runAdmission.ts). */
-  admitRun: AdmitRun;
-  /** Keeps Temporal Schedules in step with deployed schedule triggers. */
-  scheduler: ScheduleSync;
-  /** Asks Temporal about the task queue, the Schedules and a smoke workflow, for worker health. */
-  workerProbe: WorkerProbe;
-  metrics: Metrics;
-  /** The deployment's Temporal payload codec (also served to operators at /api/temporal-codec); undefined when payloads are plaintext. */
-  payloadCodec: PayloadEncryptionCodec | undefined;
+  workers: {
+    /** The task queue, the Schedules and a smoke workflow as Temporal sees them, for worker health. */
+    health: WorkerHealthDeps;
+    /** Local AI CLI sessions. */
+    localAiCli: LocalAiCliDeps;
+  };
   /** Blob storage, scanners and the purge workflow of the files area. */
   files: FilesRuntime;
   /** Knowledge bases: document blobs, indexing and sync workflows, query embeddings. */
@@ -81,10 +65,30 @@ export interface AppDeps {
   research: { launcher: ResearchLauncher };
   /** Command jobs: thread FIFO owners and job executions, and command schedules' Temporal Schedules. */
   commands: { engine: CommandJobEngine; schedules: CommandScheduleSync };
-  /** The webhook invoke route's token cache and group-commit outbox writer. */
-  webhookIntake: WebhookIntake;
-  /** The areas' dependencies, built once (main/services.ts). */
-  services: AppServices;
+  /** Mail replies: credentials, attachment blobs, the outbound guard and provider settings. */
+  mailer: { replies: ReplyDeps };
+  webhooks: {
+    /** The webhook invoke route's token cache and group-commit outbox writer. */
+    intake: WebhookIntake;
+    /** The error-tracker ingress endpoint. */
+    errtracker: ErrtrackerIngressSettings;
+  };
+  /** The deployment's Temporal payload codec, served to operators; undefined when payloads are plaintext. */
+  temporalCodec: { codec: PayloadEncryptionCodec | undefined };
+}
+
+/**
+ * Everything the HTTP app needs, built once by the entry point and injected: the process's
+ * infrastructure, and the areas' services built on it.
+ */
+export interface AppDeps {
+  config: AppConfig;
+  orm: MikroORM;
+  temporal: { connection: Connection; client: Client; namespace: string };
+  logger: Logger;
+  metrics: Metrics;
   /** Flipped when shutdown starts, so /readyz tells load balancers to stop sending traffic. */
   lifecycle: { shuttingDown: boolean };
+  /** The areas' runtimes and dependencies, built once (main/services.ts). */
+  services: AppServices;
 }

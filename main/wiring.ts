@@ -3,8 +3,6 @@
  * Temporal connection into the dependencies routes receive. `main/api.ts` and the test
  * harness both call it, so tests run the wiring production runs.
  */
-import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
-import { createRunAdmission } from '../services/kernel/runAdmission';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../api/deps';
@@ -13,22 +11,9 @@ import { startIdempotencyPurge } from '../services/kernel/idempotencyPurge';
 import { createMetrics } from '../services/platform/metrics';
 import { startOutboxDispatcher } from '../services/webhooks/outboxDispatcher';
 import { startStuckRunGuard } from '../services/runs';
-import { SignInLimiter } from '../services/kernel/signInLimits';
-import { workflowIdsExist } from '../services/workflows';
-import { createWebhookIntake } from '../services/webhooks';
 import type { ConnectedTemporalClient } from '../temporal/client';
-import { temporalRunLauncher } from '../temporal/runsClient';
 import { scrapeTemporalSdkMetrics } from '../temporal/runtime';
-import { temporalScheduleSync } from '../temporal/schedulesClient';
-import { temporalWorkerProbe } from '../temporal/workerProbe';
-import { temporalFilePurger } from '../temporal/filesClient';
 import { syncMailPollSchedules, syncSourceSchedules } from '../temporal/sourcesClient';
-import { createBlobStore } from '../services/kernel/blobs';
-import { fileScannersOf, type FilesRuntime } from '../services/files';
-import type { KnowledgeRuntime } from '../services/knowledge';
-import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commandsClient';
-import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledgeClient';
-import { temporalResearchLauncher } from '../temporal/researchClient';
 import { createServices } from './services';
 
 export function buildAppDeps(opts: {
@@ -38,54 +23,16 @@ export function buildAppDeps(opts: {
   namespace: string;
   logger: Logger;
 }): AppDeps {
-  const { config, orm, temporal, logger } = opts;
-  const files = buildFilesRuntime(config, temporal);
-  // The Temporal adapters of services/kernel/ports.ts, one each per process.
-  const runLauncher = temporalRunLauncher(temporal.client);
-  const scheduler = temporalScheduleSync(temporal.client);
-  const workerProbe = temporalWorkerProbe(temporal.client, opts.namespace);
-  const temporalWithNamespace = { ...temporal, namespace: opts.namespace };
+  const { config, orm, logger } = opts;
+  const temporal = { ...opts.temporal, namespace: opts.namespace };
   return {
     config,
     orm,
-    temporal: temporalWithNamespace,
+    temporal,
     logger,
-    signInLimiter: new SignInLimiter(orm, config.signInLimits),
-    apiKeyPolicy: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
-    runLauncher,
-    admitRun: createRunAdmission(orm, config.runAdmission),
-    scheduler,
-    workerProbe,
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
-    payloadCodec: payloadCodecFromConfig(config),
     lifecycle: { shuttingDown: false },
-    webhookIntake: createWebhookIntake(orm, config.webhookTokenCacheMs),
-    files,
-    knowledge: buildKnowledgeRuntime(config, temporal, files),
-    research: { launcher: temporalResearchLauncher(temporal.client) },
-    commands: { engine: temporalCommandEngine(temporal.client), schedules: temporalCommandScheduleSync(temporal.client) },
-    services: createServices(config, { orm, blobs: files.blobs, temporal: temporalWithNamespace, runLauncher, scheduler, workerProbe }),
-  };
-}
-
-function buildKnowledgeRuntime(config: AppConfig, temporal: ConnectedTemporalClient, files: FilesRuntime): KnowledgeRuntime {
-  return {
-    config: config.knowledge,
-    blobs: files.blobs,
-    indexer: temporalKnowledgeIndexer(temporal.client),
-    queryEmbedder: temporalQueryEmbedder(temporal.client, config.knowledge),
-    syncLauncher: temporalKnowledgeSyncLauncher(temporal.client),
-  };
-}
-
-function buildFilesRuntime(config: AppConfig, temporal: ConnectedTemporalClient): FilesRuntime {
-  const { writesDisabled, purgeDelayMs } = config.files;
-  return {
-    blobs: createBlobStore(config.blobs, config.secretKey),
-    scanners: fileScannersOf(config),
-    purger: temporalFilePurger(temporal.client),
-    writesDisabled,
-    purgeDelayMs,
+    services: createServices(config, { orm, temporal }),
   };
 }
 
@@ -100,16 +47,16 @@ export function startApiBackground(
 ): { stop(): Promise<void> } {
   const dispatcher = startOutboxDispatcher({
     orm: deps.orm,
-    launcher: deps.runLauncher,
+    launcher: deps.services.runs.launcher,
     pollMs: opts.pollMs,
     maxQueuedRuns: deps.config.outboxMaxQueuedRuns,
     startParallelism: deps.config.outboxStartParallelism,
     logger: deps.logger,
-    wakeOn: deps.webhookIntake.outbox,
+    wakeOn: deps.services.webhooks.intake.outbox,
   });
   const guard = startStuckRunGuard({
     orm: deps.orm,
-    launcher: deps.runLauncher,
+    launcher: deps.services.runs.launcher,
     intervalMs: opts.stuckRunIntervalMs ?? STUCK_RUN_GUARD_INTERVAL_MS,
     logger: deps.logger,
   });

@@ -16,20 +16,18 @@ import { connectWorkerConnection } from '../temporal/client';
 import { createWorker, prebuiltWorkflowBundle, type WorkerOptions } from '../temporal/worker';
 import { temporalCommandEngine } from '../temporal/commandsClient';
 import { temporalResearchLauncher } from '../temporal/researchClient';
-import { createActivities, type ActivityDeps } from '../activities';
+import { createActivities } from '../activities';
 import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { createBlobStore } from '../services/kernel/blobs';
 import { fileScannersOf } from '../services/files';
-import { createWorkerServices } from './services';
+import { createWorkerServices, type WorkerServices } from './services';
 
 /**
  * A worker on `workflow-runs` serving every workflow and every activity of the service: the
  * activities are built on `services`, plus the Temporal adapters activities build on their
  * own client (the command thread engine, the research launcher).
  */
-export function createServiceWorker(
-  opts: Omit<WorkerOptions, 'activities'> & { services: Omit<ActivityDeps, 'commandEngineFor' | 'researchLauncherFor'> },
-): Promise<Worker> {
+export function createServiceWorker(opts: Omit<WorkerOptions, 'activities'> & { services: WorkerServices }): Promise<Worker> {
   const { services, ...options } = opts;
   const activities = createActivities({
     commandEngineFor: temporalCommandEngine,

@@ -52,13 +52,18 @@ export async function connectWorkerConnection(settings: TemporalSettings, runtim
   return NativeConnection.connect({ address: settings.address });
 }
 
-/** Asks Temporal to cancel a workflow execution; false when no such execution exists. */
-export async function cancelExecution(client: Client, workflowId: string): Promise<boolean> {
+/** Runs `act` against a workflow execution; false, not an error, when no such execution exists. */
+export async function ifExecutionExists(act: () => Promise<unknown>): Promise<boolean> {
   try {
-    await client.workflow.getHandle(workflowId).cancel();
+    await act();
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
+}
+
+/** Asks Temporal to cancel a workflow execution; false when no such execution exists. */
+export function cancelExecution(client: Client, workflowId: string): Promise<boolean> {
+  return ifExecutionExists(() => client.workflow.getHandle(workflowId).cancel());
 }

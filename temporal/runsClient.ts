@@ -21,7 +21,7 @@ import {
 } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/runs';
-import { cancelExecution } from './client';
+import { cancelExecution, ifExecutionExists } from './client';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
 function startOptions(run: Run, graph: WorkflowGraph) {
@@ -116,15 +116,7 @@ export function temporalRunLauncher(client: Client): RunLauncher {
       }
     },
 
-    async queueApproval(runId, request) {
-      try {
-        await client.workflow.getHandle(runId).signal(approvalQueuedSignal, request);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
-        throw err;
-      }
-    },
+    queueApproval: (runId, request) => whileOpen(() => client.workflow.getHandle(runId).signal(approvalQueuedSignal, request)),
 
     async failingWorkflowTask(runId) {
       let attempts: number;
@@ -152,35 +144,11 @@ export function temporalRunLauncher(client: Client): RunLauncher {
       return { attempts, reason };
     },
 
-    async executionExists(runId) {
-      try {
-        await client.workflow.getHandle(runId).describe();
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
-    },
+    executionExists: (runId) => ifExecutionExists(() => client.workflow.getHandle(runId).describe()),
 
-    async terminate(runId, reason) {
-      try {
-        await client.workflow.getHandle(runId).terminate(reason);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
-        throw err;
-      }
-    },
+    terminate: (runId, reason) => whileOpen(() => client.workflow.getHandle(runId).terminate(reason)),
 
-    async resumeEvent(runId, resume) {
-      try {
-        await client.workflow.getHandle(runId).signal(resumeEventSignal, resume);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
-        throw err;
-      }
-    },
+    resumeEvent: (runId, resume) => whileOpen(() => client.workflow.getHandle(runId).signal(resumeEventSignal, resume)),
   };
 }
 
@@ -192,4 +160,15 @@ function rootMessage(err: Error): string {
 
 function isClosedWorkflowError(err: unknown): boolean {
   return err instanceof Error && /workflow execution already completed|already completed/i.test(err.message);
+}
+
+/** Runs `act` against a run's workflow; false, not an error, when the workflow is gone or has already closed. */
+async function whileOpen(act: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await act();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) return false;
+    throw err;
+  }
 }

@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { enabledPollingGroups } from '../services/mailer/store';
 import { pollableSources } from '../services/sources/store';
 import { TASK_QUEUE, WORKFLOW_TYPES } from './shared';
-import type { MailPollInput, SourcePollInput } from './workflows/sources';
+import type { SourcePollInput } from './workflows/sources';
+import type { MailPollInput } from './workflows/mailer';
 
 /** Schedule id of an RSS source's poll. */
 export const rssScheduleId = (sourceId: string) => `rss_${sourceId}`;

@@ -57,7 +57,7 @@ export const createApiKeyRoute = apiKeyRoute({
   },
   handler: async (ctx, { principal, body, deps }) => ({
     status: 201,
-    body: await createApiKey(ctx.state.em, principal as SessionPrincipal, body, deps.apiKeyPolicy),
+    body: await createApiKey(ctx.state.em, principal as SessionPrincipal, body, deps.services.apiKeys),
   }),
 });
 

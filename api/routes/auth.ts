@@ -44,7 +44,7 @@ export const signInRoute = sessionRoute({
     },
   },
   handler: async (ctx, { body, deps }) => {
-    const result = await signIn(ctx.state.em, deps.signInLimiter, body, deps.config.sessionTtlMs, ctx.ip);
+    const result = await signIn(ctx.state.em, deps.services.auth.signInLimiter, body, deps.config.sessionTtlMs, ctx.ip);
     setSessionCookie(ctx, result.token, result.expiresAt);
     return { status: 200, body: { user: result.user, workspace: result.workspace, workspaces: result.workspaces } };
   },

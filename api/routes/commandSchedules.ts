@@ -61,7 +61,10 @@ export const commandScheduleRoutes: AnyRoute[] = [
         handler: async (ctx, { principal, body: input, deps }) => {
           if (kind === 'session' && input.workspaceId !== undefined && input.workspaceId !== principal.workspaceId)
             throw forbidden('The session is not signed in to that workspace.');
-          return { status: 201, body: { schedule: await createSchedule(ctx.state.em, deps.commands.schedules, principal, input) } };
+          return {
+            status: 201,
+            body: { schedule: await createSchedule(ctx.state.em, deps.services.commands.schedules, principal, input) },
+          };
         },
       }),
     ];

@@ -182,7 +182,7 @@ export const commandRoutes: AnyRoute[] = [
       if (typeof body.message !== 'string' || body.message.trim() === '') throw invalidInput(COMMAND_MESSAGES.messageRequired);
       const row = await createJob(
         ctx.state.em,
-        deps.commands.engine,
+        deps.services.commands.engine,
         principal,
         { message: body.message, threadId: body.threadId },
         { idStyle: 'session', chat: true },
@@ -210,7 +210,7 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, params, deps }) => {
       let found;
       try {
-        found = await getJob(ctx.state.em, deps.commands.engine, principal, params.id);
+        found = await getJob(ctx.state.em, deps.services.commands.engine, principal, params.id);
       } catch (err) {
         if (!(err instanceof DomainError && err.kind === 'not_found')) throw err;
         const message = await findMessageFallback(ctx.state.em, principal.workspaceId, params.id);
@@ -256,7 +256,7 @@ export const commandRoutes: AnyRoute[] = [
       try {
         const row = await confirmJob(
           ctx.state.em,
-          deps.commands.engine,
+          deps.services.commands.engine,
           deps.config.commands.confirmWaitMs,
           principal,
           params.id,
@@ -284,7 +284,7 @@ export const commandRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: { job: jobView(await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) },
+      body: { job: jobView(await cancelJob(ctx.state.em, deps.services.commands.engine, principal, params.id)) },
     }),
   }),
   defineRoute({
@@ -303,7 +303,7 @@ export const commandRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 202,
-      body: { job: jobView(await retryJob(ctx.state.em, deps.commands.engine, principal, params.id)), queued: true },
+      body: { job: jobView(await retryJob(ctx.state.em, deps.services.commands.engine, principal, params.id)), queued: true },
     }),
   }),
 
@@ -417,7 +417,7 @@ export const commandRoutes: AnyRoute[] = [
     handler: async (ctx, { principal, deps }) => {
       const body = parseCreateBody(ctx.request.body);
       const input: CreateJobInput = body;
-      const row = await createJob(ctx.state.em, deps.commands.engine, principal, input, { idStyle: 'v1' });
+      const row = await createJob(ctx.state.em, deps.services.commands.engine, principal, input, { idStyle: 'v1' });
       return { status: 202, body: { job: projectJob(principal, row) } };
     },
   }),
@@ -432,7 +432,7 @@ export const commandRoutes: AnyRoute[] = [
     params: idParams,
     responses: { 200: { description: '`{ job }`', schema: jobEnvelope }, ...envelopeErrors },
     handler: async (ctx, { principal, params, deps }) => {
-      const { row, events } = await getJob(ctx.state.em, deps.commands.engine, principal, params.id);
+      const { row, events } = await getJob(ctx.state.em, deps.services.commands.engine, principal, params.id);
       return { status: 200, body: { job: projectJob(principal, row, events) } };
     },
   }),
@@ -463,7 +463,7 @@ export const commandRoutes: AnyRoute[] = [
       try {
         const row = await confirmJob(
           ctx.state.em,
-          deps.commands.engine,
+          deps.services.commands.engine,
           deps.config.commands.confirmWaitMs,
           principal,
           params.id,
@@ -493,7 +493,7 @@ export const commandRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: { job: projectJob(principal, await cancelJob(ctx.state.em, deps.commands.engine, principal, params.id)) },
+      body: { job: projectJob(principal, await cancelJob(ctx.state.em, deps.services.commands.engine, principal, params.id)) },
     }),
   }),
   defineRoute({

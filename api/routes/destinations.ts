@@ -212,7 +212,7 @@ export const changeTargetRoute = targetRoute({
       ctx,
       'required',
       async () => {
-        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.deploy);
+        const result = await changeTarget(ctx.state.em, principal, params.id, body.change as TargetChange, deps.services.publishing);
         const origin = requestOrigin(ctx);
         return {
           status: 200,

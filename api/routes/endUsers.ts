@@ -38,7 +38,7 @@ export async function executeAsEndUser(
   ctx: AppContext,
   { principal, params, body, deps }: { principal: WorkspacePrincipal; params: { id: string }; body: ExecuteInput; deps: AppDeps },
 ): Promise<RouteResult> {
-  const run = await executeForEndUser(ctx.state.em, deps.runLauncher, principal, params.id, body, deps.admitRun);
+  const run = await executeForEndUser(ctx.state.em, deps.services.runs.launcher, principal, params.id, body, deps.services.runs.admit);
   return { status: 202, body: { ...answer(ctx, run), queued: true } };
 }
 
@@ -81,7 +81,7 @@ export const cancelEndUserRunRoute = endUserRunRoute({
     409: 'The run already ended',
   },
   handler: async (ctx, { principal, params, deps }) => {
-    return { status: 200, body: answer(ctx, await cancelEndUserRun(ctx.state.em, deps.runLauncher, principal, params.id)) };
+    return { status: 200, body: answer(ctx, await cancelEndUserRun(ctx.state.em, deps.services.runs.launcher, principal, params.id)) };
   },
 });
 

@@ -131,7 +131,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         },
       },
       handler: async (ctx, { principal, body, deps }) => {
-        const file = await createFile(ctx.state.em, deps.files, principal, body);
+        const file = await createFile(ctx.state.em, deps.services.files, principal, body);
         return { status: 201, body: { file, ...fileLinks(requestOrigin(ctx), mount, file.id) } };
       },
     }),
@@ -166,7 +166,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       },
       handler: async (ctx, { principal, params, deps }) => ({
         status: 202,
-        body: { file: await requestFileDeletion(ctx.state.em, deps.files, principal, params.id) },
+        body: { file: await requestFileDeletion(ctx.state.em, deps.services.files, principal, params.id) },
       }),
     }),
     defineRoute({
@@ -204,7 +204,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
             const file = await prepareUpload(ctx.state.em, principal, params.id);
             // Refused unread: Connection: close so the server does not read the body to keep the connection.
             if (length > file.sizeBytes) ctx.set('Connection', 'close');
-            const staged = await stageUpload(ctx.state.em, deps.files.blobs, file, ctx.req, length);
+            const staged = await stageUpload(ctx.state.em, deps.services.files.blobs, file, ctx.req, length);
             return {
               fingerprint: { contentLength: length, sha256: staged.stat.sha256 },
               commit: async () => ({ status: 201, body: { blob: await staged.commit() } }),
@@ -237,7 +237,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         423: { description: '`conflict`: the file is not ready', schema: envelopeErrorSchema },
       },
       handler: async (ctx, { principal, params, deps }) => {
-        const download = await openDownload(ctx.state.em, deps.files.blobs, principal, params.id);
+        const download = await openDownload(ctx.state.em, deps.services.files.blobs, principal, params.id);
         const { file, etag } = download;
         const headers: Record<string, string> = {
           'Accept-Ranges': 'bytes',
@@ -289,7 +289,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       },
       handler: async (ctx, { principal, params, body, deps }) => ({
         status: 202,
-        body: { file: await completeFile(ctx.state.em, deps.files, principal, params.id, body, ctx.state.log) },
+        body: { file: await completeFile(ctx.state.em, deps.services.files, principal, params.id, body, ctx.state.log) },
       }),
     }),
   ];

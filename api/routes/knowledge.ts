@@ -119,7 +119,7 @@ export const knowledgeRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, body, deps }) => ({
       status: 200,
-      body: await searchKnowledge(ctx.state.em, deps.knowledge.queryEmbedder, principal, body),
+      body: await searchKnowledge(ctx.state.em, deps.services.knowledge.queryEmbedder, principal, body),
     }),
   }),
   defineRoute({
@@ -181,7 +181,7 @@ export const knowledgeRoutes: AnyRoute[] = [
       413: { description: 'The file is larger than 50 MiB', schema: bareErrorSchema },
     },
     handler: async (ctx, { principal, deps }) => {
-      const blobs = deps.knowledge.blobs;
+      const blobs = deps.services.knowledge.blobs;
       const parts = <T>(onFile: (stream: Readable) => Promise<T>, discard: (result: T) => Promise<void>) =>
         readMultipart<T>(ctx.req, ctx.headers, {
           fileField: 'file',
@@ -239,7 +239,7 @@ export const knowledgeRoutes: AnyRoute[] = [
               fingerprint: fingerprint(fields, { ...file, result: file.result.stat }),
               commit: async () => ({
                 status: 201,
-                body: { document: await createUploadedDocument(ctx.state.em, deps.knowledge, principal, file.result, upload) },
+                body: { document: await createUploadedDocument(ctx.state.em, deps.services.knowledge, principal, file.result, upload) },
               }),
               discard,
             };
@@ -301,7 +301,7 @@ export const knowledgeRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: await deleteDocument(ctx.state.em, deps.knowledge, principal, params.id, params.documentId),
+      body: await deleteDocument(ctx.state.em, deps.services.knowledge, principal, params.id, params.documentId),
     }),
   }),
 ];

@@ -108,7 +108,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, query, deps }) => ({
       status: 200,
-      body: await listConnectors(ctx.state.em, principal, deps.knowledge.config.certifiedProviders, query),
+      body: await listConnectors(ctx.state.em, principal, deps.services.knowledge.config.certifiedProviders, query),
     }),
   }),
   defineRoute({
@@ -195,7 +195,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: await deleteConnector(ctx.state.em, deps.knowledge.syncLauncher, principal, params.id),
+      body: await deleteConnector(ctx.state.em, deps.services.knowledge.syncLauncher, principal, params.id),
     }),
   }),
   defineRoute({
@@ -251,7 +251,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       const options = body.options ?? syncOptions.parse({});
       const { run, replayed } = await startSyncRun(
         ctx.state.em,
-        deps.knowledge,
+        deps.services.knowledge,
         deps.services.credentials.keys,
         principal,
         params.id,
@@ -286,11 +286,17 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, body, deps }) => {
       const idempotencyKey = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
-      const { replayed, ...answer } = await invokeSyncCapability(ctx.state.em, deps.knowledge, deps.services.credentials.keys, principal, {
-        input: body.input,
-        confirm: body.confirm,
-        idempotencyKey,
-      });
+      const { replayed, ...answer } = await invokeSyncCapability(
+        ctx.state.em,
+        deps.services.knowledge,
+        deps.services.credentials.keys,
+        principal,
+        {
+          input: body.input,
+          confirm: body.confirm,
+          idempotencyKey,
+        },
+      );
       return { status: 201, body: answer, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
@@ -328,7 +334,7 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: { run: await cancelSyncRun(ctx.state.em, deps.knowledge, principal, params.id, params.runId) },
+      body: { run: await cancelSyncRun(ctx.state.em, deps.services.knowledge, principal, params.id, params.runId) },
     }),
   }),
 ];

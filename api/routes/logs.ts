@@ -91,7 +91,7 @@ export const executionDetailRoute = logRoute({
     const origin = requestOrigin(ctx);
     const detail = await executionDetail(ctx.state.em, principal, params.executionId, executionLinker(origin), {
       namespace: deps.temporal.namespace,
-      taskQueue: deps.runLauncher.taskQueue,
+      taskQueue: deps.services.runs.launcher.taskQueue,
     });
     return { status: 200, body: { ...detail, run: withRunUrls(detail.run, origin) } };
   },

@@ -264,7 +264,7 @@ export const signedInboundRoute = defineRoute({
       params.routeId,
       raw,
       ctx.headers,
-      ctx.deps.files,
+      ctx.deps.services.files,
     );
     return {
       status: 202,
@@ -375,7 +375,7 @@ export const replyRoute = defineRoute({
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
-    const outcome = await sendReply(ctx.state.em, deps.services.mailReplies, principal, params.id, key, body);
+    const outcome = await sendReply(ctx.state.em, deps.services.mailer.replies, principal, params.id, key, body);
     return { status: outcome.status, body: { reply: outcome.reply, reservation: outcome.reservation, deduplicated: outcome.deduplicated } };
   },
 });

@@ -116,7 +116,7 @@ export const researchRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, body, deps }) => {
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
-      const { run, deduplicated } = await createResearchRun(ctx.state.em, deps.research.launcher, principal, key, {
+      const { run, deduplicated } = await createResearchRun(ctx.state.em, deps.services.research.launcher, principal, key, {
         query: body.query,
         sourceUrls: body.sourceUrls,
         limits: body.limits ?? {},
@@ -162,7 +162,7 @@ export const researchRoutes: AnyRoute[] = [
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
-      body: { run: await cancelResearchRun(ctx.state.em, deps.research.launcher, principal, params.id) },
+      body: { run: await cancelResearchRun(ctx.state.em, deps.services.research.launcher, principal, params.id) },
     }),
   }),
 ];

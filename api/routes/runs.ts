@@ -94,12 +94,14 @@ export const executeRoute = runRoute({
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
-    const result = await executeWorkflow(ctx.state.em, deps.runLauncher, principal, params.id, body, 'api', { admit: deps.admitRun });
+    const result = await executeWorkflow(ctx.state.em, deps.services.runs.launcher, principal, params.id, body, 'api', {
+      admit: deps.services.runs.admit,
+    });
     const [run] = await present(ctx, principal, [result.run]);
     const links = runLinks(result.run, linkBase(ctx));
     const execution = {
       workflowId: result.run.id,
-      taskQueue: result.kind === 'queued' ? deps.runLauncher.taskQueue : null,
+      taskQueue: result.kind === 'queued' ? deps.services.runs.launcher.taskQueue : null,
       namespace: result.kind === 'queued' ? deps.temporal.namespace : null,
       mode: result.kind === 'queued' ? 'temporal' : 'inline',
       dryRun: result.run.dryRun,
@@ -196,7 +198,7 @@ export const cancelRunRoute = runRoute({
   idempotency: 'optional',
   responses: { 200: { description: '`{ run, links }` with the canceled run', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
-    const canceled = await cancelRun(ctx.state.em, deps.runLauncher, principal, params.id);
+    const canceled = await cancelRun(ctx.state.em, deps.services.runs.launcher, principal, params.id);
     const [view] = await present(ctx, principal, [canceled]);
     return { status: 200, body: { run: view, links: runLinks(canceled, linkBase(ctx)) } };
   },
@@ -217,7 +219,7 @@ export const rerunRoute = runRoute({
     503: 'Temporal refused the start, or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS',
   },
   handler: async (ctx, { principal, params, deps }) => {
-    const run = await rerunRun(ctx.state.em, deps.runLauncher, principal, params.id, deps.admitRun);
+    const run = await rerunRun(ctx.state.em, deps.services.runs.launcher, principal, params.id, deps.services.runs.admit);
     const [view] = await present(ctx, principal, [run]);
     const links = runLinks(run, linkBase(ctx));
     return { status: 201, body: { run: view, statusUrl: links.status, cancelUrl: links.cancel, links } };
@@ -296,7 +298,7 @@ export const approvalRoute = runRoute({
   handler: async (ctx, { principal, params, body, deps }) => {
     const { approval, run, queued } = await decideApproval(
       ctx.state.em,
-      deps.runLauncher,
+      deps.services.runs.launcher,
       principal,
       params.id,
       body,
@@ -323,7 +325,7 @@ export const resumeRoute = resumeHookRoute({
     409: 'Token already used or expired, or the run no longer waits',
   },
   handler: async (ctx, { params, body, deps }) => {
-    const resumed = await resumeEventWait(ctx.state.em, deps.runLauncher, {
+    const resumed = await resumeEventWait(ctx.state.em, deps.services.runs.launcher, {
       token: params.token,
       bodyIsJson: Boolean(ctx.is('application/json')),
       payload: body,

@@ -30,8 +30,9 @@ export function codecCorsHeaders(deps: AppDeps): Record<string, string> {
 }
 
 function codecOf(deps: AppDeps) {
-  if (!deps.payloadCodec) throw unavailable('Temporal payloads are not encrypted on this deployment: there is nothing to decode.');
-  return deps.payloadCodec;
+  const { codec } = deps.services.temporalCodec;
+  if (!codec) throw unavailable('Temporal payloads are not encrypted on this deployment: there is nothing to decode.');
+  return codec;
 }
 
 const responses = {

@@ -114,7 +114,12 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
     handler: async (ctx, { params, deps }) => {
       const outcome = await callWebhook(
         () => ctx.state.em,
-        { launcher: deps.runLauncher, syncBudgetMs: deps.config.webhookSyncBudgetMs, log: ctx.state.log, intake: deps.webhookIntake },
+        {
+          launcher: deps.services.runs.launcher,
+          syncBudgetMs: deps.config.webhookSyncBudgetMs,
+          log: ctx.state.log,
+          intake: deps.services.webhooks.intake,
+        },
         params.token,
         inboundRequest(ctx),
       );
@@ -175,7 +180,7 @@ export const errtrackerIngressRoute = inboundRoute({
     404: 'Unknown token, ingress switched off, or a workflow that cannot run',
   },
   handler: async (ctx, { params, deps }) => {
-    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, deps.services.errtracker, params.token, {
+    const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, deps.services.webhooks.errtracker, params.token, {
       ...inboundRequest(ctx),
       rawBody: ctx.request.rawBody ?? '',
     });

@@ -48,7 +48,12 @@ const SMOKE_TEST_PATH = '/api/v1/workers/smoke-test';
 const LOCAL_AI_CLI_PATH = '/api/v1/workers/local-ai-cli';
 
 const statusHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; query: { now?: string }; deps: AppDeps }) => {
-  const status = await workerStatus(input.deps, ctx.state.em, input.principal.workspaceId, parseNow(input.query.now));
+  const status = await workerStatus(
+    input.deps.services.workers.health,
+    ctx.state.em,
+    input.principal.workspaceId,
+    parseNow(input.query.now),
+  );
   return { status: 200, body: { status } };
 };
 
@@ -62,14 +67,14 @@ const doctorHandler = async (
     localAiCliSession: `POST ${LOCAL_AI_CLI_PATH}/session`,
   };
   const request = { now: parseNow(input.query.now), bundlePath: input.query.bundlePath || undefined };
-  const doctor = await workerDoctor(input.deps, ctx.state.em, input.principal.workspaceId, request, links);
+  const doctor = await workerDoctor(input.deps.services.workers.health, ctx.state.em, input.principal.workspaceId, request, links);
   return { status: 200, body: { doctor } };
 };
 
 const smokeHttpStatus: Record<SmokeTestStatus, 200 | 202 | 500> = { passed: 200, attention: 202, failed: 500 };
 
 const smokeHandler = async (ctx: AppContext, input: { principal: WorkspacePrincipal; body: z.output<typeof smokeBody>; deps: AppDeps }) => {
-  const { outcome, smokeTest } = await runSmokeTest(input.deps, ctx.state.em, input.principal, input.body);
+  const { outcome, smokeTest } = await runSmokeTest(input.deps.services.workers.health, ctx.state.em, input.principal, input.body);
   return { status: smokeHttpStatus[outcome], body: { smokeTest } };
 };
 
@@ -170,7 +175,7 @@ export const localAiCliSessionRoute = localAiCliRoute({
   handler: async (ctx, input) => {
     const session = await localAiCliSession(
       ctx.state.em,
-      input.deps.services.localAiCli,
+      input.deps.services.workers.localAiCli,
       input.principal,
       input.body.action ?? 'verify',
       input.body.kind ?? DEFAULT_KIND,
@@ -191,7 +196,7 @@ export const localAiCliLoginRoute = localAiCliRoute({
   handler: async (ctx, input) => {
     const { session, ...login } = await startLocalAiCliLogin(
       ctx.state.em,
-      input.deps.services.localAiCli,
+      input.deps.services.workers.localAiCli,
       input.principal,
       input.body.kind,
     );
@@ -207,7 +212,12 @@ export const localAiCliCallbackRoute = localAiCliRoute({
   body: callbackBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
-    const session = await completeLocalAiCliLogin(ctx.state.em, input.deps.services.localAiCli, input.principal, input.body.callbackUrl);
+    const session = await completeLocalAiCliLogin(
+      ctx.state.em,
+      input.deps.services.workers.localAiCli,
+      input.principal,
+      input.body.callbackUrl,
+    );
     return { status: 200, body: { session } };
   },
 });
@@ -222,7 +232,7 @@ export const localAiCliTokenRoute = localAiCliRoute({
   handler: async (ctx, input) => {
     const session = await storeLocalAiCliToken(
       ctx.state.em,
-      input.deps.services.localAiCli,
+      input.deps.services.workers.localAiCli,
       input.principal,
       input.body.kind,
       input.body.token,
@@ -242,7 +252,7 @@ export const localAiCliModelsRoute = localAiCliRoute({
   handler: async (ctx, input) => {
     const result = await listLocalAiCliModels(
       ctx.state.em,
-      input.deps.services.localAiCli,
+      input.deps.services.workers.localAiCli,
       input.principal,
       input.query.kind ?? DEFAULT_KIND,
     );

@@ -125,7 +125,7 @@ function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const outcome = await callMcpTool(
       ctx.state.em,
-      ctx.deps.runLauncher,
+      ctx.deps.services.runs.launcher,
       authority,
       request.params.name,
       request.params.arguments ?? {},

@@ -230,7 +230,7 @@ export const patchWorkflowRoute = workflowRoute({
     ...workflowErrors,
   },
   handler: async (ctx, { principal, params, body }) => {
-    const update = await updateWorkflow(ctx.state.em, principal, params.id, body, ctx.deps.services.deploy);
+    const update = await updateWorkflow(ctx.state.em, principal, params.id, body, ctx.deps.services.publishing);
     if (update.kind === 'deployed') return deployResponse(ctx, update.deployment);
     const { workflow, importReadiness } = update;
     return { status: 200, body: { workflow, links: workflowLinks(ctx, workflow.id), ...(importReadiness ? { importReadiness } : {}) } };
@@ -246,7 +246,7 @@ export const deleteWorkflowRoute = workflowRoute({
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params, deps }) => {
-    await deleteWorkflow(ctx.state.em, principal, params.id, { scheduler: deps.scheduler });
+    await deleteWorkflow(ctx.state.em, principal, params.id, deps.services.publishing);
     return { status: 200, body: { deleted: true } };
   },
 });
@@ -286,7 +286,7 @@ export const deployWorkflowRoute = workflowRoute({
     400: 'Not ready: `{ error, report, deploymentReadiness }`',
   },
   handler: async (ctx, { principal, params }) =>
-    deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.deploy)),
+    deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.publishing)),
 });
 
 export const validateSavedRoute = workflowRoute({

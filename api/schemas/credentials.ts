@@ -64,17 +64,22 @@ export const workflowCredentialTestSchema = z.strictObject({
   ),
 });
 
+/** What a credentials bootstrap did with each credential reference: a workflow's, or an extflow import's aliases. */
+export const bootstrapOutcome = {
+  created: z.number().int(),
+  skipped: z.number().int(),
+  credentials: z.array(
+    z.strictObject({
+      reference: z.string(),
+      outcome: z.enum(['created', 'exists', 'not_allowed', 'unset', 'invalid']),
+      credentialId: z.string().nullable(),
+    }),
+  ),
+};
+
 export const bootstrapReportSchema = z.strictObject({
   bootstrap: z.strictObject({
     workflowId: z.string(),
-    created: z.number().int(),
-    skipped: z.number().int(),
-    credentials: z.array(
-      z.strictObject({
-        reference: z.string(),
-        outcome: z.enum(['created', 'exists', 'not_allowed', 'unset', 'invalid']),
-        credentialId: z.string().nullable(),
-      }),
-    ),
+    ...bootstrapOutcome,
   }),
 });

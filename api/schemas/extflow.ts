@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bootstrapOutcome } from './credentials';
 import { isoDate } from './index';
 import { workerDoctorSchema } from './workers';
 import { importedBundleSchema } from './workflows';
@@ -21,15 +22,7 @@ export const extflowOriginalsResultSchema = z.strictObject({
 export const extflowBootstrapSchema = z.strictObject({
   bootstrap: z.strictObject({
     aliases: z.number().int().describe('Distinct credential aliases considered'),
-    created: z.number().int(),
-    skipped: z.number().int(),
-    credentials: z.array(
-      z.strictObject({
-        reference: z.string(),
-        outcome: z.enum(['created', 'exists', 'not_allowed', 'unset', 'invalid']),
-        credentialId: z.string().nullable(),
-      }),
-    ),
+    ...bootstrapOutcome,
   }),
   doctor,
 });

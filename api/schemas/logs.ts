@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { STEP_STATUSES } from '../../engine/statuses';
 import { RUN_SORTS } from '../../services/runs/queries';
 import { isoDate, logLevelSchema, runStatusSchema, runTriggerSchema, url } from './index';
-import { runSchema, runSummarySchema as listedRunSchema } from './runs';
+import { runSchema, runSummarySchema as listedRunSchema, runTimes } from './runs';
 
 /** Response schemas of the logs area (stats, JSON export, execution detail). */
 
@@ -114,12 +114,7 @@ export const executionDetailSchema = z.strictObject({
     trigger: runTriggerSchema,
     versionId: z.string().nullable(),
     dryRun: z.boolean(),
-    createdAt: isoDate,
-    startedAt: isoDate.nullable(),
-    finishedAt: isoDate.nullable(),
-    updatedAt: isoDate,
-    durationMs: z.number().int().nullable(),
-    costCredits: z.number(),
+    ...runTimes,
     temporal: z
       .strictObject({ workflowId: z.string(), namespace: z.string(), taskQueue: z.string() })
       .nullable()

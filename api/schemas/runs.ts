@@ -73,6 +73,23 @@ export const executionEvidenceSchema = z.strictObject({
   reviewIdentity: z.string().nullable(),
 });
 
+/** When a run was created, started, finished and last changed, how long it ran and what it cost (services/runs/views.ts `runTimes`). */
+export const runTimes = {
+  createdAt: isoDate,
+  startedAt: isoDate.nullable(),
+  finishedAt: isoDate.nullable(),
+  updatedAt: isoDate,
+  durationMs: z.number().int().nullable(),
+  costCredits: z.number(),
+};
+
+/** The destination a run went to, as runs and execution receipts name it. */
+const destinationNamed = {
+  targetId: z.string(),
+  kind: z.enum(['production', 'preview']),
+  name: z.string(),
+};
+
 const runIdentity = {
   id: z.string(),
   workspaceId: z.string(),
@@ -82,20 +99,13 @@ const runIdentity = {
   trigger: runTriggerSchema,
   status: runStatusSchema,
   active: z.boolean().describe('Not yet succeeded, failed or canceled'),
-  createdAt: isoDate,
-  startedAt: isoDate.nullable(),
-  finishedAt: isoDate.nullable(),
-  updatedAt: isoDate,
-  durationMs: z.number().int().nullable(),
-  costCredits: z.number(),
+  ...runTimes,
   dryRun: z.boolean(),
   parentRunId: z.string().nullable(),
   parentNodeId: z.string().nullable(),
   executionTarget: z
     .strictObject({
-      targetId: z.string(),
-      kind: z.enum(['production', 'preview']),
-      name: z.string(),
+      ...destinationNamed,
       activationId: z.string(),
       generation: z.number().int(),
     })
@@ -169,9 +179,7 @@ const executionSchema = z.strictObject({
   versionId: z.string().nullable(),
   destination: z
     .strictObject({
-      targetId: z.string(),
-      kind: z.enum(['production', 'preview']),
-      name: z.string(),
+      ...destinationNamed,
       versionId: z.string(),
       simulated: z.boolean(),
     })

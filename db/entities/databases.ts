@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { createdAt, entity, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { ColumnType } from '../../engine/statuses';
 export type { ColumnType } from '../../engine/statuses';
 
@@ -10,18 +10,12 @@ export interface TableColumn {
   tableReference?: true;
 }
 
-export const UserDatabaseSchema = entity({
-  name: 'UserDatabase',
-  tableName: 'user_databases',
-  properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    name: p.string(),
-    schemaName: p.string(),
-    roleName: p.string(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
-  },
+export const UserDatabaseSchema = entity('UserDatabase', 'user_databases', {
+  ...workspaceScoped(),
+  name: p.string(),
+  schemaName: p.string(),
+  roleName: p.string(),
+  ...timestamps(),
 });
 /**
  * A user database: a PostgreSQL schema of its own (`schemaName`) and a role (`roleName`) that
@@ -30,21 +24,15 @@ export const UserDatabaseSchema = entity({
  */
 export type UserDatabase = InferEntity<typeof UserDatabaseSchema>;
 
-export const UserTableSchema = entity({
-  name: 'UserTable',
-  tableName: 'user_tables',
-  properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    databaseId: p.string(),
-    name: p.string(),
-    physicalName: p.string(),
-    columns: p.json<TableColumn[]>(),
-    trashed: p.boolean(),
-    trashedAt: timestamptz('trashed_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
-  },
+export const UserTableSchema = entity('UserTable', 'user_tables', {
+  ...workspaceScoped(),
+  databaseId: p.string(),
+  name: p.string(),
+  physicalName: p.string(),
+  columns: p.json<TableColumn[]>(),
+  trashed: p.boolean(),
+  trashedAt: timestamptz('trashed_at').nullable(),
+  ...timestamps(),
 });
 /**
  * A user table: a real table `schemaName.physicalName` of its database with one typed column
@@ -54,21 +42,17 @@ export const UserTableSchema = entity({
  */
 export type UserTable = InferEntity<typeof UserTableSchema>;
 
-export const ManagedTableSchema = entity({
-  name: 'ManagedTable',
-  tableName: 'managed_tables',
-  properties: {
-    tableId: p.string().primary(),
-    workspaceId: p.string(),
-    /** Logical key of the table in configuration packages. */
-    tableKey: p.string(),
-    keyColumn: p.string(),
-    classification: p.string().$type<'non_sensitive'>(),
-    /** The package whose apply last wrote the table; null until one does. */
-    ownerPackageKey: p.string().nullable(),
-    declaredBy: p.string(),
-    declaredAt: timestamptz('declared_at'),
-  },
+export const ManagedTableSchema = entity('ManagedTable', 'managed_tables', {
+  tableId: p.string().primary(),
+  workspaceId: p.string(),
+  /** Logical key of the table in configuration packages. */
+  tableKey: p.string(),
+  keyColumn: p.string(),
+  classification: p.string().$type<'non_sensitive'>(),
+  /** The package whose apply last wrote the table; null until one does. */
+  ownerPackageKey: p.string().nullable(),
+  declaredBy: p.string(),
+  declaredAt: timestamptz('declared_at'),
 });
 /**
  * A table declared as non-sensitive configuration (permanent). Its rows have a stable textual
@@ -77,55 +61,41 @@ export const ManagedTableSchema = entity({
  */
 export type ManagedTable = InferEntity<typeof ManagedTableSchema>;
 
-export const ConfigurationReceiptSchema = entity({
-  name: 'ConfigurationReceipt',
-  tableName: 'configuration_receipts',
-  properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    requestId: p.string(),
-    inputDigest: p.string(),
-    actorId: p.string(),
-    packageKey: p.string(),
-    actionIds: p.json<string[]>(),
-    status: p.string().$type<'applied'>(),
-    createdAt: timestamptz('created_at'),
-  },
+export const ConfigurationReceiptSchema = entity('ConfigurationReceipt', 'configuration_receipts', {
+  ...workspaceScoped(),
+  requestId: p.string(),
+  inputDigest: p.string(),
+  actorId: p.string(),
+  packageKey: p.string(),
+  actionIds: p.json<string[]>(),
+  status: p.string().$type<'applied'>(),
+  ...createdAt(),
 });
 /** A successful apply of a configuration package: who, which package, which actions. No row values. */
 export type ConfigurationReceipt = InferEntity<typeof ConfigurationReceiptSchema>;
 
-export const ConfigurationBaselineSchema = entity({
-  name: 'ConfigurationBaseline',
-  tableName: 'configuration_baselines',
-  properties: {
-    workspaceId: p.string().primary(),
-    packageKey: p.string().primary(),
-    tableKey: p.string().primary(),
-    rows: p.json<Record<string, Record<string, unknown>>>(),
-    receiptId: p.string(),
-    updatedAt: timestamptz('updated_at'),
-  },
+export const ConfigurationBaselineSchema = entity('ConfigurationBaseline', 'configuration_baselines', {
+  workspaceId: p.string().primary(),
+  packageKey: p.string().primary(),
+  tableKey: p.string().primary(),
+  rows: p.json<Record<string, Record<string, unknown>>>(),
+  receiptId: p.string(),
+  updatedAt: timestamptz('updated_at'),
 });
 /** What the last successful apply of a package wrote to one of its tables: row key → values. */
 export type ConfigurationBaseline = InferEntity<typeof ConfigurationBaselineSchema>;
 
-export const ConfigurationProposalSchema = entity({
-  name: 'ConfigurationProposal',
-  tableName: 'configuration_proposals',
-  properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    packageKey: p.string(),
-    package: p.json<unknown>(),
-    packageDigest: p.string(),
-    status: p.string().$type<'pending' | 'confirmed' | 'applied'>(),
-    createdBy: p.string(),
-    createdAt: timestamptz('created_at'),
-    expiresAt: timestamptz('expires_at'),
-    confirmedBy: p.string().nullable(),
-    confirmedAt: timestamptz('confirmed_at').nullable(),
-  },
+export const ConfigurationProposalSchema = entity('ConfigurationProposal', 'configuration_proposals', {
+  ...workspaceScoped(),
+  packageKey: p.string(),
+  package: p.json<unknown>(),
+  packageDigest: p.string(),
+  status: p.string().$type<'pending' | 'confirmed' | 'applied'>(),
+  createdBy: p.string(),
+  ...createdAt(),
+  expiresAt: timestamptz('expires_at'),
+  confirmedBy: p.string().nullable(),
+  confirmedAt: timestamptz('confirmed_at').nullable(),
 });
 /** A prepared package awaiting (or past) a person's confirmation in a session. */
 export type ConfigurationProposal = InferEntity<typeof ConfigurationProposalSchema>;

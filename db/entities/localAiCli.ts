@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { entity, timestamps, timestamptz, workspaceScoped } from './columns';
 import type { LocalAiCliKind } from '../../engine/statuses';
 export type { LocalAiCliKind } from '../../engine/statuses';
 
@@ -7,23 +7,17 @@ export type { LocalAiCliKind } from '../../engine/statuses';
 export type LocalAiCliSessionStatus =
   'prepared' | 'not_prepared' | 'login_pending' | 'connected' | 'needs_login' | 'not_installed' | 'unavailable' | 'disconnected';
 
-export const LocalAiCliSessionSchema = entity({
-  name: 'LocalAiCliSession',
-  tableName: 'local_ai_cli_sessions',
-  properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    kind: p.string().$type<LocalAiCliKind>(),
-    status: p.string().$type<LocalAiCliSessionStatus>(),
-    authMethod: p.string().$type<'token' | 'login'>().nullable(),
-    credentialId: p.string().nullable(),
-    version: p.string().nullable(),
-    loginStateHash: p.string().nullable(),
-    loginExpiresAt: timestamptz('login_expires_at').nullable(),
-    lastVerifiedAt: timestamptz('last_verified_at').nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
-  },
+export const LocalAiCliSessionSchema = entity('LocalAiCliSession', 'local_ai_cli_sessions', {
+  ...workspaceScoped(),
+  kind: p.string().$type<LocalAiCliKind>(),
+  status: p.string().$type<LocalAiCliSessionStatus>(),
+  authMethod: p.string().$type<'token' | 'login'>().nullable(),
+  credentialId: p.string().nullable(),
+  version: p.string().nullable(),
+  loginStateHash: p.string().nullable(),
+  loginExpiresAt: timestamptz('login_expires_at').nullable(),
+  lastVerifiedAt: timestamptz('last_verified_at').nullable(),
+  ...timestamps(),
 });
 /**
  * A workspace's session with one local AI CLI. No secret lives here: a pasted token is a

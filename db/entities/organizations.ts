@@ -1,27 +1,18 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { entity, timestamps, timestamptz } from './columns';
 
-export const OrganizationSchema = entity({
-  name: 'Organization',
-  tableName: 'organizations',
-  properties: {
-    id: p.string().primary(),
-    name: p.string(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
-  },
+export const OrganizationSchema = entity('Organization', 'organizations', {
+  id: p.string().primary(),
+  name: p.string(),
+  ...timestamps(),
 });
 /** A group of workspaces; organization keys belong to one. */
 export type Organization = InferEntity<typeof OrganizationSchema>;
 
-export const OrganizationWorkspaceSchema = entity({
-  name: 'OrganizationWorkspace',
-  tableName: 'organization_workspaces',
-  properties: {
-    workspaceId: p.string().primary(),
-    organizationId: p.string(),
-    joinedAt: timestamptz('joined_at'),
-  },
+export const OrganizationWorkspaceSchema = entity('OrganizationWorkspace', 'organization_workspaces', {
+  workspaceId: p.string().primary(),
+  organizationId: p.string(),
+  joinedAt: timestamptz('joined_at'),
 });
 /** Which organization a workspace is in (exactly one: its own, made on first use, until it joins another). */
 export type OrganizationWorkspace = InferEntity<typeof OrganizationWorkspaceSchema>;

@@ -1,5 +1,5 @@
 import { p, type InferEntity } from '@mikro-orm/core';
-import { entity, timestamptz } from './columns';
+import { entity, timestamps, workspaceScoped } from './columns';
 
 /** One workflow exposed as a tool of a workflow MCP server. */
 export interface WorkflowMcpTool {
@@ -11,19 +11,13 @@ export interface WorkflowMcpTool {
   inputSchema: Record<string, unknown> | null;
 }
 
-export const WorkflowMcpServerSchema = entity({
-  name: 'WorkflowMcpServer',
-  tableName: 'workflow_mcp_servers',
-  properties: {
-    id: p.string().primary(),
-    workspaceId: p.string(),
-    name: p.string(),
-    slug: p.string(),
-    tools: p.json<WorkflowMcpTool[]>(),
-    createdById: p.string().nullable(),
-    createdAt: timestamptz('created_at'),
-    updatedAt: timestamptz('updated_at'),
-  },
+export const WorkflowMcpServerSchema = entity('WorkflowMcpServer', 'workflow_mcp_servers', {
+  ...workspaceScoped(),
+  name: p.string(),
+  slug: p.string(),
+  tools: p.json<WorkflowMcpTool[]>(),
+  createdById: p.string().nullable(),
+  ...timestamps(),
 });
 /** A stored workflow MCP server: `GET|POST /api/v1/workflows/mcp/{workspaceId}/{slug}`. */
 export type WorkflowMcpServer = InferEntity<typeof WorkflowMcpServerSchema>;

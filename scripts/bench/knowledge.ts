@@ -103,7 +103,7 @@ export async function retrievalScenario(ctx: BenchContext): Promise<void> {
         const t0 = performance.now();
         const { ranked } = await rankChunks(
           em,
-          stack.api.deps.knowledge.queryEmbedder,
+          stack.api.deps.services.knowledge.queryEmbedder,
           stack.workspace.id,
           { knowledgeBaseId: knowledgeBase.id, query: q.query, limit: 10 },
           mode,

@@ -4,7 +4,7 @@ import { recordAudit } from '../kernel/audit';
 import { conflict, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { SessionPrincipal, WorkspacePrincipal } from '../kernel/principal';
-import { normalizeEmail } from './users';
+import { normalizeEmail, userToAdd } from './users';
 
 /**
  * Membership by consent. An Admin or Owner invites an email; the invitee's own session accepts
@@ -49,21 +49,7 @@ export async function inviteMember(
   const email = normalizeEmail(input.email);
   return em.transactional(async (tx) => {
     const now = new Date();
-    let user = await tx.findOne(UserSchema, { email });
-    if (!user) {
-      user = tx.create(UserSchema, {
-        id: newId('usr'),
-        email,
-        name: null,
-        passwordHash: null,
-        status: 'invited',
-        defaultWorkspaceId: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-    } else if (await tx.findOne(MembershipSchema, { workspaceId: actor.workspaceId, userId: user.id })) {
-      throw conflict('This user is already a member of the workspace.');
-    }
+    const { user } = await userToAdd(tx, actor.workspaceId, email, { defaultWorkspaceId: null, now });
     // Serialises concurrent invitations of the same person to the same workspace.
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`invite:${actor.workspaceId}:${user.id}`]);
     const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);

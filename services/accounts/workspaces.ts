@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MembershipSchema, UserSchema, WorkspaceSchema, type Membership, type User, type Workspace } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
-import { invalidInput, conflict, notFound, unauthenticated } from '../kernel/errors';
+import { invalidInput, notFound, unauthenticated } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { hashPassword, verifyPassword } from '../kernel/passwords';
 import type { WorkspacePrincipal } from '../kernel/principal';
-import { normalizeEmail, publicUser, type PublicUser } from './users';
+import { normalizeEmail, publicUser, userToAdd, type PublicUser } from './users';
 
 export type WorkspaceView = Pick<Workspace, 'id' | 'name' | 'createdAt' | 'updatedAt'>;
 
@@ -87,22 +87,7 @@ export async function grantMembership(
   const email = normalizeEmail(input.email);
   return em.transactional(async (tx) => {
     const now = new Date();
-    let user = await tx.findOne(UserSchema, { email });
-    const invited = user === null;
-    if (!user) {
-      user = tx.create(UserSchema, {
-        id: newId('usr'),
-        email,
-        name: null,
-        passwordHash: null,
-        status: 'invited',
-        defaultWorkspaceId: actor.workspaceId,
-        createdAt: now,
-        updatedAt: now,
-      });
-    } else if (await tx.findOne(MembershipSchema, { workspaceId: actor.workspaceId, userId: user.id })) {
-      throw conflict('This user is already a member of the workspace.');
-    }
+    const { user, invited } = await userToAdd(tx, actor.workspaceId, email, { defaultWorkspaceId: actor.workspaceId, now });
     const membership: Membership = tx.create(MembershipSchema, {
       id: newId('mem'),
       workspaceId: actor.workspaceId,

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, type Credential } from '../../db/entities';
+import { ReasonedError } from '../kernel/errors';
 import type { HttpRequestInput, HttpResponseOutput } from '../kernel/outbound';
 import { credentialDestinations, hostAllowed, shownHost, type ProviderUrls } from './destinations';
 import { credentialKeyring, type CredentialKeySettings } from './keys';
@@ -17,15 +18,7 @@ import { HTTP_CREDENTIAL_TYPES, secretStrings, type CredentialValue } from './ty
  */
 export type CredentialUseFailure = 'missing' | 'unreadable' | 'unsupported' | 'unconfigured' | 'destination';
 
-export class CredentialUseError extends Error {
-  constructor(
-    readonly reason: CredentialUseFailure,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CredentialUseError';
-  }
-}
+export class CredentialUseError extends ReasonedError<CredentialUseFailure> {}
 
 /**
  * Refuses to send credential `row` to `url` unless its host is one the credential is bound to

@@ -297,8 +297,6 @@ export interface ConfigurationSettings {
   writesEnabled: boolean;
 }
 
-export const HISTORY_LIMIT = 50;
-
 /**
  * What can be configured: the declared tables and their databases, and whether apply is
  * enabled. Without durable storage (PostgreSQL does not answer) it is `unavailable` with
@@ -335,34 +333,4 @@ export function isStorageDown(err: unknown): boolean {
   if (isPgError(err)) return err.code!.startsWith('08') || ['57P01', '57P03', '42P01'].includes(err.code!);
   const message = err instanceof Error ? err.message : '';
   return /ECONNREFUSED|ECONNRESET|ETIMEDOUT|Connection terminated|pool is draining|aborted|destroyed|Knex: Timeout/i.test(message);
-}
-
-/** The latest receipts of the workspace, newest first: who applied which package with which actions; no row values. */
-export async function configurationHistory(em: EntityManager, workspaceId: string) {
-  return withClient(em, async (client) => {
-    const rows = await queryRows<{
-      id: string;
-      request_id: string;
-      actor_id: string;
-      package_key: string;
-      action_ids: string[];
-      status: 'applied';
-      created_at: Date;
-    }>(
-      client,
-      'select id, request_id, actor_id, package_key, action_ids, status, created_at from configuration_receipts where workspace_id = $1 order by created_at desc, id desc limit $2',
-      [workspaceId, HISTORY_LIMIT],
-    );
-    return {
-      receipts: rows.map((r) => ({
-        id: r.id,
-        requestId: r.request_id,
-        actorId: r.actor_id,
-        packageKey: r.package_key,
-        actionIds: r.action_ids,
-        status: r.status,
-        createdAt: new Date(r.created_at),
-      })),
-    };
-  });
 }

@@ -537,7 +537,7 @@ interface ReceiptRow {
   created_at: Date;
 }
 
-const receiptData = (r: ReceiptRow): ReceiptData => ({
+const receiptData = (r: Omit<ReceiptRow, 'input_digest'>): ReceiptData => ({
   id: r.id,
   requestId: r.request_id,
   actorId: r.actor_id,
@@ -546,6 +546,20 @@ const receiptData = (r: ReceiptRow): ReceiptData => ({
   status: r.status,
   createdAt: new Date(r.created_at),
 });
+
+export const HISTORY_LIMIT = 50;
+
+/** The latest receipts of the workspace, newest first: who applied which package with which actions; no row values. */
+export async function configurationHistory(em: EntityManager, workspaceId: string) {
+  return withClient(em, async (client) => {
+    const rows = await queryRows<Omit<ReceiptRow, 'input_digest'>>(
+      client,
+      'select id, request_id, actor_id, package_key, action_ids, status, created_at from configuration_receipts where workspace_id = $1 order by created_at desc, id desc limit $2',
+      [workspaceId, HISTORY_LIMIT],
+    );
+    return { receipts: rows.map(receiptData) };
+  });
+}
 
 /**
  * Applies a confirmed proposal. The same `requestId` with the same input returns the receipt

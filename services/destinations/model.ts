@@ -312,6 +312,16 @@ export function connectionSelected(
   return Boolean(activation && Object.values(activation.connectionBindings).includes(credentialId));
 }
 
+/** How an RSS or CI source polls: every `intervalSeconds`, paused by itself or while its destination is not live. */
+function pollingView(s: TargetSource, t: WorkflowTarget, intervalSeconds: number) {
+  return {
+    intervalSeconds,
+    lastPolledAt: s.state.lastPolledAt ?? null,
+    paused: Boolean(s.state.paused) || !isLive(t),
+    error: s.state.error ?? null,
+  };
+}
+
 function rssView(s: TargetSource, t: WorkflowTarget): RssSourceView {
   const config = s.config as RssSourceConfig;
   return {
@@ -319,10 +329,7 @@ function rssView(s: TargetSource, t: WorkflowTarget): RssSourceView {
     kind: 'rss',
     targetId: s.targetId,
     feedUrl: config.feedUrl,
-    intervalSeconds: config.intervalSeconds,
-    lastPolledAt: s.state.lastPolledAt ?? null,
-    paused: Boolean(s.state.paused) || !isLive(t),
-    error: s.state.error ?? null,
+    ...pollingView(s, t, config.intervalSeconds),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };
@@ -339,10 +346,7 @@ function ciView(s: TargetSource, t: WorkflowTarget): CiSourceView {
     credentialId: config.credentialId,
     jobs: config.jobs,
     results: config.results,
-    intervalSeconds: config.intervalSeconds,
-    lastPolledAt: s.state.lastPolledAt ?? null,
-    paused: Boolean(s.state.paused) || !isLive(t),
-    error: s.state.error ?? null,
+    ...pollingView(s, t, config.intervalSeconds),
     jobStatuses: Object.fromEntries(
       config.jobs.map((job) => {
         const st = statuses[job];

@@ -242,16 +242,19 @@ export async function assessPublication(
   };
 }
 
-async function publicationMode(
-  em: EntityManager,
-  target: WorkflowTarget,
-  f: PublishFields,
-): Promise<{
+interface ModeChoice {
   mode: PublicationMode;
   expectedVersionId: string | null;
   problem?: { kind: ErrorKind; message: string; code?: string };
   resumed: TargetActivation | null;
-}> {
+}
+
+/** A publication in `mode` that nothing prepared or allows: a conflict, and no version to expect. */
+function notPrepared(mode: PublicationMode, message: string): ModeChoice {
+  return { mode, expectedVersionId: null, resumed: null, problem: { kind: 'conflict', message } };
+}
+
+async function publicationMode(em: EntityManager, target: WorkflowTarget, f: PublishFields): Promise<ModeChoice> {
   const prepared = target.prepared;
   if (f.sourceActivationId !== undefined || f.sourceTargetId !== undefined) {
     const matches =
@@ -259,53 +262,27 @@ async function publicationMode(
       (f.sourceActivationId === undefined || prepared.sourceActivationId === f.sourceActivationId) &&
       (f.sourceTargetId === undefined || prepared.sourceTargetId === f.sourceTargetId);
     if (!matches)
-      return {
-        mode: 'promotion',
-        expectedVersionId: null,
-        resumed: null,
-        problem: {
-          kind: 'conflict',
-          message: `No promotion of that source is prepared on destination "${target.name}"; prepare it with prepare-promotion.`,
-        },
-      };
+      return notPrepared(
+        'promotion',
+        `No promotion of that source is prepared on destination "${target.name}"; prepare it with prepare-promotion.`,
+      );
     return { mode: 'promotion', expectedVersionId: prepared.versionId, resumed: null };
   }
   if (f.restoreActivationId !== undefined) {
-    if (prepared?.kind !== 'rollback' || prepared.restoreActivationId !== f.restoreActivationId) {
-      return {
-        mode: 'rollback',
-        expectedVersionId: null,
-        resumed: null,
-        problem: {
-          kind: 'conflict',
-          message: `No rollback to that activation is prepared on destination "${target.name}"; prepare it with prepare-rollback.`,
-        },
-      };
-    }
+    if (prepared?.kind !== 'rollback' || prepared.restoreActivationId !== f.restoreActivationId)
+      return notPrepared(
+        'rollback',
+        `No rollback to that activation is prepared on destination "${target.name}"; prepare it with prepare-rollback.`,
+      );
     return { mode: 'rollback', expectedVersionId: prepared.versionId, resumed: null };
   }
   if (f.resumeActivationId !== undefined) {
-    if (f.resumeActivationId !== target.activeActivationId || target.enabled) {
-      return {
-        mode: 'resume',
-        expectedVersionId: null,
-        resumed: null,
-        problem: {
-          kind: 'conflict',
-          message: `Activation ${f.resumeActivationId} is not the stopped activation of destination "${target.name}".`,
-        },
-      };
-    }
+    if (f.resumeActivationId !== target.activeActivationId || target.enabled)
+      return notPrepared('resume', `Activation ${f.resumeActivationId} is not the stopped activation of destination "${target.name}".`);
     const resumed = await em.findOne(TargetActivationSchema, { id: f.resumeActivationId, targetId: target.id });
     return { mode: 'resume', expectedVersionId: resumed?.versionId ?? null, resumed };
   }
-  if (!target.candidateVersionId)
-    return {
-      mode: 'candidate',
-      expectedVersionId: null,
-      resumed: null,
-      problem: { kind: 'conflict', message: `Destination "${target.name}" has no candidate version; save one first.` },
-    };
+  if (!target.candidateVersionId) return notPrepared('candidate', `Destination "${target.name}" has no candidate version; save one first.`);
   return { mode: 'candidate', expectedVersionId: target.candidateVersionId, resumed: null };
 }
 

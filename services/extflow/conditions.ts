@@ -29,6 +29,9 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
   const empty = `($not($exists(${l})) or ${l} = null or ${l} = "")`;
   if (op === 'exists') return exists;
   if (op === 'notExists') return `$not${exists}`;
+  // A number or a boolean has no empty value of its own: empty is missing or null.
+  if ((type === 'number' || type === 'boolean') && op === 'empty') return `($not($exists(${l})) or ${l} = null)`;
+  if ((type === 'number' || type === 'boolean') && op === 'notEmpty') return exists;
   switch (type) {
     case 'string':
       switch (op) {
@@ -68,10 +71,6 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
           return `(${l} >= ${r()})`;
         case 'lte':
           return `(${l} <= ${r()})`;
-        case 'empty':
-          return `($not($exists(${l})) or ${l} = null)`;
-        case 'notEmpty':
-          return exists;
       }
       break;
     case 'boolean':
@@ -84,10 +83,6 @@ function operation(type: string, op: string, l: string, r: () => string, caseSen
           return `(${l} = ${r()})`;
         case 'notEquals':
           return `(${l} != ${r()})`;
-        case 'empty':
-          return `($not($exists(${l})) or ${l} = null)`;
-        case 'notEmpty':
-          return exists;
       }
       break;
     case 'array':

@@ -201,97 +201,99 @@ class Parser {
   }
 
   private or(bool: boolean): Val {
-    let left = this.and(bool);
-    while (this.peek('||')) {
-      this.pos++;
-      const right = this.and(bool);
-      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
-        throw this.fail('|| between values that are not both booleans (JavaScript returns an operand there)');
-      left = { code: `(${this.finish(left).code} or ${this.finish(right).code})`, kind: 'boolean' };
-    }
-    return left;
+    return this.leftAssociative(
+      ['||'],
+      () => this.and(bool),
+      (_, left, right) => this.logical(bool, '||', 'or', left, right),
+    );
   }
 
   private and(bool: boolean): Val {
-    let left = this.equality(bool);
-    while (this.peek('&&')) {
-      this.pos++;
-      const right = this.equality(bool);
-      if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
-        throw this.fail('&& between values that are not both booleans (JavaScript returns an operand there)');
-      left = { code: `(${this.finish(left).code} and ${this.finish(right).code})`, kind: 'boolean' };
-    }
-    return left;
+    return this.leftAssociative(
+      ['&&'],
+      () => this.equality(bool),
+      (_, left, right) => this.logical(bool, '&&', 'and', left, right),
+    );
+  }
+
+  /** `||` and `&&` become JSONata's `or` and `and`, which answer a boolean where JavaScript answers an operand. */
+  private logical(bool: boolean, js: '||' | '&&', jsonata: 'or' | 'and', left: Val, right: Val): Val {
+    if (!bool && (left.kind !== 'boolean' || right.kind !== 'boolean'))
+      throw this.fail(`${js} between values that are not both booleans (JavaScript returns an operand there)`);
+    return { code: `(${this.finish(left).code} ${jsonata} ${this.finish(right).code})`, kind: 'boolean' };
   }
 
   private equality(bool: boolean): Val {
-    let left = this.relational(bool);
-    for (;;) {
-      const op = ['===', '!==', '==', '!='].find((o) => this.peek(o));
-      if (!op) return left;
-      this.pos++;
-      const right = this.relational(bool);
-      if (op === '==' || op === '!=') this.scope.note?.(`${op} is translated as a strict comparison (no type coercion)`);
-      left = { code: `(${this.finish(left).code} ${op.startsWith('!') ? '!=' : '='} ${this.finish(right).code})`, kind: 'boolean' };
-    }
+    return this.leftAssociative(
+      ['===', '!==', '==', '!='],
+      () => this.relational(bool),
+      (op, left, right) => {
+        if (op === '==' || op === '!=') this.scope.note?.(`${op} is translated as a strict comparison (no type coercion)`);
+        return { code: `(${this.finish(left).code} ${op.startsWith('!') ? '!=' : '='} ${this.finish(right).code})`, kind: 'boolean' };
+      },
+    );
   }
 
   private relational(bool: boolean): Val {
-    let left = this.additive(bool);
-    for (;;) {
-      const op = ['<=', '>=', '<', '>'].find((o) => this.peek(o));
-      if (!op) return left;
-      this.pos++;
-      const right = this.additive(bool);
-      left = { code: `(${this.finish(left).code} ${op} ${this.finish(right).code})`, kind: 'boolean' };
-    }
+    return this.leftAssociative(['<=', '>=', '<', '>'], () => this.additive(bool), this.asIs('boolean'));
   }
 
   private additive(bool: boolean): Val {
-    let left = this.multiplicative(bool);
-    for (;;) {
-      const op = ['+', '-'].find((o) => this.peek(o));
-      if (!op) return left;
-      this.pos++;
-      const right = this.finish(this.multiplicative(bool));
-      const l = this.finish(left);
-      if (op === '+') {
-        if (l.kind === 'string' || right.kind === 'string') {
-          if (
-            (l.kind !== 'string' && l.kind !== 'number' && l.kind !== 'unknown') ||
-            (right.kind !== 'string' && right.kind !== 'number' && right.kind !== 'unknown')
-          ) {
-            throw this.fail('+ between a string and a non-string');
-          }
-          if (l.kind === 'unknown' || right.kind === 'unknown')
-            this.scope.note?.('+ with a string literal is translated as string concatenation (&)');
-          left = { code: `(${l.code} & ${right.code})`, kind: 'string' };
-        } else if (l.kind === 'number' && right.kind === 'number') {
-          left = { code: `(${l.code} + ${right.code})`, kind: 'number' };
-        } else if ((l.kind === 'unknown' || l.kind === 'number') && (right.kind === 'unknown' || right.kind === 'number')) {
-          // Decided when it runs, as JavaScript does: a string operand concatenates, numbers add (other types fail the node).
-          this.scope.note?.('+ adds numbers and concatenates when an operand is a string, decided when the node runs');
-          left = {
-            code: `(($type(${l.code}) = "string" or $type(${right.code}) = "string") ? $string(${l.code}) & $string(${right.code}) : ${l.code} + ${right.code})`,
-            kind: 'unknown',
-          };
-        } else {
-          throw this.fail('+ between a boolean or null and another value');
+    return this.leftAssociative(
+      ['+', '-'],
+      () => this.multiplicative(bool),
+      (op, left, right) => this.plusOrMinus(op, left, right),
+    );
+  }
+
+  private plusOrMinus(op: string, left: Val, rawRight: Val): Val {
+    const right = this.finish(rawRight);
+    const l = this.finish(left);
+    if (op === '+') {
+      if (l.kind === 'string' || right.kind === 'string') {
+        if (
+          (l.kind !== 'string' && l.kind !== 'number' && l.kind !== 'unknown') ||
+          (right.kind !== 'string' && right.kind !== 'number' && right.kind !== 'unknown')
+        ) {
+          throw this.fail('+ between a string and a non-string');
         }
+        if (l.kind === 'unknown' || right.kind === 'unknown')
+          this.scope.note?.('+ with a string literal is translated as string concatenation (&)');
+        return { code: `(${l.code} & ${right.code})`, kind: 'string' };
+      } else if (l.kind === 'number' && right.kind === 'number') {
+        return { code: `(${l.code} + ${right.code})`, kind: 'number' };
+      } else if ((l.kind === 'unknown' || l.kind === 'number') && (right.kind === 'unknown' || right.kind === 'number')) {
+        // Decided when it runs, as JavaScript does: a string operand concatenates, numbers add (other types fail the node).
+        this.scope.note?.('+ adds numbers and concatenates when an operand is a string, decided when the node runs');
+        return {
+          code: `(($type(${l.code}) = "string" or $type(${right.code}) = "string") ? $string(${l.code}) & $string(${right.code}) : ${l.code} + ${right.code})`,
+          kind: 'unknown',
+        };
       } else {
-        left = { code: `(${l.code} - ${right.code})`, kind: 'number' };
+        throw this.fail('+ between a boolean or null and another value');
       }
+    } else {
+      return { code: `(${l.code} - ${right.code})`, kind: 'number' };
     }
   }
 
   private multiplicative(bool: boolean): Val {
-    let left = this.unary(bool);
+    return this.leftAssociative(['*', '/', '%'], () => this.unary(bool), this.asIs('number'));
+  }
+
+  /** An operator JSONata writes as JavaScript does, making a value of `kind`. */
+  private asIs(kind: Val['kind']): (op: string, left: Val, right: Val) => Val {
+    return (op, left, right) => ({ code: `(${this.finish(left).code} ${op} ${this.finish(right).code})`, kind });
+  }
+
+  /** Operands joined by the binary operators `ops`, left to right; `combine` translates each operator with its two sides. */
+  private leftAssociative(ops: string[], operand: () => Val, combine: (op: string, left: Val, right: Val) => Val): Val {
+    let left = operand();
     for (;;) {
-      const op = ['*', '/', '%'].find((o) => this.peek(o));
+      const op = ops.find((o) => this.peek(o));
       if (!op) return left;
       this.pos++;
-      const right = this.unary(bool);
-      left = { code: `(${this.finish(left).code} ${op} ${this.finish(right).code})`, kind: 'number' };
+      left = combine(op, left, operand());
     }
   }
 

@@ -43,6 +43,20 @@ export interface DomainErrorOptions {
   envelope?: Record<string, unknown>;
 }
 
+/**
+ * An internal failure that callers tell apart by `reason` (a blob of the wrong size, a sealed
+ * value that does not open, a credential that cannot be used); its subclasses name the reasons.
+ */
+export class ReasonedError<Reason extends string> extends Error {
+  constructor(
+    readonly reason: Reason,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
 export class DomainError extends Error {
   readonly code: string | undefined;
   readonly details: Record<string, unknown> | undefined;

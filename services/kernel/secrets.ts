@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { ReasonedError } from './errors';
 
 /**
  * Secrets derived from or protected by the deployment's SECRET_KEY. Rotating SECRET_KEY
@@ -100,15 +101,7 @@ export function makeKeyring(current: Buffer, previous: Buffer[] = []): Keyring {
 }
 
 /** Why a sealed value could not be opened: `format` (not a sealed value), `unknown_key`, or `tampered` (tag check failed: changed bytes, wrong key or wrong associated data). */
-export class SealedValueError extends Error {
-  constructor(
-    readonly reason: 'format' | 'unknown_key' | 'tampered',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SealedValueError';
-  }
-}
+export class SealedValueError extends ReasonedError<'format' | 'unknown_key' | 'tampered'> {}
 
 /**
  * Encrypts `plaintext` with the ring's current key and a fresh random 96-bit nonce, binding

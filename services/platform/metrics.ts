@@ -88,26 +88,18 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
 
   if (isSupervised()) {
     const restarts = supervisorRestarts();
-    new Counter({
+    mirroredCounter(registry, {
       name: 'svc_process_restarts_total',
       help: 'Restarts of the API and worker processes by the supervisor of npm start (main/supervisor.ts), by role',
-      labelNames: ['role'] as const,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [role, n] of Object.entries(restarts)) this.inc({ role }, n);
-      },
+      label: 'role',
+      counts: restarts,
     });
   }
-  new Counter({
+  mirroredCounter(registry, {
     name: 'svc_sandbox_host_events_total',
     help: "This process's sandbox host: starts, restarts (after any exit), kills at a call's outer deadline, kills for not answering pings",
-    labelNames: ['event'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [event, count] of Object.entries(sandboxHostStats)) this.inc({ event }, count);
-    },
+    label: 'event',
+    counts: sandboxHostStats,
   });
 
   return {
@@ -130,6 +122,20 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** A counter that reads, at each scrape, the totals another part of the process keeps by label value. */
+function mirroredCounter(registry: Registry, c: { name: string; help: string; label: string; counts: Record<string, number> }): void {
+  new Counter({
+    name: c.name,
+    help: c.help,
+    labelNames: [c.label],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [value, n] of Object.entries(c.counts)) this.inc({ [c.label]: value }, n);
+    },
+  });
+}
 
 let restartTotals: Record<string, number> | null = null;
 

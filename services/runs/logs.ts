@@ -19,7 +19,7 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { projectionFor } from '../kernel/principal';
 import { activeFilter, matchingRunsSql, queryRuns, type RunFilters, type RunSort } from './queries';
 import { queryRunSummaries } from './summaries';
-import { isTerminal, loadRunViews, projectRun, runView, type RunView } from './views';
+import { isTerminal, loadRunViews, projectRun, runTimes, runView, type RunView } from './views';
 
 /**
  * Turns a run id into the URL of its execution detail. The API passes it in (api/http/links.ts),
@@ -356,12 +356,7 @@ export async function executionDetail(
       trigger: run.trigger,
       versionId: run.versionId,
       dryRun: run.dryRun,
-      createdAt: run.createdAt,
-      startedAt: run.startedAt,
-      finishedAt: run.finishedAt,
-      updatedAt: run.updatedAt,
-      durationMs: run.durationMs,
-      costCredits: run.costCredits,
+      ...runTimes(run),
       // Dry runs are interpreted in the API process and never reach Temporal.
       temporal: run.dryRun ? null : { workflowId: run.id, namespace: temporal.namespace, taskQueue: temporal.taskQueue },
     },

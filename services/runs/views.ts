@@ -45,6 +45,18 @@ export function capValue(value: unknown): unknown {
 }
 export const isTerminal = (status: RunStatus) => TERMINAL_RUN_STATUSES.includes(status);
 
+/** When the run was created, started, finished and last changed, how long it ran and what it cost: alike in every view of a run. */
+export function runTimes(run: Run) {
+  return {
+    createdAt: run.createdAt,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    updatedAt: run.updatedAt,
+    durationMs: run.durationMs,
+    costCredits: run.costCredits,
+  };
+}
+
 /**
  * The full run object, as data, with user values over `RUN_VALUE_CAP_BYTES` truncated: event waits keep their resume `token`, which the API turns
  * into a `resumeUrl` (api/http/links.ts). The safe projection (`projectRun`) drops waits.
@@ -59,12 +71,7 @@ export function runView(run: Run, steps: RunStep[], logs: RunLog[]) {
     trigger: run.trigger,
     status: run.status,
     active: !isTerminal(run.status),
-    createdAt: run.createdAt,
-    startedAt: run.startedAt,
-    finishedAt: run.finishedAt,
-    updatedAt: run.updatedAt,
-    durationMs: run.durationMs,
-    costCredits: run.costCredits,
+    ...runTimes(run),
     dryRun: run.dryRun,
     parentRunId: run.parentRunId,
     parentNodeId: run.parentNodeId,

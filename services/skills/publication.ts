@@ -52,20 +52,7 @@ export async function publishSkill(em: EntityManager, principal: WorkspacePrinci
     const skill = await lockedInWorkspace(tx, principal, id);
     if (skill.publicationStatus !== 'pending') throw conflict(PUBLICATION_MESSAGES.notPending);
     await refuseTakenName(tx, skill);
-    const now = new Date();
-    await archivePublished(tx, skill.lineageId, now);
-    await tx.nativeUpdate(
-      SkillSchema,
-      { id: skill.id },
-      {
-        publicationStatus: 'published',
-        visibility: 'workspace',
-        reviewerId: principal.userId,
-        reviewedAt: now,
-        publishedAt: now,
-        updatedAt: now,
-      },
-    );
+    await publishVersion(tx, principal, skill, 'first');
     audit(tx, principal, 'skill.publish', skill);
     return reread(tx, skill.id);
   });
@@ -83,20 +70,7 @@ export async function rollbackSkill(em: EntityManager, principal: WorkspacePrinc
     );
     if (!previous) throw conflict(PUBLICATION_MESSAGES.noEarlierVersion);
     await refuseTakenName(tx, previous, skill.id);
-    const now = new Date();
-    await archivePublished(tx, skill.lineageId, now);
-    await tx.nativeUpdate(
-      SkillSchema,
-      { id: previous.id },
-      {
-        publicationStatus: 'published',
-        visibility: 'workspace',
-        archivedAt: null,
-        reviewerId: principal.userId,
-        reviewedAt: now,
-        updatedAt: now,
-      },
-    );
+    await publishVersion(tx, principal, previous, 'again');
     audit(tx, principal, 'skill.rollback', previous, { fromVersionId: skill.id, fromVersion: skill.version });
     return reread(tx, previous.id);
   });
@@ -111,6 +85,28 @@ export async function archiveSkillPublication(em: EntityManager, principal: Work
     audit(tx, principal, 'skill.archive', skill);
     return reread(tx, skill.id);
   });
+}
+
+/**
+ * Makes `version` its lineage's published version, reviewed by `principal` now; the version
+ * published until then is archived first. A version published `again` (a rollback) leaves the
+ * archive and keeps the date of its first publication.
+ */
+async function publishVersion(tx: EntityManager, principal: WorkspacePrincipal, version: Skill, time: 'first' | 'again'): Promise<void> {
+  const now = new Date();
+  await archivePublished(tx, version.lineageId, now);
+  await tx.nativeUpdate(
+    SkillSchema,
+    { id: version.id },
+    {
+      publicationStatus: 'published',
+      visibility: 'workspace',
+      reviewerId: principal.userId,
+      reviewedAt: now,
+      updatedAt: now,
+      ...(time === 'first' ? { publishedAt: now } : { archivedAt: null }),
+    },
+  );
 }
 
 /**

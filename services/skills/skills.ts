@@ -203,7 +203,6 @@ export async function createSkill(
         if (working) return { skill: skillView(await reviseWorking(tx, working, fields)), created: false };
         const published = sameName.find((s) => s.publicationStatus === 'published');
         if (published) return { skill: skillView(await newDraftVersion(tx, published, fields)), created: true };
-        const now = new Date();
         const id = newId('skill');
         const row = tx.create(SkillSchema, {
           id,
@@ -214,20 +213,10 @@ export async function createSkill(
           description: fields.description ?? '',
           instructions,
           enabled: fields.enabled ?? true,
-          visibility: 'private',
-          publicationStatus: 'draft',
           version: 1,
           parentVersionId: null,
           fileIds: fields.fileIds ?? [],
-          reviewerId: null,
-          reviewRequestedAt: null,
-          reviewedAt: null,
-          publishedAt: null,
-          archivedAt: null,
-          usageCount: 0,
-          lastUsedAt: null,
-          createdAt: now,
-          updatedAt: now,
+          ...freshDraftState(new Date()),
         });
         return { skill: skillView(row), created: true };
       });
@@ -302,7 +291,6 @@ async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFi
   const rows: Array<{ max: number }> = await tx
     .getConnection()
     .execute('select max(version) as max from skills where lineage_id = ?', [base.lineageId], 'all', tx.getTransactionContext());
-  const now = new Date();
   return tx.create(SkillSchema, {
     id: newId('skill'),
     workspaceId: base.workspaceId,
@@ -312,11 +300,18 @@ async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFi
     description: fields.description ?? base.description,
     instructions: fields.instructions ?? base.instructions,
     enabled: fields.enabled ?? base.enabled,
-    visibility: 'private',
-    publicationStatus: 'draft',
     version: Number(rows[0]?.max ?? base.version) + 1,
     parentVersionId: base.id,
     fileIds: fields.fileIds ?? [...base.fileIds],
+    ...freshDraftState(new Date()),
+  });
+}
+
+/** Where every new version starts, the first of a lineage or the next: a private draft nobody has reviewed or used yet. */
+function freshDraftState(now: Date) {
+  return {
+    visibility: 'private',
+    publicationStatus: 'draft',
     reviewerId: null,
     reviewRequestedAt: null,
     reviewedAt: null,
@@ -326,7 +321,7 @@ async function newDraftVersion(tx: EntityManager, base: Skill, fields: ContentFi
     lastUsedAt: null,
     createdAt: now,
     updatedAt: now,
-  });
+  } as const;
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

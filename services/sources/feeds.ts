@@ -26,10 +26,11 @@ function text(v: unknown): string | null {
   if (typeof v === 'object' && '#text' in v) return text((v as Record<string, unknown>)['#text']);
   return null;
 }
-function keyOf(id: string | null, link: string | null, title: string | null, date: string | null): string {
-  if (id) return `id:${id}`;
-  if (link) return `link:${sha256Hex(link)}`;
-  return `item:${sha256Hex(`${title ?? ''}\0${date ?? ''}`)}`;
+/** The item with its key, whatever format it came in: its own id, else its link, else its title and date. */
+function feedItem(id: string | null, fields: Omit<FeedItem, 'key'>): FeedItem {
+  const { title, link, publishedAt } = fields;
+  const key = id ? `id:${id}` : link ? `link:${sha256Hex(link)}` : `item:${sha256Hex(`${title ?? ''}\0${publishedAt ?? ''}`)}`;
+  return { key, ...fields };
 }
 function atomLink(v: unknown): string | null {
   const links = asArray(v as Array<Record<string, unknown>> | Record<string, unknown>);
@@ -44,44 +45,30 @@ export function parseFeed(body: string): FeedItem[] {
     const doc = JSON.parse(trimmed) as { version?: string; items?: Array<Record<string, unknown>> };
     if (typeof doc.version !== 'string' || !doc.version.includes('jsonfeed.org') || !Array.isArray(doc.items))
       throw new Error('Not a JSON Feed document.');
-    return doc.items.map((i) => {
-      const link = text(i.url);
-      const date = text(i.date_published);
-      return {
-        key: keyOf(text(i.id), link, text(i.title), date),
+    return doc.items.map((i) =>
+      feedItem(text(i.id), {
         title: text(i.title),
-        link,
+        link: text(i.url),
         summary: text(i.summary) ?? text(i.content_text),
-        publishedAt: date,
-      };
-    });
+        publishedAt: text(i.date_published),
+      }),
+    );
   }
   const doc = xml.parse(body) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   if (doc.rss?.channel) {
-    return asArray(doc.rss.channel.item as Array<Record<string, unknown>>).map((i) => {
-      const link = text(i.link);
-      const date = text(i.pubDate);
-      return {
-        key: keyOf(text(i.guid), link, text(i.title), date),
-        title: text(i.title),
-        link,
-        summary: text(i.description),
-        publishedAt: date,
-      };
-    });
+    return asArray(doc.rss.channel.item as Array<Record<string, unknown>>).map((i) =>
+      feedItem(text(i.guid), { title: text(i.title), link: text(i.link), summary: text(i.description), publishedAt: text(i.pubDate) }),
+    );
   }
   if (doc.feed) {
-    return asArray(doc.feed.entry as Array<Record<string, unknown>>).map((e) => {
-      const link = atomLink(e.link);
-      const date = text(e.published) ?? text(e.updated);
-      return {
-        key: keyOf(text(e.id), link, text(e.title), date),
+    return asArray(doc.feed.entry as Array<Record<string, unknown>>).map((e) =>
+      feedItem(text(e.id), {
         title: text(e.title),
-        link,
+        link: atomLink(e.link),
         summary: text(e.summary) ?? text(e.content),
-        publishedAt: date,
-      };
-    });
+        publishedAt: text(e.published) ?? text(e.updated),
+      }),
+    );
   }
   throw new Error('Not an RSS 2.0, Atom or JSON Feed document.');
 }

@@ -2,7 +2,8 @@
 export { runWorkflow, scheduledRunWorkflow } from './runs';
 export { smokeWorkflow } from './workers';
 export { filePurgeWorkflow } from './files';
-export { rssPollWorkflow, ciPollWorkflow, mailPollWorkflow } from './sources';
+export { rssPollWorkflow, ciPollWorkflow } from './sources';
+export { mailPollWorkflow } from './mailer';
 export {
   knowledgeIndexDocumentWorkflow,
   knowledgeIndexRunWorkflow,

@@ -24,6 +24,7 @@ import type { Writable } from 'node:stream';
 import { keySettingsOf } from '../../services/credentials';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
 import { createServiceWorker } from '../../main/worker';
+import { createWorkerServices, type WorkerServices } from '../../main/services';
 import { testEnv } from './env';
 import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/kernel/payloadCodec';
 
@@ -216,6 +217,28 @@ export interface TestWorker {
 }
 
 /**
+ * The services of a test worker: those of the app it runs beside, as the worker process builds
+ * them (with the app's configuration and blob store), outbound calls to loopback fakes allowed.
+ * Without an app, only the database and the credential keys of TEST_SECRET_KEY.
+ */
+function testWorkerServices(app: { orm: MikroORM; deps?: AppDeps }): WorkerServices {
+  if (!app.deps)
+    return {
+      orm: app.orm,
+      allowPrivateNetworks: true,
+      credentials: keySettingsOf({
+        credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} },
+        secretKey: TEST_SECRET_KEY,
+      }),
+    };
+  const { files } = app.deps.services;
+  return createWorkerServices(
+    { ...app.deps.config, outboundAllowPrivateNetworks: true },
+    { orm: app.orm, blobs: files.blobs, scanners: files.scanners },
+  );
+}
+
+/**
  * A real worker on `workflow-runs` in this test process, using the workflow bundle built by
  * global setup. Stopping it mid-run and starting another is how crash tests simulate a
  * worker dying.
@@ -239,35 +262,10 @@ export async function startTestWorker(
     { logger },
   );
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
-  // The worker decrypts credentials with the same keys as the app it runs beside.
-  const credentials = keySettingsOf(
-    app.deps?.config ?? {
-      credentials: { key: undefined, previousKeys: [], envAllowlist: [], testTimeoutMs: 10_000, providerBaseUrls: {} },
-      secretKey: TEST_SECRET_KEY,
-    },
-  );
   const worker = await createServiceWorker({
     connection,
     namespace: 'default',
-    services: {
-      orm: app.orm,
-      allowPrivateNetworks: true,
-      blobs: app.deps?.files.blobs,
-      credentials,
-      knowledge: app.deps ? { config: app.deps.knowledge.config, secretKey: app.deps.config.secretKey } : undefined,
-      llm: app.deps?.config.llm,
-      localAiCli: app.deps?.config.localAiCli,
-      commands: app.deps
-        ? {
-            llm: app.deps.config.llm,
-            confirmationTtlSeconds: app.deps.config.commands.confirmationTtlSeconds,
-            databaseQuery: app.deps.config.databaseQuery,
-            localAiCli: app.deps.config.localAiCli,
-          }
-        : undefined,
-      mailer: app.deps ? { config: app.deps.config.mailer, scanners: app.deps.files.scanners } : undefined,
-      codeTimeoutMs: opts.codeTimeoutMs,
-    },
+    services: { ...testWorkerServices(app), codeTimeoutMs: opts.codeTimeoutMs },
     workflowBundle: bundle,
     identity: opts.identity,
     payloadCodec: opts.payloadCodec ?? testPayloadCodec,

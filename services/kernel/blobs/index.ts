@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Readable, Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobConfig } from '../config';
-import { unavailable } from '../errors';
+import { ReasonedError, unavailable } from '../errors';
 import { deriveKey } from '../secrets';
 import type { ObjectBackend } from './backend';
 import { localBackend } from './local';
@@ -26,15 +26,7 @@ export interface BlobStat {
 }
 
 /** The stream was longer than allowed, or not as long as announced. Nothing was stored. */
-export class BlobSizeError extends Error {
-  constructor(
-    readonly reason: 'too_large' | 'longer_than_declared' | 'shorter_than_declared',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BlobSizeError';
-  }
-}
+export class BlobSizeError extends ReasonedError<'too_large' | 'longer_than_declared' | 'shorter_than_declared'> {}
 
 export interface PutOptions {
   /** Refuse (BlobSizeError `too_large`) past this many bytes. */

@@ -129,14 +129,16 @@ test("another workspace's key gets 404 for the connector and nothing runs", asyn
 
 test('an uncertified provider offers no knowledge.sync capability: 409 and no run', async () => {
   const connectorId = await connectorWith(['uncertified']);
-  stack.app.deps.knowledge.config.certifiedProviders = stack.app.deps.knowledge.config.certifiedProviders.filter((p) => p !== 'chat');
+  stack.app.deps.services.knowledge.config.certifiedProviders = stack.app.deps.services.knowledge.config.certifiedProviders.filter(
+    (p) => p !== 'chat',
+  );
   try {
     const list = await http(stack.app, 'GET', '/api/v1/knowledge-connectors', { token });
     expect(list.body.data.providers.find((p: any) => p.id === 'chat')).toMatchObject({ certified: false, capabilities: [] });
     const res = await invoke({ input: { connectorId }, confirm: true });
     expect([res.status, res.body.error]).toEqual([409, { code: 'conflict', message: 'Provider chat has not passed certification.' }]);
   } finally {
-    stack.app.deps.knowledge.config.certifiedProviders = [...stack.app.deps.knowledge.config.certifiedProviders, 'chat'];
+    stack.app.deps.services.knowledge.config.certifiedProviders = [...stack.app.deps.services.knowledge.config.certifiedProviders, 'chat'];
   }
   expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${connectorId}/runs`, { token })).body.data.runs).toEqual([]);
 });

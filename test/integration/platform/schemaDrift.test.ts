@@ -60,11 +60,7 @@ test('the entities match the migrated tables: no table, column or nullability to
 });
 
 test('an entity without its migration is reported', async () => {
-  const probe = entity({
-    name: 'DriftProbe',
-    tableName: 'drift_probe',
-    properties: { id: p.string().primary(), note: p.text().nullable() },
-  });
+  const probe = entity('DriftProbe', 'drift_probe', { id: p.string().primary(), note: p.text().nullable() });
   const options = ormOptions(url);
   const orm = await MikroORM.init({ ...options, entities: [...(options.entities ?? []), probe] });
   try {

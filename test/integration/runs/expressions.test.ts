@@ -124,7 +124,7 @@ test('stuck-run guard: a queued row whose execution was never started (its API p
     .getConnection()
     .execute(`update runs set status = 'queued', updated_at = now() - interval '1 hour' where id = ?`, [done.id]);
 
-  const failed = await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { staleMs: 0 });
+  const failed = await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.services.runs.launcher, { staleMs: 0 });
   expect(failed).toContain(orphanId);
   expect(failed).not.toContain(done.id);
   const orphan = (await http(stack.app, 'GET', `/api/v1/runs/${orphanId}`, { token: stack.ws.token })).body.run;
@@ -151,9 +151,11 @@ test('workflow-task failure guard: a run whose workflow task keeps failing is te
   });
 
   const deadline = Date.now() + 60_000;
-  while (((await stack.app.deps.runLauncher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline)
+  while (((await stack.app.deps.services.runs.launcher.failingWorkflowTask(runId))?.attempts ?? 0) < 2 && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 500));
-  expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).toContain(runId);
+  expect(
+    await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.services.runs.launcher, { maxAttempts: 2, staleMs: 0 }),
+  ).toContain(runId);
 
   const run = (await http(stack.app, 'GET', `/api/v1/runs/${runId}`, { token: stack.ws.token })).body.run;
   expect(run).toMatchObject({
@@ -162,7 +164,7 @@ test('workflow-task failure guard: a run whose workflow task keeps failing is te
   });
   expect((await client.workflow.getHandle(runId).describe()).status.name).toBe('TERMINATED');
   // Healthy and closed runs are left alone.
-  expect(await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.runLauncher, { maxAttempts: 2, staleMs: 0 })).not.toContain(
-    runId,
-  );
+  expect(
+    await failStuckRuns(stack.app.deps.orm.em.fork(), stack.app.deps.services.runs.launcher, { maxAttempts: 2, staleMs: 0 }),
+  ).not.toContain(runId);
 }, 120_000);

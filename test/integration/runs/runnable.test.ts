@@ -92,7 +92,7 @@ async function workflowIn(state: State): Promise<Fixture> {
  */
 async function dispatchUntilHandled(workflowId: string) {
   for (let pass = 0; pass < 50; pass++) {
-    await dispatchOutbox(app.orm.em.fork(), app.deps.runLauncher);
+    await dispatchOutbox(app.orm.em.fork(), app.deps.services.runs.launcher);
     const entries = await app.orm.em.fork().find(WebhookOutboxSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
     if (entries.every((e) => e.status !== 'pending')) return entries;
   }

@@ -71,6 +71,12 @@ function main(): void {
   const callsOut = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
   let nextCallId = 1;
 
+  /** Sends the run's answer (or its failure) once it settles; until then a `cancel` can stop it. */
+  function answerWhenDone<T>(id: number, run: { cancel(): boolean; done: Promise<T> }, answer: (result: T) => void): void {
+    cancels.set(id, run.cancel);
+    run.done.then(answer, (err: Error) => send({ type: 'failed', id, message: err.message })).finally(() => cancels.delete(id));
+  }
+
   process.on('message', (msg: HostRequest) => {
     switch (msg.type) {
       case 'ping':
@@ -91,13 +97,7 @@ function main(): void {
         const run = code.run(msg.workspaceId, task, task.limits.timeoutMs + settings.codeKillGraceMs, {
           onStart: () => send({ type: 'started', id: msg.id }),
         });
-        cancels.set(msg.id, run.cancel);
-        run.done
-          .then(
-            (result) => send({ type: 'code', id: msg.id, result }),
-            (err: Error) => send({ type: 'failed', id: msg.id, message: err.message }),
-          )
-          .finally(() => cancels.delete(msg.id));
+        answerWhenDone(msg.id, run, (result) => send({ type: 'code', id: msg.id, result }));
         return;
       }
       case 'dryRun': {
@@ -117,13 +117,7 @@ function main(): void {
             });
           },
         });
-        cancels.set(msg.id, run.cancel);
-        run.done
-          .then(
-            (result) => send({ type: 'dryRun', id: msg.id, result }),
-            (err: Error) => send({ type: 'failed', id: msg.id, message: err.message }),
-          )
-          .finally(() => cancels.delete(msg.id));
+        answerWhenDone(msg.id, run, (result) => send({ type: 'dryRun', id: msg.id, result }));
         return;
       }
     }
