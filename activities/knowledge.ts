@@ -137,7 +137,8 @@ export function createKnowledgeActivities(deps: ActivityDeps) {
       if (!client) return null;
       try {
         const [vector] = await client.embed([input.text], cancellation());
-        return vector;
+        // One vector per text; null (no embedding) only if the client broke that promise.
+        return vector ?? null;
       } catch (err) {
         throw ApplicationFailure.nonRetryable((err as Error).message, 'EmbeddingsFailed');
       }

@@ -41,7 +41,7 @@ export function metricsHandler(deps: AppDeps, where: 'api-port' | 'metrics-port'
     if (where === 'api-port' && port !== undefined) return;
     if (token !== undefined) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-      if (!match || !sameToken(match[1], token)) {
+      if (match?.[1] === undefined || !sameToken(match[1], token)) {
         ctx.status = 401;
         ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
         ctx.type = 'text/plain';

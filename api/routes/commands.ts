@@ -95,7 +95,8 @@ const createBody = z.strictObject({
 function parseCreateBody(raw: unknown): z.output<typeof createBody> {
   const parsed = createBody.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
+  // A failed parse always carries at least one issue.
+  const issue = parsed.error.issues.at(0)!;
   throw invalidInput(`Invalid request body: ${issue.path.join('.') || 'body'} ${issue.message}`, { code: 'request_malformed' });
 }
 

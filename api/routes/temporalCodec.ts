@@ -54,7 +54,8 @@ async function decodeEach(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonP
   return Promise.all(
     payloads.map(async (json) => {
       try {
-        return payloadToJson((await codec.decode([payloadFromJson(json)]))[0]);
+        const [decoded] = await codec.decode([payloadFromJson(json)]);
+        return decoded ? payloadToJson(decoded) : json;
       } catch (err) {
         if (err instanceof PayloadDecryptionError) return json;
         throw err;

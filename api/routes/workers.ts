@@ -284,7 +284,7 @@ export const workerRoutes: AnyRoute[] = [
     sessionTwin(
       route,
       route.path.replace('/api/v1/', '/api/'),
-      `session${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}`,
+      `session${route.operationId.charAt(0).toUpperCase()}${route.operationId.slice(1)}`,
     ),
   ),
 ];

@@ -12,7 +12,7 @@ const TOKEN_PATTERN = /^hise_[A-Za-z0-9_-]{32}$/;
 export function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
+  return match?.[1] ?? null;
 }
 
 interface KeyRow {

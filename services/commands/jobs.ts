@@ -159,7 +159,7 @@ export async function listJobs(
     query.limit + 1,
   ]);
   const page = rows.slice(0, query.limit);
-  return { rows: page, nextCursor: rows.length > query.limit ? page[page.length - 1].id : null };
+  return { rows: page, nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
 /**

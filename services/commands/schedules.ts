@@ -83,6 +83,7 @@ export async function createSchedule(
      values (?, ?, ?, ?, ?, ?, ?, true, ?, ?, 0, now(), now()) returning *`,
     [id, principal.workspaceId, principal.userId, title, prompt, cron, timezone, threadId, nextRunAt],
   );
+  if (!row) throw new Error('insert into command_schedules returned no row');
   await sync.upsert({ id, workspaceId: principal.workspaceId, cron, timezone, enabled: true });
   return scheduleView(row);
 }

@@ -146,7 +146,9 @@ export async function insertThread(
     `insert into command_threads (id, workspace_id, created_by_id, title, created_at, updated_at) values (?, ?, ?, ?, now(), now()) returning *`,
     [row.id, row.workspaceId, row.createdById, row.title],
   );
-  return rows[0];
+  const [inserted] = rows;
+  if (!inserted) throw new Error('insert into command_threads returned no row');
+  return inserted;
 }
 
 export interface NewJob {
@@ -179,7 +181,8 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
       'update command_threads set next_sequence = next_sequence + 1, updated_at = now() where id = ? returning next_sequence - 1 as next_sequence',
       [job.threadId],
     );
-    const rows = await sql<CommandJobRow>(
+    if (!thread) throw notFound(COMMAND_MESSAGES.threadNotFound);
+    const [inserted] = await sql<CommandJobRow>(
       tx,
       `insert into command_jobs (id, workspace_id, thread_id, sequence, created_by_id, status, message, assistant_context, ai_provider, ai_model, attachments, attempt, retry_of_job_id, chat, created_at, updated_at)
        values (?, ?, ?, ?, ?, 'queued', ?, ?::jsonb, ?, ?, ?::jsonb, ?, ?, ?, now(), now()) returning *`,
@@ -199,6 +202,7 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
         job.chat === true,
       ],
     );
+    if (!inserted) throw new Error('insert into command_jobs returned no row');
     // A retry re-runs a message already in the chat: only a new send appends the user's message.
     if (job.chat && !job.retryOfJobId) {
       await insertMessage(tx, {
@@ -210,7 +214,7 @@ export async function insertJob(em: EntityManager, job: NewJob): Promise<Command
         createdById: job.createdById,
       });
     }
-    return rows[0];
+    return inserted;
   });
 }
 

@@ -49,7 +49,7 @@ export function parseHostPattern(raw: string): HostPattern | null {
   if (!m) return null;
   const port = m[3] === undefined ? null : Number(m[3]);
   if (port !== null && (port < 1 || port > 65535)) return null;
-  const host = normalizeHostName(m[2]);
+  const host = normalizeHostName(m[2] ?? ''); // group 2 is not optional: set whenever m is
   if (!host) return null;
   const wildcard = m[1] !== undefined;
   // `*.com` would bind a credential to a whole top-level domain: a wildcard needs two labels under it.

@@ -30,17 +30,23 @@ const basicAuth = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:
 /** The headers a credential adds to an HTTP request. */
 export function credentialHeaders(cred: { type: string; value: CredentialValue }): Record<string, string> {
   const v = cred.value as Record<string, string>;
+  // The value was parsed by its type's schema, so the fields of that type are present.
+  const field = (name: string): string => {
+    const value = v[name];
+    if (value === undefined) throw new Error(`A ${cred.type} credential has no ${name}.`);
+    return value;
+  };
   switch (cred.type) {
     case 'api_key':
-      return { [v.headerName]: v.apiKey };
+      return { [field('headerName')]: field('apiKey') };
     case 'bearer':
       return { authorization: `Bearer ${v.token}` };
     case 'basic':
-      return { authorization: basicAuth(v.username, v.password) };
+      return { authorization: basicAuth(field('username'), field('password')) };
     case 'oauth2':
       return { authorization: `Bearer ${v.accessToken}` };
     case 'http_header':
-      return { [v.headerName]: v.headerValue };
+      return { [field('headerName')]: field('headerValue') };
     case 'llm':
       return { authorization: `Bearer ${v.apiKey}` };
     default:

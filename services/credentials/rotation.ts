@@ -38,7 +38,8 @@ export async function rotateCredentialKeys(
         { id: { $gt: after } },
         { orderBy: { id: 'asc' }, limit: batchSize, fields: ['id', 'workspaceId', 'secretEncrypted'] },
       );
-    if (batch.length === 0) break;
+    const last = batch.at(-1);
+    if (last === undefined) break;
     for (const row of batch) {
       report.scanned++;
       const outcome = await rotateRow(em, ring, row.id);
@@ -46,7 +47,7 @@ export async function rotateCredentialKeys(
       else if (outcome === 'current') report.alreadyCurrent++;
       else report.failed.push({ id: row.id, reason: outcome });
     }
-    after = batch[batch.length - 1].id;
+    after = last.id;
     await opts.onBatch?.({ scanned: report.scanned, rotated: report.rotated });
   }
   return report;

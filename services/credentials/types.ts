@@ -186,7 +186,9 @@ export const CREDENTIAL_TYPES: Record<string, TypeDef> = {
 export const CREDENTIAL_TYPE_NAMES = Object.keys(CREDENTIAL_TYPES);
 
 /** Types the http node can send: api_key, bearer, basic, oauth2, http_header. */
-export const HTTP_CREDENTIAL_TYPES = CREDENTIAL_TYPE_NAMES.filter((t) => CREDENTIAL_TYPES[t].family === 'http');
+export const HTTP_CREDENTIAL_TYPES = Object.entries(CREDENTIAL_TYPES)
+  .filter(([, def]) => def.family === 'http')
+  .map(([t]) => t);
 
 /** Fields whose values are secret in every type: redacted from test messages and http node outputs. */
 export const SECRET_FIELDS = [

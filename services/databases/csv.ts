@@ -55,7 +55,7 @@ export const CSV_MIME_TYPES = [
 ];
 
 export function isCsvUpload(fileName: string, mimeType: string): boolean {
-  return /\.csv$/i.test(fileName) || CSV_MIME_TYPES.includes(mimeType.toLowerCase().split(';')[0].trim());
+  return /\.csv$/i.test(fileName) || CSV_MIME_TYPES.includes((mimeType.toLowerCase().split(';')[0] ?? '').trim());
 }
 
 /** A name made into a table or column name: lowercase letters, digits and `_`, starting with a letter. */
@@ -260,7 +260,8 @@ export async function importCsv(em: EntityManager, workspaceId: string, input: C
   const width = Math.max(header.length, records[0]?.length ?? 0);
   const names: string[] = [];
   for (let i = 0; i < width; i++) {
-    let name = hasHeader && header[i] !== undefined ? cleanName(header[i], `column_${i + 1}`) : `column_${i + 1}`;
+    const given = header[i];
+    let name = hasHeader && given !== undefined ? cleanName(given, `column_${i + 1}`) : `column_${i + 1}`;
     for (let n = 2; names.includes(name); n++) name = `${name.slice(0, 60)}_${n}`;
     names.push(name);
   }
@@ -319,7 +320,8 @@ export async function importCsv(em: EntityManager, workspaceId: string, input: C
     });
     if (!existing) table = await createTable(client, workspaceId, db, tableName, columns);
     await insertCells(client, db, table!, rows);
-    const [{ n }] = await queryRows<{ n: number }>(client, `select count(*)::int as n from ${qualified(db, table!)}`);
+    // count(*) always yields one row.
+    const [{ n } = { n: 0 }] = await queryRows<{ n: number }>(client, `select count(*)::int as n from ${qualified(db, table!)}`);
     return {
       table: {
         id: table!.id,
@@ -391,8 +393,9 @@ export async function exportTable(em: EntityManager, workspaceId: string, tableI
           values: Object.fromEntries(t.columns.map((c) => [c.name, cellFromSql(c, r[c.name])])),
         }));
       });
-      if (rows.length === 0) return;
-      after = rows[rows.length - 1].rowIndex;
+      const last = rows.at(-1);
+      if (last === undefined) return;
+      after = last.rowIndex;
       yield rows.map((r) => r.values);
       if (rows.length < EXPORT_BATCH) return;
     }

@@ -30,8 +30,8 @@ export interface ManagedRow {
 /** The secrets found in the lifecycle values of a row, as a 400 naming where (never the secret). */
 function refuseSecrets(rows: Array<{ key: string; values: Record<string, unknown> }>): void {
   const findings = rows.flatMap((r) => LIFECYCLE_COLUMNS.flatMap((c) => scanForSecrets(r.values[c], c).map((f) => ({ key: r.key, ...f }))));
-  if (findings.length === 0) return;
-  const first = findings[0];
+  const [first] = findings;
+  if (!first) return;
   throw invalidInput(
     `Configuration values must not hold secrets: row "${first.key}" has a ${first.kind} in ${first.path}${findings.length > 1 ? ` (and ${findings.length - 1} more)` : ''}. Store secrets as credentials.`,
     { code: 'secret_detected', details: { findings } },
@@ -56,6 +56,7 @@ async function loadManaged(
     'select table_key, owner_package_key from managed_tables where table_id = $1',
     [tableId],
   );
+  if (!m) throw notFound(MANAGED_TABLE_NOT_FOUND);
   return { table, db, tableKey: m.table_key, ownerPackageKey: m.owner_package_key };
 }
 
@@ -151,8 +152,8 @@ export async function declareTable(
     await client.query(`alter table ${qualified(db, table)} add column ${ident(REVISION_COLUMN)} integer not null default 1`);
     await client.query(`alter table ${qualified(db, table)} alter column ${ident(KEY_COLUMN)} set not null`);
     await client.query(`create unique index ${ident(`mk_${table.id.slice(4, 28)}`)} on ${qualified(db, table)} (${ident(KEY_COLUMN)})`);
-    const [declared] = await declaredTables(client, workspaceId, table.id);
-    return declared;
+    // Declared just above, in this transaction.
+    return (await declaredTables(client, workspaceId, table.id)).at(0)!;
   });
 }
 
@@ -172,7 +173,8 @@ export async function declaredTables(client: PgClient, workspaceId: string, tabl
   const out: DeclaredTable[] = [];
   for (const m of rows) {
     const { table, db } = await loadTable(client, workspaceId, m.table_id);
-    const [{ n }] = await queryRows<{ n: number }>(client, `select count(*)::int as n from ${qualified(db, table)}`);
+    // count(*) always yields one row.
+    const [{ n } = { n: 0 }] = await queryRows<{ n: number }>(client, `select count(*)::int as n from ${qualified(db, table)}`);
     out.push({
       tableId: table.id,
       tableKey: m.table_key,
@@ -203,8 +205,9 @@ export async function getManagedRow(
       `select ${selectManaged(loaded.table)} from ${qualified(loaded.db, loaded.table)} where ${ident(KEY_COLUMN)} = $1`,
       [key],
     );
-    if (rows.length === 0) throw notFound('Managed row not found');
-    return { tableId, row: managedRow(loaded.table, rows[0]) };
+    const [row] = rows;
+    if (!row) throw notFound('Managed row not found');
+    return { tableId, row: managedRow(loaded.table, row) };
   });
 }
 
@@ -264,7 +267,9 @@ export async function putManagedRow(
     const rows = await (
       current ? updateCells(client, target, table, input.key, cells) : insertManaged(client, target, table, input.key, cells)
     ).catch(asValueError);
-    return { tableId, row: managedRow(table, rows[0]) };
+    const [row] = rows;
+    if (!row) throw notFound('Managed row not found'); // the update's row is locked above: never
+    return { tableId, row: managedRow(table, row) };
   });
 }
 

@@ -123,7 +123,8 @@ export async function exportPackage(
       let readBytes = 0;
       for (const t of chosen) {
         const { table, db } = await loadTable(client, workspaceId, t.tableId);
-        const [{ n }] = await queryRows<{ n: number }>(
+        // An aggregate without `group by` yields one row.
+        const [{ n } = { n: 0 }] = await queryRows<{ n: number }>(
           client,
           `select coalesce(sum(length(row_to_json(r)::text)), 0)::bigint::float8 as n from ${qualified(db, table)} r`,
         );
@@ -486,6 +487,7 @@ export async function preparePackage(
         new Date(now.getTime() + ttlMs),
       ],
     );
+    if (!row) throw new Error('insert into configuration_proposals returned no row');
     return { proposal: proposalData(row), preview: plan };
   });
 }
@@ -512,6 +514,7 @@ export async function confirmProposal(em: EntityManager, workspaceId: string, ac
       `update configuration_proposals set status = 'confirmed', confirmed_by = $2, confirmed_at = now() where id = $1 returning *`,
       [id, actorId],
     );
+    if (!updated) throw notFound('Proposal not found');
     return proposalData(updated);
   });
 }
@@ -653,6 +656,7 @@ export async function applyProposal(
       }
       await client.query(`update configuration_proposals set status = 'applied' where id = $1`, [proposal.id]);
       const [receipt] = await queryRows<ReceiptRow>(client, 'select * from configuration_receipts where id = $1', [receiptId]);
+      if (!receipt) throw new Error('The receipt written by this transaction is missing.');
       return { receipt: receiptData(receipt), replayed: false };
     });
   } catch (err) {

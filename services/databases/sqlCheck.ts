@@ -158,16 +158,16 @@ function checkRangeVar(rv: Json, scope: Scope): void {
 function checkFunction(fn: Json): void {
   const parts = names(fn.funcname).map((p) => p.toLowerCase());
   const name = parts.length === 2 && parts[0] === 'pg_catalog' ? parts[1] : parts.length === 1 ? parts[0] : null;
-  if (name === null || !ALLOWED_FUNCTIONS.has(name)) refuse(`Function "${parts.join('.')}" is not allowed in read-only queries.`);
+  if (!name || !ALLOWED_FUNCTIONS.has(name)) refuse(`Function "${parts.join('.')}" is not allowed in read-only queries.`);
 }
 
 function checkType(typeName: unknown, scope: Scope): void {
   const parts = names((typeName as Json | null)?.names).map((p) => p.toLowerCase());
   const name = parts.length === 2 && parts[0] === 'pg_catalog' ? parts[1] : parts.length === 1 ? parts[0] : null;
-  if (name === null || !ALLOWED_TYPES.has(name)) refuse(`Type "${parts.join('.')}" is not allowed in read-only queries.`);
+  if (!name || !ALLOWED_TYPES.has(name)) refuse(`Type "${parts.join('.')}" is not allowed in read-only queries.`);
   // Each table has a row type of its name in the database's schema, which the search_path
   // searches before pg_catalog: `::date` would mean the table "date"'s row type.
-  if (parts.length === 1 && scope.tables.has(parts[0]))
+  if (parts.length === 1 && name && scope.tables.has(name))
     refuse(`Type "${parts[0]}" is ambiguous: this database has a table named "${parts[0]}"; write pg_catalog.${parts[0]}.`);
 }
 
@@ -256,9 +256,12 @@ export async function checkReadOnlySql(sql: string, tables: Iterable<string>): P
   }
   try {
     const stmts = tree.stmts ?? [];
-    if (stmts.length !== 1 || !stmts[0].stmt)
-      refuse(stmts.length === 0 ? 'Send one SELECT statement.' : `Send one SELECT statement, not ${stmts.length}.`);
-    const [[kind, body]] = Object.entries(stmts[0].stmt!);
+    const stmt = stmts.length === 1 ? stmts[0]?.stmt : undefined;
+    if (!stmt) return refuse(stmts.length === 0 ? 'Send one SELECT statement.' : `Send one SELECT statement, not ${stmts.length}.`);
+    // A statement node has one key: its kind.
+    const [entry] = Object.entries(stmt);
+    if (!entry) return refuse('Send one SELECT statement.');
+    const [kind, body] = entry;
     if (kind !== 'SelectStmt') refuse(describeNode(kind));
     selectStmt(body as Json, { tables: new Set(tables), ctes: new Set() }, 0);
   } catch (err) {

@@ -124,9 +124,9 @@ export async function loadTable(
       where t.id = $1 and t.workspace_id = $2${opts.includeTrashed ? '' : ' and not t.trashed'}${lock}`,
     [tableId, workspaceId],
   );
-  if (rows.length === 0) throw notFound(TABLE_NOT_FOUND);
-  const db = rows[0].db;
-  return { table: toTable(rows[0]), db: toDatabase(db), managed: rows[0].managed };
+  const [row] = rows;
+  if (!row) throw notFound(TABLE_NOT_FOUND);
+  return { table: toTable(row), db: toDatabase(row.db), managed: row.managed };
 }
 
 /** Rows of a managed configuration table change only through managed-rows and applied packages. */
@@ -146,8 +146,9 @@ export async function loadDatabase(client: PgClient, workspaceId: string, databa
     databaseId,
     workspaceId,
   ]);
-  if (rows.length === 0) throw notFound(DATABASE_NOT_FOUND);
-  return toDatabase(rows[0]);
+  const [row] = rows;
+  if (!row) throw notFound(DATABASE_NOT_FOUND);
+  return toDatabase(row);
 }
 
 export async function findDatabaseByName(client: PgClient, workspaceId: string, name: string): Promise<UserDatabase | null> {
@@ -155,7 +156,8 @@ export async function findDatabaseByName(client: PgClient, workspaceId: string, 
     workspaceId,
     name,
   ]);
-  return rows.length ? toDatabase(rows[0]) : null;
+  const [row] = rows;
+  return row ? toDatabase(row) : null;
 }
 
 /** Live tables of a database, by name. */
@@ -167,7 +169,7 @@ export async function liveTables(client: PgClient, databaseId: string): Promise<
 
 async function countRows(client: PgClient, db: UserDatabase, table: UserTable): Promise<number> {
   const [row] = await queryRows<{ n: number }>(client, `select count(*)::int as n from ${qualified(db, table)}`);
-  return row.n;
+  return row?.n ?? 0; // count(*) always yields one row
 }
 
 function tableData(db: UserDatabase, table: UserTable, rowCount: number): TableData {
@@ -367,6 +369,7 @@ export async function insertCells(
           client,
           `insert into ${qualified(db, table)} default values returning ${ident(ROW_INDEX)}`,
         );
+        if (!r) throw new Error('insert … returning gave no row');
         indexes.push(r.rowIndex);
       }
       continue;
@@ -516,6 +519,7 @@ export async function insertRow(
         ? `insert into ${qualified(db, table)} default values returning ${selectList(table)}`
         : `insert into ${qualified(db, table)} (${[...cells.keys()].map(ident).join(', ')}) values (${params.map((_, i) => `$${i + 1}`).join(', ')}) returning ${selectList(table)}`;
     const [row] = await queryRows(client, sql, params).catch(asValueError);
+    if (!row) throw new Error('insert … returning gave no row');
     return { tableId: table.id, row: rowData(table, row) };
   });
 }
@@ -547,8 +551,9 @@ export async function updateRow(
         ? `update ${qualified(db, table)} set ${sets.join(', ')} where ${ident(ROW_INDEX)} = $1 returning ${selectList(table)}`
         : `select ${selectList(table)} from ${qualified(db, table)} where ${ident(ROW_INDEX)} = $1`;
     const rows = await queryRows(client, sql, params).catch(asValueError);
-    if (rows.length === 0) throw notFound(ROW_NOT_FOUND);
-    return { tableId: table.id, row: rowData(table, rows[0]) };
+    const [row] = rows;
+    if (!row) throw notFound(ROW_NOT_FOUND);
+    return { tableId: table.id, row: rowData(table, row) };
   });
 }
 

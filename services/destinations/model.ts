@@ -437,6 +437,6 @@ export async function listTargets(
 /** One destination's view, read afresh. */
 export async function targetView(em: EntityManager, wf: Workflow, targetId: string): Promise<TargetView> {
   const target = await em.findOneOrFail(WorkflowTargetSchema, { id: targetId }, { refresh: true });
-  const [view] = await targetViews(em, wf, [target]);
-  return view;
+  // targetViews gives one view per target.
+  return (await targetViews(em, wf, [target])).at(0)!;
 }

@@ -133,7 +133,7 @@ function v2(block: Record<string, unknown>, scope: ExpressionScope, ignoreCase =
     return operation(type, op, l, () => toJsonata(literalAs(c.rightValue ?? '', type), scope), caseSensitive);
   });
   const joiner = block.combinator === 'or' ? ' or ' : ' and ';
-  return parts.length === 1 ? parts[0] : `(${parts.join(joiner)})`;
+  return parts.length === 1 && parts[0] !== undefined ? parts[0] : `(${parts.join(joiner)})`;
 }
 
 const V1_OPS: Record<string, Record<string, string>> = {
@@ -183,7 +183,7 @@ function v1(params: Record<string, unknown>, scope: ExpressionScope): string {
   }
   if (parts.length === 0) throw new Unsupported('the node has no conditions', 'Add a condition.');
   const joiner = params.combineOperation === 'any' ? ' or ' : ' and ';
-  return parts.length === 1 ? parts[0] : `(${parts.join(joiner)})`;
+  return parts.length === 1 && parts[0] !== undefined ? parts[0] : `(${parts.join(joiner)})`;
 }
 
 /** The condition of an If or Filter node's parameters (either version). */

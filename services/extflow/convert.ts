@@ -243,7 +243,13 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     if (handle !== undefined) e.sourceHandle = handle;
     edges.push(e);
   };
-  for (const m of mapped.values()) for (let i = 1; i < m.nodes.length; i++) addEdge(m.nodes[i - 1].id, m.nodes[i].id);
+  for (const m of mapped.values()) {
+    let previous: GraphNode | undefined;
+    for (const node of m.nodes) {
+      if (previous) addEdge(previous.id, node.id);
+      previous = node;
+    }
+  }
 
   const incoming = new Map<string, Array<{ ref: OutputRef }>>();
   for (const c of conns) {
@@ -272,7 +278,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   }
   for (const [targetName, list] of incoming) {
     const target = mapped.get(targetName)!;
-    const entry = target.entry ?? target.nodes[0].id;
+    const entry = target.entry ?? target.nodes[0]?.id;
     const entryNode = target.nodes.find((n) => n.id === entry)!;
     if (list.length > 1 && entryNode.type !== 'merge') {
       // Only merge nodes take several inputs: a merge of the live branches, then the first of them.
@@ -290,13 +296,13 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       });
       for (const { ref } of list) addEdge(ref.source, joinId, ref.handle);
       addEdge(joinId, pickId);
-      addEdge(pickId, entry);
+      addEdge(pickId, entryNode.id);
       warnings.push({
         node: targetName,
         message: `${list.length} connections arrive here: the node runs once, after every live branch, with the first live branch's data (exact when the branches exclude each other, as the outputs of an If or Switch do).`,
       });
     } else {
-      for (const { ref } of list) addEdge(ref.source, entry, ref.handle);
+      for (const { ref } of list) addEdge(ref.source, entryNode.id, ref.handle);
     }
   }
 

@@ -69,7 +69,7 @@ function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
   while (i < src.length) {
-    const c = src[i];
+    const c = src.charAt(i);
     if (/\s/.test(c)) {
       i++;
       continue;
@@ -151,13 +151,15 @@ class Parser {
 
   parse(): Val {
     const v = this.ternary(false);
-    if (this.pos < this.toks.length) throw this.fail(`"${tokText(this.toks[this.pos])}" here`);
+    const extra = this.toks[this.pos];
+    if (extra) throw this.fail(`"${tokText(extra)}" here`);
     return this.finish(v);
   }
 
   parseBoolean(): Val {
     const v = this.ternary(true);
-    if (this.pos < this.toks.length) throw this.fail(`"${tokText(this.toks[this.pos])}" here`);
+    const extra = this.toks[this.pos];
+    if (extra) throw this.fail(`"${tokText(extra)}" here`);
     return this.finish(v);
   }
 
@@ -372,8 +374,9 @@ class Parser {
       const fn: Record<string, string> = { floor: '$floor', ceil: '$ceil', abs: '$abs', sqrt: '$sqrt' };
       if (fn[name]) {
         const a = this.args();
-        if (a.length !== 1) throw this.fail(`Math.${name} with ${a.length} arguments`);
-        return { code: `${fn[name]}(${a[0].code})`, kind: 'number' };
+        const [arg] = a;
+        if (arg === undefined || a.length !== 1) throw this.fail(`Math.${name} with ${a.length} arguments`);
+        return { code: `${fn[name]}(${arg.code})`, kind: 'number' };
       }
       if (name === 'max' || name === 'min') {
         const a = this.args();
@@ -388,8 +391,9 @@ class Parser {
       if (name === 'toLowerCase' && a.length === 0) return { code: `$lowercase(${v.code})`, kind: 'string' };
       if (name === 'toString' && a.length === 0 && (v.kind === 'number' || v.kind === 'string'))
         return { code: `$string(${v.code})`, kind: 'string' };
-      if (name === 'includes' && a.length === 1 && a[0].kind === 'string' && v.kind === 'string')
-        return { code: `$contains(${v.code}, ${a[0].code})`, kind: 'boolean' };
+      const [arg] = a;
+      if (name === 'includes' && a.length === 1 && arg?.kind === 'string' && v.kind === 'string')
+        return { code: `$contains(${v.code}, ${arg.code})`, kind: 'boolean' };
       throw this.fail(`the method .${name}()`);
     }
     if (name === 'length') {
@@ -468,14 +472,14 @@ class Parser {
         return this.nodeSpecial(a.v);
       }
       case 'Number': {
-        const a = this.args();
-        if (a.length !== 1) throw this.fail('Number() with other than one argument');
-        return { code: `$number(${a[0].code})`, kind: 'number' };
+        const [arg, ...more] = this.args();
+        if (arg === undefined || more.length > 0) throw this.fail('Number() with other than one argument');
+        return { code: `$number(${arg.code})`, kind: 'number' };
       }
       case 'String': {
-        const a = this.args();
-        if (a.length !== 1) throw this.fail('String() with other than one argument');
-        return { code: `$string(${a[0].code})`, kind: 'string' };
+        const [arg, ...more] = this.args();
+        if (arg === undefined || more.length > 0) throw this.fail('String() with other than one argument');
+        return { code: `$string(${arg.code})`, kind: 'string' };
       }
       default:
         throw this.fail(t.v.startsWith('$') ? `${t.v} (no equivalent in our runs)` : `the name ${t.v}`);
@@ -562,7 +566,8 @@ export function toJsonata(value: unknown, scope: ExpressionScope, opts: { boolea
   if (!isExtExpression(value)) return jsonLiteral(value ?? null);
   const segments = splitTemplate(value.slice(1));
   if (segments.length === 0) return '""';
-  if (segments.length === 1 && 'js' in segments[0]) return translateJs(segments[0].js, scope, opts);
+  const [only] = segments;
+  if (segments.length === 1 && only && 'js' in only) return translateJs(only.js, scope, opts);
   if (segments.every((s) => 'lit' in s)) return jsonLiteral(value.slice(1));
   return `(${segments.map((s) => ('lit' in s ? jsonLiteral(s.lit) : `$string(${translateJs(s.js, scope)})`)).join(' & ')})`;
 }

@@ -187,11 +187,12 @@ export async function stageUpload(
     discard,
     commit: async () => {
       const previous = await attachPendingBlob(em, file, { storageKey, blobId, size: stat.size, sha256: stat.sha256 });
-      if (previous.length === 0) {
+      const [replaced] = previous;
+      if (replaced === undefined) {
         await discard();
         throw conflict('File is no longer pending; the uploaded content was not kept.');
       }
-      if (previous[0].blob_key) await blobs.delete(previous[0].blob_key).catch(() => undefined);
+      if (replaced.blob_key) await blobs.delete(replaced.blob_key).catch(() => undefined);
       return { key: blobId, size: stat.size, sha256: stat.sha256 };
     },
   };

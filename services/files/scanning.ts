@@ -92,7 +92,8 @@ export function isEicar(head: Buffer, sizeBytes: number): boolean {
  * declared `image/png`). Content whose type cannot be recognized contradicts nothing.
  */
 export function magicContradiction(declared: string, detected: string | null): string | null {
-  const declaredType = declared.split(';')[0].trim().toLowerCase();
+  const [mediaType = ''] = declared.split(';');
+  const declaredType = mediaType.trim().toLowerCase();
   if (!detected || OPAQUE_DECLARED_TYPES.has(declaredType)) return null;
   if (EXECUTABLE_TYPES.has(detected)) return `executable content (${detected}) declared as ${declaredType}`;
   const want = family(declaredType);
@@ -130,7 +131,7 @@ export function clamdScanner(address: string, timeoutMs: number): FileScanner {
     async scan(input) {
       const reply = await instream(address, await input.open(), timeoutMs);
       const found = /^stream: (.+) FOUND$/.exec(reply);
-      if (found) return { verdict: 'infected', detail: found[1] };
+      if (found?.[1] !== undefined) return { verdict: 'infected', detail: found[1] };
       if (reply === 'stream: OK') return { verdict: 'clean', detail: null };
       throw new Error(`clamd answered ${JSON.stringify(reply.slice(0, 200))}`);
     },
@@ -160,7 +161,7 @@ async function instream(address: string, content: Readable, timeoutMs: number): 
     });
     socket.on('close', () => {
       clearTimeout(timer);
-      if (replyText) resolve(replyText.split('\0')[0].trim());
+      if (replyText) resolve((replyText.split('\0')[0] ?? '').trim());
       else reject(new Error('clamd closed the connection without an answer'));
     });
   });

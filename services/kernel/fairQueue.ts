@@ -49,8 +49,8 @@ export class FairQueue<T> {
    * The chosen key moves to the back of the ring, so keys take turns.
    */
   take(): { key: string; item: T } | undefined {
-    for (let i = 0; i < this.ring.length; i++) {
-      const key = this.ring[i];
+    // The ring changes only just before the return, so the walk never sees a spliced ring.
+    for (const [i, key] of this.ring.entries()) {
       if (this.runningOf(key) >= this.perKeyLimit) continue;
       const list = this.waiting.get(key)!;
       const item = list.shift()!;

@@ -66,7 +66,8 @@ function classify(addr: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
     const compatible = parts.slice(0, 6).every((g) => g === 0) && v6.range() === 'unicast';
     const embedded = compatible ? { at: 6, label: 'IPv4 embedded in IPv6' } : EMBEDDED_V4[v6.range()];
     if (embedded) {
-      const [hi, lo] = [parts[embedded.at], parts[embedded.at + 1]];
+      // An IPv6 address has eight parts; `at` is at most 6.
+      const [hi = 0, lo = 0] = [parts[embedded.at], parts[embedded.at + 1]];
       const inner = classify(new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]));
       return inner ? `${inner} (${embedded.label})` : undefined;
     }
@@ -201,6 +202,7 @@ export async function resolveGuardedHost(
     throw new OutboundError('network', `Could not resolve host "${bare}" (no addresses).`);
   }
   const [first] = await resolvePublicAddresses(bare, resolve);
+  if (!first) throw new OutboundError('network', `Could not resolve host "${bare}" (no addresses).`);
   return first;
 }
 
@@ -224,10 +226,11 @@ function connectGuardedAgent(resolve: HostResolver, allowPrivateNetworks: boolea
       resolved.then(
         (all) => {
           const addresses = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
-          if (addresses.length === 0)
+          const [first] = addresses;
+          if (first === undefined)
             return callback(new OutboundError('network', `Could not resolve host "${hostname}" (no IPv${options.family} address).`), []);
           if (options.all) return callback(null, addresses);
-          callback(null, addresses[0].address, addresses[0].family);
+          callback(null, first.address, first.family);
         },
         (err: Error) => callback(err, []),
       );
@@ -313,7 +316,8 @@ function encodeBody(body: unknown, headers: Headers): string | Uint8Array | unde
 
 function isJsonContentType(contentType: string | null): boolean {
   if (!contentType) return false;
-  const mime = contentType.split(';')[0].trim().toLowerCase();
+  const [type = ''] = contentType.split(';');
+  const mime = type.trim().toLowerCase();
   return mime === 'application/json' || mime.endsWith('+json') || mime === 'text/json';
 }
 

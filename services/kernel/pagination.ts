@@ -36,7 +36,8 @@ export function decodeCursor(cursor: string, code = 'validation_failed'): Cursor
 export function nextCursorOf<T extends CursorPosition>(rows: T[], limit: number): { page: T[]; nextCursor: string | null } {
   if (rows.length <= limit) return { page: rows, nextCursor: null };
   const page = rows.slice(0, limit);
-  return { page, nextCursor: encodeCursor(page[page.length - 1]) };
+  const last = page.at(-1);
+  return { page, nextCursor: last ? encodeCursor(last) : null };
 }
 
 /**

@@ -49,9 +49,10 @@ export class PayloadEncryptionCodec implements PayloadCodec {
 
   /** `secrets[0]` encrypts; every one of them decrypts. */
   constructor(secrets: readonly string[]) {
-    if (secrets.length === 0) throw new Error('PayloadEncryptionCodec needs at least one key');
     const all = secrets.map(payloadKey);
-    this.current = all[0];
+    const [current] = all;
+    if (current === undefined) throw new Error('PayloadEncryptionCodec needs at least one key');
+    this.current = current;
     this.keys = new Map(all.map((k) => [k.id, k.key]));
   }
 

@@ -64,6 +64,7 @@ function removePath(target: unknown, path: string[]): void {
   }
   if (!target || typeof target !== 'object') return;
   const [head, ...rest] = path;
+  if (head === undefined) return;
   const record = target as Record<string, unknown>;
   if (rest.length === 0) delete record[head];
   else removePath(record[head], rest);

@@ -125,7 +125,7 @@ export function sealWithKeyring(keyring: Keyring, plaintext: string, associatedD
 /** The key id a sealed value names, or null when it is not a `k1` value. */
 export function sealedKeyId(sealed: string): string | null {
   const parts = sealed.split('.');
-  return parts.length === 5 && parts[0] === SEALED_VERSION ? parts[1] : null;
+  return parts.length === 5 && parts[0] === SEALED_VERSION ? (parts[1] ?? null) : null;
 }
 
 /**
@@ -137,7 +137,8 @@ export function openWithKeyring(keyring: Keyring, sealed: string, associatedData
   const parts = sealed.split('.');
   if (parts.length !== 5 || parts[0] !== SEALED_VERSION)
     throw new SealedValueError('format', 'The stored value is not an encrypted value of a known format.');
-  const [, keyId, iv, tag, data] = parts;
+  // Five parts, checked above: the defaults never apply.
+  const [, keyId = '', iv = '', tag = '', data = ''] = parts;
   const key = keyring.current.id === keyId ? keyring.current : keyring.previous.find((k) => k.id === keyId);
   if (!key) throw new SealedValueError('unknown_key', `The stored value was encrypted with key ${keyId}, which is not configured.`);
   const ivBytes = Buffer.from(iv, 'base64url');

@@ -74,9 +74,10 @@ function sectionsOf(text: string): Section[] {
   for (const m of text.matchAll(HEADING)) {
     const at = m.index ?? 0;
     if (at > start) sections.push({ start, end: at, heading });
-    const level = m[1].length;
-    while (path.length && path[path.length - 1].level >= level) path.pop();
-    path.push({ level, title: m[2].trim() });
+    const [, hashes = '', title = ''] = m; // HEADING's two groups are not optional
+    const level = hashes.length;
+    while (path.length && path.at(-1)!.level >= level) path.pop(); // not empty: checked first
+    path.push({ level, title: title.trim() });
     heading = path.map((p) => p.title).join(' > ');
     start = at;
   }
@@ -121,8 +122,9 @@ function hardCut(text: string, start: number, end: number, budget: number): Span
 function splitSpan(text: string, start: number, end: number, level: number, budget: number): Span[] {
   const tokens = countTokens(text.slice(start, end));
   if (tokens <= budget) return [{ start, end, tokens }];
-  if (level >= SEPARATORS.length) return hardCut(text, start, end, budget);
-  const parts = cutAt(text, start, end, SEPARATORS[level]);
+  const separator = SEPARATORS[level];
+  if (separator === undefined) return hardCut(text, start, end, budget);
+  const parts = cutAt(text, start, end, separator);
   if (parts.length <= 1) return splitSpan(text, start, end, level + 1, budget);
   return parts.flatMap((p) => splitSpan(text, p.start, p.end, level + 1, budget));
 }
@@ -149,7 +151,8 @@ export function chunkText(raw: string, settings: ChunkingSettings): TextChunk[] 
     if (current && current.pieces.length) built.push(current);
     current = null;
   };
-  const ownLength = (b: Building) => b.pieces[b.pieces.length - 1].end - b.ownStart;
+  // A chunk is only ever built with a piece in it.
+  const ownLength = (b: Building) => b.pieces.at(-1)!.end - b.ownStart;
 
   for (const section of sectionsOf(text)) {
     let firstInSection = true;
@@ -165,8 +168,7 @@ export function chunkText(raw: string, settings: ChunkingSettings): TextChunk[] 
         const carried: Span[] = [];
         if (cur && !firstInSection && overlap > 0) {
           let carriedTokens = 0;
-          for (let i = cur.pieces.length - 1; i >= 0; i--) {
-            const p = cur.pieces[i];
+          for (const p of [...cur.pieces].reverse()) {
             if (carriedTokens + p.tokens > overlap) {
               if (carried.length === 0) carried.unshift(...hardCut(text, p.start, p.end, overlap).slice(-1));
               break;
@@ -185,9 +187,9 @@ export function chunkText(raw: string, settings: ChunkingSettings): TextChunk[] 
   flush();
 
   // A short last chunk joins the one before it when both fit in one chunk.
-  if (built.length > 1) {
-    const last = built[built.length - 1];
-    const before = built[built.length - 2];
+  const last = built.at(-1);
+  const before = built.at(-2);
+  if (last && before) {
     const ownTokens = last.pieces.filter((p) => p.start >= last.ownStart).reduce((n, p) => n + p.tokens, 0);
     if (ownLength(last) < settings.minChunkSizeChars && before.tokens + ownTokens <= max) {
       before.pieces.push(...last.pieces.filter((p) => p.start >= last.ownStart));
@@ -198,10 +200,13 @@ export function chunkText(raw: string, settings: ChunkingSettings): TextChunk[] 
 
   const chunks: TextChunk[] = [];
   for (const b of built) {
-    let start = b.pieces[0].start;
-    let end = b.pieces[b.pieces.length - 1].end;
-    while (start < end && /\s/.test(text[start])) start++;
-    while (end > start && /\s/.test(text[end - 1])) end--;
+    const [first] = b.pieces;
+    const final = b.pieces.at(-1);
+    if (!first || !final) continue; // flush keeps only chunks with pieces
+    let start = first.start;
+    let end = final.end;
+    while (start < end && /\s/.test(text.charAt(start))) start++;
+    while (end > start && /\s/.test(text.charAt(end - 1))) end--;
     if (end <= start) continue;
     const content = text.slice(start, end);
     const tokenCount = countTokens(content);

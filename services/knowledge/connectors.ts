@@ -83,7 +83,7 @@ export async function listConnectors(
   const page = rows.slice(0, query.limit);
   return {
     connectors: page.map(connectorView),
-    nextCursor: rows.length > query.limit ? page[page.length - 1].id : null,
+    nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null,
     providers: providerRegistry(certified),
   };
 }

@@ -120,7 +120,7 @@ export async function createUploadedDocument(
         `Unsupported document type "${fields.mimeType}" (${fields.fileName}); supported: ${DOCUMENT_KINDS.join(', ')} (.txt, .md, .html, .pdf, .json).`,
       );
     }
-    const declared = fields.mimeType.split(';')[0].trim().toLowerCase();
+    const declared = (fields.mimeType.split(';')[0] ?? '').trim().toLowerCase();
     const now = new Date();
     doc = em.create(KnowledgeDocumentSchema, {
       id: staged.documentId,

@@ -45,7 +45,7 @@ const CANONICAL_MIME: Record<DocumentKind, string> = {
  * extension (clients often send application/octet-stream); null when neither is supported.
  */
 export function documentKindOf(mimeType: string | undefined, fileName: string | undefined): DocumentKind | null {
-  const mime = (mimeType ?? '').split(';')[0].trim().toLowerCase();
+  const mime = ((mimeType ?? '').split(';')[0] ?? '').trim().toLowerCase();
   if (BY_MIME[mime]) return BY_MIME[mime];
   const ext = (fileName ?? '').toLowerCase().match(/\.([a-z0-9]+)$/)?.[1];
   if (ext && BY_EXTENSION[ext]) return BY_EXTENSION[ext];

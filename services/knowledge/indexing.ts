@@ -183,7 +183,9 @@ export async function embedPendingChunks(
       batch.map((r) => embeddingInput(r.heading, r.content)),
       opts.signal,
     );
-    const dims = vectors[0].length;
+    const [first] = vectors;
+    if (!first) throw new Error(`The embedder returned no vector for ${batch.length} texts.`);
+    const dims = first.length;
     if (pgvector) await ensureVectorIndex(em, dims);
     const payload = JSON.stringify(batch.map((r, j) => ({ id: r.id, e: vectors[j] })));
     await conn.execute(embeddingUpdateSql(pgvector), [embedder.model, dims, payload]);
@@ -194,7 +196,7 @@ export async function embedPendingChunks(
     ids,
     embedder.model,
   ]);
-  return { embedded, remaining: Number(left[0].n) };
+  return { embedded, remaining: Number(left[0]?.n ?? 0) }; // count(*) always yields one row
 }
 
 /** What is embedded for a chunk: its heading path (context) and its text. */

@@ -296,7 +296,7 @@ export async function listSyncRuns(
   }
   const rows = await em.find(KnowledgeSyncRunSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
   const page = rows.slice(0, query.limit);
-  return { runs: page.map(syncRunView), nextCursor: rows.length > query.limit ? page[page.length - 1].id : null };
+  return { runs: page.map(syncRunView), nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
 }
 
 /** POST cancel: queued or running → cancelled (the lease is released, the execution cancelled); 409 from a terminal status. */
@@ -542,7 +542,7 @@ function persistFailure(err: unknown): unknown {
   if (/^(22|23|P0)/.test(sqlState))
     return new SyncError(
       'internal',
-      `Persisting the batch failed, nothing was applied: ${(err as Error).message.split('\n')[0].slice(0, 300)}`,
+      `Persisting the batch failed, nothing was applied: ${((err as Error).message.split('\n')[0] ?? '').slice(0, 300)}`,
     );
   return err;
 }

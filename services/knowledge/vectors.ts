@@ -128,7 +128,7 @@ export const vectorLiteral = (v: number[]): string => `[${v.join(',')}]`;
  */
 export function hnswSearchSettings(version: string, limit: number): Array<[string, string]> {
   const settings: Array<[string, string]> = [['hnsw.ef_search', String(Math.min(1000, Math.max(40, limit)))]];
-  const [major, minor] = version.split('.').map((x) => Number.parseInt(x, 10) || 0);
+  const [major = 0, minor = 0] = version.split('.').map((x) => Number.parseInt(x, 10) || 0);
   if (major > 0 || minor >= 8) settings.push(['hnsw.iterative_scan', 'strict_order']);
   return settings;
 }

@@ -80,7 +80,7 @@ export function normalizeSubject(subject: string): string {
 
 function bareAddress(value: string): string {
   const match = /<([^>]+)>/.exec(value);
-  return (match ? match[1] : value).trim().toLowerCase();
+  return (match?.[1] ?? value).trim().toLowerCase();
 }
 
 export function participantsKey(from: string, to: string[]): string {
@@ -210,6 +210,7 @@ async function insertMessage(
       now,
     ],
   );
+  if (!row) throw new Error('insert into mailer_messages returned no row');
   await sql(tx, `update mailer_threads set message_count = message_count + 1, last_message_at = ? where id = ?`, [now, threadId]);
   return row;
 }
@@ -240,6 +241,7 @@ export async function acceptInboundMail(
       route.id,
       mail.externalMessageId,
     ]);
+    if (!first) throw notFound(MESSAGE_NOT_FOUND); // deleted since it was seen
     return { message: messageView(first), outbox: { id: first.outbox_id ?? '', status: 'pending' }, deduplicated: true };
   };
   if (mail.externalMessageId) {

@@ -99,6 +99,7 @@ export async function upsertPollingGroup(
       input.enabled !== undefined,
     ],
   );
+  if (!row) throw new Error('upsert into mailer_polling_groups returned no row');
   const group = await em.fork().findOneOrFail(MailerPollingGroupSchema, { id: row.id });
   return { group: pollingGroupView(group), created: row.inserted };
 }

@@ -408,7 +408,7 @@ async function imapPlan(deps: MailProviderDeps, account: Extract<MailAccount, { 
       }
     }
     const uids = [...fetched.keys()].sort((a, b) => a - b).slice(0, IMAP_BATCH);
-    const next = JSON.stringify({ uidValidity, lastUid: uids.length > 0 ? uids[uids.length - 1] : state.lastUid } satisfies ImapCursor);
+    const next = JSON.stringify({ uidValidity, lastUid: uids.at(-1) ?? state.lastUid } satisfies ImapCursor);
     return { next, baseline: false, pending: uids.map((uid) => ({ id: String(uid), threadId: null })), fetch: fetchOne, close };
   } catch (err) {
     await close();

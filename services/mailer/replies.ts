@@ -21,8 +21,8 @@ import { smtpTransport } from '../credentials/checks';
 import { openDownload, type Download } from '../files/files';
 import type { BlobStore } from '../kernel/blobs';
 import type { CredentialValue } from '../credentials/types';
-import { insertMessage, loadMessage, messageView, type MessageRow, type MessageView } from './messages';
-import { sql, type MailerRouteRow } from './routes';
+import { insertMessage, loadMessage, MESSAGE_NOT_FOUND, messageView, type MessageRow, type MessageView } from './messages';
+import { ROUTE_NOT_FOUND, sql, type MailerRouteRow } from './routes';
 
 export const RESERVATION_NOT_FOUND = 'Reply reservation not found';
 
@@ -300,6 +300,7 @@ export async function sendReply(
     });
   }
   const reply = await em.transactional(async (tx) => {
+    if (!route) throw notFound(ROUTE_NOT_FOUND); // deleted while the reply was sent
     const row = await insertMessage(
       tx,
       route,
@@ -331,6 +332,7 @@ export async function sendReply(
 
 async function sentOutcome(em: EntityManager, row: ReservationRow, status: 200 | 201, deduplicated: boolean): Promise<ReplyOutcome> {
   const [reply] = await sql<MessageRow>(em, `select * from mailer_messages where id = ?`, [row.replyMessageId]);
+  if (!reply) throw notFound(MESSAGE_NOT_FOUND);
   return { status, reply: messageView(reply), reservation: reservationView(row), deduplicated };
 }
 

@@ -152,8 +152,9 @@ export async function createRoute(
         now,
       ],
     );
-    if (rows.length === 0) throw duplicate();
-    return { route: rows[0], signingSecret };
+    const [route] = rows;
+    if (!route) throw duplicate();
+    return { route, signingSecret };
   });
 }
 
@@ -204,6 +205,7 @@ export async function patchRoute(
       row.id,
     ],
   );
+  if (!updated) throw notFound(ROUTE_NOT_FOUND);
   await sql(em, `update webhooks set workflow_id = ?, target_id = ?, enabled = ?, updated_at = now() where id = ?`, [
     workflowId,
     targetId,

@@ -83,11 +83,17 @@ export function createEmbeddingsClient(config: EmbeddingsConfig, opts: { allowPr
     async embed(texts, signal) {
       if (texts.length === 0) return [];
       const res = await client.embeddings.create({ model: config.model, input: texts, encoding_format: 'float' }, { signal });
-      const vectors = new Array<number[]>(texts.length);
-      for (const item of res.data) vectors[item.index] = normalise(item.embedding);
-      if (vectors.some((v) => !Array.isArray(v)))
-        throw new Error(`The embeddings endpoint returned ${res.data.length} vectors for ${texts.length} inputs.`);
-      const dims = vectors[0].length;
+      // By each item's index, not by position: the API may answer out of order. A missing index
+      // must fail here (an array with a hole would pass `some`, which skips holes).
+      const byIndex = new Map(res.data.map((item) => [item.index, item.embedding]));
+      const vectors: number[][] = [];
+      for (let i = 0; i < texts.length; i++) {
+        const embedding = byIndex.get(i);
+        if (!Array.isArray(embedding) || byIndex.size !== texts.length)
+          throw new Error(`The embeddings endpoint returned ${res.data.length} vectors for ${texts.length} inputs.`);
+        vectors.push(normalise(embedding));
+      }
+      const dims = vectors[0]?.length ?? 0;
       if (dims === 0 || vectors.some((v) => v.length !== dims))
         throw new Error('The embeddings endpoint returned vectors of different or zero dimensions.');
       return vectors;

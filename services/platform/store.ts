@@ -18,5 +18,5 @@ export async function runCountsByStatusAndTrigger(em: EntityManager): Promise<Ar
 /** Webhook outbox entries of all workspaces still waiting to be handed to Temporal. */
 export async function pendingOutboxCount(em: EntityManager): Promise<number> {
   const rows: Array<{ count: string }> = await em.execute(`select count(*) as count from webhook_outbox where status = 'pending'`);
-  return Number(rows[0].count);
+  return Number(rows[0]?.count ?? 0); // count(*) always yields one row
 }

@@ -298,7 +298,7 @@ export async function importBundle(
   for (const [i, e] of entries.entries()) {
     workflows.push({
       externalId: e.externalId,
-      workflow: await viewOf(em, rows[i]),
+      workflow: await viewOf(em, rows.at(i)!), // the transaction keeps one row per entry, in order
       importAction: e.importAction,
       importReadiness: e.importReadiness,
       bundleSubWorkflowStatus: e.bundleSubWorkflowStatus,

@@ -43,9 +43,9 @@ export async function loadExtflowBundle(
   allowed: Array<keyof BundleSource>,
 ): Promise<ExtflowBundle> {
   const given = (Object.keys(source) as Array<keyof BundleSource>).filter((k) => source[k] !== undefined);
-  if (given.length === 0) throw invalidInput(`${allowed.join(' or ')} is required.`);
+  const [key] = given;
+  if (key === undefined) throw invalidInput(`${allowed.join(' or ')} is required.`);
   if (given.length > 1) throw invalidInput(`Give one of ${allowed.join(', ')}, not several.`);
-  const key = given[0];
   let value: unknown;
   if (key === 'bundlePath') value = await readBundlePath(importDir, source.bundlePath!);
   else {

@@ -32,6 +32,7 @@ type Entry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 
 async function putPath(gitdir: string, treeOid: string | null, parts: string[], blobOid: string): Promise<string> {
   const entries: Entry[] = treeOid ? (await git.readTree({ fs, gitdir, oid: treeOid })).tree : [];
   const [head, ...rest] = parts;
+  if (head === undefined) throw new Error('putPath needs a non-empty path');
   const existing = entries.find((e) => e.path === head);
   const oid = rest.length === 0 ? blobOid : await putPath(gitdir, existing?.type === 'tree' ? existing.oid : null, rest, blobOid);
   const next: Entry =

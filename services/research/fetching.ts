@@ -97,7 +97,7 @@ export async function fetchResearchSource(em: EntityManager, deps: FetchDeps, in
       },
     );
     body = res.body as Buffer;
-    contentType = (res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    contentType = ((res.headers['content-type'] ?? '').split(';')[0] ?? '').trim().toLowerCase();
     if (res.status < 200 || res.status > 299) return record('failed', `The page answered HTTP ${res.status}.`, body.length);
   } catch (err) {
     if (deps.signal?.aborted) throw err;

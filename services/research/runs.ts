@@ -210,13 +210,14 @@ export async function createResearchRun(
       throw err;
     }
   }
-  const [view] = await viewsOf(em.fork(), [await findRun(em.fork(), principal.workspaceId, id)]);
+  // viewsOf gives one view per run.
+  const view = (await viewsOf(em.fork(), [await findRun(em.fork(), principal.workspaceId, id)])).at(0)!;
   return { run: view, deduplicated: !fresh };
 }
 
 export async function getResearchRun(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<ResearchRunView> {
-  const [view] = await viewsOf(em, [await findRun(em, principal.workspaceId, id)]);
-  return view;
+  // viewsOf gives one view per run.
+  return (await viewsOf(em, [await findRun(em, principal.workspaceId, id)])).at(0)!;
 }
 
 /** GET /research: newest first (createdAt desc, id desc), optional status filter, opaque cursor. */

@@ -19,9 +19,10 @@ function pendingApprovalNode(run: Run, nodeId: string | undefined): string {
     if (!pending.includes(nodeId)) throw conflict(`The run is not waiting for an approval at node "${nodeId}".`);
     return nodeId;
   }
-  if (pending.length === 0) throw conflict('The run is not waiting for an approval.');
+  const [only] = pending;
+  if (only === undefined) throw conflict('The run is not waiting for an approval.');
   if (pending.length > 1) throw conflict(`The run waits on several approvals (${pending.join(', ')}); name one with nodeId.`);
-  return pending[0];
+  return only;
 }
 
 /**

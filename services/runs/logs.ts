@@ -144,7 +144,8 @@ export async function logStats(
   const matched = matchingRunsSql(principal.workspaceId, f, 'r.*', { durableWindow: LOGS_DURABLE_WINDOW });
   const withMatched = (sql: string) => conn.execute<Row[]>(`with m as (${matched.sql}) ${sql}`, matched.params);
   const terminal = TERMINAL_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
-  const [totals] = await withMatched(`
+  // An aggregate without `group by` yields exactly one row.
+  const [totals = {}] = await withMatched(`
     select count(*)::int as total,
       count(*) filter (where status = 'failed')::int as failed,
       count(*) filter (where status = 'succeeded')::int as succeeded,
@@ -350,7 +351,7 @@ export async function executionDetail(
       waitCount: run.waits.length,
       stepCount: steps.length,
       failedStepCount: steps.filter((s) => s.status === 'failed').length,
-      lastNodeId: steps.length > 0 ? steps[steps.length - 1].nodeId : null,
+      lastNodeId: steps.at(-1)?.nodeId ?? null,
     },
     executionMetadata: {
       trigger: run.trigger,

@@ -51,7 +51,8 @@ export async function resumeEventWait(
  */
 async function claimResumeToken(em: EntityManager, token: string): Promise<{ runId: string; nodeId: string }> {
   const claimed = await markResumeTokenUsed(em, token);
-  if (claimed.length > 0) return { runId: claimed[0].run_id, nodeId: claimed[0].node_id };
+  const [first] = claimed;
+  if (first) return { runId: first.run_id, nodeId: first.node_id };
   const existing = await em.findOne(ResumeTokenSchema, { token });
   if (!existing) throw notFound(TOKEN_NOT_FOUND);
   if (existing.usedAt) throw conflict('This resume token has already been used.');

@@ -40,7 +40,8 @@ export async function workflowRunStatus(
   }
   const run = await em.findOne(RunSchema, { id: runId, workspaceId: workflow.workspaceId, workflowId: workflow.id });
   if (!run) throw notFound(RUN_NOT_FOUND);
-  const [view] = await presentRuns(em, principal, [run], { logLimit: STATUS_LOG_LIMIT });
+  // presentRuns gives one view per run.
+  const view = (await presentRuns(em, principal, [run], { logLimit: STATUS_LOG_LIMIT })).at(0)!;
   const active = !isTerminal(run.status);
   // Waiting runs change on human time scales; running ones within seconds.
   const pollAfterMs = !active ? 0 : run.status === 'waiting' ? 5000 : 1000;

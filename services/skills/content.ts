@@ -41,7 +41,7 @@ export function parseSkillContent(content: string): SkillContent {
 /** The first markdown heading (`# Title`, any level), slugified: `Review Pull Requests` → `review-pull-requests`. */
 function nameFromHeading(body: string): string | undefined {
   const heading = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(body);
-  if (!heading) return undefined;
+  if (heading?.[1] === undefined) return undefined;
   const slug = slugify(heading[1], { lower: true, strict: true, trim: true });
   return slug || undefined;
 }

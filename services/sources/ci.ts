@@ -108,7 +108,7 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
         }))
         .sort((a, b) => a.number - b.number);
       status.error = null;
-      const newest = builds.length > 0 ? builds[builds.length - 1].number : 0;
+      const newest = builds.at(-1)?.number ?? 0;
       if (status.lastSeenBuildNumber === null) {
         status.baselineBuildNumber = newest;
         status.lastSeenBuildNumber = newest;
@@ -117,8 +117,8 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
       const newer = builds.filter((b) => b.number > status.lastSeenBuildNumber!);
       const firstRunning = newer.find((b) => b.result === null);
       let done = firstRunning ? newer.filter((b) => b.number < firstRunning.number) : newer;
-      if (done.length === 0) continue;
-      const lastSeen = done[done.length - 1].number;
+      const lastSeen = done.at(-1)?.number;
+      if (lastSeen === undefined) continue;
       if (done.length > CI_MAX_BUILDS_PER_POLL) {
         status.omittedBuildCount += done.length - CI_MAX_BUILDS_PER_POLL;
         done = done.slice(-CI_MAX_BUILDS_PER_POLL);

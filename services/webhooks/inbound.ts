@@ -112,7 +112,7 @@ async function endpointConnectionPublished(em: EntityManager, webhook: Webhook):
     `select a.connection_bindings as bindings from workflow_targets t join workflow_target_activations a on a.id = t.active_activation_id where t.id = ?`,
     [webhook.targetId],
   );
-  return rows.length > 0 && Object.values(rows[0].bindings ?? {}).includes(credentialId);
+  return Object.values(rows[0]?.bindings ?? {}).includes(credentialId);
 }
 
 /** The delivery id of a provider event, from the node's configured header or a well-known one. */
@@ -255,7 +255,8 @@ export async function dispatchOutbox(
       })),
     );
     const errors = await inParallel(starts, parallelism, ({ resolved }, i) =>
-      launcher.start(runs[i], { nodes: resolved.version.nodes, edges: resolved.version.edges }),
+      // writeRunRows gives one run per start, in order.
+      launcher.start(runs.at(i)!, { nodes: resolved.version.nodes, edges: resolved.version.edges }),
     );
     const started = starts.filter((_, i) => errors[i] === undefined).map((s) => s.row.id);
     const failures = starts.flatMap((s, i) => (errors[i] === undefined ? [] : [{ id: s.row.id, error: errors[i].message.slice(0, 1000) }]));
@@ -290,7 +291,7 @@ async function inParallel<T>(
     while (next < items.length) {
       const i = next++;
       try {
-        await fn(items[i], i);
+        await fn(items.at(i)!, i); // i < items.length, checked by the loop
       } catch (err) {
         errors[i] = err instanceof Error ? err : new Error(String(err));
       }

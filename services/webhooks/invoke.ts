@@ -102,7 +102,8 @@ export async function callWebhook(
     default: {
       // A fresh fork: the run row was written by the engine since this request loaded anything.
       const fork = em.fork();
-      const [view] = await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })]);
+      // loadRunViews gives one view per run.
+      const view = (await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })])).at(0)!;
       return { kind: 'finished', run: view };
     }
   }

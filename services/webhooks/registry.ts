@@ -136,6 +136,6 @@ export async function getWebhook(
   const wh = await em.findOne(WebhookSchema, { id });
   if (!wh || wh.kind === 'mailer' || wh.kind === 'rss' || wh.kind === 'ci') throw notFound('Webhook not found');
   if (wh.workspaceId !== principal.workspaceId) throw forbidden(WEBHOOK_FORBIDDEN);
-  const [data] = await withDestinations(em, [wh], secretKey);
-  return data;
+  // withDestinations gives one entry per webhook.
+  return (await withDestinations(em, [wh], secretKey)).at(0)!;
 }

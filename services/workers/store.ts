@@ -15,7 +15,7 @@ export async function pingDatabase(em: EntityManager): Promise<void> {
 /** The database's clock (the smoke workflow proves the worker reaches PostgreSQL with it). */
 export async function databaseNow(em: EntityManager): Promise<Date> {
   const rows: Array<{ now: Date }> = await em.execute('select now() as now');
-  return new Date(rows[0].now);
+  return new Date(rows.at(0)!.now); // `select now()` always yields one row
 }
 
 /** Deletes the heartbeats of processes gone for longer than `interval` (a PostgreSQL interval literal of ours, never input). */

@@ -103,10 +103,11 @@ export async function knowledgeIndexRunWorkflow(input: KnowledgeIndexRunInput): 
   let indexed = input.indexed ?? 0;
   for (let page = 0; page < PAGES_PER_EXECUTION; page++) {
     const refs = await nextKnowledgeRunDocuments({ workspaceId: input.workspaceId, runId: input.runId, afterId, limit: RUN_PAGE });
-    if (refs.length === 0) return { indexed };
+    const last = refs.at(-1);
+    if (last === undefined) return { indexed };
     await indexDocuments(input.workspaceId, refs);
     indexed += refs.length;
-    afterId = refs[refs.length - 1].id;
+    afterId = last.id;
   }
   return continueAsNew<typeof knowledgeIndexRunWorkflow>({ ...input, afterId, indexed });
 }

@@ -183,9 +183,10 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       if (!pending.includes(nodeId)) throw new Error(`The run is not waiting for an approval at node "${nodeId}".`);
       return nodeId;
     }
-    if (pending.length === 0) throw new Error('The run is not waiting for an approval.');
+    const [only] = pending;
+    if (only === undefined) throw new Error('The run is not waiting for an approval.');
     if (pending.length > 1) throw new Error(`The run waits on several approvals (${pending.join(', ')}); name one with nodeId.`);
-    return pending[0];
+    return only;
   }
 
   const nowIso = () => new Date(Date.now()).toISOString();

@@ -57,7 +57,8 @@ export function jsonBodyTemplate(text: string, scope: ExpressionScope): unknown 
   const body = text.slice(1);
   const trimmed = body.trim();
   const segments = splitTemplate(trimmed);
-  if (segments.length === 1 && 'js' in segments[0]) return `=${toJsonata(`=${trimmed}`, scope)}`;
+  const [only] = segments;
+  if (segments.length === 1 && only && 'js' in only) return `=${toJsonata(`=${trimmed}`, scope)}`;
   const holes: string[] = [];
   let json = '';
   let inString = false;
@@ -148,7 +149,7 @@ export const httpRequest: Mapper = (ctx) => {
         `authentication "${generic}"`,
         'Use header, basic, bearer or OAuth2 authentication, or send the secret in a header from a credential.',
       );
-    config.credentialId = ctx.credential(generic, GENERIC_AUTH[generic]);
+    config.credentialId = ctx.credential(generic, GENERIC_AUTH[generic] ?? null); // present: checked above
   } else if (auth === 'predefinedCredentialType') {
     const kind = typeof p.nodeCredentialType === 'string' ? p.nodeCredentialType : 'unknown';
     config.credentialId = ctx.credential(kind, null);

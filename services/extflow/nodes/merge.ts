@@ -34,7 +34,7 @@ export const mergeNode: Mapper = (ctx) => {
     };
     if (!(mode in legacy))
       throw new Unsupported(`merge mode "${mode}"`, 'Use append, pass-through, wait or merge by index, or merge in a code node.');
-    mode = legacy[mode];
+    mode = legacy[mode] ?? mode; // present: checked above
   } else if (mode === 'combine') {
     const by =
       typeof p.combineBy === 'string' ? p.combineBy : typeof p.combinationMode === 'string' ? p.combinationMode : 'combineByFields';

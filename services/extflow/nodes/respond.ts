@@ -50,7 +50,8 @@ export const respondToWebhook: Mapper = (ctx) => {
   const config: Record<string, unknown> = { status, body };
   if (Object.keys(headers).length) config.headers = headers;
   const replyId = `${ctx.id}__response`;
-  const pass = ctx.inputs.length === 1 ? nodeRef(ctx.inputs[0].sourceId) : '$';
+  const [only] = ctx.inputs;
+  const pass = ctx.inputs.length === 1 && only ? nodeRef(only.sourceId) : '$';
   if (ctx.inputs.length !== 1 && ctx.connectedOutputs.size > 0)
     ctx.warn('The nodes after this one see the reply { status, headers, body }, not its input.');
   return {

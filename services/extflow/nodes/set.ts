@@ -65,10 +65,11 @@ function objectOf(entries: Array<[string[], string]>): string {
   const groups = new Map<string, Array<[string[], string]>>();
   const leaves = new Map<string, string>();
   for (const [path, code] of entries) {
-    if (path.length === 1) leaves.set(path[0], code);
+    const [head = '', ...rest] = path; // a dotted name has at least one part
+    if (rest.length === 0) leaves.set(head, code);
     else {
-      if (!groups.has(path[0])) groups.set(path[0], []);
-      groups.get(path[0])!.push([path.slice(1), code]);
+      if (!groups.has(head)) groups.set(head, []);
+      groups.get(head)!.push([rest, code]);
     }
   }
   const parts: string[] = [];

@@ -57,7 +57,7 @@ function ruleToCron(rule: Record<string, unknown>): string {
       const expr = typeof rule.expression === 'string' ? rule.expression.trim() : '';
       const parts = expr.split(/\s+/);
       if (parts.length === 5) return expr;
-      if (parts.length === 6 && /^0+$/.test(parts[0])) return parts.slice(1).join(' ');
+      if (parts.length === 6 && /^0+$/.test(parts[0] ?? '')) return parts.slice(1).join(' ');
       throw new Unsupported(`cron expression "${expr}" with a seconds field`, 'Use a 5-field cron expression (minute precision).');
     }
     case 'seconds':
@@ -99,7 +99,7 @@ export const scheduleTrigger: Mapper = (ctx) => {
       `${intervals.length} schedule rules on one trigger`,
       'Keep one rule per trigger, or combine them into one cron expression.',
     );
-  const cron = ruleToCron(intervals[0]);
+  const cron = ruleToCron(intervals.at(0)!); // exactly one: never empty (the default), more refused above
   if (!ctx.timezone) ctx.warn('The workflow has no time zone setting: the schedule runs in UTC.');
   return { nodes: [ourNode(ctx, ctx.id, 'schedule', { cron, timezone: ctx.timezone ?? 'UTC' })] };
 };

@@ -9,8 +9,9 @@ function seconds(amount: unknown, unit: unknown, defaultUnit: string): number {
   if (isExtExpression(amount)) throw new Unsupported('a wait time given by an expression', 'Use a fixed wait time.');
   const n = typeof amount === 'number' ? amount : 1;
   const u = typeof unit === 'string' ? unit : defaultUnit;
-  if (!(u in UNIT_SECONDS)) throw new Unsupported(`wait unit "${u}"`, 'Use seconds, minutes, hours or days.');
-  const s = n * UNIT_SECONDS[u];
+  const perUnit = UNIT_SECONDS[u];
+  if (perUnit === undefined) throw new Unsupported(`wait unit "${u}"`, 'Use seconds, minutes, hours or days.');
+  const s = n * perUnit;
   if (!(s > 0) || s > 31_536_000) throw new Unsupported(`a wait of ${s} seconds`, 'Wait between one second and one year.');
   return s;
 }
@@ -19,7 +20,8 @@ function seconds(amount: unknown, unit: unknown, defaultUnit: string): number {
 export function zonedInstant(local: string, timeZone: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(local);
   if (!m) throw new Unsupported(`"${local}" is not a date-time`, 'Give an ISO date-time.');
-  const [y, mo, d, h, mi, s] = m.slice(1).map((x) => Number(x ?? 0));
+  // Six groups, so six numbers: the defaults never apply.
+  const [y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0] = m.slice(1).map((x) => Number(x ?? 0));
   const asUtc = Date.UTC(y, mo - 1, d, h, mi, s);
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone,

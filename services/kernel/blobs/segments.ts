@@ -119,6 +119,7 @@ class ByteQueue {
     let filled = 0;
     while (filled < n) {
       const head = this.chunks[0];
+      if (head === undefined) throw new RangeError(`take(${n}) with only ${filled} bytes buffered`);
       const need = n - filled;
       if (head.length <= need) {
         head.copy(out, filled);

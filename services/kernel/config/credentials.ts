@@ -69,7 +69,7 @@ export function credentialsConfig(e: CredentialsEnv): CredentialsConfig {
     }
   }
   const envAllowlist = list(e.CREDENTIAL_ENV_ALLOWLIST).map((entry) => {
-    const [name, type] = entry.split(':').map((p) => p.trim());
+    const [name = '', type] = entry.split(':').map((p) => p.trim());
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw invalidConfiguration(`CREDENTIAL_ENV_ALLOWLIST: "${name}" is not a variable name`);
     return { name, type: type || null };
   });

@@ -98,7 +98,7 @@ async function byIds(ctx: ProviderContext, fileIds: string[], prev: DriveState) 
   const tombstones: string[] = [];
   while (next < fileIds.length && ctx.budget.pagesLeft > 0 && ctx.budget.itemsLeft - files.length - tombstones.length > 0) {
     ctx.budget.page();
-    const id = fileIds[next];
+    const id = fileIds.at(next)!; // next < fileIds.length: the loop's condition
     const res = await ctx.request({
       method: 'GET',
       url: `${ctx.baseUrl}/drive/v3/files/${encodeURIComponent(id)}`,

@@ -96,7 +96,7 @@ export const repoProvider: ConnectorProvider = {
         const wave: TreeEntry[] = [];
         let waveBytes = 0;
         while (index + wave.length < changed.length && wave.length < BLOB_CONCURRENCY) {
-          const entry = changed[index + wave.length];
+          const entry = changed.at(index + wave.length)!; // in range: the loop's condition
           const size = entry.size ?? 0;
           if (ctx.budget.itemsLeft - wave.length <= 0 || size > ctx.budget.bytesLeft - waveBytes) {
             if (upserts.length === 0 && wave.length === 0 && size > ctx.budget.options.maxBytes) {

@@ -231,7 +231,7 @@ async function measureAndStore(
   if (version.kind === 'timeout') measured = { ...base, status: 'unavailable' };
   else if (version.kind === 'notStarted' || version.code !== 0) measured = { ...base, installed: false, status: 'not_installed' };
   else {
-    const installed = { ...base, installed: true, version: version.stdout.split('\n')[0].trim().slice(0, 100) || null };
+    const installed = { ...base, installed: true, version: (version.stdout.split('\n')[0] ?? '').trim().slice(0, 100) || null };
     if (!configDirReady) measured = { ...installed, status: 'not_prepared' };
     else if (pendingLogin(workspaceId, kind)) measured = { ...installed, status: 'login_pending' };
     else {
