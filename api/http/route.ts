@@ -4,7 +4,8 @@ import { z, type ZodType } from 'zod';
 import type { AppContext } from '../context';
 import { type Family, envelopeOk } from './families';
 import { describeZodError } from './validation';
-import { checkResponseContract, contractViolationBody, type RouteResponses } from './responseContract';
+import { checkResponseContract, contractViolationBody, type ResponseDoc, type RouteResponses } from './responseContract';
+import { bareErrorSchema, envelopeErrorSchema } from '../schemas';
 import { assertAccessDeclared, authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
@@ -76,6 +77,59 @@ export function defineRoute<
   A extends Access = Access,
 >(def: RouteDef<P, Q, B, A>): RouteDef<P, Q, B, A> {
   return def;
+}
+
+/**
+ * A route's responses as a route group takes them: a status with a text is an error answered in
+ * the group's family shape (`bareErrorSchema` or `envelopeErrorSchema`), so an area's error
+ * statuses read as what they mean; a full `ResponseDoc` for every other answer.
+ */
+export type GroupResponses = { [status: number]: ResponseDoc | string } & { default?: ResponseDoc };
+
+/** What every route of an area (or of one mount of it) shares. */
+export interface RouteGroup<A extends Access> {
+  tags: string[];
+  family: Family;
+  /** The access of the group's routes; a route declares its own when it needs another role or kind. */
+  access: A;
+  /** Error responses every route of the group can answer; a route's own response for a status wins. */
+  errors?: GroupResponses;
+  /** Put before each route's path: `path: '/{id}'` under `/api/v1/skills` is `/api/v1/skills/{id}`. */
+  pathPrefix?: string;
+}
+
+/** A route of a group: what a `RouteDef` declares, less what the group gives it. */
+export type GroupRouteDef<P, Q, B, A extends Access> = Omit<RouteDef<P, Q, B, A>, 'tags' | 'family' | 'access' | 'responses'> & {
+  access?: A;
+  responses: GroupResponses;
+};
+
+/**
+ * `defineRoute` with an area's shared parts declared once: tags, family, access, the error
+ * responses and the path prefix. The result is a plain `RouteDef`, so every route still carries
+ * a complete access declaration (`assertRoutesDeclared` checks it when the app is built).
+ */
+export function routeGroup<GA extends Access>(group: RouteGroup<GA>) {
+  const errorSchema = group.family === 'envelope' ? envelopeErrorSchema : bareErrorSchema;
+  const resolve = (responses: GroupResponses | undefined): RouteResponses =>
+    Object.fromEntries(
+      Object.entries(responses ?? {}).map(([status, r]) => [status, typeof r === 'string' ? { description: r, schema: errorSchema } : r]),
+    );
+  return function groupRoute<
+    P extends ZodType | undefined = undefined,
+    Q extends ZodType | undefined = undefined,
+    B extends ZodType | undefined = undefined,
+    A extends Access = GA,
+  >(def: GroupRouteDef<P, Q, B, A>): RouteDef<P, Q, B, A> {
+    return {
+      ...def,
+      path: `${group.pathPrefix ?? ''}${def.path}`,
+      tags: group.tags,
+      family: group.family,
+      access: def.access ?? (group.access as unknown as A),
+      responses: { ...resolve(group.errors), ...resolve(def.responses) },
+    };
+  };
 }
 
 /**

@@ -1,24 +1,24 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
-import { apiKeySchema, bareErrorSchema, pathId } from '../schemas';
+import { routeGroup } from '../http/route';
+import { apiKeySchema, pathId, sessionAdminErrors } from '../schemas';
 import { API_KEY_SCOPES } from '../../engine/statuses';
 import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/accounts/apiKeys';
 import type { SessionPrincipal } from '../../services/kernel/principal';
 
-const sessionErrors = {
-  401: { description: 'Sign-in is required', schema: bareErrorSchema },
-  403: { description: 'Admin or Owner role required, or cross-origin', schema: bareErrorSchema },
-};
-
-export const listApiKeysRoute = defineRoute({
-  method: 'get',
-  path: '/api/api-keys',
-  operationId: 'listApiKeys',
-  summary: "Active keys of the session's workspace (Admin or Owner)",
+const apiKeyRoute = routeGroup({
   tags: ['API keys'],
   family: 'bare',
   access: { kind: 'session', roles: 'admin' },
-  responses: { 200: { description: 'Keys, newest first', schema: z.strictObject({ apiKeys: z.array(apiKeySchema) }) }, ...sessionErrors },
+  errors: sessionAdminErrors,
+  pathPrefix: '/api/api-keys',
+});
+
+export const listApiKeysRoute = apiKeyRoute({
+  method: 'get',
+  path: '',
+  operationId: 'listApiKeys',
+  summary: "Active keys of the session's workspace (Admin or Owner)",
+  responses: { 200: { description: 'Keys, newest first', schema: z.strictObject({ apiKeys: z.array(apiKeySchema) }) } },
   handler: async (ctx, { principal }) => ({
     status: 200,
     body: { apiKeys: await listApiKeys(ctx.state.em, principal as SessionPrincipal) },
@@ -42,22 +42,18 @@ const createBody = z
   })
   .strict();
 
-export const createApiKeyRoute = defineRoute({
+export const createApiKeyRoute = apiKeyRoute({
   method: 'post',
-  path: '/api/api-keys',
+  path: '',
   operationId: 'createApiKey',
   summary: 'Create a key (Admin or Owner); the token is shown once',
-  tags: ['API keys'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
   body: createBody,
   responses: {
     201: {
       description: 'Created; store the token now, it is never shown again',
       schema: z.strictObject({ apiKey: apiKeySchema, token: z.string() }),
     },
-    400: { description: 'Invalid body, unknown scope or duplicate name in the scope', schema: bareErrorSchema },
-    ...sessionErrors,
+    400: 'Invalid body, unknown scope or duplicate name in the scope',
   },
   handler: async (ctx, { principal, body, deps }) => ({
     status: 201,
@@ -65,19 +61,15 @@ export const createApiKeyRoute = defineRoute({
   }),
 });
 
-export const revokeApiKeyRoute = defineRoute({
+export const revokeApiKeyRoute = apiKeyRoute({
   method: 'delete',
-  path: '/api/api-keys/{id}',
+  path: '/{id}',
   operationId: 'revokeApiKey',
   summary: 'Revoke a key at once (Admin or Owner); audited as api_key.revoke',
-  tags: ['API keys'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
   params: z.object({ id: pathId }),
   responses: {
     200: { description: 'Revoked', schema: z.strictObject({ deleted: z.literal(true), apiKey: apiKeySchema }) },
-    ...sessionErrors,
-    404: { description: 'No such active key in this workspace', schema: bareErrorSchema },
+    404: 'No such active key in this workspace',
   },
   handler: async (ctx, { principal, params }) => ({
     status: 200,
@@ -85,20 +77,16 @@ export const revokeApiKeyRoute = defineRoute({
   }),
 });
 
-export const renameApiKeyRoute = defineRoute({
+export const renameApiKeyRoute = apiKeyRoute({
   method: 'patch',
-  path: '/api/api-keys/{id}',
+  path: '/{id}',
   operationId: 'renameApiKey',
   summary: "Rename a key (Admin or Owner; the organization keys of this workspace's organization too); nothing else changes",
-  tags: ['API keys'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
   params: z.object({ id: pathId }),
   body: z.object({ name: z.string().max(200) }).strict(),
   responses: {
     200: { description: 'Renamed', schema: z.strictObject({ apiKey: apiKeySchema }) },
-    ...sessionErrors,
-    404: { description: 'No such active key in this workspace', schema: bareErrorSchema },
+    404: 'No such active key in this workspace',
   },
   handler: async (ctx, { principal, params, body }) => ({
     status: 200,

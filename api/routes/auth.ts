@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
+import { routeGroup } from '../http/route';
 import { bareErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { SESSION_COOKIE } from '../middleware/auth';
 import { currentSession, signIn, signOut } from '../../services/accounts/sessions';
@@ -14,13 +14,20 @@ const signInBody = z.object({
   workspaceId: z.string().min(1).optional(),
 });
 
-export const signInRoute = defineRoute({
-  method: 'post',
-  path: '/api/auth/sign-in',
-  operationId: 'signIn',
-  summary: 'Sign in with email and password; sets the session cookie',
+/** The session's own routes: signing in is public (same-origin only), the rest need the session. */
+const sessionRoute = routeGroup({
   tags: ['Session'],
   family: 'bare',
+  access: { kind: 'session', roles: 'read' },
+  errors: { 401: 'No session' },
+  pathPrefix: '/api/auth',
+});
+
+export const signInRoute = sessionRoute({
+  method: 'post',
+  path: '/sign-in',
+  operationId: 'signIn',
+  summary: 'Sign in with email and password; sets the session cookie',
   access: { kind: 'public', sameOrigin: true },
   body: signInBody,
   responses: {
@@ -28,9 +35,9 @@ export const signInRoute = defineRoute({
       description: 'Signed in; `svc_session` cookie set (httpOnly, SameSite=Lax, Secure behind TLS)',
       schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
     },
-    400: { description: 'Invalid body', schema: bareErrorSchema },
-    401: { description: 'Invalid email or password', schema: bareErrorSchema },
-    403: { description: 'Not a member of the requested workspace, or cross-origin', schema: bareErrorSchema },
+    400: 'Invalid body',
+    401: 'Invalid email or password',
+    403: 'Not a member of the requested workspace, or cross-origin',
     429: {
       description: 'Too many attempts for this email from this address, or for this email from everywhere; Retry-After',
       schema: bareErrorSchema,
@@ -43,17 +50,13 @@ export const signInRoute = defineRoute({
   },
 });
 
-export const signOutRoute = defineRoute({
+export const signOutRoute = sessionRoute({
   method: 'post',
-  path: '/api/auth/sign-out',
+  path: '/sign-out',
   operationId: 'signOut',
   summary: 'End the current session',
-  tags: ['Session'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'read' },
   responses: {
     200: { description: 'Signed out; cookie cleared', schema: z.strictObject({ signedOut: z.literal(true) }) },
-    401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => {
     await signOut(ctx.state.em, (principal as SessionPrincipal).sessionId);
@@ -62,20 +65,16 @@ export const signOutRoute = defineRoute({
   },
 });
 
-export const currentSessionRoute = defineRoute({
+export const currentSessionRoute = sessionRoute({
   method: 'get',
-  path: '/api/auth/session',
+  path: '/session',
   operationId: 'getSession',
   summary: 'The signed-in user, current workspace and memberships',
-  tags: ['Session'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'read' },
   responses: {
     200: {
       description: 'Current session',
       schema: z.strictObject({ user: userSchema, workspace: membershipView, workspaces: z.array(membershipView) }),
     },
-    401: { description: 'No session', schema: bareErrorSchema },
   },
   handler: async (ctx, { principal }) => ({ status: 200, body: await currentSession(ctx.state.em, principal as SessionPrincipal) }),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { routeGroup } from '../http/route';
+import { bareAuthErrors, pathId } from '../schemas';
 import {
   bootstrapReportSchema,
   credentialEnvelopeSchema,
@@ -19,11 +19,28 @@ import {
 } from '../../services/credentials';
 
 const idParams = z.object({ id: pathId });
-const notFound = { 404: { description: 'Credential not found (also for other workspaces’ ids)', schema: bareErrorSchema } };
-const workflowErrors = {
-  403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
-  404: { description: 'Workflow not found', schema: bareErrorSchema },
-};
+const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const anyKey = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
+const credentialRoute = routeGroup({
+  tags: ['Credentials'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+  pathPrefix: '/api/v1/credentials',
+});
+/** The credentials a workflow's nodes name. */
+const workflowCredentialRoute = routeGroup({
+  tags: ['Credentials', 'Workflows'],
+  family: 'bare',
+  access: write,
+  errors: {
+    ...bareAuthErrors,
+    403: 'Wrong key scope, or `API key cannot access this workflow`',
+    404: 'Workflow not found',
+  },
+  pathPrefix: '/api/v1/workflows/{id}/credentials',
+});
+const notFound = { 404: 'Credential not found (also for other workspaces’ ids)' };
 
 const name = z.string({ error: 'name is required' }).trim().min(1, 'name is required').max(200, 'name must be at most 200 characters');
 const type = z.string({ error: 'type is required' }).trim().min(1, 'type is required').max(100, 'type must be at most 100 characters');
@@ -38,45 +55,38 @@ const allowedHosts = z
     'Hosts the credential may be sent to besides those its value and provider imply: `api.example.com`, `api.example.com:8443` or `*.example.com`. Changing them needs `value` (or `envVar`) in the same request',
   );
 
-export const listCredentialsRoute = defineRoute({
+export const listCredentialsRoute = credentialRoute({
   method: 'get',
-  path: '/api/v1/credentials',
+  path: '',
   operationId: 'listCredentials',
   summary: 'Credentials of the workspace with masked values (never the secret)',
-  tags: ['Credentials'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  responses: { 200: { description: '`{ credentials }`', schema: credentialListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ credentials }`', schema: credentialListSchema } },
   handler: async (ctx, { principal, deps }) => ({
     status: 200,
     body: { credentials: await listCredentials(ctx.state.em, principal, deps.services.credentials.crud) },
   }),
 });
 
-export const createCredentialRoute = defineRoute({
+export const createCredentialRoute = credentialRoute({
   method: 'post',
-  path: '/api/v1/credentials',
+  path: '',
   operationId: 'createCredential',
   summary: 'Create a credential; a name the workspace already has (case-insensitive) updates that credential',
-  tags: ['Credentials'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   body: z.strictObject({ name, type, value: value.optional(), envVar: envVar.optional(), allowedHosts: allowedHosts.optional() }),
-  responses: { 201: { description: '`{ credential }`', schema: credentialEnvelopeSchema }, ...bareAuthErrors },
+  responses: { 201: { description: '`{ credential }`', schema: credentialEnvelopeSchema } },
   handler: async (ctx, { principal, body, deps }) => {
     const { credential } = await createCredential(ctx.state.em, principal, deps.services.credentials.crud, body);
     return { status: 201, body: { credential } };
   },
 });
 
-export const updateCredentialRoute = defineRoute({
+export const updateCredentialRoute = credentialRoute({
   method: 'patch',
-  path: '/api/v1/credentials/{id}',
+  path: '/{id}',
   operationId: 'updateCredential',
   summary: 'Rename, retype or replace the value; omitting `value` keeps the secret, and a new type or new allowedHosts need `value`',
-  tags: ['Credentials'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   body: z.strictObject({
     name: name.optional(),
@@ -87,9 +97,8 @@ export const updateCredentialRoute = defineRoute({
   }),
   responses: {
     200: { description: '`{ credential }`', schema: credentialEnvelopeSchema },
-    ...bareAuthErrors,
     ...notFound,
-    409: { description: 'Another credential of the workspace has that name', schema: bareErrorSchema },
+    409: 'Another credential of the workspace has that name',
   },
   handler: async (ctx, { principal, params, body, deps }) => ({
     status: 200,
@@ -97,14 +106,12 @@ export const updateCredentialRoute = defineRoute({
   }),
 });
 
-export const deleteCredentialRoute = defineRoute({
+export const deleteCredentialRoute = credentialRoute({
   method: 'delete',
-  path: '/api/v1/credentials/{id}',
+  path: '/{id}',
   operationId: 'deleteCredential',
   summary: 'Delete a credential',
-  tags: ['Credentials'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...bareAuthErrors, ...notFound },
   handler: async (ctx, { principal, params }) => {
@@ -113,18 +120,15 @@ export const deleteCredentialRoute = defineRoute({
   },
 });
 
-export const testCredentialRoute = defineRoute({
+export const testCredentialRoute = credentialRoute({
   method: 'post',
-  path: '/api/v1/credentials/{id}/test',
+  path: '/{id}/test',
   operationId: 'testCredential',
   summary: 'Live connection check with the stored credential (any valid key of the workspace)',
-  tags: ['Credentials'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  access: anyKey,
   params: idParams,
   responses: {
     200: { description: '`{ result: { ok, status, message, checkedAt, latencyMs } }`', schema: credentialTestSchema },
-    ...bareAuthErrors,
     ...notFound,
   },
   handler: async (ctx, { principal, params, deps }) => ({
@@ -133,22 +137,18 @@ export const testCredentialRoute = defineRoute({
   }),
 });
 
-export const testWorkflowCredentialsRoute = defineRoute({
+export const testWorkflowCredentialsRoute = workflowCredentialRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/credentials/test',
+  path: '/test',
   operationId: 'testWorkflowCredentials',
   summary: "Tests every credential the workflow's nodes name (draft and active version)",
-  tags: ['Credentials', 'Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  access: anyKey,
   params: idParams,
   responses: {
     200: {
       description: '`{ workflowId, ok, credentials: [{ reference, nodeIds, credential, result }] }`',
       schema: workflowCredentialTestSchema,
     },
-    ...bareAuthErrors,
-    ...workflowErrors,
   },
   handler: async (ctx, { principal, params, deps }) => ({
     status: 200,
@@ -156,20 +156,15 @@ export const testWorkflowCredentialsRoute = defineRoute({
   }),
 });
 
-export const bootstrapWorkflowCredentialsRoute = defineRoute({
+export const bootstrapWorkflowCredentialsRoute = workflowCredentialRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/credentials/bootstrap-from-env',
+  path: '/bootstrap-from-env',
   operationId: 'bootstrapWorkflowCredentials',
   summary:
     'Creates the credentials the workflow names but the workspace lacks, from allowed deployment variables; reports counts, never values',
-  tags: ['Credentials', 'Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   responses: {
     200: { description: '`{ bootstrap: { workflowId, created, skipped, credentials } }`', schema: bootstrapReportSchema },
-    ...bareAuthErrors,
-    ...workflowErrors,
   },
   handler: async (ctx, { principal, params, deps }) => ({
     status: 200,

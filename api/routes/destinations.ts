@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
+import { routeGroup } from '../http/route';
 import { webhookWithLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import { withIdempotency } from '../middleware/idempotency';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { bareAuthErrors, pathId } from '../schemas';
 import { approvalSchema, changeResultSchema, publicationPreviewSchema, targetListSchema } from '../schemas/destinations';
 import { approvePublication, CI_INTERVAL, CI_MAX_JOBS, listTargets, previewPublication, RSS_INTERVAL } from '../../services/destinations';
 import { changeTarget, type TargetChange } from '../../services/publishing';
@@ -150,37 +150,45 @@ const changeBody = z.strictObject({
   change,
 });
 
-const targetErrors = {
-  ...bareAuthErrors,
-  403: { description: 'Wrong key scope, or a key without write and execute authority', schema: bareErrorSchema },
-  404: { description: 'Workflow, destination, version or activation not found (also for other workspaces)', schema: bareErrorSchema },
-};
-
-export const listTargetsRoute = defineRoute({
-  method: 'get',
-  path: '/api/v1/workflows/{id}/targets',
-  operationId: 'listWorkflowTargets',
-  summary: 'Destinations of a workflow: identities, candidate and active pointers, revisions, enabled state and sources',
+/** A workflow's destinations through a workspace key. */
+const targetRoute = routeGroup({
   tags: ['Workflows'],
   family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  errors: {
+    ...bareAuthErrors,
+    403: 'Wrong key scope, or a key without write and execute authority',
+    404: 'Workflow, destination, version or activation not found (also for other workspaces)',
+  },
+  pathPrefix: '/api/v1/workflows/{id}/targets',
+});
+/** Approvals are a person's act: an Admin or Owner session, never a key. */
+const approvalRoute = routeGroup({
+  tags: ['Workflows'],
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+});
+
+export const listTargetsRoute = targetRoute({
+  method: 'get',
+  path: '',
+  operationId: 'listWorkflowTargets',
+  summary: 'Destinations of a workflow: identities, candidate and active pointers, revisions, enabled state and sources',
   access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   query: z.object({ includeHistory: z.enum(['true', 'false'], { error: 'includeHistory must be true or false' }).optional() }),
-  responses: { 200: { description: '`{ workflowId, targets, history? }`', schema: targetListSchema }, ...targetErrors },
+  responses: { 200: { description: '`{ workflowId, targets, history? }`', schema: targetListSchema } },
   handler: async (ctx, { principal, params, query }) => ({
     status: 200,
     body: await listTargets(ctx.state.em, principal, params.id, { includeHistory: query.includeHistory === 'true' }),
   }),
 });
 
-export const changeTargetRoute = defineRoute({
+export const changeTargetRoute = targetRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/targets',
+  path: '',
   operationId: 'changeWorkflowTarget',
   summary: 'Change a destination: `{ confirm: true, change: { action, … } }` with an Idempotency-Key (header or idempotencyKey)',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: changeBody,
   responses: {
@@ -188,13 +196,8 @@ export const changeTargetRoute = defineRoute({
       description: '`{ receipt, target, webhooks? }`; a replay of the same change by the same principal returns the same receipt',
       schema: changeResultSchema,
     },
-    ...targetErrors,
-    409: {
-      description:
-        '`workflow_target_revision_conflict` (stale expectedRevision), `idempotency_replay_mismatch` (the key was used for another change or principal), `SETUP_REQUIRED`, `workflow_target_approval_required`, `workflow_candidate_changed`, …',
-      schema: bareErrorSchema,
-    },
-    503: { description: 'SECRET_KEY missing for webhook triggers', schema: bareErrorSchema },
+    409: '`workflow_target_revision_conflict` (stale expectedRevision), `idempotency_replay_mismatch` (the key was used for another change or principal), `SETUP_REQUIRED`, `workflow_target_approval_required`, `workflow_candidate_changed`, …',
+    503: 'SECRET_KEY missing for webhook triggers',
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     const header = ctx.get('idempotency-key') || undefined;
@@ -221,19 +224,15 @@ export const changeTargetRoute = defineRoute({
   },
 });
 
-export const previewPublicationRoute = defineRoute({
+export const previewPublicationRoute = targetRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/targets/preview-publication',
+  path: '/preview-publication',
   operationId: 'previewWorkflowTargetPublication',
   summary: 'What publishing would find (read-only): `{ ready, checks, warnings, connections, dependencies }`',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: idParams,
   body: z.strictObject(publishFields).refine(onePreparedSource, ONE_SOURCE),
   responses: {
     200: { description: 'The readiness report; publish revalidates anyway', schema: publicationPreviewSchema },
-    ...targetErrors,
   },
   handler: async (ctx, { principal, params, body, deps }) => ({
     status: 200,
@@ -241,14 +240,11 @@ export const previewPublicationRoute = defineRoute({
   }),
 });
 
-export const approveTargetRoute = defineRoute({
+export const approveTargetRoute = approvalRoute({
   method: 'post',
   path: '/api/workflows/{id}/targets/{targetId}/approvals',
   operationId: 'approveWorkflowTargetPublication',
   summary: 'Approve a prepared publication of one exact version (Admin or Owner session, same origin)',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
   params: z.object({ id: pathId, targetId: pathId }),
   body: z.strictObject({ versionId: id, permitsReactivation: z.boolean().optional() }),
   responses: {
@@ -256,11 +252,11 @@ export const approveTargetRoute = defineRoute({
       description: '`{ approval: { id, workflowId, targetId, versionId, version, permitsReactivation, approvedBy, createdAt } }`',
       schema: approvalSchema,
     },
-    400: { description: 'Invalid request', schema: bareErrorSchema },
-    401: { description: 'Sign-in is required.', schema: bareErrorSchema },
-    403: { description: 'Not an Admin or Owner, or a cross-origin request', schema: bareErrorSchema },
-    404: { description: 'Workflow, destination or version not found (also for other workspaces)', schema: bareErrorSchema },
-    409: { description: 'The version is not prepared for publication on the destination', schema: bareErrorSchema },
+    400: 'Invalid request',
+    401: 'Sign-in is required.',
+    403: 'Not an Admin or Owner, or a cross-origin request',
+    404: 'Workflow, destination or version not found (also for other workspaces)',
+    409: 'The version is not prepared for publication on the destination',
   },
   handler: async (ctx, { principal, params, body }) => ({
     status: 201,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { defineRoute, type RouteResult } from '../http/route';
+import { routeGroup, type RouteResult } from '../http/route';
 import { endUserRunUrls } from '../http/links';
-import { bareAuthErrors, bareErrorSchema, isoDate, pathId } from '../schemas';
+import { bareAuthErrors, isoDate, pathId } from '../schemas';
 import { RUN_STATUSES } from '../../engine/statuses';
 import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/runs/endUsers';
 import type { WorkspacePrincipal } from '../../services/kernel/principal';
@@ -42,45 +42,43 @@ export async function executeAsEndUser(
   return { status: 202, body: { ...answer(ctx, run), queued: true } };
 }
 
-const endUserRunErrors = {
-  ...bareAuthErrors,
-  403: {
-    description: '`An end-user gateway API key is required.` (every other scope), or end users are disabled',
-    schema: bareErrorSchema,
-  },
-  404: { description: 'Run not found: missing, or not created by this gateway key', schema: bareErrorSchema },
-};
-const runIdParams = z.object({ id: pathId });
-
-export const getEndUserRunRoute = defineRoute({
-  method: 'get',
-  path: '/api/v1/end-users/runs/{id}',
-  operationId: 'getEndUserRun',
-  summary: 'A run this end-user gateway key started, as the end-user run summary',
+/** The runs an end-user gateway key started; nothing else is reachable with such a key. */
+const endUserRunRoute = routeGroup({
   tags: ['End users'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'end-user-gateway', roles: 'read' },
+  errors: {
+    ...bareAuthErrors,
+    403: '`An end-user gateway API key is required.` (every other scope), or end users are disabled',
+    404: 'Run not found: missing, or not created by this gateway key',
+  },
+  pathPrefix: '/api/v1/end-users/runs',
+});
+const runIdParams = z.object({ id: pathId });
+
+export const getEndUserRunRoute = endUserRunRoute({
+  method: 'get',
+  path: '/{id}',
+  operationId: 'getEndUserRun',
+  summary: 'A run this end-user gateway key started, as the end-user run summary',
   params: runIdParams,
-  responses: { 200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer }, ...endUserRunErrors },
+  responses: { 200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer } },
   handler: async (ctx, { principal, params }) => {
     return { status: 200, body: answer(ctx, await getEndUserRun(ctx.state.em, principal, params.id)) };
   },
 });
 
-export const cancelEndUserRunRoute = defineRoute({
+export const cancelEndUserRunRoute = endUserRunRoute({
   method: 'post',
-  path: '/api/v1/end-users/runs/{id}/cancel',
+  path: '/{id}/cancel',
   operationId: 'cancelEndUserRun',
   summary: 'Cancel a run this end-user gateway key started; 409 when it already ended',
-  tags: ['End users'],
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'end-user-gateway', roles: 'write' },
   params: runIdParams,
   idempotency: 'optional',
   responses: {
     200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer },
-    ...endUserRunErrors,
-    409: { description: 'The run already ended', schema: bareErrorSchema },
+    409: 'The run already ended',
   },
   handler: async (ctx, { principal, params, deps }) => {
     return { status: 200, body: answer(ctx, await cancelEndUserRun(ctx.state.em, deps.services.runs.launcher, principal, params.id)) };

@@ -5,10 +5,10 @@
  * under /api/workers/.
  */
 import { z } from 'zod';
-import { defineRoute, sessionTwin, type AnyRoute } from '../http/route';
+import { routeGroup, sessionTwin, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { workflowLinks } from '../http/links';
-import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { bareAuthErrors } from '../schemas';
 import {
   extflowBootstrapSchema,
   extflowImportResultSchema,
@@ -50,21 +50,26 @@ const withLinks = <T extends { workflows: Array<{ workflow: { id: string } }> }>
 });
 
 const badRequest = {
-  400: { description: 'Invalid body, bundle or bundlePath (outside the import directory, missing, malformed)', schema: bareErrorSchema },
+  400: 'Invalid body, bundle or bundlePath (outside the import directory, missing, malformed)',
 };
 
-export const extflowImportBundleRoute = defineRoute({
-  method: 'post',
-  path: `${BASE}/import-bundle`,
-  operationId: 'extflowImportBundle',
-  summary: "Import a bundle of the external tool's workflows (converted; upsert by externalId) and diagnose the workers",
+/** Extflow through a workspace key of a role above viewer; each has a session twin under SESSION_BASE. */
+const extflowRoute = routeGroup({
   tags: ['Workers'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  errors: bareAuthErrors,
+  pathPrefix: BASE,
+});
+
+export const extflowImportBundleRoute = extflowRoute({
+  method: 'post',
+  path: '/import-bundle',
+  operationId: 'extflowImportBundle',
+  summary: "Import a bundle of the external tool's workflows (converted; upsert by externalId) and diagnose the workers",
   body: z.strictObject({ importBundleJson: jsonText.optional(), bundlePath: bundlePath.optional() }),
   responses: {
     201: { description: '`{ importResult: { bundle, workflows[] }, doctor }`', schema: extflowImportResultSchema },
-    ...bareAuthErrors,
     ...badRequest,
   },
   handler: async (ctx, { principal, body, deps }) => {
@@ -75,14 +80,11 @@ export const extflowImportBundleRoute = defineRoute({
 
 const smokeHttpStatus: Record<SmokeOutcome, 200 | 202 | 500> = { passed: 200, attention: 202, failed: 500 };
 
-export const extflowSmokeTestRoute = defineRoute({
+export const extflowSmokeTestRoute = extflowRoute({
   method: 'post',
-  path: `${BASE}/smoke-test`,
+  path: '/smoke-test',
   operationId: 'extflowSmokeTest',
   summary: 'Run every imported workflow (dry runs, or live runs through the queue) and report',
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: z.strictObject({
     bundlePath: bundlePath.optional(),
     useQueue: z.boolean().optional(),
@@ -92,7 +94,6 @@ export const extflowSmokeTestRoute = defineRoute({
     200: { description: '`{ importedWorkflowSmokeTest }`, every run succeeded', schema: extflowSmokeTestSchema },
     202: { description: 'attention: a workflow is not ready, waits, or was not finished in time', schema: extflowSmokeTestSchema },
     500: { description: 'failed: a run failed', schema: extflowSmokeTestSchema },
-    ...bareAuthErrors,
     ...badRequest,
   },
   handler: async (ctx, { principal, body, deps }) => {
@@ -101,18 +102,14 @@ export const extflowSmokeTestRoute = defineRoute({
   },
 });
 
-export const extflowBootstrapRoute = defineRoute({
+export const extflowBootstrapRoute = extflowRoute({
   method: 'post',
-  path: `${BASE}/credentials/bootstrap-from-env`,
+  path: '/credentials/bootstrap-from-env',
   operationId: 'extflowCredentialsBootstrap',
   summary: "Create the imported workflows' credentials from allowed deployment variables",
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: z.strictObject({ bundlePath: bundlePath.optional() }),
   responses: {
     200: { description: '`{ bootstrap, doctor }`: created and skipped counts, never values', schema: extflowBootstrapSchema },
-    ...bareAuthErrors,
     ...badRequest,
   },
   handler: async (ctx, { principal, body, deps }) => ({
@@ -121,18 +118,14 @@ export const extflowBootstrapRoute = defineRoute({
   }),
 });
 
-export const extflowOriginalsRoute = defineRoute({
+export const extflowOriginalsRoute = extflowRoute({
   method: 'post',
-  path: `${BASE}/subflows/import-originals`,
+  path: '/subflows/import-originals',
   operationId: 'extflowImportOriginals',
   summary: 'Import the original sub-workflows that imported workflows call, and link their subworkflow nodes',
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: z.strictObject({ importJson: jsonText.optional(), importBundleJson: jsonText.optional() }),
   responses: {
     201: { description: '`{ importResult: { bundle, workflows[], relinked[] }, doctor }`', schema: extflowOriginalsResultSchema },
-    ...bareAuthErrors,
     ...badRequest,
   },
   handler: async (ctx, { principal, body, deps }) => {

@@ -1,15 +1,14 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
+import { routeGroup } from '../http/route';
 import { checkReadiness } from '../../services/platform/health';
 
-export const healthzRoute = defineRoute({
+const healthRoute = routeGroup({ tags: ['Health'], family: 'bare', access: { kind: 'public' } });
+
+export const healthzRoute = healthRoute({
   method: 'get',
   path: '/healthz',
   operationId: 'healthz',
   summary: 'Liveness: the process answers',
-  tags: ['Health'],
-  family: 'bare',
-  access: { kind: 'public' },
   responses: { 200: { description: 'Alive', schema: z.strictObject({ status: z.literal('ok') }) } },
   handler: async () => ({ status: 200, body: { status: 'ok' } }),
 });
@@ -20,14 +19,11 @@ const workersSchema = z
   .strictObject({ starting: count, running: count, draining: count, failed: count, stopped: count })
   .describe('Worker processes with a fresh heartbeat, by state');
 
-export const readyzRoute = defineRoute({
+export const readyzRoute = healthRoute({
   method: 'get',
   path: '/readyz',
   operationId: 'readyz',
   summary: 'Readiness: PostgreSQL and Temporal answer, a worker process is running, and the process is not shutting down',
-  tags: ['Health'],
-  family: 'bare',
-  access: { kind: 'public' },
   responses: {
     200: {
       description: 'Ready',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
+import { routeGroup } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema, runFiltersQuery, pathId } from '../schemas';
+import { bareAuthErrors, runFiltersQuery, pathId } from '../schemas';
 import { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../schemas/logs';
 import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, sessionLogs } from '../../services/runs/logs';
 import { clampLimit } from '../../services/kernel/pagination';
@@ -17,19 +17,21 @@ function filters(principal: WorkspacePrincipal, query: FilterQuery): RunFilters 
   return { ...rest, limit: clampLimit(limit, LOGS_LIMIT), projection: projectionFor(principal) };
 }
 
+const logRoute = routeGroup({
+  tags: ['Logs'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  errors: bareAuthErrors,
+});
 const listErrors = {
-  ...bareAuthErrors,
-  400: { description: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)', schema: bareErrorSchema },
+  400: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)',
 };
 
-export const logStatsRoute = defineRoute({
+export const logStatsRoute = logRoute({
   method: 'get',
   path: '/api/v1/logs/stats',
   operationId: 'logStats',
   summary: 'Aggregates over the runs matching the filters (computed in SQL)',
-  tags: ['Logs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   query: filterQuery,
   responses: { 200: { description: '`{ workspaceId, filters, generatedAt, stats }`', schema: logStatsSchema }, ...listErrors },
   handler: async (ctx, { principal, query }) => {
@@ -39,14 +41,11 @@ export const logStatsRoute = defineRoute({
   },
 });
 
-export const logExportRoute = defineRoute({
+export const logExportRoute = logRoute({
   method: 'get',
   path: '/api/v1/logs/export',
   operationId: 'logExport',
   summary: 'Runs matching the filters as a JSON or CSV attachment (`?format=csv`; anything else is JSON)',
-  tags: ['Logs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   query: filterQuery.extend({ format: z.string().optional() }),
   responses: {
     200: {
@@ -78,19 +77,15 @@ export const logExportRoute = defineRoute({
   },
 });
 
-export const executionDetailRoute = defineRoute({
+export const executionDetailRoute = logRoute({
   method: 'get',
   path: '/api/v1/logs/executions/{executionId}',
   operationId: 'getExecution',
   summary: 'Execution detail of one run (the execution id is the run id), unwrapped',
-  tags: ['Logs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: z.object({ executionId: pathId }),
   responses: {
     200: { description: 'Execution detail', schema: executionDetailSchema },
-    ...bareAuthErrors,
-    404: { description: '`Execution not found` (also for runs of other workspaces)', schema: bareErrorSchema },
+    404: '`Execution not found` (also for runs of other workspaces)',
   },
   handler: async (ctx, { principal, params, deps }) => {
     const origin = requestOrigin(ctx);
@@ -102,13 +97,11 @@ export const executionDetailRoute = defineRoute({
   },
 });
 
-export const sessionLogsRoute = defineRoute({
+export const sessionLogsRoute = logRoute({
   method: 'get',
   path: '/api/logs',
   operationId: 'sessionLogs',
   summary: "Runs of the session's workspace matching the shared logs filters",
-  tags: ['Logs'],
-  family: 'bare',
   access: { kind: 'session', roles: 'read' },
   query: filterQuery,
   responses: {

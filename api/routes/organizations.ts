@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
-import { bareErrorSchema, pathId } from '../schemas';
+import { routeGroup } from '../http/route';
+import { pathId } from '../schemas';
 import { addWorkspaceToOrganization, getOrganization, renameOrganization } from '../../services/accounts/organizations';
 import type { SessionPrincipal } from '../../services/kernel/principal';
 
@@ -16,60 +16,54 @@ const organizationSchema = z.strictObject({
   updatedAt: z.string(),
 });
 const envelope = z.strictObject({ organization: organizationSchema });
-const sessionErrors = {
-  401: { description: 'Sign-in is required', schema: bareErrorSchema },
-  403: { description: 'Admin or Owner role required (Owner of both workspaces to add one), or cross-origin', schema: bareErrorSchema },
-};
-const tags = ['Organizations'];
+const organizationRoute = routeGroup({
+  tags: ['Organizations'],
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+  errors: {
+    401: 'Sign-in is required',
+    403: 'Admin or Owner role required (Owner of both workspaces to add one), or cross-origin',
+  },
+  pathPrefix: '/api/organization',
+});
 
 export const organizationRoutes = [
-  defineRoute({
+  organizationRoute({
     method: 'get',
-    path: '/api/organization',
+    path: '',
     operationId: 'getOrganization',
     summary: "The session workspace's organization and its workspaces (Admin or Owner)",
-    tags,
-    family: 'bare',
-    access: { kind: 'session', roles: 'admin' },
-    responses: { 200: { description: '`{ organization }`', schema: envelope }, ...sessionErrors },
+    responses: { 200: { description: '`{ organization }`', schema: envelope } },
     handler: async (ctx, { principal }) => ({
       status: 200,
       body: { organization: await getOrganization(ctx.state.em, principal as SessionPrincipal) },
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
-    path: '/api/organization',
+    path: '',
     operationId: 'renameOrganization',
     summary: 'Rename the organization (Admin or Owner)',
-    tags,
-    family: 'bare',
-    access: { kind: 'session', roles: 'admin' },
     body: z.object({ name: z.string({ error: 'name is required' }).max(200) }).strict(),
     responses: {
       200: { description: '`{ organization }`', schema: envelope },
-      400: { description: 'Blank name', schema: bareErrorSchema },
-      ...sessionErrors,
+      400: 'Blank name',
     },
     handler: async (ctx, { principal, body }) => ({
       status: 200,
       body: { organization: await renameOrganization(ctx.state.em, principal as SessionPrincipal, body.name) },
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
-    path: '/api/organization/workspaces',
+    path: '/workspaces',
     operationId: 'addOrganizationWorkspace',
     summary:
       'Bring another workspace into this organization (Owner of both); it leaves its previous organization, whose keys stop reaching it',
-    tags,
-    family: 'bare',
-    access: { kind: 'session', roles: 'admin' },
     body: z.object({ workspaceId: pathId }).strict(),
     responses: {
       200: { description: '`{ organization }`', schema: envelope },
-      ...sessionErrors,
-      404: { description: 'Not a workspace of yours', schema: bareErrorSchema },
+      404: 'Not a workspace of yours',
     },
     handler: async (ctx, { principal, body }) => ({
       status: 200,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
+import { routeGroup } from '../http/route';
 import { linkBase, runLinks, withRunUrls, workflowLinks } from '../http/links';
-import { bareAuthErrors, bareErrorSchema, runFiltersQuery, pathId } from '../schemas';
+import { bareAuthErrors, runFiltersQuery, pathId } from '../schemas';
 import {
   approvalQueuedSchema,
   approvalResultSchema,
@@ -35,10 +35,17 @@ import {
 import { clampLimit } from '../../services/kernel/pagination';
 import type { RunValueField } from '../../services/runs';
 
+/** Runs through a workspace key (the resume hook, public, is declared on its own). */
+const runRoute = routeGroup({
+  tags: ['Runs'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  errors: bareAuthErrors,
+});
+const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const runErrors = {
-  ...bareAuthErrors,
-  404: { description: 'Run not found (also for runs of other workspaces)', schema: bareErrorSchema },
-  409: { description: 'The run is in a state that refuses this action', schema: bareErrorSchema },
+  404: 'Run not found (also for runs of other workspaces)',
+  409: 'The run is in a state that refuses this action',
 };
 
 /** The runs as the principal may see them, with resume URLs for full projections. */
@@ -64,13 +71,11 @@ const executeBody = z
   })
   .strict();
 
-export const executeRoute = defineRoute({
+export const executeRoute = runRoute({
   method: 'post',
   path: '/api/v1/workflows/{id}/execute',
   operationId: 'executeWorkflow',
   summary: 'Execute the active version (queued on Temporal, 202) or test the candidate (dry run, 201)',
-  tags: ['Runs'],
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace-or-gateway', roles: 'write' },
   params: z.object({ id: pathId }),
   body: executeBody,
@@ -82,15 +87,10 @@ export const executeRoute = defineRoute({
       schema: z.union([queuedReceiptSchema, endUserExecuteAnswer]),
     },
     201: { description: 'Dry run, finished: `{ run, execution, queued: false, statusUrl, links }`', schema: dryRunReceiptSchema },
-    ...bareAuthErrors,
-    403: { description: 'Wrong key scope, viewer, or `API key cannot access this workflow`', schema: bareErrorSchema },
-    404: { description: 'Workflow not found', schema: bareErrorSchema },
-    409: { description: 'Idempotency-Key reuse with another request, or a stale expectedVersionId', schema: bareErrorSchema },
-    503: {
-      description:
-        'Temporal refused the start (the run is recorded canceled with the reason), or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS (no run recorded)',
-      schema: bareErrorSchema,
-    },
+    403: 'Wrong key scope, viewer, or `API key cannot access this workflow`',
+    404: 'Workflow not found',
+    409: 'Idempotency-Key reuse with another request, or a stale expectedVersionId',
+    503: 'Temporal refused the start (the run is recorded canceled with the reason), or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS (no run recorded)',
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
@@ -117,16 +117,13 @@ export const executeRoute = defineRoute({
 
 const listQuery = runFiltersQuery;
 
-export const listRunsRoute = defineRoute({
+export const listRunsRoute = runRoute({
   method: 'get',
   path: '/api/v1/runs',
   operationId: 'listRuns',
   summary: 'Run summaries of the workspace (no input, output, steps or logs: GET /api/v1/runs/{id} has them), filtered and sorted in SQL',
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   query: listQuery,
-  responses: { 200: { description: '`{ runs (summaries), links }`', schema: runListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ runs (summaries), links }`', schema: runListSchema } },
   handler: async (ctx, { principal, query }) => {
     const runs = await queryRunSummaries(ctx.state.em, principal, {
       ...query,
@@ -139,14 +136,11 @@ export const listRunsRoute = defineRoute({
 
 const runIdParams = z.object({ id: pathId });
 
-export const getRunRoute = defineRoute({
+export const getRunRoute = runRoute({
   method: 'get',
   path: '/api/v1/runs/{id}',
   operationId: 'getRun',
   summary: 'One run: full projection for write permission, workspace-safe.v1 otherwise',
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: runIdParams,
   responses: { 200: { description: '`{ run, links }`', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params }) => {
@@ -158,23 +152,17 @@ export const getRunRoute = defineRoute({
 
 const valueErrors = {
   ...runErrors,
-  403: {
-    description: 'Input and output are restricted for this key (workspace-safe.v1 readers), or a wrong key scope',
-    schema: bareErrorSchema,
-  },
-  404: { description: 'Run not found (also for runs of other workspaces), or `Step not found`', schema: bareErrorSchema },
+  403: 'Input and output are restricted for this key (workspace-safe.v1 readers), or a wrong key scope',
+  404: 'Run not found (also for runs of other workspaces), or `Step not found`',
 };
 
 /** GET /api/v1/runs/{id}/{input|output}: the whole value a run view truncated, for the same readers as the full run. */
 const runValueRoute = (field: RunValueField) =>
-  defineRoute({
+  runRoute({
     method: 'get',
     path: `/api/v1/runs/{id}/${field}`,
     operationId: field === 'input' ? 'getRunInput' : 'getRunOutput',
     summary: `The run's whole ${field} (the href of a truncated value; full projection only)`,
-    tags: ['Runs'],
-    family: 'bare',
-    access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
     params: runIdParams,
     responses: { 200: { description: `\`{ runId, nodeId: null, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
     handler: async (ctx, { principal, params }) => ({ status: 200, body: await fullRunValue(ctx.state.em, principal, params.id, field) }),
@@ -182,14 +170,11 @@ const runValueRoute = (field: RunValueField) =>
 
 /** GET /api/v1/runs/{id}/steps/{nodeId}/{input|output}: one step's whole value. */
 const stepValueRoute = (field: RunValueField) =>
-  defineRoute({
+  runRoute({
     method: 'get',
     path: `/api/v1/runs/{id}/steps/{nodeId}/${field}`,
     operationId: field === 'input' ? 'getRunStepInput' : 'getRunStepOutput',
     summary: `One step's whole ${field} (the href of a truncated value; full projection only)`,
-    tags: ['Runs'],
-    family: 'bare',
-    access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
     params: runIdParams.extend({ nodeId: pathId }),
     responses: { 200: { description: `\`{ runId, nodeId, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
     handler: async (ctx, { principal, params }) => ({
@@ -203,14 +188,12 @@ export const runOutputRoute = runValueRoute('output');
 export const stepInputRoute = stepValueRoute('input');
 export const stepOutputRoute = stepValueRoute('output');
 
-export const cancelRunRoute = defineRoute({
+export const cancelRunRoute = runRoute({
   method: 'post',
   path: '/api/v1/runs/{id}/cancel',
   operationId: 'cancelRun',
   summary: 'Cancel a queued, running or waiting run through Temporal cancellation; 409 when terminal',
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: runIdParams,
   idempotency: 'optional',
   responses: { 200: { description: '`{ run, links }` with the canceled run', schema: runWithLinksSchema }, ...runErrors },
@@ -221,29 +204,19 @@ export const cancelRunRoute = defineRoute({
   },
 });
 
-export const rerunRoute = defineRoute({
+export const rerunRoute = runRoute({
   method: 'post',
   path: '/api/v1/runs/{id}/rerun',
   operationId: 'rerunRun',
   summary: 'A fresh queued run of the same version (or candidate snapshot) from the original input',
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: runIdParams,
   idempotency: 'optional',
   responses: {
     201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: rerunReceiptSchema },
     ...runErrors,
-    409: {
-      description:
-        'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists',
-      schema: bareErrorSchema,
-    },
-    503: {
-      description:
-        'Temporal refused the start, or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS',
-      schema: bareErrorSchema,
-    },
+    409: 'A dry run (execute the workflow instead), a workflow that cannot run now (disabled, trashed, draft), or a version that no longer exists',
+    503: 'Temporal refused the start, or the workspace kept RUN_ADMISSION_MAX_ACTIVE runs queued or running for RUN_ADMISSION_MAX_WAIT_MS',
   },
   handler: async (ctx, { principal, params, deps }) => {
     const run = await rerunRun(ctx.state.em, deps.services.runs.launcher, principal, params.id, deps.services.runs.admit);
@@ -253,14 +226,11 @@ export const rerunRoute = defineRoute({
   },
 });
 
-export const workflowStatusRoute = defineRoute({
+export const workflowStatusRoute = runRoute({
   method: 'get',
   path: '/api/v1/workflows/{id}/status',
   operationId: 'workflowStatus',
   summary: 'Status of one run (`?runId=`) or of the 20 latest runs',
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: z.object({ id: pathId }),
   query: z.object({ runId: z.string().min(1).optional() }),
   responses: {
@@ -269,8 +239,7 @@ export const workflowStatusRoute = defineRoute({
         'With `runId`: `{ workflow, projection, run, status, queued, active, output, error, steps, logs, links, pollAfterMs }`; without: `{ workflow, runs, statuses }`',
       schema: z.union([runStatusReportSchema, workflowRunsStatusSchema]),
     },
-    ...bareAuthErrors,
-    404: { description: 'Workflow or run not found', schema: bareErrorSchema },
+    404: 'Workflow or run not found',
   },
   handler: async (ctx, { principal, params, query }) => {
     const result = await workflowRunStatus(ctx.state.em, principal, params.id, query.runId);
@@ -303,13 +272,11 @@ export const workflowStatusRoute = defineRoute({
   },
 });
 
-export const approvalRoute = defineRoute({
+export const approvalRoute = runRoute({
   method: 'post',
   path: '/api/runs/{id}/approval',
   operationId: 'decideApproval',
   summary: 'Approve or reject a waiting approval (member with write permission; session or workspace key)',
-  tags: ['Runs'],
-  family: 'bare',
   access: { kind: 'apiKeyOrSession', roles: 'write' },
   params: runIdParams,
   body: z
@@ -342,20 +309,20 @@ export const approvalRoute = defineRoute({
   },
 });
 
-export const resumeRoute = defineRoute({
+/** The resume hook of an event wait: its single-use token is the credential. */
+const resumeHookRoute = routeGroup({ tags: ['Runs'], family: 'bare', access: { kind: 'public' } });
+
+export const resumeRoute = resumeHookRoute({
   method: 'post',
   path: '/api/hooks/resume/{token}',
   operationId: 'resumeEvent',
   summary: 'Resume an event wait with the JSON body as the node output (single-use token, no bearer)',
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'public' },
   params: z.object({ token: pathId }),
   body: z.unknown(),
   responses: {
     202: { description: '`{ runId, nodeId, status: "resumed" }`', schema: resumeResultSchema },
-    404: { description: 'Unknown token', schema: bareErrorSchema },
-    409: { description: 'Token already used or expired, or the run no longer waits', schema: bareErrorSchema },
+    404: 'Unknown token',
+    409: 'Token already used or expired, or the run no longer waits',
   },
   handler: async (ctx, { params, body, deps }) => {
     const resumed = await resumeEventWait(ctx.state.em, deps.services.runs.launcher, {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { defineRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { routeGroup } from '../http/route';
+import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
 import { skillEnvelopeSchema, skillListSchema, skillLoadResultSchema } from '../schemas/skills';
 import {
   archiveSkillPublication,
@@ -21,16 +21,27 @@ import {
 import { invalidInput, tooLarge } from '../../services/kernel/errors';
 
 const idParams = z.object({ id: pathId });
-const notFound = {
-  404: { description: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)', schema: bareErrorSchema },
-};
-const ownerOnly = {
-  403: { description: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`', schema: bareErrorSchema },
-};
-const sessionErrors = {
-  401: { description: 'Sign-in is required', schema: bareErrorSchema },
-  403: { description: 'Admin or Owner role required, or cross-origin', schema: bareErrorSchema },
-};
+const notFound = { 404: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)' };
+const ownerOnly = { 403: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`' };
+
+/** Skills through a workspace key; writes need a role above viewer. */
+const skillRoute = routeGroup({
+  tags: ['Skills'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+  pathPrefix: '/api/v1/skills',
+});
+const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+
+/** Publication review through the session (the product UI). */
+const sessionSkillRoute = routeGroup({
+  tags: ['Skills'],
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+  errors: sessionAdminErrors,
+  pathPrefix: '/api/skills',
+});
 
 const description = z
   .string()
@@ -43,14 +54,11 @@ const fileIds = z
   .max(SKILL_LIMITS.files, `at most ${SKILL_LIMITS.files} files`)
   .describe('Ready files of the workspace (Files area) to attach; replaces the attached list');
 
-export const listSkillsRoute = defineRoute({
+export const listSkillsRoute = skillRoute({
   method: 'get',
-  path: '/api/v1/skills',
+  path: '',
   operationId: 'listSkills',
   summary: "Skills the key's user may see: the workspace's published skills and their own drafts and pending versions",
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: z.object({
     query: z
       .string()
@@ -58,18 +66,16 @@ export const listSkillsRoute = defineRoute({
       .optional()
       .describe('Case-insensitive substring of name, description or instructions'),
   }),
-  responses: { 200: { description: '`{ skills }`, by name', schema: skillListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ skills }`, by name', schema: skillListSchema } },
   handler: async (ctx, { principal, query }) => ({ status: 200, body: { skills: await listSkills(ctx.state.em, principal, query.query) } }),
 });
 
-export const createSkillRoute = defineRoute({
+export const createSkillRoute = skillRoute({
   method: 'post',
-  path: '/api/v1/skills',
+  path: '',
   operationId: 'createSkill',
   summary: "Create a private draft owned by the key's user; the user's own skill of that name (case-insensitive) is updated instead",
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   body: z.strictObject({
     name: z.string().max(SKILL_LIMITS.nameChars, `name must be at most ${SKILL_LIMITS.nameChars} characters`).optional(),
     instructions: instructions.optional(),
@@ -86,34 +92,28 @@ export const createSkillRoute = defineRoute({
   }),
   responses: {
     201: { description: '`{ skill }`', schema: skillEnvelopeSchema },
-    ...bareAuthErrors,
-    409: { description: 'The lineage of the same-named skill has a version awaiting review', schema: bareErrorSchema },
+    409: 'The lineage of the same-named skill has a version awaiting review',
   },
   handler: async (ctx, { principal, body }) => ({ status: 201, body: { skill: (await createSkill(ctx.state.em, principal, body)).skill } }),
 });
 
-export const getSkillRoute = defineRoute({
+export const getSkillRoute = skillRoute({
   method: 'get',
-  path: '/api/v1/skills/{id}',
+  path: '/{id}',
   operationId: 'getSkill',
   summary: 'One skill version the caller may see',
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ skill }`', schema: skillEnvelopeSchema }, ...bareAuthErrors, ...notFound },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: { skill: await getSkill(ctx.state.em, principal, params.id) } }),
 });
 
-export const updateSkillRoute = defineRoute({
+export const updateSkillRoute = skillRoute({
   method: 'patch',
-  path: '/api/v1/skills/{id}',
+  path: '/{id}',
   operationId: 'updateSkill',
   summary:
     'Owner only, no rename. A draft changes in place; a pending version is archived for a new draft version; a published skill keeps serving while the change goes to its draft',
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   body: z.strictObject({
     enabled: z.boolean().optional(),
@@ -123,10 +123,9 @@ export const updateSkillRoute = defineRoute({
   }),
   responses: {
     200: { description: '`{ skill }`: the changed version (a new draft version when one was made)', schema: skillEnvelopeSchema },
-    ...bareAuthErrors,
     ...ownerOnly,
     ...notFound,
-    409: { description: '`This skill already has a version awaiting publication review.`', schema: bareErrorSchema },
+    409: '`This skill already has a version awaiting publication review.`',
   },
   handler: async (ctx, { principal, params, body }) => ({
     status: 200,
@@ -134,21 +133,18 @@ export const updateSkillRoute = defineRoute({
   }),
 });
 
-export const deleteSkillRoute = defineRoute({
+export const deleteSkillRoute = skillRoute({
   method: 'delete',
-  path: '/api/v1/skills/{id}',
+  path: '/{id}',
   operationId: 'deleteSkill',
   summary: 'Owner only; published skills cannot be deleted',
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   responses: {
     200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
-    ...bareAuthErrors,
     ...ownerOnly,
     ...notFound,
-    409: { description: '`Published skills cannot be deleted. Roll back or archive the publication first.`', schema: bareErrorSchema },
+    409: '`Published skills cannot be deleted. Roll back or archive the publication first.`',
   },
   handler: async (ctx, { principal, params }) => {
     await deleteSkill(ctx.state.em, principal, params.id);
@@ -159,14 +155,11 @@ export const deleteSkillRoute = defineRoute({
 /** The largest load request read; 32 ids of 191 characters with their versions fit many times over. */
 const MAX_LOAD_BODY_BYTES = 64 * 1024;
 
-export const loadSkillsRoute = defineRoute({
+export const loadSkillsRoute = skillRoute({
   method: 'post',
-  path: '/api/v1/skills/load',
+  path: '/load',
   operationId: 'loadSkills',
   summary: 'Progressive load of skills by id or name (workspace key only); counts one use of each loaded skill',
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   rawBody: {
     contentType: 'application/json',
     description:
@@ -177,19 +170,10 @@ export const loadSkillsRoute = defineRoute({
       description: '`{ capability, effect, skills, compatibility }`; `Cache-Control: private, no-store`',
       schema: skillLoadResultSchema,
     },
-    400: {
-      description:
-        '`Invalid progressive skill load request.` (no code) for a body that is not a load request; `PROGRESSIVE_SKILL_INVALID_REQUEST` for a broken rule',
-      schema: bareErrorSchema,
-    },
-    401: bareAuthErrors[401],
-    403: bareAuthErrors[403],
-    404: {
-      description: '`PROGRESSIVE_SKILL_NOT_AVAILABLE`: unknown, unseen or disabled skill, or an attached file that is not ready',
-      schema: bareErrorSchema,
-    },
-    409: { description: '`PROGRESSIVE_SKILL_VERSION_MISMATCH`', schema: bareErrorSchema },
-    413: { description: 'Body over 64 KiB', schema: bareErrorSchema },
+    400: '`Invalid progressive skill load request.` (no code) for a body that is not a load request; `PROGRESSIVE_SKILL_INVALID_REQUEST` for a broken rule',
+    404: '`PROGRESSIVE_SKILL_NOT_AVAILABLE`: unknown, unseen or disabled skill, or an attached file that is not ready',
+    409: '`PROGRESSIVE_SKILL_VERSION_MISMATCH`',
+    413: 'Body over 64 KiB',
   },
   handler: async (ctx, { principal }) => {
     // On every answer, errors included: loaded instructions are private to the caller.
@@ -226,20 +210,17 @@ const publicationRoute = (
   move: typeof publishSkill,
   roles: 'write' | 'admin',
 ) =>
-  defineRoute({
+  sessionSkillRoute({
     method: 'post',
-    path: `/api/skills/{id}/${action}`,
+    path: `/{id}/${action}`,
     operationId,
     summary,
-    tags: ['Skills'],
-    family: 'bare',
     access: { kind: 'session', roles },
     params: idParams,
     responses: {
       200: { description: '`{ skill }`', schema: skillEnvelopeSchema },
-      ...sessionErrors,
       ...notFound,
-      409: { description: 'The skill is not in the state the move starts from', schema: bareErrorSchema },
+      409: 'The skill is not in the state the move starts from',
     },
     handler: async (ctx, { principal, params }) => ({ status: 200, body: { skill: await move(ctx.state.em, principal, params.id) } }),
   });
@@ -273,15 +254,12 @@ export const archiveSkillPublicationRoute = publicationRoute(
   'admin',
 );
 
-export const listPendingSkillsRoute = defineRoute({
+export const listPendingSkillsRoute = sessionSkillRoute({
   method: 'get',
-  path: '/api/skills/reviews',
+  path: '/reviews',
   operationId: 'listPendingSkills',
   summary: 'Admin or Owner: the versions of the workspace awaiting publication review, oldest request first',
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
-  responses: { 200: { description: '`{ skills }`', schema: skillListSchema }, ...sessionErrors },
+  responses: { 200: { description: '`{ skills }`', schema: skillListSchema } },
   handler: async (ctx, { principal }) => ({ status: 200, body: { skills: await listPendingSkills(ctx.state.em, principal) } }),
 });
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineRoute, type HttpMethod, type RouteResult } from '../http/route';
+import { routeGroup, type HttpMethod, type RouteResult } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { errtrackerInvokeUrl, webhookWithLinks } from '../http/links';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { bareAuthErrors, pathId } from '../schemas';
 import {
   acceptedDeliverySchema,
   createdErrtrackerWebhookSchema,
@@ -29,16 +29,24 @@ function inboundRequest(ctx: AppContext): InboundRequest {
   return { method: ctx.method, query: ctx.query, headers: ctx.headers, body: ctx.request.body };
 }
 
-export const listWebhooksRoute = defineRoute({
-  method: 'get',
-  path: '/api/v1/webhooks',
-  operationId: 'listWebhooks',
-  summary: 'Webhooks of the workspace with their invoke links; `?workflowId=` narrows to one workflow',
+/** The workspace's webhooks, managed with a workspace key. */
+const webhookRoute = routeGroup({
   tags: ['Webhooks'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+  pathPrefix: '/api/v1/webhooks',
+});
+/** Inbound calls: the token in the path (and a signature where the webhook has one) is the credential. */
+const inboundRoute = routeGroup({ tags: ['Webhooks'], family: 'bare', access: { kind: 'public' } });
+
+export const listWebhooksRoute = webhookRoute({
+  method: 'get',
+  path: '',
+  operationId: 'listWebhooks',
+  summary: 'Webhooks of the workspace with their invoke links; `?workflowId=` narrows to one workflow',
   query: z.object({ workflowId: z.string().min(1).optional() }),
-  responses: { 200: { description: '`{ webhooks, links }`', schema: webhookListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ webhooks, links }`', schema: webhookListSchema } },
   handler: async (ctx, { principal, query }) => {
     const webhooks = (await listWebhooks(ctx.state.em, principal, ctx.deps.config.secretKey, query.workflowId)).map((w) =>
       webhookWithLinks(requestOrigin(ctx), w),
@@ -47,20 +55,16 @@ export const listWebhooksRoute = defineRoute({
   },
 });
 
-export const getWebhookRoute = defineRoute({
+export const getWebhookRoute = webhookRoute({
   method: 'get',
-  path: '/api/v1/webhooks/{id}',
+  path: '/{id}',
   operationId: 'getWebhook',
   summary: 'One webhook with its invoke link',
-  tags: ['Webhooks'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: z.object({ id: pathId }),
   responses: {
     200: { description: '`{ webhook, links }`', schema: webhookWithLinksSchema },
-    ...bareAuthErrors,
-    403: { description: '`API key cannot access this webhook`', schema: bareErrorSchema },
-    404: { description: 'Webhook not found', schema: bareErrorSchema },
+    403: '`API key cannot access this webhook`',
+    404: 'Webhook not found',
   },
   handler: async (ctx, { principal, params }) => {
     const webhook = webhookWithLinks(requestOrigin(ctx), await getWebhook(ctx.state.em, principal, ctx.deps.config.secretKey, params.id));
@@ -87,14 +91,11 @@ function callResponse(token: string, outcome: WebhookCallOutcome, origin: string
 const INVOKE_METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
 
 export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
-  defineRoute({
+  inboundRoute({
     method,
     path: '/api/webhooks/{token}',
     operationId: `invokeWebhook_${method}`,
     summary: 'Invoke a webhook (no bearer; the token is the capability)',
-    tags: ['Webhooks'],
-    family: 'bare',
-    access: { kind: 'public' },
     params: z.object({ token: pathId }),
     responses: {
       202: {
@@ -107,8 +108,8 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
         schema: invokeRunEndedSchema,
       },
       default: { description: "The Response node's reply: the status, headers and body the workflow set", schema: responseNodeReplySchema },
-      404: { description: 'Unknown or disabled token, or a workflow that cannot run', schema: bareErrorSchema },
-      413: { description: 'Body too large', schema: bareErrorSchema },
+      404: 'Unknown or disabled token, or a workflow that cannot run',
+      413: 'Body too large',
     },
     handler: async (ctx, { params, deps }) => {
       const outcome = await callWebhook(
@@ -143,19 +144,16 @@ const errtrackerBody = z
     message: 'Send exactly one of credentialId or signingSecret.',
   });
 
-export const createErrtrackerWebhookRoute = defineRoute({
+export const createErrtrackerWebhookRoute = webhookRoute({
   method: 'post',
-  path: '/api/v1/webhooks',
+  path: '',
   operationId: 'createErrtrackerWebhook',
   summary: 'Prepare a signed error-tracker endpoint (Admin or Owner); the invokeUrl is shown once',
-  tags: ['Webhooks'],
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   body: errtrackerBody,
   responses: {
     201: { description: '`{ webhook, invokeUrl }`; the invokeUrl is shown once', schema: createdErrtrackerWebhookSchema },
-    ...bareAuthErrors,
-    404: { description: 'Workflow not found', schema: bareErrorSchema },
+    404: 'Workflow not found',
   },
   handler: async (ctx, { principal, body }) => {
     const { webhook, token } = await createErrtrackerWebhook(
@@ -170,19 +168,16 @@ export const createErrtrackerWebhookRoute = defineRoute({
   },
 });
 
-export const errtrackerIngressRoute = defineRoute({
+export const errtrackerIngressRoute = inboundRoute({
   method: 'post',
   path: '/api/integrations/errtracker/{token}',
   operationId: 'errtrackerIngress',
   summary: 'Error-tracker deliveries (HMAC-signed, no bearer); off unless ERRTRACKER_INGRESS_ENABLED',
-  tags: ['Webhooks'],
-  family: 'bare',
-  access: { kind: 'public' },
   params: z.object({ token: pathId }),
   responses: {
     202: { description: '`{ token, outboxId, status: accepted | deduplicated }`', schema: acceptedDeliverySchema },
-    401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },
-    404: { description: 'Unknown token, ingress switched off, or a workflow that cannot run', schema: bareErrorSchema },
+    401: 'Missing, forged or stale signature',
+    404: 'Unknown token, ingress switched off, or a workflow that cannot run',
   },
   handler: async (ctx, { params, deps }) => {
     const { outboxId, deduplicated } = await receiveErrtrackerDelivery(ctx.state.em, deps.services.webhooks.errtracker, params.token, {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineRoute, sessionTwin, type AnyRoute } from '../http/route';
+import { routeGroup, sessionTwin, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema } from '../schemas';
+import { bareAuthErrors } from '../schemas';
 import {
   localAiCliLoginResultSchema,
   localAiCliModelsResultSchema,
@@ -42,7 +42,7 @@ function parseNow(now: string | undefined): Date {
   return new Date(ms);
 }
 
-const badNow = { 400: { description: '`now` is not an ISO-8601 timestamp', schema: bareErrorSchema } };
+const badNow = { 400: '`now` is not an ISO-8601 timestamp' };
 
 const SMOKE_TEST_PATH = '/api/v1/workers/smoke-test';
 const LOCAL_AI_CLI_PATH = '/api/v1/workers/local-ai-cli';
@@ -85,46 +85,44 @@ const smokeResponses = {
     description: '`{ smokeTest }` with status `failed`: Temporal refused the start or the workflow failed',
     schema: smokeTestResultSchema,
   },
-  400: { description: 'Invalid body', schema: bareErrorSchema },
-  404: { description: '`Workflow not found`', schema: bareErrorSchema },
+  404: '`Workflow not found`',
 };
 
-export const workerStatusRoute = defineRoute({
+const workerRoute = routeGroup({
+  tags: ['Workers'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+});
+
+export const workerStatusRoute = workerRoute({
   method: 'get',
   path: '/api/v1/workers/status',
   operationId: 'workerStatus',
   summary: 'Queue, database, scheduler and run health of the workspace, measured live',
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: nowQuery,
   responses: { 200: { description: '`{ status }`', schema: workerStatusSchema }, ...bareAuthErrors, ...badNow },
   handler: statusHandler,
 });
 
-export const workerDoctorRoute = defineRoute({
+export const workerDoctorRoute = workerRoute({
   method: 'get',
   path: '/api/v1/workers/doctor',
   operationId: 'workerDoctor',
   summary: 'Diagnosis of the worker setup: blockers, warnings and next actions',
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: doctorQuery,
   responses: { 200: { description: '`{ doctor }`', schema: workerDoctorSchema }, ...bareAuthErrors, ...badNow },
   handler: doctorHandler,
 });
 
-export const workerSmokeTestRoute = defineRoute({
+export const workerSmokeTestRoute = workerRoute({
   method: 'post',
   path: SMOKE_TEST_PATH,
   operationId: 'workerSmokeTest',
   summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
-  tags: ['Workers'],
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: smokeBody,
-  responses: { ...smokeResponses, ...bareAuthErrors },
+  responses: smokeResponses,
   handler: smokeHandler,
 });
 
@@ -148,31 +146,31 @@ const tokenBody = z.strictObject({
 });
 const modelsQuery = z.object({ kind: kindSchema.optional() });
 
-const cliErrors = {
-  400: { description: 'Invalid body or query (bad kind or action), or the CLI refused the token or login', schema: bareErrorSchema },
-  408: { description: 'The CLI did not answer within its time budget', schema: bareErrorSchema },
-  409: {
-    description: 'The CLI is not configured on this server, or cannot serve the request in its current sign-in state',
-    schema: bareErrorSchema,
-  },
-  503: { description: 'The configured CLI does not start, or its login ended before giving an authorization URL', schema: bareErrorSchema },
-};
-
-const DEFAULT_KIND = 'cliA';
-
-export const localAiCliSessionRoute = defineRoute({
-  method: 'post',
-  path: `${LOCAL_AI_CLI_PATH}/session`,
-  operationId: 'localAiCliSession',
-  summary: "Prepares, verifies (default) or disconnects the workspace's session with a local AI CLI",
+/** The local AI CLI sign-in, driven from the product UI through a workspace key of a role above viewer. */
+const localAiCliRoute = routeGroup({
   tags: ['Workers'],
   family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  errors: {
+    ...bareAuthErrors,
+    400: 'Invalid body or query (bad kind or action), or the CLI refused the token or login',
+    408: 'The CLI did not answer within its time budget',
+    409: 'The CLI is not configured on this server, or cannot serve the request in its current sign-in state',
+    503: 'The configured CLI does not start, or its login ended before giving an authorization URL',
+  },
+  pathPrefix: LOCAL_AI_CLI_PATH,
+});
+
+const DEFAULT_KIND = 'cliA';
+
+export const localAiCliSessionRoute = localAiCliRoute({
+  method: 'post',
+  path: '/session',
+  operationId: 'localAiCliSession',
+  summary: "Prepares, verifies (default) or disconnects the workspace's session with a local AI CLI",
   body: sessionBody,
   responses: {
     200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema },
-    ...bareAuthErrors,
-    ...cliErrors,
   },
   handler: async (ctx, input) => {
     const session = await localAiCliSession(
@@ -186,19 +184,14 @@ export const localAiCliSessionRoute = defineRoute({
   },
 });
 
-export const localAiCliLoginRoute = defineRoute({
+export const localAiCliLoginRoute = localAiCliRoute({
   method: 'post',
-  path: `${LOCAL_AI_CLI_PATH}/login`,
+  path: '/login',
   operationId: 'localAiCliLogin',
   summary: "Starts the CLI's browser login and answers its authorization URL",
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: loginBody,
   responses: {
     200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema },
-    ...bareAuthErrors,
-    ...cliErrors,
   },
   handler: async (ctx, input) => {
     const { session, ...login } = await startLocalAiCliLogin(
@@ -211,16 +204,13 @@ export const localAiCliLoginRoute = defineRoute({
   },
 });
 
-export const localAiCliCallbackRoute = defineRoute({
+export const localAiCliCallbackRoute = localAiCliRoute({
   method: 'post',
-  path: `${LOCAL_AI_CLI_PATH}/callback`,
+  path: '/callback',
   operationId: 'localAiCliCallback',
   summary: "Hands the login's redirect URL back to the pending login and verifies the session",
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: callbackBody,
-  responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
+  responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
     const session = await completeLocalAiCliLogin(
       ctx.state.em,
@@ -232,16 +222,13 @@ export const localAiCliCallbackRoute = defineRoute({
   },
 });
 
-export const localAiCliTokenRoute = defineRoute({
+export const localAiCliTokenRoute = localAiCliRoute({
   method: 'post',
-  path: `${LOCAL_AI_CLI_PATH}/token`,
+  path: '/token',
   operationId: 'localAiCliToken',
   summary: 'Signs cliA in with a token, stored as an encrypted credential and never answered',
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   body: tokenBody,
-  responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema }, ...bareAuthErrors, ...cliErrors },
+  responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
     const session = await storeLocalAiCliToken(
       ctx.state.em,
@@ -254,16 +241,14 @@ export const localAiCliTokenRoute = defineRoute({
   },
 });
 
-export const localAiCliModelsRoute = defineRoute({
+export const localAiCliModelsRoute = localAiCliRoute({
   method: 'get',
-  path: `${LOCAL_AI_CLI_PATH}/models`,
+  path: '/models',
   operationId: 'localAiCliModels',
   summary: "The models the workspace's CLI offers",
-  tags: ['Workers'],
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   query: modelsQuery,
-  responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema }, ...bareAuthErrors, ...cliErrors },
+  responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema } },
   handler: async (ctx, input) => {
     const result = await listLocalAiCliModels(
       ctx.state.em,

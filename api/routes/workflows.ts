@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineRoute, type RouteResult } from '../http/route';
+import { routeGroup, type RouteResult } from '../http/route';
 import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { bareAuthErrors, pathId } from '../schemas';
 import {
   artifactReportSchema,
   bundlePreviewSchema,
@@ -48,10 +48,19 @@ import { invalidInput } from '../../services/kernel/errors';
 const idParams = z.object({ id: pathId });
 const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');
 const edges = z.array(draftEdgeSchema).max(2000);
+/** Workflows through a workspace key: any key reads, a workspace key of a role above viewer writes. */
+const workflowRoute = routeGroup({
+  tags: ['Workflows'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  errors: bareAuthErrors,
+  pathPrefix: '/api/v1/workflows',
+});
+const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const workspaceKey = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
 const workflowErrors = {
-  ...bareAuthErrors,
-  403: { description: 'Wrong key scope, or `API key cannot access this workflow`', schema: bareErrorSchema },
-  404: { description: 'Workflow not found', schema: bareErrorSchema },
+  403: 'Wrong key scope, or `API key cannot access this workflow`',
+  404: 'Workflow not found',
 };
 
 /**
@@ -62,15 +71,12 @@ function present(principal: WorkspacePrincipal, view: WorkflowView) {
   return projectFor(principal, view as unknown as Record<string, unknown>, ['nodes.config']);
 }
 
-export const listWorkflowsRoute = defineRoute({
+export const listWorkflowsRoute = workflowRoute({
   method: 'get',
-  path: '/api/v1/workflows',
+  path: '',
   operationId: 'listWorkflows',
   summary: 'Non-trashed workflows of the workspace, newest first',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
-  responses: { 200: { description: '`{ workflows, links }`', schema: workflowListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ workflows, links }`', schema: workflowListSchema } },
   handler: async (ctx, { principal }) => {
     const workflows = await listWorkflows(ctx.state.em, principal);
     return {
@@ -101,14 +107,12 @@ const createBody = z
   })
   .strict();
 
-export const createWorkflowRoute = defineRoute({
+export const createWorkflowRoute = workflowRoute({
   method: 'post',
-  path: '/api/v1/workflows',
+  path: '',
   operationId: 'createWorkflow',
   summary: 'Create a blank workflow, from a template, a duplicate, an import or a subworkflow placeholder',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   body: createBody,
   idempotency: 'optional',
   responses: {
@@ -131,14 +135,12 @@ export const createWorkflowRoute = defineRoute({
   },
 });
 
-export const importPreviewRoute = defineRoute({
+export const importPreviewRoute = workflowRoute({
   method: 'post',
-  path: '/api/v1/workflows/import-preview',
+  path: '/import-preview',
   operationId: 'previewWorkflowImport',
   summary: 'Parse and validate an import without writing anything',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  access: workspaceKey,
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
   responses: {
     200: {
@@ -146,7 +148,6 @@ export const importPreviewRoute = defineRoute({
         'What the import would create: `{ preview, importReadiness, persisted: false }`; for a bundle `{ bundle, workflows[], persisted: false }`',
       schema: z.union([importPreviewSchema, bundlePreviewSchema]),
     },
-    ...bareAuthErrors,
   },
   handler: async (ctx, { principal, body }) => {
     if (body.importBundleJson !== undefined && body.importJson === undefined) {
@@ -163,30 +164,25 @@ const artifactFiles = z.union(
   },
 );
 
-export const validateArtifactRoute = defineRoute({
+export const validateArtifactRoute = workflowRoute({
   method: 'post',
-  path: '/api/v1/workflows/validate-artifact',
+  path: '/validate-artifact',
   operationId: 'validateWorkflowArtifacts',
   summary: 'Validate repository artifact files (one JSON workflow artifact per file) without writing anything',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  access: workspaceKey,
   body: z.object({ files: artifactFiles.optional() }).strict(),
-  responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema } },
   handler: async (_ctx, { body }) => {
     if (body.files === undefined) throw invalidInput('files is required: an object (path → content) or an array of { path, content }.');
     return { status: 200, body: validateArtifactFiles(body.files) };
   },
 });
 
-export const getWorkflowRoute = defineRoute({
+export const getWorkflowRoute = workflowRoute({
   method: 'get',
-  path: '/api/v1/workflows/{id}',
+  path: '/{id}',
   operationId: 'getWorkflow',
   summary: 'A workflow with links, or `?format=portable` for the portable export',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   query: z.object({ format: z.enum(['portable']).optional() }),
   responses: {
@@ -218,14 +214,12 @@ const patchBody = z
   })
   .strict();
 
-export const patchWorkflowRoute = defineRoute({
+export const patchWorkflowRoute = workflowRoute({
   method: 'patch',
-  path: '/api/v1/workflows/{id}',
+  path: '/{id}',
   operationId: 'updateWorkflow',
   summary: 'Update, import-replace, trash, or deploy via `status: deployed`',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   body: patchBody,
   responses: {
@@ -243,14 +237,12 @@ export const patchWorkflowRoute = defineRoute({
   },
 });
 
-export const deleteWorkflowRoute = defineRoute({
+export const deleteWorkflowRoute = workflowRoute({
   method: 'delete',
-  path: '/api/v1/workflows/{id}',
+  path: '/{id}',
   operationId: 'deleteWorkflow',
   summary: 'Delete a workflow and its versions (its runs stay in the history)',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params, deps }) => {
@@ -278,14 +270,12 @@ function deployResponse(ctx: AppContext, deployment: Deployment): RouteResult {
   };
 }
 
-export const deployWorkflowRoute = defineRoute({
+export const deployWorkflowRoute = workflowRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/deploy',
+  path: '/{id}/deploy',
   operationId: 'deployWorkflow',
   summary: 'Validate the draft, pin it as a new version and make it active',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: idParams,
   responses: {
     200: {
@@ -293,33 +283,27 @@ export const deployWorkflowRoute = defineRoute({
       schema: deployResultSchema,
     },
     ...workflowErrors,
-    400: { description: 'Not ready: `{ error, report, deploymentReadiness }`', schema: bareErrorSchema },
+    400: 'Not ready: `{ error, report, deploymentReadiness }`',
   },
   handler: async (ctx, { principal, params }) =>
     deployResponse(ctx, await deployWorkflow(ctx.state.em, principal, params.id, ctx.deps.services.publishing)),
 });
 
-export const validateSavedRoute = defineRoute({
+export const validateSavedRoute = workflowRoute({
   method: 'get',
-  path: '/api/v1/workflows/{id}/validate',
+  path: '/{id}/validate',
   operationId: 'validateWorkflow',
   summary: 'Validation report and deployment readiness of the saved draft',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: await validateWorkflow(ctx.state.em, principal, params.id) }),
 });
 
-export const validateDraftRoute = defineRoute({
+export const validateDraftRoute = workflowRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/validate',
+  path: '/{id}/validate',
   operationId: 'validateWorkflowDraft',
   summary: 'Validate a draft body `{ nodes, edges }` without saving it',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   body: z.object({ nodes: z.unknown().optional(), edges: z.unknown().optional() }),
   responses: { 200: { description: '`{ report, deploymentReadiness }`', schema: validationResultSchema }, ...workflowErrors },
@@ -329,14 +313,11 @@ export const validateDraftRoute = defineRoute({
   }),
 });
 
-export const listVersionsRoute = defineRoute({
+export const listVersionsRoute = workflowRoute({
   method: 'get',
-  path: '/api/v1/workflows/{id}/versions',
+  path: '/{id}/versions',
   operationId: 'listWorkflowVersions',
   summary: 'Deployed versions, newest first',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   params: idParams,
   responses: {
     200: { description: '`{ versions }`, newest first', schema: z.strictObject({ versions: z.array(workflowVersionSchema) }) },
@@ -348,14 +329,12 @@ export const listVersionsRoute = defineRoute({
   }),
 });
 
-export const restoreVersionRoute = defineRoute({
+export const restoreVersionRoute = workflowRoute({
   method: 'post',
-  path: '/api/v1/workflows/{id}/versions/{version}/restore',
+  path: '/{id}/versions/{version}/restore',
   operationId: 'restoreWorkflowVersion',
   summary: 'Copy a version into the draft (the active version is unchanged)',
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: write,
   params: z.object({
     id: pathId,
     version: z.coerce

@@ -1,26 +1,29 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, redactionSchema, workspaceSchema } from '../schemas';
+import { routeGroup } from '../http/route';
+import { bareAuthErrors, redactionSchema, workspaceSchema } from '../schemas';
 import { getWorkspace, INVITABLE_ROLES } from '../../services/accounts/workspaces';
 import { inviteMember } from '../../services/accounts/invitations';
 import { invitationSchema } from '../schemas/invitations';
 import { projectFor } from '../../services/kernel/redaction';
 
-export const getWorkspaceRoute = defineRoute({
+const workspaceRoute = routeGroup({
+  tags: ['Workspaces'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  errors: bareAuthErrors,
+});
+
+export const getWorkspaceRoute = workspaceRoute({
   method: 'get',
   path: '/api/v1/workspaces',
   operationId: 'getWorkspace',
   summary: "The API key's workspace",
-  tags: ['Workspaces'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
   responses: {
     200: {
       description: 'The workspace',
       schema: z.strictObject({ workspace: workspaceSchema.extend({ redaction: redactionSchema.optional() }) }),
     },
-    ...bareAuthErrors,
-    404: { description: 'Workspace not found', schema: bareErrorSchema },
+    404: 'Workspace not found',
   },
   handler: async (ctx, { principal }) => {
     const workspace = await getWorkspace(ctx.state.em, principal);
@@ -34,13 +37,11 @@ const addMemberBody = z.object({
   role: z.enum(INVITABLE_ROLES, { error: 'role must be one of admin, member, viewer' }),
 });
 
-export const addMemberRoute = defineRoute({
+export const addMemberRoute = workspaceRoute({
   method: 'post',
   path: '/api/v1/workspace-members',
   operationId: 'addWorkspaceMember',
   summary: 'Invite a member (Admin or Owner, workspace key); the invitee accepts with their own session',
-  tags: ['Workspaces'],
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   body: addMemberBody,
   idempotency: 'optional',
@@ -49,8 +50,7 @@ export const addMemberRoute = defineRoute({
       description: 'Invitation created (or renewed); the same answer whether or not the email is registered',
       schema: z.strictObject({ invitation: invitationSchema, invited: z.literal(true) }),
     },
-    ...bareAuthErrors,
-    409: { description: 'Already a member, or Idempotency-Key reused with another body', schema: bareErrorSchema },
+    409: 'Already a member, or Idempotency-Key reused with another body',
   },
   handler: async (ctx, { principal, body }) => ({ status: 201, body: await inviteMember(ctx.state.em, principal, body) }),
 });

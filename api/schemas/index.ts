@@ -93,6 +93,12 @@ export const bareAuthErrors = {
   403: { description: 'Wrong key scope or role', schema: bareErrorSchema },
 };
 
+/** Error responses of a session route for Admins and Owners. */
+export const sessionAdminErrors = {
+  401: { description: 'Sign-in is required', schema: bareErrorSchema },
+  403: { description: 'Admin or Owner role required, or cross-origin', schema: bareErrorSchema },
+};
+
 /**
  * Query filters shared by the runs list and the logs routes. Empty or `all` means no filter;
  * `limit` stays a string because each route clamps it with its own bounds.
