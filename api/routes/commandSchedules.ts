@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
-import { bareErrorSchema } from '../schemas';
+import { routeGroup, type AnyRoute } from '../http/route';
 import { scheduleCreatedSchema, scheduleListSchema } from '../schemas/commands';
 import { forbidden } from '../../services/kernel/errors';
 import { createSchedule, listSchedules } from '../../services/commands';
@@ -10,7 +9,6 @@ import { createSchedule, listSchedules } from '../../services/commands';
  * twins take the cookie and an optional `workspaceId` that must be the session's. No update or
  * delete over HTTP (spec).
  */
-const tags = ['Command schedules'];
 const v1Read = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
 // Personal and copilot keys may create (safe-read scopes), but only for a member above viewer.
 const v1Write = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
@@ -24,40 +22,44 @@ const body = z
     workspaceId: z.unknown(),
   })
   .partial();
-const errors = {
-  400: { description: 'Schedule title is required. / Schedule prompt is required. / invalid cron or timezone', schema: bareErrorSchema },
-  401: { description: 'Valid bearer API key (or session) is required', schema: bareErrorSchema },
-  403: { description: 'Wrong key scope, or another workspace', schema: bareErrorSchema },
-  404: { description: 'threadId not in this workspace', schema: bareErrorSchema },
-};
+
+/** One mount of the schedules: v1 (keys) or the session twin (cookie), each with its read access. */
+const scheduleGroup = (kind: 'v1' | 'session') =>
+  routeGroup({
+    tags: ['Command schedules'],
+    family: 'bare',
+    access: kind === 'v1' ? v1Read : ({ kind: 'session', roles: 'read' } as const),
+    errors: {
+      400: 'Schedule title is required. / Schedule prompt is required. / invalid cron or timezone',
+      401: 'Valid bearer API key (or session) is required',
+      403: 'Wrong key scope, or another workspace',
+      404: 'threadId not in this workspace',
+    },
+    pathPrefix: kind === 'v1' ? '/api/v1/svc-command/schedules' : '/api/svc-command/schedules',
+  });
 
 export const commandScheduleRoutes: AnyRoute[] = [
   ...(['v1', 'session'] as const).flatMap((kind) => {
-    const path = kind === 'v1' ? '/api/v1/svc-command/schedules' : '/api/svc-command/schedules';
+    const scheduleRoute = scheduleGroup(kind);
     const suffix = kind === 'v1' ? '' : 'Session';
     return [
-      defineRoute({
+      scheduleRoute({
         method: 'get',
-        path,
+        path: '',
         operationId: `listCommandSchedules${suffix}`,
         summary: 'Command schedules of the workspace',
-        tags,
-        family: 'bare',
-        access: kind === 'v1' ? v1Read : ({ kind: 'session', roles: 'read' } as const),
-        responses: { 200: { description: '`{ schedules }`', schema: scheduleListSchema }, ...errors },
+        responses: { 200: { description: '`{ schedules }`', schema: scheduleListSchema } },
         handler: async (ctx, { principal }) => ({ status: 200, body: { schedules: await listSchedules(ctx.state.em, principal) } }),
       }),
-      defineRoute({
+      scheduleRoute({
         method: 'post',
-        path,
+        path: '',
         operationId: `createCommandSchedule${suffix}`,
         summary:
           'Create a command schedule (title, prompt, cron, timezone default UTC, optional threadId); created enabled, as a Temporal Schedule',
-        tags,
-        family: 'bare',
         access: kind === 'v1' ? v1Write : ({ kind: 'session', roles: 'write' } as const),
         body,
-        responses: { 201: { description: '`{ schedule }`', schema: scheduleCreatedSchema }, ...errors },
+        responses: { 201: { description: '`{ schedule }`', schema: scheduleCreatedSchema } },
         handler: async (ctx, { principal, body: input, deps }) => {
           if (kind === 'session' && input.workspaceId !== undefined && input.workspaceId !== principal.workspaceId)
             throw forbidden('The session is not signed in to that workspace.');

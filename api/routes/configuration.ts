@@ -5,8 +5,8 @@
  * method is 405 with `Allow`; an unknown name (including internal handler names) is 404.
  */
 import { z } from 'zod';
-import { defineRoute, type RouteResult } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { routeGroup, type RouteResult } from '../http/route';
+import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
 import {
   catalogSchema,
   configurationOperationResultSchema,
@@ -34,25 +34,35 @@ import { requestOrigin } from '../http/urls';
 import { invalidInput, notFound } from '../../services/kernel/errors';
 import type { AppContext } from '../context';
 
-const TAGS = ['Configuration'];
+/** Managed rows and configuration operations through a workspace key. */
+const configurationRoute = routeGroup({
+  tags: ['Configuration'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+});
+/** Proposal review through the session (the product UI). */
+const proposalRoute = routeGroup({
+  tags: ['Configuration'],
+  family: 'bare',
+  access: { kind: 'session', roles: 'admin' },
+  errors: sessionAdminErrors,
+  pathPrefix: '/api/configuration/proposals',
+});
 const GET_OPERATIONS = ['catalog', 'history'] as const;
 const POST_OPERATIONS = ['export', 'validate', 'preview', 'prepare', 'apply', 'declare'] as const;
 const tableParams = z.object({ tableId: pathId });
 
-export const getManagedRowRoute = defineRoute({
+export const getManagedRowRoute = configurationRoute({
   method: 'get',
   path: '/api/v1/databases/{tableId}/managed-rows',
   operationId: 'getManagedRow',
   summary: 'One row of a managed configuration table, by `?key=`, with its revision',
-  tags: TAGS,
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: tableParams,
   query: z.object({ key: z.string({ error: 'key is required' }).min(1, 'key is required').max(256) }),
   responses: {
     200: { description: '`{ tableId, row: { key, revision, values } }`', schema: managedRowResultSchema },
-    ...bareAuthErrors,
-    404: { description: 'Managed table or row not found (or in another workspace)', schema: bareErrorSchema },
+    404: 'Managed table or row not found (or in another workspace)',
   },
   handler: async (ctx, { principal, params, query }) => ({
     status: 200,
@@ -60,14 +70,12 @@ export const getManagedRowRoute = defineRoute({
   }),
 });
 
-export const putManagedRowRoute = defineRoute({
+export const putManagedRowRoute = configurationRoute({
   method: 'put',
   path: '/api/v1/databases/{tableId}/managed-rows',
   operationId: 'putManagedRow',
   summary:
     'Write one managed row `{ key, expectedRevision, values }`: revision 0 creates it; a stale revision is 409; the key is immutable; secrets in active or retired are refused',
-  tags: TAGS,
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
   params: tableParams,
   body: z.strictObject({
@@ -77,13 +85,12 @@ export const putManagedRowRoute = defineRoute({
   }),
   responses: {
     200: { description: '`{ tableId, row }` at its new revision', schema: managedRowResultSchema },
-    ...bareAuthErrors,
     400: {
       description: 'Invalid values (column named), an immutable key, or a recognized secret (`secret_detected`)',
       schema: valueErrorSchema,
     },
-    404: { description: 'Managed table not found (or in another workspace)', schema: bareErrorSchema },
-    409: { description: 'Stale revision: `{ error, code: revision_conflict, currentRevision }`', schema: bareErrorSchema },
+    404: 'Managed table not found (or in another workspace)',
+    409: 'Stale revision: `{ error, code: revision_conflict, currentRevision }`',
   },
   handler: async (ctx, { principal, params, body }) => ({
     status: 200,
@@ -97,23 +104,19 @@ function wrongMethod(allow: 'GET' | 'POST'): RouteResult {
   return { status: 405, body: { error: `Use ${allow} for this configuration operation.` }, headers: { Allow: allow } };
 }
 
-export const configurationGetRoute = defineRoute({
+export const configurationGetRoute = configurationRoute({
   method: 'get',
   path: '/api/v1/configuration/{operation}',
   operationId: 'configurationRead',
   summary: '`catalog`: declared tables and whether apply is enabled; `history`: the latest 50 receipts (no row values)',
-  tags: TAGS,
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
   params: operationParams,
   responses: {
     200: {
       description: 'catalog `{ applyEnabled, applyDisabledReason, databases, tables }` or history `{ receipts }`',
       schema: z.union([catalogSchema, historySchema]),
     },
-    ...bareAuthErrors,
-    404: { description: 'Unknown operation', schema: bareErrorSchema },
-    405: { description: 'A POST operation (`Allow: POST`)', schema: bareErrorSchema },
+    404: 'Unknown operation',
+    405: 'A POST operation (`Allow: POST`)',
     503: {
       description: 'Catalog without durable storage: `applyEnabled: false`, `applyDisabledReason: storage_unavailable`, no metadata',
       schema: storageUnavailableSchema,
@@ -132,14 +135,12 @@ export const configurationGetRoute = defineRoute({
   },
 });
 
-export const configurationPostRoute = defineRoute({
+export const configurationPostRoute = configurationRoute({
   method: 'post',
   path: '/api/v1/configuration/{operation}',
   operationId: 'configurationOperation',
   summary:
     'Admin or Owner. `declare { tableId, tableKey? }`; `export { packageKey, tableIds? }` (limits 20 tables, 500 rows per table, 1000 rows, 1 MiB; 32 MiB read budget); `validate { package }` (reads no destination rows); `preview { package }` (actions and blockers); `prepare { package }` (a proposal to confirm in a session, and its review URL); `apply { requestId, proposalId }` (a confirmed proposal, in one transaction; the same requestId returns the same receipt)',
-  tags: TAGS,
-  family: 'bare',
   access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
   params: operationParams,
   responses: {
@@ -149,18 +150,13 @@ export const configurationPostRoute = defineRoute({
       schema: configurationOperationResultSchema,
     },
     201: { description: 'prepare `{ proposal, preview, reviewUrl }`', schema: configurationOperationResultSchema },
-    ...bareAuthErrors,
     400: { description: 'Validation, or a recognized secret (`secret_detected`)', schema: valueErrorSchema },
-    403: { description: 'Admin or Owner required', schema: bareErrorSchema },
-    404: { description: 'Unknown operation, or a table of another workspace', schema: bareErrorSchema },
-    405: { description: 'A GET operation (`Allow: GET`)', schema: bareErrorSchema },
-    409: {
-      description:
-        'Already declared; export reference conflicts and drift (`details.blockers`); unconfirmed proposal; requestId reused with other input',
-      schema: bareErrorSchema,
-    },
-    412: { description: 'Expired proposal', schema: bareErrorSchema },
-    503: { description: 'Writes switched off and no committed receipt for this requestId', schema: bareErrorSchema },
+    403: 'Admin or Owner required',
+    404: 'Unknown operation, or a table of another workspace',
+    405: 'A GET operation (`Allow: GET`)',
+    409: 'Already declared; export reference conflicts and drift (`details.blockers`); unconfirmed proposal; requestId reused with other input',
+    412: 'Expired proposal',
+    503: 'Writes switched off and no committed receipt for this requestId',
   },
   handler: async (ctx, { principal, params, deps }) => {
     const op = params.operation;
@@ -224,22 +220,18 @@ function postBody(ctx: AppContext): unknown {
   return ctx.request.body ?? {};
 }
 
-export const confirmProposalRoute = defineRoute({
+export const confirmProposalRoute = proposalRoute({
   method: 'post',
-  path: '/api/configuration/proposals/{id}/confirm',
+  path: '/{id}/confirm',
   operationId: 'confirmConfigurationProposal',
   summary: 'A person confirms a prepared configuration proposal (session of an Admin or Owner; same-origin)',
-  tags: TAGS,
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
   params: z.object({ id: pathId }),
   responses: {
     200: { description: '`{ proposal }`, now confirmed', schema: z.strictObject({ proposal: proposalSchema }) },
-    401: { description: 'Sign-in is required', schema: bareErrorSchema },
-    403: { description: 'Cross-origin request, or not Admin or Owner', schema: bareErrorSchema },
-    404: { description: 'Proposal not found (or of another workspace)', schema: bareErrorSchema },
-    409: { description: 'Already confirmed or applied', schema: bareErrorSchema },
-    412: { description: 'Expired proposal', schema: bareErrorSchema },
+    403: 'Cross-origin request, or not Admin or Owner',
+    404: 'Proposal not found (or of another workspace)',
+    409: 'Already confirmed or applied',
+    412: 'Expired proposal',
   },
   handler: async (ctx, { principal, params }) => ({
     status: 200,

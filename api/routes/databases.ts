@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { routeGroup } from '../http/route';
+import { bareAuthErrors, pathId } from '../schemas';
 import {
   createdSchema,
   databaseListSchema,
@@ -34,35 +34,36 @@ import { readMultipart } from '../http/multipart';
 import { tableRowsUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
 
-const TAGS = ['Databases'];
-const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
+/** Databases through a workspace key; writes need a role above viewer. */
+const databaseRoute = routeGroup({
+  tags: ['Databases'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+  pathPrefix: '/api/v1/databases',
+});
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 const tableParams = z.object({ tableId: pathId });
-const notFoundDoc = (what: string) => ({ 404: { description: `${what} not found, or in another workspace`, schema: bareErrorSchema } });
-const valueErrors = { ...bareAuthErrors, 400: { description: 'Invalid input; the offending column is named', schema: valueErrorSchema } };
+const notFoundDoc = (what: string) => ({ 404: `${what} not found, or in another workspace` });
+const valueErrors = { 400: { description: 'Invalid input; the offending column is named', schema: valueErrorSchema } };
 
 /** Rows pagination (spec Limits: limit and offset). */
 export const ROWS_LIMIT = { default: 100, min: 1, max: 1000 };
 
-export const listDatabasesRoute = defineRoute({
+export const listDatabasesRoute = databaseRoute({
   method: 'get',
-  path: '/api/v1/databases',
+  path: '',
   operationId: 'listDatabases',
   summary: 'Databases and live tables of the workspace',
-  tags: TAGS,
-  family: 'bare',
-  access: read,
-  responses: { 200: { description: '`{ databases, tables }`', schema: databaseListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ databases, tables }`', schema: databaseListSchema } },
   handler: async (ctx, { principal }) => ({ status: 200, body: await listDatabases(ctx.state.em, principal.workspaceId) }),
 });
 
-export const createDatabaseRoute = defineRoute({
+export const createDatabaseRoute = databaseRoute({
   method: 'post',
-  path: '/api/v1/databases',
+  path: '',
   operationId: 'createDatabaseOrTable',
   summary: '`databaseName` alone creates a database; with `tableName` and `columns` (and optional `rows`) a table in it',
-  tags: TAGS,
-  family: 'bare',
   access: write,
   body: z.strictObject({
     databaseName: z.string({ error: 'databaseName is required' }),
@@ -73,7 +74,7 @@ export const createDatabaseRoute = defineRoute({
   responses: {
     201: { description: '`{ database }` or `{ database, table, rowsInserted }`', schema: createdSchema },
     ...valueErrors,
-    409: { description: 'A database or table of that name exists', schema: bareErrorSchema },
+    409: 'A database or table of that name exists',
   },
   handler: async (ctx, { principal, body }) => {
     const result = await createDatabaseOrTable(ctx.state.em, principal.workspaceId, body);
@@ -82,13 +83,11 @@ export const createDatabaseRoute = defineRoute({
   },
 });
 
-export const patchTableRoute = defineRoute({
+export const patchTableRoute = databaseRoute({
   method: 'patch',
-  path: '/api/v1/databases/{tableId}',
+  path: '/{tableId}',
   operationId: 'patchTable',
   summary: '`{ trashed }` trashes or restores a table; `{ column, defaultValue }` adds a column, filling existing rows',
-  tags: TAGS,
-  family: 'bare',
   access: write,
   params: tableParams,
   body: z
@@ -101,7 +100,7 @@ export const patchTableRoute = defineRoute({
     200: { description: '`{ table }`', schema: tableEnvelopeSchema },
     ...valueErrors,
     ...notFoundDoc('Table'),
-    409: { description: 'Restoring a table whose name is taken', schema: bareErrorSchema },
+    409: 'Restoring a table whose name is taken',
   },
   handler: async (ctx, { principal, params, body }) => {
     const input = body.trashed !== undefined ? { trashed: body.trashed } : { column: body.column, defaultValue: body.defaultValue };
@@ -109,14 +108,11 @@ export const patchTableRoute = defineRoute({
   },
 });
 
-export const listRowsRoute = defineRoute({
+export const listRowsRoute = databaseRoute({
   method: 'get',
-  path: '/api/v1/databases/{tableId}/rows',
+  path: '/{tableId}/rows',
   operationId: 'listTableRows',
   summary: 'Rows in rowIndex order, paged by limit (default 100, clamped 1 to 1000) and offset',
-  tags: TAGS,
-  family: 'bare',
-  access: read,
   params: tableParams,
   query: z.object({
     limit: z.string().optional(),
@@ -125,20 +121,18 @@ export const listRowsRoute = defineRoute({
       .regex(/^\d{1,9}$/, 'offset must be a non-negative integer')
       .optional(),
   }),
-  responses: { 200: { description: '`{ table, rows, pagination }`', schema: rowPageSchema }, ...bareAuthErrors, ...notFoundDoc('Table') },
+  responses: { 200: { description: '`{ table, rows, pagination }`', schema: rowPageSchema }, ...notFoundDoc('Table') },
   handler: async (ctx, { principal, params, query }) => {
     const page = { limit: clampLimit(query.limit, ROWS_LIMIT), offset: query.offset ? Number(query.offset) : 0 };
     return { status: 200, body: await listRows(ctx.state.em, principal.workspaceId, params.tableId, page) };
   },
 });
 
-export const insertRowRoute = defineRoute({
+export const insertRowRoute = databaseRoute({
   method: 'post',
-  path: '/api/v1/databases/{tableId}/rows',
+  path: '/{tableId}/rows',
   operationId: 'insertTableRow',
   summary: 'Insert a row `{ values }`',
-  tags: TAGS,
-  family: 'bare',
   access: write,
   params: tableParams,
   body: z.strictObject({ values: z.record(z.string(), z.unknown(), { error: 'values must be an object of column name to value' }) }),
@@ -155,13 +149,11 @@ const rowIndex = z
   .min(1, 'rowIndex must be a positive integer')
   .max(2_147_483_647);
 
-export const updateRowRoute = defineRoute({
+export const updateRowRoute = databaseRoute({
   method: 'patch',
-  path: '/api/v1/databases/{tableId}/rows',
+  path: '/{tableId}/rows',
   operationId: 'updateTableRow',
   summary: 'Update a row `{ rowIndex, values }`: only supplied keys change; absent keys and JSON null cells are left untouched',
-  tags: TAGS,
-  family: 'bare',
   access: write,
   params: tableParams,
   body: z.strictObject({
@@ -175,19 +167,16 @@ export const updateRowRoute = defineRoute({
   }),
 });
 
-export const deleteRowRoute = defineRoute({
+export const deleteRowRoute = databaseRoute({
   method: 'delete',
-  path: '/api/v1/databases/{tableId}/rows',
+  path: '/{tableId}/rows',
   operationId: 'deleteTableRow',
   summary: 'Delete a row `{ rowIndex }`',
-  tags: TAGS,
-  family: 'bare',
   access: write,
   params: tableParams,
   body: z.strictObject({ rowIndex }),
   responses: {
     200: { description: '`{ tableId, rowIndex, deleted: true }`', schema: rowDeletedSchema },
-    ...bareAuthErrors,
     ...notFoundDoc('Table or row'),
   },
   handler: async (ctx, { principal, params, body }) => ({
@@ -198,23 +187,21 @@ export const deleteRowRoute = defineRoute({
 
 const IMPORT_FIELDS = ['databaseId', 'databaseName', 'tableName', 'hasHeader', 'delimiter', 'columns'] as const;
 
-export const importCsvRoute = defineRoute({
+export const importCsvRoute = databaseRoute({
   method: 'post',
-  path: '/api/v1/databases/import',
+  path: '/import',
   operationId: 'importCsv',
   summary:
     'CSV import (multipart/form-data): `file` (.csv or a CSV MIME type, at most 5 MB), `databaseId` or `databaseName`, `tableName` (default: the cleaned file name), `hasHeader` (default true), `delimiter` (detected when omitted), `columns` (JSON array of name/type overrides). Appends when the table exists.',
-  tags: TAGS,
-  family: 'bare',
   access: write,
   responses: {
     201: { description: '`{ table, stats, rowsUrl }`', schema: importResultSchema },
     ...valueErrors,
-    404: { description: 'databaseId not found in this workspace', schema: bareErrorSchema },
-    409: { description: 'A concurrent import created the same table', schema: bareErrorSchema },
-    413: { description: 'File over 5 MB', schema: bareErrorSchema },
-    415: { description: 'Not multipart/form-data, or the file is not CSV', schema: bareErrorSchema },
-    422: { description: 'Malformed CSV: `{ error, code: csv_malformed, line }`', schema: bareErrorSchema },
+    404: 'databaseId not found in this workspace',
+    409: 'A concurrent import created the same table',
+    413: 'File over 5 MB',
+    415: 'Not multipart/form-data, or the file is not CSV',
+    422: 'Malformed CSV: `{ error, code: csv_malformed, line }`',
   },
   handler: async (ctx, { principal }) => {
     const { fields, file } = await readMultipart(ctx, {
@@ -233,14 +220,11 @@ export const importCsvRoute = defineRoute({
   },
 });
 
-export const exportTableRoute = defineRoute({
+export const exportTableRoute = databaseRoute({
   method: 'get',
-  path: '/api/v1/databases/{tableId}/export',
+  path: '/{tableId}/export',
   operationId: 'exportTable',
   summary: 'Download the rows as JSON (default; structure kept) or CSV (json cells as compact JSON text), streamed as an attachment',
-  tags: TAGS,
-  family: 'bare',
-  access: read,
   params: tableParams,
   query: z.object({ format: z.enum(['csv', 'json'], { error: 'format must be csv or json' }).default('json') }),
   responses: {
@@ -248,7 +232,6 @@ export const exportTableRoute = defineRoute({
       description: 'The file, with `Content-Disposition: attachment`: JSON (schema below) or, with `?format=csv`, text/csv',
       schema: tableExportSchema,
     },
-    ...bareAuthErrors,
     ...notFoundDoc('Table'),
   },
   handler: async (ctx, { principal, params, query }) => {
@@ -265,24 +248,20 @@ export const exportTableRoute = defineRoute({
   },
 });
 
-export const queryRoute = defineRoute({
+export const queryRoute = databaseRoute({
   method: 'post',
-  path: '/api/v1/databases/query',
+  path: '/query',
   operationId: 'queryDatabase',
   summary:
     "Read-only SQL over one database: a single SELECT over its tables, parsed by the PostgreSQL parser, run READ ONLY as the database's own role with a statement timeout, rows and bytes capped",
-  tags: TAGS,
-  family: 'bare',
-  access: read,
   body: z.strictObject({
     databaseId: z.string({ error: 'databaseId is required' }).min(1),
     sql: z.string({ error: 'sql is required' }).min(1, 'sql is required'),
   }),
   responses: {
     200: { description: '`{ columns, rows, truncated, durationMs }`', schema: queryResultSchema },
-    ...bareAuthErrors,
-    400: { description: 'Refused by the checker (`sql_not_allowed`) or by PostgreSQL (`sql_error`, its message)', schema: bareErrorSchema },
-    404: { description: 'Database not found, or in another workspace', schema: bareErrorSchema },
+    400: 'Refused by the checker (`sql_not_allowed`) or by PostgreSQL (`sql_error`, its message)',
+    404: 'Database not found, or in another workspace',
     408: { description: 'Over the statement timeout: `{ error, code: query_timeout, availableTables }`', schema: slowQuerySchema },
   },
   handler: async (ctx, { principal, body, deps }) => ({

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute, type RouteResult } from '../http/route';
-import { bareErrorSchema } from '../schemas';
+import { routeGroup, type AnyRoute, type RouteResult } from '../http/route';
 import type { AppDeps } from '../deps';
 import { unavailable } from '../../services/kernel/errors';
 import { PayloadDecryptionError, payloadFromJson, payloadToJson, type JsonPayload } from '../../services/kernel/payloadCodec';
@@ -35,12 +34,18 @@ function codecOf(deps: AppDeps) {
   return codec;
 }
 
-const responses = {
-  200: { description: 'The payloads, transformed', schema: payloadsSchema },
-  400: { description: 'Malformed body', schema: bareErrorSchema },
-  401: { description: 'Operator credentials are required.', schema: bareErrorSchema },
-  503: { description: 'Operator access or payload encryption is not configured', schema: bareErrorSchema },
-};
+/** The codec endpoints: operators only, under CODEC_PATH. */
+const codecGroup = routeGroup({
+  tags: ['Operators'],
+  family: 'bare',
+  access: { kind: 'operator' },
+  errors: {
+    400: 'Malformed body',
+    401: 'Operator credentials are required.',
+    503: 'Operator access or payload encryption is not configured',
+  },
+  pathPrefix: CODEC_PATH,
+});
 
 const answer = (deps: AppDeps, payloads: JsonPayload[]): RouteResult => ({
   status: 200,
@@ -69,19 +74,16 @@ async function encodeAll(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonPa
 }
 
 const codecRoute = (direction: 'decode' | 'encode') =>
-  defineRoute({
+  codecGroup({
     method: 'post',
-    path: `${CODEC_PATH}/${direction}`,
+    path: `/${direction}`,
     operationId: direction === 'decode' ? 'temporalCodecDecode' : 'temporalCodecEncode',
     summary:
       direction === 'decode'
         ? 'Decrypt Temporal payloads for an operator (codec server protocol)'
         : 'Encrypt payloads for an operator (codec server protocol; used when the UI sends signals)',
-    tags: ['Operators'],
-    family: 'bare',
-    access: { kind: 'operator' },
     body: payloadsSchema,
-    responses,
+    responses: { 200: { description: 'The payloads, transformed', schema: payloadsSchema } },
     handler: async (_ctx, { body, deps }) => answer(deps, await (direction === 'decode' ? decodeEach : encodeAll)(deps, body.payloads)),
   });
 
