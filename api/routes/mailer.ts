@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { bareAuthErrors, pathId } from '../schemas';
 import {
   createdMailerRouteSchema,
   mailerInboundAcceptedSchema,
@@ -44,21 +44,25 @@ import {
 
 const TAG = ['Mailer'];
 const workspaceKey = { kind: 'apiKey' as const, scopes: 'workspace' as const, roles: 'read' as const };
-const notFoundResponse = (what: string) => ({
-  404: { description: `${what} not found (also for another workspace's id)`, schema: bareErrorSchema },
-});
+const write = { ...workspaceKey, roles: 'write' } as const;
+const admin = { ...workspaceKey, roles: 'admin' } as const;
+/** Mailer routes under `pathPrefix` (the v1 API, or the session's inbound twin); writes declare their role. */
+const mailerGroup = (pathPrefix: string) =>
+  routeGroup({ tags: TAG, family: 'bare', access: workspaceKey, errors: bareAuthErrors, pathPrefix });
+const mailerRoute = mailerGroup('/api/v1/mailer');
+/** Signed inbound mail: no credential, the signature is checked by the handler. */
+const signedMailRoute = routeGroup({ tags: TAG, family: 'bare', access: { kind: 'public' }, pathPrefix: '/api/v1/mailer/inbound' });
+const idParams = z.object({ id: pathId });
+const notFoundResponse = (what: string) => ({ 404: `${what} not found (also for another workspace's id)` });
 const LIST_BOUNDS = { default: 50, min: 1, max: 100 };
 const listQuery = z.object({ cursor: z.string().max(500).optional(), limit: z.string().max(10).optional() });
 
-export const listMailerRoutesRoute = defineRoute({
+export const listMailerRoutesRoute = mailerRoute({
   method: 'get',
-  path: '/api/v1/mailer/routes',
+  path: '/routes',
   operationId: 'listMailerRoutes',
   summary: 'Inbound routes of the workspace and their links',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
-  responses: { 200: { description: '`{ routes, links }`', schema: mailerRouteListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ routes, links }`', schema: mailerRouteListSchema } },
   handler: async (ctx, { principal }) => {
     const rows = await listRoutes(ctx.state.em, principal);
     const routes = await Promise.all(rows.map((r) => routeView(ctx.state.em, r)));
@@ -66,14 +70,12 @@ export const listMailerRoutesRoute = defineRoute({
   },
 });
 
-export const createMailerRouteRoute = defineRoute({
+export const createMailerRouteRoute = mailerRoute({
   method: 'post',
-  path: '/api/v1/mailer/routes',
+  path: '/routes',
   operationId: 'createMailerRoute',
   summary: 'Create an inbound route (Idempotency-Key required); the signingSecret is shown once',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'write' },
+  access: write,
   idempotency: 'required',
   body: z
     .object({
@@ -86,9 +88,8 @@ export const createMailerRouteRoute = defineRoute({
     .strict(),
   responses: {
     201: { description: '`{ route, signingSecret, links }`', schema: createdMailerRouteSchema },
-    ...bareAuthErrors,
     ...notFoundResponse('Workflow or destination'),
-    409: { description: 'Duplicate address within the destination, or Idempotency-Key reused with another body', schema: bareErrorSchema },
+    409: 'Duplicate address within the destination, or Idempotency-Key reused with another body',
   },
   handler: async (ctx, { principal, body }) => {
     const { route, signingSecret } = await createRoute(ctx.state.em, ctx.deps.config.secretKey, principal, body);
@@ -99,18 +100,14 @@ export const createMailerRouteRoute = defineRoute({
   },
 });
 
-export const getMailerRouteRoute = defineRoute({
+export const getMailerRouteRoute = mailerRoute({
   method: 'get',
-  path: '/api/v1/mailer/routes/{id}',
+  path: '/routes/{id}',
   operationId: 'getMailerRoute',
   summary: 'One route and its links',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
-  params: z.object({ id: pathId }),
+  params: idParams,
   responses: {
     200: { description: '`{ route, links }`', schema: mailerRouteWithLinksSchema },
-    ...bareAuthErrors,
     ...notFoundResponse('Mailer route'),
   },
   handler: async (ctx, { principal, params }) => {
@@ -119,16 +116,14 @@ export const getMailerRouteRoute = defineRoute({
   },
 });
 
-export const patchMailerRouteRoute = defineRoute({
+export const patchMailerRouteRoute = mailerRoute({
   method: 'patch',
-  path: '/api/v1/mailer/routes/{id}',
+  path: '/routes/{id}',
   operationId: 'patchMailerRoute',
   summary: 'Update enabled, workflowId, description; rotateSigningSecret (Idempotency-Key required) returns a new signingSecret once',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'write' },
+  access: write,
   idempotency: 'optional',
-  params: z.object({ id: pathId }),
+  params: idParams,
   body: z
     .object({
       enabled: z.boolean().optional(),
@@ -139,9 +134,8 @@ export const patchMailerRouteRoute = defineRoute({
     .strict(),
   responses: {
     200: { description: '`{ route, links }`, plus `signingSecret` after a rotation', schema: mailerRouteWithLinksSchema },
-    ...bareAuthErrors,
     ...notFoundResponse('Mailer route'),
-    409: { description: 'Target-bound routes cannot change workflow; duplicate address', schema: bareErrorSchema },
+    409: 'Target-bound routes cannot change workflow; duplicate address',
   },
   handler: async (ctx, { principal, params, body }) => {
     if (body.rotateSigningSecret) parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true);
@@ -157,17 +151,15 @@ export const patchMailerRouteRoute = defineRoute({
   },
 });
 
-export const patchGoogleDwdRoute = defineRoute({
+export const patchGoogleDwdRoute = mailerRoute({
   method: 'patch',
-  path: '/api/v1/mailer/routes/{id}/google-dwd',
+  path: '/routes/{id}/google-dwd',
   operationId: 'setMailerRouteGoogleDwd',
   summary:
     'Bind the route to a Google Workspace mailbox through domain-wide delegation (`{ serviceAccountCredentialId, subject }`), or clear it (`{ serviceAccountCredentialId: null }`) (Admin or Owner)',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'admin' },
+  access: admin,
   idempotency: 'optional',
-  params: z.object({ id: pathId }),
+  params: idParams,
   body: z
     .object({
       serviceAccountCredentialId: z.string().min(1).max(200).nullable(),
@@ -179,7 +171,6 @@ export const patchGoogleDwdRoute = defineRoute({
       description: '`{ route, googleDwd, links }`; googleDwd is null once cleared. Its id is the googleDwdConfigId of polling groups.',
       schema: mailerRouteGoogleDwdSchema,
     },
-    ...bareAuthErrors,
     ...notFoundResponse('Mailer route or credential'),
   },
   handler: async (ctx, { principal, params, body }) => {
@@ -203,20 +194,17 @@ const genericInboundBody = z
   })
   .strict();
 
-const genericInbound = (path: string, operationId: string, access: AnyRoute['access']) =>
-  defineRoute({
+const genericInbound = (pathPrefix: string, operationId: string, access: AnyRoute['access']) =>
+  mailerGroup(pathPrefix)({
     method: 'post',
-    path,
+    path: '/inbound',
     operationId,
     summary: 'Generic inbound mail to a Production route by address; an Idempotency-Key header deduplicates a repeated delivery',
-    tags: TAG,
-    family: 'bare',
     access,
     body: genericInboundBody,
     responses: {
       202: { description: '`{ route, message, run: null, outbox, deduplicated }`', schema: mailerInboundAcceptedSchema },
-      ...bareAuthErrors,
-      404: { description: 'No enabled route has this address', schema: bareErrorSchema },
+      404: 'No enabled route has this address',
     },
     handler: async (ctx, { principal, body }) => {
       const deliveryId = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, false) ?? undefined;
@@ -234,14 +222,11 @@ const genericInbound = (path: string, operationId: string, access: AnyRoute['acc
     },
   });
 
-export const signedInboundRoute = defineRoute({
+export const signedInboundRoute = signedMailRoute({
   method: 'post',
-  path: '/api/v1/mailer/inbound/{routeId}',
+  path: '/{routeId}',
   operationId: 'signedMailerInbound',
   summary: "Signed inbound mail (no bearer): `x-svc-timestamp` and `x-svc-signature: v1=<hex HMAC-SHA256 of timestamp + '.' + raw body>`",
-  tags: TAG,
-  family: 'bare',
-  access: { kind: 'public' },
   params: z.object({ routeId: pathId }),
   rawBody: {
     contentType: 'application/json',
@@ -249,11 +234,11 @@ export const signedInboundRoute = defineRoute({
   },
   responses: {
     202: { description: '`{ route, message, run: null, outbox, deduplicated: false }`', schema: mailerInboundAcceptedSchema },
-    400: { description: 'Missing body fields, or `to` differs from the route address', schema: bareErrorSchema },
-    401: { description: 'Missing, forged or stale signature', schema: bareErrorSchema },
-    404: { description: 'Unknown or disabled route', schema: bareErrorSchema },
-    409: { description: 'Replayed or in-progress message id, or signing not configured', schema: bareErrorSchema },
-    413: { description: 'Body over 1 MiB', schema: bareErrorSchema },
+    400: 'Missing body fields, or `to` differs from the route address',
+    401: 'Missing, forged or stale signature',
+    404: 'Unknown or disabled route',
+    409: 'Replayed or in-progress message id, or signing not configured',
+    413: 'Body over 1 MiB',
   },
   handler: async (ctx, { params }) => {
     const contentLength = ctx.get('content-length') || undefined;
@@ -279,49 +264,39 @@ export const signedInboundRoute = defineRoute({
   },
 });
 
-export const listThreadsRoute = defineRoute({
+export const listThreadsRoute = mailerRoute({
   method: 'get',
-  path: '/api/v1/mailer/threads',
+  path: '/threads',
   operationId: 'listMailerThreads',
   summary: 'Threads, newest first (cursor, limit 1 to 100, default 50)',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
   query: listQuery,
-  responses: { 200: { description: '`{ threads, nextCursor }`', schema: mailerThreadListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ threads, nextCursor }`', schema: mailerThreadListSchema } },
   handler: async (ctx, { principal, query }) => ({
     status: 200,
     body: await listThreads(ctx.state.em, principal, { cursor: query.cursor, limit: clampLimit(query.limit, LIST_BOUNDS) }),
   }),
 });
 
-export const getThreadRoute = defineRoute({
+export const getThreadRoute = mailerRoute({
   method: 'get',
-  path: '/api/v1/mailer/threads/{id}',
+  path: '/threads/{id}',
   operationId: 'getMailerThread',
   summary: 'A thread and up to 100 of its messages, oldest first',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
-  params: z.object({ id: pathId }),
+  params: idParams,
   responses: {
     200: { description: '`{ thread, messages }`', schema: mailerThreadWithMessagesSchema },
-    ...bareAuthErrors,
     ...notFoundResponse('Mailer thread'),
   },
   handler: async (ctx, { principal, params }) => ({ status: 200, body: await getThread(ctx.state.em, principal, params.id) }),
 });
 
-export const listMessagesRoute = defineRoute({
+export const listMessagesRoute = mailerRoute({
   method: 'get',
-  path: '/api/v1/mailer/messages',
+  path: '/messages',
   operationId: 'listMailerMessages',
   summary: 'Messages, newest first (threadId, cursor, limit 1 to 100, default 50)',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
   query: listQuery.extend({ threadId: z.string().max(200).optional() }),
-  responses: { 200: { description: '`{ messages, nextCursor }`', schema: mailerMessageListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ messages, nextCursor }`', schema: mailerMessageListSchema } },
   handler: async (ctx, { principal, query }) => ({
     status: 200,
     body: await listMessages(ctx.state.em, principal, {
@@ -332,15 +307,13 @@ export const listMessagesRoute = defineRoute({
   }),
 });
 
-export const replyRoute = defineRoute({
+export const replyRoute = mailerRoute({
   method: 'post',
-  path: '/api/v1/mailer/messages/{id}/reply',
+  path: '/messages/{id}/reply',
   operationId: 'replyToMailerMessage',
   summary: 'Reply (Idempotency-Key required): 201 on first send, 200 `deduplicated: true` on replay',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'write' },
-  params: z.object({ id: pathId }),
+  access: write,
+  params: idParams,
   body: z
     .object({
       text: z
@@ -358,20 +331,11 @@ export const replyRoute = defineRoute({
   responses: {
     201: { description: '`{ reply, reservation, deduplicated: false }`', schema: replySentSchema },
     200: { description: '`{ reply, reservation, deduplicated: true }`', schema: replySentSchema },
-    ...bareAuthErrors,
-    400: { description: 'Missing Idempotency-Key or bad body', schema: bareErrorSchema },
+    400: 'Missing Idempotency-Key or bad body',
     ...notFoundResponse('Mailer message or attachment file'),
-    423: { description: 'An attachment file is not ready', schema: bareErrorSchema },
-    409: {
-      description:
-        '`SETUP_REQUIRED` without a usable mail credential (also when the outbound guard refuses its host: nothing is reserved); reservation conflicts with code, reservationId, reconciliable',
-      schema: bareErrorSchema,
-    },
-    503: {
-      description:
-        '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable. `mail_server_unreachable`: its host did not resolve, nothing reserved',
-      schema: bareErrorSchema,
-    },
+    423: 'An attachment file is not ready',
+    409: '`SETUP_REQUIRED` without a usable mail credential (also when the outbound guard refuses its host: nothing is reserved); reservation conflicts with code, reservationId, reconciliable',
+    503: '`reply_outcome_unknown`: the provider did not confirm; reservationId, reconciliable. `mail_server_unreachable`: its host did not resolve, nothing reserved',
   },
   handler: async (ctx, { principal, params, body, deps }) => {
     const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
@@ -380,42 +344,35 @@ export const replyRoute = defineRoute({
   },
 });
 
-export const getReservationRoute = defineRoute({
-  method: 'get',
-  path: '/api/v1/mailer/reply-reservations/{id}',
-  operationId: 'getReplyReservation',
-  summary: 'A reply reservation (Admin or Owner)',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'admin' },
-  params: z.object({ id: pathId }),
+/** What the get and the patch of a reply reservation share: its path, role and answers. */
+const oneReservation = {
+  path: '/reply-reservations/{id}',
+  access: admin,
+  params: idParams,
   responses: {
     200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) },
-    ...bareAuthErrors,
     ...notFoundResponse('Reply reservation'),
   },
+};
+
+export const getReservationRoute = mailerRoute({
+  ...oneReservation,
+  method: 'get',
+  operationId: 'getReplyReservation',
+  summary: 'A reply reservation (Admin or Owner)',
   handler: async (ctx, { principal, params }) => ({
     status: 200,
     body: { reservation: await getReservation(ctx.state.em, principal, params.id) },
   }),
 });
 
-export const patchReservationRoute = defineRoute({
+export const patchReservationRoute = mailerRoute({
+  ...oneReservation,
   method: 'patch',
-  path: '/api/v1/mailer/reply-reservations/{id}',
   operationId: 'authorizeReplyRetry',
   summary: '`{ action: authorize_retry }` (Admin or Owner): a reconciliable reservation may be sent once more',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'admin' },
-  params: z.object({ id: pathId }),
   body: z.object({ action: z.literal('authorize_retry', { error: 'action must be authorize_retry' }) }).strict(),
-  responses: {
-    200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) },
-    ...bareAuthErrors,
-    ...notFoundResponse('Reply reservation'),
-    409: { description: 'The reservation is not reconciliable', schema: bareErrorSchema },
-  },
+  responses: { ...oneReservation.responses, 409: 'The reservation is not reconciliable' },
   handler: async (ctx, { principal, params }) => ({
     status: 200,
     body: { reservation: await authorizeRetry(ctx.state.em, principal, params.id) },
@@ -424,27 +381,22 @@ export const patchReservationRoute = defineRoute({
 
 const interval = z.number().int().min(POLLING_INTERVAL.min).max(POLLING_INTERVAL.max);
 
-export const listPollingGroupsRoute = defineRoute({
+export const listPollingGroupsRoute = mailerRoute({
   method: 'get',
-  path: '/api/v1/mailer/polling-groups',
+  path: '/polling-groups',
   operationId: 'listMailerPollingGroups',
   summary: 'Polling groups of the workspace',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
-  responses: { 200: { description: '`{ pollingGroups }`', schema: pollingGroupListSchema }, ...bareAuthErrors },
+  responses: { 200: { description: '`{ pollingGroups }`', schema: pollingGroupListSchema } },
   handler: async (ctx, { principal }) => ({ status: 200, body: { pollingGroups: await listPollingGroups(ctx.state.em, principal) } }),
 });
 
-export const upsertPollingGroupRoute = defineRoute({
+export const upsertPollingGroupRoute = mailerRoute({
   method: 'post',
-  path: '/api/v1/mailer/polling-groups',
+  path: '/polling-groups',
   operationId: 'upsertMailerPollingGroup',
   summary:
     'Create a polling group, or update the one with the same identity (workspace, provider, credential, principal, delegation config)',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'write' },
+  access: write,
   body: z
     .object({
       provider: z.enum(['mailA', 'mailB'], { error: 'provider must be mailA or mailB' }),
@@ -457,7 +409,6 @@ export const upsertPollingGroupRoute = defineRoute({
   responses: {
     201: { description: '`{ pollingGroup }` created', schema: pollingGroupResponseSchema },
     200: { description: '`{ pollingGroup }` of the same identity, updated', schema: pollingGroupResponseSchema },
-    ...bareAuthErrors,
     ...notFoundResponse('Credential or delegation configuration'),
   },
   handler: async (ctx, { principal, body }) => {
@@ -466,41 +417,34 @@ export const upsertPollingGroupRoute = defineRoute({
   },
 });
 
-export const getPollingGroupRoute = defineRoute({
-  method: 'get',
-  path: '/api/v1/mailer/polling-groups/{id}',
-  operationId: 'getMailerPollingGroup',
-  summary: 'One polling group',
-  tags: TAG,
-  family: 'bare',
-  access: workspaceKey,
-  params: z.object({ id: pathId }),
+/** What the get and the patch of a polling group share: its path and answers. */
+const onePollingGroup = {
+  path: '/polling-groups/{id}',
+  params: idParams,
   responses: {
     200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema },
-    ...bareAuthErrors,
     ...notFoundResponse('Polling group'),
   },
+};
+
+export const getPollingGroupRoute = mailerRoute({
+  ...onePollingGroup,
+  method: 'get',
+  operationId: 'getMailerPollingGroup',
+  summary: 'One polling group',
   handler: async (ctx, { principal, params }) => ({
     status: 200,
     body: { pollingGroup: await getPollingGroup(ctx.state.em, principal, params.id) },
   }),
 });
 
-export const patchPollingGroupRoute = defineRoute({
+export const patchPollingGroupRoute = mailerRoute({
+  ...onePollingGroup,
   method: 'patch',
-  path: '/api/v1/mailer/polling-groups/{id}',
   operationId: 'patchMailerPollingGroup',
   summary: 'Update intervalSeconds (60 to 86400) or enabled',
-  tags: TAG,
-  family: 'bare',
-  access: { ...workspaceKey, roles: 'write' },
-  params: z.object({ id: pathId }),
+  access: write,
   body: z.object({ intervalSeconds: interval.optional(), enabled: z.boolean().optional() }).strict(),
-  responses: {
-    200: { description: '`{ pollingGroup }`', schema: pollingGroupResponseSchema },
-    ...bareAuthErrors,
-    ...notFoundResponse('Polling group'),
-  },
   handler: async (ctx, { principal, params, body }) => ({
     status: 200,
     body: { pollingGroup: await patchPollingGroup(ctx.state.em, principal, params.id, body) },
@@ -517,9 +461,9 @@ export const mailerRoutes: AnyRoute[] = [
   getMailerRouteRoute,
   patchMailerRouteRoute,
   patchGoogleDwdRoute,
-  genericInbound('/api/v1/mailer/inbound', 'genericMailerInbound', { ...workspaceKey, roles: 'write' }),
+  genericInbound('/api/v1/mailer', 'genericMailerInbound', write),
   // Starts runs: the same write role as the v1 route (a viewer's session once could).
-  genericInbound('/api/mailer/inbound', 'genericMailerInboundSession', { kind: 'session', roles: 'write' }),
+  genericInbound('/api/mailer', 'genericMailerInboundSession', { kind: 'session', roles: 'write' }),
   signedInboundRoute,
   listThreadsRoute,
   getThreadRoute,
