@@ -1,6 +1,7 @@
 import contentDisposition from 'content-disposition';
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { routeGroup } from '../http/route';
+import { conflictOrReplay, envelopeAuthErrors, notFound } from '../http/envelopeErrors';
 import type { Access } from '../middleware/auth';
 import { withStreamedIdempotency } from '../middleware/idempotency';
 import { HttpError } from '../http/errorMapping';
@@ -8,8 +9,8 @@ import { etagMatches, parseByteRange } from '../http/ranges';
 import { fileLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import type { AppContext } from '../context';
-import { envelopeErrorSchema, pathId } from '../schemas';
-import { createdFileSchema, fileEnvelopeSchema, fileListSchema, filesAuthErrors, storedBlobSchema } from '../schemas/files';
+import { pathId } from '../schemas';
+import { createdFileSchema, fileEnvelopeSchema, fileListSchema, storedBlobSchema } from '../schemas/files';
 import { invalidInput } from '../../services/kernel/errors';
 import {
   EMPTY_FILE_NAME,
@@ -66,14 +67,8 @@ const idParams = z.object({ id: pathId });
 /** Download bodies: the file's bytes, served with the file's own content-type. */
 const rawBytes = z.string().meta({ format: 'binary', description: "The file's bytes, with the file's mimeType as content-type" });
 
-const notFound = { 404: { description: '`resource_not_found`: no such file in this workspace', schema: envelopeErrorSchema } };
-const conflict = (what: string) => ({
-  409: {
-    description: `\`conflict\`: ${what}; \`idempotency_replay_mismatch\`: the key was used with another request`,
-    schema: envelopeErrorSchema,
-  },
-});
-const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
+const fileNotFound = notFound('no such file in this workspace');
+const inProgress = conflictOrReplay('the key is still in use by a request in progress');
 
 /** The Content-Length of an upload: required, at most 100 MiB (413 before the body is read). */
 function uploadLength(ctx: AppContext): number {
@@ -89,107 +84,91 @@ function uploadLength(ctx: AppContext): number {
 
 type SignedIn = Exclude<Access, { kind: 'public' } | { kind: 'operator' }>;
 
-function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: string): AnyRoute[] {
-  const read = access;
+function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: string) {
+  const fileRoute = routeGroup({
+    tags: [tag],
+    family: 'envelope',
+    access,
+    errors: { ...envelopeAuthErrors, 403: '`authorization_failed`: not a workspace key' },
+    pathPrefix: mount,
+  });
   const write: SignedIn = { ...access, roles: 'write' };
   const op = (name: string) => `${name}${opSuffix}`;
   return [
-    defineRoute({
+    fileRoute({
       method: 'get',
-      path: mount,
+      path: '',
       operationId: op('listFiles'),
       summary: 'Files of the workspace, newest first (createdAt desc, id desc)',
-      tags: [tag],
-      family: 'envelope',
-      access: read,
       query: listQuery,
       responses: {
         200: { description: '`{ files, nextCursor }`', schema: fileListSchema },
-        ...badRequest('`request_malformed`: limit outside 1 to 100; `validation_failed`: invalid cursor'),
-        ...filesAuthErrors,
+        400: '`request_malformed`: limit outside 1 to 100; `validation_failed`: invalid cursor',
       },
       handler: async (ctx, { principal, query }) => ({ status: 200, body: await listFiles(ctx.state.em, principal, query) }),
     }),
-    defineRoute({
+    fileRoute({
       method: 'post',
-      path: mount,
+      path: '',
       operationId: op('createFile'),
       summary: 'Create upload metadata; then PUT the content and POST complete',
-      tags: [tag],
-      family: 'envelope',
       access: write,
       body: createBody,
       idempotency: 'required',
       responses: {
         201: { description: '`{ file, uploadUrl, completeUrl }`', schema: createdFileSchema },
-        ...badRequest('`validation_failed`: bad body; `idempotency_key_invalid`: missing or invalid Idempotency-Key'),
-        ...filesAuthErrors,
-        ...conflict('the key is still in use by a request in progress'),
-        503: {
-          description: '`service_unavailable`: file writes are blocked on this deployment (a replay still answers 201)',
-          schema: envelopeErrorSchema,
-        },
+        400: '`validation_failed`: bad body; `idempotency_key_invalid`: missing or invalid Idempotency-Key',
+        ...inProgress,
+        503: '`service_unavailable`: file writes are blocked on this deployment (a replay still answers 201)',
       },
       handler: async (ctx, { principal, body, deps }) => {
         const file = await createFile(ctx.state.em, deps.services.files, principal, body);
         return { status: 201, body: { file, ...fileLinks(requestOrigin(ctx), mount, file.id) } };
       },
     }),
-    defineRoute({
+    fileRoute({
       method: 'get',
-      path: `${mount}/{id}`,
+      path: '/{id}',
       operationId: op('getFile'),
       summary: 'One file',
-      tags: [tag],
-      family: 'envelope',
-      access: read,
       params: idParams,
-      responses: { 200: { description: '`{ file }`', schema: fileEnvelopeSchema }, ...filesAuthErrors, ...notFound },
+      responses: { 200: { description: '`{ file }`', schema: fileEnvelopeSchema }, ...fileNotFound },
       handler: async (ctx, { principal, params }) => ({ status: 200, body: { file: await getFile(ctx.state.em, principal, params.id) } }),
     }),
-    defineRoute({
+    fileRoute({
       method: 'delete',
-      path: `${mount}/{id}`,
+      path: '/{id}',
       operationId: op('deleteFile'),
       summary: 'Request deletion: the file becomes deletion_requested and its blob is purged later',
-      tags: [tag],
-      family: 'envelope',
       access: write,
       params: idParams,
       idempotency: 'required',
       responses: {
         202: { description: '`{ file }` (unchanged when deletion was already requested or done)', schema: fileEnvelopeSchema },
-        ...badRequest('`idempotency_key_invalid`'),
-        ...filesAuthErrors,
-        ...notFound,
-        ...conflict('the key is still in use by a request in progress'),
+        400: '`idempotency_key_invalid`',
+        ...fileNotFound,
+        ...inProgress,
       },
       handler: async (ctx, { principal, params, deps }) => ({
         status: 202,
         body: { file: await requestFileDeletion(ctx.state.em, deps.services.files, principal, params.id) },
       }),
     }),
-    defineRoute({
+    fileRoute({
       method: 'put',
-      path: `${mount}/{id}/content`,
+      path: '/{id}/content',
       operationId: op('putFileContent'),
       summary: 'Store the raw content of a pending file (streamed to storage, encrypted at rest)',
-      tags: [tag],
-      family: 'envelope',
       access: write,
       params: idParams,
       idempotency: 'required',
       rawBody: { contentType: 'application/octet-stream', description: 'The raw bytes, with Content-Length (at most 104857600)' },
       responses: {
         201: { description: '`{ blob: { key, size, sha256 } }`', schema: storedBlobSchema },
-        ...badRequest('`idempotency_key_invalid`; `request_malformed`: no Content-Length, or a body shorter or longer than it'),
-        ...filesAuthErrors,
-        ...notFound,
-        ...conflict('the file is not pending'),
-        413: {
-          description: '`validation_failed`: Content-Length over 100 MiB, or over the sizeBytes declared at create (nothing is stored)',
-          schema: envelopeErrorSchema,
-        },
+        400: '`idempotency_key_invalid`; `request_malformed`: no Content-Length, or a body shorter or longer than it',
+        ...fileNotFound,
+        ...conflictOrReplay('the file is not pending'),
+        413: '`validation_failed`: Content-Length over 100 MiB, or over the sizeBytes declared at create (nothing is stored)',
       },
       handler: async (ctx, { principal, params, deps }) =>
         withStreamedIdempotency(ctx, {
@@ -213,14 +192,11 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
           },
         }),
     }),
-    defineRoute({
+    fileRoute({
       method: 'get',
-      path: `${mount}/{id}/content`,
+      path: '/{id}/content',
       operationId: op('downloadFile'),
       summary: 'Download a ready file (raw bytes, not the envelope); Range bytes=a-b or bytes=a- for part of it',
-      tags: [tag],
-      family: 'envelope',
-      access: read,
       params: idParams,
       responses: {
         200: {
@@ -230,11 +206,10 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         },
         206: { description: 'The requested range, with content-range', schema: rawBytes, mediaType: 'application/octet-stream' },
         304: { description: 'If-None-Match matched the etag' },
-        ...badRequest('`request_malformed`: a Range other than bytes=<start>-<end>'),
-        ...filesAuthErrors,
-        ...notFound,
-        416: { description: '`validation_failed`: the range cannot be satisfied', schema: envelopeErrorSchema },
-        423: { description: '`conflict`: the file is not ready', schema: envelopeErrorSchema },
+        400: '`request_malformed`: a Range other than bytes=<start>-<end>',
+        ...fileNotFound,
+        416: '`validation_failed`: the range cannot be satisfied',
+        423: '`conflict`: the file is not ready',
       },
       handler: async (ctx, { principal, params, deps }) => {
         const download = await openDownload(ctx.state.em, deps.services.files.blobs, principal, params.id);
@@ -266,13 +241,11 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
         };
       },
     }),
-    defineRoute({
+    fileRoute({
       method: 'post',
-      path: `${mount}/{id}/complete`,
+      path: '/{id}/complete',
       operationId: op('completeFile'),
       summary: 'Verify the uploaded content against the declared size and sha256, then scan it (same call)',
-      tags: [tag],
-      family: 'envelope',
       access: write,
       params: idParams,
       body: completeBody,
@@ -282,10 +255,9 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
           description: '`{ file }`: ready or quarantined; pending_scan when a scanner could not answer (complete again later)',
           schema: fileEnvelopeSchema,
         },
-        ...badRequest('`validation_failed`: bad body; `idempotency_key_invalid`'),
-        ...filesAuthErrors,
-        ...notFound,
-        ...conflict('no content uploaded, size or checksum mismatch, wrong file status, or a scan in progress'),
+        400: '`validation_failed`: bad body; `idempotency_key_invalid`',
+        ...fileNotFound,
+        ...conflictOrReplay('no content uploaded, size or checksum mismatch, wrong file status, or a scan in progress'),
       },
       handler: async (ctx, { principal, params, body, deps }) => ({
         status: 202,
@@ -295,7 +267,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
   ];
 }
 
-export const fileRoutes: AnyRoute[] = [
+export const fileRoutes = [
   ...fileRoutesAt('/api/v1/files', { kind: 'apiKey', scopes: 'workspace', roles: 'read' }, '', 'Files'),
   ...fileRoutesAt('/api/files', { kind: 'session', roles: 'read' }, 'Session', 'Files (session)'),
 ];

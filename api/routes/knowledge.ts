@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { routeGroup } from '../http/route';
 import { readMultipart, type MultipartFile } from '../http/multipartStream';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { bareAuthErrors, pathId } from '../schemas';
 import {
   knowledgeBaseEnvelope,
   knowledgeBaseList,
@@ -37,9 +37,14 @@ import { withStreamedIdempotency } from '../middleware/idempotency';
  * envelope family, are in knowledgeConnectors.ts.
  */
 
-const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
+const knowledgeRoute = routeGroup({
+  tags: ['Knowledge bases'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: bareAuthErrors,
+  pathPrefix: '/api/v1',
+});
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const tags = ['Knowledge bases'];
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const chunking = z
@@ -71,50 +76,40 @@ const listQuery = z.object({
   cursor: z.string().max(500).optional(),
 });
 
-export const knowledgeRoutes: AnyRoute[] = [
-  defineRoute({
+export const knowledgeRoutes = [
+  knowledgeRoute({
     method: 'get',
-    path: '/api/v1/knowledge-bases',
+    path: '/knowledge-bases',
     operationId: 'listKnowledgeBases',
     summary: 'Knowledge bases of the workspace, newest first (trashed ones included, with `trashed: true`)',
-    tags,
-    family: 'bare',
-    access: read,
-    responses: { 200: { description: '`{ knowledgeBases }`', schema: knowledgeBaseList }, ...bareAuthErrors },
+    responses: { 200: { description: '`{ knowledgeBases }`', schema: knowledgeBaseList } },
     handler: async (ctx, { principal }) => ({ status: 200, body: { knowledgeBases: await listKnowledgeBases(ctx.state.em, principal) } }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'post',
-    path: '/api/v1/knowledge-bases',
+    path: '/knowledge-bases',
     operationId: 'createKnowledgeBase',
     summary: 'Create a knowledge base; chunking defaults 100 characters, 1024 tokens, 200 tokens of overlap',
-    tags,
-    family: 'bare',
     access: write,
     body: createBody,
     idempotency: 'optional',
     responses: {
       201: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope },
-      ...bareAuthErrors,
-      409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema },
+      409: 'Idempotency-Key reused with another body',
     },
     handler: async (ctx, { principal, body }) => ({
       status: 201,
       body: { knowledgeBase: await createKnowledgeBase(ctx.state.em, principal, body) },
     }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'post',
-    path: '/api/v1/knowledge-bases/search',
+    path: '/knowledge-bases/search',
     operationId: 'searchKnowledgeBases',
     summary: 'Hybrid retrieval (keyword + vector, reciprocal rank fusion) over one base or every base of the workspace',
-    tags,
-    family: 'bare',
-    access: read,
     body: searchBody,
     responses: {
       200: { description: '`{ results, retrieval }`; an empty query answers `{ results: [] }`', schema: searchResponseSchema },
-      ...bareAuthErrors,
       ...knowledgeNotFound,
     },
     handler: async (ctx, { principal, body, deps }) => ({
@@ -122,51 +117,43 @@ export const knowledgeRoutes: AnyRoute[] = [
       body: await searchKnowledge(ctx.state.em, deps.services.knowledge.queryEmbedder, principal, body),
     }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'get',
-    path: '/api/v1/knowledge-bases/{id}',
+    path: '/knowledge-bases/{id}',
     operationId: 'getKnowledgeBase',
     summary: 'One knowledge base',
-    tags,
-    family: 'bare',
-    access: read,
     params: idParams,
-    responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...bareAuthErrors, ...knowledgeNotFound },
+    responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...knowledgeNotFound },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
       body: { knowledgeBase: await getKnowledgeBase(ctx.state.em, principal, params.id) },
     }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'patch',
-    path: '/api/v1/knowledge-bases/{id}',
+    path: '/knowledge-bases/{id}',
     operationId: 'patchKnowledgeBase',
     summary: '`{ trashed: true }` trashes the base (excluded from search), `{ trashed: false }` restores it',
-    tags,
-    family: 'bare',
     access: write,
     params: idParams,
     body: patchBody,
     idempotency: 'optional',
     responses: {
       200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope },
-      ...bareAuthErrors,
       ...knowledgeNotFound,
-      409: { description: 'Idempotency-Key reused with another body', schema: bareErrorSchema },
+      409: 'Idempotency-Key reused with another body',
     },
     handler: async (ctx, { principal, params, body }) => ({
       status: 200,
       body: { knowledgeBase: await setKnowledgeBaseTrashed(ctx.state.em, principal, params.id, body.trashed) },
     }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'post',
-    path: '/api/v1/documents',
+    path: '/documents',
     operationId: 'uploadKnowledgeDocument',
     summary:
       'Upload a document into a knowledge base (multipart: `knowledgeBaseId`, `file`, optional `name`); it is indexed in the background',
-    tags,
-    family: 'bare',
     access: write,
     idempotency: 'optional',
     rawBody: {
@@ -175,10 +162,9 @@ export const knowledgeRoutes: AnyRoute[] = [
     },
     responses: {
       201: { description: '`{ document }` with `indexingStatus: pending`', schema: knowledgeDocumentEnvelope },
-      ...bareAuthErrors,
       ...knowledgeNotFound,
-      409: { description: 'The knowledge base is trashed; Idempotency-Key reused with another body', schema: bareErrorSchema },
-      413: { description: 'The file is larger than 50 MiB', schema: bareErrorSchema },
+      409: 'The knowledge base is trashed; Idempotency-Key reused with another body',
+      413: 'The file is larger than 50 MiB',
     },
     handler: async (ctx, { principal, deps }) => {
       const blobs = deps.services.knowledge.blobs;
@@ -249,19 +235,15 @@ export const knowledgeRoutes: AnyRoute[] = [
       );
     },
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'get',
-    path: '/api/v1/knowledge-bases/{id}/documents',
+    path: '/knowledge-bases/{id}/documents',
     operationId: 'listKnowledgeDocuments',
     summary: 'Documents of a knowledge base, newest first, with cursor pagination',
-    tags,
-    family: 'bare',
-    access: read,
     params: idParams,
     query: listQuery,
     responses: {
       200: { description: '`{ documents, nextCursor }`', schema: knowledgeDocumentList },
-      ...bareAuthErrors,
       ...knowledgeNotFound,
     },
     handler: async (ctx, { principal, params, query }) => ({
@@ -269,34 +251,28 @@ export const knowledgeRoutes: AnyRoute[] = [
       body: await listDocuments(ctx.state.em, principal, params.id, query),
     }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'get',
-    path: '/api/v1/knowledge-bases/{id}/documents/{documentId}',
+    path: '/knowledge-bases/{id}/documents/{documentId}',
     operationId: 'getKnowledgeDocument',
     summary: 'One document with its indexing status',
-    tags,
-    family: 'bare',
-    access: read,
     params: documentParams,
-    responses: { 200: { description: '`{ document }`', schema: knowledgeDocumentEnvelope }, ...bareAuthErrors, ...knowledgeNotFound },
+    responses: { 200: { description: '`{ document }`', schema: knowledgeDocumentEnvelope }, ...knowledgeNotFound },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
       body: { document: await getDocument(ctx.state.em, principal, params.id, params.documentId) },
     }),
   }),
-  defineRoute({
+  knowledgeRoute({
     method: 'delete',
-    path: '/api/v1/knowledge-bases/{id}/documents/{documentId}',
+    path: '/knowledge-bases/{id}/documents/{documentId}',
     operationId: 'deleteKnowledgeDocument',
     summary: 'Delete a document, its chunks and its stored bytes',
-    tags,
-    family: 'bare',
     access: write,
     params: documentParams,
     idempotency: 'optional',
     responses: {
       200: { description: '`{ deleted: true, documentId }`', schema: knowledgeDocumentDeleted },
-      ...bareAuthErrors,
       ...knowledgeNotFound,
     },
     handler: async (ctx, { principal, params, deps }) => ({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
-import { envelopeErrorSchema, pathId } from '../schemas';
+import { routeGroup } from '../http/route';
+import { envelopeAuthErrors, notFound } from '../http/envelopeErrors';
+import { pathId } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
@@ -29,9 +30,14 @@ import {
  * a stored answer.
  */
 
-const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
+const connectorRoute = routeGroup({
+  tags: ['Knowledge connectors'],
+  family: 'envelope',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: envelopeAuthErrors,
+  pathPrefix: '/api/v1/knowledge-connectors',
+});
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const tags = ['Knowledge connectors'];
 
 const name = z.string().trim().min(1, 'must not be empty after trimming').max(200, 'must be at most 200 characters');
 const config = z.record(z.string(), z.unknown());
@@ -77,94 +83,74 @@ const runsQuery = z.object({ cursor: z.string().min(1).max(200).optional(), limi
 const idParams = z.object({ id: pathId });
 const runParams = z.object({ id: pathId, runId: pathId });
 
-const errors = {
-  401: { description: '`authentication_required`', schema: envelopeErrorSchema },
-  403: { description: '`authorization_failed`: not a workspace key (or a viewer, for mutations)', schema: envelopeErrorSchema },
-};
-const notFound = { 404: { description: '`resource_not_found`', schema: envelopeErrorSchema } };
-const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
-const conflict = (what: string) => ({ 409: { description: what, schema: envelopeErrorSchema } });
 /** Outcomes of executing a run within the request (the runs route and the knowledge.sync capability). */
 const runOutcomeErrors = {
-  500: { description: '`internal_error`: the provider failed; the run is persisted failed', schema: envelopeErrorSchema },
-  503: { description: '`service_unavailable`: the run did not finish within the wait; read it with GET run', schema: envelopeErrorSchema },
+  500: '`internal_error`: the provider failed; the run is persisted failed',
+  503: '`service_unavailable`: the run did not finish within the wait; read it with GET run',
 };
 
-export const knowledgeConnectorRoutes: AnyRoute[] = [
-  defineRoute({
+export const knowledgeConnectorRoutes = [
+  connectorRoute({
     method: 'get',
-    path: '/api/v1/knowledge-connectors',
+    path: '',
     operationId: 'listKnowledgeConnectors',
     summary:
       'Connectors of the workspace (newest first; `cursor` is the last connector id of the previous page) and the providers registry',
-    tags,
-    family: 'envelope',
-    access: read,
     query: listQuery,
     responses: {
       200: { description: '`{ connectors, nextCursor, providers }`', schema: connectorListSchema },
-      ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'),
-      ...errors,
+      400: '`request_malformed`: bad limit; `validation_failed`: unknown cursor',
     },
     handler: async (ctx, { principal, query, deps }) => ({
       status: 200,
       body: await listConnectors(ctx.state.em, principal, deps.services.knowledge.config.certifiedProviders, query),
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'post',
-    path: '/api/v1/knowledge-connectors',
+    path: '',
     operationId: 'createKnowledgeConnector',
     summary: 'Create a connector: a provider, a name unique in its knowledge base, and config with `credentialId` and provider filters',
-    tags,
-    family: 'envelope',
     access: write,
     body: createBody,
     idempotency: 'required',
     responses: {
       201: { description: '`{ connector }`', schema: connectorEnvelope },
-      ...badRequest('`validation_failed`: bad body, unknown providerId, config without credentialId; `idempotency_key_invalid`'),
-      ...errors,
-      ...notFound,
-      ...conflict('`conflict`: a connector of that name exists in the knowledge base; `idempotency_replay_mismatch`'),
+      400: '`validation_failed`: bad body, unknown providerId, config without credentialId; `idempotency_key_invalid`',
+      ...notFound(),
+      409: '`conflict`: a connector of that name exists in the knowledge base; `idempotency_replay_mismatch`',
     },
     handler: async (ctx, { principal, body }) => ({
       status: 201,
       body: { connector: await createConnector(ctx.state.em, principal, body) },
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'get',
-    path: '/api/v1/knowledge-connectors/{id}',
+    path: '/{id}',
     operationId: 'getKnowledgeConnector',
     summary: 'One connector',
-    tags,
-    family: 'envelope',
-    access: read,
     params: idParams,
-    responses: { 200: { description: '`{ connector }`', schema: connectorEnvelope }, ...errors, ...notFound },
+    responses: { 200: { description: '`{ connector }`', schema: connectorEnvelope }, ...notFound() },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
       body: { connector: await getConnector(ctx.state.em, principal, params.id) },
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'patch',
-    path: '/api/v1/knowledge-connectors/{id}',
+    path: '/{id}',
     operationId: 'updateKnowledgeConnector',
     summary: 'Rename, replace config (with credentialId) or set nextSyncAt (stored only)',
-    tags,
-    family: 'envelope',
     access: write,
     params: idParams,
     body: patchBody,
     idempotency: 'required',
     responses: {
       200: { description: '`{ connector }`', schema: connectorEnvelope },
-      ...badRequest('`validation_failed`; `idempotency_key_invalid`'),
-      ...errors,
-      ...notFound,
-      ...conflict('`conflict`: duplicate name; `idempotency_replay_mismatch`'),
+      400: '`validation_failed`; `idempotency_key_invalid`',
+      ...notFound(),
+      409: '`conflict`: duplicate name; `idempotency_replay_mismatch`',
     },
     handler: async (ctx, { principal, params, body }) => ({
       status: 200,
@@ -177,56 +163,47 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       },
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'delete',
-    path: '/api/v1/knowledge-connectors/{id}',
+    path: '/{id}',
     operationId: 'deleteKnowledgeConnector',
     summary: 'Delete a connector and its runs; its documents stay, with connectorId cleared',
-    tags,
-    family: 'envelope',
     access: write,
     params: idParams,
     idempotency: 'required',
     responses: {
       200: { description: '`{ deleted: true, connectorId }`', schema: connectorDeletedSchema },
-      ...badRequest('`idempotency_key_invalid`'),
-      ...errors,
-      ...notFound,
+      400: '`idempotency_key_invalid`',
+      ...notFound(),
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,
       body: await deleteConnector(ctx.state.em, deps.services.knowledge.syncLauncher, principal, params.id),
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'get',
-    path: '/api/v1/knowledge-connectors/{id}/runs',
+    path: '/{id}/runs',
     operationId: 'listKnowledgeSyncRuns',
     summary: 'Sync runs of a connector, newest first (`cursor` is the last run id of the previous page)',
-    tags,
-    family: 'envelope',
-    access: read,
     params: idParams,
     query: runsQuery,
     responses: {
       200: { description: '`{ runs, nextCursor }`', schema: syncRunListSchema },
-      ...badRequest('`request_malformed`: bad limit; `validation_failed`: unknown cursor'),
-      ...errors,
-      ...notFound,
+      400: '`request_malformed`: bad limit; `validation_failed`: unknown cursor',
+      ...notFound(),
     },
     handler: async (ctx, { principal, params, query }) => ({
       status: 200,
       body: await listSyncRuns(ctx.state.em, principal, params.id, query),
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'post',
-    path: '/api/v1/knowledge-connectors/{id}/runs',
+    path: '/{id}/runs',
     operationId: 'startKnowledgeSyncRun',
     summary:
       'Queue and execute one bounded sync run (Idempotency-Key required; it names the run). Answers when the batch is applied; a replay re-queues a failed or cancelled run and returns a succeeded one',
-    tags,
-    family: 'envelope',
     access: write,
     params: idParams,
     body: runBody,
@@ -235,14 +212,9 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
         description: '`{ run }` (succeeded); a replay of a succeeded run carries Idempotency-Replayed: true',
         schema: syncRunEnvelope,
       },
-      ...badRequest(
-        '`validation_failed`: keys other than options, option bounds, invalid provider filters or cursor, fetch budget exceeded; `idempotency_key_invalid`',
-      ),
-      ...errors,
-      ...notFound,
-      ...conflict(
-        '`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable, or the outbound guard refuses the provider address (the run is persisted failed)',
-      ),
+      400: '`validation_failed`: keys other than options, option bounds, invalid provider filters or cursor, fetch budget exceeded; `idempotency_key_invalid`',
+      ...notFound(),
+      409: '`conflict`: uncertified provider, lease held by another run, run not queued, lease lost or expired, same key with other options, cancelled; `setup_required`: credential missing or unusable, or the outbound guard refuses the provider address (the run is persisted failed)',
       ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, params, body, deps }) => {
@@ -261,14 +233,12 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       return { status: 201, body: { run }, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
-  defineRoute({
+  connectorRoute({
     method: 'post',
-    path: '/api/v1/knowledge-connectors/capabilities/knowledge.sync',
+    path: '/capabilities/knowledge.sync',
     operationId: 'invokeKnowledgeSyncCapability',
     summary:
       'Agent capability `knowledge.sync`: the runs route with `{ input: { connectorId, maxPages?, maxItems?, maxBytes?, timeoutMs? }, confirm: true }`; Idempotency-Key required (it names the run, as on POST …/runs)',
-    tags,
-    family: 'envelope',
     access: write,
     body: capabilityBody,
     responses: {
@@ -276,12 +246,9 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
         description: '`{ capability: knowledge.sync, effect: write, run }` (succeeded); a replay carries Idempotency-Replayed: true',
         schema: capabilityResponse,
       },
-      ...badRequest('`validation_failed`: no confirm: true, option bounds, unknown keys; `idempotency_key_invalid`'),
-      ...errors,
-      ...notFound,
-      ...conflict(
-        'as POST …/runs: uncertified provider (no knowledge.sync capability), lease, same key with other options; `setup_required`',
-      ),
+      400: '`validation_failed`: no confirm: true, option bounds, unknown keys; `idempotency_key_invalid`',
+      ...notFound(),
+      409: 'as POST …/runs: uncertified provider (no knowledge.sync capability), lease, same key with other options; `setup_required`',
       ...runOutcomeErrors,
     },
     handler: async (ctx, { principal, body, deps }) => {
@@ -300,37 +267,31 @@ export const knowledgeConnectorRoutes: AnyRoute[] = [
       return { status: 201, body: answer, headers: replayed ? { [REPLAYED_HEADER]: 'true' } : undefined };
     },
   }),
-  defineRoute({
+  connectorRoute({
     method: 'get',
-    path: '/api/v1/knowledge-connectors/{id}/runs/{runId}',
+    path: '/{id}/runs/{runId}',
     operationId: 'getKnowledgeSyncRun',
     summary: 'One sync run',
-    tags,
-    family: 'envelope',
-    access: read,
     params: runParams,
-    responses: { 200: { description: '`{ run }`', schema: syncRunEnvelope }, ...errors, ...notFound },
+    responses: { 200: { description: '`{ run }`', schema: syncRunEnvelope }, ...notFound() },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
       body: { run: await getSyncRun(ctx.state.em, principal, params.id, params.runId) },
     }),
   }),
-  defineRoute({
+  connectorRoute({
     method: 'post',
-    path: '/api/v1/knowledge-connectors/{id}/runs/{runId}/cancel',
+    path: '/{id}/runs/{runId}/cancel',
     operationId: 'cancelKnowledgeSyncRun',
     summary: 'Cancel a queued or running sync run (its execution is cancelled); 409 from a terminal status',
-    tags,
-    family: 'envelope',
     access: write,
     params: runParams,
     idempotency: 'required',
     responses: {
       200: { description: '`{ run }` with status cancelled', schema: syncRunEnvelope },
-      ...badRequest('`idempotency_key_invalid`'),
-      ...errors,
-      ...notFound,
-      ...conflict('`conflict`: Cannot cancel a {status} knowledge sync run.'),
+      400: '`idempotency_key_invalid`',
+      ...notFound(),
+      409: '`conflict`: Cannot cancel a {status} knowledge sync run.',
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,

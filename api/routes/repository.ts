@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { routeGroup, type AnyRoute } from '../http/route';
+import { bareAuthErrors, pathId } from '../schemas';
 import { workflowSchema, validationResultSchema, savedEdgeSchema, savedNodeSchema } from '../schemas/workflows';
 import type { Access } from '../middleware/auth';
 import {
@@ -34,49 +34,41 @@ const repositoryBody = z
   .strict();
 
 function repositoryRoutesAt(base: string, access: { read: Access; write: Access }, suffix: string, tag: string): AnyRoute[] {
+  const repositoryRoute = routeGroup({ tags: [tag], family: 'bare', access: access.read, errors: bareAuthErrors, pathPrefix: base });
   return [
-    defineRoute({
+    repositoryRoute({
       method: 'get',
-      path: base,
+      path: '',
       operationId: `getWorkflowRepository${suffix}`,
       summary: "The workspace's workflow repository, or null",
-      tags: [tag],
-      family: 'bare',
-      access: access.read,
       responses: {
         200: { description: '`{ repository }`', schema: z.strictObject({ repository: repositorySchema.nullable() }) },
-        ...bareAuthErrors,
       },
       handler: async (ctx, { principal }) => ({ status: 200, body: { repository: await getRepository(ctx.state.em, principal!) } }),
     }),
-    defineRoute({
+    repositoryRoute({
       method: 'put',
-      path: base,
+      path: '',
       operationId: `setWorkflowRepository${suffix}`,
       summary:
         'Configure the workflow repository (Admin or Owner): a smart-HTTP Git remote (`remoteUrl`) or a bare repository (`localPath`), branch, path prefix, repo credential, pulls API repository',
-      tags: [tag],
-      family: 'bare',
       access: access.write,
       body: repositoryBody,
-      responses: { 200: { description: '`{ repository }`', schema: z.strictObject({ repository: repositorySchema }) }, ...bareAuthErrors },
+      responses: { 200: { description: '`{ repository }`', schema: z.strictObject({ repository: repositorySchema }) } },
       handler: async (ctx, { principal, body }) => ({
         status: 200,
         body: { repository: await setRepository(ctx.state.em, ctx.deps.services.repository, principal!, body) },
       }),
     }),
-    defineRoute({
+    repositoryRoute({
       method: 'delete',
-      path: base,
+      path: '',
       operationId: `deleteWorkflowRepository${suffix}`,
       summary: 'Remove the workflow repository (Admin or Owner); deploys stop needing reviews',
-      tags: [tag],
-      family: 'bare',
       access: access.write,
       responses: {
         200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
-        ...bareAuthErrors,
-        404: { description: 'No repository', schema: bareErrorSchema },
+        404: 'No repository',
       },
       handler: async (ctx, { principal }) => {
         await deleteRepository(ctx.state.em, principal!);
@@ -101,11 +93,18 @@ const reviewSchema = z.strictObject({
   synced: z.boolean(),
 });
 const idParams = z.object({ id: pathId });
-const errors = {
-  ...bareAuthErrors,
-  404: { description: 'Workflow or artifact not found', schema: bareErrorSchema },
-  409: { description: 'No repository (SETUP_REQUIRED), review not open, or branch moved', schema: bareErrorSchema },
-};
+/** Review and sync of one workflow against the repository. */
+const reviewRoute = routeGroup({
+  tags: ['Workflow repository'],
+  family: 'bare',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: {
+    ...bareAuthErrors,
+    404: 'Workflow or artifact not found',
+    409: 'No repository (SETUP_REQUIRED), review not open, or branch moved',
+  },
+  pathPrefix: '/api/v1/workflows/{id}',
+});
 
 export const repositoryRoutes: AnyRoute[] = [
   ...repositoryRoutesAt(
@@ -120,31 +119,25 @@ export const repositoryRoutes: AnyRoute[] = [
     'Session',
     'Workflow repository (session)',
   ),
-  defineRoute({
+  reviewRoute({
     method: 'get',
-    path: '/api/v1/workflows/{id}/review',
+    path: '/review',
     operationId: 'getWorkflowReview',
     summary: 'Review status: open, merged or closed, head sha, synced',
-    tags: ['Workflow repository'],
-    family: 'bare',
-    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     params: idParams,
     responses: {
       200: { description: '`{ review }` (null before the first review)', schema: z.strictObject({ review: reviewSchema.nullable() }) },
-      ...errors,
     },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
       body: await getReview(ctx.state.em, ctx.deps.services.repository, principal!, params.id),
     }),
   }),
-  defineRoute({
+  reviewRoute({
     method: 'post',
-    path: '/api/v1/workflows/{id}/review',
+    path: '/review',
     operationId: 'requestWorkflowReview',
     summary: "Write the draft's artifact to the review branch and open (or update) its pull request (Member or above)",
-    tags: ['Workflow repository'],
-    family: 'bare',
     access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
     params: idParams,
     body: z
@@ -155,20 +148,17 @@ export const repositoryRoutes: AnyRoute[] = [
           .optional(),
       })
       .strict(),
-    responses: { 200: { description: '`{ review }`', schema: z.strictObject({ review: reviewSchema }) }, ...errors },
+    responses: { 200: { description: '`{ review }`', schema: z.strictObject({ review: reviewSchema }) } },
     handler: async (ctx, { principal, params, body }) => ({
       status: 200,
       body: await requestReview(ctx.state.em, ctx.deps.services.repository, principal!, params.id, body),
     }),
   }),
-  defineRoute({
+  reviewRoute({
     method: 'get',
-    path: '/api/v1/workflows/{id}/sync-from-repo',
+    path: '/sync-from-repo',
     operationId: 'previewWorkflowSync',
     summary: 'The artifact at `?ref=` (default: the base branch) against the draft; nothing written',
-    tags: ['Workflow repository'],
-    family: 'bare',
-    access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
     params: idParams,
     query: z.object({
       ref: z
@@ -196,20 +186,17 @@ export const repositoryRoutes: AnyRoute[] = [
           persisted: z.literal(false),
         }),
       },
-      ...errors,
     },
     handler: async (ctx, { principal, params, query }) => ({
       status: 200,
       body: await previewSync(ctx.state.em, ctx.deps.services.repository, principal!, params.id, query.ref),
     }),
   }),
-  defineRoute({
+  reviewRoute({
     method: 'post',
-    path: '/api/v1/workflows/{id}/sync-from-repo',
+    path: '/sync-from-repo',
     operationId: 'importWorkflowSync',
     summary: 'Import the artifact at `ref` (default: the base branch) as the draft (Admin or Owner)',
-    tags: ['Workflow repository'],
-    family: 'bare',
     access: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' },
     params: idParams,
     body: z
@@ -225,7 +212,6 @@ export const repositoryRoutes: AnyRoute[] = [
         description: '`{ workflow, ref, commit, importReadiness }`',
         schema: z.strictObject({ workflow: workflowSchema, ref: z.string(), commit: z.string(), importReadiness: validationResultSchema }),
       },
-      ...errors,
     },
     handler: async (ctx, { principal, params, body }) => ({
       status: 200,

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { routeGroup } from '../http/route';
+import { envelopeAuthErrors, notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
-import { envelopeErrorSchema, pathId } from '../schemas';
-import { researchAuthErrors, researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
+import { pathId } from '../schemas';
+import { researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import {
   cancelResearchRun,
@@ -21,9 +22,14 @@ import {
  * names the run (`research_…`), and a replay answers the run as it is now (`deduplicated`).
  */
 
-const read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
+const researchRoute = routeGroup({
+  tags: ['Research'],
+  family: 'envelope',
+  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  errors: envelopeAuthErrors,
+  pathPrefix: '/api/v1/research',
+});
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const tags = ['Research'];
 
 const bounded = (b: { min: number; max: number }, what: string) =>
   z
@@ -71,34 +77,27 @@ const listQuery = z.object({
 });
 const idParams = z.object({ id: pathId });
 
-const notFound = { 404: { description: '`resource_not_found`: no such research run in this workspace', schema: envelopeErrorSchema } };
-const badRequest = (what: string) => ({ 400: { description: what, schema: envelopeErrorSchema } });
+const runNotFound = notFound('no such research run in this workspace');
 
-export const researchRoutes: AnyRoute[] = [
-  defineRoute({
+export const researchRoutes = [
+  researchRoute({
     method: 'get',
-    path: '/api/v1/research',
+    path: '',
     operationId: 'listResearchRuns',
     summary: 'Research runs of the workspace, newest first (createdAt desc, id desc), optionally of one status',
-    tags,
-    family: 'envelope',
-    access: read,
     query: listQuery,
     responses: {
       200: { description: '`{ runs, nextCursor }`', schema: researchRunListSchema },
-      ...badRequest('`request_malformed`: limit outside 1 to 100; `validation_failed`: unknown status or invalid cursor'),
-      ...researchAuthErrors,
+      400: '`request_malformed`: limit outside 1 to 100; `validation_failed`: unknown status or invalid cursor',
     },
     handler: async (ctx, { principal, query }) => ({ status: 200, body: await listResearchRuns(ctx.state.em, principal, query) }),
   }),
-  defineRoute({
+  researchRoute({
     method: 'post',
-    path: '/api/v1/research',
+    path: '',
     operationId: 'createResearchRun',
     summary:
       'Queue a research run and start it on Temporal (Idempotency-Key required; it names the run). A replay answers 200 with the run as it is now',
-    tags,
-    family: 'envelope',
     access: write,
     body: createBody,
     responses: {
@@ -110,9 +109,8 @@ export const researchRoutes: AnyRoute[] = [
         description: 'Replay (Idempotency-Replayed: true): `{ run, deduplicated: true, dispatch: { dispatched: false } }`',
         schema: researchCreatedSchema,
       },
-      ...badRequest('`validation_failed`: bad query, sourceUrls or limits; `idempotency_key_invalid`'),
-      ...researchAuthErrors,
-      409: { description: '`conflict`: the key was used for a run with another request', schema: envelopeErrorSchema },
+      400: '`validation_failed`: bad query, sourceUrls or limits; `idempotency_key_invalid`',
+      409: '`conflict`: the key was used for a run with another request',
     },
     handler: async (ctx, { principal, body, deps }) => {
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
@@ -128,37 +126,31 @@ export const researchRoutes: AnyRoute[] = [
       return { status: 202, body: { run, deduplicated: false, dispatch: { dispatched: true, queued: true, mode: 'temporal' } } };
     },
   }),
-  defineRoute({
+  researchRoute({
     method: 'get',
-    path: '/api/v1/research/{id}',
+    path: '/{id}',
     operationId: 'getResearchRun',
     summary: 'One research run with its stored source snapshots',
-    tags,
-    family: 'envelope',
-    access: read,
     params: idParams,
-    responses: { 200: { description: '`{ run }`', schema: researchRunEnvelope }, ...researchAuthErrors, ...notFound },
+    responses: { 200: { description: '`{ run }`', schema: researchRunEnvelope }, ...runNotFound },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
       body: { run: await getResearchRun(ctx.state.em, principal, params.id) },
     }),
   }),
-  defineRoute({
+  researchRoute({
     method: 'post',
-    path: '/api/v1/research/{id}/cancel',
+    path: '/{id}/cancel',
     operationId: 'cancelResearchRun',
     summary: 'Cancel a queued or running research run (its execution stops at its next step); a terminal run is returned as it is',
-    tags,
-    family: 'envelope',
     access: write,
     params: idParams,
     idempotency: 'required',
     responses: {
       200: { description: '`{ run }`', schema: researchRunEnvelope },
-      ...badRequest('`idempotency_key_invalid`'),
-      ...researchAuthErrors,
-      ...notFound,
-      409: { description: '`idempotency_replay_mismatch`: the key was used with another request', schema: envelopeErrorSchema },
+      400: '`idempotency_key_invalid`',
+      ...runNotFound,
+      409: REPLAY_MISMATCH,
     },
     handler: async (ctx, { principal, params, deps }) => ({
       status: 200,

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { defineRoute, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, bareErrorSchema, pathId } from '../schemas';
+import { bareAuthErrors, pathId } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
 import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
@@ -51,56 +51,47 @@ const createBody = z
 
 /** Stored servers, under the workspace key (`/api/v1/…`) and the session (`/api/…`). */
 function serverRoutesAt(base: string, access: { read: Access; write: Access }, suffix: string, tag: string): AnyRoute[] {
+  const serverRoute = routeGroup({ tags: [tag], family: 'bare', access: access.read, errors: bareAuthErrors, pathPrefix: base });
   return [
-    defineRoute({
+    serverRoute({
       method: 'get',
-      path: base,
+      path: '',
       operationId: `listWorkflowMcpServers${suffix}`,
       summary: 'Workflow MCP servers of the workspace, newest first, with their endpoint URLs',
-      tags: [tag],
-      family: 'bare',
-      access: access.read,
       responses: {
         200: { description: '`{ servers: [{ server, url }] }`', schema: z.strictObject({ servers: z.array(mcpServerWithUrlSchema) }) },
-        ...bareAuthErrors,
       },
       handler: async (ctx, { principal }) => {
         const servers = await listMcpServers(ctx.state.em, principal!);
         return { status: 200, body: { servers: servers.map((server) => ({ server, url: mcpUrl(ctx, server.workspaceId, server.slug) })) } };
       },
     }),
-    defineRoute({
+    serverRoute({
       method: 'post',
-      path: base,
+      path: '',
       operationId: `createWorkflowMcpServer${suffix}`,
       summary: 'Store a workflow MCP server exposing workflows of the workspace as tools (Admin or Owner)',
-      tags: [tag],
-      family: 'bare',
       access: access.write,
       body: createBody,
       responses: {
         201: { description: '`{ server, url }`', schema: mcpServerWithUrlSchema },
-        ...bareAuthErrors,
-        409: { description: 'Slug already used in this workspace', schema: bareErrorSchema },
+        409: 'Slug already used in this workspace',
       },
       handler: async (ctx, { principal, body }) => {
         const server = await createMcpServer(ctx.state.em, principal!, body);
         return { status: 201, body: { server, url: mcpUrl(ctx, server.workspaceId, server.slug) } };
       },
     }),
-    defineRoute({
+    serverRoute({
       method: 'delete',
-      path: `${base}/{id}`,
+      path: '/{id}',
       operationId: `deleteWorkflowMcpServer${suffix}`,
       summary: 'Delete a stored workflow MCP server (Admin or Owner); its endpoint answers 404 at once',
-      tags: [tag],
-      family: 'bare',
       access: access.write,
       params: z.object({ id: pathId }),
       responses: {
         200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
-        ...bareAuthErrors,
-        404: { description: 'MCP server not found', schema: bareErrorSchema },
+        404: 'MCP server not found',
       },
       handler: async (ctx, { principal, params }) => {
         await deleteMcpServer(ctx.state.em, principal!, params.id);
@@ -171,15 +162,17 @@ const mcpResponses = {
     description: 'JSON-RPC 2.0 response (or batch) of the MCP SDK: initialize, tools/list, tools/call results',
     schema: z.union([jsonRpcMessage, z.array(jsonRpcMessage)]),
   },
-  ...bareAuthErrors,
-  403: { description: 'Personal, copilot or gateway key; or a tools/call without execute authority', schema: bareErrorSchema },
-  404: { description: "MCP server not found (also outside the key's workspace or selection)", schema: bareErrorSchema },
-  405: { description: 'GET: the server is stateless and offers no server-initiated stream', schema: bareErrorSchema },
+  403: 'Personal, copilot or gateway key; or a tools/call without execute authority',
+  404: "MCP server not found (also outside the key's workspace or selection)",
+  405: 'GET: the server is stateless and offers no server-initiated stream',
   default: {
     description:
       'Other MCP Streamable HTTP answers of the SDK (202 without body for notifications, 406/415 for wrong Accept or Content-Type)',
   },
 };
+
+/** The MCP endpoint itself: no route access check, `authorizeMcp` decides on every request. */
+const mcpRoute = routeGroup({ tags: ['Workflow MCP servers'], family: 'bare', access: { kind: 'public' }, errors: bareAuthErrors });
 
 /**
  * The workflow MCP server: the official SDK's Streamable HTTP transport in stateless mode,
@@ -233,7 +226,7 @@ export const workflowMcpRoutes: AnyRoute[] = [
     'Workflow MCP servers (session)',
   ),
   ...(['post', 'get'] as const).map((method) =>
-    defineRoute({
+    mcpRoute({
       method,
       path: MCP_PATH,
       operationId: method === 'post' ? 'workflowMcpPost' : 'workflowMcpGet',
@@ -241,9 +234,6 @@ export const workflowMcpRoutes: AnyRoute[] = [
         method === 'post'
           ? 'Workflow MCP server (Streamable HTTP, stateless): initialize, tools/list, tools/call'
           : 'Workflow MCP server: authority check, then 405 (no server-initiated stream in stateless mode)',
-      tags: ['Workflow MCP servers'],
-      family: 'bare',
-      access: { kind: 'public' },
       params: mcpParams,
       responses: mcpResponses,
       handler: async (ctx, { params }) => handleMcp(ctx, params),

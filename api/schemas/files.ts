@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FILE_STATUSES } from '../../engine/statuses';
-import { envelopeErrorSchema, isoDate, url } from './index';
+import { isoDate, url } from './index';
 
 /** Response schemas of the files area (the `data` of envelope answers). */
 
@@ -37,9 +37,3 @@ export const storedBlobSchema = z.strictObject({
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
   }),
 });
-
-/** Envelope failures every files route can answer. */
-export const filesAuthErrors = {
-  401: { description: '`authentication_required`', schema: envelopeErrorSchema },
-  403: { description: '`authorization_failed`: not a workspace key', schema: envelopeErrorSchema },
-};

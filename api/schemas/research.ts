@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RESEARCH_STATUSES } from '../../engine/statuses';
-import { envelopeErrorSchema, isoDate } from './index';
+import { isoDate } from './index';
 
 /** Response schemas of the research area (the `data` of envelope answers). */
 
@@ -61,8 +61,3 @@ export const researchCreatedSchema = z.strictObject({
     z.strictObject({ dispatched: z.literal(false) }),
   ]),
 });
-
-export const researchAuthErrors = {
-  401: { description: '`authentication_required`', schema: envelopeErrorSchema },
-  403: { description: '`authorization_failed`: not a workspace key (or a viewer, for mutations)', schema: envelopeErrorSchema },
-};
