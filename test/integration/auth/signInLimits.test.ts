@@ -4,15 +4,8 @@
  * gently and cannot be stacked by a burst; a stranger on one address cannot lock the owner out.
  */
 import { DEFAULT_SIGN_IN_LIMITS, signInCounterKeys, type SignInLimitSettings } from '../../../services/kernel/signInLimits';
-import {
-  createWorkspace,
-  eventually,
-  http,
-  startTestApp,
-  type TestApp,
-  type WorkspaceFixture,
-  type HttpResult,
-} from '../../support/harness';
+import { startTestApp } from '../../support/harness';
+import { createWorkspace, eventually, http, useTestStack, type HttpResult, type TestApp, type WorkspaceFixture } from '../../kit';
 
 const LIMITS: SignInLimitSettings = {
   ...DEFAULT_SIGN_IN_LIMITS,
@@ -23,13 +16,8 @@ const LIMITS: SignInLimitSettings = {
 };
 const REFUSED = 'Too many sign-in attempts. Try again later.';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  // ctx.ip comes from X-Forwarded-For, so one test process can speak from many addresses.
-  app = await startTestApp({ trustProxy: true, trustProxyHops: 1, signInLimits: LIMITS });
-});
-afterAll(() => app.close());
+// ctx.ip comes from X-Forwarded-For, so one test process can speak from many addresses.
+const stack = useTestStack({ worker: false, config: { trustProxy: true, trustProxyHops: 1, signInLimits: LIMITS } });
 
 const signIn = (on: TestApp, email: string, password: string, from: string): Promise<HttpResult> =>
   http(on, 'POST', '/api/auth/sign-in', { body: { email, password }, headers: { 'x-forwarded-for': from } });
@@ -45,17 +33,17 @@ const retryAfter = (r: HttpResult) => Number(r.headers.get('retry-after'));
 /** Ends the current lock of `email` from `address` as if its time had passed (the lock count stays). */
 async function endLock(email: string, address: string): Promise<void> {
   const { address: key } = signInCounterKeys(email, address);
-  await app.orm.em.fork().execute('update sign_in_counters set locked_until = clock_timestamp() where key = ?', [key]);
+  await stack.app.orm.em.fork().execute('update sign_in_counters set locked_until = clock_timestamp() where key = ?', [key]);
 }
 
 describe('sign-in limits', () => {
   let ws: WorkspaceFixture;
   beforeEach(async () => {
-    ws = await createWorkspace(app, 'Limits');
+    ws = await stack.workspace('Limits');
   });
 
   test('100 parallel wrong guesses from one address: exactly the limit reach the password check, the rest get 429', async () => {
-    const burst = await Promise.all(Array.from({ length: 100 }, () => signIn(app, ws.ownerEmail, 'wrong guess', '203.0.113.7')));
+    const burst = await Promise.all(Array.from({ length: 100 }, () => signIn(stack.app, ws.ownerEmail, 'wrong guess', '203.0.113.7')));
     expect(tally(burst)).toEqual({ 401: 10, 429: 90 });
     for (const r of burst.filter((b) => b.status === 429)) {
       expect(r.body).toEqual({ error: REFUSED });
@@ -64,14 +52,16 @@ describe('sign-in limits', () => {
       expect(retryAfter(r)).toBeLessThanOrEqual(60);
     }
     // The right password from the locked address is refused too (else the lock would confirm a guess)...
-    expect((await signIn(app, ws.ownerEmail, ws.ownerPassword, '203.0.113.7')).status).toBe(429);
+    expect((await signIn(stack.app, ws.ownerEmail, ws.ownerPassword, '203.0.113.7')).status).toBe(429);
     // ...while the owner, on another address, signs in.
-    expect((await signIn(app, ws.ownerEmail, ws.ownerPassword, '198.51.100.9')).status).toBe(200);
-    expect((await signIn(app, ws.ownerEmail, ws.ownerPassword, '203.0.113.7')).status).toBe(429);
+    expect((await signIn(stack.app, ws.ownerEmail, ws.ownerPassword, '198.51.100.9')).status).toBe(200);
+    expect((await signIn(stack.app, ws.ownerEmail, ws.ownerPassword, '203.0.113.7')).status).toBe(429);
   });
 
   test('100 parallel wrong guesses from 100 addresses: exactly the account-wide limit reach the password check', async () => {
-    const burst = await Promise.all(Array.from({ length: 100 }, (_, i) => signIn(app, ws.ownerEmail, 'wrong guess', `192.0.2.${i + 1}`)));
+    const burst = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => signIn(stack.app, ws.ownerEmail, 'wrong guess', `192.0.2.${i + 1}`)),
+    );
     expect(tally(burst)).toEqual({ 401: 50, 429: 50 });
     for (const r of burst.filter((b) => b.status === 429)) expect(retryAfter(r)).toBeLessThanOrEqual(60);
   });
@@ -80,12 +70,12 @@ describe('sign-in limits', () => {
     const from = '203.0.113.20';
     const seen: number[] = [];
     for (let round = 0; round < 4; round++) {
-      for (let i = 0; i < 10; i++) expect((await signIn(app, ws.ownerEmail, 'wrong', from)).status).toBe(401);
-      const locked = await signIn(app, ws.ownerEmail, 'wrong', from);
+      for (let i = 0; i < 10; i++) expect((await signIn(stack.app, ws.ownerEmail, 'wrong', from)).status).toBe(401);
+      const locked = await signIn(stack.app, ws.ownerEmail, 'wrong', from);
       expect(locked.status).toBe(429);
       seen.push(retryAfter(locked));
       // Attempts while locked are refused without counting or re-locking.
-      const during = await Promise.all(Array.from({ length: 20 }, () => signIn(app, ws.ownerEmail, 'wrong', from)));
+      const during = await Promise.all(Array.from({ length: 20 }, () => signIn(stack.app, ws.ownerEmail, 'wrong', from)));
       expect(tally(during)).toEqual({ 429: 20 });
       expect(Math.max(...during.map(retryAfter))).toBeLessThanOrEqual(seen[round]);
       await endLock(ws.ownerEmail, from);
@@ -95,18 +85,18 @@ describe('sign-in limits', () => {
 
   test('a right password resets the counter of its address', async () => {
     const from = '203.0.113.30';
-    for (let i = 0; i < 9; i++) expect((await signIn(app, ws.ownerEmail, 'wrong', from)).status).toBe(401);
-    expect((await signIn(app, ws.ownerEmail, ws.ownerPassword, from)).status).toBe(200);
-    for (let i = 0; i < 10; i++) expect((await signIn(app, ws.ownerEmail, 'wrong', from)).status).toBe(401);
-    expect((await signIn(app, ws.ownerEmail, 'wrong', from)).status).toBe(429);
+    for (let i = 0; i < 9; i++) expect((await signIn(stack.app, ws.ownerEmail, 'wrong', from)).status).toBe(401);
+    expect((await signIn(stack.app, ws.ownerEmail, ws.ownerPassword, from)).status).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await signIn(stack.app, ws.ownerEmail, 'wrong', from)).status).toBe(401);
+    expect((await signIn(stack.app, ws.ownerEmail, 'wrong', from)).status).toBe(429);
   });
 
   test('an address is what the trusted proxy saw: entries the client wrote to X-Forwarded-For do not make new addresses', async () => {
     const results: HttpResult[] = [];
-    for (let i = 0; i < 11; i++) results.push(await signIn(app, ws.ownerEmail, 'wrong', `10.9.8.${i}, 203.0.113.40`));
+    for (let i = 0; i < 11; i++) results.push(await signIn(stack.app, ws.ownerEmail, 'wrong', `10.9.8.${i}, 203.0.113.40`));
     expect(tally(results)).toEqual({ 401: 10, 429: 1 });
-    expect((await signIn(app, ws.ownerEmail, ws.ownerPassword, '203.0.113.40')).status).toBe(429);
-    expect((await signIn(app, ws.ownerEmail, ws.ownerPassword, '10.9.8.1, 203.0.113.41')).status).toBe(200);
+    expect((await signIn(stack.app, ws.ownerEmail, ws.ownerPassword, '203.0.113.40')).status).toBe(429);
+    expect((await signIn(stack.app, ws.ownerEmail, ws.ownerPassword, '10.9.8.1, 203.0.113.41')).status).toBe(200);
   });
 });
 
