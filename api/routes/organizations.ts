@@ -8,7 +8,7 @@ import type { SessionPrincipal } from '../../services/kernel/principal';
  * The session workspace's organization (session routes, like key management): read and rename
  * (Admin or Owner), and bring another workspace in (Owner of both).
  */
-const organizationSchema = z.strictObject({
+export const organizationSchema = z.strictObject({
   id: z.string(),
   name: z.string(),
   workspaces: z.array(z.strictObject({ id: z.string(), name: z.string() })),
