@@ -8,9 +8,21 @@
  */
 import { AuditLogSchema, MembershipSchema } from '../../../db/entities';
 import { grantMembership } from '../../../services/accounts/workspaces';
-import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  client,
+  createWorkspace,
+  http,
+  signInCookie,
+  useTestStack,
+  type ApiError,
+  type ApiKeyList,
+  type CreatedApiKey,
+  type OrganizationAnswer,
+  type RenamedApiKey,
+  type WorkspaceFixture,
+} from '../../kit';
 
-let app: TestApp;
+const stack = useTestStack({ worker: false, workspaceName: 'Org A' });
 let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 let c: WorkspaceFixture;
@@ -19,10 +31,9 @@ let ownerACookie: string;
 let ownerCCookie: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  a = await createWorkspace(app, 'Org A');
-  b = await createWorkspace(app, 'Org B');
-  c = await createWorkspace(app, 'Org C');
+  a = stack.ws;
+  b = await stack.workspace('Org B');
+  c = await stack.workspace('Org C');
   // B's owner is also an Admin of A: their organization key may select both.
   const ownerOfA = {
     kind: 'session' as const,
@@ -32,16 +43,15 @@ beforeAll(async () => {
     workspaceId: a.workspaceId,
     role: 'owner' as const,
   };
-  await grantMembership(app.orm.em.fork(), ownerOfA, { email: b.ownerEmail, role: 'admin' });
-  creatorCookie = await signInCookie(app, b.ownerEmail, b.ownerPassword, b.workspaceId);
-  ownerACookie = await signInCookie(app, a.ownerEmail, a.ownerPassword, a.workspaceId);
-  ownerCCookie = await signInCookie(app, c.ownerEmail, c.ownerPassword, c.workspaceId);
+  await grantMembership(stack.app.orm.em.fork(), ownerOfA, { email: b.ownerEmail, role: 'admin' });
+  creatorCookie = await signInCookie(stack.app, b.ownerEmail, b.ownerPassword, b.workspaceId);
+  ownerACookie = await signInCookie(stack.app, a.ownerEmail, a.ownerPassword, a.workspaceId);
+  ownerCCookie = await signInCookie(stack.app, c.ownerEmail, c.ownerPassword, c.workspaceId);
 });
-afterAll(() => app.close());
 
 test('an Owner of both brings a workspace into the organization; keys may only select workspaces of their organization', async () => {
   // Before A joins B's organization, a key of B's organization cannot select A.
-  const early = await http(app, 'POST', '/api/api-keys', {
+  const early = await http<CreatedApiKey & Partial<ApiError>>(stack.app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
     body: {
       name: 'Too early',
@@ -52,31 +62,51 @@ test('an Owner of both brings a workspace into the organization; keys may only s
   expect(early.status).toBe(400);
   expect(early.body.error).toBe(`organization.workspaceIds includes workspaces you cannot access in this organization: ${a.workspaceId}`);
 
-  const own = await http(app, 'GET', '/api/organization', { cookie: creatorCookie });
+  const own = await http<OrganizationAnswer>(stack.app, 'GET', '/api/organization', { cookie: creatorCookie });
   expect(own.status).toBe(200);
   expect(own.body.organization.workspaces).toEqual([{ id: b.workspaceId, name: 'Org B' }]);
   // Admin of A only: not enough to move A.
-  const notOwner = await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: a.workspaceId } });
+  const notOwner = await http<OrganizationAnswer>(stack.app, 'POST', '/api/organization/workspaces', {
+    cookie: creatorCookie,
+    body: { workspaceId: a.workspaceId },
+  });
   expect(notOwner.status).toBe(403);
   expect(
-    (await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: c.workspaceId } })).status,
+    (
+      await http<OrganizationAnswer>(stack.app, 'POST', '/api/organization/workspaces', {
+        cookie: creatorCookie,
+        body: { workspaceId: c.workspaceId },
+      })
+    ).status,
   ).toBe(404);
-  await app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: a.workspaceId, userId: b.ownerId }, { role: 'owner' });
-  const joined = await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: a.workspaceId } });
+  await stack.app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: a.workspaceId, userId: b.ownerId }, { role: 'owner' });
+  const joined = await http<OrganizationAnswer>(stack.app, 'POST', '/api/organization/workspaces', {
+    cookie: creatorCookie,
+    body: { workspaceId: a.workspaceId },
+  });
   expect(joined.status).toBe(200);
   expect(joined.body.organization.id).toBe(own.body.organization.id);
-  expect(joined.body.organization.workspaces.map((w: any) => w.id).sort()).toEqual([a.workspaceId, b.workspaceId].sort());
-  expect((await http(app, 'GET', '/api/organization', { cookie: ownerACookie })).body.organization.id).toBe(own.body.organization.id);
-  const cOrg = await http(app, 'GET', '/api/organization', { cookie: ownerCCookie });
+  expect(joined.body.organization.workspaces.map((w) => w.id).sort()).toEqual([a.workspaceId, b.workspaceId].sort());
+  expect((await http<OrganizationAnswer>(stack.app, 'GET', '/api/organization', { cookie: ownerACookie })).body.organization.id).toBe(
+    own.body.organization.id,
+  );
+  const cOrg = await http<OrganizationAnswer>(stack.app, 'GET', '/api/organization', { cookie: ownerCCookie });
   expect(cOrg.body.organization.workspaces).toEqual([{ id: c.workspaceId, name: 'Org C' }]);
-  const renamed = await http(app, 'PATCH', '/api/organization', { cookie: ownerACookie, body: { name: ' Acme ' } });
+  const renamed = await http<OrganizationAnswer>(stack.app, 'PATCH', '/api/organization', {
+    cookie: ownerACookie,
+    body: { name: ' Acme ' },
+  });
   expect(renamed.body.organization.name).toBe('Acme');
-  expect((await http(app, 'PATCH', '/api/organization', { cookie: ownerACookie, body: { name: ' ' } })).status).toBe(400);
-  expect((await http(app, 'GET', '/api/organization', { cookie: ownerCCookie })).body.organization.name).toBe('Org C');
+  expect(
+    (await http<OrganizationAnswer>(stack.app, 'PATCH', '/api/organization', { cookie: ownerACookie, body: { name: ' ' } })).status,
+  ).toBe(400);
+  expect((await http<OrganizationAnswer>(stack.app, 'GET', '/api/organization', { cookie: ownerCCookie })).body.organization.name).toBe(
+    'Org C',
+  );
 });
 
 test('another Admin or Owner in the selection lists, renames and revokes an organization key; outsiders cannot', async () => {
-  const created = await http(app, 'POST', '/api/api-keys', {
+  const created = await http<CreatedApiKey & Partial<ApiError>>(stack.app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
     body: {
       name: 'Agents',
@@ -88,25 +118,35 @@ test('another Admin or Owner in the selection lists, renames and revokes an orga
   const id = created.body.apiKey.id;
   const token = created.body.token;
 
-  const listedInA = await http(app, 'GET', '/api/api-keys', { cookie: ownerACookie });
-  expect(listedInA.body.apiKeys.map((k: any) => k.id)).toContain(id);
-  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(id);
+  const listedInA = await http<ApiKeyList>(stack.app, 'GET', '/api/api-keys', { cookie: ownerACookie });
+  expect(listedInA.body.apiKeys.map((k) => k.id)).toContain(id);
+  expect((await http<ApiKeyList>(stack.app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k) => k.id)).not.toContain(
+    id,
+  );
 
-  const outsider = await http(app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerCCookie, body: { name: 'Stolen' } });
+  const outsider = await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerCCookie, body: { name: 'Stolen' } });
   expect(outsider.status).toBe(404);
-  const scopeChange = await http(app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: 'x', scope: 'workspace' } });
+  const scopeChange = await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${id}`, {
+    cookie: ownerACookie,
+    body: { name: 'x', scope: 'workspace' },
+  });
   expect(scopeChange.status).toBe(400);
-  const blank = await http(app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: '   ' } });
+  const blank = await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: '   ' } });
   expect(blank.status).toBe(400);
 
-  const renamed = await http(app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: ' Agent fleet ' } });
+  const renamed = await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${id}`, {
+    cookie: ownerACookie,
+    body: { name: ' Agent fleet ' },
+  });
   expect(renamed.status).toBe(200);
   expect(renamed.body.apiKey).toMatchObject({ id, name: 'Agent fleet', scope: 'organization' });
-  const fromCreator = (await http(app, 'GET', '/api/api-keys', { cookie: creatorCookie })).body.apiKeys.find((k: any) => k.id === id);
-  expect(fromCreator.name).toBe('Agent fleet');
+  const fromCreator = (await http<ApiKeyList>(stack.app, 'GET', '/api/api-keys', { cookie: creatorCookie })).body.apiKeys.find(
+    (k) => k.id === id,
+  );
+  expect(fromCreator?.name).toBe('Agent fleet');
 
   // Names stay unique per creator among organization keys.
-  await http(app, 'POST', '/api/api-keys', {
+  await http<CreatedApiKey & Partial<ApiError>>(stack.app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
     body: {
       name: 'Other',
@@ -114,19 +154,19 @@ test('another Admin or Owner in the selection lists, renames and revokes an orga
       organization: { workspaceSelection: 'selected', workspaceIds: [b.workspaceId], permission: 'read' },
     },
   });
-  const clash = await http(app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: 'other' } });
+  const clash = await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${id}`, { cookie: ownerACookie, body: { name: 'other' } });
   expect(clash.status).toBe(400);
 
-  const before = await http(app, 'GET', `/api/v1/workflows/mcp/${a.workspaceId}/none`, { token });
+  const before = await http(stack.app, 'GET', `/api/v1/workflows/mcp/${a.workspaceId}/none`, { token });
   expect(before.status).toBe(404);
-  const revoked = await http(app, 'DELETE', `/api/api-keys/${id}`, { cookie: ownerACookie });
+  const revoked = await http(stack.app, 'DELETE', `/api/api-keys/${id}`, { cookie: ownerACookie });
   expect(revoked.status).toBe(200);
-  const after = await http(app, 'GET', `/api/v1/workflows/mcp/${a.workspaceId}/none`, { token });
+  const after = await http(stack.app, 'GET', `/api/v1/workflows/mcp/${a.workspaceId}/none`, { token });
   expect(after.status).toBe(401);
 });
 
 test('any Admin or Owner of a workspace in the organization manages its keys; the organization selection reaches workspaces that join later, selected does not', async () => {
-  const whole = await http(app, 'POST', '/api/api-keys', {
+  const whole = await http<CreatedApiKey & Partial<ApiError>>(stack.app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
     body: { name: 'Whole org', scope: 'organization', organization: { workspaceSelection: 'organization', permission: 'read' } },
   });
@@ -136,7 +176,7 @@ test('any Admin or Owner of a workspace in the organization manages its keys; th
     permission: 'read',
     organizationId: expect.stringMatching(/^org_/),
   });
-  const some = await http(app, 'POST', '/api/api-keys', {
+  const some = await http<CreatedApiKey & Partial<ApiError>>(stack.app, 'POST', '/api/api-keys', {
     cookie: creatorCookie,
     body: {
       name: 'Only B',
@@ -147,14 +187,15 @@ test('any Admin or Owner of a workspace in the organization manages its keys; th
   expect(some.status).toBe(201);
 
   // D: a workspace with a workflow MCP server, outside the organization for now.
-  const d = await createWorkspace(app, 'Org D');
-  const wf = await http(app, 'POST', '/api/v1/workflows', {
-    token: d.token,
-    body: { name: 'D flow', nodes: [{ id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } }], edges: [] },
+  const d = await createWorkspace(stack.app, 'Org D');
+  const wf = await client(stack.app, d.token).workflows.create({
+    name: 'D flow',
+    nodes: [{ id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } }],
+    edges: [],
   });
   expect(
     (
-      await http(app, 'POST', '/api/v1/workflow-mcp-servers', {
+      await http(stack.app, 'POST', '/api/v1/workflow-mcp-servers', {
         token: d.token,
         body: { name: 'D tools', slug: 'dtools', tools: [{ workflowId: wf.body.workflow.id }] },
       })
@@ -168,44 +209,54 @@ test('any Admin or Owner of a workspace in the organization manages its keys; th
     workspaceId: d.workspaceId,
     role: 'owner' as const,
   };
-  await grantMembership(app.orm.em.fork(), ownerOfD, { email: b.ownerEmail, role: 'admin' });
-  await app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: d.workspaceId, userId: b.ownerId }, { role: 'owner' });
-  const ownerDCookie = await signInCookie(app, d.ownerEmail, d.ownerPassword, d.workspaceId);
-  const mcpD = (token: string) => http(app, 'GET', `/api/v1/workflows/mcp/${d.workspaceId}/dtools`, { token });
+  await grantMembership(stack.app.orm.em.fork(), ownerOfD, { email: b.ownerEmail, role: 'admin' });
+  await stack.app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: d.workspaceId, userId: b.ownerId }, { role: 'owner' });
+  const ownerDCookie = await signInCookie(stack.app, d.ownerEmail, d.ownerPassword, d.workspaceId);
+  const mcpD = (token: string) => http(stack.app, 'GET', `/api/v1/workflows/mcp/${d.workspaceId}/dtools`, { token });
 
-  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(
+  expect((await http<ApiKeyList>(stack.app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k) => k.id)).not.toContain(
     whole.body.apiKey.id,
   );
-  expect((await http(app, 'PATCH', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie, body: { name: 'Mine' } })).status).toBe(
-    404,
-  );
+  expect(
+    (
+      await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${whole.body.apiKey.id}`, {
+        cookie: ownerDCookie,
+        body: { name: 'Mine' },
+      })
+    ).status,
+  ).toBe(404);
   expect((await mcpD(whole.body.token)).status).toBe(404);
 
   expect(
-    (await http(app, 'POST', '/api/organization/workspaces', { cookie: creatorCookie, body: { workspaceId: d.workspaceId } })).status,
+    (
+      await http<OrganizationAnswer>(stack.app, 'POST', '/api/organization/workspaces', {
+        cookie: creatorCookie,
+        body: { workspaceId: d.workspaceId },
+      })
+    ).status,
   ).toBe(200);
   // D's own Owner (not the creator, not in any key's selection) now manages the organization's keys.
-  const listed = (await http(app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k: any) => k.id);
+  const listed = (await http<ApiKeyList>(stack.app, 'GET', '/api/api-keys', { cookie: ownerDCookie })).body.apiKeys.map((k) => k.id);
   expect(listed).toEqual(expect.arrayContaining([whole.body.apiKey.id, some.body.apiKey.id]));
-  const renamed = await http(app, 'PATCH', `/api/api-keys/${some.body.apiKey.id}`, {
+  const renamed = await http<RenamedApiKey>(stack.app, 'PATCH', `/api/api-keys/${some.body.apiKey.id}`, {
     cookie: ownerDCookie,
     body: { name: 'Only B (renamed by D)' },
   });
   expect(renamed.status).toBe(200);
-  expect(renamed.body.apiKey.organization.workspaceIds).toEqual([b.workspaceId]);
+  expect(renamed.body.apiKey.organization?.workspaceIds).toEqual([b.workspaceId]);
   // The organization selection reaches D now (GET after authorization is 405); the B-only key does not (404).
   expect((await mcpD(whole.body.token)).status).toBe(405);
   expect((await mcpD(some.body.token)).status).toBe(404);
   // C is still outside: its Owner sees none of these keys.
-  expect((await http(app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k: any) => k.id)).not.toContain(
+  expect((await http<ApiKeyList>(stack.app, 'GET', '/api/api-keys', { cookie: ownerCCookie })).body.apiKeys.map((k) => k.id)).not.toContain(
     whole.body.apiKey.id,
   );
-  expect((await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerCCookie })).status).toBe(404);
-  const revoked = await http(app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie });
+  expect((await http(stack.app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerCCookie })).status).toBe(404);
+  const revoked = await http(stack.app, 'DELETE', `/api/api-keys/${whole.body.apiKey.id}`, { cookie: ownerDCookie });
   expect(revoked.status).toBe(200);
   expect((await mcpD(whole.body.token)).status).toBe(401);
   const audits = (action: string, keyId: string) =>
-    app.orm.em.fork().find(AuditLogSchema, { action, targetId: keyId }, { orderBy: { workspaceId: 'asc' } });
+    stack.app.orm.em.fork().find(AuditLogSchema, { action, targetId: keyId }, { orderBy: { workspaceId: 'asc' } });
   // A whole-organization key reaches D: not a cross-workspace change, one entry in D.
   expect(await audits('api_key.revoke', whole.body.apiKey.id)).toEqual([
     expect.objectContaining({
@@ -217,8 +268,8 @@ test('any Admin or Owner of a workspace in the organization manages its keys; th
   ]);
 
   // D's Owner renamed and now revokes a key selecting only B: allowed (the contract), and B's audit trail shows who did it from D.
-  expect((await http(app, 'DELETE', `/api/api-keys/${some.body.apiKey.id}`, { cookie: ownerDCookie })).status).toBe(200);
-  const orgId = whole.body.apiKey.organization.organizationId;
+  expect((await http(stack.app, 'DELETE', `/api/api-keys/${some.body.apiKey.id}`, { cookie: ownerDCookie })).status).toBe(200);
+  const orgId = whole.body.apiKey.organization?.organizationId;
   const cross = (severity: string, extra: Record<string, unknown>) =>
     [b.workspaceId, d.workspaceId].sort().map((workspaceId) =>
       expect.objectContaining({
