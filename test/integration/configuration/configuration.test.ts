@@ -3,16 +3,28 @@ import { randomBytes } from 'node:crypto';
 import { migrateUp, openOrm } from '../../../db/orm';
 import { createDatabase, dropDatabase } from '../../../scripts/lib/postgres';
 import { testEnv } from '../../support/env';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type {
+  catalogSchema,
+  createdSchema,
+  databaseListSchema,
+  declaredTableSchema,
+  historySchema,
+  managedRowResultSchema,
+} from '../../../api/schemas/databases';
+import { startTestApp } from '../../support/harness';
+import { addUserWithKey, createWorkspace, http, useTestStack, type ApiError, type TestApp } from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+/** POST /api/v1/databases with a table. */
+type CreatedTable = Extract<z.infer<typeof createdSchema>, { table: unknown }>;
+/** POST /api/v1/configuration/declare; a refusal names the `column` or the `findings`. */
+type Declared = { table: z.infer<typeof declaredTableSchema> } & Partial<ApiError>;
+/** GET and PUT managed-rows; a refusal names the `column` or the `code`. */
+type ManagedRow = z.infer<typeof managedRowResultSchema> & Partial<ApiError>;
+type Catalog = z.infer<typeof catalogSchema>;
+type History = z.infer<typeof historySchema>;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-});
-afterAll(() => app?.close());
+const stack = useTestStack({ worker: false });
 
 const COLUMNS = [
   { name: 'key', type: 'text' },
@@ -21,26 +33,26 @@ const COLUMNS = [
   { name: 'note', type: 'text' },
 ];
 let counter = 0;
-async function configTable(rows: unknown[] = [{ key: 'plan.basic', active: { price: 10 }, retired: null }], token = ws.token) {
-  const res = await http(app, 'POST', '/api/v1/databases', {
+async function configTable(rows: unknown[] = [{ key: 'plan.basic', active: { price: 10 }, retired: null }], token = stack.ws.token) {
+  const res = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
     token,
     body: { databaseName: 'settings', tableName: `cfg_${++counter}`, columns: COLUMNS, rows },
   });
   expect(res.status).toBe(201);
-  return res.body.table.id as string;
+  return res.body.table.id;
 }
-const declare = (tableId: string, token = ws.token, extra: object = {}) =>
-  http(app, 'POST', '/api/v1/configuration/declare', { token, body: { tableId, ...extra } });
-const put = (tableId: string, body: object, token = ws.token) =>
-  http(app, 'PUT', `/api/v1/databases/${tableId}/managed-rows`, { token, body });
-const get = (tableId: string, key: string, token = ws.token) =>
-  http(app, 'GET', `/api/v1/databases/${tableId}/managed-rows?key=${encodeURIComponent(key)}`, { token });
+const declare = (tableId: string, token = stack.ws.token, extra: object = {}) =>
+  http<Declared>(stack.app, 'POST', '/api/v1/configuration/declare', { token, body: { tableId, ...extra } });
+const put = (tableId: string, body: object, token = stack.ws.token) =>
+  http<ManagedRow>(stack.app, 'PUT', `/api/v1/databases/${tableId}/managed-rows`, { token, body });
+const get = (tableId: string, key: string, token = stack.ws.token) =>
+  http<ManagedRow>(stack.app, 'GET', `/api/v1/databases/${tableId}/managed-rows?key=${encodeURIComponent(key)}`, { token });
 
 test('an Admin or Owner declares a table; the declaration is permanent and shows in the catalog', async () => {
   const tableId = await configTable();
-  const member = await addUserWithKey(app, ws, 'member');
+  const member = await addUserWithKey(stack.app, stack.ws, 'member');
   expect((await declare(tableId, member.token)).status).toBe(403);
-  const res = await declare(tableId, ws.token, { tableKey: 'pricing' });
+  const res = await declare(tableId, stack.ws.token, { tableKey: 'pricing' });
   expect(res.status).toBe(200);
   expect(res.body.table).toMatchObject({
     tableId,
@@ -51,17 +63,19 @@ test('an Admin or Owner declares a table; the declaration is permanent and shows
     rowCount: 1,
   });
   expect((await declare(tableId)).status).toBe(409);
-  expect((await http(app, 'PATCH', `/api/v1/databases/${tableId}`, { token: ws.token, body: { trashed: true } })).status).toBe(409);
-  const catalog = await http(app, 'GET', '/api/v1/configuration/catalog', { token: ws.token });
+  expect((await http(stack.app, 'PATCH', `/api/v1/databases/${tableId}`, { token: stack.ws.token, body: { trashed: true } })).status).toBe(
+    409,
+  );
+  const catalog = await http<Catalog>(stack.app, 'GET', '/api/v1/configuration/catalog', { token: stack.ws.token });
   expect(catalog.status).toBe(200);
   expect(catalog.body).toMatchObject({ applyEnabled: true, applyDisabledReason: null });
-  expect(catalog.body.tables.map((t: any) => t.tableKey)).toContain('pricing');
+  expect(catalog.body.tables.map((t) => t.tableKey)).toContain('pricing');
   expect(catalog.body.databases).toEqual([{ id: res.body.table.databaseId, name: 'settings' }]);
 });
 
 test('declaring needs key, active and retired columns, unique non-empty keys, and no secrets in existing rows', async () => {
-  const noLifecycle = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const noLifecycle = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: { databaseName: 'settings', tableName: 'plain', columns: [{ name: 'key', type: 'text' }] },
   });
   const missing = await declare(noLifecycle.body.table.id);
@@ -143,30 +157,31 @@ test('declared tables refuse the rows API and CSV appends (workflow nodes: nodes
     ['PATCH', { rowIndex: 1, values: { note: 'x' } }],
     ['DELETE', { rowIndex: 1 }],
   ] as const) {
-    const res = await http(app, method, rows, { token: ws.token, body });
+    const res = await http<ApiError>(stack.app, method, rows, { token: stack.ws.token, body });
     expect([method, res.status, res.body.code]).toEqual([method, 409, 'managed_table']);
   }
-  expect((await http(app, 'GET', rows, { token: ws.token })).status).toBe(200);
-  const list = await http(app, 'GET', '/api/v1/databases', { token: ws.token });
-  const table = list.body.tables.find((t: any) => t.id === tableId);
+  expect((await http(stack.app, 'GET', rows, { token: stack.ws.token })).status).toBe(200);
+  const list = await http<z.infer<typeof databaseListSchema>>(stack.app, 'GET', '/api/v1/databases', { token: stack.ws.token });
+  const table = list.body.tables.find((t) => t.id === tableId);
+  if (!table) throw new Error(`table ${tableId} not listed: ${list.text}`);
   const form = new FormData();
   form.append('databaseId', table.databaseId);
   form.append('tableName', table.name);
   form.append('file', new Blob(['key,note\nnew,x\n'], { type: 'text/csv' }), 'x.csv');
-  const csv = await fetch(`${app.url}/api/v1/databases/import`, {
+  const csv = await fetch(`${stack.app.url}/api/v1/databases/import`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ws.token}` },
+    headers: { authorization: `Bearer ${stack.ws.token}` },
     body: form,
   });
   expect(csv.status).toBe(409);
-  expect(((await csv.json()) as any).code).toBe('managed_table');
+  expect(await csv.json()).toMatchObject({ code: 'managed_table' });
   expect((await get(tableId, 'plan.basic')).body.row.revision).toBe(1);
 });
 
 test('another workspace gets 404 on managed rows and declare, and nothing changes', async () => {
   const tableId = await configTable();
   await declare(tableId);
-  const other = await createWorkspace(app, 'Other');
+  const other = await createWorkspace(stack.app, 'Other');
   expect((await get(tableId, 'plan.basic', other.token)).status).toBe(404);
   expect((await put(tableId, { key: 'plan.basic', expectedRevision: 1, values: { note: 'theirs' } }, other.token)).status).toBe(404);
   const mine = await configTable();
@@ -174,30 +189,30 @@ test('another workspace gets 404 on managed rows and declare, and nothing change
   expect((await get(tableId, 'plan.basic')).body.row).toMatchObject({ revision: 1, values: { note: null } });
   const notDeclared = await get(mine, 'plan.basic');
   expect(notDeclared).toMatchObject({ status: 404, body: { error: 'Managed table not found' } });
-  expect((await http(app, 'GET', '/api/v1/configuration/catalog', { token: other.token })).body.tables).toEqual([]);
+  expect((await http<Catalog>(stack.app, 'GET', '/api/v1/configuration/catalog', { token: other.token })).body.tables).toEqual([]);
 });
 
 test('operation routing: wrong method 405 with Allow, unknown names 404, history starts empty', async () => {
-  const history = await http(app, 'GET', '/api/v1/configuration/history', { token: ws.token });
+  const history = await http<History>(stack.app, 'GET', '/api/v1/configuration/history', { token: stack.ws.token });
   expect(history).toMatchObject({ status: 200, body: { receipts: [] } });
-  const postCatalog = await http(app, 'POST', '/api/v1/configuration/catalog', { token: ws.token, body: {} });
+  const postCatalog = await http(stack.app, 'POST', '/api/v1/configuration/catalog', { token: stack.ws.token, body: {} });
   expect(postCatalog.status).toBe(405);
   expect(postCatalog.headers.get('allow')).toBe('GET');
-  const getApply = await http(app, 'GET', '/api/v1/configuration/apply', { token: ws.token });
+  const getApply = await http(stack.app, 'GET', '/api/v1/configuration/apply', { token: stack.ws.token });
   expect(getApply.status).toBe(405);
   expect(getApply.headers.get('allow')).toBe('POST');
   for (const name of ['confirm', 'managed-rows', 'rows', 'nope']) {
-    expect((await http(app, 'POST', `/api/v1/configuration/${name}`, { token: ws.token, body: {} })).status).toBe(404);
-    expect((await http(app, 'GET', `/api/v1/configuration/${name}`, { token: ws.token })).status).toBe(404);
+    expect((await http(stack.app, 'POST', `/api/v1/configuration/${name}`, { token: stack.ws.token, body: {} })).status).toBe(404);
+    expect((await http(stack.app, 'GET', `/api/v1/configuration/${name}`, { token: stack.ws.token })).status).toBe(404);
   }
-  const put405 = await http(app, 'PUT', '/api/v1/configuration/catalog', { token: ws.token, body: {} });
+  const put405 = await http(stack.app, 'PUT', '/api/v1/configuration/catalog', { token: stack.ws.token, body: {} });
   expect(put405.status).toBe(405);
 });
 
 test('with the writes switch off the catalog says applyEnabled false, writes_disabled', async () => {
   const off = await startTestApp({ configurationWritesEnabled: false });
   try {
-    const res = await http(off, 'GET', '/api/v1/configuration/catalog', { token: ws.token });
+    const res = await http<Catalog>(off, 'GET', '/api/v1/configuration/catalog', { token: stack.ws.token });
     expect(res.body).toMatchObject({ applyEnabled: false, applyDisabledReason: 'writes_disabled' });
   } finally {
     await off.close();
@@ -220,7 +235,7 @@ test('without durable configuration storage the catalog is 503 storage_unavailab
     await orm.close();
     bare = await startTestApp({ databaseUrl: url.toString() });
     const owner = await createWorkspace(bare);
-    const res = await http(bare, 'GET', '/api/v1/configuration/catalog', { token: owner.token });
+    const res = await http<Catalog>(bare, 'GET', '/api/v1/configuration/catalog', { token: owner.token });
     expect(res.status).toBe(503);
     expect(res.body).toEqual({
       error: 'Configuration storage is unavailable.',
