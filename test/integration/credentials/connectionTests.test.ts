@@ -9,11 +9,13 @@ import { startFakeApi, type FakeApi } from '../../fakes/identity';
 import { startFakeImap } from '../../fakes/imap';
 import { startFakeSmtp } from '../../fakes/smtp';
 import { SecretTracker } from '../../support/secrets';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { credentialTestResultSchema, credentialTestSchema } from '../../../api/schemas/credentials';
+import { startTestApp } from '../../support/harness';
+import { addUserWithKey, createWorkspace, http, useTestStack, type CredentialEnvelope, type TestApp } from '../../kit';
 
 const C = '/api/v1/credentials';
-let app: TestApp;
-let ws: WorkspaceFixture;
+type CredentialTest = z.infer<typeof credentialTestSchema>;
 let api: FakeApi;
 let smtp: Awaited<ReturnType<typeof startFakeSmtp>>;
 let imap: Awaited<ReturnType<typeof startFakeImap>>;
@@ -23,11 +25,18 @@ const oauth = { refreshToken: 'refresh-token-0123456789', clientId: 'client-1', 
 const smtpPassword = 'smtp-password-0123456789';
 const imapPassword = 'imap "quoted\\ password" 0123';
 
-async function createAndTest(name: string, type: string, value: unknown, opts: { app?: TestApp; token?: string } = {}): Promise<any> {
-  const target = opts.app ?? app;
-  const created = await http(target, 'POST', C, { token: opts.token ?? ws.token, body: { name, type, value } });
+async function createAndTest(
+  name: string,
+  type: string,
+  value: unknown,
+  opts: { app?: TestApp; token?: string } = {},
+): Promise<z.infer<typeof credentialTestResultSchema>> {
+  const target = opts.app ?? stack.app;
+  const created = await http<CredentialEnvelope>(target, 'POST', C, { token: opts.token ?? stack.ws.token, body: { name, type, value } });
   expect({ name, status: created.status }).toEqual({ name, status: 201 });
-  const res = await http(target, 'POST', `${C}/${created.body.credential.id}/test`, { token: opts.token ?? ws.token });
+  const res = await http<CredentialTest>(target, 'POST', `${C}/${created.body.credential.id}/test`, {
+    token: opts.token ?? stack.ws.token,
+  });
   tracker.seen(created.text);
   tracker.seen(res.text);
   expect(res.status).toBe(200);
@@ -48,7 +57,11 @@ beforeAll(async () => {
     startFakeSmtp({ username: 'mailer', password: smtpPassword }),
     startFakeImap({ username: 'reader@example.test', password: imapPassword }),
   ]);
-  app = await startTestApp({
+});
+const stack = useTestStack(() => ({
+  worker: false,
+  workspaceName: 'Connection tests',
+  config: {
     outboundAllowPrivateNetworks: true,
     credentials: {
       key: undefined,
@@ -57,11 +70,9 @@ beforeAll(async () => {
       testTimeoutMs: 1_500,
       providerBaseUrls: { repo: `${api.url}/repo`, chat: `${api.url}/chat/`, mailA: `${api.url}/mailA` },
     },
-  });
-  ws = await createWorkspace(app, 'Connection tests');
-});
+  },
+}));
 afterAll(async () => {
-  await app?.close();
   await Promise.all([api?.close(), smtp?.close(), imap?.close()]);
 });
 
@@ -111,8 +122,11 @@ describe('http types call their probe URL with the credential', () => {
       probeUrl: `${api.url}/probe`,
     };
     const before = api.oauth.refreshes;
-    const created = await http(app, 'POST', C, { token: ws.token, body: { name: 'oauth refresh', type: 'oauth2', value } });
-    const first = await http(app, 'POST', `${C}/${created.body.credential.id}/test`, { token: ws.token });
+    const created = await http<CredentialEnvelope>(stack.app, 'POST', C, {
+      token: stack.ws.token,
+      body: { name: 'oauth refresh', type: 'oauth2', value },
+    });
+    const first = await http<CredentialTest>(stack.app, 'POST', `${C}/${created.body.credential.id}/test`, { token: stack.ws.token });
     tracker.seen(first.text);
     expect(first.body.result).toMatchObject({
       ok: true,
@@ -121,7 +135,7 @@ describe('http types call their probe URL with the credential', () => {
     });
     expect(api.oauth.refreshes).toBe(before + 1);
     // The refreshed token was stored: the next test needs no refresh.
-    const second = await http(app, 'POST', `${C}/${created.body.credential.id}/test`, { token: ws.token });
+    const second = await http<CredentialTest>(stack.app, 'POST', `${C}/${created.body.credential.id}/test`, { token: stack.ws.token });
     expect(second.body.result).toMatchObject({ ok: true, message: 'The probe URL answered HTTP 200.' });
     expect(api.oauth.refreshes).toBe(before + 1);
     tracker.add(...api.oauth.issued);
@@ -314,14 +328,14 @@ test('the outbound guard applies: loopback targets are refused where private net
 });
 
 test('a personal key of the workspace may run a test; the answer is the same result', async () => {
-  const personal = await addUserWithKey(app, ws, 'member', 'personal');
+  const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
   const token = secret('personal-run');
   api.accept('authorization', `Bearer ${token}`);
-  const created = await http(app, 'POST', C, {
-    token: ws.token,
+  const created = await http<CredentialEnvelope>(stack.app, 'POST', C, {
+    token: stack.ws.token,
     body: { name: 'for personal', type: 'bearer', value: { token, probeUrl: `${api.url}/probe` } },
   });
-  const res = await http(app, 'POST', `${C}/${created.body.credential.id}/test`, { token: personal.token });
+  const res = await http<CredentialTest>(stack.app, 'POST', `${C}/${created.body.credential.id}/test`, { token: personal.token });
   tracker.seen(res.text);
   expect(res.body.result).toMatchObject({ ok: true, status: 'passed' });
 });
