@@ -6,7 +6,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { http, startTestStack, waitForRun, type TestStack } from '../../support/harness';
+import type { z } from 'zod';
+import type { extflowImportResultSchema } from '../../../api/schemas/extflow';
+import type { validationResultSchema } from '../../../api/schemas/workflows';
+import { useTestStack, waitRun, type Workflow } from '../../kit';
 import { startExtflowService } from '../../fakes/extflowService';
 
 const DIR = join(__dirname, '../../fixtures/extflow');
@@ -42,30 +45,23 @@ const fixtures = readdirSync(DIR)
   .filter((f) => f.endsWith('.json') && !f.endsWith('.expected.json'))
   .sort();
 
-let stack: TestStack;
+type ImportReadiness = z.infer<typeof validationResultSchema>;
+type ImportedBundle = z.infer<typeof extflowImportResultSchema>;
+
 let fake: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
   fake = await startExtflowService();
-  stack = await startTestStack();
-}, 120_000);
-
+});
+const stack = useTestStack();
 afterAll(async () => {
-  await stack?.close();
   await fake?.close();
 });
 
-function checkGraph(
-  name: string,
-  workflow: {
-    nodes: Array<{ id: string; type: string; name?: string; config: Record<string, unknown> }>;
-    edges: Array<{ source: string; target: string; sourceHandle?: string }>;
-  },
-  readiness: any,
-  expected: Expected,
-) {
-  const conversion = readiness.conversion;
+function checkGraph(name: string, workflow: Workflow, readiness: ImportReadiness | undefined, expected: Expected) {
+  const conversion = readiness?.conversion;
   expect(conversion).toBeDefined();
+  if (!readiness || !conversion) return; // the expectation above failed the test
   if (expected.ready !== undefined) {
     expect({
       name,
@@ -86,7 +82,7 @@ function checkGraph(
   }
   for (const u of expected.unsupported ?? []) {
     const hit = conversion.unsupported.find(
-      (x: any) => x.node === u.node && x.nodeType === u.nodeType && x.reason.includes(u.reasonIncludes) && x.action.length > 0,
+      (x) => x.node === u.node && x.nodeType === u.nodeType && x.reason.includes(u.reasonIncludes) && x.action.length > 0,
     );
     expect({ name, expected: u, hit: !!hit, got: conversion.unsupported }).toMatchObject({ name, expected: u, hit: true });
     // Never dropped: the node stays in the graph as a placeholder.
@@ -100,25 +96,17 @@ function checkGraph(
 }
 
 async function runAndCheck(name: string, workflowId: string, candidateVersionId: string, run: NonNullable<Expected['run']>) {
-  const { app, ws } = stack;
   if (run.credential) {
     // Bound to the fake service the fixtures' URLs were rewritten to (credentials go nowhere else).
-    const created = await http(app, 'POST', '/api/v1/credentials', {
-      token: ws.token,
-      body: { allowedHosts: [new URL(fake.url).host], ...run.credential },
-    });
+    const created = await stack.api.post('/api/v1/credentials', { allowedHosts: [new URL(fake.url).host], ...run.credential });
     expect([200, 201, 409]).toContain(created.status);
   }
-  const res = await http(app, 'POST', `/api/v1/workflows/${workflowId}/execute`, {
-    token: ws.token,
-    body: {
-      target: 'candidate',
-      dryRun: false,
-      confirm: true,
-      expectedVersionId: candidateVersionId,
-      input: run.input,
-      ...(run.startNodeId ? { startNodeId: run.startNodeId } : {}),
-    },
+  const res = await stack.api.workflows.execute(workflowId, run.input, {
+    target: 'candidate',
+    dryRun: false,
+    confirm: true,
+    expectedVersionId: candidateVersionId,
+    ...(run.startNodeId ? { startNodeId: run.startNodeId } : {}),
   });
   expect({ name, status: res.status, body: res.status === 202 ? null : res.body }).toEqual({ name, status: 202, body: null });
   const runId = res.body.run.id;
@@ -126,19 +114,20 @@ async function runAndCheck(name: string, workflowId: string, candidateVersionId:
     run.status === 'waiting' || run.resume !== undefined
       ? ['succeeded', 'failed', 'canceled', 'waiting']
       : ['succeeded', 'failed', 'canceled'];
-  let done = await waitForRun(app, ws.token, runId, (r) => settled.includes(r.status), 60_000);
+  let done = await waitRun(stack, runId, { until: (r) => settled.includes(r.status), timeoutMs: 60_000 });
   if (run.resume !== undefined) {
     expect(done.status).toBe('waiting');
-    const full = await http(app, 'GET', `/api/v1/runs/${runId}`, { token: ws.token });
-    const wait = (full.body.run.waits ?? []).find((w: any) => w.resumeUrl);
+    const full = await stack.api.runs.get(runId);
+    const wait = (full.body.run.waits ?? []).find((w) => w.resumeUrl);
     expect(wait).toBeDefined();
+    if (!wait?.resumeUrl) return; // the expectation above failed the test
     const resumed = await fetch(wait.resumeUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(run.resume),
     });
     expect(resumed.status).toBeLessThan(300);
-    done = await waitForRun(app, ws.token, runId, (r) => ['succeeded', 'failed', 'canceled'].includes(r.status), 60_000);
+    done = await waitRun(stack, runId, { until: (r) => ['succeeded', 'failed', 'canceled'].includes(r.status), timeoutMs: 60_000 });
     expect({ name, status: done.status, error: done.error }).toMatchObject({ name, status: 'succeeded' });
   } else {
     // On a mismatch the diff shows the run's error too.
@@ -160,7 +149,6 @@ test('the corpus holds at least 25 exports, each with its expected result', () =
 
 describe.each(fixtures)('%s', (file) => {
   test('imports as expected, and runs when ready', async () => {
-    const { app, ws } = stack;
     const text = readFileSync(join(DIR, file), 'utf8').split(FAKE).join(fake.url);
     const expected = JSON.parse(
       readFileSync(join(DIR, file.replace(/\.json$/, '.expected.json')), 'utf8')
@@ -168,34 +156,40 @@ describe.each(fixtures)('%s', (file) => {
         .join(fake.url),
     ) as Expected;
     if (expected.bundle) {
-      const res = await http(app, 'POST', '/api/v1/workers/extflow/import-bundle', { token: ws.token, body: { importBundleJson: text } });
+      const res = await stack.api.post<ImportedBundle>('/api/v1/workers/extflow/import-bundle', { importBundleJson: text });
       expect({ file, status: res.status }).toEqual({ file, status: 201 });
-      const byExternal = new Map<string, any>(res.body.importResult.workflows.map((w: any) => [w.externalId, w]));
-      for (const [externalId, exp] of Object.entries(expected.workflows ?? {})) {
+      const byExternal = new Map(res.body.importResult.workflows.map((w) => [w.externalId, w]));
+      /** The imported workflow of `externalId`; fails the test when the bundle did not import it. */
+      const imported = (externalId: string) => {
         const entry = byExternal.get(externalId);
         expect({ externalId, present: !!entry }).toEqual({ externalId, present: true });
+        if (!entry) throw new Error(`${externalId} not imported`); // the expectation above failed the test
+        return entry;
+      };
+      for (const [externalId, exp] of Object.entries(expected.workflows ?? {})) {
+        const entry = imported(externalId);
         checkGraph(`${file}:${externalId}`, entry.workflow, entry.importReadiness, exp);
       }
       if (expected.run) {
         for (const dep of expected.run.deployFirst ?? []) {
-          const deployed = await http(app, 'POST', `/api/v1/workflows/${byExternal.get(dep).workflow.id}/deploy`, { token: ws.token });
+          const deployed = await stack.api.workflows.deploy(imported(dep).workflow.id);
           expect({ dep, status: deployed.status }).toEqual({ dep, status: 200 });
         }
-        const main = byExternal.get(expected.run.workflow!);
-        const current = await http(app, 'GET', `/api/v1/workflows/${main.workflow.id}`, { token: ws.token });
+        const main = imported(expected.run.workflow ?? '');
+        const current = await stack.api.workflows.get(main.workflow.id);
         await runAndCheck(file, main.workflow.id, current.body.workflow.candidateVersionId, expected.run);
       }
       return;
     }
-    const res = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { importJson: text } });
+    const res = await stack.api.workflows.create({ importJson: text });
     expect({ file, status: res.status, error: res.status === 201 ? null : res.body }).toEqual({ file, status: 201, error: null });
     expect(res.body.workflow.status).toBe('draft');
     checkGraph(file, res.body.workflow, res.body.importReadiness, expected);
     if (expected.ready === false) {
       // Not ready: deploy refuses, the workflow stays a draft.
-      const deploy = await http(app, 'POST', `/api/v1/workflows/${res.body.workflow.id}/deploy`, { token: ws.token });
+      const deploy = await stack.api.workflows.deploy(res.body.workflow.id);
       expect(deploy.status).toBe(400);
-      const after = await http(app, 'GET', `/api/v1/workflows/${res.body.workflow.id}`, { token: ws.token });
+      const after = await stack.api.workflows.get(res.body.workflow.id);
       expect(after.body.workflow.status).toBe('draft');
     }
     if (expected.run) await runAndCheck(file, res.body.workflow.id, res.body.workflow.candidateVersionId, expected.run);
