@@ -7,7 +7,9 @@
 import { loadConfig } from '../../../services/kernel/config';
 import { FileScanSchema, StoredFileSchema } from '../../../db/entities';
 import { filePurgeWorkflowId } from '../../../temporal/shared';
-import { addUserWithKey, http, startTestStack, type TestStack } from '../../support/harness';
+import type { z } from 'zod';
+import type { fileListSchema } from '../../../api/schemas/files';
+import { addUserWithKey, http, useTestStack, type Envelope, type HttpResult } from '../../kit';
 import { request } from 'node:http';
 import { filesUnder } from '../../support/workerProcess';
 import {
@@ -26,21 +28,24 @@ import {
   uploadFile,
   waitForFile,
   type Caller,
+  type FileAnswer,
+  type StoredFile,
 } from './support';
 
-let stack: TestStack;
+type FileList = Envelope<z.infer<typeof fileListSchema>>;
 let owner: Caller;
 let blobDir: string;
 const META = { contractVersion: 'api-contracts.v1' };
 const ZEROS = '0'.repeat(64);
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   const config = await filesConfig(loadConfig({}), { purgeDelayMs: 300 });
   blobDir = config.blobs!.localDir;
-  stack = await startTestStack({ config });
+  return { config };
+});
+beforeAll(() => {
   owner = { token: stack.ws.token };
 });
-afterAll(() => stack?.close());
 
 const filesOnDisk = () => filesUnder(blobDir);
 
@@ -100,7 +105,7 @@ describe('create', () => {
   });
 
   test('Idempotency-Key: missing 400, replay returns the stored answer, another body 409', async () => {
-    const missing = await http(stack.app, 'POST', '/api/v1/files', {
+    const missing = await http<FileAnswer>(stack.app, 'POST', '/api/v1/files', {
       token: owner.token,
       body: { name: 'a', mimeType: 'text/plain', sizeBytes: 1 },
     });
@@ -123,18 +128,18 @@ describe('create', () => {
   });
 
   test('401 authentication_required without a bearer; 403 authorization_failed for a personal key or a viewer', async () => {
-    const none = await http(stack.app, 'GET', '/api/v1/files');
+    const none = await http<FileList>(stack.app, 'GET', '/api/v1/files');
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ ok: false, error: { code: 'authentication_required', message: 'Valid bearer API key is required' } });
     const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
-    const refused = await http(stack.app, 'GET', '/api/v1/files', { token: personal.token });
+    const refused = await http<FileList>(stack.app, 'GET', '/api/v1/files', { token: personal.token });
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('authorization_failed');
     const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
     const write = await createFile(stack.app, { token: viewer.token }, { name: 'a', mimeType: 'text/plain', sizeBytes: 1 });
     expect(write.status).toBe(403);
     expect(write.body.error.code).toBe('authorization_failed');
-    expect((await http(stack.app, 'GET', '/api/v1/files', { token: viewer.token })).status).toBe(200);
+    expect((await http<FileList>(stack.app, 'GET', '/api/v1/files', { token: viewer.token })).status).toBe(200);
   });
 });
 
@@ -225,7 +230,7 @@ describe('PUT content', () => {
       duplex: 'half',
     } as RequestInit);
     expect(chunked.status).toBe(400);
-    expect(((await chunked.json()) as any).error.code).toBe('request_malformed');
+    expect(await chunked.json()).toMatchObject({ error: { code: 'request_malformed' } });
 
     // Declares 1000 bytes, sends 10, and once the server is streaming them to storage, hangs up:
     // the upload fails and leaves nothing behind.
@@ -360,7 +365,7 @@ describe('complete and scan', () => {
     const created = await createFile(stack.app, owner, { name: 'i.txt', mimeType: 'text/plain', sizeBytes: 2 });
     const id = created.body.data.file.id;
     await putContent(stack.app, owner, id, Buffer.from('hi'));
-    const missing = await http(stack.app, 'POST', `/api/v1/files/${id}/complete`, { token: owner.token, body: {} });
+    const missing = await http<FileAnswer>(stack.app, 'POST', `/api/v1/files/${id}/complete`, { token: owner.token, body: {} });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('idempotency_key_invalid');
     const k = key();
@@ -414,7 +419,7 @@ describe('complete and scan', () => {
 });
 
 describe('download', () => {
-  let file: any;
+  let file: StoredFile;
   const content = Buffer.alloc(200_000);
   beforeAll(async () => {
     for (let i = 0; i < content.length; i++) content[i] = (i * 7 + (i >> 8)) & 0xff;
@@ -496,7 +501,7 @@ describe('download', () => {
 
     const inside = await download(stack.app, owner, target.id, { range: 'bytes=70000-70010' });
     expect(inside.status).toBe(500);
-    expect(inside.json.error.code).toBe('internal_error');
+    expect(inside.json?.error?.code).toBe('internal_error');
     // Starting before it: the answer has begun when segment 1 fails, so the body is cut off.
     await expect(download(stack.app, owner, target.id)).rejects.toThrow();
     const before = await download(stack.app, owner, target.id, { range: 'bytes=0-65535' });
@@ -511,31 +516,34 @@ describe('download', () => {
 describe('list', () => {
   test('newest first by createdAt then id, cursor pages, limit default 50, bounds 1 to 100', async () => {
     const other = await addUserWithKey(stack.app, stack.ws, 'member');
-    const all = (await http(stack.app, 'GET', '/api/v1/files?limit=100', { token: other.token })).body.data.files;
+    const all = (await http<FileList>(stack.app, 'GET', '/api/v1/files?limit=100', { token: other.token })).body.data.files;
     expect(all.length).toBeGreaterThan(20);
-    const sorted = [...all].sort((a: any, b: any) =>
-      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1,
-    );
-    expect(all.map((f: any) => f.id)).toEqual(sorted.map((f: any) => f.id));
+    const sorted = [...all].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+    expect(all.map((f) => f.id)).toEqual(sorted.map((f) => f.id));
 
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: any = await http(stack.app, 'GET', `/api/v1/files?limit=7${cursor ? `&cursor=${cursor}` : ''}`, { token: owner.token });
+      const res: HttpResult<FileList> = await http<FileList>(
+        stack.app,
+        'GET',
+        `/api/v1/files?limit=7${cursor ? `&cursor=${cursor}` : ''}`,
+        { token: owner.token },
+      );
       expect(res.status).toBe(200);
-      seen.push(...res.body.data.files.map((f: any) => f.id));
+      seen.push(...res.body.data.files.map((f) => f.id));
       cursor = res.body.data.nextCursor;
     } while (cursor);
-    expect(seen).toEqual(all.map((f: any) => f.id));
+    expect(seen).toEqual(all.map((f) => f.id));
 
-    const byDefault = await http(stack.app, 'GET', '/api/v1/files', { token: owner.token });
+    const byDefault = await http<FileList>(stack.app, 'GET', '/api/v1/files', { token: owner.token });
     expect(byDefault.body.data.files.length).toBe(Math.min(50, all.length));
     for (const limit of ['0', '101', 'abc', '1.5']) {
-      const res = await http(stack.app, 'GET', `/api/v1/files?limit=${limit}`, { token: owner.token });
+      const res = await http<FileList>(stack.app, 'GET', `/api/v1/files?limit=${limit}`, { token: owner.token });
       expect([limit, res.status, res.body.error?.code]).toEqual([limit, 400, 'request_malformed']);
     }
     for (const bad of ['not-a-cursor', Buffer.from('["x","y"]').toString('base64url')]) {
-      const res = await http(stack.app, 'GET', `/api/v1/files?cursor=${bad}`, { token: owner.token });
+      const res = await http<FileList>(stack.app, 'GET', `/api/v1/files?cursor=${bad}`, { token: owner.token });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
     }
@@ -546,7 +554,7 @@ describe('delete', () => {
   test('any → deletion_requested (202); repeated: unchanged; the purge workflow removes the blob and moves it to deleted', async () => {
     const file = await uploadFile(stack.app, owner, Buffer.from('to be deleted'), { mimeType: 'text/plain' });
     expect((await filesOnDisk()).filter((f) => f.includes(file.id))).toHaveLength(1);
-    const missingKey = await http(stack.app, 'DELETE', `/api/v1/files/${file.id}`, { token: owner.token });
+    const missingKey = await http<FileAnswer>(stack.app, 'DELETE', `/api/v1/files/${file.id}`, { token: owner.token });
     expect(missingKey.status).toBe(400);
     expect(missingKey.body.error.code).toBe('idempotency_key_invalid');
 
@@ -617,10 +625,10 @@ describe('other workspaces', () => {
     ];
     for (const res of attempts) {
       expect(res.status).toBe(404);
-      expect(res.body.error.code).toBe('resource_not_found');
+      expect(res.body?.error?.code).toBe('resource_not_found');
     }
     expect([await fileRow(pending.id), await fileRow(ready.id)]).toEqual(before);
-    const theirs = await http(stack.app, 'GET', '/api/v1/files', { token: other.token });
+    const theirs = await http<FileList>(stack.app, 'GET', '/api/v1/files', { token: other.token });
     expect(theirs.body.data.files).toEqual([]);
   });
 });

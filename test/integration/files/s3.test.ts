@@ -94,7 +94,7 @@ test('a tampered object is refused', async () => {
   s3.objects.set(objectKey, stored);
   const res = await download(stack.app, owner, file.id);
   expect(res.status).toBe(500);
-  expect(res.json.error.code).toBe('internal_error');
+  expect(res.json?.error?.code).toBe('internal_error');
 });
 
 test('deletion: the purge workflow deletes the object and marks the file deleted', async () => {

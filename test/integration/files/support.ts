@@ -4,7 +4,15 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppConfig } from '../../../services/kernel/config';
-import { http, type HttpResult } from '../../support/harness';
+import type { z } from 'zod';
+import type { createdFileSchema, fileEnvelopeSchema, fileSchema, storedBlobSchema } from '../../../api/schemas/files';
+import { http, type Envelope, type HttpResult } from '../../kit';
+
+export type StoredFile = z.infer<typeof fileSchema>;
+/** The answers of the files routes (envelope family). */
+export type CreatedFileAnswer = Envelope<z.infer<typeof createdFileSchema>>;
+export type FileAnswer = Envelope<z.infer<typeof fileEnvelopeSchema>>;
+export type StoredBlobAnswer = Envelope<z.infer<typeof storedBlobSchema>>;
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 export const key = () => `k-${randomBytes(8).toString('hex')}`;
@@ -36,8 +44,13 @@ export async function filesConfig(
   };
 }
 
-export async function createFile(app: { url: string }, c: Caller, body: Record<string, unknown>, idemKey = key()): Promise<HttpResult> {
-  return http(app, 'POST', mountOf(c), { ...auth(c), body, headers: { 'idempotency-key': idemKey } });
+export async function createFile(
+  app: { url: string },
+  c: Caller,
+  body: Record<string, unknown>,
+  idemKey = key(),
+): Promise<HttpResult<CreatedFileAnswer>> {
+  return http<CreatedFileAnswer>(app, 'POST', mountOf(c), { ...auth(c), body, headers: { 'idempotency-key': idemKey } });
 }
 
 /** PUT raw bytes with fetch (it sends Content-Length for a Buffer body). */
@@ -48,7 +61,7 @@ export async function putContent(
   content: Buffer,
   idemKey: string | null = key(),
   extra: Record<string, string> = {},
-): Promise<HttpResult> {
+): Promise<HttpResult<StoredBlobAnswer>> {
   const headers: Record<string, string> = { 'content-type': 'application/octet-stream', ...extra };
   if (idemKey !== null) headers['idempotency-key'] = idemKey;
   if (c.token) headers.authorization = `Bearer ${c.token}`;
@@ -61,7 +74,7 @@ export async function putContent(
   } catch {
     /* not JSON */
   }
-  return { status: res.status, body, headers: res.headers, text };
+  return { status: res.status, body: body as StoredBlobAnswer, headers: res.headers, text };
 }
 
 export async function complete(
@@ -70,16 +83,16 @@ export async function complete(
   id: string,
   body: Record<string, unknown> = {},
   idemKey = key(),
-): Promise<HttpResult> {
-  return http(app, 'POST', `${mountOf(c)}/${id}/complete`, { ...auth(c), body, headers: { 'idempotency-key': idemKey } });
+): Promise<HttpResult<FileAnswer>> {
+  return http<FileAnswer>(app, 'POST', `${mountOf(c)}/${id}/complete`, { ...auth(c), body, headers: { 'idempotency-key': idemKey } });
 }
 
-export async function remove(app: { url: string }, c: Caller, id: string, idemKey = key()): Promise<HttpResult> {
-  return http(app, 'DELETE', `${mountOf(c)}/${id}`, { ...auth(c), headers: { 'idempotency-key': idemKey } });
+export async function remove(app: { url: string }, c: Caller, id: string, idemKey = key()): Promise<HttpResult<FileAnswer>> {
+  return http<FileAnswer>(app, 'DELETE', `${mountOf(c)}/${id}`, { ...auth(c), headers: { 'idempotency-key': idemKey } });
 }
 
-export async function getFile(app: { url: string }, c: Caller, id: string): Promise<HttpResult> {
-  return http(app, 'GET', `${mountOf(c)}/${id}`, auth(c));
+export async function getFile(app: { url: string }, c: Caller, id: string): Promise<HttpResult<FileAnswer>> {
+  return http<FileAnswer>(app, 'GET', `${mountOf(c)}/${id}`, auth(c));
 }
 
 /** GET content, the body as bytes. */
@@ -88,13 +101,14 @@ export async function download(
   c: Caller,
   id: string,
   headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Headers; bytes: Buffer; json: any }> {
+): Promise<{ status: number; headers: Headers; bytes: Buffer; json: Partial<Envelope<unknown>> | undefined }> {
   const h: Record<string, string> = { ...headers };
   if (c.token) h.authorization = `Bearer ${c.token}`;
   if (c.cookie) h.cookie = c.cookie;
   const res = await fetch(`${app.url}${mountOf(c)}/${id}/content`, { headers: h });
   const bytes = Buffer.from(await res.arrayBuffer());
-  let json: unknown;
+  /** The answer when it is JSON: an error envelope on a refusal. */
+  let json: Partial<Envelope<unknown>> | undefined;
   try {
     json = JSON.parse(bytes.toString('utf8'));
   } catch {
@@ -109,7 +123,7 @@ export async function uploadFile(
   c: Caller,
   content: Buffer,
   meta: { name?: string; mimeType?: string } = {},
-): Promise<any> {
+): Promise<StoredFile> {
   const created = await createFile(app, c, {
     name: meta.name ?? 'file.bin',
     mimeType: meta.mimeType ?? 'application/octet-stream',
@@ -129,9 +143,9 @@ export async function waitForFile(
   app: { url: string },
   c: Caller,
   id: string,
-  done: (file: any) => boolean,
+  done: (file: StoredFile) => boolean,
   timeoutMs = 30_000,
-): Promise<any> {
+): Promise<StoredFile> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
