@@ -167,7 +167,7 @@ describe('scopes', () => {
 });
 
 describe('workspace isolation', () => {
-  test("stack.ws key of workspace B never reads or writes workspace A's data", async () => {
+  test("a key of workspace B never reads or writes workspace A's data", async () => {
     const res = await http<WorkspaceAnswer>(stack.app, 'GET', '/api/v1/workspaces', { token: b.token });
     expect(res.body.workspace.id).toBe(b.workspaceId);
     expect(res.text).not.toContain(stack.ws.workspaceId);
