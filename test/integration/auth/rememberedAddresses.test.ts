@@ -4,19 +4,15 @@
  * owner signed in from before is remembered, and from it only its own limit applies.
  */
 import { DEFAULT_SIGN_IN_LIMITS, type SignInLimitSettings } from '../../../services/kernel/signInLimits';
-import { createWorkspace, http, startTestApp, type HttpResult, type TestApp } from '../../support/harness';
+import { http, useTestStack, type HttpResult } from '../../kit';
 
 const LIMITS: SignInLimitSettings = { ...DEFAULT_SIGN_IN_LIMITS, maxPerAddress: 10, maxPerAccount: 50 };
 
-let app: TestApp;
-beforeAll(async () => {
-  // ctx.ip comes from X-Forwarded-For, so one test process can speak from many addresses.
-  app = await startTestApp({ trustProxy: true, trustProxyHops: 1, signInLimits: LIMITS });
-});
-afterAll(() => app.close());
+// ctx.ip comes from X-Forwarded-For, so one test process can speak from many addresses.
+const stack = useTestStack({ worker: false, config: { trustProxy: true, trustProxyHops: 1, signInLimits: LIMITS } });
 
 const signIn = (email: string, password: string, from: string): Promise<HttpResult> =>
-  http(app, 'POST', '/api/auth/sign-in', { body: { email, password }, headers: { 'x-forwarded-for': from } });
+  http(stack.app, 'POST', '/api/auth/sign-in', { body: { email, password }, headers: { 'x-forwarded-for': from } });
 
 /** Strangers on `n` addresses guess until each address is refused; returns every status. */
 async function spreadGuesses(email: string, n: number): Promise<number[]> {
@@ -29,7 +25,7 @@ async function spreadGuesses(email: string, n: number): Promise<number[]> {
 }
 
 test('strangers on six addresses lock the account-wide limit, yet the owner signs in from an address they used before', async () => {
-  const ws = await createWorkspace(app, 'Remembered');
+  const ws = await stack.workspace('Remembered');
   expect((await signIn(ws.ownerEmail, ws.ownerPassword, '203.0.113.50')).status).toBe(200);
 
   const statuses = await spreadGuesses(ws.ownerEmail, 6);
@@ -48,8 +44,8 @@ test('strangers on six addresses lock the account-wide limit, yet the owner sign
 });
 
 test('an address is remembered for its account only', async () => {
-  const owner = await createWorkspace(app, 'Owner');
-  const other = await createWorkspace(app, 'Other');
+  const owner = await stack.workspace('Owner');
+  const other = await stack.workspace('Other');
   expect((await signIn(owner.ownerEmail, owner.ownerPassword, '203.0.113.60')).status).toBe(200);
   await spreadGuesses(other.ownerEmail, 6);
   expect((await signIn(other.ownerEmail, other.ownerPassword, '203.0.113.60')).status).toBe(429);
