@@ -8,7 +8,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { startChatFake, type ChatFake } from '../../fakes/chat';
 import { useTestStack } from '../../kit';
-import { testEnv } from '../../support/env';
 import { ensureNamespace } from '../../support/namespaces';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 import { createBase, createConnector, createCredential, getConnector, getRun, key, knowledgeConfig, startRun } from './support';
@@ -16,7 +15,7 @@ import { createBase, createConnector, createCredential, getConnector, getRun, ke
 const NAMESPACE = 'knowledge-guarded';
 let chat: ChatFake;
 let worker: ChildProcess | undefined;
-const workerEnv = () => ({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
+const workerEnv = () => ({ TEMPORAL_NAMESPACE: NAMESPACE });
 
 beforeAll(async () => {
   chat = await startChatFake();

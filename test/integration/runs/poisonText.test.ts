@@ -9,7 +9,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createWorkspace, http, startTestApp, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
-import { testEnv } from '../../support/env';
 
 let app: TestApp;
 let attacker: WorkspaceFixture;
@@ -17,7 +16,7 @@ let bystander: WorkspaceFixture;
 let worker: ChildProcess | undefined;
 
 // The bundle global setup built (with our converters in it): no webpack at each worker start.
-const startWorker = () => spawnWorker({ WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
+const startWorker = () => spawnWorker();
 
 beforeAll(async () => {
   app = await startTestApp();
