@@ -19,6 +19,13 @@
 
 /** Units of native work (items, characters, comparisons) that cost one evaluation step. */
 export const WORK_PER_STEP = 1000;
+
+/**
+ * Evaluation steps done by this module instance (inside Temporal's workflow sandbox: by this
+ * run), counted by both evaluators and by the interpreter's output checks. Only differences are
+ * read: a run ends its workflow activation after a slice of work (EvaluationOptions.slice).
+ */
+export const WORK_METER = { steps: 0 };
 /** Lambda signatures: at most this many parameters… */
 export const MAX_SIGNATURE_PARAMS = 10;
 /** …and this many `+` (one or more) parameters, so their native RegExp cannot backtrack for ever. */

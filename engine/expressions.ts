@@ -19,6 +19,7 @@ import {
   MAX_PICTURE_WIDTH,
   nativeCost,
   SIGNATURE_CODE,
+  WORK_METER,
   WORK_PER_STEP,
 } from './expressionBounds';
 import { evaluateSync, FALLBACK, isSyncSupported, type SyncLimits } from './syncExpressions';
@@ -228,6 +229,7 @@ type Charge = (units: number, what: string) => void;
 function budgetCharge(budget: CacheEntry['budget']): Charge {
   return (units, what) => {
     budget.reads += (2 * units) / WORK_PER_STEP;
+    WORK_METER.steps += units / WORK_PER_STEP;
     if (budget.reads > 2 * EXPRESSION_LIMITS.maxSteps) throw Object.assign(new Error(workLimitMessage(what)), { code: STEP_LIMIT_CODE });
   };
 }
@@ -260,6 +262,7 @@ function guardedOptions(budget: CacheEntry['budget'], bounded: boolean): jsonata
     sequence: EXPRESSION_LIMITS.maxSequence,
     get stack() {
       if (++budget.reads > 2 * EXPRESSION_LIMITS.maxSteps) throw stepLimitError();
+      WORK_METER.steps += 0.5;
       return EXPRESSION_LIMITS.stackDepth;
     },
   };
@@ -726,6 +729,23 @@ export interface EvaluationOptions {
    * succeeded then must succeed again.
    */
   bounded?: boolean;
+  /**
+   * Splits a run's expression work across workflow activations (the run workflow's host sets
+   * it; none elsewhere). When a slice is due, the synchronous paths answer null (so the caller
+   * takes the async path), and JSONata evaluations go through `run`.
+   */
+  slice?: WorkSlice;
+}
+
+/** See EvaluationOptions.slice. */
+export interface WorkSlice {
+  /** True when the work done since the current slice began (WORK_METER) reached the slice size. */
+  due(): boolean;
+  /**
+   * Runs one JSONata evaluation after those already queued (one at a time, so parallel branches
+   * cannot all start before any of them has done work), ending the slice first when it is due.
+   */
+  run<T>(evaluate: () => Promise<T>): Promise<T>;
 }
 
 /** The same guards as JSONata's options and hooks above, for the synchronous evaluator. */
@@ -772,6 +792,7 @@ export function evaluateExpressionSync(
   bindings: ExpressionBindings,
   options: EvaluationOptions = {},
 ): { value: unknown } | null {
+  if (options.slice?.due()) return null;
   const { syncAst, syncLimits } = compileEntry(expr, options.bounded ?? true);
   if (!syncAst) return null;
   const result = evaluateSync(syncAst, input, { input, trigger: bindings.trigger, nodes: bindings.nodes }, syncLimits);
@@ -786,18 +807,21 @@ export async function evaluateWithJsonata(
   bindings: ExpressionBindings,
   options: EvaluationOptions = {},
 ): Promise<unknown> {
-  const { expression, budget } = compileEntry(expr, options.bounded ?? true);
-  if (budget.active === 0) budget.reads = 0;
-  budget.active++;
-  let result: unknown;
-  try {
-    result = await expression.evaluate(input, { input, trigger: bindings.trigger, nodes: bindings.nodes });
-  } catch (err) {
-    throw toExpressionError(err, expr, 'evaluation');
-  } finally {
-    budget.active--;
-  }
-  return plainResult(expr, result);
+  const evaluate = async () => {
+    const { expression, budget } = compileEntry(expr, options.bounded ?? true);
+    if (budget.active === 0) budget.reads = 0;
+    budget.active++;
+    let result: unknown;
+    try {
+      result = await expression.evaluate(input, { input, trigger: bindings.trigger, nodes: bindings.nodes });
+    } catch (err) {
+      throw toExpressionError(err, expr, 'evaluation');
+    } finally {
+      budget.active--;
+    }
+    return plainResult(expr, result);
+  };
+  return options.slice ? options.slice.run(evaluate) : evaluate();
 }
 
 function plainResult(expr: string, result: unknown): unknown {

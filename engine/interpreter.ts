@@ -7,9 +7,17 @@
  * simulations. Deterministic: no I/O, no clock or randomness except through the host.
  */
 import { canonicalJson } from './canonicalJson';
-import { evaluateExpressionSync, evaluateWithJsonata, resolveTemplated, resolveTemplatedSync, type EvaluationOptions } from './expressions';
+import {
+  evaluateExpressionSync,
+  evaluateWithJsonata,
+  resolveTemplated,
+  resolveTemplatedSync,
+  type EvaluationOptions,
+  type WorkSlice,
+} from './expressions';
+import { WORK_METER, WORK_PER_STEP } from './expressionBounds';
 import { EXPRESSION_FIELDS } from './expression-fields';
-import { boundedMessage, MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from './limits';
+import { boundedMessage, jsonBytes, MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, outputLimitMessage } from './limits';
 import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
@@ -90,6 +98,48 @@ export interface EngineHost {
    * engine/expressionBounds.ts). False: as runs recorded before the bounds replay.
    */
   boundedExpressions?: boolean;
+  /**
+   * Ends the current workflow activation (the run workflow: a 1 ms durable timer). When set, the
+   * run's expression work (and node output checks) is cut into slices of `sliceSteps` steps, so
+   * no activation runs into the worker's isolateExecutionTimeout, which aborts the whole worker
+   * process when it fires (issue 26, F4). Unset: one activation does all the work, as runs
+   * recorded before slices (patch work-slices-v1) replay, and as dry runs do.
+   */
+  endActivation?: () => Promise<void>;
+  /** Steps per slice when endActivation is set (default WORK_SLICE_STEPS). */
+  sliceSteps?: number;
+}
+
+/**
+ * Evaluation steps (WORK_METER) per workflow activation. A step of the costliest built-ins is
+ * about 50 µs on one core (a $distinct of 60,000 numbers, 10,000 steps, took 0.57 s), so a slice
+ * is ~0.1 s of work; one expression may overrun it by at most its own budget (maxSteps).
+ */
+export const WORK_SLICE_STEPS = 2_000;
+
+/**
+ * Work slices over WORK_METER (see EvaluationOptions.slice): due once `size` steps were done
+ * since the slice began. JSONata evaluations run one at a time; the first to start while a slice
+ * is due ends the activation, for all the evaluations queued behind it.
+ */
+function workSlices(endActivation: () => Promise<void>, size: number): WorkSlice {
+  let began = WORK_METER.steps;
+  let queue: Promise<unknown> = Promise.resolve();
+  const due = () => WORK_METER.steps - began >= size;
+  return {
+    due,
+    run<T>(evaluate: () => Promise<T>): Promise<T> {
+      const turn = queue.then(async () => {
+        if (due()) {
+          await endActivation();
+          began = WORK_METER.steps;
+        }
+        return evaluate();
+      });
+      queue = turn.catch(() => undefined);
+      return turn;
+    },
+  };
 }
 
 export interface RunRequest {
@@ -164,7 +214,18 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
 
   const outputs: Record<string, unknown> = {};
   const bindings = { trigger: req.input, nodes: outputs };
-  const expressionOptions: EvaluationOptions = { sync: host.syncExpressions ?? true, bounded: host.boundedExpressions ?? true };
+  const expressionOptions: EvaluationOptions = {
+    sync: host.syncExpressions ?? true,
+    bounded: host.boundedExpressions ?? true,
+    ...(host.endActivation ? { slice: workSlices(host.endActivation, host.sliceSteps ?? WORK_SLICE_STEPS) } : {}),
+  };
+  const outputTooLarge = (output: unknown): string | null => {
+    if (outputLimit === Infinity) return null;
+    const bytes = jsonBytes(output);
+    // Measuring and later copying an output is work too: large outputs end slices sooner.
+    if (expressionOptions.slice) WORK_METER.steps += bytes / WORK_PER_STEP;
+    return outputLimitMessage(bytes, outputLimit);
+  };
   // Expressions in the synchronous subset are evaluated without awaiting anything (`now` is
   // `{ value }`); the rest go through JSONata, whose promises are costly in the workflow sandbox.
   const evaluateNow = (expr: string, input: unknown) =>
@@ -313,7 +374,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
     const input = node.id === start.id ? req.input : node.type === 'merge' ? Object.fromEntries(inputs) : [...inputs.values()][0];
     const ran = pureNow(node, input);
     // An oversized output fails the node: the async path reports it.
-    if (!ran || (outputLimit !== Infinity && oversizedOutput(ran.result.output, 'Node output', outputLimit))) return execute(node);
+    if (!ran || outputTooLarge(ran.result.output)) return execute(node);
     const { result, logMessage } = ran;
     const mySeq = seq++;
     const startedMs = host.now();
@@ -383,7 +444,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       }
       // Outputs travel in Temporal payloads (activity inputs, child and run results): fail the
       // node before one can outgrow Temporal's 2 MB limit.
-      const oversized = outputLimit === Infinity ? null : oversizedOutput(result.output, 'Node output', outputLimit);
+      const oversized = outputTooLarge(result.output);
       if (oversized) throw new NodeFailure(node.id, oversized);
     } catch (err) {
       if (host.isCancellation(err)) {

@@ -33,7 +33,11 @@ const limitLabel = (limit: number) => `${Math.round((limit / (1024 * 1024)) * 10
  * `Node output is N bytes, over the 1.5 MB limit`.
  */
 export function oversizedOutput(value: unknown, what = 'Node output', limit = NODE_OUTPUT_LIMIT_BYTES): string | null {
-  const bytes = jsonBytes(value);
+  return outputLimitMessage(jsonBytes(value), limit, what);
+}
+
+/** oversizedOutput for a size already measured. */
+export function outputLimitMessage(bytes: number, limit = NODE_OUTPUT_LIMIT_BYTES, what = 'Node output'): string | null {
   return bytes > limit ? `${what} is ${bytes} bytes, over the ${limitLabel(limit)} limit` : null;
 }
 

@@ -22,7 +22,7 @@
  * Pure code: no I/O, no clock, no randomness.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- a port of JSONata's untyped evaluator */
-import { boundedDistinct } from './expressionBounds';
+import { boundedDistinct, WORK_METER } from './expressionBounds';
 
 export const FALLBACK: unique symbol = Symbol('sync-expression-fallback');
 
@@ -629,6 +629,7 @@ class Evaluation {
   /** Native work (SyncLimits.cost): JSONata's bounded natives charge the same units to its budget. */
   charge(units: number): void {
     this.steps += units / this.limits.workPerStep!;
+    WORK_METER.steps += units / this.limits.workPerStep!;
     if (this.steps > this.limits.maxSteps) bail(); // STEPS
   }
 
@@ -641,6 +642,7 @@ class Evaluation {
   evaluate(expr: any, input: any): any {
     if (++this.depth > this.limits.stackDepth) bail(); // D1011
     if (++this.steps > this.limits.maxSteps) bail(); // STEPS
+    WORK_METER.steps++;
     let result: any;
     switch (expr.type) {
       case 'path':

@@ -127,6 +127,23 @@ export interface WorkerOptions {
   maxCachedWorkflows?: number;
 }
 
+/**
+ * Longest one workflow activation may run before the SDK interrupts it (its default is 5 s).
+ * The interrupt is a safety net, not a limit we rely on: it fails the workflow task (retried
+ * for ever with the same outcome), and when it lands in a microtask Node.js aborts the whole
+ * process ("async hook stack has become corrupted", nodejs/node#38503; issue 26, F4). Run work
+ * is cut into short activations instead (engine WORK_SLICE_STEPS), and this leaves them room
+ * on a starved CPU.
+ */
+export const ISOLATE_EXECUTION_TIMEOUT = '30s';
+
+/**
+ * The SDK's WorkerOptions type leaves isolateExecutionTimeout out ("not exposed at the moment"),
+ * but its compileWorkerOptions spreads the given options over its defaults, so it is honoured;
+ * test/unit/temporal/workerOptions.test.ts fails if an SDK upgrade stops honouring it.
+ */
+export const ISOLATE_OPTIONS = { isolateExecutionTimeout: ISOLATE_EXECUTION_TIMEOUT };
+
 /** A worker on the `workflow-runs` task queue serving every workflow and activity of the service. */
 export async function createWorker(opts: WorkerOptions): Promise<Worker> {
   return Worker.create({
@@ -138,6 +155,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     ...(opts.identity ? { identity: opts.identity } : {}),
     dataConverter: dataConverterOptions(opts.payloadCodec),
     ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),
+    ...ISOLATE_OPTIONS,
   });
 }
 

@@ -42,6 +42,8 @@ export async function readMultipart(
     try {
       bb = busboy({
         headers: ctx.req.headers,
+        // Browsers and fetch send a file name's UTF-8 bytes as they are; busboy's default reads them as latin1.
+        defParamCharset: 'utf8',
         limits: {
           fileSize: opts.maxFileBytes,
           files: 1,

@@ -54,6 +54,8 @@ export async function readMultipart<T>(
     // One byte over the limit reaches the guard below, which fails the write as it is crossed.
     parser = busboy({
       headers,
+      // Browsers and fetch send a file name's UTF-8 bytes as they are; busboy's default reads them as latin1.
+      defParamCharset: 'utf8',
       limits: { files: 1, fields: maxFields, fieldSize: maxFieldBytes, fileSize: maxFileBytes + 1, parts: maxFields + 1 },
     });
   } catch (err) {

@@ -20,7 +20,12 @@ import {
 
 const idParams = z.object({ id: pathId });
 const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const anyKey = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
+/**
+ * Connection tests send the stored secret to its service: any valid key of the workspace (the
+ * contract), but only with the write role, like every other route that makes a credential leave
+ * the service (docs/api/credentials.md).
+ */
+const anyKeyWrite = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
 const credentialRoute = routeGroup({
   tags: ['Credentials'],
   family: 'bare',
@@ -124,8 +129,8 @@ export const testCredentialRoute = credentialRoute({
   method: 'post',
   path: '/{id}/test',
   operationId: 'testCredential',
-  summary: 'Live connection check with the stored credential (any valid key of the workspace)',
-  access: anyKey,
+  summary: 'Live connection check with the stored credential (any valid key of the workspace; Member or above)',
+  access: anyKeyWrite,
   params: idParams,
   responses: {
     200: { description: '`{ result: { ok, status, message, checkedAt, latencyMs } }`', schema: credentialTestSchema },
@@ -142,7 +147,7 @@ export const testWorkflowCredentialsRoute = workflowCredentialRoute({
   path: '/test',
   operationId: 'testWorkflowCredentials',
   summary: "Tests every credential the workflow's nodes name (draft and active version)",
-  access: anyKey,
+  access: anyKeyWrite,
   params: idParams,
   responses: {
     200: {

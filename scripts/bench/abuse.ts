@@ -17,7 +17,9 @@ import {
   F1_SOURCES,
   F2_SQL,
   F3_EXPRESSIONS,
+  F4_CHAIN_LENGTH,
   F4_EXPRESSION,
+  f4ChainExpression,
   F5_CPU_SQL,
   F5_PARALLEL,
   F6_SOURCE,
@@ -224,6 +226,18 @@ const CLASSES: AttackClass[] = [
     prepare: async (env) => {
       const id = await createAndDeploy(env, env.a, chain([transformNode(F4_EXPRESSION)]));
       return { once: () => Promise.all([liveAttack(env, id), liveAttack(env, id)]) };
+    },
+  },
+  {
+    key: 'F4v',
+    describe: `live runs of ${F4_CHAIN_LENGTH} nodes each at its expression budget (one at a time; F4 by volume)`,
+    prepare: async (env) => {
+      const nodes = Array.from({ length: F4_CHAIN_LENGTH }, (_, i) => ({
+        ...transformNode(f4ChainExpression(i), `t${i}`),
+        onError: 'continue',
+      }));
+      const id = await createAndDeploy(env, env.a, chain(nodes));
+      return { once: async () => [await liveAttack(env, id)] };
     },
   },
   {

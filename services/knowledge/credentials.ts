@@ -5,11 +5,18 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema } from '../../db/entities';
-import { credentialKeyring, openCredential, type CredentialKeySettings } from '../credentials';
+import { credentialDestinations, credentialKeyring, openCredential, type CredentialKeySettings, type ProviderUrls } from '../credentials';
 
 export interface ConnectorCredential {
   id: string;
+  name: string;
   type: string;
+  /**
+   * The host patterns the credential may be sent to (services/credentials/destinations.ts): its
+   * `allowedHosts`, the hosts its value names and, for a provider type, the deployment's base
+   * URL of that provider. Every request of a sync is checked against them before it is sent.
+   */
+  destinations: string[];
   token: string;
   username?: string;
   /** The provider's API base URL, when the credential names one. */
@@ -26,12 +33,13 @@ export async function resolveConnectorCredential(
   workspaceId: string,
   credentialId: string,
   keys: CredentialKeySettings,
+  providerUrls: ProviderUrls = {},
 ): Promise<ConnectorCredentialResolution> {
   const row = await em.findOne(CredentialSchema, { id: credentialId, workspaceId });
   if (!row) return { ok: false, reason: 'not_found' };
   // The credentials area's keyring: CREDENTIALS_KEY (or the SECRET_KEY-derived key) and every previous key.
   const ring = credentialKeyring(keys);
-  let value: unknown;
+  let value: ReturnType<typeof openCredential>;
   try {
     if (!ring) throw new Error('no key');
     value = openCredential(ring, row);
@@ -50,7 +58,9 @@ export async function resolveConnectorCredential(
     ok: true,
     credential: {
       id: row.id,
+      name: row.name,
       type: row.type,
+      destinations: credentialDestinations(row, value, providerUrls),
       token,
       ...(typeof v.username === 'string' ? { username: v.username } : {}),
       ...(typeof v.baseUrl === 'string' ? { baseUrl: v.baseUrl } : {}),

@@ -24,7 +24,7 @@ import type { SyncExecutionOutcome } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableString, toStorable } from '../kernel/storableText';
 import type { KnowledgeConfig } from '../kernel/config';
-import type { CredentialKeySettings } from '../credentials';
+import { hostAllowed, shownHost, type CredentialKeySettings, type ProviderUrls } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
 import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
@@ -120,7 +120,8 @@ type SetupReason =
   | 'credential_unreadable'
   | 'credential_type_incompatible'
   | 'credential_scopes_missing'
-  | 'provider_address_refused';
+  | 'provider_address_refused'
+  | 'credential_destination_refused';
 
 const SETUP_TEXT: Record<SetupReason, string> = {
   credential_missing: 'its config names no credentialId',
@@ -130,6 +131,8 @@ const SETUP_TEXT: Record<SetupReason, string> = {
   credential_scopes_missing: 'the credential lacks required scopes',
   provider_address_refused:
     "the outbound guard refuses its provider's address (point the credential's baseUrl at the provider's public address)",
+  credential_destination_refused:
+    "the credential is not bound to the provider's address (add the host to the credential's allowedHosts, with its secret)",
 };
 
 function setupRequired(
@@ -161,16 +164,33 @@ function setupRequired(
   );
 }
 
+/** The deployment's base URL of each provider, as the hosts a credential of that provider's type is bound to. */
+function knowledgeProviderUrls(urls: KnowledgeConfig['providerBaseUrls']): ProviderUrls {
+  const out: ProviderUrls = {};
+  for (const [type, url] of Object.entries(urls)) if (url) out[type] = [url];
+  return out;
+}
+
+/** Whether `url` is absolute http(s) and goes to a host the patterns allow. */
+function boundTo(patterns: string[], url: string): boolean {
+  try {
+    return hostAllowed(patterns, new URL(url));
+  } catch {
+    return false;
+  }
+}
+
 /** The connector's credential, or 409 `setup_required` saying why it cannot be used. */
 export async function connectorCredential(
   em: EntityManager,
   keys: CredentialKeySettings,
   connector: KnowledgeConnector,
+  providerUrls?: ProviderUrls,
 ): Promise<ConnectorCredential> {
   const provider = PROVIDERS[connector.providerId];
   const credentialId = connector.config.credentialId;
   if (typeof credentialId !== 'string' || credentialId === '') throw setupRequired(connector, provider, 'credential_missing');
-  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, keys);
+  const resolved = await resolveConnectorCredential(em, connector.workspaceId, credentialId, keys, providerUrls);
   if (!resolved.ok)
     throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
   const { credential } = resolved;
@@ -446,7 +466,7 @@ export async function executeSyncRun(
     const provider = PROVIDERS[connector.providerId];
     let credential: ConnectorCredential;
     try {
-      credential = await connectorCredential(em, deps.keys, connector);
+      credential = await connectorCredential(em, deps.keys, connector, knowledgeProviderUrls(deps.config.providerBaseUrls));
     } catch (err) {
       if (err instanceof DomainError) throw new SyncError('conflict', err.message, err.code, err.envelope);
       throw err;
@@ -469,6 +489,18 @@ export async function executeSyncRun(
     const timeout = AbortSignal.timeout(ref.options.timeoutMs);
     const signal = AbortSignal.any([lost.signal, timeout, ...(hooks.signal ? [hooks.signal] : [])]);
     const auth = provider.authHeaders(credential);
+    // Before each request (the base URL, and every link the provider answers with): the
+    // credential goes only to hosts it is bound to (issue 27 item 5).
+    const bound = (url: string) => {
+      if (boundTo(credential.destinations, url)) return;
+      const allowed = credential.destinations;
+      const refusal = `Credential "${credential.name.slice(0, 200)}" may not be sent to ${shownHost(url)}: ${
+        allowed.length === 0 ? 'it is bound to no host' : `it may be sent only to ${allowed.join(', ')}`
+      }.`;
+      const setup = setupRequired(connector, provider, 'credential_destination_refused', { refusal });
+      throw new SyncError('conflict', `${setup.message} ${refusal}`, setup.code, setup.envelope);
+    };
+    bound(baseUrl);
     let batch: SyncBatch;
     try {
       batch = await provider.fetch({
@@ -477,8 +509,9 @@ export async function executeSyncRun(
         budget,
         credential,
         baseUrl,
-        request: (req, opts) =>
-          httpRequest(
+        request: (req, opts) => {
+          bound(req.url);
+          return httpRequest(
             { ...req, headers: { ...auth, ...(req.headers ?? {}) }, timeoutMs: ref.options.timeoutMs },
             {
               allowPrivateNetworks: deps.allowPrivateNetworks,
@@ -486,7 +519,8 @@ export async function executeSyncRun(
               maxResponseBytes: ref.options.maxBytes + 4 * 1024 * 1024,
               responseType: opts?.responseType,
             },
-          ),
+          );
+        },
         knownVersions: (ids) => knownVersions(em, connector.id, ids),
         knownIds: (prefix) => knownIds(em, connector.id, prefix),
       });

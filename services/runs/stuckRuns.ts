@@ -9,7 +9,7 @@ import { storableString } from '../kernel/storableText';
 /**
  * Workflow-task failure guard, part 2. A workflow task that fails (non-determinism after a bad
  * deploy, an error thrown outside the run workflow's own catch) or never completes (an
- * activation over the worker's isolateExecutionTimeout, 5 s) is retried by Temporal for ever,
+ * activation over the worker's isolateExecutionTimeout, 30 s) is retried by Temporal for ever,
  * and the run stays `running`. Temporal counts the attempts of the pending workflow task; a run
  * whose task has failed `maxAttempts` times is terminated with the reason and recorded `failed`.
  *

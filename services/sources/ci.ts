@@ -6,6 +6,7 @@ import { enqueueSourceEvent, execOf, sourceWebhookId, targetIsLive } from './out
 import { credentialKeyring, type CredentialKeySettings } from '../credentials/keys';
 import { openCredential } from '../credentials/crud';
 import { credentialHeaders } from '../credentials/http';
+import { assertCredentialDestination } from '../credentials/resolve';
 import type { PollResult } from './rss';
 
 /** New builds one job may start in one poll; older ones beyond it are counted in `omittedBuildCount`. */
@@ -64,6 +65,10 @@ export async function pollCiSource(em: EntityManager, deps: CiPollDeps, sourceId
     const configured = typeof value.baseUrl === 'string' ? value.baseUrl : deps.defaultBaseUrl;
     if (!configured) throw new Error('No CI server address is configured for this credential.');
     base = configured.endsWith('/') ? configured : `${configured}/`;
+    // Any credential of the workspace may be named by a source: it goes only to a host it is
+    // bound to (a ci credential's own baseUrl, or the deployment's ci base URL), checked before
+    // any request (issue 27 item 5). Job paths are encoded, so every request stays on `base`.
+    assertCredentialDestination(row, value, base, deps.defaultBaseUrl ? { ci: [deps.defaultBaseUrl] } : {});
     headers = { ...credentialHeaders({ type: row.type, value }), accept: 'application/json' };
   } catch (err) {
     await save(em, (err as Error).message.slice(0, 500));

@@ -125,6 +125,13 @@ const SYNC_EXPRESSIONS_PATCH = 'sync-expressions-v1';
  */
 const EXPRESSION_BOUNDS_PATCH = 'expression-bounds-v1';
 
+/**
+ * Runs started before their expression work was cut into slices (engine WORK_SLICE_STEPS) did
+ * all of it in one activation; they replay so. New runs end an activation with a 1 ms timer
+ * after each slice, so no activation nears the worker's isolateExecutionTimeout.
+ */
+const WORK_SLICES_PATCH = 'work-slices-v1';
+
 /** Each action node gets its own retry policy from `node.retry` (default: a single attempt). */
 function actionActivities(node: GraphNode, timeoutMs: number, local: boolean): Activities {
   const options = {
@@ -222,6 +229,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     messageLimitChars: patched(MESSAGE_LIMIT_PATCH) ? MESSAGE_LIMIT_CHARS : Infinity,
     syncExpressions: patched(SYNC_EXPRESSIONS_PATCH),
     boundedExpressions: patched(EXPRESSION_BOUNDS_PATCH),
+    ...(patched(WORK_SLICES_PATCH) ? { endActivation: () => sleep(1) } : {}),
     now: () => Date.now(),
     async runAction(node, config, input) {
       const local = runsAsLocalActivity(node, config) && patched(LOCAL_ACTIONS_PATCH);

@@ -72,6 +72,15 @@ export function f3Result(name: keyof typeof F3_EXPRESSIONS): ((run: { output?: u
 /** F4: the picture that aborted the whole process from a worker thread. */
 export const F4_EXPRESSION = F3_EXPRESSIONS['$toMillis with a ten-[f] picture'];
 
+/**
+ * F4 by volume: nodes that each use up an expression's whole work budget (10,000 steps) and fail,
+ * chained with onError continue. Done in one workflow activation, their work grows with the
+ * number of nodes (up to 500) past the SDK's isolateExecutionTimeout, whose interrupt aborted
+ * the process. Distinct sources, since evaluations of one cached expression share a budget.
+ */
+export const F4_CHAIN_LENGTH = 12;
+export const f4ChainExpression = (i: number) => `$length($replace($pad("", 1000000, "a"), /a/, "b")) + ${i}`;
+
 /** F5: parallel read-only queries of A. */
 export const F5_PARALLEL = 30;
 /** F5: a read-only query that keeps a PostgreSQL backend busy for seconds (pg_sleep is refused by the checker). */

@@ -4,8 +4,9 @@
  * expressions run live here too, each its own case. Contract: A's run ends with the node
  * failed naming the limit (or the right result), the worker keeps polling, B keeps running.
  */
-import { F3_ACCEPTED, F3_EXPRESSIONS, F4_EXPRESSION, f3Result } from './attacks';
-import { expect4xx, expectFailedOrSucceeded, abuseStackPerFile, transformNode } from './kit';
+import { waitForRun } from '../support/harness';
+import { F3_ACCEPTED, F3_EXPRESSIONS, F4_CHAIN_LENGTH, F4_EXPRESSION, f3Result, f4ChainExpression } from './attacks';
+import { CLEAR_LIMIT_MESSAGE, expect4xx, expectFailedOrSucceeded, abuseStackPerFile, transformNode } from './kit';
 
 const kit = abuseStackPerFile();
 
@@ -25,6 +26,30 @@ test('five live runs with the picture at once, while B probes', async () => {
     for (const run of runs) expectFailedOrSucceeded(run, F3_ACCEPTED[PICTURE].message, f3Result(PICTURE));
   });
 });
+
+test('a run whose nodes together do more work than one workflow task may ends, in short tasks', async () => {
+  await kit.survives(async () => {
+    const nodes = Array.from({ length: F4_CHAIN_LENGTH }, (_, i) => ({
+      ...transformNode(f4ChainExpression(i), `t${i}`),
+      onError: 'continue',
+    }));
+    const created = await kit.createWorkflow(kit.a, {
+      nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes],
+      edges: chainEdges(nodes),
+    });
+    await kit.deploy(kit.a, created);
+    const exec = await kit.execute(kit.a, created);
+    expect(exec.status).toBe(202);
+    // Generous: this is "not hung" (a dozen expression budgets of work on a possibly busy machine).
+    const run = await waitForRun(kit.app, kit.a.token, exec.body.run.id, undefined, 240_000);
+    expect(run.status).toBe('succeeded');
+    const steps = (run.steps as Array<{ nodeId: string; status: string; error: string | null }>).filter((s) => s.nodeId.startsWith('t'));
+    expect(steps).toHaveLength(F4_CHAIN_LENGTH);
+    for (const step of steps) expect(step).toMatchObject({ status: 'failed', error: expect.stringMatching(CLEAR_LIMIT_MESSAGE) });
+  });
+}, 300_000);
+
+const chainEdges = (nodes: Array<{ id: string }>) => nodes.map((n, i) => ({ source: i === 0 ? 'start' : nodes[i - 1]!.id, target: n.id }));
 
 describe.each((Object.keys(F3_EXPRESSIONS) as Array<keyof typeof F3_EXPRESSIONS>).filter((k) => k !== PICTURE))(
   'a live run of %s',

@@ -264,3 +264,10 @@ test("another workspace cannot export, or import into, this workspace's tables",
   expect(intrude.status).toBe(404);
   expect((await rows(mine.body.table.id)).pagination.total).toBe(1);
 });
+
+test('a UTF-8 file name is read as UTF-8: "résumé – 東京.csv" names the table resume', async () => {
+  const res = await upload('a\n1\n', { databaseName: 'names' }, { fileName: 'résumé – 東京.csv' });
+  expect(res.status).toBe(201);
+  // Read as latin1 (busboy's default) the name was "rÃ©sumÃ© â\u0080\u0093 æ\u009d±äº¬", cleaned to "ra_suma_a_ao".
+  expect(res.body.table.name).toBe('resume');
+});

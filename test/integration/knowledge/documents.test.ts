@@ -221,6 +221,14 @@ describe('documents', () => {
     for (let i = 1; i < chunks.length; i++) expect(chunks[i].char_start).toBeLessThan(chunks[i - 1].char_end);
   });
 
+  test('a UTF-8 file name comes back as sent: "résumé – 東京.txt" (busboy reads names as latin1 unless told)', async () => {
+    const kb = await createBase(stack.app, token);
+    const name = 'résumé – 東京.txt';
+    const doc = await uploadDocument(stack.app, token, kb.id, { name, type: 'text/plain', content: 'Curriculum vitae.' });
+    expect(doc.name).toBe(name);
+    expect((await getDocument(stack.app, token, kb.id, doc.id)).body.document.name).toBe(name);
+  });
+
   test('list with cursor, get, delete (chunks and stored bytes go too)', async () => {
     const kb = await createBase(stack.app, token);
     const ids: string[] = [];

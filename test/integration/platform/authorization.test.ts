@@ -10,10 +10,11 @@
  * The first block pins the escalations found by the attack run (issue 27): each failed before
  * the routes declared their role.
  */
-import { allRoutes } from '../../../api/app';
-import type { AnyRoute } from '../../../api/http/route';
+import { allRoutes, createApp } from '../../../api/app';
+import { koaPath, type AnyRoute } from '../../../api/http/route';
 import type { Access, ApiKeyScopes } from '../../../api/middleware/auth';
 import { MembershipSchema, UserSchema, type ApiKeyScope, type MembershipRole } from '../../../db/entities';
+import { API_KEY_SCOPES, MEMBERSHIP_ROLES } from '../../../engine/statuses';
 import { AUTH_MESSAGES } from '../../../services/kernel/errors';
 import { randomToken } from '../../../services/kernel/ids';
 import { hashPassword } from '../../../services/kernel/passwords';
@@ -214,6 +215,9 @@ describe('the findings of the attack run (issue 27 items 1 and 4)', () => {
     ['POST', '/api/workers/smoke-test', 'viewer session'],
     ['POST', '/api/v1/workers/local-ai-cli/session', 'viewer key'],
     ['POST', '/api/workers/local-ai-cli/session', 'viewer session'],
+    // Connection tests send the stored secret to its service: write role (docs/api/credentials.md).
+    ['POST', `/api/v1/credentials/authzcred0001/test`, 'viewer key'],
+    ['POST', `/api/v1/workflows/authzwf0001/credentials/test`, 'viewer key'],
   ];
   test.each(cases)('%s %s as a %s: 403 Write permission is required.', async (method, path, who) => {
     const c = caller(who);
@@ -225,10 +229,55 @@ describe('the findings of the attack run (issue 27 items 1 and 4)', () => {
     expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { error: AUTH_MESSAGES.writeRequired } });
   });
 
-  test('a writer still passes the role check on the session twins', async () => {
+  test('a writer still passes the role check on the session twins and the connection tests', async () => {
+    for (const path of [`/api/v1/credentials/cred${randomToken(8)}/test`, `/api/v1/workflows/wf${randomToken(8)}/credentials/test`]) {
+      const res = await http(app, 'POST', path, { token: caller('writer key').token, body: [] });
+      expect([path, res.status === 401 || res.status === 403]).toEqual([path, false]);
+    }
     const res = await http(app, 'POST', '/api/workers/extflow/import-bundle', { cookie: caller('writer session').cookie, body: [] });
     expect(res.status).toBe(400);
   });
+});
+
+/**
+ * Mounted beside the declared routes, outside the matrix: the OpenAPI document (public), the
+ * metrics scrape (its own guard: loopback, METRICS_TOKEN or METRICS_PORT; test/integration/platform)
+ * and the codec's CORS preflight (answers headers only).
+ */
+const OUTSIDE_MATRIX = [
+  'GET /api/v1/openapi.json',
+  'GET /metrics',
+  'OPTIONS /api/temporal-codec/decode',
+  'OPTIONS /api/temporal-codec/encode',
+];
+
+test("the walk's routes are the router's: every mounted layer is a declared route, and every declared route is mounted", () => {
+  const koa = createApp(app.deps);
+  const dispatch = koa.middleware.find((m) => 'router' in m) as unknown as {
+    router: { stack: Array<{ methods: string[]; path: string | RegExp }> };
+  };
+  const mounted = new Set(
+    dispatch.router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path)}`)),
+  );
+  const declared = new Set(allRoutes.map((r) => `${r.method.toUpperCase()} ${koaPath(r.path)}`));
+  expect([...mounted].filter((k) => !declared.has(k)).sort()).toEqual([...OUTSIDE_MATRIX].sort());
+  expect([...declared].filter((k) => !mounted.has(k))).toEqual([]);
+  expect(declared.size).toBe(allRoutes.length);
+});
+
+test('every principal of issue 27 item 2 is a caller of the walk', () => {
+  const live = callers.filter((c) => !c.revoked && !c.otherWorkspace && !c.operator);
+  // Owner, admin, writer and viewer, each by a workspace key and by a session.
+  expect(new Set(live.filter((c) => c.scope === 'workspace').map((c) => c.role))).toEqual(new Set(MEMBERSHIP_ROLES));
+  expect(new Set(live.filter((c) => c.cookie).map((c) => c.role))).toEqual(new Set(MEMBERSHIP_ROLES));
+  // A key of every scope: personal, copilot, end-user gateway, organization (and workspace).
+  expect(new Set(live.filter((c) => c.token).map((c) => c.scope))).toEqual(new Set(API_KEY_SCOPES));
+  // A removed member and another workspace's owner, by key and by session; the operator; nobody.
+  const kinds = (cs: Caller[]) => cs.map((c) => (c.token ? 'key' : 'session')).sort();
+  expect(kinds(callers.filter((c) => c.revoked))).toEqual(['key', 'session']);
+  expect(kinds(callers.filter((c) => c.otherWorkspace))).toEqual(['key', 'session']);
+  expect(callers.filter((c) => c.operator)).toHaveLength(1);
+  expect(callers.filter((c) => !c.token && !c.cookie)).toHaveLength(1);
 });
 
 test('every mounted route declares a role for every workspace principal', () => {
@@ -250,8 +299,6 @@ const VIEWER_POSTS = new Set([
   'POST /api/v1/workflows/import-preview',
   'POST /api/v1/workflows/validate-artifact',
   'POST /api/v1/workflows/{id}/validate',
-  'POST /api/v1/credentials/{id}/test',
-  'POST /api/v1/workflows/{id}/credentials/test',
   'POST /api/v1/databases/query',
   'POST /api/v1/knowledge-bases/search',
   'POST /api/v1/skills/load',

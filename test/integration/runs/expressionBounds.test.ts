@@ -70,13 +70,13 @@ async function workflowTaskFailures(runId: string): Promise<number> {
 }
 
 /** Replays a run's history with the current workflow bundle; throws on any nondeterminism. */
-async function replays(runId: string): Promise<void> {
+async function replays(runId: string, patch = 'expression-bounds-v1'): Promise<void> {
   const history = await closedHistory(stack.app.deps.temporal.client, runId);
   const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
   const ids = markers
     .flatMap((e) => e.markerRecordedEventAttributes!.details?.['patch-data']?.payloads ?? [])
     .map((p) => JSON.parse(Buffer.from(p.data ?? []).toString('utf8')).id);
-  expect(ids).toContain('expression-bounds-v1');
+  expect(ids).toContain(patch);
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
   await Worker.runReplayHistory({ workflowBundle: bundle, dataConverter: { payloadCodecs: [testPayloadCodec] } }, history, runId);
 }
@@ -88,6 +88,37 @@ test('$toMillis with a backtracking picture runs on RE2 in a live run (it aborte
   expect(parsed.steps.find((s: { nodeId: string }) => s.nodeId === 'expr')).toMatchObject({ status: 'succeeded', output: false });
   expect(await workflowTaskFailures(parsed.id)).toBe(0);
 }, 120_000);
+
+test("a run whose nodes together exceed one workflow task's work ends in short tasks, and replays", async () => {
+  // Twelve nodes that each use up an expression's budget (10,000 steps): in one activation their
+  // work grows with the node count (up to 500) past the worker's isolateExecutionTimeout, whose
+  // interrupt aborted the process. Each node now ends a slice (WORK_SLICE_STEPS = 2,000).
+  const nodes = Array.from({ length: 12 }, (_, i) => ({
+    id: `t${i}`,
+    type: 'transform',
+    config: { expression: `$length($replace($pad("", 1000000, "a"), /a/, "b")) + ${i}` },
+    onError: 'continue',
+  }));
+  const body = {
+    nodes: [{ id: 'start', type: 'start', config: {} }, ...nodes],
+    edges: nodes.map((n, i) => ({ source: i === 0 ? 'start' : `t${i - 1}`, target: n.id })),
+  };
+  const as = { app: stack.app, ws: stack.ws };
+  const { workflowId } = await deployWorkflow(as, body);
+  const ended = await executeAndWait(as, workflowId, {}, { timeoutMs: 240_000 });
+  expect(ended.status).toBe('succeeded');
+  for (const node of nodes) {
+    expect(ended.steps.find((s: { nodeId: string }) => s.nodeId === node.id)).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/exceeded 10000 steps in regular expression matching/),
+    });
+  }
+  expect(await workflowTaskFailures(ended.id)).toBe(0);
+  const history = await closedHistory(stack.app.deps.temporal.client, ended.id);
+  // A slice ends with a 1 ms timer: after each node but the last.
+  expect((history.events ?? []).filter((e) => e.timerStartedEventAttributes).length).toBeGreaterThanOrEqual(11);
+  await replays(ended.id, 'work-slices-v1');
+}, 300_000);
 
 test('a lambda signature that backtracks is refused when the workflow is deployed', async () => {
   const expression = `(function($x)<${'n+'.repeat(12)}:n>{ $x })(1)`;

@@ -148,3 +148,39 @@ test('the source is polled by its ci_ Temporal Schedule', async () => {
   while ((await view()).lastPolledAt === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   expect((await view()).jobStatuses.api).toMatchObject({ baselineBuildNumber: builds.api[builds.api.length - 1].number, error: null });
 });
+
+test('a source naming a credential of another kind sends it nowhere it is not bound to (issue 27 item 5)', async () => {
+  const { app, ws } = stack;
+  const secret = 'bound-elsewhere-token-0123456789';
+  const cred = await http<CredentialEnvelope>(app, 'POST', '/api/v1/credentials', {
+    token: ws.token,
+    body: { name: 'Bound elsewhere', type: 'bearer', value: { token: secret }, allowedHosts: ['api.example.test'] },
+  });
+  expect(cred.status).toBe(201);
+  const wf = await http<CreatedWorkflow>(app, 'POST', '/api/v1/workflows', {
+    token: ws.token,
+    body: { nodes: [{ id: 'build', type: 'ci', config: {} }], edges: [] },
+  });
+  const workflowId = wf.body.workflow.id;
+  expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
+  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  const configured = await changed(app, ws.token, workflowId, {
+    action: 'configure-source',
+    expectedRevision: prod.revision,
+    source: { kind: 'ci', targetId: prod.targetId, nodeId: 'build', credentialId: cred.body.credential.id, jobs: ['api'] },
+  });
+  const before = seen.length;
+  // The deployment's CI server (the loopback fake) is not a host the bearer credential was made for.
+  const result = await pollCiSource(
+    app.orm.em.fork(),
+    { keys: keySettingsOf(app.deps.config), allowPrivateNetworks: true, defaultBaseUrl: base },
+    configured.receipt.sourceId,
+  );
+  expect(result).toEqual({
+    outcome: 'failed',
+    started: 0,
+    error: `Credential "Bound elsewhere" may not be sent to ${new URL(base).host}: it may be sent only to api.example.test. Add the host to its allowedHosts (with its secret) or use another credential.`,
+  });
+  // (The schedule of the test above may poll the fake meanwhile, with its own credential.)
+  expect(seen.slice(before).filter((s) => s.headers.authorization === `Bearer ${secret}`)).toEqual([]);
+});

@@ -161,3 +161,83 @@ describe('expression bounds (patch expression-bounds-v1)', () => {
     },
   );
 });
+
+describe('work slices (patch work-slices-v1)', () => {
+  // Each node exhausts its own step budget (10,000 steps) and fails; onError lets the chain go on.
+  const HEAVY = '$length($replace($pad("", 1000000, "a"), /a/, "b"))';
+  const heavyChain = (n: number, parallel = false) => {
+    const nodes: WorkflowGraph['nodes'] = [{ id: 'start', type: 'start', config: {} }];
+    const edges: WorkflowGraph['edges'] = [];
+    for (let i = 0; i < n; i++) {
+      // Distinct sources: evaluations of one cached expression share its budget.
+      nodes.push({ id: `t${i}`, type: 'transform', config: { expression: `${HEAVY} + ${i}` }, onError: 'continue' });
+      edges.push({ source: parallel || i === 0 ? 'start' : `t${i - 1}`, target: `t${i}` });
+    }
+    return graph(nodes, edges);
+  };
+
+  /** Runs `g` with slices, recording how much work each activation (the span between two ends) did. */
+  async function sliced(g: WorkflowGraph, sync: boolean) {
+    const { h, steps } = host(sync);
+    const { WORK_METER } = await import('../../../engine/expressionBounds');
+    const activations: number[] = [];
+    let began = WORK_METER.steps;
+    const outcome = await runGraph(
+      { graph: g, input: {}, trigger: 'api' },
+      {
+        ...h,
+        sliceSteps: 2_000,
+        endActivation: async () => {
+          activations.push(WORK_METER.steps - began);
+          await new Promise((resolve) => setImmediate(resolve));
+          began = WORK_METER.steps;
+        },
+      },
+    );
+    activations.push(WORK_METER.steps - began);
+    return { outcome, steps, activations };
+  }
+
+  test.each([true, false])('no activation does more than a slice plus one expression (sync path %s)', async (sync) => {
+    const { outcome, steps, activations } = await sliced(heavyChain(6), sync);
+    expect(outcome.status).toBe('succeeded');
+    for (let i = 0; i < 6; i++) expect(steps.get(`t${i}`)).toMatchObject({ status: 'failed', error: expect.stringContaining('steps in') });
+    // Without slices the six budgets (60,000 steps) would be one activation.
+    expect(activations.length).toBeGreaterThanOrEqual(6);
+    for (const work of activations) expect(work).toBeLessThan(2_000 + 10_000 + 1_000);
+  });
+
+  test.each([true, false])('parallel branches are evaluated one at a time, each in a slice (sync path %s)', async (sync) => {
+    const { activations, steps } = await sliced(heavyChain(4, true), sync);
+    expect([...steps.values()].filter((s) => s.status === 'failed')).toHaveLength(4);
+    // Each branch's budget is a slice's worth, so each ends one activation: four, not one.
+    expect(activations).toHaveLength(4);
+    for (const work of activations) expect(work).toBeLessThan(2_000 + 10_000 + 1_000);
+  });
+
+  test('the outcome, steps and logs are those of an unsliced run', async () => {
+    const g = graph(
+      [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'a', type: 'transform', config: { expression: '$count($map([1..3000], $string))' } },
+        { id: 'b', type: 'transform', config: { expression: '$sum([1..3000])' } },
+        { id: 'say', type: 'log', config: { level: 'info', message: '="sum " & $string($)' } },
+        { id: 'c', type: 'transform', config: { expression: '{"n": $count($map([1..3000], $string)), "s": $}' } },
+      ],
+      [
+        { source: 'start', target: 'a' },
+        { source: 'a', target: 'b' },
+        { source: 'b', target: 'say' },
+        { source: 'say', target: 'c' },
+      ],
+    );
+    const plain = host(true);
+    const expected = await runGraph({ graph: g, input: {}, trigger: 'api' }, plain.h);
+    const { outcome, steps, activations } = await sliced(g, true);
+    expect(activations.length).toBeGreaterThan(1);
+    expect(outcome).toEqual(expected);
+    expect([...steps.values()].map((s) => [s.nodeId, s.status, s.output])).toEqual(
+      [...plain.steps.values()].map((s) => [s.nodeId, s.status, s.output]),
+    );
+  });
+});
