@@ -90,5 +90,5 @@ test('a refused provider address answers 409 setup_required (never 5xx), fails t
   const replay = await startRun(stack.app, stack.ws.token, connectorId, { options: { maxPages: 1 } }, keys[0]);
   expect(replay.status).toBe(201);
   expect(replay.body.data.run).toMatchObject({ status: 'succeeded', upsertedCount: 1, error: null });
-  expect((await getRun(stack.app, stack.ws.token, connectorId, replay.body.data.run.id)).status).toBe('succeeded');
+  expect((await getRun(stack.app, stack.ws.token, connectorId, replay.body.data.run.id))?.status).toBe('succeeded');
 }, 180_000);
