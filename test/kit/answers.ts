@@ -17,14 +17,3 @@ export type RenamedApiKey = { apiKey: ApiKey };
 export type RevokedApiKey = { deleted: true; apiKey: ApiKey };
 /** GET, PATCH /api/organization and POST /api/organization/workspaces. */
 export type OrganizationAnswer = { organization: z.infer<typeof organizationSchema> };
-
-/**
- * An envelope-family answer (`/api/v1/...` areas that answer `{ ok, data, meta }`), typed as its
- * success; on a refusal `error` holds `{ code, message }` — check `status` first.
- */
-export interface Envelope<T> {
-  ok: boolean;
-  data: T;
-  meta: { contractVersion: string };
-  error: { code: string; message: string; [field: string]: unknown };
-}

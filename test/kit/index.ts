@@ -69,4 +69,4 @@ export {
   type TestWorker,
   type WorkspaceFixture,
 } from '../support/harness';
-export type { ApiKey, ApiKeyList, CreatedApiKey, Envelope, OrganizationAnswer, RenamedApiKey, RevokedApiKey } from './answers';
+export type { ApiKey, ApiKeyList, CreatedApiKey, OrganizationAnswer, RenamedApiKey, RevokedApiKey } from './answers';

@@ -9,7 +9,7 @@ import { FileScanSchema, StoredFileSchema } from '../../../db/entities';
 import { filePurgeWorkflowId } from '../../../temporal/shared';
 import type { z } from 'zod';
 import type { fileListSchema } from '../../../api/schemas/files';
-import { addUserWithKey, http, useTestStack, type Envelope, type HttpResult } from '../../kit';
+import { addUserWithKey, http, useTestStack, type Enveloped, type HttpResult } from '../../kit';
 import { request } from 'node:http';
 import { filesUnder } from '../../support/workerProcess';
 import {
@@ -32,7 +32,7 @@ import {
   type StoredFile,
 } from './support';
 
-type FileList = Envelope<z.infer<typeof fileListSchema>>;
+type FileList = Enveloped<z.infer<typeof fileListSchema>>;
 let owner: Caller;
 let blobDir: string;
 const META = { contractVersion: 'api-contracts.v1' };

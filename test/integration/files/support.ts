@@ -6,13 +6,13 @@ import path from 'node:path';
 import type { AppConfig } from '../../../services/kernel/config';
 import type { z } from 'zod';
 import type { createdFileSchema, fileEnvelopeSchema, fileSchema, storedBlobSchema } from '../../../api/schemas/files';
-import { http, type Envelope, type HttpResult } from '../../kit';
+import { http, type Enveloped, type HttpResult } from '../../kit';
 
 export type StoredFile = z.infer<typeof fileSchema>;
 /** The answers of the files routes (envelope family). */
-export type CreatedFileAnswer = Envelope<z.infer<typeof createdFileSchema>>;
-export type FileAnswer = Envelope<z.infer<typeof fileEnvelopeSchema>>;
-export type StoredBlobAnswer = Envelope<z.infer<typeof storedBlobSchema>>;
+export type CreatedFileAnswer = Enveloped<z.infer<typeof createdFileSchema>>;
+export type FileAnswer = Enveloped<z.infer<typeof fileEnvelopeSchema>>;
+export type StoredBlobAnswer = Enveloped<z.infer<typeof storedBlobSchema>>;
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 export const key = () => `k-${randomBytes(8).toString('hex')}`;
@@ -101,14 +101,14 @@ export async function download(
   c: Caller,
   id: string,
   headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Headers; bytes: Buffer; json: Partial<Envelope<unknown>> | undefined }> {
+): Promise<{ status: number; headers: Headers; bytes: Buffer; json: Partial<Enveloped<unknown>> | undefined }> {
   const h: Record<string, string> = { ...headers };
   if (c.token) h.authorization = `Bearer ${c.token}`;
   if (c.cookie) h.cookie = c.cookie;
   const res = await fetch(`${app.url}${mountOf(c)}/${id}/content`, { headers: h });
   const bytes = Buffer.from(await res.arrayBuffer());
   /** The answer when it is JSON: an error envelope on a refusal. */
-  let json: Partial<Envelope<unknown>> | undefined;
+  let json: Partial<Enveloped<unknown>> | undefined;
   try {
     json = JSON.parse(bytes.toString('utf8'));
   } catch {
