@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup, sessionTwin, type AnyRoute } from '../http/route';
+import { routeGroup, sessionTwin, type AnyRoute, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors } from '../schemas';
 import {
@@ -88,12 +88,7 @@ const smokeResponses = {
   404: '`Workflow not found`',
 };
 
-const workerRoute = routeGroup({
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-});
+const workerRoute = routeGroup({ tags: ['Workers'], family: 'bare', access: WORKSPACE_READ });
 
 export const workerStatusRoute = workerRoute({
   method: 'get',
@@ -120,7 +115,7 @@ export const workerSmokeTestRoute = workerRoute({
   path: SMOKE_TEST_PATH,
   operationId: 'workerSmokeTest',
   summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: WORKSPACE_WRITE,
   body: smokeBody,
   responses: smokeResponses,
   handler: smokeHandler,
@@ -150,7 +145,7 @@ const modelsQuery = z.object({ kind: kindSchema.optional() });
 const localAiCliRoute = routeGroup({
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: WORKSPACE_WRITE,
   errors: {
     ...bareAuthErrors,
     400: 'Invalid body or query (bad kind or action), or the CLI refused the token or login',
@@ -246,7 +241,7 @@ export const localAiCliModelsRoute = localAiCliRoute({
   path: '/models',
   operationId: 'localAiCliModels',
   summary: "The models the workspace's CLI offers",
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  access: WORKSPACE_READ,
   query: modelsQuery,
   responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema } },
   handler: async (ctx, input) => {
