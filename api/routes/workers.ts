@@ -158,6 +158,10 @@ const localAiCliRoute = routeGroup({
 
 const DEFAULT_KIND = 'cliA';
 
+/** What every local AI CLI service call starts with: the request's entity manager, the CLI service and the caller. */
+const cliArgs = (ctx: AppContext, input: { deps: AppDeps; principal: WorkspacePrincipal }) =>
+  [ctx.state.em, input.deps.services.workers.localAiCli, input.principal] as const;
+
 export const localAiCliSessionRoute = localAiCliRoute({
   method: 'post',
   path: '/session',
@@ -168,13 +172,7 @@ export const localAiCliSessionRoute = localAiCliRoute({
     200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema },
   },
   handler: async (ctx, input) => {
-    const session = await localAiCliSession(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.action ?? 'verify',
-      input.body.kind ?? DEFAULT_KIND,
-    );
+    const session = await localAiCliSession(...cliArgs(ctx, input), input.body.action ?? 'verify', input.body.kind ?? DEFAULT_KIND);
     return { status: 200, body: { session } };
   },
 });
@@ -189,12 +187,7 @@ export const localAiCliLoginRoute = localAiCliRoute({
     200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema },
   },
   handler: async (ctx, input) => {
-    const { session, ...login } = await startLocalAiCliLogin(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.kind,
-    );
+    const { session, ...login } = await startLocalAiCliLogin(...cliArgs(ctx, input), input.body.kind);
     return { status: 200, body: { login, session } };
   },
 });
@@ -207,12 +200,7 @@ export const localAiCliCallbackRoute = localAiCliRoute({
   body: callbackBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
-    const session = await completeLocalAiCliLogin(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.callbackUrl,
-    );
+    const session = await completeLocalAiCliLogin(...cliArgs(ctx, input), input.body.callbackUrl);
     return { status: 200, body: { session } };
   },
 });
@@ -225,13 +213,7 @@ export const localAiCliTokenRoute = localAiCliRoute({
   body: tokenBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
-    const session = await storeLocalAiCliToken(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.kind,
-      input.body.token,
-    );
+    const session = await storeLocalAiCliToken(...cliArgs(ctx, input), input.body.kind, input.body.token);
     return { status: 200, body: { session } };
   },
 });
@@ -245,12 +227,7 @@ export const localAiCliModelsRoute = localAiCliRoute({
   query: modelsQuery,
   responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema } },
   handler: async (ctx, input) => {
-    const result = await listLocalAiCliModels(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.query.kind ?? DEFAULT_KIND,
-    );
+    const result = await listLocalAiCliModels(...cliArgs(ctx, input), input.query.kind ?? DEFAULT_KIND);
     return { status: 200, body: result };
   },
 });
