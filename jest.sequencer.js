@@ -2,27 +2,31 @@
 const Sequencer = require('@jest/test-sequencer').default;
 
 /**
- * Known slow test files, slowest first (seconds at `--maxWorkers=1` on an idle 2-core machine,
- * from the clean-clone run of issue 28; update when a file's time changes much). Jest orders by
- * the durations it cached on the last run, and by file size when it has none, as in a clean
- * clone or CI: then a 2-minute file could start last and leave one worker idle for its whole
- * length. Starting these first lets the short files fill the gaps at the end.
+ * Known slow test files, slowest first. Jest orders by the durations it cached on the last run,
+ * and by file size when it has none, as in a clean clone or CI: then a 4-minute file could start
+ * last and leave one worker idle for its whole length. Starting these first lets the short files
+ * fill the gaps at the end. Order from per-file times at `--maxWorkers=1` (issue 28, item 5: a
+ * loaded 2-core machine, so only the order means anything); update when a file's time changes much.
  */
 const SLOW_FIRST = [
-  // (Reported as test/unit/supervisor.test.ts, now test/unit/main/supervisor.test.ts, which is 17 lines of pure checks: this is the file that starts real supervisors.)
+  // Real `npm start` supervisors and restarts: mostly waiting for processes to start.
   'test/integration/platform/supervisor.test.ts',
-  'test/integration/webhooks/webhooks.test.ts',
-  'test/integration/main/restart.test.ts',
   'test/integration/platform/restart.test.ts',
   'test/abuse/f6-sandbox-fairness.test.ts',
-  'test/integration/platform/authorization.test.ts',
-  'test/integration/auth/signInLimits.test.ts',
-  'test/integration/credentials/rotation.test.ts',
+  'test/integration/runs/runs.test.ts',
+  'test/integration/destinations/actions.test.ts',
+  'test/unit/services/kernel/sandbox/sandbox.test.ts',
+  'test/abuse/f1-failure-text.test.ts',
+  'test/integration/commands/crash.test.ts',
+  'test/integration/webhooks/webhooks.test.ts',
+  'test/abuse/uploads.test.ts',
+  'test/integration/sources/pollCrash.test.ts',
   'test/integration/runs/codeIsolation.test.ts',
   'test/integration/runs/expressions.test.ts',
+  'test/integration/platform/authorization.test.ts',
+  'test/integration/extflow/corpus.test.ts',
   'test/unit/engine/syncExpressions.test.ts',
-  'test/unit/services/kernel/sandbox/sandbox.test.ts',
-  'test/integration/runs/runs.test.ts',
+  'test/integration/credentials/rotation.test.ts',
 ];
 
 class SlowFirstSequencer extends Sequencer {

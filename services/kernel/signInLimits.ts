@@ -1,7 +1,15 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { rateLimited } from './errors';
 import { sha256Hex } from './ids';
-import { clearSignInCounters, lockSignInCounters, saveSignInCounter, sweepSignInCounters, type SignInCounterRow } from './store';
+import {
+  clearSignInCounters,
+  isRememberedSignInAddress,
+  lockSignInCounters,
+  rememberSignInAddress,
+  saveSignInCounter,
+  sweepSignInCounters,
+  type SignInCounterRow,
+} from './store';
 
 /** How many sign-in attempts are checked against a password, and how long locks last (docs/operations.md, SIGN_IN_*). */
 export interface SignInLimitSettings {
@@ -17,6 +25,12 @@ export interface SignInLimitSettings {
   maxLockMs: number;
   /** A counter forgets its past locks (the next one is `firstLockMs` again) this long after the last ended. */
   lockMemoryMs: number;
+  /**
+   * An address an account signed in from is remembered this long after the last success; from
+   * a remembered address only the per-address limit applies, so strangers who used up the
+   * account-wide limit from elsewhere do not lock the owner out of their usual address.
+   */
+  rememberAddressMs: number;
 }
 
 export const DEFAULT_SIGN_IN_LIMITS: SignInLimitSettings = {
@@ -26,6 +40,7 @@ export const DEFAULT_SIGN_IN_LIMITS: SignInLimitSettings = {
   firstLockMs: 5 * 60_000,
   maxLockMs: 60 * 60_000,
   lockMemoryMs: 24 * 60 * 60_000,
+  rememberAddressMs: 30 * 24 * 60 * 60_000,
 };
 
 const REFUSED = 'Too many sign-in attempts. Try again later.';
@@ -54,6 +69,10 @@ type Verdict = { allowed: true; row: CounterRow } | { allowed: false; row: Count
  * account-wide one is higher, so a stranger on one address (or behind the owner's shared
  * proxy) locks only that address out of that account, and the owner signs in from elsewhere.
  * A success clears its (account, address) counter and gives its place back to the account's.
+ * It also remembers the address for that account (`rememberAddressMs`): attempts from a
+ * remembered address count only against their own limit, so a guesser spread over many
+ * addresses, who can use up the account-wide limit, still cannot lock the owner out of an
+ * address they signed in from before.
  *
  * Keys are sha256 of the normalised email (and address), so the table holds neither.
  */
@@ -79,6 +98,10 @@ export class SignInLimiter {
         await this.save(tx, address.row);
         return address.retryAfterMs;
       }
+      if (await isRememberedSignInAddress(tx, keys.remembered)) {
+        await this.save(tx, address.row);
+        return null;
+      }
       const account = this.judge(byKey.get(keys.account)!, this.settings.maxPerAccount);
       if (!account.allowed) {
         // The address's place is not taken: this attempt is not checked.
@@ -99,6 +122,8 @@ export class SignInLimiter {
     // Two statements, not one transaction: holding the address row while waiting for the
     // account's would invert consume's lock order.
     await clearSignInCounters(this.orm.em.fork(), keys);
+    if (this.settings.rememberAddressMs > 0)
+      await rememberSignInAddress(this.orm.em.fork(), keys.remembered, this.settings.rememberAddressMs);
   }
 
   /** The counter after one more attempt, and whether that attempt may be checked. */
@@ -146,9 +171,14 @@ export class SignInLimiter {
   }
 }
 
-/** The two counters an attempt on `email` from `clientAddress` counts against. */
-export function signInCounterKeys(email: string, clientAddress: string): { address: string; account: string } {
-  return { address: sha256Hex(`address\n${email}\n${normalizeAddress(clientAddress)}`), account: sha256Hex(`account\n${email}`) };
+/** The two counters an attempt on `email` from `clientAddress` counts against, and the key that remembers the address. */
+export function signInCounterKeys(email: string, clientAddress: string): { address: string; account: string; remembered: string } {
+  const address = normalizeAddress(clientAddress);
+  return {
+    address: sha256Hex(`address\n${email}\n${address}`),
+    account: sha256Hex(`account\n${email}`),
+    remembered: sha256Hex(`remembered\n${email}\n${address}`),
+  };
 }
 
 /** `::ffff:192.0.2.1` and `192.0.2.1` are the same client. */

@@ -146,6 +146,24 @@ export async function clearSignInCounters(em: EntityManager, keys: { address: st
   );
 }
 
+/** True when `key` (an address the account signed in from) was remembered and not yet forgotten. */
+export async function isRememberedSignInAddress(tx: EntityManager, key: string): Promise<boolean> {
+  const rows = await tx.execute<Array<{ known: number }>>(
+    'select 1 as known from sign_in_counters where key = ? and forget_at > clock_timestamp()',
+    [key],
+  );
+  return rows.length > 0;
+}
+
+/** Remembers `key` (an address the account signed in from) for `keepMs`, from now. */
+export async function rememberSignInAddress(em: EntityManager, key: string, keepMs: number): Promise<void> {
+  await em.execute(
+    `insert into sign_in_counters (key, forget_at) values (?, clock_timestamp() + ?::float8 * interval '1 millisecond')
+       on conflict (key) do update set forget_at = excluded.forget_at`,
+    [key, keepMs],
+  );
+}
+
 /** Deletes up to 10 000 counters past their forget time; `skip locked`: rows in use are not waited for, so the sweep never joins a lock cycle. */
 export async function sweepSignInCounters(em: EntityManager): Promise<void> {
   await em.execute(

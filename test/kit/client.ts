@@ -47,6 +47,32 @@ export interface ApiError {
   [field: string]: unknown;
 }
 
+/**
+ * The two projections of a run-like union from `api/schemas`: owner and write keys get the full
+ * one, read-only keys the `workspace-safe.v1` one (the members with `redaction`). Type each call
+ * as its caller's projection instead of narrowing in the test.
+ */
+export type FullProjection<U> = Exclude<U, { redaction: unknown }>;
+export type SafeProjection<U> = Extract<U, { redaction: unknown }>;
+
+/**
+ * A success body that may be a bare refusal instead (`{ error, code? }` on a 4xx/5xx): for
+ * tests that read both sides of one call, e.g. `post<Refusable<RerunReceipt>>(…)`.
+ */
+export type Refusable<T> = T & { error?: string; code?: string };
+
+/**
+ * An answer of the envelope family (`{ ok: true, data, meta }` or `{ ok: false, error }`), typed
+ * with both sides as the other bodies are typed as the success answer: check `status` (or `ok`)
+ * first, then read `data` or `error`.
+ */
+export interface Enveloped<T = unknown> {
+  ok: boolean;
+  data: T;
+  meta: { contractVersion: string };
+  error: { code: string; message: string; [field: string]: unknown };
+}
+
 /** An HTTP answer whose body is `unknown` until the caller names its type. */
 export type HttpResult<T = unknown> = UntypedHttpResult<T>;
 

@@ -70,3 +70,15 @@ export const node = {
     ...extra,
   }),
 };
+
+/** A saved workflow's nodes, as tests read them (the API declares saved nodes as loose objects). */
+export function nodesOf(workflow: { nodes: object[] }): NodeInput[] {
+  return workflow.nodes as NodeInput[];
+}
+
+/** The saved node `id` of a workflow; fails the test when it has none. */
+export function savedNode(workflow: { nodes: object[] }, id: string): NodeInput {
+  const found = nodesOf(workflow).find((n) => n.id === id);
+  if (!found) throw new Error(`no node ${id} in ${JSON.stringify(workflow.nodes)}`);
+  return found;
+}

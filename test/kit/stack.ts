@@ -5,6 +5,7 @@
  * before `beforeAll` ran). Do not destructure it at the top level.
  */
 import type { Writable } from 'node:stream';
+import type { AnyRoute } from '../../api/http/route';
 import type { AppConfig } from '../../services/kernel/config';
 import { createWorkspace, startTestApp, startTestWorker, type TestApp, type TestWorker, type WorkspaceFixture } from '../support/harness';
 import { client, type TestClient } from './client';
@@ -12,10 +13,12 @@ import { client, type TestClient } from './client';
 export interface TestStackOptions {
   /** Config overrides of the app (and the worker beside it). */
   config?: Partial<AppConfig>;
+  /** Routes replacing the service's own (tests of the route machinery itself), as `startTestApp`'s. */
+  routes?: AnyRoute[];
   /** Temporal options of `startTestApp` (namespace, outbox dispatcher, log stream…). */
   temporal?: Parameters<typeof startTestApp>[2];
   /** `false`: no worker (routes only); an object: worker options. */
-  worker?: false | { maxCachedWorkflows?: number; identity?: string };
+  worker?: false | { maxCachedWorkflows?: number; identity?: string; codeTimeoutMs?: number };
   workspaceName?: string;
 }
 
@@ -52,7 +55,7 @@ export function useTestStack(options: TestStackOptions | (() => TestStackOptions
 
   beforeAll(async () => {
     const opts = typeof options === 'function' ? await options() : options;
-    app = await startTestApp(opts.config, undefined, opts.temporal);
+    app = await startTestApp(opts.config, opts.routes, opts.temporal);
     try {
       if (opts.worker !== false) {
         const logStream: Writable | undefined = opts.temporal?.logStream;

@@ -5,7 +5,12 @@ import path from 'node:path';
 import { testEnv } from './env';
 import { TEST_SECRET_KEY } from './harness';
 
-/** Starts `main/worker.ts` with the test database, Temporal and SECRET_KEY plus `env`; resolves once it polls. */
+/**
+ * Starts `main/worker.ts` with the test database, Temporal, SECRET_KEY and the workflow bundle of
+ * global setup (as `npm start` hands its workers one), plus `env`; resolves once it polls.
+ * `WORKFLOW_BUNDLE_PATH: ''` in `env` makes it bundle its workflows at start instead, as
+ * `npm run start:worker` does from sources (webpack: seconds of CPU per start).
+ */
 export function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
   const root = path.resolve(__dirname, '../..');
   // `node --import tsx` keeps the worker in this one process (the tsx CLI would fork a child),
@@ -19,6 +24,7 @@ export function spawnWorker(env: Record<string, string> = {}): Promise<ChildProc
       OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
       // Payloads are encrypted with a key derived from SECRET_KEY: the worker must share the API's.
       SECRET_KEY: TEST_SECRET_KEY,
+      WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle'),
       LOG_LEVEL: 'info',
       ...env,
     },

@@ -42,6 +42,15 @@ export const authArea = defineArea('auth', 'Accounts and sign-in', {
     .max(30 * 86_400)
     .default(86_400)
     .describe('A counter forgets its past locks this long after the last one ended.'),
+  SIGN_IN_REMEMBER_ADDRESS_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(365)
+    .default(30)
+    .describe(
+      'An address an account signed in from is remembered this long after its last success; from it only the per-address limit applies (0: never remembered).',
+    ),
   SESSION_TTL_HOURS: z.coerce
     .number()
     .positive()
@@ -78,6 +87,7 @@ export function authConfig(e: AuthEnv): AuthConfig {
       firstLockMs: e.SIGN_IN_FIRST_LOCK_SECONDS * 1000,
       maxLockMs: e.SIGN_IN_MAX_LOCK_SECONDS * 1000,
       lockMemoryMs: e.SIGN_IN_LOCK_MEMORY_SECONDS * 1000,
+      rememberAddressMs: e.SIGN_IN_REMEMBER_ADDRESS_DAYS * 86_400_000,
     },
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,

@@ -3,23 +3,35 @@
  * settings and trash, multipart uploads of each supported format indexed by a Temporal workflow
  * (pending → processing → ready, or failed), list/get/delete, limits, and another workspace's ids.
  */
-import { createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type {
+  knowledgeBaseEnvelope,
+  knowledgeBaseList,
+  knowledgeDocumentDeleted,
+  knowledgeDocumentList,
+} from '../../../api/schemas/knowledge';
+import { createWorkspace, useTestStack, type Refusable, type WorkspaceFixture } from '../../kit';
 import { knowledgeIndexDocumentWorkflowId } from '../../../temporal/shared';
 import { createBase, filesUnder, getDocument, knowledgeConfig, makePdf, upload, uploadDocument, waitForDocument } from './support';
 
-let stack: TestStack;
+type KbAnswer = Refusable<z.infer<typeof knowledgeBaseEnvelope>>;
+type KbList = z.infer<typeof knowledgeBaseList>;
+type DocumentList = Refusable<z.infer<typeof knowledgeDocumentList>>;
+type DocumentDeleted = z.infer<typeof knowledgeDocumentDeleted>;
+
 let other: WorkspaceFixture;
 let blobDir: string;
 let token: string;
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   const config = await knowledgeConfig();
   blobDir = config.blobs!.localDir;
-  stack = await startTestStack({ config });
+  return { config };
+});
+beforeAll(async () => {
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
 });
-afterAll(() => stack?.close());
 
 async function chunksOf(
   documentId: string,
@@ -37,7 +49,7 @@ const blobFiles = () => filesUnder(blobDir);
 
 describe('knowledge bases', () => {
   test('create with defaults, list, get; chunking validated', async () => {
-    const res = await http(stack.app, 'POST', '/api/v1/knowledge-bases', { token, body: { name: '  Handbook ', description: 'HR' } });
+    const res = await stack.api.post<KbAnswer>('/api/v1/knowledge-bases', { name: '  Handbook ', description: 'HR' });
     expect(res.status).toBe(201);
     expect(res.body.knowledgeBase).toEqual({
       id: expect.stringMatching(/^kb_[0-9a-f]{32}$/),
@@ -49,18 +61,18 @@ describe('knowledge bases', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    const custom = await http(stack.app, 'POST', '/api/v1/knowledge-bases', {
-      token,
-      body: { name: 'Small', chunking: { maxChunkSizeTokens: 256, overlapTokens: 32 } },
+    const custom = await stack.api.post<KbAnswer>('/api/v1/knowledge-bases', {
+      name: 'Small',
+      chunking: { maxChunkSizeTokens: 256, overlapTokens: 32 },
     });
     expect(custom.body.knowledgeBase.chunking).toEqual({ minChunkSizeChars: 100, maxChunkSizeTokens: 256, overlapTokens: 32 });
 
-    const list = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
+    const list = await stack.api.get<KbList>('/api/v1/knowledge-bases');
     expect(list.status).toBe(200);
-    expect(list.body.knowledgeBases.map((k: any) => k.id)).toEqual(
+    expect(list.body.knowledgeBases.map((k) => k.id)).toEqual(
       expect.arrayContaining([res.body.knowledgeBase.id, custom.body.knowledgeBase.id]),
     );
-    const one = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${res.body.knowledgeBase.id}`, { token });
+    const one = await stack.api.get<KbAnswer>(`/api/v1/knowledge-bases/${res.body.knowledgeBase.id}`);
     expect(one.body.knowledgeBase).toEqual(res.body.knowledgeBase);
   });
 
@@ -74,38 +86,38 @@ describe('knowledge bases', () => {
     ['unknown chunking key', { name: 'x', chunking: { separator: '\n' } }],
     ['unknown field', { name: 'x', embeddingModel: 'y' }],
   ])('400 on %s, nothing created', async (_what, body) => {
-    const before = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
-    const res = await http(stack.app, 'POST', '/api/v1/knowledge-bases', { token, body });
+    const before = await stack.api.get<KbList>('/api/v1/knowledge-bases');
+    const res = await stack.api.post<KbAnswer>('/api/v1/knowledge-bases', body);
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual(expect.any(String));
-    const after = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
+    const after = await stack.api.get<KbList>('/api/v1/knowledge-bases');
     expect(after.body.knowledgeBases.length).toBe(before.body.knowledgeBases.length);
   });
 
   test('PATCH { trashed } trashes and restores; other bodies are refused', async () => {
     const kb = await createBase(stack.app, token);
-    const trashed = await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { trashed: true } });
+    const trashed = await stack.api.patch<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`, { trashed: true });
     expect(trashed.status).toBe(200);
     expect(trashed.body.knowledgeBase).toMatchObject({ id: kb.id, trashed: true, trashedAt: expect.any(String) });
-    const restored = await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { trashed: false } });
+    const restored = await stack.api.patch<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`, { trashed: false });
     expect(restored.body.knowledgeBase).toMatchObject({ trashed: false, trashedAt: null });
-    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { trashed: 'yes' } })).status).toBe(400);
-    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token, body: { name: 'renamed' } })).status).toBe(400);
+    expect((await stack.api.patch<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`, { trashed: 'yes' })).status).toBe(400);
+    expect((await stack.api.patch<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`, { name: 'renamed' })).status).toBe(400);
   });
 
   test("another workspace's base is 404 and stays unchanged", async () => {
     const kb = await createBase(stack.app, token);
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}`, { token: other.token })).status).toBe(404);
-    const patch = await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kb.id}`, { token: other.token, body: { trashed: true } });
+    expect((await stack.as(other.token).get<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`)).status).toBe(404);
+    const patch = await stack.as(other.token).patch<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`, { trashed: true });
     expect(patch.status).toBe(404);
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}`, { token })).body.knowledgeBase.trashed).toBe(false);
-    const list = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token: other.token });
-    expect(list.body.knowledgeBases.map((k: any) => k.id)).not.toContain(kb.id);
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token: other.token })).status).toBe(404);
+    expect((await stack.api.get<KbAnswer>(`/api/v1/knowledge-bases/${kb.id}`)).body.knowledgeBase.trashed).toBe(false);
+    const list = await stack.as(other.token).get<KbList>('/api/v1/knowledge-bases');
+    expect(list.body.knowledgeBases.map((k) => k.id)).not.toContain(kb.id);
+    expect((await stack.as(other.token).get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents`)).status).toBe(404);
   });
 
   test('401 without a key', async () => {
-    const res = await http(stack.app, 'GET', '/api/v1/knowledge-bases');
+    const res = await stack.as().get<KbList>('/api/v1/knowledge-bases');
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'Valid bearer API key is required' });
   });
@@ -224,20 +236,18 @@ describe('documents', () => {
       ids.push(
         (await uploadDocument(stack.app, token, kb.id, { name: `d${i}.txt`, type: 'text/plain', content: `Document number ${i}` })).id,
       );
-    const page1 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2`, { token });
+    const page1 = await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents?limit=2`);
     expect(page1.status).toBe(200);
-    expect(page1.body.documents.map((d: any) => d.id)).toEqual([ids[2], ids[1]]);
-    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=2&cursor=${page1.body.nextCursor}`, {
-      token,
-    });
+    expect(page1.body.documents.map((d) => d.id)).toEqual([ids[2], ids[1]]);
+    const page2 = await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents?limit=2&cursor=${page1.body.nextCursor}`);
     expect(page2.body).toEqual({ documents: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?cursor=nope!`, { token })).status).toBe(400);
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents?limit=101`, { token })).status).toBe(400);
+    expect((await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents?cursor=nope!`)).status).toBe(400);
+    expect((await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents?limit=101`)).status).toBe(400);
 
     await waitForDocument(stack.app, token, kb.id, ids[0]);
     const blobsBefore = (await blobFiles()).filter((f) => f.includes(ids[0]));
     expect(blobsBefore.length).toBe(1);
-    const removed = await http(stack.app, 'DELETE', `/api/v1/knowledge-bases/${kb.id}/documents/${ids[0]}`, { token });
+    const removed = await stack.api.delete<Refusable<DocumentDeleted>>(`/api/v1/knowledge-bases/${kb.id}/documents/${ids[0]}`);
     expect(removed.status).toBe(200);
     expect(removed.body).toEqual({ deleted: true, documentId: ids[0] });
     expect((await getDocument(stack.app, token, kb.id, ids[0])).status).toBe(404);
@@ -253,9 +263,9 @@ describe('documents', () => {
       content: 'The launch code is 1234.',
     });
     expect((await getDocument(stack.app, other.token, kb.id, doc.id)).status).toBe(404);
-    expect((await http(stack.app, 'DELETE', `/api/v1/knowledge-bases/${kb.id}/documents/${doc.id}`, { token: other.token })).status).toBe(
-      404,
-    );
+    expect(
+      (await stack.as(other.token).delete<Refusable<DocumentDeleted>>(`/api/v1/knowledge-bases/${kb.id}/documents/${doc.id}`)).status,
+    ).toBe(404);
     const foreign = await upload(
       stack.app,
       other.token,
@@ -264,8 +274,8 @@ describe('documents', () => {
     );
     expect(foreign.status).toBe(404);
     expect((await getDocument(stack.app, token, kb.id, doc.id)).status).toBe(200);
-    const list = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token });
-    expect(list.body.documents.map((d: any) => d.name)).toEqual(['secret.txt']);
+    const list = await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents`);
+    expect(list.body.documents.map((d) => d.name)).toEqual(['secret.txt']);
   });
 
   test('Idempotency-Key: a replay answers the same document without a second upload; another body with the key is 409', async () => {
@@ -293,8 +303,8 @@ describe('documents', () => {
       400,
     );
     expect((await blobFiles()).length).toBe(blobsAfterFirst);
-    const list = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token });
-    expect(list.body.documents.map((d: any) => d.id)).toEqual([first.body.document.id]);
+    const list = await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents`);
+    expect(list.body.documents.map((d) => d.id)).toEqual([first.body.document.id]);
 
     // The key is the workspace's: another workspace may use the same key for its own upload, and sees nothing of this one.
     const otherKb = await createBase(stack.app, other.token);
@@ -311,7 +321,7 @@ describe('documents', () => {
   test('refused uploads leave nothing stored', async () => {
     const kb = await createBase(stack.app, token);
     const trashedKb = await createBase(stack.app, token);
-    await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${trashedKb.id}`, { token, body: { trashed: true } });
+    await stack.api.patch<KbAnswer>(`/api/v1/knowledge-bases/${trashedKb.id}`, { trashed: true });
     const before = (await blobFiles()).length;
     const cases: Array<[number, Record<string, string>, Parameters<typeof upload>[3]]> = [
       [400, { knowledgeBaseId: kb.id }, undefined],
@@ -326,10 +336,10 @@ describe('documents', () => {
       const res = await upload(stack.app, token, fields, file);
       expect([status, res.body]).toEqual([status, { error: expect.any(String) }]);
     }
-    const json = await http(stack.app, 'POST', '/api/v1/documents', { token, body: { knowledgeBaseId: kb.id } });
+    const json = await stack.api.post('/api/v1/documents', { knowledgeBaseId: kb.id });
     expect(json.status).toBe(400);
     expect((await blobFiles()).length).toBe(before);
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-bases/${kb.id}/documents`, { token })).body.documents).toEqual([]);
+    expect((await stack.api.get<DocumentList>(`/api/v1/knowledge-bases/${kb.id}/documents`)).body.documents).toEqual([]);
   });
 
   test('a file over 50 MiB is 413 and nothing is kept', async () => {

@@ -9,21 +9,33 @@ import { startChatFake, type ChatFake } from '../../fakes/chat';
 import { startDriveFake, type DriveFake } from '../../fakes/drive';
 import { startRepoFake, type RepoFake } from '../../fakes/repo';
 import { startWikiFake, type WikiFake } from '../../fakes/wiki';
-import { http, startTestStack, type TestStack } from '../../support/harness';
-import { createBase, createConnector, createCredential, getConnector, key, knowledgeConfig, makePdf, startRun } from './support';
+import { useTestStack } from '../../kit';
+import {
+  createBase,
+  createConnector,
+  createCredential,
+  getConnector,
+  key,
+  knowledgeConfig,
+  cursorState,
+  makePdf,
+  startRun,
+  type KnowledgeBase,
+} from './support';
 
-let stack: TestStack;
 let drive: DriveFake;
 let wiki: WikiFake;
 let chat: ChatFake;
 let repo: RepoFake;
 let token: string;
-let kb: any;
+let kb: KnowledgeBase;
 const creds: Record<string, string> = {};
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   [drive, wiki, chat, repo] = await Promise.all([startDriveFake(), startWikiFake(), startChatFake(), startRepoFake()]);
-  stack = await startTestStack({ config: await knowledgeConfig() });
+  return { config: await knowledgeConfig() };
+});
+beforeAll(async () => {
   token = stack.ws.token;
   kb = await createBase(stack.app, token);
   const ws = stack.ws.workspaceId;
@@ -37,7 +49,6 @@ beforeAll(async () => {
   creds.repo = await createCredential(stack.app, token, ws, 'repo', { token: 'ghp_fake_token', baseUrl: repo.url });
 });
 afterAll(async () => {
-  await stack?.close();
   await Promise.all([drive, wiki, chat, repo].map((f) => f?.close()));
 });
 
@@ -51,10 +62,16 @@ async function connector(providerId: string, config: Record<string, unknown>): P
   return res.body.data.connector.id;
 }
 
-async function docs(
-  connectorId: string,
-): Promise<
-  Array<{ external_id: string; name: string; mime_type: string; enabled: boolean; trashed: boolean; content_text: string; metadata: any }>
+async function docs(connectorId: string): Promise<
+  Array<{
+    external_id: string;
+    name: string;
+    mime_type: string;
+    enabled: boolean;
+    trashed: boolean;
+    content_text: string;
+    metadata: Record<string, unknown>;
+  }>
 > {
   return stack.app.orm.em
     .fork()
@@ -110,7 +127,7 @@ describe('drive', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ code: 'validation_failed', message: expect.stringContaining('Fetch budget exceeded') });
     expect(await docs(id)).toEqual([]);
-    expect((await getConnector(stack.app, token, id)).status).toBe('failed');
+    expect((await getConnector(stack.app, token, id))?.status).toBe('failed');
   });
 
   test('fileIds: each file read with files.get; a missing one is a tombstone', async () => {
@@ -146,7 +163,7 @@ describe('wiki', () => {
     const id = await connector('wiki', { spaceIds: ['200'] });
     const first = await run(id, { maxPages: 1, maxItems: 10 });
     expect(first.body.data.run.upsertedCount).toBe(10);
-    expect(first.body.data.run.cursorAfter.state).toMatchObject({ spaces: ['200'], index: 0, next: expect.stringContaining('cursor=') });
+    expect(cursorState(first.body.data.run)).toMatchObject({ spaces: ['200'], index: 0, next: expect.stringContaining('cursor=') });
     const second = await run(id, { maxPages: 5, maxItems: 100 });
     expect(second.body.data.run.upsertedCount).toBe(20);
     expect((await docs(id)).length).toBe(30);
@@ -209,11 +226,11 @@ describe('chat', () => {
     chat.post('CF2', ['filters two']);
     const id = await connector('chat', { channelIds: ['CF1'] });
     expect((await run(id)).status).toBe(201);
-    await http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${id}`, {
-      token,
-      body: { config: { credentialId: creds.chat, channelIds: ['CF1', 'CF2'] } },
-      headers: { 'idempotency-key': key() },
-    });
+    await stack.api.patch(
+      `/api/v1/knowledge-connectors/${id}`,
+      { config: { credentialId: creds.chat, channelIds: ['CF1', 'CF2'] } },
+      { headers: { 'idempotency-key': key() } },
+    );
     const refused = await run(id);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toEqual({ code: 'validation_failed', message: expect.stringContaining('made for other filters') });
@@ -274,7 +291,7 @@ describe('repo', () => {
     const id = await connector('repo', { repositories: ['acme/many'] });
     const first = await run(id, { maxBytes: 1024 });
     expect(first.body.data.run.upsertedCount).toBe(2);
-    expect(first.body.data.run.cursorAfter.state['acme/many']).toEqual({ treeSha: null, after: 'f1.txt' });
+    expect(cursorState(first.body.data.run)['acme/many']).toEqual({ treeSha: null, after: 'f1.txt' });
     const rest = await run(id, { maxBytes: 4096 });
     expect(rest.body.data.run.upsertedCount).toBe(4);
     expect((await docs(id)).length).toBe(6);

@@ -6,15 +6,24 @@
 import { startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
 import { startTestApp } from '../../support/harness';
 import { createWorkspace, http, useTestStack, type TestApp, type WorkspaceFixture } from '../../kit';
-import { createBase, knowledgeConfig, search, uploadDocument, waitForDocument } from './support';
+import {
+  createBase,
+  knowledgeConfig,
+  search,
+  uploadDocument,
+  waitForDocument,
+  type KnowledgeBase,
+  type KnowledgeDocument,
+  type SearchAnswer,
+} from './support';
 
 let embeddings: FakeEmbeddingsServer;
 let keywordOnly: TestApp;
 let other: WorkspaceFixture;
 let token: string;
-let kbA: any;
-let kbB: any;
-const docs: Record<string, any> = {};
+let kbA: KnowledgeBase;
+let kbB: KnowledgeBase;
+const docs: Record<string, KnowledgeDocument> = {};
 
 const small = { chunking: { minChunkSizeChars: 10, maxChunkSizeTokens: 64, overlapTokens: 0 } };
 
@@ -30,7 +39,7 @@ beforeAll(async () => {
   other = await createWorkspace(stack.app, 'Other');
   kbA = await createBase(stack.app, token, { name: 'Fleet', ...small });
   kbB = await createBase(stack.app, token, { name: 'Finance', ...small });
-  const files: Array<[string, any, string]> = [
+  const files: Array<[string, KnowledgeBase, string]> = [
     ['brakes', kbA, 'The automobile needs new brake pads every 40000 kilometres.'],
     ['tyres', kbA, 'Winter tyres must be fitted to the vehicle before December.'],
     ['invoices', kbB, 'Every invoice is paid within thirty days of receipt.'],
@@ -55,7 +64,7 @@ afterAll(async () => {
   await embeddings?.close();
 });
 
-const docIds = (res: any) => res.body.results.map((r: any) => r.document.id);
+const docIds = (res: { body: SearchAnswer }) => res.body.results.map((r) => r.document.id);
 
 test('documents are embedded through the embeddings endpoint with the configured model', () => {
   expect(Object.values(docs).every((d) => d.indexingStatus === 'ready')).toBe(true);
@@ -104,7 +113,7 @@ test('a paraphrase without shared words is found by the vector list only', async
   // "car" and "vehicle" are synonyms of "automobile" for the embedding model; the text says neither "car" nor "fix".
   const res = await search(stack.app, token, { knowledgeBaseId: kbA.id, query: 'car', limit: 5 });
   expect(res.body.results.length).toBeGreaterThan(0);
-  expect(res.body.results.map((r: any) => r.provenance)).toEqual(res.body.results.map(() => 'vector'));
+  expect(res.body.results.map((r) => r.provenance)).toEqual(res.body.results.map(() => 'vector'));
   expect(docIds(res)).toEqual(expect.arrayContaining([docs.brakes.id, docs.tyres.id]));
 });
 
@@ -113,7 +122,7 @@ test('chunks without an embedding of the current model are still found by keywor
   await em.getConnection().execute(`update knowledge_chunks set embedding_model = 'older-model' where document_id = ?`, [docs.refunds.id]);
   try {
     const res = await search(stack.app, token, { query: 'refund card', limit: 5 });
-    const hit = res.body.results.find((r: any) => r.document.id === docs.refunds.id);
+    const hit = res.body.results.find((r) => r.document.id === docs.refunds.id);
     expect(hit).toMatchObject({ provenance: 'keyword', ranks: { keyword: 1, vector: null } });
   } finally {
     await em
@@ -125,10 +134,10 @@ test('chunks without an embedding of the current model are still found by keywor
 test('omitting knowledgeBaseId searches every base of the workspace and never another workspace', async () => {
   const all = await search(stack.app, token, { query: 'automobile invoice', limit: 10 });
   expect(docIds(all)).toEqual(expect.arrayContaining([docs.brakes.id, docs.invoices.id]));
-  const foreignDocs = all.body.results.filter((r: any) => r.document.name === 'foreign.txt');
+  const foreignDocs = all.body.results.filter((r) => r.document.name === 'foreign.txt');
   expect(foreignDocs).toEqual([]);
   const theirs = await search(stack.app, other.token, { query: 'automobile brake pads', limit: 10 });
-  expect(theirs.body.results.map((r: any) => r.document.name)).toEqual(['foreign.txt']);
+  expect(theirs.body.results.map((r) => r.document.name)).toEqual(['foreign.txt']);
   const cross = await search(stack.app, other.token, { knowledgeBaseId: kbA.id, query: 'brake', limit: 5 });
   expect(cross.status).toBe(404);
 });
@@ -145,7 +154,7 @@ test('a trashed base is left out of search until restored', async () => {
   await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${kbB.id}`, { token, body: { trashed: true } });
   try {
     const all = await search(stack.app, token, { query: 'invoice refund automobile', limit: 10 });
-    expect(all.body.results.filter((r: any) => r.document.knowledgeBaseId === kbB.id)).toEqual([]);
+    expect(all.body.results.filter((r) => r.document.knowledgeBaseId === kbB.id)).toEqual([]);
     expect(all.body.results.length).toBeGreaterThan(0);
     const direct = await search(stack.app, token, { knowledgeBaseId: kbB.id, query: 'invoice', limit: 10 });
     expect(direct.body.results).toEqual([]);
@@ -179,8 +188,8 @@ test('web-search syntax is honoured: quoted phrases and exclusions', async () =>
   const excluded = await search(keywordOnly, token, { query: 'automobile -brake', limit: 5 });
   expect(docIds(excluded)).not.toContain(docs.brakes.id);
   // A plain query matches any of its words, with documents containing all of them first.
-  const any = await search(keywordOnly, token, { query: 'winter brake', limit: 5 });
-  expect(docIds(any)).toEqual(expect.arrayContaining([docs.brakes.id, docs.tyres.id]));
+  const eitherWord = await search(keywordOnly, token, { query: 'winter brake', limit: 5 });
+  expect(docIds(eitherWord)).toEqual(expect.arrayContaining([docs.brakes.id, docs.tyres.id]));
 });
 
 test('when the endpoint fails at query time the search falls back to keyword and says why', async () => {

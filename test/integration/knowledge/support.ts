@@ -4,7 +4,26 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type AppConfig } from '../../../services/kernel/config';
-import { http, type HttpResult } from '../../support/harness';
+import type { z } from 'zod';
+import type {
+  connectorEnvelope,
+  knowledgeBaseSchema,
+  knowledgeDocumentEnvelope,
+  knowledgeDocumentSchema,
+  searchResponseSchema,
+  syncRunEnvelope,
+} from '../../../api/schemas/knowledge';
+import { http, type CredentialEnvelope, type Enveloped, type HttpResult, type Refusable, type TestApp } from '../../kit';
+
+export type KnowledgeBase = z.infer<typeof knowledgeBaseSchema>;
+export type KnowledgeDocument = z.infer<typeof knowledgeDocumentSchema>;
+/** Upload and GET of a document: `{ document }`, or the refusal. */
+export type DocumentAnswer = Refusable<z.infer<typeof knowledgeDocumentEnvelope>>;
+export type SearchAnswer = Refusable<z.infer<typeof searchResponseSchema>>;
+export type Connector = z.infer<typeof connectorEnvelope>['connector'];
+export type SyncRun = z.infer<typeof syncRunEnvelope>['run'];
+export type ConnectorAnswer = Enveloped<z.infer<typeof connectorEnvelope>>;
+export type SyncRunAnswer = Enveloped<z.infer<typeof syncRunEnvelope>>;
 
 export const key = () => `k-${randomBytes(8).toString('hex')}`;
 
@@ -32,8 +51,8 @@ export async function knowledgeConfig(
   };
 }
 
-export async function createBase(app: { url: string }, token: string, body: Record<string, unknown> = {}): Promise<any> {
-  const res = await http(app, 'POST', '/api/v1/knowledge-bases', {
+export async function createBase(app: { url: string }, token: string, body: Record<string, unknown> = {}): Promise<KnowledgeBase> {
+  const res = await http<{ knowledgeBase: KnowledgeBase }>(app, 'POST', '/api/v1/knowledge-bases', {
     token,
     body: { name: `KB ${randomBytes(3).toString('hex')}`, ...body },
   });
@@ -48,7 +67,7 @@ export async function upload(
   fields: Record<string, string>,
   file?: { name: string; type: string; content: Buffer | string },
   headers: Record<string, string> = {},
-): Promise<HttpResult> {
+): Promise<HttpResult<DocumentAnswer>> {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   if (file)
@@ -69,7 +88,7 @@ export async function upload(
   } catch {
     /* not JSON */
   }
-  return { status: res.status, body, headers: res.headers, text };
+  return { status: res.status, body: body as DocumentAnswer, headers: res.headers, text };
 }
 
 export async function uploadDocument(
@@ -77,14 +96,14 @@ export async function uploadDocument(
   token: string,
   knowledgeBaseId: string,
   file: { name: string; type: string; content: Buffer | string },
-): Promise<any> {
+): Promise<KnowledgeDocument> {
   const res = await upload(app, token, { knowledgeBaseId }, file);
   if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
   return res.body.document;
 }
 
-export async function getDocument(app: { url: string }, token: string, kbId: string, id: string): Promise<HttpResult> {
-  return http(app, 'GET', `/api/v1/knowledge-bases/${kbId}/documents/${id}`, { token });
+export async function getDocument(app: { url: string }, token: string, kbId: string, id: string): Promise<HttpResult<DocumentAnswer>> {
+  return http<DocumentAnswer>(app, 'GET', `/api/v1/knowledge-bases/${kbId}/documents/${id}`, { token });
 }
 
 /** Polls a document until its indexing is ready or failed (or `done` holds). */
@@ -93,9 +112,9 @@ export async function waitForDocument(
   token: string,
   kbId: string,
   id: string,
-  done: (d: any) => boolean = (d) => d.indexingStatus === 'ready' || d.indexingStatus === 'failed',
+  done: (d: KnowledgeDocument) => boolean = (d) => d.indexingStatus === 'ready' || d.indexingStatus === 'failed',
   timeoutMs = 45_000,
-): Promise<any> {
+): Promise<KnowledgeDocument> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -107,8 +126,8 @@ export async function waitForDocument(
   throw new Error(`document ${id} did not reach the expected state: ${JSON.stringify(last)}`);
 }
 
-export async function search(app: { url: string }, token: string, body: Record<string, unknown>): Promise<HttpResult> {
-  return http(app, 'POST', '/api/v1/knowledge-bases/search', { token, body });
+export async function search(app: { url: string }, token: string, body: Record<string, unknown>): Promise<HttpResult<SearchAnswer>> {
+  return http<SearchAnswer>(app, 'POST', '/api/v1/knowledge-bases/search', { token, body });
 }
 
 /** A minimal valid PDF (one page, Helvetica) showing `lines`. */
@@ -138,13 +157,13 @@ export { filesUnder, killWorker, spawnWorker } from '../../support/workerProcess
 
 /** A workspace credential for connectors, through `POST /api/v1/credentials`. */
 export async function createCredential(
-  app: { url: string; orm: import('../../support/harness').TestApp['orm'] },
+  app: { url: string; orm: TestApp['orm'] },
   token: string,
   _workspaceId: string,
   type: string,
   value: Record<string, unknown>,
 ): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', {
+  const res = await http<CredentialEnvelope>(app, 'POST', '/api/v1/credentials', {
     token,
     body: { name: `cred-${randomBytes(4).toString('hex')}`, type, value },
   });
@@ -159,8 +178,8 @@ export async function createConnector(
   token: string,
   body: Record<string, unknown>,
   idemKey = key(),
-): Promise<HttpResult> {
-  return http(app, 'POST', '/api/v1/knowledge-connectors', { token, body, headers: { 'idempotency-key': idemKey } });
+): Promise<HttpResult<ConnectorAnswer>> {
+  return http<ConnectorAnswer>(app, 'POST', '/api/v1/knowledge-connectors', { token, body, headers: { 'idempotency-key': idemKey } });
 }
 
 export async function startRun(
@@ -169,17 +188,21 @@ export async function startRun(
   connectorId: string,
   body: unknown = { options: {} },
   idemKey = key(),
-): Promise<HttpResult> {
-  return http(app, 'POST', `/api/v1/knowledge-connectors/${connectorId}/runs`, { token, body, headers: { 'idempotency-key': idemKey } });
+): Promise<HttpResult<SyncRunAnswer>> {
+  return http<SyncRunAnswer>(app, 'POST', `/api/v1/knowledge-connectors/${connectorId}/runs`, {
+    token,
+    body,
+    headers: { 'idempotency-key': idemKey },
+  });
 }
 
-export async function getRun(app: { url: string }, token: string, connectorId: string, runId: string): Promise<any> {
-  const res = await http(app, 'GET', `/api/v1/knowledge-connectors/${connectorId}/runs/${runId}`, { token });
+export async function getRun(app: { url: string }, token: string, connectorId: string, runId: string): Promise<SyncRun | undefined> {
+  const res = await http<SyncRunAnswer>(app, 'GET', `/api/v1/knowledge-connectors/${connectorId}/runs/${runId}`, { token });
   return res.body?.data?.run;
 }
 
-export async function getConnector(app: { url: string }, token: string, connectorId: string): Promise<any> {
-  return (await http(app, 'GET', `/api/v1/knowledge-connectors/${connectorId}`, { token })).body?.data?.connector;
+export async function getConnector(app: { url: string }, token: string, connectorId: string): Promise<Connector | undefined> {
+  return (await http<ConnectorAnswer>(app, 'GET', `/api/v1/knowledge-connectors/${connectorId}`, { token })).body?.data?.connector;
 }
 
 /** Polls until `check()` returns a truthy value; fails after `timeoutMs` with `what`. */
@@ -191,4 +214,18 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The per-source state of the cursor a sync run ended at (opaque JSON in the contract; each provider keeps its own). */
+export function cursorState(run: SyncRun | undefined): Record<string, Record<string, unknown>> {
+  const cursor = run?.cursorAfter;
+  if (typeof cursor !== 'object' || cursor === null || !('state' in cursor)) throw new Error(`no cursor state in ${JSON.stringify(run)}`);
+  return (cursor as { state: Record<string, Record<string, unknown>> }).state;
+}
+
+/** `getRun` of a run that must exist: fails the test when the GET answers none. */
+export async function requireRun(...args: Parameters<typeof getRun>): Promise<SyncRun> {
+  const run = await getRun(...args);
+  if (!run) throw new Error(`sync run ${args[3]} not found`);
+  return run;
 }

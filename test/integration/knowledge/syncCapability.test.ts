@@ -10,31 +10,49 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CredentialSchema } from '../../../db/entities';
 import { credentialKeyring, openCredential } from '../../../services/credentials';
 import { startChatFake, type ChatFake } from '../../fakes/chat';
-import { createWorkspace, http, startTestStack, TEST_SECRET_KEY, type TestStack, type WorkspaceFixture } from '../../support/harness';
-import { createBase, createConnector, createCredential, getRun, key, knowledgeConfig, startRun } from './support';
+import type { z } from 'zod';
+import type { connectorListSchema, syncRunListSchema } from '../../../api/schemas/knowledge';
+import { TEST_SECRET_KEY } from '../../support/harness';
+import { createWorkspace, useTestStack, type Enveloped, type WorkspaceFixture } from '../../kit';
+import {
+  createBase,
+  createConnector,
+  createCredential,
+  getRun,
+  key,
+  knowledgeConfig,
+  startRun,
+  type KnowledgeBase,
+  type SyncRun,
+} from './support';
+
+type SyncRunList = Enveloped<z.infer<typeof syncRunListSchema>>;
+type ConnectorList = Enveloped<z.infer<typeof connectorListSchema>>;
+/** The capability's answer (its schema is declared in api/routes/knowledgeConnectors.ts): the sync run it started. */
+type CapabilityAnswer = Enveloped<{ capability: 'knowledge.sync'; effect: 'write'; run: SyncRun }>;
 
 const CAPABILITY = '/api/v1/knowledge-connectors/capabilities/knowledge.sync';
 const CREDENTIALS_KEY = randomBytes(32).toString('base64');
-let stack: TestStack;
 let chat: ChatFake;
 let other: WorkspaceFixture;
 let token: string;
-let kb: any;
+let kb: KnowledgeBase;
 let credentialId: string;
 let channel = 0;
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   chat = await startChatFake();
   const config = await knowledgeConfig();
   const base = (await import('../../../services/kernel/config')).loadConfig({});
-  stack = await startTestStack({ config: { ...config, credentials: { ...base.credentials, key: CREDENTIALS_KEY } } });
+  return { config: { ...config, credentials: { ...base.credentials, key: CREDENTIALS_KEY } } };
+});
+beforeAll(async () => {
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
   kb = await createBase(stack.app, token);
   credentialId = await createCredential(stack.app, token, stack.ws.workspaceId, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
 });
 afterAll(async () => {
-  await stack?.close();
   await chat?.close();
 });
 
@@ -51,7 +69,7 @@ async function connectorWith(texts: string[], ws: { token: string } = { token },
   return res.body.data.connector.id;
 }
 const invoke = (body: unknown, idemKey: string | null = key(), t = token) =>
-  http(stack.app, 'POST', CAPABILITY, { token: t, body, headers: idemKey ? { 'idempotency-key': idemKey } : {} });
+  stack.as(t).post<CapabilityAnswer>(CAPABILITY, body, { headers: idemKey ? { 'idempotency-key': idemKey } : {} });
 const runIdOf = (workspaceId: string, connectorId: string, k: string) =>
   `ksr_${createHash('sha256').update(`${workspaceId}\0${connectorId}\0${k}`).digest('hex').slice(0, 40)}`;
 
@@ -113,7 +131,7 @@ test('confirmation and idempotency are required; options are bounded; nothing ru
     expect([res.status, res.body.error.code]).toEqual([400, 'validation_failed']);
   }
   expect((await invoke({ input: { connectorId }, confirm: true, options: {} })).status).toBe(400);
-  expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${connectorId}/runs`, { token })).body.data.runs).toEqual([]);
+  expect((await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${connectorId}/runs`)).body.data.runs).toEqual([]);
 });
 
 test("another workspace's key gets 404 for the connector and nothing runs", async () => {
@@ -133,12 +151,12 @@ test('an uncertified provider offers no knowledge.sync capability: 409 and no ru
     (p) => p !== 'chat',
   );
   try {
-    const list = await http(stack.app, 'GET', '/api/v1/knowledge-connectors', { token });
-    expect(list.body.data.providers.find((p: any) => p.id === 'chat')).toMatchObject({ certified: false, capabilities: [] });
+    const list = await stack.api.get<ConnectorList>('/api/v1/knowledge-connectors');
+    expect(list.body.data.providers.find((p) => p.id === 'chat')).toMatchObject({ certified: false, capabilities: [] });
     const res = await invoke({ input: { connectorId }, confirm: true });
     expect([res.status, res.body.error]).toEqual([409, { code: 'conflict', message: 'Provider chat has not passed certification.' }]);
   } finally {
     stack.app.deps.services.knowledge.config.certifiedProviders = [...stack.app.deps.services.knowledge.config.certifiedProviders, 'chat'];
   }
-  expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${connectorId}/runs`, { token })).body.data.runs).toEqual([]);
+  expect((await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${connectorId}/runs`)).body.data.runs).toEqual([]);
 });

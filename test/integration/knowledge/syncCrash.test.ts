@@ -54,7 +54,7 @@ test('a sync run survives its worker being killed mid-fetch and applies its batc
       { token: stack.ws.token },
     );
     const runId = list.body.data.runs[0].id;
-    expect((await getRun(stack.app, stack.ws.token, connector.id, runId)).status).toBe('running');
+    expect((await getRun(stack.app, stack.ws.token, connector.id, runId))?.status).toBe('running');
 
     await killWorker(worker);
     gate.release();

@@ -11,6 +11,12 @@ import { startProviderFake, type ProviderFake } from '../../fakes/providerServer
 import { useTestStack } from '../../kit';
 import { createBase, createConnector, createCredential, key, knowledgeConfig, startRun } from './support';
 
+/** The refusal sentence of a `setup_required` answer: its envelope error's `details.availability.refusal`. */
+function refusalText(body: { error: Record<string, unknown> }): unknown {
+  const details = body.error.details as { availability?: { refusal?: unknown } } | undefined;
+  return details?.availability?.refusal;
+}
+
 let drive: DriveFake;
 /** A Confluence-like server whose page list links its next page to `elsewhere`. */
 let wiki: ProviderFake;
@@ -79,7 +85,7 @@ test('a link the provider answers with to another host is not followed with the 
   expect(res.status).toBe(409);
   expect(res.body).toEqual(refusal(credentialId));
   const host = (url: string) => new URL(url).host.replace(/\./g, '\\.');
-  expect(res.body.error.details.availability.refusal).toMatch(
+  expect(refusalText(res.body)).toMatch(
     new RegExp(`^Credential "cred-[0-9a-f]+" may not be sent to ${host(elsewhere.url)}: it may be sent only to ${host(wiki.url)}\\.$`),
   );
   expect(wiki.requests.map((r) => r.path)).toEqual(['/wiki/api/v2/spaces/100/pages']);
@@ -104,7 +110,7 @@ test("an oauth2 credential goes to the deployment's Drive only when it is bound 
   const refused = await startRun(app, ws.token, await connector(unbound), { options: { maxPages: 1 } });
   expect(refused.status).toBe(409);
   expect(refused.body).toEqual(refusal(unbound));
-  expect(refused.body.error.details.availability.refusal).toMatch(/may not be sent to 127\.0\.0\.1:\d+: it is bound to no host\.$/);
+  expect(refusalText(refused.body)).toMatch(/may not be sent to 127\.0\.0\.1:\d+: it is bound to no host\.$/);
   expect(drive.requests).toEqual([]);
 
   // Bound to the Drive host where it was made (with its secret): the same sync runs.

@@ -8,7 +8,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { startChatFake, type ChatFake } from '../../fakes/chat';
 import { useTestStack } from '../../kit';
-import { testEnv } from '../../support/env';
 import { ensureNamespace } from '../../support/namespaces';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 import { createBase, createConnector, createCredential, getConnector, getRun, key, knowledgeConfig, startRun } from './support';
@@ -16,7 +15,7 @@ import { createBase, createConnector, createCredential, getConnector, getRun, ke
 const NAMESPACE = 'knowledge-guarded';
 let chat: ChatFake;
 let worker: ChildProcess | undefined;
-const workerEnv = () => ({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
+const workerEnv = () => ({ TEMPORAL_NAMESPACE: NAMESPACE });
 
 beforeAll(async () => {
   chat = await startChatFake();
@@ -91,5 +90,5 @@ test('a refused provider address answers 409 setup_required (never 5xx), fails t
   const replay = await startRun(stack.app, stack.ws.token, connectorId, { options: { maxPages: 1 } }, keys[0]);
   expect(replay.status).toBe(201);
   expect(replay.body.data.run).toMatchObject({ status: 'succeeded', upsertedCount: 1, error: null });
-  expect((await getRun(stack.app, stack.ws.token, connectorId, replay.body.data.run.id)).status).toBe('succeeded');
+  expect((await getRun(stack.app, stack.ws.token, connectorId, replay.body.data.run.id))?.status).toBe('succeeded');
 }, 180_000);

@@ -6,31 +6,53 @@
  */
 import { createHash } from 'node:crypto';
 import { startChatFake, type ChatFake } from '../../fakes/chat';
-import { createWorkspace, http, startTestStack, startTestWorker, type TestStack, type WorkspaceFixture } from '../../support/harness';
-import { createBase, createConnector, createCredential, eventually, getConnector, getRun, key, knowledgeConfig, startRun } from './support';
+import type { z } from 'zod';
+import type { syncRunListSchema } from '../../../api/schemas/knowledge';
+import { startTestWorker } from '../../support/harness';
+import { createWorkspace, useTestStack, type Enveloped, type WorkspaceFixture } from '../../kit';
+import {
+  createBase,
+  createConnector,
+  createCredential,
+  cursorState,
+  eventually,
+  getConnector,
+  getRun,
+  requireRun,
+  key,
+  knowledgeConfig,
+  startRun,
+  type KnowledgeBase,
+  type SearchAnswer,
+  type SyncRunAnswer,
+} from './support';
+
+type SyncRunList = Enveloped<z.infer<typeof syncRunListSchema>>;
 
 const LEASE_MS = 6_000;
-let stack: TestStack;
 let chat: ChatFake;
 let other: WorkspaceFixture;
 let token: string;
-let kb: any;
+let kb: KnowledgeBase;
 let credentialId: string;
 let channel = 0;
 /** The worker started after a test stopped the stack's own (the stack closes only the first). */
 let replacement: Awaited<ReturnType<typeof startTestWorker>> | null = null;
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   chat = await startChatFake();
-  stack = await startTestStack({ config: await knowledgeConfig({ leaseMs: LEASE_MS }) });
+  return { config: await knowledgeConfig({ leaseMs: LEASE_MS }) };
+});
+beforeAll(async () => {
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
   kb = await createBase(stack.app, token);
   credentialId = await createCredential(stack.app, token, stack.ws.workspaceId, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
 });
-afterAll(async () => {
+stack.beforeClose(async () => {
   await replacement?.stop();
-  await stack?.close();
+});
+afterAll(async () => {
   await chat?.close();
 });
 
@@ -50,7 +72,7 @@ async function connectorWith(texts: string[]): Promise<{ id: string; channel: st
 const runIdOf = (connectorId: string, k: string) =>
   `ksr_${createHash('sha256').update(`${stack.ws.workspaceId}\0${connectorId}\0${k}`).digest('hex').slice(0, 40)}`;
 
-async function sql<T = any>(query: string, params: unknown[] = []): Promise<T[]> {
+async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   return stack.app.orm.em.fork().getConnection().execute(query, params);
 }
 
@@ -73,10 +95,10 @@ describe('(none) → queued → running → succeeded', () => {
     // running: the lease is claimed (connector syncing) and renewed by heartbeats every third of it.
     const running = await getRun(stack.app, token, c.id, runId);
     expect(running).toMatchObject({ id: runId, status: 'running', startedAt: expect.any(String), finishedAt: null, cursorBefore: null });
-    expect((await getConnector(stack.app, token, c.id)).status).toBe('syncing');
-    const [lease] = await sql(`select lease_expires_at from knowledge_sync_runs where id = ?`, [runId]);
+    expect((await getConnector(stack.app, token, c.id))?.status).toBe('syncing');
+    const [lease] = await sql<{ lease_expires_at: Date }>(`select lease_expires_at from knowledge_sync_runs where id = ?`, [runId]);
     await eventually(async () => {
-      const [now] = await sql(`select lease_expires_at from knowledge_sync_runs where id = ?`, [runId]);
+      const [now] = await sql<{ lease_expires_at: Date }>(`select lease_expires_at from knowledge_sync_runs where id = ?`, [runId]);
       return new Date(now.lease_expires_at) > new Date(lease.lease_expires_at);
     }, 'the lease to be renewed');
     gate.release();
@@ -123,9 +145,10 @@ describe('(none) → queued → running → succeeded', () => {
       async () => (await docsOfRun(runId)).every((d) => d.indexing_status === 'ready'),
       'the synced documents to be indexed',
     );
-    const search = await http(stack.app, 'POST', '/api/v1/knowledge-bases/search', {
-      token,
-      body: { knowledgeBaseId: kb.id, query: 'rollbacks ticket', limit: 3 },
+    const search = await stack.api.post<SearchAnswer>('/api/v1/knowledge-bases/search', {
+      knowledgeBaseId: kb.id,
+      query: 'rollbacks ticket',
+      limit: 3,
     });
     expect(search.body.results[0]).toMatchObject({ document: { connectorId: c.id, source: 'connector' } });
 
@@ -143,7 +166,7 @@ describe('(none) → queued → running → succeeded', () => {
     expect(second.cursorBefore).toEqual(first.cursorAfter);
     expect(second.upsertedCount).toBe(1);
     const request = chat.requests.filter((r) => r.query.get('channel') === c.channel).pop()!;
-    expect(request.query.get('oldest')).toBe(first.cursorAfter.state[c.channel].oldest);
+    expect(request.query.get('oldest')).toBe(cursorState(first)[c.channel].oldest);
   });
 });
 
@@ -158,7 +181,7 @@ describe('running → failed', () => {
       ok: false,
       error: { code: 'internal_error', message: expect.stringContaining('Provider chat answered 500') },
     });
-    const run = await getRun(stack.app, token, c.id, runIdOf(c.id, k));
+    const run = await requireRun(stack.app, token, c.id, runIdOf(c.id, k));
     expect(run).toMatchObject({ status: 'failed', error: res.body.error.message, finishedAt: expect.any(String), upsertedCount: 0 });
     expect(await getConnector(stack.app, token, c.id)).toMatchObject({ status: 'failed', lastError: run.error, cursor: null });
     expect(await docsOfRun(run.id)).toEqual([]);
@@ -182,11 +205,11 @@ describe('running → failed', () => {
       const res = await startRun(stack.app, token, c.id, { options: {} }, k);
       expect(res.status).toBe(500);
       expect(res.body.error.message).toContain('Persisting the batch failed');
-      const run = await getRun(stack.app, token, c.id, runIdOf(c.id, k));
+      const run = await requireRun(stack.app, token, c.id, runIdOf(c.id, k));
       expect(run).toMatchObject({ status: 'failed', upsertedCount: 0 });
       expect(await docsOfRun(run.id)).toEqual([]);
       expect(await sql(`select 1 from knowledge_documents where connector_id = ?`, [c.id])).toEqual([]);
-      expect((await getConnector(stack.app, token, c.id)).cursor).toBeNull();
+      expect((await getConnector(stack.app, token, c.id))?.cursor).toBeNull();
     } finally {
       await sql(`drop trigger if exists knowledge_test_refuse on knowledge_documents`);
     }
@@ -201,8 +224,7 @@ describe('cancel', () => {
     const gate = chat.hold();
     const pending = startRun(stack.app, token, c.id, { options: {} }, k);
     await gate.held;
-    const cancel = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
-      token,
+    const cancel = await stack.api.post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, undefined, {
       headers: { 'idempotency-key': key() },
     });
     expect(cancel.status).toBe(200);
@@ -211,7 +233,7 @@ describe('cancel', () => {
     expect(answered.status).toBe(409);
     expect(answered.body.error).toEqual({ code: 'conflict', message: 'Knowledge sync run was cancelled.' });
     gate.release();
-    expect((await getConnector(stack.app, token, c.id)).status).toBe('idle');
+    expect((await getConnector(stack.app, token, c.id))?.status).toBe('idle');
     const closed = await eventually(async () => {
       const d = await stack.app.deps.temporal.client.workflow.getHandle(runId).describe();
       return d.status.name !== 'RUNNING' && d;
@@ -219,13 +241,12 @@ describe('cancel', () => {
     expect(closed.status.name).toBe('CANCELLED');
     expect(await docsOfRun(runId)).toEqual([]);
 
-    const again = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
-      token,
+    const again = await stack.api.post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, undefined, {
       headers: { 'idempotency-key': key() },
     });
     expect(again.status).toBe(409);
     expect(again.body.error).toEqual({ code: 'conflict', message: 'Cannot cancel a cancelled knowledge sync run.' });
-    expect((await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, { token })).body.error.code).toBe(
+    expect((await stack.api.post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`)).body.error.code).toBe(
       'idempotency_key_invalid',
     );
 
@@ -233,8 +254,7 @@ describe('cancel', () => {
     const replay = await startRun(stack.app, token, c.id, { options: {} }, k);
     expect(replay.status).toBe(201);
     expect(replay.body.data.run).toMatchObject({ id: runId, status: 'succeeded', upsertedCount: 1 });
-    const done = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
-      token,
+    const done = await stack.api.post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, undefined, {
       headers: { 'idempotency-key': key() },
     });
     expect(done.body.error).toEqual({ code: 'conflict', message: 'Cannot cancel a succeeded knowledge sync run.' });
@@ -252,8 +272,7 @@ describe('cancel', () => {
       pending = startRun(stack.app, token, c.id, { options: {} }, k);
       const queued = await eventually(async () => getRun(stack.app, token, c.id, runId), 'the run to be queued');
       expect(queued.status).toBe('queued');
-      const cancel = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, {
-        token,
+      const cancel = await stack.api.post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/${runId}/cancel`, undefined, {
         headers: { 'idempotency-key': key() },
       });
       expect(cancel.body.data.run.status).toBe('cancelled');
@@ -263,7 +282,7 @@ describe('cancel', () => {
     const res = await pending!;
     expect(res.status).toBe(409);
     expect(res.body.error).toEqual({ code: 'conflict', message: 'Knowledge sync run is not queued.' });
-    expect((await getRun(stack.app, token, c.id, runId)).status).toBe('cancelled');
+    expect((await getRun(stack.app, token, c.id, runId))?.status).toBe('cancelled');
     expect(historyRequests(c.channel)).toBe(0);
   });
 });
@@ -303,7 +322,7 @@ describe('replay and options', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
     if (message) expect(res.body.error.message).toBe(message);
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs`, { token })).body.data.runs).toEqual([]);
+    expect((await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs`)).body.data.runs).toEqual([]);
   });
 
   test('bounds are inclusive, and an empty body means the defaults; a missing key is 400', async () => {
@@ -315,7 +334,7 @@ describe('replay and options', () => {
       (await startRun(stack.app, token, c.id, { options: { maxPages: 1, maxItems: 1, maxBytes: 1024, timeoutMs: 1000 } })).status,
     ).toBe(201);
     expect((await startRun(stack.app, token, c.id, {})).status).toBe(201);
-    const noKey = await http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs`, { token, body: { options: {} } });
+    const noKey = await stack.api.post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs`, { options: {} });
     expect([noKey.status, noKey.body.error.code]).toEqual([400, 'idempotency_key_invalid']);
   });
 
@@ -323,18 +342,18 @@ describe('replay and options', () => {
     const c = await connectorWith(['listed']);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await startRun(stack.app, token, c.id)).body.data.run.id);
-    const page1 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?limit=2`, { token });
-    expect(page1.body.data.runs.map((r: any) => r.id)).toEqual([ids[2], ids[1]]);
+    const page1 = await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs?limit=2`);
+    expect(page1.body.data.runs.map((r) => r.id)).toEqual([ids[2], ids[1]]);
     expect(page1.body.data.nextCursor).toBe(ids[1]);
-    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?limit=2&cursor=${ids[1]}`, { token });
+    const page2 = await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs?limit=2&cursor=${ids[1]}`);
     expect(page2.body.data).toEqual({ runs: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?cursor=ksr_nope`, { token })).body.error.code).toBe(
+    expect((await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs?cursor=ksr_nope`)).body.error.code).toBe(
       'validation_failed',
     );
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs?limit=0`, { token })).body.error.code).toBe(
+    expect((await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs?limit=0`)).body.error.code).toBe(
       'request_malformed',
     );
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs/${ids[0]}`, { token: other.token })).status).toBe(404);
+    expect((await stack.as(other.token).get<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/${ids[0]}`)).status).toBe(404);
   });
 });
 
@@ -349,16 +368,18 @@ describe('lease', () => {
     // The execution of A is lost (terminated, as an operator could): its lease is no longer renewed.
     await stack.app.deps.temporal.client.workflow.getHandle(runA).terminate('test: lost execution');
     expect((await pendingA).status).toBe(500);
-    expect((await getRun(stack.app, token, c.id, runA)).status).toBe('running');
+    expect((await getRun(stack.app, token, c.id, runA))?.status).toBe('running');
 
     const kB = key();
     const runB = runIdOf(c.id, kB);
     const refused = await startRun(stack.app, token, c.id, { options: {} }, kB);
-    const [{ expires }] = await sql(`select sync_lease_expires_at as expires from knowledge_connectors where id = ?`, [c.id]);
+    const [{ expires }] = await sql<{ expires: Date }>(`select sync_lease_expires_at as expires from knowledge_connectors where id = ?`, [
+      c.id,
+    ]);
     if (new Date(expires) > new Date()) {
       expect(refused.status).toBe(409);
       expect(refused.body.error).toEqual({ code: 'conflict', message: expect.stringContaining(`is already syncing (run ${runA})`) });
-      expect((await getRun(stack.app, token, c.id, runB)).status).toBe('queued');
+      expect((await getRun(stack.app, token, c.id, runB))?.status).toBe('queued');
     }
     // A's activity learns from its next heartbeat that its execution is gone and stops renewing.
     await eventually(

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateUp, openOrm } from '../../../db/orm';
 import { fakeEmbedding, startFakeEmbeddings, type FakeEmbeddingsServer } from '../../fakes/embeddings';
-import { startTestStack, type TestStack } from '../../support/harness';
+import { useTestStack, type WorkspaceTarget } from '../../kit';
 import { TEST_ENV, testEnv } from '../../support/env';
 import {
   ensureVectorIndex,
@@ -79,7 +79,7 @@ afterAll(async () => {
 });
 
 /** Indexes the corpus in a fresh base of the stack's workspace and answers every query over HTTP. */
-async function indexAndSearch(stack: TestStack): Promise<{ kbId: string; answers: Map<string, Row[]> }> {
+async function indexAndSearch(stack: WorkspaceTarget): Promise<{ kbId: string; answers: Map<string, Row[]> }> {
   const token = stack.ws.token;
   const kb = await createBase(stack.app, token, { name: 'Handbook', ...small });
   const names = new Map<string, string>();
@@ -92,7 +92,7 @@ async function indexAndSearch(stack: TestStack): Promise<{ kbId: string; answers
   return { kbId: kb.id, answers: await answer(stack, kb.id, names) };
 }
 
-async function answer(stack: TestStack, kbId: string, names?: Map<string, string>): Promise<Map<string, Row[]>> {
+async function answer(stack: WorkspaceTarget, kbId: string, names?: Map<string, string>): Promise<Map<string, Row[]>> {
   const answers = new Map<string, Row[]>();
   for (const query of QUERIES) {
     const res = await search(stack.app, stack.ws.token, { knowledgeBaseId: kbId, query, limit: 8 });
@@ -100,7 +100,7 @@ async function answer(stack: TestStack, kbId: string, names?: Map<string, string
     expect(res.body.retrieval).toMatchObject({ mode: 'hybrid', vector: 'used' });
     answers.set(
       query,
-      res.body.results.map((r: any) => ({
+      res.body.results.map((r) => ({
         doc: names?.get(r.document.id) ?? r.document.name.replace(/\.txt$/, ''),
         ordinal: r.chunk.ordinal,
         provenance: r.provenance,
@@ -129,17 +129,16 @@ function expectExactVectorRanks(answers: Map<string, Row[]>): void {
 let pgvectorAnswers: Map<string, Row[]> | null = null;
 
 (withPgvector ? describe : describe.skip)(`pgvector storage${withPgvector ? '' : ` (skipped: ${PGVECTOR})`}`, () => {
-  let stack: TestStack;
   let kbId: string;
-  const sql = <T = any>(text: string, params: unknown[] = []) => stack.app.orm.em.getConnection().execute<T[]>(text, params);
+  const stack = useTestStack(async () => ({
+    config: await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey }),
+  }));
+  const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+    stack.app.orm.em.getConnection().execute<T[]>(text, params);
 
   beforeAll(async () => {
-    stack = await startTestStack({ config: await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey }) });
     ({ kbId, answers: pgvectorAnswers } = await indexAndSearch(stack));
   }, 180_000);
-  afterAll(async () => {
-    await stack?.close();
-  });
 
   test('indexed chunks store embedding_vec, equal to their real[] embedding', async () => {
     const [row] = await sql(
@@ -243,7 +242,6 @@ let pgvectorAnswers: Map<string, Row[]> | null = null;
 });
 
 describe('real[] storage (a database where the migration could not create the extension)', () => {
-  let stack: TestStack;
   let admin: pg.Client;
   let kbId: string;
   let answers: Map<string, Row[]>;
@@ -252,7 +250,7 @@ describe('real[] storage (a database where the migration could not create the ex
   const base = new URL(testEnv('databaseUrl'));
   const database = `${base.pathname.slice(1)}_novec_${suffix}`;
 
-  beforeAll(async () => {
+  const stack = useTestStack(async () => {
     admin = new pg.Client({ connectionString: base.toString() });
     await admin.connect();
     await admin.query(`create role ${role} login password '${role}'`);
@@ -266,13 +264,14 @@ describe('real[] storage (a database where the migration could not create the ex
     const orm = await openOrm(url);
     await migrateUp(orm);
     await orm.close();
-    stack = await startTestStack({
+    return {
       config: { ...(await knowledgeConfig({ embeddingsUrl: embeddings.url, embeddingsKey: embeddings.apiKey })), databaseUrl: url },
-    });
+    };
+  });
+  beforeAll(async () => {
     ({ kbId, answers } = await indexAndSearch(stack));
   }, 180_000);
   afterAll(async () => {
-    await stack?.close();
     await admin.query(`drop database if exists ${database} with (force)`);
     await admin.query(`drop role if exists ${role}`);
     await admin.end();

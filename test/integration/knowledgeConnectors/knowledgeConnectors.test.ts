@@ -5,39 +5,50 @@
  * setup_required, and another workspace's ids.
  */
 import { startChatFake, type ChatFake } from '../../fakes/chat';
+import type { z } from 'zod';
+import type { connectorDeletedSchema, connectorListSchema, syncRunListSchema } from '../../../api/schemas/knowledge';
+import { startTestApp } from '../../support/harness';
+import { addUserWithKey, client, createWorkspace, useTestStack, type Enveloped, type TestApp, type WorkspaceFixture } from '../../kit';
 import {
-  addUserWithKey,
-  createWorkspace,
-  http,
-  startTestApp,
-  startTestStack,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
-import { createBase, createConnector, createCredential, getConnector, key, knowledgeConfig, startRun } from '../knowledge/support';
+  createBase,
+  createConnector,
+  createCredential,
+  getConnector,
+  key,
+  knowledgeConfig,
+  startRun,
+  type ConnectorAnswer,
+  type KnowledgeBase,
+  type SyncRunAnswer,
+} from '../knowledge/support';
 
-let stack: TestStack;
+type ConnectorList = Enveloped<z.infer<typeof connectorListSchema>>;
+type SyncRunList = Enveloped<z.infer<typeof syncRunListSchema>>;
+type ConnectorDeleted = Enveloped<z.infer<typeof connectorDeletedSchema>>;
+
 let uncertifiedApp: TestApp;
 let chat: ChatFake;
 let other: WorkspaceFixture;
 let token: string;
-let kb: any;
+let kb: KnowledgeBase;
 let credentialId: string;
 const META = { contractVersion: 'api-contracts.v1' };
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   chat = await startChatFake();
-  stack = await startTestStack({ config: await knowledgeConfig() });
+  return { config: await knowledgeConfig() };
+});
+beforeAll(async () => {
   uncertifiedApp = await startTestApp(await knowledgeConfig({ certified: ['drive', 'wiki', 'repo'] }));
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
   kb = await createBase(stack.app, token);
   credentialId = await createCredential(stack.app, token, stack.ws.workspaceId, 'chat', { token: 'xoxb-fake-token', baseUrl: chat.url });
 });
-afterAll(async () => {
+stack.beforeClose(async () => {
   await uncertifiedApp?.close();
-  await stack?.close();
+});
+afterAll(async () => {
   await chat?.close();
 });
 
@@ -77,12 +88,10 @@ describe('create', () => {
   });
 
   test('Idempotency-Key is required; a replay returns the stored answer', async () => {
-    const missing = await http(stack.app, 'POST', '/api/v1/knowledge-connectors', { token, body: body() });
+    const missing = await stack.api.post<ConnectorAnswer>('/api/v1/knowledge-connectors', body());
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ ok: false, error: { code: 'idempotency_key_invalid', message: expect.any(String) } });
-    const bad = await http(stack.app, 'POST', '/api/v1/knowledge-connectors', {
-      token,
-      body: body(),
+    const bad = await stack.api.post<ConnectorAnswer>('/api/v1/knowledge-connectors', body(), {
       headers: { 'idempotency-key': 'has space' },
     });
     expect(bad.body.error.code).toBe('idempotency_key_invalid');
@@ -112,7 +121,7 @@ describe('create', () => {
   test('missing, trashed or foreign knowledge base: 404 resource_not_found', async () => {
     expect((await createConnector(stack.app, token, body({ knowledgeBaseId: 'kb_missing' }))).body.error.code).toBe('resource_not_found');
     const trashed = await createBase(stack.app, token);
-    await http(stack.app, 'PATCH', `/api/v1/knowledge-bases/${trashed.id}`, { token, body: { trashed: true } });
+    await stack.api.patch(`/api/v1/knowledge-bases/${trashed.id}`, { trashed: true });
     expect((await createConnector(stack.app, token, body({ knowledgeBaseId: trashed.id }))).status).toBe(404);
     expect((await createConnector(stack.app, other.token, body())).status).toBe(404);
   });
@@ -133,12 +142,12 @@ describe('create', () => {
   });
 
   test('401 without a key; 403 authorization_failed for a personal key and for a viewer writing', async () => {
-    expect((await http(stack.app, 'GET', '/api/v1/knowledge-connectors')).body).toEqual({
+    expect((await stack.as().get<ConnectorList>('/api/v1/knowledge-connectors')).body).toEqual({
       ok: false,
       error: { code: 'authentication_required', message: 'Valid bearer API key is required' },
     });
     const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
-    expect((await http(stack.app, 'GET', '/api/v1/knowledge-connectors', { token: personal.token })).body.error.code).toBe(
+    expect((await stack.as(personal.token).get<ConnectorList>('/api/v1/knowledge-connectors')).body.error.code).toBe(
       'authorization_failed',
     );
     const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
@@ -152,9 +161,9 @@ describe('list, get, patch, delete', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await createConnector(stack.app, token, body({ knowledgeBaseId: kb2.id }))).body.data.connector.id);
-    const page1 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2`, { token });
+    const page1 = await stack.api.get<ConnectorList>(`/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2`);
     expect(page1.status).toBe(200);
-    expect(page1.body.data.connectors.map((c: any) => c.id)).toEqual([ids[2], ids[1]]);
+    expect(page1.body.data.connectors.map((c) => c.id)).toEqual([ids[2], ids[1]]);
     expect(page1.body.data.nextCursor).toBe(ids[1]);
     expect(page1.body.data.providers).toEqual(
       ['drive', 'wiki', 'chat', 'repo'].map((id) => ({
@@ -165,25 +174,23 @@ describe('list, get, patch, delete', () => {
         capabilities: ['knowledge.sync'],
       })),
     );
-    const page2 = await http(stack.app, 'GET', `/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2&cursor=${ids[1]}`, {
-      token,
-    });
-    expect(page2.body.data.connectors.map((c: any) => c.id)).toEqual([ids[0]]);
+    const page2 = await stack.api.get<ConnectorList>(`/api/v1/knowledge-connectors?knowledgeBaseId=${kb2.id}&limit=2&cursor=${ids[1]}`);
+    expect(page2.body.data.connectors.map((c) => c.id)).toEqual([ids[0]]);
     expect(page2.body.data.nextCursor).toBeNull();
-    const badCursor = await http(stack.app, 'GET', '/api/v1/knowledge-connectors?cursor=kc_unknown', { token });
+    const badCursor = await stack.api.get<ConnectorList>('/api/v1/knowledge-connectors?cursor=kc_unknown');
     expect([badCursor.status, badCursor.body.error.code]).toEqual([400, 'validation_failed']);
     for (const limit of ['0', '101', 'x']) {
-      const res = await http(stack.app, 'GET', `/api/v1/knowledge-connectors?limit=${limit}`, { token });
+      const res = await stack.api.get<ConnectorList>(`/api/v1/knowledge-connectors?limit=${limit}`);
       expect([res.status, res.body.error.code]).toEqual([400, 'request_malformed']);
     }
-    const theirs = await http(stack.app, 'GET', '/api/v1/knowledge-connectors', { token: other.token });
+    const theirs = await stack.as(other.token).get<ConnectorList>('/api/v1/knowledge-connectors');
     expect(theirs.body.data.connectors).toEqual([]);
   });
 
   test('patch: name, config (with credentialId) and nextSyncAt; validation and duplicates', async () => {
     const c = (await createConnector(stack.app, token, body())).body.data.connector;
     const patch = (b: unknown, k = key()) =>
-      http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token, body: b, headers: { 'idempotency-key': k } });
+      stack.api.patch<ConnectorAnswer>(`/api/v1/knowledge-connectors/${c.id}`, b, { headers: { 'idempotency-key': k } });
     const res = await patch({ name: 'Renamed', config: { credentialId, channelIds: ['C2'] }, nextSyncAt: '2030-01-01T00:00:00Z' });
     expect(res.status).toBe(200);
     expect(res.body.data.connector).toMatchObject({
@@ -198,24 +205,23 @@ describe('list, get, patch, delete', () => {
     expect((await patch({ providerId: 'repo' })).body.error.code).toBe('validation_failed');
     await createConnector(stack.app, token, body({ name: 'Taken' }));
     expect((await patch({ name: 'Taken' })).body.error.code).toBe('conflict');
-    expect((await http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token, body: { name: 'x' } })).body.error.code).toBe(
+    expect((await stack.api.patch<ConnectorAnswer>(`/api/v1/knowledge-connectors/${c.id}`, { name: 'x' })).body.error.code).toBe(
       'idempotency_key_invalid',
     );
-    expect((await getConnector(stack.app, token, c.id)).name).toBe('Renamed');
+    expect((await getConnector(stack.app, token, c.id))?.name).toBe('Renamed');
   });
 
   test("another workspace's connector: 404 on every route, nothing changed", async () => {
     const c = (await createConnector(stack.app, token, body())).body.data.connector;
     const h = { 'idempotency-key': key() };
     const calls = [
-      http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}`, { token: other.token }),
-      http(stack.app, 'PATCH', `/api/v1/knowledge-connectors/${c.id}`, { token: other.token, body: { name: 'stolen' }, headers: h }),
-      http(stack.app, 'DELETE', `/api/v1/knowledge-connectors/${c.id}`, { token: other.token, headers: { 'idempotency-key': key() } }),
-      http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs`, { token: other.token }),
+      stack.as(other.token).get<ConnectorAnswer>(`/api/v1/knowledge-connectors/${c.id}`),
+      stack.as(other.token).patch<ConnectorAnswer>(`/api/v1/knowledge-connectors/${c.id}`, { name: 'stolen' }, { headers: h }),
+      stack.as(other.token).delete<ConnectorDeleted>(`/api/v1/knowledge-connectors/${c.id}`, { headers: { 'idempotency-key': key() } }),
+      stack.as(other.token).get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs`),
       startRun(stack.app, other.token, c.id),
-      http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs/ksr_x`, { token: other.token }),
-      http(stack.app, 'POST', `/api/v1/knowledge-connectors/${c.id}/runs/ksr_x/cancel`, {
-        token: other.token,
+      stack.as(other.token).get<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/ksr_x`),
+      stack.as(other.token).post<SyncRunAnswer>(`/api/v1/knowledge-connectors/${c.id}/runs/ksr_x/cancel`, undefined, {
         headers: { 'idempotency-key': key() },
       }),
     ];
@@ -228,10 +234,10 @@ describe('list, get, patch, delete', () => {
     const c = (await createConnector(stack.app, token, body({ config: { credentialId, channelIds: ['CDEL'] } }))).body.data.connector;
     const run = await startRun(stack.app, token, c.id);
     expect(run.status).toBe(201);
-    const del = await http(stack.app, 'DELETE', `/api/v1/knowledge-connectors/${c.id}`, { token, headers: { 'idempotency-key': key() } });
+    const del = await stack.api.delete<ConnectorDeleted>(`/api/v1/knowledge-connectors/${c.id}`, { headers: { 'idempotency-key': key() } });
     expect(del.status).toBe(200);
     expect(del.body.data).toEqual({ deleted: true, connectorId: c.id });
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}`, { token })).status).toBe(404);
+    expect((await stack.api.get<ConnectorAnswer>(`/api/v1/knowledge-connectors/${c.id}`)).status).toBe(404);
     const em = stack.app.orm.em.fork();
     const runs = await em.getConnection().execute(`select id from knowledge_sync_runs where connector_id = ?`, [c.id]);
     expect(runs).toEqual([]);
@@ -248,8 +254,8 @@ describe('list, get, patch, delete', () => {
 
 describe('queue preconditions', () => {
   test('an uncertified provider is listed without capabilities and cannot be queued (409)', async () => {
-    const list = await http(uncertifiedApp, 'GET', '/api/v1/knowledge-connectors', { token });
-    expect(list.body.data.providers.find((p: any) => p.id === 'chat')).toEqual({
+    const list = await client(uncertifiedApp, token).get<ConnectorList>('/api/v1/knowledge-connectors');
+    expect(list.body.data.providers.find((p) => p.id === 'chat')).toEqual({
       id: 'chat',
       label: expect.any(String),
       scopes: expect.any(Array),
@@ -260,7 +266,7 @@ describe('queue preconditions', () => {
     const res = await startRun(uncertifiedApp, token, c.id);
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ ok: false, error: { code: 'conflict', message: 'Provider chat has not passed certification.' } });
-    expect((await http(uncertifiedApp, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs`, { token })).body.data.runs).toEqual([]);
+    expect((await client(uncertifiedApp, token).get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs`)).body.data.runs).toEqual([]);
   });
 
   test.each([
@@ -298,7 +304,7 @@ describe('queue preconditions', () => {
         },
       },
     });
-    expect((await http(stack.app, 'GET', `/api/v1/knowledge-connectors/${c.id}/runs`, { token })).body.data.runs).toEqual([]);
+    expect((await stack.api.get<SyncRunList>(`/api/v1/knowledge-connectors/${c.id}/runs`)).body.data.runs).toEqual([]);
   });
 
   test('an OAuth2 credential without the provider scopes is setup_required with the missing scopes', async () => {

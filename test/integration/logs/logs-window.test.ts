@@ -6,19 +6,22 @@
  */
 import { RunLogSchema, RunSchema } from '../../../db/entities';
 import { newId } from '../../../services/kernel/ids';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { logExportSchema, logStatsSchema } from '../../../api/schemas/logs';
+import { useTestStack } from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type LogStats = z.infer<typeof logStatsSchema>;
+type LogExport = z.infer<typeof logExportSchema>;
+
+const stack = useTestStack({ worker: false, workspaceName: 'Logs window workspace' });
 let workflowId: string;
 const ids: string[] = []; // oldest first
 const T0 = Date.parse('2022-05-06T08:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
 
 beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app, 'Logs window workspace');
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Window flow' } });
+  const { app, ws } = stack;
+  const created = await stack.api.workflows.create({ name: 'Window flow' });
   expect(created.status).toBe(201);
   workflowId = created.body.workflow.id;
 
@@ -70,33 +73,29 @@ beforeAll(async () => {
   await em.flush();
 }, 120_000);
 
-afterAll(async () => {
-  await app?.close();
-});
-
-const get = async (path: string) => {
-  const res = await http(app, 'GET', path, { token: ws.token });
+const get = async <T>(path: string) => {
+  const res = await stack.api.get<T>(path);
   expect(res.status).toBe(200);
   return res.body;
 };
 
 test('query and level see only the 200 newest runs: older matches are not counted or exported', async () => {
-  expect((await get('/api/v1/logs/stats?query=needle')).stats.totalRuns).toBe(0);
-  expect((await get('/api/v1/logs/export?query=needle')).runCount).toBe(0);
-  expect((await get('/api/v1/logs/stats?level=error')).stats.totalRuns).toBe(0);
-  expect((await get('/api/v1/logs/stats?query=hay')).stats.totalRuns).toBe(200);
+  expect((await get<LogStats>('/api/v1/logs/stats?query=needle')).stats.totalRuns).toBe(0);
+  expect((await get<LogExport>('/api/v1/logs/export?query=needle')).runCount).toBe(0);
+  expect((await get<LogStats>('/api/v1/logs/stats?level=error')).stats.totalRuns).toBe(0);
+  expect((await get<LogStats>('/api/v1/logs/stats?query=hay')).stats.totalRuns).toBe(200);
 });
 
 test('durable filters choose the window, so they can bring older runs into it', async () => {
   const dateTo = encodeURIComponent(at(10).toISOString());
-  expect((await get(`/api/v1/logs/stats?query=needle&dateTo=${dateTo}`)).stats.totalRuns).toBe(5);
-  expect(
-    (await get(`/api/v1/logs/export?level=error&workflowId=${workflowId}&dateTo=${dateTo}`)).runs.map((r: { id: string }) => r.id),
-  ).toEqual([ids[0]]);
+  expect((await get<LogStats>(`/api/v1/logs/stats?query=needle&dateTo=${dateTo}`)).stats.totalRuns).toBe(5);
+  expect((await get<LogExport>(`/api/v1/logs/export?level=error&workflowId=${workflowId}&dateTo=${dateTo}`)).runs.map((r) => r.id)).toEqual(
+    [ids[0]],
+  );
 });
 
 test('sort and limit apply within the window: the oldest exported run is the oldest of the 200 newest', async () => {
-  const body = await get('/api/v1/logs/export?sort=oldest&limit=1');
-  expect(body.runs.map((r: { id: string }) => r.id)).toEqual([ids[5]]);
-  expect((await get('/api/v1/logs/stats')).stats.totalRuns).toBe(200);
+  const body = await get<LogExport>('/api/v1/logs/export?sort=oldest&limit=1');
+  expect(body.runs.map((r) => r.id)).toEqual([ids[5]]);
+  expect((await get<LogStats>('/api/v1/logs/stats')).stats.totalRuns).toBe(200);
 });

@@ -6,20 +6,36 @@
  */
 import { LogLevel, RunLogSchema, RunSchema, RunStepSchema, type Run } from '../../../db/entities';
 import { newId } from '../../../services/kernel/ids';
+import type { z } from 'zod';
+import type { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../../../api/schemas/logs';
+import { startTestWorker } from '../../support/harness';
 import {
   addUserWithKey,
+  chain,
   createWorkspace,
-  http,
+  node,
   signInCookie,
-  startTestApp,
-  startTestWorker,
-  waitForRun,
-  type TestApp,
+  useTestStack,
+  waitRun,
+  type FullProjection,
+  type QueuedReceipt,
+  type SafeProjection,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type LogStats = z.infer<typeof logStatsSchema>;
+type LogExport = z.infer<typeof logExportSchema>;
+type ExecutionDetail = z.infer<typeof executionDetailSchema>;
+type SessionLogs = z.infer<typeof sessionLogsSchema>;
+/** Each answer as its caller sees it: the owner's key the full runs, the viewer's the safe projection. */
+type OwnerExport = Omit<LogExport, 'runs'> & { runs: Array<FullProjection<LogExport['runs'][number]>> };
+type ViewerExport = Omit<LogExport, 'runs'> & { runs: Array<SafeProjection<LogExport['runs'][number]>> };
+type OwnerDetail = Omit<ExecutionDetail, 'run'> & { run: FullProjection<ExecutionDetail['run']> };
+type ViewerDetail = Omit<ExecutionDetail, 'run'> & { run: SafeProjection<ExecutionDetail['run']> };
+type OwnerSessionLogs = { runs: Array<FullProjection<SessionLogs['runs'][number]>> };
+
+/** No worker beside the app: the setup starts one for its subworkflow run only. */
+const stack = useTestStack({ worker: false, workspaceName: 'Logs workspace' });
 let other: WorkspaceFixture;
 let viewer: { token: string };
 
@@ -45,7 +61,7 @@ async function insertRun(
   workspaceId: string,
   fields: Partial<Run> & Pick<Run, 'workflowId' | 'status' | 'trigger' | 'createdAt'>,
 ): Promise<string> {
-  const em = app.orm.em.fork();
+  const em = stack.app.orm.em.fork();
   const id = newId('run');
   const finishedAt = fields.durationMs != null ? new Date(fields.createdAt.getTime() + fields.durationMs) : null;
   em.create(RunSchema, {
@@ -87,30 +103,29 @@ async function insertLog(
   createdAt: Date,
   nodeId: string | null = null,
 ) {
-  const em = app.orm.em.fork();
+  const em = stack.app.orm.em.fork();
   em.create(RunLogSchema, { id: `${runId}:${seq}`, runId, workspaceId, seq, nodeId, level, message, data: null, createdAt });
   await em.flush();
 }
 
-const stats = (query = '', token = ws.token) => http(app, 'GET', `${STATS}${query}`, { token });
-const exportJson = (query = '', token = ws.token) => http(app, 'GET', `${EXPORT}${query}`, { token });
+const stats = (query = '', token = stack.ws.token) => stack.as(token).get<LogStats>(`${STATS}${query}`);
+const exportJson = <T = OwnerExport>(query = '', token = stack.ws.token) => stack.as(token).get<T>(`${EXPORT}${query}`);
+const execution = <T = OwnerDetail>(id: string, token = stack.ws.token) => stack.as(token).get<T>(`${EXEC}/${id}`);
 const exportIds = async (query: string) => {
   const res = await exportJson(query);
   expect(res.status).toBe(200);
-  return res.body.runs.map((r: { id: string }) => r.id) as string[];
+  return res.body.runs.map((r) => r.id);
 };
 
 beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app, 'Logs workspace');
-  other = await createWorkspace(app, 'Other logs workspace');
-  viewer = await addUserWithKey(app, ws, 'viewer');
+  other = await createWorkspace(stack.app, 'Other logs workspace');
+  viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
 
-  const created = await http(app, 'POST', WF, { token: ws.token, body: { name: 'Stats flow' } });
+  const created = await stack.api.workflows.create({ name: 'Stats flow' });
   expect(created.status).toBe(201);
   wfStats = created.body.workflow.id;
   const w = wfStats;
-  known.r1 = await insertRun(ws.workspaceId, {
+  known.r1 = await insertRun(stack.ws.workspaceId, {
     workflowId: w,
     status: 'succeeded',
     trigger: 'api',
@@ -118,7 +133,7 @@ beforeAll(async () => {
     durationMs: 100,
     costCredits: 1,
   });
-  known.r2 = await insertRun(ws.workspaceId, {
+  known.r2 = await insertRun(stack.ws.workspaceId, {
     workflowId: w,
     status: 'succeeded',
     trigger: 'webhook',
@@ -126,7 +141,7 @@ beforeAll(async () => {
     durationMs: 200,
     costCredits: 2,
   });
-  known.r3 = await insertRun(ws.workspaceId, {
+  known.r3 = await insertRun(stack.ws.workspaceId, {
     workflowId: w,
     status: 'failed',
     trigger: 'api',
@@ -135,7 +150,7 @@ beforeAll(async () => {
     costCredits: 3,
     error: 'boom, "quoted"\nline two',
   });
-  known.r4 = await insertRun(ws.workspaceId, {
+  known.r4 = await insertRun(stack.ws.workspaceId, {
     workflowId: w,
     status: 'failed',
     trigger: 'schedule',
@@ -144,8 +159,14 @@ beforeAll(async () => {
     costCredits: 0.5,
     error: 'second failure',
   });
-  known.r5 = await insertRun(ws.workspaceId, { workflowId: w, status: 'running', trigger: 'manual', createdAt: at(5), finishedAt: null });
-  known.r6 = await insertRun(ws.workspaceId, {
+  known.r5 = await insertRun(stack.ws.workspaceId, {
+    workflowId: w,
+    status: 'running',
+    trigger: 'manual',
+    createdAt: at(5),
+    finishedAt: null,
+  });
+  known.r6 = await insertRun(stack.ws.workspaceId, {
     workflowId: w,
     status: 'canceled',
     trigger: 'api',
@@ -154,7 +175,7 @@ beforeAll(async () => {
     costCredits: 0,
   });
   // r3 has two steps and logs; its error log makes it the only `level=error` run.
-  const em = app.orm.em.fork();
+  const em = stack.app.orm.em.fork();
   for (const [seq, nodeId, status, start, end] of [
     [0, 'start', 'succeeded', 0, 50],
     [1, 'explode', 'failed', 100, 300],
@@ -162,7 +183,7 @@ beforeAll(async () => {
     em.create(RunStepSchema, {
       id: `${known.r3}:${nodeId}`,
       runId: known.r3,
-      workspaceId: ws.workspaceId,
+      workspaceId: stack.ws.workspaceId,
       nodeId,
       nodeType: nodeId === 'start' ? 'start' : 'fail',
       nodeName: null,
@@ -178,13 +199,13 @@ beforeAll(async () => {
     });
   }
   await em.flush();
-  await insertLog(known.r3, ws.workspaceId, 0, 'info', 'starting up', new Date(at(3).getTime() + 20), 'start');
-  await insertLog(known.r3, ws.workspaceId, 1, 'error', 'secret-log-message-991', new Date(at(3).getTime() + 200), 'explode');
-  await insertLog(known.r1, ws.workspaceId, 0, 'warn', 'careful', new Date(at(1).getTime() + 10));
+  await insertLog(known.r3, stack.ws.workspaceId, 0, 'info', 'starting up', new Date(at(3).getTime() + 20), 'start');
+  await insertLog(known.r3, stack.ws.workspaceId, 1, 'error', 'secret-log-message-991', new Date(at(3).getTime() + 200), 'explode');
+  await insertLog(known.r1, stack.ws.workspaceId, 0, 'warn', 'careful', new Date(at(1).getTime() + 10));
 
-  const tricky = await http(app, 'POST', WF, { token: ws.token, body: { name: 'Tricky flow' } });
+  const tricky = await stack.api.workflows.create({ name: 'Tricky flow' });
   wfTricky = tricky.body.workflow.id;
-  trickyRun = await insertRun(ws.workspaceId, {
+  trickyRun = await insertRun(stack.ws.workspaceId, {
     workflowId: wfTricky,
     workflowName: TRICKY_NAME,
     status: 'failed',
@@ -195,62 +216,32 @@ beforeAll(async () => {
   });
 
   // A real run: dry run of a candidate (instant, no worker).
-  const dry = await http(app, 'POST', WF, {
-    token: ws.token,
-    body: {
-      name: 'Dry flow',
-      nodes: [
-        { id: 'start', type: 'start', config: {} },
-        { id: 'note', type: 'log', config: { level: 'info', message: 'dry note' } },
-      ],
-      edges: [{ source: 'start', target: 'note' }],
-    },
-  });
-  const dryRes = await http(app, 'POST', `${WF}/${dry.body.workflow.id}/execute`, {
-    token: ws.token,
-    body: { target: 'candidate', input: { q: 1 } },
-  });
+  const dry = await stack.api.workflows.create({ name: 'Dry flow', ...chain(node.log('note', 'dry note')) });
+  const dryRes = await stack.api.post<QueuedReceipt>(`${WF}/${dry.body.workflow.id}/execute`, { target: 'candidate', input: { q: 1 } });
   expect(dryRes.status).toBe(201);
   dryRunId = dryRes.body.run.id;
 
   // A real worker run with a subworkflow: parent and child runs.
-  const worker = await startTestWorker(app);
+  const worker = await startTestWorker(stack.app);
   try {
-    const child = await http(app, 'POST', WF, {
-      token: ws.token,
-      body: {
-        name: 'Child flow',
-        nodes: [
-          { id: 'start', type: 'start', config: {} },
-          { id: 'inc', type: 'transform', config: { expression: '{ "v": v + 1 }' } },
-        ],
-        edges: [{ source: 'start', target: 'inc' }],
-      },
+    const child = await stack.api.workflows.create({ name: 'Child flow', ...chain(node.transform('inc', '{ "v": v + 1 }')) });
+    expect((await stack.api.workflows.deploy(child.body.workflow.id)).status).toBe(200);
+    const parent = await stack.api.workflows.create({
+      name: 'Parent flow',
+      ...chain(node.of('subworkflow', 'sub', { workflowId: child.body.workflow.id, input: '={ "v": v * 2 }' })),
     });
-    expect((await http(app, 'POST', `${WF}/${child.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(200);
-    const parent = await http(app, 'POST', WF, {
-      token: ws.token,
-      body: {
-        name: 'Parent flow',
-        nodes: [
-          { id: 'start', type: 'start', config: {} },
-          { id: 'sub', type: 'subworkflow', config: { workflowId: child.body.workflow.id, input: '={ "v": v * 2 }' } },
-        ],
-        edges: [{ source: 'start', target: 'sub' }],
-      },
-    });
-    expect((await http(app, 'POST', `${WF}/${parent.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(200);
-    const started = await http(app, 'POST', `${WF}/${parent.body.workflow.id}/execute`, { token: ws.token, body: { input: { v: 5 } } });
+    expect((await stack.api.workflows.deploy(parent.body.workflow.id)).status).toBe(200);
+    const started = await stack.api.workflows.execute(parent.body.workflow.id, { v: 5 });
     expect(started.status).toBe(202);
     parentRunId = started.body.run.id;
-    expect((await waitForRun(app, ws.token, parentRunId)).status).toBe('succeeded');
-    const children = await http(app, 'GET', `/api/v1/runs?workflowId=${child.body.workflow.id}`, { token: ws.token });
-    childRunId = children.body.runs.find((r: { parentRunId: string }) => r.parentRunId === parentRunId).id;
+    expect((await waitRun(stack, parentRunId)).status).toBe('succeeded');
+    const children = await stack.api.runs.list(`?workflowId=${child.body.workflow.id}`);
+    childRunId = children.body.runs.find((r) => r.parentRunId === parentRunId)!.id;
   } finally {
     await worker.stop();
   }
 
-  const foreignWf = await http(app, 'POST', WF, { token: other.token, body: { name: 'Foreign' } });
+  const foreignWf = await stack.as(other.token).workflows.create({ name: 'Foreign' });
   otherRunId = await insertRun(other.workspaceId, {
     workflowId: foreignWf.body.workflow.id,
     status: 'failed',
@@ -261,16 +252,12 @@ beforeAll(async () => {
   });
 }, 120_000);
 
-afterAll(async () => {
-  await app?.close();
-});
-
 describe('GET /api/v1/logs/stats', () => {
   test('computes every field over the known runs', async () => {
     const res = await stats(`?workflowId=${wfStats}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['filters', 'generatedAt', 'stats', 'workspaceId']);
-    expect(res.body.workspaceId).toBe(ws.workspaceId);
+    expect(res.body.workspaceId).toBe(stack.ws.workspaceId);
     expect(Number.isNaN(Date.parse(res.body.generatedAt))).toBe(false);
     const s = res.body.stats;
     expect(s).toMatchObject({
@@ -295,7 +282,7 @@ describe('GET /api/v1/logs/stats', () => {
       { trigger: 'schedule', count: 1 },
       { trigger: 'webhook', count: 1 },
     ]);
-    expect(s.slowestRuns.map((r: { id: string }) => r.id)).toEqual([known.r6, known.r4, known.r3, known.r2, known.r1]);
+    expect(s.slowestRuns.map((r) => r.id)).toEqual([known.r6, known.r4, known.r3, known.r2, known.r1]);
     expect(s.slowestRuns[0]).toMatchObject({
       id: known.r6,
       workflowId: wfStats,
@@ -305,8 +292,8 @@ describe('GET /api/v1/logs/stats', () => {
       durationMs: 500,
       costCredits: 0,
     });
-    expect(s.slowestRuns[0].executionUrl).toBe(`${app.url}${EXEC}/${known.r6}`);
-    expect(s.recentFailures.map((r: { id: string }) => r.id)).toEqual([known.r4, known.r3]);
+    expect(s.slowestRuns[0].executionUrl).toBe(`${stack.app.url}${EXEC}/${known.r6}`);
+    expect(s.recentFailures.map((r) => r.id)).toEqual([known.r4, known.r3]);
     expect(s.recentFailures[1].error).toBe('boom, "quoted"\nline two');
   });
 
@@ -333,7 +320,7 @@ describe('GET /api/v1/logs/stats', () => {
     const s = res.body.stats;
     // 6 known + tricky + dry run + parent + child; the other workspace's run is not counted.
     expect(s.totalRuns).toBe(10);
-    expect(s.slowestRuns.map((r: { id: string }) => r.id)).not.toContain(otherRunId);
+    expect(s.slowestRuns.map((r) => r.id)).not.toContain(otherRunId);
     expect(s.totalCostCredits).toBeLessThan(50);
   });
 
@@ -391,7 +378,7 @@ describe('GET /api/v1/logs/stats', () => {
   });
 
   test('needs a key', async () => {
-    expect((await http(app, 'GET', STATS)).status).toBe(401);
+    expect((await stack.as().get(STATS)).status).toBe(401);
   });
 });
 
@@ -401,16 +388,16 @@ describe('GET /api/v1/logs/export', () => {
     expect(res.status).toBe(200);
     const day = new Date().toISOString().slice(0, 10);
     expect(day).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename=svc-logs-${ws.workspaceId}-${day}.json`);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename=svc-logs-${stack.ws.workspaceId}-${day}.json`);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(Object.keys(res.body).sort()).toEqual(['exportedAt', 'filters', 'runCount', 'runs', 'workspaceId']);
-    expect(res.body).toMatchObject({ workspaceId: ws.workspaceId, runCount: 6 });
+    expect(res.body).toMatchObject({ workspaceId: stack.ws.workspaceId, runCount: 6 });
     expect(res.body.filters.workflowId).toBe(wfStats);
     expect(res.body.runs).toHaveLength(6);
-    const r3 = res.body.runs.find((r: { id: string }) => r.id === known.r3);
+    const r3 = res.body.runs.find((r) => r.id === known.r3);
     expect(r3).toMatchObject({ input: { secret: 'input-7781' }, error: 'boom, "quoted"\nline two' });
-    expect(r3.steps).toHaveLength(2);
-    expect(r3.logs).toHaveLength(2);
+    expect(r3?.steps).toHaveLength(2);
+    expect(r3?.logs).toHaveLength(2);
     // anything other than csv is JSON
     const other = await exportJson(`?workflowId=${wfStats}&format=xml`);
     expect(other.headers.get('content-disposition')).toMatch(/\.json$/);
@@ -444,25 +431,25 @@ describe('GET /api/v1/logs/export', () => {
   });
 
   test('CSV: exact header row, CRLF, RFC 4180 escaping', async () => {
-    const res = await http(app, 'GET', `${EXPORT}?format=csv&workflowId=${wfTricky}`, { token: ws.token });
+    const res = await stack.api.get(`${EXPORT}?format=csv&workflowId=${wfTricky}`);
     expect(res.status).toBe(200);
     const day = new Date().toISOString().slice(0, 10);
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename=svc-logs-${ws.workspaceId}-${day}.csv`);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename=svc-logs-${stack.ws.workspaceId}-${day}.csv`);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const header =
       'run_id,workspace_id,workflow_id,workflow_name,status,trigger,started_at,finished_at,duration_ms,credits,step_count,log_count,error';
     expect(res.text).toBe(
-      `${header}\r\n${trickyRun},${ws.workspaceId},${wfTricky},"a,""b""\nc",failed,email,${at(10).toISOString()},${new Date(at(10).getTime() + 10).toISOString()},10,0,0,0,"x,y"\r\n`,
+      `${header}\r\n${trickyRun},${stack.ws.workspaceId},${wfTricky},"a,""b""\nc",failed,email,${at(10).toISOString()},${new Date(at(10).getTime() + 10).toISOString()},10,0,0,0,"x,y"\r\n`,
     );
   });
 
   test('CSV counts steps and logs and quotes errors with quotes and newlines', async () => {
-    const res = await http(app, 'GET', `${EXPORT}?format=csv&workflowId=${wfStats}&status=failed&sort=oldest`, { token: ws.token });
+    const res = await stack.api.get(`${EXPORT}?format=csv&workflowId=${wfStats}&status=failed&sort=oldest`);
     const lines = res.text.split('\r\n');
     expect(lines[0].split(',')).toHaveLength(13);
     expect(lines[1]).toBe(
-      `${known.r3},${ws.workspaceId},${wfStats},Stats flow,failed,api,${at(3).toISOString()},${new Date(at(3).getTime() + 300).toISOString()},300,3,2,2,"boom, ""quoted""\nline two"`,
+      `${known.r3},${stack.ws.workspaceId},${wfStats},Stats flow,failed,api,${at(3).toISOString()},${new Date(at(3).getTime() + 300).toISOString()},300,3,2,2,"boom, ""quoted""\nline two"`,
     );
     expect(lines[2].endsWith(',400,0.5,0,0,second failure')).toBe(true);
     expect(lines[3]).toBe('');
@@ -470,7 +457,7 @@ describe('GET /api/v1/logs/export', () => {
   });
 
   test('viewer keys get safe runs and an empty error column', async () => {
-    const json = await exportJson(`?workflowId=${wfStats}&status=failed`, viewer.token);
+    const json = await exportJson<ViewerExport>(`?workflowId=${wfStats}&status=failed`, viewer.token);
     expect(json.status).toBe(200);
     for (const run of json.body.runs) {
       expect(run.redaction).toMatchObject({ applied: true, contractVersion: 'workspace-safe.v1' });
@@ -478,7 +465,7 @@ describe('GET /api/v1/logs/export', () => {
       expect(run).not.toHaveProperty('error');
       expect(run).not.toHaveProperty('logs');
     }
-    const csv = await http(app, 'GET', `${EXPORT}?format=csv&workflowId=${wfStats}&status=failed`, { token: viewer.token });
+    const csv = await stack.as(viewer.token).get(`${EXPORT}?format=csv&workflowId=${wfStats}&status=failed`);
     const rows = csv.text.split('\r\n').slice(1, -1);
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(row.endsWith(',')).toBe(true);
@@ -493,7 +480,7 @@ describe('GET /api/v1/logs/export', () => {
 
 describe('GET /api/v1/logs/executions/{executionId}', () => {
   test('detail of a run with steps and logs: state, metadata, node states, typed timeline', async () => {
-    const res = await http(app, 'GET', `${EXEC}/${known.r3}`, { token: ws.token });
+    const res = await execution(known.r3);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual([
       'executionId',
@@ -558,7 +545,7 @@ describe('GET /api/v1/logs/executions/{executionId}', () => {
   });
 
   test('relatedRuns links a real subworkflow parent and child', async () => {
-    const parent = await http(app, 'GET', `${EXEC}/${parentRunId}`, { token: ws.token });
+    const parent = await execution(parentRunId);
     expect(parent.status).toBe(200);
     expect(parent.body.relatedRuns.parentRun).toBeUndefined();
     expect(parent.body.relatedRuns.childRuns).toHaveLength(1);
@@ -566,41 +553,41 @@ describe('GET /api/v1/logs/executions/{executionId}', () => {
       id: childRunId,
       parentNodeId: 'sub',
       status: 'succeeded',
-      executionUrl: `${app.url}${EXEC}/${childRunId}`,
+      executionUrl: `${stack.app.url}${EXEC}/${childRunId}`,
     });
     expect(parent.body.nodeRunStates.sub).toMatchObject({ status: 'succeeded' });
     expect(parent.body.executionMetadata.temporal).toEqual({ workflowId: parentRunId, namespace: 'default', taskQueue: 'workflow-runs' });
     expect(parent.body.timeline.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['run', 'step']));
-    const child = await http(app, 'GET', `${EXEC}/${childRunId}`, { token: ws.token });
-    expect(child.body.relatedRuns.parentRun).toMatchObject({ id: parentRunId, executionUrl: `${app.url}${EXEC}/${parentRunId}` });
+    const child = await execution(childRunId);
+    expect(child.body.relatedRuns.parentRun).toMatchObject({ id: parentRunId, executionUrl: `${stack.app.url}${EXEC}/${parentRunId}` });
     expect(child.body.relatedRuns.childRuns).toEqual([]);
   });
 
   test('a dry run has log entries in its timeline and no Temporal execution', async () => {
-    const res = await http(app, 'GET', `${EXEC}/${dryRunId}`, { token: ws.token });
+    const res = await execution(dryRunId);
     expect(res.status).toBe(200);
     expect(res.body.executionMetadata).toMatchObject({ dryRun: true, temporal: null, costCredits: 0 });
     expect(new Set(res.body.timeline.map((e: { type: string }) => e.type))).toEqual(new Set(['run', 'step', 'log']));
   });
 
   test('missing and foreign executions are 404 Execution not found', async () => {
-    const foreign = await http(app, 'GET', `${EXEC}/${otherRunId}`, { token: ws.token });
+    const foreign = await execution(otherRunId);
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual({ error: 'Execution not found' });
-    const missing = await http(app, 'GET', `${EXEC}/run_does_not_exist`, { token: ws.token });
+    const missing = await execution('run_does_not_exist');
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ error: 'Execution not found' });
-    expect((await http(app, 'GET', `${EXEC}/${otherRunId}`, { token: other.token })).status).toBe(200);
+    expect((await execution(otherRunId, other.token)).status).toBe(200);
   });
 
   test('viewer keys get the safe run and log entries without messages', async () => {
-    const res = await http(app, 'GET', `${EXEC}/${known.r3}`, { token: viewer.token });
+    const res = await execution<ViewerDetail>(known.r3, viewer.token);
     expect(res.status).toBe(200);
     expect(res.body.run.redaction).toMatchObject({ applied: true });
     expect(res.body.run).not.toHaveProperty('input');
     expect(res.body.run).not.toHaveProperty('error');
     expect(res.body.run.steps[0]).not.toHaveProperty('input');
-    const logs = res.body.timeline.filter((e: { type: string }) => e.type === 'log');
+    const logs = res.body.timeline.filter((e) => e.type === 'log');
     expect(logs).toHaveLength(2);
     for (const entry of logs) expect(entry).not.toHaveProperty('message');
     expect(JSON.stringify(res.body)).not.toContain('secret');
@@ -610,18 +597,18 @@ describe('GET /api/v1/logs/executions/{executionId}', () => {
 
 describe('GET /api/logs (session)', () => {
   test('lists the session workspace runs with the shared filters', async () => {
-    const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
-    const res = await http(app, 'GET', `/api/logs?workflowId=${wfStats}&sort=oldest&status=all`, { cookie });
+    const cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);
+    const res = await stack.as().get<OwnerSessionLogs>(`/api/logs?workflowId=${wfStats}&sort=oldest&status=all`, { cookie });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['runs']);
-    expect(res.body.runs.map((r: { id: string }) => r.id)).toEqual([known.r1, known.r2, known.r3, known.r4, known.r5, known.r6]);
-    const failed = await http(app, 'GET', `/api/logs?workflowId=${wfStats}&status=failed&limit=1`, { cookie });
-    expect(failed.body.runs.map((r: { id: string }) => r.id)).toEqual([known.r4]);
+    expect(res.body.runs.map((r) => r.id)).toEqual([known.r1, known.r2, known.r3, known.r4, known.r5, known.r6]);
+    const failed = await stack.as().get<OwnerSessionLogs>(`/api/logs?workflowId=${wfStats}&status=failed&limit=1`, { cookie });
+    expect(failed.body.runs.map((r) => r.id)).toEqual([known.r4]);
     expect(failed.body.runs[0].error).toBe('second failure');
   });
 
   test('needs a session; a bearer key is not one', async () => {
-    expect((await http(app, 'GET', '/api/logs')).status).toBe(401);
-    expect((await http(app, 'GET', '/api/logs', { token: ws.token })).status).toBe(401);
+    expect((await stack.as().get('/api/logs')).status).toBe(401);
+    expect((await stack.api.get('/api/logs')).status).toBe(401);
   });
 });

@@ -12,57 +12,70 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { WORKFLOW_TYPES, TASK_QUEUE } from '../../../temporal/shared';
 import { MailerGoogleDwdConfigSchema, MailerMessageSchema, MailerReplyReservationSchema } from '../../../db/entities';
 import { startGmailFake, type GmailFake } from '../../fakes/gmail';
-import { addUserWithKey, createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { credentialListSchema, credentialTestSchema } from '../../../api/schemas/credentials';
+import type {
+  createdMailerRouteSchema,
+  mailerInboundAcceptedSchema,
+  mailerRouteGoogleDwdSchema,
+  pollingGroupResponseSchema,
+  replySentSchema,
+} from '../../../api/schemas/mailer';
+import { addUserWithKey, createWorkspace, useTestStack, type CredentialEnvelope, type Refusable, type WorkspaceFixture } from '../../kit';
+
+type CreatedMailerRoute = z.infer<typeof createdMailerRouteSchema>;
+type RouteGoogleDwd = z.infer<typeof mailerRouteGoogleDwdSchema> & { error?: string };
+type PollingGroupResponse = z.infer<typeof pollingGroupResponseSchema>;
+type InboundAccepted = z.infer<typeof mailerInboundAcceptedSchema>;
+type ReplyAnswer = z.infer<typeof replySentSchema> & { error?: string; code?: string };
+type CredentialList = z.infer<typeof credentialListSchema>;
+type CredentialTest = z.infer<typeof credentialTestSchema>;
 
 const TOKEN = 'service-account-token-0123456789';
-let stack: TestStack;
-let ws: WorkspaceFixture;
 let other: WorkspaceFixture;
 let gmail: GmailFake;
 let n = 0;
 const uniq = () => `${Date.now().toString(36)}${n++}`;
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   gmail = await startGmailFake(TOKEN);
   // Delegated tokens are minted at the loopback token endpoint (GOOGLE_OAUTH_TOKEN_URL), whatever token_uri the key names.
-  stack = await startTestStack({
+  return {
     config: {
       outboundAllowPrivateNetworks: true,
       mailer: { gmailBaseUrl: gmail.baseUrl, graphBaseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 10_000, googleTokenUrl: gmail.tokenUrl },
     },
-  });
-  ws = stack.ws;
+  };
+});
+beforeAll(async () => {
   other = await createWorkspace(stack.app, 'Other');
 });
 afterAll(async () => {
-  await stack?.close();
   await gmail?.close();
 });
 
-const app = () => stack.app;
 const dwdPath = (routeId: string) => `/api/v1/mailer/routes/${routeId}/google-dwd`;
 
-async function newRoute(token = ws.token): Promise<{ id: string; address: string }> {
-  const wf = await http(app(), 'POST', '/api/v1/workflows', { token, body: {} });
-  expect((await http(app(), 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token })).status).toBe(200);
+async function newRoute(token = stack.ws.token): Promise<{ id: string; address: string }> {
+  const wf = await stack.as(token).workflows.create({});
+  expect((await stack.as(token).workflows.deploy(wf.body.workflow.id)).status).toBe(200);
   const address = `dwd-${uniq()}@example.test`;
-  const res = await http(app(), 'POST', '/api/v1/mailer/routes', {
-    token,
-    body: { address, workflowId: wf.body.workflow.id },
-    headers: { 'idempotency-key': `k-${uniq()}` },
-  });
+  const res = await stack
+    .as(token)
+    .post<CreatedMailerRoute>(
+      '/api/v1/mailer/routes',
+      { address, workflowId: wf.body.workflow.id },
+      { headers: { 'idempotency-key': `k-${uniq()}` } },
+    );
   expect(res.status).toBe(201);
   return { id: res.body.route.id, address };
 }
 
-async function credential(type: string, token = ws.token): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/credentials', {
-    token,
-    body: {
-      name: `${type}-${uniq()}`,
-      type,
-      value: type === 'smtp' ? { host: '127.0.0.1', username: 'u', password: 'p' } : { token: TOKEN, baseUrl: gmail.baseUrl },
-    },
+async function credential(type: string, token = stack.ws.token): Promise<string> {
+  const res = await stack.as(token).post<CredentialEnvelope>('/api/v1/credentials', {
+    name: `${type}-${uniq()}`,
+    type,
+    value: type === 'smtp' ? { host: '127.0.0.1', username: 'u', password: 'p' } : { token: TOKEN, baseUrl: gmail.baseUrl },
   });
   expect(res.status).toBe(201);
   return res.body.credential.id;
@@ -71,9 +84,9 @@ async function credential(type: string, token = ws.token): Promise<string> {
 test('bind, rebind (same id) and clear; the binding is stored and shown; Admin or Owner only', async () => {
   const route = await newRoute();
   const credentialId = await credential('mailA');
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
-    token: ws.token,
-    body: { serviceAccountCredentialId: credentialId, subject: '  Support@Example.TEST ' },
+  const bound = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), {
+    serviceAccountCredentialId: credentialId,
+    subject: '  Support@Example.TEST ',
   });
   expect(bound.status).toBe(200);
   expect(bound.body.route).toMatchObject({ id: route.id, address: route.address });
@@ -82,32 +95,30 @@ test('bind, rebind (same id) and clear; the binding is stored and shown; Admin o
     serviceAccountCredentialId: credentialId,
     subject: 'support@example.test',
   });
-  expect(bound.body.links.self).toBe(`${app().url}/api/v1/mailer/routes/${route.id}`);
+  expect(bound.body.links.self).toBe(`${stack.app.url}/api/v1/mailer/routes/${route.id}`);
 
   const second = await credential('mailA');
-  const rebound = await http(app(), 'PATCH', dwdPath(route.id), {
-    token: ws.token,
-    body: { serviceAccountCredentialId: second, subject: 'helpdesk@example.test' },
+  const rebound = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), {
+    serviceAccountCredentialId: second,
+    subject: 'helpdesk@example.test',
   });
   expect(rebound.status).toBe(200);
   expect(rebound.body.googleDwd).toMatchObject({
-    id: bound.body.googleDwd.id,
+    id: bound.body.googleDwd?.id,
     serviceAccountCredentialId: second,
     subject: 'helpdesk@example.test',
   });
 
-  const member = await addUserWithKey(app(), ws, 'member');
-  const denied = await http(app(), 'PATCH', dwdPath(route.id), { token: member.token, body: { serviceAccountCredentialId: null } });
+  const member = await addUserWithKey(stack.app, stack.ws, 'member');
+  const denied = await stack.as(member.token).patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: null });
   expect(denied.status).toBe(403);
-  const admin = await addUserWithKey(app(), ws, 'admin');
-  const cleared = await http(app(), 'PATCH', dwdPath(route.id), { token: admin.token, body: { serviceAccountCredentialId: null } });
+  const admin = await addUserWithKey(stack.app, stack.ws, 'admin');
+  const cleared = await stack.as(admin.token).patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: null });
   expect(cleared.status).toBe(200);
   expect(cleared.body.googleDwd).toBeNull();
-  expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
+  expect(await stack.app.orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
   // Clearing again is a no-op.
-  expect(
-    (await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: null } })).body.googleDwd,
-  ).toBeNull();
+  expect((await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: null })).body.googleDwd).toBeNull();
 });
 
 test('bad input is 400 with its message and changes nothing', async () => {
@@ -123,13 +134,13 @@ test('bad input is 400 with its message and changes nothing', async () => {
     [{ serviceAccountCredentialId: 42, subject: 'a@example.test' }, /serviceAccountCredentialId/],
   ];
   for (const [body, message] of cases) {
-    const res = await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body });
+    const res = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), body);
     expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(message)]);
   }
-  expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
-  const missing = await http(app(), 'PATCH', dwdPath(route.id), {
-    token: ws.token,
-    body: { serviceAccountCredentialId: 'cred_missing', subject: 'a@example.test' },
+  expect(await stack.app.orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
+  const missing = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), {
+    serviceAccountCredentialId: 'cred_missing',
+    subject: 'a@example.test',
   });
   expect(missing.status).toBe(404);
 });
@@ -140,64 +151,51 @@ test("another workspace's route or credential is 404 and nothing changes; non-wo
   const foreignCredential = await credential('mailA', other.token);
   expect(
     (
-      await http(app(), 'PATCH', dwdPath(route.id), {
-        token: other.token,
-        body: { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' },
-      })
+      await stack
+        .as(other.token)
+        .patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' })
     ).status,
   ).toBe(404);
   expect(
-    (
-      await http(app(), 'PATCH', dwdPath(route.id), {
-        token: ws.token,
-        body: { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' },
-      })
-    ).status,
+    (await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: foreignCredential, subject: 'a@example.test' }))
+      .status,
   ).toBe(404);
-  expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
+  expect(await stack.app.orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(0);
 
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
-    token: ws.token,
-    body: { serviceAccountCredentialId: credentialId, subject: 'a@example.test' },
+  const bound = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), {
+    serviceAccountCredentialId: credentialId,
+    subject: 'a@example.test',
   });
   expect(bound.status).toBe(200);
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: other.token, body: { serviceAccountCredentialId: null } })).status).toBe(
-    404,
-  );
-  expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(1);
+  expect((await stack.as(other.token).patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: null })).status).toBe(404);
+  expect(await stack.app.orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(1);
   // Another workspace cannot name the configuration in its polling groups either.
   expect(
     (
-      await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
-        token: other.token,
-        body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id },
-      })
+      await stack
+        .as(other.token)
+        .post<PollingGroupResponse>('/api/v1/mailer/polling-groups', { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd?.id })
     ).status,
   ).toBe(404);
-  const org = await addUserWithKey(app(), ws, 'admin', 'organization');
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: org.token, body: { serviceAccountCredentialId: null } })).status).toBe(
-    403,
-  );
-  expect(await app().orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(1);
+  const org = await addUserWithKey(stack.app, stack.ws, 'admin', 'organization');
+  expect((await stack.as(org.token).patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: null })).status).toBe(403);
+  expect(await stack.app.orm.em.fork().count(MailerGoogleDwdConfigSchema, { routeId: route.id })).toBe(1);
 });
 
 test("a polling group on the delegation polls the subject's mailbox into the route; replies go out as the subject; clearing disables the group", async () => {
   const route = await newRoute();
   const credentialId = await credential('mailA');
   const subject = `agent-${uniq()}@example.test`;
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
-    token: ws.token,
-    body: { serviceAccountCredentialId: credentialId, subject },
-  });
-  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
-    token: ws.token,
-    body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id },
+  const bound = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: credentialId, subject });
+  const created = await stack.api.post<PollingGroupResponse>('/api/v1/mailer/polling-groups', {
+    provider: 'mailA',
+    googleDwdConfigId: bound.body.googleDwd?.id,
   });
   expect(created.status).toBe(201);
-  expect(created.body.pollingGroup).toMatchObject({ googleDwdConfigId: bound.body.googleDwd.id, credentialId: null });
+  expect(created.body.pollingGroup).toMatchObject({ googleDwdConfigId: bound.body.googleDwd?.id, credentialId: null });
   const groupId = created.body.pollingGroup.id;
   const poll = () =>
-    app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
+    stack.app.deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
       taskQueue: TASK_QUEUE,
       workflowId: `dwd-poll-${uniq()}`,
       args: [{ groupId }],
@@ -218,20 +216,20 @@ test("a polling group on the delegation polls the subject's mailbox into the rou
   gmail.deliver(raw, { user: 'me' });
   expect(await poll()).toMatchObject({ outcome: 'polled', stored: 1 });
   expect(gmail.requests.some((r) => r.path === `/gmail/v1/users/${encodeURIComponent(subject)}/history`)).toBe(true);
-  const [message] = await app().orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
+  const [message] = await stack.app.orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
   expect(message).toMatchObject({ subject: 'delegated', fromAddress: 'erin@sender.test' });
 
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
-    token: ws.token,
-    body: { text: 'on it' },
-    headers: { 'idempotency-key': `r-${uniq()}` },
-  });
+  const reply = await stack.api.post<ReplyAnswer>(
+    `/api/v1/mailer/messages/${message.id}/reply`,
+    { text: 'on it' },
+    { headers: { 'idempotency-key': `r-${uniq()}` } },
+  );
   expect(reply.status).toBe(201);
   expect(gmail.sent.at(-1)).toMatchObject({ user: subject, threadId: 'thread-d' });
   expect(gmail.sent.at(-1)!.raw).toMatch(new RegExp(`^From: ${subject.replace(/[.]/g, '\\.')}$`, 'm'));
 
-  expect((await http(app(), 'PATCH', dwdPath(route.id), { token: ws.token, body: { serviceAccountCredentialId: null } })).status).toBe(200);
-  const group = await http(app(), 'GET', `/api/v1/mailer/polling-groups/${groupId}`, { token: ws.token });
+  expect((await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: null })).status).toBe(200);
+  const group = await stack.api.get<PollingGroupResponse>(`/api/v1/mailer/polling-groups/${groupId}`);
   expect(group.body.pollingGroup).toMatchObject({ enabled: false, nextPollAt: null, lastError: 'The route delegation was cleared.' });
 });
 
@@ -262,9 +260,10 @@ function serviceAccountKey(clientEmail = `sa-${uniq()}@project.iam.gserviceaccou
 }
 
 async function keyCredential(file: Record<string, string>): Promise<string> {
-  const res = await http(app(), 'POST', '/api/v1/credentials', {
-    token: ws.token,
-    body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: file, baseUrl: gmail.baseUrl } },
+  const res = await stack.api.post<CredentialEnvelope>('/api/v1/credentials', {
+    name: `sa-${uniq()}`,
+    type: 'mailA',
+    value: { serviceAccountKey: file, baseUrl: gmail.baseUrl },
   });
   expect(res.status).toBe(201);
   return res.body.credential.id;
@@ -275,21 +274,20 @@ async function delegatedGroup(
   subject: string,
 ): Promise<{ route: { id: string; address: string }; configId: string; groupId: string }> {
   const route = await newRoute();
-  const bound = await http(app(), 'PATCH', dwdPath(route.id), {
-    token: ws.token,
-    body: { serviceAccountCredentialId: credentialId, subject },
-  });
+  const bound = await stack.api.patch<RouteGoogleDwd>(dwdPath(route.id), { serviceAccountCredentialId: credentialId, subject });
   expect(bound.status).toBe(200);
-  const created = await http(app(), 'POST', '/api/v1/mailer/polling-groups', {
-    token: ws.token,
-    body: { provider: 'mailA', googleDwdConfigId: bound.body.googleDwd.id },
+  const config = bound.body.googleDwd;
+  if (!config) throw new Error(`the binding answered no googleDwd: ${bound.text}`);
+  const created = await stack.api.post<PollingGroupResponse>('/api/v1/mailer/polling-groups', {
+    provider: 'mailA',
+    googleDwdConfigId: config.id,
   });
   expect(created.status).toBe(201);
-  return { route, configId: bound.body.googleDwd.id, groupId: created.body.pollingGroup.id };
+  return { route, configId: config.id, groupId: created.body.pollingGroup.id };
 }
 
 const pollGroup = (groupId: string) =>
-  app().deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
+  stack.app.deps.temporal.client.workflow.execute(WORKFLOW_TYPES.mailPoll, {
     taskQueue: TASK_QUEUE,
     workflowId: `dwd-key-poll-${uniq()}`,
     args: [{ groupId }],
@@ -315,37 +313,31 @@ test('a mailA credential holds a service-account key: validated on create and up
     [{ ...file, private_key_id: undefined }, /value\.serviceAccountKey\.private_key_id/],
   ];
   for (const [value, message] of bad) {
-    const res = await http(app(), 'POST', '/api/v1/credentials', {
-      token: ws.token,
-      body: { name: `bad-${uniq()}`, type: 'mailA', value },
-    });
+    const res = await stack.api.post<Refusable<CredentialEnvelope>>('/api/v1/credentials', { name: `bad-${uniq()}`, type: 'mailA', value });
     expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(message)]);
     expect(JSON.stringify(res.body)).not.toContain(pemBody);
   }
   // The key file itself is a valid value (its extra fields are accepted and dropped), as is its JSON text.
-  const created = await http(app(), 'POST', '/api/v1/credentials', {
-    token: ws.token,
-    body: { name: `sa-${uniq()}`, type: 'mailA', value: file },
-  });
+  const created = await stack.api.post<CredentialEnvelope>('/api/v1/credentials', { name: `sa-${uniq()}`, type: 'mailA', value: file });
   expect(created.status).toBe(201);
-  const asText = await http(app(), 'POST', '/api/v1/credentials', {
-    token: ws.token,
-    body: { name: `sa-${uniq()}`, type: 'mailA', value: { serviceAccountKey: JSON.stringify(file) } },
+  const asText = await stack.api.post<CredentialEnvelope>('/api/v1/credentials', {
+    name: `sa-${uniq()}`,
+    type: 'mailA',
+    value: { serviceAccountKey: JSON.stringify(file) },
   });
   expect(asText.status).toBe(201);
-  const listed = await http(app(), 'GET', '/api/v1/credentials', { token: ws.token });
-  const entry = listed.body.credentials.find((c: { id: string }) => c.id === created.body.credential.id);
+  const listed = await stack.api.get<CredentialList>('/api/v1/credentials');
+  const entry = listed.body.credentials.find((c) => c.id === created.body.credential.id);
   expect(entry).toMatchObject({
     type: 'mailA',
     readable: true,
     maskedValue: `${file.private_key_id.slice(0, 4)}••••••••${file.private_key_id.slice(-2)}`,
   });
   expect(JSON.stringify([created.body, listed.body])).not.toContain('PRIVATE KEY');
-  const tested = await http(app(), 'POST', `/api/v1/credentials/${created.body.credential.id}/test`, { token: ws.token });
+  const tested = await stack.api.post<CredentialTest>(`/api/v1/credentials/${created.body.credential.id}/test`);
   expect(tested.body.result).toMatchObject({ ok: false, status: 'not_configured', message: expect.stringMatching(/google-dwd/) });
-  const patched = await http(app(), 'PATCH', `/api/v1/credentials/${created.body.credential.id}`, {
-    token: ws.token,
-    body: { value: { serviceAccountKey: { ...file, private_key: 'x' } } },
+  const patched = await stack.api.patch<Refusable<CredentialEnvelope>>(`/api/v1/credentials/${created.body.credential.id}`, {
+    value: { serviceAccountKey: { ...file, private_key: 'x' } },
   });
   expect([patched.status, patched.body.error]).toEqual([400, expect.stringMatching(/private_key: must be a PEM-encoded RSA private key/)]);
 });
@@ -382,12 +374,12 @@ test('a delegated polling group and reply mint tokens with the key (JWT bearer g
   const history = gmail.requests.filter((r) => r.path === `/gmail/v1/users/${encodeURIComponent(subject)}/history`).at(-1)!;
   expect(history.headers.authorization).toMatch(/^Bearer issued-/);
 
-  const [message] = await app().orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${message.id}/reply`, {
-    token: ws.token,
-    body: { text: 'on it' },
-    headers: { 'idempotency-key': `r-${uniq()}` },
-  });
+  const [message] = await stack.app.orm.em.fork().find(MailerMessageSchema, { routeId: route.id });
+  const reply = await stack.api.post<ReplyAnswer>(
+    `/api/v1/mailer/messages/${message.id}/reply`,
+    { text: 'on it' },
+    { headers: { 'idempotency-key': `r-${uniq()}` } },
+  );
   expect(reply.status).toBe(201);
   expect(gmail.sent.at(-1)).toMatchObject({ user: subject, threadId: 'thread-key' });
   expect(jwtGrants().length - grantsBefore).toBe(1);
@@ -408,7 +400,7 @@ test('a wrong key or a subject the service account may not act as: the poll keep
   const forged = { ...serviceAccountKey(trusted.file.client_email).file, private_key_id: trusted.file.private_key_id };
   const wrongKey = await delegatedGroup(await keyCredential(forged), subject);
   expect(await pollGroup(wrongKey.groupId)).toMatchObject({ outcome: 'failed' });
-  const failed = (await http(app(), 'GET', `/api/v1/mailer/polling-groups/${wrongKey.groupId}`, { token: ws.token })).body.pollingGroup;
+  const failed = (await stack.api.get<PollingGroupResponse>(`/api/v1/mailer/polling-groups/${wrongKey.groupId}`)).body.pollingGroup;
   expect(failed.lastError).toBe(
     `The Google token endpoint refused a delegated token for ${subject} to service account ${trusted.file.client_email}: HTTP 400 (invalid_grant: Invalid JWT Signature.).`,
   );
@@ -426,18 +418,20 @@ test('a wrong key or a subject the service account may not act as: the poll keep
   expect(gmail.requests.some((r) => r.path.includes(encodeURIComponent(stranger)))).toBe(false);
 
   // A message on that route (generic inbound) cannot be answered: the delegation is refused before anything is reserved.
-  const inbound = await http(app(), 'POST', '/api/v1/mailer/inbound', {
-    token: ws.token,
-    body: { to: unauthorized.route.address, from: 'erin@sender.test', subject: 'help', text: 'hi' },
+  const inbound = await stack.api.post<InboundAccepted>('/api/v1/mailer/inbound', {
+    to: unauthorized.route.address,
+    from: 'erin@sender.test',
+    subject: 'help',
+    text: 'hi',
   });
   expect(inbound.status).toBe(202);
-  const reply = await http(app(), 'POST', `/api/v1/mailer/messages/${inbound.body.message.id}/reply`, {
-    token: ws.token,
-    body: { text: 'on it' },
-    headers: { 'idempotency-key': `r-${uniq()}` },
-  });
+  const reply = await stack.api.post<ReplyAnswer>(
+    `/api/v1/mailer/messages/${inbound.body.message.id}/reply`,
+    { text: 'on it' },
+    { headers: { 'idempotency-key': `r-${uniq()}` } },
+  );
   expect(reply.status).toBe(409);
   expect(reply.body).toMatchObject({ code: 'SETUP_REQUIRED', error: expect.stringMatching(/unauthorized_client/) });
   expect(JSON.stringify(reply.body)).not.toContain('PRIVATE KEY');
-  expect(await app().orm.em.fork().count(MailerReplyReservationSchema, { messageId: inbound.body.message.id })).toBe(0);
+  expect(await stack.app.orm.em.fork().count(MailerReplyReservationSchema, { messageId: inbound.body.message.id })).toBe(0);
 });

@@ -8,24 +8,28 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { WORKFLOW_TYPES, TASK_QUEUE } from '../../../temporal/shared';
 import { MailerMessageSchema, MailerPollingGroupSchema } from '../../../db/entities';
 import { startGmailFake, type GmailFake } from '../../fakes/gmail';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { createdMailerRouteSchema, pollingGroupResponseSchema } from '../../../api/schemas/mailer';
+import { useTestStack, type CredentialEnvelope } from '../../kit';
 import { runsOfWorkflow } from '../../support/runs';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 
+type CreatedMailerRoute = z.infer<typeof createdMailerRouteSchema>;
+type PollingGroupResponse = z.infer<typeof pollingGroupResponseSchema>;
+
 const TOKEN = 'gmail-crash-token-0123456789';
-let app: TestApp;
-let ws: WorkspaceFixture;
 let gmail: GmailFake;
 let worker: ChildProcess | undefined;
 
 beforeAll(async () => {
   gmail = await startGmailFake(TOKEN);
-  app = await startTestApp({ outboundAllowPrivateNetworks: true }, undefined, { dispatcher: true });
-  ws = await createWorkspace(app);
+});
+/** Workers are spawned processes here: no worker in the test process. */
+const stack = useTestStack({ config: { outboundAllowPrivateNetworks: true }, temporal: { dispatcher: true }, worker: false });
+stack.beforeClose(async () => {
+  if (worker) await killWorker(worker);
 });
 afterAll(async () => {
-  if (worker) await killWorker(worker);
-  await app?.close();
   await gmail?.close();
 });
 
@@ -42,25 +46,27 @@ async function mime(subject: string, to: string): Promise<Buffer> {
 }
 
 test('kill -9 of the worker during a poll loses no message and stores none twice', async () => {
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
+  const wf = await stack.api.workflows.create({});
   const workflowId = wf.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
+  expect((await stack.api.workflows.deploy(workflowId)).status).toBe(200);
   const address = `crash-${Date.now()}@example.test`;
-  const route = await http(app, 'POST', '/api/v1/mailer/routes', {
-    token: ws.token,
-    body: { address, workflowId },
-    headers: { 'idempotency-key': `crash-${Date.now()}` },
-  });
+  const route = await stack.api.post<CreatedMailerRoute>(
+    '/api/v1/mailer/routes',
+    { address, workflowId },
+    { headers: { 'idempotency-key': `crash-${Date.now()}` } },
+  );
   expect(route.status).toBe(201);
-  const cred = await http(app, 'POST', '/api/v1/credentials', {
-    token: ws.token,
-    body: { name: 'gmail', type: 'mailA', value: { token: TOKEN, baseUrl: gmail.baseUrl } },
+  const cred = await stack.api.post<CredentialEnvelope>('/api/v1/credentials', {
+    name: 'gmail',
+    type: 'mailA',
+    value: { token: TOKEN, baseUrl: gmail.baseUrl },
   });
-  const group = await http(app, 'POST', '/api/v1/mailer/polling-groups', {
-    token: ws.token,
-    body: { provider: 'mailA', credentialId: cred.body.credential.id },
+  const group = await stack.api.post<PollingGroupResponse>('/api/v1/mailer/polling-groups', {
+    provider: 'mailA',
+    credentialId: cred.body.credential.id,
   });
   const groupId = group.body.pollingGroup.id;
+  const { app } = stack;
   const client = app.deps.temporal.client;
   const em = () => app.orm.em.fork();
 

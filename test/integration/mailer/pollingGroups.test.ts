@@ -1,22 +1,24 @@
 /** Polling groups: provider and interval bounds, identity upsert, PATCH, workspace scoping. */
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { pollingGroupListSchema, pollingGroupResponseSchema } from '../../../api/schemas/mailer';
+import { addUserWithKey, createWorkspace, useTestStack, type CredentialEnvelope, type WorkspaceFixture } from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type PollingGroupResponse = z.infer<typeof pollingGroupResponseSchema>;
+type PollingGroupList = z.infer<typeof pollingGroupListSchema>;
+
+const stack = useTestStack({ worker: false });
 let other: WorkspaceFixture;
 const P = '/api/v1/mailer/polling-groups';
 
 beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-  other = await createWorkspace(app, 'Other');
+  other = await createWorkspace(stack.app, 'Other');
 });
-afterAll(() => app?.close());
 
-async function credential(type: string, token = ws.token): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', {
-    token,
-    body: { name: `${type}-${Math.random().toString(36).slice(2)}`, type, value: { token: 'provider-token-0123456789' } },
+async function credential(type: string, token = stack.ws.token): Promise<string> {
+  const res = await stack.as(token).post<CredentialEnvelope>('/api/v1/credentials', {
+    name: `${type}-${Math.random().toString(36).slice(2)}`,
+    type,
+    value: { token: 'provider-token-0123456789' },
   });
   expect(res.status).toBe(201);
   return res.body.credential.id;
@@ -24,7 +26,7 @@ async function credential(type: string, token = ws.token): Promise<string> {
 
 test('POST creates (201, default interval 300) and upserts the same identity (200); bounds and provider are checked', async () => {
   const credentialId = await credential('mailA');
-  const created = await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailA', credentialId } });
+  const created = await stack.api.post<PollingGroupResponse>(P, { provider: 'mailA', credentialId });
   expect(created.status).toBe(201);
   expect(created.body.pollingGroup).toMatchObject({
     provider: 'mailA',
@@ -38,10 +40,7 @@ test('POST creates (201, default interval 300) and upserts the same identity (20
   });
   expect(created.body.pollingGroup.nextPollAt).toEqual(expect.any(String));
 
-  const upserted = await http(app, 'POST', P, {
-    token: ws.token,
-    body: { provider: 'mailA', credentialId, intervalSeconds: 60, enabled: false },
-  });
+  const upserted = await stack.api.post<PollingGroupResponse>(P, { provider: 'mailA', credentialId, intervalSeconds: 60, enabled: false });
   expect(upserted.status).toBe(200);
   expect(upserted.body.pollingGroup).toMatchObject({
     id: created.body.pollingGroup.id,
@@ -49,42 +48,40 @@ test('POST creates (201, default interval 300) and upserts the same identity (20
     enabled: false,
     nextPollAt: null,
   });
-  const list = await http(app, 'GET', P, { token: ws.token });
-  expect(list.body.pollingGroups.filter((g: { credentialId: string }) => g.credentialId === credentialId)).toHaveLength(1);
+  const list = await stack.api.get<PollingGroupList>(P);
+  expect(list.body.pollingGroups.filter((g) => g.credentialId === credentialId)).toHaveLength(1);
 
   for (const intervalSeconds of [59, 86_401, 1.5]) {
-    expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailA', credentialId, intervalSeconds } })).status).toBe(400);
+    expect((await stack.api.post(P, { provider: 'mailA', credentialId, intervalSeconds })).status).toBe(400);
   }
-  expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'imap', credentialId } })).status).toBe(400);
-  expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailB', credentialId } })).status).toBe(400);
-  expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailA' } })).status).toBe(400);
-  expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailB', googleDwdConfigId: 'dwd_1' } })).status).toBe(400);
-  expect((await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailA', credentialId: 'cred_missing' } })).status).toBe(404);
-  expect((await http(app, 'POST', P, { token: other.token, body: { provider: 'mailA', credentialId } })).status).toBe(404);
+  expect((await stack.api.post(P, { provider: 'imap', credentialId })).status).toBe(400);
+  expect((await stack.api.post(P, { provider: 'mailB', credentialId })).status).toBe(400);
+  expect((await stack.api.post(P, { provider: 'mailA' })).status).toBe(400);
+  expect((await stack.api.post(P, { provider: 'mailB', googleDwdConfigId: 'dwd_1' })).status).toBe(400);
+  expect((await stack.api.post(P, { provider: 'mailA', credentialId: 'cred_missing' })).status).toBe(404);
+  expect((await stack.as(other.token).post(P, { provider: 'mailA', credentialId })).status).toBe(404);
 
   const mailB = await credential('mailB');
-  expect(
-    (await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailB', credentialId: mailB, intervalSeconds: 86_400 } })).status,
-  ).toBe(201);
+  expect((await stack.api.post(P, { provider: 'mailB', credentialId: mailB, intervalSeconds: 86_400 })).status).toBe(201);
 });
 
 test('GET and PATCH by id; another workspace gets 404 and changes nothing; non-workspace keys 403', async () => {
   const credentialId = await credential('mailB');
-  const { body } = await http(app, 'POST', P, { token: ws.token, body: { provider: 'mailB', credentialId } });
+  const { body } = await stack.api.post<PollingGroupResponse>(P, { provider: 'mailB', credentialId });
   const id = body.pollingGroup.id;
-  expect((await http(app, 'GET', `${P}/${id}`, { token: ws.token })).body.pollingGroup.id).toBe(id);
-  const patched = await http(app, 'PATCH', `${P}/${id}`, { token: ws.token, body: { intervalSeconds: 3600 } });
+  expect((await stack.api.get<PollingGroupResponse>(`${P}/${id}`)).body.pollingGroup.id).toBe(id);
+  const patched = await stack.api.patch<PollingGroupResponse>(`${P}/${id}`, { intervalSeconds: 3600 });
   expect(patched.status).toBe(200);
   expect(patched.body.pollingGroup).toMatchObject({ intervalSeconds: 3600, enabled: true });
-  const off = await http(app, 'PATCH', `${P}/${id}`, { token: ws.token, body: { enabled: false } });
+  const off = await stack.api.patch<PollingGroupResponse>(`${P}/${id}`, { enabled: false });
   expect(off.body.pollingGroup).toMatchObject({ enabled: false, nextPollAt: null });
-  expect((await http(app, 'PATCH', `${P}/${id}`, { token: ws.token, body: { intervalSeconds: 30 } })).status).toBe(400);
-  expect((await http(app, 'PATCH', `${P}/${id}`, { token: ws.token, body: { provider: 'mailA' } })).status).toBe(400);
+  expect((await stack.api.patch(`${P}/${id}`, { intervalSeconds: 30 })).status).toBe(400);
+  expect((await stack.api.patch(`${P}/${id}`, { provider: 'mailA' })).status).toBe(400);
 
-  expect((await http(app, 'GET', `${P}/${id}`, { token: other.token })).status).toBe(404);
-  expect((await http(app, 'PATCH', `${P}/${id}`, { token: other.token, body: { enabled: true } })).status).toBe(404);
-  expect((await http(app, 'GET', `${P}/${id}`, { token: ws.token })).body.pollingGroup.enabled).toBe(false);
-  const org = await addUserWithKey(app, ws, 'admin', 'organization');
-  expect((await http(app, 'GET', P, { token: org.token })).status).toBe(403);
-  expect((await http(app, 'POST', P, { token: org.token, body: { provider: 'mailB', credentialId } })).status).toBe(403);
+  expect((await stack.as(other.token).get(`${P}/${id}`)).status).toBe(404);
+  expect((await stack.as(other.token).patch(`${P}/${id}`, { enabled: true })).status).toBe(404);
+  expect((await stack.api.get<PollingGroupResponse>(`${P}/${id}`)).body.pollingGroup.enabled).toBe(false);
+  const org = await addUserWithKey(stack.app, stack.ws, 'admin', 'organization');
+  expect((await stack.as(org.token).get(P)).status).toBe(403);
+  expect((await stack.as(org.token).post(P, { provider: 'mailB', credentialId })).status).toBe(403);
 });

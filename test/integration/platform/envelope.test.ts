@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineRoute } from '../../../api/http/route';
 import { decodeCursor, encodeCursor } from '../../../services/kernel/pagination';
 import { notFound } from '../../../services/kernel/errors';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, useTestStack, type Enveloped } from '../../kit';
 
 let counter = 0;
 const routes = [
@@ -59,54 +59,47 @@ const routes = [
   }),
 ];
 
-let app: TestApp;
-let ws: WorkspaceFixture;
 const META = { contractVersion: 'api-contracts.v1' };
 
-beforeAll(async () => {
-  app = await startTestApp({}, routes);
-  ws = await createWorkspace(app);
-});
-afterAll(() => app.close());
+type Probe = Enveloped<{ limit: number; position: unknown; workspaceId: string }>;
+type Created = Enveloped<{ item: { name: string; serial: number } }>;
+
+const stack = useTestStack({ routes, worker: false });
 
 describe('envelope family', () => {
   test('success wraps data with ok and meta.contractVersion', async () => {
-    const res = await http(app, 'GET', '/api/v1/envelope-probe', { token: ws.token });
+    const res = await stack.api.get<Probe>('/api/v1/envelope-probe');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ok: true, data: { limit: 50, position: null, workspaceId: ws.workspaceId }, meta: META });
+    expect(res.body).toEqual({ ok: true, data: { limit: 50, position: null, workspaceId: stack.ws.workspaceId }, meta: META });
   });
 
   test('missing bearer is 401 authentication_required; a non-workspace key is 403 authorization_failed', async () => {
-    const missing = await http(app, 'GET', '/api/v1/envelope-probe');
+    const missing = await stack.as().get<Probe>('/api/v1/envelope-probe');
     expect(missing.status).toBe(401);
     expect(missing.body).toEqual({ ok: false, error: { code: 'authentication_required', message: 'Valid bearer API key is required' } });
-    const personal = await addUserWithKey(app, ws, 'member', 'personal');
-    const refused = await http(app, 'GET', '/api/v1/envelope-probe', { token: personal.token });
+    const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
+    const refused = await stack.as(personal.token).get<Probe>('/api/v1/envelope-probe');
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual({ ok: false, error: { code: 'authorization_failed', message: 'A workspace API key is required.' } });
   });
 
   test('bad limit is 400 request_malformed; bad cursor 400 validation_failed; a good cursor round-trips', async () => {
-    const limit = await http(app, 'GET', '/api/v1/envelope-probe?limit=500', { token: ws.token });
+    const limit = await stack.api.get<Probe>('/api/v1/envelope-probe?limit=500');
     expect(limit.status).toBe(400);
     expect(limit.body.error.code).toBe('request_malformed');
-    const cursor = await http(app, 'GET', '/api/v1/envelope-probe?cursor=%%%', { token: ws.token });
+    const cursor = await stack.api.get<Probe>('/api/v1/envelope-probe?cursor=%%%');
     expect(cursor.status).toBe(400);
     expect(cursor.body.error.code).toBe('validation_failed');
     const position = { createdAt: new Date('2026-01-02T03:04:05.678Z'), id: 'file_1' };
-    const ok = await http(app, 'GET', `/api/v1/envelope-probe?cursor=${encodeCursor(position)}`, { token: ws.token });
+    const ok = await stack.api.get<Probe>(`/api/v1/envelope-probe?cursor=${encodeCursor(position)}`);
     expect(ok.body.data.position).toEqual({ createdAt: '2026-01-02T03:04:05.678Z', id: 'file_1' });
   });
 
   test('missing Idempotency-Key on a mutation is 400 idempotency_key_invalid; body errors are validation_failed', async () => {
-    const missing = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, body: { name: 'a' } });
+    const missing = await stack.api.post<Created>('/api/v1/envelope-probe', { name: 'a' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('idempotency_key_invalid');
-    const bad = await http(app, 'POST', '/api/v1/envelope-probe', {
-      token: ws.token,
-      body: { name: '' },
-      headers: { 'idempotency-key': 'k-bad' },
-    });
+    const bad = await stack.api.post<Created>('/api/v1/envelope-probe', { name: '' }, { headers: { 'idempotency-key': 'k-bad' } });
     expect(bad.status).toBe(400);
     expect(bad.body.ok).toBe(false);
     expect(bad.body.error.code).toBe('validation_failed');
@@ -114,23 +107,22 @@ describe('envelope family', () => {
 
   test('replay returns the stored envelope; a different body is 409 idempotency_replay_mismatch', async () => {
     const headers = { 'idempotency-key': 'k-1' };
-    const first = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, body: { name: 'a' }, headers });
+    const first = await stack.api.post<Created>('/api/v1/envelope-probe', { name: 'a' }, { headers });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ ok: true, data: { item: { name: 'a' } }, meta: META });
-    const replay = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, body: { name: 'a' }, headers });
+    const replay = await stack.api.post<Created>('/api/v1/envelope-probe', { name: 'a' }, { headers });
     expect(replay.body).toEqual(first.body);
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
-    const mismatch = await http(app, 'POST', '/api/v1/envelope-probe', { token: ws.token, body: { name: 'b' }, headers });
+    const mismatch = await stack.api.post<Created>('/api/v1/envelope-probe', { name: 'b' }, { headers });
     expect(mismatch.status).toBe(409);
     expect(mismatch.body.error.code).toBe('idempotency_replay_mismatch');
   });
 
   test('typed errors keep their status with the default code; malformed JSON stays inside the envelope', async () => {
-    const missing = await http(app, 'GET', '/api/v1/envelope-probe/abc', { token: ws.token });
+    const missing = await stack.api.get<Enveloped>('/api/v1/envelope-probe/abc');
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ ok: false, error: { code: 'resource_not_found', message: 'Item abc not found.' } });
-    const malformed = await http(app, 'POST', '/api/v1/envelope-probe', {
-      token: ws.token,
+    const malformed = await stack.api.request<Created>('POST', '/api/v1/envelope-probe', {
       rawBody: '{',
       headers: { 'idempotency-key': 'k-2' },
     });

@@ -76,7 +76,8 @@ describe('HTTP conventions', () => {
       status: 'not_ready',
       checks: { database: { ok: true }, temporal: { ok: true }, worker: { ok: false, error: expect.any(String) } },
     });
-    const worker = await spawnWorker();
+    // Bundled at start from the sources, as `npm run start:worker` runs (the other tests' workers load global setup's bundle).
+    const worker = await spawnWorker({ WORKFLOW_BUNDLE_PATH: '' });
     try {
       const ready = await eventually(
         () => http<Readiness>(stack.app, 'GET', '/readyz'),

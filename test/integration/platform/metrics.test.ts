@@ -1,27 +1,15 @@
-import {
-  createWorkspace,
-  http,
-  startTestApp,
-  startTestWorker,
-  waitForRun,
-  type TestApp,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { startTestApp, startTestWorker } from '../../support/harness';
+import { client, waitRun, useTestStack, type QueuedReceipt } from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-});
-afterAll(() => app.close());
+/** No worker beside the app: the last test starts one of its own. */
+const stack = useTestStack({ worker: false });
 
 test('/metrics exposes HTTP requests by route template and status, latency, runs and outbox depth', async () => {
-  await http(app, 'GET', '/api/v1/workspaces', { token: ws.token });
-  await http(app, 'GET', '/api/v1/workspaces');
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: { target: 'candidate' } });
+  const { app } = stack;
+  await stack.api.get('/api/v1/workspaces');
+  await stack.as().get('/api/v1/workspaces');
+  const wf = await stack.api.workflows.create({});
+  await stack.api.post(`/api/v1/workflows/${wf.body.workflow.id}/execute`, { target: 'candidate' });
 
   const res = await fetch(`${app.url}/metrics`);
   expect(res.status).toBe(200);
@@ -38,21 +26,19 @@ test('/metrics exposes HTTP requests by route template and status, latency, runs
 });
 
 test('runs link into the Temporal Web UI when its address is configured; dry runs do not', async () => {
-  const withUi = await startTestApp({ temporal: { ...app.deps.config.temporal, uiUrl: 'http://ui.example.test:8233/' } });
+  const withUi = await startTestApp({ temporal: { ...stack.app.deps.config.temporal, uiUrl: 'http://ui.example.test:8233/' } });
   try {
-    const wf = await http(withUi, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-    await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
-    const live = await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: {} });
+    const api = client(withUi, stack.ws.token);
+    const wf = await api.workflows.create({});
+    await api.workflows.deploy(wf.body.workflow.id);
+    const live = await api.post<QueuedReceipt>(`/api/v1/workflows/${wf.body.workflow.id}/execute`, {});
     expect(live.body.links.temporal).toBe(`http://ui.example.test:8233/namespaces/default/workflows/${live.body.run.id}`);
-    const fetched = await http(withUi, 'GET', `/api/v1/runs/${live.body.run.id}`, { token: ws.token });
+    const fetched = await api.runs.get(live.body.run.id);
     expect(fetched.body.links.temporal).toBe(live.body.links.temporal);
-    const dry = await http(withUi, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, {
-      token: ws.token,
-      body: { target: 'candidate' },
-    });
+    const dry = await api.post<QueuedReceipt>(`/api/v1/workflows/${wf.body.workflow.id}/execute`, { target: 'candidate' });
     expect(dry.body.links.temporal).toBeUndefined();
     // Without a configured UI there is no link.
-    const plain = await http(app, 'GET', `/api/v1/runs/${live.body.run.id}`, { token: ws.token });
+    const plain = await stack.api.runs.get(live.body.run.id);
     expect(plain.body.links.temporal).toBeUndefined();
   } finally {
     await withUi.close();
@@ -60,12 +46,13 @@ test('runs link into the Temporal Web UI when its address is configured; dry run
 });
 
 test('/metrics includes the Temporal SDK worker metrics of a worker running in the same process', async () => {
+  const { app } = stack;
   const worker = await startTestWorker(app);
   try {
-    const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-    await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
-    const live = await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/execute`, { token: ws.token, body: {} });
-    await waitForRun(app, ws.token, live.body.run.id);
+    const wf = await stack.api.workflows.create({});
+    await stack.api.workflows.deploy(wf.body.workflow.id);
+    const live = await stack.api.post<QueuedReceipt>(`/api/v1/workflows/${wf.body.workflow.id}/execute`, {});
+    await waitRun(stack, live.body.run.id);
 
     const text = await (await fetch(`${app.url}/metrics`)).text();
     // Our own metrics stay in the same document.

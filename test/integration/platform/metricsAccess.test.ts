@@ -7,19 +7,18 @@ import { startApi, type StartedApi } from '../../../main/api';
 import { loadConfig } from '../../../services/kernel/config';
 import { createLogger } from '../../../services/kernel/logger';
 import { testEnv } from '../../support/env';
-import { startTestApp, TEST_SECRET_KEY, type TestApp } from '../../support/harness';
+import { TEST_SECRET_KEY } from '../../support/harness';
+import { useTestStack } from '../../kit';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 
 const scrape = (base: string, headers: Record<string, string> = {}) => fetch(`${base}/metrics`, { headers });
 
 describe('default: no token, no metrics port', () => {
-  let app: TestApp;
-  beforeAll(async () => (app = await startTestApp()));
-  afterAll(() => app?.close());
+  const stack = useTestStack({ worker: false });
 
   test('a loopback caller gets the metrics', async () => {
-    const res = await scrape(app.url);
+    const res = await scrape(stack.app.url);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('svc_http_requests_total');
   });
@@ -29,16 +28,14 @@ describe('default: no token, no metrics port', () => {
     ['forwarded', 'for=203.0.113.9'],
     ['x-real-ip', '203.0.113.9'],
   ])('a request relayed by a proxy (%s) gets 404', async (header, value) => {
-    const res = await scrape(app.url, { [header]: value });
+    const res = await scrape(stack.app.url, { [header]: value });
     expect(res.status).toBe(404);
     expect(await res.text()).not.toContain('svc_');
   });
 });
 
 describe('METRICS_TOKEN', () => {
-  let app: TestApp;
-  beforeAll(async () => (app = await startTestApp({ metrics: loadConfig({ METRICS_TOKEN: TOKEN, HOST: '127.0.0.1' }).metrics })));
-  afterAll(() => app?.close());
+  const stack = useTestStack({ config: { metrics: loadConfig({ METRICS_TOKEN: TOKEN, HOST: '127.0.0.1' }).metrics }, worker: false });
 
   test('without the token, or with another, a scrape is 401; with it, 200 (even relayed by a proxy)', async () => {
     for (const headers of [
@@ -47,12 +44,12 @@ describe('METRICS_TOKEN', () => {
       { authorization: `Basic ${TOKEN}` },
       { authorization: `Bearer ${TOKEN}x` },
     ]) {
-      const res = await scrape(app.url, headers);
+      const res = await scrape(stack.app.url, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
       expect(await res.text()).not.toContain('svc_');
     }
-    const ok = await scrape(app.url, { authorization: `Bearer ${TOKEN}`, 'x-forwarded-for': '203.0.113.9' });
+    const ok = await scrape(stack.app.url, { authorization: `Bearer ${TOKEN}`, 'x-forwarded-for': '203.0.113.9' });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('svc_http_requests_total');
   });

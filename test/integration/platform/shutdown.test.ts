@@ -7,7 +7,7 @@ import { defineRoute } from '../../../api/http/route';
 import { readyzRoute } from '../../../api/routes/health';
 import { listen } from '../../../api/server';
 import { createApp } from '../../../api/app';
-import { startTestApp, http, type TestApp } from '../../support/harness';
+import { http, useTestStack } from '../../kit';
 
 let release: () => void = () => undefined;
 const slowRoute = defineRoute({
@@ -25,18 +25,14 @@ const slowRoute = defineRoute({
   },
 });
 
-let base: TestApp;
-beforeAll(async () => {
-  base = await startTestApp();
-});
-afterAll(() => base.close());
+const stack = useTestStack({ worker: false });
 
 test('close() lets in-flight requests finish and refuses new ones', async () => {
   const lifecycle = { shuttingDown: false };
-  const deps = { ...base.deps, lifecycle };
+  const deps = { ...stack.app.deps, lifecycle };
   const server = await listen(createApp(deps, [slowRoute, readyzRoute]), { port: 0, host: '127.0.0.1', lifecycle });
 
-  const inFlight = http(server, 'GET', '/slow');
+  const inFlight = http<{ done: boolean }>(server, 'GET', '/slow');
   await new Promise((r) => setTimeout(r, 100)); // let the request reach the handler
   const closing = server.close(10_000);
   expect(lifecycle.shuttingDown).toBe(true);
@@ -52,13 +48,13 @@ test('close() lets in-flight requests finish and refuses new ones', async () => 
 
 test('/readyz reports shutting_down with 503 once draining starts', async () => {
   const lifecycle = { shuttingDown: true };
-  const server = await listen(createApp({ ...base.deps, lifecycle }, [readyzRoute]), {
+  const server = await listen(createApp({ ...stack.app.deps, lifecycle }, [readyzRoute]), {
     port: 0,
     host: '127.0.0.1',
     lifecycle: { shuttingDown: false },
   });
   try {
-    const res = await http(server, 'GET', '/readyz');
+    const res = await http<{ status: string }>(server, 'GET', '/readyz');
     expect(res.status).toBe(503);
     expect(res.body.status).toBe('shutting_down');
   } finally {

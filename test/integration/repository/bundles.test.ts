@@ -6,24 +6,42 @@
  * import-preview for bundles (the same plan, nothing written), isolation between workspaces.
  */
 import { WorkflowSchema } from '../../../db/entities';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { artifactReportSchema, bundlePreviewSchema, importedBundleSchema } from '../../../api/schemas/workflows';
+import {
+  addUserWithKey,
+  createWorkspace,
+  nodesOf,
+  savedNode,
+  useTestStack,
+  type GraphEdge,
+  type NodeInput,
+  type WorkspaceFixture,
+} from '../../kit';
 
-let app: TestApp;
+/** The answers of these routes; on a refusal, `error` (and `invalidWorkflows` for bundles). */
+type Refusal = { error?: string; invalidWorkflows?: unknown };
+type ArtifactReport = z.infer<typeof artifactReportSchema> & Refusal;
+type ImportedBundle = z.infer<typeof importedBundleSchema> & Refusal;
+type BundlePreview = z.infer<typeof bundlePreviewSchema> & Refusal;
+
+const stack = useTestStack({ worker: false, workspaceName: 'Bundles A' });
 let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  a = await createWorkspace(app, 'Bundles A');
-  b = await createWorkspace(app, 'Bundles B');
+  a = stack.ws;
+  b = await createWorkspace(stack.app, 'Bundles B');
 });
-afterAll(() => app.close());
 
 const WF = '/api/v1/workflows';
-const post = (path: string, body?: unknown, token = a.token) => http(app, 'POST', path, { token, body });
+const post = <T>(path: string, body?: unknown, token = a.token) => stack.as(token).post<T>(path, body);
+const validate = (body: unknown) => post<ArtifactReport>(`${WF}/validate-artifact`, body);
+const importBundle = (body: unknown, token?: string) => post<ImportedBundle>(WF, body, token);
+const preview = (body: unknown) => post<BundlePreview>(`${WF}/import-preview`, body);
 
 function artifact(externalId: string, extra: { tag?: string; subworkflow?: string } = {}) {
-  const nodes: any[] = [
+  const nodes: NodeInput[] = [
     { id: 'start', type: 'start', name: 'Start', config: {}, position: { x: 0, y: 0 } },
     {
       id: 'shape',
@@ -33,7 +51,7 @@ function artifact(externalId: string, extra: { tag?: string; subworkflow?: strin
       position: { x: 200, y: 0 },
     },
   ];
-  const edges: any[] = [{ id: 'e1', source: 'start', target: 'shape' }];
+  const edges: GraphEdge[] = [{ id: 'e1', source: 'start', target: 'shape' }];
   if (extra.subworkflow) {
     nodes.push({ id: 'child', type: 'subworkflow', name: 'Child', config: { workflowId: extra.subworkflow }, position: { x: 400, y: 0 } });
     edges.push({ id: 'e2', source: 'shape', target: 'child' });
@@ -42,12 +60,12 @@ function artifact(externalId: string, extra: { tag?: string; subworkflow?: strin
 }
 
 const bundle = (workflows: unknown[]) => JSON.stringify({ schema: 'workflow-bundle.v1', name: 'Team flows', workflows });
-const rowsOf = (workspaceId: string) => app.orm.em.fork().find(WorkflowSchema, { workspaceId }, { orderBy: { createdAt: 'asc' } });
+const rowsOf = (workspaceId: string) => stack.app.orm.em.fork().find(WorkflowSchema, { workspaceId }, { orderBy: { createdAt: 'asc' } });
 
 describe('POST /workflows/validate-artifact', () => {
   test('reports per file, object form with text and parsed content', async () => {
     const bad = { ...artifact('bad'), schema: 'v0' };
-    const res = await post(`${WF}/validate-artifact`, {
+    const res = await validate({
       files: {
         'flows/good.workflow.json': JSON.stringify(artifact('good')),
         'flows/bad.workflow.json': bad,
@@ -56,16 +74,16 @@ describe('POST /workflows/validate-artifact', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.valid).toBe(false);
-    const byPath = Object.fromEntries(res.body.files.map((f: any) => [f.path, f]));
+    const byPath = Object.fromEntries(res.body.files.map((f) => [f.path, f]));
     expect(byPath['flows/good.workflow.json']).toMatchObject({ valid: true, externalId: 'good', name: 'Flow good', errors: [] });
-    expect(byPath['flows/good.workflow.json'].validation.deploymentReadiness.ready).toBe(true);
+    expect(byPath['flows/good.workflow.json'].validation?.deploymentReadiness.ready).toBe(true);
     expect(byPath['flows/bad.workflow.json']).toMatchObject({ valid: false, externalId: null, validation: null });
     expect(byPath['flows/bad.workflow.json'].errors).toEqual([{ path: 'schema', message: 'schema must be "workflow-artifact.v1".' }]);
     expect(byPath['flows/broken.json'].errors[0].message).toMatch(/^Not valid JSON/);
   });
 
   test('array form: all valid; duplicates and secrets are reported', async () => {
-    const ok = await post(`${WF}/validate-artifact`, {
+    const ok = await validate({
       files: [
         { path: 'x.json', content: artifact('x') },
         { path: 'y.json', content: artifact('y') },
@@ -76,7 +94,7 @@ describe('POST /workflows/validate-artifact', () => {
 
     const secret = artifact('s');
     secret.nodes[1].config = { ...secret.nodes[1].config, password: 'hunter2' };
-    const res = await post(`${WF}/validate-artifact`, {
+    const res = await validate({
       files: [
         { path: 'a.json', content: artifact('dup') },
         { path: 'b.json', content: artifact('dup') },
@@ -91,28 +109,28 @@ describe('POST /workflows/validate-artifact', () => {
   });
 
   test('400 when files is missing or malformed', async () => {
-    const missing = await post(`${WF}/validate-artifact`, {});
+    const missing = await validate({});
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatch(/files is required/);
-    const wrong = await post(`${WF}/validate-artifact`, { files: 'nope' });
+    const wrong = await validate({ files: 'nope' });
     expect(wrong.status).toBe(400);
   });
 });
 
 describe('importBundleJson', () => {
   test('creates, then upserts by externalId: unchanged and updated; references resolve in the bundle', async () => {
-    const first = await post(WF, { importBundleJson: bundle([artifact('parent', { subworkflow: 'child' }), artifact('child')]) });
+    const first = await importBundle({ importBundleJson: bundle([artifact('parent', { subworkflow: 'child' }), artifact('child')]) });
     expect(first.status).toBe(201);
     expect(first.body.bundle).toEqual({ name: 'Team flows', workflowCount: 2, created: 2, updated: 0, unchanged: 0 });
     const [parent, child] = first.body.workflows;
     expect(parent.importAction).toBe('created');
-    expect(parent.links.self).toBe(`${app.url}${WF}/${parent.workflow.id}`);
+    expect(parent.links.self).toBe(`${stack.app.url}${WF}/${parent.workflow.id}`);
     expect(parent.bundleSubWorkflowStatus).toEqual({
       resolved: true,
       references: [{ nodeId: 'child', reference: 'child', resolvedIn: 'bundle', workflowId: child.workflow.id }],
     });
     // The reference is rewritten to the imported child's id.
-    expect(parent.workflow.nodes.find((n: any) => n.id === 'child').config.workflowId).toBe(child.workflow.id);
+    expect(savedNode(parent.workflow, 'child').config?.workflowId).toBe(child.workflow.id);
     expect(parent.workflow.status).toBe('draft');
     expect(parent.importReadiness.deploymentReadiness.ready).toBe(true);
     const rows = await rowsOf(a.workspaceId);
@@ -123,20 +141,20 @@ describe('importBundleJson', () => {
         .sort(),
     ).toEqual(['child', 'parent']);
 
-    const again = await post(WF, {
+    const again = await importBundle({
       importBundleJson: bundle([artifact('parent', { subworkflow: 'child' }), artifact('child', { tag: 'two' })]),
     });
     expect(again.status).toBe(201);
     expect(again.body.bundle).toMatchObject({ created: 0, updated: 1, unchanged: 1 });
-    expect(again.body.workflows.map((w: any) => [w.externalId, w.importAction, w.workflow.id])).toEqual([
+    expect(again.body.workflows.map((w) => [w.externalId, w.importAction, w.workflow.id])).toEqual([
       ['parent', 'unchanged', parent.workflow.id],
       ['child', 'updated', child.workflow.id],
     ]);
-    expect(again.body.workflows[1].workflow.nodes[1].config.expression).toContain('two');
+    expect(nodesOf(again.body.workflows[1].workflow)[1].config?.expression).toContain('two');
     expect((await rowsOf(a.workspaceId)).length).toBe(rows.length);
 
     // A later bundle refers to the child by its externalId: resolved in the workspace.
-    const later = await post(WF, { importBundleJson: bundle([artifact('uses-child', { subworkflow: 'child' })]) });
+    const later = await importBundle({ importBundleJson: bundle([artifact('uses-child', { subworkflow: 'child' })]) });
     expect(later.body.workflows[0].bundleSubWorkflowStatus.references[0]).toEqual({
       nodeId: 'child',
       reference: 'child',
@@ -146,7 +164,7 @@ describe('importBundleJson', () => {
   });
 
   test('unresolved subworkflow references import but block readiness', async () => {
-    const res = await post(WF, { importBundleJson: bundle([artifact('orphan', { subworkflow: 'nowhere' })]) });
+    const res = await importBundle({ importBundleJson: bundle([artifact('orphan', { subworkflow: 'nowhere' })]) });
     expect(res.status).toBe(201);
     const [w] = res.body.workflows;
     expect(w.bundleSubWorkflowStatus).toEqual({
@@ -161,7 +179,7 @@ describe('importBundleJson', () => {
 
   test('all-or-nothing: one invalid workflow writes nothing', async () => {
     const before = (await rowsOf(a.workspaceId)).length;
-    const res = await post(WF, {
+    const res = await importBundle({
       importBundleJson: bundle([artifact('fine-1'), { ...artifact('broken'), name: '' }, artifact('parent', { tag: 'changed' })]),
     });
     expect(res.status).toBe(400);
@@ -173,7 +191,7 @@ describe('importBundleJson', () => {
     const parent = (await rowsOf(a.workspaceId)).find((r) => r.externalId === 'parent')!;
     expect(JSON.stringify(parent.nodes)).not.toContain('changed');
 
-    const dup = await post(WF, { importBundleJson: bundle([artifact('d'), artifact('d')]) });
+    const dup = await importBundle({ importBundleJson: bundle([artifact('d'), artifact('d')]) });
     expect(dup.status).toBe(400);
     expect((await rowsOf(a.workspaceId)).length).toBe(before);
 
@@ -182,7 +200,7 @@ describe('importBundleJson', () => {
       { importBundleJson: bundle([]) },
       { importBundleJson: bundle([artifact('z')]), name: 'x' },
     ]) {
-      const r = await post(WF, body);
+      const r = await importBundle(body);
       expect(r.status).toBe(400);
       expect(r.body.error).toMatch(/importBundleJson/);
     }
@@ -190,7 +208,7 @@ describe('importBundleJson', () => {
 
   test('import-preview returns the plan and writes nothing', async () => {
     const before = await rowsOf(a.workspaceId);
-    const res = await post(`${WF}/import-preview`, {
+    const res = await preview({
       importBundleJson: bundle([artifact('parent', { subworkflow: 'child', tag: 'preview' }), artifact('brand-new')]),
     });
     expect(res.status).toBe(200);
@@ -204,21 +222,21 @@ describe('importBundleJson', () => {
     expect(after.length).toBe(before.length);
     expect(JSON.stringify(after.find((r) => r.externalId === 'parent')!.nodes)).not.toContain('preview');
 
-    const bad = await post(`${WF}/import-preview`, { importBundleJson: bundle([{ nope: true }]) });
+    const bad = await preview({ importBundleJson: bundle([{ nope: true }]) });
     expect(bad.status).toBe(400);
   });
 
   test('another workspace has its own externalIds; viewers cannot import', async () => {
-    const res = await post(WF, { importBundleJson: bundle([artifact('parent')]) }, b.token);
+    const res = await importBundle({ importBundleJson: bundle([artifact('parent')]) }, b.token);
     expect(res.status).toBe(201);
     expect(res.body.workflows[0].importAction).toBe('created');
     const parentA = (await rowsOf(a.workspaceId)).find((r) => r.externalId === 'parent')!;
     expect(res.body.workflows[0].workflow.id).not.toBe(parentA.id);
     expect(res.body.workflows[0].workflow.workspaceId).toBe(b.workspaceId);
 
-    const viewer = await addUserWithKey(app, a, 'viewer');
+    const viewer = await addUserWithKey(stack.app, a, 'viewer');
     const before = (await rowsOf(a.workspaceId)).length;
-    const refused = await post(WF, { importBundleJson: bundle([artifact('viewer-flow')]) }, viewer.token);
+    const refused = await importBundle({ importBundleJson: bundle([artifact('viewer-flow')]) }, viewer.token);
     expect(refused.status).toBe(403);
     expect((await rowsOf(a.workspaceId)).length).toBe(before);
   });

@@ -14,11 +14,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startGitHttpServer, type GitHttpServer } from '../../fakes/gitHttp';
 import { startPullsApi } from '../../fakes/pullsApi';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { startTestApp } from '../../support/harness';
+import { client, createWorkspace, nodesOf, useTestStack, type CredentialEnvelope, type WorkspaceFixture } from '../../kit';
+import { deploy, type Refusable, type RepositoryAnswer, type ReviewAnswer, type SyncImport, type SyncPreview } from './answers';
 
 const ALICE_PASSWORD = 'alice-app-password-0123';
 const BOB_TOKEN = 'bob-bearer-token-4567';
-let app: TestApp;
 let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 let root: string;
@@ -53,12 +54,12 @@ async function credential(
   value: Record<string, unknown>,
   allowedHosts = [new URL(git.url).host],
 ): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', { token: ws.token, body: { name, type: 'repo', value, allowedHosts } });
+  const res = await stack.as(ws.token).post<CredentialEnvelope>('/api/v1/credentials', { name, type: 'repo', value, allowedHosts });
   expect(res.status).toBe(201);
   return res.body.credential.id;
 }
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'svc-remote-'));
   bare = path.join(root, 'team.git');
   execFileSync('git', ['init', '--bare', '-q', '-b', 'main', bare]);
@@ -72,14 +73,15 @@ beforeAll(async () => {
   pullsA = await startPullsApi(ALICE_PASSWORD);
   pullsB = await startPullsApi(BOB_TOKEN);
   // No WORKFLOW_REPOSITORY_ROOT: remotes only.
-  app = await startTestApp({ workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: true });
-  a = await createWorkspace(app, 'Remote A');
-  b = await createWorkspace(app, 'Remote B');
+  return { config: { workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: true }, worker: false, workspaceName: 'Remote A' };
+});
+beforeAll(async () => {
+  a = stack.ws;
+  b = await createWorkspace(stack.app, 'Remote B');
   credA = await credential(a, 'Git host (basic)', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url });
   credB = await credential(b, 'Git host (bearer)', { token: BOB_TOKEN, baseUrl: pullsB.url });
 });
 afterAll(async () => {
-  await app?.close();
   await git?.close();
   await pullsA?.close();
   await pullsB?.close();
@@ -100,38 +102,36 @@ test('configuring a remote: its branches are read over smart HTTP with the crede
   const wrongPassword = await credential(a, 'Wrong password', { username: 'alice', token: 'not-the-password', baseUrl: pullsA.url });
   const wrongToken = await credential(a, 'Wrong token', { token: 'nope-token', baseUrl: pullsA.url });
   for (const credentialId of [wrongPassword, wrongToken]) {
-    const refused = await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ credentialId }) });
+    const refused = await stack.api.put<RepositoryAnswer>(REPO, remoteBody({ credentialId }));
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('The Git remote refused the credentials (HTTP 401).');
   }
   expect(git.requests.some((r) => r.user === null)).toBe(true);
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ branch: 'nope' }) })).body.error).toBe(
+  expect((await stack.api.put<RepositoryAnswer>(REPO, remoteBody({ branch: 'nope' }))).body.error).toBe(
     'Branch "nope" does not exist in the repository.',
   );
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: 'ftp://example.test/x.git' }) })).body.error).toBe(
+  expect((await stack.api.put<RepositoryAnswer>(REPO, remoteBody({ remoteUrl: 'ftp://example.test/x.git' }))).body.error).toBe(
     'remoteUrl must be an http or https URL.',
   );
-  expect(
-    (await http(app, 'PUT', REPO, { token: a.token, body: remoteBody({ remoteUrl: `http://alice:pw@127.0.0.1:1/x.git` }) })).status,
-  ).toBe(400);
-  expect((await http(app, 'PUT', REPO, { token: a.token, body: { ...remoteBody(), localPath: 'team.git' } })).body.error).toBe(
+  expect((await stack.api.put<RepositoryAnswer>(REPO, remoteBody({ remoteUrl: `http://alice:pw@127.0.0.1:1/x.git` }))).status).toBe(400);
+  expect((await stack.api.put<RepositoryAnswer>(REPO, { ...remoteBody(), localPath: 'team.git' })).body.error).toBe(
     'Send exactly one of localPath (a bare repository) and remoteUrl (a smart-HTTP Git remote).',
   );
-  expect((await http(app, 'GET', REPO, { token: a.token })).body.repository).toBeNull();
+  expect((await stack.api.get<RepositoryAnswer>(REPO)).body.repository).toBeNull();
 
-  const ok = await http(app, 'PUT', REPO, { token: a.token, body: remoteBody() });
+  const ok = await stack.api.put<RepositoryAnswer>(REPO, remoteBody());
   expect(ok.status).toBe(200);
   expect(ok.body.repository).toMatchObject({ remoteUrl: `${git.url}/team.git`, localPath: null, branch: 'main', pathPrefix: 'flows' });
   expect(git.requests.filter((r) => r.user === 'alice').length).toBeGreaterThan(0);
 });
 
 test('review pushes the artifact branch to the remote (Basic auth); merge on the remote unblocks deploy (fetched back)', async () => {
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: a.token, body: { name: 'Remote flow', ...graph('one') } });
+  const created = await stack.api.workflows.create({ name: 'Remote flow', ...graph('one') });
   wfId = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).body.code).toBe('workflow_review_not_synced');
+  expect((await deploy(stack.api, wfId)).body.code).toBe('workflow_review_not_synced');
 
   const pushesBefore = git.requests.filter((r) => r.path.endsWith('/git-receive-pack')).length;
-  const res = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: {} });
+  const res = await stack.api.post<ReviewAnswer>(`/api/v1/workflows/${wfId}/review`, {});
   expect(res.status).toBe(200);
   const review = res.body.review;
   expect(review).toMatchObject({ status: 'open', branch: `review/${wfId}`, baseBranch: 'main', pullRequest: { number: 1 } });
@@ -146,22 +146,22 @@ test('review pushes the artifact branch to the remote (Basic auth); merge on the
   });
 
   // expectedHeadSha is checked against the remote's branch.
-  const wrong = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: { expectedHeadSha: '0'.repeat(40) } });
+  const wrong = await stack.api.post<ReviewAnswer>(`/api/v1/workflows/${wfId}/review`, { expectedHeadSha: '0'.repeat(40) });
   expect(wrong.status).toBe(409);
   expect(wrong.body.error).toBe('The review branch moved since expectedHeadSha was read.');
-  const again = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: { expectedHeadSha: review.headSha } });
+  const again = await stack.api.post<ReviewAnswer>(`/api/v1/workflows/${wfId}/review`, { expectedHeadSha: review.headSha });
   expect(again.status).toBe(200);
   expect(bareGit('rev-parse', `refs/heads/review/${wfId}`)).toBe(again.body.review.headSha);
 
-  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).body.code).toBe('workflow_review_not_synced');
+  expect((await deploy(stack.api, wfId)).body.code).toBe('workflow_review_not_synced');
   // The host merges: main moves to the review head on the remote.
   bareGit('update-ref', 'refs/heads/main', again.body.review.headSha);
   Object.assign(pullsA.pulls[0], { state: 'closed', merged: true, merge_commit_sha: again.body.review.headSha });
-  expect((await http(app, 'GET', `/api/v1/workflows/${wfId}/review`, { token: a.token })).body.review).toMatchObject({
+  expect((await stack.api.get<ReviewAnswer>(`/api/v1/workflows/${wfId}/review`)).body.review).toMatchObject({
     status: 'merged',
     synced: true,
   });
-  expect((await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: a.token })).status).toBe(200);
+  expect((await deploy(stack.api, wfId)).status).toBe(200);
 });
 
 test('the other way: a person clones over HTTP, edits the artifact and pushes a branch; sync-from-repo fetches, previews and imports it', async () => {
@@ -178,7 +178,7 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
   await gitHttp(clone, 'push', '-q', 'origin', 'edit');
   const editSha = bareGit('rev-parse', 'refs/heads/edit');
 
-  const preview = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo?ref=edit`, { token: a.token });
+  const preview = await stack.api.get<SyncPreview>(`/api/v1/workflows/${wfId}/sync-from-repo?ref=edit`);
   expect(preview.status).toBe(200);
   expect(preview.body).toMatchObject({
     ref: 'edit',
@@ -187,16 +187,16 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
     persisted: false,
     artifact: { name: 'Edited over HTTP' },
   });
-  const atMain = await http(app, 'GET', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: a.token });
+  const atMain = await stack.api.get<SyncPreview>(`/api/v1/workflows/${wfId}/sync-from-repo`);
   expect(atMain.body).toMatchObject({ ref: 'main', changed: false });
 
-  const imported = await http(app, 'POST', `/api/v1/workflows/${wfId}/sync-from-repo`, { token: a.token, body: { ref: 'edit' } });
+  const imported = await stack.api.post<SyncImport>(`/api/v1/workflows/${wfId}/sync-from-repo`, { ref: 'edit' });
   expect(imported.status).toBe(200);
   expect(imported.body.workflow).toMatchObject({ name: 'Edited over HTTP' });
-  expect(imported.body.workflow.nodes[1].config.expression).toBe('{ "tag": "from-http" }');
+  expect(nodesOf(imported.body.workflow)[1].config?.expression).toBe('{ "tag": "from-http" }');
 
   // The service's review of the imported draft lands on the remote, where the person fetches it.
-  const review = await http(app, 'POST', `/api/v1/workflows/${wfId}/review`, { token: a.token, body: {} });
+  const review = await stack.api.post<ReviewAnswer>(`/api/v1/workflows/${wfId}/review`, {});
   expect(review.status).toBe(200);
   await gitHttp(clone, 'fetch', '-q', 'origin');
   expect(gitIn(clone, 'rev-parse', `origin/review/${wfId}`)).toBe(review.body.review.headSha);
@@ -206,24 +206,25 @@ test('the other way: a person clones over HTTP, edits the artifact and pushes a 
 });
 
 test('a bearer-token credential works too; with a revoked token the next use is refused (409) and nothing is pushed', async () => {
-  const ok = await http(app, 'PUT', REPO, { token: b.token, body: remoteBody({ credentialId: credB }) });
+  const ok = await stack.as(b.token).put<RepositoryAnswer>(REPO, remoteBody({ credentialId: credB }));
   expect(ok.status).toBe(200);
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: b.token, body: { name: 'Bearer flow', ...graph('b') } });
+  const created = await stack.as(b.token).workflows.create({ name: 'Bearer flow', ...graph('b') });
   const id = created.body.workflow.id;
-  const review = await http(app, 'POST', `/api/v1/workflows/${id}/review`, { token: b.token, body: {} });
+  const review = await stack.as(b.token).post<ReviewAnswer>(`/api/v1/workflows/${id}/review`, {});
   expect(review.status).toBe(200);
   expect(bareGit('rev-parse', `refs/heads/review/${id}`)).toBe(review.body.review.headSha);
   expect(git.requests.some((r) => r.user === 'bob' && r.path.endsWith('/git-receive-pack'))).toBe(true);
 
   // The host revokes the token: the stored credential no longer opens the remote.
-  const patched = await http(app, 'PATCH', `/api/v1/credentials/${credB}`, {
-    token: b.token,
-    body: { name: 'Git host (bearer)', type: 'repo', value: { token: 'revoked-token', baseUrl: pullsB.url } },
+  const patched = await stack.as(b.token).patch(`/api/v1/credentials/${credB}`, {
+    name: 'Git host (bearer)',
+    type: 'repo',
+    value: { token: 'revoked-token', baseUrl: pullsB.url },
   });
   expect(patched.status).toBe(200);
   const before = refsOf();
-  const fresh = await http(app, 'POST', '/api/v1/workflows', { token: b.token, body: { name: 'Bearer flow 2', ...graph('b2') } });
-  const refused = await http(app, 'POST', `/api/v1/workflows/${fresh.body.workflow.id}/review`, { token: b.token, body: {} });
+  const fresh = await stack.as(b.token).workflows.create({ name: 'Bearer flow 2', ...graph('b2') });
+  const refused = await stack.as(b.token).post<ReviewAnswer>(`/api/v1/workflows/${fresh.body.workflow.id}/review`, {});
   expect(refused.status).toBe(409);
   expect(refused.body.error).toBe('The Git remote refused the credentials (HTTP 401).');
   expect(refsOf()).toBe(before);
@@ -238,45 +239,44 @@ test("another workspace's key cannot review or sync the workflow: 403 and the re
     ['GET', 'sync-from-repo'],
     ['POST', 'sync-from-repo'],
   ] as const) {
-    const res = await http(app, method, `/api/v1/workflows/${wfId}/${p}`, { token: b.token, body: method === 'POST' ? {} : undefined });
+    const res = await stack.as(b.token).request<Refusable<object>>(method, `/api/v1/workflows/${wfId}/${p}`, {
+      body: method === 'POST' ? {} : undefined,
+    });
     expect(res.status).toBe(403);
   }
   expect(refsOf()).toBe(before);
   expect(git.requests.filter((r) => r.path.endsWith('/git-receive-pack')).length).toBe(pushes);
-  expect((await http(app, 'GET', REPO, { token: b.token })).body.repository.credentialId).toBe(credB);
+  expect((await stack.as(b.token).get<RepositoryAnswer>(REPO)).body.repository?.credentialId).toBe(credB);
 });
 
 test('with private networks not allowed, a loopback remote is refused by the SSRF guard before any request', async () => {
   const guarded = await startTestApp({ workflowRepositoryRoot: undefined, outboundAllowPrivateNetworks: false });
   try {
     const ws = await createWorkspace(guarded, 'Guarded');
-    const cred = await http(guarded, 'POST', '/api/v1/credentials', {
-      token: ws.token,
-      body: {
-        name: 'Git',
-        type: 'repo',
-        value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url },
-        allowedHosts: [new URL(git.url).host],
-      },
+    const cred = await client(guarded, ws.token).post<CredentialEnvelope>('/api/v1/credentials', {
+      name: 'Git',
+      type: 'repo',
+      value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url },
+      allowedHosts: [new URL(git.url).host],
     });
     const seen = git.requests.length;
-    const refused = await http(guarded, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: cred.body.credential.id }) });
+    const refused = await client(guarded, ws.token).put<RepositoryAnswer>(REPO, remoteBody({ credentialId: cred.body.credential.id }));
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatch(/^The Git remote is not allowed: /);
     expect(git.requests.length).toBe(seen);
-    expect((await http(guarded, 'GET', REPO, { token: ws.token })).body.repository).toBeNull();
+    expect((await client(guarded, ws.token).get<RepositoryAnswer>(REPO)).body.repository).toBeNull();
   } finally {
     await guarded.close();
   }
 });
 
 test('a repo credential not bound to the remote host is refused before any request, at setup (400) and at use (409)', async () => {
-  const ws = await createWorkspace(app, 'Remote unbound');
+  const ws = await createWorkspace(stack.app, 'Remote unbound');
   const gitHost = new URL(git.url).host;
   // Bound only to its pulls API (its baseUrl): not to the Git server.
   const unbound = await credential(ws, 'Pulls only', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, []);
   const seen = git.requests.length;
-  const refused = await http(app, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: unbound }) });
+  const refused = await stack.as(ws.token).put<RepositoryAnswer>(REPO, remoteBody({ credentialId: unbound }));
   expect(refused.status).toBe(400);
   expect(refused.body.error).toBe(
     `Credential "Pulls only" may not be sent to ${gitHost}: it may be sent only to ${new URL(pullsA.url).host}. Add the host to its allowedHosts (with its secret) or use another credential.`,
@@ -285,15 +285,15 @@ test('a repo credential not bound to the remote host is refused before any reque
 
   // Configured while bound, then rebound elsewhere (with the secret): the next review is refused before reaching the remote.
   const bound = await credential(ws, 'Git bound', { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url });
-  expect((await http(app, 'PUT', REPO, { token: ws.token, body: remoteBody({ credentialId: bound }) })).status).toBe(200);
-  const rebound = await http(app, 'PATCH', `/api/v1/credentials/${bound}`, {
-    token: ws.token,
-    body: { value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url }, allowedHosts: ['git.example.test'] },
+  expect((await stack.as(ws.token).put<RepositoryAnswer>(REPO, remoteBody({ credentialId: bound }))).status).toBe(200);
+  const rebound = await stack.as(ws.token).patch(`/api/v1/credentials/${bound}`, {
+    value: { username: 'alice', token: ALICE_PASSWORD, baseUrl: pullsA.url },
+    allowedHosts: ['git.example.test'],
   });
   expect(rebound.status).toBe(200);
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Unbound flow', ...graph('u') } });
+  const created = await stack.as(ws.token).workflows.create({ name: 'Unbound flow', ...graph('u') });
   const before = git.requests.length;
-  const review = await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/review`, { token: ws.token, body: {} });
+  const review = await stack.as(ws.token).post<ReviewAnswer>(`/api/v1/workflows/${created.body.workflow.id}/review`, {});
   expect(review.status).toBe(409);
   expect(review.body.error).toContain(`Credential "Git bound" may not be sent to ${gitHost}`);
   expect(git.requests.length).toBe(before);

@@ -10,11 +10,24 @@
 import { createHash } from 'node:crypto';
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
 import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
-import { addUserWithKey, createWorkspace, http, startTestStack, type TestStack, type WorkspaceFixture } from '../../support/harness';
-import { createResearch, expectedRunId, getResearch, key, llmConfig, waitForResearch } from './support';
+import type { z } from 'zod';
+import type { knowledgeBaseList, knowledgeDocumentEnvelope } from '../../../api/schemas/knowledge';
+import type { researchRunListSchema } from '../../../api/schemas/research';
+import { addUserWithKey, createWorkspace, useTestStack, type Enveloped, type WorkspaceFixture } from '../../kit';
+import {
+  createResearch,
+  expectedRunId,
+  getResearch,
+  key,
+  llmConfig,
+  waitForResearch,
+  type ResearchRun,
+  type ResearchRunAnswer,
+} from './support';
 import { fetchResearchSource } from '../../../services/research';
 
-let stack: TestStack;
+type ResearchRunList = Enveloped<z.infer<typeof researchRunListSchema>>;
+
 let llm: FakeLlmServer;
 let site: FakeSite;
 let token: string;
@@ -39,10 +52,12 @@ const RUN_FIELDS = [
 ].sort();
 const sql = (q: string, params: unknown[] = []) => stack.app.orm.em.fork().getConnection().execute(q, params);
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   llm = await startFakeLlm();
   site = await startFakeSite();
-  stack = await startTestStack({ config: { llm: llmConfig(llm) } });
+  return { config: { llm: llmConfig(llm) } };
+});
+beforeAll(async () => {
   token = stack.ws.token;
   other = await createWorkspace(stack.app, 'Other');
   site.robots('User-agent: *\nDisallow: /private\n');
@@ -62,13 +77,12 @@ beforeAll(async () => {
   site.page('/image.png', { body: 'PNG', contentType: 'image/png' });
 });
 afterAll(async () => {
-  await stack?.close();
   await llm?.close();
   await site?.close();
 });
 
 describe('a run end to end', () => {
-  let run: any;
+  let run: ResearchRun;
   let k: string;
   const body = () => ({ query: 'What do otters eat?', sourceUrls: [`${site.origin}/start#intro`], limits: { maxPages: 5 } });
 
@@ -111,7 +125,7 @@ describe('a run end to end', () => {
     expect(run.error).toBeNull();
     expect(run.startedAt).toEqual(expect.any(String));
     expect(run.finishedAt).toEqual(expect.any(String));
-    expect(run.sources.map((s: any) => s.canonicalUrl)).toEqual([`${site.origin}/start`, `${site.origin}/linked`]);
+    expect(run.sources.map((s) => s.canonicalUrl)).toEqual([`${site.origin}/start`, `${site.origin}/linked`]);
     const [start] = run.sources;
     expect(Object.keys(start).sort()).toEqual(
       ['canonicalUrl', 'createdAt', 'fetchedAt', 'id', 'runId', 'sha256', 'snapshotFileId', 'snapshotText', 'title'].sort(),
@@ -141,10 +155,12 @@ describe('a run end to end', () => {
     expect(lastMessage(chat)).toContain('[2] Linked page');
     expect(run.resultDocumentId).toEqual(expect.any(String));
 
-    const bases = await http(stack.app, 'GET', '/api/v1/knowledge-bases', { token });
-    const research = bases.body.knowledgeBases.filter((b: any) => b.name === 'Research');
+    const bases = await stack.as(token).get<z.infer<typeof knowledgeBaseList>>('/api/v1/knowledge-bases');
+    const research = bases.body.knowledgeBases.filter((b) => b.name === 'Research');
     expect(research).toHaveLength(1);
-    const doc = await http(stack.app, 'GET', `/api/v1/knowledge-bases/${research[0].id}/documents/${run.resultDocumentId}`, { token });
+    const doc = await stack
+      .as(token)
+      .get<z.infer<typeof knowledgeDocumentEnvelope>>(`/api/v1/knowledge-bases/${research[0].id}/documents/${run.resultDocumentId}`);
     expect(doc.status).toBe(200);
     expect(doc.body.document).toMatchObject({
       name: 'Research: What do otters eat?',
@@ -189,27 +205,30 @@ describe('a run end to end', () => {
   });
 
   test('GET and cancel of this run with another workspace key are 404 and change nothing', async () => {
-    const get = await http(stack.app, 'GET', `/api/v1/research/${run.id}`, { token: other.token });
+    const get = await stack.as(other.token).get<ResearchRunAnswer>(`/api/v1/research/${run.id}`);
     expect(get.status).toBe(404);
     expect(get.body).toEqual({ ok: false, error: { code: 'resource_not_found', message: `Research run ${run.id} not found.` } });
-    const cancel = await http(stack.app, 'POST', `/api/v1/research/${run.id}/cancel`, {
-      token: other.token,
-      headers: { 'idempotency-key': key() },
-    });
+    const cancel = await stack
+      .as(other.token)
+      .post<ResearchRunAnswer>(`/api/v1/research/${run.id}/cancel`, undefined, { headers: { 'idempotency-key': key() } });
     expect(cancel.status).toBe(404);
     expect(cancel.body.error.code).toBe('resource_not_found');
-    const list = await http(stack.app, 'GET', '/api/v1/research?limit=100', { token: other.token });
-    expect(list.body.data.runs.map((r: any) => r.id)).not.toContain(run.id);
+    const list = await stack.as(other.token).get<ResearchRunList>('/api/v1/research?limit=100');
+    expect(list.body.data.runs.map((r) => r.id)).not.toContain(run.id);
     const [row] = await sql(`select status, cancel_requested_at from research_runs where id = ?`, [run.id]);
     expect(row).toEqual({ status: 'succeeded', cancel_requested_at: null });
   });
 
   test('cancel of a terminal run returns the current row (no 409); its key replays', async () => {
     const ck = key();
-    const res = await http(stack.app, 'POST', `/api/v1/research/${run.id}/cancel`, { token, headers: { 'idempotency-key': ck } });
+    const res = await stack
+      .as(token)
+      .post<ResearchRunAnswer>(`/api/v1/research/${run.id}/cancel`, undefined, { headers: { 'idempotency-key': ck } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, meta: META, data: { run: { ...run, updatedAt: expect.any(String) } } });
-    const again = await http(stack.app, 'POST', `/api/v1/research/${run.id}/cancel`, { token, headers: { 'idempotency-key': ck } });
+    const again = await stack
+      .as(token)
+      .post<ResearchRunAnswer>(`/api/v1/research/${run.id}/cancel`, undefined, { headers: { 'idempotency-key': ck } });
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotency-replayed')).toBe('true');
   });
@@ -224,7 +243,7 @@ describe('limits and outcomes', () => {
     });
     const run = await waitForResearch(stack.app, token, res.body.data.run.id);
     expect(run.status).toBe('succeeded');
-    expect(run.sources.map((s: any) => s.canonicalUrl)).toEqual([`${site.origin}/second`]);
+    expect(run.sources.map((s) => s.canonicalUrl)).toEqual([`${site.origin}/second`]);
     const rows = await sql(`select url, outcome, reason from research_sources where run_id = ? order by created_at, id`, [run.id]);
     expect(rows).toEqual([
       { url: `${site.origin}/second`, outcome: 'stored', reason: null },
@@ -335,7 +354,9 @@ describe('cancel', () => {
     expect((await getResearch(stack.app, token, id)).status).toBe('running');
 
     const ck = key();
-    const cancel = await http(stack.app, 'POST', `/api/v1/research/${id}/cancel`, { token, headers: { 'idempotency-key': ck } });
+    const cancel = await stack
+      .as(token)
+      .post<ResearchRunAnswer>(`/api/v1/research/${id}/cancel`, undefined, { headers: { 'idempotency-key': ck } });
     expect(cancel.status).toBe(200);
     expect(cancel.body.data.run).toMatchObject({
       id,
@@ -361,19 +382,20 @@ describe('cancel', () => {
     expect(site.count('/linked')).toBe(1); // only the first run's fetch: the canceled run went no further
     expect(llm.chats.length).toBe(chats);
 
-    const replay = await http(stack.app, 'POST', `/api/v1/research/${id}/cancel`, { token, headers: { 'idempotency-key': ck } });
+    const replay = await stack
+      .as(token)
+      .post<ResearchRunAnswer>(`/api/v1/research/${id}/cancel`, undefined, { headers: { 'idempotency-key': ck } });
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
   });
 
   test('unknown id is 404; a missing Idempotency-Key is 400 idempotency_key_invalid', async () => {
-    const missing = await http(stack.app, 'POST', '/api/v1/research/research_nope/cancel', {
-      token,
-      headers: { 'idempotency-key': key() },
-    });
+    const missing = await stack
+      .as(token)
+      .post<ResearchRunAnswer>('/api/v1/research/research_nope/cancel', undefined, { headers: { 'idempotency-key': key() } });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ ok: false, error: { code: 'resource_not_found', message: 'Research run research_nope not found.' } });
-    const nokey = await http(stack.app, 'POST', '/api/v1/research/research_nope/cancel', { token });
+    const nokey = await stack.as(token).post<ResearchRunAnswer>('/api/v1/research/research_nope/cancel');
     expect(nokey.status).toBe(400);
     expect(nokey.body).toEqual({ ok: false, error: { code: 'idempotency_key_invalid', message: 'Idempotency-Key header is required.' } });
   });
@@ -460,9 +482,9 @@ describe('create: input and access', () => {
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('authorization_failed');
     }
-    const list = await http(stack.app, 'GET', '/api/v1/research', { token: personal.token });
+    const list = await stack.as(personal.token).get<ResearchRunList>('/api/v1/research');
     expect(list.status).toBe(403);
-    const anon = await http(stack.app, 'GET', '/api/v1/research');
+    const anon = await stack.as().get<ResearchRunList>('/api/v1/research');
     expect(anon.status).toBe(401);
     expect(anon.body.error.code).toBe('authentication_required');
     expect(await count()).toBe(before);
@@ -489,63 +511,63 @@ describe('list and get', () => {
   });
 
   test('newest first, default limit 25, cursor pages to the end', async () => {
-    const first = await http(stack.app, 'GET', '/api/v1/research', { token: ws.token });
+    const first = await stack.as(ws.token).get<ResearchRunList>('/api/v1/research');
     expect(first.status).toBe(200);
     expect(first.body.ok).toBe(true);
-    expect(first.body.data.runs.map((r: any) => r.id)).toEqual(ids.slice(0, 25));
+    expect(first.body.data.runs.map((r) => r.id)).toEqual(ids.slice(0, 25));
     expect(first.body.data.runs[0]).toMatchObject({ limits: {}, sources: [], sourceUrls: [] });
-    const second = await http(stack.app, 'GET', `/api/v1/research?cursor=${first.body.data.nextCursor}`, { token: ws.token });
-    expect(second.body.data.runs.map((r: any) => r.id)).toEqual(ids.slice(25));
+    const second = await stack.as(ws.token).get<ResearchRunList>(`/api/v1/research?cursor=${first.body.data.nextCursor}`);
+    expect(second.body.data.runs.map((r) => r.id)).toEqual(ids.slice(25));
     expect(second.body.data.nextCursor).toBeNull();
   });
 
   test('status filter', async () => {
-    const res = await http(stack.app, 'GET', '/api/v1/research?status=failed&limit=100', { token: ws.token });
+    const res = await stack.as(ws.token).get<ResearchRunList>('/api/v1/research?status=failed&limit=100');
     expect(res.body.data.runs).toHaveLength(10);
-    expect(res.body.data.runs.every((r: any) => r.status === 'failed')).toBe(true);
-    const none = await http(stack.app, 'GET', '/api/v1/research?status=canceled', { token: ws.token });
+    expect(res.body.data.runs.every((r) => r.status === 'failed')).toBe(true);
+    const none = await stack.as(ws.token).get<ResearchRunList>('/api/v1/research?status=canceled');
     expect(none.body.data).toEqual({ runs: [], nextCursor: null });
   });
 
   test('limit 1 to 100', async () => {
-    const one = await http(stack.app, 'GET', '/api/v1/research?limit=1', { token: ws.token });
+    const one = await stack.as(ws.token).get<ResearchRunList>('/api/v1/research?limit=1');
     expect(one.body.data.runs).toHaveLength(1);
     expect(one.body.data.nextCursor).toEqual(expect.any(String));
     for (const bad of ['0', '101', 'x']) {
-      const res = await http(stack.app, 'GET', `/api/v1/research?limit=${bad}`, { token: ws.token });
+      const res = await stack.as(ws.token).get<ResearchRunList>(`/api/v1/research?limit=${bad}`);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('request_malformed');
     }
   });
 
   test('an unknown status and an invalid cursor are 400 validation_failed', async () => {
-    const status = await http(stack.app, 'GET', '/api/v1/research?status=done', { token: ws.token });
+    const status = await stack.as(ws.token).get<ResearchRunList>('/api/v1/research?status=done');
     expect(status.status).toBe(400);
     expect(status.body).toEqual({
       ok: false,
       error: { code: 'validation_failed', message: 'status must be one of queued, running, succeeded, failed, canceled.' },
     });
-    const cursor = await http(stack.app, 'GET', '/api/v1/research?cursor=not-a-cursor', { token: ws.token });
+    const cursor = await stack.as(ws.token).get<ResearchRunList>('/api/v1/research?cursor=not-a-cursor');
     expect(cursor.status).toBe(400);
     expect(cursor.body).toEqual({ ok: false, error: { code: 'validation_failed', message: 'Invalid cursor.' } });
   });
 
   test('GET one; unknown is 404', async () => {
-    const res = await http(stack.app, 'GET', `/api/v1/research/${ids[0]}`, { token: ws.token });
+    const res = await stack.as(ws.token).get<ResearchRunAnswer>(`/api/v1/research/${ids[0]}`);
     expect(res.status).toBe(200);
     expect(res.body.data.run).toMatchObject({ id: ids[0], query: 'q29', workspaceId: ws.workspaceId, createdById: ws.ownerId });
-    const missing = await http(stack.app, 'GET', '/api/v1/research/research_missing', { token: ws.token });
+    const missing = await stack.as(ws.token).get<ResearchRunAnswer>('/api/v1/research/research_missing');
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('resource_not_found');
   });
 
   test('there are no routes for web search, read or crawl: the API documents exactly four research operations', async () => {
-    const doc = await http(stack.app, 'GET', '/api/v1/openapi.json');
+    const doc = await stack.as().get<{ paths: Record<string, Record<string, unknown>> }>('/api/v1/openapi.json');
     const paths = Object.keys(doc.body.paths).filter((p) => p.startsWith('/api/v1/research'));
     expect(paths.sort()).toEqual(['/api/v1/research', '/api/v1/research/{id}', '/api/v1/research/{id}/cancel']);
     expect(Object.keys(doc.body.paths['/api/v1/research']).sort()).toEqual(['get', 'post']);
     for (const path of ['/api/v1/research/search', '/api/v1/research/read', '/api/v1/research/crawl']) {
-      const res = await http(stack.app, 'POST', path, { token, body: {}, headers: { 'idempotency-key': key() } });
+      const res = await stack.as(token).post<Enveloped>(path, {}, { headers: { 'idempotency-key': key() } });
       expect(res.status).toBe(405);
     }
   });

@@ -9,36 +9,37 @@
 import type { ChildProcess } from 'node:child_process';
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
 import { htmlPage, startFakeSite, type FakeSite } from '../../fakes/web';
-import { createWorkspace, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { useTestStack } from '../../kit';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 import { ensureNamespace } from '../../support/namespaces';
 import { createResearch, getResearch, llmConfig, waitForResearch } from './support';
 
 const NAMESPACE = 'research-isolated';
-let app: TestApp;
-let ws: WorkspaceFixture;
 let llm: FakeLlmServer;
 let site: FakeSite;
 let worker: ChildProcess | undefined;
 let workerEnv: Record<string, string>;
-const sql = (q: string, params: unknown[] = []) => app.orm.em.fork().getConnection().execute(q, params);
+const sql = (q: string, params: unknown[] = []) => stack.app.orm.em.fork().getConnection().execute(q, params);
 
-beforeAll(async () => {
+/** Workers are spawned processes on this file's namespace: none in the test process. */
+const stack = useTestStack(async () => {
   llm = await startFakeLlm();
   site = await startFakeSite();
   await ensureNamespace(NAMESPACE);
-  app = await startTestApp({ llm: llmConfig(llm) }, undefined, { namespace: NAMESPACE });
-  ws = await createWorkspace(app);
+  return { config: { llm: llmConfig(llm) }, temporal: { namespace: NAMESPACE }, worker: false };
+});
+beforeAll(async () => {
   workerEnv = { TEMPORAL_NAMESPACE: NAMESPACE, LLM_BASE_URL: llm.url, LLM_API_KEY: llm.apiKey, LLM_MODEL: llm.model, LLM_MAX_RETRIES: '0' };
   site.page('/start', htmlPage('Start', 'The start page about crash recovery.', ['/one', '/two', '/three']));
   site.page('/one', htmlPage('One', 'First linked page text.'));
   site.page('/two', htmlPage('Two', 'Second linked page text.'));
   site.page('/three', htmlPage('Three', 'Third linked page text.'));
   llm.reply(() => ({ content: 'Recovered answer [1][4].', usage: { prompt_tokens: 10, completion_tokens: 5 } }));
-}, 120_000);
-afterAll(async () => {
+});
+stack.beforeClose(async () => {
   if (worker) await killWorker(worker);
-  await app?.close();
+});
+afterAll(async () => {
   await llm?.close();
   await site?.close();
 });
@@ -46,7 +47,7 @@ afterAll(async () => {
 test('a worker killed mid-run is replaced; stored sources are not fetched again', async () => {
   worker = await spawnWorker(workerEnv);
   const gate = site.hold('/three');
-  const res = await createResearch(app, ws.token, {
+  const res = await createResearch(stack.app, stack.ws.token, {
     query: 'How do runs recover?',
     sourceUrls: [`${site.origin}/start`],
     limits: { maxPages: 10 },
@@ -54,17 +55,17 @@ test('a worker killed mid-run is replaced; stored sources are not fetched again'
   expect(res.status).toBe(202);
   const id = res.body.data.run.id;
   await gate.held;
-  const before = await getResearch(app, ws.token, id);
+  const before = await getResearch(stack.app, stack.ws.token, id);
   expect(before.status).toBe('running');
-  expect(before.sources.map((s: any) => s.title)).toEqual(['Start', 'One', 'Two']);
+  expect(before.sources.map((s) => s.title)).toEqual(['Start', 'One', 'Two']);
 
   await killWorker(worker);
   gate.release();
   worker = await spawnWorker(workerEnv);
 
-  const run = await waitForResearch(app, ws.token, id, undefined, 120_000);
+  const run = await waitForResearch(stack.app, stack.ws.token, id, undefined, 120_000);
   expect(run.status).toBe('succeeded');
-  expect(run.sources.map((s: any) => s.title)).toEqual(['Start', 'One', 'Two', 'Three']);
+  expect(run.sources.map((s) => s.title)).toEqual(['Start', 'One', 'Two', 'Three']);
   expect(run.resultDocumentId).toEqual(expect.any(String));
   // Stored before the crash: fetched once. In flight at the crash: fetched again by the retry.
   expect([site.count('/start'), site.count('/one'), site.count('/two'), site.count('/three')]).toEqual([1, 1, 1, 2]);
@@ -78,11 +79,11 @@ test('with private networks disallowed, a loopback source and the metadata addre
   worker = await spawnWorker({ ...workerEnv, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' });
   const requests = site.requests.length;
   const chats = llm.chats.length;
-  const res = await createResearch(app, ws.token, {
+  const res = await createResearch(stack.app, stack.ws.token, {
     query: 'Guarded?',
     sourceUrls: [`${site.origin}/one`, 'http://169.254.169.254/latest/meta-data/'],
   });
-  const run = await waitForResearch(app, ws.token, res.body.data.run.id, undefined, 120_000);
+  const run = await waitForResearch(stack.app, stack.ws.token, res.body.data.run.id, undefined, 120_000);
   expect(run).toMatchObject({ status: 'failed', error: 'No source could be fetched, so there was nothing to research.', sources: [] });
   const rows = await sql(`select url, outcome, reason from research_sources where run_id = ? order by created_at, id`, [run.id]);
   expect(rows).toEqual([

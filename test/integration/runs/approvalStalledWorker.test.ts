@@ -7,7 +7,6 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { deployWorkflow, executeWorkflow, node, useTestStack, waitRun } from '../../kit';
-import { testEnv } from '../../support/env';
 import { ensureNamespace } from '../../support/namespaces';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
 
@@ -20,7 +19,7 @@ const stack = useTestStack(async () => {
   return { config: { approvalAnswerWaitMs: 1_500 }, temporal: { namespace: NAMESPACE }, worker: false };
 });
 beforeAll(async () => {
-  worker = await spawnWorker({ TEMPORAL_NAMESPACE: NAMESPACE, WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
+  worker = await spawnWorker({ TEMPORAL_NAMESPACE: NAMESPACE });
   stack.beforeClose(async () => {
     if (worker) {
       worker.kill('SIGCONT');

@@ -15,7 +15,8 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { testEnv } from '../../support/env';
 import { startFakeServer } from '../../support/fakeServer';
-import { http, startTestStack, testPayloadCodec, waitForRun, type TestStack } from '../../support/harness';
+import { testPayloadCodec } from '../../support/harness';
+import { deployWorkflow, executeAndWait, useTestStack } from '../../kit';
 import { closedHistory } from '../../support/temporalHistory';
 
 const History = temporal.api.history.v1.History;
@@ -92,7 +93,12 @@ const INPUT = {
   ],
 };
 
-type Run = { id: string; status: string; output: Record<string, unknown> };
+/** A run's output as an object; fails the test when it is none. */
+function outputObject(output: unknown): Record<string, unknown> {
+  if (typeof output !== 'object' || output === null || Array.isArray(output))
+    throw new Error(`output is not an object: ${JSON.stringify(output)}`);
+  return output as Record<string, unknown>;
+}
 type AnyHistory = Parameters<typeof Worker.runReplayHistory>[1];
 
 const replay = async (history: AnyHistory, workflowId: string) =>
@@ -116,11 +122,7 @@ const patchIds = (history: { events?: MarkerEvent[] | null }) =>
     .map((p) => (JSON.parse(Buffer.from(p.data ?? []).toString('utf8')) as { id: string }).id);
 
 describe('expression evaluation and replay', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack();
-  });
-  afterAll(() => stack?.close());
+  const stack = useTestStack();
 
   test('a history recorded with the JSONata-only evaluator replays with the current workflow code', async () => {
     const meta = JSON.parse(await readFile(path.join(FIXTURES, 'transform-run-jsonata.meta.json'), 'utf8')) as { workflowId: string };
@@ -143,30 +145,26 @@ describe('expression evaluation and replay', () => {
   });
 
   test('a new run evaluates on the sync path, gives the recorded values, records the patch and replays', async () => {
-    const { app, ws } = stack;
+    const { app } = stack;
     const meta = JSON.parse(await readFile(path.join(FIXTURES, 'transform-run-jsonata.meta.json'), 'utf8')) as {
       output: Record<string, unknown>;
     };
     const service = await startFakeServer(() => ({ body: { ok: true, items: [1, 2, 3] } }));
     try {
-      const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: graph(service.url) });
-      expect(created.status).toBe(201);
-      const id = created.body.workflow.id;
-      expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-      const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: INPUT } });
-      expect(exec.status).toBe(202);
-      const run = (await waitForRun(app, ws.token, exec.body.run.id)) as Run;
+      const { workflowId: id } = await deployWorkflow(stack, graph(service.url));
+      const run = await executeAndWait(stack, id, INPUT);
       expect(run.status).toBe('succeeded');
+      const output = outputObject(run.output);
 
       const values = ({ a, b, c, len }: Record<string, unknown>) => ({ a, b, c, len });
-      expect(values(run.output)).toEqual(values(meta.output));
+      expect(values(output)).toEqual(values(meta.output));
       // Same nodes finished, in another order: `a` and `c` no longer wait for JSONata's promises,
       // while `b` (a lambda, outside the subset) still does. This is why recorded runs replay
       // with JSONata only (the patch): their branches scheduled their HTTP calls in the old order.
       const order = (keys: unknown) => (keys as string[]).filter((k) => ['a', 'b', 'c'].includes(k));
       expect(order(meta.output.keys)).toEqual(['b', 'c', 'a']);
-      expect(order(run.output.keys)).toEqual(['a', 'c', 'b']);
-      expect([...(run.output.keys as string[])].sort()).toEqual([...(meta.output.keys as string[])].sort());
+      expect(order(output.keys)).toEqual(['a', 'c', 'b']);
+      expect([...(output.keys as string[])].sort()).toEqual([...(meta.output.keys as string[])].sort());
 
       const history = await closedHistory(app.deps.temporal.client, run.id);
       expect(patchIds(history as never)).toContain(PATCH);

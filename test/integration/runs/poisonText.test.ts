@@ -7,43 +7,45 @@
  * for every workspace, across a restart with the poisonous run still in Temporal.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createWorkspace, http, startTestApp, waitForRun, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { createWorkspace, line, node, useTestStack, waitRun, type NodeInput, type WorkspaceFixture } from '../../kit';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
-import { testEnv } from '../../support/env';
 
-let app: TestApp;
 let attacker: WorkspaceFixture;
 let bystander: WorkspaceFixture;
 let worker: ChildProcess | undefined;
 
 // The bundle global setup built (with our converters in it): no webpack at each worker start.
-const startWorker = () => spawnWorker({ WORKFLOW_BUNDLE_PATH: testEnv('workflowBundle') });
+const startWorker = () => spawnWorker();
 
+/** Workers are real worker processes here: none in the test process. */
+const stack = useTestStack({ worker: false, workspaceName: 'Attacker' });
 beforeAll(async () => {
-  app = await startTestApp();
-  attacker = await createWorkspace(app, 'Attacker');
-  bystander = await createWorkspace(app, 'Bystander');
+  attacker = stack.ws;
+  bystander = await createWorkspace(stack.app, 'Bystander');
 });
-afterAll(async () => {
+stack.beforeClose(async () => {
   if (worker) await killWorker(worker);
-  await app.close();
 });
 
-async function execute(ws: WorkspaceFixture, nodes: object[]): Promise<string> {
-  const chain = [{ id: 'start', type: 'start', config: {} }, ...nodes] as Array<{ id: string }>;
-  const edges = chain.slice(1).map((n, i) => ({ source: chain[i].id, target: n.id }));
-  const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { nodes: chain, edges } });
+async function execute(ws: WorkspaceFixture, nodes: NodeInput[]): Promise<string> {
+  const api = stack.as(ws.token);
+  const created = await api.workflows.create(line(node.start(), ...nodes));
   expect(created.status).toBe(201);
   const id = created.body.workflow.id;
-  expect((await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token })).status).toBe(200);
-  const exec = await http(app, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 2 } } });
+  expect((await api.workflows.deploy(id)).status).toBe(200);
+  const exec = await api.workflows.execute(id, { n: 2 });
   expect(exec.status).toBe(202);
   return exec.body.run.id;
 }
 
 // Retries only absorb a sandbox time limit hit on a busy machine; the throw fails every attempt the same way.
 const RETRY = { maxAttempts: 4, backoffSeconds: 0.1 };
-const POISON = { id: 'poison', type: 'code', retry: RETRY, config: { source: 'throw new Error("e" + String.fromCharCode(0xd800));' } };
+const POISON: NodeInput = {
+  id: 'poison',
+  type: 'code',
+  retry: RETRY,
+  config: { source: 'throw new Error("e" + String.fromCharCode(0xd800));' },
+};
 
 /** Workspace B's probe: a transform and a code node; it must succeed whatever A did. */
 async function probeSucceeds(): Promise<void> {
@@ -51,21 +53,21 @@ async function probeSucceeds(): Promise<void> {
     { id: 'double', type: 'transform', config: { expression: '{ "n": n * 2 }' } },
     { id: 'code', type: 'code', retry: RETRY, config: { source: 'return { n: input.n + 1 };' } },
   ]);
-  const done = await waitForRun(app, bystander.token, runId, undefined, 60_000);
+  const done = await waitRun(stack, runId, { token: bystander.token, timeoutMs: 60_000 });
   expect(done.status).toBe('succeeded');
   expect(done.output).toEqual({ n: 5 });
 }
 
 /** The run failed in PostgreSQL and in Temporal, with U+FFFD where the lone surrogate was. */
 async function expectPoisonFailedReadably(runId: string): Promise<void> {
-  const done = await waitForRun(app, attacker.token, runId, undefined, 60_000);
+  const done = await waitRun(stack, runId, { token: attacker.token, timeoutMs: 60_000 });
   expect(done.status).toBe('failed');
   expect(done.error).toContain('e\ufffd');
-  expect(done.steps.find((s: { nodeId: string }) => s.nodeId === 'poison')).toMatchObject({
+  expect(done.steps.find((s) => s.nodeId === 'poison')).toMatchObject({
     status: 'failed',
     error: expect.stringContaining('e\ufffd'),
   });
-  const handle = app.deps.temporal.client.workflow.getHandle(runId);
+  const handle = stack.app.deps.temporal.client.workflow.getHandle(runId);
   const description = await handle.describe();
   expect(description.status.name).toBe('FAILED');
   const failure = await handle.result().then(
@@ -87,7 +89,7 @@ test('F1 across a restart: the poisonous run is still in Temporal when a new wor
   worker ??= await startWorker();
   // The wait parks the run in Temporal, so the throw happens on the new worker, after replay.
   const runId = await execute(attacker, [{ id: 'pause', type: 'wait', config: { seconds: 2 } }, POISON]);
-  await waitForRun(app, attacker.token, runId, (run) => run.status === 'waiting');
+  await waitRun(stack, runId, { token: attacker.token, until: (run) => run.status === 'waiting' });
   await killWorker(worker);
   // Started while no worker polls: it waits in Temporal with the poisonous run.
   const second = await execute(attacker, [POISON]);

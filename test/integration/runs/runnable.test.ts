@@ -9,33 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
 import { dispatchOutbox } from '../../../services/webhooks';
 import { TASK_QUEUE, WORKFLOW_TYPES } from '../../../temporal/shared';
-import {
-  createWorkspace,
-  http,
-  startTestApp,
-  startTestWorker,
-  waitForRun,
-  type TestApp,
-  type TestWorker,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { deployWebhook, useTestStack, waitRun, type QueuedReceipt, type Refusable, type RerunReceipt } from '../../kit';
 
-let app: TestApp;
-let worker: TestWorker;
-let ws: WorkspaceFixture;
+// No outbox dispatcher: the test dispatches itself, after changing the workflow's state.
+const stack = useTestStack();
 
-beforeAll(async () => {
-  // No outbox dispatcher: the test dispatches itself, after changing the workflow's state.
-  app = await startTestApp();
-  worker = await startTestWorker(app);
-  ws = await createWorkspace(app);
-});
-afterAll(async () => {
-  await worker.stop();
-  await app.close();
-});
-
-const WF = '/api/v1/workflows';
 const graph = {
   nodes: [
     { id: 'hook', type: 'webhook', config: {} },
@@ -43,7 +21,7 @@ const graph = {
   ],
   edges: [{ source: 'hook', target: 'echo' }],
 };
-const runsOf = (workflowId: string) => app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
+const runsOf = (workflowId: string) => stack.app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
 
 type State = 'deployed' | 'disabled' | 'trashed' | 'draft after import-replace';
 
@@ -65,23 +43,19 @@ interface Fixture {
 
 /** A deployed workflow with a webhook trigger, one finished run and one accepted webhook request, then moved to `state`. */
 async function workflowIn(state: State): Promise<Fixture> {
-  const created = await http(app, 'POST', WF, { token: ws.token, body: { name: `Target ${state}`, ...graph } });
-  const workflowId = created.body.workflow.id;
-  const deployed = await http(app, 'POST', `${WF}/${workflowId}/deploy`, { token: ws.token });
-  expect(deployed.status).toBe(200);
-  const executed = await http(app, 'POST', `${WF}/${workflowId}/execute`, { token: ws.token, body: { input: {} } });
+  const { workflowId, webhookPath: invoke, deploy } = await deployWebhook(stack, { name: `Target ${state}`, ...graph });
+  const executed = await stack.api.workflows.execute(workflowId, {});
   expect(executed.status).toBe(202);
-  await waitForRun(app, ws.token, executed.body.run.id);
-  const invoke = new URL(deployed.body.webhookUrl).pathname;
+  await waitRun(stack, executed.body.run.id);
   // Accepted while deployed; dispatched later, after the change.
-  expect((await http(app, 'POST', invoke, { body: { early: true } })).status).toBe(202);
+  expect((await stack.as().post(invoke, { early: true })).status).toBe(202);
 
   const change = changeTo[state];
-  if (change) expect((await http(app, 'PATCH', `${WF}/${workflowId}`, { token: ws.token, body: change })).status).toBe(200);
+  if (change) expect((await stack.api.patch(`/api/v1/workflows/${workflowId}`, change)).status).toBe(200);
   if (state === 'draft after import-replace') {
     // The premise: import-replace moves the workflow to draft but keeps its active version.
-    const wf = (await http(app, 'GET', `${WF}/${workflowId}`, { token: ws.token })).body.workflow;
-    expect(wf).toMatchObject({ status: 'draft', activeVersionId: deployed.body.synchronizedVersionId });
+    const wf = (await stack.api.workflows.get(workflowId)).body.workflow;
+    expect(wf).toMatchObject({ status: 'draft', activeVersionId: deploy.synchronizedVersionId });
   }
   return { workflowId, invoke, earlierRunId: executed.body.run.id, runCount: (await runsOf(workflowId)).length };
 }
@@ -92,8 +66,8 @@ async function workflowIn(state: State): Promise<Fixture> {
  */
 async function dispatchUntilHandled(workflowId: string) {
   for (let pass = 0; pass < 50; pass++) {
-    await dispatchOutbox(app.orm.em.fork(), app.deps.services.runs.launcher);
-    const entries = await app.orm.em.fork().find(WebhookOutboxSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
+    await dispatchOutbox(stack.app.orm.em.fork(), stack.app.deps.services.runs.launcher);
+    const entries = await stack.app.orm.em.fork().find(WebhookOutboxSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
     if (entries.every((e) => e.status !== 'pending')) return entries;
   }
   throw new Error(`outbox entries of ${workflowId} still pending after 50 dispatcher passes`);
@@ -107,10 +81,10 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
   });
 
   test(runs ? 'executes' : 'is refused by execute (400) and records no run', async () => {
-    const res = await http(app, 'POST', `${WF}/${fx.workflowId}/execute`, { token: ws.token, body: { input: {} } });
+    const res = await stack.api.workflows.execute(fx.workflowId, {});
     if (runs) {
       expect(res.status).toBe(202);
-      await waitForRun(app, ws.token, res.body.run.id);
+      await waitRun(stack, res.body.run.id);
       return;
     }
     expect(res.status).toBe(400);
@@ -122,7 +96,7 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
       ? 'is invoked through its webhook, and its accepted request is dispatched'
       : 'answers 404 on its webhook, and a request accepted earlier is never dispatched',
     async () => {
-      const invoked = await http(app, 'POST', fx.invoke, { body: { late: true } });
+      const invoked = await stack.as().post(fx.invoke, { late: true });
       expect(invoked.status).toBe(runs ? 202 : 404);
       const before = (await runsOf(fx.workflowId)).length;
       const entries = await dispatchUntilHandled(fx.workflowId);
@@ -135,46 +109,43 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
       expect(entries).toHaveLength(1);
       expect(entries[0]).toMatchObject({ status: 'failed', runId: expect.any(String) });
       expect(await runsOf(fx.workflowId)).toHaveLength(before);
-      expect(await app.orm.em.fork().count(RunSchema, { id: entries[0].runId })).toBe(0);
+      expect(await stack.app.orm.em.fork().count(RunSchema, { id: entries[0].runId })).toBe(0);
     },
   );
 
   test(runs ? 'runs when its schedule fires' : 'records nothing when a schedule fires for it', async () => {
     // What a Temporal Schedule starts; fired by hand, since changing the state removes the schedule itself.
     const runId = `run_sched_test_${randomUUID()}`;
-    const result = await app.deps.temporal.client.workflow.execute(WORKFLOW_TYPES.scheduled, {
+    const result = await stack.app.deps.temporal.client.workflow.execute(WORKFLOW_TYPES.scheduled, {
       taskQueue: TASK_QUEUE,
       workflowId: runId,
-      args: [{ workspaceId: ws.workspaceId, workflowId: fx.workflowId, nodeId: 'hook' }],
+      args: [{ workspaceId: stack.ws.workspaceId, workflowId: fx.workflowId, nodeId: 'hook' }],
       workflowExecutionTimeout: '30 seconds',
     });
     if (runs) {
       expect(result).toMatchObject({ status: 'succeeded' });
-      expect(await app.orm.em.fork().findOne(RunSchema, { id: runId })).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
+      expect(await stack.app.orm.em.fork().findOne(RunSchema, { id: runId })).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
       return;
     }
     expect(result).toEqual({ skipped: expect.any(String) });
-    expect(await app.orm.em.fork().count(RunSchema, { id: runId })).toBe(0);
+    expect(await stack.app.orm.em.fork().count(RunSchema, { id: runId })).toBe(0);
   });
 
   test(runs ? 'runs as a subworkflow' : 'cannot run as a subworkflow: the node fails and no child run is recorded', async () => {
-    const parent = await http(app, 'POST', WF, {
-      token: ws.token,
-      body: {
-        name: `Parent of ${state}`,
-        nodes: [
-          { id: 'start', type: 'start', config: {} },
-          { id: 'sub', type: 'subworkflow', config: { workflowId: fx.workflowId } },
-        ],
-        edges: [{ source: 'start', target: 'sub' }],
-      },
+    const parent = await stack.api.workflows.create({
+      name: `Parent of ${state}`,
+      nodes: [
+        { id: 'start', type: 'start', config: {} },
+        { id: 'sub', type: 'subworkflow', config: { workflowId: fx.workflowId } },
+      ],
+      edges: [{ source: 'start', target: 'sub' }],
     });
     const parentId = parent.body.workflow.id;
-    expect((await http(app, 'POST', `${WF}/${parentId}/deploy`, { token: ws.token })).status).toBe(200);
-    const started = await http(app, 'POST', `${WF}/${parentId}/execute`, { token: ws.token, body: { input: {} } });
+    expect((await stack.api.workflows.deploy(parentId)).status).toBe(200);
+    const started = await stack.api.workflows.execute(parentId, {});
     expect(started.status).toBe(202);
-    const done = await waitForRun(app, ws.token, started.body.run.id);
-    const children = await app.orm.em.fork().find(RunSchema, { parentRunId: done.id });
+    const done = await waitRun(stack, started.body.run.id);
+    const children = await stack.app.orm.em.fork().find(RunSchema, { parentRunId: done.id });
     if (runs) {
       expect(done).toMatchObject({ status: 'succeeded', output: 'ran' });
       expect(children).toHaveLength(1);
@@ -187,10 +158,10 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
 
   test(runs ? 'is re-run' : 'is refused by rerun (409) and records no run', async () => {
     const before = (await runsOf(fx.workflowId)).length;
-    const res = await http(app, 'POST', `/api/v1/runs/${fx.earlierRunId}/rerun`, { token: ws.token });
+    const res = await stack.api.post<Refusable<RerunReceipt>>(`/api/v1/runs/${fx.earlierRunId}/rerun`);
     if (runs) {
       expect(res.status).toBe(201);
-      expect((await waitForRun(app, ws.token, res.body.run.id)).status).toBe('succeeded');
+      expect((await waitRun(stack, res.body.run.id)).status).toBe('succeeded');
       return;
     }
     expect(res.status).toBe(409);
@@ -201,13 +172,13 @@ describe.each<State>(['deployed', 'disabled', 'trashed', 'draft after import-rep
 
 describe('rerunning a dry run', () => {
   test('is a 409 telling the caller to execute instead, and starts nothing', async () => {
-    const created = await http(app, 'POST', WF, { token: ws.token, body: { name: 'Dry', ...graph } });
+    const created = await stack.api.workflows.create({ name: 'Dry', ...graph });
     const workflowId = created.body.workflow.id;
-    const dry = await http(app, 'POST', `${WF}/${workflowId}/execute`, { token: ws.token, body: { target: 'candidate', input: {} } });
+    const dry = await stack.api.post<QueuedReceipt>(`/api/v1/workflows/${workflowId}/execute`, { target: 'candidate', input: {} });
     expect(dry.status).toBe(201);
     expect(dry.body.run).toMatchObject({ dryRun: true, status: 'succeeded' });
 
-    const res = await http(app, 'POST', `/api/v1/runs/${dry.body.run.id}/rerun`, { token: ws.token });
+    const res = await stack.api.post<Refusable<RerunReceipt>>(`/api/v1/runs/${dry.body.run.id}/rerun`);
     expect(res.status).toBe(409);
     expect(res.body.error).toMatch(/dry run cannot be re-run.*Execute the workflow/);
     expect(await runsOf(workflowId)).toHaveLength(1);

@@ -3,22 +3,47 @@
  * the filtered, sorted and clamped list, one run, projections by key, the workflow status
  * route, cancel through Temporal cancellation, re-run, and workspace isolation.
  */
+import type { z } from 'zod';
+import type {
+  approvalResultSchema,
+  runStatusReportSchema,
+  safeRunSchema,
+  safeRunSummarySchema,
+  workflowRunsStatusSchema,
+} from '../../../api/schemas/runs';
+import { startTestApp, startTestWorker } from '../../support/harness';
 import {
   addUserWithKey,
   createWorkspace,
-  http,
-  startTestApp,
-  startTestWorker,
-  waitForRun,
-  type TestApp,
-  type TestWorker,
+  useTestStack,
+  waitRun,
+  chain,
+  type BuiltGraph,
+  type FullProjection,
+  type Refusable,
+  type Run,
+  type RunLinks,
+  type RunList,
+  type RunWithLinks,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
 
-let app: TestApp;
-let worker: TestWorker;
-let workerStopped = false;
-let ws: WorkspaceFixture;
+type SafeRun = z.infer<typeof safeRunSchema>;
+/** What read-only keys (viewer, personal) get: the `workspace-safe.v1` projection. */
+type SafeRunWithLinks = { run: SafeRun; links: RunLinks };
+type SafeRunList = { runs: Array<z.infer<typeof safeRunSummarySchema>>; links: RunLinks[] };
+type StatusReport = z.infer<typeof runStatusReportSchema>;
+/** A member's status report: the full run. */
+type FullStatusReport = Omit<StatusReport, 'run'> & { run: FullProjection<StatusReport['run']> };
+type SafeStatusReport = Omit<StatusReport, 'run'> & { run: SafeRun };
+type WorkflowRunsStatus = z.infer<typeof workflowRunsStatusSchema>;
+type ApprovalResult = z.infer<typeof approvalResultSchema>;
+
+const stack = useTestStack({
+  // The fixtures' code nodes are trivial: a 4 s limit (inside the code activity's 6 s timeout) keeps a loaded machine from failing them.
+  worker: { codeTimeoutMs: 4_000 },
+  workspaceName: 'Runs workspace',
+});
 let other: WorkspaceFixture;
 
 const RUNS = '/api/v1/runs';
@@ -32,13 +57,7 @@ const SAFE_RUN_REDACTION = {
 };
 const TERMINAL = ['succeeded', 'failed', 'canceled'];
 
-type Graph = { nodes: Array<Record<string, unknown>>; edges: Array<Record<string, unknown>> };
-
-/** start → the given nodes in a chain. */
-function chain(...nodes: Array<Record<string, unknown>>): Graph {
-  const all = [{ id: 'start', type: 'start', config: {} }, ...nodes];
-  return { nodes: all, edges: all.slice(1).map((n, i) => ({ id: `e${i}`, source: all[i].id, target: n.id })) };
-}
+type Graph = BuiltGraph;
 
 const GRAPHS = {
   plain: chain({ id: 'echo', type: 'transform', config: { expression: '{ "echo": $ }' } }),
@@ -72,28 +91,29 @@ const GRAPHS = {
   chatty: chain(...Array.from({ length: 22 }, (_, i) => ({ id: `log${i}`, type: 'log', config: { level: 'info', message: `line ${i}` } }))),
 };
 
-async function deployed(name: string, graph: Graph, token = ws.token): Promise<string> {
-  const created = await http(app, 'POST', WF, { token, body: { name, ...graph } });
+async function deployed(name: string, graph: Graph, token = stack.ws.token): Promise<string> {
+  const created = await stack.as(token).workflows.create({ name, ...graph });
   expect(created.status).toBe(201);
   const id = created.body.workflow.id;
-  const deploy = await http(app, 'POST', `${WF}/${id}/deploy`, { token });
+  const deploy = await stack.as(token).workflows.deploy(id);
   expect({ name, status: deploy.status }).toEqual({ name, status: 200 });
   return id;
 }
 
-async function execute(workflowId: string, input: unknown = {}, token = ws.token): Promise<string> {
-  const res = await http(app, 'POST', `${WF}/${workflowId}/execute`, { token, body: { input } });
+async function execute(workflowId: string, input: unknown = {}, token = stack.ws.token): Promise<string> {
+  const res = await stack.as(token).workflows.execute(workflowId, input);
   expect(res.status).toBe(202);
   return res.body.run.id;
 }
 
-const untilWaiting = (run: any) => run.status === 'waiting';
-const list = (query = '', token = ws.token) => http(app, 'GET', `${RUNS}${query}`, { token });
-const ids = (res: { body: any }) => res.body.runs.map((r: any) => r.id) as string[];
+const untilWaiting = (run: Run) => run.status === 'waiting';
+/** GET /runs as `token`: typed as a member's list (`list<SafeRunList>` for read-only keys). */
+const list = <T = Refusable<RunList>>(query = '', token = stack.ws.token) => stack.as(token).get<T>(`${RUNS}${query}`);
+const ids = (res: { body: { runs: Array<{ id: string }> } }) => res.body.runs.map((r) => r.id);
 
 /** Polls Temporal until the execution is no longer running; returns its status name. */
 async function temporalStatusAfterClose(runId: string): Promise<string> {
-  const handle = app.deps.temporal.client.workflow.getHandle(runId);
+  const handle = stack.app.deps.temporal.client.workflow.getHandle(runId);
   const deadline = Date.now() + 30_000;
   for (;;) {
     const name = (await handle.describe()).status.name;
@@ -116,15 +136,11 @@ const NAMES: Record<keyof typeof GRAPHS, string> = {
 };
 
 beforeAll(async () => {
-  app = await startTestApp();
-  // The fixtures' code nodes are trivial: a 4 s limit (inside the code activity's 6 s timeout) keeps a loaded machine from failing them.
-  worker = await startTestWorker(app, { codeTimeoutMs: 4_000 });
-  ws = await createWorkspace(app, 'Runs workspace');
-  other = await createWorkspace(app, 'Other runs workspace');
+  other = await createWorkspace(stack.app, 'Other runs workspace');
   for (const key of Object.keys(GRAPHS) as Array<keyof typeof GRAPHS>) wf[key] = await deployed(NAMES[key], GRAPHS[key]);
   // Created one after the other (each settled before the next starts), so creation order is
   // known: slow is the oldest. Serial on purpose: see the concurrency test at the end.
-  const settled = async (id: string, done?: (r: any) => boolean) => (await waitForRun(app, ws.token, id, done), id);
+  const settled = async (id: string, done?: (r: Run) => boolean) => (await waitRun(stack, id, { until: done }), id);
   run.slow = await settled(await execute(wf.slow, { kind: 'slow' }));
   run.plain = await settled(await execute(wf.plain, { customer: 'zebra-5521' }));
   run.warn = await settled(await execute(wf.warn, { kind: 'warn' }));
@@ -132,20 +148,15 @@ beforeAll(async () => {
   run.costly = await settled(await execute(wf.costly, { n: 1 }));
   run.chatty = await settled(await execute(wf.chatty, { kind: 'chatty' }));
   run.waiting = await settled(await execute(wf.approval, { kind: 'approval' }), untilWaiting);
-  const rerun = await http(app, 'POST', `${RUNS}/${run.plain}/rerun`, { token: ws.token });
+  const rerun = await stack.api.runs.rerun(run.plain);
   expect(rerun.status).toBe(201);
   run.rerun = rerun.body.run.id;
-  await waitForRun(app, ws.token, run.rerun);
+  await waitRun(stack, run.rerun);
 }, 120_000);
-
-afterAll(async () => {
-  if (!workerStopped) await worker?.stop();
-  await app?.close();
-});
 
 describe('the runs fixtures', () => {
   test('ran as intended (guards the assumptions of the filter and sort tests)', async () => {
-    const get = async (id: string) => (await http(app, 'GET', `${RUNS}/${id}`, { token: ws.token })).body.run;
+    const get = async (id: string) => (await stack.api.runs.get(id)).body.run;
     expect((await get(run.plain)).status).toBe('succeeded');
     expect((await get(run.failing)).status).toBe('failed');
     expect((await get(run.waiting)).status).toBe('waiting');
@@ -162,13 +173,13 @@ describe('GET /api/v1/runs', () => {
     expect(res.status).toBe(200);
     const got = ids(res);
     for (const id of Object.values(run)) expect(got).toContain(id);
-    const times = res.body.runs.map((r: any) => Date.parse(r.createdAt));
+    const times = res.body.runs.map((r) => Date.parse(r.createdAt));
     expect([...times].sort((x, y) => y - x)).toEqual(times);
     expect(got[0]).toBe(run.rerun);
     expect(got[got.length - 1]).toBe(run.slow);
     expect(res.body.links).toHaveLength(res.body.runs.length);
-    res.body.runs.forEach((r: any, i: number) => {
-      const v1 = `${app.url}/api/v1`;
+    res.body.runs.forEach((r, i) => {
+      const v1 = `${stack.app.url}/api/v1`;
       expect(res.body.links[i]).toEqual({
         run: `${v1}/runs/${r.id}`,
         execution: `${v1}/logs/executions/${r.id}`,
@@ -183,7 +194,7 @@ describe('GET /api/v1/runs', () => {
     const res = await list('', other.token);
     expect(res.status).toBe(200);
     for (const id of Object.values(run)) expect(ids(res)).not.toContain(id);
-    expect(res.text).not.toContain(ws.workspaceId);
+    expect(res.text).not.toContain(stack.ws.workspaceId);
   });
 
   test.each([
@@ -229,7 +240,7 @@ describe('GET /api/v1/runs', () => {
   });
 
   test('dateFrom and dateTo bound the creation time, inclusively', async () => {
-    const pivot = (await http(app, 'GET', `${RUNS}/${run.failing}`, { token: ws.token })).body.run;
+    const pivot = (await stack.api.runs.get(run.failing)).body.run;
     const from = await list(`?dateFrom=${encodeURIComponent(pivot.createdAt)}`);
     expect(from.status).toBe(200);
     expect(ids(from)).toEqual(expect.arrayContaining([run.failing, run.costly, run.chatty, run.waiting, run.rerun]));
@@ -314,7 +325,7 @@ describe('GET /api/v1/runs', () => {
     test('duration: longest first, runs without a duration last', async () => {
       const res = await list('?sort=duration');
       expect(res.status).toBe(200);
-      const durations: Array<number | null> = res.body.runs.map((r: any) => r.durationMs ?? null);
+      const durations: Array<number | null> = res.body.runs.map((r) => r.durationMs ?? null);
       const firstNull = durations.indexOf(null);
       const known = (firstNull === -1 ? durations : durations.slice(0, firstNull)) as number[];
       if (firstNull !== -1) expect(durations.slice(firstNull).every((d) => d === null)).toBe(true);
@@ -330,7 +341,7 @@ describe('GET /api/v1/runs', () => {
     test('cost: most credits first', async () => {
       const res = await list('?sort=cost');
       expect(res.status).toBe(200);
-      const costs: number[] = res.body.runs.map((r: any) => r.costCredits);
+      const costs: number[] = res.body.runs.map((r) => r.costCredits);
       expect([...costs].sort((x, y) => y - x)).toEqual(costs);
       expect(ids(res)[0]).toBe(run.costly);
     });
@@ -338,7 +349,7 @@ describe('GET /api/v1/runs', () => {
     test('workflow: by workflow name, case-insensitively', async () => {
       const res = await list('?sort=workflow');
       expect(res.status).toBe(200);
-      const names: string[] = res.body.runs.map((r: any) => r.workflowName.toLowerCase());
+      const names: string[] = res.body.runs.map((r) => r.workflowName.toLowerCase());
       expect([...names].sort()).toEqual(names);
       expect(new Set(ids(res).slice(0, 2))).toEqual(new Set([run.plain, run.rerun]));
     });
@@ -346,7 +357,7 @@ describe('GET /api/v1/runs', () => {
     test('status: runs grouped by status', async () => {
       const res = await list('?sort=status');
       expect(res.status).toBe(200);
-      const statuses: string[] = res.body.runs.map((r: any) => r.status);
+      const statuses: string[] = res.body.runs.map((r) => r.status);
       expect([...statuses].sort()).toEqual(statuses);
       expect(new Set(statuses)).toEqual(new Set(['succeeded', 'failed', 'waiting']));
     });
@@ -358,7 +369,7 @@ describe('GET /api/v1/runs', () => {
     const TOTAL = 205;
 
     beforeAll(async () => {
-      bulk = await createWorkspace(app, 'Bulk runs');
+      bulk = await createWorkspace(stack.app, 'Bulk runs');
       bulkWorkflow = await deployed('Bulk', GRAPHS.plain, bulk.token);
       // Dry runs of the candidate finish inline: a cheap way to have more runs than any limit.
       let made = 0;
@@ -366,10 +377,7 @@ describe('GET /api/v1/runs', () => {
         const batch = Math.min(10, TOTAL - made);
         const results = await Promise.all(
           Array.from({ length: batch }, (_, i) =>
-            http(app, 'POST', `${WF}/${bulkWorkflow}/execute`, {
-              token: bulk.token,
-              body: { target: 'candidate', input: { i: made + i } },
-            }),
+            stack.as(bulk.token).post(`/api/v1/workflows/${bulkWorkflow}/execute`, { target: 'candidate', input: { i: made + i } }),
           ),
         );
         for (const r of results) expect(r.status).toBe(201);
@@ -398,12 +406,12 @@ describe('GET /api/v1/runs', () => {
     });
 
     test('GET /workflows/{id}/status without runId gives the 20 latest runs and their statuses', async () => {
-      const res = await http(app, 'GET', `${WF}/${bulkWorkflow}/status`, { token: bulk.token });
+      const res = await stack.as(bulk.token).get<WorkflowRunsStatus>(`/api/v1/workflows/${bulkWorkflow}/status`);
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['runs', 'statuses', 'workflow']);
       expect(res.body.workflow).toMatchObject({ id: bulkWorkflow, name: 'Bulk' });
       expect(res.body.runs).toHaveLength(20);
-      expect(res.body.runs.map((r: any) => r.id)).toEqual(ids(await list(`?workflowId=${bulkWorkflow}&limit=20`, bulk.token)));
+      expect(res.body.runs.map((r) => r.id)).toEqual(ids(await list(`?workflowId=${bulkWorkflow}&limit=20`, bulk.token)));
       expect(res.body.statuses).toMatchObject({ succeeded: 20, failed: 0, waiting: 0, queued: 0, running: 0, canceled: 0 });
     });
   });
@@ -411,55 +419,55 @@ describe('GET /api/v1/runs', () => {
 
 describe('GET /api/v1/runs/{id} and projections', () => {
   test('returns { run, links }', async () => {
-    const res = await http(app, 'GET', `${RUNS}/${run.plain}`, { token: ws.token });
+    const res = await stack.api.runs.get(run.plain);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['links', 'run']);
     expect(res.body.run).toMatchObject({
       id: run.plain,
-      workspaceId: ws.workspaceId,
+      workspaceId: stack.ws.workspaceId,
       workflowId: wf.plain,
       workflowName: NAMES.plain,
       trigger: 'api',
       status: 'succeeded',
     });
-    expect(res.body.links.run).toBe(`${app.url}${RUNS}/${run.plain}`);
-    expect(res.body.links.cancel).toBe(`${app.url}${RUNS}/${run.plain}/cancel`);
+    expect(res.body.links.run).toBe(`${stack.app.url}${RUNS}/${run.plain}`);
+    expect(res.body.links.cancel).toBe(`${stack.app.url}${RUNS}/${run.plain}/cancel`);
   });
 
   test('an unknown run is a 404', async () => {
-    const res = await http(app, 'GET', `${RUNS}/run_missing`, { token: ws.token });
+    const res = await stack.api.runs.get('run_missing');
     expect(res.status).toBe(404);
     expect(res.body).toEqual(RUN_NOT_FOUND);
   });
 
   test("a member's workspace key gets the full run", async () => {
-    const member = await addUserWithKey(app, ws, 'member');
-    const res = await http(app, 'GET', `${RUNS}/${run.plain}`, { token: member.token });
+    const member = await addUserWithKey(stack.app, stack.ws, 'member');
+    const res = await stack.as(member.token).runs.get(run.plain);
     expect(res.status).toBe(200);
     const full = res.body.run;
-    expect(full.redaction).toBeUndefined();
+    expect(full).not.toHaveProperty('redaction');
     expect(full.input).toEqual({ customer: 'zebra-5521' });
     expect(full.output).toEqual({ echo: { customer: 'zebra-5521' } });
-    const echo = full.steps.find((s: any) => s.nodeId === 'echo');
+    const echo = full.steps.find((s) => s.nodeId === 'echo');
     expect(echo).toMatchObject({ status: 'succeeded', input: { customer: 'zebra-5521' }, output: { echo: { customer: 'zebra-5521' } } });
     expect(full.logs.length).toBeGreaterThan(0);
     expect(full.executionEvidence).toMatchObject({ requestedTarget: 'active', resourceMode: 'workspace-live' });
 
-    const failed = (await http(app, 'GET', `${RUNS}/${run.failing}`, { token: member.token })).body.run;
+    const failed = (await stack.as(member.token).runs.get(run.failing)).body.run;
     expect(failed.error).toContain('kaboom-7731');
-    expect(failed.steps.find((s: any) => s.nodeId === 'explode').error).toContain('kaboom-7731');
+    expect(failed.steps.find((s) => s.nodeId === 'explode')?.error).toContain('kaboom-7731');
 
-    const waiting = (await http(app, 'GET', `${RUNS}/${run.waiting}`, { token: member.token })).body.run;
+    const waiting = (await stack.as(member.token).runs.get(run.waiting)).body.run;
     expect(waiting.waits).toEqual([expect.objectContaining({ kind: 'approval', nodeId: 'approval' })]);
   });
 
-  function expectSafe(r: any) {
+  function expectSafe(r: SafeRun) {
     expect(r.redaction).toEqual(SAFE_RUN_REDACTION);
     for (const field of ['input', 'output', 'error', 'logs', 'waits', 'executionEvidence', 'executionSnapshots'])
       expect(r).not.toHaveProperty(field);
     expect(typeof r.id).toBe('string');
     expect(typeof r.status).toBe('string');
-    expect(r.workspaceId).toBe(ws.workspaceId);
+    expect(r.workspaceId).toBe(stack.ws.workspaceId);
     expect(r.steps.length).toBeGreaterThan(0);
     for (const s of r.steps) {
       for (const field of ['input', 'output', 'error']) expect(s).not.toHaveProperty(field);
@@ -475,22 +483,22 @@ describe('GET /api/v1/runs/{id} and projections', () => {
     ['a viewer workspace key', 'viewer', 'workspace'],
     ['a personal key', 'member', 'personal'],
   ] as const)('%s gets the workspace-safe.v1 projection, on one run and in the list', async (_who, role, scope) => {
-    const key = await addUserWithKey(app, ws, role, scope);
+    const key = await addUserWithKey(stack.app, stack.ws, role, scope);
     for (const id of [run.plain, run.failing, run.waiting]) {
-      const res = await http(app, 'GET', `${RUNS}/${id}`, { token: key.token });
+      const res = await stack.as(key.token).get<SafeRunWithLinks>(`/api/v1/runs/${id}`);
       expect(res.status).toBe(200);
       expectSafe(res.body.run);
       expect(res.text).not.toContain('zebra-5521');
       expect(res.text).not.toContain('kaboom-7731');
     }
-    const listed = await list('', key.token);
+    const listed = await list<SafeRunList>('', key.token);
     expect(listed.status).toBe(200);
     expect(ids(listed)).toContain(run.plain);
     for (const r of listed.body.runs) {
       // List items are summaries: no steps, only their count, and the same redaction marker.
       expect(r.redaction).toEqual(SAFE_RUN_REDACTION);
       for (const field of ['input', 'output', 'error', 'logs', 'steps', 'waits', 'executionEvidence']) expect(r).not.toHaveProperty(field);
-      expect(r.workspaceId).toBe(ws.workspaceId);
+      expect(r.workspaceId).toBe(stack.ws.workspaceId);
       expect(r.stepCount).toBeGreaterThan(0);
     }
     expect(listed.text).not.toContain('zebra-5521');
@@ -501,7 +509,7 @@ describe('GET /api/v1/runs/{id} and projections', () => {
     ['a viewer workspace key', 'viewer', 'workspace'],
     ['a personal key', 'member', 'personal'],
   ] as const)('%s cannot probe restricted content through the free-text query', async (_who, role, scope) => {
-    const key = await addUserWithKey(app, ws, role, scope);
+    const key = await addUserWithKey(stack.app, stack.ws, role, scope);
     // A member finds the runs by their input and error; a safe reader must not, or the
     // query would reveal what the projection hides (one yes/no answer per guess).
     expect(ids(await list('?query=zebra-5521'))).toContain(run.plain);
@@ -533,8 +541,8 @@ describe('GET /api/v1/workflows/{id}/status?runId=', () => {
   ];
 
   test('a member key gets the full status with the last 20 logs', async () => {
-    const member = await addUserWithKey(app, ws, 'member');
-    const res = await http(app, 'GET', `${WF}/${wf.chatty}/status?runId=${run.chatty}`, { token: member.token });
+    const member = await addUserWithKey(stack.app, stack.ws, 'member');
+    const res = await stack.as(member.token).get<FullStatusReport>(`/api/v1/workflows/${wf.chatty}/status?runId=${run.chatty}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual([...STATUS_KEYS].sort());
     expect(res.body).toMatchObject({
@@ -547,28 +555,31 @@ describe('GET /api/v1/workflows/{id}/status?runId=', () => {
       output: { kind: 'chatty' },
       error: null,
     });
-    expect(res.body.run.redaction).toBeUndefined();
+    expect(res.body.run).not.toHaveProperty('redaction');
     expect(res.body.steps).toHaveLength(23);
     expect(res.body.steps[1]).toHaveProperty('output');
     expect(typeof res.body.pollAfterMs).toBe('number');
-    expect(res.body.links).toMatchObject({ run: `${app.url}${RUNS}/${run.chatty}`, cancel: `${app.url}${RUNS}/${run.chatty}/cancel` });
+    expect(res.body.links).toMatchObject({
+      run: `${stack.app.url}${RUNS}/${run.chatty}`,
+      cancel: `${stack.app.url}${RUNS}/${run.chatty}/cancel`,
+    });
 
-    const all = (await http(app, 'GET', `${RUNS}/${run.chatty}`, { token: member.token })).body.run.logs;
+    const all = (await stack.as(member.token).runs.get(run.chatty)).body.run.logs;
     expect(all.length).toBeGreaterThan(20);
     expect(res.body.logs).toHaveLength(20);
     expect(res.body.logs).toEqual(all.slice(-20));
   });
 
   test('a waiting run is active, with a poll hint', async () => {
-    const res = await http(app, 'GET', `${WF}/${wf.approval}/status?runId=${run.waiting}`, { token: ws.token });
+    const res = await stack.api.get<FullStatusReport>(`/api/v1/workflows/${wf.approval}/status?runId=${run.waiting}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'waiting', active: true, queued: false });
     expect(res.body.pollAfterMs).toBeGreaterThan(0);
   });
 
   test('a viewer key gets redacted: true and only safe run data', async () => {
-    const viewer = await addUserWithKey(app, ws, 'viewer');
-    const res = await http(app, 'GET', `${WF}/${wf.failing}/status?runId=${run.failing}`, { token: viewer.token });
+    const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
+    const res = await stack.as(viewer.token).get<SafeStatusReport>(`/api/v1/workflows/${wf.failing}/status?runId=${run.failing}`);
     expect(res.status).toBe(200);
     expect(res.body.projection).toEqual({ kind: 'workflow-status', version: 1, redacted: true });
     expect(res.body).toMatchObject({ status: 'failed', active: false, queued: false });
@@ -581,23 +592,23 @@ describe('GET /api/v1/workflows/{id}/status?runId=', () => {
   });
 
   test('an unknown runId, or a run of another workflow, is a 404', async () => {
-    const unknown = await http(app, 'GET', `${WF}/${wf.plain}/status?runId=run_missing`, { token: ws.token });
+    const unknown = await stack.api.get(`/api/v1/workflows/${wf.plain}/status?runId=run_missing`);
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual(RUN_NOT_FOUND);
-    const elsewhere = await http(app, 'GET', `${WF}/${wf.plain}/status?runId=${run.failing}`, { token: ws.token });
+    const elsewhere = await stack.api.get(`/api/v1/workflows/${wf.plain}/status?runId=${run.failing}`);
     expect(elsewhere.status).toBe(404);
   });
 
   test('without runId: { workflow, runs, statuses } of that workflow', async () => {
-    const res = await http(app, 'GET', `${WF}/${wf.plain}/status`, { token: ws.token });
+    const res = await stack.api.get<WorkflowRunsStatus>(`/api/v1/workflows/${wf.plain}/status`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['runs', 'statuses', 'workflow']);
-    expect(res.body.runs.map((r: any) => r.id)).toEqual([run.rerun, run.plain]);
+    expect(res.body.runs.map((r) => r.id)).toEqual([run.rerun, run.plain]);
     expect(res.body.statuses).toMatchObject({ succeeded: 2, failed: 0 });
   });
 
   test("another workspace's key cannot read the status", async () => {
-    const res = await http(app, 'GET', `${WF}/${wf.plain}/status?runId=${run.plain}`, { token: other.token });
+    const res = await stack.as(other.token).get(`/api/v1/workflows/${wf.plain}/status?runId=${run.plain}`);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'API key cannot access this workflow' });
   });
@@ -606,53 +617,57 @@ describe('GET /api/v1/workflows/{id}/status?runId=', () => {
 describe('POST /api/v1/runs/{id}/cancel', () => {
   test('cancels a waiting run, really cancelling its Temporal execution; a second cancel is a 409', async () => {
     const id = await execute(wf.approval, { kind: 'to-cancel' });
-    await waitForRun(app, ws.token, id, untilWaiting);
+    await waitRun(stack, id, { until: untilWaiting });
 
-    const res = await http(app, 'POST', `${RUNS}/${id}/cancel`, { token: ws.token });
+    const res = await stack.api.runs.cancel(id);
     expect(res.status).toBe(200);
     expect(res.body.run).toMatchObject({ id, status: 'canceled', active: false });
-    expect(res.body.links.run).toBe(`${app.url}${RUNS}/${id}`);
+    expect(res.body.links.run).toBe(`${stack.app.url}${RUNS}/${id}`);
 
     expect(await temporalStatusAfterClose(id)).toBe('CANCELLED');
-    const after = (await http(app, 'GET', `${RUNS}/${id}`, { token: ws.token })).body.run;
+    const after = (await stack.api.runs.get(id)).body.run;
     expect(after.status).toBe('canceled');
     expect(after.waits).toEqual([]);
-    expect(after.steps.find((s: any) => s.nodeId === 'after')?.status ?? 'never-ran').not.toBe('succeeded');
+    expect(after.steps.find((s) => s.nodeId === 'after')?.status ?? 'never-ran').not.toBe('succeeded');
 
-    const again = await http(app, 'POST', `${RUNS}/${id}/cancel`, { token: ws.token });
+    const again = await stack.api.post<Refusable<RunWithLinks>>(`/api/v1/runs/${id}/cancel`);
     expect(again.status).toBe(409);
     expect(typeof again.body.error).toBe('string');
   });
 
   test('cancelling a finished run is a 409 and leaves it as it was', async () => {
-    const res = await http(app, 'POST', `${RUNS}/${run.plain}/cancel`, { token: ws.token });
+    const res = await stack.api.runs.cancel(run.plain);
     expect(res.status).toBe(409);
-    expect((await http(app, 'GET', `${RUNS}/${run.plain}`, { token: ws.token })).body.run.status).toBe('succeeded');
+    expect((await stack.api.runs.get(run.plain)).body.run.status).toBe('succeeded');
   });
 
   test('a viewer key cannot cancel', async () => {
-    const viewer = await addUserWithKey(app, ws, 'viewer');
-    const res = await http(app, 'POST', `${RUNS}/${run.waiting}/cancel`, { token: viewer.token });
+    const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
+    const res = await stack.as(viewer.token).runs.cancel(run.waiting);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'Write permission is required.' });
-    expect((await http(app, 'GET', `${RUNS}/${run.waiting}`, { token: ws.token })).body.run.status).toBe('waiting');
+    expect((await stack.api.runs.get(run.waiting)).body.run.status).toBe('waiting');
   });
 });
 
 describe('POST /api/v1/runs/{id}/rerun', () => {
   test('starts a new run from the same input, which completes', async () => {
-    const res = await http(app, 'POST', `${RUNS}/${run.plain}/rerun`, { token: ws.token });
+    const res = await stack.api.runs.rerun(run.plain);
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(['cancelUrl', 'links', 'run', 'statusUrl']);
     const fresh = res.body.run;
     expect(fresh.id).not.toBe(run.plain);
     expect(fresh.id).not.toBe(run.rerun);
     expect(fresh).toMatchObject({ workflowId: wf.plain, input: { customer: 'zebra-5521' } });
-    expect(res.body.statusUrl).toBe(`${app.url}${WF}/${wf.plain}/status?runId=${fresh.id}`);
-    expect(res.body.cancelUrl).toBe(`${app.url}${RUNS}/${fresh.id}/cancel`);
-    expect(res.body.links).toMatchObject({ status: res.body.statusUrl, cancel: res.body.cancelUrl, run: `${app.url}${RUNS}/${fresh.id}` });
+    expect(res.body.statusUrl).toBe(`${stack.app.url}${WF}/${wf.plain}/status?runId=${fresh.id}`);
+    expect(res.body.cancelUrl).toBe(`${stack.app.url}${RUNS}/${fresh.id}/cancel`);
+    expect(res.body.links).toMatchObject({
+      status: res.body.statusUrl,
+      cancel: res.body.cancelUrl,
+      run: `${stack.app.url}${RUNS}/${fresh.id}`,
+    });
 
-    const done = await waitForRun(app, ws.token, fresh.id);
+    const done = await waitRun(stack, fresh.id);
     expect(done.status).toBe('succeeded');
     expect(done.input).toEqual({ customer: 'zebra-5521' });
     expect(done.output).toEqual({ echo: { customer: 'zebra-5521' } });
@@ -661,38 +676,38 @@ describe('POST /api/v1/runs/{id}/rerun', () => {
 
 describe('runs of another workspace', () => {
   test('are a 404 "Run not found" on GET, cancel, rerun and approval, and stay untouched', async () => {
-    const before = (await http(app, 'GET', `${RUNS}/${run.waiting}`, { token: ws.token })).body.run;
+    const before = (await stack.api.runs.get(run.waiting)).body.run;
     expect(before.status).toBe('waiting');
     const attempts: Array<[string, string, unknown?]> = [
-      ['GET', `${RUNS}/${run.waiting}`],
-      ['POST', `${RUNS}/${run.waiting}/cancel`],
-      ['POST', `${RUNS}/${run.waiting}/rerun`],
+      ['GET', `/api/v1/runs/${run.waiting}`],
+      ['POST', `/api/v1/runs/${run.waiting}/cancel`],
+      ['POST', `/api/v1/runs/${run.waiting}/rerun`],
       ['POST', `/api/runs/${run.waiting}/approval`, { decision: 'approved' }],
-      ['GET', `${RUNS}/${run.plain}`],
-      ['POST', `${RUNS}/${run.plain}/rerun`],
+      ['GET', `/api/v1/runs/${run.plain}`],
+      ['POST', `/api/v1/runs/${run.plain}/rerun`],
     ];
     const countBefore = ids(await list('?limit=200')).length;
     for (const [method, path, body] of attempts) {
-      const res = await http(app, method, path, { token: other.token, body });
+      const res = await stack.as(other.token).request(method, path, { body });
       expect({ method, path, status: res.status, body: res.body }).toEqual({ method, path, status: 404, body: RUN_NOT_FOUND });
     }
-    const after = (await http(app, 'GET', `${RUNS}/${run.waiting}`, { token: ws.token })).body.run;
+    const after = (await stack.api.runs.get(run.waiting)).body.run;
     expect(after).toEqual(before);
     expect(ids(await list('?limit=200')).length).toBe(countBefore);
     expect(ids(await list('', other.token))).toEqual([]);
     // The execution still waits in Temporal: the foreign cancel did not reach it.
-    expect((await app.deps.temporal.client.workflow.getHandle(run.waiting).describe()).status.name).toBe('RUNNING');
+    expect((await stack.app.deps.temporal.client.workflow.getHandle(run.waiting).describe()).status.name).toBe('RUNNING');
   });
 
   test("the owner's key can still decide that approval (the 404s were not a broken route)", async () => {
     const id = await execute(wf.approval, { kind: 'to-approve' });
-    await waitForRun(app, ws.token, id, untilWaiting);
-    const res = await http(app, 'POST', `/api/runs/${id}/approval`, { token: ws.token, body: { decision: 'approved' } });
+    await waitRun(stack, id, { until: untilWaiting });
+    const res = await stack.api.post<ApprovalResult>(`/api/runs/${id}/approval`, { decision: 'approved' });
     expect(res.status).toBe(200);
     expect(res.body.approval).toEqual({ nodeId: 'approval', decision: 'approved' });
-    const done = await waitForRun(app, ws.token, id);
+    const done = await waitRun(stack, id);
     expect(done.status).toBe('succeeded');
-    expect(done.logs.map((l: any) => l.message)).toContain('approved');
+    expect(done.logs.map((l) => l.message)).toContain('approved');
     expect(TERMINAL).toContain(done.status);
   });
 });
@@ -702,21 +717,20 @@ describe('runs executing at the same time', () => {
   // worker with its own connection pool (the file's worker is stopped first), so that while
   // this fails the API that observes the runs keeps answering.
   test('all finish and are listed as succeeded', async () => {
-    await worker.stop();
-    workerStopped = true;
+    await stack.worker.stop();
     const runtime = await startTestApp();
     const dedicated = await startTestWorker(runtime);
     const started: string[] = [];
     try {
       started.push(...(await Promise.all(Array.from({ length: 8 }, (_, i) => execute(wf.plain, { batch: i })))));
-      const finished = await Promise.all(started.map((id) => waitForRun(app, ws.token, id)));
+      const finished = await Promise.all(started.map((id) => waitRun(stack, id)));
       expect(finished.map((r) => r.status)).toEqual(Array(8).fill('succeeded'));
       expect(finished.map((r) => r.output)).toEqual(Array.from({ length: 8 }, (_, i) => ({ echo: { batch: i } })));
       const listed = await list(`?workflowId=${wf.plain}&status=succeeded`);
       expect(ids(listed)).toEqual(expect.arrayContaining(started));
     } finally {
       for (const id of started)
-        await app.deps.temporal.client.workflow
+        await stack.app.deps.temporal.client.workflow
           .getHandle(id)
           .terminate('test cleanup')
           .catch(() => undefined);

@@ -8,20 +8,24 @@
 import { loadConfig } from '../../../services/kernel/config';
 import { AuditLogSchema, SkillSchema } from '../../../db/entities';
 import { loadSkills as loadSkillsService } from '../../../services/skills';
-import {
-  addUserWithKey,
-  createWorkspace,
-  http,
-  signInCookie,
-  startTestApp,
-  type TestApp,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { addUserWithKey, createWorkspace, signInCookie, useTestStack, type Enveloped, type WorkspaceFixture } from '../../kit';
 import { filesConfig, remove as removeFile, uploadFile } from '../files/support';
-import { createSkill, deleteSkill, getSkill, listSkills, loadSkills, memberWithSession, move, newSkill, patchSkill, S } from './support';
+import {
+  createSkill,
+  deleteSkill,
+  getSkill,
+  listSkills,
+  loadSkills,
+  memberWithSession,
+  move,
+  newSkill,
+  patchSkill,
+  S,
+  type Skill,
+  type SkillList,
+  type SkillLoadAnswer,
+} from './support';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
 let other: WorkspaceFixture;
 /** The workspace owner's session (Owner role: may publish). */
 let ownerCookie: string;
@@ -37,28 +41,34 @@ const BAD_SHAPE = { error: 'Invalid progressive skill load request.' };
 let seq = 0;
 const uniqueName = (base: string) => `${base}-${++seq}`;
 
+const stack = useTestStack(async () => ({
+  config: await filesConfig(loadConfig({}), { purgeDelayMs: 3_600_000 }),
+  worker: false,
+  workspaceName: 'Skills',
+}));
 beforeAll(async () => {
-  app = await startTestApp(await filesConfig(loadConfig({}), { purgeDelayMs: 3_600_000 }));
-  ws = await createWorkspace(app, 'Skills');
-  other = await createWorkspace(app, 'Other skills');
-  ownerCookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
-  bob = await memberWithSession(app, ws, 'member');
+  other = await createWorkspace(stack.app, 'Other skills');
+  ownerCookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);
+  bob = await memberWithSession(stack.app, stack.ws, 'member');
 });
-afterAll(() => app?.close());
 
 async function row(id: string) {
-  return app.orm.em.fork().findOne(SkillSchema, { id });
+  return stack.app.orm.em.fork().findOne(SkillSchema, { id });
 }
 
 describe('create', () => {
   test('201: a private draft version 1 owned by the key’s user, enabled by default', async () => {
     const name = uniqueName('summarize');
-    const res = await createSkill(app, ws.token, { name, description: 'Summaries', instructions: 'Summarize the text in three bullets.' });
+    const res = await createSkill(stack.app, stack.ws.token, {
+      name,
+      description: 'Summaries',
+      instructions: 'Summarize the text in three bullets.',
+    });
     expect(res.status).toBe(201);
     expect(res.body.skill).toEqual({
       id: expect.stringMatching(/^skill_[0-9a-f]{32}$/),
-      workspaceId: ws.workspaceId,
-      ownerId: ws.ownerId,
+      workspaceId: stack.ws.workspaceId,
+      ownerId: stack.ws.ownerId,
       name,
       description: 'Summaries',
       instructions: 'Summarize the text in three bullets.',
@@ -77,11 +87,11 @@ describe('create', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    expect((await getSkill(app, ws.token, res.body.skill.id)).body.skill).toEqual(res.body.skill);
+    expect((await getSkill(stack.app, stack.ws.token, res.body.skill.id)).body.skill).toEqual(res.body.skill);
   });
 
   test('400 `Skill name and instructions are required.` without name or instructions (and nothing is stored)', async () => {
-    const before = await listSkills(app, ws.token);
+    const before = await listSkills(stack.app, stack.ws.token);
     for (const body of [
       {},
       { name: 'x' },
@@ -90,18 +100,18 @@ describe('create', () => {
       { name: 'x', instructions: '  \n ' },
       { content: '---\ndescription: only\n---\n' },
     ]) {
-      const res = await createSkill(app, ws.token, body);
+      const res = await createSkill(stack.app, stack.ws.token, body);
       expect({ body, status: res.status, error: res.body }).toEqual({ body, status: 400, error: REQUIRED });
     }
-    expect(await listSkills(app, ws.token)).toEqual(before);
+    expect(await listSkills(stack.app, stack.ws.token)).toEqual(before);
   });
 
   test('content: frontmatter name and description, the body as instructions; explicit fields win', async () => {
     const name = uniqueName('triage');
     const content = `---\nname: ${name}\ndescription: Triage incoming issues\n---\n# Triage\r\n\r\nLabel every issue.\n`;
-    const skill = await newSkill(app, ws.token, { content });
+    const skill = await newSkill(stack.app, stack.ws.token, { content });
     expect(skill).toMatchObject({ name, description: 'Triage incoming issues', instructions: '# Triage\n\nLabel every issue.' });
-    const explicit = await newSkill(app, ws.token, {
+    const explicit = await newSkill(stack.app, stack.ws.token, {
       content: `---\nname: ${uniqueName('ignored')}\ndescription: d\n---\nBody`,
       name: uniqueName('explicit'),
       description: 'mine',
@@ -112,25 +122,29 @@ describe('create', () => {
 
   test('content without a frontmatter name: the first heading, slugified', async () => {
     const heading = `Review Pull Requests ${++seq}!`;
-    const skill = await newSkill(app, ws.token, { content: `Intro line\n\n## ${heading}\n\nCheck the tests first.` });
+    const skill = await newSkill(stack.app, stack.ws.token, { content: `Intro line\n\n## ${heading}\n\nCheck the tests first.` });
     expect(skill.name).toBe(`review-pull-requests-${seq}`);
     expect(skill.description).toBe('');
   });
 
   test('content with broken frontmatter: 400 naming the problem', async () => {
-    const bad = await createSkill(app, ws.token, { content: '---\nname: [unclosed\n---\nBody' });
+    const bad = await createSkill(stack.app, stack.ws.token, { content: '---\nname: [unclosed\n---\nBody' });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/^Skill content has invalid frontmatter: /);
-    const notMapping = await createSkill(app, ws.token, { content: '---\n- a\n- b\n---\nBody' });
+    const notMapping = await createSkill(stack.app, stack.ws.token, { content: '---\n- a\n- b\n---\nBody' });
     expect(notMapping.body).toEqual({ error: 'Skill content frontmatter must be a mapping with name and description.' });
-    const wrongType = await createSkill(app, ws.token, { content: '---\nname: [a, b]\n---\nBody' });
+    const wrongType = await createSkill(stack.app, stack.ws.token, { content: '---\nname: [a, b]\n---\nBody' });
     expect(wrongType.body).toEqual({ error: 'Skill content frontmatter field name must be a string.' });
   });
 
   test('same owner and name (case-insensitive) as an active private draft updates that draft', async () => {
     const name = uniqueName('Release-Notes');
-    const first = await newSkill(app, ws.token, { name, instructions: 'v1 text', description: 'keep me' });
-    const again = await createSkill(app, ws.token, { name: name.toUpperCase(), instructions: 'v1 text, revised', enabled: false });
+    const first = await newSkill(stack.app, stack.ws.token, { name, instructions: 'v1 text', description: 'keep me' });
+    const again = await createSkill(stack.app, stack.ws.token, {
+      name: name.toUpperCase(),
+      instructions: 'v1 text, revised',
+      enabled: false,
+    });
     expect(again.status).toBe(201);
     expect(again.body.skill).toMatchObject({
       id: first.id,
@@ -142,102 +156,109 @@ describe('create', () => {
       publicationStatus: 'draft',
     });
     // Another user's skill of the same name is their own draft.
-    const bobs = await newSkill(app, bob.token, { name, instructions: 'bob text' });
+    const bobs = await newSkill(stack.app, bob.token, { name, instructions: 'bob text' });
     expect(bobs.id).not.toBe(first.id);
     expect(bobs.ownerId).toBe(bob.userId);
-    expect((await getSkill(app, ws.token, first.id)).body.skill.instructions).toBe('v1 text, revised');
+    expect((await getSkill(stack.app, stack.ws.token, first.id)).body.skill.instructions).toBe('v1 text, revised');
   });
 
   test('concurrent creates of one name by one owner make one draft', async () => {
     const name = uniqueName('race');
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => createSkill(app, ws.token, { name, instructions: `text ${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => createSkill(stack.app, stack.ws.token, { name, instructions: `text ${i}` })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
     expect(new Set(results.map((r) => r.body.skill.id)).size).toBe(1);
-    expect((await listSkills(app, ws.token, name)).length).toBe(1);
+    expect((await listSkills(stack.app, stack.ws.token, name)).length).toBe(1);
   });
 
   test('bad bodies: 400 with a readable message; a viewer’s key may not create', async () => {
-    expect((await createSkill(app, ws.token, { name: 'x', instructions: 'y', bogus: 1 })).status).toBe(400);
-    expect((await createSkill(app, ws.token, { name: 5, instructions: 'y' })).body.error).toMatch(/^Invalid request body: name/);
-    expect((await createSkill(app, ws.token, { name: 'n'.repeat(121), instructions: 'y' })).body.error).toMatch(
+    expect((await createSkill(stack.app, stack.ws.token, { name: 'x', instructions: 'y', bogus: 1 })).status).toBe(400);
+    expect((await createSkill(stack.app, stack.ws.token, { name: 5, instructions: 'y' })).body.error).toMatch(
+      /^Invalid request body: name/,
+    );
+    expect((await createSkill(stack.app, stack.ws.token, { name: 'n'.repeat(121), instructions: 'y' })).body.error).toMatch(
       /name must be at most 120 characters/,
     );
-    const viewer = await addUserWithKey(app, ws, 'viewer');
-    expect((await createSkill(app, viewer.token, { name: uniqueName('v'), instructions: 'y' })).status).toBe(403);
-    const personal = await addUserWithKey(app, ws, 'member', 'personal');
-    expect(await http(app, 'GET', S, { token: personal.token })).toMatchObject({
+    const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
+    expect((await createSkill(stack.app, viewer.token, { name: uniqueName('v'), instructions: 'y' })).status).toBe(403);
+    const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
+    expect(await stack.as(personal.token).get<SkillList>(S)).toMatchObject({
       status: 403,
       body: { error: 'A workspace API key is required.' },
     });
-    expect((await http(app, 'GET', S)).status).toBe(401);
+    expect((await stack.as().get(S)).status).toBe(401);
   });
 });
 
 describe('list and query', () => {
   test('`?query=` is a case-insensitive substring of name, description or instructions; `%` and `_` are literal', async () => {
     const tag = `zq${Date.now().toString(36)}`;
-    const byName = await newSkill(app, ws.token, { name: `${tag}-NAME`, instructions: 'plain' });
-    const byDescription = await newSkill(app, ws.token, {
+    const byName = await newSkill(stack.app, stack.ws.token, { name: `${tag}-NAME`, instructions: 'plain' });
+    const byDescription = await newSkill(stack.app, stack.ws.token, {
       name: uniqueName('d'),
       description: `About ${tag.toUpperCase()} things`,
       instructions: 'plain',
     });
-    const byInstructions = await newSkill(app, ws.token, { name: uniqueName('i'), instructions: `Use ${tag} carefully, 100%_sure` });
-    await newSkill(app, ws.token, { name: uniqueName('unrelated'), instructions: 'nothing' });
-    const ids = (await listSkills(app, ws.token, tag.toUpperCase())).map((s) => s.id).sort();
+    const byInstructions = await newSkill(stack.app, stack.ws.token, {
+      name: uniqueName('i'),
+      instructions: `Use ${tag} carefully, 100%_sure`,
+    });
+    await newSkill(stack.app, stack.ws.token, { name: uniqueName('unrelated'), instructions: 'nothing' });
+    const ids = (await listSkills(stack.app, stack.ws.token, tag.toUpperCase())).map((s) => s.id).sort();
     expect(ids).toEqual([byName.id, byDescription.id, byInstructions.id].sort());
-    expect((await listSkills(app, ws.token, '100%_sure')).map((s) => s.id)).toEqual([byInstructions.id]);
-    expect(await listSkills(app, ws.token, '%_%_%_%')).toEqual([]);
+    expect((await listSkills(stack.app, stack.ws.token, '100%_sure')).map((s) => s.id)).toEqual([byInstructions.id]);
+    expect(await listSkills(stack.app, stack.ws.token, '%_%_%_%')).toEqual([]);
   });
 });
 
 describe('visibility', () => {
   test('a private draft is visible to its owner only: another member gets 404 and changes nothing', async () => {
-    const draft = await newSkill(app, ws.token, { name: uniqueName('private'), instructions: 'secret steps' });
-    expect((await listSkills(app, bob.token)).map((s) => s.id)).not.toContain(draft.id);
-    expect(await getSkill(app, bob.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await patchSkill(app, bob.token, draft.id, { instructions: 'hijacked' })).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await deleteSkill(app, bob.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await loadSkills(app, bob.token, { skillIds: [draft.id] })).toMatchObject({
+    const draft = await newSkill(stack.app, stack.ws.token, { name: uniqueName('private'), instructions: 'secret steps' });
+    expect((await listSkills(stack.app, bob.token)).map((s) => s.id)).not.toContain(draft.id);
+    expect(await getSkill(stack.app, bob.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await patchSkill(stack.app, bob.token, draft.id, { instructions: 'hijacked' })).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await deleteSkill(stack.app, bob.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await loadSkills(stack.app, bob.token, { skillIds: [draft.id] })).toMatchObject({
       status: 404,
       body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    expect((await getSkill(app, ws.token, draft.id)).body.skill).toEqual(draft);
+    expect((await getSkill(stack.app, stack.ws.token, draft.id)).body.skill).toEqual(draft);
   });
 
   test('another workspace’s ids: 404 on every route, nothing changed', async () => {
-    const mine = await newSkill(app, ws.token, { name: uniqueName('cross'), instructions: 'cross text' });
+    const mine = await newSkill(stack.app, stack.ws.token, { name: uniqueName('cross'), instructions: 'cross text' });
     const { id } = mine;
-    expect(await getSkill(app, other.token, id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await patchSkill(app, other.token, id, { description: 'x' })).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await deleteSkill(app, other.token, id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await loadSkills(app, other.token, { skillIds: [id] })).toMatchObject({
+    expect(await getSkill(stack.app, other.token, id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await patchSkill(stack.app, other.token, id, { description: 'x' })).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await deleteSkill(stack.app, other.token, id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await loadSkills(stack.app, other.token, { skillIds: [id] })).toMatchObject({
       status: 404,
       body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    expect(await loadSkills(app, other.token, { skillName: mine.name })).toMatchObject({
+    expect(await loadSkills(stack.app, other.token, { skillName: mine.name })).toMatchObject({
       status: 404,
       body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    expect((await listSkills(app, other.token)).map((s) => s.id)).not.toContain(id);
-    const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId);
+    expect((await listSkills(stack.app, other.token)).map((s) => s.id)).not.toContain(id);
+    const otherCookie = await signInCookie(stack.app, other.ownerEmail, other.ownerPassword, other.workspaceId);
     for (const action of ['request-publication', 'publish', 'rollback', 'archive']) {
-      expect(await move(app, otherCookie, id, action)).toMatchObject({ status: 404, body: NOT_FOUND });
+      expect(await move(stack.app, otherCookie, id, action)).toMatchObject({ status: 404, body: NOT_FOUND });
     }
-    expect((await getSkill(app, ws.token, id)).body.skill).toEqual(mine);
+    expect((await getSkill(stack.app, stack.ws.token, id)).body.skill).toEqual(mine);
     expect((await row(id))!.usageCount).toBe(0);
   });
 
   test('unknown and malformed ids: 404 and 400', async () => {
-    expect(await getSkill(app, ws.token, 'skill_nope')).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect((await getSkill(app, ws.token, 'has%20space')).status).toBe(400);
+    expect(await getSkill(stack.app, stack.ws.token, 'skill_nope')).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect((await getSkill(stack.app, stack.ws.token, 'has%20space')).status).toBe(400);
   });
 });
 
 describe('update and delete', () => {
   test('the owner edits a draft in place (enabled, description, instructions); rename is refused', async () => {
-    const draft = await newSkill(app, ws.token, { name: uniqueName('edit'), instructions: 'one' });
-    const res = await patchSkill(app, ws.token, draft.id, { enabled: false, description: 'new d', instructions: 'two' });
+    const draft = await newSkill(stack.app, stack.ws.token, { name: uniqueName('edit'), instructions: 'one' });
+    const res = await patchSkill(stack.app, stack.ws.token, draft.id, { enabled: false, description: 'new d', instructions: 'two' });
     expect(res.status).toBe(200);
     expect(res.body.skill).toMatchObject({
       id: draft.id,
@@ -247,18 +268,18 @@ describe('update and delete', () => {
       instructions: 'two',
       publicationStatus: 'draft',
     });
-    const rename = await patchSkill(app, ws.token, draft.id, { name: 'renamed' });
+    const rename = await patchSkill(stack.app, stack.ws.token, draft.id, { name: 'renamed' });
     expect(rename.status).toBe(400);
     expect(rename.body.error).toMatch(/name/);
-    expect((await patchSkill(app, ws.token, draft.id, { instructions: '   ' })).body).toEqual(REQUIRED);
-    expect((await getSkill(app, ws.token, draft.id)).body.skill).toMatchObject({ name: draft.name, instructions: 'two' });
+    expect((await patchSkill(stack.app, stack.ws.token, draft.id, { instructions: '   ' })).body).toEqual(REQUIRED);
+    expect((await getSkill(stack.app, stack.ws.token, draft.id)).body.skill).toMatchObject({ name: draft.name, instructions: 'two' });
   });
 
   test('the owner deletes a draft: `{ deleted: true }`, then 404', async () => {
-    const draft = await newSkill(app, ws.token, { name: uniqueName('gone'), instructions: 'bye' });
-    expect(await deleteSkill(app, ws.token, draft.id)).toMatchObject({ status: 200, body: { deleted: true } });
-    expect(await getSkill(app, ws.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect(await deleteSkill(app, ws.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    const draft = await newSkill(stack.app, stack.ws.token, { name: uniqueName('gone'), instructions: 'bye' });
+    expect(await deleteSkill(stack.app, stack.ws.token, draft.id)).toMatchObject({ status: 200, body: { deleted: true } });
+    expect(await getSkill(stack.app, stack.ws.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await deleteSkill(stack.app, stack.ws.token, draft.id)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect(await row(draft.id)).toBeNull();
   });
 });
@@ -266,10 +287,10 @@ describe('update and delete', () => {
 describe('versions and publication', () => {
   test('request → pending; update of pending archives it for a new draft version; publish; edits of a published skill; rollback; archive', async () => {
     const name = uniqueName('deploy-guide');
-    const v1 = await newSkill(app, ws.token, { name, description: 'Deploy', instructions: 'Deploy v1' });
+    const v1 = await newSkill(stack.app, stack.ws.token, { name, description: 'Deploy', instructions: 'Deploy v1' });
 
     // Only the owner requests review; a second request while pending is refused.
-    const requested = await move(app, ownerCookie, v1.id, 'request-publication');
+    const requested = await move(stack.app, ownerCookie, v1.id, 'request-publication');
     expect(requested.status).toBe(200);
     expect(requested.body.skill).toMatchObject({
       id: v1.id,
@@ -277,13 +298,13 @@ describe('versions and publication', () => {
       visibility: 'private',
       reviewRequestedAt: expect.any(String),
     });
-    expect(await move(app, ownerCookie, v1.id, 'request-publication')).toMatchObject({ status: 409, body: PENDING });
+    expect(await move(stack.app, ownerCookie, v1.id, 'request-publication')).toMatchObject({ status: 409, body: PENDING });
     // Pending is still private to its owner.
-    expect(await getSkill(app, bob.token, v1.id)).toMatchObject({ status: 404, body: NOT_FOUND });
-    expect((await getSkill(app, ws.token, v1.id)).body.skill.publicationStatus).toBe('pending');
+    expect(await getSkill(stack.app, bob.token, v1.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect((await getSkill(stack.app, stack.ws.token, v1.id)).body.skill.publicationStatus).toBe('pending');
 
     // Updating a pending private skill archives it and creates a new private draft version.
-    const v2res = await patchSkill(app, ws.token, v1.id, { instructions: 'Deploy v2' });
+    const v2res = await patchSkill(stack.app, stack.ws.token, v1.id, { instructions: 'Deploy v2' });
     expect(v2res.status).toBe(200);
     const v2 = v2res.body.skill;
     expect(v2).toMatchObject({
@@ -294,61 +315,69 @@ describe('versions and publication', () => {
       parentVersionId: v1.id,
       publicationStatus: 'draft',
       visibility: 'private',
-      ownerId: ws.ownerId,
+      ownerId: stack.ws.ownerId,
     });
     expect(v2.id).not.toBe(v1.id);
-    expect(await getSkill(app, ws.token, v1.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await getSkill(stack.app, stack.ws.token, v1.id)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect((await row(v1.id))!.publicationStatus).toBe('archived');
-    expect((await listSkills(app, ws.token)).map((s) => s.id)).not.toContain(v1.id);
+    expect((await listSkills(stack.app, stack.ws.token)).map((s) => s.id)).not.toContain(v1.id);
 
     // Publish needs a pending version and an Admin or Owner.
-    expect(await move(app, ownerCookie, v2.id, 'publish')).toMatchObject({
+    expect(await move(stack.app, ownerCookie, v2.id, 'publish')).toMatchObject({
       status: 409,
       body: { error: 'Only a skill awaiting publication review can be published.' },
     });
-    expect((await move(app, ownerCookie, v2.id, 'request-publication')).status).toBe(200);
-    expect(await move(app, bob.cookie, v2.id, 'publish')).toMatchObject({ status: 403, body: { error: 'Admin or Owner role required.' } });
-    const reviews = await http(app, 'GET', '/api/skills/reviews', { cookie: ownerCookie });
-    expect(reviews.body.skills.map((s: any) => s.id)).toContain(v2.id);
-    expect(reviews.body.skills.every((s: any) => s.publicationStatus === 'pending' && s.workspaceId === ws.workspaceId)).toBe(true);
-    expect(await http(app, 'GET', '/api/skills/reviews', { cookie: bob.cookie })).toMatchObject({
+    expect((await move(stack.app, ownerCookie, v2.id, 'request-publication')).status).toBe(200);
+    expect(await move(stack.app, bob.cookie, v2.id, 'publish')).toMatchObject({
       status: 403,
       body: { error: 'Admin or Owner role required.' },
     });
-    const otherCookie = await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId);
-    expect((await http(app, 'GET', '/api/skills/reviews', { cookie: otherCookie })).body.skills.map((s: any) => s.id)).not.toContain(v2.id);
-    const published = await move(app, ownerCookie, v2.id, 'publish');
+    const reviews = await stack.as().get<SkillList>('/api/skills/reviews', { cookie: ownerCookie });
+    expect(reviews.body.skills.map((s) => s.id)).toContain(v2.id);
+    expect(reviews.body.skills.every((s) => s.publicationStatus === 'pending' && s.workspaceId === stack.ws.workspaceId)).toBe(true);
+    expect(await stack.as().get<SkillList>('/api/skills/reviews', { cookie: bob.cookie })).toMatchObject({
+      status: 403,
+      body: { error: 'Admin or Owner role required.' },
+    });
+    const otherCookie = await signInCookie(stack.app, other.ownerEmail, other.ownerPassword, other.workspaceId);
+    expect((await stack.as().get<SkillList>('/api/skills/reviews', { cookie: otherCookie })).body.skills.map((s) => s.id)).not.toContain(
+      v2.id,
+    );
+    const published = await move(stack.app, ownerCookie, v2.id, 'publish');
     expect(published.status).toBe(200);
     expect(published.body.skill).toMatchObject({
       id: v2.id,
       publicationStatus: 'published',
       visibility: 'workspace',
-      reviewerId: ws.ownerId,
+      reviewerId: stack.ws.ownerId,
       reviewedAt: expect.any(String),
       publishedAt: expect.any(String),
     });
 
     // The whole workspace sees it; only the owner edits or deletes; published cannot be deleted.
-    expect((await listSkills(app, bob.token)).map((s) => s.id)).toContain(v2.id);
-    expect((await getSkill(app, bob.token, v2.id)).status).toBe(200);
-    expect(await patchSkill(app, bob.token, v2.id, { instructions: 'bob was here' })).toMatchObject({ status: 403, body: OWNER_ONLY });
-    expect(await deleteSkill(app, bob.token, v2.id)).toMatchObject({ status: 403, body: OWNER_ONLY });
-    expect(await deleteSkill(app, ws.token, v2.id)).toMatchObject({ status: 409, body: PUBLISHED_DELETE });
-    expect(await move(app, bob.cookie, v2.id, 'request-publication')).toMatchObject({
+    expect((await listSkills(stack.app, bob.token)).map((s) => s.id)).toContain(v2.id);
+    expect((await getSkill(stack.app, bob.token, v2.id)).status).toBe(200);
+    expect(await patchSkill(stack.app, bob.token, v2.id, { instructions: 'bob was here' })).toMatchObject({
+      status: 403,
+      body: OWNER_ONLY,
+    });
+    expect(await deleteSkill(stack.app, bob.token, v2.id)).toMatchObject({ status: 403, body: OWNER_ONLY });
+    expect(await deleteSkill(stack.app, stack.ws.token, v2.id)).toMatchObject({ status: 409, body: PUBLISHED_DELETE });
+    expect(await move(stack.app, bob.cookie, v2.id, 'request-publication')).toMatchObject({
       status: 403,
       body: { error: 'Only the skill owner can request publication.' },
     });
 
     // `enabled` alone switches the published skill in place.
-    expect((await patchSkill(app, ws.token, v2.id, { enabled: false })).body.skill).toMatchObject({
+    expect((await patchSkill(stack.app, stack.ws.token, v2.id, { enabled: false })).body.skill).toMatchObject({
       id: v2.id,
       enabled: false,
       publicationStatus: 'published',
     });
-    expect((await patchSkill(app, ws.token, v2.id, { enabled: true })).body.skill.enabled).toBe(true);
+    expect((await patchSkill(stack.app, stack.ws.token, v2.id, { enabled: true })).body.skill.enabled).toBe(true);
 
     // A content edit of the published skill makes a new private draft; the published one keeps serving.
-    const v3 = (await patchSkill(app, ws.token, v2.id, { instructions: 'Deploy v3' })).body.skill;
+    const v3 = (await patchSkill(stack.app, stack.ws.token, v2.id, { instructions: 'Deploy v3' })).body.skill;
     expect(v3).toMatchObject({
       version: 3,
       parentVersionId: v2.id,
@@ -356,23 +385,23 @@ describe('versions and publication', () => {
       visibility: 'private',
       instructions: 'Deploy v3',
     });
-    expect((await getSkill(app, bob.token, v2.id)).body.skill.instructions).toBe('Deploy v2');
-    expect(await getSkill(app, bob.token, v3.id)).toMatchObject({ status: 404 });
+    expect((await getSkill(stack.app, bob.token, v2.id)).body.skill.instructions).toBe('Deploy v2');
+    expect(await getSkill(stack.app, bob.token, v3.id)).toMatchObject({ status: 404 });
     // A second edit of the published skill goes to that same draft.
-    const v3b = (await patchSkill(app, ws.token, v2.id, { description: 'Deploy, revised' })).body.skill;
+    const v3b = (await patchSkill(stack.app, stack.ws.token, v2.id, { description: 'Deploy, revised' })).body.skill;
     expect(v3b).toMatchObject({ id: v3.id, version: 3, instructions: 'Deploy v3', description: 'Deploy, revised' });
     // While the draft awaits review, edits of the published skill are refused.
-    expect((await move(app, ownerCookie, v3.id, 'request-publication')).status).toBe(200);
-    expect(await patchSkill(app, ws.token, v2.id, { instructions: 'Deploy v4' })).toMatchObject({ status: 409, body: PENDING });
+    expect((await move(stack.app, ownerCookie, v3.id, 'request-publication')).status).toBe(200);
+    expect(await patchSkill(stack.app, stack.ws.token, v2.id, { instructions: 'Deploy v4' })).toMatchObject({ status: 409, body: PENDING });
 
     // Publishing v3 archives v2.
-    expect((await move(app, ownerCookie, v3.id, 'publish')).body.skill).toMatchObject({ id: v3.id, publicationStatus: 'published' });
-    expect(await getSkill(app, bob.token, v2.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect((await move(stack.app, ownerCookie, v3.id, 'publish')).body.skill).toMatchObject({ id: v3.id, publicationStatus: 'published' });
+    expect(await getSkill(stack.app, bob.token, v2.id)).toMatchObject({ status: 404, body: NOT_FOUND });
     expect((await row(v2.id))!.publicationStatus).toBe('archived');
 
     // Rollback: v3 archived, v2 published again; no earlier version behind v2.
-    expect(await move(app, bob.cookie, v3.id, 'rollback')).toMatchObject({ status: 403 });
-    const rolled = await move(app, ownerCookie, v3.id, 'rollback');
+    expect(await move(stack.app, bob.cookie, v3.id, 'rollback')).toMatchObject({ status: 403 });
+    const rolled = await move(stack.app, ownerCookie, v3.id, 'rollback');
     expect(rolled.status).toBe(200);
     expect(rolled.body.skill).toMatchObject({
       id: v2.id,
@@ -381,87 +410,86 @@ describe('versions and publication', () => {
       visibility: 'workspace',
       instructions: 'Deploy v2',
     });
-    expect(await getSkill(app, bob.token, v3.id)).toMatchObject({ status: 404 });
-    expect((await listSkills(app, bob.token)).filter((s) => s.name === name).map((s) => s.id)).toEqual([v2.id]);
-    expect(await move(app, ownerCookie, v2.id, 'rollback')).toMatchObject({
+    expect(await getSkill(stack.app, bob.token, v3.id)).toMatchObject({ status: 404 });
+    expect((await listSkills(stack.app, bob.token)).filter((s) => s.name === name).map((s) => s.id)).toEqual([v2.id]);
+    expect(await move(stack.app, ownerCookie, v2.id, 'rollback')).toMatchObject({
       status: 409,
       body: { error: 'This skill has no earlier published version to roll back to.' },
     });
-    const audits = await app.orm.em.fork().find(AuditLogSchema, { targetId: { $in: [v2.id, v3.id] } });
+    const audits = await stack.app.orm.em.fork().find(AuditLogSchema, { targetId: { $in: [v2.id, v3.id] } });
     expect(audits.map((a) => [a.action, a.targetId, a.actorUserId])).toEqual(
       expect.arrayContaining([
-        ['skill.request_publication', v2.id, ws.ownerId],
-        ['skill.publish', v2.id, ws.ownerId],
-        ['skill.request_publication', v3.id, ws.ownerId],
-        ['skill.publish', v3.id, ws.ownerId],
-        ['skill.rollback', v2.id, ws.ownerId],
+        ['skill.request_publication', v2.id, stack.ws.ownerId],
+        ['skill.publish', v2.id, stack.ws.ownerId],
+        ['skill.request_publication', v3.id, stack.ws.ownerId],
+        ['skill.publish', v3.id, stack.ws.ownerId],
+        ['skill.rollback', v2.id, stack.ws.ownerId],
       ]),
     );
     expect(audits).toHaveLength(5);
 
     // A new version after the rollback continues the numbering.
-    const v4 = (await patchSkill(app, ws.token, v2.id, { instructions: 'Deploy v4' })).body.skill;
+    const v4 = (await patchSkill(stack.app, stack.ws.token, v2.id, { instructions: 'Deploy v4' })).body.skill;
     expect(v4).toMatchObject({ version: 4, parentVersionId: v2.id });
-    expect((await deleteSkill(app, ws.token, v4.id)).body).toEqual({ deleted: true });
+    expect((await deleteSkill(stack.app, stack.ws.token, v4.id)).body).toEqual({ deleted: true });
 
     // Archive the publication: it leaves the workspace; then nothing is left to delete.
-    expect(await move(app, bob.cookie, v2.id, 'archive')).toMatchObject({ status: 403 });
-    expect((await move(app, ownerCookie, v2.id, 'archive')).body.skill).toMatchObject({ id: v2.id, publicationStatus: 'archived' });
-    expect((await listSkills(app, ws.token)).filter((s) => s.name === name)).toEqual([]);
-    expect(await deleteSkill(app, ws.token, v2.id)).toMatchObject({ status: 404, body: NOT_FOUND });
+    expect(await move(stack.app, bob.cookie, v2.id, 'archive')).toMatchObject({ status: 403 });
+    expect((await move(stack.app, ownerCookie, v2.id, 'archive')).body.skill).toMatchObject({ id: v2.id, publicationStatus: 'archived' });
+    expect((await listSkills(stack.app, stack.ws.token)).filter((s) => s.name === name)).toEqual([]);
+    expect(await deleteSkill(stack.app, stack.ws.token, v2.id)).toMatchObject({ status: 404, body: NOT_FOUND });
   });
 
   test('create with the name of the owner’s pending skill archives it for a new draft version; of a published one, a new draft version', async () => {
     const name = uniqueName('pending-by-create');
-    const v1 = await newSkill(app, ws.token, { name, instructions: 'first' });
-    await move(app, ownerCookie, v1.id, 'request-publication');
-    const v2 = await newSkill(app, ws.token, { name, instructions: 'second' });
+    const v1 = await newSkill(stack.app, stack.ws.token, { name, instructions: 'first' });
+    await move(stack.app, ownerCookie, v1.id, 'request-publication');
+    const v2 = await newSkill(stack.app, stack.ws.token, { name, instructions: 'second' });
     expect(v2).toMatchObject({ version: 2, parentVersionId: v1.id, publicationStatus: 'draft', instructions: 'second' });
     expect((await row(v1.id))!.publicationStatus).toBe('archived');
-    await move(app, ownerCookie, v2.id, 'request-publication');
-    await move(app, ownerCookie, v2.id, 'publish');
-    const v3 = await newSkill(app, ws.token, { name, content: `---\nname: ${name}\n---\nthird` });
+    await move(stack.app, ownerCookie, v2.id, 'request-publication');
+    await move(stack.app, ownerCookie, v2.id, 'publish');
+    const v3 = await newSkill(stack.app, stack.ws.token, { name, content: `---\nname: ${name}\n---\nthird` });
     expect(v3).toMatchObject({ version: 3, parentVersionId: v2.id, publicationStatus: 'draft', instructions: 'third' });
-    expect((await getSkill(app, ws.token, v2.id)).body.skill.publicationStatus).toBe('published');
+    expect((await getSkill(stack.app, stack.ws.token, v2.id)).body.skill.publicationStatus).toBe('published');
   });
 
   test('a member publishes nothing; another member’s published name blocks a second published skill of that name', async () => {
     const name = uniqueName('shared-name');
-    const mine = await newSkill(app, ws.token, { name, instructions: 'owner version' });
-    await move(app, ownerCookie, mine.id, 'request-publication');
-    await move(app, ownerCookie, mine.id, 'publish');
-    const bobs = await newSkill(app, bob.token, { name, instructions: 'bob version' });
-    expect((await move(app, bob.cookie, bobs.id, 'request-publication')).body.skill.publicationStatus).toBe('pending');
-    expect(await move(app, ownerCookie, bobs.id, 'publish')).toMatchObject({
+    const mine = await newSkill(stack.app, stack.ws.token, { name, instructions: 'owner version' });
+    await move(stack.app, ownerCookie, mine.id, 'request-publication');
+    await move(stack.app, ownerCookie, mine.id, 'publish');
+    const bobs = await newSkill(stack.app, bob.token, { name, instructions: 'bob version' });
+    expect((await move(stack.app, bob.cookie, bobs.id, 'request-publication')).body.skill.publicationStatus).toBe('pending');
+    expect(await move(stack.app, ownerCookie, bobs.id, 'publish')).toMatchObject({
       status: 409,
       body: { error: `Another published skill of this workspace is named ${name}.` },
     });
-    expect((await getSkill(app, bob.token, bobs.id)).body.skill.publicationStatus).toBe('pending');
+    expect((await getSkill(stack.app, bob.token, bobs.id)).body.skill.publicationStatus).toBe('pending');
     // The owner of the skill requests review, not another member.
-    const ownersDraft = await newSkill(app, ws.token, { name: uniqueName('owner-draft'), instructions: 'x' });
-    expect(await move(app, bob.cookie, ownersDraft.id, 'request-publication')).toMatchObject({ status: 404, body: NOT_FOUND });
+    const ownersDraft = await newSkill(stack.app, stack.ws.token, { name: uniqueName('owner-draft'), instructions: 'x' });
+    expect(await move(stack.app, bob.cookie, ownersDraft.id, 'request-publication')).toMatchObject({ status: 404, body: NOT_FOUND });
   });
 });
 
 describe('session routes and the document', () => {
   test('publication moves need a session (a bearer key is not one) and refuse cross-origin posts', async () => {
-    const draft = await newSkill(app, ws.token, { name: uniqueName('session-only'), instructions: 'x' });
+    const draft = await newSkill(stack.app, stack.ws.token, { name: uniqueName('session-only'), instructions: 'x' });
     for (const action of ['request-publication', 'publish', 'rollback', 'archive']) {
-      expect(await http(app, 'POST', `/api/skills/${draft.id}/${action}`, { token: ws.token })).toMatchObject({
+      expect(await stack.api.post(`/api/skills/${draft.id}/${action}`)).toMatchObject({
         status: 401,
         body: { error: 'Sign-in is required.' },
       });
     }
-    const crossOrigin = await http(app, 'POST', `/api/skills/${draft.id}/request-publication`, {
-      cookie: ownerCookie,
-      headers: { origin: 'https://evil.example' },
-    });
+    const crossOrigin = await stack
+      .as()
+      .post(`/api/skills/${draft.id}/request-publication`, undefined, { cookie: ownerCookie, headers: { origin: 'https://evil.example' } });
     expect(crossOrigin).toMatchObject({ status: 403, body: { error: 'Cross-origin request refused.' } });
-    expect((await getSkill(app, ws.token, draft.id)).body.skill.publicationStatus).toBe('draft');
+    expect((await getSkill(stack.app, stack.ws.token, draft.id)).body.skill.publicationStatus).toBe('draft');
   });
 
   test('the OpenAPI document lists every skills route', async () => {
-    const doc = (await http(app, 'GET', '/api/v1/openapi.json')).body;
+    const doc = (await stack.as().get<{ paths: Record<string, Record<string, unknown>> }>('/api/v1/openapi.json')).body;
     expect(Object.keys(doc.paths['/api/v1/skills'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(doc.paths['/api/v1/skills/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
     expect(doc.paths['/api/skills/reviews'].get).toBeDefined();
@@ -479,67 +507,89 @@ describe('session routes and the document', () => {
 
 describe('files', () => {
   test('ready files of the workspace attach; others are refused', async () => {
-    const ready = await uploadFile(app, { token: ws.token }, Buffer.from('checklist'), { name: 'checklist.md', mimeType: 'text/markdown' });
+    const ready = await uploadFile(stack.app, { token: stack.ws.token }, Buffer.from('checklist'), {
+      name: 'checklist.md',
+      mimeType: 'text/markdown',
+    });
     expect(ready.status).toBe('ready');
-    const skill = await newSkill(app, ws.token, {
+    const skill = await newSkill(stack.app, stack.ws.token, {
       name: uniqueName('with-file'),
       instructions: 'Use the checklist.',
       fileIds: [ready.id, ready.id],
     });
     expect(skill.fileIds).toEqual([ready.id]);
-    const pending = await http(app, 'POST', '/api/v1/files', {
-      token: ws.token,
-      body: { name: 'p.txt', mimeType: 'text/plain', sizeBytes: 3 },
-      headers: { 'idempotency-key': `k-${++seq}` },
-    });
-    const theirs = await uploadFile(app, { token: other.token }, Buffer.from('theirs'));
+    const pending = await stack.api.post<Enveloped<{ file: { id: string } }>>(
+      '/api/v1/files',
+      { name: 'p.txt', mimeType: 'text/plain', sizeBytes: 3 },
+      { headers: { 'idempotency-key': `k-${++seq}` } },
+    );
+    const theirs = await uploadFile(stack.app, { token: other.token }, Buffer.from('theirs'));
     for (const id of [pending.body.data.file.id, theirs.id, 'missing-file']) {
-      expect(await patchSkill(app, ws.token, skill.id, { fileIds: [id] })).toMatchObject({
+      expect(await patchSkill(stack.app, stack.ws.token, skill.id, { fileIds: [id] })).toMatchObject({
         status: 400,
         body: { error: `File ${id} is not a ready file of this workspace.` },
       });
     }
-    expect((await getSkill(app, ws.token, skill.id)).body.skill.fileIds).toEqual([ready.id]);
-    const second = await uploadFile(app, { token: ws.token }, Buffer.from('second'), { name: 'second.txt', mimeType: 'text/plain' });
-    expect((await patchSkill(app, ws.token, skill.id, { fileIds: [second.id, ready.id] })).body.skill).toMatchObject({
+    expect((await getSkill(stack.app, stack.ws.token, skill.id)).body.skill.fileIds).toEqual([ready.id]);
+    const second = await uploadFile(stack.app, { token: stack.ws.token }, Buffer.from('second'), {
+      name: 'second.txt',
+      mimeType: 'text/plain',
+    });
+    expect((await patchSkill(stack.app, stack.ws.token, skill.id, { fileIds: [second.id, ready.id] })).body.skill).toMatchObject({
       id: skill.id,
       version: 1,
       fileIds: [second.id, ready.id],
     });
-    expect((await loadSkills(app, ws.token, { skillIds: [skill.id] })).body.skills[0].files.map((f: any) => f.name)).toEqual([
+    expect((await loadSkills(stack.app, stack.ws.token, { skillIds: [skill.id] })).body.skills[0].files.map((f) => f.name)).toEqual([
       'second.txt',
       'checklist.md',
     ]);
-    expect((await patchSkill(app, ws.token, skill.id, { fileIds: [] })).body.skill.fileIds).toEqual([]);
-    const tooMany = await patchSkill(app, ws.token, skill.id, { fileIds: Array.from({ length: 21 }, (_, i) => `f${i}`) });
+    expect((await patchSkill(stack.app, stack.ws.token, skill.id, { fileIds: [] })).body.skill.fileIds).toEqual([]);
+    const tooMany = await patchSkill(stack.app, stack.ws.token, skill.id, { fileIds: Array.from({ length: 21 }, (_, i) => `f${i}`) });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error).toMatch(/at most 20 files/);
   });
 });
 
 describe('POST /skills/load', () => {
-  let alpha: any;
-  let beta: any;
-  let file: any;
+  let alpha: Skill;
+  let beta: Skill;
+  let file: Awaited<ReturnType<typeof uploadFile>>;
 
   beforeAll(async () => {
-    file = await uploadFile(app, { token: ws.token }, Buffer.from('# Style guide\n'), { name: 'style.md', mimeType: 'text/markdown' });
-    alpha = await newSkill(app, ws.token, { name: uniqueName('alpha'), description: 'A', instructions: 'Alpha steps', fileIds: [file.id] });
-    beta = await newSkill(app, ws.token, { name: uniqueName('beta'), description: 'B', instructions: 'Beta steps' });
+    file = await uploadFile(stack.app, { token: stack.ws.token }, Buffer.from('# Style guide\n'), {
+      name: 'style.md',
+      mimeType: 'text/markdown',
+    });
+    alpha = await newSkill(stack.app, stack.ws.token, {
+      name: uniqueName('alpha'),
+      description: 'A',
+      instructions: 'Alpha steps',
+      fileIds: [file.id],
+    });
+    beta = await newSkill(stack.app, stack.ws.token, { name: uniqueName('beta'), description: 'B', instructions: 'Beta steps' });
   });
 
   test('200 by ids in request order, duplicates skipped, with files and `Cache-Control: private, no-store`', async () => {
-    const res = await loadSkills(app, ws.token, { skillIds: [beta.id, alpha.id, beta.id] });
+    const res = await loadSkills(stack.app, stack.ws.token, { skillIds: [beta.id, alpha.id, beta.id] });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('private, no-store');
     expect(res.body).toEqual({
       capability: 'skills.load',
       effect: 'read-only',
       skills: [
-        { id: beta.id, workspaceId: ws.workspaceId, name: beta.name, description: 'B', instructions: 'Beta steps', version: 1, files: [] },
+        {
+          id: beta.id,
+          workspaceId: stack.ws.workspaceId,
+          name: beta.name,
+          description: 'B',
+          instructions: 'Beta steps',
+          version: 1,
+          files: [],
+        },
         {
           id: alpha.id,
-          workspaceId: ws.workspaceId,
+          workspaceId: stack.ws.workspaceId,
           name: alpha.name,
           description: 'A',
           instructions: 'Alpha steps',
@@ -554,55 +604,55 @@ describe('POST /skills/load', () => {
   });
 
   test('legacy skillId and version are reported; skillName is used only when no id selector remains', async () => {
-    const legacy = await loadSkills(app, ws.token, { skillId: alpha.id, version: 1 });
+    const legacy = await loadSkills(stack.app, stack.ws.token, { skillId: alpha.id, version: 1 });
     expect(legacy.status).toBe(200);
-    expect(legacy.body.skills.map((s: any) => s.id)).toEqual([alpha.id]);
+    expect(legacy.body.skills.map((s) => s.id)).toEqual([alpha.id]);
     expect(legacy.body.compatibility).toEqual({ usedLegacyFields: ['skillId', 'version'] });
-    const both = await loadSkills(app, ws.token, { skillIds: [beta.id], skillId: beta.id, skillName: alpha.name });
-    expect(both.body.skills.map((s: any) => s.id)).toEqual([beta.id]);
+    const both = await loadSkills(stack.app, stack.ws.token, { skillIds: [beta.id], skillId: beta.id, skillName: alpha.name });
+    expect(both.body.skills.map((s) => s.id)).toEqual([beta.id]);
     expect(both.body.compatibility.usedLegacyFields).toEqual(['skillId']);
-    const byName = await loadSkills(app, ws.token, { skillIds: [], skillName: alpha.name.toUpperCase(), versions: {} });
-    expect(byName.body.skills.map((s: any) => s.id)).toEqual([alpha.id]);
-    const byNameVersion = await loadSkills(app, ws.token, { skillName: alpha.name, version: 2 });
+    const byName = await loadSkills(stack.app, stack.ws.token, { skillIds: [], skillName: alpha.name.toUpperCase(), versions: {} });
+    expect(byName.body.skills.map((s) => s.id)).toEqual([alpha.id]);
+    const byNameVersion = await loadSkills(stack.app, stack.ws.token, { skillName: alpha.name, version: 2 });
     expect(byNameVersion).toMatchObject({ status: 409, body: { code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' } });
   });
 
   test('by name, the workspace’s published skill wins over the caller’s own draft of that name', async () => {
     const name = uniqueName('by-name');
-    const published = await newSkill(app, bob.token, { name, instructions: 'published text' });
-    await move(app, bob.cookie, published.id, 'request-publication');
-    await move(app, ownerCookie, published.id, 'publish');
-    const draft = await newSkill(app, ws.token, { name, instructions: 'draft text' });
-    expect((await loadSkills(app, ws.token, { skillName: name })).body.skills.map((s: any) => s.id)).toEqual([published.id]);
-    expect((await loadSkills(app, ws.token, { skillIds: [draft.id] })).body.skills[0].instructions).toBe('draft text');
-    expect((await loadSkills(app, bob.token, { skillIds: [published.id] })).status).toBe(200);
+    const published = await newSkill(stack.app, bob.token, { name, instructions: 'published text' });
+    await move(stack.app, bob.cookie, published.id, 'request-publication');
+    await move(stack.app, ownerCookie, published.id, 'publish');
+    const draft = await newSkill(stack.app, stack.ws.token, { name, instructions: 'draft text' });
+    expect((await loadSkills(stack.app, stack.ws.token, { skillName: name })).body.skills.map((s) => s.id)).toEqual([published.id]);
+    expect((await loadSkills(stack.app, stack.ws.token, { skillIds: [draft.id] })).body.skills[0].instructions).toBe('draft text');
+    expect((await loadSkills(stack.app, bob.token, { skillIds: [published.id] })).status).toBe(200);
   });
 
   test('409 PROGRESSIVE_SKILL_VERSION_MISMATCH when versions or the legacy version differ', async () => {
-    const byMap = await loadSkills(app, ws.token, { skillIds: [alpha.id, beta.id], versions: { [beta.id]: 3 } });
+    const byMap = await loadSkills(stack.app, stack.ws.token, { skillIds: [alpha.id, beta.id], versions: { [beta.id]: 3 } });
     expect(byMap).toMatchObject({
       status: 409,
       body: { error: `Skill ${beta.id} is at version 1, not version 3.`, code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' },
     });
     expect(byMap.headers.get('cache-control')).toBe('private, no-store');
-    expect(await loadSkills(app, ws.token, { skillId: alpha.id, version: 2 })).toMatchObject({
+    expect(await loadSkills(stack.app, stack.ws.token, { skillId: alpha.id, version: 2 })).toMatchObject({
       status: 409,
       body: { code: 'PROGRESSIVE_SKILL_VERSION_MISMATCH' },
     });
-    expect((await loadSkills(app, ws.token, { skillIds: [alpha.id], versions: { [alpha.id]: 1 } })).status).toBe(200);
+    expect((await loadSkills(stack.app, stack.ws.token, { skillIds: [alpha.id], versions: { [alpha.id]: 1 } })).status).toBe(200);
   });
 
   test('400 `Invalid progressive skill load request.` with no code for a body that is not a load request', async () => {
     const raw = (rawBody: string, contentType = 'application/json') =>
-      http(app, 'POST', `${S}/load`, { token: ws.token, rawBody, headers: { 'content-type': contentType } });
+      stack.api.request<SkillLoadAnswer>('POST', `${S}/load`, { rawBody, headers: { 'content-type': contentType } });
     const cases = [
-      await loadSkills(app, ws.token, { skillIds: [alpha.id], extra: true }),
-      await loadSkills(app, ws.token, { skillIds: alpha.id }),
-      await loadSkills(app, ws.token, { skillIds: [1] }),
-      await loadSkills(app, ws.token, { skillId: 7 }),
-      await loadSkills(app, ws.token, { versions: [1], skillId: alpha.id }),
-      await loadSkills(app, ws.token, { version: '1', skillId: alpha.id }),
-      await loadSkills(app, ws.token, [alpha.id]),
+      await loadSkills(stack.app, stack.ws.token, { skillIds: [alpha.id], extra: true }),
+      await loadSkills(stack.app, stack.ws.token, { skillIds: alpha.id }),
+      await loadSkills(stack.app, stack.ws.token, { skillIds: [1] }),
+      await loadSkills(stack.app, stack.ws.token, { skillId: 7 }),
+      await loadSkills(stack.app, stack.ws.token, { versions: [1], skillId: alpha.id }),
+      await loadSkills(stack.app, stack.ws.token, { version: '1', skillId: alpha.id }),
+      await loadSkills(stack.app, stack.ws.token, [alpha.id]),
       await raw('{"skillIds": ['),
       await raw('null'),
       await raw(`skillId=${alpha.id}`, 'application/x-www-form-urlencoded'),
@@ -634,7 +684,7 @@ describe('POST /skills/load', () => {
       [{ skillIds: ['a\u0000b'] }, 'Skill load request field skillIds.0 contains a NUL character (U+0000).'],
     ];
     for (const [body, error] of cases) {
-      const res = await loadSkills(app, ws.token, body);
+      const res = await loadSkills(stack.app, stack.ws.token, body);
       expect({ body, status: res.status, error: res.body }).toEqual({
         body,
         status: 400,
@@ -642,36 +692,42 @@ describe('POST /skills/load', () => {
       });
     }
     // 32 distinct ids are within the limit (and then not available), as are duplicates of one id.
-    expect((await loadSkills(app, ws.token, { skillIds: Array.from({ length: 32 }, (_, i) => `skill_${i}`) })).body.code).toBe(
+    expect((await loadSkills(stack.app, stack.ws.token, { skillIds: Array.from({ length: 32 }, (_, i) => `skill_${i}`) })).body.code).toBe(
       'PROGRESSIVE_SKILL_NOT_AVAILABLE',
     );
-    expect((await loadSkills(app, ws.token, { skillIds: ['y'.repeat(191)] })).body.code).toBe('PROGRESSIVE_SKILL_NOT_AVAILABLE');
+    expect((await loadSkills(stack.app, stack.ws.token, { skillIds: ['y'.repeat(191)] })).body.code).toBe(
+      'PROGRESSIVE_SKILL_NOT_AVAILABLE',
+    );
   });
 
   test('404 PROGRESSIVE_SKILL_NOT_AVAILABLE: unknown, disabled, or with a file that is no longer ready; nothing is counted', async () => {
     const before = (await row(beta.id))!.usageCount;
-    expect(await loadSkills(app, ws.token, { skillIds: [beta.id, 'skill_unknown'] })).toMatchObject({
+    expect(await loadSkills(stack.app, stack.ws.token, { skillIds: [beta.id, 'skill_unknown'] })).toMatchObject({
       status: 404,
       body: { error: 'Skill skill_unknown is not available.', code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    expect(await loadSkills(app, ws.token, { skillName: 'no-such-skill' })).toMatchObject({
+    expect(await loadSkills(stack.app, stack.ws.token, { skillName: 'no-such-skill' })).toMatchObject({
       status: 404,
       body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    const disabled = await newSkill(app, ws.token, { name: uniqueName('disabled'), instructions: 'off', enabled: false });
-    expect(await loadSkills(app, ws.token, { skillIds: [disabled.id] })).toMatchObject({
+    const disabled = await newSkill(stack.app, stack.ws.token, { name: uniqueName('disabled'), instructions: 'off', enabled: false });
+    expect(await loadSkills(stack.app, stack.ws.token, { skillIds: [disabled.id] })).toMatchObject({
       status: 404,
       body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    expect(await loadSkills(app, ws.token, { skillName: disabled.name })).toMatchObject({
+    expect(await loadSkills(stack.app, stack.ws.token, { skillName: disabled.name })).toMatchObject({
       status: 404,
       body: { code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
-    const doomed = await uploadFile(app, { token: ws.token }, Buffer.from('soon gone'));
-    const withDoomed = await newSkill(app, ws.token, { name: uniqueName('doomed'), instructions: 'uses a file', fileIds: [doomed.id] });
-    expect((await loadSkills(app, ws.token, { skillIds: [withDoomed.id] })).status).toBe(200);
-    expect((await removeFile(app, { token: ws.token }, doomed.id)).status).toBe(202);
-    expect(await loadSkills(app, ws.token, { skillIds: [beta.id, withDoomed.id] })).toMatchObject({
+    const doomed = await uploadFile(stack.app, { token: stack.ws.token }, Buffer.from('soon gone'));
+    const withDoomed = await newSkill(stack.app, stack.ws.token, {
+      name: uniqueName('doomed'),
+      instructions: 'uses a file',
+      fileIds: [doomed.id],
+    });
+    expect((await loadSkills(stack.app, stack.ws.token, { skillIds: [withDoomed.id] })).status).toBe(200);
+    expect((await removeFile(stack.app, { token: stack.ws.token }, doomed.id)).status).toBe(202);
+    expect(await loadSkills(stack.app, stack.ws.token, { skillIds: [beta.id, withDoomed.id] })).toMatchObject({
       status: 404,
       body: { error: `A file of skill ${withDoomed.id} is not available.`, code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' },
     });
@@ -679,49 +735,49 @@ describe('POST /skills/load', () => {
   });
 
   test('workspace key only', async () => {
-    const personal = await addUserWithKey(app, ws, 'member', 'personal');
-    expect(await loadSkills(app, personal.token, { skillIds: [alpha.id] })).toMatchObject({
+    const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
+    expect(await loadSkills(stack.app, personal.token, { skillIds: [alpha.id] })).toMatchObject({
       status: 403,
       body: { error: 'A workspace API key is required.' },
     });
-    expect((await loadSkills(app, '', { skillIds: [alpha.id] })).status).toBe(401);
+    expect((await loadSkills(stack.app, '', { skillIds: [alpha.id] })).status).toBe(401);
   });
 
   test('each load counts one use of every loaded skill, concurrent loads included', async () => {
-    const counted = await newSkill(app, ws.token, { name: uniqueName('counted'), instructions: 'count me' });
-    const other = await newSkill(app, ws.token, { name: uniqueName('counted-too'), instructions: 'me too' });
+    const counted = await newSkill(stack.app, stack.ws.token, { name: uniqueName('counted'), instructions: 'count me' });
+    const other = await newSkill(stack.app, stack.ws.token, { name: uniqueName('counted-too'), instructions: 'me too' });
     const results = await Promise.all(
-      Array.from({ length: 12 }, () => loadSkills(app, ws.token, { skillIds: [counted.id, other.id, counted.id] })),
+      Array.from({ length: 12 }, () => loadSkills(stack.app, stack.ws.token, { skillIds: [counted.id, other.id, counted.id] })),
     );
     expect(results.map((r) => r.status)).toEqual(Array(12).fill(200));
-    await loadSkills(app, ws.token, { skillName: counted.name });
-    const skill = (await getSkill(app, ws.token, counted.id)).body.skill;
+    await loadSkills(stack.app, stack.ws.token, { skillName: counted.name });
+    const skill = (await getSkill(stack.app, stack.ws.token, counted.id)).body.skill;
     expect(skill.usageCount).toBe(13);
-    expect(Date.parse(skill.lastUsedAt)).toBeGreaterThanOrEqual(Date.parse(counted.createdAt));
-    expect((await getSkill(app, ws.token, other.id)).body.skill.usageCount).toBe(12);
+    expect(Date.parse(skill.lastUsedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(counted.createdAt));
+    expect((await getSkill(stack.app, stack.ws.token, other.id)).body.skill.usageCount).toBe(12);
   });
 
   test('the service function other areas call answers the same as the route', async () => {
     const principal = {
       kind: 'api_key' as const,
-      apiKeyId: ws.keyId,
-      principalId: `key:${ws.keyId}`,
-      userId: ws.ownerId,
+      apiKeyId: stack.ws.keyId,
+      principalId: `key:${stack.ws.keyId}`,
+      userId: stack.ws.ownerId,
       scope: 'workspace' as const,
-      workspaceId: ws.workspaceId,
+      workspaceId: stack.ws.workspaceId,
       role: 'owner' as const,
       organization: null,
       allowedWorkflowIds: null,
     };
-    const result = await loadSkillsService(app.orm.em.fork(), principal, { skillIds: [beta.id] });
+    const result = await loadSkillsService(stack.app.orm.em.fork(), principal, { skillIds: [beta.id] });
     expect(result).toMatchObject({ capability: 'skills.load', effect: 'read-only', skills: [{ id: beta.id, instructions: 'Beta steps' }] });
-    await expect(loadSkillsService(app.orm.em.fork(), principal, { nope: 1 })).rejects.toMatchObject({
+    await expect(loadSkillsService(stack.app.orm.em.fork(), principal, { nope: 1 })).rejects.toMatchObject({
       kind: 'invalid',
       message: 'Invalid progressive skill load request.',
       code: undefined,
     });
     await expect(
-      loadSkillsService(app.orm.em.fork(), { ...principal, workspaceId: other.workspaceId }, { skillIds: [beta.id] }),
+      loadSkillsService(stack.app.orm.em.fork(), { ...principal, workspaceId: other.workspaceId }, { skillIds: [beta.id] }),
     ).rejects.toMatchObject({ kind: 'not_found', code: 'PROGRESSIVE_SKILL_NOT_AVAILABLE' });
   });
 });

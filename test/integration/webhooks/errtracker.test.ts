@@ -1,36 +1,53 @@
 /** The signed error-tracker endpoint: forged, replayed and stale deliveries are refused. */
 import { createHmac } from 'node:crypto';
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type { createdErrtrackerWebhookSchema } from '../../../api/schemas/webhooks';
+import { startTestApp } from '../../support/harness';
+import {
+  addUserWithKey,
+  createWorkspace,
+  http,
+  useTestStack,
+  type AcceptedDelivery,
+  type CredentialEnvelope,
+  type WorkspaceFixture,
+} from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type CreatedErrtrackerWebhook = z.infer<typeof createdErrtrackerWebhookSchema>;
+
 const SECRET = 'tracker-signing-secret-0123456789';
 
-beforeAll(async () => {
-  app = await startTestApp({ errtrackerIngressEnabled: true }, undefined, { dispatcher: true });
-  ws = await createWorkspace(app);
-});
-afterAll(() => app.close());
+const stack = useTestStack({ config: { errtrackerIngressEnabled: true }, temporal: { dispatcher: true }, worker: false });
 
-async function endpoint(): Promise<{ workflowId: string; path: string; body: any }> {
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-  await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
-  const res = await http(app, 'POST', '/api/v1/webhooks', {
-    token: ws.token,
-    body: { provider: 'errtracker', workflowId: wf.body.workflow.id, organizationSlug: 'acme', projectSlug: 'api', signingSecret: SECRET },
+/** A deployed workflow (the API's default graph), as the workspace's owner; returns its id. */
+async function deployedWorkflow(): Promise<string> {
+  const wf = await stack.api.workflows.create({});
+  await stack.api.workflows.deploy(wf.body.workflow.id);
+  return wf.body.workflow.id;
+}
+
+async function endpoint(): Promise<{ workflowId: string; path: string; body: CreatedErrtrackerWebhook }> {
+  const workflowId = await deployedWorkflow();
+  const res = await stack.api.post<CreatedErrtrackerWebhook>('/api/v1/webhooks', {
+    provider: 'errtracker',
+    workflowId,
+    organizationSlug: 'acme',
+    projectSlug: 'api',
+    signingSecret: SECRET,
   });
   expect(res.status).toBe(201);
-  return { workflowId: wf.body.workflow.id, path: new URL(res.body.invokeUrl).pathname, body: res.body };
+  return { workflowId, path: new URL(res.body.invokeUrl).pathname, body: res.body };
 }
 const sign = (raw: string, secret = SECRET) => createHmac('sha256', secret).update(raw).digest('hex');
 const deliver = (target: { url: string }, path: string, raw: string, headers: Record<string, string>) =>
-  http(target, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-resource': 'issue', ...headers } });
+  http<AcceptedDelivery>(target, 'POST', path, { rawBody: raw, headers: { 'sentry-hook-resource': 'issue', ...headers } });
 
 test('creation is Admin or Owner only, returns invokeUrl once and keeps only a digest and an encrypted secret', async () => {
   const { body, workflowId } = await endpoint();
+  const { app, ws } = stack;
   expect(body.invokeUrl).toMatch(new RegExp(`^${app.url}/api/integrations/errtracker/etk_`));
-  const later = await http(app, 'GET', `/api/v1/webhooks/${body.webhook.id}`, { token: ws.token });
+  const later = await stack.api.webhooks.get(body.webhook.id);
   expect(later.body.webhook.invokeUrl).toBeNull();
   const rows: Array<Record<string, unknown>> = await app.orm.em
     .fork()
@@ -41,19 +58,20 @@ test('creation is Admin or Owner only, returns invokeUrl once and keeps only a d
   expect(dump).not.toContain(new URL(body.invokeUrl).pathname.split('/').pop());
 
   const member = await addUserWithKey(app, ws, 'member');
-  const refused = await http(app, 'POST', '/api/v1/webhooks', {
-    token: member.token,
-    body: { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b', signingSecret: SECRET },
+  const refused = await stack.as(member.token).post('/api/v1/webhooks', {
+    provider: 'errtracker',
+    workflowId,
+    organizationSlug: 'a',
+    projectSlug: 'b',
+    signingSecret: SECRET,
   });
   expect(refused.status).toBe(403);
-  const missing = await http(app, 'POST', '/api/v1/webhooks', {
-    token: ws.token,
-    body: { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b' },
-  });
+  const missing = await stack.api.post('/api/v1/webhooks', { provider: 'errtracker', workflowId, organizationSlug: 'a', projectSlug: 'b' });
   expect(missing.status).toBe(400);
 });
 
 test('a correctly signed delivery starts the workflow with the event; forged, unsigned and replayed ones do not', async () => {
+  const { app } = stack;
   const { path, workflowId } = await endpoint();
   const raw = JSON.stringify({ action: 'created', data: { issue: { id: '42', title: 'TypeError' } } });
   const ok = await deliver(app, path, raw, {
@@ -103,23 +121,27 @@ test('the endpoint is off unless the ingress feature switch is on', async () => 
 describe('an endpoint bound to an errtracker credential', () => {
   const CRED_SECRET = 'credential-signing-secret-abcdef012345';
   const credential = async (target: WorkspaceFixture, value: Record<string, unknown>, type = 'errtracker') => {
-    const res = await http(app, 'POST', '/api/v1/credentials', {
-      token: target.token,
-      body: { name: `tracker-${Math.random().toString(36).slice(2)}`, type, value },
+    const res = await stack.as(target.token).post<CredentialEnvelope>('/api/v1/credentials', {
+      name: `tracker-${Math.random().toString(36).slice(2)}`,
+      type,
+      value,
     });
     expect(res.status).toBe(201);
-    return res.body.credential.id as string;
+    return res.body.credential.id;
   };
   const create = async (credentialId: string) => {
-    const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: {} });
-    await http(app, 'POST', `/api/v1/workflows/${wf.body.workflow.id}/deploy`, { token: ws.token });
-    return http(app, 'POST', '/api/v1/webhooks', {
-      token: ws.token,
-      body: { provider: 'errtracker', workflowId: wf.body.workflow.id, organizationSlug: 'acme', projectSlug: 'api', credentialId },
+    const workflowId = await deployedWorkflow();
+    return stack.api.post<CreatedErrtrackerWebhook>('/api/v1/webhooks', {
+      provider: 'errtracker',
+      workflowId,
+      organizationSlug: 'acme',
+      projectSlug: 'api',
+      credentialId,
     });
   };
 
   test("stays off while Production is not published with the connection; the credential's secret is read at delivery time", async () => {
+    const { app, ws } = stack;
     const id = await credential(ws, { token: 'tracker-api-token-0000', signingSecret: CRED_SECRET });
     const created = await create(id);
     expect(created.status).toBe(201);
@@ -141,12 +163,7 @@ describe('an endpoint bound to an errtracker credential', () => {
     // Rotating the credential's secret applies at once.
     const rotated = 'rotated-signing-secret-9876543210abc';
     expect(
-      (
-        await http(app, 'PATCH', `/api/v1/credentials/${id}`, {
-          token: ws.token,
-          body: { value: { token: 'tracker-api-token-0000', signingSecret: rotated } },
-        })
-      ).status,
+      (await stack.api.patch(`/api/v1/credentials/${id}`, { value: { token: 'tracker-api-token-0000', signingSecret: rotated } })).status,
     ).toBe(200);
     const raw2 = JSON.stringify({ action: 'created', data: { issue: { id: '8' } } });
     expect((await deliver(app, path, raw2, { 'sentry-hook-signature': sign(raw2, CRED_SECRET) })).status).toBe(401);
@@ -154,6 +171,7 @@ describe('an endpoint bound to an errtracker credential', () => {
   });
 
   test('refuses a credential without a signing secret, of another type, or of another workspace', async () => {
+    const { app, ws } = stack;
     const noSecret = await credential(ws, { token: 'tracker-api-token-0000' });
     expect((await create(noSecret)).status).toBe(400);
     const bearer = await credential(ws, { token: 'bearer-token-0123456789' }, 'bearer');

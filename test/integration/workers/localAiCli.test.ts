@@ -15,15 +15,31 @@ import { keySettingsOf } from '../../../services/credentials';
 import { localAiCliProvider } from '../../../services/workers/localAiCli';
 import { writeFakeCli, type FakeCli } from '../../fakes/localAiCli';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
+import type { z } from 'zod';
+import type { credentialListSchema } from '../../../api/schemas/credentials';
+import type {
+  localAiCliLoginResultSchema,
+  localAiCliModelsResultSchema,
+  localAiCliSessionResultSchema,
+  workerDoctorSchema,
+  workerStatusSchema,
+} from '../../../api/schemas/workers';
 import {
   addUserWithKey,
   createWorkspace,
-  http,
   signInCookie,
-  startTestApp,
-  type TestApp,
+  useTestStack,
+  type CredentialEnvelope,
+  type Refusable,
   type WorkspaceFixture,
-} from '../../support/harness';
+} from '../../kit';
+
+type SessionResult = Refusable<z.infer<typeof localAiCliSessionResultSchema>>;
+type LoginResult = Refusable<z.infer<typeof localAiCliLoginResultSchema>>;
+type ModelsResult = Refusable<z.infer<typeof localAiCliModelsResultSchema>>;
+type WorkerStatus = z.infer<typeof workerStatusSchema>;
+type WorkerDoctor = z.infer<typeof workerDoctorSchema>;
+type CredentialList = z.infer<typeof credentialListSchema>;
 
 const BASE = '/api/v1/workers/local-ai-cli';
 const VALID_TOKEN = 'tok-valid-5b1f0c2e9d7a4c3b8e6f';
@@ -32,14 +48,13 @@ const CANARY = 'canary-value-7d1e2f3a4b5c';
 let tmp: string;
 let cliA: FakeCli;
 let cliB: FakeCli;
-let app: TestApp;
 let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 let modelApi: ProviderFake;
 const logs = new PassThrough();
 let logText = '';
 
-beforeAll(async () => {
+const stack = useTestStack(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'local-ai-cli-test-'));
   cliA = await writeFakeCli(tmp, 'cliA');
   cliB = await writeFakeCli(tmp, 'cliB');
@@ -50,28 +65,30 @@ beforeAll(async () => {
     unauthorized: {},
     handle: () => ({ json: { data: [{ id: 'gpt-test' }] } }),
   });
-  app = await startTestApp(
-    {
+  return {
+    config: {
       logLevel: 'debug',
       outboundAllowPrivateNetworks: true,
       llm: { ...loadConfig({}).llm, baseUrl: `${modelApi.url}/v1` },
       localAiCli: { paths: { cliA: cliA.path, cliB: cliB.path }, timeoutMs: 10_000, rootDir: path.join(tmp, 'data', 'local-ai-cli') },
     },
-    undefined,
-    { logStream: logs },
-  );
-  a = await createWorkspace(app, 'CLI workspace A');
-  b = await createWorkspace(app, 'CLI workspace B');
+    temporal: { logStream: logs },
+    worker: false,
+    workspaceName: 'CLI workspace A',
+  };
+});
+beforeAll(async () => {
+  a = stack.ws;
+  b = await createWorkspace(stack.app, 'CLI workspace B');
 });
 
 afterAll(async () => {
-  await app?.close();
   await modelApi?.close();
   delete process.env.SVC_TEST_CANARY_SECRET;
   await rm(tmp, { recursive: true, force: true });
 });
 
-const session = (ws: WorkspaceFixture, body: Record<string, unknown>) => http(app, 'POST', `${BASE}/session`, { token: ws.token, body });
+const session = (ws: WorkspaceFixture, body: Record<string, unknown>) => stack.as(ws.token).post<SessionResult>(`${BASE}/session`, body);
 
 function expectNoSecrets(text: string) {
   for (const secret of [
@@ -84,7 +101,7 @@ function expectNoSecrets(text: string) {
     'CREDENTIALS_KEY',
     VALID_TOKEN,
     CANARY,
-    app.deps.config.secretKey!,
+    stack.app.deps.config.secretKey!,
   ]) {
     expect(text).not.toContain(secret);
   }
@@ -118,12 +135,12 @@ describe('sessions', () => {
   });
 
   test('a token is checked by the CLI, stored encrypted as a credential, never answered or logged', async () => {
-    const refused = await http(app, 'POST', `${BASE}/token`, { token: a.token, body: { kind: 'cliA', token: 'tok-bad-123' } });
+    const refused = await stack.api.post<SessionResult>(`${BASE}/token`, { kind: 'cliA', token: 'tok-bad-123' });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('cliA refused the token.');
-    expect(await app.orm.em.fork().count(CredentialSchema, { workspaceId: a.workspaceId, type: 'cliA' })).toBe(0);
+    expect(await stack.app.orm.em.fork().count(CredentialSchema, { workspaceId: a.workspaceId, type: 'cliA' })).toBe(0);
 
-    const res = await http(app, 'POST', `${BASE}/token`, { token: a.token, body: { kind: 'cliA', token: VALID_TOKEN } });
+    const res = await stack.api.post<SessionResult>(`${BASE}/token`, { kind: 'cliA', token: VALID_TOKEN });
     expect(res.status).toBe(200);
     expect(res.body.session).toMatchObject({
       workspaceId: a.workspaceId,
@@ -135,23 +152,23 @@ describe('sessions', () => {
     });
     expectNoSecrets(res.text);
 
-    const em = app.orm.em.fork();
+    const em = stack.app.orm.em.fork();
     const credential = await em.findOneOrFail(CredentialSchema, { workspaceId: a.workspaceId, type: 'cliA' });
     expect(credential.secretEncrypted).toMatch(/^k1\./);
     expect(credential.secretEncrypted).not.toContain(VALID_TOKEN);
     const row = await em.findOneOrFail(LocalAiCliSessionSchema, { workspaceId: a.workspaceId, kind: 'cliA' });
     expect(row).toMatchObject({ status: 'connected', authMethod: 'token', credentialId: credential.id });
 
-    const list = await http(app, 'GET', '/api/v1/credentials', { token: a.token });
+    const list = await stack.api.get<CredentialList>('/api/v1/credentials');
     expect(list.status).toBe(200);
     expect(list.text).not.toContain(VALID_TOKEN);
-    // The app's log lines are captured (the token request is among them) and none carries the token.
+    // The stack.app's log lines are captured (the token request is among them) and none carries the token.
     expect(logText).toContain('/api/v1/workers/local-ai-cli/token');
     expect(logText).not.toContain(VALID_TOKEN);
   });
 
   test('models of the signed-in CLI', async () => {
-    const res = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: a.token });
+    const res = await stack.api.get<ModelsResult>(`${BASE}/models?kind=cliA`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       kind: 'cliA',
@@ -173,18 +190,18 @@ describe('sessions', () => {
     });
     const prepared = await session(b, { action: 'prepare', kind: 'cliA' });
     expect(prepared.body.session.status).toBe('needs_login');
-    const models = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: b.token });
+    const models = await stack.as(b.token).get<ModelsResult>(`${BASE}/models?kind=cliA`);
     expect(models.status).toBe(409);
     expect(models.body.error).toContain('cliA could not list its models (exit code 3)');
     // B's disconnect does not touch A's session.
     expect((await session(b, { action: 'disconnect', kind: 'cliA' })).status).toBe(200);
     expect((await session(a, { kind: 'cliA' })).body.session.status).toBe('connected');
-    const status = await http(app, 'GET', '/api/v1/workers/status', { token: b.token });
-    expect(status.body.status.localAiCli.cliA.connected).toBe(false);
+    const status = await stack.as(b.token).get<WorkerStatus>('/api/v1/workers/status');
+    expect(status.body.status.localAiCli?.cliA.connected).toBe(false);
   });
 
   test('a browser login: the authorization URL, a callback only its own workspace can complete, then connected', async () => {
-    const login = await http(app, 'POST', `${BASE}/login`, { token: a.token, body: { kind: 'cliB' } });
+    const login = await stack.api.post<LoginResult>(`${BASE}/login`, { kind: 'cliB' });
     expect(login.status).toBe(200);
     const authorizationUrl = new URL(login.body.login.authorizationUrl);
     expect(authorizationUrl.origin).toBe('https://auth.example.test');
@@ -198,23 +215,19 @@ describe('sessions', () => {
     expect(verifying.body.session).toMatchObject({ status: 'login_pending', loginPending: true });
 
     // Another workspace cannot complete it.
-    const foreign = await http(app, 'POST', `${BASE}/callback`, { token: b.token, body: { callbackUrl } });
+    const foreign = await stack.as(b.token).post<SessionResult>(`${BASE}/callback`, { callbackUrl });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toBe('No pending login of this workspace matches the callback URL.');
     // A wrong state matches no login; a non-loopback address is refused.
-    const wrongState = await http(app, 'POST', `${BASE}/callback`, {
-      token: a.token,
-      body: { callbackUrl: `${redirect.origin}${redirect.pathname}?code=x&state=nope` },
+    const wrongState = await stack.api.post<SessionResult>(`${BASE}/callback`, {
+      callbackUrl: `${redirect.origin}${redirect.pathname}?code=x&state=nope`,
     });
     expect(wrongState.status).toBe(400);
-    const outside = await http(app, 'POST', `${BASE}/callback`, {
-      token: a.token,
-      body: { callbackUrl: 'http://example.com:80/callback?code=x' },
-    });
+    const outside = await stack.api.post<SessionResult>(`${BASE}/callback`, { callbackUrl: 'http://example.com:80/callback?code=x' });
     expect(outside.status).toBe(400);
     expect(outside.body.error).toBe('callbackUrl must be the http://localhost address the login redirected to.');
 
-    const done = await http(app, 'POST', `${BASE}/callback`, { token: a.token, body: { callbackUrl } });
+    const done = await stack.api.post<SessionResult>(`${BASE}/callback`, { callbackUrl });
     expect(done.status).toBe(200);
     expect(done.body.session).toMatchObject({
       workspaceId: a.workspaceId,
@@ -224,7 +237,7 @@ describe('sessions', () => {
       authMethod: 'login',
       loginPending: false,
     });
-    const models = await http(app, 'GET', `${BASE}/models?kind=cliB`, { token: a.token });
+    const models = await stack.api.get<ModelsResult>(`${BASE}/models?kind=cliB`);
     expect(models.body.models.map((m: { id: string }) => m.id)).toEqual(['cliB-large', 'cliB-small']);
     // B's cliB stays signed out (its own directory).
     expect((await session(b, { action: 'prepare', kind: 'cliB' })).body.session.status).toBe('needs_login');
@@ -233,7 +246,7 @@ describe('sessions', () => {
   test('a login that fails before its URL is a 503 and leaves nothing pending', async () => {
     await cliB.setMode('loginFails');
     try {
-      const res = await http(app, 'POST', `${BASE}/login`, { token: b.token, body: { kind: 'cliB' } });
+      const res = await stack.as(b.token).post<LoginResult>(`${BASE}/login`, { kind: 'cliB' });
       expect(res.status).toBe(503);
       expect(res.body.error).toBe('cliB login exited with code 2 before giving an authorization URL.');
       expect((await session(b, { kind: 'cliB' })).body.session.loginPending).toBe(false);
@@ -244,14 +257,14 @@ describe('sessions', () => {
 
   test('a login the CLI refuses at its callback is a 400; disconnect ends a pending login', async () => {
     const start = async () => {
-      const res = await http(app, 'POST', `${BASE}/login`, { token: b.token, body: { kind: 'cliB' } });
+      const res = await stack.as(b.token).post<LoginResult>(`${BASE}/login`, { kind: 'cliB' });
       expect(res.status).toBe(200);
       const url = new URL(res.body.login.authorizationUrl);
       const redirect = new URL(url.searchParams.get('redirect_uri')!);
       return `${redirect.origin}${redirect.pathname}?state=${url.searchParams.get('state')}`;
     };
     // The right state but no code: the CLI exits 4.
-    const refused = await http(app, 'POST', `${BASE}/callback`, { token: b.token, body: { callbackUrl: await start() } });
+    const refused = await stack.as(b.token).post<SessionResult>(`${BASE}/callback`, { callbackUrl: await start() });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('cliB refused the login (exit code 4).');
     expect((await session(b, { kind: 'cliB' })).body.session).toMatchObject({ status: 'needs_login', loginPending: false });
@@ -261,29 +274,29 @@ describe('sessions', () => {
       status: 'disconnected',
       loginPending: false,
     });
-    const late = await http(app, 'POST', `${BASE}/callback`, { token: b.token, body: { callbackUrl: `${pending}&code=late` } });
+    const late = await stack.as(b.token).post<SessionResult>(`${BASE}/callback`, { callbackUrl: `${pending}&code=late` });
     expect(late.status).toBe(400);
     expect(late.body.error).toBe('No pending login of this workspace matches the callback URL.');
   });
 
   test('the model-provider seam: connected CLIs run for their workspace with its token', async () => {
-    const deps = { config: app.deps.config.localAiCli, keys: keySettingsOf(app.deps.config) };
-    const provider = await localAiCliProvider(app.orm.em.fork(), deps, a.workspaceId, 'cliA');
+    const deps = { config: stack.app.deps.config.localAiCli, keys: keySettingsOf(stack.app.deps.config) };
+    const provider = await localAiCliProvider(stack.app.orm.em.fork(), deps, a.workspaceId, 'cliA');
     expect(provider).toMatchObject({ kind: 'cliA', connected: true, reason: null });
     expect(provider.promptArgs('hello', 'cliA-large')).toEqual(['-p', 'hello', '--output-format', 'json', '--model', 'cliA-large']);
     const result = await provider.invoke(['models', '--json']);
     expect(result).toMatchObject({ kind: 'exited', code: 0 });
-    const foreign = await localAiCliProvider(app.orm.em.fork(), deps, b.workspaceId, 'cliA');
+    const foreign = await localAiCliProvider(stack.app.orm.em.fork(), deps, b.workspaceId, 'cliA');
     expect(foreign).toMatchObject({ connected: false, reason: 'cliA is not connected for this workspace; verify or sign in first.' });
     await expect(foreign.invoke(['models', '--json'])).rejects.toThrow('not connected');
   });
 
   test('status and doctor report the sessions, the agent runtime and the transports, without secrets', async () => {
-    const status = await http(app, 'GET', '/api/v1/workers/status', { token: a.token });
+    const status = await stack.api.get<WorkerStatus>('/api/v1/workers/status');
     expect(status.status).toBe(200);
     const s = status.body.status;
-    expect(s.localAiCli.cliA).toMatchObject({ kind: 'cliA', configured: true, status: 'connected', connected: true, authMethod: 'token' });
-    expect(s.localAiCli.cliB).toMatchObject({ status: 'connected', authMethod: 'login' });
+    expect(s.localAiCli?.cliA).toMatchObject({ kind: 'cliA', configured: true, status: 'connected', connected: true, authMethod: 'token' });
+    expect(s.localAiCli?.cliB).toMatchObject({ status: 'connected', authMethod: 'login' });
     expect(s.agentRuntime).toEqual({
       modelEndpoint: { configured: true, reachable: true, status: 'reachable', httpStatus: 200, latencyMs: expect.any(Number) },
       connectedLocalAiClis: ['cliA', 'cliB'],
@@ -306,10 +319,10 @@ describe('sessions', () => {
     expectNoSecrets(status.text);
     expect(status.text).not.toContain(modelApi.url);
 
-    const doctor = await http(app, 'GET', '/api/v1/workers/doctor?bundlePath=bundles/x.json', { token: a.token });
+    const doctor = await stack.api.get<WorkerDoctor>('/api/v1/workers/doctor?bundlePath=bundles/x.json');
     expect(doctor.status).toBe(200);
     const d = doctor.body.doctor;
-    expect(d.localAiCli.cliA.connected).toBe(true);
+    expect(d.localAiCli?.cliA.connected).toBe(true);
     expect(d.agentRuntime.ready).toBe(true);
     expect(d.deployment).toEqual({ missingRequired: [], missingOptional: ['embeddings endpoint', 'malware scanner daemon'] });
     expect(d.extflowBundle).toEqual({
@@ -327,18 +340,18 @@ describe('sessions', () => {
     const res = await session(a, { action: 'disconnect', kind: 'cliA' });
     expect(res.status).toBe(200);
     expect(res.body.session).toMatchObject({ action: 'disconnect', status: 'disconnected', authenticated: false, configDirReady: false });
-    expect(await app.orm.em.fork().count(CredentialSchema, { workspaceId: a.workspaceId, type: 'cliA' })).toBe(0);
+    expect(await stack.app.orm.em.fork().count(CredentialSchema, { workspaceId: a.workspaceId, type: 'cliA' })).toBe(0);
     await expect(stat(path.join(tmp, 'data', 'local-ai-cli', a.workspaceId, 'cliA'))).rejects.toThrow();
     expect((await session(a, { kind: 'cliA' })).body.session.status).toBe('not_prepared');
-    const models = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: a.token });
+    const models = await stack.api.get<ModelsResult>(`${BASE}/models?kind=cliA`);
     expect(models.status).toBe(409);
   });
 });
 
 describe('persistence', () => {
   test('a database failure after a successful verify is a 500 that shows nothing of it', async () => {
-    const c = await createWorkspace(app, 'CLI workspace C');
-    const conn = app.orm.em.getConnection();
+    const c = await createWorkspace(stack.app, 'CLI workspace C');
+    const conn = stack.app.orm.em.getConnection();
     // Only this workspace's session writes fail, so nothing else sharing the database notices.
     await conn.execute(
       `create function lac_fail_c() returns trigger language plpgsql as $$ begin if new.workspace_id = '${c.workspaceId}' then raise exception 'lac persistence down'; end if; return new; end $$`,
@@ -363,14 +376,12 @@ describe('the CLI process', () => {
   test('runs with a scrubbed environment whose HOME is the workspace directory', async () => {
     await cliA.setMode('printEnv');
     try {
-      const res = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: b.token });
+      const res = await stack.as(b.token).get<ModelsResult>(`${BASE}/models?kind=cliA`);
       expect(res.status).toBe(200);
       const names = res.body.models.map((m: { id: string }) => m.id).sort();
       for (const name of names) expect(['HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'PATH', 'TZ', 'XDG_CONFIG_HOME']).toContain(name);
       expect(names).toContain('HOME');
-      expect(res.body.models.find((m: { id: string }) => m.id === 'HOME').name).toBe(
-        path.join(tmp, 'data', 'local-ai-cli', b.workspaceId, 'cliA'),
-      );
+      expect(res.body.models.find((m) => m.id === 'HOME')?.name).toBe(path.join(tmp, 'data', 'local-ai-cli', b.workspaceId, 'cliA'));
       expect(res.text).not.toContain(CANARY);
       expect(res.text).not.toContain('SVC_TEST_CANARY_SECRET');
     } finally {
@@ -380,17 +391,17 @@ describe('the CLI process', () => {
 
   test('a CLI that hangs is killed at its time budget: verify reports unavailable, models and login are 408', async () => {
     await cliA.setMode('hang');
-    const config = app.deps.config.localAiCli;
+    const config = stack.app.deps.config.localAiCli;
     const budget = config.timeoutMs;
     config.timeoutMs = 500;
     try {
       const verify = await session(a, { kind: 'cliA' });
       expect(verify.status).toBe(200);
       expect(verify.body.session).toMatchObject({ status: 'unavailable', message: 'cliA did not answer within 500 ms.' });
-      const models = await http(app, 'GET', `${BASE}/models?kind=cliA`, { token: a.token });
+      const models = await stack.api.get<ModelsResult>(`${BASE}/models?kind=cliA`);
       expect(models.status).toBe(408);
       expect(models.body.error).toBe('cliA did not answer within 500 ms.');
-      const login = await http(app, 'POST', `${BASE}/login`, { token: a.token, body: { kind: 'cliA' } });
+      const login = await stack.api.post<LoginResult>(`${BASE}/login`, { kind: 'cliA' });
       expect(login.status).toBe(408);
       expect(login.body.error).toBe('cliA did not give an authorization URL within 500 ms.');
     } finally {
@@ -400,7 +411,7 @@ describe('the CLI process', () => {
   });
 
   test('a CLI without a configured path is not_configured (409 where it must run); a missing executable is not_installed', async () => {
-    const paths = app.deps.config.localAiCli.paths;
+    const paths = stack.app.deps.config.localAiCli.paths;
     const original = paths.cliB;
     paths.cliB = undefined;
     try {
@@ -416,12 +427,12 @@ describe('the CLI process', () => {
         ['POST', 'login', { kind: 'cliB' }],
         ['GET', 'models?kind=cliB', undefined],
       ] as const) {
-        const res = await http(app, method, `${BASE}/${route}`, { token: a.token, body });
+        const res = await stack.api.request<Refusable<object>>(method, `${BASE}/${route}`, { body });
         expect(res.status).toBe(409);
         expect(res.body.error).toBe('cliB is not configured on this server.');
       }
-      const status = await http(app, 'GET', '/api/v1/workers/status', { token: a.token });
-      expect(status.body.status.localAiCli.cliB).toMatchObject({ configured: false, status: 'not_configured', connected: false });
+      const status = await stack.api.get<WorkerStatus>('/api/v1/workers/status');
+      expect(status.body.status.localAiCli?.cliB).toMatchObject({ configured: false, status: 'not_configured', connected: false });
       expectNoSecrets(status.text);
 
       paths.cliB = path.join(tmp, 'no-such-cli');
@@ -454,7 +465,7 @@ describe('input and access', () => {
       ['GET', `${BASE}/models?kind=cliZ`, undefined, 'kind must be cliA or cliB'],
     ];
     for (const [method, route, body, message] of cases) {
-      const res = await http(app, method as 'GET' | 'POST', route, { token: a.token, body });
+      const res = await stack.api.request<Refusable<object>>(method, route, { body });
       expect([route, res.status]).toEqual([route, 400]);
       expect(res.body.error).toContain(message);
       expectNoSecrets(res.text);
@@ -463,13 +474,12 @@ describe('input and access', () => {
   });
 
   test("a token is not stored over another credential of the workspace's that has its name (409)", async () => {
-    const c = await createWorkspace(app, 'CLI workspace D');
-    const created = await http(app, 'POST', '/api/v1/credentials', {
-      token: c.token,
-      body: { name: 'LOCAL-AI-CLI/cliA', type: 'bearer', value: { token: 'other-secret' } },
-    });
+    const c = await createWorkspace(stack.app, 'CLI workspace D');
+    const created = await stack
+      .as(c.token)
+      .post<CredentialEnvelope>('/api/v1/credentials', { name: 'LOCAL-AI-CLI/cliA', type: 'bearer', value: { token: 'other-secret' } });
     expect(created.status).toBe(201);
-    const res = await http(app, 'POST', `${BASE}/token`, { token: c.token, body: { kind: 'cliA', token: VALID_TOKEN } });
+    const res = await stack.as(c.token).post<SessionResult>(`${BASE}/token`, { kind: 'cliA', token: VALID_TOKEN });
     expect(res.status).toBe(409);
     expect(res.body.error).toBe(
       'A credential named "local-ai-cli/cliA" already exists in this workspace; rename it to sign cliA in with a token.',
@@ -478,7 +488,7 @@ describe('input and access', () => {
   });
 
   test('a personal key gets 403, no key 401; the session twins use the sign-in session', async () => {
-    const personal = await addUserWithKey(app, a, 'member', 'personal');
+    const personal = await addUserWithKey(stack.app, a, 'member', 'personal');
     for (const [method, route] of [
       ['POST', 'session'],
       ['POST', 'login'],
@@ -487,13 +497,13 @@ describe('input and access', () => {
       ['GET', 'models'],
     ] as const) {
       const body = method === 'POST' ? {} : undefined;
-      expect((await http(app, method, `${BASE}/${route}`, { token: personal.token, body })).status).toBe(403);
-      expect((await http(app, method, `${BASE}/${route}`, { body })).status).toBe(401);
+      expect((await stack.as(personal.token).request(method, `${BASE}/${route}`, { body })).status).toBe(403);
+      expect((await stack.as().request(method, `${BASE}/${route}`, { body })).status).toBe(401);
     }
-    const cookie = await signInCookie(app, a.ownerEmail, a.ownerPassword, a.workspaceId);
-    const twin = await http(app, 'POST', '/api/workers/local-ai-cli/session', { cookie, body: { kind: 'cliB' } });
+    const cookie = await signInCookie(stack.app, a.ownerEmail, a.ownerPassword, a.workspaceId);
+    const twin = await stack.as().post<SessionResult>('/api/workers/local-ai-cli/session', { kind: 'cliB' }, { cookie });
     expect(twin.status).toBe(200);
     expect(twin.body.session).toMatchObject({ workspaceId: a.workspaceId, kind: 'cliB', status: 'connected' });
-    expect((await http(app, 'GET', '/api/workers/local-ai-cli/models?kind=cliB', { cookie })).status).toBe(200);
+    expect((await stack.as().get('/api/workers/local-ai-cli/models?kind=cliB', { cookie })).status).toBe(200);
   });
 });

@@ -12,20 +12,22 @@ import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
 import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
-import {
-  addUserWithKey,
-  createWorkspace,
-  http,
-  signInCookie,
-  startTestApp,
-  startTestWorker,
-  type TestApp,
-  type TestWorker,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import type { z } from 'zod';
+import type { smokeTestResultSchema, workerDoctorSchema, workerStatusSchema } from '../../../api/schemas/workers';
+import { startTestWorker } from '../../support/harness';
+import { addUserWithKey, createWorkspace, signInCookie, useTestStack, type TestWorker, type WorkspaceFixture } from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type WorkerStatus = z.infer<typeof workerStatusSchema>;
+type WorkerDoctor = z.infer<typeof workerDoctorSchema>;
+type SmokeTestResult = z.infer<typeof smokeTestResultSchema>;
+
+/** The smoke test's Temporal workflow id; fails the test when it has none. */
+function smokeWorkflowId(smokeTest: SmokeTestResult['smokeTest']): string {
+  const id = smokeTest.temporal.workflowId;
+  if (!id) throw new Error(`smoke test ${smokeTest.id} has no Temporal workflow id`);
+  return id;
+}
+
 let other: WorkspaceFixture;
 let workflowId: string;
 let otherWorkflowId: string;
@@ -57,41 +59,43 @@ let temporal: TemporalDevServer;
 // The chat model endpoint the agent runtime section probes (a loopback fake of its /models).
 let modelApi: ProviderFake;
 
-beforeAll(async () => {
+/** No worker until the describe that starts one; the stack.app runs against this file's own Temporal server. */
+const stack = useTestStack(async () => {
   temporal = await startTemporalDevServer({ binary: await ensureTemporalCli(), uiPort: null, startTimeoutMs: 120_000 });
   const connection = await Connection.connect({ address: temporal.address });
   await registerSearchAttributes(connection, 'default');
   await connection.close();
   modelApi = await startProviderFake({ authorized: () => true, unauthorized: {}, handle: () => ({ json: { data: [] } }) });
-  app = await startTestApp(
-    { outboundAllowPrivateNetworks: true, llm: { ...loadConfig({}).llm, baseUrl: `${modelApi.url}/v1/` } },
-    undefined,
-    { temporalAddress: temporal.address },
-  );
-  ws = await createWorkspace(app, 'Workers workspace');
-  other = await createWorkspace(app, 'Other workers workspace');
-  const wf = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Smoke target' } });
+  return {
+    config: { outboundAllowPrivateNetworks: true, llm: { ...loadConfig({}).llm, baseUrl: `${modelApi.url}/v1/` } },
+    temporal: { temporalAddress: temporal.address },
+    worker: false,
+    workspaceName: 'Workers workspace',
+  };
+});
+beforeAll(async () => {
+  other = await createWorkspace(stack.app, 'Other workers workspace');
+  const wf = await stack.api.workflows.create({ name: 'Smoke target' });
   expect(wf.status).toBe(201);
   workflowId = wf.body.workflow.id;
-  const otherWf = await http(app, 'POST', '/api/v1/workflows', { token: other.token, body: { name: 'Foreign' } });
+  const otherWf = await stack.as(other.token).workflows.create({ name: 'Foreign' });
   otherWorkflowId = otherWf.body.workflow.id;
 });
 
 afterAll(async () => {
-  await app?.close();
   await temporal?.stop();
   await modelApi?.close();
 });
 
 describe('without a worker', () => {
   test('the doctor reports no latest smoke test and how to start a worker', async () => {
-    const res = await http(app, 'GET', DOCTOR, { token: ws.token });
+    const res = await stack.api.get<WorkerDoctor>(DOCTOR);
     expect(res.status).toBe(200);
     const { doctor } = res.body;
     expect(doctor).toMatchObject({
-      workspaceId: ws.workspaceId,
+      workspaceId: stack.ws.workspaceId,
       source: 'api',
-      appUrl: app.url,
+      appUrl: stack.app.url,
       persistence: { durable: true, mode: 'postgresql' },
     });
     expect(doctor.database).toMatchObject({ reachable: true, migrationsCurrent: true, pendingMigrations: [] });
@@ -99,15 +103,15 @@ describe('without a worker', () => {
     expect(doctor.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 0 });
     expect(doctor.status).toBe('attention');
     expect(doctor.blockers).toEqual([]);
-    expect(doctor.warnings.some((w: string) => w.includes('No worker is polling the workflow-runs'))).toBe(true);
-    expect(doctor.warnings.some((w: string) => w.includes('No smoke test'))).toBe(true);
+    expect(doctor.warnings.some((w) => w.includes('No worker is polling the workflow-runs'))).toBe(true);
+    expect(doctor.warnings.some((w) => w.includes('No smoke test'))).toBe(true);
     expect(doctor.nextActions).toContain('Start a worker: npm run start:worker');
     expect(doctor.nextActions).toContain('Run a smoke test: POST /api/v1/workers/smoke-test');
     expectNoSecrets(res.text);
   });
 
   test('a smoke test no worker picks up is `attention` (202), terminated and remembered', async () => {
-    const res = await http(app, 'POST', SMOKE, { token: ws.token, body: { waitForWorkerMs: 500, targetWorkflowId: workflowId } });
+    const res = await stack.api.post<SmokeTestResult>(SMOKE, { waitForWorkerMs: 500, targetWorkflowId: workflowId });
     expect(res.status).toBe(202);
     const { smokeTest } = res.body;
     expect(smokeTest).toMatchObject({
@@ -118,19 +122,19 @@ describe('without a worker', () => {
     expect(smokeTest.message).toContain('no worker is polling the workflow-runs task queue');
     expect(smokeTest.temporal.workflowId).toMatch(/^smoke_[0-9a-f-]{36}$/);
     expect(smokeTest.durationMs).toBeGreaterThanOrEqual(500);
-    const description = await app.deps.temporal.client.workflow.getHandle(smokeTest.temporal.workflowId).describe();
+    const description = await stack.app.deps.temporal.client.workflow.getHandle(smokeWorkflowId(smokeTest)).describe();
     expect(description.status.name).toBe('TERMINATED');
-    expect(description.searchAttributes.WorkspaceId).toEqual([ws.workspaceId]);
-    const stored = await app.orm.em.fork().findOneOrFail(SmokeTestSchema, { id: smokeTest.id });
-    expect(stored).toMatchObject({ workspaceId: ws.workspaceId, status: 'attention' });
+    expect(description.searchAttributes.WorkspaceId).toEqual([stack.ws.workspaceId]);
+    const stored = await stack.app.orm.em.fork().findOneOrFail(SmokeTestSchema, { id: smokeTest.id });
+    expect(stored).toMatchObject({ workspaceId: stack.ws.workspaceId, status: 'attention' });
 
-    const doctor = await http(app, 'GET', DOCTOR, { token: ws.token });
-    expect(doctor.body.doctor.workerHealth.latestSmokeTest.id).toBe(smokeTest.id);
-    expect(doctor.body.doctor.warnings.some((w: string) => w.includes('latest smoke test did not pass'))).toBe(true);
+    const doctor = await stack.api.get<WorkerDoctor>(DOCTOR);
+    expect(doctor.body.doctor.workerHealth.latestSmokeTest?.id).toBe(smokeTest.id);
+    expect(doctor.body.doctor.warnings.some((w) => w.includes('latest smoke test did not pass'))).toBe(true);
   });
 
   test('status answers measured fields, honours ?now= and leaks no connection details', async () => {
-    const res = await http(app, 'GET', `${STATUS}?now=2026-01-02T03:04:05.000Z`, { token: ws.token });
+    const res = await stack.api.get<WorkerStatus>(`${STATUS}?now=2026-01-02T03:04:05.000Z`);
     expect(res.status).toBe(200);
     const { status } = res.body;
     expect(status.checkedAt).toBe('2026-01-02T03:04:05.000Z');
@@ -142,7 +146,7 @@ describe('without a worker', () => {
     expect(status.health.checks).toMatchObject({ database: true, migrations: true, temporal: true, workers: false });
     expect(status.runs).toMatchObject({ total: 0, queued: 0, succeeded: 0, failed: 0 });
     expect(status.recentRuns).toEqual([]);
-    expect(status.latestSmokeTest.status).toBe('attention');
+    expect(status.latestSmokeTest?.status).toBe('attention');
     expect(status.queue.counts).toEqual({ queued: 0, running: 0, waiting: 0 });
     expect(status.localAiCli).toEqual({
       cliA: {
@@ -170,7 +174,7 @@ describe('without a worker', () => {
       connectedLocalAiClis: [],
       ready: true,
     });
-    expect(status.sideEffectTransports.httpGuard).toEqual({ enabled: true, privateNetworksAllowed: true });
+    expect(status.sideEffectTransports?.httpGuard).toEqual({ enabled: true, privateNetworksAllowed: true });
     expect(status.deployment.labels).toMatchObject({
       role: 'api',
       temporalNamespace: 'default',
@@ -182,11 +186,11 @@ describe('without a worker', () => {
   });
 
   test('the agent runtime: an unreachable, refused or missing chat model endpoint is a doctor warning', async () => {
-    const config = app.deps.config;
+    const config = stack.app.deps.config;
     const original = config.llm.baseUrl;
     try {
       config.llm.baseUrl = 'http://127.0.0.1:1/v1';
-      let res = await http(app, 'GET', DOCTOR, { token: ws.token });
+      let res = await stack.api.get<WorkerDoctor>(DOCTOR);
       expect(res.body.doctor.agentRuntime.modelEndpoint).toMatchObject({
         configured: true,
         reachable: false,
@@ -202,13 +206,13 @@ describe('without a worker', () => {
 
       config.llm.baseUrl = original;
       config.outboundAllowPrivateNetworks = false;
-      res = await http(app, 'GET', STATUS, { token: ws.token });
-      expect(res.body.status.agentRuntime.modelEndpoint).toMatchObject({ reachable: false, status: 'refused' });
-      expect(res.body.status.sideEffectTransports.httpGuard.privateNetworksAllowed).toBe(false);
+      const refused = await stack.api.get<WorkerStatus>(STATUS);
+      expect(refused.body.status.agentRuntime.modelEndpoint).toMatchObject({ reachable: false, status: 'refused' });
+      expect(refused.body.status.sideEffectTransports?.httpGuard.privateNetworksAllowed).toBe(false);
       config.outboundAllowPrivateNetworks = true;
 
       config.llm.baseUrl = undefined;
-      res = await http(app, 'GET', DOCTOR, { token: ws.token });
+      res = await stack.api.get<WorkerDoctor>(DOCTOR);
       expect(res.body.doctor.agentRuntime).toEqual({
         modelEndpoint: { configured: false, reachable: null, status: 'not_configured', httpStatus: null, latencyMs: null },
         connectedLocalAiClis: [],
@@ -226,11 +230,11 @@ describe('without a worker', () => {
   });
 
   test('a deployment without a secret key is blocked, and says so in labels only', async () => {
-    const config = app.deps.config;
+    const config = stack.app.deps.config;
     const secretKey = config.secretKey;
     try {
       config.secretKey = undefined;
-      const res = await http(app, 'GET', DOCTOR, { token: ws.token });
+      const res = await stack.api.get<WorkerDoctor>(DOCTOR);
       expect(res.body.doctor.status).toBe('blocked');
       expect(res.body.doctor.deployment.missingRequired).toEqual(['secret key (webhook URLs and encrypted credentials)']);
       expect(res.body.doctor.blockers).toContain(
@@ -243,25 +247,25 @@ describe('without a worker', () => {
   });
 
   test('?now= that is not ISO is a 400', async () => {
-    expect((await http(app, 'GET', `${STATUS}?now=bad`, { token: ws.token })).status).toBe(400);
-    expect((await http(app, 'GET', `${DOCTOR}?now=bad`, { token: ws.token })).status).toBe(400);
+    expect((await stack.api.get<WorkerStatus>(`${STATUS}?now=bad`)).status).toBe(400);
+    expect((await stack.api.get<WorkerDoctor>(`${DOCTOR}?now=bad`)).status).toBe(400);
   });
 
   test('the smoke body is strict and the target must be a workflow of the workspace', async () => {
-    expect((await http(app, 'POST', SMOKE, { token: ws.token, body: { waitForWorkerMs: 500, extra: 1 } })).status).toBe(400);
-    expect((await http(app, 'POST', SMOKE, { token: ws.token, body: { targetWorkflowId: 'wf_missing' } })).status).toBe(404);
-    expect((await http(app, 'POST', SMOKE, { token: ws.token, body: { targetWorkflowId: otherWorkflowId } })).status).toBe(403);
+    expect((await stack.api.post<SmokeTestResult>(SMOKE, { waitForWorkerMs: 500, extra: 1 })).status).toBe(400);
+    expect((await stack.api.post<SmokeTestResult>(SMOKE, { targetWorkflowId: 'wf_missing' })).status).toBe(404);
+    expect((await stack.api.post<SmokeTestResult>(SMOKE, { targetWorkflowId: otherWorkflowId })).status).toBe(403);
   });
 
   test('a personal key gets 403 and no key gets 401', async () => {
-    const personal = await addUserWithKey(app, ws, 'member', 'personal');
+    const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
     for (const [method, path] of [
       ['GET', STATUS],
       ['GET', DOCTOR],
       ['POST', SMOKE],
     ] as const) {
-      expect((await http(app, method, path, { token: personal.token, body: method === 'POST' ? {} : undefined })).status).toBe(403);
-      expect((await http(app, method, path)).status).toBe(401);
+      expect((await stack.as(personal.token).request(method, path, { body: method === 'POST' ? {} : undefined })).status).toBe(403);
+      expect((await stack.as().request(method, path)).status).toBe(401);
     }
   });
 });
@@ -270,7 +274,7 @@ describe('with a worker', () => {
   let worker: TestWorker;
 
   beforeAll(async () => {
-    worker = await startTestWorker(app, { identity: 'workers-test-worker', temporalAddress: temporal.address });
+    worker = await startTestWorker(stack.app, { identity: 'workers-test-worker', temporalAddress: temporal.address });
   });
 
   afterAll(async () => {
@@ -278,10 +282,7 @@ describe('with a worker', () => {
   });
 
   test('a smoke test passes (200) and is the latest in status', async () => {
-    const res = await http(app, 'POST', SMOKE, {
-      token: ws.token,
-      body: { targetWorkflowId: workflowId, useQueue: true, waitForWorkerMs: 30_000 },
-    });
+    const res = await stack.api.post<SmokeTestResult>(SMOKE, { targetWorkflowId: workflowId, useQueue: true, waitForWorkerMs: 30_000 });
     expect(res.status).toBe(200);
     const { smokeTest } = res.body;
     expect(smokeTest).toMatchObject({
@@ -289,17 +290,17 @@ describe('with a worker', () => {
       targetWorkflowId: workflowId,
       temporal: { taskQueue: 'workflow-runs', mode: 'temporal' },
     });
-    const result = await app.deps.temporal.client.workflow.getHandle(smokeTest.temporal.workflowId).result();
+    const result = await stack.app.deps.temporal.client.workflow.getHandle(smokeWorkflowId(smokeTest)).result();
     expect(new Date(result.databaseTime).getTime()).not.toBeNaN();
 
-    const status = await http(app, 'GET', STATUS, { token: ws.token });
+    const status = await stack.api.get<WorkerStatus>(STATUS);
     expect(status.status).toBe(200);
     expect(status.body.status.latestSmokeTest).toEqual(smokeTest);
     expect(status.body.status.queue.workerConcurrency).toBeGreaterThanOrEqual(1);
-    expect(status.body.status.queue.pollers.map((p: { identity: string }) => p.identity)).toContain('workers-test-worker');
+    expect(status.body.status.queue.pollers.map((p) => p.identity)).toContain('workers-test-worker');
     expectNoSecrets(status.text);
 
-    const doctor = await http(app, 'GET', DOCTOR, { token: ws.token });
+    const doctor = await stack.api.get<WorkerDoctor>(DOCTOR);
     expect(doctor.body.doctor.status).toBe('ok');
     expect(doctor.body.doctor.warnings).toEqual([]);
     expect(doctor.body.doctor.workerHealth.ok).toBe(true);
@@ -313,22 +314,22 @@ describe('with a worker', () => {
     expectNoSecrets(doctor.text);
 
     // Another workspace's latest smoke test is its own.
-    const otherStatus = await http(app, 'GET', STATUS, { token: other.token });
+    const otherStatus = await stack.as(other.token).get<WorkerStatus>(STATUS);
     expect(otherStatus.body.status.latestSmokeTest).toBeNull();
   });
 
   test('session twins share the handlers', async () => {
-    const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
-    const smoke = await http(app, 'POST', '/api/workers/smoke-test', { cookie, body: { waitForWorkerMs: 30_000 } });
+    const cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword, stack.ws.workspaceId);
+    const smoke = await stack.as().post<SmokeTestResult>('/api/workers/smoke-test', { waitForWorkerMs: 30_000 }, { cookie });
     expect(smoke.status).toBe(200);
     expect(smoke.body.smokeTest).toMatchObject({ status: 'passed', targetWorkflowId: null });
-    const status = await http(app, 'GET', '/api/workers/status', { cookie });
+    const status = await stack.as().get<WorkerStatus>('/api/workers/status', { cookie });
     expect(status.status).toBe(200);
-    expect(status.body.status.latestSmokeTest.id).toBe(smoke.body.smokeTest.id);
-    const doctor = await http(app, 'GET', '/api/workers/doctor?now=2026-01-01T00:00:00Z', { cookie });
+    expect(status.body.status.latestSmokeTest?.id).toBe(smoke.body.smokeTest.id);
+    const doctor = await stack.as().get<WorkerDoctor>('/api/workers/doctor?now=2026-01-01T00:00:00Z', { cookie });
     expect(doctor.status).toBe(200);
     expect(doctor.body.doctor.checkedAt).toBe('2026-01-01T00:00:00.000Z');
-    expect((await http(app, 'GET', '/api/workers/status', { token: ws.token })).status).toBe(401);
+    expect((await stack.api.get<WorkerStatus>('/api/workers/status')).status).toBe(401);
   });
 
   test("the scheduler counts the Temporal Schedules of the workspace's own workflows", async () => {
@@ -340,16 +341,16 @@ describe('with a worker', () => {
       ],
       edges: [{ source: 'tick', target: 'stamp' }],
     };
-    const created = await http(app, 'POST', '/api/v1/workflows', { token: ws.token, body: { name: 'Yearly', ...graph } });
+    const created = await stack.api.workflows.create({ name: 'Yearly', ...graph });
     expect(created.status).toBe(201);
-    expect((await http(app, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token: ws.token })).status).toBe(200);
+    expect((await stack.api.workflows.deploy(created.body.workflow.id)).status).toBe(200);
 
-    const status = await http(app, 'GET', STATUS, { token: ws.token });
+    const status = await stack.api.get<WorkerStatus>(STATUS);
     expect(status.body.status.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 1, error: null });
     expect(status.body.status.health.checks.scheduler).toBe(true);
-    const doctor = await http(app, 'GET', DOCTOR, { token: ws.token });
+    const doctor = await stack.api.get<WorkerDoctor>(DOCTOR);
     expect(doctor.body.doctor.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 1 });
-    const otherStatus = await http(app, 'GET', STATUS, { token: other.token });
+    const otherStatus = await stack.as(other.token).get<WorkerStatus>(STATUS);
     expect(otherStatus.body.status.scheduler).toEqual({ mode: 'temporal-schedules', schedules: 0, error: null });
   });
 });

@@ -120,7 +120,9 @@ test('sign-in limits: the account-wide limit must be above the per-address one, 
     firstLockMs: 300_000,
     maxLockMs: 3_600_000,
     lockMemoryMs: 86_400_000,
+    rememberAddressMs: 30 * 86_400_000,
   });
+  expect(loadConfig({ SIGN_IN_REMEMBER_ADDRESS_DAYS: '0' }).signInLimits.rememberAddressMs).toBe(0);
   expect(loadConfig({}).trustProxyHops).toBe(1);
   expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '20', SIGN_IN_MAX_PER_ACCOUNT: '20' })).toThrow(
     /SIGN_IN_MAX_PER_ACCOUNT must be above/,
