@@ -5,7 +5,8 @@ import type { AppContext } from '../context';
 import { type Family, envelopeOk } from './families';
 import { describeZodError } from './validation';
 import { checkResponseContract, contractViolationBody, type ResponseDoc, type RouteResponses } from './responseContract';
-import { bareErrorSchema, envelopeErrorSchema } from '../schemas';
+import { bareAuthErrors, bareErrorSchema, envelopeErrorSchema } from '../schemas';
+import { envelopeAuthErrors } from './envelopeErrors';
 import { assertAccessDeclared, authenticate, type Access } from '../middleware/auth';
 import { withIdempotency } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
@@ -86,13 +87,40 @@ export function defineRoute<
  */
 export type GroupResponses = { [status: number]: ResponseDoc | string } & { default?: ResponseDoc };
 
+/**
+ * The access declarations most routes make, by name. Each is a complete declaration (kind, key
+ * scopes, role), so a route that names one still declares its access in full.
+ */
+/** A workspace key, any member (viewers included). */
+export const WORKSPACE_READ = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
+/** A workspace key of a role above viewer. */
+export const WORKSPACE_WRITE = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+/** A workspace key, Admin or Owner. */
+export const WORKSPACE_ADMIN = { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } as const;
+/** Any key a safe read admits (workspace, personal, copilot), any member. */
+export const ANY_KEY_READ = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
+/** Any key a safe read admits, of a role above viewer. */
+export const ANY_KEY_WRITE = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
+/** The session cookie, any member. */
+export const SESSION_READ = { kind: 'session', roles: 'read' } as const;
+/** The session cookie, a role above viewer. */
+export const SESSION_WRITE = { kind: 'session', roles: 'write' } as const;
+/** The session cookie, Admin or Owner. */
+export const SESSION_ADMIN = { kind: 'session', roles: 'admin' } as const;
+/** No credential: the handler checks what the request carries (a token, a signature). */
+export const PUBLIC = { kind: 'public' } as const;
+
 /** What every route of an area (or of one mount of it) shares. */
 export interface RouteGroup<A extends Access> {
   tags: string[];
   family: Family;
   /** The access of the group's routes; a route declares its own when it needs another role or kind. */
   access: A;
-  /** Error responses every route of the group can answer; a route's own response for a status wins. */
+  /**
+   * Error responses every route of the group can answer; a route's own response for a status wins.
+   * Left out in a group of key routes, they are the family's key errors (`bareAuthErrors` or
+   * `envelopeAuthErrors`); left out in any other group, there are none.
+   */
   errors?: GroupResponses;
   /** Put before each route's path: `path: '/{id}'` under `/api/v1/skills` is `/api/v1/skills/{id}`. */
   pathPrefix?: string;
@@ -115,6 +143,7 @@ export function routeGroup<GA extends Access>(group: RouteGroup<GA>) {
     Object.fromEntries(
       Object.entries(responses ?? {}).map(([status, r]) => [status, typeof r === 'string' ? { description: r, schema: errorSchema } : r]),
     );
+  const errors = group.errors ?? (group.access.kind === 'apiKey' ? keyAuthErrors[group.family] : undefined);
   return function groupRoute<
     P extends ZodType | undefined = undefined,
     Q extends ZodType | undefined = undefined,
@@ -127,10 +156,13 @@ export function routeGroup<GA extends Access>(group: RouteGroup<GA>) {
       tags: group.tags,
       family: group.family,
       access: def.access ?? (group.access as unknown as A),
-      responses: { ...resolve(group.errors), ...resolve(def.responses) },
+      responses: { ...resolve(errors), ...resolve(def.responses) },
     };
   };
 }
+
+/** The error responses of a key route in each family, when its group names none. */
+const keyAuthErrors: Record<Family, GroupResponses> = { bare: bareAuthErrors, envelope: envelopeAuthErrors };
 
 /**
  * The access of a route's session-cookie twin (same handler under a browser path): the cookie

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, SESSION_ADMIN } from '../http/route';
 import { apiKeySchema, pathId, sessionAdminErrors } from '../schemas';
 import { API_KEY_SCOPES } from '../../engine/statuses';
 import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/accounts/apiKeys';
@@ -8,7 +8,7 @@ import type { SessionPrincipal } from '../../services/kernel/principal';
 const apiKeyRoute = routeGroup({
   tags: ['API keys'],
   family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
+  access: SESSION_ADMIN,
   errors: sessionAdminErrors,
   pathPrefix: '/api/api-keys',
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, SESSION_READ } from '../http/route';
 import { bareErrorSchema, roleSchema, userSchema, workspaceSchema } from '../schemas';
 import { SESSION_COOKIE } from '../middleware/auth';
 import { currentSession, signIn, signOut } from '../../services/accounts/sessions';
@@ -18,7 +18,7 @@ const signInBody = z.object({
 const sessionRoute = routeGroup({
   tags: ['Session'],
   family: 'bare',
-  access: { kind: 'session', roles: 'read' },
+  access: SESSION_READ,
   errors: { 401: 'No session' },
   pathPrefix: '/api/auth',
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute, ANY_KEY_READ, ANY_KEY_WRITE, SESSION_READ, SESSION_WRITE } from '../http/route';
 import { scheduleCreatedSchema, scheduleListSchema } from '../schemas/commands';
 import { forbidden } from '../../services/kernel/errors';
 import { createSchedule, listSchedules } from '../../services/commands';
@@ -9,9 +9,6 @@ import { createSchedule, listSchedules } from '../../services/commands';
  * twins take the cookie and an optional `workspaceId` that must be the session's. No update or
  * delete over HTTP (spec).
  */
-const v1Read = { kind: 'apiKey', scopes: 'safe-read', roles: 'read' } as const;
-// Personal and copilot keys may create (safe-read scopes), but only for a member above viewer.
-const v1Write = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
 const body = z
   .object({
     title: z.unknown(),
@@ -28,7 +25,7 @@ const scheduleGroup = (kind: 'v1' | 'session') =>
   routeGroup({
     tags: ['Command schedules'],
     family: 'bare',
-    access: kind === 'v1' ? v1Read : ({ kind: 'session', roles: 'read' } as const),
+    access: kind === 'v1' ? ANY_KEY_READ : SESSION_READ,
     errors: {
       400: 'Schedule title is required. / Schedule prompt is required. / invalid cron or timezone',
       401: 'Valid bearer API key (or session) is required',
@@ -57,7 +54,8 @@ export const commandScheduleRoutes: AnyRoute[] = [
         operationId: `createCommandSchedule${suffix}`,
         summary:
           'Create a command schedule (title, prompt, cron, timezone default UTC, optional threadId); created enabled, as a Temporal Schedule',
-        access: kind === 'v1' ? v1Write : ({ kind: 'session', roles: 'write' } as const),
+        // Personal and copilot keys may create (safe-read scopes), but only for a member above viewer.
+        access: kind === 'v1' ? ANY_KEY_WRITE : SESSION_WRITE,
         body,
         responses: { 201: { description: '`{ schedule }`', schema: scheduleCreatedSchema } },
         handler: async (ctx, { principal, body: input, deps }) => {

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { defineRoutePair, routeGroup, type AnyRoute, type GroupResponses } from '../http/route';
+import {
+  defineRoutePair,
+  routeGroup,
+  type AnyRoute,
+  type GroupResponses,
+  SESSION_READ,
+  SESSION_WRITE,
+  WORKSPACE_READ,
+  WORKSPACE_WRITE,
+} from '../http/route';
 import { bareErrorSchema, envelopeErrorSchema, pathId } from '../schemas';
 import {
   jobEnvelope,
@@ -47,10 +56,6 @@ import { commandScheduleRoutes } from './commandSchedules';
  */
 
 const tags = ['Command jobs'];
-const v1Read = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
-const v1Write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const sessionRead = { kind: 'session', roles: 'read' } as const;
-const sessionWrite = { kind: 'session', roles: 'write' } as const;
 
 const idParams = z.object({ id: pathId });
 const artifactParams = z.object({ id: pathId, fileId: pathId });
@@ -68,9 +73,15 @@ const sessionErrors = {
 
 // Most command routes are mutations: each read declares its own access.
 /** The session routes the product UI uses (bare, cookie, same-origin writes). */
-const sessionRoute = routeGroup({ tags, family: 'bare', access: sessionWrite, errors: sessionErrors, pathPrefix: '/api/svc-command' });
+const sessionRoute = routeGroup({ tags, family: 'bare', access: SESSION_WRITE, errors: sessionErrors, pathPrefix: '/api/svc-command' });
 /** The v1 routes (envelope, workspace keys). */
-const v1Route = routeGroup({ tags, family: 'envelope', access: v1Write, errors: envelopeErrors, pathPrefix: '/api/v1/svc-command' });
+const v1Route = routeGroup({
+  tags,
+  family: 'envelope',
+  access: WORKSPACE_WRITE,
+  errors: envelopeErrors,
+  pathPrefix: '/api/v1/svc-command',
+});
 
 const listQuery = z.object({
   threadId: z.string().min(1).max(200).optional(),
@@ -159,12 +170,12 @@ const [listThreadsEnvelope, listThreadsBare] = defineRoutePair(
     handler: async (ctx, { principal }) => ({ status: 200, body: { threads: await listThreads(ctx.state.em, principal) } }),
   },
   {
-    envelope: { path: '/api/v1/svc-command/threads', operationId: 'listCommandThreads', access: v1Read, responses: envelopeErrors },
+    envelope: { path: '/api/v1/svc-command/threads', operationId: 'listCommandThreads', access: WORKSPACE_READ, responses: envelopeErrors },
     bare: {
       path: '/api/svc-command/threads',
       operationId: 'listCommandThreadsSession',
       summary: 'Chat threads of the session workspace, newest first (at most 200)',
-      access: sessionRead,
+      access: SESSION_READ,
       responses: sessionErrors,
     },
   },
@@ -345,7 +356,7 @@ const getJobSessionRoute = sessionRoute({
   path: '/jobs/{id}',
   operationId: 'getCommandJobSession',
   summary: 'A command job with its plan and outcome',
-  access: sessionRead,
+  access: SESSION_READ,
   params: idParams,
   responses: {
     200: {
@@ -415,7 +426,7 @@ const listJobsRoute = v1Route({
   path: '/jobs',
   operationId: 'listCommandJobs',
   summary: 'Jobs of the workspace (thread sequence desc with threadId); `cursor` is the last job id of the previous page',
-  access: v1Read,
+  access: WORKSPACE_READ,
   query: listQuery,
   responses: {
     200: { description: '`{ jobs, nextCursor }`', schema: jobListEnvelope },
@@ -452,7 +463,7 @@ const getJobRoute = v1Route({
   path: '/jobs/{id}',
   operationId: 'getCommandJob',
   summary: 'One job (viewer keys get the workspace-safe.v1 projection)',
-  access: v1Read,
+  access: WORKSPACE_READ,
   params: idParams,
   responses: { 200: { description: '`{ job }`', schema: jobEnvelope } },
   handler: async (ctx, { principal, params, deps }) => {
@@ -530,13 +541,13 @@ export const commandRoutes: AnyRoute[] = [
       envelope: {
         path: '/api/v1/svc-command/threads/{id}/messages',
         operationId: 'listCommandMessages',
-        access: v1Read,
+        access: WORKSPACE_READ,
         responses: { 400: { description: '`request_malformed`: bad limit or cursor', schema: envelopeErrorSchema }, ...envelopeErrors },
       },
       bare: {
         path: '/api/svc-command/threads/{id}/messages',
         operationId: 'listCommandMessagesSession',
-        access: sessionRead,
+        access: SESSION_READ,
         responses: { 400: { description: 'bad limit or cursor', schema: bareErrorSchema }, ...sessionErrors },
       },
     },

@@ -5,8 +5,8 @@
  * method is 405 with `Allow`; an unknown name (including internal handler names) is 404.
  */
 import { z } from 'zod';
-import { routeGroup, type RouteResult } from '../http/route';
-import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
+import { routeGroup, type RouteResult, SESSION_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { pathId, sessionAdminErrors } from '../schemas';
 import {
   catalogSchema,
   configurationOperationResultSchema,
@@ -35,17 +35,12 @@ import { invalidInput, notFound } from '../../services/kernel/errors';
 import type { AppContext } from '../context';
 
 /** Managed rows and configuration operations through a workspace key. */
-const configurationRoute = routeGroup({
-  tags: ['Configuration'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-});
+const configurationRoute = routeGroup({ tags: ['Configuration'], family: 'bare', access: WORKSPACE_READ });
 /** Proposal review through the session (the product UI). */
 const proposalRoute = routeGroup({
   tags: ['Configuration'],
   family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
+  access: SESSION_ADMIN,
   errors: sessionAdminErrors,
   pathPrefix: '/api/configuration/proposals',
 });
@@ -76,7 +71,7 @@ export const putManagedRowRoute = configurationRoute({
   operationId: 'putManagedRow',
   summary:
     'Write one managed row `{ key, expectedRevision, values }`: revision 0 creates it; a stale revision is 409; the key is immutable; secrets in active or retired are refused',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: WORKSPACE_WRITE,
   params: tableParams,
   body: z.strictObject({
     key: z.string({ error: 'key is required' }),

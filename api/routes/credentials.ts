@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, ANY_KEY_WRITE, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { bareAuthErrors, pathId } from '../schemas';
 import {
   bootstrapReportSchema,
@@ -19,25 +19,17 @@ import {
 } from '../../services/credentials';
 
 const idParams = z.object({ id: pathId });
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 /**
  * Connection tests send the stored secret to its service: any valid key of the workspace (the
  * contract), but only with the write role, like every other route that makes a credential leave
  * the service (docs/api/credentials.md).
  */
-const anyKeyWrite = { kind: 'apiKey', scopes: 'safe-read', roles: 'write' } as const;
-const credentialRoute = routeGroup({
-  tags: ['Credentials'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-  pathPrefix: '/api/v1/credentials',
-});
+const credentialRoute = routeGroup({ tags: ['Credentials'], family: 'bare', access: WORKSPACE_READ, pathPrefix: '/api/v1/credentials' });
 /** The credentials a workflow's nodes name. */
 const workflowCredentialRoute = routeGroup({
   tags: ['Credentials', 'Workflows'],
   family: 'bare',
-  access: write,
+  access: WORKSPACE_WRITE,
   errors: {
     ...bareAuthErrors,
     403: 'Wrong key scope, or `API key cannot access this workflow`',
@@ -77,7 +69,7 @@ export const createCredentialRoute = credentialRoute({
   path: '',
   operationId: 'createCredential',
   summary: 'Create a credential; a name the workspace already has (case-insensitive) updates that credential',
-  access: write,
+  access: WORKSPACE_WRITE,
   body: z.strictObject({ name, type, value: value.optional(), envVar: envVar.optional(), allowedHosts: allowedHosts.optional() }),
   responses: { 201: { description: '`{ credential }`', schema: credentialEnvelopeSchema } },
   handler: async (ctx, { principal, body, deps }) => {
@@ -91,7 +83,7 @@ export const updateCredentialRoute = credentialRoute({
   path: '/{id}',
   operationId: 'updateCredential',
   summary: 'Rename, retype or replace the value; omitting `value` keeps the secret, and a new type or new allowedHosts need `value`',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   body: z.strictObject({
     name: name.optional(),
@@ -116,7 +108,7 @@ export const deleteCredentialRoute = credentialRoute({
   path: '/{id}',
   operationId: 'deleteCredential',
   summary: 'Delete a credential',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...bareAuthErrors, ...notFound },
   handler: async (ctx, { principal, params }) => {
@@ -130,7 +122,7 @@ export const testCredentialRoute = credentialRoute({
   path: '/{id}/test',
   operationId: 'testCredential',
   summary: 'Live connection check with the stored credential (any valid key of the workspace; Member or above)',
-  access: anyKeyWrite,
+  access: ANY_KEY_WRITE,
   params: idParams,
   responses: {
     200: { description: '`{ result: { ok, status, message, checkedAt, latencyMs } }`', schema: credentialTestSchema },
@@ -147,7 +139,7 @@ export const testWorkflowCredentialsRoute = workflowCredentialRoute({
   path: '/test',
   operationId: 'testWorkflowCredentials',
   summary: "Tests every credential the workflow's nodes name (draft and active version)",
-  access: anyKeyWrite,
+  access: ANY_KEY_WRITE,
   params: idParams,
   responses: {
     200: {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
-import { bareAuthErrors, pathId } from '../schemas';
+import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { pathId } from '../schemas';
 import {
   createdSchema,
   databaseListSchema,
@@ -35,14 +35,7 @@ import { tableRowsUrl } from '../http/links';
 import { requestOrigin } from '../http/urls';
 
 /** Databases through a workspace key; writes need a role above viewer. */
-const databaseRoute = routeGroup({
-  tags: ['Databases'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-  pathPrefix: '/api/v1/databases',
-});
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const databaseRoute = routeGroup({ tags: ['Databases'], family: 'bare', access: WORKSPACE_READ, pathPrefix: '/api/v1/databases' });
 const tableParams = z.object({ tableId: pathId });
 const notFoundDoc = (what: string) => ({ 404: `${what} not found, or in another workspace` });
 const valueErrors = { 400: { description: 'Invalid input; the offending column is named', schema: valueErrorSchema } };
@@ -64,7 +57,7 @@ export const createDatabaseRoute = databaseRoute({
   path: '',
   operationId: 'createDatabaseOrTable',
   summary: '`databaseName` alone creates a database; with `tableName` and `columns` (and optional `rows`) a table in it',
-  access: write,
+  access: WORKSPACE_WRITE,
   body: z.strictObject({
     databaseName: z.string({ error: 'databaseName is required' }),
     tableName: z.string().optional(),
@@ -88,7 +81,7 @@ export const patchTableRoute = databaseRoute({
   path: '/{tableId}',
   operationId: 'patchTable',
   summary: '`{ trashed }` trashes or restores a table; `{ column, defaultValue }` adds a column, filling existing rows',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: tableParams,
   body: z
     .strictObject({ trashed: z.boolean().optional(), column: z.unknown().optional(), defaultValue: z.unknown().optional() })
@@ -133,7 +126,7 @@ export const insertRowRoute = databaseRoute({
   path: '/{tableId}/rows',
   operationId: 'insertTableRow',
   summary: 'Insert a row `{ values }`',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: tableParams,
   body: z.strictObject({ values: z.record(z.string(), z.unknown(), { error: 'values must be an object of column name to value' }) }),
   responses: { 201: { description: '`{ tableId, row }`', schema: rowResultSchema }, ...valueErrors, ...notFoundDoc('Table') },
@@ -154,7 +147,7 @@ export const updateRowRoute = databaseRoute({
   path: '/{tableId}/rows',
   operationId: 'updateTableRow',
   summary: 'Update a row `{ rowIndex, values }`: only supplied keys change; absent keys and JSON null cells are left untouched',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: tableParams,
   body: z.strictObject({
     rowIndex,
@@ -172,7 +165,7 @@ export const deleteRowRoute = databaseRoute({
   path: '/{tableId}/rows',
   operationId: 'deleteTableRow',
   summary: 'Delete a row `{ rowIndex }`',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: tableParams,
   body: z.strictObject({ rowIndex }),
   responses: {
@@ -193,7 +186,7 @@ export const importCsvRoute = databaseRoute({
   operationId: 'importCsv',
   summary:
     'CSV import (multipart/form-data): `file` (.csv or a CSV MIME type, at most 5 MB), `databaseId` or `databaseName`, `tableName` (default: the cleaned file name), `hasHeader` (default true), `delimiter` (detected when omitted), `columns` (JSON array of name/type overrides). Appends when the table exists.',
-  access: write,
+  access: WORKSPACE_WRITE,
   responses: {
     201: { description: '`{ table, stats, rowsUrl }`', schema: importResultSchema },
     ...valueErrors,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, ANY_KEY_READ, SESSION_ADMIN, WORKSPACE_WRITE } from '../http/route';
 import { webhookWithLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import { withIdempotency } from '../middleware/idempotency';
@@ -154,7 +154,7 @@ const changeBody = z.strictObject({
 const targetRoute = routeGroup({
   tags: ['Workflows'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: WORKSPACE_WRITE,
   errors: {
     ...bareAuthErrors,
     403: 'Wrong key scope, or a key without write and execute authority',
@@ -163,18 +163,14 @@ const targetRoute = routeGroup({
   pathPrefix: '/api/v1/workflows/{id}/targets',
 });
 /** Approvals are a person's act: an Admin or Owner session, never a key. */
-const approvalRoute = routeGroup({
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
-});
+const approvalRoute = routeGroup({ tags: ['Workflows'], family: 'bare', access: SESSION_ADMIN });
 
 export const listTargetsRoute = targetRoute({
   method: 'get',
   path: '',
   operationId: 'listWorkflowTargets',
   summary: 'Destinations of a workflow: identities, candidate and active pointers, revisions, enabled state and sources',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
+  access: ANY_KEY_READ,
   params: idParams,
   query: z.object({ includeHistory: z.enum(['true', 'false'], { error: 'includeHistory must be true or false' }).optional() }),
   responses: { 200: { description: '`{ workflowId, targets, history? }`', schema: targetListSchema } },

@@ -5,10 +5,9 @@
  * under /api/workers/.
  */
 import { z } from 'zod';
-import { routeGroup, sessionTwin, type AnyRoute } from '../http/route';
+import { routeGroup, sessionTwin, type AnyRoute, WORKSPACE_WRITE } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { workflowLinks } from '../http/links';
-import { bareAuthErrors } from '../schemas';
 import {
   extflowBootstrapSchema,
   extflowImportResultSchema,
@@ -54,13 +53,7 @@ const badRequest = {
 };
 
 /** Extflow through a workspace key of a role above viewer; each has a session twin under SESSION_BASE. */
-const extflowRoute = routeGroup({
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
-  errors: bareAuthErrors,
-  pathPrefix: BASE,
-});
+const extflowRoute = routeGroup({ tags: ['Workers'], family: 'bare', access: WORKSPACE_WRITE, pathPrefix: BASE });
 
 export const extflowImportBundleRoute = extflowRoute({
   method: 'post',

@@ -1,6 +1,6 @@
 import contentDisposition from 'content-disposition';
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, SESSION_READ, WORKSPACE_READ } from '../http/route';
 import { conflictOrReplay, envelopeAuthErrors, notFound } from '../http/envelopeErrors';
 import type { Access } from '../middleware/auth';
 import { withStreamedIdempotency } from '../middleware/idempotency';
@@ -268,6 +268,6 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
 }
 
 export const fileRoutes = [
-  ...fileRoutesAt('/api/v1/files', { kind: 'apiKey', scopes: 'workspace', roles: 'read' }, '', 'Files'),
-  ...fileRoutesAt('/api/files', { kind: 'session', roles: 'read' }, 'Session', 'Files (session)'),
+  ...fileRoutesAt('/api/v1/files', WORKSPACE_READ, '', 'Files'),
+  ...fileRoutesAt('/api/files', SESSION_READ, 'Session', 'Files (session)'),
 ];

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, PUBLIC } from '../http/route';
 import { checkReadiness } from '../../services/platform/health';
 
-const healthRoute = routeGroup({ tags: ['Health'], family: 'bare', access: { kind: 'public' } });
+const healthRoute = routeGroup({ tags: ['Health'], family: 'bare', access: PUBLIC });
 
 export const healthzRoute = healthRoute({
   method: 'get',

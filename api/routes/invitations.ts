@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute, SESSION_READ } from '../http/route';
 import { pathId } from '../schemas';
 import { invitationSchema, receivedInvitationSchema } from '../schemas/invitations';
 import { decideInvitation, listReceivedInvitations } from '../../services/accounts/invitations';
@@ -9,7 +9,7 @@ import type { SessionPrincipal } from '../../services/kernel/principal';
 const invitationRoute = routeGroup({
   tags: ['Workspaces'],
   family: 'bare',
-  access: { kind: 'session', roles: 'read' },
+  access: SESSION_READ,
   errors: { 401: 'Sign-in is required', 403: 'Cross-origin request refused' },
   pathPrefix: '/api/invitations',
 });

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { readMultipart, type MultipartFile } from '../http/multipartStream';
-import { bareAuthErrors, pathId } from '../schemas';
+import { pathId } from '../schemas';
 import {
   knowledgeBaseEnvelope,
   knowledgeBaseList,
@@ -37,14 +37,7 @@ import { withStreamedIdempotency } from '../middleware/idempotency';
  * envelope family, are in knowledgeConnectors.ts.
  */
 
-const knowledgeRoute = routeGroup({
-  tags: ['Knowledge bases'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-  pathPrefix: '/api/v1',
-});
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const knowledgeRoute = routeGroup({ tags: ['Knowledge bases'], family: 'bare', access: WORKSPACE_READ, pathPrefix: '/api/v1' });
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const chunking = z
@@ -90,7 +83,7 @@ export const knowledgeRoutes = [
     path: '/knowledge-bases',
     operationId: 'createKnowledgeBase',
     summary: 'Create a knowledge base; chunking defaults 100 characters, 1024 tokens, 200 tokens of overlap',
-    access: write,
+    access: WORKSPACE_WRITE,
     body: createBody,
     idempotency: 'optional',
     responses: {
@@ -134,7 +127,7 @@ export const knowledgeRoutes = [
     path: '/knowledge-bases/{id}',
     operationId: 'patchKnowledgeBase',
     summary: '`{ trashed: true }` trashes the base (excluded from search), `{ trashed: false }` restores it',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: idParams,
     body: patchBody,
     idempotency: 'optional',
@@ -154,7 +147,7 @@ export const knowledgeRoutes = [
     operationId: 'uploadKnowledgeDocument',
     summary:
       'Upload a document into a knowledge base (multipart: `knowledgeBaseId`, `file`, optional `name`); it is indexed in the background',
-    access: write,
+    access: WORKSPACE_WRITE,
     idempotency: 'optional',
     rawBody: {
       contentType: 'multipart/form-data',
@@ -268,7 +261,7 @@ export const knowledgeRoutes = [
     path: '/knowledge-bases/{id}/documents/{documentId}',
     operationId: 'deleteKnowledgeDocument',
     summary: 'Delete a document, its chunks and its stored bytes',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: documentParams,
     idempotency: 'optional',
     responses: {

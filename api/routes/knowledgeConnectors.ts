@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
-import { envelopeAuthErrors, notFound } from '../http/envelopeErrors';
+import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { notFound } from '../http/envelopeErrors';
 import { pathId } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
@@ -33,11 +33,9 @@ import {
 const connectorRoute = routeGroup({
   tags: ['Knowledge connectors'],
   family: 'envelope',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: envelopeAuthErrors,
+  access: WORKSPACE_READ,
   pathPrefix: '/api/v1/knowledge-connectors',
 });
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
 
 const name = z.string().trim().min(1, 'must not be empty after trimming').max(200, 'must be at most 200 characters');
 const config = z.record(z.string(), z.unknown());
@@ -111,7 +109,7 @@ export const knowledgeConnectorRoutes = [
     path: '',
     operationId: 'createKnowledgeConnector',
     summary: 'Create a connector: a provider, a name unique in its knowledge base, and config with `credentialId` and provider filters',
-    access: write,
+    access: WORKSPACE_WRITE,
     body: createBody,
     idempotency: 'required',
     responses: {
@@ -142,7 +140,7 @@ export const knowledgeConnectorRoutes = [
     path: '/{id}',
     operationId: 'updateKnowledgeConnector',
     summary: 'Rename, replace config (with credentialId) or set nextSyncAt (stored only)',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: idParams,
     body: patchBody,
     idempotency: 'required',
@@ -168,7 +166,7 @@ export const knowledgeConnectorRoutes = [
     path: '/{id}',
     operationId: 'deleteKnowledgeConnector',
     summary: 'Delete a connector and its runs; its documents stay, with connectorId cleared',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: idParams,
     idempotency: 'required',
     responses: {
@@ -204,7 +202,7 @@ export const knowledgeConnectorRoutes = [
     operationId: 'startKnowledgeSyncRun',
     summary:
       'Queue and execute one bounded sync run (Idempotency-Key required; it names the run). Answers when the batch is applied; a replay re-queues a failed or cancelled run and returns a succeeded one',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: idParams,
     body: runBody,
     responses: {
@@ -239,7 +237,7 @@ export const knowledgeConnectorRoutes = [
     operationId: 'invokeKnowledgeSyncCapability',
     summary:
       'Agent capability `knowledge.sync`: the runs route with `{ input: { connectorId, maxPages?, maxItems?, maxBytes?, timeoutMs? }, confirm: true }`; Idempotency-Key required (it names the run, as on POST …/runs)',
-    access: write,
+    access: WORKSPACE_WRITE,
     body: capabilityBody,
     responses: {
       201: {
@@ -284,7 +282,7 @@ export const knowledgeConnectorRoutes = [
     path: '/{id}/runs/{runId}/cancel',
     operationId: 'cancelKnowledgeSyncRun',
     summary: 'Cancel a queued or running sync run (its execution is cancelled); 409 from a terminal status',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: runParams,
     idempotency: 'required',
     responses: {

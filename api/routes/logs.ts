@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, ANY_KEY_READ, SESSION_READ } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, runFiltersQuery, pathId } from '../schemas';
+import { runFiltersQuery, pathId } from '../schemas';
 import { executionDetailSchema, logExportSchema, logStatsSchema, sessionLogsSchema } from '../schemas/logs';
 import { echoFilters, executionDetail, exportLogs, logStats, LOGS_LIMIT, sessionLogs } from '../../services/runs/logs';
 import { clampLimit } from '../../services/kernel/pagination';
@@ -17,12 +17,7 @@ function filters(principal: WorkspacePrincipal, query: FilterQuery): RunFilters 
   return { ...rest, limit: clampLimit(limit, LOGS_LIMIT), projection: projectionFor(principal) };
 }
 
-const logRoute = routeGroup({
-  tags: ['Logs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
-  errors: bareAuthErrors,
-});
+const logRoute = routeGroup({ tags: ['Logs'], family: 'bare', access: ANY_KEY_READ });
 const listErrors = {
   400: 'Invalid filter (e.g. dateFrom or dateTo not ISO-8601)',
 };
@@ -102,7 +97,7 @@ export const sessionLogsRoute = logRoute({
   path: '/api/logs',
   operationId: 'sessionLogs',
   summary: "Runs of the session's workspace matching the shared logs filters",
-  access: { kind: 'session', roles: 'read' },
+  access: SESSION_READ,
   query: filterQuery,
   responses: {
     200: { description: '`{ runs }`: run summaries (GET /api/v1/runs/{id} has the full run)', schema: sessionLogsSchema },

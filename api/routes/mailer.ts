@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { routeGroup, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute, PUBLIC, SESSION_WRITE, WORKSPACE_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, pathId } from '../schemas';
+import { pathId } from '../schemas';
 import {
   createdMailerRouteSchema,
   mailerInboundAcceptedSchema,
@@ -43,15 +43,11 @@ import {
 } from '../../services/mailer';
 
 const TAG = ['Mailer'];
-const workspaceKey = { kind: 'apiKey' as const, scopes: 'workspace' as const, roles: 'read' as const };
-const write = { ...workspaceKey, roles: 'write' } as const;
-const admin = { ...workspaceKey, roles: 'admin' } as const;
 /** Mailer routes under `pathPrefix` (the v1 API, or the session's inbound twin); writes declare their role. */
-const mailerGroup = (pathPrefix: string) =>
-  routeGroup({ tags: TAG, family: 'bare', access: workspaceKey, errors: bareAuthErrors, pathPrefix });
+const mailerGroup = (pathPrefix: string) => routeGroup({ tags: TAG, family: 'bare', access: WORKSPACE_READ, pathPrefix });
 const mailerRoute = mailerGroup('/api/v1/mailer');
 /** Signed inbound mail: no credential, the signature is checked by the handler. */
-const signedMailRoute = routeGroup({ tags: TAG, family: 'bare', access: { kind: 'public' }, pathPrefix: '/api/v1/mailer/inbound' });
+const signedMailRoute = routeGroup({ tags: TAG, family: 'bare', access: PUBLIC, pathPrefix: '/api/v1/mailer/inbound' });
 const idParams = z.object({ id: pathId });
 const notFoundResponse = (what: string) => ({ 404: `${what} not found (also for another workspace's id)` });
 const LIST_BOUNDS = { default: 50, min: 1, max: 100 };
@@ -75,7 +71,7 @@ export const createMailerRouteRoute = mailerRoute({
   path: '/routes',
   operationId: 'createMailerRoute',
   summary: 'Create an inbound route (Idempotency-Key required); the signingSecret is shown once',
-  access: write,
+  access: WORKSPACE_WRITE,
   idempotency: 'required',
   body: z
     .object({
@@ -121,7 +117,7 @@ export const patchMailerRouteRoute = mailerRoute({
   path: '/routes/{id}',
   operationId: 'patchMailerRoute',
   summary: 'Update enabled, workflowId, description; rotateSigningSecret (Idempotency-Key required) returns a new signingSecret once',
-  access: write,
+  access: WORKSPACE_WRITE,
   idempotency: 'optional',
   params: idParams,
   body: z
@@ -157,7 +153,7 @@ export const patchGoogleDwdRoute = mailerRoute({
   operationId: 'setMailerRouteGoogleDwd',
   summary:
     'Bind the route to a Google Workspace mailbox through domain-wide delegation (`{ serviceAccountCredentialId, subject }`), or clear it (`{ serviceAccountCredentialId: null }`) (Admin or Owner)',
-  access: admin,
+  access: WORKSPACE_ADMIN,
   idempotency: 'optional',
   params: idParams,
   body: z
@@ -312,7 +308,7 @@ export const replyRoute = mailerRoute({
   path: '/messages/{id}/reply',
   operationId: 'replyToMailerMessage',
   summary: 'Reply (Idempotency-Key required): 201 on first send, 200 `deduplicated: true` on replay',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   body: z
     .object({
@@ -347,7 +343,7 @@ export const replyRoute = mailerRoute({
 /** What the get and the patch of a reply reservation share: its path, role and answers. */
 const oneReservation = {
   path: '/reply-reservations/{id}',
-  access: admin,
+  access: WORKSPACE_ADMIN,
   params: idParams,
   responses: {
     200: { description: '`{ reservation }`', schema: z.strictObject({ reservation: replyReservationSchema }) },
@@ -396,7 +392,7 @@ export const upsertPollingGroupRoute = mailerRoute({
   operationId: 'upsertMailerPollingGroup',
   summary:
     'Create a polling group, or update the one with the same identity (workspace, provider, credential, principal, delegation config)',
-  access: write,
+  access: WORKSPACE_WRITE,
   body: z
     .object({
       provider: z.enum(['mailA', 'mailB'], { error: 'provider must be mailA or mailB' }),
@@ -443,7 +439,7 @@ export const patchPollingGroupRoute = mailerRoute({
   method: 'patch',
   operationId: 'patchMailerPollingGroup',
   summary: 'Update intervalSeconds (60 to 86400) or enabled',
-  access: write,
+  access: WORKSPACE_WRITE,
   body: z.object({ intervalSeconds: interval.optional(), enabled: z.boolean().optional() }).strict(),
   handler: async (ctx, { principal, params, body }) => ({
     status: 200,
@@ -461,9 +457,9 @@ export const mailerRoutes: AnyRoute[] = [
   getMailerRouteRoute,
   patchMailerRouteRoute,
   patchGoogleDwdRoute,
-  genericInbound('/api/v1/mailer', 'genericMailerInbound', write),
+  genericInbound('/api/v1/mailer', 'genericMailerInbound', WORKSPACE_WRITE),
   // Starts runs: the same write role as the v1 route (a viewer's session once could).
-  genericInbound('/api/mailer', 'genericMailerInboundSession', { kind: 'session', roles: 'write' }),
+  genericInbound('/api/mailer', 'genericMailerInboundSession', SESSION_WRITE),
   signedInboundRoute,
   listThreadsRoute,
   getThreadRoute,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, SESSION_ADMIN } from '../http/route';
 import { pathId } from '../schemas';
 import { addWorkspaceToOrganization, getOrganization, renameOrganization } from '../../services/accounts/organizations';
 import type { SessionPrincipal } from '../../services/kernel/principal';
@@ -19,7 +19,7 @@ const envelope = z.strictObject({ organization: organizationSchema });
 const organizationRoute = routeGroup({
   tags: ['Organizations'],
   family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
+  access: SESSION_ADMIN,
   errors: {
     401: 'Sign-in is required',
     403: 'Admin or Owner role required (Owner of both workspaces to add one), or cross-origin',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute, SESSION_ADMIN, SESSION_READ, WORKSPACE_READ, WORKSPACE_WRITE, WORKSPACE_ADMIN } from '../http/route';
 import { bareAuthErrors, pathId } from '../schemas';
 import { workflowSchema, validationResultSchema, savedEdgeSchema, savedNodeSchema } from '../schemas/workflows';
 import type { Access } from '../middleware/auth';
@@ -97,7 +97,7 @@ const idParams = z.object({ id: pathId });
 const reviewRoute = routeGroup({
   tags: ['Workflow repository'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  access: WORKSPACE_READ,
   errors: {
     ...bareAuthErrors,
     404: 'Workflow or artifact not found',
@@ -107,15 +107,10 @@ const reviewRoute = routeGroup({
 });
 
 export const repositoryRoutes: AnyRoute[] = [
-  ...repositoryRoutesAt(
-    '/api/v1/workflow-repository',
-    { read: { kind: 'apiKey', scopes: 'workspace', roles: 'read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } },
-    '',
-    'Workflow repository',
-  ),
+  ...repositoryRoutesAt('/api/v1/workflow-repository', { read: WORKSPACE_READ, write: WORKSPACE_ADMIN }, '', 'Workflow repository'),
   ...repositoryRoutesAt(
     '/api/workflow-repository',
-    { read: { kind: 'session', roles: 'read' }, write: { kind: 'session', roles: 'admin' } },
+    { read: SESSION_READ, write: SESSION_ADMIN },
     'Session',
     'Workflow repository (session)',
   ),
@@ -138,7 +133,7 @@ export const repositoryRoutes: AnyRoute[] = [
     path: '/review',
     operationId: 'requestWorkflowReview',
     summary: "Write the draft's artifact to the review branch and open (or update) its pull request (Member or above)",
-    access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+    access: WORKSPACE_WRITE,
     params: idParams,
     body: z
       .object({
@@ -151,7 +146,7 @@ export const repositoryRoutes: AnyRoute[] = [
     responses: { 200: { description: '`{ review }`', schema: z.strictObject({ review: reviewSchema }) } },
     handler: async (ctx, { principal, params, body }) => ({
       status: 200,
-      body: await requestReview(ctx.state.em, ctx.deps.services.repository, principal!, params.id, body),
+      body: await requestReview(ctx.state.em, ctx.deps.services.repository, principal, params.id, body),
     }),
   }),
   reviewRoute({

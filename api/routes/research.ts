@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
-import { envelopeAuthErrors, notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
+import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { pathId } from '../schemas';
 import { researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
@@ -22,14 +22,7 @@ import {
  * names the run (`research_…`), and a replay answers the run as it is now (`deduplicated`).
  */
 
-const researchRoute = routeGroup({
-  tags: ['Research'],
-  family: 'envelope',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: envelopeAuthErrors,
-  pathPrefix: '/api/v1/research',
-});
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const researchRoute = routeGroup({ tags: ['Research'], family: 'envelope', access: WORKSPACE_READ, pathPrefix: '/api/v1/research' });
 
 const bounded = (b: { min: number; max: number }, what: string) =>
   z
@@ -98,7 +91,7 @@ export const researchRoutes = [
     operationId: 'createResearchRun',
     summary:
       'Queue a research run and start it on Temporal (Idempotency-Key required; it names the run). A replay answers 200 with the run as it is now',
-    access: write,
+    access: WORKSPACE_WRITE,
     body: createBody,
     responses: {
       202: {
@@ -143,7 +136,7 @@ export const researchRoutes = [
     path: '/{id}/cancel',
     operationId: 'cancelResearchRun',
     summary: 'Cancel a queued or running research run (its execution stops at its next step); a terminal run is returned as it is',
-    access: write,
+    access: WORKSPACE_WRITE,
     params: idParams,
     idempotency: 'required',
     responses: {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
+import { routeGroup, ANY_KEY_READ, PUBLIC, WORKSPACE_WRITE } from '../http/route';
 import { linkBase, runLinks, withRunUrls, workflowLinks } from '../http/links';
-import { bareAuthErrors, runFiltersQuery, pathId } from '../schemas';
+import { runFiltersQuery, pathId } from '../schemas';
 import {
   approvalQueuedSchema,
   approvalResultSchema,
@@ -36,13 +36,7 @@ import { clampLimit } from '../../services/kernel/pagination';
 import type { RunValueField } from '../../services/runs';
 
 /** Runs through a workspace key (the resume hook, public, is declared on its own). */
-const runRoute = routeGroup({
-  tags: ['Runs'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
-  errors: bareAuthErrors,
-});
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const runRoute = routeGroup({ tags: ['Runs'], family: 'bare', access: ANY_KEY_READ });
 const runErrors = {
   404: 'Run not found (also for runs of other workspaces)',
   409: 'The run is in a state that refuses this action',
@@ -193,7 +187,7 @@ export const cancelRunRoute = runRoute({
   path: '/api/v1/runs/{id}/cancel',
   operationId: 'cancelRun',
   summary: 'Cancel a queued, running or waiting run through Temporal cancellation; 409 when terminal',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: runIdParams,
   idempotency: 'optional',
   responses: { 200: { description: '`{ run, links }` with the canceled run', schema: runWithLinksSchema }, ...runErrors },
@@ -209,7 +203,7 @@ export const rerunRoute = runRoute({
   path: '/api/v1/runs/{id}/rerun',
   operationId: 'rerunRun',
   summary: 'A fresh queued run of the same version (or candidate snapshot) from the original input',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: runIdParams,
   idempotency: 'optional',
   responses: {
@@ -310,7 +304,7 @@ export const approvalRoute = runRoute({
 });
 
 /** The resume hook of an event wait: its single-use token is the credential. */
-const resumeHookRoute = routeGroup({ tags: ['Runs'], family: 'bare', access: { kind: 'public' } });
+const resumeHookRoute = routeGroup({ tags: ['Runs'], family: 'bare', access: PUBLIC });
 
 export const resumeRoute = resumeHookRoute({
   method: 'post',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { routeGroup } from '../http/route';
+import { routeGroup, SESSION_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
 import { skillEnvelopeSchema, skillListSchema, skillLoadResultSchema } from '../schemas/skills';
 import {
@@ -25,20 +25,13 @@ const notFound = { 404: '`Skill not found.` (also for other workspaces’ ids an
 const ownerOnly = { 403: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`' };
 
 /** Skills through a workspace key; writes need a role above viewer. */
-const skillRoute = routeGroup({
-  tags: ['Skills'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-  pathPrefix: '/api/v1/skills',
-});
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
+const skillRoute = routeGroup({ tags: ['Skills'], family: 'bare', access: WORKSPACE_READ, pathPrefix: '/api/v1/skills' });
 
 /** Publication review through the session (the product UI). */
 const sessionSkillRoute = routeGroup({
   tags: ['Skills'],
   family: 'bare',
-  access: { kind: 'session', roles: 'admin' },
+  access: SESSION_ADMIN,
   errors: sessionAdminErrors,
   pathPrefix: '/api/skills',
 });
@@ -75,7 +68,7 @@ export const createSkillRoute = skillRoute({
   path: '',
   operationId: 'createSkill',
   summary: "Create a private draft owned by the key's user; the user's own skill of that name (case-insensitive) is updated instead",
-  access: write,
+  access: WORKSPACE_WRITE,
   body: z.strictObject({
     name: z.string().max(SKILL_LIMITS.nameChars, `name must be at most ${SKILL_LIMITS.nameChars} characters`).optional(),
     instructions: instructions.optional(),
@@ -113,7 +106,7 @@ export const updateSkillRoute = skillRoute({
   operationId: 'updateSkill',
   summary:
     'Owner only, no rename. A draft changes in place; a pending version is archived for a new draft version; a published skill keeps serving while the change goes to its draft',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   body: z.strictObject({
     enabled: z.boolean().optional(),
@@ -138,7 +131,7 @@ export const deleteSkillRoute = skillRoute({
   path: '/{id}',
   operationId: 'deleteSkill',
   summary: 'Owner only; published skills cannot be deleted',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   responses: {
     200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },

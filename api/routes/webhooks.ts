@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { routeGroup, type HttpMethod, type RouteResult } from '../http/route';
+import { routeGroup, type HttpMethod, type RouteResult, PUBLIC, WORKSPACE_READ } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { errtrackerInvokeUrl, webhookWithLinks } from '../http/links';
-import { bareAuthErrors, pathId } from '../schemas';
+import { pathId } from '../schemas';
 import {
   acceptedDeliverySchema,
   createdErrtrackerWebhookSchema,
@@ -30,15 +30,9 @@ function inboundRequest(ctx: AppContext): InboundRequest {
 }
 
 /** The workspace's webhooks, managed with a workspace key. */
-const webhookRoute = routeGroup({
-  tags: ['Webhooks'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-  pathPrefix: '/api/v1/webhooks',
-});
+const webhookRoute = routeGroup({ tags: ['Webhooks'], family: 'bare', access: WORKSPACE_READ, pathPrefix: '/api/v1/webhooks' });
 /** Inbound calls: the token in the path (and a signature where the webhook has one) is the credential. */
-const inboundRoute = routeGroup({ tags: ['Webhooks'], family: 'bare', access: { kind: 'public' } });
+const inboundRoute = routeGroup({ tags: ['Webhooks'], family: 'bare', access: PUBLIC });
 
 export const listWebhooksRoute = webhookRoute({
   method: 'get',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { routeGroup, sessionTwin, type AnyRoute } from '../http/route';
+import { routeGroup, sessionTwin, type AnyRoute, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors } from '../schemas';
 import {
@@ -88,12 +88,7 @@ const smokeResponses = {
   404: '`Workflow not found`',
 };
 
-const workerRoute = routeGroup({
-  tags: ['Workers'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
-  errors: bareAuthErrors,
-});
+const workerRoute = routeGroup({ tags: ['Workers'], family: 'bare', access: WORKSPACE_READ });
 
 export const workerStatusRoute = workerRoute({
   method: 'get',
@@ -120,7 +115,7 @@ export const workerSmokeTestRoute = workerRoute({
   path: SMOKE_TEST_PATH,
   operationId: 'workerSmokeTest',
   summary: 'Runs the smoke workflow on workflow-runs and waits for a worker to complete it',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: WORKSPACE_WRITE,
   body: smokeBody,
   responses: smokeResponses,
   handler: smokeHandler,
@@ -150,7 +145,7 @@ const modelsQuery = z.object({ kind: kindSchema.optional() });
 const localAiCliRoute = routeGroup({
   tags: ['Workers'],
   family: 'bare',
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'write' },
+  access: WORKSPACE_WRITE,
   errors: {
     ...bareAuthErrors,
     400: 'Invalid body or query (bad kind or action), or the CLI refused the token or login',
@@ -163,6 +158,10 @@ const localAiCliRoute = routeGroup({
 
 const DEFAULT_KIND = 'cliA';
 
+/** What every local AI CLI service call starts with: the request's entity manager, the CLI service and the caller. */
+const cliArgs = (ctx: AppContext, input: { deps: AppDeps; principal: WorkspacePrincipal }) =>
+  [ctx.state.em, input.deps.services.workers.localAiCli, input.principal] as const;
+
 export const localAiCliSessionRoute = localAiCliRoute({
   method: 'post',
   path: '/session',
@@ -173,13 +172,7 @@ export const localAiCliSessionRoute = localAiCliRoute({
     200: { description: '`{ session }`: readiness of the session', schema: localAiCliSessionResultSchema },
   },
   handler: async (ctx, input) => {
-    const session = await localAiCliSession(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.action ?? 'verify',
-      input.body.kind ?? DEFAULT_KIND,
-    );
+    const session = await localAiCliSession(...cliArgs(ctx, input), input.body.action ?? 'verify', input.body.kind ?? DEFAULT_KIND);
     return { status: 200, body: { session } };
   },
 });
@@ -194,12 +187,7 @@ export const localAiCliLoginRoute = localAiCliRoute({
     200: { description: '`{ login: { kind, authorizationUrl, expiresAt }, session }`', schema: localAiCliLoginResultSchema },
   },
   handler: async (ctx, input) => {
-    const { session, ...login } = await startLocalAiCliLogin(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.kind,
-    );
+    const { session, ...login } = await startLocalAiCliLogin(...cliArgs(ctx, input), input.body.kind);
     return { status: 200, body: { login, session } };
   },
 });
@@ -212,12 +200,7 @@ export const localAiCliCallbackRoute = localAiCliRoute({
   body: callbackBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
-    const session = await completeLocalAiCliLogin(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.callbackUrl,
-    );
+    const session = await completeLocalAiCliLogin(...cliArgs(ctx, input), input.body.callbackUrl);
     return { status: 200, body: { session } };
   },
 });
@@ -230,13 +213,7 @@ export const localAiCliTokenRoute = localAiCliRoute({
   body: tokenBody,
   responses: { 200: { description: '`{ session }`', schema: localAiCliSessionResultSchema } },
   handler: async (ctx, input) => {
-    const session = await storeLocalAiCliToken(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.body.kind,
-      input.body.token,
-    );
+    const session = await storeLocalAiCliToken(...cliArgs(ctx, input), input.body.kind, input.body.token);
     return { status: 200, body: { session } };
   },
 });
@@ -246,16 +223,11 @@ export const localAiCliModelsRoute = localAiCliRoute({
   path: '/models',
   operationId: 'localAiCliModels',
   summary: "The models the workspace's CLI offers",
-  access: { kind: 'apiKey', scopes: 'workspace', roles: 'read' },
+  access: WORKSPACE_READ,
   query: modelsQuery,
   responses: { 200: { description: '`{ kind, models }`', schema: localAiCliModelsResultSchema } },
   handler: async (ctx, input) => {
-    const result = await listLocalAiCliModels(
-      ctx.state.em,
-      input.deps.services.workers.localAiCli,
-      input.principal,
-      input.query.kind ?? DEFAULT_KIND,
-    );
+    const result = await listLocalAiCliModels(...cliArgs(ctx, input), input.query.kind ?? DEFAULT_KIND);
     return { status: 200, body: result };
   },
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { routeGroup, type AnyRoute } from '../http/route';
+import { routeGroup, type AnyRoute, ANY_KEY_READ, PUBLIC, SESSION_ADMIN, SESSION_READ, WORKSPACE_ADMIN } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, pathId } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
@@ -172,7 +172,7 @@ const mcpResponses = {
 };
 
 /** The MCP endpoint itself: no route access check, `authorizeMcp` decides on every request. */
-const mcpRoute = routeGroup({ tags: ['Workflow MCP servers'], family: 'bare', access: { kind: 'public' }, errors: bareAuthErrors });
+const mcpRoute = routeGroup({ tags: ['Workflow MCP servers'], family: 'bare', access: PUBLIC, errors: bareAuthErrors });
 
 /**
  * The workflow MCP server: the official SDK's Streamable HTTP transport in stateless mode,
@@ -213,18 +213,8 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
 }
 
 export const workflowMcpRoutes: AnyRoute[] = [
-  ...serverRoutesAt(
-    '/api/v1/workflow-mcp-servers',
-    { read: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' }, write: { kind: 'apiKey', scopes: 'workspace', roles: 'admin' } },
-    '',
-    'Workflow MCP servers',
-  ),
-  ...serverRoutesAt(
-    '/api/workflow-mcp-servers',
-    { read: { kind: 'session', roles: 'read' }, write: { kind: 'session', roles: 'admin' } },
-    'Session',
-    'Workflow MCP servers (session)',
-  ),
+  ...serverRoutesAt('/api/v1/workflow-mcp-servers', { read: ANY_KEY_READ, write: WORKSPACE_ADMIN }, '', 'Workflow MCP servers'),
+  ...serverRoutesAt('/api/workflow-mcp-servers', { read: SESSION_READ, write: SESSION_ADMIN }, 'Session', 'Workflow MCP servers (session)'),
   ...(['post', 'get'] as const).map((method) =>
     mcpRoute({
       method,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { routeGroup, type RouteResult } from '../http/route';
+import { routeGroup, type RouteResult, ANY_KEY_READ, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, pathId } from '../schemas';
+import { pathId } from '../schemas';
 import {
   artifactReportSchema,
   bundlePreviewSchema,
@@ -49,15 +49,7 @@ const idParams = z.object({ id: pathId });
 const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');
 const edges = z.array(draftEdgeSchema).max(2000);
 /** Workflows through a workspace key: any key reads, a workspace key of a role above viewer writes. */
-const workflowRoute = routeGroup({
-  tags: ['Workflows'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
-  errors: bareAuthErrors,
-  pathPrefix: '/api/v1/workflows',
-});
-const write = { kind: 'apiKey', scopes: 'workspace', roles: 'write' } as const;
-const workspaceKey = { kind: 'apiKey', scopes: 'workspace', roles: 'read' } as const;
+const workflowRoute = routeGroup({ tags: ['Workflows'], family: 'bare', access: ANY_KEY_READ, pathPrefix: '/api/v1/workflows' });
 const workflowErrors = {
   403: 'Wrong key scope, or `API key cannot access this workflow`',
   404: 'Workflow not found',
@@ -112,7 +104,7 @@ export const createWorkflowRoute = workflowRoute({
   path: '',
   operationId: 'createWorkflow',
   summary: 'Create a blank workflow, from a template, a duplicate, an import or a subworkflow placeholder',
-  access: write,
+  access: WORKSPACE_WRITE,
   body: createBody,
   idempotency: 'optional',
   responses: {
@@ -140,7 +132,7 @@ export const importPreviewRoute = workflowRoute({
   path: '/import-preview',
   operationId: 'previewWorkflowImport',
   summary: 'Parse and validate an import without writing anything',
-  access: workspaceKey,
+  access: WORKSPACE_READ,
   body: z.object({ importJson: z.string().optional(), importBundleJson: z.string().optional() }).strict(),
   responses: {
     200: {
@@ -169,7 +161,7 @@ export const validateArtifactRoute = workflowRoute({
   path: '/validate-artifact',
   operationId: 'validateWorkflowArtifacts',
   summary: 'Validate repository artifact files (one JSON workflow artifact per file) without writing anything',
-  access: workspaceKey,
+  access: WORKSPACE_READ,
   body: z.object({ files: artifactFiles.optional() }).strict(),
   responses: { 200: { description: '`{ valid, files[] }`: one report per file', schema: artifactReportSchema } },
   handler: async (_ctx, { body }) => {
@@ -219,7 +211,7 @@ export const patchWorkflowRoute = workflowRoute({
   path: '/{id}',
   operationId: 'updateWorkflow',
   summary: 'Update, import-replace, trash, or deploy via `status: deployed`',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   body: patchBody,
   responses: {
@@ -242,7 +234,7 @@ export const deleteWorkflowRoute = workflowRoute({
   path: '/{id}',
   operationId: 'deleteWorkflow',
   summary: 'Delete a workflow and its versions (its runs stay in the history)',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   responses: { 200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) }, ...workflowErrors },
   handler: async (ctx, { principal, params, deps }) => {
@@ -275,7 +267,7 @@ export const deployWorkflowRoute = workflowRoute({
   path: '/{id}/deploy',
   operationId: 'deployWorkflow',
   summary: 'Validate the draft, pin it as a new version and make it active',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: idParams,
   responses: {
     200: {
@@ -334,7 +326,7 @@ export const restoreVersionRoute = workflowRoute({
   path: '/{id}/versions/{version}/restore',
   operationId: 'restoreWorkflowVersion',
   summary: 'Copy a version into the draft (the active version is unchanged)',
-  access: write,
+  access: WORKSPACE_WRITE,
   params: z.object({
     id: pathId,
     version: z.coerce

@@ -1,17 +1,12 @@
 import { z } from 'zod';
-import { routeGroup } from '../http/route';
-import { bareAuthErrors, redactionSchema, workspaceSchema } from '../schemas';
+import { routeGroup, ANY_KEY_READ } from '../http/route';
+import { redactionSchema, workspaceSchema } from '../schemas';
 import { getWorkspace, INVITABLE_ROLES } from '../../services/accounts/workspaces';
 import { inviteMember } from '../../services/accounts/invitations';
 import { invitationSchema } from '../schemas/invitations';
 import { projectFor } from '../../services/kernel/redaction';
 
-const workspaceRoute = routeGroup({
-  tags: ['Workspaces'],
-  family: 'bare',
-  access: { kind: 'apiKey', scopes: 'safe-read', roles: 'read' },
-  errors: bareAuthErrors,
-});
+const workspaceRoute = routeGroup({ tags: ['Workspaces'], family: 'bare', access: ANY_KEY_READ });
 
 export const getWorkspaceRoute = workspaceRoute({
   method: 'get',
