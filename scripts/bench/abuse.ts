@@ -229,7 +229,7 @@ const CLASSES: AttackClass[] = [
     },
   },
   {
-    key: 'F4v',
+    key: 'F4V',
     describe: `live runs of ${F4_CHAIN_LENGTH} nodes each at its expression budget (one at a time; F4 by volume)`,
     prepare: async (env) => {
       const nodes = Array.from({ length: F4_CHAIN_LENGTH }, (_, i) => ({
