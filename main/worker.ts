@@ -85,6 +85,7 @@ export async function startWorker(opts: {
     payloadCodec,
     workflowBundle,
     maxCachedWorkflows: opts.config.temporal.maxCachedWorkflows,
+    workflowThreads: opts.config.temporal.workflowThreads,
     identity,
   });
   let stopping = false;

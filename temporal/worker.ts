@@ -125,6 +125,12 @@ export interface WorkerOptions {
    * its history. Unset: the SDK's default, which grows with the heap limit.
    */
   maxCachedWorkflows?: number;
+  /**
+   * Threads running workflow code (config `WORKER_WORKFLOW_THREADS`; the SDK's default with a
+   * reused V8 context is 1). A run's activations are serial, so with 2 a run that evaluates
+   * heavy expressions holds at most one thread and other runs go on on the other.
+   */
+  workflowThreads?: number;
 }
 
 /**
@@ -155,6 +161,7 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     ...(opts.identity ? { identity: opts.identity } : {}),
     dataConverter: dataConverterOptions(opts.payloadCodec),
     ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),
+    ...(opts.workflowThreads !== undefined ? { workflowThreadPoolSize: opts.workflowThreads } : {}),
     ...ISOLATE_OPTIONS,
   });
 }

@@ -25,6 +25,15 @@ export const temporalArea = defineArea('temporalCluster', 'Temporal', {
     ),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233).describe('Dev server frontend port (`npm start` only).'),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233).describe('Dev server Web UI port (`npm start` only).'),
+  WORKER_WORKFLOW_THREADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(2)
+    .describe(
+      "Threads a worker runs workflow code on (the SDK's default is 1). Several let other workspaces' runs go on while one run evaluates a heavy expression (docs/isolation.md).",
+    ),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
     .number()
     .int()
@@ -74,6 +83,8 @@ export interface TemporalConfig {
     previousPayloadKeys: string[];
     /** Runs a worker keeps in its sticky cache; the rest are evicted and replayed from history when they wake. */
     maxCachedWorkflows: number;
+    /** Threads the worker runs workflow code on. */
+    workflowThreads: number;
     /** A prebuilt workflow bundle the worker loads instead of bundling at start; unset: the one `npm run build` writes, when present. */
     workflowBundlePath: string | undefined;
   };
@@ -91,6 +102,7 @@ export function temporalConfig(e: TemporalEnv): TemporalConfig {
       payloadKey: e.TEMPORAL_PAYLOAD_KEY || undefined,
       previousPayloadKeys: list(e.TEMPORAL_PAYLOAD_PREVIOUS_KEYS),
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+      workflowThreads: e.WORKER_WORKFLOW_THREADS,
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH || undefined,
     },
   };
