@@ -287,7 +287,8 @@ describe('two API processes and two workers under the supervisor', () => {
       await client.workflow.start('noSuchWorkflow', {
         taskQueue: TASK_QUEUE,
         workflowId: runId,
-        workflowExecutionTimeout: '2 minutes',
+        // Long enough that a loaded machine cannot time the execution out before both passes ran (then neither would fail it).
+        workflowExecutionTimeout: '10 minutes',
         args: [],
       });
       await eventually(
