@@ -147,6 +147,11 @@ export function hostAllowed(patterns: string[], url: URL): boolean {
 }
 
 /** The host of a URL as messages name it (`host` or `host:port`), or the raw text when it does not parse. */
+/** How a refusal names where a credential may go: "it is bound to no host" or "it may be sent only to a, b". */
+export function boundHostsText(allowed: string[]): string {
+  return allowed.length === 0 ? 'it is bound to no host' : `it may be sent only to ${allowed.join(', ')}`;
+}
+
 export function shownHost(url: string): string {
   try {
     return new URL(url).host;

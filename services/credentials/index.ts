@@ -31,6 +31,7 @@ export {
 export { maskSecret, redactDeep, redactSecrets } from './mask';
 export {
   credentialDestinations,
+  boundHostsText,
   hostAllowed,
   impliedHosts,
   MAX_ALLOWED_HOSTS,

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, type Credential } from '../../db/entities';
 import { ReasonedError } from '../kernel/errors';
 import type { HttpRequestInput, HttpResponseOutput } from '../kernel/outbound';
-import { credentialDestinations, hostAllowed, shownHost, type ProviderUrls } from './destinations';
+import { boundHostsText, credentialDestinations, hostAllowed, shownHost, type ProviderUrls } from './destinations';
 import { credentialKeyring, type CredentialKeySettings } from './keys';
 import { openCredential, resolveCredentialReference } from './crud';
 import { sendWithCredential } from './http';
@@ -46,9 +46,10 @@ export function assertCredentialDestination(
   const host = shownHost(url);
   throw new CredentialUseError(
     'destination',
-    allowed.length === 0
-      ? `Credential "${name}" may not be sent to ${host}: it is bound to no host. Save it again with its secret and allowedHosts naming the hosts it is for.`
-      : `Credential "${name}" may not be sent to ${host}: it may be sent only to ${allowed.join(', ')}. Add the host to its allowedHosts (with its secret) or use another credential.`,
+    `Credential "${name}" may not be sent to ${host}: ${boundHostsText(allowed)}. ` +
+      (allowed.length === 0
+        ? 'Save it again with its secret and allowedHosts naming the hosts it is for.'
+        : 'Add the host to its allowedHosts (with its secret) or use another credential.'),
   );
 }
 

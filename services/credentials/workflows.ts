@@ -5,7 +5,7 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { loadWorkflow } from '../workflows';
 import { immediateResult, type CredentialTestResult } from './checks';
 import { createCredential, openCredential, resolveCredentialReference, type CredentialDeps } from './crud';
-import { credentialDestinations, hostAllowed, shownHost } from './destinations';
+import { boundHostsText, credentialDestinations, hostAllowed, shownHost } from './destinations';
 import { requireKeyring } from './keys';
 import { testStoredCredential, type CredentialTestDeps } from './testing';
 import { CREDENTIAL_TYPES } from './types';
@@ -76,10 +76,9 @@ function destinationProblem(
       continue;
     }
     if (!hostAllowed(allowed, url)) {
-      const bound = allowed.length === 0 ? 'it is bound to no host' : `it may be sent only to ${allowed.join(', ')}`;
       return immediateResult(
         'refused',
-        `Node "${t.nodeId}" would send credential "${row.name}" to ${shownHost(t.url)}: ${bound}. Add the host to its allowedHosts (with its secret).`,
+        `Node "${t.nodeId}" would send credential "${row.name}" to ${shownHost(t.url)}: ${boundHostsText(allowed)}. Add the host to its allowedHosts (with its secret).`,
       );
     }
   }

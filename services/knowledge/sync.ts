@@ -24,7 +24,7 @@ import type { SyncExecutionOutcome } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableString, toStorable } from '../kernel/storableText';
 import type { KnowledgeConfig } from '../kernel/config';
-import { hostAllowed, shownHost, type CredentialKeySettings, type ProviderUrls } from '../credentials';
+import { boundHostsText, hostAllowed, shownHost, type CredentialKeySettings, type ProviderUrls } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
 import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
@@ -493,10 +493,7 @@ export async function executeSyncRun(
     // credential goes only to hosts it is bound to (issue 27 item 5).
     const bound = (url: string) => {
       if (boundTo(credential.destinations, url)) return;
-      const allowed = credential.destinations;
-      const refusal = `Credential "${credential.name.slice(0, 200)}" may not be sent to ${shownHost(url)}: ${
-        allowed.length === 0 ? 'it is bound to no host' : `it may be sent only to ${allowed.join(', ')}`
-      }.`;
+      const refusal = `Credential "${credential.name.slice(0, 200)}" may not be sent to ${shownHost(url)}: ${boundHostsText(credential.destinations)}.`;
       const setup = setupRequired(connector, provider, 'credential_destination_refused', { refusal });
       throw new SyncError('conflict', `${setup.message} ${refusal}`, setup.code, setup.envelope);
     };
