@@ -16,6 +16,9 @@ export const envelopeErrorSchema = z.object({ ok: z.literal(false), error: z.obj
 
 export const isoDate = z.string().describe('ISO-8601 timestamp');
 
+/** The creation and last-change times of a resource, spread into its schema where they stand. */
+export const timestampFields = { createdAt: isoDate, updatedAt: isoDate };
+
 /**
  * Every id or token in a path: printable ASCII without spaces, bounded, so malformed ids (NUL
  * bytes, control characters, megabyte strings) are a 400 before any query runs.
