@@ -1,6 +1,7 @@
 import contentDisposition from 'content-disposition';
 import { z } from 'zod';
 import { routeGroup, SESSION_READ, WORKSPACE_READ } from '../http/route';
+import { answerById } from '../http/handlers';
 import { conflictOrReplay, envelopeAuthErrors, notFound } from '../http/envelopeErrors';
 import type { Access } from '../middleware/auth';
 import { withStreamedIdempotency } from '../middleware/idempotency';
@@ -133,7 +134,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       summary: 'One file',
       params: idParams,
       responses: { 200: { description: '`{ file }`', schema: fileEnvelopeSchema }, ...fileNotFound },
-      handler: async (ctx, { principal, params }) => ({ status: 200, body: { file: await getFile(ctx.state.em, principal, params.id) } }),
+      handler: answerById('file', getFile),
     }),
     fileRoute({
       method: 'delete',

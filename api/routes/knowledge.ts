@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { readMultipart, type MultipartFile } from '../http/multipartStream';
 import { pathId } from '../schemas';
 import {
@@ -117,10 +118,7 @@ export const knowledgeRoutes = [
     summary: 'One knowledge base',
     params: idParams,
     responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...knowledgeNotFound },
-    handler: async (ctx, { principal, params }) => ({
-      status: 200,
-      body: { knowledgeBase: await getKnowledgeBase(ctx.state.em, principal, params.id) },
-    }),
+    handler: answerById('knowledgeBase', getKnowledgeBase),
   }),
   knowledgeRoute({
     method: 'patch',

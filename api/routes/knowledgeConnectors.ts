@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { notFound } from '../http/envelopeErrors';
 import { pathId } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
@@ -130,10 +131,7 @@ export const knowledgeConnectorRoutes = [
     summary: 'One connector',
     params: idParams,
     responses: { 200: { description: '`{ connector }`', schema: connectorEnvelope }, ...notFound() },
-    handler: async (ctx, { principal, params }) => ({
-      status: 200,
-      body: { connector: await getConnector(ctx.state.em, principal, params.id) },
-    }),
+    handler: answerById('connector', getConnector),
   }),
   connectorRoute({
     method: 'patch',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, type AnyRoute, PUBLIC, SESSION_WRITE, WORKSPACE_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { requestOrigin } from '../http/urls';
 import { pathId } from '../schemas';
 import {
@@ -356,10 +357,7 @@ export const getReservationRoute = mailerRoute({
   method: 'get',
   operationId: 'getReplyReservation',
   summary: 'A reply reservation (Admin or Owner)',
-  handler: async (ctx, { principal, params }) => ({
-    status: 200,
-    body: { reservation: await getReservation(ctx.state.em, principal, params.id) },
-  }),
+  handler: answerById('reservation', getReservation),
 });
 
 export const patchReservationRoute = mailerRoute({
@@ -428,10 +426,7 @@ export const getPollingGroupRoute = mailerRoute({
   method: 'get',
   operationId: 'getMailerPollingGroup',
   summary: 'One polling group',
-  handler: async (ctx, { principal, params }) => ({
-    status: 200,
-    body: { pollingGroup: await getPollingGroup(ctx.state.em, principal, params.id) },
-  }),
+  handler: answerById('pollingGroup', getPollingGroup),
 });
 
 export const patchPollingGroupRoute = mailerRoute({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { pathId } from '../schemas';
@@ -126,10 +127,7 @@ export const researchRoutes = [
     summary: 'One research run with its stored source snapshots',
     params: idParams,
     responses: { 200: { description: '`{ run }`', schema: researchRunEnvelope }, ...runNotFound },
-    handler: async (ctx, { principal, params }) => ({
-      status: 200,
-      body: { run: await getResearchRun(ctx.state.em, principal, params.id) },
-    }),
+    handler: answerById('run', getResearchRun),
   }),
   researchRoute({
     method: 'post',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
 import { routeGroup, SESSION_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
 import { skillEnvelopeSchema, skillListSchema, skillLoadResultSchema } from '../schemas/skills';
 import {
@@ -97,7 +98,7 @@ export const getSkillRoute = skillRoute({
   summary: 'One skill version the caller may see',
   params: idParams,
   responses: { 200: { description: '`{ skill }`', schema: skillEnvelopeSchema }, ...bareAuthErrors, ...notFound },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { skill: await getSkill(ctx.state.em, principal, params.id) } }),
+  handler: answerById('skill', getSkill),
 });
 
 export const updateSkillRoute = skillRoute({
