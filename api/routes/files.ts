@@ -10,7 +10,7 @@ import { etagMatches, parseByteRange } from '../http/ranges';
 import { fileLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import type { AppContext } from '../context';
-import { pathId } from '../schemas';
+import { idParams } from '../schemas';
 import { createdFileSchema, fileEnvelopeSchema, fileListSchema, storedBlobSchema } from '../schemas/files';
 import { invalidInput } from '../../services/kernel/errors';
 import {
@@ -64,7 +64,6 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(500).optional(),
 });
-const idParams = z.object({ id: pathId });
 /** Download bodies: the file's bytes, served with the file's own content-type. */
 const rawBytes = z.string().meta({ format: 'binary', description: "The file's bytes, with the file's mimeType as content-type" });
 

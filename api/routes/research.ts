@@ -3,7 +3,7 @@ import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { answerById } from '../http/handlers';
 import { notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
-import { pathId } from '../schemas';
+import { idParams } from '../schemas';
 import { researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import {
@@ -69,7 +69,6 @@ const listQuery = z.object({
   cursor: z.string().min(1).max(500).optional(),
   limit: z.coerce.number().int().min(RESEARCH_LIST_LIMIT.min).max(RESEARCH_LIST_LIMIT.max).default(RESEARCH_LIST_LIMIT.default),
 });
-const idParams = z.object({ id: pathId });
 
 const runNotFound = notFound('no such research run in this workspace');
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context';
 import { routeGroup, SESSION_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { answerById } from '../http/handlers';
-import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
+import { bareAuthErrors, pathId, sessionAdminErrors, idParams } from '../schemas';
 import { skillEnvelopeSchema, skillListSchema, skillLoadResultSchema } from '../schemas/skills';
 import {
   archiveSkillPublication,
@@ -21,7 +21,6 @@ import {
 } from '../../services/skills';
 import { invalidInput, tooLarge } from '../../services/kernel/errors';
 
-const idParams = z.object({ id: pathId });
 const notFound = { 404: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)' };
 const ownerOnly = { 403: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`' };
 

@@ -29,6 +29,9 @@ export const pathId = z
   .max(200, 'must be at most 200 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or control characters');
 
+/** The path parameters of a route under one resource: its `{id}`. */
+export const idParams = z.object({ id: pathId });
+
 /** Dates of the list filters: ISO-8601 dates PostgreSQL can compare, years 1970 to 9999. */
 export const filterDate = z
   .string()
