@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { savePinnedData } from '../extflow/pinned';
+import { recordImportProvenance } from '../extflow/store';
 import { WorkflowSchema, WorkflowVersionSchema, type WorkflowStatus } from '../../db/entities';
 import { findTemplate } from '../../engine/templates';
 import type { GraphEdge, GraphNode } from '../../engine/types';
@@ -11,7 +12,7 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { deployLoaded, type DeployDeps, type Deployment } from './deploy';
 import { syncProductionWithWorkflow } from '../destinations/production';
 import { removeAllTargetSchedules } from '../destinations/schedules';
-import type { ValidationResult } from '../workflows/graph';
+import { candidateVersionId, type ValidationResult } from '../workflows/graph';
 import { externalIdsOf, parseImportJson } from './import';
 import { loadWorkflow, viewOf, workflowView, type WorkflowView } from '../workflows/views';
 
@@ -113,6 +114,8 @@ export async function createWorkflow(
   });
   await em.flush();
   if (externalId && pinned) await savePinnedData(em, principal.workspaceId, externalId, pinned);
+  // The draft an import wrote: a later bundle import of the same externalId may update it while it stays so.
+  if (externalId) await recordImportProvenance(em, principal.workspaceId, externalId, wf.id, candidateVersionId(wf));
   return { workflow: workflowView(wf, null), ...(importReadiness ? { importReadiness } : {}) };
 }
 
