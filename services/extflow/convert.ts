@@ -23,6 +23,7 @@ import {
   type CredentialAlias,
   type ExtNode,
   type ExtWorkflow,
+  type ReadinessIssue,
   type SubworkflowRef,
   type UnsupportedItem,
 } from './types';
@@ -110,6 +111,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
 
   const unsupported: UnsupportedItem[] = [];
   const warnings: ConversionWarning[] = [];
+  const readinessIssues: ReadinessIssue[] = [];
   const credentials = new Map<string, CredentialAlias>();
   const subworkflows: SubworkflowRef[] = [];
   let translated = 0;
@@ -195,6 +197,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       connectedOutputs: new Set(conns.filter((c) => c.source === node.name).map((c) => c.output)),
       timezone,
       warn: (message) => warnings.push({ node: node.name, message }),
+      lossy: (kind, message) => readinessIssues.push({ node: node.name, kind, message }),
       credential: (extflowType, type) => {
         const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
         const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
@@ -357,11 +360,12 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       source: 'extflow',
       sourceWorkflowId,
       externalId,
-      ready: unsupported.length === 0 && report.valid,
+      ready: unsupported.length === 0 && readinessIssues.length === 0 && report.valid,
       nodeCount: nodes.length,
       mappedNodes: nodes.length - new Set(unsupported.filter((u) => u.nodeType !== '(connections)').map((u) => u.node)).size,
       translatedExpressions: translated,
       unsupported,
+      readinessIssues,
       warnings,
       credentials: [...credentials.values()],
       subworkflows,

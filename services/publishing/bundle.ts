@@ -14,6 +14,7 @@ import { importProvenance, recordImportProvenance, type ImportProvenance } from 
 import type { ConversionReport } from '../extflow/types';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from '../workflows/graph';
 import { viewOf, type WorkflowView } from '../workflows/views';
+import { credentialNamesOf } from './import';
 
 /**
  * Multi-workflow bundles: `importBundleJson` is `{ schema?, name?, workflows: [artifact…] }`
@@ -188,6 +189,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
           )
         ).map((p) => [p.external_id, p]),
   );
+  const credentialNames = conversions && conversions.size > 0 ? await credentialNamesOf(em, principal.workspaceId) : undefined;
   const accepted: Array<{ artifact: WorkflowArtifact; index: number; source: string }> = [];
   parsed.artifacts.forEach((artifact, i) => {
     const existing = byExternalId.get(artifact.externalId);
@@ -237,6 +239,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
         importReadiness,
         conversion,
         unresolved.map((r) => ({ node: nameOf(r.nodeId), reference: r.reference })),
+        credentialNames,
       );
     } else if (unresolved.length > 0) {
       importReadiness.deploymentReadiness = {

@@ -13,7 +13,7 @@ import { deployLoaded, type DeployDeps, type Deployment } from './deploy';
 import { syncProductionWithWorkflow } from '../destinations/production';
 import { removeAllTargetSchedules } from '../destinations/schedules';
 import { candidateVersionId, type ValidationResult } from '../workflows/graph';
-import { externalIdsOf, parseImportJson } from './import';
+import { credentialNamesOf, externalIdsOf, parseImportJson } from './import';
 import { loadWorkflow, viewOf, workflowView, type WorkflowView } from '../workflows/views';
 
 export interface CreateWorkflowInput {
@@ -68,7 +68,7 @@ export async function createWorkflow(
     sourceWorkflowId = source.id;
   } else if (input.importJson !== undefined) {
     const externalIds = await externalIdsOf(em, principal.workspaceId);
-    const imported = parseImportJson(input.importJson, externalIds);
+    const imported = parseImportJson(input.importJson, externalIds, await credentialNamesOf(em, principal.workspaceId));
     base = {
       name: imported.graph.name ?? 'Imported workflow',
       description: imported.graph.description ?? '',
@@ -163,7 +163,11 @@ export async function updateWorkflow(
   if (patch.nodes !== undefined) wf.nodes = patch.nodes;
   if (patch.edges !== undefined) wf.edges = patch.edges;
   if (patch.importJson !== undefined) {
-    const imported = parseImportJson(patch.importJson, await externalIdsOf(em, principal.workspaceId));
+    const imported = parseImportJson(
+      patch.importJson,
+      await externalIdsOf(em, principal.workspaceId),
+      await credentialNamesOf(em, principal.workspaceId),
+    );
     wf.nodes = imported.graph.nodes;
     wf.edges = imported.graph.edges;
     if (imported.graph.name) wf.name = imported.graph.name;
