@@ -50,39 +50,58 @@ function prelude(mode: 'allItems' | 'eachItem' | 'functionItem'): string {
 /**
  * Whether all-items code evidently returns one item: every `return` gives an object literal, a
  * one-element array of one, the input items themselves (`items`, `$input.all()`: one item
- * here) or a `.map(…)` of them. Anything else (`return out`, a filter, several elements) may return
- * several items, which reach the next node as one array value instead of separate items.
+ * here), a `.map(…)` of them, or a list that one loop over them fills with one `push({…})` per
+ * item. Anything else (a filter, several elements, a loop over another list) may return several
+ * items, which reach the next node as one array value instead of separate items.
  * Caveat: a textual check; it answers "not evident" rather than guess.
  */
 export function returnsOneItem(source: string): boolean {
-  const returns = [...source.matchAll(/\breturn\b\s*/g)];
+  const bare = withoutStrings(source);
+  const returns = [...bare.matchAll(/\breturn\b\s*/g)];
   if (returns.length === 0) return false;
   return returns.every((m) => {
-    const rest = source.slice((m.index ?? 0) + m[0].length);
+    const rest = bare.slice((m.index ?? 0) + m[0].length);
     if (/^(items|\$input\.all\(\))\s*;?\s*($|\n|\})/.test(rest)) return true;
     // One item out per item in: the input is one item here.
     if (/^(items|\$input\.all\(\))\.map\(/.test(rest)) return true;
     if (rest.startsWith('{')) return true;
-    if (!rest.startsWith('[')) return false;
-    // One element: no comma at the array's own depth before its closing bracket.
-    let depth = 0;
-    let quote: string | null = null;
-    for (let i = 0; i < rest.length; i++) {
-      const c = rest[i];
-      if (quote) {
-        if (c === '\\') i++;
-        else if (c === quote) quote = null;
-        continue;
-      }
-      if (c === '"' || c === "'" || c === '`') quote = c;
-      else if (c === '[' || c === '{' || c === '(') depth++;
-      else if (c === ']' || c === '}' || c === ')') {
-        depth--;
-        if (depth === 0) return /^\[\s*\{/.test(rest);
-      } else if (c === ',' && depth === 1) return false;
-    }
-    return false;
+    if (rest.startsWith('[')) return oneObjectInside(rest);
+    const list = /^([A-Za-z_$][\w$]*)\s*;?\s*($|\n|\})/.exec(rest)?.[1];
+    return list !== undefined && fillsOnePerItem(bare, list);
   });
+}
+
+/** The text with its string literals emptied, so brackets and commas inside them do not count. */
+function withoutStrings(text: string): string {
+  return text.replace(/(["'`])(?:\\.|(?!\1)[^\\])*\1/g, '""');
+}
+
+/** Whether the bracket that opens `text` holds exactly one element, an object literal. */
+function oneObjectInside(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charAt(i);
+    if (c === '[' || c === '{' || c === '(') depth++;
+    else if (c === ']' || c === '}' || c === ')') {
+      depth--;
+      if (depth === 0) return /^.\s*\{/.test(text);
+    } else if (c === ',' && depth === 1) return false;
+  }
+  return false;
+}
+
+/** `for (const x of items|$input.all()) { … list.push({ … }) … }` as the code's only loop and only push. */
+function fillsOnePerItem(bare: string, list: string): boolean {
+  const loops = bare.match(/\b(for|while|do)\b|\.(forEach|map|flatMap|filter|reduce)\(/g) ?? [];
+  const pushes = [...bare.matchAll(/\.push\(/g)];
+  const push = bare.indexOf(`${list}.push(`);
+  return (
+    loops.length === 1 &&
+    /\bfor\s*\(\s*(const|let|var)\s+[\w$]+\s+of\s+(items|\$input\.all\(\))\s*\)/.test(bare) &&
+    pushes.length === 1 &&
+    push >= 0 &&
+    oneObjectInside(bare.slice(push + list.length + '.push'.length))
+  );
 }
 
 const POSTLUDE = [
