@@ -73,7 +73,11 @@ export function createCommandActivities(deps: ActivityDeps) {
             // One run per job and question: a retried activity finds the run it started.
             const key = `command-${ctx.job.id}-${sha256Hex(JSON.stringify([args.query, sourceUrls])).slice(0, 32)}`;
             const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client);
-            const { run } = await createResearchRun(ctx.em, launcher, ctx.principal, key, { query: args.query, sourceUrls, limits: {} });
+            const { run } = await createResearchRun(ctx.em, { launcher, webSearch: Boolean(deps.webSearch) }, ctx.principal, key, {
+              query: args.query,
+              sourceUrls,
+              limits: {},
+            });
             return { runId: run.id, status: run.status };
           },
         }
