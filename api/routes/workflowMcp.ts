@@ -4,7 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { routeGroup, type AnyRoute, ANY_KEY_READ, PUBLIC, SESSION_ADMIN, SESSION_READ, WORKSPACE_ADMIN } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, pathId } from '../schemas';
+import { bareAuthErrors, pathId, idParams } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
 import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
@@ -88,7 +88,7 @@ function serverRoutesAt(base: string, access: { read: Access; write: Access }, s
       operationId: `deleteWorkflowMcpServer${suffix}`,
       summary: 'Delete a stored workflow MCP server (Admin or Owner); its endpoint answers 404 at once',
       access: access.write,
-      params: z.object({ id: pathId }),
+      params: idParams,
       responses: {
         200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
         404: 'MCP server not found',
