@@ -6,7 +6,8 @@
  * - the outbound guard: with private networks disallowed, a loopback source and the cloud
  *   metadata address are refused before any request and recorded as refused; so are the same
  *   URLs when a web search (the loopback SearxNG, the operator's endpoint, reached all the same)
- *   answers them for a run with only a query.
+ *   answers them for a run with only a query;
+ * - a worker without the API's web search settings fails such a run, naming the setting.
  */
 import type { ChildProcess } from 'node:child_process';
 import { startFakeLlm, lastMessage, type FakeLlmServer } from '../../fakes/llm';
@@ -135,4 +136,20 @@ test('with private networks disallowed, search results on loopback and the metad
     refused('http://169.254.169.254/latest/meta-data/', 'link-local'),
     refused('http://localhost/admin', 'loopback'),
   ]);
+}, 180_000);
+
+test('a worker without the web search settings of the API fails a run with only a query, naming the setting', async () => {
+  if (worker) await killWorker(worker);
+  const { RESEARCH_SEARCH_PROVIDER: _provider, RESEARCH_SEARCH_URL: _url, ...withoutSearch } = workerEnv;
+  worker = await spawnWorker(withoutSearch);
+  const searches = searx.requests.length;
+  const res = await createResearch(stack.app, stack.ws.token, { query: 'Which worker searches?' });
+  expect(res.status).toBe(202);
+  const run = await waitForResearch(stack.app, stack.ws.token, res.body.data.run.id, undefined, 120_000);
+  expect(run).toMatchObject({
+    status: 'failed',
+    error: 'This worker has no web search provider configured (RESEARCH_SEARCH_PROVIDER is not set).',
+    sources: [],
+  });
+  expect(searx.requests.length).toBe(searches);
 }, 180_000);
