@@ -1,7 +1,7 @@
 /**
  * Research runs: a query and source URLs (or, without them, the results of a web search of the
- * query: search.ts), researched by a Temporal workflow whose id is the run
- * id (temporal/workflows/research.ts): fetch the sources and same-domain pages they link to
+ * query: search.ts), researched by a Temporal workflow whose id is the run id
+ * (temporal/workflows/research.ts): fetch the sources and same-domain pages they link to
  * (fetching.ts), then synthesize an answer with citations into the workspace's "Research"
  * knowledge base (synthesis.ts).
  *
@@ -177,9 +177,9 @@ export interface CreatedResearch {
 /**
  * POST /research: queues the run named by the key and starts its execution. Without
  * `sourceUrls` the run searches the web for its query, and is refused (`validation_failed`
- * naming the setting) when no provider is configured. A replay (same key,
- * user and body) answers the run as it is now (`deduplicated`), starting its execution again
- * only if it is still queued (a start that failed before); another body under the key is 409.
+ * naming the setting) when no provider is configured. A replay (same key, user and body)
+ * answers the run as it is now (`deduplicated`), starting its execution again only if it is
+ * still queued (a start that failed before); another body under the key is 409.
  */
 export async function createResearchRun(
   em: EntityManager,

@@ -47,10 +47,10 @@ function messageOf(err: unknown): string {
 
 /**
  * One research run (workflow id = run id). A run without source URLs first searches the web for
- * its query (one activity; its results are the sources). Sources are fetched one activity each, in order, then
- * the same-domain pages they link to, within the run's limits; each activity stores its snapshot
- * before it completes, and a retried one (a worker died) returns the stored row without fetching
- * again. Then one activity synthesizes the answer into the "Research" knowledge base, whose
+ * its query (one activity; its results are the sources). Sources are fetched one activity each,
+ * in order, then the same-domain pages they link to, within the run's limits; each activity
+ * stores its snapshot before it completes, and a retried one (a worker died) returns the stored
+ * row without fetching again. Then one activity synthesizes the answer into the "Research" knowledge base, whose
  * indexing runs as a child workflow that outlives this one. Cancellation stops the run at its
  * next step and marks it canceled.
  */
