@@ -73,7 +73,11 @@ export function createCommandActivities(deps: ActivityDeps) {
             // One run per job and question: a retried activity finds the run it started.
             const key = `command-${ctx.job.id}-${sha256Hex(JSON.stringify([args.query, sourceUrls])).slice(0, 32)}`;
             const launcher: ResearchLauncher = deps.researchLauncherFor!(Context.current().client);
-            const { run } = await createResearchRun(ctx.em, launcher, ctx.principal, key, { query: args.query, sourceUrls, limits: {} });
+            const { run } = await createResearchRun(ctx.em, { launcher, webSearch: Boolean(deps.webSearch) }, ctx.principal, key, {
+              query: args.query,
+              sourceUrls,
+              limits: {},
+            });
             return { runId: run.id, status: run.status };
           },
         }
@@ -113,7 +117,10 @@ function finalWhenCliUnavailable(err: unknown): never {
   throw err;
 }
 
-/** The agent's source URLs: 1 to 20 http(s) URLs without credentials, deduplicated (there is no web search). */
+/**
+ * The agent's source URLs: up to 20 http(s) URLs without credentials, deduplicated. None: the run
+ * searches the web for its question, which `createResearchRun` refuses when no provider is configured.
+ */
 function researchSources(urls: string[]): string[] {
   const out = new Set<string>();
   for (const raw of urls) {
@@ -128,6 +135,6 @@ function researchSources(urls: string[]): string[] {
     url.hash = '';
     out.add(url.toString());
   }
-  if (out.size === 0 || out.size > 20) throw invalidInput('sourceUrls must name 1 to 20 URLs (there is no web search).');
+  if (out.size > 20) throw invalidInput('sourceUrls must name at most 20 URLs.');
   return [...out];
 }

@@ -12,7 +12,7 @@ import type { KnowledgeConfig, MailerConfig } from '../services/kernel/config';
 import type { FileScanner } from '../services/files';
 import { createKnowledgeActivities } from './knowledge';
 import { createResearchActivities } from './research';
-import type { LlmConfig, LocalAiCliConfig } from '../services/kernel/config';
+import type { LlmConfig, LocalAiCliConfig, WebSearchConfig } from '../services/kernel/config';
 import type { Client } from '@temporalio/client';
 import type { CommandJobEngine, ResearchLauncher } from '../services/kernel/ports';
 import type { EmbeddingsClient } from '../services/models/embeddings';
@@ -36,6 +36,8 @@ export interface ActivityDeps {
   };
   /** The deployment's chat model (research synthesis); without it a workspace `llm` credential is needed. */
   llm?: LlmConfig;
+  /** The web search provider of research runs without source URLs (same configuration as the API); null or absent: none. */
+  webSearch?: WebSearchConfig | null;
   /** Local AI CLIs, for research runs whose `aiProvider` is `cliA` or `cliB` (same configuration as the API). */
   localAiCli?: LocalAiCliConfig;
   /** Chat model, confirmation window and SQL limits of command jobs (same configuration as the API). */

@@ -10,10 +10,14 @@ import {
   markResearchRunning,
   recordSkippedSource,
   RESEARCH_MESSAGES,
+  searchForResearchRun,
   synthesizeResearch,
+  WebSearchError,
+  type WebSearchOutcome,
   type FetchSourceInput,
   type FetchSourceResult,
   type ResearchRunRef,
+  type SearchSummary,
 } from '../services/research';
 import { heartbeating } from './heartbeat';
 import { LocalAiCliUnavailable } from '../services/workers/localAiCli';
@@ -47,7 +51,28 @@ export function createResearchActivities(deps: ActivityDeps) {
       );
     },
 
-    async synthesizeResearchRun(input: ResearchRunRef) {
+    /**
+     * The web search of a run without source URLs. A provider error that another attempt could
+     * change (timeout, network, 408, 429, 5xx) is retried by the workflow's policy; any other
+     * fails the run with the reason.
+     */
+    async searchResearchSources(input: ResearchRunRef & { count: number; timeoutMs: number }): Promise<WebSearchOutcome> {
+      const signal = Context.current().cancellationSignal;
+      try {
+        return await heartbeating(() =>
+          searchForResearchRun(
+            deps.orm.em.fork(),
+            { search: deps.webSearch ?? null, signal },
+            { ...ref(input), count: input.count, timeoutMs: input.timeoutMs },
+          ),
+        );
+      } catch (err) {
+        if (err instanceof WebSearchError && !err.retryable) throw ApplicationFailure.nonRetryable(err.message, 'ResearchFailed');
+        throw err;
+      }
+    },
+
+    async synthesizeResearchRun(input: ResearchRunRef & { search?: SearchSummary }) {
       if (!deps.credentials) throw ApplicationFailure.nonRetryable('This worker has no credential keys configured.', 'ResearchFailed');
       const keys = deps.credentials;
       const signal = Context.current().cancellationSignal;
@@ -57,6 +82,7 @@ export function createResearchActivities(deps: ActivityDeps) {
             deps.orm.em.fork(),
             { llm: deps.llm ?? NO_LLM, keys, allowPrivateNetworks: deps.allowPrivateNetworks, signal, localAiCli: deps.localAiCli },
             ref(input),
+            input.search,
           ),
         );
         if (outcome.kind === 'no_sources') throw ApplicationFailure.nonRetryable(RESEARCH_MESSAGES.noSources, 'ResearchFailed');

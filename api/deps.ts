@@ -62,7 +62,8 @@ export interface AppServices {
   /** Knowledge bases: document blobs, indexing and sync workflows, query embeddings. */
   knowledge: KnowledgeRuntime;
   /** Starts and cancels research runs on Temporal. */
-  research: { launcher: ResearchLauncher };
+  /** `webSearch`: a web search provider is configured (RESEARCH_SEARCH_PROVIDER), so runs may name no source URLs. */
+  research: { launcher: ResearchLauncher; webSearch: boolean };
   /** Command jobs: thread FIFO owners and job executions, and command schedules' Temporal Schedules. */
   commands: { engine: CommandJobEngine; schedules: CommandScheduleSync };
   /** Mail replies: credentials, attachment blobs, the outbound guard and provider settings. */

@@ -79,7 +79,7 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
     workers: { health: workerHealth, localAiCli: { config: config.localAiCli, keys } },
     files,
     knowledge: knowledgeRuntime(config, client, files),
-    research: { launcher: temporalResearchLauncher(client) },
+    research: { launcher: temporalResearchLauncher(client), webSearch: config.research.search !== null },
     commands: { engine: temporalCommandEngine(client), schedules: temporalCommandScheduleSync(client) },
     mailer: { replies: { keys, blobs: files.blobs, allowPrivateNetworks, mailer: config.mailer } },
     webhooks: {
@@ -131,6 +131,7 @@ export function createWorkerServices(config: AppConfig, infra: WorkerInfra): Wor
       embedder: createEmbeddingsClient(config.knowledge.embeddings, { allowPrivateNetworks }),
     },
     llm: config.llm,
+    webSearch: config.research.search,
     localAiCli: config.localAiCli,
     commands: {
       llm: config.llm,

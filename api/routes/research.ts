@@ -19,7 +19,8 @@ import {
 
 /**
  * Research runs, in the envelope family. There are no routes for web search, read or crawl: a
- * run fetches its sources itself, on Temporal. POST handles its Idempotency-Key itself: the key
+ * run fetches its sources itself, on Temporal (and searches the web for its query when it names
+ * none and a provider is configured). POST handles its Idempotency-Key itself: the key
  * names the run (`research_…`), and a replay answers the run as it is now (`deduplicated`).
  */
 
@@ -48,11 +49,12 @@ const createBody = z.strictObject({
     .trim()
     .min(1, 'query must not be empty')
     .max(2000, 'query must be at most 2000 characters'),
+  // Optional: without it (or empty) the run searches the web for its query, when a provider is configured (checked by the service).
   sourceUrls: z
     .array(sourceUrl, { error: 'sourceUrls must be an array of URLs' })
-    .min(1, 'sourceUrls must name at least one URL (there is no web search)')
     .max(MAX_SOURCE_URLS, `sourceUrls must name at most ${MAX_SOURCE_URLS} URLs`)
-    .transform((urls) => [...new Set(urls)]),
+    .transform((urls) => [...new Set(urls)])
+    .optional(),
   limits: limits.optional(),
   // Our extension: a connected local AI CLI synthesizes the answer (jobs take the same fields).
   aiProvider: z.enum(['cliA', 'cliB'], { error: 'aiProvider must be cliA or cliB' }).optional(),
@@ -102,14 +104,14 @@ export const researchRoutes = [
         description: 'Replay (Idempotency-Replayed: true): `{ run, deduplicated: true, dispatch: { dispatched: false } }`',
         schema: researchCreatedSchema,
       },
-      400: '`validation_failed`: bad query, sourceUrls or limits; `idempotency_key_invalid`',
+      400: '`validation_failed`: bad query, sourceUrls or limits, or no sourceUrls while no web search provider is configured (the message names RESEARCH_SEARCH_PROVIDER); `idempotency_key_invalid`',
       409: '`conflict`: the key was used for a run with another request',
     },
     handler: async (ctx, { principal, body, deps }) => {
       const key = parseIdempotencyKey(ctx.get('idempotency-key') || undefined, true)!;
-      const { run, deduplicated } = await createResearchRun(ctx.state.em, deps.services.research.launcher, principal, key, {
+      const { run, deduplicated } = await createResearchRun(ctx.state.em, deps.services.research, principal, key, {
         query: body.query,
-        sourceUrls: body.sourceUrls,
+        sourceUrls: body.sourceUrls ?? [],
         limits: body.limits ?? {},
         ...(body.aiProvider ? { aiProvider: body.aiProvider } : {}),
         ...(body.aiModel ? { aiModel: body.aiModel } : {}),

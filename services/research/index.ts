@@ -1,11 +1,12 @@
 /**
  * The research area: runs and their status moves (runs.ts), fetching sources with robots.txt
- * and the outbound guard (fetching.ts), and the synthesis into the knowledge base (synthesis.ts).
+ * and the outbound guard (fetching.ts), the web search of runs without source URLs (search.ts), and the synthesis into the knowledge base (synthesis.ts).
  */
 export {
   cancelResearchRun,
   type CreatedResearch,
   type CreateResearchInput,
+  type ResearchCreateDeps,
   createResearchRun,
   getResearchRun,
   limitsWithDefaults,
@@ -33,4 +34,20 @@ export {
   recordSkippedSource,
   RESEARCH_USER_AGENT,
 } from './fetching';
-export { RESEARCH_KNOWLEDGE_BASE, researchDocumentId, type SynthesisDeps, type SynthesisOutcome, synthesizeResearch } from './synthesis';
+export {
+  searchForResearchRun,
+  WEB_SEARCH_SETTING,
+  webSearch,
+  type WebSearchDeps,
+  WebSearchError,
+  type WebSearchOutcome,
+  type WebSearchResult,
+} from './search';
+export {
+  RESEARCH_KNOWLEDGE_BASE,
+  researchDocumentId,
+  type SearchSummary,
+  type SynthesisDeps,
+  type SynthesisOutcome,
+  synthesizeResearch,
+} from './synthesis';

@@ -1,6 +1,7 @@
 /**
- * Research runs: a query and source URLs, researched by a Temporal workflow whose id is the run
- * id (temporal/workflows/research.ts): fetch the sources and same-domain pages they link to
+ * Research runs: a query and source URLs (or, without them, the results of a web search of the
+ * query: search.ts), researched by a Temporal workflow whose id is the run id
+ * (temporal/workflows/research.ts): fetch the sources and same-domain pages they link to
  * (fetching.ts), then synthesize an answer with citations into the workspace's "Research"
  * knowledge base (synthesis.ts).
  *
@@ -29,6 +30,7 @@ import {
   markLiveResearchCanceled,
   markQueuedResearchRunning,
 } from './store';
+import { WEB_SEARCH_SETTING } from './search';
 
 /** Bounds and defaults of the `limits` keys (the spec leaves them open). */
 export const RESEARCH_LIMIT_BOUNDS = {
@@ -50,6 +52,7 @@ export const RESEARCH_MESSAGES = {
   otherRequest: 'This Idempotency-Key was already used for a research run with a different request.',
   invalidStatus: `status must be one of ${RESEARCH_STATUSES.join(', ')}.`,
   noSources: 'No source could be fetched, so there was nothing to research.',
+  noWebSearch: `Invalid request body: sourceUrls: sourceUrls must name at least one URL, since this deployment has no web search provider (${WEB_SEARCH_SETTING} is not set).`,
 } as const;
 
 export function researchRunId(workspaceId: string, key: string): string {
@@ -159,23 +162,34 @@ export interface CreateResearchInput {
   aiModel?: string;
 }
 
+/** What creating a run needs besides the database. */
+export interface ResearchCreateDeps {
+  launcher: ResearchLauncher;
+  /** A web search provider is configured: a run may name no `sourceUrls` (its query is searched). */
+  webSearch: boolean;
+}
+
 export interface CreatedResearch {
   run: ResearchRunView;
   deduplicated: boolean;
 }
 
 /**
- * POST /research: queues the run named by the key and starts its execution. A replay (same key,
- * user and body) answers the run as it is now (`deduplicated`), starting its execution again
- * only if it is still queued (a start that failed before); another body under the key is 409.
+ * POST /research: queues the run named by the key and starts its execution. Without
+ * `sourceUrls` the run searches the web for its query, and is refused (`validation_failed`
+ * naming the setting) when no provider is configured. A replay (same key, user and body)
+ * answers the run as it is now (`deduplicated`), starting its execution again only if it is
+ * still queued (a start that failed before); another body under the key is 409.
  */
 export async function createResearchRun(
   em: EntityManager,
-  launcher: ResearchLauncher,
+  deps: ResearchCreateDeps,
   principal: WorkspacePrincipal,
   key: string,
   input: CreateResearchInput,
 ): Promise<CreatedResearch> {
+  const { launcher } = deps;
+  if (input.sourceUrls.length === 0 && !deps.webSearch) throw invalidInput(RESEARCH_MESSAGES.noWebSearch, { code: 'validation_failed' });
   const id = researchRunId(principal.workspaceId, key);
   // The provider joins the fingerprint only when given, so a request without it fingerprints as before.
   const provider = { ...(input.aiProvider ? { aiProvider: input.aiProvider } : {}), ...(input.aiModel ? { aiModel: input.aiModel } : {}) };

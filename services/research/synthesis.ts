@@ -39,7 +39,18 @@ export type SynthesisOutcome =
 /** The document id of a run's answer: stable, so a retried activity adds it once. */
 export const researchDocumentId = (runId: string) => `doc_${runId}`;
 
-export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps, ref: ResearchRunRef): Promise<SynthesisOutcome> {
+/** The web search that gave a run its sources (runs without source URLs): kept in the answer's metadata. */
+export interface SearchSummary {
+  provider: string;
+  results: Array<{ url: string; title: string | null }>;
+}
+
+export async function synthesizeResearch(
+  em: EntityManager,
+  deps: SynthesisDeps,
+  ref: ResearchRunRef,
+  search?: SearchSummary,
+): Promise<SynthesisOutcome> {
   const run = await em.findOneOrFail(ResearchRunSchema, { id: ref.runId, workspaceId: ref.workspaceId });
   if (run.status === 'succeeded' && run.resultDocumentId) return { kind: 'succeeded', documentId: run.resultDocumentId, contentVersion: 1 };
   if (run.status !== 'running') return { kind: 'not_running' };
@@ -58,6 +69,7 @@ export async function synthesizeResearch(em: EntityManager, deps: SynthesisDeps,
     costCredits: result.costCredits,
     sources: stored.map((s, i) => ({ n: i + 1, url: s.canonicalUrl, title: s.title })),
     notFetched: considered.filter((s) => s.outcome !== 'stored').map((s) => ({ url: s.url, outcome: s.outcome, reason: s.reason })),
+    ...(search ? { search } : {}),
   };
 
   return em.transactional(async (tx) => {

@@ -17,7 +17,10 @@ type Activities = ReturnType<typeof createActivities>;
 export interface ResearchWorkflowInput {
   workspaceId: string;
   runId: string;
-  /** The run's source URLs (normalized) with their hostnames, in the order given. */
+  /**
+   * The run's source URLs (normalized) with their hostnames, in the order given. Empty: the run
+   * named none, and its sources are the results of a web search of its query.
+   */
   sources: Array<{ url: string; host: string }>;
   limits: { maxPages: number; maxDomains: number; maxBytes: number; timeoutMs: number };
 }
@@ -33,6 +36,9 @@ const { synthesizeResearchRun } = proxyActivities<Activities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ResearchFailed'] },
 });
 
+/** Search results kept at most: as many URLs as a run may name (MAX_SOURCE_URLS). */
+const MAX_SEARCH_RESULTS = 20;
+
 function messageOf(err: unknown): string {
   let cause: unknown = err;
   while (cause instanceof ActivityFailure) cause = cause.cause;
@@ -40,10 +46,11 @@ function messageOf(err: unknown): string {
 }
 
 /**
- * One research run (workflow id = run id). Sources are fetched one activity each, in order, then
- * the same-domain pages they link to, within the run's limits; each activity stores its snapshot
- * before it completes, and a retried one (a worker died) returns the stored row without fetching
- * again. Then one activity synthesizes the answer into the "Research" knowledge base, whose
+ * One research run (workflow id = run id). A run without source URLs first searches the web for
+ * its query (one activity; its results are the sources). Sources are fetched one activity each,
+ * in order, then the same-domain pages they link to, within the run's limits; each activity
+ * stores its snapshot before it completes, and a retried one (a worker died) returns the stored
+ * row without fetching again. Then one activity synthesizes the answer into the "Research" knowledge base, whose
  * indexing runs as a child workflow that outlives this one. Cancellation stops the run at its
  * next step and marks it canceled.
  */
@@ -58,12 +65,30 @@ export async function researchWorkflow(
     heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
   });
+  const { searchResearchSources } = proxyActivities<Activities>({
+    // one provider request within timeoutMs; retried like the fetches
+    startToCloseTimeout: limits.timeoutMs + 30_000,
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: ['ResearchFailed'] },
+  });
   try {
     if (!(await startResearchRun(ref))) return { status: 'canceled', resultDocumentId: null };
+    let sources = input.sources;
+    let search: { provider: string; results: Array<{ url: string; title: string | null }> } | undefined;
+    if (sources.length === 0) {
+      // maxPages bounds the results taken: each is a page to fetch, read like a given URL from here on.
+      const found = await searchResearchSources({
+        ...ref,
+        count: Math.min(limits.maxPages, MAX_SEARCH_RESULTS),
+        timeoutMs: limits.timeoutMs,
+      });
+      sources = found.results.map((r) => ({ url: r.url, host: r.host }));
+      search = { provider: found.provider, results: found.results.map((r) => ({ url: r.url, title: r.title })) };
+    }
     const hosts: string[] = [];
-    for (const s of input.sources) if (!hosts.includes(s.host) && hosts.length < limits.maxDomains) hosts.push(s.host);
+    for (const s of sources) if (!hosts.includes(s.host) && hosts.length < limits.maxDomains) hosts.push(s.host);
 
-    const queue = input.sources.map((s) => ({ url: s.url, host: s.host, source: true }));
+    const queue = sources.map((s) => ({ url: s.url, host: s.host, source: true }));
     const seen = new Set(queue.map((q) => q.url));
     let pages = 0;
     let bytes = 0;
@@ -94,7 +119,7 @@ export async function researchWorkflow(
       }
     }
 
-    const outcome = await synthesizeResearchRun(ref);
+    const outcome = await synthesizeResearchRun(search ? { ...ref, search } : ref);
     if (outcome.kind !== 'succeeded') return { status: 'canceled', resultDocumentId: null };
     try {
       await startChild(knowledgeIndexDocumentWorkflow, {

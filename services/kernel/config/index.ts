@@ -27,6 +27,7 @@ import { commandsArea, commandsConfig, type CommandsConfig } from './commands';
 import { knowledgeArea, knowledgeConfig, type KnowledgeConfig } from './knowledge';
 import { localAiCliArea, localAiCliConfig, type LocalAiCliConfig } from './localAiCli';
 import { mailerArea, mailerConfig, type MailerConfig } from './mailer';
+import { researchArea, researchConfig, type ResearchConfig, type WebSearchConfig } from './research';
 import { sandboxArea, sandboxConfig } from './sandbox';
 import type { SandboxHostSettings } from '../sandbox/sandboxHost/client';
 
@@ -40,7 +41,8 @@ export type { BlobConfig } from './files';
 export type { CredentialSettings } from './credentials';
 export type { LlmConfig, PriceTable } from './models';
 export type { ConfigArea } from './define';
-export type { KnowledgeConfig, LocalAiCliConfig, MailerConfig };
+export type { KnowledgeConfig, LocalAiCliConfig, MailerConfig, WebSearchConfig };
+export type { WebSearchProviderName } from './research';
 
 /** The areas, in the order docs/configuration.md and .env.example list them. */
 export const CONFIG_AREAS: readonly ConfigArea[] = [
@@ -62,6 +64,7 @@ export const CONFIG_AREAS: readonly ConfigArea[] = [
   modelsArea,
   commandsArea,
   knowledgeArea,
+  researchArea,
   localAiCliArea,
   mailerArea,
   sandboxArea,
@@ -87,6 +90,7 @@ export const envSchema = z.object({
   ...modelsArea.schema.shape,
   ...commandsArea.schema.shape,
   ...knowledgeArea.schema.shape,
+  ...researchArea.schema.shape,
   ...localAiCliArea.schema.shape,
   ...mailerArea.schema.shape,
   ...sandboxArea.schema.shape,
@@ -113,7 +117,8 @@ export type AppConfig = HttpConfig &
   RunsConfig &
   FilesConfig &
   CredentialsConfig &
-  DatabasesConfig & { knowledge: KnowledgeConfig } & ModelsConfig & { localAiCli: LocalAiCliConfig } & CommandsConfig & {
+  DatabasesConfig & { knowledge: KnowledgeConfig } & ResearchConfig &
+  ModelsConfig & { localAiCli: LocalAiCliConfig } & CommandsConfig & {
     mailer: MailerConfig;
   } /** SANDBOX_*: the sandbox host that runs tenants' code and dry runs (services/kernel/sandbox/sandboxHost/). */ & {
     sandbox: SandboxHostSettings;
@@ -144,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ...modelsConfig(e),
     ...commandsConfig(e),
     ...knowledgeConfig(e),
+    ...researchConfig(e),
     ...localAiCliConfig(e),
     ...mailerConfig(e),
     ...sandboxConfig(e),

@@ -24,6 +24,7 @@ beforeAll(async () => {
         content: 'I will research it.',
         toolCalls: [{ name: 'start_research', arguments: { query: 'What is on the page?', sourceUrls: [arg] } }],
       };
+    if (verb === 'ask') return { toolCalls: [{ name: 'start_research', arguments: { query: 'A question alone?' } }] };
     return { content: 'reply' };
   });
 });
@@ -96,4 +97,17 @@ test('start_research waits for the confirmation, then starts one research run in
   });
   const after = await http<ResearchList>(stack.app, 'GET', '/api/v1/research', { token: stack.ws.token });
   expect(after.body.data.runs).toHaveLength(1);
+});
+
+test('start_research with a question alone, on a deployment without web search: the tool fails naming the setting, no run', async () => {
+  const waiting = await job('ask', 'waiting_confirmation');
+  const before = await http<ResearchList>(stack.app, 'GET', '/api/v1/research', { token: stack.ws.token });
+  const confirmed = await confirmV1(stack.app, stack.ws.token, waiting.id, waiting.confirmation.id);
+  // The confirmed plan's one action failed: the confirmation answers so (the job's own contract).
+  expect([confirmed.status, confirmed.body.error]).toEqual([409, expect.objectContaining({ reason: 'execution_failed' })]);
+  const done = await waitForJob(stack.app, stack.ws.token, waiting.id, (j) => ['succeeded', 'failed'].includes(j.status));
+  expect(done.traces[0]).toMatchObject({ tool: 'start_research', status: 'failed' });
+  expect(JSON.stringify(done.traces[0])).toContain('RESEARCH_SEARCH_PROVIDER is not set');
+  const after = await http<ResearchList>(stack.app, 'GET', '/api/v1/research', { token: stack.ws.token });
+  expect(after.body.data.runs).toHaveLength(before.body.data.runs.length);
 });

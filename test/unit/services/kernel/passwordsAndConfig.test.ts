@@ -173,6 +173,29 @@ test('the outbox dispatcher backpressure cap and starts in flight default to 200
     expect(() => loadConfig({ OUTBOX_START_PARALLELISM: bad })).toThrow(/OUTBOX_START_PARALLELISM/);
 });
 
+test('research web search: off by default; searxng needs its URL, brave its key (default URL); half a setting is refused', () => {
+  expect(loadConfig({}).research).toEqual({ search: null });
+  expect(loadConfig({ RESEARCH_SEARCH_PROVIDER: 'searxng', RESEARCH_SEARCH_URL: 'http://searxng:8080/' }).research.search).toEqual({
+    provider: 'searxng',
+    baseUrl: 'http://searxng:8080',
+    apiKey: undefined,
+  });
+  expect(loadConfig({ RESEARCH_SEARCH_PROVIDER: 'brave', RESEARCH_SEARCH_API_KEY: 'tok' }).research.search).toEqual({
+    provider: 'brave',
+    baseUrl: 'https://api.search.brave.com',
+    apiKey: 'tok',
+  });
+  expect(() => loadConfig({ RESEARCH_SEARCH_PROVIDER: 'searxng' })).toThrow(
+    /RESEARCH_SEARCH_URL: required when RESEARCH_SEARCH_PROVIDER is searxng/,
+  );
+  expect(() => loadConfig({ RESEARCH_SEARCH_PROVIDER: 'brave' })).toThrow(
+    /RESEARCH_SEARCH_API_KEY: required when RESEARCH_SEARCH_PROVIDER is brave/,
+  );
+  expect(() => loadConfig({ RESEARCH_SEARCH_URL: 'http://searxng:8080' })).toThrow(/need RESEARCH_SEARCH_PROVIDER/);
+  expect(() => loadConfig({ RESEARCH_SEARCH_PROVIDER: 'google' })).toThrow(/RESEARCH_SEARCH_PROVIDER/);
+  expect(() => loadConfig({ RESEARCH_SEARCH_PROVIDER: 'searxng', RESEARCH_SEARCH_URL: 'not a url' })).toThrow(/RESEARCH_SEARCH_URL/);
+});
+
 test('request fingerprints ignore key order but not values, method or path', () => {
   expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
   const f = requestFingerprint('POST', '/x', { a: 1, b: 2 });
