@@ -23,7 +23,7 @@ import { webhookRoutes } from './routes/webhooks';
 import { workerRoutes } from './routes/workers';
 import { extflowRoutes } from './routes/extflow';
 import { destinationRoutes } from './routes/destinations';
-import { CODEC_PATH, codecCorsHeaders, temporalCodecRoutes } from './routes/temporalCodec';
+import { CODEC_PATH, codecCors, temporalCodecRoutes } from './routes/temporalCodec';
 import { fileRoutes } from './routes/files';
 import { credentialRoutes } from './routes/credentials';
 import { databaseRoutes } from './routes/databases';
@@ -85,6 +85,7 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   // The request context is outermost so its access log and metrics see the status the error
   // middleware chose; the error middleware is the first to run inside it.
   app.use(requestContext);
+  app.use(codecCors(deps));
   app.use(errorMiddleware);
   // Parsed per route, after the route has set its error family, so a malformed body is
   // answered in that family; unmatched paths never read their body.
@@ -108,8 +109,8 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   // Operators' scrape endpoint: loopback only, behind METRICS_TOKEN, or on METRICS_PORT (api/metrics.ts).
   router.get(METRICS_PATH, metricsHandler(deps, 'api-port'));
   // The Web UI's preflight before it posts payloads to the codec endpoint from its own origin.
+  // Its CORS headers come from codecCors (outside the error middleware, so refusals carry them too).
   router.options([`${CODEC_PATH}/decode`, `${CODEC_PATH}/encode`], (ctx) => {
-    ctx.set(codecCorsHeaders(deps));
     ctx.status = 204;
   });
   app.use(methodNotAllowed(routes));

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { routeGroup, type AnyRoute, type RouteResult } from '../http/route';
 import type { AppDeps } from '../deps';
+import type { AppContext } from '../context';
 import { unavailable } from '../../services/kernel/errors';
 import { PayloadDecryptionError, payloadFromJson, payloadToJson, type JsonPayload } from '../../services/kernel/payloadCodec';
 
 /**
  * Temporal's codec server protocol, for the Web UI ("Data Encoder" setting) and the CLI
  * (`--codec-endpoint`): operators see decrypted payloads; nobody else can. The browser calls
- * it cross-origin from the UI's origin, so answers carry CORS headers for TEMPORAL_UI_URL.
+ * it cross-origin from the UI's origin, so answers carry CORS headers for TEMPORAL_UI_ORIGINS.
  */
 export const CODEC_PATH = '/api/temporal-codec';
 
@@ -15,16 +16,34 @@ const payloadsSchema = z.strictObject({
   payloads: z.array(z.object({ metadata: z.record(z.string(), z.string().max(1024)).optional(), data: z.string().optional() })).max(1000),
 });
 
-/** CORS headers for the configured Web UI origin (none when the UI address is unknown). */
-export function codecCorsHeaders(deps: AppDeps): Record<string, string> {
-  const ui = deps.config.temporal.uiUrl;
-  if (!ui) return {};
+/**
+ * CORS headers for a browser call from `origin` when it is one of the Web UI's origins
+ * (TEMPORAL_UI_ORIGINS); none otherwise, so the browser keeps the answer from any other page.
+ * Credentials are allowed: the UI's "include cross-origin credentials" sends the operator's
+ * session cookie.
+ */
+export function codecCorsHeaders(deps: AppDeps, origin: string | undefined): Record<string, string> {
+  const vary = { vary: 'Origin' };
+  if (!origin || !deps.config.temporal.uiOrigins.includes(origin)) return vary;
   return {
-    'access-control-allow-origin': new URL(ui).origin,
+    ...vary,
+    'access-control-allow-origin': origin,
     'access-control-allow-credentials': 'true',
     'access-control-allow-methods': 'POST, OPTIONS',
     'access-control-allow-headers': 'content-type, x-namespace, authorization',
-    vary: 'Origin',
+    'access-control-max-age': '600',
+  };
+}
+
+/**
+ * Middleware: every answer under CODEC_PATH (refusals, malformed bodies and preflights included)
+ * carries the CORS headers, so the UI can read and show why a decode failed instead of a bare
+ * network error. Mounted outside the error middleware, whose answers it therefore covers.
+ */
+export function codecCors(deps: AppDeps) {
+  return async (ctx: AppContext, next: () => Promise<unknown>) => {
+    if (ctx.path === CODEC_PATH || ctx.path.startsWith(`${CODEC_PATH}/`)) ctx.set(codecCorsHeaders(deps, ctx.get('origin') || undefined));
+    await next();
   };
 }
 
@@ -47,11 +66,7 @@ const codecGroup = routeGroup({
   pathPrefix: CODEC_PATH,
 });
 
-const answer = (deps: AppDeps, payloads: JsonPayload[]): RouteResult => ({
-  status: 200,
-  body: { payloads },
-  headers: codecCorsHeaders(deps),
-});
+const answer = (payloads: JsonPayload[]): RouteResult => ({ status: 200, body: { payloads } });
 
 async function decodeEach(deps: AppDeps, payloads: JsonPayload[]): Promise<JsonPayload[]> {
   const codec = codecOf(deps);
@@ -84,7 +99,7 @@ const codecRoute = (direction: 'decode' | 'encode') =>
         : 'Encrypt payloads for an operator (codec server protocol; used when the UI sends signals)',
     body: payloadsSchema,
     responses: { 200: { description: 'The payloads, transformed', schema: payloadsSchema } },
-    handler: async (_ctx, { body, deps }) => answer(deps, await (direction === 'decode' ? decodeEach : encodeAll)(deps, body.payloads)),
+    handler: async (_ctx, { body, deps }) => answer(await (direction === 'decode' ? decodeEach : encodeAll)(deps, body.payloads)),
   });
 
 export const temporalCodecRoutes: AnyRoute[] = [codecRoute('decode'), codecRoute('encode')];

@@ -5,7 +5,8 @@
  *   deployment's codec shows them, so the search would find them if they were there;
  * - the codec endpoint (Temporal's codec server protocol) decrypts for operators only:
  *   OPERATOR_TOKEN or a session of an OPERATOR_EMAILS user; workspace keys, other sessions and
- *   anonymous callers get 401; without operator configuration 503; CORS for the Web UI origin.
+ *   anonymous callers get 401; without operator configuration 503; CORS for the Web UI's
+ *   origins (TEMPORAL_UI_ORIGINS: localhost and 127.0.0.1 on the UI port), on refusals too.
  */
 import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
@@ -152,7 +153,7 @@ describe('codec endpoint', () => {
       const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
         ...auth,
         body: body(),
-        headers: { 'x-namespace': 'default' },
+        headers: { 'x-namespace': 'default', origin: UI_URL },
       });
       expect(res.status).toBe(200);
       expect(res.body.payloads).toHaveLength(encrypted.length);
@@ -168,8 +169,15 @@ describe('codec endpoint', () => {
   test('refuses workspace keys, non-operator sessions, a wrong token and anonymous callers', async () => {
     const ownerCookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword);
     for (const auth of [{ token: stack.ws.token }, { cookie: ownerCookie }, { token: `${OPERATOR_TOKEN}x` }, {}]) {
-      const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', { ...auth, body: body() });
+      const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
+        ...auth,
+        body: body(),
+        headers: { origin: UI_URL },
+      });
       expect(res.status).toBe(401);
+      // A clear JSON refusal the UI may read (CORS on errors too), not an opaque network error.
+      expect(res.body.error).toBe('Operator credentials are required.');
+      expect(res.headers.get('access-control-allow-origin')).toBe(UI_URL);
       expect(res.text).not.toContain(Buffer.from(INPUT_MARKER).toString('base64').slice(0, 12));
     }
   });
@@ -210,13 +218,42 @@ describe('codec endpoint', () => {
     expect(res.headers.get('access-control-allow-headers')).toContain('x-namespace');
   });
 
+  test("answers the UI's origins, localhost and 127.0.0.1 alike, and no other page", async () => {
+    const preflight = (origin: string) =>
+      fetch(`${stack.app.url}/api/temporal-codec/decode`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+      });
+    for (const origin of ['http://localhost:8233', 'http://127.0.0.1:8233']) {
+      expect((await preflight(origin)).headers.get('access-control-allow-origin')).toBe(origin);
+    }
+    for (const origin of ['http://evil.example', 'http://localhost:9999']) {
+      const res = await preflight(origin);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(res.headers.get('vary')).toMatch(/origin/i);
+    }
+    // A malformed body is refused with CORS headers as well.
+    const malformed = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
+      token: OPERATOR_TOKEN,
+      body: { nope: true },
+      headers: { origin: 'http://localhost:8233' },
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+  });
+
   test('is unavailable (503) on a deployment without operator access configured', async () => {
     let bare: TestApp | undefined;
     try {
       bare = await startTestApp({ operatorToken: undefined, operatorEmails: [] });
-      const res = await http<CodecAnswer>(bare, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: body() });
+      const res = await http<CodecAnswer>(bare, 'POST', '/api/temporal-codec/decode', {
+        token: OPERATOR_TOKEN,
+        body: body(),
+        headers: { origin: UI_URL },
+      });
       expect(res.status).toBe(503);
       expect(res.body.error).toMatch(/OPERATOR_TOKEN/);
+      expect(res.headers.get('access-control-allow-origin')).toBe(UI_URL);
     } finally {
       await bare?.close();
     }
