@@ -13,8 +13,14 @@ import type { Payload } from '@temporalio/common';
 import { provisionWorkspace } from '../../../services/accounts/bootstrap';
 import { randomToken } from '../../../services/kernel/ids';
 import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/kernel/payloadCodec';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTestApp, testPayloadCodec, waitForRun } from '../../support/harness';
+import { testEnv } from '../../support/env';
 import { http, signInCookie, useTestStack, type CreatedWorkflow, type QueuedReceipt, type TestApp } from '../../kit';
+
+const execFileAsync = promisify(execFile);
 
 /** The codec's answer: the payloads, or on a refusal its `error`. */
 type CodecAnswer = { payloads: Array<{ data: string; metadata: Record<string, string> }>; error?: string };
@@ -216,6 +222,32 @@ describe('codec endpoint', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe(UI_URL);
     expect(res.headers.get('access-control-allow-credentials')).toBe('true');
     expect(res.headers.get('access-control-allow-headers')).toContain('x-namespace');
+  });
+
+  test("Temporal's CLI decodes with the operator token, and prints why when refused (not a deadline)", async () => {
+    const binary = await ensureTemporalCli();
+    const show = async (...extra: string[]) => {
+      const args = [
+        'workflow',
+        'show',
+        '-w',
+        runId,
+        '--address',
+        testEnv('temporalAddress'),
+        '--codec-endpoint',
+        `${stack.app.url}/api/temporal-codec`,
+      ];
+      const { stdout, stderr } = await execFileAsync(binary, [...args, ...extra], { timeout: 60_000 }).catch(
+        (err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+      );
+      return stdout + stderr;
+    };
+    expect(await show('--codec-auth', `Bearer ${OPERATOR_TOKEN}`)).toContain(RESUME_MARKER);
+    const refused = await show('--codec-auth', `Bearer ${stack.ws.token}`);
+    expect(refused).toContain('codecRefused');
+    expect(refused).toContain('Operator credentials are required.');
+    expect(refused).not.toContain('deadline');
+    expect(refused).not.toContain(RESUME_MARKER);
   });
 
   test("answers the UI's origins, localhost and 127.0.0.1 alike, and no other page", async () => {
