@@ -66,6 +66,8 @@ afterAll(async () => {
 interface Started {
   child: ChildProcess;
   ms: number;
+  /** What the service printed so far. */
+  output(): string;
 }
 
 /** Starts the service; resolves when it printed its API line, rejects with its output if it exits first. */
@@ -80,7 +82,7 @@ function startService(timeoutMs: number): Promise<Started> {
       output += chunk.toString();
       if (/API:\s+http/.test(output)) {
         clearTimeout(timer);
-        resolve({ child, ms: Date.now() - t0 });
+        resolve({ child, ms: Date.now() - t0, output: () => output });
       }
     };
     child.stdout!.on('data', onData);
@@ -238,10 +240,36 @@ async function runRows(workflowId: string): Promise<Array<{ status: string; n: n
   }
 }
 
+/**
+ * Without OPERATOR_TOKEN or OPERATOR_EMAILS, `npm start` keeps an operator token in
+ * DATA_DIR/operator-token, prints it on the start that created it only, and the codec endpoint
+ * encrypts and decrypts for it, with CORS for the UI's origin (localhost on the UI port).
+ */
+async function expectOperatorAccessOutOfTheBox(service: Started, opts: { printsToken: boolean }): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!service.output().includes('Operators:') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim();
+  expect(service.output().includes(`operator token: ${token}`)).toBe(opts.printsToken);
+  expect(service.output()).toContain('--codec-endpoint');
+  const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"hello"').toString('base64') };
+  const encoded = await api('POST', '/api/temporal-codec/encode', token, { payloads: [plain] });
+  expect(encoded.status).toBe(200);
+  expect(Buffer.from(encoded.body.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
+  const decoded = await api('POST', '/api/temporal-codec/decode', token, encoded.body);
+  expect(decoded.body.payloads).toEqual([plain]);
+  const origin = `http://localhost:${env.TEMPORAL_UI_PORT}`;
+  const preflight = await fetch(`http://127.0.0.1:${apiPort}/api/temporal-codec/decode`, {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': 'POST' },
+  });
+  expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+}
+
 test('kill -9 of the service, then a start on the same DATA_DIR and ports comes back, and every accepted run and webhook completes once', async () => {
   const first = await startService(240_000);
   expect(await healthz()).toBe(200);
   const devServerPid = recordedDevServer();
+  await expectOperatorAccessOutOfTheBox(first, { printsToken: true });
 
   // Work accepted just before the crash: executions (202) and webhook deliveries (202, outbox).
   const token = await adminWorkspace();
@@ -257,6 +285,7 @@ test('kill -9 of the service, then a start on the same DATA_DIR and ports comes 
   expect(await gone(devServerPid)).toBe(true);
   const second = await startService(120_000);
   expect(await healthz()).toBe(200);
+  await expectOperatorAccessOutOfTheBox(second, { printsToken: false });
   // The first dev server went with its parent; the new one is a different process.
   const now = recordedDevServer();
   expect(now).not.toBe(devServerPid);
