@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { routeGroup, type AnyRoute, ANY_KEY_READ, PUBLIC, SESSION_ADMIN, SESSION_READ, WORKSPACE_ADMIN } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, pathId } from '../schemas';
+import { bareAuthErrors, pathId, idParams } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
 import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
 import { bearerToken } from '../../services/accounts/auth';
 import { forbidden } from '../../services/kernel/errors';
+import { lazyModule } from '../../services/kernel/lazyModule';
 import {
   authorizeMcp,
   callMcpTool,
@@ -88,7 +88,7 @@ function serverRoutesAt(base: string, access: { read: Access; write: Access }, s
       operationId: `deleteWorkflowMcpServer${suffix}`,
       summary: 'Delete a stored workflow MCP server (Admin or Owner); its endpoint answers 404 at once',
       access: access.write,
-      params: z.object({ id: pathId }),
+      params: idParams,
       responses: {
         200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
         404: 'MCP server not found',
@@ -107,7 +107,23 @@ function callsTool(body: unknown): boolean {
   return messages.some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call');
 }
 
-function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
+/** The MCP SDK (and its ajv), loaded with the first MCP request (services/kernel/lazyModule.ts). */
+const loadMcpSdk = lazyModule(async () => {
+  const [server, transport, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Server: server.Server,
+    StreamableHTTPServerTransport: transport.StreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+  };
+});
+
+async function mcpServerFor(ctx: AppContext, authority: McpAuthority): Promise<Server> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await loadMcpSdk();
   const server = new Server(
     { name: `workflows-${authority.server.slug}`, version: '1.0.0' },
     { capabilities: { tools: {} }, instructions: authority.server.name },
@@ -194,7 +210,8 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
   }
   const body = ctx.request.body;
   if (!authority.canExecute && callsTool(body)) throw forbidden(MCP_EXECUTE_REQUIRED);
-  const server = mcpServerFor(ctx, authority);
+  const server = await mcpServerFor(ctx, authority);
+  const { StreamableHTTPServerTransport } = await loadMcpSdk();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   const finished = new Promise<void>((resolve) => {
