@@ -17,7 +17,7 @@ import { Client as PgClient } from 'pg';
 import { dropDatabase } from '../../../scripts/lib/postgres';
 import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
 import { testEnv } from '../../support/env';
-import { client, deployWorkflow, line, node } from '../../kit';
+import { client, deployWorkflow, http, line, node } from '../../kit';
 
 jest.setTimeout(400_000);
 
@@ -226,24 +226,21 @@ async function runRows(workflowId: string): Promise<Array<{ status: string; n: n
  * DATA_DIR/operator-token, prints it on the start that created it only, and the codec endpoint
  * encrypts and decrypts for it, with CORS for the UI's origin (localhost on the UI port).
  */
-async function expectOperatorAccessOutOfTheBox(service: Started, opts: { printsToken: boolean }): Promise<void> {
+async function expectOperatorAccessOutOfTheBox(start: Started, opts: { printsToken: boolean }): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (!service.output().includes('Operators:') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!start.output().includes('Operators:') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim();
-  expect(service.output().includes(`operator token: ${token}`)).toBe(opts.printsToken);
-  expect(service.output()).toContain('--codec-endpoint');
+  expect(start.output().includes(`operator token: ${token}`)).toBe(opts.printsToken);
+  expect(start.output()).toContain('--codec-endpoint');
   const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"hello"').toString('base64') };
-  const encoded = await api('POST', '/api/temporal-codec/encode', token, { payloads: [plain] });
+  type Codec = { payloads: Array<typeof plain> };
+  const encoded = await http<Codec>(service(), 'POST', '/api/temporal-codec/encode', { token, body: { payloads: [plain] } });
   expect(encoded.status).toBe(200);
-  expect(Buffer.from(encoded.body.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
-  const decoded = await api('POST', '/api/temporal-codec/decode', token, encoded.body);
-  expect(decoded.body.payloads).toEqual([plain]);
+  expect(Buffer.from(encoded.body.payloads[0]!.metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
   const origin = `http://localhost:${env.TEMPORAL_UI_PORT}`;
-  const preflight = await fetch(`http://127.0.0.1:${apiPort}/api/temporal-codec/decode`, {
-    method: 'OPTIONS',
-    headers: { origin, 'access-control-request-method': 'POST' },
-  });
-  expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+  const decoded = await http<Codec>(service(), 'POST', '/api/temporal-codec/decode', { token, body: encoded.body, headers: { origin } });
+  expect(decoded.body.payloads).toEqual([plain]);
+  expect(decoded.headers.get('access-control-allow-origin')).toBe(origin);
 }
 
 test('kill -9 of the service, then a start on the same DATA_DIR and ports comes back, and every accepted run and webhook completes once', async () => {
