@@ -23,7 +23,7 @@ import { webhookRoutes } from './routes/webhooks';
 import { workerRoutes } from './routes/workers';
 import { extflowRoutes } from './routes/extflow';
 import { destinationRoutes } from './routes/destinations';
-import { CODEC_PATH, codecCorsHeaders, temporalCodecRoutes } from './routes/temporalCodec';
+import { CODEC_PATH, codecCors, codecRefusalsForCli, temporalCodecRoutes } from './routes/temporalCodec';
 import { fileRoutes } from './routes/files';
 import { credentialRoutes } from './routes/credentials';
 import { databaseRoutes } from './routes/databases';
@@ -83,9 +83,12 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   app.silent = true;
 
   // The request context is outermost so its access log and metrics see the status the error
-  // middleware chose; the error middleware is the first to run inside it.
+  // middleware chose; the error middleware runs inside it, after the codec's CORS headers are
+  // set (so its refusals carry them), and around the codec's refusals for the Temporal CLI.
   app.use(requestContext);
+  app.use(codecCors(deps));
   app.use(errorMiddleware);
+  app.use(codecRefusalsForCli());
   // Parsed per route, after the route has set its error family, so a malformed body is
   // answered in that family; unmatched paths never read their body.
   const parseBody = bodyParser({
@@ -108,8 +111,8 @@ export function createApp(deps: AppDeps, routes: AnyRoute[] = allRoutes): Koa<Ap
   // Operators' scrape endpoint: loopback only, behind METRICS_TOKEN, or on METRICS_PORT (api/metrics.ts).
   router.get(METRICS_PATH, metricsHandler(deps, 'api-port'));
   // The Web UI's preflight before it posts payloads to the codec endpoint from its own origin.
+  // Its CORS headers come from codecCors (outside the error middleware, so refusals carry them too).
   router.options([`${CODEC_PATH}/decode`, `${CODEC_PATH}/encode`], (ctx) => {
-    ctx.set(codecCorsHeaders(deps));
     ctx.status = 204;
   });
   app.use(methodNotAllowed(routes));

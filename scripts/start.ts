@@ -13,7 +13,7 @@ import { createLogger } from '../services/kernel/logger';
 import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
 import { startSupervisor } from '../main/supervisor';
 import { ensureServiceDatabase } from './lib/ownerRole';
-import { ensureLocalSecretKey } from './lib/secret-key';
+import { ensureLocalOperatorToken, ensureLocalSecretKey } from './lib/secret-key';
 import { ensureTemporalCli } from './lib/temporal-cli';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
 import path from 'node:path';
@@ -22,6 +22,11 @@ async function main(): Promise<void> {
   // Local development may call services on this machine from http nodes; production must opt in.
   const baseConfig = loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ...process.env });
   const config = { ...baseConfig, secretKey: baseConfig.secretKey ?? (await ensureLocalSecretKey(baseConfig.dataDir)) };
+  // Operators decode payloads in the Web UI and the CLI out of the box: unless operator access is
+  // configured, the first-run owner's session and a local token (printed once) may.
+  const operatorAccessConfigured = Boolean(config.operatorToken) || config.operatorEmails.length > 0;
+  const localOperatorToken = operatorAccessConfigured ? null : await ensureLocalOperatorToken(config.dataDir);
+  const codecEndpoint = `http://127.0.0.1:${config.port}/api/temporal-codec`;
   const logger = createLogger(config.logLevel, { name: 'svc' });
   const say = (msg: string) => logger.info(msg);
   const cleanups: Array<() => Promise<void>> = [];
@@ -39,7 +44,7 @@ async function main(): Promise<void> {
           dbFile: path.join(config.dataDir, 'temporal.db'),
           pidFile: path.join(config.dataDir, 'temporal-dev-server.pid'),
           // The UI asks the API to decrypt payloads (operators only: OPERATOR_TOKEN / OPERATOR_EMAILS).
-          uiCodecEndpoint: `http://127.0.0.1:${config.port}/api/temporal-codec`,
+          uiCodecEndpoint: codecEndpoint,
           log: say,
         });
       })();
@@ -94,6 +99,7 @@ async function main(): Promise<void> {
     OUTBOUND_ALLOW_PRIVATE_NETWORKS: String(config.outboundAllowPrivateNetworks),
     WORKFLOW_BUNDLE_PATH: workflowBundlePath,
     ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
+    ...(localOperatorToken ? { OPERATOR_TOKEN: localOperatorToken.value, OPERATOR_EMAILS: config.bootstrapOwnerEmail } : {}),
   };
   const sdkMetrics = config.temporal.sdkMetricsAddress;
   const supervisor = startSupervisor({
@@ -131,7 +137,18 @@ async function main(): Promise<void> {
     `  Temporal:         ${temporalAddress} (namespace ${config.temporal.namespace})`,
     `  Temporal Web UI:  ${uiUrl ?? 'not configured (set TEMPORAL_UI_URL)'}`,
     `  PostgreSQL:       ${pg.embedded ? 'embedded, data in ' + path.join(config.dataDir, 'postgres') : 'external server'}`,
+    `  Codec endpoint:   ${codecEndpoint}  (decrypts payloads for operators; docs/operations.md)`,
   ];
+  if (localOperatorToken) {
+    const tokenFile = path.join(config.dataDir, 'operator-token');
+    lines.push(
+      `  Operators:        ${config.bootstrapOwnerEmail} (signed in, in the Web UI) and the operator token ${
+        localOperatorToken.created ? `(shown once, kept in ${tokenFile}):` : `in ${tokenFile}`
+      }`,
+      ...(localOperatorToken.created ? [`    operator token: ${localOperatorToken.value}`] : []),
+      `    temporal workflow show -w <run id> --codec-endpoint ${codecEndpoint} --codec-auth "Bearer $(cat ${tokenFile})"`,
+    );
+  }
   if (bootstrap) {
     lines.push(
       '',

@@ -102,6 +102,8 @@ export function temporalCommandScheduleSync(client: Client): CommandScheduleSync
           args: [input],
           searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [schedule.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: ['schedule'] },
         },
+        // The Schedule itself is found by the same filter as the jobs it fires.
+        searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [schedule.workspaceId] },
         state: { paused: !schedule.enabled },
       });
     },

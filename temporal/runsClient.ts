@@ -14,6 +14,7 @@ import {
   approvalUpdate,
   resumeEventSignal,
   SEARCH_ATTRIBUTES,
+  svcNameValue,
   svcTargetValue,
   TASK_QUEUE,
   webhookReplyUpdate,
@@ -44,6 +45,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
       [SEARCH_ATTRIBUTES.SvcWorkflowId]: [run.workflowId],
       [SEARCH_ATTRIBUTES.SvcTrigger]: [run.trigger],
       [SEARCH_ATTRIBUTES.SvcTarget]: [svcTargetValue(run.executionTarget, run.executionEvidence.requestedTarget)],
+      [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(run.workflowName)],
     },
   };
 }

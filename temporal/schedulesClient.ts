@@ -1,6 +1,6 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { ScheduleSync } from '../services/kernel/ports';
-import { SEARCH_ATTRIBUTES, svcTargetValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { SEARCH_ATTRIBUTES, svcNameValue, svcTargetValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/runs';
 
 /** The prefix every Temporal Schedule id of a workflow starts with. */
@@ -55,9 +55,16 @@ export function temporalScheduleSync(client: Client): ScheduleSync {
               [SEARCH_ATTRIBUTES.SvcWorkflowId]: [workflow.id],
               [SEARCH_ATTRIBUTES.SvcTrigger]: ['schedule'],
               [SEARCH_ATTRIBUTES.SvcTarget]: [svcTargetValue(preview)],
+              [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(workflow.name)],
             },
           },
           memo: { workflowName: workflow.name },
+          // The Schedule itself is found by the same filters as the runs it starts.
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [workflow.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcWorkflowId]: [workflow.id],
+            [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(workflow.name)],
+          },
         };
         // Replace rather than patch: a changed cron or timezone must not keep stale spec fields.
         await client.schedule.getHandle(id).delete().catch(ignoreNotFound);

@@ -3,6 +3,7 @@
  * must stay free of Node built-ins and I/O.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { storableString } from '../engine/wellFormedText';
 export const TASK_QUEUE = 'workflow-runs';
 
 /** Custom search attributes registered at start, so operators can filter runs in the Web UI. */
@@ -12,7 +13,22 @@ export const SEARCH_ATTRIBUTES = {
   SvcTrigger: 'SvcTrigger',
   /** The destination a run executes: `production`, `preview:<targetId>`, or `candidate` for live draft runs. */
   SvcTarget: 'SvcTarget',
+  /**
+   * The readable name of what the execution serves (the workflow's name for runs and their
+   * schedules, the source's workflow for polls), at its start: tenant text, readable by anyone
+   * with Temporal access, as memo and payloads are not (they are encrypted). At most
+   * SVC_NAME_MAX_CHARS characters.
+   */
+  SvcName: 'SvcName',
 } as const;
+
+/** Longest SvcName value, in characters: a Keyword value must stay far below the server's 2 KB bound. */
+export const SVC_NAME_MAX_CHARS = 200;
+
+/** The SvcName value of a name: bounded, lone surrogates replaced (a search attribute is a protobuf string). */
+export function svcNameValue(name: string): string {
+  return storableString(name.slice(0, SVC_NAME_MAX_CHARS));
+}
 
 /** The SvcTarget value of a run of a destination (see SEARCH_ATTRIBUTES.SvcTarget). */
 export function svcTargetValue(

@@ -2,7 +2,7 @@ import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temp
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { enabledPollingGroups } from '../services/mailer/store';
 import { pollableSources } from '../services/sources/store';
-import { TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { SEARCH_ATTRIBUTES, svcNameValue, TASK_QUEUE, WORKFLOW_TYPES, type SearchAttributeName } from './shared';
 import type { SourcePollInput } from './workflows/sources';
 import type { MailPollInput } from './workflows/mailer';
 
@@ -23,7 +23,13 @@ export async function syncSourceSchedules(client: Client, em: EntityManager): Pr
     rows.map((r) => {
       const input: SourcePollInput = { sourceId: r.id };
       const workflowType = r.kind === 'rss' ? WORKFLOW_TYPES.rssPoll : WORKFLOW_TYPES.ciPoll;
-      return [r.kind === 'rss' ? rssScheduleId(r.id) : ciScheduleId(r.id), { interval: r.interval, workflowType, input }];
+      const searchAttributes = {
+        [SEARCH_ATTRIBUTES.WorkspaceId]: [r.workspaceId],
+        [SEARCH_ATTRIBUTES.SvcWorkflowId]: [r.workflowId],
+        [SEARCH_ATTRIBUTES.SvcTrigger]: [r.kind],
+        [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(r.workflowName)],
+      };
+      return [r.kind === 'rss' ? rssScheduleId(r.id) : ciScheduleId(r.id), { interval: r.interval, workflowType, input, searchAttributes }];
     }),
   );
   return reconcilePollSchedules(client, isSourceSchedule, wanted);
@@ -46,24 +52,29 @@ export async function syncMailPollSchedules(
   const wanted = new Map<string, PollSchedule>(
     rows.map((r) => {
       const input: MailPollInput = { groupId: r.id };
-      return [mailPollScheduleId(r.id), { interval: r.interval, workflowType: WORKFLOW_TYPES.mailPoll, input }];
+      const searchAttributes = { [SEARCH_ATTRIBUTES.WorkspaceId]: [r.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: ['email'] };
+      return [mailPollScheduleId(r.id), { interval: r.interval, workflowType: WORKFLOW_TYPES.mailPoll, input, searchAttributes }];
     }),
   );
   const inScope = (id: string) => id.startsWith('mailpoll_') && (!groupIds || groupIds.some((g) => mailPollScheduleId(g) === id));
   return reconcilePollSchedules(client, inScope, wanted);
 }
 
-/** One poll Schedule as it should be: every `interval` seconds, start `workflowType` with `input`. */
+/**
+ * One poll Schedule as it should be: every `interval` seconds, start `workflowType` with `input`;
+ * the Schedule and each poll it starts carry `searchAttributes` (WorkspaceId first of all).
+ */
 interface PollSchedule {
   interval: number;
   workflowType: string;
   input: SourcePollInput | MailPollInput;
+  searchAttributes: Partial<Record<SearchAttributeName, string[]>>;
 }
 
 /**
  * Makes the Schedules `inScope` accepts match `wanted`: deletes those not wanted, creates the
- * missing ones, and recreates those whose interval changed. A slow poll is never overlapped by
- * the next one.
+ * missing ones, and recreates those whose interval changed or that carry no WorkspaceId (made
+ * before polls had search attributes). A slow poll is never overlapped by the next one.
  */
 async function reconcilePollSchedules(
   client: Client,
@@ -74,7 +85,9 @@ async function reconcilePollSchedules(
   for await (const listed of client.schedule.list()) {
     if (!inScope(listed.scheduleId)) continue;
     const every = listed.spec?.intervals?.[0]?.every;
-    existing.set(listed.scheduleId, typeof every === 'number' ? Math.round(every / 1000) : null);
+    // A schedule without WorkspaceId is treated as out of date, so the next sync recreates it.
+    const current = typeof every === 'number' && hasWorkspaceId(listed.searchAttributes) ? Math.round(every / 1000) : null;
+    existing.set(listed.scheduleId, current);
   }
   const removed: string[] = [];
   for (const id of existing.keys()) {
@@ -96,10 +109,17 @@ async function reconcilePollSchedules(
         taskQueue: TASK_QUEUE,
         workflowId: `poll_${id}`,
         args: [poll.input],
+        searchAttributes: poll.searchAttributes,
       },
+      searchAttributes: poll.searchAttributes,
     });
   }
   return { kept: [...wanted.keys()], removed };
+}
+
+function hasWorkspaceId(searchAttributes: Record<string, unknown> | undefined): boolean {
+  const value = searchAttributes?.[SEARCH_ATTRIBUTES.WorkspaceId];
+  return Array.isArray(value) && value.length > 0;
 }
 
 function ignoreNotFound(err: unknown): void {

@@ -27,11 +27,14 @@ export async function upsertGoogleDwdConfig(
 }
 
 /** Enabled mail polling groups (all, or those of `groupIds`) with their interval, for the Temporal schedule sync. */
-export async function enabledPollingGroups(em: EntityManager, groupIds?: string[]): Promise<Array<{ id: string; interval: number }>> {
+export async function enabledPollingGroups(
+  em: EntityManager,
+  groupIds?: string[],
+): Promise<Array<{ id: string; interval: number; workspaceId: string }>> {
   return em
     .getConnection()
     .execute(
-      `select id, interval_seconds as interval from mailer_polling_groups where enabled${groupIds ? ` and id in (${groupIds.map(() => '?').join(', ') || 'null'})` : ''}`,
+      `select id, interval_seconds as interval, workspace_id as "workspaceId" from mailer_polling_groups where enabled${groupIds ? ` and id in (${groupIds.map(() => '?').join(', ') || 'null'})` : ''}`,
       groupIds ?? [],
     );
 }

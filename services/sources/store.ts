@@ -18,9 +18,13 @@ export const execOf =
  * version, of workflows not in the trash, with their poll interval. Raw SQL: one join over
  * three tables and a jsonb field, read for the Temporal schedule sync.
  */
-export async function pollableSources(em: EntityManager): Promise<Array<{ id: string; kind: 'rss' | 'ci'; interval: number }>> {
+export async function pollableSources(
+  em: EntityManager,
+): Promise<Array<{ id: string; kind: 'rss' | 'ci'; interval: number; workspaceId: string; workflowId: string; workflowName: string }>> {
   return em.getConnection().execute(
-    `select s.id, s.kind, (s.config->>'intervalSeconds')::int as interval from workflow_target_sources s
+    `select s.id, s.kind, (s.config->>'intervalSeconds')::int as interval,
+            s.workspace_id as "workspaceId", s.workflow_id as "workflowId", w.name as "workflowName"
+       from workflow_target_sources s
        join workflow_targets t on t.id = s.target_id
        join workflows w on w.id = s.workflow_id
       where s.kind in ('rss', 'ci') and t.enabled and t.active_version_id is not null and not coalesce(w.trashed, false)`,

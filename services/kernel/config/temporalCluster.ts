@@ -16,6 +16,13 @@ export const temporalArea = defineArea('temporalCluster', 'Temporal', {
     .string()
     .optional()
     .describe("Web UI base URL shown to operators (and later used for run deep links). Unset: the dev server's UI."),
+  TEMPORAL_UI_ORIGINS: z
+    .string()
+    .refine((v) => list(v).every(isWebOrigin), 'expected comma-separated origins such as http://localhost:8233')
+    .optional()
+    .describe(
+      'Comma-separated origins (`scheme://host:port`) of the Temporal Web UI, whose browser calls to the codec endpoint get CORS answers. Unset: `http://localhost:<TEMPORAL_UI_PORT>`, `http://127.0.0.1:<TEMPORAL_UI_PORT>` and the origin of TEMPORAL_UI_URL with its localhost/127.0.0.1 twin.',
+    ),
   TEMPORAL_SDK_METRICS_ADDRESS: z
     .string()
     .regex(/^(\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:9464')
@@ -73,6 +80,8 @@ export interface TemporalConfig {
     address: string | undefined;
     namespace: string;
     uiUrl: string | undefined;
+    /** Origins of the Web UI whose browser calls to the codec endpoint get CORS headers. */
+    uiOrigins: string[];
     devPort: number;
     devUiPort: number;
     /** `host:port` of a worker's Prometheus exporter for SDK metrics; unset: a private loopback port. */
@@ -96,6 +105,7 @@ export function temporalConfig(e: TemporalEnv): TemporalConfig {
       address: e.TEMPORAL_ADDRESS || undefined,
       namespace: e.TEMPORAL_NAMESPACE,
       uiUrl: e.TEMPORAL_UI_URL || undefined,
+      uiOrigins: uiOrigins(e),
       devPort: e.TEMPORAL_PORT,
       devUiPort: e.TEMPORAL_UI_PORT,
       sdkMetricsAddress: e.TEMPORAL_SDK_METRICS_ADDRESS || undefined,
@@ -106,4 +116,32 @@ export function temporalConfig(e: TemporalEnv): TemporalConfig {
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH || undefined,
     },
   };
+}
+
+function isWebOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin !== 'null';
+  } catch {
+    return false;
+  }
+}
+
+/** `http://localhost:p` and `http://127.0.0.1:p` for either spelling: the UI's origin is whichever host was typed. */
+function withLoopbackTwin(origin: string): string[] {
+  const url = new URL(origin);
+  if (url.hostname !== 'localhost' && url.hostname !== '127.0.0.1') return [url.origin];
+  return ['localhost', '127.0.0.1'].map((host) => {
+    url.hostname = host;
+    return url.origin;
+  });
+}
+
+/** TEMPORAL_UI_ORIGINS as origins, or the defaults it documents (the dev server's UI port, TEMPORAL_UI_URL). */
+function uiOrigins(e: Pick<TemporalEnv, 'TEMPORAL_UI_ORIGINS' | 'TEMPORAL_UI_URL' | 'TEMPORAL_UI_PORT'>): string[] {
+  const configured = list(e.TEMPORAL_UI_ORIGINS);
+  if (configured.length > 0) return [...new Set(configured.map((o) => new URL(o).origin))];
+  const defaults = withLoopbackTwin(`http://localhost:${e.TEMPORAL_UI_PORT}`);
+  if (e.TEMPORAL_UI_URL) defaults.push(...withLoopbackTwin(e.TEMPORAL_UI_URL));
+  return [...new Set(defaults)];
 }

@@ -409,7 +409,13 @@ test('each enabled group has a Temporal Schedule at its interval that polls it; 
   expect(synced.kept).toEqual([mailPollScheduleId(groupId)]);
   const handle = client.schedule.getHandle(mailPollScheduleId(groupId));
   try {
-    expect((await handle.describe()).spec.intervals?.[0]?.every).toBe(3_600_000);
+    const described = await handle.describe();
+    expect(described.spec.intervals?.[0]?.every).toBe(3_600_000);
+    // The Schedule and the polls it starts are found by the workspace's filter (docs/operations.md).
+    expect(described.searchAttributes).toMatchObject({ WorkspaceId: [stack.ws.workspaceId] });
+    expect((described.action as { searchAttributes?: Record<string, unknown> }).searchAttributes).toMatchObject({
+      WorkspaceId: [stack.ws.workspaceId],
+    });
     const waitFor = async (done: () => Promise<boolean>) => {
       const deadline = Date.now() + 30_000;
       while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));

@@ -17,7 +17,7 @@ import { Client as PgClient } from 'pg';
 import { dropDatabase } from '../../../scripts/lib/postgres';
 import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
 import { testEnv } from '../../support/env';
-import { client, deployWorkflow, line, node } from '../../kit';
+import { client, deployWorkflow, http, line, node } from '../../kit';
 
 jest.setTimeout(400_000);
 
@@ -68,6 +68,8 @@ afterAll(async () => {
 interface Started {
   child: ChildProcess;
   ms: number;
+  /** What the service printed so far. */
+  output(): string;
 }
 
 /** Starts the service; resolves when it printed its API line, rejects with its output if it exits first. */
@@ -82,7 +84,7 @@ function startService(timeoutMs: number): Promise<Started> {
       output += chunk.toString();
       if (/API:\s+http/.test(output)) {
         clearTimeout(timer);
-        resolve({ child, ms: Date.now() - t0 });
+        resolve({ child, ms: Date.now() - t0, output: () => output });
       }
     };
     child.stdout!.on('data', onData);
@@ -219,10 +221,33 @@ async function runRows(workflowId: string): Promise<Array<{ status: string; n: n
   }
 }
 
+/**
+ * Without OPERATOR_TOKEN or OPERATOR_EMAILS, `npm start` keeps an operator token in
+ * DATA_DIR/operator-token, prints it on the start that created it only, and the codec endpoint
+ * encrypts and decrypts for it, with CORS for the UI's origin (localhost on the UI port).
+ */
+async function expectOperatorAccessOutOfTheBox(start: Started, opts: { printsToken: boolean }): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!start.output().includes('Operators:') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const token = readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim();
+  expect(start.output().includes(`operator token: ${token}`)).toBe(opts.printsToken);
+  expect(start.output()).toContain('--codec-endpoint');
+  const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"hello"').toString('base64') };
+  type Codec = { payloads: Array<typeof plain> };
+  const encoded = await http<Codec>(service(), 'POST', '/api/temporal-codec/encode', { token, body: { payloads: [plain] } });
+  expect(encoded.status).toBe(200);
+  expect(Buffer.from(encoded.body.payloads[0]!.metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
+  const origin = `http://localhost:${env.TEMPORAL_UI_PORT}`;
+  const decoded = await http<Codec>(service(), 'POST', '/api/temporal-codec/decode', { token, body: encoded.body, headers: { origin } });
+  expect(decoded.body.payloads).toEqual([plain]);
+  expect(decoded.headers.get('access-control-allow-origin')).toBe(origin);
+}
+
 test('kill -9 of the service, then a start on the same DATA_DIR and ports comes back, and every accepted run and webhook completes once', async () => {
   const first = await startService(240_000);
   expect(await healthz()).toBe(200);
   const devServerPid = recordedDevServer();
+  await expectOperatorAccessOutOfTheBox(first, { printsToken: true });
 
   // Work accepted just before the crash: executions (202) and webhook deliveries (202, outbox).
   const token = await adminWorkspace();
@@ -237,6 +262,7 @@ test('kill -9 of the service, then a start on the same DATA_DIR and ports comes 
   expect(await gone(devServerPid)).toBe(true);
   const second = await startService(120_000);
   expect(await healthz()).toBe(200);
+  await expectOperatorAccessOutOfTheBox(second, { printsToken: false });
   // The first dev server went with its parent; the new one is a different process.
   const now = recordedDevServer();
   expect(now).not.toBe(devServerPid);

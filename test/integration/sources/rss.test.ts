@@ -148,6 +148,10 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
   const handle = client.schedule.getHandle(rssScheduleId(sourceId));
   const described = await handle.describe();
   expect(described.spec.intervals?.[0]?.every).toBe(3_600_000);
+  // The Schedule and the polls it starts are found by the workspace's filter (docs/operations.md).
+  const attributes = { WorkspaceId: [ws.workspaceId], SvcWorkflowId: [workflowId], SvcTrigger: ['rss'] };
+  expect(described.searchAttributes).toMatchObject(attributes);
+  expect((described.action as { searchAttributes?: Record<string, unknown> }).searchAttributes).toMatchObject(attributes);
 
   const sourceView = async () =>
     (await listTargets(app, ws.token, workflowId)).targets
@@ -160,6 +164,14 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
   await handle.trigger();
   await waitFor(async () => (await sourceView()).lastPolledAt !== null);
   expect((await sourceView()).lastPolledAt).toEqual(expect.any(String));
+  const pollsOfWorkspace = async () => {
+    const found: string[] = [];
+    for await (const e of client.workflow.list({ query: `WorkspaceId = "${ws.workspaceId}" AND WorkflowType = "rssPollWorkflow"` }))
+      found.push(e.workflowId);
+    return found;
+  };
+  await waitFor(async () => (await pollsOfWorkspace()).length > 0);
+  expect((await pollsOfWorkspace())[0]).toMatch(new RegExp(`^poll_${rssScheduleId(sourceId)}`));
   expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId })).toBe(0);
 
   feed = {

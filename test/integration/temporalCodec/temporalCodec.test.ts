@@ -5,15 +5,22 @@
  *   deployment's codec shows them, so the search would find them if they were there;
  * - the codec endpoint (Temporal's codec server protocol) decrypts for operators only:
  *   OPERATOR_TOKEN or a session of an OPERATOR_EMAILS user; workspace keys, other sessions and
- *   anonymous callers get 401; without operator configuration 503; CORS for the Web UI origin.
+ *   anonymous callers get 401; without operator configuration 503; CORS for the Web UI's
+ *   origins (TEMPORAL_UI_ORIGINS: localhost and 127.0.0.1 on the UI port), on refusals too.
  */
 import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { provisionWorkspace } from '../../../services/accounts/bootstrap';
 import { randomToken } from '../../../services/kernel/ids';
 import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/kernel/payloadCodec';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
 import { startTestApp, testPayloadCodec, waitForRun } from '../../support/harness';
+import { testEnv } from '../../support/env';
 import { http, signInCookie, useTestStack, type CreatedWorkflow, type QueuedReceipt, type TestApp } from '../../kit';
+
+const execFileAsync = promisify(execFile);
 
 /** The codec's answer: the payloads, or on a refusal its `error`. */
 type CodecAnswer = { payloads: Array<{ data: string; metadata: Record<string, string> }>; error?: string };
@@ -152,7 +159,7 @@ describe('codec endpoint', () => {
       const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
         ...auth,
         body: body(),
-        headers: { 'x-namespace': 'default' },
+        headers: { 'x-namespace': 'default', origin: UI_URL },
       });
       expect(res.status).toBe(200);
       expect(res.body.payloads).toHaveLength(encrypted.length);
@@ -168,8 +175,15 @@ describe('codec endpoint', () => {
   test('refuses workspace keys, non-operator sessions, a wrong token and anonymous callers', async () => {
     const ownerCookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword);
     for (const auth of [{ token: stack.ws.token }, { cookie: ownerCookie }, { token: `${OPERATOR_TOKEN}x` }, {}]) {
-      const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', { ...auth, body: body() });
+      const res = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
+        ...auth,
+        body: body(),
+        headers: { origin: UI_URL },
+      });
       expect(res.status).toBe(401);
+      // A clear JSON refusal the UI may read (CORS on errors too), not an opaque network error.
+      expect(res.body.error).toBe('Operator credentials are required.');
+      expect(res.headers.get('access-control-allow-origin')).toBe(UI_URL);
       expect(res.text).not.toContain(Buffer.from(INPUT_MARKER).toString('base64').slice(0, 12));
     }
   });
@@ -210,13 +224,68 @@ describe('codec endpoint', () => {
     expect(res.headers.get('access-control-allow-headers')).toContain('x-namespace');
   });
 
+  test("Temporal's CLI decodes with the operator token, and prints why when refused (not a deadline)", async () => {
+    const binary = await ensureTemporalCli();
+    const show = async (...extra: string[]) => {
+      const args = [
+        'workflow',
+        'show',
+        '-w',
+        runId,
+        '--address',
+        testEnv('temporalAddress'),
+        '--codec-endpoint',
+        `${stack.app.url}/api/temporal-codec`,
+      ];
+      const { stdout, stderr } = await execFileAsync(binary, [...args, ...extra], { timeout: 60_000 }).catch(
+        (err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+      );
+      return stdout + stderr;
+    };
+    expect(await show('--codec-auth', `Bearer ${OPERATOR_TOKEN}`)).toContain(RESUME_MARKER);
+    const refused = await show('--codec-auth', `Bearer ${stack.ws.token}`);
+    expect(refused).toContain('codecRefused');
+    expect(refused).toContain('Operator credentials are required.');
+    expect(refused).not.toContain('deadline');
+    expect(refused).not.toContain(RESUME_MARKER);
+  });
+
+  test("answers the UI's origins, localhost and 127.0.0.1 alike, and no other page", async () => {
+    const preflight = (origin: string) =>
+      fetch(`${stack.app.url}/api/temporal-codec/decode`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+      });
+    for (const origin of ['http://localhost:8233', 'http://127.0.0.1:8233']) {
+      expect((await preflight(origin)).headers.get('access-control-allow-origin')).toBe(origin);
+    }
+    for (const origin of ['http://evil.example', 'http://localhost:9999']) {
+      const res = await preflight(origin);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(res.headers.get('vary')).toMatch(/origin/i);
+    }
+    // A malformed body is refused with CORS headers as well.
+    const malformed = await http<CodecAnswer>(stack.app, 'POST', '/api/temporal-codec/decode', {
+      token: OPERATOR_TOKEN,
+      body: { nope: true },
+      headers: { origin: 'http://localhost:8233' },
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+  });
+
   test('is unavailable (503) on a deployment without operator access configured', async () => {
     let bare: TestApp | undefined;
     try {
       bare = await startTestApp({ operatorToken: undefined, operatorEmails: [] });
-      const res = await http<CodecAnswer>(bare, 'POST', '/api/temporal-codec/decode', { token: OPERATOR_TOKEN, body: body() });
+      const res = await http<CodecAnswer>(bare, 'POST', '/api/temporal-codec/decode', {
+        token: OPERATOR_TOKEN,
+        body: body(),
+        headers: { origin: UI_URL },
+      });
       expect(res.status).toBe(503);
       expect(res.body.error).toMatch(/OPERATOR_TOKEN/);
+      expect(res.headers.get('access-control-allow-origin')).toBe(UI_URL);
     } finally {
       await bare?.close();
     }

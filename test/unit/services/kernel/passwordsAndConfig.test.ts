@@ -139,6 +139,20 @@ test('the SDK metrics address is host:port; unset means a private loopback port 
   expect(() => loadConfig({ TEMPORAL_SDK_METRICS_ADDRESS: 'http://0.0.0.0:9464/metrics' })).toThrow(/TEMPORAL_SDK_METRICS_ADDRESS/);
 });
 
+test("the Web UI's origins for the codec's CORS: localhost and 127.0.0.1 on the UI port by default, or TEMPORAL_UI_ORIGINS", () => {
+  expect(loadConfig({}).temporal.uiOrigins).toEqual(['http://localhost:8233', 'http://127.0.0.1:8233']);
+  expect(loadConfig({ TEMPORAL_UI_PORT: '9000', TEMPORAL_UI_URL: 'https://temporal.example.com/ui' }).temporal.uiOrigins).toEqual([
+    'http://localhost:9000',
+    'http://127.0.0.1:9000',
+    'https://temporal.example.com',
+  ]);
+  expect(loadConfig({ TEMPORAL_UI_ORIGINS: 'https://ui.example.com, http://localhost:8080/' }).temporal.uiOrigins).toEqual([
+    'https://ui.example.com',
+    'http://localhost:8080',
+  ]);
+  expect(() => loadConfig({ TEMPORAL_UI_ORIGINS: 'ui.example.com' })).toThrow(/TEMPORAL_UI_ORIGINS/);
+});
+
 test('the worker sticky cache is bounded by default and set by WORKER_MAX_CACHED_WORKFLOWS (at least 2)', () => {
   expect(loadConfig({}).temporal.maxCachedWorkflows).toBe(DEFAULT_MAX_CACHED_WORKFLOWS);
   expect(loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '40' }).temporal.maxCachedWorkflows).toBe(40);
