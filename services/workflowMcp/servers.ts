@@ -4,6 +4,7 @@ import { recordAudit } from '../kernel/audit';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
+import { requireCompilableSchema } from './inputSchemas';
 
 export interface CreateMcpServerInput {
   name: string;
@@ -49,9 +50,11 @@ export async function createMcpServer(
     id: { $in: input.tools.map((t) => t.workflowId) },
   });
   const byId = new Map(workflows.map((w) => [w.id, w]));
-  const tools: WorkflowMcpTool[] = input.tools.map((t) => {
+  const tools: WorkflowMcpTool[] = input.tools.map((t, i) => {
     const wf = byId.get(t.workflowId);
     if (!wf) throw invalidInput(`Workflow ${t.workflowId} is not a workflow of this workspace.`);
+    // Calls are checked against it, so a schema that cannot check anything is refused now.
+    if (t.inputSchema) requireCompilableSchema(t.inputSchema, `tools[${i}].inputSchema`);
     return {
       workflowId: wf.id,
       name: t.name ?? toolNameFor(wf.name),
