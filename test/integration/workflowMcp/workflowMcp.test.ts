@@ -321,6 +321,27 @@ describe('MCP by the book', () => {
     expect(broken.body.error).toContain('tools[0].inputSchema is not a valid JSON Schema');
   });
 
+  test('hostile bodies are refused in JSON-RPC terms and run nothing: over BODY_LIMIT, 5,000 levels deep, a NUL', async () => {
+    const before = await runCount(wf.greet);
+    const call = (args: string) =>
+      post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet_someone","arguments":${args}}}`, {
+        'mcp-protocol-version': '2025-11-25',
+      });
+    const huge = await call(`{"who":"${'x'.repeat(1_100_000)}"}`);
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    const deep = await call(`{"who":"a","n":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toMatchObject({
+      id: 3,
+      error: { code: -32602, message: expect.stringContaining('nested more than 100 levels') },
+    });
+    const nul = await call('{"who":"a\\u0000b"}');
+    expect(nul.status).toBe(400);
+    expect(await nul.json()).toMatchObject({ id: 3, error: { code: -32602, message: expect.stringContaining('params.arguments.who') } });
+    expect(await runCount(wf.greet)).toBe(before);
+  });
+
   test('GET, DELETE and every other method answer 405 with the same Allow, after the same authority check', async () => {
     for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
       const res = await fetch(endpoint(), { method, headers: { authorization: `Bearer ${a.token}`, accept: 'text/event-stream' } });
