@@ -2,7 +2,7 @@
 # One image for the api, worker and migrate services of docker-compose.yml.
 
 # Build stage: all dependencies, so tsc can compile everything into dist/.
-FROM node:20-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,7 +14,7 @@ RUN npm run build
 # loads that file instead of running webpack at start, which saves seconds per start and
 # about 100 MiB of worker memory. WORKFLOW_BUNDLE_PATH names it, so a missing bundle fails
 # the start instead of silently bundling.
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-trixie-slim AS runtime
 ENV NODE_ENV=production
 ENV WORKFLOW_BUNDLE_PATH=/app/dist/temporal/workflow-bundle.js
 WORKDIR /app

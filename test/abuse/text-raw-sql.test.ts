@@ -251,7 +251,7 @@ test('an RSS item with raw NUL bytes in its id and title: polled, one outbox ent
         expectedRevision: prod.revision,
         source: { kind: 'rss', targetId: prod.targetId, feedUrl },
       });
-      const poll = () => pollRssSource(kit.app.orm.em.fork(), { allowPrivateNetworks: true }, configured.receipt.sourceId);
+      const poll = () => pollRssSource(kit.app.orm.em.fork(), { allowPrivateNetworks: true }, configured.receipt.sourceId!);
       body = rss([{ guid: 'old', title: 'Old' }]);
       expect(await poll()).toEqual({ outcome: 'baseline', started: 0 });
       body = rss([

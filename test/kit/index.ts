@@ -61,6 +61,29 @@ export {
 } from './workflows';
 export { trackedRuns } from './tracked';
 export {
+  createTable,
+  queryDatabase,
+  type ConfigurationAnswer,
+  type ConfigurationBlocker,
+  type ConfigurationCatalog,
+  type ConfigurationHistory,
+  type ConfigurationOperations,
+  type ConfigurationPackage,
+  type ConfigurationPlan,
+  type ConfigurationProposal,
+  type CreatedTable,
+  type DatabaseList,
+  type ImportResult,
+  type ManagedRowAnswer,
+  type QueryAnswer,
+  type RowPage,
+  type RowResult,
+  type TableBody,
+  type TableEnvelope,
+  type TableRow,
+  type UserTable,
+} from './databases';
+export {
   addUserWithKey,
   createWorkspace,
   eventually,

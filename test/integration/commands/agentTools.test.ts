@@ -85,7 +85,9 @@ test('start_research waits for the confirmation, then starts one research run in
     status: 'succeeded',
     output: { runId: expect.stringMatching(/^research_[0-9a-f]{32}$/) },
   });
-  const run = await http<{ data: { run: unknown } }>(stack.app, 'GET', `/api/v1/research/${trace.output.runId}`, { token: stack.ws.token });
+  const run = await http<{ data: { run: unknown } }>(stack.app, 'GET', `/api/v1/research/${(trace.output as { runId: string }).runId}`, {
+    token: stack.ws.token,
+  });
   expect(run.status).toBe(200);
   expect(run.body.data.run).toMatchObject({
     query: 'What is on the page?',

@@ -10,11 +10,13 @@ import {
   createWorkspace,
   http,
   signInCookie,
-  startTestStack,
-  type TestApp,
-  type TestStack,
-  type WorkspaceFixture,
-} from '../../support/harness';
+  useTestStack,
+  type CreatedTable,
+  type Enveloped,
+  type Refusable,
+  type RowPage,
+  type RunWithLinks,
+} from '../../kit';
 import { loadConfig } from '../../../services/kernel/config';
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { commandConfirmUpdate } from '../../../temporal/shared';
@@ -22,6 +24,7 @@ import { createFile, filesConfig, uploadFile } from '../files/support';
 import { createBase, uploadDocument, waitForDocument } from '../knowledge/support';
 import {
   agentScript,
+  awaitingConfirmation,
   cancelV1,
   commandsConfig,
   confirmSession,
@@ -33,45 +36,50 @@ import {
   isStatus,
   key,
   waitForJob,
+  type CommandThread,
+  type JobAnswer,
+  type JobListAnswer,
+  type SessionJob,
+  type SessionRetry,
+  type SessionSend,
+  type WaitingJob,
 } from './support';
 
 let llm: FakeLlmServer;
-let stack: TestStack;
-let app: TestApp;
-let ws: WorkspaceFixture;
 let cookie: string;
 let doubler: string;
 
 beforeAll(async () => {
   llm = await startFakeLlm();
   agentScript(llm);
-  const files = await filesConfig(loadConfig({ SECRET_KEY: 'x'.repeat(40) }));
-  stack = await startTestStack({ config: { ...commandsConfig(llm), ...files } });
-  ({ app, ws } = stack);
-  cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
-  doubler = await deployedDoubler(app, ws.token);
+});
+const stack = useTestStack(async () => ({
+  config: { ...commandsConfig(llm), ...(await filesConfig(loadConfig({ SECRET_KEY: 'x'.repeat(40) }))) },
+}));
+beforeAll(async () => {
+  cookie = await signInCookie(stack.app, stack.ws.ownerEmail, stack.ws.ownerPassword);
+  doubler = await deployedDoubler(stack.app, stack.ws.token);
 }, 120_000);
 afterAll(async () => {
-  await stack?.close();
   await llm?.close();
 });
 
-async function waitingJob(threadId?: string, workflowId = doubler): Promise<any> {
-  const tid = threadId ?? (await createThread(app, ws.token));
-  const res = await createJob(app, ws.token, { threadId: tid, message: `run ${workflowId}` });
+async function waitingJob(threadId?: string, workflowId = doubler): Promise<WaitingJob> {
+  const tid = threadId ?? (await createThread(stack.app, stack.ws.token));
+  const res = await createJob(stack.app, stack.ws.token, { threadId: tid, message: `run ${workflowId}` });
   expect(res.status).toBe(202);
-  return waitForJob(app, ws.token, res.body.data.job.id, isStatus('waiting_confirmation'));
+  return awaitingConfirmation(await waitForJob(stack.app, stack.ws.token, res.body.data.job.id, isStatus('waiting_confirmation')));
 }
 
 test('a job without tools succeeds with the model answer; the session GET carries plan and result', async () => {
-  const threadId = await createThread(app, ws.token);
-  const res = await createJob(app, ws.token, { threadId, message: 'say hello there', assistantContext: { page: 'home' } });
+  const threadId = await createThread(stack.app, stack.ws.token);
+  const res = await createJob(stack.app, stack.ws.token, { threadId, message: 'say hello there', assistantContext: { page: 'home' } });
   expect(res.status).toBe(202);
   expect(res.body).toMatchObject({ ok: true, meta: { contractVersion: 'api-contracts.v1' } });
   expect(res.body.data.job).toMatchObject({ threadId, status: 'queued', confirmation: null, attachments: [], artifacts: [] });
-  const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded'));
+  const job = await waitForJob(stack.app, stack.ws.token, res.body.data.job.id, isStatus('succeeded'));
   expect(job.planId).toMatch(/^plan_/);
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  const session = await http<Refusable<SessionJob>>(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.status).toBe(200);
   expect(session.body).toMatchObject({
     threadId,
@@ -93,9 +101,9 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
   expect(ttl).toBeLessThanOrEqual(301_000);
   // The live buffer is served while the execution waits.
   expect(job.progress.state).toBe('waiting_confirmation');
-  expect(job.progress.events.map((e: any) => e.state)).toContain('waiting_confirmation');
+  expect(job.progress.events.map((e) => e.state)).toContain('waiting_confirmation');
 
-  const confirmed = await confirmV1(app, ws.token, job.id, job.confirmation.id);
+  const confirmed = await confirmV1(stack.app, stack.ws.token, job.id, job.confirmation.id);
   expect(confirmed.status).toBe(200);
   expect(confirmed.body.data.job.status).toBe('succeeded');
   const [trace] = confirmed.body.data.job.traces;
@@ -107,74 +115,74 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
     citations: [{ runId: trace.runId }],
   });
   expect(confirmed.body.data.job.progress.runId).toBe(trace.runId);
-  const run = await http(app, 'GET', `/api/v1/runs/${trace.runId}`, { token: ws.token });
+  const run = await http<RunWithLinks>(stack.app, 'GET', `/api/v1/runs/${trace.runId}`, { token: stack.ws.token });
   expect(run.body.run).toMatchObject({ status: 'succeeded', trigger: 'copilot', workflowId: doubler });
 
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  const session = await http<Refusable<SessionJob>>(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.body.result).toMatchObject({
     actions: [{ tool: 'run_workflow', status: 'succeeded', runId: trace.runId }],
     citations: [{ runId: trace.runId }],
   });
-  expect(session.body.result.content).toMatch(/^done: /);
+  expect(session.body.result?.content).toMatch(/^done: /);
 
-  const replay = await confirmV1(app, ws.token, job.id, job.confirmation.id);
+  const replay = await confirmV1(stack.app, stack.ws.token, job.id, job.confirmation.id);
   expect(replay.status).toBe(200);
   expect(replay.body.data.job).toMatchObject({ id: job.id, status: 'succeeded' });
-  const sessionReplay = await confirmSession(app, { cookie }, job.id, { confirmationId: job.confirmation.id });
+  const sessionReplay = await confirmSession(stack.app, { cookie }, job.id, { confirmationId: job.confirmation.id });
   expect(sessionReplay.status).toBe(200);
 });
 
 test("a confirmation that reaches the execution before its plan is known waits for the plan (and is refused when its id is not the plan's)", async () => {
-  const threadId = await createThread(app, ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token);
   const gate = llm.hold();
-  const created = (await createJob(app, ws.token, { threadId, message: `run ${doubler}` })).body.data.job;
+  const created = (await createJob(stack.app, stack.ws.token, { threadId, message: `run ${doubler}` })).body.data.job;
   await gate.held;
-  const handle = app.deps.temporal.client.workflow.getHandle(created.id);
+  const handle = stack.app.deps.temporal.client.workflow.getHandle(created.id);
   const early = await handle.startUpdate(commandConfirmUpdate, {
     args: [{ confirmationId: 'cnf_early' }],
     waitForStage: WorkflowUpdateStage.ACCEPTED,
   });
   gate.release();
   await expect(early.result()).rejects.toThrow();
-  const job = await waitForJob(app, ws.token, created.id, isStatus('waiting_confirmation'));
-  const confirmed = await confirmV1(app, ws.token, job.id, job.confirmation.id);
+  const job = awaitingConfirmation(await waitForJob(stack.app, stack.ws.token, created.id, isStatus('waiting_confirmation')));
+  const confirmed = await confirmV1(stack.app, stack.ws.token, job.id, job.confirmation.id);
   expect(confirmed.status).toBe(200);
   expect(confirmed.body.data.job.status).toBe('succeeded');
 });
 
 test('read-only tools run without confirmation', async () => {
-  const threadId = await createThread(app, ws.token);
-  const res = await createJob(app, ws.token, { threadId, message: 'list' });
-  const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'waiting_confirmation', 'failed'));
+  const threadId = await createThread(stack.app, stack.ws.token);
+  const res = await createJob(stack.app, stack.ws.token, { threadId, message: 'list' });
+  const job = await waitForJob(stack.app, stack.ws.token, res.body.data.job.id, isStatus('succeeded', 'waiting_confirmation', 'failed'));
   expect(job.status).toBe('succeeded');
   expect(job.traces[0]).toMatchObject({ tool: 'list_workflows', status: 'succeeded' });
   expect(job.traces[0].output).toEqual(expect.arrayContaining([expect.objectContaining({ id: doubler })]));
 });
 
 test('knowledge search is read-only and cites the documents it used', async () => {
-  const kb = await createBase(app, ws.token, { name: 'Finance' });
-  const doc = await uploadDocument(app, ws.token, kb.id, {
+  const kb = await createBase(stack.app, stack.ws.token, { name: 'Finance' });
+  const doc = await uploadDocument(stack.app, stack.ws.token, kb.id, {
     name: 'q3.txt',
     type: 'text/plain',
     content: 'Quarterly revenue grew by twelve percent in the third quarter.',
   });
-  expect((await waitForDocument(app, ws.token, kb.id, doc.id)).indexingStatus).toBe('ready');
-  const threadId = await createThread(app, ws.token);
-  const res = await createJob(app, ws.token, { threadId, message: 'search quarterly revenue' });
-  const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'waiting_confirmation', 'failed'));
+  expect((await waitForDocument(stack.app, stack.ws.token, kb.id, doc.id)).indexingStatus).toBe('ready');
+  const threadId = await createThread(stack.app, stack.ws.token);
+  const res = await createJob(stack.app, stack.ws.token, { threadId, message: 'search quarterly revenue' });
+  const job = await waitForJob(stack.app, stack.ws.token, res.body.data.job.id, isStatus('succeeded', 'waiting_confirmation', 'failed'));
   expect(job.status).toBe('succeeded');
   expect(job.traces[0]).toMatchObject({
     tool: 'search_knowledge',
     status: 'succeeded',
     citations: [{ documentId: doc.id, title: 'q3.txt', knowledgeBaseName: 'Finance' }],
   });
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  const session = await http<Refusable<SessionJob>>(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.body.result).toMatchObject({ ragMode: 'keyword', citations: [{ documentId: doc.id }] });
 });
 
 test('user databases are queried read-only, only in the job workspace', async () => {
-  const db = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const db = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'shop',
       tableName: 'customers',
@@ -184,12 +192,12 @@ test('user databases are queried read-only, only in the job workspace', async ()
   });
   expect(db.status).toBe(201);
   const databaseId = db.body.database.id;
-  const threadId = await createThread(app, ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token);
   const run = async (message: string) =>
     waitForJob(
-      app,
-      ws.token,
-      (await createJob(app, ws.token, { threadId, message })).body.data.job.id,
+      stack.app,
+      stack.ws.token,
+      (await createJob(stack.app, stack.ws.token, { threadId, message })).body.data.job.id,
       isStatus('succeeded', 'failed', 'waiting_confirmation'),
     );
   const read = await run(`sql ${databaseId} select name from customers order by name`);
@@ -201,80 +209,88 @@ test('user databases are queried read-only, only in the job workspace', async ()
   });
   const write = await run(`sql ${databaseId} delete from customers`);
   expect(write.traces[0]).toMatchObject({ tool: 'query_database', status: 'failed', error: expect.any(String) });
-  const other = await createWorkspace(app, 'Other db');
-  const theirs = await http(app, 'POST', '/api/v1/databases', {
+  const other = await createWorkspace(stack.app, 'Other db');
+  const theirs = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
     token: other.token,
     body: { databaseName: 'vault', tableName: 'secrets', columns: [{ name: 's', type: 'text' }], rows: [{ s: 'theirs' }] },
   });
   const foreign = await run(`sql ${theirs.body.database.id} select s from secrets`);
   expect(foreign.traces[0]).toMatchObject({ status: 'failed', output: null });
-  const rows = await http(app, 'GET', `/api/v1/databases/${db.body.table.id}/rows`, { token: ws.token });
+  const rows = await http<RowPage>(stack.app, 'GET', `/api/v1/databases/${db.body.table.id}/rows`, { token: stack.ws.token });
   expect(rows.body.rows).toHaveLength(2);
 });
 
 test('attachments: ready files are attached and readable by the agent; a file not ready is 423', async () => {
-  const threadId = await createThread(app, ws.token);
-  const file = await uploadFile(app, { token: ws.token }, Buffer.from('the secret word is pineapple'), {
+  const threadId = await createThread(stack.app, stack.ws.token);
+  const file = await uploadFile(stack.app, { token: stack.ws.token }, Buffer.from('the secret word is pineapple'), {
     name: 'note.txt',
     mimeType: 'text/plain',
   });
   expect(file.status).toBe('ready');
-  const res = await createJob(app, ws.token, { threadId, message: `read ${file.id}`, attachmentFileIds: [file.id] });
+  const res = await createJob(stack.app, stack.ws.token, { threadId, message: `read ${file.id}`, attachmentFileIds: [file.id] });
   expect(res.status).toBe(202);
   expect(res.body.data.job.attachments).toEqual([
     { id: file.id, name: 'note.txt', mimeType: 'text/plain', sizeBytes: file.sizeBytes, sha256: file.sha256, status: 'ready' },
   ]);
-  const job = await waitForJob(app, ws.token, res.body.data.job.id, isStatus('succeeded', 'failed'));
+  const job = await waitForJob(stack.app, stack.ws.token, res.body.data.job.id, isStatus('succeeded', 'failed'));
   expect(job.traces[0]).toMatchObject({ tool: 'read_attachment', status: 'succeeded', output: { text: 'the secret word is pineapple' } });
 
-  const pending = await createFile(app, { token: ws.token }, { name: 'p.txt', mimeType: 'text/plain', sizeBytes: 3 });
-  const before = await http(app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}`, { token: ws.token });
-  const refused = await createJob(app, ws.token, { threadId, message: 'say x', attachmentFileIds: [pending.body.data.file.id] });
+  const pending = await createFile(stack.app, { token: stack.ws.token }, { name: 'p.txt', mimeType: 'text/plain', sizeBytes: 3 });
+  const before = await http<JobListAnswer>(stack.app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}`, { token: stack.ws.token });
+  const refused = await createJob(stack.app, stack.ws.token, {
+    threadId,
+    message: 'say x',
+    attachmentFileIds: [pending.body.data.file.id],
+  });
   expect(refused.status).toBe(423);
   expect(refused.body).toMatchObject({ ok: false, error: { code: 'conflict' } });
-  const after = await http(app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}`, { token: ws.token });
+  const after = await http<JobListAnswer>(stack.app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}`, { token: stack.ws.token });
   expect(after.body.data.jobs.length).toBe(before.body.data.jobs.length);
 });
 
 test('FIFO on a thread: a new job stays queued behind an active one; cancelling a queued job releases its slot', async () => {
-  const threadId = await createThread(app, ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token);
   const first = await waitingJob(threadId);
-  const second = (await createJob(app, ws.token, { threadId, message: 'say second' })).body.data.job;
-  const third = (await createJob(app, ws.token, { threadId, message: 'say third' })).body.data.job;
+  const second = (await createJob(stack.app, stack.ws.token, { threadId, message: 'say second' })).body.data.job;
+  const third = (await createJob(stack.app, stack.ws.token, { threadId, message: 'say third' })).body.data.job;
   expect(second.status).toBe('queued');
-  expect((await getJob(app, ws.token, second.id)).body.data.job.status).toBe('queued');
+  expect((await getJob(stack.app, stack.ws.token, second.id)).body.data.job.status).toBe('queued');
 
   // queued → cancel → canceled (its slot is released: the third job runs after the first).
-  const canceled = await cancelV1(app, ws.token, second.id);
+  const canceled = await cancelV1(stack.app, stack.ws.token, second.id);
   expect(canceled.status).toBe(200);
   expect(canceled.body.data.job.status).toBe('canceled');
-  expect((await getJob(app, ws.token, third.id)).body.data.job.status).toBe('queued');
+  expect((await getJob(stack.app, stack.ws.token, third.id)).body.data.job.status).toBe('queued');
 
   // non-terminal (waiting) → cancel → canceled; the thread moves on to the third job.
-  const stopped = await cancelV1(app, ws.token, first.id);
+  const stopped = await cancelV1(stack.app, stack.ws.token, first.id);
   expect(stopped.body.data.job.status).toBe('canceled');
-  const done = await waitForJob(app, ws.token, third.id, isStatus('succeeded'));
+  const done = await waitForJob(stack.app, stack.ws.token, third.id, isStatus('succeeded'));
   expect(done.status).toBe('succeeded');
-  expect((await getJob(app, ws.token, second.id)).body.data.job.traces).toEqual([]);
+  expect((await getJob(stack.app, stack.ws.token, second.id)).body.data.job.traces).toEqual([]);
   expect(llm.chats.some((c) => JSON.stringify(c.messages).includes('say second'))).toBe(false);
 
   // Terminal cancel is 409, unknown 404; the list is in thread order, newest first, with a cursor.
-  expect((await cancelV1(app, ws.token, first.id)).status).toBe(409);
-  expect((await cancelV1(app, ws.token, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
-  const page1 = await http(app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}&limit=2`, { token: ws.token });
-  expect(page1.body.data.jobs.map((j: any) => j.id)).toEqual([third.id, second.id]);
+  expect((await cancelV1(stack.app, stack.ws.token, first.id)).status).toBe(409);
+  expect((await cancelV1(stack.app, stack.ws.token, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  const page1 = await http<JobListAnswer>(stack.app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}&limit=2`, {
+    token: stack.ws.token,
+  });
+  expect(page1.body.data.jobs.map((j) => j.id)).toEqual([third.id, second.id]);
   expect(page1.body.data.nextCursor).toBe(second.id);
-  const page2 = await http(app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}&limit=2&cursor=${second.id}`, { token: ws.token });
+  const page2 = await http<JobListAnswer>(stack.app, 'GET', `/api/v1/svc-command/jobs?threadId=${threadId}&limit=2&cursor=${second.id}`, {
+    token: stack.ws.token,
+  });
   expect(page2.body.data).toEqual({ jobs: [expect.objectContaining({ id: first.id })], nextCursor: null });
 });
 
 test('list and create validation: bad limit or cursor, bad bodies and missing Idempotency-Key', async () => {
   for (const q of ['limit=0', 'limit=101', 'limit=abc', 'cursor=nope']) {
-    const res = await http(app, 'GET', `/api/v1/svc-command/jobs?${q}`, { token: ws.token });
+    const res = await http<JobListAnswer>(stack.app, 'GET', `/api/v1/svc-command/jobs?${q}`, { token: stack.ws.token });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('request_malformed');
   }
-  const threadId = await createThread(app, ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token);
   for (const body of [
     { threadId, message: '' },
     { message: 'x' },
@@ -282,21 +298,21 @@ test('list and create validation: bad limit or cursor, bad bodies and missing Id
     { threadId, message: 'x', attachmentFileIds: ['a', 'a'] },
     { threadId, message: 'x', extra: 1 },
   ]) {
-    const res = await createJob(app, ws.token, body);
+    const res = await createJob(stack.app, stack.ws.token, body);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('request_malformed');
   }
-  const noKey = await createJob(app, ws.token, { threadId, message: 'say x' }, null);
+  const noKey = await createJob(stack.app, stack.ws.token, { threadId, message: 'say x' }, null);
   expect(noKey.status).toBe(400);
   expect(noKey.body.error.code).toBe('idempotency_key_invalid');
   // Same key, same body: the stored answer; another body: 409.
   const k = key();
-  const a = await createJob(app, ws.token, { threadId, message: 'say once' }, k);
-  const b = await createJob(app, ws.token, { threadId, message: 'say once' }, k);
+  const a = await createJob(stack.app, stack.ws.token, { threadId, message: 'say once' }, k);
+  const b = await createJob(stack.app, stack.ws.token, { threadId, message: 'say once' }, k);
   expect(b.status).toBe(202);
   expect(b.headers.get('idempotency-replayed')).toBe('true');
   expect(b.body.data.job.id).toBe(a.body.data.job.id);
-  const c = await createJob(app, ws.token, { threadId, message: 'say twice' }, k);
+  const c = await createJob(stack.app, stack.ws.token, { threadId, message: 'say twice' }, k);
   expect(c.status).toBe(409);
   expect(c.body.error.code).toBe('idempotency_replay_mismatch');
 });
@@ -304,127 +320,133 @@ test('list and create validation: bad limit or cursor, bad bodies and missing Id
 test('session confirm errors: request_malformed, confirmation_not_found, confirmation_mismatch', async () => {
   const job = await waitingJob();
   for (const body of [{}, { confirmationId: 7 }, { confirmationId: '  ' }]) {
-    const res = await confirmSession(app, { cookie }, job.id, body);
+    const res = await confirmSession(stack.app, { cookie }, job.id, body);
     expect(res.status).toBe(400);
     expect(res.body.errorCode).toBe('request_malformed');
   }
-  const unknown = await confirmSession(app, { cookie }, job.id, { confirmationId: 'cnf_unknown' });
+  const unknown = await confirmSession(stack.app, { cookie }, job.id, { confirmationId: 'cnf_unknown' });
   expect(unknown.status).toBe(404);
   expect(unknown.body).toMatchObject({ errorCode: 'confirmation_not_found', error: expect.any(String) });
 
   // A job without a plan (queued behind the waiting one).
-  const queued = (await createJob(app, ws.token, { threadId: job.threadId, message: 'say later' })).body.data.job;
-  const noPlan = await confirmSession(app, { cookie }, queued.id, { confirmationId: job.confirmation.id });
+  const queued = (await createJob(stack.app, stack.ws.token, { threadId: job.threadId, message: 'say later' })).body.data.job;
+  const noPlan = await confirmSession(stack.app, { cookie }, queued.id, { confirmationId: job.confirmation.id });
   expect(noPlan.status).toBe(404);
   expect(noPlan.body.errorCode).toBe('confirmation_not_found');
 
   // The id of a different confirmation.
   const other = await waitingJob();
-  const mismatch = await confirmSession(app, { cookie }, job.id, { confirmationId: other.confirmation.id });
+  const mismatch = await confirmSession(stack.app, { cookie }, job.id, { confirmationId: other.confirmation.id });
   expect(mismatch.status).toBe(409);
   expect(mismatch.body.errorCode).toBe('confirmation_mismatch');
 
   // Another user's job.
-  const admin = await addUserWithKey(app, ws, 'admin');
-  const adminThread = await createThread(app, admin.token);
-  const adminJob = (await createJob(app, admin.token, { threadId: adminThread, message: `run ${doubler}` })).body.data.job;
-  const waiting = await waitForJob(app, admin.token, adminJob.id, isStatus('waiting_confirmation'));
-  const foreign = await confirmSession(app, { cookie }, adminJob.id, { confirmationId: waiting.confirmation.id });
+  const admin = await addUserWithKey(stack.app, stack.ws, 'admin');
+  const adminThread = await createThread(stack.app, admin.token);
+  const adminJob = (await createJob(stack.app, admin.token, { threadId: adminThread, message: `run ${doubler}` })).body.data.job;
+  const waiting = awaitingConfirmation(await waitForJob(stack.app, admin.token, adminJob.id, isStatus('waiting_confirmation')));
+  const foreign = await confirmSession(stack.app, { cookie }, adminJob.id, { confirmationId: waiting.confirmation.id });
   expect(foreign.status).toBe(409);
   expect(foreign.body.errorCode).toBe('confirmation_mismatch');
-  expect((await getJob(app, admin.token, adminJob.id)).body.data.job.status).toBe('waiting_confirmation');
+  expect((await getJob(stack.app, admin.token, adminJob.id)).body.data.job.status).toBe('waiting_confirmation');
 
   // Missing job: 404 with the job-not-found message; cross-origin writes are refused.
-  const missing = await confirmSession(app, { cookie }, 'command_missing', { confirmationId: 'cnf_x' });
+  const missing = await confirmSession(stack.app, { cookie }, 'command_missing', { confirmationId: 'cnf_x' });
   expect(missing.status).toBe(404);
   expect(missing.body.error).toBe('Command job not found');
-  const crossOrigin = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/confirm`, {
+  const crossOrigin = await http(stack.app, 'POST', `/api/svc-command/jobs/${job.id}/confirm`, {
     cookie,
     body: { confirmationId: job.confirmation.id },
     headers: { origin: 'https://evil.example' },
   });
   expect(crossOrigin.status).toBe(403);
-  for (const id of [job.id, other.id, queued.id, adminJob.id]) await cancelV1(app, id === adminJob.id ? admin.token : ws.token, id);
+  for (const id of [job.id, other.id, queued.id, adminJob.id])
+    await cancelV1(stack.app, id === adminJob.id ? admin.token : stack.ws.token, id);
 });
 
 test('confirmation_consumed: a consumed confirmation whose job never resumed fails the job; retry queues a new job', async () => {
   const job = await waitingJob();
   // The confirmation was claimed but the Update never reached the execution (a lost response).
-  await app.orm.em.fork().getConnection().execute(`update command_jobs set confirmation_state = 'consumed' where id = ?`, [job.id]);
-  const res = await confirmSession(app, { cookie }, job.id, { confirmationId: job.confirmation.id });
+  await stack.app.orm.em.fork().getConnection().execute(`update command_jobs set confirmation_state = 'consumed' where id = ?`, [job.id]);
+  const res = await confirmSession(stack.app, { cookie }, job.id, { confirmationId: job.confirmation.id });
   expect(res.status).toBe(409);
   expect(res.body).toMatchObject({ errorCode: 'confirmation_consumed', job: { id: job.id, status: 'failed' } });
-  await app.deps.temporal.client.workflow.getHandle(job.id).cancel();
+  await stack.app.deps.temporal.client.workflow.getHandle(job.id).cancel();
 
   // failed → session retry → a new queued job on the same thread, which gets a new confirmation.
-  const retry = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/retry`, { cookie });
+  const retry = await http<SessionRetry>(stack.app, 'POST', `/api/svc-command/jobs/${job.id}/retry`, { cookie });
   expect(retry.status).toBe(202);
   expect(retry.body).toMatchObject({ queued: true, job: { threadId: job.threadId } });
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${retry.body.job.id}`, { cookie });
+  const session = await http<SessionJob>(stack.app, 'GET', `/api/svc-command/jobs/${retry.body.job.id}`, { cookie });
   expect(session.body).toMatchObject({ attempt: 2, retryOfJobId: job.id });
-  const again = await waitForJob(app, ws.token, retry.body.job.id, isStatus('waiting_confirmation'));
+  const again = awaitingConfirmation(await waitForJob(stack.app, stack.ws.token, retry.body.job.id, isStatus('waiting_confirmation')));
   expect(again.confirmation.id).not.toBe(job.confirmation.id);
-  expect((await http(app, 'POST', `/api/svc-command/jobs/${again.id}/retry`, { cookie })).status).toBe(409);
-  await cancelV1(app, ws.token, again.id);
+  expect((await http(stack.app, 'POST', `/api/svc-command/jobs/${again.id}/retry`, { cookie })).status).toBe(409);
+  await cancelV1(stack.app, stack.ws.token, again.id);
   // canceled → retry works too.
-  expect((await http(app, 'POST', `/api/svc-command/jobs/${again.id}/retry`, { cookie })).status).toBe(202);
+  expect((await http(stack.app, 'POST', `/api/svc-command/jobs/${again.id}/retry`, { cookie })).status).toBe(202);
 });
 
 test('execution_failed: the confirmed plan fails and the response carries the failed job', async () => {
   const job = await waitingJob(undefined, 'wf_does_not_exist');
-  const res = await confirmSession(app, { cookie }, job.id, { confirmationId: job.confirmation.id });
+  const res = await confirmSession(stack.app, { cookie }, job.id, { confirmationId: job.confirmation.id });
   expect(res.status).toBe(409);
   expect(res.body).toMatchObject({ errorCode: 'execution_failed', job: { id: job.id, status: 'failed' } });
-  expect(res.body.job.traces[0]).toMatchObject({ tool: 'run_workflow', status: 'failed' });
-  const session = await http(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
+  expect(res.body.job?.traces[0]).toMatchObject({ tool: 'run_workflow', status: 'failed' });
+  const session = await http<Refusable<SessionJob>>(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.body.error).toMatch(/run_workflow failed/);
 });
 
 test('internal_error: the execution is gone; v1 confirm failures are envelope 409 conflict', async () => {
   const job = await waitingJob();
-  await app.deps.temporal.client.workflow.getHandle(job.id).terminate('test');
-  const res = await confirmSession(app, { cookie }, job.id, { confirmationId: job.confirmation.id });
+  await stack.app.deps.temporal.client.workflow.getHandle(job.id).terminate('test');
+  const res = await confirmSession(stack.app, { cookie }, job.id, { confirmationId: job.confirmation.id });
   expect(res.status).toBe(500);
   expect(res.body.errorCode).toBe('internal_error');
-  const v1 = await confirmV1(app, ws.token, job.id, job.confirmation.id);
+  const v1 = await confirmV1(stack.app, stack.ws.token, job.id, job.confirmation.id);
   expect(v1.status).toBe(409);
   expect(v1.body).toMatchObject({ ok: false, error: { code: 'conflict' } });
-  expect((await confirmV1(app, ws.token, job.id, 'not-cnf')).status).toBe(400);
+  expect((await confirmV1(stack.app, stack.ws.token, job.id, 'not-cnf')).status).toBe(400);
 });
 
 test('session send: 201, empty message 400; cancel and schedules need a session', async () => {
-  const empty = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: '  ' } });
+  const empty = await http<Refusable<SessionSend>>(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: '  ' } });
   expect(empty.status).toBe(400);
   expect(empty.body.error).toBe('Message is required.');
-  const sent = await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'say from the session' } });
+  const sent = await http<SessionSend>(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: 'say from the session' } });
   expect(sent.status).toBe(201);
   expect(sent.body.job.id).toMatch(/^command_[0-9a-f-]{36}$/);
   expect(sent.body.threadId).toBe(sent.body.job.threadId);
-  const noSession = await http(app, 'POST', '/api/svc-command', { body: { message: 'x' } });
+  const noSession = await http(stack.app, 'POST', '/api/svc-command', { body: { message: 'x' } });
   expect(noSession.status).toBe(401);
-  const job = await waitForJob(app, ws.token, sent.body.job.id, isStatus('succeeded'));
+  const job = await waitForJob(stack.app, stack.ws.token, sent.body.job.id, isStatus('succeeded'));
   // Threads: the session twins of the v1 thread routes.
-  const thread = await http(app, 'POST', '/api/svc-command/threads', { cookie, body: { title: 'Planning' } });
+  const thread = await http<{ thread: CommandThread }>(stack.app, 'POST', '/api/svc-command/threads', {
+    cookie,
+    body: { title: 'Planning' },
+  });
   expect(thread.status).toBe(201);
-  expect(thread.body.thread).toMatchObject({ title: 'Planning', workspaceId: ws.workspaceId });
-  const inThread = await http(app, 'POST', '/api/svc-command', {
+  expect(thread.body.thread).toMatchObject({ title: 'Planning', workspaceId: stack.ws.workspaceId });
+  const inThread = await http<SessionSend>(stack.app, 'POST', '/api/svc-command', {
     cookie,
     body: { message: 'say in thread', threadId: thread.body.thread.id },
   });
   expect(inThread.body.threadId).toBe(thread.body.thread.id);
-  const threads = await http(app, 'GET', '/api/svc-command/threads', { cookie });
-  expect(threads.body.threads.map((t: any) => t.id)).toEqual(expect.arrayContaining([thread.body.thread.id, sent.body.threadId]));
-  const v1Threads = await http(app, 'GET', '/api/v1/svc-command/threads', { token: ws.token });
+  const threads = await http<{ threads: CommandThread[] }>(stack.app, 'GET', '/api/svc-command/threads', { cookie });
+  expect(threads.body.threads.map((t) => t.id)).toEqual(expect.arrayContaining([thread.body.thread.id, sent.body.threadId]));
+  const v1Threads = await http<Enveloped<{ threads: CommandThread[] }>>(stack.app, 'GET', '/api/v1/svc-command/threads', {
+    token: stack.ws.token,
+  });
   expect(v1Threads.body.data.threads.length).toBe(threads.body.threads.length);
-  expect((await http(app, 'POST', '/api/svc-command', { cookie, body: { message: 'x', workspaceId: 'ws_other' } })).status).toBe(403);
-  const cancel = await http(app, 'POST', `/api/svc-command/jobs/${job.id}/cancel`, { cookie });
+  expect((await http(stack.app, 'POST', '/api/svc-command', { cookie, body: { message: 'x', workspaceId: 'ws_other' } })).status).toBe(403);
+  const cancel = await http(stack.app, 'POST', `/api/svc-command/jobs/${job.id}/cancel`, { cookie });
   expect(cancel.status).toBe(409);
 });
 
 test('viewer keys get the workspace-safe.v1 projection and cannot write; other workspaces get 404 and change nothing', async () => {
   const job = await waitingJob();
-  const viewer = await addUserWithKey(app, ws, 'viewer');
-  const seen = await getJob(app, viewer.token, job.id);
+  const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
+  const seen = await getJob(stack.app, viewer.token, job.id);
   expect(seen.status).toBe(200);
   expect(seen.body.data.job).toEqual({
     id: job.id,
@@ -441,43 +463,44 @@ test('viewer keys get the workspace-safe.v1 projection and cannot write; other w
       restrictedFields: ['traces', 'confirmation', 'progress', 'attachments', 'artifacts'],
     },
   });
-  expect((await createJob(app, viewer.token, { threadId: job.threadId, message: 'say x' })).status).toBe(403);
-  expect((await confirmV1(app, viewer.token, job.id, job.confirmation.id)).status).toBe(403);
+  expect((await createJob(stack.app, viewer.token, { threadId: job.threadId, message: 'say x' })).status).toBe(403);
+  expect((await confirmV1(stack.app, viewer.token, job.id, job.confirmation.id)).status).toBe(403);
 
-  const other = await createWorkspace(app, 'Other');
-  expect((await getJob(app, other.token, job.id)).status).toBe(404);
-  expect((await confirmV1(app, other.token, job.id, job.confirmation.id)).status).toBe(404);
-  expect((await cancelV1(app, other.token, job.id)).status).toBe(404);
-  expect((await createJob(app, other.token, { threadId: job.threadId, message: 'say x' })).status).toBe(404);
+  const other = await createWorkspace(stack.app, 'Other');
+  expect((await getJob(stack.app, other.token, job.id)).status).toBe(404);
+  expect((await confirmV1(stack.app, other.token, job.id, job.confirmation.id)).status).toBe(404);
+  expect((await cancelV1(stack.app, other.token, job.id)).status).toBe(404);
+  expect((await createJob(stack.app, other.token, { threadId: job.threadId, message: 'say x' })).status).toBe(404);
   expect(
     (
-      await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
+      await http(stack.app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
         token: other.token,
         body: { fileId: 'f' },
         headers: { 'idempotency-key': key() },
       })
     ).status,
   ).toBe(404);
-  const list = await http(app, 'GET', '/api/v1/svc-command/jobs', { token: other.token });
+  const list = await http<JobListAnswer>(stack.app, 'GET', '/api/v1/svc-command/jobs', { token: other.token });
   expect(list.body.data).toEqual({ jobs: [], nextCursor: null });
-  expect((await getJob(app, ws.token, job.id)).body.data.job.status).toBe('waiting_confirmation');
-  const personal = await addUserWithKey(app, ws, 'member', 'personal');
-  expect((await getJob(app, personal.token, job.id)).status).toBe(403);
-  expect((await http(app, 'GET', '/api/v1/svc-command/jobs')).status).toBe(401);
-  await cancelV1(app, ws.token, job.id);
+  expect((await getJob(stack.app, stack.ws.token, job.id)).body.data.job.status).toBe('waiting_confirmation');
+  const personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
+  expect((await getJob(stack.app, personal.token, job.id)).status).toBe(403);
+  expect((await http(stack.app, 'GET', '/api/v1/svc-command/jobs')).status).toBe(401);
+  await cancelV1(stack.app, stack.ws.token, job.id);
 });
 
 test('artifacts: register a file as an output and complete it', async () => {
-  const threadId = await createThread(app, ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token);
   const job = await waitForJob(
-    app,
-    ws.token,
-    (await createJob(app, ws.token, { threadId, message: 'say art' })).body.data.job.id,
+    stack.app,
+    stack.ws.token,
+    (await createJob(stack.app, stack.ws.token, { threadId, message: 'say art' })).body.data.job.id,
     isStatus('succeeded'),
   );
-  const pending = (await createFile(app, { token: ws.token }, { name: 'out.txt', mimeType: 'text/plain', sizeBytes: 3 })).body.data.file;
-  const registered = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
-    token: ws.token,
+  const pending = (await createFile(stack.app, { token: stack.ws.token }, { name: 'out.txt', mimeType: 'text/plain', sizeBytes: 3 })).body
+    .data.file;
+  const registered = await http<JobAnswer>(stack.app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
+    token: stack.ws.token,
     body: { fileId: pending.id },
     headers: { 'idempotency-key': key() },
   });
@@ -485,28 +508,28 @@ test('artifacts: register a file as an output and complete it', async () => {
   expect(registered.body.data.job.artifacts).toEqual([
     expect.objectContaining({ fileId: pending.id, status: 'registered', completedAt: null }),
   ]);
-  const notReady = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${pending.id}/complete`, {
-    token: ws.token,
+  const notReady = await http(stack.app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${pending.id}/complete`, {
+    token: stack.ws.token,
     headers: { 'idempotency-key': key() },
   });
   expect(notReady.status).toBe(423);
-  const ready = await uploadFile(app, { token: ws.token }, Buffer.from('out'), { name: 'ready.txt', mimeType: 'text/plain' });
-  await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
-    token: ws.token,
+  const ready = await uploadFile(stack.app, { token: stack.ws.token }, Buffer.from('out'), { name: 'ready.txt', mimeType: 'text/plain' });
+  await http(stack.app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts`, {
+    token: stack.ws.token,
     body: { fileId: ready.id },
     headers: { 'idempotency-key': key() },
   });
-  const completed = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${ready.id}/complete`, {
-    token: ws.token,
+  const completed = await http<JobAnswer>(stack.app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/${ready.id}/complete`, {
+    token: stack.ws.token,
     headers: { 'idempotency-key': key() },
   });
   expect(completed.status).toBe(200);
-  expect(completed.body.data.job.artifacts.find((a: any) => a.fileId === ready.id)).toMatchObject({
+  expect(completed.body.data.job.artifacts.find((a) => a.fileId === ready.id)).toMatchObject({
     status: 'completed',
     completedAt: expect.any(String),
   });
-  const unknown = await http(app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/nope/complete`, {
-    token: ws.token,
+  const unknown = await http(stack.app, 'POST', `/api/v1/svc-command/jobs/${job.id}/artifacts/nope/complete`, {
+    token: stack.ws.token,
     headers: { 'idempotency-key': key() },
   });
   expect(unknown.status).toBe(404);

@@ -10,7 +10,17 @@ import { temporal } from '@temporalio/proto';
 import { lastMessage, startFakeLlm, type FakeLlmServer } from '../../fakes/llm';
 import { useTestStack } from '../../kit';
 import { killWorker, spawnWorker } from '../../support/workerProcess';
-import { agentAnswer, commandsConfig, confirmV1, createJob, createThread, deployedDoubler, isStatus, waitForJob } from './support';
+import {
+  agentAnswer,
+  awaitingConfirmation,
+  commandsConfig,
+  confirmV1,
+  createJob,
+  createThread,
+  deployedDoubler,
+  isStatus,
+  waitForJob,
+} from './support';
 
 let llm: FakeLlmServer;
 let env: Record<string, string>;
@@ -43,7 +53,9 @@ test('a job waiting for confirmation survives its worker being killed and comple
     const doubler = await deployedDoubler(stack.app, stack.ws.token);
     const threadId = await createThread(stack.app, stack.ws.token);
     const created = await createJob(stack.app, stack.ws.token, { threadId, message: `run ${doubler}` });
-    const waiting = await waitForJob(stack.app, stack.ws.token, created.body.data.job.id, isStatus('waiting_confirmation'));
+    const waiting = awaitingConfirmation(
+      await waitForJob(stack.app, stack.ws.token, created.body.data.job.id, isStatus('waiting_confirmation')),
+    );
 
     await killWorker(worker);
     const confirming = confirmV1(stack.app, stack.ws.token, waiting.id, waiting.confirmation.id);

@@ -1,9 +1,38 @@
 /** Shared steps of the command jobs tests: a scripted model, real HTTP calls, polling a job. */
 import { randomBytes } from 'node:crypto';
 import { lastMessage, toolResults, type ChatRequestSeen, type FakeChatAnswer, type FakeLlmServer } from '../../fakes/llm';
+import type { z } from 'zod';
+import type {
+  commandJobSchema,
+  safeCommandJobSchema,
+  sessionJobSchema,
+  sessionRetrySchema,
+  sessionSendSchema,
+  threadSchema,
+} from '../../../api/schemas/commands';
 import type { AppConfig } from '../../../services/kernel/config';
 import { loadConfig } from '../../../services/kernel/config';
-import { http, type HttpResult } from '../../support/harness';
+import { chain, deployWorkflow, http, node, type Enveloped, type HttpResult } from '../../kit';
+
+/** A command job as its owner and write keys read it (viewers get `SafeCommandJob`). */
+export type CommandJob = z.infer<typeof commandJobSchema>;
+export type SafeCommandJob = z.infer<typeof safeCommandJobSchema>;
+/** The v1 job routes' answer (`{ ok, data: { job }, meta }`, or `{ ok: false, error }`). */
+export type JobAnswer = Enveloped<{ job: CommandJob }>;
+export type JobListAnswer = Enveloped<{ jobs: CommandJob[]; nextCursor: string | null }>;
+export type CommandThread = z.infer<typeof threadSchema>;
+/** The session routes' job read: the job, its plan and outcome (`error` when it failed). */
+export type SessionJob = z.infer<typeof sessionJobSchema>;
+export type SessionSend = z.infer<typeof sessionSendSchema>;
+export type SessionRetry = z.infer<typeof sessionRetrySchema>;
+/** A session route's refusal: `{ error, errorCode }`, with the job when the refusal concerns it. */
+export interface SessionRefusal {
+  error: string;
+  errorCode: string;
+  job?: CommandJob;
+}
+/** The session confirm's answer: the job, or a refusal. */
+export type SessionConfirmAnswer = Partial<SessionRefusal> & { job: CommandJob };
 
 export const key = () => `k-${randomBytes(8).toString('hex')}`;
 
@@ -60,7 +89,11 @@ export interface Caller {
 const auth = (c: Caller) => ({ ...(c.token ? { token: c.token } : {}), ...(c.cookie ? { cookie: c.cookie } : {}) });
 
 export async function createThread(app: { url: string }, token: string, title = 'Thread'): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/svc-command/threads', { token, body: { title }, headers: { 'idempotency-key': key() } });
+  const res = await http<Enveloped<{ thread: CommandThread }>>(app, 'POST', '/api/v1/svc-command/threads', {
+    token,
+    body: { title },
+    headers: { 'idempotency-key': key() },
+  });
   if (res.status !== 201) throw new Error(`thread create failed: ${res.status} ${res.text}`);
   return res.body.data.thread.id;
 }
@@ -70,28 +103,34 @@ export function createJob(
   token: string,
   body: Record<string, unknown>,
   idemKey: string | null = key(),
-): Promise<HttpResult> {
-  return http(app, 'POST', '/api/v1/svc-command/jobs', { token, body, headers: idemKey ? { 'idempotency-key': idemKey } : {} });
+): Promise<HttpResult<JobAnswer>> {
+  return http<JobAnswer>(app, 'POST', '/api/v1/svc-command/jobs', { token, body, headers: idemKey ? { 'idempotency-key': idemKey } : {} });
 }
 
-export function getJob(app: { url: string }, token: string, id: string): Promise<HttpResult> {
-  return http(app, 'GET', `/api/v1/svc-command/jobs/${id}`, { token });
+export function getJob(app: { url: string }, token: string, id: string): Promise<HttpResult<JobAnswer>> {
+  return http<JobAnswer>(app, 'GET', `/api/v1/svc-command/jobs/${id}`, { token });
 }
 
-export function confirmV1(app: { url: string }, token: string, id: string, confirmationId: unknown, idemKey = key()): Promise<HttpResult> {
-  return http(app, 'POST', `/api/v1/svc-command/jobs/${id}/confirm`, {
+export function confirmV1(
+  app: { url: string },
+  token: string,
+  id: string,
+  confirmationId: unknown,
+  idemKey = key(),
+): Promise<HttpResult<JobAnswer>> {
+  return http<JobAnswer>(app, 'POST', `/api/v1/svc-command/jobs/${id}/confirm`, {
     token,
     body: { confirmationId },
     headers: { 'idempotency-key': idemKey },
   });
 }
 
-export function cancelV1(app: { url: string }, token: string, id: string, idemKey = key()): Promise<HttpResult> {
-  return http(app, 'POST', `/api/v1/svc-command/jobs/${id}/cancel`, { token, headers: { 'idempotency-key': idemKey } });
+export function cancelV1(app: { url: string }, token: string, id: string, idemKey = key()): Promise<HttpResult<JobAnswer>> {
+  return http<JobAnswer>(app, 'POST', `/api/v1/svc-command/jobs/${id}/cancel`, { token, headers: { 'idempotency-key': idemKey } });
 }
 
-export function confirmSession(app: { url: string }, c: Caller, id: string, body: unknown): Promise<HttpResult> {
-  return http(app, 'POST', `/api/svc-command/jobs/${id}/confirm`, { ...auth(c), body });
+export function confirmSession(app: { url: string }, c: Caller, id: string, body: unknown): Promise<HttpResult<SessionConfirmAnswer>> {
+  return http<SessionConfirmAnswer>(app, 'POST', `/api/svc-command/jobs/${id}/confirm`, { ...auth(c), body });
 }
 
 /** Polls the v1 job until `done(job)`; fails with the last state after `timeoutMs`. */
@@ -99,9 +138,9 @@ export async function waitForJob(
   app: { url: string },
   token: string,
   id: string,
-  done: (job: any) => boolean,
+  done: (job: CommandJob) => boolean,
   timeoutMs = 60_000,
-): Promise<any> {
+): Promise<CommandJob> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -113,27 +152,23 @@ export async function waitForJob(
   throw new Error(`job ${id} did not reach the expected state: ${JSON.stringify(last)}`);
 }
 
+/** A job waiting for confirmation: its `confirmation` is set. */
+export type WaitingJob = CommandJob & { confirmation: NonNullable<CommandJob['confirmation']> };
+
+/** `job`, narrowed to a job waiting for confirmation; fails the test when it has no confirmation. */
+export function awaitingConfirmation(job: CommandJob): WaitingJob {
+  const { confirmation } = job;
+  if (!confirmation) throw new Error(`job ${job.id} has no confirmation: ${JSON.stringify(job)}`);
+  return { ...job, confirmation };
+}
+
 export const isStatus =
   (...statuses: string[]) =>
-  (job: any) =>
+  (job: { status: string }) =>
     statuses.includes(job.status);
 
-/** A workflow that doubles `n`, deployed. */
+/** A workflow that doubles `n`, deployed; returns its id. */
 export async function deployedDoubler(app: { url: string }, token: string): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/workflows', {
-    token,
-    body: {
-      name: 'Doubler',
-      nodes: [
-        { id: 'start', type: 'start', config: {} },
-        { id: 'double', type: 'transform', config: { expression: '{ "n": n * 2 }' } },
-      ],
-      edges: [{ source: 'start', target: 'double' }],
-    },
-  });
-  if (created.status !== 201) throw new Error(`workflow create failed: ${created.status} ${created.text}`);
-  const id = created.body.workflow.id;
-  const deployed = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token });
-  if (deployed.status !== 200) throw new Error(`deploy failed: ${deployed.status} ${deployed.text}`);
-  return id;
+  const doubler = { name: 'Doubler', ...chain(node.transform('double', '{ "n": n * 2 }')) };
+  return (await deployWorkflow({ app, ws: { token } }, doubler)).workflowId;
 }

@@ -9,10 +9,16 @@
  */
 import { newId } from '../../../services/kernel/ids';
 import { ident } from '../../../services/databases/columns';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  http,
+  useTestStack,
+  type ApiError,
+  type CreatedTable,
+  type DatabaseList,
+  type QueryAnswer,
+  type WorkspaceFixture,
+} from '../../kit';
 
-let app: TestApp;
-let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 let aSchema: string;
 let bDatabaseId: string;
@@ -45,12 +51,16 @@ const QUALIFIED = [
   'public.api_keys',
 ];
 
+// Routes only (no worker): workspace A is the stack's own workspace.
+const stack = useTestStack({
+  worker: false,
+  workspaceName: 'A',
+  config: { databaseQuery: { timeoutMs: 2_000, maxRows: 1000, maxBytes: 1024 * 1024 } },
+});
 beforeAll(async () => {
-  app = await startTestApp({ databaseQuery: { timeoutMs: 2_000, maxRows: 1000, maxBytes: 1024 * 1024 } });
-  a = await createWorkspace(app, 'A');
-  b = await createWorkspace(app, 'B');
-  const secret = await http(app, 'POST', '/api/v1/databases', {
-    token: a.token,
+  b = await stack.workspace('B');
+  const secret = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'crm',
       tableName: 'secret_customers',
@@ -60,7 +70,7 @@ beforeAll(async () => {
   });
   expect(secret.status).toBe(201);
   aSchema = `udb_${secret.body.database.id.slice(4)}`;
-  const notes = await http(app, 'POST', '/api/v1/databases', {
+  const notes = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
     token: b.token,
     body: { databaseName: 'notes', tableName: 'notes', columns: [{ name: 'body', type: 'text' }], rows: [{ body: 'B' }] },
   });
@@ -69,10 +79,9 @@ beforeAll(async () => {
   bSchema = `udb_${bDatabaseId.slice(4)}`;
   markers = ['secret_customers', 'ssn_hint', aSchema, 'api_keys', 'workspaces', 'user_databases', 'PostgreSQL 1'];
 });
-afterAll(() => app?.close());
 
 const query = (sql: string, databaseId = bDatabaseId) =>
-  http(app, 'POST', '/api/v1/databases/query', { token: b.token, body: { databaseId, sql } });
+  http<QueryAnswer>(stack.app, 'POST', '/api/v1/databases/query', { token: b.token, body: { databaseId, sql } });
 
 function revealsNothing(text: string): void {
   for (const m of markers) expect(text).not.toContain(m);
@@ -80,7 +89,7 @@ function revealsNothing(text: string): void {
 
 describe('a catalogue name as a user table or column is refused', () => {
   test.each(CATALOGUE_TABLES)('table %s: 400 naming the rule, and nothing created', async (name) => {
-    const res = await http(app, 'POST', '/api/v1/databases', {
+    const res = await http<ApiError>(stack.app, 'POST', '/api/v1/databases', {
       token: b.token,
       body: { databaseName: 'notes', tableName: name, columns: [{ name: 'body', type: 'text' }] },
     });
@@ -89,15 +98,15 @@ describe('a catalogue name as a user table or column is refused', () => {
       error: `Table name "${name}" is reserved: names starting with "pg_" belong to PostgreSQL's catalogue.`,
       field: 'tableName',
     });
-    const listed = await http(app, 'GET', '/api/v1/databases', { token: b.token });
-    expect(listed.body.tables.map((t: { name: string }) => t.name)).toEqual(['notes']);
+    const listed = await http<DatabaseList>(stack.app, 'GET', '/api/v1/databases', { token: b.token });
+    expect(listed.body.tables.map((t) => t.name)).toEqual(['notes']);
   });
 
   test.each(['pg_class.csv', 'pg_stat_activity.csv'])('CSV import whose file name makes %s: 400', async (fileName) => {
     const form = new FormData();
     form.append('databaseId', bDatabaseId);
     form.append('file', new Blob(['body\nx\n'], { type: 'text/csv' }), fileName);
-    const res = await fetch(`${app.url}/api/v1/databases/import`, {
+    const res = await fetch(`${stack.app.url}/api/v1/databases/import`, {
       method: 'POST',
       headers: { authorization: `Bearer ${b.token}` },
       body: form,
@@ -107,15 +116,15 @@ describe('a catalogue name as a user table or column is refused', () => {
   });
 
   test.each(['pg_relname', 'xmin', 'ctid'])('column %s: 400 naming the column, on create and on add', async (name) => {
-    const created = await http(app, 'POST', '/api/v1/databases', {
+    const created = await http<ApiError>(stack.app, 'POST', '/api/v1/databases', {
       token: b.token,
       body: { databaseName: 'notes', tableName: 'more', columns: [{ name, type: 'text' }] },
     });
     expect(created.status).toBe(400);
     expect(created.body.error).toMatch(new RegExp(`^Column name "${name}" is reserved`));
     expect(created.body.column).toBe(name);
-    const tables = (await http(app, 'GET', '/api/v1/databases', { token: b.token })).body.tables as Array<{ id: string; name: string }>;
-    const added = await http(app, 'PATCH', `/api/v1/databases/${tables.find((t) => t.name === 'notes')!.id}`, {
+    const tables = (await http<DatabaseList>(stack.app, 'GET', '/api/v1/databases', { token: b.token })).body.tables;
+    const added = await http<ApiError>(stack.app, 'PATCH', `/api/v1/databases/${tables.find((t) => t.name === 'notes')!.id}`, {
       token: b.token,
       body: { column: { name, type: 'text' } },
     });
@@ -146,7 +155,7 @@ describe("workspace B's queries never read the catalogue", () => {
   });
 
   test('a table\'s row type never shadows a type silently: ::date asks for pg_catalog.date when the database has a table "date"', async () => {
-    const created = await http(app, 'POST', '/api/v1/databases', {
+    const created = await http(stack.app, 'POST', '/api/v1/databases', {
       token: b.token,
       body: { databaseName: 'notes', tableName: 'date', columns: [{ name: 'day', type: 'date' }] },
     });
@@ -162,7 +171,7 @@ describe("workspace B's queries never read the catalogue", () => {
 describe('a table that already bears a catalogue name (made before such names were refused) is that table', () => {
   // Made as the service made them then, with the SQL of tables.ts's createTable.
   async function legacyTable(name: string): Promise<void> {
-    const conn = app.orm.em.fork().getConnection();
+    const conn = stack.app.orm.em.fork().getConnection();
     const [{ workspace_id }] = await conn.execute<Array<{ workspace_id: string }>>('select workspace_id from user_databases where id = ?', [
       bDatabaseId,
     ]);
@@ -192,9 +201,9 @@ describe('a table that already bears a catalogue name (made before such names we
   });
 
   test('A keeps reading its own table meanwhile', async () => {
-    const tables = (await http(app, 'GET', '/api/v1/databases', { token: a.token })).body.databases as Array<{ id: string }>;
-    const res = await http(app, 'POST', '/api/v1/databases/query', {
-      token: a.token,
+    const tables = (await http<DatabaseList>(stack.app, 'GET', '/api/v1/databases', { token: stack.ws.token })).body.databases;
+    const res = await http<QueryAnswer>(stack.app, 'POST', '/api/v1/databases/query', {
+      token: stack.ws.token,
       body: { databaseId: tables[0].id, sql: 'select ssn_hint from secret_customers' },
     });
     expect(res.body.rows).toEqual([{ ssn_hint: 'A-only' }]);

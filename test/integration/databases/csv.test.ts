@@ -1,14 +1,23 @@
 /** CSV import (multipart, busboy limits, csv-parse, inference, delimiters, 413/415/422) and streamed export. */
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+// Routes only: CSV import and export run no workflow, so the stack has no worker.
+import {
+  createWorkspace,
+  http,
+  useTestStack,
+  type ApiError,
+  type CreatedTable,
+  type DatabaseList,
+  type ImportResult,
+  type Refusable,
+  type RowPage,
+  type TableRow,
+} from '../../kit';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+const stack = useTestStack({ worker: false });
 
-beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-});
-afterAll(() => app?.close());
+/** An import's answer, or its refusal (`{ error, code?, column?, line? }`). */
+type UploadAnswer = Refusable<ImportResult> & { column?: string; line?: number };
+const valuesOf = (page: RowPage) => page.rows.map((r: TableRow) => r.values);
 
 async function upload(
   content: string | Buffer,
@@ -18,16 +27,16 @@ async function upload(
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([content], { type: opts.type ?? 'text/csv' }), opts.fileName ?? 'data.csv');
-  const res = await fetch(`${app.url}/api/v1/databases/import`, {
+  const res = await fetch(`${stack.app.url}/api/v1/databases/import`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${opts.token ?? ws.token}` },
+    headers: { authorization: `Bearer ${opts.token ?? stack.ws.token}` },
     body: form,
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as UploadAnswer };
 }
-const rows = async (tableId: string, token = ws.token) =>
-  (await http(app, 'GET', `/api/v1/databases/${tableId}/rows?limit=1000`, { token })).body;
+const rows = async (tableId: string, token = stack.ws.token) =>
+  (await http<RowPage>(stack.app, 'GET', `/api/v1/databases/${tableId}/rows?limit=1000`, { token })).body;
 
 test('a CSV with a header becomes a table with inferred types; the table is named after the cleaned file name', async () => {
   const csv = 'Name,Age,Joined On,Meta,Notes\nAda,36,2024-01-05,"{""a"":1}",first\nAlan,41.5,2024-02-06T10:00:00Z,[1],\n';
@@ -55,9 +64,9 @@ test('a CSV with a header becomes a table with inferred types; the table is name
     createdDatabase: true,
     inferredTypes: { name: 'text', age: 'number', joined_on: 'date', meta: 'json', notes: 'text' },
   });
-  expect(res.body.rowsUrl).toBe(`${app.url}/api/v1/databases/${res.body.table.id}/rows`);
+  expect(res.body.rowsUrl).toBe(`${stack.app.url}/api/v1/databases/${res.body.table.id}/rows`);
   const got = await rows(res.body.table.id);
-  expect(got.rows.map((r: any) => r.values)).toEqual([
+  expect(valuesOf(got)).toEqual([
     { name: 'Ada', age: 36, joined_on: '2024-01-05T00:00:00.000Z', meta: { a: 1 }, notes: 'first' },
     { name: 'Alan', age: 41.5, joined_on: '2024-02-06T10:00:00.000Z', meta: [1], notes: null },
   ]);
@@ -72,7 +81,7 @@ test.each([
   const res = await upload(csv, { databaseName: 'imports', tableName: `delim_${Math.random().toString(36).slice(2, 8)}` });
   expect(res.status).toBe(201);
   expect(res.body.stats.delimiter).toBe(delimiter);
-  expect(res.body.table.columns.map((c: any) => c.name)).toEqual(['a', 'b', 'c']);
+  expect(res.body.table.columns.map((c) => c.name)).toEqual(['a', 'b', 'c']);
 });
 
 test('hasHeader=no names columns column_N; an explicit delimiter and column type overrides win', async () => {
@@ -88,7 +97,7 @@ test('hasHeader=no names columns column_N; an explicit delimiter and column type
     { name: 'column_1', type: 'number' },
     { name: 'column_2', type: 'text' },
   ]);
-  expect((await rows(res.body.table.id)).rows.map((r: any) => r.values)).toEqual([
+  expect(valuesOf(await rows(res.body.table.id))).toEqual([
     { column_1: 1, column_2: '2' },
     { column_1: 3, column_2: '4' },
   ]);
@@ -112,14 +121,14 @@ test('importing into an existing table by name appends, checking cells against i
 });
 
 test('malformed CSV is a 422 naming the line, and nothing is created', async () => {
-  const before = (await http(app, 'GET', '/api/v1/databases', { token: ws.token })).body.tables.length;
+  const before = (await http<DatabaseList>(stack.app, 'GET', '/api/v1/databases', { token: stack.ws.token })).body.tables.length;
   const ragged = await upload('a,b\n1,2\n3\n', { databaseName: 'imports', tableName: 'ragged' });
   expect(ragged.status).toBe(422);
   expect(ragged.body).toMatchObject({ code: 'csv_malformed', line: 3, error: expect.stringMatching(/^Malformed CSV at line 3/) });
   const quote = await upload('a,b\n1,"open\n', { databaseName: 'imports', tableName: 'quote' });
   expect(quote.status).toBe(422);
   expect(quote.body.code).toBe('csv_malformed');
-  expect((await http(app, 'GET', '/api/v1/databases', { token: ws.token })).body.tables.length).toBe(before);
+  expect((await http<DatabaseList>(stack.app, 'GET', '/api/v1/databases', { token: stack.ws.token })).body.tables.length).toBe(before);
 });
 
 test('non-CSV files and bodies are 415; a missing file, database or bad fields are 400', async () => {
@@ -128,13 +137,13 @@ test('non-CSV files and bodies are 415; a missing file, database or bad fields a
   expect((await upload('a\n1\n', { databaseName: 'imports', tableName: 'by_mime' }, { fileName: 'export', type: 'text/csv' })).status).toBe(
     201,
   );
-  const json = await http(app, 'POST', '/api/v1/databases/import', { token: ws.token, body: { databaseName: 'x' } });
+  const json = await http<ApiError>(stack.app, 'POST', '/api/v1/databases/import', { token: stack.ws.token, body: { databaseName: 'x' } });
   expect(json.status).toBe(415);
   const form = new FormData();
   form.append('databaseName', 'imports');
-  const noFile = await fetch(`${app.url}/api/v1/databases/import`, {
+  const noFile = await fetch(`${stack.app.url}/api/v1/databases/import`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ws.token}` },
+    headers: { authorization: `Bearer ${stack.ws.token}` },
     body: form,
   });
   expect(noFile.status).toBe(400);
@@ -152,14 +161,14 @@ test('over 5 MB is a 413: refused from Content-Length before reading, and by the
   // Just over the file limit, but under the Content-Length allowance: busboy's fileSize limit answers.
   const edge = await upload(Buffer.alloc(5 * 1024 * 1024 + 10, 'a,b\n'), { databaseName: 'imports', tableName: 'edge' });
   expect(edge.status).toBe(413);
-  const list = await http(app, 'GET', '/api/v1/databases', { token: ws.token });
-  expect(list.body.tables.map((t: any) => t.name)).not.toContain('too_big');
-  expect(list.body.tables.map((t: any) => t.name)).not.toContain('edge');
+  const list = await http<DatabaseList>(stack.app, 'GET', '/api/v1/databases', { token: stack.ws.token });
+  expect(list.body.tables.map((t) => t.name)).not.toContain('too_big');
+  expect(list.body.tables.map((t) => t.name)).not.toContain('edge');
 });
 
 test('export streams JSON (structure kept) and CSV (json cells as compact JSON) as attachments', async () => {
-  const created = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const created = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'exports',
       tableName: 'things',
@@ -172,7 +181,7 @@ test('export streams JSON (structure kept) and CSV (json cells as compact JSON) 
     },
   });
   const id = created.body.table.id;
-  const json = await fetch(`${app.url}/api/v1/databases/${id}/export`, { headers: { authorization: `Bearer ${ws.token}` } });
+  const json = await fetch(`${stack.app.url}/api/v1/databases/${id}/export`, { headers: { authorization: `Bearer ${stack.ws.token}` } });
   expect(json.status).toBe(200);
   expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(json.headers.get('content-disposition')).toBe('attachment; filename="things.json"');
@@ -180,22 +189,26 @@ test('export streams JSON (structure kept) and CSV (json cells as compact JSON) 
     { label: 'a, "quoted"', n: 1, meta: { deep: [1, { x: 'y' }] } },
     { label: 'b', n: null, meta: null },
   ]);
-  const csv = await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } });
+  const csv = await fetch(`${stack.app.url}/api/v1/databases/${id}/export?format=csv`, {
+    headers: { authorization: `Bearer ${stack.ws.token}` },
+  });
   expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
   expect(csv.headers.get('content-disposition')).toBe('attachment; filename="things.csv"');
   expect(await csv.text()).toBe('label,n,meta\r\n"a, ""quoted""",1,"{""deep"":[1,{""x"":""y""}]}"\r\nb,,\r\n');
   // A round trip: the CSV export imports back with the same types.
   const back = await upload(
-    await (await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })).text(),
+    await (
+      await fetch(`${stack.app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${stack.ws.token}` } })
+    ).text(),
     { databaseName: 'exports', tableName: 'things_again' },
   );
   expect(back.body.table.columns).toEqual(created.body.table.columns);
-  expect((await http(app, 'GET', `/api/v1/databases/${id}/export?format=xml`, { token: ws.token })).status).toBe(400);
-  const empty = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  expect((await http(stack.app, 'GET', `/api/v1/databases/${id}/export?format=xml`, { token: stack.ws.token })).status).toBe(400);
+  const empty = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: { databaseName: 'exports', tableName: 'empty', columns: [{ name: 'a', type: 'text' }] },
   });
-  expect((await http(app, 'GET', `/api/v1/databases/${empty.body.table.id}/export`, { token: ws.token })).body).toEqual([]);
+  expect((await http(stack.app, 'GET', `/api/v1/databases/${empty.body.table.id}/export`, { token: stack.ws.token })).body).toEqual([]);
 });
 
 test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed values, and imports back to the same values', async () => {
@@ -211,8 +224,8 @@ test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed 
     'safe',
     '-5',
   ];
-  const created = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const created = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: {
       databaseName: 'exports',
       tableName: 'formulas',
@@ -227,7 +240,7 @@ test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed 
   expect(created.status).toBe(201);
   const id = created.body.table.id;
   const text = await (
-    await fetch(`${app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${ws.token}` } })
+    await fetch(`${stack.app.url}/api/v1/databases/${id}/export?format=csv`, { headers: { authorization: `Bearer ${stack.ws.token}` } })
   ).text();
   const lines = text.split('\r\n');
   expect(lines.slice(1, 5)).toEqual([
@@ -243,23 +256,23 @@ test('CSV export neutralizes formula cells in text columns (OWASP), keeps typed 
   const back = await upload(text, { databaseName: 'exports', tableName: 'formulas_again' });
   expect(back.status).toBe(201);
   expect(back.body.table.columns).toEqual(created.body.table.columns);
-  expect((await rows(back.body.table.id)).rows.map((r: any) => r.values)).toEqual((await rows(id)).rows.map((r: any) => r.values));
+  expect(valuesOf(await rows(back.body.table.id))).toEqual(valuesOf(await rows(id)));
 });
 
 test('export streams many rows in batches', async () => {
   const rowsIn = Array.from({ length: 2500 }, (_, i) => ({ n: i }));
-  const created = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
+  const created = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+    token: stack.ws.token,
     body: { databaseName: 'exports', tableName: 'many', columns: [{ name: 'n', type: 'number' }], rows: rowsIn },
   });
-  const res = await http(app, 'GET', `/api/v1/databases/${created.body.table.id}/export`, { token: ws.token });
+  const res = await http(stack.app, 'GET', `/api/v1/databases/${created.body.table.id}/export`, { token: stack.ws.token });
   expect(res.body).toEqual(rowsIn);
 });
 
 test("another workspace cannot export, or import into, this workspace's tables", async () => {
   const mine = await upload('a\n1\n', { databaseName: 'imports', tableName: 'mine' });
-  const other = await createWorkspace(app, 'Other');
-  expect((await http(app, 'GET', `/api/v1/databases/${mine.body.table.id}/export`, { token: other.token })).status).toBe(404);
+  const other = await createWorkspace(stack.app, 'Other');
+  expect((await http(stack.app, 'GET', `/api/v1/databases/${mine.body.table.id}/export`, { token: other.token })).status).toBe(404);
   const intrude = await upload('a\n2\n', { databaseId: mine.body.table.databaseId, tableName: 'mine' }, { token: other.token });
   expect(intrude.status).toBe(404);
   expect((await rows(mine.body.table.id)).pagination.total).toBe(1);

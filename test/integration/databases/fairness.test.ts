@@ -5,43 +5,45 @@
  * service's own pool) and B's own query are answered. Outcomes only; the delay B sees is
  * measured by scripts/bench/userSqlFairness.ts.
  */
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { createTable, http, useTestStack, type QueryAnswer, type WorkspaceFixture } from '../../kit';
 
 const TIMEOUT_MS = 1_500;
 const POOL = { poolMax: 4, perWorkspace: 2, queuePerWorkspace: 8 };
 // CPU-bound and streaming (a set-returning function in the select list is not materialized): only the timeout ends it.
 const SLOW = 'select count(*) as n from (select generate_series(1, 2000000000) as g) as s';
 
-let app: TestApp;
 let a: WorkspaceFixture;
 let b: WorkspaceFixture;
 let aDb: string;
 let bDb: string;
 
-beforeAll(async () => {
-  app = await startTestApp({ databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: 1024 * 1024, pool: POOL } });
-  a = await createWorkspace(app, 'Attacker');
-  b = await createWorkspace(app, 'Bystander');
-  const create = async (token: string) =>
-    (
-      await http(app, 'POST', '/api/v1/databases', {
-        token,
-        body: { databaseName: 'd', tableName: 't', columns: [{ name: 'v', type: 'text' }], rows: [{ v: 'ok' }] },
-      })
-    ).body.database.id as string;
-  aDb = await create(a.token);
-  bDb = await create(b.token);
+// Routes only (no worker): user SQL runs no workflow.
+const stack = useTestStack({
+  worker: false,
+  config: { databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: 1024 * 1024, pool: POOL } },
 });
-afterAll(() => app?.close());
+beforeAll(async () => {
+  a = await stack.workspace('Attacker');
+  b = await stack.workspace('Bystander');
+  const create = async (ws: WorkspaceFixture) =>
+    (
+      await createTable(
+        { app: stack.app, ws },
+        { databaseName: 'd', tableName: 't', columns: [{ name: 'v', type: 'text' }], rows: [{ v: 'ok' }] },
+      )
+    ).database.id;
+  aDb = await create(a);
+  bDb = await create(b);
+});
 
 const query = (token: string, databaseId: string, sql: string) =>
-  http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
+  http<QueryAnswer>(stack.app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
 
 const RUNNING = `from pg_stat_activity where application_name = 'svc-user-sql' and state = 'active' and datname = current_database() and query like 'fetch forward%'`;
 
 /** User-SQL statements running now, seen from PostgreSQL (the long part of a query is its cursor's FETCH). */
 async function activeUserSql(): Promise<number> {
-  const [row] = await app.orm.em.fork().getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n ${RUNNING}`);
+  const [row] = await stack.app.orm.em.fork().getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n ${RUNNING}`);
   return row.n;
 }
 
@@ -64,7 +66,7 @@ test("F5: A's 30 parallel slow queries get at most its share and 429 past its qu
 
   bAsking = true;
   const [list, own] = await Promise.all([
-    http(app, 'GET', '/api/v1/workflows', { token: b.token }),
+    http(stack.app, 'GET', '/api/v1/workflows', { token: b.token }),
     query(b.token, bDb, 'select v from t'),
   ]);
   bAsking = false;
@@ -104,17 +106,17 @@ test('a connection the server ends mid-query is a 503, destroyed rather than reu
   let pids: number[] = [];
   while (pids.length === 0 && Date.now() < until) {
     await new Promise((r) => setTimeout(r, 50));
-    pids = (await app.orm.em.fork().getConnection().execute<Array<{ pid: number }>>(`select pid ${RUNNING}`)).map((r) => r.pid);
+    pids = (await stack.app.orm.em.fork().getConnection().execute<Array<{ pid: number }>>(`select pid ${RUNNING}`)).map((r) => r.pid);
   }
   expect(pids).toHaveLength(1);
-  await app.orm.em
+  await stack.app.orm.em
     .fork()
     .getConnection()
     .execute(`select pg_terminate_backend(${Number(pids[0])})`);
   const res = await pending;
   expect(res.status).toBe(503);
   expect(res.body.code).toBe('database_unavailable');
-  const metrics = await (await fetch(`${app.url}/metrics`)).text();
+  const metrics = await (await fetch(`${stack.app.url}/metrics`)).text();
   expect(Number(/^svc_user_sql_destroyed_connections_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
   for (let i = 0; i < POOL.poolMax + 1; i++) expect((await query(a.token, aDb, 'select v from t')).body.rows).toEqual([{ v: 'ok' }]);
 });

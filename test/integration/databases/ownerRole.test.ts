@@ -14,7 +14,9 @@ import { createDatabase, dropDatabase } from '../../../scripts/lib/postgres';
 import { UserDatabaseSchema } from '../../../db/entities';
 import { withClient, withSandboxSession } from '../../../services/databases';
 import { testEnv } from '../../support/env';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+// The legacy deployment is made by an app of the superuser before the handover (the harness's startTestApp); the stack is the app after it.
+import { startTestApp } from '../../support/harness';
+import { createWorkspace, http, useTestStack, type CreatedTable, type QueryAnswer, type WorkspaceFixture } from '../../kit';
 
 const suffix = randomBytes(4).toString('hex');
 const role = `svc_owner_t${suffix}`;
@@ -35,7 +37,7 @@ const superuserOnly = databaseUrl('superuser', false);
 /** A database nobody provisioned (the lane's own may have been started as a service by another file). */
 const control = databaseUrl('control', false);
 
-let app: TestApp | undefined;
+/** The workspace of the legacy deployment, made before the handover. */
 let ws: WorkspaceFixture;
 let legacyDb: { databaseId: string; tableId: string };
 const readerRoles: string[] = [];
@@ -50,7 +52,8 @@ async function asAdmin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promis
   }
 }
 
-beforeAll(async () => {
+// Routes only (no worker): the app runs as the owner role over a database handed over in the options' beforeAll.
+const stack = useTestStack(async () => {
   // A deployment as it was: migrated and used by the superuser.
   await createDatabase(legacy.admin);
   const orm = await openOrm(legacy.admin, { poolMax: 2 });
@@ -59,7 +62,7 @@ beforeAll(async () => {
   const before = await startTestApp({ databaseUrl: legacy.admin });
   try {
     ws = await createWorkspace(before);
-    const created = await http(before, 'POST', '/api/v1/databases', {
+    const created = await http<CreatedTable>(before, 'POST', '/api/v1/databases', {
       token: ws.token,
       body: { databaseName: 'legacy', tableName: 'people', columns: [{ name: 'name', type: 'text' }], rows: [{ name: 'Ada' }] },
     });
@@ -68,11 +71,11 @@ beforeAll(async () => {
     await before.close();
   }
   await provisionOwnerRole(admin.toString(), legacy.owner);
-  app = await startTestApp({ databaseUrl: legacy.owner });
-}, 120_000);
+  return { worker: false, config: { databaseUrl: legacy.owner } };
+});
 
+// Declared after useTestStack: jest runs afterAll hooks in declaration order, so the app is closed first.
 afterAll(async () => {
-  await app?.close();
   for (const url of [legacy.admin, fresh.admin, superuserOnly, control]) {
     readerRoles.push(
       ...(await asAdmin(url, async (c) =>
@@ -88,10 +91,10 @@ afterAll(async () => {
 });
 
 const query = (sql: string, databaseId = legacyDb.databaseId) =>
-  http(app!, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId, sql } });
+  http<QueryAnswer>(stack.app, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId, sql } });
 
 test('the app connects as the owner role: not a superuser, CREATEROLE, owner of the database and of every table', async () => {
-  const [me] = await app!.orm.em
+  const [me] = await stack.app.orm.em
     .fork()
     .getConnection()
     .execute<Array<Record<string, unknown>>>(
@@ -113,24 +116,24 @@ test('the app connects as the owner role: not a superuser, CREATEROLE, owner of 
 
 test('user databases made by the superuser before keep working: query, new table, trash and restore', async () => {
   expect((await query('select name from people')).body.rows).toEqual([{ name: 'Ada' }]);
-  const added = await http(app!, 'POST', '/api/v1/databases', {
+  const added = await http(stack.app, 'POST', '/api/v1/databases', {
     token: ws.token,
     body: { databaseName: 'legacy', tableName: 'pets', columns: [{ name: 'kind', type: 'text' }], rows: [{ kind: 'cat' }] },
   });
   expect(added.status).toBe(201);
   expect((await query('select p.name, q.kind from people p, pets q')).body.rows).toEqual([{ name: 'Ada', kind: 'cat' }]);
-  expect((await http(app!, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: true } })).status).toBe(
-    200,
-  );
+  expect(
+    (await http(stack.app, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: true } })).status,
+  ).toBe(200);
   expect((await query('select name from people')).status).toBe(400);
-  expect((await http(app!, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: false } })).status).toBe(
-    200,
-  );
+  expect(
+    (await http(stack.app, 'PATCH', `/api/v1/databases/${legacyDb.tableId}`, { token: ws.token, body: { trashed: false } })).status,
+  ).toBe(200);
   expect((await query('select name from people')).body.rows).toEqual([{ name: 'Ada' }]);
 });
 
 test('a new user database gets its reader role from the owner (CREATEROLE), and its SQL runs as that role', async () => {
-  const created = await http(app!, 'POST', '/api/v1/databases', {
+  const created = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
     token: ws.token,
     body: { databaseName: 'fresh', tableName: 'items', columns: [{ name: 'n', type: 'number' }], rows: [{ n: 1 }] },
   });
@@ -141,8 +144,8 @@ test('a new user database gets its reader role from the owner (CREATEROLE), and 
 
 describe('no more privilege than before: as the reader role in its session, and as the owner itself', () => {
   async function inSession(sql: string): Promise<string> {
-    const db = await app!.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
-    return withClient(app!.orm.em.fork(), async (client) => {
+    const db = await stack.app.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
+    return withClient(stack.app.orm.em.fork(), async (client) => {
       try {
         await withSandboxSession(client, db, 2_000, async (c) => c.query(sql));
         return 'allowed';
@@ -191,8 +194,8 @@ describe('no more privilege than before: as the reader role in its session, and 
   });
 
   test('the reader role: information_schema shows its own table only', async () => {
-    const db = await app!.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
-    const rows = await withClient(app!.orm.em.fork(), (client) =>
+    const db = await stack.app.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
+    const rows = await withClient(stack.app.orm.em.fork(), (client) =>
       withSandboxSession(
         client,
         db,
@@ -210,7 +213,7 @@ describe('no more privilege than before: as the reader role in its session, and 
   });
 
   test('the owner and pg_monitor keep the catalogue; PUBLIC has lost it in this database only', async () => {
-    const conn = app!.orm.em.fork().getConnection();
+    const conn = stack.app.orm.em.fork().getConnection();
     const [row] = await conn.execute<Array<Record<string, unknown>>>(
       `select (select count(*)::int from pg_stat_activity where pid = pg_backend_pid()) as me, length(version()) > 0 as version, current_setting('server_version') is not null as setting,
               has_table_privilege('public', 'pg_catalog.pg_class', 'select') as public_class, has_table_privilege('pg_monitor', 'pg_catalog.pg_stat_activity', 'select') as monitor_activity,
@@ -228,8 +231,8 @@ describe('no more privilege than before: as the reader role in its session, and 
   });
 
   test('a session that got back to its session user (the statement checker refuses SET) would be the owner, not a superuser', async () => {
-    const db = await app!.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
-    const rows = await withClient(app!.orm.em.fork(), (client) =>
+    const db = await stack.app.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id: legacyDb.databaseId });
+    const rows = await withClient(stack.app.orm.em.fork(), (client) =>
       withSandboxSession(client, db, 2_000, async (c) => {
         await c.query('set local role none');
         return (await c.query('select current_user as u, rolsuper from pg_roles where rolname = current_user')).rows;
@@ -249,7 +252,7 @@ describe('no more privilege than before: as the reader role in its session, and 
       /permission denied|must be superuser|not available|could not open extension control file/,
     ],
   ])('the owner role itself: %s', async (_label, sql, expected) => {
-    const outcome = await app!.orm.em
+    const outcome = await stack.app.orm.em
       .fork()
       .getConnection()
       .execute(sql)

@@ -1,7 +1,20 @@
 /** Configuration packages: export (limits, reference conflicts), validate, preview, prepare, session confirm, apply (drift, convergence, idempotency). */
-import { createWorkspace, http, signInCookie, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+// A second stack.app with writes switched off starts beside the stack: the harness's startTestApp, as the stack's own.
+import { startTestApp } from '../../support/harness';
+import {
+  http,
+  signInCookie,
+  useTestStack,
+  type ConfigurationAnswer,
+  type ConfigurationCatalog,
+  type ConfigurationHistory,
+  type ConfigurationOperations,
+  type ConfigurationProposal,
+  type CreatedTable,
+  type ManagedRowAnswer,
+  type WorkspaceFixture,
+} from '../../kit';
 
-let app: TestApp;
 let src: WorkspaceFixture;
 let dst: WorkspaceFixture;
 let dstCookie: string;
@@ -13,13 +26,13 @@ const COLUMNS = [
   { name: 'limit_n', type: 'number' },
 ];
 
+// Routes only: configuration packages run no workflow, so the stack has no worker.
+const stack = useTestStack({ worker: false });
 beforeAll(async () => {
-  app = await startTestApp();
-  src = await createWorkspace(app, 'Source');
-  dst = await createWorkspace(app, 'Destination');
-  dstCookie = await signInCookie(app, dst.ownerEmail, dst.ownerPassword, dst.workspaceId);
+  src = await stack.workspace('Source');
+  dst = await stack.workspace('Destination');
+  dstCookie = await signInCookie(stack.app, dst.ownerEmail, dst.ownerPassword, dst.workspaceId);
 });
-afterAll(() => app?.close());
 
 let n = 0;
 /** A declared table; returns its id. */
@@ -30,23 +43,35 @@ async function declared(
   columns: object[] = COLUMNS,
   tableKey = name,
 ): Promise<string> {
-  const created = await http(app, 'POST', '/api/v1/databases', {
+  const created = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
     token: ws.token,
     body: { databaseName: 'config', tableName: name, columns, rows },
   });
   expect(created.status).toBe(201);
-  const res = await http(app, 'POST', '/api/v1/configuration/declare', {
+  const res = await http(stack.app, 'POST', '/api/v1/configuration/declare', {
     token: ws.token,
     body: { tableId: created.body.table.id, tableKey },
   });
   expect(res.status).toBe(200);
   return created.body.table.id;
 }
-const op = (ws: WorkspaceFixture, name: string, body: object) =>
-  http(app, 'POST', `/api/v1/configuration/${name}`, { token: ws.token, body });
+const op = <K extends keyof ConfigurationOperations>(ws: WorkspaceFixture, name: K, body: object) =>
+  http<ConfigurationAnswer<K>>(stack.app, 'POST', `/api/v1/configuration/${name}`, { token: ws.token, body });
 const confirm = (id: string, cookie = dstCookie) =>
-  http(app, 'POST', `/api/configuration/proposals/${id}/confirm`, { cookie, headers: { origin: app.url } });
-const sql = (text: string, params: unknown[] = []) => app.orm.em.fork().getConnection().execute(text, params);
+  http<{ proposal: ConfigurationProposal }>(stack.app, 'POST', `/api/configuration/proposals/${id}/confirm`, {
+    cookie,
+    headers: { origin: stack.app.url },
+  });
+const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> =>
+  stack.app.orm.em.fork().getConnection().execute(text, params);
+const catalogOf = async (ws: WorkspaceFixture) =>
+  (await http<ConfigurationCatalog>(stack.app, 'GET', '/api/v1/configuration/catalog', { token: ws.token })).body.tables;
+/** The table id of a declared table, by its key; fails the test when there is none. */
+const declaredId = async (ws: WorkspaceFixture, tableKey: string) => {
+  const found = (await catalogOf(ws)).find((t) => t.tableKey === tableKey);
+  if (!found) throw new Error(`no declared table ${tableKey}`);
+  return found.tableId;
+};
 
 /** prepare → confirm → apply in the destination. */
 async function deploy(pkg: object, requestId = `req-${++n}`) {
@@ -75,25 +100,25 @@ test('export → validate → preview → prepare → confirm → apply, then co
   expect((await op(dst, 'validate', { package: pkg })).body).toMatchObject({ valid: true, issues: [] });
   const preview = await op(dst, 'preview', { package: pkg });
   expect(preview.body).toMatchObject({ packageKey: 'pricing', applyable: true, blockers: [] });
-  expect(preview.body.actions.map((a: any) => [a.rowKey, a.action])).toEqual([
+  expect(preview.body.actions.map((a) => [a.rowKey, a.action])).toEqual([
     ['basic', 'create'],
     ['pro', 'create'],
   ]);
 
   const prepared = await op(dst, 'prepare', { package: pkg });
   expect(prepared.status).toBe(201);
-  expect(prepared.body.reviewUrl).toBe(`${app.url}/configuration/proposals/${prepared.body.proposal.id}`);
+  expect(prepared.body.reviewUrl).toBe(`${stack.app.url}/configuration/proposals/${prepared.body.proposal.id}`);
   // Not confirmed yet: no API confirm operation, and apply refuses.
   const early = await op(dst, 'apply', { requestId: 'r-1', proposalId: prepared.body.proposal.id });
   expect(early).toMatchObject({ status: 409, body: { code: 'proposal_not_confirmed' } });
-  expect((await http(app, 'POST', '/api/v1/configuration/confirm', { token: dst.token, body: {} })).status).toBe(404);
+  expect((await http(stack.app, 'POST', '/api/v1/configuration/confirm', { token: dst.token, body: {} })).status).toBe(404);
   // A bearer key is not a session; another origin is refused.
-  expect((await http(app, 'POST', `/api/configuration/proposals/${prepared.body.proposal.id}/confirm`, { token: dst.token })).status).toBe(
-    401,
-  );
+  expect(
+    (await http(stack.app, 'POST', `/api/configuration/proposals/${prepared.body.proposal.id}/confirm`, { token: dst.token })).status,
+  ).toBe(401);
   expect(
     (
-      await http(app, 'POST', `/api/configuration/proposals/${prepared.body.proposal.id}/confirm`, {
+      await http(stack.app, 'POST', `/api/configuration/proposals/${prepared.body.proposal.id}/confirm`, {
         cookie: dstCookie,
         headers: { origin: 'https://evil.example' },
       })
@@ -111,13 +136,15 @@ test('export → validate → preview → prepare → confirm → apply, then co
       actorId: dst.ownerId,
       packageKey: 'pricing',
       status: 'applied',
-      actionIds: preview.body.actions.map((a: any) => a.id),
+      actionIds: preview.body.actions.map((a) => a.id),
     },
   });
-  const catalog = await http(app, 'GET', '/api/v1/configuration/catalog', { token: dst.token });
-  const table = catalog.body.tables.find((t: any) => t.tableKey === 'plans');
+  const catalog = await http<ConfigurationCatalog>(stack.app, 'GET', '/api/v1/configuration/catalog', { token: dst.token });
+  const table = catalog.body.tables.find((t) => t.tableKey === 'plans')!;
   expect(table).toMatchObject({ ownerPackageKey: 'pricing', rowCount: 2 });
-  const row = await http(app, 'GET', `/api/v1/databases/${table.tableId}/managed-rows?key=basic`, { token: dst.token });
+  const row = await http<ManagedRowAnswer>(stack.app, 'GET', `/api/v1/databases/${table.tableId}/managed-rows?key=basic`, {
+    token: dst.token,
+  });
   expect(row.body.row).toEqual({ key: 'basic', revision: 1, values: { active: { price: 10 }, retired: null, limit_n: 5 } });
 
   // The same requestId and input: the same receipt, nothing written again.
@@ -128,17 +155,18 @@ test('export → validate → preview → prepare → confirm → apply, then co
   expect((await op(dst, 'apply', { requestId: 'r-1', proposalId: other.body.proposal.id })).status).toBe(409);
   // Convergence: everything is unchanged now.
   const converged = await op(dst, 'preview', { package: pkg });
-  expect(converged.body.actions.map((a: any) => a.action)).toEqual(['unchanged', 'unchanged']);
+  expect(converged.body.actions.map((a) => a.action)).toEqual(['unchanged', 'unchanged']);
   // An update of the package after that applies as an update.
   pkg.tables[0].rows[0].values.limit_n = 6;
   const { applied: second } = await deploy(pkg);
   expect(second.status).toBe(200);
   expect(
-    (await http(app, 'GET', `/api/v1/databases/${table.tableId}/managed-rows?key=basic`, { token: dst.token })).body.row,
+    (await http<ManagedRowAnswer>(stack.app, 'GET', `/api/v1/databases/${table.tableId}/managed-rows?key=basic`, { token: dst.token })).body
+      .row,
   ).toMatchObject({ revision: 2, values: { limit_n: 6 } });
 
-  const history = await http(app, 'GET', '/api/v1/configuration/history', { token: dst.token });
-  expect(history.body.receipts.map((r: any) => r.requestId)).toEqual([expect.stringMatching(/^req-/), 'r-1']);
+  const history = await http<ConfigurationHistory>(stack.app, 'GET', '/api/v1/configuration/history', { token: dst.token });
+  expect(history.body.receipts.map((r) => r.requestId)).toEqual([expect.stringMatching(/^req-/), 'r-1']);
   expect(JSON.stringify(history.body)).not.toContain('price');
   expect(history.body.receipts[0]).toEqual({
     id: expect.stringMatching(/^cfr_/),
@@ -158,18 +186,14 @@ describe('drift blocks apply, and nothing is written', () => {
     const pkg = (
       await op(src, 'export', {
         packageKey: 'flags-pkg',
-        tableIds: [
-          (await http(app, 'GET', '/api/v1/configuration/catalog', { token: src.token })).body.tables.find(
-            (t: any) => t.tableKey === 'flags',
-          ).tableId,
-        ],
+        tableIds: [await declaredId(src, 'flags')],
       })
     ).body.package;
     expect((await deploy(pkg)).applied.status).toBe(200);
     // Someone edits the row directly.
     expect(
       (
-        await http(app, 'PUT', `/api/v1/databases/${dstId}/managed-rows`, {
+        await http(stack.app, 'PUT', `/api/v1/databases/${dstId}/managed-rows`, {
           token: dst.token,
           body: { key: 'beta', expectedRevision: 1, values: { active: false } },
         })
@@ -183,21 +207,20 @@ describe('drift blocks apply, and nothing is written', () => {
       status: 409,
       body: { code: 'configuration_drift', blockers: [{ tableKey: 'flags', rowKey: 'beta', kind: 'changed', reason: expect.any(String) }] },
     });
-    const row = await http(app, 'GET', `/api/v1/databases/${dstId}/managed-rows?key=beta`, { token: dst.token });
+    const row = await http<ManagedRowAnswer>(stack.app, 'GET', `/api/v1/databases/${dstId}/managed-rows?key=beta`, { token: dst.token });
     expect(row.body.row).toMatchObject({ revision: 2, values: { active: false, retired: null } });
   });
 
   test('schema, unexpected rows, classification, missing tables and ownership', async () => {
     await declared(src, 'quotas', [{ key: 'a', active: 1 }]);
-    const srcCatalog = (await http(app, 'GET', '/api/v1/configuration/catalog', { token: src.token })).body.tables;
-    const quotas = srcCatalog.find((t: any) => t.tableKey === 'quotas').tableId;
+    const quotas = await declaredId(src, 'quotas');
     const pkg = (await op(src, 'export', { packageKey: 'quota-pkg', tableIds: [quotas] })).body.package;
 
     // missing: the destination has no such declared table; classification: one of that name is not declared.
     expect((await op(dst, 'preview', { package: pkg })).body.blockers).toEqual([
       { tableKey: 'quotas', rowKey: null, kind: 'missing', reason: expect.any(String) },
     ]);
-    const plain = await http(app, 'POST', '/api/v1/databases', {
+    const plain = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
       token: dst.token,
       body: { databaseName: 'config', tableName: 'quotas', columns: [...COLUMNS, { name: 'extra', type: 'text' }], rows: [{ key: 'z' }] },
     });
@@ -209,23 +232,19 @@ describe('drift blocks apply, and nothing is written', () => {
     // unexpected: a destination row no apply wrote.
     const strayId = await declared(dst, 'strays', [{ key: 'local', active: 1 }], COLUMNS);
     await declared(src, 'strays', [{ key: 'a', active: 1 }]);
-    const strays = (await http(app, 'GET', '/api/v1/configuration/catalog', { token: src.token })).body.tables.find(
-      (t: any) => t.tableKey === 'strays',
-    ).tableId;
+    const strays = await declaredId(src, 'strays');
     const strayPkg = (await op(src, 'export', { packageKey: 'stray-pkg', tableIds: [strays] })).body.package;
     expect((await op(dst, 'preview', { package: strayPkg })).body.blockers).toEqual([
       { tableKey: 'strays', rowKey: 'local', kind: 'unexpected', reason: expect.any(String) },
     ]);
     const { applied } = await deploy(strayPkg);
     expect(applied.status).toBe(409);
-    expect((await http(app, 'GET', `/api/v1/databases/${strayId}/managed-rows?key=a`, { token: dst.token })).status).toBe(404);
+    expect((await http(stack.app, 'GET', `/api/v1/databases/${strayId}/managed-rows?key=a`, { token: dst.token })).status).toBe(404);
 
     // ownership: a table another package applied to.
     await declared(src, 'owned', [{ key: 'k', active: 1 }]);
     await declared(dst, 'owned');
-    const owned = (await http(app, 'GET', '/api/v1/configuration/catalog', { token: src.token })).body.tables.find(
-      (t: any) => t.tableKey === 'owned',
-    ).tableId;
+    const owned = await declaredId(src, 'owned');
     const first = (await op(src, 'export', { packageKey: 'owner-a', tableIds: [owned] })).body.package;
     expect((await deploy(first)).applied.status).toBe(200);
     const second = { ...first, packageKey: 'owner-b' };
@@ -242,7 +261,7 @@ test('export: reference conflicts name tableKey, row key and reason; references 
   const long = 'r'.repeat(300);
   expect(
     (
-      await http(app, 'PUT', `/api/v1/databases/${refId}/managed-rows`, {
+      await http(stack.app, 'PUT', `/api/v1/databases/${refId}/managed-rows`, {
         token: src.token,
         body: { key: 'short', expectedRevision: 0, values: { parent: targetId } },
       })
@@ -250,7 +269,7 @@ test('export: reference conflicts name tableKey, row key and reason; references 
   ).toBe(200);
   expect(
     (
-      await http(app, 'PUT', `/api/v1/databases/${refId}/managed-rows`, {
+      await http(stack.app, 'PUT', `/api/v1/databases/${refId}/managed-rows`, {
         token: src.token,
         body: { key: long.slice(0, 256), expectedRevision: 0, values: { parent: targetId } },
       })
@@ -258,7 +277,7 @@ test('export: reference conflicts name tableKey, row key and reason; references 
   ).toBe(200);
   expect(
     (
-      await http(app, 'PUT', `/api/v1/databases/${refId}/managed-rows`, {
+      await http<ManagedRowAnswer>(stack.app, 'PUT', `/api/v1/databases/${refId}/managed-rows`, {
         token: src.token,
         body: { key: 'bad', expectedRevision: 0, values: { parent: 'tbl_nope' } },
       })
@@ -283,10 +302,10 @@ test('export: reference conflicts name tableKey, row key and reason; references 
   ]);
   const both = await op(src, 'export', { packageKey: 'routes-and-regions', tableIds: [refId, targetId] });
   expect(both.status).toBe(200);
-  expect(both.body.package.tables[0].rows.map((r: any) => r.values.parent)).toEqual(['regions', 'regions']);
+  expect(both.body.package.tables[0].rows.map((r) => r.values.parent)).toEqual(['regions', 'regions']);
   // validate catches a reference to a table that is not in the package.
   const broken = structuredClone(both.body.package);
-  broken.tables = broken.tables.filter((t: any) => t.tableKey === 'routes');
+  broken.tables = broken.tables.filter((t) => t.tableKey === 'routes');
   const report = await op(dst, 'validate', { package: broken });
   expect(report.body.valid).toBe(false);
   expect(report.body.issues.join(' ')).toMatch(/references "regions", which is not a table of the package/);
@@ -361,8 +380,8 @@ test('export limits: more than 500 rows in a table, more than 20 tables', async 
   );
   const res = await op(src, 'export', { packageKey: 'big', tableIds: [big] });
   expect(res).toMatchObject({ status: 400, body: { code: 'package_too_large' } });
-  const many = await createWorkspace(app, 'Many');
-  const ids = [];
+  const many = await stack.workspace('Many');
+  const ids: string[] = [];
   for (let i = 0; i < 21; i++) ids.push(await declared(many, `t${i}`));
   expect((await op(many, 'export', { packageKey: 'all' })).body).toMatchObject({
     code: 'package_too_large',
@@ -398,12 +417,17 @@ test('with writes switched off apply is 503, but a committed receipt is still re
   expect(applied.status).toBe(200);
   const off = await startTestApp({ configurationWritesEnabled: false });
   try {
-    const replay = await http(off, 'POST', '/api/v1/configuration/apply', {
+    const replay = await http<ConfigurationAnswer<'apply'>>(off, 'POST', '/api/v1/configuration/apply', {
       token: dst.token,
       body: {
         requestId,
         proposalId: applied.body.receipt
-          ? (await sql('select id from configuration_proposals where package_key = ? and status = ?', ['switch', 'applied']))[0].id
+          ? (
+              await sql<{ id: string }>('select id from configuration_proposals where package_key = ? and status = ?', [
+                'switch',
+                'applied',
+              ])
+            )[0].id
           : '',
       },
     });
@@ -430,19 +454,19 @@ test("another workspace's proposals are 404 at confirm and apply", async () => {
       tables: [{ tableKey: 'mine', name: 'mine', columns: COLUMNS, rows: [] }],
     },
   });
-  const srcCookie = await signInCookie(app, src.ownerEmail, src.ownerPassword, src.workspaceId);
+  const srcCookie = await signInCookie(stack.app, src.ownerEmail, src.ownerPassword, src.workspaceId);
   expect((await confirm(prepared.body.proposal.id, srcCookie)).status).toBe(404);
   expect((await op(src, 'apply', { requestId: 'x', proposalId: prepared.body.proposal.id })).status).toBe(404);
-  const [row] = await sql('select status from configuration_proposals where id = ?', [prepared.body.proposal.id]);
+  const [row] = await sql<{ status: string }>('select status from configuration_proposals where id = ?', [prepared.body.proposal.id]);
   expect(row.status).toBe('pending');
 });
 
 test('export stops at the 32 MiB read budget before reading rows', async () => {
-  const heavy = await createWorkspace(app, 'Heavy');
+  const heavy = await stack.workspace('Heavy');
   const id = await declared(heavy, 'blobs');
   const blob = 'x'.repeat(1_000_000);
   for (let i = 0; i < 34; i++) {
-    const res = await http(app, 'PUT', `/api/v1/databases/${id}/managed-rows`, {
+    const res = await http(stack.app, 'PUT', `/api/v1/databases/${id}/managed-rows`, {
       token: heavy.token,
       body: { key: `b${i}`, expectedRevision: 0, values: { active: blob } },
     });
@@ -454,7 +478,7 @@ test('export stops at the 32 MiB read budget before reading rows', async () => {
 
 test('a table an applied package owns may reference only tables of that package', async () => {
   const REF = [...COLUMNS.slice(0, 3), { name: 'peer', type: 'text', tableReference: true }];
-  const ws = await createWorkspace(app, 'Deployments');
+  const ws = await stack.workspace('Deployments');
   const a = await declared(ws, 'dep_a', [], REF);
   const b = await declared(ws, 'dep_b', [], COLUMNS.slice(0, 3));
   const outsider = await declared(ws, 'outsider', [], COLUMNS.slice(0, 3));
@@ -468,17 +492,17 @@ test('a table an applied package owns may reference only tables of that package'
       ],
     },
   });
-  const cookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
+  const cookie = await signInCookie(stack.app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
   expect((await confirm(prepared.body.proposal.id, cookie)).status).toBe(200);
   expect((await op(ws, 'apply', { requestId: 'dep-1', proposalId: prepared.body.proposal.id })).status).toBe(200);
-  const applied = await http(app, 'GET', `/api/v1/databases/${a}/managed-rows?key=x`, { token: ws.token });
+  const applied = await http<ManagedRowAnswer>(stack.app, 'GET', `/api/v1/databases/${a}/managed-rows?key=x`, { token: ws.token });
   expect(applied.body.row.values.peer).toBe(b);
-  const inside = await http(app, 'PUT', `/api/v1/databases/${a}/managed-rows`, {
+  const inside = await http(stack.app, 'PUT', `/api/v1/databases/${a}/managed-rows`, {
     token: ws.token,
     body: { key: 'y', expectedRevision: 0, values: { peer: b } },
   });
   expect(inside.status).toBe(200);
-  const outside = await http(app, 'PUT', `/api/v1/databases/${a}/managed-rows`, {
+  const outside = await http(stack.app, 'PUT', `/api/v1/databases/${a}/managed-rows`, {
     token: ws.token,
     body: { key: 'z', expectedRevision: 0, values: { peer: outsider } },
   });

@@ -6,61 +6,61 @@
 import { UserDatabaseSchema, type UserDatabase } from '../../../db/entities';
 import { fetchCapped, withClient, withSandboxSession } from '../../../services/databases';
 import { ESCAPES } from '../../support/sqlEscapes';
-import { createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import {
+  createTable,
+  http,
+  useTestStack,
+  type ApiError,
+  type CreatedTable,
+  type QueryAnswer,
+  type RowPage,
+  type WorkspaceFixture,
+} from '../../kit';
 
 const TIMEOUT_MS = 1_000;
-let app: TestApp;
-let ws: WorkspaceFixture;
+// Routes only: read-only SQL runs no workflow, so the stack has no worker.
+const stack = useTestStack({ worker: false, config: { databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: 1024 * 1024 } } });
 let other: WorkspaceFixture;
 let shop: { databaseId: string; ordersId: string };
 let foreign: { databaseId: string; schema: string };
 
 beforeAll(async () => {
-  app = await startTestApp({ databaseQuery: { timeoutMs: TIMEOUT_MS, maxRows: 1000, maxBytes: 1024 * 1024 } });
-  ws = await createWorkspace(app);
-  other = await createWorkspace(app, 'Other');
-  const customers = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
-    body: {
-      databaseName: 'shop',
-      tableName: 'customers',
-      columns: [{ name: 'name', type: 'text' }],
-      rows: [{ name: 'Ada' }, { name: 'Alan' }],
-    },
+  other = await stack.workspace('Other');
+  const customers = await createTable(stack, {
+    databaseName: 'shop',
+    tableName: 'customers',
+    columns: [{ name: 'name', type: 'text' }],
+    rows: [{ name: 'Ada' }, { name: 'Alan' }],
   });
-  const orders = await http(app, 'POST', '/api/v1/databases', {
-    token: ws.token,
-    body: {
-      databaseName: 'shop',
-      tableName: 'orders',
-      columns: [
-        { name: 'customer', type: 'number' },
-        { name: 'total', type: 'number' },
-        { name: 'status', type: 'status' },
-        { name: 'placed', type: 'date' },
-        { name: 'meta', type: 'json' },
-      ],
-      rows: Array.from({ length: 30 }, (_, i) => ({
-        customer: (i % 2) + 1,
-        total: i * 10,
-        status: i % 3 ? 'paid' : 'open',
-        placed: `2024-01-${String((i % 28) + 1).padStart(2, '0')}`,
-        meta: { i },
-      })),
-    },
+  const orders = await createTable(stack, {
+    databaseName: 'shop',
+    tableName: 'orders',
+    columns: [
+      { name: 'customer', type: 'number' },
+      { name: 'total', type: 'number' },
+      { name: 'status', type: 'status' },
+      { name: 'placed', type: 'date' },
+      { name: 'meta', type: 'json' },
+    ],
+    rows: Array.from({ length: 30 }, (_, i) => ({
+      customer: (i % 2) + 1,
+      total: i * 10,
+      status: i % 3 ? 'paid' : 'open',
+      placed: `2024-01-${String((i % 28) + 1).padStart(2, '0')}`,
+      meta: { i },
+    })),
   });
-  shop = { databaseId: customers.body.database.id, ordersId: orders.body.table.id };
-  const theirs = await http(app, 'POST', '/api/v1/databases', {
-    token: other.token,
-    body: { databaseName: 'vault', tableName: 'orders', columns: [{ name: 'secret', type: 'text' }], rows: [{ secret: 'theirs' }] },
-  });
-  foreign = { databaseId: theirs.body.database.id, schema: `udb_${theirs.body.database.id.slice(4)}` };
+  shop = { databaseId: customers.database.id, ordersId: orders.table.id };
+  const theirs = await createTable(
+    { app: stack.app, ws: other },
+    { databaseName: 'vault', tableName: 'orders', columns: [{ name: 'secret', type: 'text' }], rows: [{ secret: 'theirs' }] },
+  );
+  foreign = { databaseId: theirs.database.id, schema: `udb_${theirs.database.id.slice(4)}` };
 });
-afterAll(() => app?.close());
 
-const query = (sql: string, token = ws.token, databaseId = shop.databaseId) =>
-  http(app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
-const dbRecord = (id: string): Promise<UserDatabase> => app.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id });
+const query = (sql: string, token = stack.ws.token, databaseId = shop.databaseId) =>
+  http<QueryAnswer>(stack.app, 'POST', '/api/v1/databases/query', { token, body: { databaseId, sql } });
+const dbRecord = (id: string): Promise<UserDatabase> => stack.app.orm.em.fork().findOneOrFail(UserDatabaseSchema, { id });
 
 describe('the endpoint', () => {
   test('a SELECT answers { columns, rows, truncated, durationMs } with JSON-friendly values', async () => {
@@ -116,23 +116,25 @@ describe('the endpoint', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'column "nope" does not exist', code: 'sql_error' });
     expect((await query('select 1/0')).body.error).toBe('division by zero');
-    expect((await query('select 1', ws.token, 'udb_missing')).status).toBe(404);
-    const crossing = await query('select * from orders', ws.token, foreign.databaseId);
+    expect((await query('select 1', stack.ws.token, 'udb_missing')).status).toBe(404);
+    const crossing = await query('select * from orders', stack.ws.token, foreign.databaseId);
     expect(crossing.status).toBe(404);
     expect(crossing.body).toEqual({ error: 'Database not found' });
-    expect((await http(app, 'POST', '/api/v1/databases/query', { token: ws.token, body: { sql: 'select 1' } })).status).toBe(400);
-    expect((await http(app, 'POST', '/api/v1/databases/query', { token: ws.token, body: { databaseId: shop.databaseId } })).status).toBe(
-      400,
-    );
+    expect(
+      (await http<ApiError>(stack.app, 'POST', '/api/v1/databases/query', { token: stack.ws.token, body: { sql: 'select 1' } })).status,
+    ).toBe(400);
+    expect(
+      (await http(stack.app, 'POST', '/api/v1/databases/query', { token: stack.ws.token, body: { databaseId: shop.databaseId } })).status,
+    ).toBe(400);
   });
 
   test('a trashed table is out of reach until restored', async () => {
-    const t = await http(app, 'POST', '/api/v1/databases', {
-      token: ws.token,
+    const t = await http<CreatedTable>(stack.app, 'POST', '/api/v1/databases', {
+      token: stack.ws.token,
       body: { databaseName: 'shop', tableName: 'scratch', columns: [] },
     });
     expect((await query('select count(*) from scratch')).status).toBe(200);
-    await http(app, 'PATCH', `/api/v1/databases/${t.body.table.id}`, { token: ws.token, body: { trashed: true } });
+    await http(stack.app, 'PATCH', `/api/v1/databases/${t.body.table.id}`, { token: stack.ws.token, body: { trashed: true } });
     const res = await query('select count(*) from scratch');
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/Unknown table "scratch"/);
@@ -146,7 +148,7 @@ describe('the escape corpus through the API: every attempt is a 400 and nothing 
     expect(['sql_not_allowed', 'sql_error']).toContain(res.body.code);
   });
   afterAll(async () => {
-    const mine = await http(app, 'GET', `/api/v1/databases/${shop.ordersId}/rows`, { token: ws.token });
+    const mine = await http<RowPage>(stack.app, 'GET', `/api/v1/databases/${shop.ordersId}/rows`, { token: stack.ws.token });
     expect(mine.body.pagination.total).toBe(30);
     const theirs = await query('select secret from orders', other.token, foreign.databaseId);
     expect(theirs.body.rows).toEqual([{ secret: 'theirs' }]);
@@ -156,7 +158,7 @@ describe('the escape corpus through the API: every attempt is a 400 and nothing 
 describe('layer 2 on its own: the READ ONLY session as the database role (no statement checker)', () => {
   async function inSession(sql: string, timeoutMs = TIMEOUT_MS): Promise<{ rows?: unknown[]; error?: string }> {
     const db = await dbRecord(shop.databaseId);
-    return withClient(app.orm.em.fork(), async (client) => {
+    return withClient(stack.app.orm.em.fork(), async (client) => {
       try {
         return await withSandboxSession(client, db, timeoutMs, async (c) => ({ rows: (await c.query(sql)).rows }));
       } catch (err) {
@@ -201,7 +203,7 @@ describe('layer 2 on its own: the READ ONLY session as the database role (no sta
 
 describe('layer 3 on its own: the cursor, the extended protocol and the caps (no statement checker)', () => {
   async function capped(sql: string, caps = { maxRows: 10, maxBytes: 1024 * 1024 }) {
-    return withClient(app.orm.em.fork(), async (client) => {
+    return withClient(stack.app.orm.em.fork(), async (client) => {
       await client.query('begin read only');
       try {
         return await fetchCapped(client, sql, caps);

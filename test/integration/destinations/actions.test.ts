@@ -6,7 +6,7 @@
  * cross-workspace ids (404, nothing changed).
  */
 import { randomUUID } from 'node:crypto';
-import { addUserWithKey, createWorkspace, http, startTestApp, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { addUserWithKey, http, nodesOf, useTestStack, type DeployResult, type NodeInput, type WorkflowWithLinks } from '../../kit';
 import {
   approved,
   change,
@@ -21,37 +21,36 @@ import {
   snapshot,
   targetById,
   targetsPath,
+  type ChangeResult,
+  type WorkflowTarget,
 } from './helpers';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+// Routes only: destination changes run no workflow, so the stack has no worker.
+const stack = useTestStack({ worker: false });
 let cookie: string;
 let viewer: { token: string };
 let member: { token: string };
 let personal: { token: string };
 
 beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-  cookie = await ownerCookie(app, ws);
-  viewer = await addUserWithKey(app, ws, 'viewer');
-  member = await addUserWithKey(app, ws, 'member');
-  personal = await addUserWithKey(app, ws, 'member', 'personal');
+  cookie = await ownerCookie(stack.app, stack.ws);
+  viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
+  member = await addUserWithKey(stack.app, stack.ws, 'member');
+  personal = await addUserWithKey(stack.app, stack.ws, 'member', 'personal');
 });
-afterAll(() => app?.close());
 
 const patchGraph = (id: string, value: string) =>
-  http(app, 'PATCH', `/api/v1/workflows/${id}`, { token: ws.token, body: graphReturning(value) });
+  http(stack.app, 'PATCH', `/api/v1/workflows/${id}`, { token: stack.ws.token, body: graphReturning(value) });
 const deploy = async (id: string) => {
-  const res = await http(app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: ws.token });
+  const res = await http<DeployResult>(stack.app, 'POST', `/api/v1/workflows/${id}/deploy`, { token: stack.ws.token });
   expect(res.status).toBe(200);
   return res.body;
 };
 
 interface Fixture {
   wfId: string;
-  prod: any;
-  preview: any;
+  prod: WorkflowTarget;
+  preview: WorkflowTarget;
   versions: Record<'v1' | 'v2' | 'v3', string>;
   /** Production's first activation (v1), no longer active. */
   firstActivationId: string;
@@ -63,25 +62,25 @@ interface Fixture {
  * and approved as its candidate, and a preview "Staging" published at v1 under an approval.
  */
 async function fixture(): Promise<Fixture> {
-  const wfId = await createWorkflow(app, ws.token, graphReturning('v1'));
+  const wfId = await createWorkflow(stack.app, stack.ws.token, graphReturning('v1'));
   const v1 = (await deploy(wfId)).synchronizedVersionId;
   await patchGraph(wfId, 'v2');
   const v2 = (await deploy(wfId)).synchronizedVersionId;
   await patchGraph(wfId, 'v3');
-  const v3 = (await changed(app, ws.token, wfId, { action: 'prepare-production' })).receipt.versionId;
-  await approved(app, cookie, wfId, (await production(app, ws.token, wfId)).targetId, v3);
-  const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: v1, name: 'Staging' });
-  await approved(app, cookie, wfId, created.target.targetId, v1);
-  const published = await publishCandidate(app, ws.token, wfId, created.target);
+  const v3 = (await changed(stack.app, stack.ws.token, wfId, { action: 'prepare-production' })).receipt.versionId!;
+  await approved(stack.app, cookie, wfId, (await production(stack.app, stack.ws.token, wfId)).targetId, v3);
+  const created = await changed(stack.app, stack.ws.token, wfId, { action: 'create-preview', versionId: v1, name: 'Staging' });
+  await approved(stack.app, cookie, wfId, created.target.targetId, v1);
+  const published = await publishCandidate(stack.app, stack.ws.token, wfId, created.target);
   expect(published.status).toBe(200);
-  const history = (await listTargets(app, ws.token, wfId, true)).history;
+  const history = (await listTargets(stack.app, stack.ws.token, wfId, true)).history;
   return {
     wfId,
-    prod: await production(app, ws.token, wfId),
+    prod: await production(stack.app, stack.ws.token, wfId),
     preview: published.body.target,
     versions: { v1, v2, v3 },
     firstActivationId: history[history.length - 1].activationId,
-    credentialId: await createCredential(app, ws),
+    credentialId: await createCredential(stack.app, stack.ws),
   };
 }
 
@@ -91,9 +90,9 @@ interface ActionCase {
   /** Fields whose absence is a 400. */
   required: string[];
   /** The destination whose expectedRevision the change carries (stale revisions are tested). */
-  revisioned?: (fx: Fixture) => any;
+  revisioned?: (fx: Fixture) => WorkflowTarget;
   /** What the successful answer shows. */
-  check?: (body: any, fx: Fixture) => void | Promise<void>;
+  check?: (body: ChangeResult, fx: Fixture) => void | Promise<void>;
 }
 
 const cases: ActionCase[] = [
@@ -132,8 +131,8 @@ const cases: ActionCase[] = [
     build: (fx) => ({ versionId: fx.versions.v1, displayLabel: 'first cut' }),
     required: ['versionId', 'displayLabel'],
     check: async (_body, fx) => {
-      const history = (await listTargets(app, ws.token, fx.wfId, true)).history;
-      expect(history.find((h: any) => h.versionId === fx.versions.v1).displayLabel).toBe('first cut');
+      const history = (await listTargets(stack.app, stack.ws.token, fx.wfId, true)).history;
+      expect(history.find((h) => h.versionId === fx.versions.v1)?.displayLabel).toBe('first cut');
     },
   },
   {
@@ -177,8 +176,8 @@ const cases: ActionCase[] = [
     check: async (body, fx) => {
       expect(body.target).toMatchObject({ candidateVersionId: fx.versions.v1, activeVersionId: fx.versions.v2 });
       // Production's candidate is the editor's draft.
-      const wf = await http(app, 'GET', `/api/v1/workflows/${fx.wfId}`, { token: ws.token });
-      expect(wf.body.workflow.nodes[1].config.expression).toBe('"v1"');
+      const wf = await http<WorkflowWithLinks>(stack.app, 'GET', `/api/v1/workflows/${fx.wfId}`, { token: stack.ws.token });
+      expect(nodesOf(wf.body.workflow)[1].config?.expression).toBe('"v1"');
     },
   },
   {
@@ -232,7 +231,7 @@ const cases: ActionCase[] = [
         generation: 3,
       });
       expect(body.receipt).toMatchObject({ activationId: body.target.activeActivationId, generation: 3 });
-      const wf = await http(app, 'GET', `/api/v1/workflows/${fx.wfId}`, { token: ws.token });
+      const wf = await http<WorkflowWithLinks>(stack.app, 'GET', `/api/v1/workflows/${fx.wfId}`, { token: stack.ws.token });
       expect(wf.body.workflow).toMatchObject({ status: 'deployed', activeVersionId: fx.versions.v3 });
     },
   },
@@ -276,79 +275,81 @@ describe.each(cases)('$action', (c) => {
   const payload = () => ({ action: c.action, ...c.build(fx) });
 
   test('a key without write and execute authority is 403 and changes nothing', async () => {
-    const before = await snapshot(app, fx.wfId);
+    const before = await snapshot(stack.app, fx.wfId);
     for (const token of [viewer.token, personal.token]) {
-      const res = await change(app, token, fx.wfId, payload());
+      const res = await change(stack.app, token, fx.wfId, payload());
       expect(res.status).toBe(403);
     }
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
   });
 
   test('missing fields are 400 and change nothing', async () => {
-    const before = await snapshot(app, fx.wfId);
+    const before = await snapshot(stack.app, fx.wfId);
     for (const field of c.required) {
       const body: Record<string, unknown> = payload();
       delete body[field];
-      const res = await change(app, ws.token, fx.wfId, body);
+      const res = await change(stack.app, stack.ws.token, fx.wfId, body);
       expect([res.status, field]).toEqual([400, field]);
       expect(res.body.error).toMatch(/Invalid request body/);
     }
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
   });
 
   if (c.revisioned) {
     test('a stale expectedRevision is 409 workflow_target_revision_conflict and changes nothing', async () => {
-      const before = await snapshot(app, fx.wfId);
+      const before = await snapshot(stack.app, fx.wfId);
       const stale = { ...payload(), expectedRevision: c.revisioned!(fx).revision - 1 };
-      const res = await change(app, ws.token, fx.wfId, stale);
+      const res = await change(stack.app, stack.ws.token, fx.wfId, stale);
       expect(res.status).toBe(409);
       expect(res.body).toMatchObject({ code: 'workflow_target_revision_conflict', revision: c.revisioned!(fx).revision });
-      expect(await snapshot(app, fx.wfId)).toBe(before);
+      expect(await snapshot(stack.app, fx.wfId)).toBe(before);
     });
   }
 
   test('success; the same key and change replays the receipt; another change or principal with that key is 409', async () => {
     const key = randomUUID();
     const body = payload();
-    const first = await change(app, ws.token, fx.wfId, body, { key });
+    const first = await change(stack.app, stack.ws.token, fx.wfId, body, { key });
     expect(first.status).toBe(200);
     expect(first.body.receipt).toMatchObject({ id: expect.stringMatching(/^rcpt_/), action: c.action, workflowId: fx.wfId });
     await c.check?.(first.body, fx);
-    const after = await snapshot(app, fx.wfId);
+    const after = await snapshot(stack.app, fx.wfId);
 
-    const replay = await change(app, ws.token, fx.wfId, body, { key });
+    const replay = await change(stack.app, stack.ws.token, fx.wfId, body, { key });
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
-    expect(await snapshot(app, fx.wfId)).toBe(after);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(after);
 
     const other =
       c.action === 'prepare-production'
         ? { action: 'create-preview', versionId: fx.versions.v1, name: 'Other' }
         : { action: 'prepare-production' };
-    const different = await change(app, ws.token, fx.wfId, other, { key });
+    const different = await change(stack.app, stack.ws.token, fx.wfId, other, { key });
     expect(different.status).toBe(409);
     expect(different.body.code).toBe('idempotency_replay_mismatch');
-    const otherPrincipal = await change(app, member.token, fx.wfId, body, { key });
+    const otherPrincipal = await change(stack.app, member.token, fx.wfId, body, { key });
     expect(otherPrincipal.status).toBe(409);
     expect(otherPrincipal.body.code).toBe('idempotency_replay_mismatch');
-    expect(await snapshot(app, fx.wfId)).toBe(after);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(after);
   });
 });
 
 describe('request-git-review', () => {
   test('answers 409 SETUP_REQUIRED while no repository is configured; stale, missing and unauthorized as the others', async () => {
     const fx = await fixture();
-    const before = await snapshot(app, fx.wfId);
+    const before = await snapshot(stack.app, fx.wfId);
     const body = { action: 'request-git-review', targetId: fx.prod.targetId, expectedRevision: fx.prod.revision };
-    const res = await change(app, ws.token, fx.wfId, body);
+    const res = await change(stack.app, stack.ws.token, fx.wfId, body);
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'SETUP_REQUIRED', error: expect.stringMatching(/No repository is configured/) });
-    const stale = await change(app, ws.token, fx.wfId, { ...body, expectedRevision: fx.prod.revision - 1 });
+    const stale = await change(stack.app, stack.ws.token, fx.wfId, { ...body, expectedRevision: fx.prod.revision - 1 });
     expect([stale.status, stale.body.code]).toEqual([409, 'workflow_target_revision_conflict']);
-    expect((await change(app, ws.token, fx.wfId, { action: 'request-git-review', targetId: fx.prod.targetId })).status).toBe(400);
-    expect((await change(app, viewer.token, fx.wfId, body)).status).toBe(403);
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect((await change(stack.app, stack.ws.token, fx.wfId, { action: 'request-git-review', targetId: fx.prod.targetId })).status).toBe(
+      400,
+    );
+    expect((await change(stack.app, viewer.token, fx.wfId, body)).status).toBe(403);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
   });
 });
 
@@ -359,48 +360,54 @@ describe('the change envelope', () => {
   });
 
   test('Idempotency-Key is required (header or idempotencyKey), confirm must be true, actions are known', async () => {
-    const before = await snapshot(app, fx.wfId);
-    const noKey = await change(app, ws.token, fx.wfId, { action: 'prepare-production' }, { key: null });
+    const before = await snapshot(stack.app, fx.wfId);
+    const noKey = await change(stack.app, stack.ws.token, fx.wfId, { action: 'prepare-production' }, { key: null });
     expect(noKey.status).toBe(400);
     expect(noKey.body).toMatchObject({
       code: 'idempotency_key_invalid',
       error: 'Idempotency-Key header or idempotencyKey field is required.',
     });
     for (const confirm of [false, 'yes']) {
-      const res = await change(app, ws.token, fx.wfId, { action: 'prepare-production' }, { confirm });
+      const res = await change(stack.app, stack.ws.token, fx.wfId, { action: 'prepare-production' }, { confirm });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatch(/confirm: true is required/);
     }
-    const unknown = await change(app, ws.token, fx.wfId, { action: 'delete-everything' });
+    const unknown = await change(stack.app, stack.ws.token, fx.wfId, { action: 'delete-everything' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatch(/change.action must be one of prepare-production, create-preview/);
-    const conflicting = await change(app, ws.token, fx.wfId, { action: 'prepare-production' }, { key: 'a', bodyKey: 'b' });
+    const conflicting = await change(stack.app, stack.ws.token, fx.wfId, { action: 'prepare-production' }, { key: 'a', bodyKey: 'b' });
     expect(conflicting.status).toBe(400);
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
 
     // The body field works like the header, and replays like it.
     const key = randomUUID();
     const viaBody = await change(
-      app,
-      ws.token,
+      stack.app,
+      stack.ws.token,
       fx.wfId,
       { action: 'create-preview', versionId: fx.versions.v2, name: 'Via body' },
       { key: null, bodyKey: key },
     );
     expect(viaBody.status).toBe(200);
-    const again = await change(app, ws.token, fx.wfId, { action: 'create-preview', versionId: fx.versions.v2, name: 'Via body' }, { key });
+    const again = await change(
+      stack.app,
+      stack.ws.token,
+      fx.wfId,
+      { action: 'create-preview', versionId: fx.versions.v2, name: 'Via body' },
+      { key },
+    );
     expect(again.headers.get('idempotency-replayed')).toBe('true');
     expect(again.body.receipt).toEqual(viaBody.body.receipt);
-    expect((await listTargets(app, ws.token, fx.wfId)).targets.filter((t: any) => t.name === 'Via body')).toHaveLength(1);
+    expect((await listTargets(stack.app, stack.ws.token, fx.wfId)).targets.filter((t) => t.name === 'Via body')).toHaveLength(1);
   });
 
   test('preview names are unique per workflow (case-insensitive) and never "Production"; Production cannot be renamed', async () => {
     for (const name of ['staging', 'PRODUCTION']) {
-      const res = await change(app, ws.token, fx.wfId, { action: 'create-preview', versionId: fx.versions.v1, name });
+      const res = await change(stack.app, stack.ws.token, fx.wfId, { action: 'create-preview', versionId: fx.versions.v1, name });
       expect(res.status).toBe(409);
     }
-    const prod = await production(app, ws.token, fx.wfId);
-    const rename = await change(app, ws.token, fx.wfId, {
+    const prod = await production(stack.app, stack.ws.token, fx.wfId);
+    const rename = await change(stack.app, stack.ws.token, fx.wfId, {
       action: 'rename-preview',
       targetId: prod.targetId,
       expectedRevision: prod.revision,
@@ -411,8 +418,8 @@ describe('the change envelope', () => {
 
   test('versions, destinations and activations of other workflows are 404', async () => {
     const other = await fixture();
-    const before = await snapshot(app, fx.wfId);
-    const prod = await production(app, ws.token, fx.wfId);
+    const before = await snapshot(stack.app, fx.wfId);
+    const prod = await production(stack.app, stack.ws.token, fx.wfId);
     const attempts = [
       { action: 'create-preview', versionId: other.versions.v1, name: 'Foreign' },
       { action: 'restore-candidate', targetId: prod.targetId, expectedRevision: prod.revision, versionId: other.versions.v1 },
@@ -420,15 +427,15 @@ describe('the change envelope', () => {
       { action: 'prepare-rollback', targetId: prod.targetId, expectedRevision: prod.revision, activationId: other.firstActivationId },
     ];
     for (const body of attempts) {
-      const res = await change(app, ws.token, fx.wfId, body);
+      const res = await change(stack.app, stack.ws.token, fx.wfId, body);
       expect([body.action, res.status]).toEqual([body.action, 404]);
     }
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
   });
 
   test("save-connections refuses credential ids that are not the workspace's", async () => {
-    const target = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const res = await change(app, ws.token, fx.wfId, {
+    const target = await targetById(stack.app, stack.ws.token, fx.wfId, fx.preview.targetId);
+    const res = await change(stack.app, stack.ws.token, fx.wfId, {
       action: 'save-connections',
       targetId: target.targetId,
       expectedRevision: target.revision,
@@ -441,8 +448,8 @@ describe('the change envelope', () => {
 
 describe('GET /workflows/{id}/targets', () => {
   test('every workflow has Production; a deploy is its publication (same deploy answer); history holds the latest 30, newest first', async () => {
-    const wfId = await createWorkflow(app, ws.token, graphReturning('h0'));
-    const fresh = await listTargets(app, ws.token, wfId, true);
+    const wfId = await createWorkflow(stack.app, stack.ws.token, graphReturning('h0'));
+    const fresh = await listTargets(stack.app, stack.ws.token, wfId, true);
     expect(fresh).toEqual({
       workflowId: wfId,
       targets: [
@@ -463,7 +470,7 @@ describe('GET /workflows/{id}/targets', () => {
       history: [],
     });
     const first = await deploy(wfId);
-    const prod = await production(app, ws.token, wfId);
+    const prod = await production(stack.app, stack.ws.token, wfId);
     expect(prod).toMatchObject({
       enabled: true,
       activeVersionId: first.synchronizedVersionId,
@@ -475,15 +482,15 @@ describe('GET /workflows/{id}/targets', () => {
     });
     // Redeploying the same draft is no new publication.
     await deploy(wfId);
-    expect((await production(app, ws.token, wfId)).generation).toBe(1);
+    expect((await production(stack.app, stack.ws.token, wfId)).generation).toBe(1);
 
     for (let i = 1; i <= 31; i++) {
       await patchGraph(wfId, `h${i}`);
       await deploy(wfId);
     }
-    const { history } = await listTargets(app, ws.token, wfId, true);
+    const { history } = await listTargets(stack.app, stack.ws.token, wfId, true);
     expect(history).toHaveLength(30);
-    expect(history.map((h: any) => h.version)).toEqual(Array.from({ length: 30 }, (_, i) => 32 - i));
+    expect(history.map((h) => h.version)).toEqual(Array.from({ length: 30 }, (_, i) => 32 - i));
     expect(history[0]).toEqual({
       activationId: expect.stringMatching(/^act_/),
       targetId: prod.targetId,
@@ -493,56 +500,60 @@ describe('GET /workflows/{id}/targets', () => {
       createdAt: expect.any(String),
       canPrepareRollback: false,
     });
-    expect(history.slice(1).every((h: any) => h.canPrepareRollback)).toBe(true);
-    expect((await listTargets(app, ws.token, wfId)).history).toBeUndefined();
+    expect(history.slice(1).every((h) => h.canPrepareRollback)).toBe(true);
+    expect((await listTargets(stack.app, stack.ws.token, wfId)).history).toBeUndefined();
     // Safe readers may list destinations too.
-    expect((await http(app, 'GET', targetsPath(wfId), { token: personal.token })).status).toBe(200);
+    expect((await http(stack.app, 'GET', targetsPath(wfId), { token: personal.token })).status).toBe(200);
   });
 
   test('PATCH status draft and disabled move Production with the workflow', async () => {
-    const wfId = await createWorkflow(app, ws.token, graphReturning('s'));
+    const wfId = await createWorkflow(stack.app, stack.ws.token, graphReturning('s'));
     await deploy(wfId);
-    await http(app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: ws.token, body: { status: 'disabled' } });
-    expect(await production(app, ws.token, wfId)).toMatchObject({ enabled: false });
-    await http(app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: ws.token, body: { status: 'draft' } });
-    expect(await production(app, ws.token, wfId)).toMatchObject({ enabled: false, activeVersionId: null, activeActivationId: null });
+    await http(stack.app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: stack.ws.token, body: { status: 'disabled' } });
+    expect(await production(stack.app, stack.ws.token, wfId)).toMatchObject({ enabled: false });
+    await http(stack.app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: stack.ws.token, body: { status: 'draft' } });
+    expect(await production(stack.app, stack.ws.token, wfId)).toMatchObject({
+      enabled: false,
+      activeVersionId: null,
+      activeActivationId: null,
+    });
   });
 });
 
 describe('cross-workspace ids', () => {
   test("another workspace's key gets 404 on every destination route and changes nothing", async () => {
     const fx = await fixture();
-    const other = await createWorkspace(app, 'Other');
-    const otherCookie = await ownerCookie(app, other);
-    const before = await snapshot(app, fx.wfId);
-    expect((await http(app, 'GET', targetsPath(fx.wfId), { token: other.token })).status).toBe(404);
+    const other = await stack.workspace('Other');
+    const otherCookie = await ownerCookie(stack.app, other);
+    const before = await snapshot(stack.app, fx.wfId);
+    expect((await http(stack.app, 'GET', targetsPath(fx.wfId), { token: other.token })).status).toBe(404);
     for (const body of cases.map((c) => ({ action: c.action, ...c.build(fx) }))) {
-      const res = await change(app, other.token, fx.wfId, body);
+      const res = await change(stack.app, other.token, fx.wfId, body);
       expect([body.action, res.status, res.body.error]).toEqual([body.action, 404, 'Workflow not found']);
     }
-    const preview = await http(app, 'POST', `${targetsPath(fx.wfId)}/preview-publication`, {
+    const preview = await http(stack.app, 'POST', `${targetsPath(fx.wfId)}/preview-publication`, {
       token: other.token,
       body: { targetId: fx.prod.targetId, expectedRevision: fx.prod.revision, versionId: fx.versions.v3, requestId: randomUUID() },
     });
     expect(preview.status).toBe(404);
-    const approval = await http(app, 'POST', `/api/workflows/${fx.wfId}/targets/${fx.prod.targetId}/approvals`, {
+    const approval = await http(stack.app, 'POST', `/api/workflows/${fx.wfId}/targets/${fx.prod.targetId}/approvals`, {
       cookie: otherCookie,
       body: { versionId: fx.versions.v3 },
     });
     expect(approval.status).toBe(404);
     // Its own workflow cannot reach this workflow's destinations either.
-    const own = await createWorkflow(app, other.token, graphReturning('x'));
-    const ownApproval = await http(app, 'POST', `/api/workflows/${own}/targets/${fx.prod.targetId}/approvals`, {
+    const own = await createWorkflow(stack.app, other.token, graphReturning('x'));
+    const ownApproval = await http(stack.app, 'POST', `/api/workflows/${own}/targets/${fx.prod.targetId}/approvals`, {
       cookie: otherCookie,
       body: { versionId: fx.versions.v3 },
     });
     expect(ownApproval.status).toBe(404);
-    const exec = await http(app, 'POST', `/api/v1/workflows/${own}/execute`, {
+    const exec = await http(stack.app, 'POST', `/api/v1/workflows/${own}/execute`, {
       token: other.token,
       body: { executionTargetId: fx.prod.targetId },
     });
     expect(exec.status).toBe(404);
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
   });
 });
 
@@ -551,34 +562,34 @@ describe('configure-source', () => {
   beforeAll(async () => {
     fx = await fixture();
   });
-  const ciGraph = (extra: object[] = []) => ({
+  const ciGraph = (extra: NodeInput[] = []) => ({
     nodes: [{ id: 'build', type: 'ci', config: {} }, { id: 'out', type: 'transform', config: { expression: '"ci"' } }, ...extra],
-    edges: [{ source: 'build', target: 'out' }, ...extra.map((n: any) => ({ source: 'out', target: n.id }))],
+    edges: [{ source: 'build', target: 'out' }, ...extra.map((n) => ({ source: 'out', target: n.id }))],
   });
 
   test('RSS needs a Start or plain Webhook trigger in the saved version: event_source_trigger_not_found', async () => {
-    const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const saved = await changed(app, ws.token, fx.wfId, {
+    const preview = await targetById(stack.app, stack.ws.token, fx.wfId, fx.preview.targetId);
+    const saved = await changed(stack.app, stack.ws.token, fx.wfId, {
       action: 'save-candidate',
       targetId: preview.targetId,
       expectedRevision: preview.revision,
       name: 'CI only',
       ...ciGraph(),
     });
-    const before = await snapshot(app, fx.wfId);
-    const res = await change(app, ws.token, fx.wfId, {
+    const before = await snapshot(stack.app, fx.wfId);
+    const res = await change(stack.app, stack.ws.token, fx.wfId, {
       action: 'configure-source',
       expectedRevision: saved.target.revision,
       source: { kind: 'rss', targetId: preview.targetId, feedUrl: 'https://feeds.example.test/a.xml' },
     });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('event_source_trigger_not_found');
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
   });
 
   test('CI sources: the CI trigger node, a workspace credential, 1 to 50 jobs, interval 60 to 86400 (default 60); listed with jobStatuses', async () => {
-    const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const saved = await changed(app, ws.token, fx.wfId, {
+    const preview = await targetById(stack.app, stack.ws.token, fx.wfId, fx.preview.targetId);
+    const saved = await changed(stack.app, stack.ws.token, fx.wfId, {
       action: 'save-candidate',
       targetId: preview.targetId,
       expectedRevision: preview.revision,
@@ -591,7 +602,7 @@ describe('configure-source', () => {
       expectedRevision: rev,
       source: { kind: 'ci', targetId: preview.targetId, nodeId: 'build', credentialId: fx.credentialId, jobs: ['api'], ...extra },
     });
-    const before = await snapshot(app, fx.wfId);
+    const before = await snapshot(stack.app, fx.wfId);
     for (const bad of [
       { jobs: [] },
       { jobs: Array.from({ length: 51 }, (_, i) => `j${i}`) },
@@ -599,14 +610,14 @@ describe('configure-source', () => {
       { intervalSeconds: 86_401 },
       { results: ['MAYBE'] },
     ]) {
-      expect((await change(app, ws.token, fx.wfId, ci(bad))).status).toBe(400);
+      expect((await change(stack.app, stack.ws.token, fx.wfId, ci(bad))).status).toBe(400);
     }
-    const wrongNode = await change(app, ws.token, fx.wfId, ci({ nodeId: 'out' }));
+    const wrongNode = await change(stack.app, stack.ws.token, fx.wfId, ci({ nodeId: 'out' }));
     expect([wrongNode.status, wrongNode.body.code]).toEqual([400, 'event_source_trigger_not_found']);
-    expect((await change(app, ws.token, fx.wfId, ci({ credentialId: 'cred_unknown' }))).status).toBe(400);
-    expect(await snapshot(app, fx.wfId)).toBe(before);
+    expect((await change(stack.app, stack.ws.token, fx.wfId, ci({ credentialId: 'cred_unknown' }))).status).toBe(400);
+    expect(await snapshot(stack.app, fx.wfId)).toBe(before);
 
-    const ok = await changed(app, ws.token, fx.wfId, ci({ jobs: ['api', 'web'], results: ['FAILURE'] }));
+    const ok = await changed(stack.app, stack.ws.token, fx.wfId, ci({ jobs: ['api', 'web'], results: ['FAILURE'] }));
     expect(ok.target.sources.ci).toEqual([
       {
         id: ok.receipt.sourceId,
@@ -629,22 +640,22 @@ describe('configure-source', () => {
       },
     ]);
     // The revision sent is now stale (the source changed the destination): not stored, 409.
-    const stale = await change(app, ws.token, fx.wfId, ci({ jobs: ['other'] }));
+    const stale = await change(stack.app, stack.ws.token, fx.wfId, ci({ jobs: ['other'] }));
     expect([stale.status, stale.body.code]).toEqual([409, 'workflow_target_revision_conflict']);
-    expect((await targetById(app, ws.token, fx.wfId, preview.targetId)).sources.ci[0].jobs).toEqual(['api', 'web']);
+    expect((await targetById(stack.app, stack.ws.token, fx.wfId, preview.targetId)).sources.ci[0].jobs).toEqual(['api', 'web']);
   });
 
   test('a CI source is refused when the workflow would start a job it watches; a destination with a CI trigger cannot publish without its source', async () => {
-    const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
+    const preview = await targetById(stack.app, stack.ws.token, fx.wfId, fx.preview.targetId);
     const loop = ciGraph([{ id: 'kick', type: 'http', config: { method: 'POST', url: 'https://ci.example.test/job/deploy/build' } }]);
-    const saved = await changed(app, ws.token, fx.wfId, {
+    const saved = await changed(stack.app, stack.ws.token, fx.wfId, {
       action: 'save-candidate',
       targetId: preview.targetId,
       expectedRevision: preview.revision,
       name: 'Loop',
       ...loop,
     });
-    const res = await change(app, ws.token, fx.wfId, {
+    const res = await change(stack.app, stack.ws.token, fx.wfId, {
       action: 'configure-source',
       expectedRevision: saved.target.revision,
       source: { kind: 'ci', targetId: preview.targetId, nodeId: 'build', credentialId: fx.credentialId, jobs: ['deploy'] },
@@ -652,53 +663,53 @@ describe('configure-source', () => {
     expect(res.status).toBe(409);
     expect(res.body.error).toMatch(/would start job/);
 
-    const other = await createWorkflow(app, ws.token, graphReturning('o'));
-    const prep = await changed(app, ws.token, other, { action: 'prepare-production' });
-    const created = await changed(app, ws.token, other, {
+    const other = await createWorkflow(stack.app, stack.ws.token, graphReturning('o'));
+    const prep = await changed(stack.app, stack.ws.token, other, { action: 'prepare-production' });
+    const created = await changed(stack.app, stack.ws.token, other, {
       action: 'create-preview',
       versionId: prep.receipt.versionId,
       name: 'CI preview',
     });
-    const ciSaved = await changed(app, ws.token, other, {
+    const ciSaved = await changed(stack.app, stack.ws.token, other, {
       action: 'save-candidate',
       targetId: created.target.targetId,
       expectedRevision: created.target.revision,
       name: 'CI',
       ...ciGraph(),
     });
-    await approved(app, cookie, other, ciSaved.target.targetId, ciSaved.target.candidateVersionId);
-    const refused = await publishCandidate(app, ws.token, other, ciSaved.target);
+    await approved(stack.app, cookie, other, ciSaved.target.targetId, ciSaved.target.candidateVersionId);
+    const refused = await publishCandidate(stack.app, stack.ws.token, other, ciSaved.target);
     expect([refused.status, refused.body.code]).toEqual([409, 'event_source_required']);
-    const withSource = await changed(app, ws.token, other, {
+    const withSource = await changed(stack.app, stack.ws.token, other, {
       action: 'configure-source',
       expectedRevision: ciSaved.target.revision,
       source: { kind: 'ci', targetId: ciSaved.target.targetId, nodeId: 'build', credentialId: fx.credentialId, jobs: ['api'] },
     });
-    const published = await publishCandidate(app, ws.token, other, withSource.target);
+    const published = await publishCandidate(stack.app, stack.ws.token, other, withSource.target);
     expect(published.status).toBe(200);
   });
 
   test('the same feed on two destinations shows as an overlap', async () => {
-    const prod = await production(app, ws.token, fx.wfId);
-    const preview = await targetById(app, ws.token, fx.wfId, fx.preview.targetId);
-    const restored = await changed(app, ws.token, fx.wfId, {
+    const prod = await production(stack.app, stack.ws.token, fx.wfId);
+    const preview = await targetById(stack.app, stack.ws.token, fx.wfId, fx.preview.targetId);
+    const restored = await changed(stack.app, stack.ws.token, fx.wfId, {
       action: 'restore-candidate',
       targetId: preview.targetId,
       expectedRevision: preview.revision,
       versionId: fx.versions.v1,
     });
     const feedUrl = 'https://feeds.example.test/shared.xml';
-    await changed(app, ws.token, fx.wfId, {
+    await changed(stack.app, stack.ws.token, fx.wfId, {
       action: 'configure-source',
       expectedRevision: restored.target.revision,
       source: { kind: 'rss', targetId: preview.targetId, feedUrl, intervalSeconds: 600 },
     });
-    await changed(app, ws.token, fx.wfId, {
+    await changed(stack.app, stack.ws.token, fx.wfId, {
       action: 'configure-source',
       expectedRevision: prod.revision,
       source: { kind: 'rss', targetId: prod.targetId, feedUrl },
     });
-    const view = await production(app, ws.token, fx.wfId);
+    const view = await production(stack.app, stack.ws.token, fx.wfId);
     expect(view.sources.overlaps).toEqual([
       { kind: 'rss', key: feedUrl, sourceId: view.sources.rss[0].id, otherTargetIds: [preview.targetId] },
     ]);

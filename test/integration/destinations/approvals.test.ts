@@ -5,15 +5,9 @@
  * one revision: exactly one wins.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  addUserWithKey,
-  createWorkspace,
-  http,
-  signInCookie,
-  startTestApp,
-  type TestApp,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import type { z } from 'zod';
+import type { workflowVersionSchema } from '../../../api/schemas/workflows';
+import { addUserWithKey, http, signInCookie, useTestStack, type ApiError, type DeployResult, type WorkflowWithLinks } from '../../kit';
 import {
   approve,
   approved,
@@ -29,24 +23,26 @@ import {
   snapshot,
   targetById,
   targetsPath,
+  type ChangeResult,
+  type PublicationPreview,
+  type WorkflowTarget,
 } from './helpers';
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+type WorkflowVersion = z.infer<typeof workflowVersionSchema>;
+
+// Routes only: publishing runs no workflow, so the stack has no worker.
+const stack = useTestStack({ worker: false });
 let cookie: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  ws = await createWorkspace(app);
-  cookie = await ownerCookie(app, ws);
+  cookie = await ownerCookie(stack.app, stack.ws);
 });
-afterAll(() => app?.close());
 
 /** Saves `value`'s graph as Production's candidate; returns the destination after it. */
-async function saveProduction(wfId: string, value: string): Promise<any> {
-  const prod = await production(app, ws.token, wfId);
+async function saveProduction(wfId: string, value: string): Promise<WorkflowTarget> {
+  const prod = await production(stack.app, stack.ws.token, wfId);
   return (
-    await changed(app, ws.token, wfId, {
+    await changed(stack.app, stack.ws.token, wfId, {
       action: 'save-candidate',
       targetId: prod.targetId,
       expectedRevision: prod.revision,
@@ -57,41 +53,41 @@ async function saveProduction(wfId: string, value: string): Promise<any> {
 }
 
 /** Approves and publishes a destination's candidate; returns the publish answer. */
-async function approveAndPublish(wfId: string, target: any, permitsReactivation?: boolean): Promise<any> {
-  await approved(app, cookie, wfId, target.targetId, target.candidateVersionId, permitsReactivation);
-  const res = await publishCandidate(app, ws.token, wfId, target);
+async function approveAndPublish(wfId: string, target: WorkflowTarget, permitsReactivation?: boolean): Promise<ChangeResult> {
+  await approved(stack.app, cookie, wfId, target.targetId, target.candidateVersionId, permitsReactivation);
+  const res = await publishCandidate(stack.app, stack.ws.token, wfId, target);
   expect(res.status).toBe(200);
   return res.body;
 }
 
-const preview = (wfId: string, body: Record<string, unknown>, token = ws.token) =>
-  http(app, 'POST', `${targetsPath(wfId)}/preview-publication`, { token, body });
+const preview = (wfId: string, body: Record<string, unknown>, token = stack.ws.token) =>
+  http<PublicationPreview>(stack.app, 'POST', `${targetsPath(wfId)}/preview-publication`, { token, body });
 
 describe('the approval route', () => {
   test('needs an Admin or Owner session from the same origin; API keys cannot grant approval', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const prod = await saveProduction(wfId, 'a');
     const body = { versionId: prod.candidateVersionId };
     const path = `/api/workflows/${wfId}/targets/${prod.targetId}/approvals`;
 
-    const withKey = await http(app, 'POST', path, { token: ws.token, body });
+    const withKey = await http<ApiError>(stack.app, 'POST', path, { token: stack.ws.token, body });
     expect(withKey.status).toBe(401);
     expect(withKey.body).toEqual({ error: 'Sign-in is required.' });
-    const member = await addUserWithKey(app, ws, 'member');
+    const member = await addUserWithKey(stack.app, stack.ws, 'member');
     const memberCookie = await signInViaInvite(member.email);
-    const asMember = await http(app, 'POST', path, { cookie: memberCookie, body });
+    const asMember = await http<ApiError>(stack.app, 'POST', path, { cookie: memberCookie, body });
     expect(asMember.status).toBe(403);
     expect(asMember.body).toEqual({ error: 'Admin or Owner role required.' });
-    const crossOrigin = await http(app, 'POST', path, { cookie, body, headers: { origin: 'https://evil.example' } });
+    const crossOrigin = await http<ApiError>(stack.app, 'POST', path, { cookie, body, headers: { origin: 'https://evil.example' } });
     expect(crossOrigin.status).toBe(403);
     expect(crossOrigin.body).toEqual({ error: 'Cross-origin request refused.' });
-    expect((await listTargets(app, ws.token, wfId)).targets[0].approved).toBe(false);
+    expect((await listTargets(stack.app, stack.ws.token, wfId)).targets[0].approved).toBe(false);
 
     await saveProduction(wfId, 'b'); // the candidate moves on: version "a" is no longer publishable here
-    const notPrepared = await approve(app, cookie, wfId, prod.targetId, prod.candidateVersionId);
+    const notPrepared = await approve(stack.app, cookie, wfId, prod.targetId, prod.candidateVersionId);
     expect(notPrepared.status).toBe(409);
-    const current = await production(app, ws.token, wfId);
-    const ok = await approve(app, cookie, wfId, prod.targetId, current.candidateVersionId, true);
+    const current = await production(stack.app, stack.ws.token, wfId);
+    const ok = await approve(stack.app, cookie, wfId, prod.targetId, current.candidateVersionId, true);
     expect(ok.status).toBe(201);
     expect(ok.body).toEqual({
       approval: {
@@ -101,7 +97,7 @@ describe('the approval route', () => {
         versionId: current.candidateVersionId,
         version: current.candidateVersion,
         permitsReactivation: true,
-        approvedBy: ws.ownerId,
+        approvedBy: stack.ws.ownerId,
         createdAt: expect.any(String),
       },
     });
@@ -110,68 +106,68 @@ describe('the approval route', () => {
   /** Members added by the fixture have no password; give this one a session through the services. */
   async function signInViaInvite(email: string): Promise<string> {
     const { hashPassword } = await import('../../../services/kernel/passwords');
-    await app.orm.em
+    await stack.app.orm.em
       .fork()
       .getConnection()
       .execute(`update users set password_hash = ?, status = 'active' where email = ?`, [await hashPassword('member password 123'), email]);
-    return signInCookie(app, email, 'member password 123', ws.workspaceId);
+    return signInCookie(stack.app, email, 'member password 123', stack.ws.workspaceId);
   }
 });
 
 describe('approval rules', () => {
   test('no approval: 409 workflow_target_approval_required and nothing changes', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const prod = await saveProduction(wfId, 'none');
-    const before = await snapshot(app, wfId);
-    const res = await publishCandidate(app, ws.token, wfId, prod);
+    const before = await snapshot(stack.app, wfId);
+    const res = await publishCandidate(stack.app, stack.ws.token, wfId, prod);
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({
       code: 'workflow_target_approval_required',
       error: expect.stringMatching(/API calls cannot grant approval/),
     });
-    expect(await snapshot(app, wfId)).toBe(before);
+    expect(await snapshot(stack.app, wfId)).toBe(before);
   });
 
   test('an approval covers one exact version: another version, or a versionId other than the candidate, is refused', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const first = await saveProduction(wfId, 'one');
-    await approved(app, cookie, wfId, first.targetId, first.candidateVersionId);
+    await approved(stack.app, cookie, wfId, first.targetId, first.candidateVersionId);
     const second = await saveProduction(wfId, 'two');
     expect(second.candidateVersionId).not.toBe(first.candidateVersionId);
-    const before = await snapshot(app, wfId);
-    const wrongVersion = await publishCandidate(app, ws.token, wfId, second);
+    const before = await snapshot(stack.app, wfId);
+    const wrongVersion = await publishCandidate(stack.app, stack.ws.token, wfId, second);
     expect([wrongVersion.status, wrongVersion.body.code]).toEqual([409, 'workflow_target_approval_required']);
-    const notCandidate = await publishCandidate(app, ws.token, wfId, second, { versionId: first.candidateVersionId });
+    const notCandidate = await publishCandidate(stack.app, stack.ws.token, wfId, second, { versionId: first.candidateVersionId });
     expect([notCandidate.status, notCandidate.body.code]).toEqual([409, 'workflow_candidate_changed']);
-    expect(await snapshot(app, wfId)).toBe(before);
+    expect(await snapshot(stack.app, wfId)).toBe(before);
 
     // An ordinary approval publishes once: after that version was replaced, it cannot bring it back.
     await approveAndPublish(wfId, second);
     const third = await saveProduction(wfId, 'three');
     await approveAndPublish(wfId, third);
-    const prod = await production(app, ws.token, wfId);
-    const restored = await changed(app, ws.token, wfId, {
+    const prod = await production(stack.app, stack.ws.token, wfId);
+    const restored = await changed(stack.app, stack.ws.token, wfId, {
       action: 'restore-candidate',
       targetId: prod.targetId,
       expectedRevision: prod.revision,
       versionId: second.candidateVersionId,
     });
-    const again = await publishCandidate(app, ws.token, wfId, restored.target);
+    const again = await publishCandidate(stack.app, stack.ws.token, wfId, restored.target);
     expect([again.status, again.body.code]).toEqual([409, 'workflow_target_approval_required']);
   });
 
   test('requestId is a UUID and names one publication only', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const prod = await saveProduction(wfId, 'req');
-    await approved(app, cookie, wfId, prod.targetId, prod.candidateVersionId, true);
-    expect((await publishCandidate(app, ws.token, wfId, prod, { requestId: 'not-a-uuid' })).status).toBe(400);
+    await approved(stack.app, cookie, wfId, prod.targetId, prod.candidateVersionId, true);
+    expect((await publishCandidate(stack.app, stack.ws.token, wfId, prod, { requestId: 'not-a-uuid' })).status).toBe(400);
     const requestId = randomUUID();
-    const first = await publishCandidate(app, ws.token, wfId, prod, { requestId });
+    const first = await publishCandidate(stack.app, stack.ws.token, wfId, prod, { requestId });
     expect(first.status).toBe(200);
     expect(first.body.receipt.requestId).toBe(requestId);
     const next = await saveProduction(wfId, 'req2');
-    await approved(app, cookie, wfId, next.targetId, next.candidateVersionId);
-    const reused = await publishCandidate(app, ws.token, wfId, next, { requestId });
+    await approved(stack.app, cookie, wfId, next.targetId, next.candidateVersionId);
+    const reused = await publishCandidate(stack.app, stack.ws.token, wfId, next, { requestId });
     expect(reused.status).toBe(409);
     expect(reused.body.error).toMatch(/requestId/);
   });
@@ -179,11 +175,15 @@ describe('approval rules', () => {
 
 describe('promotion and rollback', () => {
   test('a preview is promoted to production: approval of that exact version, stopAfter stops the preview, history records it', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const v1 = await saveProduction(wfId, 'prod-1');
     await approveAndPublish(wfId, v1);
-    const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: v1.candidateVersionId, name: 'Staging' });
-    const staged = await changed(app, ws.token, wfId, {
+    const created = await changed(stack.app, stack.ws.token, wfId, {
+      action: 'create-preview',
+      versionId: v1.candidateVersionId,
+      name: 'Staging',
+    });
+    const staged = await changed(stack.app, stack.ws.token, wfId, {
       action: 'save-candidate',
       targetId: created.target.targetId,
       expectedRevision: created.target.revision,
@@ -193,8 +193,8 @@ describe('promotion and rollback', () => {
     const stagingLive = (await approveAndPublish(wfId, staged.target)).target;
     expect(stagingLive).toMatchObject({ kind: 'preview', enabled: true, approved: true, generation: 1 });
 
-    const prod = await production(app, ws.token, wfId);
-    const prepared = await changed(app, ws.token, wfId, {
+    const prod = await production(stack.app, stack.ws.token, wfId);
+    const prepared = await changed(stack.app, stack.ws.token, wfId, {
       action: 'prepare-promotion',
       sourceTargetId: stagingLive.targetId,
       sourceActivationId: stagingLive.activeActivationId,
@@ -207,7 +207,7 @@ describe('promotion and rollback', () => {
     expect(prepared.target).toMatchObject({ activeVersionId: v1.candidateVersionId, enabled: true });
 
     const promote = (extra: Record<string, unknown> = {}) =>
-      change(app, ws.token, wfId, {
+      change(stack.app, stack.ws.token, wfId, {
         action: 'publish',
         targetId: prod.targetId,
         expectedRevision: prepared.target.revision,
@@ -219,7 +219,7 @@ describe('promotion and rollback', () => {
       });
     // The preview's approval does not approve production.
     expect((await promote()).body.code).toBe('workflow_target_approval_required');
-    await approved(app, cookie, wfId, prod.targetId, promotedVersion);
+    await approved(stack.app, cookie, wfId, prod.targetId, promotedVersion);
     const wrongSource = await promote({ sourceActivationId: 'act_other' });
     expect(wrongSource.status).toBe(409);
     const published = await promote();
@@ -227,27 +227,31 @@ describe('promotion and rollback', () => {
     expect(published.body.receipt.stoppedTargetIds).toEqual([stagingLive.targetId]);
     expect(published.body.target).toMatchObject({ activeVersionId: promotedVersion, prepared: null, approved: true, generation: 2 });
 
-    const { targets, history } = await listTargets(app, ws.token, wfId, true);
-    expect(targets.find((t: any) => t.targetId === stagingLive.targetId)).toMatchObject({
+    const { targets, history } = await listTargets(stack.app, stack.ws.token, wfId, true);
+    expect(targets.find((t) => t.targetId === stagingLive.targetId)).toMatchObject({
       enabled: false,
       activeVersionId: promotedVersion,
     });
-    expect(history.map((h: any) => [h.versionId, h.canPrepareRollback])).toEqual([
+    expect(history.map((h) => [h.versionId, h.canPrepareRollback])).toEqual([
       [promotedVersion, false],
       [v1.candidateVersionId, true],
     ]);
-    const wf = await http(app, 'GET', `/api/v1/workflows/${wfId}`, { token: ws.token });
+    const wf = await http<WorkflowWithLinks>(stack.app, 'GET', `/api/v1/workflows/${wfId}`, { token: stack.ws.token });
     expect(wf.body.workflow).toMatchObject({ status: 'deployed', activeVersionId: promotedVersion });
   });
 
   test('stopAfter: false keeps the preview running', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const v1 = await saveProduction(wfId, 'keep-1');
     await approveAndPublish(wfId, v1);
-    const created = await changed(app, ws.token, wfId, { action: 'create-preview', versionId: v1.candidateVersionId, name: 'Canary' });
+    const created = await changed(stack.app, stack.ws.token, wfId, {
+      action: 'create-preview',
+      versionId: v1.candidateVersionId,
+      name: 'Canary',
+    });
     const live = (await approveAndPublish(wfId, created.target)).target;
-    const prod = await production(app, ws.token, wfId);
-    const prepared = await changed(app, ws.token, wfId, {
+    const prod = await production(stack.app, stack.ws.token, wfId);
+    const prepared = await changed(stack.app, stack.ws.token, wfId, {
       action: 'prepare-promotion',
       sourceTargetId: live.targetId,
       sourceActivationId: live.activeActivationId,
@@ -255,9 +259,9 @@ describe('promotion and rollback', () => {
       expectedRevision: prod.revision,
       stopAfter: false,
     });
-    expect(prepared.target.prepared.stopAfter).toBe(false);
-    await approved(app, cookie, wfId, prod.targetId, live.activeVersionId, true);
-    const res = await change(app, ws.token, wfId, {
+    expect(prepared.target.prepared?.stopAfter).toBe(false);
+    await approved(stack.app, cookie, wfId, prod.targetId, live.activeVersionId, true);
+    const res = await change(stack.app, stack.ws.token, wfId, {
       action: 'publish',
       targetId: prod.targetId,
       expectedRevision: prepared.target.revision,
@@ -267,29 +271,29 @@ describe('promotion and rollback', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.receipt.stoppedTargetIds).toBeUndefined();
-    expect((await targetById(app, ws.token, wfId, live.targetId)).enabled).toBe(true);
+    expect((await targetById(stack.app, stack.ws.token, wfId, live.targetId)).enabled).toBe(true);
   });
 
   test('rollback: prepared without touching the candidate, published only under an approval that permits reactivation', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const v1 = await saveProduction(wfId, 'r1');
     await approveAndPublish(wfId, v1);
     const v2 = await saveProduction(wfId, 'r2');
     await approveAndPublish(wfId, v2);
     const v3 = await saveProduction(wfId, 'r3-draft'); // the editor's candidate, not published
-    const { history } = await listTargets(app, ws.token, wfId, true);
-    const firstActivation = history.find((h: any) => h.versionId === v1.candidateVersionId);
+    const { history } = await listTargets(stack.app, stack.ws.token, wfId, true);
+    const firstActivation = history.find((h) => h.versionId === v1.candidateVersionId)!;
     expect(firstActivation.canPrepareRollback).toBe(true);
 
     const current = history[0];
-    const refusedCurrent = await change(app, ws.token, wfId, {
+    const refusedCurrent = await change(stack.app, stack.ws.token, wfId, {
       action: 'prepare-rollback',
       targetId: v3.targetId,
       expectedRevision: v3.revision,
       activationId: current.activationId,
     });
     expect(refusedCurrent.status).toBe(409);
-    const prepared = await changed(app, ws.token, wfId, {
+    const prepared = await changed(stack.app, stack.ws.token, wfId, {
       action: 'prepare-rollback',
       targetId: v3.targetId,
       expectedRevision: v3.revision,
@@ -303,7 +307,7 @@ describe('promotion and rollback', () => {
     });
 
     const rollback = () =>
-      change(app, ws.token, wfId, {
+      change(stack.app, stack.ws.token, wfId, {
         action: 'publish',
         targetId: v3.targetId,
         expectedRevision: prepared.target.revision,
@@ -313,11 +317,11 @@ describe('promotion and rollback', () => {
       });
     // The approval v1 was first published under does not permit reactivation, nor does a new ordinary one.
     expect((await rollback()).body.code).toBe('workflow_target_approval_required');
-    await approved(app, cookie, wfId, v3.targetId, v1.candidateVersionId, false);
+    await approved(stack.app, cookie, wfId, v3.targetId, v1.candidateVersionId, false);
     const ordinary = await rollback();
     expect([ordinary.status, ordinary.body.code]).toEqual([409, 'workflow_target_approval_required']);
     expect(ordinary.body.error).toMatch(/permits reactivation/);
-    await approved(app, cookie, wfId, v3.targetId, v1.candidateVersionId, true);
+    await approved(stack.app, cookie, wfId, v3.targetId, v1.candidateVersionId, true);
     const rolledBack = await rollback();
     expect(rolledBack.status).toBe(200);
     expect(rolledBack.body.target).toMatchObject({
@@ -327,28 +331,32 @@ describe('promotion and rollback', () => {
       generation: 3,
     });
 
-    const after = await listTargets(app, ws.token, wfId, true);
-    expect(after.history.map((h: any) => h.versionId)).toEqual([v1.candidateVersionId, v2.candidateVersionId, v1.candidateVersionId]);
-    expect(after.history.map((h: any) => h.canPrepareRollback)).toEqual([false, true, true]);
-    const wf = await http(app, 'GET', `/api/v1/workflows/${wfId}`, { token: ws.token });
+    const after = await listTargets(stack.app, stack.ws.token, wfId, true);
+    expect(after.history.map((h) => h.versionId)).toEqual([v1.candidateVersionId, v2.candidateVersionId, v1.candidateVersionId]);
+    expect(after.history.map((h) => h.canPrepareRollback)).toEqual([false, true, true]);
+    const wf = await http<WorkflowWithLinks>(stack.app, 'GET', `/api/v1/workflows/${wfId}`, { token: stack.ws.token });
     expect(wf.body.workflow.activeVersionId).toBe(v1.candidateVersionId);
   });
 
   test('stop keeps the active pointer; resuming that activation needs no new approval; production stop undeploys the workflow', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const v1 = await saveProduction(wfId, 'stop');
     const published = await approveAndPublish(wfId, v1);
-    const stopped = await changed(app, ws.token, wfId, {
+    const stopped = await changed(stack.app, stack.ws.token, wfId, {
       action: 'stop',
       targetId: v1.targetId,
       expectedRevision: published.target.revision,
     });
     expect(stopped.target).toMatchObject({ enabled: false, activeVersionId: v1.candidateVersionId });
-    const exec = await http(app, 'POST', `/api/v1/workflows/${wfId}/execute`, { token: ws.token, body: {} });
+    const exec = await http(stack.app, 'POST', `/api/v1/workflows/${wfId}/execute`, { token: stack.ws.token, body: {} });
     expect(exec.status).toBe(400);
-    const again = await change(app, ws.token, wfId, { action: 'stop', targetId: v1.targetId, expectedRevision: stopped.target.revision });
+    const again = await change(stack.app, stack.ws.token, wfId, {
+      action: 'stop',
+      targetId: v1.targetId,
+      expectedRevision: stopped.target.revision,
+    });
     expect(again.status).toBe(409);
-    const resumed = await change(app, ws.token, wfId, {
+    const resumed = await change(stack.app, stack.ws.token, wfId, {
       action: 'publish',
       targetId: v1.targetId,
       expectedRevision: stopped.target.revision,
@@ -358,20 +366,25 @@ describe('promotion and rollback', () => {
     });
     expect(resumed.status).toBe(200);
     expect(resumed.body.target).toMatchObject({ enabled: true, activeActivationId: stopped.target.activeActivationId, generation: 1 });
-    expect((await http(app, 'GET', `/api/v1/workflows/${wfId}`, { token: ws.token })).body.workflow.status).toBe('deployed');
+    expect(
+      (await http<WorkflowWithLinks>(stack.app, 'GET', `/api/v1/workflows/${wfId}`, { token: stack.ws.token })).body.workflow.status,
+    ).toBe('deployed');
   });
 });
 
 describe('publish concurrency', () => {
   test('two publishes racing on one revision: exactly one wins, the other is 409 workflow_target_revision_conflict', async () => {
     for (let round = 0; round < 3; round++) {
-      const wfId = await createWorkflow(app, ws.token);
+      const wfId = await createWorkflow(stack.app, stack.ws.token);
       const prod = await saveProduction(wfId, `race-${round}`);
-      await approved(app, cookie, wfId, prod.targetId, prod.candidateVersionId, true);
-      const results = await Promise.all([publishCandidate(app, ws.token, wfId, prod), publishCandidate(app, ws.token, wfId, prod)]);
+      await approved(stack.app, cookie, wfId, prod.targetId, prod.candidateVersionId, true);
+      const results = await Promise.all([
+        publishCandidate(stack.app, stack.ws.token, wfId, prod),
+        publishCandidate(stack.app, stack.ws.token, wfId, prod),
+      ]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
       expect(results.find((r) => r.status === 409)!.body.code).toBe('workflow_target_revision_conflict');
-      const { history, targets } = await listTargets(app, ws.token, wfId, true);
+      const { history, targets } = await listTargets(stack.app, stack.ws.token, wfId, true);
       expect(history).toHaveLength(1);
       expect(targets[0]).toMatchObject({ generation: 1, revision: prod.revision + 1 });
     }
@@ -380,7 +393,7 @@ describe('publish concurrency', () => {
 
 describe('preview-publication', () => {
   test('reports readiness without writing; connections are credential references; publish revalidates', async () => {
-    const wfId = await createWorkflow(app, ws.token, {
+    const wfId = await createWorkflow(stack.app, stack.ws.token, {
       nodes: [
         { id: 'start', type: 'start', config: {} },
         { id: 'call', type: 'http', config: { method: 'GET', url: 'https://api.example.test/x', credentialId: 'billing' } },
@@ -391,7 +404,7 @@ describe('preview-publication', () => {
         { source: 'call', target: 'child' },
       ],
     });
-    const prep = await changed(app, ws.token, wfId, { action: 'prepare-production' });
+    const prep = await changed(stack.app, stack.ws.token, wfId, { action: 'prepare-production' });
     const prod = prep.target;
     const fields = {
       targetId: prod.targetId,
@@ -399,27 +412,27 @@ describe('preview-publication', () => {
       versionId: prod.candidateVersionId,
       requestId: randomUUID(),
     };
-    const before = await snapshot(app, wfId);
+    const before = await snapshot(stack.app, wfId);
     const first = await preview(wfId, fields);
     expect(first.status).toBe(200);
     expect(first.body.ready).toBe(false);
-    const failed = first.body.checks.filter((c: any) => !c.ok).map((c: any) => c.name);
+    const failed = first.body.checks.filter((c) => !c.ok).map((c) => c.name);
     expect(failed).toEqual(['approval', 'connections', 'dependencies']);
     expect(first.body.connections).toEqual([{ alias: 'billing', credentialId: null, nodeIds: ['call'], status: 'unbound' }]);
     expect(first.body.dependencies).toEqual([
       { nodeId: 'child', workflowId: 'wf_missing', targetId: null, ready: false, reason: expect.any(String) },
     ]);
     expect(first.body.warnings).toEqual([expect.stringMatching(/No repository/)]);
-    expect(await snapshot(app, wfId)).toBe(before);
+    expect(await snapshot(stack.app, wfId)).toBe(before);
     // Execute authority is needed; the action field is not accepted.
-    const viewer = await addUserWithKey(app, ws, 'viewer');
+    const viewer = await addUserWithKey(stack.app, stack.ws, 'viewer');
     expect((await preview(wfId, fields, viewer.token)).status).toBe(403);
     expect((await preview(wfId, { ...fields, action: 'publish' })).status).toBe(400);
 
     // Bind the connection and deploy a child; approve: ready.
-    const child = await createWorkflow(app, ws.token, graphReturning('child'), 'Child');
-    expect((await http(app, 'POST', `/api/v1/workflows/${child}/deploy`, { token: ws.token })).status).toBe(200);
-    const credentialId = await createCredential(app, ws);
+    const child = await createWorkflow(stack.app, stack.ws.token, graphReturning('child'), 'Child');
+    expect((await http(stack.app, 'POST', `/api/v1/workflows/${child}/deploy`, { token: stack.ws.token })).status).toBe(200);
+    const credentialId = await createCredential(stack.app, stack.ws);
     const graph = {
       nodes: [
         { id: 'start', type: 'start', config: {} },
@@ -431,20 +444,20 @@ describe('preview-publication', () => {
         { source: 'call', target: 'child' },
       ],
     };
-    const saved = await changed(app, ws.token, wfId, {
+    const saved = await changed(stack.app, stack.ws.token, wfId, {
       action: 'save-candidate',
       targetId: prod.targetId,
       expectedRevision: prod.revision,
       name: 'With child',
       ...graph,
     });
-    const bound = await changed(app, ws.token, wfId, {
+    const bound = await changed(stack.app, stack.ws.token, wfId, {
       action: 'save-connections',
       targetId: prod.targetId,
       expectedRevision: saved.target.revision,
       bindings: { billing: credentialId },
     });
-    await approved(app, cookie, wfId, prod.targetId, saved.target.candidateVersionId);
+    await approved(stack.app, cookie, wfId, prod.targetId, saved.target.candidateVersionId);
     const readyFields = {
       targetId: prod.targetId,
       expectedRevision: bound.target.revision,
@@ -460,8 +473,8 @@ describe('preview-publication', () => {
     expect(JSON.stringify(ready.body)).not.toContain('token-0123456789');
 
     // Something changes between the preview and the publish: publish checks again.
-    await http(app, 'PATCH', `/api/v1/workflows/${child}`, { token: ws.token, body: { status: 'draft' } });
-    const publish = await change(app, ws.token, wfId, { action: 'publish', ...readyFields });
+    await http(stack.app, 'PATCH', `/api/v1/workflows/${child}`, { token: stack.ws.token, body: { status: 'draft' } });
+    const publish = await change(stack.app, stack.ws.token, wfId, { action: 'publish', ...readyFields });
     expect([publish.status, publish.body.code]).toEqual([409, 'workflow_target_dependency_unavailable']);
     expect((await preview(wfId, readyFields)).body.ready).toBe(false);
   });
@@ -469,11 +482,11 @@ describe('preview-publication', () => {
 
 describe('the legacy deploy on top of destinations', () => {
   test('POST /deploy after a governed publish records a deploy activation without approval; history shows both', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const v1 = await saveProduction(wfId, 'gov');
     await approveAndPublish(wfId, v1);
-    await http(app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: ws.token, body: graphReturning('deployed') });
-    const deployed = await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: ws.token });
+    await http(stack.app, 'PATCH', `/api/v1/workflows/${wfId}`, { token: stack.ws.token, body: graphReturning('deployed') });
+    const deployed = await http<DeployResult>(stack.app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: stack.ws.token });
     expect(deployed.status).toBe(200);
     expect(Object.keys(deployed.body).sort()).toEqual([
       'links',
@@ -484,24 +497,26 @@ describe('the legacy deploy on top of destinations', () => {
       'webhooks',
       'workflow',
     ]);
-    const prod = await production(app, ws.token, wfId);
+    const prod = await production(stack.app, stack.ws.token, wfId);
     expect(prod).toMatchObject({
       activeVersionId: deployed.body.synchronizedVersionId,
       candidateVersionId: deployed.body.synchronizedVersionId,
       approved: false,
       generation: 2,
     });
-    const stale = await publishCandidate(app, ws.token, wfId, v1);
+    const stale = await publishCandidate(stack.app, stack.ws.token, wfId, v1);
     expect(stale.body.code).toBe('workflow_target_revision_conflict');
   });
 
   test('a deploy of the draft Production already pinned as its candidate reuses that version', async () => {
-    const wfId = await createWorkflow(app, ws.token);
+    const wfId = await createWorkflow(stack.app, stack.ws.token);
     const saved = await saveProduction(wfId, 'pinned');
-    const deployed = await http(app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: ws.token });
+    const deployed = await http<DeployResult>(stack.app, 'POST', `/api/v1/workflows/${wfId}/deploy`, { token: stack.ws.token });
     expect(deployed.status).toBe(200);
     expect(deployed.body.synchronizedVersionId).toBe(saved.candidateVersionId);
-    const versions = await http(app, 'GET', `/api/v1/workflows/${wfId}/versions`, { token: ws.token });
-    expect(versions.body.versions.map((v: any) => [v.version, v.active, v.displayLabel])).toEqual([[1, true, null]]);
+    const versions = await http<{ versions: WorkflowVersion[] }>(stack.app, 'GET', `/api/v1/workflows/${wfId}/versions`, {
+      token: stack.ws.token,
+    });
+    expect(versions.body.versions.map((v) => [v.version, v.active, v.displayLabel])).toEqual([[1, true, null]]);
   });
 });

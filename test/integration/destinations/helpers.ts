@@ -1,6 +1,35 @@
 /** Shared steps of the destinations tests: changes with idempotency keys, approvals with a session, fixtures. */
 import { randomUUID } from 'node:crypto';
-import { http, signInCookie, type HttpResult, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import type { z } from 'zod';
+import type {
+  approvalSchema,
+  changeResultSchema,
+  historyEntrySchema,
+  publicationPreviewSchema,
+  targetListSchema,
+  targetSchema,
+} from '../../../api/schemas/destinations';
+import {
+  http,
+  signInCookie,
+  type CreatedWorkflow,
+  type CredentialEnvelope,
+  type HttpResult,
+  type Refusable,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../kit';
+
+export type WorkflowTarget = z.infer<typeof targetSchema>;
+export type HistoryEntry = z.infer<typeof historyEntrySchema>;
+export type TargetList = z.infer<typeof targetListSchema>;
+/** GET /targets?includeHistory=true: the list with its history. */
+export type TargetListWithHistory = TargetList & { history: HistoryEntry[] };
+export type ChangeResult = z.infer<typeof changeResultSchema>;
+/** A change's answer, or its refusal (`{ error, code?, revision? }`); check `status` first. */
+export type ChangeAnswer = Refusable<ChangeResult> & { revision?: number };
+export type Approval = z.infer<typeof approvalSchema>['approval'];
+export type PublicationPreview = z.infer<typeof publicationPreviewSchema>;
 
 export const targetsPath = (workflowId: string) => `/api/v1/workflows/${workflowId}/targets`;
 
@@ -11,9 +40,9 @@ export function change(
   workflowId: string,
   body: Record<string, unknown>,
   opts: { key?: string | null; bodyKey?: string; confirm?: unknown } = {},
-): Promise<HttpResult> {
+): Promise<HttpResult<ChangeAnswer>> {
   const key = opts.key === undefined ? randomUUID() : opts.key;
-  return http(app, 'POST', targetsPath(workflowId), {
+  return http<ChangeAnswer>(app, 'POST', targetsPath(workflowId), {
     token,
     body: {
       confirm: opts.confirm === undefined ? true : opts.confirm,
@@ -25,24 +54,39 @@ export function change(
 }
 
 /** A change that must succeed; returns its body. */
-export async function changed(app: TestApp, token: string, workflowId: string, body: Record<string, unknown>): Promise<any> {
+export async function changed(app: TestApp, token: string, workflowId: string, body: Record<string, unknown>): Promise<ChangeResult> {
   const res = await change(app, token, workflowId, body);
   if (res.status !== 200) throw new Error(`${String(body.action)} failed: ${res.status} ${res.text}`);
   return res.body;
 }
 
-export async function listTargets(app: TestApp, token: string, workflowId: string, includeHistory = false): Promise<any> {
-  const res = await http(app, 'GET', `${targetsPath(workflowId)}${includeHistory ? '?includeHistory=true' : ''}`, { token });
+export async function listTargets(app: TestApp, token: string, workflowId: string, includeHistory: true): Promise<TargetListWithHistory>;
+export async function listTargets(app: TestApp, token: string, workflowId: string, includeHistory?: false): Promise<TargetList>;
+export async function listTargets(app: TestApp, token: string, workflowId: string, includeHistory = false): Promise<TargetList> {
+  const res = await http<TargetList>(app, 'GET', `${targetsPath(workflowId)}${includeHistory ? '?includeHistory=true' : ''}`, { token });
   if (res.status !== 200) throw new Error(`list failed: ${res.status} ${res.text}`);
   return res.body;
 }
 
-export async function production(app: TestApp, token: string, workflowId: string): Promise<any> {
-  return (await listTargets(app, token, workflowId)).targets.find((t: any) => t.kind === 'production');
+/** The workflow's Production destination; fails the test when the list has none. */
+export async function production(app: TestApp, token: string, workflowId: string): Promise<WorkflowTarget> {
+  return found(
+    (await listTargets(app, token, workflowId)).targets.find((t) => t.kind === 'production'),
+    `Production of ${workflowId}`,
+  );
 }
 
-export async function targetById(app: TestApp, token: string, workflowId: string, targetId: string): Promise<any> {
-  return (await listTargets(app, token, workflowId)).targets.find((t: any) => t.targetId === targetId);
+/** One destination of the workflow; fails the test when the list does not have it. */
+export async function targetById(app: TestApp, token: string, workflowId: string, targetId: string): Promise<WorkflowTarget> {
+  return found(
+    (await listTargets(app, token, workflowId)).targets.find((t) => t.targetId === targetId),
+    `destination ${targetId}`,
+  );
+}
+
+function found<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`no ${what}`);
+  return value;
 }
 
 /** A workflow with this graph (default: start → transform). */
@@ -59,7 +103,7 @@ export async function createWorkflow(
     ],
     edges: [{ source: 'start', target: 'out' }],
   };
-  const res = await http(app, 'POST', '/api/v1/workflows', { token, body: { name, ...g } });
+  const res = await http<CreatedWorkflow>(app, 'POST', '/api/v1/workflows', { token, body: { name, ...g } });
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
   return res.body.workflow.id;
 }
@@ -81,15 +125,16 @@ export function ownerCookie(app: TestApp, ws: WorkspaceFixture): Promise<string>
   return signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
 }
 
+/** A session approval of `versionId` (as the destination shows it: a missing one is sent as is and refused). */
 export function approve(
   app: TestApp,
   cookie: string,
   workflowId: string,
   targetId: string,
-  versionId: string,
+  versionId: string | null | undefined,
   permitsReactivation?: boolean,
-): Promise<HttpResult> {
-  return http(app, 'POST', `/api/workflows/${workflowId}/targets/${targetId}/approvals`, {
+): Promise<HttpResult<Refusable<{ approval: Approval }>>> {
+  return http<Refusable<{ approval: Approval }>>(app, 'POST', `/api/workflows/${workflowId}/targets/${targetId}/approvals`, {
     cookie,
     body: { versionId, ...(permitsReactivation === undefined ? {} : { permitsReactivation }) },
   });
@@ -100,9 +145,9 @@ export async function approved(
   cookie: string,
   workflowId: string,
   targetId: string,
-  versionId: string,
+  versionId: string | null | undefined,
   permitsReactivation?: boolean,
-): Promise<any> {
+): Promise<Approval> {
   const res = await approve(app, cookie, workflowId, targetId, versionId, permitsReactivation);
   if (res.status !== 201) throw new Error(`approval failed: ${res.status} ${res.text}`);
   return res.body.approval;
@@ -113,9 +158,9 @@ export async function publishCandidate(
   app: TestApp,
   token: string,
   workflowId: string,
-  target: any,
+  target: Pick<WorkflowTarget, 'targetId' | 'revision' | 'candidateVersionId'>,
   extra: Record<string, unknown> = {},
-): Promise<HttpResult> {
+): Promise<HttpResult<ChangeAnswer>> {
   return change(app, token, workflowId, {
     action: 'publish',
     targetId: target.targetId,
@@ -134,7 +179,7 @@ export async function publishedPreview(
   workflowId: string,
   name: string,
   graph: { nodes: object[]; edges: object[] },
-): Promise<any> {
+): Promise<WorkflowTarget> {
   const prep = await changed(app, ws.token, workflowId, { action: 'prepare-production' });
   const created = await changed(app, ws.token, workflowId, { action: 'create-preview', versionId: prep.receipt.versionId, name });
   const saved = await changed(app, ws.token, workflowId, {
@@ -152,7 +197,7 @@ export async function publishedPreview(
 
 /** A bearer credential of the workspace, through the credentials API. */
 export async function createCredential(app: TestApp, ws: WorkspaceFixture, name = `cred-${randomUUID().slice(0, 8)}`): Promise<string> {
-  const res = await http(app, 'POST', '/api/v1/credentials', {
+  const res = await http<CredentialEnvelope>(app, 'POST', '/api/v1/credentials', {
     token: ws.token,
     body: { name, type: 'bearer', value: 'token-0123456789' },
   });

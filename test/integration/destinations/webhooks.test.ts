@@ -31,7 +31,8 @@ const hookGraph = (value: string) => ({
 });
 
 const runsOf = (workflowId: string) => stack.app.orm.em.fork().find(RunSchema, { workflowId }, { orderBy: { createdAt: 'asc' } });
-const pathOf = (url: string) => new URL(url).pathname;
+/** A webhook URL's path; a missing URL (`null`) fails as `new URL` does. */
+const pathOf = (url: string | null) => new URL(url!).pathname;
 
 /** A workflow deployed (legacy) at "prod" and a preview saved at "preview" (not yet published). */
 async function setup(graph = hookGraph) {
@@ -72,14 +73,14 @@ test('previews and production never share a webhook URL; each runs its own publi
   expect(published.webhooks).toEqual([
     expect.objectContaining({ nodeId: 'hook', kind: 'generic', invokeUrl: expect.stringMatching(/\/api\/webhooks\/whk_/) }),
   ]);
-  const previewUrl = published.webhooks[0].invokeUrl;
+  const previewUrl = published.webhooks![0].invokeUrl;
   expect(previewUrl).not.toBe(prodUrl);
 
   const list = await stack.api.webhooks.list(`?workflowId=${wfId}`);
   const byUrl = new Map(list.body.webhooks.map((w) => [w.invokeUrl, w]));
   expect(byUrl.get(prodUrl)).toMatchObject({ destination: { kind: 'production', name: 'Production' } });
   expect(byUrl.get(previewUrl)).toMatchObject({ destination: { targetId: preview.targetId, kind: 'preview', name: 'Preview' } });
-  const one = await stack.api.webhooks.get(published.webhooks[0].id);
+  const one = await stack.api.webhooks.get(published.webhooks![0].id);
   expect(one.body.webhook.destination).toEqual({ targetId: preview.targetId, kind: 'preview', name: 'Preview' });
 
   expect((await http(stack.app, 'POST', pathOf(previewUrl), { body: { n: 1 } })).status).toBe(202);
@@ -105,7 +106,7 @@ test('previews and production never share a webhook URL; each runs its own publi
 test("a preview's URL answers only while it is published; stop turns it off, resuming brings back the same URL", async () => {
   const { wfId, preview } = await setup();
   const published = await publish(wfId, preview);
-  const url = pathOf(published.webhooks[0].invokeUrl);
+  const url = pathOf(published.webhooks![0].invokeUrl);
   expect((await http(stack.app, 'POST', url, { body: { n: 1 } })).status).toBe(202);
   // Dispatched before the stop: an accepted request whose destination stops first is not run.
   await eventually(
@@ -145,7 +146,7 @@ test("a preview's URL answers only while it is published; stop turns it off, res
     resumeActivationId: stopped.target.activeActivationId,
   });
   expect(resumed.status).toBe(200);
-  expect(resumed.body.webhooks[0].invokeUrl).toBe(published.webhooks[0].invokeUrl);
+  expect(resumed.body.webhooks![0].invokeUrl).toBe(published.webhooks![0].invokeUrl);
   expect((await http(stack.app, 'POST', url, { body: { n: 4 } })).status).toBe(202);
   const runs = await eventually(
     () => runsOf(wfId),
@@ -349,7 +350,7 @@ test('webhooks of other workspaces stay unreachable through destinations', async
   const { wfId, preview } = await setup();
   const published = await publish(wfId, preview);
   const other = await createWorkspace(stack.app, 'Other');
-  const foreign = await http(stack.app, 'GET', `/api/v1/webhooks/${published.webhooks[0].id}`, { token: other.token });
+  const foreign = await http(stack.app, 'GET', `/api/v1/webhooks/${published.webhooks![0].id}`, { token: other.token });
   expect(foreign.status).toBe(403);
   expect((await stack.as(other.token).webhooks.list(`?workflowId=${wfId}`)).body.webhooks).toEqual([]);
 });

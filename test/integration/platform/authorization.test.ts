@@ -18,16 +18,7 @@ import { API_KEY_SCOPES, MEMBERSHIP_ROLES } from '../../../engine/statuses';
 import { AUTH_MESSAGES } from '../../../services/kernel/errors';
 import { randomToken } from '../../../services/kernel/ids';
 import { hashPassword } from '../../../services/kernel/passwords';
-import {
-  addUserWithKey,
-  createWorkspace,
-  http,
-  signInCookie,
-  startTestApp,
-  type HttpResult,
-  type TestApp,
-  type WorkspaceFixture,
-} from '../../support/harness';
+import { addUserWithKey, http, signInCookie, useTestStack, type HttpResult } from '../../kit';
 
 const OPERATOR_TOKEN = `op-${randomToken(24)}`;
 
@@ -46,31 +37,36 @@ interface Caller {
   otherWorkspace?: boolean;
 }
 
-let app: TestApp;
-let ws: WorkspaceFixture;
+// Routes only: the walk sends requests that stop at validation, so the stack has no worker.
+const stack = useTestStack({
+  worker: false,
+  workspaceName: 'Authorization walk',
+  config: { endUsersEnabled: true, operatorToken: OPERATOR_TOKEN },
+});
 let callers: Caller[];
 
 async function withSession(member: { userId: string; email: string }, workspaceId: string): Promise<string> {
   const password = `pw ${randomToken(8)}`;
-  await app.orm.em.fork().nativeUpdate(UserSchema, { id: member.userId }, { passwordHash: await hashPassword(password), status: 'active' });
-  return signInCookie(app, member.email, password, workspaceId);
+  await stack.app.orm.em
+    .fork()
+    .nativeUpdate(UserSchema, { id: member.userId }, { passwordHash: await hashPassword(password), status: 'active' });
+  return signInCookie(stack.app, member.email, password, workspaceId);
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ endUsersEnabled: true, operatorToken: OPERATOR_TOKEN });
-  ws = await createWorkspace(app, 'Authorization walk');
-  const other = await createWorkspace(app, 'Another tenant');
-  const ownerCookie = await signInCookie(app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
+  const ws = stack.ws;
+  const other = await stack.workspace('Another tenant');
+  const ownerCookie = await signInCookie(stack.app, ws.ownerEmail, ws.ownerPassword, ws.workspaceId);
   const member = async (role: 'admin' | 'member' | 'viewer') => {
-    const m = await addUserWithKey(app, ws, role);
+    const m = await addUserWithKey(stack.app, ws, role);
     return { ...m, cookie: await withSession(m, ws.workspaceId) };
   };
   const [admin, writer, viewer, removed] = await Promise.all([member('admin'), member('member'), member('viewer'), member('member')]);
   const [personal, copilot, gateway, organization] = await Promise.all(
-    (['personal', 'copilot', 'end_user_gateway', 'organization'] as const).map((scope) => addUserWithKey(app, ws, 'member', scope)),
+    (['personal', 'copilot', 'end_user_gateway', 'organization'] as const).map((scope) => addUserWithKey(stack.app, ws, 'member', scope)),
   );
   // Removed after their key and session were issued: both must stop working at once.
-  await app.orm.em.fork().nativeDelete(MembershipSchema, { workspaceId: ws.workspaceId, userId: removed.userId });
+  await stack.app.orm.em.fork().nativeDelete(MembershipSchema, { workspaceId: ws.workspaceId, userId: removed.userId });
   callers = [
     { name: 'owner key', token: ws.token, role: 'owner', scope: 'workspace' },
     { name: 'owner session', cookie: ownerCookie, role: 'owner' },
@@ -89,17 +85,13 @@ beforeAll(async () => {
     { name: 'other workspace key', token: other.token, role: 'owner', scope: 'workspace', otherWorkspace: true },
     {
       name: 'other workspace session',
-      cookie: await signInCookie(app, other.ownerEmail, other.ownerPassword, other.workspaceId),
+      cookie: await signInCookie(stack.app, other.ownerEmail, other.ownerPassword, other.workspaceId),
       role: 'owner',
       otherWorkspace: true,
     },
     { name: 'operator', token: OPERATOR_TOKEN, role: null, operator: true },
     { name: 'anonymous', role: null },
   ];
-});
-
-afterAll(async () => {
-  await app?.close();
 });
 
 const caller = (name: string): Caller => callers.find((c) => c.name === name)!;
@@ -149,7 +141,7 @@ const probePath = (route: AnyRoute): string => route.path.replace(/\{(\w+)\}/g, 
 
 async function call(route: AnyRoute, c: Caller): Promise<HttpResult> {
   const method = route.method.toUpperCase();
-  return http(app, method, probePath(route), {
+  return http(stack.app, method, probePath(route), {
     token: c.token,
     cookie: c.cookie,
     // An array is no route's body: an admitted request is refused at validation and changes nothing.
@@ -221,7 +213,7 @@ describe('the findings of the attack run (issue 27 items 1 and 4)', () => {
   ];
   test.each(cases)('%s %s as a %s: 403 Write permission is required.', async (method, path, who) => {
     const c = caller(who);
-    const res = await http(app, method, path, {
+    const res = await http(stack.app, method, path, {
       token: c.token,
       cookie: c.cookie,
       body: path.endsWith('/local-ai-cli/session') ? { action: 'disconnect' } : [],
@@ -231,10 +223,10 @@ describe('the findings of the attack run (issue 27 items 1 and 4)', () => {
 
   test('a writer still passes the role check on the session twins and the connection tests', async () => {
     for (const path of [`/api/v1/credentials/cred${randomToken(8)}/test`, `/api/v1/workflows/wf${randomToken(8)}/credentials/test`]) {
-      const res = await http(app, 'POST', path, { token: caller('writer key').token, body: [] });
+      const res = await http(stack.app, 'POST', path, { token: caller('writer key').token, body: [] });
       expect([path, res.status === 401 || res.status === 403]).toEqual([path, false]);
     }
-    const res = await http(app, 'POST', '/api/workers/extflow/import-bundle', { cookie: caller('writer session').cookie, body: [] });
+    const res = await http(stack.app, 'POST', '/api/workers/extflow/import-bundle', { cookie: caller('writer session').cookie, body: [] });
     expect(res.status).toBe(400);
   });
 });
@@ -252,7 +244,7 @@ const OUTSIDE_MATRIX = [
 ];
 
 test("the walk's routes are the router's: every mounted layer is a declared route, and every declared route is mounted", () => {
-  const koa = createApp(app.deps);
+  const koa = createApp(stack.app.deps);
   const dispatch = koa.middleware.find((m) => 'router' in m) as unknown as {
     router: { stack: Array<{ methods: string[]; path: string | RegExp }> };
   };

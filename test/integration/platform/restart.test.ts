@@ -5,6 +5,7 @@
  * DATA_DIR and its own database on the tests' PostgreSQL server; every child is killed and
  * the database dropped at the end.
  */
+// Real processes, so no useTestStack(): the kit's client and deployWorkflow talk to the started service.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { Client as PgClient } from 'pg';
 import { dropDatabase } from '../../../scripts/lib/postgres';
 import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
 import { testEnv } from '../../support/env';
+import { client, deployWorkflow, line, node } from '../../kit';
 
 jest.setTimeout(400_000);
 
@@ -193,38 +195,17 @@ function adminWorkspace(): Promise<string> {
   );
 }
 
-async function api(method: string, pathname: string, token: string | null, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${apiPort}${pathname}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+/** The started service, for the kit's client (the service is a real process, so no `useTestStack()`). */
+const service = () => ({ url: `http://127.0.0.1:${apiPort}` });
 
 /** A deployed workflow: (start|webhook) → wait 2 s → transform echoing the input. */
 async function deployedWaiter(token: string, trigger: 'start' | 'webhook'): Promise<{ id: string; webhookPath?: string }> {
   const graph = {
     name: `${trigger} waiter`,
-    nodes: [
-      { id: 'in', type: trigger, config: {} },
-      { id: 'pause', type: 'wait', config: { seconds: 2 } },
-      { id: 'echo', type: 'transform', config: { expression: '$' } },
-    ],
-    edges: [
-      { source: 'in', target: 'pause' },
-      { source: 'pause', target: 'echo' },
-    ],
+    ...line(node.of(trigger, 'in'), node.wait('pause', 2), node.transform('echo', '$')),
   };
-  const created = await api('POST', '/api/v1/workflows', token, graph);
-  expect(created.status).toBe(201);
-  const deployed = await api('POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, token);
-  expect(deployed.status).toBe(200);
-  return { id: created.body.workflow.id, webhookPath: deployed.body.webhookUrl ? new URL(deployed.body.webhookUrl).pathname : undefined };
+  const { workflowId, webhookPath } = await deployWorkflow({ app: service(), ws: { token } }, graph);
+  return { id: workflowId, webhookPath: webhookPath ?? undefined };
 }
 
 async function runRows(workflowId: string): Promise<Array<{ status: string; n: number | null }>> {
@@ -248,9 +229,8 @@ test('kill -9 of the service, then a start on the same DATA_DIR and ports comes 
   const executed = await deployedWaiter(token, 'start');
   const hooked = await deployedWaiter(token, 'webhook');
   const ACCEPTED = 10;
-  for (let n = 0; n < ACCEPTED; n++)
-    expect((await api('POST', `/api/v1/workflows/${executed.id}/execute`, token, { input: { n } })).status).toBe(202);
-  for (let n = 0; n < ACCEPTED; n++) expect((await api('POST', hooked.webhookPath!, null, { n })).status).toBe(202);
+  for (let n = 0; n < ACCEPTED; n++) expect((await client(service(), token).workflows.execute(executed.id, { n })).status).toBe(202);
+  for (let n = 0; n < ACCEPTED; n++) expect((await client(service()).webhooks.invoke(hooked.webhookPath!, { n })).status).toBe(202);
 
   await killed(first.child);
   // The dev server dies with its parent (the watchdog), before anyone starts again.

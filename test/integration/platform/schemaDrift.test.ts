@@ -10,6 +10,7 @@
  * defaults, constraints, indexes, drop table) are left out here. A change to an entity field's
  * name, column, nullability or table, or a new field without its migration, fails this test.
  */
+// Not on the kit: it needs a database of its own and no app, worker or workspace (useTestStack() starts all three).
 import { randomBytes } from 'node:crypto';
 import { p } from '@mikro-orm/core';
 import { MikroORM } from '@mikro-orm/postgresql';

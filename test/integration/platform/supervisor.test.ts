@@ -6,6 +6,7 @@
  * exactly once, and the restarts show in /metrics. A worker whose `run()` rejects exits, is
  * replaced, and /readyz says so meanwhile.
  */
+// Real processes under the supervisor, so no useTestStack(): the kit's client and deployWorkflow talk to them.
 import { mkdtemp, rm } from 'node:fs/promises';
 import nodeHttp from 'node:http';
 import os from 'node:os';
@@ -14,7 +15,19 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { openOrm } from '../../../db/orm';
 import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
-import { createWorkspace, eventually, http, testPayloadCodec, type TestApp, type WorkspaceFixture } from '../../support/harness';
+import { testPayloadCodec } from '../../support/harness';
+import {
+  createWorkspace,
+  deployWorkflow,
+  eventually,
+  http,
+  line,
+  node,
+  type CreatedWorkflow,
+  type QueuedReceipt,
+  type TestApp,
+  type WorkspaceFixture,
+} from '../../kit';
 import { testEnv } from '../../support/env';
 import { listenOnLoopback } from '../../support/fakeServer';
 import { scheduleId } from '../../../temporal/schedulesClient';
@@ -48,31 +61,22 @@ async function start(env: Record<string, string>): Promise<SupervisedService> {
   return service;
 }
 
+/** The answer of /readyz (api/routes/health.ts): 200 ready, 503 not ready. */
+interface Readiness {
+  status: string;
+  checks: Record<string, { ok: boolean; latencyMs: number; error?: string }>;
+  workers: Record<'starting' | 'running' | 'draining' | 'failed' | 'stopped', number>;
+}
+
 /** A deployed workflow: (webhook | start) → wait 1 s → echo of the input. */
 async function deployWaiter(
   service: SupervisedService,
   trigger: 'webhook' | 'start',
   token = ws.token,
 ): Promise<{ id: string; invoke?: string }> {
-  const created = await http(service, 'POST', '/api/v1/workflows', {
-    token,
-    body: {
-      name: `${trigger} waiter`,
-      nodes: [
-        { id: 'in', type: trigger, config: {} },
-        { id: 'pause', type: 'wait', config: { seconds: 1 } },
-        { id: 'echo', type: 'transform', config: { expression: '$' } },
-      ],
-      edges: [
-        { source: 'in', target: 'pause' },
-        { source: 'pause', target: 'echo' },
-      ],
-    },
-  });
-  expect(created.status).toBe(201);
-  const deployed = await http(service, 'POST', `/api/v1/workflows/${created.body.workflow.id}/deploy`, { token });
-  expect(deployed.status).toBe(200);
-  return { id: created.body.workflow.id, invoke: deployed.body.webhookUrl ? new URL(deployed.body.webhookUrl).pathname : undefined };
+  const graph = { name: `${trigger} waiter`, ...line(node.of(trigger, 'in'), node.wait('pause', 1), node.transform('echo', '$')) };
+  const { workflowId, webhookPath } = await deployWorkflow({ app: service, ws: { token } }, graph);
+  return { id: workflowId, invoke: webhookPath ?? undefined };
 }
 
 async function runsOf(workflowId: string): Promise<Array<{ id: string; status: string; n: number }>> {
@@ -127,7 +131,7 @@ describe('two API processes and two workers under the supervisor', () => {
     expect(service.pids('api')).toHaveLength(2);
     expect(service.pids('worker')).toHaveLength(2);
     const ready = await eventually(
-      () => http(service, 'GET', '/readyz'),
+      () => http<Readiness>(service, 'GET', '/readyz'),
       (r) => r.status === 200 && r.body.workers.running === 2,
     );
     expect(ready.body).toMatchObject({ status: 'ready', checks: { worker: { ok: true } }, workers: { running: 2 } });
@@ -154,7 +158,7 @@ describe('two API processes and two workers under the supervisor', () => {
       }),
     );
     try {
-      const created = await http(service, 'POST', '/api/v1/workflows', {
+      const created = await http<CreatedWorkflow>(service, 'POST', '/api/v1/workflows', {
         token: other.token,
         body: {
           nodes: [
@@ -179,7 +183,7 @@ describe('two API processes and two workers under the supervisor', () => {
       // Starts spread over both API processes (round-robin); each process alone would admit the cap.
       const STARTS = 3 * ADMISSION_CAP;
       const starts = Array.from({ length: STARTS }, (_, n) =>
-        http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: other.token, body: { input: { n } } }),
+        http<QueuedReceipt>(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: other.token, body: { input: { n } } }),
       );
       let most = 0;
       await eventually(
@@ -226,7 +230,7 @@ describe('two API processes and two workers under the supervisor', () => {
   });
 
   test('a schedule fires exactly one run per firing with two workers polling', async () => {
-    const created = await http(service, 'POST', '/api/v1/workflows', {
+    const created = await http<CreatedWorkflow>(service, 'POST', '/api/v1/workflows', {
       token: ws.token,
       body: {
         nodes: [
@@ -275,7 +279,10 @@ describe('two API processes and two workers under the supervisor', () => {
       // A run row, then an execution under its id whose every workflow task fails (a workflow
       // type no worker has stands in for non-determinism after a bad deploy).
       const { id } = await deployWaiter(service, 'start');
-      const exec = await http(service, 'POST', `/api/v1/workflows/${id}/execute`, { token: ws.token, body: { input: { n: 0 } } });
+      const exec = await http<QueuedReceipt>(service, 'POST', `/api/v1/workflows/${id}/execute`, {
+        token: ws.token,
+        body: { input: { n: 0 } },
+      });
       const runId: string = exec.body.run.id;
       await eventually(
         () => runsOf(id),
@@ -327,7 +334,7 @@ describe('two API processes and two workers under the supervisor', () => {
           const n = next++;
           await deliver(service, hooked.invoke!, n);
           const m = executions++;
-          const exec = await http(service, 'POST', `/api/v1/workflows/${executed.id}/execute`, {
+          const exec = await http<QueuedReceipt>(service, 'POST', `/api/v1/workflows/${executed.id}/execute`, {
             token: executor.token,
             body: { input: { n: m } },
           }).catch(() => null);
@@ -405,7 +412,7 @@ describe('two API processes and two workers under the supervisor', () => {
       expect([metric(metrics, 'api'), metric(metrics, 'worker')]).toEqual([1, 1]);
     }
     const ready = await eventually(
-      () => http(service, 'GET', '/readyz'),
+      () => http<Readiness>(service, 'GET', '/readyz'),
       (r) => r.status === 200 && r.body.workers.running === 2,
     );
     expect(ready.status).toBe(200);
@@ -439,7 +446,7 @@ test('a worker whose run() rejects exits and is replaced; /readyz is not ready m
   expect(
     (
       await eventually(
-        () => http(service, 'GET', '/readyz'),
+        () => http<Readiness>(service, 'GET', '/readyz'),
         (r) => r.status === 200,
       )
     ).status,
@@ -448,7 +455,7 @@ test('a worker whose run() rejects exits and is replaced; /readyz is not ready m
   const exited = await service.waitForLog((l) => l.msg === 'worker process exited; restarting' && l.childPid === first);
   expect(exited).toMatchObject({ code: 1 });
   // The worker wrote `failed` before it exited, so readiness already knows.
-  const notReady = await http(service, 'GET', '/readyz');
+  const notReady = await http<Readiness>(service, 'GET', '/readyz');
   expect(notReady.status).toBe(503);
   expect(notReady.body).toMatchObject({ status: 'not_ready', checks: { worker: { ok: false } }, workers: { running: 0 } });
   expect(notReady.body.workers.failed).toBeGreaterThanOrEqual(1);
@@ -457,7 +464,7 @@ test('a worker whose run() rejects exits and is replaced; /readyz is not ready m
   );
 
   const ready = await eventually(
-    () => http(service, 'GET', '/readyz'),
+    () => http<Readiness>(service, 'GET', '/readyz'),
     (r) => r.status === 200,
     60_000,
   );

@@ -2,6 +2,7 @@
  * Temporal wiring against the real dev server of global setup: search attributes, the
  * worker on `workflow-runs`, the smoke workflow and activity, and a worker killed mid-run.
  */
+// Not on the kit: it tests the wiring under the app with its own workers, and a stack's worker on the same queue would take their runs.
 import { readFile } from 'node:fs/promises';
 import { Connection, Client } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';

@@ -1,3 +1,4 @@
+// Not on the kit: it calls the outbound guard and the http node's activity directly against loopback servers (no app, worker or workspace).
 import dns from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';

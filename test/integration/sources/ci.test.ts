@@ -66,7 +66,7 @@ test('baseline, then one api run per new completed FAILURE build; a running buil
   expect(wf.status).toBe(201);
   const workflowId = wf.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
-  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
@@ -79,10 +79,10 @@ test('baseline, then one api run per new completed FAILURE build; a running buil
       results: ['FAILURE'],
     },
   });
-  const sourceId = configured.receipt.sourceId;
+  const sourceId = configured.receipt.sourceId!;
   const poll = () => pollCiSource(app.orm.em.fork(), { keys: keySettingsOf(app.deps.config), allowPrivateNetworks: true }, sourceId);
   const sourceView = async () =>
-    (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.ci[0];
+    (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!.sources.ci[0];
 
   builds.api = [
     { number: 1, result: 'SUCCESS' },
@@ -131,19 +131,19 @@ test('the source is polled by its ci_ Temporal Schedule', async () => {
   });
   const workflowId = wf.body.workflow.id;
   await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token });
-  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
     source: { kind: 'ci', targetId: prod.targetId, nodeId: 'build', credentialId: cred.body.credential.id, jobs: ['api'] },
   });
-  const sourceId = configured.receipt.sourceId;
+  const sourceId = configured.receipt.sourceId!;
   const synced = await syncSourceSchedules(app.deps.temporal.client, app.orm.em.fork());
   synced.kept.forEach((id) => scheduled.add(id));
   expect(synced.kept).toContain(ciScheduleId(sourceId));
   await app.deps.temporal.client.schedule.getHandle(ciScheduleId(sourceId)).trigger();
   const view = async () =>
-    (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production').sources.ci[0];
+    (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!.sources.ci[0];
   const deadline = Date.now() + 30_000;
   while ((await view()).lastPolledAt === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   expect((await view()).jobStatuses.api).toMatchObject({ baselineBuildNumber: builds.api[builds.api.length - 1].number, error: null });
@@ -163,7 +163,7 @@ test('a source naming a credential of another kind sends it nowhere it is not bo
   });
   const workflowId = wf.body.workflow.id;
   expect((await http(app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: ws.token })).status).toBe(200);
-  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
@@ -174,7 +174,7 @@ test('a source naming a credential of another kind sends it nowhere it is not bo
   const result = await pollCiSource(
     app.orm.em.fork(),
     { keys: keySettingsOf(app.deps.config), allowPrivateNetworks: true, defaultBaseUrl: base },
-    configured.receipt.sourceId,
+    configured.receipt.sourceId!,
   );
   expect(result).toEqual({
     outcome: 'failed',

@@ -65,7 +65,7 @@ async function deployed(body: WorkflowBody = {}): Promise<{ workflowId: string; 
   const { workflowId } = await deployWorkflow(stack, body);
   return {
     workflowId,
-    prod: (await listTargets(stack.app, stack.ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production'),
+    prod: (await listTargets(stack.app, stack.ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!,
   };
 }
 
@@ -98,7 +98,7 @@ test('kill -9 of the worker during an RSS poll loses no item and starts none twi
     expectedRevision: prod.revision,
     source: { kind: 'rss', targetId: prod.targetId, feedUrl: `${base}/feed.xml` },
   });
-  const sourceId = configured.receipt.sourceId;
+  const sourceId = configured.receipt.sourceId!;
   feedBody = rss(['a', 'b']);
   expect(await poll(WORKFLOW_TYPES.rssPoll, sourceId)).toEqual({ outcome: 'baseline', started: 0 });
 
@@ -138,7 +138,7 @@ test('kill -9 of the worker during a CI poll loses no build and starts none twic
       results: ['FAILURE', 'SUCCESS'],
     },
   });
-  const sourceId = configured.receipt.sourceId;
+  const sourceId = configured.receipt.sourceId!;
   builds.api = [{ number: 1, result: 'SUCCESS' }];
   expect(await poll(WORKFLOW_TYPES.ciPoll, sourceId)).toMatchObject({ started: 0 });
 

@@ -45,13 +45,13 @@ const runsOf = (workflowId: string, count: number) => runsOfWorkflow(stack.app, 
 test('first poll is a baseline; 304 on an unchanged ETag; each new item starts exactly one rss run; errors are shown', async () => {
   const { app, ws } = stack;
   const { workflowId } = await deployWorkflow(stack, {});
-  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
     source: { kind: 'rss', targetId: prod.targetId, feedUrl },
   });
-  const sourceId = configured.receipt.sourceId;
+  const sourceId = configured.receipt.sourceId!;
   const poll = () => pollRssSource(app.orm.em.fork(), { allowPrivateNetworks: true }, sourceId);
 
   feed = {
@@ -100,13 +100,13 @@ test('first poll is a baseline; 304 on an unchanged ETag; each new item starts e
   expect(runs.every((r) => r.trigger === 'rss')).toBe(true);
   expect(runs.map((r) => (r.input as { rss: { item: { title: string } } }).rss.item.title).sort()).toEqual(['New C', 'New D', 'New E']);
 
-  let view = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  let view = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   expect(view.sources.rss[0]).toMatchObject({ id: sourceId, lastPolledAt: expect.any(String), paused: false, error: null });
 
   feed = { status: 500, etag: '"v4"', body: '' };
   const failed = await poll();
   expect(failed.outcome).toBe('failed');
-  view = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  view = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   expect(view.sources.rss[0].error).toContain('HTTP 500');
   expect(await stack.app.orm.em.fork().count(RunSchema, { workflowId })).toBe(3);
 });
@@ -132,14 +132,14 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
   const { app, ws } = stack;
   const client = app.deps.temporal.client;
   const { workflowId } = await deployWorkflow(stack, {});
-  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production');
+  const prod = (await listTargets(app, ws.token, workflowId)).targets.find((t: { kind: string }) => t.kind === 'production')!;
   const url = `${feedUrl}?scheduled=1`;
   const configured = await changed(app, ws.token, workflowId, {
     action: 'configure-source',
     expectedRevision: prod.revision,
     source: { kind: 'rss', targetId: prod.targetId, feedUrl: url, intervalSeconds: 3600 },
   });
-  const sourceId = configured.receipt.sourceId;
+  const sourceId = configured.receipt.sourceId!;
   feed = { status: 200, etag: '"s1"', body: rss([{ guid: 's-a', title: 'Base' }]) };
 
   const synced = await syncSourceSchedules(client, app.orm.em.fork());
@@ -151,8 +151,8 @@ test('each RSS source of a live destination gets a Temporal Schedule at its inte
 
   const sourceView = async () =>
     (await listTargets(app, ws.token, workflowId)).targets
-      .find((t: { kind: string }) => t.kind === 'production')
-      .sources.rss.find((s: { id: string }) => s.id === sourceId);
+      .find((t: { kind: string }) => t.kind === 'production')!
+      .sources.rss.find((s: { id: string }) => s.id === sourceId)!;
   const waitFor = async (done: () => Promise<boolean>) => {
     const deadline = Date.now() + 30_000;
     while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
