@@ -29,6 +29,17 @@ const SERVICES_BANNED = ours('api', 'temporal', 'activities', 'main', 'scripts',
 const SERVICES_MESSAGE = 'services/ are HTTP- and Temporal-free: reach the durable engine through services/kernel/ports.ts.';
 
 /**
+ * Heavy packages load where they are used (`lazyModule`, services/kernel/lazyModule.ts), never at
+ * import time: the API and the worker import every area, and most processes never use them.
+ * The list is services/kernel/lazyPackages.json, which test/unit/main/lazyPackages.test.ts also
+ * reads to check that loading the two processes loads none of them.
+ * @type {string[]}
+ */
+const LAZY_PACKAGES = require('./services/kernel/lazyPackages.json').flatMap((name) => [name, `${name}/**`]);
+const LAZY_MESSAGE =
+  'A heavy package: load it where it is used, with lazyModule(() => import(…)) (services/kernel/lazyModule.ts); `import type` is fine.';
+
+/**
  * One `no-restricted-imports` block per layer, listing the folders of ours it must not import.
  * `typeOnly` folders may still be imported with `import type`; `extra` adds patterns of one layer.
  */
@@ -101,6 +112,7 @@ function layerRules() {
             { group: banned, message },
             ...(typeOnly ? [{ group: typeOnly, allowTypeImports: true, message }] : []),
             ...(extra ?? []),
+            { group: LAZY_PACKAGES, allowTypeImports: true, message: LAZY_MESSAGE },
           ],
         },
       ],

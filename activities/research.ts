@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { APIError } from 'openai';
 import { DomainError } from '../services/kernel/errors';
+import { modelApiErrorStatus } from '../services/models/embeddings';
 import type { LlmConfig } from '../services/kernel/config';
 import {
   fetchResearchSource,
@@ -24,13 +24,8 @@ const NO_LLM: LlmConfig = { baseUrl: undefined, apiKey: undefined, model: 'unset
 /** Model answers that another attempt would not change (bad request, auth, unknown model). */
 function permanent(err: unknown): boolean {
   if (err instanceof DomainError) return true;
-  return (
-    err instanceof APIError &&
-    typeof err.status === 'number' &&
-    err.status >= 400 &&
-    err.status < 500 &&
-    ![408, 409, 429].includes(err.status)
-  );
+  const status = modelApiErrorStatus(err);
+  return status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
 }
 
 /** The research run's steps (services/research). */

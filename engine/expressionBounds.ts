@@ -301,7 +301,8 @@ function isNumeric(n: unknown): boolean {
   return !isNaN(n);
 }
 
-function isDeepEqual(lhs: any, rhs: any): boolean {
+/** JSONata's `isDeepEqual` (utils.js), ported: the equality of `=`, `!=` and `$distinct`. */
+export function isDeepEqual(lhs: any, rhs: any): boolean {
   if (lhs === rhs) return true;
   if (typeof lhs === 'object' && typeof rhs === 'object' && lhs !== null && rhs !== null) {
     if (Array.isArray(lhs) && Array.isArray(rhs)) {

@@ -22,7 +22,7 @@
  * Pure code: no I/O, no clock, no randomness.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- a port of JSONata's untyped evaluator */
-import { boundedDistinct, WORK_METER } from './expressionBounds';
+import { boundedDistinct, isDeepEqual, WORK_METER } from './expressionBounds';
 
 export const FALLBACK: unique symbol = Symbol('sync-expression-fallback');
 
@@ -148,26 +148,6 @@ function isSequence(value: any): boolean {
 
 function isFunction(arg: any): boolean {
   return (arg && (arg._jsonata_function === true || arg._jsonata_lambda === true)) || typeof arg === 'function';
-}
-
-function isDeepEqual(lhs: any, rhs: any): boolean {
-  if (lhs === rhs) return true;
-  if (typeof lhs === 'object' && typeof rhs === 'object' && lhs !== null && rhs !== null) {
-    if (Array.isArray(lhs) && Array.isArray(rhs)) {
-      if (lhs.length !== rhs.length) return false;
-      for (let ii = 0; ii < lhs.length; ii++) if (!isDeepEqual(lhs[ii], rhs[ii])) return false;
-      return true;
-    }
-    let lkeys = Object.getOwnPropertyNames(lhs);
-    let rkeys = Object.getOwnPropertyNames(rhs);
-    if (lkeys.length !== rkeys.length) return false;
-    lkeys = lkeys.sort();
-    rkeys = rkeys.sort();
-    for (let ii = 0; ii < lkeys.length; ii++) if (lkeys[ii] !== rkeys[ii]) return false;
-    for (const key of lkeys) if (!isDeepEqual(lhs[key], rhs[key])) return false;
-    return true;
-  }
-  return false;
 }
 
 function stringToArray(str: string): string[] {

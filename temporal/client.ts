@@ -1,6 +1,6 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
 
 export interface TemporalSettings {
@@ -49,6 +49,8 @@ export async function connectTemporalClient(settings: TemporalSettings): Promise
  */
 export async function connectWorkerConnection(settings: TemporalSettings, runtime?: TemporalRuntimeOptions): Promise<NativeConnection> {
   if (runtime) await installTemporalRuntime(runtime);
+  // The worker package (and its native bridge) is loaded by worker processes only (services/kernel/lazyModule.ts).
+  const { NativeConnection } = await import('@temporalio/worker');
   return NativeConnection.connect({ address: settings.address });
 }
 

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { Runtime, type LogLevel, type LogMetadata } from '@temporalio/worker';
+import type { LogLevel, LogMetadata } from '@temporalio/worker';
 import type { Logger } from 'pino';
 
 export interface TemporalRuntimeOptions {
@@ -36,6 +36,8 @@ async function install({ logger, metricsBindAddress }: TemporalRuntimeOptions): 
       level === 'TRACE' ? 'trace' : level === 'DEBUG' ? 'debug' : level === 'INFO' ? 'info' : level === 'WARN' ? 'warn' : 'error';
     child[method](meta ?? {}, message);
   };
+  // Loaded here, not at import: an API-only process never installs a runtime (services/kernel/lazyModule.ts).
+  const { Runtime } = await import('@temporalio/worker');
   try {
     Runtime.install({
       // The process's own lifecycle (services/kernel/lifecycle.ts) decides when a worker drains; the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, SESSION_ADMIN } from '../http/route';
-import { apiKeySchema, pathId, sessionAdminErrors } from '../schemas';
+import { apiKeySchema, sessionAdminErrors, idParams } from '../schemas';
 import { API_KEY_SCOPES } from '../../engine/statuses';
 import { createApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../../services/accounts/apiKeys';
 import type { SessionPrincipal } from '../../services/kernel/principal';
@@ -66,7 +66,7 @@ export const revokeApiKeyRoute = apiKeyRoute({
   path: '/{id}',
   operationId: 'revokeApiKey',
   summary: 'Revoke a key at once (Admin or Owner); audited as api_key.revoke',
-  params: z.object({ id: pathId }),
+  params: idParams,
   responses: {
     200: { description: 'Revoked', schema: z.strictObject({ deleted: z.literal(true), apiKey: apiKeySchema }) },
     404: 'No such active key in this workspace',
@@ -82,7 +82,7 @@ export const renameApiKeyRoute = apiKeyRoute({
   path: '/{id}',
   operationId: 'renameApiKey',
   summary: "Rename a key (Admin or Owner; the organization keys of this workspace's organization too); nothing else changes",
-  params: z.object({ id: pathId }),
+  params: idParams,
   body: z.object({ name: z.string().max(200) }).strict(),
   responses: {
     200: { description: 'Renamed', schema: z.strictObject({ apiKey: apiKeySchema }) },

@@ -9,7 +9,7 @@ import {
   WORKSPACE_READ,
   WORKSPACE_WRITE,
 } from '../http/route';
-import { bareErrorSchema, envelopeErrorSchema, pathId } from '../schemas';
+import { bareErrorSchema, envelopeErrorSchema, pathId, idParams } from '../schemas';
 import {
   jobEnvelope,
   jobListEnvelope,
@@ -57,7 +57,6 @@ import { commandScheduleRoutes } from './commandSchedules';
 
 const tags = ['Command jobs'];
 
-const idParams = z.object({ id: pathId });
 const artifactParams = z.object({ id: pathId, fileId: pathId });
 
 const envelopeErrors = {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { routeGroup, type RouteResult, SESSION_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
-import { pathId, sessionAdminErrors } from '../schemas';
+import { pathId, sessionAdminErrors, idParams } from '../schemas';
 import {
   catalogSchema,
   configurationOperationResultSchema,
@@ -220,7 +220,7 @@ export const confirmProposalRoute = proposalRoute({
   path: '/{id}/confirm',
   operationId: 'confirmConfigurationProposal',
   summary: 'A person confirms a prepared configuration proposal (session of an Admin or Owner; same-origin)',
-  params: z.object({ id: pathId }),
+  params: idParams,
   responses: {
     200: { description: '`{ proposal }`, now confirmed', schema: z.strictObject({ proposal: proposalSchema }) },
     403: 'Cross-origin request, or not Admin or Owner',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, ANY_KEY_WRITE, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
-import { bareAuthErrors, pathId } from '../schemas';
+import { bareAuthErrors, idParams } from '../schemas';
 import {
   bootstrapReportSchema,
   credentialEnvelopeSchema,
@@ -18,7 +18,6 @@ import {
   updateCredential,
 } from '../../services/credentials';
 
-const idParams = z.object({ id: pathId });
 /**
  * Connection tests send the stored secret to its service: any valid key of the workspace (the
  * contract), but only with the write role, like every other route that makes a credential leave

@@ -3,7 +3,7 @@ import { routeGroup, ANY_KEY_READ, SESSION_ADMIN, WORKSPACE_WRITE } from '../htt
 import { webhookWithLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import { withIdempotency } from '../middleware/idempotency';
-import { bareAuthErrors, pathId } from '../schemas';
+import { bareAuthErrors, pathId, idParams } from '../schemas';
 import { approvalSchema, changeResultSchema, publicationPreviewSchema, targetListSchema } from '../schemas/destinations';
 import { approvePublication, CI_INTERVAL, CI_MAX_JOBS, listTargets, previewPublication, RSS_INTERVAL } from '../../services/destinations';
 import { changeTarget, type TargetChange } from '../../services/publishing';
@@ -16,7 +16,6 @@ import { requestFingerprint } from '../../services/kernel/idempotency';
  * other workspaces are 404 here.
  */
 
-const idParams = z.object({ id: pathId });
 const id = z.string().min(1).max(200);
 const expectedRevision = z
   .number({ error: 'expectedRevision must be an integer' })

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context';
 import { routeGroup, type RouteResult } from '../http/route';
 import { endUserRunUrls } from '../http/links';
-import { bareAuthErrors, isoDate, pathId } from '../schemas';
+import { bareAuthErrors, isoDate, idParams } from '../schemas';
 import { RUN_STATUSES } from '../../engine/statuses';
 import { cancelEndUserRun, executeForEndUser, getEndUserRun, type EndUserRunSummary } from '../../services/runs/endUsers';
 import type { WorkspacePrincipal } from '../../services/kernel/principal';
@@ -54,14 +54,13 @@ const endUserRunRoute = routeGroup({
   },
   pathPrefix: '/api/v1/end-users/runs',
 });
-const runIdParams = z.object({ id: pathId });
 
 export const getEndUserRunRoute = endUserRunRoute({
   method: 'get',
   path: '/{id}',
   operationId: 'getEndUserRun',
   summary: 'A run this end-user gateway key started, as the end-user run summary',
-  params: runIdParams,
+  params: idParams,
   responses: { 200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer } },
   handler: async (ctx, { principal, params }) => {
     return { status: 200, body: answer(ctx, await getEndUserRun(ctx.state.em, principal, params.id)) };
@@ -74,7 +73,7 @@ export const cancelEndUserRunRoute = endUserRunRoute({
   operationId: 'cancelEndUserRun',
   summary: 'Cancel a run this end-user gateway key started; 409 when it already ended',
   access: { kind: 'apiKey', scopes: 'end-user-gateway', roles: 'write' },
-  params: runIdParams,
+  params: idParams,
   idempotency: 'optional',
   responses: {
     200: { description: '`{ run, statusUrl, cancelUrl }`', schema: endUserRunAnswer },

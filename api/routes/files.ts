@@ -1,6 +1,7 @@
 import contentDisposition from 'content-disposition';
 import { z } from 'zod';
 import { routeGroup, SESSION_READ, WORKSPACE_READ } from '../http/route';
+import { answerById } from '../http/handlers';
 import { conflictOrReplay, envelopeAuthErrors, notFound } from '../http/envelopeErrors';
 import type { Access } from '../middleware/auth';
 import { withStreamedIdempotency } from '../middleware/idempotency';
@@ -9,7 +10,7 @@ import { etagMatches, parseByteRange } from '../http/ranges';
 import { fileLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import type { AppContext } from '../context';
-import { pathId } from '../schemas';
+import { idParams } from '../schemas';
 import { createdFileSchema, fileEnvelopeSchema, fileListSchema, storedBlobSchema } from '../schemas/files';
 import { invalidInput } from '../../services/kernel/errors';
 import {
@@ -63,7 +64,6 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(500).optional(),
 });
-const idParams = z.object({ id: pathId });
 /** Download bodies: the file's bytes, served with the file's own content-type. */
 const rawBytes = z.string().meta({ format: 'binary', description: "The file's bytes, with the file's mimeType as content-type" });
 
@@ -133,7 +133,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       summary: 'One file',
       params: idParams,
       responses: { 200: { description: '`{ file }`', schema: fileEnvelopeSchema }, ...fileNotFound },
-      handler: async (ctx, { principal, params }) => ({ status: 200, body: { file: await getFile(ctx.state.em, principal, params.id) } }),
+      handler: answerById('file', getFile),
     }),
     fileRoute({
       method: 'delete',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, type AnyRoute, SESSION_READ } from '../http/route';
-import { pathId } from '../schemas';
+import { idParams } from '../schemas';
 import { invitationSchema, receivedInvitationSchema } from '../schemas/invitations';
 import { decideInvitation, listReceivedInvitations } from '../../services/accounts/invitations';
 import type { SessionPrincipal } from '../../services/kernel/principal';
@@ -34,7 +34,7 @@ const decisionRoute = (decision: 'accept' | 'decline') =>
     path: `/{id}/${decision}`,
     operationId: decision === 'accept' ? 'acceptInvitation' : 'declineInvitation',
     summary: decision === 'accept' ? 'Accept an invitation: become a member of its workspace' : 'Decline an invitation',
-    params: z.object({ id: pathId }),
+    params: idParams,
     responses: {
       200: { description: 'The decided invitation', schema: z.strictObject({ invitation: invitationSchema }) },
       404: "No such invitation for this user (another user's invitation included)",

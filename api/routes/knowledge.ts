@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { readMultipart, type MultipartFile } from '../http/multipartStream';
-import { pathId } from '../schemas';
+import { pathId, idParams } from '../schemas';
 import {
   knowledgeBaseEnvelope,
   knowledgeBaseList,
@@ -62,7 +63,6 @@ const searchBody = z.strictObject({
   query: z.string().max(2000, 'must be at most 2000 characters'),
   limit: z.number().int().min(1).max(50).default(10),
 });
-const idParams = z.object({ id: pathId });
 const documentParams = z.object({ id: pathId, documentId: pathId });
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -117,10 +117,7 @@ export const knowledgeRoutes = [
     summary: 'One knowledge base',
     params: idParams,
     responses: { 200: { description: '`{ knowledgeBase }`', schema: knowledgeBaseEnvelope }, ...knowledgeNotFound },
-    handler: async (ctx, { principal, params }) => ({
-      status: 200,
-      body: { knowledgeBase: await getKnowledgeBase(ctx.state.em, principal, params.id) },
-    }),
+    handler: answerById('knowledgeBase', getKnowledgeBase),
   }),
   knowledgeRoute({
     method: 'patch',

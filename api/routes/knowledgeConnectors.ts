@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { notFound } from '../http/envelopeErrors';
-import { pathId } from '../schemas';
+import { pathId, idParams } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
@@ -78,7 +79,6 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 const runsQuery = z.object({ cursor: z.string().min(1).max(200).optional(), limit: z.coerce.number().int().min(1).max(100).default(50) });
-const idParams = z.object({ id: pathId });
 const runParams = z.object({ id: pathId, runId: pathId });
 
 /** Outcomes of executing a run within the request (the runs route and the knowledge.sync capability). */
@@ -130,10 +130,7 @@ export const knowledgeConnectorRoutes = [
     summary: 'One connector',
     params: idParams,
     responses: { 200: { description: '`{ connector }`', schema: connectorEnvelope }, ...notFound() },
-    handler: async (ctx, { principal, params }) => ({
-      status: 200,
-      body: { connector: await getConnector(ctx.state.em, principal, params.id) },
-    }),
+    handler: answerById('connector', getConnector),
   }),
   connectorRoute({
     method: 'patch',

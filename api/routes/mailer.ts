@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { routeGroup, type AnyRoute, PUBLIC, SESSION_WRITE, WORKSPACE_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { requestOrigin } from '../http/urls';
-import { pathId } from '../schemas';
+import { pathId, idParams } from '../schemas';
 import {
   createdMailerRouteSchema,
   mailerInboundAcceptedSchema,
@@ -48,7 +49,6 @@ const mailerGroup = (pathPrefix: string) => routeGroup({ tags: TAG, family: 'bar
 const mailerRoute = mailerGroup('/api/v1/mailer');
 /** Signed inbound mail: no credential, the signature is checked by the handler. */
 const signedMailRoute = routeGroup({ tags: TAG, family: 'bare', access: PUBLIC, pathPrefix: '/api/v1/mailer/inbound' });
-const idParams = z.object({ id: pathId });
 const notFoundResponse = (what: string) => ({ 404: `${what} not found (also for another workspace's id)` });
 const LIST_BOUNDS = { default: 50, min: 1, max: 100 };
 const listQuery = z.object({ cursor: z.string().max(500).optional(), limit: z.string().max(10).optional() });
@@ -356,10 +356,7 @@ export const getReservationRoute = mailerRoute({
   method: 'get',
   operationId: 'getReplyReservation',
   summary: 'A reply reservation (Admin or Owner)',
-  handler: async (ctx, { principal, params }) => ({
-    status: 200,
-    body: { reservation: await getReservation(ctx.state.em, principal, params.id) },
-  }),
+  handler: answerById('reservation', getReservation),
 });
 
 export const patchReservationRoute = mailerRoute({
@@ -428,10 +425,7 @@ export const getPollingGroupRoute = mailerRoute({
   method: 'get',
   operationId: 'getMailerPollingGroup',
   summary: 'One polling group',
-  handler: async (ctx, { principal, params }) => ({
-    status: 200,
-    body: { pollingGroup: await getPollingGroup(ctx.state.em, principal, params.id) },
-  }),
+  handler: answerById('pollingGroup', getPollingGroup),
 });
 
 export const patchPollingGroupRoute = mailerRoute({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { routeGroup, type AnyRoute, SESSION_ADMIN, SESSION_READ, WORKSPACE_READ, WORKSPACE_WRITE, WORKSPACE_ADMIN } from '../http/route';
-import { bareAuthErrors, pathId } from '../schemas';
+import { bareAuthErrors, idParams } from '../schemas';
 import { workflowSchema, validationResultSchema, savedEdgeSchema, savedNodeSchema } from '../schemas/workflows';
 import type { Access } from '../middleware/auth';
 import {
@@ -92,7 +92,6 @@ const reviewSchema = z.strictObject({
   candidateChanged: z.boolean(),
   synced: z.boolean(),
 });
-const idParams = z.object({ id: pathId });
 /** Review and sync of one workflow against the repository. */
 const reviewRoute = routeGroup({
   tags: ['Workflow repository'],

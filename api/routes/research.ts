@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
+import { answerById } from '../http/handlers';
 import { notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
-import { pathId } from '../schemas';
+import { idParams } from '../schemas';
 import { researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import {
@@ -68,7 +69,6 @@ const listQuery = z.object({
   cursor: z.string().min(1).max(500).optional(),
   limit: z.coerce.number().int().min(RESEARCH_LIST_LIMIT.min).max(RESEARCH_LIST_LIMIT.max).default(RESEARCH_LIST_LIMIT.default),
 });
-const idParams = z.object({ id: pathId });
 
 const runNotFound = notFound('no such research run in this workspace');
 
@@ -126,10 +126,7 @@ export const researchRoutes = [
     summary: 'One research run with its stored source snapshots',
     params: idParams,
     responses: { 200: { description: '`{ run }`', schema: researchRunEnvelope }, ...runNotFound },
-    handler: async (ctx, { principal, params }) => ({
-      status: 200,
-      body: { run: await getResearchRun(ctx.state.em, principal, params.id) },
-    }),
+    handler: answerById('run', getResearchRun),
   }),
   researchRoute({
     method: 'post',

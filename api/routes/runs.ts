@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { routeGroup, ANY_KEY_READ, PUBLIC, WORKSPACE_WRITE } from '../http/route';
 import { linkBase, runLinks, withRunUrls, workflowLinks } from '../http/links';
-import { runFiltersQuery, pathId } from '../schemas';
+import { runFiltersQuery, pathId, idParams } from '../schemas';
 import {
   approvalQueuedSchema,
   approvalResultSchema,
@@ -71,7 +71,7 @@ export const executeRoute = runRoute({
   operationId: 'executeWorkflow',
   summary: 'Execute the active version (queued on Temporal, 202) or test the candidate (dry run, 201)',
   access: { kind: 'apiKey', scopes: 'workspace-or-gateway', roles: 'write' },
-  params: z.object({ id: pathId }),
+  params: idParams,
   body: executeBody,
   idempotency: 'optional',
   responses: {
@@ -128,14 +128,12 @@ export const listRunsRoute = runRoute({
   },
 });
 
-const runIdParams = z.object({ id: pathId });
-
 export const getRunRoute = runRoute({
   method: 'get',
   path: '/api/v1/runs/{id}',
   operationId: 'getRun',
   summary: 'One run: full projection for write permission, workspace-safe.v1 otherwise',
-  params: runIdParams,
+  params: idParams,
   responses: { 200: { description: '`{ run, links }`', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params }) => {
     const run = await loadRun(ctx.state.em, principal, params.id);
@@ -157,7 +155,7 @@ const runValueRoute = (field: RunValueField) =>
     path: `/api/v1/runs/{id}/${field}`,
     operationId: field === 'input' ? 'getRunInput' : 'getRunOutput',
     summary: `The run's whole ${field} (the href of a truncated value; full projection only)`,
-    params: runIdParams,
+    params: idParams,
     responses: { 200: { description: `\`{ runId, nodeId: null, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
     handler: async (ctx, { principal, params }) => ({ status: 200, body: await fullRunValue(ctx.state.em, principal, params.id, field) }),
   });
@@ -169,7 +167,7 @@ const stepValueRoute = (field: RunValueField) =>
     path: `/api/v1/runs/{id}/steps/{nodeId}/${field}`,
     operationId: field === 'input' ? 'getRunStepInput' : 'getRunStepOutput',
     summary: `One step's whole ${field} (the href of a truncated value; full projection only)`,
-    params: runIdParams.extend({ nodeId: pathId }),
+    params: idParams.extend({ nodeId: pathId }),
     responses: { 200: { description: `\`{ runId, nodeId, field, bytes, value }\``, schema: runValueSchema }, ...valueErrors },
     handler: async (ctx, { principal, params }) => ({
       status: 200,
@@ -188,7 +186,7 @@ export const cancelRunRoute = runRoute({
   operationId: 'cancelRun',
   summary: 'Cancel a queued, running or waiting run through Temporal cancellation; 409 when terminal',
   access: WORKSPACE_WRITE,
-  params: runIdParams,
+  params: idParams,
   idempotency: 'optional',
   responses: { 200: { description: '`{ run, links }` with the canceled run', schema: runWithLinksSchema }, ...runErrors },
   handler: async (ctx, { principal, params, deps }) => {
@@ -204,7 +202,7 @@ export const rerunRoute = runRoute({
   operationId: 'rerunRun',
   summary: 'A fresh queued run of the same version (or candidate snapshot) from the original input',
   access: WORKSPACE_WRITE,
-  params: runIdParams,
+  params: idParams,
   idempotency: 'optional',
   responses: {
     201: { description: '`{ run, statusUrl, cancelUrl, links }`', schema: rerunReceiptSchema },
@@ -225,7 +223,7 @@ export const workflowStatusRoute = runRoute({
   path: '/api/v1/workflows/{id}/status',
   operationId: 'workflowStatus',
   summary: 'Status of one run (`?runId=`) or of the 20 latest runs',
-  params: z.object({ id: pathId }),
+  params: idParams,
   query: z.object({ runId: z.string().min(1).optional() }),
   responses: {
     200: {
@@ -272,7 +270,7 @@ export const approvalRoute = runRoute({
   operationId: 'decideApproval',
   summary: 'Approve or reject a waiting approval (member with write permission; session or workspace key)',
   access: { kind: 'apiKeyOrSession', roles: 'write' },
-  params: runIdParams,
+  params: idParams,
   body: z
     .object({
       decision: z.enum(['approved', 'rejected'], { error: 'decision must be approved or rejected' }),

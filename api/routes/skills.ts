@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
 import { routeGroup, SESSION_ADMIN, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
-import { bareAuthErrors, pathId, sessionAdminErrors } from '../schemas';
+import { answerById } from '../http/handlers';
+import { bareAuthErrors, pathId, sessionAdminErrors, idParams } from '../schemas';
 import { skillEnvelopeSchema, skillListSchema, skillLoadResultSchema } from '../schemas/skills';
 import {
   archiveSkillPublication,
@@ -20,7 +21,6 @@ import {
 } from '../../services/skills';
 import { invalidInput, tooLarge } from '../../services/kernel/errors';
 
-const idParams = z.object({ id: pathId });
 const notFound = { 404: '`Skill not found.` (also for other workspaces’ ids and versions the caller may not see)' };
 const ownerOnly = { 403: 'Wrong key scope or role, or `Only the skill owner can edit this skill.`' };
 
@@ -97,7 +97,7 @@ export const getSkillRoute = skillRoute({
   summary: 'One skill version the caller may see',
   params: idParams,
   responses: { 200: { description: '`{ skill }`', schema: skillEnvelopeSchema }, ...bareAuthErrors, ...notFound },
-  handler: async (ctx, { principal, params }) => ({ status: 200, body: { skill: await getSkill(ctx.state.em, principal, params.id) } }),
+  handler: answerById('skill', getSkill),
 });
 
 export const updateSkillRoute = skillRoute({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { routeGroup, type HttpMethod, type RouteResult, PUBLIC, WORKSPACE_READ } from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { errtrackerInvokeUrl, webhookWithLinks } from '../http/links';
-import { pathId } from '../schemas';
+import { pathId, idParams } from '../schemas';
 import {
   acceptedDeliverySchema,
   createdErrtrackerWebhookSchema,
@@ -54,7 +54,7 @@ export const getWebhookRoute = webhookRoute({
   path: '/{id}',
   operationId: 'getWebhook',
   summary: 'One webhook with its invoke link',
-  params: z.object({ id: pathId }),
+  params: idParams,
   responses: {
     200: { description: '`{ webhook, links }`', schema: webhookWithLinksSchema },
     403: '`API key cannot access this webhook`',

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { bodyParser } from '@koa/bodyparser';
 import {
   routeGroup,
@@ -15,12 +14,13 @@ import {
   WORKSPACE_ADMIN,
 } from '../http/route';
 import { requestOrigin } from '../http/urls';
-import { bareAuthErrors, pathId } from '../schemas';
+import { bareAuthErrors, pathId, idParams } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
 import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
 import { bearerToken } from '../../services/accounts/auth';
 import { DomainError, forbidden } from '../../services/kernel/errors';
+import { lazyModule } from '../../services/kernel/lazyModule';
 import { findUnstorableText } from '../../services/kernel/storableText';
 import {
   authorizeMcp,
@@ -100,7 +100,7 @@ function serverRoutesAt(base: string, access: { read: Access; write: Access }, s
       operationId: `deleteWorkflowMcpServer${suffix}`,
       summary: 'Delete a stored workflow MCP server (Admin or Owner); its endpoint answers 404 at once',
       access: access.write,
-      params: z.object({ id: pathId }),
+      params: idParams,
       responses: {
         200: { description: 'Deleted', schema: z.strictObject({ deleted: z.literal(true) }) },
         404: 'MCP server not found',
@@ -139,14 +139,31 @@ class JsonRpcError extends Error {
  * them: an unknown tool and arguments the advertised schema refuses are -32602 Invalid params
  * (with the failing paths in the message and `data.errors`); a broken tool is -32603.
  */
-function asJsonRpcError(err: unknown): unknown {
+function asJsonRpcError(err: unknown, codes: typeof ErrorCode): unknown {
   if (!(err instanceof DomainError)) return err;
-  if (err.kind === 'not_found' || err.kind === 'invalid') return new JsonRpcError(ErrorCode.InvalidParams, err.message, err.details);
-  if (err.kind === 'internal') return new JsonRpcError(ErrorCode.InternalError, err.message);
+  if (err.kind === 'not_found' || err.kind === 'invalid') return new JsonRpcError(codes.InvalidParams, err.message, err.details);
+  if (err.kind === 'internal') return new JsonRpcError(codes.InternalError, err.message);
   return err;
 }
 
-function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
+/** The MCP SDK (and its ajv), loaded with the first MCP request (services/kernel/lazyModule.ts). */
+const loadMcpSdk = lazyModule(async () => {
+  const [server, transport, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Server: server.Server,
+    StreamableHTTPServerTransport: transport.StreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+    ErrorCode: types.ErrorCode,
+  };
+});
+
+async function mcpServerFor(ctx: AppContext, authority: McpAuthority): Promise<Server> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode } = await loadMcpSdk();
   const server = new Server(
     { name: `workflows-${authority.server.slug}`, version: '1.0.0' },
     { capabilities: { tools: {} }, instructions: authority.server.name },
@@ -161,7 +178,7 @@ function mcpServerFor(ctx: AppContext, authority: McpAuthority): Server {
       request.params.arguments ?? {},
       ctx.deps.config.webhookSyncBudgetMs,
     ).catch((err: unknown) => {
-      throw asJsonRpcError(err);
+      throw asJsonRpcError(err, ErrorCode);
     });
     const runUrl = (id: string) => `${requestOrigin(ctx)}/api/v1/runs/${id}`;
     switch (outcome.kind) {
@@ -249,6 +266,7 @@ async function readJsonRpcBody(ctx: AppContext): Promise<{ ok: true; body: unkno
     },
   });
   await parse(ctx, async () => {});
+  const { ErrorCode } = await loadMcpSdk();
   if (failure?.status === 413) {
     return { ok: false, answer: jsonRpcErrorAnswer(413, ErrorCode.InvalidRequest, `Request body exceeds ${ctx.deps.config.bodyLimit}.`) };
   }
@@ -296,7 +314,8 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>): P
   const read = await readJsonRpcBody(ctx);
   if (!read.ok) return read.answer;
   if (!authority.canExecute && callsTool(read.body)) throw forbidden(MCP_EXECUTE_REQUIRED);
-  const server = mcpServerFor(ctx, authority);
+  const server = await mcpServerFor(ctx, authority);
+  const { StreamableHTTPServerTransport } = await loadMcpSdk();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   const finished = new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { routeGroup, type RouteResult, ANY_KEY_READ, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { deployedWebhookLinks, webhookWithLinks, workflowLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
-import { pathId } from '../schemas';
+import { pathId, idParams } from '../schemas';
 import {
   artifactReportSchema,
   bundlePreviewSchema,
@@ -45,7 +45,6 @@ import { draftEdgeSchema, draftNodeSchema } from '../../engine/nodes';
 import type { AppContext } from '../context';
 import { invalidInput } from '../../services/kernel/errors';
 
-const idParams = z.object({ id: pathId });
 const nodes = z.array(draftNodeSchema).max(500).describe('Graph nodes; see the node contract in the README');
 const edges = z.array(draftEdgeSchema).max(2000);
 /** Workflows through a workspace key: any key reads, a workspace key of a role above viewer writes. */

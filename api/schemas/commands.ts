@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { COMMAND_JOB_STATUSES } from '../../engine/statuses';
-import { envelopeErrorSchema, isoDate, redactionSchema } from './index';
+import { envelopeErrorSchema, isoDate, redactionSchema, timestampFields } from './index';
 
 const statusSchema = z.enum(COMMAND_JOB_STATUSES);
 
@@ -55,8 +55,7 @@ const lifecycle = {
   planId: z.string().nullable(),
   status: statusSchema,
   costCredits: z.number(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 };
 
 export const commandJobSchema = z.strictObject({
@@ -100,8 +99,7 @@ export const threadSchema = z.strictObject({
   workspaceId: z.string(),
   title: z.string(),
   createdById: z.string(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 });
 export const threadEnvelope = envelope(z.strictObject({ thread: threadSchema }));
 export const threadListEnvelope = envelope(z.strictObject({ threads: z.array(threadSchema) }));
@@ -119,8 +117,7 @@ export const scheduleSchema = z.strictObject({
   nextRunAt: isoDate.nullable(),
   lastRunAt: isoDate.nullable(),
   runCount: z.number().int(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 });
 export const scheduleListSchema = z.strictObject({ schedules: z.array(scheduleSchema) });
 export const scheduleCreatedSchema = z.strictObject({ schedule: scheduleSchema });

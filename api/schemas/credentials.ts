@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate } from './index';
+import { isoDate, timestampFields } from './index';
 
 /** Response schemas of the credentials area. No schema here has a field for a secret value. */
 
@@ -17,8 +17,7 @@ export const credentialSchema = z
       .describe(
         'Hosts the credential may be sent to (`host`, `host:port`, `*.domain`): those given at creation, those its value names (baseUrl, probeUrl, host) and its provider’s configured base URL',
       ),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'Credential' });
 

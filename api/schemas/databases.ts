@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { COLUMN_TYPES } from '../../engine/statuses';
-import { bareErrorSchema, isoDate, url } from './index';
+import { bareErrorSchema, isoDate, timestampFields, url } from './index';
 
 /** Response schemas of the databases area: databases, tables, rows, imports and read-only SQL. */
 
@@ -25,8 +25,7 @@ export const tableSchema = z
     columns: z.array(columnSchema),
     rowCount: z.number().int(),
     trashed: z.boolean(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'UserTable' });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate } from './index';
+import { isoDate, timestampFields } from './index';
 import { webhookSchema } from './webhooks';
 
 /** Response schemas of the destinations area (`/workflows/{id}/targets`). */
@@ -15,8 +15,7 @@ const rssSourceSchema = z.strictObject({
   lastPolledAt: isoDate.nullable(),
   paused: z.boolean().describe('Not polling: paused, or the destination is not live'),
   error: z.string().nullable(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 });
 
 const ciJobStatusSchema = z.strictObject({
@@ -41,8 +40,7 @@ const ciSourceSchema = z
     paused: z.boolean(),
     error: z.string().nullable(),
     jobStatuses: z.record(z.string(), ciJobStatusSchema).describe('Per watched job'),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'CiSource' });
 
@@ -88,8 +86,7 @@ export const targetSchema = z
         z.strictObject({ kind: z.enum(['rss', 'ci']), key: z.string(), sourceId: z.string(), otherTargetIds: z.array(z.string()) }),
       ),
     }),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'WorkflowTarget' });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FILE_STATUSES } from '../../engine/statuses';
-import { isoDate, url } from './index';
+import { timestampFields, url } from './index';
 
 /** Response schemas of the files area (the `data` of envelope answers). */
 
@@ -15,8 +15,7 @@ export const fileSchema = z
       .regex(/^[0-9a-f]{64}$/)
       .describe('64 zeros until the file is completed'),
     status: z.enum(FILE_STATUSES),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'File' });
 

@@ -16,6 +16,9 @@ export const envelopeErrorSchema = z.object({ ok: z.literal(false), error: z.obj
 
 export const isoDate = z.string().describe('ISO-8601 timestamp');
 
+/** The creation and last-change times of a resource, spread into its schema where they stand. */
+export const timestampFields = { createdAt: isoDate, updatedAt: isoDate };
+
 /**
  * Every id or token in a path: printable ASCII without spaces, bounded, so malformed ids (NUL
  * bytes, control characters, megabyte strings) are a 400 before any query runs.
@@ -25,6 +28,9 @@ export const pathId = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or control characters');
+
+/** The path parameters of a route under one resource: its `{id}`. */
+export const idParams = z.object({ id: pathId });
 
 /** Dates of the list filters: ISO-8601 dates PostgreSQL can compare, years 1970 to 9999. */
 export const filterDate = z

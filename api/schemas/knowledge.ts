@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INDEXING_STATUSES } from '../../engine/statuses';
-import { bareErrorSchema, isoDate } from './index';
+import { bareErrorSchema, isoDate, timestampFields } from './index';
 
 /** Response schemas of the knowledge area (bases, documents, search; connectors in the envelope family). */
 
@@ -18,8 +18,7 @@ export const knowledgeBaseSchema = z
     chunking: chunkingSchema,
     trashed: z.boolean(),
     trashedAt: isoDate.nullable(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'KnowledgeBase' });
 
@@ -44,8 +43,7 @@ export const knowledgeDocumentSchema = z
     indexingStatus: z.enum(INDEXING_STATUSES),
     indexingError: z.string().nullable(),
     chunkCount: z.number().int(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
     indexedAt: isoDate.nullable(),
   })
   .meta({ id: 'KnowledgeDocument' });
@@ -120,8 +118,7 @@ export const connectorSchema = z
     lastSyncedAt: isoDate.nullable(),
     nextSyncAt: isoDate.nullable(),
     lastError: z.string().nullable(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'KnowledgeConnector' });
 
@@ -139,8 +136,7 @@ export const syncRunSchema = z
     error: z.string().nullable(),
     startedAt: isoDate.nullable(),
     finishedAt: isoDate.nullable(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'KnowledgeSyncRun' });
 

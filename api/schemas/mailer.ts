@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate, url } from './index';
+import { isoDate, timestampFields, url } from './index';
 
 /** Mailer response objects (services/mailer). Fields beyond the spec's are this service's choice. */
 export const mailerRouteSchema = z.strictObject({
@@ -10,8 +10,7 @@ export const mailerRouteSchema = z.strictObject({
   description: z.string().nullable(),
   enabled: z.boolean(),
   targetEnabled: z.boolean(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 });
 export const mailerRouteLinksSchema = z.strictObject({ self: url, inbound: url, signedInbound: url });
 export const mailerRouteWithLinksSchema = z.strictObject({
@@ -70,8 +69,7 @@ export const replyReservationSchema = z.strictObject({
   attempts: z.number().int(),
   replyMessageId: z.string().nullable(),
   lastError: z.string().nullable(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 });
 export const replySentSchema = z.strictObject({
   reply: mailerMessageSchema,
@@ -90,8 +88,7 @@ export const pollingGroupSchema = z.strictObject({
   nextPollAt: isoDate.nullable(),
   lastPolledAt: isoDate.nullable(),
   lastError: z.string().nullable(),
-  createdAt: isoDate,
-  updatedAt: isoDate,
+  ...timestampFields,
 });
 export const pollingGroupResponseSchema = z.strictObject({ pollingGroup: pollingGroupSchema });
 export const pollingGroupListSchema = z.strictObject({ pollingGroups: z.array(pollingGroupSchema) });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RESEARCH_STATUSES } from '../../engine/statuses';
-import { isoDate } from './index';
+import { isoDate, timestampFields } from './index';
 
 /** Response schemas of the research area (the `data` of envelope answers). */
 
@@ -40,8 +40,7 @@ export const researchRunSchema = z
     cancelRequestedAt: isoDate.nullable(),
     startedAt: isoDate.nullable(),
     finishedAt: isoDate.nullable(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
     sources: z.array(researchSourceSchema).describe('Stored snapshots, oldest first'),
   })
   .meta({ id: 'ResearchRun' });

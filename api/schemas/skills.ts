@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate } from './index';
+import { isoDate, timestampFields } from './index';
 import { SKILL_PUBLICATION_STATUSES, SKILL_VISIBILITIES } from '../../engine/statuses';
 
 /** Response schemas of the skills area. */
@@ -24,8 +24,7 @@ export const skillSchema = z
     publishedAt: isoDate.nullable(),
     usageCount: z.number().int().min(0),
     lastUsedAt: isoDate.nullable(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'Skill' });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate, url } from './index';
+import { timestampFields, url } from './index';
 import { fullRunSchema } from './runs';
 
 /** Response schemas of the webhooks area (webhook objects and the public invocation answers). */
@@ -13,8 +13,7 @@ export const webhookSchema = z
     kind: z.enum(['generic', 'errtracker']),
     provider: z.literal('errtracker').nullable(),
     enabled: z.boolean(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
     invokeUrl: url.nullable().describe('Null for error-tracker webhooks: their token was shown once at creation'),
     destination: z
       .strictObject({ targetId: z.string(), kind: z.enum(['production', 'preview']), name: z.string() })

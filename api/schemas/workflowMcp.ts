@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate } from './index';
+import { timestampFields } from './index';
 
 /** Response schemas of stored workflow MCP servers. */
 export const mcpToolSchema = z.strictObject({
@@ -19,8 +19,7 @@ export const mcpServerSchema = z
     name: z.string(),
     slug: z.string(),
     tools: z.array(mcpToolSchema),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
   })
   .meta({ id: 'WorkflowMcpServer' });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WORKFLOW_STATUSES } from '../../engine/statuses';
-import { isoDate, redactionSchema, url } from './index';
+import { isoDate, redactionSchema, timestampFields, url } from './index';
 import { webhookSchema } from './webhooks';
 import { conversionReportSchema } from './extflowReport';
 
@@ -29,8 +29,7 @@ export const workflowSchema = z
     candidateVersionId: z.string().describe('Identity of the current draft; live candidate execution names it in expectedVersionId'),
     templateKey: z.string().nullable(),
     sourceWorkflowId: z.string().nullable(),
-    createdAt: isoDate,
-    updatedAt: isoDate,
+    ...timestampFields,
     redaction: redactionSchema.optional(),
   })
   .meta({ id: 'Workflow' });

@@ -4,6 +4,7 @@
  * (services/commands/store.ts) because every state change is a conditional update.
  */
 import type { CommandJobStatus } from '../../engine/statuses';
+import type { ReadyFileRef } from './files';
 export type { CommandJobStatus } from '../../engine/statuses';
 
 export type CommandConfirmationState = 'pending' | 'consumed' | 'resumed' | 'expired';
@@ -18,14 +19,8 @@ export interface CommandThreadRow {
   updated_at: Date;
 }
 
-export interface CommandAttachment {
-  id: string;
-  name: string;
-  mimeType: string;
-  sizeBytes: number;
-  sha256: string;
-  status: 'ready';
-}
+/** A file attached to a job, as it was when attached. */
+export type CommandAttachment = ReadyFileRef;
 
 export interface CommandArtifact {
   fileId: string;

@@ -6,6 +6,19 @@ export type { FileStatus } from '../../engine/statuses';
 /** The sha256 a file shows until it is completed. */
 export const UNSET_SHA256 = '0'.repeat(64);
 
+/**
+ * A ready file as another area keeps a reference to it (command attachments, a loaded skill's
+ * files): the File fields that identify its content, frozen at the time it was taken.
+ */
+export interface ReadyFileRef {
+  id: string;
+  name: string;
+  mimeType: string;
+  sizeBytes: number;
+  sha256: string;
+  status: 'ready';
+}
+
 export type ScanVerdict = 'clean' | 'infected' | 'error';
 
 export const StoredFileSchema = entity('StoredFile', 'files', {

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { StoredFileSchema, type CommandAttachment, type CommandJobRow } from '../../db/entities';
+import { readyFileRef } from '../files';
 import { conflict, invalidInput, locked, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { CommandJobEngine } from '../kernel/ports';
@@ -49,7 +50,7 @@ async function readyAttachments(em: EntityManager, workspaceId: string, ids: str
     const file = files.find((f) => f.id === id);
     if (!file) throw notFound(`File ${id} not found.`);
     if (file.status !== 'ready') throw locked(`File ${id} is ${file.status}; only ready files can be attached.`);
-    return { id: file.id, name: file.name, mimeType: file.mimeType, sizeBytes: file.sizeBytes, sha256: file.sha256, status: 'ready' };
+    return readyFileRef(file);
   });
 }
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import nodemailer from 'nodemailer';
+import { lazyModule } from '../kernel/lazyModule';
 import { httpRequest, OutboundError, resolveGuardedHost, type HttpResponseOutput } from '../kernel/outbound';
 import { CredentialRefreshError, credentialHeaders, sendWithCredential, type CredentialInUse } from './http';
 import { imapLogin } from './imap';
@@ -131,9 +131,13 @@ async function checkHttp(cred: CredentialInUse, opts: CheckOptions): Promise<Out
   return res.refreshed && outcome.ok ? { ...outcome, message: `${outcome.message} The access token was refreshed.` } : outcome;
 }
 
+/** nodemailer, loaded with the first SMTP connection (services/kernel/lazyModule.ts). */
+const loadNodemailer = lazyModule(async () => (await import('nodemailer')).default);
+
 /** A nodemailer transport for an smtp credential, connecting to `address` (the guarded resolution of its host). */
-export function smtpTransport(value: CredentialValue, address: string, timeoutMs: number) {
+export async function smtpTransport(value: CredentialValue, address: string, timeoutMs: number) {
   const host = String(value.host);
+  const nodemailer = await loadNodemailer();
   return nodemailer.createTransport({
     host: address,
     port: Number(value.port),
@@ -151,7 +155,7 @@ export function smtpTransport(value: CredentialValue, address: string, timeoutMs
 async function checkSmtp(value: CredentialValue, opts: CheckOptions): Promise<Outcome> {
   const host = String(value.host);
   const { address } = await resolveGuardedHost(host, { allowPrivateNetworks: opts.allowPrivateNetworks });
-  const transport = smtpTransport(value, address, opts.timeoutMs);
+  const transport = await smtpTransport(value, address, opts.timeoutMs);
   try {
     await withTimeout(transport.verify(), opts.timeoutMs, 'The SMTP server');
     return { ok: true, status: 'passed', message: 'Authenticated with the SMTP server.' };

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { FileScanSchema, StoredFileSchema, UNSET_SHA256, type FileStatus, type StoredFile } from '../../db/entities';
+import { FileScanSchema, StoredFileSchema, UNSET_SHA256, type FileStatus, type ReadyFileRef, type StoredFile } from '../../db/entities';
 import { BlobSizeError, measureStream, type BlobStat, type BlobStore } from '../kernel/blobs';
 import { conflict, invalidInput, locked, notFound, tooLarge, unavailable } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -55,6 +55,11 @@ export function fileView(f: StoredFile): FileView {
     createdAt: f.createdAt,
     updatedAt: f.updatedAt,
   };
+}
+
+/** The reference another area keeps to a file it checked is ready (`status` is not re-read). */
+export function readyFileRef(f: Pick<StoredFile, 'id' | 'name' | 'mimeType' | 'sizeBytes' | 'sha256'>): ReadyFileRef {
+  return { id: f.id, name: f.name, mimeType: f.mimeType, sizeBytes: f.sizeBytes, sha256: f.sha256, status: 'ready' };
 }
 
 async function findFile(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<StoredFile> {

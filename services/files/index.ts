@@ -22,6 +22,7 @@ export {
   openDownload,
   prepareUpload,
   purgeFile,
+  readyFileRef,
   readyFilesByIds,
   requestFileDeletion,
   type StagedBlob,

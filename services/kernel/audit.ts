@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AuditLogSchema, type AuditSeverity } from '../../db/entities';
 import { newId } from './ids';
-import type { Principal } from './principal';
+import type { Principal, WorkspacePrincipal } from './principal';
 
 export interface AuditEntry {
   action: string;
@@ -28,5 +28,23 @@ export function recordAudit(em: EntityManager, actor: Principal | null, entry: A
     targetId: entry.targetId ?? null,
     metadata: entry.metadata ?? {},
     createdAt: new Date(),
+  });
+}
+
+/** Queues the audit record of an action on the caller's workspace as a whole: the workspace is its target. */
+export function recordWorkspaceAudit(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  action: string,
+  severity: AuditSeverity,
+  metadata?: Record<string, unknown>,
+): void {
+  recordAudit(em, principal, {
+    action,
+    severity,
+    workspaceId: principal.workspaceId,
+    targetType: 'workspace',
+    targetId: principal.workspaceId,
+    metadata,
   });
 }

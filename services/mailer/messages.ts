@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toStorable } from '../kernel/storableText';
-import { simpleParser, type AddressObject } from 'mailparser';
-import sanitizeHtml from 'sanitize-html';
+import { lazyModule } from '../kernel/lazyModule';
+import type { AddressObject } from 'mailparser';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
@@ -60,8 +60,13 @@ interface ThreadRow {
   created_at: Date;
 }
 
+/** mailparser and sanitize-html, loaded with the first message (services/kernel/lazyModule.ts). */
+const loadMailParser = lazyModule(() => import('mailparser'));
+const loadSanitizeHtml = lazyModule(async () => (await import('sanitize-html')).default);
+
 /** Stored HTML: no scripts, styles or event handlers; images only from `cid:` and `data:` (no remote images). */
-export function sanitizeMailHtml(html: string): string {
+export async function sanitizeMailHtml(html: string): Promise<string> {
+  const sanitizeHtml = await loadSanitizeHtml();
   return sanitizeHtml(html, {
     allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img'],
     allowedAttributes: { ...sanitizeHtml.defaults.allowedAttributes, img: ['src', 'alt', 'width', 'height'] },
@@ -97,7 +102,7 @@ export async function withRawMime(
   mail: InboundMail,
   raw: string | Buffer,
 ): Promise<{ mail: InboundMail; attachments: InboundAttachment[] }> {
-  const parsed = await simpleParser(raw, { skipImageLinks: true });
+  const parsed = await (await loadMailParser()).simpleParser(raw, { skipImageLinks: true });
   const refs = Array.isArray(parsed.references) ? parsed.references : parsed.references ? [parsed.references] : [];
   const attachments = parsed.attachments.map((a) => ({ filename: a.filename ?? null, contentType: a.contentType, content: a.content }));
   return {
@@ -175,6 +180,7 @@ async function insertMessage(
   opts: { direction: 'inbound' | 'outbound'; threadId?: string; outboxId?: string | null; attachmentFileIds?: string[] },
 ): Promise<MessageRow> {
   const now = new Date();
+  const html = mail.html === null ? null : await sanitizeMailHtml(mail.html);
   // Two messages of one conversation must not both create its thread: serialize per conversation key, not per route.
   const conversation = mail.externalThreadId
     ? `x:${mail.externalThreadId}`
@@ -197,7 +203,7 @@ async function insertMessage(
       JSON.stringify(toStorable(mail.to)),
       mail.subject,
       mail.text,
-      mail.html === null ? null : sanitizeMailHtml(mail.html),
+      html,
       JSON.stringify(opts.attachmentFileIds ?? []),
       JSON.stringify(
         toStorable({

@@ -5,8 +5,6 @@
  * and IMAP (`imap` credentials, with imapflow). Every HTTP call goes through the outbound guard.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ImapFlow } from 'imapflow';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import { CredentialSchema, MailerGoogleDwdConfigSchema, type Credential } from '../../db/entities';
 import type { MailerConfig } from '../kernel/config';
 import { openCredential } from '../credentials/crud';
@@ -17,6 +15,11 @@ import { storeRefreshedValue } from '../credentials/testing';
 import { oauthScopesOf, type CredentialValue } from '../credentials/types';
 import type { Keyring } from '../kernel/secrets';
 import { httpRequest, resolveGuardedHost, type HttpResponseOutput } from '../kernel/outbound';
+import { lazyModule } from '../kernel/lazyModule';
+
+/** imapflow and nodemailer's MailComposer, loaded with the first poll or send that needs them (services/kernel/lazyModule.ts). */
+const loadImapFlow = lazyModule(() => import('imapflow'));
+const loadMailComposer = lazyModule(async () => (await import('nodemailer/lib/mail-composer')).default);
 
 export interface MailProviderDeps {
   keys: CredentialKeySettings;
@@ -357,6 +360,7 @@ async function imapPlan(deps: MailProviderDeps, account: Extract<MailAccount, { 
   const v = account.value;
   const host = String(v.host);
   const { address } = await resolveGuardedHost(host, { allowPrivateNetworks: deps.allowPrivateNetworks });
+  const { ImapFlow } = await loadImapFlow();
   const client = new ImapFlow({
     host: address,
     servername: host,
@@ -459,6 +463,7 @@ export async function sendViaApi(
   account: Extract<MailAccount, { kind: 'gmail' | 'graph' }>,
   mail: OutgoingMail,
 ): Promise<string | null> {
+  const MailComposer = await loadMailComposer();
   const mime = await new MailComposer({
     from: mail.from,
     to: mail.to,

@@ -338,7 +338,7 @@ async function sentOutcome(em: EntityManager, row: ReservationRow, status: 200 |
 
 async function sendSmtp(value: CredentialValue, address: string, deps: ReplyDeps, outgoing: OutgoingMail): Promise<string | null> {
   const { gmailThreadId: _thread, ...mail } = outgoing;
-  const transport = smtpTransport(value, address, deps.timeoutMs ?? 15_000);
+  const transport = await smtpTransport(value, address, deps.timeoutMs ?? 15_000);
   try {
     const info = await transport.sendMail(mail);
     return info.messageId ?? null;

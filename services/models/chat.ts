@@ -12,12 +12,11 @@
  * Caveat: call it from Temporal activities only, never from workflow code (it does I/O) and
  * not from request handlers (a model call can take a minute).
  */
-import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LlmConfig, PriceTable } from '../kernel/config';
 import { unavailable, invalidInput } from '../kernel/errors';
-import { guardedFetch } from './embeddings';
+import { guardedFetch, lazyOpenAiClient } from './embeddings';
 import { CredentialSchema } from '../../db/entities';
 import { loadCredential, openCredential } from '../credentials/crud';
 import { requireKeyring, type CredentialKeySettings } from '../credentials/keys';
@@ -158,7 +157,7 @@ export async function workspaceChatClient(
 
 /** A chat client bound to one endpoint. */
 export function createChatClient(endpoint: ChatEndpoint, opts: ChatClientOptions): ChatClient {
-  const client = new OpenAI({
+  const client = lazyOpenAiClient({
     baseURL: endpoint.baseUrl,
     // Local OpenAI-compatible servers often need no key; the client insists on one.
     apiKey: endpoint.apiKey || 'unused',
@@ -192,14 +191,14 @@ export function createChatClient(endpoint: ChatEndpoint, opts: ChatClientOptions
       };
       let completion: ChatCompletion;
       if (request.stream) {
-        const stream = client.chat.completions.stream(
+        const stream = (await client()).chat.completions.stream(
           { ...params, stream: true, stream_options: { include_usage: true } },
           { signal: request.signal },
         );
         if (request.onDelta) stream.on('content', (delta) => request.onDelta!(delta));
         completion = await stream.finalChatCompletion();
       } else {
-        completion = await client.chat.completions.create({ ...params, stream: false }, { signal: request.signal });
+        completion = await (await client()).chat.completions.create({ ...params, stream: false }, { signal: request.signal });
       }
       return resultOf(completion, endpoint.model, opts.prices);
     },

@@ -7,8 +7,31 @@
  *
  * Called from Temporal activities only (indexing, query embedding), never from a request handler.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { httpRequest } from '../kernel/outbound';
+import { lazyModule } from '../kernel/lazyModule';
+
+/** The `openai` package once a model client was made (services/kernel/lazyModule.ts says why it is loaded late). */
+let openAiPackage: typeof import('openai') | undefined;
+
+/** Loads the `openai` package on the first model call. */
+const loadOpenAi = lazyModule(async () => (openAiPackage = await import('openai')));
+
+/**
+ * A client of the `openai` package, made on its first use (`client()`), so that a process that
+ * never calls a model never loads the package.
+ */
+export function lazyOpenAiClient(options: ConstructorParameters<typeof OpenAI>[0]): () => Promise<OpenAI> {
+  return lazyModule(async () => new (await loadOpenAi()).default(options));
+}
+
+/**
+ * The HTTP status of a model endpoint's error answer (the `openai` client's APIError), or
+ * undefined for any other error. Needs no loading: an APIError exists only once the package is loaded.
+ */
+export function modelApiErrorStatus(err: unknown): number | undefined {
+  return openAiPackage && err instanceof openAiPackage.APIError && typeof err.status === 'number' ? err.status : undefined;
+}
 
 export interface EmbeddingsConfig {
   /** Unset: no embeddings endpoint; knowledge search is keyword only. */
@@ -70,7 +93,7 @@ export function normalise(vector: number[]): number[] {
 /** The embeddings client, or null when no endpoint is configured. */
 export function createEmbeddingsClient(config: EmbeddingsConfig, opts: { allowPrivateNetworks: boolean }): EmbeddingsClient | null {
   if (!config.baseUrl) return null;
-  const client = new OpenAI({
+  const client = lazyOpenAiClient({
     baseURL: config.baseUrl,
     // Local OpenAI-compatible servers often need no key; the client insists on one.
     apiKey: config.apiKey || 'unused',
@@ -82,7 +105,7 @@ export function createEmbeddingsClient(config: EmbeddingsConfig, opts: { allowPr
     model: config.model,
     async embed(texts, signal) {
       if (texts.length === 0) return [];
-      const res = await client.embeddings.create({ model: config.model, input: texts, encoding_format: 'float' }, { signal });
+      const res = await (await client()).embeddings.create({ model: config.model, input: texts, encoding_format: 'float' }, { signal });
       // By each item's index, not by position: the API may answer out of order. A missing index
       // must fail here (an array with a hole would pass `some`, which skips holes).
       const byIndex = new Map(res.data.map((item) => [item.index, item.embedding]));

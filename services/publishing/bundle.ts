@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowSchema, type Workflow } from '../../db/entities';
 import type { GraphEdge, GraphNode } from '../../engine/types';
-import { recordAudit } from '../kernel/audit';
+import { recordWorkspaceAudit } from '../kernel/audit';
 import { conflict, invalidInput } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
@@ -277,13 +277,10 @@ export async function importBundle(
       }
       for (const e of entries)
         if (pinned?.has(e.externalId)) await savePinnedData(tx, principal.workspaceId, e.externalId, pinned.get(e.externalId)!);
-      recordAudit(tx, principal, {
-        action: 'workflow.import_bundle',
-        severity: 'info',
-        workspaceId: principal.workspaceId,
-        targetType: 'workspace',
-        targetId: principal.workspaceId,
-        metadata: { created: bundle.created, updated: bundle.updated, unchanged: bundle.unchanged },
+      recordWorkspaceAudit(tx, principal, 'workflow.import_bundle', 'info', {
+        created: bundle.created,
+        updated: bundle.updated,
+        unchanged: bundle.unchanged,
       });
       await tx.flush();
       return out;

@@ -17,7 +17,7 @@ import type { WorkerHealthDeps } from '../workers/checks';
 import { clampWait } from '../workers/smokeTests';
 import { candidateVersionId, validateWorkflowGraph } from '../workflows/graph';
 import { importBundle, parsedExtflowBundle } from './bundle';
-import { recordAudit } from '../kernel/audit';
+import { recordWorkspaceAudit } from '../kernel/audit';
 import { convertExtflowBundle, extflowWorkflowsOf, type ExtflowBundle } from '../extflow/bundle';
 import { readBundlePath } from '../extflow/importDir';
 import { EXTERNAL_ID_PREFIX } from '../extflow/nodes/subworkflow';
@@ -212,14 +212,7 @@ export async function smokeTestExtflow(em: EntityManager, principal: WorkspacePr
     workflows.length === 0
       ? 'No imported workflows to test: import a bundle first.'
       : `${counts.passed} passed, ${counts.attention} need attention, ${counts.failed} failed (${useQueue ? 'live runs through the queue' : 'dry runs'}).`;
-  recordAudit(em, principal, {
-    action: 'workers.extflow_smoke_test',
-    severity: 'info',
-    workspaceId: principal.workspaceId,
-    targetType: 'workspace',
-    targetId: principal.workspaceId,
-    metadata: { status, ...counts },
-  });
+  recordWorkspaceAudit(em, principal, 'workers.extflow_smoke_test', 'info', { status, ...counts });
   await em.flush();
   return {
     outcome: status,
@@ -311,13 +304,9 @@ export async function importExtflowOriginals(
       row.updatedAt = new Date();
     }
   }
-  recordAudit(tx, principal, {
-    action: 'workers.extflow_import_originals',
-    severity: 'info',
-    workspaceId: principal.workspaceId,
-    targetType: 'workspace',
-    targetId: principal.workspaceId,
-    metadata: { imported: originals.length, relinked: relinked.length },
+  recordWorkspaceAudit(tx, principal, 'workers.extflow_import_originals', 'info', {
+    imported: originals.length,
+    relinked: relinked.length,
   });
   await tx.flush();
   return { importResult: { ...result, relinked }, doctor: await doctorOf(deps, em, principal, links) };

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import git from 'isomorphic-git';
+import { lazyModule } from '../kernel/lazyModule';
 
 /**
  * Git on a bare repository through isomorphic-git (no work tree, no hand-made objects): read
@@ -7,7 +7,11 @@ import git from 'isomorphic-git';
  */
 const AUTHOR = { name: 'Workflow service', email: 'workflows@localhost' };
 
+/** isomorphic-git, loaded with the first repository operation (services/kernel/lazyModule.ts). */
+export const loadGit = lazyModule(async () => (await import('isomorphic-git')).default);
+
 export async function resolveRef(gitdir: string, ref: string): Promise<string | null> {
+  const git = await loadGit();
   try {
     return await git.resolveRef({ fs, gitdir, ref: /^[0-9a-f]{40}$/.test(ref) ? ref : `refs/heads/${ref}` });
   } catch {
@@ -19,6 +23,7 @@ export async function resolveRef(gitdir: string, ref: string): Promise<string | 
 export async function readFileAt(gitdir: string, ref: string, filepath: string): Promise<{ commit: string; text: string } | null> {
   const commit = await resolveRef(gitdir, ref);
   if (!commit) return null;
+  const git = await loadGit();
   try {
     const { blob } = await git.readBlob({ fs, gitdir, oid: commit, filepath });
     return { commit, text: Buffer.from(blob).toString('utf8') };
@@ -30,6 +35,7 @@ export async function readFileAt(gitdir: string, ref: string, filepath: string):
 type Entry = { mode: string; path: string; oid: string; type: 'blob' | 'tree' | 'commit' };
 
 async function putPath(gitdir: string, treeOid: string | null, parts: string[], blobOid: string): Promise<string> {
+  const git = await loadGit();
   const entries: Entry[] = treeOid ? (await git.readTree({ fs, gitdir, oid: treeOid })).tree : [];
   const [head, ...rest] = parts;
   if (head === undefined) throw new Error('putPath needs a non-empty path');
@@ -54,6 +60,7 @@ export async function commitFileOnBranch(
 ): Promise<string> {
   const parent = await resolveRef(gitdir, baseBranch);
   if (!parent) throw new Error(`Branch "${baseBranch}" does not exist in the repository.`);
+  const git = await loadGit();
   const { commit } = await git.readCommit({ fs, gitdir, oid: parent });
   const blob = await git.writeBlob({ fs, gitdir, blob: Buffer.from(text, 'utf8') });
   const tree = await putPath(gitdir, commit.tree, filepath.split('/').filter(Boolean), blob);

@@ -8,7 +8,7 @@ import {
   type WorkflowReview,
   type WorkspaceRepository,
 } from '../../db/entities';
-import { recordAudit } from '../kernel/audit';
+import { recordAudit, recordWorkspaceAudit } from '../kernel/audit';
 import {
   assertCredentialDestination,
   credentialKeyring,
@@ -105,13 +105,7 @@ export async function setRepository(em: EntityManager, deps: RepositoryDeps, pri
     updatedAt: new Date(),
   };
   await em.upsert(WorkspaceRepositorySchema, data);
-  recordAudit(em, principal, {
-    action: 'workspace.repository.set',
-    severity: 'info',
-    workspaceId: principal.workspaceId,
-    targetType: 'workspace',
-    targetId: principal.workspaceId,
-  });
+  recordWorkspaceAudit(em, principal, 'workspace.repository.set', 'info');
   await em.flush();
   return view(data);
 }
@@ -189,13 +183,7 @@ async function withGit<T>(
 export async function deleteRepository(em: EntityManager, principal: WorkspacePrincipal): Promise<void> {
   const n = await em.nativeDelete(WorkspaceRepositorySchema, { workspaceId: principal.workspaceId });
   if (n === 0) throw notFound('No repository is configured.');
-  recordAudit(em, principal, {
-    action: 'workspace.repository.delete',
-    severity: 'warning',
-    workspaceId: principal.workspaceId,
-    targetType: 'workspace',
-    targetId: principal.workspaceId,
-  });
+  recordWorkspaceAudit(em, principal, 'workspace.repository.delete', 'warning');
   await em.flush();
 }
 

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import git, { type GitHttpRequest, type GitHttpResponse, type HttpClient } from 'isomorphic-git';
+import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { httpRequest, OutboundError } from '../kernel/outbound';
+import { loadGit } from './git';
 
 /**
  * Smart-HTTP Git remotes through isomorphic-git, with every request sent by `httpRequest`
@@ -99,6 +100,7 @@ const headersOf = (remote: GitRemote) => (remote.authorization ? { Authorization
 
 /** The branches of the remote (name → commit), by its advertised refs. */
 export async function listRemoteBranches(remote: GitRemote): Promise<Map<string, string>> {
+  const git = await loadGit();
   try {
     const refs = await git.listServerRefs({
       http: guardedGitHttp(remote),
@@ -121,6 +123,7 @@ export async function withRemoteCopy<T>(
   branches: string[],
   work: (gitdir: string, push: (branch: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
+  const git = await loadGit();
   const gitdir = await mkdtemp(path.join(os.tmpdir(), 'svc-git-remote-'));
   const http = guardedGitHttp(remote);
   const headers = headersOf(remote);

@@ -8,12 +8,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
 import robotsParser from 'robots-parser';
 import { ResearchSourceSchema, type ResearchSource, type ResearchSourceOutcome } from '../../db/entities';
 import { newId } from '../kernel/ids';
 import { httpRequest, OutboundError } from '../kernel/outbound';
+import { lazyModule } from '../kernel/lazyModule';
 import { toStorable } from '../kernel/storableText';
 import { htmlToText } from '../knowledge/extraction';
 import type { ResearchRunRef } from './runs';
@@ -109,7 +108,7 @@ export async function fetchResearchSource(em: EntityManager, deps: FetchDeps, in
     return record('failed', err.message);
   }
 
-  const page = extractPage(body.toString('utf8'), contentType, input.url);
+  const page = await extractPage(body.toString('utf8'), contentType, input.url);
   if (!page) return record('skipped', `Unsupported content type "${contentType || 'none'}" (HTML and plain text are read).`, body.length);
   const domains = new Set(input.domains);
   const links = [...new Set(page.links)].filter((l) => l !== input.url && domains.has(hostnameOf(l))).slice(0, MAX_LINKS_PER_PAGE);
@@ -217,11 +216,18 @@ interface ExtractedPage {
   links: string[];
 }
 
+/** linkedom and Readability, loaded with the first HTML page (services/kernel/lazyModule.ts). */
+const loadHtmlReader = lazyModule(async () => {
+  const [{ parseHTML }, { Readability }] = await Promise.all([import('linkedom'), import('@mozilla/readability')]);
+  return { parseHTML, Readability };
+});
+
 /** Title, readable text, canonical URL and links of an HTML or plain-text page; null for other content. */
-export function extractPage(body: string, contentType: string, url: string): ExtractedPage | null {
+export async function extractPage(body: string, contentType: string, url: string): Promise<ExtractedPage | null> {
   if (contentType === 'text/plain') return { title: null, text: tidy(body), canonicalUrl: null, links: [] };
   if (contentType !== 'text/html' && contentType !== 'application/xhtml+xml' && !(contentType === '' && /<html[\s>]/i.test(body)))
     return null;
+  const { parseHTML, Readability } = await loadHtmlReader();
   const { document } = parseHTML(body);
   const links: string[] = [];
   for (const a of document.querySelectorAll('a[href]')) {

@@ -12,9 +12,9 @@
  */
 import { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { SkillSchema, type Skill } from '../../db/entities';
+import { SkillSchema, type ReadyFileRef, type Skill } from '../../db/entities';
 import { invalidInput, notFound, conflict } from '../kernel/errors';
-import { readyFilesByIds } from '../files';
+import { readyFileRef, readyFilesByIds } from '../files';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { findUnstorableText } from '../kernel/storableText';
 import { discoverableBy, literalLike, SKILL_LIMITS } from './skills';
@@ -41,14 +41,7 @@ export const skillLoadRequestShape = z.strictObject({
 });
 export type SkillLoadRequest = z.infer<typeof skillLoadRequestShape>;
 
-export interface LoadedSkillFile {
-  id: string;
-  name: string;
-  mimeType: string;
-  sizeBytes: number;
-  sha256: string;
-  status: 'ready';
-}
+export type LoadedSkillFile = ReadyFileRef;
 
 export interface LoadedSkill {
   id: string;
@@ -102,7 +95,7 @@ export async function loadSkills(em: EntityManager, principal: WorkspacePrincipa
       version: skill.version,
       files: skill.fileIds.map((id) => {
         const f = files.get(id)!;
-        return { id: f.id, name: f.name, mimeType: f.mimeType, sizeBytes: f.sizeBytes, sha256: f.sha256, status: 'ready' };
+        return readyFileRef(f);
       }),
     };
   });

@@ -102,7 +102,7 @@ export async function callMcpTool(
   const wf = await em.findOne(WorkflowSchema, { id: tool.workflowId, workspaceId: authority.server.workspaceId });
   // tools/list leaves out tools whose workflow is trashed or gone; a call names none of them.
   if (!wf || wf.trashed) throw unknown();
-  checkToolArguments(tool.name, advertisedInputSchema(tool, wf), args);
+  await checkToolArguments(tool.name, advertisedInputSchema(tool, wf), args);
   const runnable = await runnableActiveVersion(em, wf);
   if (runnable.kind === 'refused') return { kind: 'failed', runId: null, error: runnable.reason };
   const run = await writeRunRow(em, {

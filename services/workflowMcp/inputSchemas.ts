@@ -1,8 +1,8 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Workflow, WorkflowMcpTool } from '../../db/entities';
 import { canonicalJson } from '../../engine/canonicalJson';
 import { internalFailure, invalidInput } from '../kernel/errors';
+import { lazyModule } from '../kernel/lazyModule';
 
 export type McpInputSchema = Record<string, unknown> & { type: 'object' };
 
@@ -18,6 +18,11 @@ export function advertisedInputSchema(tool: WorkflowMcpTool, workflow: Pick<Work
   return { ...schema, type: 'object' as const };
 }
 
+/** The MCP SDK's Ajv validator, loaded with the first schema to compile (services/kernel/lazyModule.ts). */
+const loadAjvValidator = lazyModule(
+  async () => (await import('@modelcontextprotocol/sdk/validation/ajv-provider.js')).AjvJsonSchemaValidator,
+);
+
 /** Compiled validators by canonical schema text, least recently used first. */
 const compiled = new Map<string, JsonSchemaValidator<unknown>>();
 /** Distinct schemas kept compiled; a busy server has a handful, a hostile one cannot grow the process. */
@@ -30,7 +35,7 @@ const MAX_COMPILED = 200;
  * whereas an evicted entry here takes its instance with it. Throws what Ajv throws for a schema
  * it cannot compile (an unknown type, a `$ref` that resolves nowhere).
  */
-function validatorFor(schema: McpInputSchema): JsonSchemaValidator<unknown> {
+async function validatorFor(schema: McpInputSchema): Promise<JsonSchemaValidator<unknown>> {
   const key = canonicalJson(schema);
   const hit = compiled.get(key);
   if (hit) {
@@ -38,6 +43,7 @@ function validatorFor(schema: McpInputSchema): JsonSchemaValidator<unknown> {
     compiled.set(key, hit);
     return hit;
   }
+  const AjvJsonSchemaValidator = await loadAjvValidator();
   const validator = new AjvJsonSchemaValidator().getValidator<unknown>(schema);
   compiled.set(key, validator);
   if (compiled.size > MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
@@ -53,10 +59,10 @@ const asArgumentsPath = (message: string) => message.replace(/(^|, )data(?=[/ ])
  * `arguments/who must be string`, in the message and in `details.errors`; `internal` when the
  * advertised schema itself cannot be compiled (the tool is broken, not the call).
  */
-export function checkToolArguments(toolName: string, schema: McpInputSchema, args: unknown): void {
+export async function checkToolArguments(toolName: string, schema: McpInputSchema, args: unknown): Promise<void> {
   let validate: JsonSchemaValidator<unknown>;
   try {
-    validate = validatorFor(schema);
+    validate = await validatorFor(schema);
   } catch (err) {
     throw internalFailure(`The input schema of tool "${toolName}" is not a valid JSON Schema: ${(err as Error).message}`);
   }
@@ -67,9 +73,9 @@ export function checkToolArguments(toolName: string, schema: McpInputSchema, arg
 }
 
 /** Refuses a declared input schema that cannot be compiled, when the server is stored rather than at each call. */
-export function requireCompilableSchema(schema: Record<string, unknown>, where: string): void {
+export async function requireCompilableSchema(schema: Record<string, unknown>, where: string): Promise<void> {
   try {
-    validatorFor({ ...schema, type: 'object' });
+    await validatorFor({ ...schema, type: 'object' });
   } catch (err) {
     throw invalidInput(`${where} is not a valid JSON Schema: ${(err as Error).message}`);
   }

@@ -50,11 +50,9 @@ export async function createMcpServer(
     id: { $in: input.tools.map((t) => t.workflowId) },
   });
   const byId = new Map(workflows.map((w) => [w.id, w]));
-  const tools: WorkflowMcpTool[] = input.tools.map((t, i) => {
+  const tools: WorkflowMcpTool[] = input.tools.map((t) => {
     const wf = byId.get(t.workflowId);
     if (!wf) throw invalidInput(`Workflow ${t.workflowId} is not a workflow of this workspace.`);
-    // Calls are checked against it, so a schema that cannot check anything is refused now.
-    if (t.inputSchema) requireCompilableSchema(t.inputSchema, `tools[${i}].inputSchema`);
     return {
       workflowId: wf.id,
       name: t.name ?? toolNameFor(wf.name),
@@ -62,6 +60,8 @@ export async function createMcpServer(
       inputSchema: t.inputSchema ?? null,
     };
   });
+  // Calls are checked against a declared schema, so one that cannot check anything is refused now.
+  for (const [i, t] of input.tools.entries()) if (t.inputSchema) await requireCompilableSchema(t.inputSchema, `tools[${i}].inputSchema`);
   const names = tools.map((t) => t.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw invalidInput(`Tool name "${dup}" is used twice; give the tools distinct names.`);

@@ -4,8 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { BlobNotFoundError, checkStorageKey, type ObjectBackend } from './backend';
+import { lazyModule } from '../lazyModule';
+
+/** The S3 SDK, loaded with the first blob operation (services/kernel/lazyModule.ts). */
+const loadS3Sdk = lazyModule(() => import('@aws-sdk/client-s3'));
 
 export interface S3BackendOptions {
   /** e.g. `https://s3.eu-central-1.amazonaws.com` or a MinIO / R2 / Ceph address; unset: AWS by region. */
@@ -26,7 +30,7 @@ export interface S3BackendOptions {
  * blobs carry their own authentication (segments.ts).
  */
 export function s3Backend(opts: S3BackendOptions): ObjectBackend {
-  const client = new S3Client({
+  const clientOptions: S3ClientConfig = {
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
     region: opts.region,
     forcePathStyle: opts.forcePathStyle,
@@ -34,10 +38,16 @@ export function s3Backend(opts: S3BackendOptions): ObjectBackend {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     maxAttempts: 3,
+  };
+  // The client is made with the first operation: a deployment on S3 that serves no file yet loads no SDK.
+  const sdk = lazyModule(async () => {
+    const { S3Client, PutObjectCommand, GetObjectCommand, DeleteObjectCommand } = await loadS3Sdk();
+    return { client: new S3Client(clientOptions), PutObjectCommand, GetObjectCommand, DeleteObjectCommand };
   });
   const Bucket = opts.bucket;
 
   async function putKnownLength(key: string, body: Readable, length: number): Promise<void> {
+    const { client, PutObjectCommand } = await sdk();
     await client.send(
       new PutObjectCommand({ Bucket, Key: key, Body: body, ContentLength: length, ContentType: 'application/octet-stream' }),
     );
@@ -59,6 +69,7 @@ export function s3Backend(opts: S3BackendOptions): ObjectBackend {
     },
     async getRange(key, start, end) {
       checkStorageKey(key);
+      const { client, GetObjectCommand } = await sdk();
       try {
         const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range: `bytes=${start}-${end}` }));
         const total = /\/(\d+)$/.exec(res.ContentRange ?? '')?.[1];
@@ -72,6 +83,7 @@ export function s3Backend(opts: S3BackendOptions): ObjectBackend {
     },
     async delete(key) {
       checkStorageKey(key);
+      const { client, DeleteObjectCommand } = await sdk();
       await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
     },
   };

@@ -9,11 +9,11 @@ test('normalizeResearchUrl keeps http(s) URLs without credentials, drops the fra
   expect(normalizeResearchUrl('not a url')).toBeNull();
 });
 
-test('extractPage reads the article, its title, canonical URL and links; navigation and scripts are left out', () => {
+test('extractPage reads the article, its title, canonical URL and links; navigation and scripts are left out', async () => {
   const html = `<!doctype html><html><head><title>Doc title</title><link rel="canonical" href="/canonical"><script>var secret = 1;</script></head>
     <body><nav><a href="/nav">Navigation menu</a></nav><article><h1>Article heading</h1>
     <p>${'Otters are semiaquatic mammals that eat fish. '.repeat(10)}</p><p>See <a href="/more#x">more</a> and <a href="https://other.example/">elsewhere</a>.</p></article></body></html>`;
-  const page = extractPage(html, 'text/html', 'https://example.com/page')!;
+  const page = (await extractPage(html, 'text/html', 'https://example.com/page'))!;
   expect(page.title).toBe('Doc title');
   expect(page.canonicalUrl).toBe('https://example.com/canonical');
   expect(page.links).toEqual(['https://example.com/nav', 'https://example.com/more', 'https://other.example/']);
@@ -22,12 +22,12 @@ test('extractPage reads the article, its title, canonical URL and links; navigat
   expect(page.text).not.toContain('Navigation menu');
 });
 
-test('plain text is kept (whitespace tidied); other content types are not read', () => {
-  expect(extractPage('a  b\r\n\n\n\nc', 'text/plain', 'https://example.com/')).toEqual({
+test('plain text is kept (whitespace tidied); other content types are not read', async () => {
+  expect(await extractPage('a  b\r\n\n\n\nc', 'text/plain', 'https://example.com/')).toEqual({
     title: null,
     text: 'a b\n\nc',
     canonicalUrl: null,
     links: [],
   });
-  expect(extractPage('%PDF', 'application/pdf', 'https://example.com/')).toBeNull();
+  expect(await extractPage('%PDF', 'application/pdf', 'https://example.com/')).toBeNull();
 });
