@@ -109,7 +109,7 @@ export const createWorkflowRoute = workflowRoute({
   responses: {
     201: {
       description:
-        'Created draft: `{ workflow, links, importReadiness? }`; with importBundleJson `{ bundle, workflows[] }` (each with importAction, importReadiness, bundleSubWorkflowStatus, links)',
+        "Created draft: `{ workflow, links, importReadiness? }`; with importBundleJson `{ bundle, files[], workflows[] }` (each workflow with importAction, importReadiness, bundleSubWorkflowStatus, links; files[] every workflow's fate)",
       schema: z.union([createdWorkflowSchema, importedBundleSchema]),
     },
     ...workflowErrors,
@@ -118,8 +118,11 @@ export const createWorkflowRoute = workflowRoute({
     if (body.importBundleJson !== undefined) {
       const { importBundleJson, ...rest } = body;
       if (Object.keys(rest).length > 0) throw invalidInput('importBundleJson cannot be combined with other fields.');
-      const { bundle, workflows } = await importBundle(ctx.state.em, principal, importBundleJson);
-      return { status: 201, body: { bundle, workflows: workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })) } };
+      const { bundle, files, workflows } = await importBundle(ctx.state.em, principal, importBundleJson);
+      return {
+        status: 201,
+        body: { bundle, files, workflows: workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })) },
+      };
     }
     const result = await createWorkflow(ctx.state.em, principal, body);
     return { status: 201, body: { ...result, links: workflowLinks(ctx, result.workflow.id) } };

@@ -148,12 +148,32 @@ export const bundleSummarySchema = z.strictObject({
   created: z.number().int(),
   updated: z.number().int(),
   unchanged: z.number().int(),
+  refused: z.number().int().describe("Workflows not imported (the external tool's bundles only; see files[])"),
 });
 
 const importActionSchema = z.enum(['created', 'updated', 'unchanged']);
 
+/** Every workflow's fate, in bundle order (not in the contract: docs/api/extflow.md). */
+export const bundleFilesSchema = z
+  .array(
+    z.strictObject({
+      index: z.number().int().describe("The workflow's position in the bundle"),
+      source: z.string().describe('Where it came from: `importBundleJson.workflows[2]`, or a file of a directory bundle'),
+      externalId: z.string().nullable(),
+      name: z.string().nullable(),
+      fate: z.enum(['created', 'updated', 'unchanged', 'refused']),
+      workflowId: z
+        .string()
+        .nullable()
+        .describe('The workflow written or left unchanged; for a refused one, the workflow it would have overwritten'),
+      reason: z.string().nullable().describe('Why it was refused'),
+    }),
+  )
+  .describe('Every workflow of the bundle and its fate: created, updated, unchanged, or refused with the reason');
+
 export const importedBundleSchema = z.strictObject({
   bundle: bundleSummarySchema,
+  files: bundleFilesSchema,
   workflows: z.array(
     z.strictObject({
       externalId: z.string(),
@@ -168,6 +188,7 @@ export const importedBundleSchema = z.strictObject({
 
 export const bundlePreviewSchema = z.strictObject({
   bundle: bundleSummarySchema,
+  files: bundleFilesSchema,
   workflows: z.array(
     z.strictObject({
       externalId: z.string(),

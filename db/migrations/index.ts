@@ -23,6 +23,7 @@ import { Migration20261123135000_jobs_gaps } from './Migration20261123135000_job
 import { Migration20261127160000_worker_heartbeats } from './Migration20261127160000_worker_heartbeats';
 import { Migration20261127200000_sign_in_counters } from './Migration20261127200000_sign_in_counters';
 import { Migration20261127201000_credential_destinations } from './Migration20261127201000_credential_destinations';
+import { Migration20261128090000_extflow_imports } from './Migration20261128090000_extflow_imports';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -53,4 +54,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127160000_worker_heartbeats', class: Migration20261127160000_worker_heartbeats },
   { name: 'Migration20261127200000_sign_in_counters', class: Migration20261127200000_sign_in_counters },
   { name: 'Migration20261127201000_credential_destinations', class: Migration20261127201000_credential_destinations },
+  { name: 'Migration20261128090000_extflow_imports', class: Migration20261128090000_extflow_imports },
 ];

@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, WorkspaceRepositorySchema, type Credential, type CredentialSource } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
 import type { CredentialSettings } from '../kernel/config';
-import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { conflict, invalidInput } from '../kernel/errors';
+import { findInWorkspace } from '../kernel/workspaceScope';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { SealedValueError, type Keyring } from '../kernel/secrets';
@@ -97,9 +98,7 @@ export async function listCredentials(
 
 /** One credential of the workspace; 404 for missing ids and for other workspaces' ids alike. */
 export async function loadCredential(em: EntityManager, workspaceId: string, id: string): Promise<Credential> {
-  const row = await em.findOne(CredentialSchema, { id });
-  if (!row || row.workspaceId !== workspaceId) throw notFound(CREDENTIAL_NOT_FOUND);
-  return row;
+  return findInWorkspace(em, CredentialSchema, workspaceId, id, CREDENTIAL_NOT_FOUND);
 }
 
 /**

@@ -4,7 +4,7 @@
  * converted into a repository artifact (services/workflows/artifact.ts) plus its conversion
  * report; services/publishing/bundle.ts imports them like any bundle (upsert by externalId).
  */
-import { invalidInput } from '../kernel/errors';
+import { DomainError, invalidInput } from '../kernel/errors';
 import { ARTIFACT_SCHEMA, type WorkflowArtifact } from '../workflows/artifact';
 import { convertExtflowWorkflow, looksLikeExtflow } from './convert';
 import type { ConversionReport } from './types';
@@ -12,15 +12,30 @@ import type { ConversionReport } from './types';
 export const MAX_EXTFLOW_BUNDLE_WORKFLOWS = 100;
 
 export interface ExtflowBundleEntry {
+  /** The workflow's position in the bundle, and where it came from (`importBundleJson.workflows[2]`, a file of a directory). */
+  index: number;
+  source: string;
   artifact: WorkflowArtifact;
   conversion: ConversionReport;
   /** Pinned data by our node id (kept on import for smoke-test dry runs). */
   pinned: Record<string, unknown>;
 }
 
+/** A workflow of a bundle that is not imported, and why (its fate in the import result). */
+export interface RefusedBundleFile {
+  index: number;
+  source: string;
+  externalId: string | null;
+  name: string | null;
+  reason: string;
+  /** `invalid` (its shape is unusable, or it repeats another file) or `conflict` (it would overwrite a workflow it does not own). */
+  code: 'invalid' | 'conflict';
+}
+
 export interface ExtflowBundle {
   name: string | null;
   entries: ExtflowBundleEntry[];
+  refused: RefusedBundleFile[];
 }
 
 /** The external tool's workflows of a parsed bundle value, or null when it is not one. */
@@ -36,12 +51,46 @@ export function extflowWorkflowsOf(parsed: unknown): { name: string | null; work
   return null;
 }
 
-/** Converts every workflow of a bundle; a workflow whose shape is unusable makes it a 400 (nothing imported). */
-export function convertExtflowBundle(bundle: { name: string | null; workflows: unknown[] }, label = 'importBundleJson'): ExtflowBundle {
+/**
+ * Converts every workflow of a bundle. A workflow whose shape is unusable, or that repeats an
+ * earlier one (same externalId: the same `id`, or the same content without one), is refused on
+ * its own with the reason; the others go on. `sources` names where each workflow came from
+ * (the files of a directory); by default `<label>.workflows[i]`.
+ */
+export function convertExtflowBundle(
+  bundle: { name: string | null; workflows: unknown[] },
+  label = 'importBundleJson',
+  sources?: string[],
+): ExtflowBundle {
   if (bundle.workflows.length > MAX_EXTFLOW_BUNDLE_WORKFLOWS)
     throw invalidInput(`${label} holds at most ${MAX_EXTFLOW_BUNDLE_WORKFLOWS} workflows.`);
-  const entries = bundle.workflows.map((w, i) => {
-    const converted = convertExtflowWorkflow(w, `${label}.workflows[${i}]`);
+  const entries: ExtflowBundleEntry[] = [];
+  const refused: RefusedBundleFile[] = [];
+  const sourceOf = new Map<string, string>();
+  bundle.workflows.forEach((w, index) => {
+    const source = sources?.[index] ?? `${label}.workflows[${index}]`;
+    let converted: ReturnType<typeof convertExtflowWorkflow>;
+    try {
+      converted = convertExtflowWorkflow(w, source);
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+      const name = w && typeof w === 'object' && typeof (w as { name?: unknown }).name === 'string' ? (w as { name: string }).name : null;
+      refused.push({ index, source, externalId: null, name, reason: err.message, code: 'invalid' });
+      return;
+    }
+    const first = sourceOf.get(converted.externalId);
+    if (first !== undefined) {
+      refused.push({
+        index,
+        source,
+        externalId: converted.externalId,
+        name: converted.name,
+        reason: `The same workflow as ${first} (externalId "${converted.externalId}"): it is imported once.`,
+        code: 'invalid',
+      });
+      return;
+    }
+    sourceOf.set(converted.externalId, source);
     const artifact: WorkflowArtifact = {
       schema: ARTIFACT_SCHEMA,
       externalId: converted.externalId,
@@ -51,7 +100,7 @@ export function convertExtflowBundle(bundle: { name: string | null; workflows: u
       edges: converted.edges,
       connections: converted.connections,
     };
-    return { artifact, conversion: converted.conversion, pinned: converted.pinned };
+    entries.push({ index, source, artifact, conversion: converted.conversion, pinned: converted.pinned });
   });
-  return { name: bundle.name, entries };
+  return { name: bundle.name, entries, refused };
 }

@@ -9,7 +9,9 @@
 import { pinnedDataOf } from './pinned';
 import { validateGraph } from '../../engine/validate';
 import type { GraphEdge, GraphNode } from '../../engine/types';
+import { canonicalJson } from '../../engine/canonicalJson';
 import { invalidInput } from '../kernel/errors';
+import { sha256Hex } from '../kernel/ids';
 import type { ExpressionScope } from './expressions';
 import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
@@ -21,6 +23,7 @@ import {
   type CredentialAlias,
   type ExtNode,
   type ExtWorkflow,
+  type ReadinessIssue,
   type SubworkflowRef,
   type UnsupportedItem,
 } from './types';
@@ -81,16 +84,34 @@ function checkShape(value: unknown, label: string): ExtWorkflow {
   return { ...(value as unknown as ExtWorkflow), connections: (value.connections ?? {}) as ExtWorkflow['connections'] };
 }
 
+/** Node fields that only place or label a node in the external tool's editor: not part of a workflow's identity. */
+const COSMETIC_NODE_FIELDS = new Set(['id', 'position', 'notes', 'notesInFlow', 'color']);
+
+/**
+ * The identity of an export without an `id`: a hash of its normalised nodes (sorted by name,
+ * without editor positions and node ids) and connections. Its name is not part of it, so two
+ * unrelated exports sharing a name never share an identity, and the same export imported twice
+ * (even renamed) is recognised. Caveat: any change of a node's parameters gives a new identity,
+ * so an edited id-less export imports as a new workflow rather than updating the old one.
+ */
+export function contentIdentity(wf: Pick<ExtWorkflow, 'nodes' | 'connections'>): string {
+  const nodes = [...wf.nodes]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((n) => Object.fromEntries(Object.entries(n).filter(([k]) => !COSMETIC_NODE_FIELDS.has(k))));
+  return `content-${sha256Hex(canonicalJson({ nodes, connections: wf.connections })).slice(0, 20)}`;
+}
+
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
   const wf = checkShape(value, label);
   const sourceWorkflowId = wf.id !== undefined && wf.id !== null && String(wf.id) !== '' ? String(wf.id) : null;
   const name = (wf.name ?? '').trim() || 'Imported workflow';
-  const externalId = externalIdFor(sourceWorkflowId ?? slug(name));
+  const externalId = externalIdFor(sourceWorkflowId ?? contentIdentity(wf));
   const timezone = typeof wf.settings?.timezone === 'string' && wf.settings.timezone !== 'DEFAULT' ? wf.settings.timezone : undefined;
 
   const unsupported: UnsupportedItem[] = [];
   const warnings: ConversionWarning[] = [];
+  const readinessIssues: ReadinessIssue[] = [];
   const credentials = new Map<string, CredentialAlias>();
   const subworkflows: SubworkflowRef[] = [];
   let translated = 0;
@@ -176,6 +197,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       connectedOutputs: new Set(conns.filter((c) => c.source === node.name).map((c) => c.output)),
       timezone,
       warn: (message) => warnings.push({ node: node.name, message }),
+      lossy: (kind, message) => readinessIssues.push({ node: node.name, kind, message }),
       credential: (extflowType, type) => {
         const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
         const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
@@ -338,11 +360,12 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       source: 'extflow',
       sourceWorkflowId,
       externalId,
-      ready: unsupported.length === 0 && report.valid,
+      ready: unsupported.length === 0 && readinessIssues.length === 0 && report.valid,
       nodeCount: nodes.length,
       mappedNodes: nodes.length - new Set(unsupported.filter((u) => u.nodeType !== '(connections)').map((u) => u.node)).size,
       translatedExpressions: translated,
       unsupported,
+      readinessIssues,
       warnings,
       credentials: [...credentials.values()],
       subworkflows,

@@ -39,8 +39,12 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-/** Reads a bundle from the import directory; answers the parsed value (a file) or `{ name, workflows }` (a directory). */
-export async function readBundlePath(importDir: string | undefined, bundlePath: string): Promise<unknown> {
+/**
+ * Reads a bundle from the import directory: the parsed value (a file), or `{ name, workflows }`
+ * (a directory) with `sources`, the file each workflow came from (`a.json`, or `a.json[1]` for
+ * the second workflow of a file holding an array).
+ */
+export async function readBundlePath(importDir: string | undefined, bundlePath: string): Promise<{ value: unknown; sources?: string[] }> {
   if (!importDir) throw invalidInput('Reading bundles from a path is not configured on this server; send importBundleJson instead.');
   if (
     bundlePath.trim() === '' ||
@@ -63,7 +67,7 @@ export async function readBundlePath(importDir: string | undefined, bundlePath: 
   const info = await stat(real);
   if (info.isFile()) {
     if (info.size > MAX_BUNDLE_FILE_BYTES) throw invalidInput(`The bundle file is larger than ${MAX_BUNDLE_FILE_BYTES} bytes.`);
-    return parseJson(await readFile(real, 'utf8'), 'The bundle file');
+    return { value: parseJson(await readFile(real, 'utf8'), 'The bundle file') };
   }
   if (!info.isDirectory()) throw invalidInput('bundlePath is neither a file nor a directory.');
   const names = (await readdir(real)).filter((n) => n.toLowerCase().endsWith('.json')).sort();
@@ -71,6 +75,7 @@ export async function readBundlePath(importDir: string | undefined, bundlePath: 
   if (names.length > MAX_EXTFLOW_BUNDLE_WORKFLOWS)
     throw invalidInput(`The bundle directory holds more than ${MAX_EXTFLOW_BUNDLE_WORKFLOWS} .json files.`);
   const workflows: unknown[] = [];
+  const sources: string[] = [];
   let total = 0;
   for (const name of names) {
     const entry = join(real, name);
@@ -82,8 +87,13 @@ export async function readBundlePath(importDir: string | undefined, bundlePath: 
     if (total > MAX_BUNDLE_FILE_BYTES)
       throw invalidInput(`The bundle directory's files are larger than ${MAX_BUNDLE_FILE_BYTES} bytes together.`);
     const value = parseJson(await readFile(file, 'utf8'), `${name}`);
-    if (Array.isArray(value)) workflows.push(...value);
-    else workflows.push(value);
+    if (Array.isArray(value)) {
+      workflows.push(...value);
+      sources.push(...value.map((_, i) => `${name}[${i}]`));
+    } else {
+      workflows.push(value);
+      sources.push(name);
+    }
   }
-  return { name: basename(real), workflows };
+  return { value: { name: basename(real), workflows }, sources };
 }

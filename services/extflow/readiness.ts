@@ -1,18 +1,27 @@
 /**
  * An imported workflow's readiness: the graph's validation report, with the conversion's
- * unsupported items and unresolved subworkflow references added as deploy blockers. The
+ * unsupported items, unresolved subworkflow references, missing credentials and readiness
+ * issues added as deploy blockers. The
  * workflow is stored as a draft; deploy refuses it while placeholders remain (their type is
  * unknown to validation) — the blockers here say why and what to do.
  */
 import type { GraphNode } from '../../engine/types';
 import type { ValidationResult } from '../workflows/graph';
-import type { ConversionReport } from './types';
+import type { ConversionReport, ReadinessIssue } from './types';
 
+/**
+ * `validation` with the conversion's findings added: each unsupported node, unresolved
+ * sub-workflow and readiness issue is a blocker, and any of them makes it not ready. With
+ * `credentialNames` (the workspace's credential names, lower case), every credential alias the
+ * workspace lacks is a `missingCredential` issue; without it credentials are not judged.
+ */
 export function withConversion(
   validation: ValidationResult,
   conversion: ConversionReport,
   unresolved: Array<{ node: string; reference: string }> = [],
+  credentialNames?: ReadonlySet<string>,
 ): ValidationResult {
+  const readinessIssues = [...conversion.readinessIssues, ...(credentialNames ? missingCredentials(conversion, credentialNames) : [])];
   const blockers = [
     ...validation.deploymentReadiness.blockers,
     ...conversion.unsupported.map((u) => `${u.node}: ${u.reason}. ${u.action}`),
@@ -20,13 +29,25 @@ export function withConversion(
       (r) =>
         `${r.node}: sub-workflow "${r.reference}" is not imported yet; import it (POST /api/v1/workers/extflow/subflows/import-originals) or include it in the bundle.`,
     ),
+    ...readinessIssues.map((i) => `${i.node}: ${i.message}`),
   ];
-  const ready = validation.report.valid && conversion.unsupported.length === 0 && unresolved.length === 0;
+  const ready = validation.report.valid && conversion.unsupported.length === 0 && unresolved.length === 0 && readinessIssues.length === 0;
   return {
     report: validation.report,
     deploymentReadiness: { ready: validation.deploymentReadiness.ready && ready, blockers: [...new Set(blockers)] },
-    conversion: { ...conversion, ready },
+    conversion: { ...conversion, readinessIssues, ready },
   };
+}
+
+/** A `missingCredential` issue for each alias of the conversion that names no credential of the workspace (names compared case-insensitively, as nodes resolve them). */
+function missingCredentials(conversion: ConversionReport, credentialNames: ReadonlySet<string>): ReadinessIssue[] {
+  return conversion.credentials
+    .filter((c) => !credentialNames.has(c.alias.trim().toLowerCase()))
+    .map((c) => ({
+      node: c.nodes.join(', '),
+      kind: 'missingCredential' as const,
+      message: `credential "${c.alias}" does not exist in this workspace; create it (POST /api/v1/credentials, type ${c.type ?? `matching "${c.extflowType}"`}) or bootstrap it from the environment (POST /api/v1/workers/extflow/credentials/bootstrap-from-env).`,
+    }));
 }
 
 /**

@@ -43,6 +43,7 @@ export type {
   ConversionWarning,
   CredentialAlias,
   PinnedDataItem,
+  ReadinessIssue,
   SubworkflowRef,
   UnsupportedItem,
 } from '../workflows/conversionReport';

@@ -16,6 +16,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { FileScanSchema, StoredFileSchema, UNSET_SHA256, type FileStatus, type ReadyFileRef, type StoredFile } from '../../db/entities';
 import { BlobSizeError, measureStream, type BlobStat, type BlobStore } from '../kernel/blobs';
 import { conflict, invalidInput, locked, notFound, tooLarge, unavailable } from '../kernel/errors';
+import { findInWorkspace } from '../kernel/workspaceScope';
 import { newId } from '../kernel/ids';
 import { decodeCursor, nextCursorOf } from '../kernel/pagination';
 import type { FilePurger } from '../kernel/ports';
@@ -63,9 +64,7 @@ export function readyFileRef(f: Pick<StoredFile, 'id' | 'name' | 'mimeType' | 's
 }
 
 async function findFile(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<StoredFile> {
-  const file = await em.findOne(StoredFileSchema, { id, workspaceId: principal.workspaceId });
-  if (!file) throw notFound(`File ${id} not found.`);
-  return file;
+  return findInWorkspace(em, StoredFileSchema, principal.workspaceId, id, `File ${id} not found.`);
 }
 
 export async function getFile(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<FileView> {

@@ -5,7 +5,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeBaseSchema, type KnowledgeBase } from '../../db/entities';
-import { conflict, notFound } from '../kernel/errors';
+import { conflict } from '../kernel/errors';
+import { findInWorkspace } from '../kernel/workspaceScope';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { DEFAULT_CHUNKING, type ChunkingSettings } from './chunking';
@@ -37,9 +38,7 @@ export const chunkingOf = (kb: KnowledgeBase): ChunkingSettings => ({
 
 /** The base `id` of the caller's workspace (trashed or not); another workspace's id is not found. */
 export async function findKnowledgeBase(em: EntityManager, workspaceId: string, id: string): Promise<KnowledgeBase> {
-  const kb = await em.findOne(KnowledgeBaseSchema, { id, workspaceId });
-  if (!kb) throw notFound(`Knowledge base ${id} not found.`);
-  return kb;
+  return findInWorkspace(em, KnowledgeBaseSchema, workspaceId, id, `Knowledge base ${id} not found.`);
 }
 
 /** The base `id`, which must not be trashed (adding documents). */

@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, type ConnectorProviderId, type KnowledgeConnector } from '../../db/entities';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
+import { findInWorkspace } from '../kernel/workspaceScope';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import type { KnowledgeSyncLauncher } from '../kernel/ports';
@@ -47,9 +48,7 @@ export function connectorView(c: KnowledgeConnector): ConnectorView {
 }
 
 export async function findConnector(em: EntityManager, workspaceId: string, id: string): Promise<KnowledgeConnector> {
-  const c = await em.findOne(KnowledgeConnectorSchema, { id, workspaceId });
-  if (!c) throw notFound(`Knowledge connector ${id} not found.`);
-  return c;
+  return findInWorkspace(em, KnowledgeConnectorSchema, workspaceId, id, `Knowledge connector ${id} not found.`);
 }
 
 /** Config must be an object with a non-empty `credentialId` string. */

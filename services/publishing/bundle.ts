@@ -7,12 +7,14 @@ import { conflict, invalidInput } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { checkArtifact, type ArtifactIssue, type WorkflowArtifact } from '../workflows/artifact';
-import { convertExtflowBundle, extflowWorkflowsOf } from '../extflow/bundle';
+import { convertExtflowBundle, extflowWorkflowsOf, type RefusedBundleFile } from '../extflow/bundle';
 import { awaitingSubworkflow, withConversion } from '../extflow/readiness';
 import { savePinnedData } from '../extflow/pinned';
+import { importProvenance, recordImportProvenance, type ImportProvenance } from '../extflow/store';
 import type { ConversionReport } from '../extflow/types';
 import { candidateVersionId, validateWorkflowGraph, type ValidationResult } from '../workflows/graph';
 import { viewOf, type WorkflowView } from '../workflows/views';
+import { credentialNamesOf } from './import';
 
 /**
  * Multi-workflow bundles: `importBundleJson` is `{ schema?, name?, workflows: [artifact…] }`
@@ -20,6 +22,10 @@ import { viewOf, type WorkflowView } from '../workflows/views';
  * inside the workspace; a subworkflow node's `config.workflowId` may name another entry's
  * externalId (rewritten to that workflow's id on import), a workspace workflow's externalId,
  * or a workspace workflow id. All-or-nothing: any invalid entry is a 400 and nothing is written.
+ *
+ * The external tool's bundles are judged per workflow instead: a workflow that is unusable,
+ * repeats another, or would overwrite a workflow it does not own (see `ownershipConflict`) is
+ * refused with its reason and the others are imported; `files` reports every workflow's fate.
  */
 export const BUNDLE_SCHEMA = 'workflow-bundle.v1';
 const MAX_BUNDLE_WORKFLOWS = 100;
@@ -38,7 +44,23 @@ export interface BundleSubWorkflowStatus {
   references: SubWorkflowReference[];
 }
 
+/** What became of one workflow of a bundle, in bundle order. */
+export interface BundleFileFate {
+  index: number;
+  /** Where it came from: `importBundleJson.workflows[2]`, or a file of a directory bundle. */
+  source: string;
+  externalId: string | null;
+  name: string | null;
+  fate: ImportAction | 'refused';
+  /** The workflow it created, updated or left unchanged (for a refused one: the workflow it would have overwritten, if any). */
+  workflowId: string | null;
+  /** Why it was refused; null otherwise. */
+  reason: string | null;
+}
+
 interface PlannedEntry {
+  index: number;
+  source: string;
   externalId: string;
   artifact: WorkflowArtifact;
   existing: Workflow | null;
@@ -51,8 +73,9 @@ interface PlannedEntry {
 }
 
 interface BundlePlan {
-  bundle: { name: string | null; workflowCount: number; created: number; updated: number; unchanged: number };
+  bundle: { name: string | null; workflowCount: number; created: number; updated: number; unchanged: number; refused: number };
   entries: PlannedEntry[];
+  refused: Array<RefusedBundleFile & { workflowId: string | null }>;
 }
 
 /** A bundle ready to plan: artifacts, and for the external tool's workflows their conversion reports (by externalId). */
@@ -62,6 +85,10 @@ export interface ParsedBundle {
   conversions?: Map<string, ConversionReport>;
   /** The external tool's pinned data, by externalId (stored on import for the extflow smoke test). */
   pinned?: Map<string, Record<string, unknown>>;
+  /** Each artifact's place in the bundle and where it came from (default: its index in `artifacts`). */
+  origins?: Array<{ index: number; source: string }>;
+  /** Workflows of the bundle refused before planning (the external tool's bundles only). */
+  refused?: RefusedBundleFile[];
 }
 
 function parseBundle(importBundleJson: string): ParsedBundle {
@@ -111,31 +138,80 @@ function parseBundle(importBundleJson: string): ParsedBundle {
   return { name: obj.name ?? null, artifacts };
 }
 
-/** The external tool's converted bundle as a parsed bundle (duplicate externalIds refused). */
-export function parsedExtflowBundle(bundle: ReturnType<typeof convertExtflowBundle>): ParsedBundle {
-  const seen = new Set<string>();
-  for (const e of bundle.entries) {
-    if (seen.has(e.artifact.externalId))
-      throw invalidInput(`The bundle holds workflow "${e.artifact.externalId}" more than once; nothing was imported.`);
-    seen.add(e.artifact.externalId);
-  }
+/** The external tool's converted bundle as a parsed bundle (its refused workflows carried along). */
+export function parsedExtflowBundle(
+  bundle: Pick<ReturnType<typeof convertExtflowBundle>, 'name' | 'entries'> & { refused?: RefusedBundleFile[] },
+): ParsedBundle {
   return {
     name: bundle.name,
     artifacts: bundle.entries.map((e) => e.artifact),
     conversions: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.conversion])),
     pinned: new Map(bundle.entries.map((e) => [e.artifact.externalId, e.pinned])),
+    origins: bundle.entries.map((e) => ({ index: e.index, source: e.source })),
+    refused: bundle.refused ?? [],
   };
 }
 
+/**
+ * Why an import of `externalId` may not overwrite `existing`, the workflow that carries it, or
+ * null when it may: the draft must be the one an import of that externalId wrote (recorded in
+ * `extflow_imports`). A workflow that got the externalId otherwise, or whose draft was edited
+ * since its import, is not overwritten. Caveat: a workflow imported before drafts were recorded
+ * (null draft version) is treated as owned, as imports did before.
+ */
+function ownershipConflict(existing: Workflow, provenance: ImportProvenance | undefined): string | null {
+  const what = `Workflow "${existing.name}" (${existing.id}) already carries externalId "${existing.externalId ?? ''}"`;
+  if (!provenance || provenance.workflow_id !== existing.id)
+    return `${what} but was not created by an import of it; nothing was overwritten. Trash that workflow to import this one, or import an export with another id.`;
+  if (provenance.draft_version_id !== null && provenance.draft_version_id !== candidateVersionId(existing))
+    return `${what} and its draft was changed since it was imported; nothing was overwritten. Trash that workflow, or replace its draft on purpose (PATCH /workflows/{id} with importJson).`;
+  return null;
+}
+
 async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInput: string | ParsedBundle): Promise<BundlePlan> {
-  const { name, artifacts, conversions } = typeof bundleInput === 'string' ? parseBundle(bundleInput) : bundleInput;
+  const parsed = typeof bundleInput === 'string' ? parseBundle(bundleInput) : bundleInput;
+  const { name, conversions } = parsed;
   const workspaceWorkflows = await em.find(WorkflowSchema, { workspaceId: principal.workspaceId, trashed: false });
   const byExternalId = new Map(workspaceWorkflows.filter((w) => w.externalId).map((w) => [w.externalId as string, w]));
   const byId = new Map(workspaceWorkflows.map((w) => [w.id, w]));
+  const origin = (i: number) => parsed.origins?.[i] ?? { index: i, source: `workflows[${i}]` };
+  const refused: BundlePlan['refused'] = (parsed.refused ?? []).map((r) => ({ ...r, workflowId: null }));
+  // The external tool's workflows overwrite only what an import of theirs wrote.
+  const overwritten = parsed.artifacts.filter((a) => conversions?.has(a.externalId) && byExternalId.has(a.externalId));
+  const provenance = new Map(
+    overwritten.length === 0
+      ? []
+      : (
+          await importProvenance(
+            em,
+            principal.workspaceId,
+            overwritten.map((a) => a.externalId),
+          )
+        ).map((p) => [p.external_id, p]),
+  );
+  const credentialNames = conversions && conversions.size > 0 ? await credentialNamesOf(em, principal.workspaceId) : undefined;
+  const accepted: Array<{ artifact: WorkflowArtifact; index: number; source: string }> = [];
+  parsed.artifacts.forEach((artifact, i) => {
+    const existing = byExternalId.get(artifact.externalId);
+    const reason =
+      existing && conversions?.has(artifact.externalId) ? ownershipConflict(existing, provenance.get(artifact.externalId)) : null;
+    if (reason && existing) {
+      refused.push({
+        ...origin(i),
+        externalId: artifact.externalId,
+        name: artifact.name,
+        reason,
+        code: 'conflict',
+        workflowId: existing.id,
+      });
+      return;
+    }
+    accepted.push({ artifact, ...origin(i) });
+  });
   // Ids first, so references between entries can be rewritten before readiness is computed.
-  const idFor = new Map(artifacts.map((a) => [a.externalId, byExternalId.get(a.externalId)?.id ?? newId('wf')]));
+  const idFor = new Map(accepted.map(({ artifact: a }) => [a.externalId, byExternalId.get(a.externalId)?.id ?? newId('wf')]));
 
-  const entries = artifacts.map((artifact): PlannedEntry => {
+  const entries = accepted.map(({ artifact, index, source }): PlannedEntry => {
     const existing = byExternalId.get(artifact.externalId) ?? null;
     const references: SubWorkflowReference[] = [];
     let nodes = artifact.nodes.map((node) => {
@@ -163,6 +239,7 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
         importReadiness,
         conversion,
         unresolved.map((r) => ({ node: nameOf(r.nodeId), reference: r.reference })),
+        credentialNames,
       );
     } else if (unresolved.length > 0) {
       importReadiness.deploymentReadiness = {
@@ -182,6 +259,8 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
       importAction = same ? 'unchanged' : 'updated';
     }
     return {
+      index,
+      source,
       externalId: artifact.externalId,
       artifact,
       existing,
@@ -194,17 +273,51 @@ async function plan(em: EntityManager, principal: WorkspacePrincipal, bundleInpu
     };
   });
   const count = (a: ImportAction) => entries.filter((e) => e.importAction === a).length;
+  refused.sort((a, b) => a.index - b.index);
   return {
-    bundle: { name, workflowCount: entries.length, created: count('created'), updated: count('updated'), unchanged: count('unchanged') },
+    bundle: {
+      name,
+      workflowCount: entries.length + refused.length,
+      created: count('created'),
+      updated: count('updated'),
+      unchanged: count('unchanged'),
+      refused: refused.length,
+    },
     entries,
+    refused,
   };
+}
+
+/** Every workflow's fate, in bundle order: the planned ones (with the workflow they wrote) and the refused ones. */
+function fatesOf(plan: BundlePlan, workflowIdOf: (e: PlannedEntry) => string | null): BundleFileFate[] {
+  const planned = plan.entries.map((e): BundleFileFate => ({
+    index: e.index,
+    source: e.source,
+    externalId: e.externalId,
+    name: e.artifact.name,
+    fate: e.importAction,
+    workflowId: workflowIdOf(e),
+    reason: null,
+  }));
+  const refused = plan.refused.map((r): BundleFileFate => ({
+    index: r.index,
+    source: r.source,
+    externalId: r.externalId,
+    name: r.name,
+    fate: 'refused',
+    workflowId: r.workflowId,
+    reason: r.reason,
+  }));
+  return [...planned, ...refused].sort((a, b) => a.index - b.index);
 }
 
 /** import-preview for bundles: the plan, nothing written. New workflows have `workflowId: null`. */
 export async function previewBundle(em: EntityManager, principal: WorkspacePrincipal, importBundleJson: string | ParsedBundle) {
-  const { bundle, entries } = await plan(em, principal, importBundleJson);
+  const planned = await plan(em, principal, importBundleJson);
+  const { bundle, entries } = planned;
   return {
     bundle,
+    files: fatesOf(planned, (e) => e.existing?.id ?? null),
     workflows: entries.map((e) => ({
       externalId: e.externalId,
       name: e.artifact.name,
@@ -228,15 +341,30 @@ export interface ImportedBundleWorkflow {
 /**
  * Imports a bundle in one transaction. Created workflows are drafts; updated ones get the
  * artifact as their draft (candidate) and keep their status and active version, so a deployed
- * workflow keeps serving until it is deployed again; unchanged ones are not touched.
+ * workflow keeps serving until it is deployed again; unchanged ones are not touched. For the
+ * external tool's workflows the draft written is recorded as owned by the import. When every
+ * workflow is refused nothing is written and the import fails: a conflict (409) when one would
+ * have overwritten a workflow it does not own, else invalid (400), with `details.files`.
  */
 export async function importBundle(
   em: EntityManager,
   principal: WorkspacePrincipal,
   importBundleJson: string | ParsedBundle,
-): Promise<{ bundle: BundlePlan['bundle']; workflows: ImportedBundleWorkflow[] }> {
+): Promise<{ bundle: BundlePlan['bundle']; files: BundleFileFate[]; workflows: ImportedBundleWorkflow[] }> {
   const parsed = typeof importBundleJson === 'string' ? parseBundle(importBundleJson) : importBundleJson;
-  const { bundle, entries } = await plan(em, principal, parsed);
+  const planned = await plan(em, principal, parsed);
+  const { bundle, entries } = planned;
+  if (entries.length === 0) {
+    const files = fatesOf(planned, () => null);
+    const conflicted = planned.refused.find((r) => r.code === 'conflict');
+    const first = conflicted ?? planned.refused.at(0);
+    const message = first ? `${first.source}: ${first.reason}` : 'The bundle holds no workflow.';
+    throw conflicted
+      ? conflict(`Nothing was imported. ${message}`, { details: { files } })
+      : invalidInput(planned.refused.length === 1 ? (first?.reason ?? message) : `Nothing was imported. ${message}`, {
+          details: { files },
+        });
+  }
   const pinned = parsed.pinned;
   const rows = await em
     .transactional(async (tx) => {
@@ -277,10 +405,20 @@ export async function importBundle(
       }
       for (const e of entries)
         if (pinned?.has(e.externalId)) await savePinnedData(tx, principal.workspaceId, e.externalId, pinned.get(e.externalId)!);
+      for (const e of entries)
+        if (parsed.conversions?.has(e.externalId))
+          await recordImportProvenance(
+            tx,
+            principal.workspaceId,
+            e.externalId,
+            e.workflowId,
+            candidateVersionId({ nodes: e.nodes, edges: e.edges }),
+          );
       recordWorkspaceAudit(tx, principal, 'workflow.import_bundle', 'info', {
         created: bundle.created,
         updated: bundle.updated,
         unchanged: bundle.unchanged,
+        refused: bundle.refused,
       });
       await tx.flush();
       return out;
@@ -301,5 +439,5 @@ export async function importBundle(
       bundleSubWorkflowStatus: e.bundleSubWorkflowStatus,
     });
   }
-  return { bundle, workflows };
+  return { bundle, files: fatesOf(planned, (e) => e.workflowId), workflows };
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { savePinnedData } from '../extflow/pinned';
+import { recordImportProvenance } from '../extflow/store';
 import { WorkflowSchema, WorkflowVersionSchema, type WorkflowStatus } from '../../db/entities';
 import { findTemplate } from '../../engine/templates';
 import type { GraphEdge, GraphNode } from '../../engine/types';
@@ -11,8 +12,8 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { deployLoaded, type DeployDeps, type Deployment } from './deploy';
 import { syncProductionWithWorkflow } from '../destinations/production';
 import { removeAllTargetSchedules } from '../destinations/schedules';
-import type { ValidationResult } from '../workflows/graph';
-import { externalIdsOf, parseImportJson } from './import';
+import { candidateVersionId, type ValidationResult } from '../workflows/graph';
+import { credentialNamesOf, externalIdsOf, parseImportJson } from './import';
 import { loadWorkflow, viewOf, workflowView, type WorkflowView } from '../workflows/views';
 
 export interface CreateWorkflowInput {
@@ -67,7 +68,7 @@ export async function createWorkflow(
     sourceWorkflowId = source.id;
   } else if (input.importJson !== undefined) {
     const externalIds = await externalIdsOf(em, principal.workspaceId);
-    const imported = parseImportJson(input.importJson, externalIds);
+    const imported = parseImportJson(input.importJson, externalIds, await credentialNamesOf(em, principal.workspaceId));
     base = {
       name: imported.graph.name ?? 'Imported workflow',
       description: imported.graph.description ?? '',
@@ -113,6 +114,8 @@ export async function createWorkflow(
   });
   await em.flush();
   if (externalId && pinned) await savePinnedData(em, principal.workspaceId, externalId, pinned);
+  // The draft an import wrote: a later bundle import of the same externalId may update it while it stays so.
+  if (externalId) await recordImportProvenance(em, principal.workspaceId, externalId, wf.id, candidateVersionId(wf));
   return { workflow: workflowView(wf, null), ...(importReadiness ? { importReadiness } : {}) };
 }
 
@@ -160,7 +163,11 @@ export async function updateWorkflow(
   if (patch.nodes !== undefined) wf.nodes = patch.nodes;
   if (patch.edges !== undefined) wf.edges = patch.edges;
   if (patch.importJson !== undefined) {
-    const imported = parseImportJson(patch.importJson, await externalIdsOf(em, principal.workspaceId));
+    const imported = parseImportJson(
+      patch.importJson,
+      await externalIdsOf(em, principal.workspaceId),
+      await credentialNamesOf(em, principal.workspaceId),
+    );
     wf.nodes = imported.graph.nodes;
     wf.edges = imported.graph.edges;
     if (imported.graph.name) wf.name = imported.graph.name;

@@ -23,6 +23,7 @@ import { readBundlePath } from '../extflow/importDir';
 import { EXTERNAL_ID_PREFIX } from '../extflow/nodes/subworkflow';
 import { AWAITING_SUBWORKFLOW_TYPE, linkedSubworkflow } from '../extflow/readiness';
 import { applyPinnedData, loadPinnedData, pinnedNodeIds } from '../extflow/pinned';
+import { advanceImportProvenance } from '../extflow/store';
 
 export interface ExtflowDeps extends WorkerHealthDeps {
   importDir: string | undefined;
@@ -47,7 +48,8 @@ export async function loadExtflowBundle(
   if (key === undefined) throw invalidInput(`${allowed.join(' or ')} is required.`);
   if (given.length > 1) throw invalidInput(`Give one of ${allowed.join(', ')}, not several.`);
   let value: unknown;
-  if (key === 'bundlePath') value = await readBundlePath(importDir, source.bundlePath!);
+  let sources: string[] | undefined;
+  if (key === 'bundlePath') ({ value, sources } = await readBundlePath(importDir, source.bundlePath!));
   else {
     try {
       value = JSON.parse(source[key]!);
@@ -57,7 +59,7 @@ export async function loadExtflowBundle(
   }
   const workflows = extflowWorkflowsOf(value);
   if (!workflows) throw invalidInput(`${key} is not an export of the external workflow tool (workflows with nodes and connections).`);
-  return convertExtflowBundle(workflows, key);
+  return convertExtflowBundle(workflows, key, sources);
 }
 
 async function doctorOf(deps: ExtflowDeps, em: EntityManager, principal: WorkspacePrincipal, links: DoctorLinks) {
@@ -300,8 +302,11 @@ export async function importExtflowOriginals(
     });
     if (changed) {
       const row = await tx.findOneOrFail(WorkflowSchema, { id: wf.id });
+      const before = candidateVersionId(row);
       row.nodes = nodes;
       row.updatedAt = new Date();
+      // Linking is the import's own change: a draft the import owned stays owned.
+      await advanceImportProvenance(tx, principal.workspaceId, wf.id, before, candidateVersionId(row));
     }
   }
   recordWorkspaceAudit(tx, principal, 'workers.extflow_import_originals', 'info', {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowSchema } from '../../db/entities';
+import { CredentialSchema, WorkflowSchema } from '../../db/entities';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { deploymentReadiness, validateGraph } from '../../engine/validate';
 import type { GraphEdge, GraphNode, WorkflowGraph } from '../../engine/types';
@@ -21,9 +21,14 @@ export interface ImportResult {
  * Parses `importJson`: our portable shape, or the external tool's export (nodes with
  * `parameters`/`typeVersion` and a `connections` map), which services/extflow converts; its
  * subworkflow references are linked through `externalIds` (externalId → workflow id of the
- * workspace). Nothing is written.
+ * workspace) and its credential aliases judged against `credentialNames` (see withConversion).
+ * Nothing is written.
  */
-export function parseImportJson(importJson: string, externalIds: ReadonlyMap<string, string> = new Map()): ImportResult {
+export function parseImportJson(
+  importJson: string,
+  externalIds: ReadonlyMap<string, string> = new Map(),
+  credentialNames?: ReadonlySet<string>,
+): ImportResult {
   let parsed: unknown;
   try {
     parsed = JSON.parse(importJson);
@@ -39,7 +44,7 @@ export function parseImportJson(importJson: string, externalIds: ReadonlyMap<str
     const graph = { nodes, edges: converted.edges };
     return {
       graph: { ...graph, name: converted.name, description: converted.description },
-      importReadiness: withConversion(validateWorkflowGraph(graph), converted.conversion, unresolved),
+      importReadiness: withConversion(validateWorkflowGraph(graph), converted.conversion, unresolved, credentialNames),
       externalId: converted.externalId,
       pinned: converted.pinned,
     };
@@ -63,10 +68,14 @@ export function parseImportJson(importJson: string, externalIds: ReadonlyMap<str
  * What the import-preview endpoint shows: the workflow an import would create and its
  * readiness. Bundles (several workflows) are previewed by bundle.ts `previewBundle`.
  */
-export function previewImport(input: { importJson?: string; importBundleJson?: string }, externalIds?: ReadonlyMap<string, string>) {
+export function previewImport(
+  input: { importJson?: string; importBundleJson?: string },
+  externalIds?: ReadonlyMap<string, string>,
+  credentialNames?: ReadonlySet<string>,
+) {
   if (input.importBundleJson !== undefined) throw invalidInput('Give either importJson or importBundleJson, not both.');
   if (input.importJson === undefined) throw invalidInput('importJson or importBundleJson is required.');
-  const { graph, importReadiness } = parseImportJson(input.importJson, externalIds);
+  const { graph, importReadiness } = parseImportJson(input.importJson, externalIds, credentialNames);
   return {
     preview: { name: graph.name ?? 'Imported workflow', description: graph.description ?? '', nodes: graph.nodes, edges: graph.edges },
     importReadiness,
@@ -86,5 +95,11 @@ export async function previewImportIn(
   principal: WorkspacePrincipal,
   input: { importJson?: string; importBundleJson?: string },
 ) {
-  return previewImport(input, await externalIdsOf(em, principal.workspaceId));
+  return previewImport(input, await externalIdsOf(em, principal.workspaceId), await credentialNamesOf(em, principal.workspaceId));
+}
+
+/** The names of the workspace's credentials in lower case: what an imported node's credential alias must name. */
+export async function credentialNamesOf(em: EntityManager, workspaceId: string): Promise<Set<string>> {
+  const rows = await em.find(CredentialSchema, { workspaceId }, { fields: ['name'] });
+  return new Set(rows.map((c) => c.name.trim().toLowerCase()));
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunLogSchema, RunSchema, RunStepSchema, type Run, type RunLog, type RunStatus, type RunStep } from '../../db/entities';
 import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
 import { forbidden, notFound } from '../kernel/errors';
+import { findInWorkspace } from '../kernel/workspaceScope';
 import { projectionFor, type Principal, type WorkspacePrincipal } from '../kernel/principal';
 import { projectFor, RUN_RESTRICTED_FIELDS, RUN_UNLISTED_RESTRICTED_FIELDS } from '../kernel/redaction';
 
@@ -144,9 +145,7 @@ export async function presentRuns(
 
 /** A run of the principal's workspace; 404 for missing and foreign runs alike. */
 export async function loadRun(em: EntityManager, principal: WorkspacePrincipal, id: string): Promise<Run> {
-  const run = await em.findOne(RunSchema, { id, workspaceId: principal.workspaceId });
-  if (!run) throw notFound(RUN_NOT_FOUND);
-  return run;
+  return findInWorkspace(em, RunSchema, principal.workspaceId, id, RUN_NOT_FOUND);
 }
 
 export type RunValueField = 'input' | 'output';

@@ -14,6 +14,18 @@ export interface UnsupportedItem {
   action: string;
 }
 
+/**
+ * Why a converted workflow is not ready although every node mapped: a credential the workspace
+ * lacks, an option of a node that is not carried over, or a conversion that does not keep the
+ * external tool's meaning in every case. Each is also a deploy-readiness blocker; unlike an
+ * unsupported node it leaves no placeholder, so deploy does not refuse the graph.
+ */
+export interface ReadinessIssue {
+  node: string;
+  kind: 'missingCredential' | 'unsupportedOption' | 'lossyConversion';
+  message: string;
+}
+
 export interface ConversionWarning {
   node: string;
   message: string;
@@ -45,6 +57,8 @@ export interface ConversionReport {
   mappedNodes: number;
   translatedExpressions: number;
   unsupported: UnsupportedItem[];
+  /** What keeps the workflow from being ready besides unsupported nodes (each named). */
+  readinessIssues: ReadinessIssue[];
   warnings: ConversionWarning[];
   credentials: CredentialAlias[];
   subworkflows: SubworkflowRef[];

@@ -22,6 +22,11 @@ export interface MapContext {
   /** The workflow's time zone (settings.timezone), when it has one. */
   timezone: string | undefined;
   warn(message: string): void;
+  /**
+   * Names something the conversion leaves out (`unsupportedOption`) or does not keep exactly
+   * (`lossyConversion`): the workflow is not ready, though the node maps.
+   */
+  lossy(kind: 'unsupportedOption' | 'lossyConversion', message: string): void;
   /** Registers the credential the node uses under its alias (its name in the export) and returns the alias. */
   credential(extflowType: string, type: string | null): string;
   /** Registers a subworkflow reference (an externalId). */

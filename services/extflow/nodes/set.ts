@@ -1,7 +1,9 @@
 /**
  * Set / Edit Fields → transform. Manual mapping (v3.3+ `assignments`, v3.0–3.2 `fields`, v1–2
  * typed `values`) becomes a JSONata object constructor, merged over the input when other fields
- * are kept; raw mode's JSON becomes the object itself.
+ * are kept; raw mode's JSON becomes the object itself. v3+ fields of type number, boolean,
+ * object or array given by an expression are converted at run time, as the external tool does:
+ * a transform `<id>__fields` then a code node `<id>` (typedFieldsCode).
  */
 import { jsonLiteral, toJsonata, type ExpressionScope } from '../expressions';
 import { Unsupported } from '../types';
@@ -100,16 +102,87 @@ function rawJson(p: Record<string, unknown>, scope: ExpressionScope): string {
   }
 }
 
+/** Field types whose expression results the external tool converts at run time (Set v3+). */
+const RUNTIME_TYPES = new Set(['number', 'boolean', 'object', 'array']);
+
+/**
+ * The run-time half of Set v3+ typed fields: the external tool converts an expression's result
+ * to the field's type (`"42"` → 42, `"true"`/`"1"` → true, a JSON text → the object or array)
+ * and fails the node with `'<name>' expects a <type> but we got <value>` when it cannot (unless
+ * "ignore type conversion errors" is on, which keeps the value). JSONata has no JSON parser, so
+ * a code node does it on the transform's `{ input?, fields }`, then merges as the transform would.
+ */
+function typedFieldsCode(typed: Array<{ path: string[]; type: string; name: string }>, keepAll: boolean, lenient: boolean): string {
+  const header = `const typed = ${JSON.stringify(typed)};\nconst lenient = ${String(lenient)};\n`;
+  const footer = keepAll ? 'return Object.assign({}, input.input, fields);' : 'return fields;';
+  return header + TYPED_FIELDS_BODY + footer;
+}
+
+/** What typedFieldsCode runs between its `typed` list and its return (the external tool's rules of type conversion). */
+const TYPED_FIELDS_BODY = String.raw`const describe = (v) =>
+  typeof v === 'object' ? (v === null ? "'null'" : Array.isArray(v) ? 'array' : 'object') : "'" + String(v) + "'";
+const parse = (text, quotes) => {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (!quotes) throw e;
+    return JSON.parse(text.replace(/'/g, '"'));
+  }
+};
+const coerce = (v, type) => {
+  if (type === 'number') {
+    if (Number.isNaN(Number(v))) throw new Error('not a number');
+    return Number(v);
+  }
+  if (type === 'boolean') {
+    if (typeof v === 'boolean') return v;
+    if (typeof v === 'string' && ['true', 'false'].includes(v.toLowerCase())) return v.toLowerCase() === 'true';
+    if (!(typeof v === 'string' && v.trim() === '')) {
+      const n = Number(v);
+      if (n === 0) return false;
+      if (n === 1) return true;
+    }
+    throw new Error('not a boolean');
+  }
+  if (type === 'object') {
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v;
+    const o = parse(String(v), false);
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('not an object');
+    return o;
+  }
+  if (Array.isArray(v)) return v;
+  const a = parse(String(v), true);
+  if (!Array.isArray(a)) throw new Error('not an array');
+  return a;
+};
+const fields = input.fields;
+for (const { path, type, name } of typed) {
+  let parent = fields;
+  for (const k of path.slice(0, -1)) parent = parent[k];
+  const key = path[path.length - 1];
+  const value = parent[key];
+  if (value === null || value === undefined) continue;
+  try {
+    parent[key] = coerce(value, type);
+  } catch {
+    if (!lenient) throw new Error("'" + name + "' expects a " + type + ' but we got ' + describe(value));
+  }
+}
+`;
+
 export const setNode: Mapper = (ctx) => {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
   let object: string;
+  const typed: Array<{ path: string[]; type: string; name: string }> = [];
   if (p.mode === 'raw') object = rawJson(p, ctx.scope);
   else {
     const dotNotation = options.dotNotation !== false;
     const entries = assignmentsOf(p, ctx.version).map((a): [string[], string] => {
       if (!a.name) throw new Unsupported('a field without a name', 'Name the field.');
       const path = dotNotation ? a.name.split('.') : [a.name];
+      if (ctx.version >= 3 && RUNTIME_TYPES.has(a.type) && typeof a.value === 'string' && a.value.startsWith('='))
+        typed.push({ path, type: a.type, name: a.name });
       return [path, toJsonata(convert(a.value, a.type), ctx.scope)];
     });
     object = objectOf(entries);
@@ -120,8 +193,19 @@ export const setNode: Mapper = (ctx) => {
     throw new Unsupported('keeping only selected input fields', 'Keep all or none, or pick fields in a transform expression.');
   }
   const keepAll = ctx.version >= 3 ? p.includeOtherFields === true : p.keepOnlySet !== true;
-  const expression = keepAll ? `$merge([$, ${object}])` : object;
   if (keepAll && /\{"[^"]*": \{/.test(object))
     ctx.warn("Kept input fields are merged at the top level: a nested object set here replaces the input's object of that name.");
+  if (typed.length > 0) {
+    // Typed fields given by expressions: the transform computes them, a code node converts them to their types.
+    const fieldsId = `${ctx.id}__fields`;
+    const source = typedFieldsCode(typed, keepAll, options.ignoreConversionErrors === true);
+    return {
+      nodes: [
+        ourNode(ctx, fieldsId, 'transform', { expression: keepAll ? `{"input": $, "fields": ${object}}` : `{"fields": ${object}}` }, 1),
+        ourNode(ctx, ctx.id, 'code', { source }),
+      ],
+    };
+  }
+  const expression = keepAll ? `$merge([$, ${object}])` : object;
   return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression })] };
 };

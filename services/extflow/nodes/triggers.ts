@@ -1,4 +1,7 @@
-/** Triggers: Manual / Start / sub-workflow trigger → start; Webhook → webhook; Schedule Trigger → schedule. */
+/**
+ * Triggers: Manual / Start → start + a transform giving `{}` for a run without input;
+ * sub-workflow trigger → start; Webhook → webhook; Schedule Trigger → schedule.
+ */
 import { Unsupported } from '../types';
 import { isRecord, ourNode, type Mapper } from './context';
 
@@ -10,8 +13,17 @@ export const manualTrigger: Mapper = (ctx) => {
   ) {
     ctx.warn("The declared sub-workflow inputs are not enforced: the start node passes the caller's input through.");
   }
-  return { nodes: [ourNode(ctx, ctx.id, 'start', {})] };
+  if (ctx.node.type.endsWith('executeWorkflowTrigger')) return { nodes: [ourNode(ctx, ctx.id, 'start', {})] };
+  // The external tool's manual trigger emits one empty item: a run started without input passes `{}` on, not null.
+  const itemId = `${ctx.id}__item`;
+  return {
+    nodes: [ourNode(ctx, ctx.id, 'start', {}), ourNode(ctx, itemId, 'transform', { expression: MANUAL_ITEM }, 1)],
+    output: (i) => (i === 0 ? { source: itemId } : null),
+  };
 };
+
+/** The run's input, or the manual trigger's empty item when the run was started without one. */
+const MANUAL_ITEM = '$exists($) and $type($) != "null" ? $ : {}';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -28,7 +40,8 @@ export const webhook: Mapper = (ctx) => {
     throw new Unsupported('a webhook answering several methods', 'Split it into one webhook per method.');
   const mode = ctx.params.responseMode ?? 'onReceived';
   if (mode === 'lastNode')
-    ctx.warn(
+    ctx.lossy(
+      'unsupportedOption',
       '"Respond when last node finishes" is not mapped: add a response node at the end to reply with data; without one the caller gets 202 accepted.',
     );
   else if (mode === 'onReceived') ctx.warn('The caller gets 202 accepted (with the run id) instead of "Workflow was started".');
@@ -37,12 +50,31 @@ export const webhook: Mapper = (ctx) => {
   const options = isRecord(ctx.params.options) ? ctx.params.options : {};
   if (options.rawBody || options.binaryData || options.binaryPropertyName)
     throw new Unsupported('binary or raw webhook bodies', 'Receive JSON bodies instead.');
+  for (const [option, value] of Object.entries(options)) {
+    if (value === undefined || value === null || value === false || value === '' || !(option in WEBHOOK_OPTIONS)) continue;
+    // With a response node, the response options are hidden in the external tool and unused.
+    if (mode === 'responseNode' && /^(response|noResponseBody)/.test(option)) continue;
+    ctx.lossy('unsupportedOption', `the webhook option "${option}" (${JSON.stringify(value)}) is dropped: ${WEBHOOK_OPTIONS[option]}.`);
+  }
   const triggerId = `${ctx.id}__trigger`;
   const item =
     '{"headers": _webhook.headers, "params": {}, "query": _webhook.query, "body": _webhook.method in ["GET", "HEAD"] ? {} : (_webhook.bodyWrapped = true ? body : $sift($, function($v, $k) { $k != "_webhook" }))}';
   return {
     nodes: [ourNode(ctx, triggerId, 'webhook', { method }, 1), ourNode(ctx, ctx.id, 'transform', { expression: item })],
   };
+};
+
+/** Webhook options that change what the caller gets or who may call, and are not carried over: what happens instead. */
+const WEBHOOK_OPTIONS: Record<string, string> = {
+  responseData: 'the caller gets 202 accepted with the run id, not this response',
+  responseCode: 'the caller gets 202 accepted (or what a response node sends)',
+  responseHeaders: 'the answer carries no custom headers (a response node can set them)',
+  responseContentType: 'the answer is JSON (a response node can set the content type)',
+  responsePropertyName: 'a response node decides what is answered',
+  noResponseBody: 'the answer has a body',
+  ipWhitelist: 'calls are not filtered by IP address (the invoke URL carries its own secret)',
+  allowedOrigins: 'cross-origin calls are not filtered',
+  ignoreBots: 'calls from bots are not ignored',
 };
 
 const num = (v: unknown, d: number) =>

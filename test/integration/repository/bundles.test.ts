@@ -121,7 +121,7 @@ describe('importBundleJson', () => {
   test('creates, then upserts by externalId: unchanged and updated; references resolve in the bundle', async () => {
     const first = await importBundle({ importBundleJson: bundle([artifact('parent', { subworkflow: 'child' }), artifact('child')]) });
     expect(first.status).toBe(201);
-    expect(first.body.bundle).toEqual({ name: 'Team flows', workflowCount: 2, created: 2, updated: 0, unchanged: 0 });
+    expect(first.body.bundle).toEqual({ name: 'Team flows', workflowCount: 2, created: 2, updated: 0, unchanged: 0, refused: 0 });
     const [parent, child] = first.body.workflows;
     expect(parent.importAction).toBe('created');
     expect(parent.links.self).toBe(`${stack.app.url}${WF}/${parent.workflow.id}`);

@@ -1,0 +1,26 @@
+import type { EntityName, FilterQuery, FindOneOptions } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { notFound } from './errors';
+
+/**
+ * The row `id` of workspace `workspaceId`, or a `not_found` error with `message`.
+ *
+ * The one rule every id route follows: another workspace's id answers exactly as a missing id
+ * does, so a caller cannot learn which ids exist elsewhere. The workspace is part of the query
+ * (not checked after loading), so a foreign row never enters the caller's identity map.
+ * `extra` narrows further (e.g. `{ trashed: false }`); `options` passes locks or `refresh`.
+ */
+export async function findInWorkspace<T extends { id: string; workspaceId: string }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  workspaceId: string,
+  id: string,
+  message: string,
+  extra: FilterQuery<T> = {},
+  options?: FindOneOptions<T>,
+): Promise<T> {
+  const where = { $and: [{ id, workspaceId }, extra] } as FilterQuery<T>;
+  const row = await em.findOne(entity, where, options);
+  if (!row) throw notFound(message);
+  return row;
+}

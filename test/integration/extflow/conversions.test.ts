@@ -1,0 +1,147 @@
+/**
+ * Conversions that were silently wrong, and readiness that overstated (issue 29): Set v3+ typed
+ * fields given by expressions, the legacy `item` of each-item Code, a manual workflow run
+ * without input, multi-item Code output, a webhook's dropped response option and a missing
+ * credential. Each export is imported over HTTP; the runnable ones run live through Temporal.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import type { createdWorkflowSchema, importPreviewSchema } from '../../../api/schemas/workflows';
+import { createWorkspace, http, useTestStack, waitRun, type QueuedReceipt, type Run, type WorkspaceFixture } from '../../kit';
+
+const DIR = join(__dirname, '../../fixtures/extflow');
+const exported = (name: string) => readFileSync(join(DIR, `${name}.json`), 'utf8');
+
+type CreatedWorkflow = z.infer<typeof createdWorkflowSchema>;
+type ImportPreview = z.infer<typeof importPreviewSchema>;
+
+const stack = useTestStack();
+let ws: WorkspaceFixture;
+beforeAll(async () => {
+  ws = await createWorkspace(stack.app, 'Conversions');
+});
+
+async function importOne(name: string, on = ws) {
+  const res = await http<CreatedWorkflow>(stack.app, 'POST', '/api/v1/workflows', {
+    token: on.token,
+    body: { importJson: exported(name) },
+  });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+/** Runs the draft live through Temporal; `input` omitted means the run is started without one. */
+async function runDraft(created: CreatedWorkflow, input?: unknown): Promise<Run> {
+  const body: Record<string, unknown> = {
+    target: 'candidate',
+    dryRun: false,
+    confirm: true,
+    expectedVersionId: created.workflow.candidateVersionId,
+  };
+  if (input !== undefined) body.input = input;
+  const res = await http<QueuedReceipt>(stack.app, 'POST', `/api/v1/workflows/${created.workflow.id}/execute`, { token: ws.token, body });
+  expect(res.status).toBe(202);
+  return waitRun({ app: stack.app, ws }, res.body.run.id, {
+    until: (r) => ['succeeded', 'failed', 'canceled'].includes(r.status),
+    timeoutMs: 60_000,
+  });
+}
+
+describe('Set v3+ typed fields given by expressions become their type, as in the external tool', () => {
+  test('object, number, boolean and array from text; the typed number takes the If branch it should', async () => {
+    const created = await importOne('conversions/set-typed-fields');
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, readinessIssues: [] });
+    // Run without input: the manual trigger's empty item reaches the Set node that keeps other fields.
+    const run = await runDraft(created);
+    expect({ status: run.status, error: run.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    // Before: order stayed a JSON string, quantity "12" failed the number comparison, and the run never reached Customer.
+    expect(run.output).toEqual({
+      order: { customer: { id: 7 }, tags: ['a'] },
+      quantity: 12,
+      enabled: true,
+      ids: [1, 2, 3],
+      meta: { kept: 12 },
+      customer: 7,
+    });
+  });
+
+  test("a value that is not of its type fails the node with the external tool's message", async () => {
+    const created = await importOne('conversions/set-typed-error');
+    const run = await runDraft(created, { count: 'abc' });
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run.error)).toContain("'quantity' expects a number but we got 'abc'");
+    const ok = await runDraft(created, { count: '3', other: 'kept' });
+    expect(ok.output).toEqual({ count: '3', other: 'kept', quantity: 3 });
+  });
+});
+
+describe('Code nodes', () => {
+  test('in each-item mode the legacy `item` is the item ({ json }), as $input.item is', async () => {
+    const created = await importOne('conversions/code-each-item');
+    const run = await runDraft(created, { v: 21 });
+    // Before: `item` held the JSON, so item.json.v threw.
+    expect({ status: run.status, output: run.output }).toEqual({
+      status: 'succeeded',
+      output: { hasJson: true, doubled: 42, same: true },
+    });
+  });
+
+  test('code that may return several items is not ready, and says why', async () => {
+    const created = await importOne('conversions/code-multi-item');
+    const conversion = created.importReadiness?.conversion;
+    expect(conversion?.ready).toBe(false);
+    expect(conversion?.unsupported).toEqual([]);
+    expect(conversion?.readinessIssues).toEqual([
+      { node: 'Split lines', kind: 'lossyConversion', message: expect.stringContaining('may return several items') },
+    ]);
+    expect(created.importReadiness?.deploymentReadiness.ready).toBe(false);
+    expect(created.importReadiness?.deploymentReadiness.blockers.join('\n')).toContain('Split lines: the code may return several items');
+  });
+});
+
+describe('readiness names what the import does not carry over', () => {
+  test("a webhook's custom response data is an unsupported option", async () => {
+    const created = await importOne('conversions/webhook-response-data');
+    expect(created.importReadiness?.conversion?.ready).toBe(false);
+    expect(created.importReadiness?.conversion?.readinessIssues).toEqual([
+      {
+        node: 'Webhook',
+        kind: 'unsupportedOption',
+        message:
+          'the webhook option "responseData" ("Thanks, we got it!") is dropped: the caller gets 202 accepted with the run id, not this response.',
+      },
+    ]);
+  });
+
+  test('a credential the workspace lacks makes the import not ready until it exists', async () => {
+    const own = await createWorkspace(stack.app, 'Missing credential');
+    const created = await importOne('14-http-post-json-auth', own);
+    const conversion = created.importReadiness?.conversion;
+    expect(conversion?.ready).toBe(false);
+    expect(conversion?.readinessIssues).toEqual([
+      {
+        node: 'Create contact',
+        kind: 'missingCredential',
+        message: expect.stringContaining('credential "Contacts API key" does not exist in this workspace'),
+      },
+    ]);
+    expect(created.importReadiness?.deploymentReadiness.ready).toBe(false);
+
+    const credential = await http(stack.app, 'POST', '/api/v1/credentials', {
+      token: own.token,
+      body: {
+        name: 'contacts api key',
+        type: 'http_header',
+        value: { headerName: 'X-Api-Key', headerValue: 'k' },
+        allowedHosts: ['example.test'],
+      },
+    });
+    expect(credential.status).toBe(201);
+    const preview = await http<ImportPreview>(stack.app, 'POST', '/api/v1/workflows/import-preview', {
+      token: own.token,
+      body: { importJson: exported('14-http-post-json-auth') },
+    });
+    expect(preview.body.importReadiness.conversion).toMatchObject({ ready: true, readinessIssues: [] });
+  });
+});
