@@ -79,6 +79,10 @@ function callResponse(token: string, outcome: WebhookCallOutcome, origin: string
       return { status: 202, body: { status: 'processing' } };
     case 'finished':
       return { status: 200, body: { token, run: withRunUrls(outcome.run, origin) } };
+    case 'method_not_allowed': {
+      const allow = outcome.allow.join(', ');
+      return { status: 405, body: { error: `This webhook accepts ${allow} only.` }, headers: { Allow: allow } };
+    }
   }
 }
 
@@ -103,6 +107,7 @@ export const invokeWebhookRoutes = INVOKE_METHODS.map((method) =>
       },
       default: { description: "The Response node's reply: the status, headers and body the workflow set", schema: responseNodeReplySchema },
       404: 'Unknown or disabled token, or a workflow that cannot run',
+      405: "A method the webhook's trigger does not declare (`Allow` names the declared one); no run is created",
       413: 'Body too large',
     },
     handler: async (ctx, { params, deps }) => {

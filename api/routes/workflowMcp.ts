@@ -1,15 +1,27 @@
 import { z } from 'zod';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { routeGroup, type AnyRoute, ANY_KEY_READ, PUBLIC, SESSION_ADMIN, SESSION_READ, WORKSPACE_ADMIN } from '../http/route';
+import type { CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { bodyParser } from '@koa/bodyparser';
+import {
+  routeGroup,
+  type AnyRoute,
+  ANY_KEY_READ,
+  MAX_BODY_DEPTH,
+  PUBLIC,
+  type RouteResult,
+  SESSION_ADMIN,
+  SESSION_READ,
+  WORKSPACE_ADMIN,
+} from '../http/route';
 import { requestOrigin } from '../http/urls';
 import { bareAuthErrors, pathId, idParams } from '../schemas';
 import { mcpServerWithUrlSchema } from '../schemas/workflowMcp';
 import type { AppContext } from '../context';
 import type { Access } from '../middleware/auth';
 import { bearerToken } from '../../services/accounts/auth';
-import { forbidden } from '../../services/kernel/errors';
+import { DomainError, forbidden } from '../../services/kernel/errors';
 import { lazyModule } from '../../services/kernel/lazyModule';
+import { findUnstorableText } from '../../services/kernel/storableText';
 import {
   authorizeMcp,
   callMcpTool,
@@ -107,6 +119,33 @@ function callsTool(body: unknown): boolean {
   return messages.some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call');
 }
 
+/**
+ * A JSON-RPC error a request handler throws: the SDK answers `{ code, message, data }` as they
+ * are (its own McpError would prefix the message with "MCP error <code>:", which the client's
+ * McpError then prefixes again).
+ */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Service errors of a tool call in JSON-RPC terms, as the MCP spec's tools "Error Handling" has
+ * them: an unknown tool and arguments the advertised schema refuses are -32602 Invalid params
+ * (with the failing paths in the message and `data.errors`); a broken tool is -32603.
+ */
+function asJsonRpcError(err: unknown, codes: typeof ErrorCode): unknown {
+  if (!(err instanceof DomainError)) return err;
+  if (err.kind === 'not_found' || err.kind === 'invalid') return new JsonRpcError(codes.InvalidParams, err.message, err.details);
+  if (err.kind === 'internal') return new JsonRpcError(codes.InternalError, err.message);
+  return err;
+}
+
 /** The MCP SDK (and its ajv), loaded with the first MCP request (services/kernel/lazyModule.ts). */
 const loadMcpSdk = lazyModule(async () => {
   const [server, transport, types] = await Promise.all([
@@ -119,11 +158,12 @@ const loadMcpSdk = lazyModule(async () => {
     StreamableHTTPServerTransport: transport.StreamableHTTPServerTransport,
     CallToolRequestSchema: types.CallToolRequestSchema,
     ListToolsRequestSchema: types.ListToolsRequestSchema,
+    ErrorCode: types.ErrorCode,
   };
 });
 
 async function mcpServerFor(ctx: AppContext, authority: McpAuthority): Promise<Server> {
-  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await loadMcpSdk();
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema, ErrorCode } = await loadMcpSdk();
   const server = new Server(
     { name: `workflows-${authority.server.slug}`, version: '1.0.0' },
     { capabilities: { tools: {} }, instructions: authority.server.name },
@@ -137,7 +177,9 @@ async function mcpServerFor(ctx: AppContext, authority: McpAuthority): Promise<S
       request.params.name,
       request.params.arguments ?? {},
       ctx.deps.config.webhookSyncBudgetMs,
-    );
+    ).catch((err: unknown) => {
+      throw asJsonRpcError(err, ErrorCode);
+    });
     const runUrl = (id: string) => `${requestOrigin(ctx)}/api/v1/runs/${id}`;
     switch (outcome.kind) {
       case 'succeeded':
@@ -173,14 +215,25 @@ async function mcpServerFor(ctx: AppContext, authority: McpAuthority): Promise<S
 
 const mcpParams = z.object({ workspaceId: pathId, serverSlug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Unknown MCP server') });
 const jsonRpcMessage = z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number()]).optional() });
+const jsonRpcErrorMessage = z.strictObject({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  error: z.strictObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+});
+
+/** The only method the endpoint serves; every other one is 405 with this `Allow`, whatever the path's router knows. */
+const MCP_ALLOW = 'POST';
+
 const mcpResponses = {
   200: {
-    description: 'JSON-RPC 2.0 response (or batch) of the MCP SDK: initialize, tools/list, tools/call results',
+    description: 'JSON-RPC 2.0 response (or batch) of the MCP SDK: initialize, tools/list, tools/call results and their JSON-RPC errors',
     schema: z.union([jsonRpcMessage, z.array(jsonRpcMessage)]),
   },
+  400: { description: 'JSON-RPC error: -32700 Parse error for a body that is not JSON or not JSON-RPC', schema: jsonRpcErrorMessage },
   403: 'Personal, copilot or gateway key; or a tools/call without execute authority',
   404: "MCP server not found (also outside the key's workspace or selection)",
-  405: 'GET: the server is stateless and offers no server-initiated stream',
+  405: '`Allow: POST` for every other method (GET, DELETE…): the server is stateless, with no stream to open and no session to end',
+  413: { description: 'JSON-RPC error -32600: the body is over BODY_LIMIT', schema: jsonRpcErrorMessage },
   default: {
     description:
       'Other MCP Streamable HTTP answers of the SDK (202 without body for notifications, 406/415 for wrong Accept or Content-Type)',
@@ -190,26 +243,77 @@ const mcpResponses = {
 /** The MCP endpoint itself: no route access check, `authorizeMcp` decides on every request. */
 const mcpRoute = routeGroup({ tags: ['Workflow MCP servers'], family: 'bare', access: PUBLIC, errors: bareAuthErrors });
 
+const jsonRpcErrorAnswer = (status: number, code: number, message: string, id: string | number | null = null) => ({
+  status,
+  body: { jsonrpc: '2.0', id, error: { code, message } },
+});
+
+/**
+ * The request's JSON-RPC body, parsed here rather than by the app's body parser so that a
+ * malformed body is answered the protocol's way (400, -32700 Parse error) and not as a REST
+ * 400. Same limit as every JSON body (BODY_LIMIT). A body that is not `application/json` is
+ * left empty: the SDK answers it 415.
+ */
+async function readJsonRpcBody(ctx: AppContext): Promise<{ ok: true; body: unknown } | { ok: false; answer: RouteResult }> {
+  let failure: { status?: number } | undefined;
+  const parse = bodyParser({
+    parsedMethods: ['POST'],
+    enableTypes: ['json'],
+    jsonLimit: ctx.deps.config.bodyLimit,
+    encoding: 'utf-8',
+    onError: (err) => {
+      failure = err as { status?: number };
+    },
+  });
+  await parse(ctx, async () => {});
+  const { ErrorCode } = await loadMcpSdk();
+  if (failure?.status === 413) {
+    return { ok: false, answer: jsonRpcErrorAnswer(413, ErrorCode.InvalidRequest, `Request body exceeds ${ctx.deps.config.bodyLimit}.`) };
+  }
+  if (failure) return { ok: false, answer: jsonRpcErrorAnswer(400, ErrorCode.ParseError, 'Parse error: Invalid JSON') };
+  const body: unknown = ctx.request.body;
+  // What the app's parser refuses in any body (api/http/route.ts); the arguments become a run's input.
+  const finding = findUnstorableText(body, { root: '', maxDepth: MAX_BODY_DEPTH });
+  if (finding) {
+    const id = !Array.isArray(body) && body && typeof body === 'object' ? (body as { id?: unknown }).id : undefined;
+    const problem =
+      finding.problem === 'too deeply nested'
+        ? `is nested more than ${MAX_BODY_DEPTH} levels deep`
+        : `${finding.problem}; such text cannot be stored`;
+    const code = finding.path.startsWith('params.') ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest;
+    const answer = jsonRpcErrorAnswer(
+      400,
+      code,
+      `${finding.path || 'the body'} ${problem}`,
+      typeof id === 'string' || typeof id === 'number' ? id : null,
+    );
+    return { ok: false, answer };
+  }
+  return { ok: true, body };
+}
+
 /**
  * The workflow MCP server: the official SDK's Streamable HTTP transport in stateless mode,
- * one SDK server per request. Authority is decided on every request before the SDK sees it.
+ * one SDK server per request. Authority is decided on every request before the SDK sees it,
+ * then the body is read: an unauthenticated caller never gets it parsed.
  */
-async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
+async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>): Promise<RouteResult> {
   const authority = await authorizeMcp(
     ctx.state.em,
     bearerToken(ctx.get('authorization') || undefined),
     params.workspaceId,
     params.serverSlug,
   );
-  if (ctx.method === 'GET') {
+  if (ctx.method !== 'POST') {
     return {
       status: 405,
-      body: { error: 'This MCP server is stateless: POST JSON-RPC messages; it offers no server-initiated stream.' },
-      headers: { Allow: 'POST' },
+      body: { error: 'This MCP server is stateless: POST JSON-RPC messages; it offers no server-initiated stream and no session to end.' },
+      headers: { Allow: MCP_ALLOW },
     };
   }
-  const body = ctx.request.body;
-  if (!authority.canExecute && callsTool(body)) throw forbidden(MCP_EXECUTE_REQUIRED);
+  const read = await readJsonRpcBody(ctx);
+  if (!read.ok) return read.answer;
+  if (!authority.canExecute && callsTool(read.body)) throw forbidden(MCP_EXECUTE_REQUIRED);
   const server = await mcpServerFor(ctx, authority);
   const { StreamableHTTPServerTransport } = await loadMcpSdk();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -220,7 +324,7 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
   });
   ctx.respond = false;
   try {
-    await transport.handleRequest(ctx.req, ctx.res, body);
+    await transport.handleRequest(ctx.req, ctx.res, read.body);
     await finished;
   } finally {
     await transport.close();
@@ -232,16 +336,21 @@ async function handleMcp(ctx: AppContext, params: z.output<typeof mcpParams>) {
 export const workflowMcpRoutes: AnyRoute[] = [
   ...serverRoutesAt('/api/v1/workflow-mcp-servers', { read: ANY_KEY_READ, write: WORKSPACE_ADMIN }, '', 'Workflow MCP servers'),
   ...serverRoutesAt('/api/workflow-mcp-servers', { read: SESSION_READ, write: SESSION_ADMIN }, 'Session', 'Workflow MCP servers (session)'),
-  ...(['post', 'get'] as const).map((method) =>
+  // Every method is routed (POST serves, the others answer 405 after the authority check), so
+  // GET, DELETE and the rest all carry the same `Allow: POST`, not the router's list of routes.
+  ...(['post', 'get', 'delete', 'put', 'patch'] as const).map((method) =>
     mcpRoute({
       method,
       path: MCP_PATH,
-      operationId: method === 'post' ? 'workflowMcpPost' : 'workflowMcpGet',
+      operationId: `workflowMcp${method.charAt(0).toUpperCase()}${method.slice(1)}`,
       summary:
         method === 'post'
           ? 'Workflow MCP server (Streamable HTTP, stateless): initialize, tools/list, tools/call'
-          : 'Workflow MCP server: authority check, then 405 (no server-initiated stream in stateless mode)',
+          : 'Workflow MCP server: authority check, then 405 `Allow: POST` (stateless: no stream, no session)',
       params: mcpParams,
+      ...(method === 'post'
+        ? { rawBody: { contentType: 'application/json', description: 'A JSON-RPC 2.0 message or batch (at most BODY_LIMIT)' } }
+        : {}),
       responses: mcpResponses,
       handler: async (ctx, { params }) => handleMcp(ctx, params),
     }),

@@ -57,5 +57,5 @@ export {
   type RunnableTargetVersion,
   runnableVersionForTrigger,
 } from './runtime';
-export { CI_INTERVAL, CI_MAX_JOBS, configureSource, RSS_INTERVAL, type SourceInput } from './sources';
+export { CI_INTERVAL, CI_MAX_JOBS, configureSource, requireEventSourceTrigger, RSS_INTERVAL, type SourceInput } from './sources';
 export { credentialBelongsToWorkspace } from './credentials';

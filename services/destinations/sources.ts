@@ -30,6 +30,17 @@ export type SourceInput =
 const TRIGGER_NOT_FOUND = 'event_source_trigger_not_found';
 
 /**
+ * The contract's rule for event sources that start a run with their event as input (an RSS
+ * feed, a mail route): the version they run must have an enabled Start or plain Webhook
+ * trigger, else 400 `event_source_trigger_not_found`. `source` names the source in the message
+ * ("An RSS source"), `where` the version checked.
+ */
+export function requireEventSourceTrigger(nodes: readonly GraphNode[], source: string, where: string): void {
+  if (nodes.some((n) => (n.type === 'start' || n.type === 'webhook') && !n.disabled)) return;
+  throw invalidInput(`${source} needs a Start or plain Webhook trigger in ${where}.`, { code: TRIGGER_NOT_FOUND });
+}
+
+/**
  * Stores (or replaces) a source of `target`, checked against the destination's saved version
  * (its candidate): an RSS feed needs a Start or plain Webhook trigger there, a CI source names
  * a `ci` trigger node of it and a credential of the workspace, and is refused when the
@@ -48,11 +59,7 @@ export async function configureSource(
   let key: string;
   let config: RssSourceConfig | CiSourceConfig;
   if (input.kind === 'rss') {
-    if (!nodes.some((n) => (n.type === 'start' || n.type === 'webhook') && !n.disabled)) {
-      throw invalidInput(`An RSS source needs a Start or plain Webhook trigger in the saved version of destination "${target.name}".`, {
-        code: TRIGGER_NOT_FOUND,
-      });
-    }
+    requireEventSourceTrigger(nodes, 'An RSS source', `the saved version of destination "${target.name}"`);
     key = input.feedUrl;
     config = { feedUrl: input.feedUrl, intervalSeconds: input.intervalSeconds ?? RSS_INTERVAL.default };
   } else {

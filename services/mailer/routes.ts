@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from './store';
-import { WebhookSchema, WorkflowTargetSchema } from '../../db/entities';
+import { WebhookSchema, WorkflowTargetSchema, WorkflowVersionSchema, type Workflow, type WorkflowTarget } from '../../db/entities';
 import { requireSecretKey } from '../kernel/config';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId, randomToken, sha256Hex } from '../kernel/ids';
@@ -8,6 +8,7 @@ import type { WorkspacePrincipal } from '../kernel/principal';
 import { decryptSecret, encryptSecret } from '../kernel/secrets';
 import { findTargetOf } from '../destinations/runtime';
 import { ensureProductionTarget } from '../destinations/model';
+import { requireEventSourceTrigger } from '../destinations/sources';
 import { loadWorkflow } from '../workflows/views';
 
 export const ROUTE_NOT_FOUND = 'Mailer route not found';
@@ -112,6 +113,7 @@ export async function createRoute(
     input.executionTargetId !== undefined
       ? await findTargetOf(em, workflow, input.executionTargetId)
       : await ensureProductionTarget(em, workflow);
+  await requireMailTrigger(em, workflow, target);
   const signingSecret = `msk_${randomToken(32)}`;
   const id = newId('mrt');
   const now = new Date();
@@ -158,6 +160,19 @@ export async function createRoute(
   });
 }
 
+/**
+ * A mail route starts its destination's version with the message as input, so that version
+ * needs a Start or plain Webhook trigger (the contract's `event_source_trigger_not_found`, the
+ * rule RSS sources follow). Checked against the destination's saved version; Production of a
+ * workflow never deployed has none yet, and its draft is checked instead, so a route can be
+ * set up before the first deploy.
+ */
+async function requireMailTrigger(em: EntityManager, workflow: Workflow, target: WorkflowTarget): Promise<void> {
+  const saved = target.candidateVersionId ? await em.findOne(WorkflowVersionSchema, { id: target.candidateVersionId }) : null;
+  if (!saved && target.kind === 'production') return requireEventSourceTrigger(workflow.nodes, 'A mail route', 'the workflow');
+  requireEventSourceTrigger(saved?.nodes ?? [], 'A mail route', `the saved version of destination "${target.name}"`);
+}
+
 export interface PatchRouteInput {
   enabled?: boolean;
   workflowId?: string;
@@ -179,7 +194,9 @@ export async function patchRoute(
     if (row.target_bound) throw conflict('Target-bound routes cannot change workflow or destination.');
     const workflow = await loadWorkflow(em, principal, input.workflowId, { includeTrashed: false });
     workflowId = workflow.id;
-    targetId = (await ensureProductionTarget(em, workflow)).id;
+    const production = await ensureProductionTarget(em, workflow);
+    await requireMailTrigger(em, workflow, production);
+    targetId = production.id;
     const [taken] = await sql(em, `select id from mailer_routes where target_id = ? and address = ? and id <> ?`, [
       targetId,
       row.address,

@@ -55,7 +55,13 @@ export interface InboundRequest {
   body: unknown;
 }
 
-/** The run input of a webhook call: the body (or the query for GET) plus `_webhook` without credentials. */
+/**
+ * The run input of a webhook call: the body's fields (or the query's for GET) plus `_webhook`
+ * without credentials. A body that has no fields to merge (a JSON array, text, a number) is
+ * the input's `body` itself, and `_webhook.bodyWrapped` says so: without it an object body
+ * `{ "body": [...] }` and an array body `[...]` would be the same input, and an item built from
+ * the input (the external tool's `{ headers, query, body }`) could not tell which it was.
+ */
 export function webhookPayload(req: InboundRequest): Record<string, unknown> {
   const headers = Object.fromEntries(
     Object.entries(req.headers)
@@ -64,13 +70,20 @@ export function webhookPayload(req: InboundRequest): Record<string, unknown> {
   );
   const meta = { method: req.method, query: req.query, headers };
   const source = req.method === 'GET' || req.method === 'HEAD' ? req.query : req.body;
-  const base =
-    source && typeof source === 'object' && !Array.isArray(source)
-      ? (source as Record<string, unknown>)
-      : source === undefined
-        ? {}
-        : { body: source };
-  return { ...base, _webhook: meta };
+  if (source === undefined) return { _webhook: meta };
+  if (source && typeof source === 'object' && !Array.isArray(source)) return { ...(source as Record<string, unknown>), _webhook: meta };
+  return { body: source, _webhook: { ...meta, bodyWrapped: true } };
+}
+
+/**
+ * The methods a webhook takes: those its trigger node declares in `config.method`, HEAD going
+ * with GET; null when it takes every method (`ANY`, the default, or no trigger node of its own).
+ */
+export function declaredMethods(resolved: ResolvedWebhook): string[] | null {
+  const node = resolved.version.nodes.find((n) => n.id === resolved.webhook.nodeId && n.type === 'webhook');
+  const method = (node?.config as { method?: unknown } | undefined)?.method;
+  if (typeof method !== 'string' || method === 'ANY') return null;
+  return method === 'GET' ? ['GET', 'HEAD'] : [method];
 }
 
 export interface ResolvedWebhook {

@@ -10,6 +10,7 @@ import { loadRunViews, type RunView } from '../runs';
 import {
   acceptIntoOutbox,
   createWebhookRun,
+  declaredMethods,
   deliveryId,
   errtrackerDeliveryId,
   outboxRunId,
@@ -36,14 +37,16 @@ export interface WebhookCallDeps {
  * - `reply`: the Response node's answer, status and headers included;
  * - `waiting`: the run reached a durable wait before replying;
  * - `processing`: the synchronous budget passed first; the run goes on;
- * - `finished`: the run ended without reaching a Response node.
+ * - `finished`: the run ended without reaching a Response node;
+ * - `method_not_allowed`: the webhook's trigger declares other methods (`allow`); nothing was accepted.
  */
 export type WebhookCallOutcome =
   | { kind: 'accepted'; outboxId: string; deduplicated: boolean }
   | { kind: 'reply'; status: number; headers: Record<string, string>; body: unknown }
   | { kind: 'waiting'; runId: string }
   | { kind: 'processing'; runId: string }
-  | { kind: 'finished'; run: RunView };
+  | { kind: 'finished'; run: RunView }
+  | { kind: 'method_not_allowed'; allow: string[] };
 
 /**
  * The public webhook call. Every request is first accepted into the durable outbox (a group
@@ -52,7 +55,8 @@ export type WebhookCallOutcome =
  * an enabled Response node that is the answer; with one, the run is started here with an
  * update-with-start and the caller waits, within the synchronous budget, for its reply (no
  * polling). If Temporal cannot be reached the entry stays pending for the outbox dispatcher
- * and the caller gets `accepted`. 404 for unknown tokens and workflows that cannot run.
+ * and the caller gets `accepted`. 404 for unknown tokens and workflows that cannot run; a method
+ * the webhook's trigger does not declare is refused before anything is written.
  * `emOf` gives the request's entity manager; it is only asked for when needed.
  */
 export async function callWebhook(
@@ -62,6 +66,8 @@ export async function callWebhook(
   request: InboundRequest,
 ): Promise<WebhookCallOutcome> {
   const resolved = await deps.intake.tokens.resolve(token, () => resolveWebhookToken(emOf().fork(), token));
+  const allow = declaredMethods(resolved);
+  if (allow && !allow.includes(request.method)) return { kind: 'method_not_allowed', allow };
   const payload = webhookPayload(request);
   const { webhook, workflow } = resolved;
   const { outboxId, deduplicated } = await deps.intake.outbox.accept({

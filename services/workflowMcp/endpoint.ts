@@ -14,6 +14,7 @@ import { writeRunRow } from '../runs';
 import { runnableActiveVersion } from '../workflows';
 import { MCP_SERVER_NOT_FOUND } from './servers';
 import { keyReachesWorkspace } from '../accounts/organizations';
+import { advertisedInputSchema, checkToolArguments, type McpInputSchema } from './inputSchemas';
 
 export const MCP_EXECUTE_REQUIRED = 'Execute permission is required to call workflow tools.';
 
@@ -56,10 +57,10 @@ export async function authorizeMcp(em: EntityManager, bearer: string | null, wor
 export interface McpToolDescription {
   name: string;
   description: string;
-  inputSchema: Record<string, unknown> & { type: 'object' };
+  inputSchema: McpInputSchema;
 }
 
-/** The tools of a server: declared input schemas, else the start node's `config.inputSchema`, else any object. */
+/** The tools of a server, each with the input schema it advertises (`advertisedInputSchema`). */
 export async function listMcpTools(em: EntityManager, server: WorkflowMcpServer): Promise<McpToolDescription[]> {
   const workflows = await em.find(WorkflowSchema, {
     workspaceId: server.workspaceId,
@@ -67,14 +68,10 @@ export async function listMcpTools(em: EntityManager, server: WorkflowMcpServer)
     trashed: false,
   });
   const byId = new Map(workflows.map((w) => [w.id, w]));
-  return server.tools
-    .filter((t) => byId.has(t.workflowId))
-    .map((t) => {
-      const start = byId.get(t.workflowId)!.nodes.find((n) => n.type === 'start');
-      const derived = (start?.config as { inputSchema?: Record<string, unknown> } | undefined)?.inputSchema;
-      const schema = t.inputSchema ?? derived ?? { type: 'object', additionalProperties: true };
-      return { name: t.name, description: t.description, inputSchema: { ...schema, type: 'object' as const } };
-    });
+  return server.tools.flatMap((t) => {
+    const workflow = byId.get(t.workflowId);
+    return workflow ? [{ name: t.name, description: t.description, inputSchema: advertisedInputSchema(t, workflow) }] : [];
+  });
 }
 
 export type McpToolOutcome =
@@ -86,6 +83,9 @@ export type McpToolOutcome =
  * A tool call: runs the workflow's active version (trigger `api`, recorded like any run) and
  * waits up to `budgetMs` for it. A finished run answers its output (or the Response node's
  * body); a run that reaches a durable wait, or outlasts the budget, answers a run reference.
+ * Nothing is written before the call is known good: an unknown tool (or one whose workflow is
+ * gone) is `not_found`, arguments the advertised schema refuses are `invalid`
+ * (`checkToolArguments`), and neither creates a run.
  */
 export async function callMcpTool(
   em: EntityManager,
@@ -96,13 +96,17 @@ export async function callMcpTool(
   budgetMs: number,
 ): Promise<McpToolOutcome> {
   if (!authority.canExecute) throw forbidden(MCP_EXECUTE_REQUIRED);
+  const unknown = () => notFound(`Unknown tool "${toolName}".`);
   const tool = authority.server.tools.find((t) => t.name === toolName);
-  if (!tool) throw notFound(`Unknown tool "${toolName}".`);
+  if (!tool) throw unknown();
   const wf = await em.findOne(WorkflowSchema, { id: tool.workflowId, workspaceId: authority.server.workspaceId });
+  // tools/list leaves out tools whose workflow is trashed or gone; a call names none of them.
+  if (!wf || wf.trashed) throw unknown();
+  await checkToolArguments(tool.name, advertisedInputSchema(tool, wf), args);
   const runnable = await runnableActiveVersion(em, wf);
   if (runnable.kind === 'refused') return { kind: 'failed', runId: null, error: runnable.reason };
   const run = await writeRunRow(em, {
-    workflow: wf!,
+    workflow: wf,
     trigger: 'api',
     input: args ?? {},
     versionId: runnable.version.id,

@@ -22,3 +22,4 @@ export {
   type McpToolDescription,
   type McpToolOutcome,
 } from './endpoint';
+export { type McpInputSchema } from './inputSchemas';

@@ -4,6 +4,7 @@ import { recordAudit } from '../kernel/audit';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
+import { requireCompilableSchema } from './inputSchemas';
 
 export interface CreateMcpServerInput {
   name: string;
@@ -59,6 +60,8 @@ export async function createMcpServer(
       inputSchema: t.inputSchema ?? null,
     };
   });
+  // Calls are checked against a declared schema, so one that cannot check anything is refused now.
+  for (const [i, t] of input.tools.entries()) if (t.inputSchema) await requireCompilableSchema(t.inputSchema, `tools[${i}].inputSchema`);
   const names = tools.map((t) => t.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw invalidInput(`Tool name "${dup}" is used twice; give the tools distinct names.`);

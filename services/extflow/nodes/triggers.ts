@@ -29,8 +29,9 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /**
  * The external tool's webhook item is `{ headers, params, query, body }`; our webhook run input
- * is the body's fields with the request under `_webhook`. A transform rebuilds the item, so
- * expressions such as `$json.body.name` keep their meaning.
+ * is the body's fields with the request under `_webhook`, or, for a body without fields (a JSON
+ * array, text), `{ body }` with `_webhook.bodyWrapped`. A transform rebuilds the item, so
+ * expressions such as `$json.body.name` and `$json.body[0]` keep their meaning.
  */
 export const webhook: Mapper = (ctx) => {
   const method = typeof ctx.params.httpMethod === 'string' ? ctx.params.httpMethod.toUpperCase() : 'GET';
@@ -57,7 +58,7 @@ export const webhook: Mapper = (ctx) => {
   }
   const triggerId = `${ctx.id}__trigger`;
   const item =
-    '{"headers": _webhook.headers, "params": {}, "query": _webhook.query, "body": _webhook.method in ["GET", "HEAD"] ? {} : $sift($, function($v, $k) { $k != "_webhook" })}';
+    '{"headers": _webhook.headers, "params": {}, "query": _webhook.query, "body": _webhook.method in ["GET", "HEAD"] ? {} : (_webhook.bodyWrapped = true ? body : $sift($, function($v, $k) { $k != "_webhook" }))}';
   return {
     nodes: [ourNode(ctx, triggerId, 'webhook', { method }, 1), ourNode(ctx, ctx.id, 'transform', { expression: item })],
   };

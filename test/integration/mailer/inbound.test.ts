@@ -122,6 +122,41 @@ test('target-bound routes cannot change workflow', async () => {
   expect(refused.status).toBe(409);
 });
 
+test('a workflow without a Start or plain Webhook trigger gets no mail route: 400 event_source_trigger_not_found', async () => {
+  const scheduleOnly = {
+    nodes: [
+      { id: 'cron', type: 'schedule', config: { cron: '0 3 * * *' } },
+      { id: 'echo', type: 'transform', config: { expression: '$' } },
+    ],
+    edges: [{ id: 'e', source: 'cron', target: 'echo' }],
+  };
+  const deployed = (await deployWorkflow(stack, scheduleOnly, { name: 'Nightly' })).workflowId;
+  const refused = await createRoute({ address: `nightly-${uniq()}@example.test`, workflowId: deployed });
+  expect(refused.status).toBe(400);
+  expect(refused.body).toEqual({
+    error: 'A mail route needs a Start or plain Webhook trigger in the saved version of destination "Production".',
+    code: 'event_source_trigger_not_found',
+  });
+  // Never deployed: the draft is what a route would run once it is, so the draft is checked.
+  const draft = await stack.api.workflows.create({ name: 'Nightly draft', ...scheduleOnly });
+  expect(draft.status).toBe(201);
+  const draftRefused = await createRoute({ address: `draft-${uniq()}@example.test`, workflowId: draft.body.workflow.id });
+  expect([draftRefused.status, draftRefused.body.code]).toEqual([400, 'event_source_trigger_not_found']);
+
+  // Moving an existing route onto such a workflow is refused the same way, and changes nothing.
+  const good = await createRoute({ address: `moving-${uniq()}@example.test`, workflowId: await deployedWorkflow() });
+  expect(good.status).toBe(201);
+  const moved = await http(app(), 'PATCH', `/api/v1/mailer/routes/${good.body.route.id}`, {
+    token: stack.ws.token,
+    body: { workflowId: deployed },
+  });
+  expect([moved.status, moved.body.code]).toEqual([400, 'event_source_trigger_not_found']);
+  const after = await http(app(), 'GET', `/api/v1/mailer/routes/${good.body.route.id}`, { token: stack.ws.token });
+  expect(after.body.route.workflowId).toBe(good.body.route.workflowId);
+  const listed = await http(app(), 'GET', '/api/v1/mailer/routes', { token: stack.ws.token });
+  expect(listed.body.routes.filter((r: { workflowId: string }) => r.workflowId === deployed)).toEqual([]);
+});
+
 test('signed inbound: forged, tampered, missing, stale and replayed signatures; 1 MiB + 1 byte is 413; success starts one email run', async () => {
   const workflowId = await deployedWorkflow();
   const created = await createRoute({ address: `signed-${uniq()}@example.test`, workflowId });

@@ -249,3 +249,145 @@ describe('authority', () => {
     await mc.close();
   });
 });
+
+describe('MCP by the book', () => {
+  const endpoint = () => `${stack.app.url}/api/v1/workflows/mcp/${a.workspaceId}/ops`;
+  /** Runs of the workspace as the REST API lists them (the count a client can see). */
+  const runCount = async (workflowId: string) => {
+    const list = await stack.api.runs.list(`?workflowId=${workflowId}&limit=200`);
+    expect(list.status).toBe(200);
+    return list.body.runs.length;
+  };
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(endpoint(), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${a.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body,
+    });
+
+  test("a stock client's bad arguments are -32602 with the failing path, and never create a run", async () => {
+    const client = await connect(a.token);
+    const before = await runCount(wf.greet);
+    const missing = await client.callTool({ name: 'greet_someone', arguments: {} }).catch((err: unknown) => err);
+    expect(missing).toMatchObject({ code: -32602, data: { tool: 'greet_someone' } });
+    expect((missing as Error).message).toContain("arguments must have required property 'who'");
+    const wrongType = await client.callTool({ name: 'greet_someone', arguments: { who: 42 } }).catch((err: unknown) => err);
+    expect(wrongType).toMatchObject({ code: -32602, data: { errors: 'arguments/who must be string' } });
+    const declared = await client.callTool({ name: 'gate', arguments: { ticket: 'seven' } }).catch((err: unknown) => err);
+    expect(declared).toMatchObject({ code: -32602, data: { errors: 'arguments/ticket must be number' } });
+    expect(await runCount(wf.greet)).toBe(before);
+    // The same client's good call still runs.
+    const ok: any = await client.callTool({ name: 'greet_someone', arguments: { who: 'Ada' } });
+    expect(ok.structuredContent.status).toBe('succeeded');
+    expect(await runCount(wf.greet)).toBe(before + 1);
+    await client.close();
+  });
+
+  test('unknown tools are -32602 and unknown methods -32601 (JSON-RPC and MCP error handling); neither runs anything', async () => {
+    const client = await connect(a.token);
+    const before = await runCount(wf.greet);
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool "nope"'),
+    });
+    const unknownMethod = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'resources/list', params: {} }));
+    expect(unknownMethod.status).toBe(200);
+    expect(await unknownMethod.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32601 } });
+    expect(await runCount(wf.greet)).toBe(before);
+    await client.close();
+  });
+
+  test('malformed JSON is -32700 Parse error, not a REST 400; a declared schema that cannot compile is refused at creation', async () => {
+    const res = await post('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: Invalid JSON' } });
+    const notRpc = await post(JSON.stringify({ hello: 'world' }));
+    expect(notRpc.status).toBe(400);
+    expect(await notRpc.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+    const broken = await http(stack.app, 'POST', SERVERS, {
+      token: a.token,
+      body: {
+        name: 'Broken',
+        slug: 'broken',
+        tools: [{ workflowId: wf.greet, inputSchema: { type: 'object', properties: { a: { type: 'nope' } } } }],
+      },
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.body.error).toContain('tools[0].inputSchema is not a valid JSON Schema');
+  });
+
+  test('hostile bodies are refused in JSON-RPC terms and run nothing: over BODY_LIMIT, 5,000 levels deep, a NUL', async () => {
+    const before = await runCount(wf.greet);
+    const call = (args: string) =>
+      post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet_someone","arguments":${args}}}`, {
+        'mcp-protocol-version': '2025-11-25',
+      });
+    const huge = await call(`{"who":"${'x'.repeat(1_100_000)}"}`);
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    const deep = await call(`{"who":"a","n":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toMatchObject({
+      id: 3,
+      error: { code: -32602, message: expect.stringContaining('nested more than 100 levels') },
+    });
+    const nul = await call('{"who":"a\\u0000b"}');
+    expect(nul.status).toBe(400);
+    expect(await nul.json()).toMatchObject({ id: 3, error: { code: -32602, message: expect.stringContaining('params.arguments.who') } });
+    expect(await runCount(wf.greet)).toBe(before);
+  });
+
+  test('GET, DELETE and every other method answer 405 with the same Allow, after the same authority check', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
+      const res = await fetch(endpoint(), { method, headers: { authorization: `Bearer ${a.token}`, accept: 'text/event-stream' } });
+      expect({ method, status: res.status, allow: res.headers.get('allow') }).toEqual({ method, status: 405, allow: 'POST' });
+      const anonymous = await fetch(endpoint(), { method });
+      expect({ method, status: anonymous.status }).toEqual({ method, status: 401 });
+    }
+  });
+
+  test('session resumption with a stock client: nothing to lose on a stateless server, the run is found again over REST', async () => {
+    const first = new StreamableHTTPClientTransport(new URL(endpoint()), {
+      requestInit: { headers: { Authorization: `Bearer ${a.token}` } },
+    });
+    const client = new Client({ name: 'jest-resume', version: '1.0.0' });
+    await client.connect(first);
+    // Stateless: no Mcp-Session-Id is issued, and no SSE event id either (JSON responses), so no
+    // resumption token; a resume with Last-Event-ID is a GET, answered 405, which the SDK reads
+    // as "no stream to resume" rather than as an error.
+    expect(first.sessionId).toBeUndefined();
+    let tokens = 0;
+    const called: any = await client.callTool({ name: 'greet_someone', arguments: { who: 'Resumed' } }, undefined, {
+      onresumptiontoken: () => tokens++,
+    });
+    expect(tokens).toBe(0);
+    await expect(first.resumeStream('evt-0')).resolves.toBeUndefined();
+    const resume = await fetch(endpoint(), {
+      headers: { authorization: `Bearer ${a.token}`, accept: 'text/event-stream', 'last-event-id': 'evt-0' },
+    });
+    expect([resume.status, resume.headers.get('allow')]).toEqual([405, 'POST']);
+    await client.close();
+
+    // A client resuming its session (after a dropped connection, or on another API process)
+    // skips initialize and goes on where it was: the server kept nothing that could be lost.
+    const resumed = new StreamableHTTPClientTransport(new URL(endpoint()), {
+      sessionId: 'session-before-the-drop',
+      requestInit: { headers: { Authorization: `Bearer ${a.token}` } },
+    });
+    const again = new Client({ name: 'jest-resume', version: '1.0.0' });
+    await again.connect(resumed);
+    const result: any = await again.callTool({ name: 'greet_someone', arguments: { who: 'Again' } });
+    expect(result.structuredContent).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Again' } });
+    await again.close();
+    // The work itself is what resumes: each call's run is readable by its link.
+    for (const runId of [called.structuredContent.runId, result.structuredContent.runId]) {
+      const run = await http(stack.app, 'GET', `/api/v1/runs/${runId}`, { token: a.token });
+      expect(run.body.run).toMatchObject({ workflowId: wf.greet, trigger: 'api', status: 'succeeded' });
+    }
+  });
+});
