@@ -288,6 +288,9 @@ describe('two API processes and two workers under the supervisor', () => {
         () => runsOf(id),
         (r) => r[0]?.status === 'succeeded',
       );
+      // The row turns succeeded a moment before the execution closes; a new execution under the
+      // same id can only start once it has.
+      await client.workflow.getHandle(runId).result();
       await orm.em
         .fork()
         .execute(`update runs set status = 'running', finished_at = null, updated_at = now() - interval '1 hour' where id = ?`, [runId]);
