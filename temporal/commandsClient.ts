@@ -15,6 +15,7 @@ import {
   commandScheduleId,
   commandThreadWorkflowId,
   SEARCH_ATTRIBUTES,
+  svcNameValue,
   TASK_QUEUE,
   WORKFLOW_TYPES,
 } from './shared';
@@ -33,7 +34,12 @@ export function temporalCommandEngine(client: Client): CommandJobEngine {
         args: [input],
         signal: commandQueuedSignal,
         signalArgs: [],
-        searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [thread.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: ['command'] },
+        // Applies only when this starts the owner; commandThreadWorkflow hands its SvcName on to the jobs it runs.
+        searchAttributes: {
+          [SEARCH_ATTRIBUTES.WorkspaceId]: [thread.workspaceId],
+          [SEARCH_ATTRIBUTES.SvcTrigger]: ['command'],
+          ...(thread.title === undefined ? {} : { [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(thread.title)] }),
+        },
       });
     },
     async confirm(jobId, confirmationId, budgetMs) {
@@ -84,6 +90,7 @@ export function temporalCommandScheduleSync(client: Client): CommandScheduleSync
     async upsert(schedule) {
       const id = commandScheduleId(schedule.id);
       const input: CommandScheduleFireInput = { scheduleId: schedule.id, workspaceId: schedule.workspaceId };
+      const name = svcNameValue(schedule.title);
       await client.schedule
         .getHandle(id)
         .delete()
@@ -100,10 +107,14 @@ export function temporalCommandScheduleSync(client: Client): CommandScheduleSync
           // Temporal appends the scheduled time: one id per firing, stable on retries.
           workflowId: `cmdfire_${schedule.id}`,
           args: [input],
-          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [schedule.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: ['schedule'] },
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [schedule.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcTrigger]: ['schedule'],
+            [SEARCH_ATTRIBUTES.SvcName]: [name],
+          },
         },
         // The Schedule itself is found by the same filter as the jobs it fires.
-        searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [schedule.workspaceId] },
+        searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [schedule.workspaceId], [SEARCH_ATTRIBUTES.SvcName]: [name] },
         state: { paused: !schedule.enabled },
       });
     },

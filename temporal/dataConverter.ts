@@ -14,7 +14,8 @@
  * So it imports nothing but @temporalio/common and the pure rule in engine/.
  *
  * Search attributes are encoded by the SDK's own fixed converter, not this one: ours hold ids
- * and fixed names only (WorkspaceId, SvcWorkflowId, SvcTrigger, SvcTarget), never tenant text.
+ * and fixed names (WorkspaceId, SvcWorkflowId, SvcTrigger, SvcTarget), and one tenant text,
+ * SvcName, made well-formed and bounded by svcNameValue (temporal/shared.ts) before it leaves.
  */
 import {
   BinaryPayloadConverter,

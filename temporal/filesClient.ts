@@ -1,8 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { FilePurger } from '../services/kernel/ports';
-import { filePurgeWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { filePurgeWorkflowId, SEARCH_ATTRIBUTES, svcNameValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { FilePurgeInput } from './workflows/files';
+
+const FILE_PURGE_TRIGGER = 'file.purge';
 
 /** Starts a file's purge workflow; an open one for the same file is left running. */
 export function temporalFilePurger(client: Client): FilePurger {
@@ -14,7 +16,11 @@ export function temporalFilePurger(client: Client): FilePurger {
           taskQueue: TASK_QUEUE,
           workflowId: filePurgeWorkflowId(file.fileId),
           args: [input],
-          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [file.workspaceId] },
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [file.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcTrigger]: [FILE_PURGE_TRIGGER],
+            [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(file.name)],
+          },
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -4,10 +4,19 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, WorkflowExecut
 import type { KnowledgeConfig } from '../services/kernel/config';
 import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder, SyncExecutionOutcome } from '../services/kernel/ports';
 import type { KnowledgeSyncInput, SyncFailureDetails } from './workflows/knowledge';
-import { knowledgeIndexDocumentWorkflowId, knowledgeIndexRunWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import {
+  knowledgeIndexDocumentWorkflowId,
+  knowledgeIndexRunWorkflowId,
+  SEARCH_ATTRIBUTES,
+  svcNameValue,
+  TASK_QUEUE,
+  WORKFLOW_TYPES,
+} from './shared';
 import { cancelExecution } from './client';
 
 const KNOWLEDGE_TRIGGER = 'knowledge';
+/** The SvcName of query embeddings: the caller has no base or connector to name them after, and the query stays out of it. */
+const QUERY_EMBEDDING_NAME = 'query embedding';
 
 /** Starts indexing workflows; a pass already running for the same target is left as it is. */
 export function temporalKnowledgeIndexer(client: Client): KnowledgeIndexer {
@@ -16,6 +25,7 @@ export function temporalKnowledgeIndexer(client: Client): KnowledgeIndexer {
       const searchAttributes = {
         [SEARCH_ATTRIBUTES.WorkspaceId]: [target.workspaceId],
         [SEARCH_ATTRIBUTES.SvcTrigger]: [KNOWLEDGE_TRIGGER],
+        ...(target.name === undefined ? {} : { [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(target.name)] }),
       };
       try {
         if (target.kind === 'document') {
@@ -51,7 +61,11 @@ export function temporalQueryEmbedder(client: Client, config: KnowledgeConfig): 
         workflowId: `knowledge-query-${randomUUID()}`,
         args: [{ text }],
         workflowExecutionTimeout: budgetMs,
-        searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: [KNOWLEDGE_TRIGGER] },
+        searchAttributes: {
+          [SEARCH_ATTRIBUTES.WorkspaceId]: [workspaceId],
+          [SEARCH_ATTRIBUTES.SvcTrigger]: [KNOWLEDGE_TRIGGER],
+          [SEARCH_ATTRIBUTES.SvcName]: [QUERY_EMBEDDING_NAME],
+        },
       });
       try {
         return (await handle.result()) as number[];
@@ -72,7 +86,9 @@ const SYNC_TRIGGER = 'knowledge.sync';
 export function temporalKnowledgeSyncLauncher(client: Client): KnowledgeSyncLauncher {
   return {
     async execute(start, waitMs) {
-      const input: KnowledgeSyncInput = start;
+      // The name is for operators (a search attribute), not for the workflow.
+      const { connectorName, ...rest } = start;
+      const input: KnowledgeSyncInput = rest;
       const handle = await client.workflow.start(WORKFLOW_TYPES.knowledgeSync, {
         taskQueue: TASK_QUEUE,
         workflowId: start.runId,
@@ -80,7 +96,11 @@ export function temporalKnowledgeSyncLauncher(client: Client): KnowledgeSyncLaun
         // A replay while an execution of the run is still open waits for that one.
         workflowIdConflictPolicy: 'USE_EXISTING',
         memo: { connectorId: start.connectorId },
-        searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: [SYNC_TRIGGER] },
+        searchAttributes: {
+          [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId],
+          [SEARCH_ATTRIBUTES.SvcTrigger]: [SYNC_TRIGGER],
+          [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(connectorName)],
+        },
       });
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<SyncExecutionOutcome>((resolve) => {

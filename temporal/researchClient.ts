@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ResearchLauncher } from '../services/kernel/ports';
 import type { ResearchWorkflowInput } from './workflows/research';
-import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { SEARCH_ATTRIBUTES, svcNameValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import { cancelExecution } from './client';
 
 const RESEARCH_TRIGGER = 'research';
@@ -22,7 +22,11 @@ export function temporalResearchLauncher(client: Client): ResearchLauncher {
           taskQueue: TASK_QUEUE,
           workflowId: start.runId,
           args: [input],
-          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: [RESEARCH_TRIGGER] },
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcTrigger]: [RESEARCH_TRIGGER],
+            [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(start.query)],
+          },
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

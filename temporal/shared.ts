@@ -14,8 +14,9 @@ export const SEARCH_ATTRIBUTES = {
   /** The destination a run executes: `production`, `preview:<targetId>`, or `candidate` for live draft runs. */
   SvcTarget: 'SvcTarget',
   /**
-   * The readable name of what the execution serves (the workflow's name for runs and their
-   * schedules, the source's workflow for polls), at its start: tenant text, readable by anyone
+   * The readable name of what the execution serves, at its start (the workflow's name for runs,
+   * their schedules and polls; the query of a research run; the connector's, knowledge base's,
+   * thread's, schedule's or file's name elsewhere: docs/operations.md): tenant text, readable by anyone
    * with Temporal access, as memo and payloads are not (they are encrypted). At most
    * SVC_NAME_MAX_CHARS characters.
    */

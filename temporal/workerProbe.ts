@@ -12,6 +12,8 @@ import { scheduleIdPrefix } from './schedulesClient';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { SmokeInput, SmokeResult } from './workflows/workers';
 
+const SMOKE_TRIGGER = 'worker.smoke';
+
 export function temporalWorkerProbe(client: Client, namespace: string): WorkerProbe {
   return {
     taskQueue: TASK_QUEUE,
@@ -49,7 +51,7 @@ export function temporalWorkerProbe(client: Client, namespace: string): WorkerPr
           taskQueue: TASK_QUEUE,
           workflowId,
           args,
-          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId] },
+          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: [SMOKE_TRIGGER] },
         });
         const TIMEOUT = Symbol('timeout');
         let timer: NodeJS.Timeout | undefined;

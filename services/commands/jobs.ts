@@ -70,19 +70,19 @@ export async function createJob(
 ): Promise<CommandJobRow> {
   const message = input.message.trim();
   if (!message) throw invalidInput(COMMAND_MESSAGES.messageRequired);
-  let threadId = input.threadId;
-  if (threadId) {
-    if (!(await findThread(em, principal.workspaceId, threadId))) throw notFound(COMMAND_MESSAGES.threadNotFound);
+  let thread: { id: string; title: string } | null;
+  if (input.threadId) {
+    thread = await findThread(em, principal.workspaceId, input.threadId);
+    if (!thread) throw notFound(COMMAND_MESSAGES.threadNotFound);
   } else {
-    threadId = (
-      await insertThread(em, {
-        id: newId('cthr'),
-        workspaceId: principal.workspaceId,
-        createdById: principal.userId,
-        title: message.slice(0, 80),
-      })
-    ).id;
+    thread = await insertThread(em, {
+      id: newId('cthr'),
+      workspaceId: principal.workspaceId,
+      createdById: principal.userId,
+      title: message.slice(0, 80),
+    });
   }
+  const threadId = thread.id;
   const attachments = opts.retryOf
     ? opts.retryOf.attachments
     : await readyAttachments(em, principal.workspaceId, input.attachmentFileIds ?? []);
@@ -101,7 +101,7 @@ export async function createJob(
     // Session sends are chat messages (v1 creates append none); a retry stays in the chat its job was in.
     chat: opts.retryOf ? opts.retryOf.chat : opts.chat === true,
   });
-  await engine.enqueue({ workspaceId: principal.workspaceId, threadId });
+  await engine.enqueue({ workspaceId: principal.workspaceId, threadId, title: thread.title });
   return job;
 }
 

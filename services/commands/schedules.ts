@@ -84,7 +84,7 @@ export async function createSchedule(
     [id, principal.workspaceId, principal.userId, title, prompt, cron, timezone, threadId, nextRunAt],
   );
   if (!row) throw new Error('insert into command_schedules returned no row');
-  await sync.upsert({ id, workspaceId: principal.workspaceId, cron, timezone, enabled: true });
+  await sync.upsert({ id, workspaceId: principal.workspaceId, title, cron, timezone, enabled: true });
   return scheduleView(row);
 }
 

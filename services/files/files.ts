@@ -329,7 +329,7 @@ export async function requestFileDeletion(
     );
   }
   // Also for a file already requested: a purge whose start failed earlier is started now.
-  await runtime.purger.schedulePurge({ workspaceId: file.workspaceId, fileId: file.id }, runtime.purgeDelayMs);
+  await runtime.purger.schedulePurge({ workspaceId: file.workspaceId, fileId: file.id, name: file.name }, runtime.purgeDelayMs);
   return fileView(await reload(em, file));
 }
 

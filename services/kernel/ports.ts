@@ -125,13 +125,18 @@ export interface WorkerProbe {
  * marks the file `deleted`. Starting it again for the same file while it runs is a no-op.
  */
 export interface FilePurger {
-  schedulePurge(file: { workspaceId: string; fileId: string }, delayMs: number): Promise<void>;
+  /** `name` is the file's name, filed as the purge's readable SvcName (tenant text, not a secret). */
+  schedulePurge(file: { workspaceId: string; fileId: string; name: string }, delayMs: number): Promise<void>;
 }
 
-/** Which documents an indexing pass covers: one uploaded document's content version, or the documents a sync run upserted. */
+/**
+ * Which documents an indexing pass covers: one uploaded document's content version, or the
+ * documents a sync run upserted. `name` (the knowledge base's or connector's name) is filed as
+ * the pass's readable SvcName; without it the pass has none.
+ */
 export type KnowledgeIndexTarget =
-  | { kind: 'document'; workspaceId: string; documentId: string; contentVersion: number }
-  | { kind: 'syncRun'; workspaceId: string; runId: string };
+  | { kind: 'document'; workspaceId: string; documentId: string; contentVersion: number; name: string }
+  | { kind: 'syncRun'; workspaceId: string; runId: string; name?: string };
 
 /** Starts knowledge indexing on the durable engine (temporal/knowledgeClient.ts); a pass already started for the same target is left running. */
 export interface KnowledgeIndexer {
@@ -167,6 +172,8 @@ export type SyncExecutionOutcome =
 export interface KnowledgeSyncStart {
   workspaceId: string;
   connectorId: string;
+  /** The connector's name, filed as the run's readable SvcName; not part of the workflow's input. */
+  connectorName: string;
   runId: string;
   options: { maxPages: number; maxItems: number; maxBytes: number; timeoutMs: number };
   leaseMs: number;
@@ -191,6 +198,8 @@ export interface ResearchLimits {
 export interface ResearchStart {
   workspaceId: string;
   runId: string;
+  /** The run's query, filed as its readable SvcName (bounded); not part of the workflow's input. */
+  query: string;
   sourceUrls: string[];
   limits: ResearchLimits;
 }
@@ -220,8 +229,12 @@ export type CommandConfirmOutcome =
  * (id = job id).
  */
 export interface CommandJobEngine {
-  /** Wakes the thread's FIFO owner (started when none runs) so it picks up queued jobs. */
-  enqueue(thread: { workspaceId: string; threadId: string }): Promise<void>;
+  /**
+   * Wakes the thread's FIFO owner (started when none runs) so it picks up queued jobs. `title`
+   * (the thread's) becomes the readable SvcName of an owner started now and of the jobs it runs;
+   * an owner already running keeps the name it started with.
+   */
+  enqueue(thread: { workspaceId: string; threadId: string; title?: string }): Promise<void>;
   /** Delivers a confirmation to the waiting job and waits up to `budgetMs` for it to finish acting. */
   confirm(jobId: string, confirmationId: string, budgetMs: number): Promise<CommandConfirmOutcome>;
   /** Requests cancellation of the job's execution; false when none is open. */
@@ -232,5 +245,6 @@ export interface CommandJobEngine {
 
 /** Keeps a command schedule's Temporal Schedule (temporal/commandsClient.ts). */
 export interface CommandScheduleSync {
-  upsert(schedule: { id: string; workspaceId: string; cron: string; timezone: string; enabled: boolean }): Promise<void>;
+  /** `title` is filed as the readable SvcName of the Schedule and of every firing. */
+  upsert(schedule: { id: string; workspaceId: string; title: string; cron: string; timezone: string; enabled: boolean }): Promise<void>;
 }

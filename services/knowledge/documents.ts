@@ -8,7 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { KnowledgeDocumentSchema, type KnowledgeDocument } from '../../db/entities';
+import { KnowledgeDocumentSchema, type KnowledgeBase, type KnowledgeDocument } from '../../db/entities';
 import { BlobSizeError, type BlobStat, type BlobStore } from '../kernel/blobs';
 import { invalidInput, notFound } from '../kernel/errors';
 import { newId, sha256Hex } from '../kernel/ids';
@@ -113,8 +113,9 @@ export async function createUploadedDocument(
 ): Promise<DocumentView> {
   const discard = () => runtime.blobs.delete(staged.blobKey).catch(() => undefined);
   let doc: KnowledgeDocument;
+  let knowledgeBase: KnowledgeBase;
   try {
-    await findActiveKnowledgeBase(em, principal.workspaceId, fields.knowledgeBaseId);
+    knowledgeBase = await findActiveKnowledgeBase(em, principal.workspaceId, fields.knowledgeBaseId);
     const kind = documentKindOf(fields.mimeType, fields.fileName);
     if (!kind) {
       throw invalidInput(
@@ -158,7 +159,13 @@ export async function createUploadedDocument(
     throw err;
   }
   try {
-    await runtime.indexer.start({ kind: 'document', workspaceId: doc.workspaceId, documentId: doc.id, contentVersion: doc.contentVersion });
+    await runtime.indexer.start({
+      kind: 'document',
+      workspaceId: doc.workspaceId,
+      documentId: doc.id,
+      contentVersion: doc.contentVersion,
+      name: knowledgeBase.name,
+    });
   } catch (err) {
     // Without its indexing workflow the document would stay pending for ever: refuse the upload as a whole.
     await em.nativeDelete(KnowledgeDocumentSchema, { id: doc.id, workspaceId: doc.workspaceId });

@@ -245,7 +245,7 @@ export async function startSyncRun(
 
   const leaseMs = runtime.config.syncLeaseMs;
   const outcome = await runtime.syncLauncher.execute(
-    { workspaceId: principal.workspaceId, connectorId: connector.id, runId: id, options, leaseMs },
+    { workspaceId: principal.workspaceId, connectorId: connector.id, connectorName: connector.name, runId: id, options, leaseMs },
     options.timeoutMs + 2 * leaseMs + 30_000,
   );
   throwUnlessSucceeded(outcome, id);

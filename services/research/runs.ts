@@ -217,6 +217,7 @@ export async function createResearchRun(
       await launcher.start({
         workspaceId: run.workspaceId,
         runId: run.id,
+        query: run.query,
         sourceUrls: run.sourceUrls,
         limits: limitsWithDefaults(run.limits),
       });

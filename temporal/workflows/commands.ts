@@ -70,6 +70,9 @@ export interface CommandJobInput {
 const JOBS_PER_THREAD_EXECUTION = 50;
 
 export async function commandThreadWorkflow(input: CommandThreadInput): Promise<void> {
+  // The thread's readable name, from this execution's start event (the same on every replay):
+  // its jobs are filed under it. Owners started before threads had one hand on none.
+  const threadName = workflowInfo().searchAttributes[SEARCH_ATTRIBUTES.SvcName];
   let wake = 0;
   setHandler(commandQueuedSignal, () => void wake++);
   for (let ran = 0; ;) {
@@ -81,7 +84,11 @@ export async function commandThreadWorkflow(input: CommandThreadInput): Promise<
           workflowId: next,
           taskQueue: TASK_QUEUE,
           args: [{ jobId: next, workspaceId: input.workspaceId, threadId: input.threadId }],
-          searchAttributes: { [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId], [SEARCH_ATTRIBUTES.SvcTrigger]: ['command'] },
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcTrigger]: ['command'],
+            ...(threadName ? { [SEARCH_ATTRIBUTES.SvcName]: threadName } : {}),
+          },
         });
       } catch (err) {
         if (CancellationScope.current().consideredCancelled) throw err;

@@ -19,7 +19,7 @@ import {
 } from '../../kit';
 import { loadConfig } from '../../../services/kernel/config';
 import { WorkflowUpdateStage } from '@temporalio/client';
-import { commandConfirmUpdate } from '../../../temporal/shared';
+import { commandConfirmUpdate, commandThreadWorkflowId } from '../../../temporal/shared';
 import { createFile, filesConfig, uploadFile } from '../files/support';
 import { createBase, uploadDocument, waitForDocument } from '../knowledge/support';
 import {
@@ -72,7 +72,7 @@ async function waitingJob(threadId?: string, workflowId = doubler): Promise<Wait
 }
 
 test('a job without tools succeeds with the model answer; the session GET carries plan and result', async () => {
-  const threadId = await createThread(stack.app, stack.ws.token);
+  const threadId = await createThread(stack.app, stack.ws.token, 'Greetings');
   const res = await createJob(stack.app, stack.ws.token, { threadId, message: 'say hello there', assistantContext: { page: 'home' } });
   expect(res.status).toBe(202);
   expect(res.body).toMatchObject({ ok: true, meta: { contractVersion: 'api-contracts.v1' } });
@@ -89,6 +89,11 @@ test('a job without tools succeeds with the model answer; the session GET carrie
     attempt: 1,
   });
   expect(job.costCredits).toBeGreaterThan(0);
+  // The thread's owner and the job it ran are filed under the thread's title (search attributes).
+  const attributes = { WorkspaceId: [stack.ws.workspaceId], SvcTrigger: ['command'], SvcName: ['Greetings'] };
+  const { client } = stack.app.deps.temporal;
+  expect((await client.workflow.getHandle(commandThreadWorkflowId(threadId)).describe()).searchAttributes).toMatchObject(attributes);
+  expect((await client.workflow.getHandle(job.id).describe()).searchAttributes).toMatchObject(attributes);
 });
 
 test('waiting_confirmation → confirm resumes the job: the workflow run is cited by runId; a replay answers 200 with the current job', async () => {

@@ -552,7 +552,7 @@ describe('list', () => {
 
 describe('delete', () => {
   test('any → deletion_requested (202); repeated: unchanged; the purge workflow removes the blob and moves it to deleted', async () => {
-    const file = await uploadFile(stack.app, owner, Buffer.from('to be deleted'), { mimeType: 'text/plain' });
+    const file = await uploadFile(stack.app, owner, Buffer.from('to be deleted'), { name: 'minutes.txt', mimeType: 'text/plain' });
     expect((await filesOnDisk()).filter((f) => f.includes(file.id))).toHaveLength(1);
     const missingKey = await http<FileAnswer>(stack.app, 'DELETE', `/api/v1/files/${file.id}`, { token: owner.token });
     expect(missingKey.status).toBe(400);
@@ -576,6 +576,11 @@ describe('delete', () => {
     const execution = await purge.describe();
     expect(execution.type).toBe('filePurgeWorkflow');
     expect(execution.status.name).toBe('COMPLETED');
+    expect(execution.searchAttributes).toMatchObject({
+      WorkspaceId: [stack.ws.workspaceId],
+      SvcTrigger: ['file.purge'],
+      SvcName: ['minutes.txt'],
+    });
     const history = await stack.app.deps.temporal.client.workflow.getHandle(filePurgeWorkflowId(file.id)).fetchHistory();
     expect(history.events?.some((e) => e.timerStartedEventAttributes)).toBe(true);
 

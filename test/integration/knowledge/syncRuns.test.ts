@@ -155,7 +155,11 @@ describe('(none) → queued → running → succeeded', () => {
     // The execution is the run, visible in Temporal under the workspace's search attributes.
     const description = await stack.app.deps.temporal.client.workflow.getHandle(runId).describe();
     expect(description.status.name).toBe('COMPLETED');
-    expect(description.searchAttributes.WorkspaceId).toEqual([stack.ws.workspaceId]);
+    expect(description.searchAttributes).toMatchObject({
+      WorkspaceId: [stack.ws.workspaceId],
+      SvcTrigger: ['knowledge.sync'],
+      SvcName: [`chat ${c.channel}`],
+    });
   });
 
   test('the next run starts from the stored cursor and moves it only when the batch returns one', async () => {

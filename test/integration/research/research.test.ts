@@ -138,6 +138,15 @@ describe('a run end to end', () => {
     expect(start.sha256).toBe(createHash('sha256').update(start.snapshotText, 'utf8').digest('hex'));
   });
 
+  test('its execution is filed under the workspace, the trigger and the query (search attributes)', async () => {
+    const execution = await stack.app.deps.temporal.client.workflow.getHandle(run.id).describe();
+    expect(execution.searchAttributes).toMatchObject({
+      WorkspaceId: [stack.ws.workspaceId],
+      SvcTrigger: ['research'],
+      SvcName: ['What do otters eat?'],
+    });
+  });
+
   test('robots.txt is read once and a disallowed page is not fetched but recorded as skipped', async () => {
     expect(site.count('/robots.txt')).toBe(1);
     expect(site.count('/private/secret')).toBe(0);
