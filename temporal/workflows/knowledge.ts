@@ -8,9 +8,11 @@ import {
   isCancellation,
   proxyActivities,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../../activities';
+import { SEARCH_ATTRIBUTES } from '../shared';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -165,6 +167,7 @@ export async function knowledgeSyncWorkflow(input: KnowledgeSyncInput): Promise<
     retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: ['KnowledgeSyncError'] },
   });
   let leaseToken: string | null = null;
+  const connectorName = workflowInfo().searchAttributes[SEARCH_ATTRIBUTES.SvcName];
   try {
     // The claim is short and decides the run's state: a cancel requested meanwhile applies after it.
     ({ leaseToken } = await CancellationScope.nonCancellable(() => claimKnowledgeSync(input)));
@@ -175,6 +178,14 @@ export async function knowledgeSyncWorkflow(input: KnowledgeSyncInput): Promise<
           workflowId: `knowledge-index-${input.runId}`,
           args: [{ workspaceId: input.workspaceId, runId: input.runId }],
           parentClosePolicy: ParentClosePolicy.ABANDON,
+          // Filed like the indexing passes the API starts (temporal/knowledgeClient.ts), under the
+          // run's connector name from this execution's start event. Search attributes of a child
+          // start are not part of the replay check, so histories recorded without them replay.
+          searchAttributes: {
+            [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId],
+            [SEARCH_ATTRIBUTES.SvcTrigger]: ['knowledge'],
+            ...(connectorName ? { [SEARCH_ATTRIBUTES.SvcName]: connectorName } : {}),
+          },
         });
       } catch (err) {
         // An indexing pass of an earlier attempt of this run still works through its documents.

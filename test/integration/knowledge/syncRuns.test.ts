@@ -160,6 +160,12 @@ describe('(none) → queued → running → succeeded', () => {
       SvcTrigger: ['knowledge.sync'],
       SvcName: [`chat ${c.channel}`],
     });
+    const indexing = await stack.app.deps.temporal.client.workflow.getHandle(`knowledge-index-${runId}`).describe();
+    expect(indexing.searchAttributes).toMatchObject({
+      WorkspaceId: [stack.ws.workspaceId],
+      SvcTrigger: ['knowledge'],
+      SvcName: [`chat ${c.channel}`],
+    });
   });
 
   test('the next run starts from the stored cursor and moves it only when the batch returns one', async () => {
