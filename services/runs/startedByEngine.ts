@@ -17,13 +17,13 @@ export class ChildRunRefused extends Error {}
 
 /**
  * Creates (or finds, on a retry) the run row of a subworkflow node's child run and returns
- * the child's pinned graph. The child must be a workflow of the same workspace that may run
+ * the child's pinned graph and its workflow's name (the child execution's SvcName). The child must be a workflow of the same workspace that may run
  * now (runnable.ts); otherwise `ChildRunRefused` says why and no row is written.
  */
 export async function prepareChildRun(
   em: EntityManager,
   args: { parentRunId: string; parentNodeId: string; workspaceId: string; workflowId: string; input: unknown },
-): Promise<{ runId: string; graph: WorkflowGraph }> {
+): Promise<{ runId: string; graph: WorkflowGraph; name: string }> {
   const runId = `run_${sha256Hex(`${args.parentRunId}\0${args.parentNodeId}`).slice(0, 32)}`;
   const workflow = await em.findOne(WorkflowSchema, { id: args.workflowId, workspaceId: args.workspaceId });
   if (!workflow) throw new ChildRunRefused(`Subworkflow "${args.workflowId}" does not exist in this workspace.`);
@@ -41,7 +41,7 @@ export async function prepareChildRun(
     parent: { runId: args.parentRunId, nodeId: args.parentNodeId },
     createdBy: { keyId: parent.createdByKeyId, userId: parent.createdByUserId },
   });
-  return { runId, graph: withConfigDefaults({ nodes: version.nodes, edges: version.edges }) };
+  return { runId, graph: withConfigDefaults({ nodes: version.nodes, edges: version.edges }), name: workflow.name };
 }
 
 /**

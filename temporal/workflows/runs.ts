@@ -31,6 +31,7 @@ import {
   progressQuery,
   resumeEventSignal,
   SEARCH_ATTRIBUTES,
+  svcNameValue,
   TASK_QUEUE,
   webhookReplyUpdate,
   type ApprovalRequest,
@@ -313,6 +314,8 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
           [SEARCH_ATTRIBUTES.WorkspaceId]: [req.workspaceId],
           [SEARCH_ATTRIBUTES.SvcWorkflowId]: [config.workflowId],
           [SEARCH_ATTRIBUTES.SvcTrigger]: [req.trigger],
+          // Histories recorded before the activity returned the name replay without it.
+          ...(child.name ? { [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(child.name)] } : {}),
         },
       });
       return result.output;

@@ -287,6 +287,9 @@ test('a subworkflow runs as a child workflow whose run is linked to its parent',
   expect(listed).toMatchObject({ status: 'succeeded', parentNodeId: 'sub' });
   const childRun = (await http(stack.app, 'GET', `/api/v1/runs/${listed.id}`, { token: stack.ws.token })).body.run;
   expect(childRun).toMatchObject({ status: 'succeeded', parentNodeId: 'sub', input: { v: 10 }, output: { v: 11 } });
+  // An operator finds the child execution by workspace and by its workflow's name.
+  const described = await stack.app.deps.temporal.client.workflow.getHandle(listed.id).describe();
+  expect(described.searchAttributes).toMatchObject({ WorkspaceId: [stack.ws.workspaceId], SvcName: ['Child'] });
 });
 
 test('a subworkflow naming a workflow of another workspace fails the node without running it', async () => {
