@@ -196,7 +196,7 @@ export async function prepareRunAction(
   em: EntityManager,
   jobId: string,
   actionId: string,
-): Promise<{ runId: string; workflowId: string; graph: WorkflowGraph; input: unknown } | null> {
+): Promise<{ runId: string; workflowId: string; name: string; graph: WorkflowGraph; input: unknown } | null> {
   const job = await requireJob(em, jobId);
   const action = job.plan?.actions.find((a) => a.id === actionId);
   if (!action || job.traces.some((t) => t.actionId === actionId)) return null;

@@ -245,7 +245,7 @@ export async function prepareWorkflowRun(
   job: CommandJobRow,
   actionId: string,
   args: Record<string, unknown>,
-): Promise<{ runId: string; workflowId: string; graph: WorkflowGraph; input: unknown } | { refused: string }> {
+): Promise<{ runId: string; workflowId: string; name: string; graph: WorkflowGraph; input: unknown } | { refused: string }> {
   const principal = await jobPrincipal(em, job);
   if (!canWrite(principal)) return { refused: 'The job creator may not run workflows.' };
   const workflowId = typeof args.workflowId === 'string' ? args.workflowId : '';
@@ -264,5 +264,6 @@ export async function prepareWorkflowRun(
     requestedTarget: 'active',
     createdBy: { keyId: null, userId: job.created_by_id },
   });
-  return { runId, workflowId, graph: withConfigDefaults({ nodes: runnable.version.nodes, edges: runnable.version.edges }), input };
+  const graph = withConfigDefaults({ nodes: runnable.version.nodes, edges: runnable.version.edges });
+  return { runId, workflowId, name: workflow.name, graph, input };
 }

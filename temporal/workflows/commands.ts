@@ -32,6 +32,7 @@ import {
   commandProgressQuery,
   commandQueuedSignal,
   SEARCH_ATTRIBUTES,
+  svcNameValue,
   TASK_QUEUE,
   type CommandProgressEventShape,
 } from '../shared';
@@ -195,6 +196,8 @@ export async function commandJobWorkflow(input: CommandJobInput): Promise<{ stat
             [SEARCH_ATTRIBUTES.WorkspaceId]: [input.workspaceId],
             [SEARCH_ATTRIBUTES.SvcWorkflowId]: [prepared.workflowId],
             [SEARCH_ATTRIBUTES.SvcTrigger]: ['copilot'],
+            // Histories recorded before the activity returned the name replay without it.
+            ...(prepared.name ? { [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(prepared.name)] } : {}),
           },
         });
         outcome = { status: 'succeeded', output: result.output };

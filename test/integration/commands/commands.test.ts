@@ -122,6 +122,9 @@ test('waiting_confirmation → confirm resumes the job: the workflow run is cite
   expect(confirmed.body.data.job.progress.runId).toBe(trace.runId);
   const run = await http<RunWithLinks>(stack.app, 'GET', `/api/v1/runs/${trace.runId}`, { token: stack.ws.token });
   expect(run.body.run).toMatchObject({ status: 'succeeded', trigger: 'copilot', workflowId: doubler });
+  // An operator finds the copilot's child execution by workspace, kind and the workflow's name.
+  const described = await stack.app.deps.temporal.client.workflow.getHandle(trace.runId!).describe();
+  expect(described.searchAttributes).toMatchObject({ WorkspaceId: [stack.ws.workspaceId], SvcTrigger: ['copilot'], SvcName: ['Doubler'] });
 
   const session = await http<Refusable<SessionJob>>(stack.app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie });
   expect(session.body.result).toMatchObject({
