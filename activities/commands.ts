@@ -107,7 +107,7 @@ export function createCommandActivities(deps: ActivityDeps) {
       failJob(em(), jobId, message, from),
     cancelCommandJobRow: (jobId: string) => cancelJobRow(em(), jobId),
     fireCommandSchedule: (scheduleId: string, firingId: string) => fireSchedule(em(), scheduleId, firingId),
-    enqueueCommandThread: (thread: { workspaceId: string; threadId: string }) => engine().enqueue(thread),
+    enqueueCommandThread: (thread: { workspaceId: string; threadId: string; title?: string }) => engine().enqueue(thread),
   };
 }
 

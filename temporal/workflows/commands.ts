@@ -232,7 +232,13 @@ export interface CommandScheduleFireInput {
 export async function commandScheduleFireWorkflow(input: CommandScheduleFireInput): Promise<{ jobId: string | null }> {
   const fired = await acts.fireCommandSchedule(input.scheduleId, workflowInfo().workflowId);
   if (!fired) return { jobId: null };
-  await acts.enqueueCommandThread({ workspaceId: input.workspaceId, threadId: fired.threadId });
+  // The schedule's name (this firing's SvcName) names the thread owner it may start, and its jobs.
+  const scheduleName = workflowInfo().searchAttributes[SEARCH_ATTRIBUTES.SvcName]?.[0];
+  await acts.enqueueCommandThread({
+    workspaceId: input.workspaceId,
+    threadId: fired.threadId,
+    ...(typeof scheduleName === 'string' ? { title: scheduleName } : {}),
+  });
   return { jobId: fired.jobId };
 }
 

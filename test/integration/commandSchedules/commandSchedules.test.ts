@@ -123,6 +123,9 @@ test('a firing sends the stored prompt as a job on the schedule thread and updat
   const session = await signInCookie(app, ws.ownerEmail, ws.ownerPassword);
   const detail = await http<z.infer<typeof sessionJobSchema>>(app, 'GET', `/api/svc-command/jobs/${job.id}`, { cookie: session });
   expect(detail.body.result?.content).toBe('reply: scheduled hello');
+  // The job the firing queued is filed under the schedule's title.
+  const described = await app.deps.temporal.client.workflow.getHandle(job.id).describe();
+  expect(described.searchAttributes).toMatchObject({ WorkspaceId: [ws.workspaceId], SvcName: ['Now'] });
   // The prompt was sent as a chat message, and the answer follows it.
   const messages = await http<MessageList>(app, 'GET', `/api/v1/svc-command/threads/${fired?.threadId}/messages`, { token: ws.token });
   expect(messages.body.data.messages).toEqual([
