@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { isExecutableFile } from './temporal-cli';
 
 /**
  * The Node.js release the production image runs (Dockerfile) and CI tests beside the machine's
@@ -35,14 +35,14 @@ export async function ensureNodeLts(opts: { log?: (msg: string) => void } = {}):
   const fromEnv = process.env.NODE_LTS_PATH;
   if (fromEnv) {
     const resolved = path.resolve(fromEnv);
-    if (await isExecutable(resolved)) return resolved;
+    if (await isExecutableFile(resolved)) return resolved;
     throw new Error(`NODE_LTS_PATH=${fromEnv} is not an executable file`);
   }
 
   const pkg = `node-${process.platform}-${process.arch}`;
   const prefix = path.join(nodeLtsCacheDir(), NODE_LTS_VERSION);
   const binary = path.join(prefix, 'node_modules', pkg, 'bin', 'node');
-  if (await isExecutable(binary)) return binary;
+  if (await isExecutableFile(binary)) return binary;
 
   await mkdir(prefix, { recursive: true });
   log(`Fetching Node.js ${NODE_LTS_VERSION} (${pkg}) into ${prefix}...`);
@@ -57,7 +57,7 @@ export async function ensureNodeLts(opts: { log?: (msg: string) => void } = {}):
     '--no-fund',
     `${pkg}@${NODE_LTS_VERSION}`,
   ]);
-  if (!(await isExecutable(binary))) throw new Error(`npm installed ${pkg} but ${binary} is missing`);
+  if (!(await isExecutableFile(binary))) throw new Error(`npm installed ${pkg} but ${binary} is missing`);
   log(`Node.js ${NODE_LTS_VERSION} ready: ${binary}`);
   return binary;
 }
@@ -75,13 +75,4 @@ function run(command: string, args: string[]): Promise<void> {
       else reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${tail}`));
     });
   });
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }

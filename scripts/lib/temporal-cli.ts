@@ -106,7 +106,8 @@ function runGoInstall(go: string, binDir: string, log: (msg: string) => void): P
   });
 }
 
-async function isExecutableFile(file: string): Promise<boolean> {
+/** True when `file` is a regular file this process may execute. */
+export async function isExecutableFile(file: string): Promise<boolean> {
   try {
     await access(file, fsConstants.X_OK);
     return (await stat(file)).isFile();
