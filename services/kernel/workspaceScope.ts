@@ -1,4 +1,4 @@
-import type { EntityName, FilterQuery, FindOneOptions } from '@mikro-orm/core';
+import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from './errors';
 
@@ -8,7 +8,6 @@ import { notFound } from './errors';
  * The one rule every id route follows: another workspace's id answers exactly as a missing id
  * does, so a caller cannot learn which ids exist elsewhere. The workspace is part of the query
  * (not checked after loading), so a foreign row never enters the caller's identity map.
- * `extra` narrows further (e.g. `{ trashed: false }`); `options` passes locks or `refresh`.
  */
 export async function findInWorkspace<T extends { id: string; workspaceId: string }>(
   em: EntityManager,
@@ -16,11 +15,8 @@ export async function findInWorkspace<T extends { id: string; workspaceId: strin
   workspaceId: string,
   id: string,
   message: string,
-  extra: FilterQuery<T> = {},
-  options?: FindOneOptions<T>,
 ): Promise<T> {
-  const where = { $and: [{ id, workspaceId }, extra] } as FilterQuery<T>;
-  const row = await em.findOne(entity, where, options);
+  const row = await em.findOne(entity, { id, workspaceId } as FilterQuery<T>);
   if (!row) throw notFound(message);
   return row;
 }
