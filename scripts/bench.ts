@@ -16,6 +16,7 @@ import { restartScenario } from './bench/restart';
 import { parkedScenario } from './bench/parked';
 import { abuseScenario } from './bench/abuse';
 import { userSqlScenario } from './bench/userSql';
+import { migrationScenario } from './bench/migration';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -76,6 +77,11 @@ const SCENARIOS: Record<string, Scenario> = {
       "workspace B's GET /workflows and query latency at rest and while workspace A sends 30 parallel 5 s queries, with and without the per-workspace limits",
     run: userSqlScenario,
   },
+  migration: {
+    summary:
+      'n8n exports of the public corpus (scripts/bench/migration-corpus.json): accepted, ready, node coverage, and item-for-item parity of ready offline workflows with n8n runs',
+    run: migrationScenario,
+  },
   sync: {
     summary:
       'knowledge sync runs: items/s of a 5,000-message chat and a 2,000-file repo sync against loopback providers (BENCH_RUNS repetitions, default 3)',
@@ -117,6 +123,8 @@ settings (environment):
   BENCH_ABUSE_REST_PROBES  B's probe runs at rest before each attack (abuse; default 10)
   BENCH_ABUSE_CLASSES  comma-separated subset of F1,…,F8 (abuse; default all)
   BENCH_ABUSE_SQL    F5's slow queries: lock (wait on a lock the bench holds; default) or cpu (generate_series work)
+  BENCH_N8N=off      migration: use only the recorded n8n reference runs (~/.cache/svc-n8n/references)
+  BENCH_DOCS=off     migration: do not write the table into docs/benchmarks.md
   BENCH_PROFILE      a folder: CPU-profile every Node process and thread of the benchmark and summarize
                      the measured windows into <folder>/summary.txt and summary.json
 
