@@ -165,14 +165,28 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
   if (corpus.entries.length === 0) throw new Error('the corpus is empty: see the lines above');
   const texts = new Map<string, string>();
   for (const e of corpus.entries) texts.set(e.key, await readFile(e.file, 'utf8'));
-  const offline = corpus.entries.filter((e) => {
+  // A repository's other JSON files (package metadata, indexes) are not exports: an export is an
+  // object with a nodes[] array, whatever else is wrong with it.
+  const isExport = (text: string) => {
+    try {
+      const v = JSON.parse(text) as { nodes?: unknown };
+      return v !== null && typeof v === 'object' && Array.isArray(v.nodes);
+    } catch {
+      return false;
+    }
+  };
+  const jsonFiles = corpus.entries.length;
+  // The same export published twice (in one repository or two) counts once.
+  const seen = new Set<string>();
+  const entries = corpus.entries.filter((e) => isExport(texts.get(e.key)!) && !seen.has(e.sha256) && seen.add(e.sha256));
+  const offline = entries.filter((e) => {
     try {
       return runnableOffline(JSON.parse(texts.get(e.key)!)).ok;
     } catch {
       return false;
     }
   });
-  log(`corpus: ${corpus.entries.length} exports, ${offline.length} runnable offline`);
+  log(`corpus: ${jsonFiles} JSON files, ${entries.length} exports, ${offline.length} runnable offline`);
 
   // n8n first: it needs no stack, and a failure to install it should not cost a stack start.
   let n8nProblem: string | null = null;
@@ -209,8 +223,8 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
     stack = await startBenchStack(log);
     const s = stack;
     const concurrency = envNumber('BENCH_CONCURRENCY', 4);
-    log(`previewing ${corpus.entries.length} exports (concurrency ${concurrency})`);
-    const previews = await pool(corpus.entries, concurrency, (e) => preview(s, e, texts.get(e.key)!), ctx);
+    log(`previewing ${entries.length} exports (concurrency ${concurrency})`);
+    const previews = await pool(entries, concurrency, (e) => preview(s, e, texts.get(e.key)!), ctx);
     const byKey = new Map(previews.map((p) => [p.key, p]));
 
     const parityCandidates = offline.filter((e) => byKey.get(e.key)?.ready && references.has(e.key));
@@ -232,10 +246,11 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
     const topUnsupported = [...unsupportedByType.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
 
     const summary = {
-      exports: corpus.entries.length,
+      jsonFiles,
+      exports: entries.length,
       accepted,
       ready,
-      readyPercent: ready / Math.max(1, corpus.entries.length),
+      readyPercent: ready / Math.max(1, entries.length),
       nodes,
       mappedNodes: mapped,
       nodeCoverage: mapped / Math.max(1, nodes),
@@ -260,9 +275,9 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
       '',
       '| measure | value |',
       '|---|---|',
-      `| exports previewed | ${corpus.entries.length} |`,
-      `| accepted (200) | ${accepted} (${pct(accepted, corpus.entries.length)}) |`,
-      `| ready | ${ready} (${pct(ready, corpus.entries.length)}) |`,
+      `| distinct exports previewed (JSON files with nodes[]) | ${entries.length} (of ${jsonFiles} JSON files) |`,
+      `| accepted (200) | ${accepted} (${pct(accepted, entries.length)}) |`,
+      `| ready | ${ready} (${pct(ready, entries.length)}) |`,
       `| node coverage (mapped / nodes, sticky notes excluded) | ${mapped} / ${nodes} (${pct(mapped, nodes)}) |`,
       `| 5xx answers | ${fiveXX} |`,
       `| runnable offline (manual trigger, offline node types, no credential, no clock) | ${offline.length} (ready: ${offlineReady}) |`,

@@ -22,9 +22,11 @@ const execFileP = promisify(execFile);
 export interface TreeSource {
   repo: string;
   commit: string;
-  /** Folder inside the repository whose `*.json` files are exports. */
+  /** Folder inside the repository whose `*.json` files are read; `""` for the whole tree. */
   folder: string;
   license: string;
+  /** Why this commit, when it is not simply the newest. */
+  note?: string;
 }
 
 export interface CorpusManifest {
@@ -88,6 +90,7 @@ async function listJson(dir: string, base = dir): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
+    if (e.name.startsWith('.')) continue; // .github, the archive marker
     if (e.isDirectory()) out.push(...(await listJson(p, base)));
     else if (e.name.endsWith('.json')) out.push(path.relative(base, p));
   }
@@ -104,13 +107,22 @@ async function materializeTree(source: TreeSource, log: (m: string) => void): Pr
       missing: `${source.repo}@${source.commit}: no local copy; clone it (git clone https://github.com/${source.repo} "${path.join(process.env.MIGRATION_CORPUS_GIT || '/work/.mirror', repoDirName(source.repo))}") and run again`,
     };
   }
-  log(`extracting ${source.repo}@${source.commit.slice(0, 12)}:${source.folder} into ${root}`);
+  log(`extracting ${source.repo}@${source.commit.slice(0, 12)}:${source.folder || '(whole tree)'} into ${root}`);
   const tmp = `${root}.tmp-${process.pid}`;
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
   try {
     const tar = path.join(tmp, '.archive.tar');
-    await execFileP('git', ['--git-dir', gitDir, 'archive', '--format=tar', '-o', tar, source.commit, source.folder]);
+    await execFileP('git', [
+      '--git-dir',
+      gitDir,
+      'archive',
+      '--format=tar',
+      '-o',
+      tar,
+      source.commit,
+      ...(source.folder ? [source.folder] : []),
+    ]);
     await execFileP('tar', ['-xf', tar, '-C', tmp]);
     await rm(tar);
     await writeFile(path.join(tmp, '.complete'), `${source.repo}@${source.commit}\n`);
@@ -138,7 +150,7 @@ export async function loadCorpus(manifest: CorpusManifest, log: (m: string) => v
     }
     const folder = path.join(got.root, source.folder);
     for (const rel of (await listJson(folder)).sort()) {
-      const repoPath = path.posix.join(source.folder, rel.split(path.sep).join('/'));
+      const repoPath = path.posix.join(source.folder || '.', rel.split(path.sep).join('/'));
       const file = path.join(folder, rel);
       entries.push({
         key: entryKey(source.repo, source.commit, repoPath),
