@@ -267,7 +267,7 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
       n8nVersion: N8N_VERSION,
       n8nProblem,
     };
-    const sources = manifest.sources.map((src) => `${src.repo}@${src.commit.slice(0, 12)}:${src.folder}`).join(', ');
+    const sources = manifest.sources.map((src) => `${src.repo}@${src.commit.slice(0, 12)}${src.folder ? `:${src.folder}` : ''}`).join(', ');
     const table = [
       `Migration corpus, ${date.toISOString().slice(0, 10)}, commit ${environment.git.commit}${environment.git.dirtyWorkingTree ? ' (modified tree)' : ''}, ` +
         `${environment.machine.cpuCount} × ${environment.machine.cpuModel}, ${environment.machine.totalMemoryGiB} GiB, Node ${environment.node}, ` +
