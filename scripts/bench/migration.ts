@@ -12,7 +12,8 @@
  *    cache; BENCH_N8N=off uses only what is recorded).
  * 4. Those that are also ready are imported (`POST /api/v1/workflows` with `importJson`),
  *    deployed and executed as live runs on Temporal, and each n8n node's items are compared with
- *    our node's output (scripts/lib/n8n-parity.ts).
+ *    our node's output (scripts/lib/n8n-parity.ts). Those whose every node mapped but that are not
+ *    ready (readiness issues only) run too and are counted apart.
  *
  * Prints the table and writes it between the migration markers of docs/benchmarks.md (with
  * BENCH_DOCS=off it does not), and the details to bench-results/migration-<timestamp>.json.
@@ -204,7 +205,7 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
         missingRefs.map((e) => ({ key: e.key, text: texts.get(e.key)! })),
         log,
       );
-      log(`n8n ${N8N_VERSION}: ${r.recorded} reference run(s) recorded, ${r.failed} failed on n8n`);
+      log(`n8n ${N8N_VERSION}: ${r.recorded} reference run(s) recorded, ${r.failed} failed on n8n, ${r.refused} refused by its import`);
       for (const e of missingRefs) {
         const ref = await readReference(texts.get(e.key)!);
         if (ref) references.set(e.key, ref);
@@ -227,10 +228,17 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
     const previews = await pool(entries, concurrency, (e) => preview(s, e, texts.get(e.key)!), ctx);
     const byKey = new Map(previews.map((p) => [p.key, p]));
 
-    const parityCandidates = offline.filter((e) => byKey.get(e.key)?.ready && references.has(e.key));
-    log(`running ${parityCandidates.length} ready, offline workflows with an n8n reference`);
+    // Besides the ready ones, those whose every node mapped but that readiness holds back (a
+    // lossy conversion, an option not carried over) run too, apart: whether they differ says
+    // whether the readiness issue was worth raising.
+    const fullyMapped = (p: Preview | undefined) => !!p && p.accepted && p.unsupportedTypes.length === 0 && p.mappedNodes === p.nodeCount;
+    const parityCandidates = offline.filter((e) => references.has(e.key) && (byKey.get(e.key)?.ready || fullyMapped(byKey.get(e.key))));
+    log(`running ${parityCandidates.length} offline workflows with an n8n reference (ready, or every node mapped)`);
     const drainMs = envNumber('BENCH_DRAIN_S', 120) * 1000;
-    const parity = await pool(parityCandidates, 2, (e) => runForParity(s, e, texts.get(e.key)!, references.get(e.key)!, drainMs), ctx);
+    const allParity = await pool(parityCandidates, 2, (e) => runForParity(s, e, texts.get(e.key)!, references.get(e.key)!, drainMs), ctx);
+    const parity = allParity.filter((p) => byKey.get(p.key)?.ready);
+    const heldBack = allParity.filter((p) => !byKey.get(p.key)?.ready);
+    const heldBackEqual = heldBack.filter((p) => p.outcome === 'equal').length;
 
     const accepted = previews.filter((p) => p.accepted).length;
     const ready = previews.filter((p) => p.ready).length;
@@ -263,6 +271,8 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
       parityDiffers: differs,
       parityNotRun: notRun,
       parity: equal / Math.max(1, parity.length),
+      heldBackRuns: heldBack.length,
+      heldBackEqual,
       topUnsupported,
       n8nVersion: N8N_VERSION,
       n8nProblem,
@@ -283,17 +293,19 @@ export async function migrationScenario(ctx: BenchContext): Promise<void> {
       `| runnable offline (manual trigger, offline node types, no credential, no clock) | ${offline.length} (ready: ${offlineReady}) |`,
       `| n8n reference runs | ${references.size}${n8nProblem ? ` (problem: ${n8nProblem.slice(0, 160).replace(/\|/g, '/')})` : ''} |`,
       `| parity of ready offline workflows (item for item) | ${equal} / ${parity.length} (${pct(equal, parity.length)}); differ ${differs}, not run ${notRun} |`,
+      `| not ready but every node mapped (readiness issues only), run anyway: equal to n8n | ${heldBackEqual} / ${heldBack.length} |`,
       '',
       `Top unsupported node types (files): ${topUnsupported.map(([t, n]) => `${t.replace(/^n8n-nodes-base\./, '')} ${n}`).join(', ') || 'none'}.`,
     ].join('\n');
 
     process.stdout.write(`\n${table}\n\n`);
-    const differences = parity.filter((p) => p.outcome !== 'equal');
+    const differences = allParity.filter((p) => p.outcome !== 'equal');
     if (differences.length > 0) {
       process.stdout.write('Parity differences:\n');
-      for (const d of differences) process.stdout.write(`  ${d.key}: ${d.firstDifference}\n`);
+      for (const d of differences)
+        process.stdout.write(`  ${byKey.get(d.key)?.ready ? '' : '(not ready) '}${d.key}: ${d.firstDifference}\n`);
     }
-    const out = await writeResults('migration', date, { environment, summary, previews, parity, missing: corpus.missing });
+    const out = await writeResults('migration', date, { environment, summary, previews, parity: allParity, missing: corpus.missing });
     log(`results: ${out}`);
     if ((process.env.BENCH_DOCS ?? 'on') !== 'off') await writeDocsTable(table, log);
   } finally {

@@ -185,13 +185,13 @@ export function nodesFromRunData(runData: Record<string, RunDataTask[]>): Record
 /**
  * Runs the given exports on n8n and stores one reference per export (keyed by the SHA-256 of
  * its text). Returns how many were recorded; exports that n8n could not import or run are
- * recorded as failed runs with n8n's message.
+ * recorded as failed runs with n8n's message; those n8n refuses to import get none (`refused`).
  */
 export async function recordReferences(
   exports: Array<{ key: string; text: string }>,
   log: (m: string) => void = () => {},
-): Promise<{ recorded: number; failed: number }> {
-  if (exports.length === 0) return { recorded: 0, failed: 0 };
+): Promise<{ recorded: number; failed: number; refused: number }> {
+  if (exports.length === 0) return { recorded: 0, failed: 0, refused: 0 };
   const bin = await ensureN8n(log);
   const work = await mkdtemp(path.join(os.tmpdir(), 'svc-n8n-ref-'));
   const database = `svc_n8n_ref_${randomBytes(5).toString('hex')}`;
@@ -211,21 +211,29 @@ export async function recordReferences(
       exports.map((e, i) => writeFile(path.join(input, `${ids[i]}.json`), JSON.stringify(forN8nImport(JSON.parse(e.text), ids[i])))),
     );
     log(`n8n ${N8N_VERSION}: importing ${exports.length} workflow(s)`);
-    const imported = await run(process.execPath, [bin, 'import:workflow', '--separate', `--input=${input}`], {
-      env,
-      timeoutMs: 600_000,
-      log,
-    });
-    if (imported.code !== 0)
-      throw new Error(`n8n import:workflow failed (${imported.code}): ${(imported.stdout + imported.stderr).slice(-3000)}`);
+    const importArgs = (from: string) => [bin, 'import:workflow', ...(from === input ? ['--separate'] : []), `--input=${from}`];
+    const imported = await run(process.execPath, importArgs(input), { env, timeoutMs: 600_000, log });
+    // One export n8n refuses fails the whole import: then each alone (slow, n8n boots each
+    // time), and those it refuses get no reference, so they are not compared at all.
+    const importable = new Set(ids);
+    if (imported.code !== 0) {
+      log(`n8n import of the batch failed; importing one by one: ${(imported.stdout + imported.stderr).slice(-500)}`);
+      for (let i = 0; i < ids.length; i++) {
+        const one = await run(process.execPath, importArgs(path.join(input, `${ids[i]}.json`)), { env, timeoutMs: 120_000, log });
+        if (one.code === 0) continue;
+        importable.delete(ids[i]);
+        log(`n8n refuses ${exports[i].key}: ${(one.stdout + one.stderr).trim().split('\n').slice(-2).join(' ').slice(0, 300)}`);
+      }
+      if (importable.size === 0) return { recorded: 0, failed: 0, refused: ids.length };
+    }
     const idsFile = path.join(work, 'ids.txt');
-    await writeFile(idsFile, ids.join(','));
+    await writeFile(idsFile, ids.filter((id) => importable.has(id)).join(','));
     const output = path.join(work, 'output.json');
-    log(`n8n ${N8N_VERSION}: executing ${exports.length} workflow(s) (execute-batch)`);
+    log(`n8n ${N8N_VERSION}: executing ${importable.size} workflow(s) (execute-batch)`);
     const executed = await run(
       process.execPath,
       [bin, 'execute-batch', `--ids=${idsFile}`, `--snapshot=${snapshots}`, `--output=${output}`, '--concurrency=1'],
-      { env, timeoutMs: 60_000 + exports.length * 30_000, log },
+      { env, timeoutMs: 60_000 + importable.size * 30_000, log },
     );
     if (!existsSync(output))
       throw new Error(`n8n execute-batch wrote no results (${executed.code}): ${(executed.stderr || executed.stdout).slice(-3000)}`);
@@ -238,6 +246,7 @@ export async function recordReferences(
     let recorded = 0;
     let failed = 0;
     for (let i = 0; i < exports.length; i++) {
+      if (!importable.has(ids[i])) continue;
       const result = byId.get(ids[i]);
       const snapshot = `${ids[i]}-snapshot.json`;
       let reference: N8nReference;
@@ -254,7 +263,7 @@ export async function recordReferences(
       const stored: StoredReference = { ...reference, n8nVersion: N8N_VERSION, key: exports[i].key, recordedAt: new Date().toISOString() };
       await writeFile(referenceFile(exports[i].text), JSON.stringify(stored, null, 1) + '\n');
     }
-    return { recorded, failed };
+    return { recorded, failed, refused: ids.length - importable.size };
   } finally {
     await dropDatabase(dbUrl).catch((err: unknown) =>
       log(`dropping ${database} failed: ${err instanceof Error ? err.message : String(err)}`),

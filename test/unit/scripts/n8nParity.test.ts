@@ -7,6 +7,8 @@ import {
   type N8nReference,
   type OurStep,
 } from '../../../scripts/lib/n8n-parity';
+import { runnableOffline } from '../../../scripts/lib/n8n-corpus';
+import { forN8nImport, nodesFromRunData } from '../../../scripts/lib/n8n-reference';
 
 const step = (nodeId: string, output: unknown, status = 'succeeded'): OurStep => ({ nodeId, status, output });
 const record = (...outputs: unknown[][]) => ({ runs: [{ outputs }] });
@@ -83,5 +85,73 @@ describe('n8n parity: comparing a run', () => {
     expect(failed).toMatchObject({ equal: false, statusDiffers: true, firstDifference: 'n8n succeeded, our run failed' });
     const bothFailed = compareWorkflow({ ...reference, status: 'error', error: 'boom' }, 'failed', (name) => steps[name]);
     expect(bothFailed).toMatchObject({ equal: true, statusDiffers: false });
+  });
+});
+
+describe('n8n parity: which exports run offline', () => {
+  const manual = { name: 'Go', type: 'n8n-nodes-base.manualTrigger', parameters: {} };
+  const set = { name: 'Set', type: 'n8n-nodes-base.set', parameters: { values: { string: [{ name: 'a', value: 'x' }] } } };
+  const connected = { Go: { main: [[{ node: 'Set', type: 'main', index: 0 }]] } };
+
+  it('takes a connected manual trigger followed by offline nodes', () => {
+    expect(runnableOffline({ nodes: [manual, set], connections: connected })).toEqual({ ok: true });
+  });
+
+  it('refuses what would not give the same items on every offline run', () => {
+    const reason = (wf: unknown) => {
+      const r = runnableOffline(wf);
+      return r.ok ? 'ok' : r.reason;
+    };
+    expect(reason({ nodes: [set], connections: {} })).toBe('no manual trigger');
+    expect(reason({ nodes: [manual, set], connections: {} })).toBe('the manual trigger is connected to nothing');
+    // Connections keyed by node id (a rewritten export) leave the trigger unconnected in n8n too.
+    expect(reason({ nodes: [manual, set], connections: { 'f3b1-id': connected.Go } })).toBe('the manual trigger is connected to nothing');
+    const http = { name: 'Set', type: 'n8n-nodes-base.httpRequest', parameters: {} };
+    expect(reason({ nodes: [manual, http], connections: connected })).toBe(
+      'node type n8n-nodes-base.httpRequest needs the network or time',
+    );
+    const credentialed = { ...set, type: 'n8n-nodes-base.noOp', credentials: { openAiApi: { id: '1', name: 'OpenAI' } } };
+    expect(reason({ nodes: [manual, credentialed], connections: connected })).toBe('a node needs a credential');
+    const clock = { ...set, parameters: { value: '={{ $now.toISO() }}' } };
+    expect(reason({ nodes: [manual, clock], connections: connected })).toBe('reads $now (differs on every run)');
+    expect(reason([])).toBe('not a workflow export');
+  });
+
+  it('ignores disabled nodes and sticky notes', () => {
+    const disabledHttp = { name: 'Call', type: 'n8n-nodes-base.httpRequest', disabled: true, parameters: {} };
+    const note = { name: 'Note', type: 'n8n-nodes-base.stickyNote', parameters: { content: '$now' } };
+    expect(runnableOffline({ nodes: [manual, set, disabledHttp, note], connections: connected })).toEqual({ ok: true });
+  });
+});
+
+describe('n8n parity: what n8n is given and what is kept of its run', () => {
+  it('imports the export under its own id, inactive, without pinned data, tags or notes', () => {
+    const exported = {
+      id: 'shared-id',
+      name: '',
+      active: true,
+      tags: [{ id: 't1', name: 'x' }],
+      pinData: { Set: [{ json: { a: 1 } }] },
+      nodes: [{ name: 'Set', type: 'n8n-nodes-base.set', notes: 'CAP_RESULTS_LENGTH=1', parameters: {} }],
+      connections: {},
+    };
+    expect(forN8nImport(exported, 'svcref000001')).toEqual({
+      id: 'svcref000001',
+      name: 'svcref000001',
+      active: false,
+      nodes: [{ name: 'Set', type: 'n8n-nodes-base.set', parameters: {} }],
+      connections: {},
+    });
+  });
+
+  it("keeps each item's json per output and run, and a node's error", () => {
+    const runData = {
+      If: [{ data: { main: [[{ json: { a: 1 }, pairedItem: { item: 0 } }], null] } }],
+      Code: [{ error: { message: 'boom' } }],
+    };
+    expect(nodesFromRunData(runData)).toEqual({
+      If: { runs: [{ outputs: [[{ a: 1 }], []] }] },
+      Code: { runs: [{ outputs: [], error: 'boom' }] },
+    });
   });
 });
