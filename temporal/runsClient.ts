@@ -12,6 +12,7 @@ import {
   approvalQueuedSignal,
   approvalUpdate,
   resumeEventSignal,
+  RUN_WORKFLOW_TASK_TIMEOUT,
   SEARCH_ATTRIBUTES,
   svcNameValue,
   svcTargetValue,
@@ -37,6 +38,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
   return {
     taskQueue: TASK_QUEUE,
     workflowId: run.id,
+    workflowTaskTimeout: RUN_WORKFLOW_TASK_TIMEOUT,
     args: [input] as [RunWorkflowInput],
     memo: { workflowName: run.workflowName },
     searchAttributes: {
