@@ -30,8 +30,11 @@ import {
 } from './types';
 
 export const PLACEHOLDER_PREFIX = 'extflow:';
-/** Our node types that can end a branch without output, where "always output data" would matter. */
-const MAY_OUTPUT_NOTHING = new Set(['condition', 'switch', 'http', 'subworkflow']);
+/**
+ * Our node types that pass nothing on an output the external tool would fill with an empty item
+ * under "always output data" (an If's true output without items, say).
+ */
+const MAY_OUTPUT_NOTHING = new Set(['condition', 'switch']);
 const MAX_NODES = 500;
 
 /** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */

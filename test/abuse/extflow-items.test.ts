@@ -78,17 +78,13 @@ test('a million-item split (code, and a split of a split) fails on a limit; B co
 
 test('deep nesting: in the export, in a renamed key and in a split path; the import answers, the runs end', async () => {
   await kit.survives(async () => {
-    let deep: Record<string, unknown> = { leaf: 1 };
-    for (let i = 0; i < 5000; i++) deep = { a: deep };
-    const deepExport = JSON.stringify({
-      id: 'abuse-deep-export',
-      name: 'deep',
-      nodes: [
-        { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
-        { name: 'Rename', type: 'n8n-nodes-base.renameKeys', typeVersion: 1, parameters: { keys: { key: [] }, extra: deep } },
-      ],
-      connections: { Start: { main: [[{ node: 'Rename', type: 'main', index: 0 }]] } },
-    });
+    // Written as text: building it with JSON.stringify would overflow this test's own stack.
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const deepExport =
+      '{"id":"abuse-deep-export","name":"deep","nodes":[' +
+      '{"name":"Start","type":"n8n-nodes-base.manualTrigger","typeVersion":1,"parameters":{}},' +
+      `{"name":"Rename","type":"n8n-nodes-base.renameKeys","typeVersion":1,"parameters":{"keys":{"key":[]},"extra":${deep}}}],` +
+      '"connections":{"Start":{"main":[[{"node":"Rename","type":"main","index":0}]]}}}';
     const imported = await kit.request(kit.a, 'POST', '/api/v1/workflows', { importJson: deepExport });
     expect(imported.status).toBeLessThan(500);
 

@@ -92,3 +92,28 @@ test('the converter puts adapters between an item node and a Set, and rewrites r
     ['Set', 'lossyConversion'],
   ]);
 });
+
+test('"always output data" is named where it is not carried over (If), and kept quiet where it changes nothing (Set)', () => {
+  const converted = convertExtflowWorkflow({
+    id: 'always',
+    name: 'Always',
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+      {
+        name: 'If',
+        type: 'n8n-nodes-base.if',
+        typeVersion: 1,
+        alwaysOutputData: true,
+        parameters: { conditions: { boolean: [{ value1: '={{ $json.ok }}', value2: true }] } },
+      },
+      { name: 'Set', type: 'n8n-nodes-base.set', typeVersion: 3.4, alwaysOutputData: true, parameters: {} },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'If', type: 'main', index: 0 }]] },
+      If: { main: [[{ node: 'Set', type: 'main', index: 0 }]] },
+    },
+  });
+  expect(converted.conversion.readinessIssues).toEqual([
+    { node: 'If', kind: 'unsupportedOption', message: expect.stringContaining('"Always output data" is not carried over') },
+  ]);
+});
