@@ -13,6 +13,7 @@ import {
   approvalQueuedSignal,
   approvalUpdate,
   resumeEventSignal,
+  RUN_WORKFLOW_TASK_TIMEOUT,
   SEARCH_ATTRIBUTES,
   svcNameValue,
   svcTargetValue,
@@ -38,6 +39,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
   return {
     taskQueue: TASK_QUEUE,
     workflowId: run.id,
+    workflowTaskTimeout: RUN_WORKFLOW_TASK_TIMEOUT,
     args: [input] as [RunWorkflowInput],
     memo: { workflowName: run.workflowName },
     searchAttributes: {
