@@ -79,7 +79,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   migration: {
     summary:
-      'n8n exports of the public corpus (scripts/bench/migration-corpus.json): accepted, ready, node coverage, and item-for-item parity of ready offline workflows with n8n runs',
+      'n8n exports of the public corpus (scripts/bench/migrationCorpus.json): accepted, ready, node coverage, and item-for-item parity of ready offline workflows with n8n runs',
     run: migrationScenario,
   },
   sync: {

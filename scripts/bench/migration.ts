@@ -2,17 +2,17 @@
  * `npm run bench -- migration`: how well n8n exports migrate, measured against n8n itself
  * (issue 29 point 7).
  *
- * 1. The corpus of scripts/bench/migration-corpus.json (public exports, pinned by commit,
- *    materialized under ~/.cache/svc-n8n/corpus by scripts/lib/n8n-corpus.ts).
+ * 1. The corpus of scripts/bench/migrationCorpus.json (public exports, pinned by commit,
+ *    materialized under ~/.cache/svc-n8n/corpus by scripts/lib/n8nCorpus.ts).
  * 2. Every export is previewed through our API (`POST /api/v1/workflows/import-preview` with
  *    `importJson`): accepted (200), ready (`conversion.ready`), node coverage (mapped nodes over
  *    nodes, sticky notes left out as the converter does), the unsupported node types.
- * 3. The exports runnable offline (scripts/lib/n8n-corpus.ts `runnableOffline`) get a reference
- *    run on n8n (scripts/lib/n8n-reference.ts; recorded once per export and n8n version, in the
+ * 3. The exports runnable offline (scripts/lib/n8nCorpus.ts `runnableOffline`) get a reference
+ *    run on n8n (scripts/lib/n8nReference.ts; recorded once per export and n8n version, in the
  *    cache; BENCH_N8N=off uses only what is recorded).
  * 4. Those that are also ready are imported (`POST /api/v1/workflows` with `importJson`),
  *    deployed and executed as live runs on Temporal, and each n8n node's items are compared with
- *    our node's output (scripts/lib/n8n-parity.ts). Those whose every node mapped but that are not
+ *    our node's output (scripts/lib/n8nParity.ts). Those whose every node mapped but that are not
  *    ready (readiness issues only) run too and are counted apart.
  *
  * Prints the table and writes it between the migration markers of docs/benchmarks.md (with
@@ -21,15 +21,15 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadCorpus, runnableOffline, type CorpusEntry, type CorpusManifest } from '../lib/n8n-corpus';
-import { N8N_VERSION, readReference, recordReferences, type StoredReference } from '../lib/n8n-reference';
-import { compareWorkflow, type OurStep, type WorkflowComparison } from '../lib/n8n-parity';
+import { loadCorpus, runnableOffline, type CorpusEntry, type CorpusManifest } from '../lib/n8nCorpus';
+import { N8N_VERSION, readReference, recordReferences, type StoredReference } from '../lib/n8nReference';
+import { compareWorkflow, type OurStep, type WorkflowComparison } from '../lib/n8nParity';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { pool } from './shared';
 import { startBenchStack, type BenchStack } from './stack';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const MANIFEST = path.join(__dirname, 'migration-corpus.json');
+const MANIFEST = path.join(__dirname, 'migrationCorpus.json');
 const DOCS = path.join(ROOT, 'docs', 'benchmarks.md');
 const BEGIN = '<!-- migration:begin (written by npm run bench -- migration) -->';
 const END = '<!-- migration:end -->';

@@ -6,9 +6,9 @@ import {
   firstDifference,
   type N8nReference,
   type OurStep,
-} from '../../../scripts/lib/n8n-parity';
-import { runnableOffline } from '../../../scripts/lib/n8n-corpus';
-import { forN8nImport, nodesFromRunData } from '../../../scripts/lib/n8n-reference';
+} from '../../../scripts/lib/n8nParity';
+import { runnableOffline } from '../../../scripts/lib/n8nCorpus';
+import { forN8nImport, nodesFromRunData } from '../../../scripts/lib/n8nReference';
 
 const step = (nodeId: string, output: unknown, status = 'succeeded'): OurStep => ({ nodeId, status, output });
 const record = (...outputs: unknown[][]) => ({ runs: [{ outputs }] });

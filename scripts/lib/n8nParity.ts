@@ -16,7 +16,7 @@ export interface N8nNodeRecord {
   runs: Array<{ outputs: unknown[][]; error?: string | null }>;
 }
 
-/** One workflow's n8n run, as scripts/lib/n8n-reference.ts records it. */
+/** One workflow's n8n run, as scripts/lib/n8nReference.ts records it. */
 export interface N8nReference {
   status: 'success' | 'error';
   error: string | null;

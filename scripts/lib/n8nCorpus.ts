@@ -1,6 +1,6 @@
 /**
  * The migration corpus: public n8n workflow exports, pinned by repository and commit in
- * scripts/bench/migration-corpus.json and materialized outside the repository, under
+ * scripts/bench/migrationCorpus.json and materialized outside the repository, under
  * `<cache>/corpus/` (default ~/.cache/svc-n8n/corpus; N8N_CACHE moves it). Only the small
  * manifest is committed: the exports are other people's files.
  *

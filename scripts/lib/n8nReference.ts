@@ -23,8 +23,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, dropDatabase } from './postgres';
-import { n8nCacheRoot, sha256 } from './n8n-corpus';
-import type { N8nNodeRecord, N8nReference } from './n8n-parity';
+import { n8nCacheRoot, sha256 } from './n8nCorpus';
+import type { N8nNodeRecord, N8nReference } from './n8nParity';
 
 /** The n8n release references are recorded with; a change re-records everything. */
 export const N8N_VERSION = '1.123.81';
@@ -97,7 +97,7 @@ export async function ensureN8n(log: (m: string) => void = () => {}): Promise<st
   await mkdir(prefix, { recursive: true });
   await writeFile(
     path.join(prefix, 'package.json'),
-    JSON.stringify({ name: 'svc-n8n-reference', private: true, overrides: OVERRIDES }, null, 2) + '\n',
+    JSON.stringify({ name: 'svc-n8nReference', private: true, overrides: OVERRIDES }, null, 2) + '\n',
   );
   log(`installing n8n ${N8N_VERSION} into ${prefix} (first time: several minutes)`);
   const res = await run(
@@ -119,7 +119,7 @@ function n8nEnv(userFolder: string, database: string): NodeJS.ProcessEnv {
     TZ: 'UTC',
     GENERIC_TIMEZONE: 'UTC',
     N8N_USER_FOLDER: userFolder,
-    N8N_ENCRYPTION_KEY: 'svc-n8n-reference-not-a-secret',
+    N8N_ENCRYPTION_KEY: 'svc-n8nReference-not-a-secret',
     DB_TYPE: 'postgresdb',
     DB_POSTGRESDB_HOST: '127.0.0.1',
     DB_POSTGRESDB_PORT: '5432',
