@@ -3,10 +3,11 @@
  * the service after the extflow import. Pure: no I/O, so the rules are unit-tested
  * (test/unit/scripts/n8nParity.test.ts).
  *
- * The mapping it checks is the one docs/api/extflow.md states: n8n passes lists of items
- * (`{ json }`), our connections carry one value. A node that emitted one item must have output
- * that item's `json`; a node that emitted several must have output the array of their `json`s;
- * a node that emitted none must have output nothing (null, or the step did not run). Items of
+ * The mapping it checks is the one docs/api/extflow.md states: item nodes and Code output n8n's
+ * item list (`[{ json, pairedItem? }]`), compared item for item by `json`; the other nodes output
+ * one item's JSON, so a node that emitted one item must have output that item's `json`, one that
+ * emitted several the array of their `json`s, one that emitted none nothing (null, or the step
+ * did not run). Items of
  * every output of a node (an If's true and false branches) and of every run of it are taken
  * together, in order, because our node records hold one output per node.
  */
@@ -121,6 +122,11 @@ export function expectedValue(items: unknown[]): unknown {
   return items.length === 1 ? items[0] : items;
 }
 
+/** An output in n8n's item shape: a list of `{ json, binary?, pairedItem? }`. */
+export function isItemList(value: unknown): value is Array<{ json: unknown }> {
+  return Array.isArray(value) && value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v) && 'json' in v);
+}
+
 /**
  * Compares one n8n node's items with the output of our step. `step` undefined: no step of ours
  * ran for it, which is equal only when n8n emitted nothing either.
@@ -133,7 +139,14 @@ export function compareNode(name: string, record: N8nNodeRecord, step: OurStep |
       : { node: name, nodeId: step?.nodeId ?? null, equal: false, detail: `n8n emitted ${items.length} item(s); no step of ours ran` };
   }
   const ours = step.output === undefined ? null : step.output;
-  const d = firstDifference(expectedValue(items), ours);
+  // Item nodes and Code output n8n's own item list (issue 29's data model): compared list to
+  // list. An n8n item's json is an object, never an array, so the two shapes cannot be confused.
+  const d = isItemList(ours)
+    ? firstDifference(
+        items,
+        ours.map((item) => item.json),
+      )
+    : firstDifference(expectedValue(items), ours);
   return { node: name, nodeId: step.nodeId, equal: d === null, detail: d };
 }
 

@@ -4,6 +4,7 @@ import {
   compareWorkflow,
   expectedValue,
   firstDifference,
+  isItemList,
   type N8nReference,
   type OurStep,
 } from '../../../scripts/lib/n8nParity';
@@ -153,5 +154,21 @@ describe('n8n parity: what n8n is given and what is kept of its run', () => {
       If: { runs: [{ outputs: [[{ a: 1 }], []] }] },
       Code: { runs: [{ outputs: [], error: 'boom' }] },
     });
+  });
+});
+
+describe("n8n parity: our item lists (issue 29's data model)", () => {
+  it('compares an item list item for item by json, pairedItem and binary aside', () => {
+    const items = [{ json: { a: 1 }, pairedItem: { item: 0 } }, { json: { a: 2 } }];
+    expect(isItemList(items)).toBe(true);
+    expect(compareNode('Code', record([{ a: 1 }, { a: 2 }]), step('code', items)).equal).toBe(true);
+    expect(compareNode('Code', record([{ a: 1 }]), step('code', [{ json: { a: 1 }, pairedItem: { item: 0 } }])).equal).toBe(true);
+    expect(compareNode('Code', record([{ a: 1 }, { a: 3 }]), step('code', items)).detail).toBe('$[1].a: n8n has 3, we have 2');
+    expect(compareNode('Code', record([]), step('code', [])).equal).toBe(true);
+  });
+
+  it('does not take a plain array of objects for an item list', () => {
+    expect(isItemList([{ a: 1 }])).toBe(false);
+    expect(compareNode('Set', record([{ a: 1 }, { a: 2 }]), step('set', [{ a: 1 }, { a: 2 }])).equal).toBe(true);
   });
 });
