@@ -9,6 +9,7 @@ import {
   type CredentialUseFailure,
 } from '../services/credentials';
 import { httpRequest, OutboundError, type HttpRequestInput } from '../services/kernel/outbound';
+import { expandJsRuntime } from '../services/extflow/jsRuntime';
 import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/kernel/sandbox/sandbox';
 
 /** Time kept between a code call's own deadline and its activity's timeout (the answer's trip back). */
@@ -83,7 +84,8 @@ export function createNodeActivities(deps: ActivityDeps) {
       const timeoutMs = deps.codeTimeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
       const queueBudgetMs = info.startToCloseTimeoutMs - timeoutMs - KILL_GRACE_MS - CODE_QUEUE_MARGIN_MS;
       const queueTimeoutMs = queueBudgetMs > 0 ? queueBudgetMs : undefined;
-      const result = await runUserCode(args.source, args.input, {
+      // Imported expressions name their runtime instead of carrying it (services/extflow/jsRuntime.ts).
+      const result = await runUserCode(expandJsRuntime(args.source), args.input, {
         workspaceId: args.workspaceId,
         signal: cancellationSignal,
         queueTimeoutMs,
