@@ -512,9 +512,20 @@ function tokText(t: Tok): string {
   return t.t === 'str' ? JSON.stringify(t.v) : String(t.v);
 }
 
+/** Deepest bracket nesting the translator parses (real expressions stay far below it). */
+const MAX_NESTING = 100;
+
 /** One `{{ … }}` body (JavaScript) as JSONata. */
 export function translateJs(src: string, scope: ExpressionScope, opts: { boolean?: boolean } = {}): string {
-  const parser = new Parser(tokenize(src), src, scope);
+  const toks = tokenize(src);
+  // The parser recurses once per level: deeper input would exhaust this process's stack.
+  let depth = 0;
+  for (const t of toks) {
+    if (t.t === 'op' && (t.v === '(' || t.v === '[' || t.v === '{')) depth++;
+    else if (t.t === 'op' && (t.v === ')' || t.v === ']' || t.v === '}')) depth--;
+    if (depth > MAX_NESTING) throw untranslatable(src, `brackets nested deeper than ${MAX_NESTING} levels`);
+  }
+  const parser = new Parser(toks, src, scope);
   const v = opts.boolean ? parser.parseBoolean() : parser.parse();
   scope.counted?.();
   return v.code;

@@ -79,6 +79,8 @@ function checkSyntax(src: string): void {
     // Parsed only: the function is never called.
     new Function(...JS_GLOBAL_NAMES, `return (${src}\n);`);
   } catch (err) {
+    if (err instanceof RangeError)
+      throw new Unsupported(`expression ${short(src)} is nested too deeply to parse`, 'Simplify the expression.');
     throw new Unsupported(`expression ${short(src)} is not a JavaScript expression (${(err as Error).message})`, 'Fix the expression.');
   }
 }

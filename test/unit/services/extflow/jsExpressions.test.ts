@@ -256,6 +256,15 @@ describe('choosing between JSONata and JavaScript', () => {
     expect(() => toJsonata('={{ $json.a + }}', scope)).toThrow(/not a JavaScript expression/);
   });
 
+  test('nesting past the translator goes to JavaScript; past any parser it is refused, not a crash', () => {
+    const { batch, scope } = scopeWith();
+    expect(toJsonata(`={{ ${'['.repeat(150)}1${']'.repeat(150)} }}`, scope)).toBe('$nodes.node__js.values.e0');
+    expect(batch.size).toBe(1);
+    expect(() => toJsonata(`={{ ${'['.repeat(20_000)}${']'.repeat(20_000)} }}`, scope)).toThrow(/nested too deeply/);
+    // Without JavaScript the translator refuses it instead of overflowing its stack.
+    expect(() => toJsonata(`={{ ${'['.repeat(3000)}${']'.repeat(3000)} }}`, { idOf })).toThrow(/nested deeper than 100 levels/);
+  });
+
   test('refused globals are named for the report', () => {
     const { batch, scope } = scopeWith();
     toJsonata('={{ $env.TOKEN }}', scope);
