@@ -113,10 +113,11 @@ function withJsExpressions(
   workflow: { id: string | null; name: string },
   nameById: Map<string, string>,
 ): Mapped {
-  if (ctx.inputs.length === 0 || result.nodes.some((n) => TRIGGER_TYPES.has(n.type)))
+  // A trigger starts the run: nothing can run before it. (A node without connections never runs, here as there.)
+  if (result.nodes.some((n) => TRIGGER_TYPES.has(n.type)))
     throw new Unsupported(
-      'JavaScript expressions on a node without an input connection',
-      'Connect the node, or rewrite its expressions in JSONata.',
+      'JavaScript expressions on a trigger',
+      'Rewrite the expressions in JSONata, or move them to the node after the trigger.',
     );
   const first = ctx.inputs[0];
   const prevNode = first ? nameById.get(first.sourceId) : undefined;
