@@ -85,7 +85,11 @@ function checkSyntax(src: string): void {
   }
 }
 
-/** The JavaScript computing one field: its template's holes, joined as the external tool renders text. */
+/**
+ * The JavaScript computing one field: its template's holes, joined as the external tool renders
+ * text. An error names the expression, except the engine's own (out of memory, stack overflow),
+ * which pass through so the sandbox reports them as its limits.
+ */
 function fieldCode(field: JsField): string {
   const segments = splitTemplate(field.template.slice(1));
   const hole = (js: string) => `(function (${JS_GLOBAL_NAMES.join(', ')}) { return (${js}\n); }).apply(null, __args)`;
@@ -96,7 +100,7 @@ function fieldCode(field: JsField): string {
   if (field.mode === 'boolean') value = `!!(${value})`;
   if (field.mode === 'json') value = `__json(${value})`;
   const label = JSON.stringify(`Expression ${field.template.slice(1).trim().slice(0, 300)} failed: `);
-  return `try { __v[${JSON.stringify(field.key)}] = __rt.out(${value}); } catch (e) { throw new Error(${label} + (e && e.message !== undefined ? e.message : String(e))); }`;
+  return `try { __v[${JSON.stringify(field.key)}] = __rt.out(${value}); } catch (e) { if (e && e.name === 'InternalError') throw e; throw new Error(${label} + (e && e.message !== undefined ? e.message : String(e))); }`;
 }
 
 /** What the mapping of one exported node collects while its expressions are converted. */
