@@ -100,6 +100,7 @@ function credentialVerification(config: AppConfig, infra: ApiInfra): KeyVerifica
   const databaseUrl = orm.config.get('clientUrl');
   const cache = new CredentialCache({ ttlMs: config.authCacheTtlMs, databaseUrl, logger: infra.logger });
   cache.watch(orm.em.getEventManager());
+  cache.ensureListening();
   return { cache, uses: new KeyUses(() => orm.em.fork()) };
 }
 

@@ -13,6 +13,8 @@ const WATCHED_ENTITIES = new Set(['ApiKey', 'Membership', 'User', 'Session']);
 const MAX_ENTRIES = 10_000;
 /** A transaction that flushed a watched change commits within this long (else its commit clears nothing extra). */
 const COMMIT_WINDOW_MS = 60_000;
+/** `application_name` of the listening connection (pg_stat_activity shows one per API process). */
+export const LISTENER_NAME = 'svc-credential-cache';
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
 
@@ -156,7 +158,7 @@ export class CredentialCache {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.settings.databaseUrl, keepAlive: true });
+    const client = new pg.Client({ connectionString: this.settings.databaseUrl, keepAlive: true, application_name: LISTENER_NAME });
     this.current = client;
     // Every notification on the channel is a change (or a sync marker): either way, forget.
     client.on('notification', () => this.invalidate());
