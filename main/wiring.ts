@@ -32,7 +32,7 @@ export function buildAppDeps(opts: {
     logger,
     metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
     lifecycle: { shuttingDown: false },
-    services: createServices(config, { orm, temporal }),
+    services: createServices(config, { orm, temporal, logger }),
   };
 }
 

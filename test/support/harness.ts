@@ -94,6 +94,8 @@ export async function startTestApp(
     close: async () => {
       await server.close(1_000);
       await dispatcher?.stop();
+      await deps.services.auth.credentials.cache.close();
+      await deps.services.auth.credentials.uses.flush();
       await closeSandboxPool();
       await temporal.connection.close();
       await closeUserSql(orm.em);
