@@ -121,12 +121,20 @@ function commonOptions(ctx: MapContext, options: Record<string, unknown>, allowU
 }
 
 /** The credential type a node authenticates with: v1 names it by `authentication`, v2+ by the generic or service type. */
-function authOf(p: Record<string, unknown>, v1: boolean): RequestSpec['auth'] {
-  const authentication = str(p.authentication, 'none');
+function authOf(ctx: MapContext, v1: boolean): RequestSpec['auth'] {
+  const p = ctx.params;
+  // Public template collections replace the value with a placeholder `{{ $credentials.<value> }}`.
+  const raw = str(p.authentication, 'none');
+  const authentication = /^\{\{\s*\$credentials\.(\w+)\s*\}\}$/.exec(raw)?.[1] ?? raw;
   if (authentication === 'none') return null;
   if (v1) return { type: V1_AUTH[authentication] ?? authentication, predefined: false };
   if (authentication === 'genericCredentialType') return { type: str(p.genericAuthType, ''), predefined: false };
-  if (authentication === 'predefinedCredentialType') return { type: str(p.nodeCredentialType, 'unknown'), predefined: true };
+  if (authentication === 'predefinedCredentialType') {
+    // The node's credential names its type too; it wins over a type the node does not hold (a template's "YOUR_CREDENTIAL_HERE").
+    const held = Object.keys(ctx.node.credentials ?? {});
+    const named = str(p.nodeCredentialType, 'unknown');
+    return { type: held.includes(named) || held.length === 0 ? named : (held[0] ?? named), predefined: true };
+  }
   return { type: authentication, predefined: false };
 }
 
@@ -135,7 +143,7 @@ function readV1(ctx: MapContext): RequestSpec {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
   const method = str(p.requestMethod, 'GET').toUpperCase();
-  const auth = authOf(p, ctx.version < 2);
+  const auth = authOf(ctx, ctx.version < 2);
   commonOptions(ctx, options, p.allowUnauthorizedCerts);
 
   const asJson = p.jsonParameters === true;
@@ -206,7 +214,7 @@ function readV3(ctx: MapContext): RequestSpec {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
   const method = str(p.method, 'GET').toUpperCase();
-  const auth = authOf(p, false);
+  const auth = authOf(ctx, false);
   if (p.provideSslCertificates === true) throw new Unsupported('client SSL certificates', 'Call the service without client certificates.');
   commonOptions(ctx, options, options.allowUnauthorizedCerts);
 
