@@ -185,6 +185,35 @@ describe('v3 and v4 (send switches, options.response, options.redirect)', () => 
     expect(await readyAndRun(text)).toEqual({ ok: true });
   }, 90_000);
 
+  test('template collections: a `{{ $credentials.… }}` placeholder and a "YOUR_CREDENTIAL_HERE" type still map', async () => {
+    const generic = await importExport(
+      exportOf(
+        4.2,
+        { url: `${fake.url}/echo`, authentication: '{{ $credentials.genericCredentialType }}', genericAuthType: 'httpQueryAuth' },
+        { httpQueryAuth: { id: '5', name: 'Template query key' } },
+      ),
+    );
+    expect(generic.importReadiness?.conversion).toMatchObject({
+      unsupported: [],
+      credentials: [{ alias: 'Template query key', extflowType: 'httpQueryAuth', type: 'http_query', nodes: ['Call'] }],
+    });
+    const predefined = await importExport(
+      exportOf(
+        4.2,
+        {
+          url: `${fake.url}/echo`,
+          authentication: '{{ $credentials.predefinedCredentialType }}',
+          nodeCredentialType: 'YOUR_CREDENTIAL_HERE',
+        },
+        { openAiApi: { id: '6', name: 'Template OpenAI' } },
+      ),
+    );
+    expect(predefined.importReadiness?.conversion).toMatchObject({
+      unsupported: [],
+      credentials: [{ alias: 'Template OpenAI', extflowType: 'openAiApi', type: 'bearer', nodes: ['Call'] }],
+    });
+  }, 90_000);
+
   test('autodetect: a text answer becomes { data }, an empty one {}', async () => {
     expect(await readyAndRun(exportOf(4.2, { url: `${fake.url}/text`, options: {} }))).toEqual({ data: 'hello text' });
     expect(await readyAndRun(exportOf(4.1, { url: `${fake.url}/empty`, options: {} }))).toEqual({});
