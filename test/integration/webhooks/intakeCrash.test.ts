@@ -17,7 +17,7 @@ import { createWorkspace, deployWorkflow, eventually, http, node, webhookChain, 
 import { testEnv } from '../../support/env';
 import { spawnService, type SupervisedService } from '../../support/workerProcess';
 
-jest.setTimeout(300_000);
+jest.setTimeout(900_000);
 
 let orm: MikroORM;
 let ws: WorkspaceFixture;
@@ -63,7 +63,7 @@ test('kill -9 of an API process during a burst: every 202 is exactly one succeed
 
   await eventually(
     async () => acknowledged.size,
-    (n) => n >= 300,
+    (n) => n >= 100,
     120_000,
   );
   const apis = svc.pids('api');
@@ -74,7 +74,7 @@ test('kill -9 of an API process during a burst: every 202 is exactly one succeed
   const atKill = acknowledged.size;
   await eventually(
     async () => acknowledged.size,
-    (n) => n >= atKill + 300,
+    (n) => n >= atKill + 100,
     120_000,
   );
   stop = true;
@@ -89,7 +89,7 @@ test('kill -9 of an API process during a burst: every 202 is exactly one succeed
         `select o.id, (o.payload->>'n')::int as n, r.status as run_status from webhook_outbox o left join runs r on r.id = o.run_id where o.workflow_id = ?`,
         [workflowId],
       );
-  const rows = await eventually(rowsOf, (r) => r.length >= acknowledged.size && r.every((x) => x.run_status === 'succeeded'), 240_000);
+  const rows = await eventually(rowsOf, (r) => r.length >= acknowledged.size && r.every((x) => x.run_status === 'succeeded'), 600_000);
   const runs = await orm.em
     .fork()
     .execute<Array<{ n: number; count: number }>>(
