@@ -16,7 +16,7 @@ import {
   type WorkSlice,
 } from './expressions';
 import { WORK_METER, WORK_PER_STEP } from './expressionBounds';
-import { EXPRESSION_FIELDS } from './expression-fields';
+import { EXPRESSION_FIELDS } from './expressionFields';
 import { boundedMessage, jsonBytes, MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, outputLimitMessage } from './limits';
 import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
 

@@ -23,7 +23,7 @@ import { Cron } from 'croner';
 import { z } from 'zod';
 import { NODE_TYPES, TRIGGER_TYPES, type GraphEdge, type GraphNode, type NodeType, type TriggerType } from './types';
 
-import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
+import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expressionFields';
 
 export { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression };
 

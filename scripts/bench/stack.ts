@@ -20,8 +20,8 @@ import { createLogger } from '../../services/kernel/logger';
 import { startWorker } from '../../main/worker';
 import { startSupervisor } from '../../main/supervisor';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
-import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
-import { devServerDynamicConfig, findFreePort, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
+import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporalCli';
+import { devServerDynamicConfig, findFreePort, startTemporalDevServer, type TemporalDevServer } from '../lib/temporalDevServer';
 import { nameProfiledProcess, profileNodeArgs } from './profile';
 
 export interface BenchStack {
@@ -298,7 +298,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
         metricsUrl: server.metricsUrl,
         cliPath,
         cliVersion,
-        // What scripts/lib/temporal-dev-server.ts passes to `temporal server start-dev`.
+        // What scripts/lib/temporalDevServer.ts passes to `temporal server start-dev`.
         settings: {
           command: 'temporal server start-dev',
           storage: 'in-memory (no --db-filename)',

@@ -3,7 +3,8 @@ import { toJsonata, toTemplate } from '../expressions';
 import { Unsupported } from '../types';
 import { ourNode, type Mapper } from './context';
 
-export const noOp: Mapper = (ctx) => ({ nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })] });
+// Passes its input on as it came, one item or an item list: transparent to the item model.
+export const noOp: Mapper = (ctx) => ({ nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })], items: 'same' });
 
 export const stopAndError: Mapper = (ctx) => {
   const p = ctx.params;
@@ -34,5 +35,5 @@ export const splitInBatches: Mapper = (ctx) => {
     );
   }
   ctx.warn('Nothing is connected to the "loop" output, so the node passes its input to "done" unchanged.');
-  return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })] };
+  return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })], items: 'same' };
 };
