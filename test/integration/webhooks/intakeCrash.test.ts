@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { openOrm } from '../../../db/orm';
-import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
+import { findFreePort } from '../../../scripts/lib/temporalDevServer';
 import { createWorkspace, deployWorkflow, eventually, http, node, webhookChain, type TestApp, type WorkspaceFixture } from '../../kit';
 import { testEnv } from '../../support/env';
 import { spawnService, type SupervisedService } from '../../support/workerProcess';
