@@ -87,7 +87,10 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
     commands: { engine: temporalCommandEngine(client), schedules: temporalCommandScheduleSync(client) },
     mailer: { replies: { keys, blobs: files.blobs, allowPrivateNetworks, mailer: config.mailer } },
     webhooks: {
-      intake: createWebhookIntake(orm, config.webhookTokenCacheMs),
+      intake: createWebhookIntake(orm, config.webhookTokenCacheMs, {
+        maxBatch: config.webhookIntakeMaxBatch,
+        maxWaitMs: config.webhookIntakeMaxWaitMs,
+      }),
       errtracker: { enabled: config.errtrackerIngressEnabled, secretKey: config.secretKey, credentialKeys: keys },
     },
     temporalCodec: { codec: payloadCodecFromConfig(config) },
