@@ -211,6 +211,13 @@ const httpConfig = z.strictObject({
   body: jsonValue.optional(),
   credentialId: nonEmpty.optional(),
   timeoutMs: z.number().int().min(1).max(120_000).default(30_000),
+  // Optional without defaults, so graphs that do not set them parse (and hash) as before.
+  /** `auto` (absent): JSON content types are parsed; `json`: always parsed, invalid JSON fails the node; `text`: never parsed. */
+  responseFormat: z.enum(['auto', 'json', 'text']).optional(),
+  /** true: a 4xx or 5xx answer is the node's output instead of a failure. */
+  acceptAnyStatus: z.boolean().optional(),
+  /** false: a redirect answer is the node's output instead of being followed. */
+  followRedirects: z.boolean().optional(),
 });
 
 const codeConfig = z.strictObject({ source: nonEmpty.max(100_000) });

@@ -13,6 +13,7 @@ import { canonicalJson } from '../../engine/canonicalJson';
 import { invalidInput } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
 import type { ExpressionScope } from './expressions';
+import { JsBatch } from './jsExpressions';
 import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
@@ -107,6 +108,37 @@ export function contentIdentity(wf: Pick<ExtWorkflow, 'nodes' | 'connections'>):
   return `content-${sha256Hex(canonicalJson({ nodes, connections: wf.connections })).slice(0, 20)}`;
 }
 
+/**
+ * Puts the code step that evaluates a node's JavaScript expressions (services/extflow/jsExpressions.ts)
+ * in front of the node's own mapping, and names its cost and any refused global in the report.
+ */
+function withJsExpressions(
+  ctx: MapContext,
+  result: Mapped,
+  batch: JsBatch,
+  workflow: { id: string | null; name: string },
+  nameById: Map<string, string>,
+): Mapped {
+  // A trigger starts the run: nothing can run before it. (A node without connections never runs, here as there.)
+  if (result.nodes.some((n) => TRIGGER_TYPES.has(n.type)))
+    throw new Unsupported(
+      'JavaScript expressions on a trigger',
+      'Rewrite the expressions in JSONata, or move them to the node after the trigger.',
+    );
+  const first = ctx.inputs[0];
+  const prevNode = first ? nameById.get(first.sourceId) : undefined;
+  const before = batch.nodes({ prevNode, workflow }, ctx.node.name);
+  const at = ctx.position;
+  if (at) before.forEach((n, i) => (n.position = { x: at.x - (3 - i) * 40, y: at.y + 60 }));
+  ctx.warn(
+    `${batch.size} expression${batch.size === 1 ? '' : 's'} run${batch.size === 1 ? 's' : ''} as JavaScript in the code sandbox: one code step (1 credit) per run of this node, under the code node's limits.`,
+  );
+  for (const message of batch.refusals) ctx.lossy('unsupportedOption', message);
+  return { ...result, nodes: [...before, ...result.nodes], entry: `${ctx.id}__ctx` };
+}
+
+const TRIGGER_TYPES = new Set(['start', 'webhook', 'schedule', 'ci']);
+
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
   const wf = checkShape(value, label);
@@ -173,14 +205,16 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     }
   }
 
-  const scopeFor = (node: ExtNode): ExpressionScope => ({
+  const scopeFor = (node: ExtNode, batch: JsBatch): ExpressionScope => ({
     idOf: (n) => idByName.get(n),
     counted: () => translated++,
     note: (message) => {
       if (!warnings.some((w) => w.node === node.name && w.message === `Expression: ${message}.`))
         warnings.push({ node: node.name, message: `Expression: ${message}.` });
     },
+    js: (template, mode) => batch.add(template, mode),
   });
+  const nameById = new Map([...idByName].map(([n, id]) => [id, n]));
 
   const mapped = new Map<string, Mapped>();
   const out: GraphNode[] = [];
@@ -192,13 +226,14 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       Array.isArray(node.position) && node.position.length === 2 && node.position.every((x) => typeof x === 'number')
         ? { x: node.position[0], y: node.position[1] }
         : undefined;
+    const batch = new JsBatch(id, (n) => idByName.get(n));
     const ctx: MapContext = {
       node,
       params,
       version,
       id,
       position,
-      scope: scopeFor(node),
+      scope: scopeFor(node, batch),
       inputs: conns.filter((c) => c.target === node.name).map((c) => ({ sourceId: idByName.get(c.source)!, inputIndex: c.input })),
       connectedOutputs: new Set(conns.filter((c) => c.source === node.name).map((c) => c.output)),
       timezone,
@@ -227,6 +262,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       }
       result = mapper(ctx);
       if (!result.nodes.some((n) => n.id === id)) throw new Error(`mapper of ${node.type} produced no node "${id}"`);
+      if (batch.size > 0) result = withJsExpressions(ctx, result, batch, { id: sourceWorkflowId, name }, nameById);
     } catch (err) {
       if (!(err instanceof Unsupported)) throw err;
       unsupported.push({ node: node.name, nodeType: node.type, reason: err.reason, action: err.action });

@@ -3,9 +3,12 @@
  * with `=` is a template: literal text with `{{ js }}` holes. Only a small, exact subset of
  * JavaScript is translated (field paths of the current item and of named nodes, literals,
  * comparisons, arithmetic on numbers, string concatenation with a string literal, `!`, `? :`,
- * `&&`/`||` where a boolean is wanted, a few methods). Anything else throws `Unsupported` with
- * the expression, so the node is listed instead of running with a guessed meaning.
+ * `&&`/`||` where a boolean is wanted, a few methods). Anything else is `Untranslatable`: where
+ * the scope can evaluate JavaScript (`ExpressionScope.js`, services/extflow/jsExpressions.ts)
+ * the expression runs as JavaScript in the code sandbox; otherwise the node is listed instead
+ * of running with a guessed meaning.
  */
+import type { JsMode } from './jsExpressions';
 import { Unsupported } from './types';
 
 export interface ExpressionScope {
@@ -15,7 +18,15 @@ export interface ExpressionScope {
   counted?(): void;
   /** A translation that is exact for the usual data but differs in a corner (reported as a warning). */
   note?(message: string): void;
+  /**
+   * Evaluates a whole `=…{{ js }}…` template as JavaScript when it has no exact translation,
+   * answering the JSONata that reads its value in the run. Absent: the expression is unsupported.
+   */
+  js?(template: string, mode: JsMode): string;
 }
+
+/** An expression outside the exactly translatable subset (not an error of the expression itself). */
+export class Untranslatable extends Unsupported {}
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -116,7 +127,7 @@ function tokenize(src: string): Tok[] {
 }
 
 function untranslatable(src: string, what: string): Unsupported {
-  return new Unsupported(
+  return new Untranslatable(
     `expression {{ ${src.trim()} }} uses ${what}, which has no exact JSONata translation`,
     'Rewrite the expression in JSONata on the imported node (see README "The workflow graph"), or move the logic into a code node.',
   );
@@ -501,9 +512,20 @@ function tokText(t: Tok): string {
   return t.t === 'str' ? JSON.stringify(t.v) : String(t.v);
 }
 
+/** Deepest bracket nesting the translator parses (real expressions stay far below it). */
+const MAX_NESTING = 100;
+
 /** One `{{ … }}` body (JavaScript) as JSONata. */
 export function translateJs(src: string, scope: ExpressionScope, opts: { boolean?: boolean } = {}): string {
-  const parser = new Parser(tokenize(src), src, scope);
+  const toks = tokenize(src);
+  // The parser recurses once per level: deeper input would exhaust this process's stack.
+  let depth = 0;
+  for (const t of toks) {
+    if (t.t === 'op' && (t.v === '(' || t.v === '[' || t.v === '{')) depth++;
+    else if (t.t === 'op' && (t.v === ')' || t.v === ']' || t.v === '}')) depth--;
+    if (depth > MAX_NESTING) throw untranslatable(src, `brackets nested deeper than ${MAX_NESTING} levels`);
+  }
+  const parser = new Parser(toks, src, scope);
   const v = opts.boolean ? parser.parseBoolean() : parser.parse();
   scope.counted?.();
   return v.code;
@@ -564,6 +586,24 @@ export const isExtExpression = (value: unknown): value is string => typeof value
  */
 export function toJsonata(value: unknown, scope: ExpressionScope, opts: { boolean?: boolean } = {}): string {
   if (!isExtExpression(value)) return jsonLiteral(value ?? null);
+  if (!scope.js) return exactJsonata(value, scope, opts);
+  // Notes of a translation that fails half-way describe nothing that runs: keep them until it succeeds.
+  const notes: string[] = [];
+  let counted = 0;
+  try {
+    const code = exactJsonata(value, { idOf: scope.idOf, note: (m) => notes.push(m), counted: () => counted++ }, opts);
+    for (const m of notes) scope.note?.(m);
+    for (; counted > 0; counted--) scope.counted?.();
+    return code;
+  } catch (err) {
+    if (!(err instanceof Untranslatable)) throw err;
+    const code = scope.js(value, opts.boolean ? 'boolean' : 'value');
+    scope.counted?.();
+    return code;
+  }
+}
+
+function exactJsonata(value: string, scope: ExpressionScope, opts: { boolean?: boolean }): string {
   const segments = splitTemplate(value.slice(1));
   if (segments.length === 0) return '""';
   const [only] = segments;

@@ -3,6 +3,7 @@ import { RunLogSchema, RunStepSchema, type Run } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { runDryRunInSandbox, type DryRunResult } from '../kernel/sandbox/sandbox';
 import { runTableNode } from '../databases';
+import { withJsRuntime } from '../extflow/jsRuntime';
 import { storableString, toStorable } from '../kernel/storableText';
 
 /**
@@ -47,7 +48,7 @@ async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGr
   try {
     result = await runDryRunInSandbox(
       run.workspaceId,
-      { graph, input: run.input, trigger: run.trigger, startNodeId: run.startNodeId ?? null },
+      { graph: withJsRuntime(graph), input: run.input, trigger: run.trigger, startNodeId: run.startNodeId ?? null },
       (config) => runTableNode(em.fork(), run.workspaceId, 'table_read', config),
     );
   } catch (err) {

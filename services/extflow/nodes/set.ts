@@ -88,6 +88,8 @@ function rawJson(p: Record<string, unknown>, scope: ExpressionScope): string {
   if (text.startsWith('=')) {
     const body = text.slice(1).trim();
     if (body.startsWith('{{') && body.endsWith('}}')) return toJsonata(text, scope);
+    // The external tool renders the text, then parses it as JSON: only JavaScript can do both.
+    if (body.includes('{{') && scope.js) return scope.js(text, 'json');
     if (body.includes('{{'))
       throw new Unsupported(
         'raw JSON with {{ }} placeholders inside',

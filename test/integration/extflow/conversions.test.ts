@@ -147,3 +147,57 @@ describe('readiness names what the import does not carry over', () => {
     expect(preview.body.importReadiness.conversion).toMatchObject({ ready: true, readinessIssues: [] });
   });
 });
+
+describe('expressions only JavaScript can evaluate run in the code sandbox', () => {
+  test("$('Node').first(), .isEmpty(), .extractDomain(), $now.toFormat() and raw JSON with holes give the external tool's output", async () => {
+    const created = await importOne('conversions/js-expressions');
+    const conversion = created.importReadiness?.conversion;
+    expect(conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [], mappedNodes: 6 });
+    // The cost is named on each node that has JavaScript expressions: one code step per run of the node.
+    expect(conversion?.warnings).toContainEqual({
+      node: 'Tagged',
+      message: expect.stringMatching(/^4 expressions run as JavaScript .* one code step/),
+    });
+    const run = await runDraft(created, {
+      email: 'ada@example.org',
+      note: '',
+      tags: ['vip', 'vip', 'eu'],
+      amounts: [10.25, 20.5],
+      ordered: '2024-03-05',
+      plan: '',
+    });
+    expect({ status: run.status, error: run.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    // $now is the run's clock, read in the sandbox; the year is the only part of the output that depends on it.
+    const year = new Date().getUTCFullYear();
+    expect(run.output).toEqual({ summary: 'ADA@EXAMPLE.ORG owes 30.8 by 2024-04-04', year: expect.any(Number) });
+    expect([year - 1, year]).toContain((run.output as { year: number }).year);
+    const byId = new Map(run.steps.map((s) => [s.nodeId, s]));
+    expect(byId.get('lookup')?.output).toMatchObject({ domain: 'example.org', noNote: true, email: 'ada@example.org' });
+    expect(byId.get('tagged')?.output).toEqual({
+      total: 30.75,
+      firstDomain: 'example.org',
+      who: 'ADA@EXAMPLE.ORG',
+      tags: 'vip, eu',
+      due: '2024-04-04',
+      plan: 'free',
+    });
+    expect(byId.get('untagged')?.status).toBe('skipped');
+  });
+
+  test('$env is refused: named at import, and the run fails saying so', async () => {
+    const created = await importOne('conversions/js-env');
+    const conversion = created.importReadiness?.conversion;
+    expect(conversion?.ready).toBe(false);
+    expect(conversion?.readinessIssues).toEqual([
+      {
+        node: 'Read token',
+        kind: 'unsupportedOption',
+        message: expect.stringContaining('$env is refused: expressions cannot read environment variables here'),
+      },
+    ]);
+    const run = await runDraft(created, {});
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run.error)).toContain('$env is refused');
+    expect(JSON.stringify(run.output ?? null)).not.toContain('PATH');
+  });
+});
