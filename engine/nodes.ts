@@ -38,8 +38,9 @@ export function isJsonValue(value: unknown, depth = 0): value is JsonValue {
   if (typeof value === 'number') return Number.isFinite(value);
   if (Array.isArray(value)) return value.every((v) => isJsonValue(v, depth + 1));
   if (typeof value === 'object') {
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) return false;
+    // A plain object of any realm (a structuredClone or a vm context has its own Object.prototype).
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (proto !== null && Object.getPrototypeOf(proto) !== null) return false;
     return Object.values(value as Record<string, unknown>).every((v) => isJsonValue(v, depth + 1));
   }
   return false;

@@ -3,6 +3,7 @@ import {
   NodeConfigError,
   collectExpressions,
   cronErrors,
+  isJsonValue,
   isValidSourceHandle,
   outputHandles,
   parseNodeConfig,
@@ -582,4 +583,23 @@ test('deploymentReadiness prefixes node and edge ids', () => {
     'the workflow has no trigger node (start, webhook or schedule)',
   ]);
   expect(deploymentReadiness(report)).toEqual(readiness);
+});
+
+describe('isJsonValue', () => {
+  it('takes a plain object of another realm (a structuredClone under jest, a cached version graph)', () => {
+    const cloned = structuredClone({ id: '=id', nested: [{ a: 1 }] });
+    // Under jest the clone's prototype is the outer realm's Object.prototype, not this file's.
+    expect(Object.getPrototypeOf(cloned)).not.toBe(Object.prototype);
+    expect(isJsonValue(cloned)).toBe(true);
+    expect(isJsonValue(Object.create(null))).toBe(true);
+  });
+
+  it('refuses class instances, dates, functions and non-finite numbers', () => {
+    class Thing {
+      a = 1;
+    }
+    for (const v of [new Thing(), new Date(0), () => 1, Number.NaN, Infinity, [undefined], { a: undefined }]) {
+      expect(isJsonValue(v)).toBe(false);
+    }
+  });
 });
