@@ -128,6 +128,12 @@ export interface EngineHost {
    * `checkpoint()` returns null when the state is too large to carry (LOOP_CHECKPOINT_LIMIT_BYTES).
    */
   continueAsNew?: (checkpoint: () => LoopCheckpoint | null) => Promise<void>;
+  /**
+   * Ends the workflow activation between loop iterations, every LOOP_NODES_PER_ACTIVATION node
+   * runs (the run workflow: a 1 ms timer, then its projection write when due). Unset: loops run
+   * in one activation, as dry runs do.
+   */
+  loopPause?: () => Promise<void>;
 }
 
 /**
@@ -161,10 +167,10 @@ interface LoopNodeState {
 
 /**
  * Node runs in loops per workflow activation: after this many, a loop iteration ends the
- * activation (EngineHost.endActivation), so a long loop of pure nodes, which no expression
+ * activation (EngineHost.loopPause), so a long loop of pure nodes, which no expression
  * budget slices, cannot hold the worker's isolate past its execution timeout.
  */
-export const LOOP_NODES_PER_ACTIVATION = 200;
+export const LOOP_NODES_PER_ACTIVATION = 1_000;
 
 /**
  * Evaluation steps (WORK_METER) per workflow activation. A step of the costliest built-ins is
@@ -385,7 +391,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
     let state = looped ? loopStates.get(node.id) : undefined;
     if (state) {
       const bytes = state.resultBytes + jsonBytes(input) + 1;
-      const over = outputLimit === Infinity ? null : outputLimitMessage(bytes, outputLimit, "The loop's results");
+      const over = outputLimit === Infinity ? null : outputLimitMessage(bytes, outputLimit, "The loop's collected output");
       if (over) throw new NodeFailure(node.id, over);
       state.results.push(input);
       state.resultBytes = bytes;
@@ -809,9 +815,9 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       reentryInputs.set(head, node.type === 'merge' ? Object.fromEntries(came.map((r) => [r.edge.source, r.output])) : came[0]?.output);
     }
     loopNodesSinceYield += restarted.size;
-    if (host.endActivation && loopNodesSinceYield >= LOOP_NODES_PER_ACTIVATION) {
+    if (host.loopPause && loopNodesSinceYield >= LOOP_NODES_PER_ACTIVATION) {
       loopNodesSinceYield = 0;
-      await host.endActivation();
+      await host.loopPause();
     }
     for (const head of heads) schedule(head);
   };

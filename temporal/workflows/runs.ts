@@ -178,7 +178,8 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const waits = new Map<string, StoredWait>();
   const approvals = new Map<string, ApprovalDecision>();
   const events = new Map<string, unknown>();
-  let pendingSteps: StepRecord[] = [];
+  // Keyed by node and iteration: a loop records thousands of steps between two writes.
+  let pendingSteps = new Map<string, StepRecord>();
   let pendingLogs: LogRecord[] = [];
   let status: 'running' | 'waiting' = 'running';
   // A continued execution keeps the answer a Response node already gave.
@@ -229,8 +230,8 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   let lastFlushMs = 0;
   const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}) => {
     lastFlushMs = Date.now();
-    const batch = { steps: pendingSteps, logs: pendingLogs };
-    pendingSteps = [];
+    const batch = { steps: [...pendingSteps.values()], logs: pendingLogs };
+    pendingSteps = new Map();
     pendingLogs = [];
     await recordRunProgress({ runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch });
   };
@@ -351,8 +352,10 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     onStep(step) {
       // The progress query shows each node's latest iteration; the read model keeps them all.
       steps.set(step.nodeId, step);
+      // Delete first: a later record of a step moves to the end, as the batch's order was.
       const key = stepKey(step);
-      pendingSteps = [...pendingSteps.filter((s) => stepKey(s) !== key), step];
+      pendingSteps.delete(key);
+      pendingSteps.set(key, step);
     },
     onLog(log) {
       pendingLogs.push(log);
@@ -362,7 +365,11 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       reply ??= { kind: 'response', status: response.status, headers: response.headers, body: response.body };
     },
     isCancellation,
-    // Only graphs with loop-back edges ever call it: runs of other graphs record the same commands as before.
+    // Only graphs with loop-back edges call these two: runs of other graphs record the same commands as before.
+    async loopPause() {
+      await sleep(1);
+      if (progressDue(true)) await flush();
+    },
     async continueAsNew(checkpoint) {
       const info = workflowInfo();
       const long = info.continueAsNewSuggested || info.historyLength >= (req.continueAfterEvents ?? DEFAULT_CONTINUE_AFTER_EVENTS);
