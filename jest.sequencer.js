@@ -12,11 +12,11 @@ const SLOW_FIRST = [
   // Real `npm start` supervisors and restarts: mostly waiting for processes to start.
   'test/integration/platform/supervisor.test.ts',
   'test/integration/platform/restart.test.ts',
-  'test/abuse/f6-sandbox-fairness.test.ts',
+  'test/abuse/f6SandboxFairness.test.ts',
   'test/integration/runs/runs.test.ts',
   'test/integration/destinations/actions.test.ts',
   'test/unit/services/kernel/sandbox/sandbox.test.ts',
-  'test/abuse/f1-failure-text.test.ts',
+  'test/abuse/f1FailureText.test.ts',
   'test/integration/commands/crash.test.ts',
   'test/integration/webhooks/webhooks.test.ts',
   'test/abuse/uploads.test.ts',

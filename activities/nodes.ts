@@ -37,10 +37,27 @@ export interface HttpNodeConfig {
   query?: Record<string, string>;
   body?: unknown;
   timeoutMs?: number;
+  responseFormat?: 'auto' | 'json' | 'text';
+  acceptAnyStatus?: boolean;
+  followRedirects?: boolean;
   /** A credential id or name of the run's workspace, resolved by the activity at call time. */
   credentialId?: string;
   /** The run's workspace (set by the run workflow): where `credentialId` is looked up. */
   workspaceId?: string;
+}
+
+/**
+ * The body an http node outputs: with `responseFormat: "json"` the text parsed whatever the
+ * content type says (empty text is null; text that is not JSON fails the node, without retry).
+ */
+function jsonBodyOf(config: HttpNodeConfig, body: unknown): unknown {
+  if (config.responseFormat !== 'json' || typeof body !== 'string') return body;
+  if (body.trim() === '') return null;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    throw ApplicationFailure.nonRetryable(`The response body of ${config.method} ${config.url} is not valid JSON.`, 'HttpBodyNotJson');
+  }
 }
 
 /**
@@ -111,6 +128,8 @@ export function createNodeActivities(deps: ActivityDeps) {
         query: config.query,
         body: config.body,
         timeoutMs: config.timeoutMs,
+        ...(config.followRedirects === false ? { maxRedirects: 0 } : {}),
+        ...(config.responseFormat === 'json' || config.responseFormat === 'text' ? { bodyAs: 'text' as const } : {}),
       };
       let response;
       try {
@@ -126,7 +145,12 @@ export function createNodeActivities(deps: ActivityDeps) {
         // Refused targets, oversized answers, redirect loops and malformed requests will not heal on retry.
         throw ApplicationFailure.nonRetryable((err as Error).message, code === 'refused' ? 'OutboundRefused' : 'HttpRequestInvalid');
       }
-      const output = { status: response.status, headers: response.headers, body: response.body };
+      const output = { status: response.status, headers: response.headers, body: jsonBodyOf(config, response.body) };
+      if (config.acceptAnyStatus === true) {
+        const oversized = oversizedOutput(output);
+        if (oversized) throw ApplicationFailure.nonRetryable(oversized, 'NodeOutputTooLarge');
+        return { output, logs: [], attempt: attempt() };
+      }
       if (response.status >= 500 || response.status === 429) {
         throw ApplicationFailure.retryable(`HTTP ${response.status} from ${config.method} ${config.url}`, 'HttpStatus', output);
       }

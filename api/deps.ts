@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../services/kernel/config';
 import type { SignInLimiter } from '../services/kernel/signInLimits';
 import type { ApiKeyPolicy } from '../services/accounts/apiKeys';
+import type { KeyVerification } from '../services/accounts/auth';
 import type { CommandJobEngine, CommandScheduleSync, ResearchLauncher, RunLauncher } from '../services/kernel/ports';
 import type { Metrics } from '../services/platform/metrics';
 import type { PayloadEncryptionCodec } from '../services/kernel/payloadCodec';
@@ -11,6 +12,7 @@ import type { FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
 import type { WebhookIntake } from '../services/webhooks';
 import type { AdmitRun } from '../services/kernel/runAdmission';
+import type { VersionGraphCache } from '../services/workflows';
 import type { CredentialDeps, CredentialKeySettings, CredentialTestDeps } from '../services/credentials';
 import type { RepositoryDeps } from '../services/repository';
 import type { DeployDeps } from '../services/publishing';
@@ -27,8 +29,12 @@ import type { WorkerHealthDeps } from '../services/workers/checks';
  * assembling dependencies on every request.
  */
 export interface AppServices {
-  /** Sign-in throttling per account and per address. */
-  auth: { signInLimiter: SignInLimiter };
+  auth: {
+    /** Sign-in throttling per account and per address. */
+    signInLimiter: SignInLimiter;
+    /** Verified keys and sessions kept in memory, key uses written in batches (services/accounts/credentialCache.ts). */
+    credentials: KeyVerification;
+  };
   /** What key creation checks: whether end-user keys are on, and that their workflows exist. */
   apiKeys: ApiKeyPolicy;
   runs: {
@@ -36,6 +42,8 @@ export interface AppServices {
     launcher: RunLauncher;
     /** Holds new live runs while their workspace has too many queued or running (services/kernel/runAdmission.ts). */
     admit: AdmitRun;
+    /** Graphs of stored versions, read once per process (they never change). */
+    versions: VersionGraphCache;
   };
   credentials: {
     /** Keys that encrypt and decrypt workspace credentials (CREDENTIAL_KEY, SECRET_KEY, previous keys). */

@@ -99,13 +99,12 @@ export function nativeCost(name: string, args: readonly unknown[], deep: (v: unk
     case 'shuffle':
     case 'boolean':
     case 'not':
+    case 'lookup':
       return len(a);
     case 'append':
       return len(a) + len(b);
     case 'zip':
       return args.reduce((n: number, arg) => n + len(arg), 0);
-    case 'lookup':
-      return len(a);
     case 'keys':
     case 'spread':
     case 'merge':

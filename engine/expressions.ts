@@ -5,7 +5,7 @@
  */
 import jsonata from 'jsonata';
 import { RE2JS } from 're2js';
-import { EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
+import { EXPRESSION_PREFIX, isTemplateExpression } from './expressionFields';
 import {
   boundedDistinct,
   boundedSort,

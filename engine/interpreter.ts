@@ -16,7 +16,7 @@ import {
   type WorkSlice,
 } from './expressions';
 import { WORK_METER, WORK_PER_STEP } from './expressionBounds';
-import { EXPRESSION_FIELDS } from './expression-fields';
+import { EXPRESSION_FIELDS } from './expressionFields';
 import {
   boundedMessage,
   DEFAULT_LOOP_ITERATIONS,

@@ -23,7 +23,7 @@ import { Cron } from 'croner';
 import { z } from 'zod';
 import { NODE_TYPES, TRIGGER_TYPES, type GraphEdge, type GraphNode, type NodeType, type TriggerType } from './types';
 
-import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expression-fields';
+import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expressionFields';
 import { MAX_LOOP_BATCH_SIZE, MAX_LOOP_ITERATIONS } from './limits';
 
 export { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression };
@@ -215,6 +215,13 @@ const httpConfig = z.strictObject({
   body: jsonValue.optional(),
   credentialId: nonEmpty.optional(),
   timeoutMs: z.number().int().min(1).max(120_000).default(30_000),
+  // Optional without defaults, so graphs that do not set them parse (and hash) as before.
+  /** `auto` (absent): JSON content types are parsed; `json`: always parsed, invalid JSON fails the node; `text`: never parsed. */
+  responseFormat: z.enum(['auto', 'json', 'text']).optional(),
+  /** true: a 4xx or 5xx answer is the node's output instead of a failure. */
+  acceptAnyStatus: z.boolean().optional(),
+  /** false: a redirect answer is the node's output instead of being followed. */
+  followRedirects: z.boolean().optional(),
 });
 
 const codeConfig = z.strictObject({ source: nonEmpty.max(100_000) });

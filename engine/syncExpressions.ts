@@ -205,6 +205,19 @@ function findClosingBracket(str: string, start: number, open: string, close: str
   return position;
 }
 
+/** The argument symbols each one-letter parameter type admits, as JSONata's own parseSignature has them. */
+const SYMBOL_ARGUMENTS = {
+  s: '[sm]',
+  n: '[nm]',
+  b: '[bm]',
+  l: '[lm]',
+  o: '[om]',
+  a: '[asnblfom]',
+  f: 'f',
+  j: '[asnblom]',
+  x: '[asnblfom]',
+} as const;
+
 function parseSignature(signature: string): Signature {
   let position = 1;
   const params: Param[] = [];
@@ -224,29 +237,13 @@ function parseSignature(signature: string): Signature {
       case 'b':
       case 'l':
       case 'o':
-        param.regex = '[' + symbol + 'm]';
-        param.type = symbol;
-        next();
-        break;
       case 'a':
-        param.regex = '[asnblfom]';
-        param.type = symbol;
-        param.array = true;
-        next();
-        break;
       case 'f':
-        param.regex = 'f';
-        param.type = symbol;
-        next();
-        break;
       case 'j':
-        param.regex = '[asnblom]';
-        param.type = symbol;
-        next();
-        break;
       case 'x':
-        param.regex = '[asnblfom]';
+        param.regex = SYMBOL_ARGUMENTS[symbol];
         param.type = symbol;
+        if (symbol === 'a') param.array = true;
         next();
         break;
       case '-':

@@ -49,6 +49,8 @@ export async function startApi(opts: {
       await server.close(config.shutdownTimeoutMs);
       await metricsServer?.close(1_000);
       await dispatcher.stop();
+      await deps.services.auth.credentials.cache.close();
+      await deps.services.auth.credentials.uses.flush();
       // Dry runs execute code nodes on the sandbox threads.
       await closeSandboxPool();
       await temporal.connection.close();

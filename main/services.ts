@@ -11,6 +11,9 @@ import type { AppServices } from '../api/deps';
 import type { BlobStore } from '../services/kernel/blobs';
 import { createBlobStore } from '../services/kernel/blobs';
 import type { AppConfig } from '../services/kernel/config';
+import type { Logger } from 'pino';
+import { KeyUses, type KeyVerification } from '../services/accounts/auth';
+import { CredentialCache } from '../services/accounts/credentialCache';
 import { keySettingsOf, providerUrlsOf, type CredentialDeps } from '../services/credentials';
 import { fileScannersOf, type FileScanner, type FilesRuntime } from '../services/files';
 import type { KnowledgeRuntime } from '../services/knowledge';
@@ -19,7 +22,7 @@ import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { createRunAdmission } from '../services/kernel/runAdmission';
 import { SignInLimiter } from '../services/kernel/signInLimits';
 import { createWebhookIntake } from '../services/webhooks';
-import { workflowIdsExist } from '../services/workflows';
+import { VersionGraphCache, workflowIdsExist } from '../services/workflows';
 import { temporalCommandEngine, temporalCommandScheduleSync } from '../temporal/commandsClient';
 import { temporalFilePurger } from '../temporal/filesClient';
 import { temporalKnowledgeIndexer, temporalKnowledgeSyncLauncher, temporalQueryEmbedder } from '../temporal/knowledgeClient';
@@ -33,6 +36,7 @@ export interface ApiInfra {
   orm: MikroORM;
   /** The API's Temporal client: the adapters of services/kernel/ports.ts are built on it. */
   temporal: { client: Client; namespace: string };
+  logger?: Logger;
 }
 
 /** What the worker's services are built on (main/worker.ts builds it). */
@@ -60,9 +64,9 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
   const workerHealth = { orm, workerProbe: temporalWorkerProbe(client, namespace), config, temporal: { namespace } };
   const files = filesRuntime(config, client);
   return {
-    auth: { signInLimiter: new SignInLimiter(orm, config.signInLimits) },
+    auth: { signInLimiter: new SignInLimiter(orm, config.signInLimits), credentials: credentialVerification(config, infra) },
     apiKeys: { endUsersEnabled: config.endUsersEnabled, workflowIdsExist },
-    runs: { launcher: runLauncher, admit: createRunAdmission(orm, config.runAdmission) },
+    runs: { launcher: runLauncher, admit: createRunAdmission(config.runAdmission), versions: new VersionGraphCache() },
     credentials: {
       keys,
       crud: { ...credentials, providerUrls: providerUrlsOf(config) },
@@ -83,11 +87,24 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
     commands: { engine: temporalCommandEngine(client), schedules: temporalCommandScheduleSync(client) },
     mailer: { replies: { keys, blobs: files.blobs, allowPrivateNetworks, mailer: config.mailer } },
     webhooks: {
-      intake: createWebhookIntake(orm, config.webhookTokenCacheMs),
+      intake: createWebhookIntake(orm, config.webhookTokenCacheMs, {
+        maxBatch: config.webhookIntakeMaxBatch,
+        maxWaitMs: config.webhookIntakeMaxWaitMs,
+      }),
       errtracker: { enabled: config.errtrackerIngressEnabled, secretKey: config.secretKey, credentialKeys: keys },
     },
     temporalCodec: { codec: payloadCodecFromConfig(config) },
   };
+}
+
+/** The credential cache follows this process's flushes and every process's commits (LISTEN on its own connection). */
+function credentialVerification(config: AppConfig, infra: ApiInfra): KeyVerification {
+  const { orm } = infra;
+  const databaseUrl = orm.config.get('clientUrl');
+  const cache = new CredentialCache({ ttlMs: config.authCacheTtlMs, databaseUrl, logger: infra.logger });
+  cache.watch(orm.em.getEventManager());
+  cache.ensureListening();
+  return { cache, uses: new KeyUses(() => orm.em.fork()) };
 }
 
 function filesRuntime(config: AppConfig, client: Client): FilesRuntime {

@@ -25,14 +25,16 @@ export function buildAppDeps(opts: {
 }): AppDeps {
   const { config, orm, logger } = opts;
   const temporal = { ...opts.temporal, namespace: opts.namespace };
+  const services = createServices(config, { orm, temporal, logger });
+  const outbox = services.webhooks.intake.outbox;
   return {
     config,
     orm,
     temporal,
     logger,
-    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics]),
+    metrics: createMetrics(orm, [scrapeTemporalSdkMetrics], { webhook_outbox: () => outbox.stats() }),
     lifecycle: { shuttingDown: false },
-    services: createServices(config, { orm, temporal }),
+    services,
   };
 }
 

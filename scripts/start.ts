@@ -13,9 +13,9 @@ import { createLogger } from '../services/kernel/logger';
 import { cachedWorkflowBundleFile, prebuiltWorkflowBundle } from '../temporal/worker';
 import { startSupervisor } from '../main/supervisor';
 import { ensureServiceDatabase } from './lib/ownerRole';
-import { ensureLocalOperatorToken, ensureLocalSecretKey } from './lib/secret-key';
-import { ensureTemporalCli } from './lib/temporal-cli';
-import { startTemporalDevServer } from './lib/temporal-dev-server';
+import { ensureLocalOperatorToken, ensureLocalSecretKey } from './lib/secretKey';
+import { ensureTemporalCli } from './lib/temporalCli';
+import { startTemporalDevServer } from './lib/temporalDevServer';
 import path from 'node:path';
 
 async function main(): Promise<void> {

@@ -1,5 +1,5 @@
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import type { DataConverter, PayloadCodec } from '@temporalio/common';
+import { Client, Connection, WorkflowNotFoundError, type WorkflowStartOptions } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type DataConverter, type PayloadCodec } from '@temporalio/common';
 import type { NativeConnection } from '@temporalio/worker';
 import { installTemporalRuntime, type TemporalRuntimeOptions } from './runtime';
 
@@ -68,4 +68,17 @@ export async function ifExecutionExists(act: () => Promise<unknown>): Promise<bo
 /** Asks Temporal to cancel a workflow execution; false when no such execution exists. */
 export function cancelExecution(client: Client, workflowId: string): Promise<boolean> {
   return ifExecutionExists(() => client.workflow.getHandle(workflowId).cancel());
+}
+
+/**
+ * Starts a workflow whose id names the work it does (a run, a file's purge, an indexing pass): an
+ * open execution under that id is the same work, so it is left running and the call succeeds.
+ * Any other refusal is thrown. Only for ids that name the work: a fresh id never collides.
+ */
+export async function startOnce(client: Client, workflowType: string, options: WorkflowStartOptions): Promise<void> {
+  try {
+    await client.workflow.start(workflowType, options);
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }

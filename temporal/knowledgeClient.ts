@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, TerminatedFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { KnowledgeConfig } from '../services/kernel/config';
 import type { KnowledgeIndexer, KnowledgeSyncLauncher, QueryEmbedder, SyncExecutionOutcome } from '../services/kernel/ports';
 import type { KnowledgeSyncInput, SyncFailureDetails } from './workflows/knowledge';
@@ -12,7 +12,7 @@ import {
   TASK_QUEUE,
   WORKFLOW_TYPES,
 } from './shared';
-import { cancelExecution } from './client';
+import { cancelExecution, startOnce } from './client';
 
 const KNOWLEDGE_TRIGGER = 'knowledge';
 /** The SvcName of query embeddings: the caller has no base or connector to name them after, and the query stays out of it. */
@@ -27,24 +27,20 @@ export function temporalKnowledgeIndexer(client: Client): KnowledgeIndexer {
         [SEARCH_ATTRIBUTES.SvcTrigger]: [KNOWLEDGE_TRIGGER],
         ...(target.name === undefined ? {} : { [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(target.name)] }),
       };
-      try {
-        if (target.kind === 'document') {
-          await client.workflow.start(WORKFLOW_TYPES.knowledgeIndexDocument, {
-            taskQueue: TASK_QUEUE,
-            workflowId: knowledgeIndexDocumentWorkflowId(target.documentId, target.contentVersion),
-            args: [{ workspaceId: target.workspaceId, documentId: target.documentId, contentVersion: target.contentVersion }],
-            searchAttributes,
-          });
-        } else {
-          await client.workflow.start(WORKFLOW_TYPES.knowledgeIndexRun, {
-            taskQueue: TASK_QUEUE,
-            workflowId: knowledgeIndexRunWorkflowId(target.runId),
-            args: [{ workspaceId: target.workspaceId, runId: target.runId }],
-            searchAttributes,
-          });
-        }
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (target.kind === 'document') {
+        await startOnce(client, WORKFLOW_TYPES.knowledgeIndexDocument, {
+          taskQueue: TASK_QUEUE,
+          workflowId: knowledgeIndexDocumentWorkflowId(target.documentId, target.contentVersion),
+          args: [{ workspaceId: target.workspaceId, documentId: target.documentId, contentVersion: target.contentVersion }],
+          searchAttributes,
+        });
+      } else {
+        await startOnce(client, WORKFLOW_TYPES.knowledgeIndexRun, {
+          taskQueue: TASK_QUEUE,
+          workflowId: knowledgeIndexRunWorkflowId(target.runId),
+          args: [{ workspaceId: target.workspaceId, runId: target.runId }],
+          searchAttributes,
+        });
       }
     },
   };

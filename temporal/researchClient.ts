@@ -1,9 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ResearchLauncher } from '../services/kernel/ports';
 import type { ResearchWorkflowInput } from './workflows/research';
 import { SEARCH_ATTRIBUTES, svcNameValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
-import { cancelExecution } from './client';
+import { cancelExecution, startOnce } from './client';
 
 const RESEARCH_TRIGGER = 'research';
 
@@ -17,20 +16,16 @@ export function temporalResearchLauncher(client: Client): ResearchLauncher {
         sources: start.sourceUrls.map((url) => ({ url, host: new URL(url).hostname.toLowerCase() })),
         limits: start.limits,
       };
-      try {
-        await client.workflow.start(WORKFLOW_TYPES.research, {
-          taskQueue: TASK_QUEUE,
-          workflowId: start.runId,
-          args: [input],
-          searchAttributes: {
-            [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId],
-            [SEARCH_ATTRIBUTES.SvcTrigger]: [RESEARCH_TRIGGER],
-            [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(start.query)],
-          },
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(client, WORKFLOW_TYPES.research, {
+        taskQueue: TASK_QUEUE,
+        workflowId: start.runId,
+        args: [input],
+        searchAttributes: {
+          [SEARCH_ATTRIBUTES.WorkspaceId]: [start.workspaceId],
+          [SEARCH_ATTRIBUTES.SvcTrigger]: [RESEARCH_TRIGGER],
+          [SEARCH_ATTRIBUTES.SvcName]: [svcNameValue(start.query)],
+        },
+      });
     },
     cancel: (runId) => cancelExecution(client, runId),
   };

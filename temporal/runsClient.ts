@@ -5,7 +5,6 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Run } from '../db/entities';
 import type { RunLauncher } from '../services/kernel/ports';
 import type { WorkflowGraph } from '../engine/types';
@@ -13,6 +12,7 @@ import {
   approvalQueuedSignal,
   approvalUpdate,
   resumeEventSignal,
+  RUN_WORKFLOW_TASK_TIMEOUT,
   SEARCH_ATTRIBUTES,
   svcNameValue,
   svcTargetValue,
@@ -22,7 +22,7 @@ import {
 } from './shared';
 import { withConfigDefaults } from '../engine/nodes';
 import type { RunWorkflowInput } from './workflows/runs';
-import { cancelExecution, ifExecutionExists } from './client';
+import { cancelExecution, ifExecutionExists, startOnce } from './client';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
 function startOptions(run: Run, graph: WorkflowGraph, settings: RunLauncherSettings) {
@@ -39,6 +39,7 @@ function startOptions(run: Run, graph: WorkflowGraph, settings: RunLauncherSetti
   return {
     taskQueue: TASK_QUEUE,
     workflowId: run.id,
+    workflowTaskTimeout: RUN_WORKFLOW_TASK_TIMEOUT,
     args: [input] as [RunWorkflowInput],
     memo: { workflowName: run.workflowName },
     searchAttributes: {
@@ -77,12 +78,8 @@ export function temporalRunLauncher(client: Client, settings: RunLauncherSetting
   return {
     taskQueue: TASK_QUEUE,
     async start(run: Run, graph: WorkflowGraph) {
-      try {
-        await client.workflow.start(WORKFLOW_TYPES.run, startOptions(run, graph, settings));
-      } catch (err) {
-        // The workflow id is the run id: a second start of the same run is already done.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      // The workflow id is the run id: a second start of the same run is already done.
+      await startOnce(client, WORKFLOW_TYPES.run, startOptions(run, graph, settings));
     },
 
     async startWithReply(run, graph, budgetMs) {

@@ -1,6 +1,6 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { ScheduleSync } from '../services/kernel/ports';
-import { SEARCH_ATTRIBUTES, svcNameValue, svcTargetValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
+import { RUN_WORKFLOW_TASK_TIMEOUT, SEARCH_ATTRIBUTES, svcNameValue, svcTargetValue, TASK_QUEUE, WORKFLOW_TYPES } from './shared';
 import type { ScheduledRunInput } from './workflows/runs';
 
 /** The prefix every Temporal Schedule id of a workflow starts with. */
@@ -47,6 +47,7 @@ export function temporalScheduleSync(client: Client): ScheduleSync {
             type: 'startWorkflow' as const,
             workflowType: WORKFLOW_TYPES.scheduled,
             taskQueue: TASK_QUEUE,
+            workflowTaskTimeout: RUN_WORKFLOW_TASK_TIMEOUT,
             // Temporal appends the scheduled time, so each run id is unique and stable on retries.
             workflowId: `run_${id}`,
             args: [input],

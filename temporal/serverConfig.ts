@@ -1,6 +1,6 @@
 /**
  * The Temporal server settings this service runs with: the dev server that `npm start`, the
- * tests and the benchmarks start (scripts/lib/temporal-dev-server.ts passes each value as
+ * tests and the benchmarks start (scripts/lib/temporalDevServer.ts passes each value as
  * `--dynamic-config-value`), and the production compose server (temporal/dynamicconfig.yaml,
  * rendered from this object; test/unit/temporal/serverConfig.test.ts keeps the two equal).
  *

@@ -6,6 +6,15 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { storableString } from '../engine/wellFormedText';
 export const TASK_QUEUE = 'workflow-runs';
 
+/**
+ * The workflow task timeout of every run (Temporal's default is 10 s). A task that times out is
+ * retried on a fresh worker as a full replay, which re-evaluates every expression of the run so
+ * far, so on a starved CPU an expression-heavy run's retries only grow longer (17.8 s tasks were
+ * logged with a benchmark beside the suite). A minute still means "hung", not "slow", and stays
+ * below the 120 s Temporal allows; work slices keep a healthy task far below it.
+ */
+export const RUN_WORKFLOW_TASK_TIMEOUT = '60 seconds' as const;
+
 /** Custom search attributes registered at start, so operators can filter runs in the Web UI. */
 export const SEARCH_ATTRIBUTES = {
   WorkspaceId: 'WorkspaceId',

@@ -85,7 +85,7 @@ export function authenticate(access: Access) {
       }
       case 'apiKey': {
         const token = bearerToken(ctx.get('authorization') || undefined);
-        const verified = token ? await verifyApiKey(ctx.state.em, token) : null;
+        const verified = token ? await verifyApiKey(ctx.state.em, token, ctx.deps.services.auth.credentials) : null;
         if (!verified) throw unauthenticated(AUTH_MESSAGES.bearerRequired);
         const scopes = access.kind === 'apiKey' ? access.scopes : 'workspace';
         const allowed = ADMITTED_KEY_SCOPES[scopes].has(verified.scope);
@@ -101,7 +101,7 @@ export function authenticate(access: Access) {
       case 'session': {
         if (!SAFE_METHODS.has(ctx.method)) requireSameOrigin(ctx);
         const token = ctx.cookies.get(SESSION_COOKIE);
-        const principal = token ? await verifySession(ctx.state.em, token) : null;
+        const principal = token ? await verifySession(ctx.state.em, token, ctx.deps.services.auth.credentials.cache) : null;
         if (!principal) throw unauthenticated(AUTH_MESSAGES.sessionRequired);
         ctx.state.principal = principal;
         requireRole(access, principal.role);

@@ -58,8 +58,8 @@ export const signOutRoute = sessionRoute({
   responses: {
     200: { description: 'Signed out; cookie cleared', schema: z.strictObject({ signedOut: z.literal(true) }) },
   },
-  handler: async (ctx, { principal }) => {
-    await signOut(ctx.state.em, (principal as SessionPrincipal).sessionId);
+  handler: async (ctx, { principal, deps }) => {
+    await signOut(ctx.state.em, (principal as SessionPrincipal).sessionId, deps.services.auth.credentials.cache);
     setSessionCookie(ctx, null, new Date(0));
     return { status: 200, body: { signedOut: true } };
   },

@@ -9,7 +9,7 @@ import {
   WORKSPACE_READ,
   WORKSPACE_WRITE,
 } from '../http/route';
-import { bareErrorSchema, envelopeErrorSchema, pathId, idParams } from '../schemas';
+import { bareErrorSchema, envelopeErrorSchema, idCursorPage, pathId, idParams } from '../schemas';
 import {
   jobEnvelope,
   jobListEnvelope,
@@ -82,18 +82,9 @@ const v1Route = routeGroup({
   pathPrefix: '/api/v1/svc-command',
 });
 
-const listQuery = z.object({
-  threadId: z.string().min(1).max(200).optional(),
-  cursor: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  workspaceId: z.string().optional(),
-});
+const listQuery = z.object({ threadId: z.string().min(1).max(200).optional(), ...idCursorPage, workspaceId: z.string().optional() });
 
-const messageListQuery = z.object({
-  cursor: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  workspaceId: z.string().optional(),
-});
+const messageListQuery = z.object({ ...idCursorPage, workspaceId: z.string().optional() });
 
 const nonEmpty = z.string().trim().min(1);
 const createBody = z.strictObject({

@@ -15,11 +15,14 @@ import {
   extflowSmokeTestSchema,
 } from '../schemas/extflow';
 import type { AppContext } from '../context';
+import type { AppDeps } from '../deps';
+import type { WorkspacePrincipal } from '../../services/kernel/principal';
 import {
   bootstrapExtflowCredentials,
   importExtflowBundle,
   importExtflowOriginals,
   smokeTestExtflow,
+  type BundleSource,
   type SmokeOutcome,
 } from '../../services/publishing/extflowImport';
 
@@ -48,6 +51,14 @@ const withLinks = <T extends { workflows: Array<{ workflow: { id: string } }> }>
   workflows: result.workflows.map((w) => ({ ...w, links: workflowLinks(ctx, w.workflow.id) })),
 });
 
+/** The handler of an import route: `importer` reads the body's bundle; 201 with the links of each imported workflow. */
+const importHandler =
+  (importer: typeof importExtflowBundle | typeof importExtflowOriginals) =>
+  async (ctx: AppContext, { principal, body, deps }: { principal: WorkspacePrincipal; body: BundleSource; deps: AppDeps }) => {
+    const { importResult, doctor } = await importer(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
+    return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
+  };
+
 const badRequest = {
   400: 'Invalid body, bundle or bundlePath (outside the import directory, missing, malformed)',
 };
@@ -65,10 +76,7 @@ export const extflowImportBundleRoute = extflowRoute({
     201: { description: '`{ importResult: { bundle, workflows[] }, doctor }`', schema: extflowImportResultSchema },
     ...badRequest,
   },
-  handler: async (ctx, { principal, body, deps }) => {
-    const { importResult, doctor } = await importExtflowBundle(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
-    return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
-  },
+  handler: importHandler(importExtflowBundle),
 });
 
 const smokeHttpStatus: Record<SmokeOutcome, 200 | 202 | 500> = { passed: 200, attention: 202, failed: 500 };
@@ -121,10 +129,7 @@ export const extflowOriginalsRoute = extflowRoute({
     201: { description: '`{ importResult: { bundle, workflows[], relinked[] }, doctor }`', schema: extflowOriginalsResultSchema },
     ...badRequest,
   },
-  handler: async (ctx, { principal, body, deps }) => {
-    const { importResult, doctor } = await importExtflowOriginals(ctx.state.em, principal, deps.services.extflow, body, doctorLinks(ctx));
-    return { status: 201, body: { importResult: withLinks(ctx, importResult), doctor } };
-  },
+  handler: importHandler(importExtflowOriginals),
 });
 
 const alias = (route: AnyRoute, path: string, operationId: string): AnyRoute => ({ ...route, path, operationId });

@@ -10,7 +10,7 @@ import { etagMatches, parseByteRange } from '../http/ranges';
 import { fileLinks } from '../http/links';
 import { requestOrigin } from '../http/urls';
 import type { AppContext } from '../context';
-import { idParams } from '../schemas';
+import { cursorPageQuery, idParams } from '../schemas';
 import { createdFileSchema, fileEnvelopeSchema, fileListSchema, storedBlobSchema } from '../schemas/files';
 import { invalidInput } from '../../services/kernel/errors';
 import {
@@ -60,10 +60,6 @@ const fileName = z
   .pipe(z.string().min(1, EMPTY_FILE_NAME).max(255, 'name must be at most 255 characters'));
 const createBody = z.strictObject({ name: fileName, mimeType: mediaType, sizeBytes: fileSize, sha256: sha256Hex.optional() });
 const completeBody = z.strictObject({ sizeBytes: fileSize.optional(), sha256: sha256Hex.optional() });
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().max(500).optional(),
-});
 /** Download bodies: the file's bytes, served with the file's own content-type. */
 const rawBytes = z.string().meta({ format: 'binary', description: "The file's bytes, with the file's mimeType as content-type" });
 
@@ -100,7 +96,7 @@ function fileRoutesAt(mount: string, access: SignedIn, opSuffix: string, tag: st
       path: '',
       operationId: op('listFiles'),
       summary: 'Files of the workspace, newest first (createdAt desc, id desc)',
-      query: listQuery,
+      query: cursorPageQuery,
       responses: {
         200: { description: '`{ files, nextCursor }`', schema: fileListSchema },
         400: '`request_malformed`: limit outside 1 to 100; `validation_failed`: invalid cursor',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { answerById } from '../http/handlers';
 import { readMultipart, type MultipartFile } from '../http/multipartStream';
-import { pathId, idParams } from '../schemas';
+import { cursorPageQuery, pathId, idParams } from '../schemas';
 import {
   knowledgeBaseEnvelope,
   knowledgeBaseList,
@@ -64,10 +64,6 @@ const searchBody = z.strictObject({
   limit: z.number().int().min(1).max(50).default(10),
 });
 const documentParams = z.object({ id: pathId, documentId: pathId });
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().max(500).optional(),
-});
 
 export const knowledgeRoutes = [
   knowledgeRoute({
@@ -231,7 +227,7 @@ export const knowledgeRoutes = [
     operationId: 'listKnowledgeDocuments',
     summary: 'Documents of a knowledge base, newest first, with cursor pagination',
     params: idParams,
-    query: listQuery,
+    query: cursorPageQuery,
     responses: {
       200: { description: '`{ documents, nextCursor }`', schema: knowledgeDocumentList },
       ...knowledgeNotFound,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { answerById } from '../http/handlers';
 import { notFound } from '../http/envelopeErrors';
-import { pathId, idParams } from '../schemas';
+import { idCursorPage, pathId, idParams } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
@@ -73,12 +73,8 @@ const capabilityResponse = z.strictObject({
   effect: z.literal('write'),
   run: syncRunEnvelope.shape.run,
 });
-const listQuery = z.object({
-  knowledgeBaseId: pathId.optional(),
-  cursor: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-});
-const runsQuery = z.object({ cursor: z.string().min(1).max(200).optional(), limit: z.coerce.number().int().min(1).max(100).default(50) });
+const listQuery = z.object({ knowledgeBaseId: pathId.optional(), ...idCursorPage });
+const runsQuery = z.object(idCursorPage);
 const runParams = z.object({ id: pathId, runId: pathId });
 
 /** Outcomes of executing a run within the request (the runs route and the knowledge.sync capability). */

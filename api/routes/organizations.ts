@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { routeGroup, SESSION_ADMIN } from '../http/route';
 import { pathId } from '../schemas';
-import { addWorkspaceToOrganization, getOrganization, renameOrganization } from '../../services/accounts/organizations';
+import {
+  addWorkspaceToOrganization,
+  getOrganization,
+  renameOrganization,
+  type OrganizationView,
+} from '../../services/accounts/organizations';
 import type { SessionPrincipal } from '../../services/kernel/principal';
 
 /**
@@ -15,7 +20,9 @@ export const organizationSchema = z.strictObject({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-const envelope = z.strictObject({ organization: organizationSchema });
+/** What each organization route answers: 200 and the organization as it stands after the call. */
+const answered = { 200: { description: '`{ organization }`', schema: z.strictObject({ organization: organizationSchema }) } };
+const answer = async (organization: Promise<OrganizationView>) => ({ status: 200, body: { organization: await organization } });
 const organizationRoute = routeGroup({
   tags: ['Organizations'],
   family: 'bare',
@@ -33,11 +40,8 @@ export const organizationRoutes = [
     path: '',
     operationId: 'getOrganization',
     summary: "The session workspace's organization and its workspaces (Admin or Owner)",
-    responses: { 200: { description: '`{ organization }`', schema: envelope } },
-    handler: async (ctx, { principal }) => ({
-      status: 200,
-      body: { organization: await getOrganization(ctx.state.em, principal as SessionPrincipal) },
-    }),
+    responses: answered,
+    handler: (ctx, { principal }) => answer(getOrganization(ctx.state.em, principal as SessionPrincipal)),
   }),
   organizationRoute({
     method: 'patch',
@@ -45,14 +49,8 @@ export const organizationRoutes = [
     operationId: 'renameOrganization',
     summary: 'Rename the organization (Admin or Owner)',
     body: z.object({ name: z.string({ error: 'name is required' }).max(200) }).strict(),
-    responses: {
-      200: { description: '`{ organization }`', schema: envelope },
-      400: 'Blank name',
-    },
-    handler: async (ctx, { principal, body }) => ({
-      status: 200,
-      body: { organization: await renameOrganization(ctx.state.em, principal as SessionPrincipal, body.name) },
-    }),
+    responses: { ...answered, 400: 'Blank name' },
+    handler: (ctx, { principal, body }) => answer(renameOrganization(ctx.state.em, principal as SessionPrincipal, body.name)),
   }),
   organizationRoute({
     method: 'post',
@@ -61,13 +59,8 @@ export const organizationRoutes = [
     summary:
       'Bring another workspace into this organization (Owner of both); it leaves its previous organization, whose keys stop reaching it',
     body: z.object({ workspaceId: pathId }).strict(),
-    responses: {
-      200: { description: '`{ organization }`', schema: envelope },
-      404: 'Not a workspace of yours',
-    },
-    handler: async (ctx, { principal, body }) => ({
-      status: 200,
-      body: { organization: await addWorkspaceToOrganization(ctx.state.em, principal as SessionPrincipal, body.workspaceId) },
-    }),
+    responses: { ...answered, 404: 'Not a workspace of yours' },
+    handler: (ctx, { principal, body }) =>
+      answer(addWorkspaceToOrganization(ctx.state.em, principal as SessionPrincipal, body.workspaceId)),
   }),
 ];

@@ -90,6 +90,7 @@ export const executeRoute = runRoute({
     if (isEndUserGateway(principal)) return executeAsEndUser(ctx, { principal, params, body, deps });
     const result = await executeWorkflow(ctx.state.em, deps.services.runs.launcher, principal, params.id, body, 'api', {
       admit: deps.services.runs.admit,
+      versions: deps.services.runs.versions,
     });
     const [run] = await present(ctx, principal, [result.run]);
     const links = runLinks(result.run, linkBase(ctx));

@@ -96,7 +96,7 @@ export const workerStatusRoute = workerRoute({
   operationId: 'workerStatus',
   summary: 'Queue, database, scheduler and run health of the workspace, measured live',
   query: nowQuery,
-  responses: { 200: { description: '`{ status }`', schema: workerStatusSchema }, ...bareAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ status }`', schema: workerStatusSchema }, ...badNow },
   handler: statusHandler,
 });
 
@@ -106,7 +106,7 @@ export const workerDoctorRoute = workerRoute({
   operationId: 'workerDoctor',
   summary: 'Diagnosis of the worker setup: blockers, warnings and next actions',
   query: doctorQuery,
-  responses: { 200: { description: '`{ doctor }`', schema: workerDoctorSchema }, ...bareAuthErrors, ...badNow },
+  responses: { 200: { description: '`{ doctor }`', schema: workerDoctorSchema }, ...badNow },
   handler: doctorHandler,
 });
 

@@ -105,6 +105,15 @@ export const sessionAdminErrors = {
   403: { description: 'Admin or Owner role required, or cross-origin', schema: bareErrorSchema },
 };
 
+/** `limit` of a cursor-paged list: 1 to 100, 50 when absent. */
+export const pageLimit = z.coerce.number().int().min(1).max(100).default(50);
+
+/** The query of a list paged by an opaque cursor (the previous page's `nextCursor`, at most 500 characters). */
+export const cursorPageQuery = z.object({ limit: pageLimit, cursor: z.string().max(500).optional() });
+
+/** The paging keys of a list whose cursor is the last id of the previous page (never empty, at most 200 characters). */
+export const idCursorPage = { cursor: z.string().min(1).max(200).optional(), limit: pageLimit };
+
 /**
  * Query filters shared by the runs list and the logs routes. Empty or `all` means no filter;
  * `limit` stays a string because each route clamps it with its own bounds.

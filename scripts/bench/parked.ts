@@ -31,7 +31,7 @@ import { pidTree } from './cpu';
 import type { LoadRunResult } from './loadgen';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { backgroundCpu, pool, serverVersion, startLoadgen, type Loadgen } from './shared';
-import { findFreePort } from '../lib/temporal-dev-server';
+import { findFreePort } from '../lib/temporalDevServer';
 import { bareParking, parkingPlan, tallyOutcomes } from './parkedBaseline';
 import { DIST_ROOT, startBenchStack, temporalFacts, type BenchStack } from './stack';
 import { percentile, round, textTable } from './stats';

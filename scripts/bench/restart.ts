@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { dropDatabase } from '../lib/postgres';
-import { findFreePort } from '../lib/temporal-dev-server';
+import { findFreePort } from '../lib/temporalDevServer';
 import { benchEnvironment, envNumber, writeResults, type BenchContext } from './report';
 import { fmtSpread, spread } from './stats';
 

@@ -18,9 +18,10 @@ import { provisionWorkspace } from '../../services/accounts/bootstrap';
 import { loadConfig, type AppConfig } from '../../services/kernel/config';
 import { createLogger } from '../../services/kernel/logger';
 import { startWorker } from '../../main/worker';
+import { startSupervisor } from '../../main/supervisor';
 import { dropDatabase, ensurePostgres, type PostgresHandle } from '../lib/postgres';
-import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporal-cli';
-import { devServerDynamicConfig, findFreePort, startTemporalDevServer, type TemporalDevServer } from '../lib/temporal-dev-server';
+import { TEMPORAL_CLI_VERSION, ensureTemporalCli, temporalCliCacheDir } from '../lib/temporalCli';
+import { devServerDynamicConfig, findFreePort, startTemporalDevServer, type TemporalDevServer } from '../lib/temporalDevServer';
 import { nameProfiledProcess, profileNodeArgs } from './profile';
 
 export interface BenchStack {
@@ -44,6 +45,8 @@ export interface BenchStack {
    * null when the API of this process serves `apiUrl`.
    */
   apiPid: number | null;
+  /** Pids of the API processes serving `apiUrl` when started with `apiProcesses` (empty otherwise). */
+  apiPids(): number[];
   workspace: { id: string; apiKey: string };
   logger: Logger;
   /**
@@ -105,6 +108,13 @@ export interface BenchStackOptions {
    * worker then loads the prebuilt workflow bundle).
    */
   runtime?: 'tsx' | 'dist';
+  /**
+   * Run this many API processes under the supervisor of `npm start` (main/supervisor.ts: a node
+   * cluster, one shared port, connections handed out round-robin) and point `apiUrl` at them.
+   * Each runs its own outbox dispatcher, as in production; the API of this process stays up
+   * (provisioning, `stack.api.deps`) but serves no benchmark traffic.
+   */
+  apiProcesses?: number;
 }
 
 export async function startBenchStack(log: (m: string) => void, opts: BenchStackOptions = {}): Promise<BenchStack> {
@@ -212,6 +222,18 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
     }
     let apiPid: number | null = null;
     let apiUrl = api.url;
+    /** The environment of an API process of its own listening on `port`. */
+    const apiEnv = (port: number): Record<string, string> => ({
+      DATABASE_URL: pg.url,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: config.temporal.namespace,
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      SECRET_KEY: config.secretKey!,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      // As the API of this process: request logs at info would cost the measured latency.
+      LOG_LEVEL: 'warn',
+    });
     if (opts.apiProcess) {
       const port = await findFreePort();
       apiUrl = `http://127.0.0.1:${port}`;
@@ -222,17 +244,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
           ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
           ...(runtime === 'dist' ? [path.join(DIST_ROOT, 'main', 'api.js')] : ['--import', 'tsx', 'main/api.ts']),
         ],
-        {
-          DATABASE_URL: pg.url,
-          TEMPORAL_ADDRESS: server.address,
-          TEMPORAL_NAMESPACE: config.temporal.namespace,
-          OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-          SECRET_KEY: config.secretKey!,
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          // As the API of this process: request logs at info would cost the measured latency.
-          LOG_LEVEL: 'warn',
-        },
+        apiEnv(port),
         () =>
           fetch(healthz).then(
             (r) => r.ok,
@@ -241,6 +253,30 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       );
       cleanups.push({ what: 'API process', run: () => child.stop() });
       apiPid = child.pid;
+    }
+
+    let apiPids = (): number[] => [];
+    if (opts.apiProcesses && opts.apiProcesses > 0) {
+      if (opts.apiProcess) throw new Error('apiProcess and apiProcesses exclude each other');
+      const port = await findFreePort();
+      apiUrl = `http://127.0.0.1:${port}`;
+      const ext = runtime === 'dist' ? 'js' : 'ts';
+      const supervisor = startSupervisor({
+        logger,
+        specs: [
+          {
+            role: 'api',
+            count: opts.apiProcesses,
+            module:
+              runtime === 'dist' ? path.join(DIST_ROOT, 'main', `api.${ext}`) : path.resolve(__dirname, '..', '..', 'main', `api.${ext}`),
+            heapMb: config.processes.apiHeapMb,
+            env: () => apiEnv(port),
+          },
+        ],
+      });
+      cleanups.push({ what: 'API processes', run: () => supervisor.stop() });
+      await supervisor.ready;
+      apiPids = () => supervisor.pids().api;
     }
 
     const provisioned = await provisionWorkspace(api.deps.orm.em.fork(), {
@@ -262,7 +298,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
         metricsUrl: server.metricsUrl,
         cliPath,
         cliVersion,
-        // What scripts/lib/temporal-dev-server.ts passes to `temporal server start-dev`.
+        // What scripts/lib/temporalDevServer.ts passes to `temporal server start-dev`.
         settings: {
           command: 'temporal server start-dev',
           storage: 'in-memory (no --db-filename)',
@@ -278,6 +314,7 @@ export async function startBenchStack(log: (m: string) => void, opts: BenchStack
       },
       workerPid,
       apiPid,
+      apiPids,
       workspace: { id: provisioned.workspace.id, apiKey: provisioned.apiKey.token },
       logger,
       stopWorker,

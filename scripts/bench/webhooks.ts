@@ -50,6 +50,11 @@ interface StepSummary {
   errors: number;
   timeouts: number;
   resources: PhaseResources;
+  /**
+   * Commits of the benchmark database during the step (pg_stat_database.xact_commit: the intake,
+   * the dispatcher, the worker's writes), and per 202 answer; null for the bare side.
+   */
+  pgCommits: { total: number; per202: number } | null;
 }
 
 /** Where time went during a phase. */
@@ -90,6 +95,8 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
     runsPerStep: envNumber('BENCH_RUNS', 5),
     concurrency: envList('BENCH_CONCURRENCY', [10, 50, 100, 200]),
     drainDeadlineS: envNumber('BENCH_DRAIN_S', 120),
+    // BENCH_API_PROCESSES=N: the requests go to N API processes sharing one port (main/supervisor.ts), not to this process's API.
+    apiProcesses: envNumber('BENCH_API_PROCESSES', 0),
     cpuSampling: process.env.BENCH_CPU !== '0' && cpuSamplingSupported(),
   };
   const { log } = ctx;
@@ -111,7 +118,7 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
   let loadgen: Loadgen | null = null;
   let db: pg.Client | null = null;
   try {
-    stack = await startBenchStack(log);
+    stack = await startBenchStack(log, { apiProcesses: settings.apiProcesses });
     ctx.throwIfInterrupted();
     db = new pg.Client({ connectionString: stack.databaseUrl });
     db.on('error', () => undefined);
@@ -124,7 +131,10 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
     if (!invokeUrl) throw new Error('deploy returned no webhookUrl');
     log(`deployed ${workflowId}; webhook ${invokeUrl.replace(/whk_.*/, 'whk_…')}`);
 
-    const meter = resourceMeter(cpuGroupsFor(stack, loadgen.pid, db, SERVICE_PROCESS), settings.cpuSampling);
+    const meter = resourceMeter(
+      cpuGroupsFor(stack, loadgen.pid, db, settings.apiProcesses > 0 ? SERVICE_PROCESS_WITH_APIS : SERVICE_PROCESS),
+      settings.cpuSampling,
+    );
 
     log(`warm-up: ${settings.warmupS} s at concurrency ${settings.warmupConcurrency}`);
     const warmup = await loadgen.run({ url: invokeUrl, connections: settings.warmupConcurrency, durationS: settings.warmupS });
@@ -133,7 +143,12 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
     ctx.throwIfInterrupted();
 
     const loadStart = Date.now();
-    const steps = await loadSteps(ctx, loadgen, invokeUrl, settings, meter, 'service');
+    const pgCommits = async () =>
+      Number(
+        (await db!.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = current_database()')).rows[0]
+          ?.n ?? NaN,
+      );
+    const steps = await loadSteps(ctx, loadgen, invokeUrl, settings, meter, 'service', pgCommits);
     const loadEnd = Date.now();
 
     // Drain: every accepted request should become a succeeded run.
@@ -188,7 +203,10 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
       temporal: temporalFacts(stack),
       postgres: { database: stack.databaseName, serverVersion: await serverVersion(db) },
       service: {
-        apiAndWorker: 'one Node process (API + outbox dispatcher + 1 worker)',
+        apiAndWorker:
+          settings.apiProcesses > 0
+            ? `${settings.apiProcesses} API processes sharing one port (node cluster, each with its outbox dispatcher); 1 worker and an idle API in the bench process`
+            : 'one Node process (API + outbox dispatcher + 1 worker)',
         logLevel: stack.config.logLevel,
         outboxPollMs: stack.config.outboxPollMs,
         outboxMaxQueuedRuns: stack.config.outboxMaxQueuedRuns,
@@ -217,6 +235,8 @@ export async function webhooksScenario(ctx: BenchContext): Promise<void> {
 
 /** What this process is in the service phase, and in the bare phase (with the bare worker's process beside it). */
 const SERVICE_PROCESS = { benchProcess: 'node (API + worker)' } as const;
+/** With BENCH_API_PROCESSES the bench process keeps the worker; the API processes are their own group. */
+const SERVICE_PROCESS_WITH_APIS = { benchProcess: 'node (API + worker)', apiProcesses: 'api processes' } as const;
 const BARE_PROCESS = { benchProcess: 'node (bare http server)', bareWorker: 'bare worker process' } as const;
 
 /** Groups that overlap others, left out of the sum that makes `other`. */
@@ -226,7 +246,7 @@ function cpuGroupsFor(
   stack: BenchStack,
   loadgenPid: number,
   db: pg.Client,
-  phase: { benchProcess: string; bareWorker?: string; bareWorkerPid?: number },
+  phase: { benchProcess: string; bareWorker?: string; bareWorkerPid?: number; apiProcesses?: string },
 ): () => Promise<CpuGroups> {
   return async () => {
     // Backends serving the benchmark database (the API's and the worker's pools, and ours).
@@ -237,6 +257,7 @@ function cpuGroupsFor(
     return {
       [phase.benchProcess]: () => [process.pid],
       ...(phase.bareWorker && phase.bareWorkerPid ? { [phase.bareWorker]: () => [phase.bareWorkerPid!] } : {}),
+      ...(phase.apiProcesses ? { [phase.apiProcesses]: () => stack.apiPids().flatMap((pid) => pidTree(pid)) } : {}),
       'loadgen (autocannon)': () => [loadgenPid],
       'temporal dev server': () => pidTree(stack.temporal.pid),
       'postgres (all processes)': () => pidsByComm('postgres'),
@@ -280,12 +301,14 @@ async function loadSteps(
   settings: LoadSettings,
   meter: ReturnType<typeof resourceMeter>,
   label: 'service' | 'bare',
+  pgCommits?: () => Promise<number>,
 ): Promise<StepSummary[]> {
   const steps: StepSummary[] = [];
   const prefix = label === 'bare' ? 'bare Temporal ' : '';
   for (const concurrency of settings.concurrency) {
     const runs: MeasuredRun[] = [];
     const before = await meter.mark();
+    const commitsBefore = pgCommits ? await pgCommits() : NaN;
     const endWindow = profileWindow(`${label} c=${concurrency}`);
     for (let r = 0; r < settings.runsPerStep; r++) {
       ctx.throwIfInterrupted();
@@ -303,11 +326,19 @@ async function loadSteps(
       );
     }
     endWindow();
-    const step = summarizeStep(concurrency, runs, await meter.since(before));
+    const commits = pgCommits ? (await pgCommits()) - commitsBefore : null;
+    const accepted = runs.reduce((n, r) => n + r.accepted202, 0);
+    const step = summarizeStep(
+      concurrency,
+      runs,
+      await meter.since(before),
+      commits === null ? null : { total: commits, per202: round(commits / accepted, 3) },
+    );
     steps.push(step);
     const threads = Object.entries(step.resources.nodeThreadsPercentOfOneCore ?? {}).slice(0, 4);
     ctx.log(
-      `  ${prefix}c=${concurrency}: event loop ${round(step.resources.eventLoopUtilization * 100, 0)} % busy${threads.length ? `; node threads (% core): ${threads.map(([n, v]) => `${n} ${round(v, 0)}`).join(', ')}` : ''}`,
+      `  ${prefix}c=${concurrency}: event loop ${round(step.resources.eventLoopUtilization * 100, 0)} % busy${threads.length ? `; node threads (% core): ${threads.map(([n, v]) => `${n} ${round(v, 0)}`).join(', ')}` : ''}` +
+        (step.pgCommits ? `; PostgreSQL commits ${step.pgCommits.total} (${step.pgCommits.per202} per 202)` : ''),
     );
   }
   return steps;
@@ -337,8 +368,14 @@ async function drainSeries<P extends { t: number }>(
   return series;
 }
 
-function summarizeStep(concurrency: number, runs: MeasuredRun[], resources: PhaseResources): StepSummary {
+function summarizeStep(
+  concurrency: number,
+  runs: MeasuredRun[],
+  resources: PhaseResources,
+  pgCommits: StepSummary['pgCommits'],
+): StepSummary {
   return {
+    pgCommits,
     concurrency,
     runs,
     disturbedRuns: runs.filter((r) => (r.foreignCpuPercent ?? 0) > FOREIGN_CPU_WARN).length,
@@ -581,12 +618,12 @@ function printSummary(
     'non-2xx',
     'errors',
     'event loop',
-    'CPU % node/loadgen/temporal/pg/other of system',
+    'CPU % node/api processes/loadgen/temporal/pg/other of system',
   ];
   const rows = steps.map((s) => {
     const c = s.resources.cpuPercentOfOneCore;
     const cpu = c
-      ? `${[c['node (API + worker)'], c['loadgen (autocannon)'], c['temporal dev server'], c['postgres (all processes)'], c.other].map((x) => round(x ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}`
+      ? `${[c['node (API + worker)'], c['api processes'] ?? 0, c['loadgen (autocannon)'], c['temporal dev server'], c['postgres (all processes)'], c.other].map((x) => round(x ?? NaN, 0)).join('/')} of ${round(c.system ?? NaN, 0)}`
       : 'n/a';
     const elu = `${round(s.resources.eventLoopUtilization * 100, 0)} %`;
     return [

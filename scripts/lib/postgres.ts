@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord, type Watchdog } from './process-guard';
-import { findFreePort } from './temporal-dev-server';
+import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord, type Watchdog } from './processGuard';
+import { findFreePort } from './temporalDevServer';
 
 const LOCAL_URL_BASE = 'postgres://postgres@127.0.0.1:5432';
 const EMBEDDED_USER = 'postgres';
@@ -51,7 +51,7 @@ export interface PostgresHandle {
  *   that works under tsx and compiled CommonJS, but not inside a Jest test
  *   sandbox; call this from Jest's globalSetup or a separate process.
  * - The embedded server dies with this process however it ends (a watchdog,
- *   scripts/lib/process-guard.ts, asks it for a fast shutdown), and its pid is
+ *   scripts/lib/processGuard.ts, asks it for a fast shutdown), and its pid is
  *   recorded in `${dataDir}/postgres-server.pid`: a start that finds a server
  *   left over by a crashed one stops it and goes on. A PostgreSQL on the folder
  *   that we did not record fails the start with a message naming its pid.

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { flushUnique } from '../kernel/flush';
 import {
   ApiKeySchema,
   MembershipSchema,
@@ -151,13 +151,8 @@ export async function issueApiKey(
     targetId: key.id,
     metadata: { name: args.name, scope: args.scope },
   });
-  try {
-    await em.flush();
-  } catch (err) {
-    // A concurrent create with the same name lost the race against the partial unique index.
-    if (err instanceof UniqueConstraintViolationException) throw duplicateName(args.name);
-    throw err;
-  }
+  // A concurrent create with the same name can win the race for the partial unique index.
+  await flushUnique(em, () => duplicateName(args.name));
   return { apiKey: apiKeyView(key), token };
 }
 
@@ -274,12 +269,7 @@ export async function renameApiKey(em: EntityManager, actor: SessionPrincipal, i
   key.name = name;
   key.nameKey = nameKey;
   auditKeyChange(em, actor, key, 'api_key.rename', 'info', { from: previous, to: name, scope: key.scope });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw duplicateName(name);
-    throw err;
-  }
+  await flushUnique(em, () => duplicateName(name));
   return apiKeyView(key);
 }
 

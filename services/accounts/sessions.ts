@@ -5,6 +5,7 @@ import { newId, randomToken, sha256Hex } from '../kernel/ids';
 import { hashPassword, verifyPassword } from '../kernel/passwords';
 import type { SessionPrincipal } from '../kernel/principal';
 import type { SignInLimiter } from '../kernel/signInLimits';
+import type { CredentialCache } from './credentialCache';
 import { liveSessionByHash } from './store';
 import { normalizeEmail, publicUser, type PublicUser } from './users';
 
@@ -91,19 +92,32 @@ function pickWorkspace(user: User, workspaces: WorkspaceMembershipView[], reques
   return chosen;
 }
 
-/** Resolves a session cookie to its principal; null when unknown, expired, revoked, banned or no longer a member. */
-export async function verifySession(em: EntityManager, token: string): Promise<SessionPrincipal | null> {
+/**
+ * Resolves a session cookie to its principal; null when unknown, expired, revoked, banned or no
+ * longer a member. With `cache`, a session verified before is answered from memory until its
+ * expiry at the latest (credentialCache.ts says when that forgets it).
+ */
+export async function verifySession(em: EntityManager, token: string, cache?: CredentialCache): Promise<SessionPrincipal | null> {
   if (!token || token.length > 200) return null;
-  const rows = await liveSessionByHash(em, sha256Hex(token));
+  const hash = sha256Hex(token);
+  const read = () => readSession(em, hash);
+  return cache ? cache.resolve(`session:${hash}`, read) : ((await read())?.principal ?? null);
+}
+
+async function readSession(em: EntityManager, tokenHash: string): Promise<{ principal: SessionPrincipal; validUntil: number } | null> {
+  const rows = await liveSessionByHash(em, tokenHash);
   const row = rows[0];
   if (!row) return null;
   return {
-    kind: 'session',
-    sessionId: row.id,
-    principalId: `user:${row.user_id}`,
-    userId: row.user_id,
-    workspaceId: row.workspace_id,
-    role: row.role,
+    principal: {
+      kind: 'session',
+      sessionId: row.id,
+      principalId: `user:${row.user_id}`,
+      userId: row.user_id,
+      workspaceId: row.workspace_id,
+      role: row.role,
+    },
+    validUntil: new Date(row.expires_at).getTime(),
   };
 }
 
@@ -118,7 +132,11 @@ export async function currentSession(em: EntityManager, principal: SessionPrinci
   return { user: publicUser(user), workspace, workspaces };
 }
 
-/** Ends a session; signing out twice is harmless. */
-export async function signOut(em: EntityManager, sessionId: string): Promise<void> {
+/**
+ * Ends a session; signing out twice is harmless. The write bypasses the unit of work, so this
+ * process's `cache` is told here (other processes hear it from the sessions trigger).
+ */
+export async function signOut(em: EntityManager, sessionId: string, cache?: CredentialCache): Promise<void> {
   await em.nativeUpdate(SessionSchema, { id: sessionId, revokedAt: null }, { revokedAt: new Date() });
+  cache?.invalidate();
 }

@@ -31,6 +31,14 @@ export async function activeApiKeyByHash(em: EntityManager, tokenHash: string): 
   );
 }
 
+/** Sets `lastUsedAt` of keys `ids` to `at`, never back in time (writes of several processes may cross). */
+export async function touchApiKeys(em: EntityManager, ids: string[], at: Date): Promise<void> {
+  await em.execute(
+    'update api_keys set last_used_at = greatest(last_used_at, ?) where id in (select jsonb_array_elements_text(?::jsonb))',
+    [at, JSON.stringify(ids)],
+  );
+}
+
 /**
  * The live session whose token hashes to `tokenHash`, with the role of its user (not banned) in
  * its workspace; no row when unknown, expired, revoked, banned or no longer a member. Runs on
@@ -39,9 +47,9 @@ export async function activeApiKeyByHash(em: EntityManager, tokenHash: string): 
 export async function liveSessionByHash(
   em: EntityManager,
   tokenHash: string,
-): Promise<Array<{ id: string; user_id: string; workspace_id: string; role: MembershipRole }>> {
+): Promise<Array<{ id: string; user_id: string; workspace_id: string; role: MembershipRole; expires_at: Date }>> {
   return em.getConnection().execute(
-    `select s.id, s.user_id, s.workspace_id, m.role
+    `select s.id, s.user_id, s.workspace_id, m.role, s.expires_at
          from sessions s
          join users u on u.id = s.user_id and u.status <> 'banned'
          join memberships m on m.workspace_id = s.workspace_id and m.user_id = s.user_id

@@ -119,6 +119,11 @@ export async function settleExpiry(em: EntityManager, job: CommandJobRow): Promi
   return moved ?? (await loadJob(em, job.workspace_id, job.id));
 }
 
+/** A job of the caller's workspace by id, an expired confirmation settled; another workspace's id is not found. */
+async function loadSettledJob(em: EntityManager, principal: WorkspacePrincipal, jobId: string): Promise<CommandJobRow> {
+  return settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
+}
+
 /** One job (expiry settled) with its live events when its execution has a buffer. */
 export async function getJob(
   em: EntityManager,
@@ -126,7 +131,7 @@ export async function getJob(
   principal: WorkspacePrincipal,
   jobId: string,
 ): Promise<{ row: CommandJobRow; events: CommandProgressEvent[] }> {
-  const row = await settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
+  const row = await loadSettledJob(em, principal, jobId);
   const events = isActive(row.status) ? ((await engine.progress(row.id)) ?? []) : [];
   return { row, events };
 }
@@ -173,7 +178,7 @@ export async function cancelJob(
   principal: WorkspacePrincipal,
   jobId: string,
 ): Promise<CommandJobRow> {
-  const job = await settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
+  const job = await loadSettledJob(em, principal, jobId);
   const moved = await moveJob(em, jobId, ['queued', 'running', 'waiting_confirmation'], {
     status: 'canceled',
     progress_message: 'The job was canceled.',
@@ -190,7 +195,7 @@ export async function retryJob(
   principal: WorkspacePrincipal,
   jobId: string,
 ): Promise<CommandJobRow> {
-  const job = await settleExpiry(em, await loadJob(em, principal.workspaceId, jobId));
+  const job = await loadSettledJob(em, principal, jobId);
   if (job.status !== 'failed' && job.status !== 'canceled')
     throw conflict(`Only failed or canceled command jobs can be retried; this one is ${job.status}.`);
   return createJob(

@@ -2,6 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CredentialSchema, WorkspaceRepositorySchema, type Credential, type CredentialSource } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
+import { flushUnique } from '../kernel/flush';
 import type { CredentialSettings } from '../kernel/config';
 import { conflict, invalidInput } from '../kernel/errors';
 import { findInWorkspace } from '../kernel/workspaceScope';
@@ -327,13 +328,7 @@ export async function updateCredential(
     targetId: row.id,
     metadata: { name: row.name, type, valueChanged: value !== null, allowedHosts },
   });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      throw conflict(`A credential named "${row.name}" already exists in this workspace.`);
-    throw err;
-  }
+  await flushUnique(em, () => conflict(`A credential named "${row.name}" already exists in this workspace.`));
   return credentialView(row, value ?? tryOpen(ring, row), deps.providerUrls);
 }
 

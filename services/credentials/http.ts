@@ -47,6 +47,8 @@ export function credentialHeaders(cred: { type: string; value: CredentialValue }
       return { authorization: `Bearer ${v.accessToken}` };
     case 'http_header':
       return { [field('headerName')]: field('headerValue') };
+    case 'http_query':
+      return {}; // sent in the query (credentialQuery)
     case 'llm':
       return { authorization: `Bearer ${v.apiKey}` };
     default:
@@ -54,6 +56,12 @@ export function credentialHeaders(cred: { type: string; value: CredentialValue }
       if (typeof v.token === 'string') return { authorization: v.username ? basicAuth(v.username, v.token) : `Bearer ${v.token}` };
       throw new Error(`A ${cred.type} credential cannot be sent on an HTTP request.`);
   }
+}
+
+/** The query parameters a credential adds to an HTTP request (an `http_query` credential's one parameter). */
+export function credentialQuery(cred: { type: string; value: CredentialValue }): Record<string, string> {
+  const v = cred.value as Record<string, string>;
+  return cred.type === 'http_query' && v.paramName && v.paramValue ? { [v.paramName]: v.paramValue } : {};
 }
 
 /** Request headers with the credential's headers set over any of the same name (compared case-insensitively). */
@@ -76,8 +84,9 @@ export async function sendWithCredential(
 ): Promise<HttpResponseOutput & { refreshed: boolean }> {
   const send = (value: CredentialValue) => {
     const added = credentialHeaders({ type: cred.type, value });
+    const query = credentialQuery({ type: cred.type, value });
     return httpRequest(
-      { ...req, headers: withCredential(req.headers, added) },
+      { ...req, headers: withCredential(req.headers, added), ...(Object.keys(query).length ? { query: { ...req.query, ...query } } : {}) },
       { allowPrivateNetworks: opts.allowPrivateNetworks, signal: opts.signal, sensitiveHeaders: Object.keys(added) },
     );
   };

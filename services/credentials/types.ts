@@ -74,6 +74,12 @@ const oauth2 = z
   })
   .refine((v) => !v.refreshToken || v.tokenUrl, { message: 'tokenUrl is required with a refreshToken', path: ['tokenUrl'] });
 const httpHeader = z.strictObject({ headerName, headerValue: headerSecret, probeUrl });
+/** A secret sent as a query parameter (the external tool's query auth): both are URL-encoded when sent. */
+const httpQuery = z.strictObject({
+  paramName: z.string().trim().min(1).max(200),
+  paramValue: z.string().min(1, 'must not be empty').max(8192, 'must be at most 8192 characters'),
+  probeUrl,
+});
 const smtp = z
   .strictObject({
     host,
@@ -177,6 +183,7 @@ export const CREDENTIAL_TYPES: Record<string, TypeDef> = {
   basic: { schema: basic, family: 'http', maskField: 'password' },
   oauth2: { schema: oauth2, family: 'http', maskField: 'accessToken', shorthand: 'accessToken' },
   http_header: { schema: httpHeader, family: 'http', maskField: 'headerValue' },
+  http_query: { schema: httpQuery, family: 'http', maskField: 'paramValue' },
   smtp: { schema: smtp, family: 'smtp', maskField: 'password' },
   imap: { schema: imap, family: 'imap', maskField: 'password' },
   ...Object.fromEntries(PROVIDER_TYPES.map((p) => [p, providerDef(p)])),
@@ -185,7 +192,7 @@ export const CREDENTIAL_TYPES: Record<string, TypeDef> = {
 
 export const CREDENTIAL_TYPE_NAMES = Object.keys(CREDENTIAL_TYPES);
 
-/** Types the http node can send: api_key, bearer, basic, oauth2, http_header. */
+/** Types the http node can send: api_key, bearer, basic, oauth2, http_header, http_query. */
 export const HTTP_CREDENTIAL_TYPES = Object.entries(CREDENTIAL_TYPES)
   .filter(([, def]) => def.family === 'http')
   .map(([t]) => t);
@@ -199,6 +206,7 @@ export const SECRET_FIELDS = [
   'refreshToken',
   'clientSecret',
   'headerValue',
+  'paramValue',
   'signingSecret',
 ] as const;
 
@@ -267,6 +275,9 @@ export function secretStrings(value: CredentialValue): string[] {
     const v = value[field];
     if (typeof v === 'string' && v.length > 0) out.push(v);
   }
+  // A query secret also travels URL-encoded (an echoed URL).
+  if (typeof value.paramValue === 'string' && encodeURIComponent(value.paramValue) !== value.paramValue)
+    out.push(encodeURIComponent(value.paramValue));
   const privateKey = (value.serviceAccountKey as { private_key?: unknown } | undefined)?.private_key;
   if (typeof privateKey === 'string' && privateKey.length > 0) out.push(privateKey);
   // As sent together with the user name: HTTP Basic (`user:secret`) and SASL PLAIN (`\0user\0secret`), base64-encoded on the wire.

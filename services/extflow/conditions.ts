@@ -162,24 +162,30 @@ const V1_OPS: Record<string, Record<string, string>> = {
   boolean: { equal: 'equals', notEqual: 'notEquals' },
 };
 
+/**
+ * One version-1 comparison (If v1 conditions, Switch v1 and v2 rules): `value1 <operation>
+ * value2` of a type (boolean, number, string), case-sensitive as in the external tool.
+ */
+export function v1Comparison(type: string, operationName: unknown, value1: unknown, value2: unknown, scope: ExpressionScope): string {
+  const opName = typeof operationName === 'string' ? operationName : 'equal';
+  const op = V1_OPS[type]?.[opName];
+  if (!op)
+    throw new Unsupported(
+      `condition operator ${type}.${opName} has no translation`,
+      'Re-create this condition as a JSONata expression on the imported node.',
+    );
+  const defaults: Record<string, unknown> = { boolean: false, number: 0, string: '' };
+  const l = toJsonata(literalAs(value1 ?? defaults[type], type), scope);
+  return operation(type, op, l, () => toJsonata(literalAs(value2 ?? defaults[type], type), scope), true);
+}
+
 /** Version 1 (If v1): typed lists of `{ value1, operation, value2 }`. */
 function v1(params: Record<string, unknown>, scope: ExpressionScope): string {
   const block = isRecord(params.conditions) ? params.conditions : {};
   const parts: string[] = [];
   for (const type of ['boolean', 'number', 'string', 'dateTime']) {
     const list = Array.isArray(block[type]) ? (block[type] as Array<Record<string, unknown>>) : [];
-    for (const c of list) {
-      const opName = typeof c.operation === 'string' ? c.operation : 'equal';
-      const op = V1_OPS[type]?.[opName];
-      if (!op)
-        throw new Unsupported(
-          `condition operator ${type}.${opName} has no translation`,
-          'Re-create this condition as a JSONata expression on the imported node.',
-        );
-      const defaults: Record<string, unknown> = { boolean: false, number: 0, string: '' };
-      const l = toJsonata(literalAs(c.value1 ?? defaults[type], type), scope);
-      parts.push(operation(type, op, l, () => toJsonata(literalAs(c.value2 ?? defaults[type], type), scope), true));
-    }
+    for (const c of list) parts.push(v1Comparison(type, c.operation, c.value1, c.value2, scope));
   }
   if (parts.length === 0) throw new Unsupported('the node has no conditions', 'Add a condition.');
   const joiner = params.combineOperation === 'any' ? ' or ' : ' and ';

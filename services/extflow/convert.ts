@@ -17,6 +17,7 @@ import type { ExpressionScope } from './expressions';
 import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
+import { errorItemNode, mayReturnSeveral, oneItemAdapter, rewriteListRefs } from './itemWiring';
 import {
   Unsupported,
   type ConversionReport,
@@ -30,6 +31,11 @@ import {
 } from './types';
 
 export const PLACEHOLDER_PREFIX = 'extflow:';
+/**
+ * Our node types that pass nothing on an output the external tool would fill with an empty item
+ * under "always output data" (an If's true output without items, say).
+ */
+const MAY_OUTPUT_NOTHING = new Set(['condition', 'switch']);
 const MAX_NODES = 500;
 
 /** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */
@@ -284,7 +290,15 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const onError = node.onError ?? (node.continueOnFail ? 'continueRegularOutput' : undefined);
     const carrier = result.nodes.find((n) => n.id === errorSource);
     if (carrier && onError === 'continueErrorOutput') carrier.onError = 'branch';
-    else if (carrier && onError === 'continueRegularOutput') carrier.onError = 'continue';
+    // Item nodes answer a failure with the tool's error item themselves (itemRuntime.ts).
+    else if (carrier && onError === 'continueRegularOutput' && result.items === undefined) carrier.onError = 'continue';
+    if (node.alwaysOutputData === true && result.items === undefined && result.nodes.some((n) => MAY_OUTPUT_NOTHING.has(n.type))) {
+      readinessIssues.push({
+        node: node.name,
+        kind: 'unsupportedOption',
+        message: '"Always output data" is not carried over for this node: when it outputs no item, the nodes after it do not run.',
+      });
+    }
     if (node.disabled === true && result.nodes.some((n) => n.type === 'condition' || n.type === 'switch')) {
       warnings.push({
         node: node.name,
@@ -314,6 +328,48 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     }
   }
 
+  // Item lists meet nodes that take one item (docs/migrating.md, "Items").
+  const nodeByName = new Map(nodes.map((n) => [n.name, n]));
+  const several = mayReturnSeveral(new Map([...mapped].map(([name, m]) => [name, m.items])), (name) =>
+    conns.filter((c) => c.target === name).map((c) => c.source),
+  );
+  const adapters = new Map<string, OutputRef>();
+  let adapterCount = 0;
+  const oneItemFrom = (ref: OutputRef, source: string, target: string): OutputRef => {
+    const firstOnly = nodeByName.get(target)?.executeOnce === true;
+    const key = `${ref.source}|${ref.handle ?? ''}|${target}`;
+    const known = adapters.get(key);
+    if (known) return known;
+    const k = ++adapterCount;
+    const sourceId = idByName.get(source)!;
+    const ids = { any: `${sourceId.slice(0, 80)}__any${k}`, one: `${sourceId.slice(0, 80)}__one${k}` };
+    const at = mapped.get(source)!.nodes.find((n) => n.id === ref.source)?.position;
+    out.push(...oneItemAdapter(ids, { source, target }, firstOnly, at));
+    addEdge(ref.source, ids.any, ref.handle);
+    addEdge(ids.any, ids.one, 'true');
+    if (several.has(source) && !firstOnly) {
+      readinessIssues.push({
+        node: target,
+        kind: 'lossyConversion',
+        message: `"${source}" may pass several items on: the external tool runs this node once per item, here it takes one item and fails when several arrive (or turn on "execute once" to take the first).`,
+      });
+    }
+    const adapted = { source: ids.one };
+    adapters.set(key, adapted);
+    return adapted;
+  };
+  const errorItems = new Map<string, OutputRef>();
+  const errorItemsOf = (source: string, ref: OutputRef): OutputRef => {
+    const known = errorItems.get(source);
+    if (known) return known;
+    const id = `${idByName.get(source)!.slice(0, 90)}__error`;
+    const carrier = mapped.get(source)!.nodes.find((n) => n.id === ref.source);
+    out.push(errorItemNode(id, source, carrier?.position));
+    addEdge(ref.source, id, ref.handle);
+    errorItems.set(source, { source: id });
+    return { source: id };
+  };
+
   const loopBacks = loopBackConnections(nodes, conns);
   const incoming = new Map<string, Array<{ ref: OutputRef; loop: boolean }>>();
   for (const c of conns) {
@@ -336,6 +392,11 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       }
       continue;
     }
+    if (src.items !== undefined && ref.handle === 'error') ref = errorItemsOf(c.source, ref);
+    const target = mapped.get(c.target)!;
+    const placeholder = target.nodes.some((n) => n.type.startsWith(PLACEHOLDER_PREFIX));
+    const takesItems = target.takesItems ?? target.items !== undefined;
+    if (src.items !== undefined && !takesItems && !placeholder) ref = oneItemFrom(ref, c.source, c.target);
     const list = incoming.get(c.target) ?? [];
     list.push({ ref, loop: loopBacks.has(c) });
     incoming.set(c.target, list);
@@ -389,6 +450,19 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       });
     } else {
       for (const { ref } of list) addEdge(ref.source, entryNode.id, ref.handle);
+    }
+  }
+
+  const listIds = new Map([...mapped].filter(([, m]) => m.items !== undefined).map(([name]) => [idByName.get(name)!, name]));
+  for (const [id, users] of rewriteListRefs(out, new Set(listIds.keys()))) {
+    const name = listIds.get(id)!;
+    if (!several.has(name)) continue;
+    for (const user of users) {
+      readinessIssues.push({
+        node: out.find((n) => n.id === user)?.name ?? user,
+        kind: 'lossyConversion',
+        message: `An expression reads "${name}", which may output several items: here it reads the first item, where the external tool reads the item paired with the current one.`,
+      });
     }
   }
 

@@ -16,6 +16,8 @@ export interface ExtNode {
   continueOnFail?: boolean;
   onError?: 'continueRegularOutput' | 'continueErrorOutput' | 'stopWorkflow';
   retryOnFail?: boolean;
+  executeOnce?: boolean;
+  alwaysOutputData?: boolean;
   maxTries?: number;
   waitBetweenTries?: number;
   notes?: string;

@@ -256,6 +256,10 @@ export interface HttpRequestInput {
   body?: unknown;
   /** Budget for the whole exchange, redirects and body included. Default 30 s. */
   timeoutMs?: number;
+  /** Redirects followed before failing with `too_many_redirects` (at most 5, the default); 0 returns the redirect answer itself. */
+  maxRedirects?: number;
+  /** `text`: the body is UTF-8 text even when the answer says it is JSON. Default `auto`. */
+  bodyAs?: 'auto' | 'text';
 }
 
 export interface HttpRequestOptions {
@@ -365,6 +369,7 @@ function describeFetchError(err: unknown): string {
 export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOptions): Promise<HttpResponseOutput> {
   const started = performance.now();
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const maxRedirects = Math.max(0, Math.min(MAX_REDIRECTS, Math.floor(req.maxRedirects ?? MAX_REDIRECTS)));
   const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new OutboundError('invalid_request', 'timeoutMs must be a positive number.');
   let method = String(req.method ?? '').toUpperCase();
@@ -409,9 +414,9 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
     }
 
     const location = res.headers.get('location');
-    if (REDIRECT_STATUSES.has(res.status) && location) {
+    if (REDIRECT_STATUSES.has(res.status) && location && maxRedirects > 0) {
       await res.body?.cancel().catch(() => undefined);
-      if (hop >= MAX_REDIRECTS) throw new OutboundError('too_many_redirects', `Too many redirects (more than ${MAX_REDIRECTS}).`);
+      if (hop >= maxRedirects) throw new OutboundError('too_many_redirects', `Too many redirects (more than ${maxRedirects}).`);
       let next: URL;
       try {
         next = new URL(location, url);
@@ -452,7 +457,7 @@ export async function httpRequest(req: HttpRequestInput, opts: HttpRequestOption
       return { status: res.status, headers: outHeaders, body: bytes, durationMs: Math.round(performance.now() - started) };
     const text = bytes.toString('utf8');
     let parsedBody: unknown = text;
-    if (isJsonContentType(res.headers.get('content-type'))) {
+    if (req.bodyAs !== 'text' && isJsonContentType(res.headers.get('content-type'))) {
       if (text.trim() === '') parsedBody = null;
       else {
         try {

@@ -1,6 +1,4 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { unavailable } from './errors';
-import { lockAndCountActiveRuns } from './store';
 
 export interface RunAdmissionSettings {
   /** Live runs a workspace may have `queued` or `running` before new ones wait; 0 turns admission off. */
@@ -12,11 +10,14 @@ export interface RunAdmissionSettings {
 }
 
 /**
- * Holds a new live run at the door until its workspace has a free place, then calls `write`
- * (which writes the run row, on the entity manager it is given) while the place is held, and
- * resolves with what it returned. Refused after the wait: `write` is not called.
+ * Holds a new live run at the door until its workspace has a free place, and writes it.
+ * `tryWrite(cap)` writes the run row only if the workspace has fewer than `cap` runs queued or
+ * running, deciding and writing in one statement (services/runs/runRows.ts,
+ * `writeRunRowWithin`), and returns null when it had `cap` already; `cap` is null when
+ * admission is off (write unconditionally). Resolves with what the write returned; refused
+ * (503) after the wait, with nothing written.
  */
-export type AdmitRun = <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>) => Promise<T>;
+export type AdmitRun = <T>(workspaceId: string, tryWrite: (cap: number | null) => Promise<T | null>) => Promise<T>;
 
 interface WorkspaceGate {
   /** Starts admit one at a time per workspace in this process, in arrival order. */
@@ -35,29 +36,22 @@ const IDLE_GATES_KEPT = 1_000;
  * they are refused with 503. Runs parked on a wait (`waiting`) do not count. Child runs and
  * resumptions are not gated: they belong to runs already admitted.
  *
- * Several API processes admit into the same workspaces, so the decision is made in PostgreSQL:
- * a transaction takes the workspace's advisory lock, counts its active runs (index
- * runs_workspace_status_idx) and, when there is a place, writes the run row before it commits
- * and releases the lock. The next admission, in any process, counts that row: the cap holds
- * across processes, never `processes ×` the cap. Within a process starts queue per workspace
- * (one transaction at a time), so waiting starts do not hold connections; a waiting start
- * counts again every `recheckMs`.
+ * Several API processes admit into the same workspaces, so the decision is made in PostgreSQL,
+ * by the statement that writes the row: it takes the workspace's advisory lock, counts its
+ * active runs (index runs_workspace_status_idx) and inserts only under the cap, all in one
+ * round trip (`svc_insert_run`). The next admission, in any process, counts that row: the cap
+ * holds across processes, never `processes ×` the cap. Within a process starts queue per
+ * workspace in memory (one statement at a time, in arrival order), so waiting starts do not hold
+ * connections; a waiting start asks again every `recheckMs`.
  */
-export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings): AdmitRun {
-  if (settings.maxActivePerWorkspace <= 0) return (_workspaceId, write) => write(orm.em.fork());
+export function createRunAdmission(settings: RunAdmissionSettings): AdmitRun {
+  if (settings.maxActivePerWorkspace <= 0) return async (_workspaceId, tryWrite) => written(await tryWrite(null));
   const gates = new Map<string, WorkspaceGate>();
 
-  /** One attempt: under the workspace's lock, writes and returns `{ value }` if there is a place, else null. */
-  const tryAdmit = async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>): Promise<{ value: T } | null> =>
-    orm.em.fork().transactional(async (tx) => {
-      if ((await lockAndCountActiveRuns(tx, workspaceId)) >= settings.maxActivePerWorkspace) return null;
-      return { value: await write(tx) };
-    });
-
-  const admitOne = async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>, deadline: number): Promise<T> => {
+  const admitOne = async <T>(tryWrite: (cap: number) => Promise<T | null>, deadline: number): Promise<T> => {
     for (;;) {
-      const admitted = await tryAdmit(workspaceId, write);
-      if (admitted) return admitted.value;
+      const admitted = await tryWrite(settings.maxActivePerWorkspace);
+      if (admitted !== null) return admitted;
       const left = deadline - Date.now();
       if (left <= 0) {
         throw unavailable(
@@ -72,7 +66,7 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
     }
   };
 
-  return async <T>(workspaceId: string, write: (em: EntityManager) => Promise<T>): Promise<T> => {
+  return async <T>(workspaceId: string, tryWrite: (cap: number | null) => Promise<T | null>): Promise<T> => {
     let gate = gates.get(workspaceId);
     if (!gate) {
       if (gates.size >= IDLE_GATES_KEPT) for (const [id, idle] of gates) if (idle.waiters === 0) gates.delete(id);
@@ -82,7 +76,7 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
     const g = gate;
     const deadline = Date.now() + settings.maxWaitMs;
     g.waiters++;
-    const turn = g.tail.then(() => admitOne(workspaceId, write, deadline));
+    const turn = g.tail.then(() => admitOne(tryWrite, deadline));
     // The next start waits for this one's decision, whatever it was.
     g.tail = turn.then(
       () => undefined,
@@ -94,4 +88,9 @@ export function createRunAdmission(orm: MikroORM, settings: RunAdmissionSettings
       g.waiters--;
     }
   };
+}
+
+function written<T>(value: T | null): T {
+  if (value === null) throw new Error('run admission: an unconditional write wrote nothing');
+  return value;
 }

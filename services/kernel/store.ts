@@ -1,7 +1,7 @@
 /**
  * Raw SQL of the kernel area: the only file of the area that talks SQL. Locks, conditional
  * inserts and batch deletes PostgreSQL does in one statement and the ORM has no form for:
- * idempotency records, run admission and sign-in counters.
+ * idempotency records and sign-in counters (run admission is one statement of services/runs/store.ts).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 
@@ -73,22 +73,6 @@ export async function completeIdempotencyRecord(
 /** Deletes a record still in progress; a completed one stays (its response is replayed). */
 export async function deleteInProgressIdempotencyRecord(em: EntityManager, recordId: string): Promise<void> {
   await em.execute(`delete from idempotency_records where id = ? and state = 'in_progress'`, [recordId]);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Run admission
-
-/**
- * Takes the workspace's run admission lock (transaction-scoped: held until `tx` ends, so the
- * run row written under it counts for the next admission) and counts its queued and running runs.
- */
-export async function lockAndCountActiveRuns(tx: EntityManager, workspaceId: string): Promise<number> {
-  await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`run-admission:${workspaceId}`]);
-  const rows = await tx.execute<Array<{ n: number }>>(
-    `select count(*)::int as n from runs where workspace_id = ? and status in ('queued', 'running')`,
-    [workspaceId],
-  );
-  return rows[0]?.n ?? 0;
 }
 
 // ---------------------------------------------------------------------------------------------

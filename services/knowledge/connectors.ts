@@ -4,7 +4,7 @@
  * removes its runs; its documents stay, with `connectorId` cleared.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { flushUnique } from '../kernel/flush';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, type ConnectorProviderId, type KnowledgeConnector } from '../../db/entities';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
 import { findInWorkspace } from '../kernel/workspaceScope';
@@ -126,12 +126,8 @@ export async function createConnector(
     createdAt: now,
     updatedAt: now,
   });
-  try {
-    await em.persistAndFlush(connector);
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw duplicateName(input.name);
-    throw err;
-  }
+  em.persist(connector);
+  await flushUnique(em, () => duplicateName(input.name));
   return connectorView(connector);
 }
 
@@ -150,12 +146,7 @@ export async function updateConnector(
   }
   if (input.nextSyncAt !== undefined) connector.nextSyncAt = input.nextSyncAt;
   connector.updatedAt = new Date();
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw duplicateName(input.name ?? connector.name);
-    throw err;
-  }
+  await flushUnique(em, () => duplicateName(connector.name));
   return connectorView(connector);
 }
 

@@ -4,6 +4,7 @@ import { PROCESS_RESTARTS_MESSAGE, PROCESS_RESTARTS_REQUEST, isSupervised, type 
 import { userSqlStats } from '../databases/userSql';
 import { pendingOutboxCount, runCountsByStatusAndTrigger } from './store';
 import { sandboxHostStats } from '../kernel/sandbox/sandboxHost/client';
+import type { GroupCommitStats } from '../kernel/groupCommit';
 
 /** Prometheus text from somewhere else in this process (e.g. the Temporal SDK's exporter); null when it has none. */
 export type ExternalMetricsSource = () => Promise<string | null>;
@@ -14,7 +15,12 @@ export type ExternalMetricsSource = () => Promise<string | null>;
  * with `max by` rather than `sum by`. `external` sources are appended as they are (their
  * metric names must not collide with ours: the Temporal SDK's all start with `temporal_`).
  */
-export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] = []) {
+export function createMetrics(
+  orm: MikroORM,
+  external: ExternalMetricsSource[] = [],
+  /** Group-commit writers of this process by name (services/kernel/groupCommit.ts), read at each scrape. */
+  groupCommits: Record<string, () => GroupCommitStats> = {},
+) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
 
@@ -101,6 +107,31 @@ export function createMetrics(orm: MikroORM, external: ExternalMetricsSource[] =
     label: 'event',
     counts: sandboxHostStats,
   });
+  for (const [stat, name, help] of [
+    ['rows', 'svc_group_commit_rows_total', 'Rows enqueued to a group-commit writer of this process, by writer'],
+    ['commits', 'svc_group_commit_commits_total', 'Statements (each one commit) a group-commit writer of this process wrote, by writer'],
+    [
+      'failedStatements',
+      'svc_group_commit_failed_statements_total',
+      'Group-commit statements that failed (and were retried by halves when a row caused it)',
+    ],
+    [
+      'failedRows',
+      'svc_group_commit_failed_rows_total',
+      'Rows a group-commit writer rejected (their own error, or a failure of the whole batch)',
+    ],
+  ] as const) {
+    new Counter({
+      name,
+      help,
+      labelNames: ['writer'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [writer, stats] of Object.entries(groupCommits)) this.inc({ writer }, stats()[stat]);
+      },
+    });
+  }
 
   return {
     registry,

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  RunSchema,
   WorkflowSchema,
   WorkflowTargetSchema,
   WorkflowVersionSchema,
@@ -13,10 +12,10 @@ import type { WorkflowGraph } from '../../engine/types';
 import { conflict, invalidInput, unavailable } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
-import { candidateVersionId, loadWorkflow, validateWorkflowGraph } from '../workflows';
+import { candidateVersionId, loadWorkflow, validateWorkflowGraph, type VersionGraphCache } from '../workflows';
 import { dryRun } from './dryRun';
 import { whyNotRunnable } from '../workflows/runnable';
-import { writeRunRow, type NewRunRow } from './runRows';
+import { writeRunRow, writeRunRowWithin, type NewRunRow } from './runRows';
 import type { AdmitRun } from '../kernel/runAdmission';
 import { loadRun } from './views';
 import { findTargetOf, liveTargetVersion } from '../destinations/runtime';
@@ -117,7 +116,13 @@ async function chooseDestinationGraph(
 }
 
 /** Applies the spec's execute rules 1 to 4 and the runnable rule, and picks the graph to run. */
-async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf: Workflow, body: ExecuteInput): Promise<ChosenGraph> {
+async function chooseGraph(
+  em: EntityManager,
+  principal: WorkspacePrincipal,
+  wf: Workflow,
+  body: ExecuteInput,
+  versions: VersionGraphCache | undefined,
+): Promise<ChosenGraph> {
   const isGateway = principal.kind === 'api_key' && principal.scope === 'end_user_gateway';
   if (!isGateway && (body.endUser !== undefined || body.message !== undefined)) {
     throw invalidInput('endUser and message are accepted only from a product gateway key.');
@@ -127,8 +132,12 @@ async function chooseGraph(em: EntityManager, principal: WorkspacePrincipal, wf:
   if (refusal) throw invalidInput(refusal);
 
   if (body.target === 'active') {
-    const version = await em.findOneOrFail(WorkflowVersionSchema, { id: wf.activeVersionId! });
-    return { graph: { nodes: version.nodes, edges: version.edges }, versionId: version.id, snapshot: null, dryRun: body.dryRun === true };
+    const version = versions
+      ? await versions.get(em, wf.workspaceId, wf.activeVersionId!)
+      : await em
+          .findOneOrFail(WorkflowVersionSchema, { id: wf.activeVersionId! })
+          .then((v) => ({ id: v.id, graph: { nodes: v.nodes, edges: v.edges } }));
+    return { graph: version.graph, versionId: version.id, snapshot: null, dryRun: body.dryRun === true };
   }
 
   const graph = { nodes: wf.nodes, edges: wf.edges };
@@ -155,7 +164,8 @@ export type ExecuteResult =
  * durable engine. When the engine refuses the start, the run is left `canceled` with the
  * reason and the call fails `unavailable`. `opts.dryRunGraph` changes the graph a dry run
  * interprets (not the graph stored on the run); `opts.admit` holds a live run at the door while
- * its workspace has too many active (and refuses it, 503, after its wait).
+ * its workspace has too many active (and refuses it, 503, after its wait); `opts.versions` reads
+ * the active version's graph from the process's cache.
  */
 export async function executeWorkflow(
   em: EntityManager,
@@ -164,10 +174,10 @@ export async function executeWorkflow(
   workflowId: string,
   body: ExecuteInput,
   trigger: RunTrigger = 'api',
-  opts: { dryRunGraph?: (graph: WorkflowGraph) => WorkflowGraph; admit?: AdmitRun } = {},
+  opts: { dryRunGraph?: (graph: WorkflowGraph) => WorkflowGraph; admit?: AdmitRun; versions?: VersionGraphCache } = {},
 ): Promise<ExecuteResult> {
   const wf = await loadWorkflow(em, principal, workflowId);
-  const chosen = await chooseGraph(em, principal, wf, body);
+  const chosen = await chooseGraph(em, principal, wf, body, opts.versions);
   const validation = validateWorkflowGraph(chosen.graph);
   if (!validation.report.valid) {
     throw invalidInput('The workflow graph is not valid; fix it before executing.', { details: { ...validation } });
@@ -199,13 +209,12 @@ export async function executeWorkflow(
 }
 
 /**
- * Writes a new run row, through `admit` when given: the row is written inside admission's
- * transaction (so other API processes count it before they admit), then read back on `em`.
+ * Writes a new run row, through `admit` when given: admission's decision and the row are one
+ * statement (so other API processes count the row before they admit), managed by `em`.
  */
 async function writeAdmitted(em: EntityManager, admit: AdmitRun | undefined, workspaceId: string, row: NewRunRow): Promise<Run> {
   if (!admit) return writeRunRow(em, row);
-  const id = await admit(workspaceId, async (tx) => (await writeRunRow(tx, row)).id);
-  return em.findOneOrFail(RunSchema, { id }, { refresh: true });
+  return admit(workspaceId, (cap) => (cap === null ? writeRunRow(em, row) : writeRunRowWithin(em, row, cap)));
 }
 
 const createdBy = (principal: WorkspacePrincipal) => ({

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { RunSchema, type Run, type RunExecutionTarget, type RunTrigger, type Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
 import { newId } from '../kernel/ids';
+import { insertRunRow } from './store';
 import type { RunTarget } from '../workflows/runnable';
 
 export interface NewRunRow {
@@ -38,9 +39,32 @@ export interface NewRunRow {
  */
 export async function writeRunRow(em: EntityManager, row: NewRunRow): Promise<Run> {
   const values = runRowValues(row, new Date());
-  await em.upsert(RunSchema, values, { onConflictFields: ['id'], onConflictAction: 'ignore' });
+  const [stored] = await insertRunRow(em, columnsOf(em, values), null);
   // On a conflict the row holds the first write (and maybe progress since): read it back.
-  return em.findOneOrFail(RunSchema, { id: values.id }, { refresh: true });
+  return stored ? em.map(RunSchema, stored) : em.findOneOrFail(RunSchema, { id: values.id }, { refresh: true });
+}
+
+/**
+ * writeRunRow under run admission, in the same single statement: the row is written only while
+ * its workspace has fewer than `cap` runs queued or running (services/kernel/runAdmission.ts);
+ * null when it had `cap` already. The row gets a fresh id (`row.id` is not for admitted runs).
+ */
+export async function writeRunRowWithin(em: EntityManager, row: Omit<NewRunRow, 'id'>, cap: number): Promise<Run | null> {
+  const values = runRowValues(row, new Date());
+  const [stored] = await insertRunRow(em, columnsOf(em, values), cap);
+  return stored ? em.map(RunSchema, stored) : null;
+}
+
+/** The row's values by column name, as the ORM's metadata names them. */
+function columnsOf(em: EntityManager, values: ReturnType<typeof runRowValues>): Record<string, unknown> {
+  const props = em.getMetadata().get(RunSchema.meta.className).properties;
+  const columns: Record<string, unknown> = {};
+  for (const [prop, value] of Object.entries(values)) {
+    const column = props[prop]?.fieldNames[0];
+    if (!column) throw new Error(`runs: no column for property ${prop}`);
+    columns[column] = value;
+  }
+  return columns;
 }
 
 /** writeRunRow for many rows in one statement (the outbox dispatcher's batches); returns the stored rows in order. */

@@ -7,6 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
 import { TERMINAL_RUN_STATUSES } from '../../engine/statuses';
+import { toStorable } from '../kernel/storableText';
 import type { RunProgress } from './readModel';
 
 /** A statement selecting runs, with its parameters, as `matchingRunsSql` (queries.ts) builds it from the filters. */
@@ -252,4 +253,17 @@ export async function failLiveRun(em: EntityManager, runId: string, error: strin
       where id = ? and status not in ('succeeded', 'failed', 'canceled')`,
     [error, runId],
   );
+}
+
+/**
+ * Writes one new run row in one statement (`svc_insert_run`, migration 20261128130000) and
+ * returns it as stored; no row when a row with its id exists already. With `cap`, the row is
+ * written only while its workspace has fewer than `cap` runs queued or running, counted under
+ * the workspace's advisory lock in the same call, so admissions of every API process see each
+ * other's rows; no row also means the workspace was full (admitted rows have fresh ids).
+ * `columns` are the row's values by column name; every column must be given (a missing one is
+ * NULL, not its default). Text is made storable (toStorable) before it is serialized.
+ */
+export async function insertRunRow(em: EntityManager, columns: Row, cap: number | null): Promise<Row[]> {
+  return em.execute<Row[]>('select * from svc_insert_run(?::jsonb, ?::integer)', [JSON.stringify(toStorable(columns)), cap]);
 }

@@ -31,5 +31,5 @@ export {
   type WebhookCallOutcome,
 } from './invoke';
 export { createWebhookIntake, type WebhookIntake } from './intake';
-export type { OutboxWriter, OutboxEntry, OutboxAcceptance } from './outboxWriter';
+export type { OutboxWriter, OutboxEntry, OutboxAcceptance, OutboxBatching } from './outboxWriter';
 export type { WebhookTokenCache } from './tokenCache';

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { RunLauncher } from '../kernel/ports';
 import { dispatchOutbox } from './';
+import { stillQueuedRunIds } from './store';
 
 const BATCH = 100;
 /** How often it looks again while the worker is behind. */
@@ -41,12 +42,7 @@ export function startOutboxDispatcher(opts: {
   let queued = new Set<string>();
   const stillQueued = async (): Promise<number> => {
     if (queued.size <= opts.maxQueuedRuns) return queued.size;
-    const rows: Array<{ id: string }> = await opts.orm.em
-      .fork()
-      .execute(`select id from runs where id in (select jsonb_array_elements_text(?::jsonb)) and status = 'queued'`, [
-        JSON.stringify([...queued]),
-      ]);
-    queued = new Set(rows.map((r) => r.id));
+    queued = new Set(await stillQueuedRunIds(opts.orm.em.fork(), [...queued]));
     return queued.size;
   };
   const loop = (async () => {

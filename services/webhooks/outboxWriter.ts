@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { GroupCommit, type GroupCommitStats } from '../kernel/groupCommit';
+import { notFound } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { toStorable } from '../kernel/storableText';
 import { insertOutboxBatch, outboxEntriesByDeliveryId } from './store';
@@ -18,121 +20,91 @@ export interface OutboxAcceptance {
   deduplicated: boolean;
 }
 
-interface Pending {
-  entry: OutboxEntry;
-  resolve(result: OutboxAcceptance): void;
-  reject(err: unknown): void;
+/** How the outbox's group commit batches (WEBHOOK_INTAKE_MAX_BATCH, WEBHOOK_INTAKE_MAX_WAIT_MS). */
+export interface OutboxBatching {
+  /** Rows of one INSERT at most. */
+  maxBatch: number;
+  /** How long rows gather while another INSERT is on the wire (ms); a lone request never waits. */
+  maxWaitMs: number;
 }
 
-/** Rows of one INSERT at most. */
-const MAX_BATCH = 500;
-/** Batches being written at once; new requests gather while these are on the wire. */
+/** INSERTs on the wire at once: new requests gather while these are written. */
 const MAX_IN_FLIGHT = 2;
 
-/** The row values, one JSON document per batch, so the statement text never changes with the batch size. */
+/** SQLSTATE of a foreign key violation: the webhook row was deleted after its token was resolved. */
+const FOREIGN_KEY_VIOLATION = '23503';
+
 /**
- * Group commit for the webhook outbox. Requests that arrive while earlier batches are being
- * written are gathered and inserted with one multi-row INSERT (its own implicit transaction);
- * each caller is answered only after that statement returned, so its row is committed.
- * Entries with the same webhook and delivery id share one row: the first one in the batch is
- * written, the others (and those that conflict with an earlier row) get that row's id,
- * `deduplicated`. When a batch fails, its entries are written again one by one, so one bad
- * row fails only its own request. `onCommitted` runs after every batch that wrote new rows.
+ * Group commit for the webhook outbox (services/kernel/groupCommit.ts). Requests gather into one
+ * multi-row INSERT (its own implicit transaction); each caller is answered only after that
+ * statement returned, so its row is committed. Entries with the same webhook and delivery id
+ * share one row: the first one in the statement is written, the others (and those that
+ * conflict with an earlier row) get that row's id, `deduplicated`. A row the database refuses
+ * fails only its own request (the batch is written again by halves); a webhook deleted since
+ * its token was resolved (another API process, within the token cache's TTL) answers 404 like
+ * an unknown token. `onCommitted` runs after every batch that wrote new rows.
  */
 export class OutboxWriter {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
-  private readonly listeners: Array<() => void> = [];
+  private readonly writer: GroupCommit<OutboxEntry, OutboxAcceptance>;
 
   constructor(
     private readonly em: () => EntityManager,
     private readonly runIdOf: (outboxId: string) => string,
-  ) {}
+    batching: OutboxBatching,
+  ) {
+    this.writer = new GroupCommit({
+      write: (entries) => this.insert(entries),
+      maxBatch: batching.maxBatch,
+      maxWaitMs: batching.maxWaitMs,
+      maxInFlight: MAX_IN_FLIGHT,
+    });
+  }
 
   /** Writes `entry` with the next batch; resolves once its row is durable. */
-  accept(entry: OutboxEntry): Promise<OutboxAcceptance> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ entry, resolve, reject });
-      this.schedule();
-    });
+  async accept(entry: OutboxEntry): Promise<OutboxAcceptance> {
+    try {
+      return await this.writer.enqueue(entry);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw notFound('Webhook not found');
+      throw err;
+    }
   }
 
   /** Calls `listener` after each batch that wrote new rows (the dispatcher's wake-up). */
   onCommitted(listener: () => void): void {
-    this.listeners.push(listener);
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
-    this.scheduled = true;
-    // Requests parsed in the same turn of the event loop join this batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        this.inFlight++;
-        void this.write(batch).finally(() => {
-          this.inFlight--;
-          this.schedule();
-        });
-      }
+    this.writer.onCommitted((results) => {
+      if (results.some((r) => !r.deduplicated)) listener();
     });
   }
 
-  private async write(batch: Pending[]): Promise<void> {
-    // Same webhook and delivery id within the batch: the first is the leader, the rest follow it.
-    const leaders: Array<{ id: string; pending: Pending; followers: Pending[] }> = [];
-    const byKey = new Map<string, (typeof leaders)[number]>();
-    for (const pending of batch) {
-      const key = pending.entry.dedupeKey === null ? null : `${pending.entry.webhookId}\0${pending.entry.dedupeKey}`;
-      const leader = key === null ? undefined : byKey.get(key);
-      if (leader) {
-        leader.followers.push(pending);
+  /** The group commit's counters (rows, commits, failures) since this process started. */
+  stats(): GroupCommitStats {
+    return this.writer.stats();
+  }
+
+  /**
+   * One INSERT for `entries`; an entry that repeats a delivery id (earlier in the batch, or in an
+   * earlier row) gets the first entry's id. One outcome per entry, in order.
+   */
+  private async insert(entries: OutboxEntry[]): Promise<Array<OutboxAcceptance | Error>> {
+    // Same webhook and delivery id twice in one INSERT … ON CONFLICT fails it: the first is written, the rest follow it.
+    const ids: string[] = [];
+    const leaders: Array<{ id: string; entry: OutboxEntry }> = [];
+    const leaderOf = new Map<string, string>();
+    for (const entry of entries) {
+      const key = entry.dedupeKey === null ? null : deliveryKey(entry.webhookId, entry.dedupeKey);
+      const earlier = key === null ? undefined : leaderOf.get(key);
+      if (earlier) {
+        ids.push(earlier);
         continue;
       }
-      const created = { id: newId('whe'), pending, followers: [] };
-      leaders.push(created);
-      if (key !== null) byKey.set(key, created);
+      const id = newId('whe');
+      ids.push(id);
+      leaders.push({ id, entry });
+      if (key !== null) leaderOf.set(key, id);
     }
-    let outcomes: Map<string, OutboxAcceptance>;
-    try {
-      outcomes = await this.insert(leaders.map((l) => ({ id: l.id, entry: l.pending.entry })));
-    } catch {
-      // One bad row must not fail the others: write each on its own.
-      await Promise.all(
-        leaders.map((l) =>
-          this.settle(
-            l,
-            this.insert([{ id: l.id, entry: l.pending.entry }]).then((m) => m.get(l.id)!),
-          ),
-        ),
-      );
-      return;
-    }
-    for (const leader of leaders) await this.settle(leader, Promise.resolve(outcomes.get(leader.id)!));
-  }
-
-  private async settle(leader: { pending: Pending; followers: Pending[] }, outcome: Promise<OutboxAcceptance>): Promise<void> {
-    try {
-      const result = await outcome;
-      leader.pending.resolve(result);
-      for (const f of leader.followers) f.resolve({ outboxId: result.outboxId, deduplicated: true });
-      if (!result.deduplicated) this.notify();
-    } catch (err) {
-      leader.pending.reject(err);
-      for (const f of leader.followers) f.reject(err);
-    }
-  }
-
-  private notify(): void {
-    for (const listener of this.listeners) listener();
-  }
-
-  /** Inserts the rows; those that met an earlier row with their delivery id get that row's id. */
-  private async insert(rows: Array<{ id: string; entry: OutboxEntry }>): Promise<Map<string, OutboxAcceptance>> {
     const em = this.em();
-    const values = rows.map(({ id, entry }) => ({
+    const values = leaders.map(({ id, entry }) => ({
       id,
       workspace_id: entry.workspaceId,
       webhook_id: entry.webhookId,
@@ -141,21 +113,32 @@ export class OutboxWriter {
       dedupe_key: entry.dedupeKey,
       run_id: this.runIdOf(id),
     }));
-    const inserted = await insertOutboxBatch(em, JSON.stringify(toStorable(values)));
-    const written = new Set(inserted.map((r) => r.id));
-    const outcomes = new Map<string, OutboxAcceptance>();
-    const conflicted = rows.filter((r) => !written.has(r.id));
+    const written = new Set((await insertOutboxBatch(em, JSON.stringify(toStorable(values)))).map((r) => r.id));
+    // Leaders that met an earlier row with their delivery id: that row's id, for them and their followers.
+    const firstOf = new Map<string, string>();
+    const conflicted = leaders.filter((l) => !written.has(l.id));
     if (conflicted.length > 0) {
-      const keys = conflicted.map((r) => ({ webhook_id: r.entry.webhookId, dedupe_key: r.entry.dedupeKey }));
+      const keys = conflicted.map((l) => ({ webhook_id: l.entry.webhookId, dedupe_key: l.entry.dedupeKey }));
       const firsts = await outboxEntriesByDeliveryId(em, JSON.stringify(toStorable(keys)));
-      const firstOf = new Map(firsts.map((f) => [`${f.webhook_id}\0${f.dedupe_key}`, f.id]));
-      for (const r of conflicted) {
-        const first = firstOf.get(`${r.entry.webhookId}\0${r.entry.dedupeKey}`);
-        if (!first) throw new Error('The outbox entry this delivery repeats was not found.');
-        outcomes.set(r.id, { outboxId: first, deduplicated: true });
+      const byKey = new Map(firsts.map((f) => [deliveryKey(f.webhook_id, f.dedupe_key), f.id]));
+      for (const l of conflicted) {
+        const first = byKey.get(deliveryKey(l.entry.webhookId, l.entry.dedupeKey!));
+        if (first) firstOf.set(l.id, first);
       }
     }
-    for (const id of written) outcomes.set(id, { outboxId: id, deduplicated: false });
-    return outcomes;
+    // Only the first entry that named a written row gets `accepted`.
+    const answered = new Set<string>();
+    return ids.map((id) => {
+      if (written.has(id)) {
+        const first = !answered.has(id);
+        answered.add(id);
+        return { outboxId: id, deduplicated: !first };
+      }
+      const first = firstOf.get(id);
+      // Deleted between the conflict and the lookup (the webhook went): only this entry fails.
+      return first ? { outboxId: first, deduplicated: true } : new Error('The outbox entry this delivery repeats was not found.');
+    });
   }
 }
+
+const deliveryKey = (webhookId: string, dedupeKey: string) => `${webhookId}\0${dedupeKey}`;

@@ -103,3 +103,12 @@ export async function recordOutboxStartFailures(tx: EntityManager, failures: str
     [failures],
   );
 }
+
+/** Which of the given runs are still `queued` (not yet picked up by a worker). */
+export async function stillQueuedRunIds(em: EntityManager, runIds: string[]): Promise<string[]> {
+  const rows = await em.execute<Array<{ id: string }>>(
+    `select id from runs where id in (select jsonb_array_elements_text(?::jsonb)) and status = 'queued'`,
+    [JSON.stringify(runIds)],
+  );
+  return rows.map((r) => r.id);
+}

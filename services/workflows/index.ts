@@ -36,4 +36,5 @@ export {
   workflowView,
   type WorkflowView,
 } from './views';
+export { VersionGraphCache, type VersionGraph } from './versionGraphs';
 export { isRunnable, runnableActiveVersion, type RunnableVersion, type RunTarget, whyNotRunnable } from './runnable';

@@ -33,6 +33,7 @@ import {
   commandQueuedSignal,
   SEARCH_ATTRIBUTES,
   svcNameValue,
+  RUN_WORKFLOW_TASK_TIMEOUT,
   TASK_QUEUE,
   type CommandProgressEventShape,
 } from '../shared';
@@ -182,6 +183,7 @@ export async function commandJobWorkflow(input: CommandJobInput): Promise<{ stat
         const result = await executeChild(runWorkflow, {
           workflowId: prepared.runId,
           taskQueue: TASK_QUEUE,
+          workflowTaskTimeout: RUN_WORKFLOW_TASK_TIMEOUT,
           args: [
             {
               runId: prepared.runId,

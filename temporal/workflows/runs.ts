@@ -41,6 +41,7 @@ import {
   resumeEventSignal,
   SEARCH_ATTRIBUTES,
   svcNameValue,
+  RUN_WORKFLOW_TASK_TIMEOUT,
   TASK_QUEUE,
   webhookReplyUpdate,
   WORKFLOW_TYPES,
@@ -329,6 +330,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       const result = await executeChild(runWorkflow, {
         workflowId: child.runId,
         taskQueue: TASK_QUEUE,
+        workflowTaskTimeout: RUN_WORKFLOW_TASK_TIMEOUT,
         args: [
           {
             runId: child.runId,

@@ -158,7 +158,7 @@ export function expect4xx(res: HttpResult, message: RegExp): void {
  * The one stack of a test file: started before its first test (generous timeouts for a busy
  * machine), closed after its last. The returned object stands for the stack once started.
  */
-export function abuseStackPerFile(opts: { config?: Partial<AppConfig> } = {}): AbuseStack {
+export function abuseStackPerFile(opts: { config?: Partial<AppConfig>; allowPrivateNetworks?: boolean } = {}): AbuseStack {
   let started: AbuseStack | undefined;
   jest.setTimeout(300_000);
   beforeAll(async () => {
@@ -177,8 +177,8 @@ export function abuseStackPerFile(opts: { config?: Partial<AppConfig> } = {}): A
  * Starts the app and a worker in this process (startTestStack), workspace A and workspace B,
  * and deploys B's probe; checks the probe succeeds at rest before any attack.
  */
-export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}): Promise<AbuseStack> {
-  const stack = await startTestStack({ config: opts.config, workspaceName: 'Attacker A' });
+export async function startAbuseStack(opts: { config?: Partial<AppConfig>; allowPrivateNetworks?: boolean } = {}): Promise<AbuseStack> {
+  const stack = await startTestStack({ config: opts.config, workspaceName: 'Attacker A', allowPrivateNetworks: opts.allowPrivateNetworks });
   const app = stack.app;
   const a: AbuseWorkspace = { ...stack.ws, label: 'A' };
   const b: AbuseWorkspace = { ...(await createWorkspace(app, 'Bystander B')), label: 'B' };
@@ -346,4 +346,30 @@ export async function startAbuseStack(opts: { config?: Partial<AppConfig> } = {}
       await app.close();
     },
   };
+}
+
+/**
+ * Imports one export of the external workflow tool as `ws` (POST /workflows with importJson,
+ * 201 asserted), deploys it and runs it live; returns the ended run.
+ */
+export async function runImportedLive(kit: AbuseStack, ws: AbuseWorkspace, exportText: string, input: unknown = {}): Promise<any> {
+  const created = await kit.request(ws, 'POST', '/api/v1/workflows', { importJson: exportText });
+  expect([created.status, created.text.slice(0, 300)]).toEqual([201, expect.anything()]);
+  await kit.deploy(ws, created.body.workflow.id);
+  const exec = await kit.execute(ws, created.body.workflow.id, input);
+  expect([exec.status, exec.text.slice(0, 300)]).toEqual([202, expect.anything()]);
+  return kit.waitForRun(ws, exec.body.run.id);
+}
+
+/** An export of the external tool: a manual trigger, then one HTTP Request node of `version` with `parameters`. */
+export function httpRequestExport(version: number, parameters: Record<string, unknown>, id = `abuse-http-${version}`): string {
+  return JSON.stringify({
+    id,
+    name: `HTTP Request v${version}`,
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {}, position: [0, 0] },
+      { name: 'Call', type: 'n8n-nodes-base.httpRequest', typeVersion: version, parameters, position: [200, 0] },
+    ],
+    connections: { Start: { main: [[{ node: 'Call', type: 'main', index: 0 }]] } },
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * Abuse cases of the sandbox host (issue 26 items 2, 5 and 7; rows F3 (dry runs on the API's
- * event loop), F4 and F6; F7 is test/abuse/f7-sandbox-memory.test.ts): A's code and dry runs run in the sandbox host, a child process
+ * event loop), F4 and F6; F7 is test/abuse/f7SandboxMemory.test.ts): A's code and dry runs run in the sandbox host, a child process
  * with per-workspace fair queues, memory caps and outside deadlines, so B's probe keeps
  * succeeding and /healthz keeps answering; a kill -9 of the host mid-load heals by itself.
  * Outcomes only: generous deadlines, no timings.

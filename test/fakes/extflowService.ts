@@ -1,11 +1,14 @@
 /**
  * A loopback stand-in for the services the corpus workflows call over HTTP: echoes requests
- * (method, query, headers), checks an API-key header, reads form bodies, and answers 404.
+ * (method, query, headers, body), checks an API-key header, a query key, basic and bearer auth, reads form
+ * bodies, answers text, empty answers and redirects, and answers 404.
  */
 import http from 'node:http';
 import { listenOnLoopback } from '../support/fakeServer';
 
 export const CONTACTS_KEY = 'secret-contacts-key';
+export const QUERY_KEY = 'secret-query-key';
+export const BEARER_TOKEN = 'secret-bearer-token';
 
 export async function startExtflowService(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -25,8 +28,55 @@ export async function startExtflowService(): Promise<{ url: string; close(): Pro
         return send(201, { created: true, auth, received: JSON.parse(raw) });
       }
       if (url.pathname === '/form' && req.method === 'POST') return send(200, { contentType: req.headers['content-type'], raw });
+      // For the HTTP Request node of every version (test/integration/extflow/httpRequest.test.ts).
+      if (url.pathname === '/inspect')
+        return send(200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers, raw });
+      if (url.pathname === '/text') {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        return res.end('hello text');
+      }
+      if (url.pathname === '/json-as-text') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return res.end('{"n":1}');
+      }
+      if (url.pathname === '/empty') {
+        res.writeHead(204);
+        return res.end();
+      }
+      if (url.pathname === '/missing') return send(404, { error: 'nope' });
+      if (url.pathname === '/redirect') {
+        res.writeHead(302, { location: '/echo?redirected=yes' });
+        return res.end();
+      }
+      if (url.pathname === '/query-key')
+        return url.searchParams.get('api_key') === QUERY_KEY
+          ? send(200, { ok: true, others: url.searchParams.get('q') })
+          : send(401, { ok: false });
+      if (url.pathname === '/basic')
+        return req.headers.authorization === `Basic ${Buffer.from('ada:pw').toString('base64')}`
+          ? send(200, { ok: true })
+          : send(401, { ok: false });
+      if (url.pathname === '/bearer')
+        return req.headers.authorization === `Bearer ${BEARER_TOKEN}` ? send(200, { ok: true }) : send(401, { ok: false });
       return send(404, { error: 'not found' });
     });
   });
   return listenOnLoopback(server);
+}
+
+/** Starts the service before the test file's tests and closes it after them; read `url` inside tests. */
+export function useExtflowService(): { readonly url: string } {
+  let service: { url: string; close(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    service = await startExtflowService();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+  return {
+    get url() {
+      if (!service) throw new Error('the extflow service is not started (use it inside tests)');
+      return service.url;
+    },
+  };
 }

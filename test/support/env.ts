@@ -1,5 +1,5 @@
 import type { PostgresHandle } from '../../scripts/lib/postgres';
-import type { TemporalDevServer } from '../../scripts/lib/temporal-dev-server';
+import type { TemporalDevServer } from '../../scripts/lib/temporalDevServer';
 
 /** Environment variables through which global setup hands addresses to test files. */
 export const TEST_ENV = {

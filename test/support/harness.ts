@@ -94,6 +94,8 @@ export async function startTestApp(
     close: async () => {
       await server.close(1_000);
       await dispatcher?.stop();
+      await deps.services.auth.credentials.cache.close();
+      await deps.services.auth.credentials.uses.flush();
       await closeSandboxPool();
       await temporal.connection.close();
       await closeUserSql(orm.em);
@@ -253,6 +255,8 @@ export async function startTestWorker(
     payloadCodec?: PayloadEncryptionCodec;
     maxCachedWorkflows?: number;
     codeTimeoutMs?: number;
+    /** false: the worker's outbound guard refuses private and loopback addresses, as in production (default: allowed, for loopback fakes). */
+    allowPrivateNetworks?: boolean;
   } = {},
 ): Promise<TestWorker> {
   // The SDK runtime (and its logger) is installed by the first worker of the process.
@@ -265,7 +269,11 @@ export async function startTestWorker(
   const worker = await createServiceWorker({
     connection,
     namespace: 'default',
-    services: { ...testWorkerServices(app), codeTimeoutMs: opts.codeTimeoutMs },
+    services: {
+      ...testWorkerServices(app),
+      codeTimeoutMs: opts.codeTimeoutMs,
+      ...(opts.allowPrivateNetworks === false ? { allowPrivateNetworks: false } : {}),
+    },
     workflowBundle: bundle,
     identity: opts.identity,
     payloadCodec: opts.payloadCodec ?? testPayloadCodec,
@@ -302,7 +310,13 @@ export interface TestStack {
  * start, the parts already started are closed before the error is rethrown.
  */
 export async function startTestStack(
-  opts: { config?: Partial<AppConfig>; temporal?: Parameters<typeof startTestApp>[2]; workspaceName?: string } = {},
+  opts: {
+    config?: Partial<AppConfig>;
+    temporal?: Parameters<typeof startTestApp>[2];
+    workspaceName?: string;
+    /** The worker's outbound guard (startTestWorker): false refuses private and loopback addresses. */
+    allowPrivateNetworks?: boolean;
+  } = {},
 ): Promise<TestStack> {
   const app = await startTestApp(opts.config, undefined, opts.temporal);
   let worker: TestWorker | undefined;
@@ -312,6 +326,7 @@ export async function startTestStack(
       temporalAddress: opts.temporal?.temporalAddress,
       logStream,
       logLevel: logStream ? app.deps.config.logLevel : undefined,
+      allowPrivateNetworks: opts.allowPrivateNetworks,
     });
     const ws = await createWorkspace(app, opts.workspaceName);
     const started = worker;

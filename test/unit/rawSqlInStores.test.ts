@@ -5,7 +5,8 @@
  * folders; db/migrations, scripts/ and test/ are not scanned.
  *
  * A raw SQL call is `.execute(…)` on an EntityManager, transaction or connection (`em`, `tx`,
- * `trx`, `fork`, `conn`, `connection`, `this.em`, `orm.em`, or anything reached through
+ * `trx`, `fork`, `conn`, `connection`, reached through a path such as `opts.orm.em`, forked on the
+ * spot as `em.fork()`, or anything reached through
  * `getConnection()`), and any `getKnex()` or `.raw(…)`. The pg client of services/databases
  * (`client.query`) is not counted: it runs the tenant's own database (their tables, their
  * queries), which is the product itself (docs/api/databases.md).
@@ -18,7 +19,8 @@ const root = path.resolve(__dirname, '../..');
 const SCANNED = ['services', 'api', 'activities', 'temporal', 'main', 'engine', 'db'];
 const EXEMPT = [/^db\/migrations\//, /^services\/[^/]+\/store\.ts$/];
 
-const DB_HANDLES = /^(em|tx|trx|fork|conn|connection|this\.em|orm\.em)$/;
+// The handle may be reached through a path (`opts.orm.em`) or forked on the spot (`em.fork()`).
+const DB_HANDLES = /(^|\.)(em|tx|trx|fork|conn|connection)$|\.fork\(\)$/;
 
 const filesUnder = (dir: string): string[] =>
   readdirSync(dir).flatMap((name) => {

@@ -1,6 +1,6 @@
 /**
  * Runs the baseline worker on its own task queue of the benchmark's dev server: in this process
- * (`startBaselineWorker`) or as its own process (`worker-main.ts`, the throughput shape, so its
+ * (`startBaselineWorker`) or as its own process (`workerMain.ts`, the throughput shape, so its
  * CPU is measured apart like the service's worker).
  */
 import path from 'node:path';
@@ -65,8 +65,8 @@ export async function spawnBaselineWorker(
   if (opts.workflowBundlePath) env.BASELINE_WORKFLOW_BUNDLE = opts.workflowBundlePath;
   const entry =
     opts.runtime === 'dist'
-      ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'worker-main.js')]
-      : ['--import', 'tsx', path.join(__dirname, 'worker-main.ts')];
+      ? [path.join(DIST_ROOT, 'scripts', 'bench', 'baseline', 'workerMain.js')]
+      : ['--import', 'tsx', path.join(__dirname, 'workerMain.ts')];
   // The same node flags as the service's worker (BENCH_WORKER_NODE_ARGS), so the ratio compares code, not flags.
   const flags = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return spawnTsProcess([...flags, ...entry], env, 'baseline worker started');

@@ -1,5 +1,5 @@
 /** If → condition (outputs true/false); Filter → condition whose false output is dropped; Switch (rules and expression modes) → switch. */
-import { conditionOf, ruleCondition } from '../conditions';
+import { conditionOf, ruleCondition, v1Comparison } from '../conditions';
 import { toJsonata } from '../expressions';
 import { Unsupported } from '../types';
 import { isRecord, ourNode, type Mapper } from './context';
@@ -40,16 +40,31 @@ export const switchNode: Mapper = (ctx) => {
   let expression: string;
   let count: number;
   const handles: string[] = [];
+  // v1 has four outputs; v2 as many as `outputsAmount`; v3 as `numberOutputs` (expression mode) or its rules.
+  const legacyOutputs = ctx.version < 2 ? 4 : typeof p.outputsAmount === 'number' ? p.outputsAmount : 4;
   if (p.mode === 'expression') {
-    count = typeof p.numberOutputs === 'number' ? p.numberOutputs : 4;
+    count = ctx.version < 3 ? legacyOutputs : typeof p.numberOutputs === 'number' ? p.numberOutputs : 4;
     expression = `$string(${toJsonata(p.output ?? '', ctx.scope)})`;
     for (let i = 0; i < count; i++) handles.push(`output${i}`);
+  } else if (ctx.version < 3) {
+    // v1 and v2 rules: one typed value1 compared with each rule's value2; the first match sends to the rule's output.
+    count = Math.max(1, Math.min(64, legacyOutputs));
+    const type = typeof p.dataType === 'string' ? p.dataType : 'number';
+    const rules = isRecord(p.rules) && Array.isArray(p.rules.rules) ? (p.rules.rules as Array<Record<string, unknown>>) : [];
+    if (rules.length === 0) throw new Unsupported('a switch without rules', 'Add rules.');
+    const outputOf = (v: unknown) => (typeof v === 'number' && v >= 0 && v < count ? v : null);
+    const fallback = outputOf(p.fallbackOutput);
+    expression = rules.reduceRight(
+      (acc, r) => {
+        const out = outputOf(r.output ?? 0);
+        if (out === null)
+          throw new Unsupported(`a rule sends to output ${String(r.output)}`, `Send each rule to an output from 0 to ${count - 1}.`);
+        return `(${v1Comparison(type, r.operation, p.value1, r.value2, ctx.scope)} ? ${jsonString(out)} : ${acc})`;
+      },
+      fallback === null ? '"-1"' : jsonString(fallback),
+    );
+    for (let i = 0; i < count; i++) handles.push(`output${i}`);
   } else {
-    if (ctx.version < 3)
-      throw new Unsupported(
-        `Switch version ${ctx.version} rules`,
-        'Upgrade the node to Switch v3 in the external tool and export again, or build the switch by hand.',
-      );
     const rules = isRecord(p.rules) && Array.isArray(p.rules.values) ? (p.rules.values as Array<Record<string, unknown>>) : [];
     if (rules.length === 0) throw new Unsupported('a switch without rules', 'Add rules.');
     const fallback = options.fallbackOutput;

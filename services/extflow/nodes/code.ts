@@ -1,13 +1,15 @@
 /**
- * Code (JavaScript) and the older Function / Function Item nodes → code. The source runs inside
- * a prelude that gives it the idioms of the external tool over our one-value-per-connection
- * data: `$input.all()`, `$input.first()`, `$input.item`, `$json`, `items`, `item`; its returned
- * items are unwrapped (`[{ json }]` → the json; several items → an array of their json, which
- * makes all-items code not ready unless it evidently returns one item: `returnsOneItem`).
- * Source that reaches other nodes, the environment or helpers is listed instead.
+ * Code (JavaScript) and the older Function / Function Item nodes → code. The source runs over
+ * the node's item list (itemRuntime.ts) with the idioms of the external tool: `$input.all()`,
+ * `$input.first()`, `$input.item`, `$json`, `items`, `item`; what it returns stays a list of
+ * items. Whether all-items code evidently returns one item (`returnsOneItem`) tells the converter
+ * whether nodes after it that take one item can receive several. Source that reaches other
+ * nodes, the environment or helpers is listed instead.
  */
+import { ITEM_RUNTIME } from '../itemRuntime';
 import { Unsupported } from '../types';
 import { ourNode, type Mapper } from './context';
+import { itemSettingsOf } from './items';
 
 const FORBIDDEN: Array<[RegExp, string]> = [
   [/\$\(\s*['"`]/, "$('Node') (other nodes' data)"],
@@ -31,28 +33,62 @@ const FORBIDDEN: Array<[RegExp, string]> = [
 ];
 
 /**
- * The idioms of the external tool over our one input value. `item` is what each mode gives:
- * the item (`{ json }`) in a Code node's "for each item" mode, the item's JSON in a Function
- * Item node, and (as before, though the external tool has none) the JSON in all-items mode.
+ * The body that runs the exported code over the node's item list (`__list`, item linking as in
+ * itemRuntime.ts). All-items mode runs the code once with `items`, `$input.all()/first()/last()`
+ * and `$json` (the first item's JSON); each-item mode runs it once per item with `$input.item`,
+ * `$json`, `$itemIndex` and the legacy `item`: the item (`{ json }`) in a Code node, the item's
+ * JSON in a Function Item node. What the code returns becomes the node's items (bare objects are
+ * wrapped as `{ json }`); in each-item mode a returned item is paired with the item it ran for,
+ * and with "continue (regular output)" a failing item gives `{ json: { error } }` in its place.
  */
-function prelude(mode: 'allItems' | 'eachItem' | 'functionItem'): string {
+function codeBody(mode: 'allItems' | 'eachItem' | 'functionItem', source: string): string {
+  if (mode === 'allItems') {
+    return [
+      'async function (__list) {',
+      'const $input = { all: () => __list, first: () => __list[0], last: () => __list[__list.length - 1], item: __list[0] };',
+      'const $json = __list[0] === undefined ? undefined : __list[0].json;',
+      'const items = __list;',
+      'const item = $json;',
+      '// mode: run once for all items',
+      'const __out = await (async () => {',
+      source,
+      '})();',
+      'return __items.pair(__items.normalize(__out), __list.length);',
+      '}',
+    ].join('\n');
+  }
   return [
-    'const __item = { json: input };',
-    'const $input = { all: () => [__item], first: () => __item, last: () => __item, item: __item };',
-    'const $json = input;',
-    'const items = [__item];',
-    mode === 'eachItem' ? 'const item = __item;' : 'const item = input;',
-    mode === 'allItems' ? '// mode: run once for all items' : '// mode: run once for each item',
-    'const __out = await (async () => {',
+    'async function (__list, __continue) {',
+    'const __all = [];',
+    'for (let __i = 0; __i < __list.length; __i++) {',
+    'const __item = __list[__i];',
+    'let __out;',
+    'try {',
+    '__out = await (async ($input, $json, item, $itemIndex) => await (async () => {',
+    '// mode: run once for each item',
+    source,
+    `})())({ item: __item, all: () => __list, first: () => __list[0], last: () => __list[__list.length - 1] }, __item.json, ${mode === 'functionItem' ? '__item.json' : '__item'}, __i);`,
+    '} catch (__err) {',
+    '  if (!__continue) throw __err;',
+    '  __all.push({ json: { error: __err && __err.message ? __err.message : String(__err) }, pairedItem: { item: __i } });',
+    '  continue;',
+    '}',
+    'for (const __one of __items.normalize(__out)) {',
+    '  if (__one.pairedItem === undefined) __one.pairedItem = { item: __i };',
+    '  __all.push(__one);',
+    '}',
+    '}',
+    'return __all;',
+    '}',
   ].join('\n');
 }
 
 /**
- * Whether all-items code evidently returns one item: every `return` gives an object literal, a
- * one-element array of one, the input items themselves (`items`, `$input.all()`: one item
- * here), a `.map(…)` of them, or a list that one loop over them fills with one `push({…})` per
- * item. Anything else (a filter, several elements, a loop over another list) may return several
- * items, which reach the next node as one array value instead of separate items.
+ * Whether all-items code evidently returns at most one item per input item: every `return` gives
+ * an object literal, a one-element array of one, the input items themselves (`items`,
+ * `$input.all()`), a `.map(…)` of them, or a list that one loop over them fills with one
+ * `push({…})` per item. Anything else (a filter, several elements, a loop over another list) may
+ * return more items than came in, which matters to the nodes after it that take one item.
  * Caveat: a textual check; it answers "not evident" rather than guess.
  */
 export function returnsOneItem(source: string): boolean {
@@ -104,13 +140,6 @@ function fillsOnePerItem(bare: string, list: string): boolean {
   );
 }
 
-const POSTLUDE = [
-  '})();',
-  'const __list = Array.isArray(__out) ? __out : __out === undefined || __out === null ? [] : [__out];',
-  "const __json = __list.map((i) => (i !== null && typeof i === 'object' && 'json' in i ? i.json : i));",
-  'return __json.length === 1 ? __json[0] : __json;',
-].join('\n');
-
 export const codeNode: Mapper = (ctx) => {
   const p = ctx.params;
   const type = ctx.node.type;
@@ -134,13 +163,11 @@ export const codeNode: Mapper = (ctx) => {
         "Pass what it needs as the node's input (e.g. a transform before it), or rewrite that part.",
       );
   }
-  if (forEach) ctx.warn('"Run once for each item" runs once with the node\'s input (one item per connection).');
-  if (/\$input\.all\(\)|\bitems\b/.test(source)) ctx.warn("$input.all() / items hold one item: the node's input.");
-  if (!forEach && !returnsOneItem(source))
-    ctx.lossy(
-      'lossyConversion',
-      'the code may return several items: here they reach the next node as one array value, where the external tool passes them on one by one. Check what follows it, or return one item.',
-    );
   const mode = !forEach ? 'allItems' : type.endsWith('functionItem') ? 'functionItem' : 'eachItem';
-  return { nodes: [ourNode(ctx, ctx.id, 'code', { source: `${prelude(mode)}\n${source}\n${POSTLUDE}` })] };
+  const code = `${ITEM_RUNTIME}\nreturn __items.runCode(input, ${JSON.stringify(itemSettingsOf(ctx))}, ${codeBody(mode, source)});`;
+  return {
+    nodes: [ourNode(ctx, ctx.id, 'code', { source: code })],
+    // Evidently one item per input item (or one object): as many items out as in, at most.
+    items: forEach || returnsOneItem(source) ? 'same' : 'many',
+  };
 };

@@ -5,6 +5,7 @@
  */
 import type { GraphNode } from '../../../engine/types';
 import type { ExpressionScope } from '../expressions';
+import type { ItemCount } from '../itemWiring';
 import type { ExtNode } from '../types';
 
 export interface MapContext {
@@ -50,6 +51,13 @@ export interface Mapped {
   regularOutputs?: number;
   /** The node that carries onError (default `ctx.id`). */
   errorSource?: string;
+  /**
+   * Set when the node takes and returns the external tool's item list (services/extflow/itemRuntime.ts):
+   * how many items it returns for its input. Unset: the node takes and returns one item's JSON.
+   */
+  items?: ItemCount;
+  /** Whether the node's entry takes an item list (default: when `items` is set). */
+  takesItems?: boolean;
 }
 
 export type Mapper = (ctx: MapContext) => Mapped;

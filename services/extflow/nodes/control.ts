@@ -4,7 +4,8 @@ import { Unsupported } from '../types';
 import { MAX_LOOP_BATCH_SIZE } from '../../../engine/limits';
 import { isRecord, ourNode, type Mapper, type OutputRef } from './context';
 
-export const noOp: Mapper = (ctx) => ({ nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })] });
+// Passes its input on as it came, one item or an item list: transparent to the item model.
+export const noOp: Mapper = (ctx) => ({ nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })], items: 'same' });
 
 export const stopAndError: Mapper = (ctx) => {
   const p = ctx.params;
@@ -47,7 +48,7 @@ export const splitInBatches: Mapper = (ctx) => {
   const loopOutput = ctx.version < 3 ? 0 : 1;
   if (!ctx.connectedOutputs.has(loopOutput)) {
     ctx.warn('Nothing is connected to the "loop" output, so the node passes its input to "done" unchanged.');
-    return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })] };
+    return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression: '$' })], items: 'same' };
   }
   const nodes = [ourNode(ctx, ctx.id, 'loop', { batchSize })];
   const edges: Array<{ source: string; target: string; handle?: string }> = [];

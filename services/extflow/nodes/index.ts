@@ -4,6 +4,7 @@ import { codeNode } from './code';
 import type { Mapper } from './context';
 import { noOp, splitInBatches, stopAndError } from './control';
 import { httpRequest } from './http';
+import { aggregate, itemLists, limit, removeDuplicates, renameKeys, sort, splitOut, summarize } from './items';
 import { mergeNode } from './merge';
 import { respondToWebhook } from './respond';
 import { setNode } from './set';
@@ -34,6 +35,14 @@ export const MAPPERS: Readonly<Record<string, Mapper>> = {
   [`${BASE}noOp`]: noOp,
   [`${BASE}stopAndError`]: stopAndError,
   [`${BASE}splitInBatches`]: splitInBatches,
+  [`${BASE}splitOut`]: splitOut,
+  [`${BASE}aggregate`]: aggregate,
+  [`${BASE}summarize`]: summarize,
+  [`${BASE}sort`]: sort,
+  [`${BASE}limit`]: limit,
+  [`${BASE}removeDuplicates`]: removeDuplicates,
+  [`${BASE}renameKeys`]: renameKeys,
+  [`${BASE}itemLists`]: itemLists,
 };
 
 /** Node types that only annotate the canvas: skipped, and said so in the warnings. */

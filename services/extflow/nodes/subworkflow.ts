@@ -28,5 +28,7 @@ export const executeWorkflow: Mapper = (ctx) => {
   let input: unknown = '=$';
   const mapping = isRecord(p.workflowInputs) ? p.workflowInputs : null;
   if (mapping && mapping.mappingMode === 'defineBelow' && isRecord(mapping.value)) input = toTemplate(mapping.value, ctx.scope);
-  return { nodes: [ourNode(ctx, ctx.id, 'subworkflow', { workflowId: reference, input })] };
+  // The called workflow answers with its last node's output, an item list when that node is an
+  // item node; it receives the caller's items as they are when no inputs are mapped.
+  return { nodes: [ourNode(ctx, ctx.id, 'subworkflow', { workflowId: reference, input })], items: 'same', takesItems: input === '=$' };
 };

@@ -13,7 +13,8 @@ export const manualTrigger: Mapper = (ctx) => {
   ) {
     ctx.warn("The declared sub-workflow inputs are not enforced: the start node passes the caller's input through.");
   }
-  if (ctx.node.type.endsWith('executeWorkflowTrigger')) return { nodes: [ourNode(ctx, ctx.id, 'start', {})] };
+  // The caller's items, as they came: an item list or one item's JSON.
+  if (ctx.node.type.endsWith('executeWorkflowTrigger')) return { nodes: [ourNode(ctx, ctx.id, 'start', {})], items: 'same' };
   // The external tool's manual trigger emits one empty item: a run started without input passes `{}` on, not null.
   const itemId = `${ctx.id}__item`;
   return {

@@ -56,6 +56,15 @@ export const authArea = defineArea('auth', 'Accounts and sign-in', {
     .positive()
     .default(24 * 7)
     .describe('Session cookie lifetime.'),
+  AUTH_CACHE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(5_000)
+    .describe(
+      'How long an API process reuses a verified API key or session (0: never). Changes reach every process at once through PostgreSQL notifications; this bounds a change whose notification was lost (docs/api/auth.md).',
+    ),
   BOOTSTRAP_OWNER_EMAIL: z.string().email().default('owner@example.com').describe('Email of the owner created on the first run.'),
   END_USERS_ENABLED: envBool(false).describe('Allow `end_user_gateway` keys.'),
 });
@@ -66,6 +75,8 @@ export interface AuthConfig {
   /** SIGN_IN_*: attempts checked against a password, and lock lengths (services/kernel/signInLimits.ts). */
   signInLimits: SignInLimitSettings;
   sessionTtlMs: number;
+  /** AUTH_CACHE_TTL_MS (services/accounts/credentialCache.ts). */
+  authCacheTtlMs: number;
   bootstrapOwnerEmail: string;
   endUsersEnabled: boolean;
 }
@@ -90,6 +101,7 @@ export function authConfig(e: AuthEnv): AuthConfig {
       rememberAddressMs: e.SIGN_IN_REMEMBER_ADDRESS_DAYS * 86_400_000,
     },
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bootstrapOwnerEmail: e.BOOTSTRAP_OWNER_EMAIL,
     endUsersEnabled: e.END_USERS_ENABLED,
   };

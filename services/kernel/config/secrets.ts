@@ -10,7 +10,7 @@ export const secretsArea = defineArea('secrets', 'Secret key', {
     .optional()
     .meta(SECRET)
     .describe(
-      '32+ characters; derives webhook URLs and encrypts stored secrets (rotating it changes every webhook URL). Unset: generated into `.data/secret-key` by `npm start`; required otherwise.',
+      '32+ characters; derives webhook URLs and encrypts stored secrets (rotating it changes every webhook URL). Unset: generated into `.data/secretKey` by `npm start`; required otherwise.',
     ),
 });
 

@@ -28,6 +28,22 @@ export const webhooksArea = defineArea('webhooks', 'Webhooks and the outbox', {
     .describe(
       'How long the invoke route reuses a resolved webhook token (0: off); changes made through the same API process apply at once.',
     ),
+  WEBHOOK_INTAKE_MAX_BATCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(500)
+    .describe('Webhook requests written to the outbox with one INSERT and one commit at most (group commit; 1–1000).'),
+  WEBHOOK_INTAKE_MAX_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(50)
+    .default(2)
+    .describe(
+      'How long webhook requests gather into one outbox INSERT while another is being written (0–50 ms); a request that finds none on the wire is written at once.',
+    ),
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Webhook outbox dispatcher poll interval.'),
   OUTBOX_MAX_QUEUED_RUNS: z.coerce
     .number()
@@ -55,6 +71,10 @@ export interface WebhooksConfig {
   webhookSyncBudgetMs: number;
   /** How long a resolved webhook token is reused by the invoke route (0: never); changes made through this process clear it at once. */
   webhookTokenCacheMs: number;
+  /** WEBHOOK_INTAKE_MAX_BATCH: rows of one group-commit INSERT of the outbox at most. */
+  webhookIntakeMaxBatch: number;
+  /** WEBHOOK_INTAKE_MAX_WAIT_MS: how long rows gather while another outbox INSERT is on the wire. */
+  webhookIntakeMaxWaitMs: number;
   outboxPollMs: number;
   /** OUTBOX_MAX_QUEUED_RUNS: the dispatcher's backpressure cap (services/webhooks/outboxDispatcher.ts). */
   outboxMaxQueuedRuns: number;
@@ -67,6 +87,8 @@ export function webhooksConfig(e: WebhooksEnv): WebhooksConfig {
   return {
     webhookSyncBudgetMs: e.WEBHOOK_SYNC_BUDGET_MS,
     webhookTokenCacheMs: e.WEBHOOK_TOKEN_CACHE_MS,
+    webhookIntakeMaxBatch: e.WEBHOOK_INTAKE_MAX_BATCH,
+    webhookIntakeMaxWaitMs: e.WEBHOOK_INTAKE_MAX_WAIT_MS,
     outboxPollMs: e.OUTBOX_POLL_MS,
     outboxMaxQueuedRuns: e.OUTBOX_MAX_QUEUED_RUNS,
     outboxStartParallelism: e.OUTBOX_START_PARALLELISM,

@@ -202,7 +202,9 @@ test('a node may name its credential by name; missing, foreign and non-HTTP cred
   const smtpId = await createCredential('Node SMTP', 'smtp', { host: 'smtp.example.test', username: 'u', password: secret('node-smtp') });
   const smtp = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/smtp`, smtpId)]));
   expect(smtp.status).toBe('failed');
-  expect(JSON.stringify(smtp.error)).toContain('is a smtp credential; http nodes take api_key, bearer, basic, oauth2, http_header.');
+  expect(JSON.stringify(smtp.error)).toContain(
+    'is a smtp credential; http nodes take api_key, bearer, basic, oauth2, http_header, http_query.',
+  );
 });
 
 test('what a called service echoes back is redacted; credential headers do not follow a redirect to another origin', async () => {

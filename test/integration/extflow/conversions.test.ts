@@ -83,20 +83,22 @@ describe('Code nodes', () => {
     // Before: `item` held the JSON, so item.json.v threw.
     expect({ status: run.status, output: run.output }).toEqual({
       status: 'succeeded',
-      output: { hasJson: true, doubled: 42, same: true },
+      output: [{ json: { hasJson: true, doubled: 42, same: true }, pairedItem: { item: 0 } }],
     });
   });
 
-  test('code that may return several items is not ready, and says why', async () => {
+  test('code that returns several items passes them on as a list of items (issue 29: before, one array value)', async () => {
     const created = await importOne('conversions/code-multi-item');
-    const conversion = created.importReadiness?.conversion;
-    expect(conversion?.ready).toBe(false);
-    expect(conversion?.unsupported).toEqual([]);
-    expect(conversion?.readinessIssues).toEqual([
-      { node: 'Split lines', kind: 'lossyConversion', message: expect.stringContaining('may return several items') },
-    ]);
-    expect(created.importReadiness?.deploymentReadiness.ready).toBe(false);
-    expect(created.importReadiness?.deploymentReadiness.blockers.join('\n')).toContain('Split lines: the code may return several items');
+    // Nothing after it takes one item: the list is exact, so the import is ready.
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const run = await runDraft(created, { lines: ['a', 'b'] });
+    expect({ status: run.status, output: run.output }).toEqual({
+      status: 'succeeded',
+      output: [
+        { json: { line: 'a' }, pairedItem: { item: 0 } },
+        { json: { line: 'b' }, pairedItem: { item: 0 } },
+      ],
+    });
   });
 });
 

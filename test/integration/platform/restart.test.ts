@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { dropDatabase } from '../../../scripts/lib/postgres';
-import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
+import { findFreePort } from '../../../scripts/lib/temporalDevServer';
 import { testEnv } from '../../support/env';
 import { client, deployWorkflow, http, line, node } from '../../kit';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { openOrm } from '../../../db/orm';
-import { findFreePort } from '../../../scripts/lib/temporal-dev-server';
+import { findFreePort } from '../../../scripts/lib/temporalDevServer';
 import { testPayloadCodec } from '../../support/harness';
 import {
   createWorkspace,

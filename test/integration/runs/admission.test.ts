@@ -152,3 +152,40 @@ test('runs parked on a wait do not hold new starts', async () => {
   expect((await waitFor(stack.ws.token, started.body.run.id)).status).toBe('succeeded');
   await stack.api.runs.cancel(parked.body.run.id);
 });
+
+test('two API processes admitting at once never exceed the cap, and a restarted process counts what is running', async () => {
+  const settings = { runAdmission: { maxActivePerWorkspace: 1, maxWaitMs: 300, recheckMs: 20 } };
+  const ws = await stack.workspace('Two processes');
+  const wf = await deploy(ws.token, slowNode());
+  const apps = [await startTestApp(settings), await startTestApp(settings)];
+  let restarted: Awaited<ReturnType<typeof startTestApp>> | undefined;
+  const start = (app: { url: string }) =>
+    call<QueuedReceipt>(app, 'POST', `/api/v1/workflows/${wf}/execute`, { token: ws.token, body: { input: {} } });
+  try {
+    const firstArrived = nextArrival();
+    // Ten starts at once, five on each process: one place, so one start and nine refusals.
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => start(apps[i % 2])));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([202, ...Array<number>(9).fill(503)]);
+    expect(await runCount(ws.workspaceId)).toBe(1);
+    await firstArrived;
+
+    // A process started afresh knows nothing in memory: it still counts the running run.
+    await apps.pop()!.close();
+    restarted = await startTestApp(settings);
+    expect((await start(restarted)).status).toBe(503);
+    expect(await runCount(ws.workspaceId)).toBe(1);
+
+    const admitted = answers.find((a) => a.status === 202)!;
+    releaseAll();
+    expect((await waitFor(ws.token, admitted.body.run.id)).status).toBe('succeeded');
+    const next = nextArrival();
+    const after = await start(restarted);
+    expect(after.status).toBe(202);
+    await next;
+    releaseAll();
+    expect((await waitFor(ws.token, after.body.run.id)).status).toBe('succeeded');
+  } finally {
+    for (const app of [...apps, restarted]) await app?.close();
+  }
+});

@@ -290,6 +290,12 @@ test('a subworkflow runs as a child workflow whose run is linked to its parent',
   // An operator finds the child execution by workspace and by its workflow's name.
   const described = await stack.app.deps.temporal.client.workflow.getHandle(listed.id).describe();
   expect(described.searchAttributes).toMatchObject({ WorkspaceId: [stack.ws.workspaceId], SvcName: ['Child'] });
+  // Both runs get a workflow task timeout that means "hung", not Temporal's 10 s that a loaded
+  // machine exceeds on replay (temporal/shared.ts RUN_WORKFLOW_TASK_TIMEOUT).
+  const parentDescribed = await stack.app.deps.temporal.client.workflow.getHandle(run.id).describe();
+  for (const d of [described, parentDescribed]) {
+    expect(Number(d.raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds)).toBe(60);
+  }
 });
 
 test('a subworkflow naming a workflow of another workspace fails the node without running it', async () => {

@@ -15,7 +15,7 @@ import { randomToken } from '../../../services/kernel/ids';
 import { ENCRYPTED_ENCODING, payloadToJson } from '../../../services/kernel/payloadCodec';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
+import { ensureTemporalCli } from '../../../scripts/lib/temporalCli';
 import { startTestApp, testPayloadCodec, waitForRun } from '../../support/harness';
 import { testEnv } from '../../support/env';
 import { http, signInCookie, useTestStack, type CreatedWorkflow, type QueuedReceipt, type TestApp } from '../../kit';

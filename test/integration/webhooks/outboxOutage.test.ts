@@ -4,8 +4,8 @@
  */
 import { Connection } from '@temporalio/client';
 import { RunSchema, WebhookOutboxSchema } from '../../../db/entities';
-import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
-import { findFreePort, startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
+import { ensureTemporalCli } from '../../../scripts/lib/temporalCli';
+import { findFreePort, startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporalDevServer';
 import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { startTestWorker } from '../../support/harness';
 import { deployWebhook, http, node, useTestStack, webhookChain } from '../../kit';

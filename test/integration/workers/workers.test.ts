@@ -8,8 +8,8 @@
 import { loadConfig } from '../../../services/kernel/config';
 import { Connection } from '@temporalio/client';
 import { SmokeTestSchema } from '../../../db/entities';
-import { ensureTemporalCli } from '../../../scripts/lib/temporal-cli';
-import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporal-dev-server';
+import { ensureTemporalCli } from '../../../scripts/lib/temporalCli';
+import { startTemporalDevServer, type TemporalDevServer } from '../../../scripts/lib/temporalDevServer';
 import { registerSearchAttributes } from '../../../temporal/searchAttributes';
 import { startProviderFake, type ProviderFake } from '../../fakes/providerServer';
 import type { z } from 'zod';

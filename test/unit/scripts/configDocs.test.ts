@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_DOC, configSettings, DOC_AREAS, ENV_EXAMPLE, renderConfigDoc, renderEnvExample } from '../../../scripts/docs-config';
+import { CONFIG_DOC, configSettings, DOC_AREAS, ENV_EXAMPLE, renderConfigDoc, renderEnvExample } from '../../../scripts/docsConfig';
 import { CONFIG_AREAS, envSchema, loadConfig } from '../../../services/kernel/config';
 
 const ROOT = join(__dirname, '..', '..', '..');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { NODE_LTS_VERSION } from '../../../scripts/lib/node-lts';
+import { NODE_LTS_VERSION } from '../../../scripts/lib/nodeLts';
 
 // CI tests on NODE_LTS_VERSION because the production image runs it: the two must not drift apart.
 describe('the Node.js LTS that CI tests on', () => {
@@ -15,7 +15,7 @@ describe('the Node.js LTS that CI tests on', () => {
 
   it('is what .ci/run runs the suite on besides the machine Node', () => {
     const ci = readFileSync(path.join(root, '.ci/run'), 'utf8');
-    expect(ci).toContain('scripts/node-lts.ts');
+    expect(ci).toContain('scripts/nodeLts.ts');
     expect(ci).toMatch(/PATH="\$\(dirname "\$NODE_LTS"\):\$PATH" npm test/);
   });
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { stopStaleServer, writeOwnerRecord } from '../../../scripts/lib/process-guard';
+import { stopStaleServer, writeOwnerRecord } from '../../../scripts/lib/processGuard';
 
 const alive = (pid: number) => {
   try {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { devServerDynamicConfig } from '../../../scripts/lib/temporal-dev-server';
+import { devServerDynamicConfig } from '../../../scripts/lib/temporalDevServer';
 import { renderDynamicConfigYaml, SERVER_DYNAMIC_CONFIG } from '../../../temporal/serverConfig';
 
 describe('Temporal server settings', () => {

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SERVER_DYNAMIC_CONFIG, type DynamicConfig } from '../../temporal/serverConfig';
-import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord } from './process-guard';
+import { removeOwnerRecord, stopStaleServer, watchParent, writeOwnerRecord } from './processGuard';
 
 const HOST = '127.0.0.1';
 
@@ -116,7 +116,7 @@ export function devServerDynamicConfig(opts: Pick<TemporalDevServerOptions, 'dyn
  *
  * Caveats:
  * - The child runs in its own process group and dies with this process however
- *   it ends (a watchdog, scripts/lib/process-guard.ts, signals it when this
+ *   it ends (a watchdog, scripts/lib/processGuard.ts, signals it when this
  *   process is gone, SIGKILL included). Ctrl-C in a terminal does not reach it
  *   directly: callers handle SIGINT/SIGTERM by calling `stop()`.
  * - With `pidFile`, a server left over by a crashed start is stopped first;

@@ -21,7 +21,7 @@ async function ensureLocalSecret(dataDir: string, name: string): Promise<{ value
 }
 
 /**
- * SECRET_KEY for local development: generated once into `${dataDir}/secret-key` (mode 600) and
+ * SECRET_KEY for local development: generated once into `${dataDir}/secretKey` (mode 600) and
  * reused, so webhook URLs stay valid across restarts. Production sets SECRET_KEY itself.
  */
 export async function ensureLocalSecretKey(dataDir: string): Promise<string> {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { isExecutableFile } from './temporal-cli';
+import { isExecutableFile } from './temporalCli';
 
 /**
  * The Node.js release the production image runs (Dockerfile) and CI tests beside the machine's

@@ -19,13 +19,13 @@ export const ENV_EXAMPLE = join(ROOT, '.env.example');
  * configuration; listed last so the reference is complete.
  */
 export const toolingArea: ConfigArea = {
-  source: 'scripts/docs-config.ts',
+  source: 'scripts/docsConfig.ts',
   title: 'Tooling (not read by the service)',
   schema: z.object({
     TEMPORAL_CLI_PATH: z
       .string()
       .optional()
-      .describe('Use this `temporal` binary instead of looking on `PATH` or building one (scripts/temporal-cli.ts).'),
+      .describe('Use this `temporal` binary instead of looking on `PATH` or building one (scripts/temporalCli.ts).'),
     TEMPORAL_CLI_CACHE: z
       .string()
       .optional()

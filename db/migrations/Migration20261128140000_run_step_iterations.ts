@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * step row, `<runId>:<nodeId>#<iteration>` from the second on. The first keeps the old id
  * `<runId>:<nodeId>`, so rows written before loops existed are iteration 0.
  */
-export class Migration20261128130000_run_step_iterations extends Migration {
+export class Migration20261128140000_run_step_iterations extends Migration {
   override async up(): Promise<void> {
     this.addSql('alter table run_steps add column iteration integer not null default 0;');
   }

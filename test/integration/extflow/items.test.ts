@@ -1,0 +1,355 @@
+/**
+ * The external tool's item model (issue 29, point 1): item nodes — Split Out, Sort, Limit, Rename
+ * Keys, Aggregate, Summarize, Remove Duplicates, Item Lists v1–v3 — and the node settings always
+ * output data, execute once, continue on fail / onError. Each export is imported over HTTP and
+ * run live through Temporal; the expected items (json and pairedItem) are written by hand from
+ * the tool's documented semantics, and read from each node's step in the run.
+ */
+import type { z } from 'zod';
+import type { createdWorkflowSchema } from '../../../api/schemas/workflows';
+import { createWorkspace, http, useTestStack, waitRun, type QueuedReceipt, type Run, type WorkspaceFixture } from '../../kit';
+
+type CreatedWorkflow = z.infer<typeof createdWorkflowSchema>;
+
+interface ExportNode {
+  name: string;
+  type: string;
+  typeVersion?: number;
+  parameters?: Record<string, unknown>;
+  [setting: string]: unknown;
+}
+
+/** A small export: the nodes in a chain after a manual trigger, unless `connections` is given. */
+function exportOf(id: string, nodes: ExportNode[], connections?: Record<string, unknown>) {
+  const all = [{ name: 'Manual Trigger', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} }, ...nodes];
+  const chain: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < all.length; i++) chain[all[i]!.name] = { main: [[{ node: all[i + 1]!.name, type: 'main', index: 0 }]] };
+  return JSON.stringify({
+    id,
+    name: id,
+    nodes: all.map((n, i) => ({
+      typeVersion: 1,
+      parameters: {},
+      ...n,
+      type: n.type.includes('.') ? n.type : `n8n-nodes-base.${n.type}`,
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      position: [i * 200, 0],
+    })),
+    connections: connections ?? chain,
+    settings: { executionOrder: 'v1' },
+  });
+}
+
+/** A Set v3.4 node with one assignment (its other settings in `extra`). */
+const setNode = (name: string, field: string, value: unknown, type: string, extra: Record<string, unknown> = {}): ExportNode => ({
+  name,
+  type: 'set',
+  typeVersion: 3.4,
+  ...extra,
+  parameters: { assignments: { assignments: [{ id: 'a', name: field, value, type }] }, options: {}, ...(extra.parameters ?? {}) },
+});
+const splitOut = (field: string): ExportNode => ({ name: 'Split Out', type: 'splitOut', parameters: { fieldToSplitOut: field } });
+
+const stack = useTestStack();
+let ws: WorkspaceFixture;
+beforeAll(async () => {
+  ws = await createWorkspace(stack.app, 'Items');
+});
+
+async function importExport(json: string): Promise<CreatedWorkflow> {
+  const res = await http<CreatedWorkflow>(stack.app, 'POST', '/api/v1/workflows', { token: ws.token, body: { importJson: json } });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+async function run(created: CreatedWorkflow, input: unknown): Promise<Run> {
+  const res = await http<QueuedReceipt>(stack.app, 'POST', `/api/v1/workflows/${created.workflow.id}/execute`, {
+    token: ws.token,
+    body: { target: 'candidate', dryRun: false, confirm: true, expectedVersionId: created.workflow.candidateVersionId, input },
+  });
+  expect(res.status).toBe(202);
+  return waitRun({ app: stack.app, ws }, res.body.run.id, {
+    until: (r) => ['succeeded', 'failed', 'canceled'].includes(r.status),
+    timeoutMs: 60_000,
+  });
+}
+
+const stepOf = (r: Run, nodeId: string) => r.steps.find((s) => s.nodeId === nodeId);
+const outputOf = (r: Run, nodeId: string) => stepOf(r, nodeId)?.output;
+
+describe('item nodes', () => {
+  test('Split Out → Sort → Limit → Rename Keys → Aggregate → Set: the items of each node', async () => {
+    const created = await importExport(
+      exportOf('items-chain', [
+        { name: 'Split Out', type: 'splitOut', parameters: { fieldToSplitOut: 'lines', include: 'allOtherFields', options: {} } },
+        {
+          name: 'Sort',
+          type: 'sort',
+          parameters: { sortFieldsUi: { sortField: [{ fieldName: 'lines.sku' }] }, options: {} },
+        },
+        { name: 'Limit', type: 'limit', parameters: { maxItems: 2 } },
+        {
+          name: 'Rename Keys',
+          type: 'renameKeys',
+          parameters: { keys: { key: [{ currentKey: 'lines.qty', newKey: 'qty' }] } },
+        },
+        {
+          name: 'Aggregate',
+          type: 'aggregate',
+          parameters: { fieldsToAggregate: { fieldToAggregate: [{ fieldToAggregate: 'qty' }] }, options: {} },
+        },
+        setNode('Count', 'lines', '={{ $json.qty.length }}', 'number', { parameters: { includeOtherFields: true } }),
+      ]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const r = await run(created, {
+      order: 7,
+      lines: [
+        { sku: 'b', qty: 2 },
+        { sku: 'A', qty: 1 },
+        { sku: 'c', qty: 5 },
+      ],
+    });
+    expect({ status: r.status, error: r.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(outputOf(r, 'split_out')).toEqual([
+      { json: { order: 7, lines: { sku: 'b', qty: 2 } }, pairedItem: { item: 0 } },
+      { json: { order: 7, lines: { sku: 'A', qty: 1 } }, pairedItem: { item: 0 } },
+      { json: { order: 7, lines: { sku: 'c', qty: 5 } }, pairedItem: { item: 0 } },
+    ]);
+    // Case-insensitive ascending sort; each item stays paired with its position in Split Out's output.
+    expect(outputOf(r, 'sort')).toEqual([
+      { json: { order: 7, lines: { sku: 'A', qty: 1 } }, pairedItem: { item: 1 } },
+      { json: { order: 7, lines: { sku: 'b', qty: 2 } }, pairedItem: { item: 0 } },
+      { json: { order: 7, lines: { sku: 'c', qty: 5 } }, pairedItem: { item: 2 } },
+    ]);
+    expect(outputOf(r, 'limit')).toEqual([
+      { json: { order: 7, lines: { sku: 'A', qty: 1 } }, pairedItem: { item: 0 } },
+      { json: { order: 7, lines: { sku: 'b', qty: 2 } }, pairedItem: { item: 1 } },
+    ]);
+    expect(outputOf(r, 'rename_keys')).toEqual([
+      { json: { order: 7, lines: { sku: 'A' }, qty: 1 }, pairedItem: { item: 0 } },
+      { json: { order: 7, lines: { sku: 'b' }, qty: 2 }, pairedItem: { item: 1 } },
+    ]);
+    expect(outputOf(r, 'aggregate')).toEqual([{ json: { qty: [1, 2] }, pairedItem: [{ item: 0 }, { item: 1 }] }]);
+    // One item reaches the Set node: it gets that item's JSON, exactly as before.
+    expect(r.output).toEqual({ qty: [1, 2], lines: 2 });
+  });
+
+  test('Summarize split by a field, then Remove Duplicates', async () => {
+    const created = await importExport(
+      exportOf('items-summarize', [
+        splitOut('rows'),
+        {
+          name: 'Remove Duplicates',
+          type: 'removeDuplicates',
+          typeVersion: 1.1,
+          parameters: { compare: 'allFields', options: {} },
+        },
+        {
+          name: 'Summarize',
+          type: 'summarize',
+          typeVersion: 1.1,
+          parameters: {
+            fieldsToSummarize: {
+              values: [
+                { aggregation: 'sum', field: 'amount' },
+                { aggregation: 'countUnique', field: 'who' },
+              ],
+            },
+            fieldsToSplitBy: 'team',
+            options: {},
+          },
+        },
+      ]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, readinessIssues: [] });
+    const r = await run(created, {
+      rows: [
+        { team: 'red', who: 'ann', amount: 3 },
+        { team: 'blue', who: 'bob', amount: 4 },
+        { team: 'red', who: 'ann', amount: 3 },
+        { team: 'red', who: 'cy', amount: 10 },
+      ],
+    });
+    expect(r.status).toBe('succeeded');
+    expect(outputOf(r, 'remove_duplicates')).toEqual([
+      { json: { team: 'red', who: 'ann', amount: 3 }, pairedItem: { item: 0 } },
+      { json: { team: 'blue', who: 'bob', amount: 4 }, pairedItem: { item: 1 } },
+      { json: { team: 'red', who: 'cy', amount: 10 }, pairedItem: { item: 3 } },
+    ]);
+    expect(r.output).toEqual([
+      { json: { team: 'red', sum_amount: 13, unique_count_who: 2 }, pairedItem: [{ item: 0 }, { item: 2 }] },
+      { json: { team: 'blue', sum_amount: 4, unique_count_who: 1 }, pairedItem: [{ item: 1 }] },
+    ]);
+  });
+
+  test('Item Lists v1, v2 and v3 operations', async () => {
+    const created = await importExport(
+      exportOf('items-item-lists', [
+        {
+          name: 'Split v1',
+          type: 'itemLists',
+          typeVersion: 1,
+          parameters: { fieldToSplitOut: 'rows', include: 'selectedOtherFields', fieldsToInclude: { fields: [{ fieldName: 'batch' }] } },
+        },
+        {
+          name: 'Sort v2',
+          type: 'itemLists',
+          typeVersion: 2,
+          parameters: { operation: 'sort', sortFieldsUi: { sortField: [{ fieldName: 'rows.n', order: 'descending' }] } },
+        },
+        { name: 'Limit v3', type: 'itemLists', typeVersion: 3, parameters: { operation: 'limit', maxItems: 2, keep: 'lastItems' } },
+        {
+          name: 'Concatenate v3',
+          type: 'itemLists',
+          typeVersion: 3.1,
+          parameters: { operation: 'concatenateItems', aggregate: 'aggregateAllItemData', destinationFieldName: 'picked' },
+        },
+      ]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, readinessIssues: [] });
+    const r = await run(created, { batch: 'b1', rows: [{ n: 2 }, { n: 9 }, { n: 5 }] });
+    expect(r.status).toBe('succeeded');
+    // With "selected other fields", each element stays under the split field's name.
+    const row = (n: number) => ({ rows: { n }, batch: 'b1' });
+    expect(outputOf(r, 'split_v1')).toEqual([
+      { json: row(2), pairedItem: { item: 0 } },
+      { json: row(9), pairedItem: { item: 0 } },
+      { json: row(5), pairedItem: { item: 0 } },
+    ]);
+    expect(outputOf(r, 'sort_v2')).toEqual([
+      { json: row(9), pairedItem: { item: 1 } },
+      { json: row(5), pairedItem: { item: 2 } },
+      { json: row(2), pairedItem: { item: 0 } },
+    ]);
+    expect(outputOf(r, 'limit_v3')).toEqual([
+      { json: row(5), pairedItem: { item: 1 } },
+      { json: row(2), pairedItem: { item: 2 } },
+    ]);
+    expect(r.output).toEqual([{ json: { picked: [row(5), row(2)] }, pairedItem: [{ item: 0 }, { item: 1 }] }]);
+  });
+});
+
+describe('node settings', () => {
+  test('always output data: an empty split still passes one empty item on', async () => {
+    const created = await importExport(
+      exportOf('items-always', [
+        { name: 'Split Out', type: 'splitOut', parameters: { fieldToSplitOut: 'missing' }, alwaysOutputData: true },
+        { name: 'After', type: 'noOp' },
+      ]),
+    );
+    const r = await run(created, { other: 1 });
+    expect(r.status).toBe('succeeded');
+    expect(outputOf(r, 'after')).toEqual([{ json: {}, pairedItem: [{ item: 0, input: 0 }] }]);
+  });
+
+  test('without it, no items means the nodes after it do not run', async () => {
+    const created = await importExport(exportOf('items-empty', [splitOut('missing'), setNode('Mark', 'ran', true, 'boolean')]));
+    const r = await run(created, { other: 1 });
+    expect(r.status).toBe('succeeded');
+    expect(outputOf(r, 'split_out')).toEqual([]);
+    expect(stepOf(r, 'mark')?.status).toBe('skipped');
+  });
+
+  test('execute once: the node after a split takes the first item', async () => {
+    const created = await importExport(
+      exportOf('items-once', [splitOut('xs'), setNode('First', 'first', '={{ $json.xs }}', 'number', { executeOnce: true })]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, readinessIssues: [] });
+    const r = await run(created, { xs: [4, 5, 6] });
+    expect({ status: r.status, output: r.output }).toEqual({ status: 'succeeded', output: { first: 4 } });
+  });
+
+  test('several items into a node that takes one: not ready, and the run fails saying so', async () => {
+    const created = await importExport(exportOf('items-several', [splitOut('xs'), setNode('Each', 'x', '={{ $json.xs }}', 'number')]));
+    expect(created.importReadiness?.conversion?.ready).toBe(false);
+    expect(created.importReadiness?.conversion?.readinessIssues).toEqual([
+      { node: 'Each', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
+    ]);
+    const one = await run(created, { xs: [4] });
+    expect({ status: one.status, output: one.output }).toEqual({ status: 'succeeded', output: { x: 4 } });
+    const two = await run(created, { xs: [4, 5] });
+    expect(two.status).toBe('failed');
+    expect(JSON.stringify(two.error)).toContain('\\"Split Out\\" passed 2 items to \\"Each\\"');
+  });
+
+  test('continue on fail and onError: the error item on the regular or the error output', async () => {
+    const summarizeNothing = { fieldsToSummarize: { values: [{ aggregation: 'count', field: '' }] } };
+    const message = "You need to add at least one aggregation to 'Fields to Summarize' with non empty 'Field'";
+    const regular = await importExport(
+      exportOf('items-continue', [{ name: 'Summarize', type: 'summarize', continueOnFail: true, parameters: summarizeNothing }]),
+    );
+    const r1 = await run(regular, { a: 1 });
+    expect({ status: r1.status, output: r1.output }).toEqual({
+      status: 'succeeded',
+      output: [{ json: { error: message }, pairedItem: { item: 0 } }],
+    });
+
+    const branched = await importExport(
+      exportOf(
+        'items-error-output',
+        [
+          {
+            name: 'Sort',
+            type: 'sort',
+            onError: 'continueErrorOutput',
+            parameters: { sortFieldsUi: { sortField: [{ fieldName: 'nope' }] } },
+          },
+          { name: 'Sorted', type: 'noOp' },
+          { name: 'Failed', type: 'noOp' },
+        ],
+        {
+          'Manual Trigger': { main: [[{ node: 'Sort', type: 'main', index: 0 }]] },
+          Sort: {
+            main: [[{ node: 'Sorted', type: 'main', index: 0 }], [{ node: 'Failed', type: 'main', index: 0 }]],
+          },
+        },
+      ),
+    );
+    expect(branched.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [] });
+    const r2 = await run(branched, { a: 1 });
+    expect(r2.status).toBe('succeeded');
+    expect(stepOf(r2, 'sorted')?.status).toBe('skipped');
+    expect(outputOf(r2, 'failed')).toEqual([{ json: { error: "Couldn't find the field 'nope' in the input data" } }]);
+
+    const stopped = await importExport(
+      exportOf('items-stop', [{ name: 'Summarize', type: 'summarize', onError: 'stopWorkflow', parameters: summarizeNothing }]),
+    );
+    const r3 = await run(stopped, { a: 1 });
+    expect(r3.status).toBe('failed');
+    expect(JSON.stringify(r3.error)).toContain('Fields to Summarize');
+  });
+});
+
+describe('Code output stays a list of items', () => {
+  test('all-items code returning several items passes them on as items, and each-item code runs per item', async () => {
+    const created = await importExport(
+      exportOf('items-code', [
+        {
+          name: 'Lines',
+          type: 'code',
+          typeVersion: 2,
+          parameters: { jsCode: 'return $json.text.split(",").map((line) => ({ json: { line } }));' },
+        },
+        {
+          name: 'Upper',
+          type: 'code',
+          typeVersion: 2,
+          parameters: { mode: 'runOnceForEachItem', jsCode: 'return { json: { line: $json.line.toUpperCase(), at: $itemIndex } };' },
+        },
+      ]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, readinessIssues: [] });
+    const r = await run(created, { text: 'a,b' });
+    expect(r.status).toBe('succeeded');
+    // Before: one array value [{ line: 'a' }, { line: 'b' }], and each-item code ran once on it.
+    expect(outputOf(r, 'lines')).toEqual([
+      { json: { line: 'a' }, pairedItem: { item: 0 } },
+      { json: { line: 'b' }, pairedItem: { item: 0 } },
+    ]);
+    expect(r.output).toEqual([
+      { json: { line: 'A', at: 0 }, pairedItem: { item: 0 } },
+      { json: { line: 'B', at: 1 }, pairedItem: { item: 1 } },
+    ]);
+  });
+});

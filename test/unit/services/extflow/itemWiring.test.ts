@@ -1,0 +1,119 @@
+/**
+ * Where item lists meet nodes that take one item's JSON (services/extflow/itemWiring.ts): the
+ * adapters the converter puts between them, evaluated by the engine's expression evaluator (both
+ * its synchronous path and JSONata), and references to an item node's output in expressions.
+ */
+import { evaluateExpression } from '../../../../engine/expressions';
+import { convertExtflowWorkflow } from '../../../../services/extflow/convert';
+import { errorItemNode, mayReturnSeveral, oneItemAdapter } from '../../../../services/extflow/itemWiring';
+
+const bindings = { trigger: null, nodes: {} };
+const [anyNode, oneNode] = oneItemAdapter({ any: 'a', one: 'o' }, { source: 'Split', target: 'Set' }, false, undefined);
+const [, firstNode] = oneItemAdapter({ any: 'a', one: 'f' }, { source: 'Split', target: 'Set' }, true, undefined);
+const expr = (node: { config: Record<string, unknown> } | undefined) => String(node?.config.expression);
+
+describe.each([true, false])('adapters (sync path %s)', (sync) => {
+  const evaluate = (e: string, input: unknown) => evaluateExpression(e, input, bindings, { sync });
+
+  test('no items lets nothing through; one item or one JSON value does', async () => {
+    expect(await evaluate(expr(anyNode), [])).toBe(false);
+    expect(await evaluate(expr(anyNode), [{ json: { a: 1 } }])).toBe(true);
+    expect(await evaluate(expr(anyNode), { a: 1 })).toBe(true);
+  });
+
+  test("the only item's JSON, the first one's with execute once, a failure naming both nodes otherwise", async () => {
+    expect(await evaluate(expr(oneNode), [{ json: { a: [1] }, pairedItem: { item: 0 } }])).toEqual({ a: [1] });
+    expect(await evaluate(expr(oneNode), { a: 1 })).toEqual({ a: 1 });
+    const two = [{ json: { a: 1 } }, { json: { a: 2 } }];
+    await expect(evaluate(expr(oneNode), two)).rejects.toThrow('"Split" passed 2 items to "Set"');
+    expect(await evaluate(expr(firstNode), two)).toEqual({ a: 1 });
+  });
+
+  test("the error output becomes the tool's error item", async () => {
+    expect(await evaluate(expr(errorItemNode('e', 'Sort', undefined)), { error: { message: 'boom', nodeId: 'sort' } })).toEqual([
+      { json: { error: 'boom' } },
+    ]);
+    // An item node's own failure: the message alone, without what the sandbox adds around it.
+    const marked = { error: { message: 'Error: [[item-error]]No field (x)[[/item-error]] (line 5)', nodeId: 'sort' } };
+    expect(await evaluate(expr(errorItemNode('e', 'Sort', undefined)), marked)).toEqual([{ json: { error: 'No field (x)' } }]);
+  });
+});
+
+test('several items: from nodes that return any number, and through nodes that return as many as they get', () => {
+  const counts = new Map<string, 'one' | 'same' | 'many' | undefined>([
+    ['Trigger', undefined],
+    ['Split', 'many'],
+    ['Sort', 'same'],
+    ['Agg', 'one'],
+    ['Sort2', 'same'],
+  ]);
+  const sources: Record<string, string[]> = { Split: ['Trigger'], Sort: ['Split'], Agg: ['Sort'], Sort2: ['Agg'] };
+  expect([...mayReturnSeveral(counts, (n) => sources[n] ?? [])].sort()).toEqual(['Sort', 'Split']);
+});
+
+test('the converter puts adapters between an item node and a Set, and rewrites references to its items', () => {
+  const converted = convertExtflowWorkflow({
+    id: 'wiring',
+    name: 'Wiring',
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+      { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'xs' } },
+      { name: 'Sort', type: 'n8n-nodes-base.sort', typeVersion: 1, parameters: { sortFieldsUi: { sortField: [{ fieldName: 'xs' }] } } },
+      {
+        name: 'Set',
+        type: 'n8n-nodes-base.set',
+        typeVersion: 3.4,
+        parameters: {
+          assignments: { assignments: [{ id: '1', name: 'v', value: "={{ $('Split Out').item.json.xs }}", type: 'string' }] },
+        },
+      },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
+      'Split Out': { main: [[{ node: 'Sort', type: 'main', index: 0 }]] },
+      Sort: { main: [[{ node: 'Set', type: 'main', index: 0 }]] },
+    },
+  });
+  const types = Object.fromEntries(converted.nodes.map((n) => [n.id, n.type]));
+  expect(types).toMatchObject({ split_out: 'code', sort: 'code', sort__any1: 'condition', sort__one1: 'transform', set: 'transform' });
+  const edges = converted.edges.map((e) => [e.source, e.target, e.sourceHandle ?? null]);
+  expect(edges).toEqual(
+    expect.arrayContaining([
+      ['split_out', 'sort', null],
+      ['sort', 'sort__any1', null],
+      ['sort__any1', 'sort__one1', 'true'],
+      ['sort__one1', 'set', null],
+    ]),
+  );
+  expect(expr(converted.nodes.find((n) => n.id === 'set'))).toContain('$type($nodes.split_out) = "array" ? $nodes.split_out[0].json');
+  expect(converted.conversion.ready).toBe(false);
+  expect(converted.conversion.readinessIssues.map((i) => [i.node, i.kind])).toEqual([
+    ['Set', 'lossyConversion'],
+    ['Set', 'lossyConversion'],
+  ]);
+});
+
+test('"always output data" is named where it is not carried over (If), and kept quiet where it changes nothing (Set)', () => {
+  const converted = convertExtflowWorkflow({
+    id: 'always',
+    name: 'Always',
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+      {
+        name: 'If',
+        type: 'n8n-nodes-base.if',
+        typeVersion: 1,
+        alwaysOutputData: true,
+        parameters: { conditions: { boolean: [{ value1: '={{ $json.ok }}', value2: true }] } },
+      },
+      { name: 'Set', type: 'n8n-nodes-base.set', typeVersion: 3.4, alwaysOutputData: true, parameters: {} },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'If', type: 'main', index: 0 }]] },
+      If: { main: [[{ node: 'Set', type: 'main', index: 0 }]] },
+    },
+  });
+  expect(converted.conversion.readinessIssues).toEqual([
+    { node: 'If', kind: 'unsupportedOption', message: expect.stringContaining('"Always output data" is not carried over') },
+  ]);
+});
