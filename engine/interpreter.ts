@@ -17,7 +17,15 @@ import {
 } from './expressions';
 import { WORK_METER, WORK_PER_STEP } from './expressionBounds';
 import { EXPRESSION_FIELDS } from './expressionFields';
-import { boundedMessage, jsonBytes, MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, outputLimitMessage } from './limits';
+import {
+  boundedMessage,
+  DEFAULT_LOOP_ITERATIONS,
+  jsonBytes,
+  LOOP_CHECKPOINT_LIMIT_BYTES,
+  MESSAGE_LIMIT_CHARS,
+  NODE_OUTPUT_LIMIT_BYTES,
+  outputLimitMessage,
+} from './limits';
 import { ACTION_TYPES, type GraphEdge, type GraphNode, type NodeType, type WorkflowGraph } from './types';
 
 export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'canceled';
@@ -36,6 +44,11 @@ export interface StepRecord {
   startedAt: string | null;
   finishedAt: string | null;
   durationMs: number | null;
+  /**
+   * Which run of the node this is when the node sits in a loop: 0 for the first, then one more
+   * each time a loop-back edge starts the region again. Absent for nodes outside loops.
+   */
+  iteration?: number;
 }
 
 export interface LogRecord {
@@ -108,7 +121,56 @@ export interface EngineHost {
   endActivation?: () => Promise<void>;
   /** Steps per slice when endActivation is set (default WORK_SLICE_STEPS). */
   sliceSteps?: number;
+  /**
+   * Offered at every loop iteration where nothing else of the run is in flight: a host whose
+   * history grew long continues the run in a new execution from `checkpoint()` (Temporal
+   * continue-as-new) and does not return; otherwise it returns and the loop goes on here.
+   * `checkpoint()` returns null when the state is too large to carry (LOOP_CHECKPOINT_LIMIT_BYTES).
+   */
+  continueAsNew?: (checkpoint: () => LoopCheckpoint | null) => Promise<void>;
+  /**
+   * Ends the workflow activation between loop iterations, every LOOP_NODES_PER_ACTIVATION node
+   * runs (the run workflow: a 1 ms timer, then its projection write when due). Unset: loops run
+   * in one activation, as dry runs do.
+   */
+  loopPause?: () => Promise<void>;
 }
+
+/**
+ * The interpreter's state at a loop iteration with nothing else in flight: enough to go on
+ * in another execution (RunRequest.resume). Plain JSON; edges are named by their index in
+ * `graph.edges`, maps by node id.
+ */
+export interface LoopCheckpoint {
+  outputs: Record<string, unknown>;
+  pending: Record<string, number>;
+  /** Per target, the live inputs already arrived: source id → [output] (wrapped, so `undefined` survives as null). */
+  liveInputs: Record<string, Array<[string, unknown]>>;
+  arrived: number[];
+  seq: number;
+  logSeq: number;
+  costCredits: number;
+  lastTerminal: { nodeId: string; output: unknown } | null;
+  iterations: Record<string, number>;
+  loopRounds: Record<string, number>;
+  loopStates: Record<string, LoopNodeState>;
+  reentries: Array<{ edge: number; output: unknown }>;
+}
+
+/** What a `loop` node keeps between its iterations. */
+interface LoopNodeState {
+  items: unknown[];
+  next: number;
+  results: unknown[];
+  resultBytes: number;
+}
+
+/**
+ * Node runs in loops per workflow activation: after this many, a loop iteration ends the
+ * activation (EngineHost.loopPause), so a long loop of pure nodes, which no expression
+ * budget slices, cannot hold the worker's isolate past its execution timeout.
+ */
+export const LOOP_NODES_PER_ACTIVATION = 1_000;
 
 /**
  * Evaluation steps (WORK_METER) per workflow activation. A step of the costliest built-ins is
@@ -149,6 +211,8 @@ export interface RunRequest {
   /** The run's trigger; picks the matching trigger node when several exist. */
   trigger: string;
   startNodeId?: string | null;
+  /** Go on from a loop checkpoint (a continued execution) instead of starting at the trigger. */
+  resume?: LoopCheckpoint;
 }
 
 export interface RunOutcome {
@@ -193,15 +257,42 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
   const incoming = new Map<string, GraphEdge[]>();
   const outgoing = new Map<string, GraphEdge[]>();
+  // Loop-back edges stay out of the forward flow: they start a loop's next iteration (see nextIteration).
+  const loopsOut = new Map<string, GraphEdge[]>();
+  const loopsInto = new Map<string, GraphEdge[]>();
   for (const n of graph.nodes) {
     incoming.set(n.id, []);
     outgoing.set(n.id, []);
+    loopsOut.set(n.id, []);
+    loopsInto.set(n.id, []);
   }
   for (const e of graph.edges) {
     if (!nodes.has(e.source) || !nodes.has(e.target)) continue;
+    if (e.loop) {
+      loopsOut.get(e.source)!.push(e);
+      loopsInto.get(e.target)!.push(e);
+      continue;
+    }
     outgoing.get(e.source)!.push(e);
     incoming.get(e.target)!.push(e);
   }
+  // A loop's region: its head and everything downstream of it, which each iteration runs again.
+  const regions = new Map<string, Set<string>>();
+  const iterations = new Map<string, number>();
+  for (const [head, edges] of loopsInto) {
+    if (edges.length === 0) continue;
+    const region = reachableFrom(head, outgoing);
+    regions.set(head, region);
+    for (const id of region) iterations.set(id, 0);
+  }
+  const hasLoops = regions.size > 0;
+  const edgeIndex = new Map(graph.edges.map((e, i) => [e, i]));
+  const arrived = new Set<GraphEdge>();
+  const loopRounds = new Map<string, number>();
+  const loopStates = new Map<string, LoopNodeState>();
+  const reentries: Array<{ edge: GraphEdge; output: unknown }> = [];
+  const reentryInputs = new Map<string, unknown>();
+  let loopNodesSinceYield = 0;
 
   const start = pickStartNode(req, graph.nodes);
   const reachable = reachableFrom(start.id, outgoing);
@@ -266,8 +357,53 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
     startedAt: null,
     finishedAt: null,
     durationMs: null,
+    ...(iterations.has(node.id) ? { iteration: iterations.get(node.id) } : {}),
     ...fields,
   });
+
+  /** A live loop-back edge of a finished node: the loop's next iteration starts once the run is idle. */
+  const queueLoops = (node: GraphNode, result: NodeResult) => {
+    for (const edge of loopsOut.get(node.id)!) if (isLive(edge, result)) reentries.push({ edge, output: result.output });
+  };
+  /** Terminal for this run: no outgoing edge, or none of them live (e.g. an unwired branch). */
+  const isTerminal = (node: GraphNode, result: NodeResult) =>
+    !outgoing.get(node.id)!.some((e) => isLive(e, result)) && !loopsOut.get(node.id)!.some((e) => isLive(e, result));
+
+  /** A node's input, taken once when it runs: a loop iteration's input, the run input, a merge's live inputs, or its one live input. */
+  const takeInput = (node: GraphNode): { input: unknown; looped: boolean } => {
+    if (reentryInputs.has(node.id)) {
+      const input = reentryInputs.get(node.id);
+      reentryInputs.delete(node.id);
+      return { input, looped: true };
+    }
+    const inputs = liveInputs.get(node.id)!;
+    const input = node.id === start.id ? req.input : node.type === 'merge' ? Object.fromEntries(inputs) : [...inputs.values()][0];
+    return { input, looped: false };
+  };
+
+  /**
+   * A `loop` node: entered forward, it takes its input's items (an array, or one item) and
+   * passes the first batch on `loop`; entered again through a loop-back edge, it keeps what came
+   * back and passes the next batch, or, when none is left, everything that came back on `done`.
+   */
+  const loopStep = (node: GraphNode, input: unknown, looped: boolean): NodeResult => {
+    const size = Number((node.config as { batchSize?: number }).batchSize ?? 1);
+    let state = looped ? loopStates.get(node.id) : undefined;
+    if (state) {
+      const bytes = state.resultBytes + jsonBytes(input) + 1;
+      const over = outputLimit === Infinity ? null : outputLimitMessage(bytes, outputLimit, "The loop's collected output");
+      if (over) throw new NodeFailure(node.id, over);
+      state.results.push(input);
+      state.resultBytes = bytes;
+    } else {
+      state = { items: Array.isArray(input) ? input : [input], next: 0, results: [], resultBytes: 2 };
+      loopStates.set(node.id, state);
+    }
+    if (state.next >= state.items.length) return { output: state.results, handles: ['done'] };
+    const batch = state.items.slice(state.next, state.next + size);
+    state.next += size;
+    return { output: size === 1 ? batch[0] : batch, handles: ['loop'] };
+  };
 
   const decideEdges = async (node: GraphNode, result: NodeResult | null) => {
     for (const edge of outgoing.get(node.id)!) {
@@ -283,6 +419,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
    */
   const arrive = (edge: GraphEdge, live: boolean, output: unknown): 'waiting' | 'skip' | 'ready' => {
     const target = edge.target;
+    if (hasLoops) arrived.add(edge);
     if (live) liveInputs.get(target)!.set(edge.source, output);
     const left = pending.get(target)! - 1;
     pending.set(target, left);
@@ -370,11 +507,11 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   };
 
   const executeNow = (node: GraphNode): void | Promise<void> => {
-    const inputs = liveInputs.get(node.id)!;
-    const input = node.id === start.id ? req.input : node.type === 'merge' ? Object.fromEntries(inputs) : [...inputs.values()][0];
+    const taken = takeInput(node);
+    const { input } = taken;
     const ran = pureNow(node, input);
     // An oversized output fails the node: the async path reports it.
-    if (!ran || outputTooLarge(ran.result.output)) return execute(node);
+    if (!ran || outputTooLarge(ran.result.output)) return execute(node, taken);
     const { result, logMessage } = ran;
     const mySeq = seq++;
     const startedMs = host.now();
@@ -395,7 +532,8 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
             }),
           ),
           () => {
-            if (!outgoing.get(node.id)!.some((e) => isLive(e, result))) lastTerminal = { nodeId: node.id, output: result.output };
+            if (isTerminal(node, result)) lastTerminal = { nodeId: node.id, output: result.output };
+            queueLoops(node, result);
             return decideEdgesNow(node, result);
           },
         );
@@ -424,11 +562,10 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
     schedule(edge.target);
   };
 
-  const execute = async (node: GraphNode): Promise<void> => {
+  const execute = async (node: GraphNode, taken = takeInput(node)): Promise<void> => {
     const mySeq = seq++;
     const startedMs = host.now();
-    const inputs = liveInputs.get(node.id)!;
-    const input = node.id === start.id ? req.input : node.type === 'merge' ? Object.fromEntries(inputs) : [...inputs.values()][0];
+    const { input, looped } = taken;
     const base = { seq: mySeq, input, startedAt: new Date(startedMs).toISOString() };
     await host.onStep(step(node, { ...base, status: 'running' }));
 
@@ -438,7 +575,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       if (node.disabled) {
         result = { output: input, handles: null };
       } else {
-        const ran = await runNode(node, input, mySeq);
+        const ran = await runNode(node, input, mySeq, looped);
         result = ran.result;
         attempts = ran.attempts;
       }
@@ -492,12 +629,17 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
   };
 
   const finish = async (node: GraphNode, result: NodeResult) => {
-    // Terminal for this run: no outgoing edge, or none of them live (e.g. an unwired branch).
-    if (!outgoing.get(node.id)!.some((e) => isLive(e, result))) lastTerminal = { nodeId: node.id, output: result.output };
+    if (isTerminal(node, result)) lastTerminal = { nodeId: node.id, output: result.output };
+    queueLoops(node, result);
     await decideEdges(node, result);
   };
 
-  const runNode = async (node: GraphNode, input: unknown, nodeSeq: number): Promise<{ result: NodeResult; attempts: number }> => {
+  const runNode = async (
+    node: GraphNode,
+    input: unknown,
+    nodeSeq: number,
+    looped: boolean,
+  ): Promise<{ result: NodeResult; attempts: number }> => {
     // Parsed with defaults before the run started (withConfigDefaults in nodes.ts).
     const config = node.config ?? {};
     const pure = (output: unknown, handles: string[] | null = null) => ({ result: { output, handles }, attempts: 1 });
@@ -525,6 +667,10 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       }
       case 'merge':
         return pure(input);
+      case 'loop': {
+        const result = loopStep(node, input, looped);
+        return pure(result.output, result.handles);
+      }
       case 'log': {
         const now = resolveNow(config.message, input);
         const message = String(now ? now.value : await resolve(config.message, input));
@@ -582,10 +728,112 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
     }
   };
 
-  await log(null, 'info', `Run started at node ${start.id}`);
-  schedule(start.id);
-  // Nodes schedule their successors; keep awaiting until no new work appears.
-  for (let settled = 0; settled < inFlight.length; settled++) await inFlight[settled];
+  /** The state to go on from in another execution, or null when it is too large to carry. */
+  const checkpoint = (): LoopCheckpoint | null => {
+    const record = <T>(map: Map<string, T>) => Object.fromEntries(map);
+    const state: LoopCheckpoint = {
+      outputs: { ...outputs },
+      pending: record(pending),
+      liveInputs: Object.fromEntries([...liveInputs].filter(([, m]) => m.size > 0).map(([id, m]) => [id, [...m]])),
+      arrived: [...arrived].map((e) => edgeIndex.get(e)!),
+      seq,
+      logSeq,
+      costCredits,
+      lastTerminal,
+      iterations: record(iterations),
+      loopRounds: record(loopRounds),
+      loopStates: record(loopStates),
+      reentries: reentries.map((r) => ({ edge: edgeIndex.get(r.edge)!, output: r.output })),
+    };
+    return jsonBytes(state) > LOOP_CHECKPOINT_LIMIT_BYTES ? null : state;
+  };
+
+  const restore = (state: LoopCheckpoint) => {
+    Object.assign(outputs, state.outputs);
+    for (const [id, count] of Object.entries(state.pending)) pending.set(id, count);
+    for (const [id, entries] of Object.entries(state.liveInputs)) liveInputs.set(id, new Map(entries));
+    for (const i of state.arrived) if (graph.edges[i]) arrived.add(graph.edges[i]);
+    seq = state.seq;
+    logSeq = state.logSeq;
+    costCredits = state.costCredits;
+    lastTerminal = state.lastTerminal;
+    for (const [id, n] of Object.entries(state.iterations)) iterations.set(id, n);
+    for (const [id, n] of Object.entries(state.loopRounds)) loopRounds.set(id, n);
+    for (const [id, loopState] of Object.entries(state.loopStates)) loopStates.set(id, loopState);
+    for (const r of state.reentries) {
+      const edge = graph.edges[r.edge];
+      if (edge) reentries.push({ edge, output: r.output });
+    }
+  };
+
+  /**
+   * Starts the next iteration of every loop whose loop-back edge was live, once nothing of the
+   * run is in flight: each loop's region (its head and all downstream of it) forgets the inputs
+   * it produced and runs again from the head, whose input is what came back. A loop enclosing
+   * another wins (its region starts the inner loop afresh); a loop at its limit fails the run.
+   */
+  const nextIteration = async () => {
+    if (host.continueAsNew) await host.continueAsNew(checkpoint);
+    const arrivals = new Map<string, Array<{ edge: GraphEdge; output: unknown }>>();
+    for (const r of reentries.splice(0)) arrivals.set(r.edge.target, [...(arrivals.get(r.edge.target) ?? []), r]);
+    const heads = [...arrivals.keys()].filter(
+      (head) => ![...arrivals.keys()].some((other) => other !== head && regions.get(other)!.has(head)),
+    );
+    for (const head of heads) {
+      const rounds = (loopRounds.get(head) ?? 0) + 1;
+      const limit = Math.min(...loopsInto.get(head)!.map((e) => e.maxIterations ?? DEFAULT_LOOP_ITERATIONS));
+      if (rounds < limit) continue;
+      const node = nodes.get(head)!;
+      const message = `Loop at node "${head}" reached its limit of ${limit} iterations (maxIterations of its loop-back edge)`;
+      const at = new Date(host.now()).toISOString();
+      await host.onStep(
+        step(node, { status: 'failed', seq: seq++, iteration: iterations.get(head)! + 1, error: message, startedAt: at, finishedAt: at }),
+      );
+      await log(head, 'error', `Node ${head} failed: ${message}`);
+      failure ??= { message, nodeId: head };
+      return;
+    }
+    const restarted = new Set<string>();
+    for (const head of heads) {
+      const region = regions.get(head)!;
+      for (const id of region) {
+        restarted.add(id);
+        iterations.set(id, iterations.get(id)! + 1);
+        if (id !== head) loopRounds.delete(id);
+        const live = liveInputs.get(id)!;
+        for (const source of [...live.keys()]) if (region.has(source)) live.delete(source);
+      }
+      loopRounds.set(head, (loopRounds.get(head) ?? 0) + 1);
+    }
+    for (const edge of [...arrived]) if (restarted.has(edge.source)) arrived.delete(edge);
+    for (const id of restarted) {
+      pending.set(id, incoming.get(id)!.filter((e) => reachable.has(e.source) && !arrived.has(e)).length);
+    }
+    for (const head of heads) {
+      const came = arrivals.get(head)!;
+      const node = nodes.get(head)!;
+      reentryInputs.set(head, node.type === 'merge' ? Object.fromEntries(came.map((r) => [r.edge.source, r.output])) : came[0]?.output);
+    }
+    loopNodesSinceYield += restarted.size;
+    if (host.loopPause && loopNodesSinceYield >= LOOP_NODES_PER_ACTIVATION) {
+      loopNodesSinceYield = 0;
+      await host.loopPause();
+    }
+    for (const head of heads) schedule(head);
+  };
+
+  if (req.resume) {
+    restore(req.resume);
+  } else {
+    await log(null, 'info', `Run started at node ${start.id}`);
+    schedule(start.id);
+  }
+  // Nodes schedule their successors; keep awaiting until no new work appears, then start the loops' next iterations.
+  for (let settled = 0; ;) {
+    for (; settled < inFlight.length; settled++) await inFlight[settled];
+    if (failure || cancellation || reentries.length === 0) break;
+    await nextIteration();
+  }
 
   if (cancellation) throw cancellation;
   if (failure) {

@@ -59,3 +59,22 @@ export function boundedMessage(text: string, limit = MESSAGE_LIMIT_CHARS): strin
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}… (${text.length - end} more characters cut)`;
 }
+
+/**
+ * Loops (loop-back edges, docs/workflow-graph.md): iterations of one loop when its loop-back
+ * edge sets no `maxIterations`. A loop that reaches its limit fails the run, naming its head.
+ */
+export const DEFAULT_LOOP_ITERATIONS = 1_000;
+
+/** The largest `maxIterations` a loop-back edge may set: a run's loops stay bounded whatever the graph says. */
+export const MAX_LOOP_ITERATIONS = 10_000;
+
+/** The largest `batchSize` of a `loop` node. */
+export const MAX_LOOP_BATCH_SIZE = 10_000;
+
+/**
+ * The largest loop state a run carries into a continued execution (Temporal continue-as-new),
+ * as UTF-8 JSON: it travels as the new execution's input, under Temporal's 2 MB payload limit.
+ * A larger state keeps the loop in the current history instead.
+ */
+export const LOOP_CHECKPOINT_LIMIT_BYTES = 1.5 * 1024 * 1024;

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { NODE_TYPES, TRIGGER_TYPES, type GraphEdge, type GraphNode, type NodeType, type TriggerType } from './types';
 
 import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expressionFields';
+import { MAX_LOOP_BATCH_SIZE, MAX_LOOP_ITERATIONS } from './limits';
 
 export { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression };
 
@@ -173,6 +174,9 @@ const transformConfig = z.strictObject({ expression });
 
 const mergeConfig = z.strictObject({});
 
+/** A loop over the items of its input (an array; any other value is one item), `batchSize` at a time. */
+const loopConfig = z.strictObject({ batchSize: z.number().int().min(1).max(MAX_LOOP_BATCH_SIZE).default(1) });
+
 const waitConfig = z
   .strictObject({
     seconds: z.number().positive().max(MAX_DURATION_SECONDS).optional(),
@@ -246,6 +250,7 @@ export const NODE_CONFIG_SCHEMAS = {
   switch: switchConfig,
   transform: transformConfig,
   merge: mergeConfig,
+  loop: loopConfig,
   wait: waitConfig,
   approval: approvalConfig,
   event: eventConfig,
@@ -372,6 +377,15 @@ export const edgeSchema = z.object({
     .nullish()
     .transform((h) => h ?? undefined)
     .optional(),
+  /** A loop-back edge: it closes a loop and starts the next iteration at its target (docs/workflow-graph.md, "Loops"). */
+  loop: z.boolean().optional(),
+  /** Iterations of the loop this edge closes, the first included (default DEFAULT_LOOP_ITERATIONS). */
+  maxIterations: z
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(MAX_LOOP_ITERATIONS, `must be at most ${MAX_LOOP_ITERATIONS}`)
+    .optional(),
 });
 
 export const MAX_NODES = 500;
@@ -398,12 +412,12 @@ export const draftEdgeSchema = z.looseObject({}).pipe(z.custom<GraphEdge>());
 type HandleNode = Pick<GraphNode, 'type' | 'config' | 'onError'>;
 
 /** Node types whose regular output is split into named handles (no unnamed output). */
-const BRANCHING_TYPES = new Set(['condition', 'switch', 'approval']);
+const BRANCHING_TYPES = new Set(['condition', 'switch', 'approval', 'loop']);
 
 /**
  * The named output handles of a node, or null when its only output is the single default
  * one (edges without `sourceHandle`). condition → true/false, switch → case handles + default,
- * approval → approved/rejected; `onError: 'branch'` adds `error` to any node — for a node with
+ * approval → approved/rejected, loop → loop/done; `onError: 'branch'` adds `error` to any node — for a node with
  * a single default output that gives `['error']`, and its edges without a handle still carry
  * the regular output (see isValidSourceHandle). Tolerates invalid switch configs (uses the
  * string handles it finds) so the editor can still draw a half-configured node.
@@ -412,6 +426,7 @@ export function outputHandles(node: HandleNode): string[] | null {
   let handles: string[] | null = null;
   if (node.type === 'condition') handles = ['true', 'false'];
   else if (node.type === 'approval') handles = ['approved', 'rejected'];
+  else if (node.type === 'loop') handles = ['loop', 'done'];
   else if (node.type === 'switch') {
     const cases = (node.config as { cases?: unknown } | undefined)?.cases;
     const caseHandles = Array.isArray(cases)

@@ -12,6 +12,7 @@ export const FLOW_TYPES = [
   'switch',
   'transform',
   'merge',
+  'loop',
   'wait',
   'approval',
   'event',
@@ -35,7 +36,10 @@ export type NodeType = (typeof NODE_TYPES)[number];
 
 /** A node of a workflow graph: `nodeSchema`'s output. */
 export type GraphNode = z.output<typeof nodeSchema>;
-/** An edge; `sourceHandle` is which output of the source it leaves from: `true`/`false`, a switch case handle, `default`, `approved`/`rejected`, `error`. */
+/**
+ * An edge; `sourceHandle` is which output of the source it leaves from: `true`/`false`, a switch case handle, `default`,
+ * `approved`/`rejected`, `loop`/`done`, `error`. `loop: true` marks a loop-back edge (docs/workflow-graph.md, "Loops").
+ */
 export type GraphEdge = z.output<typeof edgeSchema>;
 /** The graph a workflow stores and runs: `graphSchema`'s output. */
 export type WorkflowGraph = z.output<typeof graphSchema>;

@@ -43,9 +43,13 @@ interface SalvagedNode {
 }
 
 interface SalvagedEdge {
+  edgeId: string;
+  label: string;
   source: string;
   target: string;
   sourceHandle: string | undefined;
+  /** A loop-back edge (`loop: true`): not part of the graph's forward order. */
+  loop: boolean;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -202,13 +206,22 @@ function checkEdge(raw: unknown, index: number, nodes: Map<string, SalvagedNode>
     // No dedicated code in the contract: "multiple_inputs" covers "more inputs than this node type takes" (triggers take none).
     add('multiple_inputs', `${label}: trigger node "${target.id}" cannot have incoming edges`, { nodeId: target.id, edgeId });
   }
-  return { source: source.id, target: target.id, sourceHandle };
+  const loop = raw.loop === true;
+  if (!loop && raw.maxIterations !== undefined)
+    add('invalid_config', `${label}: maxIterations applies only to a loop-back edge ("loop": true)`, { edgeId });
+  return { edgeId, label, source: source.id, target: target.id, sourceHandle, loop };
 }
 
 function checkStructure(nodes: SalvagedNode[], edges: SalvagedEdge[], add: Add): void {
+  // The forward graph (without loop-back edges) must be acyclic; loop-back edges are checked on their own below.
   const successors = new Map<string, string[]>(nodes.map((n) => [n.id, []]));
   const incoming = new Map<string, SalvagedEdge[]>(nodes.map((n) => [n.id, []]));
+  const loopsInto = new Map<string, SalvagedEdge[]>(nodes.map((n) => [n.id, []]));
   for (const e of edges) {
+    if (e.loop) {
+      loopsInto.get(e.target)!.push(e);
+      continue;
+    }
     successors.get(e.source)!.push(e.target);
     incoming.get(e.target)!.push(e);
   }
@@ -222,7 +235,17 @@ function checkStructure(nodes: SalvagedNode[], edges: SalvagedEdge[], add: Add):
         nodeId: node.id,
       });
     }
+    const loops = loopsInto.get(node.id)!;
+    if (loops.length > 1 && node.type !== 'merge' && !isTriggerType(node.type)) {
+      const from = loops.map((e) => `"${e.source}"`).join(', ');
+      add(
+        'multiple_inputs',
+        `node "${node.id}" has ${loops.length} loop-back edges (from ${from}); join them in a merge node and loop back once`,
+        { nodeId: node.id },
+      );
+    }
   }
+  checkLoopEdges(edges, successors, add);
 
   const triggers = nodes.filter((n) => isTriggerType(n.type));
   if (triggers.length === 0) {
@@ -248,8 +271,42 @@ function checkStructure(nodes: SalvagedNode[], edges: SalvagedEdge[], add: Add):
     nodes.map((n) => n.id),
     successors,
   )) {
-    add('cycle', `cycle: ${cycle.join(' → ')} (loops are not supported)`, { nodeId: cycle[0] });
+    add('cycle', `cycle: ${cycle.join(' → ')} without a loop-back edge (mark the edge that goes back with "loop": true)`, {
+      nodeId: cycle[0],
+    });
   }
+}
+
+/**
+ * A loop-back edge must go back: its target (the loop's head) reaches its source through
+ * forward edges, so the edge closes a loop. One that does not (it jumps forward or sideways,
+ * out of any loop) would restart a part of the graph its source never ran in.
+ */
+function checkLoopEdges(edges: SalvagedEdge[], successors: Map<string, string[]>, add: Add): void {
+  for (const e of edges) {
+    if (!e.loop || e.source === e.target) continue;
+    if (reachableIds(e.target, successors).has(e.source)) continue;
+    add(
+      'cycle',
+      `${e.label}: loop-back edge from "${e.source}" to "${e.target}" does not close a loop: "${e.source}" does not come after "${e.target}"`,
+      { nodeId: e.source, edgeId: e.edgeId },
+    );
+  }
+}
+
+/** Ids reachable from `start` over `successors`, `start` included. */
+function reachableIds(start: string, successors: Map<string, string[]>): Set<string> {
+  const seen = new Set([start]);
+  const stack = [start];
+  while (stack.length > 0) {
+    for (const next of successors.get(stack.pop()!) ?? []) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        stack.push(next);
+      }
+    }
+  }
+  return seen;
 }
 
 /**
@@ -332,14 +389,14 @@ export function deploymentReadiness(report: ValidationReport): { ready: boolean;
 /**
  * Node ids in topological order; among nodes that are ready at the same time, the one earlier
  * in `graph.nodes` comes first, so the order is stable. Edges to or from unknown nodes are
- * ignored and a duplicated id counts once (its first occurrence). Throws when the graph has a
- * cycle — validate first.
+ * ignored and a duplicated id counts once (its first occurrence); loop-back edges are not part of
+ * the order. Throws when the forward graph has a cycle — validate first.
  */
 export function topologicalOrder(graph: WorkflowGraph): string[] {
   const ids = [...new Set(graph.nodes.map((n) => n.id))];
   const successors = new Map<string, string[]>(ids.map((id) => [id, []]));
   for (const e of graph.edges) {
-    if (successors.has(e.source) && successors.has(e.target)) successors.get(e.source)!.push(e.target);
+    if (!e.loop && successors.has(e.source) && successors.has(e.target)) successors.get(e.source)!.push(e.target);
   }
   const { order, stuck } = kahn(ids, successors);
   if (stuck.size > 0) throw new Error(`graph has a cycle; nodes not orderable: ${[...stuck].join(', ')}`);

@@ -60,7 +60,7 @@ export function createServices(config: AppConfig, infra: ApiInfra): AppServices 
   const allowPrivateNetworks = config.outboundAllowPrivateNetworks;
   const repository = { root: config.workflowRepositoryRoot, credentialKeys: keys, allowPrivateNetworks };
   // The Temporal adapters of services/kernel/ports.ts, one each per process.
-  const runLauncher = temporalRunLauncher(client);
+  const runLauncher = temporalRunLauncher(client, { loopContinueAfterEvents: config.loopContinueAfterEvents });
   const workerHealth = { orm, workerProbe: temporalWorkerProbe(client, namespace), config, temporal: { namespace } };
   const files = filesRuntime(config, client);
   return {

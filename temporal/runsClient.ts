@@ -25,7 +25,7 @@ import type { RunWorkflowInput } from './workflows/runs';
 import { cancelExecution, ifExecutionExists, startOnce } from './client';
 
 /** The client side of the run workflow: start, cancel, approve and resume runs on Temporal. */
-function startOptions(run: Run, graph: WorkflowGraph) {
+function startOptions(run: Run, graph: WorkflowGraph, settings: RunLauncherSettings) {
   const input: RunWorkflowInput = {
     runId: run.id,
     workspaceId: run.workspaceId,
@@ -34,6 +34,7 @@ function startOptions(run: Run, graph: WorkflowGraph) {
     graph: withConfigDefaults(graph),
     input: run.input,
     startNodeId: run.startNodeId,
+    ...(settings.loopContinueAfterEvents ? { continueAfterEvents: settings.loopContinueAfterEvents } : {}),
   };
   return {
     taskQueue: TASK_QUEUE,
@@ -67,17 +68,23 @@ function budget<T>(budgetMs: number, value: T): { expired: Promise<T>; signal: A
   return { expired, signal: abort.signal, clear: () => clearTimeout(timer) };
 }
 
-export function temporalRunLauncher(client: Client): RunLauncher {
+/** How runs are started; unset fields keep the run workflow's defaults. */
+export interface RunLauncherSettings {
+  /** RUN_LOOP_CONTINUE_AFTER_EVENTS: history length at which a loop continues its run as new. */
+  loopContinueAfterEvents?: number;
+}
+
+export function temporalRunLauncher(client: Client, settings: RunLauncherSettings = {}): RunLauncher {
   return {
     taskQueue: TASK_QUEUE,
     async start(run: Run, graph: WorkflowGraph) {
       // The workflow id is the run id: a second start of the same run is already done.
-      await startOnce(client, WORKFLOW_TYPES.run, startOptions(run, graph));
+      await startOnce(client, WORKFLOW_TYPES.run, startOptions(run, graph, settings));
     },
 
     async startWithReply(run, graph, budgetMs) {
       const operation = new WithStartWorkflowOperation(WORKFLOW_TYPES.run, {
-        ...startOptions(run, graph),
+        ...startOptions(run, graph, settings),
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
       const timeout = budget(budgetMs, { kind: 'timeout' as const });

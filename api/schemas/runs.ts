@@ -33,6 +33,10 @@ export const runValueSchema = z.strictObject({
 
 export const runStepSchema = z.strictObject({
   nodeId: z.string(),
+  iteration: z
+    .number()
+    .int()
+    .describe('Which run of the node this step is: 0, or in a loop the iteration (docs/workflow-graph.md, "Loops")'),
   nodeType: z.string(),
   nodeName: z.string().nullable(),
   status: z.enum(STEP_STATUSES),

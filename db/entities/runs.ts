@@ -76,9 +76,14 @@ const runOwned = () => ({
 });
 
 export const RunStepSchema = entity('RunStep', 'run_steps', {
-  /** The id is `${runId}:${nodeId}`: a node runs at most once per run, so writes are idempotent upserts. */
+  /**
+   * The id is `${runId}:${nodeId}` for a node's first iteration and `${runId}:${nodeId}#${iteration}`
+   * for later ones (loops): one row per node and iteration, so writes are idempotent upserts.
+   */
   ...runOwned(),
   nodeId: p.string(),
+  /** Which run of the node in a loop (0: the first, or a node outside loops). */
+  iteration: p.integer().default(0),
   nodeType: p.string(),
   nodeName: p.string().nullable(),
   seq: p.integer(),

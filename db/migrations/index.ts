@@ -25,6 +25,7 @@ import { Migration20261127200000_sign_in_counters } from './Migration20261127200
 import { Migration20261127201000_credential_destinations } from './Migration20261127201000_credential_destinations';
 import { Migration20261128090000_extflow_imports } from './Migration20261128090000_extflow_imports';
 import { Migration20261128130000_hot_path } from './Migration20261128130000_hot_path';
+import { Migration20261128140000_run_step_iterations } from './Migration20261128140000_run_step_iterations';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -57,4 +58,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127201000_credential_destinations', class: Migration20261127201000_credential_destinations },
   { name: 'Migration20261128090000_extflow_imports', class: Migration20261128090000_extflow_imports },
   { name: 'Migration20261128130000_hot_path', class: Migration20261128130000_hot_path },
+  { name: 'Migration20261128140000_run_step_iterations', class: Migration20261128140000_run_step_iterations },
 ];

@@ -10,6 +10,7 @@ import { pinnedDataOf } from './pinned';
 import { validateGraph } from '../../engine/validate';
 import type { GraphEdge, GraphNode } from '../../engine/types';
 import { canonicalJson } from '../../engine/canonicalJson';
+import { DEFAULT_LOOP_ITERATIONS, MAX_LOOP_ITERATIONS } from '../../engine/limits';
 import { invalidInput } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
 import type { ExpressionScope } from './expressions';
@@ -109,6 +110,7 @@ export function contentIdentity(wf: Pick<ExtWorkflow, 'nodes' | 'connections'>):
 }
 
 /**
+<<<<<<< HEAD
  * Puts the code step that evaluates a node's JavaScript expressions (services/extflow/jsExpressions.ts)
  * in front of the node's own mapping, and names its cost and any refused global in the report.
  */
@@ -139,6 +141,43 @@ function withJsExpressions(
 
 const TRIGGER_TYPES = new Set(['start', 'webhook', 'schedule', 'ci']);
 
+=======
+ * The connections that close a cycle (the external tool runs a node again when data comes back
+ * to it): the back edges of a depth-first walk from the nodes without incoming connections,
+ * then the others, in export order, following connections in order, so the choice is stable. They become our loop-back edges.
+ */
+function loopBackConnections<C extends { source: string; target: string }>(nodes: ExtNode[], conns: C[]): Set<C> {
+  const out = new Map<string, C[]>(nodes.map((n) => [n.name, []]));
+  for (const c of conns) out.get(c.source)?.push(c);
+  const state = new Map<string, 'open' | 'done'>();
+  const backs = new Set<C>();
+  // From the nodes nothing leads to (triggers) first: a walk that began inside a loop would take its way in for the way back.
+  const targets = new Set(conns.map((c) => c.target));
+  const roots = [...nodes.filter((n) => !targets.has(n.name)), ...nodes.filter((n) => targets.has(n.name))];
+  // Iterative, so a long chain of nodes cannot overflow the stack.
+  for (const root of roots) {
+    if (state.has(root.name)) continue;
+    state.set(root.name, 'open');
+    const stack: Array<{ name: string; next: number }> = [{ name: root.name, next: 0 }];
+    for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
+      const c = out.get(top.name)![top.next++];
+      if (!c) {
+        state.set(top.name, 'done');
+        stack.pop();
+        continue;
+      }
+      const seen = state.get(c.target);
+      if (seen === 'open') backs.add(c);
+      else if (seen === undefined) {
+        state.set(c.target, 'open');
+        stack.push({ name: c.target, next: 0 });
+      }
+    }
+  }
+  return backs;
+}
+
+>>>>>>> loops
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
   const wf = checkShape(value, label);
@@ -316,6 +355,10 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     edges.push(e);
   };
   for (const m of mapped.values()) {
+    if (m.edges) {
+      for (const e of m.edges) addEdge(e.source, e.target, e.handle);
+      continue;
+    }
     let previous: GraphNode | undefined;
     for (const node of m.nodes) {
       if (previous) addEdge(previous.id, node.id);
@@ -365,7 +408,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     return { source: id };
   };
 
-  const incoming = new Map<string, Array<{ ref: OutputRef }>>();
+  const loopBacks = loopBackConnections(nodes, conns);
+  const incoming = new Map<string, Array<{ ref: OutputRef; loop: boolean }>>();
   for (const c of conns) {
     const src = mapped.get(c.source)!;
     const srcNode = nodes.find((n) => n.name === c.source)!;
@@ -392,13 +436,35 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const takesItems = target.takesItems ?? target.items !== undefined;
     if (src.items !== undefined && !takesItems && !placeholder) ref = oneItemFrom(ref, c.source, c.target);
     const list = incoming.get(c.target) ?? [];
-    list.push({ ref });
+    list.push({ ref, loop: loopBacks.has(c) });
     incoming.set(c.target, list);
   }
-  for (const [targetName, list] of incoming) {
+  for (const [targetName, all] of incoming) {
     const target = mapped.get(targetName)!;
     const entry = target.entry ?? target.nodes[0]?.id;
     const entryNode = target.nodes.find((n) => n.id === entry)!;
+    const list = all.filter((i) => !i.loop);
+    const backs = all.filter((i) => i.loop);
+    if (backs.length > 1 && entryNode.type !== 'merge') {
+      unsupported.push({
+        node: targetName,
+        nodeType: nodes.find((n) => n.name === targetName)!.type,
+        reason: `${backs.length} connections loop back into this node; a loop here comes back through one`,
+        action: 'Join the branches that loop back in a Merge node (or a No-Op) and connect it back once.',
+      });
+    }
+    for (const { ref } of backs) {
+      // Loop Over Items ends by itself when its items run out; any other loop at the engine's default bound.
+      const e: GraphEdge = { id: `e${edges.length + 1}`, source: ref.source, target: entryNode.id, loop: true };
+      if (ref.handle !== undefined) e.sourceHandle = ref.handle;
+      if (entryNode.type === 'loop') e.maxIterations = MAX_LOOP_ITERATIONS;
+      else
+        warnings.push({
+          node: targetName,
+          message: `A connection loops back here: the loop runs at most ${DEFAULT_LOOP_ITERATIONS} times, then the run fails.`,
+        });
+      edges.push(e);
+    }
     if (list.length > 1 && entryNode.type !== 'merge') {
       // Only merge nodes take several inputs: a merge of the live branches, then the first of them.
       const id = idByName.get(targetName)!;
@@ -452,8 +518,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       unsupported.push({
         node: '(workflow)',
         nodeType: '(connections)',
-        reason: 'the connections form a loop; graphs here have no cycles',
-        action: 'Process lists in a code node, or move the loop body into a subworkflow.',
+        reason: `the connections form a loop the engine cannot run: ${e.message}`,
+        action: 'Make the loop come back into one node through one connection, or process lists in a code node.',
       });
   }
   const connections: Record<string, string> = {};

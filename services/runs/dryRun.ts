@@ -5,6 +5,7 @@ import { runDryRunInSandbox, type DryRunResult } from '../kernel/sandbox/sandbox
 import { runTableNode } from '../databases';
 import { withJsRuntime } from '../extflow/jsRuntime';
 import { storableString, toStorable } from '../kernel/storableText';
+import { runStepId } from './store';
 
 /**
  * Interprets the graph in the sandbox host (services/kernel/sandbox/sandbox.ts runDryRunInSandbox), never on
@@ -75,10 +76,11 @@ async function interpretAndRecord(em: EntityManager, run: Run, graph: WorkflowGr
   const rows = em.fork();
   for (const s of steps) {
     rows.create(RunStepSchema, {
-      id: `${run.id}:${s.nodeId}`,
+      id: runStepId(run.id, s),
       runId: run.id,
       workspaceId: run.workspaceId,
       nodeId: s.nodeId,
+      iteration: s.iteration ?? 0,
       nodeType: s.nodeType,
       nodeName: s.nodeName,
       seq: s.seq,

@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type RunStatus, type StoredWait } from '../../db/entities';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
 import { toStorable } from '../kernel/storableText';
-import { insertRunLogs, updateRunProgress, upsertRunSteps } from './store';
+import { insertRunLogs, runStepId, updateRunProgress, upsertRunSteps } from './store';
 
 export interface RunProgress {
   runId: string;
@@ -41,7 +41,7 @@ function chunks<T>(items: T[], size: number): T[][] {
 /**
  * Writes a run's progress: step upserts, new logs and run fields, in one transaction.
  * Idempotent, because activities may run again after a crash: steps are keyed by
- * (run, node), logs by (run, seq), and a terminal status is never overwritten by a
+ * (run, node, iteration), logs by (run, seq), and a terminal status is never overwritten by a
  * non-terminal one (the API may already have recorded a cancel).
  */
 export async function recordRunProgress(em: EntityManager, progress: RunProgress): Promise<void> {
@@ -54,8 +54,8 @@ export async function recordRunProgress(em: EntityManager, progress: RunProgress
 async function writeProgress(em: EntityManager, p: RunProgress): Promise<void> {
   // Every statement runs on the transaction's connection (the store passes its context): one pool connection per write, and atomic.
   await em.transactional(async (tx) => {
-    // Later records of a node win: one statement cannot upsert the same row twice.
-    const steps = [...new Map(p.steps.map((s) => [s.nodeId, s])).values()];
+    // Later records of a node's iteration win: one statement cannot upsert the same row twice.
+    const steps = [...new Map(p.steps.map((s) => [runStepId(p.runId, s), s])).values()];
     for (const chunk of chunks(steps, ROWS_PER_STATEMENT)) await upsertRunSteps(tx, p, chunk);
     for (const chunk of chunks(p.logs, ROWS_PER_STATEMENT)) await insertRunLogs(tx, p, chunk);
     await updateRunProgress(tx, p);

@@ -67,24 +67,30 @@ export async function runStats(em: EntityManager, matched: RunsQuery, summaryCol
 
 const json = (v: unknown) => JSON.stringify(v === undefined ? null : v);
 
+/** A step row's id: `runId:nodeId`, and `#iteration` after it from a loop's second iteration on. */
+export function runStepId(runId: string, step: Pick<StepRecord, 'nodeId' | 'iteration'>): string {
+  return step.iteration ? `${runId}:${step.nodeId}#${step.iteration}` : `${runId}:${step.nodeId}`;
+}
+
 /**
- * Upserts one chunk of a run's steps, keyed `runId:nodeId`; a step keeps its first start.
+ * Upserts one chunk of a run's steps, keyed `runId:nodeId` (with `#iteration` in loops); a step keeps its first start.
  * `tx` must be the read model write's transaction: the statement runs on its connection.
- * One statement cannot upsert a row twice, so the chunk holds each node once.
+ * One statement cannot upsert a row twice, so the chunk holds each node and iteration once.
  */
 export async function upsertRunSteps(tx: EntityManager, run: { runId: string; workspaceId: string }, chunk: StepRecord[]): Promise<void> {
   await tx.getConnection().execute(
-    `insert into run_steps (id, run_id, workspace_id, node_id, node_type, node_name, seq, status, attempts, input, output, error, started_at, finished_at, duration_ms)
-     values ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)').join(', ')}
+    `insert into run_steps (id, run_id, workspace_id, node_id, iteration, node_type, node_name, seq, status, attempts, input, output, error, started_at, finished_at, duration_ms)
+     values ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)').join(', ')}
      on conflict (id) do update set
        status = excluded.status, attempts = excluded.attempts, input = excluded.input, output = excluded.output,
        error = excluded.error, started_at = coalesce(run_steps.started_at, excluded.started_at),
        finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,
     chunk.flatMap((s) => [
-      `${run.runId}:${s.nodeId}`,
+      runStepId(run.runId, s),
       run.runId,
       run.workspaceId,
       s.nodeId,
+      s.iteration ?? 0,
       s.nodeType,
       s.nodeName,
       s.seq,

@@ -81,6 +81,7 @@ export function runView(run: Run, steps: RunStep[], logs: RunLog[]) {
     ...(run.simulationTargetId ? { simulationTargetId: run.simulationTargetId } : {}),
     steps: steps.map((s) => ({
       nodeId: s.nodeId,
+      iteration: s.iteration,
       nodeType: s.nodeType,
       nodeName: s.nodeName,
       status: s.status,

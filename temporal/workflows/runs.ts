@@ -10,8 +10,10 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
   executeChild,
   isCancellation,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -22,7 +24,14 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
 import type { StoredWait } from '../../db/entities/runs';
-import { runGraph, type ApprovalDecision, type EngineHost, type LogRecord, type StepRecord } from '../../engine/interpreter';
+import {
+  runGraph,
+  type ApprovalDecision,
+  type EngineHost,
+  type LoopCheckpoint,
+  type LogRecord,
+  type StepRecord,
+} from '../../engine/interpreter';
 import { TABLE_NODE_TYPES, type GraphNode, type TableNodeType, type WorkflowGraph } from '../../engine/types';
 import { MESSAGE_LIMIT_CHARS, NODE_OUTPUT_LIMIT_BYTES, oversizedOutput } from '../../engine/limits';
 import {
@@ -35,6 +44,7 @@ import {
   RUN_WORKFLOW_TASK_TIMEOUT,
   TASK_QUEUE,
   webhookReplyUpdate,
+  WORKFLOW_TYPES,
   type ApprovalRequest,
   type WebhookReply,
 } from '../shared';
@@ -56,7 +66,24 @@ export interface RunWorkflowInput {
   graph: WorkflowGraph;
   input: unknown;
   startNodeId?: string | null;
+  /**
+   * History events after which a loop continues the run in a new execution (same workflow id,
+   * so the same run), unless Temporal suggests it first. Default DEFAULT_CONTINUE_AFTER_EVENTS.
+   */
+  continueAfterEvents?: number;
+  /** Set on an execution continued from a loop (continue-as-new): where the previous one stopped. */
+  continuation?: { checkpoint: LoopCheckpoint; reply: WebhookReply | null };
 }
+
+/**
+ * History length at which a loop iteration continues the run as new. Temporal suggests it on its
+ * own (workflowInfo().continueAsNewSuggested, by the server's history count and size limits);
+ * this is the backstop, and what RUN_LOOP_CONTINUE_AFTER_EVENTS lowers.
+ */
+export const DEFAULT_CONTINUE_AFTER_EVENTS = 10_000;
+
+/** Two records of one node are the same step when they are the same iteration. */
+const stepKey = (step: StepRecord) => `${step.nodeId}#${step.iteration ?? 0}`;
 
 export interface RunWorkflowResult {
   runId: string;
@@ -152,10 +179,12 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const waits = new Map<string, StoredWait>();
   const approvals = new Map<string, ApprovalDecision>();
   const events = new Map<string, unknown>();
-  let pendingSteps: StepRecord[] = [];
+  // Keyed by node and iteration: a loop records thousands of steps between two writes.
+  let pendingSteps = new Map<string, StepRecord>();
   let pendingLogs: LogRecord[] = [];
   let status: 'running' | 'waiting' = 'running';
-  let reply: WebhookReply | null = null;
+  // A continued execution keeps the answer a Response node already gave.
+  let reply: WebhookReply | null = req.continuation?.reply ?? null;
   let ended: WebhookReply | null = null;
 
   setHandler(progressQuery, () => ({ status, steps: [...steps.values()], waits: [...waits.values()] }));
@@ -202,8 +231,8 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   let lastFlushMs = 0;
   const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}) => {
     lastFlushMs = Date.now();
-    const batch = { steps: pendingSteps, logs: pendingLogs };
-    pendingSteps = [];
+    const batch = { steps: [...pendingSteps.values()], logs: pendingLogs };
+    pendingSteps = new Map();
     pendingLogs = [];
     await recordRunProgress({ runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch });
   };
@@ -323,8 +352,12 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       return result.output;
     },
     onStep(step) {
+      // The progress query shows each node's latest iteration; the read model keeps them all.
       steps.set(step.nodeId, step);
-      pendingSteps = [...pendingSteps.filter((s) => s.nodeId !== step.nodeId), step];
+      // Delete first: a later record of a step moves to the end, as the batch's order was.
+      const key = stepKey(step);
+      pendingSteps.delete(key);
+      pendingSteps.set(key, step);
     },
     onLog(log) {
       pendingLogs.push(log);
@@ -334,11 +367,41 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       reply ??= { kind: 'response', status: response.status, headers: response.headers, body: response.body };
     },
     isCancellation,
+    // Only graphs with loop-back edges call these two: runs of other graphs record the same commands as before.
+    async loopPause() {
+      await sleep(1);
+      if (progressDue(true)) await flush();
+    },
+    async continueAsNew(checkpoint) {
+      const info = workflowInfo();
+      const long = info.continueAsNewSuggested || info.historyLength >= (req.continueAfterEvents ?? DEFAULT_CONTINUE_AFTER_EVENTS);
+      // A handler still running (a webhook caller waiting for its reply) would be cut off: the next iteration may try again.
+      if (!long || !allHandlersFinished()) return;
+      const state = checkpoint();
+      if (!state) return;
+      await flush();
+      const continueRun = makeContinueAsNewFunc<typeof runWorkflow>({
+        workflowType: WORKFLOW_TYPES.run,
+        memo: info.memo,
+        typedSearchAttributes: info.typedSearchAttributes,
+      });
+      await continueRun({ ...req, continuation: { checkpoint: state, reply } });
+    },
   };
 
-  await flush({ status: 'running', startedAt: nowIso() });
+  // A continued execution's run row is already running, with its start.
+  if (!req.continuation) await flush({ status: 'running', startedAt: nowIso() });
   try {
-    let outcome = await runGraph({ graph: req.graph, input: req.input, trigger: req.trigger, startNodeId: req.startNodeId }, host);
+    let outcome = await runGraph(
+      {
+        graph: req.graph,
+        input: req.input,
+        trigger: req.trigger,
+        startNodeId: req.startNodeId,
+        ...(req.continuation ? { resume: req.continuation.checkpoint } : {}),
+      },
+      host,
+    );
     // The projection says `succeeded` only when Temporal can accept the result: a result over
     // its payload limit would end the execution with a server error instead.
     const oversized = outcome.status === 'succeeded' && outputLimited ? oversizedOutput(outcome.output, 'Run output') : null;
@@ -368,7 +431,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       );
       throw err;
     }
-    if (err instanceof TemporalFailure) throw err;
+    if (err instanceof TemporalFailure || err instanceof ContinueAsNew) throw err;
     // Workflow-task failure guard, part 1: any other error is one of the workflow code itself
     // (node errors never get here: the engine turns them into failed nodes). Thrown as is, it
     // would fail the workflow task, which Temporal retries for ever with the same history and so

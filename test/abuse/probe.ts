@@ -15,7 +15,7 @@ export interface GraphNode {
 export interface WorkflowBody {
   name?: string;
   nodes: GraphNode[];
-  edges: Array<{ source: string; target: string; sourceHandle?: string }>;
+  edges: Array<{ source: string; target: string; sourceHandle?: string; loop?: boolean; maxIterations?: number }>;
 }
 
 /** `nodes` in a line after a start node. */

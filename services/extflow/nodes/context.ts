@@ -41,6 +41,8 @@ export interface OutputRef {
 
 export interface Mapped {
   nodes: GraphNode[];
+  /** The edges between `nodes`; default a line through them in their order, without handles. */
+  edges?: Array<{ source: string; target: string; handle?: string }>;
   /** Where incoming edges go; default the first node. */
   entry?: string;
   /** The node and handle an output index leaves from; default: output 0 from `ctx.id`, others unsupported. */

@@ -37,6 +37,15 @@ export const runsArea = defineArea('runs', 'Runs', {
     .max(120_000)
     .default(10_000)
     .describe('How long `POST /api/runs/{id}/approval` waits for a worker to decide before it queues the decision (202 `queued: true`).'),
+  RUN_LOOP_CONTINUE_AFTER_EVENTS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(50_000)
+    .default(10_000)
+    .describe(
+      'History events after which a run\'s loop continues the run in a new Temporal execution (continue-as-new; same run), unless Temporal suggests it sooner (docs/workflow-graph.md, "Loops").',
+    ),
 });
 
 export type RunsEnv = z.output<typeof runsArea.schema>;
@@ -46,6 +55,8 @@ export interface RunsConfig {
   runAdmission: RunAdmissionSettings;
   /** APPROVAL_ANSWER_WAIT_MS: how long an approval waits for a worker to decide it before it is queued (202). */
   approvalAnswerWaitMs: number;
+  /** RUN_LOOP_CONTINUE_AFTER_EVENTS: history length at which a loop continues its run as new. */
+  loopContinueAfterEvents: number;
 }
 
 export function runsConfig(e: RunsEnv): RunsConfig {
@@ -56,5 +67,6 @@ export function runsConfig(e: RunsEnv): RunsConfig {
       recheckMs: e.RUN_ADMISSION_RECHECK_MS,
     },
     approvalAnswerWaitMs: e.APPROVAL_ANSWER_WAIT_MS,
+    loopContinueAfterEvents: e.RUN_LOOP_CONTINUE_AFTER_EVENTS,
   };
 }

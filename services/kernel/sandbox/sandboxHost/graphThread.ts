@@ -74,7 +74,7 @@ export async function interpretDryRun(
     async runSubworkflow(_node, config) {
       return { simulated: true, workflowId: config.workflowId };
     },
-    onStep: (step) => void steps.set(step.nodeId, step),
+    onStep: (step) => void steps.set(`${step.nodeId}#${step.iteration ?? 0}`, step),
     onLog: (log) => void logs.push({ ...log, seq: logs.length }),
     onResponse: () => undefined,
     isCancellation: () => false,
