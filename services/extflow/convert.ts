@@ -110,7 +110,6 @@ export function contentIdentity(wf: Pick<ExtWorkflow, 'nodes' | 'connections'>):
 }
 
 /**
-<<<<<<< HEAD
  * Puts the code step that evaluates a node's JavaScript expressions (services/extflow/jsExpressions.ts)
  * in front of the node's own mapping, and names its cost and any refused global in the report.
  */
@@ -141,7 +140,7 @@ function withJsExpressions(
 
 const TRIGGER_TYPES = new Set(['start', 'webhook', 'schedule', 'ci']);
 
-=======
+/**
  * The connections that close a cycle (the external tool runs a node again when data comes back
  * to it): the back edges of a depth-first walk from the nodes without incoming connections,
  * then the others, in export order, following connections in order, so the choice is stable. They become our loop-back edges.
@@ -177,7 +176,6 @@ function loopBackConnections<C extends { source: string; target: string }>(nodes
   return backs;
 }
 
->>>>>>> loops
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
   const wf = checkShape(value, label);

@@ -69,5 +69,7 @@ export const splitInBatches: Mapper = (ctx) => {
     edges,
     output: (i) => (i === loopOutput ? batch : ctx.version >= 3 && i === 0 ? { source: doneId } : null),
     regularOutputs: ctx.version < 3 ? 1 : 2,
+    // What comes back round the loop is kept as it is (a batch is a list of items), never cut to one item.
+    takesItems: true,
   };
 };

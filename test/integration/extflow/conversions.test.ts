@@ -234,10 +234,7 @@ describe('Loop Over Items / Split In Batches loop back through the engine (issue
     ]);
   });
 
-  // Skipped since the merge of main's item lists (services/extflow/itemWiring.ts): a batch of several
-  // items is one array value here, which the one-item adapter after No-Op refuses. Batches over 1
-  // must become item lists `[{ json }]` on the loop node's side: not done yet (issue 29 point 4).
-  test.skip('v2 passes batches of its batch size, the last one shorter, and stops when the items run out', async () => {
+  test('v2 passes batches of its batch size, the last one shorter, and stops when the items run out', async () => {
     const created = await importOne('conversions/split-in-batches-v2');
     expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
     const run = await runDraft(created, items);
