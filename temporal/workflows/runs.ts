@@ -2,8 +2,9 @@
  * One workflow run = one Temporal workflow (workflow id = run id). It interprets the pinned
  * graph with the shared engine: pure nodes run here, actions are activities, waits are
  * timers, an Update (approval) and a signal (event), subworkflows are child workflows. The
- * PostgreSQL projection (run row, steps, logs) is written by a local activity at the points
- * that matter: start, after each side effect, on entering and leaving a wait, at the end.
+ * PostgreSQL projection (run row, steps, logs) is emitted through the `runProgress` sink (older
+ * runs: a local activity) at the points that matter: start, after side effects (at most every
+ * 250 ms), on entering and leaving a wait, at the end.
  */
 import {
   allHandlersFinished,
@@ -17,6 +18,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  proxySinks,
   setHandler,
   sleep,
   TemporalFailure,
@@ -45,6 +47,7 @@ import {
   TASK_QUEUE,
   webhookReplyUpdate,
   WORKFLOW_TYPES,
+  type RunProgressSinks,
   type ApprovalRequest,
   type WebhookReply,
 } from '../shared';
@@ -72,7 +75,7 @@ export interface RunWorkflowInput {
    */
   continueAfterEvents?: number;
   /** Set on an execution continued from a loop (continue-as-new): where the previous one stopped. */
-  continuation?: { checkpoint: LoopCheckpoint; reply: WebhookReply | null };
+  continuation?: { checkpoint: LoopCheckpoint; reply: WebhookReply | null; progressSeq?: number };
 }
 
 /**
@@ -129,6 +132,18 @@ const LOCAL_PROGRESS_INTERVAL_MS = 250;
  * with a projection write after every durable action (one local activity each).
  */
 const COALESCED_PROGRESS_PATCH = 'coalesced-progress-v1';
+
+/**
+ * Runs started before the progress sink keep writing their projection with the
+ * `recordRunProgress` local activity (a marker and an extra activation per write). New runs emit
+ * it through the `runProgress` sink, which issues no command: the worker's progress writer
+ * stores it (services/runs/progressWriter.ts) and the reconciler repairs what a killed worker
+ * lost (services/runs/reconcile.ts). Only the hand-over to a continued execution still writes
+ * through the local activity, so that what a closed execution emitted is stored before it closes.
+ */
+const SINK_PROGRESS_PATCH = 'sink-progress-v1';
+
+const { runProgress } = proxySinks<RunProgressSinks>();
 
 /** Runs started before local actions existed keep replaying with regular activities. */
 const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
@@ -229,12 +244,20 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
 
   const nowIso = () => new Date(Date.now()).toISOString();
   let lastFlushMs = 0;
-  const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}) => {
+  // Decided before the first write: a replay of an older history sees no marker and writes with the activity.
+  const sinkProgress = patched(SINK_PROGRESS_PATCH);
+  // Numbers the sink's batches across continued executions: the writer never lets an older one overwrite a newer.
+  let progressSeq = req.continuation?.progressSeq ?? 0;
+  const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}, durable = false) => {
     lastFlushMs = Date.now();
     const batch = { steps: [...pendingSteps.values()], logs: pendingLogs };
     pendingSteps = new Map();
     pendingLogs = [];
-    await recordRunProgress({ runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch });
+    const progress = { runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch };
+    if (!sinkProgress) return recordRunProgress(progress);
+    progressSeq += 1;
+    if (durable) return recordRunProgress({ ...progress, seq: progressSeq });
+    runProgress.emit({ ...progress, seq: progressSeq });
   };
   const enterWait = async (wait: StoredWait) => {
     waits.set(wait.nodeId, wait);
@@ -379,13 +402,14 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       if (!long || !allHandlersFinished()) return;
       const state = checkpoint();
       if (!state) return;
-      await flush();
+      // The closed execution is never replayed again: its batches are stored before it closes.
+      await flush({}, true);
       const continueRun = makeContinueAsNewFunc<typeof runWorkflow>({
         workflowType: WORKFLOW_TYPES.run,
         memo: info.memo,
         typedSearchAttributes: info.typedSearchAttributes,
       });
-      await continueRun({ ...req, continuation: { checkpoint: state, reply } });
+      await continueRun({ ...req, continuation: { checkpoint: state, reply, ...(sinkProgress ? { progressSeq } : {}) } });
     },
   };
 
