@@ -1,0 +1,80 @@
+/**
+ * The run read model converges to Temporal after a worker is SIGKILLed between its progress sink
+ * calls and their writes (issue 30 point 1). The first worker's writer is set never to flush
+ * in time (RUN_PROGRESS_FLUSH_MS of an hour): everything it emitted is lost with it. One run
+ * closes and one parks on an approval before the kill; the reconciler's pass then writes what
+ * Temporal knows, and the second worker's replay (for the query) re-emits the rest.
+ */
+import { chain, deployWorkflow, executeWorkflow, node, useTestStack, waitRun } from '../../kit';
+import { eventually } from '../../support/harness';
+import { killWorker, spawnWorker } from '../../support/workerProcess';
+import { reconcileRunReadModel } from '../../../services/runs';
+import { progressQuery } from '../../../temporal/shared';
+
+const stack = useTestStack({ worker: false });
+
+test('a worker killed before writing its progress: the reconciler brings closed and parked runs in line with Temporal', async () => {
+  let worker = await spawnWorker({ RUN_PROGRESS_FLUSH_MS: '3600000' });
+  try {
+    const done = await deployWorkflow(stack, chain(node.transform('double', '$.n * 2'), node.log('note', 'doubled')));
+    const parked = await deployWorkflow(stack, {
+      nodes: [node.start(), node.transform('before', '1'), node.approval('gate', 'ok?'), node.transform('after', '2')],
+      edges: [
+        { source: 'start', target: 'before' },
+        { source: 'before', target: 'gate' },
+        { source: 'gate', target: 'after', sourceHandle: 'approved' },
+      ],
+    });
+    const doneRun = await executeWorkflow(stack, done.workflowId, { n: 21 });
+    const parkedRun = await executeWorkflow(stack, parked.workflowId);
+    const client = stack.app.deps.temporal.client;
+    await client.workflow.getHandle(doneRun).result();
+    await eventually(
+      () => client.workflow.getHandle(parkedRun).query(progressQuery),
+      (p) => p.status === 'waiting',
+    );
+    await killWorker(worker);
+
+    // Nothing the first worker emitted reached PostgreSQL.
+    const conn = stack.app.orm.em.fork().getConnection();
+    const statusOf = async (id: string) =>
+      ((await conn.execute('select status from runs where id = ?', [id])) as Array<{ status: string }>)[0]?.status;
+    expect(await statusOf(doneRun)).toBe('queued');
+    expect(await statusOf(parkedRun)).toBe('queued');
+
+    worker = await spawnWorker();
+    const repaired = await reconcileRunReadModel(stack.app.orm.em.fork(), stack.app.deps.services.runs.launcher, {
+      staleMs: 0,
+      queryBudgetMs: 30_000,
+    });
+    expect(repaired.sort()).toEqual([doneRun, parkedRun].sort());
+
+    const closed = await waitRun(stack, doneRun);
+    expect(closed).toMatchObject({ status: 'succeeded', output: 42, error: null });
+    expect(closed.finishedAt).toBeTruthy();
+    // The steps from the query's answer; the logs from the second worker's replay, which re-emitted every batch.
+    expect(closed.steps.map((s) => [s.nodeId, s.status])).toEqual([
+      ['start', 'succeeded'],
+      ['double', 'succeeded'],
+      ['note', 'succeeded'],
+    ]);
+    const detail = await eventually(
+      () => stack.api.get<{ timeline: Array<{ message?: string }> }>(`/api/v1/logs/executions/${doneRun}`),
+      (r) => r.body.timeline.some((e) => e.message === 'doubled'),
+    );
+    expect(detail.body.timeline.map((e) => e.message)).toEqual(expect.arrayContaining(['doubled', 'Run succeeded']));
+
+    const waiting = await waitRun(stack, parkedRun, { until: (r) => r.status === 'waiting' });
+    expect(waiting.waits).toEqual([expect.objectContaining({ kind: 'approval', nodeId: 'gate' })]);
+    expect(waiting.steps.find((s) => s.nodeId === 'before')).toMatchObject({ status: 'succeeded' });
+
+    // The run goes on with the second worker, whose batches the read model takes.
+    const decided = await stack.api.post(`/api/runs/${parkedRun}/approval`, { decision: 'approved' });
+    expect(decided.status).toBe(200);
+    const finished = await waitRun(stack, parkedRun, { timeoutMs: 60_000 });
+    expect(finished.status).toBe('succeeded');
+    expect(finished.steps.map((s) => s.nodeId)).toEqual(['start', 'before', 'gate', 'after']);
+  } finally {
+    await killWorker(worker);
+  }
+}, 180_000);
