@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261128150000_run_progress_seq extends Migration {
   override async up(): Promise<void> {
-    this.addSql('alter table runs add column progress_seq bigint not null default 0;');
+    this.addSql('alter table runs add column progress_seq integer not null default 0;');
   }
 
   override async down(): Promise<void> {

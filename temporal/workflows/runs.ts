@@ -138,8 +138,8 @@ const COALESCED_PROGRESS_PATCH = 'coalesced-progress-v1';
  * `recordRunProgress` local activity (a marker and an extra activation per write). New runs emit
  * it through the `runProgress` sink, which issues no command: the worker's progress writer
  * stores it (services/runs/progressWriter.ts) and the reconciler repairs what a killed worker
- * lost (services/runs/reconcile.ts). Only the hand-over to a continued execution still writes
- * through the local activity, so that what a closed execution emitted is stored before it closes.
+ * lost (services/runs/reconcile.ts). The hand-over to a continued execution and the entry into
+ * an approval wait still write through the local activity (see enterWait and continueAsNew).
  */
 const SINK_PROGRESS_PATCH = 'sink-progress-v1';
 
@@ -262,7 +262,12 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
   const enterWait = async (wait: StoredWait) => {
     waits.set(wait.nodeId, wait);
     status = 'waiting';
-    await flush({ status, waits: [...waits.values()] });
+    // An approval wait is still written by the local activity: when the workflow task that
+    // enters it issues no command (e.g. right after an event resume), a worker that replays the
+    // run to answer the approval Update ran its validator before the wait was entered again and
+    // refused it (waits.test.ts, "survive a worker restart"). The activity's marker keeps that
+    // task apart on replay, and the parked approval is stored before the run parks.
+    await flush({ status, waits: [...waits.values()] }, wait.kind === 'approval');
   };
   const leaveWait = async (nodeId: string) => {
     waits.delete(nodeId);

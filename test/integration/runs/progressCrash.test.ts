@@ -2,7 +2,7 @@
  * The run read model converges to Temporal after a worker is SIGKILLed between its progress sink
  * calls and their writes (issue 30 point 1). The first worker's writer is set never to flush
  * in time (RUN_PROGRESS_FLUSH_MS of an hour): everything it emitted is lost with it. One run
- * closes and one parks on an approval before the kill; the reconciler's pass then writes what
+ * closes and one parks on a timer before the kill; the reconciler's pass then writes what
  * Temporal knows, and the second worker's replay (for the query) re-emits the rest.
  */
 import { chain, deployWorkflow, executeWorkflow, node, useTestStack, waitRun } from '../../kit';
@@ -17,14 +17,8 @@ test('a worker killed before writing its progress: the reconciler brings closed 
   let worker = await spawnWorker({ RUN_PROGRESS_FLUSH_MS: '3600000' });
   try {
     const done = await deployWorkflow(stack, chain(node.transform('double', '$.n * 2'), node.log('note', 'doubled')));
-    const parked = await deployWorkflow(stack, {
-      nodes: [node.start(), node.transform('before', '1'), node.approval('gate', 'ok?'), node.transform('after', '2')],
-      edges: [
-        { source: 'start', target: 'before' },
-        { source: 'before', target: 'gate' },
-        { source: 'gate', target: 'after', sourceHandle: 'approved' },
-      ],
-    });
+    // A timer wait: an approval wait is written by the local activity (temporal/workflows/runs.ts), so it would survive the kill.
+    const parked = await deployWorkflow(stack, chain(node.transform('before', '1'), node.wait('pause', 20), node.transform('after', '2')));
     const doneRun = await executeWorkflow(stack, done.workflowId, { n: 21 });
     const parkedRun = await executeWorkflow(stack, parked.workflowId);
     const client = stack.app.deps.temporal.client;
@@ -65,15 +59,13 @@ test('a worker killed before writing its progress: the reconciler brings closed 
     expect(detail.body.timeline.map((e) => e.message)).toEqual(expect.arrayContaining(['doubled', 'Run succeeded']));
 
     const waiting = await waitRun(stack, parkedRun, { until: (r) => r.status === 'waiting' });
-    expect(waiting.waits).toEqual([expect.objectContaining({ kind: 'approval', nodeId: 'gate' })]);
+    expect(waiting.waits).toEqual([expect.objectContaining({ kind: 'timer', nodeId: 'pause' })]);
     expect(waiting.steps.find((s) => s.nodeId === 'before')).toMatchObject({ status: 'succeeded' });
 
-    // The run goes on with the second worker, whose batches the read model takes.
-    const decided = await stack.api.post(`/api/runs/${parkedRun}/approval`, { decision: 'approved' });
-    expect(decided.status).toBe(200);
+    // The run goes on with the second worker when its timer fires, and the read model takes its batches.
     const finished = await waitRun(stack, parkedRun, { timeoutMs: 60_000 });
     expect(finished.status).toBe('succeeded');
-    expect(finished.steps.map((s) => s.nodeId)).toEqual(['start', 'before', 'gate', 'after']);
+    expect(finished.steps.map((s) => s.nodeId)).toEqual(['start', 'before', 'pause', 'after']);
   } finally {
     await killWorker(worker);
   }
