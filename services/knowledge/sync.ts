@@ -27,7 +27,17 @@ import type { KnowledgeConfig } from '../kernel/config';
 import { boundHostsText, hostAllowed, shownHost, type CredentialKeySettings, type ProviderUrls } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
-import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
+import {
+  acceptedCredentialTypes,
+  defaultBaseUrl,
+  FetchBudget,
+  PROVIDERS,
+  SYNC_CAPABILITY,
+  SyncError,
+  type ConnectorProvider,
+  type SyncBatch,
+  type SyncOptions,
+} from './providers';
 import type { KnowledgeRuntime } from './runtime';
 import {
   connectorDocumentIds,
@@ -143,7 +153,7 @@ function setupRequired(
 ): DomainError {
   const credentialId = typeof connector.config.credentialId === 'string' ? connector.config.credentialId : null;
   return conflict(
-    `Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${provider.credentialTypes.join(' or ')}.`,
+    `Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${acceptedCredentialTypes(provider).join(' or ')}.`,
     {
       code: 'setup_required',
       envelope: {
@@ -154,7 +164,7 @@ function setupRequired(
             reason,
             providerId: provider.id,
             credentialId,
-            acceptedCredentialTypes: provider.credentialTypes,
+            acceptedCredentialTypes: acceptedCredentialTypes(provider),
             requiredScopes: provider.scopes,
             ...extra,
           },
@@ -194,7 +204,7 @@ export async function connectorCredential(
   if (!resolved.ok)
     throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
   const { credential } = resolved;
-  if (!provider.credentialTypes.includes(credential.type))
+  if (!acceptedCredentialTypes(provider).includes(credential.type))
     throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
   if (credential.type === 'oauth2' && credential.scopes) {
     const missing = provider.scopes.filter((s) => !credential.scopes!.includes(s));
@@ -479,7 +489,7 @@ export async function executeSyncRun(
         `The stored cursor of knowledge connector ${connector.id} was made for other filters; restore the filters it was made with, or create a new connector for the new ones.`,
       );
     }
-    const baseUrl = (credential.baseUrl ?? provider.baseUrlFrom(deps.config.providerBaseUrls))?.replace(/\/+$/, '');
+    const baseUrl = (credential.baseUrl ?? defaultBaseUrl(provider, deps.config.providerBaseUrls))?.replace(/\/+$/, '');
     if (!baseUrl)
       throw new SyncError(
         'invalid',
