@@ -19,6 +19,7 @@ import { KnowledgeConnectorSchema, KnowledgeSyncRunSchema, type KnowledgeConnect
 import { canonicalJson } from '../../engine/canonicalJson';
 import { conflict, internalFailure, invalidInput, notFound, unavailable, DomainError } from '../kernel/errors';
 import { newId, randomToken, sha256Hex } from '../kernel/ids';
+import { pickFields } from '../kernel/views';
 import { httpRequest, OutboundError } from '../kernel/outbound';
 import type { SyncExecutionOutcome } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
@@ -85,40 +86,28 @@ export function syncRunId(workspaceId: string, connectorId: string, key: string)
   return `ksr_${sha256Hex(`${workspaceId}\0${connectorId}\0${key}`).slice(0, 40)}`;
 }
 
-export interface SyncRunView {
-  id: string;
-  workspaceId: string;
-  connectorId: string;
-  status: KnowledgeSyncRun['status'];
-  cursorBefore: unknown;
-  cursorAfter: unknown;
-  fullSnapshot: boolean;
-  upsertedCount: number;
-  tombstonedCount: number;
-  error: string | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** The fields of a sync run its view shows as stored (its options, fingerprint and lease stay inside). */
+const SYNC_RUN_FIELDS = [
+  'id',
+  'workspaceId',
+  'connectorId',
+  'status',
+  'cursorBefore',
+  'cursorAfter',
+  'fullSnapshot',
+  'upsertedCount',
+  'tombstonedCount',
+  'error',
+  'startedAt',
+  'finishedAt',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+export type SyncRunView = Pick<KnowledgeSyncRun, (typeof SYNC_RUN_FIELDS)[number]>;
 
 export function syncRunView(r: KnowledgeSyncRun): SyncRunView {
-  return {
-    id: r.id,
-    workspaceId: r.workspaceId,
-    connectorId: r.connectorId,
-    status: r.status,
-    cursorBefore: r.cursorBefore ?? null,
-    cursorAfter: r.cursorAfter ?? null,
-    fullSnapshot: r.fullSnapshot,
-    upsertedCount: r.upsertedCount,
-    tombstonedCount: r.tombstonedCount,
-    error: r.error,
-    startedAt: r.startedAt,
-    finishedAt: r.finishedAt,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-  };
+  return { ...pickFields(r, SYNC_RUN_FIELDS), cursorBefore: r.cursorBefore ?? null, cursorAfter: r.cursorAfter ?? null };
 }
 
 // ---------------------------------------------------------------------------------------------
