@@ -12,6 +12,7 @@ import { newId } from '../kernel/ids';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import type { KnowledgeSyncLauncher } from '../kernel/ports';
 import { providerRegistry, type ProviderRegistryEntry } from './providers';
+import { lastIdPage } from '../kernel/pagination';
 
 export interface ConnectorView {
   id: string;
@@ -79,10 +80,10 @@ export async function listConnectors(
     where = { ...scope, $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] };
   }
   const rows = await em.find(KnowledgeConnectorSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
-  const page = rows.slice(0, query.limit);
+  const { page, nextCursor } = lastIdPage(rows, query.limit);
   return {
     connectors: page.map(connectorView),
-    nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null,
+    nextCursor,
     providers: providerRegistry(certified),
   };
 }

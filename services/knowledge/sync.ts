@@ -62,6 +62,7 @@ import {
   tombstoneConnectorDocuments,
   upsertConnectorDocuments,
 } from './store';
+import { lastIdPage } from '../kernel/pagination';
 
 export const SYNC_OPTION_BOUNDS = {
   maxPages: { min: 1, max: 50, default: 20 },
@@ -333,8 +334,8 @@ export async function listSyncRuns(
     where = { ...scope, $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] };
   }
   const rows = await em.find(KnowledgeSyncRunSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
-  const page = rows.slice(0, query.limit);
-  return { runs: page.map(syncRunView), nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
+  const { page, nextCursor } = lastIdPage(rows, query.limit);
+  return { runs: page.map(syncRunView), nextCursor };
 }
 
 /** POST cancel: queued or running → cancelled (the lease is released, the execution cancelled); 409 from a terminal status. */
