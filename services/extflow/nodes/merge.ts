@@ -8,6 +8,7 @@
  * An input that did not run counts as an input without items. Combining by SQL is listed.
  */
 import { ITEM_RUNTIME } from '../itemRuntime';
+import type { ItemCount } from '../itemWiring';
 import { Unsupported } from '../types';
 import { isRecord, ourNode, type MapContext, type Mapper } from './context';
 import { itemSettingsOf, noExpressions } from './items';
@@ -98,6 +99,20 @@ function mergeParams(ctx: MapContext, inputCount: number): Record<string, unknow
   };
 }
 
+/**
+ * How many items the merge may output for its inputs: at most one when every input holds at most
+ * one ('same': choosing, pairing or joining single items), except where items of both inputs are
+ * listed one after the other (append, keep everything, keep non-matches from both).
+ */
+function countOf(params: Record<string, unknown>): ItemCount {
+  const { mode, joinMode, outputDataFrom, output } = params;
+  if (mode === 'append') return 'many';
+  if (mode === 'wait' || (mode === 'chooseBranch' && output === 'empty')) return 'one';
+  if (mode === 'combineByFields' && (joinMode === 'keepEverything' || (joinMode === 'keepNonMatches' && outputDataFrom === 'both')))
+    return 'many';
+  return 'same';
+}
+
 export const mergeNode: Mapper = (ctx) => {
   const inputs = inputsByIndex(ctx);
   const declared = ctx.version >= 3 && typeof ctx.params.numberInputs === 'number' ? ctx.params.numberInputs : 2;
@@ -115,5 +130,5 @@ export const mergeNode: Mapper = (ctx) => {
     `return __items.runInputs("merge", ${JSON.stringify(params)}, __inputs, ${JSON.stringify(itemSettingsOf(ctx))});`,
   ].join('\n');
   const mergeId = `${ctx.id}__merge`;
-  return { nodes: [ourNode(ctx, mergeId, 'merge', {}, 1), ourNode(ctx, ctx.id, 'code', { source })], items: 'many' };
+  return { nodes: [ourNode(ctx, mergeId, 'merge', {}, 1), ourNode(ctx, ctx.id, 'code', { source })], items: countOf(params) };
 };

@@ -3,6 +3,7 @@
  * mode over several items per input, with the items the external tool's Merge node outputs
  * (its v1–v3 semantics, read from its source).
  */
+import { convertExtflowWorkflow } from '../../../../services/extflow/convert';
 import { ITEM_RUNTIME } from '../../../../services/extflow/itemRuntime';
 
 interface Item {
@@ -188,5 +189,45 @@ describe('v1 modes', () => {
     expect(v1({ mode: 'multiplex' })).toHaveLength(6);
     expect(v1({ mode: 'passThrough', output: 'input2' })).toEqual(jsons(b));
     expect(v1({ mode: 'wait' })).toEqual([{}]);
+  });
+});
+
+describe('what a converted Merge passes on', () => {
+  const exportWith = (parameters: Record<string, unknown>) =>
+    convertExtflowWorkflow({
+      id: 'merge-count',
+      name: 'Merge count',
+      nodes: [
+        { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+        { name: 'A', type: 'n8n-nodes-base.noOp', typeVersion: 1, parameters: {} },
+        { name: 'B', type: 'n8n-nodes-base.noOp', typeVersion: 1, parameters: {} },
+        { name: 'Merge', type: 'n8n-nodes-base.merge', typeVersion: 3, parameters },
+        { name: 'Call', type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: 'http://127.0.0.1:9/x' } },
+      ],
+      connections: {
+        Start: {
+          main: [
+            [
+              { node: 'A', index: 0 },
+              { node: 'B', index: 0 },
+            ],
+          ],
+        },
+        A: { main: [[{ node: 'Merge', index: 0 }]] },
+        B: { main: [[{ node: 'Merge', index: 1 }]] },
+        Merge: { main: [[{ node: 'Call', index: 0 }]] },
+      },
+    });
+
+  test('append of two single items passes two: the node after it that takes one item is named lossy', () => {
+    const converted = exportWith({});
+    expect(converted.nodes.find((n) => n.id === 'merge')?.type).toBe('code');
+    expect(converted.conversion.readinessIssues.map((i) => [i.node, i.kind])).toEqual([['Call', 'lossyConversion']]);
+  });
+
+  test('choosing a branch or combining single items passes at most one: nothing is named', () => {
+    expect(exportWith({ mode: 'chooseBranch', useDataOfInput: 2 }).conversion.readinessIssues).toEqual([]);
+    expect(exportWith({ mode: 'combine', combineBy: 'combineAll' }).conversion.readinessIssues).toEqual([]);
+    expect(exportWith({ mode: 'combineBySql' }).conversion.unsupported.map((u) => u.node)).toEqual(['Merge']);
   });
 });
