@@ -38,6 +38,8 @@ export const PLACEHOLDER_PREFIX = 'extflow:';
  */
 const MAY_OUTPUT_NOTHING = new Set(['condition', 'switch']);
 const MAX_NODES = 500;
+/** Node types mapped again to run per item when an input may carry several items. */
+const PER_ITEM_TYPES = new Set(['if', 'filter', 'switch', 'set'].map((t) => `n8n-nodes-base.${t}`));
 
 /** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */
 export function looksLikeExtflow(value: unknown): boolean {
@@ -254,8 +256,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   const nameById = new Map([...idByName].map(([n, id]) => [id, n]));
 
   const mapped = new Map<string, Mapped>();
-  const out: GraphNode[] = [];
-  for (const node of nodes) {
+  const mapOne = (node: ExtNode, perItem: boolean): Mapped => {
     const id = idByName.get(node.name)!;
     const params = isRecord(node.parameters) ? node.parameters : {};
     const version = typeof node.typeVersion === 'number' ? node.typeVersion : 1;
@@ -285,6 +286,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
         return alias;
       },
       subworkflow: (reference) => subworkflows.push({ node: node.name, reference }),
+      ...(perItem ? { perItem } : {}),
     };
     const mapper = MAPPERS[node.type];
     let result: Mapped;
@@ -341,9 +343,44 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
         message: 'A disabled branching node passes nothing on here (the external tool passes the input to its first output).',
       });
     }
-    mapped.set(node.name, result);
-    out.push(...result.nodes);
+    return result;
+  };
+  const mappingStart = { u: unsupported.length, w: warnings.length, r: readinessIssues.length };
+  for (const node of nodes) mapped.set(node.name, mapOne(node, false));
+
+  // Nodes that run per item where an input may carry several items (docs/migrating.md, "Items"):
+  // mapped again; a node that cannot be (a JavaScript expression, say) keeps its one-item mapping.
+  const sourcesOf = (name: string) => conns.filter((c) => c.target === name).map((c) => c.source);
+  const perItemDone = new Set<string>();
+  for (let changed = true; changed;) {
+    changed = false;
+    const several = mayReturnSeveral(new Map([...mapped].map(([name, m]) => [name, m.items])), sourcesOf);
+    for (const node of nodes) {
+      if (!PER_ITEM_TYPES.has(node.type) || perItemDone.has(node.name) || node.executeOnce === true) continue;
+      if (!sourcesOf(node.name).some((s) => several.has(s))) continue;
+      perItemDone.add(node.name);
+      const before = { u: unsupported.length, w: warnings.length, r: readinessIssues.length, t: translated };
+      const result = mapOne(node, true);
+      const failedAgain = unsupported.length > before.u;
+      if (failedAgain) {
+        unsupported.length = before.u;
+        warnings.length = before.w;
+        readinessIssues.length = before.r;
+        translated = before.t;
+        continue;
+      }
+      // What the one-item mapping said of this node is replaced by what the per-item one says.
+      const fresh = { w: warnings.splice(before.w), r: readinessIssues.splice(before.r) };
+      translated = before.t;
+      const others = <T extends { node: string }>(list: T[], from: number) => list.filter((e, i) => i < from || e.node !== node.name);
+      unsupported.splice(0, unsupported.length, ...others(unsupported, mappingStart.u));
+      warnings.splice(0, warnings.length, ...others(warnings, mappingStart.w), ...fresh.w);
+      readinessIssues.splice(0, readinessIssues.length, ...others(readinessIssues, mappingStart.r), ...fresh.r);
+      mapped.set(node.name, result);
+      changed = true;
+    }
   }
+  const out: GraphNode[] = [...mapped.values()].flatMap((m) => m.nodes);
 
   // Edges: inside each mapping a chain, then the connections.
   const edges: GraphEdge[] = [];

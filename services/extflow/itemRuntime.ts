@@ -446,6 +446,257 @@ var __items = (function () {
     });
   };
 
+  // ----- Merge (v1–v3): its inputs are item lists; see services/extflow/nodes/merge.ts -----
+  function isEmptyValue(v) { return v === undefined || v === null || v === ''; }
+  /** lodash-style deep merge of src into target (arrays merged by index); overrideEmpty keeps a target value over an empty one. */
+  function deepMergeInto(target, src, overrideEmpty, depth) {
+    if (depth > 100) fail('Merge: the items are nested too deeply');
+    Object.keys(src).forEach(function (k) {
+      if (unsafe(k)) return;
+      var sv = src[k], tv = target[k];
+      if (overrideEmpty && isEmptyValue(sv) && tv !== undefined) return;
+      if (sv !== null && typeof sv === 'object') {
+        var base = tv !== null && typeof tv === 'object' && Array.isArray(tv) === Array.isArray(sv) ? (Array.isArray(tv) ? tv.slice() : Object.assign({}, tv)) : Array.isArray(sv) ? [] : {};
+        target[k] = deepMergeInto(base, sv, overrideEmpty, depth + 1);
+      } else if (sv !== undefined || !hasOwn.call(target, k)) target[k] = sv;
+    });
+    return target;
+  }
+  function shallowMergeInto(target, src, overrideEmpty) {
+    Object.keys(src).forEach(function (k) {
+      if (unsafe(k)) return;
+      if (overrideEmpty && isEmptyValue(src[k]) && target[k] !== undefined) return;
+      target[k] = src[k];
+    });
+    return target;
+  }
+  /** Merges JSON objects left to right (later ones win) by the clash options' merge mode. */
+  function mergeJson(clash, list) {
+    var out = {};
+    list.forEach(function (o) {
+      if (!isObj(o)) return;
+      if (clash.mergeMode === 'shallowMerge') shallowMergeInto(out, o, !!clash.overrideEmpty);
+      else deepMergeInto(out, o, !!clash.overrideEmpty, 0);
+    });
+    return out;
+  }
+  function mergeBinary(list) {
+    var out = {};
+    list.forEach(function (b) { if (isObj(b)) Object.assign(out, b); });
+    return out;
+  }
+  function pairsOf(list) {
+    var out = [];
+    list.forEach(function (it) {
+      if (!it || it.pairedItem === undefined) return;
+      if (Array.isArray(it.pairedItem)) out.push.apply(out, it.pairedItem);
+      else out.push(it.pairedItem);
+    });
+    return out;
+  }
+  function combined(entries, clash) {
+    var it = { json: mergeJson(clash, entries.map(function (e) { return e ? e.json : {}; })), pairedItem: pairsOf(entries) };
+    var bin = mergeBinary(entries.map(function (e) { return e && e.binary; }));
+    if (Object.keys(bin).length) it.binary = bin;
+    return it;
+  }
+  function suffixed(list, suffix) {
+    return list.map(function (it) {
+      var json = {};
+      Object.keys(it.json).forEach(function (k) { json[k + '_' + suffix] = it.json[k]; });
+      return Object.assign({}, it, { json: json });
+    });
+  }
+  function sameValue(fuzzy) {
+    return function (a, b) {
+      if (deepEqual(a, b)) return true;
+      if (!fuzzy) return false;
+      var prim = function (v) { return v !== null && v !== undefined && typeof v !== 'object'; };
+      if (prim(a) && prim(b)) return String(a) === String(b);
+      return isEmptyValue(a) && isEmptyValue(b);
+    };
+  }
+  /** The cross join's bound: more output items than this fail the node instead of exhausting the sandbox. */
+  var MAX_MERGE_ITEMS = 100000;
+  function bounded(count) {
+    if (count > MAX_MERGE_ITEMS)
+      fail('Merge would output ' + count + ' items, more than the ' + MAX_MERGE_ITEMS + ' a merge may output here; filter the inputs first');
+  }
+  function findMatches(in1, in2, pairs, o, joinMode, outputDataFrom) {
+    var same = sameValue(!!o.fuzzyCompare), dot = !o.disableDotNotation, all = (o.multipleMatches || 'all') === 'all';
+    var r = { matched: [], matched2: [], unmatched1: [], unmatched2: [] }, used = {}, produced = 0;
+    in1.forEach(function (e1) {
+      var lookup = pairs.map(function (pr) { return { field: pr.field2, value: read(dot, e1.json, pr.field1) }; });
+      if (lookup.some(function (l) { return l.value === undefined; })) { r.unmatched1.push(e1); return; }
+      var found = [];
+      for (var j = 0; j < in2.length; j++) {
+        var e2 = in2[j];
+        if (lookup.every(function (l) { return same(l.value, read(dot, e2.json, l.field)); })) {
+          found.push(j);
+          if (!all) break;
+        }
+      }
+      found.forEach(function (j) { used[j] = true; });
+      if (!found.length) { r.unmatched1.push(e1); return; }
+      produced += found.length;
+      bounded(produced);
+      if (outputDataFrom === 'both' || joinMode === 'enrichInput1' || joinMode === 'enrichInput2')
+        found.forEach(function (j) { r.matched.push({ entry: e1, matches: [in2[j]] }); });
+      else r.matched.push({ entry: e1, matches: found.map(function (j) { return in2[j]; }) });
+    });
+    in2.forEach(function (e, j) { (used[j] ? r.matched2 : r.unmatched2).push(e); });
+    return r;
+  }
+  function mergeMatched(matched, clash, joinMode) {
+    var resolve = clash.resolveClash;
+    if (resolve === undefined) resolve = joinMode === 'enrichInput2' ? 'preferInput1' : 'preferInput2';
+    return matched.map(function (m) {
+      if (resolve === 'addSuffix') return combined(suffixed([m.entry], '1').concat(suffixed(m.matches, '2')), clash);
+      if (resolve === 'preferInput1') return combined(m.matches.concat([m.entry]), clash);
+      return combined([m.entry].concat(m.matches), clash);
+    });
+  }
+  function combineByFields(lists, p) {
+    var in1 = lists[0] || [], in2 = lists[1] || [], o = p.options || {}, clash = p.clash || {};
+    var joinMode = p.joinMode || 'keepMatches', from = p.outputDataFrom || 'both';
+    var pairs = p.fields || [];
+    if (pairs.length === 1 && pairs[0].field1 === '' && pairs[0].field2 === '')
+      fail('You need to define at least one pair of fields in "Fields to Match" to match on');
+    pairs.forEach(function (pr, i) {
+      if (pr.field1 === '' || pr.field2 === '') fail('You need to define both fields in "Fields to Match" for pair ' + (i + 1));
+    });
+    if (p.typeVersion < 2.1) {
+      var dot = !o.disableDotNotation;
+      [[in1, 'field1', 'Input 1'], [in2, 'field2', 'Input 2']].forEach(function (c) {
+        pairs.forEach(function (pr) {
+          if (!c[0].some(function (it) { return read(dot, it.json, pr[c[1]]) !== undefined; }))
+            fail("Field '" + pr[c[1]] + "' is not present in any of items in '" + c[2] + "'");
+        });
+      });
+    }
+    if (in1.length === 0 || in2.length === 0) {
+      if (joinMode === 'keepNonMatches' && ((!in1.length && from === 'input1') || (!in2.length && from === 'input2'))) return [];
+      if (joinMode === 'keepMatches' || (joinMode === 'enrichInput1' && !in1.length) || (joinMode === 'enrichInput2' && !in2.length)) return [];
+      return in1.concat(in2);
+    }
+    if (!pairs.length) return joinMode === 'keepMatches' || joinMode === 'keepEverything' || joinMode === 'enrichInput2' ? [] : in1;
+    var m = findMatches(in1, in2, pairs, o, joinMode, from);
+    if (joinMode === 'keepMatches' || joinMode === 'keepEverything') {
+      var out = from === 'input1' ? m.matched.map(function (x) { return x.entry; }) : from === 'input2' ? m.matched2 : mergeMatched(m.matched, clash);
+      if (joinMode === 'keepEverything') {
+        var u1 = m.unmatched1, u2 = m.unmatched2;
+        if (clash.resolveClash === 'addSuffix') { u1 = suffixed(u1, '1'); u2 = suffixed(u2, '2'); }
+        out = out.concat(u1, u2);
+      }
+      return out;
+    }
+    if (joinMode === 'keepNonMatches') {
+      if (from === 'input1') return m.unmatched1;
+      if (from === 'input2') return m.unmatched2;
+      var tag = function (list, source) { return list.map(function (it) { return Object.assign({}, it, { json: Object.assign({}, it.json, { _source: source }) }); }); };
+      return tag(m.unmatched1, 'input1').concat(tag(m.unmatched2, 'input2'));
+    }
+    var merged = mergeMatched(m.matched, clash, joinMode);
+    var rest = joinMode === 'enrichInput1' ? m.unmatched1 : m.unmatched2;
+    if (clash.resolveClash === 'addSuffix') rest = suffixed(rest, joinMode === 'enrichInput1' ? '1' : '2');
+    return merged.concat(rest);
+  }
+  function combineByPosition(lists, p) {
+    var clash = p.clash || {}, resolve = clash.resolveClash || '';
+    var preferred = resolve.indexOf('preferInput') === 0 ? Number(resolve.slice('preferInput'.length)) - 1 : lists.length - 1;
+    var data = lists.map(function (l, i) { return resolve === 'addSuffix' ? suffixed(l, String(i + 1)) : l; });
+    var pref = data[preferred] || [];
+    var lengths = data.map(function (l) { return l.length; }).concat([pref.length]);
+    var n = p.includeUnpaired ? Math.max.apply(null, lengths) : Math.min.apply(null, lengths);
+    var out = [];
+    for (var i = 0; i < n; i++) out.push(combined(data.map(function (l) { return l[i]; }).concat([pref[i]]), clash));
+    return out;
+  }
+  function combineAll(lists, p) {
+    var clash = p.clash || {}, a = lists[0] || [], b = lists[1] || [];
+    if (clash.resolveClash === 'preferInput1') { var t = a; a = b; b = t; }
+    if (clash.resolveClash === 'addSuffix') { a = suffixed(a, '1'); b = suffixed(b, '2'); }
+    bounded(a.length * b.length);
+    var out = [];
+    a.forEach(function (x) { b.forEach(function (y) { out.push(combined([x, y], clash)); }); });
+    return out;
+  }
+  /** Merge v1's modes that v2 renamed or dropped. */
+  function keyString(v) { return v === undefined || v === null ? undefined : typeof v === 'object' ? JSON.stringify(v) : String(v); }
+  function legacy(lists, p) {
+    var a = lists[0] || [], b = lists[1] || [];
+    var k1 = p.propertyName1, k2 = p.propertyName2;
+    var keysOf = function () {
+      var set = {};
+      b.forEach(function (it) { var k = keyString(get(it.json, k2)); if (k !== undefined) set[k] = true; });
+      return set;
+    };
+    switch (p.mode) {
+      case 'keepKeyMatches':
+      case 'removeKeyMatches': {
+        var keys = keysOf(), keep = p.mode === 'keepKeyMatches';
+        return a.filter(function (it) { var k = keyString(get(it.json, k1)); return (k !== undefined && keys[k] === true) === keep; });
+      }
+      case 'mergeByKey': {
+        var byKey = {};
+        b.forEach(function (it) { var k = keyString(get(it.json, k2)); if (k !== undefined && !byKey[k]) byKey[k] = it; });
+        var out = [];
+        a.forEach(function (it) {
+          var match = byKey[keyString(get(it.json, k1))];
+          if (!match) { if (p.join !== 'inner') out.push(it); return; }
+          var json = copy(it.json);
+          Object.keys(match.json).forEach(function (key) {
+            if (unsafe(key)) return;
+            var cur = json[key];
+            if (p.overwrite === 'undefined' ? cur === undefined : p.overwrite === 'blank' ? !isEmptyValue(cur) : false) return;
+            json[key] = match.json[key];
+          });
+          out.push({ json: json, pairedItem: pairsOf([it, match]) });
+        });
+        return out;
+      }
+      case 'mergeByIndex': {
+        var join = p.join || 'left';
+        var n = join === 'inner' ? Math.min(a.length, b.length) : join === 'outer' ? Math.max(a.length, b.length) : a.length;
+        var res = [];
+        for (var i = 0; i < n; i++) {
+          if (i >= a.length) { res.push(b[i]); continue; }
+          if (i >= b.length) { res.push(a[i]); continue; }
+          res.push({ json: Object.assign({}, a[i].json, b[i].json), pairedItem: pairsOf([a[i], b[i]]) });
+        }
+        return res;
+      }
+      case 'multiplex':
+        return combineAll(lists, { clash: { mergeMode: 'shallowMerge' } });
+      case 'passThrough':
+        return p.output === 'input2' ? b : a;
+      case 'wait':
+        return [{ json: {}, pairedItem: pairsOf(a.concat(b)) }];
+      default:
+        fail('Merge mode "' + p.mode + '" is not known');
+    }
+  }
+  ops.merge = function (lists, p) {
+    switch (p.mode) {
+      case 'append': {
+        var total = 0;
+        lists.forEach(function (l) { total += l.length; });
+        bounded(total);
+        return [].concat.apply([], lists);
+      }
+      case 'combineByFields': return combineByFields(lists, p);
+      case 'combineByPosition': return combineByPosition(lists, p);
+      case 'combineAll': return combineAll(lists, p);
+      case 'chooseBranch': {
+        if (p.output === 'empty') return [{ json: {}, pairedItem: pairsOf([].concat.apply([], lists)) }];
+        var n = Number(p.useDataOfInput || 1);
+        if (n > lists.length) fail('Input ' + n + " doesn't exist");
+        return lists[n - 1] || [];
+      }
+      default: return legacy(lists, p);
+    }
+  };
+
   function messageOf(err) { return err && err.message ? err.message : String(err); }
   /**
    * Rethrows a failure unless the node continues on its regular output. For the error output the
@@ -481,6 +732,20 @@ var __items = (function () {
     return finish(out, settings, items);
   }
 
+  /**
+   * Runs an item node of several inputs (Merge): inputs holds each input's value (absent when
+   * that input did not run); items of input k > 0 are paired as { item, input: k }.
+   */
+  function runInputs(op, params, inputs, settings) {
+    var lists = inputs.map(function (v, k) {
+      var list = toItems(v).map(function (it) { if (k > 0) it.pairedItem = { item: it.pairedItem.item, input: k }; return it; });
+      return settings.executeOnce ? list.slice(0, 1) : list;
+    });
+    var all = [].concat.apply([], lists), out;
+    try { out = ops[op](lists, params); } catch (err) { out = recover(err, settings, all); }
+    return finish(out, settings, all);
+  }
+
   /** Runs a Code / Function node's (async) body over the items, with the same settings as run(). */
   async function runCode(input, settings, body) {
     var items = prepare(input, settings), out;
@@ -488,7 +753,7 @@ var __items = (function () {
     return finish(out, settings, items);
   }
 
-  return { run: run, runCode: runCode, toItems: toItems, normalize: normalize, pair: pair, ops: ops, get: get, isItem: isItem };
+  return { run: run, runInputs: runInputs, runCode: runCode, toItems: toItems, normalize: normalize, pair: pair, ops: ops, get: get, isItem: isItem };
 })();
 `;
 

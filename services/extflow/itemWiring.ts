@@ -122,3 +122,58 @@ export function rewriteListRefs(nodes: GraphNode[], listIds: Set<string>): Map<s
   }
   return found;
 }
+
+/** A condition true unless the input is an empty item list (or nothing). */
+export const ANY_ITEMS = '$exists($) and $ != null and ($type($) != "array" or $count($) > 0)';
+
+/**
+ * JSONata giving a node's input as the external tool's item list, each item paired with its
+ * index: an item list as is, one value as its one item, nothing as none.
+ */
+export const ITEMS_OF_INPUT =
+  '[($type($) = "array" ? $ : $exists($) and $ != null ? [{"json": $}] : []) ~> $map(function($__it, $__i) { $merge([{"json": $__it.json}, $exists($__it.binary) ? {"binary": $__it.binary} : {}, {"pairedItem": {"item": $__i}}]) })]';
+
+/**
+ * Per-item routing (If, Filter, Switch over several items): `route` is JSONata evaluated for each
+ * item with `$input` bound to the item's JSON, as the node's translated expressions read it,
+ * giving the list of output indexes (as strings) the item goes to. The answer is an object with
+ * one item list per output, `{"o0": […], "o1": […]}`.
+ */
+export function routeItemsExpression(route: string, outputs: number): string {
+  const rows = `$map($, function($__it) { {"item": $__it, "to": [($input := $__it.json; ${route})]} })`;
+  const parts = Array.from({ length: outputs }, (_, k) => `"o${k}": [$__rows[${JSON.stringify(String(k))} in to].item]`);
+  return `($__rows := ${rows}; {${parts.join(', ')}})`;
+}
+
+/**
+ * The nodes of a per-item branching node: `<id>` gives its input as items (what `$('Node')`
+ * reads: the node passes its items on unchanged), `<id>__route` sorts them per output, and for
+ * each output a condition that lets nothing through when the output has no items (the external
+ * tool does not run a node that receives none) then a transform giving that output's items.
+ * Before them all, `<id>__anyin` (the entry) lets nothing through when no item arrives.
+ */
+export function routedNodes(
+  make: (id: string, type: string, config: Record<string, unknown>, offset: number) => GraphNode,
+  id: string,
+  route: string,
+  outputs: number,
+): { nodes: GraphNode[]; edges: Array<{ source: string; target: string; handle?: string }>; outputOf: (k: number) => string } {
+  const nodes = [
+    make(`${id}__anyin`, 'condition', { expression: ANY_ITEMS }, 1),
+    make(id, 'transform', { expression: ITEMS_OF_INPUT }, 0),
+    make(`${id}__route`, 'transform', { expression: routeItemsExpression(route, outputs) }, 1),
+  ];
+  const edges: Array<{ source: string; target: string; handle?: string }> = [
+    { source: `${id}__anyin`, target: id, handle: 'true' },
+    { source: id, target: `${id}__route` },
+  ];
+  for (let k = 0; k < outputs; k++) {
+    nodes.push(make(`${id}__any${k}`, 'condition', { expression: `$count($.o${k}) > 0` }, 2));
+    nodes.push(make(`${id}__out${k}`, 'transform', { expression: `$.o${k}` }, 3));
+    edges.push(
+      { source: `${id}__route`, target: `${id}__any${k}` },
+      { source: `${id}__any${k}`, target: `${id}__out${k}`, handle: 'true' },
+    );
+  }
+  return { nodes, edges, outputOf: (k) => `${id}__out${k}` };
+}

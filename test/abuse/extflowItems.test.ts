@@ -44,11 +44,7 @@ async function importAndRun(ws: AbuseWorkspace, json: string, input: unknown): P
 
 const LIMIT = /output|limit|too large|memory|exceeded/i;
 
-// Skipped: on a loaded machine (CI, load ~7) this run failed with the error "null" instead of a
-// limit message. QuickJS throws `null` when it cannot even allocate its out-of-memory error, and
-// the sandbox reports a thrown null as the message "null" (sandboxEngine.ts, classify). The fix
-// (tell that case apart by the runtime's memory use) is open; see the session-14 closing note.
-test.skip('a million-item Code output fails on a limit; B completes', async () => {
+test('a million-item Code output fails on a limit; B completes', async () => {
   await kit.survives(async () => {
     const code = await importAndRun(
       kit.a,
@@ -136,6 +132,45 @@ test('unstorable text in items and field names is stored well-formed; B complete
       expect(['succeeded', 'failed']).toContain(result.run.status);
       expectWellFormed(result.run);
     }
+    await kit.assertNoQueuedRuns(kit.a);
+  });
+});
+
+test('a Merge combining all of two 1,000-item lists fails on its documented bound, not the sandbox; B completes', async () => {
+  await kit.survives(async () => {
+    const list = (name: string): ExportNode & { position: number[] } => ({
+      name,
+      type: 'code',
+      typeVersion: 2,
+      position: [200, 0],
+      parameters: { jsCode: 'return Array.from({ length: 1000 }, (_, i) => ({ json: { i, pad: "x".repeat(20) } }));' },
+    });
+    const nodes = [
+      { name: 'Start', type: 'manualTrigger', parameters: {} },
+      list('Left'),
+      list('Right'),
+      { name: 'Cross', type: 'merge', typeVersion: 3, parameters: { mode: 'combine', combineBy: 'combineAll', options: {} } },
+    ];
+    const json = JSON.stringify({
+      id: 'abuse-cross-join',
+      name: 'abuse-cross-join',
+      nodes: nodes.map((n, i) => ({ typeVersion: 1, ...n, type: `n8n-nodes-base.${n.type}`, position: [i * 200, 0] })),
+      connections: {
+        Start: {
+          main: [
+            [
+              { node: 'Left', index: 0 },
+              { node: 'Right', index: 0 },
+            ],
+          ],
+        },
+        Left: { main: [[{ node: 'Cross', index: 0 }]] },
+        Right: { main: [[{ node: 'Cross', index: 1 }]] },
+      },
+    });
+    const cross = await importAndRun(kit.a, json, {});
+    expect(cross.run?.status).toBe('failed');
+    expect(JSON.stringify(cross.run?.error)).toContain('Merge would output 1000000 items, more than the 100000 a merge may output here');
     await kit.assertNoQueuedRuns(kit.a);
   });
 });

@@ -32,6 +32,11 @@ export interface MapContext {
   credential(extflowType: string, type: string | null): string;
   /** Registers a subworkflow reference (an externalId). */
   subworkflow(reference: string): void;
+  /**
+   * Set when an input may carry several items: the node is mapped to run per item over the item
+   * list (If, Filter, Switch, Set), its expressions evaluated for each item (JSONata only).
+   */
+  perItem?: boolean;
 }
 
 export interface OutputRef {
@@ -61,6 +66,11 @@ export interface Mapped {
 }
 
 export type Mapper = (ctx: MapContext) => Mapped;
+
+/** The scope of a per-item mapping: JavaScript expressions are evaluated once per node run, not per item, so none. */
+export function perItemScope(ctx: MapContext): ExpressionScope {
+  return { ...ctx.scope, js: undefined };
+}
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 

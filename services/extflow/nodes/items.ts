@@ -21,7 +21,7 @@ export function itemSettingsOf(ctx: MapContext): ItemSettings {
   };
 }
 
-function noExpressions(value: unknown, path: string): void {
+export function noExpressions(value: unknown, path: string): void {
   if (typeof value === 'string' && value.startsWith('='))
     throw new Unsupported(`"${path}" is an expression, which this node does not evaluate per item here`, 'Give the value literally.');
   if (Array.isArray(value)) value.forEach((v, i) => noExpressions(v, `${path}[${i}]`));

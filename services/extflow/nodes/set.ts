@@ -6,8 +6,9 @@
  * a transform `<id>__fields` then a code node `<id>` (typedFieldsCode).
  */
 import { jsonLiteral, toJsonata, type ExpressionScope } from '../expressions';
+import { ANY_ITEMS, ITEMS_OF_INPUT } from '../itemWiring';
 import { Unsupported } from '../types';
-import { isRecord, ourNode, type Mapper } from './context';
+import { isRecord, ourNode, perItemScope, type Mapper } from './context';
 
 interface Assignment {
   name: string;
@@ -114,10 +115,17 @@ const RUNTIME_TYPES = new Set(['number', 'boolean', 'object', 'array']);
  * "ignore type conversion errors" is on, which keeps the value). JSONata has no JSON parser, so
  * a code node does it on the transform's `{ input?, fields }`, then merges as the transform would.
  */
-function typedFieldsCode(typed: Array<{ path: string[]; type: string; name: string }>, keepAll: boolean, lenient: boolean): string {
+function typedFieldsCode(
+  typed: Array<{ path: string[]; type: string; name: string }>,
+  keepAll: boolean,
+  lenient: boolean,
+  perItem: boolean,
+): string {
   const header = `const typed = ${JSON.stringify(typed)};\nconst lenient = ${String(lenient)};\n`;
   const footer = keepAll ? 'return Object.assign({}, input.input, fields);' : 'return fields;';
-  return header + TYPED_FIELDS_BODY + footer;
+  if (!perItem) return header + TYPED_FIELDS_BODY + footer;
+  // Per item: the transform gave one `{ input?, fields, binary?, pairedItem }` per item.
+  return `${header}const __one = (input) => {\n${TYPED_FIELDS_BODY}${footer}\n};\nreturn input.map((e) => Object.assign({ json: __one(e) }, e.binary ? { binary: e.binary } : {}, { pairedItem: e.pairedItem }));`;
 }
 
 /** What typedFieldsCode runs between its `typed` list and its return (the external tool's rules of type conversion). */
@@ -172,12 +180,36 @@ for (const { path, type, name } of typed) {
 }
 `;
 
+/**
+ * The input fields a Set keeps, as JSONata over `input` (null: none). v1–v2: all unless "keep
+ * only set"; v3.0–3.2: `include` (default none); v3.3+: `include` (default all) when "include
+ * other fields" is on, else none. "selected" / "except" name top-level fields.
+ */
+function keptFields(p: Record<string, unknown>, version: number, input: string): string | null {
+  if (version < 3) return p.keepOnlySet === true ? null : input;
+  const given = typeof p.include === 'string' ? p.include : undefined;
+  const include = version >= 3.3 ? (p.includeOtherFields === true ? (given ?? 'all') : 'none') : (given ?? 'none');
+  if (include === 'none') return null;
+  if (include === 'all') return input;
+  if (include !== 'selected' && include !== 'except') throw new Unsupported(`including input fields by "${include}"`, 'Keep all or none.');
+  const text = include === 'selected' ? p.includeFields : p.excludeFields;
+  const names = (typeof text === 'string' ? text : '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  if (names.some((n) => n.includes('.') || n.startsWith('=')))
+    throw new Unsupported('keeping or dropping input fields by dotted name or expression', 'Name top-level fields literally.');
+  const test = `$k in ${jsonLiteral(names)}`;
+  return `$sift(${input}, function($v, $k) { ${include === 'selected' ? test : `$not(${test})`} })`;
+}
+
 export const setNode: Mapper = (ctx) => {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
+  const scope = ctx.perItem ? perItemScope(ctx) : ctx.scope;
   let object: string;
   const typed: Array<{ path: string[]; type: string; name: string }> = [];
-  if (p.mode === 'raw') object = rawJson(p, ctx.scope);
+  if (p.mode === 'raw') object = rawJson(p, scope);
   else {
     const dotNotation = options.dotNotation !== false;
     const entries = assignmentsOf(p, ctx.version).map((a): [string[], string] => {
@@ -185,29 +217,61 @@ export const setNode: Mapper = (ctx) => {
       const path = dotNotation ? a.name.split('.') : [a.name];
       if (ctx.version >= 3 && RUNTIME_TYPES.has(a.type) && typeof a.value === 'string' && a.value.startsWith('='))
         typed.push({ path, type: a.type, name: a.name });
-      return [path, toJsonata(convert(a.value, a.type), ctx.scope)];
+      return [path, toJsonata(convert(a.value, a.type), scope)];
     });
     object = objectOf(entries);
-    if (entries.some(([path]) => path.length > 1)) ctx.scope.note?.('dotted field names build nested objects');
+    if (entries.some(([path]) => path.length > 1)) scope.note?.('dotted field names build nested objects');
   }
-  const include = typeof p.include === 'string' ? p.include : 'all';
-  if (ctx.version >= 3 && p.includeOtherFields === true && include !== 'all') {
-    throw new Unsupported('keeping only selected input fields', 'Keep all or none, or pick fields in a transform expression.');
-  }
-  const keepAll = ctx.version >= 3 ? p.includeOtherFields === true : p.keepOnlySet !== true;
+  const kept = keptFields(p, ctx.version, ctx.perItem ? '$input' : '$');
+  const keepAll = kept !== null;
   if (keepAll && /\{"[^"]*": \{/.test(object))
     ctx.warn("Kept input fields are merged at the top level: a nested object set here replaces the input's object of that name.");
+  if (ctx.perItem) {
+    // Each item of the list: its fields set with `$input` bound to the item's JSON.
+    const binary = keepAll ? `$exists($__it.binary) ? {"binary": $__it.binary} : {}, ` : '';
+    const json =
+      typed.length > 0
+        ? keepAll
+          ? `{"input": ${kept}, "fields": ${object}}`
+          : `{"fields": ${object}}`
+        : keepAll
+          ? `$merge([${kept}, ${object}])`
+          : object;
+    const each =
+      typed.length > 0
+        ? `$merge([($input := $__it.json; ${json}), ${binary}{"pairedItem": $__it.pairedItem}])`
+        : `$merge([{"json": ($input := $__it.json; ${json})}, ${binary}{"pairedItem": $__it.pairedItem}])`;
+    const expression = `[${ITEMS_OF_INPUT} ~> $map(function($__it) { ${each} })]`;
+    // The external tool does not run a node that receives no items: nor does anything after it run.
+    const guard = ourNode(ctx, `${ctx.id}__any`, 'condition', { expression: ANY_ITEMS }, 1);
+    const chain = (ids: string[]) => ids.slice(1).map((id, i) => ({ source: ids[i], target: id, ...(i === 0 ? { handle: 'true' } : {}) }));
+    if (typed.length === 0)
+      return { nodes: [guard, ourNode(ctx, ctx.id, 'transform', { expression })], edges: chain([guard.id, ctx.id]), items: 'same' };
+    const source = typedFieldsCode(typed, keepAll, options.ignoreConversionErrors === true, true);
+    const fieldsId = `${ctx.id}__fields`;
+    return {
+      nodes: [guard, ourNode(ctx, fieldsId, 'transform', { expression }, 1), ourNode(ctx, ctx.id, 'code', { source })],
+      edges: chain([guard.id, fieldsId, ctx.id]),
+      items: 'same',
+    };
+  }
   if (typed.length > 0) {
     // Typed fields given by expressions: the transform computes them, a code node converts them to their types.
     const fieldsId = `${ctx.id}__fields`;
-    const source = typedFieldsCode(typed, keepAll, options.ignoreConversionErrors === true);
+    const source = typedFieldsCode(typed, keepAll, options.ignoreConversionErrors === true, false);
     return {
       nodes: [
-        ourNode(ctx, fieldsId, 'transform', { expression: keepAll ? `{"input": $, "fields": ${object}}` : `{"fields": ${object}}` }, 1),
+        ourNode(
+          ctx,
+          fieldsId,
+          'transform',
+          { expression: keepAll ? `{"input": ${kept}, "fields": ${object}}` : `{"fields": ${object}}` },
+          1,
+        ),
         ourNode(ctx, ctx.id, 'code', { source }),
       ],
     };
   }
-  const expression = keepAll ? `$merge([$, ${object}])` : object;
+  const expression = keepAll ? `$merge([${kept}, ${object}])` : object;
   return { nodes: [ourNode(ctx, ctx.id, 'transform', { expression })] };
 };

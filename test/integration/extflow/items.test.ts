@@ -261,7 +261,10 @@ describe('node settings', () => {
   });
 
   test('several items into a node that takes one: not ready, and the run fails saying so', async () => {
-    const created = await importExport(exportOf('items-several', [splitOut('xs'), setNode('Each', 'x', '={{ $json.xs }}', 'number')]));
+    // A JavaScript expression is evaluated once per node run, not per item: this Set takes one item.
+    const created = await importExport(
+      exportOf('items-several', [splitOut('xs'), setNode('Each', 'x', '={{ Number($json.xs.toFixed(0)) }}', 'number')]),
+    );
     expect(created.importReadiness?.conversion?.ready).toBe(false);
     expect(created.importReadiness?.conversion?.readinessIssues).toEqual([
       { node: 'Each', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
@@ -350,6 +353,218 @@ describe('Code output stays a list of items', () => {
     expect(r.output).toEqual([
       { json: { line: 'A', at: 0 }, pairedItem: { item: 0 } },
       { json: { line: 'B', at: 1 }, pairedItem: { item: 1 } },
+    ]);
+  });
+});
+
+/** A Code node returning the given JSONs as items. */
+const codeItems = (name: string, jsons: unknown[]): ExportNode => ({
+  name,
+  type: 'code',
+  typeVersion: 2,
+  parameters: { jsCode: `return ${JSON.stringify(jsons)}.map((json) => ({ json }));` },
+});
+const to = (...targets: string[]) => ({ main: targets.map((t) => (t ? [{ node: t, type: 'main', index: 0 }] : [])) });
+
+describe('Set, If, Filter and Switch run per item (issue 29)', () => {
+  test('If v2 routes each item; Set v3.4 and Set v1 run on every item of their branch', async () => {
+    const created = await importExport(
+      exportOf(
+        'per-item-if',
+        [
+          splitOut('xs'),
+          {
+            name: 'If',
+            type: 'if',
+            typeVersion: 2,
+            parameters: {
+              conditions: {
+                options: { caseSensitive: true, typeValidation: 'strict' },
+                conditions: [{ leftValue: '={{ $json.n }}', rightValue: 1, operator: { type: 'number', operation: 'gt' } }],
+                combinator: 'and',
+              },
+              options: {},
+            },
+          },
+          setNode('Big', 'size', 'big', 'string', { parameters: { includeOtherFields: true } }),
+          {
+            name: 'Small',
+            type: 'set',
+            typeVersion: 1,
+            parameters: {
+              keepOnlySet: true,
+              values: { string: [{ name: 'label', value: '={{ $json.name }}!' }], number: [{ name: 'n', value: '={{ $json.n * 10 }}' }] },
+            },
+          },
+        ],
+        {
+          'Manual Trigger': to('Split Out'),
+          'Split Out': to('If'),
+          If: to('Big', 'Small'),
+        },
+      ),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const r = await run(created, {
+      xs: [
+        { n: 1, name: 'a' },
+        { n: 2, name: 'b' },
+        { n: 0, name: 'c' },
+        { n: 3, name: 'd' },
+      ],
+    });
+    expect({ status: r.status, error: r.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(outputOf(r, 'if__out0')).toEqual([
+      { json: { n: 2, name: 'b' }, pairedItem: { item: 1 } },
+      { json: { n: 3, name: 'd' }, pairedItem: { item: 3 } },
+    ]);
+    expect(outputOf(r, 'if__out1')).toEqual([
+      { json: { n: 1, name: 'a' }, pairedItem: { item: 0 } },
+      { json: { n: 0, name: 'c' }, pairedItem: { item: 2 } },
+    ]);
+    expect(outputOf(r, 'big')).toEqual([
+      { json: { n: 2, name: 'b', size: 'big' }, pairedItem: { item: 0 } },
+      { json: { n: 3, name: 'd', size: 'big' }, pairedItem: { item: 1 } },
+    ]);
+    expect(outputOf(r, 'small')).toEqual([
+      { json: { n: 10, label: 'a!' }, pairedItem: { item: 0 } },
+      { json: { n: 0, label: 'c!' }, pairedItem: { item: 1 } },
+    ]);
+
+    // A branch that receives no item does not run.
+    const none = await run(created, { xs: [{ n: 5, name: 'e' }] });
+    expect(none.status).toBe('succeeded');
+    expect(outputOf(none, 'big')).toEqual([{ json: { n: 5, name: 'e', size: 'big' }, pairedItem: { item: 0 } }]);
+    expect(stepOf(none, 'small')?.status).toBe('skipped');
+  });
+
+  test('Switch v3 sends each item to every matching output (or the fallback); Filter keeps and discards per item', async () => {
+    const rule = (op: string, right: number, key: string) => ({
+      outputKey: key,
+      renameOutput: true,
+      conditions: {
+        options: { caseSensitive: true, typeValidation: 'strict' },
+        conditions: [{ leftValue: '={{ $json.n }}', rightValue: right, operator: { type: 'number', operation: op } }],
+        combinator: 'and',
+      },
+    });
+    const created = await importExport(
+      exportOf(
+        'per-item-switch',
+        [
+          splitOut('xs'),
+          {
+            name: 'Switch',
+            type: 'switch',
+            typeVersion: 3,
+            parameters: {
+              rules: { values: [rule('gt', 4, 'big'), rule('lt', 3, 'small'), rule('equals', 2, 'two')] },
+              options: { allMatchingOutputs: true, fallbackOutput: 'extra' },
+            },
+          },
+          { name: 'Big', type: 'noOp' },
+          { name: 'Small', type: 'noOp' },
+          { name: 'Two', type: 'noOp' },
+          { name: 'Other', type: 'noOp' },
+          {
+            name: 'Filter',
+            type: 'filter',
+            typeVersion: 2,
+            parameters: {
+              conditions: {
+                options: { caseSensitive: true, typeValidation: 'strict' },
+                conditions: [{ leftValue: '={{ $json.n }}', rightValue: 2, operator: { type: 'number', operation: 'equals' } }],
+                combinator: 'and',
+              },
+              options: { allowDiscardedOutput: true },
+            },
+          },
+          { name: 'Kept', type: 'noOp' },
+          { name: 'Discarded', type: 'noOp' },
+        ],
+        {
+          'Manual Trigger': to('Split Out'),
+          'Split Out': to('Switch'),
+          Switch: to('Big', 'Small', 'Two', 'Other'),
+          Small: to('Filter'),
+          Filter: to('Kept', 'Discarded'),
+        },
+      ),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const r = await run(created, { xs: [{ n: 1 }, { n: 2 }, { n: 5 }, { n: 3 }] });
+    expect({ status: r.status, error: r.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    const jsons = (id: string) => (outputOf(r, id) as Array<{ json: unknown }> | undefined)?.map((i) => i.json);
+    expect(jsons('big')).toEqual([{ n: 5 }]);
+    expect(jsons('small')).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(jsons('two')).toEqual([{ n: 2 }]);
+    expect(jsons('other')).toEqual([{ n: 3 }]);
+    expect(jsons('kept')).toEqual([{ n: 2 }]);
+    expect(jsons('discarded')).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('Merge over item lists (issue 29)', () => {
+  test('combine by fields, by position, all combinations, append and v1 merge by key, each with several items per input', async () => {
+    const people = [
+      { id: 1, name: 'Ann' },
+      { id: 2, name: 'Bob' },
+      { id: 3, name: 'Cy' },
+    ];
+    const orders = [
+      { id: 2, total: 10 },
+      { id: 1, total: 5 },
+      { id: 2, total: 7 },
+    ];
+    const merges: ExportNode[] = [
+      {
+        name: 'Join',
+        type: 'merge',
+        typeVersion: 3,
+        parameters: { mode: 'combine', fieldsToMatchString: 'id', joinMode: 'enrichInput1', options: {} },
+      },
+      { name: 'Zip', type: 'merge', typeVersion: 2.1, parameters: { mode: 'combine', combinationMode: 'mergeByPosition', options: {} } },
+      { name: 'Cross', type: 'merge', typeVersion: 3, parameters: { mode: 'combine', combineBy: 'combineAll', options: {} } },
+      { name: 'Both', type: 'merge', typeVersion: 3, parameters: {} },
+      { name: 'ByKey', type: 'merge', typeVersion: 1, parameters: { mode: 'mergeByKey', propertyName1: 'id', propertyName2: 'id' } },
+    ];
+    const conns: Record<string, unknown> = {
+      'Manual Trigger': {
+        main: [
+          [
+            { node: 'People', index: 0 },
+            { node: 'Orders', index: 0 },
+          ],
+        ],
+      },
+    };
+    conns.People = { main: [merges.map((m) => ({ node: m.name, type: 'main', index: 0 }))] };
+    conns.Orders = { main: [merges.map((m) => ({ node: m.name, type: 'main', index: 1 }))] };
+    const created = await importExport(
+      exportOf('merge-items', [codeItems('People', people), codeItems('Orders', orders), ...merges], conns),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [] });
+    const r = await run(created, {});
+    expect({ status: r.status, error: r.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(outputOf(r, 'join')).toEqual([
+      { json: { id: 1, name: 'Ann', total: 5 }, pairedItem: [{ item: 0 }, { item: 1, input: 1 }] },
+      { json: { id: 2, name: 'Bob', total: 10 }, pairedItem: [{ item: 1 }, { item: 0, input: 1 }] },
+      { json: { id: 2, name: 'Bob', total: 7 }, pairedItem: [{ item: 1 }, { item: 2, input: 1 }] },
+      { json: { id: 3, name: 'Cy' }, pairedItem: { item: 2 } },
+    ]);
+    const jsons = (id: string) => (outputOf(r, id) as Array<{ json: unknown }>).map((i) => i.json);
+    expect(jsons('zip')).toEqual([
+      { id: 2, name: 'Ann', total: 10 },
+      { id: 1, name: 'Bob', total: 5 },
+      { id: 2, name: 'Cy', total: 7 },
+    ]);
+    expect(jsons('cross')).toHaveLength(9);
+    expect(jsons('cross')[1]).toEqual({ id: 1, name: 'Ann', total: 5 });
+    expect(jsons('both')).toEqual([...people, ...orders]);
+    expect(jsons('bykey')).toEqual([
+      { id: 1, name: 'Ann', total: 5 },
+      { id: 2, name: 'Bob', total: 10 },
+      { id: 3, name: 'Cy' },
     ]);
   });
 });

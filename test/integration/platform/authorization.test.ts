@@ -312,4 +312,5 @@ test('every route × every caller is answered as the matrix says', async () => {
   const cells = (routes: AnyRoute[]) => routes.flatMap((route) => callersOf(route).map((c): [AnyRoute, Caller] => [route, c]));
   const failures = [...(await walk(cells(first))), ...(await walk(cells(last)))];
   expect(failures).toEqual([]);
-}, 120_000);
+  // Some 2,000 requests: 120 s ran out beside a benchmark at load average 18. A bound for "hung".
+}, 900_000);

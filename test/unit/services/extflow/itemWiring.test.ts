@@ -74,22 +74,49 @@ test('the converter puts adapters between an item node and a Set, and rewrites r
       Sort: { main: [[{ node: 'Set', type: 'main', index: 0 }]] },
     },
   });
+  // The Set runs per item (its expressions are JSONata): no adapter; a guard lets no empty list through.
   const types = Object.fromEntries(converted.nodes.map((n) => [n.id, n.type]));
-  expect(types).toMatchObject({ split_out: 'code', sort: 'code', sort__any1: 'condition', sort__one1: 'transform', set: 'transform' });
+  expect(types).toMatchObject({ split_out: 'code', sort: 'code', set__any: 'condition', set: 'transform' });
+  expect(types.sort__any1).toBeUndefined();
   const edges = converted.edges.map((e) => [e.source, e.target, e.sourceHandle ?? null]);
   expect(edges).toEqual(
     expect.arrayContaining([
       ['split_out', 'sort', null],
-      ['sort', 'sort__any1', null],
-      ['sort__any1', 'sort__one1', 'true'],
-      ['sort__one1', 'set', null],
+      ['sort', 'set__any', null],
+      ['set__any', 'set', 'true'],
     ]),
   );
   expect(expr(converted.nodes.find((n) => n.id === 'set'))).toContain('$type($nodes.split_out) = "array" ? $nodes.split_out[0].json');
   expect(converted.conversion.ready).toBe(false);
-  expect(converted.conversion.readinessIssues.map((i) => [i.node, i.kind])).toEqual([
-    ['Set', 'lossyConversion'],
-    ['Set', 'lossyConversion'],
+  // What stays lossy: the reference reads Split Out's first item, not the paired one.
+  expect(converted.conversion.readinessIssues.map((i) => [i.node, i.kind, i.message.slice(0, 30)])).toEqual([
+    ['Set', 'lossyConversion', 'An expression reads "Split Out'],
+  ]);
+});
+
+test('a Set whose expression needs JavaScript keeps its one-item mapping behind an adapter, named as lossy', () => {
+  const converted = convertExtflowWorkflow({
+    id: 'wiring-js',
+    name: 'Wiring JS',
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+      { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'xs' } },
+      {
+        name: 'Set',
+        type: 'n8n-nodes-base.set',
+        typeVersion: 3.4,
+        parameters: { assignments: { assignments: [{ id: '1', name: 'v', value: '={{ $json.xs.toFixed(1) }}', type: 'string' }] } },
+      },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
+      'Split Out': { main: [[{ node: 'Set', type: 'main', index: 0 }]] },
+    },
+  });
+  const types = Object.fromEntries(converted.nodes.map((n) => [n.id, n.type]));
+  expect(types).toMatchObject({ split_out__any1: 'condition', split_out__one1: 'transform', set__js: 'code', set: 'transform' });
+  expect(converted.conversion.readinessIssues).toEqual([
+    { node: 'Set', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
   ]);
 });
 
