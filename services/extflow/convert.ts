@@ -15,7 +15,8 @@ import { invalidInput } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
 import type { ExpressionScope } from './expressions';
 import { JsBatch } from './jsExpressions';
-import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
+import { isRecord, type AiSubNode, type MapContext, type Mapped, type OutputRef } from './nodes/context';
+import { AI_ROOT_TYPES } from './nodes/ai';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
 import { errorItemNode, mayReturnSeveral, oneItemAdapter, rewriteListRefs } from './itemWiring';
@@ -176,6 +177,36 @@ function loopBackConnections<C extends { source: string; target: string }>(nodes
   return backs;
 }
 
+/**
+ * The AI sub-nodes of a workflow: nodes whose every connection is an AI connection (`ai_*`) into
+ * an AI root node (AI_ROOT_TYPES), by root. Sub-nodes of other roots stay ordinary nodes (and
+ * their connections unsupported), as before.
+ */
+function aiSubNodeLinks(wf: ExtWorkflow, nodes: ExtNode[]): { subNodes: Set<string>; byRoot: Map<string, AiSubNode[]> } {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const subNodes = new Set<string>();
+  const byRoot = new Map<string, AiSubNode[]>();
+  for (const [source, byType] of Object.entries(wf.connections)) {
+    const node = byName.get(source);
+    if (!node || !isRecord(byType)) continue;
+    const entries = Object.entries(byType).filter(([, outputs]) => Array.isArray(outputs) && outputs.some((t) => Array.isArray(t) && t.length > 0));
+    const links: Array<{ type: string; target: string }> = [];
+    for (const [type, outputs] of entries)
+      for (const targets of outputs as unknown[])
+        for (const t of Array.isArray(targets) ? targets : []) if (isRecord(t) && typeof t.node === 'string') links.push({ type, target: t.node });
+    const isSub =
+      links.length > 0 && links.every((l) => l.type.startsWith('ai_') && AI_ROOT_TYPES.has(byName.get(l.target)?.type ?? ''));
+    if (!isSub) continue;
+    subNodes.add(source);
+    for (const l of links) {
+      const list = byRoot.get(l.target) ?? [];
+      if (!list.some((s) => s.node === node && s.type === l.type)) list.push({ type: l.type, node });
+      byRoot.set(l.target, list);
+    }
+  }
+  return { subNodes, byRoot };
+}
+
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
   const wf = checkShape(value, label);
@@ -194,6 +225,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   const annotations = wf.nodes.filter((n) => ANNOTATION_TYPES.has(n.type));
   for (const n of annotations) warnings.push({ node: n.name, message: 'Sticky notes are not imported.' });
   const nodes = wf.nodes.filter((n) => !ANNOTATION_TYPES.has(n.type));
+  // AI sub-nodes (chat models, memories, tools) become part of the root node they are connected to.
+  const aiLinks = aiSubNodeLinks(wf, nodes);
 
   // Our ids: the node names as slugs, unique.
   const idByName = new Map<string, string>();
@@ -220,6 +253,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       continue;
     }
     for (const [type, outputs] of Object.entries(byType ?? {})) {
+      if (aiLinks.subNodes.has(source) && type.startsWith('ai_')) continue;
       if (type !== 'main') {
         unsupported.push({
           node: source,
@@ -256,6 +290,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   const mapped = new Map<string, Mapped>();
   const out: GraphNode[] = [];
   for (const node of nodes) {
+    if (aiLinks.subNodes.has(node.name)) continue;
     const id = idByName.get(node.name)!;
     const params = isRecord(node.parameters) ? node.parameters : {};
     const version = typeof node.typeVersion === 'number' ? node.typeVersion : 1;
@@ -285,6 +320,18 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
         return alias;
       },
       subworkflow: (reference) => subworkflows.push({ node: node.name, reference }),
+      subNodes: aiLinks.byRoot.get(node.name) ?? [],
+      subCredential: (sub, extflowType, type) => {
+        const cred = sub.credentials?.[extflowType] ?? Object.values(sub.credentials ?? {})[0];
+        const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
+        const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
+        entry.nodes.push(sub.name);
+        credentials.set(alias, entry);
+        return alias;
+      },
+      unsupportedSub: (sub, reason, action) => {
+        if (!unsupported.some((u) => u.node === sub.name)) unsupported.push({ node: sub.name, nodeType: sub.type, reason, action });
+      },
     };
     const mapper = MAPPERS[node.type];
     let result: Mapped;
@@ -303,6 +350,9 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     } catch (err) {
       if (!(err instanceof Unsupported)) throw err;
       unsupported.push({ node: node.name, nodeType: node.type, reason: err.reason, action: err.action });
+      // Its sub-nodes are not part of any node now: each is named too.
+      for (const sub of ctx.subNodes)
+        ctx.unsupportedSub(sub.node, `it belongs to "${node.name}", which is not converted`, `Convert "${node.name}" first.`);
       const placeholder: GraphNode = {
         id,
         type: `${PLACEHOLDER_PREFIX}${node.type}`,
@@ -316,7 +366,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const errorSource = result.errorSource ?? id;
     for (const n of result.nodes) {
       if (node.disabled === true) n.disabled = true;
-      if (n.id === errorSource && (n.type === 'http' || n.type === 'code') && node.retryOnFail === true) {
+      if (n.id === errorSource && (n.type === 'http' || n.type === 'code' || n.type === 'llm') && node.retryOnFail === true) {
         n.retry = {
           maxAttempts: Math.min(10, Math.max(1, Number(node.maxTries ?? 3))),
           backoffSeconds: Math.min(3600, Math.max(0, Number(node.waitBetweenTries ?? 1000) / 1000)),

@@ -87,8 +87,10 @@ function modelConfig(ctx: MapContext): Record<string, unknown> {
 
 /** The prompt: the node's own text, or (prompt type "auto", taken from a chat trigger) `$json.chatInput`. */
 function promptOf(ctx: MapContext, field = 'text'): string {
-  const define = ctx.params.promptType === 'define' || (ctx.params.promptType === undefined && ctx.params[field] !== undefined);
-  const text = define ? ctx.params[field] : '={{ $json.chatInput }}';
+  // Versions before the prompt type (Basic LLM Chain 1.0-1.3) name the field `prompt`.
+  const own = ctx.params[field] ?? ctx.params.prompt;
+  const define = ctx.params.promptType === 'define' || (ctx.params.promptType === undefined && own !== undefined);
+  const text = define ? own : '={{ $json.chatInput }}';
   const prompt = toStringTemplate(text ?? '', ctx.scope);
   if (prompt.trim() === '') throw new Unsupported('the prompt is empty', 'Set the prompt text of the node.');
   return prompt;
@@ -220,7 +222,7 @@ function otherSubNodes(ctx: MapContext, known: readonly string[]): void {
 /** A transform of the node's id shaping the llm output like the external tool's. */
 function shaped(ctx: MapContext, llm: Record<string, unknown>, expression: string): Mapped {
   const llmId = `${ctx.id}__llm`;
-  return { nodes: [ourNode(ctx, llmId, 'llm', llm, 1), ourNode(ctx, ctx.id, 'transform', { expression })] };
+  return { nodes: [ourNode(ctx, llmId, 'llm', llm, 1), ourNode(ctx, ctx.id, 'transform', { expression })], errorSource: llmId };
 }
 
 const systemOf = (value: unknown, ctx: MapContext): Record<string, unknown> =>
@@ -357,6 +359,7 @@ export function textClassifierNode(ctx: MapContext): Mapped {
       ourNode(ctx, ctx.id, 'switch', { expression: `$nodes.${llmId}.json.category`, cases }),
     ],
     entry: inId,
+    errorSource: llmId,
     regularOutputs: enumValues.length,
     output: (i) => (i < handles.length ? { source: ctx.id, handle: handles[i] } : null),
   };
