@@ -260,34 +260,33 @@ const llmHttpTool = z.strictObject({
     timeoutMs: z.number().int().min(1).max(120_000).default(30_000),
   }),
 });
-const llmConfig = z
-  .strictObject({
-    credentialId: nonEmpty.optional(),
-    model: nonEmpty.max(200).optional(),
-    system: z.string().max(MAX_LLM_TEXT).optional(),
-    prompt: nonEmpty.max(MAX_LLM_TEXT),
-    /** Earlier turns (`[{ role: "user" | "assistant", content }]`), usually an expression reading the node's own last output. */
-    history: jsonValue.optional(),
-    /** Keep the conversation in the output (`messages`), at most this many last messages. */
-    historyWindow: z.number().int().min(1).max(200).optional(),
-    outputSchema: z.record(z.string(), jsonValue).optional(),
-    tools: z
-      .array(llmHttpTool)
-      .max(32, 'at most 32 tools')
-      .superRefine((tools, ctx) => {
-        const seen = new Set<string>();
-        tools.forEach((t, i) => {
-          if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate tool name "${t.name}"` });
-          seen.add(t.name);
-        });
-      })
-      .optional(),
-    maxToolRounds: z.number().int().min(0).max(MAX_LLM_TOOL_ROUNDS).default(5),
-    temperature: z.number().min(0).max(2).optional(),
-    maxTokens: z.number().int().min(1).max(200_000).optional(),
-    /** Budget of the whole node (every model call and tool call). */
-    timeoutMs: z.number().int().min(1000).max(600_000).default(120_000),
-  });
+const llmConfig = z.strictObject({
+  credentialId: nonEmpty.optional(),
+  model: nonEmpty.max(200).optional(),
+  system: z.string().max(MAX_LLM_TEXT).optional(),
+  prompt: nonEmpty.max(MAX_LLM_TEXT),
+  /** Earlier turns (`[{ role: "user" | "assistant", content }]`), usually an expression reading the node's own last output. */
+  history: jsonValue.optional(),
+  /** Keep the conversation in the output (`messages`), at most this many last messages. */
+  historyWindow: z.number().int().min(1).max(200).optional(),
+  outputSchema: z.record(z.string(), jsonValue).optional(),
+  tools: z
+    .array(llmHttpTool)
+    .max(32, 'at most 32 tools')
+    .superRefine((tools, ctx) => {
+      const seen = new Set<string>();
+      tools.forEach((t, i) => {
+        if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate tool name "${t.name}"` });
+        seen.add(t.name);
+      });
+    })
+    .optional(),
+  maxToolRounds: z.number().int().min(0).max(MAX_LLM_TOOL_ROUNDS).default(5),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).max(200_000).optional(),
+  /** Budget of the whole node (every model call and tool call). */
+  timeoutMs: z.number().int().min(1000).max(600_000).default(120_000),
+});
 
 /** The config schema of every node type. Parsing applies defaults. */
 export const NODE_CONFIG_SCHEMAS = {

@@ -189,13 +189,15 @@ function aiSubNodeLinks(wf: ExtWorkflow, nodes: ExtNode[]): { subNodes: Set<stri
   for (const [source, byType] of Object.entries(wf.connections)) {
     const node = byName.get(source);
     if (!node || !isRecord(byType)) continue;
-    const entries = Object.entries(byType).filter(([, outputs]) => Array.isArray(outputs) && outputs.some((t) => Array.isArray(t) && t.length > 0));
+    const entries = Object.entries(byType).filter(
+      ([, outputs]) => Array.isArray(outputs) && outputs.some((t) => Array.isArray(t) && t.length > 0),
+    );
     const links: Array<{ type: string; target: string }> = [];
     for (const [type, outputs] of entries)
       for (const targets of outputs as unknown[])
-        for (const t of Array.isArray(targets) ? targets : []) if (isRecord(t) && typeof t.node === 'string') links.push({ type, target: t.node });
-    const isSub =
-      links.length > 0 && links.every((l) => l.type.startsWith('ai_') && AI_ROOT_TYPES.has(byName.get(l.target)?.type ?? ''));
+        for (const t of Array.isArray(targets) ? targets : [])
+          if (isRecord(t) && typeof t.node === 'string') links.push({ type, target: t.node });
+    const isSub = links.length > 0 && links.every((l) => l.type.startsWith('ai_') && AI_ROOT_TYPES.has(byName.get(l.target)?.type ?? ''));
     if (!isSub) continue;
     subNodes.add(source);
     for (const l of links) {
@@ -286,6 +288,15 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     js: (template, mode) => batch.add(template, mode),
   });
   const nameById = new Map([...idByName].map(([n, id]) => [id, n]));
+  /** Registers the credential `node` uses under its alias (its name in the export) and returns the alias. */
+  const registerCredential = (node: ExtNode, extflowType: string, type: string | null): string => {
+    const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
+    const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
+    const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
+    entry.nodes.push(node.name);
+    credentials.set(alias, entry);
+    return alias;
+  };
 
   const mapped = new Map<string, Mapped>();
   const out: GraphNode[] = [];
@@ -311,24 +322,10 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       timezone,
       warn: (message) => warnings.push({ node: node.name, message }),
       lossy: (kind, message) => readinessIssues.push({ node: node.name, kind, message }),
-      credential: (extflowType, type) => {
-        const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
-        const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
-        const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
-        entry.nodes.push(node.name);
-        credentials.set(alias, entry);
-        return alias;
-      },
+      credential: (extflowType, type) => registerCredential(node, extflowType, type),
       subworkflow: (reference) => subworkflows.push({ node: node.name, reference }),
       subNodes: aiLinks.byRoot.get(node.name) ?? [],
-      subCredential: (sub, extflowType, type) => {
-        const cred = sub.credentials?.[extflowType] ?? Object.values(sub.credentials ?? {})[0];
-        const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
-        const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
-        entry.nodes.push(sub.name);
-        credentials.set(alias, entry);
-        return alias;
-      },
+      subCredential: registerCredential,
       unsupportedSub: (sub, reason, action) => {
         if (!unsupported.some((u) => u.node === sub.name)) unsupported.push({ node: sub.name, nodeType: sub.type, reason, action });
       },

@@ -129,7 +129,11 @@ export function toolRequest(tool: LlmHttpTool, args: Record<string, unknown>): H
 }
 
 /** Runs an `llm` node in `workspaceId`. */
-export async function runLlmNode(em: EntityManager, deps: LlmNodeDeps, workspaceId: string, config: LlmNodeConfig,
+export async function runLlmNode(
+  em: EntityManager,
+  deps: LlmNodeDeps,
+  workspaceId: string,
+  config: LlmNodeConfig,
 ): Promise<{ output: LlmNodeOutput; costCredits: number }> {
   let credentialId: string | undefined;
   if (config.credentialId) {
@@ -184,7 +188,10 @@ export async function runLlmNode(em: EntityManager, deps: LlmNodeDeps, workspace
       const text = result.content ?? '';
       const output: LlmNodeOutput = { text, model, usage, calls, toolCalls };
       if (schema) output.json = parseJsonAnswer(text);
-      if (config.historyWindow) output.messages = [...earlier, { role: 'user' as const, content: prompt }, { role: 'assistant' as const, content: text }].slice(-config.historyWindow);
+      if (config.historyWindow)
+        output.messages = [...earlier, { role: 'user' as const, content: prompt }, { role: 'assistant' as const, content: text }].slice(
+          -config.historyWindow,
+        );
       return { output, costCredits };
     }
     if (round >= maxRounds)
@@ -195,12 +202,21 @@ export async function runLlmNode(em: EntityManager, deps: LlmNodeDeps, workspace
     messages.push({
       role: 'assistant',
       content: result.content,
-      tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.rawArguments } })),
+      tool_calls: result.toolCalls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.rawArguments },
+      })),
     });
     for (const [index, call] of result.toolCalls.entries()) {
-      const answer = index < MAX_LLM_TOOL_CALLS_PER_ROUND
-        ? await callTool(em, deps, workspaceId, byName, call)
-        : { content: `error: at most ${MAX_LLM_TOOL_CALLS_PER_ROUND} tool calls are run per answer; this one was not.`, ok: false, status: null };
+      const answer =
+        index < MAX_LLM_TOOL_CALLS_PER_ROUND
+          ? await callTool(em, deps, workspaceId, byName, call)
+          : {
+              content: `error: at most ${MAX_LLM_TOOL_CALLS_PER_ROUND} tool calls are run per answer; this one was not.`,
+              ok: false,
+              status: null,
+            };
       toolCalls.push({ round: round + 1, name: call.name.slice(0, 64), arguments: call.arguments, ok: answer.ok, status: answer.status });
       messages.push({ role: 'tool', tool_call_id: call.id, content: boundedMessage(answer.content, LLM_TOOL_RESULT_LIMIT_CHARS) });
     }
@@ -211,7 +227,7 @@ export async function runLlmNode(em: EntityManager, deps: LlmNodeDeps, workspace
 function parseJsonAnswer(text: string): unknown {
   const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
   try {
-    return JSON.parse(fenced ? fenced[1]! : text) as unknown;
+    return JSON.parse(fenced?.[1] ?? text) as unknown;
   } catch {
     throw new LlmNodeError(`The model's answer is not the JSON its outputSchema asks for: ${boundedMessage(text, 200)}`, 'not_json');
   }

@@ -28,17 +28,28 @@ export const CHAT_MODELS: Readonly<Record<string, { credential: string; provider
   [`${LC}lmChatXAiGrok`]: { credential: 'xAiApi', provider: 'xAI', openAi: false },
 };
 
-
 /** Root node types that read AI sub-nodes. */
 export const AI_ROOT_TYPES = new Set([`${LC}agent`, `${LC}chainLlm`, `${LC}textClassifier`, `${LC}informationExtractor`]);
 
 /** Reasons and replacements for sub-nodes that stay unsupported, by a part of their type name. */
 const UNSUPPORTED_SUBNODES: ReadonlyArray<[RegExp, string, string]> = [
-  [/vectorStore/i, 'vector stores have no equivalent here', 'Index the documents in a knowledge base and query it with an http tool (GET /api/v1/knowledge/…/search).'],
+  [
+    /vectorStore/i,
+    'vector stores have no equivalent here',
+    'Index the documents in a knowledge base and query it with an http tool (GET /api/v1/knowledge/…/search).',
+  ],
   [/embeddings/i, 'embedding models have no equivalent here', 'Use a knowledge base, which embeds documents itself.'],
   [/retriever/i, 'retrievers have no equivalent here', 'Query a knowledge base with an http tool instead.'],
-  [/toolWorkflow|toolExecutor/i, 'workflow tools are not supported yet', 'Give the sub-workflow a webhook trigger and call it with an HTTP Request tool.'],
-  [/toolCode/i, 'code tools are not supported yet', 'Run the code in a code node before the model call, or expose it behind a webhook workflow and use an HTTP Request tool.'],
+  [
+    /toolWorkflow|toolExecutor/i,
+    'workflow tools are not supported yet',
+    'Give the sub-workflow a webhook trigger and call it with an HTTP Request tool.',
+  ],
+  [
+    /toolCode/i,
+    'code tools are not supported yet',
+    'Run the code in a code node before the model call, or expose it behind a webhook workflow and use an HTTP Request tool.',
+  ],
   [/memory/i, 'only the window buffer memory is supported', 'Use a Window Buffer Memory, or keep the conversation in a table.'],
   [/outputParser/i, 'this output parser has no equivalent here', 'Use a Structured Output Parser or an Information Extractor.'],
   [/tool/i, 'this tool has no equivalent here', 'Call the service with an HTTP Request tool.'],
@@ -60,8 +71,7 @@ function modelConfig(ctx: MapContext): Record<string, unknown> {
   const models = ctx.subNodes.filter((s) => s.type === 'ai_languageModel');
   const [first, ...more] = models;
   if (!first) throw new Unsupported('no chat model is connected', 'Connect a chat model (OpenAI Chat Model or another) to the node.');
-  for (const extra of more)
-    ctx.warn(`"${extra.node.name}" is a fallback model: only the first model ("${first.node.name}") is used.`);
+  for (const extra of more) ctx.warn(`"${extra.node.name}" is a fallback model: only the first model ("${first.node.name}") is used.`);
   const known = CHAT_MODELS[first.node.type];
   if (!known) {
     refuseSub(ctx, first);
@@ -77,7 +87,8 @@ function modelConfig(ctx: MapContext): Record<string, unknown> {
     );
   const model = locatorValue(params.model) ?? locatorValue(params.modelName);
   if (model && !model.startsWith('=')) config.model = model;
-  else if (model) ctx.lossy('unsupportedOption', `the model of "${first.node.name}" is an expression; the credential's model is used instead.`);
+  else if (model)
+    ctx.lossy('unsupportedOption', `the model of "${first.node.name}" is an expression; the credential's model is used instead.`);
   const options = isRecord(params.options) ? params.options : {};
   if (typeof options.temperature === 'number') config.temperature = Math.min(2, Math.max(0, options.temperature));
   const maxTokens = options.maxTokens ?? options.maxTokensToSample;
@@ -161,16 +172,17 @@ function httpTool(ctx: MapContext, sub: ExtNode): Record<string, unknown> | null
   if (!/^https?:\/\/[^\s/?#]+\S*$/i.test(url)) return refuse('its URL is not an http(s) URL', 'Set a full http(s) URL.');
   const described = new Map<string, { description?: string; type?: string }>();
   const defs = isRecord(p.placeholderDefinitions) && Array.isArray(p.placeholderDefinitions.values) ? p.placeholderDefinitions.values : [];
-  for (const d of defs) if (isRecord(d) && typeof d.name === 'string') described.set(d.name, d as { description?: string; type?: string });
+  for (const d of defs) if (isRecord(d) && typeof d.name === 'string') described.set(d.name, d);
   const properties: Record<string, unknown> = {};
   const property = (name: string) => {
     const d = described.get(name);
     const type = d?.type === 'number' || d?.type === 'boolean' ? d.type : 'string';
     properties[name] = { type, ...(d?.description ? { description: d.description } : {}) };
   };
-  for (const m of url.matchAll(/\{([A-Za-z0-9_-]{1,64})\}/g)) property(m[1]!);
+  for (const m of url.matchAll(/\{([A-Za-z0-9_-]{1,64})\}/g)) property(m[1] ?? '');
   const query: Record<string, string> = {};
-  const queryParams = p.sendQuery === true && isRecord(p.parametersQuery) && Array.isArray(p.parametersQuery.values) ? p.parametersQuery.values : [];
+  const queryParams =
+    p.sendQuery === true && isRecord(p.parametersQuery) && Array.isArray(p.parametersQuery.values) ? p.parametersQuery.values : [];
   for (const q of queryParams) {
     if (!isRecord(q) || typeof q.name !== 'string') continue;
     if (q.valueProvider === 'fieldValue') {
@@ -180,16 +192,24 @@ function httpTool(ctx: MapContext, sub: ExtNode): Record<string, unknown> | null
     } else property(q.name);
   }
   if (p.sendHeaders === true || p.sendBody === true)
-    return refuse('headers and bodies of HTTP Request tools are not converted', 'Put the values in the URL or the query, or use an http node before the model call.');
+    return refuse(
+      'headers and bodies of HTTP Request tools are not converted',
+      'Put the values in the URL or the query, or use an http node before the model call.',
+    );
   const method = typeof p.method === 'string' ? p.method.toUpperCase() : 'GET';
-  if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) return refuse(`method ${method} is not supported for tools`, 'Use GET, POST, PUT, PATCH or DELETE.');
+  if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method))
+    return refuse(`method ${method} is not supported for tools`, 'Use GET, POST, PUT, PATCH or DELETE.');
   const http: Record<string, unknown> = { method, url };
   if (Object.keys(query).length) http.query = query;
   if (p.authentication !== undefined && p.authentication !== 'none') {
     const [extType] = Object.keys(sub.credentials ?? {});
     http.credentialId = ctx.subCredential(sub, extType ?? 'httpHeaderAuth', null);
   }
-  const name = sub.name.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64) || 'http_tool';
+  const name =
+    sub.name
+      .replace(/[^A-Za-z0-9_-]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 64) || 'http_tool';
   return {
     name,
     description: typeof p.toolDescription === 'string' ? p.toolDescription.slice(0, 4000) : '',
@@ -250,7 +270,10 @@ export function agentNode(ctx: MapContext): Mapped {
   if (tools.length) Object.assign(llm, { tools });
   if (maxIterations > 20) ctx.warn(`maxIterations ${maxIterations} is cut to 20 tool rounds.`);
   if (options.returnIntermediateSteps === true)
-    ctx.lossy('unsupportedOption', '"Return intermediate steps" is not carried over: the tool calls are in the model step\'s output (toolCalls) instead.');
+    ctx.lossy(
+      'unsupportedOption',
+      '"Return intermediate steps" is not carried over: the tool calls are in the model step\'s output (toolCalls) instead.',
+    );
   return shaped(ctx, llm, schema ? `{ "output": $nodes.${llmId}.json }` : `{ "output": $nodes.${llmId}.text }`);
 }
 
@@ -258,13 +281,18 @@ export function agentNode(ctx: MapContext): Mapped {
 export function chainLlmNode(ctx: MapContext): Mapped {
   otherSubNodes(ctx, ['ai_languageModel', 'ai_outputParser']);
   const llmId = `${ctx.id}__llm`;
-  const messages = isRecord(ctx.params.messages) && Array.isArray(ctx.params.messages.messageValues) ? ctx.params.messages.messageValues : [];
+  const messages =
+    isRecord(ctx.params.messages) && Array.isArray(ctx.params.messages.messageValues) ? ctx.params.messages.messageValues : [];
   const system: string[] = [];
   for (const m of messages) {
     if (!isRecord(m)) continue;
     const type = m.type ?? 'SystemMessagePromptTemplate';
     if (type === 'SystemMessagePromptTemplate' && typeof m.message === 'string') system.push(m.message);
-    else throw new Unsupported(`"${String(type)}" prompt messages have no equivalent here`, 'Fold the message into the prompt or the system message.');
+    else
+      throw new Unsupported(
+        `"${String(type)}" prompt messages have no equivalent here`,
+        'Fold the message into the prompt or the system message.',
+      );
   }
   if (system.some((s) => s.startsWith('=')) && system.length > 1)
     throw new Unsupported('several system messages with expressions', 'Join them into one system message.');
@@ -329,11 +357,16 @@ export function textClassifierNode(ctx: MapContext): Mapped {
   if (categories.length === 0) throw new Unsupported('no categories', 'Add the categories to classify into.');
   const options = isRecord(p.options) ? p.options : {};
   if (options.multiClass === true)
-    throw new Unsupported('"Allow multiple classes" has no equivalent here (one output per item)', 'Turn it off, or use an Information Extractor with one boolean per category.');
+    throw new Unsupported(
+      '"Allow multiple classes" has no equivalent here (one output per item)',
+      'Turn it off, or use an Information Extractor with one boolean per category.',
+    );
   const names = categories.map((c) => String(c.category ?? ''));
   const other = options.fallback === 'other';
   const enumValues = other ? [...names, 'other'] : names;
-  const list = categories.map((c) => `- ${String(c.category)}${typeof c.description === 'string' && c.description ? `: ${c.description}` : ''}`).join('\n');
+  const list = categories
+    .map((c) => `- ${String(c.category)}${typeof c.description === 'string' && c.description ? `: ${c.description}` : ''}`)
+    .join('\n');
   const system =
     typeof options.systemPromptTemplate === 'string'
       ? `${options.systemPromptTemplate}\n\nCategories:\n${list}`
@@ -348,7 +381,7 @@ export function textClassifierNode(ctx: MapContext): Mapped {
     outputSchema: { type: 'object', properties: { category: { type: 'string', enum: enumValues } }, required: ['category'] },
   };
   const handles = enumValues.map((_, i) => `c${i}`);
-  const cases = enumValues.map((value, i) => ({ value, handle: handles[i]! }));
+  const cases = enumValues.map((value, i) => ({ value, handle: handles[i] }));
   if (options.fallback !== 'other' && options.fallback !== 'discard' && options.fallback !== undefined)
     ctx.lossy('unsupportedOption', `fallback "${String(options.fallback)}" is read as "discard".`);
   return {

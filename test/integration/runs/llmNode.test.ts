@@ -17,7 +17,14 @@ const stack = useTestStack(async () => {
   llm = await startFakeLlm();
   return {
     config: {
-      llm: { baseUrl: llm.url, apiKey: llm.apiKey, model: llm.model, timeoutMs: 10_000, maxRetries: 0, prices: { '*': { input: 1, output: 2 } } },
+      llm: {
+        baseUrl: llm.url,
+        apiKey: llm.apiKey,
+        model: llm.model,
+        timeoutMs: 10_000,
+        maxRetries: 0,
+        prices: { '*': { input: 1, output: 2 } },
+      },
     },
   };
 });
@@ -129,9 +136,14 @@ test('an invalid llm config is refused at deploy with the field named', async ()
     body: { name: 'bad llm', ...chain(node.of('llm', 'ask', { prompt: '', maxToolRounds: 99 })) },
   });
   expect(res.status).toBe(201);
-  const deployed = await request<{ error: { message: string } }>(stack.app, 'POST', `/api/v1/workflows/${(res.body as any).workflow.id}/deploy`, {
-    token: stack.ws.token,
-  });
+  const deployed = await request<{ error: { message: string } }>(
+    stack.app,
+    'POST',
+    `/api/v1/workflows/${(res.body as any).workflow.id}/deploy`,
+    {
+      token: stack.ws.token,
+    },
+  );
   expect(deployed.status).toBe(400);
   expect(JSON.stringify(deployed.body)).toMatch(/config\.prompt: must not be empty/);
   expect(JSON.stringify(deployed.body)).toMatch(/config\.maxToolRounds/);

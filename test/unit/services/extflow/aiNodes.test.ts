@@ -11,7 +11,14 @@ import { parseNodeConfig } from '../../../../engine/nodes';
 import type { GraphNode } from '../../../../engine/types';
 
 const LC = '@n8n/n8n-nodes-langchain.';
-const trigger = { id: 't1', name: 'When clicking ‘Test workflow’', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} };
+const trigger = {
+  id: 't1',
+  name: 'When clicking ‘Test workflow’',
+  type: 'n8n-nodes-base.manualTrigger',
+  typeVersion: 1,
+  position: [0, 0],
+  parameters: {},
+};
 const openAiModel = (name = 'OpenAI Chat Model') => ({
   id: 'm1',
   name,
@@ -45,7 +52,11 @@ test('AI Agent with its chat model, window buffer memory and HTTP Request tool b
         type: `${LC}agent`,
         typeVersion: 1.7,
         position: [200, 0],
-        parameters: { promptType: 'define', text: '={{ $json.question }}', options: { systemMessage: 'You answer about weather.', maxIterations: 4 } },
+        parameters: {
+          promptType: 'define',
+          text: '={{ $json.question }}',
+          options: { systemMessage: 'You answer about weather.', maxIterations: 4 },
+        },
       },
       openAiModel(),
       {
@@ -115,7 +126,9 @@ test('AI Agent with its chat model, window buffer memory and HTTP Request tool b
     'when_clicking_test_workflow__item>ai_agent__llm',
   ]);
   // The chat model's credential is an llm credential; memory within one run is named.
-  expect(wf.conversion.credentials).toEqual([{ alias: 'OpenAi account', extflowType: 'openAiApi', type: 'llm', nodes: ['OpenAI Chat Model'] }]);
+  expect(wf.conversion.credentials).toEqual([
+    { alias: 'OpenAi account', extflowType: 'openAiApi', type: 'llm', nodes: ['OpenAI Chat Model'] },
+  ]);
   expect(wf.connections).toEqual({ 'OpenAi account': 'llm' });
   expect(wf.conversion.readinessIssues).toEqual([
     expect.objectContaining({ node: 'AI Agent', kind: 'lossyConversion', message: expect.stringContaining('within one run only') }),
@@ -128,7 +141,14 @@ test('a missing llm credential is named in the readiness report and lowers readi
     name: 'Chain',
     nodes: [
       trigger,
-      { id: 'c', name: 'Basic LLM Chain', type: `${LC}chainLlm`, typeVersion: 1.5, position: [0, 0], parameters: { promptType: 'define', text: 'Hi' } },
+      {
+        id: 'c',
+        name: 'Basic LLM Chain',
+        type: `${LC}chainLlm`,
+        typeVersion: 1.5,
+        position: [0, 0],
+        parameters: { promptType: 'define', text: 'Hi' },
+      },
       openAiModel(),
     ],
     connections: { [trigger.name]: main('Basic LLM Chain'), 'OpenAI Chat Model': link('ai_languageModel', 'Basic LLM Chain') },
@@ -139,9 +159,11 @@ test('a missing llm credential is named in the readiness report and lowers readi
     deploymentReadiness: { ready: true, blockers: [] },
   };
   const without = withConversion(validation, wf.conversion, [], new Set());
-  expect(without.conversion.ready).toBe(false);
-  expect(without.deploymentReadiness.blockers).toEqual([expect.stringMatching(/^OpenAI Chat Model: credential "OpenAi account" does not exist in this workspace; .*type llm/)]);
-  expect(withConversion(validation, wf.conversion, [], new Set(['openai account'])).conversion.ready).toBe(true);
+  expect(without.conversion!.ready).toBe(false);
+  expect(without.deploymentReadiness.blockers).toEqual([
+    expect.stringMatching(/^OpenAI Chat Model: credential "OpenAi account" does not exist in this workspace; .*type llm/),
+  ]);
+  expect(withConversion(validation, wf.conversion, [], new Set(['openai account'])).conversion!.ready).toBe(true);
 });
 
 test('Basic LLM Chain with a system message and a structured output parser answers { text } with the parsed JSON', () => {
@@ -225,7 +247,11 @@ test('Text Classifier: its categories become the answer schema and one output ea
     connections: {
       [trigger.name]: main('Text Classifier'),
       'Text Classifier': {
-        main: [[{ node: 'Billing', type: 'main', index: 0 }], [{ node: 'Bug', type: 'main', index: 0 }], [{ node: 'Other', type: 'main', index: 0 }]],
+        main: [
+          [{ node: 'Billing', type: 'main', index: 0 }],
+          [{ node: 'Bug', type: 'main', index: 0 }],
+          [{ node: 'Other', type: 'main', index: 0 }],
+        ],
       },
       'OpenAI Chat Model': link('ai_languageModel', 'Text Classifier'),
     },
@@ -234,7 +260,11 @@ test('Text Classifier: its categories become the answer schema and one output ea
   const llm = byId(wf.nodes, 'text_classifier__llm');
   expect(llm.config).toMatchObject({
     prompt: '=$string($input.message)',
-    outputSchema: { type: 'object', properties: { category: { type: 'string', enum: ['billing', 'bug', 'other'] } }, required: ['category'] },
+    outputSchema: {
+      type: 'object',
+      properties: { category: { type: 'string', enum: ['billing', 'bug', 'other'] } },
+      required: ['category'],
+    },
   });
   expect(String(llm.config.system)).toContain('- billing: Invoices and payments');
   expect(byId(wf.nodes, 'text_classifier')).toMatchObject({
@@ -279,7 +309,13 @@ test('Information Extractor: attributes become a JSON Schema; its answer is { ou
           options: {},
         },
       },
-      { ...openAiModel(), type: `${LC}lmChatAnthropic`, typeVersion: 1.3, parameters: { model: 'claude-3-5-sonnet-20240620', options: {} }, credentials: { anthropicApi: { id: 'k', name: 'Anthropic account' } } },
+      {
+        ...openAiModel(),
+        type: `${LC}lmChatAnthropic`,
+        typeVersion: 1.3,
+        parameters: { model: 'claude-3-5-sonnet-20240620', options: {} },
+        credentials: { anthropicApi: { id: 'k', name: 'Anthropic account' } },
+      },
     ],
     connections: { [trigger.name]: main('Information Extractor'), 'OpenAI Chat Model': link('ai_languageModel', 'Information Extractor') },
   });
@@ -299,8 +335,12 @@ test('Information Extractor: attributes become a JSON Schema; its answer is { ou
     },
   });
   expect(byId(wf.nodes, 'information_extractor').config).toEqual({ expression: '{ "output": $nodes.information_extractor__llm.json }' });
-  expect(wf.conversion.credentials).toEqual([{ alias: 'Anthropic account', extflowType: 'anthropicApi', type: 'llm', nodes: ['OpenAI Chat Model'] }]);
-  expect(wf.conversion.warnings).toContainEqual(expect.objectContaining({ message: expect.stringContaining("Anthropic's OpenAI-compatible endpoint") }));
+  expect(wf.conversion.credentials).toEqual([
+    { alias: 'Anthropic account', extflowType: 'anthropicApi', type: 'llm', nodes: ['OpenAI Chat Model'] },
+  ]);
+  expect(wf.conversion.warnings).toContainEqual(
+    expect.objectContaining({ message: expect.stringContaining("Anthropic's OpenAI-compatible endpoint") }),
+  );
 });
 
 test('sub-nodes without an equivalent are named with a reason and a replacement; the root still maps', () => {
@@ -309,9 +349,23 @@ test('sub-nodes without an equivalent are named with a reason and a replacement;
     name: 'RAG',
     nodes: [
       trigger,
-      { id: 'a', name: 'AI Agent', type: `${LC}agent`, typeVersion: 1.7, position: [0, 0], parameters: { promptType: 'define', text: 'Hi' } },
+      {
+        id: 'a',
+        name: 'AI Agent',
+        type: `${LC}agent`,
+        typeVersion: 1.7,
+        position: [0, 0],
+        parameters: { promptType: 'define', text: 'Hi' },
+      },
       openAiModel(),
-      { id: 'v', name: 'Answer questions with a vector store', type: `${LC}toolVectorStore`, typeVersion: 1, position: [0, 0], parameters: {} },
+      {
+        id: 'v',
+        name: 'Answer questions with a vector store',
+        type: `${LC}toolVectorStore`,
+        typeVersion: 1,
+        position: [0, 0],
+        parameters: {},
+      },
       { id: 'w', name: 'Call workflow', type: `${LC}toolWorkflow`, typeVersion: 2, position: [0, 0], parameters: { workflowId: '42' } },
       { id: 'p', name: 'Postgres Chat Memory', type: `${LC}memoryPostgresChat`, typeVersion: 1.3, position: [0, 0], parameters: {} },
     ],
@@ -325,8 +379,16 @@ test('sub-nodes without an equivalent are named with a reason and a replacement;
   });
   expect(wf.conversion.unsupported).toEqual([
     expect.objectContaining({ node: 'Postgres Chat Memory', reason: 'only the window buffer memory is supported' }),
-    expect.objectContaining({ node: 'Answer questions with a vector store', reason: 'vector stores have no equivalent here', action: expect.stringContaining('knowledge base') }),
-    expect.objectContaining({ node: 'Call workflow', reason: 'workflow tools are not supported yet', action: expect.stringContaining('HTTP Request tool') }),
+    expect.objectContaining({
+      node: 'Answer questions with a vector store',
+      reason: 'vector stores have no equivalent here',
+      action: expect.stringContaining('knowledge base'),
+    }),
+    expect.objectContaining({
+      node: 'Call workflow',
+      reason: 'workflow tools are not supported yet',
+      action: expect.stringContaining('HTTP Request tool'),
+    }),
   ]);
   expect(wf.conversion.ready).toBe(false);
   expect(byId(wf.nodes, 'ai_agent__llm').type).toBe('llm');
@@ -339,7 +401,14 @@ test('an agent without a chat model is unsupported, and so are its sub-nodes', (
     name: 'No model',
     nodes: [
       trigger,
-      { id: 'a', name: 'AI Agent', type: `${LC}agent`, typeVersion: 1.7, position: [0, 0], parameters: { promptType: 'define', text: 'Hi' } },
+      {
+        id: 'a',
+        name: 'AI Agent',
+        type: `${LC}agent`,
+        typeVersion: 1.7,
+        position: [0, 0],
+        parameters: { promptType: 'define', text: 'Hi' },
+      },
       { id: 'm', name: 'Window Buffer Memory', type: `${LC}memoryBufferWindow`, typeVersion: 1.3, position: [0, 0], parameters: {} },
     ],
     connections: { [trigger.name]: main('AI Agent'), 'Window Buffer Memory': link('ai_memory', 'AI Agent') },
