@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { listenOnLoopback } from '../../support/fakeServer';
 import { lastMessage, startFakeLlm, toolResults, type FakeLlmServer } from '../../fakes/llm';
-import { chain, http as request, node, runWorkflow, useTestStack, type CredentialEnvelope } from '../../kit';
+import { chain, executeAndWait, http as request, node, runWorkflow, useTestStack, type CredentialEnvelope } from '../../kit';
 
 let llm: FakeLlmServer;
 let weather: { url: string; close(): Promise<void> };
@@ -165,4 +165,53 @@ test("a workspace llm credential named by the node is used instead of the deploy
   } finally {
     await other.close();
   }
+});
+
+test('an imported AI Agent with its OpenAI chat model runs on the workspace credential of the same name', async () => {
+  const created = await request<CredentialEnvelope>(stack.app, 'POST', '/api/v1/credentials', {
+    token: stack.ws.token,
+    body: { name: 'OpenAi account', type: 'llm', value: { baseUrl: llm.url, apiKey: llm.apiKey, model: llm.model } },
+  });
+  expect(created.status).toBe(201);
+  llm.reply((req) => ({ content: `${lastMessage(req, 'system')} / ${lastMessage(req)}` }));
+  const LC = '@n8n/n8n-nodes-langchain.';
+  const exported = {
+    id: 'imported-agent',
+    name: 'Imported agent',
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+      {
+        name: 'AI Agent',
+        type: `${LC}agent`,
+        typeVersion: 1.7,
+        position: [200, 0],
+        parameters: { promptType: 'define', text: '=Question: {{ $json.question }}', options: { systemMessage: 'Be kind.' } },
+      },
+      {
+        name: 'OpenAI Chat Model',
+        type: `${LC}lmChatOpenAi`,
+        typeVersion: 1,
+        position: [200, 200],
+        parameters: { model: 'gpt-4o-mini', options: {} },
+        credentials: { openAiApi: { id: '9', name: 'OpenAi account' } },
+      },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
+      'OpenAI Chat Model': { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
+    },
+  };
+  const imported = await request<any>(stack.app, 'POST', '/api/v1/workflows', {
+    token: stack.ws.token,
+    body: { importJson: JSON.stringify(exported) },
+  });
+  expect(imported.status).toBe(201);
+  const workflowId = imported.body.workflow.id as string;
+  const validated = await request<any>(stack.app, 'GET', `/api/v1/workflows/${workflowId}/validate`, { token: stack.ws.token });
+  expect(validated.body.deploymentReadiness).toEqual({ ready: true, blockers: [] });
+  expect((await request(stack.app, 'POST', `/api/v1/workflows/${workflowId}/deploy`, { token: stack.ws.token })).status).toBe(200);
+  const run = await executeAndWait(stack, workflowId, { question: 'why?' });
+  expect([run.status, run.error ?? null]).toEqual(['succeeded', null]);
+  expect(run.output).toEqual({ output: 'Be kind. / Question: why?' });
+  expect(llm.chats.at(-1)!.model).toBe('gpt-4o-mini');
 });
