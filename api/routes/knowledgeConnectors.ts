@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { answerById } from '../http/handlers';
 import { notFound } from '../http/envelopeErrors';
-import { idCursorPage, pathId, idParams } from '../schemas';
+import { boundedOptions, idCursorPage, pathId, idParams } from '../schemas';
 import { connectorDeletedSchema, connectorEnvelope, connectorListSchema, syncRunEnvelope, syncRunListSchema } from '../schemas/knowledge';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
 import { invalidInput } from '../../services/kernel/errors';
@@ -51,19 +51,7 @@ const patchBody = z.strictObject({
   config: config.optional(),
   nextSyncAt: z.iso.datetime({ offset: true, error: 'nextSyncAt must be an ISO-8601 date-time or null' }).nullable().optional(),
 });
-const bounded = (b: { min: number; max: number; default: number }, what: string) =>
-  z
-    .number({ error: `${what} must be a number` })
-    .int(`${what} must be an integer`)
-    .min(b.min, `${what} must be at least ${b.min}`)
-    .max(b.max, `${what} must be at most ${b.max}`)
-    .default(b.default);
-const syncOptions = z.strictObject({
-  maxPages: bounded(SYNC_OPTION_BOUNDS.maxPages, 'maxPages'),
-  maxItems: bounded(SYNC_OPTION_BOUNDS.maxItems, 'maxItems'),
-  maxBytes: bounded(SYNC_OPTION_BOUNDS.maxBytes, 'maxBytes'),
-  timeoutMs: bounded(SYNC_OPTION_BOUNDS.timeoutMs, 'timeoutMs'),
-});
+const syncOptions = boundedOptions(SYNC_OPTION_BOUNDS, 'default');
 /** Only `options` is accepted; other keys are refused in the handler with the spec's message. */
 const runBody = z.looseObject({ options: syncOptions.optional() });
 /** The agent capability's body: connectorId and the bounded options as input, and the confirmation. */

@@ -3,7 +3,7 @@ import { routeGroup, WORKSPACE_READ, WORKSPACE_WRITE } from '../http/route';
 import { answerById } from '../http/handlers';
 import { notFound, REPLAY_MISMATCH } from '../http/envelopeErrors';
 import { REPLAYED_HEADER } from '../middleware/idempotency';
-import { idParams } from '../schemas';
+import { boundedOptions, idParams } from '../schemas';
 import { researchCreatedSchema, researchRunEnvelope, researchRunListSchema } from '../schemas/research';
 import { parseIdempotencyKey } from '../../services/kernel/idempotency';
 import {
@@ -26,18 +26,7 @@ import {
 
 const researchRoute = routeGroup({ tags: ['Research'], family: 'envelope', access: WORKSPACE_READ, pathPrefix: '/api/v1/research' });
 
-const bounded = (b: { min: number; max: number }, what: string) =>
-  z
-    .number({ error: `${what} must be a number` })
-    .int(`${what} must be an integer`)
-    .min(b.min, `${what} must be at least ${b.min}`)
-    .max(b.max, `${what} must be at most ${b.max}`);
-const limits = z.strictObject({
-  maxPages: bounded(RESEARCH_LIMIT_BOUNDS.maxPages, 'maxPages').optional(),
-  maxDomains: bounded(RESEARCH_LIMIT_BOUNDS.maxDomains, 'maxDomains').optional(),
-  maxBytes: bounded(RESEARCH_LIMIT_BOUNDS.maxBytes, 'maxBytes').optional(),
-  timeoutMs: bounded(RESEARCH_LIMIT_BOUNDS.timeoutMs, 'timeoutMs').optional(),
-});
+const limits = boundedOptions(RESEARCH_LIMIT_BOUNDS, 'optional');
 const sourceUrl = z
   .string({ error: 'each source URL must be a string' })
   .max(2048, 'a source URL must be at most 2048 characters')

@@ -32,6 +32,43 @@ export const pathId = z
 /** The path parameters of a route under one resource: its `{id}`. */
 export const idParams = z.object({ id: pathId });
 
+/** The bounds of one numeric option of a body (`{ min, max, default }`, declared by its service). */
+export interface OptionBounds {
+  min: number;
+  max: number;
+  default: number;
+}
+
+/** A whole number within `bounds`, its messages naming the option: `maxPages must be at most 50`. */
+export const boundedInt = (bounds: Pick<OptionBounds, 'min' | 'max'>, what: string) =>
+  z
+    .number({ error: `${what} must be a number` })
+    .int(`${what} must be an integer`)
+    .min(bounds.min, `${what} must be at least ${bounds.min}`)
+    .max(bounds.max, `${what} must be at most ${bounds.max}`);
+
+/**
+ * A strict object of whole-number options, one per key of a service's bounds table (unknown keys
+ * refused): an absent option takes its default (`'default'`) or stays absent (`'optional'`).
+ */
+export function boundedOptions<K extends string>(
+  bounds: Record<K, OptionBounds>,
+  absent: 'default',
+): z.ZodObject<Record<K, z.ZodDefault<z.ZodNumber>>, z.core.$strict>;
+export function boundedOptions<K extends string>(
+  bounds: Record<K, OptionBounds>,
+  absent: 'optional',
+): z.ZodObject<Record<K, z.ZodOptional<z.ZodNumber>>, z.core.$strict>;
+export function boundedOptions(bounds: Record<string, OptionBounds>, absent: 'default' | 'optional') {
+  const shape = Object.fromEntries(
+    Object.entries(bounds).map(([key, b]) => [
+      key,
+      absent === 'default' ? boundedInt(b, key).default(b.default) : boundedInt(b, key).optional(),
+    ]),
+  );
+  return z.strictObject(shape);
+}
+
 /** Dates of the list filters: ISO-8601 dates PostgreSQL can compare, years 1970 to 9999. */
 export const filterDate = z
   .string()

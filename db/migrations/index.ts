@@ -26,6 +26,7 @@ import { Migration20261127201000_credential_destinations } from './Migration2026
 import { Migration20261128090000_extflow_imports } from './Migration20261128090000_extflow_imports';
 import { Migration20261128130000_hot_path } from './Migration20261128130000_hot_path';
 import { Migration20261128140000_run_step_iterations } from './Migration20261128140000_run_step_iterations';
+import { Migration20261128160000_outbox_fairness } from './Migration20261128160000_outbox_fairness';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -59,4 +60,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128090000_extflow_imports', class: Migration20261128090000_extflow_imports },
   { name: 'Migration20261128130000_hot_path', class: Migration20261128130000_hot_path },
   { name: 'Migration20261128140000_run_step_iterations', class: Migration20261128140000_run_step_iterations },
+  { name: 'Migration20261128160000_outbox_fairness', class: Migration20261128160000_outbox_fairness },
 ];

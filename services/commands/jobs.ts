@@ -13,6 +13,7 @@ import type { CommandJobEngine } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { COMMAND_MESSAGES, findThread, insertJob, insertThread, isActive, loadJob, moveJob, sql, updateJob } from './store';
 import { threadView, type CommandProgressEvent } from './views';
+import { lastIdPage } from '../kernel/pagination';
 
 export interface CreateJobInput {
   threadId?: string;
@@ -164,8 +165,8 @@ export async function listJobs(
     ...params,
     query.limit + 1,
   ]);
-  const page = rows.slice(0, query.limit);
-  return { rows: page, nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
+  const { page, nextCursor } = lastIdPage(rows, query.limit);
+  return { rows: page, nextCursor };
 }
 
 /**

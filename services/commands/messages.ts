@@ -9,6 +9,7 @@ import { invalidInput, notFound } from '../kernel/errors';
 import type { Principal, WorkspacePrincipal } from '../kernel/principal';
 import { projectFor } from '../kernel/redaction';
 import { COMMAND_MESSAGES, findThread, sql } from './store';
+import { lastIdPage } from '../kernel/pagination';
 
 export interface CommandMessageView {
   id: string;
@@ -64,8 +65,8 @@ export async function listMessages(
     ...params,
     query.limit + 1,
   ]);
-  const page = rows.slice(0, query.limit);
-  return { rows: page, nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
+  const { page, nextCursor } = lastIdPage(rows, query.limit);
+  return { rows: page, nextCursor };
 }
 
 /**

@@ -41,6 +41,15 @@ export function nextCursorOf<T extends CursorPosition>(rows: T[], limit: number)
 }
 
 /**
+ * The page of a list whose cursor is the id of the previous page's last row, fetched with
+ * `limit + 1` rows: the first `limit` rows, and the id of the last of them when there are more.
+ */
+export function lastIdPage<T extends { id: string }>(rows: T[], limit: number): { page: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  return { page, nextCursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+/**
  * Clamps a list limit the way the runs and logs routes do: missing or non-numeric means the
  * default, anything else is forced into [min, max].
  */

@@ -6,8 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { KnowledgeBaseSchema, type KnowledgeBase } from '../../db/entities';
 import { conflict } from '../kernel/errors';
-import { findInWorkspace } from '../kernel/workspaceScope';
-import { newId } from '../kernel/ids';
+import { findInWorkspace, newWorkspaceRow } from '../kernel/workspaceScope';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { DEFAULT_CHUNKING, type ChunkingSettings } from './chunking';
 import { lockKnowledgeBaseName } from './store';
@@ -73,16 +72,12 @@ export async function createKnowledgeBase(
   input: CreateKnowledgeBaseInput,
 ): Promise<KnowledgeBaseView> {
   const chunking = { ...DEFAULT_CHUNKING, ...(input.chunking ?? {}) };
-  const now = new Date();
   const kb = em.create(KnowledgeBaseSchema, {
-    id: newId('kb'),
-    workspaceId: principal.workspaceId,
+    ...newWorkspaceRow('kb', principal.workspaceId),
     name: input.name,
     description: input.description ?? null,
     ...chunking,
     trashedAt: null,
-    createdAt: now,
-    updatedAt: now,
   });
   await em.persistAndFlush(kb);
   return knowledgeBaseView(kb);
@@ -121,16 +116,12 @@ export async function findOrCreateKnowledgeBase(
     { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
   );
   if (existing) return existing;
-  const now = new Date();
   const kb = tx.create(KnowledgeBaseSchema, {
-    id: newId('kb'),
-    workspaceId,
+    ...newWorkspaceRow('kb', workspaceId),
     name,
     description,
     ...DEFAULT_CHUNKING,
     trashedAt: null,
-    createdAt: now,
-    updatedAt: now,
   });
   await tx.persistAndFlush(kb);
   return kb;

@@ -7,11 +7,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { flushUnique } from '../kernel/flush';
 import { KnowledgeBaseSchema, KnowledgeConnectorSchema, type ConnectorProviderId, type KnowledgeConnector } from '../../db/entities';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
-import { findInWorkspace } from '../kernel/workspaceScope';
-import { newId } from '../kernel/ids';
+import { findInWorkspace, newWorkspaceRow } from '../kernel/workspaceScope';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import type { KnowledgeSyncLauncher } from '../kernel/ports';
 import { providerRegistry, type ProviderRegistryEntry } from './providers';
+import { lastIdPage } from '../kernel/pagination';
 
 export interface ConnectorView {
   id: string;
@@ -79,10 +79,10 @@ export async function listConnectors(
     where = { ...scope, $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] };
   }
   const rows = await em.find(KnowledgeConnectorSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
-  const page = rows.slice(0, query.limit);
+  const { page, nextCursor } = lastIdPage(rows, query.limit);
   return {
     connectors: page.map(connectorView),
-    nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null,
+    nextCursor,
     providers: providerRegistry(certified),
   };
 }
@@ -107,10 +107,8 @@ export async function createConnector(
   const kb = await em.findOne(KnowledgeBaseSchema, { id: input.knowledgeBaseId, workspaceId: principal.workspaceId, trashedAt: null });
   if (!kb) throw notFound(`Knowledge base ${input.knowledgeBaseId} not found.`);
   if (await em.count(KnowledgeConnectorSchema, { knowledgeBaseId: kb.id, name: input.name })) throw duplicateName(input.name);
-  const now = new Date();
   const connector = em.create(KnowledgeConnectorSchema, {
-    id: newId('kc'),
-    workspaceId: principal.workspaceId,
+    ...newWorkspaceRow('kc', principal.workspaceId),
     knowledgeBaseId: kb.id,
     name: input.name,
     providerId: input.providerId,
@@ -123,8 +121,6 @@ export async function createConnector(
     syncLeaseRunId: null,
     syncLeaseToken: null,
     syncLeaseExpiresAt: null,
-    createdAt: now,
-    updatedAt: now,
   });
   em.persist(connector);
   await flushUnique(em, () => duplicateName(input.name));

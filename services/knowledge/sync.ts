@@ -19,6 +19,7 @@ import { KnowledgeConnectorSchema, KnowledgeSyncRunSchema, type KnowledgeConnect
 import { canonicalJson } from '../../engine/canonicalJson';
 import { conflict, internalFailure, invalidInput, notFound, unavailable, DomainError } from '../kernel/errors';
 import { newId, randomToken, sha256Hex } from '../kernel/ids';
+import { pickFields } from '../kernel/views';
 import { httpRequest, OutboundError } from '../kernel/outbound';
 import type { SyncExecutionOutcome } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
@@ -27,7 +28,17 @@ import type { KnowledgeConfig } from '../kernel/config';
 import { boundHostsText, hostAllowed, shownHost, type CredentialKeySettings, type ProviderUrls } from '../credentials';
 import { findConnector } from './connectors';
 import { resolveConnectorCredential, type ConnectorCredential } from './credentials';
-import { FetchBudget, PROVIDERS, SYNC_CAPABILITY, SyncError, type ConnectorProvider, type SyncBatch, type SyncOptions } from './providers';
+import {
+  acceptedCredentialTypes,
+  defaultBaseUrl,
+  FetchBudget,
+  PROVIDERS,
+  SYNC_CAPABILITY,
+  SyncError,
+  type ConnectorProvider,
+  type SyncBatch,
+  type SyncOptions,
+} from './providers';
 import type { KnowledgeRuntime } from './runtime';
 import {
   connectorDocumentIds,
@@ -51,6 +62,7 @@ import {
   tombstoneConnectorDocuments,
   upsertConnectorDocuments,
 } from './store';
+import { lastIdPage } from '../kernel/pagination';
 
 export const SYNC_OPTION_BOUNDS = {
   maxPages: { min: 1, max: 50, default: 20 },
@@ -75,40 +87,28 @@ export function syncRunId(workspaceId: string, connectorId: string, key: string)
   return `ksr_${sha256Hex(`${workspaceId}\0${connectorId}\0${key}`).slice(0, 40)}`;
 }
 
-export interface SyncRunView {
-  id: string;
-  workspaceId: string;
-  connectorId: string;
-  status: KnowledgeSyncRun['status'];
-  cursorBefore: unknown;
-  cursorAfter: unknown;
-  fullSnapshot: boolean;
-  upsertedCount: number;
-  tombstonedCount: number;
-  error: string | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** The fields of a sync run its view shows as stored (its options, fingerprint and lease stay inside). */
+const SYNC_RUN_FIELDS = [
+  'id',
+  'workspaceId',
+  'connectorId',
+  'status',
+  'cursorBefore',
+  'cursorAfter',
+  'fullSnapshot',
+  'upsertedCount',
+  'tombstonedCount',
+  'error',
+  'startedAt',
+  'finishedAt',
+  'createdAt',
+  'updatedAt',
+] as const;
+
+export type SyncRunView = Pick<KnowledgeSyncRun, (typeof SYNC_RUN_FIELDS)[number]>;
 
 export function syncRunView(r: KnowledgeSyncRun): SyncRunView {
-  return {
-    id: r.id,
-    workspaceId: r.workspaceId,
-    connectorId: r.connectorId,
-    status: r.status,
-    cursorBefore: r.cursorBefore ?? null,
-    cursorAfter: r.cursorAfter ?? null,
-    fullSnapshot: r.fullSnapshot,
-    upsertedCount: r.upsertedCount,
-    tombstonedCount: r.tombstonedCount,
-    error: r.error,
-    startedAt: r.startedAt,
-    finishedAt: r.finishedAt,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-  };
+  return { ...pickFields(r, SYNC_RUN_FIELDS), cursorBefore: r.cursorBefore ?? null, cursorAfter: r.cursorAfter ?? null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ function setupRequired(
 ): DomainError {
   const credentialId = typeof connector.config.credentialId === 'string' ? connector.config.credentialId : null;
   return conflict(
-    `Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${provider.credentialTypes.join(' or ')}.`,
+    `Knowledge connector ${connector.id} needs setup: ${SETUP_TEXT[reason]}. Provider ${provider.id} takes a credential of type ${acceptedCredentialTypes(provider).join(' or ')}.`,
     {
       code: 'setup_required',
       envelope: {
@@ -154,7 +154,7 @@ function setupRequired(
             reason,
             providerId: provider.id,
             credentialId,
-            acceptedCredentialTypes: provider.credentialTypes,
+            acceptedCredentialTypes: acceptedCredentialTypes(provider),
             requiredScopes: provider.scopes,
             ...extra,
           },
@@ -194,7 +194,7 @@ export async function connectorCredential(
   if (!resolved.ok)
     throw setupRequired(connector, provider, resolved.reason === 'not_found' ? 'credential_not_found' : 'credential_unreadable');
   const { credential } = resolved;
-  if (!provider.credentialTypes.includes(credential.type))
+  if (!acceptedCredentialTypes(provider).includes(credential.type))
     throw setupRequired(connector, provider, 'credential_type_incompatible', { credentialType: credential.type });
   if (credential.type === 'oauth2' && credential.scopes) {
     const missing = provider.scopes.filter((s) => !credential.scopes!.includes(s));
@@ -334,8 +334,8 @@ export async function listSyncRuns(
     where = { ...scope, $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] };
   }
   const rows = await em.find(KnowledgeSyncRunSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
-  const page = rows.slice(0, query.limit);
-  return { runs: page.map(syncRunView), nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null };
+  const { page, nextCursor } = lastIdPage(rows, query.limit);
+  return { runs: page.map(syncRunView), nextCursor };
 }
 
 /** POST cancel: queued or running → cancelled (the lease is released, the execution cancelled); 409 from a terminal status. */
@@ -479,7 +479,7 @@ export async function executeSyncRun(
         `The stored cursor of knowledge connector ${connector.id} was made for other filters; restore the filters it was made with, or create a new connector for the new ones.`,
       );
     }
-    const baseUrl = (credential.baseUrl ?? provider.baseUrlFrom(deps.config.providerBaseUrls))?.replace(/\/+$/, '');
+    const baseUrl = (credential.baseUrl ?? defaultBaseUrl(provider, deps.config.providerBaseUrls))?.replace(/\/+$/, '');
     if (!baseUrl)
       throw new SyncError(
         'invalid',

@@ -23,6 +23,7 @@ import { decodeCursor, nextCursorOf } from '../kernel/pagination';
 import type { ResearchLauncher, ResearchLimits } from '../kernel/ports';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { storableString } from '../kernel/storableText';
+import { pickFields } from '../kernel/views';
 import {
   cancelLiveResearchRun,
   failLiveResearchRun,
@@ -68,9 +69,22 @@ export function limitsWithDefaults(limits: Partial<ResearchLimits>): ResearchLim
   };
 }
 
-export interface ResearchSourceView extends Pick<
-  ResearchSource,
-  'id' | 'runId' | 'canonicalUrl' | 'title' | 'snapshotFileId' | 'createdAt'
+/** The fields of a stored source its view shows; a stored source has its fetch time, digest and text. */
+const SOURCE_FIELDS = [
+  'id',
+  'runId',
+  'canonicalUrl',
+  'title',
+  'fetchedAt',
+  'sha256',
+  'snapshotText',
+  'snapshotFileId',
+  'createdAt',
+] as const;
+
+export interface ResearchSourceView extends Omit<
+  Pick<ResearchSource, (typeof SOURCE_FIELDS)[number]>,
+  'fetchedAt' | 'sha256' | 'snapshotText'
 > {
   fetchedAt: Date;
   sha256: string;
@@ -101,17 +115,7 @@ export interface ResearchRunView extends Pick<
 }
 
 function sourceView(s: ResearchSource): ResearchSourceView {
-  return {
-    id: s.id,
-    runId: s.runId,
-    canonicalUrl: s.canonicalUrl,
-    title: s.title,
-    fetchedAt: s.fetchedAt!,
-    sha256: s.sha256!,
-    snapshotText: s.snapshotText ?? '',
-    snapshotFileId: s.snapshotFileId,
-    createdAt: s.createdAt,
-  };
+  return { ...pickFields(s, SOURCE_FIELDS), fetchedAt: s.fetchedAt!, sha256: s.sha256!, snapshotText: s.snapshotText ?? '' };
 }
 
 function runView(r: ResearchRun, sources: ResearchSource[]): ResearchRunView {

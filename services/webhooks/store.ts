@@ -67,18 +67,47 @@ export async function outboxEntriesByDeliveryId(
 }
 
 /**
- * Up to `limit` pending entries, oldest first, locked until `tx` ends. `skip locked`: an entry
- * another instance is dispatching is left to it, so no entry is dispatched twice at once.
+ * Up to `limit` pending entries, locked until `tx` ends, taken fairly across workspaces: each
+ * workspace with pending entries gets its oldest one before any gets a second, and so on, so a
+ * workspace that floods its webhooks does not make the others' requests wait behind its backlog.
+ * `skip locked`: an entry another instance is dispatching is left to it, so no entry is
+ * dispatched twice at once. The workspaces are found by a loose index scan (one index probe per
+ * workspace, not a scan of the backlog) on `webhook_outbox_pending_workspace_idx`.
  */
 export async function lockPendingOutbox(
   tx: EntityManager,
   limit: number,
 ): Promise<Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }>> {
-  return tx.execute<Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }>>(
-    `select id, webhook_id, payload, run_id from webhook_outbox where status = 'pending' order by created_at limit ? for update skip locked`,
-    [limit],
-  );
+  return tx.execute<Array<{ id: string; webhook_id: string; payload: unknown; run_id: string }>>(FAIR_PENDING, [limit, limit]);
 }
+
+const FAIR_PENDING = `
+  with recursive pending_workspaces(workspace_id) as (
+    (select workspace_id from webhook_outbox where status = 'pending' order by workspace_id limit 1)
+    union all
+    select (select o.workspace_id from webhook_outbox o
+             where o.status = 'pending' and o.workspace_id > w.workspace_id
+             order by o.workspace_id limit 1)
+      from pending_workspaces w where w.workspace_id is not null
+  ),
+  turns as (
+    select e.id, e.created_at, e.turn
+      from pending_workspaces w
+      cross join lateral (
+        select id, created_at, row_number() over (order by created_at) as turn
+          from webhook_outbox
+         where workspace_id = w.workspace_id and status = 'pending'
+         order by created_at limit ?
+      ) e
+     where w.workspace_id is not null
+     order by e.turn, e.created_at
+     limit ?
+  )
+  select o.id, o.webhook_id, o.payload, o.run_id
+    from webhook_outbox o
+   where o.id in (select id from turns) and o.status = 'pending'
+   order by o.created_at
+   for update of o skip locked`;
 
 /** Fails the entries of `ids` (JSON array) with `error`; they are not dispatched again. */
 export async function failOutboxEntries(tx: EntityManager, ids: string, error: string): Promise<void> {

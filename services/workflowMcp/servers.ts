@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowMcpServerSchema, WorkflowSchema, type WorkflowMcpServer, type WorkflowMcpTool } from '../../db/entities';
 import { recordAudit } from '../kernel/audit';
 import { conflict, invalidInput, notFound } from '../kernel/errors';
-import { newId } from '../kernel/ids';
+import { newWorkspaceRow } from '../kernel/workspaceScope';
 import type { WorkspacePrincipal } from '../kernel/principal';
 import { requireCompilableSchema } from './inputSchemas';
 
@@ -65,16 +65,12 @@ export async function createMcpServer(
   const names = tools.map((t) => t.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw invalidInput(`Tool name "${dup}" is used twice; give the tools distinct names.`);
-  const now = new Date();
   const server = em.create(WorkflowMcpServerSchema, {
-    id: newId('mcps'),
-    workspaceId: principal.workspaceId,
+    ...newWorkspaceRow('mcps', principal.workspaceId),
     name: input.name,
     slug: input.slug,
     tools,
     createdById: principal.userId,
-    createdAt: now,
-    updatedAt: now,
   });
   recordAudit(em, principal, {
     action: 'workflow_mcp_server.create',

@@ -333,6 +333,12 @@ function execute(
     /** Turns a guest error into a failure of the given phase (after ruling out timeout and memory). */
     const classify = (errorHandle: QuickJSHandle, phase: 'syntax' | 'runtime' | 'output'): Failure => {
       if (interrupted || clock() > deadline) return timeoutFailure();
+      // QuickJS throws `null` when it cannot even allocate its "out of memory" error
+      // (JS_ThrowError2); by the time we look, unwinding has freed the memory, so a thrown null
+      // cannot be told apart from a guest's own `throw null`. Name both rather than print "null".
+      if (ctx.sameValue(errorHandle, ctx.null)) {
+        return { kind: 'memory', message: `${memoryFailure().message}, or it threw null` };
+      }
       const described = ctx.callFunction(describeFn, ctx.undefined, errorHandle);
       if (described.error) {
         scope.manage(described.error);

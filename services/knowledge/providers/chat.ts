@@ -34,8 +34,6 @@ export const chatProvider: ConnectorProvider = {
   id: 'chat',
   label: 'Chat (Slack Web API)',
   scopes: ['channels:history', 'groups:history'],
-  credentialTypes: ['chat', 'oauth2'],
-  baseUrlFrom: (urls) => urls.chat,
   filters: (config) => ({
     channelIds: stringList(config, 'channelIds', { required: true, max: 100, pattern: /^[A-Z0-9]{2,40}$/i, what: 'channel ids' }),
   }),

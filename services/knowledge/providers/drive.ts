@@ -43,8 +43,6 @@ export const driveProvider: ConnectorProvider = {
   id: 'drive',
   label: 'Drive (Google Drive API v3)',
   scopes: ['https://www.googleapis.com/auth/drive.readonly'],
-  credentialTypes: ['drive', 'oauth2'],
-  baseUrlFrom: (urls) => urls.drive,
   filters: (config) => ({
     fileIds: stringList(config, 'fileIds', { max: 100, pattern: /^[A-Za-z0-9_-]{1,200}$/, what: 'Drive file ids' }) ?? null,
   }),

@@ -7,7 +7,9 @@ import type { ConnectorProvider } from './types';
 import { wikiProvider } from './wiki';
 
 export {
+  acceptedCredentialTypes,
   type ConnectorProvider,
+  defaultBaseUrl,
   FetchBudget,
   type ProviderContext,
   providerFailure,

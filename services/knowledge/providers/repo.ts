@@ -33,8 +33,6 @@ export const repoProvider: ConnectorProvider = {
   id: 'repo',
   label: 'Repository (GitHub REST)',
   scopes: ['contents:read'],
-  credentialTypes: ['repo', 'oauth2'],
-  baseUrlFrom: (urls) => urls.repo,
   filters: (config) => ({
     repositories: stringList(config, 'repositories', { required: true, max: 20, pattern: REPOSITORY, what: 'owner/name' }),
     pathPrefixes:

@@ -103,15 +103,27 @@ export interface ConnectorProvider {
   id: 'drive' | 'wiki' | 'chat' | 'repo';
   label: string;
   scopes: string[];
-  /** Credential types it accepts: its own provider type, or an OAuth2 credential with its scopes. */
-  credentialTypes: string[];
-  /** Default API base URL, from the deployment (undefined: the credential must name one). */
-  baseUrlFrom(urls: { drive: string; wiki: string | undefined; chat: string; repo: string }): string | undefined;
   /** The filters the cursor is tied to, validated (SyncError `invalid` for bad ones). */
   filters(config: Record<string, unknown>): Record<string, unknown>;
   /** How requests authenticate with the credential. */
   authHeaders(credential: ConnectorCredential): Record<string, string>;
   fetch(ctx: ProviderContext): Promise<SyncBatch>;
+}
+
+/** The deployment's default API base URL of each provider (`KNOWLEDGE_<ID>_BASE_URL`). */
+export type ProviderBaseUrls = Record<ConnectorProvider['id'], string | undefined>;
+
+/**
+ * Credential types a provider accepts, the same rule for every provider: a credential of the
+ * provider's own type (named as the provider), or an OAuth2 credential holding its `scopes`.
+ */
+export function acceptedCredentialTypes(provider: Pick<ConnectorProvider, 'id'>): string[] {
+  return [provider.id, 'oauth2'];
+}
+
+/** A provider's default API base URL, from the deployment (undefined: the credential must name one). */
+export function defaultBaseUrl(provider: Pick<ConnectorProvider, 'id'>, urls: ProviderBaseUrls): string | undefined {
+  return urls[provider.id];
 }
 
 /** A list of unique non-empty strings from `config[key]` (or undefined when absent). */

@@ -32,8 +32,6 @@ export const wikiProvider: ConnectorProvider = {
   id: 'wiki',
   label: 'Wiki (Confluence Cloud REST v2)',
   scopes: ['read:space:confluence', 'read:page:confluence'],
-  credentialTypes: ['wiki', 'oauth2'],
-  baseUrlFrom: (urls) => urls.wiki,
   filters: (config) => ({
     spaceIds: stringList(config, 'spaceIds', { max: 100, pattern: /^[0-9]{1,30}$/, what: 'numeric space ids' }) ?? null,
   }),

@@ -1,4 +1,4 @@
-import { clampLimit, decodeCursor, encodeCursor, nextCursorOf } from '../../../../services/kernel/pagination';
+import { clampLimit, decodeCursor, encodeCursor, lastIdPage, nextCursorOf } from '../../../../services/kernel/pagination';
 import { DomainError } from '../../../../services/kernel/errors';
 
 describe('cursor helpers', () => {
@@ -50,4 +50,17 @@ describe('clampLimit', () => {
     ['12.7', 12],
     [7, 7],
   ])('%p -> %p', (raw, expected) => expect(clampLimit(raw, bounds)).toBe(expected));
+});
+
+describe('lastIdPage', () => {
+  const rows = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+
+  test('a row beyond the limit: the page ends at the limit and its last id is the cursor', () => {
+    expect(lastIdPage(rows, 2)).toEqual({ page: [{ id: 'a' }, { id: 'b' }], nextCursor: 'b' });
+  });
+
+  test('no row beyond the limit: the whole page, no cursor', () => {
+    expect(lastIdPage(rows, 3)).toEqual({ page: rows, nextCursor: null });
+    expect(lastIdPage([], 3)).toEqual({ page: [], nextCursor: null });
+  });
 });

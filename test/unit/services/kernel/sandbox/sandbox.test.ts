@@ -288,6 +288,13 @@ describe('sandbox: escape attempts fail', () => {
     );
   });
 
+  test('running out of memory while QuickJS builds its own error is a memory failure, not "null"', async () => {
+    // QuickJS throws null when it cannot allocate the "out of memory" error; a million small
+    // objects end that way under the 32 MiB default.
+    const million = 'return Array.from({ length: 1000000 }, (_, i) => ({ json: { i } }));';
+    expectFailure(await run(million, null, { timeoutMs: 30_000 }), 'memory', /memory limit of 33554432 bytes, or it threw null/);
+  });
+
   test('deep recursion is an error, not a crash, and the sandbox keeps working', async () => {
     expectFailure(await run('function f(n) { return f(n + 1) + 1; }\nreturn f(0);', null), 'runtime', /stack overflow/);
     expectFailure(
