@@ -10,6 +10,10 @@ import {
 } from '../services/credentials';
 import { httpRequest, OutboundError, type HttpRequestInput } from '../services/kernel/outbound';
 import { expandJsRuntime } from '../services/extflow/jsRuntime';
+import { LlmNodeError, runLlmNode, type LlmNodeConfig, type LlmNodeOutput } from '../services/models/llmNode';
+import { modelApiErrorStatus } from '../services/models/embeddings';
+import { DomainError } from '../services/kernel/errors';
+import type { LlmConfig } from '../services/kernel/config';
 import { KILL_GRACE_MS, SANDBOX_DEFAULTS, runUserCode, type SandboxErrorKind, type SandboxLog } from '../services/kernel/sandbox/sandbox';
 
 /** Time kept between a code call's own deadline and its activity's timeout (the answer's trip back). */
@@ -59,6 +63,16 @@ function jsonBodyOf(config: HttpNodeConfig, body: unknown): unknown {
   } catch {
     throw ApplicationFailure.nonRetryable(`The response body of ${config.method} ${config.url} is not valid JSON.`, 'HttpBodyNotJson');
   }
+}
+
+/** Without LLM_BASE_URL the deployment has no model: a workspace `llm` credential is needed. */
+const NO_LLM: LlmConfig = { baseUrl: undefined, apiKey: undefined, model: 'unset', timeoutMs: 60_000, maxRetries: 2, prices: {} };
+
+/** Whether a model call's failure is final: our own refusals, and 4xx answers other than 408, 409 and 429. */
+function permanentModelError(err: unknown): boolean {
+  if (err instanceof DomainError || err instanceof LlmNodeError) return true;
+  const status = modelApiErrorStatus(err);
+  return status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
 }
 
 /**
@@ -117,6 +131,38 @@ export function createNodeActivities(deps: ActivityDeps) {
           : ApplicationFailure.retryable(result.error.message, type, details);
       }
       return { output: result.output, logs: result.logs, attempt: attempt() };
+    },
+
+    /**
+     * Runs an `llm` node (services/models/llmNode.ts): a regular activity, so a finished model
+     * call is recorded and never paid twice. Token usage is in the output; its credits are returned beside it.
+     */
+    async llmNode(args: {
+      workspaceId: string;
+      config: LlmNodeConfig;
+    }): Promise<{ output: LlmNodeOutput; costCredits: number; attempt: number }> {
+      if (!deps.credentials) throw ApplicationFailure.nonRetryable('Credentials are unavailable on this worker.', 'CredentialUnavailable');
+      let result;
+      try {
+        result = await runLlmNode(
+          deps.orm.em.fork(),
+          {
+            llm: deps.llm ?? NO_LLM,
+            keys: deps.credentials,
+            allowPrivateNetworks: deps.allowPrivateNetworks,
+            signal: Context.current().cancellationSignal,
+          },
+          args.workspaceId,
+          args.config,
+        );
+      } catch (err) {
+        if (permanentModelError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'LlmFailed');
+        throw ApplicationFailure.retryable((err as Error).message, 'LlmUnavailable');
+      }
+      // An activity result over Temporal's payload limit would fail the workflow task instead of the node.
+      const oversized = oversizedOutput(result.output);
+      if (oversized) throw ApplicationFailure.nonRetryable(oversized, 'NodeOutputTooLarge');
+      return { ...result, attempt: attempt() };
     },
 
     /** Sends an http node's request through the outbound guard; 5xx and 429 are retryable failures, other 4xx are final. */

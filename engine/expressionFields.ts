@@ -26,4 +26,5 @@ export const EXPRESSION_FIELDS: Readonly<Partial<Record<NodeType, { jsonata?: re
   table_insert: { templated: ['values'] },
   table_update: { templated: ['rowIndex', 'values'] },
   table_delete: { templated: ['rowIndex'] },
+  llm: { templated: ['system', 'prompt', 'history'] },
 };

@@ -76,12 +76,18 @@ export interface ApprovalDecision {
 /** What the interpreter needs from its environment. */
 export interface EngineHost {
   now(): number;
-  /** http and code nodes, with their config already resolved. Throws on failure. */
+  /** Action nodes (http, code, table_*, llm), with their config already resolved. Throws on failure. */
   runAction(
     node: GraphNode,
     config: Record<string, unknown>,
     input: unknown,
-  ): Promise<{ output: unknown; attempts?: number; logs?: Array<{ level: LogLevel; message: string }> }>;
+  ): Promise<{
+    output: unknown;
+    attempts?: number;
+    logs?: Array<{ level: LogLevel; message: string }>;
+    /** Credits the action spent beyond its step's one (an `llm` node's tokens, priced by the deployment). */
+    costCredits?: number;
+  }>;
   waitTimer(node: GraphNode, untilMs: number): Promise<void>;
   /** Resolves with the decision; throws when the approval times out. */
   waitApproval(node: GraphNode, config: { prompt?: string; timeoutSeconds?: number }): Promise<ApprovalDecision>;
@@ -721,7 +727,7 @@ export async function runGraph(req: RunRequest, host: EngineHost): Promise<RunOu
       default: {
         if (!ACTION_NODE_TYPES.has(node.type)) throw new NodeFailure(node.id, `Unknown node type "${node.type}"`);
         const ran = await host.runAction(node, await resolveTemplatedFields(node.type, config, input, resolve), input);
-        costCredits += 1;
+        costCredits += 1 + (ran.costCredits ?? 0);
         for (const entry of ran.logs ?? []) await log(node.id, entry.level, entry.message);
         return { result: { output: ran.output, handles: null }, attempts: ran.attempts ?? 1 };
       }

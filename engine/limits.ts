@@ -78,3 +78,12 @@ export const MAX_LOOP_BATCH_SIZE = 10_000;
  * A larger state keeps the loop in the current history instead.
  */
 export const LOOP_CHECKPOINT_LIMIT_BYTES = 1.5 * 1024 * 1024;
+
+/** The most tool rounds an `llm` node may set (`maxToolRounds`): a model that keeps calling tools ends there. */
+export const MAX_LLM_TOOL_ROUNDS = 20;
+
+/** The most tool calls of one model answer an `llm` node runs; further calls of that answer are answered with an error. */
+export const MAX_LLM_TOOL_CALLS_PER_ROUND = 16;
+
+/** The longest tool result, in characters, given back to the model (longer results are cut, saying so). */
+export const LLM_TOOL_RESULT_LIMIT_CHARS = 32 * 1024;

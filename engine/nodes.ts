@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { NODE_TYPES, TRIGGER_TYPES, type GraphEdge, type GraphNode, type NodeType, type TriggerType } from './types';
 
 import { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression } from './expressionFields';
-import { MAX_LOOP_BATCH_SIZE, MAX_LOOP_ITERATIONS } from './limits';
+import { MAX_LLM_TOOL_ROUNDS, MAX_LOOP_BATCH_SIZE, MAX_LOOP_ITERATIONS } from './limits';
 
 export { EXPRESSION_FIELDS, EXPRESSION_PREFIX, isTemplateExpression };
 
@@ -240,6 +240,54 @@ const tableInsertConfig = z.strictObject({ tableId, values: cellValues });
 const tableUpdateConfig = z.strictObject({ tableId, rowIndex: rowIndexField, values: cellValues });
 const tableDeleteConfig = z.strictObject({ tableId, rowIndex: rowIndexField });
 
+// A model call (docs/workflow-graph.md, "llm"): through the workspace's `llm` credential (or the
+// deployment's model), with HTTP tools the model may call and an optional JSON Schema its answer must follow.
+const MAX_LLM_TEXT = 100_000;
+const llmToolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"');
+const llmHttpTool = z.strictObject({
+  name: llmToolName,
+  description: z.string().max(4000).default(''),
+  /** JSON Schema (an object) of the arguments the model passes; default: any object. */
+  parameters: z.record(z.string(), jsonValue).optional(),
+  http: z.strictObject({
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+    /** `{name}` placeholders are replaced by the URL-encoded argument of that name. */
+    url: nonEmpty.refine((url) => /^https?:\/\/[^\s/?#]+\S*$/i.test(url), { message: 'must be an http(s) URL' }),
+    headers: stringRecord.optional(),
+    query: stringRecord.optional(),
+    body: z.record(z.string(), jsonValue).optional(),
+    credentialId: nonEmpty.optional(),
+    timeoutMs: z.number().int().min(1).max(120_000).default(30_000),
+  }),
+});
+const llmConfig = z.strictObject({
+  credentialId: nonEmpty.optional(),
+  model: nonEmpty.max(200).optional(),
+  system: z.string().max(MAX_LLM_TEXT).optional(),
+  prompt: nonEmpty.max(MAX_LLM_TEXT),
+  /** Earlier turns (`[{ role: "user" | "assistant", content }]`), usually an expression reading the node's own last output. */
+  history: jsonValue.optional(),
+  /** Keep the conversation in the output (`messages`), at most this many last messages. */
+  historyWindow: z.number().int().min(1).max(200).optional(),
+  outputSchema: z.record(z.string(), jsonValue).optional(),
+  tools: z
+    .array(llmHttpTool)
+    .max(32, 'at most 32 tools')
+    .superRefine((tools, ctx) => {
+      const seen = new Set<string>();
+      tools.forEach((t, i) => {
+        if (seen.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate tool name "${t.name}"` });
+        seen.add(t.name);
+      });
+    })
+    .optional(),
+  maxToolRounds: z.number().int().min(0).max(MAX_LLM_TOOL_ROUNDS).default(5),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).max(200_000).optional(),
+  /** Budget of the whole node (every model call and tool call). */
+  timeoutMs: z.number().int().min(1000).max(600_000).default(120_000),
+});
+
 /** The config schema of every node type. Parsing applies defaults. */
 export const NODE_CONFIG_SCHEMAS = {
   start: startConfig,
@@ -264,6 +312,7 @@ export const NODE_CONFIG_SCHEMAS = {
   table_insert: tableInsertConfig,
   table_update: tableUpdateConfig,
   table_delete: tableDeleteConfig,
+  llm: llmConfig,
 } satisfies Record<NodeType, z.ZodType>;
 
 /** Parsed (defaults applied) config of a node type. */

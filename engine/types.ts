@@ -21,7 +21,7 @@ export const FLOW_TYPES = [
   'fail',
   'log',
 ] as const;
-export const ACTION_TYPES = ['http', 'code', 'table_read', 'table_insert', 'table_update', 'table_delete'] as const;
+export const ACTION_TYPES = ['http', 'code', 'table_read', 'table_insert', 'table_update', 'table_delete', 'llm'] as const;
 /** Action nodes on the workspace's user tables (services/databases). */
 export const TABLE_NODE_TYPES = ['table_read', 'table_insert', 'table_update', 'table_delete'] as const;
 export type TableNodeType = (typeof TABLE_NODE_TYPES)[number];

@@ -15,7 +15,8 @@ import { invalidInput } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
 import type { ExpressionScope } from './expressions';
 import { JsBatch } from './jsExpressions';
-import { isRecord, type MapContext, type Mapped, type OutputRef } from './nodes/context';
+import { isRecord, type AiSubNode, type MapContext, type Mapped, type OutputRef } from './nodes/context';
+import { AI_ROOT_TYPES } from './nodes/ai';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
 import { errorItemNode, mayReturnSeveral, oneItemAdapter, rewriteListRefs } from './itemWiring';
@@ -178,6 +179,38 @@ function loopBackConnections<C extends { source: string; target: string }>(nodes
   return backs;
 }
 
+/**
+ * The AI sub-nodes of a workflow: nodes whose every connection is an AI connection (`ai_*`) into
+ * an AI root node (AI_ROOT_TYPES), by root. Sub-nodes of other roots stay ordinary nodes (and
+ * their connections unsupported), as before.
+ */
+function aiSubNodeLinks(wf: ExtWorkflow, nodes: ExtNode[]): { subNodes: Set<string>; byRoot: Map<string, AiSubNode[]> } {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const subNodes = new Set<string>();
+  const byRoot = new Map<string, AiSubNode[]>();
+  for (const [source, byType] of Object.entries(wf.connections)) {
+    const node = byName.get(source);
+    if (!node || !isRecord(byType)) continue;
+    const entries = Object.entries(byType).filter(
+      ([, outputs]) => Array.isArray(outputs) && outputs.some((t) => Array.isArray(t) && t.length > 0),
+    );
+    const links: Array<{ type: string; target: string }> = [];
+    for (const [type, outputs] of entries)
+      for (const targets of outputs as unknown[])
+        for (const t of Array.isArray(targets) ? targets : [])
+          if (isRecord(t) && typeof t.node === 'string') links.push({ type, target: t.node });
+    const isSub = links.length > 0 && links.every((l) => l.type.startsWith('ai_') && AI_ROOT_TYPES.has(byName.get(l.target)?.type ?? ''));
+    if (!isSub) continue;
+    subNodes.add(source);
+    for (const l of links) {
+      const list = byRoot.get(l.target) ?? [];
+      if (!list.some((s) => s.node === node && s.type === l.type)) list.push({ type: l.type, node });
+      byRoot.set(l.target, list);
+    }
+  }
+  return { subNodes, byRoot };
+}
+
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
   const wf = checkShape(value, label);
@@ -196,6 +229,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   const annotations = wf.nodes.filter((n) => ANNOTATION_TYPES.has(n.type));
   for (const n of annotations) warnings.push({ node: n.name, message: 'Sticky notes are not imported.' });
   const nodes = wf.nodes.filter((n) => !ANNOTATION_TYPES.has(n.type));
+  // AI sub-nodes (chat models, memories, tools) become part of the root node they are connected to.
+  const aiLinks = aiSubNodeLinks(wf, nodes);
 
   // Our ids: the node names as slugs, unique.
   const idByName = new Map<string, string>();
@@ -222,6 +257,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       continue;
     }
     for (const [type, outputs] of Object.entries(byType ?? {})) {
+      if (aiLinks.subNodes.has(source) && type.startsWith('ai_')) continue;
       if (type !== 'main') {
         unsupported.push({
           node: source,
@@ -254,6 +290,15 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     js: (template, mode) => batch.add(template, mode),
   });
   const nameById = new Map([...idByName].map(([n, id]) => [id, n]));
+  /** Registers the credential `node` uses under its alias (its name in the export) and returns the alias. */
+  const registerCredential = (node: ExtNode, extflowType: string, type: string | null): string => {
+    const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
+    const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
+    const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
+    entry.nodes.push(node.name);
+    credentials.set(alias, entry);
+    return alias;
+  };
 
   const mapped = new Map<string, Mapped>();
   const mapOne = (node: ExtNode, perItem: boolean): Mapped => {
@@ -277,16 +322,14 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       timezone,
       warn: (message) => warnings.push({ node: node.name, message }),
       lossy: (kind, message) => readinessIssues.push({ node: node.name, kind, message }),
-      credential: (extflowType, type) => {
-        const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
-        const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
-        const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
-        entry.nodes.push(node.name);
-        credentials.set(alias, entry);
-        return alias;
-      },
+      credential: (extflowType, type) => registerCredential(node, extflowType, type),
       subworkflow: (reference) => subworkflows.push({ node: node.name, reference }),
       ...(perItem ? { perItem } : {}),
+      subNodes: aiLinks.byRoot.get(node.name) ?? [],
+      subCredential: registerCredential,
+      unsupportedSub: (sub, reason, action) => {
+        if (!unsupported.some((u) => u.node === sub.name)) unsupported.push({ node: sub.name, nodeType: sub.type, reason, action });
+      },
     };
     const mapper = MAPPERS[node.type];
     let result: Mapped;
@@ -305,6 +348,9 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     } catch (err) {
       if (!(err instanceof Unsupported)) throw err;
       unsupported.push({ node: node.name, nodeType: node.type, reason: err.reason, action: err.action });
+      // Its sub-nodes are not part of any node now: each is named too.
+      for (const sub of ctx.subNodes)
+        ctx.unsupportedSub(sub.node, `it belongs to "${node.name}", which is not converted`, `Convert "${node.name}" first.`);
       const placeholder: GraphNode = {
         id,
         type: `${PLACEHOLDER_PREFIX}${node.type}`,
@@ -318,7 +364,7 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const errorSource = result.errorSource ?? id;
     for (const n of result.nodes) {
       if (node.disabled === true) n.disabled = true;
-      if (n.id === errorSource && (n.type === 'http' || n.type === 'code') && node.retryOnFail === true) {
+      if (n.id === errorSource && (n.type === 'http' || n.type === 'code' || n.type === 'llm') && node.retryOnFail === true) {
         n.retry = {
           maxAttempts: Math.min(10, Math.max(1, Number(node.maxTries ?? 3))),
           backoffSeconds: Math.min(3600, Math.max(0, Number(node.waitBetweenTries ?? 1000) / 1000)),
@@ -346,7 +392,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     return result;
   };
   const mappingStart = { u: unsupported.length, w: warnings.length, r: readinessIssues.length };
-  for (const node of nodes) mapped.set(node.name, mapOne(node, false));
+  // AI sub-nodes (chat models, memories, tools) are read by the node they belong to, not mapped.
+  for (const node of nodes) if (!aiLinks.subNodes.has(node.name)) mapped.set(node.name, mapOne(node, false));
 
   // Nodes that run per item where an input may carry several items (docs/migrating.md, "Items"):
   // mapped again; a node that cannot be (a JavaScript expression, say) keeps its one-item mapping.

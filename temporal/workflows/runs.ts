@@ -303,6 +303,15 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
         if (progressDue(tableLocal)) await flush();
         return { output: result.output };
       }
+      if (node.type === 'llm') {
+        // A regular activity: a model call that finished is recorded at once and never paid twice.
+        const result = await actionActivities(node, Number(config.timeoutMs ?? 120_000), false).llmNode({
+          workspaceId: req.workspaceId,
+          config: config as never,
+        });
+        if (progressDue(false)) await flush();
+        return { output: result.output, attempts: result.attempt, costCredits: result.costCredits };
+      }
       const result =
         node.type === 'code'
           ? await actionActivities(node, CODE_TIMEOUT_MS, local).codeNode({

@@ -37,6 +37,18 @@ export interface MapContext {
    * list (If, Filter, Switch, Set), its expressions evaluated for each item (JSONata only).
    */
   perItem?: boolean;
+  /** The sub-nodes connected to this node by the external tool's AI connections (`ai_languageModel`, `ai_tool`…), in export order. */
+  subNodes: AiSubNode[];
+  /** Registers the credential a sub-node uses (as `credential` does for the node itself); returns its alias. */
+  subCredential(sub: ExtNode, extflowType: string, type: string | null): string;
+  /** Names a sub-node that has no equivalent here, with the reason and what to do: the workflow is not ready. */
+  unsupportedSub(sub: ExtNode, reason: string, action: string): void;
+}
+
+/** A sub-node and the AI connection type it is connected by (`ai_languageModel`, `ai_memory`, `ai_tool`, `ai_outputParser`…). */
+export interface AiSubNode {
+  type: string;
+  node: ExtNode;
 }
 
 export interface OutputRef {

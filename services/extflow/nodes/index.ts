@@ -1,4 +1,5 @@
 /** The node families the converter maps, by the external tool's node type. */
+import { agentNode, chainLlmNode, informationExtractorNode, textClassifierNode } from './ai';
 import { filterNode, ifNode, switchNode } from './branching';
 import { codeNode } from './code';
 import type { Mapper } from './context';
@@ -13,6 +14,7 @@ import { manualTrigger, scheduleTrigger, webhook } from './triggers';
 import { waitNode } from './wait';
 
 const BASE = 'n8n-nodes-base.';
+const LC = '@n8n/n8n-nodes-langchain.';
 
 export const MAPPERS: Readonly<Record<string, Mapper>> = {
   [`${BASE}manualTrigger`]: manualTrigger,
@@ -43,6 +45,10 @@ export const MAPPERS: Readonly<Record<string, Mapper>> = {
   [`${BASE}removeDuplicates`]: removeDuplicates,
   [`${BASE}renameKeys`]: renameKeys,
   [`${BASE}itemLists`]: itemLists,
+  [`${LC}agent`]: agentNode,
+  [`${LC}chainLlm`]: chainLlmNode,
+  [`${LC}textClassifier`]: textClassifierNode,
+  [`${LC}informationExtractor`]: informationExtractorNode,
 };
 
 /** Node types that only annotate the canvas: skipped, and said so in the warnings. */

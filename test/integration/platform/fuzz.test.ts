@@ -262,5 +262,6 @@ test(
     expect(failures).toEqual([]);
     expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(REQUESTS);
   },
-  Math.max(60_000, REQUESTS * 40),
+  // A bound for "hung", not for slow: 1,500 requests took over 60 s beside a benchmark (load 18).
+  Math.max(600_000, REQUESTS * 400),
 );

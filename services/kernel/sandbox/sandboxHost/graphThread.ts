@@ -57,6 +57,8 @@ export async function interpretDryRun(
             values: config.values ?? null,
           },
         };
+      // A model call costs and answers differently each time: a dry run does not make it.
+      if (node.type === 'llm') return { output: { simulated: true, nodeType: 'llm', prompt: config.prompt ?? null, text: '' } };
       const { method, url, headers, query, body } = config;
       return { output: { simulated: true, request: { method, url, headers: headers ?? {}, query: query ?? {}, body: body ?? null } } };
     },
