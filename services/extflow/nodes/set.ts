@@ -244,7 +244,16 @@ export const setNode: Mapper = (ctx) => {
     const expression = `[${ITEMS_OF_INPUT} ~> $map(function($__it) { ${each} })]`;
     // The external tool does not run a node that receives no items: nor does anything after it run.
     const guard = ourNode(ctx, `${ctx.id}__any`, 'condition', { expression: ANY_ITEMS }, 1);
-    const chain = (ids: string[]) => ids.slice(1).map((id, i) => ({ source: ids[i]!, target: id, ...(i === 0 ? { handle: 'true' } : {}) }));
+    // Each id after the previous, the first edge leaving the guard's `true` handle.
+    const chain = (ids: string[]) => {
+      const edges: Array<{ source: string; target: string; handle?: string }> = [];
+      let previous: string | undefined;
+      for (const id of ids) {
+        if (previous !== undefined) edges.push({ source: previous, target: id, ...(edges.length === 0 ? { handle: 'true' } : {}) });
+        previous = id;
+      }
+      return edges;
+    };
     if (typed.length === 0)
       return { nodes: [guard, ourNode(ctx, ctx.id, 'transform', { expression })], edges: chain([guard.id, ctx.id]), items: 'same' };
     const source = typedFieldsCode(typed, keepAll, options.ignoreConversionErrors === true, true);
