@@ -9,7 +9,7 @@ export { cancelRun } from './cancel';
 export { executeWorkflow, rerunRun, type ExecuteInput, type ExecuteResult } from './execute';
 export { activeFilter, matchingRunsSql, queryRuns, RUN_SORTS, type RunFilters, type RunSort } from './queries';
 export { recordRunProgress, type RunProgress } from './readModel';
-export { reconcileRunReadModel, READ_MODEL_RECONCILER, type ReconcileCursor, type ReconcileOptions } from './reconcile';
+export { catchUpAfterReply, reconcileRunReadModel, READ_MODEL_RECONCILER, type ReconcileCursor, type ReconcileOptions } from './reconcile';
 export { createRunProgressWriter, RUN_PROGRESS_FLUSH_MS, type RunProgressWriter, type SequencedRunProgress } from './progressWriter';
 export { issueResumeToken, resumeEventWait } from './resumeTokens';
 export {

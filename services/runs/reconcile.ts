@@ -17,9 +17,9 @@
  * or a cancel got there first), and the writer's later batches never turn it back.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EngineRunState, RunLauncher } from '../kernel/ports';
+import type { EngineRunState, RunLauncher, WebhookReplyResult } from '../kernel/ports';
 import { toStorable } from '../kernel/storableText';
-import { staleLiveRunsAfter, updateRunProgress, upsertRunSteps } from './store';
+import { advanceQueuedRun, staleLiveRunsAfter, updateRunProgress, upsertRunSteps } from './store';
 import type { RunProgress } from './readModel';
 
 export const READ_MODEL_RECONCILER = {
@@ -73,6 +73,26 @@ export async function reconcileRunReadModel(
     changed.push(row.id);
   }
   return changed;
+}
+
+/**
+ * Brings one run's row up to what a synchronous start's reply (`startWithReply`) says of it,
+ * without waiting for the progress writer (which stores a batch up to RUN_PROGRESS_FLUSH_MS
+ * later), for a caller that answers with the run or lets its client read it next: a run that
+ * ended gets the closed execution's end state from Temporal (status, output or error, close
+ * time; a terminal status already stored is kept); a reply or a wait only moves a row still
+ * `queued`. Over the budget (`timeout`) nothing is known: a backlog may not have started it.
+ */
+export async function catchUpAfterReply(
+  em: EntityManager,
+  launcher: RunLauncher,
+  run: { id: string; workspaceId: string },
+  reply: WebhookReplyResult['kind'],
+): Promise<void> {
+  if (reply === 'timeout') return;
+  if (reply === 'response' || reply === 'waiting') return advanceQueuedRun(em, run.id, reply === 'response' ? 'running' : 'waiting');
+  const state = await launcher.engineState(run.id, { withProgress: false, queryBudgetMs: READ_MODEL_RECONCILER.queryBudgetMs });
+  if (state && !state.open) await applyEngineState(em, { id: run.id, workspace_id: run.workspaceId }, state);
 }
 
 async function applyEngineState(em: EntityManager, row: { id: string; workspace_id: string }, state: EngineRunState): Promise<void> {

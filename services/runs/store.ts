@@ -272,6 +272,17 @@ export async function staleLiveRunsAfter(
   );
 }
 
+/**
+ * Moves a run still `queued` in the read model to `status`, for a caller that knows its execution
+ * has started (it answered); no-op once the progress writer has written any state.
+ */
+export async function advanceQueuedRun(em: EntityManager, runId: string, status: 'running' | 'waiting'): Promise<void> {
+  await em.execute(
+    `update runs set status = ?, started_at = coalesce(started_at, now()), updated_at = now() where id = ? and status = 'queued'`,
+    [status, runId],
+  );
+}
+
 /** Fails a run still queued (its execution never started) with `error`. */
 export async function failQueuedRun(em: EntityManager, runId: string, error: string): Promise<void> {
   await em.execute(
