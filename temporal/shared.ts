@@ -3,7 +3,6 @@
  * must stay free of Node built-ins and I/O.
  */
 import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
-import type { SequencedRunProgress } from '../services/runs/progressWriter';
 import { storableString } from '../engine/wellFormedText';
 export const TASK_QUEUE = 'workflow-runs';
 
@@ -115,7 +114,12 @@ export const resumeEventSignal = defineSignal<[EventResume]>('resumeEvent');
  * replay too so that a worker taking over a run writes what a killed one had not.
  */
 export interface RunProgressSinks extends Sinks {
-  runProgress: { emit(progress: SequencedRunProgress): void };
+  /**
+   * `progressJson` is a SequencedRunProgress as JSON text: a sink's arguments are structured-cloned
+   * from the workflow thread, which fails on deeply nested values (a 3,000-deep HTTP body) and then
+   * loses the batch silently; text crosses at any depth, and costs what the activity's payload did.
+   */
+  runProgress: { emit(progressJson: string): void };
 }
 
 export const progressQuery = defineQuery<{ status: string; steps: unknown[]; waits: unknown[] }>('progress');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, Worker, bundleWorkflowCode, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { TASK_QUEUE, type RunProgressSinks } from './shared';
+import type { SequencedRunProgress } from '../services/runs/progressWriter';
 import { stickyCacheOptions } from './workerOptions';
 import { DATA_CONVERTER_PATH, dataConverterOptions } from './client';
 
@@ -132,7 +133,7 @@ export interface WorkerOptions {
    */
   workflowThreads?: number;
   /** Where run workflows' progress goes (services/runs/progressWriter.ts); unset: a run's progress is not stored. */
-  progress?: { emit: RunProgressSinks['runProgress']['emit'] };
+  progress?: { emit(progress: SequencedRunProgress): void };
 }
 
 /**
@@ -140,8 +141,12 @@ export interface WorkerOptions {
  * over from a killed one replays its history and so re-emits what the killed one had not
  * written; the writer drops what is stored already).
  */
-export function runProgressSinks(writer: { emit: RunProgressSinks['runProgress']['emit'] }): InjectedSinks<RunProgressSinks> {
-  return { runProgress: { emit: { fn: (_info, progress) => writer.emit(progress), callDuringReplay: true } } };
+export function runProgressSinks(writer: { emit(progress: SequencedRunProgress): void }): InjectedSinks<RunProgressSinks> {
+  return {
+    runProgress: {
+      emit: { fn: (_info, progressJson) => writer.emit(JSON.parse(progressJson) as SequencedRunProgress), callDuringReplay: true },
+    },
+  };
 }
 
 /**

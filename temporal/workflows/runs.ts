@@ -257,7 +257,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     if (!sinkProgress) return recordRunProgress(progress);
     progressSeq += 1;
     if (durable) return recordRunProgress({ ...progress, seq: progressSeq });
-    runProgress.emit({ ...progress, seq: progressSeq });
+    runProgress.emit(JSON.stringify({ ...progress, seq: progressSeq }));
   };
   const enterWait = async (wait: StoredWait) => {
     waits.set(wait.nodeId, wait);

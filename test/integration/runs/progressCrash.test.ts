@@ -18,7 +18,8 @@ test('a worker killed before writing its progress: the reconciler brings closed 
   try {
     const done = await deployWorkflow(stack, chain(node.transform('double', '$.n * 2'), node.log('note', 'doubled')));
     // A timer wait: an approval wait is written by the local activity (temporal/workflows/runs.ts), so it would survive the kill.
-    const parked = await deployWorkflow(stack, chain(node.transform('before', '1'), node.wait('pause', 20), node.transform('after', '2')));
+    // 60 s: long enough that the run is still parked when the reconciler's result is read, on a loaded machine too.
+    const parked = await deployWorkflow(stack, chain(node.transform('before', '1'), node.wait('pause', 60), node.transform('after', '2')));
     const doneRun = await executeWorkflow(stack, done.workflowId, { n: 21 });
     const parkedRun = await executeWorkflow(stack, parked.workflowId);
     const client = stack.app.deps.temporal.client;
@@ -63,10 +64,10 @@ test('a worker killed before writing its progress: the reconciler brings closed 
     expect(waiting.steps.find((s) => s.nodeId === 'before')).toMatchObject({ status: 'succeeded' });
 
     // The run goes on with the second worker when its timer fires, and the read model takes its batches.
-    const finished = await waitRun(stack, parkedRun, { timeoutMs: 60_000 });
+    const finished = await waitRun(stack, parkedRun, { timeoutMs: 240_000 });
     expect(finished.status).toBe('succeeded');
     expect(finished.steps.map((s) => s.nodeId)).toEqual(['start', 'before', 'pause', 'after']);
   } finally {
     await killWorker(worker);
   }
-}, 180_000);
+}, 600_000);
