@@ -444,15 +444,20 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     // its payload limit would end the execution with a server error instead.
     const oversized = outcome.status === 'succeeded' && outputLimited ? oversizedOutput(outcome.output, 'Run output') : null;
     if (oversized) outcome = { ...outcome, status: 'failed', output: null, error: { message: oversized, nodeId: null } };
-    await flush({
-      status: outcome.status,
-      output: outcome.output,
-      error: outcome.error?.message ?? null,
-      errorNodeId: outcome.error?.nodeId ?? null,
-      costCredits: outcome.costCredits,
-      waits: [],
-      finishedAt: nowIso(),
-    });
+    // The end is written durably (after the writer's pending batches): whoever learns from
+    // Temporal that the run ended finds the row ended too.
+    await flush(
+      {
+        status: outcome.status,
+        output: outcome.output,
+        error: outcome.error?.message ?? null,
+        errorNodeId: outcome.error?.nodeId ?? null,
+        costCredits: outcome.costCredits,
+        waits: [],
+        finishedAt: nowIso(),
+      },
+      true,
+    );
     ended = outcome.status === 'failed' ? { kind: 'failed', error: outcome.error?.message ?? 'Run failed' } : { kind: 'completed' };
     // Let a webhook caller's pending update answer before the execution closes.
     await condition(allHandlersFinished);
@@ -465,7 +470,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     if (isCancellation(err)) {
       ended = { kind: 'failed', error: 'The run was canceled.' };
       await CancellationScope.nonCancellable(() =>
-        flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }),
+        flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }, true),
       );
       throw err;
     }
@@ -478,7 +483,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     // the worker's isolateExecutionTimeout, never reach this catch: see the README.)
     const reason = `Internal error in the run workflow: ${err instanceof Error ? err.message : String(err)}`;
     ended = { kind: 'failed', error: reason };
-    await flush({ status: 'failed', error: reason, errorNodeId: null, waits: [], finishedAt: nowIso() });
+    await flush({ status: 'failed', error: reason, errorNodeId: null, waits: [], finishedAt: nowIso() }, true);
     throw ApplicationFailure.nonRetryable(reason, 'RunInternalError');
   }
 }

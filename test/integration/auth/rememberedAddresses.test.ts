@@ -10,6 +10,8 @@ const LIMITS: SignInLimitSettings = { ...DEFAULT_SIGN_IN_LIMITS, maxPerAddress: 
 
 // ctx.ip comes from X-Forwarded-For, so one test process can speak from many addresses.
 const stack = useTestStack({ worker: false, config: { trustProxy: true, trustProxyHops: 1, signInLimits: LIMITS } });
+// Dozens of password hashes per test: 60 s ran out beside a benchmark. A bound for "hung".
+jest.setTimeout(600_000);
 
 const signIn = (email: string, password: string, from: string): Promise<HttpResult> =>
   http(stack.app, 'POST', '/api/auth/sign-in', { body: { email, password }, headers: { 'x-forwarded-for': from } });
