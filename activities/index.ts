@@ -1,6 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { CredentialKeySettings } from '../services/credentials';
-import type { RunProgressWriter } from '../services/runs';
 import { createNodeActivities } from './nodes';
 import { createRunActivities } from './runs';
 import { createWorkerActivities } from './workers';
@@ -22,8 +21,6 @@ import { createCommandActivities, type CommandActivityConfig } from './commands'
 /** What activities may use; built once per worker process (main/services.ts, `createWorkerServices`). */
 export interface ActivityDeps {
   orm: MikroORM;
-  /** The worker's run progress writer: the hand-over write of a continued run flushes it first. */
-  runProgressWriter?: RunProgressWriter;
   /** Lets http nodes reach private, loopback and link-local addresses (tests, local development). */
   allowPrivateNetworks: boolean;
   /** Blob storage, for the file purge activity (the worker builds it from the same configuration as the API). */

@@ -12,13 +12,8 @@ import {
 /** Activities that record the runs the engine starts and keep the run read model in step with their executions. */
 export function createRunActivities(deps: ActivityDeps) {
   return {
-    /**
-     * Local activity: a short keyed write, idempotent on replay. Runs on the progress sink call it
-     * only to hand over to a continued execution (with `seq`): what this worker's writer still
-     * holds of the run is stored first, so the closed execution's batches are all stored.
-     */
+    /** Local activity: a short keyed write, idempotent on replay. */
     async recordRunProgress(progress: RunProgress): Promise<void> {
-      if (progress.seq !== undefined) await deps.runProgressWriter?.flush();
       await recordRunProgress(deps.orm.em.fork(), progress);
     },
     async issueResumeToken(args: { runId: string; workspaceId: string; nodeId: string; expiresAt: string | null }) {

@@ -21,7 +21,6 @@ import { payloadCodecFromConfig } from '../services/kernel/payloadCodec';
 import { createBlobStore } from '../services/kernel/blobs';
 import { fileScannersOf } from '../services/files';
 import { createWorkerServices, type WorkerServices } from './services';
-import { createRunProgressWriter } from '../services/runs';
 
 /**
  * A worker on `workflow-runs` serving every workflow and every activity of the service: the
@@ -30,15 +29,12 @@ import { createRunProgressWriter } from '../services/runs';
  */
 export function createServiceWorker(opts: Omit<WorkerOptions, 'activities'> & { services: WorkerServices }): Promise<Worker> {
   const { services, ...options } = opts;
-  // Run progress leaves workflows through a sink to the writer (services/runs/progressWriter.ts).
-  const runProgressWriter = services.runProgressWriter ?? createRunProgressWriter({ orm: services.orm });
   const activities = createActivities({
     commandEngineFor: temporalCommandEngine,
     researchLauncherFor: temporalResearchLauncher,
     ...services,
-    runProgressWriter,
   });
-  return createWorker({ ...options, activities, progress: runProgressWriter });
+  return createWorker({ ...options, activities });
 }
 
 export interface StartedWorker {
@@ -74,14 +70,11 @@ export async function startWorker(opts: {
   const payloadCodec = payloadCodecFromConfig(opts.config);
   if (!payloadCodec)
     opts.logger.warn('Temporal payloads are stored unencrypted: set SECRET_KEY or TEMPORAL_PAYLOAD_KEY (the same as the API process)');
-  const services = {
-    ...createWorkerServices(opts.config, {
-      orm,
-      blobs: createBlobStore(opts.config.blobs, opts.config.secretKey),
-      scanners: fileScannersOf(opts.config),
-    }),
-    runProgressWriter: createRunProgressWriter({ orm, intervalMs: opts.config.temporal.progressFlushMs, logger: opts.logger }),
-  };
+  const services = createWorkerServices(opts.config, {
+    orm,
+    blobs: createBlobStore(opts.config.blobs, opts.config.secretKey),
+    scanners: fileScannersOf(opts.config),
+  });
   const workflowBundle = opts.workflowBundle ?? prebuiltWorkflowBundle(opts.config.temporal.workflowBundlePath) ?? undefined;
   // Unique per process start: the heartbeat row and Temporal's poller list name the same process.
   const identity = `${process.pid}@${os.hostname()}-${randomUUID().slice(0, 8)}`;
@@ -126,8 +119,6 @@ export async function startWorker(opts: {
         // Not running any more (it failed or is already draining): nothing to shut down.
       }
       await running.catch(() => undefined);
-      // The last batches of the runs this worker served, before the pool closes.
-      await services.runProgressWriter.flush();
       await heartbeat.finish('stopped');
       // Code-node activities execute on the sandbox threads.
       await closeSandboxPool();

@@ -3,17 +3,14 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
-  ApplicationFailure,
   type Client,
-  type WorkflowHandle,
 } from '@temporalio/client';
 import type { Run } from '../db/entities';
-import type { EngineRunProgress, EngineRunState, RunLauncher } from '../services/kernel/ports';
+import type { RunLauncher } from '../services/kernel/ports';
 import type { WorkflowGraph } from '../engine/types';
 import {
   approvalQueuedSignal,
   approvalUpdate,
-  progressQuery,
   resumeEventSignal,
   RUN_WORKFLOW_TASK_TIMEOUT,
   SEARCH_ATTRIBUTES,
@@ -158,55 +155,7 @@ export function temporalRunLauncher(client: Client, settings: RunLauncherSetting
     terminate: (runId, reason) => whileOpen(() => client.workflow.getHandle(runId).terminate(reason)),
 
     resumeEvent: (runId, resume) => whileOpen(() => client.workflow.getHandle(runId).signal(resumeEventSignal, resume)),
-
-    engineState: (runId, opts) => engineState(client.workflow.getHandle(runId), opts),
   };
-}
-
-/** The run's progress as its workflow answers the query; null when no worker answered within the budget. */
-async function queryProgress(handle: WorkflowHandle, budgetMs: number): Promise<EngineRunProgress | null> {
-  const late = budget(budgetMs, null);
-  try {
-    const answer = handle.query(progressQuery).then(
-      (p) => p as EngineRunProgress,
-      () => null,
-    );
-    return await Promise.race([answer, late.expired]);
-  } finally {
-    late.clear();
-  }
-}
-
-async function engineState(handle: WorkflowHandle, opts: { withProgress: boolean; queryBudgetMs: number }): Promise<EngineRunState | null> {
-  let description;
-  try {
-    description = await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return null;
-    throw err;
-  }
-  const progress = opts.withProgress ? await queryProgress(handle, opts.queryBudgetMs) : null;
-  const status = description.status.name;
-  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return { open: true, progress };
-  const finishedAt = (description.closeTime ?? new Date()).toISOString();
-  const ended = { open: false as const, finishedAt, progress, errorNodeId: null };
-  if (status === 'CANCELLED') return { ...ended, status: 'canceled', error: null };
-  if (status === 'TIMED_OUT') return { ...ended, status: 'failed', error: 'The run timed out in Temporal.' };
-  try {
-    const result = (await handle.result()) as { status?: string; output?: unknown } | null;
-    // A schedule fire that found nothing to run ends without a run (`{ skipped }`).
-    if (result?.status !== 'succeeded') return null;
-    return { ...ended, status: 'succeeded', output: result.output, error: null };
-  } catch (err) {
-    const cause = err instanceof Error ? err.cause : undefined;
-    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { nodeId?: string | null } | undefined) : undefined;
-    return {
-      ...ended,
-      status: 'failed',
-      error: err instanceof Error ? rootMessage(err) : String(err),
-      errorNodeId: details?.nodeId ?? null,
-    };
-  }
 }
 
 function rootMessage(err: Error): string {

@@ -2,7 +2,7 @@
  * Names shared by workflows, workers and clients. Workflow code imports this module, so it
  * must stay free of Node built-ins and I/O.
  */
-import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { storableString } from '../engine/wellFormedText';
 export const TASK_QUEUE = 'workflow-runs';
 
@@ -108,20 +108,6 @@ export const approvalQueuedSignal = defineSignal<[ApprovalRequest & { nodeId: st
 /** Resume an event wait; fire-and-forget once the single-use token is claimed in PostgreSQL. */
 export const resumeEventSignal = defineSignal<[EventResume]>('resumeEvent');
 /** Live detail of a running run (steps so far, active waits). */
-/**
- * The sink run workflows emit their progress through (patch `sink-progress-v1`): the worker
- * hands each batch to its progress writer (services/runs/progressWriter.ts), called during
- * replay too so that a worker taking over a run writes what a killed one had not.
- */
-export interface RunProgressSinks extends Sinks {
-  /**
-   * `progressJson` is a SequencedRunProgress as JSON text: a sink's arguments are structured-cloned
-   * from the workflow thread, which fails on deeply nested values (a 3,000-deep HTTP body) and then
-   * loses the batch silently; text crosses at any depth, and costs what the activity's payload did.
-   */
-  runProgress: { emit(progressJson: string): void };
-}
-
 export const progressQuery = defineQuery<{ status: string; steps: unknown[]; waits: unknown[] }>('progress');
 
 /** What a webhook caller waiting on a run gets back. */

@@ -3,9 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PayloadCodec } from '@temporalio/common';
-import { NativeConnection, Worker, bundleWorkflowCode, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { TASK_QUEUE, type RunProgressSinks } from './shared';
-import type { SequencedRunProgress } from '../services/runs/progressWriter';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { TASK_QUEUE } from './shared';
 import { stickyCacheOptions } from './workerOptions';
 import { DATA_CONVERTER_PATH, dataConverterOptions } from './client';
 
@@ -132,21 +131,6 @@ export interface WorkerOptions {
    * heavy expressions holds at most one thread and other runs go on on the other.
    */
   workflowThreads?: number;
-  /** Where run workflows' progress goes (services/runs/progressWriter.ts); unset: a run's progress is not stored. */
-  progress?: { emit(progress: SequencedRunProgress): void };
-}
-
-/**
- * The worker's sinks: run progress to the writer, during replay too (a worker that takes a run
- * over from a killed one replays its history and so re-emits what the killed one had not
- * written; the writer drops what is stored already).
- */
-export function runProgressSinks(writer: { emit(progress: SequencedRunProgress): void }): InjectedSinks<RunProgressSinks> {
-  return {
-    runProgress: {
-      emit: { fn: (_info, progressJson) => writer.emit(JSON.parse(progressJson) as SequencedRunProgress), callDuringReplay: true },
-    },
-  };
 }
 
 /**
@@ -174,7 +158,6 @@ export async function createWorker(opts: WorkerOptions): Promise<Worker> {
     taskQueue: TASK_QUEUE,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve(WORKFLOWS_PATH) }),
     activities: opts.activities,
-    ...(opts.progress ? { sinks: runProgressSinks(opts.progress) } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
     dataConverter: dataConverterOptions(opts.payloadCodec),
     ...(opts.maxCachedWorkflows !== undefined ? stickyCacheOptions(opts.maxCachedWorkflows) : {}),

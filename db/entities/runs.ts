@@ -53,8 +53,6 @@ export const RunSchema = entity('Run', 'runs', {
   parentRunId: p.string().nullable(),
   parentNodeId: p.string().nullable(),
   costCredits: p.double().$type<number>(),
-  /** The sequence number of the last progress batch written (services/runs/progressWriter.ts); 0 for the old path. */
-  progressSeq: p.integer().default(0),
   cancelReason: p.text().nullable(),
   createdByKeyId: p.string().nullable(),
   createdByUserId: p.string().nullable(),

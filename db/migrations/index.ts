@@ -27,7 +27,6 @@ import { Migration20261128090000_extflow_imports } from './Migration202611280900
 import { Migration20261128130000_hot_path } from './Migration20261128130000_hot_path';
 import { Migration20261128140000_run_step_iterations } from './Migration20261128140000_run_step_iterations';
 import { Migration20261128160000_outbox_fairness } from './Migration20261128160000_outbox_fairness';
-import { Migration20261128170000_run_progress_seq } from './Migration20261128170000_run_progress_seq';
 
 /**
  * Migrations in order. Listed explicitly (not globbed from disk) so the same list works
@@ -62,5 +61,4 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128130000_hot_path', class: Migration20261128130000_hot_path },
   { name: 'Migration20261128140000_run_step_iterations', class: Migration20261128140000_run_step_iterations },
   { name: 'Migration20261128160000_outbox_fairness', class: Migration20261128160000_outbox_fairness },
-  { name: 'Migration20261128170000_run_progress_seq', class: Migration20261128170000_run_progress_seq },
 ];

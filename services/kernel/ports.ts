@@ -5,8 +5,6 @@
  */
 import type { Run, Workflow } from '../../db/entities';
 import type { WorkflowGraph } from '../../engine/types';
-import type { StepRecord } from '../../engine/interpreter';
-import type { StoredWait } from '../../db/entities';
 
 export interface ApprovalRequest {
   decision: 'approved' | 'rejected';
@@ -26,32 +24,6 @@ export type WebhookReplyResult =
   | { kind: 'completed' }
   | { kind: 'failed'; error: string }
   | { kind: 'timeout' };
-
-/** A run's live state as its workflow answers the `progress` query (the latest iteration of each step). */
-export interface EngineRunProgress {
-  status: string;
-  steps: StepRecord[];
-  waits: StoredWait[];
-}
-
-/**
- * What Temporal says of a run, for the read model's reconciler (services/runs/reconcile.ts):
- * whether its execution is open, how a closed one ended, and the workflow's own progress when a
- * worker answered the `progress` query (null otherwise).
- */
-export type EngineRunState =
-  | { open: true; progress: EngineRunProgress | null }
-  | {
-      open: false;
-      status: 'succeeded' | 'failed' | 'canceled';
-      /** Temporal's close time. */
-      finishedAt: string;
-      /** A succeeded run's output (absent otherwise). */
-      output?: unknown;
-      error: string | null;
-      errorNodeId: string | null;
-      progress: EngineRunProgress | null;
-    };
 
 /** Starts, cancels, approves and resumes runs on the durable engine (temporal/runsClient.ts). */
 export interface RunLauncher {
@@ -84,13 +56,6 @@ export interface RunLauncher {
   terminate(runId: string, reason: string): Promise<boolean>;
   /** Whether Temporal has an execution (open or closed) with the run's id. */
   executionExists(runId: string): Promise<boolean>;
-  /**
-   * The run's state in Temporal (null: no execution, or one that recorded no run, like a skipped
-   * schedule fire). `withProgress` also asks a worker for the `progress` query, waiting at most
-   * `queryBudgetMs`; a worker without the run in its cache replays its history to answer, which
-   * re-emits the run's progress through the sink as a side effect.
-   */
-  engineState(runId: string, opts: { withProgress: boolean; queryBudgetMs: number }): Promise<EngineRunState | null>;
 }
 
 /** A named destination whose schedules are synced (services/destinations); omitted means Production. */

@@ -9,18 +9,8 @@ export { cancelRun } from './cancel';
 export { executeWorkflow, rerunRun, type ExecuteInput, type ExecuteResult } from './execute';
 export { activeFilter, matchingRunsSql, queryRuns, RUN_SORTS, type RunFilters, type RunSort } from './queries';
 export { recordRunProgress, type RunProgress } from './readModel';
-export { catchUpAfterReply, reconcileRunReadModel, READ_MODEL_RECONCILER, type ReconcileCursor, type ReconcileOptions } from './reconcile';
-export { createRunProgressWriter, RUN_PROGRESS_FLUSH_MS, type RunProgressWriter, type SequencedRunProgress } from './progressWriter';
 export { issueResumeToken, resumeEventWait } from './resumeTokens';
-export {
-  failStuckRuns,
-  failStuckRunsOnce,
-  reconcileRunReadModelOnce,
-  NEVER_STARTED,
-  startStuckRunGuard,
-  STUCK_RUN_GUARD,
-  type StuckRunOptions,
-} from './stuckRuns';
+export { failStuckRuns, failStuckRunsOnce, NEVER_STARTED, startStuckRunGuard, STUCK_RUN_GUARD, type StuckRunOptions } from './stuckRuns';
 export { writeRunRow, type NewRunRow } from './runRows';
 export { ChildRunRefused, prepareChildRun, prepareScheduledRun } from './startedByEngine';
 export { queryRunSummaries, type ProjectedRunSummary, type RunSummary } from './summaries';

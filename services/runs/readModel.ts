@@ -1,15 +1,13 @@
 /**
  * The run read model: the `runs`, `run_steps` and `run_logs` rows that mirror executions on
- * the durable engine. Temporal owns the truth; the run workflow emits this copy through a sink
- * to the worker's progress writer (progressWriter.ts; runs started before patch
- * `sink-progress-v1`: the `recordRunProgress` local activity) so the API can list, filter and
- * show runs with SQL. The reconciler (reconcile.ts) repairs what a killed worker did not write.
+ * the durable engine. Temporal owns the truth; the run workflow writes this copy through the
+ * `recordRunProgress` activity so the API can list, filter and show runs with SQL.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type RunStatus, type StoredWait } from '../../db/entities';
 import type { LogRecord, StepRecord } from '../../engine/interpreter';
 import { toStorable } from '../kernel/storableText';
-import { claimProgressSeq, insertRunLogs, runStepId, updateRunProgress, upsertRunSteps } from './store';
+import { insertRunLogs, runStepId, updateRunProgress, upsertRunSteps } from './store';
 
 export interface RunProgress {
   runId: string;
@@ -29,12 +27,6 @@ export interface RunProgress {
   };
   steps: StepRecord[];
   logs: LogRecord[];
-  /**
-   * The batch's number in its run (runs emitting through the sink, patch `sink-progress-v1`):
-   * a batch whose number is not above the one stored is dropped whole, so a late or replayed
-   * batch never overwrites a newer state. Absent (the local activity of older runs): written as is.
-   */
-  seq?: number;
 }
 
 /** Rows per multi-row insert: one round trip per chunk, far below PostgreSQL's 65 535 parameters. */
@@ -50,25 +42,22 @@ function chunks<T>(items: T[], size: number): T[][] {
  * Writes a run's progress: step upserts, new logs and run fields, in one transaction.
  * Idempotent, because activities may run again after a crash: steps are keyed by
  * (run, node, iteration), logs by (run, seq), and a terminal status is never overwritten by a
- * non-terminal one (the API may already have recorded a cancel). With a `seq`, the batch is written
- * only when it is newer than the run's stored one; false when it was dropped as stale.
+ * non-terminal one (the API may already have recorded a cancel).
  */
-export async function recordRunProgress(em: EntityManager, progress: RunProgress): Promise<boolean> {
+export async function recordRunProgress(em: EntityManager, progress: RunProgress): Promise<void> {
   // Node outputs, logs and errors may hold text PostgreSQL refuses (U+0000, lone surrogates):
   // made storable here, the one door into the read model, so the write cannot fail on them.
   const p = toStorable(progress);
-  return writeProgress(em, p);
+  await writeProgress(em, p);
 }
 
-async function writeProgress(em: EntityManager, p: RunProgress): Promise<boolean> {
+async function writeProgress(em: EntityManager, p: RunProgress): Promise<void> {
   // Every statement runs on the transaction's connection (the store passes its context): one pool connection per write, and atomic.
-  return em.transactional(async (tx) => {
-    if (p.seq !== undefined && !(await claimProgressSeq(tx, p.runId, p.seq))) return false;
+  await em.transactional(async (tx) => {
     // Later records of a node's iteration win: one statement cannot upsert the same row twice.
     const steps = [...new Map(p.steps.map((s) => [runStepId(p.runId, s), s])).values()];
     for (const chunk of chunks(steps, ROWS_PER_STATEMENT)) await upsertRunSteps(tx, p, chunk);
     for (const chunk of chunks(p.logs, ROWS_PER_STATEMENT)) await insertRunLogs(tx, p, chunk);
     await updateRunProgress(tx, p);
-    return true;
   });
 }

@@ -106,7 +106,6 @@ function runRowValues(row: NewRunRow, now: Date) {
     parentRunId: row.parent?.runId ?? null,
     parentNodeId: row.parent?.nodeId ?? null,
     costCredits: 0,
-    progressSeq: 0,
     cancelReason: null,
     createdByKeyId: row.createdBy?.keyId ?? null,
     createdByUserId: row.createdBy?.userId ?? null,

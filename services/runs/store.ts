@@ -188,23 +188,6 @@ export async function updateRunProgress(tx: EntityManager, p: Pick<RunProgress, 
     .execute(`update runs set ${sets.join(', ')} where id = ?`, [...params, p.runId], 'run', tx.getTransactionContext());
 }
 
-/**
- * Moves the run's progress sequence to `seq` when it is higher than the stored one; false (and
- * nothing written) when a batch as new or newer was written already, or there is no row.
- * The row lock it takes orders concurrent writers of one run. `tx` must be the write's transaction.
- */
-export async function claimProgressSeq(tx: EntityManager, runId: string, seq: number): Promise<boolean> {
-  const rows = await tx
-    .getConnection()
-    .execute<Row[]>(
-      'update runs set progress_seq = ? where id = ? and progress_seq < ? returning id',
-      [seq, runId, seq],
-      'all',
-      tx.getTransactionContext(),
-    );
-  return rows.length > 0;
-}
-
 /** Records a cancel on request unless the run already ended; the duration runs to now. */
 export async function markRunCanceled(em: EntityManager, runId: string): Promise<void> {
   await em.execute(
@@ -249,37 +232,6 @@ export async function staleLiveRuns(em: EntityManager, staleMs: number, batch: n
         and not exists (select 1 from webhook_outbox o where o.run_id = runs.id and o.status = 'pending')
       order by updated_at limit ?`,
     [staleMs, batch],
-  );
-}
-
-/**
- * Live runs (queued, running, waiting; not dry runs) whose projection has not moved for
- * `staleMs`, after the cursor `after` (updated_at, id) in that order, `batch` at most. The
- * reconciler walks them all with the cursor, a batch per pass, so parked runs do not hide the rest.
- */
-export async function staleLiveRunsAfter(
-  em: EntityManager,
-  staleMs: number,
-  after: { updatedAt: string; id: string } | null,
-  batch: number,
-): Promise<Array<{ id: string; status: string; workspace_id: string; updated_at: Date }>> {
-  return em.execute(
-    `select id, status, workspace_id, updated_at from runs
-      where status in ('queued', 'running', 'waiting') and dry_run = false and updated_at < now() - (? * interval '1 millisecond')
-        and (?::timestamptz is null or (updated_at, id) > (?::timestamptz, ?))
-      order by updated_at, id limit ?`,
-    [staleMs, after?.updatedAt ?? null, after?.updatedAt ?? null, after?.id ?? '', batch],
-  );
-}
-
-/**
- * Moves a run still `queued` in the read model to `status`, for a caller that knows its execution
- * has started (it answered); no-op once the progress writer has written any state.
- */
-export async function advanceQueuedRun(em: EntityManager, runId: string, status: 'running' | 'waiting'): Promise<void> {
-  await em.execute(
-    `update runs set status = ?, started_at = coalesce(started_at, now()), updated_at = now() where id = ? and status = 'queued'`,
-    [status, runId],
   );
 }
 

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import type { RunLauncher } from '../kernel/ports';
 import { startPeriodicPass } from '../kernel/periodic';
 import { storableString } from '../kernel/storableText';
-import { reconcileRunReadModel, type ReconcileCursor, type ReconcileOptions } from './reconcile';
 
 /**
  * Workflow-task failure guard, part 2. A workflow task that fails (non-determinism after a bad
@@ -75,29 +74,10 @@ export async function failStuckRunsOnce(orm: MikroORM, launcher: RunLauncher, op
   });
 }
 
-/**
- * One pass of the read model's reconciler (reconcile.ts) in the whole deployment at a time, like
- * failStuckRunsOnce; `cursor` carries where the previous pass of this process stopped.
- */
-export async function reconcileRunReadModelOnce(
-  orm: MikroORM,
-  launcher: RunLauncher,
-  opts: ReconcileOptions = {},
-  cursor?: ReconcileCursor,
-): Promise<string[]> {
-  return orm.em.fork().transactional(async (tx) => {
-    return (await tryAdvisoryXactLock(tx, 'read-model-reconciler')) ? reconcileRunReadModel(tx, launcher, opts, cursor) : [];
-  });
-}
-
-/**
- * Runs failStuckRunsOnce, then reconcileRunReadModelOnce, every `intervalMs` until stopped; a
- * failed pass is logged and retried on the next.
- */
+/** Runs failStuckRunsOnce every `intervalMs` until stopped; a failed pass is logged and retried on the next. */
 export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher; intervalMs: number; logger: Logger }): {
   stop(): Promise<void>;
 } {
-  const cursor: ReconcileCursor = { after: null };
   return startPeriodicPass({
     name: 'stuck-run guard',
     intervalMs: opts.intervalMs,
@@ -105,8 +85,6 @@ export function startStuckRunGuard(opts: { orm: MikroORM; launcher: RunLauncher;
     pass: async () => {
       const failed = await failStuckRunsOnce(opts.orm, opts.launcher);
       if (failed.length > 0) opts.logger.warn({ runIds: failed }, 'runs failed by the workflow-task failure guard');
-      const repaired = await reconcileRunReadModelOnce(opts.orm, opts.launcher, {}, cursor);
-      if (repaired.length > 0) opts.logger.info({ runIds: repaired }, 'run read model caught up with Temporal');
     },
   });
 }

@@ -6,7 +6,7 @@ import { requireSecretKey } from '../kernel/config';
 import { notFound } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
 import type { WebhookIntake } from './intake';
-import { catchUpAfterReply, loadRunViews, type RunView } from '../runs';
+import { loadRunViews, type RunView } from '../runs';
 import {
   acceptIntoOutbox,
   createWebhookRun,
@@ -98,8 +98,6 @@ export async function callWebhook(
     return accepted;
   }
   await markDispatched(em, outboxId);
-  // The worker stores progress a moment later: what this answer says of the run is written now.
-  await catchUpAfterReply(em.fork(), deps.launcher, { id: run.id, workspaceId: run.workspaceId }, reply.kind);
   switch (reply.kind) {
     case 'response':
       return { kind: 'reply', status: reply.status, headers: reply.headers, body: reply.body };
@@ -108,7 +106,7 @@ export async function callWebhook(
     case 'timeout':
       return { kind: 'processing', runId: run.id };
     default: {
-      // A fresh fork: the run row was written since this request loaded anything.
+      // A fresh fork: the run row was written by the engine since this request loaded anything.
       const fork = em.fork();
       // loadRunViews gives one view per run.
       const view = (await loadRunViews(fork, [await fork.findOneOrFail(RunSchema, { id: run.id })])).at(0)!;

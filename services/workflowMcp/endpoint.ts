@@ -10,7 +10,7 @@ import {
 import { verifyApiKey } from '../accounts/auth';
 import { AUTH_MESSAGES, forbidden, notFound, unauthenticated } from '../kernel/errors';
 import type { RunLauncher } from '../kernel/ports';
-import { catchUpAfterReply, writeRunRow } from '../runs';
+import { writeRunRow } from '../runs';
 import { runnableActiveVersion } from '../workflows';
 import { MCP_SERVER_NOT_FOUND } from './servers';
 import { keyReachesWorkspace } from '../accounts/organizations';
@@ -114,8 +114,6 @@ export async function callMcpTool(
     createdBy: { keyId: authority.apiKeyId, userId: authority.userId },
   });
   const reply = await launcher.startWithReply(run, { nodes: runnable.version.nodes, edges: runnable.version.edges }, budgetMs);
-  // The worker stores progress a moment later: what this answer says of the run is written now.
-  await catchUpAfterReply(em.fork(), launcher, { id: run.id, workspaceId: run.workspaceId }, reply.kind);
   switch (reply.kind) {
     case 'response':
       return { kind: 'succeeded', runId: run.id, output: reply.body };

@@ -2,9 +2,8 @@
  * One workflow run = one Temporal workflow (workflow id = run id). It interprets the pinned
  * graph with the shared engine: pure nodes run here, actions are activities, waits are
  * timers, an Update (approval) and a signal (event), subworkflows are child workflows. The
- * PostgreSQL projection (run row, steps, logs) is emitted through the `runProgress` sink (older
- * runs: a local activity) at the points that matter: start, after side effects (at most every
- * 250 ms), on entering and leaving a wait, at the end.
+ * PostgreSQL projection (run row, steps, logs) is written by a local activity at the points
+ * that matter: start, after each side effect, on entering and leaving a wait, at the end.
  */
 import {
   allHandlersFinished,
@@ -18,7 +17,6 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
-  proxySinks,
   setHandler,
   sleep,
   TemporalFailure,
@@ -47,7 +45,6 @@ import {
   TASK_QUEUE,
   webhookReplyUpdate,
   WORKFLOW_TYPES,
-  type RunProgressSinks,
   type ApprovalRequest,
   type WebhookReply,
 } from '../shared';
@@ -75,7 +72,7 @@ export interface RunWorkflowInput {
    */
   continueAfterEvents?: number;
   /** Set on an execution continued from a loop (continue-as-new): where the previous one stopped. */
-  continuation?: { checkpoint: LoopCheckpoint; reply: WebhookReply | null; progressSeq?: number };
+  continuation?: { checkpoint: LoopCheckpoint; reply: WebhookReply | null };
 }
 
 /**
@@ -132,18 +129,6 @@ const LOCAL_PROGRESS_INTERVAL_MS = 250;
  * with a projection write after every durable action (one local activity each).
  */
 const COALESCED_PROGRESS_PATCH = 'coalesced-progress-v1';
-
-/**
- * Runs started before the progress sink keep writing their projection with the
- * `recordRunProgress` local activity (a marker and an extra activation per write). New runs emit
- * it through the `runProgress` sink, which issues no command: the worker's progress writer
- * stores it (services/runs/progressWriter.ts) and the reconciler repairs what a killed worker
- * lost (services/runs/reconcile.ts). The hand-over to a continued execution and the entry into
- * an approval wait still write through the local activity (see enterWait and continueAsNew).
- */
-const SINK_PROGRESS_PATCH = 'sink-progress-v1';
-
-const { runProgress } = proxySinks<RunProgressSinks>();
 
 /** Runs started before local actions existed keep replaying with regular activities. */
 const LOCAL_ACTIONS_PATCH = 'local-actions-v1';
@@ -244,30 +229,17 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
 
   const nowIso = () => new Date(Date.now()).toISOString();
   let lastFlushMs = 0;
-  // Decided before the first write: a replay of an older history sees no marker and writes with the activity.
-  const sinkProgress = patched(SINK_PROGRESS_PATCH);
-  // Numbers the sink's batches across continued executions: the writer never lets an older one overwrite a newer.
-  let progressSeq = req.continuation?.progressSeq ?? 0;
-  const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}, durable = false) => {
+  const flush = async (extra: Parameters<Activities['recordRunProgress']>[0]['run'] = {}) => {
     lastFlushMs = Date.now();
     const batch = { steps: [...pendingSteps.values()], logs: pendingLogs };
     pendingSteps = new Map();
     pendingLogs = [];
-    const progress = { runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch };
-    if (!sinkProgress) return recordRunProgress(progress);
-    progressSeq += 1;
-    if (durable) return recordRunProgress({ ...progress, seq: progressSeq });
-    runProgress.emit(JSON.stringify({ ...progress, seq: progressSeq }));
+    await recordRunProgress({ runId: req.runId, workspaceId: req.workspaceId, at: nowIso(), run: extra, ...batch });
   };
   const enterWait = async (wait: StoredWait) => {
     waits.set(wait.nodeId, wait);
     status = 'waiting';
-    // An approval wait is still written by the local activity: when the workflow task that
-    // enters it issues no command (e.g. right after an event resume), a worker that replays the
-    // run to answer the approval Update ran its validator before the wait was entered again and
-    // refused it (waits.test.ts, "survive a worker restart"). The activity's marker keeps that
-    // task apart on replay, and the parked approval is stored before the run parks.
-    await flush({ status, waits: [...waits.values()] }, wait.kind === 'approval');
+    await flush({ status, waits: [...waits.values()] });
   };
   const leaveWait = async (nodeId: string) => {
     waits.delete(nodeId);
@@ -416,14 +388,13 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
       if (!long || !allHandlersFinished()) return;
       const state = checkpoint();
       if (!state) return;
-      // The closed execution is never replayed again: its batches are stored before it closes.
-      await flush({}, true);
+      await flush();
       const continueRun = makeContinueAsNewFunc<typeof runWorkflow>({
         workflowType: WORKFLOW_TYPES.run,
         memo: info.memo,
         typedSearchAttributes: info.typedSearchAttributes,
       });
-      await continueRun({ ...req, continuation: { checkpoint: state, reply, ...(sinkProgress ? { progressSeq } : {}) } });
+      await continueRun({ ...req, continuation: { checkpoint: state, reply } });
     },
   };
 
@@ -444,20 +415,15 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     // its payload limit would end the execution with a server error instead.
     const oversized = outcome.status === 'succeeded' && outputLimited ? oversizedOutput(outcome.output, 'Run output') : null;
     if (oversized) outcome = { ...outcome, status: 'failed', output: null, error: { message: oversized, nodeId: null } };
-    // The end is written durably (after the writer's pending batches): whoever learns from
-    // Temporal that the run ended finds the row ended too.
-    await flush(
-      {
-        status: outcome.status,
-        output: outcome.output,
-        error: outcome.error?.message ?? null,
-        errorNodeId: outcome.error?.nodeId ?? null,
-        costCredits: outcome.costCredits,
-        waits: [],
-        finishedAt: nowIso(),
-      },
-      true,
-    );
+    await flush({
+      status: outcome.status,
+      output: outcome.output,
+      error: outcome.error?.message ?? null,
+      errorNodeId: outcome.error?.nodeId ?? null,
+      costCredits: outcome.costCredits,
+      waits: [],
+      finishedAt: nowIso(),
+    });
     ended = outcome.status === 'failed' ? { kind: 'failed', error: outcome.error?.message ?? 'Run failed' } : { kind: 'completed' };
     // Let a webhook caller's pending update answer before the execution closes.
     await condition(allHandlersFinished);
@@ -470,7 +436,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     if (isCancellation(err)) {
       ended = { kind: 'failed', error: 'The run was canceled.' };
       await CancellationScope.nonCancellable(() =>
-        flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }, true),
+        flush({ status: 'canceled', waits: [], finishedAt: nowIso(), cancelReason: 'Canceled on request' }),
       );
       throw err;
     }
@@ -483,7 +449,7 @@ export async function runWorkflow(req: RunWorkflowInput): Promise<RunWorkflowRes
     // the worker's isolateExecutionTimeout, never reach this catch: see the README.)
     const reason = `Internal error in the run workflow: ${err instanceof Error ? err.message : String(err)}`;
     ended = { kind: 'failed', error: reason };
-    await flush({ status: 'failed', error: reason, errorNodeId: null, waits: [], finishedAt: nowIso() }, true);
+    await flush({ status: 'failed', error: reason, errorNodeId: null, waits: [], finishedAt: nowIso() });
     throw ApplicationFailure.nonRetryable(reason, 'RunInternalError');
   }
 }

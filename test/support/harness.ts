@@ -24,7 +24,6 @@ import type { Writable } from 'node:stream';
 import { keySettingsOf } from '../../services/credentials';
 import { connectTemporalClient, connectWorkerConnection } from '../../temporal/client';
 import { createServiceWorker } from '../../main/worker';
-import { createRunProgressWriter } from '../../services/runs';
 import { createWorkerServices, type WorkerServices } from '../../main/services';
 import { testEnv } from './env';
 import { payloadCodecFor, payloadCodecFromConfig, type PayloadEncryptionCodec } from '../../services/kernel/payloadCodec';
@@ -267,13 +266,11 @@ export async function startTestWorker(
     { logger },
   );
   const bundle = { code: await readFile(testEnv('workflowBundle'), 'utf8') };
-  const runProgressWriter = createRunProgressWriter({ orm: app.orm, logger });
   const worker = await createServiceWorker({
     connection,
     namespace: 'default',
     services: {
       ...testWorkerServices(app),
-      runProgressWriter,
       codeTimeoutMs: opts.codeTimeoutMs,
       ...(opts.allowPrivateNetworks === false ? { allowPrivateNetworks: false } : {}),
     },
@@ -291,7 +288,6 @@ export async function startTestWorker(
       stopped = true;
       worker.shutdown();
       await running.catch(() => undefined);
-      await runProgressWriter.flush();
       await closeSandboxPool();
       await connection.close();
     },

@@ -32,15 +32,6 @@ export const temporalArea = defineArea('temporalCluster', 'Temporal', {
     ),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233).describe('Dev server frontend port (`npm start` only).'),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233).describe('Dev server Web UI port (`npm start` only).'),
-  RUN_PROGRESS_FLUSH_MS: z.coerce
-    .number()
-    .int()
-    .min(10)
-    .max(3_600_000)
-    .default(250)
-    .describe(
-      'How often a worker writes the run progress its workflows emitted (a sink, not an activity) to PostgreSQL, coalesced per run: the read model lags Temporal by about this much. A worker killed in between loses nothing Temporal has: the reconciler (docs/architecture.md, "The run read model") catches up.',
-    ),
   WORKER_WORKFLOW_THREADS: z.coerce
     .number()
     .int()
@@ -103,8 +94,6 @@ export interface TemporalConfig {
     maxCachedWorkflows: number;
     /** Threads the worker runs workflow code on. */
     workflowThreads: number;
-    /** How often the worker's run progress writer flushes (ms). */
-    progressFlushMs: number;
     /** A prebuilt workflow bundle the worker loads instead of bundling at start; unset: the one `npm run build` writes, when present. */
     workflowBundlePath: string | undefined;
   };
@@ -124,7 +113,6 @@ export function temporalConfig(e: TemporalEnv): TemporalConfig {
       previousPayloadKeys: list(e.TEMPORAL_PAYLOAD_PREVIOUS_KEYS),
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
       workflowThreads: e.WORKER_WORKFLOW_THREADS,
-      progressFlushMs: e.RUN_PROGRESS_FLUSH_MS,
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH || undefined,
     },
   };

@@ -163,9 +163,8 @@ test('a run whose local actions span several projection writes replays determini
 
     const history = await closedHistory(stack.app.deps.temporal.client, run.id);
     const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
-    // The 12 calls and the run's end: the rest of the projection goes through the progress sink
-    // (patch sink-progress-v1), which records nothing.
-    expect(markers).toBe(13);
+    // 12 calls, the first and last writes, and at least one write in between.
+    expect(markers).toBeGreaterThan(14);
     await Worker.runReplayHistory(
       { workflowBundle: { code: await readFile(testEnv('workflowBundle'), 'utf8') }, dataConverter: { payloadCodecs: [testPayloadCodec] } },
       history,
