@@ -244,23 +244,20 @@ export const setNode: Mapper = (ctx) => {
     const expression = `[${ITEMS_OF_INPUT} ~> $map(function($__it) { ${each} })]`;
     // The external tool does not run a node that receives no items: nor does anything after it run.
     const guard = ourNode(ctx, `${ctx.id}__any`, 'condition', { expression: ANY_ITEMS }, 1);
-    // Each id after the previous, the first edge leaving the guard's `true` handle.
-    const chain = (ids: string[]) => {
-      const edges: Array<{ source: string; target: string; handle?: string }> = [];
-      let previous: string | undefined;
-      for (const id of ids) {
-        if (previous !== undefined) edges.push({ source: previous, target: id, ...(edges.length === 0 ? { handle: 'true' } : {}) });
-        previous = id;
-      }
-      return edges;
-    };
     if (typed.length === 0)
-      return { nodes: [guard, ourNode(ctx, ctx.id, 'transform', { expression })], edges: chain([guard.id, ctx.id]), items: 'same' };
+      return {
+        nodes: [guard, ourNode(ctx, ctx.id, 'transform', { expression })],
+        edges: [{ source: guard.id, target: ctx.id, handle: 'true' }],
+        items: 'same',
+      };
     const source = typedFieldsCode(typed, keepAll, options.ignoreConversionErrors === true, true);
     const fieldsId = `${ctx.id}__fields`;
     return {
       nodes: [guard, ourNode(ctx, fieldsId, 'transform', { expression }, 1), ourNode(ctx, ctx.id, 'code', { source })],
-      edges: chain([guard.id, fieldsId, ctx.id]),
+      edges: [
+        { source: guard.id, target: fieldsId, handle: 'true' },
+        { source: fieldsId, target: ctx.id },
+      ],
       items: 'same',
     };
   }
