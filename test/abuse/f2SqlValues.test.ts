@@ -7,8 +7,6 @@
 import { F2_SQL } from './attacks';
 import { expect4xx, startAbuseStack, type AbuseStack } from './kit';
 
-jest.setTimeout(300_000);
-
 /** The budget of these tests (the default, 1 MiB): an answer may carry it, never many times it. */
 const MAX_BYTES = 1024 * 1024;
 

@@ -47,7 +47,7 @@ test('a run whose nodes together do more work than one workflow task may ends, i
     expect(steps).toHaveLength(F4_CHAIN_LENGTH);
     for (const step of steps) expect(step).toMatchObject({ status: 'failed', error: expect.stringMatching(CLEAR_LIMIT_MESSAGE) });
   });
-}, 300_000);
+});
 
 const chainEdges = (nodes: Array<{ id: string }>) => nodes.map((n, i) => ({ source: i === 0 ? 'start' : nodes[i - 1]!.id, target: n.id }));
 

@@ -29,7 +29,7 @@ test('a loop that never exits stops at the default bound, naming its head; B run
     const run = await kit.runLive(kit.a, forever());
     expectFailedNode(run, /^Loop at node "check" reached its limit of 1000 iterations/, 'check');
   });
-}, 300_000);
+});
 
 test('a fan-out over 100,000 items stops at its loop bound', async () => {
   await kit.survives(async () => {
@@ -51,7 +51,7 @@ test('a fan-out over 100,000 items stops at its loop bound', async () => {
     });
     expectFailedNode(run, /^Loop at node "each" reached its limit of 300 iterations/, 'each');
   });
-}, 600_000);
+});
 
 test("a loop whose results outgrow a node's output limit fails the loop node, not the process", async () => {
   await kit.survives(async () => {
@@ -71,7 +71,7 @@ test("a loop whose results outgrow a node's output limit fails the loop node, no
     });
     expectFailedNode(run, /^The loop's collected output is \d+ bytes, over the 1\.5 MB limit/, 'each');
   });
-}, 300_000);
+});
 
 test('a bound over the hard limit, or a cycle without a loop-back edge, is refused before anything runs', async () => {
   await kit.survives(async () => {
