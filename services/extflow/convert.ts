@@ -15,11 +15,11 @@ import { invalidInput } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
 import type { ExpressionScope } from './expressions';
 import { JsBatch } from './jsExpressions';
-import { isRecord, type AiSubNode, type MapContext, type Mapped, type OutputRef } from './nodes/context';
+import { isRecord, ourNode, type AiSubNode, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { AI_ROOT_TYPES } from './nodes/ai';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
-import { errorItemNode, mayReturnSeveral, oneItemAdapter, rewriteListRefs } from './itemWiring';
+import { errorItemNode, mayReturnSeveral, oneItemAdapter, perItemLoop, rewriteListRefs } from './itemWiring';
 import {
   Unsupported,
   type ConversionReport,
@@ -41,6 +41,8 @@ const MAY_OUTPUT_NOTHING = new Set(['condition', 'switch']);
 const MAX_NODES = 500;
 /** Node types mapped again to run per item when an input may carry several items. */
 const PER_ITEM_TYPES = new Set(['if', 'filter', 'switch', 'set'].map((t) => `n8n-nodes-base.${t}`));
+/** Node types whose one-item mapping runs once per item in an engine loop where several items may arrive. */
+const LOOP_PER_ITEM_TYPES = new Set(['set', 'httpRequest'].map((t) => `n8n-nodes-base.${t}`));
 
 /** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */
 export function looksLikeExtflow(value: unknown): boolean {
@@ -301,8 +303,15 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   };
 
   const mapped = new Map<string, Mapped>();
-  const mapOne = (node: ExtNode, perItem: boolean): Mapped => {
-    const id = idByName.get(node.name)!;
+  /**
+   * Maps one exported node: `one` takes one item's JSON, `perItem` maps it over the item list in
+   * JSONata (If, Filter, Switch, Set), `loop` runs its one-item mapping once per item in an engine
+   * loop (itemWiring.ts, perItemLoop).
+   */
+  const mapOne = (node: ExtNode, mode: 'one' | 'perItem' | 'loop' = 'one'): Mapped => {
+    const outputId = idByName.get(node.name)!;
+    // In a loop the node's own mapping is the loop's body; `outputId` is then the loop's items.
+    const id = mode === 'loop' ? `${outputId.slice(0, 90)}__run` : outputId;
     const params = isRecord(node.parameters) ? node.parameters : {};
     const version = typeof node.typeVersion === 'number' ? node.typeVersion : 1;
     const position =
@@ -324,7 +333,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
       lossy: (kind, message) => readinessIssues.push({ node: node.name, kind, message }),
       credential: (extflowType, type) => registerCredential(node, extflowType, type),
       subworkflow: (reference) => subworkflows.push({ node: node.name, reference }),
-      ...(perItem ? { perItem } : {}),
+      ...(mode === 'perItem' ? { perItem: true } : {}),
+      ...(mode === 'loop' ? { itemLoop: true } : {}),
       subNodes: aiLinks.byRoot.get(node.name) ?? [],
       subCredential: registerCredential,
       unsupportedSub: (sub, reason, action) => {
@@ -389,42 +399,60 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
         message: 'A disabled branching node passes nothing on here (the external tool passes the input to its first output).',
       });
     }
-    return result;
+    if (mode !== 'loop' || result.nodes.some((n) => n.type.startsWith(PLACEHOLDER_PREFIX))) return result;
+    const loop = perItemLoop(
+      (nodeId, type, config, offset) => ourNode(ctx, nodeId, type, config, offset),
+      outputId,
+      { ...result, innerId: id },
+      { splitArrays: result.splitsArrays === true, maxIterations: MAX_LOOP_ITERATIONS },
+    );
+    return { nodes: loop.nodes, edges: loop.edges, entry: loop.entry, items: result.splitsArrays ? 'many' : 'same', takesItems: true };
   };
   const mappingStart = { u: unsupported.length, w: warnings.length, r: readinessIssues.length };
   // AI sub-nodes (chat models, memories, tools) are read by the node they belong to, not mapped.
-  for (const node of nodes) if (!aiLinks.subNodes.has(node.name)) mapped.set(node.name, mapOne(node, false));
+  for (const node of nodes) if (!aiLinks.subNodes.has(node.name)) mapped.set(node.name, mapOne(node));
 
   // Nodes that run per item where an input may carry several items (docs/migrating.md, "Items"):
-  // mapped again; a node that cannot be (a JavaScript expression, say) keeps its one-item mapping.
+  // mapped again, over the item list in JSONata where the node allows it, else its one-item
+  // mapping in a loop; a node that can be neither keeps its one-item mapping.
   const sourcesOf = (name: string) => conns.filter((c) => c.target === name).map((c) => c.source);
   const perItemDone = new Set<string>();
+  const modesOf = (node: ExtNode): Array<'perItem' | 'loop'> => {
+    const modes: Array<'perItem' | 'loop'> = PER_ITEM_TYPES.has(node.type) ? ['perItem'] : [];
+    const onError = node.onError ?? (node.continueOnFail ? 'continueRegularOutput' : undefined);
+    // A loop's body has no way out but its one output: an error output stays one-item.
+    if (LOOP_PER_ITEM_TYPES.has(node.type) && node.disabled !== true && onError !== 'continueErrorOutput') modes.push('loop');
+    return modes;
+  };
   for (let changed = true; changed;) {
     changed = false;
     const several = mayReturnSeveral(new Map([...mapped].map(([name, m]) => [name, m.items])), sourcesOf);
     for (const node of nodes) {
-      if (!PER_ITEM_TYPES.has(node.type) || perItemDone.has(node.name) || node.executeOnce === true) continue;
-      if (!sourcesOf(node.name).some((s) => several.has(s))) continue;
+      if (perItemDone.has(node.name) || node.executeOnce === true) continue;
+      const modes = modesOf(node);
+      if (modes.length === 0 || !sourcesOf(node.name).some((s) => several.has(s))) continue;
       perItemDone.add(node.name);
-      const before = { u: unsupported.length, w: warnings.length, r: readinessIssues.length, t: translated };
-      const result = mapOne(node, true);
-      const failedAgain = unsupported.length > before.u;
-      if (failedAgain) {
-        unsupported.length = before.u;
-        warnings.length = before.w;
-        readinessIssues.length = before.r;
+      for (const mode of modes) {
+        const before = { u: unsupported.length, w: warnings.length, r: readinessIssues.length, t: translated };
+        const result = mapOne(node, mode);
+        if (unsupported.length > before.u) {
+          unsupported.length = before.u;
+          warnings.length = before.w;
+          readinessIssues.length = before.r;
+          translated = before.t;
+          continue;
+        }
+        // What the one-item mapping said of this node is replaced by what this one says.
+        const fresh = { w: warnings.splice(before.w), r: readinessIssues.splice(before.r) };
         translated = before.t;
-        continue;
+        const others = <T extends { node: string }>(list: T[], from: number) => list.filter((e, i) => i < from || e.node !== node.name);
+        unsupported.splice(0, unsupported.length, ...others(unsupported, mappingStart.u));
+        warnings.splice(0, warnings.length, ...others(warnings, mappingStart.w), ...fresh.w);
+        readinessIssues.splice(0, readinessIssues.length, ...others(readinessIssues, mappingStart.r), ...fresh.r);
+        mapped.set(node.name, result);
+        changed = true;
+        break;
       }
-      // What the one-item mapping said of this node is replaced by what the per-item one says.
-      const fresh = { w: warnings.splice(before.w), r: readinessIssues.splice(before.r) };
-      translated = before.t;
-      const others = <T extends { node: string }>(list: T[], from: number) => list.filter((e, i) => i < from || e.node !== node.name);
-      unsupported.splice(0, unsupported.length, ...others(unsupported, mappingStart.u));
-      warnings.splice(0, warnings.length, ...others(warnings, mappingStart.w), ...fresh.w);
-      readinessIssues.splice(0, readinessIssues.length, ...others(readinessIssues, mappingStart.r), ...fresh.r);
-      mapped.set(node.name, result);
-      changed = true;
     }
   }
   const out: GraphNode[] = [...mapped.values()].flatMap((m) => m.nodes);
@@ -438,7 +466,17 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   };
   for (const m of mapped.values()) {
     if (m.edges) {
-      for (const e of m.edges) addEdge(e.source, e.target, e.handle);
+      for (const e of m.edges) {
+        if (!e.loop) addEdge(e.source, e.target, e.handle);
+        else
+          edges.push({
+            id: `e${edges.length + 1}`,
+            source: e.source,
+            target: e.target,
+            loop: true,
+            ...(e.maxIterations ? { maxIterations: e.maxIterations } : {}),
+          });
+      }
       continue;
     }
     let previous: GraphNode | undefined;

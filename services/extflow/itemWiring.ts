@@ -177,3 +177,68 @@ export function routedNodes(
   }
   return { nodes, edges, outputOf: (k) => `${id}__out${k}` };
 }
+
+/** What `perItemLoop` wraps: a one-item mapping whose output node is `innerId` (or what `output(0)` names). */
+export interface LoopedMapping {
+  nodes: GraphNode[];
+  edges?: Array<{ source: string; target: string; handle?: string }>;
+  entry?: string;
+  output?(index: number): { source: string; handle?: string } | null;
+}
+
+/**
+ * A node that takes one item's JSON, run once per item of its input as the external tool does
+ * (HTTP Request, a Set whose JavaScript expressions cannot run per item in JSONata): the item
+ * list goes through an engine loop (docs/workflow-graph.md, "Loops") one item at a time, the
+ * node's own mapping runs inside it on the item's JSON, and each answer comes back as an item
+ * paired with the input item it answers. `<id>` (what `$('Node')` reads) holds the items of all
+ * iterations in order. With `splitArrays`, an answer that is a list of objects is that many
+ * items (an empty list: none), as the external tool makes of an HTTP Request's JSON array.
+ * Nothing runs when no item arrives. At most `maxIterations` items (the run fails naming the loop past them).
+ */
+export function perItemLoop(
+  make: (id: string, type: string, config: Record<string, unknown>, offset: number) => GraphNode,
+  id: string,
+  inner: LoopedMapping & { innerId: string },
+  opts: { splitArrays: boolean; maxIterations: number },
+): {
+  nodes: GraphNode[];
+  edges: Array<{ source: string; target: string; handle?: string; loop?: true; maxIterations?: number }>;
+  entry: string;
+} {
+  const ids = { any: `${id}__anyin`, items: `${id}__items`, each: `${id}__each`, json: `${id}__json`, back: `${id}__back` };
+  const exit = inner.output?.(0) ?? { source: inner.innerId };
+  const innerEntry = inner.entry ?? inner.nodes.at(0)?.id ?? inner.innerId;
+  const innerEdges =
+    inner.edges ??
+    inner.nodes.flatMap((n, k) => {
+      const next = inner.nodes.at(k + 1);
+      return next ? [{ source: n.id, target: next.id }] : [];
+    });
+  const paired = `${nodeRef(ids.each)}.pairedItem`;
+  const answer = opts.splitArrays
+    ? `($p := ${paired}; $type($) = "array" and $count($[$type($) != "object"]) = 0 ? [$map($, function($v) { {"json": $v, "pairedItem": $p} })] : {"json": $, "pairedItem": $p})`
+    : `{"json": $, "pairedItem": ${paired}}`;
+  return {
+    nodes: [
+      make(ids.any, 'condition', { expression: ANY_ITEMS }, 1),
+      make(ids.items, 'transform', { expression: ITEMS_OF_INPUT }, 1),
+      make(ids.each, 'loop', { batchSize: 1 }, 2),
+      make(ids.json, 'transform', { expression: '$type($.json) = "object" ? $.json : {}' }, 2),
+      ...inner.nodes,
+      make(ids.back, 'transform', { expression: answer }, 3),
+      make(id, 'transform', { expression: '[$reduce($, function($a, $e) { $append($a, $e) }, [])]' }, 0),
+    ],
+    edges: [
+      { source: ids.any, target: ids.items, handle: 'true' },
+      { source: ids.items, target: ids.each },
+      { source: ids.each, target: ids.json, handle: 'loop' },
+      { source: ids.json, target: innerEntry },
+      ...innerEdges,
+      { source: exit.source, target: ids.back, ...(exit.handle !== undefined ? { handle: exit.handle } : {}) },
+      { source: ids.back, target: ids.each, loop: true, maxIterations: opts.maxIterations },
+      { source: ids.each, target: id, handle: 'done' },
+    ],
+    entry: ids.any,
+  };
+}

@@ -31,6 +31,14 @@ export async function startExtflowService(): Promise<{ url: string; close(): Pro
       // For the HTTP Request node of every version (test/integration/extflow/httpRequest.test.ts).
       if (url.pathname === '/inspect')
         return send(200, { method: req.method, query: Object.fromEntries(url.searchParams), headers: req.headers, raw });
+      // A list of `n` objects naming `name`: an HTTP Request run per item (one request each).
+      if (url.pathname === '/repeat') {
+        const n = Math.min(10, Number(url.searchParams.get('n') ?? 1));
+        return send(
+          200,
+          Array.from({ length: n }, (_, i) => ({ i, name: url.searchParams.get('name') })),
+        );
+      }
       if (url.pathname === '/text') {
         res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
         return res.end('hello text');

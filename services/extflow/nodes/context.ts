@@ -37,6 +37,11 @@ export interface MapContext {
    * list (If, Filter, Switch, Set), its expressions evaluated for each item (JSONata only).
    */
   perItem?: boolean;
+  /**
+   * Set when the node's one-item mapping is run once per item inside an engine loop
+   * (itemWiring.ts, `perItemLoop`): `id` is then the inner node's id, not the node's output.
+   */
+  itemLoop?: boolean;
   /** The sub-nodes connected to this node by the external tool's AI connections (`ai_languageModel`, `ai_tool`…), in export order. */
   subNodes: AiSubNode[];
   /** Registers the credential a sub-node uses (as `credential` does for the node itself); returns its alias. */
@@ -59,7 +64,7 @@ export interface OutputRef {
 export interface Mapped {
   nodes: GraphNode[];
   /** The edges between `nodes`; default a line through them in their order, without handles. */
-  edges?: Array<{ source: string; target: string; handle?: string }>;
+  edges?: Array<{ source: string; target: string; handle?: string; loop?: true; maxIterations?: number }>;
   /** Where incoming edges go; default the first node. */
   entry?: string;
   /** The node and handle an output index leaves from; default: output 0 from `ctx.id`, others unsupported. */
@@ -68,6 +73,8 @@ export interface Mapped {
   regularOutputs?: number;
   /** The node that carries onError (default `ctx.id`). */
   errorSource?: string;
+  /** Whether the external tool makes an answer that is a JSON array of objects that many items (HTTP Request). */
+  splitsArrays?: boolean;
   /**
    * Set when the node takes and returns the external tool's item list (services/extflow/itemRuntime.ts):
    * how many items it returns for its input. Unset: the node takes and returns one item's JSON.

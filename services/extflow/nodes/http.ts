@@ -92,6 +92,8 @@ interface RequestSpec {
   accept?: string;
   /** v1's "string" answers: its HTTP client parsed JSON text before wrapping it, so `{ data }` may hold an object. */
   textParsesJson?: boolean;
+  /** Whether a JSON array answer becomes one item per element (v3+ always, v1/v2 with "split into items"). */
+  splitsArrays: boolean;
 }
 
 function pairs(block: unknown, key: string): Array<{ name: string; value: unknown }> {
@@ -178,10 +180,9 @@ function readV1(ctx: MapContext): RequestSpec {
       body.contentType = options.bodyContentCustomMimeType;
   }
   const format = str(p.responseFormat, 'json');
-  if (options.splitIntoItems === true)
+  if (options.splitIntoItems === true && !ctx.itemLoop)
     ctx.warn('"Split into items": a JSON array answer stays one array value here (the external tool splits it into items).');
-  if (typeof options.batchSize === 'number' || typeof options.batchInterval === 'number')
-    ctx.warn('Batching spaces out the requests of several items; a connection carries one item here, so there is one request.');
+  if (typeof options.batchSize === 'number' || typeof options.batchInterval === 'number') batchingWarning(ctx);
   // v1 follows redirects of GET and HEAD unless told not to, and of other methods only with "follow all redirects".
   const followRedirects = method === 'GET' || method === 'HEAD' ? options.followRedirect !== false : options.followAllRedirects === true;
   return {
@@ -196,6 +197,7 @@ function readV1(ctx: MapContext): RequestSpec {
     textParsesJson: format === 'string' && !(body?.type === 'raw'),
     outputProperty: str(p.dataPropertyName, 'data'),
     fullResponse: options.fullResponse === true,
+    splitsArrays: options.splitIntoItems === true && options.fullResponse !== true && format !== 'string' && format !== 'file',
     neverError: options.ignoreResponseCode === true,
     timeoutMs: typeof options.timeout === 'number' ? options.timeout : undefined,
     followRedirects,
@@ -210,6 +212,14 @@ function readV1(ctx: MapContext): RequestSpec {
 }
 
 /** HTTP Request v3 and v4.x: `method`, `send…` switches with pairs or JSON, `options.response`, `options.redirect`, pagination. */
+function batchingWarning(ctx: MapContext): void {
+  ctx.warn(
+    ctx.itemLoop
+      ? 'Batching spaces out the requests of several items; here they are sent one after another, without its pauses.'
+      : 'Batching spaces out the requests of several items; a connection carries one item here, so there is one request.',
+  );
+}
+
 function readV3(ctx: MapContext): RequestSpec {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
@@ -224,8 +234,7 @@ function readV3(ctx: MapContext): RequestSpec {
       `pagination ("${String(pagination.paginationMode)}")`,
       'Fetch one page per run, or page through the results in a subworkflow called once per page.',
     );
-  if (isRecord(options.batching))
-    ctx.warn('Batching spaces out the requests of several items; a connection carries one item here, so there is one request.');
+  if (isRecord(options.batching)) batchingWarning(ctx);
   if (options.sendCredentialsOnCrossOriginRedirect === true)
     ctx.lossy(
       'unsupportedOption',
@@ -271,6 +280,7 @@ function readV3(ctx: MapContext): RequestSpec {
     responseFormat: format === 'json' || format === 'text' || format === 'file' ? format : 'autodetect',
     outputProperty: str(response.outputPropertyName, 'data'),
     fullResponse: response.fullResponse === true,
+    splitsArrays: response.fullResponse !== true && format !== 'text' && format !== 'file',
     neverError: response.neverError === true,
     timeoutMs: typeof options.timeout === 'number' ? options.timeout : undefined,
     // v3 follows redirects only when told to; v4 unless told not to.
@@ -542,12 +552,19 @@ export const httpRequest: Mapper = (ctx) => {
   const pick = outputExpression(spec);
   const onError = ctx.node.onError ?? (ctx.node.continueOnFail ? 'continueRegularOutput' : undefined);
   const expression = onError === 'continueRegularOutput' ? `$exists(error) ? {"error": error.message} : ${pick}` : pick;
-  if (spec.responseFormat !== 'text')
+  const binaryAsText =
+    spec.responseFormat === 'autodetect'
+      ? 'a binary answer (an image, a PDF, an archive) arrives as text (the external tool makes it a file)'
+      : null;
+  if (ctx.itemLoop && spec.splitsArrays) {
+    if (binaryAsText) ctx.warn(`${binaryAsText.charAt(0).toUpperCase()}${binaryAsText.slice(1)}.`);
+  } else if (spec.responseFormat !== 'text')
     ctx.warn(
-      `A JSON array answer stays one array value (the external tool splits it into items)${spec.responseFormat === 'autodetect' ? '; a binary answer (an image, a PDF, an archive) arrives as text (the external tool makes it a file)' : ''}.`,
+      `A JSON array answer stays one array value (the external tool splits it into items)${binaryAsText ? `; ${binaryAsText}` : ''}.`,
     );
   return {
     nodes: [ourNode(ctx, requestId, 'http', config, 1), ourNode(ctx, ctx.id, 'transform', { expression })],
     errorSource: requestId,
+    splitsArrays: spec.splitsArrays,
   };
 };

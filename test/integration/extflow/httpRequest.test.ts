@@ -320,3 +320,83 @@ describe('what does not carry over is named, never dropped', () => {
     });
   }, 90_000);
 });
+
+describe('several items in: one request per item (issue 29)', () => {
+  /** Manual trigger → Split Out of `people` → HTTP Request v4.2 GET /repeat for each person, with `settings` on the node. */
+  function perItemExport(settings: Record<string, unknown> = {}, path = '/repeat') {
+    seq += 1;
+    const nodes = [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+      { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'people' } },
+      {
+        name: 'Call',
+        type: 'n8n-nodes-base.httpRequest',
+        typeVersion: 4.2,
+        parameters: {
+          url: `${fake.url}${path}`,
+          sendQuery: true,
+          queryParameters: {
+            parameters: [
+              { name: 'name', value: '={{ $json.name }}' },
+              { name: 'n', value: '={{ $json.n }}' },
+            ],
+          },
+          options: {},
+        },
+        ...settings,
+      },
+    ];
+    return JSON.stringify({
+      id: `http-per-item-${seq}`,
+      name: `HTTP per item #${seq}`,
+      nodes: nodes.map((n, i) => ({ ...n, position: [i * 200, 0] })),
+      connections: {
+        Start: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
+        'Split Out': { main: [[{ node: 'Call', type: 'main', index: 0 }]] },
+      },
+    });
+  }
+  /** The steps of `nodeId` that ran (a node a run passes by is recorded `skipped`). */
+  const stepsOf = (run: { steps: Array<{ nodeId: string; status: string; output?: unknown }> }, nodeId: string) =>
+    run.steps.filter((s) => s.nodeId === nodeId && s.status !== 'skipped');
+
+  test('each item is one request; a JSON array answer is that many items, paired with the item it answers; [] is none', async () => {
+    const created = await importExport(perItemExport());
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const run = await runDraft(created, {
+      people: [
+        { name: 'ada', n: 2 },
+        { name: 'bob', n: 0 },
+        { name: 'cy', n: 1 },
+      ],
+    });
+    expect({ status: run.status, error: run.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    // Three requests (one step of the http node per item), in order.
+    expect(stepsOf(run, 'call__run__request')).toHaveLength(3);
+    expect(stepsOf(run, 'call').at(-1)?.output).toEqual([
+      { json: { i: 0, name: 'ada' }, pairedItem: { item: 0 } },
+      { json: { i: 1, name: 'ada' }, pairedItem: { item: 0 } },
+      { json: { i: 0, name: 'cy' }, pairedItem: { item: 2 } },
+    ]);
+  });
+
+  test('no item in: no request; continue on fail: a failing item answers an error item and the others go on', async () => {
+    const empty = await runDraft(await importExport(perItemExport()), { people: [] });
+    expect(empty.status).toBe('succeeded');
+    expect(stepsOf(empty, 'call__run__request')).toEqual([]);
+
+    const created = await importExport(perItemExport({ onError: 'continueRegularOutput' }, '/missing'));
+    const run = await runDraft(created, {
+      people: [
+        { name: 'ada', n: 1 },
+        { name: 'bob', n: 1 },
+      ],
+    });
+    expect({ status: run.status, error: run.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    const items = stepsOf(run, 'call').at(-1)?.output as Array<{ json: { error?: unknown }; pairedItem: unknown }>;
+    expect(items.map((i) => [typeof i.json.error, i.pairedItem])).toEqual([
+      ['string', { item: 0 }],
+      ['string', { item: 1 }],
+    ]);
+  });
+});

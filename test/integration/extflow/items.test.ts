@@ -74,7 +74,9 @@ async function run(created: CreatedWorkflow, input: unknown): Promise<Run> {
   });
 }
 
-const stepOf = (r: Run, nodeId: string) => r.steps.find((s) => s.nodeId === nodeId);
+/** The node's last step that ran (a node after a loop is recorded `skipped` in each iteration before it runs), else its first. */
+const stepOf = (r: Run, nodeId: string) =>
+  r.steps.filter((s) => s.nodeId === nodeId && s.status !== 'skipped').at(-1) ?? r.steps.find((s) => s.nodeId === nodeId);
 const outputOf = (r: Run, nodeId: string) => stepOf(r, nodeId)?.output;
 
 describe('item nodes', () => {
@@ -260,20 +262,31 @@ describe('node settings', () => {
     expect({ status: r.status, output: r.output }).toEqual({ status: 'succeeded', output: { first: 4 } });
   });
 
-  test('several items into a node that takes one: not ready, and the run fails saying so', async () => {
-    // A JavaScript expression is evaluated once per node run, not per item: this Set takes one item.
+  test('a Set whose expression needs JavaScript runs once per item, in a loop, each item paired with its own', async () => {
     const created = await importExport(
-      exportOf('items-several', [splitOut('xs'), setNode('Each', 'x', '={{ Number($json.xs.toFixed(0)) }}', 'number')]),
+      exportOf('items-js-set', [splitOut('xs'), setNode('Each', 'x', '={{ Number($json.xs.toFixed(0)) }}', 'number')]),
     );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const two = await run(created, { xs: [4.2, 5.7] });
+    expect({ status: two.status, error: two.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(outputOf(two, 'each')).toEqual([
+      { json: { x: 4 }, pairedItem: { item: 0 } },
+      { json: { x: 6 }, pairedItem: { item: 1 } },
+    ]);
+  });
+
+  test('several items into a node that takes one (Wait): not ready, and the run fails saying so', async () => {
+    const wait = { name: 'Pause', type: 'wait', typeVersion: 1.1, parameters: { resume: 'timeInterval', amount: 1, unit: 'seconds' } };
+    const created = await importExport(exportOf('items-several', [splitOut('xs'), wait]));
     expect(created.importReadiness?.conversion?.ready).toBe(false);
     expect(created.importReadiness?.conversion?.readinessIssues).toEqual([
-      { node: 'Each', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
+      { node: 'Pause', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
     ]);
     const one = await run(created, { xs: [4] });
-    expect({ status: one.status, output: one.output }).toEqual({ status: 'succeeded', output: { x: 4 } });
+    expect({ status: one.status, error: one.error ?? null }).toEqual({ status: 'succeeded', error: null });
     const two = await run(created, { xs: [4, 5] });
     expect(two.status).toBe('failed');
-    expect(JSON.stringify(two.error)).toContain('\\"Split Out\\" passed 2 items to \\"Each\\"');
+    expect(JSON.stringify(two.error)).toContain('\\"Split Out\\" passed 2 items to \\"Pause\\"');
   });
 
   test('continue on fail and onError: the error item on the regular or the error output', async () => {

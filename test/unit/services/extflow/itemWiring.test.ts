@@ -94,29 +94,54 @@ test('the converter puts adapters between an item node and a Set, and rewrites r
   ]);
 });
 
-test('a Set whose expression needs JavaScript keeps its one-item mapping behind an adapter, named as lossy', () => {
-  const converted = convertExtflowWorkflow({
-    id: 'wiring-js',
-    name: 'Wiring JS',
+/** Manual trigger → Split Out of `xs` → `node`. */
+const afterSplit = (node: Record<string, unknown>) =>
+  convertExtflowWorkflow({
+    id: 'wiring-after-split',
+    name: 'Wiring after split',
     nodes: [
       { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
       { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'xs' } },
-      {
-        name: 'Set',
-        type: 'n8n-nodes-base.set',
-        typeVersion: 3.4,
-        parameters: { assignments: { assignments: [{ id: '1', name: 'v', value: '={{ $json.xs.toFixed(1) }}', type: 'string' }] } },
-      },
+      node as never,
     ],
     connections: {
       Start: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
-      'Split Out': { main: [[{ node: 'Set', type: 'main', index: 0 }]] },
+      'Split Out': { main: [[{ node: String(node.name), type: 'main', index: 0 }]] },
     },
   });
+
+test('a Set whose expression needs JavaScript runs its one-item mapping once per item, in a loop', () => {
+  const converted = afterSplit({
+    name: 'Set',
+    type: 'n8n-nodes-base.set',
+    typeVersion: 3.4,
+    parameters: { assignments: { assignments: [{ id: '1', name: 'v', value: '={{ $json.xs.toFixed(1) }}', type: 'string' }] } },
+  });
   const types = Object.fromEntries(converted.nodes.map((n) => [n.id, n.type]));
-  expect(types).toMatchObject({ split_out__any1: 'condition', split_out__one1: 'transform', set__js: 'code', set: 'transform' });
+  expect(types).toMatchObject({
+    set__anyin: 'condition',
+    set__each: 'loop',
+    set__run__js: 'code',
+    set__run: 'transform',
+    set: 'transform',
+  });
+  expect(converted.edges.filter((e) => e.loop)).toEqual([
+    expect.objectContaining({ source: 'set__back', target: 'set__each', loop: true, maxIterations: 10_000 }),
+  ]);
+  expect(converted.conversion.readinessIssues).toEqual([]);
+});
+
+test('a node that runs neither per item nor in a loop keeps its one-item mapping behind an adapter, named as lossy', () => {
+  const converted = afterSplit({
+    name: 'Wait',
+    type: 'n8n-nodes-base.wait',
+    typeVersion: 1.1,
+    parameters: { resume: 'timeInterval', amount: 1, unit: 'seconds' },
+  });
+  const types = Object.fromEntries(converted.nodes.map((n) => [n.id, n.type]));
+  expect(types).toMatchObject({ split_out__any1: 'condition', split_out__one1: 'transform', wait: 'wait' });
   expect(converted.conversion.readinessIssues).toEqual([
-    { node: 'Set', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
+    { node: 'Wait', kind: 'lossyConversion', message: expect.stringContaining('"Split Out" may pass several items on') },
   ]);
 });
 

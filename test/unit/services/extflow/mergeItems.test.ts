@@ -219,10 +219,11 @@ describe('what a converted Merge passes on', () => {
       },
     });
 
-  test('append of two single items passes two: the node after it that takes one item is named lossy', () => {
+  test('append of two single items passes two: the HTTP Request after it runs once per item, in a loop', () => {
     const converted = exportWith({});
     expect(converted.nodes.find((n) => n.id === 'merge')?.type).toBe('code');
-    expect(converted.conversion.readinessIssues.map((i) => [i.node, i.kind])).toEqual([['Call', 'lossyConversion']]);
+    expect(converted.nodes.find((n) => n.id === 'call__each')?.type).toBe('loop');
+    expect(converted.conversion.readinessIssues).toEqual([]);
   });
 
   test('choosing a branch or combining single items passes at most one: nothing is named', () => {
