@@ -41,8 +41,14 @@ const MAY_OUTPUT_NOTHING = new Set(['condition', 'switch']);
 const MAX_NODES = 500;
 /** Node types mapped again to run per item when an input may carry several items. */
 const PER_ITEM_TYPES = new Set(['if', 'filter', 'switch', 'set'].map((t) => `n8n-nodes-base.${t}`));
-/** Node types whose one-item mapping runs once per item in an engine loop where several items may arrive. */
-const LOOP_PER_ITEM_TYPES = new Set(['set', 'httpRequest'].map((t) => `n8n-nodes-base.${t}`));
+/**
+ * Node types whose one-item mapping runs once per item in an engine loop where several items may
+ * arrive (the AI roots with one output: the Text Classifier's outputs are branches).
+ */
+const LOOP_PER_ITEM_TYPES = new Set([
+  ...['set', 'httpRequest'].map((t) => `n8n-nodes-base.${t}`),
+  ...['agent', 'chainLlm', 'informationExtractor'].map((t) => `@n8n/n8n-nodes-langchain.${t}`),
+]);
 
 /** Whether a parsed JSON value is an export of the external tool rather than our portable shape. */
 export function looksLikeExtflow(value: unknown): boolean {

@@ -418,3 +418,46 @@ test('an agent without a chat model is unsupported, and so are its sub-nodes', (
     ['Window Buffer Memory', 'it belongs to "AI Agent", which is not converted'],
   ]);
 });
+
+test('after a split, a Basic LLM Chain asks the model once per item, in a loop (the tool runs it per item)', () => {
+  const wf = convertExtflowWorkflow({
+    id: 'chain-per-item',
+    name: 'Summaries per item',
+    nodes: [
+      trigger,
+      {
+        id: 's',
+        name: 'Split Out',
+        type: 'n8n-nodes-base.splitOut',
+        typeVersion: 1,
+        position: [100, 0],
+        parameters: { fieldToSplitOut: 'posts' },
+      },
+      {
+        id: 'c',
+        name: 'Basic LLM Chain',
+        type: `${LC}chainLlm`,
+        typeVersion: 1.5,
+        position: [200, 0],
+        parameters: { promptType: 'define', text: '=Summarise: {{ $json.body }}' },
+      },
+      openAiModel(),
+    ],
+    connections: {
+      [trigger.name]: main('Split Out'),
+      'Split Out': main('Basic LLM Chain'),
+      'OpenAI Chat Model': link('ai_languageModel', 'Basic LLM Chain'),
+    },
+  });
+  expect(wf.conversion.unsupported).toEqual([]);
+  expect(byId(wf.nodes, 'basic_llm_chain__each').type).toBe('loop');
+  // The prompt reads the current item's JSON, which `__json` gives the loop's body.
+  expect(byId(wf.nodes, 'basic_llm_chain__run__llm').config).toMatchObject({ prompt: '=$string(("Summarise: " & $string($input.body)))' });
+  expect(wf.edges).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ source: 'basic_llm_chain__json', target: 'basic_llm_chain__run__llm' }),
+      expect.objectContaining({ source: 'basic_llm_chain__back', target: 'basic_llm_chain__each', loop: true }),
+    ]),
+  );
+  expect(wf.conversion.readinessIssues.filter((i) => i.kind === 'lossyConversion')).toEqual([]);
+});
