@@ -10,7 +10,7 @@ import { mergeNode } from './merge';
 import { respondToWebhook } from './respond';
 import { setNode } from './set';
 import { executeWorkflow } from './subworkflow';
-import { manualTrigger, scheduleTrigger, webhook } from './triggers';
+import { cronTrigger, manualTrigger, scheduleTrigger, webhook } from './triggers';
 import { waitNode } from './wait';
 
 const BASE = 'n8n-nodes-base.';
@@ -22,6 +22,7 @@ export const MAPPERS: Readonly<Record<string, Mapper>> = {
   [`${BASE}executeWorkflowTrigger`]: manualTrigger,
   [`${BASE}webhook`]: webhook,
   [`${BASE}scheduleTrigger`]: scheduleTrigger,
+  [`${BASE}cron`]: cronTrigger,
   [`${BASE}if`]: ifNode,
   [`${BASE}filter`]: filterNode,
   [`${BASE}switch`]: switchNode,
@@ -61,4 +62,5 @@ export const TRIGGER_EXT_TYPES = new Set([
   `${BASE}executeWorkflowTrigger`,
   `${BASE}webhook`,
   `${BASE}scheduleTrigger`,
+  `${BASE}cron`,
 ]);

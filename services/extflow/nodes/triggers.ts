@@ -137,3 +137,55 @@ export const scheduleTrigger: Mapper = (ctx) => {
   if (!ctx.timezone) ctx.warn('The workflow has no time zone setting: the schedule runs in UTC.');
   return { nodes: [ourNode(ctx, ctx.id, 'schedule', { cron, timezone: ctx.timezone ?? 'UTC' })] };
 };
+
+/** The Cron node's defaults, where a trigger time leaves a field out. */
+const CRON_DEFAULTS = { mode: 'everyDay', hour: 14, minute: 0, weekday: 1, dayOfMonth: 1, value: 2, unit: 'hours' };
+
+/** One trigger time of the older Cron node as a 5-field cron (the tool adds a seconds field; minutes are the finest here). */
+function triggerTimeToCron(item: Record<string, unknown>): string {
+  const mode = typeof item.mode === 'string' ? item.mode : CRON_DEFAULTS.mode;
+  const minute = num(item.minute, CRON_DEFAULTS.minute);
+  const hour = num(item.hour, CRON_DEFAULTS.hour);
+  switch (mode) {
+    case 'everyMinute':
+      return '* * * * *';
+    case 'everyHour':
+      return `${minute} * * * *`;
+    case 'everyX': {
+      const value = num(item.value, CRON_DEFAULTS.value);
+      const unit = typeof item.unit === 'string' ? item.unit : CRON_DEFAULTS.unit;
+      if (unit === 'minutes') return value === 1 ? '* * * * *' : `*/${value} * * * *`;
+      if (unit === 'hours') return `0 ${value === 1 ? '*' : `*/${value}`} * * *`;
+      throw new Unsupported(`a Cron interval in "${unit}"`, 'Use minutes or hours, or a cron expression.');
+    }
+    case 'everyDay':
+      return `${minute} ${hour} * * *`;
+    case 'everyWeek':
+      return `${minute} ${hour} * * ${num(item.weekday, CRON_DEFAULTS.weekday)}`;
+    case 'everyMonth':
+      return `${minute} ${hour} ${num(item.dayOfMonth, CRON_DEFAULTS.dayOfMonth)} * *`;
+    case 'custom':
+      return ruleToCron({ field: 'cronExpression', expression: item.cronExpression ?? '* * * * * *' });
+    default:
+      throw new Unsupported(`Cron mode "${mode}"`, 'Use a Schedule Trigger with a cron expression.');
+  }
+}
+
+/** The older Cron trigger (v1) → schedule, from its one trigger time. */
+export const cronTrigger: Mapper = (ctx) => {
+  const times = isRecord(ctx.params.triggerTimes) && Array.isArray(ctx.params.triggerTimes.item) ? ctx.params.triggerTimes.item : [];
+  const items = times.filter(isRecord);
+  if (items.length === 0)
+    throw new Unsupported(
+      'a Cron node without trigger times (the tool never runs it)',
+      'Give it one trigger time, or use a Schedule Trigger.',
+    );
+  if (items.length > 1)
+    throw new Unsupported(
+      `${items.length} trigger times on one Cron node`,
+      'Keep one trigger time per trigger, or combine them into one cron expression.',
+    );
+  const cron = triggerTimeToCron(items.at(0) ?? {});
+  if (!ctx.timezone) ctx.warn('The workflow has no time zone setting: the schedule runs in UTC.');
+  return { nodes: [ourNode(ctx, ctx.id, 'schedule', { cron, timezone: ctx.timezone ?? 'UTC' })] };
+};
