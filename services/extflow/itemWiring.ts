@@ -86,6 +86,12 @@ export function errorItemNode(id: string, name: string, position: GraphNode['pos
 const EXPRESSION_KEYS = new Set(['expression']);
 
 /**
+ * Suffix of the transform giving a code node the items of the nodes its code names (nodes/code.ts).
+ * Its `$nodes.<id>` references are not rewritten to a first item below: the code reads the lists.
+ */
+export const CODE_NODES_SUFFIX = '__nodes';
+
+/**
  * Rewrites, in the expressions of non-code nodes, each reference to an item node's output
  * (`$nodes.<id>`, what `$('Name').item.json` translates to) so it reads the first item's JSON of
  * the list (or the value itself when it holds one item's JSON). Returns the ids it rewrote.
@@ -117,7 +123,7 @@ export function rewriteListRefs(nodes: GraphNode[], listIds: Set<string>): Map<s
     return value;
   };
   for (const node of nodes) {
-    if (node.type === 'code') continue;
+    if (node.type === 'code' || node.id.endsWith(CODE_NODES_SUFFIX)) continue;
     node.config = walk(node.config, null, node.id, 0) as Record<string, unknown>;
   }
   return found;

@@ -6,15 +6,16 @@
  * whether nodes after it that take one item can receive several. Source that reaches other
  * nodes, the environment or helpers is listed instead.
  */
+import { jsonLiteral, nodeRef } from '../expressions';
 import { ITEM_RUNTIME } from '../itemRuntime';
+import { CODE_NODES_SUFFIX } from '../itemWiring';
+import { referencedNodes } from '../jsExpressions';
 import { Unsupported } from '../types';
 import { ourNode, type Mapper } from './context';
 import { itemSettingsOf } from './items';
 
 const FORBIDDEN: Array<[RegExp, string]> = [
-  [/\$\(\s*['"`]/, "$('Node') (other nodes' data)"],
-  [/\$node\s*\[/, "$node[…] (other nodes' data)"],
-  [/\$items\s*\(/, '$items()'],
+  [/\$items\s*\(\s*\)/, '$items() without a node name'],
   [/\$env\b/, '$env (environment variables)'],
   [/\$vars\b/, '$vars'],
   [/\$secrets\b/, '$secrets'],
@@ -45,6 +46,7 @@ function codeBody(mode: 'allItems' | 'eachItem' | 'functionItem', source: string
   if (mode === 'allItems') {
     return [
       'async function (__list) {',
+      'const $ = __nodesAt(0), $node = __nodeByName(0);',
       'const $input = { all: () => __list, first: () => __list[0], last: () => __list[__list.length - 1], item: __list[0] };',
       'const $json = __list[0] === undefined ? undefined : __list[0].json;',
       'const items = __list;',
@@ -64,10 +66,10 @@ function codeBody(mode: 'allItems' | 'eachItem' | 'functionItem', source: string
     'const __item = __list[__i];',
     'let __out;',
     'try {',
-    '__out = await (async ($input, $json, item, $itemIndex) => await (async () => {',
+    '__out = await (async ($input, $json, item, $itemIndex, $, $node) => await (async () => {',
     '// mode: run once for each item',
     source,
-    `})())({ item: __item, all: () => __list, first: () => __list[0], last: () => __list[__list.length - 1] }, __item.json, ${mode === 'functionItem' ? '__item.json' : '__item'}, __i);`,
+    `})())({ item: __item, all: () => __list, first: () => __list[0], last: () => __list[__list.length - 1] }, __item.json, ${mode === 'functionItem' ? '__item.json' : '__item'}, __i, __nodesAt(__i), __nodeByName(__i));`,
     '} catch (__err) {',
     '  if (!__continue) throw __err;',
     '  __all.push({ json: { error: __err && __err.message ? __err.message : String(__err) }, pairedItem: { item: __i } });',
@@ -164,10 +166,78 @@ export const codeNode: Mapper = (ctx) => {
       );
   }
   const mode = !forEach ? 'allItems' : type.endsWith('functionItem') ? 'functionItem' : 'eachItem';
-  const code = `${ITEM_RUNTIME}\nreturn __items.runCode(input, ${JSON.stringify(itemSettingsOf(ctx))}, ${codeBody(mode, source)});`;
+  // Other nodes' items (`$('X')`, `$node["X"]`, `$items("X")`): a transform before the code gives
+  // them with the input, as item lists (NODE_ACCESS).
+  const names = referencedNodes(withoutComments(source));
+  for (const name of names)
+    if (!ctx.scope.idOf(name))
+      throw new Unsupported(`the code reads node "${name}", which is not in the workflow`, 'Fix the node name in the code.');
+  const settings = JSON.stringify(itemSettingsOf(ctx));
+  const body = codeBody(mode, source);
+  const code =
+    names.length === 0
+      ? `${ITEM_RUNTIME}\n${NODE_ACCESS}\nconst __nodes = { nodes: {}, known: {} };\nreturn __items.runCode(input, ${settings}, ${body});`
+      : `${ITEM_RUNTIME}\n${NODE_ACCESS}\nconst __nodes = input;\nreturn __items.runCode(input.input, ${settings}, ${body});`;
+  const codeNodeOfOurs = ourNode(ctx, ctx.id, 'code', { source: code });
+  // Evidently one item per input item (or one object): as many items out as in, at most.
+  const items = forEach || returnsOneItem(source) ? 'same' : 'many';
+  if (names.length === 0) return { nodes: [codeNodeOfOurs], items };
+  const entries = names.map((n) => `${jsonLiteral(n)}: ${nodeItemsOf(nodeRef(ctx.scope.idOf(n)!))}`).join(', ');
+  const known = jsonLiteral(Object.fromEntries(names.map((n) => [n, true])));
+  const context = ourNode(
+    ctx,
+    `${ctx.id}${CODE_NODES_SUFFIX}`,
+    'transform',
+    { expression: `{"input": $, "nodes": {${entries}}, "known": ${known}}` },
+    1,
+  );
+  return { nodes: [context, codeNodeOfOurs], items };
+};
+
+/** JSONata: a node's output as an item list: a list of `{ json }` items as it is, anything else as its one item. */
+const nodeItemsOf = (ref: string) =>
+  `($v := ${ref}; $type($v) = "array" and $count($v[$type($) = "object" and $exists(json)]) = $count($v) ? $v : $exists($v) ? [{"json": $v}] : undefined)`;
+
+/** The source without comments, so a commented-out `$('X')` names nothing. */
+function withoutComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/(^|[^:])\/\/.*$/gm, '$1');
+}
+
+/**
+ * The code's view of other nodes, from `__nodes = { nodes: { name: items }, known: { name: true } }`:
+ * `$('X')` (all(), first(), last(), item, itemMatching(i), isExecuted), `$node["X"].json` and
+ * `$items("X")`. The item paired with the current one is taken by position: the only item, else
+ * the item at the current item's index (exact when items flowed one to one from X to here).
+ */
+const NODE_ACCESS = `
+const __known = (name) => {
+  if (typeof name !== 'string') throw new Error('$() needs a node name');
+  if (!Object.prototype.hasOwnProperty.call(__nodes.known, name)) throw new Error('Referenced node "' + name + '" does not exist');
+};
+const __nodeItems = (name) => {
+  __known(name);
+  const list = __nodes.nodes[name];
+  if (list === undefined) throw new Error('Referenced node "' + name + '" is unexecuted: it has not run before this node in this run');
+  return list;
+};
+const __pairedOf = (name, i) => {
+  const list = __nodeItems(name);
+  if (list.length === 1) return list[0];
+  if (i < list.length) return list[i];
+  throw new Error('Cannot find the item of "' + name + '" paired with item ' + i + ': it has ' + list.length + ' items');
+};
+const __nodesAt = (i) => (name) => {
+  __known(name);
   return {
-    nodes: [ourNode(ctx, ctx.id, 'code', { source: code })],
-    // Evidently one item per input item (or one object): as many items out as in, at most.
-    items: forEach || returnsOneItem(source) ? 'same' : 'many',
+    all: () => __nodeItems(name),
+    first: () => __nodeItems(name)[0],
+    last: () => { const list = __nodeItems(name); return list[list.length - 1]; },
+    get item() { return __pairedOf(name, i); },
+    itemMatching: (k) => __pairedOf(name, k),
+    pairedItem: (k) => __pairedOf(name, k === undefined ? i : k),
+    get isExecuted() { return __nodes.nodes[name] !== undefined; },
+    get json() { return __pairedOf(name, i).json; },
   };
 };
+const __nodeByName = (i) => new Proxy({}, { get: (_, name) => (typeof name === 'string' ? { get json() { return __pairedOf(name, i).json; } } : undefined) });
+const $items = (name) => __nodeItems(name);`;

@@ -368,6 +368,59 @@ describe('Code output stays a list of items', () => {
       { json: { line: 'B', at: 1 }, pairedItem: { item: 1 } },
     ]);
   });
+
+  test('code reads other nodes\' items: $(\'X\').all(), .first(), .item by position, $node["X"].json and $items("X")', async () => {
+    const created = await importExport(
+      exportOf('items-code-nodes', [
+        splitOut('xs'),
+        {
+          name: 'Double',
+          type: 'code',
+          typeVersion: 2,
+          parameters: { mode: 'runOnceForEachItem', jsCode: 'return { json: { d: $json.xs * 2 } };' },
+        },
+        {
+          name: 'Pair',
+          type: 'code',
+          typeVersion: 2,
+          parameters: {
+            mode: 'runOnceForEachItem',
+            // A comment naming $('Nowhere') names nothing.
+            jsCode:
+              "// $('Nowhere')\nreturn { json: { x: $('Split Out').item.json.xs, d: $json.d, tag: $node[\"Manual Trigger\"].json.tag } };",
+          },
+        },
+        {
+          name: 'Sum',
+          type: 'code',
+          typeVersion: 2,
+          parameters: {
+            jsCode:
+              "const xs = $('Split Out').all().map((i) => i.json.xs);\nreturn [{ json: { xs, first: $('Pair').first().json, n: $items('Double').length, ran: $('Double').isExecuted } }];",
+          },
+        },
+      ]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const r = await run(created, { tag: 't', xs: [1, 2, 3] });
+    expect({ status: r.status, error: r.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(outputOf(r, 'pair')).toEqual([
+      { json: { x: 1, d: 2, tag: 't' }, pairedItem: { item: 0 } },
+      { json: { x: 2, d: 4, tag: 't' }, pairedItem: { item: 1 } },
+      { json: { x: 3, d: 6, tag: 't' }, pairedItem: { item: 2 } },
+    ]);
+    // One item out of three in carries no pairing (itemRuntime.ts: paired only when one came in or as many go out).
+    expect(r.output).toEqual([{ json: { xs: [1, 2, 3], first: { x: 1, d: 2, tag: 't' }, n: 3, ran: true } }]);
+  });
+
+  test('code naming a node that is not in the workflow is unsupported, naming it', async () => {
+    const created = await importExport(
+      exportOf('items-code-missing', [{ name: 'Read', type: 'code', typeVersion: 2, parameters: { jsCode: "return $('Nope').all();" } }]),
+    );
+    expect(created.importReadiness?.conversion?.unsupported).toEqual([
+      expect.objectContaining({ node: 'Read', reason: 'the code reads node "Nope", which is not in the workflow' }),
+    ]);
+  });
 });
 
 /** A Code node returning the given JSONs as items. */
