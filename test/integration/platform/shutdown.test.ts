@@ -10,6 +10,10 @@ import { createApp } from '../../../api/app';
 import { http, useTestStack } from '../../kit';
 
 let release: () => void = () => undefined;
+// Resolved when the slow request is inside its handler: the test closes the server only then
+// (a fixed pause was not always enough on a loaded machine, and the request then found it closed).
+let entered: Promise<void> = Promise.resolve();
+let markEntered: () => void = () => undefined;
 const slowRoute = defineRoute({
   method: 'get',
   path: '/slow',
@@ -20,6 +24,7 @@ const slowRoute = defineRoute({
   access: { kind: 'public' },
   responses: { 200: { description: 'done', schema: z.object({ done: z.boolean() }) } },
   handler: async () => {
+    markEntered();
     await new Promise<void>((resolve) => (release = resolve));
     return { status: 200, body: { done: true } };
   },
@@ -32,8 +37,9 @@ test('close() lets in-flight requests finish and refuses new ones', async () => 
   const deps = { ...stack.app.deps, lifecycle };
   const server = await listen(createApp(deps, [slowRoute, readyzRoute]), { port: 0, host: '127.0.0.1', lifecycle });
 
+  entered = new Promise<void>((resolve) => (markEntered = resolve));
   const inFlight = http<{ done: boolean }>(server, 'GET', '/slow');
-  await new Promise((r) => setTimeout(r, 100)); // let the request reach the handler
+  await entered;
   const closing = server.close(10_000);
   expect(lifecycle.shuttingDown).toBe(true);
 
