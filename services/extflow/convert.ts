@@ -13,7 +13,7 @@ import { canonicalJson } from '../../engine/canonicalJson';
 import { DEFAULT_LOOP_ITERATIONS, MAX_LOOP_ITERATIONS } from '../../engine/limits';
 import { invalidInput } from '../kernel/errors';
 import { sha256Hex } from '../kernel/ids';
-import type { ExpressionScope } from './expressions';
+import { nodeRef, type ExpressionScope } from './expressions';
 import { JsBatch } from './jsExpressions';
 import { isRecord, ourNode, type AiSubNode, type MapContext, type Mapped, type OutputRef } from './nodes/context';
 import { AI_ROOT_TYPES } from './nodes/ai';
@@ -618,7 +618,15 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   }
 
   const listIds = new Map([...mapped].filter(([, m]) => m.items !== undefined).map(([name]) => [idByName.get(name)!, name]));
-  for (const [id, users] of rewriteListRefs(out, new Set(listIds.keys()))) {
+  // The nodes of a per-item loop's body (`<id>__run…`) read the items paired with the loop's current one.
+  const loopHeads = [...mapped]
+    .filter(([name, m]) => m.nodes.some((n) => n.id === `${idByName.get(name)!}__each` && n.type === 'loop') && m.takesItems)
+    .map(([name]) => idByName.get(name)!);
+  const pairedIndexOf = (nodeId: string) => {
+    const head = loopHeads.find((h) => nodeId.startsWith(`${h}__run`));
+    return head === undefined ? undefined : `${nodeRef(`${head}__each`)}.pairedItem.item`;
+  };
+  for (const [id, users] of rewriteListRefs(out, new Set(listIds.keys()), pairedIndexOf)) {
     const name = listIds.get(id)!;
     if (!several.has(name)) continue;
     for (const user of users) {

@@ -94,10 +94,17 @@ export const CODE_NODES_SUFFIX = '__nodes';
 /**
  * Rewrites, in the expressions of non-code nodes, each reference to an item node's output
  * (`$nodes.<id>`, what `$('Name').item.json` translates to) so it reads the first item's JSON of
- * the list (or the value itself when it holds one item's JSON). Returns the ids it rewrote.
+ * the list (or the value itself when it holds one item's JSON). Returns the ids it rewrote so.
  * Caveat: the external tool reads the item paired with the current one; with one item they agree.
+ * Inside a per-item loop (`pairedIndexOf` answers the JSONata of the current item's index for the
+ * nodes of a loop's body), the reference reads the item at that index instead, or the only one:
+ * the paired item when items flowed one to one; those are not returned.
  */
-export function rewriteListRefs(nodes: GraphNode[], listIds: Set<string>): Map<string, Set<string>> {
+export function rewriteListRefs(
+  nodes: GraphNode[],
+  listIds: Set<string>,
+  pairedIndexOf: (nodeId: string) => string | undefined = () => undefined,
+): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   if (listIds.size === 0) return found;
   const refs = [...listIds].map((id) => ({ id, ref: nodeRef(id) }));
@@ -106,6 +113,11 @@ export function rewriteListRefs(nodes: GraphNode[], listIds: Set<string>): Map<s
     for (const { id, ref } of refs) {
       const re = new RegExp(`${ref.replace(/[.*+?^${}()|[\]\\`]/g, '\\$&')}(?![A-Za-z0-9_\`])`, 'g');
       if (!re.test(out)) continue;
+      const index = pairedIndexOf(nodeId);
+      if (index !== undefined) {
+        out = out.replace(re, `($__l := ${ref}; $type($__l) = "array" ? ($count($__l) = 1 ? $__l[0].json : $__l[${index}].json) : $__l)`);
+        continue;
+      }
       out = out.replace(re, `($type(${ref}) = "array" ? ${ref}[0].json : ${ref})`);
       const users = found.get(id) ?? new Set<string>();
       users.add(nodeId);

@@ -323,7 +323,7 @@ describe('what does not carry over is named, never dropped', () => {
 
 describe('several items in: one request per item (issue 29)', () => {
   /** Manual trigger → Split Out of `people` → HTTP Request v4.2 GET /repeat for each person, with `settings` on the node. */
-  function perItemExport(settings: Record<string, unknown> = {}, path = '/repeat') {
+  function perItemExport(settings: Record<string, unknown> = {}, path = '/repeat', name = '={{ $json.name }}') {
     seq += 1;
     const nodes = [
       { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
@@ -337,7 +337,7 @@ describe('several items in: one request per item (issue 29)', () => {
           sendQuery: true,
           queryParameters: {
             parameters: [
-              { name: 'name', value: '={{ $json.name }}' },
+              { name: 'name', value: name },
               { name: 'n', value: '={{ $json.n }}' },
             ],
           },
@@ -377,6 +377,22 @@ describe('several items in: one request per item (issue 29)', () => {
       { json: { i: 0, name: 'ada' }, pairedItem: { item: 0 } },
       { json: { i: 1, name: 'ada' }, pairedItem: { item: 0 } },
       { json: { i: 0, name: 'cy' }, pairedItem: { item: 2 } },
+    ]);
+  });
+
+  test("$('Split Out').item in the request reads the item paired with the current one, not the first", async () => {
+    const created = await importExport(perItemExport({}, '/repeat', "={{ $('Split Out').item.json.name }}"));
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const run = await runDraft(created, {
+      people: [
+        { name: 'ada', n: 1 },
+        { name: 'bob', n: 1 },
+      ],
+    });
+    expect({ status: run.status, error: run.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(stepsOf(run, 'call').at(-1)?.output).toEqual([
+      { json: { i: 0, name: 'ada' }, pairedItem: { item: 0 } },
+      { json: { i: 0, name: 'bob' }, pairedItem: { item: 1 } },
     ]);
   });
 
