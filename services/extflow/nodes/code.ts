@@ -10,6 +10,7 @@ import { jsonLiteral, nodeRef } from '../expressions';
 import { ITEM_RUNTIME } from '../itemRuntime';
 import { CODE_NODES_SUFFIX } from '../itemWiring';
 import { referencedNodes } from '../jsExpressions';
+import { JS_RUNTIME_DIRECTIVE } from '../jsRuntime';
 import { Unsupported } from '../types';
 import { ourNode, type Mapper } from './context';
 import { itemSettingsOf } from './items';
@@ -29,9 +30,11 @@ const FORBIDDEN: Array<[RegExp, string]> = [
   [/\brequire\s*\(/, 'require() (modules)'],
   [/\bfetch\s*\(/, 'fetch() (network)'],
   [/\.binary\b|\$binary\b/, 'binary data'],
-  [/\$now\b|\$today\b|\bDateTime\b|\bluxon\b/, 'the Luxon date helpers ($now, $today, DateTime)'],
-  [/\$jmespath\b/, '$jmespath'],
+  [/\bluxon\b/, 'the luxon module'],
 ];
+
+/** Helpers of the expression runtime (jsRuntime.ts) that code may use too: its Luxon subset and `$jmespath`. */
+const RUNTIME_HELPERS = /\$now\b|\$today\b|\bDateTime\b|\bDuration\b|\$jmespath\b/;
 
 /**
  * The body that runs the exported code over the node's item list (`__list`, item linking as in
@@ -174,10 +177,14 @@ export const codeNode: Mapper = (ctx) => {
       throw new Unsupported(`the code reads node "${name}", which is not in the workflow`, 'Fix the node name in the code.');
   const settings = JSON.stringify(itemSettingsOf(ctx));
   const body = codeBody(mode, source);
+  // The runtime is written as its directive (expanded where code runs: jsRuntime.ts), and only when used.
+  const helpers = RUNTIME_HELPERS.test(withoutComments(source))
+    ? `${JS_RUNTIME_DIRECTIVE}\nconst { $now, $today, $jmespath, DateTime, Duration } = __rt.globals({ input: null, nodes: {}, known: {} });\n`
+    : '';
   const code =
     names.length === 0
-      ? `${ITEM_RUNTIME}\n${NODE_ACCESS}\nconst __nodes = { nodes: {}, known: {} };\nreturn __items.runCode(input, ${settings}, ${body});`
-      : `${ITEM_RUNTIME}\n${NODE_ACCESS}\nconst __nodes = input;\nreturn __items.runCode(input.input, ${settings}, ${body});`;
+      ? `${helpers}${ITEM_RUNTIME}\n${NODE_ACCESS}\nconst __nodes = { nodes: {}, known: {} };\nreturn __items.runCode(input, ${settings}, ${body});`
+      : `${helpers}${ITEM_RUNTIME}\n${NODE_ACCESS}\nconst __nodes = input;\nreturn __items.runCode(input.input, ${settings}, ${body});`;
   const codeNodeOfOurs = ourNode(ctx, ctx.id, 'code', { source: code });
   // Evidently one item per input item (or one object): as many items out as in, at most.
   const items = forEach || returnsOneItem(source) ? 'same' : 'many';

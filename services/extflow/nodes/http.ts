@@ -114,6 +114,12 @@ function pairs(block: unknown, key: string): Array<{ name: string; value: unknow
 
 const str = (v: unknown, fallback: string) => (typeof v === 'string' && v !== '' ? v : fallback);
 
+/** The method, also when it is an expression without placeholders (`=POST`: the tool's expression mode on plain text). */
+const methodOf = (v: unknown) => {
+  const text = str(v, 'GET').trim();
+  return (text.startsWith('=') && !text.includes('{{') ? text.slice(1).trim() : text).toUpperCase();
+};
+
 /** Options shared by v1 and v2 that stop a faithful conversion, named as the node maps anyway. */
 function commonOptions(ctx: MapContext, options: Record<string, unknown>, allowUnauthorizedCerts: unknown) {
   if (typeof options.proxy === 'string' ? options.proxy !== '' : isRecord(options.proxy))
@@ -144,7 +150,7 @@ function authOf(ctx: MapContext, v1: boolean): RequestSpec['auth'] {
 function readV1(ctx: MapContext): RequestSpec {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
-  const method = str(p.requestMethod, 'GET').toUpperCase();
+  const method = methodOf(p.requestMethod);
   const auth = authOf(ctx, ctx.version < 2);
   commonOptions(ctx, options, p.allowUnauthorizedCerts);
 
@@ -223,7 +229,7 @@ function batchingWarning(ctx: MapContext): void {
 function readV3(ctx: MapContext): RequestSpec {
   const p = ctx.params;
   const options = isRecord(p.options) ? p.options : {};
-  const method = str(p.method, 'GET').toUpperCase();
+  const method = methodOf(p.method);
   const auth = authOf(ctx, false);
   if (p.provideSslCertificates === true) throw new Unsupported('client SSL certificates', 'Call the service without client certificates.');
   commonOptions(ctx, options, options.allowUnauthorizedCerts);

@@ -413,6 +413,26 @@ describe('Code output stays a list of items', () => {
     expect(r.output).toEqual([{ json: { xs: [1, 2, 3], first: { x: 1, d: 2, tag: 't' }, n: 3, ran: true } }]);
   });
 
+  test("code may use the expression runtime's Luxon subset ($now, DateTime) and $jmespath", async () => {
+    const created = await importExport(
+      exportOf('items-code-luxon', [
+        {
+          name: 'Dates',
+          type: 'code',
+          typeVersion: 2,
+          parameters: {
+            jsCode:
+              "const next = DateTime.fromISO($json.day).plus({ days: 1 }).toFormat('yyyy-MM-dd');\nreturn [{ json: { next, nowIsDate: typeof $now.toISO() === 'string', bs: $jmespath($json, 'a[*].b') } }];",
+          },
+        },
+      ]),
+    );
+    expect(created.importReadiness?.conversion).toMatchObject({ ready: true, unsupported: [], readinessIssues: [] });
+    const r = await run(created, { day: '2024-01-15T10:00:00.000Z', a: [{ b: 1 }, { b: 2 }] });
+    expect({ status: r.status, error: r.error ?? null }).toEqual({ status: 'succeeded', error: null });
+    expect(r.output).toEqual([{ json: { next: '2024-01-16', nowIsDate: true, bs: [1, 2] }, pairedItem: { item: 0 } }]);
+  });
+
   test('code naming a node that is not in the workflow is unsupported, naming it', async () => {
     const created = await importExport(
       exportOf('items-code-missing', [{ name: 'Read', type: 'code', typeVersion: 2, parameters: { jsCode: "return $('Nope').all();" } }]),
