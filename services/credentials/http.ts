@@ -1,6 +1,6 @@
 import { httpRequest, type HttpRequestInput, type HttpResponseOutput } from '../kernel/outbound';
 import { redactSecrets } from './mask';
-import { parseCredentialValue, secretStrings, type CredentialValue } from './types';
+import { customEntries, parseCredentialValue, secretStrings, type CredentialValue } from './types';
 
 /** A decrypted credential ready to be used: its type and value, never stored or returned. */
 export interface CredentialInUse {
@@ -49,6 +49,8 @@ export function credentialHeaders(cred: { type: string; value: CredentialValue }
       return { [field('headerName')]: field('headerValue') };
     case 'http_query':
       return {}; // sent in the query (credentialQuery)
+    case 'http_custom':
+      return Object.fromEntries(customEntries(v.headers));
     case 'llm':
       return { authorization: `Bearer ${v.apiKey}` };
     default:
@@ -58,8 +60,9 @@ export function credentialHeaders(cred: { type: string; value: CredentialValue }
   }
 }
 
-/** The query parameters a credential adds to an HTTP request (an `http_query` credential's one parameter). */
+/** The query parameters a credential adds to an HTTP request (an `http_query` credential's one, an `http_custom` one's all). */
 export function credentialQuery(cred: { type: string; value: CredentialValue }): Record<string, string> {
+  if (cred.type === 'http_custom') return Object.fromEntries(customEntries(cred.value.query));
   const v = cred.value as Record<string, string>;
   return cred.type === 'http_query' && v.paramName && v.paramValue ? { [v.paramName]: v.paramValue } : {};
 }

@@ -80,6 +80,23 @@ const httpQuery = z.strictObject({
   paramValue: z.string().min(1, 'must not be empty').max(8192, 'must be at most 8192 characters'),
   probeUrl,
 });
+/**
+ * Several headers and query parameters sent together (the external tool's "custom auth", whose
+ * JSON also lists them): at most 20 of each, at least one in all. Every value is a secret.
+ */
+const httpCustom = z
+  .strictObject({
+    headers: z.record(headerName, headerSecret).optional(),
+    query: z.record(z.string().trim().min(1).max(200), httpQuery.shape.paramValue).optional(),
+    probeUrl,
+  })
+  .superRefine((v, ctx) => {
+    const headers = Object.keys(v.headers ?? {}).length;
+    const query = Object.keys(v.query ?? {}).length;
+    if (headers + query === 0) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'give at least one header or query parameter' });
+    if (headers > 20) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'at most 20 headers' });
+    if (query > 20) ctx.addIssue({ code: 'custom', path: ['query'], message: 'at most 20 query parameters' });
+  });
 const smtp = z
   .strictObject({
     host,
@@ -184,6 +201,7 @@ export const CREDENTIAL_TYPES: Record<string, TypeDef> = {
   oauth2: { schema: oauth2, family: 'http', maskField: 'accessToken', shorthand: 'accessToken' },
   http_header: { schema: httpHeader, family: 'http', maskField: 'headerValue' },
   http_query: { schema: httpQuery, family: 'http', maskField: 'paramValue' },
+  http_custom: { schema: httpCustom, family: 'http', maskField: 'headers' },
   smtp: { schema: smtp, family: 'smtp', maskField: 'password' },
   imap: { schema: imap, family: 'imap', maskField: 'password' },
   ...Object.fromEntries(PROVIDER_TYPES.map((p) => [p, providerDef(p)])),
@@ -192,7 +210,7 @@ export const CREDENTIAL_TYPES: Record<string, TypeDef> = {
 
 export const CREDENTIAL_TYPE_NAMES = Object.keys(CREDENTIAL_TYPES);
 
-/** Types the http node can send: api_key, bearer, basic, oauth2, http_header, http_query. */
+/** Types the http node can send: api_key, bearer, basic, oauth2, http_header, http_query, http_custom. */
 export const HTTP_CREDENTIAL_TYPES = Object.entries(CREDENTIAL_TYPES)
   .filter(([, def]) => def.family === 'http')
   .map(([t]) => t);
@@ -218,10 +236,19 @@ const LOCAL_AI_CLI_TYPES = /^(cliA|cliB|local[_-]?ai[_-]?cli)([_-].*)?$/i;
 
 export type CredentialValue = Record<string, unknown>;
 
+/** The name/value pairs of an http_custom credential's `headers` or `query` (none for anything else). */
+export function customEntries(map: unknown): Array<[string, string]> {
+  if (!map || typeof map !== 'object' || Array.isArray(map)) return [];
+  return Object.entries(map as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].length > 0);
+}
+
 /** The string `maskedValue` is made from: the type's secret field, else a service-account key's id. */
 export function maskSource(type: string, value: CredentialValue): string {
   const secret = value[CREDENTIAL_TYPES[type]?.maskField ?? ''];
   if (typeof secret === 'string') return secret;
+  // http_custom: its first header's value, else its first query parameter's.
+  const first = [...customEntries(value.headers), ...customEntries(value.query)].at(0);
+  if (first) return first[1];
   const keyId = (value.serviceAccountKey as { private_key_id?: unknown } | undefined)?.private_key_id;
   return typeof keyId === 'string' ? keyId : '';
 }
@@ -275,6 +302,8 @@ export function secretStrings(value: CredentialValue): string[] {
     const v = value[field];
     if (typeof v === 'string' && v.length > 0) out.push(v);
   }
+  for (const [, v] of customEntries(value.headers)) out.push(v);
+  for (const [, v] of customEntries(value.query)) out.push(v, encodeURIComponent(v));
   // A query secret also travels URL-encoded (an echoed URL).
   if (typeof value.paramValue === 'string' && encodeURIComponent(value.paramValue) !== value.paramValue)
     out.push(encodeURIComponent(value.paramValue));

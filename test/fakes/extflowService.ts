@@ -9,6 +9,7 @@ import { listenOnLoopback } from '../support/fakeServer';
 export const CONTACTS_KEY = 'secret-contacts-key';
 export const QUERY_KEY = 'secret-query-key';
 export const BEARER_TOKEN = 'secret-bearer-token';
+export const CUSTOM_KEY = 'secret-custom-key';
 
 export async function startExtflowService(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -63,6 +64,11 @@ export async function startExtflowService(): Promise<{ url: string; close(): Pro
       if (url.pathname === '/basic')
         return req.headers.authorization === `Basic ${Buffer.from('ada:pw').toString('base64')}`
           ? send(200, { ok: true })
+          : send(401, { ok: false });
+      // The external tool's custom auth: a header and a query parameter together.
+      if (url.pathname === '/custom')
+        return req.headers['x-custom-key'] === CUSTOM_KEY && url.searchParams.get('tenant') === 'acme'
+          ? send(200, { ok: true, q: url.searchParams.get('q') })
           : send(401, { ok: false });
       if (url.pathname === '/bearer')
         return req.headers.authorization === `Bearer ${BEARER_TOKEN}` ? send(200, { ok: true }) : send(401, { ok: false });

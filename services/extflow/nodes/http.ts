@@ -28,6 +28,7 @@ const GENERIC_AUTH: Record<string, string> = {
   httpBasicAuth: 'basic',
   httpBearerAuth: 'bearer',
   httpQueryAuth: 'http_query',
+  httpCustomAuth: 'http_custom',
   oAuth2Api: 'oauth2',
 };
 
@@ -461,7 +462,7 @@ function mapAuth(ctx: MapContext, auth: RequestSpec['auth']): string | undefined
     if (!(auth.type in GENERIC_AUTH))
       throw new Unsupported(
         `authentication "${auth.type || 'unknown'}"`,
-        'Use header, query, basic, bearer or OAuth2 authentication, or send the secret in a header from a credential.',
+        'Use header, query, custom (headers and query), basic, bearer or OAuth2 authentication, or send the secret in a header from a credential.',
       );
     return ctx.credential(auth.type, ourCredentialType(auth));
   }
@@ -469,7 +470,7 @@ function mapAuth(ctx: MapContext, auth: RequestSpec['auth']): string | undefined
   const alias = ctx.credential(auth.type, type);
   if (!type)
     ctx.warn(
-      `The service credential type "${auth.type}" has no direct equivalent: create the credential "${alias}" as a bearer, api_key, basic, http_header, http_query or oauth2 credential, as that service's API expects.`,
+      `The service credential type "${auth.type}" has no direct equivalent: create the credential "${alias}" as a bearer, api_key, basic, http_header, http_query, http_custom or oauth2 credential, as that service's API expects.`,
     );
   return alias;
 }

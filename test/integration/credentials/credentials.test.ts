@@ -163,7 +163,7 @@ test('unknown types, local AI CLI session types and bodies without exactly one o
   const unknown = await create({ name: 'x', type: 'ftp', value: 'v' });
   expect(unknown.status).toBe(400);
   expect(unknown.body.error).toMatch(
-    /^Unknown credential type "ftp". Use one of: api_key, bearer, basic, oauth2, http_header, http_query, smtp, imap, mailA, mailB, drive, wiki, chat, repo, ci, errtracker, llm\.$/,
+    /^Unknown credential type "ftp". Use one of: api_key, bearer, basic, oauth2, http_header, http_query, http_custom, smtp, imap, mailA, mailB, drive, wiki, chat, repo, ci, errtracker, llm\.$/,
   );
   for (const type of ['cliA', 'cliB', 'local_ai_cli_session']) {
     const res = await create({ name: 'cli', type, value: 'token-value' });

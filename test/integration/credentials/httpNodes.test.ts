@@ -203,7 +203,7 @@ test('a node may name its credential by name; missing, foreign and non-HTTP cred
   const smtp = await runToEnd(await deployed([httpNode('call', 'GET', `${api.url}/probe/smtp`, smtpId)]));
   expect(smtp.status).toBe('failed');
   expect(JSON.stringify(smtp.error)).toContain(
-    'is a smtp credential; http nodes take api_key, bearer, basic, oauth2, http_header, http_query.',
+    'is a smtp credential; http nodes take api_key, bearer, basic, oauth2, http_header, http_query, http_custom.',
   );
 });
 

@@ -6,7 +6,7 @@
  * statusMessage }` with "full response"; error answers as data with "never error"). Credentials
  * of the generic types come from our store, bound to the service's host.
  */
-import { BEARER_TOKEN, QUERY_KEY, useExtflowService } from '../../fakes/extflowService';
+import { BEARER_TOKEN, CUSTOM_KEY, QUERY_KEY, useExtflowService } from '../../fakes/extflowService';
 import { useTestStack, waitRun, type CreatedWorkflow } from '../../kit';
 
 const fake = useExtflowService();
@@ -167,6 +167,38 @@ describe('v2 (generic and service credential types)', () => {
       ),
     );
     expect(out).toEqual({ ok: true });
+  }, 90_000);
+});
+
+describe('custom auth (httpCustomAuth → an http_custom credential)', () => {
+  test("its headers and query parameters are sent together, beside the node's own query; the secrets are masked", async () => {
+    const bad = await stack.api.post('/api/v1/credentials', { name: 'Custom empty', type: 'http_custom', value: {} });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('give at least one header or query parameter');
+
+    const res = await stack.api.post('/api/v1/credentials', {
+      name: 'Custom v4',
+      type: 'http_custom',
+      value: { headers: { 'X-Custom-Key': CUSTOM_KEY }, query: { tenant: 'acme' } },
+      allowedHosts: [new URL(fake.url).host],
+    });
+    expect([200, 201]).toContain(res.status);
+    expect(JSON.stringify(res.body)).not.toContain(CUSTOM_KEY);
+    const out = await readyAndRun(
+      exportOf(
+        4.2,
+        {
+          url: `${fake.url}/custom`,
+          authentication: 'genericCredentialType',
+          genericAuthType: 'httpCustomAuth',
+          sendQuery: true,
+          queryParameters: { parameters: [{ name: 'q', value: 'x' }] },
+          options: {},
+        },
+        { httpCustomAuth: { id: '9', name: 'Custom v4' } },
+      ),
+    );
+    expect(out).toEqual({ ok: true, q: 'x' });
   }, 90_000);
 });
 
