@@ -67,6 +67,8 @@ beforeAll(async () => {
   );
   // Removed after their key and session were issued: both must stop working at once.
   await stack.app.orm.em.fork().nativeDelete(MembershipSchema, { workspaceId: ws.workspaceId, userId: removed.userId });
+  // A change made in SQL reaches the key and session cache by notification: wait for it.
+  expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
   callers = [
     { name: 'owner key', token: ws.token, role: 'owner', scope: 'workspace' },
     { name: 'owner session', cookie: ownerCookie, role: 'owner' },

@@ -242,9 +242,12 @@ describe('authority', () => {
     const mc = await connect(member.token);
     expect((await mc.callTool({ name: 'greet_someone', arguments: { who: 'm' } })).isError).toBeFalsy();
     await stack.app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: a.workspaceId, userId: member.userId }, { role: 'viewer' });
+    // SQL changes reach the key cache by notification: wait for it rather than race it.
+    expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
     await expect(mc.callTool({ name: 'greet_someone', arguments: { who: 'm' } })).rejects.toMatchObject({ code: 403 });
     expect((await mc.listTools()).tools).toHaveLength(3);
     await stack.app.orm.em.fork().nativeUpdate(ApiKeySchema, { id: member.keyId }, { revokedAt: new Date() });
+    expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
     await expect(mc.listTools()).rejects.toMatchObject({ code: 401 });
     await mc.close();
   });
