@@ -19,6 +19,7 @@ import { isRecord, ourNode, type AiSubNode, type MapContext, type Mapped, type O
 import { AI_ROOT_TYPES } from './nodes/ai';
 import { ANNOTATION_TYPES, MAPPERS } from './nodes/index';
 import { externalIdFor } from './nodes/subworkflow';
+import { withLastNodeReply } from './lastNodeReply';
 import { errorItemNode, mayReturnSeveral, oneItemAdapter, perItemLoop, rewriteListRefs } from './itemWiring';
 import {
   Unsupported,
@@ -221,10 +222,12 @@ function aiSubNodeLinks(wf: ExtWorkflow, nodes: ExtNode[]): { subNodes: Set<stri
 
 /** Converts one exported workflow. Throws `invalid` only when the export's shape is unusable. */
 export function convertExtflowWorkflow(value: unknown, label = 'importJson'): ConvertedWorkflow {
-  const wf = checkShape(value, label);
-  const sourceWorkflowId = wf.id !== undefined && wf.id !== null && String(wf.id) !== '' ? String(wf.id) : null;
-  const name = (wf.name ?? '').trim() || 'Imported workflow';
-  const externalId = externalIdFor(sourceWorkflowId ?? contentIdentity(wf));
+  const exported = checkShape(value, label);
+  const sourceWorkflowId = exported.id !== undefined && exported.id !== null && String(exported.id) !== '' ? String(exported.id) : null;
+  const name = (exported.name ?? '').trim() || 'Imported workflow';
+  // The identity is the export's own, before the reply node below is added.
+  const externalId = externalIdFor(sourceWorkflowId ?? contentIdentity(exported));
+  const { workflow: wf, added: replies } = withLastNodeReply(exported);
   const timezone = typeof wf.settings?.timezone === 'string' && wf.settings.timezone !== 'DEFAULT' ? wf.settings.timezone : undefined;
 
   const unsupported: UnsupportedItem[] = [];
@@ -234,6 +237,11 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
   const subworkflows: SubworkflowRef[] = [];
   let translated = 0;
 
+  for (const r of replies)
+    warnings.push({
+      node: r.trigger,
+      message: `"Respond when last node finishes": the node "${r.reply}" added after "${r.after}" answers the caller with its first item.`,
+    });
   const annotations = wf.nodes.filter((n) => ANNOTATION_TYPES.has(n.type));
   for (const n of annotations) warnings.push({ node: n.name, message: 'Sticky notes are not imported.' });
   const nodes = wf.nodes.filter((n) => !ANNOTATION_TYPES.has(n.type));

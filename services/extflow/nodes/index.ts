@@ -10,7 +10,7 @@ import { mergeNode } from './merge';
 import { respondToWebhook } from './respond';
 import { setNode } from './set';
 import { executeWorkflow } from './subworkflow';
-import { cronTrigger, manualTrigger, scheduleTrigger, webhook } from './triggers';
+import { chatTrigger, cronTrigger, manualTrigger, scheduleTrigger, webhook } from './triggers';
 import { waitNode } from './wait';
 
 const BASE = 'n8n-nodes-base.';
@@ -46,6 +46,7 @@ export const MAPPERS: Readonly<Record<string, Mapper>> = {
   [`${BASE}removeDuplicates`]: removeDuplicates,
   [`${BASE}renameKeys`]: renameKeys,
   [`${BASE}itemLists`]: itemLists,
+  [`${LC}chatTrigger`]: chatTrigger,
   [`${LC}agent`]: agentNode,
   [`${LC}chainLlm`]: chainLlmNode,
   [`${LC}textClassifier`]: textClassifierNode,
@@ -63,4 +64,5 @@ export const TRIGGER_EXT_TYPES = new Set([
   `${BASE}webhook`,
   `${BASE}scheduleTrigger`,
   `${BASE}cron`,
+  `${LC}chatTrigger`,
 ]);

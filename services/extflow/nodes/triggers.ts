@@ -43,7 +43,7 @@ export const webhook: Mapper = (ctx) => {
   if (mode === 'lastNode')
     ctx.lossy(
       'unsupportedOption',
-      '"Respond when last node finishes" is not mapped: add a response node at the end to reply with data; without one the caller gets 202 accepted.',
+      '"Respond when last node finishes" is mapped only where one node ends the workflow and the answer is its first item (or nothing): add a response node where the reply should come from; without one the caller gets 202 accepted.',
     );
   else if (mode === 'onReceived') ctx.warn('The caller gets 202 accepted (with the run id) instead of "Workflow was started".');
   if (typeof ctx.params.path === 'string')
@@ -188,4 +188,35 @@ export const cronTrigger: Mapper = (ctx) => {
   const cron = triggerTimeToCron(items.at(0) ?? {});
   if (!ctx.timezone) ctx.warn('The workflow has no time zone setting: the schedule runs in UTC.');
   return { nodes: [ourNode(ctx, ctx.id, 'schedule', { cron, timezone: ctx.timezone ?? 'UTC' })] };
+};
+
+/**
+ * The Chat Trigger (`@n8n/n8n-nodes-langchain.chatTrigger`) → a POST webhook and a transform
+ * giving its item, `{ sessionId, action, chatInput }`, from the posted body: a chat client posts
+ * `{ sessionId, chatInput }` to the invoke URL. Its answer: "when last node finishes" as the
+ * Webhook's (lastNodeReply.ts), or a response node.
+ */
+export const chatTrigger: Mapper = (ctx) => {
+  const options = isRecord(ctx.params.options) ? ctx.params.options : {};
+  if (ctx.params.public === true || ctx.params.mode === 'hostedChat')
+    ctx.warn(
+      'The hosted chat page is not served here: a chat client posts { sessionId, chatInput } to the invoke URL that deploy returns.',
+    );
+  const auth = typeof ctx.params.authentication === 'string' ? ctx.params.authentication : 'none';
+  if (auth !== 'none')
+    ctx.lossy('unsupportedOption', `the chat's "${auth}" authentication is dropped: the invoke URL carries its own secret instead.`);
+  if (typeof options.allowedOrigins === 'string' && options.allowedOrigins !== '*' && options.allowedOrigins !== '')
+    ctx.lossy(
+      'unsupportedOption',
+      `the chat option "allowedOrigins" (${JSON.stringify(options.allowedOrigins)}) is dropped: cross-origin calls are not filtered.`,
+    );
+  if (options.allowFileUploads === true) throw new Unsupported('file uploads in the chat', 'Send text messages only.');
+  if ((options.responseMode ?? 'lastNode') === 'lastNode')
+    ctx.lossy(
+      'unsupportedOption',
+      '"Respond when last node finishes" is mapped only where one node ends the workflow and the answer is its first item (or nothing): add a response node where the reply should come from; without one the caller gets 202 accepted.',
+    );
+  const triggerId = `${ctx.id}__trigger`;
+  const item = '{"sessionId": sessionId, "action": $exists(action) ? action : "sendMessage", "chatInput": chatInput}';
+  return { nodes: [ourNode(ctx, triggerId, 'webhook', { method: 'POST' }, 1), ourNode(ctx, ctx.id, 'transform', { expression: item })] };
 };
