@@ -59,6 +59,7 @@ export {
   type DeployedWorkflow,
   type WorkspaceTarget,
 } from './workflows';
+export { authCacheSettled } from './authCache';
 export { trackedRuns } from './tracked';
 export {
   createTable,

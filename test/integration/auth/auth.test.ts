@@ -2,7 +2,7 @@ import { ApiKeySchema, MembershipSchema, UserSchema } from '../../../db/entities
 import type { z } from 'zod';
 import type { redactionSchema, workspaceSchema } from '../../../api/schemas';
 import type { invitationSchema } from '../../../api/schemas/invitations';
-import { addUserWithKey, http, useTestStack, type WorkspaceFixture } from '../../kit';
+import { addUserWithKey, authCacheSettled, http, useTestStack, type WorkspaceFixture } from '../../kit';
 
 /** GET /api/v1/workspaces: the caller's workspace, with `redaction` on the safe projection. */
 type WorkspaceAnswer = { workspace: z.infer<typeof workspaceSchema> & { redaction?: z.infer<typeof redactionSchema> } };
@@ -78,9 +78,8 @@ describe('bearer authentication', () => {
     const key = await addUserWithKey(stack.app, stack.ws, 'member');
     expect((await http<WorkspaceAnswer>(stack.app, 'GET', '/api/v1/workspaces', { token: key.token })).status).toBe(200);
     await stack.app.orm.em.fork().nativeDelete(MembershipSchema, { workspaceId: stack.ws.workspaceId, userId: key.userId });
-    // A change made in SQL reaches the key cache by notification (services/accounts/credentialCache.ts):
-    // wait for it, as another process would, rather than race it (it lost once beside a benchmark).
-    expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
+    // A change made in SQL reaches the key cache by notification: wait for it rather than race it.
+    await authCacheSettled(stack.app);
     const usedBefore = (await stack.app.orm.em.fork().findOneOrFail(ApiKeySchema, { id: key.keyId })).lastUsedAt;
     const res = await http<WorkspaceAnswer>(stack.app, 'GET', '/api/v1/workspaces', { token: key.token });
     expect(res.status).toBe(401);

@@ -18,7 +18,7 @@ import { API_KEY_SCOPES, MEMBERSHIP_ROLES } from '../../../engine/statuses';
 import { AUTH_MESSAGES } from '../../../services/kernel/errors';
 import { randomToken } from '../../../services/kernel/ids';
 import { hashPassword } from '../../../services/kernel/passwords';
-import { addUserWithKey, http, signInCookie, useTestStack, type HttpResult } from '../../kit';
+import { addUserWithKey, authCacheSettled, http, signInCookie, useTestStack, type HttpResult } from '../../kit';
 
 const OPERATOR_TOKEN = `op-${randomToken(24)}`;
 
@@ -67,8 +67,8 @@ beforeAll(async () => {
   );
   // Removed after their key and session were issued: both must stop working at once.
   await stack.app.orm.em.fork().nativeDelete(MembershipSchema, { workspaceId: ws.workspaceId, userId: removed.userId });
-  // A change made in SQL reaches the key and session cache by notification: wait for it.
-  expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
+  // A change made in SQL reaches the key cache by notification: wait for it rather than race it.
+  await authCacheSettled(stack.app);
   callers = [
     { name: 'owner key', token: ws.token, role: 'owner', scope: 'workspace' },
     { name: 'owner session', cookie: ownerCookie, role: 'owner' },

@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ApiKeySchema, MembershipSchema, RunSchema, WorkflowMcpServerSchema } from '../../../db/entities';
 import { issueApiKey } from '../../../services/accounts/apiKeys';
 import { addUserWithKey, http, signInCookie, type WorkspaceFixture } from '../../support/harness';
-import { deployWorkflow, useTestStack, type GraphEdge, type NodeInput } from '../../kit';
+import { authCacheSettled, deployWorkflow, useTestStack, type GraphEdge, type NodeInput } from '../../kit';
 
 const stack = useTestStack({ workspaceName: 'MCP A' });
 let a: WorkspaceFixture;
@@ -243,11 +243,11 @@ describe('authority', () => {
     expect((await mc.callTool({ name: 'greet_someone', arguments: { who: 'm' } })).isError).toBeFalsy();
     await stack.app.orm.em.fork().nativeUpdate(MembershipSchema, { workspaceId: a.workspaceId, userId: member.userId }, { role: 'viewer' });
     // SQL changes reach the key cache by notification: wait for it rather than race it.
-    expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
+    await authCacheSettled(stack.app);
     await expect(mc.callTool({ name: 'greet_someone', arguments: { who: 'm' } })).rejects.toMatchObject({ code: 403 });
     expect((await mc.listTools()).tools).toHaveLength(3);
     await stack.app.orm.em.fork().nativeUpdate(ApiKeySchema, { id: member.keyId }, { revokedAt: new Date() });
-    expect(await stack.app.deps.services.auth.credentials.cache.sync()).toBe(true);
+    await authCacheSettled(stack.app);
     await expect(mc.listTools()).rejects.toMatchObject({ code: 401 });
     await mc.close();
   });
