@@ -311,7 +311,8 @@ export function convertExtflowWorkflow(value: unknown, label = 'importJson'): Co
     const cred = node.credentials?.[extflowType] ?? Object.values(node.credentials ?? {})[0];
     const alias = (cred?.name ?? extflowType).trim().slice(0, 200) || extflowType;
     const entry = credentials.get(alias) ?? { alias, extflowType, type, nodes: [] };
-    entry.nodes.push(node.name);
+    // A node mapped again (per item, in a loop) registers its credential again: listed once.
+    if (!entry.nodes.includes(node.name)) entry.nodes.push(node.name);
     credentials.set(alias, entry);
     return alias;
   };

@@ -17,3 +17,27 @@ test.each([
   expect(wf.conversion.unsupported).toEqual([]);
   expect(wf.nodes.find((n) => n.id === 'call__request')?.config).toMatchObject({ method });
 });
+
+test('a credential of an HTTP Request mapped again to run per item is listed once', () => {
+  const wf = convertExtflowWorkflow({
+    id: 'cred-once',
+    name: 'Credential once',
+    nodes: [
+      { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+      { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'xs' } },
+      {
+        name: 'Call',
+        type: 'n8n-nodes-base.httpRequest',
+        typeVersion: 4.2,
+        parameters: { url: 'https://api.example.test/x', authentication: 'genericCredentialType', genericAuthType: 'httpHeaderAuth' },
+        credentials: { httpHeaderAuth: { id: '1', name: 'Key' } },
+      },
+    ],
+    connections: {
+      Start: { main: [[{ node: 'Split Out', type: 'main', index: 0 }]] },
+      'Split Out': { main: [[{ node: 'Call', type: 'main', index: 0 }]] },
+    },
+  } as never);
+  expect(wf.nodes.find((n) => n.id === 'call__each')?.type).toBe('loop');
+  expect(wf.conversion.credentials).toEqual([{ alias: 'Key', extflowType: 'httpHeaderAuth', type: 'http_header', nodes: ['Call'] }]);
+});
