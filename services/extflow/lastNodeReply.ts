@@ -8,15 +8,11 @@
  * all items, binary data or one property, the export is left as it is and the converter names
  * the option it does not map. A pure rewrite of the export (a copy); the input is not changed.
  */
+import { isRecord } from './nodes/context';
 import type { ExtNode, ExtWorkflow } from './types';
 
-/** Trigger types whose `lastNode` answer is added this way, and where each keeps its response options. */
-const REPLYING_TRIGGERS: Record<string, (n: ExtNode) => Record<string, unknown>> = {
-  'n8n-nodes-base.webhook': (n) => (isRecord(n.parameters?.options) ? n.parameters.options : {}),
-  '@n8n/n8n-nodes-langchain.chatTrigger': (n) => (isRecord(n.parameters?.options) ? n.parameters.options : {}),
-};
-
-const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+/** Trigger types whose `lastNode` answer is added this way (both keep their response options in `options`). */
+const REPLYING_TRIGGERS = new Set(['n8n-nodes-base.webhook', '@n8n/n8n-nodes-langchain.chatTrigger']);
 
 /** Where the Chat Trigger keeps its response mode (in its options) and the Webhook (a parameter). */
 function responseModeOf(n: ExtNode): unknown {
@@ -65,9 +61,8 @@ export function withLastNodeReply(wf: ExtWorkflow): {
   const added: Array<{ trigger: string; reply: string; after: string }> = [];
   let out = wf;
   for (const trigger of wf.nodes) {
-    const optionsOf = REPLYING_TRIGGERS[trigger.type];
-    if (!optionsOf || responseModeOf(trigger) !== 'lastNode') continue;
-    const options = optionsOf(trigger);
+    if (!REPLYING_TRIGGERS.has(trigger.type) || responseModeOf(trigger) !== 'lastNode') continue;
+    const options = isRecord(trigger.parameters?.options) ? trigger.parameters.options : {};
     const data = options.responseData ?? 'firstEntryJson';
     if ((data !== 'firstEntryJson' && data !== 'noData') || options.responsePropertyName !== undefined) continue;
     const ends = endsOf(out, trigger.name);

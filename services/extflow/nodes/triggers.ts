@@ -28,6 +28,10 @@ const MANUAL_ITEM = '$exists($) and $type($) != "null" ? $ : {}';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** Webhook and Chat Trigger: "respond when last node finishes" where lastNodeReply.ts could not add the reply. */
+const LAST_NODE_NOT_MAPPED =
+  '"Respond when last node finishes" is mapped only where one node ends the workflow and the answer is its first item (or nothing): add a response node where the reply should come from; without one the caller gets 202 accepted.';
+
 /**
  * The external tool's webhook item is `{ headers, params, query, body }`; our webhook run input
  * is the body's fields with the request under `_webhook`, or, for a body without fields (a JSON
@@ -40,11 +44,7 @@ export const webhook: Mapper = (ctx) => {
   if (ctx.params.multipleMethods === true)
     throw new Unsupported('a webhook answering several methods', 'Split it into one webhook per method.');
   const mode = ctx.params.responseMode ?? 'onReceived';
-  if (mode === 'lastNode')
-    ctx.lossy(
-      'unsupportedOption',
-      '"Respond when last node finishes" is mapped only where one node ends the workflow and the answer is its first item (or nothing): add a response node where the reply should come from; without one the caller gets 202 accepted.',
-    );
+  if (mode === 'lastNode') ctx.lossy('unsupportedOption', LAST_NODE_NOT_MAPPED);
   else if (mode === 'onReceived') ctx.warn('The caller gets 202 accepted (with the run id) instead of "Workflow was started".');
   if (typeof ctx.params.path === 'string')
     ctx.warn(`The webhook path "${ctx.params.path}" is replaced by the invoke URL that deploy returns.`);
@@ -211,11 +211,7 @@ export const chatTrigger: Mapper = (ctx) => {
       `the chat option "allowedOrigins" (${JSON.stringify(options.allowedOrigins)}) is dropped: cross-origin calls are not filtered.`,
     );
   if (options.allowFileUploads === true) throw new Unsupported('file uploads in the chat', 'Send text messages only.');
-  if ((options.responseMode ?? 'lastNode') === 'lastNode')
-    ctx.lossy(
-      'unsupportedOption',
-      '"Respond when last node finishes" is mapped only where one node ends the workflow and the answer is its first item (or nothing): add a response node where the reply should come from; without one the caller gets 202 accepted.',
-    );
+  if ((options.responseMode ?? 'lastNode') === 'lastNode') ctx.lossy('unsupportedOption', LAST_NODE_NOT_MAPPED);
   const triggerId = `${ctx.id}__trigger`;
   const item = '{"sessionId": sessionId, "action": $exists(action) ? action : "sendMessage", "chatInput": chatInput}';
   return { nodes: [ourNode(ctx, triggerId, 'webhook', { method: 'POST' }, 1), ourNode(ctx, ctx.id, 'transform', { expression: item })] };
